@@ -1,0 +1,70 @@
+"""Command line: ``acp-codegen generate`` and ``acp-codegen check``.
+
+Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad input
+(the message names the file and JSON pointer; the output is left untouched).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .config import Config, ConfigError, load_config
+from .errors import SchemaError
+from .pipeline import generate
+from .write import OutputError, diff_tree, write_tree
+
+FIX_COMMAND = "nox -s generate"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="acp-codegen", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("generate", "write the generated package"),
+        ("check", "exit 1 with a diff when the generated package is out of date"),
+    ):
+        cmd = sub.add_parser(name, help=text, description=text)
+        cmd.add_argument("--schema-dir", type=Path, help="directory of v<N>/ fragment directories")
+        cmd.add_argument("--out", type=Path, help="the generated package directory")
+        cmd.add_argument("--feature", action="append", default=[], metavar="NAME", help="enable a feature (repeatable)")
+        cmd.add_argument(
+            "--no-default-features", action="store_true", help="ignore the features listed in pyproject.toml"
+        )
+    return parser
+
+
+def _settings(args: argparse.Namespace, config: Config) -> tuple[Path, Path, frozenset[str]]:
+    schema_dir = args.schema_dir or config.schema_dir
+    out = args.out or config.out
+    features = set(args.feature)
+    if not args.no_default_features:
+        features |= set(config.features)
+    return schema_dir, out, frozenset(features)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        config = load_config()
+        schema_dir, out, features = _settings(args, config)
+        result = generate(schema_dir, features, config.root)
+        if args.command == "check":
+            diff = diff_tree(out, result.files, out.name)
+            if diff:
+                sys.stdout.write(diff)
+                print(f"\n{out} is out of date; run `{FIX_COMMAND}` to regenerate it.", file=sys.stderr)
+                return 1
+            print(f"{out}: up to date ({len(result.files)} files)")
+            return 0
+        write_tree(out, result.files)
+    except SchemaError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except (ConfigError, OutputError) as exc:
+        print(f"acp-codegen: {exc}", file=sys.stderr)
+        return 2
+    summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
+    print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
+    return 0

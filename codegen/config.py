@@ -1,0 +1,63 @@
+"""Defaults from ``[tool.acp-codegen]`` in the nearest ``pyproject.toml``.
+
+Keys: ``schema-dir`` (default ``schema``), ``out`` (default ``generated``) and
+``features`` (default: none), paths relative to that ``pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+SECTION = "acp-codegen"
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    schema_dir: Path
+    out: Path
+    features: tuple[str, ...]
+
+
+class ConfigError(Exception):
+    pass
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path | None = None) -> Config:
+    start = (start or Path.cwd()).absolute()
+    pyproject = find_pyproject(start)
+    root = pyproject.parent if pyproject else start
+    table: dict[str, object] = {}
+    if pyproject:
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{pyproject}: {exc}") from None
+        table = data.get("tool", {}).get(SECTION, {})
+    unknown = set(table) - {"schema-dir", "out", "features", "base-v1", "base-v2"}
+    if unknown:
+        raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {sorted(unknown)[0]!r}")
+    features = table.get("features", [])
+    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        raise ConfigError(f"{pyproject}: [tool.{SECTION}].features must be a list of strings")
+    return Config(
+        root=root,
+        schema_dir=root / str(table.get("schema-dir", "schema")),
+        out=root / str(table.get("out", "generated")),
+        features=tuple(features),
+    )

@@ -1,0 +1,32 @@
+"""Errors the generator reports to its user: always a file, a JSON pointer and a reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def pointer(*parts: str | int) -> str:
+    """Build an RFC 6901 JSON pointer from unescaped reference tokens."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    file: str
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.pointer or '/'}: {self.message}"
+
+
+class SchemaError(Exception):
+    """One or more problems in the input; the CLI prints them and exits 2."""
+
+    def __init__(self, problems: list[Problem] | Problem) -> None:
+        self.problems = sorted(problems if isinstance(problems, list) else [problems])
+        super().__init__("\n".join(map(str, self.problems)))
+
+
+def fail(file: str, ptr: str, message: str) -> SchemaError:
+    return SchemaError(Problem(file, ptr, message))

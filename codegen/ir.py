@@ -1,0 +1,350 @@
+"""Stage 4, the intermediate representation every renderer reads.
+
+A protocol version is a set of named types and a set of methods. Types are one of
+four kinds (object, enum, union, alias); every schema expression inside them is
+normalised into a ``TypeExpr`` so that consumers (conversions, dispatch, the schema
+diff) compare shapes rather than JSON Schema spellings: ``allOf: [{$ref}]``,
+``anyOf: [X, {type: null}]`` and ``type: [X, "null"]`` all become "X, nullable".
+Templates never read raw JSON; they read these dataclasses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from .errors import pointer
+from .features import FEATURE_KEY, Selection
+from .validate import DEFS, message_role, ref_target
+
+Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
+PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
+LENIENT = "x-deserialize-default-on-error"
+SKIP_INVALID = "x-deserialize-skip-invalid-items"
+
+
+@dataclass(frozen=True)
+class TypeExpr:
+    """A normalised schema expression."""
+
+    kind: Kind
+    ref: str | None = None  # kind "ref"; for inline "object" variants, the base type they extend
+    format: str | None = None
+    const: Any = None  # kind "const"
+    items: TypeExpr | None = None  # kind "array"; for "object", the type of additional values
+    variants: tuple[TypeExpr, ...] = ()  # kind "union"
+    fields: tuple[Field, ...] = ()  # kind "object", inline properties
+    nullable: bool = False
+
+    def describe(self) -> str:
+        """Human-readable spelling, used in messages and the schema diff."""
+        if self.kind == "ref":
+            text = str(self.ref)
+        elif self.kind == "const":
+            text = _json_literal(self.const)
+        elif self.kind == "array":
+            text = f"array[{self.items.describe() if self.items else 'any'}]"
+        elif self.kind == "union":
+            text = " | ".join(v.describe() for v in self.variants)
+        elif self.kind == "object" and self.ref:
+            text = f"{self.ref} & {{{', '.join(f.name for f in self.fields)}}}"
+        else:
+            text = self.kind + (f"<{self.format}>" if self.format else "")
+        return text + (" | null" if self.nullable else "")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str  # the wire name
+    type: TypeExpr
+    required: bool
+    description: str = ""
+    feature: str | None = None
+    default: Any = None
+    has_default: bool = False
+    lenient: bool = False  # x-deserialize-default-on-error
+    skip_invalid_items: bool = False  # x-deserialize-skip-invalid-items
+    pointer: str = ""
+
+    @property
+    def py_name(self) -> str:
+        return python_field_name(self.name)
+
+
+@dataclass(frozen=True)
+class EnumValue:
+    value: Any
+    description: str = ""
+    feature: str | None = None
+
+
+@dataclass(frozen=True)
+class TypeDef:
+    name: str
+    kind: Literal["object", "enum", "union", "alias"]
+    file: str
+    pointer: str
+    description: str = ""
+    feature: str | None = None
+    fields: tuple[Field, ...] = ()  # object
+    bases: tuple[str, ...] = ()  # object: types it extends (allOf references)
+    extra_allowed: bool = True  # object: unknown properties are kept
+    values: tuple[EnumValue, ...] = ()  # enum
+    open: bool = False  # enum: any other string is accepted too
+    variants: tuple[TypeExpr, ...] = ()  # union
+    discriminator: str | None = None  # union
+    target: TypeExpr | None = None  # alias
+    method: str | None = None
+    side: str | None = None
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str  # wire name, e.g. "session/archive"
+    key: str  # Python-friendly key from meta.json, e.g. "session_archive"
+    side: str  # who handles it: "agent", "client" or "protocol"
+    kind: Literal["request", "notification"]
+    params: str  # type name of the params
+    result: str | None  # type name of the result; None for notifications
+    feature: str | None = None
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One protocol version, as generated."""
+
+    version: int
+    types: dict[str, TypeDef]
+    schema: dict[str, Any]  # the selected JSON Schema document handed to datamodel-code-generator
+    methods: tuple[Method, ...]
+    features: tuple[str, ...]  # enabled for this generation
+    declared_features: dict[str, str] = field(default_factory=dict)
+
+    def method(self, name: str, side: str | None = None) -> Method | None:
+        return next((m for m in self.methods if m.name == name and (side is None or m.side == side)), None)
+
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def python_field_name(wire: str) -> str:
+    """snake_case for a wire name; ``_meta`` becomes ``meta`` (the models use the same rule)."""
+    name = _CAMEL_BOUNDARY.sub("_", wire.lstrip("_")).lower()
+    return name or wire
+
+
+def _json_literal(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def expr(schema: Any) -> TypeExpr:
+    """Normalise one schema expression."""
+    if schema is True or schema == {}:
+        return TypeExpr("any")
+    if not isinstance(schema, dict):
+        return TypeExpr("any")
+    nullable = False
+    if "$ref" in schema and not ({"properties", "anyOf", "oneOf"} & set(schema)):
+        return TypeExpr("ref", ref=ref_target(schema["$ref"]))
+    if "const" in schema:
+        return TypeExpr("const", const=schema["const"])
+    if "enum" in schema and isinstance(schema["enum"], list):
+        values = [v for v in schema["enum"] if v is not None]
+        out = _union([TypeExpr("const", const=v) for v in values])
+        return replace(out, nullable=len(values) != len(schema["enum"]))
+    for key in ("anyOf", "oneOf"):
+        if key in schema and not schema.get("properties"):
+            parts = [expr(v) for v in schema[key]]
+            out = _union([p for p in parts if p.kind != "null"])
+            return replace(out, nullable=out.nullable or any(p.kind == "null" for p in parts))
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and not schema.get("properties"):
+        return expr(all_of[0])
+    types = schema.get("type")
+    type_list = types if isinstance(types, list) else [types] if isinstance(types, str) else []
+    if "null" in type_list:
+        nullable = True
+        type_list = [t for t in type_list if t != "null"]
+    if len(type_list) > 1:
+        return TypeExpr("union", variants=tuple(_primitive(t, schema) for t in type_list), nullable=nullable)
+    if type_list:
+        return replace(_primitive(type_list[0], schema), nullable=nullable)
+    if "properties" in schema:
+        return replace(_primitive("object", schema), nullable=nullable)
+    return TypeExpr("null") if nullable else TypeExpr("any")
+
+
+def _union(parts: list[TypeExpr]) -> TypeExpr:
+    if len(parts) == 1:
+        return parts[0]
+    return TypeExpr("union", variants=tuple(parts))
+
+
+def _primitive(kind: str, schema: dict[str, Any]) -> TypeExpr:
+    if kind == "array":
+        return TypeExpr("array", items=expr(schema.get("items", {})))
+    if kind == "object":
+        base = None
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
+            base = ref_target(all_of[0].get("$ref"))
+        extra = schema.get("additionalProperties")
+        return TypeExpr(
+            "object",
+            ref=base,
+            fields=tuple(_fields(schema, ())),
+            items=expr(extra) if isinstance(extra, dict) and extra else None,
+        )
+    if kind in PRIMITIVES:
+        return TypeExpr(kind, format=schema.get("format"))  # type: ignore[arg-type]  # kind is in PRIMITIVES
+    return TypeExpr("any")
+
+
+def _fields(schema: dict[str, Any], path: tuple[str | int, ...]) -> list[Field]:
+    required = set(schema.get("required", []))
+    out = []
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        out.append(
+            Field(
+                name=name,
+                type=expr(prop),
+                required=name in required,
+                description=str(prop.get("description", "")),
+                feature=prop.get(FEATURE_KEY),
+                default=prop.get("default"),
+                has_default="default" in prop,
+                lenient=bool(prop.get(LENIENT)),
+                skip_invalid_items=bool(prop.get(SKIP_INVALID)),
+                pointer=pointer(*path, "properties", name),
+            )
+        )
+    return out
+
+
+def _typedef(name: str, schema: dict[str, Any], file: str) -> TypeDef:
+    base: dict[str, Any] = dict(
+        name=name,
+        file=file,
+        pointer=pointer(DEFS, name),
+        description=str(schema.get("description", "")),
+        feature=schema.get(FEATURE_KEY),
+        method=schema.get("x-method"),
+        side=schema.get("x-side"),
+    )
+    variants_key = next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
+    if variants_key and not schema.get("properties"):
+        raw = schema[variants_key]
+        consts = [v for v in raw if isinstance(v, dict) and "const" in v]
+        catch_all = [
+            v
+            for v in raw
+            if isinstance(v, dict)
+            and "const" not in v
+            and v.get("type") == "string"
+            and len(set(v) - {"type", "title", "description"}) == 0
+        ]
+        if consts and len(consts) + len(catch_all) == len(raw) and len(catch_all) <= 1:
+            values = tuple(EnumValue(v["const"], str(v.get("description", "")), v.get(FEATURE_KEY)) for v in consts)
+            return TypeDef(kind="enum", values=values, open=bool(catch_all), **base)
+        disc = (
+            schema.get("discriminator", {}).get("propertyName")
+            if isinstance(schema.get("discriminator"), dict)
+            else None
+        )
+        return TypeDef(kind="union", variants=tuple(expr(v) for v in raw), discriminator=disc, **base)
+    if "enum" in schema:
+        values = tuple(EnumValue(v) for v in schema["enum"])
+        return TypeDef(kind="enum", values=values, **base)
+    if schema.get("type") == "object" or "properties" in schema:
+        extra = schema.get("additionalProperties", True)
+        bases = tuple(
+            t for t in (ref_target(p.get("$ref")) for p in schema.get("allOf", []) if isinstance(p, dict)) if t
+        )
+        return TypeDef(
+            kind="object",
+            fields=tuple(_fields(schema, (DEFS, name))),
+            bases=bases,
+            extra_allowed=extra is not False,
+            **base,
+        )
+    return TypeDef(kind="alias", target=expr(schema), **base)
+
+
+def _pascal(text: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", text) if part)
+
+
+def _discriminator_const(variant: dict[str, Any]) -> str | None:
+    for prop in variant.get("required", []):
+        schema = (variant.get("properties") or {}).get(prop)
+        if isinstance(schema, dict) and isinstance(schema.get("const"), str):
+            return str(schema["const"])
+    return None
+
+
+def variant_name(union: str, variant: dict[str, Any], taken: set[str]) -> str | None:
+    """Name an inline union variant without numbering: its title, else its discriminator
+    constant (``"session_info_update"`` -> ``SessionInfoUpdate``), prefixed with the
+    union's name when that alone is taken."""
+    for candidate in (variant.get("title"), _discriminator_const(variant)):
+        if isinstance(candidate, str) and _pascal(candidate):
+            name = _pascal(candidate)
+            name = name if name[0].isalpha() else union + name
+            for option in (name, union + name):
+                if option not in taken:
+                    return option
+    return None
+
+
+def hoist_variants(defs: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
+    """Give every inline object variant of a union a definition of its own, so that the
+    model generator names it (instead of numbering it ``Union1``, ``Union2``...)."""
+    out = dict(defs)
+    taken = set(defs)
+    for union, schema in defs.items():
+        key = next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
+        if key is None or schema.get("properties"):
+            continue
+        variants = []
+        for variant in schema[key]:
+            is_object = isinstance(variant, dict) and (variant.get("type") == "object" or "properties" in variant)
+            name = variant_name(union, variant, taken) if is_object else None
+            if name is None:
+                variants.append(variant)
+                continue
+            taken.add(name)
+            out[name] = {k: v for k, v in variant.items() if k != "title"}
+            files[name] = files[union]
+            variants.append({"$ref": f"#/$defs/{name}"})
+        out[union] = {**schema, key: variants}
+    return dict(sorted(out.items()))
+
+
+def build(selection: Selection) -> Protocol:
+    files = dict(selection.def_files)
+    defs = hoist_variants(selection.defs, files)
+    types = {name: _typedef(name, schema, files[name]) for name, schema in defs.items()}
+    methods = []
+    for m in selection.methods:
+        carriers = {message_role(t.name): t.name for t in types.values() if t.method == m.name and t.side == m.side}
+        if "notification" in carriers:
+            methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
+        else:
+            methods.append(
+                Method(m.name, m.key, m.side, "request", carriers["request"], carriers.get("response"), m.feature)
+            )
+    return Protocol(
+        version=selection.version,
+        types=types,
+        schema={"$schema": "https://json-schema.org/draft/2020-12/schema", DEFS: defs},
+        methods=tuple(methods),
+        features=selection.features,
+        declared_features=selection.declared_features,
+    )

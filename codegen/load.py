@@ -1,0 +1,138 @@
+"""Stage 1, load: read a version directory (schema fragments plus ``meta.json``) as data.
+
+Nothing here interprets the schema; it only turns bytes into JSON values, refusing
+what JSON cannot say unambiguously (duplicate keys, NaN, invalid UTF-8).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import Problem, SchemaError, fail
+
+META_FILE = "meta.json"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file: where it came from (as shown to users), its bytes' hash and its value."""
+
+    name: str
+    sha256: str
+    data: Any
+
+
+@dataclass(frozen=True)
+class VersionSources:
+    directory: str
+    schemas: tuple[Source, ...]
+    meta: Source
+
+
+def display_name(path: Path, root: Path | None = None) -> str:
+    """A stable, machine-independent name for a file: relative to root when inside it."""
+    path = path.resolve()
+    if root is not None:
+        try:
+            return path.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not valid JSON")
+
+
+def parse_json(text: str, name: str) -> Any:
+    """Parse JSON text, reporting duplicate keys with their JSON pointer."""
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen:
+                duplicates.append(key)
+            seen[key] = value
+        return seen
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise fail(name, "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise fail(name, "", f"invalid JSON: {exc}") from None
+    if duplicates:
+        problems = [
+            Problem(name, p, "duplicate key (JSON objects must not repeat a name)") for p in _find_duplicates(text)
+        ]
+        raise SchemaError(problems or [Problem(name, "", f"duplicate key {duplicates[0]!r}")])
+    return data
+
+
+def _find_duplicates(text: str) -> list[str]:
+    """Second pass that knows the path, used only when the first found a duplicate."""
+    from .errors import pointer
+
+    found: list[str] = []
+
+    def walk(node: Any, path: tuple[str | int, ...]) -> None:
+        if isinstance(node, _Pairs):
+            keys: set[str] = set()
+            for key, value in node.items:
+                if key in keys:
+                    found.append(pointer(*path, key))
+                keys.add(key)
+                walk(value, (*path, key))
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, (*path, i))
+
+    walk(json.loads(text, object_pairs_hook=_Pairs), ())
+    return found
+
+
+class _Pairs:
+    def __init__(self, items: list[tuple[str, Any]]) -> None:
+        self.items = items
+
+
+def read_json(path: Path, root: Path | None = None) -> Source:
+    name = display_name(path, root)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise fail(name, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(name, "", f"not UTF-8 at byte {exc.start}") from None
+    return Source(name, hashlib.sha256(raw).hexdigest(), parse_json(text, name))
+
+
+def load_version(directory: Path, root: Path | None = None) -> VersionSources:
+    """Read every ``*.json`` fragment in a version directory and its ``meta.json``."""
+    shown = display_name(directory, root)
+    if not directory.is_dir():
+        raise fail(shown, "", "schema directory does not exist")
+    files = sorted(p for p in directory.glob("*.json") if p.name != META_FILE)
+    if not files:
+        raise fail(shown, "", "no schema fragments (*.json) in this directory")
+    meta = directory / META_FILE
+    if not meta.is_file():
+        raise fail(display_name(meta, root), "", "missing: every version directory needs a meta.json")
+    return VersionSources(shown, tuple(read_json(p, root) for p in files), read_json(meta, root))
+
+
+def find_version_dirs(schema_dir: Path, root: Path | None = None) -> list[Path]:
+    """Version directories are named ``v<N>``; they are returned in numeric order."""
+    if not schema_dir.is_dir():
+        raise fail(display_name(schema_dir, root), "", "schema directory does not exist")
+    dirs = [p for p in schema_dir.iterdir() if p.is_dir() and p.name[:1] == "v" and p.name[1:].isdigit()]
+    if not dirs:
+        raise fail(display_name(schema_dir, root), "", "no version directories (v1, v2, ...) found")
+    return sorted(dirs, key=lambda p: int(p.name[1:]))

@@ -1,0 +1,275 @@
+"""Stage 2, validate: check the loaded fragments against JSON Schema's meta-schema and
+this project's rules, so that later stages may rely on them.
+
+Every problem is reported as ``file: /json/pointer: message``; all problems found are
+reported together, sorted, so that one run shows everything to fix.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+from .errors import Problem, SchemaError, pointer
+from .load import Source, VersionSources
+
+DEFS = "$defs"
+REF_PREFIX = "#/$defs/"
+SIDES = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol"}
+
+# What may name a type, a method, a method key and a feature. Anything else is refused
+# rather than mangled: these names become Python identifiers and dictionary keys.
+TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
+METHOD_NAME = re.compile(r"(\$/)?[a-z][A-Za-z0-9_]*(/[a-z][A-Za-z0-9_]*)*\Z")
+METHOD_KEY = re.compile(r"[a-z][a-z0-9_]*\Z")
+FEATURE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+# Names the generated models module imports or defines itself.
+RESERVED_TYPE_NAMES = frozenset(
+    {"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel", "TypeAliasType"}
+)
+
+META_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["version"],
+    "additionalProperties": False,
+    "properties": {
+        "version": {"type": "integer", "minimum": 1},
+        "features": {"type": "object", "additionalProperties": {"type": "string"}},
+        **{section: {"type": "object", "additionalProperties": {"type": "string"}} for section in SIDES},
+    },
+}
+
+
+def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every ``$ref`` value in a JSON value, with the path of the object holding it."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            yield path, node["$ref"]
+        for key, value in node.items():
+            if key != "const" and key != "default" and key != "enum" and key != "examples":
+                yield from iter_refs(value, (*path, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from iter_refs(item, (*path, i))
+
+
+def ref_target(ref: Any) -> str | None:
+    if isinstance(ref, str) and ref.startswith(REF_PREFIX) and "/" not in ref[len(REF_PREFIX) :]:
+        return ref[len(REF_PREFIX) :].replace("~1", "/").replace("~0", "~")
+    return None
+
+
+def alias_target(schema: Any) -> str | None:
+    """The one type a definition merely renames, if it is nothing but a reference."""
+    if not isinstance(schema, dict):
+        return None
+    body = {k: v for k, v in schema.items() if k not in ("description", "title") and not k.startswith("x-")}
+    if set(body) == {"$ref"}:
+        return ref_target(body["$ref"])
+    if set(body) == {"allOf"} and isinstance(body["allOf"], list) and len(body["allOf"]) == 1:
+        return alias_target(body["allOf"][0])
+    return None
+
+
+def _meta_schema_problems(src: Source) -> list[Problem]:
+    validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+    problems = []
+    for err in validator.iter_errors(src.data):
+        problems.append(Problem(src.name, pointer(*err.absolute_path), f"not valid JSON Schema: {err.message}"))
+    return problems
+
+
+def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], features: set[str]) -> list[Problem]:
+    problems: list[Problem] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            here = pointer(*path, key)
+            if key == "x-feature":
+                if not isinstance(value, str) or not FEATURE_NAME.match(value):
+                    problems.append(
+                        Problem(src.name, here, f"feature name must match {FEATURE_NAME.pattern}: {value!r}")
+                    )
+                elif value not in features:
+                    problems.append(
+                        Problem(src.name, here, f'unknown feature {value!r}; declare it under "features" in meta.json')
+                    )
+            elif key == "x-method" and (not isinstance(value, str) or not METHOD_NAME.match(value)):
+                problems.append(Problem(src.name, here, f"method name must match {METHOD_NAME.pattern}: {value!r}"))
+            elif key == "x-side" and value not in SIDES.values():
+                problems.append(Problem(src.name, here, f"x-side must be one of {sorted(SIDES.values())}: {value!r}"))
+            elif key in ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items") and not isinstance(
+                value, bool
+            ):
+                problems.append(Problem(src.name, here, f"{key} must be a boolean"))
+            if key not in ("const", "default", "enum", "examples"):
+                problems += _x_keyword_problems(src, value, (*path, key), features)
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            problems += _x_keyword_problems(src, item, (*path, i), features)
+    return problems
+
+
+def declared_features(meta: Source) -> dict[str, str]:
+    features = meta.data.get("features", {}) if isinstance(meta.data, dict) else {}
+    return dict(features) if isinstance(features, dict) else {}
+
+
+def validate_version(sources: VersionSources, expected_version: int | None = None) -> None:
+    """Raise SchemaError listing every problem in one version's fragments and meta."""
+    problems: list[Problem] = []
+    meta = sources.meta
+    for err in Draft202012Validator(META_SCHEMA).iter_errors(meta.data):
+        problems.append(Problem(meta.name, pointer(*err.absolute_path), err.message))
+    if problems:
+        raise SchemaError(problems)
+    if expected_version is not None and meta.data["version"] != expected_version:
+        problems.append(
+            Problem(meta.name, "/version", f"is {meta.data['version']}, but the directory says v{expected_version}")
+        )
+    features = declared_features(meta)
+    for name in features:
+        if not FEATURE_NAME.match(name):
+            problems.append(
+                Problem(meta.name, pointer("features", name), f"feature name must match {FEATURE_NAME.pattern}")
+            )
+
+    # Where each definition lives, across all fragments of this version.
+    defs: dict[str, tuple[Source, Any]] = {}
+    for src in sources.schemas:
+        found = _meta_schema_problems(src)
+        if not isinstance(src.data, dict) or not isinstance(src.data.get(DEFS), dict) or not src.data[DEFS]:
+            found.append(Problem(src.name, "", f"a fragment must have a non-empty {DEFS} object"))
+        problems += found
+        if found:
+            continue
+        problems += _x_keyword_problems(src, src.data, (), set(features))
+        for name, schema in src.data[DEFS].items():
+            here = pointer(DEFS, name)
+            if name in defs:
+                problems.append(Problem(src.name, here, f"{name} is also defined in {defs[name][0].name}"))
+                continue
+            if not TYPE_NAME.match(name) or keyword.iskeyword(name):
+                problems.append(
+                    Problem(
+                        src.name, here, f"type name must match {TYPE_NAME.pattern} (it becomes a Python class name)"
+                    )
+                )
+            elif name in RESERVED_TYPE_NAMES:
+                problems.append(Problem(src.name, here, f"type name {name!r} is reserved by the generated module"))
+            defs[name] = (src, schema)
+    if problems:
+        raise SchemaError(problems)
+
+    for src in sources.schemas:
+        for path, ref in iter_refs(src.data):
+            target = ref_target(ref)
+            if target is None:
+                problems.append(
+                    Problem(
+                        src.name,
+                        pointer(*path, "$ref"),
+                        f"only local references of the form {REF_PREFIX}Name are supported: {ref!r}",
+                    )
+                )
+            elif target not in defs:
+                problems.append(Problem(src.name, pointer(*path, "$ref"), f"reference to undefined type {target!r}"))
+    problems += _alias_cycles(defs)
+    problems += _method_problems(sources, defs)
+    if problems:
+        raise SchemaError(problems)
+
+
+def _alias_cycles(defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
+    problems = []
+    for start in sorted(defs):
+        seen = [start]
+        target = alias_target(defs[start][1])
+        while target is not None and target in defs:
+            if target == start:
+                src = defs[start][0]
+                problems.append(
+                    Problem(src.name, pointer(DEFS, start), "circular reference: " + " -> ".join([*seen, start]))
+                )
+                break
+            if target in seen:
+                break
+            seen.append(target)
+            target = alias_target(defs[target][1])
+    return problems
+
+
+def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
+    """Methods: meta.json and the x-method markers must agree, and each request has a response."""
+    problems: list[Problem] = []
+    meta = sources.meta
+    declared: set[tuple[str, str]] = set()  # (method, side)
+    for section, side in SIDES.items():
+        for key, method in meta.data.get(section, {}).items():
+            here = pointer(section, key)
+            if not METHOD_KEY.match(key):
+                problems.append(Problem(meta.name, here, f"method key must match {METHOD_KEY.pattern}"))
+            if not METHOD_NAME.match(method):
+                problems.append(Problem(meta.name, here, f"method name must match {METHOD_NAME.pattern}: {method!r}"))
+            elif (method, side) in declared:
+                problems.append(Problem(meta.name, here, f"method {method!r} is listed twice"))
+            declared.add((method, side))
+    marked: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for name, (src, schema) in sorted(defs.items()):
+        if not isinstance(schema, dict) or "x-method" not in schema:
+            continue
+        marked_method, marked_side = str(schema["x-method"]), schema.get("x-side")
+        here = pointer(DEFS, name)
+        if marked_side is None:
+            problems.append(Problem(src.name, here, "a type with x-method needs x-side"))
+            continue
+        role = message_role(name)
+        if role is None:
+            problems.append(
+                Problem(src.name, here, "a type with x-method must be named *Request, *Response or *Notification")
+            )
+            continue
+        if (marked_method, marked_side) not in declared:
+            problems.append(
+                Problem(
+                    src.name,
+                    pointer(DEFS, name, "x-method"),
+                    f"method {marked_method!r} ({marked_side} side) is not listed in {meta.name}",
+                )
+            )
+        marked.setdefault((marked_method, marked_side), {}).setdefault(role, []).append(name)
+    for section, side in SIDES.items():
+        for key, method in meta.data.get(section, {}).items():
+            roles = marked.get((method, side), {})
+            here = pointer(section, key)
+            for role, names in roles.items():
+                if len(names) > 1:
+                    problems.append(
+                        Problem(meta.name, here, f"method {method!r} has several {role} types: {', '.join(names)}")
+                    )
+            if "notification" in roles:
+                if "request" in roles or "response" in roles:
+                    problems.append(Problem(meta.name, here, f"method {method!r} is both a notification and a request"))
+            elif "request" not in roles:
+                problems.append(
+                    Problem(
+                        meta.name,
+                        here,
+                        f'method {method!r} has no request type (a type with "x-method": {method!r} named *Request)',
+                    )
+                )
+            elif "response" not in roles:
+                problems.append(
+                    Problem(meta.name, here, f"method {method!r} has a request but no response type (*Response)")
+                )
+    return problems
+
+
+def message_role(type_name: str) -> str | None:
+    for suffix, role in (("Request", "request"), ("Response", "response"), ("Notification", "notification")):
+        if type_name.endswith(suffix):
+            return role
+    return None

@@ -1,0 +1,49 @@
+"""Sessions: generate, check, tests, lint, bench. ``nox -s tests`` is what CI runs."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.default_venv_backend = "venv"
+
+
+def _install(session: nox.Session, *extras: str) -> None:
+    session.install("-e", f".[{','.join(extras)}]" if extras else ".")
+
+
+@nox.session
+def generate(session: nox.Session) -> None:
+    """Regenerate ``generated/`` from ``schema/`` and ``templates/``."""
+    _install(session)
+    session.run("acp-codegen", "generate", *session.posargs)
+
+
+@nox.session
+def check(session: nox.Session) -> None:
+    """Fail (with a diff) when ``generated/`` is not what ``generate`` would write."""
+    _install(session)
+    session.run("acp-codegen", "check", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite. ``nox -s tests -- --update-goldens`` rewrites the golden files."""
+    _install(session, "test")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff on everything; mypy --strict on the generator and the generated package."""
+    _install(session, "lint", "test")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py")
+    session.run("mypy", "--strict", "codegen", "generated")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Performance ratios, each against a baseline measured in the same process."""
+    _install(session, "test")
+    session.run("python", "-m", "benchmarks", *session.posargs)
