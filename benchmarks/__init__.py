@@ -1,0 +1,70 @@
+"""Benchmarks: every figure is a ratio against a baseline measured in the same process.
+
+Each ``bench_*.py`` module defines ``run() -> list[Ratio]``; ``python -m benchmarks``
+(``nox -s bench``) runs them all, or only those named on the command line.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ratio:
+    name: str  # e.g. "G1"
+    what: str
+    subject_s: float
+    baseline_s: float
+    target: float  # the ratio must stay at or below this
+
+    @property
+    def ratio(self) -> float:
+        return self.subject_s / self.baseline_s
+
+    @property
+    def ok(self) -> bool:
+        return self.ratio <= self.target
+
+    def line(self) -> str:
+        verdict = "ok" if self.ok else "OVER TARGET"
+        return (
+            f"{self.name:4} {self.ratio:6.2f}x  (target <= {self.target}x, {verdict})  "
+            f"{self.what}: {self.subject_s * 1e3:.2f} ms vs baseline {self.baseline_s * 1e3:.2f} ms"
+        )
+
+
+def best_of(fn: Callable[[], object], repeat: int = 5, number: int = 1) -> float:
+    """Median seconds per call over ``repeat`` rounds of ``number`` calls (after one warm-up)."""
+    fn()
+    rounds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        rounds.append((time.perf_counter() - start) / number)
+    return statistics.median(rounds)
+
+
+def compare(
+    name: str,
+    what: str,
+    subject: Callable[[], object],
+    baseline: Callable[[], object],
+    target: float,
+    repeat: int = 5,
+    number: int = 1,
+) -> Ratio:
+    """Time subject and baseline interleaved, so that machine noise hits both alike."""
+    subject()
+    baseline()
+    s_rounds, b_rounds = [], []
+    for _ in range(repeat):
+        for fn, rounds in ((subject, s_rounds), (baseline, b_rounds)):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            rounds.append((time.perf_counter() - start) / number)
+    return Ratio(name, what, statistics.median(s_rounds), statistics.median(b_rounds), target)
