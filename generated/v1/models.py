@@ -482,7 +482,7 @@ class SessionResumeCapabilities(BaseModel):
     ] = None
 
 
-class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
+class SessionUpdateSessionInfoUpdate(BaseModel):
     """
     The session's metadata changed.
     """
@@ -494,6 +494,29 @@ class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
+    title: Annotated[
+        str | None, Field(description="New display title; `null` removes the title.")
+    ] = None
+    updated_at: Annotated[
+        str | None,
+        Field(
+            alias="updatedAt",
+            description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
+        ),
+    ] = None
+    archived: Annotated[
+        bool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
+        ),
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+    ] = None
 
 
 SessionUpdate = TypeAliasType(
