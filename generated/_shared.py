@@ -7,7 +7,7 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1e1674ed7bc649dcaeb0b97749bd0d90001a1d965066d4ebfe5c8545d63a76c1
+# Inputs sha256: 7684722aee13630e6303d694f294f3075b1ae854ef504848fa709de504f60490
 
 """Types shared by every protocol version of the generated package."""
 

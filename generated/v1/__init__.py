@@ -5,7 +5,7 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1899b7875ffdf3d21d9a28ae1ce38496b9aa1755db9dc4b929fff08a7612e9d1
+# Inputs sha256: 48f54a477db59753a0f6b4aa95b0c045a03ed6662d04e2a1371e20e0137a2fad
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

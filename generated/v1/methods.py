@@ -5,7 +5,7 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: eef16849f8c76127e98b47ac315fdaa3196ee9494213a0dd7560fa4a862e89ae
+# Inputs sha256: 842e907bf66df4fe3d159b42ee7e4357820500e3fe452246f648fe56f2558c81
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,7 +5,7 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3e8ee4f0612209dd0e128f184236f1ea53835732dbc5175be2778caa84b0c4da
+# Inputs sha256: b21cdd966bb02c58bc2d320187c71e9dabbbac81356d8eef85de58cb28400cce
 
 """Wire models of ACP protocol v1.
 
@@ -143,7 +143,7 @@ class InitializeResponse(BaseModel):
 
 class ListSessionsRequest(BaseModel):
     """
-    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
 
     model_config = ConfigDict(
@@ -338,7 +338,7 @@ SessionId = TypeAliasType(
     Annotated[
         str,
         Field(
-            description="Opaque identifier the agent assigns to a conversation session; stable for the session's whole life, including while it is archived."
+            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
     ],
 )

@@ -5,7 +5,7 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 41487936256659f913b72bbcd878ec0471fa04a1b134158c38915b99e02c1159
+# Inputs sha256: 10c7041d0b2acf41bdb3c6e954049a01364f03085741b5bbd2106053c11c4a28
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,7 +5,7 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9ce3ce81f750f5610b1be9c1ec507108dcb598280d0bd48aa89149289813fe16
+# Inputs sha256: 5a3db858921936221d81be8abf3da964874092752a18d566a86be083ae6064ef
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,7 +5,7 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 05baff98229ce9b86a527dc6ace2549444a5e7166ecaa5dbcb13b4ee267be3d1
+# Inputs sha256: 096b3df4bf4d692bac5955c2e0ca3be72edcaf86d61f8ca8990aa64e227a3bae
 
 """Wire models of ACP protocol v2.
 
@@ -153,7 +153,7 @@ class InitializeResponse(BaseModel):
 
 class ListSessionsRequest(BaseModel):
     """
-    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
 
     model_config = ConfigDict(
@@ -312,7 +312,7 @@ SessionId = TypeAliasType(
     Annotated[
         str,
         Field(
-            description="Opaque identifier the agent assigns to a conversation session; stable for the session's whole life, including while it is archived."
+            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
     ],
 )
