@@ -7,7 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 7684722aee13630e6303d694f294f3075b1ae854ef504848fa709de504f60490
+# Inputs sha256: 14740c37a780222579f8dffc26f6d74ae32d9eb724842072089817b7d8e8b61e
+# Content sha256: 46c3205df6e8cfc27733fd899813abed1d95307ce36a7ecbc09c3bd82a5e95d4
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 48f54a477db59753a0f6b4aa95b0c045a03ed6662d04e2a1371e20e0137a2fad
+# Inputs sha256: c0f858dafb8400c49cad2432c8515c80cc754d82c8cf191fbaad308875a5c936
+# Content sha256: f228e1be52a66d19785ad96c28ec338996de8771147970f6ae26964b9ebc3be2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

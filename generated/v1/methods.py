@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 842e907bf66df4fe3d159b42ee7e4357820500e3fe452246f648fe56f2558c81
+# Inputs sha256: ae00923c2ec6abb56daeb68f7e219a314c7f0cea72e01cbe2cc04df30e16ffdd
+# Content sha256: 7ce45a6db4c7798a34a359f9f9bf289a5211222156b08b9b44dc2ca0a44af268
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b21cdd966bb02c58bc2d320187c71e9dabbbac81356d8eef85de58cb28400cce
+# Inputs sha256: b71d60d3867b36b745650bfb633842303a7d457041805ba756af1f10b8be8bd4
+# Content sha256: 541b6850a5385a5293027f5961b68009ca6fb355c73a241f25d28f85a910d801
 
 """Wire models of ACP protocol v1.
 

@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 10c7041d0b2acf41bdb3c6e954049a01364f03085741b5bbd2106053c11c4a28
+# Inputs sha256: d1ee12ca2c0753f2558d7281bc9567b9458dab347726cca485d8703988ad07b3
+# Content sha256: 0c6c52fff4d002b1df66e5e9e72015f40014be7d1006d486448cbcb317b7026e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

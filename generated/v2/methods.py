@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 5a3db858921936221d81be8abf3da964874092752a18d566a86be083ae6064ef
+# Inputs sha256: 595cd466371fc5767f615261015eb5a079d8b5c8c30d41d5b5e5d2f923259dec
+# Content sha256: 865cebcf82cf0a061b65bfd866de9f8fbdafbbe0d450aadff09520e918f8b633
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

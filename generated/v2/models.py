@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 096b3df4bf4d692bac5955c2e0ca3be72edcaf86d61f8ca8990aa64e227a3bae
+# Inputs sha256: bf190b34405a85f61ad12382859776bb27d7568a9394b1e0eb83843afbc7d35d
+# Content sha256: dbc4130cfffe5c05629d9b3c2829f4754f60994284ea38570cda6426ae5f7f05
 
 """Wire models of ACP protocol v2.
 

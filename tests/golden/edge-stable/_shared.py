@@ -5,7 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f87d3295c725d784d3e539c43d30b44e541ea16db01663668a438d36af69dc73
+# Inputs sha256: 94231513acca984a0d46c6347ef02851e9d2622d56e5f107b79e2064bf8dbcb0
+# Content sha256: 1fcea744bbdc67c48fb0fccd45a8e5c30c7d0d75373339fabd6edac405fa5bc0
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,7 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 31bbdfb7ea4d0ce0fa2ac8537f41a2e19aba4263411a168814657f2c2470717f
+# Inputs sha256: c1e31747006a41d3d3eee5c60dc503db638546b93277cc9647f951f49a276163
+# Content sha256: d87df2f62b6ba30c189a025cdbb3b11c286fb558f3215939822365d70fa1c7f7
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,7 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 28db743afc9a75708d56f1d0ddbeceed4da2b4c1ea312ac640a41a7c33f7b4e2
+# Inputs sha256: ac21c0b67e32d2e7b4cb662ca0e1e3d3f2750b9afe88c7b79618d730cd1262c8
+# Content sha256: a2b4947a4b269556b22ef5286ed7d8fa363df64197ca66348901e67cc41ce9f5
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 8846c126bd93701816f8d6a13cfd9426c15dfa4804afd4775eaf758d706097da
+# Inputs sha256: 0813ae939269baeaa0cf8db526618c676337b273caf0860e1ece157cda9216fe
+# Content sha256: e652bd735003ba1b94c22b439931ad3414288ec702d37e68459e37b5ce7ee35d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

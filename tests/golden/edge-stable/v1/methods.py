@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a06a61f0968a2d0d6fbb1a477a6ff5b2e088c7afd50284844f050d7c82f20697
+# Inputs sha256: debda6f2c939377c4f086f5b771d8008e3397f80759c151781404febefc91624
+# Content sha256: eb30a42528c3548c648542f24a08141c39c3a11cdcecf0490cfc9e8fc2c7c3bf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 7798b01cd025f4d34217efa83fa4831e6fdf50f44f5ca41c5c9d1183a0f3d142
+# Inputs sha256: af95e73f27d7525d51290d765c867e81b1f0724a018eb6778ebce5c85a5a9284
+# Content sha256: 949ae5c63f284f6907c81a775717dfb29fad516e79d2f4ab94ffd5b6d2f1b161
 
 """Wire models of ACP protocol v1.
 

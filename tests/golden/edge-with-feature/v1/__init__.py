@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f18c8d0ff1a7d1cda24ed8a299a4ca5904b9f5da85c319e3c39f43c7c02b6f11
+# Inputs sha256: 1b2509e8be5ec4052fa95beb9b2dd7a2603f893c47e86c6e00c56dd4716316ff
+# Content sha256: 2dea9ecd5469ef8df31204280b3118e8fa20d723c186fcbb6a8736af0c0b5cb0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 582a4e3c78fb45d454f988998d89032b26a7579f4602af73da9f1a9e140b6eb2
+# Inputs sha256: 97bdaaea825fba7ddb266bf5221624be04e9a5dfbb90c57e3cfeb1e2047a2c41
+# Content sha256: 7f96e9df5a710b3fd1ec09314f65c7bf83c28090334229969112bbd8934d8c17
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

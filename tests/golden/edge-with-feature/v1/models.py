@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 676e93392ce840040cee6c314aacc3db73eddb1831bf327b64a07f69c65303ae
+# Inputs sha256: 9e4cccbde78c3beeb8366799a1f3458732536314d3959d45cfe71f07e8a53356
+# Content sha256: 9ce5e7bc265ee0d9f9f3a3c95d7aa4dc36ec52a8a41bed9e8e85cad56166e9f5
 
 """Wire models of ACP protocol v1.
 

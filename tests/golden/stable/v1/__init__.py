@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 18319c0184624b1cc5fa7abdcc4b326c0c84c1d245b1a562c765f4f41f9f7827
+# Inputs sha256: e9aa51d4ac48103570ad8d7f5c36f20c2edbbe66d004f6c7b97e8fc7f1599503
+# Content sha256: ac907e27229fc5b0e8a5108b005c3b0e5f511f069e3498168cd68093445c8c68
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

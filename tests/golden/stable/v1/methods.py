@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: fab87b96e70c67fdba0a276e4f680135e19a154fdcdd1fb9d9878be7753981b0
+# Inputs sha256: 9259e7f21f72c6fca85fb95859ebbba78a4638919178e28df673a80595f88c6e
+# Content sha256: 8050fb152a8e18f59235606d334aee0f44e9877a0c0f09496417dfefcc31753b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

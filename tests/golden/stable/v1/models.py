@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: adec1dea9c5893ce8012fc9bbed64579688e2fa7d4a678b9292a971dc7cdf55c
+# Inputs sha256: 2dab62edbefdb86a02165ecb238b1eab09be0cd75cff0ae039c03d045f18acc2
+# Content sha256: 67ab90f44c040ba314cd44d589173d73e91fb336daf4beff0f9e5073a7f7a9b7
 
 """Wire models of ACP protocol v1.
 

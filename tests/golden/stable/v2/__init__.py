@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: bbd21bd150c36facb9b49e20e61bb360b43c3b9b41bd68e67d9939272ec2c996
+# Inputs sha256: 035266ab319048b92e2b69a1d9008d31b3698e11e5c54d5e46dd9b2c32632cbf
+# Content sha256: 8faaac642cb01d73497e22977d3442c87c7ac7de5203a00874274ef8ed4a3cda
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

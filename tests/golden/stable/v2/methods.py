@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 47035bda2d5f0889b1524848e676a12646499a997d9506063cdd6e145cf7b3cc
+# Inputs sha256: 2dd351ed1c0abddbe1866c950408438e75005d02dec315bcf6da97762ab3d1a3
+# Content sha256: 08ed1d4056a198b7ee022bec8a832638368ccfcac8440616d8f207498a6082e6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 30126d56e008e09131adc1b24b0587966377b47fe08cdc495f6cf51f483a2679
+# Inputs sha256: 6da2b706904a46be869bd3af0cdc447c969f8102678650cf62938872e07cc6c0
+# Content sha256: a140c3c0dd0f247a0dee1c24eddea8e19f9fdebf08d740c9e791be39b3811aa9
 
 """Wire models of ACP protocol v2.
 
