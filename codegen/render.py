@@ -127,6 +127,7 @@ def read_stamps(text: str) -> tuple[str, bool]:
     return inputs, hashlib.sha256(unstamped.encode()).hexdigest() == content
 
 
+@functools.cache
 def tool_versions() -> dict[str, str]:
     return {name: metadata.version(name) for name in SHAPING_TOOLS}
 

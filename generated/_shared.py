@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 14740c37a780222579f8dffc26f6d74ae32d9eb724842072089817b7d8e8b61e
-# Content sha256: 46c3205df6e8cfc27733fd899813abed1d95307ce36a7ecbc09c3bd82a5e95d4
+# Inputs sha256: 519586f99639e733a45d4568fb1c28629789b9bb3dd4075331018981167d1660
+# Content sha256: 9b3bd76edc9d175e8af63086cf806a52a8f85f6ce38ebc2a47b994cd50bdea01
 
 """Types shared by every protocol version of the generated package."""
 

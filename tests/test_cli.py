@@ -114,10 +114,19 @@ def test_feature_option_adds_to_defaults(project: Path) -> None:
 
 BAD_INPUTS = {
     # name: (file to break, how, expected "file: pointer: message" fragment)
-    "invalid json": ("v1/schema.json", lambda p: p.write_text('{"$defs": {'), "schema/v1/schema.json: /: invalid JSON at line 1"),
+    "invalid json": (
+        "v1/schema.json",
+        lambda p: p.write_text('{"$defs": {'),
+        "schema/v1/schema.json: /: invalid JSON at line 1",
+    ),
     "unresolved ref": (
         "v2/schema.json",
-        lambda p: edit_json(p, lambda d: d["$defs"]["SessionInfo"]["properties"]["sessionId"].__setitem__("allOf", [{"$ref": "#/$defs/Nope"}])),
+        lambda p: edit_json(
+            p,
+            lambda d: d["$defs"]["SessionInfo"]["properties"]["sessionId"].__setitem__(
+                "allOf", [{"$ref": "#/$defs/Nope"}]
+            ),
+        ),
         "schema/v2/schema.json: /$defs/SessionInfo/properties/sessionId/allOf/0/$ref: reference to undefined type 'Nope'",
     ),
     "keyword of the wrong type": (
@@ -186,3 +195,18 @@ def test_command_line_entry_point_prints_no_traceback(project: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("schema/v1/schema.json: /: invalid JSON")
     assert "Traceback" not in proc.stderr
+
+
+def test_check_on_an_unchanged_tree_renders_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["generate"]) == 0
+
+    def must_not_render(*args: object, **kwargs: object) -> str:
+        raise AssertionError("check rendered although nothing changed")
+
+    monkeypatch.setattr("codegen.pipeline.render_models", must_not_render)
+    assert main(["check"]) == 0
+    # A one-character hand edit defeats the recorded content hash, so check renders (and fails here).
+    models = project / "pkg" / "generated" / "v2" / "models.py"
+    models.write_text(models.read_text().replace("camelCase", "camelcase", 1) + " ")
+    with pytest.raises(AssertionError, match="check rendered"):
+        main(["check"])

@@ -42,10 +42,14 @@ def test_generation_matches_golden(case: str, golden) -> None:  # type: ignore[n
     files = generate(schema_dir, features, ROOT).files
     for rel, text in files.items():
         golden(f"{case}/{rel}", text)
-    stale = sorted(
-        p.relative_to(GOLDEN / case).as_posix() for p in (GOLDEN / case).rglob("*") if p.is_file()
-    ) if (GOLDEN / case).is_dir() else []
-    assert sorted(files) == stale or not stale, f"golden/{case} has files the generator no longer writes: {sorted(set(stale) - set(files))}"
+    stale = (
+        sorted(p.relative_to(GOLDEN / case).as_posix() for p in (GOLDEN / case).rglob("*") if p.is_file())
+        if (GOLDEN / case).is_dir()
+        else []
+    )
+    assert sorted(files) == stale or not stale, (
+        f"golden/{case} has files the generator no longer writes: {sorted(set(stale) - set(files))}"
+    )
 
 
 def test_stable_surface_has_no_archive_items() -> None:

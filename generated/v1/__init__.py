@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c0f858dafb8400c49cad2432c8515c80cc754d82c8cf191fbaad308875a5c936
-# Content sha256: f228e1be52a66d19785ad96c28ec338996de8771147970f6ae26964b9ebc3be2
+# Inputs sha256: ebd72884c3c6c7aa980a47816bb9c61b7c0fc97c325cd35c3a19db993af8bf81
+# Content sha256: cc1bd88471ac639d76e7946979de00a99e4318190e41f4262fc3924cc38dfcdd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

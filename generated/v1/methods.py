@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ae00923c2ec6abb56daeb68f7e219a314c7f0cea72e01cbe2cc04df30e16ffdd
-# Content sha256: 7ce45a6db4c7798a34a359f9f9bf289a5211222156b08b9b44dc2ca0a44af268
+# Inputs sha256: 759f2530797b5e9a0e67314da6a28ac9bba994f6316cf5d4e62f06a18b8fb848
+# Content sha256: f2671f16e4471cf22441bf37f7aa75265f3484405675286b8a73efdd15f1a02f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b71d60d3867b36b745650bfb633842303a7d457041805ba756af1f10b8be8bd4
-# Content sha256: 541b6850a5385a5293027f5961b68009ca6fb355c73a241f25d28f85a910d801
+# Inputs sha256: 3a57ec85d7174de0c9d92c11875d456dbaa9c0a36514fd2b7faf23c1a908e0a9
+# Content sha256: 13c5e84ef31b0ff1df71de3530baaf2c95858c93bc16337533a53c72bddac0dd
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d1ee12ca2c0753f2558d7281bc9567b9458dab347726cca485d8703988ad07b3
-# Content sha256: 0c6c52fff4d002b1df66e5e9e72015f40014be7d1006d486448cbcb317b7026e
+# Inputs sha256: 63975671f2f4f661fea4d938a6bb94d7074d0b47a51f93733e7142f5c856e5fb
+# Content sha256: 6a36ae4d82fb5cf21a77bba31dcb14032f0c7371bbb6d3a8e6d25a87783c700b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

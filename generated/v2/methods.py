@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 595cd466371fc5767f615261015eb5a079d8b5c8c30d41d5b5e5d2f923259dec
-# Content sha256: 865cebcf82cf0a061b65bfd866de9f8fbdafbbe0d450aadff09520e918f8b633
+# Inputs sha256: 1352413f3f6fc9d6f363bb3b46bdc4910b4c82c75bb1896627fffb606a7ff630
+# Content sha256: 1384034ff8b866195f93a334e73564a34a5d3e46056c8407dbb6a4ba09fc86c9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: bf190b34405a85f61ad12382859776bb27d7568a9394b1e0eb83843afbc7d35d
-# Content sha256: dbc4130cfffe5c05629d9b3c2829f4754f60994284ea38570cda6426ae5f7f05
+# Inputs sha256: 159ab46a55ddc787b3414c09eaeae8aa60a3ec5177d31bd79513adb922d5b77c
+# Content sha256: 19a8bcc0afdbeb5c3437b0b9d2df03727effa4920b610028d7e707f6706e06fd
 
 """Wire models of ACP protocol v2.
 
