@@ -16,7 +16,8 @@ FEATURES = frozenset({"unstable_session_archive"})
 
 
 def _bare_datamodel_codegen() -> None:
-    from datamodel_code_generator import DataModelType, InputFileType, generate as dmcg  # type: ignore[attr-defined]
+    from datamodel_code_generator import DataModelType, InputFileType  # type: ignore[attr-defined]
+    from datamodel_code_generator import generate as dmcg
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
