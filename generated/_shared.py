@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 519586f99639e733a45d4568fb1c28629789b9bb3dd4075331018981167d1660
-# Content sha256: 9b3bd76edc9d175e8af63086cf806a52a8f85f6ce38ebc2a47b994cd50bdea01
+# Inputs sha256: 9c21b8cf94259534c484f9d97695579ef7475310d5aebb9872d5ca324299c4c0
+# Content sha256: b56d9faa8a24755c3507cc6f06fe5c881ab131df4589e424e9179cef8cf5038a
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ebd72884c3c6c7aa980a47816bb9c61b7c0fc97c325cd35c3a19db993af8bf81
-# Content sha256: cc1bd88471ac639d76e7946979de00a99e4318190e41f4262fc3924cc38dfcdd
+# Inputs sha256: 9251ea443e90dd36acbc06ef21c19baab64333f49c9e81900558f2361dd9a4c1
+# Content sha256: ae0d3657ccda45ebd20ca694a0f622a03c36dec660a22387f6e8d8145e07af50
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 759f2530797b5e9a0e67314da6a28ac9bba994f6316cf5d4e62f06a18b8fb848
-# Content sha256: f2671f16e4471cf22441bf37f7aa75265f3484405675286b8a73efdd15f1a02f
+# Inputs sha256: 104ef860fa999462be0be83e627c9806cc8129473cf485b2d88cbdfe2dd80666
+# Content sha256: a9f8b97f3047f081dd8eea0b8fff22ca51739b8462391617ee10b8eab8f53da1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3a57ec85d7174de0c9d92c11875d456dbaa9c0a36514fd2b7faf23c1a908e0a9
-# Content sha256: 13c5e84ef31b0ff1df71de3530baaf2c95858c93bc16337533a53c72bddac0dd
+# Inputs sha256: a0a4ad7f372806c92560819a0e09a83830b22280322e5c4ce6dd49f766642069
+# Content sha256: 3001cabfd1e653388f23a1216e5f06ded3be90e7bb3dc196ad1438e2f2961766
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 63975671f2f4f661fea4d938a6bb94d7074d0b47a51f93733e7142f5c856e5fb
-# Content sha256: 6a36ae4d82fb5cf21a77bba31dcb14032f0c7371bbb6d3a8e6d25a87783c700b
+# Inputs sha256: 6ead14a80bf8f61d27f2f9ffbdb1e8a83c0c2255cf377f64098e0d4dbbd90240
+# Content sha256: 235b2d263f55be01bc988b26c9be3375740b46a1881bf03116dd2432dd4bc7a7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

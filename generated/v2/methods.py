@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1352413f3f6fc9d6f363bb3b46bdc4910b4c82c75bb1896627fffb606a7ff630
-# Content sha256: 1384034ff8b866195f93a334e73564a34a5d3e46056c8407dbb6a4ba09fc86c9
+# Inputs sha256: f75478b5ccac0ebed7448a92afe2014de756f4a04ad82dd62458df5fe59894eb
+# Content sha256: 08c1794617b17062ebf7faaae8536d36acc31ecef7e13b807e0422566e1baa26
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 159ab46a55ddc787b3414c09eaeae8aa60a3ec5177d31bd79513adb922d5b77c
-# Content sha256: 19a8bcc0afdbeb5c3437b0b9d2df03727effa4920b610028d7e707f6706e06fd
+# Inputs sha256: 465864c2e3bf376d3e7273f2bbfc0f218eacfd09632435053a9ec922ff87b55d
+# Content sha256: e27bb39a55fb727cf5c674c5cf83b37ab39fdd72c4b41d83bbc567bc300d1ff0
 
 """Wire models of ACP protocol v2.
 

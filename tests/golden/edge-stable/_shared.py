@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 94231513acca984a0d46c6347ef02851e9d2622d56e5f107b79e2064bf8dbcb0
-# Content sha256: 1fcea744bbdc67c48fb0fccd45a8e5c30c7d0d75373339fabd6edac405fa5bc0
+# Inputs sha256: 263f1b7e2384e521ed76e3005e84459706a2a954627575f5ccd7cb041214edf2
+# Content sha256: c513e14768f0f6cf4a6d9de3c5a9ce1f8e83371077a4f9d29e9dbcbf40755b8f
 
 """Types shared by every protocol version of the generated package."""
 

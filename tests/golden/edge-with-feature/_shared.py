@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c1e31747006a41d3d3eee5c60dc503db638546b93277cc9647f951f49a276163
-# Content sha256: d87df2f62b6ba30c189a025cdbb3b11c286fb558f3215939822365d70fa1c7f7
+# Inputs sha256: 4dc84a4c9dab2b4e523fc806ad208af6b2a0e8fa3fc74b6cdc160a1061e64dd3
+# Content sha256: eab59634034061e8b201a77a803ade02172e687f0e137382509eac75f51ce679
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ac21c0b67e32d2e7b4cb662ca0e1e3d3f2750b9afe88c7b79618d730cd1262c8
-# Content sha256: a2b4947a4b269556b22ef5286ed7d8fa363df64197ca66348901e67cc41ce9f5
+# Inputs sha256: 64f307245b163a62f7d5335111a6f3a26926785399df1e2d2ab5150b12c3078c
+# Content sha256: 48efb9c787a5728eb9cdcce92c5f12de45c3aa275d753db00b1c550e9c0daeed
 
 """Types shared by every protocol version of the generated package."""
 

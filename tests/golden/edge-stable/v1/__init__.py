@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0813ae939269baeaa0cf8db526618c676337b273caf0860e1ece157cda9216fe
-# Content sha256: e652bd735003ba1b94c22b439931ad3414288ec702d37e68459e37b5ce7ee35d
+# Inputs sha256: a70d8e1335bce896023064d93ce40cb7dab8e1172949e1e3b28acfd75ccff842
+# Content sha256: a7d02d49fee66995e88eca504548cf043e005785fddf88569015640dc9936fbb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: debda6f2c939377c4f086f5b771d8008e3397f80759c151781404febefc91624
-# Content sha256: eb30a42528c3548c648542f24a08141c39c3a11cdcecf0490cfc9e8fc2c7c3bf
+# Inputs sha256: 89096f71821a4c6fa9192c3b65fe10ffa9c6a18c5289e66709ec1a48cd753105
+# Content sha256: bbaf2fa1f39d582c076e8894f059956344b61cf02fcb3834ac33e321bcf5c5c7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: af95e73f27d7525d51290d765c867e81b1f0724a018eb6778ebce5c85a5a9284
-# Content sha256: 949ae5c63f284f6907c81a775717dfb29fad516e79d2f4ab94ffd5b6d2f1b161
+# Inputs sha256: 7fd297cd14b434cfdd4b4944e10d6212ee447f7b5e8cb9a24ed6757b130390e0
+# Content sha256: 487142779e3963fbabf80f5d02ddec0ddf04873dcf38728047e293a7de7d35b3
 
 """Wire models of ACP protocol v1.
 

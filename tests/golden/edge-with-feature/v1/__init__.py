@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1b2509e8be5ec4052fa95beb9b2dd7a2603f893c47e86c6e00c56dd4716316ff
-# Content sha256: 2dea9ecd5469ef8df31204280b3118e8fa20d723c186fcbb6a8736af0c0b5cb0
+# Inputs sha256: 9accb1f38ce148646b4c1a8c2b5983b4ecf612bd80abf8ac0d49dcc68c453ced
+# Content sha256: 2872f9ce19a8efaba9ba9262ddb377e43542af41eead9378df38b5deb78256c6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 97bdaaea825fba7ddb266bf5221624be04e9a5dfbb90c57e3cfeb1e2047a2c41
-# Content sha256: 7f96e9df5a710b3fd1ec09314f65c7bf83c28090334229969112bbd8934d8c17
+# Inputs sha256: 6fd379401fb9a9be29c05b7a0e0fce7ffc7ce55f18ce586704ab20ffbdf74fc7
+# Content sha256: 0abae59ebb36bd502310cd982ce62cd8237d5af4018c0bd0a764fe36e8aabc1e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9e4cccbde78c3beeb8366799a1f3458732536314d3959d45cfe71f07e8a53356
-# Content sha256: 9ce5e7bc265ee0d9f9f3a3c95d7aa4dc36ec52a8a41bed9e8e85cad56166e9f5
+# Inputs sha256: 208f7b26aec9a409a5065f8e812dc16a8d0e50687c65335a52e1be0870f9152a
+# Content sha256: ad2877d54f20a390aa865d4c76658e8131f4147f1f9352a7e9a5c2a7e31b8a90
 
 """Wire models of ACP protocol v1.
 

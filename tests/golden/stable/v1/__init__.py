@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: e9aa51d4ac48103570ad8d7f5c36f20c2edbbe66d004f6c7b97e8fc7f1599503
-# Content sha256: ac907e27229fc5b0e8a5108b005c3b0e5f511f069e3498168cd68093445c8c68
+# Inputs sha256: ee418dff0ed8fa5505a513bade858a3ac3ec574a32a2b7c06ea7633c82773db2
+# Content sha256: c3b6aebdb280be79b49020199fb85f3a864de08e0cce092485997421bc0e203b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9259e7f21f72c6fca85fb95859ebbba78a4638919178e28df673a80595f88c6e
-# Content sha256: 8050fb152a8e18f59235606d334aee0f44e9877a0c0f09496417dfefcc31753b
+# Inputs sha256: 83cbd0509e379892c7320d571820c42b225eaf1ca2877423c8426343ab14cad7
+# Content sha256: af3feb063dc753debd502f2ec7324e2992384074cb0715420ebf6728e67df7ed
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

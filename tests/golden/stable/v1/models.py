@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2dab62edbefdb86a02165ecb238b1eab09be0cd75cff0ae039c03d045f18acc2
-# Content sha256: 67ab90f44c040ba314cd44d589173d73e91fb336daf4beff0f9e5073a7f7a9b7
+# Inputs sha256: 04181208bef8b835c5bc87cc72436bf1fe18ee093ba0934b1ae184450c90ed2d
+# Content sha256: 38b3c099558de8f3085d4fa565b89fee51b194c9a14b66367f6b70b2ef32484d
 
 """Wire models of ACP protocol v1.
 

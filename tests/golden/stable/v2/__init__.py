@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 035266ab319048b92e2b69a1d9008d31b3698e11e5c54d5e46dd9b2c32632cbf
-# Content sha256: 8faaac642cb01d73497e22977d3442c87c7ac7de5203a00874274ef8ed4a3cda
+# Inputs sha256: 598c9e95d452050d00b6b97502495b92aafce4b367bdb052a5abdc73aa3a7d8b
+# Content sha256: 632676e4ccdafb379a34cbd0b38b24007a3b3436214d45eb6d961ffa82742291
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

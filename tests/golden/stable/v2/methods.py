@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2dd351ed1c0abddbe1866c950408438e75005d02dec315bcf6da97762ab3d1a3
-# Content sha256: 08ed1d4056a198b7ee022bec8a832638368ccfcac8440616d8f207498a6082e6
+# Inputs sha256: 9e9c4c7a5110b5fdd28a27be2c154e381e8a58aac5d82fec3f7776e6f39f81e2
+# Content sha256: 3ef17fab07f425dd5bc44789427b9a1ee35823543e24b68a465287501d3203f6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6da2b706904a46be869bd3af0cdc447c969f8102678650cf62938872e07cc6c0
-# Content sha256: a140c3c0dd0f247a0dee1c24eddea8e19f9fdebf08d740c9e791be39b3811aa9
+# Inputs sha256: 162ef873d95ed90ea687dce6c011dd01ffe9815b311a140beccaa7ed59ec369a
+# Content sha256: 29f12f02047ec00011b66ab2e04ae0b50966abf1cb9e8e1166ac0a2be4c85b13
 
 """Wire models of ACP protocol v2.
 
