@@ -8,7 +8,7 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 074d6e133523b81650713a2a81d91b09de850db1eb578f3c83c3817ccf7887d8
+# Inputs sha256: 71d2c257d07bd31bff126d184a676fa081106131da1289bb44464355d51e53fb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -215,14 +215,7 @@ class _V1ToV2AgentCapabilities(_Converter):
         _check_fields(
             self,
             2,
-            required=(),
-            nulls=(),
-            invariants=(),
-            collisions=frozenset(
-                {
-                    "session",
-                }
-            ),
+            collisions=frozenset(("session",)),
         )
         return self
 
@@ -283,13 +276,11 @@ class _V1ToV2InitializeResponse(_Converter):
             self,
             2,
             required=(("f_agent_info", "agentInfo", "info"),),
-            nulls=(),
-            invariants=(),
             collisions=frozenset(
-                {
+                (
                     "capabilities",
                     "info",
-                }
+                )
             ),
         )
         return self
@@ -361,8 +352,6 @@ class _V1ToV2SessionCapabilities(_Converter):
         _check_fields(
             self,
             2,
-            required=(),
-            nulls=(),
             invariants=(
                 (
                     "f_archive",
@@ -371,7 +360,6 @@ class _V1ToV2SessionCapabilities(_Converter):
                     "v1 requires `list` whenever `archive` is advertised.",
                 ),
             ),
-            collisions=frozenset({}),
         )
         return self
 
@@ -491,14 +479,12 @@ class _V2ToV1AgentCapabilities(_Converter):
         _check_fields(
             self,
             1,
-            required=(),
             nulls=("f_session",),
-            invariants=(),
             collisions=frozenset(
-                {
+                (
                     "loadSession",
                     "sessionCapabilities",
-                }
+                )
             ),
         )
         return self
@@ -559,14 +545,11 @@ class _V2ToV1InitializeResponse(_Converter):
         _check_fields(
             self,
             1,
-            required=(),
-            nulls=(),
-            invariants=(),
             collisions=frozenset(
-                {
+                (
                     "agentCapabilities",
                     "agentInfo",
-                }
+                )
             ),
         )
         return self
@@ -629,15 +612,12 @@ class _V2ToV1SessionCapabilities(_Converter):
         _check_fields(
             self,
             1,
-            required=(),
-            nulls=(),
-            invariants=(),
             collisions=frozenset(
-                {
+                (
                     "close",
                     "list",
                     "resume",
-                }
+                )
             ),
         )
         return self
