@@ -20,13 +20,13 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from .errors import Problem, SchemaError, pointer
 from .features import select
-from .ir import Protocol, TypeDef, TypeExpr, build, python_field_name
+from .ir import Field, Protocol, TypeDef, TypeExpr, build, python_field_name
 from .load import Source, VersionSources, read_json
 from .render import Code, identifier, py_literal
 
@@ -280,6 +280,14 @@ def _load_declarations(source: Source) -> _Declarations:
 # Structural comparison
 
 
+class _FieldPair(NamedTuple):
+    """A field and its counterpart; None on the side where it does not exist."""
+
+    v1: Field | None
+    v2: Field | None
+    decl: _FieldDecl | None
+
+
 def _shape(e: TypeExpr | None, rename: Mapping[str, str], top: bool = True) -> Any:
     """A comparable spelling of an expression; v1 refs are mapped to their v2 names.
     Top-level nullability is compared separately (it can be accepted on its own)."""
@@ -343,17 +351,12 @@ class _Comparison:
         else:
             self.used.add(("typesOnlyIn", index))
 
-    def compare_types(self, td1: TypeDef, td2: TypeDef) -> list[tuple[Any, ...]]:
+    def compare_types(self, td1: TypeDef, td2: TypeDef) -> list[_FieldPair]:
         """Problems for type-level differences; for objects, the matched field pairs."""
         rename = self.decl.renames
         label = f"{td1.name}" if td1.name == td2.name else f"{td1.name} (v2 {td2.name})"
         if td1.kind != td2.kind:
-            self.problem(
-                td2,
-                td2.pointer,
-                f"type {label} is a{'n' if td1.kind[0] in 'aeiou' else ''} "
-                f"{td1.kind} in v1 but a{'n' if td2.kind[0] in 'aeiou' else ''} {td2.kind} in v2",
-            )
+            self.problem(td2, td2.pointer, f"type {label}: {td1.kind} in v1, {td2.kind} in v2")
             return []
         if td1.kind == "enum":
             if [v.value for v in td1.values] != [v.value for v in td2.values] or td1.open != td2.open:
@@ -379,11 +382,11 @@ class _Comparison:
             self.problem(td2, td2.pointer, f"type {label}: unknown properties allowed in one version only")
         return self.compare_fields(td1, td2, label)
 
-    def compare_fields(self, td1: TypeDef, td2: TypeDef, label: str) -> list[tuple[Any, ...]]:
+    def compare_fields(self, td1: TypeDef, td2: TypeDef, label: str) -> list[_FieldPair]:
         decls = {(d.v1, d.v2): d for d in self.decl.fields if d.type == td1.name}
         by_v1 = {d.v1: d for d in decls.values() if d.v1 is not None}
         by_v2 = {d.v2: d for d in decls.values() if d.v2 is not None}
-        pairs: list[tuple[Any, ...]] = []
+        pairs: list[_FieldPair] = []
         matched2: set[str] = set()
         for f1 in td1.fields:
             d = by_v1.get(f1.name)
@@ -394,7 +397,7 @@ class _Comparison:
                     self.declared("fields", d.index, f"{td1.name}.{f1.name} is declared v1-only, but v2 has it too")
                 else:
                     self.used.add(("fields", d.index))
-                    pairs.append((f1, None, d))
+                    pairs.append(_FieldPair(f1, None, d))
                 continue
             if f2 is None:
                 self.problem(
@@ -407,15 +410,18 @@ class _Comparison:
             matched2.add(f2.name)
             if d is not None and d.v1 != d.v2:
                 self.used.add(("fields", d.index))
-            pairs.append((f1, f2, d))
+            pairs.append(_FieldPair(f1, f2, d))
             self._compare_pair(td1, td2, label, f1, f2, d)
         for f2 in td2.fields:
             if f2.name in matched2:
                 continue
             d = by_v2.get(f2.name)
             if d is not None and d.v1 is None:
-                self.used.add(("fields", d.index))
-                pairs.append((None, f2, d))
+                if td1.field(f2.name) is not None:
+                    self.declared("fields", d.index, f"{td2.name}.{f2.name} is declared v2-only, but v1 has it too")
+                else:
+                    self.used.add(("fields", d.index))
+                    pairs.append(_FieldPair(None, f2, d))
                 continue
             self.problem(
                 td2,
@@ -425,7 +431,7 @@ class _Comparison:
             )
         return pairs
 
-    def _compare_pair(self, td1: TypeDef, td2: TypeDef, label: str, f1: Any, f2: Any, d: _FieldDecl | None) -> None:
+    def _compare_pair(self, td1: TypeDef, td2: TypeDef, label: str, f1: Field, f2: Field, d: _FieldDecl | None) -> None:
         where = f"{label}.{f1.name}" + (f" (v2 {f2.name})" if f2.name != f1.name else "")
         accept = d.accept if d else frozenset()
         if _shape(f1.type, self.decl.renames) != _shape(f2.type, {}):
@@ -448,7 +454,7 @@ class _Comparison:
                 self.problem(
                     td2,
                     f2.pointer,
-                    f"{where}: {flag} in v{1 if getattr_flag(f1, flag) else 2} only; "
+                    f"{where}: {flag} in v{1 if _has_flag(f1, flag) else 2} only; "
                     f'accept it with "accept": ["{flag}"] in {CONVERSIONS_FILE}',
                 )
             elif differs and d is not None:
@@ -457,7 +463,7 @@ class _Comparison:
                 self.declared("fields", d.index, f"{where}: accepts a {flag} difference both versions lack")
 
 
-def getattr_flag(f: Any, flag: str) -> bool:
+def _has_flag(f: Field, flag: str) -> bool:
     return bool(f.required if flag == "required" else f.type.nullable)
 
 
@@ -573,7 +579,7 @@ def _attr(wire: str, taken: set[str]) -> str:
 
 
 def _converters(
-    cmp: _Comparison, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[tuple[Any, ...]]]
+    cmp: _Comparison, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[_FieldPair]]
 ) -> list[Converter]:
     out: list[Converter] = []
     protos = {1: cmp.v1, 2: cmp.v2}

@@ -8,7 +8,7 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 71d2c257d07bd31bff126d184a676fa081106131da1289bb44464355d51e53fb
+# Inputs sha256: 195a95ef9361fa9ed47d0b2a5a930f5782905ac7e21c97adc2684b43d1e9e805
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -957,8 +957,7 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
-    _adapter_direction = _ADAPTERS.get((source, target))
-    if _adapter_direction is None:
+    if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):
         raise ConversionError((), "a JSON-RPC message is an object")
@@ -991,7 +990,7 @@ def convert_message(
             raise ConversionError(
                 (), "a response converts by the method of its request: pass method="
             )
-        kind, _, result = _method(method, source)
+        _, _, result = _method(method, source)
         if result is None:
             raise ConversionError((), f"{method} is a notification; it has no response")
         if "result" in message and "error" in message:
