@@ -191,7 +191,6 @@ class ConversionPlan:
     source: Source
     converters: tuple[Converter, ...]
     methods: tuple[MethodMap, ...]
-    declarations: dict[str, Any] = field(default_factory=dict)
 
     versions: tuple[int, ...] = VERSIONS
     directions: tuple[tuple[int, int], ...] = ((1, 2), (2, 1))
@@ -738,4 +737,4 @@ def plan(
     problems = sorted(set(full_cmp.problems + cmp.problems + _stale(decl, full_cmp)))
     if problems:
         raise SchemaError(problems)
-    return ConversionPlan(source, tuple(_converters(cmp, pairs, field_pairs)), tuple(methods), decl.source.data)
+    return ConversionPlan(source, tuple(_converters(cmp, pairs, field_pairs)), tuple(methods))

@@ -604,7 +604,10 @@ def _assert_documented(error: ConversionError, value: Any) -> None:
         assert not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", _at(value, error.path))
 
 
-@pytest.mark.parametrize(("source", "index"), [(s, i) for s in (1, 2) for i in range(len(SHARED))])
+@pytest.mark.parametrize(
+    ("source", "index"),
+    [pytest.param(s, i, id=f"v{s}-{names[s - 1]}") for s in (1, 2) for i, names in enumerate(SHARED)],
+)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_round_trip_of_every_shared_type_is_lossless_or_a_documented_error(
@@ -619,8 +622,12 @@ def test_round_trip_of_every_shared_type_is_lossless_or_a_documented_error(
         converted = convert.convert(name, value, source=source, target=target)
     except ConversionError as error:
         _assert_documented(error, value)
+        with pytest.raises(ConversionError) as from_json:
+            convert.convert_json(name, json.dumps(value), source=source, target=target)
+        assert from_json.value.path == error.path
         return
     assert value == original  # the input is never modified
+    assert json.loads(convert.convert_json(name, json.dumps(value), source=source, target=target)) == converted
     TypeAdapter(getattr(MODELS[target], target_name)).validate_python(converted)  # valid in the target version
     back = convert.convert(target_name, converted, source=target, target=source)
     assert back == _expected_round_trip(value, TypeExpr("ref", ref=name), source)

@@ -8,7 +8,7 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 49011ec5a34e0668e56882dffb95580fe4467ee569fbd718d41fb28916585a61
+# Inputs sha256: c08c9d2d89639de2eb71333c442eeb238e463264ecfff689d8ba687c45eda2e8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -471,8 +471,7 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
-    _adapter_direction = _ADAPTERS.get((source, target))
-    if _adapter_direction is None:
+    if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):
         raise ConversionError((), "a JSON-RPC message is an object")
@@ -505,7 +504,7 @@ def convert_message(
             raise ConversionError(
                 (), "a response converts by the method of its request: pass method="
             )
-        kind, _, result = _method(method, source)
+        _, _, result = _method(method, source)
         if result is None:
             raise ConversionError((), f"{method} is a notification; it has no response")
         if "result" in message and "error" in message:

@@ -8,7 +8,7 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c697da575dbd99f7f00a29dffe14e9ce5e763588bb6f76d4ca07edd83913c81c
+# Inputs sha256: 91700d5e42d46e9c7cda5c3ce8eaef5d5a9fe90d63e61e8459c39cd1993d52d0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -492,8 +492,7 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
-    _adapter_direction = _ADAPTERS.get((source, target))
-    if _adapter_direction is None:
+    if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):
         raise ConversionError((), "a JSON-RPC message is an object")
@@ -526,7 +525,7 @@ def convert_message(
             raise ConversionError(
                 (), "a response converts by the method of its request: pass method="
             )
-        kind, _, result = _method(method, source)
+        _, _, result = _method(method, source)
         if result is None:
             raise ConversionError((), f"{method} is a notification; it has no response")
         if "result" in message and "error" in message:
