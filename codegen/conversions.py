@@ -499,6 +499,12 @@ def _check_methods(cmp: _Comparison) -> list[MethodMap]:
             cmp.problems.append(
                 Problem(cmp.decl.source.name, "", f"method {m2.name} ({m2.side}) exists in v2 only: it cannot convert")
             )
+    for version, proto in ((1, cmp.v1), (2, cmp.v2)):
+        names = [m.name for m in proto.methods]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            cmp.problems.append(
+                Problem(cmp.decl.source.name, "", f"v{version} method {name} exists on two sides; messages cannot tell")
+            )
     return sorted(out, key=lambda m: (m.version, m.name))
 
 
@@ -569,7 +575,7 @@ def annotation(
 
 
 def _attr(wire: str, taken: set[str]) -> str:
-    base = "f_" + "".join(c if c.isalnum() else "_" for c in python_field_name(wire))
+    base = "f_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in python_field_name(wire))
     name, n = base, 2
     while name in taken:
         name, n = f"{base}_{n}", n + 1
