@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .conversions import CONVERSIONS_FILE
+from .conversions import plan as plan_conversions
 from .errors import SchemaError, fail
 from .features import select
 from .ir import Protocol, build
-from .load import VersionSources, display_name, find_version_dirs, load_version
+from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
 from .validate import validate_version
 from .write import read_tree
@@ -26,7 +28,9 @@ VERSION_TEMPLATES = (
 PACKAGE_TEMPLATES = (
     ("shared.py.jinja", "_shared.py"),
     ("package_init.py.jinja", "__init__.py"),
+    ("convert.py.jinja", "convert.py"),  # only with schema/conversions.json
 )
+CONVERT_TEMPLATE = "convert.py.jinja"
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,9 @@ def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
 MODELS = "models.py"
 
 
-def plan(sources: tuple[VersionSources, ...], features: frozenset[str]) -> dict[str, Inputs]:
+def plan(
+    schema_dir: Path, sources: tuple[VersionSources, ...], features: frozenset[str], root: Path | None = None
+) -> dict[str, Inputs]:
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
     out: dict[str, Inputs] = {}
@@ -74,26 +80,35 @@ def plan(sources: tuple[VersionSources, ...], features: frozenset[str]) -> dict[
         for template, name in VERSION_TEMPLATES:
             out[prefix + name] = Inputs(_files(version_sources), (template,), enabled)
     all_inputs = tuple(f for s in sources for f in _files(s))
+    conversions = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
-        out[path] = Inputs(all_inputs, (template,), enabled)
+        extra: tuple[tuple[str, str], ...] = ()
+        if template == CONVERT_TEMPLATE:
+            if not conversions.is_file():
+                continue
+            declared = read_json(conversions, root)
+            extra = ((declared.name, declared.sha256),)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled)
     return dict(sorted(out.items()))
 
 
 def generate(schema_dir: Path, features: frozenset[str], root: Path | None = None) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root)
     env = environment()
-    manifest = plan(sources, features)
+    manifest = plan(schema_dir, sources, features, root)
     files: dict[str, str] = {}
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
         files[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
         for template, name in VERSION_TEMPLATES:
             files[prefix + name] = render_template(env, template, manifest[prefix + name], protocol=protocol)
-    enabled = tuple(sorted(features))
+    conversions = plan_conversions(protocols, sources, schema_dir, root)
+    enabled = [Code(repr(f)) for f in sorted(features)]
     for template, path in PACKAGE_TEMPLATES:
-        files[path] = render_template(
-            env, template, manifest[path], protocols=protocols, features=[Code(repr(f)) for f in enabled]
-        )
+        if path in manifest:
+            files[path] = render_template(
+                env, template, manifest[path], protocols=protocols, features=enabled, plan=conversions
+            )
     return Generation(protocols, sources, dict(sorted(files.items())))
 
 
@@ -106,7 +121,7 @@ def up_to_date(schema_dir: Path, out: Path, features: frozenset[str], root: Path
     """
     try:
         sources = tuple(load_version(d, root) for d in find_version_dirs(schema_dir, root))
-        manifest = plan(sources, features)
+        manifest = plan(schema_dir, sources, features, root)
     except (SchemaError, KeyError, TypeError):
         return False
     on_disk = read_tree(out)

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9c21b8cf94259534c484f9d97695579ef7475310d5aebb9872d5ca324299c4c0
-# Content sha256: b56d9faa8a24755c3507cc6f06fe5c881ab131df4589e424e9179cef8cf5038a
+# Inputs sha256: ed1c90b18ef27931fd14137b80606a61c9a8495d27aa72ef80826b7052e7fa0e
+# Content sha256: adffe8e2638dd97718224b37214f499dd453b3f53a40fd166665deb9530c5a55
 
 """Types shared by every protocol version of the generated package."""
 

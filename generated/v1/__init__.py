@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9251ea443e90dd36acbc06ef21c19baab64333f49c9e81900558f2361dd9a4c1
-# Content sha256: ae0d3657ccda45ebd20ca694a0f622a03c36dec660a22387f6e8d8145e07af50
+# Inputs sha256: 795915bfbd644f6cb0fa55c82c1a8cc8dadee2cb474d4f037f50250242cfda92
+# Content sha256: 290e8737e3610ee0fa738f24e11861c9c8d97e75e5e093a32a39709a5f844f4e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

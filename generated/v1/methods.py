@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 104ef860fa999462be0be83e627c9806cc8129473cf485b2d88cbdfe2dd80666
-# Content sha256: a9f8b97f3047f081dd8eea0b8fff22ca51739b8462391617ee10b8eab8f53da1
+# Inputs sha256: fb486b541cfb6fb422e7483672685c1286314bbe1f57d986896132bbd03ceff7
+# Content sha256: 81e784137e97fb66db0c6b1999f3570df1bd511780bf5dcc514b4fe30742d150
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a0a4ad7f372806c92560819a0e09a83830b22280322e5c4ce6dd49f766642069
-# Content sha256: 3001cabfd1e653388f23a1216e5f06ded3be90e7bb3dc196ad1438e2f2961766
+# Inputs sha256: 3096fd4e347be2838d97790244b8765e00e76bb3f5cbb5ad1cb0a062862a6167
+# Content sha256: 7b08a0e1c4916d6a8cc8bfda4f4728a22da468595304598755ad521850003653
 
 """Wire models of ACP protocol v1.
 

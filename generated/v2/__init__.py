@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6ead14a80bf8f61d27f2f9ffbdb1e8a83c0c2255cf377f64098e0d4dbbd90240
-# Content sha256: 235b2d263f55be01bc988b26c9be3375740b46a1881bf03116dd2432dd4bc7a7
+# Inputs sha256: 51f93a621bfa1c11db322573a8b9c998023a06b3bbff88fa0f9a9deb05ec8dc2
+# Content sha256: e7d73a25ce004d8d55ac0fe2b04c925a52cd91e1462ba42c0ecd09b32e84a5e7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

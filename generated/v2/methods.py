@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f75478b5ccac0ebed7448a92afe2014de756f4a04ad82dd62458df5fe59894eb
-# Content sha256: 08c1794617b17062ebf7faaae8536d36acc31ecef7e13b807e0422566e1baa26
+# Inputs sha256: 8976e9a3a3436fb12e8e49aea15b8d81c7f6e85a1b69a0f8dc5f36c5f703316d
+# Content sha256: 4ced7e813acf27059749c687ac2961942e11f39b95a364481109a3b4634c673a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

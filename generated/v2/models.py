@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 465864c2e3bf376d3e7273f2bbfc0f218eacfd09632435053a9ec922ff87b55d
-# Content sha256: e27bb39a55fb727cf5c674c5cf83b37ab39fdd72c4b41d83bbc567bc300d1ff0
+# Inputs sha256: 7cd8718ed40044c330f74ba76a2cd2a8ee5eb7ccc517a40b93fe6c8ed9a46e3e
+# Content sha256: b6c92b4983d7f5347c15f3958b5b8a67e6a5eecb93c6d7a772c282c41884b11f
 
 """Wire models of ACP protocol v2.
 

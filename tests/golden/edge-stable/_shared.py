@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 263f1b7e2384e521ed76e3005e84459706a2a954627575f5ccd7cb041214edf2
-# Content sha256: c513e14768f0f6cf4a6d9de3c5a9ce1f8e83371077a4f9d29e9dbcbf40755b8f
+# Inputs sha256: ce1fc4e2bc913a13edddc62346db088f043ee28df19aa9b14147f5ccb9c097c5
+# Content sha256: 9477660b98d542a616dca70fd61bc4d1dc744c2538bcb7c60f2d1d576e077933
 
 """Types shared by every protocol version of the generated package."""
 

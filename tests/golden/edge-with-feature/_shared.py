@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 4dc84a4c9dab2b4e523fc806ad208af6b2a0e8fa3fc74b6cdc160a1061e64dd3
-# Content sha256: eab59634034061e8b201a77a803ade02172e687f0e137382509eac75f51ce679
+# Inputs sha256: 2b3f86d77c84877e1a038579fae9a1aac9c8ec84a4fcdd806302c1c031bdda9b
+# Content sha256: 1389e245b116a0a34c340cbeb407d2948f693f236d55515ce2837642bf3af762
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 64f307245b163a62f7d5335111a6f3a26926785399df1e2d2ab5150b12c3078c
-# Content sha256: 48efb9c787a5728eb9cdcce92c5f12de45c3aa275d753db00b1c550e9c0daeed
+# Inputs sha256: 6d901eb0b9317ae2afd251a77cdbb3a4d774a7891b02554b82c2a7a6a2ecd51f
+# Content sha256: f9b223e54cc7a644ef6984c789fb8719631d3146d766f71b5deb6e9344294ca2
 
 """Types shared by every protocol version of the generated package."""
 

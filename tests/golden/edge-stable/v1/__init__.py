@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a70d8e1335bce896023064d93ce40cb7dab8e1172949e1e3b28acfd75ccff842
-# Content sha256: a7d02d49fee66995e88eca504548cf043e005785fddf88569015640dc9936fbb
+# Inputs sha256: 50fed5efa367eb0e160379acff953cf76d1ef596f51a6234d3e3832e3ae7886b
+# Content sha256: b2ff16d19f5c4fd793ce3ba07d3bd8d97e5d480ede23f469f029a259b3c7f96e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 89096f71821a4c6fa9192c3b65fe10ffa9c6a18c5289e66709ec1a48cd753105
-# Content sha256: bbaf2fa1f39d582c076e8894f059956344b61cf02fcb3834ac33e321bcf5c5c7
+# Inputs sha256: 042e537a40c2020aa114a9aae438fd345f678d294d325338f82128d05de3c263
+# Content sha256: dd4a5797058cf3582ed09216be68cfdecf46f66217b6d086d1a3db8c62cc7fc7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

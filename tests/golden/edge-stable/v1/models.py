@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 7fd297cd14b434cfdd4b4944e10d6212ee447f7b5e8cb9a24ed6757b130390e0
-# Content sha256: 487142779e3963fbabf80f5d02ddec0ddf04873dcf38728047e293a7de7d35b3
+# Inputs sha256: de61f38bed3420751408f049c99d61bed79b8552ad2dc672bf45b8bde66c7b61
+# Content sha256: 98d5c1badd110b59e3b30c8d4f8509880cedcf2423a92c3e26c6f9057ae2bd54
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9accb1f38ce148646b4c1a8c2b5983b4ecf612bd80abf8ac0d49dcc68c453ced
-# Content sha256: 2872f9ce19a8efaba9ba9262ddb377e43542af41eead9378df38b5deb78256c6
+# Inputs sha256: 4943575352637ba208c9c1b8ecd35de32d560547405222aa1c1ee3569f6f8548
+# Content sha256: bb419393b52f2c25898d2d2ce87a4982cb0bfce520143ae6828ca74aadf9c6f9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6fd379401fb9a9be29c05b7a0e0fce7ffc7ce55f18ce586704ab20ffbdf74fc7
-# Content sha256: 0abae59ebb36bd502310cd982ce62cd8237d5af4018c0bd0a764fe36e8aabc1e
+# Inputs sha256: c44fcd66bf1860b523fd27e81a91093cf314eb432ac227e73a441b5fff72c9cb
+# Content sha256: c82f4e69905fd459009607997171f9d9123fffe9227cc80fb84d61ac53d210e8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

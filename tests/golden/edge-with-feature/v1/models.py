@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 208f7b26aec9a409a5065f8e812dc16a8d0e50687c65335a52e1be0870f9152a
-# Content sha256: ad2877d54f20a390aa865d4c76658e8131f4147f1f9352a7e9a5c2a7e31b8a90
+# Inputs sha256: e316c078ecc8ee71d938a379f4aec6f534d36f2b7882eb42b3703f54bab7012c
+# Content sha256: b21384d5193b8490915d4a5745083a05683e8193df73881e669b6d6050153cf0
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ee418dff0ed8fa5505a513bade858a3ac3ec574a32a2b7c06ea7633c82773db2
-# Content sha256: c3b6aebdb280be79b49020199fb85f3a864de08e0cce092485997421bc0e203b
+# Inputs sha256: c9995428fa7ef0da17652936da9418f1921b129f29814a160cc20d5d3236f6d7
+# Content sha256: 2ca1f102d65244479eb080feeca277af0da61d99c221f29d98473002ba86ac5a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

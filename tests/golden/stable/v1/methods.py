@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 83cbd0509e379892c7320d571820c42b225eaf1ca2877423c8426343ab14cad7
-# Content sha256: af3feb063dc753debd502f2ec7324e2992384074cb0715420ebf6728e67df7ed
+# Inputs sha256: 2f007f8248e155a4d52753db64693c5f4a661789fc33719bd1a6340620f7bba7
+# Content sha256: bc6cf6ab63f28c8cad2e7f72887017620e7329aa774bb8ee2e8fd4d32c940b2c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

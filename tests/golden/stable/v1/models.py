@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 04181208bef8b835c5bc87cc72436bf1fe18ee093ba0934b1ae184450c90ed2d
-# Content sha256: 38b3c099558de8f3085d4fa565b89fee51b194c9a14b66367f6b70b2ef32484d
+# Inputs sha256: 8a71b7b81fc4d04c66271529a92609e97a981690f2f6540ffa2fd0739b63043e
+# Content sha256: 488dc111f2263a388fd836fa26cad086bbeb56f97264497184a4120c5aacdec3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 598c9e95d452050d00b6b97502495b92aafce4b367bdb052a5abdc73aa3a7d8b
-# Content sha256: 632676e4ccdafb379a34cbd0b38b24007a3b3436214d45eb6d961ffa82742291
+# Inputs sha256: 1088a0589ff4f6540f4f1eaf795f70d520291ec372bef6cda0f824681a7db1b4
+# Content sha256: b80e603b0fad9252dd2e557f23a9d980165518da98f33f2d9480362b44943216
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

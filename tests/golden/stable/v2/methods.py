@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9e9c4c7a5110b5fdd28a27be2c154e381e8a58aac5d82fec3f7776e6f39f81e2
-# Content sha256: 3ef17fab07f425dd5bc44789427b9a1ee35823543e24b68a465287501d3203f6
+# Inputs sha256: 6fd3a4ff4993c65b02f08f6064af323f50b899c1e0c8a59a5dc6dfee1819857f
+# Content sha256: 682c5e2abbf8524ab7801ec51be95c00cbc7cf0d118091d28374e6d534d72af5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

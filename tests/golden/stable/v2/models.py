@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 162ef873d95ed90ea687dce6c011dd01ffe9815b311a140beccaa7ed59ec369a
-# Content sha256: 29f12f02047ec00011b66ab2e04ae0b50966abf1cb9e8e1166ac0a2be4c85b13
+# Inputs sha256: af63ebbbf1051d7e21eb595d88f41b83dfb3d1fdfd21b5f4fee5506f0ad49e4d
+# Content sha256: c8eea6f10defe28a8016b3957a5569d8e13dd9986dbac779f01cde565dbf7bab
 
 """Wire models of ACP protocol v2.
 
