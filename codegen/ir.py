@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from .errors import pointer
 from .features import FEATURE_KEY, Selection
-from .validate import DEFS, message_role, ref_target
+from .validate import DEFS, message_role, ref_target, sides_of
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
@@ -333,13 +333,15 @@ def build(selection: Selection) -> Protocol:
     types = {name: _typedef(name, schema, files[name]) for name, schema in defs.items()}
     methods = []
     for m in selection.methods:
-        carriers = {message_role(t.name): t.name for t in types.values() if t.method == m.name and t.side == m.side}
-        if "notification" in carriers:
-            methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
-        else:
+        carriers = {
+            message_role(t.name): t.name for t in types.values() if t.method == m.name and m.side in sides_of(t.side)
+        }
+        if "request" in carriers:  # a method with a request/response pair may also have a notification form
             methods.append(
                 Method(m.name, m.key, m.side, "request", carriers["request"], carriers.get("response"), m.feature)
             )
+        else:
+            methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
     return Protocol(
         version=selection.version,
         types=types,
