@@ -28,6 +28,7 @@ def sides_of(marked: object) -> tuple[str, ...]:
     """The meta.json sides an ``x-side`` value stands for."""
     return ("agent", "client") if marked == BOTH else (str(marked),)
 
+
 # What may name a type, a method, a method key and a feature. Anything else is refused
 # rather than mangled: these names become Python identifiers and dictionary keys.
 TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
