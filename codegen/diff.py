@@ -73,11 +73,32 @@ RULES: dict[str, Rule] = {
         Rule("enum-closed", "open enum becomes closed", True, False, "old senders may send other strings"),
         Rule("variant-added", "union variant added", False, True, "old receivers cannot parse it"),
         Rule("variant-removed", "union variant removed", True, False, "old senders may send it"),
+        Rule(
+            "message-variant-added",
+            "a method's message added to a union of messages",
+            False,
+            False,
+            "reported as the method; nobody sees it before using the method",
+        ),
+        Rule(
+            "message-variant-removed",
+            "a method's message removed from a union of messages",
+            False,
+            False,
+            "reported as the method, where it breaks",
+        ),
         Rule("discriminator-changed", "union discriminator changed", True, True, "variants are told apart differently"),
         Rule("bases-changed", "object extends other types", True, True, "a different shape"),
         Rule("extra-closed", "object stops accepting unknown properties", True, False, "old senders may add some"),
         Rule("extra-opened", "object starts accepting unknown properties", False, True, "old receivers refuse them"),
         Rule("default-changed", "default value changed", True, True, "an omitted value means something else"),
+        Rule(
+            "default-extended",
+            "object default gains keys, the old ones unchanged",
+            False,
+            False,
+            "defaults of properties added beside it",
+        ),
         Rule("feature-gated", "item becomes gated by a feature", True, True, "it leaves the stable surface"),
         Rule("feature-stabilised", "item no longer gated by a feature", False, False, "it joins the stable surface"),
         Rule("method-added", "method added", False, False, "old peers never call it"),
@@ -247,6 +268,13 @@ def _shape(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, _shape(v)) for k, v in value.items()))
     return json.dumps(value, sort_keys=True) if not isinstance(value, (str, int, float, bool, type(None))) else value
+
+
+def _extends(old: Any, new: Any) -> bool:
+    """Whether ``new`` is ``old`` with keys added (at any depth) and nothing else changed."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return all(k in new and (old[k] == new[k] or _extends(old[k], new[k])) for k in old)
+    return False
 
 
 def _c(text: object) -> str:
@@ -465,7 +493,8 @@ class _Comparer:
                 if o.has_default and n.has_default and o.default != n.default:
                     was, now = _json(o.default), _json(n.default)
                     detail = f"default {_c(now)} (was {_c(was)})"
-                    self.at(here, "default-changed", "property", path, "changed", detail, old=was, new=now)
+                    rule = "default-extended" if _extends(o.default, n.default) else "default-changed"
+                    self.at(here, rule, "property", path, "changed", detail, old=was, new=now)
                 self.compare_expr(here, o.type, n.type, path)
 
     def compare_enum(self, w: _Where, o: TypeDef, n: TypeDef) -> None:
@@ -513,9 +542,16 @@ class _Comparer:
             for key in sorted(mine):
                 index, variant = keys[key]
                 feature = self._variant_feature(definition, index, variant, protocol) if top else w.feature
+                target = protocol.types.get(variant.ref or "") if variant.kind == "ref" else None
+                if inline_enum:
+                    rule = f"enum-value-{change}"
+                elif target is not None and target.method is not None:
+                    rule = f"message-variant-{change}"  # a union of messages (upstream's AgentRequest...)
+                else:
+                    rule = f"variant-{change}"
                 self.at(
                     w,
-                    f"{'enum-value' if inline_enum else 'variant'}-{change}",
+                    rule,
                     kind,
                     f"{path}[{key}]" if inline_enum else f"{path}|{key}",
                     change,  # type: ignore[arg-type]  # "added" or "removed"
@@ -589,8 +625,9 @@ class _Comparer:
                     rule = "feature-stabilised" if n.feature is None else "feature-gated"
                     detail = f"feature marker `{o.feature or 'none'}` -> `{n.feature or 'none'}`"
                     self._method_change(rule, n, "changed", detail)
-                if o.kind != n.kind:
+                if o.kind != n.kind:  # its message types change with it; that is the one change
                     self._method_change("method-kind-changed", n, "changed", f"now a {n.kind} (was a {o.kind})")
+                    continue
                 for role, old_type, new_type in (("params", o.params, n.params), ("result", o.result, n.result)):
                     if self.renames.get(old_type or "", old_type) != new_type:
                         detail = f"{role} type `{new_type}` (was `{old_type}`)"
@@ -730,7 +767,7 @@ def to_markdown(report: Report) -> str:
             extra = f"; feature `{_md(c.feature)}`" if c.feature else ""
             lines.append(f"- {flag} `{_md(c.path)}`: {_line(c.detail)}{extra}")
             if c.breaking:
-                lines.append(f"  - breaks {', '.join(_md(b) for b in c.breaks)} (rule `{c.rule}`)")
+                lines.append(f"  - breaks {', '.join(_line(b) for b in c.breaks)} (rule `{c.rule}`)")
             if c.location:
                 lines.append(f"  - at `{_md(c.location)}`")
     if report.files is not None:
