@@ -52,10 +52,17 @@ RULES: dict[str, Rule] = {
         Rule("property-removed-required", "required property removed", False, True, "old receivers expect it"),
         Rule(
             "property-removed-closed",
-            "property removed from an object that refuses unknown properties",
+            "optional property removed from an object that refuses unknown properties",
+            True,
+            False,
+            "old senders may still send it",
+        ),
+        Rule(
+            "property-removed-required-closed",
+            "required property removed from an object that refuses unknown properties",
             True,
             True,
-            "old senders still send it",
+            "old senders still send it; old receivers expect it",
         ),
         Rule("property-made-required", "property becomes required", True, False, "old senders may omit it"),
         Rule("property-made-optional", "property becomes optional", False, True, "old receivers expect it"),
@@ -469,7 +476,7 @@ class _Comparer:
                 )
             elif n is None and o is not None:
                 if top and not w.old_def.extra_allowed:
-                    rule = "property-removed-closed"
+                    rule = "property-removed-required-closed" if o.required else "property-removed-closed"
                 else:
                     rule = "property-removed-required" if o.required else "property-removed-optional"
                 kind = "required" if o.required else "optional"

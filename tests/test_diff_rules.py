@@ -105,6 +105,9 @@ CASES: dict[str, Case] = {
     "property-removed-optional": Case({"Subject": A}, {"Subject": OBJ}, "Subject.a"),
     "property-removed-required": Case({"Subject": _req(a={"type": "string"})}, {"Subject": OBJ}, "Subject.a"),
     "property-removed-closed": Case({"Subject": {**A, **CLOSED}}, {"Subject": {**OBJ, **CLOSED}}, "Subject.a"),
+    "property-removed-required-closed": Case(
+        {"Subject": {**_req(a={"type": "string"}), **CLOSED}}, {"Subject": {**OBJ, **CLOSED}}, "Subject.a"
+    ),
     "property-made-required": Case({"Subject": A}, {"Subject": _req(a={"type": "string"})}, "Subject.a"),
     "property-made-optional": Case({"Subject": _req(a={"type": "string"})}, {"Subject": A}, "Subject.a"),
     "nullable-added": Case({"Subject": A}, {"Subject": _obj(a={"type": ["string", "null"]})}, "Subject.a"),
