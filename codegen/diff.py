@@ -28,6 +28,7 @@ from .ir import Field, Method, Protocol, TypeDef, TypeExpr
 from .validate import DEFS, message_role
 
 ChangeKind = Literal["added", "removed", "changed"]
+Side = Literal["old", "new"]
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,17 @@ def _shape(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if not isinstance(value, (str, int, float, bool, type(None))) else value
 
 
+def _variant_pointer(protocol: Protocol, name: str) -> str | None:
+    """Where the inline union variant that the IR hoisted as ``name`` is written."""
+    for union in protocol.types.values():
+        raw = protocol.schema.get(DEFS, {}).get(union.name, {})
+        key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), None)
+        for index, variant in enumerate(union.variants if key else ()):
+            if variant.kind == "ref" and variant.ref == name:
+                return f"{union.pointer}/{key}/{index}"
+    return None
+
+
 def _extends(old: Any, new: Any) -> bool:
     """Whether ``new`` is ``old`` with keys added (at any depth) and nothing else changed."""
     if isinstance(old, dict) and isinstance(new, dict):
@@ -306,9 +318,18 @@ class _Where:
 
 
 class _Comparer:
-    def __init__(self, old: Protocol, new: Protocol, old_files: dict[str, str], new_files: dict[str, str]) -> None:
+    def __init__(
+        self,
+        old: Protocol,
+        new: Protocol,
+        old_files: dict[str, str],
+        new_files: dict[str, str],
+        old_raw: frozenset[str] | None = None,
+        new_raw: frozenset[str] | None = None,
+    ) -> None:
         self.old, self.new = old, new
         self.old_files, self.new_files = old_files, new_files
+        self.old_raw, self.new_raw = old_raw, new_raw
         self.changes: list[Change] = []
         self.renames: dict[str, str] = {}
         self.uses_old, self.uses_new = usage(old), usage(new)
@@ -373,7 +394,11 @@ class _Comparer:
 
     def location(self, t: TypeDef, *tail: str, side: Literal["old", "new"] = "new") -> str:
         files = self.new_files if side == "new" else self.old_files
-        return f"{files.get(t.file, t.file)}#{t.pointer}{pointer(*tail)}"
+        protocol, raw = (self.new, self.new_raw) if side == "new" else (self.old, self.old_raw)
+        ptr = t.pointer
+        if raw is not None and t.name not in raw:  # an inline union variant the IR named: point at it
+            ptr = _variant_pointer(protocol, t.name) or ptr
+        return f"{files.get(t.file, t.file)}#{ptr}{pointer(*tail)}"
 
     # -- whole protocol --
     def run(self) -> list[Change]:
@@ -542,13 +567,19 @@ class _Comparer:
         new_keys = {v.describe(): (i, v) for i, v in enumerate(new)}
         inline_enum = all(v.kind == "const" for v in (*old, *new))
         what, kind = ("value", "enum-value") if inline_enum else ("variant", "variant")
-        for change, keys, mine, protocol, definition in (
-            ("removed", old_keys, set(old_keys) - set(new_keys), self.old, w.old_def),
-            ("added", new_keys, set(new_keys) - set(old_keys), self.new, w.new_def),
-        ):
+        sides: tuple[tuple[ChangeKind, dict[str, tuple[int, TypeExpr]], set[str], Protocol, TypeDef, Side], ...] = (
+            ("removed", old_keys, set(old_keys) - set(new_keys), self.old, w.old_def, "old"),
+            ("added", new_keys, set(new_keys) - set(old_keys), self.new, w.new_def, "new"),
+        )
+        for change, keys, mine, protocol, definition, side in sides:
             for key in sorted(mine):
                 index, variant = keys[key]
                 feature = self._variant_feature(definition, index, variant, protocol) if top else w.feature
+                location = w.location
+                if top:
+                    raw = protocol.schema.get(DEFS, {}).get(definition.name, {})
+                    union_key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), "anyOf")
+                    location = self.location(definition, union_key, str(index), side=side)
                 target = protocol.types.get(variant.ref or "") if variant.kind == "ref" else None
                 if inline_enum:
                     rule = f"enum-value-{change}"
@@ -561,9 +592,10 @@ class _Comparer:
                     rule,
                     kind,
                     f"{path}[{key}]" if inline_enum else f"{path}|{key}",
-                    change,  # type: ignore[arg-type]  # "added" or "removed"
+                    change,
                     f"{what} {_c(key)} {change}",
                     feature=feature,
+                    location=location,
                     **({"old": key} if change == "removed" else {"new": key}),
                 )
 
@@ -671,8 +703,14 @@ def compare(
     new: tuple[Protocol, ...],
     old_files: dict[str, str] | None = None,
     new_files: dict[str, str] | None = None,
+    old_raw: dict[int, frozenset[str]] | None = None,
+    new_raw: dict[int, frozenset[str]] | None = None,
 ) -> list[Change]:
-    """Every change from ``old`` to ``new``, per protocol version, sorted."""
+    """Every change from ``old`` to ``new``, per protocol version, sorted.
+
+    ``*_files`` map the pipeline's file names to the names to show; ``*_raw`` give each
+    version's ``$defs`` names as written, so that types the IR derived (named inline union
+    variants) are located inside their union."""
     old_by = {p.version: p for p in old}
     new_by = {p.version: p for p in new}
     changes: list[Change] = []
@@ -695,7 +733,9 @@ def compare(
                 )
             )
             continue
-        changes += _Comparer(o, n, old_files or {}, new_files or {}).run()
+        changes += _Comparer(
+            o, n, old_files or {}, new_files or {}, (old_raw or {}).get(version), (new_raw or {}).get(version)
+        ).run()
     return sorted(changes, key=lambda c: (c.version, c.group == "methods", c.group, c.path, c.rule))
 
 

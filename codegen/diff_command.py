@@ -19,7 +19,7 @@ from .features import select
 from .ir import Protocol, build
 from .load import display_name, find_version_dirs, load_version
 from .pipeline import generate
-from .validate import declared_features, validate_version
+from .validate import DEFS, declared_features, validate_version
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Loaded:
     protocols: tuple[Protocol, ...]
     features: frozenset[str]  # enabled on this side (all declared ones unless told otherwise)
     file_names: dict[str, str]  # display name in the pipeline -> name shown to users
+    raw_names: dict[int, frozenset[str]]  # per version, the $defs names as written
 
 
 def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
@@ -50,7 +51,11 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
     except SchemaError as exc:
         raise side.translate(exc) from None
     names = {src.name: side.shown(src.name) for s in sources for src in (*s.schemas, s.meta)}
-    return Loaded(protocols, enabled, names)
+    raw = {
+        p.version: frozenset(n for src in s.schemas for n in src.data[DEFS])
+        for p, s in zip(protocols, sources, strict=True)
+    }
+    return Loaded(protocols, enabled, names, raw)
 
 
 def generated_files(side: Side, features: frozenset[str]) -> dict[str, str]:
@@ -93,11 +98,18 @@ def build_report(args: argparse.Namespace) -> Report:
         new_side = stack.enter_context(open_side(args.new, config.root, config.schema_dir, args.path))
         old = load_side(old_side, _features(args.old_features))
         new = load_side(new_side, _features(args.new_features))
-        report = Report(args.old, args.new, compare(old.protocols, new.protocols, old.file_names, new.file_names))
+        changes = compare(old.protocols, new.protocols, old.file_names, new.file_names, old.raw_names, new.raw_names)
+        report = Report(args.old, args.new, changes)
         if not args.no_generated:
-            report.files = file_changes(
-                generated_files(old_side, old.features), generated_files(new_side, new.features)
-            )
+            try:
+                old_files = generated_files(old_side, old.features)
+                new_files = generated_files(new_side, new.features)
+            except SchemaError:
+                raise
+            except Exception as exc:  # the protocol diff stands on its own when a renderer fails
+                report.files_note = f"Generated files not compared: generation failed ({type(exc).__name__}: {exc})"
+            else:
+                report.files = file_changes(old_files, new_files)
     return report
 
 
