@@ -228,21 +228,31 @@ def usage(protocol: Protocol) -> dict[str, set[Use]]:
                 roots.append((m.result, Use(RECEIVER, f"{caller} receiving `{m.name}` results")))
         else:
             roots.append((m.params, Use(RECEIVER, f"{_SELF.get(m.side, 'peers')} receiving `{m.name}`")))
+    uses = _reach(protocol, roots)
+    # Message types without a method entry (upstream's AgentRequest... envelopes, or an
+    # InitializeResponse whose method is not declared) decide only for what no method reaches.
     covered = {name for name, _ in roots}
+    by_name = []
     for name in sorted(protocol.types):
         role = message_role(name)
-        if name not in covered and role is not None:  # a message type without a method entry
+        if name not in covered and role is not None:
             position = SENDER if role == "request" else RECEIVER
             verb = "sending" if position == SENDER else "receiving"
-            roots.append((name, Use(position, f"peers {verb} `{name}`")))
+            by_name.append((name, Use(position, f"peers {verb} `{name}`")))
+    for name, found in _reach(protocol, by_name).items():
+        uses.setdefault(name, found)
+    return uses
+
+
+def _reach(protocol: Protocol, roots: list[tuple[str, Use]]) -> dict[str, set[Use]]:
     uses: dict[str, set[Use]] = {}
     for root, use in roots:
         stack = [root]
         while stack:
             name = stack.pop()
-            if use in uses.setdefault(name, set()) or name not in protocol.types:
+            if name not in protocol.types or use in uses.get(name, ()):
                 continue
-            uses[name].add(use)
+            uses.setdefault(name, set()).add(use)
             stack.extend(type_refs(protocol.types[name]))
     return uses
 

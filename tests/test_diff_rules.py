@@ -331,3 +331,29 @@ def test_capability_properties_are_labelled_as_capabilities() -> None:
 
 def test_readme_holds_the_rules_table() -> None:
     assert rules_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_inline_variants_are_located_inside_their_union() -> None:
+    inline = {"type": "object", "title": "Gamma", "properties": {"g": {"type": "string"}}}
+    old_union = {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]}
+    new_union = {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}, inline]}
+    old = _side({"Subject": old_union, "A": A, "B": B}, "response", None)
+    new = _side({"Subject": new_union, "A": A, "B": B}, "response", None)
+    raw = frozenset({*MESSAGES, "Subject", "A", "B"})
+    changes = compare((old,), (new,), {}, {}, {1: raw}, {1: raw})
+    located = {(c.rule, c.path): c.location for c in changes}
+    assert located == {
+        ("type-added", "Gamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
+        ("variant-added", "Subject|Gamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
+    }
+
+
+def test_markdown_keeps_schema_text_inside_code_spans() -> None:
+    from codegen.diff import Report, to_markdown
+
+    hostile = "x`\n# injected [link](http://example.invalid)"
+    old = _side({"Subject": OBJ}, "request", None)
+    new = _side({"Subject": _obj(**{hostile: {"type": "string"}})}, "request", None)
+    text = to_markdown(Report("old", "new", compare((old,), (new,))))
+    assert not any(line.startswith("# injected") for line in text.splitlines())
+    assert "`x' # injected [link](http://example.invalid)`" in text
