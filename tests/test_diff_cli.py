@@ -353,3 +353,19 @@ def test_generation_failure_leaves_the_protocol_diff(
     assert (
         report["generatedNote"] == "Generated files not compared: generation failed (RuntimeError: renderer exploded)"
     )
+
+
+def test_schema_file_of_unknown_version_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lone = tmp_path / "loose.json"
+    shutil.copyfile(ROOT / "schema" / "v1" / "schema.json", lone)
+    code, _, err = _run(capsys, str(lone), str(lone), "--no-generated")
+    assert code == 2
+    assert err.startswith(f"{lone.as_posix()}: /: cannot tell the protocol version")
+
+
+def test_version_directory_problems_name_the_original_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _copy_schema(tmp_path / "bad")
+    _edit(bad / "v2" / "schema.json", lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"}))
+    code, _, err = _run(capsys, str(ROOT / "schema" / "v2"), str(bad / "v2"), "--no-generated")
+    assert code == 2
+    assert f"{(bad / 'v2' / 'schema.json').as_posix()}: /$defs/SessionInfo/$ref: reference to undefined type" in err
