@@ -28,7 +28,7 @@ from .ir import Field, Method, Protocol, TypeDef, TypeExpr
 from .validate import DEFS, message_role
 
 ChangeKind = Literal["added", "removed", "changed"]
-Side = Literal["old", "new"]
+Which = Literal["old", "new"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ RULES: dict[str, Rule] = {
     r.id: r
     for r in (
         Rule("type-added", "type added", False, False, "nothing used it before"),
-        Rule("type-removed", "type removed", False, False, "its users' own changes are reported where they are"),
+        Rule("type-removed", "type removed", False, False, "not on the wire; its users' changes are reported there"),
         Rule("type-renamed", "type renamed, same shape", False, False, "type names never reach the wire"),
         Rule("type-kind-changed", "type becomes another kind (object, enum, union, alias)", True, True, "incompatible"),
         Rule("property-added-optional", "optional property added", False, False, "old peers omit or ignore it"),
@@ -272,6 +272,18 @@ def _map_refs(e: TypeExpr, renames: dict[str, str]) -> TypeExpr:
     )
 
 
+def _map_typedef_refs(t: TypeDef, renames: dict[str, str]) -> TypeDef:
+    if not renames:
+        return t
+    return replace(
+        t,
+        fields=tuple(replace(f, type=_map_refs(f.type, renames)) for f in t.fields),
+        bases=tuple(renames.get(b, b) for b in t.bases),
+        variants=tuple(_map_refs(v, renames) for v in t.variants),
+        target=_map_refs(t.target, renames) if t.target else None,
+    )
+
+
 def _shape(value: Any) -> Any:
     """A hashable value of a type's wire shape: names, descriptions and locations left out."""
     if isinstance(value, (TypeDef, Field, TypeExpr)) or dataclasses.is_dataclass(value):
@@ -441,16 +453,27 @@ class _Comparer:
         return self.changes
 
     def _find_renames(self, removed: list[str], added: list[str]) -> None:
-        shapes_added: dict[Any, list[str]] = {}
-        for name in added:
-            shapes_added.setdefault(_shape(self.new.types[name]), []).append(name)
-        shapes_removed: dict[Any, list[str]] = {}
-        for name in removed:
-            shapes_removed.setdefault(_shape(self.old.types[name]), []).append(name)
-        for shape, olds in shapes_removed.items():
-            news = shapes_added.get(shape, [])
-            if len(olds) == 1 and len(news) == 1:  # ambiguous pairings stay removed + added
-                self.renames[olds[0]] = news[0]
+        """Pair removed and added types of identical shape, one to one. Repeated until stable,
+        so that a family renamed together (a type and the types it refers to) pairs up."""
+        while True:
+            left = [n for n in removed if n not in self.renames]
+            taken = set(self.renames.values())
+            shapes_added: dict[Any, list[str]] = {}
+            for name in added:
+                if name not in taken:
+                    shapes_added.setdefault(_shape(self.new.types[name]), []).append(name)
+            shapes_removed: dict[Any, list[str]] = {}
+            for name in left:
+                old = _map_typedef_refs(self.old.types[name], self.renames)
+                shapes_removed.setdefault(_shape(old), []).append(name)
+            found = {
+                olds[0]: shapes_added[shape][0]
+                for shape, olds in shapes_removed.items()
+                if len(olds) == 1 and len(shapes_added.get(shape, ())) == 1  # ambiguous pairs stay removed + added
+            }
+            if not found:
+                return
+            self.renames.update(found)
 
     # -- one type --
     def compare_type(self, o: TypeDef, n: TypeDef) -> None:
@@ -577,7 +600,7 @@ class _Comparer:
         new_keys = {v.describe(): (i, v) for i, v in enumerate(new)}
         inline_enum = all(v.kind == "const" for v in (*old, *new))
         what, kind = ("value", "enum-value") if inline_enum else ("variant", "variant")
-        sides: tuple[tuple[ChangeKind, dict[str, tuple[int, TypeExpr]], set[str], Protocol, TypeDef, Side], ...] = (
+        sides: tuple[tuple[ChangeKind, dict[str, tuple[int, TypeExpr]], set[str], Protocol, TypeDef, Which], ...] = (
             ("removed", old_keys, set(old_keys) - set(new_keys), self.old, w.old_def, "old"),
             ("added", new_keys, set(new_keys) - set(old_keys), self.new, w.new_def, "new"),
         )

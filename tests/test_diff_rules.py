@@ -357,3 +357,21 @@ def test_markdown_keeps_schema_text_inside_code_spans() -> None:
     text = to_markdown(Report("old", "new", compare((old,), (new,))))
     assert not any(line.startswith("# injected") for line in text.splitlines())
     assert "`x' # injected [link](http://example.invalid)`" in text
+
+
+def test_a_family_renamed_together_is_reported_as_renames() -> None:
+    old = _side(
+        {"Subject": _obj(w={"$ref": "#/$defs/Wrapper"}), "Wrapper": _obj(l={"$ref": "#/$defs/Label"}), "Label": A},
+        "request",
+        None,
+    )
+    new = _side(
+        {"Subject": _obj(w={"$ref": "#/$defs/Envelope"}), "Envelope": _obj(l={"$ref": "#/$defs/Tag"}), "Tag": A},
+        "request",
+        None,
+    )
+    changes = compare((old,), (new,))
+    assert sorted((c.rule, c.old, c.new) for c in changes) == [
+        ("type-renamed", "Label", "Tag"),
+        ("type-renamed", "Wrapper", "Envelope"),
+    ]
