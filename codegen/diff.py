@@ -111,6 +111,7 @@ RULES: dict[str, Rule] = {
         Rule("feature-stabilised", "item no longer gated by a feature", False, False, "it joins the stable surface"),
         Rule("method-added", "method added", False, False, "old peers never call it"),
         Rule("method-removed", "method removed", True, True, "calls get -32601 (method not found)"),
+        Rule("method-side-changed", "method moves to the other side (x-side)", True, True, "the other peer handles it"),
         Rule("method-kind-changed", "request becomes notification or back", True, True, "a reply is expected or not"),
         Rule("method-type-changed", "method's params or result type replaced", True, True, "a different shape"),
         Rule("version-added", "protocol version added", False, False, "old peers never negotiate it"),
@@ -686,8 +687,21 @@ class _Comparer:
     def compare_methods(self) -> None:
         old = {(m.name, m.side): m for m in self.old.methods}
         new = {(m.name, m.side): m for m in self.new.methods}
+        # A method that left one side and appeared on another (x-side changed) is one change.
+        gone = [k for k in sorted(old) if k not in new]
+        came = [k for k in sorted(new) if k not in old]
+        moved = set()
+        for name in {k[0] for k in gone} & {k[0] for k in came}:
+            was = [k for k in gone if k[0] == name]
+            now = [k for k in came if k[0] == name]
+            if len(was) == 1 and len(now) == 1:
+                moved |= {was[0], now[0]}
+                detail = f"now handled by the {now[0][1]} side (was the {was[0][1]} side)"
+                self._method_change("method-side-changed", new[now[0]], "changed", detail, was[0][1], now[0][1])
         for key in sorted(set(old) | set(new)):
             o, n = old.get(key), new.get(key)
+            if key in moved:
+                continue
             if o is None and n is not None:
                 self._method_change("method-added", n, "added", f"new {n.kind} handled by the {n.side} side")
             elif n is None and o is not None:

@@ -220,6 +220,12 @@ CASES: dict[str, Case] = {
     "method-removed": Case(
         {"Subject": OBJ, **UNDO}, {"Subject": OBJ}, "thing/undo", frozenset({"type-removed"}), old_methods=UNDO_METHODS
     ),
+    "method-side-changed": Case(
+        {"Subject": OBJ},
+        {"Subject": OBJ, "ThingHappenedNotification": _message("thing/happened", "agent")},
+        "thing/happened",
+        new_methods={"agentMethods": {"thing_do": "thing/do", "thing_happened": "thing/happened"}},
+    ),
     "method-kind-changed": Case(
         {"Subject": OBJ},
         {"Subject": OBJ, **HAPPENED_AS_REQUEST},
