@@ -7,14 +7,17 @@ Exit status: 0, or 1 when ``--fail-on`` says the changes found should fail the r
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from .config import ConfigError, load_config
 from .diff import Report, compare, file_changes, to_json, to_markdown
 from .diff_inputs import InputError, Side, open_side
-from .errors import SchemaError, fail
+from .errors import Problem, SchemaError, fail
 from .features import select
 from .ir import Protocol, build
 from .load import display_name, find_version_dirs, load_version
@@ -58,11 +61,23 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
     return Loaded(protocols, enabled, names, raw)
 
 
-def generated_files(side: Side, features: frozenset[str]) -> dict[str, str]:
-    try:
-        return generate(side.schema_dir, features, side.root).files
-    except SchemaError as exc:
-        raise side.translate(exc) from None
+def generated_files(side: Side, features: frozenset[str], schema_dir: str = "schema") -> dict[str, str]:
+    """What ``generate`` would write from this side, as if its schema lived at ``schema_dir``
+    of the project: file headers name their inputs, and the two sides must name them alike."""
+    with tempfile.TemporaryDirectory(prefix="acp-codegen-diff-gen-") as tmp:
+        root = Path(tmp)
+        target = root.joinpath(*PurePosixPath(schema_dir).parts)
+        shutil.copytree(side.schema_dir, target)
+        try:
+            return generate(target, features, root).files
+        except SchemaError as exc:  # already validated by load_side; kept for safety
+            names = {
+                display_name(target / rel, root): side.shown(display_name(side.schema_dir / rel, side.root))
+                for rel in (p.relative_to(target) for p in target.rglob("*.json"))
+            }
+            raise SchemaError(
+                [Problem(names.get(p.file, p.file), p.pointer, p.message) for p in exc.problems]
+            ) from None
 
 
 def _features(text: str | None) -> frozenset[str] | None:
@@ -102,8 +117,11 @@ def build_report(args: argparse.Namespace) -> Report:
         report = Report(args.old, args.new, changes)
         if not args.no_generated:
             try:
-                old_files = generated_files(old_side, old.features)
-                new_files = generated_files(new_side, new.features)
+                shown_dir = display_name(config.schema_dir, config.root)
+                if PurePosixPath(shown_dir).is_absolute():
+                    shown_dir = "schema"
+                old_files = generated_files(old_side, old.features, shown_dir)
+                new_files = generated_files(new_side, new.features, shown_dir)
             except SchemaError:
                 raise
             except Exception as exc:  # the protocol diff stands on its own when a renderer fails

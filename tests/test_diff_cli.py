@@ -369,3 +369,13 @@ def test_version_directory_problems_name_the_original_file(tmp_path: Path, capsy
     code, _, err = _run(capsys, str(ROOT / "schema" / "v2"), str(bad / "v2"), "--no-generated")
     assert code == 2
     assert f"{(bad / 'v2' / 'schema.json').as_posix()}: /$defs/SessionInfo/$ref: reference to undefined type" in err
+
+
+def test_identical_schema_elsewhere_changes_no_generated_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    copy = _copy_schema(tmp_path / "copy")
+    code, out, _ = _run(capsys, "schema", str(copy), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["generated"] == []  # file headers name inputs alike on both sides
