@@ -137,6 +137,7 @@ class Change:
     new: str | None = None
     breaks: tuple[str, ...] = ()  # who, in words; empty when nobody
     group: str = ""  # the type (or "methods") the change is listed under
+    side: str | None = None  # methods: the side that handles it
 
     @property
     def breaking(self) -> bool:
@@ -159,6 +160,8 @@ class Change:
             data["old"] = self.old
         if self.new is not None:
             data["new"] = self.new
+        if self.side is not None:
+            data["side"] = self.side
         return data
 
 
@@ -380,6 +383,7 @@ class _Comparer:
         location: str,
         old: str | None = None,
         new: str | None = None,
+        side: str | None = None,
     ) -> None:
         r = RULES[rule]
         breaks: set[str] = set()
@@ -407,6 +411,7 @@ class _Comparer:
                 new,
                 tuple(sorted(breaks)),
                 group,
+                side,
             )
         )
 
@@ -735,13 +740,14 @@ class _Comparer:
             "method",
             m.name,
             change,
-            f"{detail}",
+            detail,
             group="methods",
             uses=frozenset({use}),
             feature=m.feature,
             location=location,
             old=old,
             new=new,
+            side=m.side,
         )
 
 

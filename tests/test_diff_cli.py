@@ -107,10 +107,10 @@ def test_upstream_stable_vs_unstable(upstream: Path, version: int) -> None:
     ):
         old, new = load_side(a), load_side(b)
     changes = compare(old.protocols, new.protocols, old.file_names, new.file_names)
-    methods = {(c.path, c.change) for c in changes if c.kind == "method"}
+    methods = {(c.path, c.side, c.change) for c in changes if c.kind == "method"}
     added = _methods(base / "meta.unstable.json") - _methods(base / "meta.json")
     assert added, "the fixture should add methods"
-    assert {(name, "added") for name, _ in added} == methods
+    assert {(name, side, "added") for name, side in added} == methods
     stable = json.loads((base / "schema.json").read_text(encoding="utf-8"))["$defs"]
     unstable = json.loads((base / "schema.unstable.json").read_text(encoding="utf-8"))["$defs"]
     new_types = {
