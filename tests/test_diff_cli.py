@@ -4,6 +4,7 @@ the repository's own feature, and upstream stable vs unstable."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -379,3 +380,18 @@ def test_identical_schema_elsewhere_changes_no_generated_file(
     code, out, _ = _run(capsys, "schema", str(copy), "--format", "json")
     assert code == 0
     assert json.loads(out)["generated"] == []  # file headers name inputs alike on both sides
+
+
+def test_report_is_identical_for_any_hash_seed() -> None:
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-m", "codegen", "diff", "schema", "schema", "--old-features", "", "--no-generated"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "12345")
+    }
+    assert len(outputs) == 1
