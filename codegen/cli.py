@@ -1,4 +1,4 @@
-"""Command line: ``acp-codegen generate`` and ``acp-codegen check``.
+"""Command line: ``acp-codegen generate``, ``acp-codegen check`` and ``acp-codegen diff``.
 
 Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad input
 (the message names the file and JSON pointer; the output is left untouched).
@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import diff_command
 from .config import Config, ConfigError, load_config
 from .errors import SchemaError
 from .pipeline import generate, up_to_date
@@ -32,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--no-default-features", action="store_true", help="ignore the features listed in pyproject.toml"
         )
+    text = "compare two schema sets in protocol terms (see `diff --help`)"
+    diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
     return parser
 
 
@@ -46,6 +49,8 @@ def _settings(args: argparse.Namespace, config: Config) -> tuple[Path, Path, fro
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "diff":
+        return diff_command.run(args)
     try:
         config = load_config()
         schema_dir, out, features = _settings(args, config)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from .errors import pointer
 from .features import FEATURE_KEY, Selection
-from .validate import DEFS, message_role, ref_target
+from .validate import DEFS, message_role, ref_target, sides_of
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
@@ -342,7 +342,7 @@ def hoist_variants(defs: dict[str, Any], files: dict[str, str]) -> dict[str, Any
                 variants.append(variant)
                 continue
             taken.add(name)
-            out[name] = _flatten_variant(variant, defs)
+            out[name] = {k: v for k, v in variant.items() if k != "title"}
             files[name] = files[union]
             variants.append({"$ref": f"#/$defs/{name}"})
         out[union] = {**schema, key: variants}
@@ -352,20 +352,28 @@ def hoist_variants(defs: dict[str, Any], files: dict[str, str]) -> dict[str, Any
 def build(selection: Selection) -> Protocol:
     files = dict(selection.def_files)
     defs = hoist_variants(selection.defs, files)
+    hoisted = set(defs) - set(selection.defs)
     types = {name: _typedef(name, schema, files[name]) for name, schema in defs.items()}
     methods = []
     for m in selection.methods:
-        carriers = {message_role(t.name): t.name for t in types.values() if t.method == m.name and t.side == m.side}
-        if "notification" in carriers:
-            methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
-        else:
+        carriers = {
+            message_role(t.name): t.name for t in types.values() if t.method == m.name and m.side in sides_of(t.side)
+        }
+        if "request" in carriers:  # a method with a request/response pair may also have a notification form
             methods.append(
                 Method(m.name, m.key, m.side, "request", carriers["request"], carriers.get("response"), m.feature)
             )
+        else:
+            methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
     return Protocol(
         version=selection.version,
         types=types,
-        schema={"$schema": "https://json-schema.org/draft/2020-12/schema", DEFS: defs},
+        # The models get tagged variants flattened (tag first, as on the wire); the IR keeps
+        # them as "base + tag", so a change to the base is one change, at the base.
+        schema={
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            DEFS: {name: _flatten_variant(d, defs) if name in hoisted else d for name, d in defs.items()},
+        },
         methods=tuple(methods),
         features=selection.features,
         declared_features=selection.declared_features,

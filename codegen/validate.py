@@ -20,6 +20,14 @@ from .load import Source, VersionSources
 DEFS = "$defs"
 REF_PREFIX = "#/$defs/"
 SIDES = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol"}
+# Upstream marks methods that either peer may call (``mcp/message``) with ``"x-side": "both"``.
+BOTH = "both"
+
+
+def sides_of(marked: object) -> tuple[str, ...]:
+    """The meta.json sides an ``x-side`` value stands for."""
+    return ("agent", "client") if marked == BOTH else (str(marked),)
+
 
 # What may name a type, a method, a method key and a feature. Anything else is refused
 # rather than mangled: these names become Python identifiers and dictionary keys.
@@ -104,8 +112,10 @@ def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], fea
                     )
             elif key == "x-method" and (not isinstance(value, str) or not METHOD_NAME.match(value)):
                 problems.append(Problem(src.name, here, f"method name must match {METHOD_NAME.pattern}: {value!r}"))
-            elif key == "x-side" and value not in SIDES.values():
-                problems.append(Problem(src.name, here, f"x-side must be one of {sorted(SIDES.values())}: {value!r}"))
+            elif key == "x-side" and value not in (*SIDES.values(), BOTH):
+                problems.append(
+                    Problem(src.name, here, f"x-side must be one of {sorted((*SIDES.values(), BOTH))}: {value!r}")
+                )
             elif key in ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items") and not isinstance(
                 value, bool
             ):
@@ -237,15 +247,16 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
                 Problem(src.name, here, "a type with x-method must be named *Request, *Response or *Notification")
             )
             continue
-        if (marked_method, marked_side) not in declared:
-            problems.append(
-                Problem(
-                    src.name,
-                    pointer(DEFS, name, "x-method"),
-                    f"method {marked_method!r} ({marked_side} side) is not listed in {meta.name}",
+        for side in sides_of(marked_side):
+            if (marked_method, side) not in declared:
+                problems.append(
+                    Problem(
+                        src.name,
+                        pointer(DEFS, name, "x-method"),
+                        f"method {marked_method!r} ({side} side) is not listed in {meta.name}",
+                    )
                 )
-            )
-        marked.setdefault((marked_method, marked_side), {}).setdefault(role, []).append(name)
+            marked.setdefault((marked_method, side), {}).setdefault(role, []).append(name)
     for section, side in SIDES.items():
         for key, method in meta.data.get(section, {}).items():
             roles = marked.get((method, side), {})
@@ -256,7 +267,9 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
                         Problem(meta.name, here, f"method {method!r} has several {role} types: {', '.join(names)}")
                     )
             if "notification" in roles:
-                if "request" in roles or "response" in roles:
+                # A notification beside a complete request/response pair is a method that may
+                # be sent either way (upstream's ``mcp/message``); half a pair is a mistake.
+                if ("request" in roles) != ("response" in roles):
                     problems.append(Problem(meta.name, here, f"method {method!r} is both a notification and a request"))
             elif "request" not in roles:
                 problems.append(

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ed1c90b18ef27931fd14137b80606a61c9a8495d27aa72ef80826b7052e7fa0e
-# Content sha256: adffe8e2638dd97718224b37214f499dd453b3f53a40fd166665deb9530c5a55
+# Inputs sha256: 355ee2cf9c378cd8c9403e73c4d09be475cc1e5eb874156f2066ed0c5cf39cbf
+# Content sha256: ff47636a9467d48d0d53ee741b060dc24ff2a87af82ab985b25809c99a8982c8
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3f7e4cd884f521c9d133635a72382cbe206cd5db584c743316e84c2d2fda5ba6
-# Content sha256: e8a2f6f7ed5d2715c46ff75dcdd1ae804b902ee6944e6bcb207de0cd270741f2
+# Inputs sha256: 675e610415c42e38a88993cbce951c9936a8aa235b32748ecb6be59a2ed525b7
+# Content sha256: 09023fcdc5742fd07e2c1c639c49aa5cc6900f53f0cf90fea17c9743b6028e26
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -438,23 +438,11 @@ class _V1ToV2SessionNotification(_Converter):
     )
 
 
-class _V1ToV2SessionUpdateSessionInfoUpdate(_Converter):
+class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
     f_session_update: Literal["session_info_update"] = Field(
         validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_archived: bool | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
     )
 
 
@@ -702,23 +690,11 @@ class _V2ToV1SessionListCapabilities(_Converter):
     )
 
 
-class _V2ToV1SessionUpdateSessionInfoUpdate(_Converter):
+class _V2ToV1SessionUpdateSessionInfoUpdate(_V2ToV1SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v2) as ``SessionUpdateSessionInfoUpdate`` (v1)."""
 
     f_session_update: Literal["session_info_update"] = Field(
         validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_archived: bool | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
     )
 
 

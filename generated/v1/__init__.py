@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 795915bfbd644f6cb0fa55c82c1a8cc8dadee2cb474d4f037f50250242cfda92
-# Content sha256: 290e8737e3610ee0fa738f24e11861c9c8d97e75e5e093a32a39709a5f844f4e
+# Inputs sha256: 52952492a392c0ba13b5c9a19703eb8f644f87e41be8e0a1bdd4101aed843acd
+# Content sha256: d580bb66f3457f0bf81c27e85c786a8648ef00fc66a4f45c237d1e53609f9b9e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

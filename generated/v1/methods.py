@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: fb486b541cfb6fb422e7483672685c1286314bbe1f57d986896132bbd03ceff7
-# Content sha256: 81e784137e97fb66db0c6b1999f3570df1bd511780bf5dcc514b4fe30742d150
+# Inputs sha256: a2d34e4f71712a82fb8a546b776f4ee469e4e96c3d5ad7c19bccc7d3e3356630
+# Content sha256: 25b536d3ec670e584de0b2f042017fd126af2fe9adb6382f44eb5e6485f049dd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

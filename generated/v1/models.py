@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3096fd4e347be2838d97790244b8765e00e76bb3f5cbb5ad1cb0a062862a6167
-# Content sha256: 7b08a0e1c4916d6a8cc8bfda4f4728a22da468595304598755ad521850003653
+# Inputs sha256: 2f495fe8cedf16407c81ffb61c4459971189b26be633584df115420bd326943a
+# Content sha256: 6f5e282bc89f2f1bbf48b4aa96ca4020309074a1ccb185b882c0bca3d69fe443
 
 """Wire models of ACP protocol v1.
 

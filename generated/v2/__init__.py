@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 51f93a621bfa1c11db322573a8b9c998023a06b3bbff88fa0f9a9deb05ec8dc2
-# Content sha256: e7d73a25ce004d8d55ac0fe2b04c925a52cd91e1462ba42c0ecd09b32e84a5e7
+# Inputs sha256: ce952704795e9368dae0ed70686ddc1222ecc1b9cf955968f3b54b258f27470f
+# Content sha256: a976ce85fcfd879c2d3e797faf61377d51ff51cfffc679fe9a5780cb36621d7f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

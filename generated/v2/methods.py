@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 8976e9a3a3436fb12e8e49aea15b8d81c7f6e85a1b69a0f8dc5f36c5f703316d
-# Content sha256: 4ced7e813acf27059749c687ac2961942e11f39b95a364481109a3b4634c673a
+# Inputs sha256: 148129775cb1bd4db0b75b218001e6418a459d67588a78a04c2b276121967e70
+# Content sha256: 0c7c17604d77d13777baf4f132142a2a756d993e4527493614a9d08f9ebe1b39
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 7cd8718ed40044c330f74ba76a2cd2a8ee5eb7ccc517a40b93fe6c8ed9a46e3e
-# Content sha256: b6c92b4983d7f5347c15f3958b5b8a67e6a5eecb93c6d7a772c282c41884b11f
+# Inputs sha256: 4f229852976a2461d94eb27a8d6c144e6eea45e9bcfc5589407716acf562ec1c
+# Content sha256: 52986296bf9a8a63dda7522fb9c010627758ebd19562f1e2cf977485544ab554
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ce1fc4e2bc913a13edddc62346db088f043ee28df19aa9b14147f5ccb9c097c5
-# Content sha256: 9477660b98d542a616dca70fd61bc4d1dc744c2538bcb7c60f2d1d576e077933
+# Inputs sha256: ccad524fb271c085215de956999090543231fced095ec172042c99935e73fa84
+# Content sha256: eb08d39b02b081b72d1a110003825e4caca5e1e814d23bce2a470385d391aaef
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2b3f86d77c84877e1a038579fae9a1aac9c8ec84a4fcdd806302c1c031bdda9b
-# Content sha256: 1389e245b116a0a34c340cbeb407d2948f693f236d55515ce2837642bf3af762
+# Inputs sha256: a9f495c153d55a924dbf48db39c8b5f6fbd5c2f315ae616d8b9a890d673a15dd
+# Content sha256: 4f3f6dcd7ccd78be74348efae16c3809669850e6da89ccc0891cc3eb62067e58
 
 """Types shared by every protocol version of the generated package."""
 

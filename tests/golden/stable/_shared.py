@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6d901eb0b9317ae2afd251a77cdbb3a4d774a7891b02554b82c2a7a6a2ecd51f
-# Content sha256: f9b223e54cc7a644ef6984c789fb8719631d3146d766f71b5deb6e9344294ca2
+# Inputs sha256: 044175dce50702c67e94e9aadeab6cde2fc73cdfe0a6ad758a53d6aa4e748f2a
+# Content sha256: ac98ab47c73d4c727f9f834d5d4b56725548e8606aee6bc03d981c9d2bf8bf0f
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 19ed0d36cca2896d91d953ac820bc90934e43e4a42b7f30b6e8f6956633dbdc9
-# Content sha256: bf3c8a09fea7d9922e8a5077b7a5c2d4c78bb8ceff45588200c60ca22be78aa4
+# Inputs sha256: d44e2ed01534a2f8ea45628e6489cdf898990e0c883131d5921203e45e201723
+# Content sha256: ff1086a358d7b7a58e628cc88b2c5957e17dad678a3f6705673e13d792283889
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -383,20 +383,11 @@ class _V1ToV2SessionNotification(_Converter):
     )
 
 
-class _V1ToV2SessionUpdateSessionInfoUpdate(_Converter):
+class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
     f_session_update: Literal["session_info_update"] = Field(
         validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
     )
 
 
@@ -579,20 +570,11 @@ class _V2ToV1SessionListCapabilities(_Converter):
     )
 
 
-class _V2ToV1SessionUpdateSessionInfoUpdate(_Converter):
+class _V2ToV1SessionUpdateSessionInfoUpdate(_V2ToV1SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v2) as ``SessionUpdateSessionInfoUpdate`` (v1)."""
 
     f_session_update: Literal["session_info_update"] = Field(
         validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
     )
 
 

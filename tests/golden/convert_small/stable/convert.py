@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d71dcd40546240864832ab8c590d8af028bb4b958c0e7fd97508a3980d5bc17e
-# Content sha256: d68a325adbd8a74f7952932ede337583c4826164ec0ea1a9c6352488ab67fb5f
+# Inputs sha256: fb6f904abdd094bc076bb08a086bbb1e10b4815ce99ca9d02f58065738093bb2
+# Content sha256: 9d4be94249473c35f6d9993fafdadf90863702c71e233c0e30d585581a28dfef
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

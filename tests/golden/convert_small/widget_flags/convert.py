@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0949859ea9739f5b80bf2adea0e06ea135dae34a81658c45ac50b2548248e6bb
-# Content sha256: f3a5612087f87d633419f4c4e00725f3c8839088a725a741b6ed1b3a121c46af
+# Inputs sha256: db8b9053f8cedbb30b652ab7850efb0620baf92a971f25d459da12bab7341af1
+# Content sha256: 27429b4c61aea61dd8418e34a433df4b4546fe67c7c6e0091bfc00f1e8ccdc8f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

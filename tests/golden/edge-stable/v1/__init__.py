@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 50fed5efa367eb0e160379acff953cf76d1ef596f51a6234d3e3832e3ae7886b
-# Content sha256: b2ff16d19f5c4fd793ce3ba07d3bd8d97e5d480ede23f469f029a259b3c7f96e
+# Inputs sha256: 02c163d82592601e4ce11feff6c9dd7d563f44f9eaefd7e06d1c928ab3a7ee9f
+# Content sha256: f50aafa2ec9889da4a0285293af7a71fbdf2cff53c7bcacc72565d54744f5a1a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

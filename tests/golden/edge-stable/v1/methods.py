@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 042e537a40c2020aa114a9aae438fd345f678d294d325338f82128d05de3c263
-# Content sha256: dd4a5797058cf3582ed09216be68cfdecf46f66217b6d086d1a3db8c62cc7fc7
+# Inputs sha256: 487abb08c0d7061cfb7da46c16618cd43b526730852f647dcd22990dd4d3658c
+# Content sha256: 3f49ccec60e20cbccee7d26aefb40c4c4030347f51cee9e9beb8fc879e5a92b8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: de61f38bed3420751408f049c99d61bed79b8552ad2dc672bf45b8bde66c7b61
-# Content sha256: 98d5c1badd110b59e3b30c8d4f8509880cedcf2423a92c3e26c6f9057ae2bd54
+# Inputs sha256: 21fd97fabb39e5cb0499b8d60a6e7a48ac90d53e92463c22b1bd103606a42f30
+# Content sha256: 1ab77957a60011de204f75cf5f2444278f7b0b3c35e344aa1173731d8e76daef
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 4943575352637ba208c9c1b8ecd35de32d560547405222aa1c1ee3569f6f8548
-# Content sha256: bb419393b52f2c25898d2d2ce87a4982cb0bfce520143ae6828ca74aadf9c6f9
+# Inputs sha256: 45ce89862fe9824ac70a3b46a4fe2bc1854ecc458b519f76d7bde68367bb73f4
+# Content sha256: dd3f576e321c254f61076cfd0c6b0457c5e27b08d824ad4a5cd87b189e4d8c47
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

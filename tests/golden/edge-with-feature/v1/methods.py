@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c44fcd66bf1860b523fd27e81a91093cf314eb432ac227e73a441b5fff72c9cb
-# Content sha256: c82f4e69905fd459009607997171f9d9123fffe9227cc80fb84d61ac53d210e8
+# Inputs sha256: 39c575c754dc038f6250489d77a724b4b00d7c3ca8598803a0cb005bb68416d5
+# Content sha256: b03eccb9f964070f143d5927c5554223688e5b6a66555eedc41458d7997f7050
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

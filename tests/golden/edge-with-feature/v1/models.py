@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: e316c078ecc8ee71d938a379f4aec6f534d36f2b7882eb42b3703f54bab7012c
-# Content sha256: b21384d5193b8490915d4a5745083a05683e8193df73881e669b6d6050153cf0
+# Inputs sha256: e81af844ce617b487fad014fe98133a8baf392ff102d89c6f535dd292824f944
+# Content sha256: 917c154b59a8073db493707659f612f482e8857dafa3572f398408695d487492
 
 """Wire models of ACP protocol v1.
 

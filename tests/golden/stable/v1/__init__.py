@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c9995428fa7ef0da17652936da9418f1921b129f29814a160cc20d5d3236f6d7
-# Content sha256: 2ca1f102d65244479eb080feeca277af0da61d99c221f29d98473002ba86ac5a
+# Inputs sha256: a04f7e57697fb1c6e45baeb5326a0276b265e9502c7136da4a4acd8ea83eb0e5
+# Content sha256: 1f1bd430cee2f4d6025f20125064e60c2d4207ce4947bf20856343f1284b06de
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2f007f8248e155a4d52753db64693c5f4a661789fc33719bd1a6340620f7bba7
-# Content sha256: bc6cf6ab63f28c8cad2e7f72887017620e7329aa774bb8ee2e8fd4d32c940b2c
+# Inputs sha256: 37d891f7bedca865eb3c4bc168eb556354a0339b1ca594e9bc86bc0558bb7420
+# Content sha256: 6e4966e99a9673d245010c529a2a09cfb8c6a1fcac61dd3aff204e83e9d3c876
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

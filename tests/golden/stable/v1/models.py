@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 8a71b7b81fc4d04c66271529a92609e97a981690f2f6540ffa2fd0739b63043e
-# Content sha256: 488dc111f2263a388fd836fa26cad086bbeb56f97264497184a4120c5aacdec3
+# Inputs sha256: 268bee945b2ecf3c7422ec581262e7d6ba762e7eacaef6af00cf40ae4f59c158
+# Content sha256: 89fb9a955466f46b270379cf02327865e291d3352d7280362f81f6467003ef8f
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1088a0589ff4f6540f4f1eaf795f70d520291ec372bef6cda0f824681a7db1b4
-# Content sha256: b80e603b0fad9252dd2e557f23a9d980165518da98f33f2d9480362b44943216
+# Inputs sha256: ef7b3859a9fd89cc4e752ba6ea8e04cb6443569d204cafdc46578806abe75a89
+# Content sha256: d878dfe0d4f2468ea036af79dc6ea78b89af5f5634ca18d0a289b3c49d446c14
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6fd3a4ff4993c65b02f08f6064af323f50b899c1e0c8a59a5dc6dfee1819857f
-# Content sha256: 682c5e2abbf8524ab7801ec51be95c00cbc7cf0d118091d28374e6d534d72af5
+# Inputs sha256: d84928851b2cbdcd7351886749ccffaff9a536b93c9cac3974a8488872fb7a28
+# Content sha256: 4990d1432f0630c7a645fee643280b9d288372d15045afeeb17847784799b5e6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: af63ebbbf1051d7e21eb595d88f41b83dfb3d1fdfd21b5f4fee5506f0ad49e4d
-# Content sha256: c8eea6f10defe28a8016b3957a5569d8e13dd9986dbac779f01cde565dbf7bab
+# Inputs sha256: 0b48eef19c8b3801cd5fa066c54220749c03fc7ee2bea76cc42b489e4c01610e
+# Content sha256: 49258ef39c51b8e65627069b6c88cc5199050622f7f61a2989b4e9e5f11a08df
 
 """Wire models of ACP protocol v2.
 
