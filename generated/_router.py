@@ -7,7 +7,7 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9404125281d932f0d5fc9394be4c45bc2bf128023954e66f7e5535d4799aacf1
+# Inputs sha256: e43cf04db91f232bb7bf9b220a60398588bafdff79233a99848ac39885844d82
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -166,9 +166,13 @@ class BaseRouter:
                 "id": outcome.id,
                 "error": outcome.error.to_error(),
             }
-        assert outcome.result is not None
-        result = outcome.result.model_dump(
-            mode="json", by_alias=True, exclude_unset=True
+        # A notification-kind method sent with an id still gets its (null) answer.
+        result = (
+            None
+            if outcome.result is None
+            else outcome.result.model_dump(
+                mode="json", by_alias=True, exclude_unset=True
+            )
         )
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
@@ -191,8 +195,11 @@ class BaseRouter:
         if outcome.error is not None:
             error = json.dumps(outcome.error.to_error())
             return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + error + "}"
-        assert outcome.result is not None
-        result = outcome.result.model_dump_json(by_alias=True, exclude_unset=True)
+        result = (
+            "null"
+            if outcome.result is None
+            else outcome.result.model_dump_json(by_alias=True, exclude_unset=True)
+        )
         return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + result + "}"
 
     async def _process(self, message: Any) -> _Outcome | None:
