@@ -7,7 +7,7 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: e43cf04db91f232bb7bf9b220a60398588bafdff79233a99848ac39885844d82
+# Inputs sha256: 06c3b110ac84c280ca71e30de3ccbd41f7e8781eeb44aeb0dff1496b0872a611
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -80,6 +80,15 @@ class _Outcome(NamedTuple):
     id: Any
     result: BaseModel | None
     error: JsonRpcError | None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# Strict JSON: Python's json also reads NaN and Infinity, which no peer may send (and
+# which could not be echoed back as JSON). One decoder, built once: this is the hot path.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _valid_id(value: Any) -> bool:
@@ -180,7 +189,9 @@ class BaseRouter:
         """One JSON text in, the response text out (``None`` for a notification).
         Text that is not JSON answers ``-32700``."""
         try:
-            message = json.loads(text)
+            message = _DECODER.decode(
+                text.decode() if isinstance(text, bytes) else text
+            )
         except (
             ValueError,
             RecursionError,

@@ -15,6 +15,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from codegen.pipeline import load_protocols
 from generated import _shared
@@ -90,12 +92,22 @@ def gated_router(dispatch: ModuleType, handler: Any) -> Any:
     return dispatch.Router(handler)
 
 
+# One event loop for the module: asyncio.run per message would dominate the run time.
+_loop = asyncio.new_event_loop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_loop() -> Any:
+    yield
+    _loop.close()
+
+
 def call(router: Any, message: Any) -> Any:
-    return asyncio.run(router.handle_message(message))
+    return _loop.run_until_complete(router.handle_message(message))
 
 
 def call_json(router: Any, text: str | bytes) -> Any:
-    return asyncio.run(router.handle_json(text))
+    return _loop.run_until_complete(router.handle_json(text))
 
 
 def request(method: str, params: Any = None, id_: Any = 1, **extra: Any) -> dict[str, Any]:
@@ -260,7 +272,20 @@ def test_a_request_missing_jsonrpc_or_method_is_invalid(router: Any, drop: str):
     assert error_of(call(router, message))["code"] == _shared.INVALID_REQUEST
 
 
-@pytest.mark.parametrize("text", ["{bad", "", "   ", '{"jsonrpc": "2.0",', b"\xff\xfe{", "[" * 100_000], ids=repr)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{bad",
+        "",
+        "   ",
+        '{"jsonrpc": "2.0",',
+        b"\xff\xfe{",
+        "[" * 100_000,
+        '{"jsonrpc": "2.0", "id": NaN, "method": "session/list"}',
+        "Infinity",
+    ],
+    ids=repr,
+)
 def test_text_that_is_not_json_is_a_parse_error_with_null_id(router: Any, text: Any):
     response = json.loads(call_json(router, text))
     assert response == {"jsonrpc": "2.0", "id": None, "error": {"code": _shared.PARSE_ERROR, "message": "Parse error"}}
@@ -483,3 +508,57 @@ def test_error_classes_carry_their_json_rpc_codes(cls: type[JsonRpcError], code:
     assert error.code == code and error.data is None
     assert error.to_error() == {"code": code, "message": error.message}
     assert cls("custom", data={"k": 1}).to_error() == {"code": code, "message": "custom", "data": {"k": 1}}
+
+
+# --- any input -----------------------------------------------------------------------
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+_envelope = st.fixed_dictionaries(
+    {},
+    optional={
+        "jsonrpc": st.sampled_from(["2.0", "1.0"]) | _json,
+        "id": _json,
+        "method": st.sampled_from(["session/archive", "session/unarchive", "session/list", "session/update"]) | _json,
+        "params": st.fixed_dictionaries(
+            {},
+            optional={
+                "sessionId": st.text(max_size=8) | _json,
+                "archived": st.sampled_from([*FILTER_VALUES, "bogus", None]) | _json,
+                "cwd": st.text(max_size=8) | _json,
+                "cursor": st.text(max_size=8) | _json,
+            },
+        )
+        | _json,
+    },
+)
+_KNOWN_CODES = {-32700, -32600, -32601, -32602, -32603, -32002}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(message=_envelope | _json, gate=st.booleans())
+def test_any_message_gets_one_well_formed_answer_or_none_for_a_notification(
+    dispatch: ModuleType, models: ModuleType, message: Any, gate: bool
+):
+    router = dispatch.Router(_handler_class(dispatch, models)(), unstable_session_archive=gate)
+    response = call(router, message)
+    text = call_json(router, json.dumps(message))
+    if response is None:
+        # Only a well-formed notification goes unanswered.
+        assert isinstance(message, dict) and "id" not in message and isinstance(message.get("method"), str)
+        assert text is None
+        return
+    assert json.loads(text) == response
+    assert response["jsonrpc"] == "2.0" and len(response) == 3
+    assert ("result" in response) != ("error" in response)
+    if "error" in response:
+        assert response["error"]["code"] in _KNOWN_CODES
+        assert isinstance(response["error"]["message"], str)
+    id_ok = isinstance(message, dict) and (
+        message.get("id") is None
+        or (isinstance(message["id"], (str, int, float)) and not isinstance(message["id"], bool))
+    )
+    assert response["id"] == (message.get("id") if id_ok else None)
