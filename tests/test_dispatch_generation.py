@@ -131,8 +131,14 @@ def test_stable_package_passes_ruff_and_mypy_strict(stable_files: dict[str, str]
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
 
 
-def _schema_with_agent_notification(tmp_path: Path) -> Path:
-    """The real fragments plus an agent-side notification, ``session/cancel``."""
+ODD_FILTER = 'it\'s "later"\\'  # quotes and a backslash: must arrive through the escaping filter
+
+
+@pytest.fixture(scope="module")
+def altered(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """The real fragments plus an agent-side notification (``session/cancel``) and a fourth
+    ``SessionArchiveFilter`` value, generated and imported as v1 of package ``acp_altered_gen``."""
+    tmp_path = tmp_path_factory.mktemp("altered")
     schema = tmp_path / "schema"
     shutil.copytree(ROOT / "schema", schema)
     doc_path = schema / "v1" / "schema.json"
@@ -145,28 +151,49 @@ def _schema_with_agent_notification(tmp_path: Path) -> Path:
         "x-method": "session/cancel",
         "x-side": "agent",
     }
+    doc["$defs"]["SessionArchiveFilter"]["anyOf"].insert(0, {"type": "string", "const": ODD_FILTER})
     doc_path.write_text(json.dumps(doc, indent=2))
     meta_path = schema / "v1" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["agentMethods"]["session_cancel"] = "session/cancel"
     meta_path.write_text(json.dumps(meta, indent=2))
-    return schema
+    files = generate(schema, frozenset({FEATURE}), tmp_path).files
+    _import_tree(files, tmp_path, "acp_altered_gen")
+    module = _load(tmp_path, "acp_altered_gen", "v1.dispatch")
+    module.generated_source = files["v1/dispatch.py"]  # type: ignore[attr-defined]
+    return module
 
 
-def test_an_agent_side_notification_gets_a_handler_returning_none_and_no_response(tmp_path: Path):
-    files = generate(_schema_with_agent_notification(tmp_path), frozenset({FEATURE}), tmp_path).files
-    assert "async def session_cancel(self, params: models.CancelNotification) -> None:" in files["v1/dispatch.py"]
-    _import_tree(files, tmp_path, "acp_notify_gen")
-    dispatch = _load(tmp_path, "acp_notify_gen", "v1.dispatch")
+def test_an_agent_side_notification_gets_a_handler_returning_none_and_no_response(altered: ModuleType):
+    assert "async def session_cancel(self, params: models.CancelNotification) -> None:" in altered.generated_source
     seen: list[str] = []
 
-    class Agent(dispatch.AgentHandler):  # type: ignore[name-defined,misc]
+    class Agent(altered.AgentHandler):  # type: ignore[name-defined,misc]
         async def session_cancel(self, params: Any) -> None:
             seen.append(params.session_id)
 
-    router = dispatch.Router(Agent())
+    router = altered.Router(Agent())
     message = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}
     assert asyncio.run(router.handle_message(message)) is None
     assert seen == ["s1"]
     # Sent with an id by mistake, it is still answered, with an empty result.
     assert asyncio.run(router.handle_message({**message, "id": 3})) == {"jsonrpc": "2.0", "id": 3, "result": None}
+
+
+@pytest.mark.parametrize("value, accepted", [(ODD_FILTER, True), ("only", True), ("it's", False), ("bogus", False)])
+def test_filter_values_follow_the_schema_enum_even_with_quotes(altered: ModuleType, value: str, accepted: bool):
+    models = importlib.import_module("acp_altered_gen.v1.models")
+    seen: list[Any] = []
+
+    class Agent(altered.AgentHandler):  # type: ignore[name-defined,misc]
+        async def session_list(self, params: Any) -> Any:
+            seen.append(params.archived)
+            return models.ListSessionsResponse(sessions=[])
+
+    router = altered.Router(Agent(), unstable_session_archive=True)
+    message = {"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {"archived": value}}
+    response = asyncio.run(router.handle_message(message))
+    if accepted:
+        assert response["result"] == {"sessions": []} and seen == [value]
+    else:
+        assert response["error"]["code"] == -32602 and seen == []
