@@ -562,3 +562,19 @@ def test_any_message_gets_one_well_formed_answer_or_none_for_a_notification(
         or (isinstance(message["id"], (str, int, float)) and not isinstance(message["id"], bool))
     )
     assert response["id"] == (message.get("id") if id_ok else None)
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=lambda v: f"v{v}")
+def test_error_codes_and_messages_match_upstream_error_code(upstream: Path, version: int):
+    schema = json.loads((upstream / f"v{version}" / "schema.json").read_text(encoding="utf-8"))
+    titles = {v["const"]: v.get("title") for v in schema["$defs"]["ErrorCode"]["anyOf"] if "const" in v}
+    for cls in (
+        _shared.ParseError,
+        _shared.InvalidRequestError,
+        MethodNotFoundError,
+        InvalidParamsError,
+        InternalError,
+        ResourceNotFoundError,
+    ):
+        error = cls()
+        assert titles.get(error.code) == error.message, cls.__name__
