@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9f591ea9b01124570c36d4ff2182d72429c2c40c9ed21b83f30f1abefe33488f
-# Content sha256: 9bbcb61d852f4e7a2413b31e2636a9d5bc4c5d7207c5143afd35600492b5dfc0
+# Inputs sha256: 49e028066d758bb4686b228438779a29a9fea439daf4ab333892e517deadf67d
+# Content sha256: 4016d3b47c6a319a4b0686dec823c5a62cbfcb5971f7f5dc64281ea9b72b6544
 
 """Types shared by every protocol version of the generated package."""
 

@@ -378,9 +378,9 @@ def test_an_unknown_archived_filter_is_invalid_params_not_the_default(router: An
 def test_known_filter_values_come_from_the_schema_enum(dispatch: ModuleType, version: int):
     protocols, _ = load_protocols(ROOT / "schema", frozenset({FEATURE}), ROOT)
     (protocol,) = [p for p in protocols if p.version == version]
-    expected = {v.value for v in protocol.types["SessionArchiveFilter"].values}
+    expected = tuple((v.value, v.feature) for v in protocol.types["SessionArchiveFilter"].values)
     (field,) = dispatch.ROUTES["session/list"].enum_fields
-    assert (field.name, field.values) == ("archived", expected)
+    assert (field.path, field.values) == (("archived",), expected)
 
 
 @pytest.mark.parametrize(

@@ -55,9 +55,9 @@ def test_the_plan_routes_exactly_the_agent_methods_of_the_ir(version: int, featu
     listing = next(r for r in plan if r.method.name == "session/list")
     if features:
         assert {"session/archive", "session/unarchive"} <= {r.method.name for r in plan}
-        assert [(f.name, f.feature) for f in listing.gated_fields] == [("archived", FEATURE)]
-        assert [(f.name, f.enum, f.values) for f in listing.enum_fields] == [
-            ("archived", "SessionArchiveFilter", ("exclude", "include", "only"))
+        assert [(f.path, f.feature) for f in listing.gated_fields] == [(("archived",), FEATURE)]
+        assert [(f.path, f.enum, f.values) for f in listing.enum_fields] == [
+            (("archived",), "SessionArchiveFilter", (("exclude", None), ("include", None), ("only", None)))
         ]
     else:
         assert not {"session/archive", "session/unarchive"} & {r.method.name for r in plan}
@@ -131,13 +131,16 @@ def test_stable_package_passes_ruff_and_mypy_strict(stable_files: dict[str, str]
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
 
 
+EXTRA = "unstable_extra"
 ODD_FILTER = 'it\'s "later"\\'  # quotes and a backslash: must arrive through the escaping filter
 
 
 @pytest.fixture(scope="module")
 def altered(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    """The real fragments plus an agent-side notification (``session/cancel``) and a fourth
-    ``SessionArchiveFilter`` value, generated and imported as v1 of package ``acp_altered_gen``."""
+    """The real fragments plus an agent-side notification (``session/cancel``), two more
+    ``SessionArchiveFilter`` values (one of them gated on a second feature) and a stable
+    ``session/probe`` with gated properties deeper in its params; generated with both
+    features and imported as v1 of package ``acp_altered_gen``."""
     tmp_path = tmp_path_factory.mktemp("altered")
     schema = tmp_path / "schema"
     shutil.copytree(ROOT / "schema", schema)
@@ -151,13 +154,41 @@ def altered(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
         "x-method": "session/cancel",
         "x-side": "agent",
     }
-    doc["$defs"]["SessionArchiveFilter"]["anyOf"].insert(0, {"type": "string", "const": ODD_FILTER})
+    filter_values = doc["$defs"]["SessionArchiveFilter"]["anyOf"]
+    filter_values.insert(0, {"type": "string", "const": ODD_FILTER})
+    filter_values.insert(0, {"type": "string", "const": "later", "x-feature": EXTRA})
+    # session/probe: stable, with gated properties and the filter nested in objects and lists.
+    doc["$defs"].update(
+        {
+            "ProbeRequest": {
+                "type": "object",
+                "properties": {
+                    "nested": {"anyOf": [{"$ref": "#/$defs/ProbeFilter"}, {"type": "null"}]},
+                    "filters": {"type": "array", "items": {"$ref": "#/$defs/ProbeFilter"}},
+                },
+                "x-method": "session/probe",
+                "x-side": "agent",
+            },
+            "ProbeResponse": {"type": "object", "properties": {}, "x-method": "session/probe", "x-side": "agent"},
+            "ProbeBase": {"type": "object", "properties": {"inherited": {"type": "string", "x-feature": EXTRA}}},
+            "ProbeFilter": {
+                "type": "object",
+                "allOf": [{"$ref": "#/$defs/ProbeBase"}],
+                "properties": {
+                    "archived": {"allOf": [{"$ref": "#/$defs/SessionArchiveFilter"}], "x-feature": FEATURE},
+                    "gated": {"type": "boolean", "x-feature": FEATURE},
+                },
+            },
+        }
+    )
     doc_path.write_text(json.dumps(doc, indent=2))
     meta_path = schema / "v1" / "meta.json"
     meta = json.loads(meta_path.read_text())
+    meta["features"][EXTRA] = "A second feature, for tests."
     meta["agentMethods"]["session_cancel"] = "session/cancel"
+    meta["agentMethods"]["session_probe"] = "session/probe"
     meta_path.write_text(json.dumps(meta, indent=2))
-    files = generate(schema, frozenset({FEATURE}), tmp_path).files
+    files = generate(schema, frozenset({FEATURE, EXTRA}), tmp_path).files
     _import_tree(files, tmp_path, "acp_altered_gen")
     module = _load(tmp_path, "acp_altered_gen", "v1.dispatch")
     module.generated_source = files["v1/dispatch.py"]  # type: ignore[attr-defined]
@@ -182,6 +213,7 @@ def test_an_agent_side_notification_gets_a_handler_returning_none_and_no_respons
 
 @pytest.mark.parametrize("value, accepted", [(ODD_FILTER, True), ("only", True), ("it's", False), ("bogus", False)])
 def test_filter_values_follow_the_schema_enum_even_with_quotes(altered: ModuleType, value: str, accepted: bool):
+    """(The router here has only the archive feature on: see the next test for ``later``.)"""
     models = importlib.import_module("acp_altered_gen.v1.models")
     seen: list[Any] = []
 
@@ -197,3 +229,55 @@ def test_filter_values_follow_the_schema_enum_even_with_quotes(altered: ModuleTy
         assert response["result"] == {"sessions": []} and seen == [value]
     else:
         assert response["error"]["code"] == -32602 and seen == []
+
+
+def _probe_router(altered: ModuleType, **gates: bool) -> Any:
+    models = importlib.import_module("acp_altered_gen.v1.models")
+
+    class Agent(altered.AgentHandler):  # type: ignore[name-defined,misc]
+        async def session_probe(self, params: Any) -> Any:
+            return models.ProbeResponse()
+
+        async def session_list(self, params: Any) -> Any:
+            return models.ListSessionsResponse(sessions=[])
+
+    return altered.Router(Agent(), **gates)
+
+
+def _answer(router: Any, method: str, params: Any) -> Any:
+    response = asyncio.run(router.handle_message({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+    if "result" in response:
+        return "ok"
+    assert response["error"]["code"] == -32602, response
+    return [e["path"] for e in response["error"]["data"]["errors"]]
+
+
+@pytest.mark.parametrize(
+    "params, archive_off, archive_on_extra_off, both_on",
+    [
+        ({"nested": {"gated": True}}, [["nested", "gated"]], "ok", "ok"),
+        ({"nested": {"gated": None}, "filters": [{"gated": None}]}, "ok", "ok", "ok"),
+        ({"filters": [{}, {"archived": "only"}]}, [["filters", 1, "archived"]], "ok", "ok"),
+        (
+            {"filters": [{"archived": "bogus"}]},
+            [["filters", 0, "archived"]],
+            [["filters", 0, "archived"]],
+            [["filters", 0, "archived"]],
+        ),
+        ({"nested": {"archived": "later"}}, [["nested", "archived"]], [["nested", "archived"]], "ok"),
+        ({"nested": {"inherited": "x"}}, [["nested", "inherited"]], [["nested", "inherited"]], "ok"),
+        ({"filters": [{"inherited": None}], "nested": None}, "ok", "ok", "ok"),
+    ],
+)
+def test_gated_properties_and_filter_values_are_checked_at_any_depth(
+    altered: ModuleType, params: Any, archive_off: Any, archive_on_extra_off: Any, both_on: Any
+):
+    gates = [{}, {"unstable_session_archive": True}, {"unstable_session_archive": True, EXTRA: True}]
+    answers = [_answer(_probe_router(altered, **g), "session/probe", params) for g in gates]
+    assert answers == [archive_off, archive_on_extra_off, both_on]
+
+
+@pytest.mark.parametrize("extra, expected", [(False, [["archived"]]), (True, "ok")])
+def test_a_filter_value_of_a_feature_that_is_off_is_refused(altered: ModuleType, extra: bool, expected: Any):
+    router = _probe_router(altered, unstable_session_archive=True, **{EXTRA: extra})
+    assert _answer(router, "session/list", {"archived": "later"}) == expected

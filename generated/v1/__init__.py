@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 606bcd6b6a44942eeaf00238dc5c0e68796f8f157d9346cc838395df1d643ba2
-# Content sha256: b303afb87bf5094dc8496177b5bc164363c2db82e8023a2ad429030524e577b8
+# Inputs sha256: b3b40e9c2b92fa47e8058b6f9077e3558576953cbbf670ec894ff2d5090a02e2
+# Content sha256: 8e4956fea24a4b1a0e1f184e3a7feff6c76a4f479fec1b4675df2e31695e6504
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

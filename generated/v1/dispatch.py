@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 8c08f7fb3cac56e4492661b3f38685869090794a54734c08f11a3f1003a611c4
-# Content sha256: 94d72e9bd5c86d75e33cccdc415a4f32b73b39e8f7c3ec125dc59f05b1770a23
+# Inputs sha256: 50292402697404aec68fb8678419d662400e627d2176a6d5222d9a32cf718a48
+# Content sha256: dca5a2ee4659464aafc7a408dc2ef51e115e8e02c9aa4b190cd4fedc7ef0e106
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -50,11 +50,15 @@ ROUTES: Final[dict[str, Route]] = {
         params=models.ListSessionsRequest,
         result=models.ListSessionsResponse,
         feature=None,
-        gated_fields=(GatedField("archived", "archived", "unstable_session_archive"),),
+        gated_fields=(GatedField(("archived",), "unstable_session_archive"),),
         enum_fields=(
-            # SessionArchiveFilter
-            EnumField(
-                "archived", "archived", frozenset(["exclude", "include", "only"])
+            EnumField(  # SessionArchiveFilter
+                ("archived",),
+                (
+                    ("exclude", None),
+                    ("include", None),
+                    ("only", None),
+                ),
             ),
         ),
     ),

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: fc12c7ed82ac6940045815e48e716132ed758a04b5b9c5a0ecdaa912a3e6d129
-# Content sha256: be76727051562a7b905d9dad871068591f7fe814c345ee37ff57e1e712a712e3
+# Inputs sha256: 9c65e455dae298504a5bb27c64dad8bb67d7bf5de6dc6379022f8308cb17c67b
+# Content sha256: d1ccbe38e7da74d97fbe9e788f027cf2485bea6094974ef1f6f18788cc36c34a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b1d45a6c34ced15f95cbc7345640cbff22c243620d90560d2c612ef9691f8d56
-# Content sha256: a10be937aea4b84a40ab785f2bf6d7b78bd4524f3296c2db862f9c9bda7a1c56
+# Inputs sha256: e4beb9c87f1dd72d0c36998cfca44c932b87e3eb2a9414f0f6f6ab2090ba8158
+# Content sha256: 74eaf89b14314fe6ab767cb57884cbea1c0fb3b0859bb2f08835756345e1342b
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 41764554e2cc7a902c225f4894ba633816b4e6eb3136272ef3693f88d105c932
-# Content sha256: 878363dab5f801ca1a217da2a0d175ed4023571c0f5e76760e85ded3aaa88046
+# Inputs sha256: 1e3aff56ccabfe76dbff764cc26ce7ae26b110bdabb84776f2f060ea56c4ab4f
+# Content sha256: f033388426ee567c99e4ef77d71c494c2e1aec6108314065e09a391b4aaa5c89
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

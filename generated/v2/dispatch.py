@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 334aff21a33c1ca5d50517d249a2161753cfd00f04cdb56dc26540faa1488f78
-# Content sha256: 603e1ec8f576b1fbd90e7be9eed28c2aa2665e85613282781a0191ac52985884
+# Inputs sha256: f31995f352bd34351bf635f57049697e66987f0c3c461fd64f1d65ff210fa240
+# Content sha256: 8e9838c060bac96e98fdb89c6cfb55bfd8ac10e21abfbcaf28fe5fe2022f7323
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -50,11 +50,15 @@ ROUTES: Final[dict[str, Route]] = {
         params=models.ListSessionsRequest,
         result=models.ListSessionsResponse,
         feature=None,
-        gated_fields=(GatedField("archived", "archived", "unstable_session_archive"),),
+        gated_fields=(GatedField(("archived",), "unstable_session_archive"),),
         enum_fields=(
-            # SessionArchiveFilter
-            EnumField(
-                "archived", "archived", frozenset(["exclude", "include", "only"])
+            EnumField(  # SessionArchiveFilter
+                ("archived",),
+                (
+                    ("exclude", None),
+                    ("include", None),
+                    ("only", None),
+                ),
             ),
         ),
     ),

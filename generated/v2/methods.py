@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c4478f49ede977c138a7631812fe45a6fd497a6b4d8e759658c4b04bdb599b5e
-# Content sha256: ca242134385730918cc258d3ca35fea669dc63c454f61e92b55a18113f4c4114
+# Inputs sha256: d508455b5824838c65f369e625e2380076238d8e366637726c9fd8fdde12d927
+# Content sha256: 316c1254667309744c6ad983580ac9004617648aac3b28c3710cdd3a90cf785f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0a92066329728ea531c4d54b26e4da463621c060275d6dc0d2c0c09143180f46
-# Content sha256: 58f47d82cac136c1c2f6802e71de809aca7af04b1a1bec9eb85589f2e0dc8298
+# Inputs sha256: 018ec0d3ce56f2e49c24ca465a9e91fee1e631e6c3e3831db152fd77087f4cd9
+# Content sha256: f349be393e6eb669f43973f3a417bcbdae97d9afb611d1c35db7662929d1886d
 
 """Wire models of ACP protocol v2.
 

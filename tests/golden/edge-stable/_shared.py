@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 71ddedfe0fde17a965f36954eac3bbb19c16d879f9177cb59bb60b9d1880b273
-# Content sha256: 5d81d03a0ec38f1d24927700458d7c292607aa74545eeec4c13180a3d6351d4a
+# Inputs sha256: caaf32fb12f59a17f0753f341c362a7bf9a840d46cc1c5fce410f10e7c349a11
+# Content sha256: c2e75e6046b0c9b164828bdad89466edabea01ea1874027926947e06ba0bf2fd
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d28b8df04c89fab361c631877a592ca39c6b7a8ade0fd3a70adeb26b5c78fbbb
-# Content sha256: 43a6f2559839b81dc0eb850d5bbb025bea955411a0d1ed05b501d6bb642a1978
+# Inputs sha256: b3b866a71b7e271db5c2ba0c694e594492461dabb454de27e7c789c2c938e91e
+# Content sha256: dc1ae8135c9c5abe0380379666f24488b762e9c8ce3aa0dd8715e2bc3ca1fe6e
 
 """Types shared by every protocol version of the generated package."""
 

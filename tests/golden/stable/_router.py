@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3a75e56632ae7acbc7ffcaa2d2c66b33ef0eadabb914b651f950f6f7f4a2edbd
-# Content sha256: 1c404057a99de672b9755f2613e343d892e0a65e87a52215027c22dbe3c3bafb
+# Inputs sha256: 2960d1f6eb571f81d6da33ddca50c41441770b2b4f29b8532346bac412fdecce
+# Content sha256: f0445c5b9a413194ea9aeabf82f9ff6e1c3f44a8222ff42cbbf8c059a61c4cf1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -41,21 +41,24 @@ logger = logging.getLogger(__name__)
 JSONRPC_VERSION = "2.0"
 
 
-class GatedField(NamedTuple):
-    """A params property that exists only with ``feature`` enabled."""
+# A path from the params object: wire property names; ``None`` steps into every list item.
+FieldPath = tuple[str | None, ...]
 
-    name: str  # wire name
-    py_name: str
+
+class GatedField(NamedTuple):
+    """A params property (at any depth) that exists only with ``feature`` enabled."""
+
+    path: FieldPath
     feature: str
 
 
 class EnumField(NamedTuple):
-    """A params property typed by an open enum: the models keep unknown strings (so
-    proxies can forward them), but an agent accepts only ``values``."""
+    """A params property typed by an enum the router checks: an open enum's models keep
+    unknown strings (so proxies can forward them), and a ``Literal`` keeps values whose
+    feature may be off; an agent accepts only the values it knows and has enabled."""
 
-    name: str
-    py_name: str
-    values: frozenset[Any]
+    path: FieldPath
+    values: tuple[tuple[Any, str | None], ...]  # (value, the feature that adds it)
 
 
 class Route(NamedTuple):
@@ -74,7 +77,8 @@ class Route(NamedTuple):
 class _Bound(NamedTuple):
     route: Route
     call: Callable[[Any], Awaitable[Any]]
-    refused_fields: tuple[GatedField, ...]  # gated on a feature this router has off
+    refused: tuple[GatedField, ...]  # gated on a feature this router has off
+    enums: tuple[tuple[FieldPath, frozenset[Any]], ...]  # path, values accepted here
 
 
 class _Outcome(NamedTuple):
@@ -90,6 +94,11 @@ def _reject_constant(name: str) -> Any:
 # Strict JSON: Python's json also reads NaN and Infinity, which no peer may send (and
 # which could not be echoed back as JSON). One decoder, built once: this is the hot path.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+_PLAIN_IDS = frozenset(
+    {int, str, type(None)}
+)  # what ids nearly always are; checked first
 
 
 def _valid_id(value: Any) -> bool:
@@ -137,8 +146,52 @@ def params_error_data(exc: ValidationError, params: Any) -> dict[str, Any]:
     }
 
 
-def _field_error(name: str, message: str) -> InvalidParamsError:
-    return InvalidParamsError(data={"errors": [{"path": [name], "message": message}]})
+def _field_error(path: list[int | str], message: str) -> InvalidParamsError:
+    return InvalidParamsError(data={"errors": [{"path": path, "message": message}]})
+
+
+_ATTRIBUTES: dict[type, dict[str, str]] = {}
+
+
+def _attribute(value: Any, wire: str) -> Any:
+    """The value of wire property ``wire`` of a model (``None`` when absent or not a model)."""
+    cls = type(value)
+    names = _ATTRIBUTES.get(cls)
+    if names is None:
+        fields = cls.model_fields if isinstance(value, BaseModel) else {}
+        names = _ATTRIBUTES[cls] = {
+            (f.alias or name): name for name, f in fields.items()
+        }
+    name = names.get(wire)
+    return None if name is None else getattr(value, name)
+
+
+def _present(
+    value: Any, path: FieldPath, at: list[int | str]
+) -> list[tuple[list[int | str], Any]]:
+    """Every non-null value found at ``path`` under ``value``, with its wire path."""
+    if value is None:
+        return []
+    if not path:
+        return [(at, value)]
+    step, rest = path[0], path[1:]
+    if step is None:
+        if not isinstance(value, list):
+            return []
+        return [
+            found
+            for i, item in enumerate(value)
+            for found in _present(item, rest, [*at, i])
+        ]
+    return _present(_attribute(value, step), rest, [*at, step])
+
+
+def _accepted(
+    values: tuple[tuple[Any, str | None], ...], enabled: frozenset[str]
+) -> frozenset[Any]:
+    return frozenset(
+        value for value, feature in values if feature is None or feature in enabled
+    )
 
 
 class BaseRouter:
@@ -155,6 +208,9 @@ class BaseRouter:
                 route,
                 getattr(handler, route.key),
                 tuple(f for f in route.gated_fields if f.feature not in enabled),
+                tuple(
+                    (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
+                ),
             )
             for name, route in routes.items()
             if route.feature is None or route.feature in enabled
@@ -227,7 +283,7 @@ class BaseRouter:
             )
         is_request = "id" in message
         id_ = message.get("id")
-        if not _valid_id(id_):
+        if type(id_) not in _PLAIN_IDS and not _valid_id(id_):
             return _Outcome(
                 None,
                 None,
@@ -291,19 +347,16 @@ class BaseRouter:
             model = route.params.model_validate(params)
         except ValidationError as exc:
             raise InvalidParamsError(data=params_error_data(exc, params)) from None
-        for gated in bound.refused_fields:
-            if getattr(model, gated.py_name) is not None:
-                raise _field_error(
-                    gated.name, f"not supported: needs feature {gated.feature}"
-                )
-        for field in route.enum_fields:
-            value = getattr(model, field.py_name)
-            if value is not None and value not in field.values:
-                allowed = ", ".join(sorted(repr(v) for v in field.values))
-                raise _field_error(
-                    field.name,
-                    f"unsupported value {value!r}; expected one of {allowed}",
-                )
+        for gated in bound.refused:
+            for at, _ in _present(model, gated.path, []):
+                raise _field_error(at, f"not supported: needs feature {gated.feature}")
+        for path, accepted in bound.enums:
+            for at, value in _present(model, path, []):
+                if value not in accepted:
+                    allowed = ", ".join(sorted(repr(v) for v in accepted))
+                    raise _field_error(
+                        at, f"unsupported value {value!r}; expected one of {allowed}"
+                    )
         return model
 
     @staticmethod

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0d996c5801597152d0908a5f6d1f9bbf7fb30092ff86273f3e8f41b563548be0
-# Content sha256: ea1c995f5719dacab21f566aeb665ca4b170c66ffa6a3b704a48d6a4e4041847
+# Inputs sha256: 2638918b69aef4d1d1577219db2e4d1e68d83b1ae5fa597273a33d505ff599df
+# Content sha256: 459e5c2371ac3cc845064b1cf2a065f9dce334881987d898f63fb19f9f9656a0
 
 """Types shared by every protocol version of the generated package."""
 

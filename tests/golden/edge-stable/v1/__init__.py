@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f3d9d450348f442cdde7dca77d6eebe259ab389b00608238ba252fb44fcee6bb
-# Content sha256: 3a6fbd928b8667783baa00f2de444e4adf1c2ac09d3f1aa88ac516338f856e28
+# Inputs sha256: 1db476fa29c61ede10d421d7b1580ad71a098417e25ca45cc5a6f9752158a26a
+# Content sha256: d70482dbac8de442b35480eb5c346d496be82b961705ee32e617567d284547d1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f38e92d8f19b0127f6d609242b7192c8c9751d8d7cdf04f86158793011b7686a
-# Content sha256: 9614fa235942902ad2194deed6184d6ded51cc4cf149d42ec6a1d3e4f110934c
+# Inputs sha256: 67dc21535ca665ba3470fa39116c18b3d23fb6222cf63fe16a65d9660b45b8ea
+# Content sha256: fc21ab5fba9594913438437367927941f0b5d266c0ec6493f3112b3d78e716ce
 
 """Method dispatch for the agent side of ACP protocol v1.
 

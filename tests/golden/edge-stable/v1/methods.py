@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1eeac2a0262db0a5f133313185eb133bb0c3a9df18e22f4d396d92b023589bd1
-# Content sha256: e39e83fa4973b0fb552d9a59d822026797bda91fc83240a974f3b29f18ca46d4
+# Inputs sha256: 019d66a4b28c0706fdc7662094388c8cae809669086feb291080daa474d7af3d
+# Content sha256: b836f8c059b5b754d23731533471fe49feb2584878e47a33b1c79c911f9eecb6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

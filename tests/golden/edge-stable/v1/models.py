@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: baa67c6a353e6fa0f12b5635e3121d83247ee0b7e7b3fcc22a8e4739d0e1af93
-# Content sha256: 073867b29b18509b1e53b8c2c3677c24f04dd2b955ae03396bf02dde2b6f1d93
+# Inputs sha256: f44ba1f253342b450c4ee54af01d8ada125b70ce6a89969492c7308795894e6f
+# Content sha256: f46222883d1c5c969609462b412ef2950046c5a08cccdc5c4e4f9f04e28cbec1
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 86d8e96e0dba1038aa88d3fc0df1304fc93a5edd130210b9675d0088ffdede04
-# Content sha256: a6ee09e069f812dd240458976c6c7fa7912d9614ca47b489c3a9084cc26860a8
+# Inputs sha256: 9a1e12903a3bc795db3620c7b5aa7e2d950919a5a9188a5c2b25a619035b0003
+# Content sha256: fc0c1e2c853bfa9310bd950b49f15153fdfb7884f3e2485c7498dcef6eb2fd4c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

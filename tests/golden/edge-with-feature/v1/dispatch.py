@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 7c1d77c36e09b2ebd905be2ad5940c496d1b1d5e27b14913f13edd10e14bed14
-# Content sha256: 971a3edc70f08ee8721f56157246f9762bc76799cebc67f1e385e12bd5a27001
+# Inputs sha256: 9ebac88b1c96d32fc5eb982ebfc26e280f1d42cfd5973a11364111e2edb46bfb
+# Content sha256: 6b872501df7f8d48ae02ac5e47d665c9c0987fea91733e33abb66150d7fc0dfe
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .._router import BaseRouter, Route
+from .._router import BaseRouter, EnumField, GatedField, Route
 from .._shared import MethodNotFoundError
 from . import models
 
@@ -42,6 +42,25 @@ ROUTES: Final[dict[str, Route]] = {
         params=models.PokeRequest,
         result=models.PokeResponse,
         feature="edge_feature",
+        gated_fields=(GatedField(("holder", "gated"), "edge_feature"),),
+        enum_fields=(
+            EnumField(  # Level
+                ("holder", "viaAllOf"),
+                (
+                    ("low", None),
+                    ('it\'s "high"', None),
+                    ("extreme", "edge_feature"),
+                ),
+            ),
+            EnumField(  # Level
+                ("holder", "plainRef"),
+                (
+                    ("low", None),
+                    ('it\'s "high"', None),
+                    ("extreme", "edge_feature"),
+                ),
+            ),
+        ),
     ),
 }
 """Routed methods by wire name, before the runtime feature gate."""

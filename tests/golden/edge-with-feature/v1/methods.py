@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: dff892d10270d21a610d994ee9babb5eef7a8c6a0e81e1b8d61a2b82726c98a4
-# Content sha256: 10c2fe39fc9a2e3b997fbe7d304b180d9a86eeadb2499640f311bf9a544e80eb
+# Inputs sha256: 228afd550bbcc705112c4f002b9841dd979331e306637c94962c4c2d25bbb718
+# Content sha256: 3fe6b9993814cee49397fddf78d0e6ab1d626934596e0f1cf87e703d10f6733d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d464bbcd5a77441b30f4902333064d3327216e4cf14a9e494f016ceee0835188
-# Content sha256: ccbc37e90723b53a7f144bbdbd85981e2464642f0680fda6ad6f2d45bffcdd4b
+# Inputs sha256: 42bd5b6ff88680173ad53a86c27c513a64434cfb5586cb97e50677add6d89630
+# Content sha256: 401f40c0fd6f98dee09c292004ea72a83b91559bf020557d299292251368c8ee
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 41a42c04a569397298c6867e19e9defe78c142548ef3256423a49e4020dfcee7
-# Content sha256: cf9078dbca0289a0a8d1a35a548d2672732ef562f7ea79be7c55b9bf0e21b6b8
+# Inputs sha256: 536800537a6b5203cbff0d7243d829c791a9489c6d6628b65b0cee5c7a31fb0a
+# Content sha256: d1edb31f193846998fd6595d524d57e540fa4de9fc34561f1ceff63b619c5207
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

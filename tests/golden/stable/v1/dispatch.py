@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0df5fa1a6bd3370976d97b849aa711b8412b0c97a8a896f17deaf7c46b636925
-# Content sha256: 430126f3059382435df465d3f6c3c0d934e05191f321b8edefc8699238d62c74
+# Inputs sha256: c1397f06110924cf4c9fd370bf95ba3c52464cd8bfba227bebda6aa3043ea837
+# Content sha256: 7d4e7921b1c52a393b0c1319a7d973cc490eeed58380ec248539609edff751a9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

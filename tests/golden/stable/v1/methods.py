@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 08e9761b592d7433cb2d9c0a13cb98bf521064633a77f0fce94518adb22ab3a9
-# Content sha256: a52c97fc1b44ec828a1684934042715d6b84ed72e75d6bfd6c4f4020dde6e9c1
+# Inputs sha256: 82eb034c0a23ef697afaa558dd7ef132909dcebf459b6f8f5fbed00535705008
+# Content sha256: 18d798b080353a953167a8b8409f18e709e46c66487e929b16c562eb24b900dc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: e6f8cfd1da7c5567195470185e1d22b5123b6b8e101fcc413ddfadb0985688ed
-# Content sha256: c471bd031c2fd4c307ba745655a4900a481245de822a0cdb2790aad9b5a655f4
+# Inputs sha256: 87dcd118505c7840ac41cc4c38da35f433d22f1637d9e88a15822b4a07e5e269
+# Content sha256: 9968323ec40dbdf94b9067037629d2653393ce9c6906801f2842f66135ca0508
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 75e1721115de910707cc3a16f60f8f9af0fe3b0a8a8e43f32029e14024714b15
-# Content sha256: 70f4f8fd31c7a20f031127a17edf47b9b91724989c3b9323b81ab45a9a1204a6
+# Inputs sha256: e88d8716c2cba87777b53ca6788b1b065c9e56d8cb0a1c056c4a219e9dffd5da
+# Content sha256: aa3c2e5dd4273da14170be15e2843dff4a76352d8f684b1f1724ed4f61a9958a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9d8cd0285844f4f54d96568355f1c1f67311a92a2f40a5f7c6f7006412a3a115
-# Content sha256: 7bb2db38a058e00b062b5ef890d1b92339fb1eaa9bd916acbad7eaffc073de9b
+# Inputs sha256: 9f56837ab5aad8ef83aa8a3e360f916ab1f37d4bac8e6977cb979ab3b3461f3c
+# Content sha256: 711356f3a9bdc9bede192e0fd32bffbd9ac2647e0d623410fdd686dcd95f4d3b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 356c25c8d2477b5a517e9fdae16e0f99eff8a802c6d7705c8983214e209159c5
-# Content sha256: 5fff71ad189ee3c49163200d26361041cd8b9a67e84b5a7a3473079d2e517a67
+# Inputs sha256: 9210530a8362f813cdcba4c0877fd12f698c8b158b86f745d585cc784c134cfa
+# Content sha256: 3baab31b4ef7e52b1664a2a206ac5f07a9453188f642bea9586c562936b63f38
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 79e9c03364fcd48b47cb124e0af109ed9db18e7b43e6124bada752ac025e815e
-# Content sha256: 6570544370308ecfdfa885c64c82180f46c0c342769818a7a6fd81de98905383
+# Inputs sha256: c6deb6e5e93614a79b6c22aace5b9049e9e37e276575d3c21c147ceafde34904
+# Content sha256: d7aa4a285f9e227196ff6dbe54831895876be5c36323c9c30c16cab01ca53991
 
 """Wire models of ACP protocol v2.
 
