@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c89195dd003e23d407cf4e87a21f62aa8b36a8f9ee7e56288fc48021e65d2f72
-# Content sha256: 113eaa7051be006b7750b23739d8267b3a98f217f67d63006faa8931af11e5bd
+# Inputs sha256: 0c0f105278dbac1477e78c41f3b488cdf4f29c504368af3400e0c8871f2639a2
+# Content sha256: 325a07814142b6d676e7fc8bd5dc5c7fcb64b870e1c75a265a68dfa3946b45f8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 49e028066d758bb4686b228438779a29a9fea439daf4ab333892e517deadf67d
-# Content sha256: 4016d3b47c6a319a4b0686dec823c5a62cbfcb5971f7f5dc64281ea9b72b6544
+# Inputs sha256: 197de67402dd00848f5eb7e9ed0239c0b39e594b610333af45d65caa557f09b0
+# Content sha256: e4ab2a7f67510a4c0b43b7bf1974bb7be8cd0f99b8b8c7177169896af034e2a3
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b3b40e9c2b92fa47e8058b6f9077e3558576953cbbf670ec894ff2d5090a02e2
-# Content sha256: 8e4956fea24a4b1a0e1f184e3a7feff6c76a4f479fec1b4675df2e31695e6504
+# Inputs sha256: b1aa64051f0bfb8c1014d4ba59b5fc5936f72b5fc2ef83210821537128f2c8a7
+# Content sha256: 0a14149782ae02c578441a2a371e47c5fd7d21d4699b134fce16679d11c5c1dc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 50292402697404aec68fb8678419d662400e627d2176a6d5222d9a32cf718a48
-# Content sha256: dca5a2ee4659464aafc7a408dc2ef51e115e8e02c9aa4b190cd4fedc7ef0e106
+# Inputs sha256: 58c9ba0147ed23fdfb87d8147a66e0dbc2ed9fc1de8f0793b0601165b4afe9a6
+# Content sha256: e7d201a91765ba89b0b9208ac4cd32bb808fe2396c5f5ac0bab3584eaf401982
 
 """Method dispatch for the agent side of ACP protocol v1.
 

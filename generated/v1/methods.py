@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9c65e455dae298504a5bb27c64dad8bb67d7bf5de6dc6379022f8308cb17c67b
-# Content sha256: d1ccbe38e7da74d97fbe9e788f027cf2485bea6094974ef1f6f18788cc36c34a
+# Inputs sha256: 780e27a3f1a322a24dd77aa52bfd96a6911571ed4f8231b47f05fcebf8d2a4bd
+# Content sha256: 020f8e796e6f70895c1fa2733d1874d962254cc71214a7e5f8aa3f5e4ce3e8c7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

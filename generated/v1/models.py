@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: e4beb9c87f1dd72d0c36998cfca44c932b87e3eb2a9414f0f6f6ab2090ba8158
-# Content sha256: 74eaf89b14314fe6ab767cb57884cbea1c0fb3b0859bb2f08835756345e1342b
+# Inputs sha256: 8e721f5a602dc33d74c1d6084bdd6d73b0eab99a16ffcf1a51e66da00bcb1c76
+# Content sha256: edd6717a1d40ad458a42bf7df7dd94b5e8dc73f5c085cdbfc1ffeeb9863256e1
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1e3aff56ccabfe76dbff764cc26ce7ae26b110bdabb84776f2f060ea56c4ab4f
-# Content sha256: f033388426ee567c99e4ef77d71c494c2e1aec6108314065e09a391b4aaa5c89
+# Inputs sha256: 6366fbbd4c5587c4a9e609fe36fd4d969eb6ba921eadbbfbb4dd62a01b594d89
+# Content sha256: 42e618e5375b20f89d12c079024c037c3c567b9a5d9aa90895ac55714c9a9bb9
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f31995f352bd34351bf635f57049697e66987f0c3c461fd64f1d65ff210fa240
-# Content sha256: 8e9838c060bac96e98fdb89c6cfb55bfd8ac10e21abfbcaf28fe5fe2022f7323
+# Inputs sha256: eb3477641f38c82e7c3f0488ff7610df6e53a07c221120a5da77df8ab0aadad5
+# Content sha256: 7143331aec485bd8bbc54c14b62b4de365e109b2d23c7f4c3e68dcc877e24849
 
 """Method dispatch for the agent side of ACP protocol v2.
 

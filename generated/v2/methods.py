@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d508455b5824838c65f369e625e2380076238d8e366637726c9fd8fdde12d927
-# Content sha256: 316c1254667309744c6ad983580ac9004617648aac3b28c3710cdd3a90cf785f
+# Inputs sha256: a8e7d58ba75cb0b1806f949186df4ffb03694a0e9a4d29a97a560f6faf77a606
+# Content sha256: 650d837510eb1e195d905a06c5e8e9c58ff6b04c2f958e4c4fb5c38cda3f9d06
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

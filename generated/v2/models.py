@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 018ec0d3ce56f2e49c24ca465a9e91fee1e631e6c3e3831db152fd77087f4cd9
-# Content sha256: f349be393e6eb669f43973f3a417bcbdae97d9afb611d1c35db7662929d1886d
+# Inputs sha256: 4552ee63ac02818a7f7a51243dc69d60ab352349e85e8ca59ba07507ff371e79
+# Content sha256: 7ff09b4f71d33ed44b106bc9519afd7922ab845ab5f1be46c74fd75a44a1dde0
 
 """Wire models of ACP protocol v2.
 

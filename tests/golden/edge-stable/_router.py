@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 436f4e2c2323bf90fd4e99fdcf4826fda920e5f96cf3bc44711d94eb6f0475f4
-# Content sha256: 8e3bc34ebaafc3f5d90faa0032b5460ca3282df92d25aa11a6a222ff80d6dc98
+# Inputs sha256: 5979454eb16cbd280572dc820b15c3fb09200c0abe7cad064a01412c484b75ac
+# Content sha256: b84c084b90ff0af97af1ed96271277e0faec4ab06ca94ee1f1193265914047b9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

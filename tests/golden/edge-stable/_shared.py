@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: caaf32fb12f59a17f0753f341c362a7bf9a840d46cc1c5fce410f10e7c349a11
-# Content sha256: c2e75e6046b0c9b164828bdad89466edabea01ea1874027926947e06ba0bf2fd
+# Inputs sha256: 5b743c86bc27149adb61b5d54f67bacf036e6d600428a43a9d2caa88af18d8d5
+# Content sha256: 9547f84e31385d4647208fc378e986c7f7323ac6dca2fa5fcb2cd3eeabd53b4a
 
 """Types shared by every protocol version of the generated package."""
 

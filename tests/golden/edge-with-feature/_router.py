@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 144b5b255d387ccb806299601730e58b8f31248b671481d4858a01c6530cf54d
-# Content sha256: d31ce85b679b24c1af2f22528bf0d18df0b0a0ae69c47f8dd53052874130ef6c
+# Inputs sha256: 65d816e1fc057e7ff9d0651f0541794ffad3f5b5ac4a55c181dbdfa4264da1cb
+# Content sha256: 78e7a63bc3e49fe031fa853ab5f2181219c8a072a036f402d904eeb45947d3ca
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

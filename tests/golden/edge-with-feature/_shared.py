@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b3b866a71b7e271db5c2ba0c694e594492461dabb454de27e7c789c2c938e91e
-# Content sha256: dc1ae8135c9c5abe0380379666f24488b762e9c8ce3aa0dd8715e2bc3ca1fe6e
+# Inputs sha256: 473f784376079fe0817b49eaec3035d2b047ab00c697c2b89b1b27eabc0f3410
+# Content sha256: 8748b480403a2fb822b1881e8e318a97615921f1f10ac3a1fc467b65c3a5d013
 
 """Types shared by every protocol version of the generated package."""
 

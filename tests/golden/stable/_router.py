@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2960d1f6eb571f81d6da33ddca50c41441770b2b4f29b8532346bac412fdecce
-# Content sha256: f0445c5b9a413194ea9aeabf82f9ff6e1c3f44a8222ff42cbbf8c059a61c4cf1
+# Inputs sha256: 0a65de8da64af6076f83e7e2ea97d3da44e479dd6f3afd200483976d0114a9ab
+# Content sha256: e4b3e77b18dc6a74b162670f998c74df1769630f2e8bf98dd08fb2d9329324c8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

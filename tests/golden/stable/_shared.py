@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2638918b69aef4d1d1577219db2e4d1e68d83b1ae5fa597273a33d505ff599df
-# Content sha256: 459e5c2371ac3cc845064b1cf2a065f9dce334881987d898f63fb19f9f9656a0
+# Inputs sha256: 71c499400dc9b6ca0f318629db481f2234c5c7f2cdff57001417379144dce892
+# Content sha256: 2a760c00e0b0636482494b2806761c382ff58390fc3f73c91c534c3e7ef9c1a0
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1db476fa29c61ede10d421d7b1580ad71a098417e25ca45cc5a6f9752158a26a
-# Content sha256: d70482dbac8de442b35480eb5c346d496be82b961705ee32e617567d284547d1
+# Inputs sha256: faf30badf40d11a5acdfe2c895ea20d6aa6fb022179187fc20c3540e72ff60cb
+# Content sha256: 4b8906513501bd0be8ed37d6da7f041fd871146158c8f492fe8d53feb10f0af2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 67dc21535ca665ba3470fa39116c18b3d23fb6222cf63fe16a65d9660b45b8ea
-# Content sha256: fc21ab5fba9594913438437367927941f0b5d266c0ec6493f3112b3d78e716ce
+# Inputs sha256: d4b770bcb82dc36527ef8e5cb2337db9ff01472af49c13905c62b52a9069217a
+# Content sha256: 56d80ec9b099e7a5381bfe04c4247f4313d8e58029039fa28c393493536b525a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 019d66a4b28c0706fdc7662094388c8cae809669086feb291080daa474d7af3d
-# Content sha256: b836f8c059b5b754d23731533471fe49feb2584878e47a33b1c79c911f9eecb6
+# Inputs sha256: 764eeb640d501a598291e35cf5639073173f4b072d767e8318d2e96f6e18e3ac
+# Content sha256: dda4824ca0b3476f3803790969371fbb205b043415d79788c522c862d050c924
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f44ba1f253342b450c4ee54af01d8ada125b70ce6a89969492c7308795894e6f
-# Content sha256: f46222883d1c5c969609462b412ef2950046c5a08cccdc5c4e4f9f04e28cbec1
+# Inputs sha256: afa6b031be6455e578a624a81897adddb2463bea1cc3b8b89fc53aada85b6f9b
+# Content sha256: 4acbe3a874c36b3c95881842a009b920fee8972f1d540b7c99bf723a95513ae4
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9a1e12903a3bc795db3620c7b5aa7e2d950919a5a9188a5c2b25a619035b0003
-# Content sha256: fc0c1e2c853bfa9310bd950b49f15153fdfb7884f3e2485c7498dcef6eb2fd4c
+# Inputs sha256: e56377a8ce348b1d0ce5142c05f0aca93798503428196ef121ce49d8223278d4
+# Content sha256: 1f73ac915be9d001fcbcf1a8b8066c084c4e7652ee53ad193d9f66610e510b16
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9ebac88b1c96d32fc5eb982ebfc26e280f1d42cfd5973a11364111e2edb46bfb
-# Content sha256: 6b872501df7f8d48ae02ac5e47d665c9c0987fea91733e33abb66150d7fc0dfe
+# Inputs sha256: ffda101ab0349e4a409f83b987c7204e3f96808c85a679bbb01507f3b04e12a3
+# Content sha256: 4531b01003fd181564edeb24ff8b8fec075ab8445c5da1819cc78aea71efa044
 
 """Method dispatch for the agent side of ACP protocol v1.
 

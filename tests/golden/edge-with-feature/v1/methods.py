@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 228afd550bbcc705112c4f002b9841dd979331e306637c94962c4c2d25bbb718
-# Content sha256: 3fe6b9993814cee49397fddf78d0e6ab1d626934596e0f1cf87e703d10f6733d
+# Inputs sha256: a35a853b75e43a1c3ed5d9436f94925a9fb7d80d10ac9f1da6e14017aabc8171
+# Content sha256: e3f54f38c42549ddb076563b768369abf245bbae6beec103ef73059d218b75c5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

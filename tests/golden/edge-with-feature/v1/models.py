@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 42bd5b6ff88680173ad53a86c27c513a64434cfb5586cb97e50677add6d89630
-# Content sha256: 401f40c0fd6f98dee09c292004ea72a83b91559bf020557d299292251368c8ee
+# Inputs sha256: a6070047b50b3861e5d0af5f77206003c9567416cfde53fd0f1c7f41677a6e8e
+# Content sha256: 8b64bc5d96a524e116116390fb213d38f65f2039ed51f0a50172d345816c9dab
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 536800537a6b5203cbff0d7243d829c791a9489c6d6628b65b0cee5c7a31fb0a
-# Content sha256: d1edb31f193846998fd6595d524d57e540fa4de9fc34561f1ceff63b619c5207
+# Inputs sha256: 5eb46d68cfaceda315d7ae290c44bd60e25ed785f0da35b54097fc4fc789ed3c
+# Content sha256: ddfc6d19fca7be2cb33d1c96ec10188cf7e7d432fada9a51b32f967e655a8445
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c1397f06110924cf4c9fd370bf95ba3c52464cd8bfba227bebda6aa3043ea837
-# Content sha256: 7d4e7921b1c52a393b0c1319a7d973cc490eeed58380ec248539609edff751a9
+# Inputs sha256: 2b44b5dd281c09dfcd2729f8a830ff0982b35a0610830912fb6a54697b9cf70e
+# Content sha256: 27e62274be1e1c191efa3b75bfaee6f599330997e09c3a8263ece4509a89be65
 
 """Method dispatch for the agent side of ACP protocol v1.
 

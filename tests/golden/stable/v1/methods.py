@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 82eb034c0a23ef697afaa558dd7ef132909dcebf459b6f8f5fbed00535705008
-# Content sha256: 18d798b080353a953167a8b8409f18e709e46c66487e929b16c562eb24b900dc
+# Inputs sha256: ac979b7502168e0610b42d350894ca31b29b9d804ae1a50dfe0b38cdd8fdb59d
+# Content sha256: ff1bf06987237b4e0651764b96443ecc5469ff295638c93ac06506cccc9d193d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 87dcd118505c7840ac41cc4c38da35f433d22f1637d9e88a15822b4a07e5e269
-# Content sha256: 9968323ec40dbdf94b9067037629d2653393ce9c6906801f2842f66135ca0508
+# Inputs sha256: 5d39958f832f9b5564923d591bfcbb5f20633caf7836ae4f5ec68f92cb5c2fa6
+# Content sha256: 71342b12c7cc2194a55cbbe8be1d9c94ae99b7664773be442486645c53e72060
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: e88d8716c2cba87777b53ca6788b1b065c9e56d8cb0a1c056c4a219e9dffd5da
-# Content sha256: aa3c2e5dd4273da14170be15e2843dff4a76352d8f684b1f1724ed4f61a9958a
+# Inputs sha256: b577a2c18bdda8e50ce1e82bcfe31a29658855719e02a35ef111cb6ad86e03c2
+# Content sha256: 6d296f25d3578b2d34cc7b4f2c96af96f7d8a114c80d087f7969c95b01b64a51
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

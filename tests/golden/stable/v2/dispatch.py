@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9f56837ab5aad8ef83aa8a3e360f916ab1f37d4bac8e6977cb979ab3b3461f3c
-# Content sha256: 711356f3a9bdc9bede192e0fd32bffbd9ac2647e0d623410fdd686dcd95f4d3b
+# Inputs sha256: bcf77b0e9509647d5f179750c84a45987776f40d4e71c811f16b8e560d86b3bf
+# Content sha256: 3352938a59009708b6635c37798d944efd4fc3bb75ec7a8dfc6065b634a45769
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9210530a8362f813cdcba4c0877fd12f698c8b158b86f745d585cc784c134cfa
-# Content sha256: 3baab31b4ef7e52b1664a2a206ac5f07a9453188f642bea9586c562936b63f38
+# Inputs sha256: 310999c532048c2d462e3b819036f3e326327be7d905b8b2b4cd748719d63e0a
+# Content sha256: 95c697be7d2f9f0f24efe8936e6af96380078925f9cbf2a2bbc35774fe427c81
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c6deb6e5e93614a79b6c22aace5b9049e9e37e276575d3c21c147ceafde34904
-# Content sha256: d7aa4a285f9e227196ff6dbe54831895876be5c36323c9c30c16cab01ca53991
+# Inputs sha256: ef268131692ddfe53f72a2a66d41dd7fba8074b02ecb5ef44a12833dac9d6a81
+# Content sha256: 1b3673b43b19242f4fb6007a01935ba59788b1f8f7f18524daa5c896bdc7bb59
 
 """Wire models of ACP protocol v2.
 
