@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 675e610415c42e38a88993cbce951c9936a8aa235b32748ecb6be59a2ed525b7
-# Content sha256: 09023fcdc5742fd07e2c1c639c49aa5cc6900f53f0cf90fea17c9743b6028e26
+# Inputs sha256: 2153acfa9cea5255ca3897491f9c1a2dac21b5d48c0da6e908881e0a9ac90c63
+# Content sha256: 22e88f3c7dbc0b161a122163a66b4a55e14da33cc91d9670d0f690ad141d41f1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

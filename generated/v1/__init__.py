@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 52952492a392c0ba13b5c9a19703eb8f644f87e41be8e0a1bdd4101aed843acd
-# Content sha256: d580bb66f3457f0bf81c27e85c786a8648ef00fc66a4f45c237d1e53609f9b9e
+# Inputs sha256: 09ed48da292e2aa135a43cd271cb6b08e773594d835d82f264faa701f1fd5580
+# Content sha256: 6191fd83b66769767bc2fe7ea96107045e2d2d77c56d54616c3683f64cbc4f60
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

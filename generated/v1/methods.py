@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a2d34e4f71712a82fb8a546b776f4ee469e4e96c3d5ad7c19bccc7d3e3356630
-# Content sha256: 25b536d3ec670e584de0b2f042017fd126af2fe9adb6382f44eb5e6485f049dd
+# Inputs sha256: 83a37ae22c3ff46edd9ad55a115fa6fb1dea56d48b49e3713fe1d9d506d26b64
+# Content sha256: 8cf515737f5cea7ffc209ce1a51ab483923f9b7c196b23b8c37fb40e4a180ce3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2f495fe8cedf16407c81ffb61c4459971189b26be633584df115420bd326943a
-# Content sha256: 6f5e282bc89f2f1bbf48b4aa96ca4020309074a1ccb185b882c0bca3d69fe443
+# Inputs sha256: 98db5ddb6fdfe2a1138c08f0db616c635cefc0cbf8f4bb2f575c4c9a0ff54bbd
+# Content sha256: 4aca123f6a8eac378a36fd7d0139e402a6de182466edceb9186cb27360c3b036
 
 """Wire models of ACP protocol v1.
 

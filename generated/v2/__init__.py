@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ce952704795e9368dae0ed70686ddc1222ecc1b9cf955968f3b54b258f27470f
-# Content sha256: a976ce85fcfd879c2d3e797faf61377d51ff51cfffc679fe9a5780cb36621d7f
+# Inputs sha256: 6e3f32f7943720159debab8908e2fddee35b26d0703ff0c48af694b347e24297
+# Content sha256: bc1aa06b92a2ccf8b94044c8bdddf6efcdc308dd8c6138a8f358590fe9ad68c0
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 148129775cb1bd4db0b75b218001e6418a459d67588a78a04c2b276121967e70
-# Content sha256: 0c7c17604d77d13777baf4f132142a2a756d993e4527493614a9d08f9ebe1b39
+# Inputs sha256: d50d3f4c8ec36d42d0fa72ba2ddda802ac2671526f340dc7fb8aad34491c81a6
+# Content sha256: d718a51c7342686c475cb85cd2855fc4b70e1a8b62d579b40552e710852ac865
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 4f229852976a2461d94eb27a8d6c144e6eea45e9bcfc5589407716acf562ec1c
-# Content sha256: 52986296bf9a8a63dda7522fb9c010627758ebd19562f1e2cf977485544ab554
+# Inputs sha256: a1798aa161f592ba6453c33d0b2b15626a32679a44aea62644c52f35a4744186
+# Content sha256: 5aceb5982742b8f841814878298c1285971c15ef3bd2d541f68f45582ec96da6
 
 """Wire models of ACP protocol v2.
 

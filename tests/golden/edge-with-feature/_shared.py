@@ -5,14 +5,14 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a9f495c153d55a924dbf48db39c8b5f6fbd5c2f315ae616d8b9a890d673a15dd
-# Content sha256: 4f3f6dcd7ccd78be74348efae16c3809669850e6da89ccc0891cc3eb62067e58
+# Inputs sha256: 8d49751ae4cd6aac671109639b2abebd82b34dc4e2f9f4b63d135456da72236e
+# Content sha256: e052c6456f984b1ec7b9ae63760e1e8fe387431a95bb02d52a6880d98b05f0ae
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
 
@@ -27,3 +27,90 @@ class MethodSpec(NamedTuple):
     params: type[BaseModel]
     result: type[BaseModel] | None
     feature: str | None
+
+
+# JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+RESOURCE_NOT_FOUND: Final = -32002
+
+
+class JsonRpcError(Exception):
+    """An error answer for the peer: raise it from a handler to send ``code``/``message``/``data``.
+
+    ``JsonRpcError(code, message, data)`` for any code; the subclasses below fix the
+    code and default the message, e.g. ``raise ResourceNotFoundError(data={"sessionId": sid})``.
+    """
+
+    code: int
+    message: str
+    data: Any | None
+
+    def __init__(self, code: int, message: str, data: Any | None = None) -> None:
+        super().__init__(code, message, data)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.code})"
+
+    def to_error(self) -> dict[str, Any]:
+        """The ``error`` member of a JSON-RPC response (``data`` only when set)."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class _FixedCodeError(JsonRpcError):
+    CODE: ClassVar[int]
+    MESSAGE: ClassVar[str]
+
+    def __init__(self, message: str | None = None, data: Any | None = None) -> None:
+        super().__init__(self.CODE, self.MESSAGE if message is None else message, data)
+
+
+class ParseError(_FixedCodeError):
+    """The text is not JSON (``-32700``)."""
+
+    CODE = PARSE_ERROR
+    MESSAGE = "Parse error"
+
+
+class InvalidRequestError(_FixedCodeError):
+    """The JSON is not a JSON-RPC 2.0 request or notification (``-32600``)."""
+
+    CODE = INVALID_REQUEST
+    MESSAGE = "Invalid request"
+
+
+class MethodNotFoundError(_FixedCodeError):
+    """Unknown method, or one this side does not implement or has not enabled (``-32601``)."""
+
+    CODE = METHOD_NOT_FOUND
+    MESSAGE = "Method not found"
+
+
+class InvalidParamsError(_FixedCodeError):
+    """The params do not fit the method (``-32602``)."""
+
+    CODE = INVALID_PARAMS
+    MESSAGE = "Invalid params"
+
+
+class InternalError(_FixedCodeError):
+    """Something failed on this side (``-32603``); carries no traceback text."""
+
+    CODE = INTERNAL_ERROR
+    MESSAGE = "Internal error"
+
+
+class ResourceNotFoundError(_FixedCodeError):
+    """The resource named in the params (e.g. a session) does not exist (``-32002``)."""
+
+    CODE = RESOURCE_NOT_FOUND
+    MESSAGE = "Resource not found"

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d44e2ed01534a2f8ea45628e6489cdf898990e0c883131d5921203e45e201723
-# Content sha256: ff1086a358d7b7a58e628cc88b2c5957e17dad678a3f6705673e13d792283889
+# Inputs sha256: a68da8dcf61ec6b43df9ff3dc10e88b8e6ffa5034da223b514b270583ae2b9b0
+# Content sha256: 5bb7519a053a9d69568555c679034e1a37ae2c2c3bacf4c239fc2182497a9eb6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -40,11 +40,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     StringConstraints,
     TypeAdapter,
     ValidationError,
-    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: fb6f904abdd094bc076bb08a086bbb1e10b4815ce99ca9d02f58065738093bb2
-# Content sha256: 9d4be94249473c35f6d9993fafdadf90863702c71e233c0e30d585581a28dfef
+# Inputs sha256: c49da6db07e94c10f20983057d543d24ef395d30b6b651db6c9e29ca1b00d5ba
+# Content sha256: 98bc515fe62ac466c106dadae2a91453988930f17d98e80f8d5368917d012a75
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -40,11 +40,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     StringConstraints,
     TypeAdapter,
     ValidationError,
-    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: db8b9053f8cedbb30b652ab7850efb0620baf92a971f25d459da12bab7341af1
-# Content sha256: 27429b4c61aea61dd8418e34a433df4b4546fe67c7c6e0091bfc00f1e8ccdc8f
+# Inputs sha256: ad4b3d4759f2ead1b471de8abdc67496342bfb5a31debf03364253e7fd411f5f
+# Content sha256: 7e7118f7360f7b398b9db18577a4ecaa53b0bb27dbeb7c23ed286dfafbc485fd
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 02c163d82592601e4ce11feff6c9dd7d563f44f9eaefd7e06d1c928ab3a7ee9f
-# Content sha256: f50aafa2ec9889da4a0285293af7a71fbdf2cff53c7bcacc72565d54744f5a1a
+# Inputs sha256: c6143da236fd7302c3af88e9a08ebb98621b0790989a22b9f531c38fc4aef676
+# Content sha256: 1483814e96ff1388400a0f467ade4fa6ed135d8292f7facac15ddd4db5e2dbde
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

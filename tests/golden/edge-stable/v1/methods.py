@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 487abb08c0d7061cfb7da46c16618cd43b526730852f647dcd22990dd4d3658c
-# Content sha256: 3f49ccec60e20cbccee7d26aefb40c4c4030347f51cee9e9beb8fc879e5a92b8
+# Inputs sha256: 0038921d8089d262ac6f37f734420cac073a88b4daaafc2a4c4209029fb905e9
+# Content sha256: be311ccdd1421bda8d2c759bd7d71387899dc70a15cc765487e0f36a3600203c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 21fd97fabb39e5cb0499b8d60a6e7a48ac90d53e92463c22b1bd103606a42f30
-# Content sha256: 1ab77957a60011de204f75cf5f2444278f7b0b3c35e344aa1173731d8e76daef
+# Inputs sha256: 3bef2dcea47ae3c78288c44641ac3425855b116c0a9bdf74be42ae8a5a86ccf6
+# Content sha256: f7fed5953b4181c198f30dab4467c22d7180c59f8af5edd3f409823647a694fe
 
 """Wire models of ACP protocol v1.
 

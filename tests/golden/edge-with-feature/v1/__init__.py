@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 45ce89862fe9824ac70a3b46a4fe2bc1854ecc458b519f76d7bde68367bb73f4
-# Content sha256: dd3f576e321c254f61076cfd0c6b0457c5e27b08d824ad4a5cd87b189e4d8c47
+# Inputs sha256: b614b341f836641b5b4be312e894df8674a9e8b4ecf6307b8ba5bc50c0bd4a95
+# Content sha256: 71613c83fd50ab8444fe9ec724d7e0d643f3c3793ea4968bb5f2557bc437971d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

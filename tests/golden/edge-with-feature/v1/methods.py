@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 39c575c754dc038f6250489d77a724b4b00d7c3ca8598803a0cb005bb68416d5
-# Content sha256: b03eccb9f964070f143d5927c5554223688e5b6a66555eedc41458d7997f7050
+# Inputs sha256: eccaf45f45a675113ccff0573cdc3f1aa58997ce7bed6f91f9ac09d004818748
+# Content sha256: 59451ddf5ae3171f4e131ffb8654f0b09bc950b2919fee90a2eec34243089280
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: e81af844ce617b487fad014fe98133a8baf392ff102d89c6f535dd292824f944
-# Content sha256: 917c154b59a8073db493707659f612f482e8857dafa3572f398408695d487492
+# Inputs sha256: c9e083ccf5e59a8b1f21d43b03e03c98e6823dc38a6b7ca07414029aed44f6c0
+# Content sha256: a6475bfc5115747f36fbb33c27085d546fc45814860b92466d9a089b598576b7
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a04f7e57697fb1c6e45baeb5326a0276b265e9502c7136da4a4acd8ea83eb0e5
-# Content sha256: 1f1bd430cee2f4d6025f20125064e60c2d4207ce4947bf20856343f1284b06de
+# Inputs sha256: c8b9e86437ea76cbe6b679fa3770ed254d51c5d40eb88ff9c7b96b4db3df9f8e
+# Content sha256: fccfeaacfd04dffa04b43b3b64250bd4c978cfd5d686d46b0376ff0d698e5596
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 37d891f7bedca865eb3c4bc168eb556354a0339b1ca594e9bc86bc0558bb7420
-# Content sha256: 6e4966e99a9673d245010c529a2a09cfb8c6a1fcac61dd3aff204e83e9d3c876
+# Inputs sha256: 0a40bbd681efdd2750470a52ee876c64db6c988943c07250270ac1b89619b48e
+# Content sha256: 961712a4cbb1c139ba76c41fa38fa76545ead713f4aad6224d994c1445952d93
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

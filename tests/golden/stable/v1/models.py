@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 268bee945b2ecf3c7422ec581262e7d6ba762e7eacaef6af00cf40ae4f59c158
-# Content sha256: 89fb9a955466f46b270379cf02327865e291d3352d7280362f81f6467003ef8f
+# Inputs sha256: 7c8925bf5f63978bb27fbe2534d0fe630fd12995d31fb39ac2be73356b594e41
+# Content sha256: 6b3eb8714ffcdcd37e94d466d8a45bde63196fcea08061d4175f0296efae145e
 
 """Wire models of ACP protocol v1.
 

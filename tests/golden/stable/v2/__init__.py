@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ef7b3859a9fd89cc4e752ba6ea8e04cb6443569d204cafdc46578806abe75a89
-# Content sha256: d878dfe0d4f2468ea036af79dc6ea78b89af5f5634ca18d0a289b3c49d446c14
+# Inputs sha256: b5bf54bb45cd5a52e27325f14d7d9d858e1d89882fce5e8e7e158910613d171e
+# Content sha256: 8f4358645cc50fb4078e1ac261c45d603dea84ba0232d603bb38e8a20e6f67e9
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

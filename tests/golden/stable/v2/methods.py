@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d84928851b2cbdcd7351886749ccffaff9a536b93c9cac3974a8488872fb7a28
-# Content sha256: 4990d1432f0630c7a645fee643280b9d288372d15045afeeb17847784799b5e6
+# Inputs sha256: 5351e753523ead605803a7dbe20c8e03cfdf43e15144f8c962e1d60d27013253
+# Content sha256: b474dd1b602842257dd761bcc1c4ed33f4a29e355edf0a764dd39d3834b71c5e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0b48eef19c8b3801cd5fa066c54220749c03fc7ee2bea76cc42b489e4c01610e
-# Content sha256: 49258ef39c51b8e65627069b6c88cc5199050622f7f61a2989b4e9e5f11a08df
+# Inputs sha256: b8e47da46b19322a0757e946122849c3125be48d91525628a260d656a5ffd390
+# Content sha256: a4829257817c6c8a1969d527920f8cfb4002468537ccd03ff59193ecaddd5419
 
 """Wire models of ACP protocol v2.
 
