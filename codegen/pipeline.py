@@ -19,11 +19,13 @@ from .validate import validate_version
 # Per-version modules rendered from Jinja templates: (template, output file name).
 VERSION_TEMPLATES = (
     ("methods.py.jinja", "methods.py"),
+    ("dispatch.py.jinja", "dispatch.py"),
     ("version_init.py.jinja", "__init__.py"),
 )
 # Package-level modules: (template, output path).
 PACKAGE_TEMPLATES = (
     ("shared.py.jinja", "_shared.py"),
+    ("router.py.jinja", "_router.py"),
     ("package_init.py.jinja", "__init__.py"),
 )
 

@@ -22,6 +22,7 @@ import black
 import jinja2
 
 from . import __version__
+from .dispatch import routes as dispatch_routes
 from .ir import Protocol
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -90,6 +91,7 @@ def environment() -> jinja2.Environment:
         finalize=_finalize,
     )
     env.filters.update(py=py_literal, ident=identifier, doc=docstring, comment=comment)
+    env.globals.update(dispatch_routes=dispatch_routes)
     return env
 
 
