@@ -142,11 +142,11 @@ class ArchiveAgent:
         try:
             if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
                 raise InvalidRequestError(data={"reason": 'expected jsonrpc "2.0" and a string method'})
+            if self.version is None and method != "initialize":
+                raise InvalidRequestError(data={"reason": "call initialize first"})
             handler = self._methods.get(method)
             if handler is None:
                 raise MethodNotFoundError(data={"method": method})
-            if self.version is None and method != "initialize":
-                raise InvalidRequestError(data={"reason": "call initialize first"})
             result = await handler(params if params is not None else {}, request_id if is_request else None)
         except JsonRpcError as exc:
             error: JsonRpcError = exc
