@@ -135,7 +135,9 @@ class Agent:
             index = self.response_index(request_id)
             return index, self.result(request_id)["stopReason"]
         assert self.result(request_id) == {}
-        index = self.wait_for(lambda m: _update_kind(m, session_id) == "state_update" and m["params"]["update"]["state"] == "idle", start)
+        index = self.wait_for(
+            lambda m: _update_kind(m, session_id) == "state_update" and m["params"]["update"]["state"] == "idle", start
+        )
         return index, self.log[index]["params"]["update"]["stopReason"]
 
     def replies(self, session_id: str, start: int, end: int) -> list[str]:
@@ -420,7 +422,9 @@ def test_missing_session_id_is_invalid_params(agent: Agent) -> None:
     ("line", "code"),
     [("{not json", -32700), ("[1, 2]", -32600), ('{"jsonrpc": "2.0", "id": 9, "method": 5}', -32600)],
 )
-def test_a_malformed_line_gets_an_error_and_the_agent_keeps_serving(agent: Agent, cwd: str, line: str, code: int) -> None:
+def test_a_malformed_line_gets_an_error_and_the_agent_keeps_serving(
+    agent: Agent, cwd: str, line: str, code: int
+) -> None:
     start = len(agent.log)
     agent.send_raw(line)
     index = agent.wait_for(lambda m: "error" in m and m["error"]["code"] == code, start)

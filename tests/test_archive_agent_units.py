@@ -54,7 +54,10 @@ def test_with_the_gate_off_archive_methods_are_method_not_found(store: Store, pr
     handler = handler_cls(ArchiveAgent(store, Peer(io.BytesIO())))
     assert _call(router_cls(handler), method, {"sessionId": "sess_x"})["error"]["code"] == -32601
     # The same handler behind an opted-in router reaches the agent (which does not know the ID).
-    assert _call(router_cls(handler, unstable_session_archive=True), method, {"sessionId": "sess_x"})["error"]["code"] == -32002
+    assert (
+        _call(router_cls(handler, unstable_session_archive=True), method, {"sessionId": "sess_x"})["error"]["code"]
+        == -32002
+    )
 
 
 @pytest.mark.parametrize("protocol", [1, 2], ids=["v1", "v2"])

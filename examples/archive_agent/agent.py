@@ -241,7 +241,9 @@ class ArchiveAgent:
         if session.turn is not None:
             raise InvalidParamsError(data={"sessionId": session.id, "reason": "a turn is already running"})
         text = "".join(
-            str(block.get("text", "")) for block in request.prompt if isinstance(block, dict) and block.get("type") == "text"
+            str(block.get("text", ""))
+            for block in request.prompt
+            if isinstance(block, dict) and block.get("type") == "text"
         )
         delay = 0.0
         if match := _DELAY.fullmatch(text):
@@ -268,7 +270,10 @@ class ArchiveAgent:
                 await asyncio.wait_for(turn.cancel.wait(), timeout=delay)
             except asyncio.TimeoutError:
                 reply = f"echo #{number}: {text}"
-                chunk: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": reply}}
+                chunk: dict[str, Any] = {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": reply},
+                }
                 if self.version == 2:
                     chunk["messageId"] = f"{session.id}-{number}"
                 self._update(session.id, chunk)
@@ -333,7 +338,9 @@ class ArchiveAgent:
         if not self.store.set_archived(session_id, False):
             raise _not_found(session_id)
 
-    def list_page(self, cwd: str | None, archived: str | None, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    def list_page(
+        self, cwd: str | None, archived: str | None, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
         if cwd is not None and not _is_absolute(cwd):
             raise InvalidParamsError(data={"errors": [{"path": ["cwd"], "message": "must be an absolute path"}]})
         effective: ArchiveFilter
@@ -349,7 +356,12 @@ class ArchiveAgent:
             raise InvalidParamsError(data={"errors": [{"path": ["cursor"], "message": str(exc)}]}) from None
         sessions = []
         for row in page.sessions:
-            info: dict[str, Any] = {"sessionId": row.id, "cwd": row.cwd, "updatedAt": row.updated_at, "archived": row.archived}
+            info: dict[str, Any] = {
+                "sessionId": row.id,
+                "cwd": row.cwd,
+                "updatedAt": row.updated_at,
+                "archived": row.archived,
+            }
             if row.title is not None:
                 info["title"] = row.title
             sessions.append(info)

@@ -208,7 +208,7 @@ class Store:
         rows = [SessionRow(r[0], r[1], r[2], r[3], bool(r[4])) for r in self._db.execute(sql, args)]
         more = len(rows) > limit
         rows = rows[:limit]
-        next_cursor = self._make_cursor(rows[-1], cwd, archived) if more else None
+        next_cursor = self.cursor_after(rows[-1], cwd, archived) if more else None
         return Page(rows, next_cursor)
 
     def explain_list(self, cwd: str | None, archived: ArchiveFilter, with_cursor: bool) -> list[str]:
@@ -227,7 +227,8 @@ class Store:
     def _filter_tag(self, cwd: str | None, archived: ArchiveFilter) -> str:
         return hashlib.sha256(json.dumps([cwd, archived]).encode()).hexdigest()[:16]
 
-    def _make_cursor(self, last: SessionRow, cwd: str | None, archived: ArchiveFilter) -> str:
+    def cursor_after(self, last: SessionRow, cwd: str | None, archived: ArchiveFilter) -> str:
+        """The cursor of the page that follows ``last`` in the listing with these filters."""
         body = json.dumps([last.updated_at, last.id, self._filter_tag(cwd, archived)], separators=(",", ":")).encode()
         mac = hmac.new(self._cursor_key, body, hashlib.sha256).digest()[:16]
         return f"{_b64(body)}.{_b64(mac)}"
