@@ -41,7 +41,7 @@ class Agent:
     Every message the agent writes is kept in ``log``, in wire order, so tests can assert
     on ordering (e.g. a notification sent before a response)."""
 
-    def __init__(self, db: Path, protocol: int, page_size: int = PAGE_SIZE) -> None:
+    def __init__(self, db: Path, protocol: int, page_size: int = PAGE_SIZE, initialize: bool = True) -> None:
         self.protocol = protocol
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "examples.archive_agent", "--db", str(db), "--page-size", str(page_size)],
@@ -54,9 +54,13 @@ class Agent:
         self._ids = itertools.count(1)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        init = self.request("initialize", {"protocolVersion": protocol, "clientCapabilities": {}})
-        assert init["protocolVersion"] == protocol
-        self.init = init
+        self.init: dict[str, Any] = {}
+        if initialize:
+            self.initialize()
+
+    def initialize(self) -> None:
+        self.init = self.request("initialize", {"protocolVersion": self.protocol, "clientCapabilities": {}})
+        assert self.init["protocolVersion"] == self.protocol
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -461,8 +465,11 @@ def test_state_survives_a_restart(tmp_path: Path, protocol: int) -> None:
 def test_two_agents_share_one_database(tmp_path: Path, protocol: int) -> None:
     db = tmp_path / "agent.sqlite3"
     cwd = "/work/shared"
-    one, two = Agent(db, protocol), Agent(db, protocol)
+    # Started together: both create the schema of a fresh database at the same time.
+    one, two = Agent(db, protocol, initialize=False), Agent(db, protocol, initialize=False)
     try:
+        one.initialize()
+        two.initialize()
         sessions = [one.new_session(cwd) for _ in range(PAGE_SIZE + 1)]
         # A cursor from one process is good in the other: the signing key is in the database.
         page = one.request("session/list", {"cwd": cwd})
@@ -477,6 +484,13 @@ def test_two_agents_share_one_database(tmp_path: Path, protocol: int) -> None:
 
         assert two.request("session/delete", {"sessionId": sessions[1]}) == {}
         assert one.error("session/archive", {"sessionId": sessions[1]}).code == -32002
+
+        # Writes from both processes at once all commit (WAL, IMMEDIATE transactions, busy wait).
+        pending = [
+            (agent, agent.send("session/new", {"cwd": cwd + "/busy"})) for _ in range(10) for agent in (one, two)
+        ]
+        created = {agent.result(request_id)["sessionId"] for agent, request_id in pending}
+        assert set(two.states(cwd + "/busy")) == created and len(created) == 20
     finally:
         one.close()
         two.close()

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import generated.v1.dispatch
 import generated.v2.dispatch
 from examples.archive_agent.agent import ArchiveAgent, ArchiveHandlerV1, ArchiveHandlerV2
 from examples.archive_agent.stdio import Peer
-from examples.archive_agent.store import Store
+from examples.archive_agent.store import SessionRow, Store
 
 ROUTERS = {1: (generated.v1.dispatch.Router, ArchiveHandlerV1), 2: (generated.v2.dispatch.Router, ArchiveHandlerV2)}
 
@@ -101,3 +103,50 @@ def test_listing_walks_an_index_in_order_and_seeks_to_the_cursor(
     if with_cursor:
         # The cursor bounds the index range (keyset), rather than skipping rows one by one.
         assert "(updated_at,id)<(?,?)" in plan, plan
+
+
+_sessions = st.lists(
+    st.tuples(st.sampled_from(["/a", "/b"]), st.booleans(), st.integers(0, 5)),  # cwd, archived, timestamp
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=_sessions,
+    cwd=st.sampled_from(["/a", None]),
+    archived=st.sampled_from(["exclude", "include", "only"]),
+    limit=st.integers(1, 4),
+)
+def test_pages_concatenate_to_the_filtered_listing_in_order(
+    rows: list[tuple[str, bool, int]], cwd: str | None, archived: Any, limit: int
+) -> None:
+    # Few distinct timestamps, so that ties (broken by ID) are common.
+    store = Store(":memory:")
+    sessions = [
+        SessionRow(f"sess_{i:03d}", where, None, f"2026-01-01T00:00:0{stamp}.000000Z", state)
+        for i, (where, state, stamp) in enumerate(rows)
+    ]
+    store.insert_many(sessions)
+    expected = sorted(
+        (
+            s
+            for s in sessions
+            if (cwd is None or s.cwd == cwd) and (archived == "include" or s.archived == (archived == "only"))
+        ),
+        key=lambda s: (s.updated_at, s.id),
+        reverse=True,
+    )
+    listed: list[SessionRow] = []
+    cursor = None
+    try:
+        while True:
+            page = store.list_page(cwd, archived, cursor, limit)
+            assert len(page.sessions) <= limit
+            listed += page.sessions
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+    finally:
+        store.close()
+    assert listed == expected
