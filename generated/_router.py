@@ -7,7 +7,7 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9404125281d932f0d5fc9394be4c45bc2bf128023954e66f7e5535d4799aacf1
+# Inputs sha256: 06c3b110ac84c280ca71e30de3ccbd41f7e8781eeb44aeb0dff1496b0872a611
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -80,6 +80,15 @@ class _Outcome(NamedTuple):
     id: Any
     result: BaseModel | None
     error: JsonRpcError | None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# Strict JSON: Python's json also reads NaN and Infinity, which no peer may send (and
+# which could not be echoed back as JSON). One decoder, built once: this is the hot path.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _valid_id(value: Any) -> bool:
@@ -166,9 +175,13 @@ class BaseRouter:
                 "id": outcome.id,
                 "error": outcome.error.to_error(),
             }
-        assert outcome.result is not None
-        result = outcome.result.model_dump(
-            mode="json", by_alias=True, exclude_unset=True
+        # A notification-kind method sent with an id still gets its (null) answer.
+        result = (
+            None
+            if outcome.result is None
+            else outcome.result.model_dump(
+                mode="json", by_alias=True, exclude_unset=True
+            )
         )
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
@@ -176,7 +189,9 @@ class BaseRouter:
         """One JSON text in, the response text out (``None`` for a notification).
         Text that is not JSON answers ``-32700``."""
         try:
-            message = json.loads(text)
+            message = _DECODER.decode(
+                text.decode() if isinstance(text, bytes) else text
+            )
         except (
             ValueError,
             RecursionError,
@@ -191,8 +206,11 @@ class BaseRouter:
         if outcome.error is not None:
             error = json.dumps(outcome.error.to_error())
             return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + error + "}"
-        assert outcome.result is not None
-        result = outcome.result.model_dump_json(by_alias=True, exclude_unset=True)
+        result = (
+            "null"
+            if outcome.result is None
+            else outcome.result.model_dump_json(by_alias=True, exclude_unset=True)
+        )
         return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + result + "}"
 
     async def _process(self, message: Any) -> _Outcome | None:

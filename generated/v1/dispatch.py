@@ -5,7 +5,7 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: bae3decf81ae9f8e275e8508c93c443eea6139eef2b4e30f91c4371384182a67
+# Inputs sha256: 593efbbb662b0586235a2f2530844300ef8dbe418b63d1b6b8764f58f67d0791
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,7 +5,7 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3c6c358611cabc2f3f04ecf7481d6a27ef3c5abdbf8788a77796a66f2fea02dd
+# Inputs sha256: 29abb6640e710f83de78b6dd4ad62855dcd294a0d25ee0c193afe3973ba0c129
 
 """Method dispatch for the agent side of ACP protocol v2.
 
