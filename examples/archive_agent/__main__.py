@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -36,8 +37,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def run(db: Path, page_size: int) -> None:
-    store = Store(db)
+async def run(store: Store, page_size: int) -> None:
     agent = ArchiveAgent(store, Peer(sys.stdout.buffer), page_size)
     try:
         await serve(await open_stdin(), agent.peer, agent.handle)
@@ -50,7 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     # stdout carries the protocol; diagnostics go to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="archive-agent: %(levelname)s %(message)s")
-    asyncio.run(run(args.db, args.page_size))
+    try:
+        store = Store(args.db)
+    except (sqlite3.Error, OSError, RuntimeError) as exc:
+        print(f"archive-agent: cannot use database {args.db}: {exc}", file=sys.stderr)
+        return 2
+    asyncio.run(run(store, args.page_size))
     return 0
 
 

@@ -26,10 +26,17 @@ class Peer:
 
     def __init__(self, out: BinaryIO) -> None:
         self._out = out
+        self.gone = False
 
     def send(self, message: dict[str, Any]) -> None:
-        self._out.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
-        self._out.flush()
+        if self.gone:
+            return
+        try:
+            self._out.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+            self._out.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            # The client went away; stdin reaches its end next and the agent stops there.
+            self.gone = True
 
     def respond(self, request_id: Any, result: dict[str, Any]) -> None:
         self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
