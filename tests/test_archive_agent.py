@@ -18,7 +18,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
+
+import generated.v1.models
+import generated.v2.models
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_SIZE = 3
@@ -355,6 +359,15 @@ def test_archiving_an_active_session_notifies_then_cancels_the_turn_and_closes_i
     assert agent.result(archive_id) == {}
     assert stop == "cancelled"
     assert notified < turn_end < archived, "expected: archived update, then the cancelled turn, then the response"
+    notification = (
+        generated.v1.models.SessionNotification
+        if agent.protocol == 1
+        else generated.v2.models.UpdateSessionNotification
+    ).model_validate(agent.log[notified]["params"])
+    assert notification.update.archived is True and notification.update.model_fields_set == {
+        "session_update",
+        "archived",
+    }
     assert time.monotonic() - began < 5, "the turn ran to its end instead of being cancelled"
     assert agent.replies(sid, start, len(agent.log)) == []
 
@@ -434,6 +447,54 @@ def test_a_malformed_line_gets_an_error_and_the_agent_keeps_serving(
     index = agent.wait_for(lambda m: "error" in m and m["error"]["code"] == code, start)
     assert agent.log[index]["id"] in (None, 9)
     assert agent.new_session(cwd)
+
+
+# -- conformance with the published (pre-archive) ACP schemas ---------------------------------
+
+UPSTREAM_RESULTS = {
+    "initialize": "InitializeResponse",
+    "session/new": "NewSessionResponse",
+    "session/prompt": "PromptResponse",
+    "session/list": "ListSessionsResponse",
+    "session/close": "CloseSessionResponse",
+    "session/delete": "DeleteSessionResponse",
+    "session/resume": "ResumeSessionResponse",
+}
+
+
+def test_stable_methods_answer_in_the_upstream_schemas_shapes(agent: Agent, cwd: str, upstream: Path) -> None:
+    """Everything outside the archive surface must also be valid ACP of the agreed version:
+    results and ``session/update`` params checked against the upstream JSON Schema."""
+    defs = json.loads((upstream / f"v{agent.protocol}" / "schema.unstable.json").read_text())["$defs"]
+
+    def check(definition: str, instance: Any) -> None:
+        jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": defs}).validate(instance)
+
+    check("InitializeResponse", agent.init)
+    start = len(agent.log)
+    new_id = agent.send("session/new", {"cwd": cwd, "mcpServers": []})
+    sid = agent.result(new_id)["sessionId"]
+    methods = {new_id: "session/new"}
+    for method, params in [
+        ("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]}),
+        ("session/list", {"cwd": cwd}),
+        ("session/close", {"sessionId": sid}),
+        ("session/resume", {"sessionId": sid}),
+        ("session/delete", {"sessionId": sid}),
+    ]:
+        methods[agent.send(method, params)] = method
+        agent.result(next(reversed(methods)))
+    if agent.protocol == 2:
+        agent.wait_for(lambda m: _update_kind(m, sid) == "state_update" and m["params"]["update"]["state"] == "idle")
+    notification = "SessionNotification" if agent.protocol == 1 else "UpdateSessionNotification"
+    updates = 0
+    for message in agent.log[start:]:
+        if message.get("method") == "session/update":
+            check(notification, message["params"])
+            updates += 1
+        elif message.get("id") in methods:
+            check(UPSTREAM_RESULTS[methods[message["id"]]], message["result"])
+    assert updates >= (1 if agent.protocol == 1 else 3)  # the reply chunk (+ running and idle in v2)
 
 
 # -- persistence and sharing ----------------------------------------------------------------
