@@ -7,7 +7,7 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 06c3b110ac84c280ca71e30de3ccbd41f7e8781eeb44aeb0dff1496b0872a611
+# Inputs sha256: 070bb845a30a182d165961ff828373717ffd423cf7468a43946d135d81d6d265
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -165,7 +165,11 @@ class BaseRouter:
         return frozenset(self._bound)
 
     async def handle_message(self, message: Any) -> dict[str, Any] | None:
-        """One decoded JSON-RPC message in, the response object out (``None`` for a notification)."""
+        """One decoded JSON-RPC message in, the response object out (``None`` for a notification).
+
+        Only requests and notifications belong here: a transport that also receives
+        responses to its own requests must route those elsewhere first (here they
+        would be answered ``-32600``)."""
         outcome = await self._process(message)
         if outcome is None:
             return None
