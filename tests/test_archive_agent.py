@@ -27,7 +27,7 @@ import generated.v2.models
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_SIZE = 3
 TIMEOUT = 10.0
-SLOW_TURN = "/delay 8 "  # far longer than any test waits, so finishing early proves a cancel
+SLOW_TURN = "/delay 60 "  # outlasts TIMEOUT: a slow turn that ends during a test was cancelled
 
 Message = dict[str, Any]
 
@@ -349,7 +349,6 @@ def test_an_unknown_archived_filter_value_is_invalid_params(agent: Agent, cwd: s
 
 def test_archiving_an_active_session_notifies_then_cancels_the_turn_and_closes_it(agent: Agent, cwd: str) -> None:
     sid = agent.new_session(cwd)
-    began = time.monotonic()
     prompt_id, start = agent.start_prompt(sid, SLOW_TURN + "never answered")
     archive_id = agent.send("session/archive", {"sessionId": sid})
 
@@ -368,7 +367,6 @@ def test_archiving_an_active_session_notifies_then_cancels_the_turn_and_closes_i
         "session_update",
         "archived",
     }
-    assert time.monotonic() - began < 5, "the turn ran to its end instead of being cancelled"
     assert agent.replies(sid, start, len(agent.log)) == []
 
     # Freed like session/close: the session can no longer run turns here.
