@@ -504,18 +504,21 @@ def test_state_survives_a_restart(tmp_path: Path, protocol: int) -> None:
     cwd = "/work/restart"
     first = Agent(db, protocol)
     kept, archived = first.new_session(cwd), first.new_session(cwd)
+    others = {first.new_session(cwd + "/more") for _ in range(PAGE_SIZE + 1)}
     first.prompt(kept, "before restart")
     first.request("session/archive", {"sessionId": archived})
-    cursor = first.request("session/list", {"cwd": cwd, "archived": "include"})
+    page = first.request("session/list", {"cwd": cwd + "/more"})
     first.close()
 
     second = Agent(db, protocol)
     try:
         assert second.states(cwd) == {kept: False, archived: True}
+        # A cursor handed out before the restart still continues its listing.
+        rest = second.request("session/list", {"cwd": cwd + "/more", "cursor": page["nextCursor"]})
+        assert {s["sessionId"] for s in page["sessions"] + rest["sessions"]} == others
         assert second.request("session/unarchive", {"sessionId": archived}) == {}
         assert second.request("session/resume", {"sessionId": kept}) == {}
         assert second.prompt(kept, "after") == (["echo #2: after"], "end_turn")
-        assert "nextCursor" not in cursor  # two sessions fit one page: nothing to resume
     finally:
         second.close()
 
