@@ -26,7 +26,7 @@ import generated.v2.models
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_SIZE = 3
-TIMEOUT = 10.0
+TIMEOUT = 20.0  # generous: only a failing test waits this long
 SLOW_TURN = "/delay 60 "  # outlasts TIMEOUT: a slow turn that ends during a test was cancelled
 
 Message = dict[str, Any]
@@ -216,6 +216,7 @@ def test_initialize_advertises_archive_in_the_negotiated_versions_shape(agent: A
     if agent.protocol == 1:
         caps = agent.init["agentCapabilities"]["sessionCapabilities"]
         assert {"list", "delete", "close", "archive"} <= caps.keys()
+        assert agent.init["agentCapabilities"]["loadSession"] is True
         assert all(caps[k] == {} for k in ("list", "delete", "close", "archive"))
         assert "capabilities" not in agent.init
     else:
@@ -248,6 +249,22 @@ def test_archive_then_unarchive_restores_the_same_session_with_its_history(agent
 
     assert agent.request("session/resume", {"sessionId": sid}) == {}
     assert agent.prompt(sid, "second") == (["echo #2: second"], "end_turn")
+
+    if agent.protocol == 1:  # v1 can also load a session, replaying the history kept through it all
+        agent.request("session/close", {"sessionId": sid})
+        start = len(agent.log)
+        assert agent.request("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []}) == {}
+        replayed = [
+            (m["params"]["update"]["sessionUpdate"], m["params"]["update"]["content"]["text"])
+            for m in agent.log[start:]
+            if _update_kind(m, sid)
+        ]
+        assert replayed == [
+            ("user_message_chunk", "first question"),
+            ("agent_message_chunk", "echo #1: first question"),
+            ("user_message_chunk", "second"),
+            ("agent_message_chunk", "echo #2: second"),
+        ]
 
 
 @pytest.mark.parametrize("method", ["session/archive", "session/unarchive"])
@@ -386,6 +403,8 @@ def test_resuming_an_archived_session_is_refused_until_unarchived(agent: Agent, 
     sid = agent.new_session(cwd)
     agent.request("session/archive", {"sessionId": sid})
     assert agent.error("session/resume", {"sessionId": sid}).code == -32602
+    if agent.protocol == 1:
+        assert agent.error("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []}).code == -32602
     agent.request("session/unarchive", {"sessionId": sid})
     assert agent.request("session/resume", {"sessionId": sid}) == {}
 
@@ -422,9 +441,14 @@ def test_deleted_sessions_are_never_listed_nor_restorable(agent: Agent, cwd: str
 # -- unknown IDs and malformed input ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["session/archive", "session/unarchive", "session/close", "session/resume"])
+@pytest.mark.parametrize(
+    "method", ["session/archive", "session/unarchive", "session/close", "session/resume", "session/load"]
+)
 def test_unknown_session_ids_are_resource_not_found(agent: Agent, method: str) -> None:
-    error = agent.error(method, {"sessionId": "sess_does_not_exist"})
+    if method == "session/load" and agent.protocol == 2:
+        assert agent.error(method, {"sessionId": "sess_does_not_exist"}).code == -32601  # not in v2
+        return
+    error = agent.error(method, {"sessionId": "sess_does_not_exist", "cwd": "/work", "mcpServers": []})
     assert error.code == -32002
     assert error.data["sessionId"] == "sess_does_not_exist"
 
@@ -457,6 +481,7 @@ UPSTREAM_RESULTS = {
     "session/close": "CloseSessionResponse",
     "session/delete": "DeleteSessionResponse",
     "session/resume": "ResumeSessionResponse",
+    "session/load": "LoadSessionResponse",
 }
 
 
@@ -473,13 +498,15 @@ def test_stable_methods_answer_in_the_upstream_schemas_shapes(agent: Agent, cwd:
     new_id = agent.send("session/new", {"cwd": cwd, "mcpServers": []})
     sid = agent.result(new_id)["sessionId"]
     methods = {new_id: "session/new"}
-    for method, params in [
+    calls = [
         ("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]}),
         ("session/list", {"cwd": cwd}),
         ("session/close", {"sessionId": sid}),
         ("session/resume", {"sessionId": sid}),
-        ("session/delete", {"sessionId": sid}),
-    ]:
+    ]
+    if agent.protocol == 1:
+        calls.append(("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []}))
+    for method, params in [*calls, ("session/delete", {"sessionId": sid})]:
         methods[agent.send(method, params)] = method
         agent.result(next(reversed(methods)))
     if agent.protocol == 2:

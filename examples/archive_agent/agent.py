@@ -124,6 +124,7 @@ class ArchiveAgent:
             "session/close": self._close_session,
             "session/delete": self._delete_session,
             "session/resume": self._resume_session,
+            "session/load": self._load_session,
         }
 
     # -- message entry point --------------------------------------------------------
@@ -185,7 +186,7 @@ class ArchiveAgent:
             response1 = m1.InitializeResponse(
                 protocol_version=1,
                 agent_capabilities=m1.AgentCapabilities(
-                    load_session=False,
+                    load_session=True,
                     session_capabilities=m1.SessionCapabilities(
                         list=m1.SessionListCapabilities(),
                         delete=m1.SessionDeleteCapabilities(),
@@ -223,7 +224,21 @@ class ArchiveAgent:
         return {"sessionId": row.id}
 
     async def _resume_session(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
+        self._reopen(_SessionParams.model_validate(params).session_id)
+        return {}
+
+    async def _load_session(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
+        """v1 only (v2 has no session/load): reopen, and replay the saved history first."""
+        if self.version != 1:
+            raise MethodNotFoundError(data={"method": "session/load"})
         session_id = _SessionParams.model_validate(params).session_id
+        self._reopen(session_id)
+        for role, text in self.store.history(session_id):
+            kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
+            self._update(session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+        return {}
+
+    def _reopen(self, session_id: str) -> None:
         row = self.store.get(session_id)
         if row is None:
             raise _not_found(session_id)
@@ -233,7 +248,6 @@ class ArchiveAgent:
                 data={"sessionId": session_id, "reason": "session is archived; call session/unarchive first"}
             )
         self.open.setdefault(session_id, OpenSession(session_id))
-        return {}
 
     async def _prompt(self, params: dict[str, Any], request_id: Any) -> Any:
         request = _PromptParams.model_validate(params)
