@@ -459,7 +459,12 @@ def test_missing_session_id_is_invalid_params(agent: Agent) -> None:
 
 @pytest.mark.parametrize(
     ("line", "code"),
-    [("{not json", -32700), ("[1, 2]", -32600), ('{"jsonrpc": "2.0", "id": 9, "method": 5}', -32600)],
+    [
+        ("{not json", -32700),
+        ('{"jsonrpc": "2.0", "id": NaN, "method": "session/list"}', -32700),
+        ("[1, 2]", -32600),
+        ('{"jsonrpc": "2.0", "id": 9, "method": 5}', -32600),
+    ],
 )
 def test_a_malformed_line_gets_an_error_and_the_agent_keeps_serving(
     agent: Agent, cwd: str, line: str, code: int

@@ -48,6 +48,11 @@ class Peer:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
 
+def _not_json(name: str) -> Any:
+    # Python's json reads NaN and Infinity; JSON (and so JSON-RPC) has neither.
+    raise ValueError(f"{name} is not JSON")
+
+
 async def open_stdin() -> asyncio.StreamReader:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE)
@@ -81,7 +86,7 @@ async def serve(reader: asyncio.StreamReader, peer: Peer, handle: Callable[[dict
         if not line.strip():
             continue
         try:
-            message = json.loads(line)
+            message = json.loads(line, parse_constant=_not_json)
         except (ValueError, RecursionError):
             peer.fail(None, ParseError())
             continue
