@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .config import Config, ConfigError, load_config
 from .errors import SchemaError
-from .pipeline import generate
+from .pipeline import generate, up_to_date
 from .write import OutputError, diff_tree, write_tree
 
 FIX_COMMAND = "nox -s generate"
@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config()
         schema_dir, out, features = _settings(args, config)
+        if args.command == "check" and up_to_date(schema_dir, out, features, config.root):
+            print(f"{out}: up to date")
+            return 0
         result = generate(schema_dir, features, config.root)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)

@@ -303,6 +303,28 @@ def variant_name(union: str, variant: dict[str, Any], taken: set[str]) -> str | 
     return None
 
 
+def _flatten_variant(variant: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A variant that extends one base object (``allOf: [{$ref}]`` plus its tag) becomes
+    one object whose tag comes first, as tagged unions are written on the wire; the base's
+    own properties follow in their order."""
+    body = {k: v for k, v in variant.items() if k != "title"}
+    all_of = body.get("allOf")
+    base = defs.get(ref_target(all_of[0].get("$ref")) or "") if isinstance(all_of, list) and len(all_of) == 1 else None
+    if not isinstance(base, dict) or not isinstance(base.get("properties"), dict):
+        return body
+    del body["allOf"]
+    body["type"] = "object"
+    body["properties"] = {**(body.get("properties") or {}), **base["properties"]}
+    body["required"] = [
+        *body.get("required", []),
+        *(r for r in base.get("required", []) if r not in body.get("required", [])),
+    ]
+    for key in ("additionalProperties",):
+        if key in base:
+            body.setdefault(key, base[key])
+    return body
+
+
 def hoist_variants(defs: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
     """Give every inline object variant of a union a definition of its own, so that the
     model generator names it (instead of numbering it ``Union1``, ``Union2``...)."""
@@ -320,7 +342,7 @@ def hoist_variants(defs: dict[str, Any], files: dict[str, str]) -> dict[str, Any
                 variants.append(variant)
                 continue
             taken.add(name)
-            out[name] = {k: v for k, v in variant.items() if k != "title"}
+            out[name] = _flatten_variant(variant, defs)
             files[name] = files[union]
             variants.append({"$ref": f"#/$defs/{name}"})
         out[union] = {**schema, key: variants}

@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import fail
+from .errors import SchemaError, fail
 from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version
-from .render import MODELS_TEMPLATES, Code, Inputs, environment, render_models, render_template
+from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
 from .validate import validate_version
+from .write import read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
 VERSION_TEMPLATES = (
@@ -62,23 +63,59 @@ def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
     return tuple((s.name, s.sha256) for s in (*sources.schemas, sources.meta))
 
 
+MODELS = "models.py"
+
+
+def plan(sources: tuple[VersionSources, ...], features: frozenset[str]) -> dict[str, Inputs]:
+    """Every output file and what it depends on; cheap, as it renders nothing."""
+    enabled = tuple(sorted(features))
+    out: dict[str, Inputs] = {}
+    for version_sources in sources:
+        prefix = f"v{version_sources.meta.data['version']}/"
+        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled)
+        for template, name in VERSION_TEMPLATES:
+            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled)
+    all_inputs = tuple(f for s in sources for f in _files(s))
+    for template, path in PACKAGE_TEMPLATES:
+        out[path] = Inputs(all_inputs, (template,), enabled)
+    return dict(sorted(out.items()))
+
+
 def generate(schema_dir: Path, features: frozenset[str], root: Path | None = None) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root)
     env = environment()
+    manifest = plan(sources, features)
     files: dict[str, str] = {}
-    all_inputs = tuple(f for s in sources for f in _files(s))
-    enabled = tuple(sorted(features))
-    for protocol, version_sources in zip(protocols, sources, strict=True):
+    for protocol in protocols:
         prefix = f"v{protocol.version}/"
-        files[prefix + "models.py"] = render_models(
-            protocol, Inputs(_files(version_sources), MODELS_TEMPLATES, enabled)
-        )
+        files[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
         for template, name in VERSION_TEMPLATES:
-            inputs = Inputs(_files(version_sources), (template,), enabled)
-            files[prefix + name] = render_template(env, template, inputs, protocol=protocol)
+            files[prefix + name] = render_template(env, template, manifest[prefix + name], protocol=protocol)
+    enabled = tuple(sorted(features))
     for template, path in PACKAGE_TEMPLATES:
-        inputs = Inputs(all_inputs, (template,), enabled)
         files[path] = render_template(
-            env, template, inputs, protocols=protocols, features=[Code(repr(f)) for f in enabled]
+            env, template, manifest[path], protocols=protocols, features=[Code(repr(f)) for f in enabled]
         )
     return Generation(protocols, sources, dict(sorted(files.items())))
+
+
+def up_to_date(schema_dir: Path, out: Path, features: frozenset[str], root: Path | None = None) -> bool:
+    """True when every file under ``out`` records today's inputs and is unedited.
+
+    Reads and hashes the inputs without validating or rendering them, so ``check`` on an
+    unchanged tree costs a fraction of ``generate``. A False answer proves nothing:
+    the caller then renders and diffs to find out (and to show) what differs.
+    """
+    try:
+        sources = tuple(load_version(d, root) for d in find_version_dirs(schema_dir, root))
+        manifest = plan(sources, features)
+    except (SchemaError, KeyError, TypeError):
+        return False
+    on_disk = read_tree(out)
+    if sorted(on_disk) != sorted(manifest):
+        return False
+    for rel, inputs in manifest.items():
+        recorded, intact = read_stamps(on_disk[rel])
+        if not intact or recorded != inputs.digest():
+            return False
+    return True

@@ -7,7 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 070bb845a30a182d165961ff828373717ffd423cf7468a43946d135d81d6d265
+# Inputs sha256: 1e70dea5e7f8bfa42fe5570dddc99d9c05a18fb0337355fa5c3fc6150642194f
+# Content sha256: 3697ba9f0e74f13d7b00597abdf3fab7ae5817f795ffe40ffc274fdbe11d62d4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,7 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 5d4f3b8b753dc10ce20fbb153d0bd3c3548b5f2833e802cf6376234c773394c8
+# Inputs sha256: 9f591ea9b01124570c36d4ff2182d72429c2c40c9ed21b83f30f1abefe33488f
+# Content sha256: 9bbcb61d852f4e7a2413b31e2636a9d5bc4c5d7207c5143afd35600492b5dfc0
 
 """Types shared by every protocol version of the generated package."""
 

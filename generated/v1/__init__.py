@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1899b7875ffdf3d21d9a28ae1ce38496b9aa1755db9dc4b929fff08a7612e9d1
+# Inputs sha256: 606bcd6b6a44942eeaf00238dc5c0e68796f8f157d9346cc838395df1d643ba2
+# Content sha256: b303afb87bf5094dc8496177b5bc164363c2db82e8023a2ad429030524e577b8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

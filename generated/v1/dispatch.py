@@ -5,7 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 593efbbb662b0586235a2f2530844300ef8dbe418b63d1b6b8764f58f67d0791
+# Inputs sha256: 8c08f7fb3cac56e4492661b3f38685869090794a54734c08f11a3f1003a611c4
+# Content sha256: 94d72e9bd5c86d75e33cccdc415a4f32b73b39e8f7c3ec125dc59f05b1770a23
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -88,7 +89,7 @@ class AgentHandler:
     ) -> models.ListSessionsResponse:
         """Handle the `session/list` request.
 
-        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
         """
         raise MethodNotFoundError(data={"method": "session/list"})
 

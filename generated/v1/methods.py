@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: eef16849f8c76127e98b47ac315fdaa3196ee9494213a0dd7560fa4a862e89ae
+# Inputs sha256: fc12c7ed82ac6940045815e48e716132ed758a04b5b9c5a0ecdaa912a3e6d129
+# Content sha256: be76727051562a7b905d9dad871068591f7fe814c345ee37ff57e1e712a712e3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3e8ee4f0612209dd0e128f184236f1ea53835732dbc5175be2778caa84b0c4da
+# Inputs sha256: b1d45a6c34ced15f95cbc7345640cbff22c243620d90560d2c612ef9691f8d56
+# Content sha256: a10be937aea4b84a40ab785f2bf6d7b78bd4524f3296c2db862f9c9bda7a1c56
 
 """Wire models of ACP protocol v1.
 
@@ -143,7 +144,7 @@ class InitializeResponse(BaseModel):
 
 class ListSessionsRequest(BaseModel):
     """
-    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
 
     model_config = ConfigDict(
@@ -338,7 +339,7 @@ SessionId = TypeAliasType(
     Annotated[
         str,
         Field(
-            description="Opaque identifier the agent assigns to a conversation session; stable for the session's whole life, including while it is archived."
+            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
     ],
 )
@@ -482,7 +483,7 @@ class SessionResumeCapabilities(BaseModel):
     ] = None
 
 
-class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
+class SessionUpdateSessionInfoUpdate(BaseModel):
     """
     The session's metadata changed.
     """
@@ -494,6 +495,29 @@ class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
+    title: Annotated[
+        str | None, Field(description="New display title; `null` removes the title.")
+    ] = None
+    updated_at: Annotated[
+        str | None,
+        Field(
+            alias="updatedAt",
+            description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
+        ),
+    ] = None
+    archived: Annotated[
+        bool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
+        ),
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+    ] = None
 
 
 SessionUpdate = TypeAliasType(

@@ -5,7 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 41487936256659f913b72bbcd878ec0471fa04a1b134158c38915b99e02c1159
+# Inputs sha256: 41764554e2cc7a902c225f4894ba633816b4e6eb3136272ef3693f88d105c932
+# Content sha256: 878363dab5f801ca1a217da2a0d175ed4023571c0f5e76760e85ded3aaa88046
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

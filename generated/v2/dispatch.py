@@ -5,7 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 29abb6640e710f83de78b6dd4ad62855dcd294a0d25ee0c193afe3973ba0c129
+# Inputs sha256: 334aff21a33c1ca5d50517d249a2161753cfd00f04cdb56dc26540faa1488f78
+# Content sha256: 603e1ec8f576b1fbd90e7be9eed28c2aa2665e85613282781a0191ac52985884
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -88,7 +89,7 @@ class AgentHandler:
     ) -> models.ListSessionsResponse:
         """Handle the `session/list` request.
 
-        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
         """
         raise MethodNotFoundError(data={"method": "session/list"})
 

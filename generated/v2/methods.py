@@ -5,7 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9ce3ce81f750f5610b1be9c1ec507108dcb598280d0bd48aa89149289813fe16
+# Inputs sha256: c4478f49ede977c138a7631812fe45a6fd497a6b4d8e759658c4b04bdb599b5e
+# Content sha256: ca242134385730918cc258d3ca35fea669dc63c454f61e92b55a18113f4c4114
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,7 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 05baff98229ce9b86a527dc6ace2549444a5e7166ecaa5dbcb13b4ee267be3d1
+# Inputs sha256: 0a92066329728ea531c4d54b26e4da463621c060275d6dc0d2c0c09143180f46
+# Content sha256: 58f47d82cac136c1c2f6802e71de809aca7af04b1a1bec9eb85589f2e0dc8298
 
 """Wire models of ACP protocol v2.
 
@@ -153,7 +154,7 @@ class InitializeResponse(BaseModel):
 
 class ListSessionsRequest(BaseModel):
     """
-    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
 
     model_config = ConfigDict(
@@ -312,7 +313,7 @@ SessionId = TypeAliasType(
     Annotated[
         str,
         Field(
-            description="Opaque identifier the agent assigns to a conversation session; stable for the session's whole life, including while it is archived."
+            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
     ],
 )
@@ -428,7 +429,7 @@ SessionListCursor = TypeAliasType(
 )
 
 
-class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
+class SessionUpdateSessionInfoUpdate(BaseModel):
     """
     The session's metadata changed.
     """
@@ -440,6 +441,29 @@ class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
+    title: Annotated[
+        str | None, Field(description="New display title; `null` removes the title.")
+    ] = None
+    updated_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            alias="updatedAt",
+            description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
+        ),
+    ] = None
+    archived: Annotated[
+        bool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
+        ),
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+    ] = None
 
 
 SessionUpdate = TypeAliasType(

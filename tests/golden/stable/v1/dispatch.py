@@ -5,7 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f89e32e211e6ac29fab97d1ef18c0c7e2b40815aa56515e9ab2ce3a3c9bb1146
+# Inputs sha256: 0df5fa1a6bd3370976d97b849aa711b8412b0c97a8a896f17deaf7c46b636925
+# Content sha256: 430126f3059382435df465d3f6c3c0d934e05191f321b8edefc8699238d62c74
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -51,7 +52,7 @@ class AgentHandler:
     ) -> models.ListSessionsResponse:
         """Handle the `session/list` request.
 
-        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
         """
         raise MethodNotFoundError(data={"method": "session/list"})
 

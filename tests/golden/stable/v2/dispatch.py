@@ -5,7 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9512d762db8352eff5f9ca8b642cbd3f67d56f7414a25b07793e9b1cfc5beebd
+# Inputs sha256: 9d8cd0285844f4f54d96568355f1c1f67311a92a2f40a5f7c6f7006412a3a115
+# Content sha256: 7bb2db38a058e00b062b5ef890d1b92339fb1eaa9bd916acbad7eaffc073de9b
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -51,7 +52,7 @@ class AgentHandler:
     ) -> models.ListSessionsResponse:
         """Handle the `session/list` request.
 
-        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+        Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
         """
         raise MethodNotFoundError(data={"method": "session/list"})
 
