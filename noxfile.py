@@ -35,11 +35,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff on everything; mypy --strict on the generator and the generated package."""
+    """ruff on everything; mypy --strict on the generator, the generated package and the example agent."""
     _install(session, "lint", "test")
     session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py")
-    session.run("mypy", "--strict", "codegen", "generated")
+    session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py", "examples")
+    session.run("mypy", "--strict", "codegen", "generated", "examples")
 
 
 @nox.session
