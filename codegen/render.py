@@ -12,6 +12,7 @@ import hashlib
 import json
 import keyword
 import warnings
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -146,6 +147,24 @@ def format_python(source: str) -> str:
     return black.format_str(source, mode=mode)
 
 
+def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Per class, the wire names of fields with upstream's lenient-deserialisation markers
+    (read by our BaseModel template), and the pydantic names its validators need."""
+    data: dict[str, dict[str, Any]] = {}
+    for name, typedef in protocol.types.items():
+        default = [f.name for f in typedef.fields if f.lenient]
+        skip = [f.name for f in typedef.fields if f.skip_invalid_items]
+        if default or skip:
+            data[name] = {"acp_default_on_error": default, "acp_skip_invalid_items": skip}
+    imports = []
+    if data:
+        imports = ["typing.Any", "pydantic.ValidationError", "pydantic.ValidatorFunctionWrapHandler"]
+        imports.append("pydantic.field_validator")
+        if any(d["acp_default_on_error"] for d in data.values()):
+            imports.append("pydantic.ValidationInfo")
+    return data, imports
+
+
 def render_models(protocol: Protocol, inputs: Inputs) -> str:
     from datamodel_code_generator import (  # type: ignore[attr-defined]
         DataModelType,
@@ -155,6 +174,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         generate,
     )
 
+    template_data, imports = lenient_markers(protocol)
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
@@ -185,6 +205,8 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             skip_root_model=True,
             disable_timestamp=True,
             formatters=[Formatter.BUILTIN],  # import order only; black runs after
+            extra_template_data=defaultdict(dict, template_data),
+            additional_imports=imports,
         )
     assert isinstance(out, str)
     return format_python(out)

@@ -5,7 +5,7 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3e8ee4f0612209dd0e128f184236f1ea53835732dbc5175be2778caa84b0c4da
+# Inputs sha256: c067e1463dc42cc44e68f056ccd84ce0cd83549e9ab67f95634f421078bd2500
 
 """Wire models of ACP protocol v1.
 
@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -44,6 +52,19 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("load_session", "session_capabilities", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ArchiveSessionRequest(BaseModel):
     """
@@ -67,6 +88,19 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ArchiveSessionResponse(BaseModel):
     """
@@ -86,6 +120,19 @@ class ArchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -110,6 +157,19 @@ class Implementation(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("title", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class InitializeResponse(BaseModel):
@@ -139,6 +199,19 @@ class InitializeResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("agent_capabilities", "agent_info", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsRequest(BaseModel):
@@ -176,6 +249,19 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ListSessionsResponse(BaseModel):
     """
@@ -203,6 +289,35 @@ class ListSessionsResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("sessions", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
@@ -236,6 +351,19 @@ class SessionArchiveCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionArchiveCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionArchiveFilter = TypeAliasType(
@@ -296,6 +424,21 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator(
+        "list", "delete", "resume", "close", "archive", "meta", mode="wrap"
+    )
+    @classmethod
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionCloseCapabilities(BaseModel):
     """
@@ -314,6 +457,19 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionCloseCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionDeleteCapabilities(BaseModel):
     """
@@ -331,6 +487,19 @@ class SessionDeleteCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionId = TypeAliasType(
@@ -388,6 +557,37 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
+    @field_validator("additional_directories", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )
+    @classmethod
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionInfoUpdate(BaseModel):
     """
@@ -422,6 +622,19 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionListCapabilities(BaseModel):
     """
@@ -439,6 +652,19 @@ class SessionListCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionNotification(BaseModel):
@@ -463,6 +689,19 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionResumeCapabilities(BaseModel):
     """
@@ -480,6 +719,19 @@ class SessionResumeCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionResumeCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
@@ -530,6 +782,19 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class UnarchiveSessionResponse(BaseModel):
     """
@@ -549,3 +814,16 @@ class UnarchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))

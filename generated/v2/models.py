@@ -5,7 +5,7 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 05baff98229ce9b86a527dc6ace2549444a5e7166ecaa5dbcb13b4ee267be3d1
+# Inputs sha256: 3c5014cae25166758485e785fe6e27977a366d972eece2a1c3824ca61997dda9
 
 """Wire models of ACP protocol v2.
 
@@ -18,7 +18,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
@@ -55,6 +64,19 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("session", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ArchiveSessionRequest(BaseModel):
     """
@@ -78,6 +100,19 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ArchiveSessionResponse(BaseModel):
     """
@@ -97,6 +132,19 @@ class ArchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -121,6 +169,19 @@ class Implementation(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("title", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class InitializeResponse(BaseModel):
@@ -149,6 +210,19 @@ class InitializeResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("capabilities", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsRequest(BaseModel):
@@ -186,6 +260,19 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ListSessionsResponse(BaseModel):
     """
@@ -213,6 +300,35 @@ class ListSessionsResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("sessions", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
@@ -246,6 +362,19 @@ class SessionArchiveCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionArchiveCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionArchiveFilter = TypeAliasType(
@@ -288,6 +417,19 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("delete", "archive", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionDeleteCapabilities(BaseModel):
     """
@@ -305,6 +447,19 @@ class SessionDeleteCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionId = TypeAliasType(
@@ -364,6 +519,37 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
+    @field_validator("additional_directories", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )
+    @classmethod
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionInfoUpdate(BaseModel):
     """
@@ -398,6 +584,19 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionListCapabilities(BaseModel):
     """
@@ -415,6 +614,19 @@ class SessionListCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionListCursor = TypeAliasType(
@@ -475,6 +687,19 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class UnarchiveSessionResponse(BaseModel):
     """
@@ -494,6 +719,19 @@ class UnarchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class UpdateSessionNotification(BaseModel):
@@ -517,3 +755,16 @@ class UpdateSessionNotification(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UpdateSessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
