@@ -31,6 +31,7 @@ class VersionSources:
     directory: str
     schemas: tuple[Source, ...]
     meta: Source
+    extra_inputs: tuple[Source, ...] = ()  # further files the output depends on (a base's meta)
 
 
 def display_name(path: Path, root: Path | None = None) -> str:

@@ -6,6 +6,7 @@ output untouched.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from .errors import fail
 from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version
+from .overlay import load_base, overlay
 from .render import MODELS_TEMPLATES, Code, Inputs, environment, render_models, render_template
 from .validate import validate_version
 
@@ -36,13 +38,25 @@ class Generation:
 
 
 def load_protocols(
-    schema_dir: Path, features: frozenset[str], root: Path | None = None
+    schema_dir: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
 ) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
-    """Load, validate, select features and build the IR of every version directory."""
+    """Load, validate, select features and build the IR of every version directory;
+    where ``bases`` names an upstream schema for a version, overlay the fragments on it."""
     sources = []
-    for directory in find_version_dirs(schema_dir, root):
+    bases = dict(bases or {})
+    dirs = find_version_dirs(schema_dir, root)
+    unmatched = sorted(set(bases) - {int(d.name[1:]) for d in dirs})
+    if unmatched:
+        raise fail(display_name(bases[unmatched[0]], root), "", f"base for v{unmatched[0]}, which has no fragments")
+    for directory in dirs:
+        version = int(directory.name[1:])
         version_sources = load_version(directory, root)
-        validate_version(version_sources, int(directory.name[1:]))
+        validate_version(version_sources, version)
+        if version in bases:
+            version_sources = overlay(load_base(bases[version], version, root), version_sources)
         sources.append(version_sources)
     declared = {f for s in sources for f in s.meta.data.get("features", {})}
     unknown = sorted(features - declared)
@@ -57,11 +71,13 @@ def load_protocols(
 
 
 def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
-    return tuple((s.name, s.sha256) for s in (*sources.schemas, sources.meta))
+    return tuple((s.name, s.sha256) for s in (*sources.schemas, sources.meta, *sources.extra_inputs))
 
 
-def generate(schema_dir: Path, features: frozenset[str], root: Path | None = None) -> Generation:
-    protocols, sources = load_protocols(schema_dir, features, root)
+def generate(
+    schema_dir: Path, features: frozenset[str], root: Path | None = None, bases: Mapping[int, Path] | None = None
+) -> Generation:
+    protocols, sources = load_protocols(schema_dir, features, root, bases)
     env = environment()
     files: dict[str, str] = {}
     all_inputs = tuple(f for s in sources for f in _files(s))

@@ -201,6 +201,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             use_type_alias=True,
             field_constraints=True,
             use_double_quotes=True,
+            set_default_enum_member=True,  # an enum field's default is the member, not its value
             keep_model_order=True,
             skip_root_model=True,
             disable_timestamp=True,

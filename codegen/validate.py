@@ -20,6 +20,15 @@ from .load import Source, VersionSources
 DEFS = "$defs"
 REF_PREFIX = "#/$defs/"
 SIDES = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol"}
+# Upstream marks methods either peer may handle (``mcp/message``) with ``"x-side": "both"``:
+# such a method is listed under both agentMethods and clientMethods.
+BOTH = "both"
+
+
+def handles(x_side: Any, side: str) -> bool:
+    """Whether a type marked ``"x-side": x_side`` belongs to a method on ``side``."""
+    return bool(x_side == side or (x_side == BOTH and side in ("agent", "client")))
+
 
 # What may name a type, a method, a method key and a feature. Anything else is refused
 # rather than mangled: these names become Python identifiers and dictionary keys.
@@ -99,8 +108,10 @@ def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], fea
                     )
             elif key == "x-method" and (not isinstance(value, str) or not METHOD_NAME.match(value)):
                 problems.append(Problem(src.name, here, f"method name must match {METHOD_NAME.pattern}: {value!r}"))
-            elif key == "x-side" and value not in SIDES.values():
-                problems.append(Problem(src.name, here, f"x-side must be one of {sorted(SIDES.values())}: {value!r}"))
+            elif key == "x-side" and value not in (*SIDES.values(), BOTH):
+                problems.append(
+                    Problem(src.name, here, f"x-side must be one of {sorted((*SIDES.values(), BOTH))}: {value!r}")
+                )
             elif key in ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items") and not isinstance(
                 value, bool
             ):
@@ -232,15 +243,16 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
                 Problem(src.name, here, "a type with x-method must be named *Request, *Response or *Notification")
             )
             continue
-        if (marked_method, marked_side) not in declared:
-            problems.append(
-                Problem(
-                    src.name,
-                    pointer(DEFS, name, "x-method"),
-                    f"method {marked_method!r} ({marked_side} side) is not listed in {meta.name}",
+        for side in ("agent", "client") if marked_side == BOTH else (marked_side,):
+            if (marked_method, side) not in declared:
+                problems.append(
+                    Problem(
+                        src.name,
+                        pointer(DEFS, name, "x-method"),
+                        f"method {marked_method!r} ({side} side) is not listed in {meta.name}",
+                    )
                 )
-            )
-        marked.setdefault((marked_method, marked_side), {}).setdefault(role, []).append(name)
+            marked.setdefault((marked_method, side), {}).setdefault(role, []).append(name)
     for section, side in SIDES.items():
         for key, method in meta.data.get(section, {}).items():
             roles = marked.get((method, side), {})
@@ -250,9 +262,12 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
                     problems.append(
                         Problem(meta.name, here, f"method {method!r} has several {role} types: {', '.join(names)}")
                     )
-            if "notification" in roles:
-                if "request" in roles or "response" in roles:
-                    problems.append(Problem(meta.name, here, f"method {method!r} is both a notification and a request"))
+            # Upstream's mcp/message is a request (with a response) and a notification at
+            # once; a notification may only accompany a complete request/response pair.
+            if "notification" in roles and ("request" in roles) == ("response" in roles):
+                pass
+            elif "notification" in roles:
+                problems.append(Problem(meta.name, here, f"method {method!r} is both a notification and a request"))
             elif "request" not in roles:
                 problems.append(
                     Problem(

@@ -7,7 +7,7 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1e1674ed7bc649dcaeb0b97749bd0d90001a1d965066d4ebfe5c8545d63a76c1
+# Inputs sha256: 6a079b3e5fe0bba520623b7b86ca0037ce5a6df465e7ba855f80d94baa869d79
 
 """Types shared by every protocol version of the generated package."""
 
@@ -16,15 +16,21 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):
-    """One JSON-RPC method: its wire name, who handles it, and its params/result models."""
+    """One JSON-RPC method: its wire name, who handles it, and its params/result models.
+
+    ``params`` and ``result`` are model classes, or type aliases of unions for messages
+    that are one of several shapes (upstream's ``elicitation/create``); validate either
+    with ``pydantic.TypeAdapter(spec.params)``.
+    """
 
     name: str
     key: str
     side: Literal["agent", "client", "protocol"]
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    params: type[BaseModel] | TypeAliasType
+    result: type[BaseModel] | TypeAliasType | None
     feature: str | None
