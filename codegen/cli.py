@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 from .config import Config, ConfigError, load_config
 from .errors import SchemaError
-from .pipeline import generate
+from .hoist import RULES
+from .pipeline import Generation, generate
 from .write import OutputError, diff_tree, write_tree
 
 FIX_COMMAND = "nox -s generate"
@@ -32,7 +34,32 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--no-default-features", action="store_true", help="ignore the features listed in pyproject.toml"
         )
+        for version in (1, 2):
+            cmd.add_argument(
+                f"--base-v{version}",
+                type=Path,
+                metavar="PATH",
+                help=f"upstream ACP schema.json or schema.unstable.json to overlay the v{version} fragments on",
+            )
     return parser
+
+
+def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
+    bases = dict(config.bases)
+    for version in (1, 2):
+        if getattr(args, f"base_v{version}") is not None:
+            bases[version] = getattr(args, f"base_v{version}")
+    return bases
+
+
+def _naming_summary(result: Generation) -> str:
+    """How many class names the generator derived, and by which rule (see codegen.hoist)."""
+    parts = []
+    for p in result.protocols:
+        rules = Counter(d.rule for d in p.derived_names.values())
+        detail = ", ".join(f"{rule} {rules[rule]}" for rule in RULES if rules[rule])
+        parts.append(f"v{p.version}: {sum(rules.values())}" + (f" ({detail})" if detail else ""))
+    return "derived class names: " + "; ".join(parts)
 
 
 def _settings(args: argparse.Namespace, config: Config) -> tuple[Path, Path, frozenset[str]]:
@@ -49,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config()
         schema_dir, out, features = _settings(args, config)
-        result = generate(schema_dir, features, config.root)
+        result = generate(schema_dir, features, config.root, _bases(args, config))
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
@@ -67,4 +94,5 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
+    print(_naming_summary(result))
     return 0

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,17 +73,32 @@ class Base:
         return (self.schema, self.meta) if self.meta_file else (self.schema,)
 
 
+def _shown(path: Path, root: Path | None) -> str:
+    """Bases usually live outside the project (``../shared/upstream``): name them relative
+    to the project anyway, so that generated headers do not depend on the machine."""
+    if root is None:
+        return display_name(path)
+    return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+
+
+def _read(path: Path, root: Path | None) -> Source:
+    try:
+        return replace(read_json(path, root), name=_shown(path, root))
+    except SchemaError as exc:
+        raise SchemaError([replace(p, file=_shown(path, root)) for p in exc.problems]) from None
+
+
 def load_base(path: Path, version: int, root: Path | None = None) -> Base:
     """Read and validate a base schema (and its sibling meta when present)."""
     if not path.is_file():
-        raise fail(display_name(path, root), "", "base schema file does not exist")
-    schema = read_json(path, root)
+        raise fail(_shown(path, root), "", "base schema file does not exist")
+    schema = _read(path, root)
     meta_file = meta_path(path)
     if meta_file.is_file():
-        meta = read_json(meta_file, root)
+        meta = _read(meta_file, root)
     else:
         meta = Source(schema.name + " (x-method markers)", schema.sha256, _meta_from_markers(schema, version))
-    validate_version(VersionSources(display_name(path.parent, root), (schema,), meta), version)
+    validate_version(VersionSources(_shown(path.parent, root), (schema,), meta), version)
     return Base(schema, meta, meta_file.is_file())
 
 

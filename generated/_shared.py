@@ -6,8 +6,8 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6a079b3e5fe0bba520623b7b86ca0037ce5a6df465e7ba855f80d94baa869d79
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: a6c7ab4244845a1f4402d2dcdb17d5ce242e2756b8c2138bbc97ce79e275cd37
 
 """Types shared by every protocol version of the generated package."""
 

@@ -4,8 +4,8 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1899b7875ffdf3d21d9a28ae1ce38496b9aa1755db9dc4b929fff08a7612e9d1
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 2084399fe44c597e2f93cc6007223ec80d9112afe6e8b910a4545467204cd953
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,8 +4,8 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: eef16849f8c76127e98b47ac315fdaa3196ee9494213a0dd7560fa4a862e89ae
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 73b34aaedd36be216a87261e5b3394a4b6dd725ab89a7bb6cf91f45812617cbf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

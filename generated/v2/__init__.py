@@ -4,8 +4,8 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 41487936256659f913b72bbcd878ec0471fa04a1b134158c38915b99e02c1159
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: a6c25215404f0a46e68806e80e6c89ff2e6253962137d9389e6cfb12eddf02b3
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

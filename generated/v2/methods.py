@@ -4,8 +4,8 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9ce3ce81f750f5610b1be9c1ec507108dcb598280d0bd48aa89149289813fe16
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: e407753e468acee36a87ca514b12fc2ffd53957156430583205ef287a2bf17d7
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 
