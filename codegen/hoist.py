@@ -172,8 +172,13 @@ class Hoister:
             target = ref_target(part.get("$ref")) if isinstance(part, dict) else None
             if target is None or target not in self.defs:
                 continue
-            if _is_flattened(self.defs[target]):
-                self.flatten(target)
+            if target in self._leaves or _is_flattened(self.defs[target]):
+                out = []
+                for label, leaf in self.flatten(target):  # flattened leaves keep their own labels
+                    rest = copy.deepcopy(schema)
+                    rest["allOf"][j] = {"$ref": f"#/$defs/{leaf}"}
+                    out.append((label, rest))
+                return out
             union = self.defs[target]
             key = _variants_key(union)
             if key is None or _has_properties(union) or not all(isinstance(v, dict) for v in union[key]):
