@@ -7,6 +7,8 @@ reported together, sorted, so that one run shows everything to fix.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import keyword
 import re
 from collections.abc import Iterator
@@ -84,12 +86,20 @@ def alias_target(schema: Any) -> str | None:
     return None
 
 
+# Checking an upstream-sized document against the 2020-12 meta-schema takes seconds;
+# the verdict depends only on the document, so one process checks each document once.
+_META_SCHEMA_VERDICTS: dict[str, list[tuple[str, str]]] = {}
+
+
 def _meta_schema_problems(src: Source) -> list[Problem]:
-    validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    problems = []
-    for err in validator.iter_errors(src.data):
-        problems.append(Problem(src.name, pointer(*err.absolute_path), f"not valid JSON Schema: {err.message}"))
-    return problems
+    key = hashlib.sha256(json.dumps(src.data, sort_keys=True).encode()).hexdigest()
+    if key not in _META_SCHEMA_VERDICTS:
+        validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+        _META_SCHEMA_VERDICTS[key] = [
+            (pointer(*err.absolute_path), f"not valid JSON Schema: {err.message}")
+            for err in validator.iter_errors(src.data)
+        ]
+    return [Problem(src.name, ptr, message) for ptr, message in _META_SCHEMA_VERDICTS[key]]
 
 
 def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], features: set[str]) -> list[Problem]:
