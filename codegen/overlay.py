@@ -133,6 +133,15 @@ def _variants_key(schema: dict[str, Any]) -> str | None:
     return next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
 
 
+def _kind(schema: dict[str, Any]) -> str:
+    has_variants = _variants_key(schema) is not None
+    if schema.get("properties") or schema.get("type") == "object":
+        return "object with variants" if has_variants else "object"
+    if has_variants:
+        return "union"
+    return "enum" if "enum" in schema else "alias"
+
+
 class _Merge:
     def __init__(self, base: Source, fragment: Source) -> None:
         self.base, self.fragment = base, fragment
@@ -154,20 +163,21 @@ class _Merge:
         for key in ("x-method", "x-side"):
             if key in frag and frag.get(key) != base.get(key):
                 self.conflict((*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}")
+        kind, base_kind = _kind(frag), _kind(base)
         fkey, bkey = _variants_key(frag), _variants_key(base)
-        if frag.get("properties") or base.get("properties"):
+        if kind != base_kind:
+            self.conflict(path, base_path, f"kind differs: {kind} here, {base_kind} in the base")
+            return merged
+        if kind.startswith("object"):
             self.properties(frag, merged, path, base_path)
-        if fkey and bkey and not frag.get("properties"):
+        if fkey and bkey:
             self.variants(frag, fkey, merged, bkey, path, base_path)
-        elif (fkey is None) != (bkey is None) or ("enum" in frag) != ("enum" in base):
-            self.conflict(path, base_path, "is a different kind of type than in the base")
-        elif "enum" in frag:
+        elif kind == "enum":
             added = [v for v in frag["enum"] if v not in base["enum"]]
             if added:
                 self.conflict((*path, "enum"), (*base_path, "enum"), f"adds enum values {added!r} without x-feature")
-        elif not frag.get("properties") and not base.get("properties") and fkey is None:
-            if _shape(expr(frag)) != _shape(expr(base)):
-                self.conflict(path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}")
+        elif kind == "alias" and _shape(expr(frag)) != _shape(expr(base)):
+            self.conflict(path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}")
         return merged
 
     def properties(

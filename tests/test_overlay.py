@@ -82,6 +82,16 @@ CONFLICTS = [
         id="unmarked-new-variant",
     ),
     pytest.param(
+        _set(
+            ["SessionId"],
+            {"type": "object", "properties": {"id": {"type": "string", "x-feature": "unstable_session_archive"}}},
+        ),
+        None,
+        "/$defs/SessionId: kind differs: object here, alias in the base",
+        "/$defs/SessionId",
+        id="kind",
+    ),
+    pytest.param(
         _set(["SessionId"], {"type": "integer"}),
         None,
         "/$defs/SessionId: is integer, but the base says string",
