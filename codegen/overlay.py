@@ -186,16 +186,24 @@ class _Merge:
         base_props = merged.setdefault("properties", {})
         base_required = set(merged.get("required", []))
         frag_required = set(frag.get("required", []))
+        previous: str | None = None  # the fragment's last property that the base has
         for prop, schema in (frag.get("properties") or {}).items():
             here, there = (*path, "properties", prop), (*bpath, "properties", prop)
             if prop not in base_props:
                 if not (isinstance(schema, dict) and schema.get(FEATURE_KEY)):
                     self.conflict(here, (*bpath, "properties"), f"property {prop!r} is not in the base (no x-feature)")
                     continue
-                base_props[prop] = copy.deepcopy(schema)
+                # An addition goes where the fragment puts it: after the property it follows there.
+                items = list(base_props.items())
+                at = 0 if previous is None else [k for k, _ in items].index(previous) + 1
+                items.insert(at, (prop, copy.deepcopy(schema)))
+                base_props.clear()
+                base_props.update(items)
+                previous = prop
                 if prop in frag_required:
                     merged.setdefault("required", []).append(prop)
                 continue
+            previous = prop
             want, have = expr(schema), expr(base_props[prop])
             if _shape(want) != _shape(have):
                 self.conflict(here, there, f"is {want.describe()}, but the base says {have.describe()}")

@@ -207,3 +207,63 @@ def test_cli_refuses_a_base_for_a_version_without_fragments(upstream, tmp_path, 
     )
     assert code == 2
     assert "base for v2, which has no fragments" in capsys.readouterr().err
+
+
+def test_pyproject_names_bases_relative_to_itself(tmp_path):
+    from codegen.config import load_config
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.acp-codegen]\nbase-v1 = "../up/v1/schema.json"\nbase-v2 = "up2/schema.unstable.json"\n', encoding="utf-8"
+    )
+    config = load_config(tmp_path)
+    assert config.bases == {1: tmp_path / "../up/v1/schema.json", 2: tmp_path / "up2/schema.unstable.json"}
+
+
+def test_pyproject_base_must_be_a_path_string(tmp_path):
+    from codegen.config import ConfigError, load_config
+
+    (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen]\nbase-v1 = 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="base-v1 must be a path string"):
+        load_config(tmp_path)
+
+
+def _stable_base(tmp_path: Path) -> Path:
+    """The v1 fragments with every feature-marked item removed: a base the fragments
+    must overlay cleanly onto, and that needs no upstream checkout."""
+    from codegen.features import FEATURE_KEY, _prune
+
+    data = json.loads((ROOT / FRAGMENT).read_text(encoding="utf-8"))
+    data["$defs"] = {
+        name: _prune(schema, frozenset()) for name, schema in data["$defs"].items() if FEATURE_KEY not in schema
+    }
+    meta = json.loads((ROOT / "schema" / "v1" / "meta.json").read_text(encoding="utf-8"))
+    del meta["features"]
+    meta["agentMethods"] = {k: v for k, v in meta["agentMethods"].items() if "archive" not in k}
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "schema.json").write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "base" / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return tmp_path / "base" / "schema.json"
+
+
+@pytest.mark.parametrize("enabled", [FEATURE, frozenset()], ids=["with-feature", "without-feature"])
+def test_fragments_over_their_own_stable_surface_give_the_fragments_back(tmp_path, enabled):
+    base = _stable_base(tmp_path)
+    plain, _ = load_protocols(ROOT / "schema", enabled, ROOT)
+    overlaid, _ = load_protocols(_fragments(tmp_path), enabled, tmp_path, {1: base})
+    assert sorted(overlaid[0].types) == sorted(plain[0].types)
+    assert [(m.name, m.side, m.kind, m.feature) for m in overlaid[0].methods] == [
+        (m.name, m.side, m.kind, m.feature) for m in plain[0].methods
+    ]
+    for name, typedef in plain[0].types.items():
+        assert [f.name for f in overlaid[0].types[name].fields] == [f.name for f in typedef.fields], name
+
+
+def test_a_conflict_with_a_crafted_base_is_caught_without_upstream(tmp_path):
+    base = _stable_base(tmp_path)
+    schema_dir = _fragments(tmp_path, _set(["SessionInfo", "properties", "title"], {"type": "boolean"}))
+    with pytest.raises(SchemaError) as caught:
+        load_protocols(schema_dir, FEATURE, tmp_path, {1: base})
+    assert [str(p) for p in caught.value.problems] == [
+        f"{FRAGMENT}: /$defs/SessionInfo/properties/title: is boolean, but the base says string | null"
+        " (base: base/schema.json: /$defs/SessionInfo/properties/title)"
+    ]
