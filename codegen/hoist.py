@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import fail, pointer
-from .validate import DEFS, ref_target
+from .validate import DEFS, RESERVED_TYPE_NAMES, ref_target
 
 RULES = ("title", "discriminator", "union-prefixed", "flattened", "property", "suffixed")
 # Keys that describe a definition as a whole rather than its shape.
@@ -120,7 +120,8 @@ class Hoister:
     # -- bookkeeping --------------------------------------------------------------------
 
     def _free(self, name: str) -> bool:
-        return name not in self.defs and name not in self.derived
+        # Reserved names (``Field``, ``Literal``...) would shadow the models module's imports.
+        return name not in self.defs and name not in self.derived and name not in RESERVED_TYPE_NAMES
 
     def _add(self, name: str, rule: str, schema: dict[str, Any], owner: str, path: tuple[str | int, ...]) -> str:
         if not name or not name[0].isalpha():

@@ -49,6 +49,11 @@ def test_a_name_claimed_by_two_unions_is_prefixed_in_both_whatever_the_order():
         assert rules == {"AOther": "union-prefixed", "BOther": "union-prefixed"}
 
 
+def test_a_name_the_models_module_reserves_is_prefixed():
+    _, rules = _run({"Kind": {"anyOf": [_tagged("type", "literal"), _tagged("type", "field")]}})
+    assert rules == {"KindLiteral": "union-prefixed", "KindField": "union-prefixed"}
+
+
 def test_a_name_that_is_already_a_definition_is_prefixed_then_suffixed():
     defs = {
         "Terminal": OBJ,
