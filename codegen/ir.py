@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from .errors import pointer
 from .features import FEATURE_KEY, Selection
+from .hoist import Derived, hoist
 from .validate import DEFS, message_role, ref_target, sides_of
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
@@ -123,6 +124,7 @@ class Protocol:
     methods: tuple[Method, ...]
     features: tuple[str, ...]  # enabled for this generation
     declared_features: dict[str, str] = field(default_factory=dict)
+    derived_names: dict[str, Derived] = field(default_factory=dict)  # class names made by codegen.hoist
 
     def method(self, name: str, side: str | None = None) -> Method | None:
         return next((m for m in self.methods if m.name == name and (side is None or m.side == side)), None)
@@ -277,32 +279,6 @@ def _typedef(name: str, schema: dict[str, Any], file: str) -> TypeDef:
     return TypeDef(kind="alias", target=expr(schema), **base)
 
 
-def _pascal(text: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", text) if part)
-
-
-def _discriminator_const(variant: dict[str, Any]) -> str | None:
-    for prop in variant.get("required", []):
-        schema = (variant.get("properties") or {}).get(prop)
-        if isinstance(schema, dict) and isinstance(schema.get("const"), str):
-            return str(schema["const"])
-    return None
-
-
-def variant_name(union: str, variant: dict[str, Any], taken: set[str]) -> str | None:
-    """Name an inline union variant without numbering: its title, else its discriminator
-    constant (``"session_info_update"`` -> ``SessionInfoUpdate``), prefixed with the
-    union's name when that alone is taken."""
-    for candidate in (variant.get("title"), _discriminator_const(variant)):
-        if isinstance(candidate, str) and _pascal(candidate):
-            name = _pascal(candidate)
-            name = name if name[0].isalpha() else union + name
-            for option in (name, union + name):
-                if option not in taken:
-                    return option
-    return None
-
-
 def _flatten_variant(variant: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """A variant that extends one base object (``allOf: [{$ref}]`` plus its tag) becomes
     one object whose tag comes first, as tagged unions are written on the wire; the base's
@@ -325,46 +301,23 @@ def _flatten_variant(variant: dict[str, Any], defs: dict[str, Any]) -> dict[str,
     return body
 
 
-def hoist_variants(defs: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
-    """Give every inline object variant of a union a definition of its own, so that the
-    model generator names it (instead of numbering it ``Union1``, ``Union2``...)."""
-    out = dict(defs)
-    taken = set(defs)
-    for union, schema in defs.items():
-        key = next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
-        if key is None or schema.get("properties"):
-            continue
-        variants = []
-        for variant in schema[key]:
-            is_object = isinstance(variant, dict) and (variant.get("type") == "object" or "properties" in variant)
-            name = variant_name(union, variant, taken) if is_object else None
-            if name is None:
-                variants.append(variant)
-                continue
-            taken.add(name)
-            out[name] = {k: v for k, v in variant.items() if k != "title"}
-            files[name] = files[union]
-            variants.append({"$ref": f"#/$defs/{name}"})
-        out[union] = {**schema, key: variants}
-    return dict(sorted(out.items()))
-
-
 def build(selection: Selection) -> Protocol:
     files = dict(selection.def_files)
-    defs = hoist_variants(selection.defs, files)
-    hoisted = set(defs) - set(selection.defs)
+    defs, derived = hoist(selection.defs, files)
     types = {name: _typedef(name, schema, files[name]) for name, schema in defs.items()}
     methods = []
     for m in selection.methods:
         carriers = {
             message_role(t.name): t.name for t in types.values() if t.method == m.name and m.side in sides_of(t.side)
         }
-        if "request" in carriers:  # a method with a request/response pair may also have a notification form
+        # A method that is a request and a notification at once (upstream's mcp/message)
+        # is listed as the request; its notification type is still generated.
+        if "notification" in carriers and "request" not in carriers:
+            methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
+        else:
             methods.append(
                 Method(m.name, m.key, m.side, "request", carriers["request"], carriers.get("response"), m.feature)
             )
-        else:
-            methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
     return Protocol(
         version=selection.version,
         types=types,
@@ -372,9 +325,10 @@ def build(selection: Selection) -> Protocol:
         # them as "base + tag", so a change to the base is one change, at the base.
         schema={
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            DEFS: {name: _flatten_variant(d, defs) if name in hoisted else d for name, d in defs.items()},
+            DEFS: {name: _flatten_variant(d, defs) if name in derived else d for name, d in defs.items()},
         },
         methods=tuple(methods),
         features=selection.features,
         declared_features=selection.declared_features,
+        derived_names=derived,
     )

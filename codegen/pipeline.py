@@ -6,15 +6,17 @@ output untouched.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .conversions import CONVERSIONS_FILE
 from .conversions import plan as plan_conversions
-from .errors import SchemaError, fail
+from .errors import fail
 from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
+from .overlay import load_base, overlay
 from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
 from .validate import validate_version
 from .write import read_tree
@@ -33,6 +35,7 @@ PACKAGE_TEMPLATES = (
     ("convert.py.jinja", "convert.py"),  # only with schema/conversions.json
 )
 CONVERT_TEMPLATE = "convert.py.jinja"
+CONVERT_PATH = "convert.py"
 
 
 @dataclass(frozen=True)
@@ -42,15 +45,36 @@ class Generation:
     files: dict[str, str]
 
 
-def load_protocols(
-    schema_dir: Path, features: frozenset[str], root: Path | None = None
-) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
-    """Load, validate, select features and build the IR of every version directory."""
+def load_sources(
+    schema_dir: Path, root: Path | None, bases: Mapping[int, Path] | None, *, validate: bool
+) -> tuple[VersionSources, ...]:
+    """Every version directory's inputs, laid over its base where ``bases`` names one."""
     sources = []
-    for directory in find_version_dirs(schema_dir, root):
+    bases = dict(bases or {})
+    dirs = find_version_dirs(schema_dir, root)
+    unmatched = sorted(set(bases) - {int(d.name[1:]) for d in dirs})
+    if unmatched:
+        raise fail(display_name(bases[unmatched[0]], root), "", f"base for v{unmatched[0]}, which has no fragments")
+    for directory in dirs:
+        version = int(directory.name[1:])
         version_sources = load_version(directory, root)
-        validate_version(version_sources, int(directory.name[1:]))
+        if validate:
+            validate_version(version_sources, version)
+        if version in bases:
+            version_sources = overlay(load_base(bases[version], version, root), version_sources)
         sources.append(version_sources)
+    return tuple(sources)
+
+
+def load_protocols(
+    schema_dir: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
+) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
+    """Load, validate, select features and build the IR of every version directory;
+    where ``bases`` names an upstream schema for a version, overlay the fragments on it."""
+    sources = load_sources(schema_dir, root, bases, validate=True)
     declared = {f for s in sources for f in s.meta.data.get("features", {})}
     unknown = sorted(features - declared)
     if unknown:
@@ -60,11 +84,11 @@ def load_protocols(
             f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(declared)) or 'none'}",
         )
     protocols = tuple(build(select(s, features)) for s in sources)
-    return protocols, tuple(sources)
+    return protocols, sources
 
 
 def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
-    return tuple((s.name, s.sha256) for s in (*sources.schemas, sources.meta))
+    return tuple((s.name, s.sha256) for s in (*sources.schemas, sources.meta, *sources.extra_inputs))
 
 
 MODELS = "models.py"
@@ -82,11 +106,14 @@ def plan(
         for template, name in VERSION_TEMPLATES:
             out[prefix + name] = Inputs(_files(version_sources), (template,), enabled)
     all_inputs = tuple(f for s in sources for f in _files(s))
+    # Declared conversions describe the fragments; over a full upstream base the
+    # versions differ far beyond them, so no convert.py is planned there.
+    overlaid = any(s.overlaid for s in sources)
     conversions = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
         if template == CONVERT_TEMPLATE:
-            if not conversions.is_file():
+            if overlaid or not conversions.is_file():
                 continue
             declared = read_json(conversions, root)
             extra = ((declared.name, declared.sha256),)
@@ -94,8 +121,10 @@ def plan(
     return dict(sorted(out.items()))
 
 
-def generate(schema_dir: Path, features: frozenset[str], root: Path | None = None) -> Generation:
-    protocols, sources = load_protocols(schema_dir, features, root)
+def generate(
+    schema_dir: Path, features: frozenset[str], root: Path | None = None, bases: Mapping[int, Path] | None = None
+) -> Generation:
+    protocols, sources = load_protocols(schema_dir, features, root, bases)
     env = environment()
     manifest = plan(schema_dir, sources, features, root)
     files: dict[str, str] = {}
@@ -104,7 +133,7 @@ def generate(schema_dir: Path, features: frozenset[str], root: Path | None = Non
         files[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
         for template, name in VERSION_TEMPLATES:
             files[prefix + name] = render_template(env, template, manifest[prefix + name], protocol=protocol)
-    conversions = plan_conversions(protocols, sources, schema_dir, root)
+    conversions = plan_conversions(protocols, sources, schema_dir, root) if CONVERT_PATH in manifest else None
     enabled = [Code(repr(f)) for f in sorted(features)]
     for template, path in PACKAGE_TEMPLATES:
         if path in manifest:
@@ -114,7 +143,13 @@ def generate(schema_dir: Path, features: frozenset[str], root: Path | None = Non
     return Generation(protocols, sources, dict(sorted(files.items())))
 
 
-def up_to_date(schema_dir: Path, out: Path, features: frozenset[str], root: Path | None = None) -> bool:
+def up_to_date(
+    schema_dir: Path,
+    out: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
+) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
     Reads and hashes the inputs without validating or rendering them, so ``check`` on an
@@ -122,9 +157,9 @@ def up_to_date(schema_dir: Path, out: Path, features: frozenset[str], root: Path
     the caller then renders and diffs to find out (and to show) what differs.
     """
     try:
-        sources = tuple(load_version(d, root) for d in find_version_dirs(schema_dir, root))
+        sources = load_sources(schema_dir, root, bases, validate=False)
         manifest = plan(schema_dir, sources, features, root)
-    except (SchemaError, KeyError, TypeError):
+    except Exception:  # noqa: BLE001 - unreadable or invalid input: let the full run report it
         return False
     on_disk = read_tree(out)
     if sorted(on_disk) != sorted(manifest):

@@ -6,9 +6,9 @@
 #   schema/v2/meta.json
 #   templates/router.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6342b98f5f0ff62cbe18232764e5bf19cd3464c1eff30685830aad7947866703
-# Content sha256: bfbe645595f48392d5c40e403793a0b439e4e93513502f8702de73c047744cc5
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: af02324e83e2202fd80d59d63a01ae8b48914d791feed64e74bb1133f6cf9431
+# Content sha256: 222883b413293e1c1b35ce01013e6da89a954702efda85c106f80f770ca65d59
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

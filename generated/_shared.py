@@ -6,9 +6,9 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 827c01019071cbfc5991d7abfb76e9ac9a5d16cf604e8972fde03b6a21dcd636
-# Content sha256: b25fd178504638065df77977d5103b8e97d06528b2d3c56090beec8f33164282
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: afd38c4aafc4910f1855fcf508b98a2747e8335a0684961ebdd6f2c35e0de96a
+# Content sha256: ab947095e42d3ad7dbe33afb4afc30f80669bbf42d5e3f9351312f2d8dea80e8
 
 """Types shared by every protocol version of the generated package."""
 
@@ -17,17 +17,23 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):
-    """One JSON-RPC method: its wire name, who handles it, and its params/result models."""
+    """One JSON-RPC method: its wire name, who handles it, and its params/result models.
+
+    ``params`` and ``result`` are model classes, or type aliases of unions for messages
+    that are one of several shapes (upstream's ``elicitation/create``); validate either
+    with ``pydantic.TypeAdapter(spec.params)``.
+    """
 
     name: str
     key: str
     side: Literal["agent", "client", "protocol"]
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    params: type[BaseModel] | TypeAliasType
+    result: type[BaseModel] | TypeAliasType | None
     feature: str | None
 
 

@@ -7,9 +7,9 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2153acfa9cea5255ca3897491f9c1a2dac21b5d48c0da6e908881e0a9ac90c63
-# Content sha256: 22e88f3c7dbc0b161a122163a66b4a55e14da33cc91d9670d0f690ad141d41f1
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 652f70686926de134ca719e926b8252e480bf81c4fd2a56a57bfada1d3251308
+# Content sha256: ff4a05b4680dfe9061a429674919e82c47c7ed4b7f2002d0b0330823a73c1278
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -166,8 +166,7 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
+    (omitted instead), source invariants, unknown properties that would shadow a field."""
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -4,9 +4,9 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 09ed48da292e2aa135a43cd271cb6b08e773594d835d82f264faa701f1fd5580
-# Content sha256: 6191fd83b66769767bc2fe7ea96107045e2d2d77c56d54616c3683f64cbc4f60
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 19ba2812aacc97b433a587664fa2f89c52ebc771679a58c3098aa7e23376bd23
+# Content sha256: aa0ca4195fd2e938ecec8b106221044cb58c8bc2ecec4e3cd919d4ea0713e9b8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,9 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: f07a33f2c38e83b37286538c2f4e03438f8dabf3343fdde5c8430fa261b1c4b7
-# Content sha256: 8134eeb6782e305321d74c935ae286054dfe506bdea13a2d79cc9aead2782c4c
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: a9fd629f42a491f60ea5a7d8f7d46a7b7ebe4d2585555f525e959e46c8098333
+# Content sha256: d2eddafe196260a4a3858233f29fa792519954d8e75bd67d4ffef9b7d2b684bc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

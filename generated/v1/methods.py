@@ -4,9 +4,9 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 83a37ae22c3ff46edd9ad55a115fa6fb1dea56d48b49e3713fe1d9d506d26b64
-# Content sha256: 8cf515737f5cea7ffc209ce1a51ab483923f9b7c196b23b8c37fb40e4a180ce3
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 3e2846bd788db7d05dffbfa93cc47996af481ee7fb1e8623164198fead36e774
+# Content sha256: de2675995daefce85ac38b7ca0f9512f9a40fdd053e19bf9ca24c41f5a8eda33
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -4,9 +4,9 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 6e3f32f7943720159debab8908e2fddee35b26d0703ff0c48af694b347e24297
-# Content sha256: bc1aa06b92a2ccf8b94044c8bdddf6efcdc308dd8c6138a8f358590fe9ad68c0
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 9795221b467cdf73876732a0a089490f217f1cc8501ae2dbbf45836de9153203
+# Content sha256: f5b68181ba0e0f75f2e8921245e081fdb699072c10770423fa17a9eccf017c4f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

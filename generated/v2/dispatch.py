@@ -4,9 +4,9 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: cdba90f147d31a3e3e890fe7d9179513c31ec63fc18aef7ca5be228c511aebb0
-# Content sha256: 0a61a0cd605c0f97d39e59a433d10ec1dde7dd230bc9ab9b51cd0b93642bfd9a
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 330ac89f5a881b667870cfc44f04aac9073baff5cbbe7b853f16149f477098cd
+# Content sha256: cc82e810a13c9dc15c9cc5fbd34e89b46e187ac126d8a14cdd3a49a9446d4318
 
 """Method dispatch for the agent side of ACP protocol v2.
 

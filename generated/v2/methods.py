@@ -4,9 +4,9 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: d50d3f4c8ec36d42d0fa72ba2ddda802ac2671526f340dc7fb8aad34491c81a6
-# Content sha256: d718a51c7342686c475cb85cd2855fc4b70e1a8b62d579b40552e710852ac865
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 6f9611f0faea0032574de0d618bf8c31b34b3ca776fe6be9a2e8169abce13695
+# Content sha256: fc3adeb7edee24bc2461f466d76a6a9b5834958bc04be7d118bee39ec320a476
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

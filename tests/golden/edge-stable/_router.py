@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/router.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b5992fe4d50dbfd570357fcdda8f173082c5ca1281ece4e96a5932f48d48f434
-# Content sha256: 7b9f468c07cd0e07d7ac652891228bc8e0b6c7aa22547665b7697e9dd82fd4f6
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 63b17706577843ed648f31a4fc420c15c9277fc0a957e12f0f1b3b0fea1aca9c
+# Content sha256: 46b458fa5ca5204a0285b1e509257d901c62797ed4cbf3f6fc13d69389473965
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

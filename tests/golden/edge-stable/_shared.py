@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 09176db43125ce981716368d61462a49aff04e5a836db8509da7e78bf78cec2a
-# Content sha256: d1313baf47ada09bd0d892a2cb955bc4af0e03414bad1885089ee61d7ad96ef0
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 5695eb5083d2852a77c24283037e3bcd2d4f7d7848dd248b20022f4f7b7cbdd9
+# Content sha256: 3a8091160bb137ea5655ed66ea448aca786530a9ec62fa545e21a54dd0e787da
 
 """Types shared by every protocol version of the generated package."""
 
@@ -15,17 +15,23 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):
-    """One JSON-RPC method: its wire name, who handles it, and its params/result models."""
+    """One JSON-RPC method: its wire name, who handles it, and its params/result models.
+
+    ``params`` and ``result`` are model classes, or type aliases of unions for messages
+    that are one of several shapes (upstream's ``elicitation/create``); validate either
+    with ``pydantic.TypeAdapter(spec.params)``.
+    """
 
     name: str
     key: str
     side: Literal["agent", "client", "protocol"]
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    params: type[BaseModel] | TypeAliasType
+    result: type[BaseModel] | TypeAliasType | None
     feature: str | None
 
 

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/router.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 105030fe1f3ba775b26928915420db7bc894fd81f6a81a58a75a03e0e8fc550b
-# Content sha256: 008ee7f9b705666762a069fdb5f8e76ce911ec094c376601f7b84c02de3e3a55
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 89a9210a2c982b587e399ba732cbd709001248f4a0287145014038ca71e4bdf6
+# Content sha256: a9fd75a3ad51e2c84bcf81ea7dadff0f37934f85b9997219fe97c210d7bad0f5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 8d49751ae4cd6aac671109639b2abebd82b34dc4e2f9f4b63d135456da72236e
-# Content sha256: e052c6456f984b1ec7b9ae63760e1e8fe387431a95bb02d52a6880d98b05f0ae
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 25e23e26bb1c7e5b525b3e930b34b14274a3f26c55292f91ea9ce83069f413ea
+# Content sha256: a4af6455f9399b9d75aea2fb2d2f1a3f4be6b4482b7963ba7da16677b21bedc8
 
 """Types shared by every protocol version of the generated package."""
 
@@ -15,17 +15,23 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):
-    """One JSON-RPC method: its wire name, who handles it, and its params/result models."""
+    """One JSON-RPC method: its wire name, who handles it, and its params/result models.
+
+    ``params`` and ``result`` are model classes, or type aliases of unions for messages
+    that are one of several shapes (upstream's ``elicitation/create``); validate either
+    with ``pydantic.TypeAdapter(spec.params)``.
+    """
 
     name: str
     key: str
     side: Literal["agent", "client", "protocol"]
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    params: type[BaseModel] | TypeAliasType
+    result: type[BaseModel] | TypeAliasType | None
     feature: str | None
 
 

@@ -6,9 +6,9 @@
 #   schema/v2/meta.json
 #   templates/router.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a76a85dee4e6d07cba26170a8130d0a8b338541c553204dbee234f9c4e99a854
-# Content sha256: 612b8789c6367282aeda85cd8a9ba22c04b517bdfc79b9b50cf917f6522d75b2
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 17bc5341e0c4d6fdd4debcc29d0ecc02b41baedcdbba7cb1f58a798039520b84
+# Content sha256: 39d3d52279ed4093a947ca762757d593b2f8236b85ba7b55c476f62e14aadf19
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,9 +6,9 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: cbe39680e9ba17c4c98df3a7a25de3fe90b20b4765a07f2700d9bf3087ab8dab
-# Content sha256: c54826649d8123638dfe50716914120f8581b4e01390481612f1f2568105e20d
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: ba870d37d6d22d780191b53edb198e9a8226c41aaffce44728f20d9466da4b3f
+# Content sha256: c092fc2e02426eb87365381e1106e4eb4ef39a6ea87a7a5c7c39ae72ac25c977
 
 """Types shared by every protocol version of the generated package."""
 
@@ -17,17 +17,23 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):
-    """One JSON-RPC method: its wire name, who handles it, and its params/result models."""
+    """One JSON-RPC method: its wire name, who handles it, and its params/result models.
+
+    ``params`` and ``result`` are model classes, or type aliases of unions for messages
+    that are one of several shapes (upstream's ``elicitation/create``); validate either
+    with ``pydantic.TypeAdapter(spec.params)``.
+    """
 
     name: str
     key: str
     side: Literal["agent", "client", "protocol"]
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    params: type[BaseModel] | TypeAliasType
+    result: type[BaseModel] | TypeAliasType | None
     feature: str | None
 
 

@@ -7,9 +7,9 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: a68da8dcf61ec6b43df9ff3dc10e88b8e6ffa5034da223b514b270583ae2b9b0
-# Content sha256: 5bb7519a053a9d69568555c679034e1a37ae2c2c3bacf4c239fc2182497a9eb6
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 0610de74174d321640e5d4577500ea782b35c1337f5c25ab6bdff51dd68ac620
+# Content sha256: 6ddeba0b38aacaf5572169754787db2329dff6ef2cb9326b096e7f390d567866
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,8 +164,7 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
+    (omitted instead), source invariants, unknown properties that would shadow a field."""
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -7,9 +7,9 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c49da6db07e94c10f20983057d543d24ef395d30b6b651db6c9e29ca1b00d5ba
-# Content sha256: 98bc515fe62ac466c106dadae2a91453988930f17d98e80f8d5368917d012a75
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 4be697c328254bd08e52b6a721531aad19652ed378163fce81ae01017a9302d5
+# Content sha256: 9318d2a3defcc83518b9e7608937634468f912e09c5ab72f6efa00c287ad4530
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,8 +164,7 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
+    (omitted instead), source invariants, unknown properties that would shadow a field."""
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -7,9 +7,9 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: widget_flags
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: ad4b3d4759f2ead1b471de8abdc67496342bfb5a31debf03364253e7fd411f5f
-# Content sha256: 7e7118f7360f7b398b9db18577a4ecaa53b0bb27dbeb7c23ed286dfafbc485fd
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: c7ace1c3397acd6ccbdea97158a4a2f7537418e6171b987fe790b83173363b70
+# Content sha256: 381c54f3e62d9a47bf4bf22f4d01aa67c3c96e95e5c4a43c30d8d4ec6cc1dab2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -166,8 +166,7 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
+    (omitted instead), source invariants, unknown properties that would shadow a field."""
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c6143da236fd7302c3af88e9a08ebb98621b0790989a22b9f531c38fc4aef676
-# Content sha256: 1483814e96ff1388400a0f467ade4fa6ed135d8292f7facac15ddd4db5e2dbde
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: ffe4b4758cad344e62b8335de2e980bec0341a3e2eeba3557672c9822ffe978f
+# Content sha256: 9533597fd264bc387017d9556c6f4e3127280e006bda569da24cdf1f0fcb280e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 2309df339534a0557ff2fb5dbcfba9aa6b1b5a61ce5c51f86513a0a64afc0a39
-# Content sha256: 421cbf840bdba50e0a08e3d200411e7b9ecc31859ea4d01a9f6ae213e0d11c83
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 938640b7a9bc4ce07de10e80d83720d2408e30060b292fa6697bf0014043ebb9
+# Content sha256: c854f2e1a54e3f1e705a0bcbcdf81bfb0cf6e81f39b02bde8af7012de7ae4f0d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0038921d8089d262ac6f37f734420cac073a88b4daaafc2a4c4209029fb905e9
-# Content sha256: be311ccdd1421bda8d2c759bd7d71387899dc70a15cc765487e0f36a3600203c
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 75dfc482322eb1d7b74211e38fb8df6f18e5c96503d370926714391b8dea6160
+# Content sha256: 69b702fb79f9919779059508e1e9e25dc86264bd45056651bc7c6422d9fe2600
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

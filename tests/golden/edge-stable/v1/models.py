@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3bef2dcea47ae3c78288c44641ac3425855b116c0a9bdf74be42ae8a5a86ccf6
-# Content sha256: f7fed5953b4181c198f30dab4467c22d7180c59f8af5edd3f409823647a694fe
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: c0a45b4798020927804c93547fe839f39b3c40b32cbfe000399af94739537487
+# Content sha256: 504069d63aa31c5d4d52d38876cb10bf055b7f2c25deeb1b21ea963b3d1216b5
 
 """Wire models of ACP protocol v1.
 

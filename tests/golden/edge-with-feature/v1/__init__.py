@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b614b341f836641b5b4be312e894df8674a9e8b4ecf6307b8ba5bc50c0bd4a95
-# Content sha256: 71613c83fd50ab8444fe9ec724d7e0d643f3c3793ea4968bb5f2557bc437971d
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: d7048d40c3dc4612d5f2bebb6b18d698e30cecc0f8c869f91c01dbacf80f0aa2
+# Content sha256: 8375c41933761023cd0a80200f18aa6992cdb3bbe1c16ed51daf4deacee5fe47
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: edb3d85ea1419add5eb41eaf2d81c77ba604ff5e56cb660c2737593b4a505cb5
-# Content sha256: a34a78127dcf5107dcc39c469512fce70ca85f8ca265633e6e44d3da7175b68e
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 6f6d6a661c3950ed4ac9b5993d0629e98747c912cee25f84522c8e879ce18301
+# Content sha256: 87e199bbe8c64dcfcb0517106986e3bab18da71ccc7236908275bcf126b06339
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: eccaf45f45a675113ccff0573cdc3f1aa58997ce7bed6f91f9ac09d004818748
-# Content sha256: 59451ddf5ae3171f4e131ffb8654f0b09bc950b2919fee90a2eec34243089280
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 5e30fb88529adf67fe22c5bb9d6dc21d8fcf7afcfef5b2d602a3da9a0b83ad38
+# Content sha256: 8d526755021c447d272aa8a75456262f832701931b673f5a040b3c30e9e189f3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -4,9 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c9e083ccf5e59a8b1f21d43b03e03c98e6823dc38a6b7ca07414029aed44f6c0
-# Content sha256: a6475bfc5115747f36fbb33c27085d546fc45814860b92466d9a089b598576b7
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 5debcaed8f6646621f198a062c0b416d786326045a7afbe6b71161eb55283abf
+# Content sha256: 3430a696807161e176114cc9967d4f30b7c2df619ca009c83666fe498cbc6284
 
 """Wire models of ACP protocol v1.
 

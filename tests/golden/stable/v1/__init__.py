@@ -4,9 +4,9 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c8b9e86437ea76cbe6b679fa3770ed254d51c5d40eb88ff9c7b96b4db3df9f8e
-# Content sha256: fccfeaacfd04dffa04b43b3b64250bd4c978cfd5d686d46b0376ff0d698e5596
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: e771a65ef13fc4776cd259516c0ba6f4f8630ec290941dc2035b5fb5f9af31b2
+# Content sha256: 621a41cee7957d7622da0dc26d4f449ad6c56dda589e56b8e3786f66dfdc18a8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

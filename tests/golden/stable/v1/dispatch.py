@@ -4,9 +4,9 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9cdfb80fb90a5ddcfc057b866bfaf5563e42792de69af00a2cc6fdf447649e80
-# Content sha256: c79b6b68d34daeba17b65e291bfa62db0754f6235cd16d43270cff61003ab737
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: ca40fb42a9cd55992f9cb2a8597416d583cdc4f8ec8037b5b59606ba8cc6f57f
+# Content sha256: 37548aaaa7cceea4dac4713c655de21588d365cf1aab9e3c76b2db89f777b2e2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

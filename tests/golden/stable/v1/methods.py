@@ -4,9 +4,9 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 0a40bbd681efdd2750470a52ee876c64db6c988943c07250270ac1b89619b48e
-# Content sha256: 961712a4cbb1c139ba76c41fa38fa76545ead713f4aad6224d994c1445952d93
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 6bad7c6706b46a84b36fedd50f6486ec81ebd02f0d5fb97f6233a6506ef6dc48
+# Content sha256: a68d13ebeec2a6608b6f2d54a8ca9d953384644e9d80d08da5d23cc376a771ca
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -4,9 +4,9 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b5bf54bb45cd5a52e27325f14d7d9d858e1d89882fce5e8e7e158910613d171e
-# Content sha256: 8f4358645cc50fb4078e1ac261c45d603dea84ba0232d603bb38e8a20e6f67e9
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 6564149d16839f14d63a2f24befaaf9655cfce66cd1d2f3b30314ab540cb6fed
+# Content sha256: 3fab4ccb8dd4f0fb418bfc20a18f7dcf9e605c51926376136ed88059473fcb48
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

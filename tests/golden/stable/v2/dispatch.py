@@ -4,9 +4,9 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b9d213571920073f94e62c856850243d7d3514efe89427282f37031eed914cf4
-# Content sha256: 4a022f9e4c7d5fec7de40feab6271385bdfedaa28f921edfb7d13f3ecb20be11
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: f9cfff7ddc8a93bc02726df6f8d3c02dfcd72169bd9275abbc97d0240c39e423
+# Content sha256: ce67a400fbada021e010841793545b4765610338edbc3823e58c69a8ffd1727f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,9 +4,9 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 5351e753523ead605803a7dbe20c8e03cfdf43e15144f8c962e1d60d27013253
-# Content sha256: b474dd1b602842257dd761bcc1c4ed33f4a29e355edf0a764dd39d3834b71c5e
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 1a28c13a86aeba0a509e11ff42af895d391b3255d8965f898b327358decef1dd
+# Content sha256: 28079725cbbeb081375608ff06a28f3c9f2d6e245fcf97231a3630f2cfc59c76
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -4,9 +4,9 @@
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: b8e47da46b19322a0757e946122849c3125be48d91525628a260d656a5ffd390
-# Content sha256: a4829257817c6c8a1969d527920f8cfb4002468537ccd03ff59193ecaddd5419
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 91290ba563e99d5df6308568e1d8ab12bd904c980c2cb2df4132d4a0e4f9edf4
+# Content sha256: 4950bc2d483e3e7386deb5b2ad5b1ff0099851fddb47a7d7e260d2720a0bc704
 
 """Wire models of ACP protocol v2.
 
@@ -19,7 +19,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
@@ -56,6 +65,19 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("session", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class Implementation(BaseModel):
     """
@@ -80,6 +102,19 @@ class Implementation(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class InitializeResponse(BaseModel):
     """
@@ -99,7 +134,10 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities | None, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[
+        AgentCapabilities | None,
+        Field(description="What the agent supports.", validate_default=True),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -107,6 +145,19 @@ class InitializeResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("capabilities", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsRequest(BaseModel):
@@ -138,6 +189,19 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ListSessionsResponse(BaseModel):
     """
@@ -165,6 +229,35 @@ class ListSessionsResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("sessions", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
@@ -203,6 +296,19 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("delete", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionDeleteCapabilities(BaseModel):
     """
@@ -220,6 +326,19 @@ class SessionDeleteCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionId = TypeAliasType(
@@ -273,6 +392,37 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
+    @field_validator("additional_directories", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )
+    @classmethod
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionInfoUpdate(BaseModel):
     """
@@ -301,6 +451,19 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionListCapabilities(BaseModel):
     """
@@ -318,6 +481,19 @@ class SessionListCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionListCursor = TypeAliasType(
@@ -394,3 +570,16 @@ class UpdateSessionNotification(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UpdateSessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
