@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 800339bd37faa9ffc6e996de75f51674ad1e9cec52f4690e045e69b103919416
-# Content sha256: cfb1b9cf62fb6696211f6213c05171c2bfb835b27ba8e820dc12ec1791a20890
+# Inputs sha256: 15828166a78fbea890c048c0146833ed57d55a474d197f3b14e18979384e907d
+# Content sha256: c58429e667ba7fd77cb886ba448239c4e80f7af7f283a587764f5d1ceb11498f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

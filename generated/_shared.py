@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: afd38c4aafc4910f1855fcf508b98a2747e8335a0684961ebdd6f2c35e0de96a
-# Content sha256: ab947095e42d3ad7dbe33afb4afc30f80669bbf42d5e3f9351312f2d8dea80e8
+# Inputs sha256: 0ec6c80338c52af7d803b45098b4fc8d564f2fd15f329099e457ff78f5a8d79c
+# Content sha256: d5a39da5e6ff07fba6792159dba4ccda8f6582eafe34cf0575c5e2c2a81baa66
 
 """Types shared by every protocol version of the generated package."""
 

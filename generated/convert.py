@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 652f70686926de134ca719e926b8252e480bf81c4fd2a56a57bfada1d3251308
-# Content sha256: ff4a05b4680dfe9061a429674919e82c47c7ed4b7f2002d0b0330823a73c1278
+# Inputs sha256: 638309ec8cbb473303f57a573c04476d7e054b51f3115b7cac60d2ff78dda1ea
+# Content sha256: ee4e1b3c1e806c48866825efa203005446ace0109908f32dacb67badc967c389
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

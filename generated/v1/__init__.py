@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 19ba2812aacc97b433a587664fa2f89c52ebc771679a58c3098aa7e23376bd23
-# Content sha256: aa0ca4195fd2e938ecec8b106221044cb58c8bc2ecec4e3cd919d4ea0713e9b8
+# Inputs sha256: 691d3577c688432fba992194ddc1b105e660420231f52d6d926197f86fad65ce
+# Content sha256: 8ca4e4333f78c2036ff19bf119ec5414912e8b255fbd168d2a86b806b3beae16
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a9fd629f42a491f60ea5a7d8f7d46a7b7ebe4d2585555f525e959e46c8098333
-# Content sha256: d2eddafe196260a4a3858233f29fa792519954d8e75bd67d4ffef9b7d2b684bc
+# Inputs sha256: dfb1669da90eeec33408ff6a87142ab1f21df36e31453f9d89851a9cc513aa87
+# Content sha256: fb291aa1dbac84936ede8ce93945a9caf6a98b0d7a92fff53eb42e96df272797
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3e2846bd788db7d05dffbfa93cc47996af481ee7fb1e8623164198fead36e774
-# Content sha256: de2675995daefce85ac38b7ca0f9512f9a40fdd053e19bf9ca24c41f5a8eda33
+# Inputs sha256: 1b2d9597876e0fe260a5012e4e265815e3ff5d421f99b1da5c90e1fcde7a8510
+# Content sha256: 2ab5da5a14126211638309d7a5c698e4ef3bf6f8893f15758cab82d50d0d2bab
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

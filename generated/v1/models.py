@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c7328e2b7ee24c0e9a557979d7fc6c54f03e80af125c1ca919b99192b9aca3c2
-# Content sha256: 1a996f1892b7c94bec768109f1afe5ab015de8d1d61ec23804036667835e81fe
+# Inputs sha256: 7e3d8a56d79414a1c4c1b51fc223c981f891e88aa7a8fdd0cc5fbdfea95886c1
+# Content sha256: 7a34610370c1534f860db878d148ce7da099f2c123cc759396fbfb4c393509f3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9795221b467cdf73876732a0a089490f217f1cc8501ae2dbbf45836de9153203
-# Content sha256: f5b68181ba0e0f75f2e8921245e081fdb699072c10770423fa17a9eccf017c4f
+# Inputs sha256: ec623d31ce5245980c1eb3d8e619e19120690b7a5cd17b9441ebebb47cdb4254
+# Content sha256: cfddd3dd51f06eadcc63b678253e65bd67059bd88dbaf0a69f23469653a20e73
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

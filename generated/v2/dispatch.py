@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 330ac89f5a881b667870cfc44f04aac9073baff5cbbe7b853f16149f477098cd
-# Content sha256: cc82e810a13c9dc15c9cc5fbd34e89b46e187ac126d8a14cdd3a49a9446d4318
+# Inputs sha256: 9dd47a7c4883834f727e79439e5eadc57a0c274934f9300869a97228d863e0b2
+# Content sha256: 347c4481b0f21f435c3d77fb753e5282366420dabe2a07db9cc60fb7737095c0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f9611f0faea0032574de0d618bf8c31b34b3ca776fe6be9a2e8169abce13695
-# Content sha256: fc3adeb7edee24bc2461f466d76a6a9b5834958bc04be7d118bee39ec320a476
+# Inputs sha256: ecdff71c87415a3abb4885c8e0ac3a99147a5f6b5950cb38e1257f668fbab191
+# Content sha256: d53bdc9127fdf2ef3b8ee618b51e2412c39e771270122f847c2ec37de7ccef58
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 842343ccdfb4db34d422b36adc5614dd4f5afd8990e68ddef5140ed14d1fd852
-# Content sha256: f3f880c972b9c24614e4f37b73a81058b8fa9d4474fbd003dd9e61ab0364ec6a
+# Inputs sha256: 0f0b09e8344ce9993e612538527e0221ed0130c6e5fc1ee9a5d514e50c5d5927
+# Content sha256: 728b9ca91867cf7605213ab37da3053e81a90b63b3029007b2fa5138ee73a1f8
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e737321495a41fe21101d11afe0323d6913c40e62dd55f3509934f9edda72d35
-# Content sha256: b2622885ff90b5a225c46d0e1ad93276d092c415eeaaac875715a265f00d6d30
+# Inputs sha256: 83582dac5c9ec696bd74273a3feb62d955f97257be2cf1c4b2bde2cb7bb014cc
+# Content sha256: 253501433ba347aea2a6f36777357a8ec330cec6556c4a4eee1d5d905c2b78d2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

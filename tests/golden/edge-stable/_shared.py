@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5695eb5083d2852a77c24283037e3bcd2d4f7d7848dd248b20022f4f7b7cbdd9
-# Content sha256: 3a8091160bb137ea5655ed66ea448aca786530a9ec62fa545e21a54dd0e787da
+# Inputs sha256: 26c0a43cda07597d9aaa56dfd19615142ee5512e4950b1d7bfed683e5bc4e1f0
+# Content sha256: a29d659ffd0a284603b3cf558fb8938ad91672a3aa1875366e089effa7e2fe03
 
 """Types shared by every protocol version of the generated package."""
 

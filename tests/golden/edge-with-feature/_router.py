@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 92fb41125eabb4de0110850dbcbb3f584e6f2b9d0eaa90b4a308c7657550cddd
-# Content sha256: 16626771f6b5940a4c60f92d113bfca0ca381a3b98c9f2aaaa98d11bd72a5bd3
+# Inputs sha256: 9f55ea19381d30e8111a4896067388858e87686d02873ec26bf75aa7f51dd499
+# Content sha256: ebbb219250278736e92734ed2d22aecbe703cead41d4a88ca8ec86bcfe0e8dc3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

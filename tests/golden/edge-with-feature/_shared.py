@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 25e23e26bb1c7e5b525b3e930b34b14274a3f26c55292f91ea9ce83069f413ea
-# Content sha256: a4af6455f9399b9d75aea2fb2d2f1a3f4be6b4482b7963ba7da16677b21bedc8
+# Inputs sha256: 6fdc8d386ce66d02d496bf6c6dc9a21e2cda56b8aeb8697dcd747f8e3e9c53bc
+# Content sha256: 756c2a1015be5d7fa2585bcbd0da5dbff9b1738fbae9a94854642e677f7a0d92
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 316d423eb16aba52cb3d1fcb858bece6ea70a22f58dae934b9e3834b780862bd
-# Content sha256: 3c82d4cd769562f94b372037a4e7296825a097e847006b8dcf1a94850e358115
+# Inputs sha256: e97d99d20a4741b260365133504bf9ad77f1ac6a197a7f4c820f0ad469fe2210
+# Content sha256: 8a29390d5aac2843af52a12594be9e41c57c53db261f896c636aad0fb2473447
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

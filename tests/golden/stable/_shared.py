@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ba870d37d6d22d780191b53edb198e9a8226c41aaffce44728f20d9466da4b3f
-# Content sha256: c092fc2e02426eb87365381e1106e4eb4ef39a6ea87a7a5c7c39ae72ac25c977
+# Inputs sha256: d9be9ca5f2be76ae0a8d8592cffebbf229198278344e423f97a9fb9173cfa3f5
+# Content sha256: 1268a97c176090fd9f09aa20501d0ef99b33f8e5d72f3cc17f1d76e7efd15272
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0610de74174d321640e5d4577500ea782b35c1337f5c25ab6bdff51dd68ac620
-# Content sha256: 6ddeba0b38aacaf5572169754787db2329dff6ef2cb9326b096e7f390d567866
+# Inputs sha256: 7d1f3ad4a000fff50213a4f13cdfddcaf215d9ef678de3dadbe547c5291bd66c
+# Content sha256: 43fd48c8ba9485955fdb31603878f80a9b6bb47b624f2885e45f0a9b7744c7d7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4be697c328254bd08e52b6a721531aad19652ed378163fce81ae01017a9302d5
-# Content sha256: 9318d2a3defcc83518b9e7608937634468f912e09c5ab72f6efa00c287ad4530
+# Inputs sha256: 060efb29f20278ce84c10f32b90dee3eb4453039bdb860c9c810fb4177c48772
+# Content sha256: 14e8ebd7db24b469b059b1f8521a916f9e084795a009e5498bfe1484a5014bc9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c7ace1c3397acd6ccbdea97158a4a2f7537418e6171b987fe790b83173363b70
-# Content sha256: 381c54f3e62d9a47bf4bf22f4d01aa67c3c96e95e5c4a43c30d8d4ec6cc1dab2
+# Inputs sha256: f50e592e501c7503f23ad537d72ead2d15f4a58cdc9004a0a7568dd7c3ad25c2
+# Content sha256: 96ab81d11d12fd41a5a846541de8863e0f8774e6a16c1d6c830a23cbf4443cce
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

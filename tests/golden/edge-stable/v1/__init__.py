@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ffe4b4758cad344e62b8335de2e980bec0341a3e2eeba3557672c9822ffe978f
-# Content sha256: 9533597fd264bc387017d9556c6f4e3127280e006bda569da24cdf1f0fcb280e
+# Inputs sha256: 5382700b9241e0858918156263f34ae5d328f9b50cd79035ae3a80293f234b20
+# Content sha256: 89c4ea070ce2baab6bc181e53ac08c86509c20ed0a56e043f61ddb0cf6c80197
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 938640b7a9bc4ce07de10e80d83720d2408e30060b292fa6697bf0014043ebb9
-# Content sha256: c854f2e1a54e3f1e705a0bcbcdf81bfb0cf6e81f39b02bde8af7012de7ae4f0d
+# Inputs sha256: 97cbf76a4d6d2345514abc0536448a839498a7d073bc47dc93d61776dfa9ec3f
+# Content sha256: 6f9cb059678a2dbab8d41fe44e615814a5cc7d7237205ccb3c37b227709d96b9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 75dfc482322eb1d7b74211e38fb8df6f18e5c96503d370926714391b8dea6160
-# Content sha256: 69b702fb79f9919779059508e1e9e25dc86264bd45056651bc7c6422d9fe2600
+# Inputs sha256: e499271d987230b3ab390d3733324c90613eec097aa0ba5ccc6339de3460fcb9
+# Content sha256: 8307594e9a289954c8ea817626cfdaa94f92d9b5f2a8ab099fc7077f0e967b69
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

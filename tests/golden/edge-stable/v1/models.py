@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c0a45b4798020927804c93547fe839f39b3c40b32cbfe000399af94739537487
-# Content sha256: 504069d63aa31c5d4d52d38876cb10bf055b7f2c25deeb1b21ea963b3d1216b5
+# Inputs sha256: de30b5e0a52f9d079d523e3f28c1c12ddf857935b95871ac6e74ae076a8f58f3
+# Content sha256: 5f924fee2635fa702448f2f5ef3601a12205d454bff4657060302446a3e2b539
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d7048d40c3dc4612d5f2bebb6b18d698e30cecc0f8c869f91c01dbacf80f0aa2
-# Content sha256: 8375c41933761023cd0a80200f18aa6992cdb3bbe1c16ed51daf4deacee5fe47
+# Inputs sha256: 9b29a502b748177f7529ed33a94ad268f5bd2ca2e0e37d1c02d8de8659ba613e
+# Content sha256: e6db0ff2ac19dcfa6a919cf7c309309125c8aa9a494c57980109a0bc362a6555
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f6d6a661c3950ed4ac9b5993d0629e98747c912cee25f84522c8e879ce18301
-# Content sha256: 87e199bbe8c64dcfcb0517106986e3bab18da71ccc7236908275bcf126b06339
+# Inputs sha256: 42e3bae85ab1b814468995729d53f690a04b48b4ce6ba71245b0a29b3f170053
+# Content sha256: 56e35770afca90921645cce7ade563e9f37995d4767c483334bad821e24cf11b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5e30fb88529adf67fe22c5bb9d6dc21d8fcf7afcfef5b2d602a3da9a0b83ad38
-# Content sha256: 8d526755021c447d272aa8a75456262f832701931b673f5a040b3c30e9e189f3
+# Inputs sha256: a82905c8e8ab01c00b8ec6480b22dde6c927991e7c919f9fabe151933700252a
+# Content sha256: c145f7404e64c2b8629e60eb971d091c252634f9fd5bc1b060b33d0bbeff5ab9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5debcaed8f6646621f198a062c0b416d786326045a7afbe6b71161eb55283abf
-# Content sha256: 3430a696807161e176114cc9967d4f30b7c2df619ca009c83666fe498cbc6284
+# Inputs sha256: da898b33b90a581e4418fbcbf87a187272fadf8171c44967e5b79f797e1020e9
+# Content sha256: cdbd34a21d40e4fec9b1ab9e349828c41f9bcb7eb09c69e12c4aee123ebc39ba
 
 """Wire models of ACP protocol v1.
 

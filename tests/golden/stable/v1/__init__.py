@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e771a65ef13fc4776cd259516c0ba6f4f8630ec290941dc2035b5fb5f9af31b2
-# Content sha256: 621a41cee7957d7622da0dc26d4f449ad6c56dda589e56b8e3786f66dfdc18a8
+# Inputs sha256: 864de4ea3ba2a214113a5dc146b7b5629657e2b3555516aae2bdb84a324d2073
+# Content sha256: 422211bea86526f4600066e4a54c47d31f40e8fae473ea052879f02871a59907
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

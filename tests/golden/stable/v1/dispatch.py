@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ca40fb42a9cd55992f9cb2a8597416d583cdc4f8ec8037b5b59606ba8cc6f57f
-# Content sha256: 37548aaaa7cceea4dac4713c655de21588d365cf1aab9e3c76b2db89f777b2e2
+# Inputs sha256: 3bd4175e888f2d019f985fb745a28f6d3f9b075119e32323f5ede07a83fa33f5
+# Content sha256: 2700ffe4b93a94fab16bccebe8b97ed32edc3c197987082e166d7cb9a46c65e7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6bad7c6706b46a84b36fedd50f6486ec81ebd02f0d5fb97f6233a6506ef6dc48
-# Content sha256: a68d13ebeec2a6608b6f2d54a8ca9d953384644e9d80d08da5d23cc376a771ca
+# Inputs sha256: 0f1a7c31425d28666feb886e445155f29771393d2ffe9ede4a6a7dbc60d5b03f
+# Content sha256: 07ab90646b9e8c5b240ed6ce8f0abe999745edbeb108dfe66b0f7e1550afd2a3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

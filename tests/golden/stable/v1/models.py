@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f3baa608c99cc21be5198281fd7646e29be2cc282448dbcf06c981df55d11096
-# Content sha256: d505503acfb448049d3f22bf12f8244add796d501bf734639c5f29cd14166d87
+# Inputs sha256: f6b875d536065b7151926053a2d290cb0e54e7ac39ac71a020bd360e89cac958
+# Content sha256: 99036e9cf7f0a6ebde3ed260c10accc0b04c1a88a45430a55f213b6455de501d
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6564149d16839f14d63a2f24befaaf9655cfce66cd1d2f3b30314ab540cb6fed
-# Content sha256: 3fab4ccb8dd4f0fb418bfc20a18f7dcf9e605c51926376136ed88059473fcb48
+# Inputs sha256: aaf08eb38d35c2480d411dde980449a8a181cbc5ba6cf22591e310e3c0375bac
+# Content sha256: 186ee74d863bdee164fe08b7aa12537cdb19f6c68f4b5053de1eb6797f5f9555
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f9cfff7ddc8a93bc02726df6f8d3c02dfcd72169bd9275abbc97d0240c39e423
-# Content sha256: ce67a400fbada021e010841793545b4765610338edbc3823e58c69a8ffd1727f
+# Inputs sha256: 2b78740930a6e823f513a3504d0bf1867f73524c7456803749c533d91b961614
+# Content sha256: 0631b8f671c5295ef200f8edd668de6de51da391cb800e8e2f1d90637b897cd1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

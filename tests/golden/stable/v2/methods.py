@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1a28c13a86aeba0a509e11ff42af895d391b3255d8965f898b327358decef1dd
-# Content sha256: 28079725cbbeb081375608ff06a28f3c9f2d6e245fcf97231a3630f2cfc59c76
+# Inputs sha256: 8ec300048256ad06dc41c8c9ad1b58a1198916d6a712f9744844d538a9535dff
+# Content sha256: 42ad627a30d848518d462b717ee3f780ca6e44464639982d7409b87ab8f496da
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

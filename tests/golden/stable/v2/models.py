@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 91290ba563e99d5df6308568e1d8ab12bd904c980c2cb2df4132d4a0e4f9edf4
-# Content sha256: 4950bc2d483e3e7386deb5b2ad5b1ff0099851fddb47a7d7e260d2720a0bc704
+# Inputs sha256: a6dae9df2c933a303cd02d4fbbe503bbb6c0e343167bad422b3f5eeecea43caa
+# Content sha256: d16e554c3bb55e62b252e99f37b6d049c8bfcf2272c30d07bf22f0678a0d1c85
 
 """Wire models of ACP protocol v2.
 
