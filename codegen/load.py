@@ -7,8 +7,8 @@ what JSON cannot say unambiguously (duplicate keys, NaN, invalid UTF-8).
 from __future__ import annotations
 
 import hashlib
-import os
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 15828166a78fbea890c048c0146833ed57d55a474d197f3b14e18979384e907d
-# Content sha256: c58429e667ba7fd77cb886ba448239c4e80f7af7f283a587764f5d1ceb11498f
+# Inputs sha256: b196339ffd13c1f0a6c6cec15e9905c07dea11025e808b4b0ec2ba98f3774382
+# Content sha256: 8200912b6021c316d6314e80df1b8b16e896d273e2ff59ecaed7944dd1dcf980
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ec6c80338c52af7d803b45098b4fc8d564f2fd15f329099e457ff78f5a8d79c
-# Content sha256: d5a39da5e6ff07fba6792159dba4ccda8f6582eafe34cf0575c5e2c2a81baa66
+# Inputs sha256: 96a28bb9ea62913e4239600d7f43976835e47aae58057bd0f893b3006e136a48
+# Content sha256: 32132a862829ccdfb0473450cfb510f0456a8778fc8decb780cf65a178b35b86
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 638309ec8cbb473303f57a573c04476d7e054b51f3115b7cac60d2ff78dda1ea
-# Content sha256: ee4e1b3c1e806c48866825efa203005446ace0109908f32dacb67badc967c389
+# Inputs sha256: 0a4bc0d10dbb0c97f15f047a9eb943de9e3318e6920c4b65a937a4716c935874
+# Content sha256: 61750eb574deaf7e28167e6f333c80e68d88158bc78237f7f8b6500c2448c955
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 691d3577c688432fba992194ddc1b105e660420231f52d6d926197f86fad65ce
-# Content sha256: 8ca4e4333f78c2036ff19bf119ec5414912e8b255fbd168d2a86b806b3beae16
+# Inputs sha256: 0e7758e27435b6452afa01879cb5d486dafcaf5715e4cfa4956cda7a06eba432
+# Content sha256: da5005229b6ca78f4c5b9591c4ab303b30b56476d3f45bc73f43c0976d865de5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

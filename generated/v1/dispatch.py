@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dfb1669da90eeec33408ff6a87142ab1f21df36e31453f9d89851a9cc513aa87
-# Content sha256: fb291aa1dbac84936ede8ce93945a9caf6a98b0d7a92fff53eb42e96df272797
+# Inputs sha256: b9ba009d1f980efdbddbda88844ad797086ae0e15d4815a891c1b9b76c958f4d
+# Content sha256: 9c7429c652d4c47ef3f082336050c7db23990895a023a6d9c678a32dda5fcfa7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1b2d9597876e0fe260a5012e4e265815e3ff5d421f99b1da5c90e1fcde7a8510
-# Content sha256: 2ab5da5a14126211638309d7a5c698e4ef3bf6f8893f15758cab82d50d0d2bab
+# Inputs sha256: 8cdfbf26e5f6dd6f26168070ac5486f6fce4e825978c79623510461d04103357
+# Content sha256: 1fefd7dffb9f1503cabf730e3266aa3305c3eadb8e8e0f22761adc83f6f0a96a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

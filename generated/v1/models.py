@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7e3d8a56d79414a1c4c1b51fc223c981f891e88aa7a8fdd0cc5fbdfea95886c1
-# Content sha256: 7a34610370c1534f860db878d148ce7da099f2c123cc759396fbfb4c393509f3
+# Inputs sha256: 9b2405b83acb8847bcae11bec2e6689184c59521a7ce4faf35d01c4548134fea
+# Content sha256: e39da1c7f6e67970284dc442c454436265e85aa87c1cc7b9ab321d65dbbece5d
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ec623d31ce5245980c1eb3d8e619e19120690b7a5cd17b9441ebebb47cdb4254
-# Content sha256: cfddd3dd51f06eadcc63b678253e65bd67059bd88dbaf0a69f23469653a20e73
+# Inputs sha256: d54de0fc7e90368b4dab3ba910d3b85d58f061ce2e9b4e9cb5929ea29718e992
+# Content sha256: 923fe9e51caf9774c1d648a45a69425303d7132b7ecf7ba153e394b168b5ff2a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9dd47a7c4883834f727e79439e5eadc57a0c274934f9300869a97228d863e0b2
-# Content sha256: 347c4481b0f21f435c3d77fb753e5282366420dabe2a07db9cc60fb7737095c0
+# Inputs sha256: 1388680653c16538381dd6447827aa100e6806fe76f06c9c84a40c80bf38a17a
+# Content sha256: 47fee876b3edfe5ee74eb0be5c0d8b0339a26873a332e469a7c45bef2cb19bdf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

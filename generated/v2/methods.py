@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ecdff71c87415a3abb4885c8e0ac3a99147a5f6b5950cb38e1257f668fbab191
-# Content sha256: d53bdc9127fdf2ef3b8ee618b51e2412c39e771270122f847c2ec37de7ccef58
+# Inputs sha256: ea8ba8aa891e63b8425136eef2f5a9884d9e1b4cf0ec7d0f0d082e87f0438999
+# Content sha256: 7d6c042bad20128b58cbd4215a5ba464f65ffecfb30afdfceb99f10990191b78
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0f0b09e8344ce9993e612538527e0221ed0130c6e5fc1ee9a5d514e50c5d5927
-# Content sha256: 728b9ca91867cf7605213ab37da3053e81a90b63b3029007b2fa5138ee73a1f8
+# Inputs sha256: 7c29e3fe9b3ef205a522a10ed7ddccc6ae164dd7f86cf638ebaf23cb9fb3891e
+# Content sha256: a1c0be95b14e40dc3bd83465e173a9264e10dace34de7c072773d75c1016f3d9
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 83582dac5c9ec696bd74273a3feb62d955f97257be2cf1c4b2bde2cb7bb014cc
-# Content sha256: 253501433ba347aea2a6f36777357a8ec330cec6556c4a4eee1d5d905c2b78d2
+# Inputs sha256: 9bf87e265dd4bb4faa3f03fd89a12bf04da82e541a84a47dc4237bda2abda2c3
+# Content sha256: 629e1c0e41cfbcc11117d6c950d9c8690efbc17ffffc40b7b587ab159e9ce459
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 26c0a43cda07597d9aaa56dfd19615142ee5512e4950b1d7bfed683e5bc4e1f0
-# Content sha256: a29d659ffd0a284603b3cf558fb8938ad91672a3aa1875366e089effa7e2fe03
+# Inputs sha256: c5f1b0bfd811e01fea37011fbfb59b29d6e95db1c05b6d3286812bf85802b937
+# Content sha256: 445ecc38cdfe6a0e1233b9a164853755e212279aeb6568fec86a2b79820fdae5
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9f55ea19381d30e8111a4896067388858e87686d02873ec26bf75aa7f51dd499
-# Content sha256: ebbb219250278736e92734ed2d22aecbe703cead41d4a88ca8ec86bcfe0e8dc3
+# Inputs sha256: ed59098d8b164cedaace9262ee5393515693e463f5bfc4d1ff6458e9703671fb
+# Content sha256: a41a0c200fd117598fe640444987a60d8c2bbb515a1a3082f8f1da8bef1739c3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6fdc8d386ce66d02d496bf6c6dc9a21e2cda56b8aeb8697dcd747f8e3e9c53bc
-# Content sha256: 756c2a1015be5d7fa2585bcbd0da5dbff9b1738fbae9a94854642e677f7a0d92
+# Inputs sha256: ba0c29e13c054490326766b855fa1eb665312285d529db6f5bc25119dd6200af
+# Content sha256: 540a51a4122472e994928c3781f1e0e80fe0736b77e64d17ec860ef89eb5588a
 
 """Types shared by every protocol version of the generated package."""
 

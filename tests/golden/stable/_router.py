@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e97d99d20a4741b260365133504bf9ad77f1ac6a197a7f4c820f0ad469fe2210
-# Content sha256: 8a29390d5aac2843af52a12594be9e41c57c53db261f896c636aad0fb2473447
+# Inputs sha256: 358c31ab2a39513562f5c6bddeb6d99616df91ae8c3026b1c09902915b3ddbf7
+# Content sha256: d02202030113e804e5f1b5cb02381affcd883a9a624ea7493bce7dd591fdaf22
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

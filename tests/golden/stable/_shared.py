@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d9be9ca5f2be76ae0a8d8592cffebbf229198278344e423f97a9fb9173cfa3f5
-# Content sha256: 1268a97c176090fd9f09aa20501d0ef99b33f8e5d72f3cc17f1d76e7efd15272
+# Inputs sha256: 48ee8724b4878bf5d60872d0485c66fd410f937009a4768cb31d205256b2e783
+# Content sha256: 85626afe12208601143415f89a4aa51d54346bb62a985984b1e7c4cff7118df2
 
 """Types shared by every protocol version of the generated package."""
 

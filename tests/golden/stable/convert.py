@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7d1f3ad4a000fff50213a4f13cdfddcaf215d9ef678de3dadbe547c5291bd66c
-# Content sha256: 43fd48c8ba9485955fdb31603878f80a9b6bb47b624f2885e45f0a9b7744c7d7
+# Inputs sha256: 72906f185a9bb9316af31c3b410164c8bf716cbe74df51836472d6f315a9d200
+# Content sha256: ed6cd3402167e18e495dd6e131bbff699b7542070fcedc9de63d73bc7e7e3068
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 060efb29f20278ce84c10f32b90dee3eb4453039bdb860c9c810fb4177c48772
-# Content sha256: 14e8ebd7db24b469b059b1f8521a916f9e084795a009e5498bfe1484a5014bc9
+# Inputs sha256: 41ff671561f9a047f9fb8954c01ac96179984c526c08981302166edb9b6f957f
+# Content sha256: 3fd7a28f154f162afa317af2cc90d52ebfa1259bde481585cb1de414b137782e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

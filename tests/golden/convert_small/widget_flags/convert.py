@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f50e592e501c7503f23ad537d72ead2d15f4a58cdc9004a0a7568dd7c3ad25c2
-# Content sha256: 96ab81d11d12fd41a5a846541de8863e0f8774e6a16c1d6c830a23cbf4443cce
+# Inputs sha256: 5eb5ea296848c209143ac7ed777d5847727c847f47643d71e1265c45f2d9c7ac
+# Content sha256: f8968c435ffec05a086ef4e1d3ed65df2cff57f076934534ed452e398d179255
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

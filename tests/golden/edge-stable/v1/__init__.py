@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5382700b9241e0858918156263f34ae5d328f9b50cd79035ae3a80293f234b20
-# Content sha256: 89c4ea070ce2baab6bc181e53ac08c86509c20ed0a56e043f61ddb0cf6c80197
+# Inputs sha256: f1bf854880e6bcf5e387f83ffd9b3a37f054b5357a4c5bd7fbf0d07ce400c071
+# Content sha256: e34893fac97cbe01997d2a177ea3de0e3e7d48e55c73e5c0425d8d3354207932
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

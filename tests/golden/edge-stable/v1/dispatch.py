@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 97cbf76a4d6d2345514abc0536448a839498a7d073bc47dc93d61776dfa9ec3f
-# Content sha256: 6f9cb059678a2dbab8d41fe44e615814a5cc7d7237205ccb3c37b227709d96b9
+# Inputs sha256: 977f5f464abbc719004ffbb110216ca7cf61cae894b2a9d26a07e368e37327df
+# Content sha256: 6b9592806b80473c06363a87dc13816034f1d206de1d4f2b1035e8ef2b000dcc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e499271d987230b3ab390d3733324c90613eec097aa0ba5ccc6339de3460fcb9
-# Content sha256: 8307594e9a289954c8ea817626cfdaa94f92d9b5f2a8ab099fc7077f0e967b69
+# Inputs sha256: 1fa6379187ef2c85600b576125475c5a8df136c1195b051b908ebdeecdc631b0
+# Content sha256: 948e03288dd08130f36149bea118d8a6803338da2bc2e1e2652ed1f46e6cef30
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

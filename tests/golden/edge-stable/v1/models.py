@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: de30b5e0a52f9d079d523e3f28c1c12ddf857935b95871ac6e74ae076a8f58f3
-# Content sha256: 5f924fee2635fa702448f2f5ef3601a12205d454bff4657060302446a3e2b539
+# Inputs sha256: 2d7f6f905e2a499fa23a267ee8c9c1475655d596cf09e999ac78a016230dffc7
+# Content sha256: fe0dd797301cff6313c95abcf579a302175a00f5f870d2143e4927a7209410ae
 
 """Wire models of ACP protocol v1.
 

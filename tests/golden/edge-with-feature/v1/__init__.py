@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9b29a502b748177f7529ed33a94ad268f5bd2ca2e0e37d1c02d8de8659ba613e
-# Content sha256: e6db0ff2ac19dcfa6a919cf7c309309125c8aa9a494c57980109a0bc362a6555
+# Inputs sha256: ef7a8c9dae7a03f393a751d23154a52de59a0b73b90607d872a44d5d1a4d6b1c
+# Content sha256: b5113c538ba12a117f8b073a944c64a56d576c6aabc9802354e9a1afa3d4b8aa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 42e3bae85ab1b814468995729d53f690a04b48b4ce6ba71245b0a29b3f170053
-# Content sha256: 56e35770afca90921645cce7ade563e9f37995d4767c483334bad821e24cf11b
+# Inputs sha256: 51a644a859f0159f42438f9ae19feb33953dcde01e17329e2865e0330c30e083
+# Content sha256: 38cdd0f2b07859ca4a85a6230557f33e6310db00c9efdad4010a9324c3be0c70
 
 """Method dispatch for the agent side of ACP protocol v1.
 

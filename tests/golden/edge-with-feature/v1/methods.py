@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a82905c8e8ab01c00b8ec6480b22dde6c927991e7c919f9fabe151933700252a
-# Content sha256: c145f7404e64c2b8629e60eb971d091c252634f9fd5bc1b060b33d0bbeff5ab9
+# Inputs sha256: 038d057d010c9166aadb8ef17cb6b6aa6e84413f54b54e7707a0f904a63b41d5
+# Content sha256: 56458d685d84abd7303ffce8013361582b877ce0854248e02717e69a2e46df95
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: da898b33b90a581e4418fbcbf87a187272fadf8171c44967e5b79f797e1020e9
-# Content sha256: cdbd34a21d40e4fec9b1ab9e349828c41f9bcb7eb09c69e12c4aee123ebc39ba
+# Inputs sha256: 5c6e651903419ed2c34e07d83ba4d039d3205e06484b7e07389225c71aeee4cd
+# Content sha256: 6daf6877e5d21b338f4441e5f44f82c024832cd13130e97d146460fe0580e47d
 
 """Wire models of ACP protocol v1.
 

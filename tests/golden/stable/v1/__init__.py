@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 864de4ea3ba2a214113a5dc146b7b5629657e2b3555516aae2bdb84a324d2073
-# Content sha256: 422211bea86526f4600066e4a54c47d31f40e8fae473ea052879f02871a59907
+# Inputs sha256: 73c6c10a45d3d36781167ac7a589483e23f0c5e1336de188389b35e799854b6b
+# Content sha256: d56351f3dc8c82402817cc7927ee5c95c7e75a7073abd52d533ad4c98eff50cd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3bd4175e888f2d019f985fb745a28f6d3f9b075119e32323f5ede07a83fa33f5
-# Content sha256: 2700ffe4b93a94fab16bccebe8b97ed32edc3c197987082e166d7cb9a46c65e7
+# Inputs sha256: a6ecb1c2bd4ff595b692bcb04d06116746683b3f0b7c573923c9de23384c9a32
+# Content sha256: bc98de992f088a766a66d37728da056438391432ac00436232a6f9615b14e680
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0f1a7c31425d28666feb886e445155f29771393d2ffe9ede4a6a7dbc60d5b03f
-# Content sha256: 07ab90646b9e8c5b240ed6ce8f0abe999745edbeb108dfe66b0f7e1550afd2a3
+# Inputs sha256: 9a89868b68dd36b13876a39ed4003d6eb392dad0dcddcb0908673d195cb591b8
+# Content sha256: 969024c4ce317cbd3bb4be9b05c68fbdb01f499f1bd98c6a994713e0677aed72
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f6b875d536065b7151926053a2d290cb0e54e7ac39ac71a020bd360e89cac958
-# Content sha256: 99036e9cf7f0a6ebde3ed260c10accc0b04c1a88a45430a55f213b6455de501d
+# Inputs sha256: 30dabfa904b54e1732ab7ad5fcc2f1f037627051be447c24fb5eb753861a85a6
+# Content sha256: 8455030ec04990cd5e04575dac8423f166771c88fa679c9172a5d155244ae317
 
 """Wire models of ACP protocol v1.
 

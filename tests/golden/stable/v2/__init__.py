@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aaf08eb38d35c2480d411dde980449a8a181cbc5ba6cf22591e310e3c0375bac
-# Content sha256: 186ee74d863bdee164fe08b7aa12537cdb19f6c68f4b5053de1eb6797f5f9555
+# Inputs sha256: 22d04b33671b113506998549eccf67d4791ecdd203703977557c36e0257596e9
+# Content sha256: a9eecd7728eb2134ed31200a1d6b78e4be31a51eb621cd31e5800be5ff007006
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2b78740930a6e823f513a3504d0bf1867f73524c7456803749c533d91b961614
-# Content sha256: 0631b8f671c5295ef200f8edd668de6de51da391cb800e8e2f1d90637b897cd1
+# Inputs sha256: 5c1f1689e22f3ca8db501b81273c544bc8889d86823be2c40128049a845dc885
+# Content sha256: 4709cbf4eb2e2a26c642ebd4ee24f499d9c02c9e25579a46372f9867501af511
 
 """Method dispatch for the agent side of ACP protocol v2.
 

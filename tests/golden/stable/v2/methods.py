@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8ec300048256ad06dc41c8c9ad1b58a1198916d6a712f9744844d538a9535dff
-# Content sha256: 42ad627a30d848518d462b717ee3f780ca6e44464639982d7409b87ab8f496da
+# Inputs sha256: 1a2f26d3806818d6ff22de2a2c0f885fe7473528389915079e726d03c75d7233
+# Content sha256: 7f5d08dd8fb798d1b0ce87030b0780aa65e00a09bf26b9fe87c1f5f629b75554
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a6dae9df2c933a303cd02d4fbbe503bbb6c0e343167bad422b3f5eeecea43caa
-# Content sha256: d16e554c3bb55e62b252e99f37b6d049c8bfcf2272c30d07bf22f0678a0d1c85
+# Inputs sha256: 2cc9777465045e0a8e0539ab452e1ea37ee85af54dad5c91ac717f0e5a1947d5
+# Content sha256: 2616a8ec5632967bfe786dd4cb5bd7428507d3654434e88bc1332cd485541ea0
 
 """Wire models of ACP protocol v2.
 
