@@ -120,7 +120,9 @@ def test_upstream_stable_vs_unstable(upstream: Path, version: int) -> None:
         if c.kind == "type" and c.change in ("added", "changed") and c.rule != "type-kind-changed"
     }
     assert set(unstable) - set(stable) <= new_types
-    files = tuple(f"{(base / name).resolve().as_posix()}#/$defs/" for name in ("schema.json", "schema.unstable.json"))
+    files = tuple(
+        f"{Path(os.path.abspath(base / name)).as_posix()}#/$defs/" for name in ("schema.json", "schema.unstable.json")
+    )
     assert all(c.location.startswith(files) for c in changes), [
         c.location for c in changes if not c.location.startswith(files)
     ]
