@@ -10,13 +10,14 @@ Templates never read raw JSON; they read these dataclasses.
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import pointer
 from .features import FEATURE_KEY, Selection
-from .validate import DEFS, message_role, ref_target
+from .validate import DEFS, RESERVED_TYPE_NAMES, message_role, ref_target
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
@@ -298,7 +299,8 @@ def variant_name(union: str, variant: dict[str, Any], taken: set[str]) -> str | 
             name = _pascal(candidate)
             name = name if name[0].isalpha() else union + name
             for option in (name, union + name):
-                if option not in taken:
+                # "none" would name a class None, "base model" would shadow pydantic's BaseModel.
+                if option not in taken and not keyword.iskeyword(option) and option not in RESERVED_TYPE_NAMES:
                     return option
     return None
 

@@ -64,6 +64,7 @@ def write_tree(out: Path, files: dict[str, str]) -> None:
                 os.replace(staging, out)
             except BaseException:
                 os.replace(old / out.name, out)
+                old.rmdir()  # empty again: leave no trace of the failed attempt
                 raise
             shutil.rmtree(old, ignore_errors=True)
         else:
