@@ -8,6 +8,7 @@ became code: the canary file, and the name ``__import__`` in the generated synta
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,7 @@ PAYLOADS: tuple[tuple[str, str], ...] = (
     # Size and encoding.
     ("long", "A" * 5_000),
     ("lone-surrogate", "\ud800"),
+    ("undecodable-byte", "\udcff"),  # a file name byte that is not UTF-8 (os.fsdecode(b"\\xff"))
 )
 
 
@@ -187,7 +189,7 @@ class Case:
 def file_name_representable(payload: str) -> bool:
     """A Linux file name cannot hold "/" or NUL, nor be empty; those payloads cannot be tried."""
     try:
-        (payload + ".json").encode("utf-8")
+        os.fsencode(payload + ".json")
     except UnicodeEncodeError:
         return False
     return bool(payload) and "/" not in payload and "\x00" not in payload and len(payload) < 200
@@ -204,7 +206,7 @@ def cases() -> list[Case]:
 # Unicode is refused there; names must fit a grammar (and, for property names, map to a
 # distinct ASCII attribute that is no keyword and nothing pydantic's BaseModel reserves).
 EXPECTED_REFUSED: dict[str, frozenset[str]] = {
-    **{position: frozenset({"lone-surrogate"}) for position in POSITIONS},
+    **{position: frozenset({"lone-surrogate", "undecodable-byte"}) for position in POSITIONS},
     "property-name": _NOT_NAMES | {"keyword", "pydantic-attribute"},  # class, model_config
     "defs-key": _ALL - {"long"},  # type names: [A-Z][A-Za-z0-9]*, no keyword, nothing reserved
     "pattern": frozenset(  # regular expressions that pydantic's engine cannot compile
@@ -220,6 +222,7 @@ EXPECTED_REFUSED: dict[str, frozenset[str]] = {
             "jinja-statement",
             "jinja-comment",
             "lone-surrogate",
+            "undecodable-byte",
         }
     ),
     "x-method": _NOT_NAMES | {"none", "dunder", "basemodel", "long"},  # the JSON-RPC method grammar
