@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .conversions import plan as plan_conversions
 from .errors import fail
 from .features import select
 from .ir import Protocol, build
@@ -25,7 +26,9 @@ VERSION_TEMPLATES = (
 PACKAGE_TEMPLATES = (
     ("shared.py.jinja", "_shared.py"),
     ("package_init.py.jinja", "__init__.py"),
+    ("convert.py.jinja", "convert.py"),  # only with schema/conversions.json
 )
+CONVERT_TEMPLATE = "convert.py.jinja"
 
 
 @dataclass(frozen=True)
@@ -74,9 +77,15 @@ def generate(schema_dir: Path, features: frozenset[str], root: Path | None = Non
         for template, name in VERSION_TEMPLATES:
             inputs = Inputs(_files(version_sources), (template,), enabled)
             files[prefix + name] = render_template(env, template, inputs, protocol=protocol)
+    conversions = plan_conversions(protocols, sources, schema_dir, root)
     for template, path in PACKAGE_TEMPLATES:
-        inputs = Inputs(all_inputs, (template,), enabled)
+        extra: tuple[tuple[str, str], ...] = ()
+        if template == CONVERT_TEMPLATE:
+            if conversions is None:
+                continue
+            extra = ((conversions.source.name, conversions.source.sha256),)
+        inputs = Inputs(all_inputs + extra, (template,), enabled)
         files[path] = render_template(
-            env, template, inputs, protocols=protocols, features=[Code(repr(f)) for f in enabled]
+            env, template, inputs, protocols=protocols, features=[Code(repr(f)) for f in enabled], plan=conversions
         )
     return Generation(protocols, sources, dict(sorted(files.items())))
