@@ -8,7 +8,7 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 195a95ef9361fa9ed47d0b2a5a930f5782905ac7e21c97adc2684b43d1e9e805
+# Inputs sha256: cec59814d4744c5bde98d23c3594ab2b1b98fcf1b5abc0663631986cc2531c95
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -957,6 +957,16 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
+    try:
+        return _convert_message(message, source, target, method)
+    # A value nested deeper than the stack allows (copying or checking it recurses).
+    except RecursionError:
+        raise ConversionError((), "the message is nested too deeply") from None
+
+
+def _convert_message(
+    message: Mapping[str, Any], source: int, target: int, method: str | None
+) -> dict[str, Any]:
     if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):

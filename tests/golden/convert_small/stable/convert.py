@@ -8,7 +8,7 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c08c9d2d89639de2eb71333c442eeb238e463264ecfff689d8ba687c45eda2e8
+# Inputs sha256: 5a68ed166ed814789334706b992cc1dbe0cbb6783ffa72279fdecde25b2eef2b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -471,6 +471,16 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
+    try:
+        return _convert_message(message, source, target, method)
+    # A value nested deeper than the stack allows (copying or checking it recurses).
+    except RecursionError:
+        raise ConversionError((), "the message is nested too deeply") from None
+
+
+def _convert_message(
+    message: Mapping[str, Any], source: int, target: int, method: str | None
+) -> dict[str, Any]:
     if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):

@@ -8,7 +8,7 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 91700d5e42d46e9c7cda5c3ce8eaef5d5a9fe90d63e61e8459c39cd1993d52d0
+# Inputs sha256: c441a096677cebf9ee328e3649ee6a027ca55558ab711da97acaf0bbb41a774e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -492,6 +492,16 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
+    try:
+        return _convert_message(message, source, target, method)
+    # A value nested deeper than the stack allows (copying or checking it recurses).
+    except RecursionError:
+        raise ConversionError((), "the message is nested too deeply") from None
+
+
+def _convert_message(
+    message: Mapping[str, Any], source: int, target: int, method: str | None
+) -> dict[str, Any]:
     if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):
