@@ -1,4 +1,4 @@
-"""Sessions: generate, check, tests, lint, bench. ``nox -s tests`` is what CI runs."""
+"""Sessions: generate, check, tests, lint, bench, schema_diff. ``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
 
@@ -35,11 +35,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff on everything; mypy --strict on the generator and the generated package."""
+    """ruff on everything; mypy --strict on the generator, the generated package and the example agent."""
     _install(session, "lint", "test")
     session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py")
-    session.run("mypy", "--strict", "codegen", "generated")
+    session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py", "examples")
+    session.run("mypy", "--strict", "codegen", "generated", "examples")
 
 
 @nox.session
@@ -47,3 +47,12 @@ def bench(session: nox.Session) -> None:
     """Performance ratios, each against a baseline measured in the same process."""
     _install(session, "test")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session(name="schema_diff")
+def schema_diff(session: nox.Session) -> None:
+    """Compare the schema at a git ref (default HEAD) with the working tree: ``nox -s schema_diff -- main``."""
+    _install(session)
+    args = list(session.posargs)
+    ref = args.pop(0) if args and not args[0].startswith("-") else "HEAD"
+    session.run("acp-codegen", "diff", f"git:{ref}", "schema", *args)

@@ -1,4 +1,4 @@
-"""Command line: ``acp-codegen generate`` and ``acp-codegen check``.
+"""Command line: ``acp-codegen generate``, ``acp-codegen check`` and ``acp-codegen diff``.
 
 Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad input
 (the message names the file and JSON pointer; the output is left untouched).
@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
+from . import diff_command
 from .config import Config, ConfigError, load_config
 from .errors import SchemaError
-from .pipeline import generate
+from .hoist import RULES
+from .pipeline import Generation, generate, up_to_date
 from .write import OutputError, diff_tree, write_tree
 
 FIX_COMMAND = "nox -s generate"
@@ -32,7 +35,34 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--no-default-features", action="store_true", help="ignore the features listed in pyproject.toml"
         )
+        for version in (1, 2):
+            cmd.add_argument(
+                f"--base-v{version}",
+                type=Path,
+                metavar="PATH",
+                help=f"upstream ACP schema.json or schema.unstable.json to overlay the v{version} fragments on",
+            )
+    text = "compare two schema sets in protocol terms (see `diff --help`)"
+    diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
     return parser
+
+
+def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
+    bases = dict(config.bases)
+    for version in (1, 2):
+        if getattr(args, f"base_v{version}") is not None:
+            bases[version] = getattr(args, f"base_v{version}")
+    return bases
+
+
+def _naming_summary(result: Generation) -> str:
+    """How many class names the generator derived, and by which rule (see codegen.hoist)."""
+    parts = []
+    for p in result.protocols:
+        rules = Counter(d.rule for d in p.derived_names.values())
+        detail = ", ".join(f"{rule} {rules[rule]}" for rule in RULES if rules[rule])
+        parts.append(f"v{p.version}: {sum(rules.values())}" + (f" ({detail})" if detail else ""))
+    return "derived class names: " + "; ".join(parts)
 
 
 def _settings(args: argparse.Namespace, config: Config) -> tuple[Path, Path, frozenset[str]]:
@@ -46,10 +76,16 @@ def _settings(args: argparse.Namespace, config: Config) -> tuple[Path, Path, fro
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "diff":
+        return diff_command.run(args)
     try:
         config = load_config()
         schema_dir, out, features = _settings(args, config)
-        result = generate(schema_dir, features, config.root)
+        bases = _bases(args, config)
+        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases):
+            print(f"{out}: up to date")
+            return 0
+        result = generate(schema_dir, features, config.root, bases)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
@@ -67,4 +103,5 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
+    print(_naming_summary(result))
     return 0

@@ -1,13 +1,15 @@
 """Defaults from ``[tool.acp-codegen]`` in the nearest ``pyproject.toml``.
 
 Keys: ``schema-dir`` (default ``schema``), ``out`` (default ``generated``) and
-``features`` (default: none), paths relative to that ``pyproject.toml``.
+``features`` (default: none), ``base-v1`` / ``base-v2`` (an upstream ACP schema file the
+fragments of that version are overlaid on; default: none), paths relative to that
+``pyproject.toml``.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -24,6 +26,7 @@ class Config:
     schema_dir: Path
     out: Path
     features: tuple[str, ...]
+    bases: dict[int, Path] = field(default_factory=dict)  # protocol version -> upstream schema file
 
 
 class ConfigError(Exception):
@@ -55,9 +58,17 @@ def load_config(start: Path | None = None) -> Config:
     features = table.get("features", [])
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
         raise ConfigError(f"{pyproject}: [tool.{SECTION}].features must be a list of strings")
+    bases = {}
+    for version in (1, 2):
+        value = table.get(f"base-v{version}")
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{pyproject}: [tool.{SECTION}].base-v{version} must be a path string")
+        if value:
+            bases[version] = root / value
     return Config(
         root=root,
         schema_dir=root / str(table.get("schema-dir", "schema")),
         out=root / str(table.get("out", "generated")),
         features=tuple(features),
+        bases=bases,
     )

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+import jsonschema_rs
 
 from .errors import Problem, SchemaError, pointer
 from .features import select
@@ -232,9 +232,10 @@ class _Declarations:
 
 def _load_declarations(source: Source) -> _Declarations:
     data = source.data
-    errors = sorted(Draft202012Validator(DECLARATIONS_SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        raise SchemaError([Problem(source.name, pointer(*e.absolute_path), e.message) for e in errors])
+    errors = jsonschema_rs.Draft202012Validator(DECLARATIONS_SCHEMA).iter_errors(data)
+    problems = [Problem(source.name, pointer(*e.instance_path), e.message) for e in errors]
+    if problems:
+        raise SchemaError(problems)
     problems = []
     renames: dict[str, str] = {}
     for i, r in enumerate(data.get("renamedTypes", [])):

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import Problem, SchemaError, pointer
 from .load import VersionSources
-from .validate import DEFS, SIDES, iter_refs, ref_target
+from .validate import DEFS, SIDES, iter_refs, ref_target, sides_of
 
 FEATURE_KEY = "x-feature"
 
@@ -119,12 +119,12 @@ def select(sources: VersionSources, enabled: frozenset[str]) -> Selection:
     methods = []
     for section, side in SIDES.items():
         for key, method in sorted(meta.get(section, {}).items()):
-            carriers = [s for s in defs.values() if s.get("x-method") == method and s.get("x-side") == side]
+            carriers = [s for s in defs.values() if s.get("x-method") == method and side in sides_of(s.get("x-side"))]
             gated = [
                 src.data[DEFS][n].get(FEATURE_KEY)
                 for src in sources.schemas
                 for n, s in src.data[DEFS].items()
-                if s.get("x-method") == method and s.get("x-side") == side and s.get(FEATURE_KEY)
+                if s.get("x-method") == method and side in sides_of(s.get("x-side")) and s.get(FEATURE_KEY)
             ]
             if not carriers:
                 continue  # every type of the method is gated off

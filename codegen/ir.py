@@ -10,14 +10,15 @@ Templates never read raw JSON; they read these dataclasses.
 
 from __future__ import annotations
 
-import keyword
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import pointer
 from .features import FEATURE_KEY, Selection
-from .validate import DEFS, RESERVED_TYPE_NAMES, message_role, ref_target
+from .hoist import Derived, hoist
+from .names import model_field_name
+from .validate import DEFS, message_role, ref_target, sides_of
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
@@ -70,7 +71,8 @@ class Field:
 
     @property
     def py_name(self) -> str:
-        return python_field_name(self.name)
+        """The model's attribute for this field (validation refuses names that would collide)."""
+        return model_field_name(self.name)
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class Protocol:
     methods: tuple[Method, ...]
     features: tuple[str, ...]  # enabled for this generation
     declared_features: dict[str, str] = field(default_factory=dict)
+    derived_names: dict[str, Derived] = field(default_factory=dict)  # class names made by codegen.hoist
 
     def method(self, name: str, side: str | None = None) -> Method | None:
         return next((m for m in self.methods if m.name == name and (side is None or m.side == side)), None)
@@ -278,65 +281,40 @@ def _typedef(name: str, schema: dict[str, Any], file: str) -> TypeDef:
     return TypeDef(kind="alias", target=expr(schema), **base)
 
 
-def _pascal(text: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", text) if part)
-
-
-def _discriminator_const(variant: dict[str, Any]) -> str | None:
-    for prop in variant.get("required", []):
-        schema = (variant.get("properties") or {}).get(prop)
-        if isinstance(schema, dict) and isinstance(schema.get("const"), str):
-            return str(schema["const"])
-    return None
-
-
-def variant_name(union: str, variant: dict[str, Any], taken: set[str]) -> str | None:
-    """Name an inline union variant without numbering: its title, else its discriminator
-    constant (``"session_info_update"`` -> ``SessionInfoUpdate``), prefixed with the
-    union's name when that alone is taken."""
-    for candidate in (variant.get("title"), _discriminator_const(variant)):
-        if isinstance(candidate, str) and _pascal(candidate):
-            name = _pascal(candidate)
-            name = name if name[0].isalpha() else union + name
-            for option in (name, union + name):
-                # "none" would name a class None, "base model" would shadow pydantic's BaseModel.
-                if option not in taken and not keyword.iskeyword(option) and option not in RESERVED_TYPE_NAMES:
-                    return option
-    return None
-
-
-def hoist_variants(defs: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
-    """Give every inline object variant of a union a definition of its own, so that the
-    model generator names it (instead of numbering it ``Union1``, ``Union2``...)."""
-    out = dict(defs)
-    taken = set(defs)
-    for union, schema in defs.items():
-        key = next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
-        if key is None or schema.get("properties"):
-            continue
-        variants = []
-        for variant in schema[key]:
-            is_object = isinstance(variant, dict) and (variant.get("type") == "object" or "properties" in variant)
-            name = variant_name(union, variant, taken) if is_object else None
-            if name is None:
-                variants.append(variant)
-                continue
-            taken.add(name)
-            out[name] = {k: v for k, v in variant.items() if k != "title"}
-            files[name] = files[union]
-            variants.append({"$ref": f"#/$defs/{name}"})
-        out[union] = {**schema, key: variants}
-    return dict(sorted(out.items()))
+def _flatten_variant(variant: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A variant that extends one base object (``allOf: [{$ref}]`` plus its tag) becomes
+    one object whose tag comes first, as tagged unions are written on the wire; the base's
+    own properties follow in their order."""
+    body = {k: v for k, v in variant.items() if k != "title"}
+    all_of = body.get("allOf")
+    base = defs.get(ref_target(all_of[0].get("$ref")) or "") if isinstance(all_of, list) and len(all_of) == 1 else None
+    if not isinstance(base, dict) or not isinstance(base.get("properties"), dict):
+        return body
+    del body["allOf"]
+    body["type"] = "object"
+    body["properties"] = {**(body.get("properties") or {}), **base["properties"]}
+    body["required"] = [
+        *body.get("required", []),
+        *(r for r in base.get("required", []) if r not in body.get("required", [])),
+    ]
+    for key in ("additionalProperties",):
+        if key in base:
+            body.setdefault(key, base[key])
+    return body
 
 
 def build(selection: Selection) -> Protocol:
     files = dict(selection.def_files)
-    defs = hoist_variants(selection.defs, files)
+    defs, derived = hoist(selection.defs, files)
     types = {name: _typedef(name, schema, files[name]) for name, schema in defs.items()}
     methods = []
     for m in selection.methods:
-        carriers = {message_role(t.name): t.name for t in types.values() if t.method == m.name and t.side == m.side}
-        if "notification" in carriers:
+        carriers = {
+            message_role(t.name): t.name for t in types.values() if t.method == m.name and m.side in sides_of(t.side)
+        }
+        # A method that is a request and a notification at once (upstream's mcp/message)
+        # is listed as the request; its notification type is still generated.
+        if "notification" in carriers and "request" not in carriers:
             methods.append(Method(m.name, m.key, m.side, "notification", carriers["notification"], None, m.feature))
         else:
             methods.append(
@@ -345,8 +323,14 @@ def build(selection: Selection) -> Protocol:
     return Protocol(
         version=selection.version,
         types=types,
-        schema={"$schema": "https://json-schema.org/draft/2020-12/schema", DEFS: defs},
+        # The models get tagged variants flattened (tag first, as on the wire); the IR keeps
+        # them as "base + tag", so a change to the base is one change, at the base.
+        schema={
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            DEFS: {name: _flatten_variant(d, defs) if name in derived else d for name, d in defs.items()},
+        },
         methods=tuple(methods),
         features=selection.features,
         declared_features=selection.declared_features,
+        derived_names=derived,
     )

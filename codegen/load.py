@@ -36,6 +36,8 @@ class VersionSources:
     directory: str
     schemas: tuple[Source, ...]
     meta: Source
+    extra_inputs: tuple[Source, ...] = ()  # further files the output depends on (a base's meta)
+    overlaid: bool = False  # the fragments were laid over a full upstream base
 
 
 def display_name(path: Path, root: Path | None = None) -> str:

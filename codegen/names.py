@@ -1,46 +1,26 @@
 """Part of stage 2, validate: the Python names that schema text turns into.
 
 Property names become model attributes and method keys become handler method names.
-datamodel-code-generator would mangle a name that cannot be an attribute (``class`` ->
-``class_``, ``json`` -> ``json_``) and number colliding ones (``foo_bar``, ``foo_bar_1``),
-in an order that depends on the schema; the IR's ``python_field_name`` (which conversions
-and dispatch rely on) would then disagree with the model. So every such name is checked
-here and refused with its JSON pointer instead: what is accepted maps to exactly one
-attribute, the same in the IR and in the model.
+A property name that cannot be an attribute is mangled by datamodel-code-generator
+(``class`` -> ``class_``, ``json`` -> ``json_``, ``tricky"Name`` -> ``tricky_name``);
+``model_field_name`` asks the same resolver, with the options ``render`` uses, so the IR
+knows each field's Python name. What that resolver would settle by numbering
+(``foo_bar``, ``foo_bar_1``, in an order that depends on the schema) is refused here
+instead, with its JSON pointer: two properties of one object (or of it and its bases)
+that become one name, and names that are not ASCII (Python applies NFKC to identifiers,
+so ``\uff46oo`` *is* ``foo``).
 """
 
 from __future__ import annotations
 
+import functools
 import keyword
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from .errors import Problem, pointer
 from .load import Source
 
-# What a property's Python name (``ir.python_field_name``) must look like: ASCII only, so
-# that NFKC normalisation of identifiers cannot merge two names (``ｆoo`` is ``foo``), and no
-# leading underscore (pydantic treats those as private attributes, not fields).
-FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
-# Public attributes of pydantic's BaseModel that a field must not shadow (a fixed list, so
-# that the rule does not change with the installed pydantic); ``model_*`` is refused as a whole.
-BASEMODEL_ATTRIBUTES = frozenset(
-    {
-        "construct",
-        "copy",
-        "dict",
-        "from_orm",
-        "json",
-        "parse_file",
-        "parse_obj",
-        "parse_raw",
-        "schema",
-        "schema_json",
-        "update_forward_refs",
-        "validate",
-    }
-)
 SKIPPED_KEYWORDS = ("const", "default", "enum", "examples")
 
 
@@ -71,37 +51,34 @@ def _inherited(schema: dict[str, Any], defs: dict[str, Any], seen: frozenset[str
     return names
 
 
-def field_name_problem(name: str) -> str | None:
-    """Why a property name cannot name a model field, or None when it can."""
-    from .ir import python_field_name
+@functools.cache
+def _resolver() -> Any:
+    from datamodel_code_generator import PythonVersion
+    from datamodel_code_generator.model.field_name import PydanticFieldNameResolver
 
-    py = python_field_name(name)
-    if not FIELD_NAME.match(py):
-        return (
-            f"property name {name!r} does not map to a Python attribute (its Python name {py!r} must match "
-            f"{FIELD_NAME.pattern}); rename it"
-        )
-    if keyword.iskeyword(py):
-        return f"property name {name!r} becomes {py!r}, a Python keyword; rename it"
-    if py in BASEMODEL_ATTRIBUTES or py.startswith("model_"):
-        return f"property name {name!r} becomes {py!r}, which pydantic's BaseModel reserves; rename it"
-    return None
+    # The options render.render_models passes (snake_case_field, remove_special_field_name_prefix).
+    return PydanticFieldNameResolver(
+        snake_case_field=True, remove_special_field_name_prefix=True, target_python_version=PythonVersion.PY_310
+    )
+
+
+@functools.cache
+def model_field_name(wire: str) -> str:
+    """The attribute name the generated model gives a property (before any numbering)."""
+    return str(_resolver().get_valid_name(wire))
 
 
 def property_name_problems(src: Source, defs: dict[str, Any]) -> list[Problem]:
-    """Each property maps to a valid field name, distinct within its object and its bases."""
-    from .ir import python_field_name
-
+    """Each property maps to an ASCII attribute, distinct within its object and its bases."""
     problems: list[Problem] = []
     for path, schema in _objects(src.data):
-        taken = {python_field_name(n): n for n in _inherited(schema, defs)}
+        taken = {model_field_name(n): n for n in _inherited(schema, defs)}
         for name in schema["properties"]:
             here = pointer(*path, "properties", name)
-            reason = field_name_problem(name)
-            if reason:
-                problems.append(Problem(src.name, here, reason))
+            py = model_field_name(name)
+            if not py.isascii():
+                problems.append(Problem(src.name, here, f"property name {name!r} becomes {py!r}, not ASCII; rename it"))
                 continue
-            py = python_field_name(name)
             other = taken.get(py)
             if other is not None and other != name:
                 problems.append(

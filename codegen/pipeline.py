@@ -6,29 +6,36 @@ output untouched.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .conversions import CONVERSIONS_FILE
 from .conversions import plan as plan_conversions
 from .errors import fail
 from .features import select
 from .ir import Protocol, build
-from .load import VersionSources, display_name, find_version_dirs, load_version
-from .render import MODELS_TEMPLATES, Code, Inputs, environment, render_models, render_template
+from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
+from .overlay import load_base, overlay
+from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
 from .validate import validate_version
+from .write import read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
 VERSION_TEMPLATES = (
     ("methods.py.jinja", "methods.py"),
+    ("dispatch.py.jinja", "dispatch.py"),
     ("version_init.py.jinja", "__init__.py"),
 )
 # Package-level modules: (template, output path).
 PACKAGE_TEMPLATES = (
     ("shared.py.jinja", "_shared.py"),
+    ("router.py.jinja", "_router.py"),
     ("package_init.py.jinja", "__init__.py"),
     ("convert.py.jinja", "convert.py"),  # only with schema/conversions.json
 )
 CONVERT_TEMPLATE = "convert.py.jinja"
+CONVERT_PATH = "convert.py"
 
 
 @dataclass(frozen=True)
@@ -38,15 +45,36 @@ class Generation:
     files: dict[str, str]
 
 
-def load_protocols(
-    schema_dir: Path, features: frozenset[str], root: Path | None = None
-) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
-    """Load, validate, select features and build the IR of every version directory."""
+def load_sources(
+    schema_dir: Path, root: Path | None, bases: Mapping[int, Path] | None, *, validate: bool
+) -> tuple[VersionSources, ...]:
+    """Every version directory's inputs, laid over its base where ``bases`` names one."""
     sources = []
-    for directory in find_version_dirs(schema_dir, root):
+    bases = dict(bases or {})
+    dirs = find_version_dirs(schema_dir, root)
+    unmatched = sorted(set(bases) - {int(d.name[1:]) for d in dirs})
+    if unmatched:
+        raise fail(display_name(bases[unmatched[0]], root), "", f"base for v{unmatched[0]}, which has no fragments")
+    for directory in dirs:
+        version = int(directory.name[1:])
         version_sources = load_version(directory, root)
-        validate_version(version_sources, int(directory.name[1:]))
+        if validate:
+            validate_version(version_sources, version)
+        if version in bases:
+            version_sources = overlay(load_base(bases[version], version, root), version_sources)
         sources.append(version_sources)
+    return tuple(sources)
+
+
+def load_protocols(
+    schema_dir: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
+) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
+    """Load, validate, select features and build the IR of every version directory;
+    where ``bases`` names an upstream schema for a version, overlay the fragments on it."""
+    sources = load_sources(schema_dir, root, bases, validate=True)
     declared = {f for s in sources for f in s.meta.data.get("features", {})}
     unknown = sorted(features - declared)
     if unknown:
@@ -56,36 +84,88 @@ def load_protocols(
             f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(declared)) or 'none'}",
         )
     protocols = tuple(build(select(s, features)) for s in sources)
-    return protocols, tuple(sources)
+    return protocols, sources
 
 
 def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
-    return tuple((s.name, s.sha256) for s in (*sources.schemas, sources.meta))
+    return tuple((s.name, s.sha256) for s in (*sources.schemas, sources.meta, *sources.extra_inputs))
 
 
-def generate(schema_dir: Path, features: frozenset[str], root: Path | None = None) -> Generation:
-    protocols, sources = load_protocols(schema_dir, features, root)
-    env = environment()
-    files: dict[str, str] = {}
-    all_inputs = tuple(f for s in sources for f in _files(s))
+MODELS = "models.py"
+
+
+def plan(
+    schema_dir: Path, sources: tuple[VersionSources, ...], features: frozenset[str], root: Path | None = None
+) -> dict[str, Inputs]:
+    """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
-    for protocol, version_sources in zip(protocols, sources, strict=True):
-        prefix = f"v{protocol.version}/"
-        files[prefix + "models.py"] = render_models(
-            protocol, Inputs(_files(version_sources), MODELS_TEMPLATES, enabled)
-        )
+    out: dict[str, Inputs] = {}
+    for version_sources in sources:
+        prefix = f"v{version_sources.meta.data['version']}/"
+        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled)
         for template, name in VERSION_TEMPLATES:
-            inputs = Inputs(_files(version_sources), (template,), enabled)
-            files[prefix + name] = render_template(env, template, inputs, protocol=protocol)
-    conversions = plan_conversions(protocols, sources, schema_dir, root)
+            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled)
+    all_inputs = tuple(f for s in sources for f in _files(s))
+    # Declared conversions describe the fragments; over a full upstream base the
+    # versions differ far beyond them, so no convert.py is planned there.
+    overlaid = any(s.overlaid for s in sources)
+    conversions = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
         if template == CONVERT_TEMPLATE:
-            if conversions is None:
+            if overlaid or not conversions.is_file():
                 continue
-            extra = ((conversions.source.name, conversions.source.sha256),)
-        inputs = Inputs(all_inputs + extra, (template,), enabled)
-        files[path] = render_template(
-            env, template, inputs, protocols=protocols, features=[Code(repr(f)) for f in enabled], plan=conversions
-        )
+            declared = read_json(conversions, root)
+            extra = ((declared.name, declared.sha256),)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled)
+    return dict(sorted(out.items()))
+
+
+def generate(
+    schema_dir: Path, features: frozenset[str], root: Path | None = None, bases: Mapping[int, Path] | None = None
+) -> Generation:
+    protocols, sources = load_protocols(schema_dir, features, root, bases)
+    env = environment()
+    manifest = plan(schema_dir, sources, features, root)
+    files: dict[str, str] = {}
+    for protocol in protocols:
+        prefix = f"v{protocol.version}/"
+        files[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
+        for template, name in VERSION_TEMPLATES:
+            files[prefix + name] = render_template(env, template, manifest[prefix + name], protocol=protocol)
+    conversions = plan_conversions(protocols, sources, schema_dir, root) if CONVERT_PATH in manifest else None
+    enabled = [Code(repr(f)) for f in sorted(features)]
+    for template, path in PACKAGE_TEMPLATES:
+        if path in manifest:
+            files[path] = render_template(
+                env, template, manifest[path], protocols=protocols, features=enabled, plan=conversions
+            )
     return Generation(protocols, sources, dict(sorted(files.items())))
+
+
+def up_to_date(
+    schema_dir: Path,
+    out: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
+) -> bool:
+    """True when every file under ``out`` records today's inputs and is unedited.
+
+    Reads and hashes the inputs without validating or rendering them, so ``check`` on an
+    unchanged tree costs a fraction of ``generate``. A False answer proves nothing:
+    the caller then renders and diffs to find out (and to show) what differs.
+    """
+    try:
+        sources = load_sources(schema_dir, root, bases, validate=False)
+        manifest = plan(schema_dir, sources, features, root)
+    except Exception:  # noqa: BLE001 - unreadable or invalid input: let the full run report it
+        return False
+    on_disk = read_tree(out)
+    if sorted(on_disk) != sorted(manifest):
+        return False
+    for rel, inputs in manifest.items():
+        recorded, intact = read_stamps(on_disk[rel])
+        if not intact or recorded != inputs.digest():
+            return False
+    return True

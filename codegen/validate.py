@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+import jsonschema_rs
 
 from .errors import Problem, SchemaError, pointer
 from .load import Source, VersionSources
@@ -22,6 +22,14 @@ from .patterns import pattern_problems
 DEFS = "$defs"
 REF_PREFIX = "#/$defs/"
 SIDES = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol"}
+# Upstream marks methods that either peer may call (``mcp/message``) with ``"x-side": "both"``.
+BOTH = "both"
+
+
+def sides_of(marked: object) -> tuple[str, ...]:
+    """The meta.json sides an ``x-side`` value stands for."""
+    return ("agent", "client") if marked == BOTH else (str(marked),)
+
 
 # What may name a type, a method, a method key and a feature. Anything else is refused
 # rather than mangled: these names become Python identifiers and dictionary keys.
@@ -77,12 +85,17 @@ def alias_target(schema: Any) -> str | None:
     return None
 
 
+# jsonschema-rs carries the draft 2020-12 meta-schema and checks a full upstream schema in
+# milliseconds (the pure-Python validator needs seconds for the same document).
+_META_SCHEMA_CHECK = jsonschema_rs.Draft202012Validator({"$ref": "https://json-schema.org/draft/2020-12/schema"})
+_META_JSON_CHECK = jsonschema_rs.Draft202012Validator(META_SCHEMA)
+
+
 def _meta_schema_problems(src: Source) -> list[Problem]:
-    validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    problems = []
-    for err in validator.iter_errors(src.data):
-        problems.append(Problem(src.name, pointer(*err.absolute_path), f"not valid JSON Schema: {err.message}"))
-    return problems
+    return [
+        Problem(src.name, pointer(*err.instance_path), f"not valid JSON Schema: {err.message}")
+        for err in _META_SCHEMA_CHECK.iter_errors(src.data)
+    ]
 
 
 def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], features: set[str]) -> list[Problem]:
@@ -101,8 +114,10 @@ def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], fea
                     )
             elif key == "x-method" and (not isinstance(value, str) or not METHOD_NAME.match(value)):
                 problems.append(Problem(src.name, here, f"method name must match {METHOD_NAME.pattern}: {value!r}"))
-            elif key == "x-side" and value not in SIDES.values():
-                problems.append(Problem(src.name, here, f"x-side must be one of {sorted(SIDES.values())}: {value!r}"))
+            elif key == "x-side" and value not in (*SIDES.values(), BOTH):
+                problems.append(
+                    Problem(src.name, here, f"x-side must be one of {sorted((*SIDES.values(), BOTH))}: {value!r}")
+                )
             elif key in ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items") and not isinstance(
                 value, bool
             ):
@@ -124,8 +139,8 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
     """Raise SchemaError listing every problem in one version's fragments and meta."""
     problems: list[Problem] = []
     meta = sources.meta
-    for err in Draft202012Validator(META_SCHEMA).iter_errors(meta.data):
-        problems.append(Problem(meta.name, pointer(*err.absolute_path), err.message))
+    for err in _META_JSON_CHECK.iter_errors(meta.data):
+        problems.append(Problem(meta.name, pointer(*err.instance_path), err.message))
     if problems:
         raise SchemaError(problems)
     if expected_version is not None and meta.data["version"] != expected_version:
@@ -241,15 +256,16 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
                 Problem(src.name, here, "a type with x-method must be named *Request, *Response or *Notification")
             )
             continue
-        if (marked_method, marked_side) not in declared:
-            problems.append(
-                Problem(
-                    src.name,
-                    pointer(DEFS, name, "x-method"),
-                    f"method {marked_method!r} ({marked_side} side) is not listed in {meta.name}",
+        for side in sides_of(marked_side):
+            if (marked_method, side) not in declared:
+                problems.append(
+                    Problem(
+                        src.name,
+                        pointer(DEFS, name, "x-method"),
+                        f"method {marked_method!r} ({side} side) is not listed in {meta.name}",
+                    )
                 )
-            )
-        marked.setdefault((marked_method, marked_side), {}).setdefault(role, []).append(name)
+            marked.setdefault((marked_method, side), {}).setdefault(role, []).append(name)
     for section, side in SIDES.items():
         for key, method in meta.data.get(section, {}).items():
             roles = marked.get((method, side), {})
@@ -260,7 +276,9 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
                         Problem(meta.name, here, f"method {method!r} has several {role} types: {', '.join(names)}")
                     )
             if "notification" in roles:
-                if "request" in roles or "response" in roles:
+                # A notification beside a complete request/response pair is a method that may
+                # be sent either way (upstream's ``mcp/message``); half a pair is a mistake.
+                if ("request" in roles) != ("response" in roles):
                     problems.append(Problem(meta.name, here, f"method {method!r} is both a notification and a request"))
             elif "request" not in roles:
                 problems.append(

@@ -6,25 +6,119 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1e1674ed7bc649dcaeb0b97749bd0d90001a1d965066d4ebfe5c8545d63a76c1
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: f32b21f140ee52b5c39bdb193eaefaea670ebbb37d4c3782a49e17a39e7b78ca
+# Content sha256: 943f551ec6092e0c2e1c2a0b3e039e3f9d96d6b8676ce0ea7d3b50ad3beca92e
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):
-    """One JSON-RPC method: its wire name, who handles it, and its params/result models."""
+    """One JSON-RPC method: its wire name, who handles it, and its params/result models.
+
+    ``params`` and ``result`` are model classes, or type aliases of unions for messages
+    that are one of several shapes (upstream's ``elicitation/create``); validate either
+    with ``pydantic.TypeAdapter(spec.params)``.
+    """
 
     name: str
     key: str
     side: Literal["agent", "client", "protocol"]
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    params: type[BaseModel] | TypeAliasType
+    result: type[BaseModel] | TypeAliasType | None
     feature: str | None
+
+
+# JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+RESOURCE_NOT_FOUND: Final = -32002
+
+
+class JsonRpcError(Exception):
+    """An error answer for the peer: raise it from a handler to send ``code``/``message``/``data``.
+
+    ``JsonRpcError(code, message, data)`` for any code; the subclasses below fix the
+    code and default the message, e.g. ``raise ResourceNotFoundError(data={"sessionId": sid})``.
+    """
+
+    code: int
+    message: str
+    data: Any | None
+
+    def __init__(self, code: int, message: str, data: Any | None = None) -> None:
+        super().__init__(code, message, data)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.code})"
+
+    def to_error(self) -> dict[str, Any]:
+        """The ``error`` member of a JSON-RPC response (``data`` only when set)."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class _FixedCodeError(JsonRpcError):
+    CODE: ClassVar[int]
+    MESSAGE: ClassVar[str]
+
+    def __init__(self, message: str | None = None, data: Any | None = None) -> None:
+        super().__init__(self.CODE, self.MESSAGE if message is None else message, data)
+
+
+class ParseError(_FixedCodeError):
+    """The text is not JSON (``-32700``)."""
+
+    CODE = PARSE_ERROR
+    MESSAGE = "Parse error"
+
+
+class InvalidRequestError(_FixedCodeError):
+    """The JSON is not a JSON-RPC 2.0 request or notification (``-32600``)."""
+
+    CODE = INVALID_REQUEST
+    MESSAGE = "Invalid request"
+
+
+class MethodNotFoundError(_FixedCodeError):
+    """Unknown method, or one this side does not implement or has not enabled (``-32601``)."""
+
+    CODE = METHOD_NOT_FOUND
+    MESSAGE = "Method not found"
+
+
+class InvalidParamsError(_FixedCodeError):
+    """The params do not fit the method (``-32602``)."""
+
+    CODE = INVALID_PARAMS
+    MESSAGE = "Invalid params"
+
+
+class InternalError(_FixedCodeError):
+    """Something failed on this side (``-32603``); carries no traceback text."""
+
+    CODE = INTERNAL_ERROR
+    MESSAGE = "Internal error"
+
+
+class ResourceNotFoundError(_FixedCodeError):
+    """The resource named in the params (e.g. a session) does not exist (``-32002``)."""
+
+    CODE = RESOURCE_NOT_FOUND
+    MESSAGE = "Resource not found"

@@ -7,8 +7,9 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: cec59814d4744c5bde98d23c3594ab2b1b98fcf1b5abc0663631986cc2531c95
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: b9e76907bc578490446d6edbcc7dae0bbef5f9cd51646794f9aae0bea580a567
+# Content sha256: 49dd2395844e37222652ef57e5092f2c02805ffc9b128588d13121ae7422d006
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -165,8 +166,7 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
+    (omitted instead), source invariants, unknown properties that would shadow a field."""
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
@@ -959,9 +959,12 @@ def convert_message(
     objects are the same in both versions and are carried as they are."""
     try:
         return _convert_message(message, source, target, method)
-    # A value nested deeper than the stack allows (copying or checking it recurses).
-    except RecursionError:
-        raise ConversionError((), "the message is nested too deeply") from None
+    except ConversionError:
+        raise
+    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
+    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the message cannot be converted: {exc}") from None
 
 
 def _convert_message(

@@ -4,8 +4,9 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 1899b7875ffdf3d21d9a28ae1ce38496b9aa1755db9dc4b929fff08a7612e9d1
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 04ea88a2bc79170edb51e62782a158cc835da824ae0a744ea796d4026cea3ba9
+# Content sha256: 5dc9d46a32d572c2a64414c3ef7d2d902d4204a2c293386347d29794dce8386d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,8 +4,9 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: eef16849f8c76127e98b47ac315fdaa3196ee9494213a0dd7560fa4a862e89ae
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: a72a28e87351e16740f74b26ec48def0c44f5c597aaa547c53491ce0a566ff43
+# Content sha256: 439d80af90a376a1a9ecb908d0013ccb1c9be61f22e6dae600807aa0fb896ed0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -4,8 +4,9 @@
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 3e8ee4f0612209dd0e128f184236f1ea53835732dbc5175be2778caa84b0c4da
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: d65aba77d62f0d062ea67bdb22141d5e3327368e127c323ed88d726e3df353a1
+# Content sha256: 2bc8a31b608bd9c71f21d3dc80f252cb2e7a13bfcbfdb7b55c53c1d977fba948
 
 """Wire models of ACP protocol v1.
 
@@ -18,7 +19,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -35,7 +44,14 @@ class AgentCapabilities(BaseModel):
         bool | None,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities | None, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[
+        SessionCapabilities | None,
+        Field(
+            alias="sessionCapabilities",
+            description="Optional session-lifecycle methods.",
+            validate_default=True,
+        ),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -43,6 +59,19 @@ class AgentCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("load_session", "session_capabilities", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -67,6 +96,19 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ArchiveSessionResponse(BaseModel):
     """
@@ -86,6 +128,19 @@ class ArchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -111,6 +166,19 @@ class Implementation(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class InitializeResponse(BaseModel):
     """
@@ -127,7 +195,14 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities | None, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[
+        AgentCapabilities | None,
+        Field(
+            alias="agentCapabilities",
+            description="What the agent supports.",
+            validate_default=True,
+        ),
+    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
@@ -140,10 +215,23 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
+    @field_validator("agent_capabilities", "agent_info", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ListSessionsRequest(BaseModel):
     """
-    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
 
     model_config = ConfigDict(
@@ -176,6 +264,19 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ListSessionsResponse(BaseModel):
     """
@@ -203,6 +304,35 @@ class ListSessionsResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("sessions", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
@@ -236,6 +366,19 @@ class SessionArchiveCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionArchiveCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionArchiveFilter = TypeAliasType(
@@ -296,6 +439,21 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator(
+        "list", "delete", "resume", "close", "archive", "meta", mode="wrap"
+    )
+    @classmethod
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionCloseCapabilities(BaseModel):
     """
@@ -313,6 +471,19 @@ class SessionCloseCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionCloseCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -332,13 +503,26 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
         str,
         Field(
-            description="Opaque identifier the agent assigns to a conversation session; stable for the session's whole life, including while it is archived."
+            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
     ],
 )
@@ -388,6 +572,37 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
+    @field_validator("additional_directories", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )
+    @classmethod
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionInfoUpdate(BaseModel):
     """
@@ -422,6 +637,19 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionListCapabilities(BaseModel):
     """
@@ -439,6 +667,19 @@ class SessionListCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionNotification(BaseModel):
@@ -463,6 +704,19 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionResumeCapabilities(BaseModel):
     """
@@ -481,8 +735,21 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionResumeCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
-class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
+
+class SessionUpdateSessionInfoUpdate(BaseModel):
     """
     The session's metadata changed.
     """
@@ -494,6 +761,29 @@ class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
+    title: Annotated[
+        str | None, Field(description="New display title; `null` removes the title.")
+    ] = None
+    updated_at: Annotated[
+        str | None,
+        Field(
+            alias="updatedAt",
+            description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
+        ),
+    ] = None
+    archived: Annotated[
+        bool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
+        ),
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+    ] = None
 
 
 SessionUpdate = TypeAliasType(
@@ -530,6 +820,19 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class UnarchiveSessionResponse(BaseModel):
     """
@@ -549,3 +852,16 @@ class UnarchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))

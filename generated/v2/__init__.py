@@ -4,8 +4,9 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 41487936256659f913b72bbcd878ec0471fa04a1b134158c38915b99e02c1159
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 19dc544f381d4995cdd294c58356aac05be5b15102fa7f370de04b6fc992ebfe
+# Content sha256: c732b3ccec509c599265024b1b77142b972e151b90b53091f2101198392546a6
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,8 +4,9 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 9ce3ce81f750f5610b1be9c1ec507108dcb598280d0bd48aa89149289813fe16
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 61eea2a94b18319dd1b1a29ab12e139bba06a8276a94a9765cf06a8663020c59
+# Content sha256: fccf36136b7d95a4cf233ff3a6d1c953540bc5965240b2812caf14d80492588a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

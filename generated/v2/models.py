@@ -4,8 +4,9 @@
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 05baff98229ce9b86a527dc6ace2549444a5e7166ecaa5dbcb13b4ee267be3d1
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 24dbf87fc63ad61fcca9663c410d89fde127fbdad75d95fae75c97d064f904e4
+# Content sha256: 1b30ceb266db0e7e1a61023719ef89d9dc65868ce27c3c017fb4a86dcb0871d5
 
 """Wire models of ACP protocol v2.
 
@@ -18,7 +19,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
@@ -55,6 +65,19 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("session", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ArchiveSessionRequest(BaseModel):
     """
@@ -78,6 +101,19 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ArchiveSessionResponse(BaseModel):
     """
@@ -97,6 +133,19 @@ class ArchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ArchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -122,6 +171,19 @@ class Implementation(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class InitializeResponse(BaseModel):
     """
@@ -141,7 +203,10 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities | None, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[
+        AgentCapabilities | None,
+        Field(description="What the agent supports.", validate_default=True),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -150,10 +215,23 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
+    @field_validator("capabilities", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ListSessionsRequest(BaseModel):
     """
-    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep `cwd` and `archived` unchanged while following `nextCursor`.
+    Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
 
     model_config = ConfigDict(
@@ -186,6 +264,19 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class ListSessionsResponse(BaseModel):
     """
@@ -213,6 +304,35 @@ class ListSessionsResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("sessions", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
@@ -246,6 +366,19 @@ class SessionArchiveCapabilities(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionArchiveCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionArchiveFilter = TypeAliasType(
@@ -288,6 +421,19 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("delete", "archive", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionDeleteCapabilities(BaseModel):
     """
@@ -306,13 +452,26 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
         str,
         Field(
-            description="Opaque identifier the agent assigns to a conversation session; stable for the session's whole life, including while it is archived."
+            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
     ],
 )
@@ -364,6 +523,37 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
+    @field_validator("additional_directories", mode="wrap")
+    @classmethod
+    def _skip_invalid_items_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if not isinstance(value, list):
+                raise
+            bad = {
+                next((p for p in e["loc"] if isinstance(p, int)), None)
+                for e in exc.errors()
+            }
+            return handler([item for i, item in enumerate(value) if i not in bad])
+
+    @field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )
+    @classmethod
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionInfoUpdate(BaseModel):
     """
@@ -398,6 +588,19 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class SessionListCapabilities(BaseModel):
     """
@@ -416,6 +619,19 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 SessionListCursor = TypeAliasType(
     "SessionListCursor",
@@ -428,7 +644,7 @@ SessionListCursor = TypeAliasType(
 )
 
 
-class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
+class SessionUpdateSessionInfoUpdate(BaseModel):
     """
     The session's metadata changed.
     """
@@ -440,6 +656,29 @@ class SessionUpdateSessionInfoUpdate(SessionInfoUpdate):
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
+    title: Annotated[
+        str | None, Field(description="New display title; `null` removes the title.")
+    ] = None
+    updated_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            alias="updatedAt",
+            description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
+        ),
+    ] = None
+    archived: Annotated[
+        bool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
+        ),
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+    ] = None
 
 
 SessionUpdate = TypeAliasType(
@@ -475,6 +714,19 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
+
 
 class UnarchiveSessionResponse(BaseModel):
     """
@@ -494,6 +746,19 @@ class UnarchiveSessionResponse(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UnarchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 class UpdateSessionNotification(BaseModel):
@@ -517,3 +782,16 @@ class UpdateSessionNotification(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("meta", mode="wrap")
+    @classmethod
+    def _default_on_error_UpdateSessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))

@@ -13,6 +13,7 @@ import importlib
 import json
 import sys
 import typing
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -69,6 +70,10 @@ def describe(obj: Any) -> dict[str, Any] | None:
 def main(parent: str, package: str) -> None:
     sys.path.insert(0, parent)
     pkg = importlib.import_module(package)
+    # Every module of the package imports (dispatch, router, convert...), not only those read below.
+    for module in sorted(Path(parent, package).rglob("*.py")):
+        dotted = ".".join((package, *module.relative_to(Path(parent, package)).with_suffix("").parts))
+        importlib.import_module(dotted.removesuffix(".__init__"))
     report: dict[str, Any] = {"features": sorted(pkg.FEATURES), "versions": {}}
     for version in pkg.PROTOCOL_VERSIONS:
         models = importlib.import_module(f"{package}.v{version}.models")

@@ -19,9 +19,6 @@ from codegen.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).resolve().parent / "hostile_probe.py"
 FEATURE = "unstable_session_archive"
-# What a generation may write, whatever the schema says (relative to --out).
-PACKAGE_FILES = {"__init__.py", "_shared.py"}
-VERSION_FILES = {"__init__.py", "methods.py", "models.py"}
 
 
 def copy_schema(dest: Path, versions: tuple[str, ...] = ("v1",)) -> Path:
@@ -91,7 +88,12 @@ def fake_previous_output(out: Path) -> None:
 
 
 def expected_files(versions: tuple[int, ...]) -> set[str]:
-    return PACKAGE_FILES | {f"v{v}/{name}" for v in versions for name in VERSION_FILES}
+    """What a generation without conversions writes: the pipeline's own table, nothing else."""
+    from codegen.pipeline import CONVERT_TEMPLATE, MODELS, PACKAGE_TEMPLATES, VERSION_TEMPLATES
+
+    package = {path for template, path in PACKAGE_TEMPLATES if template != CONVERT_TEMPLATE}
+    names = {MODELS, *(name for _, name in VERSION_TEMPLATES)}
+    return package | {f"v{v}/{name}" for v in versions for name in names}
 
 
 def names_in(source: str) -> set[str]:

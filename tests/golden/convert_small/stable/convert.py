@@ -7,8 +7,9 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: 5a68ed166ed814789334706b992cc1dbe0cbb6783ffa72279fdecde25b2eef2b
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 36368c4ccb77406da22fd6e72f425c02235fbca6f33a0818de7acf38ee8d6075
+# Content sha256: be883406440001a13bc58257da73cb765041771926e62a32726d7029d9963582
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -39,11 +40,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     StringConstraints,
     TypeAdapter,
     ValidationError,
-    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -165,8 +164,7 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
+    (omitted instead), source invariants, unknown properties that would shadow a field."""
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
@@ -473,9 +471,12 @@ def convert_message(
     objects are the same in both versions and are carried as they are."""
     try:
         return _convert_message(message, source, target, method)
-    # A value nested deeper than the stack allows (copying or checking it recurses).
-    except RecursionError:
-        raise ConversionError((), "the message is nested too deeply") from None
+    except ConversionError:
+        raise
+    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
+    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the message cannot be converted: {exc}") from None
 
 
 def _convert_message(

@@ -7,8 +7,9 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: widget_flags
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Inputs sha256: c441a096677cebf9ee328e3649ee6a027ca55558ab711da97acaf0bbb41a774e
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 37f2f33399a1e936b837c372ffe7822217afaff0dd0ff4bf1f66c9ecb11d716c
+# Content sha256: 11a4c9c53749a08fb79f2dd1cf6bee036f31c6a3f816f4bf2f3e4bfea2a9b142
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -165,8 +166,7 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
+    (omitted instead), source invariants, unknown properties that would shadow a field."""
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
@@ -494,9 +494,12 @@ def convert_message(
     objects are the same in both versions and are carried as they are."""
     try:
         return _convert_message(message, source, target, method)
-    # A value nested deeper than the stack allows (copying or checking it recurses).
-    except RecursionError:
-        raise ConversionError((), "the message is nested too deeply") from None
+    except ConversionError:
+        raise
+    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
+    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the message cannot be converted: {exc}") from None
 
 
 def _convert_message(

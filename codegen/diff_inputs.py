@@ -1,0 +1,201 @@
+"""Inputs of ``acp-codegen diff``: a schema directory, one version directory, one schema
+file (upstream style, optionally with its ``meta.json``), or ``git:REF``.
+
+Every input is turned into a schema directory (``v<N>/`` sub-directories) so that the
+normal pipeline loads, validates and generates it; file names in problems are mapped
+back to what the user named (``git:main:schema/v1/schema.json``, the original path).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .errors import Problem, SchemaError, fail
+from .load import META_FILE, display_name, read_json
+from .validate import DEFS, SIDES, sides_of
+
+GIT_PREFIX = "git:"
+_VERSION_DIR = re.compile(r"v([1-9][0-9]*)\Z")
+_SECTION = {side: section for section, side in SIDES.items()}
+
+
+class InputError(Exception):
+    """An input that is not schema text at all (a bad git ref, a missing path)."""
+
+
+@dataclass
+class Side:
+    """One side of a comparison, materialised as a schema directory."""
+
+    label: str  # as the user wrote it
+    schema_dir: Path
+    root: Path  # display names inside schema_dir are relative to this
+    names: dict[str, str] = field(default_factory=dict)  # display name -> name shown to users
+    prefix: str = ""  # prepended to display names not in ``names`` (git inputs)
+
+    def shown(self, name: str) -> str:
+        return self.names.get(name, self.prefix + name)
+
+    def translate(self, exc: SchemaError) -> SchemaError:
+        """The same problems, naming the files the user knows."""
+        return SchemaError([Problem(self.shown(p.file), p.pointer, p.message) for p in exc.problems])
+
+
+@contextmanager
+def open_side(spec: str, root: Path, default_schema_dir: Path, git_path: str | None = None) -> Iterator[Side]:
+    """Resolve one command-line input; temporary copies live as long as the context."""
+    with tempfile.TemporaryDirectory(prefix="acp-codegen-diff-") as tmp:
+        if spec.startswith(GIT_PREFIX):
+            yield _git_side(spec, root, default_schema_dir, git_path, Path(tmp))
+        else:
+            yield _local_side(spec, Path(spec), root, Path(tmp))
+
+
+def _local_side(label: str, path: Path, root: Path, tmp: Path, prefix: str = "") -> Side:
+    if path.is_file():
+        return _file_side(label, path, root, tmp, prefix)
+    if not path.is_dir():
+        raise InputError(f"{label}: no such file or directory")
+    if any(p.is_dir() and _VERSION_DIR.match(p.name) for p in path.iterdir()):
+        return Side(label, path, root, prefix=prefix)
+    if (path / META_FILE).is_file() and _VERSION_DIR.match(path.name):
+        # One version directory: give it a parent so the pipeline sees a schema directory.
+        copy = tmp / "schema" / path.name
+        shutil.copytree(path, copy)
+        names = {display_name(p, tmp): prefix + display_name(path / p.name, root) for p in copy.iterdir()}
+        return Side(label, tmp / "schema", tmp, names, prefix)
+    raise InputError(
+        f"{label}: not a schema file, a schema directory (with v1/, v2/ ...)"
+        " or a version directory (v<N>/ with meta.json)"
+    )
+
+
+def _meta_path(schema_file: Path) -> Path:
+    """``schema.unstable.json`` pairs with ``meta.unstable.json``; anything else with ``meta.json``."""
+    stem = schema_file.name
+    if stem.startswith("schema.") and stem.endswith(".json"):
+        candidate = schema_file.with_name("meta." + stem[len("schema.") :])
+        if candidate.is_file():
+            return candidate
+    return schema_file.with_name(META_FILE)
+
+
+def _method_key(method: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", method.lower()).strip("_") or "method"
+
+
+def derived_meta(schema: Any, version: int) -> dict[str, Any]:
+    """A meta.json for a schema file that came without one: methods from x-method/x-side."""
+    meta: dict[str, Any] = {"version": version}
+    defs = schema.get(DEFS) if isinstance(schema, dict) else None
+    for definition in (defs or {}).values() if isinstance(defs, dict) else ():
+        if not isinstance(definition, dict) or not isinstance(definition.get("x-method"), str):
+            continue
+        method = definition["x-method"]
+        for side in sides_of(definition.get("x-side")):
+            if side in _SECTION:
+                meta.setdefault(_SECTION[side], {})[_method_key(method)] = method
+    return meta
+
+
+def _used_features(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        found = {node["x-feature"]} if isinstance(node.get("x-feature"), str) else set()
+        for key, value in node.items():
+            if key not in ("const", "default", "enum", "examples"):
+                found |= _used_features(value)
+        return found
+    if isinstance(node, list):
+        return set().union(*(_used_features(v) for v in node)) if node else set()
+    return set()
+
+
+def _file_side(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> Side:
+    shown = prefix + display_name(path, root)
+    try:
+        source = read_json(path, root)
+    except SchemaError as exc:
+        raise Side(label, tmp, tmp, prefix=prefix).translate(exc) from None
+    meta_path = _meta_path(path)
+    meta_shown = prefix + display_name(meta_path, root)
+    meta: Any = None
+    if meta_path.is_file():
+        try:
+            meta = read_json(meta_path, root).data
+        except SchemaError as exc:
+            raise Side(label, tmp, tmp, prefix=prefix).translate(exc) from None
+    version = meta.get("version") if isinstance(meta, dict) else None
+    if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
+        match = _VERSION_DIR.match(path.parent.name)
+        if match is None and meta is None:
+            raise fail(
+                shown, "", "cannot tell the protocol version: put the file in a v<N>/ directory or beside a meta.json"
+            )
+        version = int(match.group(1)) if match else 1  # a bad meta version is reported by validation
+    if meta is None:
+        meta = derived_meta(source.data, version)
+        meta_shown = f"{shown} (meta derived from its x-method markers)"
+    if isinstance(meta, dict) and "features" not in meta:
+        # Upstream meta.json has no feature table; declare the features the file uses.
+        meta = {**meta, "features": {f: "" for f in sorted(_used_features(source.data))}}
+    target = tmp / "schema" / f"v{version}"
+    target.mkdir(parents=True)
+    shutil.copyfile(path, target / "schema.json")
+    (target / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    names = {
+        display_name(target / "schema.json", tmp): shown,
+        display_name(target / META_FILE, tmp): meta_shown,
+    }
+    return Side(label, tmp / "schema", tmp, names, prefix)
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+    except OSError as exc:
+        raise InputError(f"cannot run git: {exc}") from None
+
+
+def _git_side(spec: str, root: Path, default_schema_dir: Path, git_path: str | None, tmp: Path) -> Side:
+    ref = spec[len(GIT_PREFIX) :]
+    if not ref or ref.startswith("-"):
+        raise InputError(f"{spec}: expected git:REF with a branch, tag or commit")
+    top_proc = _git(root, "rev-parse", "--show-toplevel")
+    if top_proc.returncode:
+        raise InputError(f"{spec}: {root} is not inside a git repository")
+    top = Path(top_proc.stdout.decode().strip())
+    if git_path is None:
+        try:
+            git_path = default_schema_dir.resolve().relative_to(top.resolve()).as_posix()
+        except ValueError:
+            raise InputError(f"{spec}: {default_schema_dir} is outside the repository; use --path") from None
+    rel = PurePosixPath(git_path)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise InputError(f"--path {git_path}: must be relative to the repository root")
+    proc = _git(top, "archive", "--format=tar", ref, "--", rel.as_posix())
+    if proc.returncode:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise InputError(f"{spec}: {message[-1] if message else 'git archive failed'}")
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
+        for member in archive.getmembers():
+            name = PurePosixPath(member.name)
+            if not member.isfile() or name.is_absolute() or ".." in name.parts:
+                continue  # only plain files, only inside the extraction directory
+            data = archive.extractfile(member)
+            if data is None:
+                continue
+            out = tmp.joinpath(*name.parts)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data.read())
+    return _local_side(spec, tmp.joinpath(*rel.parts), tmp, tmp / ".file", prefix=f"{spec}:")

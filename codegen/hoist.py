@@ -1,0 +1,322 @@
+"""Stage 3b, naming: give every anonymous schema that becomes a class a definition of its
+own, named by a deterministic rule, so that the model generator never numbers a class
+(``SessionUpdate1``, ``CreateElicitationRequest23``...).
+
+Which schemas become classes: objects with properties that sit inline in a union, in a
+property, or in an array; and objects that share properties with a union of variants
+(upstream's flattened enums: ``SessionConfigOption`` is ``{id, name, ...}`` plus one of
+``select`` / ``boolean``), which are rewritten as a union of complete objects.
+
+The rules, in order (each derived name records the rule that made it):
+
+``title``           a union variant's ``title`` (``"Result"`` -> ``Result``);
+``discriminator``   else its discriminator constant (``"session_info_update"`` ->
+                    ``SessionInfoUpdate``);
+``union-prefixed``  either of those prefixed with the union's name, when the bare name
+                    is a definition already or more than one union claims it (so a name
+                    never depends on which union came first);
+``flattened``       a variant of an object with shared properties: the object's name plus
+                    the variant's label (title, constant, or the type it extends):
+                    ``SessionConfigOptionSelect``; nested variants append their labels;
+``property``        an inline object in a property: owner name plus property name
+                    (``PlanEntryPosition``), with ``Item`` for array items;
+``suffixed``        any of the above that is still taken gets ``Variant`` appended.
+
+A schema for which no rule yields a free name is an error naming its place: giving it a
+``title`` fixes it. There is no rename table.
+"""
+
+from __future__ import annotations
+
+import copy
+import keyword
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import fail, pointer
+from .validate import DEFS, RESERVED_TYPE_NAMES, ref_target
+
+RULES = ("title", "discriminator", "union-prefixed", "flattened", "property", "suffixed")
+# Keys that describe a definition as a whole rather than its shape.
+_OWN_KEYS = ("description", "title", "x-method", "x-side", "x-feature", "discriminator")
+
+
+@dataclass(frozen=True)
+class Derived:
+    name: str
+    rule: str
+    origin: str  # "file: /json/pointer" of the anonymous schema
+
+
+def pascal(text: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", text) if part)
+
+
+def _variants_key(schema: Any) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    return next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
+
+
+def _has_properties(schema: Any) -> bool:
+    return isinstance(schema, dict) and bool(schema.get("properties"))
+
+
+def _is_flattened(schema: Any) -> bool:
+    """An object with its own properties and a union of variants that extend it."""
+    return _has_properties(schema) and _variants_key(schema) is not None
+
+
+def _discriminator_const(variant: dict[str, Any]) -> str | None:
+    for prop in variant.get("required", []):
+        schema = (variant.get("properties") or {}).get(prop)
+        if isinstance(schema, dict) and isinstance(schema.get("const"), str):
+            return str(schema["const"])
+    return None
+
+
+def _extends(variant: dict[str, Any]) -> str | None:
+    refs = [ref_target(p.get("$ref")) for p in variant.get("allOf", []) if isinstance(p, dict)]
+    return refs[0] if len(refs) == 1 else None
+
+
+def _label(variant: Any) -> str:
+    """What a variant is called inside its union: title, constant, or the type it extends."""
+    if not isinstance(variant, dict):
+        return ""
+    for candidate in (variant.get("title"), _discriminator_const(variant), _extends(variant)):
+        if isinstance(candidate, str) and pascal(candidate):
+            return pascal(candidate)
+    return ""
+
+
+def _merge(common: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+    """A complete object: the shared properties plus one variant's own."""
+    out = {k: copy.deepcopy(v) for k, v in common.items()}
+    for key, value in variant.items():
+        if key == "title":
+            continue
+        if key == "properties":
+            out["properties"] = {**out.get("properties", {}), **copy.deepcopy(value)}
+        elif key == "required":
+            out["required"] = list(dict.fromkeys([*out.get("required", []), *value]))
+        elif key == "allOf":
+            out["allOf"] = [*out.get("allOf", []), *copy.deepcopy(value)]
+        else:
+            out[key] = copy.deepcopy(value)
+    out["type"] = "object"
+    return out
+
+
+class Hoister:
+    def __init__(self, defs: dict[str, Any], files: dict[str, str]) -> None:
+        self.defs = {k: copy.deepcopy(v) for k, v in defs.items()}
+        self.files = files
+        self.original = frozenset(defs)
+        self.derived: dict[str, Derived] = {}
+        self._leaves: dict[str, list[tuple[str, str]]] = {}  # flattened def -> [(label, leaf def)]
+
+    # -- bookkeeping --------------------------------------------------------------------
+
+    def _free(self, name: str) -> bool:
+        # Reserved names (``Field``, ``Literal``...) would shadow the models module's imports;
+        # a keyword ("none" -> ``None``) cannot name a class at all.
+        return (
+            name not in self.defs
+            and name not in self.derived
+            and name not in RESERVED_TYPE_NAMES
+            and not keyword.iskeyword(name)
+        )
+
+    def _add(self, name: str, rule: str, schema: dict[str, Any], owner: str, path: tuple[str | int, ...]) -> str:
+        if not name or not name[0].isalpha():
+            name = owner + name
+        if not self._free(name):
+            name, rule = name + "Variant", "suffixed"
+        if not self._free(name):
+            raise fail(
+                self.files[owner],
+                pointer(*path),
+                f"cannot name this schema without numbering ({name} is taken); give it a distinct title",
+            )
+        body = {k: v for k, v in schema.items() if k != "title"}
+        self.defs[name] = body
+        self.files[name] = self.files[owner]
+        self.derived[name] = Derived(name, rule, f"{self.files[owner]}: {pointer(*path)}")
+        return name
+
+    # -- flattened objects ----------------------------------------------------------------
+
+    def flatten(self, name: str) -> list[tuple[str, str]]:
+        """Rewrite a flattened object as a union of complete objects; return its leaves."""
+        if name in self._leaves:
+            return self._leaves[name]
+        self._leaves[name] = []  # a reference cycle ends here rather than recursing forever
+        schema = self.defs[name]
+        key = _variants_key(schema)
+        assert key is not None
+        common = {k: v for k, v in schema.items() if k not in (key, *_OWN_KEYS)}
+        leaves: list[tuple[str, str]] = []
+        for i, variant in enumerate(schema[key]):
+            label = _label(variant) if isinstance(variant, dict) else ""
+            path = (DEFS, name, key, i)
+            leaves += self._leaves_of(name, label, _merge(common, variant if isinstance(variant, dict) else {}), path)
+        union: dict[str, Any] = {k: v for k, v in schema.items() if k in _OWN_KEYS and k != "discriminator"}
+        union[key] = [{"$ref": f"#/$defs/{leaf}"} for _, leaf in leaves]
+        prop = (schema.get("discriminator") or {}).get("propertyName")
+        consts = [_discriminator_const(self.defs[leaf]) for _, leaf in leaves]
+        if prop and None not in consts and len(set(consts)) == len(consts):
+            union["discriminator"] = schema["discriminator"]
+        self.defs[name] = union
+        self._leaves[name] = leaves
+        return leaves
+
+    def _distribute(self, schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
+        """An object extending a union is a union of objects, one per variant it extends:
+        ``{sessionUpdate: "state_update"} & StateUpdate`` -> one object per state."""
+        for j, part in enumerate(schema.get("allOf", [])):
+            target = ref_target(part.get("$ref")) if isinstance(part, dict) else None
+            if target is None or target not in self.defs:
+                continue
+            if target in self._leaves or _is_flattened(self.defs[target]):
+                out = []
+                for label, leaf in self.flatten(target):  # flattened leaves keep their own labels
+                    rest = copy.deepcopy(schema)
+                    rest["allOf"][j] = {"$ref": f"#/$defs/{leaf}"}
+                    out.append((label, rest))
+                return out
+            union = self.defs[target]
+            key = _variants_key(union)
+            if key is None or _has_properties(union) or not all(isinstance(v, dict) for v in union[key]):
+                continue
+            out = []
+            for variant in union[key]:
+                rest = copy.deepcopy(schema)
+                del rest["allOf"][j]
+                if set(variant) == {"$ref"}:
+                    rest["allOf"].insert(j, dict(variant))
+                    label = _label(variant) or str(ref_target(variant["$ref"]))
+                else:
+                    rest, label = _merge(rest, variant), _label(variant)
+                if not rest.get("allOf"):
+                    rest.pop("allOf", None)
+                out.append((label, rest))
+            return out
+        return None
+
+    def _leaves_of(
+        self, owner: str, label: str, merged: dict[str, Any], path: tuple[str | int, ...]
+    ) -> list[tuple[str, str]]:
+        distributed = self._distribute(merged)
+        if distributed is not None:
+            out = []
+            for sub_label, schema in distributed:
+                out += self._leaves_of(owner, label + sub_label, schema, path)
+            return out
+        # A variant with a union of its own (nested flattening).
+        key = _variants_key(merged)
+        if key is not None:
+            inner = merged.pop(key)
+            out = []
+            for i, variant in enumerate(inner):
+                sub = _label(variant)
+                out += self._leaves_of(owner, label + sub, _merge(merged, variant), (*path, key, i))
+            return out
+        return [(label, self._add(owner + label, "flattened", merged, owner, path))]
+
+    # -- union variants -------------------------------------------------------------------
+
+    def extending_variants(self) -> None:
+        """Union variants that extend a union become several variants (see ``_distribute``)."""
+        for union in sorted(self.defs):
+            schema = self.defs[union]
+            key = _variants_key(schema)
+            if key is None or _has_properties(schema):
+                continue
+            variants: list[Any] = []
+            for i, variant in enumerate(schema[key]):
+                if _has_properties(variant) and self._distribute(variant) is not None:
+                    leaves = self._leaves_of(union, _label(variant), variant, (DEFS, union, key, i))
+                    variants += [{"$ref": f"#/$defs/{leaf}"} for _, leaf in leaves]
+                else:
+                    variants.append(variant)
+            schema[key] = variants
+
+    def union_variants(self) -> None:
+        """Name inline object variants of unions: bare title/constant when only one union
+        claims it and no definition has it, else prefixed with the union's name."""
+        found: list[tuple[str, str, int, str, str]] = []  # (union, key, index, bare, rule)
+        for union in sorted(self.defs):
+            schema = self.defs[union]
+            key = _variants_key(schema)
+            if key is None or _has_properties(schema):
+                continue
+            for i, variant in enumerate(schema[key]):
+                if not _has_properties(variant):
+                    continue
+                title, const = variant.get("title"), _discriminator_const(variant)
+                if isinstance(title, str) and pascal(title):
+                    found.append((union, key, i, pascal(title), "title"))
+                elif const and pascal(const):
+                    found.append((union, key, i, pascal(const), "discriminator"))
+                else:
+                    found.append((union, key, i, "", "property"))
+        claims = Counter(bare for _, _, _, bare, _ in found)
+        for union, key, i, bare, rule in found:
+            variant = self.defs[union][key][i]
+            if not bare:
+                name, rule = union + "Variant", "suffixed"
+            elif claims[bare] == 1 and bare[0].isalpha() and self._free(bare) and bare not in self.original:
+                name = bare
+            else:
+                name, rule = union + bare, "union-prefixed"
+            name = self._add(name, rule, variant, union, (DEFS, union, key, i))
+            self.defs[union][key][i] = {"$ref": f"#/$defs/{name}"}
+
+    # -- inline objects in properties -----------------------------------------------------
+
+    def properties(self, name: str) -> None:
+        schema = self.defs[name]
+        for prop, value in list((schema.get("properties") or {}).items()):
+            path = (DEFS, name, "properties", prop)
+            schema["properties"][prop] = self._inline(value, name, name + pascal(prop), path)
+
+    def _inline(self, node: Any, owner: str, stem: str, path: tuple[str | int, ...]) -> Any:
+        if not isinstance(node, dict):
+            return node
+        if _has_properties(node):
+            return {"$ref": f"#/$defs/{self._add(stem, 'property', node, owner, path)}"}
+        out = dict(node)
+        key = _variants_key(node)
+        if key is not None:
+            out[key] = [self._inline(v, owner, stem + _label(v), (*path, key, i)) for i, v in enumerate(node[key])]
+        if isinstance(node.get("items"), dict):
+            out["items"] = self._inline(node["items"], owner, stem + "Item", (*path, "items"))
+        if isinstance(node.get("additionalProperties"), dict):
+            out["additionalProperties"] = self._inline(
+                node["additionalProperties"], owner, stem + "Value", (*path, "additionalProperties")
+            )
+        return out
+
+    def run(self) -> dict[str, Any]:
+        for name in sorted(self.defs):
+            if _is_flattened(self.defs[name]):
+                self.flatten(name)
+        self.extending_variants()
+        self.union_variants()
+        done: set[str] = set()
+        while pending := sorted(set(self.defs) - done):
+            for name in pending:
+                done.add(name)
+                self.properties(name)
+        return dict(sorted(self.defs.items()))
+
+
+def hoist(defs: dict[str, Any], files: dict[str, str]) -> tuple[dict[str, Any], dict[str, Derived]]:
+    """Definitions in which every class-to-be has a name, and how each new name was derived.
+    ``files`` gains the file of every new definition (that of the definition it came from)."""
+    hoister = Hoister(defs, files)
+    out = hoister.run()
+    return out, dict(sorted(hoister.derived.items()))

@@ -1,0 +1,292 @@
+"""Stage 1b, overlay: lay the archive fragments over a full upstream ACP schema.
+
+A *base* is an upstream ``schema.json`` or ``schema.unstable.json`` with, optionally,
+its sibling ``meta.json`` / ``meta.unstable.json``. The fragments may only *add* to it:
+
+- a fragment type the base lacks is added as it is;
+- a fragment type the base has must agree with the base, property by property (union
+  variant by variant, enum value by value), comparing normalised shapes and ignoring
+  prose (descriptions, titles, defaults, examples). Items the fragment marks with
+  ``x-feature`` and the base lacks are the feature's additions and are added; anything
+  else that differs is an error naming both places;
+- methods are the base meta's plus the fragment meta's; features are the fragment's.
+
+The result is an ordinary ``VersionSources``: the base document, carrying the types it
+shares with the fragments (now extended), followed by the fragments, carrying only
+their new types. Later stages see one consistent set of definitions.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import Problem, SchemaError, fail, pointer
+from .features import FEATURE_KEY
+from .ir import TypeExpr, expr
+from .load import Source, VersionSources, display_name, read_json
+from .validate import DEFS, SIDES, validate_version
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def meta_path(schema_file: Path) -> Path:
+    """``schema.unstable.json`` pairs with ``meta.unstable.json``, ``schema.json`` with ``meta.json``."""
+    name = schema_file.name
+    return schema_file.with_name("meta" + name[len("schema") :] if name.startswith("schema") else "meta.json")
+
+
+def _method_key(method: str) -> str:
+    """``document/didOpen`` -> ``document_did_open``; ``$/cancel_request`` -> ``cancel_request``."""
+    return "_".join(_CAMEL.sub("_", part).lower() for part in method.split("/") if part and part != "$")
+
+
+def _meta_from_markers(schema: Source, version: int) -> dict[str, Any]:
+    """A base without a meta file: its methods are what its ``x-method``/``x-side`` markers say."""
+    sections: dict[str, dict[str, str]] = {}
+    by_side = {side: section for section, side in SIDES.items()}
+    for definition in schema.data.get(DEFS, {}).values():
+        if not isinstance(definition, dict) or not isinstance(definition.get("x-method"), str):
+            continue
+        side = definition.get("x-side")
+        for one in ("agent", "client") if side == "both" else (side,):
+            if one in by_side:
+                sections.setdefault(by_side[one], {})[_method_key(definition["x-method"])] = definition["x-method"]
+    return {"version": version, **{k: dict(sorted(v.items())) for k, v in sorted(sections.items())}}
+
+
+@dataclass(frozen=True)
+class Base:
+    """An upstream schema (and its meta, read or derived) for one protocol version."""
+
+    schema: Source
+    meta: Source
+    meta_file: bool  # False when the methods were derived from the schema's markers
+
+    @property
+    def inputs(self) -> tuple[Source, ...]:
+        return (self.schema, self.meta) if self.meta_file else (self.schema,)
+
+
+def _shown(path: Path, root: Path | None) -> str:
+    """Bases usually live outside the project (``../shared/upstream``): name them relative
+    to the project anyway, so that generated headers do not depend on the machine."""
+    if root is None:
+        return display_name(path)
+    return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+
+
+def _read(path: Path, root: Path | None) -> Source:
+    try:
+        return replace(read_json(path, root), name=_shown(path, root))
+    except SchemaError as exc:
+        raise SchemaError([replace(p, file=_shown(path, root)) for p in exc.problems]) from None
+
+
+def load_base(path: Path, version: int, root: Path | None = None) -> Base:
+    """Read and validate a base schema (and its sibling meta when present)."""
+    if not path.is_file():
+        raise fail(_shown(path, root), "", "base schema file does not exist")
+    schema = _read(path, root)
+    meta_file = meta_path(path)
+    if meta_file.is_file():
+        meta = _read(meta_file, root)
+    else:
+        meta = Source(schema.name + " (x-method markers)", schema.sha256, _meta_from_markers(schema, version))
+    validate_version(VersionSources(_shown(path.parent, root), (schema,), meta), version)
+    return Base(schema, meta, meta_file.is_file())
+
+
+# -- shape comparison ------------------------------------------------------------------
+
+
+def _shape(t: TypeExpr) -> Any:
+    """A TypeExpr without its prose: what two spellings of one type have in common."""
+    return (
+        t.kind,
+        t.ref,
+        t.format,
+        repr(t.const) if t.kind == "const" else None,
+        _shape(t.items) if t.items else None,
+        tuple(sorted(map(repr, (_shape(v) for v in t.variants)))),
+        tuple(sorted((f.name, f.required, repr(_shape(f.type))) for f in t.fields)),
+        t.nullable,
+    )
+
+
+def _variant_key(variant: Any) -> Any:
+    """Union variants are matched by their discriminator constant, else by their shape."""
+    if isinstance(variant, dict):
+        for prop in variant.get("required", []):
+            schema = (variant.get("properties") or {}).get(prop)
+            if isinstance(schema, dict) and "const" in schema:
+                return ("const", prop, repr(schema["const"]))
+    return ("shape", repr(_shape(expr(variant))))
+
+
+def _variants_key(schema: dict[str, Any]) -> str | None:
+    return next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    has_variants = _variants_key(schema) is not None
+    if schema.get("properties") or schema.get("type") == "object":
+        return "object with variants" if has_variants else "object"
+    if has_variants:
+        return "union"
+    return "enum" if "enum" in schema else "alias"
+
+
+class _Merge:
+    def __init__(self, base: Source, fragment: Source) -> None:
+        self.base, self.fragment = base, fragment
+        self.problems: list[Problem] = []
+
+    def conflict(self, path: tuple[str | int, ...], base_path: tuple[str | int, ...], message: str) -> None:
+        self.problems.append(
+            Problem(
+                self.fragment.name,
+                pointer(*path),
+                f"{message} (base: {self.base.name}: {pointer(*base_path) or '/'})",
+            )
+        )
+
+    def definition(self, name: str, frag: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+        """The base definition, extended with the fragment's feature-marked additions."""
+        path = base_path = (DEFS, name)
+        merged = copy.deepcopy(base)
+        for key in ("x-method", "x-side"):
+            if key in frag and frag.get(key) != base.get(key):
+                self.conflict((*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}")
+        kind, base_kind = _kind(frag), _kind(base)
+        fkey, bkey = _variants_key(frag), _variants_key(base)
+        if kind != base_kind:
+            self.conflict(path, base_path, f"kind differs: {kind} here, {base_kind} in the base")
+            return merged
+        if kind.startswith("object"):
+            self.properties(frag, merged, path, base_path)
+        if fkey and bkey:
+            self.variants(frag, fkey, merged, bkey, path, base_path)
+        elif kind == "enum":
+            added = [v for v in frag["enum"] if v not in base["enum"]]
+            if added:
+                self.conflict((*path, "enum"), (*base_path, "enum"), f"adds enum values {added!r} without x-feature")
+        elif kind == "alias" and _shape(expr(frag)) != _shape(expr(base)):
+            self.conflict(path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}")
+        return merged
+
+    def properties(
+        self, frag: dict[str, Any], merged: dict[str, Any], path: tuple[str | int, ...], bpath: tuple[str | int, ...]
+    ) -> None:
+        base_props = merged.setdefault("properties", {})
+        base_required = set(merged.get("required", []))
+        frag_required = set(frag.get("required", []))
+        previous: str | None = None  # the fragment's last property that the base has
+        for prop, schema in (frag.get("properties") or {}).items():
+            here, there = (*path, "properties", prop), (*bpath, "properties", prop)
+            if prop not in base_props:
+                if not (isinstance(schema, dict) and schema.get(FEATURE_KEY)):
+                    self.conflict(here, (*bpath, "properties"), f"property {prop!r} is not in the base (no x-feature)")
+                    continue
+                # An addition goes where the fragment puts it: after the property it follows there.
+                items = list(base_props.items())
+                at = 0 if previous is None else [k for k, _ in items].index(previous) + 1
+                items.insert(at, (prop, copy.deepcopy(schema)))
+                base_props.clear()
+                base_props.update(items)
+                previous = prop
+                if prop in frag_required:
+                    merged.setdefault("required", []).append(prop)
+                continue
+            previous = prop
+            want, have = expr(schema), expr(base_props[prop])
+            if _shape(want) != _shape(have):
+                self.conflict(here, there, f"is {want.describe()}, but the base says {have.describe()}")
+            if (prop in frag_required) != (prop in base_required):
+                state = "required" if prop in frag_required else "optional"
+                self.conflict(here, there, f"is {state} here, but not in the base")
+
+    def variants(
+        self,
+        frag: dict[str, Any],
+        fkey: str,
+        merged: dict[str, Any],
+        bkey: str,
+        path: tuple[str | int, ...],
+        bpath: tuple[str | int, ...],
+    ) -> None:
+        base_keys = {_variant_key(v): i for i, v in enumerate(merged[bkey])}
+        for i, variant in enumerate(frag[fkey]):
+            key = _variant_key(variant)
+            here = (*path, fkey, i)
+            if key in base_keys:
+                j = base_keys[key]
+                base_variant = merged[bkey][j]
+                if _shape(expr(variant)) != _shape(expr(base_variant)):
+                    self.conflict(here, (*bpath, bkey, j), "variant differs from the base's")
+            elif isinstance(variant, dict) and variant.get(FEATURE_KEY):
+                merged[bkey].append(copy.deepcopy(variant))
+            else:
+                self.conflict(here, (*bpath, bkey), "variant is not in the base (no x-feature)")
+
+
+def overlay(base: Base, fragments: VersionSources) -> VersionSources:
+    """The base with the fragments laid over it (see the module docstring)."""
+    base_data = copy.deepcopy(base.schema.data)
+    base_defs: dict[str, Any] = base_data[DEFS]
+    problems: list[Problem] = []
+    kept: list[Source] = []
+    for src in fragments.schemas:
+        merge = _Merge(base.schema, src)
+        new_defs: dict[str, Any] = {}
+        for name, schema in src.data[DEFS].items():
+            if name in base_defs:
+                base_defs[name] = merge.definition(name, schema, base_defs[name])
+            else:
+                new_defs[name] = schema
+        problems += merge.problems
+        kept.append(Source(src.name, src.sha256, {**src.data, DEFS: new_defs}))
+    meta, meta_problems = _merge_meta(base.meta, fragments.meta)
+    problems += meta_problems
+    if problems:
+        raise SchemaError(problems)
+    merged_base = Source(base.schema.name, base.schema.sha256, base_data)
+    extra = (base.meta,) if base.meta_file else ()
+    return VersionSources(fragments.directory, (merged_base, *kept), meta, extra, overlaid=True)
+
+
+def _merge_meta(base: Source, fragment: Source) -> tuple[Source, list[Problem]]:
+    problems = []
+    data: dict[str, Any] = {"version": fragment.data["version"]}
+    if base.data.get("version") != fragment.data["version"]:
+        problems.append(
+            Problem(
+                fragment.name,
+                "/version",
+                f"is {fragment.data['version']}, but the base {base.name} says {base.data.get('version')}",
+            )
+        )
+    features = {**base.data.get("features", {}), **fragment.data.get("features", {})}
+    if features:
+        data["features"] = features
+    for section in SIDES:
+        methods = dict(base.data.get(section, {}))
+        for key, method in fragment.data.get(section, {}).items():
+            if methods.get(key, method) != method:
+                problems.append(
+                    Problem(
+                        fragment.name,
+                        pointer(section, key),
+                        f"is {method!r}, but the base {base.name} says {methods[key]!r}",
+                    )
+                )
+            methods[key] = method
+        if methods:
+            data[section] = methods
+    digest = hashlib.sha256(f"{base.sha256}\0{fragment.sha256}".encode()).hexdigest()
+    return Source(fragment.name, digest, data), problems

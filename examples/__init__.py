@@ -1,0 +1,1 @@
+"""Example programs built on the generated package (not part of the generator)."""

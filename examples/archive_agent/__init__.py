@@ -1,0 +1,8 @@
+"""A reference ACP agent for the session-archive feature: SQLite storage, stdio transport.
+
+Run it with ``python -m examples.archive_agent [--db PATH] [--page-size N]``; see the
+"Reference archive agent" section of the project README.
+"""
+
+DEFAULT_DB_NAME = "archive_agent.sqlite3"
+"""The database file the agent uses, in the current directory, when ``--db`` is not given."""

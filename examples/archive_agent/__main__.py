@@ -1,0 +1,63 @@
+"""``python -m examples.archive_agent [--db PATH] [--page-size N]``: serve ACP on stdin/stdout."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sqlite3
+import sys
+from pathlib import Path
+
+from . import DEFAULT_DB_NAME
+from .agent import ArchiveAgent
+from .stdio import Peer, open_stdin, serve
+from .store import Store
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.archive_agent",
+        description="Reference ACP agent with session archive support (SQLite storage, JSON-RPC on stdio).",
+    )
+    parser.add_argument(
+        "--db",
+        type=Path,
+        default=Path(DEFAULT_DB_NAME),
+        help=f"SQLite database file, shared safely by several agent processes (default: ./{DEFAULT_DB_NAME})",
+    )
+    parser.add_argument("--page-size", type=_positive, default=50, help="sessions per session/list page (default: 50)")
+    return parser.parse_args(argv)
+
+
+async def run(store: Store, page_size: int) -> None:
+    agent = ArchiveAgent(store, Peer(sys.stdout.buffer), page_size)
+    try:
+        await serve(await open_stdin(), agent.peer, agent.handle)
+    finally:
+        await agent.shutdown()
+        store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    # stdout carries the protocol; diagnostics go to stderr.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="archive-agent: %(levelname)s %(message)s")
+    try:
+        store = Store(args.db)
+    except (sqlite3.Error, OSError, RuntimeError) as exc:
+        print(f"archive-agent: cannot use database {args.db}: {exc}", file=sys.stderr)
+        return 2
+    asyncio.run(run(store, args.page_size))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

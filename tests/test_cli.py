@@ -1,0 +1,213 @@
+"""The command line: generate, check, configuration, and bad input (exit 2, nothing lost)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen import render
+from codegen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A throwaway SDK-like project: the repo's fragments and a [tool.acp-codegen] table."""
+    shutil.copytree(ROOT / "schema", tmp_path / "schema")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.acp-codegen]\nout = "pkg/generated"\nfeatures = ["unstable_session_archive"]\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def edit_json(path: Path, change: Any) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def test_generate_then_check_is_clean(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate"]) == 0
+    out = project / "pkg" / "generated"
+    assert sorted(snapshot(out)) == [
+        "__init__.py", "_router.py", "_shared.py", "convert.py",
+        "v1/__init__.py", "v1/dispatch.py", "v1/methods.py", "v1/models.py",
+        "v2/__init__.py", "v2/dispatch.py", "v2/methods.py", "v2/models.py",
+    ]  # fmt: skip
+    assert "v1: 23 types, 4 methods" in capsys.readouterr().out
+    assert main(["check"]) == 0
+
+
+def test_generated_matches_the_repository_package(project: Path) -> None:
+    assert main(["generate"]) == 0
+    ours = snapshot(project / "pkg" / "generated")
+    committed = {k: v for k, v in snapshot(ROOT / "generated").items() if "__pycache__" not in k}
+    assert ours == committed
+
+
+def test_check_catches_a_hand_edit(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["generate"])
+    models = project / "pkg" / "generated" / "v1" / "models.py"
+    models.write_text(models.read_text().replace("class SessionInfo(", "class SessionInfoX("))
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    captured = capsys.readouterr()
+    assert "-class SessionInfoX(BaseModel):" in captured.out
+    assert "+class SessionInfo(BaseModel):" in captured.out
+    assert "nox -s generate" in captured.err
+
+
+def test_check_catches_a_stray_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["generate"])
+    (project / "pkg" / "generated" / "v1" / "extra.py").write_text("x = 1\n")
+    assert main(["check"]) == 1
+    assert "v1/extra.py" in capsys.readouterr().out
+
+
+def test_check_catches_a_schema_edit(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["generate"])
+    edit_json(
+        project / "schema" / "v2" / "schema.json",
+        lambda d: d["$defs"]["SessionInfo"].__setitem__("description", "Changed."),
+    )
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    out = capsys.readouterr().out
+    assert "+    Changed." in out and "v2/models.py" in out
+
+
+def test_check_catches_a_template_edit(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    main(["generate"])
+    templates = project / "templates-copy"
+    shutil.copytree(render.TEMPLATES, templates)
+    methods = templates / "methods.py.jinja"
+    methods.write_text(methods.read_text().replace("Methods an agent handles", "Methods the agent handles"))
+    monkeypatch.setattr(render, "TEMPLATES", templates)
+    assert main(["check"]) == 1
+
+
+def test_no_default_features_gives_the_stable_surface(project: Path) -> None:
+    assert main(["generate", "--no-default-features", "--out", "stable"]) == 0
+    text = (project / "stable" / "v1" / "models.py").read_text()
+    assert "ArchiveSessionRequest" not in text and "Features: (none: stable surface)" in text
+    assert main(["check", "--no-default-features", "--out", "stable"]) == 0
+    assert main(["check", "--out", "stable"]) == 1  # the default features differ
+
+
+def test_feature_option_adds_to_defaults(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.acp-codegen]\n")
+    assert main(["generate", "--feature", "unstable_session_archive"]) == 0
+    assert "ArchiveSessionRequest" in (project / "generated" / "v2" / "models.py").read_text()
+
+
+BAD_INPUTS = {
+    # name: (file to break, how, expected "file: pointer: message" fragment)
+    "invalid json": (
+        "v1/schema.json",
+        lambda p: p.write_text('{"$defs": {'),
+        "schema/v1/schema.json: /: invalid JSON at line 1",
+    ),
+    "unresolved ref": (
+        "v2/schema.json",
+        lambda p: edit_json(
+            p,
+            lambda d: d["$defs"]["SessionInfo"]["properties"]["sessionId"].__setitem__(
+                "allOf", [{"$ref": "#/$defs/Nope"}]
+            ),
+        ),
+        "schema/v2/schema.json: /$defs/SessionInfo/properties/sessionId/allOf/0/$ref: reference to undefined type",
+    ),
+    "keyword of the wrong type": (
+        "v1/schema.json",
+        lambda p: edit_json(p, lambda d: d["$defs"]["ArchiveSessionRequest"].__setitem__("required", "sessionId")),
+        "schema/v1/schema.json: /$defs/ArchiveSessionRequest/required: not valid JSON Schema",
+    ),
+    "request without response": (
+        "v1/schema.json",
+        lambda p: edit_json(p, lambda d: d["$defs"].pop("UnarchiveSessionResponse")),
+        "schema/v1/meta.json: /agentMethods/session_unarchive: method 'session/unarchive' has a request but no",
+    ),
+    "method without request": (
+        "v2/meta.json",
+        lambda p: edit_json(p, lambda d: d["agentMethods"].__setitem__("session_fly", "session/fly")),
+        "schema/v2/meta.json: /agentMethods/session_fly: method 'session/fly' has no request type",
+    ),
+    "unknown feature marker": (
+        "v2/schema.json",
+        lambda p: edit_json(p, lambda d: d["$defs"]["SessionInfo"].__setitem__("x-feature", "nope")),
+        "schema/v2/schema.json: /$defs/SessionInfo/x-feature: unknown feature 'nope'",
+    ),
+    "duplicate key": (
+        "v1/meta.json",
+        lambda p: p.write_text(p.read_text().replace('"version": 1,', '"version": 1, "version": 1,')),
+        "schema/v1/meta.json: /version: duplicate key",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_exits_2_names_file_and_pointer_and_keeps_output(
+    case: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["generate"]) == 0
+    before = snapshot(project / "pkg" / "generated")
+    file, breaker, expected = BAD_INPUTS[case]
+    breaker(project / "schema" / file)
+    capsys.readouterr()
+    assert main(["generate"]) == 2
+    err = capsys.readouterr().err
+    assert expected in err
+    assert "Traceback" not in err
+    assert snapshot(project / "pkg" / "generated") == before
+
+
+def test_unknown_feature_option_is_an_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", "--feature", "unstable_nope"]) == 2
+    assert "unknown feature 'unstable_nope'" in capsys.readouterr().err
+    assert not (project / "pkg").exists()
+
+
+def test_refuses_to_replace_a_directory_it_did_not_generate(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    victim = project / "src"
+    victim.mkdir()
+    (victim / "important.py").write_text("keep = True\n")
+    assert main(["generate", "--out", "src"]) == 2
+    assert "was not generated by acp-codegen" in capsys.readouterr().err
+    assert (victim / "important.py").read_text() == "keep = True\n"
+
+
+def test_command_line_entry_point_prints_no_traceback(project: Path) -> None:
+    (project / "schema" / "v1" / "schema.json").write_text("[1, 2")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "codegen", "generate"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("schema/v1/schema.json: /: invalid JSON")
+    assert "Traceback" not in proc.stderr
+
+
+def test_check_on_an_unchanged_tree_renders_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["generate"]) == 0
+
+    def must_not_render(*args: object, **kwargs: object) -> str:
+        raise AssertionError("check rendered although nothing changed")
+
+    monkeypatch.setattr("codegen.pipeline.render_models", must_not_render)
+    assert main(["check"]) == 0
+    # A one-character hand edit defeats the recorded content hash, so check renders (and fails here).
+    models = project / "pkg" / "generated" / "v2" / "models.py"
+    models.write_text(models.read_text().replace("camelCase", "camelcase", 1) + " ")
+    with pytest.raises(AssertionError, match="check rendered"):
+        main(["check"])

@@ -1,0 +1,397 @@
+"""``acp-codegen diff``: inputs (directories, files, git refs), formats, exit codes, bad input,
+the repository's own feature, and upstream stable vs unstable."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen.cli import main
+from codegen.diff import compare
+from codegen.diff_command import load_side
+from codegen.diff_inputs import open_side
+
+ROOT = Path(__file__).resolve().parent.parent
+FEATURE = "unstable_session_archive"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["diff", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _copy_schema(dest: Path) -> Path:
+    shutil.copytree(ROOT / "schema", dest)
+    return dest
+
+
+def _edit(path: Path, change: Any) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def _make_archived_required(data: dict[str, Any]) -> None:
+    request = data["$defs"]["ListSessionsRequest"]
+    request["required"] = [*request.get("required", []), "archived"]
+
+
+# --- the repository's own fragments ------------------------------------------------------------
+
+
+def _expected_feature_additions(version_dir: Path) -> set[str]:
+    """The RFD's additions, read straight from the fragments: gated types, properties, methods."""
+    schema = json.loads((version_dir / "schema.json").read_text(encoding="utf-8"))
+    expected = set()
+    gated_methods = set()
+    for name, definition in schema["$defs"].items():
+        if definition.get("x-feature") == FEATURE:
+            expected.add(name)
+            if "x-method" in definition:
+                gated_methods.add(definition["x-method"])
+        for prop, sub in definition.get("properties", {}).items():
+            if isinstance(sub, dict) and sub.get("x-feature") == FEATURE:
+                expected.add(f"{name}.{prop}")
+    return expected | gated_methods
+
+
+def test_own_fragments_without_vs_with_the_feature_are_exactly_the_rfd_additions() -> None:
+    with open_side("schema", ROOT, ROOT / "schema") as side:
+        old = load_side(side, frozenset())
+        new = load_side(side)
+    changes = compare(old.protocols, new.protocols, old.file_names, new.file_names)
+    assert new.features == {FEATURE}
+    for version in (1, 2):
+        reported = {c.path for c in changes if c.version == version}
+        assert reported == _expected_feature_additions(ROOT / "schema" / f"v{version}")
+    assert {c.change for c in changes} == {"added"}
+    assert [c.as_json() for c in changes if c.breaking] == []
+    assert {c.feature for c in changes} == {FEATURE}
+    assert all(c.location.startswith("schema/v") and "#/$defs/" in c.location for c in changes)
+
+
+def test_generated_file_report_counts_lines(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, _ = _run(capsys, "schema", "schema", "--old-features", "", "--format", "json")
+    assert code == 0
+    files = {f["path"]: f for f in json.loads(out)["generated"]}
+    models = files["v1/models.py"]
+    assert models["status"] == "changed" and models["added"] > 50 and models["added"] > models["removed"]
+    assert "v2/methods.py" in files
+
+
+# --- upstream stable vs unstable ---------------------------------------------------------------
+
+
+def _methods(meta: Path) -> set[tuple[str, str]]:
+    data = json.loads(meta.read_text(encoding="utf-8"))
+    sides = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol"}
+    return {(name, side) for section, side in sides.items() for name in data.get(section, {}).values()}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_upstream_stable_vs_unstable(upstream: Path, version: int) -> None:
+    base = upstream / f"v{version}"
+    with (
+        open_side(str(base / "schema.json"), ROOT, ROOT / "schema") as a,
+        open_side(str(base / "schema.unstable.json"), ROOT, ROOT / "schema") as b,
+    ):
+        old, new = load_side(a), load_side(b)
+    changes = compare(old.protocols, new.protocols, old.file_names, new.file_names)
+    methods = {(c.path, c.side, c.change) for c in changes if c.kind == "method"}
+    added = _methods(base / "meta.unstable.json") - _methods(base / "meta.json")
+    assert added, "the fixture should add methods"
+    assert {(name, side, "added") for name, side in added} == methods
+    stable = json.loads((base / "schema.json").read_text(encoding="utf-8"))["$defs"]
+    unstable = json.loads((base / "schema.unstable.json").read_text(encoding="utf-8"))["$defs"]
+    new_types = {
+        c.path
+        for c in changes
+        if c.kind == "type" and c.change in ("added", "changed") and c.rule != "type-kind-changed"
+    }
+    assert set(unstable) - set(stable) <= new_types
+    files = tuple(f"{(base / name).resolve().as_posix()}#/$defs/" for name in ("schema.json", "schema.unstable.json"))
+    assert all(c.location.startswith(files) for c in changes), [
+        c.location for c in changes if not c.location.startswith(files)
+    ]
+    # Every change names a rule, and a breaking one says whom it breaks.
+    assert all(c.breaks for c in changes if c.breaking)
+
+
+def test_upstream_file_is_named_in_problems(upstream: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "v1" / "schema.json"
+    broken.parent.mkdir()
+    text = (upstream / "v1" / "schema.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    data["$defs"]["SessionId"] = {"$ref": "#/$defs/Nowhere"}
+    broken.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = _run(capsys, str(upstream / "v1" / "schema.json"), str(broken), "--no-generated")
+    assert code == 2
+    assert f"{broken.as_posix()}: /$defs/SessionId/$ref: reference to undefined type 'Nowhere'" in err
+
+
+# --- formats and exit codes --------------------------------------------------------------------
+
+
+@pytest.fixture
+def breaking_pair(tmp_path: Path) -> tuple[Path, Path]:
+    old = _copy_schema(tmp_path / "old")
+    new = _copy_schema(tmp_path / "new")
+    _edit(new / "v1" / "schema.json", _make_archived_required)
+    return old, new
+
+
+def test_json_report_lists_path_change_breaking_detail(
+    breaking_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = breaking_pair
+    code, out, _ = _run(capsys, str(old), str(new), "--format", "json", "--no-generated")
+    assert code == 0
+    report = json.loads(out)
+    [change] = report["changes"]
+    assert {k: change[k] for k in ("version", "path", "change", "breaking", "rule")} == {
+        "version": 1,
+        "path": "ListSessionsRequest.archived",
+        "change": "changed",
+        "breaking": True,
+        "rule": "property-made-required",
+    }
+    assert change["breaks"] == ["clients sending `session/list`"]
+    assert change["feature"] == FEATURE
+    assert report["summary"] == {"changes": 1, "breaking": 1}
+
+
+def test_markdown_report_groups_by_version_and_type(
+    breaking_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = breaking_pair
+    code, out, _ = _run(capsys, str(old), str(new), "--no-generated")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[2] == "**1 change, 1 breaking (v1: 1)**"
+    assert "### Protocol v1" in lines and "#### `ListSessionsRequest`" in lines
+    assert "- **BREAKING** `ListSessionsRequest.archived`: now required; feature `unstable_session_archive`" in lines
+    assert "  - breaks clients sending `session/list` (rule `property-made-required`)" in lines
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "identical", "expected"),
+    [
+        ("never", False, 0),
+        ("breaking", False, 1),
+        ("any", False, 1),
+        ("breaking", True, 0),
+        ("any", True, 0),
+    ],
+)
+def test_fail_on_sets_the_exit_code(
+    breaking_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str], fail_on: str, identical: bool, expected: int
+) -> None:
+    old, new = breaking_pair
+    code, _, _ = _run(capsys, str(old), str(old if identical else new), "--fail-on", fail_on, "--no-generated")
+    assert code == expected
+
+
+def test_fail_on_breaking_passes_non_breaking_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _copy_schema(tmp_path / "old")
+    code, _, _ = _run(capsys, str(old), str(old), "--old-features", "", "--fail-on", "breaking", "--no-generated")
+    assert code == 0
+    code, _, _ = _run(capsys, str(old), str(old), "--old-features", "", "--fail-on", "any", "--no-generated")
+    assert code == 1
+
+
+# --- input kinds -------------------------------------------------------------------------------
+
+
+def test_version_directory_and_single_file_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    new = _copy_schema(tmp_path / "new")
+    _edit(new / "v1" / "schema.json", _make_archived_required)
+    lone = tmp_path / "lone" / "v1" / "schema.json"  # no meta.json: methods come from x-method markers
+    lone.parent.mkdir(parents=True)
+    shutil.copyfile(new / "v1" / "schema.json", lone)
+    for old_arg, new_arg in (
+        (str(ROOT / "schema" / "v1"), str(new / "v1")),
+        (str(ROOT / "schema" / "v1" / "schema.json"), str(new / "v1" / "schema.json")),
+        (str(ROOT / "schema" / "v1" / "schema.json"), str(lone)),
+    ):
+        code, out, err = _run(capsys, old_arg, new_arg, "--format", "json", "--no-generated")
+        assert code == 0, err
+        assert [c["path"] for c in json.loads(out)["changes"]] == ["ListSessionsRequest.archived"], (old_arg, new_arg)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _copy_schema(repo / "schema")
+    shutil.copytree(ROOT / "schema", repo / "elsewhere" / "schemas")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    _edit(repo / "schema" / "v1" / "schema.json", _make_archived_required)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def test_git_ref_against_working_tree(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "git:HEAD", "schema", "--format", "json", "--no-generated")
+    assert code == 0, err
+    assert [c["path"] for c in json.loads(out)["changes"]] == ["ListSessionsRequest.archived"]
+    assert json.loads(out)["changes"][0]["location"].startswith("schema/v1/schema.json#")
+    code, out, _ = _run(capsys, "git:HEAD", "elsewhere/schemas", "--path", "elsewhere/schemas", "--no-generated")
+    assert code == 0 and "**0 changes, 0 breaking**" in out
+
+
+def test_git_side_problems_name_the_ref(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "schema" / "v2" / "schema.json").write_text("{", encoding="utf-8")
+    _git(repo, "commit", "-qam", "broken")
+    code, _, err = _run(capsys, "git:HEAD", "schema", "--no-generated")
+    assert code == 2
+    assert err.startswith("git:HEAD:schema/v2/schema.json: /: invalid JSON")
+
+
+@pytest.mark.parametrize("spec", ["git:no-such-ref", "git:--output=x", "git:"])
+def test_bad_git_ref_exits_2(repo: Path, capsys: pytest.CaptureFixture[str], spec: str) -> None:
+    code, out, err = _run(capsys, spec, "schema", "--no-generated")
+    assert (code, out) == (2, "")
+    assert err.startswith("acp-codegen diff: git:") and "Traceback" not in err
+
+
+# --- malformed input on either side ------------------------------------------------------------
+
+MALFORMED = {
+    "invalid-json": (lambda p: p.write_text('{"$defs": ', encoding="utf-8"), "v1/schema.json: /: invalid JSON"),
+    "duplicate-key": (
+        lambda p: p.write_text('{"$defs": {"A": {"type": "object"}, "A": {"type": "string"}}}', encoding="utf-8"),
+        "v1/schema.json: /$defs/A: duplicate key",
+    ),
+    "bad-ref": (
+        lambda p: _edit(p, lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"})),
+        "v1/schema.json: /$defs/SessionInfo/$ref: reference to undefined type 'Missing'",
+    ),
+    "bad-keyword-type": (
+        lambda p: _edit(p, lambda d: d["$defs"]["SessionInfo"].update({"required": "sessionId"})),
+        "v1/schema.json: /$defs/SessionInfo/required: not valid JSON Schema",
+    ),
+}
+
+
+@pytest.mark.parametrize("which", ["old", "new"])
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_input_on_either_side_exits_2_with_file_and_pointer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], which: str, case: str
+) -> None:
+    good = _copy_schema(tmp_path / "good")
+    bad = _copy_schema(tmp_path / "bad")
+    damage, message = MALFORMED[case]
+    damage(bad / "v1" / "schema.json")
+    args = (str(bad), str(good)) if which == "old" else (str(good), str(bad))
+    code, out, err = _run(capsys, *args)
+    assert (code, out) == (2, "")
+    assert f"{bad.as_posix()}/{message}" in err, err
+    assert "Traceback" not in err
+
+
+def test_malformed_input_as_a_process_prints_no_traceback(tmp_path: Path) -> None:
+    bad = _copy_schema(tmp_path / "bad")
+    (bad / "v2" / "meta.json").write_text('{"version": "two"}', encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "diff", str(ROOT / "schema"), str(bad)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert f'{bad.as_posix()}/v2/meta.json: /version: "two" is not of type "integer"' in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_input_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _run(capsys, str(tmp_path / "nope"), "schema", "--no-generated")
+    assert code == 2 and "no such file or directory" in err
+
+
+def test_unknown_feature_on_one_side_exits_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code, _, err = _run(capsys, "schema", "schema", "--new-features", "unstable_nope", "--no-generated")
+    assert code == 2 and "unknown feature 'unstable_nope'" in err
+
+
+def test_generation_failure_leaves_the_protocol_diff(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import codegen.diff_command
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("renderer exploded")
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(codegen.diff_command, "generate", broken)
+    code, out, _ = _run(capsys, "schema", "schema", "--old-features", "", "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["summary"]["changes"] > 0
+    assert (
+        report["generatedNote"] == "Generated files not compared: generation failed (RuntimeError: renderer exploded)"
+    )
+
+
+def test_schema_file_of_unknown_version_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lone = tmp_path / "loose.json"
+    shutil.copyfile(ROOT / "schema" / "v1" / "schema.json", lone)
+    code, _, err = _run(capsys, str(lone), str(lone), "--no-generated")
+    assert code == 2
+    assert err.startswith(f"{lone.as_posix()}: /: cannot tell the protocol version")
+
+
+def test_version_directory_problems_name_the_original_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _copy_schema(tmp_path / "bad")
+    _edit(bad / "v2" / "schema.json", lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"}))
+    code, _, err = _run(capsys, str(ROOT / "schema" / "v2"), str(bad / "v2"), "--no-generated")
+    assert code == 2
+    assert f"{(bad / 'v2' / 'schema.json').as_posix()}: /$defs/SessionInfo/$ref: reference to undefined type" in err
+
+
+def test_identical_schema_elsewhere_changes_no_generated_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    copy = _copy_schema(tmp_path / "copy")
+    code, out, _ = _run(capsys, "schema", str(copy), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["generated"] == []  # file headers name inputs alike on both sides
+
+
+def test_report_is_identical_for_any_hash_seed() -> None:
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-m", "codegen", "diff", "schema", "schema", "--old-features", "", "--no-generated"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "12345")
+    }
+    assert len(outputs) == 1

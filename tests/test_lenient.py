@@ -1,0 +1,77 @@
+"""Upstream's lenient-deserialisation markers, as the generated models honour them.
+
+``x-deserialize-default-on-error``: an invalid value becomes the field's default instead
+of failing the whole message. ``x-deserialize-skip-invalid-items``: invalid list items
+are dropped. Fields without the markers stay strict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from generated.v1 import models as v1
+from generated.v2 import models as v2
+
+
+def _dump(model: Any) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+@pytest.mark.parametrize(
+    ("models", "field", "bad", "expected"),
+    [
+        (v1, "loadSession", "yes please", False),
+        (v1, "sessionCapabilities", 7, {}),
+        (v1, "_meta", "not an object", None),
+        (v2, "session", ["not", "capabilities"], None),
+        (v2, "_meta", 12, None),
+    ],
+    ids=["v1-loadSession", "v1-sessionCapabilities", "v1-meta", "v2-session", "v2-meta"],
+)
+def test_an_invalid_marked_value_becomes_the_default(models, field, bad, expected):
+    caps = models.AgentCapabilities.model_validate({field: bad})
+    assert _dump(caps)[field] == expected
+
+
+def test_a_defaulted_model_field_is_a_model_not_a_dict():
+    caps = v1.AgentCapabilities.model_validate({"sessionCapabilities": ["wrong"]})
+    assert isinstance(caps.session_capabilities, v1.SessionCapabilities)
+
+
+def test_the_rest_of_the_message_survives_a_lenient_field():
+    info = v1.Implementation.model_validate({"name": "zed", "version": "1.0", "title": {"nested": True}})
+    assert (info.name, info.version, info.title) == ("zed", "1.0", None)
+
+
+def test_a_required_field_is_not_made_lenient_by_the_marker_of_another():
+    with pytest.raises(ValidationError):
+        v1.Implementation.model_validate({"name": 3, "version": "1.0"})
+
+
+@pytest.mark.parametrize("models", [v1, v2], ids=["v1", "v2"])
+def test_invalid_list_items_are_dropped_and_valid_ones_kept(models):
+    listing = models.ListSessionsResponse.model_validate(
+        {
+            "sessions": [
+                {"sessionId": "a", "cwd": "/a"},
+                {"cwd": "/missing-id"},
+                "not a session",
+                {"sessionId": "b", "cwd": "/b", "archived": True},
+            ]
+        }
+    )
+    assert [s.session_id for s in listing.sessions] == ["a", "b"]
+    assert listing.sessions[1].archived is True
+
+
+def test_a_list_field_that_is_not_a_list_still_fails():
+    with pytest.raises(ValidationError):
+        v1.ListSessionsResponse.model_validate({"sessions": {"sessionId": "a"}})
+
+
+def test_unmarked_fields_stay_strict():
+    with pytest.raises(ValidationError):
+        v1.SessionInfo.model_validate({"sessionId": "a", "cwd": 5})

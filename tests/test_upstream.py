@@ -1,0 +1,364 @@
+"""Generation against the full upstream ACP schemas, with the archive fragments overlaid.
+
+Every test here needs ``../shared/upstream`` (the ``upstream`` fixture skips without it).
+The full renders of all four schemas with and without the feature, byte-for-byte
+determinism across processes, and mypy on the output are slow; they run with
+``ACP_SLOW_TESTS=1`` (``ACP_SLOW_TESTS=1 pytest tests/test_upstream.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, TypeAdapter
+
+from codegen.pipeline import generate, load_protocols
+
+ROOT = Path(__file__).resolve().parent.parent
+FEATURE = "unstable_session_archive"
+SCHEMAS = ("schema.json", "schema.unstable.json")
+ARCHIVE_METHODS = {"session/archive", "session/unarchive"}
+# A class name ending in digits is numbering unless the schema itself spells it so.
+NUMBERED = re.compile(r"^\w*?[A-Za-z_](\d+)$")
+SLOW = pytest.mark.skipif(not os.environ.get("ACP_SLOW_TESTS"), reason="slow; set ACP_SLOW_TESTS=1 to run")
+RUFF_RULES = ["--select", "E,F,W,I,B,UP", "--ignore", "E501", "--target-version", "py310"]
+
+
+def _bases(upstream: Path, schema: str) -> dict[int, Path]:
+    return {1: upstream / "v1" / schema, 2: upstream / "v2" / schema}
+
+
+def _class_names(source: str) -> list[str]:
+    return re.findall(r"^class (\w+)", source, re.M) + re.findall(r"^(\w+) = TypeAliasType\(", source, re.M)
+
+
+def _numbered(source: str, schema_names: set[str]) -> list[str]:
+    return [n for n in _class_names(source) if NUMBERED.match(n) and n not in schema_names]
+
+
+def _schema_names(upstream: Path, schema: str, version: int) -> set[str]:
+    base = json.loads((upstream / f"v{version}" / schema).read_text(encoding="utf-8"))["$defs"]
+    fragment = json.loads((ROOT / "schema" / f"v{version}" / "schema.json").read_text(encoding="utf-8"))["$defs"]
+    return set(base) | set(fragment)
+
+
+# -- without rendering: all four schemas, with and without the feature -------------------
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+@pytest.mark.parametrize("enabled", [True, False], ids=["with-feature", "without-feature"])
+def test_every_upstream_schema_overlays_with_and_without_the_feature(upstream: Path, schema: str, enabled: bool):
+    features = frozenset({FEATURE}) if enabled else frozenset()
+    protocols, sources = load_protocols(ROOT / "schema", features, ROOT, _bases(upstream, schema))
+    for protocol in protocols:
+        names = {m.name for m in protocol.methods}
+        assert {"initialize", "session/new", "session/prompt", "session/update", "session/list"} <= names
+        assert (ARCHIVE_METHODS <= names) is enabled
+        assert not (ARCHIVE_METHODS & names) or enabled
+        assert (protocol.types["SessionCapabilities"].field("archive") is not None) is enabled
+        assert protocol.method("$/cancel_request", "protocol") is not None  # upstream's protocol-level method
+        # upstream's mcp/message (x-side "both") is listed for each peer, when the base has it
+        if "MessageMcpRequest" in protocol.types:
+            assert protocol.method("mcp/message", "agent") and protocol.method("mcp/message", "client")
+    assert all(s.schemas[0].name == f"../shared/upstream/v{i}/{schema}" for i, s in enumerate(sources, 1))
+
+
+def test_the_naming_stage_is_deterministic_across_hash_seeds(upstream: Path):
+    script = (
+        "import json, sys; from pathlib import Path; from codegen.pipeline import load_protocols;"
+        f"ps, _ = load_protocols(Path('schema'), frozenset({{{FEATURE!r}}}), Path('.'),"
+        f" {{2: Path({str(upstream / 'v2' / SCHEMAS[1])!r})}});"
+        "print(json.dumps([[p.schema, sorted(p.derived_names)] for p in ps], sort_keys=False))"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "4242")
+    ]
+    assert runs[0] == runs[1]
+    assert len(runs[0]) > 100_000
+
+
+# -- rendered: upstream unstable with the feature, as one importable package --------------
+
+
+@pytest.fixture(scope="module")
+def upstream_package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str]]:
+    upstream = ROOT.parent / "shared" / "upstream"  # as the ``upstream`` fixture, which is per test
+    if not upstream.is_dir():
+        pytest.skip(f"upstream ACP schemas not present at {upstream}")
+    result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, _bases(upstream, SCHEMAS[1]))
+    out = tmp_path_factory.mktemp("upstream")
+    name = "acp_upstream_generated"
+    for rel, text in result.files.items():
+        path = out / name / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return out, name, result.files
+
+
+def _import(package: tuple[Path, str, dict[str, str]], module: str) -> ModuleType:
+    out, name, _ = package
+    if str(out) not in sys.path:
+        sys.path.insert(0, str(out))
+    return importlib.import_module(f"{name}.{module}")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_upstream_models_have_no_numbered_class_names(upstream, upstream_package, version):
+    source = upstream_package[2][f"v{version}/models.py"]
+    assert len(_class_names(source)) > 250
+    assert _numbered(source, _schema_names(upstream, SCHEMAS[1], version)) == []
+
+
+def test_upstream_output_passes_ruff(upstream_package):
+    out, name, _ = upstream_package
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", *RUFF_RULES, str(out / name)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _roundtrip(target: Any, message: dict[str, Any]) -> Any:
+    adapter: TypeAdapter[Any] = TypeAdapter(target)
+    parsed = adapter.validate_python(message)
+    assert adapter.dump_python(parsed, mode="json", by_alias=True, exclude_unset=True) == message
+    return parsed
+
+
+TEXT = {"type": "text", "text": "Summarise the diff"}
+LINK = {"type": "resource_link", "uri": "file:///repo/src/main.rs", "name": "main.rs"}
+
+# (version, method, "params" | "result", message, class the message must parse into)
+MESSAGES: list[tuple[int, str, str, dict[str, Any], str]] = [
+    (
+        1,
+        "initialize",
+        "params",
+        {
+            "protocolVersion": 1,
+            "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": False}, "terminal": True},
+            "clientInfo": {"name": "zed", "version": "0.200.0"},
+        },
+        "InitializeRequest",
+    ),
+    (
+        1,
+        "initialize",
+        "result",
+        {
+            "protocolVersion": 1,
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": True},
+                "sessionCapabilities": {"list": {}, "archive": {}},
+            },
+            "authMethods": [],
+            "agentInfo": {"name": "example-agent", "version": "1.2.3"},
+        },
+        "InitializeResponse",
+    ),
+    (
+        1,
+        "session/new",
+        "params",
+        {"cwd": "/repo", "mcpServers": [{"name": "fs", "command": "/usr/bin/mcp-fs", "args": ["--ro"], "env": []}]},
+        "NewSessionRequest",
+    ),
+    (1, "session/new", "result", {"sessionId": "sess_1"}, "NewSessionResponse"),
+    (1, "session/prompt", "params", {"sessionId": "sess_1", "prompt": [TEXT, LINK]}, "PromptRequest"),
+    (1, "session/prompt", "result", {"stopReason": "end_turn"}, "PromptResponse"),
+    (1, "session/list", "params", {"cwd": "/repo", "archived": "include"}, "ListSessionsRequest"),
+    (
+        1,
+        "session/list",
+        "result",
+        {
+            "sessions": [{"sessionId": "sess_1", "cwd": "/repo", "title": "Fix CI", "archived": True}],
+            "nextCursor": "c2",
+        },
+        "ListSessionsResponse",
+    ),
+    (
+        2,
+        "initialize",
+        "params",
+        {"protocolVersion": 2, "info": {"name": "zed", "version": "0.200.0"}, "capabilities": {}},
+        "InitializeRequest",
+    ),
+    (
+        2,
+        "initialize",
+        "result",
+        {
+            "protocolVersion": 2,
+            "info": {"name": "example-agent", "version": "1.2.3"},
+            "capabilities": {"session": {"list": {}, "archive": {}}},
+        },
+        "InitializeResponse",
+    ),
+    (
+        2,
+        "session/new",
+        "params",
+        {"cwd": "/repo", "mcpServers": [{"type": "stdio", "name": "fs", "command": "mcp-fs"}]},
+        "NewSessionRequest",
+    ),
+    (2, "session/new", "result", {"sessionId": "sess_1"}, "NewSessionResponse"),
+    (2, "session/prompt", "params", {"sessionId": "sess_1", "prompt": [TEXT, LINK]}, "PromptRequest"),
+    (2, "session/prompt", "result", {}, "PromptResponse"),
+    (2, "session/list", "params", {"archived": "only"}, "ListSessionsRequest"),
+    (
+        2,
+        "session/list",
+        "result",
+        {"sessions": [{"sessionId": "sess_1", "cwd": "/repo", "archived": True}], "nextCursor": "c2"},
+        "ListSessionsResponse",
+    ),
+]
+
+# (version, update, class of the update)
+UPDATES: list[tuple[int, dict[str, Any], str]] = [
+    (1, {"sessionUpdate": "agent_message_chunk", "content": TEXT}, "AgentMessageChunk"),
+    (1, {"sessionUpdate": "user_message_chunk", "content": LINK}, "UserMessageChunk"),
+    (
+        1,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "call_1",
+            "title": "Read main.rs",
+            "kind": "read",
+            "status": "pending",
+        },
+        "SessionUpdateToolCall",
+    ),
+    (
+        1,
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed"},
+        "SessionUpdateToolCallUpdate",
+    ),
+    (
+        1,
+        {"sessionUpdate": "plan", "entries": [{"content": "Run tests", "priority": "high", "status": "in_progress"}]},
+        "SessionUpdatePlan",
+    ),
+    (
+        1,
+        {"sessionUpdate": "session_info_update", "title": "Fix CI", "archived": True},
+        "SessionUpdateSessionInfoUpdate",
+    ),
+    (2, {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT}, "AgentMessageChunk"),
+    (2, {"sessionUpdate": "state_update", "state": "running"}, "SessionUpdateStateUpdateRunning"),
+    (2, {"sessionUpdate": "state_update", "state": "idle"}, "SessionUpdateStateUpdateIdle"),
+    (2, {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "title": "Edit"}, "SessionUpdateToolCallUpdate"),
+    (2, {"sessionUpdate": "session_info_update", "archived": False}, "SessionUpdateSessionInfoUpdate"),
+    (2, {"sessionUpdate": "some_future_update", "payload": 1}, "SessionUpdateOther"),
+]
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "role", "message", "expected"),
+    MESSAGES,
+    ids=[f"v{v}-{m}-{r}" for v, m, r, _, _ in MESSAGES],
+)
+def test_main_method_messages_round_trip(upstream_package, version, method, role, message, expected):
+    methods = _import(upstream_package, f"v{version}.methods")
+    spec = next(m for m in methods.METHODS if m.name == method)
+    parsed = _roundtrip(getattr(spec, role), message)
+    assert type(parsed).__name__ == expected
+
+
+@pytest.mark.parametrize(
+    ("version", "update", "expected"),
+    UPDATES,
+    ids=[f"v{v}-{u['sessionUpdate']}" for v, u, _ in UPDATES],
+)
+def test_session_update_variants_round_trip(upstream_package, version, update, expected):
+    models = _import(upstream_package, f"v{version}.models")
+    params_type = models.SessionNotification if version == 1 else models.UpdateSessionNotification
+    message = {"sessionId": "sess_1", "update": update}
+    parsed = _roundtrip(params_type, message)
+    assert isinstance(parsed, BaseModel)
+    assert type(parsed.update).__name__ == expected  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_upstream_lenient_markers_apply(upstream_package, version):
+    models = _import(upstream_package, f"v{version}.models")
+    # default-on-error: an invalid optional value becomes the default, the message survives
+    info = models.SessionInfo.model_validate({"sessionId": "s", "cwd": "/r", "title": 42, "updatedAt": []})
+    assert info.title is None and info.updated_at is None
+    # skip-invalid-items: the broken session is dropped, the others kept
+    listing = models.ListSessionsResponse.model_validate(
+        {"sessions": [{"sessionId": "a", "cwd": "/a"}, {"cwd": 3}, {"sessionId": "b", "cwd": "/b"}]}
+    )
+    assert [s.session_id for s in listing.sessions] == ["a", "b"]
+
+
+# -- slow: every schema rendered, mypy, cross-process bytes ----------------------------------
+
+
+@SLOW
+def test_upstream_output_passes_mypy_strict(upstream_package):
+    out, name, _ = upstream_package
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.10", name],
+        cwd=out,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+@SLOW
+@pytest.mark.parametrize("schema", SCHEMAS)
+@pytest.mark.parametrize("enabled", [True, False], ids=["with-feature", "without-feature"])
+def test_every_upstream_schema_renders_without_numbered_names(upstream: Path, schema: str, enabled: bool):
+    features = frozenset({FEATURE}) if enabled else frozenset()
+    result = generate(ROOT / "schema", features, ROOT, _bases(upstream, schema))
+    for version in (1, 2):
+        source = result.files[f"v{version}/models.py"]
+        assert _numbered(source, _schema_names(upstream, schema, version)) == []
+        compile(source, f"v{version}/models.py", "exec")
+
+
+@SLOW
+def test_cli_output_is_byte_identical_across_processes(upstream: Path, upstream_package, tmp_path: Path):
+    out = tmp_path / "gen"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "codegen",
+            "generate",
+            "--out",
+            str(out),
+            "--base-v1",
+            str(upstream / "v1" / SCHEMAS[1]),
+            "--base-v2",
+            str(upstream / "v2" / SCHEMAS[1]),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONHASHSEED": "977"},
+        check=True,
+        capture_output=True,
+    )
+    for rel, text in upstream_package[2].items():
+        assert (out / rel).read_text(encoding="utf-8") == text, rel
