@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema_rs
 import pytest
 
 import generated.v1.models
@@ -496,7 +496,7 @@ def test_stable_methods_answer_in_the_upstream_schemas_shapes(agent: Agent, cwd:
     defs = json.loads((upstream / f"v{agent.protocol}" / "schema.unstable.json").read_text())["$defs"]
 
     def check(definition: str, instance: Any) -> None:
-        jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": defs}).validate(instance)
+        jsonschema_rs.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": defs}).validate(instance)
 
     check("InitializeResponse", agent.init)
     start = len(agent.log)

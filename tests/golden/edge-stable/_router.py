@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f490af666d34bc50d7516f0c77b67ed82514278ff4229036b8747804552059eb
-# Content sha256: b3b3bb246075486a5300335ededa8851948e6112ff9e8aad7f541df164361c66
+# Inputs sha256: 4b8787a1f055d92150f196359d0b1fc2da9e2b1c1673bde8489163a635302952
+# Content sha256: 6932fdd8c6a46fa2697b17e5ce77ff69be79297532c61d03c2f5892ab3ecac4e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -23,7 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._shared import (
     InternalError,
@@ -65,8 +65,9 @@ class Route(NamedTuple):
     name: str
     key: str
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    # A model class, or (over a full upstream schema) a union alias of model classes.
+    params: Any
+    result: Any | None
     feature: str | None
     gated_fields: tuple[GatedField, ...] = ()
     enum_fields: tuple[EnumField, ...] = ()
@@ -77,12 +78,15 @@ class _Bound(NamedTuple):
     call: Callable[[Any], Awaitable[Any]]
     refused: tuple[GatedField, ...]  # gated on a feature this router has off
     enums: tuple[tuple[FieldPath, frozenset[Any]], ...]  # path, values accepted here
+    params: TypeAdapter[Any]
+    result: TypeAdapter[Any] | None
 
 
 class _Outcome(NamedTuple):
     id: Any
-    result: BaseModel | None
+    result: Any  # a validated result (see ``result_adapter``), or None
     error: JsonRpcError | None
+    result_adapter: TypeAdapter[Any] | None = None
 
 
 def _reject_constant(name: str) -> Any:
@@ -209,6 +213,8 @@ class BaseRouter:
                 tuple(
                     (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
                 ),
+                TypeAdapter(route.params),
+                None if route.result is None else TypeAdapter(route.result),
             )
             for name, route in routes.items()
             if route.feature is None or route.feature in enabled
@@ -235,13 +241,11 @@ class BaseRouter:
                 "error": outcome.error.to_error(),
             }
         # A notification-kind method sent with an id still gets its (null) answer.
-        result = (
-            None
-            if outcome.result is None
-            else outcome.result.model_dump(
-                mode="json", by_alias=True, exclude_unset=True
+        result = None
+        if outcome.result_adapter is not None:
+            result = outcome.result_adapter.dump_python(
+                outcome.result, mode="json", by_alias=True, exclude_unset=True
             )
-        )
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
     async def handle_json(self, text: str | bytes) -> str | None:
@@ -265,11 +269,11 @@ class BaseRouter:
         if outcome.error is not None:
             error = json.dumps(outcome.error.to_error())
             return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + error + "}"
-        result = (
-            "null"
-            if outcome.result is None
-            else outcome.result.model_dump_json(by_alias=True, exclude_unset=True)
-        )
+        result = "null"
+        if outcome.result_adapter is not None:
+            result = outcome.result_adapter.dump_json(
+                outcome.result, by_alias=True, exclude_unset=True
+            ).decode()
         return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + result + "}"
 
     async def _process(self, message: Any) -> _Outcome | None:
@@ -319,7 +323,7 @@ class BaseRouter:
         try:
             # Sync steps around one await: this is the hot path (benchmark R1).
             raw = await bound.call(self._params(bound, params))
-            result = self._result(bound.route, raw)
+            result = self._result(bound, raw)
         except JsonRpcError as exc:
             error: JsonRpcError = exc
         except Exception:
@@ -327,22 +331,21 @@ class BaseRouter:
             logger.exception("handler for %s failed", method)
             error = InternalError()
         else:
-            return _Outcome(id_, result, None) if is_request else None
+            return _Outcome(id_, result, None, bound.result) if is_request else None
         if not is_request:
             logger.warning("notification %s failed: %s", method, error)
             return None
         return _Outcome(id_, None, error)
 
     @staticmethod
-    def _params(bound: _Bound, params: dict[str, Any] | list[Any]) -> BaseModel:
+    def _params(bound: _Bound, params: dict[str, Any] | list[Any]) -> Any:
         """Validate params into the route's model and apply the feature gate and enum checks."""
-        route = bound.route
         if isinstance(params, list):
             raise InvalidParamsError(
                 data={"errors": [{"path": [], "message": "params must be an object"}]}
             )
         try:
-            model = route.params.model_validate(params)
+            model = bound.params.validate_python(params)
         except ValidationError as exc:
             raise InvalidParamsError(data=params_error_data(exc, params)) from None
         for gated in bound.refused:
@@ -358,13 +361,14 @@ class BaseRouter:
         return model
 
     @staticmethod
-    def _result(route: Route, result: Any) -> BaseModel | None:
-        if route.result is None:
+    def _result(bound: _Bound, result: Any) -> Any:
+        route = bound.route
+        if bound.result is None:
             return None
-        if isinstance(result, route.result):
+        if isinstance(route.result, type) and isinstance(result, route.result):
             return result
         try:
-            return route.result.model_validate(result)
+            return bound.result.validate_python(result)
         except ValidationError as exc:
             # The handler broke its contract, not the peer: log it here, answer -32603.
             logger.error(

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c5540029a410ea1c24e169f0bd9c1718fdfb1d0719cf46bfe4171592e9654ea6
-# Content sha256: 62d67addb0a43426935db8c0c3fa98d0a6ff8120fcd9841c634c383f8c75c591
+# Inputs sha256: 85c9f654ef05b12fc8518c5c93a3fcf5eca80aeb19498c705577d4a0e7a6cf93
+# Content sha256: fbb9826357bcd1c014ec6514ca8a8503fcca259a607431bbe2e28ba1bce152c1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._shared import (
     InternalError,
@@ -67,8 +67,9 @@ class Route(NamedTuple):
     name: str
     key: str
     kind: Literal["request", "notification"]
-    params: type[BaseModel]
-    result: type[BaseModel] | None
+    # A model class, or (over a full upstream schema) a union alias of model classes.
+    params: Any
+    result: Any | None
     feature: str | None
     gated_fields: tuple[GatedField, ...] = ()
     enum_fields: tuple[EnumField, ...] = ()
@@ -79,12 +80,15 @@ class _Bound(NamedTuple):
     call: Callable[[Any], Awaitable[Any]]
     refused: tuple[GatedField, ...]  # gated on a feature this router has off
     enums: tuple[tuple[FieldPath, frozenset[Any]], ...]  # path, values accepted here
+    params: TypeAdapter[Any]
+    result: TypeAdapter[Any] | None
 
 
 class _Outcome(NamedTuple):
     id: Any
-    result: BaseModel | None
+    result: Any  # a validated result (see ``result_adapter``), or None
     error: JsonRpcError | None
+    result_adapter: TypeAdapter[Any] | None = None
 
 
 def _reject_constant(name: str) -> Any:
@@ -211,6 +215,8 @@ class BaseRouter:
                 tuple(
                     (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
                 ),
+                TypeAdapter(route.params),
+                None if route.result is None else TypeAdapter(route.result),
             )
             for name, route in routes.items()
             if route.feature is None or route.feature in enabled
@@ -237,13 +243,11 @@ class BaseRouter:
                 "error": outcome.error.to_error(),
             }
         # A notification-kind method sent with an id still gets its (null) answer.
-        result = (
-            None
-            if outcome.result is None
-            else outcome.result.model_dump(
-                mode="json", by_alias=True, exclude_unset=True
+        result = None
+        if outcome.result_adapter is not None:
+            result = outcome.result_adapter.dump_python(
+                outcome.result, mode="json", by_alias=True, exclude_unset=True
             )
-        )
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
     async def handle_json(self, text: str | bytes) -> str | None:
@@ -267,11 +271,11 @@ class BaseRouter:
         if outcome.error is not None:
             error = json.dumps(outcome.error.to_error())
             return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + error + "}"
-        result = (
-            "null"
-            if outcome.result is None
-            else outcome.result.model_dump_json(by_alias=True, exclude_unset=True)
-        )
+        result = "null"
+        if outcome.result_adapter is not None:
+            result = outcome.result_adapter.dump_json(
+                outcome.result, by_alias=True, exclude_unset=True
+            ).decode()
         return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + result + "}"
 
     async def _process(self, message: Any) -> _Outcome | None:
@@ -321,7 +325,7 @@ class BaseRouter:
         try:
             # Sync steps around one await: this is the hot path (benchmark R1).
             raw = await bound.call(self._params(bound, params))
-            result = self._result(bound.route, raw)
+            result = self._result(bound, raw)
         except JsonRpcError as exc:
             error: JsonRpcError = exc
         except Exception:
@@ -329,22 +333,21 @@ class BaseRouter:
             logger.exception("handler for %s failed", method)
             error = InternalError()
         else:
-            return _Outcome(id_, result, None) if is_request else None
+            return _Outcome(id_, result, None, bound.result) if is_request else None
         if not is_request:
             logger.warning("notification %s failed: %s", method, error)
             return None
         return _Outcome(id_, None, error)
 
     @staticmethod
-    def _params(bound: _Bound, params: dict[str, Any] | list[Any]) -> BaseModel:
+    def _params(bound: _Bound, params: dict[str, Any] | list[Any]) -> Any:
         """Validate params into the route's model and apply the feature gate and enum checks."""
-        route = bound.route
         if isinstance(params, list):
             raise InvalidParamsError(
                 data={"errors": [{"path": [], "message": "params must be an object"}]}
             )
         try:
-            model = route.params.model_validate(params)
+            model = bound.params.validate_python(params)
         except ValidationError as exc:
             raise InvalidParamsError(data=params_error_data(exc, params)) from None
         for gated in bound.refused:
@@ -360,13 +363,14 @@ class BaseRouter:
         return model
 
     @staticmethod
-    def _result(route: Route, result: Any) -> BaseModel | None:
-        if route.result is None:
+    def _result(bound: _Bound, result: Any) -> Any:
+        route = bound.route
+        if bound.result is None:
             return None
-        if isinstance(result, route.result):
+        if isinstance(route.result, type) and isinstance(result, route.result):
             return result
         try:
-            return route.result.model_validate(result)
+            return bound.result.validate_python(result)
         except ValidationError as exc:
             # The handler broke its contract, not the peer: log it here, answer -32603.
             logger.error(
