@@ -11,6 +11,8 @@ until generation succeeds, so each case's outcome is known from a handful of run
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ class Outcome:
     report: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
     protocol: Protocol | None = None  # the IR of what was generated
+    out: Path | None = None  # the generated package
 
     def ran(self) -> bool:
         """Whether any payload created its canary, wherever it aimed."""
@@ -113,6 +116,7 @@ def run_corpus(base: Path) -> Outcome:
             files = sorted(rel for rel in snapshot(out) if rel.endswith(".py"))
             outcome.generated = {rel: (out / rel).read_text(encoding="utf-8") for rel in files}
             outcome.report = probe(work, PACKAGE)
+            outcome.out = out
             outcome.protocol = load_protocols(work / "schema", frozenset(features), ROOT)[0][0]
             return outcome
         assert code == 2, stderr
@@ -206,6 +210,26 @@ def test_generated_package_holds_hostile_text_only_as_data(outcome: Outcome) -> 
         assert not PAYLOAD_NAMES & names_in(source), f"{rel}: a payload became code"
         assert CANARY not in source
     assert not outcome.ran()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ruff", "check", "--isolated", "--select", "E,F,W,I,B,UP", "--ignore", "E501", "--target-version", "py310"],
+        ["mypy", "--strict", "--no-incremental", "--cache-dir", "/dev/null"],
+    ],
+    ids=["ruff", "mypy-strict"],
+)
+def test_generated_hostile_package_passes_lint(outcome: Outcome, command: list[str]) -> None:
+    """Hostile text yields code as clean as the committed package's (E501: long literals)."""
+    assert outcome.out is not None
+    tool = Path(sys.executable).with_name(command[0])
+    if not tool.exists():
+        pytest.skip(f"{command[0]} is not installed next to {sys.executable}")
+    done = subprocess.run(
+        [str(tool), *command[1:], outcome.out.name], cwd=outcome.out.parent, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_ir_names_are_the_generated_names(outcome: Outcome) -> None:
