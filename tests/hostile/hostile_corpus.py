@@ -108,6 +108,26 @@ def _method(doc: dict[str, Any], meta: dict[str, Any], i: int, key: str, method:
     }
 
 
+def _params(doc: dict[str, Any], meta: dict[str, Any], i: int, props: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """A method whose request params hold ``props``: what dispatch.py turns into route checks."""
+    placed = _method(doc, meta, i, f"hostile_{i}", f"hostile/m{i}")
+    doc["$defs"][f"Hostile{i}Request"]["properties"] = props
+    return placed
+
+
+def _param_enum(doc: dict[str, Any], meta: dict[str, Any], i: int, p: str) -> dict[str, tuple[str, ...]]:
+    """An open enum (a named type, as the router checks those) with a gated hostile value."""
+    doc["$defs"][f"Hostile{i}Choice"] = {
+        "anyOf": [
+            {"const": "plain", "type": "string"},
+            {"const": p, "type": "string", "x-feature": "unstable_session_archive"},
+            {"type": "string", "title": "other"},
+        ]
+    }
+    placed = _params(doc, meta, i, {"choice": {"$ref": f"#/$defs/Hostile{i}Choice"}})
+    return {**placed, "schema": (*placed["schema"], f"/$defs/Hostile{i}Choice")}
+
+
 def _feature(doc: dict[str, Any], meta: dict[str, Any], i: int, name: str, text: str) -> dict[str, tuple[str, ...]]:
     from codegen.errors import pointer
 
@@ -165,6 +185,11 @@ POSITIONS: dict[str, Place] = {
     "examples": lambda d, m, i, p: _type(d, i, _obj(value={"type": "string", "examples": [p]})),
     "pattern": lambda d, m, i, p: _type(d, i, _obj(value={"type": "string", "pattern": p})),
     "format": lambda d, m, i, p: _type(d, i, _obj(value={"type": "string", "format": p})),
+    # Params of a routed method: gated property names and enum values become route checks.
+    "gated-param-name": lambda d, m, i, p: _params(
+        d, m, i, {p: {"type": "string", "x-feature": "unstable_session_archive"}}
+    ),
+    "param-enum-value": lambda d, m, i, p: _param_enum(d, m, i, p),
     "x-method": lambda d, m, i, p: _method(d, m, i, f"hostile_{i}", p),
     "method-key": lambda d, m, i, p: _method(d, m, i, p, f"hostile/m{i}"),
     "feature-name": lambda d, m, i, p: _feature(d, m, i, p, "a feature"),
@@ -210,6 +235,7 @@ EXPECTED_REFUSED: dict[str, frozenset[str]] = {
     # Property names are mangled by the model generator (class -> class_, a"b -> a_b); only
     # a name that stays non-ASCII (NFKC would merge it with another) is refused.
     "property-name": frozenset({"nfkc-lookalike", "lone-surrogate", "undecodable-byte"}),
+    "gated-param-name": frozenset({"nfkc-lookalike", "lone-surrogate", "undecodable-byte"}),
     "defs-key": _ALL - {"long"},  # type names: [A-Z][A-Za-z0-9]*, no keyword, nothing reserved
     "pattern": frozenset(  # regular expressions that pydantic's engine cannot compile
         {

@@ -85,7 +85,16 @@ def main(parent: str, package: str) -> None:
             described = describe(getattr(models, name))
             if described is not None:
                 types[name] = described
+        routes = {}
+        if Path(parent, package, f"v{version}", "dispatch.py").exists():
+            dispatch = importlib.import_module(f"{package}.v{version}.dispatch")
+            for name, route in dispatch.ROUTES.items():
+                routes[name] = {
+                    "gated": [list(g.path) for g in route.gated_fields],
+                    "enums": [[v for v, _ in e.values] for e in route.enum_fields],
+                }
         report["versions"][str(version)] = {
+            "routes": routes,
             "types": types,
             "methods": [
                 {"name": m.name, "key": m.key, "feature": m.feature, "params": m.params.__name__}

@@ -181,6 +181,13 @@ def check_kept_as_data(position: str, i: int, payload: str, report: dict[str, An
     elif position == "discriminator-const":
         kinds = [t["fields"]["kind"]["literals"] for t in types.values() if "kind" in t.get("fields", {})]
         assert [payload] in kinds
+    elif position == "gated-param-name":
+        fields = types[f"Hostile{i}Request"]["fields"].values()
+        assert payload in [f["alias"] for f in fields] or payload in types[f"Hostile{i}Request"]["fields"]
+        assert [payload] in report["versions"]["1"]["routes"][f"hostile/m{i}"]["gated"]
+    elif position == "param-enum-value":
+        assert payload in types[f"Hostile{i}Request"]["fields"]["choice"]["literals"]
+        assert [["plain", payload]] == report["versions"]["1"]["routes"][f"hostile/m{i}"]["enums"]
     elif position == "x-method":
         assert payload in [m["name"] for m in methods]
     elif position == "method-key":
