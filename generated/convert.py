@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b9e76907bc578490446d6edbcc7dae0bbef5f9cd51646794f9aae0bea580a567
-# Content sha256: 49dd2395844e37222652ef57e5092f2c02805ffc9b128588d13121ae7422d006
+# Inputs sha256: 1ceede40d3f952b31a0ee0691af78991e1c320d8563fdd3b160b3a8b3b18442c
+# Content sha256: ddf733f615cd3131ece329dbed6cba6fe61c01efda6ddeb1a3b91b56bea3fbb8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -923,7 +923,15 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # nested deeper than copying or serializing allows
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -936,9 +944,19 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        except (
+            ValueError,
+            RecursionError,
+        ) as bad:  # not JSON, or nested deeper than json reads
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:

@@ -229,3 +229,27 @@ def test_convert_message_raises_only_conversion_error(source: int, target: int, 
         return
     assert isinstance(out, dict)
     json.dumps(out, allow_nan=False)
+
+
+@pytest.mark.parametrize(("source", "target"), [(1, 2), (2, 1)])
+@FUZZ
+@given(data=st.data())
+def test_convert_and_convert_json_raise_only_conversion_error(source: int, target: int, data: st.DataObject) -> None:
+    convert = _module("generated.convert")
+    names = sorted(
+        n for n, obj in vars(importlib.import_module(f"generated.v{source}.models")).items() if isinstance(obj, type)
+    )
+    type_name = data.draw(st.sampled_from(names) | st.text(max_size=10), label="type")
+    value = data.draw(PARAMS, label="value")
+    try:
+        out = convert.convert(type_name, value, source=source, target=target)
+    except convert.ConversionError:
+        pass
+    else:
+        json.dumps(out, allow_nan=False)
+    text = data.draw(st.just(_dumps(value)) | DEEP_TEXT | st.text(max_size=30) | st.binary(max_size=30), label="text")
+    try:
+        answer = convert.convert_json(type_name, text, source=source, target=target)
+    except convert.ConversionError:
+        return
+    json.loads(answer)

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 36f7279572bbf2fc6e0f988b2fafe70accb99477a2cb47fa08a28da0f7a501aa
-# Content sha256: cb5cc1b7f440a7a20ff3e0128c0379bcdaa0f49beb21b22c46639166294b844c
+# Inputs sha256: 298e6a563dd48c0edd444206518164cd6868618b03b8259e7dedf420e122a4f9
+# Content sha256: 22d91f09a152b356af60afa0d1307f823123fe9cfafadebddfb0fa5d71d5b257
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -742,7 +742,15 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # nested deeper than copying or serializing allows
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -755,9 +763,19 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        except (
+            ValueError,
+            RecursionError,
+        ) as bad:  # not JSON, or nested deeper than json reads
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 36368c4ccb77406da22fd6e72f425c02235fbca6f33a0818de7acf38ee8d6075
-# Content sha256: be883406440001a13bc58257da73cb765041771926e62a32726d7029d9963582
+# Inputs sha256: b56194bc5046e40187363574c79f7f1999b024fde90a495fd5664bdb0cb531f9
+# Content sha256: 4ad0723c29cfc32dac8ba83dfc14a233acee8df47e44e8f52786d4948329113b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -435,7 +435,15 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # nested deeper than copying or serializing allows
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -448,9 +456,19 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        except (
+            ValueError,
+            RecursionError,
+        ) as bad:  # not JSON, or nested deeper than json reads
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:

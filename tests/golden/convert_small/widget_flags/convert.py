@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 37f2f33399a1e936b837c372ffe7822217afaff0dd0ff4bf1f66c9ecb11d716c
-# Content sha256: 11a4c9c53749a08fb79f2dd1cf6bee036f31c6a3f816f4bf2f3e4bfea2a9b142
+# Inputs sha256: 877bb560ec6a014f58f98601dcdf1bd8ea7407be1aa1ee336b3a624bd4b1e0a9
+# Content sha256: 62b1ef208ed62bf3341e2745415535dc7d921d1c8178f79b851f67ca0c146566
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -458,7 +458,15 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # nested deeper than copying or serializing allows
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -471,9 +479,19 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        except (
+            ValueError,
+            RecursionError,
+        ) as bad:  # not JSON, or nested deeper than json reads
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    except (
+        RecursionError,
+        ValueError,
+    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:
