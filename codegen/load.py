@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +42,13 @@ class VersionSources:
 
 
 def display_name(path: Path, root: Path | None = None) -> str:
-    """A stable, machine-independent name for a file: relative to root when inside it."""
-    path = path.resolve()
+    """A stable, machine-independent name for a file: relative to root when inside it.
+    Paths are normalised lexically (not through symlinks), so a linked checkout names
+    files the way its user sees them."""
+    path = Path(os.path.abspath(path))
     if root is not None:
         try:
-            return path.relative_to(root.resolve()).as_posix()
+            return path.relative_to(os.path.abspath(root)).as_posix()
         except ValueError:
             pass
     return path.as_posix()

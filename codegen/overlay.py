@@ -78,7 +78,7 @@ def _shown(path: Path, root: Path | None) -> str:
     to the project anyway, so that generated headers do not depend on the machine."""
     if root is None:
         return display_name(path)
-    return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).as_posix()
 
 
 def _read(path: Path, root: Path | None) -> Source:

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dff7112648fe2eb4e42342336e1a723417b255bd34499521ad56772369cce8f9
-# Content sha256: 6e91d57a39942eb6c125d96c12775007cfc7a86a7937bd132f9c59962933cf2a
+# Inputs sha256: 43602e82fe383977c3ce4f3a115968cbc8ce5904fa990eee29e5077e3a48250e
+# Content sha256: 1e207e47a100056cfc28556d5cf1811e13da883ae4b7d6cf6975d646ad8cc5c0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

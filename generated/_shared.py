@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f32b21f140ee52b5c39bdb193eaefaea670ebbb37d4c3782a49e17a39e7b78ca
-# Content sha256: 943f551ec6092e0c2e1c2a0b3e039e3f9d96d6b8676ce0ea7d3b50ad3beca92e
+# Inputs sha256: 90e8d2befb15109acbdfcc1fdb1eb75028e5ca65670c715d3e5c9decdd8b19ab
+# Content sha256: a0ca8a5a41cf0fbc7be5c473289e7deac63215ed9f57b2e2400d4f66fa449df9
 
 """Types shared by every protocol version of the generated package."""
 

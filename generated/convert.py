@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1ceede40d3f952b31a0ee0691af78991e1c320d8563fdd3b160b3a8b3b18442c
-# Content sha256: ddf733f615cd3131ece329dbed6cba6fe61c01efda6ddeb1a3b91b56bea3fbb8
+# Inputs sha256: 47c3e56b997831c84621d2643fea10faffa4fdcc4a42ae1931b45f78f3f9c5e2
+# Content sha256: ed8b28a64171df2ed4da1d68976bd87fb65f93e4d95cfeea844dacaaa9ef80de
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -927,10 +927,8 @@ def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
         return _convert(type_name, value, source, target)
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # nested deeper than copying or serializing allows
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
@@ -944,18 +942,14 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except (
-            ValueError,
-            RecursionError,
-        ) as bad:  # not JSON, or nested deeper than json reads
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 04ea88a2bc79170edb51e62782a158cc835da824ae0a744ea796d4026cea3ba9
-# Content sha256: 5dc9d46a32d572c2a64414c3ef7d2d902d4204a2c293386347d29794dce8386d
+# Inputs sha256: 79ecf93814f09e638733f92f5d12e81dac6d953c48c2c0e2bf66576dcaed2fe2
+# Content sha256: 0fa3b21de313f4a9fb4eec29a228a8da9329376f3372bb7c8060f2251d10bdf5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8c60ec574ee08b9ca49e5a46f812e81aa9edbb796b7a14d5c4885538b6c074ae
-# Content sha256: a9aef2d593cd6b1aa3a6a5f1e9b8dd06802bbbb7d3bb81af41cd5a134425ffd2
+# Inputs sha256: 345e0fc24cae5fec9469e3d05f3fd49290e0755f82bd1a030212400e2b2c5e1c
+# Content sha256: 11e31268b14064b859899e2287eaf7439ffa6ddbd1b3138dec1eec7af8bd1456
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a72a28e87351e16740f74b26ec48def0c44f5c597aaa547c53491ce0a566ff43
-# Content sha256: 439d80af90a376a1a9ecb908d0013ccb1c9be61f22e6dae600807aa0fb896ed0
+# Inputs sha256: d9c9f94ae50fc75e55f9101ee471881b15add567e702ff7491effe986fe4b96b
+# Content sha256: dcecbea6a2f87a54d57fc42ccf6f2a9d048b4e182e918cc2a0548fcf8f1a38f4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d65aba77d62f0d062ea67bdb22141d5e3327368e127c323ed88d726e3df353a1
-# Content sha256: 2bc8a31b608bd9c71f21d3dc80f252cb2e7a13bfcbfdb7b55c53c1d977fba948
+# Inputs sha256: 0f2449d344e4b77d6894ff3c92a327bfa4ac285398525bca5c7ac34daa5c49d4
+# Content sha256: 6be7016783b9119940f6a9d4223042da362b3bbe2b038528da925e8fa358a466
 
 """Wire models of ACP protocol v1.
 

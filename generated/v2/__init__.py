@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 19dc544f381d4995cdd294c58356aac05be5b15102fa7f370de04b6fc992ebfe
-# Content sha256: c732b3ccec509c599265024b1b77142b972e151b90b53091f2101198392546a6
+# Inputs sha256: 34483b212849c7ba44e47a1693fae5ef9e9e050199f13b736eb0d78674626a0f
+# Content sha256: 6957dafbc4af7eb3671c5c48a1d1490203ff0433d084f2d8f6feb1b6ad3a3dcf
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

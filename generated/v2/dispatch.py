@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 53db062e3557ca27bd55ae33fd2a5d26b7bf2e7ad09235e43b66ce5a5990ee21
-# Content sha256: ab895befefc66f1d91cdaa56a63e4cfcf737b3aeafc3fd5e06cd3f9aaa7969ba
+# Inputs sha256: f40f6da7b162e027e0440ddfbe12aa073dbcd3b90954adf768bd22ed610c073e
+# Content sha256: f5c2f40b355cf71a68a2bbaa4f74000d1c55cd541a3c95e57cd5acf3a8e74506
 
 """Method dispatch for the agent side of ACP protocol v2.
 

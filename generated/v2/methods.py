@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 61eea2a94b18319dd1b1a29ab12e139bba06a8276a94a9765cf06a8663020c59
-# Content sha256: fccf36136b7d95a4cf233ff3a6d1c953540bc5965240b2812caf14d80492588a
+# Inputs sha256: dc75d49bfff2beca5836d28acf57101a8dd42a0cd7115a4155de1972e6a16d69
+# Content sha256: f2fd25fe78e7ff27d1c47170bdb51bd57ca83e2c516c90324bb991b12846c6df
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

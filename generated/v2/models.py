@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 24dbf87fc63ad61fcca9663c410d89fde127fbdad75d95fae75c97d064f904e4
-# Content sha256: 1b30ceb266db0e7e1a61023719ef89d9dc65868ce27c3c017fb4a86dcb0871d5
+# Inputs sha256: fb8294844e5497ba988676c0e986836ea479b1d1ef62d54304184ff950a2e83a
+# Content sha256: 2b760b65dadc7bd1cadc5bb676a3599c20a2d3ecb53eaf6e45e25f99dfac89b1
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4b8787a1f055d92150f196359d0b1fc2da9e2b1c1673bde8489163a635302952
-# Content sha256: 6932fdd8c6a46fa2697b17e5ce77ff69be79297532c61d03c2f5892ab3ecac4e
+# Inputs sha256: a053ee39fb72cbf9e8d1a6c94a4ddd4fa494edbffb09bcc3c62cf87e65dee4fd
+# Content sha256: a1c1256c45dbcf25a220333efdd88be2a1a1720613273e62f8d4c7f601c46af1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

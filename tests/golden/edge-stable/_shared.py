@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d987c5aa16816c87012947cb1a3dafd5189a905484251aded9cf53077161bcef
-# Content sha256: 9246c661169f8f75073a24d81f5d58c6236922648dbd7205eeaa15f18dbe24b1
+# Inputs sha256: 5fcfa794ce844ac2f41e0b5e65efa5b16464b32120d62ffd81b456a017c21b02
+# Content sha256: 6948fe6c4a54f220a5ed522f25c1b69192c2735bc61e0fefd273e382e92d3e1b
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b6c1783c0d0734b63e32add088cc9b71dc59c92693230c447f541cc7cb767d0f
-# Content sha256: 864aa417208fb2531e07fcce96df555c75180390ba329ef8db486921ce0e9c82
+# Inputs sha256: b619c870a5896412c807bab47471ebb809ce8acb8a832bee2ee606e8ddeb4ec1
+# Content sha256: c7568a6ad6dd737ec3892cdea2e5b064938b6ec2c4138a33c7266514860f26fe
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

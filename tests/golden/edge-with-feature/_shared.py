@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2760afec00b83b3cd3e3c43a256535804121e19ce4a63b00931482ae9aae41f4
-# Content sha256: 1bab8b66e5791fd18fee6156bd63ebc2fd06767c38d442afd5add40ee3d907a6
+# Inputs sha256: 9a385d1bfac5119abf2299111336ec085c16d06f750a51cef2b230fd75ce8c71
+# Content sha256: 8f8790419a182e62dccf5f0174ef3ce1189a950c5882ce95445867034a16c1bb
 
 """Types shared by every protocol version of the generated package."""
 

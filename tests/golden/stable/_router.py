@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 85c9f654ef05b12fc8518c5c93a3fcf5eca80aeb19498c705577d4a0e7a6cf93
-# Content sha256: fbb9826357bcd1c014ec6514ca8a8503fcca259a607431bbe2e28ba1bce152c1
+# Inputs sha256: 37058da091fda6ddb08a92fcab2c62fc2ee64efc523479bd2b8e5421cd2a3eea
+# Content sha256: 8823b72da9a6f5f465618d5c245a296147f5fa8286b0548f39956d8b81e6961f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: eec2d528f639f522c8c13b134f7e72d18ce25aab8263f7e572d7c4b38f9feedc
-# Content sha256: 965369d8e13d64efc869043789459e2e035281717cf9cedff5b122013fcc9b43
+# Inputs sha256: 0e2fac55cb05219c6e0cf3825ce4dc45e64b3ab281c9efb77bd8c1d94c4fb9d0
+# Content sha256: 42979332b8ffa96b3429433791a5b9d56fac056f6b85c1e91eb4fc27942254d4
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 298e6a563dd48c0edd444206518164cd6868618b03b8259e7dedf420e122a4f9
-# Content sha256: 22d91f09a152b356af60afa0d1307f823123fe9cfafadebddfb0fa5d71d5b257
+# Inputs sha256: 4fef5228109275110aa190294d8b4c7a4c485e0f85be54ff0e8c321d899272ab
+# Content sha256: 33d65a2d1eef5df76e10115fef77bf15bb8784121173515976b7b6f922f6302c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -746,10 +746,8 @@ def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
         return _convert(type_name, value, source, target)
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # nested deeper than copying or serializing allows
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
@@ -763,18 +761,14 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except (
-            ValueError,
-            RecursionError,
-        ) as bad:  # not JSON, or nested deeper than json reads
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b56194bc5046e40187363574c79f7f1999b024fde90a495fd5664bdb0cb531f9
-# Content sha256: 4ad0723c29cfc32dac8ba83dfc14a233acee8df47e44e8f52786d4948329113b
+# Inputs sha256: 06965aafc003cfb6a2d7342809bd4c379e52a2dab41e14e2f14524837a6495d8
+# Content sha256: 52692f8c97b1a5099c3b04fd9119f74fbafaf8d27d42818d24292b4e3a2490d0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -439,10 +439,8 @@ def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
         return _convert(type_name, value, source, target)
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # nested deeper than copying or serializing allows
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
@@ -456,18 +454,14 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except (
-            ValueError,
-            RecursionError,
-        ) as bad:  # not JSON, or nested deeper than json reads
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 

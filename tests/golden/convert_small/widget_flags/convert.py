@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 877bb560ec6a014f58f98601dcdf1bd8ea7407be1aa1ee336b3a624bd4b1e0a9
-# Content sha256: 62b1ef208ed62bf3341e2745415535dc7d921d1c8178f79b851f67ca0c146566
+# Inputs sha256: c37d05bc80ca4c23c45720d87708195992a50f51d48d751a2c130c06c8feab70
+# Content sha256: b0921fd1b97b334da6107a7090fce7023332495218a2d3b3cf4a4fce50e6e0fa
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -462,10 +462,8 @@ def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
         return _convert(type_name, value, source, target)
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # nested deeper than copying or serializing allows
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
@@ -479,18 +477,14 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except (
-            ValueError,
-            RecursionError,
-        ) as bad:  # not JSON, or nested deeper than json reads
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
     except ConversionError:
         raise
-    except (
-        RecursionError,
-        ValueError,
-    ) as exc:  # e.g. "Maximum serialization depth exceeded"
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
         raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d4b6f924ab1ea6e57f11562d43d8d084ae4d555d1ba3696f73fe0cc363479a33
-# Content sha256: 02e667f4d0967078fac6991eaeea97c237449e05f412b3d564b6042b7d69ec20
+# Inputs sha256: 7092636e5de6df51ffe4d5405360e4da0326779e8aa8ebda9ab41af3e045a0b9
+# Content sha256: dffa4a9e1efff48b1c5555cb9982492b6f9ac839f7befa3af09623fceb0e88e3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4b75da1ac1e143a25f965dac4d9fcbc010ec0da36244da2cdc845f0897c1cf9d
-# Content sha256: 99796adcc2b9acd798b307fa1be85ffd84c98349b6632447dad9c7058e01f3ad
+# Inputs sha256: 36525b792d9413b29d2392e1b0d5adff480248090566ad7048806109fbac9165
+# Content sha256: d335dd9539b3b8c3c3eb7e410612364b62b34f97c3305866e152df65330bb68d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 16b6a3b1ea2fad39a9fd8483e2d0b26e5b953da1f875a731b9edb57e221e4855
-# Content sha256: 21fcb75c26b393837b94d59beea76e138b9bd696b0c782bac6228bbf42e65c6e
+# Inputs sha256: 6c2f79020f1885eddacaf802367f8c97a15de1e22bdfa70931737eaed337c40c
+# Content sha256: 4981cd298ff2cc24a7744c8c23d7491a7cd02f71f401359a0f6e6c754c90e536
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 86b1cdb661d655c63c037b84b724ba8295d2b8801fcb4ac6e9945506c915b53a
-# Content sha256: 78e7500334f03877ae84d4ca6ab4cbb2425462086d1f06bb64c7102fa761ba50
+# Inputs sha256: d7d4ef5011546410cda84cb9ac42890cd20d5821f02a95fd998d89c10447e877
+# Content sha256: 0182fd19d185702e905d90c4eb79a5ecb702c309d8b41af6fd7c694d1005a4f3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 60efb4fd18e9f0ad22daf658bc862fd6d7f6f829e553f637df15f80c1992f2f3
-# Content sha256: 45242e78e39ad953258aad2e9defc9b970f09c1628b0f619a08302c6aeacf2c8
+# Inputs sha256: aa7eee165e21807be40f13c878cbd6445fa5534e2961fc6bb84fe10fa2dc5dbf
+# Content sha256: 28941418e3dbd42b71c82e70715754f648f4cdda3ecf1b54abe6088ff612626b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 76d3075f34cae37444626512d740f7c86cf9aa567166c822882d62c8d4db5cad
-# Content sha256: 8c7da5e050803a1da5c82855d0980a39afcb961cbbaaef4407a0a47e31da352d
+# Inputs sha256: a9b098c4d50484efdfb124eb257abe1f6dbea3e3dc1d9e072d63d1499ce550df
+# Content sha256: 6b6f5dc3320aa68588af14c394b8027e5eb6105f0a02da40f7d6aa015bea0bd4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 59886c63b8f6cb1ee4cbd02aab67f0efe8b36d2891b62bba2d12ba634aeaf520
-# Content sha256: ead8ed2054844dcb00869e92702677b5e078798ecc574b7fa8c44a34c2faacd5
+# Inputs sha256: d70a788a87a0ca0973c8c20c1683804debba51e2c7922092df2f481b5a8714f4
+# Content sha256: 9e8bee479807d25e13184ebc01d4f15000992425eebe57c8b795e47b3443931b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 153e59aa8d3a6f1d806e8f69574f700b9d597bd00de483759e6ae9321f29a7ab
-# Content sha256: d231ab1f710b3064bda47cf19eb6b0a004338f14ee4222eabec45fce06e63d7b
+# Inputs sha256: fcc4b6cc5a7403e548b2d0ef565e41e733c1faadedf5b9f2f8b540df98c24b02
+# Content sha256: 7db8833905bcc380e0567cbd3d061a9010da571183935cb562d07727adbd5ba1
 
 """Wire models of ACP protocol v1.
 

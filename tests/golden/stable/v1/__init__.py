@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 24b78e38edcd495adb6a350c62edb3027d7fd4cf3b5e61bad109b69a890a4a69
-# Content sha256: c9c99f67d29e074c1907c40ccd871b437cab3374f0f6fc1216038c3a042add6f
+# Inputs sha256: 4b39acdc1bb7927ffca0055984dc6403f2f993b70091e12a2227589d78bf36ff
+# Content sha256: 76d5024f5c6270e7249f60b18218a3c245d912bce158797122a7d0c7eb4f7ab9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

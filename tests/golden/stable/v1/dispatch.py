@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 088b132250a0f29ac41f9500e14f8810e638552500168a4666d9e2b19fab735f
-# Content sha256: 2c05cb423cc63b6166772b285eef4903b0d51ab29c829efff70c9801af6254f7
+# Inputs sha256: 27bf6bbef0b2a5cfbe73877fd4001d2a72541c9421a0b4765e0aa0b8211ccf66
+# Content sha256: 93ed357daa8d6f3da61f90196122da4de0399a8e8ef2763f84451fa30b2d404d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

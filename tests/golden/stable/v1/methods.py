@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d6bf173fed9e687018a0e37f50aadc36841a7ff075d321318db85eb6ff2b103
-# Content sha256: ba2b33d1943334a5de3f088054505b0ffbadef5a26759260f3127c3063506b9f
+# Inputs sha256: fda2a2cdddd0efafdf732e9604cbbbae778fc18c38a12c8aa7c9d87e66eccf63
+# Content sha256: 8b3b2e6550c030a3482b7153bd73e49ddebaee43ba00894d2e490d8e3361e951
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

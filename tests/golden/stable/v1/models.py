@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cf208caf5b7e01338001e05a695273ce29c4942efcdcbeba21b2c48ce3e10871
-# Content sha256: 2df2207a959c2c16494905a1d33f2afdb00a66eb07903566fe00e06359a6f28c
+# Inputs sha256: 58381307d153ee3e01cd3ad68b30c7210359963b8d5524dcd9c3efec25792ba9
+# Content sha256: da67ea517b5458e6fa751c6d48a9731f432ee10bc63fb4b2f6e1fa06808c5eae
 
 """Wire models of ACP protocol v1.
 

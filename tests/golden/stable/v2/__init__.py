@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c11bf563ee07eec6b556a12694ebd3c0d309d9ce3b690974716f61b611303c34
-# Content sha256: d51bfd1fb891f1755c6577a3b8fe7e9b2a0f9330d96b2494f9edd1b7d273be61
+# Inputs sha256: ea8dab37820a6c56f3316d853ec23f30a492d01def0c67ffe664ae8f5ef44273
+# Content sha256: b52d4a47ee5cccfa5b259474cd40f3741e6e43b470bc965824ae7c8457958881
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ef6f1f395fcf53014bd71256e0d901f753a655d6cc875bcf73fe051e30154c5
-# Content sha256: 21d9cb54eebfddcdec7fb692b0975a2ca0fe2063771c9c40f3c4d9cc41ae45da
+# Inputs sha256: d1f4dc1aecf3c89e7281841b6aa01586fd0a84a9b073bab6c8de91a40dacb50d
+# Content sha256: dd6825ac8787f1365cb5feb864fececc575b0cdbcde85d230610afc256184df4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 102be7259e90c82eecc57976d886d7821812551b7b500b5c5f40ca9f37dd586c
-# Content sha256: 2a993e860362426c050614ac797ca39db52af6a0a0e6a71eb1d0cbd8a27a79f3
+# Inputs sha256: fdc6cade260ed0bc9b5ee3d5df1b59cd38773b2362809e1f4a8405fdd7b7d585
+# Content sha256: a13d827ca97271794e8a213cb0df02e8d9b47167e9efd2f8858e7ca03815c94e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8bb9b34ab5f3567d1002f252232f88f720c2d180e4c81828a55aa9f2edfd2a26
-# Content sha256: 41e36ed3020f9b98c58b002696ffb5eb794a100bf89e9ec46c948170402ffd1d
+# Inputs sha256: 50465253df670d58ae9f565794c1d2f9fd728ea2ef11f0a95d6d7e35c64dedbe
+# Content sha256: 6b4a60ef135151f2e115918463546137f42781d44f41810139f4b8377cfa6437
 
 """Wire models of ACP protocol v2.
 
