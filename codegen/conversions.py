@@ -715,6 +715,18 @@ def _stale(decl: _Declarations, full: _Comparison) -> list[Problem]:
                     Problem(decl.source.name, pointer("invariants", index, key), f"v{version} has no {name}")
                 )
                 break
+    for f in decl.fields:
+        # A fill condition naming no field would silently never fill (issue 7: hostile names).
+        if f.fill is not None and (f.v1 is None) != (f.v2 is None):
+            version = 1 if f.v1 is not None else 2
+            proto = full.v1 if version == 1 else full.v2
+            td = proto.types.get(decl.type_name(version, f.type))
+            if td is not None and f.fill[0] not in set(_all_fields(td, proto)):
+                problems.append(
+                    Problem(
+                        decl.source.name, pointer("fields", f.index, "fill", "when"), f"v{version} has no {f.fill[0]}"
+                    )
+                )
     return problems
 
 

@@ -17,7 +17,13 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.pointer or '/'}: {self.message}"
+        # Names in the input may hold line breaks or control characters: escaped, so that
+        # one problem is always one line and cannot imitate another.
+        return _printable(f"{self.file}: {self.pointer or '/'}: {self.message}")
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 class SchemaError(Exception):

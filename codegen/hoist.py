@@ -29,6 +29,7 @@ A schema for which no rule yields a free name is an error naming its place: givi
 from __future__ import annotations
 
 import copy
+import keyword
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -120,8 +121,14 @@ class Hoister:
     # -- bookkeeping --------------------------------------------------------------------
 
     def _free(self, name: str) -> bool:
-        # Reserved names (``Field``, ``Literal``...) would shadow the models module's imports.
-        return name not in self.defs and name not in self.derived and name not in RESERVED_TYPE_NAMES
+        # Reserved names (``Field``, ``Literal``...) would shadow the models module's imports;
+        # a keyword ("none" -> ``None``) cannot name a class at all.
+        return (
+            name not in self.defs
+            and name not in self.derived
+            and name not in RESERVED_TYPE_NAMES
+            and not keyword.iskeyword(name)
+        )
 
     def _add(self, name: str, rule: str, schema: dict[str, Any], owner: str, path: tuple[str | int, ...]) -> str:
         if not name or not name[0].isalpha():

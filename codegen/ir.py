@@ -17,6 +17,7 @@ from typing import Any, Literal
 from .errors import pointer
 from .features import FEATURE_KEY, Selection
 from .hoist import Derived, hoist
+from .names import model_field_name
 from .validate import DEFS, message_role, ref_target, sides_of
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
@@ -70,7 +71,8 @@ class Field:
 
     @property
     def py_name(self) -> str:
-        return python_field_name(self.name)
+        """The model's attribute for this field (validation refuses names that would collide)."""
+        return model_field_name(self.name)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import Problem, SchemaError, fail
+from .errors import Problem, SchemaError, fail, pointer
 
 META_FILE = "meta.json"
+VERSION_DIR = re.compile(r"v[1-9][0-9]*\Z")
+MAX_DEPTH = 64
+# JSON's \ud800 escapes can spell text that no UTF-8 file (the output) can hold.
+LONE_SURROGATE = "string holds a lone surrogate (\\ud800-\\udfff escape): not Unicode text"
 
 
 @dataclass(frozen=True)
@@ -76,13 +81,41 @@ def parse_json(text: str, name: str) -> Any:
             Problem(name, p, "duplicate key (JSON objects must not repeat a name)") for p in _find_duplicates(text)
         ]
         raise SchemaError(problems or [Problem(name, "", f"duplicate key {duplicates[0]!r}")])
+    odd = _odd_values(data, (), [])
+    if odd:
+        raise SchemaError([Problem(name, ptr, reason) for ptr, reason in odd])
     return data
+
+
+def _odd_values(node: Any, path: tuple[str | int, ...], found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(pointer, reason) of every value later stages cannot take."""
+    if len(path) > MAX_DEPTH:
+        # Every later stage (meta-schema, pruning, the model generator) recurses per level.
+        found.append((pointer(*path), f"nested deeper than {MAX_DEPTH} levels"))
+    elif isinstance(node, str):
+        if not _is_text(node):
+            found.append((pointer(*path), LONE_SURROGATE))
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if not _is_text(key):
+                found.append((pointer(*path, key), "name " + LONE_SURROGATE.removeprefix("string ")))
+            _odd_values(value, (*path, key), found)
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            _odd_values(item, (*path, i), found)
+    return found
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _find_duplicates(text: str) -> list[str]:
     """Second pass that knows the path, used only when the first found a duplicate."""
-    from .errors import pointer
-
     found: list[str] = []
 
     def walk(node: Any, path: tuple[str | int, ...]) -> None:
@@ -138,6 +171,13 @@ def find_version_dirs(schema_dir: Path, root: Path | None = None) -> list[Path]:
     if not schema_dir.is_dir():
         raise fail(display_name(schema_dir, root), "", "schema directory does not exist")
     dirs = [p for p in schema_dir.iterdir() if p.is_dir() and p.name[:1] == "v" and p.name[1:].isdigit()]
+    # str.isdigit also accepts "01" and non-ASCII digits ("v\u0661" is 1 to int()): two
+    # directories could then claim one version and one output package; refuse instead.
+    odd = sorted(p for p in dirs if not VERSION_DIR.match(p.name))
+    if odd:
+        raise fail(
+            display_name(odd[0], root), "", "a version directory must be named v<N> (ASCII digits, no leading 0)"
+        )
     if not dirs:
         raise fail(display_name(schema_dir, root), "", "no version directories (v1, v2, ...) found")
     return sorted(dirs, key=lambda p: int(p.name[1:]))

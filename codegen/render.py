@@ -138,7 +138,7 @@ def tool_versions() -> dict[str, str]:
 def _sha(parts: Iterable[str]) -> str:
     digest = hashlib.sha256()
     for part in parts:
-        digest.update(part.encode())
+        digest.update(part.encode("utf-8", "surrogateescape"))  # file names need not be UTF-8
         digest.update(b"\0")
     return digest.hexdigest()
 

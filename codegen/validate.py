@@ -16,6 +16,8 @@ import jsonschema_rs
 
 from .errors import Problem, SchemaError, pointer
 from .load import Source, VersionSources
+from .names import method_key_problem, property_name_problems
+from .patterns import pattern_problems
 
 DEFS = "$defs"
 REF_PREFIX = "#/$defs/"
@@ -151,6 +153,9 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
             problems.append(
                 Problem(meta.name, pointer("features", name), f"feature name must match {FEATURE_NAME.pattern}")
             )
+        elif keyword.iskeyword(name):
+            # Feature names become keyword arguments (the router's runtime gates).
+            problems.append(Problem(meta.name, pointer("features", name), f"feature name {name!r} is a Python keyword"))
 
     # Where each definition lives, across all fragments of this version.
     defs: dict[str, tuple[Source, Any]] = {}
@@ -192,6 +197,8 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
                 )
             elif target not in defs:
                 problems.append(Problem(src.name, pointer(*path, "$ref"), f"reference to undefined type {target!r}"))
+        problems += property_name_problems(src, {name: schema for name, (_, schema) in defs.items()})
+        problems += pattern_problems(src)
     problems += _alias_cycles(defs)
     problems += _method_problems(sources, defs)
     if problems:
@@ -227,6 +234,8 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
             here = pointer(section, key)
             if not METHOD_KEY.match(key):
                 problems.append(Problem(meta.name, here, f"method key must match {METHOD_KEY.pattern}"))
+            elif method_key_problem(key):
+                problems.append(Problem(meta.name, here, str(method_key_problem(key))))
             if not METHOD_NAME.match(method):
                 problems.append(Problem(meta.name, here, f"method name must match {METHOD_NAME.pattern}: {method!r}"))
             elif (method, side) in declared:

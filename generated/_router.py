@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b196339ffd13c1f0a6c6cec15e9905c07dea11025e808b4b0ec2ba98f3774382
-# Content sha256: 8200912b6021c316d6314e80df1b8b16e896d273e2ff59ecaed7944dd1dcf980
+# Inputs sha256: 43602e82fe383977c3ce4f3a115968cbc8ce5904fa990eee29e5077e3a48250e
+# Content sha256: 1e207e47a100056cfc28556d5cf1811e13da883ae4b7d6cf6975d646ad8cc5c0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

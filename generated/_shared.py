@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 96a28bb9ea62913e4239600d7f43976835e47aae58057bd0f893b3006e136a48
-# Content sha256: 32132a862829ccdfb0473450cfb510f0456a8778fc8decb780cf65a178b35b86
+# Inputs sha256: 90e8d2befb15109acbdfcc1fdb1eb75028e5ca65670c715d3e5c9decdd8b19ab
+# Content sha256: a0ca8a5a41cf0fbc7be5c473289e7deac63215ed9f57b2e2400d4f66fa449df9
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0a4bc0d10dbb0c97f15f047a9eb943de9e3318e6920c4b65a937a4716c935874
-# Content sha256: 61750eb574deaf7e28167e6f333c80e68d88158bc78237f7f8b6500c2448c955
+# Inputs sha256: 47c3e56b997831c84621d2643fea10faffa4fdcc4a42ae1931b45f78f3f9c5e2
+# Content sha256: ed8b28a64171df2ed4da1d68976bd87fb65f93e4d95cfeea844dacaaa9ef80de
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -923,7 +923,13 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -936,9 +942,15 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:
@@ -957,6 +969,19 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
+    try:
+        return _convert_message(message, source, target, method)
+    except ConversionError:
+        raise
+    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
+    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the message cannot be converted: {exc}") from None
+
+
+def _convert_message(
+    message: Mapping[str, Any], source: int, target: int, method: str | None
+) -> dict[str, Any]:
     if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0e7758e27435b6452afa01879cb5d486dafcaf5715e4cfa4956cda7a06eba432
-# Content sha256: da5005229b6ca78f4c5b9591c4ab303b30b56476d3f45bc73f43c0976d865de5
+# Inputs sha256: 79ecf93814f09e638733f92f5d12e81dac6d953c48c2c0e2bf66576dcaed2fe2
+# Content sha256: 0fa3b21de313f4a9fb4eec29a228a8da9329376f3372bb7c8060f2251d10bdf5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

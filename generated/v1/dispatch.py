@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b9ba009d1f980efdbddbda88844ad797086ae0e15d4815a891c1b9b76c958f4d
-# Content sha256: 9c7429c652d4c47ef3f082336050c7db23990895a023a6d9c678a32dda5fcfa7
+# Inputs sha256: 345e0fc24cae5fec9469e3d05f3fd49290e0755f82bd1a030212400e2b2c5e1c
+# Content sha256: 11e31268b14064b859899e2287eaf7439ffa6ddbd1b3138dec1eec7af8bd1456
 
 """Method dispatch for the agent side of ACP protocol v1.
 

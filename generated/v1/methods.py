@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8cdfbf26e5f6dd6f26168070ac5486f6fce4e825978c79623510461d04103357
-# Content sha256: 1fefd7dffb9f1503cabf730e3266aa3305c3eadb8e8e0f22761adc83f6f0a96a
+# Inputs sha256: d9c9f94ae50fc75e55f9101ee471881b15add567e702ff7491effe986fe4b96b
+# Content sha256: dcecbea6a2f87a54d57fc42ccf6f2a9d048b4e182e918cc2a0548fcf8f1a38f4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9b2405b83acb8847bcae11bec2e6689184c59521a7ce4faf35d01c4548134fea
-# Content sha256: e39da1c7f6e67970284dc442c454436265e85aa87c1cc7b9ab321d65dbbece5d
+# Inputs sha256: 0f2449d344e4b77d6894ff3c92a327bfa4ac285398525bca5c7ac34daa5c49d4
+# Content sha256: 6be7016783b9119940f6a9d4223042da362b3bbe2b038528da925e8fa358a466
 
 """Wire models of ACP protocol v1.
 

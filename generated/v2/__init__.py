@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d54de0fc7e90368b4dab3ba910d3b85d58f061ce2e9b4e9cb5929ea29718e992
-# Content sha256: 923fe9e51caf9774c1d648a45a69425303d7132b7ecf7ba153e394b168b5ff2a
+# Inputs sha256: 34483b212849c7ba44e47a1693fae5ef9e9e050199f13b736eb0d78674626a0f
+# Content sha256: 6957dafbc4af7eb3671c5c48a1d1490203ff0433d084f2d8f6feb1b6ad3a3dcf
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1388680653c16538381dd6447827aa100e6806fe76f06c9c84a40c80bf38a17a
-# Content sha256: 47fee876b3edfe5ee74eb0be5c0d8b0339a26873a332e469a7c45bef2cb19bdf
+# Inputs sha256: f40f6da7b162e027e0440ddfbe12aa073dbcd3b90954adf768bd22ed610c073e
+# Content sha256: f5c2f40b355cf71a68a2bbaa4f74000d1c55cd541a3c95e57cd5acf3a8e74506
 
 """Method dispatch for the agent side of ACP protocol v2.
 

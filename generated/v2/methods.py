@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ea8ba8aa891e63b8425136eef2f5a9884d9e1b4cf0ec7d0f0d082e87f0438999
-# Content sha256: 7d6c042bad20128b58cbd4215a5ba464f65ffecfb30afdfceb99f10990191b78
+# Inputs sha256: dc75d49bfff2beca5836d28acf57101a8dd42a0cd7115a4155de1972e6a16d69
+# Content sha256: f2fd25fe78e7ff27d1c47170bdb51bd57ca83e2c516c90324bb991b12846c6df
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7c29e3fe9b3ef205a522a10ed7ddccc6ae164dd7f86cf638ebaf23cb9fb3891e
-# Content sha256: a1c0be95b14e40dc3bd83465e173a9264e10dace34de7c072773d75c1016f3d9
+# Inputs sha256: fb8294844e5497ba988676c0e986836ea479b1d1ef62d54304184ff950a2e83a
+# Content sha256: 2b760b65dadc7bd1cadc5bb676a3599c20a2d3ecb53eaf6e45e25f99dfac89b1
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9bf87e265dd4bb4faa3f03fd89a12bf04da82e541a84a47dc4237bda2abda2c3
-# Content sha256: 629e1c0e41cfbcc11117d6c950d9c8690efbc17ffffc40b7b587ab159e9ce459
+# Inputs sha256: a053ee39fb72cbf9e8d1a6c94a4ddd4fa494edbffb09bcc3c62cf87e65dee4fd
+# Content sha256: a1c1256c45dbcf25a220333efdd88be2a1a1720613273e62f8d4c7f601c46af1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

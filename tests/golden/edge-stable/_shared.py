@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c5f1b0bfd811e01fea37011fbfb59b29d6e95db1c05b6d3286812bf85802b937
-# Content sha256: 445ecc38cdfe6a0e1233b9a164853755e212279aeb6568fec86a2b79820fdae5
+# Inputs sha256: 5fcfa794ce844ac2f41e0b5e65efa5b16464b32120d62ffd81b456a017c21b02
+# Content sha256: 6948fe6c4a54f220a5ed522f25c1b69192c2735bc61e0fefd273e382e92d3e1b
 
 """Types shared by every protocol version of the generated package."""
 

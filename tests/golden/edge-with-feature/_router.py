@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ed59098d8b164cedaace9262ee5393515693e463f5bfc4d1ff6458e9703671fb
-# Content sha256: a41a0c200fd117598fe640444987a60d8c2bbb515a1a3082f8f1da8bef1739c3
+# Inputs sha256: b619c870a5896412c807bab47471ebb809ce8acb8a832bee2ee606e8ddeb4ec1
+# Content sha256: c7568a6ad6dd737ec3892cdea2e5b064938b6ec2c4138a33c7266514860f26fe
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ba0c29e13c054490326766b855fa1eb665312285d529db6f5bc25119dd6200af
-# Content sha256: 540a51a4122472e994928c3781f1e0e80fe0736b77e64d17ec860ef89eb5588a
+# Inputs sha256: 9a385d1bfac5119abf2299111336ec085c16d06f750a51cef2b230fd75ce8c71
+# Content sha256: 8f8790419a182e62dccf5f0174ef3ce1189a950c5882ce95445867034a16c1bb
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 358c31ab2a39513562f5c6bddeb6d99616df91ae8c3026b1c09902915b3ddbf7
-# Content sha256: d02202030113e804e5f1b5cb02381affcd883a9a624ea7493bce7dd591fdaf22
+# Inputs sha256: 37058da091fda6ddb08a92fcab2c62fc2ee64efc523479bd2b8e5421cd2a3eea
+# Content sha256: 8823b72da9a6f5f465618d5c245a296147f5fa8286b0548f39956d8b81e6961f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

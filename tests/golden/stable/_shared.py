@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 48ee8724b4878bf5d60872d0485c66fd410f937009a4768cb31d205256b2e783
-# Content sha256: 85626afe12208601143415f89a4aa51d54346bb62a985984b1e7c4cff7118df2
+# Inputs sha256: 0e2fac55cb05219c6e0cf3825ce4dc45e64b3ab281c9efb77bd8c1d94c4fb9d0
+# Content sha256: 42979332b8ffa96b3429433791a5b9d56fac056f6b85c1e91eb4fc27942254d4
 
 """Types shared by every protocol version of the generated package."""
 

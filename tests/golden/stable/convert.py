@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 72906f185a9bb9316af31c3b410164c8bf716cbe74df51836472d6f315a9d200
-# Content sha256: ed6cd3402167e18e495dd6e131bbff699b7542070fcedc9de63d73bc7e7e3068
+# Inputs sha256: 4fef5228109275110aa190294d8b4c7a4c485e0f85be54ff0e8c321d899272ab
+# Content sha256: 33d65a2d1eef5df76e10115fef77bf15bb8784121173515976b7b6f922f6302c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -742,7 +742,13 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -755,9 +761,15 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:
@@ -776,6 +788,19 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
+    try:
+        return _convert_message(message, source, target, method)
+    except ConversionError:
+        raise
+    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
+    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the message cannot be converted: {exc}") from None
+
+
+def _convert_message(
+    message: Mapping[str, Any], source: int, target: int, method: str | None
+) -> dict[str, Any]:
     if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 41ff671561f9a047f9fb8954c01ac96179984c526c08981302166edb9b6f957f
-# Content sha256: 3fd7a28f154f162afa317af2cc90d52ebfa1259bde481585cb1de414b137782e
+# Inputs sha256: 06965aafc003cfb6a2d7342809bd4c379e52a2dab41e14e2f14524837a6495d8
+# Content sha256: 52692f8c97b1a5099c3b04fd9119f74fbafaf8d27d42818d24292b4e3a2490d0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -435,7 +435,13 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -448,9 +454,15 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:
@@ -469,6 +481,19 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
+    try:
+        return _convert_message(message, source, target, method)
+    except ConversionError:
+        raise
+    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
+    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the message cannot be converted: {exc}") from None
+
+
+def _convert_message(
+    message: Mapping[str, Any], source: int, target: int, method: str | None
+) -> dict[str, Any]:
     if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5eb5ea296848c209143ac7ed777d5847727c847f47643d71e1265c45f2d9c7ac
-# Content sha256: f8968c435ffec05a086ef4e1d3ed65df2cff57f076934534ed452e398d179255
+# Inputs sha256: c37d05bc80ca4c23c45720d87708195992a50f51d48d751a2c130c06c8feab70
+# Content sha256: b0921fd1b97b334da6107a7090fce7023332495218a2d3b3cf4a4fce50e6e0fa
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -458,7 +458,13 @@ def _convert(
 
 def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
     """Convert the wire value of ``type_name`` (its name in the source version)."""
-    return _convert(type_name, value, source, target)
+    try:
+        return _convert(type_name, value, source, target)
+    except ConversionError:
+        raise
+    # Nested deeper than copying or pydantic's serializer allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
@@ -471,9 +477,15 @@ def convert_json(type_name: str, data: str | bytes, *, source: int, target: int)
     except ValidationError as exc:
         try:
             value = json.loads(data)
-        except ValueError as bad:
+        # Not JSON, or nested deeper than json reads.
+        except (ValueError, RecursionError) as bad:
             raise ConversionError((), f"not JSON: {bad}") from None
         raise _error(exc, value, (), source) from None
+    except ConversionError:
+        raise
+    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
 
 def _method(name: Any, source: int) -> tuple[str, str, str | None]:
@@ -492,6 +504,19 @@ def convert_message(
     """Convert a JSON-RPC message. Requests and notifications convert by their method;
     responses (results and errors) need ``method``, the method of their request. Error
     objects are the same in both versions and are carried as they are."""
+    try:
+        return _convert_message(message, source, target, method)
+    except ConversionError:
+        raise
+    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
+    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
+    except (RecursionError, ValueError) as exc:
+        raise ConversionError((), f"the message cannot be converted: {exc}") from None
+
+
+def _convert_message(
+    message: Mapping[str, Any], source: int, target: int, method: str | None
+) -> dict[str, Any]:
     if (source, target) not in _ADAPTERS:
         raise ConversionError((), f"no conversion from v{source} to v{target}")
     if not isinstance(message, Mapping):

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f1bf854880e6bcf5e387f83ffd9b3a37f054b5357a4c5bd7fbf0d07ce400c071
-# Content sha256: e34893fac97cbe01997d2a177ea3de0e3e7d48e55c73e5c0425d8d3354207932
+# Inputs sha256: 7092636e5de6df51ffe4d5405360e4da0326779e8aa8ebda9ab41af3e045a0b9
+# Content sha256: dffa4a9e1efff48b1c5555cb9982492b6f9ac839f7befa3af09623fceb0e88e3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 977f5f464abbc719004ffbb110216ca7cf61cae894b2a9d26a07e368e37327df
-# Content sha256: 6b9592806b80473c06363a87dc13816034f1d206de1d4f2b1035e8ef2b000dcc
+# Inputs sha256: 36525b792d9413b29d2392e1b0d5adff480248090566ad7048806109fbac9165
+# Content sha256: d335dd9539b3b8c3c3eb7e410612364b62b34f97c3305866e152df65330bb68d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

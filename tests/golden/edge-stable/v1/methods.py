@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1fa6379187ef2c85600b576125475c5a8df136c1195b051b908ebdeecdc631b0
-# Content sha256: 948e03288dd08130f36149bea118d8a6803338da2bc2e1e2652ed1f46e6cef30
+# Inputs sha256: 6c2f79020f1885eddacaf802367f8c97a15de1e22bdfa70931737eaed337c40c
+# Content sha256: 4981cd298ff2cc24a7744c8c23d7491a7cd02f71f401359a0f6e6c754c90e536
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

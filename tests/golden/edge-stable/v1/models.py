@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2d7f6f905e2a499fa23a267ee8c9c1475655d596cf09e999ac78a016230dffc7
-# Content sha256: fe0dd797301cff6313c95abcf579a302175a00f5f870d2143e4927a7209410ae
+# Inputs sha256: d7d4ef5011546410cda84cb9ac42890cd20d5821f02a95fd998d89c10447e877
+# Content sha256: 0182fd19d185702e905d90c4eb79a5ecb702c309d8b41af6fd7c694d1005a4f3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ef7a8c9dae7a03f393a751d23154a52de59a0b73b90607d872a44d5d1a4d6b1c
-# Content sha256: b5113c538ba12a117f8b073a944c64a56d576c6aabc9802354e9a1afa3d4b8aa
+# Inputs sha256: aa7eee165e21807be40f13c878cbd6445fa5534e2961fc6bb84fe10fa2dc5dbf
+# Content sha256: 28941418e3dbd42b71c82e70715754f648f4cdda3ecf1b54abe6088ff612626b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

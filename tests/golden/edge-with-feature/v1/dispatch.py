@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 51a644a859f0159f42438f9ae19feb33953dcde01e17329e2865e0330c30e083
-# Content sha256: 38cdd0f2b07859ca4a85a6230557f33e6310db00c9efdad4010a9324c3be0c70
+# Inputs sha256: a9b098c4d50484efdfb124eb257abe1f6dbea3e3dc1d9e072d63d1499ce550df
+# Content sha256: 6b6f5dc3320aa68588af14c394b8027e5eb6105f0a02da40f7d6aa015bea0bd4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 038d057d010c9166aadb8ef17cb6b6aa6e84413f54b54e7707a0f904a63b41d5
-# Content sha256: 56458d685d84abd7303ffce8013361582b877ce0854248e02717e69a2e46df95
+# Inputs sha256: d70a788a87a0ca0973c8c20c1683804debba51e2c7922092df2f481b5a8714f4
+# Content sha256: 9e8bee479807d25e13184ebc01d4f15000992425eebe57c8b795e47b3443931b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5c6e651903419ed2c34e07d83ba4d039d3205e06484b7e07389225c71aeee4cd
-# Content sha256: 6daf6877e5d21b338f4441e5f44f82c024832cd13130e97d146460fe0580e47d
+# Inputs sha256: fcc4b6cc5a7403e548b2d0ef565e41e733c1faadedf5b9f2f8b540df98c24b02
+# Content sha256: 7db8833905bcc380e0567cbd3d061a9010da571183935cb562d07727adbd5ba1
 
 """Wire models of ACP protocol v1.
 

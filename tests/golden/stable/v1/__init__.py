@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 73c6c10a45d3d36781167ac7a589483e23f0c5e1336de188389b35e799854b6b
-# Content sha256: d56351f3dc8c82402817cc7927ee5c95c7e75a7073abd52d533ad4c98eff50cd
+# Inputs sha256: 4b39acdc1bb7927ffca0055984dc6403f2f993b70091e12a2227589d78bf36ff
+# Content sha256: 76d5024f5c6270e7249f60b18218a3c245d912bce158797122a7d0c7eb4f7ab9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a6ecb1c2bd4ff595b692bcb04d06116746683b3f0b7c573923c9de23384c9a32
-# Content sha256: bc98de992f088a766a66d37728da056438391432ac00436232a6f9615b14e680
+# Inputs sha256: 27bf6bbef0b2a5cfbe73877fd4001d2a72541c9421a0b4765e0aa0b8211ccf66
+# Content sha256: 93ed357daa8d6f3da61f90196122da4de0399a8e8ef2763f84451fa30b2d404d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

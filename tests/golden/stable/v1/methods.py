@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9a89868b68dd36b13876a39ed4003d6eb392dad0dcddcb0908673d195cb591b8
-# Content sha256: 969024c4ce317cbd3bb4be9b05c68fbdb01f499f1bd98c6a994713e0677aed72
+# Inputs sha256: fda2a2cdddd0efafdf732e9604cbbbae778fc18c38a12c8aa7c9d87e66eccf63
+# Content sha256: 8b3b2e6550c030a3482b7153bd73e49ddebaee43ba00894d2e490d8e3361e951
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

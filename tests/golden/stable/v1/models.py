@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 30dabfa904b54e1732ab7ad5fcc2f1f037627051be447c24fb5eb753861a85a6
-# Content sha256: 8455030ec04990cd5e04575dac8423f166771c88fa679c9172a5d155244ae317
+# Inputs sha256: 58381307d153ee3e01cd3ad68b30c7210359963b8d5524dcd9c3efec25792ba9
+# Content sha256: da67ea517b5458e6fa751c6d48a9731f432ee10bc63fb4b2f6e1fa06808c5eae
 
 """Wire models of ACP protocol v1.
 

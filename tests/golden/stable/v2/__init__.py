@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 22d04b33671b113506998549eccf67d4791ecdd203703977557c36e0257596e9
-# Content sha256: a9eecd7728eb2134ed31200a1d6b78e4be31a51eb621cd31e5800be5ff007006
+# Inputs sha256: ea8dab37820a6c56f3316d853ec23f30a492d01def0c67ffe664ae8f5ef44273
+# Content sha256: b52d4a47ee5cccfa5b259474cd40f3741e6e43b470bc965824ae7c8457958881
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5c1f1689e22f3ca8db501b81273c544bc8889d86823be2c40128049a845dc885
-# Content sha256: 4709cbf4eb2e2a26c642ebd4ee24f499d9c02c9e25579a46372f9867501af511
+# Inputs sha256: d1f4dc1aecf3c89e7281841b6aa01586fd0a84a9b073bab6c8de91a40dacb50d
+# Content sha256: dd6825ac8787f1365cb5feb864fececc575b0cdbcde85d230610afc256184df4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

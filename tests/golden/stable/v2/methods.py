@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1a2f26d3806818d6ff22de2a2c0f885fe7473528389915079e726d03c75d7233
-# Content sha256: 7f5d08dd8fb798d1b0ce87030b0780aa65e00a09bf26b9fe87c1f5f629b75554
+# Inputs sha256: fdc6cade260ed0bc9b5ee3d5df1b59cd38773b2362809e1f4a8405fdd7b7d585
+# Content sha256: a13d827ca97271794e8a213cb0df02e8d9b47167e9efd2f8858e7ca03815c94e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

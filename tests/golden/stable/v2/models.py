@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2cc9777465045e0a8e0539ab452e1ea37ee85af54dad5c91ac717f0e5a1947d5
-# Content sha256: 2616a8ec5632967bfe786dd4cb5bd7428507d3654434e88bc1332cd485541ea0
+# Inputs sha256: 50465253df670d58ae9f565794c1d2f9fd728ea2ef11f0a95d6d7e35c64dedbe
+# Content sha256: 6b4a60ef135151f2e115918463546137f42781d44f41810139f4b8377cfa6437
 
 """Wire models of ACP protocol v2.
 

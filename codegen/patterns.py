@@ -1,0 +1,54 @@
+"""Part of stage 2, validate: ``pattern`` keywords that the generated models can compile.
+
+A ``pattern`` becomes ``Field(pattern=...)``, which pydantic compiles when the models
+module is imported, with its own regex engine (no look-around, no backreferences). A
+pattern it cannot compile would make the generated package fail on import, far from the
+schema that caused it; so each one is compiled here, by the same engine, and refused with
+its JSON pointer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic_core import SchemaError as CoreSchemaError
+from pydantic_core import SchemaValidator, core_schema
+
+from .errors import Problem, pointer
+from .load import Source
+
+VALUES = ("const", "default", "enum", "examples")
+
+
+def _patterns(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern":
+                yield (*path, key), value
+            elif key == "patternProperties" and isinstance(value, dict):
+                yield from (((*path, key, p), p) for p in value)
+            if key not in VALUES:
+                yield from _patterns(value, (*path, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _patterns(item, (*path, i))
+
+
+def pattern_error(pattern: str) -> str | None:
+    """pydantic's complaint about a regular expression, or None when it compiles."""
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except CoreSchemaError as exc:
+        return str(exc).strip().splitlines()[-1].removeprefix("error: ")
+    return None
+
+
+def pattern_problems(src: Source) -> list[Problem]:
+    problems = []
+    for path, pattern in _patterns(src.data):
+        if isinstance(pattern, str):  # other types are the meta-schema's to report
+            error = pattern_error(pattern)
+            if error is not None:
+                problems.append(Problem(src.name, pointer(*path), f"pydantic cannot compile this pattern: {error}"))
+    return problems
