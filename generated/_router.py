@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 43602e82fe383977c3ce4f3a115968cbc8ce5904fa990eee29e5077e3a48250e
-# Content sha256: 1e207e47a100056cfc28556d5cf1811e13da883ae4b7d6cf6975d646ad8cc5c0
+# Inputs sha256: 941b8698f604173a775d6bc0814b656d17f7b9a93acfa55aef13a12cc2b031ba
+# Content sha256: 3e08ca1926d7ace28c985385a1d98510afd5c3832c81bc4da187d96b2834a9ab
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -82,6 +82,10 @@ class _Bound(NamedTuple):
     enums: tuple[tuple[FieldPath, frozenset[Any]], ...]  # path, values accepted here
     params: TypeAdapter[Any]
     result: TypeAdapter[Any] | None
+
+
+# How results are written on the wire: camelCase names, and no key that was never set.
+_WIRE: dict[str, Any] = {"by_alias": True, "exclude_unset": True}
 
 
 class _Outcome(NamedTuple):
@@ -243,11 +247,17 @@ class BaseRouter:
                 "error": outcome.error.to_error(),
             }
         # A notification-kind method sent with an id still gets its (null) answer.
-        result = None
-        if outcome.result_adapter is not None:
-            result = outcome.result_adapter.dump_python(
-                outcome.result, mode="json", by_alias=True, exclude_unset=True
+        try:
+            result = self._dump(
+                outcome,
+                lambda adapter, value: adapter.dump_python(value, **_WIRE, mode="json"),
             )
+        except InternalError as exc:
+            return {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": outcome.id,
+                "error": exc.to_error(),
+            }
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
     async def handle_json(self, text: str | bytes) -> str | None:
@@ -271,12 +281,34 @@ class BaseRouter:
         if outcome.error is not None:
             error = json.dumps(outcome.error.to_error())
             return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + error + "}"
-        result = "null"
-        if outcome.result_adapter is not None:
-            result = outcome.result_adapter.dump_json(
-                outcome.result, by_alias=True, exclude_unset=True
-            ).decode()
+        try:
+            result = (
+                self._dump(
+                    outcome,
+                    lambda adapter, value: adapter.dump_json(value, **_WIRE).decode(),
+                )
+                or "null"
+            )
+        except InternalError as exc:
+            return (
+                '{"jsonrpc":"2.0","id":'
+                + id_text
+                + ',"error":'
+                + json.dumps(exc.to_error())
+                + "}"
+            )
         return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + result + "}"
+
+    @staticmethod
+    def _dump(outcome: _Outcome, dump: Callable[[TypeAdapter[Any], Any], Any]) -> Any:
+        """Serialise a result; one that cannot be (too deep, say) is the handler's fault: -32603."""
+        if outcome.result_adapter is None:
+            return None
+        try:
+            return dump(outcome.result_adapter, outcome.result)
+        except Exception:
+            logger.exception("result could not be serialised")
+            raise InternalError() from None
 
     async def _process(self, message: Any) -> _Outcome | None:
         if not isinstance(message, dict):

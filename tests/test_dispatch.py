@@ -165,6 +165,16 @@ def test_handler_may_return_the_result_as_wire_data(router: Any, handler: Any):
     assert call(router, request("session/list"))["result"] == {"sessions": [], "nextCursor": "n"}
 
 
+def test_a_result_too_deep_to_serialise_is_an_internal_error(router: Any, handler: Any):
+    deep: dict[str, Any] = {}
+    for _ in range(400):
+        deep = {"d": deep}
+    handler.behaviour["session_list"] = {"sessions": [], "_meta": deep}
+    answer = call(router, request("session/list"))
+    assert answer["error"]["code"] == -32603 and "result" not in answer
+    assert json.loads(call_json(router, json.dumps(request("session/list"))))["error"]["code"] == -32603
+
+
 @pytest.mark.parametrize("params", [None, {}], ids=["omitted", "empty"])
 def test_omitted_params_count_as_an_empty_object(router: Any, handler: Any, params: Any):
     message = request("session/list")

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a053ee39fb72cbf9e8d1a6c94a4ddd4fa494edbffb09bcc3c62cf87e65dee4fd
-# Content sha256: a1c1256c45dbcf25a220333efdd88be2a1a1720613273e62f8d4c7f601c46af1
+# Inputs sha256: f877f0ec11fa6dd0a25ca236bc231b25b58de47cbfb8c630b950617a3e140826
+# Content sha256: 16c2233648cdf05e96baf7f724bd23f690e441a4032c336afab201e3a0eae2ca
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -80,6 +80,10 @@ class _Bound(NamedTuple):
     enums: tuple[tuple[FieldPath, frozenset[Any]], ...]  # path, values accepted here
     params: TypeAdapter[Any]
     result: TypeAdapter[Any] | None
+
+
+# How results are written on the wire: camelCase names, and no key that was never set.
+_WIRE: dict[str, Any] = {"by_alias": True, "exclude_unset": True}
 
 
 class _Outcome(NamedTuple):
@@ -241,11 +245,17 @@ class BaseRouter:
                 "error": outcome.error.to_error(),
             }
         # A notification-kind method sent with an id still gets its (null) answer.
-        result = None
-        if outcome.result_adapter is not None:
-            result = outcome.result_adapter.dump_python(
-                outcome.result, mode="json", by_alias=True, exclude_unset=True
+        try:
+            result = self._dump(
+                outcome,
+                lambda adapter, value: adapter.dump_python(value, **_WIRE, mode="json"),
             )
+        except InternalError as exc:
+            return {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": outcome.id,
+                "error": exc.to_error(),
+            }
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
     async def handle_json(self, text: str | bytes) -> str | None:
@@ -269,12 +279,34 @@ class BaseRouter:
         if outcome.error is not None:
             error = json.dumps(outcome.error.to_error())
             return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + error + "}"
-        result = "null"
-        if outcome.result_adapter is not None:
-            result = outcome.result_adapter.dump_json(
-                outcome.result, by_alias=True, exclude_unset=True
-            ).decode()
+        try:
+            result = (
+                self._dump(
+                    outcome,
+                    lambda adapter, value: adapter.dump_json(value, **_WIRE).decode(),
+                )
+                or "null"
+            )
+        except InternalError as exc:
+            return (
+                '{"jsonrpc":"2.0","id":'
+                + id_text
+                + ',"error":'
+                + json.dumps(exc.to_error())
+                + "}"
+            )
         return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + result + "}"
+
+    @staticmethod
+    def _dump(outcome: _Outcome, dump: Callable[[TypeAdapter[Any], Any], Any]) -> Any:
+        """Serialise a result; one that cannot be (too deep, say) is the handler's fault: -32603."""
+        if outcome.result_adapter is None:
+            return None
+        try:
+            return dump(outcome.result_adapter, outcome.result)
+        except Exception:
+            logger.exception("result could not be serialised")
+            raise InternalError() from None
 
     async def _process(self, message: Any) -> _Outcome | None:
         if not isinstance(message, dict):

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 37058da091fda6ddb08a92fcab2c62fc2ee64efc523479bd2b8e5421cd2a3eea
-# Content sha256: 8823b72da9a6f5f465618d5c245a296147f5fa8286b0548f39956d8b81e6961f
+# Inputs sha256: a6162d51ebd73ae5b9836ee0455613eae6a2f133c798c72e49f63522d264cb22
+# Content sha256: b44924037eb9f8aa85b28ccc087694ec00b567bcc59bbf4554b980a9dc3ba939
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -82,6 +82,10 @@ class _Bound(NamedTuple):
     enums: tuple[tuple[FieldPath, frozenset[Any]], ...]  # path, values accepted here
     params: TypeAdapter[Any]
     result: TypeAdapter[Any] | None
+
+
+# How results are written on the wire: camelCase names, and no key that was never set.
+_WIRE: dict[str, Any] = {"by_alias": True, "exclude_unset": True}
 
 
 class _Outcome(NamedTuple):
@@ -243,11 +247,17 @@ class BaseRouter:
                 "error": outcome.error.to_error(),
             }
         # A notification-kind method sent with an id still gets its (null) answer.
-        result = None
-        if outcome.result_adapter is not None:
-            result = outcome.result_adapter.dump_python(
-                outcome.result, mode="json", by_alias=True, exclude_unset=True
+        try:
+            result = self._dump(
+                outcome,
+                lambda adapter, value: adapter.dump_python(value, **_WIRE, mode="json"),
             )
+        except InternalError as exc:
+            return {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": outcome.id,
+                "error": exc.to_error(),
+            }
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
     async def handle_json(self, text: str | bytes) -> str | None:
@@ -271,12 +281,34 @@ class BaseRouter:
         if outcome.error is not None:
             error = json.dumps(outcome.error.to_error())
             return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + error + "}"
-        result = "null"
-        if outcome.result_adapter is not None:
-            result = outcome.result_adapter.dump_json(
-                outcome.result, by_alias=True, exclude_unset=True
-            ).decode()
+        try:
+            result = (
+                self._dump(
+                    outcome,
+                    lambda adapter, value: adapter.dump_json(value, **_WIRE).decode(),
+                )
+                or "null"
+            )
+        except InternalError as exc:
+            return (
+                '{"jsonrpc":"2.0","id":'
+                + id_text
+                + ',"error":'
+                + json.dumps(exc.to_error())
+                + "}"
+            )
         return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + result + "}"
+
+    @staticmethod
+    def _dump(outcome: _Outcome, dump: Callable[[TypeAdapter[Any], Any], Any]) -> Any:
+        """Serialise a result; one that cannot be (too deep, say) is the handler's fault: -32603."""
+        if outcome.result_adapter is None:
+            return None
+        try:
+            return dump(outcome.result_adapter, outcome.result)
+        except Exception:
+            logger.exception("result could not be serialised")
+            raise InternalError() from None
 
     async def _process(self, message: Any) -> _Outcome | None:
         if not isinstance(message, dict):
