@@ -10,6 +10,7 @@ Templates never read raw JSON; they read these dataclasses.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -136,14 +137,13 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def python_field_name(wire: str) -> str:
-    """snake_case for a wire name; ``_meta`` becomes ``meta`` (the models use the same rule)."""
+    """snake_case for a wire or type name, for names the generator coins itself (conversion
+    functions); model field names follow datamodel-code-generator's rule (``names.py``)."""
     name = _CAMEL_BOUNDARY.sub("_", wire.lstrip("_")).lower()
     return name or wire
 
 
 def _json_literal(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 

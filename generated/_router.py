@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 941b8698f604173a775d6bc0814b656d17f7b9a93acfa55aef13a12cc2b031ba
-# Content sha256: 3e08ca1926d7ace28c985385a1d98510afd5c3832c81bc4da187d96b2834a9ab
+# Inputs sha256: d66421b0f849e53cec64f851c872e20cd27d9d38584a8f1725cc5910bf9d043a
+# Content sha256: 5665a316cc991f0e1442b150f55e73025aaa04711655e6acd07afed4333a0dcd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 90e8d2befb15109acbdfcc1fdb1eb75028e5ca65670c715d3e5c9decdd8b19ab
-# Content sha256: a0ca8a5a41cf0fbc7be5c473289e7deac63215ed9f57b2e2400d4f66fa449df9
+# Inputs sha256: 99404d8c645f117bed98a2e903a7224d9c378c241407bf273775e1466a630d82
+# Content sha256: ef9ccb50433906d4f9fde90144e29769b5496183833a990459ea339f69cc7600
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 47c3e56b997831c84621d2643fea10faffa4fdcc4a42ae1931b45f78f3f9c5e2
-# Content sha256: ed8b28a64171df2ed4da1d68976bd87fb65f93e4d95cfeea844dacaaa9ef80de
+# Inputs sha256: 37301c68caeddb7b1ce80a87e02584fdcce1d1e6b51640a3578ab1afb33020dc
+# Content sha256: 85923056a4ae557161da9b5f278df36c6cf1b4015e01be368bc1e46a1f73168c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

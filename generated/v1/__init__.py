@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 79ecf93814f09e638733f92f5d12e81dac6d953c48c2c0e2bf66576dcaed2fe2
-# Content sha256: 0fa3b21de313f4a9fb4eec29a228a8da9329376f3372bb7c8060f2251d10bdf5
+# Inputs sha256: 2033e368bed8c9ce2481445804fb954a11e575dac6d3c76d9d67b8efde4bb967
+# Content sha256: fdcac8a0df1da9059d0f3abac9ba630a3a22e55953695528409ce405d71246f3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

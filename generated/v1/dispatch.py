@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 345e0fc24cae5fec9469e3d05f3fd49290e0755f82bd1a030212400e2b2c5e1c
-# Content sha256: 11e31268b14064b859899e2287eaf7439ffa6ddbd1b3138dec1eec7af8bd1456
+# Inputs sha256: 45eaadb6f659086751212011ee1906ea961a4dd87657a1fc7f633d2a9bfffc88
+# Content sha256: 3e92120f79a10807f0d9ab2abf199673a0ab502e32146b5c658035a66bd4efa5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

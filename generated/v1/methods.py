@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d9c9f94ae50fc75e55f9101ee471881b15add567e702ff7491effe986fe4b96b
-# Content sha256: dcecbea6a2f87a54d57fc42ccf6f2a9d048b4e182e918cc2a0548fcf8f1a38f4
+# Inputs sha256: 2ea0ef62216e94852df845ce34c8a8568c902bdb32121712fe7c3d30ed809c3a
+# Content sha256: 468d477421da4a8de7b6d4c1d8deed0518512e77748daee467d5dad2736750a2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0f2449d344e4b77d6894ff3c92a327bfa4ac285398525bca5c7ac34daa5c49d4
-# Content sha256: 6be7016783b9119940f6a9d4223042da362b3bbe2b038528da925e8fa358a466
+# Inputs sha256: ff0fd69c69b9289cd443bb160ce974cdadfd3be1ebad1d17e2e381618240eca8
+# Content sha256: 72e46ef735650005ccb6b922660e18bc957c20b0f2139d211b0cbc0748b03de1
 
 """Wire models of ACP protocol v1.
 

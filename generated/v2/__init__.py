@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 34483b212849c7ba44e47a1693fae5ef9e9e050199f13b736eb0d78674626a0f
-# Content sha256: 6957dafbc4af7eb3671c5c48a1d1490203ff0433d084f2d8f6feb1b6ad3a3dcf
+# Inputs sha256: bd0aad80d273b4cbf2e3468dfecb5f027cf2246f484d05a289d0179cb626f99c
+# Content sha256: d50f3e123fdbf8698d482fabc42668efe66b5ff2aeb7ed8875d1add4fab208a5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

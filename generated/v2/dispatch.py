@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f40f6da7b162e027e0440ddfbe12aa073dbcd3b90954adf768bd22ed610c073e
-# Content sha256: f5c2f40b355cf71a68a2bbaa4f74000d1c55cd541a3c95e57cd5acf3a8e74506
+# Inputs sha256: 91c92e25d9118fdcdc5c8a942ea765cb183822a1526ef06c5405150f0bf28e28
+# Content sha256: 80c93712d32ed75e001904d78834407874dc4c26fb173164d2bc22627662283f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

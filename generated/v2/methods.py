@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dc75d49bfff2beca5836d28acf57101a8dd42a0cd7115a4155de1972e6a16d69
-# Content sha256: f2fd25fe78e7ff27d1c47170bdb51bd57ca83e2c516c90324bb991b12846c6df
+# Inputs sha256: b2bf5b8934ab95527a0a63218d080aefda68385ab2bf2fc615d73fa862a1db38
+# Content sha256: 121ae62270dc3410ef73a6b170405e46fe34ab50de422bb850779f2e5d4af341
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fb8294844e5497ba988676c0e986836ea479b1d1ef62d54304184ff950a2e83a
-# Content sha256: 2b760b65dadc7bd1cadc5bb676a3599c20a2d3ecb53eaf6e45e25f99dfac89b1
+# Inputs sha256: 3c5f904fab29d30cae40b6191e12a5467afe07f08f50681713c061469a2b96f8
+# Content sha256: 50048a92d9d8a7db4c2f4b702896e84df380f838e32e6e57955d528dabb1541e
 
 """Wire models of ACP protocol v2.
 

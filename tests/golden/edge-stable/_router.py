@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f877f0ec11fa6dd0a25ca236bc231b25b58de47cbfb8c630b950617a3e140826
-# Content sha256: 16c2233648cdf05e96baf7f724bd23f690e441a4032c336afab201e3a0eae2ca
+# Inputs sha256: 95fe73d31fa73354e542aa63c8cf0ef20fa68257ece7bf62d31c96caa46b5028
+# Content sha256: 8df32d75eb80cbc15f966209b6e1e6934cd73b39d1de7282103e6a843d89ebb7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5fcfa794ce844ac2f41e0b5e65efa5b16464b32120d62ffd81b456a017c21b02
-# Content sha256: 6948fe6c4a54f220a5ed522f25c1b69192c2735bc61e0fefd273e382e92d3e1b
+# Inputs sha256: 4e8b83eeab1606994e6a2e86e30cc7f7298be0b8c9b0038db931bb2df930c6f5
+# Content sha256: c64fee3dcc0c53a1c31f21c426852f6936d03787078ddadb442b294ba9a2698a
 
 """Types shared by every protocol version of the generated package."""
 

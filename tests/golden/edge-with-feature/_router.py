@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 297a8d3a52be4691bd001dfd3d40e4011412c69bc96c72f8f4e19f32c3b11b6d
-# Content sha256: 2db61353391d3c2ff50a0dc21662671d5a36977cf1705dbd30d668b6bc3e032b
+# Inputs sha256: 3f3896eaa5e6aa6b20dfd23deefb248614717267c2ee7eda143a6fc501f4211c
+# Content sha256: f5b15924ffb0ebe49b95a22b5bbe7f0c18e0d7f4b87a9174b78bae1996b8f617
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

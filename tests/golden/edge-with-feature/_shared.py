@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9a385d1bfac5119abf2299111336ec085c16d06f750a51cef2b230fd75ce8c71
-# Content sha256: 8f8790419a182e62dccf5f0174ef3ce1189a950c5882ce95445867034a16c1bb
+# Inputs sha256: 91178ac535f87761cbf4705d174f3ceb2bc97d92809f7dd0f54a1c54bea5e8f0
+# Content sha256: c2a2940d7f04053b7cf9d69cdda520583a0d6ec5481569fa2036b81882e44715
 
 """Types shared by every protocol version of the generated package."""
 

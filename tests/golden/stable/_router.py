@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a6162d51ebd73ae5b9836ee0455613eae6a2f133c798c72e49f63522d264cb22
-# Content sha256: b44924037eb9f8aa85b28ccc087694ec00b567bcc59bbf4554b980a9dc3ba939
+# Inputs sha256: f884c77995c3b61d46ca4899d32880cfb73a091d2a87bcc1714bd4ffbfdcfabd
+# Content sha256: 73653b2026374c0afcce36161aff90ddb633eeb61e62c2321f5af70cd9634aff
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0e2fac55cb05219c6e0cf3825ce4dc45e64b3ab281c9efb77bd8c1d94c4fb9d0
-# Content sha256: 42979332b8ffa96b3429433791a5b9d56fac056f6b85c1e91eb4fc27942254d4
+# Inputs sha256: a97dd236c63186a4dfeac57542ccf8432cacd6bdb7594a8bbbf61b69e8ed0954
+# Content sha256: eb60061806728539ddb9b87eb3161d92082eab7c003b78bdac85d67e631e15dc
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4fef5228109275110aa190294d8b4c7a4c485e0f85be54ff0e8c321d899272ab
-# Content sha256: 33d65a2d1eef5df76e10115fef77bf15bb8784121173515976b7b6f922f6302c
+# Inputs sha256: dd11484f8fd382f7ecb9a45c3e62e891579933b6c716df08c3aee6b42f9dae32
+# Content sha256: 47f9b547071e9a6841b7f15f21a5de3b3c9f31cba928130123949c8a94f1e009
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

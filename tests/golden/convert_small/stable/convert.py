@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 06965aafc003cfb6a2d7342809bd4c379e52a2dab41e14e2f14524837a6495d8
-# Content sha256: 52692f8c97b1a5099c3b04fd9119f74fbafaf8d27d42818d24292b4e3a2490d0
+# Inputs sha256: f6ba2edfb27d82703d93c1616223fd5f8ebc00ce2532c42d871d3f4b81c4208f
+# Content sha256: ba7dadbe27a72812a1ff4ea9c2f6658ea08457048c956b18ff3ebae6cbe713ad
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

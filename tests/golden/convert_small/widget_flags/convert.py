@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c37d05bc80ca4c23c45720d87708195992a50f51d48d751a2c130c06c8feab70
-# Content sha256: b0921fd1b97b334da6107a7090fce7023332495218a2d3b3cf4a4fce50e6e0fa
+# Inputs sha256: eb2867d0867324fe850105382315b907d3391820a3bdf6ac4f0145311782508f
+# Content sha256: 02300ceb068195c0d916e3cbac28a72122e793a35bb59fe79d4e518287e28be6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7092636e5de6df51ffe4d5405360e4da0326779e8aa8ebda9ab41af3e045a0b9
-# Content sha256: dffa4a9e1efff48b1c5555cb9982492b6f9ac839f7befa3af09623fceb0e88e3
+# Inputs sha256: e2269b41c85b211ce3d781b1c824f9801e5721210e300a00c8581ebef7743501
+# Content sha256: 4d854367d8f1a34bc7dc95916481d8bea6aee12ff63dcf94f0cbaab074b8f90c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

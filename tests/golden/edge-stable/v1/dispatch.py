@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 36525b792d9413b29d2392e1b0d5adff480248090566ad7048806109fbac9165
-# Content sha256: d335dd9539b3b8c3c3eb7e410612364b62b34f97c3305866e152df65330bb68d
+# Inputs sha256: f292f7af60f6a27593c8361d66e1add524022cab3f8236dd940ce5bd9884e52c
+# Content sha256: 1e38ab3757613ce528fa051af87b1b211cf436a8749c1905d2f9d4204a5a07e7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

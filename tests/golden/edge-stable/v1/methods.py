@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6c2f79020f1885eddacaf802367f8c97a15de1e22bdfa70931737eaed337c40c
-# Content sha256: 4981cd298ff2cc24a7744c8c23d7491a7cd02f71f401359a0f6e6c754c90e536
+# Inputs sha256: 2131f1aa7c76f76d20180569854d1fa221e5fcd1e9c85c9e6a31ee6c017ff4da
+# Content sha256: 3cae18ce48403acb384c204a3221f600b2fbfb676c1bf650bc767798548ffd03
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d7d4ef5011546410cda84cb9ac42890cd20d5821f02a95fd998d89c10447e877
-# Content sha256: 0182fd19d185702e905d90c4eb79a5ecb702c309d8b41af6fd7c694d1005a4f3
+# Inputs sha256: 32305b8d2082d5c027fe1169ed610dc97b926430ed8337565baa892358428972
+# Content sha256: f4c3d913169db4315b6dea7455fc6723672635130584b11504f062d44a62f997
 
 """Wire models of ACP protocol v1.
 

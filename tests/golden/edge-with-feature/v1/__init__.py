@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa7eee165e21807be40f13c878cbd6445fa5534e2961fc6bb84fe10fa2dc5dbf
-# Content sha256: 28941418e3dbd42b71c82e70715754f648f4cdda3ecf1b54abe6088ff612626b
+# Inputs sha256: 7c223de3c3b36724fc8c57959ea5b6215adee0c4ee8da53702e157c2638be471
+# Content sha256: 80a849a4bfe0d811e2370d8111dbf75c2d3f36e916477d338d0f668fc810ef68
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a9b098c4d50484efdfb124eb257abe1f6dbea3e3dc1d9e072d63d1499ce550df
-# Content sha256: 6b6f5dc3320aa68588af14c394b8027e5eb6105f0a02da40f7d6aa015bea0bd4
+# Inputs sha256: 2f56431e1a047985ca9a5e57425f6526ccb7317b873ecf1636ee2e2d005284b2
+# Content sha256: f0609e4464aecd3d50d1d419d22b02f11e6ed7adb3c60cad4789ce26656cbd9c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

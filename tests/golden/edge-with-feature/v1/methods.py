@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d70a788a87a0ca0973c8c20c1683804debba51e2c7922092df2f481b5a8714f4
-# Content sha256: 9e8bee479807d25e13184ebc01d4f15000992425eebe57c8b795e47b3443931b
+# Inputs sha256: dfb091884c7bd65f52bcf480f31f42da1c04146c884023f2568137ff2cc90a77
+# Content sha256: f05c59dae30173a897be95c162ea7cb124ffdcab160ba7e6d2aa6688b6360262
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fcc4b6cc5a7403e548b2d0ef565e41e733c1faadedf5b9f2f8b540df98c24b02
-# Content sha256: 7db8833905bcc380e0567cbd3d061a9010da571183935cb562d07727adbd5ba1
+# Inputs sha256: 4f054e1b489d46e3a9f7dbd23fd5e9bcf4a70028a2ffb6bc2b55a480cb8071ec
+# Content sha256: cfe1f5be7ebd1e764e7af38548279d41aa4a209e5c7978033a43886b518aeae9
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4b39acdc1bb7927ffca0055984dc6403f2f993b70091e12a2227589d78bf36ff
-# Content sha256: 76d5024f5c6270e7249f60b18218a3c245d912bce158797122a7d0c7eb4f7ab9
+# Inputs sha256: b19b9d1e9e7146dffd0137b5382b183c98f2f865fcb8242bb5b6f6c492940e09
+# Content sha256: 6bf3161ef1d6a0655ec521be03252f789145fe8686a863ac7a892e0c7049ad33
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 27bf6bbef0b2a5cfbe73877fd4001d2a72541c9421a0b4765e0aa0b8211ccf66
-# Content sha256: 93ed357daa8d6f3da61f90196122da4de0399a8e8ef2763f84451fa30b2d404d
+# Inputs sha256: 76b8f14fe17c86fc928899d7205ed2faea5e68fad8ae95a8426f99d39419f7a9
+# Content sha256: 9f819d757355e0b2ded4231ce114551542db78ff8060f182cbd9922d92529653
 
 """Method dispatch for the agent side of ACP protocol v1.
 

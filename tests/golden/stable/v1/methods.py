@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fda2a2cdddd0efafdf732e9604cbbbae778fc18c38a12c8aa7c9d87e66eccf63
-# Content sha256: 8b3b2e6550c030a3482b7153bd73e49ddebaee43ba00894d2e490d8e3361e951
+# Inputs sha256: bd1ec41a356960d9b4128fbef302024e072204ec5cad476044979d0f8770fccc
+# Content sha256: 74579465cd710457a48772544887201f091f9b9b69c14c23cfe4481809528bb2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

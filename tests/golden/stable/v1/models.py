@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 58381307d153ee3e01cd3ad68b30c7210359963b8d5524dcd9c3efec25792ba9
-# Content sha256: da67ea517b5458e6fa751c6d48a9731f432ee10bc63fb4b2f6e1fa06808c5eae
+# Inputs sha256: fd6b20ed2042dc19216322fa9c03dd8618b0d598374c83e412d765e43975d1db
+# Content sha256: 7555f8ea1768814fc5c00f6e3e2d7db0b382177e98bc4a104a289c1767a9f6ac
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ea8dab37820a6c56f3316d853ec23f30a492d01def0c67ffe664ae8f5ef44273
-# Content sha256: b52d4a47ee5cccfa5b259474cd40f3741e6e43b470bc965824ae7c8457958881
+# Inputs sha256: 5651ed1909a0a2df0f407d7820be833f885b7d994250e96b9321ce65e9831d05
+# Content sha256: 348ebda9b5af2805dc9453877b3ef812f2614929672d0cb98471fbdffd89ac8a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d1f4dc1aecf3c89e7281841b6aa01586fd0a84a9b073bab6c8de91a40dacb50d
-# Content sha256: dd6825ac8787f1365cb5feb864fececc575b0cdbcde85d230610afc256184df4
+# Inputs sha256: f24813e8dcb1453e0ed95db88bc643c671b38d0efd963ee8e8a41ca61d7d5558
+# Content sha256: fca4477cae465187c9deaf7c20d5dd3ac7c64e2fbde4810a92d68ff8a2e186d0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fdc6cade260ed0bc9b5ee3d5df1b59cd38773b2362809e1f4a8405fdd7b7d585
-# Content sha256: a13d827ca97271794e8a213cb0df02e8d9b47167e9efd2f8858e7ca03815c94e
+# Inputs sha256: b6b9db87fcac5b986c1d56c922d33394245197c8d5be33936a447a7a683370fe
+# Content sha256: f6bfd54cfe9994c2579469c99b11889bf40df9bfe2f3696adf0ddbb5a6e0502c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 50465253df670d58ae9f565794c1d2f9fd728ea2ef11f0a95d6d7e35c64dedbe
-# Content sha256: 6b4a60ef135151f2e115918463546137f42781d44f41810139f4b8377cfa6437
+# Inputs sha256: ffa01fc923109b4e4efbe121e3c512e4a6a030057b1051e8f4c3ba12213bcc4c
+# Content sha256: 22e663f83c7e9425f2a7873065bcaa3434e580c5009971df85d299c0e08071a3
 
 """Wire models of ACP protocol v2.
 
