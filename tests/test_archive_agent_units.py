@@ -150,3 +150,29 @@ def test_pages_concatenate_to_the_filtered_listing_in_order(
     finally:
         store.close()
     assert listed == expected
+
+
+def _open_store(path: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        Store(path).close()
+        results.put("ok")
+    except Exception as exc:  # reported to the parent, which asserts on it
+        results.put(repr(exc))
+
+
+def test_processes_opening_a_fresh_database_together_all_succeed(tmp_path: Path) -> None:
+    """Two agents started at once on a new file both switch it to WAL; SQLite may refuse
+    one of them at once ("database is locked") unless the store retries."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(25):
+        path = str(tmp_path / f"fresh-{round_}.sqlite3")
+        barrier, results = context.Barrier(2), context.Queue()
+        workers = [context.Process(target=_open_store, args=(path, barrier, results)) for _ in range(2)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(30)
+        assert [results.get(timeout=5), results.get(timeout=5)] == ["ok", "ok"], f"round {round_}"

@@ -19,6 +19,7 @@ import hmac
 import json
 import secrets
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,13 +91,16 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+_LOCK_TIMEOUT = 10.0  # seconds a write waits for another process's lock
+
+
 class Store:
     """The agent's database. Not thread-safe: one instance per event loop."""
 
     def __init__(self, path: str | Path) -> None:
         # isolation_level=None: no implicit transactions; writes open their own below.
-        self._db = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = sqlite3.connect(str(path), isolation_level=None, timeout=_LOCK_TIMEOUT)
+        self._enable_wal()
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         with self._write():
@@ -115,6 +119,20 @@ class Store:
         self._cursor_key: bytes = self._db.execute("SELECT value FROM agent_meta WHERE key = 'cursor_key'").fetchone()[
             0
         ]
+
+    def _enable_wal(self) -> None:
+        # Switching a fresh database to WAL needs an exclusive lock, and SQLite may answer
+        # "database is locked" at once, without its busy handler, while another process
+        # opens the same new file: retry until the usual lock timeout.
+        deadline = time.monotonic() + _LOCK_TIMEOUT
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def close(self) -> None:
         self._db.close()
