@@ -297,10 +297,16 @@ def _flatten_variant(variant: dict[str, Any], defs: dict[str, Any]) -> dict[str,
         *body.get("required", []),
         *(r for r in base.get("required", []) if r not in body.get("required", [])),
     ]
-    for key in ("additionalProperties",):
-        if key in base:
-            body.setdefault(key, base[key])
+    if "additionalProperties" in base:
+        body.setdefault("additionalProperties", base["additionalProperties"])
     return body
+
+
+def model_fields(protocol: Protocol, name: str) -> tuple[Field, ...]:
+    """The fields of the model class generated for a type: a tagged variant the models
+    flatten has its base's fields too, where the IR type only names the base."""
+    schema = protocol.schema[DEFS].get(name)
+    return tuple(_fields(schema, (DEFS, name))) if isinstance(schema, dict) else ()
 
 
 def build(selection: Selection) -> Protocol:

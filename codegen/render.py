@@ -25,7 +25,7 @@ import jinja2
 
 from . import __version__
 from .dispatch import routes as dispatch_routes
-from .ir import Protocol
+from .ir import Protocol, model_fields
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 DATAMODEL_TEMPLATES = TEMPLATES / "datamodel"
@@ -197,15 +197,14 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
     (read by our BaseModel template), and the pydantic names its validators need."""
     data: dict[str, dict[str, Any]] = {}
     closed_enums = {n for n, t in protocol.types.items() if t.kind == "enum" and not t.open}
-    for name, typedef in protocol.types.items():
-        default = [f.name for f in typedef.fields if f.lenient]
-        skip = [f.name for f in typedef.fields if f.skip_invalid_items]
+    for name in protocol.types:
+        fields = model_fields(protocol, name)
+        default = [f.name for f in fields if f.lenient]
+        skip = [f.name for f in fields if f.skip_invalid_items]
         # A string default of an enum-typed field (upstream ElicitationSchema.type) is the
         # member's value; pydantic accepts it, static checkers see a str.
         enum_defaults = [
-            f.name
-            for f in typedef.fields
-            if isinstance(f.default, str) and f.type.kind == "ref" and f.type.ref in closed_enums
+            f.name for f in fields if isinstance(f.default, str) and f.type.kind == "ref" and f.type.ref in closed_enums
         ]
         if default or skip or enum_defaults:
             data[name] = {
@@ -245,8 +244,9 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             + '\n\n"""Wire models of ACP protocol v'
             + str(protocol.version)
             + ".\n\nParse with ``Model.model_validate(data)``; emit wire JSON with\n"
-            '``model.model_dump(mode="json", exclude_unset=True)`` (or ``model_dump_json``),\n'
-            'which writes camelCase keys and never adds keys that were not set.\n"""',
+            '``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or\n'
+            "``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys\n"
+            'and never adds keys that were not set.\n"""',
             snake_case_field=True,
             remove_special_field_name_prefix=True,
             allow_population_by_field_name=True,

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d66421b0f849e53cec64f851c872e20cd27d9d38584a8f1725cc5910bf9d043a
-# Content sha256: 5665a316cc991f0e1442b150f55e73025aaa04711655e6acd07afed4333a0dcd
+# Inputs sha256: fdc05d944f8886a15a4ed5683fd29b1db56ea687a4828350ac15167084c5b6f5
+# Content sha256: 1c19ef9f2f35f8fcfa6bcc0b17d089f92e28e88c7ffc74c78921fdfcc2b9f66d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 99404d8c645f117bed98a2e903a7224d9c378c241407bf273775e1466a630d82
-# Content sha256: ef9ccb50433906d4f9fde90144e29769b5496183833a990459ea339f69cc7600
+# Inputs sha256: 1e2fb356c371ca8f9eb4ed2bb12551226543dd4ec929fe25e4530f0ca0cf3612
+# Content sha256: ef0f839147d6f7b6fd8c635fac950ff183f9fb4a4dad3a9a10d27cf02d6d952c
 
 """Types shared by every protocol version of the generated package."""
 

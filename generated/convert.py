@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 37301c68caeddb7b1ce80a87e02584fdcce1d1e6b51640a3578ab1afb33020dc
-# Content sha256: 85923056a4ae557161da9b5f278df36c6cf1b4015e01be368bc1e46a1f73168c
+# Inputs sha256: 1fcd96d06917095e11909b899fa0ff69851934b98ee45134122393fe6e267eb1
+# Content sha256: be8da5fa72917b788cfc3b69708def9cb83673a207cea0f00e8203696afc1946
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

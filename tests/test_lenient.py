@@ -75,3 +75,13 @@ def test_a_list_field_that_is_not_a_list_still_fails():
 def test_unmarked_fields_stay_strict():
     with pytest.raises(ValidationError):
         v1.SessionInfo.model_validate({"sessionId": "a", "cwd": 5})
+
+
+@pytest.mark.parametrize("models", [v1, v2], ids=["v1", "v2"])
+def test_a_tagged_variant_keeps_the_lenient_fields_of_the_type_it_extends(models):
+    """The session_info_update variant is generated flat (tag first); the markers of
+    SessionInfoUpdate's fields must come with them."""
+    notification = "SessionNotification" if models is v1 else "UpdateSessionNotification"
+    update = {"sessionUpdate": "session_info_update", "title": 5, "archived": True}
+    parsed = getattr(models, notification).model_validate({"sessionId": "s", "update": update})
+    assert _dump(parsed)["update"] == {"sessionUpdate": "session_info_update", "title": None, "archived": True}

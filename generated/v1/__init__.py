@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2033e368bed8c9ce2481445804fb954a11e575dac6d3c76d9d67b8efde4bb967
-# Content sha256: fdcac8a0df1da9059d0f3abac9ba630a3a22e55953695528409ce405d71246f3
+# Inputs sha256: 2d53a0f163863cf491247dbf38926c0e6bc2fcd3c421345808f905a98975731d
+# Content sha256: bedaeb9250935d2fcc0935d3f27265e32f2c457401ca609e87d4daba4859c1d7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

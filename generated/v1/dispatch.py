@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 45eaadb6f659086751212011ee1906ea961a4dd87657a1fc7f633d2a9bfffc88
-# Content sha256: 3e92120f79a10807f0d9ab2abf199673a0ab502e32146b5c658035a66bd4efa5
+# Inputs sha256: 01e3074d18a54ef3f17a66b2472d361fca4d4d726f79f2a5bf91034ce32ae5fd
+# Content sha256: 4e33b2fed96502b990326768235bd1a09ee3c0688dccf36cbb68aa7167f7406c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

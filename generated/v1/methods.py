@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2ea0ef62216e94852df845ce34c8a8568c902bdb32121712fe7c3d30ed809c3a
-# Content sha256: 468d477421da4a8de7b6d4c1d8deed0518512e77748daee467d5dad2736750a2
+# Inputs sha256: 20cb1a98e35fcd5239099c02ab5ecd5d31bcb5fbc9e8f4e4caff5cc998b4cec2
+# Content sha256: 4b5186e0e7099a7ebf65e37e4f774e6ab8b11ae022e1e0f99b5e6dd85ea37582
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

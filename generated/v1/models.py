@@ -5,14 +5,15 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ff0fd69c69b9289cd443bb160ce974cdadfd3be1ebad1d17e2e381618240eca8
-# Content sha256: 72e46ef735650005ccb6b922660e18bc957c20b0f2139d211b0cbc0748b03de1
+# Inputs sha256: a7181b835448f86b4119febf94b757fb2100b984b4fc3e6e31e8025b3b2be309
+# Content sha256: fc503951114c9e60e805a83252539e08c9978894f5939bfe7c3fb0d4748f3ea9
 
 """Wire models of ACP protocol v1.
 
 Parse with ``Model.model_validate(data)``; emit wire JSON with
-``model.model_dump(mode="json", exclude_unset=True)`` (or ``model_dump_json``),
-which writes camelCase keys and never adds keys that were not set.
+``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or
+``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys
+and never adds keys that were not set.
 """
 
 from __future__ import annotations
@@ -784,6 +785,19 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(

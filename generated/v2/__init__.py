@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bd0aad80d273b4cbf2e3468dfecb5f027cf2246f484d05a289d0179cb626f99c
-# Content sha256: d50f3e123fdbf8698d482fabc42668efe66b5ff2aeb7ed8875d1add4fab208a5
+# Inputs sha256: 22c85ba125eb0bf52686332ca42e7ad628c54b066bea5c0c65b4e4b4292d4f6d
+# Content sha256: 33495509451a64fa5bc238558cb39d09dd7d93053a21d6c95b49f9c429e7dda7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

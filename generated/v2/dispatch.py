@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 91c92e25d9118fdcdc5c8a942ea765cb183822a1526ef06c5405150f0bf28e28
-# Content sha256: 80c93712d32ed75e001904d78834407874dc4c26fb173164d2bc22627662283f
+# Inputs sha256: 7350ba2a0fa3928f0f199388f49785d116b44d9f631d0757aeedc03e1bb8bffc
+# Content sha256: b6582388cb0481cfc111262811db5426522e5741df9c5274f5a6557ca40bb698
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b2bf5b8934ab95527a0a63218d080aefda68385ab2bf2fc615d73fa862a1db38
-# Content sha256: 121ae62270dc3410ef73a6b170405e46fe34ab50de422bb850779f2e5d4af341
+# Inputs sha256: 535f0c1a4b8169ef91051055b9bd4f1efa6919402ba3f49a84469348e0c1a094
+# Content sha256: ebcf264bac83c07c046f18371282ece944190e2ce82ed8fe2639a0f77110dae9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,14 +5,15 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3c5f904fab29d30cae40b6191e12a5467afe07f08f50681713c061469a2b96f8
-# Content sha256: 50048a92d9d8a7db4c2f4b702896e84df380f838e32e6e57955d528dabb1541e
+# Inputs sha256: c3594206dd4c88ec7cb5f2a62b3b7773fcd99d7ec84b64287bff674466b50a9a
+# Content sha256: 6d385dd0576df2a621399e9b328c53fa5429b422b17982f0f885e752f79ec55f
 
 """Wire models of ACP protocol v2.
 
 Parse with ``Model.model_validate(data)``; emit wire JSON with
-``model.model_dump(mode="json", exclude_unset=True)`` (or ``model_dump_json``),
-which writes camelCase keys and never adds keys that were not set.
+``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or
+``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys
+and never adds keys that were not set.
 """
 
 from __future__ import annotations
@@ -679,6 +680,19 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(

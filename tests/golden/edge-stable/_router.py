@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95fe73d31fa73354e542aa63c8cf0ef20fa68257ece7bf62d31c96caa46b5028
-# Content sha256: 8df32d75eb80cbc15f966209b6e1e6934cd73b39d1de7282103e6a843d89ebb7
+# Inputs sha256: b5f676fed404a0e24c42e33cd5745df2fbb170c600840d03ad94e053692a161a
+# Content sha256: 7d4da43325bfda7f4159a7a646875cc898d26cd56fb12261c55d42ceec7c856e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

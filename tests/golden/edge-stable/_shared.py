@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e8b83eeab1606994e6a2e86e30cc7f7298be0b8c9b0038db931bb2df930c6f5
-# Content sha256: c64fee3dcc0c53a1c31f21c426852f6936d03787078ddadb442b294ba9a2698a
+# Inputs sha256: d94d6251e3ced3597dd2e6ebd9f06f63d94215757e1899ea2a00e7b8c4a13eec
+# Content sha256: ed145473e5799ec732dd50723cfbba92df00770b27e49d0d328576fdbe7ad723
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3f3896eaa5e6aa6b20dfd23deefb248614717267c2ee7eda143a6fc501f4211c
-# Content sha256: f5b15924ffb0ebe49b95a22b5bbe7f0c18e0d7f4b87a9174b78bae1996b8f617
+# Inputs sha256: 36a9f79367c5f222c6da3123af49582ab5da7dd222d8dff6d7f8e38d9307f33b
+# Content sha256: 79714c40b58e15c81b78661c40261d01e41c7e2b57b16e26c98f886e1828e8bf
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

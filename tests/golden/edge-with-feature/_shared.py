@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 91178ac535f87761cbf4705d174f3ceb2bc97d92809f7dd0f54a1c54bea5e8f0
-# Content sha256: c2a2940d7f04053b7cf9d69cdda520583a0d6ec5481569fa2036b81882e44715
+# Inputs sha256: ace204a1e68680bd43b94010f685faf11c216b757159c08de82bd89ea6bafce0
+# Content sha256: 8f9561eeca8bd415dcb710b28b376d481547d102e62df62d0fa7ef3ab58216cf
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f884c77995c3b61d46ca4899d32880cfb73a091d2a87bcc1714bd4ffbfdcfabd
-# Content sha256: 73653b2026374c0afcce36161aff90ddb633eeb61e62c2321f5af70cd9634aff
+# Inputs sha256: 3ddb4b53acf51f4381f2c0efc2c4a6e6864c41156edc4885310a917d80c07a67
+# Content sha256: ad86cd23ef0b89123b7e1c6bd376132078520098dd429ce7a3e836fdc2a485c9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a97dd236c63186a4dfeac57542ccf8432cacd6bdb7594a8bbbf61b69e8ed0954
-# Content sha256: eb60061806728539ddb9b87eb3161d92082eab7c003b78bdac85d67e631e15dc
+# Inputs sha256: 16ee5a8c0a7afc062f70224d3db7222a68fb4c847c5a465a96ccbdc018f15eb1
+# Content sha256: 749f3812d4a59eb923b4936943f7e9a9ff2b5bbd7433470f54cecb629c738566
 
 """Types shared by every protocol version of the generated package."""
 

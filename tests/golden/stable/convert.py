@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dd11484f8fd382f7ecb9a45c3e62e891579933b6c716df08c3aee6b42f9dae32
-# Content sha256: 47f9b547071e9a6841b7f15f21a5de3b3c9f31cba928130123949c8a94f1e009
+# Inputs sha256: c01dbfc3813476c757fa98085fd66a8c6b5795f85afdebe5e1a62e1f554ddd9e
+# Content sha256: 9d17430aacea90d400b8135f008cbc09f270bd6deabc843640d5b268d548754f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

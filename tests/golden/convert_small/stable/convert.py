@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f6ba2edfb27d82703d93c1616223fd5f8ebc00ce2532c42d871d3f4b81c4208f
-# Content sha256: ba7dadbe27a72812a1ff4ea9c2f6658ea08457048c956b18ff3ebae6cbe713ad
+# Inputs sha256: f06022dce6d55c8fbea17b65ecc5c13e6039f6db1f140f082d7716a685adf675
+# Content sha256: 92ae255f46df674c0cee0e07a0c94b980120656ae94057612757de3ca8fd16ed
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

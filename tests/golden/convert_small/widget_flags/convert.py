@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: eb2867d0867324fe850105382315b907d3391820a3bdf6ac4f0145311782508f
-# Content sha256: 02300ceb068195c0d916e3cbac28a72122e793a35bb59fe79d4e518287e28be6
+# Inputs sha256: 64467691c85cecd3e9b7e304a17974572ac55b6433a0374eda637cd255deefa3
+# Content sha256: c5f9b605240ee817de01d4ba7ef84af5b0ca759647f1e7d01033785e710abb48
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e2269b41c85b211ce3d781b1c824f9801e5721210e300a00c8581ebef7743501
-# Content sha256: 4d854367d8f1a34bc7dc95916481d8bea6aee12ff63dcf94f0cbaab074b8f90c
+# Inputs sha256: 2dd4cf7d0b43378713111ff8fd1e0bb2ace0750e7d0799a975682449de92a7cf
+# Content sha256: 374d9359445a5a8aec9adeec29116ba8cce24229b531eaa83ceeec32977dfdc2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f292f7af60f6a27593c8361d66e1add524022cab3f8236dd940ce5bd9884e52c
-# Content sha256: 1e38ab3757613ce528fa051af87b1b211cf436a8749c1905d2f9d4204a5a07e7
+# Inputs sha256: eabdb4f4e5fac21c8352d17979cb4e5ddc1aafdb195a25fb47d98e9d130285c5
+# Content sha256: 1928f48b100fcc7d36cade0a6bb368dbd59c1822d07d838cceb5b6df8a0dac04
 
 """Method dispatch for the agent side of ACP protocol v1.
 

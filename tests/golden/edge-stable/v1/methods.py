@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2131f1aa7c76f76d20180569854d1fa221e5fcd1e9c85c9e6a31ee6c017ff4da
-# Content sha256: 3cae18ce48403acb384c204a3221f600b2fbfb676c1bf650bc767798548ffd03
+# Inputs sha256: 9305c3657483bf8321b9a80c59d3bc7c5ce78752220ec07dbf74a5109dce7158
+# Content sha256: e652c1bd838cbf68246de8dc8f42be728262e91ee89b115df24170c5234576af
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

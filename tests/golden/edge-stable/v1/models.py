@@ -5,14 +5,15 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 32305b8d2082d5c027fe1169ed610dc97b926430ed8337565baa892358428972
-# Content sha256: f4c3d913169db4315b6dea7455fc6723672635130584b11504f062d44a62f997
+# Inputs sha256: 831565b2ec26c49a5123b24419d8813ba2158ef5dd213780945868b5530209ae
+# Content sha256: 3fa862b2f1efd1834455dbeee68c2eadfd89380c4aa15b9fafb39276c37471c3
 
 """Wire models of ACP protocol v1.
 
 Parse with ``Model.model_validate(data)``; emit wire JSON with
-``model.model_dump(mode="json", exclude_unset=True)`` (or ``model_dump_json``),
-which writes camelCase keys and never adds keys that were not set.
+``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or
+``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys
+and never adds keys that were not set.
 """
 
 from __future__ import annotations

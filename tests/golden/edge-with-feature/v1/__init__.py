@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7c223de3c3b36724fc8c57959ea5b6215adee0c4ee8da53702e157c2638be471
-# Content sha256: 80a849a4bfe0d811e2370d8111dbf75c2d3f36e916477d338d0f668fc810ef68
+# Inputs sha256: 213d5a21d703ec15ac8383293de530c880cff1158afcbb1490cd5724f0f882d7
+# Content sha256: fa3c74f0cc2a3da8776a1f767035195178677895fa862820c1bdacf9220591fa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2f56431e1a047985ca9a5e57425f6526ccb7317b873ecf1636ee2e2d005284b2
-# Content sha256: f0609e4464aecd3d50d1d419d22b02f11e6ed7adb3c60cad4789ce26656cbd9c
+# Inputs sha256: f5ac46b49a800e6c8e15502986641b1f6ebee295e16e72873285e7a8c1106a6e
+# Content sha256: c2379b915ba4f6920953ceb3655c8889e62dac076b5496bd498245793eb6fc06
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dfb091884c7bd65f52bcf480f31f42da1c04146c884023f2568137ff2cc90a77
-# Content sha256: f05c59dae30173a897be95c162ea7cb124ffdcab160ba7e6d2aa6688b6360262
+# Inputs sha256: 13dd2271a1cbba43c996f1b9b98869f7de5b1ddc48562888a729d3350e17680e
+# Content sha256: 8235cfb51f437655901a8ca13db8f294e9ea09f21ff7b9488b444ab83c1b97aa
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,14 +5,15 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4f054e1b489d46e3a9f7dbd23fd5e9bcf4a70028a2ffb6bc2b55a480cb8071ec
-# Content sha256: cfe1f5be7ebd1e764e7af38548279d41aa4a209e5c7978033a43886b518aeae9
+# Inputs sha256: 0a4602c5ef615e92ab4b3eae77cae7e66a1a0dc4bbde9010e3c3eada7ac2afca
+# Content sha256: 066660586ea1b95398c52836a25a2deb4d1151cb977848fb79bfa1886ee2f253
 
 """Wire models of ACP protocol v1.
 
 Parse with ``Model.model_validate(data)``; emit wire JSON with
-``model.model_dump(mode="json", exclude_unset=True)`` (or ``model_dump_json``),
-which writes camelCase keys and never adds keys that were not set.
+``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or
+``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys
+and never adds keys that were not set.
 """
 
 from __future__ import annotations

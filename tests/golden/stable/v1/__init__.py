@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b19b9d1e9e7146dffd0137b5382b183c98f2f865fcb8242bb5b6f6c492940e09
-# Content sha256: 6bf3161ef1d6a0655ec521be03252f789145fe8686a863ac7a892e0c7049ad33
+# Inputs sha256: 8d5e828779895106c6bb7dafcc3d39dda2d72c0e03c7497dddf5c2af4adc6698
+# Content sha256: 5faf633351bad531f79bc1a89a0debb736b6b5122e3605e4cec44a111e180c5c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

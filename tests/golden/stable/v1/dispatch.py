@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 76b8f14fe17c86fc928899d7205ed2faea5e68fad8ae95a8426f99d39419f7a9
-# Content sha256: 9f819d757355e0b2ded4231ce114551542db78ff8060f182cbd9922d92529653
+# Inputs sha256: 638459cf20b82a3a963cc8f682ae171572f6c198ac88a5ada0a22e4cf20052b8
+# Content sha256: d6880d16f17a1e699e00ef5878ffc208c6ea6c022560abb29c653ba0f70a5dcc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

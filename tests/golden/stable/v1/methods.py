@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bd1ec41a356960d9b4128fbef302024e072204ec5cad476044979d0f8770fccc
-# Content sha256: 74579465cd710457a48772544887201f091f9b9b69c14c23cfe4481809528bb2
+# Inputs sha256: ac6aeb4917d5e69c04251f3a215d0819391e9e79acf99ef53e63d37468002f0b
+# Content sha256: 99fbee780017d95720d670ab862a0c839ec653a1a64ef64f1037b20903f62eb4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

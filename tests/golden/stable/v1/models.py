@@ -5,14 +5,15 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fd6b20ed2042dc19216322fa9c03dd8618b0d598374c83e412d765e43975d1db
-# Content sha256: 7555f8ea1768814fc5c00f6e3e2d7db0b382177e98bc4a104a289c1767a9f6ac
+# Inputs sha256: 278a5f40e8382f8120d309eda2c341d34a609baef6b055145cb2854737fc103d
+# Content sha256: 169257003515fd1122de38949adedb74e8da25587ea309299a12e12af5b3701a
 
 """Wire models of ACP protocol v1.
 
 Parse with ``Model.model_validate(data)``; emit wire JSON with
-``model.model_dump(mode="json", exclude_unset=True)`` (or ``model_dump_json``),
-which writes camelCase keys and never adds keys that were not set.
+``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or
+``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys
+and never adds keys that were not set.
 """
 
 from __future__ import annotations
@@ -639,6 +640,19 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5651ed1909a0a2df0f407d7820be833f885b7d994250e96b9321ce65e9831d05
-# Content sha256: 348ebda9b5af2805dc9453877b3ef812f2614929672d0cb98471fbdffd89ac8a
+# Inputs sha256: 76866f3f0e8f4c06d730a65b1a99c1127705eb257d341b337662735486d42e32
+# Content sha256: 2642fa74c4ed673b6271b4f5b3c1b06f108c4fed0580c12bb87fcc32a642ef0b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

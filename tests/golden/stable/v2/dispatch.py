@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f24813e8dcb1453e0ed95db88bc643c671b38d0efd963ee8e8a41ca61d7d5558
-# Content sha256: fca4477cae465187c9deaf7c20d5dd3ac7c64e2fbde4810a92d68ff8a2e186d0
+# Inputs sha256: e5b074ceb39e738edc22c167771f4f0c21e50f9c14e3a13b19d145bb12dabd5b
+# Content sha256: 67210cb8725e7d44764f77787fe4c1ad4dd312892e3fd227fed2de673275f3d0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

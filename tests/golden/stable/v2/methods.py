@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b6b9db87fcac5b986c1d56c922d33394245197c8d5be33936a447a7a683370fe
-# Content sha256: f6bfd54cfe9994c2579469c99b11889bf40df9bfe2f3696adf0ddbb5a6e0502c
+# Inputs sha256: 94dea3c3f52e352551cc189af068a17ee486266ec6abd68c970d6d7336b96c89
+# Content sha256: ef9ba75837b385444252dd3a923d55694a1af0b7e8338febfdd4a33bfad672f2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,14 +5,15 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ffa01fc923109b4e4efbe121e3c512e4a6a030057b1051e8f4c3ba12213bcc4c
-# Content sha256: 22e663f83c7e9425f2a7873065bcaa3434e580c5009971df85d299c0e08071a3
+# Inputs sha256: 2cb5f2b52a71dc68c21482e226d80098083ef420a7fc1a43fc4f7662def98b76
+# Content sha256: 039ce47c64d4fc62f10a3f3d5df7147f45b824fb6d526c26de1c65226b5201fc
 
 """Wire models of ACP protocol v2.
 
 Parse with ``Model.model_validate(data)``; emit wire JSON with
-``model.model_dump(mode="json", exclude_unset=True)`` (or ``model_dump_json``),
-which writes camelCase keys and never adds keys that were not set.
+``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or
+``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys
+and never adds keys that were not set.
 """
 
 from __future__ import annotations
@@ -536,6 +537,19 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @classmethod
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
+                raise
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(
