@@ -120,15 +120,11 @@ def select(sources: VersionSources, enabled: frozenset[str]) -> Selection:
     for section, side in SIDES.items():
         for key, method in sorted(meta.get(section, {}).items()):
             carriers = [s for s in defs.values() if s.get("x-method") == method and side in sides_of(s.get("x-side"))]
-            gated = [
-                src.data[DEFS][n].get(FEATURE_KEY)
-                for src in sources.schemas
-                for n, s in src.data[DEFS].items()
-                if s.get("x-method") == method and side in sides_of(s.get("x-side")) and s.get(FEATURE_KEY)
-            ]
             if not carriers:
                 continue  # every type of the method is gated off
-            methods.append(SelectedMethod(method, key, side, gated[0] if gated else None))
+            # Kept definitions still carry their own x-feature: the method's feature.
+            feature = next((c[FEATURE_KEY] for c in carriers if c.get(FEATURE_KEY)), None)
+            methods.append(SelectedMethod(method, key, side, feature))
     return Selection(
         version=int(meta["version"]),
         defs=dict(sorted(defs.items())),

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fdc05d944f8886a15a4ed5683fd29b1db56ea687a4828350ac15167084c5b6f5
-# Content sha256: 1c19ef9f2f35f8fcfa6bcc0b17d089f92e28e88c7ffc74c78921fdfcc2b9f66d
+# Inputs sha256: 52534d4225066e5c0f0ae17dff5871ab835c99283f88c6b9a08b3e8f43cdffcb
+# Content sha256: 16eb5e4918f4a508e8ed1bb5f1c9713db29432fd59e9fddf45ee1c82358991e7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1e2fb356c371ca8f9eb4ed2bb12551226543dd4ec929fe25e4530f0ca0cf3612
-# Content sha256: ef0f839147d6f7b6fd8c635fac950ff183f9fb4a4dad3a9a10d27cf02d6d952c
+# Inputs sha256: 95ba6111da5aee006db45bea79a2c7f92d57105f69b2636f7b534a983848ee31
+# Content sha256: c851832d4462e0da0c304bf9470400e646c16868c60934a3c5eb3f0396fc7198
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2d53a0f163863cf491247dbf38926c0e6bc2fcd3c421345808f905a98975731d
-# Content sha256: bedaeb9250935d2fcc0935d3f27265e32f2c457401ca609e87d4daba4859c1d7
+# Inputs sha256: 6f2efb556f5d6739ae545df587aca1a54814a2d25717f04e627aaf3d70f301e8
+# Content sha256: 8346ce6f3587c4dac6601bed3c0313a8ccb62ef1e54ce05cbc3d79d0385fe6f1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 01e3074d18a54ef3f17a66b2472d361fca4d4d726f79f2a5bf91034ce32ae5fd
-# Content sha256: 4e33b2fed96502b990326768235bd1a09ee3c0688dccf36cbb68aa7167f7406c
+# Inputs sha256: 307b461f43f91e27d66eff6964bae9e9936f0599e0d99b06068fb897b4d448f8
+# Content sha256: 37e6282c65d7841b977cfcd12ab6a574dedb08087b0e535f4197f6c5aaab5b82
 
 """Method dispatch for the agent side of ACP protocol v1.
 

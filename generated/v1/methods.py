@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 20cb1a98e35fcd5239099c02ab5ecd5d31bcb5fbc9e8f4e4caff5cc998b4cec2
-# Content sha256: 4b5186e0e7099a7ebf65e37e4f774e6ab8b11ae022e1e0f99b5e6dd85ea37582
+# Inputs sha256: 456a75f330e780443522b0a3ffe8ecd7a3cb93116449cfd5d8160c457929a8b8
+# Content sha256: f7df8b6fa2b30e5ceb4841619a5d9fd5905b359a218f2434cd37dcb7dd5b9659
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a7181b835448f86b4119febf94b757fb2100b984b4fc3e6e31e8025b3b2be309
-# Content sha256: fc503951114c9e60e805a83252539e08c9978894f5939bfe7c3fb0d4748f3ea9
+# Inputs sha256: 34883a89e9ef9157ecfecba01387166a33516ea6caaa81280838becc8f46c2d0
+# Content sha256: a251aca6d6769d36fee3075648a69dfff1e7ce825d5d117cb2017a4cf6ef7634
 
 """Wire models of ACP protocol v1.
 

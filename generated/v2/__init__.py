@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 22c85ba125eb0bf52686332ca42e7ad628c54b066bea5c0c65b4e4b4292d4f6d
-# Content sha256: 33495509451a64fa5bc238558cb39d09dd7d93053a21d6c95b49f9c429e7dda7
+# Inputs sha256: f06ff0eb08e0048a76e291b461fc037d4b040375b2978d21078a6a42ce63ccc0
+# Content sha256: 046282789a5943a8785835ff9e36726f30463478ce9933854f9b52d480a128ea
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

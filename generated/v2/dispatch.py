@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7350ba2a0fa3928f0f199388f49785d116b44d9f631d0757aeedc03e1bb8bffc
-# Content sha256: b6582388cb0481cfc111262811db5426522e5741df9c5274f5a6557ca40bb698
+# Inputs sha256: 8990993297e37eda59c0814ab225b2c7a05878a917a0e5d709383bc7f5554539
+# Content sha256: 36a1b1a6cd842ccb98c792a2bbcbe29b711b43ce7d86f8ae83dabf829842df7f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

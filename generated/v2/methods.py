@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 535f0c1a4b8169ef91051055b9bd4f1efa6919402ba3f49a84469348e0c1a094
-# Content sha256: ebcf264bac83c07c046f18371282ece944190e2ce82ed8fe2639a0f77110dae9
+# Inputs sha256: bef3ce9765c67218ab3bf16bccbdd7063dec946ecd947024109097867b471d72
+# Content sha256: 05f0ed81599249da391c462093489d1acd5821b9efc85f8494f0a769a76b90bc
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c3594206dd4c88ec7cb5f2a62b3b7773fcd99d7ec84b64287bff674466b50a9a
-# Content sha256: 6d385dd0576df2a621399e9b328c53fa5429b422b17982f0f885e752f79ec55f
+# Inputs sha256: 29e36e56087da47e07916722e6c873d7ea8a132dcec3b957ae9259230fe90c30
+# Content sha256: 670e58fd4123b7440955a35240a36b7b681e2723ca626f427124d66401566050
 
 """Wire models of ACP protocol v2.
 

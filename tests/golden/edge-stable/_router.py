@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b5f676fed404a0e24c42e33cd5745df2fbb170c600840d03ad94e053692a161a
-# Content sha256: 7d4da43325bfda7f4159a7a646875cc898d26cd56fb12261c55d42ceec7c856e
+# Inputs sha256: 3b3930a2717a2e2e04368ae6e0fc9e72685f46c158a78bb01ca506bba959684c
+# Content sha256: 7d674f6e880153d59f55a5084556c4018e97427fecc47a35ef5b05e1775eca84
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

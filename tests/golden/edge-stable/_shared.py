@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d94d6251e3ced3597dd2e6ebd9f06f63d94215757e1899ea2a00e7b8c4a13eec
-# Content sha256: ed145473e5799ec732dd50723cfbba92df00770b27e49d0d328576fdbe7ad723
+# Inputs sha256: aa8f4b72ce733e882f9b239cfaed9569562ca09b78deed22d7f27ebd31b73290
+# Content sha256: 89c4ed0e3e550d00280ed92b070e3f9e850a8fa28204f0f31e45cfd9e4e5f365
 
 """Types shared by every protocol version of the generated package."""
 

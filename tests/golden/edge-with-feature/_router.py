@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 36a9f79367c5f222c6da3123af49582ab5da7dd222d8dff6d7f8e38d9307f33b
-# Content sha256: 79714c40b58e15c81b78661c40261d01e41c7e2b57b16e26c98f886e1828e8bf
+# Inputs sha256: d5c312f6518aba6fc8aa12c287fdae6357f772003ff338f0398fe55a43c09186
+# Content sha256: 7d8a53e058c2a740b6dd6dd7b67614578f7c06a47905bc01fb01eb3387ae2652
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ace204a1e68680bd43b94010f685faf11c216b757159c08de82bd89ea6bafce0
-# Content sha256: 8f9561eeca8bd415dcb710b28b376d481547d102e62df62d0fa7ef3ab58216cf
+# Inputs sha256: 4e709b490f0bba8a54e3ac0ebee894a63c113f3b75b3c96802055f0084ebbd03
+# Content sha256: 0c043b949256bee4eed41bfc01546c27dee9804185c9b12cb08566c3a711d05e
 
 """Types shared by every protocol version of the generated package."""
 

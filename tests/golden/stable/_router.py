@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3ddb4b53acf51f4381f2c0efc2c4a6e6864c41156edc4885310a917d80c07a67
-# Content sha256: ad86cd23ef0b89123b7e1c6bd376132078520098dd429ce7a3e836fdc2a485c9
+# Inputs sha256: ba397eee512aacdd5ca956c75ae6d00a358b65b19d41970394f4890a1e4cdef1
+# Content sha256: 1903ee28916763c8c4c0f52a91ca44c91debbd3a9e423eb592eff1f3609609bc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 16ee5a8c0a7afc062f70224d3db7222a68fb4c847c5a465a96ccbdc018f15eb1
-# Content sha256: 749f3812d4a59eb923b4936943f7e9a9ff2b5bbd7433470f54cecb629c738566
+# Inputs sha256: ae9b01a3127d0968aac08d3b1d45da5f3951781b21ade3933e44dc6a040c65e0
+# Content sha256: bc89868612808b9a69f1dcdf8c004444135435ffa10c118c91f99d28366feb8a
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2dd4cf7d0b43378713111ff8fd1e0bb2ace0750e7d0799a975682449de92a7cf
-# Content sha256: 374d9359445a5a8aec9adeec29116ba8cce24229b531eaa83ceeec32977dfdc2
+# Inputs sha256: a35f5c56ba58ae7551be763517f38a67be86d41d61798817152eea0bca36c26a
+# Content sha256: 93e48b2393237275dfd4979fc42f57ce1d9b7da1cabb579111bf601a1da95e4f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

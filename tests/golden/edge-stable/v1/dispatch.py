@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: eabdb4f4e5fac21c8352d17979cb4e5ddc1aafdb195a25fb47d98e9d130285c5
-# Content sha256: 1928f48b100fcc7d36cade0a6bb368dbd59c1822d07d838cceb5b6df8a0dac04
+# Inputs sha256: 46b62381b339e0673e4836dfe14830cd7e2bbfbf89b0972455049e9615ad764e
+# Content sha256: 28ed274d662eb3e4332c2a210c960a6bc6e37ab88092fe1fb38831b0cd9c94f2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

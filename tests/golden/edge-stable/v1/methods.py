@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9305c3657483bf8321b9a80c59d3bc7c5ce78752220ec07dbf74a5109dce7158
-# Content sha256: e652c1bd838cbf68246de8dc8f42be728262e91ee89b115df24170c5234576af
+# Inputs sha256: 3016ed0d64af96f7eecb8e688e6dd256279039f36fdca48e3d4b0c92f1dbdd1e
+# Content sha256: a32dddee0aa0b1d4d7ce22584e95a19ea575490fdaa127c51abd5467a4fde427
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

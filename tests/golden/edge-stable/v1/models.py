@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 831565b2ec26c49a5123b24419d8813ba2158ef5dd213780945868b5530209ae
-# Content sha256: 3fa862b2f1efd1834455dbeee68c2eadfd89380c4aa15b9fafb39276c37471c3
+# Inputs sha256: 78212125c48dab6736eccc0c5095e8b362e8016f884652b84871e19c18a8dc1d
+# Content sha256: bafed4e534aa3cc2b83bc6d1af5a45004a08527f2f2a9c87a1a9f0ddb306dca6
 
 """Wire models of ACP protocol v1.
 

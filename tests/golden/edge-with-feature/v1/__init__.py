@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 213d5a21d703ec15ac8383293de530c880cff1158afcbb1490cd5724f0f882d7
-# Content sha256: fa3c74f0cc2a3da8776a1f767035195178677895fa862820c1bdacf9220591fa
+# Inputs sha256: 84e622d39d949fbf1e79596b1111e7bd35ddc5bb571d70d4155b1c3f3fc9d236
+# Content sha256: 543c67b00e3ecb4094d9cbe5e93320a87a8cbde59ca7d9ea5e94884ddec1af6f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

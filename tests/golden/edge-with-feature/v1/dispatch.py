@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f5ac46b49a800e6c8e15502986641b1f6ebee295e16e72873285e7a8c1106a6e
-# Content sha256: c2379b915ba4f6920953ceb3655c8889e62dac076b5496bd498245793eb6fc06
+# Inputs sha256: e0150fef20a932ea4505929e5c5291d6ac9e5c37c52558a0a6a58204fdcdb221
+# Content sha256: 89866734f88788cf384671db193b241186ef4f78a9da1d652987dba0a7db20b3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 13dd2271a1cbba43c996f1b9b98869f7de5b1ddc48562888a729d3350e17680e
-# Content sha256: 8235cfb51f437655901a8ca13db8f294e9ea09f21ff7b9488b444ab83c1b97aa
+# Inputs sha256: 300f693060d0e92c42ef8acced29763b991c0d2228f432bfeba2822506ee5b86
+# Content sha256: 1b2baad1e647b744cbd87546cf83b9a56bc5558af665286ce522f84edf0509ec
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

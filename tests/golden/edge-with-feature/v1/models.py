@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0a4602c5ef615e92ab4b3eae77cae7e66a1a0dc4bbde9010e3c3eada7ac2afca
-# Content sha256: 066660586ea1b95398c52836a25a2deb4d1151cb977848fb79bfa1886ee2f253
+# Inputs sha256: 87654a5a728ac72c55d560b9fda3490d4acbd1e067c9ed75da4cf3970f5aad72
+# Content sha256: 9d1382f0143a6157533cad653a46d8a8101c78995293d6062e631e05d2f8c324
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d5e828779895106c6bb7dafcc3d39dda2d72c0e03c7497dddf5c2af4adc6698
-# Content sha256: 5faf633351bad531f79bc1a89a0debb736b6b5122e3605e4cec44a111e180c5c
+# Inputs sha256: 62ad24ffcc2d3002ff668a8364afdf359b0bd2946a57716561de71487443432b
+# Content sha256: 377839a826ad08171fc75df914b94fb9824e6bcfceec72598d8cbb2ae53f1f6a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

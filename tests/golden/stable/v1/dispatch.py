@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 638459cf20b82a3a963cc8f682ae171572f6c198ac88a5ada0a22e4cf20052b8
-# Content sha256: d6880d16f17a1e699e00ef5878ffc208c6ea6c022560abb29c653ba0f70a5dcc
+# Inputs sha256: 8d4827e9cc7441f54e1eafb18141ee3bdab41717443f70eed8a84503f8e8a5c5
+# Content sha256: 23e3319d479b11b22fd7e8fd3663ef917f53f6311e14d4aade29843ed9882177
 
 """Method dispatch for the agent side of ACP protocol v1.
 

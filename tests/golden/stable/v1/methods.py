@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ac6aeb4917d5e69c04251f3a215d0819391e9e79acf99ef53e63d37468002f0b
-# Content sha256: 99fbee780017d95720d670ab862a0c839ec653a1a64ef64f1037b20903f62eb4
+# Inputs sha256: 9d086515e620a60da0ef3f25d462a057b4f7e875acf6102a414c3dc55be3fc86
+# Content sha256: a776213f4fb66f0c3008a0533eaa2b54081197e6028caef8d4ffb8e8d03d7e97
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 278a5f40e8382f8120d309eda2c341d34a609baef6b055145cb2854737fc103d
-# Content sha256: 169257003515fd1122de38949adedb74e8da25587ea309299a12e12af5b3701a
+# Inputs sha256: 7b568ff28de454c9a8502f182ee05b984a90bc5071bff9ab4b220325a1ca464f
+# Content sha256: ef008cdce5efa2b074c70e86b6af622a1ca20d82392c56f4be12237558a1c570
 
 """Wire models of ACP protocol v1.
 

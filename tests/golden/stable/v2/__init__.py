@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 76866f3f0e8f4c06d730a65b1a99c1127705eb257d341b337662735486d42e32
-# Content sha256: 2642fa74c4ed673b6271b4f5b3c1b06f108c4fed0580c12bb87fcc32a642ef0b
+# Inputs sha256: b68dd9aa13ba2c4292cca591fb56a504fe76f07affb31eee978eafe1ff37f81a
+# Content sha256: bd8806aa6c1c5b57f39723919c93d3c3ee4be2c8001cddadaa3bc3f23f474e61
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

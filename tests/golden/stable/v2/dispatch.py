@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e5b074ceb39e738edc22c167771f4f0c21e50f9c14e3a13b19d145bb12dabd5b
-# Content sha256: 67210cb8725e7d44764f77787fe4c1ad4dd312892e3fd227fed2de673275f3d0
+# Inputs sha256: da92b7cf0a104c1b0378e0637973ca51b7bf8cccf1fc07db4bba2b72ace241ac
+# Content sha256: c711e5949383094eba5f219a32eb57c9fd00638beb32580e9a0f188d6e5b386c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

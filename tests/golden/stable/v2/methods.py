@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94dea3c3f52e352551cc189af068a17ee486266ec6abd68c970d6d7336b96c89
-# Content sha256: ef9ba75837b385444252dd3a923d55694a1af0b7e8338febfdd4a33bfad672f2
+# Inputs sha256: 455f8a8f9e649820f094276f9011b3ae5a3295bd02a50a4b89cb5a15e6f19551
+# Content sha256: a2e5750923f39b220d224f1fdb257f0579ff5974d69fc591d74d6f55eb902a7e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

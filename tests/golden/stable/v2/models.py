@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2cb5f2b52a71dc68c21482e226d80098083ef420a7fc1a43fc4f7662def98b76
-# Content sha256: 039ce47c64d4fc62f10a3f3d5df7147f45b824fb6d526c26de1c65226b5201fc
+# Inputs sha256: 94f8b4dc0d7e4df62b906b758d9aed71df558131e77aa7e17911a56233121136
+# Content sha256: 9f3c4cba00c1e7003ba00a0c016749720bbd0bd8641315c58fbaf6124687d0fd
 
 """Wire models of ACP protocol v2.
 
