@@ -8,7 +8,7 @@ vs ``anyOf: [X, {type: null}]``) are not changes, and a change inside a referenc
 reported once, at its definition (references compare by name). A type that disappears
 while another with the same shape appears is a rename.
 
-Whether a change breaks anyone follows ``RULES`` (also the README's table): per rule,
+Whether a change breaks anyone follows ``RULES`` (also the table in docs/diff.md): per rule,
 whether it breaks the sender of a request that uses the type, and whether it breaks the
 receiver of a response or notification that uses it. Which of the two applies comes from
 where each type is reachable from: method params, results, notifications.
@@ -34,7 +34,7 @@ Which = Literal["old", "new"]
 @dataclass(frozen=True)
 class Rule:
     id: str
-    what: str  # the change, as the README table says it
+    what: str  # the change, as the table in docs/diff.md says it
     sender: bool  # breaks whoever sends a request that uses the type
     receiver: bool  # breaks whoever receives a response or notification that uses the type
     why: str
@@ -883,7 +883,7 @@ def to_markdown(report: Report) -> str:
 
 
 def rules_markdown() -> str:
-    """The README's table of breaking-change rules, from ``RULES``."""
+    """The table of breaking-change rules in docs/diff.md, from ``RULES``."""
     lines = [
         "| rule | change | breaks a sender of requests | breaks a receiver of responses / notifications | why |",
         "| --- | --- | :---: | :---: | --- |",

@@ -336,7 +336,7 @@ def test_capability_properties_are_labelled_as_capabilities() -> None:
 
 
 def test_readme_holds_the_rules_table() -> None:
-    assert rules_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert rules_markdown() in (ROOT / "docs" / "diff.md").read_text(encoding="utf-8")
 
 
 def test_inline_variants_are_located_inside_their_union() -> None:

@@ -1,7 +1,7 @@
 """A reference ACP agent for the session-archive feature: SQLite storage, stdio transport.
 
-Run it with ``python -m examples.archive_agent [--db PATH] [--page-size N]``; see the
-"Reference archive agent" section of the project README.
+Run it with ``python -m examples.archive_agent [--db PATH] [--page-size N]``; see
+docs/agent.md.
 """
 
 DEFAULT_DB_NAME = "archive_agent.sqlite3"

@@ -1,6 +1,6 @@
 """Newline-delimited JSON-RPC over the process's stdin and stdout, on asyncio streams.
 
-Why not the ACP SDK's transport: see "Reference archive agent" in the project README.
+Why not the ACP SDK's transport: see docs/agent.md.
 """
 
 from __future__ import annotations
