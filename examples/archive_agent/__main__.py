@@ -39,9 +39,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 async def run(store: Store, page_size: int) -> None:
     agent = ArchiveAgent(store, Peer(sys.stdout.buffer), page_size)
+    watcher = asyncio.create_task(agent.watch())  # archives and deletes by other processes
     try:
         await serve(await open_stdin(), agent.peer, agent.handle)
     finally:
+        watcher.cancel()
         await agent.shutdown()
         store.close()
 

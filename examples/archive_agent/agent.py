@@ -1,13 +1,19 @@
 """The archive agent: ACP session lifecycle on top of ``store.Store``.
 
-``session/archive``, ``session/unarchive`` and ``session/list`` go through the generated
-``dispatch.Router`` of the negotiated protocol version (params validated into the
-generated models, the ``archived`` filter checked, errors mapped); ``initialize`` and the
-other session methods are handled here.
+Every message goes through one ``BaseRouter`` of the generated package per protocol
+version: the generated routes of ``session/archive``, ``session/unarchive`` and
+``session/list`` (params validated into the generated models, the ``archived`` filter
+checked) plus routes for ``initialize`` and the other session methods, whose params
+models live here. So the router's envelope rules (ids, ``jsonrpc``, params shape) and
+its error mapping hold for every method alike.
 
 A "turn" is an echo of the prompt text, after a delay the prompt may ask for with a
 leading ``/delay <seconds>``, so that there is work in flight to cancel. The reply is
 ``echo #<n>: <text>``, ``n`` counting the user prompts in the session's saved history.
+
+Sessions open here may be archived or deleted by another process sharing the database:
+``watch`` polls SQLite's ``PRAGMA data_version`` and, when another process committed,
+re-reads the open sessions' state.
 """
 
 from __future__ import annotations
@@ -15,24 +21,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 import generated.v1.dispatch
 import generated.v1.models
 import generated.v2.dispatch
 import generated.v2.models
+from generated._router import BaseRouter, Route
 from generated._shared import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
-    JsonRpcError,
-    MethodNotFoundError,
     ResourceNotFoundError,
 )
 
@@ -45,6 +50,8 @@ AGENT_NAME = "acp-codegen-archive-agent"
 AGENT_VERSION = "0.1.0"
 SUPPORTED_VERSIONS = (1, 2)
 MAX_DELAY_S = 600.0
+WATCH_INTERVAL_S = 0.05  # how often open sessions are checked for another process's archive or delete
+FEATURES = frozenset({"unstable_session_archive"})
 _DELAY = re.compile(r"\s*/delay\s+(\d+(?:\.\d+)?)\s*(.*)", re.DOTALL)
 
 
@@ -56,7 +63,8 @@ class _Params(BaseModel):
 
 
 class _InitializeParams(_Params):
-    protocol_version: int = Field(alias="protocolVersion", ge=0, le=65535)
+    # strict: ACP's protocol version is a JSON integer, not "1" nor true.
+    protocol_version: int = Field(alias="protocolVersion", ge=0, le=65535, strict=True)
 
 
 class _NewSessionParams(_Params):
@@ -71,16 +79,39 @@ class _PromptParams(_SessionParams):
     prompt: list[dict[str, Any]]
 
 
+def _route(name: str, key: str, params: type[BaseModel], notification: bool = False) -> Route:
+    # Results are plain wire dicts (checked against the upstream schemas by the tests).
+    kind: Literal["request", "notification"] = "notification" if notification else "request"
+    return Route(name, key, kind, params, None if notification else dict, None)
+
+
+_OWN_ROUTES = {
+    route.name: route
+    for route in (
+        _route("initialize", "initialize", _InitializeParams),
+        _route("session/new", "session_new", _NewSessionParams),
+        _route("session/prompt", "session_prompt", _PromptParams),
+        _route("session/cancel", "session_cancel", _SessionParams, notification=True),
+        _route("session/close", "session_close", _SessionParams),
+        _route("session/delete", "session_delete", _SessionParams),
+        _route("session/resume", "session_resume", _SessionParams),
+    )
+}
+_LOAD_ROUTE = _route("session/load", "session_load", _SessionParams)  # v1 only: v2 has no session/load
+ROUTES: Mapping[int, Mapping[str, Route]] = {
+    1: {**generated.v1.dispatch.ROUTES, **_OWN_ROUTES, _LOAD_ROUTE.name: _LOAD_ROUTE},
+    2: {**generated.v2.dispatch.ROUTES, **_OWN_ROUTES},
+}
+# Before initialize: every method of either version is known, and all but initialize
+# answer "call initialize first" (after the same envelope checks as ever).
+_UNINITIALIZED_ROUTES = {
+    name: route if name == "initialize" else _route(name, "uninitialized", _Params, route.kind == "notification")
+    for name, route in {**ROUTES[2], **ROUTES[1]}.items()
+}
+
+
 def _is_absolute(path: str) -> bool:
     return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
-
-
-def _validation_error(exc: ValidationError) -> InvalidParamsError:
-    errors = [
-        {"path": [p for p in err["loc"] if isinstance(p, (str, int))], "message": err["msg"]}
-        for err in exc.errors(include_url=False, include_input=False, include_context=False)
-    ]
-    return InvalidParamsError(data={"errors": errors})
 
 
 def _not_found(session_id: str, reason: str = "unknown or deleted session") -> ResourceNotFoundError:
@@ -93,7 +124,7 @@ def _not_found(session_id: str, reason: str = "unknown or deleted session") -> R
 @dataclass
 class Turn:
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None  # runs the turn and reports its end
+    task: asyncio.Task[str | None] | None = None  # runs the turn; its stop reason, None if it failed
 
 
 @dataclass
@@ -101,10 +132,8 @@ class OpenSession:
     """A session loaded on this connection (created or resumed here, not yet closed)."""
 
     id: str
+    archives: int  # the session's archive counter when it was opened: a change means archived elsewhere
     turn: Turn | None = None
-
-
-DEFERRED = object()  # a handler result meaning "the handler answers the request itself, later"
 
 
 class ArchiveAgent:
@@ -114,75 +143,84 @@ class ArchiveAgent:
         self.page_size = page_size
         self.version: int | None = None
         self.models: ModuleType | None = None
-        self.router: generated.v1.dispatch.Router | generated.v2.dispatch.Router | None = None
         self.open: dict[str, OpenSession] = {}
-        self._methods: dict[str, Callable[[dict[str, Any], Any], Awaitable[Any]]] = {
-            "initialize": self._initialize,
-            "session/new": self._new_session,
-            "session/prompt": self._prompt,
-            "session/cancel": self._cancel,
-            "session/close": self._close_session,
-            "session/delete": self._delete_session,
-            "session/resume": self._resume_session,
-            "session/load": self._load_session,
-        }
+        self._routers = {1: BaseRouter(ArchiveHandlerV1(self), ROUTES[1], FEATURES)}
+        self._routers[2] = BaseRouter(ArchiveHandlerV2(self), ROUTES[2], FEATURES)
+        self.router = BaseRouter(ArchiveHandlerV2(self), _UNINITIALIZED_ROUTES, FEATURES)
+        self._answering: set[asyncio.Task[None]] = set()  # v1 prompts, answered when their turn ends
 
     # -- message entry point --------------------------------------------------------
 
     async def handle(self, message: dict[str, Any]) -> None:
         """Answer one decoded message (already known to be a JSON object)."""
-        method = message.get("method")
-        if self.router is not None and method in self.router.methods:
-            response = await self.router.handle_message(message)
-            if response is not None:
-                self.peer.send(response)
+        if self.version == 1 and message.get("method") == "session/prompt":
+            # v1 answers a prompt when its turn ends, and messages keep coming meanwhile (a
+            # cancel, say): answer it from a task of its own. The task runs first (the
+            # loop's ready queue is FIFO) up to the turn's first wait, so the turn exists
+            # before the next message is read.
+            task = asyncio.create_task(self._answer(message))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+            await asyncio.sleep(0)
             return
-        is_request = "id" in message
-        request_id = message.get("id")
-        params = message.get("params")
-        try:
-            if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-                raise InvalidRequestError(data={"reason": 'expected jsonrpc "2.0" and a string method'})
-            if self.version is None and method != "initialize":
-                raise InvalidRequestError(data={"reason": "call initialize first"})
-            handler = self._methods.get(method)
-            if handler is None:
-                raise MethodNotFoundError(data={"method": method})
-            result = await handler(params if params is not None else {}, request_id if is_request else None)
-        except JsonRpcError as exc:
-            error: JsonRpcError = exc
-        except ValidationError as exc:
-            error = _validation_error(exc)
-        except Exception:
-            logger.exception("%s failed", method)  # stderr only: the peer gets a bare -32603
-            error = InternalError()
-        else:
-            if is_request and result is not DEFERRED:
-                self.peer.respond(request_id, result)
-            return
-        if is_request:
-            self.peer.fail(request_id, error)
+        await self._answer(message)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        response = await self.router.handle_message(message)
+        if response is not None:
+            self.peer.send(response)
 
     async def shutdown(self) -> None:
-        """End of input: stop every running turn."""
+        """End of input: stop every running turn, and send the answers still owed."""
         for session in list(self.open.values()):
+            await self._release(session)
+        if self._answering:
+            await asyncio.wait(set(self._answering))
+
+    async def watch(self, interval: float = WATCH_INTERVAL_S) -> None:
+        """Run until cancelled: free the sessions open here that another process archived
+        or deleted, within about ``interval`` of its commit."""
+        seen = self.store.data_version()
+        while True:
+            await asyncio.sleep(interval)
+            if not self.open:
+                continue
+            try:
+                version = self.store.data_version()
+                if version != seen:
+                    await self.check_open_sessions()
+                    seen = version
+            except Exception:  # a busy or failing database: log it, and look again next time
+                logger.exception("checking the open sessions failed")
+
+    async def check_open_sessions(self) -> None:
+        """Compare the open sessions with the database: one archived elsewhere is announced
+        (``session_info_update`` ``archived: true``) and freed like a local archive frees
+        it; a deleted one is freed. Either way its running turn is cancelled."""
+        states = self.store.archive_states(list(self.open))
+        for session in list(self.open.values()):
+            state = states.get(session.id)
+            if state is not None and state == (False, session.archives):
+                continue
+            if self.open.get(session.id) is not session:
+                continue  # closed while an earlier session was being released
+            if state is not None:
+                self._announce_archived(session.id)
             await self._release(session)
 
     # -- lifecycle methods handled here ------------------------------------------------
 
-    async def _initialize(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
-        asked = _InitializeParams.model_validate(params).protocol_version
+    async def initialize(self, params: _InitializeParams) -> dict[str, Any]:
+        asked = params.protocol_version
         # ACP negotiation: echo the client's version when supported, else offer our latest.
         version = asked if asked in SUPPORTED_VERSIONS else max(SUPPORTED_VERSIONS)
         if self.version is not None and version != self.version:
             raise InvalidRequestError(data={"reason": f"already initialized with protocol {self.version}"})
         self.version = version
-        handler: ArchiveHandlerV1 | ArchiveHandlerV2
+        self.router = self._routers[version]
         if version == 1:
             m1 = generated.v1.models
             self.models = m1
-            handler = ArchiveHandlerV1(self)
-            self.router = generated.v1.dispatch.Router(handler, unstable_session_archive=True)
             response1 = m1.InitializeResponse(
                 protocol_version=1,
                 agent_capabilities=m1.AgentCapabilities(
@@ -200,8 +238,6 @@ class ArchiveAgent:
             return response1.model_dump(mode="json", by_alias=True, exclude_unset=True)
         m2 = generated.v2.models
         self.models = m2
-        handler = ArchiveHandlerV2(self)
-        self.router = generated.v2.dispatch.Router(handler, unstable_session_archive=True)
         # v2: a present `session` object already promises list, close and resume.
         response2 = m2.InitializeResponse(
             protocol_version=2,
@@ -215,23 +251,20 @@ class ArchiveAgent:
         )
         return response2.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
-    async def _new_session(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
-        cwd = _NewSessionParams.model_validate(params).cwd
-        if not _is_absolute(cwd):
+    async def new_session(self, params: _NewSessionParams) -> dict[str, Any]:
+        if not _is_absolute(params.cwd):
             raise InvalidParamsError(data={"errors": [{"path": ["cwd"], "message": "must be an absolute path"}]})
-        row = self.store.create(cwd)
-        self.open[row.id] = OpenSession(row.id)
+        row = self.store.create(params.cwd)
+        self.open[row.id] = OpenSession(row.id, row.archives)
         return {"sessionId": row.id}
 
-    async def _resume_session(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
-        self._reopen(_SessionParams.model_validate(params).session_id)
+    async def resume_session(self, params: _SessionParams) -> dict[str, Any]:
+        self._reopen(params.session_id)
         return {}
 
-    async def _load_session(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
+    async def load_session(self, params: _SessionParams) -> dict[str, Any]:
         """v1 only (v2 has no session/load): reopen, and replay the saved history first."""
-        if self.version != 1:
-            raise MethodNotFoundError(data={"method": "session/load"})
-        session_id = _SessionParams.model_validate(params).session_id
+        session_id = params.session_id
         self._reopen(session_id)
         for role, text in self.store.history(session_id):
             kind = "user_message_chunk" if role == "user" else "agent_message_chunk"
@@ -247,92 +280,89 @@ class ArchiveAgent:
             raise InvalidParamsError(
                 data={"sessionId": session_id, "reason": "session is archived; call session/unarchive first"}
             )
-        self.open.setdefault(session_id, OpenSession(session_id))
+        self.open.setdefault(session_id, OpenSession(session_id, row.archives))
 
-    async def _prompt(self, params: dict[str, Any], request_id: Any) -> Any:
-        request = _PromptParams.model_validate(params)
-        session = self._usable(request.session_id)
+    async def prompt(self, params: _PromptParams) -> dict[str, Any]:
+        session = await self._usable(params.session_id)
         if session.turn is not None:
             raise InvalidParamsError(data={"sessionId": session.id, "reason": "a turn is already running"})
         text = "".join(
             str(block.get("text", ""))
-            for block in request.prompt
+            for block in params.prompt
             if isinstance(block, dict) and block.get("type") == "text"
         )
         delay = 0.0
         if match := _DELAY.fullmatch(text):
             delay, text = min(float(match.group(1)), MAX_DELAY_S), match.group(2)
         if not self.store.add_message(session.id, "user", text):
-            self.open.pop(session.id, None)
-            raise _not_found(session.id)
+            await self._gone_elsewhere(session.id)
         number = sum(role == "user" for role, _ in self.store.history(session.id))
         turn = Turn()
         session.turn = turn
         if self.version == 2:
             # v2: the response only acknowledges; progress and the end come as state updates.
             self._update(session.id, {"sessionUpdate": "state_update", "state": "running"})
-        turn.task = asyncio.create_task(self._run_turn(session, turn, request_id, text, number, delay))
-        return DEFERRED if self.version == 1 else {}
+        turn.task = asyncio.create_task(self._turn(session, turn, text, number, delay))
+        if self.version == 2:
+            return {}
+        stop_reason = await turn.task
+        if stop_reason is None:
+            raise InternalError()
+        return {"stopReason": stop_reason}
 
-    async def _run_turn(
-        self, session: OpenSession, turn: Turn, request_id: Any, text: str, number: int, delay: float
-    ) -> None:
-        stop_reason = "cancelled"
-        failed = False
+    async def _turn(self, session: OpenSession, turn: Turn, text: str, number: int, delay: float) -> str | None:
+        """Run one turn and report its end (v2); its stop reason, or None if it failed."""
+        stop_reason: str | None = "cancelled"
         try:
             try:
                 await asyncio.wait_for(turn.cancel.wait(), timeout=delay)
             except asyncio.TimeoutError:
                 reply = f"echo #{number}: {text}"
-                chunk: dict[str, Any] = {
-                    "sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": reply},
-                }
-                if self.version == 2:
-                    chunk["messageId"] = f"{session.id}-{number}"
-                self._update(session.id, chunk)
-                self.store.add_message(session.id, "agent", reply)
-                stop_reason = "end_turn"
+                # Stored first, and only into a session that is neither archived nor deleted
+                # (one transaction, so another process's archive is either before or after).
+                if self.store.add_message(session.id, "agent", reply):
+                    chunk: dict[str, Any] = {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": reply},
+                    }
+                    if self.version == 2:
+                        chunk["messageId"] = f"{session.id}-{number}"
+                    self._update(session.id, chunk)
+                    stop_reason = "end_turn"
         except Exception:
             logger.exception("turn in %s failed", session.id)
-            failed = True
+            stop_reason = None
         if session.turn is turn:
             session.turn = None
-        if self.version == 1:
-            if failed:
-                self.peer.fail(request_id, InternalError())
-            else:
-                self.peer.respond(request_id, {"stopReason": stop_reason})
-        else:
+        if self.version == 2:
             idle: dict[str, Any] = {"sessionUpdate": "state_update", "state": "idle"}
-            if not failed:
+            if stop_reason is not None:
                 idle["stopReason"] = stop_reason
             self._update(session.id, idle)
+        return stop_reason
 
-    async def _cancel(self, params: dict[str, Any], _: Any) -> None:
-        session = self.open.get(_SessionParams.model_validate(params).session_id)
+    async def cancel(self, params: _SessionParams) -> None:
+        session = self.open.get(params.session_id)
         if session is not None and session.turn is not None:
             session.turn.cancel.set()
 
-    async def _close_session(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
-        session_id = _SessionParams.model_validate(params).session_id
-        session = self.open.get(session_id)
+    async def close_session(self, params: _SessionParams) -> dict[str, Any]:
+        session = self.open.get(params.session_id)
         if session is None:
-            if self.store.get(session_id) is None:
-                raise _not_found(session_id)
+            if self.store.get(params.session_id) is None:
+                raise _not_found(params.session_id)
             return {}  # known but not open here: already in the state close leads to
         await self._release(session)
         return {}
 
-    async def _delete_session(self, params: dict[str, Any], _: Any) -> dict[str, Any]:
-        session_id = _SessionParams.model_validate(params).session_id
-        session = self.open.get(session_id)
+    async def delete_session(self, params: _SessionParams) -> dict[str, Any]:
+        session = self.open.get(params.session_id)
         if session is not None:
             await self._release(session)
-        self.store.delete(session_id)  # unknown IDs succeed: "not listed" already holds
+        self.store.delete(params.session_id)  # unknown IDs succeed: "not listed" already holds
         return {}
 
-    # -- archive surface (called by the generated routers' handlers) ---------------------
+    # -- archive surface (called by the generated routes' handlers) ----------------------
 
     async def archive(self, session_id: str) -> None:
         if self.store.get(session_id) is None:
@@ -340,9 +370,7 @@ class ArchiveAgent:
         session = self.open.get(session_id)
         if session is not None:
             # Tell the client first, while it still has the session open; then close it.
-            assert self.models is not None
-            info = self.models.SessionUpdateSessionInfoUpdate(session_update="session_info_update", archived=True)
-            self._update(session_id, info.model_dump(mode="json", by_alias=True, exclude_unset=True))
+            self._announce_archived(session_id)
             await self._release(session)
         if not self.store.set_archived(session_id, True):
             raise _not_found(session_id)  # deleted by another process meanwhile
@@ -383,17 +411,23 @@ class ArchiveAgent:
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _usable(self, session_id: str) -> OpenSession:
+    async def _usable(self, session_id: str) -> OpenSession:
         """The open session, re-checked against the database (another process may have
-        archived or deleted it)."""
+        archived or deleted it since the last watch)."""
         session = self.open.get(session_id)
         if session is None:
             raise _not_found(session_id, "session is not open on this connection")
         row = self.store.get(session_id)
-        if row is None or row.archived:
-            self.open.pop(session_id, None)
-            raise _not_found(session_id, "session was deleted" if row is None else "session is archived")
+        if row is None or row.archived or row.archives != session.archives:
+            await self._gone_elsewhere(session_id)
         return session
+
+    async def _gone_elsewhere(self, session_id: str) -> None:
+        """Another process archived or deleted this open session before the watch saw it:
+        do what the watch would have done, then refuse."""
+        await self.check_open_sessions()
+        reason = "session was deleted" if self.store.get(session_id) is None else "session was archived"
+        raise _not_found(session_id, reason)
 
     async def _release(self, session: OpenSession) -> None:
         """What session/close does: stop the running turn (its end is reported), free the session."""
@@ -403,17 +437,50 @@ class ArchiveAgent:
             turn.cancel.set()
             await asyncio.wait({turn.task})
 
+    def _announce_archived(self, session_id: str) -> None:
+        assert self.models is not None
+        info = self.models.SessionUpdateSessionInfoUpdate(session_update="session_info_update", archived=True)
+        self._update(session_id, info.model_dump(mode="json", by_alias=True, exclude_unset=True))
+
     def _update(self, session_id: str, update: dict[str, Any]) -> None:
         self.peer.notify("session/update", {"sessionId": session_id, "update": update})
 
 
-class _ArchiveMethods:
-    """The generated ``AgentHandler`` methods, shared by both protocol versions."""
+class _Methods:
+    """The router's handler, shared by both protocol versions: the generated
+    ``AgentHandler`` methods of the archive surface, and the agent's own methods."""
 
     models: ModuleType
 
     def __init__(self, agent: ArchiveAgent) -> None:
         self.agent = agent
+
+    async def uninitialized(self, params: _Params) -> None:
+        raise InvalidRequestError(data={"reason": "call initialize first"})
+
+    async def initialize(self, params: _InitializeParams) -> dict[str, Any]:
+        return await self.agent.initialize(params)
+
+    async def session_new(self, params: _NewSessionParams) -> dict[str, Any]:
+        return await self.agent.new_session(params)
+
+    async def session_prompt(self, params: _PromptParams) -> dict[str, Any]:
+        return await self.agent.prompt(params)
+
+    async def session_cancel(self, params: _SessionParams) -> None:
+        await self.agent.cancel(params)
+
+    async def session_close(self, params: _SessionParams) -> dict[str, Any]:
+        return await self.agent.close_session(params)
+
+    async def session_delete(self, params: _SessionParams) -> dict[str, Any]:
+        return await self.agent.delete_session(params)
+
+    async def session_resume(self, params: _SessionParams) -> dict[str, Any]:
+        return await self.agent.resume_session(params)
+
+    async def session_load(self, params: _SessionParams) -> dict[str, Any]:
+        return await self.agent.load_session(params)
 
     async def session_archive(self, params: Any) -> Any:
         await self.agent.archive(params.session_id)
@@ -431,9 +498,9 @@ class _ArchiveMethods:
         return self.models.ListSessionsResponse.model_validate(page)
 
 
-class ArchiveHandlerV1(_ArchiveMethods, generated.v1.dispatch.AgentHandler):
+class ArchiveHandlerV1(_Methods, generated.v1.dispatch.AgentHandler):
     models = generated.v1.models
 
 
-class ArchiveHandlerV2(_ArchiveMethods, generated.v2.dispatch.AgentHandler):
+class ArchiveHandlerV2(_Methods, generated.v2.dispatch.AgentHandler):
     models = generated.v2.models

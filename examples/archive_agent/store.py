@@ -1,7 +1,10 @@
 """SQLite persistence of the archive agent: sessions, their history, and list cursors.
 
 One database file may be shared by several agent processes: it runs in WAL mode, every
-write is one ``BEGIN IMMEDIATE`` transaction, and readers see only committed state. A
+write is one ``BEGIN IMMEDIATE`` transaction, and readers see only committed state.
+``PRAGMA data_version`` tells a process that another one committed, and each session's
+``archives`` counter (bumped by every archive) that it was archived, even if it has been
+unarchived again since. A
 deleted session is removed with its history (no tombstone), so it can never show up in
 a listing again nor be unarchived.
 
@@ -30,7 +33,7 @@ from typing import Literal
 
 ArchiveFilter = Literal["exclude", "include", "only"]
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2  # 2: sessions.archives
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_meta (
     key TEXT PRIMARY KEY,
@@ -42,7 +45,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     title TEXT,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1))
+    archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+    archives INTEGER NOT NULL DEFAULT 0  -- times archived: open sessions compare it
 );
 -- One index per filter shape: equality columns first, then the listing order.
 CREATE INDEX IF NOT EXISTS sessions_by_recency ON sessions (updated_at, id);
@@ -70,6 +74,7 @@ class SessionRow:
     title: str | None
     updated_at: str
     archived: bool
+    archives: int = 0  # how many times the session was archived
 
 
 @dataclass(frozen=True)
@@ -105,8 +110,10 @@ class Store:
         self._db.execute("PRAGMA foreign_keys=ON")
         with self._write():
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, _SCHEMA_VERSION):
+            if version not in (0, 1, _SCHEMA_VERSION):
                 raise RuntimeError(f"{path}: database schema version {version}, this agent knows {_SCHEMA_VERSION}")
+            if version == 1:  # written by an older agent: same data, one counter more
+                self._db.execute("ALTER TABLE sessions ADD COLUMN archives INTEGER NOT NULL DEFAULT 0")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
@@ -162,14 +169,36 @@ class Store:
 
     def get(self, session_id: str) -> SessionRow | None:
         found = self._db.execute(
-            "SELECT id, cwd, title, updated_at, archived FROM sessions WHERE id = ?", (session_id,)
+            "SELECT id, cwd, title, updated_at, archived, archives FROM sessions WHERE id = ?", (session_id,)
         ).fetchone()
-        return None if found is None else SessionRow(found[0], found[1], found[2], found[3], bool(found[4]))
+        return None if found is None else SessionRow(found[0], found[1], found[2], found[3], bool(found[4]), found[5])
+
+    def archive_states(self, session_ids: list[str]) -> dict[str, tuple[bool, int]]:
+        """``(archived, archives)`` of each of these sessions that still exists."""
+        states: dict[str, tuple[bool, int]] = {}
+        for start in range(0, len(session_ids), 500):  # stay under SQLite's bound-variable limit
+            batch = session_ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for session_id, archived, archives in self._db.execute(
+                f"SELECT id, archived, archives FROM sessions WHERE id IN ({marks})", batch
+            ):
+                states[session_id] = (bool(archived), archives)
+        return states
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (another process) has committed since the last call."""
+        value: int = self._db.execute("PRAGMA data_version").fetchone()[0]
+        return value
 
     def set_archived(self, session_id: str, archived: bool) -> bool:
         """Set the archive state; False when the session does not exist (never was, or deleted)."""
         with self._write() as db:
-            changed = db.execute("UPDATE sessions SET archived = ? WHERE id = ?", (int(archived), session_id)).rowcount
+            changed = db.execute(
+                # Every real archive bumps the counter, so that a process with the session open
+                # learns of it even when it was unarchived again before that process looked.
+                "UPDATE sessions SET archives = archives + (? AND NOT archived), archived = ? WHERE id = ?",
+                (int(archived), int(archived), session_id),
+            ).rowcount
         return changed == 1
 
     def delete(self, session_id: str) -> None:
@@ -179,14 +208,15 @@ class Store:
     # -- history ------------------------------------------------------------------
 
     def add_message(self, session_id: str, role: Literal["user", "agent"], text: str) -> bool:
-        """Append to the history and mark the session active now; False if it is gone.
+        """Append to the history and mark the session active now; False if it is gone or
+        archived (by another process, perhaps): nothing is written to it then.
 
         The first user message also becomes the title, so a listing shows something useful.
         """
         with self._write() as db:
             now = utc_now()
             changed = db.execute(
-                "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ?",
+                "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ? AND NOT archived",
                 (now, text[:80] if role == "user" else None, session_id),
             ).rowcount
             if changed != 1:
