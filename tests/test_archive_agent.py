@@ -54,6 +54,8 @@ class Agent:
             stdout=subprocess.PIPE,
         )
         self.log: list[Message] = []
+        self.times: list[float] = []  # time.monotonic() when each message of ``log`` arrived
+        self.invalid: list[bytes] = []  # output lines that are not strict JSON (there must be none)
         self._changed = threading.Condition()
         self._ids = itertools.count(1)
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -69,15 +71,21 @@ class Agent:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
+            try:
+                message = strict_json(line)
+            except ValueError:
+                self.invalid.append(line)
+                continue
             with self._changed:
-                self.log.append(json.loads(line))
+                self.log.append(message)
+                self.times.append(time.monotonic())
                 self._changed.notify_all()
 
     # -- sending
 
-    def send_raw(self, text: str) -> None:
+    def send_raw(self, text: str | bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.write((text.encode() if isinstance(text, str) else text) + b"\n")
         self.proc.stdin.flush()
 
     def send(self, method: str, params: dict[str, Any]) -> int:
@@ -124,6 +132,7 @@ class Agent:
         self.proc.stdin.close()
         assert self.proc.wait(timeout=TIMEOUT) == 0
         self._reader.join(timeout=TIMEOUT)
+        assert self.invalid == [], "every line the agent writes must be strict JSON"
 
     # -- ACP helpers
 
@@ -180,6 +189,18 @@ class Agent:
         if archived is not None:
             params["archived"] = archived
         return {s["sessionId"]: s["archived"] for s in self.list_all(**params)}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json(line: bytes) -> Any:
+    """Parse like a strict peer: UTF-8, no NaN/Infinity, no lone surrogate in any string."""
+    value = json.loads(line.decode("utf-8"), parse_constant=_refuse_constant)
+    # Infinity from an out-of-range number (1e400), UnicodeEncodeError from a lone surrogate:
+    json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return value
 
 
 def _update_kind(message: Message, session_id: str) -> str | None:
