@@ -294,7 +294,7 @@ class ArchiveAgent:
         delay = 0.0
         if match := _DELAY.fullmatch(text):
             delay, text = min(float(match.group(1)), MAX_DELAY_S), match.group(2)
-        if not self.store.add_message(session.id, "user", text):
+        if not self.store.add_message(session.id, "user", text, session.archives):
             await self._gone_elsewhere(session.id)
         number = sum(role == "user" for role, _ in self.store.history(session.id))
         turn = Turn()
@@ -320,7 +320,7 @@ class ArchiveAgent:
                 reply = f"echo #{number}: {text}"
                 # Stored first, and only into a session that is neither archived nor deleted
                 # (one transaction, so another process's archive is either before or after).
-                if self.store.add_message(session.id, "agent", reply):
+                if self.store.add_message(session.id, "agent", reply, session.archives):
                     chunk: dict[str, Any] = {
                         "sessionUpdate": "agent_message_chunk",
                         "content": {"type": "text", "text": reply},

@@ -207,17 +207,19 @@ class Store:
 
     # -- history ------------------------------------------------------------------
 
-    def add_message(self, session_id: str, role: Literal["user", "agent"], text: str) -> bool:
-        """Append to the history and mark the session active now; False if it is gone or
-        archived (by another process, perhaps): nothing is written to it then.
+    def add_message(self, session_id: str, role: Literal["user", "agent"], text: str, archives: int) -> bool:
+        """Append to the history and mark the session active now; False, and nothing
+        written, if the session is gone, archived, or was archived since its counter was
+        ``archives`` (by another process, perhaps, and maybe unarchived again since).
 
         The first user message also becomes the title, so a listing shows something useful.
         """
         with self._write() as db:
             now = utc_now()
             changed = db.execute(
-                "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ? AND NOT archived",
-                (now, text[:80] if role == "user" else None, session_id),
+                "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?)"
+                " WHERE id = ? AND NOT archived AND archives = ?",
+                (now, text[:80] if role == "user" else None, session_id, archives),
             ).rowcount
             if changed != 1:
                 return False
