@@ -93,9 +93,13 @@ def test_a_session_archived_elsewhere_while_idle_is_announced_and_freed(tmp_path
         there.close()
 
 
-def _archived(message: dict[str, object]) -> bool:
-    params = message.get("params")
-    return isinstance(params, dict) and _archived_update(str(params.get("sessionId")))(message)
+def _announced(agent: Agent) -> set[str]:
+    """Sessions this agent has told its client were archived."""
+    return {
+        str(m["params"]["sessionId"])
+        for m in list(agent.log)
+        if m.get("method") == "session/update" and _archived_update(str(m["params"]["sessionId"]))(m)
+    }
 
 
 # -- stress ------------------------------------------------------------------------------------
@@ -206,9 +210,7 @@ def test_two_processes_under_mixed_load_end_with_one_view_and_lose_nothing(tmp_p
         for owner, changer in ((one, two), (two, one)):
             due = {sid for sid in changer.archived_once if changer.last_state[sid] != "deleted"}
             deadline = time.monotonic() + TIMEOUT
-            while (
-                missing := due - {str(m["params"]["sessionId"]) for m in list(owner.agent.log) if _archived(m)}
-            ) and (time.monotonic() < deadline):
+            while (missing := due - _announced(owner.agent)) and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert not missing
         assert any(side.archived_once for side in (one, two)), "the load must include archives"
