@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,14 @@ class _Process:
         self.proc.wait(timeout=30)
 
 
+def _archived_notice(session_id: str, message: dict[str, Any]) -> bool:
+    return (
+        message.get("method") == "session/update"
+        and message["params"]["sessionId"] == session_id
+        and message["params"]["update"].get("archived") is True
+    )
+
+
 def _notice_delay(tmp: str, rounds: int = 20) -> float:
     """Worst seconds, over ``rounds``, from sending session/archive to process B until
     process A, which has the session open, tells its client."""
@@ -145,13 +154,7 @@ def _notice_delay(tmp: str, rounds: int = 20) -> float:
             time.sleep(rng.uniform(0, 0.1))  # any phase of the watcher's polling
             sent = time.perf_counter()
             there.call("session/archive", {"sessionId": session_id})
-            noticed, _ = here.wait(
-                lambda m: (
-                    m.get("method") == "session/update"
-                    and m["params"]["sessionId"] == session_id
-                    and m["params"]["update"].get("archived") is True
-                )
-            )
+            noticed, _ = here.wait(partial(_archived_notice, session_id))
             delays.append(noticed - sent)
     finally:
         here.close()
