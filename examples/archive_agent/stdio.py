@@ -196,4 +196,9 @@ async def serve(
         if not isinstance(message, dict):
             peer.fail(None, InvalidRequestError(data={"reason": "a message must be a JSON object"}))
             continue
-        await handle(message)
+        try:
+            await handle(message)
+        except Exception:
+            # ``handle`` answers errors itself; this is a bug, and it must not end the loop.
+            logger.exception("message handling failed")
+            peer.fail(None, InternalError())
