@@ -336,6 +336,7 @@ def test_fuzz_the_stdio_loop_stays_up_and_answers_valid_requests_by_id(
         if "method" in message:
             continue
         request_id = message["id"]
+        assert request_id is None or type(request_id) in (str, int, float), "a JSON-RPC id, or null"
         if isinstance(request_id, str) and request_id in expected | refused:
             assert "result" in message, message
             answered[request_id] = answered.get(request_id, 0) + 1

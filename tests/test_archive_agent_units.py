@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,41 @@ def test_processes_opening_a_fresh_database_together_all_succeed(tmp_path: Path)
         for worker in workers:
             worker.join(30)
         assert [results.get(timeout=5), results.get(timeout=5)] == ["ok", "ok"], f"round {round_}"
+
+
+def test_a_database_of_schema_version_1_gains_the_archive_counter(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as old:  # the sessions table as the previous agent wrote it
+        old.executescript(
+            """
+            CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT NOT NULL, title TEXT, created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)));
+            INSERT INTO sessions VALUES ('sess_old', '/w', 'kept', 't', '2026-01-01T00:00:00.000000Z', 1);
+            PRAGMA user_version = 1;
+            """
+        )
+    old.close()
+    store = Store(path)
+    try:
+        assert store.get("sess_old") == SessionRow("sess_old", "/w", "kept", "2026-01-01T00:00:00.000000Z", True, 0)
+        assert store.set_archived("sess_old", False) and store.set_archived("sess_old", True)
+        assert store.archive_states(["sess_old", "sess_gone"]) == {"sess_old": (True, 1)}
+    finally:
+        store.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == 2
+    check.close()
+
+
+def test_the_archive_counter_counts_archives_and_guards_history_writes(store: Store) -> None:
+    sid = store.create("/w").id
+    assert store.add_message(sid, "user", "one", archives=0)
+    for archived in (True, True, False, True, False):  # repeats change nothing
+        assert store.set_archived(sid, archived)
+    assert store.archive_states([sid]) == {sid: (False, 2)}
+    # Opened before those archives: its turn may not write, though the session is unarchived now.
+    assert not store.add_message(sid, "agent", "late", archives=0)
+    assert store.add_message(sid, "agent", "fresh", archives=2)
+    store.set_archived(sid, True)
+    assert not store.add_message(sid, "agent", "archived", archives=3)
+    assert store.history(sid) == [("user", "one"), ("agent", "fresh")]
