@@ -200,7 +200,7 @@ class ArchiveAgent:
         states = self.store.archive_states(list(self.open))
         for session in list(self.open.values()):
             state = states.get(session.id)
-            if state is not None and state == (False, session.archives):
+            if state == (False, session.archives):
                 continue
             if self.open.get(session.id) is not session:
                 continue  # closed while an earlier session was being released
