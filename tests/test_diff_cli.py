@@ -15,8 +15,8 @@ import pytest
 
 from codegen.cli import main
 from codegen.diff import compare
-from codegen.diff_command import load_side
-from codegen.diff_inputs import open_side
+from codegen.diff.command import load_side
+from codegen.diff.inputs import open_side
 
 ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_session_archive"
@@ -343,13 +343,13 @@ def test_unknown_feature_on_one_side_exits_2(
 def test_generation_failure_leaves_the_protocol_diff(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import codegen.diff_command
+    import codegen.diff.command
 
     def broken(*_: object) -> None:
         raise RuntimeError("renderer exploded")
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(codegen.diff_command, "generate", broken)
+    monkeypatch.setattr(codegen.diff.command, "generate", broken)
     code, out, _ = _run(capsys, "schema", "schema", "--old-features", "", "--format", "json")
     report = json.loads(out)
     assert code == 0 and report["summary"]["changes"] > 0

@@ -355,7 +355,8 @@ def test_inline_variants_are_located_inside_their_union() -> None:
 
 
 def test_markdown_keeps_schema_text_inside_code_spans() -> None:
-    from codegen.diff import Report, to_markdown
+    from codegen.diff import Report
+    from codegen.diff.report import to_markdown
 
     hostile = "x`\n# injected [link](http://example.invalid)"
     old = _side({"Subject": OBJ}, "request", None)

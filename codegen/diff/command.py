@@ -14,15 +14,16 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .config import ConfigError, load_config
-from .diff import Report, compare, file_changes, to_json, to_markdown
-from .diff_inputs import InputError, Side, open_side
-from .errors import Problem, SchemaError, fail
-from .features import select
-from .ir import Protocol, build
-from .load import display_name, find_version_dirs, load_version
-from .pipeline import generate
-from .validate import DEFS, declared_features, validate_version
+from ..config import ConfigError, load_config
+from ..errors import Problem, SchemaError, fail
+from ..features import select
+from ..ir import Protocol, build
+from ..load import display_name, find_version_dirs, load_version
+from ..pipeline import generate
+from ..validate import DEFS, declared_features, validate_version
+from .compare import Report, compare, file_changes
+from .inputs import InputError, Side, open_side
+from .report import to_json, to_markdown
 
 
 @dataclass(frozen=True)

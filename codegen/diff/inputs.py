@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import Problem, SchemaError, fail
-from .load import META_FILE, display_name, read_json
-from .validate import DEFS, SIDES, sides_of
+from ..errors import Problem, SchemaError, fail
+from ..load import META_FILE, display_name, read_json
+from ..validate import DEFS, SIDES, sides_of
 
 GIT_PREFIX = "git:"
 _VERSION_DIR = re.compile(r"v([1-9][0-9]*)\Z")
