@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from ..config import ConfigError, load_config
@@ -21,9 +21,9 @@ from ..ir import Protocol, build
 from ..load import display_name, find_version_dirs, load_version
 from ..pipeline import generate
 from ..validate import DEFS, declared_features, validate_version
-from .compare import Report, compare, file_changes
-from .inputs import InputError, Side, open_side
-from .report import to_json, to_markdown
+from .compare import Change, Report, compare, file_changes
+from .inputs import InputError, Side, open_sides
+from .report import DEFAULT_MAX_CHARS, to_github, to_json, to_markdown
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Loaded:
     features: frozenset[str]  # enabled on this side (all declared ones unless told otherwise)
     file_names: dict[str, str]  # display name in the pipeline -> name shown to users
     raw_names: dict[int, frozenset[str]]  # per version, the $defs names as written
+    texts: dict[str, str]  # pipeline name of each schema file -> its text (for line numbers)
 
 
 def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
@@ -40,7 +41,7 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
         sources = []
         for directory in find_version_dirs(side.schema_dir, side.root):
             version_sources = load_version(directory, side.root)
-            validate_version(version_sources, int(directory.name[1:]))
+            validate_version(version_sources, int(directory.name[1:]), tolerant=side.upstream)
             sources.append(version_sources)
         declared = {f for s in sources for f in declared_features(s.meta)}
         if features is not None and features - declared:
@@ -59,7 +60,9 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
         p.version: frozenset(n for src in s.schemas for n in src.data[DEFS])
         for p, s in zip(protocols, sources, strict=True)
     }
-    return Loaded(protocols, enabled, names, raw)
+    # Read back only to number lines: the loader has parsed (and so checked) every file.
+    texts = {src.name: (side.root / src.name).read_text(encoding="utf-8") for s in sources for src in s.schemas}
+    return Loaded(protocols, enabled, names, raw, texts)
 
 
 def generated_files(side: Side, features: frozenset[str], schema_dir: str = "schema") -> dict[str, str]:
@@ -81,6 +84,31 @@ def generated_files(side: Side, features: frozenset[str], schema_dir: str = "sch
             ) from None
 
 
+FAIL_ON = ("never", "breaking", "wire-breaking", "code-breaking", "any")
+
+
+def _max_chars(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0 or 0 < value < 1000:
+        raise argparse.ArgumentTypeError(f"expected 0 (no limit) or a number of characters >= 1000: {text!r}")
+    return value
+
+
+def fails(report: Report, fail_on: str) -> bool:
+    """Whether ``--fail-on`` fails the run on these changes."""
+    test = {
+        "never": lambda c: False,
+        "any": lambda c: True,
+        "breaking": lambda c: c.breaking,
+        "wire-breaking": lambda c: c.wire_breaking,
+        "code-breaking": lambda c: c.code,
+    }[fail_on]
+    return any(test(c) for c in report.changes)
+
+
 def _features(text: str | None) -> frozenset[str] | None:
     if text is None:
         return None
@@ -90,12 +118,26 @@ def _features(text: str | None) -> frozenset[str] | None:
 def add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("old", metavar="OLD", help="schema file, schema directory, version directory, or git:REF")
     cmd.add_argument("new", metavar="NEW", help="the same kinds of input as OLD")
-    cmd.add_argument("--format", choices=("markdown", "json"), default="markdown", help="report format")
+    cmd.add_argument(
+        "--format",
+        choices=("markdown", "json", "github"),
+        default="markdown",
+        help="markdown (a pull-request comment), json (everything), github (GitHub Actions annotations)",
+    )
     cmd.add_argument(
         "--fail-on",
-        choices=("never", "breaking", "any"),
+        choices=FAIL_ON,
         default="never",
-        help="exit 1 when there are breaking changes, or any changes (default: never)",
+        help="exit 1 on breaking changes (wire or code), on wire- or code-breaking ones only,"
+        " or on any change (default: never)",
+    )
+    cmd.add_argument(
+        "--max-chars",
+        type=_max_chars,
+        default=DEFAULT_MAX_CHARS,
+        metavar="N",
+        help=f"markdown: cut the least important detail to stay under N characters"
+        f" (default {DEFAULT_MAX_CHARS}, a pull-request comment's limit; 0: no limit)",
     )
     cmd.add_argument("--path", help="for git:REF inputs, the schema location in the repository (default: schema-dir)")
     for side in ("old", "new"):
@@ -107,26 +149,51 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--no-generated", action="store_true", help="skip comparing the generated files")
 
 
+def _key(c: Change) -> tuple[object, ...]:
+    return c.version, c.path, c.rule, c.change, c.detail
+
+
 def build_report(args: argparse.Namespace) -> Report:
     config = load_config()
     with ExitStack() as stack:
-        old_side = stack.enter_context(open_side(args.old, config.root, config.schema_dir, args.path))
-        new_side = stack.enter_context(open_side(args.new, config.root, config.schema_dir, args.path))
-        old = load_side(old_side, _features(args.old_features))
-        new = load_side(new_side, _features(args.new_features))
-        changes = compare(old.protocols, new.protocols, old.file_names, new.file_names, old.raw_names, new.raw_names)
-        report = Report(args.old, args.new, changes)
-        if not args.no_generated:
+        old_sides = stack.enter_context(open_sides(args.old, config.root, config.schema_dir, args.path))
+        new_sides = stack.enter_context(open_sides(args.new, config.root, config.schema_dir, args.path))
+        if set(old_sides) != set(new_sides):
+            raise InputError(
+                f"{args.old} and {args.new}: cannot compare one directory in upstream's layout (schema.json,"
+                " schema.unstable.json) with another kind of input; name matching files instead"
+            )
+        report = Report(args.old, args.new, [])
+        seen: set[tuple[object, ...]] = set()
+        for surface in old_sides:  # "" alone, or "stable" before "unstable"
+            old = load_side(old_sides[surface], _features(args.old_features))
+            new = load_side(new_sides[surface], _features(args.new_features))
+            found = compare(old.protocols, new.protocols, old.file_names, new.file_names, old.raw_names, new.raw_names)
+            # The unstable files repeat the stable surface: list only what they add to it.
+            changes = [replace(c, surface=surface) for c in found if _key(c) not in seen]
+            seen |= {_key(c) for c in changes}
+            report.changes += changes
+            for name, text in old.texts.items():
+                report.texts[old.file_names.get(name, name)] = text
+                report.counterparts[old.file_names.get(name, name)] = new.file_names.get(name, name)
+            for name, text in new.texts.items():
+                report.texts[new.file_names.get(name, name)] = text
+        if args.no_generated:
+            pass
+        elif "" not in old_sides:
+            report.files_note = (
+                "Generated files not compared for upstream's layout: generate over a release with --base-v1/--base-v2"
+            )
+        else:
             try:
                 shown_dir = display_name(config.schema_dir, config.root)
                 if PurePosixPath(shown_dir).is_absolute():
                     shown_dir = "schema"
-                old_files = generated_files(old_side, old.features, shown_dir)
-                new_files = generated_files(new_side, new.features, shown_dir)
-            except SchemaError:
-                raise
-            except Exception as exc:  # the protocol diff stands on its own when a renderer fails
-                report.files_note = f"Generated files not compared: generation failed ({type(exc).__name__}: {exc})"
+                old_files = generated_files(old_sides[""], old.features, shown_dir)
+                new_files = generated_files(new_sides[""], new.features, shown_dir)
+            except Exception as exc:  # the protocol diff stands on its own when generation fails
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                report.files_note = f"Generated files not compared: generation failed ({reason})"
             else:
                 report.files = file_changes(old_files, new_files)
     return report
@@ -141,12 +208,13 @@ def run(args: argparse.Namespace) -> int:
     except (InputError, ConfigError) as exc:
         print(f"acp-codegen diff: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(to_json(report) if args.format == "json" else to_markdown(report))
-    if args.fail_on == "any" and report.changes:
-        return 1
-    if args.fail_on == "breaking" and report.breaking:
-        return 1
-    return 0
+    if args.format == "json":
+        sys.stdout.write(to_json(report))
+    elif args.format == "github":
+        sys.stdout.write(to_github(report))
+    else:
+        sys.stdout.write(to_markdown(report, args.max_chars, f"acp-codegen diff {args.old} {args.new}"))
+    return 1 if fails(report, args.fail_on) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

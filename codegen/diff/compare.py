@@ -25,6 +25,7 @@ from typing import Any, Literal
 from ..errors import pointer
 from ..ir import Field, Method, Protocol, TypeDef, TypeExpr
 from ..validate import DEFS
+from ..write import strip_header
 from .rules import RULES
 from .usage import OTHER, RECEIVER, SELF, SENDER, Use, usage
 
@@ -44,13 +45,20 @@ class Change:
     location: str = ""  # file#/json/pointer
     old: str | None = None
     new: str | None = None
-    breaks: tuple[str, ...] = ()  # who, in words; empty when nobody
+    breaks: tuple[str, ...] = ()  # who on the wire, in words; empty when nobody
     group: str = ""  # the type (or "methods") the change is listed under
     side: str | None = None  # methods: the side that handles it
+    code: bool = False  # breaks code written against the generated package
+    surface: str = ""  # upstream's layout: "stable" (schema.json) or "unstable" (only schema.unstable.json)
+
+    @property
+    def wire_breaking(self) -> bool:
+        """An old peer no longer interoperates."""
+        return bool(self.breaks)
 
     @property
     def breaking(self) -> bool:
-        return bool(self.breaks)
+        return self.wire_breaking or self.code
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -58,6 +66,8 @@ class Change:
             "path": self.path,
             "change": self.change,
             "breaking": self.breaking,
+            "wireBreaking": self.wire_breaking,
+            "codeBreaking": self.code,
             "detail": self.detail,
             "kind": self.kind,
             "rule": self.rule,
@@ -71,6 +81,8 @@ class Change:
             data["new"] = self.new
         if self.side is not None:
             data["side"] = self.side
+        if self.surface:
+            data["surface"] = self.surface
         return data
 
 
@@ -89,6 +101,8 @@ class Report:
     changes: list[Change]
     files: list[FileChange] | None = None  # None: generated files were not compared
     files_note: str = ""
+    texts: dict[str, str] = dataclasses.field(default_factory=dict)  # schema file as shown -> its text
+    counterparts: dict[str, str] = dataclasses.field(default_factory=dict)  # old side's file -> new side's
 
     @property
     def breaking(self) -> list[Change]:
@@ -246,6 +260,7 @@ class _Comparer:
                 tuple(sorted(breaks)),
                 group,
                 side,
+                r.code,
             )
         )
 
@@ -617,6 +632,7 @@ def compare(
                     f"protocol version {version} {'added' if o is None else 'removed'}",
                     breaks=who,
                     group="protocol",
+                    code=r.code,
                 )
             )
             continue
@@ -627,10 +643,14 @@ def compare(
 
 
 def file_changes(old: dict[str, str], new: dict[str, str]) -> list[FileChange]:
-    """Which generated files differ, with added/removed line counts."""
+    """Which generated files differ in content (headers with their hashes left out), with
+    added/removed line counts."""
     out = []
     for path in sorted(set(old) | set(new)):
         a, b = old.get(path), new.get(path)
+        if a is not None and b is not None and strip_header(a) == strip_header(b):
+            continue
+        a, b = (strip_header(t) if t is not None else None for t in (a, b))
         if a == b:
             continue
         added = removed = 0
