@@ -10,6 +10,7 @@ import argparse
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -99,14 +100,14 @@ def _max_chars(text: str) -> int:
 
 def fails(report: Report, fail_on: str) -> bool:
     """Whether ``--fail-on`` fails the run on these changes."""
-    test = {
+    test: dict[str, Callable[[Change], bool]] = {
         "never": lambda c: False,
         "any": lambda c: True,
         "breaking": lambda c: c.breaking,
         "wire-breaking": lambda c: c.wire_breaking,
         "code-breaking": lambda c: c.code,
-    }[fail_on]
-    return any(test(c) for c in report.changes)
+    }
+    return any(test[fail_on](c) for c in report.changes)
 
 
 def _features(text: str | None) -> frozenset[str] | None:

@@ -204,9 +204,7 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
         raise InputError(f"cannot run git: {exc}") from None
 
 
-def _git_sides(
-    spec: str, root: Path, default_schema_dir: Path, git_path: str | None, tmp: Path
-) -> dict[str, Side]:
+def _git_sides(spec: str, root: Path, default_schema_dir: Path, git_path: str | None, tmp: Path) -> dict[str, Side]:
     ref = spec[len(GIT_PREFIX) :]
     if not ref or ref.startswith("-"):
         raise InputError(f"{spec}: expected git:REF with a branch, tag or commit")
