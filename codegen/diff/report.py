@@ -7,6 +7,7 @@ import bisect
 import dataclasses
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -87,15 +88,23 @@ def _verdicts(c: Change) -> str:
     return f"wire: {wire}; code: {code}; rule `{c.rule}`"
 
 
-def _item(c: Change, location: bool, label: bool) -> list[str]:
-    head = f"**{scope(c)}** " if label else f"{c.change} "
+def short_location(report: Report, location: str) -> str:
+    """A location relative to the input it is in (the report's title names both inputs);
+    one in the old input says so."""
+    for label, mark in ((report.new_label, ""), (report.old_label, "old ")):
+        for sep in ("/", ":"):
+            if label and location.startswith(label.rstrip("/") + sep):
+                return f"{mark}`{_md(location[len(label.rstrip('/')) + 1 :])}`"
+    return f"`{_md(location)}`"
+
+
+def _item(report: Report, c: Change, location: bool) -> list[str]:
+    head = "" if c.breaking else f"{c.change} "
     feature = f"; feature `{_md(c.feature)}`" if c.feature else ""
-    lines = [f"- {head}`{_md(c.path)}`: {_line(c.detail)}{feature}"]
-    if c.breaking:
-        lines.append(f"  - {_verdicts(c)}")
-    if location and c.location:
-        lines.append(f"  - at `{_md(c.location)}`")
-    return lines
+    where = f" · {short_location(report, c.location)}" if location and c.location else ""
+    if not c.breaking:
+        return [f"- {head}`{_md(c.path)}`: {_line(c.detail)}{feature}{where}"]
+    return [f"- `{_md(c.path)}`: {_line(c.detail)}{feature}", f"  - {_verdicts(c)}{where}"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +114,7 @@ class _Cut:
     breaking: int  # how many breaking changes are listed
     breaking_locations: bool
     files_table: bool
-    compatible: int  # how many compatible changes are listed
+    compatible: int  # how many compatible changes are listed per version (and surface)
     compatible_locations: bool
 
 
@@ -119,17 +128,18 @@ def _render(report: Report, cut: _Cut, command: str) -> str:
         f"**{summary_line(report)}**",
     ]
     if breaking:
-        lines += ["", "### Breaking changes", ""]
+        lines += ["", "### Breaking changes"]
+        block = None
         for c in breaking[: cut.breaking]:
-            lines += _item(c, cut.breaking_locations, label=True)
+            if scope(c) != block:
+                block = scope(c)
+                lines += ["", f"**{block}**", ""]
+            lines += _item(report, c, cut.breaking_locations)
     if compatible:
         lines += ["", "### Other changes"]
-    shown = compatible[: cut.compatible]
-    for block in sorted(
-        {scope(c) for c in compatible}, key=lambda s: next(_order(c) for c in compatible if scope(c) == s)
-    ):
+    for block in dict.fromkeys(scope(c) for c in compatible):  # in the order listed
         mine = [c for c in compatible if scope(c) == block]
-        listed = [c for c in shown if scope(c) == block]
+        listed = mine[: cut.compatible]
         count = _plural(len(mine), "change") + (f", {len(listed)} listed" if len(listed) < len(mine) else "")
         lines += ["", f"<details><summary>{block}: {count}</summary>", ""]
         group: str | None = None
@@ -138,7 +148,7 @@ def _render(report: Report, cut: _Cut, command: str) -> str:
                 group = c.group
                 title = f"`{_md(group)}`" if group not in ("methods", "protocol") else group
                 lines += ["", f"**{title}**", ""]
-            lines += _item(c, cut.compatible_locations, label=False)
+            lines += _item(report, c, cut.compatible_locations)
         lines += ["", "</details>"]
     if report.files is not None:
         lines += ["", "### Generated files", ""]
@@ -151,7 +161,7 @@ def _render(report: Report, cut: _Cut, command: str) -> str:
             lines.append(", ".join(f"`{_md(f.path)}`" for f in report.files))
     elif report.files_note:
         lines += ["", "### Generated files", "", _md(report.files_note)]
-    left_out = _left_out(cut, len(breaking), len(compatible), report)
+    left_out = _left_out(cut, len(breaking), compatible, report)
     if left_out:
         lines += [
             "",
@@ -161,7 +171,7 @@ def _render(report: Report, cut: _Cut, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _left_out(cut: _Cut, breaking: int, compatible: int, report: Report) -> list[str]:
+def _left_out(cut: _Cut, breaking: int, compatible: list[Change], report: Report) -> list[str]:
     out = []
     if cut.breaking < breaking:
         out.append(f"{breaking - cut.breaking} of {breaking} breaking changes (the last listed)")
@@ -169,8 +179,10 @@ def _left_out(cut: _Cut, breaking: int, compatible: int, report: Report) -> list
         out.append("the schema locations of breaking changes")
     if not cut.files_table and report.files:
         out.append("the line counts of generated files")
-    if cut.compatible < compatible:
-        out.append(f"{compatible - cut.compatible} of {compatible} other changes (the last listed)")
+    blocks = Counter(scope(c) for c in compatible)
+    dropped = sum(max(0, n - cut.compatible) for n in blocks.values())
+    if dropped:
+        out.append(f"{dropped} of {len(compatible)} other changes (beyond the first {cut.compatible} of each version)")
     if not cut.compatible_locations and cut.compatible:
         out.append("the schema locations of other changes")
     return out
@@ -182,7 +194,8 @@ def to_markdown(report: Report, max_chars: int = 0, command: str = "acp-codegen 
     compatible changes, compatible changes from the end, generated-file line counts,
     locations of breaking changes, and last breaking changes from the end."""
     n_breaking = len(report.breaking)
-    full = _Cut(n_breaking, True, True, len(report.changes) - n_breaking, True)
+    per_block = Counter(scope(c) for c in report.changes if not c.breaking)
+    full = _Cut(n_breaking, True, True, max(per_block.values(), default=0), True)
     text = _render(report, full, command)
     if not max_chars or len(text) <= max_chars:
         return text
