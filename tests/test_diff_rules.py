@@ -3,7 +3,7 @@
 Every case changes a type ``Subject`` that the fixture protocol uses either in the params
 of a request (``thing/do``, whose sender the ``sender`` column is about) or in its result
 (whose receiver the ``receiver`` column is about). The test asserts the rule fires, at the
-expected path, with nothing else reported, and that its breaking verdict is the table's.
+expected path, with nothing else reported, and that its wire and code verdicts are the table's.
 """
 
 from __future__ import annotations
@@ -271,8 +271,10 @@ def test_rule_fires_once_with_the_tables_verdict(rule: str, placement: str) -> N
         expected = r.sender or r.receiver  # used nowhere: both directions are assumed
     else:
         expected = r.sender if placement == "request" else r.receiver
-    assert fired[0].breaking is expected
-    if fired[0].breaking and fired[0].kind != "method":
+    assert fired[0].wire_breaking is expected
+    assert fired[0].code is r.code
+    assert fired[0].breaking is (expected or r.code)
+    if fired[0].wire_breaking and fired[0].kind != "method":
         who = "sending `thing/do`" if placement == "request" else "receiving `thing/do` results"
         assert any(who in b for b in fired[0].breaks), fired[0].breaks
 
@@ -284,7 +286,8 @@ def test_version_rules(rule: str) -> None:
     old, new = ((v1,), (v1, v2)) if rule == "version-added" else ((v1, v2), (v1,))
     changes = compare(old, new)
     assert [(c.rule, c.path) for c in changes] == [(rule, "v2")]
-    assert changes[0].breaking is (RULES[rule].sender or RULES[rule].receiver)
+    assert changes[0].wire_breaking is (RULES[rule].sender or RULES[rule].receiver)
+    assert changes[0].code is RULES[rule].code
 
 
 def test_change_inside_a_shared_type_is_reported_once_at_its_definition() -> None:

@@ -194,7 +194,7 @@ def build_report(args: argparse.Namespace) -> Report:
                 new_files = generated_files(new_sides[""], new.features, shown_dir)
             except Exception as exc:  # the protocol diff stands on its own when generation fails
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                report.files_note = f"Generated files not compared: generation failed ({reason})"
+                report.files_note = f"Generated files not compared: generation failed ({type(exc).__name__}: {reason})"
             else:
                 report.files = file_changes(old_files, new_files)
     return report
