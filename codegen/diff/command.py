@@ -7,6 +7,7 @@ Exit status: 0, or 1 when ``--fail-on`` says the changes found should fail the r
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -33,7 +34,7 @@ class Loaded:
     features: frozenset[str]  # enabled on this side (all declared ones unless told otherwise)
     file_names: dict[str, str]  # display name in the pipeline -> name shown to users
     raw_names: dict[int, frozenset[str]]  # per version, the $defs names as written
-    texts: dict[str, str]  # pipeline name of each schema file -> its text (for line numbers)
+    texts: dict[str, tuple[str, str]]  # schema file inside the schema directory -> (name shown, text)
 
 
 def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
@@ -61,8 +62,13 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
         p.version: frozenset(n for src in s.schemas for n in src.data[DEFS])
         for p, s in zip(protocols, sources, strict=True)
     }
-    # Read back only to number lines: the loader has parsed (and so checked) every file.
-    texts = {src.name: (side.root / src.name).read_text(encoding="utf-8") for s in sources for src in s.schemas}
+    # Read back only to number lines (the loader has parsed every file), keyed by the path
+    # inside the schema directory, which pairs a file with its counterpart on the other side.
+    texts = {}
+    for src in (src for s in sources for src in s.schemas):
+        path = side.root / src.name
+        rel = PurePosixPath(*Path(os.path.relpath(path, side.schema_dir)).parts).as_posix()
+        texts[rel] = (names[src.name], path.read_text(encoding="utf-8"))
     return Loaded(protocols, enabled, names, raw, texts)
 
 
@@ -174,11 +180,11 @@ def build_report(args: argparse.Namespace) -> Report:
             changes = [replace(c, surface=surface) for c in found if _key(c) not in seen]
             seen |= {_key(c) for c in changes}
             report.changes += changes
-            for name, text in old.texts.items():
-                report.texts[old.file_names.get(name, name)] = text
-                report.counterparts[old.file_names.get(name, name)] = new.file_names.get(name, name)
-            for name, text in new.texts.items():
-                report.texts[new.file_names.get(name, name)] = text
+            for rel, (shown, text) in old.texts.items():
+                report.texts[shown] = text
+                if rel in new.texts:
+                    report.counterparts[shown] = new.texts[rel][0]
+            report.texts.update(new.texts.values())
         if args.no_generated:
             pass
         elif "" not in old_sides:
