@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..config import ConfigError, load_config
 from ..errors import Problem, SchemaError, fail
@@ -33,7 +34,7 @@ class Loaded:
     protocols: tuple[Protocol, ...]
     features: frozenset[str]  # enabled on this side (all declared ones unless told otherwise)
     file_names: dict[str, str]  # display name in the pipeline -> name shown to users
-    raw_names: dict[int, frozenset[str]]  # per version, the $defs names as written
+    raw_defs: dict[int, dict[str, Any]]  # per version, the $defs as written
     texts: dict[str, tuple[str, str]]  # schema file inside the schema directory -> (name shown, text)
 
 
@@ -59,7 +60,7 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
         raise side.translate(exc) from None
     names = {src.name: side.shown(src.name) for s in sources for src in (*s.schemas, s.meta)}
     raw = {
-        p.version: frozenset(n for src in s.schemas for n in src.data[DEFS])
+        p.version: {n: d for src in s.schemas for n, d in src.data[DEFS].items()}
         for p, s in zip(protocols, sources, strict=True)
     }
     # Read back only to number lines (the loader has parsed every file), keyed by the path
@@ -175,7 +176,7 @@ def build_report(args: argparse.Namespace) -> Report:
         for surface in old_sides:  # "" alone, or "stable" before "unstable"
             old = load_side(old_sides[surface], _features(args.old_features))
             new = load_side(new_sides[surface], _features(args.new_features))
-            found = compare(old.protocols, new.protocols, old.file_names, new.file_names, old.raw_names, new.raw_names)
+            found = compare(old.protocols, new.protocols, old.file_names, new.file_names, old.raw_defs, new.raw_defs)
             # The unstable files repeat the stable surface: list only what they add to it.
             changes = [replace(c, surface=surface) for c in found if _key(c) not in seen]
             seen |= {_key(c) for c in changes}

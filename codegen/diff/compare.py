@@ -152,14 +152,17 @@ def _shape(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if not isinstance(value, (str, int, float, bool, type(None))) else value
 
 
-def _variant_pointer(protocol: Protocol, name: str) -> str | None:
-    """Where the inline union variant that the IR hoisted as ``name`` is written."""
+def _variant_pointer(protocol: Protocol, name: str, as_written: dict[str, Any]) -> str | None:
+    """Where the inline union variant that the IR hoisted as ``name`` is written: its place in
+    the union when hoisting kept the union's length, else the union's list."""
     for union in protocol.types.values():
         raw = protocol.schema.get(DEFS, {}).get(union.name, {})
         key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), None)
         for index, variant in enumerate(union.variants if key else ()):
             if variant.kind == "ref" and variant.ref == name:
-                return f"{union.pointer}/{key}/{index}"
+                written = as_written.get(union.name, {}).get(key)
+                same = isinstance(written, list) and len(written) == len(union.variants)
+                return f"{union.pointer}/{key}" + (f"/{index}" if same else "")
     return None
 
 
@@ -198,8 +201,8 @@ class _Comparer:
         new: Protocol,
         old_files: dict[str, str],
         new_files: dict[str, str],
-        old_raw: frozenset[str] | None = None,
-        new_raw: frozenset[str] | None = None,
+        old_raw: dict[str, Any] | None = None,
+        new_raw: dict[str, Any] | None = None,
     ) -> None:
         self.old, self.new = old, new
         self.old_files, self.new_files = old_files, new_files
@@ -274,7 +277,7 @@ class _Comparer:
         protocol, raw = (self.new, self.new_raw) if side == "new" else (self.old, self.old_raw)
         ptr = t.pointer
         if raw is not None and t.name not in raw:  # an inline union variant the IR named: point at it
-            ptr = _variant_pointer(protocol, t.name) or ptr
+            ptr = _variant_pointer(protocol, t.name, raw) or ptr
         return f"{files.get(t.file, t.file)}#{ptr}{pointer(*tail)}"
 
     # -- whole protocol --
@@ -467,7 +470,12 @@ class _Comparer:
                 if top:
                     raw = protocol.schema.get(DEFS, {}).get(definition.name, {})
                     union_key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), "anyOf")
-                    location = self.location(definition, union_key, str(index), side=side)
+                    # Hoisting may flatten nested unions: an index is a position in the file
+                    # only when the counts agree; otherwise point at the union's list.
+                    as_written = (self.old_raw if side == "old" else self.new_raw) or protocol.schema.get(DEFS, {})
+                    written = as_written.get(definition.name, {}).get(union_key)
+                    at = (str(index),) if isinstance(written, list) and len(written) == len(definition.variants) else ()
+                    location = self.location(definition, union_key, *at, side=side)
                 target = protocol.types.get(variant.ref or "") if variant.kind == "ref" else None
                 if inline_enum:
                     rule = f"enum-value-{change}"
@@ -605,14 +613,14 @@ def compare(
     new: tuple[Protocol, ...],
     old_files: dict[str, str] | None = None,
     new_files: dict[str, str] | None = None,
-    old_raw: dict[int, frozenset[str]] | None = None,
-    new_raw: dict[int, frozenset[str]] | None = None,
+    old_raw: dict[int, dict[str, Any]] | None = None,
+    new_raw: dict[int, dict[str, Any]] | None = None,
 ) -> list[Change]:
     """Every change from ``old`` to ``new``, per protocol version, sorted.
 
     ``*_files`` map the pipeline's file names to the names to show; ``*_raw`` give each
-    version's ``$defs`` names as written, so that types the IR derived (named inline union
-    variants) are located inside their union."""
+    version's ``$defs`` as written, so that types the IR derived (named inline union
+    variants) are located inside their union, and variants at their place in the file."""
     old_by = {p.version: p for p in old}
     new_by = {p.version: p for p in new}
     changes: list[Change] = []

@@ -339,7 +339,7 @@ def github_lines(report: Report) -> Iterable[str]:
         where = locate(c.location) if c.location else None
         level = "error" if c.breaking else "notice"
         kinds = [k for k, hit in (("wire", c.wire_breaking), ("code", c.code)) if hit]
-        title = f"Breaking schema change ({', '.join(kinds)})" if kinds else "Schema change"
+        title = (f"Breaking schema change ({', '.join(kinds)})" if kinds else "Schema change") + f": {c.rule}"
         props = [f"file={_escape_property(where[0])}", f"line={where[1]}"] if where else []
         props.append(f"title={_escape_property(title)}")
         message = f"{scope(c)} {c.path}: {c.detail}"
