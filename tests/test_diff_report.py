@@ -158,7 +158,7 @@ def test_github_annotations_point_at_the_changed_line(
     by_path = {m.group(5).split(": ", 1)[0]: m for m in found}
     assert [m.group(1) for m in found] == ["error", "error", "notice"]  # breaking first
     required = by_path["v1 ListSessionsRequest.archived"]
-    assert required.group(2) == "new/v1/schema.json" and required.group(4) == "Breaking schema change (wire%2C code)"
+    assert required.group(2) == "new/v1/schema.json" and required.group(4) == "Breaking schema change (wire%2C code)%3A property-made-required"
     assert lines[int(required.group(3)) - 1].strip().startswith('"archived": {')
     assert lines[int(by_path["v1 SessionInfo.note"].group(3)) - 1].strip().startswith('"note": {')
     # a removed property is shown in the new file, at the nearest line still there
@@ -170,7 +170,7 @@ def test_github_annotations_point_at_the_changed_line(
 def test_github_annotations_escape_newlines_and_percent() -> None:
     change = Change(1, "T.x", "added", "property", "property-added-optional", "a\nb 100%", group="T")
     [line] = to_github(Report("old", "new", [change])).splitlines()
-    assert line == "::notice title=Schema change::v1 T.x: a%0Ab 100%25"
+    assert line == "::notice title=Schema change%3A property-added-optional::v1 T.x: a%0Ab 100%25"
 
 
 # --- generated files -------------------------------------------------------------------------

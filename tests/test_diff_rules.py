@@ -348,8 +348,9 @@ def test_inline_variants_are_located_inside_their_union() -> None:
     new_union = {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}, inline]}
     old = _side({"Subject": old_union, "A": A, "B": B}, "response", None)
     new = _side({"Subject": new_union, "A": A, "B": B}, "response", None)
-    raw = frozenset({*MESSAGES, "Subject", "A", "B"})
-    changes = compare((old,), (new,), {}, {}, {1: raw}, {1: raw})
+    old_raw = {**MESSAGES, "Subject": old_union, "A": A, "B": B}
+    new_raw = {**MESSAGES, "Subject": new_union, "A": A, "B": B}
+    changes = compare((old,), (new,), {}, {}, {1: old_raw}, {1: new_raw})
     located = {(c.rule, c.path): c.location for c in changes}
     assert located == {
         ("type-added", "Gamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
@@ -385,3 +386,22 @@ def test_a_family_renamed_together_is_reported_as_renames() -> None:
         ("type-renamed", "Label", "Tag"),
         ("type-renamed", "Wrapper", "Envelope"),
     ]
+
+
+def test_variants_of_a_union_that_hoisting_flattened_point_at_the_union() -> None:
+    """A tagged variant extending a union (upstream's ``state_update``) becomes one variant per
+    member in the IR: its variant indexes are no place in the file, so the union's list is."""
+    tagged = {
+        "type": "object",
+        "properties": {"kind": {"const": "state"}},
+        "required": ["kind"],
+        "allOf": [{"$ref": "#/$defs/State"}],
+    }
+    states = {"State": {"anyOf": [{"$ref": "#/$defs/B"}, {"$ref": "#/$defs/C"}]}, "B": B, "C": C}
+    old_defs = {"Subject": {"anyOf": [{"$ref": "#/$defs/A"}]}, "A": A, **states}
+    new_defs = {"Subject": {"anyOf": [{"$ref": "#/$defs/A"}, tagged]}, "A": A, **states}
+    old, new = _side(old_defs, "response", None), _side(new_defs, "response", None)
+    assert len(new.types["Subject"].variants) == 3  # A, and the tagged variant once per state
+    changes = compare((old,), (new,), {}, {}, {1: {**MESSAGES, **old_defs}}, {1: {**MESSAGES, **new_defs}})
+    variants = {c.location for c in changes if c.rule == "variant-added"}
+    assert variants == {"v1/schema.json#/$defs/Subject/anyOf"}
