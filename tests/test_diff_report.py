@@ -158,7 +158,10 @@ def test_github_annotations_point_at_the_changed_line(
     by_path = {m.group(5).split(": ", 1)[0]: m for m in found}
     assert [m.group(1) for m in found] == ["error", "error", "notice"]  # breaking first
     required = by_path["v1 ListSessionsRequest.archived"]
-    assert required.group(2) == "new/v1/schema.json" and required.group(4) == "Breaking schema change (wire%2C code)%3A property-made-required"
+    assert (
+        required.group(2) == "new/v1/schema.json"
+        and required.group(4) == "Breaking schema change (wire%2C code)%3A property-made-required"
+    )
     assert lines[int(required.group(3)) - 1].strip().startswith('"archived": {')
     assert lines[int(by_path["v1 SessionInfo.note"].group(3)) - 1].strip().startswith('"note": {')
     # a removed property is shown in the new file, at the nearest line still there
