@@ -25,7 +25,7 @@ from ..load import display_name, find_version_dirs, load_version
 from ..pipeline import generate
 from ..validate import DEFS, declared_features, validate_version
 from .compare import Change, Report, compare, file_changes
-from .inputs import InputError, Side, open_sides
+from .inputs import GIT_PREFIX, InputError, Side, open_sides
 from .report import DEFAULT_MAX_CHARS, to_github, to_json, to_markdown
 
 
@@ -157,6 +157,14 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--no-generated", action="store_true", help="skip comparing the generated files")
 
 
+def _prefix(spec: str, root: Path, schema_dir: Path, git_path: str | None) -> str:
+    """How the names of the files of an input start, as the report shows them."""
+    if spec.startswith(GIT_PREFIX):
+        inside = git_path or display_name(schema_dir, root)
+        return f"{spec}:{inside}"
+    return display_name(Path(spec), root)
+
+
 def _key(c: Change) -> tuple[object, ...]:
     return c.version, c.path, c.rule, c.change, c.detail
 
@@ -172,6 +180,8 @@ def build_report(args: argparse.Namespace) -> Report:
                 " schema.unstable.json) with another kind of input; name matching files instead"
             )
         report = Report(args.old, args.new, [])
+        report.old_prefix = _prefix(args.old, config.root, config.schema_dir, args.path)
+        report.new_prefix = _prefix(args.new, config.root, config.schema_dir, args.path)
         seen: set[tuple[object, ...]] = set()
         for surface in old_sides:  # "" alone, or "stable" before "unstable"
             old = load_side(old_sides[surface], _features(args.old_features))

@@ -103,6 +103,8 @@ class Report:
     files_note: str = ""
     texts: dict[str, str] = dataclasses.field(default_factory=dict)  # schema file as shown -> its text
     counterparts: dict[str, str] = dataclasses.field(default_factory=dict)  # old side's file -> new side's
+    old_prefix: str = ""  # how the old input's file names start (shown relative to it)
+    new_prefix: str = ""
 
     @property
     def breaking(self) -> list[Change]:
