@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -124,7 +125,11 @@ def _features(text: str | None) -> frozenset[str] | None:
 
 
 def add_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("old", metavar="OLD", help="schema file, schema directory, version directory, or git:REF")
+    cmd.add_argument(
+        "old",
+        metavar="OLD",
+        help="schema file, schema directory, version directory, directory in upstream's layout, or git:REF",
+    )
     cmd.add_argument("new", metavar="NEW", help="the same kinds of input as OLD")
     cmd.add_argument(
         "--format",
@@ -174,7 +179,10 @@ def build_report(args: argparse.Namespace) -> Report:
     with ExitStack() as stack:
         old_sides = stack.enter_context(open_sides(args.old, config.root, config.schema_dir, args.path))
         new_sides = stack.enter_context(open_sides(args.new, config.root, config.schema_dir, args.path))
-        if set(old_sides) != set(new_sides):
+        # Upstream's layout pairs its surfaces (a release may lack unstable files); another
+        # kind of input has no surfaces to pair with them.
+        surfaces = [s for s in old_sides if s in new_sides]
+        if not surfaces:
             raise InputError(
                 f"{args.old} and {args.new}: cannot compare one directory in upstream's layout (schema.json,"
                 " schema.unstable.json) with another kind of input; name matching files instead"
@@ -183,7 +191,7 @@ def build_report(args: argparse.Namespace) -> Report:
         report.old_prefix = _prefix(args.old, config.root, config.schema_dir, args.path)
         report.new_prefix = _prefix(args.new, config.root, config.schema_dir, args.path)
         seen: set[tuple[object, ...]] = set()
-        for surface in old_sides:  # "" alone, or "stable" before "unstable"
+        for surface in surfaces:  # "" alone, or "stable" before "unstable"
             old = load_side(old_sides[surface], _features(args.old_features))
             new = load_side(new_sides[surface], _features(args.new_features))
             found = compare(old.protocols, new.protocols, old.file_names, new.file_names, old.raw_defs, new.raw_defs)
@@ -196,13 +204,11 @@ def build_report(args: argparse.Namespace) -> Report:
                 if rel in new.texts:
                     report.counterparts[shown] = new.texts[rel][0]
             report.texts.update(new.texts.values())
-        if args.no_generated:
-            pass
-        elif "" not in old_sides:
+        if "" not in old_sides and not args.no_generated:
             report.files_note = (
                 "Generated files not compared for upstream's layout: generate over a release with --base-v1/--base-v2"
             )
-        else:
+        elif not args.no_generated:
             try:
                 shown_dir = display_name(config.schema_dir, config.root)
                 if PurePosixPath(shown_dir).is_absolute():
@@ -231,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "github":
         sys.stdout.write(to_github(report))
     else:
-        sys.stdout.write(to_markdown(report, args.max_chars, f"acp-codegen diff {args.old} {args.new}"))
+        sys.stdout.write(to_markdown(report, args.max_chars, shlex.join(["acp-codegen", "diff", args.old, args.new])))
     return 1 if fails(report, args.fail_on) else 0
 
 
