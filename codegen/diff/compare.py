@@ -8,10 +8,11 @@ vs ``anyOf: [X, {type: null}]``) are not changes, and a change inside a referenc
 reported once, at its definition (references compare by name). A type that disappears
 while another with the same shape appears is a rename.
 
-Whether a change breaks anyone follows ``RULES`` (also the table in docs/diff.md): per rule,
-whether it breaks the sender of a request that uses the type, and whether it breaks the
-receiver of a response or notification that uses it. Which of the two applies comes from
-where each type is reachable from: method params, results, notifications.
+Whether a change breaks anyone follows ``RULES`` (also the table in docs/diff.md). On the
+wire: per rule, whether it breaks the sender of a request that uses the type, and whether
+it breaks the receiver of a response or notification that uses it; which of the two
+applies comes from where each type is reachable from (``usage``). In code: whether code
+written against the generated package still imports, type-checks and behaves.
 """
 
 from __future__ import annotations
