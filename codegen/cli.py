@@ -11,8 +11,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import diff_command
 from .config import Config, ConfigError, load_config
+from .diff import command as diff_command
 from .errors import SchemaError
 from .hoist import RULES
 from .pipeline import Generation, generate, up_to_date

@@ -98,7 +98,9 @@ def _meta_schema_problems(src: Source) -> list[Problem]:
     ]
 
 
-def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], features: set[str]) -> list[Problem]:
+def _x_keyword_problems(
+    src: Source, node: Any, path: tuple[str | int, ...], features: set[str], tolerant: bool = False
+) -> list[Problem]:
     problems: list[Problem] = []
     if isinstance(node, dict):
         for key, value in node.items():
@@ -114,7 +116,7 @@ def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], fea
                     )
             elif key == "x-method" and (not isinstance(value, str) or not METHOD_NAME.match(value)):
                 problems.append(Problem(src.name, here, f"method name must match {METHOD_NAME.pattern}: {value!r}"))
-            elif key == "x-side" and value not in (*SIDES.values(), BOTH):
+            elif key == "x-side" and value not in (*SIDES.values(), BOTH) and not tolerant:
                 problems.append(
                     Problem(src.name, here, f"x-side must be one of {sorted((*SIDES.values(), BOTH))}: {value!r}")
                 )
@@ -123,10 +125,10 @@ def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], fea
             ):
                 problems.append(Problem(src.name, here, f"{key} must be a boolean"))
             if key not in ("const", "default", "enum", "examples"):
-                problems += _x_keyword_problems(src, value, (*path, key), features)
+                problems += _x_keyword_problems(src, value, (*path, key), features, tolerant)
     elif isinstance(node, list):
         for i, item in enumerate(node):
-            problems += _x_keyword_problems(src, item, (*path, i), features)
+            problems += _x_keyword_problems(src, item, (*path, i), features, tolerant)
     return problems
 
 
@@ -135,8 +137,11 @@ def declared_features(meta: Source) -> dict[str, str]:
     return dict(features) if isinstance(features, dict) else {}
 
 
-def validate_version(sources: VersionSources, expected_version: int | None = None) -> None:
-    """Raise SchemaError listing every problem in one version's fragments and meta."""
+def validate_version(sources: VersionSources, expected_version: int | None = None, tolerant: bool = False) -> None:
+    """Raise SchemaError listing every problem in one version's fragments and meta.
+
+    ``tolerant`` (upstream releases read by ``diff``): an ``x-side`` value this tool does not
+    know (upstream adds sides, e.g. ``proxy``) is no error; such types are not methods here."""
     problems: list[Problem] = []
     meta = sources.meta
     for err in _META_JSON_CHECK.iter_errors(meta.data):
@@ -166,7 +171,7 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
         problems += found
         if found:
             continue
-        problems += _x_keyword_problems(src, src.data, (), set(features))
+        problems += _x_keyword_problems(src, src.data, (), set(features), tolerant)
         for name, schema in src.data[DEFS].items():
             here = pointer(DEFS, name)
             if name in defs:
@@ -200,7 +205,7 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
         problems += property_name_problems(src, {name: schema for name, (_, schema) in defs.items()})
         problems += pattern_problems(src)
     problems += _alias_cycles(defs)
-    problems += _method_problems(sources, defs)
+    problems += _method_problems(sources, defs, tolerant)
     if problems:
         raise SchemaError(problems)
 
@@ -224,7 +229,9 @@ def _alias_cycles(defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
     return problems
 
 
-def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
+def _method_problems(
+    sources: VersionSources, defs: dict[str, tuple[Source, Any]], tolerant: bool = False
+) -> list[Problem]:
     """Methods: meta.json and the x-method markers must agree, and each request has a response."""
     problems: list[Problem] = []
     meta = sources.meta
@@ -249,6 +256,8 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
         here = pointer(DEFS, name)
         if marked_side is None:
             problems.append(Problem(src.name, here, "a type with x-method needs x-side"))
+            continue
+        if tolerant and marked_side not in (*SIDES.values(), BOTH):
             continue
         role = message_role(name)
         if role is None:

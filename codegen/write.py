@@ -21,6 +21,20 @@ class OutputError(Exception):
     pass
 
 
+def strip_header(text: str) -> str:
+    """A generated file's text without its header (the leading comment block naming inputs,
+    tools and hashes), so that comparisons count content changes only."""
+    if not text.startswith(MARKER):
+        return text
+    lines = text.splitlines(keepends=True)
+    start = 0
+    while start < len(lines) and lines[start].startswith("#"):
+        start += 1
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    return "".join(lines[start:])
+
+
 def _safe_relative(path: str) -> Path:
     rel = Path(path)
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 52534d4225066e5c0f0ae17dff5871ab835c99283f88c6b9a08b3e8f43cdffcb
-# Content sha256: 16eb5e4918f4a508e8ed1bb5f1c9713db29432fd59e9fddf45ee1c82358991e7
+# Inputs sha256: 0e5242cd524f9e9d6e5e45a0fa8db2bb8bc6e65808114f7feae5af114ac4c7ec
+# Content sha256: 227b33cc309334a315eaee0c052a22c11e107e680f929a147af9d5a8310cfb22
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95ba6111da5aee006db45bea79a2c7f92d57105f69b2636f7b534a983848ee31
-# Content sha256: c851832d4462e0da0c304bf9470400e646c16868c60934a3c5eb3f0396fc7198
+# Inputs sha256: e8a426c16e0b4936068c0c316fbc9195433f33ec9eea1fedb0e287558ac53282
+# Content sha256: 2c1e51ef4d26dce28dc2156101c493617e2a8bcb05bb1f1056bccaf08c68068c
 
 """Types shared by every protocol version of the generated package."""
 

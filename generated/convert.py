@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 26443caa393018d7157a9849d84a2247e1ee67f397ea60d66ccf60cd8e330750
-# Content sha256: 659602db180c87ca0ee4040bf8c6f117bcbd768535d255930661381550c0c71f
+# Inputs sha256: 9b68069c6694389ec37d69b4be561aa4ff877a86861170057cf051131494e8b8
+# Content sha256: a2cda3b40d674865a5a8fff55e717a0702c187eb55f3e9dccaa3487e4b7c18d3
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -15,8 +15,8 @@ import pytest
 
 from codegen.cli import main
 from codegen.diff import compare
-from codegen.diff_command import load_side
-from codegen.diff_inputs import open_side
+from codegen.diff.command import load_side
+from codegen.diff.inputs import open_sides
 
 ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_session_archive"
@@ -64,9 +64,9 @@ def _expected_feature_additions(version_dir: Path) -> set[str]:
 
 
 def test_own_fragments_without_vs_with_the_feature_are_exactly_the_rfd_additions() -> None:
-    with open_side("schema", ROOT, ROOT / "schema") as side:
-        old = load_side(side, frozenset())
-        new = load_side(side)
+    with open_sides("schema", ROOT, ROOT / "schema") as sides:
+        old = load_side(sides[""], frozenset())
+        new = load_side(sides[""])
     changes = compare(old.protocols, new.protocols, old.file_names, new.file_names)
     assert new.features == {FEATURE}
     for version in (1, 2):
@@ -103,10 +103,10 @@ def _methods(meta: Path) -> set[tuple[str, str]]:
 def test_upstream_stable_vs_unstable(upstream: Path, version: int) -> None:
     base = upstream / f"v{version}"
     with (
-        open_side(str(base / "schema.json"), ROOT, ROOT / "schema") as a,
-        open_side(str(base / "schema.unstable.json"), ROOT, ROOT / "schema") as b,
+        open_sides(str(base / "schema.json"), ROOT, ROOT / "schema") as a,
+        open_sides(str(base / "schema.unstable.json"), ROOT, ROOT / "schema") as b,
     ):
-        old, new = load_side(a), load_side(b)
+        old, new = load_side(a[""]), load_side(b[""])
     changes = compare(old.protocols, new.protocols, old.file_names, new.file_names)
     methods = {(c.path, c.side, c.change) for c in changes if c.kind == "method"}
     added = _methods(base / "meta.unstable.json") - _methods(base / "meta.json")
@@ -161,16 +161,19 @@ def test_json_report_lists_path_change_breaking_detail(
     assert code == 0
     report = json.loads(out)
     [change] = report["changes"]
-    assert {k: change[k] for k in ("version", "path", "change", "breaking", "rule")} == {
+    keys = ("version", "path", "change", "breaking", "wireBreaking", "codeBreaking", "rule")
+    assert {k: change[k] for k in keys} == {
         "version": 1,
         "path": "ListSessionsRequest.archived",
         "change": "changed",
         "breaking": True,
+        "wireBreaking": True,
+        "codeBreaking": True,
         "rule": "property-made-required",
     }
     assert change["breaks"] == ["clients sending `session/list`"]
     assert change["feature"] == FEATURE
-    assert report["summary"] == {"changes": 1, "breaking": 1}
+    assert report["summary"] == {"changes": 1, "breaking": 1, "wireBreaking": 1, "codeBreaking": 1}
 
 
 def test_markdown_report_groups_by_version_and_type(
@@ -180,27 +183,68 @@ def test_markdown_report_groups_by_version_and_type(
     code, out, _ = _run(capsys, str(old), str(new), "--no-generated")
     assert code == 0
     lines = out.splitlines()
-    assert lines[2] == "**1 change, 1 breaking (v1: 1)**"
-    assert "### Protocol v1" in lines and "#### `ListSessionsRequest`" in lines
-    assert "- **BREAKING** `ListSessionsRequest.archived`: now required; feature `unstable_session_archive`" in lines
-    assert "  - breaks clients sending `session/list` (rule `property-made-required`)" in lines
+    assert lines[0] == "<!-- acp-codegen diff -->"
+    assert lines[3] == "**1 change: 1 breaking (1 wire, 1 code), 0 compatible (v1: 1)**"
+    start = lines.index("### Breaking changes")
+    assert lines[start : start + 6] == [
+        "### Breaking changes",
+        "",
+        "**v1**",
+        "",
+        "- `ListSessionsRequest.archived`: now required; feature `unstable_session_archive`",
+        "  - wire: breaks clients sending `session/list`; code: breaks (constructors must now pass it);"
+        " rule `property-made-required` · `v1/schema.json#/$defs/ListSessionsRequest/properties/archived`",
+    ]
+    assert "### Other changes" not in lines
+
+
+@pytest.fixture
+def code_only_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """Removing an optional response property: old peers still interoperate, but code that
+    reads the attribute from the generated model no longer type-checks."""
+    old = _copy_schema(tmp_path / "code-old")
+    new = _copy_schema(tmp_path / "code-new")
+    _edit(new / "v1" / "schema.json", lambda d: d["$defs"]["ListSessionsResponse"]["properties"].pop("nextCursor"))
+    return old, new
+
+
+def test_an_optional_response_property_removed_breaks_code_not_the_wire(
+    code_only_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = code_only_pair
+    code, out, _ = _run(capsys, str(old), str(new), "--format", "json", "--no-generated")
+    [change] = json.loads(out)["changes"]
+    assert (change["path"], change["rule"]) == ("ListSessionsResponse.nextCursor", "property-removed-optional")
+    assert (change["wireBreaking"], change["codeBreaking"], change["breaking"]) == (False, True, True)
+    code, out, _ = _run(capsys, str(old), str(new), "--no-generated")
+    assert "  - wire: compatible; code: breaks (the attribute disappears); rule `property-removed-optional`" in out
 
 
 @pytest.mark.parametrize(
-    ("fail_on", "identical", "expected"),
+    ("fail_on", "pair", "expected"),
     [
-        ("never", False, 0),
-        ("breaking", False, 1),
-        ("any", False, 1),
-        ("breaking", True, 0),
-        ("any", True, 0),
+        ("never", "breaking", 0),
+        ("breaking", "breaking", 1),
+        ("any", "breaking", 1),
+        ("breaking", "identical", 0),
+        ("any", "identical", 0),
+        ("breaking", "code_only", 1),
+        ("wire-breaking", "code_only", 0),
+        ("code-breaking", "code_only", 1),
+        ("wire-breaking", "breaking", 1),
+        ("code-breaking", "identical", 0),
     ],
 )
 def test_fail_on_sets_the_exit_code(
-    breaking_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str], fail_on: str, identical: bool, expected: int
+    breaking_pair: tuple[Path, Path],
+    code_only_pair: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+    fail_on: str,
+    pair: str,
+    expected: int,
 ) -> None:
-    old, new = breaking_pair
-    code, _, _ = _run(capsys, str(old), str(old if identical else new), "--fail-on", fail_on, "--no-generated")
+    old, new = {"breaking": breaking_pair, "code_only": code_only_pair, "identical": breaking_pair[:1] * 2}[pair]
+    code, _, _ = _run(capsys, str(old), str(new), "--fail-on", fail_on, "--no-generated")
     assert code == expected
 
 
@@ -259,7 +303,7 @@ def test_git_ref_against_working_tree(repo: Path, capsys: pytest.CaptureFixture[
     assert [c["path"] for c in json.loads(out)["changes"]] == ["ListSessionsRequest.archived"]
     assert json.loads(out)["changes"][0]["location"].startswith("schema/v1/schema.json#")
     code, out, _ = _run(capsys, "git:HEAD", "elsewhere/schemas", "--path", "elsewhere/schemas", "--no-generated")
-    assert code == 0 and "**0 changes, 0 breaking**" in out
+    assert code == 0 and "**0 changes: 0 breaking (0 wire, 0 code), 0 compatible**" in out
 
 
 def test_git_side_problems_name_the_ref(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -343,13 +387,13 @@ def test_unknown_feature_on_one_side_exits_2(
 def test_generation_failure_leaves_the_protocol_diff(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import codegen.diff_command
+    import codegen.diff.command
 
     def broken(*_: object) -> None:
         raise RuntimeError("renderer exploded")
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(codegen.diff_command, "generate", broken)
+    monkeypatch.setattr(codegen.diff.command, "generate", broken)
     code, out, _ = _run(capsys, "schema", "schema", "--old-features", "", "--format", "json")
     report = json.loads(out)
     assert code == 0 and report["summary"]["changes"] > 0

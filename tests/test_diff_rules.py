@@ -3,7 +3,7 @@
 Every case changes a type ``Subject`` that the fixture protocol uses either in the params
 of a request (``thing/do``, whose sender the ``sender`` column is about) or in its result
 (whose receiver the ``receiver`` column is about). The test asserts the rule fires, at the
-expected path, with nothing else reported, and that its breaking verdict is the table's.
+expected path, with nothing else reported, and that its wire and code verdicts are the table's.
 """
 
 from __future__ import annotations
@@ -271,8 +271,10 @@ def test_rule_fires_once_with_the_tables_verdict(rule: str, placement: str) -> N
         expected = r.sender or r.receiver  # used nowhere: both directions are assumed
     else:
         expected = r.sender if placement == "request" else r.receiver
-    assert fired[0].breaking is expected
-    if fired[0].breaking and fired[0].kind != "method":
+    assert fired[0].wire_breaking is expected
+    assert fired[0].code is r.code
+    assert fired[0].breaking is (expected or r.code)
+    if fired[0].wire_breaking and fired[0].kind != "method":
         who = "sending `thing/do`" if placement == "request" else "receiving `thing/do` results"
         assert any(who in b for b in fired[0].breaks), fired[0].breaks
 
@@ -284,7 +286,8 @@ def test_version_rules(rule: str) -> None:
     old, new = ((v1,), (v1, v2)) if rule == "version-added" else ((v1, v2), (v1,))
     changes = compare(old, new)
     assert [(c.rule, c.path) for c in changes] == [(rule, "v2")]
-    assert changes[0].breaking is (RULES[rule].sender or RULES[rule].receiver)
+    assert changes[0].wire_breaking is (RULES[rule].sender or RULES[rule].receiver)
+    assert changes[0].code is RULES[rule].code
 
 
 def test_change_inside_a_shared_type_is_reported_once_at_its_definition() -> None:
@@ -345,8 +348,9 @@ def test_inline_variants_are_located_inside_their_union() -> None:
     new_union = {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}, inline]}
     old = _side({"Subject": old_union, "A": A, "B": B}, "response", None)
     new = _side({"Subject": new_union, "A": A, "B": B}, "response", None)
-    raw = frozenset({*MESSAGES, "Subject", "A", "B"})
-    changes = compare((old,), (new,), {}, {}, {1: raw}, {1: raw})
+    old_raw = {**MESSAGES, "Subject": old_union, "A": A, "B": B}
+    new_raw = {**MESSAGES, "Subject": new_union, "A": A, "B": B}
+    changes = compare((old,), (new,), {}, {}, {1: old_raw}, {1: new_raw})
     located = {(c.rule, c.path): c.location for c in changes}
     assert located == {
         ("type-added", "Gamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
@@ -355,7 +359,8 @@ def test_inline_variants_are_located_inside_their_union() -> None:
 
 
 def test_markdown_keeps_schema_text_inside_code_spans() -> None:
-    from codegen.diff import Report, to_markdown
+    from codegen.diff import Report
+    from codegen.diff.report import to_markdown
 
     hostile = "x`\n# injected [link](http://example.invalid)"
     old = _side({"Subject": OBJ}, "request", None)
@@ -381,3 +386,22 @@ def test_a_family_renamed_together_is_reported_as_renames() -> None:
         ("type-renamed", "Label", "Tag"),
         ("type-renamed", "Wrapper", "Envelope"),
     ]
+
+
+def test_variants_of_a_union_that_hoisting_flattened_point_at_the_union() -> None:
+    """A tagged variant extending a union (upstream's ``state_update``) becomes one variant per
+    member in the IR: its variant indexes are no place in the file, so the union's list is."""
+    tagged = {
+        "type": "object",
+        "properties": {"kind": {"const": "state"}},
+        "required": ["kind"],
+        "allOf": [{"$ref": "#/$defs/State"}],
+    }
+    states = {"State": {"anyOf": [{"$ref": "#/$defs/B"}, {"$ref": "#/$defs/C"}]}, "B": B, "C": C}
+    old_defs = {"Subject": {"anyOf": [{"$ref": "#/$defs/A"}]}, "A": A, **states}
+    new_defs = {"Subject": {"anyOf": [{"$ref": "#/$defs/A"}, tagged]}, "A": A, **states}
+    old, new = _side(old_defs, "response", None), _side(new_defs, "response", None)
+    assert len(new.types["Subject"].variants) == 3  # A, and the tagged variant once per state
+    changes = compare((old,), (new,), {}, {}, {1: {**MESSAGES, **old_defs}}, {1: {**MESSAGES, **new_defs}})
+    variants = {c.location for c in changes if c.rule == "variant-added"}
+    assert variants == {"v1/schema.json#/$defs/Subject/anyOf"}

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f2efb556f5d6739ae545df587aca1a54814a2d25717f04e627aaf3d70f301e8
-# Content sha256: 8346ce6f3587c4dac6601bed3c0313a8ccb62ef1e54ce05cbc3d79d0385fe6f1
+# Inputs sha256: 330e7e07b6fc21b765c977480853611e9e731a93d418f20daa71a404caf838cd
+# Content sha256: 52ce0686548be5f680d9708fe62728f541788b59891a6a19edadd736a291bc6b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

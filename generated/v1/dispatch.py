@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 307b461f43f91e27d66eff6964bae9e9936f0599e0d99b06068fb897b4d448f8
-# Content sha256: 37e6282c65d7841b977cfcd12ab6a574dedb08087b0e535f4197f6c5aaab5b82
+# Inputs sha256: 1fa37a54d2a2f4e8f17b84e6ecb1004cb7d8990dbc33226f741f22586dd45911
+# Content sha256: 05f3f7720d36bec11e53891d68eef0f9df057e6bea8166b0fa6f5130d7264a48
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 456a75f330e780443522b0a3ffe8ecd7a3cb93116449cfd5d8160c457929a8b8
-# Content sha256: f7df8b6fa2b30e5ceb4841619a5d9fd5905b359a218f2434cd37dcb7dd5b9659
+# Inputs sha256: dc19295fe7423e916e449ed9c7ded17e7149bc62125571294e336e2f8a124280
+# Content sha256: 23b167e9bcc132e8a6ce107169b1abf9a9d6c6c3be0e30a2f813c90383843bcd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 34883a89e9ef9157ecfecba01387166a33516ea6caaa81280838becc8f46c2d0
-# Content sha256: a251aca6d6769d36fee3075648a69dfff1e7ce825d5d117cb2017a4cf6ef7634
+# Inputs sha256: 080f1a4f16f8884e9fb666e994beb78366d2dacc7cd65503a69548290961e288
+# Content sha256: b46534177c50633f6a30a9c5f09d085089282610a29473c4a1cc51691429744c
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f06ff0eb08e0048a76e291b461fc037d4b040375b2978d21078a6a42ce63ccc0
-# Content sha256: 046282789a5943a8785835ff9e36726f30463478ce9933854f9b52d480a128ea
+# Inputs sha256: 0c91a1ed58d8da180575d18e2ac8d566be849f500c33246115fb44639203ffec
+# Content sha256: 9919ebea33b7a165bb7953c46349730629e6d022523b3c20d32b9ca4db78b1b1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8990993297e37eda59c0814ab225b2c7a05878a917a0e5d709383bc7f5554539
-# Content sha256: 36a1b1a6cd842ccb98c792a2bbcbe29b711b43ce7d86f8ae83dabf829842df7f
+# Inputs sha256: 8fe9cf581b8452b73c2b77d1fd1833932fd1af9aa922fc5a22c2e90c422e48f4
+# Content sha256: bc11d5b5f8e37b858480eaf0a4833d55b7533c0e4fb5c15609e395ef5e5657c9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bef3ce9765c67218ab3bf16bccbdd7063dec946ecd947024109097867b471d72
-# Content sha256: 05f0ed81599249da391c462093489d1acd5821b9efc85f8494f0a769a76b90bc
+# Inputs sha256: b39a606d8b4aee9edfa27ca9f96f0d707d93c45cce53e6b87abee90b6075f404
+# Content sha256: 7bae19aaaaecded76dc8f734f392568a745c338c9b850b46b401f593e54fb6e5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

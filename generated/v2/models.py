@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 29e36e56087da47e07916722e6c873d7ea8a132dcec3b957ae9259230fe90c30
-# Content sha256: 670e58fd4123b7440955a35240a36b7b681e2723ca626f427124d66401566050
+# Inputs sha256: ccebf00bdca2eed48c84d97d8d4d0727e61cbef4df39f8acadb293cc81ddd715
+# Content sha256: 5c71b98d4b622cd390b79c49b1d113b5d0d9841cfce03a895afe31574b6fe16a
 
 """Wire models of ACP protocol v2.
 

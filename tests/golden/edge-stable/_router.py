@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b3930a2717a2e2e04368ae6e0fc9e72685f46c158a78bb01ca506bba959684c
-# Content sha256: 7d674f6e880153d59f55a5084556c4018e97427fecc47a35ef5b05e1775eca84
+# Inputs sha256: 2ae33a6ba73217f51771e4da58cf31bfd84409d9b62804301a215bb87616ff81
+# Content sha256: f6d0ca2336518eb2e783436e8083d798004cda2fbf78eafcd8594c49b17fc132
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa8f4b72ce733e882f9b239cfaed9569562ca09b78deed22d7f27ebd31b73290
-# Content sha256: 89c4ed0e3e550d00280ed92b070e3f9e850a8fa28204f0f31e45cfd9e4e5f365
+# Inputs sha256: 93feca2aaa3423aa83d7d2c44af12712539c9c1da3e2bc70041b37fa3d859f69
+# Content sha256: 29ea4016609745b96bfc0ea15ee23c46c624b87ec0bc43ca444c4aaafd338334
 
 """Types shared by every protocol version of the generated package."""
 

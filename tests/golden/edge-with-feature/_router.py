@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5c312f6518aba6fc8aa12c287fdae6357f772003ff338f0398fe55a43c09186
-# Content sha256: 7d8a53e058c2a740b6dd6dd7b67614578f7c06a47905bc01fb01eb3387ae2652
+# Inputs sha256: 4788b4c9cd94c70d42c89fbed1bf0aa8446fa06bf7c7f28c3739cfbbf330e690
+# Content sha256: 591cdda43565789452dd87a16649bb98beb192fea98e7b4a91887cb305de333c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

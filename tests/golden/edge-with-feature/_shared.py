@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e709b490f0bba8a54e3ac0ebee894a63c113f3b75b3c96802055f0084ebbd03
-# Content sha256: 0c043b949256bee4eed41bfc01546c27dee9804185c9b12cb08566c3a711d05e
+# Inputs sha256: 51bfa5da38ffb896861792763c344c3dacb6660a746fa4fac3410c8c4e83ca22
+# Content sha256: f14470c13951fada3a6d1fed1ebb28b03c1eb7d69eafd6e9dacc18f8ca93454e
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ba397eee512aacdd5ca956c75ae6d00a358b65b19d41970394f4890a1e4cdef1
-# Content sha256: 1903ee28916763c8c4c0f52a91ca44c91debbd3a9e423eb592eff1f3609609bc
+# Inputs sha256: a160354f42d03b0e1776cd02fbeeda9782b872b769d9253ae141af5d7fa235c5
+# Content sha256: 8aec25141aec07bcade7918f629759b1e210107935073a1eb6a07ca90b346886
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae9b01a3127d0968aac08d3b1d45da5f3951781b21ade3933e44dc6a040c65e0
-# Content sha256: bc89868612808b9a69f1dcdf8c004444135435ffa10c118c91f99d28366feb8a
+# Inputs sha256: 2df7d8ef28f3c1f6b77c3a3fad45541d70b70f34718c53d79e92ff93d7c675c6
+# Content sha256: 92a6636f9bf6786aa8913ddee02ebbc23bd379f5032a9175174507af75d4c058
 
 """Types shared by every protocol version of the generated package."""
 

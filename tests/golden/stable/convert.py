@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6c6c00c6d5f0050df670532382da0a82a29f0bfbcca276041980a78c96cceb4e
-# Content sha256: bc9af7130a4f150305b5d771a7efd621405e99c84ff16b0bc92ac2ab974fda3d
+# Inputs sha256: c57cec667a01fcc8dbf56b43e4dbc4ed769d2b86e4fa5475d85a5f4de6e0b720
+# Content sha256: bd7dffa05e697d7a6d01d5077d5eb0e4a92f99aac5c3dab363645bacf3381237
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

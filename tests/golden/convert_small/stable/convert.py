@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0bb88f0856aed06ae9de99553ec3e0f29803b52806b00bc1915b00f57532e8d6
-# Content sha256: 65fa88784bda1000ecf0873ace53c4a11713e4b6bb345db97bc61c10007705bf
+# Inputs sha256: 42afaddcead517718c1042611bdf1c4b78ab1b0b03f67a783f82da8a0cc18d87
+# Content sha256: 73e9ded2329b8a9e6d5e85ba5c8b066ea43f71e0696a5672f31140d13ce2662e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4cdbcc0039e79a646eaf329b9b76c25fee43742010480161b0168aa4db52c6a7
-# Content sha256: 5d6d377b968b7898b9c24e1dc1ad76a03b71e697c835c1e3cfbe709fcee08731
+# Inputs sha256: 19de4399a07a7ca4fd9a5a9a396c12ca0fa947040fb98e243f7f60c99f76279e
+# Content sha256: 1af36ae8570ba602c50104994260aacc50972ae4182dbf3da60a3df399a93256
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a35f5c56ba58ae7551be763517f38a67be86d41d61798817152eea0bca36c26a
-# Content sha256: 93e48b2393237275dfd4979fc42f57ce1d9b7da1cabb579111bf601a1da95e4f
+# Inputs sha256: c59861a2366d645ab933945dd8afc5607c07137db6199ccab8037238f024b26f
+# Content sha256: bf5024b95fad533f2c7fd194fe3806ec345fece62bc64333a2e9d2db69c4a500
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

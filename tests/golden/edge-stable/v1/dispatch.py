@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 46b62381b339e0673e4836dfe14830cd7e2bbfbf89b0972455049e9615ad764e
-# Content sha256: 28ed274d662eb3e4332c2a210c960a6bc6e37ab88092fe1fb38831b0cd9c94f2
+# Inputs sha256: b7c6522f33602808f0cef642c7ad802d5a52d1df4f14917fdedd1c15e2e745ff
+# Content sha256: 4fde2b21127e43f6cf83d191ebeb881efb41ef460467e9326ccf6a405d9ddffc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

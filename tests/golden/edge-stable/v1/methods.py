@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3016ed0d64af96f7eecb8e688e6dd256279039f36fdca48e3d4b0c92f1dbdd1e
-# Content sha256: a32dddee0aa0b1d4d7ce22584e95a19ea575490fdaa127c51abd5467a4fde427
+# Inputs sha256: 2c3614c8be42666063673285061b0b71e33902679f4b8905bf8445d6ec9510e4
+# Content sha256: e23bdbe4d6de557d4bb0c7dfa6b5b308e79d409526a3f50c59d8071ceaa2a9ea
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

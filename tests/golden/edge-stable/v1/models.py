@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 78212125c48dab6736eccc0c5095e8b362e8016f884652b84871e19c18a8dc1d
-# Content sha256: bafed4e534aa3cc2b83bc6d1af5a45004a08527f2f2a9c87a1a9f0ddb306dca6
+# Inputs sha256: 71670db7d038136c1e18fbf3627528826a313c9fcd826997006215e2ef71ea01
+# Content sha256: de9b03e12849d6f78dae63ad16157963eadae595269c77686b77acd08794d511
 
 """Wire models of ACP protocol v1.
 

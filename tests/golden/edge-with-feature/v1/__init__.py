@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 84e622d39d949fbf1e79596b1111e7bd35ddc5bb571d70d4155b1c3f3fc9d236
-# Content sha256: 543c67b00e3ecb4094d9cbe5e93320a87a8cbde59ca7d9ea5e94884ddec1af6f
+# Inputs sha256: 5512532c32cdd1ee93138799080967e6e5a9c454c3848c6e47be43c07399c042
+# Content sha256: 14c5cd9a7135857565f7bba8937c3e2088123077bec9beb91b87d96381bec3bc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0150fef20a932ea4505929e5c5291d6ac9e5c37c52558a0a6a58204fdcdb221
-# Content sha256: 89866734f88788cf384671db193b241186ef4f78a9da1d652987dba0a7db20b3
+# Inputs sha256: 8d2e1a1f98738ca3635a3d058ca63027bef593f54339c9565bdf996f121e128e
+# Content sha256: dfcd0565960a9dbd88a213ff2d5137b5ede075c0a45edf8050fc76c9a3a4fe20
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 300f693060d0e92c42ef8acced29763b991c0d2228f432bfeba2822506ee5b86
-# Content sha256: 1b2baad1e647b744cbd87546cf83b9a56bc5558af665286ce522f84edf0509ec
+# Inputs sha256: dabe061e36facfdb3b8a7b147f8db64c70aa647df2ec4a8100154f11ac2c3f8e
+# Content sha256: 8d56ba55316fd0ade4db7e625b0185b9fc3d623b04e5b80cefa105e7a4a841f7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 87654a5a728ac72c55d560b9fda3490d4acbd1e067c9ed75da4cf3970f5aad72
-# Content sha256: 9d1382f0143a6157533cad653a46d8a8101c78995293d6062e631e05d2f8c324
+# Inputs sha256: b418725a34d913fdece0defeb1e701a878d0b95ffddbb93f7aa574550a00fd95
+# Content sha256: d2e7c5fcfafde27bf1f4290f7d0a6c33aab9fcea57338456e79fd455678a4278
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 62ad24ffcc2d3002ff668a8364afdf359b0bd2946a57716561de71487443432b
-# Content sha256: 377839a826ad08171fc75df914b94fb9824e6bcfceec72598d8cbb2ae53f1f6a
+# Inputs sha256: ff844cda37c61ecd20b4376c537631a2e9f5c34230201ee4d70a9ee115e3ca3e
+# Content sha256: 590203de0805fe10e9154bdf48c011ba2e404f649f85daac0c91a47f22ff7e58
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d4827e9cc7441f54e1eafb18141ee3bdab41717443f70eed8a84503f8e8a5c5
-# Content sha256: 23e3319d479b11b22fd7e8fd3663ef917f53f6311e14d4aade29843ed9882177
+# Inputs sha256: cecfc70df04329c947858a62d0df96f11d776e8f790a98dea28aaf5998ec3c25
+# Content sha256: 3918c90dca3510f4f8cb91d145293106cb4610b233b551493dbe29f11690c2e4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d086515e620a60da0ef3f25d462a057b4f7e875acf6102a414c3dc55be3fc86
-# Content sha256: a776213f4fb66f0c3008a0533eaa2b54081197e6028caef8d4ffb8e8d03d7e97
+# Inputs sha256: 8e06447f393737ef6e88b4c978c1968062aeb703912c84b37b84b4a133abbb99
+# Content sha256: 8485e05e584454ffbf2fbc4ce81aeec6db9c0daf626ce1e082f38a64d3338628
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7b568ff28de454c9a8502f182ee05b984a90bc5071bff9ab4b220325a1ca464f
-# Content sha256: ef008cdce5efa2b074c70e86b6af622a1ca20d82392c56f4be12237558a1c570
+# Inputs sha256: 83bde26dc5eb28e141cbf6a52665545b41102530cc87800e9bdf7cf04d815983
+# Content sha256: 5d1aaad2a9082c1c0392704cded6429f20fe6ab00dc0a8851814848d81cd322a
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b68dd9aa13ba2c4292cca591fb56a504fe76f07affb31eee978eafe1ff37f81a
-# Content sha256: bd8806aa6c1c5b57f39723919c93d3c3ee4be2c8001cddadaa3bc3f23f474e61
+# Inputs sha256: 0cccb8a31f55efab34a74aadb3ee3623922f2b0db40038c9af81b10fbd3b4e62
+# Content sha256: c77e499e34ca1c1c513ecd537cbbaa2a32ecc382ba2a23634d0d8c321ae71ea0
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: da92b7cf0a104c1b0378e0637973ca51b7bf8cccf1fc07db4bba2b72ace241ac
-# Content sha256: c711e5949383094eba5f219a32eb57c9fd00638beb32580e9a0f188d6e5b386c
+# Inputs sha256: af9bb8c311f045e1a2bc51287039e6eae58b8410bec9a1da30f1fbf614c4bb13
+# Content sha256: d8be555a7c9fe39de96dd9cddedd263abdfd1b7e3fa65c19baffcbe32df2a488
 
 """Method dispatch for the agent side of ACP protocol v2.
 

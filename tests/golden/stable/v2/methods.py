@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 455f8a8f9e649820f094276f9011b3ae5a3295bd02a50a4b89cb5a15e6f19551
-# Content sha256: a2e5750923f39b220d224f1fdb257f0579ff5974d69fc591d74d6f55eb902a7e
+# Inputs sha256: 4f090befd1c2b9effa1c979dbd5ef537be2f67f0a386c06709a91b126071fd5e
+# Content sha256: 01bcfbd5fefb357a03b721b030dbe69d0bf76c3893d710700c4b8e52f4a4e255
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94f8b4dc0d7e4df62b906b758d9aed71df558131e77aa7e17911a56233121136
-# Content sha256: 9f3c4cba00c1e7003ba00a0c016749720bbd0bd8641315c58fbaf6124687d0fd
+# Inputs sha256: db01e2ff077450226f4bf8c469c1f64f2b8c495905cd6159ed68c8d5c2a46d9c
+# Content sha256: 25dd7c9617fd4e780a007a1fcd3c37f195e74cd53d5c1c1436e9545d92aab60b
 
 """Wire models of ACP protocol v2.
 

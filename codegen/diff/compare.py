@@ -8,10 +8,11 @@ vs ``anyOf: [X, {type: null}]``) are not changes, and a change inside a referenc
 reported once, at its definition (references compare by name). A type that disappears
 while another with the same shape appears is a rename.
 
-Whether a change breaks anyone follows ``RULES`` (also the table in docs/diff.md): per rule,
-whether it breaks the sender of a request that uses the type, and whether it breaks the
-receiver of a response or notification that uses it. Which of the two applies comes from
-where each type is reachable from: method params, results, notifications.
+Whether a change breaks anyone follows ``RULES`` (also the table in docs/diff.md). On the
+wire: per rule, whether it breaks the sender of a request that uses the type, and whether
+it breaks the receiver of a response or notification that uses it; which of the two
+applies comes from where each type is reachable from (``usage``). In code: whether code
+written against the generated package still imports, type-checks and behaves.
 """
 
 from __future__ import annotations
@@ -19,108 +20,18 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .errors import pointer
-from .ir import Field, Method, Protocol, TypeDef, TypeExpr
-from .validate import DEFS, message_role
+from ..errors import pointer
+from ..ir import Field, Method, Protocol, TypeDef, TypeExpr
+from ..validate import DEFS
+from ..write import strip_header
+from .rules import RULES
+from .usage import OTHER, RECEIVER, SELF, SENDER, Use, usage
 
 ChangeKind = Literal["added", "removed", "changed"]
 Which = Literal["old", "new"]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    what: str  # the change, as the table in docs/diff.md says it
-    sender: bool  # breaks whoever sends a request that uses the type
-    receiver: bool  # breaks whoever receives a response or notification that uses the type
-    why: str
-
-
-RULES: dict[str, Rule] = {
-    r.id: r
-    for r in (
-        Rule("type-added", "type added", False, False, "nothing used it before"),
-        Rule("type-removed", "type removed", False, False, "not on the wire; its users' changes are reported there"),
-        Rule("type-renamed", "type renamed, same shape", False, False, "type names never reach the wire"),
-        Rule("type-kind-changed", "type becomes another kind (object, enum, union, alias)", True, True, "incompatible"),
-        Rule("property-added-optional", "optional property added", False, False, "old peers omit or ignore it"),
-        Rule("property-added-required", "required property added", True, False, "old senders omit it"),
-        Rule("property-removed-optional", "optional property removed", False, False, "unknown properties are kept"),
-        Rule("property-removed-required", "required property removed", False, True, "old receivers expect it"),
-        Rule(
-            "property-removed-closed",
-            "optional property removed from an object that refuses unknown properties",
-            True,
-            False,
-            "old senders may still send it",
-        ),
-        Rule(
-            "property-removed-required-closed",
-            "required property removed from an object that refuses unknown properties",
-            True,
-            True,
-            "old senders still send it; old receivers expect it",
-        ),
-        Rule("property-made-required", "property becomes required", True, False, "old senders may omit it"),
-        Rule("property-made-optional", "property becomes optional", False, True, "old receivers expect it"),
-        Rule("nullable-added", "`null` becomes allowed", False, True, "old receivers refuse `null`"),
-        Rule("nullable-removed", "`null` no longer allowed", True, False, "old senders may send `null`"),
-        Rule("type-changed", "value type changed (e.g. string to integer)", True, True, "incompatible"),
-        Rule("format-changed", "string/number format changed", True, True, "values valid for one may not be valid"),
-        Rule("ref-changed", "reference to another type (not a rename)", True, True, "a different shape"),
-        Rule("const-changed", "constant value changed", True, True, "incompatible"),
-        Rule("enum-value-added", "value added to a closed enum", False, True, "old receivers refuse it"),
-        Rule("enum-value-removed", "value removed from a closed enum", True, False, "old senders may send it"),
-        Rule("enum-value-added-open", "value added to an open enum", False, False, "any string was accepted"),
-        Rule("enum-value-removed-open", "value removed from an open enum", False, False, "any string is accepted"),
-        Rule("enum-opened", "closed enum becomes open", False, True, "old receivers refuse other strings"),
-        Rule("enum-closed", "open enum becomes closed", True, False, "old senders may send other strings"),
-        Rule("variant-added", "union variant added", False, True, "old receivers cannot parse it"),
-        Rule("variant-removed", "union variant removed", True, False, "old senders may send it"),
-        Rule(
-            "message-variant-added",
-            "a method's message added to a union of messages",
-            False,
-            False,
-            "reported as the method; nobody sees it before using the method",
-        ),
-        Rule(
-            "message-variant-removed",
-            "a method's message removed from a union of messages",
-            False,
-            False,
-            "reported as the method, where it breaks",
-        ),
-        Rule("discriminator-changed", "union discriminator changed", True, True, "variants are told apart differently"),
-        Rule("bases-changed", "object extends other types", True, True, "a different shape"),
-        Rule("extra-closed", "object stops accepting unknown properties", True, False, "old senders may add some"),
-        Rule("extra-opened", "object starts accepting unknown properties", False, True, "old receivers refuse them"),
-        Rule("default-changed", "default value changed", True, True, "an omitted value means something else"),
-        Rule(
-            "default-extended",
-            "object default gains keys, the old ones unchanged",
-            False,
-            False,
-            "defaults of properties added beside it",
-        ),
-        Rule("feature-gated", "item becomes gated by a feature", True, True, "it leaves the stable surface"),
-        Rule("feature-stabilised", "item no longer gated by a feature", False, False, "it joins the stable surface"),
-        Rule("method-added", "method added", False, False, "old peers never call it"),
-        Rule("method-removed", "method removed", True, True, "calls get -32601 (method not found)"),
-        Rule("method-side-changed", "method moves to the other side (x-side)", True, True, "the other peer handles it"),
-        Rule("method-kind-changed", "request becomes notification or back", True, True, "a reply is expected or not"),
-        Rule("method-type-changed", "method's params or result type replaced", True, True, "a different shape"),
-        Rule("version-added", "protocol version added", False, False, "old peers never negotiate it"),
-        Rule("version-removed", "protocol version removed", True, True, "peers that speak only it are cut off"),
-    )
-}
-
-SENDER = "request"
-RECEIVER = "response"
 
 
 @dataclass(frozen=True)
@@ -135,13 +46,20 @@ class Change:
     location: str = ""  # file#/json/pointer
     old: str | None = None
     new: str | None = None
-    breaks: tuple[str, ...] = ()  # who, in words; empty when nobody
+    breaks: tuple[str, ...] = ()  # who on the wire, in words; empty when nobody
     group: str = ""  # the type (or "methods") the change is listed under
     side: str | None = None  # methods: the side that handles it
+    code: bool = False  # breaks code written against the generated package
+    surface: str = ""  # upstream's layout: "stable" (schema.json) or "unstable" (only schema.unstable.json)
+
+    @property
+    def wire_breaking(self) -> bool:
+        """An old peer no longer interoperates."""
+        return bool(self.breaks)
 
     @property
     def breaking(self) -> bool:
-        return bool(self.breaks)
+        return self.wire_breaking or self.code
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -149,6 +67,8 @@ class Change:
             "path": self.path,
             "change": self.change,
             "breaking": self.breaking,
+            "wireBreaking": self.wire_breaking,
+            "codeBreaking": self.code,
             "detail": self.detail,
             "kind": self.kind,
             "rule": self.rule,
@@ -162,6 +82,8 @@ class Change:
             data["new"] = self.new
         if self.side is not None:
             data["side"] = self.side
+        if self.surface:
+            data["surface"] = self.surface
         return data
 
 
@@ -180,85 +102,14 @@ class Report:
     changes: list[Change]
     files: list[FileChange] | None = None  # None: generated files were not compared
     files_note: str = ""
+    texts: dict[str, str] = dataclasses.field(default_factory=dict)  # schema file as shown -> its text
+    counterparts: dict[str, str] = dataclasses.field(default_factory=dict)  # old side's file -> new side's
+    old_prefix: str = ""  # how the old input's file names start (shown relative to it)
+    new_prefix: str = ""
 
     @property
     def breaking(self) -> list[Change]:
         return [c for c in self.changes if c.breaking]
-
-
-# --- where each type is used ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Use:
-    position: str  # SENDER (in request params) or RECEIVER (in a result or a notification)
-    who: str  # the affected party, in words
-
-
-_OTHER = {"agent": "clients", "client": "agents"}
-_SELF = {"agent": "agents", "client": "clients"}
-
-
-def _refs(e: TypeExpr | None) -> Iterable[str]:
-    if e is None:
-        return
-    if e.ref:
-        yield e.ref
-    yield from _refs(e.items)
-    for v in e.variants:
-        yield from _refs(v)
-    for f in e.fields:
-        yield from _refs(f.type)
-
-
-def type_refs(t: TypeDef) -> set[str]:
-    out = set(t.bases)
-    for f in t.fields:
-        out |= set(_refs(f.type))
-    for v in t.variants:
-        out |= set(_refs(v))
-    out |= set(_refs(t.target))
-    return out
-
-
-def usage(protocol: Protocol) -> dict[str, set[Use]]:
-    """For each type, the positions it is reachable from and whom a breaking change there hits."""
-    roots: list[tuple[str, Use]] = []
-    for m in protocol.methods:
-        caller = _OTHER.get(m.side, "peers")
-        if m.kind == "request":
-            roots.append((m.params, Use(SENDER, f"{caller} sending `{m.name}`")))
-            if m.result:
-                roots.append((m.result, Use(RECEIVER, f"{caller} receiving `{m.name}` results")))
-        else:
-            roots.append((m.params, Use(RECEIVER, f"{_SELF.get(m.side, 'peers')} receiving `{m.name}`")))
-    uses = _reach(protocol, roots)
-    # Message types without a method entry (upstream's AgentRequest... envelopes, or an
-    # InitializeResponse whose method is not declared) decide only for what no method reaches.
-    covered = {name for name, _ in roots}
-    by_name = []
-    for name in sorted(protocol.types):
-        role = message_role(name)
-        if name not in covered and role is not None:
-            position = SENDER if role == "request" else RECEIVER
-            verb = "sending" if position == SENDER else "receiving"
-            by_name.append((name, Use(position, f"peers {verb} `{name}`")))
-    for name, found in _reach(protocol, by_name).items():
-        uses.setdefault(name, found)
-    return uses
-
-
-def _reach(protocol: Protocol, roots: list[tuple[str, Use]]) -> dict[str, set[Use]]:
-    uses: dict[str, set[Use]] = {}
-    for root, use in roots:
-        stack = [root]
-        while stack:
-            name = stack.pop()
-            if name not in protocol.types or use in uses.get(name, ()):
-                continue
-            uses.setdefault(name, set()).add(use)
-            stack.extend(type_refs(protocol.types[name]))
-    return uses
 
 
 # --- comparison ------------------------------------------------------------------------------
@@ -304,14 +155,17 @@ def _shape(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if not isinstance(value, (str, int, float, bool, type(None))) else value
 
 
-def _variant_pointer(protocol: Protocol, name: str) -> str | None:
-    """Where the inline union variant that the IR hoisted as ``name`` is written."""
+def _variant_pointer(protocol: Protocol, name: str, as_written: dict[str, Any]) -> str | None:
+    """Where the inline union variant that the IR hoisted as ``name`` is written: its place in
+    the union when hoisting kept the union's length, else the union's list."""
     for union in protocol.types.values():
         raw = protocol.schema.get(DEFS, {}).get(union.name, {})
         key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), None)
         for index, variant in enumerate(union.variants if key else ()):
             if variant.kind == "ref" and variant.ref == name:
-                return f"{union.pointer}/{key}/{index}"
+                written = as_written.get(union.name, {}).get(key)
+                same = isinstance(written, list) and len(written) == len(union.variants)
+                return f"{union.pointer}/{key}" + (f"/{index}" if same else "")
     return None
 
 
@@ -350,8 +204,8 @@ class _Comparer:
         new: Protocol,
         old_files: dict[str, str],
         new_files: dict[str, str],
-        old_raw: frozenset[str] | None = None,
-        new_raw: frozenset[str] | None = None,
+        old_raw: dict[str, Any] | None = None,
+        new_raw: dict[str, Any] | None = None,
     ) -> None:
         self.old, self.new = old, new
         self.old_files, self.new_files = old_files, new_files
@@ -412,6 +266,7 @@ class _Comparer:
                 tuple(sorted(breaks)),
                 group,
                 side,
+                r.code,
             )
         )
 
@@ -425,7 +280,7 @@ class _Comparer:
         protocol, raw = (self.new, self.new_raw) if side == "new" else (self.old, self.old_raw)
         ptr = t.pointer
         if raw is not None and t.name not in raw:  # an inline union variant the IR named: point at it
-            ptr = _variant_pointer(protocol, t.name) or ptr
+            ptr = _variant_pointer(protocol, t.name, raw) or ptr
         return f"{files.get(t.file, t.file)}#{ptr}{pointer(*tail)}"
 
     # -- whole protocol --
@@ -618,7 +473,12 @@ class _Comparer:
                 if top:
                     raw = protocol.schema.get(DEFS, {}).get(definition.name, {})
                     union_key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), "anyOf")
-                    location = self.location(definition, union_key, str(index), side=side)
+                    # Hoisting may flatten nested unions: an index is a position in the file
+                    # only when the counts agree; otherwise point at the union's list.
+                    as_written = (self.old_raw if side == "old" else self.new_raw) or protocol.schema.get(DEFS, {})
+                    written = as_written.get(definition.name, {}).get(union_key)
+                    at = (str(index),) if isinstance(written, list) and len(written) == len(definition.variants) else ()
+                    location = self.location(definition, union_key, *at, side=side)
                 target = protocol.types.get(variant.ref or "") if variant.kind == "ref" else None
                 if inline_enum:
                     rule = f"enum-value-{change}"
@@ -732,9 +592,9 @@ class _Comparer:
         location = self.location(carrier, side=side) if carrier else ""
         # A request change hits its callers; a notification change hits whoever receives it.
         if m.kind == "request":
-            use = Use(SENDER, f"{_OTHER.get(m.side, 'peers')} calling `{m.name}`")
+            use = Use(SENDER, f"{OTHER.get(m.side, 'peers')} calling `{m.name}`")
         else:
-            use = Use(RECEIVER, f"{_SELF.get(m.side, 'peers')} receiving `{m.name}`")
+            use = Use(RECEIVER, f"{SELF.get(m.side, 'peers')} receiving `{m.name}`")
         self.emit(
             rule,
             "method",
@@ -756,14 +616,14 @@ def compare(
     new: tuple[Protocol, ...],
     old_files: dict[str, str] | None = None,
     new_files: dict[str, str] | None = None,
-    old_raw: dict[int, frozenset[str]] | None = None,
-    new_raw: dict[int, frozenset[str]] | None = None,
+    old_raw: dict[int, dict[str, Any]] | None = None,
+    new_raw: dict[int, dict[str, Any]] | None = None,
 ) -> list[Change]:
     """Every change from ``old`` to ``new``, per protocol version, sorted.
 
     ``*_files`` map the pipeline's file names to the names to show; ``*_raw`` give each
-    version's ``$defs`` names as written, so that types the IR derived (named inline union
-    variants) are located inside their union."""
+    version's ``$defs`` as written, so that types the IR derived (named inline union
+    variants) are located inside their union, and variants at their place in the file."""
     old_by = {p.version: p for p in old}
     new_by = {p.version: p for p in new}
     changes: list[Change] = []
@@ -783,6 +643,7 @@ def compare(
                     f"protocol version {version} {'added' if o is None else 'removed'}",
                     breaks=who,
                     group="protocol",
+                    code=r.code,
                 )
             )
             continue
@@ -793,10 +654,14 @@ def compare(
 
 
 def file_changes(old: dict[str, str], new: dict[str, str]) -> list[FileChange]:
-    """Which generated files differ, with added/removed line counts."""
+    """Which generated files differ in content (headers with their hashes left out), with
+    added/removed line counts."""
     out = []
     for path in sorted(set(old) | set(new)):
         a, b = old.get(path), new.get(path)
+        if a is not None and b is not None and strip_header(a) == strip_header(b):
+            continue
+        a, b = (strip_header(t) if t is not None else None for t in (a, b))
         if a == b:
             continue
         added = removed = 0
@@ -808,87 +673,3 @@ def file_changes(old: dict[str, str], new: dict[str, str]) -> list[FileChange]:
         status: Literal["added", "removed", "changed"] = "added" if a is None else "removed" if b is None else "changed"
         out.append(FileChange(path, status, added, removed))
     return out
-
-
-# --- output ------------------------------------------------------------------------------------
-
-
-def to_json(report: Report) -> str:
-    data: dict[str, Any] = {
-        "old": report.old_label,
-        "new": report.new_label,
-        "summary": {"changes": len(report.changes), "breaking": len(report.breaking)},
-        "changes": [c.as_json() for c in report.changes],
-    }
-    if report.files is not None:
-        data["generated"] = [dataclasses.asdict(f) for f in report.files]
-    elif report.files_note:
-        data["generatedNote"] = report.files_note
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _md(text: str) -> str:
-    """Text for a Markdown code span: no backtick or line break may end it early."""
-    return text.replace("`", "'").replace("\r", " ").replace("\n", " ")
-
-
-def _line(text: str) -> str:
-    """A detail (schema text in it is already in code spans) kept on one line."""
-    return text.replace("\r", " ").replace("\n", " ")
-
-
-def summary_line(report: Report) -> str:
-    versions = sorted({c.version for c in report.changes})
-    per = ", ".join(f"v{v}: {sum(c.version == v for c in report.changes)}" for v in versions)
-    text = f"{len(report.changes)} change{'s' if len(report.changes) != 1 else ''}, {len(report.breaking)} breaking"
-    if per:
-        text += f" ({per})"
-    if report.files is not None:
-        plus = sum(f.added for f in report.files)
-        minus = sum(f.removed for f in report.files)
-        text += f"; {len(report.files)} generated file{'s' if len(report.files) != 1 else ''} change (+{plus} -{minus})"
-    return text
-
-
-def to_markdown(report: Report) -> str:
-    lines = [
-        f"## Schema diff: `{_md(report.old_label)}` -> `{_md(report.new_label)}`",
-        "",
-        f"**{summary_line(report)}**",
-    ]
-    for version in sorted({c.version for c in report.changes}):
-        lines += ["", f"### Protocol v{version}"]
-        group: str | None = None
-        for c in (c for c in report.changes if c.version == version):
-            if c.group != group:
-                group = c.group
-                lines += ["", f"#### `{_md(group)}`" if group not in ("methods", "protocol") else f"#### {group}", ""]
-            flag = "**BREAKING**" if c.breaking else c.change
-            extra = f"; feature `{_md(c.feature)}`" if c.feature else ""
-            lines.append(f"- {flag} `{_md(c.path)}`: {_line(c.detail)}{extra}")
-            if c.breaking:
-                lines.append(f"  - breaks {', '.join(_line(b) for b in c.breaks)} (rule `{c.rule}`)")
-            if c.location:
-                lines.append(f"  - at `{_md(c.location)}`")
-    if report.files is not None:
-        lines += ["", "### Generated files", ""]
-        if report.files:
-            lines += ["| file | status | + | - |", "| --- | --- | ---: | ---: |"]
-            lines += [f"| `{_md(f.path)}` | {f.status} | {f.added} | {f.removed} |" for f in report.files]
-        else:
-            lines.append("No generated file changes.")
-    elif report.files_note:
-        lines += ["", "### Generated files", "", _md(report.files_note)]
-    return "\n".join(lines) + "\n"
-
-
-def rules_markdown() -> str:
-    """The table of breaking-change rules in docs/diff.md, from ``RULES``."""
-    lines = [
-        "| rule | change | breaks a sender of requests | breaks a receiver of responses / notifications | why |",
-        "| --- | --- | :---: | :---: | --- |",
-    ]
-    for r in RULES.values():
-        yes = {True: "yes", False: "no"}
-        lines.append(f"| `{r.id}` | {r.what} | {yes[r.sender]} | {yes[r.receiver]} | {r.why} |")
-    return "\n".join(lines) + "\n"

@@ -1,9 +1,15 @@
 """Inputs of ``acp-codegen diff``: a schema directory, one version directory, one schema
-file (upstream style, optionally with its ``meta.json``), or ``git:REF``.
+file (upstream style, optionally with its ``meta.json``), a directory in upstream's own
+layout, or ``git:REF``.
 
-Every input is turned into a schema directory (``v<N>/`` sub-directories) so that the
-normal pipeline loads, validates and generates it; file names in problems are mapped
+Every input is turned into schema directories (``v<N>/`` sub-directories) so that the
+normal pipeline loads, validates and generates them; file names in problems are mapped
 back to what the user named (``git:main:schema/v1/schema.json``, the original path).
+
+Upstream's layout (``v1/``, ``v2/`` ... holding ``schema.json`` and ``schema.unstable.json``,
+with a ``meta.json`` / ``meta.unstable.json`` each or none at all) gives one side per
+surface: the stable files of every version form the ``stable`` side, the unstable ones the
+``unstable`` side, and each is compared with the other input's side of the same surface.
 """
 
 from __future__ import annotations
@@ -21,13 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import Problem, SchemaError, fail
-from .load import META_FILE, display_name, read_json
-from .validate import DEFS, SIDES, sides_of
+from ..errors import Problem, SchemaError, fail
+from ..load import META_FILE, display_name, read_json
+from ..validate import DEFS, SIDES, sides_of
 
 GIT_PREFIX = "git:"
 _VERSION_DIR = re.compile(r"v([1-9][0-9]*)\Z")
 _SECTION = {side: section for section, side in SIDES.items()}
+# Upstream's schema file per surface; an input in our own layout has the one surface "".
+SURFACES = {"stable": "schema.json", "unstable": "schema.unstable.json"}
 
 
 class InputError(Exception):
@@ -43,6 +51,7 @@ class Side:
     root: Path  # display names inside schema_dir are relative to this
     names: dict[str, str] = field(default_factory=dict)  # display name -> name shown to users
     prefix: str = ""  # prepended to display names not in ``names`` (git inputs)
+    upstream: bool = False  # upstream files: unknown x-side values are tolerated
 
     def shown(self, name: str) -> str:
         return self.names.get(name, self.prefix + name)
@@ -53,31 +62,50 @@ class Side:
 
 
 @contextmanager
-def open_side(spec: str, root: Path, default_schema_dir: Path, git_path: str | None = None) -> Iterator[Side]:
-    """Resolve one command-line input; temporary copies live as long as the context."""
+def open_sides(
+    spec: str, root: Path, default_schema_dir: Path, git_path: str | None = None
+) -> Iterator[dict[str, Side]]:
+    """Resolve one command-line input into its sides by surface (see ``SURFACES``);
+    temporary copies live as long as the context."""
     with tempfile.TemporaryDirectory(prefix="acp-codegen-diff-") as tmp:
         if spec.startswith(GIT_PREFIX):
-            yield _git_side(spec, root, default_schema_dir, git_path, Path(tmp))
+            yield _git_sides(spec, root, default_schema_dir, git_path, Path(tmp))
         else:
-            yield _local_side(spec, Path(spec), root, Path(tmp))
+            yield _local_sides(spec, Path(spec), root, Path(tmp))
 
 
-def _local_side(label: str, path: Path, root: Path, tmp: Path, prefix: str = "") -> Side:
+def upstream_layout(version_dir: Path) -> bool:
+    """Upstream's files (one per surface, a meta file per surface or none), not our fragments."""
+    names = {p.name for p in version_dir.glob("*.json")}
+    return bool(names & set(SURFACES.values())) and (SURFACES["unstable"] in names or META_FILE not in names)
+
+
+def _local_sides(label: str, path: Path, root: Path, tmp: Path, prefix: str = "") -> dict[str, Side]:
     if path.is_file():
-        return _file_side(label, path, root, tmp, prefix)
+        return {"": _file_side(label, [path], root, tmp, prefix)}
     if not path.is_dir():
         raise InputError(f"{label}: no such file or directory")
-    if any(p.is_dir() and _VERSION_DIR.match(p.name) for p in path.iterdir()):
-        return Side(label, path, root, prefix=prefix)
+    versions = sorted(p for p in path.iterdir() if p.is_dir() and _VERSION_DIR.match(p.name))
+    if not versions and _VERSION_DIR.match(path.name) and upstream_layout(path):
+        versions = [path]  # one version directory of upstream's
+    if any(upstream_layout(p) for p in versions):
+        sides = {}
+        for surface, file_name in SURFACES.items():
+            files = [p / file_name for p in versions if (p / file_name).is_file()]
+            if files:
+                sides[surface] = _file_side(label, files, root, tmp / surface, prefix)
+        return sides
+    if versions:
+        return {"": Side(label, path, root, prefix=prefix)}
     if (path / META_FILE).is_file() and _VERSION_DIR.match(path.name):
         # One version directory: give it a parent so the pipeline sees a schema directory.
         copy = tmp / "schema" / path.name
         shutil.copytree(path, copy)
         names = {display_name(p, tmp): prefix + display_name(path / p.name, root) for p in copy.iterdir()}
-        return Side(label, tmp / "schema", tmp, names, prefix)
+        return {"": Side(label, tmp / "schema", tmp, names, prefix)}
     raise InputError(
-        f"{label}: not a schema file, a schema directory (with v1/, v2/ ...)"
-        " or a version directory (v<N>/ with meta.json)"
+        f"{label}: not a schema file, a schema directory (with v1/, v2/ ...), a version directory"
+        " (v<N>/ with meta.json) or upstream's layout (v<N>/ with schema.json, schema.unstable.json)"
     )
 
 
@@ -121,7 +149,15 @@ def _used_features(node: Any) -> set[str]:
     return set()
 
 
-def _file_side(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> Side:
+def _file_side(label: str, paths: list[Path], root: Path, tmp: Path, prefix: str) -> Side:
+    """Schema files (one per version) with their meta files, or meta derived from markers."""
+    names: dict[str, str] = {}
+    for path in paths:
+        names.update(_add_file(label, path, root, tmp, prefix))
+    return Side(label, tmp / "schema", tmp, names, prefix, upstream=True)
+
+
+def _add_file(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> dict[str, str]:
     shown = prefix + display_name(path, root)
     try:
         source = read_json(path, root)
@@ -150,14 +186,15 @@ def _file_side(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> Si
         # Upstream meta.json has no feature table; declare the features the file uses.
         meta = {**meta, "features": {f: "" for f in sorted(_used_features(source.data))}}
     target = tmp / "schema" / f"v{version}"
+    if target.exists():
+        raise fail(shown, "", f"a second schema for protocol version {version} in one input")
     target.mkdir(parents=True)
     shutil.copyfile(path, target / "schema.json")
     (target / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    names = {
+    return {
         display_name(target / "schema.json", tmp): shown,
         display_name(target / META_FILE, tmp): meta_shown,
     }
-    return Side(label, tmp / "schema", tmp, names, prefix)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -167,7 +204,7 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
         raise InputError(f"cannot run git: {exc}") from None
 
 
-def _git_side(spec: str, root: Path, default_schema_dir: Path, git_path: str | None, tmp: Path) -> Side:
+def _git_sides(spec: str, root: Path, default_schema_dir: Path, git_path: str | None, tmp: Path) -> dict[str, Side]:
     ref = spec[len(GIT_PREFIX) :]
     if not ref or ref.startswith("-"):
         raise InputError(f"{spec}: expected git:REF with a branch, tag or commit")
@@ -198,4 +235,4 @@ def _git_side(spec: str, root: Path, default_schema_dir: Path, git_path: str | N
             out = tmp.joinpath(*name.parts)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(data.read())
-    return _local_side(spec, tmp.joinpath(*rel.parts), tmp, tmp / ".file", prefix=f"{spec}:")
+    return _local_sides(spec, tmp.joinpath(*rel.parts), tmp, tmp / ".file", prefix=f"{spec}:")

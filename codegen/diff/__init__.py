@@ -1,0 +1,14 @@
+"""``acp-codegen diff``: what a schema change means in protocol terms, and whom it breaks.
+
+Modules, in the order a run goes through them: ``inputs`` (what the user named, as schema
+directories), ``command`` (load both sides through the pipeline, build the report),
+``usage`` (which messages reach each type), ``compare`` (the changes, judged by ``rules``),
+``report`` (JSON, Markdown for a pull-request comment, GitHub Actions annotations).
+"""
+
+from __future__ import annotations
+
+from .compare import Change, FileChange, Report, compare, file_changes
+from .rules import RULES, Rule, rules_markdown
+
+__all__ = ["RULES", "Change", "FileChange", "Report", "Rule", "compare", "file_changes", "rules_markdown"]

@@ -1,0 +1,247 @@
+"""``acp-codegen diff OLD NEW``: load both sides through the pipeline, compare, report.
+
+Exit status: 0, or 1 when ``--fail-on`` says the changes found should fail the run;
+2 on bad input on either side (``file: /json/pointer: message``, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..config import ConfigError, load_config
+from ..errors import Problem, SchemaError, fail
+from ..features import select
+from ..ir import Protocol, build
+from ..load import display_name, find_version_dirs, load_version
+from ..pipeline import generate
+from ..validate import DEFS, declared_features, validate_version
+from .compare import Change, Report, compare, file_changes
+from .inputs import GIT_PREFIX, InputError, Side, open_sides
+from .report import DEFAULT_MAX_CHARS, to_github, to_json, to_markdown
+
+
+@dataclass(frozen=True)
+class Loaded:
+    protocols: tuple[Protocol, ...]
+    features: frozenset[str]  # enabled on this side (all declared ones unless told otherwise)
+    file_names: dict[str, str]  # display name in the pipeline -> name shown to users
+    raw_defs: dict[int, dict[str, Any]]  # per version, the $defs as written
+    texts: dict[str, tuple[str, str]]  # schema file inside the schema directory -> (name shown, text)
+
+
+def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
+    """Load, validate, select and build every version of one side; ``None`` keeps every declared feature."""
+    try:
+        sources = []
+        for directory in find_version_dirs(side.schema_dir, side.root):
+            version_sources = load_version(directory, side.root)
+            validate_version(version_sources, int(directory.name[1:]), tolerant=side.upstream)
+            sources.append(version_sources)
+        declared = {f for s in sources for f in declared_features(s.meta)}
+        if features is not None and features - declared:
+            unknown = sorted(features - declared)[0]
+            raise fail(
+                display_name(side.schema_dir, side.root),
+                "",
+                f"unknown feature {unknown!r}; declared: {', '.join(sorted(declared)) or 'none'}",
+            )
+        enabled = frozenset(declared) if features is None else features
+        protocols = tuple(build(select(s, enabled)) for s in sources)
+    except SchemaError as exc:
+        raise side.translate(exc) from None
+    names = {src.name: side.shown(src.name) for s in sources for src in (*s.schemas, s.meta)}
+    raw = {
+        p.version: {n: d for src in s.schemas for n, d in src.data[DEFS].items()}
+        for p, s in zip(protocols, sources, strict=True)
+    }
+    # Read back only to number lines (the loader has parsed every file), keyed by the path
+    # inside the schema directory, which pairs a file with its counterpart on the other side.
+    texts = {}
+    for src in (src for s in sources for src in s.schemas):
+        path = side.root / src.name
+        rel = PurePosixPath(*Path(os.path.relpath(path, side.schema_dir)).parts).as_posix()
+        texts[rel] = (names[src.name], path.read_text(encoding="utf-8"))
+    return Loaded(protocols, enabled, names, raw, texts)
+
+
+def generated_files(side: Side, features: frozenset[str], schema_dir: str = "schema") -> dict[str, str]:
+    """What ``generate`` would write from this side, as if its schema lived at ``schema_dir``
+    of the project: file headers name their inputs, and the two sides must name them alike."""
+    with tempfile.TemporaryDirectory(prefix="acp-codegen-diff-gen-") as tmp:
+        root = Path(tmp)
+        target = root.joinpath(*PurePosixPath(schema_dir).parts)
+        shutil.copytree(side.schema_dir, target)
+        try:
+            return generate(target, features, root).files
+        except SchemaError as exc:  # already validated by load_side; kept for safety
+            names = {
+                display_name(target / rel, root): side.shown(display_name(side.schema_dir / rel, side.root))
+                for rel in (p.relative_to(target) for p in target.rglob("*.json"))
+            }
+            raise SchemaError(
+                [Problem(names.get(p.file, p.file), p.pointer, p.message) for p in exc.problems]
+            ) from None
+
+
+FAIL_ON = ("never", "breaking", "wire-breaking", "code-breaking", "any")
+
+
+def _max_chars(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0 or 0 < value < 1000:
+        raise argparse.ArgumentTypeError(f"expected 0 (no limit) or a number of characters >= 1000: {text!r}")
+    return value
+
+
+def fails(report: Report, fail_on: str) -> bool:
+    """Whether ``--fail-on`` fails the run on these changes."""
+    test: dict[str, Callable[[Change], bool]] = {
+        "never": lambda c: False,
+        "any": lambda c: True,
+        "breaking": lambda c: c.breaking,
+        "wire-breaking": lambda c: c.wire_breaking,
+        "code-breaking": lambda c: c.code,
+    }
+    return any(test[fail_on](c) for c in report.changes)
+
+
+def _features(text: str | None) -> frozenset[str] | None:
+    if text is None:
+        return None
+    return frozenset(f.strip() for f in text.split(",") if f.strip())
+
+
+def add_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "old",
+        metavar="OLD",
+        help="schema file, schema directory, version directory, directory in upstream's layout, or git:REF",
+    )
+    cmd.add_argument("new", metavar="NEW", help="the same kinds of input as OLD")
+    cmd.add_argument(
+        "--format",
+        choices=("markdown", "json", "github"),
+        default="markdown",
+        help="markdown (a pull-request comment), json (everything), github (GitHub Actions annotations)",
+    )
+    cmd.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="never",
+        help="exit 1 on breaking changes (wire or code), on wire- or code-breaking ones only,"
+        " or on any change (default: never)",
+    )
+    cmd.add_argument(
+        "--max-chars",
+        type=_max_chars,
+        default=DEFAULT_MAX_CHARS,
+        metavar="N",
+        help=f"markdown: cut the least important detail to stay under N characters"
+        f" (default {DEFAULT_MAX_CHARS}, a pull-request comment's limit; 0: no limit)",
+    )
+    cmd.add_argument("--path", help="for git:REF inputs, the schema location in the repository (default: schema-dir)")
+    for side in ("old", "new"):
+        cmd.add_argument(
+            f"--{side}-features",
+            metavar="LIST",
+            help=f"comma-separated features to enable on the {side} side (default: every declared one; '' for none)",
+        )
+    cmd.add_argument("--no-generated", action="store_true", help="skip comparing the generated files")
+
+
+def _prefix(spec: str, root: Path, schema_dir: Path, git_path: str | None) -> str:
+    """How the names of the files of an input start, as the report shows them."""
+    if spec.startswith(GIT_PREFIX):
+        inside = git_path or display_name(schema_dir, root)
+        return f"{spec}:{inside}"
+    return display_name(Path(spec), root)
+
+
+def _key(c: Change) -> tuple[object, ...]:
+    return c.version, c.path, c.rule, c.change, c.detail
+
+
+def build_report(args: argparse.Namespace) -> Report:
+    config = load_config()
+    with ExitStack() as stack:
+        old_sides = stack.enter_context(open_sides(args.old, config.root, config.schema_dir, args.path))
+        new_sides = stack.enter_context(open_sides(args.new, config.root, config.schema_dir, args.path))
+        # Upstream's layout pairs its surfaces (a release may lack unstable files); another
+        # kind of input has no surfaces to pair with them.
+        surfaces = [s for s in old_sides if s in new_sides]
+        if not surfaces:
+            raise InputError(
+                f"{args.old} and {args.new}: cannot compare one directory in upstream's layout (schema.json,"
+                " schema.unstable.json) with another kind of input; name matching files instead"
+            )
+        report = Report(args.old, args.new, [])
+        report.old_prefix = _prefix(args.old, config.root, config.schema_dir, args.path)
+        report.new_prefix = _prefix(args.new, config.root, config.schema_dir, args.path)
+        seen: set[tuple[object, ...]] = set()
+        for surface in surfaces:  # "" alone, or "stable" before "unstable"
+            old = load_side(old_sides[surface], _features(args.old_features))
+            new = load_side(new_sides[surface], _features(args.new_features))
+            found = compare(old.protocols, new.protocols, old.file_names, new.file_names, old.raw_defs, new.raw_defs)
+            # The unstable files repeat the stable surface: list only what they add to it.
+            changes = [replace(c, surface=surface) for c in found if _key(c) not in seen]
+            seen |= {_key(c) for c in changes}
+            report.changes += changes
+            for rel, (shown, text) in old.texts.items():
+                report.texts[shown] = text
+                if rel in new.texts:
+                    report.counterparts[shown] = new.texts[rel][0]
+            report.texts.update(new.texts.values())
+        if "" not in old_sides and not args.no_generated:
+            report.files_note = (
+                "Generated files not compared for upstream's layout: generate over a release with --base-v1/--base-v2"
+            )
+        elif not args.no_generated:
+            try:
+                shown_dir = display_name(config.schema_dir, config.root)
+                if PurePosixPath(shown_dir).is_absolute():
+                    shown_dir = "schema"
+                old_files = generated_files(old_sides[""], old.features, shown_dir)
+                new_files = generated_files(new_sides[""], new.features, shown_dir)
+            except Exception as exc:  # the protocol diff stands on its own when generation fails
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                report.files_note = f"Generated files not compared: generation failed ({type(exc).__name__}: {reason})"
+            else:
+                report.files = file_changes(old_files, new_files)
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        report = build_report(args)
+    except SchemaError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except (InputError, ConfigError) as exc:
+        print(f"acp-codegen diff: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        sys.stdout.write(to_json(report))
+    elif args.format == "github":
+        sys.stdout.write(to_github(report))
+    else:
+        sys.stdout.write(to_markdown(report, args.max_chars, shlex.join(["acp-codegen", "diff", args.old, args.new])))
+    return 1 if fails(report, args.fail_on) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="acp-codegen diff")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
