@@ -30,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--timeout", type=_seconds, default=10.0, help="seconds to wait for each answer (default: 10)")
     parser.add_argument(
+        "--start-timeout",
+        type=_seconds,
+        default=30.0,
+        help="seconds for a freshly started agent to answer initialize (default: 30)",
+    )
+    parser.add_argument(
         "--turn-timeout", type=_seconds, default=60.0, help="seconds to wait for a prompt turn to end (default: 60)"
     )
     parser.add_argument(
@@ -61,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"acp-codegen conformance: {problem}; scenarios: {', '.join(BY_NAME)}", file=sys.stderr)
         return 2
     selected = [s for s in SCENARIOS if not args.only or s.name in args.only]
-    options = Options(args.timeout, args.turn_timeout, args.long_prompt)
+    options = Options(args.timeout, args.start_timeout, args.turn_timeout, args.long_prompt)
     versions = (1, 2) if args.protocol == "both" else (int(args.protocol),)
     began = time.monotonic()
     outcomes: list[Outcome] = []

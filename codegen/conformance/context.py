@@ -66,6 +66,7 @@ def _obj(value: Any) -> dict[str, Any]:
 @dataclass
 class Options:
     timeout: float  # per request
+    start_timeout: float  # for a fresh process to answer initialize
     turn_timeout: float  # for a prompt turn to end
     long_prompt: str  # a prompt that keeps the agent busy longer than a request round trip
 

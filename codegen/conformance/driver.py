@@ -83,7 +83,6 @@ class Pending:
 class AgentProcess:
     command: list[str]
     timeout: float
-    cwd: str | None = None
     models: MessageModels | None = None  # set once the version is agreed
     notifications: list[Received] = field(default_factory=list)
     _proc: subprocess.Popen[bytes] | None = None
@@ -99,7 +98,7 @@ class AgentProcess:
     def start(self) -> None:
         """Spawn the command; ``OSError`` (not found, not executable) goes to the caller."""
         self._proc = subprocess.Popen(
-            self.command, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         assert self._proc.stdout is not None and self._proc.stderr is not None
         threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True).start()

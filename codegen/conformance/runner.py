@@ -45,7 +45,8 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
     except OSError as exc:
         raise CannotStart(f"cannot run {command[0]}: {exc.strerror or exc}") from None
     try:
-        reply = agent.call("initialize", {"protocolVersion": version, "clientCapabilities": {}})
+        params = {"protocolVersion": version, "clientCapabilities": {}}
+        reply = agent.call("initialize", params, options.start_timeout)
         if reply.error is not None:
             raise Failure("initialize failed", reply.exchange)
         if not isinstance(reply.result, dict):
