@@ -88,6 +88,7 @@ class Context:
         self.cwd = cwd
         self.options = options
         self._restart = restart
+        self.last_list: tuple[str, ...] = ()  # the latest session/list exchange, to show with a failure
 
     # -- requirements ---------------------------------------------------------------
 
@@ -158,6 +159,7 @@ class Context:
 
     def page(self, archived: Any = OMIT, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None, Reply]:
         reply = self.agent.call("session/list", self.list_params(archived, cursor=cursor))
+        self.last_list = reply.exchange
         if reply.error is not None:
             raise Failure(f"session/list (archived={_filter(archived)}) failed", reply.exchange)
         sessions = [s for s in reply.result.get("sessions", []) if isinstance(s, dict)]
@@ -184,7 +186,9 @@ class Context:
     def expect_listed(self, session_id: str, archived: Any, state: bool, why: str) -> None:
         listed = self.listing(archived)
         if session_id not in listed:
-            raise Failure(f"{why}: {session_id} missing from session/list (archived={_filter(archived)})")
+            raise Failure(
+                f"{why}: {session_id} missing from session/list (archived={_filter(archived)})", self.last_list
+            )
         if listed[session_id].get("archived") is not state:
             raise Failure(
                 f"{why}: {session_id} listed with archived={shown(listed[session_id].get('archived'))}, "
@@ -194,7 +198,7 @@ class Context:
 
     def expect_unlisted(self, session_id: str, archived: Any, why: str) -> None:
         if session_id in self.listing(archived):
-            raise Failure(f"{why}: {session_id} is listed under archived={_filter(archived)}")
+            raise Failure(f"{why}: {session_id} is listed under archived={_filter(archived)}", self.last_list)
 
     # -- turns ----------------------------------------------------------------------
 

@@ -36,10 +36,6 @@ class Failure(Exception):
         self.exchange = exchange
 
 
-class AgentGone(Failure):
-    """The process exited or stopped answering; the runner starts a fresh one."""
-
-
 def shown(message: Any) -> str:
     """One message as a single printable line, cut to a readable length."""
     text = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"), ensure_ascii=False)
@@ -139,13 +135,13 @@ class AgentProcess:
     def _write(self, message: dict[str, Any]) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
-            raise AgentGone("the agent is not running")
+            raise Failure("the agent is not running")
         try:
             with self._write_lock:
                 proc.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
                 proc.stdin.flush()
         except OSError:
-            raise AgentGone(f"the agent stopped reading its input ({self._exit_text()})") from None
+            raise Failure(f"the agent stopped reading its input ({self._exit_text()})") from None
 
     def send(self, method: str, params: dict[str, Any]) -> int:
         """Send a request without waiting; ``wait_reply`` collects the answer."""
@@ -168,7 +164,7 @@ class AgentProcess:
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         while request_id not in self._replies:
             if not self.pump(deadline):
-                raise AgentGone(
+                raise Failure(
                     f"no answer to {pending.method} within {self.timeout if timeout is None else timeout:g}s",
                     ("> " + shown(pending.sent),),
                 )
@@ -204,7 +200,7 @@ class AgentProcess:
                 return got
             if line is None:
                 self._eof = True
-                raise AgentGone(f"the agent closed its output ({self._exit_text()})")
+                raise Failure(f"the agent closed its output ({self._exit_text()})")
             if line.strip():
                 self._take(line)
                 got = True

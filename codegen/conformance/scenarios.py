@@ -111,7 +111,7 @@ def _filter_values(ctx: Context) -> None:
         listed = ctx.listing(value)
         label = "omitted" if value is OMIT else shown(value)
         if set(listed) != ids:
-            raise Failure(f"archived={label} listed {sorted(listed)}, expected {sorted(ids)}")
+            raise Failure(f"archived={label} listed {sorted(listed)}, expected {sorted(ids)}", ctx.last_list)
         for sid, info in listed.items():
             if info.get("archived") is not expected[sid]:
                 raise Failure(
@@ -169,7 +169,7 @@ def _pagination(ctx: Context) -> None:
                     archived.add(flip)
         missing = sorted(in_view - changed - set(seen))
         if missing:
-            raise Failure(f"archived={view}: {missing} never listed while following nextCursor (a gap)")
+            raise Failure(f"archived={view}: {missing} never listed while following nextCursor (a gap)", ctx.last_list)
 
 
 def _cursor_filters(ctx: Context) -> None:
