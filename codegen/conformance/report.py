@@ -50,8 +50,9 @@ def junit(outcomes: Sequence[Outcome], path: Path) -> None:
                 time=f"{outcome.seconds:.3f}",
             )
             if outcome.status == "fail":
-                failure = ET.SubElement(case, "failure", message=outcome.reason)
+                # Escaped like the text output: XML 1.0 cannot hold most control characters.
+                failure = ET.SubElement(case, "failure", message=_printable(outcome.reason))
                 failure.text = "\n".join([f"RFD section: {outcome.scenario.section}", *outcome.exchange])
             elif outcome.status == "skip":
-                ET.SubElement(case, "skipped", message=outcome.reason)
+                ET.SubElement(case, "skipped", message=_printable(outcome.reason))
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
