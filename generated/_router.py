@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 52534d4225066e5c0f0ae17dff5871ab835c99283f88c6b9a08b3e8f43cdffcb
-# Content sha256: 16eb5e4918f4a508e8ed1bb5f1c9713db29432fd59e9fddf45ee1c82358991e7
+# Inputs sha256: 4918f8d47113bbe1a4abb012c103d205dd5997b71c2b34e6282725aab04736e8
+# Content sha256: 0dc5af8546811b261263e0babb4368760973781ea6bad77ca3ae2c243a688af9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

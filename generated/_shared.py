@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95ba6111da5aee006db45bea79a2c7f92d57105f69b2636f7b534a983848ee31
-# Content sha256: c851832d4462e0da0c304bf9470400e646c16868c60934a3c5eb3f0396fc7198
+# Inputs sha256: 037cf9ab3e81580182fb490732682e0d8373eb23f7eb7d922b153ebd605e0c93
+# Content sha256: 48554f45c4ff3246198765d763acae70cbc4757abb32dbb3d19dd93a2b74a651
 
 """Types shared by every protocol version of the generated package."""
 

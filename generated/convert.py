@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 26443caa393018d7157a9849d84a2247e1ee67f397ea60d66ccf60cd8e330750
-# Content sha256: 659602db180c87ca0ee4040bf8c6f117bcbd768535d255930661381550c0c71f
+# Inputs sha256: 2a2d3b46c8b40b915445e7326da0477fd7071d74f66a20bf000a3908f3ab90a4
+# Content sha256: 99e15417aab1ad8779cf8c9552017b0120427094b730552c4eb23f9bad05e38f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f2efb556f5d6739ae545df587aca1a54814a2d25717f04e627aaf3d70f301e8
-# Content sha256: 8346ce6f3587c4dac6601bed3c0313a8ccb62ef1e54ce05cbc3d79d0385fe6f1
+# Inputs sha256: ade9259c1df3dab080dfa7abe4ff4125d6b31e6459ffb429b6a51e5ecf36c409
+# Content sha256: 99f34c0300ceb3356ba8e6f3c721c8e596e4535347631184b1c0573b53bfd29a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

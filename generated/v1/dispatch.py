@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 307b461f43f91e27d66eff6964bae9e9936f0599e0d99b06068fb897b4d448f8
-# Content sha256: 37e6282c65d7841b977cfcd12ab6a574dedb08087b0e535f4197f6c5aaab5b82
+# Inputs sha256: e5e51e8231da594e0bbf43fe371eff49114b153c96b2467487fbb636e1b57ad0
+# Content sha256: fcba6a70508e400ff55775646593dbee019ac87cc9f41bfe95249424c67a09d3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

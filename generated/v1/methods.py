@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 456a75f330e780443522b0a3ffe8ecd7a3cb93116449cfd5d8160c457929a8b8
-# Content sha256: f7df8b6fa2b30e5ceb4841619a5d9fd5905b359a218f2434cd37dcb7dd5b9659
+# Inputs sha256: c53a0bd73f20dce0c3166e80108fec0d5c48089bf8814c14cabae590d89b0cef
+# Content sha256: fb375e2617874fceefbfda2fe6d26fcf128e89387bdcb91f6b8262c4593d6b7d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 34883a89e9ef9157ecfecba01387166a33516ea6caaa81280838becc8f46c2d0
-# Content sha256: a251aca6d6769d36fee3075648a69dfff1e7ce825d5d117cb2017a4cf6ef7634
+# Inputs sha256: 89bbed7c9127c9a4d74bad5b79f3a25888c70019dc9b7e2fe1e5412aab1bc58b
+# Content sha256: bbb674bf8097c01a7bdb6a189467a30ca84db4e0e124d23a702501ac523630b8
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f06ff0eb08e0048a76e291b461fc037d4b040375b2978d21078a6a42ce63ccc0
-# Content sha256: 046282789a5943a8785835ff9e36726f30463478ce9933854f9b52d480a128ea
+# Inputs sha256: d173fe05b84711800c232522dae4a8171f46d77253f92bbf85a2c89f87f7862a
+# Content sha256: 2008856d7226487433cac3c25c5b66110984357da53af10f16dc3c454b44cb2b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

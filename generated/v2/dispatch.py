@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8990993297e37eda59c0814ab225b2c7a05878a917a0e5d709383bc7f5554539
-# Content sha256: 36a1b1a6cd842ccb98c792a2bbcbe29b711b43ce7d86f8ae83dabf829842df7f
+# Inputs sha256: 8b4925800e079e9c0fba52914e038134afee199b700ef515c81f7cb62eb3936c
+# Content sha256: c5deb8f170b45647c2260d481eaab57a5892ac74a24eb1a1291efda7a172166a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bef3ce9765c67218ab3bf16bccbdd7063dec946ecd947024109097867b471d72
-# Content sha256: 05f0ed81599249da391c462093489d1acd5821b9efc85f8494f0a769a76b90bc
+# Inputs sha256: b49f4cc764c089ead892a66ae4d89c38826c944e9e4ca52be6b34a9f11b16b00
+# Content sha256: fba5e8fab0b546052a9377455b97b0cfe7cc5d30dd753badd5027b4b5b80e48e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 29e36e56087da47e07916722e6c873d7ea8a132dcec3b957ae9259230fe90c30
-# Content sha256: 670e58fd4123b7440955a35240a36b7b681e2723ca626f427124d66401566050
+# Inputs sha256: d31f37088880d90ef1537fcca7b96fc5e603c15aaf2fd4658d24fed8efcea5fe
+# Content sha256: 5eb9b0a787909b2a53bc4ab6ceaf9a1b36cb7f736dc6ccf5328552653bfad750
 
 """Wire models of ACP protocol v2.
 

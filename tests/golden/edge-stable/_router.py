@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b3930a2717a2e2e04368ae6e0fc9e72685f46c158a78bb01ca506bba959684c
-# Content sha256: 7d674f6e880153d59f55a5084556c4018e97427fecc47a35ef5b05e1775eca84
+# Inputs sha256: a23dad4939c8c8ca45c78bd532c166c510e91e058a78f64f400e335a2197c6b4
+# Content sha256: e45747edb5c65b2f592da40cec2fe57d8aed9bf774222b3b79370588c1076a8e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

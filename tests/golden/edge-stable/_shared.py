@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa8f4b72ce733e882f9b239cfaed9569562ca09b78deed22d7f27ebd31b73290
-# Content sha256: 89c4ed0e3e550d00280ed92b070e3f9e850a8fa28204f0f31e45cfd9e4e5f365
+# Inputs sha256: 9e31714c1be86de39c85ec095905f9ac485fde3f00406c421cbfb92e49d80ffd
+# Content sha256: d96e7529a3ec9148fb50a77470541e9ce50cbe661aa2f972ae23d665eaf0890e
 
 """Types shared by every protocol version of the generated package."""
 

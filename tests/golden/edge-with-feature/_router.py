@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5c312f6518aba6fc8aa12c287fdae6357f772003ff338f0398fe55a43c09186
-# Content sha256: 7d8a53e058c2a740b6dd6dd7b67614578f7c06a47905bc01fb01eb3387ae2652
+# Inputs sha256: eae8b68494d75c8655bef38eff915078a38cb76611b16f858a38abf787c10af7
+# Content sha256: 270c865c764f974edc1803d9e5bf2f1551582bb4ac76460e8b1ec3bc19820b3f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e709b490f0bba8a54e3ac0ebee894a63c113f3b75b3c96802055f0084ebbd03
-# Content sha256: 0c043b949256bee4eed41bfc01546c27dee9804185c9b12cb08566c3a711d05e
+# Inputs sha256: 5deb824655777142428c084f5572141807619cde83a44878022aa02acf005f04
+# Content sha256: 9b43b82ee3e024f86be2a01ab0a40d8e55bc4338a8e698550c1cc9328378b737
 
 """Types shared by every protocol version of the generated package."""
 

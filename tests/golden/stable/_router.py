@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ba397eee512aacdd5ca956c75ae6d00a358b65b19d41970394f4890a1e4cdef1
-# Content sha256: 1903ee28916763c8c4c0f52a91ca44c91debbd3a9e423eb592eff1f3609609bc
+# Inputs sha256: 8547b94198943b91959f341ae9ee31cc94de2fe91b54868baf052e0d421cda3f
+# Content sha256: 67bdd321e95dda0bde4e2d4f30a443e390297d765231b002ecaeef394bb92ef4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

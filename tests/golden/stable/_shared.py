@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae9b01a3127d0968aac08d3b1d45da5f3951781b21ade3933e44dc6a040c65e0
-# Content sha256: bc89868612808b9a69f1dcdf8c004444135435ffa10c118c91f99d28366feb8a
+# Inputs sha256: fef6ee0623dbfef8860a60b74d3c371daa5c91e74cb3c16859584f927cfc672a
+# Content sha256: c40119d3088e928c1dcbab5d292f2dd8019d1447a7114cf106592c35f1bfdab2
 
 """Types shared by every protocol version of the generated package."""
 

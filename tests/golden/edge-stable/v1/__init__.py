@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a35f5c56ba58ae7551be763517f38a67be86d41d61798817152eea0bca36c26a
-# Content sha256: 93e48b2393237275dfd4979fc42f57ce1d9b7da1cabb579111bf601a1da95e4f
+# Inputs sha256: 7aea1d350984a8824fb48f7ff1a4fa9e27097a17e3e2482b781691c11a6b9cff
+# Content sha256: e0783a48bc115f2d198a1269c259174223d77afe97a93d2db28a56938fdf7b4c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

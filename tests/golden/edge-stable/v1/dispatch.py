@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 46b62381b339e0673e4836dfe14830cd7e2bbfbf89b0972455049e9615ad764e
-# Content sha256: 28ed274d662eb3e4332c2a210c960a6bc6e37ab88092fe1fb38831b0cd9c94f2
+# Inputs sha256: 9e3b2dcd44a5a047f86a720b8d80dda7649d1c4e1bded0349c59213eb685a553
+# Content sha256: 07db1860931ee81a03d6b6d70f7a2c315ca1964dd5d844ff62da3e0cd12a8d01
 
 """Method dispatch for the agent side of ACP protocol v1.
 

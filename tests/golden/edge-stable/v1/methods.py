@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3016ed0d64af96f7eecb8e688e6dd256279039f36fdca48e3d4b0c92f1dbdd1e
-# Content sha256: a32dddee0aa0b1d4d7ce22584e95a19ea575490fdaa127c51abd5467a4fde427
+# Inputs sha256: dd6fcd06fc813e14513bcf01f2c3a8268835d08766d95c967b41e37a5ee56a23
+# Content sha256: bf50e9a6a593ad2498923b44a2d5b870136cb24ed346d45dc548e6be78a14807
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

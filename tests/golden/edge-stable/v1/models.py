@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 78212125c48dab6736eccc0c5095e8b362e8016f884652b84871e19c18a8dc1d
-# Content sha256: bafed4e534aa3cc2b83bc6d1af5a45004a08527f2f2a9c87a1a9f0ddb306dca6
+# Inputs sha256: 433b65847e221351790caa95ff0ba596a25e38f7c58db2b598c1b8a2fb2a330b
+# Content sha256: 03e04234192eeb05e25309c8599f89438459d9cdf2a1688176655b70f52d1e96
 
 """Wire models of ACP protocol v1.
 

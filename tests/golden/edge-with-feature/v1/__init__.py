@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 84e622d39d949fbf1e79596b1111e7bd35ddc5bb571d70d4155b1c3f3fc9d236
-# Content sha256: 543c67b00e3ecb4094d9cbe5e93320a87a8cbde59ca7d9ea5e94884ddec1af6f
+# Inputs sha256: 5da7f7cd3cafc0cf40994ea062861d2f90373219556cf725675f9ce5a9cd6946
+# Content sha256: 72488fe3685db4563e7c75843192851bff72a1a1a977c0eceec611ed717ee648
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

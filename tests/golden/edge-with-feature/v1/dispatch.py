@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0150fef20a932ea4505929e5c5291d6ac9e5c37c52558a0a6a58204fdcdb221
-# Content sha256: 89866734f88788cf384671db193b241186ef4f78a9da1d652987dba0a7db20b3
+# Inputs sha256: 3349a261d94c82255d3cc196bf849e49cd32d6a58dc6120ef11a9350fd3939d8
+# Content sha256: 9855ceec9386a4fb51a2570b0473fb04c2b8ce1d7fb82ac2cf603143c220d0bd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 300f693060d0e92c42ef8acced29763b991c0d2228f432bfeba2822506ee5b86
-# Content sha256: 1b2baad1e647b744cbd87546cf83b9a56bc5558af665286ce522f84edf0509ec
+# Inputs sha256: c4f6bcf1d44019b0d59dab117797577646f5090c06e7b7ec2707a674ffb06f5a
+# Content sha256: 18315cd9c58b9417b64e38862e1921af9b8a02bcc06516549878bb47bd6a3626
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 87654a5a728ac72c55d560b9fda3490d4acbd1e067c9ed75da4cf3970f5aad72
-# Content sha256: 9d1382f0143a6157533cad653a46d8a8101c78995293d6062e631e05d2f8c324
+# Inputs sha256: 50c2fd45f25279010b1f5626cdacb12c249c02a50d632da2cc0c9b09230d515a
+# Content sha256: e180177990be7529f4ff36af30e45fa35aa34f55ff5728c150d5943f54156765
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 62ad24ffcc2d3002ff668a8364afdf359b0bd2946a57716561de71487443432b
-# Content sha256: 377839a826ad08171fc75df914b94fb9824e6bcfceec72598d8cbb2ae53f1f6a
+# Inputs sha256: ace27248a2aaef4e098a8c38642ff891bd410efe033339327f5be016070d9de0
+# Content sha256: 40a65388eee11b5bada45ea7fa424e88b3634638449b3777e5a2c5aed6bafb8a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

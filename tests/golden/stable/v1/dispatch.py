@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d4827e9cc7441f54e1eafb18141ee3bdab41717443f70eed8a84503f8e8a5c5
-# Content sha256: 23e3319d479b11b22fd7e8fd3663ef917f53f6311e14d4aade29843ed9882177
+# Inputs sha256: eac6cc1dcdde37f0c24f7529c7e4b4da4d4e831bfa89fae5ee2f4440eccb283e
+# Content sha256: 1d6b4de52859106c5fb566b813e110c000929e09b458e87241ab61e0d5c981cb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

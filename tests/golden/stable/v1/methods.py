@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d086515e620a60da0ef3f25d462a057b4f7e875acf6102a414c3dc55be3fc86
-# Content sha256: a776213f4fb66f0c3008a0533eaa2b54081197e6028caef8d4ffb8e8d03d7e97
+# Inputs sha256: d5cc41cda5f8a2d629036e340fc898c3a5aa0114c3543f73b2a5cca54544c888
+# Content sha256: 024c74f3f9c1964921cf64cc2fbfc826e9e7c7475b2283a4e0c66b69568d9901
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

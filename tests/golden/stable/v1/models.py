@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7b568ff28de454c9a8502f182ee05b984a90bc5071bff9ab4b220325a1ca464f
-# Content sha256: ef008cdce5efa2b074c70e86b6af622a1ca20d82392c56f4be12237558a1c570
+# Inputs sha256: 458048fcb42ad3ea7e5d227fc37064eef53451bbb4bf6399719b19877c50c703
+# Content sha256: 3aef3fa38bafc73f677e378bcfafadcf871b28f50b9da8eb26f7351756d8c7a3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b68dd9aa13ba2c4292cca591fb56a504fe76f07affb31eee978eafe1ff37f81a
-# Content sha256: bd8806aa6c1c5b57f39723919c93d3c3ee4be2c8001cddadaa3bc3f23f474e61
+# Inputs sha256: de19225768769f341ff97e48f92b360456ebffd204be4efd6abd8547af351222
+# Content sha256: 14b420f770fd0bfed7866ddfa82336289c118e1b96cf5c5fb651990f35a793d5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

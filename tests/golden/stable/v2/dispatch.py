@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: da92b7cf0a104c1b0378e0637973ca51b7bf8cccf1fc07db4bba2b72ace241ac
-# Content sha256: c711e5949383094eba5f219a32eb57c9fd00638beb32580e9a0f188d6e5b386c
+# Inputs sha256: 534e02bfb34bd318bc038a4d27265c062803ad98e82550d82a4394622fa81939
+# Content sha256: 588efd38529249376b65912a57a91a6a2c84de50584befb595116d4317ec86ca
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 455f8a8f9e649820f094276f9011b3ae5a3295bd02a50a4b89cb5a15e6f19551
-# Content sha256: a2e5750923f39b220d224f1fdb257f0579ff5974d69fc591d74d6f55eb902a7e
+# Inputs sha256: b56e651230e16d31e0e2d4f1f2093fdd5a8c543139092d03dcd17dbab6261008
+# Content sha256: d67703de79ed48e542efc584497f091f2f5784962802b7a26f6d9975fce6cd7e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

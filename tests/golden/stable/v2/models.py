@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94f8b4dc0d7e4df62b906b758d9aed71df558131e77aa7e17911a56233121136
-# Content sha256: 9f3c4cba00c1e7003ba00a0c016749720bbd0bd8641315c58fbaf6124687d0fd
+# Inputs sha256: 1532005e747e823a5f6133994c7d5631a8ede0bbdd6a40a755b5a02d4b1c7348
+# Content sha256: 8a4242c97575fe1452121d9ebb9bf53de5a31720c2d5375ffbb196fd863afde8
 
 """Wire models of ACP protocol v2.
 
