@@ -101,14 +101,16 @@ class AgentProcess:
         threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()
 
     def _read(self, out: IO[bytes]) -> None:
-        for line in out:
-            self._inbox.put(line)
+        with out:
+            for line in out:
+                self._inbox.put(line)
         self._inbox.put(None)
 
     def _drain(self, err: IO[bytes]) -> None:
         # Kept only to explain an exit; reading it also keeps a chatty agent from blocking.
-        for line in err:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+        with err:
+            for line in err:
+                self._stderr.append(line.decode("utf-8", "replace").rstrip())
 
     def stop(self) -> None:
         """End of input first (agents flush and exit on it), then terminate, then kill."""
