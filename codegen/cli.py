@@ -1,4 +1,4 @@
-"""Command line: ``acp-codegen generate``, ``acp-codegen check`` and ``acp-codegen diff``.
+"""Command line: ``acp-codegen generate``, ``check``, ``diff`` and ``conformance``.
 
 Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad input
 (the message names the file and JSON pointer; the output is left untouched).
@@ -11,8 +11,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from . import diff_command
 from .config import Config, ConfigError, load_config
-from .diff import command as diff_command
+from .conformance import command as conformance_command
 from .errors import SchemaError
 from .hoist import RULES
 from .pipeline import Generation, generate, up_to_date
@@ -44,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
             )
     text = "compare two schema sets in protocol terms (see `diff --help`)"
     diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
+    text = "check an agent's session archive against the RFD (see `conformance --help`)"
+    conformance_command.add_arguments(sub.add_parser("conformance", help=text, description=conformance_command.__doc__))
     return parser
 
 
@@ -78,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "diff":
         return diff_command.run(args)
+    if args.command == "conformance":
+        return conformance_command.run(args)
     try:
         config = load_config()
         schema_dir, out, features = _settings(args, config)

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0e5242cd524f9e9d6e5e45a0fa8db2bb8bc6e65808114f7feae5af114ac4c7ec
-# Content sha256: 227b33cc309334a315eaee0c052a22c11e107e680f929a147af9d5a8310cfb22
+# Inputs sha256: 4918f8d47113bbe1a4abb012c103d205dd5997b71c2b34e6282725aab04736e8
+# Content sha256: 0dc5af8546811b261263e0babb4368760973781ea6bad77ca3ae2c243a688af9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e8a426c16e0b4936068c0c316fbc9195433f33ec9eea1fedb0e287558ac53282
-# Content sha256: 2c1e51ef4d26dce28dc2156101c493617e2a8bcb05bb1f1056bccaf08c68068c
+# Inputs sha256: 037cf9ab3e81580182fb490732682e0d8373eb23f7eb7d922b153ebd605e0c93
+# Content sha256: 48554f45c4ff3246198765d763acae70cbc4757abb32dbb3d19dd93a2b74a651
 
 """Types shared by every protocol version of the generated package."""
 

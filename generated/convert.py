@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9b68069c6694389ec37d69b4be561aa4ff877a86861170057cf051131494e8b8
-# Content sha256: a2cda3b40d674865a5a8fff55e717a0702c187eb55f3e9dccaa3487e4b7c18d3
+# Inputs sha256: 2a2d3b46c8b40b915445e7326da0477fd7071d74f66a20bf000a3908f3ab90a4
+# Content sha256: 99e15417aab1ad8779cf8c9552017b0120427094b730552c4eb23f9bad05e38f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

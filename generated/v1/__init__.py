@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 330e7e07b6fc21b765c977480853611e9e731a93d418f20daa71a404caf838cd
-# Content sha256: 52ce0686548be5f680d9708fe62728f541788b59891a6a19edadd736a291bc6b
+# Inputs sha256: ade9259c1df3dab080dfa7abe4ff4125d6b31e6459ffb429b6a51e5ecf36c409
+# Content sha256: 99f34c0300ceb3356ba8e6f3c721c8e596e4535347631184b1c0573b53bfd29a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

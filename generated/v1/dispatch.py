@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1fa37a54d2a2f4e8f17b84e6ecb1004cb7d8990dbc33226f741f22586dd45911
-# Content sha256: 05f3f7720d36bec11e53891d68eef0f9df057e6bea8166b0fa6f5130d7264a48
+# Inputs sha256: e5e51e8231da594e0bbf43fe371eff49114b153c96b2467487fbb636e1b57ad0
+# Content sha256: fcba6a70508e400ff55775646593dbee019ac87cc9f41bfe95249424c67a09d3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dc19295fe7423e916e449ed9c7ded17e7149bc62125571294e336e2f8a124280
-# Content sha256: 23b167e9bcc132e8a6ce107169b1abf9a9d6c6c3be0e30a2f813c90383843bcd
+# Inputs sha256: c53a0bd73f20dce0c3166e80108fec0d5c48089bf8814c14cabae590d89b0cef
+# Content sha256: fb375e2617874fceefbfda2fe6d26fcf128e89387bdcb91f6b8262c4593d6b7d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 080f1a4f16f8884e9fb666e994beb78366d2dacc7cd65503a69548290961e288
-# Content sha256: b46534177c50633f6a30a9c5f09d085089282610a29473c4a1cc51691429744c
+# Inputs sha256: 89bbed7c9127c9a4d74bad5b79f3a25888c70019dc9b7e2fe1e5412aab1bc58b
+# Content sha256: bbb674bf8097c01a7bdb6a189467a30ca84db4e0e124d23a702501ac523630b8
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0c91a1ed58d8da180575d18e2ac8d566be849f500c33246115fb44639203ffec
-# Content sha256: 9919ebea33b7a165bb7953c46349730629e6d022523b3c20d32b9ca4db78b1b1
+# Inputs sha256: d173fe05b84711800c232522dae4a8171f46d77253f92bbf85a2c89f87f7862a
+# Content sha256: 2008856d7226487433cac3c25c5b66110984357da53af10f16dc3c454b44cb2b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

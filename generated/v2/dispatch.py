@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8fe9cf581b8452b73c2b77d1fd1833932fd1af9aa922fc5a22c2e90c422e48f4
-# Content sha256: bc11d5b5f8e37b858480eaf0a4833d55b7533c0e4fb5c15609e395ef5e5657c9
+# Inputs sha256: 8b4925800e079e9c0fba52914e038134afee199b700ef515c81f7cb62eb3936c
+# Content sha256: c5deb8f170b45647c2260d481eaab57a5892ac74a24eb1a1291efda7a172166a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b39a606d8b4aee9edfa27ca9f96f0d707d93c45cce53e6b87abee90b6075f404
-# Content sha256: 7bae19aaaaecded76dc8f734f392568a745c338c9b850b46b401f593e54fb6e5
+# Inputs sha256: b49f4cc764c089ead892a66ae4d89c38826c944e9e4ca52be6b34a9f11b16b00
+# Content sha256: fba5e8fab0b546052a9377455b97b0cfe7cc5d30dd753badd5027b4b5b80e48e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ccebf00bdca2eed48c84d97d8d4d0727e61cbef4df39f8acadb293cc81ddd715
-# Content sha256: 5c71b98d4b622cd390b79c49b1d113b5d0d9841cfce03a895afe31574b6fe16a
+# Inputs sha256: d31f37088880d90ef1537fcca7b96fc5e603c15aaf2fd4658d24fed8efcea5fe
+# Content sha256: 5eb9b0a787909b2a53bc4ab6ceaf9a1b36cb7f736dc6ccf5328552653bfad750
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2ae33a6ba73217f51771e4da58cf31bfd84409d9b62804301a215bb87616ff81
-# Content sha256: f6d0ca2336518eb2e783436e8083d798004cda2fbf78eafcd8594c49b17fc132
+# Inputs sha256: a23dad4939c8c8ca45c78bd532c166c510e91e058a78f64f400e335a2197c6b4
+# Content sha256: e45747edb5c65b2f592da40cec2fe57d8aed9bf774222b3b79370588c1076a8e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

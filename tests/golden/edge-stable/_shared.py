@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 93feca2aaa3423aa83d7d2c44af12712539c9c1da3e2bc70041b37fa3d859f69
-# Content sha256: 29ea4016609745b96bfc0ea15ee23c46c624b87ec0bc43ca444c4aaafd338334
+# Inputs sha256: 9e31714c1be86de39c85ec095905f9ac485fde3f00406c421cbfb92e49d80ffd
+# Content sha256: d96e7529a3ec9148fb50a77470541e9ce50cbe661aa2f972ae23d665eaf0890e
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4788b4c9cd94c70d42c89fbed1bf0aa8446fa06bf7c7f28c3739cfbbf330e690
-# Content sha256: 591cdda43565789452dd87a16649bb98beb192fea98e7b4a91887cb305de333c
+# Inputs sha256: eae8b68494d75c8655bef38eff915078a38cb76611b16f858a38abf787c10af7
+# Content sha256: 270c865c764f974edc1803d9e5bf2f1551582bb4ac76460e8b1ec3bc19820b3f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 51bfa5da38ffb896861792763c344c3dacb6660a746fa4fac3410c8c4e83ca22
-# Content sha256: f14470c13951fada3a6d1fed1ebb28b03c1eb7d69eafd6e9dacc18f8ca93454e
+# Inputs sha256: 5deb824655777142428c084f5572141807619cde83a44878022aa02acf005f04
+# Content sha256: 9b43b82ee3e024f86be2a01ab0a40d8e55bc4338a8e698550c1cc9328378b737
 
 """Types shared by every protocol version of the generated package."""
 

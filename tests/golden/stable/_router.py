@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a160354f42d03b0e1776cd02fbeeda9782b872b769d9253ae141af5d7fa235c5
-# Content sha256: 8aec25141aec07bcade7918f629759b1e210107935073a1eb6a07ca90b346886
+# Inputs sha256: 8547b94198943b91959f341ae9ee31cc94de2fe91b54868baf052e0d421cda3f
+# Content sha256: 67bdd321e95dda0bde4e2d4f30a443e390297d765231b002ecaeef394bb92ef4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

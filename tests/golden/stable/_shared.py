@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2df7d8ef28f3c1f6b77c3a3fad45541d70b70f34718c53d79e92ff93d7c675c6
-# Content sha256: 92a6636f9bf6786aa8913ddee02ebbc23bd379f5032a9175174507af75d4c058
+# Inputs sha256: fef6ee0623dbfef8860a60b74d3c371daa5c91e74cb3c16859584f927cfc672a
+# Content sha256: c40119d3088e928c1dcbab5d292f2dd8019d1447a7114cf106592c35f1bfdab2
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c57cec667a01fcc8dbf56b43e4dbc4ed769d2b86e4fa5475d85a5f4de6e0b720
-# Content sha256: bd7dffa05e697d7a6d01d5077d5eb0e4a92f99aac5c3dab363645bacf3381237
+# Inputs sha256: 1676e2c883c16bfa31341bb648db5770af2ca95d5893cf660f6a947d1cf29f95
+# Content sha256: d5b32568227790b388bfb6e347f253657adc69f308533f5c959183419aded2e1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

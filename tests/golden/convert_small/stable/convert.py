@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 42afaddcead517718c1042611bdf1c4b78ab1b0b03f67a783f82da8a0cc18d87
-# Content sha256: 73e9ded2329b8a9e6d5e85ba5c8b066ea43f71e0696a5672f31140d13ce2662e
+# Inputs sha256: a08624841b788f1b090479a03ca1f2eb6e74146e7dc5550901e18d106587638a
+# Content sha256: 0395e1f7aea33d3c3474c49f2b9d1e9cbc36ec606b6ea255616933b6f87dccb8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 19de4399a07a7ca4fd9a5a9a396c12ca0fa947040fb98e243f7f60c99f76279e
-# Content sha256: 1af36ae8570ba602c50104994260aacc50972ae4182dbf3da60a3df399a93256
+# Inputs sha256: 1da1cd6bb284ff41a0315bb3450c364207f831f6db2129b4c6e1e775dc572947
+# Content sha256: 26d261df8226bdf30f6ef734bef4a2665cdfaef4f20b88b5081b6e29cf361694
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c59861a2366d645ab933945dd8afc5607c07137db6199ccab8037238f024b26f
-# Content sha256: bf5024b95fad533f2c7fd194fe3806ec345fece62bc64333a2e9d2db69c4a500
+# Inputs sha256: 7aea1d350984a8824fb48f7ff1a4fa9e27097a17e3e2482b781691c11a6b9cff
+# Content sha256: e0783a48bc115f2d198a1269c259174223d77afe97a93d2db28a56938fdf7b4c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b7c6522f33602808f0cef642c7ad802d5a52d1df4f14917fdedd1c15e2e745ff
-# Content sha256: 4fde2b21127e43f6cf83d191ebeb881efb41ef460467e9326ccf6a405d9ddffc
+# Inputs sha256: 9e3b2dcd44a5a047f86a720b8d80dda7649d1c4e1bded0349c59213eb685a553
+# Content sha256: 07db1860931ee81a03d6b6d70f7a2c315ca1964dd5d844ff62da3e0cd12a8d01
 
 """Method dispatch for the agent side of ACP protocol v1.
 

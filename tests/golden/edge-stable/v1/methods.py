@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2c3614c8be42666063673285061b0b71e33902679f4b8905bf8445d6ec9510e4
-# Content sha256: e23bdbe4d6de557d4bb0c7dfa6b5b308e79d409526a3f50c59d8071ceaa2a9ea
+# Inputs sha256: dd6fcd06fc813e14513bcf01f2c3a8268835d08766d95c967b41e37a5ee56a23
+# Content sha256: bf50e9a6a593ad2498923b44a2d5b870136cb24ed346d45dc548e6be78a14807
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 71670db7d038136c1e18fbf3627528826a313c9fcd826997006215e2ef71ea01
-# Content sha256: de9b03e12849d6f78dae63ad16157963eadae595269c77686b77acd08794d511
+# Inputs sha256: 433b65847e221351790caa95ff0ba596a25e38f7c58db2b598c1b8a2fb2a330b
+# Content sha256: 03e04234192eeb05e25309c8599f89438459d9cdf2a1688176655b70f52d1e96
 
 """Wire models of ACP protocol v1.
 

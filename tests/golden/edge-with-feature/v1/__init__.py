@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5512532c32cdd1ee93138799080967e6e5a9c454c3848c6e47be43c07399c042
-# Content sha256: 14c5cd9a7135857565f7bba8937c3e2088123077bec9beb91b87d96381bec3bc
+# Inputs sha256: 5da7f7cd3cafc0cf40994ea062861d2f90373219556cf725675f9ce5a9cd6946
+# Content sha256: 72488fe3685db4563e7c75843192851bff72a1a1a977c0eceec611ed717ee648
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d2e1a1f98738ca3635a3d058ca63027bef593f54339c9565bdf996f121e128e
-# Content sha256: dfcd0565960a9dbd88a213ff2d5137b5ede075c0a45edf8050fc76c9a3a4fe20
+# Inputs sha256: 3349a261d94c82255d3cc196bf849e49cd32d6a58dc6120ef11a9350fd3939d8
+# Content sha256: 9855ceec9386a4fb51a2570b0473fb04c2b8ce1d7fb82ac2cf603143c220d0bd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

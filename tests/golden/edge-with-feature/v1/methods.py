@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dabe061e36facfdb3b8a7b147f8db64c70aa647df2ec4a8100154f11ac2c3f8e
-# Content sha256: 8d56ba55316fd0ade4db7e625b0185b9fc3d623b04e5b80cefa105e7a4a841f7
+# Inputs sha256: c4f6bcf1d44019b0d59dab117797577646f5090c06e7b7ec2707a674ffb06f5a
+# Content sha256: 18315cd9c58b9417b64e38862e1921af9b8a02bcc06516549878bb47bd6a3626
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b418725a34d913fdece0defeb1e701a878d0b95ffddbb93f7aa574550a00fd95
-# Content sha256: d2e7c5fcfafde27bf1f4290f7d0a6c33aab9fcea57338456e79fd455678a4278
+# Inputs sha256: 50c2fd45f25279010b1f5626cdacb12c249c02a50d632da2cc0c9b09230d515a
+# Content sha256: e180177990be7529f4ff36af30e45fa35aa34f55ff5728c150d5943f54156765
 
 """Wire models of ACP protocol v1.
 

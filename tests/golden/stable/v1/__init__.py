@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ff844cda37c61ecd20b4376c537631a2e9f5c34230201ee4d70a9ee115e3ca3e
-# Content sha256: 590203de0805fe10e9154bdf48c011ba2e404f649f85daac0c91a47f22ff7e58
+# Inputs sha256: ace27248a2aaef4e098a8c38642ff891bd410efe033339327f5be016070d9de0
+# Content sha256: 40a65388eee11b5bada45ea7fa424e88b3634638449b3777e5a2c5aed6bafb8a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

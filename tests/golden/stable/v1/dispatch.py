@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cecfc70df04329c947858a62d0df96f11d776e8f790a98dea28aaf5998ec3c25
-# Content sha256: 3918c90dca3510f4f8cb91d145293106cb4610b233b551493dbe29f11690c2e4
+# Inputs sha256: eac6cc1dcdde37f0c24f7529c7e4b4da4d4e831bfa89fae5ee2f4440eccb283e
+# Content sha256: 1d6b4de52859106c5fb566b813e110c000929e09b458e87241ab61e0d5c981cb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

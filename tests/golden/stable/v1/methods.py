@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8e06447f393737ef6e88b4c978c1968062aeb703912c84b37b84b4a133abbb99
-# Content sha256: 8485e05e584454ffbf2fbc4ce81aeec6db9c0daf626ce1e082f38a64d3338628
+# Inputs sha256: d5cc41cda5f8a2d629036e340fc898c3a5aa0114c3543f73b2a5cca54544c888
+# Content sha256: 024c74f3f9c1964921cf64cc2fbfc826e9e7c7475b2283a4e0c66b69568d9901
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

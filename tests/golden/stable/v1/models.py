@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 83bde26dc5eb28e141cbf6a52665545b41102530cc87800e9bdf7cf04d815983
-# Content sha256: 5d1aaad2a9082c1c0392704cded6429f20fe6ab00dc0a8851814848d81cd322a
+# Inputs sha256: 458048fcb42ad3ea7e5d227fc37064eef53451bbb4bf6399719b19877c50c703
+# Content sha256: 3aef3fa38bafc73f677e378bcfafadcf871b28f50b9da8eb26f7351756d8c7a3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0cccb8a31f55efab34a74aadb3ee3623922f2b0db40038c9af81b10fbd3b4e62
-# Content sha256: c77e499e34ca1c1c513ecd537cbbaa2a32ecc382ba2a23634d0d8c321ae71ea0
+# Inputs sha256: de19225768769f341ff97e48f92b360456ebffd204be4efd6abd8547af351222
+# Content sha256: 14b420f770fd0bfed7866ddfa82336289c118e1b96cf5c5fb651990f35a793d5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

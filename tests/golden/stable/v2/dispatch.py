@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: af9bb8c311f045e1a2bc51287039e6eae58b8410bec9a1da30f1fbf614c4bb13
-# Content sha256: d8be555a7c9fe39de96dd9cddedd263abdfd1b7e3fa65c19baffcbe32df2a488
+# Inputs sha256: 534e02bfb34bd318bc038a4d27265c062803ad98e82550d82a4394622fa81939
+# Content sha256: 588efd38529249376b65912a57a91a6a2c84de50584befb595116d4317ec86ca
 
 """Method dispatch for the agent side of ACP protocol v2.
 

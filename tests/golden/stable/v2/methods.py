@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4f090befd1c2b9effa1c979dbd5ef537be2f67f0a386c06709a91b126071fd5e
-# Content sha256: 01bcfbd5fefb357a03b721b030dbe69d0bf76c3893d710700c4b8e52f4a4e255
+# Inputs sha256: b56e651230e16d31e0e2d4f1f2093fdd5a8c543139092d03dcd17dbab6261008
+# Content sha256: d67703de79ed48e542efc584497f091f2f5784962802b7a26f6d9975fce6cd7e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: db01e2ff077450226f4bf8c469c1f64f2b8c495905cd6159ed68c8d5c2a46d9c
-# Content sha256: 25dd7c9617fd4e780a007a1fcd3c37f195e74cd53d5c1c1436e9545d92aab60b
+# Inputs sha256: 1532005e747e823a5f6133994c7d5631a8ede0bbdd6a40a755b5a02d4b1c7348
+# Content sha256: 8a4242c97575fe1452121d9ebb9bf53de5a31720c2d5375ffbb196fd863afde8
 
 """Wire models of ACP protocol v2.
 

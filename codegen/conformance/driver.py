@@ -1,0 +1,298 @@
+"""The agent under test: a spawned process spoken to in newline-delimited JSON-RPC.
+
+Every message the agent writes is read by a thread into a queue; the kit's single
+thread takes them out while it waits, checks each one (JSON, JSON-RPC shape, the
+generated model of the negotiated version) and raises ``Failure`` at the first bad one.
+Nothing here waits without a deadline.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from ..errors import _printable, pointer
+from .models import MessageModels
+
+MAX_SHOWN = 300  # characters of one message quoted in a report
+STOP_GRACE_S = 2.0
+
+
+class Failure(Exception):
+    """The agent broke a requirement; ``exchange`` is the request and reply that show it."""
+
+    def __init__(self, message: str, exchange: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exchange = exchange
+
+
+def shown(message: Any) -> str:
+    """One message as a single printable line, cut to a readable length."""
+    text = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    text = _printable(text)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+@dataclass
+class Received:
+    seq: int  # arrival order among everything the agent wrote
+    message: dict[str, Any]
+
+
+@dataclass
+class Reply:
+    method: str
+    sent: dict[str, Any]
+    received: Received
+
+    @property
+    def result(self) -> Any:
+        return self.received.message.get("result")
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        error = self.received.message.get("error")
+        return error if isinstance(error, dict) else None
+
+    @property
+    def exchange(self) -> tuple[str, ...]:
+        return ("> " + shown(self.sent), "< " + shown(self.received.message))
+
+
+@dataclass
+class Pending:
+    method: str
+    sent: dict[str, Any]
+
+
+@dataclass
+class AgentProcess:
+    command: list[str]
+    timeout: float
+    models: MessageModels | None = None  # set once the version is agreed
+    notifications: list[Received] = field(default_factory=list)
+    _proc: subprocess.Popen[bytes] | None = None
+    _inbox: queue.Queue[bytes | None] = field(default_factory=queue.Queue)
+    _stderr: deque[str] = field(default_factory=lambda: deque(maxlen=5))
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _pending: dict[int, Pending] = field(default_factory=dict)
+    _replies: dict[int, Received] = field(default_factory=dict)
+    _seq: itertools.count[int] = field(default_factory=itertools.count)
+    _write_lock: threading.Lock = field(default_factory=threading.Lock)
+    _eof: bool = False
+
+    def start(self) -> None:
+        """Spawn the command; ``OSError`` (not found, not executable) goes to the caller."""
+        self._proc = subprocess.Popen(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True).start()
+        threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()
+
+    def _read(self, out: IO[bytes]) -> None:
+        with out:
+            for line in out:
+                self._inbox.put(line)
+        self._inbox.put(None)
+
+    def _drain(self, err: IO[bytes]) -> None:
+        # Kept only to explain an exit; reading it also keeps a chatty agent from blocking.
+        with err:
+            for line in err:
+                self._stderr.append(line.decode("utf-8", "replace").rstrip())
+
+    def stop(self) -> None:
+        """End of input first (agents flush and exit on it), then terminate, then kill."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._proc = None
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        except OSError:
+            pass
+        for step in (None, proc.terminate, proc.kill):
+            if step is not None:
+                step()
+            try:
+                proc.wait(STOP_GRACE_S)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    # -- sending -------------------------------------------------------------------
+
+    def _write(self, message: dict[str, Any]) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise Failure("the agent is not running")
+        try:
+            with self._write_lock:
+                proc.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+                proc.stdin.flush()
+        except OSError:
+            raise Failure(f"the agent stopped reading its input ({self._exit_text()})") from None
+
+    def send(self, method: str, params: dict[str, Any]) -> int:
+        """Send a request without waiting; ``wait_reply`` collects the answer."""
+        request_id = next(self._ids)
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        self._pending[request_id] = Pending(method, message)
+        self._write(message)
+        return request_id
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self._write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def call(self, method: str, params: dict[str, Any], timeout: float | None = None) -> Reply:
+        return self.wait_reply(self.send(method, params), timeout)
+
+    # -- receiving -----------------------------------------------------------------
+
+    def wait_reply(self, request_id: int, timeout: float | None = None) -> Reply:
+        pending = self._pending[request_id]
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while request_id not in self._replies:
+            if not self.pump(deadline):
+                raise Failure(
+                    f"no answer to {pending.method} within {self.timeout if timeout is None else timeout:g}s",
+                    ("> " + shown(pending.sent),),
+                )
+        del self._pending[request_id]
+        return Reply(pending.method, pending.sent, self._replies.pop(request_id))
+
+    def answered(self, request_id: int) -> bool:
+        self.pump(time.monotonic())
+        return request_id in self._replies
+
+    def wait_for(self, wanted: Any, timeout: float | None = None, since: int = 0) -> Received | None:
+        """The first notification from number ``since`` on that ``wanted(message)`` accepts,
+        waiting up to the timeout for it; None if none came."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        seen = since
+        while True:
+            for note in self.notifications[seen:]:
+                if wanted(note.message):
+                    return note
+            seen = len(self.notifications)
+            if not self.pump(deadline):
+                return None
+
+    def pump(self, deadline: float) -> bool:
+        """Take everything the agent wrote so far, waiting until ``deadline`` for at least
+        one message; False when nothing came in time."""
+        got = False
+        while True:
+            wait = deadline - time.monotonic() if not got else 0.0
+            try:
+                line = self._inbox.get(timeout=max(wait, 0.0)) if wait > 0 else self._inbox.get_nowait()
+            except queue.Empty:
+                return got
+            if line is None:
+                self._eof = True
+                raise Failure(f"the agent closed its output ({self._exit_text()})")
+            if line.strip():
+                self._take(line)
+                got = True
+
+    def _exit_text(self) -> str:
+        proc = self._proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                pass
+        text = "still running" if code is None else f"exit status {code}"
+        if self._stderr:
+            text += "; last stderr line: " + shown(self._stderr[-1])
+        return text
+
+    def _take(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            text = line.decode("utf-8", "replace")
+            raise Failure("the agent wrote a line that is not JSON", ("< " + shown(text),)) from None
+        seq = next(self._seq)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            raise Failure("the agent wrote a message that is not a JSON-RPC 2.0 object", ("< " + shown(message),))
+        received = Received(seq, message)
+        if "method" in message:
+            if "id" in message:
+                # The kit offers no client methods (no fs, no terminal, no permissions).
+                self._write(
+                    {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
+                )
+                return
+            self._check_notification(message)
+            self.notifications.append(received)
+            return
+        request_id = message.get("id")
+        pending = self._pending.get(request_id) if isinstance(request_id, int) else None
+        if pending is None:
+            raise Failure("the agent answered a request the kit never sent", ("< " + shown(message),))
+        self._check_response(pending, message)
+        self._replies[request_id] = received  # type: ignore[index]
+
+    # -- checks against the generated models -------------------------------------------
+
+    def _check_response(self, pending: Pending, message: dict[str, Any]) -> None:
+        exchange = ("> " + shown(pending.sent), "< " + shown(message))
+        if ("result" in message) == ("error" in message):
+            raise Failure("a response must hold exactly one of result and error", exchange)
+        if "error" in message:
+            error = message["error"]
+            if not (
+                isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)
+            ):
+                raise Failure("a JSON-RPC error needs an integer code and a string message (at /error)", exchange)
+            return
+        model = self.models.result(pending.method) if self.models else None
+        if model is not None:
+            self._validate(model, message, "result", exchange)
+
+    def _check_notification(self, message: dict[str, Any]) -> None:
+        if self.models is None:
+            return
+        model = self.models.notification(message["method"], message.get("params"))
+        if model is not None:
+            self._validate(model, message, "params", ("< " + shown(message),))
+
+    @staticmethod
+    def _validate(model: Any, message: dict[str, Any], key: str, exchange: tuple[str, ...]) -> None:
+        try:
+            # Strict, from JSON text: "true" is not a boolean, 1 is not a string.
+            model.model_validate_json(json.dumps(message.get(key)), strict=True)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = pointer(key, *_path(message.get(key), first["loc"]))
+            raise Failure(
+                f"{model.__name__} does not accept the message at {where}: {first['msg']}", exchange
+            ) from None
+
+
+def _path(data: Any, loc: tuple[int | str, ...]) -> list[str | int]:
+    """The part of a pydantic error location that exists in the data (union tags are skipped)."""
+    path: list[str | int] = []
+    for i, part in enumerate(loc):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        elif i < len(loc) - 1:
+            continue
+        path.append(part)  # found, or the last part: a required key that is missing
+    return path

@@ -1,0 +1,154 @@
+"""``acp-codegen conformance`` against the reference agent, against one broken agent per
+scenario (``broken_agent.py``: exactly that scenario must fail), and against agents that
+exit, write garbage or never answer (clear failures, no hang, no traceback)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from codegen.cli import main
+from codegen.conformance.scenarios import SCENARIOS
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = Path(__file__).resolve().parent / "broken_agent.py"
+LONG_PROMPT = "/delay 30 a long turn"  # the reference agent's way to keep a turn running
+LINE = re.compile(r"^(PASS|FAIL|SKIP)  v(\d)  (\S+)", re.M)
+
+
+def kit(
+    capsys: pytest.CaptureFixture[str], agent: list[str], *options: str
+) -> tuple[int, dict[tuple[int, str], str], str]:
+    """Run the kit in this process: exit status, {(version, scenario): status}, stdout."""
+    code = main(["conformance", "--timeout", "5", "--long-prompt", LONG_PROMPT, *options, "--", *agent])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, {(int(v), name): status for status, v, name in LINE.findall(out)}, out + err
+
+
+def broken(fault: str, tmp_path: Path) -> list[str]:
+    return [sys.executable, str(BROKEN), fault, "--db", str(tmp_path / "agent.sqlite3")]
+
+
+def reference(tmp_path: Path) -> list[str]:
+    db = str(tmp_path / "agent.sqlite3")
+    return [sys.executable, "-m", "examples.archive_agent", "--db", db, "--page-size", "3"]
+
+
+def test_reference_agent_passes_every_scenario_in_both_versions(capsys, tmp_path):
+    junit = tmp_path / "report.xml"
+    code, results, out = kit(capsys, reference(tmp_path), "--junit-xml", str(junit))
+    assert code == 0, out
+    expected = {(v, s.name): "PASS" for v in (1, 2) for s in SCENARIOS}
+    expected[(2, "history")] = "SKIP"
+    assert results == expected, out
+    assert "29 passed, 0 failed, 1 skipped" in out
+    suites = ET.parse(junit).getroot()
+    assert [s.get("name") for s in suites] == ["acp-conformance.v1", "acp-conformance.v2"]
+    assert [(s.get("tests"), s.get("failures"), s.get("skipped")) for s in suites] == [
+        ("15", "0", "0"),
+        ("15", "0", "1"),
+    ]
+    skipped = suites.findall("./testsuite/testcase/skipped")
+    assert len(skipped) == 1 and "session/load" in skipped[0].get("message", "")
+
+
+SLOW = pytest.mark.skipif(not os.environ.get("ACP_SLOW_TESTS"), reason="slow; set ACP_SLOW_TESTS=1 to run")
+# v2 runs for the scenarios whose v2 exchanges differ from v1's (capability placement,
+# turns that end with state_update, no session/load); the others share the v1 code path.
+V2_DIFFERENT = ("initialize", "capability", "restoration", "active-archive", "load-archived")
+FAULT_RUNS = [pytest.param(s.name, 1, id=f"{s.name}-v1") for s in SCENARIOS] + [
+    pytest.param(name, 2, id=f"{name}-v2", marks=SLOW) for name in V2_DIFFERENT
+]
+
+
+@pytest.mark.parametrize(("scenario", "version"), FAULT_RUNS)
+def test_each_scenario_fails_against_its_broken_agent(scenario, version, capsys, tmp_path):
+    junit = tmp_path / "report.xml"
+    code, results, out = kit(capsys, broken(scenario, tmp_path), "--protocol", str(version), "--junit-xml", str(junit))
+    assert code == 1, out
+    assert [key for key, status in results.items() if status == "FAIL"] == [(version, scenario)], out
+    assert len(results) == len(SCENARIOS), out
+    # The JUnit report carries the same failure, with the RFD section.
+    (case,) = ET.parse(junit).getroot().findall(f"./testsuite/testcase[@name='{scenario}']/failure")
+    section = next(s.section for s in SCENARIOS if s.name == scenario)
+    assert section in (case.text or "")
+
+
+def test_an_invalid_message_fails_its_scenario_with_the_json_pointer(capsys, tmp_path):
+    code, results, out = kit(capsys, broken("bad-update", tmp_path))
+    assert code == 1
+    assert {k for k, s in results.items() if s == "FAIL"} == {(1, "active-archive"), (2, "active-archive")}, out
+    assert "does not accept the message at /params/update/archived: Input should be a valid boolean" in out
+    assert '"archived":"true"' in out  # the offending message is quoted
+
+
+def test_a_hung_request_fails_its_scenario_and_the_kit_restarts_the_agent(capsys, tmp_path):
+    code, results, out = kit(capsys, broken("hang-unknown", tmp_path), "--protocol", "1", "--timeout", "1")
+    assert code == 1
+    assert [k for k, s in results.items() if s == "FAIL"] == [(1, "unknown-id")], out
+    assert "no answer to session/archive within 1s" in out
+    assert results[(1, "persistence")] == "PASS"  # scenarios after the hang ran on a fresh agent
+
+
+def test_options_select_scenarios_and_version(capsys, tmp_path):
+    code, results, out = kit(capsys, broken("ok", tmp_path), "--protocol", "2", "--only", "unknown-id", "capability")
+    assert code == 0, out
+    assert results == {(2, "capability"): "PASS", (2, "unknown-id"): "PASS"}
+
+
+def test_skipped_scenarios_name_what_the_agent_does_not_advertise(capsys, tmp_path):
+    # v2: history needs session/load, which v2 does not have; skipped, never passed.
+    code, results, out = kit(capsys, broken("ok", tmp_path), "--protocol", "2", "--only", "history")
+    assert results == {(2, "history"): "SKIP"}
+    assert "does not advertise session/load" in out
+    assert code == 1  # nothing was checked
+    assert "nothing was checked" in out
+
+
+STUBS = {
+    "exits at start": ("import sys; sys.stderr.write('boom\\n'); sys.exit(3)", "closed its output (exit status 3"),
+    "writes non-JSON": ("import sys\nfor line in sys.stdin: print('hello there', flush=True)", "not JSON"),
+    "never answers": ("import sys\nfor line in sys.stdin: pass", "no answer to initialize within 1s"),
+}
+
+
+@pytest.mark.parametrize("name", STUBS)
+def test_agents_that_cannot_talk_fail_clearly_without_hanging(name, tmp_path):
+    code, expected = STUBS[name]
+    run = subprocess.run(
+        [sys.executable, "-m", "codegen", "conformance", "--start-timeout", "1", "--", sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    results = {(int(v), s): status for status, v, s in LINE.findall(run.stdout)}
+    # The first scenario of each version fails saying why; the rest are skipped, not passed.
+    assert results[(1, "initialize")] == results[(2, "initialize")] == "FAIL"
+    assert set(results.values()) == {"FAIL", "SKIP"}
+    assert expected in run.stdout
+
+
+def test_usage_errors_exit_2(capsys):
+    assert main(["conformance", "--only", "nope", "--", "true"]) == 2
+    assert "unknown scenario nope" in capsys.readouterr().err
+    assert main(["conformance"]) == 2
+    assert "no agent command" in capsys.readouterr().err
+    assert main(["conformance", "--", "/nonexistent/agent"]) == 2
+    assert "cannot run /nonexistent/agent" in capsys.readouterr().err
+
+
+def test_list_scenarios_names_each_rfd_section(capsys):
+    assert main(["conformance", "--list-scenarios"]) == 0
+    out = capsys.readouterr().out
+    for scenario in SCENARIOS:
+        assert f"{scenario.name:<18} [{scenario.section}]" in out
