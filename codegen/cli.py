@@ -104,4 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result))
+    for line in result.notes():
+        print(line)
     return 0

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import Problem, SchemaError, pointer
 from .load import VersionSources
-from .validate import DEFS, SIDES, iter_refs, ref_target, sides_of
+from .validate import DEFS, iter_refs, method_sections, ref_target, sides_of
 
 FEATURE_KEY = "x-feature"
 
@@ -117,7 +117,7 @@ def select(sources: VersionSources, enabled: frozenset[str]) -> Selection:
         raise SchemaError(problems)
 
     methods = []
-    for section, side in SIDES.items():
+    for section, side in method_sections(meta):
         for key, method in sorted(meta.get(section, {}).items()):
             carriers = [s for s in defs.values() if s.get("x-method") == method and side in sides_of(s.get("x-side"))]
             if not carriers:

@@ -18,7 +18,7 @@ from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import load_base, overlay
 from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
-from .validate import validate_version
+from .validate import KNOWN_SIDES, SIDES, not_understood, validate_version
 from .write import read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
@@ -44,6 +44,17 @@ class Generation:
     sources: tuple[VersionSources, ...]
     files: dict[str, str]
 
+    def notes(self) -> list[str]:
+        """Lines for the summary: upstream vocabulary carried through without being
+        understood, and fragment context that differs from a base (the base wins)."""
+        unknown = [
+            f"v{p.version}: " + ", ".join(found)
+            for p, s in zip(self.protocols, self.sources, strict=True)
+            if s.overlaid and (found := not_understood(s.schemas[0]))
+        ]
+        lines = ["not understood, carried through: " + "; ".join(unknown)] if unknown else []
+        return lines + [f"note: {n}" for s in self.sources for n in s.notes]
+
 
 def load_sources(
     schema_dir: Path, root: Path | None, bases: Mapping[int, Path] | None, *, validate: bool
@@ -59,7 +70,7 @@ def load_sources(
         version = int(directory.name[1:])
         version_sources = load_version(directory, root)
         if validate:
-            validate_version(version_sources, version)
+            validate_version(version_sources, version, strict=True)
         if version in bases:
             version_sources = overlay(load_base(bases[version], version, root), version_sources)
         sources.append(version_sources)
@@ -135,10 +146,13 @@ def generate(
             files[prefix + name] = render_template(env, template, manifest[prefix + name], protocol=protocol)
     conversions = plan_conversions(protocols, sources, schema_dir, root) if CONVERT_PATH in manifest else None
     enabled = [Code(repr(f)) for f in sorted(features)]
+    # MethodSpec.side: the known sides, then any a base brought that this tool does not know.
+    extra_sides = sorted({m.side for p in protocols for m in p.methods} - set(KNOWN_SIDES))
+    sides = [*SIDES.values(), *extra_sides]
     for template, path in PACKAGE_TEMPLATES:
         if path in manifest:
             files[path] = render_template(
-                env, template, manifest[path], protocols=protocols, features=enabled, plan=conversions
+                env, template, manifest[path], protocols=protocols, features=enabled, plan=conversions, sides=sides
             )
     return Generation(protocols, sources, dict(sorted(files.items())))
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 52534d4225066e5c0f0ae17dff5871ab835c99283f88c6b9a08b3e8f43cdffcb
-# Content sha256: 16eb5e4918f4a508e8ed1bb5f1c9713db29432fd59e9fddf45ee1c82358991e7
+# Inputs sha256: 96cae1935ef66763ee34e5b92ab50138b75b69afa14d26b2e755d72471bbf525
+# Content sha256: 0557cc21515c6dcdcbff03f9b7ad4ee28ee13c44f8da2fd6f64157e30af1799a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

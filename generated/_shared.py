@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95ba6111da5aee006db45bea79a2c7f92d57105f69b2636f7b534a983848ee31
-# Content sha256: c851832d4462e0da0c304bf9470400e646c16868c60934a3c5eb3f0396fc7198
+# Inputs sha256: 2c9b7d2b51896735a4b300d7b4a8ed23a1db072b6996397f0144071acf4b8978
+# Content sha256: 1cba92c29eb16d48215bc9d0dbed9235212ff6c984dd74aed3dbd07048fad971
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 26443caa393018d7157a9849d84a2247e1ee67f397ea60d66ccf60cd8e330750
-# Content sha256: 659602db180c87ca0ee4040bf8c6f117bcbd768535d255930661381550c0c71f
+# Inputs sha256: 86872a04bf0ab56e81ecc827a913fd85a24db58e5008acc74237142a178d5b74
+# Content sha256: e4382deb9b9d54b9a3fa397f85d9ac85afce6901f34abbdb0a42a7efdd3c6c75
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f2efb556f5d6739ae545df587aca1a54814a2d25717f04e627aaf3d70f301e8
-# Content sha256: 8346ce6f3587c4dac6601bed3c0313a8ccb62ef1e54ce05cbc3d79d0385fe6f1
+# Inputs sha256: e5b50fbc865b509ce2c98b37bfe8d919450b3fc4c46177ae314ed8b75e7db4df
+# Content sha256: 099071fa90aac268c624694fca4881c9e5298617f7e36b6d997d9b61b922ec68
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 307b461f43f91e27d66eff6964bae9e9936f0599e0d99b06068fb897b4d448f8
-# Content sha256: 37e6282c65d7841b977cfcd12ab6a574dedb08087b0e535f4197f6c5aaab5b82
+# Inputs sha256: 1c71c218d3a48f362d69be8ce8e132ee6fe806f32aa950f7aae315e2528578ad
+# Content sha256: ce8d12bf037dac35ad5943563c0418d4c7da4b548e4c372a835af65d0413ecf9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 456a75f330e780443522b0a3ffe8ecd7a3cb93116449cfd5d8160c457929a8b8
-# Content sha256: f7df8b6fa2b30e5ceb4841619a5d9fd5905b359a218f2434cd37dcb7dd5b9659
+# Inputs sha256: bf7202c7ac95db8a120630d5f9dc0e6bfb06ce6dad58a093bdf2b9621b53d14b
+# Content sha256: afac2c949d3ead980adc390ca639190db83c636cc7d16010efca7a0c2e10ba50
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 34883a89e9ef9157ecfecba01387166a33516ea6caaa81280838becc8f46c2d0
-# Content sha256: a251aca6d6769d36fee3075648a69dfff1e7ce825d5d117cb2017a4cf6ef7634
+# Inputs sha256: c9f55507df349eff9f92b3728f8148e9e089df424dc6e2b35496674619ffb549
+# Content sha256: 2604fd656da5177dd2f7b30a48d25bc5e51ec1106bad214e9ffe0eea33b7d3ac
 
 """Wire models of ACP protocol v1.
 
@@ -590,7 +590,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(

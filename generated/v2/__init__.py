@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f06ff0eb08e0048a76e291b461fc037d4b040375b2978d21078a6a42ce63ccc0
-# Content sha256: 046282789a5943a8785835ff9e36726f30463478ce9933854f9b52d480a128ea
+# Inputs sha256: 75866c515a98cf6315f538044d62fa431e46b5b9982ef5db5c378e0b42ea2f4e
+# Content sha256: 94aaf4db9552f9053a854acf3d901a4fceb7daa8a10728c0a271f88b841af8a4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

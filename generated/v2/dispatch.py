@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8990993297e37eda59c0814ab225b2c7a05878a917a0e5d709383bc7f5554539
-# Content sha256: 36a1b1a6cd842ccb98c792a2bbcbe29b711b43ce7d86f8ae83dabf829842df7f
+# Inputs sha256: 9d01ebcb331d23005dd06aaad1100b0be04bf1a603bfe8c7166c437c214dda69
+# Content sha256: 1fb71575b15fc55db15c267d2fa2faa3da84592ceb04c132bd9c1e9e8f8d4be5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bef3ce9765c67218ab3bf16bccbdd7063dec946ecd947024109097867b471d72
-# Content sha256: 05f0ed81599249da391c462093489d1acd5821b9efc85f8494f0a769a76b90bc
+# Inputs sha256: 33a13e1d583888e26275b25c28e783bb4a8af44ac5ac94987eebf08258496d3d
+# Content sha256: aa6e273c4610d18a1cd7448bc726a6fe1d94bbdc5cd973d9665af406a1a5afba
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

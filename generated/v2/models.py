@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 29e36e56087da47e07916722e6c873d7ea8a132dcec3b957ae9259230fe90c30
-# Content sha256: 670e58fd4123b7440955a35240a36b7b681e2723ca626f427124d66401566050
+# Inputs sha256: 531a6767a2de5e585a73f4125fc063e39a4820ab90e3ab583223fe3f32686a88
+# Content sha256: b23bffee2e6ff822c6b3f5fb99e75aadd25a338a92fc68cd2692c9e5942353ee
 
 """Wire models of ACP protocol v2.
 
@@ -541,7 +541,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(
