@@ -50,7 +50,7 @@ class Generation:
         unknown = [
             f"v{p.version}: " + ", ".join(found)
             for p, s in zip(self.protocols, self.sources, strict=True)
-            if s.overlaid and (found := not_understood(s.schemas[0]))
+            if (found := [f for src in s.schemas for f in not_understood(src)])
         ]
         lines = ["not understood, carried through: " + "; ".join(unknown)] if unknown else []
         return lines + [f"note: {n}" for s in self.sources for n in s.notes]
@@ -70,7 +70,7 @@ def load_sources(
         version = int(directory.name[1:])
         version_sources = load_version(directory, root)
         if validate:
-            validate_version(version_sources, version, strict=True)
+            validate_version(version_sources, version)
         if version in bases:
             version_sources = overlay(load_base(bases[version], version, root), version_sources)
         sources.append(version_sources)

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 96cae1935ef66763ee34e5b92ab50138b75b69afa14d26b2e755d72471bbf525
-# Content sha256: 0557cc21515c6dcdcbff03f9b7ad4ee28ee13c44f8da2fd6f64157e30af1799a
+# Inputs sha256: 182d8dd24bf51edfff6b55969eec976161a00864b9d226edef18cfe89cafdcc3
+# Content sha256: e91f086ccddab864326355a08f8c82e30ca2d4cdd3c7be8bccf42302ebd27a7e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

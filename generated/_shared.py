@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2c9b7d2b51896735a4b300d7b4a8ed23a1db072b6996397f0144071acf4b8978
-# Content sha256: 1cba92c29eb16d48215bc9d0dbed9235212ff6c984dd74aed3dbd07048fad971
+# Inputs sha256: 1c89a08e49e012e8a9fb4b12f903053a6ce5c79a3815fa32d6d8582e7ff674d5
+# Content sha256: 08c140a5dca839ee892531d1f20c687c3bd8acb24332f93d1cac48175371477c
 
 """Types shared by every protocol version of the generated package."""
 

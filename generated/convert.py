@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 86872a04bf0ab56e81ecc827a913fd85a24db58e5008acc74237142a178d5b74
-# Content sha256: e4382deb9b9d54b9a3fa397f85d9ac85afce6901f34abbdb0a42a7efdd3c6c75
+# Inputs sha256: 760cb17cf3c815b8c18f7693cf80327401058a0cf294123ab9108edc23c8d833
+# Content sha256: 3e7ad22b9935121fd5825b5daa1de19bd627ccd1c85d2798005da7fa6ce6e905
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

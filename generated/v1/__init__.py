@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e5b50fbc865b509ce2c98b37bfe8d919450b3fc4c46177ae314ed8b75e7db4df
-# Content sha256: 099071fa90aac268c624694fca4881c9e5298617f7e36b6d997d9b61b922ec68
+# Inputs sha256: 9d78b36d9e1fedb1c68c62c76e47ddca8821cf207aa0d79684da15eba93fea4e
+# Content sha256: 50d6004b7f44230398dbd1d750fb1259025ceb4ab8f65aa6adc70ad9bb5c2ea4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

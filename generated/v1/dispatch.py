@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1c71c218d3a48f362d69be8ce8e132ee6fe806f32aa950f7aae315e2528578ad
-# Content sha256: ce8d12bf037dac35ad5943563c0418d4c7da4b548e4c372a835af65d0413ecf9
+# Inputs sha256: 098b83644aa9923719c518267e24741f8dd7d5e906611583ec1bef6fb34af661
+# Content sha256: 7477866034fcc06fc3560738b2cb82d81c5adb1b6460d32a34215a5f8a81670c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

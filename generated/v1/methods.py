@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bf7202c7ac95db8a120630d5f9dc0e6bfb06ce6dad58a093bdf2b9621b53d14b
-# Content sha256: afac2c949d3ead980adc390ca639190db83c636cc7d16010efca7a0c2e10ba50
+# Inputs sha256: 647f0a35366bb9e99507ca1d960a505d2b3286e5da74f572baf0ed2e0b8c6d4a
+# Content sha256: 3650be99232115b9413eec06555fe1e697c6b8eed22fd94f37fddddcd984ade9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

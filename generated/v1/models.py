@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c9f55507df349eff9f92b3728f8148e9e089df424dc6e2b35496674619ffb549
-# Content sha256: 2604fd656da5177dd2f7b30a48d25bc5e51ec1106bad214e9ffe0eea33b7d3ac
+# Inputs sha256: 249bb73ab7aea70298e05ef0887dcdc19f798d5b25f193ecfed8e801074ebc38
+# Content sha256: 371314622a763d84695595db9265eb42faaf816553c9a00a834f72842af8c711
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 75866c515a98cf6315f538044d62fa431e46b5b9982ef5db5c378e0b42ea2f4e
-# Content sha256: 94aaf4db9552f9053a854acf3d901a4fceb7daa8a10728c0a271f88b841af8a4
+# Inputs sha256: 66c5f804627f5d78159bbbfdc2c08f4204399104a06ee476392b50a934f0f843
+# Content sha256: f8cf4f7e9af6d06c8215498e59e1d0a9fe3ecd732390da4b79ccd8e88596f845
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

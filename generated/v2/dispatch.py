@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d01ebcb331d23005dd06aaad1100b0be04bf1a603bfe8c7166c437c214dda69
-# Content sha256: 1fb71575b15fc55db15c267d2fa2faa3da84592ceb04c132bd9c1e9e8f8d4be5
+# Inputs sha256: 41ad85ee73d5eb1748079b2efd35057847091d851d80b6f82e21efeeea555fb8
+# Content sha256: 573a9d171b3181e62fb6306fb800be77096c6ff012f59ec5d7d5230b177eb15f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 33a13e1d583888e26275b25c28e783bb4a8af44ac5ac94987eebf08258496d3d
-# Content sha256: aa6e273c4610d18a1cd7448bc726a6fe1d94bbdc5cd973d9665af406a1a5afba
+# Inputs sha256: 16f917d99be1a9dba3d1567ad373c3b9eda3cd8544c184bbb09ccd981ac1fc67
+# Content sha256: d99c33b19a5fe12a3d83566ad17f518de76c474ce76b53402cb28b6904a92f7d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

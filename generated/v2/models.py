@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 531a6767a2de5e585a73f4125fc063e39a4820ab90e3ab583223fe3f32686a88
-# Content sha256: b23bffee2e6ff822c6b3f5fb99e75aadd25a338a92fc68cd2692c9e5942353ee
+# Inputs sha256: d500f26452a23865cde853fc01deea11f05c875c04ec1a38d7d8afbbed200d0a
+# Content sha256: 74d9660b319d07f8fd5758108d0b55676af4935a51fface9b5458a68f659805a
 
 """Wire models of ACP protocol v2.
 
