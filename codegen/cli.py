@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--no-default-features", action="store_true", help="ignore the features listed in pyproject.toml"
         )
+        cmd.add_argument(
+            "--no-conversions",
+            action="store_true",
+            help="do not generate convert.py (v1 <-> v2 conversions); see conversions = false in pyproject.toml",
+        )
         for version in (1, 2):
             cmd.add_argument(
                 f"--base-v{version}",
@@ -82,10 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config()
         schema_dir, out, features = _settings(args, config)
         bases = _bases(args, config)
-        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases):
+        conversions = config.conversions and not args.no_conversions
+        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases, conversions):
             print(f"{out}: up to date")
             return 0
-        result = generate(schema_dir, features, config.root, bases)
+        result = generate(schema_dir, features, config.root, bases, conversions)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:

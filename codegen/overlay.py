@@ -55,7 +55,9 @@ def _meta_from_markers(schema: Source, version: int) -> dict[str, Any]:
         side = definition.get("x-side")
         if is_side(side):  # sides this tool does not know get a table too (see validate.SIDE_NAME)
             for one in sides_of(side):
-                sections.setdefault(one + METHODS_SUFFIX, {})[_method_key(definition["x-method"])] = definition["x-method"]
+                sections.setdefault(one + METHODS_SUFFIX, {})[_method_key(definition["x-method"])] = definition[
+                    "x-method"
+                ]
     return {"version": version, **{k: dict(sorted(v.items())) for k, v in sorted(sections.items())}}
 
 
@@ -158,6 +160,11 @@ def _features_inside(node: Any) -> set[str]:
     return set()
 
 
+def feature_types(fragments: VersionSources) -> set[str]:
+    """The fragments' definitions that are a feature's or carry a feature's items."""
+    return {name for src in fragments.schemas for name, d in src.data[DEFS].items() if _features_inside(d)}
+
+
 def _refs(node: Any) -> set[str]:
     return {t for _, ref in iter_refs(node) if (t := ref_target(ref)) is not None}
 
@@ -176,9 +183,7 @@ class _Merge:
         self.problems: list[Problem] = []
         self.notes: list[Problem] = []
 
-    def differ(
-        self, marked: bool, path: tuple[str | int, ...], base_path: tuple[str | int, ...], message: str
-    ) -> None:
+    def differ(self, marked: bool, path: tuple[str | int, ...], base_path: tuple[str | int, ...], message: str) -> None:
         where = f"base: {self.base.name}: {pointer(*base_path) or '/'}"
         if marked:
             self.problems.append(Problem(self.fragment.name, pointer(*path), f"{message} ({where})"))
@@ -194,7 +199,9 @@ class _Merge:
             merged[FEATURE_KEY] = frag[FEATURE_KEY]
         for key in ("x-method", "x-side"):
             if key in frag and frag.get(key) != base.get(key):
-                self.differ(marked, (*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}")
+                self.differ(
+                    marked, (*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}"
+                )
         kind, base_kind = _kind(frag), _kind(base)
         fkey, bkey = _variants_key(frag), _variants_key(base)
         if kind != base_kind:
@@ -212,7 +219,9 @@ class _Merge:
             if added:
                 self.differ(marked, (*path, "enum"), (*base_path, "enum"), f"has enum values {added!r} the base lacks")
         elif kind == "alias" and _shape(expr(frag)) != _shape(expr(base)):
-            self.differ(marked, path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}")
+            self.differ(
+                marked, path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}"
+            )
         return merged
 
     def properties(

@@ -145,8 +145,8 @@ def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], fea
                 problems.append(Problem(src.name, here, f"method name must match {METHOD_NAME.pattern}: {value!r}"))
             elif key == "x-side" and not is_side(value):
                 problems.append(
-                Problem(src.name, here, f"x-side must be one of {KNOWN_SIDES} or another side's name: {value!r}")
-            )
+                    Problem(src.name, here, f"x-side must be one of {KNOWN_SIDES} or another side's name: {value!r}")
+                )
             elif key in ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items") and not isinstance(
                 value, bool
             ):

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 182d8dd24bf51edfff6b55969eec976161a00864b9d226edef18cfe89cafdcc3
-# Content sha256: e91f086ccddab864326355a08f8c82e30ca2d4cdd3c7be8bccf42302ebd27a7e
+# Inputs sha256: faae5f47b8fbbc1a2fa504b69295fc9a6c26555da6c071397309524f274e3596
+# Content sha256: 908727a15acabefa7a138fbb13adf2a96295d402dbe8324e8d6801b2fa3336d1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1c89a08e49e012e8a9fb4b12f903053a6ce5c79a3815fa32d6d8582e7ff674d5
-# Content sha256: 08c140a5dca839ee892531d1f20c687c3bd8acb24332f93d1cac48175371477c
+# Inputs sha256: dea14960ed0ad19c54e909f5c57eb6eb5f15b0301a68f9ada2ee2a13eaf5e378
+# Content sha256: 753103cab28a180ee53ae1b03857a0ddccfced4ac18143f067bbb4e81b14fb45
 
 """Types shared by every protocol version of the generated package."""
 

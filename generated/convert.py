@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 760cb17cf3c815b8c18f7693cf80327401058a0cf294123ab9108edc23c8d833
-# Content sha256: 3e7ad22b9935121fd5825b5daa1de19bd627ccd1c85d2798005da7fa6ce6e905
+# Inputs sha256: f93ea80d337c8541b8f0c03c6c733a72a27c1fb661ffd54660fd179c3e0bd846
+# Content sha256: aa61308f1e97151cb3dafe2e44d9de92a15c8871f65172ccc3b54b9bdabbc56a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

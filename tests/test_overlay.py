@@ -60,6 +60,7 @@ def _names_both(lines: list[str], expected: str, base: str, base_pointer: str) -
         for line in lines
     )
 
+
 # Unmarked context copied into the fragments that differs from the base: the base's
 # definition is used and the difference is a note (older releases differ like this).
 CONTEXT_DIFFERENCES = [

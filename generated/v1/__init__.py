@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d78b36d9e1fedb1c68c62c76e47ddca8821cf207aa0d79684da15eba93fea4e
-# Content sha256: 50d6004b7f44230398dbd1d750fb1259025ceb4ab8f65aa6adc70ad9bb5c2ea4
+# Inputs sha256: ea7ecd715a0c629e2822ca1e275cf72d1c9b94a884faa739fc35f35f449d2b05
+# Content sha256: b8fcaa556c1fa97cad3b71ce1ebd337096397a8b493f922716438032e449edbf
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 098b83644aa9923719c518267e24741f8dd7d5e906611583ec1bef6fb34af661
-# Content sha256: 7477866034fcc06fc3560738b2cb82d81c5adb1b6460d32a34215a5f8a81670c
+# Inputs sha256: 48de742dcef1c31dcaa199677f652160dcf5d543c48581ed6c3a6e07eab4e921
+# Content sha256: 994f9db0e7b1b214ebc1138c6147a10145d0cc6e86ad9dea9321850e29f68a5a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 647f0a35366bb9e99507ca1d960a505d2b3286e5da74f572baf0ed2e0b8c6d4a
-# Content sha256: 3650be99232115b9413eec06555fe1e697c6b8eed22fd94f37fddddcd984ade9
+# Inputs sha256: b12546eb5081044a9685b8cc96b6e834b805760762215be8a41ca04836b705c5
+# Content sha256: a8230b1adb742906ddabbb81241a40f073823b9cb68b157b642db52703cfe578
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 249bb73ab7aea70298e05ef0887dcdc19f798d5b25f193ecfed8e801074ebc38
-# Content sha256: 371314622a763d84695595db9265eb42faaf816553c9a00a834f72842af8c711
+# Inputs sha256: 7f7be238322d462a62c1826ff5a3f98faae682bca44aa78a7c59a77cb5c54d38
+# Content sha256: f20cd7481a70f1b2af1010dcde2c1a59bfb6e6c51e95bdc04c407d1b7b81d3f3
 
 """Wire models of ACP protocol v1.
 

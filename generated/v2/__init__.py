@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 66c5f804627f5d78159bbbfdc2c08f4204399104a06ee476392b50a934f0f843
-# Content sha256: f8cf4f7e9af6d06c8215498e59e1d0a9fe3ecd732390da4b79ccd8e88596f845
+# Inputs sha256: e665d2cb9ec6a10261d35deea6a54d9a3b0514142649980cbbc81d0a76ba2299
+# Content sha256: 1d66b15c52490e70e927bcda6ed7115dd93efc269d69c91861f974a7bc18a950
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

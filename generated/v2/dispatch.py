@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 41ad85ee73d5eb1748079b2efd35057847091d851d80b6f82e21efeeea555fb8
-# Content sha256: 573a9d171b3181e62fb6306fb800be77096c6ff012f59ec5d7d5230b177eb15f
+# Inputs sha256: ef07d13d93fef5e949b7fc19115d411cc241f2bd7a9ecab517f584f63cef3f47
+# Content sha256: 02512b119226b095fe5f98963fddd61848c1fb5e109ecea4813c8623dd3e8ebe
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 16f917d99be1a9dba3d1567ad373c3b9eda3cd8544c184bbb09ccd981ac1fc67
-# Content sha256: d99c33b19a5fe12a3d83566ad17f518de76c474ce76b53402cb28b6904a92f7d
+# Inputs sha256: dbff135e9c62d9d965302bc5c0de9cbb9c5f31993fd307df678fbd7a7bbcf084
+# Content sha256: ac4d313386b4cf40a4d52360966492dcba84dccfa29ae1750bd32be5cbd520a3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d500f26452a23865cde853fc01deea11f05c875c04ec1a38d7d8afbbed200d0a
-# Content sha256: 74d9660b319d07f8fd5758108d0b55676af4935a51fface9b5458a68f659805a
+# Inputs sha256: 4634fa2498da73550a9d3c666dbb9a74dff3ce07c0b7e86748bef5e463c3ef91
+# Content sha256: c96fa24f61bff4edf86458787467d470a17ae81028c883a37266c874b6662e1f
 
 """Wire models of ACP protocol v2.
 
