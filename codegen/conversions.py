@@ -324,6 +324,9 @@ class _Comparison:
     v2: Protocol
     problems: list[Problem] = field(default_factory=list)
     used: set[tuple[str, int]] = field(default_factory=set)  # (section, index) of declarations that cover something
+    # Over a base, a declaration may find the versions agreeing (an older release has no
+    # difference there); the fragments' own generation checks that each one is needed.
+    over_base: bool = False
 
     def problem(self, td: TypeDef, ptr: str, message: str) -> None:
         self.problems.append(Problem(td.file, ptr, message))
@@ -454,7 +457,7 @@ class _Comparison:
                 )
             else:
                 self.used.add(("fields", d.index))
-        elif d is not None and d.value is not None:
+        elif d is not None and d.value is not None and not self.over_base:
             self.declared("fields", d.index, f"{where}: value rule {d.value!r} declared, but both versions agree")
         for flag, differs in (
             ("required", f1.required != f2.required),
@@ -469,7 +472,7 @@ class _Comparison:
                 )
             elif differs and d is not None:
                 self.used.add(("fields", d.index))
-            elif not differs and flag in accept and d is not None:
+            elif not differs and flag in accept and d is not None and not self.over_base:
                 self.declared("fields", d.index, f"{where}: accepts a {flag} difference both versions lack")
 
 
@@ -767,8 +770,10 @@ def archive_scope(
 # Entry point
 
 
-def _compare(decl: _Declarations, v1: Protocol, v2: Protocol) -> tuple[_Comparison, list[Any], dict[str, Any]]:
-    cmp = _Comparison(decl, v1, v2)
+def _compare(
+    decl: _Declarations, v1: Protocol, v2: Protocol, over_base: bool = False
+) -> tuple[_Comparison, list[Any], dict[str, Any]]:
+    cmp = _Comparison(decl, v1, v2, over_base=over_base)
     pairs = cmp.pairs()
     field_pairs = {td1.name: cmp.compare_types(td1, td2) for td1, td2 in pairs}
     return cmp, pairs, field_pairs
@@ -856,8 +861,9 @@ def plan(
     if fragments is not None:
         full = archive_scope(full, fragments, decl)
         by_version = archive_scope(by_version, fragments, decl)
-    full_cmp, _, _ = _compare(decl, full[1], full[2])
-    cmp, pairs, field_pairs = _compare(decl, by_version[1], by_version[2])
+    over_base = fragments is not None
+    full_cmp, _, _ = _compare(decl, full[1], full[2], over_base)
+    cmp, pairs, field_pairs = _compare(decl, by_version[1], by_version[2], over_base)
     methods = _check_methods(cmp)
     # Over a base, a declaration may cover nothing inside the archive surface (the base
     # already agrees there); the fragments' own generation checks that each one is needed.
