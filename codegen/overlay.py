@@ -1,14 +1,17 @@
 """Stage 1b, overlay: lay the archive fragments over a full upstream ACP schema.
 
 A *base* is an upstream ``schema.json`` or ``schema.unstable.json`` with, optionally,
-its sibling ``meta.json`` / ``meta.unstable.json``. The fragments may only *add* to it:
+its sibling ``meta.json`` / ``meta.unstable.json``. What the fragments lay over it is
+what they mark with ``x-feature``; shapes are compared normalised, ignoring prose
+(descriptions, titles, defaults, examples):
 
-- a fragment type the base lacks is added as it is;
-- a fragment type the base has must agree with the base, property by property (union
-  variant by variant, enum value by value), comparing normalised shapes and ignoring
-  prose (descriptions, titles, defaults, examples). Items the fragment marks with
-  ``x-feature`` and the base lacks are the feature's additions and are added; anything
-  else that differs is an error naming both places;
+- a marked item (type, property, variant) the base lacks is added; one the base has takes
+  the fragment's feature (so feature selection gates it), and must agree with it: a
+  difference is an error naming both places;
+- unmarked context (upstream types copied into the fragments) defers to the base: the
+  base's definition is used, a difference is a note; a fragment type the base lacks is
+  added as it is, unless it carries a feature's items (the base must have what the
+  feature extends);
 - methods are the base meta's plus the fragment meta's; features are the fragment's.
 
 The result is an ordinary ``VersionSources``: the base document, carrying the types it

@@ -195,7 +195,7 @@ def not_understood(src: Source) -> list[str]:
     walk(src.data)
     return [
         *(f"x-side {s!r} ({', '.join(sorted(m))}: generated, routed by nobody)" for s, m in sorted(sides.items())),
-        *(f"{key} ({n} uses, ignored)" for key, n in sorted(keywords.items())),
+        *(f"{key} ({n} use{'' if n == 1 else 's'}, ignored)" for key, n in sorted(keywords.items())),
     ]
 
 

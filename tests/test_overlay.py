@@ -359,3 +359,26 @@ def test_context_differing_from_a_crafted_base_is_a_note_without_upstream(tmp_pa
         " the base's is used (base: base/schema.json: /$defs/SessionInfo/properties/title)"
     ]
     assert protocols[0].types["SessionInfo"].field("title").type.describe() == "string | null"
+
+
+def test_a_side_this_tool_does_not_know_is_carried_through_unrouted(tmp_path):
+    from codegen.dispatch import routes
+    from codegen.pipeline import generate
+
+    base = _stable_base(tmp_path)
+    data = json.loads(base.read_text(encoding="utf-8"))
+    for name in ("HelloProxyRequest", "HelloProxyResponse"):
+        data["$defs"][name] = {"type": "object", "properties": {}, "x-method": "proxy/hello", "x-side": "proxy"}
+    data["$defs"]["SessionId"]["x-future-keyword"] = {"anything": 1}
+    base.write_text(json.dumps(data), encoding="utf-8")
+    (base.parent / "meta.json").unlink()  # the methods come from the markers
+    result = generate(_fragments(tmp_path), FEATURE, tmp_path, {1: base})
+    [protocol] = result.protocols
+    assert protocol.method("proxy/hello").side == "proxy"
+    assert "proxy/hello" not in {r.method.name for r in routes(protocol)}
+    assert 'name="proxy/hello",\n        key="proxy_hello",\n        side="proxy",' in result.files["v1/methods.py"]
+    assert 'side: Literal["agent", "client", "protocol", "proxy"]' in result.files["_shared.py"]
+    assert result.notes() == [
+        "not understood, carried through: v1: x-side 'proxy' (proxy/hello: generated, routed by nobody),"
+        " x-future-keyword (1 use, ignored)"
+    ]
