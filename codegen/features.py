@@ -43,10 +43,18 @@ class Selection:
     declared_features: dict[str, str]
 
 
+UPSTREAM_NOTICE = "**UNSTABLE**"
+
+
 def _with_notice(node: dict[str, Any]) -> None:
     feature = node.get(FEATURE_KEY)
     if feature:
         text = node.get("description", "")
+        # Upstream's own unstable items (2026-11's archive types) open with a bare notice
+        # paragraph: ours, naming the feature, takes its place rather than doubling it.
+        head, _, rest = text.partition("\n\n")
+        if head.strip() == UPSTREAM_NOTICE:
+            text = rest
         node["description"] = unstable_notice(feature) + ("\n\n" + text if text else "")
 
 

@@ -534,19 +534,19 @@ def test_no_archive_item_anywhere_without_the_feature_over_the_newest_release(re
 def test_conversions_over_the_newest_release_convert_the_archive_surface(release_packages):
     out, _ = release_packages
     script = (
-        "from acp_r2026_11_unstable import convert\n"
+        "import json\nfrom acp_r2026_11_unstable import convert\n"
         "m = {'jsonrpc': '2.0', 'id': 1, 'method': 'session/list', 'params': {'cwd': '/r', 'archived': 'only'}}\n"
-        "print(convert.convert_message(m, source=1, target=2)['params'])\n"
-        "print(convert.convert('SessionInfo', {'sessionId': 's', 'cwd': '/r', 'archived': True,"
-        " 'updatedAt': '20261028T0930+0100'}, source=1, target=2))\n"
-        "print(convert.convert('SessionCapabilities', {'archive': {}}, source=2, target=1))\n"
+        "print(json.dumps(convert.convert_message(m, source=1, target=2)['params']))\n"
+        "print(json.dumps(convert.convert('SessionInfo', {'sessionId': 's', 'cwd': '/r', 'archived': True,"
+        " 'updatedAt': '20261028T0930+0100'}, source=1, target=2)))\n"
+        "print(json.dumps(convert.convert('SessionCapabilities', {'archive': {}}, source=2, target=1)))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=out, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines() == [
-        "{'cwd': '/r', 'archived': 'only'}",
-        "{'sessionId': 's', 'cwd': '/r', 'archived': True, 'updatedAt': '2026-10-28T09:30:00+01:00'}",
-        "{'archive': {}, 'list': {}}",
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        {"cwd": "/r", "archived": "only"},
+        {"sessionId": "s", "cwd": "/r", "archived": True, "updatedAt": "2026-10-28T09:30:00+01:00"},
+        {"archive": {}, "list": {}},
     ]
 
 
