@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: faae5f47b8fbbc1a2fa504b69295fc9a6c26555da6c071397309524f274e3596
-# Content sha256: 908727a15acabefa7a138fbb13adf2a96295d402dbe8324e8d6801b2fa3336d1
+# Inputs sha256: e8528d739ad1e85c43ff5df2c336f5b209da79ac8b14b169e66792e3b26f97a2
+# Content sha256: 2e9a609445b346395ff0c452f2adb44d449cea4250e1a546a3916ce918cb35cb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

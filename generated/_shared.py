@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dea14960ed0ad19c54e909f5c57eb6eb5f15b0301a68f9ada2ee2a13eaf5e378
-# Content sha256: 753103cab28a180ee53ae1b03857a0ddccfced4ac18143f067bbb4e81b14fb45
+# Inputs sha256: 5f6e9513ce43245167df79f8f0091882c51a06a776f453aa33d747b93f47dd2e
+# Content sha256: 9dc25a2082ecf19c6bc50443ed20c622ce29de75ec7345976f297763708db2c4
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f93ea80d337c8541b8f0c03c6c733a72a27c1fb661ffd54660fd179c3e0bd846
-# Content sha256: aa61308f1e97151cb3dafe2e44d9de92a15c8871f65172ccc3b54b9bdabbc56a
+# Inputs sha256: 2115eca554bd7c72bc0fdcd7e6d0e6ddcdc365a5b05b519aef36d98f173dc342
+# Content sha256: b36d5d8312d25bce785bc59a54f9dbbadb23adad6f8cb8dafb874c31bd674e5b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

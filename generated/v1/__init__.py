@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ea7ecd715a0c629e2822ca1e275cf72d1c9b94a884faa739fc35f35f449d2b05
-# Content sha256: b8fcaa556c1fa97cad3b71ce1ebd337096397a8b493f922716438032e449edbf
+# Inputs sha256: 2324f3096e15cd92ad0676c20293828ba9b9e19e7343692a5cb1119dfbe54129
+# Content sha256: 62acf1e48eaddc50c0367883e3670c2564aeec7cc9b8fcae93b1df3136b8859e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

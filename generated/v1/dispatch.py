@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 48de742dcef1c31dcaa199677f652160dcf5d543c48581ed6c3a6e07eab4e921
-# Content sha256: 994f9db0e7b1b214ebc1138c6147a10145d0cc6e86ad9dea9321850e29f68a5a
+# Inputs sha256: 7624a0b14fcde9f45536e630cfcc148ae023822d8a71c258e80bfe34b9f74b9d
+# Content sha256: 0f4822d0f162b7f391ccdde651339bd81970de2535caae81fedac070d8664c41
 
 """Method dispatch for the agent side of ACP protocol v1.
 

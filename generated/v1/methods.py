@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b12546eb5081044a9685b8cc96b6e834b805760762215be8a41ca04836b705c5
-# Content sha256: a8230b1adb742906ddabbb81241a40f073823b9cb68b157b642db52703cfe578
+# Inputs sha256: ad5c01b128a3f93be95a31359e08e9d8c00c1d5a1f7d2511b69b217653b5c4bc
+# Content sha256: 40c470bdd83589fd5ba1036706b4171f4f66acc305e3ebe2f3171c0fc51a399b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7f7be238322d462a62c1826ff5a3f98faae682bca44aa78a7c59a77cb5c54d38
-# Content sha256: f20cd7481a70f1b2af1010dcde2c1a59bfb6e6c51e95bdc04c407d1b7b81d3f3
+# Inputs sha256: c35f7f06ebb13a2179fd64e48d498c35ff97805b58ba012790db14a9c9b33bff
+# Content sha256: c36393afd79793b39de7508b24586dba3373b24906f7a32e4ccebfade6d3d593
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e665d2cb9ec6a10261d35deea6a54d9a3b0514142649980cbbc81d0a76ba2299
-# Content sha256: 1d66b15c52490e70e927bcda6ed7115dd93efc269d69c91861f974a7bc18a950
+# Inputs sha256: bfd3a533e55aa26ce8f08365c3de63a6ffd87c269dc13a6db4f83c9e66ae512a
+# Content sha256: d0fc7925e83a024dafc1a7249e75c247f2724fb484b8041dea6fb087278a34f2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ef07d13d93fef5e949b7fc19115d411cc241f2bd7a9ecab517f584f63cef3f47
-# Content sha256: 02512b119226b095fe5f98963fddd61848c1fb5e109ecea4813c8623dd3e8ebe
+# Inputs sha256: fa02d0f06407d7c6294f769f2b94c6d0ab334543d3e33a656a5186e1b5daa40b
+# Content sha256: c1963c667e809790efe8cccd4f1c964586b58ec9ec4deac2b2bd172a9a59068d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dbff135e9c62d9d965302bc5c0de9cbb9c5f31993fd307df678fbd7a7bbcf084
-# Content sha256: ac4d313386b4cf40a4d52360966492dcba84dccfa29ae1750bd32be5cbd520a3
+# Inputs sha256: d4ba44803da2cdadf149dc6e5991f90107509405f310277f472590d26bf0f14b
+# Content sha256: bb9fcde375ecc31ffe99c4b0a08b1090fee6727a8242cc9737b04f7046e79714
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4634fa2498da73550a9d3c666dbb9a74dff3ce07c0b7e86748bef5e463c3ef91
-# Content sha256: c96fa24f61bff4edf86458787467d470a17ae81028c883a37266c874b6662e1f
+# Inputs sha256: 4aa882e6052641d2e3c277c6da7bd392391b90fd95bdb4944680ffecf08e6038
+# Content sha256: 3f6fb9eeefb2a067023bbd4d99d49fc0bdecd70a831e86a16f6ad1a1b1d9d88d
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b3930a2717a2e2e04368ae6e0fc9e72685f46c158a78bb01ca506bba959684c
-# Content sha256: 7d674f6e880153d59f55a5084556c4018e97427fecc47a35ef5b05e1775eca84
+# Inputs sha256: 54a4bf043b992b62f578feb9ce618f2cd869f40ae0070bfcc187d246e08c6062
+# Content sha256: 6644f66db29f141078cfd21efb1f67a50b3e411538d1e92aaf82882b31fd25f5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

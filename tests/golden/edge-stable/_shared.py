@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa8f4b72ce733e882f9b239cfaed9569562ca09b78deed22d7f27ebd31b73290
-# Content sha256: 89c4ed0e3e550d00280ed92b070e3f9e850a8fa28204f0f31e45cfd9e4e5f365
+# Inputs sha256: fe3f0191c4e69e4759c2108692fee2e613d2c696ef6dff81661e9ca721bb5208
+# Content sha256: f1943d6ced6340158247e2fbc94e84c141c51caa3775d951eeba642ec8dc4839
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5c312f6518aba6fc8aa12c287fdae6357f772003ff338f0398fe55a43c09186
-# Content sha256: 7d8a53e058c2a740b6dd6dd7b67614578f7c06a47905bc01fb01eb3387ae2652
+# Inputs sha256: f17c59aa29b71875c292b5a5f18bb1bf5481d260e3f733bc6498dedbbea278bc
+# Content sha256: 319815023795c8e2126047fc438b36735db34824a71bbf8e01230b028eb84f95
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

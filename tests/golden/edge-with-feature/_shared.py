@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e709b490f0bba8a54e3ac0ebee894a63c113f3b75b3c96802055f0084ebbd03
-# Content sha256: 0c043b949256bee4eed41bfc01546c27dee9804185c9b12cb08566c3a711d05e
+# Inputs sha256: 3b8baf3e17f3359c35276f5cde3a78d0b926fa5a38b0956303b962d5518b8108
+# Content sha256: 3644ac5aae3129a7d1c329044daaabdeb299804910e4adfd107eccd5f1cb0d33
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ba397eee512aacdd5ca956c75ae6d00a358b65b19d41970394f4890a1e4cdef1
-# Content sha256: 1903ee28916763c8c4c0f52a91ca44c91debbd3a9e423eb592eff1f3609609bc
+# Inputs sha256: 58df3b268c98aae59d485ff1a344c8d352af04d29d9d2a6412513d5f448692bb
+# Content sha256: b503d2c47ac0503e897a8cd842b7c3d8596466c1ed142e294cc887cc62858dd1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae9b01a3127d0968aac08d3b1d45da5f3951781b21ade3933e44dc6a040c65e0
-# Content sha256: bc89868612808b9a69f1dcdf8c004444135435ffa10c118c91f99d28366feb8a
+# Inputs sha256: 1ed83a163147e2882f89dc570d7c0da4317ba1afd0c56ef0ce645ecb5f80a4d1
+# Content sha256: 8ac28eb1153083320376db8576468dca6ba7e4622d055ee7647144a617b5f7f7
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6c6c00c6d5f0050df670532382da0a82a29f0bfbcca276041980a78c96cceb4e
-# Content sha256: bc9af7130a4f150305b5d771a7efd621405e99c84ff16b0bc92ac2ab974fda3d
+# Inputs sha256: c14dba8903d3818b1e466a35b7bd054490b612b94df41bd11f1ff69b9809ab61
+# Content sha256: 3b270bee4a63edafc0c3a001237f9bf1bbfd35d16f8382e61319fa653fd4dc32
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

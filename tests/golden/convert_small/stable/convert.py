@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0bb88f0856aed06ae9de99553ec3e0f29803b52806b00bc1915b00f57532e8d6
-# Content sha256: 65fa88784bda1000ecf0873ace53c4a11713e4b6bb345db97bc61c10007705bf
+# Inputs sha256: 294e40dda9dabf71bc195901beade1928cd8bf77479ee58c77f0918cffc533b4
+# Content sha256: f206fcd15a3803ef5e1f4c855052ca798372ef0f0cc665f26e67b586afc5c5c1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

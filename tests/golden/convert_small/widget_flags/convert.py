@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4cdbcc0039e79a646eaf329b9b76c25fee43742010480161b0168aa4db52c6a7
-# Content sha256: 5d6d377b968b7898b9c24e1dc1ad76a03b71e697c835c1e3cfbe709fcee08731
+# Inputs sha256: 20c2afd584fb0152d9dafcbdc6bd2e81a6a407d9b8b65d24a5ac0259455433bd
+# Content sha256: 827cd88f5ce18ee94bae87fce799cf58f1bff8652f66a1f03c11d1689403952d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

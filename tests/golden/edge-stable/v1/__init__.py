@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a35f5c56ba58ae7551be763517f38a67be86d41d61798817152eea0bca36c26a
-# Content sha256: 93e48b2393237275dfd4979fc42f57ce1d9b7da1cabb579111bf601a1da95e4f
+# Inputs sha256: db747b863f917851a80a5f57fca7b3dd492dfa0adbd7094ed54dba70ba14952e
+# Content sha256: c6303635b73652a7dbeb7f9e29d066caa75f0d665105e73ca3e868eefa413930
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 46b62381b339e0673e4836dfe14830cd7e2bbfbf89b0972455049e9615ad764e
-# Content sha256: 28ed274d662eb3e4332c2a210c960a6bc6e37ab88092fe1fb38831b0cd9c94f2
+# Inputs sha256: 640bca6d473693d5056458f84420c2aee2a504faac34c4edb5c2d50221be394e
+# Content sha256: ce2efb2b54e90863e1b84600cc4defa0f3a8e1d5c9985f94c5d1b67f97394bf3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3016ed0d64af96f7eecb8e688e6dd256279039f36fdca48e3d4b0c92f1dbdd1e
-# Content sha256: a32dddee0aa0b1d4d7ce22584e95a19ea575490fdaa127c51abd5467a4fde427
+# Inputs sha256: a1f4da8ccf2634b9b52591975db8f1e0d0088ede4f1d8cb044d06d86c5898a02
+# Content sha256: f76fabdf2b47a12670aa5e88874bf78e0d31845855e3490144c5a9bd2bfc6f3c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

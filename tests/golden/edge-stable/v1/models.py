@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 78212125c48dab6736eccc0c5095e8b362e8016f884652b84871e19c18a8dc1d
-# Content sha256: bafed4e534aa3cc2b83bc6d1af5a45004a08527f2f2a9c87a1a9f0ddb306dca6
+# Inputs sha256: a36c0ef57df55d045a05664c7e35ca2a9d0c9580dfe285e59730274368cc2cc5
+# Content sha256: b3808c24db367229a6cbd8627d39ebcbbeb5fe985b0408d3635cda19a92e8137
 
 """Wire models of ACP protocol v1.
 

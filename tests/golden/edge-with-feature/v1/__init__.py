@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 84e622d39d949fbf1e79596b1111e7bd35ddc5bb571d70d4155b1c3f3fc9d236
-# Content sha256: 543c67b00e3ecb4094d9cbe5e93320a87a8cbde59ca7d9ea5e94884ddec1af6f
+# Inputs sha256: 389d0c0e90e512540ba8095cb3f299bb5280b192b4f6cf9874ba53d2ab2a5084
+# Content sha256: 1e080f415d4af1bb135cc38b31102fa3b797d58621b830f5270e665e87bcf843
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0150fef20a932ea4505929e5c5291d6ac9e5c37c52558a0a6a58204fdcdb221
-# Content sha256: 89866734f88788cf384671db193b241186ef4f78a9da1d652987dba0a7db20b3
+# Inputs sha256: 2b6976ef43ad24239cdaf29b2dbfb11c1e05be7dcc69e560f15680bc6e80e1f6
+# Content sha256: 2b27212008714ee12f266bb1d6a23610deb646456158e9d08bc73dd3e952e24d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

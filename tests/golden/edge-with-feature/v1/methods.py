@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 300f693060d0e92c42ef8acced29763b991c0d2228f432bfeba2822506ee5b86
-# Content sha256: 1b2baad1e647b744cbd87546cf83b9a56bc5558af665286ce522f84edf0509ec
+# Inputs sha256: 13613e554dcc9252bc2ab695c921bcbe57394f5d2ddf42316d7364c33499016d
+# Content sha256: 5d6c45e91828502583c4b7ea23c4e7535a80003db27a57199f93c8450f9c97f2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

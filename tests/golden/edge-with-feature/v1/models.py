@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 87654a5a728ac72c55d560b9fda3490d4acbd1e067c9ed75da4cf3970f5aad72
-# Content sha256: 9d1382f0143a6157533cad653a46d8a8101c78995293d6062e631e05d2f8c324
+# Inputs sha256: 98d892126f03c5f962b000ae41088d24fe627a90eff811b057bfc1594fee939f
+# Content sha256: f33b2cdc02b4d3da085d379c399f18d2be1e9e09b3194a9f24905c3fdbecd8b2
 
 """Wire models of ACP protocol v1.
 

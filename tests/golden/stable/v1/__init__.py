@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 62ad24ffcc2d3002ff668a8364afdf359b0bd2946a57716561de71487443432b
-# Content sha256: 377839a826ad08171fc75df914b94fb9824e6bcfceec72598d8cbb2ae53f1f6a
+# Inputs sha256: 27b32691f1544747acecf3dc14e29516687a2c18aa3ba731497ee2b0ba26204e
+# Content sha256: 72a939a4195b638afd7750dca49533af2bf0b0bc0baf4c7b13d16298701cd4a0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

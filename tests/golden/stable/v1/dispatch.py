@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d4827e9cc7441f54e1eafb18141ee3bdab41717443f70eed8a84503f8e8a5c5
-# Content sha256: 23e3319d479b11b22fd7e8fd3663ef917f53f6311e14d4aade29843ed9882177
+# Inputs sha256: 18073b995422fac69de25bf7373f8c3dd0242f85b588497b9f78b3abdd9e3294
+# Content sha256: 614f34e0deacea183c490e4449210a5f8441a795490f1927f2a8c1455a308788
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d086515e620a60da0ef3f25d462a057b4f7e875acf6102a414c3dc55be3fc86
-# Content sha256: a776213f4fb66f0c3008a0533eaa2b54081197e6028caef8d4ffb8e8d03d7e97
+# Inputs sha256: d05acf8d1ef0fc064e5204eaa67a47e93b3459c79e29ca50a2ea8df58c73f842
+# Content sha256: e5a2db823fc0f45ed315274e3157525516d1403e0a1dc665de80f78e346d390c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7b568ff28de454c9a8502f182ee05b984a90bc5071bff9ab4b220325a1ca464f
-# Content sha256: ef008cdce5efa2b074c70e86b6af622a1ca20d82392c56f4be12237558a1c570
+# Inputs sha256: 3c853d889ac7acdff28b092f086b47da77c0b1b1a35a5b48c5eb6d0fbe5ad5ef
+# Content sha256: 3fec0f202946296a759e12832b7c2354359dc02915e7a25627f12e663d2313e6
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b68dd9aa13ba2c4292cca591fb56a504fe76f07affb31eee978eafe1ff37f81a
-# Content sha256: bd8806aa6c1c5b57f39723919c93d3c3ee4be2c8001cddadaa3bc3f23f474e61
+# Inputs sha256: 239358d1b6b9400ae9946ce6c20637d416a1708da455aee235a5c7a2dea500f2
+# Content sha256: 1cce54baff43907bccb5c5b7def2d31497651206dce903ab5eff250431bb830e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

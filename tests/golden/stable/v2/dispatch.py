@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: da92b7cf0a104c1b0378e0637973ca51b7bf8cccf1fc07db4bba2b72ace241ac
-# Content sha256: c711e5949383094eba5f219a32eb57c9fd00638beb32580e9a0f188d6e5b386c
+# Inputs sha256: e0ec35d5cadbddd071758d832b512d9d883d83382e6a53186ff40547eb0666d9
+# Content sha256: 45b80620aba411a2b6ad6972842d4c560a9e41ef5618ea902bc745c49f161227
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 455f8a8f9e649820f094276f9011b3ae5a3295bd02a50a4b89cb5a15e6f19551
-# Content sha256: a2e5750923f39b220d224f1fdb257f0579ff5974d69fc591d74d6f55eb902a7e
+# Inputs sha256: 9b0525f8f85016517a1b320c7d8ab53bf8bab9938ca4b217aaf364aaef655d35
+# Content sha256: e8bbeeef0ccb1aed076420beddbd04b19eb879525d381309f7a28a769b37978c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94f8b4dc0d7e4df62b906b758d9aed71df558131e77aa7e17911a56233121136
-# Content sha256: 9f3c4cba00c1e7003ba00a0c016749720bbd0bd8641315c58fbaf6124687d0fd
+# Inputs sha256: 2d871e1d1ce1532d5d91f9e6cee73950c832f4fa289d68bdaa1743e107c7c80e
+# Content sha256: 80e92f3fe34cab546076806f94397ebce10dc20c369ccdac86be31b94a4f3ff3
 
 """Wire models of ACP protocol v2.
 
