@@ -11,9 +11,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import diff_command
 from .config import Config, ConfigError, load_config
 from .conformance import command as conformance_command
+from .diff import command as diff_command
 from .errors import SchemaError
 from .hoist import RULES
 from .pipeline import Generation, generate, up_to_date
@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--feature", action="append", default=[], metavar="NAME", help="enable a feature (repeatable)")
         cmd.add_argument(
             "--no-default-features", action="store_true", help="ignore the features listed in pyproject.toml"
+        )
+        cmd.add_argument(
+            "--no-conversions",
+            action="store_true",
+            help="do not generate convert.py (v1 <-> v2 conversions); see conversions = false in pyproject.toml",
         )
         for version in (1, 2):
             cmd.add_argument(
@@ -87,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config()
         schema_dir, out, features = _settings(args, config)
         bases = _bases(args, config)
-        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases):
+        conversions = config.conversions and not args.no_conversions
+        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases, conversions):
             print(f"{out}: up to date")
             return 0
-        result = generate(schema_dir, features, config.root, bases)
+        result = generate(schema_dir, features, config.root, bases, conversions)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
@@ -109,4 +115,6 @@ def main(argv: list[str] | None = None) -> int:
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result))
+    for line in result.notes():
+        print(line)
     return 0

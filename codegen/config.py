@@ -3,7 +3,8 @@
 Keys: ``schema-dir`` (default ``schema``), ``out`` (default ``generated``) and
 ``features`` (default: none), ``base-v1`` / ``base-v2`` (an upstream ACP schema file the
 fragments of that version are overlaid on; default: none), paths relative to that
-``pyproject.toml``.
+``pyproject.toml``; ``conversions`` (default true: generate ``convert.py`` when the schema
+directory has a ``conversions.json``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Config:
     out: Path
     features: tuple[str, ...]
     bases: dict[int, Path] = field(default_factory=dict)  # protocol version -> upstream schema file
+    conversions: bool = True
 
 
 class ConfigError(Exception):
@@ -52,12 +54,15 @@ def load_config(start: Path | None = None) -> Config:
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{pyproject}: {exc}") from None
         table = data.get("tool", {}).get(SECTION, {})
-    unknown = set(table) - {"schema-dir", "out", "features", "base-v1", "base-v2"}
+    unknown = set(table) - {"schema-dir", "out", "features", "base-v1", "base-v2", "conversions"}
     if unknown:
         raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {sorted(unknown)[0]!r}")
     features = table.get("features", [])
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
         raise ConfigError(f"{pyproject}: [tool.{SECTION}].features must be a list of strings")
+    conversions = table.get("conversions", True)
+    if not isinstance(conversions, bool):
+        raise ConfigError(f"{pyproject}: [tool.{SECTION}].conversions must be true or false")
     bases = {}
     for version in (1, 2):
         value = table.get(f"base-v{version}")
@@ -71,4 +76,5 @@ def load_config(start: Path | None = None) -> Config:
         out=root / str(table.get("out", "generated")),
         features=tuple(features),
         bases=bases,
+        conversions=conversions,
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -88,6 +88,7 @@ DECLARATIONS_SCHEMA: dict[str, Any] = {
                         "required": ["when", "value"],
                         "properties": {"when": {"type": "string"}, "value": {}},
                     },
+                    "upstream": {"type": "boolean"},
                     "why": {"type": "string"},
                 },
             },
@@ -213,6 +214,7 @@ class _FieldDecl:
     accept: frozenset[str]
     fill: tuple[str, Any] | None
     why: str
+    upstream: bool = False  # about a field only full upstream schemas have: the fragments may lack it
 
     def name(self, version: int) -> str | None:
         return self.v1 if version == 1 else self.v2
@@ -264,7 +266,15 @@ def _load_declarations(source: Source) -> _Declarations:
         fill = (f["fill"]["when"], f["fill"]["value"]) if "fill" in f else None
         fields.append(
             _FieldDecl(
-                i, f["type"], f["v1"], f["v2"], f.get("value"), frozenset(f.get("accept", ())), fill, f.get("why", "")
+                i,
+                f["type"],
+                f["v1"],
+                f["v2"],
+                f.get("value"),
+                frozenset(f.get("accept", ())),
+                fill,
+                f.get("why", ""),
+                f.get("upstream", False),
             )
         )
     invariants = tuple(
@@ -314,6 +324,9 @@ class _Comparison:
     v2: Protocol
     problems: list[Problem] = field(default_factory=list)
     used: set[tuple[str, int]] = field(default_factory=set)  # (section, index) of declarations that cover something
+    # Over a base, a declaration may find the versions agreeing (an older release has no
+    # difference there); the fragments' own generation checks that each one is needed.
+    over_base: bool = False
 
     def problem(self, td: TypeDef, ptr: str, message: str) -> None:
         self.problems.append(Problem(td.file, ptr, message))
@@ -444,7 +457,7 @@ class _Comparison:
                 )
             else:
                 self.used.add(("fields", d.index))
-        elif d is not None and d.value is not None:
+        elif d is not None and d.value is not None and not self.over_base:
             self.declared("fields", d.index, f"{where}: value rule {d.value!r} declared, but both versions agree")
         for flag, differs in (
             ("required", f1.required != f2.required),
@@ -459,7 +472,7 @@ class _Comparison:
                 )
             elif differs and d is not None:
                 self.used.add(("fields", d.index))
-            elif not differs and flag in accept and d is not None:
+            elif not differs and flag in accept and d is not None and not self.over_base:
                 self.declared("fields", d.index, f"{where}: accepts a {flag} difference both versions lack")
 
 
@@ -685,11 +698,82 @@ def _depth(td: TypeDef, proto: Protocol) -> int:
 
 
 # ---------------------------------------------------------------------------------------
+# Scope over a full upstream base
+
+
+def _expr_refs(e: TypeExpr | None) -> Iterable[str]:
+    if e is None:
+        return
+    if e.ref:
+        yield e.ref
+    yield from _expr_refs(e.items)
+    for v in e.variants:
+        yield from _expr_refs(v)
+    for f in e.fields:
+        yield from _expr_refs(f.type)
+
+
+def _reach(proto: Protocol, roots: set[str], decl: _Declarations) -> set[str]:
+    """Every type the roots reach. A field declared to exist in this version only is
+    dropped on conversion, so what it alone reaches is out of scope."""
+    dropped = {
+        (d.type, d.name(proto.version))
+        for d in decl.fields
+        if d.name(proto.version) is not None and d.name(3 - proto.version) is None
+    }
+    v1_name = {v2: v1 for v1, v2 in decl.renames.items()} if proto.version == 2 else {}
+    seen: set[str] = set()
+    todo = sorted(r for r in roots if r in proto.types)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        td = proto.types[name]
+        refs = [*td.bases, *_expr_refs(td.target)]
+        for variant in td.variants:
+            refs += _expr_refs(variant)
+        for f in td.fields:
+            if (v1_name.get(name, name), f.name) not in dropped:
+                refs += _expr_refs(f.type)
+        todo += [r for r in refs if r in proto.types and r not in seen]
+    return seen
+
+
+def archive_scope(
+    protocols: Mapping[int, Protocol], fragments: Mapping[int, set[str]], decl: _Declarations
+) -> dict[int, Protocol]:
+    """Over a full upstream base, conversions cover the archive surface only: the types the
+    fragments define or extend with a feature's items, the messages of methods using them,
+    and every type these reach (in either version). The rest of upstream is out of scope."""
+    reached: set[str] = set()  # by v1 name
+    v1_name = {v2: v1 for v1, v2 in decl.renames.items()}
+    for version, proto in protocols.items():
+        roots = set(fragments[version])
+        for m in proto.methods:
+            if m.params in roots or m.result in roots:
+                roots |= {m.params, *([m.result] if m.result else [])}
+        found = _reach(proto, roots, decl)
+        reached |= {v1_name.get(n, n) for n in found} if version == 2 else found
+    out = {}
+    for version, proto in protocols.items():
+        names = {decl.type_name(version, n) for n in reached}
+        out[version] = replace(
+            proto,
+            types={n: t for n, t in proto.types.items() if n in names},
+            methods=tuple(m for m in proto.methods if m.params in names),
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------
 # Entry point
 
 
-def _compare(decl: _Declarations, v1: Protocol, v2: Protocol) -> tuple[_Comparison, list[Any], dict[str, Any]]:
-    cmp = _Comparison(decl, v1, v2)
+def _compare(
+    decl: _Declarations, v1: Protocol, v2: Protocol, over_base: bool = False
+) -> tuple[_Comparison, list[Any], dict[str, Any]]:
+    cmp = _Comparison(decl, v1, v2, over_base=over_base)
     pairs = cmp.pairs()
     field_pairs = {td1.name: cmp.compare_types(td1, td2) for td1, td2 in pairs}
     return cmp, pairs, field_pairs
@@ -699,8 +783,19 @@ def _stale(decl: _Declarations, full: _Comparison) -> list[Problem]:
     """Declarations that cover nothing even with every feature enabled."""
     problems = []
     data = decl.source.data
+    upstream_only = {
+        f.index
+        for f in decl.fields
+        if f.upstream
+        and not any(
+            (td := p.types.get(decl.type_name(v, f.type))) is not None and f.name(v) in _all_fields(td, p)
+            for v, p in ((1, full.v1), (2, full.v2))
+        )
+    }
     for section in ("renamedTypes", "typesOnlyIn", "fields"):
         for index, _ in enumerate(data.get(section, [])):
+            if section == "fields" and index in upstream_only:
+                continue  # a field of full upstream schemas only: these fragments do not have it
             if (section, index) not in full.used:
                 problems.append(
                     Problem(decl.source.name, pointer(section, index), "covers no difference between the versions")
@@ -730,10 +825,23 @@ def _stale(decl: _Declarations, full: _Comparison) -> list[Problem]:
     return problems
 
 
+SWITCH_OFF = (
+    "over an upstream base, conversions cover the archive surface; declare the differences reported here,"
+    " or switch conversions off: --no-conversions on the command line, conversions = false in [tool.acp-codegen]"
+)
+
+
 def plan(
-    protocols: Iterable[Protocol], sources: Iterable[VersionSources], schema_dir: Path, root: Path | None = None
+    protocols: Iterable[Protocol],
+    sources: Iterable[VersionSources],
+    schema_dir: Path,
+    root: Path | None = None,
+    fragments: Mapping[int, set[str]] | None = None,
 ) -> ConversionPlan | None:
-    """Check the declared differences against both versions; None without a conversions file."""
+    """Check the declared differences against both versions; None without a conversions file.
+
+    ``fragments`` (over a full upstream base): per version, the types the fragments define
+    with or around a feature's items; conversions are limited to what they reach."""
     path = schema_dir / CONVERSIONS_FILE
     if not path.is_file():
         return None
@@ -750,10 +858,19 @@ def plan(
     full = {
         v: build(select(s, frozenset(s.meta.data.get("features", {})))) for v, s in sorted(sources_by_version.items())
     }
-    full_cmp, _, _ = _compare(decl, full[1], full[2])
-    cmp, pairs, field_pairs = _compare(decl, by_version[1], by_version[2])
+    if fragments is not None:
+        full = archive_scope(full, fragments, decl)
+        by_version = archive_scope(by_version, fragments, decl)
+    over_base = fragments is not None
+    full_cmp, _, _ = _compare(decl, full[1], full[2], over_base)
+    cmp, pairs, field_pairs = _compare(decl, by_version[1], by_version[2], over_base)
     methods = _check_methods(cmp)
-    problems = sorted(set(full_cmp.problems + cmp.problems + _stale(decl, full_cmp)))
+    # Over a base, a declaration may cover nothing inside the archive surface (the base
+    # already agrees there); the fragments' own generation checks that each one is needed.
+    stale = _stale(decl, full_cmp) if fragments is None else []
+    problems = sorted(set(full_cmp.problems + cmp.problems + stale))
     if problems:
+        if fragments is not None:
+            problems.append(Problem(source.name, "", SWITCH_OFF))
         raise SchemaError(problems)
     return ConversionPlan(source, tuple(_converters(cmp, pairs, field_pairs)), tuple(methods))

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import Problem, SchemaError, pointer
 from .load import VersionSources
-from .validate import DEFS, SIDES, iter_refs, ref_target, sides_of
+from .validate import DEFS, iter_refs, method_sections, ref_target, sides_of
 
 FEATURE_KEY = "x-feature"
 
@@ -43,10 +43,18 @@ class Selection:
     declared_features: dict[str, str]
 
 
+UPSTREAM_NOTICE = "**UNSTABLE**"
+
+
 def _with_notice(node: dict[str, Any]) -> None:
     feature = node.get(FEATURE_KEY)
     if feature:
         text = node.get("description", "")
+        # Upstream's own unstable items (2026-11's archive types) open with a bare notice
+        # paragraph: ours, naming the feature, takes its place rather than doubling it.
+        head, _, rest = text.partition("\n\n")
+        if head.strip() == UPSTREAM_NOTICE:
+            text = rest
         node["description"] = unstable_notice(feature) + ("\n\n" + text if text else "")
 
 
@@ -117,7 +125,7 @@ def select(sources: VersionSources, enabled: frozenset[str]) -> Selection:
         raise SchemaError(problems)
 
     methods = []
-    for section, side in SIDES.items():
+    for section, side in method_sections(meta):
         for key, method in sorted(meta.get(section, {}).items()):
             carriers = [s for s in defs.values() if s.get("x-method") == method and side in sides_of(s.get("x-side"))]
             if not carriers:

@@ -39,6 +39,7 @@ class VersionSources:
     meta: Source
     extra_inputs: tuple[Source, ...] = ()  # further files the output depends on (a base's meta)
     overlaid: bool = False  # the fragments were laid over a full upstream base
+    notes: tuple[Problem, ...] = ()  # overlay: fragment context that differs from the base (the base wins)
 
 
 def display_name(path: Path, root: Path | None = None) -> str:

@@ -1,14 +1,17 @@
 """Stage 1b, overlay: lay the archive fragments over a full upstream ACP schema.
 
 A *base* is an upstream ``schema.json`` or ``schema.unstable.json`` with, optionally,
-its sibling ``meta.json`` / ``meta.unstable.json``. The fragments may only *add* to it:
+its sibling ``meta.json`` / ``meta.unstable.json``. What the fragments lay over it is
+what they mark with ``x-feature``; shapes are compared normalised, ignoring prose
+(descriptions, titles, defaults, examples):
 
-- a fragment type the base lacks is added as it is;
-- a fragment type the base has must agree with the base, property by property (union
-  variant by variant, enum value by value), comparing normalised shapes and ignoring
-  prose (descriptions, titles, defaults, examples). Items the fragment marks with
-  ``x-feature`` and the base lacks are the feature's additions and are added; anything
-  else that differs is an error naming both places;
+- a marked item (type, property, variant) the base lacks is added; one the base has takes
+  the fragment's feature (so feature selection gates it), and must agree with it: a
+  difference is an error naming both places;
+- unmarked context (upstream types copied into the fragments) defers to the base: the
+  base's definition is used, a difference is a note; a fragment type the base lacks is
+  added as it is, unless it carries a feature's items (the base must have what the
+  feature extends);
 - methods are the base meta's plus the fragment meta's; features are the fragment's.
 
 The result is an ordinary ``VersionSources``: the base document, carrying the types it
@@ -30,7 +33,7 @@ from .errors import Problem, SchemaError, fail, pointer
 from .features import FEATURE_KEY
 from .ir import TypeExpr, expr
 from .load import Source, VersionSources, display_name, read_json
-from .validate import DEFS, SIDES, validate_version
+from .validate import DEFS, METHODS_SUFFIX, is_side, iter_refs, method_sections, ref_target, sides_of, validate_version
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -49,14 +52,15 @@ def _method_key(method: str) -> str:
 def _meta_from_markers(schema: Source, version: int) -> dict[str, Any]:
     """A base without a meta file: its methods are what its ``x-method``/``x-side`` markers say."""
     sections: dict[str, dict[str, str]] = {}
-    by_side = {side: section for section, side in SIDES.items()}
     for definition in schema.data.get(DEFS, {}).values():
         if not isinstance(definition, dict) or not isinstance(definition.get("x-method"), str):
             continue
         side = definition.get("x-side")
-        for one in ("agent", "client") if side == "both" else (side,):
-            if one in by_side:
-                sections.setdefault(by_side[one], {})[_method_key(definition["x-method"])] = definition["x-method"]
+        if is_side(side):  # sides this tool does not know get a table too (see validate.SIDE_NAME)
+            for one in sides_of(side):
+                sections.setdefault(one + METHODS_SUFFIX, {})[_method_key(definition["x-method"])] = definition[
+                    "x-method"
+                ]
     return {"version": version, **{k: dict(sorted(v.items())) for k, v in sorted(sections.items())}}
 
 
@@ -142,46 +146,94 @@ def _kind(schema: dict[str, Any]) -> str:
     return "enum" if "enum" in schema else "alias"
 
 
+def _marked(node: Any) -> bool:
+    return isinstance(node, dict) and bool(node.get(FEATURE_KEY))
+
+
+def _features_inside(node: Any) -> set[str]:
+    """Every feature marked anywhere in a JSON value."""
+    if isinstance(node, dict):
+        found = {node[FEATURE_KEY]} if isinstance(node.get(FEATURE_KEY), str) else set()
+        for key, value in node.items():
+            if key not in ("const", "default", "enum", "examples"):
+                found |= _features_inside(value)
+        return found
+    if isinstance(node, list):
+        return set().union(*map(_features_inside, node)) if node else set()
+    return set()
+
+
+def feature_types(fragments: VersionSources) -> set[str]:
+    """The fragments' definitions that are a feature's or carry a feature's items."""
+    return {name for src in fragments.schemas for name, d in src.data[DEFS].items() if _features_inside(d)}
+
+
+def _refs(node: Any) -> set[str]:
+    return {t for _, ref in iter_refs(node) if (t := ref_target(ref)) is not None}
+
+
 class _Merge:
+    """Lay one fragment's definitions over the base's.
+
+    What a fragment marks with ``x-feature`` is the feature's: added where the base lacks
+    it, marked where the base has it, and an error where the two are incompatible. The
+    rest of a fragment is context copied from some upstream release: where it differs
+    from the base, the base wins and the difference is a note.
+    """
+
     def __init__(self, base: Source, fragment: Source) -> None:
         self.base, self.fragment = base, fragment
         self.problems: list[Problem] = []
+        self.notes: list[Problem] = []
 
-    def conflict(self, path: tuple[str | int, ...], base_path: tuple[str | int, ...], message: str) -> None:
-        self.problems.append(
-            Problem(
-                self.fragment.name,
-                pointer(*path),
-                f"{message} (base: {self.base.name}: {pointer(*base_path) or '/'})",
-            )
-        )
+    def differ(self, marked: bool, path: tuple[str | int, ...], base_path: tuple[str | int, ...], message: str) -> None:
+        where = f"base: {self.base.name}: {pointer(*base_path) or '/'}"
+        if marked:
+            self.problems.append(Problem(self.fragment.name, pointer(*path), f"{message} ({where})"))
+        else:
+            self.notes.append(Problem(self.fragment.name, pointer(*path), f"{message}; the base's is used ({where})"))
 
     def definition(self, name: str, frag: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-        """The base definition, extended with the fragment's feature-marked additions."""
+        """The base definition, with the fragment's feature items added or marked."""
         path = base_path = (DEFS, name)
         merged = copy.deepcopy(base)
+        marked = _marked(frag)  # the whole definition is the feature's: every difference counts
+        if marked:
+            merged[FEATURE_KEY] = frag[FEATURE_KEY]
         for key in ("x-method", "x-side"):
             if key in frag and frag.get(key) != base.get(key):
-                self.conflict((*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}")
+                self.differ(
+                    marked, (*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}"
+                )
         kind, base_kind = _kind(frag), _kind(base)
         fkey, bkey = _variants_key(frag), _variants_key(base)
         if kind != base_kind:
-            self.conflict(path, base_path, f"kind differs: {kind} here, {base_kind} in the base")
+            # Feature items inside cannot be laid over a different kind of type.
+            self.differ(
+                marked or bool(_features_inside(frag)), path, base_path, f"is {kind} here, {base_kind} in the base"
+            )
             return merged
         if kind.startswith("object"):
-            self.properties(frag, merged, path, base_path)
+            self.properties(frag, merged, path, base_path, marked)
         if fkey and bkey:
-            self.variants(frag, fkey, merged, bkey, path, base_path)
+            self.variants(frag, fkey, merged, bkey, path, base_path, marked)
         elif kind == "enum":
             added = [v for v in frag["enum"] if v not in base["enum"]]
             if added:
-                self.conflict((*path, "enum"), (*base_path, "enum"), f"adds enum values {added!r} without x-feature")
+                self.differ(marked, (*path, "enum"), (*base_path, "enum"), f"has enum values {added!r} the base lacks")
         elif kind == "alias" and _shape(expr(frag)) != _shape(expr(base)):
-            self.conflict(path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}")
+            self.differ(
+                marked, path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}"
+            )
         return merged
 
     def properties(
-        self, frag: dict[str, Any], merged: dict[str, Any], path: tuple[str | int, ...], bpath: tuple[str | int, ...]
+        self,
+        frag: dict[str, Any],
+        merged: dict[str, Any],
+        path: tuple[str | int, ...],
+        bpath: tuple[str | int, ...],
+        whole: bool,
     ) -> None:
         base_props = merged.setdefault("properties", {})
         base_required = set(merged.get("required", []))
@@ -189,9 +241,10 @@ class _Merge:
         previous: str | None = None  # the fragment's last property that the base has
         for prop, schema in (frag.get("properties") or {}).items():
             here, there = (*path, "properties", prop), (*bpath, "properties", prop)
+            marked = whole or _marked(schema)
             if prop not in base_props:
-                if not (isinstance(schema, dict) and schema.get(FEATURE_KEY)):
-                    self.conflict(here, (*bpath, "properties"), f"property {prop!r} is not in the base (no x-feature)")
+                if not _marked(schema):
+                    self.differ(whole, here, (*bpath, "properties"), f"property {prop!r} is not in the base")
                     continue
                 # An addition goes where the fragment puts it: after the property it follows there.
                 items = list(base_props.items())
@@ -206,10 +259,12 @@ class _Merge:
             previous = prop
             want, have = expr(schema), expr(base_props[prop])
             if _shape(want) != _shape(have):
-                self.conflict(here, there, f"is {want.describe()}, but the base says {have.describe()}")
+                self.differ(marked, here, there, f"is {want.describe()}, but the base says {have.describe()}")
             if (prop in frag_required) != (prop in base_required):
                 state = "required" if prop in frag_required else "optional"
-                self.conflict(here, there, f"is {state} here, but not in the base")
+                self.differ(marked, here, there, f"is {state} here, but not in the base")
+            if _marked(schema):  # the base has the feature's property already: it takes the feature
+                base_props[prop] = {**base_props[prop], FEATURE_KEY: schema[FEATURE_KEY]}
 
     def variants(
         self,
@@ -219,6 +274,7 @@ class _Merge:
         bkey: str,
         path: tuple[str | int, ...],
         bpath: tuple[str | int, ...],
+        whole: bool,
     ) -> None:
         base_keys = {_variant_key(v): i for i, v in enumerate(merged[bkey])}
         for i, variant in enumerate(frag[fkey]):
@@ -228,11 +284,39 @@ class _Merge:
                 j = base_keys[key]
                 base_variant = merged[bkey][j]
                 if _shape(expr(variant)) != _shape(expr(base_variant)):
-                    self.conflict(here, (*bpath, bkey, j), "variant differs from the base's")
-            elif isinstance(variant, dict) and variant.get(FEATURE_KEY):
+                    self.differ(whole or _marked(variant), here, (*bpath, bkey, j), "variant differs from the base's")
+                if _marked(variant) and isinstance(base_variant, dict):
+                    merged[bkey][j] = {**base_variant, FEATURE_KEY: variant[FEATURE_KEY]}
+            elif _marked(variant):
                 merged[bkey].append(copy.deepcopy(variant))
             else:
-                self.conflict(here, (*bpath, bkey), "variant is not in the base (no x-feature)")
+                self.differ(whole, here, (*bpath, bkey), "variant is not in the base")
+
+
+def _gate_uses(node: Any, gated: dict[str, str]) -> None:
+    """Mark the base's own properties and union variants that reach a gated definition
+    with its feature (upstream's ``ClientRequest`` lists ``ArchiveSessionRequest``): without
+    the feature they go too, instead of pointing at a type that is not generated."""
+    if isinstance(node, list):
+        for item in node:
+            _gate_uses(item, gated)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key in ("const", "default", "enum", "examples"):
+            continue
+        members: list[Any] = []
+        if key == "properties" and isinstance(value, dict):
+            members = list(value.values())
+        elif key in ("anyOf", "oneOf") and isinstance(value, list):
+            members = value
+        for member in members:
+            if isinstance(member, dict) and not member.get(FEATURE_KEY):
+                features = sorted({gated[t] for t in _refs(member) if t in gated})
+                if len(features) == 1:
+                    member[FEATURE_KEY] = features[0]
+        _gate_uses(value, gated)
 
 
 def overlay(base: Base, fragments: VersionSources) -> VersionSources:
@@ -240,6 +324,7 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
     base_data = copy.deepcopy(base.schema.data)
     base_defs: dict[str, Any] = base_data[DEFS]
     problems: list[Problem] = []
+    notes: list[Problem] = []
     kept: list[Source] = []
     for src in fragments.schemas:
         merge = _Merge(base.schema, src)
@@ -247,17 +332,33 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         for name, schema in src.data[DEFS].items():
             if name in base_defs:
                 base_defs[name] = merge.definition(name, schema, base_defs[name])
+            elif not _marked(schema) and _features_inside(schema):
+                problems.append(
+                    Problem(
+                        src.name,
+                        pointer(DEFS, name),
+                        f"the base {base.schema.name} has no {name}, which feature"
+                        f" {', '.join(sorted(_features_inside(schema)))} extends: a base must define the types"
+                        " the fragments extend (is it an ACP release before them?)",
+                    )
+                )
             else:
                 new_defs[name] = schema
         problems += merge.problems
+        notes += merge.notes
         kept.append(Source(src.name, src.sha256, {**src.data, DEFS: new_defs}))
+    gated = {name: d[FEATURE_KEY] for s in kept for name, d in s.data[DEFS].items() if _marked(d)}
+    gated.update({name: d[FEATURE_KEY] for name, d in base_defs.items() if _marked(d)})
+    _gate_uses({n: d for n, d in base_defs.items() if n not in gated}, gated)
     meta, meta_problems = _merge_meta(base.meta, fragments.meta)
     problems += meta_problems
     if problems:
         raise SchemaError(problems)
     merged_base = Source(base.schema.name, base.schema.sha256, base_data)
     extra = (base.meta,) if base.meta_file else ()
-    return VersionSources(fragments.directory, (merged_base, *kept), meta, extra, overlaid=True)
+    return VersionSources(
+        fragments.directory, (merged_base, *kept), meta, extra, overlaid=True, notes=tuple(sorted(notes))
+    )
 
 
 def _merge_meta(base: Source, fragment: Source) -> tuple[Source, list[Problem]]:
@@ -274,7 +375,7 @@ def _merge_meta(base: Source, fragment: Source) -> tuple[Source, list[Problem]]:
     features = {**base.data.get("features", {}), **fragment.data.get("features", {})}
     if features:
         data["features"] = features
-    for section in SIDES:
+    for section, _ in method_sections({**base.data, **fragment.data}):
         methods = dict(base.data.get(section, {}))
         for key, method in fragment.data.get(section, {}).items():
             if methods.get(key, method) != method:

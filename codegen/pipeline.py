@@ -16,9 +16,9 @@ from .errors import fail
 from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
-from .overlay import load_base, overlay
+from .overlay import feature_types, load_base, overlay
 from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
-from .validate import validate_version
+from .validate import KNOWN_SIDES, SIDES, not_understood, validate_version
 from .write import read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
@@ -43,6 +43,17 @@ class Generation:
     protocols: tuple[Protocol, ...]
     sources: tuple[VersionSources, ...]
     files: dict[str, str]
+
+    def notes(self) -> list[str]:
+        """Lines for the summary: upstream vocabulary carried through without being
+        understood, and fragment context that differs from a base (the base wins)."""
+        unknown = [
+            f"v{p.version}: " + ", ".join(found)
+            for p, s in zip(self.protocols, self.sources, strict=True)
+            if (found := [f for src in s.schemas for f in not_understood(src)])
+        ]
+        lines = ["not understood, carried through: " + "; ".join(unknown)] if unknown else []
+        return lines + [f"note: {n}" for s in self.sources for n in s.notes]
 
 
 def load_sources(
@@ -95,7 +106,11 @@ MODELS = "models.py"
 
 
 def plan(
-    schema_dir: Path, sources: tuple[VersionSources, ...], features: frozenset[str], root: Path | None = None
+    schema_dir: Path,
+    sources: tuple[VersionSources, ...],
+    features: frozenset[str],
+    root: Path | None = None,
+    conversions: bool = True,
 ) -> dict[str, Inputs]:
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
@@ -106,39 +121,56 @@ def plan(
         for template, name in VERSION_TEMPLATES:
             out[prefix + name] = Inputs(_files(version_sources), (template,), enabled)
     all_inputs = tuple(f for s in sources for f in _files(s))
-    # Declared conversions describe the fragments; over a full upstream base the
-    # versions differ far beyond them, so no convert.py is planned there.
-    overlaid = any(s.overlaid for s in sources)
-    conversions = schema_dir / CONVERSIONS_FILE
+    declarations = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
         if template == CONVERT_TEMPLATE:
-            if overlaid or not conversions.is_file():
+            if not conversions or not declarations.is_file():
                 continue
-            declared = read_json(conversions, root)
+            declared = read_json(declarations, root)
             extra = ((declared.name, declared.sha256),)
         out[path] = Inputs(all_inputs + extra, (template,), enabled)
     return dict(sorted(out.items()))
 
 
+def _feature_types(
+    schema_dir: Path, root: Path | None, sources: tuple[VersionSources, ...]
+) -> dict[int, set[str]] | None:
+    """Over bases, per version, the fragment types conversions start from (None: no base)."""
+    if not any(s.overlaid for s in sources):
+        return None
+    return {int(d.name[1:]): feature_types(load_version(d, root)) for d in find_version_dirs(schema_dir, root)}
+
+
 def generate(
-    schema_dir: Path, features: frozenset[str], root: Path | None = None, bases: Mapping[int, Path] | None = None
+    schema_dir: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
+    conversions: bool = True,
 ) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root, bases)
     env = environment()
-    manifest = plan(schema_dir, sources, features, root)
+    manifest = plan(schema_dir, sources, features, root, conversions)
     files: dict[str, str] = {}
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
         files[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
         for template, name in VERSION_TEMPLATES:
             files[prefix + name] = render_template(env, template, manifest[prefix + name], protocol=protocol)
-    conversions = plan_conversions(protocols, sources, schema_dir, root) if CONVERT_PATH in manifest else None
+    convert_plan = (
+        plan_conversions(protocols, sources, schema_dir, root, _feature_types(schema_dir, root, sources))
+        if CONVERT_PATH in manifest
+        else None
+    )
     enabled = [Code(repr(f)) for f in sorted(features)]
+    # MethodSpec.side: the known sides, then any a base brought that this tool does not know.
+    extra_sides = sorted({m.side for p in protocols for m in p.methods} - set(KNOWN_SIDES))
+    sides = [*SIDES.values(), *extra_sides]
     for template, path in PACKAGE_TEMPLATES:
         if path in manifest:
             files[path] = render_template(
-                env, template, manifest[path], protocols=protocols, features=enabled, plan=conversions
+                env, template, manifest[path], protocols=protocols, features=enabled, plan=convert_plan, sides=sides
             )
     return Generation(protocols, sources, dict(sorted(files.items())))
 
@@ -149,6 +181,7 @@ def up_to_date(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
+    conversions: bool = True,
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
@@ -158,7 +191,7 @@ def up_to_date(
     """
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
-        manifest = plan(schema_dir, sources, features, root)
+        manifest = plan(schema_dir, sources, features, root, conversions)
     except Exception:  # noqa: BLE001 - unreadable or invalid input: let the full run report it
         return False
     on_disk = read_tree(out)

@@ -24,11 +24,35 @@ REF_PREFIX = "#/$defs/"
 SIDES = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol"}
 # Upstream marks methods that either peer may call (``mcp/message``) with ``"x-side": "both"``.
 BOTH = "both"
+# Upstream adds sides over time (2026-11: ``"proxy"``). A side this tool does not know is
+# carried through: its methods are listed under ``<side>Methods`` and routed by nobody.
+SIDE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+METHODS_SUFFIX = "Methods"
 
 
 def sides_of(marked: object) -> tuple[str, ...]:
     """The meta.json sides an ``x-side`` value stands for."""
     return ("agent", "client") if marked == BOTH else (str(marked),)
+
+
+def is_side(value: object) -> bool:
+    """Could this be an ``x-side`` value at all (known or not)?"""
+    return isinstance(value, str) and bool(SIDE_NAME.match(value))
+
+
+def unknown_sides(marked: object) -> tuple[str, ...]:
+    return tuple(s for s in sides_of(marked) if s not in SIDES.values()) if is_side(marked) else ()
+
+
+def method_sections(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """(section, side) of every method table in a meta: the known ones, then any other
+    ``<side>Methods`` table (a base's, or one derived from a base's markers)."""
+    extra = sorted(
+        (key, key[: -len(METHODS_SUFFIX)])
+        for key in meta
+        if key.endswith(METHODS_SUFFIX) and key not in SIDES and SIDE_NAME.match(key[: -len(METHODS_SUFFIX)])
+    )
+    return [*SIDES.items(), *extra]
 
 
 # What may name a type, a method, a method key and a feature. Anything else is refused
@@ -50,6 +74,10 @@ META_SCHEMA: dict[str, Any] = {
         "version": {"type": "integer", "minimum": 1},
         "features": {"type": "object", "additionalProperties": {"type": "string"}},
         **{section: {"type": "object", "additionalProperties": {"type": "string"}} for section in SIDES},
+    },
+    # A table for a side this tool does not know yet (a base's ``proxyMethods``).
+    "patternProperties": {
+        f"^[a-z][a-z0-9_]*{METHODS_SUFFIX}$": {"type": "object", "additionalProperties": {"type": "string"}}
     },
 }
 
@@ -89,6 +117,7 @@ def alias_target(schema: Any) -> str | None:
 # milliseconds (the pure-Python validator needs seconds for the same document).
 _META_SCHEMA_CHECK = jsonschema_rs.Draft202012Validator({"$ref": "https://json-schema.org/draft/2020-12/schema"})
 _META_JSON_CHECK = jsonschema_rs.Draft202012Validator(META_SCHEMA)
+KNOWN_SIDES = sorted((*SIDES.values(), BOTH))
 
 
 def _meta_schema_problems(src: Source) -> list[Problem]:
@@ -98,9 +127,7 @@ def _meta_schema_problems(src: Source) -> list[Problem]:
     ]
 
 
-def _x_keyword_problems(
-    src: Source, node: Any, path: tuple[str | int, ...], features: set[str], tolerant: bool = False
-) -> list[Problem]:
+def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], features: set[str]) -> list[Problem]:
     problems: list[Problem] = []
     if isinstance(node, dict):
         for key, value in node.items():
@@ -116,20 +143,60 @@ def _x_keyword_problems(
                     )
             elif key == "x-method" and (not isinstance(value, str) or not METHOD_NAME.match(value)):
                 problems.append(Problem(src.name, here, f"method name must match {METHOD_NAME.pattern}: {value!r}"))
-            elif key == "x-side" and value not in (*SIDES.values(), BOTH) and not tolerant:
+            elif key == "x-side" and not is_side(value):
                 problems.append(
-                    Problem(src.name, here, f"x-side must be one of {sorted((*SIDES.values(), BOTH))}: {value!r}")
+                    Problem(src.name, here, f"x-side must be one of {KNOWN_SIDES} or another side's name: {value!r}")
                 )
             elif key in ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items") and not isinstance(
                 value, bool
             ):
                 problems.append(Problem(src.name, here, f"{key} must be a boolean"))
             if key not in ("const", "default", "enum", "examples"):
-                problems += _x_keyword_problems(src, value, (*path, key), features, tolerant)
+                problems += _x_keyword_problems(src, value, (*path, key), features)
     elif isinstance(node, list):
         for i, item in enumerate(node):
-            problems += _x_keyword_problems(src, item, (*path, i), features, tolerant)
+            problems += _x_keyword_problems(src, item, (*path, i), features)
     return problems
+
+
+# The x-* keywords this tool knows: it acts on them, or (x-docs-ignore: documentation
+# only) knows they need nothing. Upstream's others are carried through without effect
+# and named in generate's summary.
+UNDERSTOOD_KEYWORDS = frozenset(
+    {
+        "x-feature",
+        "x-method",
+        "x-side",
+        "x-deserialize-default-on-error",
+        "x-deserialize-skip-invalid-items",
+        "x-docs-ignore",
+    }
+)
+
+
+def not_understood(src: Source) -> list[str]:
+    """What of upstream's extension vocabulary in one schema this tool does not act on."""
+    keywords: dict[str, int] = {}
+    sides: dict[str, set[str]] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key.startswith("x-") and key not in UNDERSTOOD_KEYWORDS:
+                    keywords[key] = keywords.get(key, 0) + 1
+                if key not in ("const", "default", "enum", "examples"):
+                    walk(value)
+            for side in unknown_sides(node.get("x-side")) if "x-method" in node else ():
+                sides.setdefault(side, set()).add(str(node["x-method"]))
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(src.data)
+    return [
+        *(f"x-side {s!r} ({', '.join(sorted(m))}: generated, routed by nobody)" for s, m in sorted(sides.items())),
+        *(f"{key} ({n} use{'' if n == 1 else 's'}, ignored)" for key, n in sorted(keywords.items())),
+    ]
 
 
 def declared_features(meta: Source) -> dict[str, str]:
@@ -137,11 +204,15 @@ def declared_features(meta: Source) -> dict[str, str]:
     return dict(features) if isinstance(features, dict) else {}
 
 
-def validate_version(sources: VersionSources, expected_version: int | None = None, tolerant: bool = False) -> None:
+def validate_version(sources: VersionSources, expected_version: int | None = None) -> None:
     """Raise SchemaError listing every problem in one version's fragments and meta.
 
-    ``tolerant`` (upstream releases read by ``diff``): an ``x-side`` value this tool does not
-    know (upstream adds sides, e.g. ``proxy``) is no error; such types are not methods here."""
+    Upstream's extension vocabulary grows with each release, so an ``x-side`` (and a meta
+    method table) for a side this tool does not know is carried through, not refused:
+    generation and diff must work on every release. A typo is still caught where it
+    matters: when the meta lists the method for a known side (see ``_method_problems``);
+    elsewhere ``generate`` names the unknown side in its summary.
+    """
     problems: list[Problem] = []
     meta = sources.meta
     for err in _META_JSON_CHECK.iter_errors(meta.data):
@@ -171,7 +242,7 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
         problems += found
         if found:
             continue
-        problems += _x_keyword_problems(src, src.data, (), set(features), tolerant)
+        problems += _x_keyword_problems(src, src.data, (), set(features))
         for name, schema in src.data[DEFS].items():
             here = pointer(DEFS, name)
             if name in defs:
@@ -205,7 +276,7 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
         problems += property_name_problems(src, {name: schema for name, (_, schema) in defs.items()})
         problems += pattern_problems(src)
     problems += _alias_cycles(defs)
-    problems += _method_problems(sources, defs, tolerant)
+    problems += _method_problems(sources, defs)
     if problems:
         raise SchemaError(problems)
 
@@ -229,14 +300,12 @@ def _alias_cycles(defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
     return problems
 
 
-def _method_problems(
-    sources: VersionSources, defs: dict[str, tuple[Source, Any]], tolerant: bool = False
-) -> list[Problem]:
+def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
     """Methods: meta.json and the x-method markers must agree, and each request has a response."""
     problems: list[Problem] = []
     meta = sources.meta
     declared: set[tuple[str, str]] = set()  # (method, side)
-    for section, side in SIDES.items():
+    for section, side in method_sections(meta.data):
         for key, method in meta.data.get(section, {}).items():
             here = pointer(section, key)
             if not METHOD_KEY.match(key):
@@ -257,15 +326,30 @@ def _method_problems(
         if marked_side is None:
             problems.append(Problem(src.name, here, "a type with x-method needs x-side"))
             continue
-        if tolerant and marked_side not in (*SIDES.values(), BOTH):
-            continue
         role = message_role(name)
         if role is None:
             problems.append(
                 Problem(src.name, here, "a type with x-method must be named *Request, *Response or *Notification")
             )
             continue
+        if not is_side(marked_side):
+            continue  # reported by _x_keyword_problems
+        listed_elsewhere = sorted(s for m, s in declared if m == marked_method and s != marked_side)
+        if unknown_sides(marked_side) and listed_elsewhere:
+            # Upstream's new sides are carried through, but a method the meta gives to a
+            # known side and a type gives to another is a typo, not new vocabulary.
+            problems.append(
+                Problem(
+                    src.name,
+                    pointer(DEFS, name, "x-side"),
+                    f"x-side must be one of {KNOWN_SIDES}: {marked_side!r}"
+                    f" ({meta.name} lists {marked_method!r} for {', '.join(listed_elsewhere)})",
+                )
+            )
+            continue
         for side in sides_of(marked_side):
+            if side not in SIDES.values() and (marked_method, side) not in declared:
+                continue  # an unknown side without a method table: its types are still generated
             if (marked_method, side) not in declared:
                 problems.append(
                     Problem(
@@ -275,7 +359,7 @@ def _method_problems(
                     )
                 )
             marked.setdefault((marked_method, side), {}).setdefault(role, []).append(name)
-    for section, side in SIDES.items():
+    for section, side in method_sections(meta.data):
         for key, method in meta.data.get(section, {}).items():
             roles = marked.get((method, side), {})
             here = pointer(section, key)

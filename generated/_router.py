@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4918f8d47113bbe1a4abb012c103d205dd5997b71c2b34e6282725aab04736e8
-# Content sha256: 0dc5af8546811b261263e0babb4368760973781ea6bad77ca3ae2c243a688af9
+# Inputs sha256: e8528d739ad1e85c43ff5df2c336f5b209da79ac8b14b169e66792e3b26f97a2
+# Content sha256: 2e9a609445b346395ff0c452f2adb44d449cea4250e1a546a3916ce918cb35cb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 037cf9ab3e81580182fb490732682e0d8373eb23f7eb7d922b153ebd605e0c93
-# Content sha256: 48554f45c4ff3246198765d763acae70cbc4757abb32dbb3d19dd93a2b74a651
+# Inputs sha256: 5f6e9513ce43245167df79f8f0091882c51a06a776f453aa33d747b93f47dd2e
+# Content sha256: 9dc25a2082ecf19c6bc50443ed20c622ce29de75ec7345976f297763708db2c4
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2a2d3b46c8b40b915445e7326da0477fd7071d74f66a20bf000a3908f3ab90a4
-# Content sha256: 99e15417aab1ad8779cf8c9552017b0120427094b730552c4eb23f9bad05e38f
+# Inputs sha256: 2115eca554bd7c72bc0fdcd7e6d0e6ddcdc365a5b05b519aef36d98f173dc342
+# Content sha256: b36d5d8312d25bce785bc59a54f9dbbadb23adad6f8cb8dafb874c31bd674e5b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -231,3 +231,52 @@ def test_cli_reports_an_undeclared_difference_with_exit_2_and_leaves_output(
     assert "AgentCapabilities.loadSession exists only in v1" in err
     assert "Traceback" not in err
     assert (out / "keep.txt").read_text(encoding="utf-8") == "previous"
+
+
+def _upstream_only(flag: bool) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        entry: dict[str, Any] = {"type": "SessionInfo", "v1": None, "v2": "status"}
+        data["fields"].append({**entry, "upstream": True} if flag else entry)
+
+    return edit
+
+
+def test_an_upstream_only_declaration_is_not_stale_where_the_fragments_lack_the_field(tmp_path: Path) -> None:
+    assert f"/fields/{_field_count()}: covers no difference" in _problems(_copy(tmp_path, _upstream_only(False)))
+    schema_dir = _copy(tmp_path / "flagged", _upstream_only(True))
+    protocols, sources = load_protocols(schema_dir, frozenset({ARCHIVE}), schema_dir.parent)
+    assert plan(protocols, sources, schema_dir, schema_dir.parent) is not None
+
+
+def _field_count() -> int:
+    return len(json.loads((SCHEMA / CONVERSIONS_FILE).read_text(encoding="utf-8"))["fields"])
+
+
+@pytest.mark.parametrize("how", ["flag", "pyproject"])
+def test_conversions_can_be_switched_off(
+    tmp_path: Path, how: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An undeclared difference: with conversions on, exit 2; off, the rest generates.
+    schema_dir = _copy(tmp_path, _drop("fields", type="AgentCapabilities", v1="loadSession"))
+    monkeypatch.chdir(tmp_path)
+    args = ["generate", "--schema-dir", str(schema_dir), "--out", str(tmp_path / "out")]
+    assert cli.main(args) == 2
+    if how == "flag":
+        args.append("--no-conversions")
+    else:
+        (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen]\nconversions = false\n", encoding="utf-8")
+    assert cli.main(args) == 0, capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.suffix == ".py") == [
+        "__init__.py",
+        "_router.py",
+        "_shared.py",
+    ]
+    assert cli.main(["check", *args[1:]]) == 0
+
+
+def test_the_conversions_key_must_be_a_boolean(tmp_path: Path) -> None:
+    from codegen.config import ConfigError, load_config
+
+    (tmp_path / "pyproject.toml").write_text('[tool.acp-codegen]\nconversions = "no"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="conversions must be true or false"):
+        load_config(tmp_path)

@@ -50,24 +50,34 @@ def _set(path: list[str], value: Any) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
-CONFLICTS = [
+BASE_2026_11 = "2026-11/v1/schema.unstable.json"
+
+
+def _names_both(lines: list[str], expected: str, base: str, base_pointer: str) -> bool:
+    """A line names the fragment's place and the base's (bases are shown relative to the project)."""
+    return any(
+        line.startswith(f"{FRAGMENT}: {expected} (base: ") and line.endswith(f"upstream/{base}: {base_pointer})")
+        for line in lines
+    )
+
+
+# Unmarked context copied into the fragments that differs from the base: the base's
+# definition is used and the difference is a note (older releases differ like this).
+CONTEXT_DIFFERENCES = [
     pytest.param(
         _set(["SessionInfo", "properties", "cwd"], {"type": "integer"}),
-        None,
         "/$defs/SessionInfo/properties/cwd: is integer, but the base says string",
         "/$defs/SessionInfo/properties/cwd",
         id="property-type",
     ),
     pytest.param(
         _set(["SessionInfo", "properties", "colour"], {"type": "string"}),
-        None,
-        "/$defs/SessionInfo/properties/colour: property 'colour' is not in the base (no x-feature)",
+        "/$defs/SessionInfo/properties/colour: property 'colour' is not in the base",
         "/$defs/SessionInfo/properties",
         id="unmarked-new-property",
     ),
     pytest.param(
         _set(["SessionInfo", "required"], ["sessionId", "cwd", "title"]),
-        None,
         "/$defs/SessionInfo/properties/title: is required here, but not in the base",
         "/$defs/SessionInfo/properties/title",
         id="required-differs",
@@ -76,51 +86,118 @@ CONFLICTS = [
         lambda d: d["$defs"]["SessionUpdate"]["oneOf"].append(
             {"type": "object", "properties": {"sessionUpdate": {"const": "bogus"}}, "required": ["sessionUpdate"]}
         ),
-        None,
-        "/$defs/SessionUpdate/oneOf/1: variant is not in the base (no x-feature)",
+        "/$defs/SessionUpdate/oneOf/1: variant is not in the base",
         "/$defs/SessionUpdate/oneOf",
         id="unmarked-new-variant",
+    ),
+    pytest.param(
+        _set(["SessionId"], {"type": "integer"}),
+        "/$defs/SessionId: is integer, but the base says string",
+        "/$defs/SessionId",
+        id="alias-type",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "expected", "base_pointer"), CONTEXT_DIFFERENCES)
+def test_unmarked_context_defers_to_the_base_with_a_note(upstream, tmp_path, edit, expected, base_pointer):
+    schema_dir = _fragments(tmp_path, edit)
+    protocols, sources = load_protocols(schema_dir, FEATURE, tmp_path, {1: upstream / "v1" / "schema.json"})
+    notes = [str(n) for n in sources[0].notes]
+    assert _names_both(notes, f"{expected}; the base's is used", "v1/schema.json", base_pointer), notes
+    info = protocols[0].types["SessionInfo"]
+    assert info.field("cwd").type.kind == "string" and info.field("colour") is None  # the base's definition
+    assert not info.field("title").required
+    assert protocols[0].types["SessionId"].target.kind == "string"
+    assert protocols[0].types["SessionUpdate"].variants and "bogus" not in repr(protocols[0].types["SessionUpdate"])
+    assert info.field("archived") is not None  # the feature's addition is laid over it all the same
+
+
+# What a fragment marks with x-feature and the base already has must agree with it.
+FEATURE_CONFLICTS = [
+    pytest.param(
+        _set(
+            ["SessionInfo", "properties", "archived"],
+            {"type": "string", "x-feature": "unstable_session_archive"},
+        ),
+        BASE_2026_11,
+        "/$defs/SessionInfo/properties/archived: is string, but the base says boolean | null",
+        "/$defs/SessionInfo/properties/archived",
+        id="marked-property-type",
+    ),
+    pytest.param(
+        lambda d: d["$defs"]["ListSessionsRequest"].setdefault("required", []).append("archived"),
+        BASE_2026_11,
+        "/$defs/ListSessionsRequest/properties/archived: is required here, but not in the base",
+        "/$defs/ListSessionsRequest/properties/archived",
+        id="marked-property-required",
+    ),
+    pytest.param(
+        _set(["ArchiveSessionRequest", "properties", "reason"], {"type": "string"}),
+        BASE_2026_11,
+        "/$defs/ArchiveSessionRequest/properties/reason: property 'reason' is not in the base",
+        "/$defs/ArchiveSessionRequest/properties",
+        id="marked-definition-property",
+    ),
+    pytest.param(
+        lambda d: d["$defs"]["SessionArchiveFilter"]["anyOf"].insert(0, {"type": "string", "const": "deleted"}),
+        BASE_2026_11,
+        "/$defs/SessionArchiveFilter/anyOf/0: variant is not in the base",
+        "/$defs/SessionArchiveFilter/anyOf",
+        id="marked-enum-value",
+    ),
+    pytest.param(
+        lambda d: [
+            d["$defs"][t].update({"x-side": "client"}) for t in ("ArchiveSessionRequest", "ArchiveSessionResponse")
+        ],
+        BASE_2026_11,
+        "/$defs/ArchiveSessionRequest/x-side: x-side is 'client', base has 'agent'",
+        "/$defs/ArchiveSessionRequest/x-side",
+        id="marked-x-side",
     ),
     pytest.param(
         _set(
             ["SessionId"],
             {"type": "object", "properties": {"id": {"type": "string", "x-feature": "unstable_session_archive"}}},
         ),
-        None,
-        "/$defs/SessionId: kind differs: object here, alias in the base",
+        "v1/schema.json",
+        "/$defs/SessionId: is object here, alias in the base",
         "/$defs/SessionId",
-        id="kind",
-    ),
-    pytest.param(
-        _set(["SessionId"], {"type": "integer"}),
-        None,
-        "/$defs/SessionId: is integer, but the base says string",
-        "/$defs/SessionId",
-        id="alias-type",
-    ),
-    pytest.param(
-        lambda d: [
-            d["$defs"][t].update({"x-method": "session/enumerate"})
-            for t in ("ListSessionsRequest", "ListSessionsResponse")
-        ],
-        lambda m: m["agentMethods"].update(session_list="session/enumerate"),
-        "/$defs/ListSessionsRequest/x-method: x-method is 'session/enumerate', base has 'session/list'",
-        "/$defs/ListSessionsRequest/x-method",
-        id="x-method",
+        id="kind-with-feature-items",
     ),
 ]
 
 
-@pytest.mark.parametrize(("edit", "meta_edit", "expected", "base_pointer"), CONFLICTS)
-def test_a_fragment_disagreeing_with_the_base_names_both_places(
-    upstream, tmp_path, edit, meta_edit, expected, base_pointer
+def _archive_on_client_side(meta: dict[str, Any]) -> None:
+    if "session_archive" in meta["agentMethods"]:
+        meta["clientMethods"]["session_archive"] = meta["agentMethods"].pop("session_archive")
+
+
+@pytest.mark.parametrize(("edit", "base", "expected", "base_pointer"), FEATURE_CONFLICTS)
+def test_a_feature_item_disagreeing_with_the_base_names_both_places(
+    upstream, tmp_path, edit, base, expected, base_pointer
 ):
-    schema_dir = _fragments(tmp_path, edit, meta_edit)
-    problems = _problems(upstream, schema_dir, tmp_path)
-    assert any(
-        p.startswith(f"{FRAGMENT}: {expected} (base: ") and p.endswith(f"upstream/v1/schema.json: {base_pointer})")
-        for p in problems
-    ), problems
+    side_case = "x-side" in expected
+    schema_dir = _fragments(tmp_path, edit, _archive_on_client_side if side_case else None)
+    with pytest.raises(SchemaError) as caught:
+        load_protocols(schema_dir, FEATURE, tmp_path, {1: upstream / base})
+    problems = [str(p) for p in caught.value.problems]
+    assert _names_both(problems, expected, base, base_pointer), problems
+
+
+def test_a_base_without_a_type_the_feature_extends_is_refused_by_name(upstream, tmp_path):
+    data = json.loads((upstream / "v1" / "schema.json").read_text(encoding="utf-8"))
+    del data["$defs"]["SessionInfoUpdate"]
+    data["$defs"]["SessionUpdate"]["oneOf"] = [
+        v for v in data["$defs"]["SessionUpdate"]["oneOf"] if "SessionInfoUpdate" not in json.dumps(v)
+    ]
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "schema.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SchemaError) as caught:
+        load_protocols(ROOT / "schema", FEATURE, ROOT, {1: tmp_path / "v1" / "schema.json"})
+    [problem] = [str(p) for p in caught.value.problems]
+    assert problem.startswith(f"{FRAGMENT}: /$defs/SessionInfoUpdate: the base ")
+    assert "v1/schema.json has no SessionInfoUpdate, which feature unstable_session_archive extends" in problem
 
 
 def test_a_method_renamed_against_the_base_meta_is_refused(upstream, tmp_path):
@@ -170,7 +247,9 @@ def test_a_base_without_meta_takes_its_methods_from_its_markers(upstream, tmp_pa
 
 
 def test_cli_exits_2_on_a_conflict_and_leaves_the_output_alone(upstream, tmp_path, capsys):
-    schema_dir = _fragments(tmp_path, _set(["SessionInfo", "properties", "cwd"], {"type": "integer"}))
+    schema_dir = _fragments(
+        tmp_path, _set(["SessionInfo", "properties", "archived"], {"type": "string", "x-feature": sorted(FEATURE)[0]})
+    )
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("previous output", encoding="utf-8")
@@ -182,12 +261,12 @@ def test_cli_exits_2_on_a_conflict_and_leaves_the_output_alone(upstream, tmp_pat
             "--out",
             str(out),
             "--base-v1",
-            str(upstream / "v1" / "schema.json"),
+            str(upstream / BASE_2026_11),
         ]
     )
     err = capsys.readouterr().err
     assert code == 2
-    assert "/$defs/SessionInfo/properties/cwd" in err and "../shared/upstream/v1/schema.json" in err
+    assert "/$defs/SessionInfo/properties/archived" in err and f"../shared/upstream/{BASE_2026_11}" in err
     assert "Traceback" not in err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
@@ -260,10 +339,46 @@ def test_fragments_over_their_own_stable_surface_give_the_fragments_back(tmp_pat
 
 def test_a_conflict_with_a_crafted_base_is_caught_without_upstream(tmp_path):
     base = _stable_base(tmp_path)
-    schema_dir = _fragments(tmp_path, _set(["SessionInfo", "properties", "title"], {"type": "boolean"}))
+    data = json.loads(base.read_text(encoding="utf-8"))
+    data["$defs"]["SessionInfo"]["properties"]["archived"] = {"type": "string"}
+    base.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(SchemaError) as caught:
-        load_protocols(schema_dir, FEATURE, tmp_path, {1: base})
+        load_protocols(_fragments(tmp_path), FEATURE, tmp_path, {1: base})
     assert [str(p) for p in caught.value.problems] == [
-        f"{FRAGMENT}: /$defs/SessionInfo/properties/title: is boolean, but the base says string | null"
-        " (base: base/schema.json: /$defs/SessionInfo/properties/title)"
+        f"{FRAGMENT}: /$defs/SessionInfo/properties/archived: is boolean | null, but the base says string"
+        " (base: base/schema.json: /$defs/SessionInfo/properties/archived)"
+    ]
+
+
+def test_context_differing_from_a_crafted_base_is_a_note_without_upstream(tmp_path):
+    base = _stable_base(tmp_path)
+    schema_dir = _fragments(tmp_path, _set(["SessionInfo", "properties", "title"], {"type": "boolean"}))
+    protocols, sources = load_protocols(schema_dir, FEATURE, tmp_path, {1: base})
+    assert [str(p) for p in sources[0].notes] == [
+        f"{FRAGMENT}: /$defs/SessionInfo/properties/title: is boolean, but the base says string | null;"
+        " the base's is used (base: base/schema.json: /$defs/SessionInfo/properties/title)"
+    ]
+    assert protocols[0].types["SessionInfo"].field("title").type.describe() == "string | null"
+
+
+def test_a_side_this_tool_does_not_know_is_carried_through_unrouted(tmp_path):
+    from codegen.dispatch import routes
+    from codegen.pipeline import generate
+
+    base = _stable_base(tmp_path)
+    data = json.loads(base.read_text(encoding="utf-8"))
+    for name in ("HelloProxyRequest", "HelloProxyResponse"):
+        data["$defs"][name] = {"type": "object", "properties": {}, "x-method": "proxy/hello", "x-side": "proxy"}
+    data["$defs"]["SessionId"]["x-future-keyword"] = {"anything": 1}
+    base.write_text(json.dumps(data), encoding="utf-8")
+    (base.parent / "meta.json").unlink()  # the methods come from the markers
+    result = generate(_fragments(tmp_path), FEATURE, tmp_path, {1: base})
+    [protocol] = result.protocols
+    assert protocol.method("proxy/hello").side == "proxy"
+    assert "proxy/hello" not in {r.method.name for r in routes(protocol)}
+    assert 'name="proxy/hello",\n        key="proxy_hello",\n        side="proxy",' in result.files["v1/methods.py"]
+    assert 'side: Literal["agent", "client", "protocol", "proxy"]' in result.files["_shared.py"]
+    assert result.notes() == [
+        "not understood, carried through: v1: x-side 'proxy' (proxy/hello: generated, routed by nobody),"
+        " x-future-keyword (1 use, ignored)"
     ]

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
+from codegen.cli import main
 from codegen.pipeline import generate, load_protocols
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -362,3 +363,200 @@ def test_cli_output_is_byte_identical_across_processes(upstream: Path, upstream_
     )
     for rel, text in upstream_package[2].items():
         assert (out / rel).read_text(encoding="utf-8") == text, rel
+
+
+# -- every release: 2026-08 and 2026-11, and an older-style base derived here --------------
+
+RELEASE_2026_11 = "2026-11"
+ARCHIVE_TYPES = {
+    "ArchiveSessionRequest",
+    "ArchiveSessionResponse",
+    "UnarchiveSessionRequest",
+    "UnarchiveSessionResponse",
+    "SessionArchiveCapabilities",
+    "SessionArchiveFilter",
+}
+
+
+def _release(upstream: Path, release: str, schema: str) -> dict[int, Path]:
+    return _bases(upstream / release if release else upstream, schema)
+
+
+def _older_base(upstream: Path, tmp: Path, undeclared: bool = False) -> dict[int, Path]:
+    """2026-08's stable schemas with the context the fragments copy as older releases had it:
+    v1 sessions without additional directories and no close/resume capabilities; the v2
+    draft still calling the agent's identity ``agentInfo`` and its cursor a plain string.
+    ``undeclared``: v2 sessions carry a field v1 lacks, a difference conversions.json does
+    not declare (older v2 drafts differ a lot)."""
+    out = {}
+    for version in (1, 2):
+        data = json.loads((upstream / f"v{version}" / "schema.json").read_text(encoding="utf-8"))
+        defs = data["$defs"]
+        defs["SessionInfo"]["properties"].pop("additionalDirectories", None)
+        if version == 1:
+            for cap in ("close", "resume"):
+                defs["SessionCapabilities"]["properties"].pop(cap, None)
+        else:
+            init = defs["InitializeResponse"]
+            init["properties"] = {("agentInfo" if k == "info" else k): v for k, v in init["properties"].items()}
+            init["required"] = [("agentInfo" if r == "info" else r) for r in init.get("required", [])]
+            defs["ListSessionsRequest"]["properties"]["cursor"] = {"type": ["string", "null"]}
+            if undeclared:
+                defs["SessionInfo"]["properties"]["status"] = {"type": "string"}
+        path = tmp / f"older{'-undeclared' if undeclared else ''}" / f"v{version}" / "schema.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(data), encoding="utf-8")
+        out[version] = path
+    return out
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+@pytest.mark.parametrize("enabled", [True, False], ids=["with-feature", "without-feature"])
+def test_the_newest_release_overlays_and_gates_what_it_already_has(upstream: Path, schema: str, enabled: bool):
+    features = frozenset({FEATURE}) if enabled else frozenset()
+    protocols, _ = load_protocols(ROOT / "schema", features, ROOT, _release(upstream, RELEASE_2026_11, schema))
+    for protocol in protocols:
+        names = {m.name for m in protocol.methods}
+        assert (ARCHIVE_METHODS <= names) is enabled and (not ARCHIVE_METHODS & names or enabled)
+        assert (ARCHIVE_TYPES <= set(protocol.types)) is enabled and (
+            not ARCHIVE_TYPES & set(protocol.types) or enabled
+        )
+        for owner, prop in (("SessionInfo", "archived"), ("ListSessionsRequest", "archived")):
+            assert (protocol.types[owner].field(prop) is not None) is enabled
+        assert (protocol.types["SessionCapabilities"].field("archive") is not None) is enabled
+        # Archive items the release already has take the fragments' feature, and the RFD
+        # revision's SessionInfoUpdate.archived (2026-11 lacks it) is laid over it.
+        assert all(m.feature == FEATURE for m in protocol.methods if m.name in ARCHIVE_METHODS)
+        assert (protocol.types["SessionInfoUpdate"].field("archived") is not None) is enabled
+        if enabled:
+            assert protocol.types["SessionInfo"].field("archived").lenient  # x-deserialize-default-on-error
+        # Upstream's proxy side is carried through: listed with its side, routed by nobody.
+        if schema == SCHEMAS[1]:
+            assert {(m.name, m.side) for m in protocol.methods if m.side == "proxy"} == {
+                ("proxy/initialize", "proxy"),
+                ("proxy/successor", "proxy"),
+            }
+
+
+def test_an_older_release_generates_with_notes_for_the_context_it_has_otherwise(upstream: Path, tmp_path: Path):
+    protocols, sources = load_protocols(ROOT / "schema", frozenset({FEATURE}), ROOT, _older_base(upstream, tmp_path))
+    notes = [str(n) for s in sources for n in s.notes]
+    assert any(
+        "/$defs/SessionInfo/properties/additionalDirectories: property 'additionalDirectories'" in n for n in notes
+    )
+    assert any(
+        "v2/schema.json: /$defs/InitializeResponse/properties/info: property 'info' is not in the base" in n
+        for n in notes
+    )
+    assert any(
+        "/$defs/ListSessionsRequest/properties/cursor: is SessionListCursor | null, but the base says" in n
+        for n in notes
+    )
+    v1, v2 = protocols
+    assert v1.types["SessionInfo"].field("additionalDirectories") is None  # the base's definition wins
+    assert v2.types["InitializeResponse"].field("agentInfo") is not None
+    assert v2.types["ListSessionsRequest"].field("cursor").type.describe() == "string | null"
+    assert all(p.types["SessionInfo"].field("archived") is not None for p in protocols)
+
+
+def test_an_undeclared_difference_in_the_archive_surface_stops_conversions(upstream: Path, tmp_path: Path, capsys):
+    bases = _older_base(upstream, tmp_path, undeclared=True)
+    args = ["generate", "--out", str(tmp_path / "out"), "--base-v1", str(bases[1]), "--base-v2", str(bases[2])]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "/$defs/SessionInfo/properties/status: SessionInfo.status exists only in v2" in err
+    assert '(declare a rename, or v2-only with "v1": null)' in err
+    assert "--no-conversions on the command line, conversions = false in [tool.acp-codegen]" in err
+    assert not (tmp_path / "out").exists()
+    assert main([*args, "--no-conversions"]) == 0
+    assert not (tmp_path / "out" / "convert.py").exists() and (tmp_path / "out" / "v2" / "models.py").is_file()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_diff_between_the_two_snapshots_runs(upstream: Path, version: int, capsys):
+    old, new = (upstream / f"v{version}" / SCHEMAS[1]), (upstream / RELEASE_2026_11 / f"v{version}" / SCHEMAS[1])
+    assert main(["diff", str(old), str(new), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report
+
+
+# One package per base, generated once, imported and type-checked together.
+RELEASE_PACKAGES = {
+    "acp_r2026_08_stable": ("", SCHEMAS[0], True),
+    "acp_r2026_08_unstable": ("", SCHEMAS[1], True),
+    "acp_r2026_11_stable": (RELEASE_2026_11, SCHEMAS[0], True),
+    "acp_r2026_11_unstable": (RELEASE_2026_11, SCHEMAS[1], True),
+    "acp_r2026_11_no_features": (RELEASE_2026_11, SCHEMAS[1], False),
+    "acp_older": ("older", "", True),
+}
+
+
+@pytest.fixture(scope="module")
+def release_packages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, str]]]:
+    upstream = ROOT.parent / "shared" / "upstream"
+    if not upstream.is_dir():
+        pytest.skip(f"upstream ACP schemas not present at {upstream}")
+    out = tmp_path_factory.mktemp("releases")
+    packages = {}
+    for name, (release, schema, enabled) in RELEASE_PACKAGES.items():
+        bases = _older_base(upstream, out) if release == "older" else _release(upstream, release, schema)
+        result = generate(ROOT / "schema", frozenset({FEATURE} if enabled else ()), ROOT, bases)
+        for rel, text in result.files.items():
+            path = out / name / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        packages[name] = result.files
+    return out, packages
+
+
+@SLOW
+def test_every_release_generates_with_conversions_and_imports_fresh(release_packages):
+    out, packages = release_packages
+    for name, files in packages.items():
+        assert "convert.py" in files, name
+    modules = [
+        f"{n}.{rel[:-3].replace('/', '.')}".removesuffix(".__init__") for n, fs in packages.items() for rel in fs
+    ]
+    script = f"import importlib\nfor m in {sorted(modules)!r}:\n    importlib.import_module(m)\nprint('ok')"
+    done = subprocess.run([sys.executable, "-c", script], cwd=out, capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+@SLOW
+def test_no_archive_item_anywhere_without_the_feature_over_the_newest_release(release_packages):
+    _, packages = release_packages
+    for rel, text in packages["acp_r2026_11_no_features"].items():
+        for word in ("session/archive", "session/unarchive", "ArchiveSession", "SessionArchive", "archived"):
+            assert word not in text, (rel, word)
+
+
+@SLOW
+def test_conversions_over_the_newest_release_convert_the_archive_surface(release_packages):
+    out, _ = release_packages
+    script = (
+        "import json\nfrom acp_r2026_11_unstable import convert\n"
+        "m = {'jsonrpc': '2.0', 'id': 1, 'method': 'session/list', 'params': {'cwd': '/r', 'archived': 'only'}}\n"
+        "print(json.dumps(convert.convert_message(m, source=1, target=2)['params']))\n"
+        "print(json.dumps(convert.convert('SessionInfo', {'sessionId': 's', 'cwd': '/r', 'archived': True,"
+        " 'updatedAt': '20261028T0930+0100'}, source=1, target=2)))\n"
+        "print(json.dumps(convert.convert('SessionCapabilities', {'archive': {}}, source=2, target=1)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=out, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        {"cwd": "/r", "archived": "only"},
+        {"sessionId": "s", "cwd": "/r", "archived": True, "updatedAt": "2026-10-28T09:30:00+01:00"},
+        {"archive": {}, "list": {}},
+    ]
+
+
+@SLOW
+def test_every_release_output_passes_mypy_strict(release_packages):
+    out, packages = release_packages
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.10", *sorted(packages)],
+        cwd=out,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -45,7 +45,7 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
         sources = []
         for directory in find_version_dirs(side.schema_dir, side.root):
             version_sources = load_version(directory, side.root)
-            validate_version(version_sources, int(directory.name[1:]), tolerant=side.upstream)
+            validate_version(version_sources, int(directory.name[1:]))
             sources.append(version_sources)
         declared = {f for s in sources for f in declared_features(s.meta)}
         if features is not None and features - declared:

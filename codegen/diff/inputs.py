@@ -51,7 +51,6 @@ class Side:
     root: Path  # display names inside schema_dir are relative to this
     names: dict[str, str] = field(default_factory=dict)  # display name -> name shown to users
     prefix: str = ""  # prepended to display names not in ``names`` (git inputs)
-    upstream: bool = False  # upstream files: unknown x-side values are tolerated
 
     def shown(self, name: str) -> str:
         return self.names.get(name, self.prefix + name)
@@ -154,7 +153,7 @@ def _file_side(label: str, paths: list[Path], root: Path, tmp: Path, prefix: str
     names: dict[str, str] = {}
     for path in paths:
         names.update(_add_file(label, path, root, tmp, prefix))
-    return Side(label, tmp / "schema", tmp, names, prefix, upstream=True)
+    return Side(label, tmp / "schema", tmp, names, prefix)
 
 
 def _add_file(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> dict[str, str]:

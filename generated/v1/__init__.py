@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ade9259c1df3dab080dfa7abe4ff4125d6b31e6459ffb429b6a51e5ecf36c409
-# Content sha256: 99f34c0300ceb3356ba8e6f3c721c8e596e4535347631184b1c0573b53bfd29a
+# Inputs sha256: 2324f3096e15cd92ad0676c20293828ba9b9e19e7343692a5cb1119dfbe54129
+# Content sha256: 62acf1e48eaddc50c0367883e3670c2564aeec7cc9b8fcae93b1df3136b8859e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e5e51e8231da594e0bbf43fe371eff49114b153c96b2467487fbb636e1b57ad0
-# Content sha256: fcba6a70508e400ff55775646593dbee019ac87cc9f41bfe95249424c67a09d3
+# Inputs sha256: 7624a0b14fcde9f45536e630cfcc148ae023822d8a71c258e80bfe34b9f74b9d
+# Content sha256: 0f4822d0f162b7f391ccdde651339bd81970de2535caae81fedac070d8664c41
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c53a0bd73f20dce0c3166e80108fec0d5c48089bf8814c14cabae590d89b0cef
-# Content sha256: fb375e2617874fceefbfda2fe6d26fcf128e89387bdcb91f6b8262c4593d6b7d
+# Inputs sha256: ad5c01b128a3f93be95a31359e08e9d8c00c1d5a1f7d2511b69b217653b5c4bc
+# Content sha256: 40c470bdd83589fd5ba1036706b4171f4f66acc305e3ebe2f3171c0fc51a399b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 89bbed7c9127c9a4d74bad5b79f3a25888c70019dc9b7e2fe1e5412aab1bc58b
-# Content sha256: bbb674bf8097c01a7bdb6a189467a30ca84db4e0e124d23a702501ac523630b8
+# Inputs sha256: c35f7f06ebb13a2179fd64e48d498c35ff97805b58ba012790db14a9c9b33bff
+# Content sha256: c36393afd79793b39de7508b24586dba3373b24906f7a32e4ccebfade6d3d593
 
 """Wire models of ACP protocol v1.
 
@@ -590,7 +590,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d173fe05b84711800c232522dae4a8171f46d77253f92bbf85a2c89f87f7862a
-# Content sha256: 2008856d7226487433cac3c25c5b66110984357da53af10f16dc3c454b44cb2b
+# Inputs sha256: bfd3a533e55aa26ce8f08365c3de63a6ffd87c269dc13a6db4f83c9e66ae512a
+# Content sha256: d0fc7925e83a024dafc1a7249e75c247f2724fb484b8041dea6fb087278a34f2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8b4925800e079e9c0fba52914e038134afee199b700ef515c81f7cb62eb3936c
-# Content sha256: c5deb8f170b45647c2260d481eaab57a5892ac74a24eb1a1291efda7a172166a
+# Inputs sha256: fa02d0f06407d7c6294f769f2b94c6d0ab334543d3e33a656a5186e1b5daa40b
+# Content sha256: c1963c667e809790efe8cccd4f1c964586b58ec9ec4deac2b2bd172a9a59068d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b49f4cc764c089ead892a66ae4d89c38826c944e9e4ca52be6b34a9f11b16b00
-# Content sha256: fba5e8fab0b546052a9377455b97b0cfe7cc5d30dd753badd5027b4b5b80e48e
+# Inputs sha256: d4ba44803da2cdadf149dc6e5991f90107509405f310277f472590d26bf0f14b
+# Content sha256: bb9fcde375ecc31ffe99c4b0a08b1090fee6727a8242cc9737b04f7046e79714
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a23dad4939c8c8ca45c78bd532c166c510e91e058a78f64f400e335a2197c6b4
-# Content sha256: e45747edb5c65b2f592da40cec2fe57d8aed9bf774222b3b79370588c1076a8e
+# Inputs sha256: 54a4bf043b992b62f578feb9ce618f2cd869f40ae0070bfcc187d246e08c6062
+# Content sha256: 6644f66db29f141078cfd21efb1f67a50b3e411538d1e92aaf82882b31fd25f5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9e31714c1be86de39c85ec095905f9ac485fde3f00406c421cbfb92e49d80ffd
-# Content sha256: d96e7529a3ec9148fb50a77470541e9ce50cbe661aa2f972ae23d665eaf0890e
+# Inputs sha256: fe3f0191c4e69e4759c2108692fee2e613d2c696ef6dff81661e9ca721bb5208
+# Content sha256: f1943d6ced6340158247e2fbc94e84c141c51caa3775d951eeba642ec8dc4839
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: eae8b68494d75c8655bef38eff915078a38cb76611b16f858a38abf787c10af7
-# Content sha256: 270c865c764f974edc1803d9e5bf2f1551582bb4ac76460e8b1ec3bc19820b3f
+# Inputs sha256: f17c59aa29b71875c292b5a5f18bb1bf5481d260e3f733bc6498dedbbea278bc
+# Content sha256: 319815023795c8e2126047fc438b36735db34824a71bbf8e01230b028eb84f95
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

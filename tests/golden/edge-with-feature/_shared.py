@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5deb824655777142428c084f5572141807619cde83a44878022aa02acf005f04
-# Content sha256: 9b43b82ee3e024f86be2a01ab0a40d8e55bc4338a8e698550c1cc9328378b737
+# Inputs sha256: 3b8baf3e17f3359c35276f5cde3a78d0b926fa5a38b0956303b962d5518b8108
+# Content sha256: 3644ac5aae3129a7d1c329044daaabdeb299804910e4adfd107eccd5f1cb0d33
 
 """Types shared by every protocol version of the generated package."""
 

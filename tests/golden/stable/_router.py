@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8547b94198943b91959f341ae9ee31cc94de2fe91b54868baf052e0d421cda3f
-# Content sha256: 67bdd321e95dda0bde4e2d4f30a443e390297d765231b002ecaeef394bb92ef4
+# Inputs sha256: 58df3b268c98aae59d485ff1a344c8d352af04d29d9d2a6412513d5f448692bb
+# Content sha256: b503d2c47ac0503e897a8cd842b7c3d8596466c1ed142e294cc887cc62858dd1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

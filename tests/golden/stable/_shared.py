@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fef6ee0623dbfef8860a60b74d3c371daa5c91e74cb3c16859584f927cfc672a
-# Content sha256: c40119d3088e928c1dcbab5d292f2dd8019d1447a7114cf106592c35f1bfdab2
+# Inputs sha256: 1ed83a163147e2882f89dc570d7c0da4317ba1afd0c56ef0ce645ecb5f80a4d1
+# Content sha256: 8ac28eb1153083320376db8576468dca6ba7e4622d055ee7647144a617b5f7f7
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1676e2c883c16bfa31341bb648db5770af2ca95d5893cf660f6a947d1cf29f95
-# Content sha256: d5b32568227790b388bfb6e347f253657adc69f308533f5c959183419aded2e1
+# Inputs sha256: c14dba8903d3818b1e466a35b7bd054490b612b94df41bd11f1ff69b9809ab61
+# Content sha256: 3b270bee4a63edafc0c3a001237f9bf1bbfd35d16f8382e61319fa653fd4dc32
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

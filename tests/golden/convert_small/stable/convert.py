@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a08624841b788f1b090479a03ca1f2eb6e74146e7dc5550901e18d106587638a
-# Content sha256: 0395e1f7aea33d3c3474c49f2b9d1e9cbc36ec606b6ea255616933b6f87dccb8
+# Inputs sha256: 294e40dda9dabf71bc195901beade1928cd8bf77479ee58c77f0918cffc533b4
+# Content sha256: f206fcd15a3803ef5e1f4c855052ca798372ef0f0cc665f26e67b586afc5c5c1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

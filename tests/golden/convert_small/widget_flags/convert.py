@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1da1cd6bb284ff41a0315bb3450c364207f831f6db2129b4c6e1e775dc572947
-# Content sha256: 26d261df8226bdf30f6ef734bef4a2665cdfaef4f20b88b5081b6e29cf361694
+# Inputs sha256: 20c2afd584fb0152d9dafcbdc6bd2e81a6a407d9b8b65d24a5ac0259455433bd
+# Content sha256: 827cd88f5ce18ee94bae87fce799cf58f1bff8652f66a1f03c11d1689403952d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7aea1d350984a8824fb48f7ff1a4fa9e27097a17e3e2482b781691c11a6b9cff
-# Content sha256: e0783a48bc115f2d198a1269c259174223d77afe97a93d2db28a56938fdf7b4c
+# Inputs sha256: db747b863f917851a80a5f57fca7b3dd492dfa0adbd7094ed54dba70ba14952e
+# Content sha256: c6303635b73652a7dbeb7f9e29d066caa75f0d665105e73ca3e868eefa413930
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9e3b2dcd44a5a047f86a720b8d80dda7649d1c4e1bded0349c59213eb685a553
-# Content sha256: 07db1860931ee81a03d6b6d70f7a2c315ca1964dd5d844ff62da3e0cd12a8d01
+# Inputs sha256: 640bca6d473693d5056458f84420c2aee2a504faac34c4edb5c2d50221be394e
+# Content sha256: ce2efb2b54e90863e1b84600cc4defa0f3a8e1d5c9985f94c5d1b67f97394bf3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dd6fcd06fc813e14513bcf01f2c3a8268835d08766d95c967b41e37a5ee56a23
-# Content sha256: bf50e9a6a593ad2498923b44a2d5b870136cb24ed346d45dc548e6be78a14807
+# Inputs sha256: a1f4da8ccf2634b9b52591975db8f1e0d0088ede4f1d8cb044d06d86c5898a02
+# Content sha256: f76fabdf2b47a12670aa5e88874bf78e0d31845855e3490144c5a9bd2bfc6f3c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

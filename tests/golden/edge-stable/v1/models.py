@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 433b65847e221351790caa95ff0ba596a25e38f7c58db2b598c1b8a2fb2a330b
-# Content sha256: 03e04234192eeb05e25309c8599f89438459d9cdf2a1688176655b70f52d1e96
+# Inputs sha256: a36c0ef57df55d045a05664c7e35ca2a9d0c9580dfe285e59730274368cc2cc5
+# Content sha256: b3808c24db367229a6cbd8627d39ebcbbeb5fe985b0408d3635cda19a92e8137
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5da7f7cd3cafc0cf40994ea062861d2f90373219556cf725675f9ce5a9cd6946
-# Content sha256: 72488fe3685db4563e7c75843192851bff72a1a1a977c0eceec611ed717ee648
+# Inputs sha256: 389d0c0e90e512540ba8095cb3f299bb5280b192b4f6cf9874ba53d2ab2a5084
+# Content sha256: 1e080f415d4af1bb135cc38b31102fa3b797d58621b830f5270e665e87bcf843
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3349a261d94c82255d3cc196bf849e49cd32d6a58dc6120ef11a9350fd3939d8
-# Content sha256: 9855ceec9386a4fb51a2570b0473fb04c2b8ce1d7fb82ac2cf603143c220d0bd
+# Inputs sha256: 2b6976ef43ad24239cdaf29b2dbfb11c1e05be7dcc69e560f15680bc6e80e1f6
+# Content sha256: 2b27212008714ee12f266bb1d6a23610deb646456158e9d08bc73dd3e952e24d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

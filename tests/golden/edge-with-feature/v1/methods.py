@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c4f6bcf1d44019b0d59dab117797577646f5090c06e7b7ec2707a674ffb06f5a
-# Content sha256: 18315cd9c58b9417b64e38862e1921af9b8a02bcc06516549878bb47bd6a3626
+# Inputs sha256: 13613e554dcc9252bc2ab695c921bcbe57394f5d2ddf42316d7364c33499016d
+# Content sha256: 5d6c45e91828502583c4b7ea23c4e7535a80003db27a57199f93c8450f9c97f2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 50c2fd45f25279010b1f5626cdacb12c249c02a50d632da2cc0c9b09230d515a
-# Content sha256: e180177990be7529f4ff36af30e45fa35aa34f55ff5728c150d5943f54156765
+# Inputs sha256: 98d892126f03c5f962b000ae41088d24fe627a90eff811b057bfc1594fee939f
+# Content sha256: f33b2cdc02b4d3da085d379c399f18d2be1e9e09b3194a9f24905c3fdbecd8b2
 
 """Wire models of ACP protocol v1.
 

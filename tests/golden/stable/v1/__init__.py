@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ace27248a2aaef4e098a8c38642ff891bd410efe033339327f5be016070d9de0
-# Content sha256: 40a65388eee11b5bada45ea7fa424e88b3634638449b3777e5a2c5aed6bafb8a
+# Inputs sha256: 27b32691f1544747acecf3dc14e29516687a2c18aa3ba731497ee2b0ba26204e
+# Content sha256: 72a939a4195b638afd7750dca49533af2bf0b0bc0baf4c7b13d16298701cd4a0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: eac6cc1dcdde37f0c24f7529c7e4b4da4d4e831bfa89fae5ee2f4440eccb283e
-# Content sha256: 1d6b4de52859106c5fb566b813e110c000929e09b458e87241ab61e0d5c981cb
+# Inputs sha256: 18073b995422fac69de25bf7373f8c3dd0242f85b588497b9f78b3abdd9e3294
+# Content sha256: 614f34e0deacea183c490e4449210a5f8441a795490f1927f2a8c1455a308788
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5cc41cda5f8a2d629036e340fc898c3a5aa0114c3543f73b2a5cca54544c888
-# Content sha256: 024c74f3f9c1964921cf64cc2fbfc826e9e7c7475b2283a4e0c66b69568d9901
+# Inputs sha256: d05acf8d1ef0fc064e5204eaa67a47e93b3459c79e29ca50a2ea8df58c73f842
+# Content sha256: e5a2db823fc0f45ed315274e3157525516d1403e0a1dc665de80f78e346d390c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 458048fcb42ad3ea7e5d227fc37064eef53451bbb4bf6399719b19877c50c703
-# Content sha256: 3aef3fa38bafc73f677e378bcfafadcf871b28f50b9da8eb26f7351756d8c7a3
+# Inputs sha256: 3c853d889ac7acdff28b092f086b47da77c0b1b1a35a5b48c5eb6d0fbe5ad5ef
+# Content sha256: 3fec0f202946296a759e12832b7c2354359dc02915e7a25627f12e663d2313e6
 
 """Wire models of ACP protocol v1.
 

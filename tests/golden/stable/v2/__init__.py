@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: de19225768769f341ff97e48f92b360456ebffd204be4efd6abd8547af351222
-# Content sha256: 14b420f770fd0bfed7866ddfa82336289c118e1b96cf5c5fb651990f35a793d5
+# Inputs sha256: 239358d1b6b9400ae9946ce6c20637d416a1708da455aee235a5c7a2dea500f2
+# Content sha256: 1cce54baff43907bccb5c5b7def2d31497651206dce903ab5eff250431bb830e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

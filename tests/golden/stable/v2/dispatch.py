@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 534e02bfb34bd318bc038a4d27265c062803ad98e82550d82a4394622fa81939
-# Content sha256: 588efd38529249376b65912a57a91a6a2c84de50584befb595116d4317ec86ca
+# Inputs sha256: e0ec35d5cadbddd071758d832b512d9d883d83382e6a53186ff40547eb0666d9
+# Content sha256: 45b80620aba411a2b6ad6972842d4c560a9e41ef5618ea902bc745c49f161227
 
 """Method dispatch for the agent side of ACP protocol v2.
 

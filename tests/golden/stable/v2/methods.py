@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b56e651230e16d31e0e2d4f1f2093fdd5a8c543139092d03dcd17dbab6261008
-# Content sha256: d67703de79ed48e542efc584497f091f2f5784962802b7a26f6d9975fce6cd7e
+# Inputs sha256: 9b0525f8f85016517a1b320c7d8ab53bf8bab9938ca4b217aaf364aaef655d35
+# Content sha256: e8bbeeef0ccb1aed076420beddbd04b19eb879525d381309f7a28a769b37978c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

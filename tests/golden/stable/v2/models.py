@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1532005e747e823a5f6133994c7d5631a8ede0bbdd6a40a755b5a02d4b1c7348
-# Content sha256: 8a4242c97575fe1452121d9ebb9bf53de5a31720c2d5375ffbb196fd863afde8
+# Inputs sha256: 2d871e1d1ce1532d5d91f9e6cee73950c832f4fa289d68bdaa1743e107c7c80e
+# Content sha256: 80e92f3fe34cab546076806f94397ebce10dc20c369ccdac86be31b94a4f3ff3
 
 """Wire models of ACP protocol v2.
 
