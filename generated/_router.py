@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 52534d4225066e5c0f0ae17dff5871ab835c99283f88c6b9a08b3e8f43cdffcb
-# Content sha256: 16eb5e4918f4a508e8ed1bb5f1c9713db29432fd59e9fddf45ee1c82358991e7
+# Inputs sha256: c0955737bb3b43b65b638541cc37aa4b9fe8c38f832c2ab71a2ab1fdc84a1a5a
+# Content sha256: 7287e83c96ead7361d222aa06655d76936247d3940bc6a165413aa796125dc9f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95ba6111da5aee006db45bea79a2c7f92d57105f69b2636f7b534a983848ee31
-# Content sha256: c851832d4462e0da0c304bf9470400e646c16868c60934a3c5eb3f0396fc7198
+# Inputs sha256: 40b9e430de0fe74a1145a482d5e0416989f6cf50de43f1b04f0c8621801884ee
+# Content sha256: dcab5e9a52a7c3487cc95341403dcd075b52f697122b79c0701333ae55a675e5
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 26443caa393018d7157a9849d84a2247e1ee67f397ea60d66ccf60cd8e330750
-# Content sha256: 659602db180c87ca0ee4040bf8c6f117bcbd768535d255930661381550c0c71f
+# Inputs sha256: 519643142c493b13372c16bb0deb8247b57b1b44e7ad936d36ef95b687a5b6e9
+# Content sha256: f26305027422ae54f0d101172a4d97b8d5682c98ec67efb498a6cdccd11046ae
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f2efb556f5d6739ae545df587aca1a54814a2d25717f04e627aaf3d70f301e8
-# Content sha256: 8346ce6f3587c4dac6601bed3c0313a8ccb62ef1e54ce05cbc3d79d0385fe6f1
+# Inputs sha256: f92b5e080bc1e12e73350963b35c4af8286962d25c92acf42e792b85111288de
+# Content sha256: 2a1cae081e4139525e8260cd81ae2f3f7972efa3fe2b6c16ddfb9c18af55bd47
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 307b461f43f91e27d66eff6964bae9e9936f0599e0d99b06068fb897b4d448f8
-# Content sha256: 37e6282c65d7841b977cfcd12ab6a574dedb08087b0e535f4197f6c5aaab5b82
+# Inputs sha256: f34f998cd6cc8a2655c55041ef9a27f77a1a84a7f10f1ef21d555c7666604023
+# Content sha256: d095ee0ca01a2db60b3fa531bf1642325c83faf8d20b302f713e1f93e0904e0d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

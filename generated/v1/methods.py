@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 456a75f330e780443522b0a3ffe8ecd7a3cb93116449cfd5d8160c457929a8b8
-# Content sha256: f7df8b6fa2b30e5ceb4841619a5d9fd5905b359a218f2434cd37dcb7dd5b9659
+# Inputs sha256: b5904219bce47457c51daf65324e7cc124cba34468beab586b45e4fe574b33b8
+# Content sha256: 02d64f1631cfabbd6bb10895f75b9f9b92e2ad8a515802fcbc3caa30adb8c6f8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

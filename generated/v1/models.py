@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 34883a89e9ef9157ecfecba01387166a33516ea6caaa81280838becc8f46c2d0
-# Content sha256: a251aca6d6769d36fee3075648a69dfff1e7ce825d5d117cb2017a4cf6ef7634
+# Inputs sha256: 93f3ca347b757bcf779eae9f023f9739eacb29c33b38681199efab86045e51b0
+# Content sha256: b53c0f74288c571aa1baeba00f3ff69d0bc0eea838e1199ec5979304dd02a046
 
 """Wire models of ACP protocol v1.
 

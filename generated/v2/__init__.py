@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f06ff0eb08e0048a76e291b461fc037d4b040375b2978d21078a6a42ce63ccc0
-# Content sha256: 046282789a5943a8785835ff9e36726f30463478ce9933854f9b52d480a128ea
+# Inputs sha256: 5b7ea8824b99b3833966d8679870f161fa430308ce93a942d4187edb1a2fd3e8
+# Content sha256: a948c9c495dd9b07795d5dc98c8e2b40b932dcc0bda794d0436334b6cbe344b0
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8990993297e37eda59c0814ab225b2c7a05878a917a0e5d709383bc7f5554539
-# Content sha256: 36a1b1a6cd842ccb98c792a2bbcbe29b711b43ce7d86f8ae83dabf829842df7f
+# Inputs sha256: d09104ca67ed25cdf11da9a3b013269dfda9b7a066123ebe0d54014cf3e81120
+# Content sha256: efa011c14d997b5f80f3af1f825cdc502c3ac50d094f3cf7e50cef1c10106076
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bef3ce9765c67218ab3bf16bccbdd7063dec946ecd947024109097867b471d72
-# Content sha256: 05f0ed81599249da391c462093489d1acd5821b9efc85f8494f0a769a76b90bc
+# Inputs sha256: 19dd8411d9a0b111b14b2f3de7a8854b2f66a046782b9a2959a6f31d4891f82a
+# Content sha256: ee165a674f808cb4953b5563ee8df09ad48d03a8e2bfcf1b0abc5813419305c2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 29e36e56087da47e07916722e6c873d7ea8a132dcec3b957ae9259230fe90c30
-# Content sha256: 670e58fd4123b7440955a35240a36b7b681e2723ca626f427124d66401566050
+# Inputs sha256: ede89a03aa563d3a1f4a3096c98980071600e30fe827ab17cc46a23d69166b0d
+# Content sha256: 76079be3898e81041fd378c9312ee3ab54caaa5932356e059e17475f417915fb
 
 """Wire models of ACP protocol v2.
 

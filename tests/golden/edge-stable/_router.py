@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b3930a2717a2e2e04368ae6e0fc9e72685f46c158a78bb01ca506bba959684c
-# Content sha256: 7d674f6e880153d59f55a5084556c4018e97427fecc47a35ef5b05e1775eca84
+# Inputs sha256: 2c732e672a347a6f0f19c9dde0e6d1a5791715f8ba359b0d6f7472360db34394
+# Content sha256: a5e5e5ee3a9028c137c348ce45a0641d0956baad8885ad195585453d2a8d8a3b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

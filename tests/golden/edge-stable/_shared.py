@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa8f4b72ce733e882f9b239cfaed9569562ca09b78deed22d7f27ebd31b73290
-# Content sha256: 89c4ed0e3e550d00280ed92b070e3f9e850a8fa28204f0f31e45cfd9e4e5f365
+# Inputs sha256: 18704e57a105c7b42ea9efecf50d5f461c4765e265dfc00b2034778ace343a10
+# Content sha256: efcfa257f736051734fb8e000787a50462efc52698c2f867aa361503b4da799e
 
 """Types shared by every protocol version of the generated package."""
 

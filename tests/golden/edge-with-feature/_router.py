@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5c312f6518aba6fc8aa12c287fdae6357f772003ff338f0398fe55a43c09186
-# Content sha256: 7d8a53e058c2a740b6dd6dd7b67614578f7c06a47905bc01fb01eb3387ae2652
+# Inputs sha256: 6b7635093de83c1946c035cee2f3128cdbad1cf78faeb76b4c8a1159ba4febaf
+# Content sha256: 76e043a3397cf37e70e9834149c134a4fde47c9227c7ae002ba9242883102a57
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

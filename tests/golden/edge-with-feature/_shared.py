@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e709b490f0bba8a54e3ac0ebee894a63c113f3b75b3c96802055f0084ebbd03
-# Content sha256: 0c043b949256bee4eed41bfc01546c27dee9804185c9b12cb08566c3a711d05e
+# Inputs sha256: 2abd6b8b4579ecf0662e8db872106dd5ee1989bf0d269fbf8cda1cb25ce860e2
+# Content sha256: ced78c0c8cd911d9161b0943cedc23ad0576ed442fb203fff49492a02cc54a02
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ba397eee512aacdd5ca956c75ae6d00a358b65b19d41970394f4890a1e4cdef1
-# Content sha256: 1903ee28916763c8c4c0f52a91ca44c91debbd3a9e423eb592eff1f3609609bc
+# Inputs sha256: c0edd2f3f1b12ee0c02d735ef83619fc36647a49f4fad1335858958e6fe19f91
+# Content sha256: d07ac8ca58234618feebc25f0365e4b702f62b5dc1f8b9130662720a422b4e1d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

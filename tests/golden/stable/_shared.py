@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae9b01a3127d0968aac08d3b1d45da5f3951781b21ade3933e44dc6a040c65e0
-# Content sha256: bc89868612808b9a69f1dcdf8c004444135435ffa10c118c91f99d28366feb8a
+# Inputs sha256: c0f914ade51aaf8540cf0d3d0f568e1ee3c9b5a45211e6ff3dce006bbecc96f1
+# Content sha256: 49e4bd7eed2a6c0fb6ece86d9a4ec6fd8f6c7f2fb13641608b96d0a77cd6102b
 
 """Types shared by every protocol version of the generated package."""
 

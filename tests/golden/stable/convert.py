@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6c6c00c6d5f0050df670532382da0a82a29f0bfbcca276041980a78c96cceb4e
-# Content sha256: bc9af7130a4f150305b5d771a7efd621405e99c84ff16b0bc92ac2ab974fda3d
+# Inputs sha256: 60b56baa7c644a499ccdb1dc2f845b7d80369f5aa9e6d6d0a4ad51f114b25af1
+# Content sha256: da1e6c97dfd5f115a8ab48e5ce8c977adf7f5ab58cf597fb71893e89a56d3ce4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0bb88f0856aed06ae9de99553ec3e0f29803b52806b00bc1915b00f57532e8d6
-# Content sha256: 65fa88784bda1000ecf0873ace53c4a11713e4b6bb345db97bc61c10007705bf
+# Inputs sha256: acf0de868b7ddae64999a3935bed3322e4879b18ee4691d418dc03551e2eabb4
+# Content sha256: 5a6e77096c263f8926c57b066eacadee2b29a1252909b3329e9713c6cb10186d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4cdbcc0039e79a646eaf329b9b76c25fee43742010480161b0168aa4db52c6a7
-# Content sha256: 5d6d377b968b7898b9c24e1dc1ad76a03b71e697c835c1e3cfbe709fcee08731
+# Inputs sha256: 055c73790c69f32c067d764285072ec464ee51c5c83171acacce37bb6410cc62
+# Content sha256: 51433ac0cf7b76d5445d593b73498951d7ecb284c21662b2dd767468a8250868
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

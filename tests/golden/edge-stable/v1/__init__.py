@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a35f5c56ba58ae7551be763517f38a67be86d41d61798817152eea0bca36c26a
-# Content sha256: 93e48b2393237275dfd4979fc42f57ce1d9b7da1cabb579111bf601a1da95e4f
+# Inputs sha256: 7d64cdeda9f9f3b064db8083874699551de07c32bce0e67c7a6ac4fac677b4c8
+# Content sha256: 04dcf7479eece532e20177deca1f62082fd64eb5f686ecb9f2b38c995e1d8a52
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

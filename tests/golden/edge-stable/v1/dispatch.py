@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 46b62381b339e0673e4836dfe14830cd7e2bbfbf89b0972455049e9615ad764e
-# Content sha256: 28ed274d662eb3e4332c2a210c960a6bc6e37ab88092fe1fb38831b0cd9c94f2
+# Inputs sha256: 1fc4f9cb4a8aa8145b40a7e349b9eb49a63e64ce693f27f8fbd7e0a0149602f6
+# Content sha256: 3e017008415053c325d43589c896c2a3aee40c05eb893d5e389be2fa96d66341
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3016ed0d64af96f7eecb8e688e6dd256279039f36fdca48e3d4b0c92f1dbdd1e
-# Content sha256: a32dddee0aa0b1d4d7ce22584e95a19ea575490fdaa127c51abd5467a4fde427
+# Inputs sha256: 044adf8b47b392076a465bf670c82982504a2b4da3d3c158a868605d5f89c2f8
+# Content sha256: ce236cd5205761d10bc88b0490645855d046e61e4e8fff07000601f49f571931
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 78212125c48dab6736eccc0c5095e8b362e8016f884652b84871e19c18a8dc1d
-# Content sha256: bafed4e534aa3cc2b83bc6d1af5a45004a08527f2f2a9c87a1a9f0ddb306dca6
+# Inputs sha256: c22e09452efbbdbc751f479b50c8e1674be60266084cc6299fda24bebd0dfb67
+# Content sha256: 6dc596f1cfc535e08d18841925b5fde77e7a0f91e27aadc61991636e9e079c88
 
 """Wire models of ACP protocol v1.
 

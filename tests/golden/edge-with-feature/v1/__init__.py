@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 84e622d39d949fbf1e79596b1111e7bd35ddc5bb571d70d4155b1c3f3fc9d236
-# Content sha256: 543c67b00e3ecb4094d9cbe5e93320a87a8cbde59ca7d9ea5e94884ddec1af6f
+# Inputs sha256: 9dbca4e5155ab22ad04c60a2cc591fc6df23c6f768be669a806585763a0ad11d
+# Content sha256: 1a595acf12236a29680cc6bf34539e5dbef6fca7097f6c943c58e4996776b3be
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0150fef20a932ea4505929e5c5291d6ac9e5c37c52558a0a6a58204fdcdb221
-# Content sha256: 89866734f88788cf384671db193b241186ef4f78a9da1d652987dba0a7db20b3
+# Inputs sha256: 7a61d49826333bb80cb47473dbe5427b715f4335f4316caa0188e64864b87f76
+# Content sha256: 0e14eafd1f06edcf20f7cf0e110d65ffbb7b6819876f28667eb1bbe705360c94
 
 """Method dispatch for the agent side of ACP protocol v1.
 

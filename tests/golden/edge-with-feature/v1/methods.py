@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 300f693060d0e92c42ef8acced29763b991c0d2228f432bfeba2822506ee5b86
-# Content sha256: 1b2baad1e647b744cbd87546cf83b9a56bc5558af665286ce522f84edf0509ec
+# Inputs sha256: 41bffbee5b7049021784ccc5baa5ff86d93600c686250d171c22d799458e853f
+# Content sha256: 5a5e68e13fd8c7edee73f301d2885cf38f51b54df5539622667ca97c0d7badec
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

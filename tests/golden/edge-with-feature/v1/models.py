@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 87654a5a728ac72c55d560b9fda3490d4acbd1e067c9ed75da4cf3970f5aad72
-# Content sha256: 9d1382f0143a6157533cad653a46d8a8101c78995293d6062e631e05d2f8c324
+# Inputs sha256: e77769af86d9a44121fea0dff44f73cefbe3917466574d2a2fd58dac34de480f
+# Content sha256: b5160e6a9da350162411e3737feadf4e5a9a40e26c284fc9df4ed8044c74c9f0
 
 """Wire models of ACP protocol v1.
 

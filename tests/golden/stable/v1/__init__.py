@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 62ad24ffcc2d3002ff668a8364afdf359b0bd2946a57716561de71487443432b
-# Content sha256: 377839a826ad08171fc75df914b94fb9824e6bcfceec72598d8cbb2ae53f1f6a
+# Inputs sha256: 45d628b03e7165d3450af3dca0263f79f528997a846119a748d9470ecf6588bb
+# Content sha256: f31ca87c51bd3719472463d16f150c2e85be911af03ac4082096f58974e070e1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d4827e9cc7441f54e1eafb18141ee3bdab41717443f70eed8a84503f8e8a5c5
-# Content sha256: 23e3319d479b11b22fd7e8fd3663ef917f53f6311e14d4aade29843ed9882177
+# Inputs sha256: 236f8dfa169d973a6c0c8faa19d0f1ee65efe1f900f90efd3798894f9ec66409
+# Content sha256: b49f76ac4d29488d4dfc45e4eddbd66d3a5a9d862ad972a509bfe61002a4f40c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

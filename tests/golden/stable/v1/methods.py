@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d086515e620a60da0ef3f25d462a057b4f7e875acf6102a414c3dc55be3fc86
-# Content sha256: a776213f4fb66f0c3008a0533eaa2b54081197e6028caef8d4ffb8e8d03d7e97
+# Inputs sha256: 19785e17c16c230cae460a47ca0e325646bf32cb766d555b073b998352a28af6
+# Content sha256: a9b5de6b390d0748299617ad8bf56008549966cd27dc0aeecae3d0679a915c19
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

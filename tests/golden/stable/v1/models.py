@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7b568ff28de454c9a8502f182ee05b984a90bc5071bff9ab4b220325a1ca464f
-# Content sha256: ef008cdce5efa2b074c70e86b6af622a1ca20d82392c56f4be12237558a1c570
+# Inputs sha256: 54c04da93c3c735ca5ef15fe790f6d4c84da1c63e9b21d2c84ec28203d4f318e
+# Content sha256: 6709f29c10347b0eb1d8df0e0eb265121d11a49669f94dbb418a2934f3d227f7
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b68dd9aa13ba2c4292cca591fb56a504fe76f07affb31eee978eafe1ff37f81a
-# Content sha256: bd8806aa6c1c5b57f39723919c93d3c3ee4be2c8001cddadaa3bc3f23f474e61
+# Inputs sha256: bcf2f0d1aa94604bccd4a1306c4768fd4d597ed3a3ebf47ef0bcffb4f19923db
+# Content sha256: 8630133d5f34d1643f7d947b67337bdebc0548d8c58f8c943de93f3a842bb1a8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

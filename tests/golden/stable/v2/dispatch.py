@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: da92b7cf0a104c1b0378e0637973ca51b7bf8cccf1fc07db4bba2b72ace241ac
-# Content sha256: c711e5949383094eba5f219a32eb57c9fd00638beb32580e9a0f188d6e5b386c
+# Inputs sha256: 5678f037ff8f3a740b0257c3da6c3a2dfcf89d1d28d1215a933797ad0ead0485
+# Content sha256: e2dc0a0b7516ec76f6985f3a2aacc3acb5a7554c988dd9a2845df1ee4fe6a7f7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 455f8a8f9e649820f094276f9011b3ae5a3295bd02a50a4b89cb5a15e6f19551
-# Content sha256: a2e5750923f39b220d224f1fdb257f0579ff5974d69fc591d74d6f55eb902a7e
+# Inputs sha256: d48c0af7145e587406f22c20c06eb36aa21a83e8bd0bd03a6e6e215a68f16af9
+# Content sha256: b226b2001e72f07e2a84e2ded8c0500340b54d6c5b7a686fe6add3a1d5a33765
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94f8b4dc0d7e4df62b906b758d9aed71df558131e77aa7e17911a56233121136
-# Content sha256: 9f3c4cba00c1e7003ba00a0c016749720bbd0bd8641315c58fbaf6124687d0fd
+# Inputs sha256: 768c5eec29fabbc5dc5d17607e1bbc772ab434f31fb0fe1ce436ae384bcfce9c
+# Content sha256: 4b017bc3a72933af8f8fdf7ade87749fab918285e8df3e8f81d2b116dc2c8fc6
 
 """Wire models of ACP protocol v2.
 
