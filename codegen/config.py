@@ -43,6 +43,7 @@ KEYS: dict[str, Key] = {
     "base-v2": Key(str, None, path=True),
 }
 _TYPE_NAMES = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table"}
+_PLURALS = {str: "strings", int: "integers"}
 
 
 class ConfigError(Exception):
@@ -118,7 +119,7 @@ def _value(pyproject: Path, root: Path, key: str, value: Any) -> Any:
         what = "a path string" if spec.path else _TYPE_NAMES.get(kind, kind.__name__)
         raise ConfigError(f"{where} must be {what}, not {value!r}")
     if spec.item is not None and not all(isinstance(item, spec.item) for item in value):
-        raise ConfigError(f"{where} must be a list of {spec.item.__name__}s, not {value!r}")
+        raise ConfigError(f"{where} must be a list of {_PLURALS.get(spec.item, spec.item.__name__)}, not {value!r}")
     if spec.path and not (key == "schema-dir" and value.startswith(BUILTIN_PREFIX)):
         if not value:
             raise ConfigError(f"{where} must not be empty")
@@ -143,7 +144,7 @@ def load_config(start: Path | None = None) -> Config:
     tools = tools if isinstance(tools, dict) else {}
     for name in tools:
         # [tool.acp_codegen], [tool.acp-codgen]...: a near miss would otherwise be ignored.
-        if name != SECTION and difflib.get_close_matches(name.replace("_", "-"), [SECTION], cutoff=0.8):
+        if name != SECTION and difflib.get_close_matches(name.lower().replace("_", "-"), [SECTION], cutoff=0.8):
             raise ConfigError(f"{pyproject}: [tool.{name}] is not read; did you mean [tool.{SECTION}]?")
     table = tools.get(SECTION)
     if table is None:

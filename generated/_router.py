@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c0955737bb3b43b65b638541cc37aa4b9fe8c38f832c2ab71a2ab1fdc84a1a5a
-# Content sha256: 7287e83c96ead7361d222aa06655d76936247d3940bc6a165413aa796125dc9f
+# Inputs sha256: a26bc558a024ab8b29320943d75b87cf76ae94b97aa86c463ea3c6ae6ea2e52b
+# Content sha256: 811c6ef04dec90a18a00fa528b8f61c734ae667c7d0ac37000406c4cb058ea31
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 40b9e430de0fe74a1145a482d5e0416989f6cf50de43f1b04f0c8621801884ee
-# Content sha256: dcab5e9a52a7c3487cc95341403dcd075b52f697122b79c0701333ae55a675e5
+# Inputs sha256: d462aa5abb4c1d48dbaed969ba78d237aaa49abc828983f9db243ee08b35f730
+# Content sha256: f78b471c2ba517afdd1e96c63c20b4709ee6bc00a7302bcff7b377d7ca64b794
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 519643142c493b13372c16bb0deb8247b57b1b44e7ad936d36ef95b687a5b6e9
-# Content sha256: f26305027422ae54f0d101172a4d97b8d5682c98ec67efb498a6cdccd11046ae
+# Inputs sha256: f5cabbee5fa2cacd01b91a91a3b487135de4f6136abef18e9701b17fb3a36ffa
+# Content sha256: 40f89275661cfad5299687927305244f2a74158db5d37391ffd86df1483b9564
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f92b5e080bc1e12e73350963b35c4af8286962d25c92acf42e792b85111288de
-# Content sha256: 2a1cae081e4139525e8260cd81ae2f3f7972efa3fe2b6c16ddfb9c18af55bd47
+# Inputs sha256: 263ced6952d6fa406a6072d507e3b839f621d7c964b978c5e413171fb2a078ed
+# Content sha256: 269d7b461f23d0907946348956c54c888087d8a8264ec9515281fc98c9a31af6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f34f998cd6cc8a2655c55041ef9a27f77a1a84a7f10f1ef21d555c7666604023
-# Content sha256: d095ee0ca01a2db60b3fa531bf1642325c83faf8d20b302f713e1f93e0904e0d
+# Inputs sha256: d5ddfd3b55b7dfac6fcaee6b9f4a62edc30c52f7f7c6cb331987518a97f7d50a
+# Content sha256: 468d228ea0df088fa37828261f9625a234986d4ed5cd4a1f51f60173ce7bf5db
 
 """Method dispatch for the agent side of ACP protocol v1.
 

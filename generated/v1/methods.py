@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b5904219bce47457c51daf65324e7cc124cba34468beab586b45e4fe574b33b8
-# Content sha256: 02d64f1631cfabbd6bb10895f75b9f9b92e2ad8a515802fcbc3caa30adb8c6f8
+# Inputs sha256: 50cd49e6cfe47d6aab514b541e139f40d15e7c7d0588306ba50d8c95b55a10b5
+# Content sha256: f94a1dde75beda60ee4be1e41d4c504c346e4937f420c07ce3c7ed5d7560500b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

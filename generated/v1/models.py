@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 93f3ca347b757bcf779eae9f023f9739eacb29c33b38681199efab86045e51b0
-# Content sha256: b53c0f74288c571aa1baeba00f3ff69d0bc0eea838e1199ec5979304dd02a046
+# Inputs sha256: 04c4f7839f2e01280ed3708f57bcef2abe4e58e5112a7a7149f4647cc11fd060
+# Content sha256: 79065f3ebaeb06f52989d21ef58f9eb08a8ab0bb25dda6a57abdf4404dc3d8a9
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5b7ea8824b99b3833966d8679870f161fa430308ce93a942d4187edb1a2fd3e8
-# Content sha256: a948c9c495dd9b07795d5dc98c8e2b40b932dcc0bda794d0436334b6cbe344b0
+# Inputs sha256: f085b91bc864691d29129b7d7e6d07f79a0ca8c9e6951f390de0d665b217accf
+# Content sha256: 061e8b3274e37fc64a481428c9e2e08acb1ddbc01c6c08e3a8f50291cfef16c3
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

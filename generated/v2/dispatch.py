@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d09104ca67ed25cdf11da9a3b013269dfda9b7a066123ebe0d54014cf3e81120
-# Content sha256: efa011c14d997b5f80f3af1f825cdc502c3ac50d094f3cf7e50cef1c10106076
+# Inputs sha256: 368601ddf1475285ff8fccba56ed36bc2c4753a820d2d7a65a9a81ec4e4a4f27
+# Content sha256: f357725d01e2f020cd9d2c2da5a40b93285658cea88ab69e0721d6c1121b0567
 
 """Method dispatch for the agent side of ACP protocol v2.
 

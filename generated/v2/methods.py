@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 19dd8411d9a0b111b14b2f3de7a8854b2f66a046782b9a2959a6f31d4891f82a
-# Content sha256: ee165a674f808cb4953b5563ee8df09ad48d03a8e2bfcf1b0abc5813419305c2
+# Inputs sha256: dd655ec0930881c8fb8531c7fe84a40fdfe9d32d12af117c16c9fba20af4a835
+# Content sha256: 31fe8c4e88d12750ec2d9c713bb081b23957f059875be7433705c063fcb43691
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ede89a03aa563d3a1f4a3096c98980071600e30fe827ab17cc46a23d69166b0d
-# Content sha256: 76079be3898e81041fd378c9312ee3ab54caaa5932356e059e17475f417915fb
+# Inputs sha256: 764f8bee30cd4b637f102f76733753dfd94326291cc81047da5185d5a51a53e9
+# Content sha256: c920f6d66f6ab6d698c75a3d75852f8da7535d8b32f2469027c683e6c43c6277
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2c732e672a347a6f0f19c9dde0e6d1a5791715f8ba359b0d6f7472360db34394
-# Content sha256: a5e5e5ee3a9028c137c348ce45a0641d0956baad8885ad195585453d2a8d8a3b
+# Inputs sha256: 06b9c9e2beeadb53eb5cda219b655563cdd39b65bb686996ed21daea731cf12b
+# Content sha256: 2e1b5d2348687c035afddb0bff14d7804132a7ee4938e5afe12822d01f0c99c5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

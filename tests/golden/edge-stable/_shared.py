@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 18704e57a105c7b42ea9efecf50d5f461c4765e265dfc00b2034778ace343a10
-# Content sha256: efcfa257f736051734fb8e000787a50462efc52698c2f867aa361503b4da799e
+# Inputs sha256: a7a90b6583e7ecf1c50b3df39e4ce7c4bca3512ae4afd2bc4b28f8a04b2faf71
+# Content sha256: e4707d5e33e980d7776fa331467577456e66cb354d387bcf994ae1f41f45d6a9
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6b7635093de83c1946c035cee2f3128cdbad1cf78faeb76b4c8a1159ba4febaf
-# Content sha256: 76e043a3397cf37e70e9834149c134a4fde47c9227c7ae002ba9242883102a57
+# Inputs sha256: c7c1644c76494be7a33d6f87b2936a18a8710159638de388139b0a456cf73a01
+# Content sha256: a6a31c538515be99191a9e06f8e6aeff7dd41b1bcf025ac515719c0b0dfcb94a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

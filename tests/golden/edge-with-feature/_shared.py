@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2abd6b8b4579ecf0662e8db872106dd5ee1989bf0d269fbf8cda1cb25ce860e2
-# Content sha256: ced78c0c8cd911d9161b0943cedc23ad0576ed442fb203fff49492a02cc54a02
+# Inputs sha256: 8bd08f69adffdd1e7a4616390359a4588399d84edb1e1772dd519d2e00b691e4
+# Content sha256: 32141a16b37d8a46b239701841614b4c67745b342c9ef52f3834f8f746964b67
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c0edd2f3f1b12ee0c02d735ef83619fc36647a49f4fad1335858958e6fe19f91
-# Content sha256: d07ac8ca58234618feebc25f0365e4b702f62b5dc1f8b9130662720a422b4e1d
+# Inputs sha256: 66af0daf28031165c3fcb40f8a6738f016371aee893a4f1387ddb566bce9e0da
+# Content sha256: f9642099d0ae4fbfac2d96cce7546252149a522c617ee2ab994a00802d36d9c4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c0f914ade51aaf8540cf0d3d0f568e1ee3c9b5a45211e6ff3dce006bbecc96f1
-# Content sha256: 49e4bd7eed2a6c0fb6ece86d9a4ec6fd8f6c7f2fb13641608b96d0a77cd6102b
+# Inputs sha256: e579493777243355dc6027c9e75c3d8ec225b62dd6ba789442a8bf7f110ef294
+# Content sha256: 85a25012e376b3384af7fddcc862a4caa632c594c6e2d57a58b5f4fcb2412ea9
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 60b56baa7c644a499ccdb1dc2f845b7d80369f5aa9e6d6d0a4ad51f114b25af1
-# Content sha256: da1e6c97dfd5f115a8ab48e5ce8c977adf7f5ab58cf597fb71893e89a56d3ce4
+# Inputs sha256: ddf145ec8701471381ef8ab5f781c90f72efbb1c2ab3b62d16419e610386f175
+# Content sha256: 565bea4d907a819072ec457865478f8b8aa13533b827d654b5c31f1ebc51059c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: acf0de868b7ddae64999a3935bed3322e4879b18ee4691d418dc03551e2eabb4
-# Content sha256: 5a6e77096c263f8926c57b066eacadee2b29a1252909b3329e9713c6cb10186d
+# Inputs sha256: 0164ef53c6060645a5a179fb6f64df8358a615151baf47aded5cbab60c39b7bf
+# Content sha256: 75fea76efeb5dfb2faef62c7d4de7ad8a668c77db1a56816defd5e2e7a93808c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

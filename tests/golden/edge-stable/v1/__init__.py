@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7d64cdeda9f9f3b064db8083874699551de07c32bce0e67c7a6ac4fac677b4c8
-# Content sha256: 04dcf7479eece532e20177deca1f62082fd64eb5f686ecb9f2b38c995e1d8a52
+# Inputs sha256: 638ef9732174a24168ea1a429f2517aecf5932f8ef15b6b4645b465077884120
+# Content sha256: 9af9f0bc38209216fc234ce500126406bfc9ab54595f49728ee99664a243d2e9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1fc4f9cb4a8aa8145b40a7e349b9eb49a63e64ce693f27f8fbd7e0a0149602f6
-# Content sha256: 3e017008415053c325d43589c896c2a3aee40c05eb893d5e389be2fa96d66341
+# Inputs sha256: 219e0540ed83a705622ca42729a7df611e7774e5ab46a98c21c59f98a12364ac
+# Content sha256: 0a135c8f276e378f72640701502b92c30f6e528b8ef11bddec54a8bfa50a6615
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 044adf8b47b392076a465bf670c82982504a2b4da3d3c158a868605d5f89c2f8
-# Content sha256: ce236cd5205761d10bc88b0490645855d046e61e4e8fff07000601f49f571931
+# Inputs sha256: 2c297e40b083b1d3a7785328f1cc86c155cde1074fc50b7b66265f95a279f343
+# Content sha256: c26c57e46714005e7bc291ffb3c43f53ba0bfcf3584781846c919b26ccbbbfd2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c22e09452efbbdbc751f479b50c8e1674be60266084cc6299fda24bebd0dfb67
-# Content sha256: 6dc596f1cfc535e08d18841925b5fde77e7a0f91e27aadc61991636e9e079c88
+# Inputs sha256: d49753cdeede854ed13ddc5a43eb83ede207a2d76cb97723598c9def6ea05ad9
+# Content sha256: 5caf8d516aa735b6137199bf48d1a5f51d3b09c24798acedb155e1d4733a5c3b
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9dbca4e5155ab22ad04c60a2cc591fc6df23c6f768be669a806585763a0ad11d
-# Content sha256: 1a595acf12236a29680cc6bf34539e5dbef6fca7097f6c943c58e4996776b3be
+# Inputs sha256: 39f798955a0ad0d6d3e607f8509dffd3fd131358119fb90da21dfe3fa47d1b9b
+# Content sha256: a17c816180787f6ed80d172bb96d66693fc905afaae56942539ca1107afdfb16
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

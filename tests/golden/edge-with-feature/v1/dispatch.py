@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7a61d49826333bb80cb47473dbe5427b715f4335f4316caa0188e64864b87f76
-# Content sha256: 0e14eafd1f06edcf20f7cf0e110d65ffbb7b6819876f28667eb1bbe705360c94
+# Inputs sha256: dd8c4f97b131d3b5df0271e32875a53671242f68f201c6700b1d3e126631c14f
+# Content sha256: 3e865a0099c85d3009af31893402bd359de8812baf435921cbba587f5d0a681b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

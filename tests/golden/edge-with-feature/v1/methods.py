@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 41bffbee5b7049021784ccc5baa5ff86d93600c686250d171c22d799458e853f
-# Content sha256: 5a5e68e13fd8c7edee73f301d2885cf38f51b54df5539622667ca97c0d7badec
+# Inputs sha256: b0624e84554f63c9dfabe4dd778475680bc65a4e33e823df4da0afa75bba5f30
+# Content sha256: 1c2a483daeb029cea3d692611900c56c9ea501318c3f3490161fdbf0546df1b0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e77769af86d9a44121fea0dff44f73cefbe3917466574d2a2fd58dac34de480f
-# Content sha256: b5160e6a9da350162411e3737feadf4e5a9a40e26c284fc9df4ed8044c74c9f0
+# Inputs sha256: 57a90fd2361cc457a61c3409cf703dd048a57cf2dc67140bd25987a11abd4875
+# Content sha256: acc41c9423e1c020bf3725023f6941656336e586f2ca4b13f6aab8aa34d5ced8
 
 """Wire models of ACP protocol v1.
 

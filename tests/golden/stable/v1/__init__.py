@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 45d628b03e7165d3450af3dca0263f79f528997a846119a748d9470ecf6588bb
-# Content sha256: f31ca87c51bd3719472463d16f150c2e85be911af03ac4082096f58974e070e1
+# Inputs sha256: 3bfe4397fb5dc4da1dfdc14335f9073261dbc57b58fb0dd9fb8994f002a11f4a
+# Content sha256: d952a6f337d3fc40dc34519bff2c9c021d87acfa41bd6418598e436c995a4ef9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

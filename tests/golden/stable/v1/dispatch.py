@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 236f8dfa169d973a6c0c8faa19d0f1ee65efe1f900f90efd3798894f9ec66409
-# Content sha256: b49f76ac4d29488d4dfc45e4eddbd66d3a5a9d862ad972a509bfe61002a4f40c
+# Inputs sha256: 6b488f9b071a8c2e00b74568d48564830022cf2eaabdbc607ba66438274fdc2a
+# Content sha256: 75aa3709800514854c8474dd893843f1d53f580dca8542d9dd2bdfd02bd880f6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 19785e17c16c230cae460a47ca0e325646bf32cb766d555b073b998352a28af6
-# Content sha256: a9b5de6b390d0748299617ad8bf56008549966cd27dc0aeecae3d0679a915c19
+# Inputs sha256: 2e096cf297196968d6268d878d04202fa59dd207bc3aa8f9d26d9b6ab04f4db2
+# Content sha256: 61c7b66b9b625384fcf2997e2562d18606de4f38ab45eccafe29d5acf95a4af4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

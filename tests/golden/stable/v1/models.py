@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 54c04da93c3c735ca5ef15fe790f6d4c84da1c63e9b21d2c84ec28203d4f318e
-# Content sha256: 6709f29c10347b0eb1d8df0e0eb265121d11a49669f94dbb418a2934f3d227f7
+# Inputs sha256: fce8865a735c16e959509f62788569d5a7c78fc6e0df183c646bf7c7f51e6664
+# Content sha256: 34cb4e34ce9bf02a512db6bd0a01bb97ca9d76e7e608073845d52e10d07cc838
 
 """Wire models of ACP protocol v1.
 

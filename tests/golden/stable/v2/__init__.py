@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bcf2f0d1aa94604bccd4a1306c4768fd4d597ed3a3ebf47ef0bcffb4f19923db
-# Content sha256: 8630133d5f34d1643f7d947b67337bdebc0548d8c58f8c943de93f3a842bb1a8
+# Inputs sha256: fa4beae752256d3b9ab23082f3199b712d15be58e02a8956f6dfc455a9f96dc3
+# Content sha256: a4af880ff84776404e64177f888863f57a01c9ec34f7651ef8f25821fb309000
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5678f037ff8f3a740b0257c3da6c3a2dfcf89d1d28d1215a933797ad0ead0485
-# Content sha256: e2dc0a0b7516ec76f6985f3a2aacc3acb5a7554c988dd9a2845df1ee4fe6a7f7
+# Inputs sha256: e32eaf336df8beff796d3ac56e39173ff928ef298683d72dd512f4c9c19d48e2
+# Content sha256: b0c82ad1c54315c9a88db77265f34079d2a4d0b195a520413e8e8ed76c1afe5f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

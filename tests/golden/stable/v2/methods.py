@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d48c0af7145e587406f22c20c06eb36aa21a83e8bd0bd03a6e6e215a68f16af9
-# Content sha256: b226b2001e72f07e2a84e2ded8c0500340b54d6c5b7a686fe6add3a1d5a33765
+# Inputs sha256: 74a0140ad7c5babff69a807bf3341061049972f5e31a2cd2e9e17bfc8e183c08
+# Content sha256: 3b30030d59dddaf98a3d0afcc2300b1f7a3035f633f0a7150181050a7780476f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

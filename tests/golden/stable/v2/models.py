@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 768c5eec29fabbc5dc5d17607e1bbc772ab434f31fb0fe1ce436ae384bcfce9c
-# Content sha256: 4b017bc3a72933af8f8fdf7ade87749fab918285e8df3e8f81d2b116dc2c8fc6
+# Inputs sha256: d9b7ee655471bf4ce8ec678cd9b72f2aee77bd70c340ea241ee9e9a15268d618
+# Content sha256: c27a057ff1e8dd4fb4588f5a941e157ebf9fd90e8affea7fa6621e0a4c223942
 
 """Wire models of ACP protocol v2.
 
