@@ -23,7 +23,10 @@ FIX_COMMAND = "nox -s generate"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="acp-codegen", description=__doc__.splitlines()[0])
+    # Raw text: argparse would wrap the --version line at the terminal's width.
+    parser = argparse.ArgumentParser(
+        prog="acp-codegen", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     where = f"from {Path(__file__).resolve().parent} (Python {sys.version.split()[0]})"
     parser.add_argument("--version", action="version", version=f"acp-codegen {__version__} {where}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a26bc558a024ab8b29320943d75b87cf76ae94b97aa86c463ea3c6ae6ea2e52b
-# Content sha256: 811c6ef04dec90a18a00fa528b8f61c734ae667c7d0ac37000406c4cb058ea31
+# Inputs sha256: 3eff2d0a3158946eae05b58b63ac22d4913810c2a31b70572fc477f5c5c7a16d
+# Content sha256: 12a7a2f2baa3a5554c3f1889b6954f21f081fe89100bff33843f4c999e2d574c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

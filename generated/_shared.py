@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d462aa5abb4c1d48dbaed969ba78d237aaa49abc828983f9db243ee08b35f730
-# Content sha256: f78b471c2ba517afdd1e96c63c20b4709ee6bc00a7302bcff7b377d7ca64b794
+# Inputs sha256: c58d1e0a095c1d10c2906d7d6d553d416cb6265e173ff8b443b5a4888bc71294
+# Content sha256: fbcc941a6bee391ce2cda62e2254a8f13cac889d6ebb6348b301a0ad6d7aaf34
 
 """Types shared by every protocol version of the generated package."""
 

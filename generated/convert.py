@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f5cabbee5fa2cacd01b91a91a3b487135de4f6136abef18e9701b17fb3a36ffa
-# Content sha256: 40f89275661cfad5299687927305244f2a74158db5d37391ffd86df1483b9564
+# Inputs sha256: 51c825ad85e666099b01cbda2cbb567da5b47b62d123bf821aceab0b5cf1bdac
+# Content sha256: 449fcd8ed2be125b6480382496c16429d547535f20536da36dd23b636da99595
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

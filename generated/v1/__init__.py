@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 263ced6952d6fa406a6072d507e3b839f621d7c964b978c5e413171fb2a078ed
-# Content sha256: 269d7b461f23d0907946348956c54c888087d8a8264ec9515281fc98c9a31af6
+# Inputs sha256: ac8fd0fecc00e2d9faf6780e2f08f8b4c2a7f9ee6115f773d2e1e74f55860316
+# Content sha256: d7b3a9584fbc82a6987f17621bcac90f8571072327148d5c7aa692cd06ba3ed7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5ddfd3b55b7dfac6fcaee6b9f4a62edc30c52f7f7c6cb331987518a97f7d50a
-# Content sha256: 468d228ea0df088fa37828261f9625a234986d4ed5cd4a1f51f60173ce7bf5db
+# Inputs sha256: 3d8dc0264a71f6995d6f6dd2fa1cfe82a46a0626892020e3111013d183629dc9
+# Content sha256: d519d10ddd662940135207c0bad05282bd15559ee9834ada1699ade7c454d0fb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 50cd49e6cfe47d6aab514b541e139f40d15e7c7d0588306ba50d8c95b55a10b5
-# Content sha256: f94a1dde75beda60ee4be1e41d4c504c346e4937f420c07ce3c7ed5d7560500b
+# Inputs sha256: 84a033de393b375bc6287b70c56b9934f3b4fea9429703724259506a58faa41a
+# Content sha256: a2dd6878299859bf6ffc95e9b58c74fa23a71d2e35bd193f141a8359016f5e05
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

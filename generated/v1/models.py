@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 04c4f7839f2e01280ed3708f57bcef2abe4e58e5112a7a7149f4647cc11fd060
-# Content sha256: 79065f3ebaeb06f52989d21ef58f9eb08a8ab0bb25dda6a57abdf4404dc3d8a9
+# Inputs sha256: 20d75e0d9adfa110af4d0ea4c933965abeb6492e753a4b7fe2c918d3fb3d220f
+# Content sha256: 59029f28adf8ca2fe5473dc1c07ac5612076e34334e1d97609005c2d7a461276
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f085b91bc864691d29129b7d7e6d07f79a0ca8c9e6951f390de0d665b217accf
-# Content sha256: 061e8b3274e37fc64a481428c9e2e08acb1ddbc01c6c08e3a8f50291cfef16c3
+# Inputs sha256: faae9dc23e20cc6eb5f999c927afbb1f5bf690bb5cd1ca75199da1d2651289fc
+# Content sha256: dba73d2c3cac82406e43888445d8d7746bbf78b4e137821c010d9769b74f08ec
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 368601ddf1475285ff8fccba56ed36bc2c4753a820d2d7a65a9a81ec4e4a4f27
-# Content sha256: f357725d01e2f020cd9d2c2da5a40b93285658cea88ab69e0721d6c1121b0567
+# Inputs sha256: ec9b0987e2e140833862618310267849e7b3f5d8c5fd38a06786b014a1834d7c
+# Content sha256: ef7243509b41cd6554e0e262520ffd2cd8969c4fcad759ea601efeac1d022db5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

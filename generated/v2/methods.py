@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dd655ec0930881c8fb8531c7fe84a40fdfe9d32d12af117c16c9fba20af4a835
-# Content sha256: 31fe8c4e88d12750ec2d9c713bb081b23957f059875be7433705c063fcb43691
+# Inputs sha256: 4d0a0600149e5739f56190dc33c7d37b9983dda1ea25c1d77b4b9d2b1bb4ff49
+# Content sha256: 1874053d9f12039a9dc55c3453d73fc967d1e094b582cc688e83bcc6ac18a45d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 764f8bee30cd4b637f102f76733753dfd94326291cc81047da5185d5a51a53e9
-# Content sha256: c920f6d66f6ab6d698c75a3d75852f8da7535d8b32f2469027c683e6c43c6277
+# Inputs sha256: 8b54c8e486ac235cfa937cfc4efb46926e24042b861b58aa40b9418f13045a7d
+# Content sha256: bd74be6bba8e387567de7670a81d571ab4142ec83bd97b2268d8fa2c022c3965
 
 """Wire models of ACP protocol v2.
 
