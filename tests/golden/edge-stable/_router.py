@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 06b9c9e2beeadb53eb5cda219b655563cdd39b65bb686996ed21daea731cf12b
-# Content sha256: 2e1b5d2348687c035afddb0bff14d7804132a7ee4938e5afe12822d01f0c99c5
+# Inputs sha256: 6e69402f6aa8d3fa956559efbf1394899dbfd5ed1baecd67f19e9ae9aac04c16
+# Content sha256: 68f7ca19a193b3fe2486ba1d02b6040f0fed355234d345025b306d8d8b1b707e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

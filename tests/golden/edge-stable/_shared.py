@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a7a90b6583e7ecf1c50b3df39e4ce7c4bca3512ae4afd2bc4b28f8a04b2faf71
-# Content sha256: e4707d5e33e980d7776fa331467577456e66cb354d387bcf994ae1f41f45d6a9
+# Inputs sha256: e28c17cefc340c26a39762ab876f235648f5229bb143fd493487bab9bfec3023
+# Content sha256: 09ece7796de041c2da059d04c5a75114671484be4d6b5ecc0d39088f97822fab
 
 """Types shared by every protocol version of the generated package."""
 

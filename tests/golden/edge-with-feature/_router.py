@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c7c1644c76494be7a33d6f87b2936a18a8710159638de388139b0a456cf73a01
-# Content sha256: a6a31c538515be99191a9e06f8e6aeff7dd41b1bcf025ac515719c0b0dfcb94a
+# Inputs sha256: cdd63eec089b6a12ceb411cef9568009f52ab5d22c0ef975425fc102e33c27be
+# Content sha256: cc86dc988d67c0fe6dd5116e14111f957a253ae7f09c6dd93344b9ab374dc204
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

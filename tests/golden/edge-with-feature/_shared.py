@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8bd08f69adffdd1e7a4616390359a4588399d84edb1e1772dd519d2e00b691e4
-# Content sha256: 32141a16b37d8a46b239701841614b4c67745b342c9ef52f3834f8f746964b67
+# Inputs sha256: 7902380fd2abc8130c25c6e6842d22b36a10cee5e3a285ebe01de41484dd8321
+# Content sha256: 3b1c6c8d0bd7ef0f4c0d467278f14d14c70b3b31c1bbe76feb9c21868ac6f0b9
 
 """Types shared by every protocol version of the generated package."""
 

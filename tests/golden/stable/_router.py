@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 66af0daf28031165c3fcb40f8a6738f016371aee893a4f1387ddb566bce9e0da
-# Content sha256: f9642099d0ae4fbfac2d96cce7546252149a522c617ee2ab994a00802d36d9c4
+# Inputs sha256: ae43d11a16e883fe3d6a91aa3540cd64e252620b12998c52f71d39f261778653
+# Content sha256: 764b9660f2bef279b1a53b5335de540d74542021a511c861b8a4b51a0d3e05ae
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e579493777243355dc6027c9e75c3d8ec225b62dd6ba789442a8bf7f110ef294
-# Content sha256: 85a25012e376b3384af7fddcc862a4caa632c594c6e2d57a58b5f4fcb2412ea9
+# Inputs sha256: 848759df7a3a134b6d98f1a887b6659726e22b023ef11efc99b9161b48592ede
+# Content sha256: f6a3c99158e8ac3228766da8cac7f510252c940dcafb4a338453ec78ecabecf2
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ddf145ec8701471381ef8ab5f781c90f72efbb1c2ab3b62d16419e610386f175
-# Content sha256: 565bea4d907a819072ec457865478f8b8aa13533b827d654b5c31f1ebc51059c
+# Inputs sha256: b63dfe26747010d65fb00c67c5b568ac5f93b2ce29ac31c3ce928e7c9f7ef7b9
+# Content sha256: 52cd90a5fba0a2f4eb39b0cadc81e721fdc4ccadf252e2f4c79aa26e1bc1e0aa
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0164ef53c6060645a5a179fb6f64df8358a615151baf47aded5cbab60c39b7bf
-# Content sha256: 75fea76efeb5dfb2faef62c7d4de7ad8a668c77db1a56816defd5e2e7a93808c
+# Inputs sha256: 6b1e65492de16da5ca85ece7882e679f9b200632a30a56e2ded460497bdb2459
+# Content sha256: 1b52927ccdba7eccd74af75666bd292e01f05ed9dfe981db7184e325b5e3db56
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 42a65137d7951eb1e5d11673982d04a90133ed02ea6854fef0d77f64467e2a99
-# Content sha256: a27effc9f9f41fa48a8c6d1af5655521e0452a8a3df9f04a03ccc6fe218b0ce5
+# Inputs sha256: 20397d34757ab4709e6fbd90358eca30c31bd99b8c585440d092515932674312
+# Content sha256: 00d426f8b819707febcd16958feef3b18eba0fe62b50890824d259477f897134
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

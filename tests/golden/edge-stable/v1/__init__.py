@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 638ef9732174a24168ea1a429f2517aecf5932f8ef15b6b4645b465077884120
-# Content sha256: 9af9f0bc38209216fc234ce500126406bfc9ab54595f49728ee99664a243d2e9
+# Inputs sha256: ed3a6c2fa9ed02f6498c7e05088449e2c929017689202545ca53eec25d1246f7
+# Content sha256: d8e34ce6a969d619453cc74dacd84e48d76dde74d1c7ddb49a1913fc02b68b17
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

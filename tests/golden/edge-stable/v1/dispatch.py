@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 219e0540ed83a705622ca42729a7df611e7774e5ab46a98c21c59f98a12364ac
-# Content sha256: 0a135c8f276e378f72640701502b92c30f6e528b8ef11bddec54a8bfa50a6615
+# Inputs sha256: cc9f25fa05add71e7ab2271b634a94473a8dbac97e9e3467fba0020b8963f481
+# Content sha256: 9d964354661740a8c76fd7d1266b96747596b61fceac5e75c8630f9a400d7168
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2c297e40b083b1d3a7785328f1cc86c155cde1074fc50b7b66265f95a279f343
-# Content sha256: c26c57e46714005e7bc291ffb3c43f53ba0bfcf3584781846c919b26ccbbbfd2
+# Inputs sha256: ea80de3b4b60cc8174287afbb4a3351336dea208ca261baa4208caf20f38c120
+# Content sha256: 0ee96e55c69930593831e619be191a9361de77d989fc667c32f02782d8eddc04
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d49753cdeede854ed13ddc5a43eb83ede207a2d76cb97723598c9def6ea05ad9
-# Content sha256: 5caf8d516aa735b6137199bf48d1a5f51d3b09c24798acedb155e1d4733a5c3b
+# Inputs sha256: c6676127e784d10e853e8b248cbd032dff09fc3f8a0a0d49719d4db1363f9561
+# Content sha256: c35f155a1a6b33ccf520d4ed4f574373fc857b79376057cefcd41ad4d7254828
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 39f798955a0ad0d6d3e607f8509dffd3fd131358119fb90da21dfe3fa47d1b9b
-# Content sha256: a17c816180787f6ed80d172bb96d66693fc905afaae56942539ca1107afdfb16
+# Inputs sha256: 0c54fe2aabbb05f97123a0b6a240d3d98277f12371776fdc2104d5e43444008f
+# Content sha256: deb9a1cc600fe33fc09f082b6f588c3c33a086e17b1cfcd167189438277a2475
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dd8c4f97b131d3b5df0271e32875a53671242f68f201c6700b1d3e126631c14f
-# Content sha256: 3e865a0099c85d3009af31893402bd359de8812baf435921cbba587f5d0a681b
+# Inputs sha256: 90095c9eafe3a18c05e7fb4b04957b8df490edc0893d00daf0f9708d8c3b8f26
+# Content sha256: 1b253ac6cdcbe33d7762b692aacb047816102d4ef84e68c9b248434681af8a21
 
 """Method dispatch for the agent side of ACP protocol v1.
 

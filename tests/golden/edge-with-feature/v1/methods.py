@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b0624e84554f63c9dfabe4dd778475680bc65a4e33e823df4da0afa75bba5f30
-# Content sha256: 1c2a483daeb029cea3d692611900c56c9ea501318c3f3490161fdbf0546df1b0
+# Inputs sha256: 1d6f77ebe2e091481d9d9a6c0a0839ea205e6dce7e65f9f173ab2da67ce60c34
+# Content sha256: 08500f9c6bd89dea39429072987ab2c8382690ee507d1f4b997841544fb15cc1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 57a90fd2361cc457a61c3409cf703dd048a57cf2dc67140bd25987a11abd4875
-# Content sha256: acc41c9423e1c020bf3725023f6941656336e586f2ca4b13f6aab8aa34d5ced8
+# Inputs sha256: a9873d606127adb221ae33263a73387869b8c302ed367c8f2afddfa2889d9cd9
+# Content sha256: 03cdfe6e651d7cebf0511eb911a4ef6c022316a1e7d30595002dfd672fab4086
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3bfe4397fb5dc4da1dfdc14335f9073261dbc57b58fb0dd9fb8994f002a11f4a
-# Content sha256: d952a6f337d3fc40dc34519bff2c9c021d87acfa41bd6418598e436c995a4ef9
+# Inputs sha256: 4e11ef2511a48eb675c9470b2e36c3ebad33bce9894471fdbf0153fa074c526f
+# Content sha256: 36a609710ffccf4ee91060b7378a2d7963277a7bc8739744fb52f0f6c5ddb815
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6b488f9b071a8c2e00b74568d48564830022cf2eaabdbc607ba66438274fdc2a
-# Content sha256: 75aa3709800514854c8474dd893843f1d53f580dca8542d9dd2bdfd02bd880f6
+# Inputs sha256: 0ca0013e0e3d587bde9db0783d7f472914787e51169aed955ec82ae715207e8d
+# Content sha256: 14803ba0c742820d63289665e178175cf22cea0d56c7d507cb8de1a382857a59
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2e096cf297196968d6268d878d04202fa59dd207bc3aa8f9d26d9b6ab04f4db2
-# Content sha256: 61c7b66b9b625384fcf2997e2562d18606de4f38ab45eccafe29d5acf95a4af4
+# Inputs sha256: 1dea36410204e079de082b8e49d41b69d61bd95d046d6e4ffb075b71f2de8ff7
+# Content sha256: 5939716c1e7bd58cc9f45175c322c6d6bde69cae49dc3d58d6b818203d303291
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fce8865a735c16e959509f62788569d5a7c78fc6e0df183c646bf7c7f51e6664
-# Content sha256: 34cb4e34ce9bf02a512db6bd0a01bb97ca9d76e7e608073845d52e10d07cc838
+# Inputs sha256: 7d8310d0944624f067f9918951417754035dfdd04c04787f477f52153364978a
+# Content sha256: 6360f563109c21728c1084f7b2164fc6176090d0b900e37828f2d44109e4bf29
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fa4beae752256d3b9ab23082f3199b712d15be58e02a8956f6dfc455a9f96dc3
-# Content sha256: a4af880ff84776404e64177f888863f57a01c9ec34f7651ef8f25821fb309000
+# Inputs sha256: b01efc4701799b44def343752f1557df491069166eee650fa8fe761b43729847
+# Content sha256: 69e64f0f827665d1d819ae08175a63c636c12fb43414be06bf7b067793f96985
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

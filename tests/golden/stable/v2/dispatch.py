@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e32eaf336df8beff796d3ac56e39173ff928ef298683d72dd512f4c9c19d48e2
-# Content sha256: b0c82ad1c54315c9a88db77265f34079d2a4d0b195a520413e8e8ed76c1afe5f
+# Inputs sha256: 3bc459ddc70e92a25f1f7aa94803025a9158f2cb7f1d9c6611572d6a0d006c56
+# Content sha256: cd60e33d5ca9ad181b1956a80d5b56cc20ca624b133ccf2631c141f41ccba82b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

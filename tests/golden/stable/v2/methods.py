@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 74a0140ad7c5babff69a807bf3341061049972f5e31a2cd2e9e17bfc8e183c08
-# Content sha256: 3b30030d59dddaf98a3d0afcc2300b1f7a3035f633f0a7150181050a7780476f
+# Inputs sha256: ead6a9b5ace4affd5388958df1a942a6c46f8af81445d70389ea0cdf47644fae
+# Content sha256: a1eca72744f0028fec8bd05236251d40f96051118406b5b5d545f798b1148e88
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d9b7ee655471bf4ce8ec678cd9b72f2aee77bd70c340ea241ee9e9a15268d618
-# Content sha256: c27a057ff1e8dd4fb4588f5a941e157ebf9fd90e8affea7fa6621e0a4c223942
+# Inputs sha256: f0d2e0113944d1cb32f68e398a0968b07ddeb44d2d6581a8d0d8e3baf01b34dd
+# Content sha256: fd732a3c50df825f9596e54863d7bc062247967648e61a12a08871c3507f7c24
 
 """Wire models of ACP protocol v2.
 
