@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return diff_command.run(args)
     try:
         config = load_config()
-        if args.verbose:
+        if args.verbose or args.command == "generate":
             print(config.describe())
         spec, out, features = _settings(args, config)
         bases = _bases(args, config)
@@ -119,6 +119,4 @@ def main(argv: list[str] | None = None) -> int:
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result))
-    if not args.verbose:
-        print(config.describe())
     return 0

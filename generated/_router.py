@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3eff2d0a3158946eae05b58b63ac22d4913810c2a31b70572fc477f5c5c7a16d
-# Content sha256: 12a7a2f2baa3a5554c3f1889b6954f21f081fe89100bff33843f4c999e2d574c
+# Inputs sha256: 31eb41998c2c62f114973068ed5da7018f8b1a005280448598618a381c0cc8ae
+# Content sha256: eea38b77c4651347fd66ea6fee23986cc49b915be8d7e45f50648a3c492758a8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

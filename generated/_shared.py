@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c58d1e0a095c1d10c2906d7d6d553d416cb6265e173ff8b443b5a4888bc71294
-# Content sha256: fbcc941a6bee391ce2cda62e2254a8f13cac889d6ebb6348b301a0ad6d7aaf34
+# Inputs sha256: cba3537786103b451d05460e2f6fabcf07bcfe90a343159dc0076d7be261e8ad
+# Content sha256: 7289337bc8df4911dc457016197c965109bed210bb61fa9b405c5c597fa01866
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 51c825ad85e666099b01cbda2cbb567da5b47b62d123bf821aceab0b5cf1bdac
-# Content sha256: 449fcd8ed2be125b6480382496c16429d547535f20536da36dd23b636da99595
+# Inputs sha256: 9a7d44c9f8dfd51a60a9f84ba1692c511690be45bfb36e883ab1b880c76dfa88
+# Content sha256: de0b6a8cebd8bff5bc878cbb89455036dd856fcdec7102414491bd50bbf7a377
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

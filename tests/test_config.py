@@ -114,7 +114,7 @@ def test_built_in_fragments_generate_the_committed_package_with_stable_names(
     write_pyproject(tmp_path, f'[tool.acp-codegen]\nout = "gen"\nfeatures = ["{ARCHIVE}"]\n')
     monkeypatch.chdir(tmp_path)
     assert main(["generate"]) == 0
-    assert f"config: [tool.acp-codegen] in {tmp_path / 'pyproject.toml'}" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith(f"config: [tool.acp-codegen] in {tmp_path / 'pyproject.toml'}\n")
     models = (tmp_path / "gen" / "v1" / "models.py").read_text(encoding="utf-8")
     assert f"#   {BUILTIN_FRAGMENTS}/v1/schema.json\n#   {BUILTIN_FRAGMENTS}/v1/meta.json\n" in models
     convert = (tmp_path / "gen" / "convert.py").read_text(encoding="utf-8")
@@ -152,6 +152,10 @@ def test_verbose_says_which_config_was_read(
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--verbose", "--out", "gen"]) == 1  # nothing generated yet
     assert capsys.readouterr().out.startswith(f"config: no pyproject.toml above {tmp_path}; defaults\n")
+    assert main(["generate", "--out", "gen"]) == 0
+    capsys.readouterr()
+    assert main(["check", "--out", "gen"]) == 0
+    assert "config:" not in capsys.readouterr().out  # check stays one line without --verbose
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])

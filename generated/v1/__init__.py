@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ac8fd0fecc00e2d9faf6780e2f08f8b4c2a7f9ee6115f773d2e1e74f55860316
-# Content sha256: d7b3a9584fbc82a6987f17621bcac90f8571072327148d5c7aa692cd06ba3ed7
+# Inputs sha256: 9172f7108093f868ef1d5aaa8f93e86705ebf70694a36705f5e65add7fc7b69f
+# Content sha256: 10bebf3d7af20288282da74e799e15018c3289f0ffbbb6c6e6e200b02217059f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3d8dc0264a71f6995d6f6dd2fa1cfe82a46a0626892020e3111013d183629dc9
-# Content sha256: d519d10ddd662940135207c0bad05282bd15559ee9834ada1699ade7c454d0fb
+# Inputs sha256: 7f6f88beebe991b53e7c9d0e72e86d5189eb3621c999f689dbaba434e855f9f0
+# Content sha256: 43e5cb5d85b960b2a0242f5e56f0d2d40b96f9df7bbe500dc51344f6fd4244df
 
 """Method dispatch for the agent side of ACP protocol v1.
 

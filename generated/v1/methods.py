@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 84a033de393b375bc6287b70c56b9934f3b4fea9429703724259506a58faa41a
-# Content sha256: a2dd6878299859bf6ffc95e9b58c74fa23a71d2e35bd193f141a8359016f5e05
+# Inputs sha256: eb474da4a1398a6fae91b2c7cb0030f79be512d6fc5a09bd563ec69e3ab98858
+# Content sha256: 8ec9660210e86d56ca5ad022816f51e6e822ae2c4c33679f7d770ea503ed610f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 20d75e0d9adfa110af4d0ea4c933965abeb6492e753a4b7fe2c918d3fb3d220f
-# Content sha256: 59029f28adf8ca2fe5473dc1c07ac5612076e34334e1d97609005c2d7a461276
+# Inputs sha256: 47ed240c0b01568afc605179ade0ffc8435bdd2e20d46ccc8e3b7412f8f180d7
+# Content sha256: 43a1c3f0fb5adf85df24d128be7f3b2fd3c38bb4776294edc1505f040aa01d41
 
 """Wire models of ACP protocol v1.
 

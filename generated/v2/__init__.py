@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: faae9dc23e20cc6eb5f999c927afbb1f5bf690bb5cd1ca75199da1d2651289fc
-# Content sha256: dba73d2c3cac82406e43888445d8d7746bbf78b4e137821c010d9769b74f08ec
+# Inputs sha256: 53af9ab8a30a6468923cc1d4ffce2a58a6608356755d4741e31f5d7ec7a1b296
+# Content sha256: a131dd16c25f94cd50e17f8d733754178e130dbca67348ecd4b1a03bca5cf5d4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

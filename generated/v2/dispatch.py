@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ec9b0987e2e140833862618310267849e7b3f5d8c5fd38a06786b014a1834d7c
-# Content sha256: ef7243509b41cd6554e0e262520ffd2cd8969c4fcad759ea601efeac1d022db5
+# Inputs sha256: 3ff88c7d2b2b27da9d7ef18de1ccf1789a2e10a5cd71d9272792fd25216f6ba1
+# Content sha256: 9cc5125ac12d105efcf05172ce749a3341088820435e8d7629d9b302638bac84
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4d0a0600149e5739f56190dc33c7d37b9983dda1ea25c1d77b4b9d2b1bb4ff49
-# Content sha256: 1874053d9f12039a9dc55c3453d73fc967d1e094b582cc688e83bcc6ac18a45d
+# Inputs sha256: d6aeb61783fb5def26eb43ba93aad1de76d0c1bee46e4183e5b8a460421101af
+# Content sha256: aec2251e98dbaa42eedd310f4b2be00f16e99100785ccb72d36c0912c6b17621
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8b54c8e486ac235cfa937cfc4efb46926e24042b861b58aa40b9418f13045a7d
-# Content sha256: bd74be6bba8e387567de7670a81d571ab4142ec83bd97b2268d8fa2c022c3965
+# Inputs sha256: 7bea716d61fc5725a35bc80a411dd7cfad6584c96be075f5b156c1ab21a3b833
+# Content sha256: 6b3054219106e599ca6cc2ec621ff44dec6d340de90972615d6cd49ca91e1d12
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6e69402f6aa8d3fa956559efbf1394899dbfd5ed1baecd67f19e9ae9aac04c16
-# Content sha256: 68f7ca19a193b3fe2486ba1d02b6040f0fed355234d345025b306d8d8b1b707e
+# Inputs sha256: 6c8fc27b0fa81d5619e7477efc1fc169d7a3b7a38721e4fcda8ce8ddbe1fa667
+# Content sha256: 65034f7c06bba859d63790230d50e613e30fed56568450e57f42409374de54c7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

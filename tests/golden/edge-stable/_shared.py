@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e28c17cefc340c26a39762ab876f235648f5229bb143fd493487bab9bfec3023
-# Content sha256: 09ece7796de041c2da059d04c5a75114671484be4d6b5ecc0d39088f97822fab
+# Inputs sha256: b6f65f1b7384d3a2f117729a4b1a4349b581e2e562c445d6ed5444428ef32a20
+# Content sha256: 17bd44ed2a846e8235c170be2ff86c2ce01105cf6f31a044ffcdc04352aa78a3
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cdd63eec089b6a12ceb411cef9568009f52ab5d22c0ef975425fc102e33c27be
-# Content sha256: cc86dc988d67c0fe6dd5116e14111f957a253ae7f09c6dd93344b9ab374dc204
+# Inputs sha256: a4a77e7e8dfb969c09616245df50c06f462426e241092426b4dee1a7b85b2217
+# Content sha256: 4d34394abc4afe3c41559d02b57d3c1ede64523fbea4f150d03b74e6ba7cd385
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

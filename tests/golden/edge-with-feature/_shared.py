@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7902380fd2abc8130c25c6e6842d22b36a10cee5e3a285ebe01de41484dd8321
-# Content sha256: 3b1c6c8d0bd7ef0f4c0d467278f14d14c70b3b31c1bbe76feb9c21868ac6f0b9
+# Inputs sha256: a10bc73b8c46394e65dc103cf280f9c22f653c4649712549b157a57c9c02d29d
+# Content sha256: ce18025d918307c203573bbde3de6f1e6617efa7dc1931c4344e768ef356aecf
 
 """Types shared by every protocol version of the generated package."""
 

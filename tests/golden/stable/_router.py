@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae43d11a16e883fe3d6a91aa3540cd64e252620b12998c52f71d39f261778653
-# Content sha256: 764b9660f2bef279b1a53b5335de540d74542021a511c861b8a4b51a0d3e05ae
+# Inputs sha256: 8a5ed9a892fd2e9beeeb9843b2adb8f58fd8d2543f17169b04b9f4d64959c859
+# Content sha256: 25d5b593c9f167557d03a2f007c3ba252d685ea744e0f5abc4c3363e67638bd2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

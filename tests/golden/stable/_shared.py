@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 848759df7a3a134b6d98f1a887b6659726e22b023ef11efc99b9161b48592ede
-# Content sha256: f6a3c99158e8ac3228766da8cac7f510252c940dcafb4a338453ec78ecabecf2
+# Inputs sha256: bdcac85e97d8eec0990a6ef8aaaf6e4133a85ccdc48afb12cdd8662f08f67870
+# Content sha256: a136a2fdac38d72f0ea16bafc7338095dce0afc14f68bee9ee840a960290814c
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b63dfe26747010d65fb00c67c5b568ac5f93b2ce29ac31c3ce928e7c9f7ef7b9
-# Content sha256: 52cd90a5fba0a2f4eb39b0cadc81e721fdc4ccadf252e2f4c79aa26e1bc1e0aa
+# Inputs sha256: 198002e9401b44f1abc252aec29cac118d24de8a3e58e935e27fe05e5a3dabe9
+# Content sha256: 663bc0beb8ed6632a20642e3b1e4e0a9b0de8f9c3e51944337221ff6acacc034
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6b1e65492de16da5ca85ece7882e679f9b200632a30a56e2ded460497bdb2459
-# Content sha256: 1b52927ccdba7eccd74af75666bd292e01f05ed9dfe981db7184e325b5e3db56
+# Inputs sha256: 131518a024fe9d7105e4b2bc35d4c741aeffd5ca7baf746cd3d05ba565d4d702
+# Content sha256: ddfa15b08a16f7136fae463be85309b0a9236f3a26ae14183ccb98db291bc874
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

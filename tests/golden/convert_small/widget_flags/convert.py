@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 20397d34757ab4709e6fbd90358eca30c31bd99b8c585440d092515932674312
-# Content sha256: 00d426f8b819707febcd16958feef3b18eba0fe62b50890824d259477f897134
+# Inputs sha256: 89bd44f0ef81435277a0ea0ced5affe008ed4fb9c8e67d8711caac83f8678939
+# Content sha256: b91464a9c1457f186df765f045cf93ccd9dfb11f56667a60df5d906009f95db8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ed3a6c2fa9ed02f6498c7e05088449e2c929017689202545ca53eec25d1246f7
-# Content sha256: d8e34ce6a969d619453cc74dacd84e48d76dde74d1c7ddb49a1913fc02b68b17
+# Inputs sha256: d91ff3019a1dbd1ad618cea7b27de5488ea5e751000995a76a4d357ac0e63b0d
+# Content sha256: 2d33a35efe714d64124b6cbb7e960bdc0552b11803f8c681d0b10c479574dc52
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cc9f25fa05add71e7ab2271b634a94473a8dbac97e9e3467fba0020b8963f481
-# Content sha256: 9d964354661740a8c76fd7d1266b96747596b61fceac5e75c8630f9a400d7168
+# Inputs sha256: 181d48262556a52cb07bcc228417f8d19e36f7a57de842adf7e13edb73354c6d
+# Content sha256: ede77e9d88cb8e9268c94bd68888f3b9fb83e63ea03ff9cdf6b805be9f720af2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ea80de3b4b60cc8174287afbb4a3351336dea208ca261baa4208caf20f38c120
-# Content sha256: 0ee96e55c69930593831e619be191a9361de77d989fc667c32f02782d8eddc04
+# Inputs sha256: 686ad808544dc9b2402eed6982a52995a20a84efd9771472764a7d909d5574e9
+# Content sha256: 7053b87b095c3c4f24c274c297e88b7edd08112974252cc59804f86c22c856e6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

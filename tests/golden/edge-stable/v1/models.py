@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c6676127e784d10e853e8b248cbd032dff09fc3f8a0a0d49719d4db1363f9561
-# Content sha256: c35f155a1a6b33ccf520d4ed4f574373fc857b79376057cefcd41ad4d7254828
+# Inputs sha256: 4ad31b8ee2c5587b47c601ed39a9701821249fd8e876eb193ed9115aeca50546
+# Content sha256: c5dfbc5c5a2020e1f8d3fef76d4e11e8770bbf3425cb18176a3635193616afd4
 
 """Wire models of ACP protocol v1.
 

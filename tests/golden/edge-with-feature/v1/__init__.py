@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0c54fe2aabbb05f97123a0b6a240d3d98277f12371776fdc2104d5e43444008f
-# Content sha256: deb9a1cc600fe33fc09f082b6f588c3c33a086e17b1cfcd167189438277a2475
+# Inputs sha256: aa1a1d4bcebac5d03748f715998fc149024fae24550d5556be0877960ed131a8
+# Content sha256: f5664988b74ba69107be115c66caa1ff55e6e2d326e82d0d35788f60f4c7dafa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 90095c9eafe3a18c05e7fb4b04957b8df490edc0893d00daf0f9708d8c3b8f26
-# Content sha256: 1b253ac6cdcbe33d7762b692aacb047816102d4ef84e68c9b248434681af8a21
+# Inputs sha256: 1e3d683b59f69e5843d2aad6c16ad24afed55bf699e15d6c796849cadcb9cd0e
+# Content sha256: 377ac9cbc8c400b4b00fcbf8f959b96672a6339f574bc8f2fc8da815bfb3ea3b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

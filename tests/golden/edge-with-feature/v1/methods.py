@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1d6f77ebe2e091481d9d9a6c0a0839ea205e6dce7e65f9f173ab2da67ce60c34
-# Content sha256: 08500f9c6bd89dea39429072987ab2c8382690ee507d1f4b997841544fb15cc1
+# Inputs sha256: a918ffc0aa29ccd97b09e9e1564ff12749a536929ccce56eb16d880d75c4a603
+# Content sha256: fcd6ef96b5371bf3c95115b7643e80266a686a088edde1a1a6ed67f9df093419
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a9873d606127adb221ae33263a73387869b8c302ed367c8f2afddfa2889d9cd9
-# Content sha256: 03cdfe6e651d7cebf0511eb911a4ef6c022316a1e7d30595002dfd672fab4086
+# Inputs sha256: e364f387648b6daf0c1ee6e6406a7f5176c5ca126578ca0adec9082df4839917
+# Content sha256: 5d07e3d42a0be03df83fdbc2b3879e643bb313e55b6ad5d829ef826f7eaee5d1
 
 """Wire models of ACP protocol v1.
 

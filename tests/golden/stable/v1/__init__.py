@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e11ef2511a48eb675c9470b2e36c3ebad33bce9894471fdbf0153fa074c526f
-# Content sha256: 36a609710ffccf4ee91060b7378a2d7963277a7bc8739744fb52f0f6c5ddb815
+# Inputs sha256: 49f032ee32ea54ff2db96daa02af6f409cf09fbe3bf4aa410057aa7fb23b0060
+# Content sha256: 6ea10a071bcc211c1eb9b46c3a209ef5c5117230ec433f530de7d2021ca548b3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

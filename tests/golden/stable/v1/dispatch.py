@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ca0013e0e3d587bde9db0783d7f472914787e51169aed955ec82ae715207e8d
-# Content sha256: 14803ba0c742820d63289665e178175cf22cea0d56c7d507cb8de1a382857a59
+# Inputs sha256: 891e89006d0dcf085406f1de17ba554a186ea465c321632bbee5fc4979315382
+# Content sha256: dc63c4e0cc4e7a2e8dc864167dbbd6ee4d11ced28f9750a36553cd5b29af06d9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1dea36410204e079de082b8e49d41b69d61bd95d046d6e4ffb075b71f2de8ff7
-# Content sha256: 5939716c1e7bd58cc9f45175c322c6d6bde69cae49dc3d58d6b818203d303291
+# Inputs sha256: 6f00164c62c1a192e97dbae86b7adad9ce104579d13172fc4da559c55d061df5
+# Content sha256: 19f5047a79d05ecd186e75a84b671543dfa2f014dc9400f43ccd5f7035d80b05
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

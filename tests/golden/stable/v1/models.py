@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7d8310d0944624f067f9918951417754035dfdd04c04787f477f52153364978a
-# Content sha256: 6360f563109c21728c1084f7b2164fc6176090d0b900e37828f2d44109e4bf29
+# Inputs sha256: caf133a56aded91f851abb221d3f0679874499231ddb9e9623fa3c73a808e61c
+# Content sha256: d9b500cdd4e6708b6e1acc24cbd61ea38541906834a28698eb9bbe75b9af8b11
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b01efc4701799b44def343752f1557df491069166eee650fa8fe761b43729847
-# Content sha256: 69e64f0f827665d1d819ae08175a63c636c12fb43414be06bf7b067793f96985
+# Inputs sha256: 960dae19dc3d81b6a78c4beba09309e549f6754fbac211e3f9ced6b78b1a39dd
+# Content sha256: c84cf1f47903534b84410e61ca4c9a3e0b5ca9e82c17306199c07ad1db4244c3
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3bc459ddc70e92a25f1f7aa94803025a9158f2cb7f1d9c6611572d6a0d006c56
-# Content sha256: cd60e33d5ca9ad181b1956a80d5b56cc20ca624b133ccf2631c141f41ccba82b
+# Inputs sha256: 6824fe8a43470d64170e5f91352927cf30c0c8ebd89df02fd2aa5884310b3f72
+# Content sha256: 50729f3486c48236d14919d0303859af345eeabad92d840c159c431d9b8897a6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ead6a9b5ace4affd5388958df1a942a6c46f8af81445d70389ea0cdf47644fae
-# Content sha256: a1eca72744f0028fec8bd05236251d40f96051118406b5b5d545f798b1148e88
+# Inputs sha256: bb10b5755b58faa75a95338ff5a0c7859e956bb2cc2018ea108fb46d7d6de752
+# Content sha256: e17bfa9f36e5f9c78abb5f694a039590fd23cf1ceb90f45b812d67eec64f1dfe
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

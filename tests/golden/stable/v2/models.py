@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f0d2e0113944d1cb32f68e398a0968b07ddeb44d2d6581a8d0d8e3baf01b34dd
-# Content sha256: fd732a3c50df825f9596e54863d7bc062247967648e61a12a08871c3507f7c24
+# Inputs sha256: abbeb7678dfdfbcaedad5dae1987900090c15068c26b39c71a361e1aa84048e2
+# Content sha256: 0f77f879e11796c7f993ad7075b79b8ffb4f801d1735391d28ce2ce684640063
 
 """Wire models of ACP protocol v2.
 
