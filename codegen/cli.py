@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         return diff_command.run(args)
     try:
         config = load_config()
-        if args.verbose or args.command == "generate":
-            print(config.describe())
+        if args.verbose:  # on stderr, before anything can fail: stdout carries results only
+            print(config.describe(), file=sys.stderr)
         spec, out, features = _settings(args, config)
         bases = _bases(args, config)
         with schema_location(spec) as schema_dir:
@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OutputError) as exc:
         print(f"acp-codegen: {exc}", file=sys.stderr)
         return 2
+    if not args.verbose:
+        print(config.describe())
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result))

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 31eb41998c2c62f114973068ed5da7018f8b1a005280448598618a381c0cc8ae
-# Content sha256: eea38b77c4651347fd66ea6fee23986cc49b915be8d7e45f50648a3c492758a8
+# Inputs sha256: 1b8ab11a08e3788376c14cca7595be211151e3cb7a803d3d6d5087efe9c6bc79
+# Content sha256: 8d17f9a18df77ae4eda32e3364ca07fbd62ad6090740aa6da42eabc9df5b1898
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cba3537786103b451d05460e2f6fabcf07bcfe90a343159dc0076d7be261e8ad
-# Content sha256: 7289337bc8df4911dc457016197c965109bed210bb61fa9b405c5c597fa01866
+# Inputs sha256: 30de1fa40f9b63508765cf20bebb408356ad37ecc9c8c913f8ede2294bea36a3
+# Content sha256: f5095497e33b7d11e723863cb29a54730d945d208c6ece9603cd1110ffd917ab
 
 """Types shared by every protocol version of the generated package."""
 

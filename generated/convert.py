@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9a7d44c9f8dfd51a60a9f84ba1692c511690be45bfb36e883ab1b880c76dfa88
-# Content sha256: de0b6a8cebd8bff5bc878cbb89455036dd856fcdec7102414491bd50bbf7a377
+# Inputs sha256: 61a2c761922de1611bbcfc8d82adc328f0057fa760256d1f692fdcd62f2257b1
+# Content sha256: 5cb1878bdde30db0621407a27414e778692de4cc1bc4b259cecebcbacd1e5212
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -151,7 +151,7 @@ def test_verbose_says_which_config_was_read(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--verbose", "--out", "gen"]) == 1  # nothing generated yet
-    assert capsys.readouterr().out.startswith(f"config: no pyproject.toml above {tmp_path}; defaults\n")
+    assert capsys.readouterr().err.startswith(f"config: no pyproject.toml above {tmp_path}; defaults\n")
     assert main(["generate", "--out", "gen"]) == 0
     capsys.readouterr()
     assert main(["check", "--out", "gen"]) == 0

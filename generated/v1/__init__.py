@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9172f7108093f868ef1d5aaa8f93e86705ebf70694a36705f5e65add7fc7b69f
-# Content sha256: 10bebf3d7af20288282da74e799e15018c3289f0ffbbb6c6e6e200b02217059f
+# Inputs sha256: 462498c0b666ddb6a0a1bfdf47ee267d8853ab78e67aef5ac85e4a6bf1b872f3
+# Content sha256: b5dfb2c31afe38f9f5545e3cc32f3fa12f6210c92376bf8ab03131a3d0471799
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

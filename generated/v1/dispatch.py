@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7f6f88beebe991b53e7c9d0e72e86d5189eb3621c999f689dbaba434e855f9f0
-# Content sha256: 43e5cb5d85b960b2a0242f5e56f0d2d40b96f9df7bbe500dc51344f6fd4244df
+# Inputs sha256: b5d4c20bc0a5212ec2e7dd64588031b464239e3ce1080e26fce487ff8cbc59c2
+# Content sha256: bf6b130c2f371a451bb6d29ac4517da0fb1b56615ceed65516ca1fead9a1dcd4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: eb474da4a1398a6fae91b2c7cb0030f79be512d6fc5a09bd563ec69e3ab98858
-# Content sha256: 8ec9660210e86d56ca5ad022816f51e6e822ae2c4c33679f7d770ea503ed610f
+# Inputs sha256: 2005fcad2efc9d649b1ccdf1208fcff59970bf5b4d62b95edf7c5b478bba824b
+# Content sha256: 342aaa18edb2db97a382960dc96f89a34d9808aeaae256f0355653017646e4d1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 47ed240c0b01568afc605179ade0ffc8435bdd2e20d46ccc8e3b7412f8f180d7
-# Content sha256: 43a1c3f0fb5adf85df24d128be7f3b2fd3c38bb4776294edc1505f040aa01d41
+# Inputs sha256: 6932975c2fde7eb345367b1eee98e1a020bb25cc7dee4114708c11b0fb90f3ac
+# Content sha256: 56948f14e88ca2d1113be259e3a72e304759d9dfdfb08b1021bed61b4ef4a685
 
 """Wire models of ACP protocol v1.
 

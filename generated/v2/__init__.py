@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 53af9ab8a30a6468923cc1d4ffce2a58a6608356755d4741e31f5d7ec7a1b296
-# Content sha256: a131dd16c25f94cd50e17f8d733754178e130dbca67348ecd4b1a03bca5cf5d4
+# Inputs sha256: e75f1da92d19c3a43d8e9e576486801572ed91564efe5bf1f995dd72e34ef124
+# Content sha256: feab9ffa808c811f20a1f31e84b46b0a45ef0bc6dd5c4b7194886f8b93951582
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

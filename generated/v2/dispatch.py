@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3ff88c7d2b2b27da9d7ef18de1ccf1789a2e10a5cd71d9272792fd25216f6ba1
-# Content sha256: 9cc5125ac12d105efcf05172ce749a3341088820435e8d7629d9b302638bac84
+# Inputs sha256: 35dbe1e35a904794009e527151af4e829986fe1df561f6d7acfeae0f09f3d751
+# Content sha256: bb560d60d943a1f41045e4ebe53d160a067bdd658d1c5bab98eb501662872724
 
 """Method dispatch for the agent side of ACP protocol v2.
 

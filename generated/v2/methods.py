@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d6aeb61783fb5def26eb43ba93aad1de76d0c1bee46e4183e5b8a460421101af
-# Content sha256: aec2251e98dbaa42eedd310f4b2be00f16e99100785ccb72d36c0912c6b17621
+# Inputs sha256: f70f31d3095671bc265b05b7f6cb039c4ece8888910304e1f1ce732fc4dd55e2
+# Content sha256: 6ae55a02325caa3cb9dd0c5120bbb75778386b771c9095342005c95f4f8c48a6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

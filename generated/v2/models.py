@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7bea716d61fc5725a35bc80a411dd7cfad6584c96be075f5b156c1ab21a3b833
-# Content sha256: 6b3054219106e599ca6cc2ec621ff44dec6d340de90972615d6cd49ca91e1d12
+# Inputs sha256: 61a09c30728aef948a91ca65b41bd2a83d4a3a0cb74cb7ca9235800a30920f0e
+# Content sha256: 5c34df015a6450177118edea896c3da77d3b5b58bbab4bfe94163a7a4271ca6e
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6c8fc27b0fa81d5619e7477efc1fc169d7a3b7a38721e4fcda8ce8ddbe1fa667
-# Content sha256: 65034f7c06bba859d63790230d50e613e30fed56568450e57f42409374de54c7
+# Inputs sha256: 7301b82feba281ae51775a059ee72d17ca5d8546ecfe1e29ece6592d279b4ace
+# Content sha256: d3172c15e608b802a45b13dcf2556d6c58770c51b5fc9431eb60fa2383867c82
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b6f65f1b7384d3a2f117729a4b1a4349b581e2e562c445d6ed5444428ef32a20
-# Content sha256: 17bd44ed2a846e8235c170be2ff86c2ce01105cf6f31a044ffcdc04352aa78a3
+# Inputs sha256: a654838b2ee7acb93730c81816794458976716fca56a5134eabeac52bbea63f4
+# Content sha256: ad77c828dcc61d503bebdfbf8376b2c1df549c935b64ece761a75e76f989fd7d
 
 """Types shared by every protocol version of the generated package."""
 

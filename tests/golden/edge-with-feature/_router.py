@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a4a77e7e8dfb969c09616245df50c06f462426e241092426b4dee1a7b85b2217
-# Content sha256: 4d34394abc4afe3c41559d02b57d3c1ede64523fbea4f150d03b74e6ba7cd385
+# Inputs sha256: b366d2cf372dcb0a123159856e799a0ebedd28c79d8c81e51b5b7045afb29a75
+# Content sha256: 39dfaa7a67a1d542424e2c826cc1b18a126375f580253b843ef25fc60cad50cc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a10bc73b8c46394e65dc103cf280f9c22f653c4649712549b157a57c9c02d29d
-# Content sha256: ce18025d918307c203573bbde3de6f1e6617efa7dc1931c4344e768ef356aecf
+# Inputs sha256: 11d16bbdf357ccd7cf27ad94fc6b51f468bc305c188dbf29c9bcc29beed62480
+# Content sha256: d737ac9e12c9d294300bb1bec6da5a39c53d7e022b85bb5da7cad77c5aa0b216
 
 """Types shared by every protocol version of the generated package."""
 

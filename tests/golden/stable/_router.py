@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8a5ed9a892fd2e9beeeb9843b2adb8f58fd8d2543f17169b04b9f4d64959c859
-# Content sha256: 25d5b593c9f167557d03a2f007c3ba252d685ea744e0f5abc4c3363e67638bd2
+# Inputs sha256: 0ea7a9f543f4a6939554017b30c16e839b61bd22df9ebdd0a34555d4985b8030
+# Content sha256: ab62e9c1333ee9e881feea13a55911b5532c5d116043d0472719c9d4b07addf5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

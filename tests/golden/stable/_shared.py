@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bdcac85e97d8eec0990a6ef8aaaf6e4133a85ccdc48afb12cdd8662f08f67870
-# Content sha256: a136a2fdac38d72f0ea16bafc7338095dce0afc14f68bee9ee840a960290814c
+# Inputs sha256: 42c05389d7b4d4ed5b08167c302c319cb02f36b989e416a2114581a6eee52c6e
+# Content sha256: a702ee192ab22a49413db15e19c4ffa758365fae11a8663da7eaa688980f6686
 
 """Types shared by every protocol version of the generated package."""
 

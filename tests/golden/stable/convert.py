@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 198002e9401b44f1abc252aec29cac118d24de8a3e58e935e27fe05e5a3dabe9
-# Content sha256: 663bc0beb8ed6632a20642e3b1e4e0a9b0de8f9c3e51944337221ff6acacc034
+# Inputs sha256: ffc41fcdf2d6b4fd13b6e133b502a7ca99d2721023b8d3acfe2668b1dbf0a8d3
+# Content sha256: e7a667b3bbf469c6979d63634caf096534c8a5599e68a5e7223da126e2bbf757
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 131518a024fe9d7105e4b2bc35d4c741aeffd5ca7baf746cd3d05ba565d4d702
-# Content sha256: ddfa15b08a16f7136fae463be85309b0a9236f3a26ae14183ccb98db291bc874
+# Inputs sha256: 1f3fb2edc13bfca33e9a8442b40c0983de74c595f252780375ad3f926303520b
+# Content sha256: 5bc017a2fbe1b9f9232c5880605622849a31f383e23f11c77143bf635ec83c07
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 89bd44f0ef81435277a0ea0ced5affe008ed4fb9c8e67d8711caac83f8678939
-# Content sha256: b91464a9c1457f186df765f045cf93ccd9dfb11f56667a60df5d906009f95db8
+# Inputs sha256: d9b8e162915a5c18a9fa8ff7e8526a50fbb66a5584dd1f1903b62e6f7933572a
+# Content sha256: e28136a35e8a8730437a2b251a7864fa607a199c6ee8d0833c0ea7f151c05448
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

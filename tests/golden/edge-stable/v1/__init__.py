@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d91ff3019a1dbd1ad618cea7b27de5488ea5e751000995a76a4d357ac0e63b0d
-# Content sha256: 2d33a35efe714d64124b6cbb7e960bdc0552b11803f8c681d0b10c479574dc52
+# Inputs sha256: 812da70e864a88fa42cb48796076e4cb86b870ee43a5f1893efe1475eff5e3e7
+# Content sha256: ac005d2a3577764c039b9c247d1393451686f51b15f0bd47fac490d556bef63d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 181d48262556a52cb07bcc228417f8d19e36f7a57de842adf7e13edb73354c6d
-# Content sha256: ede77e9d88cb8e9268c94bd68888f3b9fb83e63ea03ff9cdf6b805be9f720af2
+# Inputs sha256: ebf91643277a3087c3fcfa1795ba6aa027d88b629cdf9501664dd7c95e3a5dbb
+# Content sha256: abff344858dad44f2123edfe6b365abb7d7aa27d887d294b24383eddbb87a135
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 686ad808544dc9b2402eed6982a52995a20a84efd9771472764a7d909d5574e9
-# Content sha256: 7053b87b095c3c4f24c274c297e88b7edd08112974252cc59804f86c22c856e6
+# Inputs sha256: 896059721694468f9fed2ec5e0b11baf3a700702fdb32f3738e963ddbe3500e1
+# Content sha256: b6fdbc4d0619512898936bf73892e630a341cca0b2ce7eeb1eb92b758aee9509
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4ad31b8ee2c5587b47c601ed39a9701821249fd8e876eb193ed9115aeca50546
-# Content sha256: c5dfbc5c5a2020e1f8d3fef76d4e11e8770bbf3425cb18176a3635193616afd4
+# Inputs sha256: 6ddeb419ec1a0dc8218b31859308051eb9df4c1e88dc5003eb4a3f5e85401fcf
+# Content sha256: 273a84fd53711c97f0c0ee242275765aad18fc58043ccdcd55aa4d45df4e5528
 
 """Wire models of ACP protocol v1.
 

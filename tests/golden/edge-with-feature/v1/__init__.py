@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa1a1d4bcebac5d03748f715998fc149024fae24550d5556be0877960ed131a8
-# Content sha256: f5664988b74ba69107be115c66caa1ff55e6e2d326e82d0d35788f60f4c7dafa
+# Inputs sha256: ef5930d5f4a06152d66c4b369c6c7203495e471f2f53c41450cb3d117ef57bab
+# Content sha256: 2bde000288b33685475dfb4c40714889ca01e483f6fb5beeecb90204951a2978
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1e3d683b59f69e5843d2aad6c16ad24afed55bf699e15d6c796849cadcb9cd0e
-# Content sha256: 377ac9cbc8c400b4b00fcbf8f959b96672a6339f574bc8f2fc8da815bfb3ea3b
+# Inputs sha256: 8ed12ae975426bf91aa9dbf5ee5dffe319a76bfba91ccc9f77a127811fa25c91
+# Content sha256: 8b1d791edcb326bc4c403c548f614ce85f1c73e5ee3c10dcdfddc44d9da8de09
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a918ffc0aa29ccd97b09e9e1564ff12749a536929ccce56eb16d880d75c4a603
-# Content sha256: fcd6ef96b5371bf3c95115b7643e80266a686a088edde1a1a6ed67f9df093419
+# Inputs sha256: 4805967c387e013ff04e3d35893b3559e0cf7f21f490e4e686957563ddef4037
+# Content sha256: bc912a12bb57b43e4ae628107a957dfe10cfa9738d8cd4a2aca3be93aff3ad30
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

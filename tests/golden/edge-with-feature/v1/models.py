@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e364f387648b6daf0c1ee6e6406a7f5176c5ca126578ca0adec9082df4839917
-# Content sha256: 5d07e3d42a0be03df83fdbc2b3879e643bb313e55b6ad5d829ef826f7eaee5d1
+# Inputs sha256: cb0691083fb6bef04822dd0b4472d549ae729f222964084d73d29cc15e54041d
+# Content sha256: 3d0c53791b5c4169066b0f88f1beb6edb1d1f669569031c9b3a9c0105c8c1e90
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 49f032ee32ea54ff2db96daa02af6f409cf09fbe3bf4aa410057aa7fb23b0060
-# Content sha256: 6ea10a071bcc211c1eb9b46c3a209ef5c5117230ec433f530de7d2021ca548b3
+# Inputs sha256: d8e7aef1ff1560bbc6fd6beea6faad1fe3f15ebc2f564eaf2d5f17ed279ca800
+# Content sha256: 3b654eb41987e108411a3b19d212e893a23ab1a4f4fc92cdc4e8bbce21e4a264
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 891e89006d0dcf085406f1de17ba554a186ea465c321632bbee5fc4979315382
-# Content sha256: dc63c4e0cc4e7a2e8dc864167dbbd6ee4d11ced28f9750a36553cd5b29af06d9
+# Inputs sha256: 7b2e379060495a2ae393effee474af9ccb70fc4b4e9c47b8e60bf41a644220ec
+# Content sha256: 9e9c486ca7dc127c62fe26c0d9c3c476ddec8a780ff41061576b89cfee3c90a7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f00164c62c1a192e97dbae86b7adad9ce104579d13172fc4da559c55d061df5
-# Content sha256: 19f5047a79d05ecd186e75a84b671543dfa2f014dc9400f43ccd5f7035d80b05
+# Inputs sha256: ea99cda150e16861c6a694a37cea0f1eaa4066f8024f220bb1b95e91e366fc14
+# Content sha256: a99e8b61c7d84ea6cebe9329bb3b38f47df89ad8985b089da280057ee85d49c2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

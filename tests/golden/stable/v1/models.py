@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: caf133a56aded91f851abb221d3f0679874499231ddb9e9623fa3c73a808e61c
-# Content sha256: d9b500cdd4e6708b6e1acc24cbd61ea38541906834a28698eb9bbe75b9af8b11
+# Inputs sha256: 94c8d7e660fcf1b247194633cc1e4a4a4e477520a049d1638aee55faaa8fd6fa
+# Content sha256: 9ce65a2ecc093d9bdfde0838ee9fbd8965b0ae3b9513c121e884d0054e9980c4
 
 """Wire models of ACP protocol v1.
 

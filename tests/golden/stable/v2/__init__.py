@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 960dae19dc3d81b6a78c4beba09309e549f6754fbac211e3f9ced6b78b1a39dd
-# Content sha256: c84cf1f47903534b84410e61ca4c9a3e0b5ca9e82c17306199c07ad1db4244c3
+# Inputs sha256: 4b895f6e579f0233bcc45ddee1040ca1b0fdbb72c5278cb0e256636ea7e7dbd1
+# Content sha256: 224c3e246a4474be1688d085eca57530029a99004a01da5b8b09ec6ff9142ef8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6824fe8a43470d64170e5f91352927cf30c0c8ebd89df02fd2aa5884310b3f72
-# Content sha256: 50729f3486c48236d14919d0303859af345eeabad92d840c159c431d9b8897a6
+# Inputs sha256: ac05199376dc3cf76e848a8ef9f388a0bebec6485942e5803aef898e3f103e62
+# Content sha256: ec14039f39431c2bafdf25ccf99968f4a9a77fb9da7ea41e44cdd70694ecd14d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

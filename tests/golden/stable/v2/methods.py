@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bb10b5755b58faa75a95338ff5a0c7859e956bb2cc2018ea108fb46d7d6de752
-# Content sha256: e17bfa9f36e5f9c78abb5f694a039590fd23cf1ceb90f45b812d67eec64f1dfe
+# Inputs sha256: d1a39cd57fa56c00d7c863981e3e4f507c0910fff777e0ced16ace876b8f565c
+# Content sha256: 9ad5262a5e595f02d173c9f1b8d864e791d9b79aca4324d3356983acba54a100
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: abbeb7678dfdfbcaedad5dae1987900090c15068c26b39c71a361e1aa84048e2
-# Content sha256: 0f77f879e11796c7f993ad7075b79b8ffb4f801d1735391d28ce2ce684640063
+# Inputs sha256: c21233dc2f2a17764115998a29fc71fea8f97e5a9ca657f0fa68f4ff3fe9c84c
+# Content sha256: 7416527a23ee1268bed8e919ddb42f7b6bf6aa9f012d2e41a3eaca6bfaf8677e
 
 """Wire models of ACP protocol v2.
 
