@@ -11,11 +11,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from . import __version__
 from .config import Config, ConfigError, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
 from .errors import SchemaError
 from .hoist import RULES
+from .load import BUILTIN_FRAGMENTS, schema_location
 from .pipeline import Generation, generate, up_to_date
 from .write import OutputError, diff_tree, write_tree
 
@@ -23,14 +25,24 @@ FIX_COMMAND = "nox -s generate"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="acp-codegen", description=__doc__.splitlines()[0])
+    # Raw text: argparse would wrap the --version line at the terminal's width.
+    parser = argparse.ArgumentParser(
+        prog="acp-codegen", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    where = f"from {Path(__file__).resolve().parent} (Python {sys.version.split()[0]})"
+    parser.add_argument("--version", action="version", version=f"acp-codegen {__version__} {where}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (
         ("generate", "write the generated package"),
         ("check", "exit 1 with a diff when the generated package is out of date"),
     ):
         cmd = sub.add_parser(name, help=text, description=text)
-        cmd.add_argument("--schema-dir", type=Path, help="directory of v<N>/ fragment directories")
+        cmd.add_argument(
+            "--schema-dir",
+            metavar="DIR",
+            help=f"directory of v<N>/ fragment directories, or {BUILTIN_FRAGMENTS} (the fragments shipped"
+            " with acp-codegen; the default unless pyproject.toml names another)",
+        )
         cmd.add_argument("--out", type=Path, help="the generated package directory")
         cmd.add_argument("--feature", action="append", default=[], metavar="NAME", help="enable a feature (repeatable)")
         cmd.add_argument(
@@ -48,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
                 metavar="PATH",
                 help=f"upstream ACP schema.json or schema.unstable.json to overlay the v{version} fragments on",
             )
+        cmd.add_argument("-v", "--verbose", action="store_true", help="say which config file and table were read")
     text = "compare two schema sets in protocol terms (see `diff --help`)"
     diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
     text = "check an agent's session archive against the RFD (see `conformance --help`)"
@@ -73,8 +86,8 @@ def _naming_summary(result: Generation) -> str:
     return "derived class names: " + "; ".join(parts)
 
 
-def _settings(args: argparse.Namespace, config: Config) -> tuple[Path, Path, frozenset[str]]:
-    schema_dir = args.schema_dir or config.schema_dir
+def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Path, frozenset[str]]:
+    schema_dir = args.schema_dir or config.fragments
     out = args.out or config.out
     features = set(args.feature)
     if not args.no_default_features:
@@ -90,13 +103,16 @@ def main(argv: list[str] | None = None) -> int:
         return conformance_command.run(args)
     try:
         config = load_config()
-        schema_dir, out, features = _settings(args, config)
+        if args.verbose:  # on stderr, before anything can fail: stdout carries results only
+            print(config.describe(), file=sys.stderr)
+        spec, out, features = _settings(args, config)
         bases = _bases(args, config)
         conversions = config.conversions and not args.no_conversions
-        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases, conversions):
-            print(f"{out}: up to date")
-            return 0
-        result = generate(schema_dir, features, config.root, bases, conversions)
+        with schema_location(spec) as schema_dir:
+            if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases, conversions):
+                print(f"{out}: up to date")
+                return 0
+            result = generate(schema_dir, features, config.root, bases, conversions)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
@@ -112,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OutputError) as exc:
         print(f"acp-codegen: {exc}", file=sys.stderr)
         return 2
+    if not args.verbose:
+        print(config.describe())
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result))

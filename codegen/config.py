@@ -1,17 +1,22 @@
 """Defaults from ``[tool.acp-codegen]`` in the nearest ``pyproject.toml``.
 
-Keys: ``schema-dir`` (default ``schema``), ``out`` (default ``generated``) and
-``features`` (default: none), ``base-v1`` / ``base-v2`` (an upstream ACP schema file the
-fragments of that version are overlaid on; default: none), paths relative to that
-``pyproject.toml``; ``conversions`` (default true: generate ``convert.py`` when the schema
-directory has a ``conversions.json``).
+Every key is listed in ``KEYS`` with its type and default; paths are relative to that
+``pyproject.toml``. A key that is not listed, or a table whose name is a near miss of
+``acp-codegen`` (``[tool.acp_codegen]``), is an error naming the file, the key and the
+closest valid one: silently ignoring it would generate without the intended settings
+and replace the output.
 """
 
 from __future__ import annotations
 
+import difflib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from .load import BUILTIN_FRAGMENTS, BUILTIN_PREFIX
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,17 +27,77 @@ SECTION = "acp-codegen"
 
 
 @dataclass(frozen=True)
-class Config:
-    root: Path
-    schema_dir: Path
-    out: Path
-    features: tuple[str, ...]
-    bases: dict[int, Path] = field(default_factory=dict)  # protocol version -> upstream schema file
-    conversions: bool = True
+class Key:
+    kind: type  # the TOML value's Python type
+    default: Any
+    item: type | None = None  # for lists: the type of every item
+    path: bool = False  # a path relative to pyproject.toml
+
+
+# Every key of [tool.acp-codegen]. Adding a key is one line here (read it as config[key]).
+KEYS: dict[str, Key] = {
+    "schema-dir": Key(str, BUILTIN_FRAGMENTS, path=True),  # "builtin:..." names fragments shipped in the package
+    "out": Key(str, "generated", path=True),
+    "features": Key(list, [], item=str),
+    "base-v1": Key(str, None, path=True),  # an upstream schema file the v1 fragments are overlaid on
+    "base-v2": Key(str, None, path=True),
+    "conversions": Key(bool, True),  # false: no convert.py even when the fragments declare conversions
+}
+_TYPE_NAMES = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table"}
+_PLURALS = {str: "strings", int: "integers"}
 
 
 class ConfigError(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path  # paths are relative to this directory
+    file: Path | None  # the pyproject.toml read, if any
+    has_table: bool  # whether it holds [tool.acp-codegen]
+    values: Mapping[str, Any] = field(default_factory=dict)  # every key of KEYS, defaults filled in
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def fragments(self) -> Path | str:
+        """The fragment directory, or the name of the built-in fragments (``builtin:...``)."""
+        value = self.values["schema-dir"]
+        return value if isinstance(value, str) else Path(value)
+
+    @property
+    def schema_dir(self) -> Path:
+        """The repository's fragment directory (where ``diff git:REF`` looks): ``schema``
+        when the configuration uses the built-in fragments."""
+        value = self.fragments
+        return self.root / "schema" if isinstance(value, str) else value
+
+    @property
+    def out(self) -> Path:
+        return Path(self.values["out"])
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return tuple(self.values["features"])
+
+    @property
+    def bases(self) -> dict[int, Path]:
+        """Protocol version -> the upstream schema file its fragments are overlaid on."""
+        return {v: Path(self.values[f"base-v{v}"]) for v in (1, 2) if self.values[f"base-v{v}"]}
+
+    @property
+    def conversions(self) -> bool:
+        return bool(self.values["conversions"])
+
+    def describe(self) -> str:
+        """One line saying where the settings came from."""
+        if self.file is None:
+            return f"config: no pyproject.toml above {self.root}; defaults"
+        if not self.has_table:
+            return f"config: {self.file} has no [tool.{SECTION}] table; defaults"
+        return f"config: [tool.{SECTION}] in {self.file}"
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -43,38 +108,56 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+def _closest(name: str, valid: list[str]) -> str:
+    match = difflib.get_close_matches(name, valid, n=1)
+    if match:
+        return f"; did you mean {match[0]!r}?"
+    return f"; valid keys: {', '.join(valid)}"
+
+
+def _value(pyproject: Path, root: Path, key: str, value: Any) -> Any:
+    spec = KEYS[key]
+    kind: Any = spec.kind  # (a plain `type` would narrow value to object)
+    where = f"{pyproject}: [tool.{SECTION}].{key}"
+    # TOML booleans are Python ints too; an integer key must not take `true`.
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        what = "a path string" if spec.path else _TYPE_NAMES.get(kind, kind.__name__)
+        raise ConfigError(f"{where} must be {what}, not {value!r}")
+    if spec.item is not None and not all(isinstance(item, spec.item) for item in value):
+        raise ConfigError(f"{where} must be a list of {_PLURALS.get(spec.item, spec.item.__name__)}, not {value!r}")
+    if spec.path and not (key == "schema-dir" and value.startswith(BUILTIN_PREFIX)):
+        if not value:
+            raise ConfigError(f"{where} must not be empty")
+        return root / value
+    return value
+
+
 def load_config(start: Path | None = None) -> Config:
     start = (start or Path.cwd()).absolute()
     pyproject = find_pyproject(start)
-    root = pyproject.parent if pyproject else start
-    table: dict[str, object] = {}
-    if pyproject:
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{pyproject}: {exc}") from None
-        table = data.get("tool", {}).get(SECTION, {})
-    unknown = set(table) - {"schema-dir", "out", "features", "base-v1", "base-v2", "conversions"}
-    if unknown:
-        raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {sorted(unknown)[0]!r}")
-    features = table.get("features", [])
-    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
-        raise ConfigError(f"{pyproject}: [tool.{SECTION}].features must be a list of strings")
-    conversions = table.get("conversions", True)
-    if not isinstance(conversions, bool):
-        raise ConfigError(f"{pyproject}: [tool.{SECTION}].conversions must be true or false")
-    bases = {}
-    for version in (1, 2):
-        value = table.get(f"base-v{version}")
-        if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{pyproject}: [tool.{SECTION}].base-v{version} must be a path string")
-        if value:
-            bases[version] = root / value
-    return Config(
-        root=root,
-        schema_dir=root / str(table.get("schema-dir", "schema")),
-        out=root / str(table.get("out", "generated")),
-        features=tuple(features),
-        bases=bases,
-        conversions=conversions,
-    )
+    values: dict[str, Any] = {key: spec.default for key, spec in KEYS.items()}
+    values["out"] = start / values["out"]
+    if pyproject is None:
+        return Config(start, None, False, values)
+    root = pyproject.parent
+    values["out"] = root / KEYS["out"].default
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from None
+    tools = data.get("tool", {})
+    tools = tools if isinstance(tools, dict) else {}
+    for name in tools:
+        # [tool.acp_codegen], [tool.acp-codgen]...: a near miss would otherwise be ignored.
+        if name != SECTION and difflib.get_close_matches(name.lower().replace("_", "-"), [SECTION], cutoff=0.8):
+            raise ConfigError(f"{pyproject}: [tool.{name}] is not read; did you mean [tool.{SECTION}]?")
+    table = tools.get(SECTION)
+    if table is None:
+        return Config(root, pyproject, False, values)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: tool.{SECTION} must be a table")
+    for key in sorted(table):
+        if key not in KEYS:
+            raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {key!r}{_closest(key, list(KEYS))}")
+        values[key] = _value(pyproject, root, key, table[key])
+    return Config(root, pyproject, True, values)

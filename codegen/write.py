@@ -56,6 +56,12 @@ def _is_ours(out: Path) -> bool:
         return False
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it; put it back at once
+    os.umask(mask)
+    return mask
+
+
 def write_tree(out: Path, files: dict[str, str]) -> None:
     """Replace ``out`` with exactly ``files``; on any failure the old tree stays."""
     out = out.absolute()
@@ -67,6 +73,8 @@ def write_tree(out: Path, files: dict[str, str]) -> None:
     except OSError as exc:
         raise OutputError(f"cannot write {out}: {exc}") from exc
     try:
+        # mkdtemp makes it private (0700); the package is shared source, like any directory mkdir makes.
+        staging.chmod(0o777 & ~_umask())
         for path, text in sorted(files.items()):
             target = staging / _safe_relative(path)
             target.parent.mkdir(parents=True, exist_ok=True)

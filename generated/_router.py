@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e8528d739ad1e85c43ff5df2c336f5b209da79ac8b14b169e66792e3b26f97a2
-# Content sha256: 2e9a609445b346395ff0c452f2adb44d449cea4250e1a546a3916ce918cb35cb
+# Inputs sha256: 1b8ab11a08e3788376c14cca7595be211151e3cb7a803d3d6d5087efe9c6bc79
+# Content sha256: 8d17f9a18df77ae4eda32e3364ca07fbd62ad6090740aa6da42eabc9df5b1898
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5f6e9513ce43245167df79f8f0091882c51a06a776f453aa33d747b93f47dd2e
-# Content sha256: 9dc25a2082ecf19c6bc50443ed20c622ce29de75ec7345976f297763708db2c4
+# Inputs sha256: 30de1fa40f9b63508765cf20bebb408356ad37ecc9c8c913f8ede2294bea36a3
+# Content sha256: f5095497e33b7d11e723863cb29a54730d945d208c6ece9603cd1110ffd917ab
 
 """Types shared by every protocol version of the generated package."""
 

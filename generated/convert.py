@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2115eca554bd7c72bc0fdcd7e6d0e6ddcdc365a5b05b519aef36d98f173dc342
-# Content sha256: b36d5d8312d25bce785bc59a54f9dbbadb23adad6f8cb8dafb874c31bd674e5b
+# Inputs sha256: 61a2c761922de1611bbcfc8d82adc328f0057fa760256d1f692fdcd62f2257b1
+# Content sha256: 5cb1878bdde30db0621407a27414e778692de4cc1bc4b259cecebcbacd1e5212
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -23,7 +23,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A throwaway SDK-like project: the repo's fragments and a [tool.acp-codegen] table."""
     shutil.copytree(ROOT / "schema", tmp_path / "schema")
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.acp-codegen]\nout = "pkg/generated"\nfeatures = ["unstable_session_archive"]\n'
+        '[tool.acp-codegen]\nschema-dir = "schema"\nout = "pkg/generated"\nfeatures = ["unstable_session_archive"]\n'
     )
     monkeypatch.chdir(tmp_path)
     return tmp_path

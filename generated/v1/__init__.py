@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2324f3096e15cd92ad0676c20293828ba9b9e19e7343692a5cb1119dfbe54129
-# Content sha256: 62acf1e48eaddc50c0367883e3670c2564aeec7cc9b8fcae93b1df3136b8859e
+# Inputs sha256: 462498c0b666ddb6a0a1bfdf47ee267d8853ab78e67aef5ac85e4a6bf1b872f3
+# Content sha256: b5dfb2c31afe38f9f5545e3cc32f3fa12f6210c92376bf8ab03131a3d0471799
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7624a0b14fcde9f45536e630cfcc148ae023822d8a71c258e80bfe34b9f74b9d
-# Content sha256: 0f4822d0f162b7f391ccdde651339bd81970de2535caae81fedac070d8664c41
+# Inputs sha256: b5d4c20bc0a5212ec2e7dd64588031b464239e3ce1080e26fce487ff8cbc59c2
+# Content sha256: bf6b130c2f371a451bb6d29ac4517da0fb1b56615ceed65516ca1fead9a1dcd4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

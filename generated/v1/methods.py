@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ad5c01b128a3f93be95a31359e08e9d8c00c1d5a1f7d2511b69b217653b5c4bc
-# Content sha256: 40c470bdd83589fd5ba1036706b4171f4f66acc305e3ebe2f3171c0fc51a399b
+# Inputs sha256: 2005fcad2efc9d649b1ccdf1208fcff59970bf5b4d62b95edf7c5b478bba824b
+# Content sha256: 342aaa18edb2db97a382960dc96f89a34d9808aeaae256f0355653017646e4d1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

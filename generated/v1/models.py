@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c35f7f06ebb13a2179fd64e48d498c35ff97805b58ba012790db14a9c9b33bff
-# Content sha256: c36393afd79793b39de7508b24586dba3373b24906f7a32e4ccebfade6d3d593
+# Inputs sha256: 6932975c2fde7eb345367b1eee98e1a020bb25cc7dee4114708c11b0fb90f3ac
+# Content sha256: 56948f14e88ca2d1113be259e3a72e304759d9dfdfb08b1021bed61b4ef4a685
 
 """Wire models of ACP protocol v1.
 
@@ -590,7 +590,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bfd3a533e55aa26ce8f08365c3de63a6ffd87c269dc13a6db4f83c9e66ae512a
-# Content sha256: d0fc7925e83a024dafc1a7249e75c247f2724fb484b8041dea6fb087278a34f2
+# Inputs sha256: e75f1da92d19c3a43d8e9e576486801572ed91564efe5bf1f995dd72e34ef124
+# Content sha256: feab9ffa808c811f20a1f31e84b46b0a45ef0bc6dd5c4b7194886f8b93951582
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fa02d0f06407d7c6294f769f2b94c6d0ab334543d3e33a656a5186e1b5daa40b
-# Content sha256: c1963c667e809790efe8cccd4f1c964586b58ec9ec4deac2b2bd172a9a59068d
+# Inputs sha256: 35dbe1e35a904794009e527151af4e829986fe1df561f6d7acfeae0f09f3d751
+# Content sha256: bb560d60d943a1f41045e4ebe53d160a067bdd658d1c5bab98eb501662872724
 
 """Method dispatch for the agent side of ACP protocol v2.
 

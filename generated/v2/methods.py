@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d4ba44803da2cdadf149dc6e5991f90107509405f310277f472590d26bf0f14b
-# Content sha256: bb9fcde375ecc31ffe99c4b0a08b1090fee6727a8242cc9737b04f7046e79714
+# Inputs sha256: f70f31d3095671bc265b05b7f6cb039c4ece8888910304e1f1ce732fc4dd55e2
+# Content sha256: 6ae55a02325caa3cb9dd0c5120bbb75778386b771c9095342005c95f4f8c48a6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

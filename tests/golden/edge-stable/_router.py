@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 54a4bf043b992b62f578feb9ce618f2cd869f40ae0070bfcc187d246e08c6062
-# Content sha256: 6644f66db29f141078cfd21efb1f67a50b3e411538d1e92aaf82882b31fd25f5
+# Inputs sha256: 7301b82feba281ae51775a059ee72d17ca5d8546ecfe1e29ece6592d279b4ace
+# Content sha256: d3172c15e608b802a45b13dcf2556d6c58770c51b5fc9431eb60fa2383867c82
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fe3f0191c4e69e4759c2108692fee2e613d2c696ef6dff81661e9ca721bb5208
-# Content sha256: f1943d6ced6340158247e2fbc94e84c141c51caa3775d951eeba642ec8dc4839
+# Inputs sha256: a654838b2ee7acb93730c81816794458976716fca56a5134eabeac52bbea63f4
+# Content sha256: ad77c828dcc61d503bebdfbf8376b2c1df549c935b64ece761a75e76f989fd7d
 
 """Types shared by every protocol version of the generated package."""
 

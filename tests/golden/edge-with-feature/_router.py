@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f17c59aa29b71875c292b5a5f18bb1bf5481d260e3f733bc6498dedbbea278bc
-# Content sha256: 319815023795c8e2126047fc438b36735db34824a71bbf8e01230b028eb84f95
+# Inputs sha256: b366d2cf372dcb0a123159856e799a0ebedd28c79d8c81e51b5b7045afb29a75
+# Content sha256: 39dfaa7a67a1d542424e2c826cc1b18a126375f580253b843ef25fc60cad50cc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b8baf3e17f3359c35276f5cde3a78d0b926fa5a38b0956303b962d5518b8108
-# Content sha256: 3644ac5aae3129a7d1c329044daaabdeb299804910e4adfd107eccd5f1cb0d33
+# Inputs sha256: 11d16bbdf357ccd7cf27ad94fc6b51f468bc305c188dbf29c9bcc29beed62480
+# Content sha256: d737ac9e12c9d294300bb1bec6da5a39c53d7e022b85bb5da7cad77c5aa0b216
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 58df3b268c98aae59d485ff1a344c8d352af04d29d9d2a6412513d5f448692bb
-# Content sha256: b503d2c47ac0503e897a8cd842b7c3d8596466c1ed142e294cc887cc62858dd1
+# Inputs sha256: 0ea7a9f543f4a6939554017b30c16e839b61bd22df9ebdd0a34555d4985b8030
+# Content sha256: ab62e9c1333ee9e881feea13a55911b5532c5d116043d0472719c9d4b07addf5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

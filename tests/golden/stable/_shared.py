@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1ed83a163147e2882f89dc570d7c0da4317ba1afd0c56ef0ce645ecb5f80a4d1
-# Content sha256: 8ac28eb1153083320376db8576468dca6ba7e4622d055ee7647144a617b5f7f7
+# Inputs sha256: 42c05389d7b4d4ed5b08167c302c319cb02f36b989e416a2114581a6eee52c6e
+# Content sha256: a702ee192ab22a49413db15e19c4ffa758365fae11a8663da7eaa688980f6686
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c14dba8903d3818b1e466a35b7bd054490b612b94df41bd11f1ff69b9809ab61
-# Content sha256: 3b270bee4a63edafc0c3a001237f9bf1bbfd35d16f8382e61319fa653fd4dc32
+# Inputs sha256: ffc41fcdf2d6b4fd13b6e133b502a7ca99d2721023b8d3acfe2668b1dbf0a8d3
+# Content sha256: e7a667b3bbf469c6979d63634caf096534c8a5599e68a5e7223da126e2bbf757
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 294e40dda9dabf71bc195901beade1928cd8bf77479ee58c77f0918cffc533b4
-# Content sha256: f206fcd15a3803ef5e1f4c855052ca798372ef0f0cc665f26e67b586afc5c5c1
+# Inputs sha256: 1f3fb2edc13bfca33e9a8442b40c0983de74c595f252780375ad3f926303520b
+# Content sha256: 5bc017a2fbe1b9f9232c5880605622849a31f383e23f11c77143bf635ec83c07
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 20c2afd584fb0152d9dafcbdc6bd2e81a6a407d9b8b65d24a5ac0259455433bd
-# Content sha256: 827cd88f5ce18ee94bae87fce799cf58f1bff8652f66a1f03c11d1689403952d
+# Inputs sha256: d9b8e162915a5c18a9fa8ff7e8526a50fbb66a5584dd1f1903b62e6f7933572a
+# Content sha256: e28136a35e8a8730437a2b251a7864fa607a199c6ee8d0833c0ea7f151c05448
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: db747b863f917851a80a5f57fca7b3dd492dfa0adbd7094ed54dba70ba14952e
-# Content sha256: c6303635b73652a7dbeb7f9e29d066caa75f0d665105e73ca3e868eefa413930
+# Inputs sha256: 812da70e864a88fa42cb48796076e4cb86b870ee43a5f1893efe1475eff5e3e7
+# Content sha256: ac005d2a3577764c039b9c247d1393451686f51b15f0bd47fac490d556bef63d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

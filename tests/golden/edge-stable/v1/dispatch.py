@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 640bca6d473693d5056458f84420c2aee2a504faac34c4edb5c2d50221be394e
-# Content sha256: ce2efb2b54e90863e1b84600cc4defa0f3a8e1d5c9985f94c5d1b67f97394bf3
+# Inputs sha256: ebf91643277a3087c3fcfa1795ba6aa027d88b629cdf9501664dd7c95e3a5dbb
+# Content sha256: abff344858dad44f2123edfe6b365abb7d7aa27d887d294b24383eddbb87a135
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a1f4da8ccf2634b9b52591975db8f1e0d0088ede4f1d8cb044d06d86c5898a02
-# Content sha256: f76fabdf2b47a12670aa5e88874bf78e0d31845855e3490144c5a9bd2bfc6f3c
+# Inputs sha256: 896059721694468f9fed2ec5e0b11baf3a700702fdb32f3738e963ddbe3500e1
+# Content sha256: b6fdbc4d0619512898936bf73892e630a341cca0b2ce7eeb1eb92b758aee9509
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a36c0ef57df55d045a05664c7e35ca2a9d0c9580dfe285e59730274368cc2cc5
-# Content sha256: b3808c24db367229a6cbd8627d39ebcbbeb5fe985b0408d3635cda19a92e8137
+# Inputs sha256: 6ddeb419ec1a0dc8218b31859308051eb9df4c1e88dc5003eb4a3f5e85401fcf
+# Content sha256: 273a84fd53711c97f0c0ee242275765aad18fc58043ccdcd55aa4d45df4e5528
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 389d0c0e90e512540ba8095cb3f299bb5280b192b4f6cf9874ba53d2ab2a5084
-# Content sha256: 1e080f415d4af1bb135cc38b31102fa3b797d58621b830f5270e665e87bcf843
+# Inputs sha256: ef5930d5f4a06152d66c4b369c6c7203495e471f2f53c41450cb3d117ef57bab
+# Content sha256: 2bde000288b33685475dfb4c40714889ca01e483f6fb5beeecb90204951a2978
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

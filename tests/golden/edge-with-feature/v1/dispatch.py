@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2b6976ef43ad24239cdaf29b2dbfb11c1e05be7dcc69e560f15680bc6e80e1f6
-# Content sha256: 2b27212008714ee12f266bb1d6a23610deb646456158e9d08bc73dd3e952e24d
+# Inputs sha256: 8ed12ae975426bf91aa9dbf5ee5dffe319a76bfba91ccc9f77a127811fa25c91
+# Content sha256: 8b1d791edcb326bc4c403c548f614ce85f1c73e5ee3c10dcdfddc44d9da8de09
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 13613e554dcc9252bc2ab695c921bcbe57394f5d2ddf42316d7364c33499016d
-# Content sha256: 5d6c45e91828502583c4b7ea23c4e7535a80003db27a57199f93c8450f9c97f2
+# Inputs sha256: 4805967c387e013ff04e3d35893b3559e0cf7f21f490e4e686957563ddef4037
+# Content sha256: bc912a12bb57b43e4ae628107a957dfe10cfa9738d8cd4a2aca3be93aff3ad30
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

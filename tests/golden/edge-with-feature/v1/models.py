@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 98d892126f03c5f962b000ae41088d24fe627a90eff811b057bfc1594fee939f
-# Content sha256: f33b2cdc02b4d3da085d379c399f18d2be1e9e09b3194a9f24905c3fdbecd8b2
+# Inputs sha256: cb0691083fb6bef04822dd0b4472d549ae729f222964084d73d29cc15e54041d
+# Content sha256: 3d0c53791b5c4169066b0f88f1beb6edb1d1f669569031c9b3a9c0105c8c1e90
 
 """Wire models of ACP protocol v1.
 

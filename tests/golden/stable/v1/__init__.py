@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 27b32691f1544747acecf3dc14e29516687a2c18aa3ba731497ee2b0ba26204e
-# Content sha256: 72a939a4195b638afd7750dca49533af2bf0b0bc0baf4c7b13d16298701cd4a0
+# Inputs sha256: d8e7aef1ff1560bbc6fd6beea6faad1fe3f15ebc2f564eaf2d5f17ed279ca800
+# Content sha256: 3b654eb41987e108411a3b19d212e893a23ab1a4f4fc92cdc4e8bbce21e4a264
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

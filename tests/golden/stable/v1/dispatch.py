@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 18073b995422fac69de25bf7373f8c3dd0242f85b588497b9f78b3abdd9e3294
-# Content sha256: 614f34e0deacea183c490e4449210a5f8441a795490f1927f2a8c1455a308788
+# Inputs sha256: 7b2e379060495a2ae393effee474af9ccb70fc4b4e9c47b8e60bf41a644220ec
+# Content sha256: 9e9c486ca7dc127c62fe26c0d9c3c476ddec8a780ff41061576b89cfee3c90a7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d05acf8d1ef0fc064e5204eaa67a47e93b3459c79e29ca50a2ea8df58c73f842
-# Content sha256: e5a2db823fc0f45ed315274e3157525516d1403e0a1dc665de80f78e346d390c
+# Inputs sha256: ea99cda150e16861c6a694a37cea0f1eaa4066f8024f220bb1b95e91e366fc14
+# Content sha256: a99e8b61c7d84ea6cebe9329bb3b38f47df89ad8985b089da280057ee85d49c2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3c853d889ac7acdff28b092f086b47da77c0b1b1a35a5b48c5eb6d0fbe5ad5ef
-# Content sha256: 3fec0f202946296a759e12832b7c2354359dc02915e7a25627f12e663d2313e6
+# Inputs sha256: 94c8d7e660fcf1b247194633cc1e4a4a4e477520a049d1638aee55faaa8fd6fa
+# Content sha256: 9ce65a2ecc093d9bdfde0838ee9fbd8965b0ae3b9513c121e884d0054e9980c4
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 239358d1b6b9400ae9946ce6c20637d416a1708da455aee235a5c7a2dea500f2
-# Content sha256: 1cce54baff43907bccb5c5b7def2d31497651206dce903ab5eff250431bb830e
+# Inputs sha256: 4b895f6e579f0233bcc45ddee1040ca1b0fdbb72c5278cb0e256636ea7e7dbd1
+# Content sha256: 224c3e246a4474be1688d085eca57530029a99004a01da5b8b09ec6ff9142ef8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0ec35d5cadbddd071758d832b512d9d883d83382e6a53186ff40547eb0666d9
-# Content sha256: 45b80620aba411a2b6ad6972842d4c560a9e41ef5618ea902bc745c49f161227
+# Inputs sha256: ac05199376dc3cf76e848a8ef9f388a0bebec6485942e5803aef898e3f103e62
+# Content sha256: ec14039f39431c2bafdf25ccf99968f4a9a77fb9da7ea41e44cdd70694ecd14d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9b0525f8f85016517a1b320c7d8ab53bf8bab9938ca4b217aaf364aaef655d35
-# Content sha256: e8bbeeef0ccb1aed076420beddbd04b19eb879525d381309f7a28a769b37978c
+# Inputs sha256: d1a39cd57fa56c00d7c863981e3e4f507c0910fff777e0ced16ace876b8f565c
+# Content sha256: 9ad5262a5e595f02d173c9f1b8d864e791d9b79aca4324d3356983acba54a100
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2d871e1d1ce1532d5d91f9e6cee73950c832f4fa289d68bdaa1743e107c7c80e
-# Content sha256: 80e92f3fe34cab546076806f94397ebce10dc20c369ccdac86be31b94a4f3ff3
+# Inputs sha256: c21233dc2f2a17764115998a29fc71fea8f97e5a9ca657f0fa68f4ff3fe9c84c
+# Content sha256: 7416527a23ee1268bed8e919ddb42f7b6bf6aa9f012d2e41a3eaca6bfaf8677e
 
 """Wire models of ACP protocol v2.
 
