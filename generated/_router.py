@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1b8ab11a08e3788376c14cca7595be211151e3cb7a803d3d6d5087efe9c6bc79
-# Content sha256: 8d17f9a18df77ae4eda32e3364ca07fbd62ad6090740aa6da42eabc9df5b1898
+# Inputs sha256: fc7b8c5d85284ed13cf43974ad087fe5ecf2730b1b72c6d8f3eec4630620fec7
+# Content sha256: 45447bf24f0e6a1a68082dae1461dc85dcad17c30b5d69830bd75bd963d80413
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 30de1fa40f9b63508765cf20bebb408356ad37ecc9c8c913f8ede2294bea36a3
-# Content sha256: f5095497e33b7d11e723863cb29a54730d945d208c6ece9603cd1110ffd917ab
+# Inputs sha256: 3e1e51de2730587b42f73053e2ff4bdff8cde8257d1ffd8abadf384d6ccf2108
+# Content sha256: 694c993fe8231aca1ebe5c091c5a4eb4e34c9d20412f1618294124fdcf359858
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 61a2c761922de1611bbcfc8d82adc328f0057fa760256d1f692fdcd62f2257b1
-# Content sha256: 5cb1878bdde30db0621407a27414e778692de4cc1bc4b259cecebcbacd1e5212
+# Inputs sha256: d752fc015bae63b2ee63d1b1a173d094e8bdb154d324f06983335b8544401cb2
+# Content sha256: 0c14eb809f17f1eb3da7d1210b3706bd4b8dcf0c7cb8f664e67f91bb84cb1a33
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

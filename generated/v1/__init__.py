@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 462498c0b666ddb6a0a1bfdf47ee267d8853ab78e67aef5ac85e4a6bf1b872f3
-# Content sha256: b5dfb2c31afe38f9f5545e3cc32f3fa12f6210c92376bf8ab03131a3d0471799
+# Inputs sha256: 4bba4ff1d98045d2a3c62f066f0a78d66a0fed915a35806b746a4feb22fc85ce
+# Content sha256: 3f254548e3ff58d76ad1e66441ab496e8cd484363cb87d00e13a8ac03562afa9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

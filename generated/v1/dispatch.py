@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b5d4c20bc0a5212ec2e7dd64588031b464239e3ce1080e26fce487ff8cbc59c2
-# Content sha256: bf6b130c2f371a451bb6d29ac4517da0fb1b56615ceed65516ca1fead9a1dcd4
+# Inputs sha256: 50bf9257627cd81c964aa12e31a34dc61e8db6b632e1c57eaabf799738f03d82
+# Content sha256: 9ad6a89e9cda7828c9b2f79ce476a0e33e2ca623b56966a7d40bd356b5808246
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2005fcad2efc9d649b1ccdf1208fcff59970bf5b4d62b95edf7c5b478bba824b
-# Content sha256: 342aaa18edb2db97a382960dc96f89a34d9808aeaae256f0355653017646e4d1
+# Inputs sha256: 9c728af35bc4634195bc93c906cd70fe75c5a0fd25281ebb3e7e7c6274e5d917
+# Content sha256: 5ac181dae85132e7432dad3e416b0f2aa36b9ece4996ef6b6388ef64fa924749
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6932975c2fde7eb345367b1eee98e1a020bb25cc7dee4114708c11b0fb90f3ac
-# Content sha256: 56948f14e88ca2d1113be259e3a72e304759d9dfdfb08b1021bed61b4ef4a685
+# Inputs sha256: 94abbc8c80c9e0964cc99d9100749189cbf723b33af41aad62acd697d45409e1
+# Content sha256: 522f7950e18ffb4f1850d052e9f0e6926d983986fd75ea2454cf792f66962959
 
 """Wire models of ACP protocol v1.
 
@@ -590,7 +590,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(

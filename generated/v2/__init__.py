@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e75f1da92d19c3a43d8e9e576486801572ed91564efe5bf1f995dd72e34ef124
-# Content sha256: feab9ffa808c811f20a1f31e84b46b0a45ef0bc6dd5c4b7194886f8b93951582
+# Inputs sha256: fcfdc122c6741ef686fdc25796fb5ac2bc6fc544ee0f94794b05194f00b884f5
+# Content sha256: 87ae41dbe3301145e1c2d3e8b9fa669b1595d739bdc218117083443a07f1d476
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

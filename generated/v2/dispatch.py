@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 35dbe1e35a904794009e527151af4e829986fe1df561f6d7acfeae0f09f3d751
-# Content sha256: bb560d60d943a1f41045e4ebe53d160a067bdd658d1c5bab98eb501662872724
+# Inputs sha256: 0321ae3994ab92cb944e82475a75fbe8a0946c31e95cf328c634d1169717e85c
+# Content sha256: a7e27c03cbf2ecf07b8acf61a8e19f9e1e79a5084d42fbe6f05e0ec9691cb4ac
 
 """Method dispatch for the agent side of ACP protocol v2.
 

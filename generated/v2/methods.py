@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f70f31d3095671bc265b05b7f6cb039c4ece8888910304e1f1ce732fc4dd55e2
-# Content sha256: 6ae55a02325caa3cb9dd0c5120bbb75778386b771c9095342005c95f4f8c48a6
+# Inputs sha256: 0531ebb3124a492a8df0cdf504676a994edb24fdd389934557d755b56d2755ef
+# Content sha256: b4277c2d5120f0740d331375120ceb112d62a80d7211bd7157af30c72b9a9b9f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

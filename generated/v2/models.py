@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 61a09c30728aef948a91ca65b41bd2a83d4a3a0cb74cb7ca9235800a30920f0e
-# Content sha256: 5c34df015a6450177118edea896c3da77d3b5b58bbab4bfe94163a7a4271ca6e
+# Inputs sha256: 4997e9e6b922a353d70e9b599c82a7ec040394917a1f601a0943b12c65921b17
+# Content sha256: a45576f553a1de969e1c782fb75e3603abaf8faa6bb9e490c8204b1848025475
 
 """Wire models of ACP protocol v2.
 
@@ -541,7 +541,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(

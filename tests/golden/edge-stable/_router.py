@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7301b82feba281ae51775a059ee72d17ca5d8546ecfe1e29ece6592d279b4ace
-# Content sha256: d3172c15e608b802a45b13dcf2556d6c58770c51b5fc9431eb60fa2383867c82
+# Inputs sha256: 59bd70f8d35053246c920bdb7d708b6cab04a486735e61b073ea2e1f39493b46
+# Content sha256: 24e315891c6ebd4d1262b07418591719abce98521a2944df5199403a3c682862
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

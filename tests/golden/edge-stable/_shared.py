@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a654838b2ee7acb93730c81816794458976716fca56a5134eabeac52bbea63f4
-# Content sha256: ad77c828dcc61d503bebdfbf8376b2c1df549c935b64ece761a75e76f989fd7d
+# Inputs sha256: 5f3f328e1d585b6fe74f069197d5b359c3583f762649c2b6d48c9fb43e4df63d
+# Content sha256: 74fc51d7fbe9513470beddb2e4e12809fdc396e82aa388e89176256419541173
 
 """Types shared by every protocol version of the generated package."""
 

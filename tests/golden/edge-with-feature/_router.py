@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b366d2cf372dcb0a123159856e799a0ebedd28c79d8c81e51b5b7045afb29a75
-# Content sha256: 39dfaa7a67a1d542424e2c826cc1b18a126375f580253b843ef25fc60cad50cc
+# Inputs sha256: 75a96e78b6a71c8d7d652d91195ec9bbd253814901cc212db0f7f2f4588d93ed
+# Content sha256: 897fd8d088ac30ad0702079d035c5c62391f949f5ff87c3a4913ad4692483ea3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 11d16bbdf357ccd7cf27ad94fc6b51f468bc305c188dbf29c9bcc29beed62480
-# Content sha256: d737ac9e12c9d294300bb1bec6da5a39c53d7e022b85bb5da7cad77c5aa0b216
+# Inputs sha256: a628e59abf790b4cc03c3d02c0bf8de5d1c1ae7a6ee468e3c2f230fbe4f43e4a
+# Content sha256: 77b48b7ea840b14dfde7c6f564e80e953d0b0ad76ca798bc3962c6c0880a737d
 
 """Types shared by every protocol version of the generated package."""
 

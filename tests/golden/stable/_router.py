@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ea7a9f543f4a6939554017b30c16e839b61bd22df9ebdd0a34555d4985b8030
-# Content sha256: ab62e9c1333ee9e881feea13a55911b5532c5d116043d0472719c9d4b07addf5
+# Inputs sha256: ae6f82010e8a1705d559036af822816d4deec2114d60889201678ec8b076bc9d
+# Content sha256: d6f0f43fa6f2ec5b8c8d56b3eb55486d9b5c4929cc541fb0b54b6500c4ce8100
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

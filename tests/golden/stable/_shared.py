@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 42c05389d7b4d4ed5b08167c302c319cb02f36b989e416a2114581a6eee52c6e
-# Content sha256: a702ee192ab22a49413db15e19c4ffa758365fae11a8663da7eaa688980f6686
+# Inputs sha256: 571a723142dc189b57ad4ab42e33f0b0ab63764a982d7ee0d1bb1db1ed8a6872
+# Content sha256: 00b29a96bfcd79c20ea3b96febb53fda0d13bab01880b87043ddd3043154e19e
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ffc41fcdf2d6b4fd13b6e133b502a7ca99d2721023b8d3acfe2668b1dbf0a8d3
-# Content sha256: e7a667b3bbf469c6979d63634caf096534c8a5599e68a5e7223da126e2bbf757
+# Inputs sha256: 26853716ab57e116b2a527cd6975cc97617c1f8860a3fb688246601fee9c6bd5
+# Content sha256: 26b50f605bb7f788c020ffc417767f08ed607169b8e958a778213a1c1073628b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1f3fb2edc13bfca33e9a8442b40c0983de74c595f252780375ad3f926303520b
-# Content sha256: 5bc017a2fbe1b9f9232c5880605622849a31f383e23f11c77143bf635ec83c07
+# Inputs sha256: 33914ff9cbe69d41f4bb8030fd160dc0e936a5ba20c490c8d418ef60c717b553
+# Content sha256: 9da17cb7d25746edc70ec8006c2f255f5e51541e71198bb289a843b2884a6eca
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d9b8e162915a5c18a9fa8ff7e8526a50fbb66a5584dd1f1903b62e6f7933572a
-# Content sha256: e28136a35e8a8730437a2b251a7864fa607a199c6ee8d0833c0ea7f151c05448
+# Inputs sha256: 9fc6df6539f9af849727b62f708b8ff12220ac14b33297cadb8a6f9273c00fb2
+# Content sha256: 130971d8b7785d1333616a4a558f9da9639d509c87bc504fbaecff7c9f3f4df2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

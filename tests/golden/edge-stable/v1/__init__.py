@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 812da70e864a88fa42cb48796076e4cb86b870ee43a5f1893efe1475eff5e3e7
-# Content sha256: ac005d2a3577764c039b9c247d1393451686f51b15f0bd47fac490d556bef63d
+# Inputs sha256: 16ff95da9acd7241a38a4d37d44b224722299ccef20e1e611f473e9a11a4e51b
+# Content sha256: c7a0ccd9d7da19014dfebd751f5d6b0999de130a12106415491678a91226218f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ebf91643277a3087c3fcfa1795ba6aa027d88b629cdf9501664dd7c95e3a5dbb
-# Content sha256: abff344858dad44f2123edfe6b365abb7d7aa27d887d294b24383eddbb87a135
+# Inputs sha256: 94af8d8858442bf505592fe78cb00b4d7b09291b2a94b3a6b5025f66d068e80d
+# Content sha256: cdb1457e099c1e72c1a197b007b87efd7cce3a91bc6aee8760c6973770bc63ef
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 896059721694468f9fed2ec5e0b11baf3a700702fdb32f3738e963ddbe3500e1
-# Content sha256: b6fdbc4d0619512898936bf73892e630a341cca0b2ce7eeb1eb92b758aee9509
+# Inputs sha256: 4feff8471a12b489de40b1d5370e6dd960c04adc33ef5b72ee2a2ef10be2313e
+# Content sha256: ddd3ca0fef5aa69a3a47885ce779a2ea5330fc1a3afea3e6b7fe9f9eaabb60c0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6ddeb419ec1a0dc8218b31859308051eb9df4c1e88dc5003eb4a3f5e85401fcf
-# Content sha256: 273a84fd53711c97f0c0ee242275765aad18fc58043ccdcd55aa4d45df4e5528
+# Inputs sha256: c4acfbc2c88e11359d86f792e146cadf632ff258680e276181879e3db91da450
+# Content sha256: 2303de29eeb7eea6cf7f292b818fe9e778a1d582c1ed2a3568ab3c945bc6fa4d
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ef5930d5f4a06152d66c4b369c6c7203495e471f2f53c41450cb3d117ef57bab
-# Content sha256: 2bde000288b33685475dfb4c40714889ca01e483f6fb5beeecb90204951a2978
+# Inputs sha256: 436d5da66246dfcd318d3651c6003a209d1fde6157a3167896a8ab379537b24f
+# Content sha256: 3fe00ae5ddbfa89ca92b968bae65bed6b4a1a9443847ed81d9f340142dbad3db
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8ed12ae975426bf91aa9dbf5ee5dffe319a76bfba91ccc9f77a127811fa25c91
-# Content sha256: 8b1d791edcb326bc4c403c548f614ce85f1c73e5ee3c10dcdfddc44d9da8de09
+# Inputs sha256: 5a1f915ebaea3e722d638d39ab2d7263b64b8865ef2c6cd570fa5bc30c191423
+# Content sha256: 21b7bbe230c20d06665f1e2297d178a648568c2c36d20c1cc9c44c29d877fb4f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4805967c387e013ff04e3d35893b3559e0cf7f21f490e4e686957563ddef4037
-# Content sha256: bc912a12bb57b43e4ae628107a957dfe10cfa9738d8cd4a2aca3be93aff3ad30
+# Inputs sha256: d3e6a36148cafcdfed8988be4cf7aae32d491c37a079913cf591d4a39bbf22fb
+# Content sha256: 47c420dfce520fed96be306c6a2c7cd39455d3492b677a527e346ddbaec4b0ea
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

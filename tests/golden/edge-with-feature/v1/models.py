@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cb0691083fb6bef04822dd0b4472d549ae729f222964084d73d29cc15e54041d
-# Content sha256: 3d0c53791b5c4169066b0f88f1beb6edb1d1f669569031c9b3a9c0105c8c1e90
+# Inputs sha256: 16025d516d719173178cfb8feb25d94308cb9ac6a436641380cd36cb57594ad5
+# Content sha256: ca01ec6e87d58cf427f64d6693b14806221d742328ef9e34ec0473a203ad3cc7
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d8e7aef1ff1560bbc6fd6beea6faad1fe3f15ebc2f564eaf2d5f17ed279ca800
-# Content sha256: 3b654eb41987e108411a3b19d212e893a23ab1a4f4fc92cdc4e8bbce21e4a264
+# Inputs sha256: 1229b6d7c5f10f0c86f7269b22b8fda73d0b9001f890afcb21bac785c8857f40
+# Content sha256: b688702c67722214efb97ebf95ce3c0c02c3cc0d54da378d37ad4452bacf8ff4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7b2e379060495a2ae393effee474af9ccb70fc4b4e9c47b8e60bf41a644220ec
-# Content sha256: 9e9c486ca7dc127c62fe26c0d9c3c476ddec8a780ff41061576b89cfee3c90a7
+# Inputs sha256: 0652f464512195a29f762e137fbd95d011ca47dd4d1caff0ee561527c0f94187
+# Content sha256: 31d8ea064cb42bb8a3c65148616b66226e2546f60c136dab8f557a0ec22fd43c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ea99cda150e16861c6a694a37cea0f1eaa4066f8024f220bb1b95e91e366fc14
-# Content sha256: a99e8b61c7d84ea6cebe9329bb3b38f47df89ad8985b089da280057ee85d49c2
+# Inputs sha256: 79a2903c024892b93b07ab043405919d6f1ed0fc87d3724fdd45bf434b35b707
+# Content sha256: 6bee642a9091d1a16b8abe7d53724d52420806dd73a458400211e9223f8f32e3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94c8d7e660fcf1b247194633cc1e4a4a4e477520a049d1638aee55faaa8fd6fa
-# Content sha256: 9ce65a2ecc093d9bdfde0838ee9fbd8965b0ae3b9513c121e884d0054e9980c4
+# Inputs sha256: 3db2c03b1460d21727999c05c8cd11803c9f184ab47aec178b152ec2eae869b0
+# Content sha256: 37569c060d432c9c0212cc5139c445809a69061ded602e49821bf39aa3fa0b63
 
 """Wire models of ACP protocol v1.
 

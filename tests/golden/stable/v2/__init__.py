@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4b895f6e579f0233bcc45ddee1040ca1b0fdbb72c5278cb0e256636ea7e7dbd1
-# Content sha256: 224c3e246a4474be1688d085eca57530029a99004a01da5b8b09ec6ff9142ef8
+# Inputs sha256: 776350f0e8d6510f6469e62af5efbbf501f6f524490badb95e863de3a4878561
+# Content sha256: cbb19e84ebbb8f302554ed7ec7aaebb26e9eea5b04a4dff1a33fbdf9c596329e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

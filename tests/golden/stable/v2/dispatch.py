@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ac05199376dc3cf76e848a8ef9f388a0bebec6485942e5803aef898e3f103e62
-# Content sha256: ec14039f39431c2bafdf25ccf99968f4a9a77fb9da7ea41e44cdd70694ecd14d
+# Inputs sha256: b73314fce312b01cda84030d12bca9851be89438c5e4c9d90b53d66a08644e1d
+# Content sha256: 1c7b53b51d32a58b61dc410f189a5f0525243aa65dce61fae8012faad6d7d140
 
 """Method dispatch for the agent side of ACP protocol v2.
 

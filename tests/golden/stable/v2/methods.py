@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d1a39cd57fa56c00d7c863981e3e4f507c0910fff777e0ced16ace876b8f565c
-# Content sha256: 9ad5262a5e595f02d173c9f1b8d864e791d9b79aca4324d3356983acba54a100
+# Inputs sha256: a7d1d4fdf4c9ea46f8f3774057fa2b093e4596a3ba538e12429bba989c2a52ab
+# Content sha256: 8bbb50b1bdbe8493e10a3c7c9a4f7512d4ffa1a6c82e1f768833bc3a31b8be5f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

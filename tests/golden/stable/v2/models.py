@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c21233dc2f2a17764115998a29fc71fea8f97e5a9ca657f0fa68f4ff3fe9c84c
-# Content sha256: 7416527a23ee1268bed8e919ddb42f7b6bf6aa9f012d2e41a3eaca6bfaf8677e
+# Inputs sha256: 154f31507ff97598646c028180e049f198262c44faf6483d142e0e1bf562abc7
+# Content sha256: 5f731e887ced31b3172786a6321da61e01f70f357891ba69bfcdac447faac2a4
 
 """Wire models of ACP protocol v2.
 
