@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d752fc015bae63b2ee63d1b1a173d094e8bdb154d324f06983335b8544401cb2
-# Content sha256: 0c14eb809f17f1eb3da7d1210b3706bd4b8dcf0c7cb8f664e67f91bb84cb1a33
+# Inputs sha256: fd0fe9cacb225a683069f663d1c0662b1176d844abaa0f9134dd54ffb8a2f4a7
+# Content sha256: 0b0e6ecf7881de8d237a89fa0b26a8fc296885b2ab228ccf1797a7bfb0218cfb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -989,6 +989,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

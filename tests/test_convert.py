@@ -631,3 +631,14 @@ def test_round_trip_of_every_shared_type_is_lossless_or_a_documented_error(
     TypeAdapter(getattr(MODELS[target], target_name)).validate_python(converted)  # valid in the target version
     back = convert.convert(target_name, converted, source=target, target=source)
     assert back == _expected_round_trip(value, TypeExpr("ref", ref=name), source)
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [{"id": float("inf"), "result": {}}, {"id": 1, "error": {"code": float("nan")}}, {"id": object(), "result": {}}],
+)
+def test_message_envelope_that_is_not_json_is_refused(envelope: dict[str, Any]) -> None:
+    # The envelope is carried as it is; a value JSON cannot hold must not come out.
+    message = {"jsonrpc": "2.0", **envelope}
+    with pytest.raises(ConversionError, match="not JSON"):
+        convert.convert_message(message, source=1, target=2, method="session/archive")

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 26853716ab57e116b2a527cd6975cc97617c1f8860a3fb688246601fee9c6bd5
-# Content sha256: 26b50f605bb7f788c020ffc417767f08ed607169b8e958a778213a1c1073628b
+# Inputs sha256: df1b5f6330983bafaa941854a51f579f95efe392d6291f02eeb623f6e68eefe2
+# Content sha256: a8269f5632e16a859429f4666b5f3648f4eaa7a16f723b61be25cc10097dcdaa
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -808,6 +808,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:
