@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95ba6111da5aee006db45bea79a2c7f92d57105f69b2636f7b534a983848ee31
-# Content sha256: c851832d4462e0da0c304bf9470400e646c16868c60934a3c5eb3f0396fc7198
+# Inputs sha256: c51a1fcc0056c7f47405b57230906a8d93ebb362c7e34766c5a88c35a8ecfcb2
+# Content sha256: 4c495af09c6592a2fdb7519d3a864ec1b2894d107b94bb84fa1944a297cdff8a
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 26443caa393018d7157a9849d84a2247e1ee67f397ea60d66ccf60cd8e330750
-# Content sha256: 659602db180c87ca0ee4040bf8c6f117bcbd768535d255930661381550c0c71f
+# Inputs sha256: 82f660eda01b9281e196484469ab8ac4faf0bcc27f541895830a594bc4e7c4d9
+# Content sha256: 11c9ef14bbc367763bce478e42bda27c0196e8cfdb20c78e00fd82c39b1d9b0e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f2efb556f5d6739ae545df587aca1a54814a2d25717f04e627aaf3d70f301e8
-# Content sha256: 8346ce6f3587c4dac6601bed3c0313a8ccb62ef1e54ce05cbc3d79d0385fe6f1
+# Inputs sha256: 9e7c9bd21cc24689d498c0f6ad31dee293c6ff2d84cfb5f16c1bf5c62bb1a790
+# Content sha256: d090eea840aafc41ad0088130f9e819e63a28d308641516796e3339329074b2f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 307b461f43f91e27d66eff6964bae9e9936f0599e0d99b06068fb897b4d448f8
-# Content sha256: 37e6282c65d7841b977cfcd12ab6a574dedb08087b0e535f4197f6c5aaab5b82
+# Inputs sha256: 012814dd488f2fc069c605cc33906d67a8b2c664ad65fff22e9a6240bfd36811
+# Content sha256: ed3b40f9fb9ae1019196cd07e7abdf73c4bebaa9e677e6c21e34392a1b9bcb5b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

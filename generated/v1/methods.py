@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 456a75f330e780443522b0a3ffe8ecd7a3cb93116449cfd5d8160c457929a8b8
-# Content sha256: f7df8b6fa2b30e5ceb4841619a5d9fd5905b359a218f2434cd37dcb7dd5b9659
+# Inputs sha256: 08b642bef0d7b925c4033848c97d92d8680b036650e3a3ee33b5bea13671a5bb
+# Content sha256: 8fdb11e0485de866115b88fbb9849ba86e3ff9de49306762ffd3992f68fdbfed
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

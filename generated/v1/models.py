@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 34883a89e9ef9157ecfecba01387166a33516ea6caaa81280838becc8f46c2d0
-# Content sha256: a251aca6d6769d36fee3075648a69dfff1e7ce825d5d117cb2017a4cf6ef7634
+# Inputs sha256: a0b650df48615fb02352a685ab26d0d5459cb6e720a118aecde5cd7c529f54ba
+# Content sha256: 962484cc39165acb98039fccb09c521d2fef06eb73f3320a6f0714a4da91ca23
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f06ff0eb08e0048a76e291b461fc037d4b040375b2978d21078a6a42ce63ccc0
-# Content sha256: 046282789a5943a8785835ff9e36726f30463478ce9933854f9b52d480a128ea
+# Inputs sha256: 3b65e3e29bca352e70d507cd84adc0b89da07479d3994b8ba142728d0c1fe177
+# Content sha256: 7c338a9176aeb2377ebb1ad89af9178c7a7b5c7825cbdc44c32bbc8cbd2b78c4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8990993297e37eda59c0814ab225b2c7a05878a917a0e5d709383bc7f5554539
-# Content sha256: 36a1b1a6cd842ccb98c792a2bbcbe29b711b43ce7d86f8ae83dabf829842df7f
+# Inputs sha256: 04eb5d3268a1ab52b43673d6a44c593a8927dab57c5986b1a93ce2399af74ccf
+# Content sha256: fdc6029ad4bc5c36e907dee850bebc063744c5d9764cc57b5745fe76c236c14d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bef3ce9765c67218ab3bf16bccbdd7063dec946ecd947024109097867b471d72
-# Content sha256: 05f0ed81599249da391c462093489d1acd5821b9efc85f8494f0a769a76b90bc
+# Inputs sha256: b74f2e159c54146765d5a43e79f6601a224cf78a092c21333f42c893903f8ba6
+# Content sha256: 9c9111b03fc4f2e94295fd7767e33de655966c60dea42ef0929f06851c9291d4
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 29e36e56087da47e07916722e6c873d7ea8a132dcec3b957ae9259230fe90c30
-# Content sha256: 670e58fd4123b7440955a35240a36b7b681e2723ca626f427124d66401566050
+# Inputs sha256: 119a7cdbb08bd06be493c29620c838ee4ff5d9cb0731b4572adc908fa916064b
+# Content sha256: 5e4300db38ea229d5cfc88363499e78eabe3dae226e2bcb09ec10dc9d77f70e8
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa8f4b72ce733e882f9b239cfaed9569562ca09b78deed22d7f27ebd31b73290
-# Content sha256: 89c4ed0e3e550d00280ed92b070e3f9e850a8fa28204f0f31e45cfd9e4e5f365
+# Inputs sha256: eaecaa5b4d6f1e6e805efaa84a57dcd483833aa51bd23b4db181b43c6eaba2ad
+# Content sha256: 4943e66f5ce4cd12a991e45aafe49962625702bb768137ff10b1a2860e9aed33
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e709b490f0bba8a54e3ac0ebee894a63c113f3b75b3c96802055f0084ebbd03
-# Content sha256: 0c043b949256bee4eed41bfc01546c27dee9804185c9b12cb08566c3a711d05e
+# Inputs sha256: 7c44fa2f35f8a0122d7e5caad11cef73bc3374f55e8a62a43a14b0b0081d78dd
+# Content sha256: 436487c82a057e5be7d3dde7a6513ef3227e1b37b295149aa02875d8fae58c2a
 
 """Types shared by every protocol version of the generated package."""
 

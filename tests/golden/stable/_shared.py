@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae9b01a3127d0968aac08d3b1d45da5f3951781b21ade3933e44dc6a040c65e0
-# Content sha256: bc89868612808b9a69f1dcdf8c004444135435ffa10c118c91f99d28366feb8a
+# Inputs sha256: 044e991b18b4e82df545dbaacb6fe25c9e0c4753cd1a6d1cae3de74ae6216de5
+# Content sha256: 19c3c8d4a296153e4c95de43716153cf4e27bcbb449e0d9c427619e1626efa0d
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6c6c00c6d5f0050df670532382da0a82a29f0bfbcca276041980a78c96cceb4e
-# Content sha256: bc9af7130a4f150305b5d771a7efd621405e99c84ff16b0bc92ac2ab974fda3d
+# Inputs sha256: 5e5e6a4a87351e28fb95096566961e62c5862cac417b11a3defd40dae9ba0654
+# Content sha256: 6a741e43a339e223ad26b0d544dcc092ca969003a7a98e51c74c9c56aab90c5d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

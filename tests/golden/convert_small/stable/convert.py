@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0bb88f0856aed06ae9de99553ec3e0f29803b52806b00bc1915b00f57532e8d6
-# Content sha256: 65fa88784bda1000ecf0873ace53c4a11713e4b6bb345db97bc61c10007705bf
+# Inputs sha256: 219df4a83a75d22e3f85b921ff58859cde3c0a39d3a740184b2a6f3e957898a6
+# Content sha256: 286224f495c67383e4a09ae66a16e14b44f4ce9f45d7ff03aed122c1b2119c1e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

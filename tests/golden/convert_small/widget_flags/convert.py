@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4cdbcc0039e79a646eaf329b9b76c25fee43742010480161b0168aa4db52c6a7
-# Content sha256: 5d6d377b968b7898b9c24e1dc1ad76a03b71e697c835c1e3cfbe709fcee08731
+# Inputs sha256: cb2eb538aca080edfdf1dbb53119f28a8e2e772f4b0390d8a4ddfb9807d82faa
+# Content sha256: 7c48e8dd1bb6fd379823a0f2ceb158a18e7325fd621d7525555deabc4e136b29
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

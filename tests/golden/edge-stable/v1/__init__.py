@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a35f5c56ba58ae7551be763517f38a67be86d41d61798817152eea0bca36c26a
-# Content sha256: 93e48b2393237275dfd4979fc42f57ce1d9b7da1cabb579111bf601a1da95e4f
+# Inputs sha256: c5d037aaef80d47a9d7b9f160077dbaf94e67deb179354a31f1f61b571925453
+# Content sha256: d73e4c667223bb913beec19ce46508ead4f6ea6e54a17e355c65469502b345b6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 46b62381b339e0673e4836dfe14830cd7e2bbfbf89b0972455049e9615ad764e
-# Content sha256: 28ed274d662eb3e4332c2a210c960a6bc6e37ab88092fe1fb38831b0cd9c94f2
+# Inputs sha256: 60b930f99eb660d6e2b9211c7805b23794b6b5a5d5c0ff819e2b767b5fd61134
+# Content sha256: 41fb0296fccbe1ce8420803e8386492f17e18ade6c94f7bf202a5028047ea192
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3016ed0d64af96f7eecb8e688e6dd256279039f36fdca48e3d4b0c92f1dbdd1e
-# Content sha256: a32dddee0aa0b1d4d7ce22584e95a19ea575490fdaa127c51abd5467a4fde427
+# Inputs sha256: c28537fd85624433bc5208da297a7abd7591ec3bd4fde2b6227d463470baef70
+# Content sha256: d0ba84091cffb44f2cc15efa2c0f4aad8c3224dfb9f27294cd93003be181ad6e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 78212125c48dab6736eccc0c5095e8b362e8016f884652b84871e19c18a8dc1d
-# Content sha256: bafed4e534aa3cc2b83bc6d1af5a45004a08527f2f2a9c87a1a9f0ddb306dca6
+# Inputs sha256: c6d6bfc9fe44160cfcb7975c6bad3dc3cfafa5b67a3dae89959a5ba556eb11c4
+# Content sha256: 80cfe9e6d16568bb31e36385dbda168883d2322ebd4850c83e0537f14a945ff1
 
 """Wire models of ACP protocol v1.
 

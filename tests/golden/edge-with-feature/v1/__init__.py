@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 84e622d39d949fbf1e79596b1111e7bd35ddc5bb571d70d4155b1c3f3fc9d236
-# Content sha256: 543c67b00e3ecb4094d9cbe5e93320a87a8cbde59ca7d9ea5e94884ddec1af6f
+# Inputs sha256: 6330df5604edebc4a63902093297ee4044bc614693fc2a95b40c545aef90cff5
+# Content sha256: f0b1d9e43d93b2c803ada11ff08dff1ed5d02d7e18e9f09d2e659c1b51be85f1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0150fef20a932ea4505929e5c5291d6ac9e5c37c52558a0a6a58204fdcdb221
-# Content sha256: 89866734f88788cf384671db193b241186ef4f78a9da1d652987dba0a7db20b3
+# Inputs sha256: 9fe17203ca04049b1c3da59f8e5f215b211234144b021d13f77c113e4dc9190b
+# Content sha256: 211db4dba3f6f1dbd2834c62f81f41f580d19ee5478ccdc6d18fad7509f79a91
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 300f693060d0e92c42ef8acced29763b991c0d2228f432bfeba2822506ee5b86
-# Content sha256: 1b2baad1e647b744cbd87546cf83b9a56bc5558af665286ce522f84edf0509ec
+# Inputs sha256: 69e52b5f73489cad24def2cbd8f44681c948db380776030155a21330e1837cd8
+# Content sha256: eb405acd0e0768ae0f8888934662d12f559fd815316209f402b923ca3475742a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

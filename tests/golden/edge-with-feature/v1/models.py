@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 87654a5a728ac72c55d560b9fda3490d4acbd1e067c9ed75da4cf3970f5aad72
-# Content sha256: 9d1382f0143a6157533cad653a46d8a8101c78995293d6062e631e05d2f8c324
+# Inputs sha256: 953224834cbcaa6e872c45fc20717ae39a6d4850d74df8d83376e65aefaedd7c
+# Content sha256: cb8d7f7b43ad37953197f5f0ebdf01d750afddb82313267074f4f54941c7937b
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 62ad24ffcc2d3002ff668a8364afdf359b0bd2946a57716561de71487443432b
-# Content sha256: 377839a826ad08171fc75df914b94fb9824e6bcfceec72598d8cbb2ae53f1f6a
+# Inputs sha256: 058b1ca88092df553706360f32f73089fdb9473a525992a574362fb31834ab70
+# Content sha256: be5d2b2c512820a91e8bc719ab380dbdcf78128a984609d0bf4db6fbe925d5d6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d4827e9cc7441f54e1eafb18141ee3bdab41717443f70eed8a84503f8e8a5c5
-# Content sha256: 23e3319d479b11b22fd7e8fd3663ef917f53f6311e14d4aade29843ed9882177
+# Inputs sha256: 573f9ce8662fb5b389ea0eb3f3b41229e2c29abdfe34946d437e4b91eed49c1e
+# Content sha256: 5d6738f5657b0a25d38bc8f8cdaad81af13395e35e7a2a81b0a7216e68f48f08
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d086515e620a60da0ef3f25d462a057b4f7e875acf6102a414c3dc55be3fc86
-# Content sha256: a776213f4fb66f0c3008a0533eaa2b54081197e6028caef8d4ffb8e8d03d7e97
+# Inputs sha256: 957f89a5833d8ff64b28d0198ebccbf0afe26ef58a16f9d3203d57f5a65eedd4
+# Content sha256: 6a96afe8c60b570731895c0b7d804ddad416e9a6148f891ea4a6947bd8292f27
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7b568ff28de454c9a8502f182ee05b984a90bc5071bff9ab4b220325a1ca464f
-# Content sha256: ef008cdce5efa2b074c70e86b6af622a1ca20d82392c56f4be12237558a1c570
+# Inputs sha256: 7d0993b6e71841eada45b6c6f9382c531b929bc9d0fb2ae193b7c6a6dd1df44a
+# Content sha256: 8851b913c83f62e098d5dd1868105d954826063feeada893a20bacfd812a0ad6
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b68dd9aa13ba2c4292cca591fb56a504fe76f07affb31eee978eafe1ff37f81a
-# Content sha256: bd8806aa6c1c5b57f39723919c93d3c3ee4be2c8001cddadaa3bc3f23f474e61
+# Inputs sha256: 7d7d839b30f38b4b4ade788b277419de03fb72bf39fcbf34ef8db26a57b4288d
+# Content sha256: f3fa1a949974afad7af3b7eaa5a7dddaac798246d96e7a5f442f4fb6afcbfbe6
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

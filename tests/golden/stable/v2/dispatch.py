@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: da92b7cf0a104c1b0378e0637973ca51b7bf8cccf1fc07db4bba2b72ace241ac
-# Content sha256: c711e5949383094eba5f219a32eb57c9fd00638beb32580e9a0f188d6e5b386c
+# Inputs sha256: 0f948645c32fd84a8ddb7b4ceaeed0a2713830c1fa27fd02df3fad5fe6711498
+# Content sha256: 61b2cb672cf081c136b80966de6aef706651fd7976d7ebebfcba85ab7f9b94a2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 455f8a8f9e649820f094276f9011b3ae5a3295bd02a50a4b89cb5a15e6f19551
-# Content sha256: a2e5750923f39b220d224f1fdb257f0579ff5974d69fc591d74d6f55eb902a7e
+# Inputs sha256: ae7bc009a4190c42fc56c410db66230cc4cb6e41a842c5adcfb350d7ee24ec56
+# Content sha256: 610a4b8f7cc07094828dbc477d715a75bb501549540ebf3fa84e01e6d7644e34
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94f8b4dc0d7e4df62b906b758d9aed71df558131e77aa7e17911a56233121136
-# Content sha256: 9f3c4cba00c1e7003ba00a0c016749720bbd0bd8641315c58fbaf6124687d0fd
+# Inputs sha256: 2d81ab701222e0ce237570b402a320f08eb6851cb9d4644837c4962f918305e3
+# Content sha256: 0a355e2e9063aa9476fe99f3e75ddd43637c9cd8f0ae112466babe64297bbeca
 
 """Wire models of ACP protocol v2.
 
