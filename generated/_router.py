@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cd7fab37038d51963646145d70645639867a59a87e43c4242158706bd5eb0d9f
-# Content sha256: 9d82ac803ec62930e00f85db3539026a3fb8cb18053b3e9f37dd42f18403ba98
+# Inputs sha256: 31ec511d9244d5b0ada9468fc421cc3a412350581a080ef1c94a7a2217e85a9c
+# Content sha256: fad97222ef15fbcd7c34975b59ddc0fba6a7e883989cfb2a0da3a57d51f4d78b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -320,7 +320,7 @@ class BaseRouter:
         if self._requests is not None and not _maybe_constant(text):
             try:
                 request = self._requests.validate_json(text)
-            except ValidationError:
+            except Exception:  # whatever went wrong here, the general path answers it
                 pass
             else:
                 # What ``_run`` does for a request, inlined (no outcome tuple, no extra await).

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ff827c25cc66ea9b09f72dabf315947a002570d074c7f1244d02cf1bfb8e227
-# Content sha256: af0457dc5cdd595499bb5f7c47b41fdb46ef90eb62eba8848268df9a7a584b5d
+# Inputs sha256: e20cc24bd216397923e253bb969325fe9c0ec39b0044f7b127b3446592808491
+# Content sha256: 828b24a91b755ef3251013c603e38dd070cbaa3e71a82616f76dac9ef61ab357
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -318,7 +318,7 @@ class BaseRouter:
         if self._requests is not None and not _maybe_constant(text):
             try:
                 request = self._requests.validate_json(text)
-            except ValidationError:
+            except Exception:  # whatever went wrong here, the general path answers it
                 pass
             else:
                 # What ``_run`` does for a request, inlined (no outcome tuple, no extra await).

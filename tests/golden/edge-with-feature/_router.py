@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7012e218607959e915e87962277606e46bda29c465a5ab9735d9b0f4efae87e6
-# Content sha256: 00dc59a9659e64048e594dae53d0b0812f37bc327f505545f970620fe3638723
+# Inputs sha256: 48034fd96edb5d9235c90cad90110244eecf7ae26a60e44ce22ef81bded57672
+# Content sha256: a6342dcf9588300cefa9b7b226c37a48db5de7dea0dbf85d7de54f4815468b98
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -318,7 +318,7 @@ class BaseRouter:
         if self._requests is not None and not _maybe_constant(text):
             try:
                 request = self._requests.validate_json(text)
-            except ValidationError:
+            except Exception:  # whatever went wrong here, the general path answers it
                 pass
             else:
                 # What ``_run`` does for a request, inlined (no outcome tuple, no extra await).

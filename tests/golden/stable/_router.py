@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 39cf0f17c41bb9362a90b7bf4c19e6354a9854fafeace9790ed89835d9038058
-# Content sha256: 4e54b729ed060e54d49de6db5e76fd7ae9db9fc7acb6de531bf3b089c4da132c
+# Inputs sha256: d803c06127c70b17e3410027edc1646d80001fd26ad4e25e2fa9f19adc9bba82
+# Content sha256: ba37b6c30a9b8b69e70b0dacb4d72a0fa44400ebab209c062238e75cad63f82a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -320,7 +320,7 @@ class BaseRouter:
         if self._requests is not None and not _maybe_constant(text):
             try:
                 request = self._requests.validate_json(text)
-            except ValidationError:
+            except Exception:  # whatever went wrong here, the general path answers it
                 pass
             else:
                 # What ``_run`` does for a request, inlined (no outcome tuple, no extra await).
