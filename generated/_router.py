@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 31ec511d9244d5b0ada9468fc421cc3a412350581a080ef1c94a7a2217e85a9c
-# Content sha256: fad97222ef15fbcd7c34975b59ddc0fba6a7e883989cfb2a0da3a57d51f4d78b
+# Inputs sha256: 1311b9ebf0f86fa6a5f82f81b6f47bb42954a0cdfcd3c4cc4ad4acd20fd8e11e
+# Content sha256: 8e214ed8ee64ed2df201823eea1a6c571842bf56f2793007bd633e6f5c0db709
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

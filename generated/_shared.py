@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c51a1fcc0056c7f47405b57230906a8d93ebb362c7e34766c5a88c35a8ecfcb2
-# Content sha256: 4c495af09c6592a2fdb7519d3a864ec1b2894d107b94bb84fa1944a297cdff8a
+# Inputs sha256: f18b91c66df7b30e462f3b0987aa840b7a7fe8e21f8fc368a6e6b675d5e2bcf7
+# Content sha256: e1e7faed43de47db21e38255db92bd94fb27e11ff5ed833abeb2fa9e4fd29884
 
 """Types shared by every protocol version of the generated package."""
 

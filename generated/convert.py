@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 82f660eda01b9281e196484469ab8ac4faf0bcc27f541895830a594bc4e7c4d9
-# Content sha256: 11c9ef14bbc367763bce478e42bda27c0196e8cfdb20c78e00fd82c39b1d9b0e
+# Inputs sha256: 8806c6fc5b73fb20f41f8b68f500ac411771ff922c51c2579497898889f85be3
+# Content sha256: 3b3dff34899c8305d69296ddf9d71066474cf7ed2d477549ebf6dfbd044c69c0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9e7c9bd21cc24689d498c0f6ad31dee293c6ff2d84cfb5f16c1bf5c62bb1a790
-# Content sha256: d090eea840aafc41ad0088130f9e819e63a28d308641516796e3339329074b2f
+# Inputs sha256: ce71945afaae6f4511bd843840f3f2f4bd8eab5c45fb419e898fd273a63140b6
+# Content sha256: 810cf03bc8445b4bf97024f3899c650ea6a348b5772c716f11f7e50ce05754ad
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 012814dd488f2fc069c605cc33906d67a8b2c664ad65fff22e9a6240bfd36811
-# Content sha256: ed3b40f9fb9ae1019196cd07e7abdf73c4bebaa9e677e6c21e34392a1b9bcb5b
+# Inputs sha256: 8549ad40747ec1e3833dd7bf2d881a442d282a067bf080999189074b8f584e56
+# Content sha256: e8905985840f67083e69eb7bf134c95b87f3645db2ce9fc0f1bad1100b4da604
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 08b642bef0d7b925c4033848c97d92d8680b036650e3a3ee33b5bea13671a5bb
-# Content sha256: 8fdb11e0485de866115b88fbb9849ba86e3ff9de49306762ffd3992f68fdbfed
+# Inputs sha256: 040a06ccb4d09e4b5a428b4fdd318165d93789a38268627dc713d0eee53ee336
+# Content sha256: 32e8999857d5231011a5b183e3884b2cfb08ee141a2d2ec735dfbf4c9823e644
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b65e3e29bca352e70d507cd84adc0b89da07479d3994b8ba142728d0c1fe177
-# Content sha256: 7c338a9176aeb2377ebb1ad89af9178c7a7b5c7825cbdc44c32bbc8cbd2b78c4
+# Inputs sha256: 5bd0774d50815fa4f706a13f1ccc6bbe7940f1cd8e24cf3c01a28c3139b2304e
+# Content sha256: 435dd3e49c23f94cbca230e410e2e3f9fc37eec318fb71d0e55a896bd5609387
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 04eb5d3268a1ab52b43673d6a44c593a8927dab57c5986b1a93ce2399af74ccf
-# Content sha256: fdc6029ad4bc5c36e907dee850bebc063744c5d9764cc57b5745fe76c236c14d
+# Inputs sha256: 8d698b004ad661020aa3ebb55c4d5234e7d06a63be3808f6d24bcbec128bfd58
+# Content sha256: 1ac9bb8584376dea3e6978671eaaaec932403742423aab1300830ad90971a5dc
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b74f2e159c54146765d5a43e79f6601a224cf78a092c21333f42c893903f8ba6
-# Content sha256: 9c9111b03fc4f2e94295fd7767e33de655966c60dea42ef0929f06851c9291d4
+# Inputs sha256: 1e93b307f363787399d9efd385f0e57497c5b7ec26a20aed34eb044a1c88df3d
+# Content sha256: 64ed056ebe109e7f4d77271ba0c9d576ee22f37144b0f51e0437ae223c089b56
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

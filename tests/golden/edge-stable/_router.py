@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e20cc24bd216397923e253bb969325fe9c0ec39b0044f7b127b3446592808491
-# Content sha256: 828b24a91b755ef3251013c603e38dd070cbaa3e71a82616f76dac9ef61ab357
+# Inputs sha256: f91cda27a9916023693368b839b3158232a37f829acbc992105964608c93116d
+# Content sha256: 3913b9cdbb475d83007d87b624a59640e1fd49795a1e1f2b8960b030b5f313cd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: eaecaa5b4d6f1e6e805efaa84a57dcd483833aa51bd23b4db181b43c6eaba2ad
-# Content sha256: 4943e66f5ce4cd12a991e45aafe49962625702bb768137ff10b1a2860e9aed33
+# Inputs sha256: 29dc11fc3f55b9b9dccde68a04c266003694536e32de8da8030afb79fd1e23b1
+# Content sha256: d846eb5556fdcb77228fa5556cffe5ce93070c5c63af47d203b59bdab1937cb3
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 48034fd96edb5d9235c90cad90110244eecf7ae26a60e44ce22ef81bded57672
-# Content sha256: a6342dcf9588300cefa9b7b226c37a48db5de7dea0dbf85d7de54f4815468b98
+# Inputs sha256: 95c3b0358017f0d73b84b76aff78b11bc2a3c754533180d72f0c79fd18aa74c7
+# Content sha256: 1cd4249cacc25afa8a3f6bbb9d70d1522cb0a23cba4b39291248626b94ec0814
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7c44fa2f35f8a0122d7e5caad11cef73bc3374f55e8a62a43a14b0b0081d78dd
-# Content sha256: 436487c82a057e5be7d3dde7a6513ef3227e1b37b295149aa02875d8fae58c2a
+# Inputs sha256: 34814907ddc2b4e2e2907626510aad3f373b3a2f0fcdb98bef22aa12b286f34d
+# Content sha256: 34a22483d628ba4191fb97ee0badd127dd94546efa73c58bb72ec1cd3377eb7e
 
 """Types shared by every protocol version of the generated package."""
 

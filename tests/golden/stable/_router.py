@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d803c06127c70b17e3410027edc1646d80001fd26ad4e25e2fa9f19adc9bba82
-# Content sha256: ba37b6c30a9b8b69e70b0dacb4d72a0fa44400ebab209c062238e75cad63f82a
+# Inputs sha256: d32f7dd9291a8778f85269be838c87100d34c5fe59070e9bd335e0f85e3db164
+# Content sha256: c1d152f359e2d541b072266a7f47fb37bf23c9d32dff60be5966da9169d2cfc3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 044e991b18b4e82df545dbaacb6fe25c9e0c4753cd1a6d1cae3de74ae6216de5
-# Content sha256: 19c3c8d4a296153e4c95de43716153cf4e27bcbb449e0d9c427619e1626efa0d
+# Inputs sha256: 06224d9a3c79a2614a66209e8d59bba0d52fc51008a162e35934ec370a05c7fd
+# Content sha256: 55f76fd564cb3a0a06ff0b9e3d38c4fc73405c5c9b08991041daad4d956121fe
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5e5e6a4a87351e28fb95096566961e62c5862cac417b11a3defd40dae9ba0654
-# Content sha256: 6a741e43a339e223ad26b0d544dcc092ca969003a7a98e51c74c9c56aab90c5d
+# Inputs sha256: 2a5eb55a66c137ab039c3e6ca9c2df4fd1a050e433ca447e5590628551b4a41c
+# Content sha256: 9d28bf4ad13f58f3c12f74f30b5eca1f6c9469ea4e06111820a75bd7910c2d3a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 219df4a83a75d22e3f85b921ff58859cde3c0a39d3a740184b2a6f3e957898a6
-# Content sha256: 286224f495c67383e4a09ae66a16e14b44f4ce9f45d7ff03aed122c1b2119c1e
+# Inputs sha256: a2c3c5c9c1280dafd9d980b1a2d884dc75733186af8ff8ea0ca971ae98484d8a
+# Content sha256: 39f27aab8241e3b4fbe7a0d486d306658ed5cf6b8ef0cbe27d5e7d0d2e23b882
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cb2eb538aca080edfdf1dbb53119f28a8e2e772f4b0390d8a4ddfb9807d82faa
-# Content sha256: 7c48e8dd1bb6fd379823a0f2ceb158a18e7325fd621d7525555deabc4e136b29
+# Inputs sha256: fa854c78f97c4f4b5108eccfb65bd097360f677b6f1e857692642ba9f65a7454
+# Content sha256: 557bbce14245a7acdbd738ab2a332fa9e4b5f357b4d15ac068a61bc90cb66132
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c5d037aaef80d47a9d7b9f160077dbaf94e67deb179354a31f1f61b571925453
-# Content sha256: d73e4c667223bb913beec19ce46508ead4f6ea6e54a17e355c65469502b345b6
+# Inputs sha256: 5541dbb211be5676cc2078decf096238eddf14337020e8e07a2205a66b8bdd64
+# Content sha256: b2c8e35dd14ec01f1c8d0bd1024d7737d07cd5936d4277f5d47e9c0d5013671f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

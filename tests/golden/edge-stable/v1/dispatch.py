@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 60b930f99eb660d6e2b9211c7805b23794b6b5a5d5c0ff819e2b767b5fd61134
-# Content sha256: 41fb0296fccbe1ce8420803e8386492f17e18ade6c94f7bf202a5028047ea192
+# Inputs sha256: 5c14acc97027753ab373a8ae3512c14ea44f38f1d28ceeae7df47f7c327c5396
+# Content sha256: 4f71a52d66c63ce4274e4e23c2bc9057063d5f55868d999e4dc169dc498f8f64
 
 """Method dispatch for the agent side of ACP protocol v1.
 

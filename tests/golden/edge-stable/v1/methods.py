@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c28537fd85624433bc5208da297a7abd7591ec3bd4fde2b6227d463470baef70
-# Content sha256: d0ba84091cffb44f2cc15efa2c0f4aad8c3224dfb9f27294cd93003be181ad6e
+# Inputs sha256: e872b61037e7139c6d83a0fbeac41fe3a98f4282efc7554014d6c727597a5221
+# Content sha256: 8c14727cd023fbe4e8018f9ca3e10cd50e582f809de842913d4fb000042cd42f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

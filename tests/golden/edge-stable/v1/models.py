@@ -3,10 +3,11 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c6d6bfc9fe44160cfcb7975c6bad3dc3cfafa5b67a3dae89959a5ba556eb11c4
-# Content sha256: 80cfe9e6d16568bb31e36385dbda168883d2322ebd4850c83e0537f14a945ff1
+# Inputs sha256: 4afe10ea89316eaab7b1f8bc7669fd818c001bedfa42cd1aa9e3c5cec4533648
+# Content sha256: 5635dcb7571a14e07d1de81b0e6cc81a78bded5ba9f6d807d58de72194c8e176
 
 """Wire models of ACP protocol v1.
 
@@ -32,6 +33,7 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
@@ -56,6 +58,7 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     level: Level | None = None
 
@@ -68,6 +71,7 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
     tricky_name: Annotated[

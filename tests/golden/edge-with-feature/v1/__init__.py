@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6330df5604edebc4a63902093297ee4044bc614693fc2a95b40c545aef90cff5
-# Content sha256: f0b1d9e43d93b2c803ada11ff08dff1ed5d02d7e18e9f09d2e659c1b51be85f1
+# Inputs sha256: 612e1428343da2e00a121c0ffb41b1cadd52aa767867ac70c9a13a12ed389960
+# Content sha256: c9298eb129c91b421f4f698420d4a5411e8230e41a403441d46b37751b218dfa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9fe17203ca04049b1c3da59f8e5f215b211234144b021d13f77c113e4dc9190b
-# Content sha256: 211db4dba3f6f1dbd2834c62f81f41f580d19ee5478ccdc6d18fad7509f79a91
+# Inputs sha256: 61cf16de111b97fb97d3075f9de89df2b34fbdf6aeffe4b83a701d8ba7773dd4
+# Content sha256: 90139f04cc9c024856566f5be72b6c6b7e71b2581165550e9ec1aed98315e8a4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

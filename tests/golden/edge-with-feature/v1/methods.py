@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 69e52b5f73489cad24def2cbd8f44681c948db380776030155a21330e1837cd8
-# Content sha256: eb405acd0e0768ae0f8888934662d12f559fd815316209f402b923ca3475742a
+# Inputs sha256: cab2922c9c1bf3efc84ff939c960e6f4c998203605a3a7afcbc96a726389be04
+# Content sha256: 60f6183c777d19718f0c01d7a753bcae75f7f79f63f18f91d60b1d00a6049fb0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

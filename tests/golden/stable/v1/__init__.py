@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 058b1ca88092df553706360f32f73089fdb9473a525992a574362fb31834ab70
-# Content sha256: be5d2b2c512820a91e8bc719ab380dbdcf78128a984609d0bf4db6fbe925d5d6
+# Inputs sha256: 2c19cefdc4b2c84e6d6300ecd7510ff3e4ea057781f8a786e299adcff1a002ef
+# Content sha256: c95d4899ad16f932152a88ac623eb64428de24598b7c6bfe833fdec4920e1af1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

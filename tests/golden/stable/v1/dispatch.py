@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 573f9ce8662fb5b389ea0eb3f3b41229e2c29abdfe34946d437e4b91eed49c1e
-# Content sha256: 5d6738f5657b0a25d38bc8f8cdaad81af13395e35e7a2a81b0a7216e68f48f08
+# Inputs sha256: 2f9a56b950aaa7273be33849a87da30a6243ab27a3faf91bdf4a9e2dc24b78fe
+# Content sha256: 6e99a5619521d81e05fd6f1b5aa1f779bbe4156de5c702e8777732159d56f440
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 957f89a5833d8ff64b28d0198ebccbf0afe26ef58a16f9d3203d57f5a65eedd4
-# Content sha256: 6a96afe8c60b570731895c0b7d804ddad416e9a6148f891ea4a6947bd8292f27
+# Inputs sha256: 2eb40e441e82cc130426691a007f720d63fa0a90056b5ef39aea96a4b517a24f
+# Content sha256: 7ac84d59c8bfbf89da323ecee595efdcd345f968c58e6e072432df1c13603281
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

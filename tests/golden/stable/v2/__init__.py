@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7d7d839b30f38b4b4ade788b277419de03fb72bf39fcbf34ef8db26a57b4288d
-# Content sha256: f3fa1a949974afad7af3b7eaa5a7dddaac798246d96e7a5f442f4fb6afcbfbe6
+# Inputs sha256: faa1e5947e91fbff09cdc1f73bcc8f83d13f071c97f6858d5fac7bfd3314b9de
+# Content sha256: 6747c239f8449025e11ac4c54764ee1e4a18fa04264cf58d1fcff1e1b400b8e7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0f948645c32fd84a8ddb7b4ceaeed0a2713830c1fa27fd02df3fad5fe6711498
-# Content sha256: 61b2cb672cf081c136b80966de6aef706651fd7976d7ebebfcba85ab7f9b94a2
+# Inputs sha256: ad277f239834d912c48af93d70d4cd17111c1807398d7f5569015ea7cb9280d7
+# Content sha256: 6b867873830023bcda99b09c47b68f514ba84dde142358553e67bba440cec3c4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae7bc009a4190c42fc56c410db66230cc4cb6e41a842c5adcfb350d7ee24ec56
-# Content sha256: 610a4b8f7cc07094828dbc477d715a75bb501549540ebf3fa84e01e6d7644e34
+# Inputs sha256: 2eda71fbee4118dc941959789e10ef2df2fac2fc1cbefdce790b027a2a5f18d9
+# Content sha256: 9625807828d8cc990cf1738803f4675e05caf5705f4b7e935bfd4aad8e3309a5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 
