@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import nox
+import nox.command
 
 nox.options.sessions = ["tests"]
 nox.options.default_venv_backend = "venv"
@@ -44,10 +45,19 @@ def lint(session: nox.Session) -> None:
     session.run("mypy", "--strict", "codegen", "generated", "examples")
 
 
+# The official Python SDK, the baseline of benchmarks S1/S2: pinned, and installed into the
+# bench environment only (never a dependency of the tool or of the generated package).
+SDK_PIN = "agent-client-protocol==0.12.1"
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Performance ratios, each against a baseline measured in the same process."""
+    """Performance ratios, each against a baseline measured in the same run."""
     _install(session, "test")
+    try:
+        session.install(SDK_PIN)
+    except nox.command.CommandFailed:
+        session.warn(f"could not install {SDK_PIN}: S1 and S2 are skipped")
     session.run("python", "-m", "benchmarks", *session.posargs)
 
 

@@ -59,7 +59,7 @@ def run() -> list[Ratio]:
                     f"v{version} Router.handle_json(session/archive, no-op handler) vs json.loads+json.dumps, x{BATCH}",
                     lambda s=subject: loop.run_until_complete(s()),
                     lambda: loop.run_until_complete(baseline()),
-                    target=2.5,
+                    target=1.2,
                     repeat=7,
                 )
             )

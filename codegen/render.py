@@ -277,7 +277,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     return stamp(format_python(out))
 
 
-MODELS_TEMPLATES = ("datamodel/pydantic_v2/BaseModel.jinja2",)
+MODELS_TEMPLATES = ("datamodel/pydantic_v2/BaseModel.jinja2", "datamodel/pydantic_v2/ConfigDict.jinja2")
 
 
 def render_template(env: jinja2.Environment, name: str, inputs: Inputs, **context: Any) -> str:

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3e1e51de2730587b42f73053e2ff4bdff8cde8257d1ffd8abadf384d6ccf2108
-# Content sha256: 694c993fe8231aca1ebe5c091c5a4eb4e34c9d20412f1618294124fdcf359858
+# Inputs sha256: f18b91c66df7b30e462f3b0987aa840b7a7fe8e21f8fc368a6e6b675d5e2bcf7
+# Content sha256: e1e7faed43de47db21e38255db92bd94fb27e11ff5ed833abeb2fa9e4fd29884
 
 """Types shared by every protocol version of the generated package."""
 

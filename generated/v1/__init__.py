@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4bba4ff1d98045d2a3c62f066f0a78d66a0fed915a35806b746a4feb22fc85ce
-# Content sha256: 3f254548e3ff58d76ad1e66441ab496e8cd484363cb87d00e13a8ac03562afa9
+# Inputs sha256: ce71945afaae6f4511bd843840f3f2f4bd8eab5c45fb419e898fd273a63140b6
+# Content sha256: 810cf03bc8445b4bf97024f3899c650ea6a348b5772c716f11f7e50ce05754ad
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

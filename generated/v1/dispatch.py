@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 50bf9257627cd81c964aa12e31a34dc61e8db6b632e1c57eaabf799738f03d82
-# Content sha256: 9ad6a89e9cda7828c9b2f79ce476a0e33e2ca623b56966a7d40bd356b5808246
+# Inputs sha256: 8549ad40747ec1e3833dd7bf2d881a442d282a067bf080999189074b8f584e56
+# Content sha256: e8905985840f67083e69eb7bf134c95b87f3645db2ce9fc0f1bad1100b4da604
 
 """Method dispatch for the agent side of ACP protocol v1.
 

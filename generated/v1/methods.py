@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9c728af35bc4634195bc93c906cd70fe75c5a0fd25281ebb3e7e7c6274e5d917
-# Content sha256: 5ac181dae85132e7432dad3e416b0f2aa36b9ece4996ef6b6388ef64fa924749
+# Inputs sha256: 040a06ccb4d09e4b5a428b4fdd318165d93789a38268627dc713d0eee53ee336
+# Content sha256: 32e8999857d5231011a5b183e3884b2cfb08ee141a2d2ec735dfbf4c9823e644
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fcfdc122c6741ef686fdc25796fb5ac2bc6fc544ee0f94794b05194f00b884f5
-# Content sha256: 87ae41dbe3301145e1c2d3e8b9fa669b1595d739bdc218117083443a07f1d476
+# Inputs sha256: 5bd0774d50815fa4f706a13f1ccc6bbe7940f1cd8e24cf3c01a28c3139b2304e
+# Content sha256: 435dd3e49c23f94cbca230e410e2e3f9fc37eec318fb71d0e55a896bd5609387
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

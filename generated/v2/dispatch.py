@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0321ae3994ab92cb944e82475a75fbe8a0946c31e95cf328c634d1169717e85c
-# Content sha256: a7e27c03cbf2ecf07b8acf61a8e19f9e1e79a5084d42fbe6f05e0ec9691cb4ac
+# Inputs sha256: 8d698b004ad661020aa3ebb55c4d5234e7d06a63be3808f6d24bcbec128bfd58
+# Content sha256: 1ac9bb8584376dea3e6978671eaaaec932403742423aab1300830ad90971a5dc
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0531ebb3124a492a8df0cdf504676a994edb24fdd389934557d755b56d2755ef
-# Content sha256: b4277c2d5120f0740d331375120ceb112d62a80d7211bd7157af30c72b9a9b9f
+# Inputs sha256: 1e93b307f363787399d9efd385f0e57497c5b7ec26a20aed34eb044a1c88df3d
+# Content sha256: 64ed056ebe109e7f4d77271ba0c9d576ee22f37144b0f51e0437ae223c089b56
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

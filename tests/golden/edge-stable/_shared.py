@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5f3f328e1d585b6fe74f069197d5b359c3583f762649c2b6d48c9fb43e4df63d
-# Content sha256: 74fc51d7fbe9513470beddb2e4e12809fdc396e82aa388e89176256419541173
+# Inputs sha256: 29dc11fc3f55b9b9dccde68a04c266003694536e32de8da8030afb79fd1e23b1
+# Content sha256: d846eb5556fdcb77228fa5556cffe5ce93070c5c63af47d203b59bdab1937cb3
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a628e59abf790b4cc03c3d02c0bf8de5d1c1ae7a6ee468e3c2f230fbe4f43e4a
-# Content sha256: 77b48b7ea840b14dfde7c6f564e80e953d0b0ad76ca798bc3962c6c0880a737d
+# Inputs sha256: 34814907ddc2b4e2e2907626510aad3f373b3a2f0fcdb98bef22aa12b286f34d
+# Content sha256: 34a22483d628ba4191fb97ee0badd127dd94546efa73c58bb72ec1cd3377eb7e
 
 """Types shared by every protocol version of the generated package."""
 

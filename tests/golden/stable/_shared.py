@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 571a723142dc189b57ad4ab42e33f0b0ab63764a982d7ee0d1bb1db1ed8a6872
-# Content sha256: 00b29a96bfcd79c20ea3b96febb53fda0d13bab01880b87043ddd3043154e19e
+# Inputs sha256: 06224d9a3c79a2614a66209e8d59bba0d52fc51008a162e35934ec370a05c7fd
+# Content sha256: 55f76fd564cb3a0a06ff0b9e3d38c4fc73405c5c9b08991041daad4d956121fe
 
 """Types shared by every protocol version of the generated package."""
 

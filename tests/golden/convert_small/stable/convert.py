@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8bf9b1f4cc19fd3ba62e9a51788ac20c4e12d155950e099b5346f58be48c1555
-# Content sha256: 89519e101765301475d4f3dc288c94b04aee7e3cf4c0fff51376781904d69462
+# Inputs sha256: a2c3c5c9c1280dafd9d980b1a2d884dc75733186af8ff8ea0ca971ae98484d8a
+# Content sha256: 39f27aab8241e3b4fbe7a0d486d306658ed5cf6b8ef0cbe27d5e7d0d2e23b882
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -501,10 +501,6 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
-    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-        json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 16ff95da9acd7241a38a4d37d44b224722299ccef20e1e611f473e9a11a4e51b
-# Content sha256: c7a0ccd9d7da19014dfebd751f5d6b0999de130a12106415491678a91226218f
+# Inputs sha256: 5541dbb211be5676cc2078decf096238eddf14337020e8e07a2205a66b8bdd64
+# Content sha256: b2c8e35dd14ec01f1c8d0bd1024d7737d07cd5936d4277f5d47e9c0d5013671f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

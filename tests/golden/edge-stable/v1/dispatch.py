@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94af8d8858442bf505592fe78cb00b4d7b09291b2a94b3a6b5025f66d068e80d
-# Content sha256: cdb1457e099c1e72c1a197b007b87efd7cce3a91bc6aee8760c6973770bc63ef
+# Inputs sha256: 5c14acc97027753ab373a8ae3512c14ea44f38f1d28ceeae7df47f7c327c5396
+# Content sha256: 4f71a52d66c63ce4274e4e23c2bc9057063d5f55868d999e4dc169dc498f8f64
 
 """Method dispatch for the agent side of ACP protocol v1.
 

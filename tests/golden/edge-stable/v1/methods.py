@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4feff8471a12b489de40b1d5370e6dd960c04adc33ef5b72ee2a2ef10be2313e
-# Content sha256: ddd3ca0fef5aa69a3a47885ce779a2ea5330fc1a3afea3e6b7fe9f9eaabb60c0
+# Inputs sha256: e872b61037e7139c6d83a0fbeac41fe3a98f4282efc7554014d6c727597a5221
+# Content sha256: 8c14727cd023fbe4e8018f9ca3e10cd50e582f809de842913d4fb000042cd42f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

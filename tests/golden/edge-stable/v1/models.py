@@ -3,10 +3,11 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c4acfbc2c88e11359d86f792e146cadf632ff258680e276181879e3db91da450
-# Content sha256: 2303de29eeb7eea6cf7f292b818fe9e778a1d582c1ed2a3568ab3c945bc6fa4d
+# Inputs sha256: 4afe10ea89316eaab7b1f8bc7669fd818c001bedfa42cd1aa9e3c5cec4533648
+# Content sha256: 5635dcb7571a14e07d1de81b0e6cc81a78bded5ba9f6d807d58de72194c8e176
 
 """Wire models of ACP protocol v1.
 
@@ -32,6 +33,7 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
@@ -56,6 +58,7 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     level: Level | None = None
 
@@ -68,6 +71,7 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
     tricky_name: Annotated[

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 436d5da66246dfcd318d3651c6003a209d1fde6157a3167896a8ab379537b24f
-# Content sha256: 3fe00ae5ddbfa89ca92b968bae65bed6b4a1a9443847ed81d9f340142dbad3db
+# Inputs sha256: 612e1428343da2e00a121c0ffb41b1cadd52aa767867ac70c9a13a12ed389960
+# Content sha256: c9298eb129c91b421f4f698420d4a5411e8230e41a403441d46b37751b218dfa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5a1f915ebaea3e722d638d39ab2d7263b64b8865ef2c6cd570fa5bc30c191423
-# Content sha256: 21b7bbe230c20d06665f1e2297d178a648568c2c36d20c1cc9c44c29d877fb4f
+# Inputs sha256: 61cf16de111b97fb97d3075f9de89df2b34fbdf6aeffe4b83a701d8ba7773dd4
+# Content sha256: 90139f04cc9c024856566f5be72b6c6b7e71b2581165550e9ec1aed98315e8a4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

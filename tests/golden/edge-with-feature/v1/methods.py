@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d3e6a36148cafcdfed8988be4cf7aae32d491c37a079913cf591d4a39bbf22fb
-# Content sha256: 47c420dfce520fed96be306c6a2c7cd39455d3492b677a527e346ddbaec4b0ea
+# Inputs sha256: cab2922c9c1bf3efc84ff939c960e6f4c998203605a3a7afcbc96a726389be04
+# Content sha256: 60f6183c777d19718f0c01d7a753bcae75f7f79f63f18f91d60b1d00a6049fb0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -3,10 +3,11 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 16025d516d719173178cfb8feb25d94308cb9ac6a436641380cd36cb57594ad5
-# Content sha256: ca01ec6e87d58cf427f64d6693b14806221d742328ef9e34ec0473a203ad3cc7
+# Inputs sha256: 609883d542e83a1535ebfcb31a56f427c5f75195fa8fd8f7ccd1199f0e270e61
+# Content sha256: 97e4b55fd41024c17d4a6723bde82c96289a2fbccad316f5d624df472093c9e7
 
 """Wire models of ACP protocol v1.
 
@@ -32,6 +33,7 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
@@ -62,6 +64,7 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     level: Level | None = None
 
@@ -76,6 +79,7 @@ class PokeRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     holder: Holder | None = None
 
@@ -88,6 +92,7 @@ class PokeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
 
 
@@ -99,6 +104,7 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
     tricky_name: Annotated[

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1229b6d7c5f10f0c86f7269b22b8fda73d0b9001f890afcb21bac785c8857f40
-# Content sha256: b688702c67722214efb97ebf95ce3c0c02c3cc0d54da378d37ad4452bacf8ff4
+# Inputs sha256: 2c19cefdc4b2c84e6d6300ecd7510ff3e4ea057781f8a786e299adcff1a002ef
+# Content sha256: c95d4899ad16f932152a88ac623eb64428de24598b7c6bfe833fdec4920e1af1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

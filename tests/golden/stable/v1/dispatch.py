@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0652f464512195a29f762e137fbd95d011ca47dd4d1caff0ee561527c0f94187
-# Content sha256: 31d8ea064cb42bb8a3c65148616b66226e2546f60c136dab8f557a0ec22fd43c
+# Inputs sha256: 2f9a56b950aaa7273be33849a87da30a6243ab27a3faf91bdf4a9e2dc24b78fe
+# Content sha256: 6e99a5619521d81e05fd6f1b5aa1f779bbe4156de5c702e8777732159d56f440
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 79a2903c024892b93b07ab043405919d6f1ed0fc87d3724fdd45bf434b35b707
-# Content sha256: 6bee642a9091d1a16b8abe7d53724d52420806dd73a458400211e9223f8f32e3
+# Inputs sha256: 2eb40e441e82cc130426691a007f720d63fa0a90056b5ef39aea96a4b517a24f
+# Content sha256: 7ac84d59c8bfbf89da323ecee595efdcd345f968c58e6e072432df1c13603281
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 776350f0e8d6510f6469e62af5efbbf501f6f524490badb95e863de3a4878561
-# Content sha256: cbb19e84ebbb8f302554ed7ec7aaebb26e9eea5b04a4dff1a33fbdf9c596329e
+# Inputs sha256: faa1e5947e91fbff09cdc1f73bcc8f83d13f071c97f6858d5fac7bfd3314b9de
+# Content sha256: 6747c239f8449025e11ac4c54764ee1e4a18fa04264cf58d1fcff1e1b400b8e7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

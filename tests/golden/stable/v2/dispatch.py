@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b73314fce312b01cda84030d12bca9851be89438c5e4c9d90b53d66a08644e1d
-# Content sha256: 1c7b53b51d32a58b61dc410f189a5f0525243aa65dce61fae8012faad6d7d140
+# Inputs sha256: ad277f239834d912c48af93d70d4cd17111c1807398d7f5569015ea7cb9280d7
+# Content sha256: 6b867873830023bcda99b09c47b68f514ba84dde142358553e67bba440cec3c4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

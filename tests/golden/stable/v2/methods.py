@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a7d1d4fdf4c9ea46f8f3774057fa2b093e4596a3ba538e12429bba989c2a52ab
-# Content sha256: 8bbb50b1bdbe8493e10a3c7c9a4f7512d4ffa1a6c82e1f768833bc3a31b8be5f
+# Inputs sha256: 2eda71fbee4118dc941959789e10ef2df2fac2fc1cbefdce790b027a2a5f18d9
+# Content sha256: 9625807828d8cc990cf1738803f4675e05caf5705f4b7e935bfd4aad8e3309a5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

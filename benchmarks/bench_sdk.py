@@ -1,0 +1,133 @@
+"""S1, S2: the models generated over upstream v1 against the official Python SDK's.
+
+Both sides read the corpus (``corpus_v1.txt``) with their own models of the same
+upstream schema: ours are generated from upstream v1 ``schema.json`` (2026-08) with the
+archive fragments overlaid; the SDK's are ``acp.schema`` of ``agent-client-protocol``
+(which ``nox -s bench`` installs, pinned, into the bench environment only).
+
+* S1, cold start: in a fresh interpreter with pydantic already imported, the import of
+  the models module plus the first ``model_validate`` of every corpus message. Each round
+  is one new process per side; the process times itself (interpreter start-up is not
+  counted). The SDK's package ``__init__`` (its connection and transport code) is skipped,
+  so only ``acp.schema`` and what it imports count.
+* S2, steady state: ``model_validate`` + ``model_dump(mode="json", by_alias=True,
+  exclude_unset=True)`` of every corpus message (decoded once beforehand), in this process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks import Ratio, compare
+from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
+
+SDK = "agent-client-protocol"
+PACKAGE = "acp_bench_models"
+ROUNDS = 7
+
+# Run in a fresh interpreter: argv = module, sys.path entry ("" for none), corpus file.
+_COLD = """
+import importlib, importlib.util, json, sys, time, types
+from pydantic import AnyUrl, BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError, field_validator
+module, path, corpus = sys.argv[1:4]
+if path:
+    sys.path.insert(0, path)
+top = module.split(".")[0]
+if top == "acp":  # the SDK's models without its package __init__ (connections, transports)
+    package = types.ModuleType(top)
+    package.__path__ = list(importlib.util.find_spec(top).submodule_search_locations)
+    sys.modules[top] = package
+messages = [(name, json.loads(text)) for name, text in json.load(open(corpus, encoding="utf-8"))]
+start = time.perf_counter()
+models = importlib.import_module(module)
+for name, data in messages:
+    getattr(models, name).model_validate(data)
+print(time.perf_counter() - start)
+"""
+
+
+def _cold(module: str, path: str, corpus: Path) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", _COLD, module, path, str(corpus)], capture_output=True, text=True, check=True
+    )
+    return float(done.stdout)
+
+
+def _cold_start(ours: str, corpus: Path, version: str) -> Ratio:
+    """Interleaved rounds of one process per side (after one warm-up each, which writes bytecode)."""
+    subject = lambda: _cold(f"{PACKAGE}.v1.models", ours, corpus)  # noqa: E731
+    baseline = lambda: _cold("acp.schema", "", corpus)  # noqa: E731
+    subject()
+    baseline()
+    s_rounds, b_rounds = [], []
+    for _ in range(ROUNDS):
+        s_rounds.append(subject())
+        b_rounds.append(baseline())
+    return Ratio(
+        "S1",
+        f"cold start: import upstream v1 models + first parse of {len(load())} corpus messages"
+        f" vs acp.schema of {SDK} {version}",
+        statistics.median(s_rounds),
+        statistics.median(b_rounds),
+        target=0.5,
+    )
+
+
+def _steady(models: Any, messages: list[tuple[str, Any]]) -> Any:
+    pairs = [(getattr(models, name), data) for name, data in messages]
+
+    def run() -> None:
+        for cls, data in pairs:
+            cls.model_validate(data).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    return run
+
+
+def run() -> list[Ratio]:
+    if not UPSTREAM_V1.is_file():
+        print(f"S1   skipped: upstream v1 schema not present at {UPSTREAM_V1}")
+        print("S2   skipped: same")
+        return []
+    if importlib.util.find_spec("acp") is None:
+        reason = f"{SDK} is not installed here (`nox -s bench` installs it into its own environment)"
+        print(f"S1   skipped: {reason}")
+        print(f"S2   skipped: {reason}")
+        return []
+    from importlib.metadata import version
+
+    sdk_version = version(SDK)
+    messages = load()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(write_upstream_v1(Path(tmp), PACKAGE))
+        corpus = Path(tmp) / "corpus.json"
+        corpus.write_text(json.dumps(messages), encoding="utf-8")
+        results = [_cold_start(out, corpus, sdk_version)]
+
+        sys.path.insert(0, out)
+        try:
+            ours = importlib.import_module(f"{PACKAGE}.v1.models")
+        finally:
+            sys.path.remove(out)
+        sdk = importlib.import_module("acp.schema")
+        decoded = [(name, json.loads(text)) for name, text in messages]
+        results.append(
+            compare(
+                "S2",
+                f"steady state: model_validate + model_dump(mode='json') of {len(messages)} corpus messages"
+                f" vs acp.schema of {SDK} {sdk_version}",
+                _steady(ours, decoded),
+                _steady(sdk, decoded),
+                target=0.9,
+                repeat=15,
+                number=20,
+            )
+        )
+    return results

@@ -1,0 +1,44 @@
+"""The v1 message corpus (``corpus_v1.txt``) and the upstream v1 models it is read with.
+
+Shared by benchmarks S1/S2 (``bench_sdk.py``) and ``tests/test_corpus.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS_V1 = Path(__file__).with_name("corpus_v1.txt")
+UPSTREAM_V1 = ROOT.parent / "shared" / "upstream" / "v1" / "schema.json"
+FEATURES = frozenset({"unstable_session_archive"})
+
+
+def load(path: Path = CORPUS_V1) -> list[tuple[str, str]]:
+    """``(type name, message JSON text)`` per line; ``#`` lines and blank lines are skipped."""
+    messages = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, sep, text = line.partition(" ")
+        if not sep or not name.isidentifier() or not text.startswith("{"):
+            raise ValueError(f"{path.name}:{number}: expected '<TypeName> <JSON object>'")
+        messages.append((name, text))
+    return messages
+
+
+def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1) -> Path:
+    """Generate upstream v1 with the archive fragments overlaid (v1 only, as
+    ``acp-codegen generate --base-v1``) as package ``package`` under ``out``; returns ``out``."""
+    from codegen.pipeline import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        schema_dir = Path(tmp) / "schema"
+        shutil.copytree(ROOT / "schema" / "v1", schema_dir / "v1")
+        result = generate(schema_dir, FEATURES, ROOT, {1: base})
+    for rel, text in result.files.items():
+        path = out / package / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return out
