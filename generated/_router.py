@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1311b9ebf0f86fa6a5f82f81b6f47bb42954a0cdfcd3c4cc4ad4acd20fd8e11e
-# Content sha256: 8e214ed8ee64ed2df201823eea1a6c571842bf56f2793007bd633e6f5c0db709
+# Inputs sha256: 283201703dc8a30f11c79d4eef1fb54e2ee0e6f7520e21eb9e41e5be8dd53efe
+# Content sha256: f3efebc00bedad0504233f64a73d0acbd31a1b9425e1b2bb91d14c3407c024f0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f18b91c66df7b30e462f3b0987aa840b7a7fe8e21f8fc368a6e6b675d5e2bcf7
-# Content sha256: e1e7faed43de47db21e38255db92bd94fb27e11ff5ed833abeb2fa9e4fd29884
+# Inputs sha256: 8d59a687e8365b25d1a028439a71b7928af0e2e0f265779b91fea79c7c3e1c21
+# Content sha256: 0b55bf3f718ccb3e4df1dc00307d27f3dce97a25e7790ffa87cd377caf242e06
 
 """Types shared by every protocol version of the generated package."""
 

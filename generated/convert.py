@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8806c6fc5b73fb20f41f8b68f500ac411771ff922c51c2579497898889f85be3
-# Content sha256: 3b3dff34899c8305d69296ddf9d71066474cf7ed2d477549ebf6dfbd044c69c0
+# Inputs sha256: 7531467ec241e3a0cfc1cac69cecc5c880ec9bf2871e8089ada8785c36fbe3f2
+# Content sha256: 7514bef535da5c2ee8243ffb2bb054009f1735cab67463b35c39eb54246e76fc
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -989,6 +989,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ce71945afaae6f4511bd843840f3f2f4bd8eab5c45fb419e898fd273a63140b6
-# Content sha256: 810cf03bc8445b4bf97024f3899c650ea6a348b5772c716f11f7e50ce05754ad
+# Inputs sha256: 0734033f967f63ee2d1d9b770ae92ecd2be518c69742d2ab24b42a99e451c3ea
+# Content sha256: ae27201995be3df46f3e1aaab054a5c759b7ee274d08158d019d86c8ab6377bc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8549ad40747ec1e3833dd7bf2d881a442d282a067bf080999189074b8f584e56
-# Content sha256: e8905985840f67083e69eb7bf134c95b87f3645db2ce9fc0f1bad1100b4da604
+# Inputs sha256: faee399cbce473f86b283a24d5cb50f2737a9d290dfbef439e6086e1b275293c
+# Content sha256: 9a31ec55958b5370c7f1e6081c77402f0d5adbde4f7b5ec4866669dc778ab226
 
 """Method dispatch for the agent side of ACP protocol v1.
 

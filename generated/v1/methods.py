@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 040a06ccb4d09e4b5a428b4fdd318165d93789a38268627dc713d0eee53ee336
-# Content sha256: 32e8999857d5231011a5b183e3884b2cfb08ee141a2d2ec735dfbf4c9823e644
+# Inputs sha256: 1eb6a43b9e11beb36ffffc2bc3769370f333e1552b9f5384945426c5628e3139
+# Content sha256: 07deb382c0c27fc08d44f9b43f77bac0785c69e221fede92d368afe2ebefa54e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 571b964e8fd576c0af9da24a9ddcca9890205e40d90deeae5c1a79e69869ec9e
-# Content sha256: c61f9bfaf57209b11087a207321d2f7b18dc29dfcea89d376d6f0e20c8c3a76b
+# Inputs sha256: d237309279742a5169243fc8ce26b1fdf0e585f4334561c57da1e8bd66601a98
+# Content sha256: 53fee8a2d34f163125fc7bb825a87cfcfd6ae13480d06320bcab6143733f103c
 
 """Wire models of ACP protocol v1.
 
@@ -603,7 +603,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5bd0774d50815fa4f706a13f1ccc6bbe7940f1cd8e24cf3c01a28c3139b2304e
-# Content sha256: 435dd3e49c23f94cbca230e410e2e3f9fc37eec318fb71d0e55a896bd5609387
+# Inputs sha256: b094c375b39731ce4309f1055b9f35952c4655ae930ded2dbd788e9f410f12a3
+# Content sha256: 1a70adf0ea06269b095d9ffdce49919b9adaf973542c1f1998a8ae9ed148af98
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

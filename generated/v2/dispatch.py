@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d698b004ad661020aa3ebb55c4d5234e7d06a63be3808f6d24bcbec128bfd58
-# Content sha256: 1ac9bb8584376dea3e6978671eaaaec932403742423aab1300830ad90971a5dc
+# Inputs sha256: 5dafe9bdcd17502f7d9496d492e8d77407ad293fb19822d53eb9f30c0fcd4c11
+# Content sha256: 6b9b045cdd2f6a6db038e9caf6453808ae587e6fd1091e914b4bc446029f8c28
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1e93b307f363787399d9efd385f0e57497c5b7ec26a20aed34eb044a1c88df3d
-# Content sha256: 64ed056ebe109e7f4d77271ba0c9d576ee22f37144b0f51e0437ae223c089b56
+# Inputs sha256: a19b1a0c199e05aa64f294d48129ee8799f43939e31262c21517e2022018da1c
+# Content sha256: 48bbc256e84f73c9a4ce82262379b15e0345c591c662083fa5dad4baf3e9f085
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,8 +6,8 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9f542b1e3ed3153414c69f9d0f5644ba2666207119e51babcc38ff9837040633
-# Content sha256: 069f33b5e9212be01de7b1f1e98246ca17ee7009fa20005b4c21f3ff0ea851a7
+# Inputs sha256: d7c2c465b65b4030b0c514302f190176160a653abb8c938bb3d37fba228d2504
+# Content sha256: 19e11a2802f80434732d2429aa55098a230ddb3b2bcf29fed18437d39d20c46a
 
 """Wire models of ACP protocol v2.
 
@@ -553,7 +553,7 @@ class SessionInfo(BaseModel):
             return handler([item for i, item in enumerate(value) if i not in bad])
 
     @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
     )
     @classmethod
     def _default_on_error_SessionInfo(

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f91cda27a9916023693368b839b3158232a37f829acbc992105964608c93116d
-# Content sha256: 3913b9cdbb475d83007d87b624a59640e1fd49795a1e1f2b8960b030b5f313cd
+# Inputs sha256: 099ca6c5a8cae6f7f392e254ea3fc79ec339b4dd9220da98c5165e475464a78f
+# Content sha256: 5ed86c9c22446bb7baebf1dc476207d8d43444e0df8aca2274db58027efedc56
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 29dc11fc3f55b9b9dccde68a04c266003694536e32de8da8030afb79fd1e23b1
-# Content sha256: d846eb5556fdcb77228fa5556cffe5ce93070c5c63af47d203b59bdab1937cb3
+# Inputs sha256: be0a20aa0c2ca4bec3d2a542433d174b6998e9f24e69aebc110fb3cc4d093520
+# Content sha256: bf840bf82b71d1a8379f10f8212d8ee3ace7614fff7a37f89d96b2db394a1ecf
 
 """Types shared by every protocol version of the generated package."""
 

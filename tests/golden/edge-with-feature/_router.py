@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95c3b0358017f0d73b84b76aff78b11bc2a3c754533180d72f0c79fd18aa74c7
-# Content sha256: 1cd4249cacc25afa8a3f6bbb9d70d1522cb0a23cba4b39291248626b94ec0814
+# Inputs sha256: 1167ec0e0b78942722e6e4fb5a156223d8c31b5abb4ae426834011def427012f
+# Content sha256: a824c2e2c9c8da2c59691a75212fa57b3032a6b9580dbb6b587f8ffaa83506e0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 34814907ddc2b4e2e2907626510aad3f373b3a2f0fcdb98bef22aa12b286f34d
-# Content sha256: 34a22483d628ba4191fb97ee0badd127dd94546efa73c58bb72ec1cd3377eb7e
+# Inputs sha256: d04be7a9d2d42570ec2c3ebf33b4db9e710f8320153119f88bd6eb0ea75a4a0c
+# Content sha256: bc94e2dd552d7f32757835ba7d6ed1c612c8fe618779fe12a51bab5328584679
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d32f7dd9291a8778f85269be838c87100d34c5fe59070e9bd335e0f85e3db164
-# Content sha256: c1d152f359e2d541b072266a7f47fb37bf23c9d32dff60be5966da9169d2cfc3
+# Inputs sha256: a689ec0e7871ceeefe0e7d045dbc3ca56963696ad5615254b3a4fc0aa42ac560
+# Content sha256: 77241b23f141ac9dda166c56ee5b28f32e8a97897615f8dcf8e7080b688284c0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 06224d9a3c79a2614a66209e8d59bba0d52fc51008a162e35934ec370a05c7fd
-# Content sha256: 55f76fd564cb3a0a06ff0b9e3d38c4fc73405c5c9b08991041daad4d956121fe
+# Inputs sha256: 45e32b896c645fa50cbb3bd7dd9e2f0a74d1c6719f6eaf20fb4c6e84c6c13422
+# Content sha256: 6dadc4152f33a8e51588fe55008fab68159fc271b17ca726b9f786086d9b5382
 
 """Types shared by every protocol version of the generated package."""
 

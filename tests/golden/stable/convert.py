@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2a5eb55a66c137ab039c3e6ca9c2df4fd1a050e433ca447e5590628551b4a41c
-# Content sha256: 9d28bf4ad13f58f3c12f74f30b5eca1f6c9469ea4e06111820a75bd7910c2d3a
+# Inputs sha256: 0aa4adb8b23472615873d0ec1a6d94953fa7fde73f030ed0642333c9ad4d8a27
+# Content sha256: 117efc4fce555cc744b93c738beee8aeccf208d56f08627f73e521e95263319e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -808,6 +808,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

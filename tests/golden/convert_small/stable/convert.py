@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a2c3c5c9c1280dafd9d980b1a2d884dc75733186af8ff8ea0ca971ae98484d8a
-# Content sha256: 39f27aab8241e3b4fbe7a0d486d306658ed5cf6b8ef0cbe27d5e7d0d2e23b882
+# Inputs sha256: 4f53d178867155e4759df1df796d9e273e1f209c9345c5c318b4bd97dc6ca1a0
+# Content sha256: b312be4fa8abb052a52d456a5b25057f25413e5c2972d738becdb02d21fd1c76
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -501,6 +501,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fa854c78f97c4f4b5108eccfb65bd097360f677b6f1e857692642ba9f65a7454
-# Content sha256: 557bbce14245a7acdbd738ab2a332fa9e4b5f357b4d15ac068a61bc90cb66132
+# Inputs sha256: 5514569f38e514a1da8d30046c4c5b2ade3c490def4fd1171ffb8707f0123a1c
+# Content sha256: 5e2d790c4d9358524609566b04afd33f150d4b3556d424a939b8b7986ac3cf5d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -524,6 +524,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

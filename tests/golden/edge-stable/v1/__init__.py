@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5541dbb211be5676cc2078decf096238eddf14337020e8e07a2205a66b8bdd64
-# Content sha256: b2c8e35dd14ec01f1c8d0bd1024d7737d07cd5936d4277f5d47e9c0d5013671f
+# Inputs sha256: 89d09c61a2552e724de7fb0d8ed931e3a574248f1a56e6b44ff2a8230c232ac7
+# Content sha256: c6fa8ea2ef37302cd18d08f977507fa41da5825f0a4296b091cae15605d861a0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5c14acc97027753ab373a8ae3512c14ea44f38f1d28ceeae7df47f7c327c5396
-# Content sha256: 4f71a52d66c63ce4274e4e23c2bc9057063d5f55868d999e4dc169dc498f8f64
+# Inputs sha256: 36a5e63f59045c39789fc7d2efa288a89436536964e56d2113188288dd9a381b
+# Content sha256: 3c1341e2bc9b9b270de3a7ca47948dc8b0b991a40781ff4f61a1536f0f0a7683
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e872b61037e7139c6d83a0fbeac41fe3a98f4282efc7554014d6c727597a5221
-# Content sha256: 8c14727cd023fbe4e8018f9ca3e10cd50e582f809de842913d4fb000042cd42f
+# Inputs sha256: 62b9060f9138d347b261fcbbb28a48aa2065c9c040f9b9d8a6ed1170a30bb6a3
+# Content sha256: 767f24e56e4e833c48dd4dd0bc98d9fb2b48bbf1c15d5580eb8a8a10e49de026
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

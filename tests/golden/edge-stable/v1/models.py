@@ -6,8 +6,8 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4afe10ea89316eaab7b1f8bc7669fd818c001bedfa42cd1aa9e3c5cec4533648
-# Content sha256: 5635dcb7571a14e07d1de81b0e6cc81a78bded5ba9f6d807d58de72194c8e176
+# Inputs sha256: 40ca7a5054c0f5ce1fb8f60a4abe841ad74839a580eac281dfa76f8eb92b17de
+# Content sha256: 3c879415b9871ca552efc86d150a038fa52084c734db35eb08cc64b757c44985
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 612e1428343da2e00a121c0ffb41b1cadd52aa767867ac70c9a13a12ed389960
-# Content sha256: c9298eb129c91b421f4f698420d4a5411e8230e41a403441d46b37751b218dfa
+# Inputs sha256: d6db7a7a74917be912365003e07a0c6444c9efee1d0f2bc204ff123189006d2f
+# Content sha256: fa7bacde8728b39fbc4691ee1bfac1e9f601712ba5bd67eccb255bbbb0802c28
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

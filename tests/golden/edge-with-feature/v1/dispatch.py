@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 61cf16de111b97fb97d3075f9de89df2b34fbdf6aeffe4b83a701d8ba7773dd4
-# Content sha256: 90139f04cc9c024856566f5be72b6c6b7e71b2581165550e9ec1aed98315e8a4
+# Inputs sha256: fffae69e013009e8cdd7d81b0241e8b8da75d7ca300520c1e38a44964d7d4e47
+# Content sha256: ab0ad6504af99d56831b51eee7dab01aaf5d254c207f3dedc0e6a694119a46fc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cab2922c9c1bf3efc84ff939c960e6f4c998203605a3a7afcbc96a726389be04
-# Content sha256: 60f6183c777d19718f0c01d7a753bcae75f7f79f63f18f91d60b1d00a6049fb0
+# Inputs sha256: 6892b1b8f25a7922a3e3cfb56d92c673e2c94afa4f1d0dece7f1c5fb9f993998
+# Content sha256: 4a3c9e75debf57316c67454597543af68564f47218bee7eb2e6b6f1461e42553
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

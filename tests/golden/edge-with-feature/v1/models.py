@@ -6,8 +6,8 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 609883d542e83a1535ebfcb31a56f427c5f75195fa8fd8f7ccd1199f0e270e61
-# Content sha256: 97e4b55fd41024c17d4a6723bde82c96289a2fbccad316f5d624df472093c9e7
+# Inputs sha256: 1edd8648203976323cb3530695e758ddd4103f646ad2581d988dc9abfa3dba3e
+# Content sha256: 341588384adccd17ae67e1c45c44719f2576c25ebc1c994fa53ff0abf35a0a57
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2c19cefdc4b2c84e6d6300ecd7510ff3e4ea057781f8a786e299adcff1a002ef
-# Content sha256: c95d4899ad16f932152a88ac623eb64428de24598b7c6bfe833fdec4920e1af1
+# Inputs sha256: c8f3764c1c0a07ca5e48c29df51820ab8d83ed9d242eaca6c0e06c536221af01
+# Content sha256: 2139458fe5731794751fc5d4fb64920564d88f38e769a3077838ca28e4e55066
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

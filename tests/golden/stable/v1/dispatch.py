@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2f9a56b950aaa7273be33849a87da30a6243ab27a3faf91bdf4a9e2dc24b78fe
-# Content sha256: 6e99a5619521d81e05fd6f1b5aa1f779bbe4156de5c702e8777732159d56f440
+# Inputs sha256: b46b08f1245ddfb6865d1aeb8c9bfd75e0c773e2cc066272d11ebeec58d2c958
+# Content sha256: bb97b2eceb488b46750a733f4cec517dbb03c9f2056784d0e1c717526ce367e2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

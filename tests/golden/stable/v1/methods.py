@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2eb40e441e82cc130426691a007f720d63fa0a90056b5ef39aea96a4b517a24f
-# Content sha256: 7ac84d59c8bfbf89da323ecee595efdcd345f968c58e6e072432df1c13603281
+# Inputs sha256: beeae23c9f57b4d3e90811bdb5af3094f143b4198c2efbd284d2c2c50a4441bc
+# Content sha256: 7419d2ce875f49c09f92b0c354ac7e72e6825755bbb26c8ec9e8b236e6a4eeb4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ec06fb35af391b4d0b5aec1ab9cfb1cc9f9ccccc2e3725f9987fce6c3a515bc5
-# Content sha256: 5b5bb54fd29d2f71573f419faf07cfb3fad1c750801395b7c928d2b687113ec8
+# Inputs sha256: 6595054033aef4afdb3131f774d53f8e1dcf1905d446813ac18269c85820cfaf
+# Content sha256: bcec2ddc5b2223367e409ba4c1fc4be16f579f3bb3b4f698d650044466f75982
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: faa1e5947e91fbff09cdc1f73bcc8f83d13f071c97f6858d5fac7bfd3314b9de
-# Content sha256: 6747c239f8449025e11ac4c54764ee1e4a18fa04264cf58d1fcff1e1b400b8e7
+# Inputs sha256: a5a3e67c3f04f4c5d9d1e8ed184e18cb1a11f13fc044dd4a2fa312409faf4f36
+# Content sha256: ed17e688991c36d4a4b838f33723a3bf75f3cfce933214ef72e2635e736a1c3f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ad277f239834d912c48af93d70d4cd17111c1807398d7f5569015ea7cb9280d7
-# Content sha256: 6b867873830023bcda99b09c47b68f514ba84dde142358553e67bba440cec3c4
+# Inputs sha256: 0ae2a8c3390f211b8ebdb62c0d1d214baf44e2f165abc252d1503ed310c5ec41
+# Content sha256: 3df238af5617d313b6a3ec06550c25dec8124d8670914956fc88c8851c8ded2a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2eda71fbee4118dc941959789e10ef2df2fac2fc1cbefdce790b027a2a5f18d9
-# Content sha256: 9625807828d8cc990cf1738803f4675e05caf5705f4b7e935bfd4aad8e3309a5
+# Inputs sha256: 2a23b67fa654886a0072e1cb38787675d9f52fc2376e3b93380daf50b905f65d
+# Content sha256: fd1b8c3a882e6af4445e1afc10e883e5e93ab9c595674b1b7b5e8ef19478a994
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,8 +6,8 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 363a0a7f0a5db834867c186cbb6ccdd48c5ef557f93a40cec7a5191d11c99ab4
-# Content sha256: a49bce7eacd4d7cc9c04e781198fd1dcd1b1892250a95b9ddc005b5c0003b4c6
+# Inputs sha256: d24432ea1df17f8bcbd43d116d4c0c0827b7e796a6b49558cb2a36bc3898b240
+# Content sha256: 69299fb4c0c171e27f9d5d05faa1c3155a2ad4bbc8f83c038ee9212fd204edf6
 
 """Wire models of ACP protocol v2.
 
