@@ -199,25 +199,27 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
     closed_enums = {n for n, t in protocol.types.items() if t.kind == "enum" and not t.open}
     for name in protocol.types:
         fields = model_fields(protocol, name)
-        default = [f.name for f in fields if f.lenient]
+        # Optional lenient fields, by wire and attribute name (errors are located by either).
+        absent = sorted({n for f in fields if f.lenient and not f.required for n in (f.name, f.py_name)})
         skip = [f.name for f in fields if f.skip_invalid_items]
         # A string default of an enum-typed field (upstream ElicitationSchema.type) is the
         # member's value; pydantic accepts it, static checkers see a str.
         enum_defaults = [
             f.name for f in fields if isinstance(f.default, str) and f.type.kind == "ref" and f.type.ref in closed_enums
         ]
-        if default or skip or enum_defaults:
+        if absent or skip or enum_defaults:
             data[name] = {
-                "acp_default_on_error": default,
+                "acp_absent_on_error": Code("{" + ", ".join(map(py_literal, absent)) + "}") if absent else "",
                 "acp_skip_invalid_items": skip,
                 "acp_enum_value_defaults": enum_defaults,
             }
     imports = []
     if data:
         imports = ["typing.Any", "pydantic.ValidationError", "pydantic.ValidatorFunctionWrapHandler"]
-        imports.append("pydantic.field_validator")
-        if any(d["acp_default_on_error"] for d in data.values()):
-            imports.append("pydantic.ValidationInfo")
+        if any(d["acp_skip_invalid_items"] for d in data.values()):
+            imports.append("pydantic.field_validator")
+        if any(d["acp_absent_on_error"] for d in data.values()):
+            imports.append("pydantic.model_validator")
     return data, imports
 
 
@@ -229,6 +231,8 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         PythonVersion,
         generate,
     )
+
+    from datamodel_code_generator.enums import StrictTypes
 
     template_data, imports = lenient_markers(protocol)
     with warnings.catch_warnings():
@@ -261,6 +265,9 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             keep_model_order=True,
             skip_root_model=True,
             disable_timestamp=True,
+            # JSON types are not coerced into each other ("1" is no integer, 1 no boolean):
+            # what the schema rejects, the models reject. Floats still take integers.
+            strict_types=list(StrictTypes),
             formatters=[Formatter.BUILTIN],  # import order only; ruff format runs after
             extra_template_data=defaultdict(dict, template_data),
             additional_imports=imports,

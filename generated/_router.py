@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 52534d4225066e5c0f0ae17dff5871ab835c99283f88c6b9a08b3e8f43cdffcb
-# Content sha256: 16eb5e4918f4a508e8ed1bb5f1c9713db29432fd59e9fddf45ee1c82358991e7
+# Inputs sha256: 32ef1750172f4431e04129a3cac27f05c8dcc35661c1bb63e559a93634414d70
+# Content sha256: a64b0656d9d675eb0e392242a43cf82d970edcd5b800956959d05dc17ba3332e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 95ba6111da5aee006db45bea79a2c7f92d57105f69b2636f7b534a983848ee31
-# Content sha256: c851832d4462e0da0c304bf9470400e646c16868c60934a3c5eb3f0396fc7198
+# Inputs sha256: 5499d62ef0e56b924a012d9911977438d52978bc301c3934a3858ce152b4254d
+# Content sha256: 90d519e1301197918e89209e943ec786ea7bf3e2c2fbeb8ba6bfe3c62edc29ae
 
 """Types shared by every protocol version of the generated package."""
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6f2efb556f5d6739ae545df587aca1a54814a2d25717f04e627aaf3d70f301e8
-# Content sha256: 8346ce6f3587c4dac6601bed3c0313a8ccb62ef1e54ce05cbc3d79d0385fe6f1
+# Inputs sha256: a365d63780d11bdc926def5520d8cd883ccd416b0ad06b071a277f1364bfea44
+# Content sha256: e200aeada107a2eba1ebc66e5424a3a50e9f1f39ab4d9f6bac05ec7842c20dc5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

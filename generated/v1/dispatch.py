@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 307b461f43f91e27d66eff6964bae9e9936f0599e0d99b06068fb897b4d448f8
-# Content sha256: 37e6282c65d7841b977cfcd12ab6a574dedb08087b0e535f4197f6c5aaab5b82
+# Inputs sha256: 4969fafc2206c23ab8cef89e749205b91fbe5e13f6b181349eaef4b115e10a10
+# Content sha256: 15326df2490c7a37aa5170dc3fb4a7720fa7bbfe22cc487d49b44041bc4cfd11
 
 """Method dispatch for the agent side of ACP protocol v1.
 

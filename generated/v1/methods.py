@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 456a75f330e780443522b0a3ffe8ecd7a3cb93116449cfd5d8160c457929a8b8
-# Content sha256: f7df8b6fa2b30e5ceb4841619a5d9fd5905b359a218f2434cd37dcb7dd5b9659
+# Inputs sha256: 8cf805199fa463ddfffee82a2176413b8072e4b747c7cd44878e2b9308844f2a
+# Content sha256: e45c32dea783a0ae9c1a043246c84de4c2268d071dadac4418933474b9fc69ee
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

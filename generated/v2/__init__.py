@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f06ff0eb08e0048a76e291b461fc037d4b040375b2978d21078a6a42ce63ccc0
-# Content sha256: 046282789a5943a8785835ff9e36726f30463478ce9933854f9b52d480a128ea
+# Inputs sha256: 555fee9b88d92f609d98800d813f7ecf40bfd8ee4537bb0e5b6f23ecfe765d90
+# Content sha256: fed33cb4ad8de0f3a9b7765807654f622e5d8adc1258ef70deadb906e85b5a0f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8990993297e37eda59c0814ab225b2c7a05878a917a0e5d709383bc7f5554539
-# Content sha256: 36a1b1a6cd842ccb98c792a2bbcbe29b711b43ce7d86f8ae83dabf829842df7f
+# Inputs sha256: dd2d1da28ba09975a8714b894e7107b796510e4d460355ab35475f73d82217b8
+# Content sha256: c1b90698711e57a6e45ce548b5a1980287ef26bc7e32d1baf1f9ac1d315543d5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bef3ce9765c67218ab3bf16bccbdd7063dec946ecd947024109097867b471d72
-# Content sha256: 05f0ed81599249da391c462093489d1acd5821b9efc85f8494f0a769a76b90bc
+# Inputs sha256: e6fed78bef770c4e8152f9acd7ccadb770eef59541bebbef4dfdfbdc4587d304
+# Content sha256: 2b3564500883e6a23fb3b5cfb47de62061240188271d53db09736ff168f65060
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 
