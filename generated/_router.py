@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 32ef1750172f4431e04129a3cac27f05c8dcc35661c1bb63e559a93634414d70
-# Content sha256: a64b0656d9d675eb0e392242a43cf82d970edcd5b800956959d05dc17ba3332e
+# Inputs sha256: e11881b2990cbb89bf5b813d6a4d5f95e6ced8e3ddad3bd012c60658854b1d08
+# Content sha256: 851a87e308cf732e6b638acd55635a177f9fa775c9f880fad432d771c0fc26e7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,17 +7,24 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5499d62ef0e56b924a012d9911977438d52978bc301c3934a3858ce152b4254d
-# Content sha256: 90d519e1301197918e89209e943ec786ea7bf3e2c2fbeb8ba6bfe3c62edc29ae
+# Inputs sha256: 977f5cc644ebd849c286aac999d4cab62140d74afb16cd1e77f18ea89926893c
+# Content sha256: 600dfbbabba5f677a933923ccfbd196d61fb074d4b51d1a56e6891de3e52fa93
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

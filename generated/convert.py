@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7ddfb733b61d73d1aa29dcf323df60cdcd1dd39ab726ebcc08ad6e197851f91e
-# Content sha256: a18e3d9cae01b15e63030842434fd63108f5c5f94dd4501b301480dffa7a7994
+# Inputs sha256: 827da617fe62d28ddbb18b1b2eab0f6510ba860feed456340720223b5241b24d
+# Content sha256: e188075ce20f1cccf12480737c9f913e11b994e713efa8236defa372368c51e2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

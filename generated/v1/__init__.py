@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a365d63780d11bdc926def5520d8cd883ccd416b0ad06b071a277f1364bfea44
-# Content sha256: e200aeada107a2eba1ebc66e5424a3a50e9f1f39ab4d9f6bac05ec7842c20dc5
+# Inputs sha256: 51db6090e6c866c19eacf4d91bee16814c40a51e45713761e8970a71cbcd87ce
+# Content sha256: e23144dd0675dfcff74d77fd04ccd147009d776a28571e8969591dcf981f2b1b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

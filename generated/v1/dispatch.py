@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4969fafc2206c23ab8cef89e749205b91fbe5e13f6b181349eaef4b115e10a10
-# Content sha256: 15326df2490c7a37aa5170dc3fb4a7720fa7bbfe22cc487d49b44041bc4cfd11
+# Inputs sha256: bc3ceb0de288802424bed4015eef397dfd2e54385e78d8554f3de264d363e983
+# Content sha256: 6509fd08a453886007b824fcf1ea38ff42cf68c5786ae76bb8f13da0d891d54e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8cf805199fa463ddfffee82a2176413b8072e4b747c7cd44878e2b9308844f2a
-# Content sha256: e45c32dea783a0ae9c1a043246c84de4c2268d071dadac4418933474b9fc69ee
+# Inputs sha256: fe79a3128d91be07ee1962476a1c2b2075e1ce0a2ad5d7517a350e98b02860d7
+# Content sha256: 1b4bfc641797f8574d536bd3791ce911a43447d7c64261324f28095ad5018c5c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 40d4225457eb3fa65005a8e6f2022a14c631c8f25b3ff0b06fc85e0c099706e4
-# Content sha256: c1431f6ddeab453949aa120e862a9423fe9eecd35ad5d4b4c2e13c919cc503e2
+# Inputs sha256: b878ef000916117809b453b4caebc85f948ce61153f5c1be6806186e38239e4b
+# Content sha256: 46e91b74934547b32647c4506a234df118fd3110646b66df56487d5b7f79cea3
 
 """Wire models of ACP protocol v1.
 

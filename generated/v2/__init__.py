@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 555fee9b88d92f609d98800d813f7ecf40bfd8ee4537bb0e5b6f23ecfe765d90
-# Content sha256: fed33cb4ad8de0f3a9b7765807654f622e5d8adc1258ef70deadb906e85b5a0f
+# Inputs sha256: 3dbe102b9440316f4ed5a8be7c060398b76ab19d507cff5026e38ec5f541cd51
+# Content sha256: 95c7c523fc97c9ca7c327a969bca4661bf171b5005e6331838e9e8ae6b43b7bb
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dd2d1da28ba09975a8714b894e7107b796510e4d460355ab35475f73d82217b8
-# Content sha256: c1b90698711e57a6e45ce548b5a1980287ef26bc7e32d1baf1f9ac1d315543d5
+# Inputs sha256: 598e67dfd3c592cc971130ed5115c1b2ac2b723872adf17edfa8ee23095f6fd6
+# Content sha256: a5d7ef90bd44d14af22e54c7f0ba0522c420daed109bbbf972665938a04c4f71
 
 """Method dispatch for the agent side of ACP protocol v2.
 

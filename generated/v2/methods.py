@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e6fed78bef770c4e8152f9acd7ccadb770eef59541bebbef4dfdfbdc4587d304
-# Content sha256: 2b3564500883e6a23fb3b5cfb47de62061240188271d53db09736ff168f65060
+# Inputs sha256: 0ececce387bdfb50a0f1244c0a1f55baeb118ebafc87939889e811d91ede3301
+# Content sha256: 3aba42b34705a271438e13990dc87d75f520040e6be899f8935f843a41deb5b2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

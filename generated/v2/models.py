@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c041bec946c64a9b98928bfd43306ccc04104dc74c93ba3b8f27d8f3b1e0d2e3
-# Content sha256: 38d721ce002eb7a4e235ff72a85eb99ac8665cce9b927fba92455582a7525604
+# Inputs sha256: 8699e8678eb7fb866b529895037ab00adb85c41514a04c8b69ad1287edec56fa
+# Content sha256: 4acd8a07f316720a4bb67f7173e75a3c43ce2616e9693b16c0333a0e9a2b4255
 
 """Wire models of ACP protocol v2.
 
