@@ -16,7 +16,8 @@ from .config import Config, ConfigError, load_config
 from .errors import SchemaError
 from .hoist import RULES
 from .pipeline import Generation, generate, up_to_date
-from .write import OutputError, diff_tree, write_tree
+from .render import FORMATTERS, Style
+from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
 
 FIX_COMMAND = "nox -s generate"
 
@@ -42,9 +43,29 @@ def _parser() -> argparse.ArgumentParser:
                 metavar="PATH",
                 help=f"upstream ACP schema.json or schema.unstable.json to overlay the v{version} fragments on",
             )
+        cmd.add_argument(
+            "--formatter",
+            choices=FORMATTERS,
+            help="lay out the generated code with black (the default) or ruff format (faster, black's style)",
+        )
+        cmd.add_argument("--line-length", type=_line_length, metavar="N", help="line length of the generated code (88)")
     text = "compare two schema sets in protocol terms (see `diff --help`)"
     diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
     return parser
+
+
+def _line_length(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 40 <= value <= 320:
+        raise argparse.ArgumentTypeError(f"must be an integer from 40 to 320, not {text!r}")
+    return value
+
+
+def _style(args: argparse.Namespace, config: Config) -> Style:
+    return Style(args.formatter or config.formatter, args.line_length or config.line_length)
 
 
 def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
@@ -82,10 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config()
         schema_dir, out, features = _settings(args, config)
         bases = _bases(args, config)
-        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases):
+        style = _style(args, config)
+        if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases, style):
             print(f"{out}: up to date")
             return 0
-        result = generate(schema_dir, features, config.root, bases)
+        result = generate(schema_dir, features, config.root, bases, style)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
@@ -94,7 +116,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             print(f"{out}: up to date ({len(result.files)} files)")
             return 0
-        write_tree(out, result.files)
+        # Files whose content is unchanged keep their bytes (and their header), so that a
+        # new acp-codegen or a reformatted fragment rewrites nothing unless the code changes.
+        files = keep_unchanged(out, result.files)
+        unchanged = read_tree(out) == files
+        if not unchanged:
+            write_tree(out, files)
     except SchemaError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -102,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"acp-codegen: {exc}", file=sys.stderr)
         return 2
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
-    print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
+    action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
+    print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result))
     return 0

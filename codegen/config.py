@@ -3,7 +3,8 @@
 Keys: ``schema-dir`` (default ``schema``), ``out`` (default ``generated``) and
 ``features`` (default: none), ``base-v1`` / ``base-v2`` (an upstream ACP schema file the
 fragments of that version are overlaid on; default: none), paths relative to that
-``pyproject.toml``.
+``pyproject.toml``; ``formatter`` (``black``, the default, or ``ruff``) and
+``line-length`` (default 88) for the generated code.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class Config:
     out: Path
     features: tuple[str, ...]
     bases: dict[int, Path] = field(default_factory=dict)  # protocol version -> upstream schema file
+    formatter: str = "black"
+    line_length: int = 88
 
 
 class ConfigError(Exception):
@@ -52,7 +55,7 @@ def load_config(start: Path | None = None) -> Config:
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{pyproject}: {exc}") from None
         table = data.get("tool", {}).get(SECTION, {})
-    unknown = set(table) - {"schema-dir", "out", "features", "base-v1", "base-v2"}
+    unknown = set(table) - {"schema-dir", "out", "features", "base-v1", "base-v2", "formatter", "line-length"}
     if unknown:
         raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {sorted(unknown)[0]!r}")
     features = table.get("features", [])
@@ -65,10 +68,18 @@ def load_config(start: Path | None = None) -> Config:
             raise ConfigError(f"{pyproject}: [tool.{SECTION}].base-v{version} must be a path string")
         if value:
             bases[version] = root / value
+    formatter = table.get("formatter", "black")
+    if formatter not in ("black", "ruff"):
+        raise ConfigError(f"{pyproject}: [tool.{SECTION}].formatter must be \"black\" or \"ruff\", not {formatter!r}")
+    line_length = table.get("line-length", 88)
+    if not isinstance(line_length, int) or isinstance(line_length, bool) or not 40 <= line_length <= 320:
+        raise ConfigError(f"{pyproject}: [tool.{SECTION}].line-length must be an integer from 40 to 320")
     return Config(
         root=root,
         schema_dir=root / str(table.get("schema-dir", "schema")),
         out=root / str(table.get("out", "generated")),
         features=tuple(features),
         bases=bases,
+        formatter=str(formatter),
+        line_length=line_length,
     )

@@ -17,9 +17,9 @@ from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import load_base, overlay
-from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
+from .render import MODELS_TEMPLATES, Code, Inputs, Style, environment, render_models, render_template
 from .validate import validate_version
-from .write import read_tree
+from .write import read_stamps, read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
 VERSION_TEMPLATES = (
@@ -95,16 +95,20 @@ MODELS = "models.py"
 
 
 def plan(
-    schema_dir: Path, sources: tuple[VersionSources, ...], features: frozenset[str], root: Path | None = None
+    schema_dir: Path,
+    sources: tuple[VersionSources, ...],
+    features: frozenset[str],
+    root: Path | None = None,
+    style: Style = Style(),
 ) -> dict[str, Inputs]:
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
     out: dict[str, Inputs] = {}
     for version_sources in sources:
         prefix = f"v{version_sources.meta.data['version']}/"
-        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled)
+        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled, style)
         for template, name in VERSION_TEMPLATES:
-            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled)
+            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style)
     all_inputs = tuple(f for s in sources for f in _files(s))
     # Declared conversions describe the fragments; over a full upstream base the
     # versions differ far beyond them, so no convert.py is planned there.
@@ -117,16 +121,20 @@ def plan(
                 continue
             declared = read_json(conversions, root)
             extra = ((declared.name, declared.sha256),)
-        out[path] = Inputs(all_inputs + extra, (template,), enabled)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled, style)
     return dict(sorted(out.items()))
 
 
 def generate(
-    schema_dir: Path, features: frozenset[str], root: Path | None = None, bases: Mapping[int, Path] | None = None
+    schema_dir: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
+    style: Style = Style(),
 ) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root, bases)
     env = environment()
-    manifest = plan(schema_dir, sources, features, root)
+    manifest = plan(schema_dir, sources, features, root, style)
     files: dict[str, str] = {}
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
@@ -149,16 +157,18 @@ def up_to_date(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
+    style: Style = Style(),
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
     Reads and hashes the inputs without validating or rendering them, so ``check`` on an
     unchanged tree costs a fraction of ``generate``. A False answer proves nothing:
-    the caller then renders and diffs to find out (and to show) what differs.
+    the caller then renders and compares contents (headers aside) to find out, and to
+    show, what differs.
     """
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
-        manifest = plan(schema_dir, sources, features, root)
+        manifest = plan(schema_dir, sources, features, root, style)
     except Exception:  # noqa: BLE001 - unreadable or invalid input: let the full run report it
         return False
     on_disk = read_tree(out)

@@ -6,9 +6,10 @@
 #   schema/v2/meta.json
 #   templates/router.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e11881b2990cbb89bf5b813d6a4d5f95e6ced8e3ddad3bd012c60658854b1d08
-# Content sha256: 851a87e308cf732e6b638acd55635a177f9fa775c9f880fad432d771c0fc26e7
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 7f3ea92a4d0cf75ecf08f0866720a302e176cf7cd278d760bcd8f3a0678ab77b
+# Content sha256: da75b152c51055833ca51100b8434252f4f4faf47f757e7fe749b366109902a8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,9 +6,10 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 977f5cc644ebd849c286aac999d4cab62140d74afb16cd1e77f18ea89926893c
-# Content sha256: 600dfbbabba5f677a933923ccfbd196d61fb074d4b51d1a56e6891de3e52fa93
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 32aed7e0c936b488d92ae356f396f2cf4cb49a7f21f88a14dd0984186af539a4
+# Content sha256: 9f60dfed544e1822b3beb6647564b9cbb5e80307fc2ecf652ca50382f771c93c
 
 """Types shared by every protocol version of the generated package."""
 

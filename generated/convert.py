@@ -7,9 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 827da617fe62d28ddbb18b1b2eab0f6510ba860feed456340720223b5241b24d
-# Content sha256: e188075ce20f1cccf12480737c9f913e11b994e713efa8236defa372368c51e2
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: d85b88cb39deb2f815b6afdb67b211ede7044b7a7380f709688156b7e9e7bc3b
+# Content sha256: 1d3f7ced075f5375f0613a2aa164c434911c7169a0010ea2fe70b28076c525ff
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -166,7 +167,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

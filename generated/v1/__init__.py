@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 51db6090e6c866c19eacf4d91bee16814c40a51e45713761e8970a71cbcd87ce
-# Content sha256: e23144dd0675dfcff74d77fd04ccd147009d776a28571e8969591dcf981f2b1b
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b541ebb1003cc24acca1d744a5931226af8c6ed59217dc2187d5a99c90eefd6b
+# Content sha256: fcc49e940bf267a166dc79afde841b258c4dc7af6fc96bf766aa684d43605019
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

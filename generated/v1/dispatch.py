@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bc3ceb0de288802424bed4015eef397dfd2e54385e78d8554f3de264d363e983
-# Content sha256: 6509fd08a453886007b824fcf1ea38ff42cf68c5786ae76bb8f13da0d891d54e
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b09446a3dc163a0dcf21598358bb32017aa9477d97d5085607ac185e0dbec20a
+# Content sha256: 0601e80b76ab8d92713877075b4a7ea695c12347940069feeb5ff94684b1fa71
 
 """Method dispatch for the agent side of ACP protocol v1.
 

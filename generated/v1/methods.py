@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fe79a3128d91be07ee1962476a1c2b2075e1ce0a2ad5d7517a350e98b02860d7
-# Content sha256: 1b4bfc641797f8574d536bd3791ce911a43447d7c64261324f28095ad5018c5c
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 4875dd3bfb196c2ea690cb50a21121f1e22723c4faac7b736f8957b312573fb7
+# Content sha256: fc24365993dc1028c2e83528adfef5f509169aae14e346da70a976db13bbfe8c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

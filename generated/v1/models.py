@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b878ef000916117809b453b4caebc85f948ce61153f5c1be6806186e38239e4b
-# Content sha256: 46e91b74934547b32647c4506a234df118fd3110646b66df56487d5b7f79cea3
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 9b9b8e209eb66ba79d5c5b72098f16f098944ac500aec5d9bf2037a20f620eb0
+# Content sha256: 6c6ff1b7c8d92f04112ab3b3b9292a2ad6104f8e0b117d9b21e249763afc8843
 
 """Wire models of ACP protocol v1.
 
@@ -48,14 +49,7 @@ class AgentCapabilities(BaseModel):
         StrictBool | None,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[
-        SessionCapabilities | None,
-        Field(
-            alias="sessionCapabilities",
-            description="Optional session-lifecycle methods.",
-            validate_default=True,
-        ),
-    ] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[SessionCapabilities | None, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -228,14 +222,7 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(
-            alias="agentCapabilities",
-            description="What the agent supports.",
-            validate_default=True,
-        ),
-    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[AgentCapabilities | None, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3dbe102b9440316f4ed5a8be7c060398b76ab19d507cff5026e38ec5f541cd51
-# Content sha256: 95c7c523fc97c9ca7c327a969bca4661bf171b5005e6331838e9e8ae6b43b7bb
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 6e83af1dc12e30175f6132fba642b4a9bc276f75d4ac15189d78e9f1008b12da
+# Content sha256: c6e11aae2327b0ac600937479100a3b9a502a802d0d07fd644784b4b0e67baa7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

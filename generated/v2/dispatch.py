@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 598e67dfd3c592cc971130ed5115c1b2ac2b723872adf17edfa8ee23095f6fd6
-# Content sha256: a5d7ef90bd44d14af22e54c7f0ba0522c420daed109bbbf972665938a04c4f71
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 62a59c38f0f923588b87af57dd499aae599387fb575a7b27c191eb719939ada4
+# Content sha256: ba8d47ad9ea715edbc9dd6198e864edbd9a3e95768fdb03e1a21bee987f3a477
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ececce387bdfb50a0f1244c0a1f55baeb118ebafc87939889e811d91ede3301
-# Content sha256: 3aba42b34705a271438e13990dc87d75f520040e6be899f8935f843a41deb5b2
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 6267ffd3ff21e3efcd3c4784ee76df6112ccc650396b115fd2b624458d5b4c9a
+# Content sha256: 2d15e3ca104f75c20f8eeeac54807b5ae4d0fe7f4055a5880e8b860d59f3ebd6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

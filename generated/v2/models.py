@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8699e8678eb7fb866b529895037ab00adb85c41514a04c8b69ad1287edec56fa
-# Content sha256: 4acd8a07f316720a4bb67f7173e75a3c43ce2616e9693b16c0333a0e9a2b4255
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 8711034c10c2d6476aac3ddd2ea7ae720082dc84bb491df7f89e9f876dd2867b
+# Content sha256: eb16c42ef4594c797e15ffb77bf6be58fedaed0e9502085bfd41679068be4cca
 
 """Wire models of ACP protocol v2.
 
@@ -229,10 +230,7 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(description="What the agent supports.", validate_default=True),
-    ] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities | None, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/router.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b3930a2717a2e2e04368ae6e0fc9e72685f46c158a78bb01ca506bba959684c
-# Content sha256: 7d674f6e880153d59f55a5084556c4018e97427fecc47a35ef5b05e1775eca84
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 8d21700e4dd987c8955b3732f6450fdb4c972153507f9bdbb4198df9978c04e1
+# Content sha256: e0beb7f052699db7d966b6bff928813d228c3d41991569a14457e3071ea2f51a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,18 +4,26 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: aa8f4b72ce733e882f9b239cfaed9569562ca09b78deed22d7f27ebd31b73290
-# Content sha256: 89c4ed0e3e550d00280ed92b070e3f9e850a8fa28204f0f31e45cfd9e4e5f365
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 86ffe3e55313782a442c5d4994b922e561a27bc17e1c54b6d065b5216547f06e
+# Content sha256: 83c4d3d7bc18ee53d5717c309c08465954a87ecf6894c128a436bd0b48142f1c
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

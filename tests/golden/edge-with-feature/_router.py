@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/router.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5c312f6518aba6fc8aa12c287fdae6357f772003ff338f0398fe55a43c09186
-# Content sha256: 7d8a53e058c2a740b6dd6dd7b67614578f7c06a47905bc01fb01eb3387ae2652
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 4ad54ffdba03c66c7fca190ad0c2cd16052568eb9e21dbc566c3a56a919a8bf1
+# Content sha256: 3949fb7576c6e1beacb14c34cbf2de7fc2dbab8eb41fe967e54ebee133e8f50f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

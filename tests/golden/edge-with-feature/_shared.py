@@ -4,18 +4,26 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4e709b490f0bba8a54e3ac0ebee894a63c113f3b75b3c96802055f0084ebbd03
-# Content sha256: 0c043b949256bee4eed41bfc01546c27dee9804185c9b12cb08566c3a711d05e
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 2bc55a0d762e3d849831df6cd29c68003e6647d98be922ad6a751dca13ce9658
+# Content sha256: 74f8c11db6dfdbfa4192a569d387686778420942d36c722eef6281fbc2808cb5
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -6,9 +6,10 @@
 #   schema/v2/meta.json
 #   templates/router.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ba397eee512aacdd5ca956c75ae6d00a358b65b19d41970394f4890a1e4cdef1
-# Content sha256: 1903ee28916763c8c4c0f52a91ca44c91debbd3a9e423eb592eff1f3609609bc
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 38ff9e0ddcb2526b0fc8b29f583a8c270936eb7095c2b22baf2c912a12d0c3ac
+# Content sha256: 35b5f7ff1690cec05c648ff317e4e707ee28bfb66fba71846db0dc604f033a9e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

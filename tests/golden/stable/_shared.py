@@ -6,18 +6,26 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ae9b01a3127d0968aac08d3b1d45da5f3951781b21ade3933e44dc6a040c65e0
-# Content sha256: bc89868612808b9a69f1dcdf8c004444135435ffa10c118c91f99d28366feb8a
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 4263c0d56ab7edf71f2125400cc733532c04884b11659339b8bc2704ca6f4a79
+# Content sha256: 5ffeaa9433e71d30b6633506a55fc08ffafa256cae0c0ed7dfe994d00d51089f
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -7,9 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6c6c00c6d5f0050df670532382da0a82a29f0bfbcca276041980a78c96cceb4e
-# Content sha256: bc9af7130a4f150305b5d771a7efd621405e99c84ff16b0bc92ac2ab974fda3d
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 7b54e574d629c39ef8d11ec32983e143262ae6ba697bb290b71ed08813da81af
+# Content sha256: 57739725362cfa62a157e196b788f0fee24182011bf83535f5d6e18643fef158
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,7 +165,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a35f5c56ba58ae7551be763517f38a67be86d41d61798817152eea0bca36c26a
-# Content sha256: 93e48b2393237275dfd4979fc42f57ce1d9b7da1cabb579111bf601a1da95e4f
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b4fdb2901dea3bad68b1fa0791fb10977881927aaae6ac2afcb56d50668493a7
+# Content sha256: 826e87003d4d827b2816e6412e46f620739398fc8d37eea05c7e2c1081815cf6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

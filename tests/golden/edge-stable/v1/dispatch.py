@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 46b62381b339e0673e4836dfe14830cd7e2bbfbf89b0972455049e9615ad764e
-# Content sha256: 28ed274d662eb3e4332c2a210c960a6bc6e37ab88092fe1fb38831b0cd9c94f2
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 748392c7c190c778fccf7cc9dca20a8c15134555e672c8e368354e251697d30b
+# Content sha256: 0cc3da69e2447b96a970ea6194968d4147c7ec7d96013ae4ed02bfc28c00d6b7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

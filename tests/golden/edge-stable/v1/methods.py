@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3016ed0d64af96f7eecb8e688e6dd256279039f36fdca48e3d4b0c92f1dbdd1e
-# Content sha256: a32dddee0aa0b1d4d7ce22584e95a19ea575490fdaa127c51abd5467a4fde427
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: bf76e21085e731f1b0b3d72731534671c0dd06b1b8171b80e45690104c5c3352
+# Content sha256: 6fbc0ee28ffc8e4986f0da05f015041e9488bfd704cc09ec55d9138ce6bf2f96
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 78212125c48dab6736eccc0c5095e8b362e8016f884652b84871e19c18a8dc1d
-# Content sha256: bafed4e534aa3cc2b83bc6d1af5a45004a08527f2f2a9c87a1a9f0ddb306dca6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 27856f5ed01f6b25c979bf1697fb25ac6acde426dd26d00e2a6ecbf78fe786e1
+# Content sha256: eca83302345d56e633ebc0245933b535ed32686ffce0fbbf7c9e3703b2864a6a
 
 """Wire models of ACP protocol v1.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
 
@@ -42,7 +43,7 @@ class Holder(BaseModel):
 Level = TypeAliasType(
     "Level",
     Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | str,
+        Literal["low"] | Literal['it\'s "high"'] | StrictStr,
         Field(description="An open enum: three known values, any other string kept."),
     ],
 )
@@ -69,9 +70,11 @@ class Quoted(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
     tricky_name: Annotated[
-        int,
+        StrictInt,
         Field(
             alias='tricky"Name',
             description="A property whose wire name needs escaping.",

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 84e622d39d949fbf1e79596b1111e7bd35ddc5bb571d70d4155b1c3f3fc9d236
-# Content sha256: 543c67b00e3ecb4094d9cbe5e93320a87a8cbde59ca7d9ea5e94884ddec1af6f
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ba7f5f1af129e3ddd4f065c17b0008ace5d1f60217d48fc47826e93b52481c17
+# Content sha256: f2c912515b8a979645861068cac47c992c4d34ec0e9d0edc433821d3dadfcddf
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

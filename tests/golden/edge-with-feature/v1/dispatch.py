@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0150fef20a932ea4505929e5c5291d6ac9e5c37c52558a0a6a58204fdcdb221
-# Content sha256: 89866734f88788cf384671db193b241186ef4f78a9da1d652987dba0a7db20b3
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 8b93f01d96dd5faa8046f0b9c7feb5004e8f4e26a944dcb5f8ea5bea207a9544
+# Content sha256: 03501b2d3e4d66f5616d61f0d7933de3fb32dae6d03ead5fa7041ad3921f007e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

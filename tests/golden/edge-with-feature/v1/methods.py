@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 300f693060d0e92c42ef8acced29763b991c0d2228f432bfeba2822506ee5b86
-# Content sha256: 1b2baad1e647b744cbd87546cf83b9a56bc5558af665286ce522f84edf0509ec
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 09a3d464f311f2a17c8110d1de095fb82206f1f5a59474038c35cc6b78914deb
+# Content sha256: a46fabeafea93c8f8c0e27c1fe4cd7de3fabcd1e627cc925eb28772ad0826367
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

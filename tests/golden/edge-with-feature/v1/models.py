@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 87654a5a728ac72c55d560b9fda3490d4acbd1e067c9ed75da4cf3970f5aad72
-# Content sha256: 9d1382f0143a6157533cad653a46d8a8101c78995293d6062e631e05d2f8c324
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: bd76536c8c7d95c2ff799c662ef7038538598fc59db1e55dec1cda4646b50720
+# Content sha256: c299b0d73c5a32a29e9916ae518ecd576710e3537a829bbcff64146ac3b5ce0f
 
 """Wire models of ACP protocol v1.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
 
@@ -37,7 +38,7 @@ class Holder(BaseModel):
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     gated: Annotated[
-        bool | None,
+        StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `edge_feature`): not part of the stable protocol yet; it may change or be removed.\n\nOnly with edge_feature."
         ),
@@ -48,7 +49,7 @@ class Holder(BaseModel):
 Level = TypeAliasType(
     "Level",
     Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | str,
+        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
         Field(description="An open enum: three known values, any other string kept."),
     ],
 )
@@ -100,9 +101,11 @@ class Quoted(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
     tricky_name: Annotated[
-        int,
+        StrictInt,
         Field(
             alias='tricky"Name',
             description="A property whose wire name needs escaping.",

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 62ad24ffcc2d3002ff668a8364afdf359b0bd2946a57716561de71487443432b
-# Content sha256: 377839a826ad08171fc75df914b94fb9824e6bcfceec72598d8cbb2ae53f1f6a
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ccd431efaf6dc1c5bc65979273513a9c97d5842ddbbd713ec1a803a86cf694fa
+# Content sha256: 26470d9d14c5103afcf1617a06e97bd99c07ebf64dd41f49e65d477b86a1ca2d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

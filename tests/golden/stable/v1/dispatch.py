@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d4827e9cc7441f54e1eafb18141ee3bdab41717443f70eed8a84503f8e8a5c5
-# Content sha256: 23e3319d479b11b22fd7e8fd3663ef917f53f6311e14d4aade29843ed9882177
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: f6ebab3003176ab31d4e9c2b2565f24950edff9ccb9d1ceaef1912f1e03ef9d7
+# Content sha256: 411498d018c3db15b93f9b69ccee980301a85c23428c1cb67add27592927c214
 
 """Method dispatch for the agent side of ACP protocol v1.
 

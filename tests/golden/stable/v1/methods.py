@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9d086515e620a60da0ef3f25d462a057b4f7e875acf6102a414c3dc55be3fc86
-# Content sha256: a776213f4fb66f0c3008a0533eaa2b54081197e6028caef8d4ffb8e8d03d7e97
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: a6e270f4a53a89eefe12104742e7812f325d0cdf063157556b2f3c2ac0e6c54a
+# Content sha256: e345088e0e06105f9ef6eeaf84cb5b254dbefa5b33a95c597d3ec6b4edad83fc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

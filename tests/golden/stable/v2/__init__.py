@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b68dd9aa13ba2c4292cca591fb56a504fe76f07affb31eee978eafe1ff37f81a
-# Content sha256: bd8806aa6c1c5b57f39723919c93d3c3ee4be2c8001cddadaa3bc3f23f474e61
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ed3e8060a4da969cc2c328449b7fe58a464e1ff39543663d916a9a3061b2191e
+# Content sha256: 9b66fba9b62f870d480df8c29f110ce760a7176bf81c77a321b7b82940df5f7d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: da92b7cf0a104c1b0378e0637973ca51b7bf8cccf1fc07db4bba2b72ace241ac
-# Content sha256: c711e5949383094eba5f219a32eb57c9fd00638beb32580e9a0f188d6e5b386c
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: eb7fc8db15f13618c64bc6138799969053bf56e9d5f39813f7bbc91bca98484b
+# Content sha256: d8d74c1f8690b58132e59c3d68089921617cb75e318ee01da1fd0226264c12de
 
 """Method dispatch for the agent side of ACP protocol v2.
 

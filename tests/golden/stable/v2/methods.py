@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 455f8a8f9e649820f094276f9011b3ae5a3295bd02a50a4b89cb5a15e6f19551
-# Content sha256: a2e5750923f39b220d224f1fdb257f0579ff5974d69fc591d74d6f55eb902a7e
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 17a61d6ef0c245f0d71e06c67841272942691fb04b76de549a4d228d63f3924c
+# Content sha256: 24670fabf0fd45293bd9a99677140bd38ee1211e7639e82612fd471ca898f20b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

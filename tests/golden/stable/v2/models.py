@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 94f8b4dc0d7e4df62b906b758d9aed71df558131e77aa7e17911a56233121136
-# Content sha256: 9f3c4cba00c1e7003ba00a0c016749720bbd0bd8641315c58fbaf6124687d0fd
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: d0f3d9a29bf4dd092a42998692f4a5ed08402b4fbfe2500db65ca40bfdc30f43
+# Content sha256: 2c88993f79690dcdb26ffffc05ff5da91c34b21196b3f23475c7c916052f09ee
 
 """Wire models of ACP protocol v2.
 
@@ -25,17 +26,19 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictInt,
+    StrictStr,
     ValidationError,
-    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_validator,
 )
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="A filesystem path that starts at the root of the file system."
         ),
@@ -66,18 +69,23 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("session", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_AgentCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_AgentCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "session"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class Implementation(BaseModel):
@@ -89,12 +97,14 @@ class Implementation(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
+    name: Annotated[
+        StrictStr, Field(description="Machine-oriented name of the program.")
+    ]
     title: Annotated[
-        str | None,
+        StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[str, Field(description="Version string of the program.")]
+    version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -103,18 +113,23 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_Implementation(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_Implementation(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class InitializeResponse(BaseModel):
@@ -135,10 +150,7 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(description="What the agent supports.", validate_default=True),
-    ] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities | None, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -147,18 +159,23 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("capabilities", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_InitializeResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_InitializeResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "capabilities", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsRequest(BaseModel):
@@ -190,18 +207,23 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsRequest(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsRequest(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsResponse(BaseModel):
@@ -247,24 +269,29 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        int,
+        StrictInt,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -297,18 +324,23 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("delete", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "delete", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -328,24 +360,29 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionDeleteCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionDeleteCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -375,9 +412,9 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[str | None, Field(description="Display title of the session.")] = (
-        None
-    )
+    title: Annotated[
+        StrictStr | None, Field(description="Display title of the session.")
+    ] = None
     updated_at: Annotated[
         AwareDatetime | None,
         Field(
@@ -409,20 +446,31 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
-    )
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfo(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "additionalDirectories",
+                "additional_directories",
+                "meta",
+                "title",
+                "updatedAt",
+                "updated_at",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionInfoUpdate(BaseModel):
@@ -435,7 +483,8 @@ class SessionInfoUpdate(BaseModel):
         populate_by_name=True,
     )
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
         AwareDatetime | None,
@@ -452,18 +501,23 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionListCapabilities(BaseModel):
@@ -483,24 +537,29 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionListCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionListCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionListCursor = TypeAliasType(
     "SessionListCursor",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
         ),
@@ -521,7 +580,8 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
         AwareDatetime | None,
@@ -538,18 +598,23 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionUpdateSessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionUpdateSessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionUpdate = TypeAliasType(
@@ -585,15 +650,20 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_UpdateSessionNotification(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_UpdateSessionNotification(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
