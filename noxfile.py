@@ -1,6 +1,10 @@
-"""Sessions: generate, check, tests, lint, bench, schema_diff. ``nox -s tests`` is what CI runs."""
+"""Sessions: generate, check, tests, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
+``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
+
+import tomllib
+from pathlib import Path
 
 import nox
 
@@ -42,6 +46,42 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py", "examples")
     session.run("mypy", "--strict", "codegen", "generated", "examples")
+
+
+# The oldest pydantic the generated package supports (codegen.render.PYDANTIC_MINIMUM;
+# a test keeps the two in step). The tests session runs on the newest in range.
+LOWEST_PYDANTIC = "2.10.0"
+# The newest Python on the machine (pyenv: 3.10 - 3.13); tests/test_upstream.NEWEST_PYTHON.
+NEWEST_PYTHON = "3.13"
+# Tests that need only the generated package (plus the schema loader for the property test).
+GENERATED_ONLY_TESTS = ("tests/test_models.py", "tests/test_lenient.py", "tests/test_wire.py")
+
+
+def _test_requirements() -> list[str]:
+    project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
+    keep = ("jinja2", "jsonschema-rs", "tomli")  # what codegen.pipeline.load_protocols imports
+    runtime = [r for r in project["dependencies"] if r.startswith(keep)]
+    return runtime + project["optional-dependencies"]["test"]
+
+
+@nox.session(name="lowest_pydantic")
+def lowest_pydantic(session: nox.Session) -> None:
+    """The generated package imported and exercised on the oldest pydantic it supports.
+
+    The generator itself (datamodel-code-generator) needs a newer one, so it is not
+    installed: the tests here use ``generated/`` and the schema loader only."""
+    session.install(*_test_requirements(), f"pydantic=={LOWEST_PYDANTIC}")
+    session.run("python", "-c", "import pydantic; print('pydantic', pydantic.VERSION)")
+    session.run("pytest", *GENERATED_ONLY_TESTS, *session.posargs)
+
+
+@nox.session(name="mypy_newest", python=NEWEST_PYTHON)
+def mypy_newest(session: nox.Session) -> None:
+    """mypy --strict on the newest Python: the generated package, and (with the upstream
+    schemas present) a full upstream render."""
+    _install(session, "test")
+    session.run("mypy", "--strict", "--python-version", NEWEST_PYTHON, "generated")
+    session.run("pytest", "tests/test_upstream.py", "-k", "mypy", *session.posargs, env={"ACP_SLOW_TESTS": "1"})
 
 
 @nox.session
