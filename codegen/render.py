@@ -25,7 +25,7 @@ import jinja2
 
 from . import __version__
 from .dispatch import routes as dispatch_routes
-from .ir import Protocol, model_fields
+from .ir import Protocol, TypeExpr, model_fields
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER, stamp
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -38,6 +38,9 @@ DEFAULT_LINE_LENGTH = 88
 # The oldest pydantic the generated package supports, checked when it is imported:
 # 2.7 - 2.9 fail to build a model whose field is an alias of one model class.
 PYDANTIC_MINIMUM = (2, 10)
+
+
+STRING_FORMATS = ("date-time", "date", "time", "duration", "uri", "uri-reference", "uuid", "email")
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,22 @@ def format_python(source: str, style: Style) -> str:
     return done.stdout
 
 
+def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether the schema lets ``expr`` be ``null``."""
+    if expr.nullable or expr.kind in ("null", "any") or (expr.kind == "const" and expr.const is None):
+        return True
+    if expr.kind == "union":
+        return any(_takes_null(protocol, v, seen) for v in expr.variants)
+    if expr.kind == "ref" and expr.ref in protocol.types and expr.ref not in seen:
+        target = protocol.types[expr.ref]
+        seen = seen | {expr.ref}
+        if target.kind == "alias" and target.target is not None:
+            return _takes_null(protocol, target.target, seen)
+        if target.kind == "union":
+            return any(_takes_null(protocol, v, seen) for v in target.variants)
+    return False
+
+
 def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Per class, the wire names of fields with upstream's lenient-deserialisation markers
     (read by our BaseModel template), and the pydantic names its validators need."""
@@ -215,13 +234,17 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
         # Optional lenient fields, by wire and attribute name (errors are located by either).
         absent = sorted({n for f in fields if f.lenient and not f.required for n in (f.name, f.py_name)})
         skip = [f.name for f in fields if f.skip_invalid_items]
+        # Optional fields the schema does not let be null are typed `X | None = None` (the
+        # default is "absent"); an explicit null on the wire must still fail.
+        not_null = [f.py_name for f in fields if not f.required and f.default is None and not _takes_null(protocol, f.type)]
         # A string default of an enum-typed field (upstream ElicitationSchema.type) is the
         # member's value; pydantic accepts it, static checkers see a str.
         enum_defaults = [
             f.name for f in fields if isinstance(f.default, str) and f.type.kind == "ref" and f.type.ref in closed_enums
         ]
-        if absent or skip or enum_defaults:
+        if absent or skip or enum_defaults or not_null:
             data[name] = {
+                "acp_not_null": Code(", ".join(map(py_literal, not_null))) if not_null else "",
                 "acp_absent_on_error": Code("{" + ", ".join(map(py_literal, absent)) + "}") if absent else "",
                 "acp_skip_invalid_items": skip,
                 "acp_enum_value_defaults": enum_defaults,
@@ -229,7 +252,7 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
     imports = []
     if data:
         imports = ["typing.Any", "pydantic.ValidationError", "pydantic.ValidatorFunctionWrapHandler"]
-        if any(d["acp_skip_invalid_items"] for d in data.values()):
+        if any(d["acp_skip_invalid_items"] or d["acp_not_null"] for d in data.values()):
             imports.append("pydantic.field_validator")
         if any(d["acp_absent_on_error"] for d in data.values()):
             imports.append("pydantic.model_validator")
@@ -281,6 +304,11 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             # JSON types are not coerced into each other ("1" is no integer, 1 no boolean):
             # what the schema rejects, the models reject. Floats still take integers.
             strict_types=list(StrictTypes),
+            strict_nullable=True,
+            # Formatted strings stay the strings that were sent: as datetime, UUID or URL
+            # they would be re-emitted normalised ("+00:00" as "Z", a URL with a "/").
+            # JSON Schema 2020-12 makes formats annotations, so the schema agrees.
+            type_mappings=[f"string+{f}=string" for f in STRING_FORMATS],
             formatters=[Formatter.BUILTIN],  # import order only; format_python runs after
             extra_template_data=defaultdict(dict, template_data),
             additional_imports=imports,

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b9b8e209eb66ba79d5c5b72098f16f098944ac500aec5d9bf2037a20f620eb0
-# Content sha256: 6c6ff1b7c8d92f04112ab3b3b9292a2ad6104f8e0b117d9b21e249763afc8843
+# Inputs sha256: 9e96bab7089dd2acb9d7ddd8ad04f9aa6ecb005afd4727575773c6b4d7f64d5f
+# Content sha256: fcf5c941e46752874afe75e007c6bb082dd5fa0433f89ff97fa0bd67cdc76c31
 
 """Wire models of ACP protocol v1.
 
@@ -46,10 +46,10 @@ class AgentCapabilities(BaseModel):
         populate_by_name=True,
     )
     load_session: Annotated[
-        StrictBool | None,
+        StrictBool,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities | None, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -222,7 +222,7 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities | None, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
@@ -633,6 +633,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8711034c10c2d6476aac3ddd2ea7ae720082dc84bb491df7f89e9f876dd2867b
-# Content sha256: eb16c42ef4594c797e15ffb77bf6be58fedaed0e9502085bfd41679068be4cca
+# Inputs sha256: e71b52f7e3e5def3c19534278d311dc77675be80213f1feaacd97d4aa47cf8e6
+# Content sha256: 1483dff9efa1164717a654ae08438ec31a19595e9076d64e6b435f2989af0d23
 
 """Wire models of ACP protocol v2.
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -230,7 +229,7 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities | None, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -557,7 +556,7 @@ class SessionInfo(BaseModel):
         StrictStr | None, Field(description="Display title of the session.")
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
@@ -576,6 +575,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -634,7 +640,7 @@ class SessionInfoUpdate(BaseModel):
         Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -737,7 +743,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
