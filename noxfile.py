@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import nox
+import tomllib
 
 nox.options.sessions = ["tests"]
 nox.options.default_venv_backend = "venv"

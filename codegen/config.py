@@ -70,7 +70,7 @@ def load_config(start: Path | None = None) -> Config:
             bases[version] = root / value
     formatter = table.get("formatter", "black")
     if formatter not in ("black", "ruff"):
-        raise ConfigError(f"{pyproject}: [tool.{SECTION}].formatter must be \"black\" or \"ruff\", not {formatter!r}")
+        raise ConfigError(f'{pyproject}: [tool.{SECTION}].formatter must be "black" or "ruff", not {formatter!r}')
     line_length = table.get("line-length", 88)
     if not isinstance(line_length, int) or isinstance(line_length, bool) or not 40 <= line_length <= 320:
         raise ConfigError(f"{pyproject}: [tool.{SECTION}].line-length must be an integer from 40 to 320")

@@ -17,7 +17,7 @@ from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import load_base, overlay
-from .render import MODELS_TEMPLATES, Code, Inputs, Style, environment, render_models, render_template
+from .render import DEFAULT_STYLE, MODELS_TEMPLATES, Code, Inputs, Style, environment, render_models, render_template
 from .validate import validate_version
 from .write import read_stamps, read_tree
 
@@ -99,7 +99,7 @@ def plan(
     sources: tuple[VersionSources, ...],
     features: frozenset[str],
     root: Path | None = None,
-    style: Style = Style(),
+    style: Style = DEFAULT_STYLE,
 ) -> dict[str, Inputs]:
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
@@ -130,7 +130,7 @@ def generate(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
-    style: Style = Style(),
+    style: Style = DEFAULT_STYLE,
 ) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root, bases)
     env = environment()
@@ -157,7 +157,7 @@ def up_to_date(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
-    style: Style = Style(),
+    style: Style = DEFAULT_STYLE,
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 

@@ -59,6 +59,9 @@ class Style:
             raise ValueError(f"line length {self.line_length} is outside 40..320")
 
 
+DEFAULT_STYLE = Style()
+
+
 class Code(str):
     """Text that is safe to place in generated source as it is."""
 
@@ -153,7 +156,7 @@ class Inputs:
     files: tuple[tuple[str, str], ...]  # (display name, sha256)
     templates: tuple[str, ...]
     features: tuple[str, ...]
-    style: Style = Style()
+    style: Style = DEFAULT_STYLE
 
     def digest(self) -> str:
         tools = tool_versions(self.style.formatter)
@@ -186,8 +189,9 @@ def format_python(source: str, style: Style) -> str:
     """Lay out generated code as the host repository's formatter would (see Style)."""
     if style.formatter == "black":
         import black
+        from black.mode import TargetVersion
 
-        mode = black.Mode(target_versions={black.TargetVersion.PY310}, line_length=style.line_length)
+        mode = black.Mode(target_versions={TargetVersion.PY310}, line_length=style.line_length)
         try:
             return black.format_str(source, mode=mode)
         except Exception as exc:  # noqa: BLE001 - any failure is a generator bug; say where
@@ -236,7 +240,9 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
         skip = [f.name for f in fields if f.skip_invalid_items]
         # Optional fields the schema does not let be null are typed `X | None = None` (the
         # default is "absent"); an explicit null on the wire must still fail.
-        not_null = [f.py_name for f in fields if not f.required and f.default is None and not _takes_null(protocol, f.type)]
+        not_null = [
+            f.py_name for f in fields if not f.required and f.default is None and not _takes_null(protocol, f.type)
+        ]
         # A string default of an enum-typed field (upstream ElicitationSchema.type) is the
         # member's value; pydantic accepts it, static checkers see a str.
         enum_defaults = [
@@ -267,7 +273,6 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         PythonVersion,
         generate,
     )
-
     from datamodel_code_generator.enums import StrictTypes
 
     template_data, imports = lenient_markers(protocol)

@@ -55,7 +55,9 @@ def same_content(old: str, new: str) -> bool:
 def keep_unchanged(out: Path, files: dict[str, str]) -> dict[str, str]:
     """``files``, except that a file on disk with the same content stays as it is."""
     current = read_tree(out)
-    return {rel: current[rel] if rel in current and same_content(current[rel], new) else new for rel, new in files.items()}
+    return {
+        rel: current[rel] if rel in current and same_content(current[rel], new) else new for rel, new in files.items()
+    }
 
 
 class OutputError(Exception):

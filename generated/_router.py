@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f3ea92a4d0cf75ecf08f0866720a302e176cf7cd278d760bcd8f3a0678ab77b
-# Content sha256: da75b152c51055833ca51100b8434252f4f4faf47f757e7fe749b366109902a8
+# Inputs sha256: 0237199d217a638b503fb4894da2965e0dba029913951164337b839603eda2b2
+# Content sha256: daecdaea7d62afc5b2f0dec92b2ad910dd685a63b37f5499648fb7928117868d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

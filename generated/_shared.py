@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 32aed7e0c936b488d92ae356f396f2cf4cb49a7f21f88a14dd0984186af539a4
-# Content sha256: 9f60dfed544e1822b3beb6647564b9cbb5e80307fc2ecf652ca50382f771c93c
+# Inputs sha256: 338b4a0bc71ec64f8cc243571701965c18d4a6d2888c354723683af03ac4d287
+# Content sha256: 3cf4156539070fefb7862efa669d0ff2c2176cd34ea16b94fb174fae356fa689
 
 """Types shared by every protocol version of the generated package."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d85b88cb39deb2f815b6afdb67b211ede7044b7a7380f709688156b7e9e7bc3b
-# Content sha256: 1d3f7ced075f5375f0613a2aa164c434911c7169a0010ea2fe70b28076c525ff
+# Inputs sha256: ad9fc4d8781f06db94bd7826877a50d4bebcda78566bd344ef53c02d3b7ddf0c
+# Content sha256: 383b1c7e200b46ad552bf89fafce4acd8cf568e056d22b67f41041c1214975e9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

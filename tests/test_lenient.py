@@ -2,7 +2,8 @@
 
 ``x-deserialize-default-on-error``: an invalid value of an optional field is dropped
 instead of failing the whole message: the field reads as its default but stays unset,
-so it is omitted on output (never an explicit ``null``, which may mean "clear"). ``x-deserialize-skip-invalid-items``: invalid list items
+so it is omitted on output (never an explicit ``null``, which may mean "clear").
+``x-deserialize-skip-invalid-items``: invalid list items
 are dropped. Fields without the markers stay strict.
 """
 

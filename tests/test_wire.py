@@ -188,7 +188,7 @@ def _same_json(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
 
@@ -283,3 +283,38 @@ def test_upstream_models_accept_what_the_schema_accepts(tmp_path: Path) -> None:
     assert len(names) > 200
     for name in names:
         _property(models, protocol.schema, name, UPSTREAM_EXAMPLES)
+
+
+# -- the pydantic range ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2.9.2", "1.10.17", "3.0.0"])
+def test_an_unsupported_pydantic_fails_at_import_with_one_line(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    import pydantic
+
+    shutil.copytree(ROOT / "generated", tmp_path / "vendored_guard", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(pydantic, "VERSION", version)
+    with pytest.raises(ImportError) as error:
+        importlib.import_module("vendored_guard.v1.models")
+    message = str(error.value)
+    assert message == (
+        f"vendored_guard needs pydantic>=2.10,<3, found pydantic {version}: pip install 'pydantic>=2.10,<3'"
+    )
+    for name in [m for m in sys.modules if m.startswith("vendored_guard")]:
+        del sys.modules[name]
+
+
+def test_the_stated_minimum_is_the_one_ci_tests() -> None:
+    import re
+
+    import generated
+
+    noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    lowest = re.search(r'^LOWEST_PYDANTIC = "(\d+)\.(\d+)\.\d+"', noxfile, re.M)
+    assert lowest is not None
+    assert (int(lowest[1]), int(lowest[2])) == generated.PYDANTIC_MINIMUM

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b541ebb1003cc24acca1d744a5931226af8c6ed59217dc2187d5a99c90eefd6b
-# Content sha256: fcc49e940bf267a166dc79afde841b258c4dc7af6fc96bf766aa684d43605019
+# Inputs sha256: be1d66125dec32f5b1836667ca56352a9e9797b4892e0a7e8a0745697e7b60f4
+# Content sha256: 28811812e022c136b6967d2bef885ccec0db27e1c73cec455b050441d5a8cff3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

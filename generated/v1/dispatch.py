@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b09446a3dc163a0dcf21598358bb32017aa9477d97d5085607ac185e0dbec20a
-# Content sha256: 0601e80b76ab8d92713877075b4a7ea695c12347940069feeb5ff94684b1fa71
+# Inputs sha256: 369bc2ccb02904d990f4b64d9ffc3962b7a217274de1932db55b25c6ef7f70e7
+# Content sha256: f67a07a55fc8606c13d0d3ce08108ada018af070dd8a321993bc85957254da90
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4875dd3bfb196c2ea690cb50a21121f1e22723c4faac7b736f8957b312573fb7
-# Content sha256: fc24365993dc1028c2e83528adfef5f509169aae14e346da70a976db13bbfe8c
+# Inputs sha256: 3fab86bcd7513f5c3af3c640b260617d3da1f79f405749ebbf78af5845d121d8
+# Content sha256: e80cccc716d9968f1901d2a8768969df9a06cb73a7d11bb9259344989f41b551
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e96bab7089dd2acb9d7ddd8ad04f9aa6ecb005afd4727575773c6b4d7f64d5f
-# Content sha256: fcf5c941e46752874afe75e007c6bb082dd5fa0433f89ff97fa0bd67cdc76c31
+# Inputs sha256: 7cc166945c5c76d5072cb7b4487af6badcd77af5fc9f3823dbbea0409b0e2af8
+# Content sha256: 88d905cf4405f856cea822623746abbeb075676dd4365ddf0964ad8d0022cbfe
 
 """Wire models of ACP protocol v1.
 

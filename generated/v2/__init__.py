@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e83af1dc12e30175f6132fba642b4a9bc276f75d4ac15189d78e9f1008b12da
-# Content sha256: c6e11aae2327b0ac600937479100a3b9a502a802d0d07fd644784b4b0e67baa7
+# Inputs sha256: 5607dfd6e47dca5c760ac6751194483c7523e083bbaee5f07946f8fe22cbd672
+# Content sha256: c7484aba56d89e0e8bd398510b1f2e4aa2aabca3e71a06c832807363d7da5579
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

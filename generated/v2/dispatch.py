@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 62a59c38f0f923588b87af57dd499aae599387fb575a7b27c191eb719939ada4
-# Content sha256: ba8d47ad9ea715edbc9dd6198e864edbd9a3e95768fdb03e1a21bee987f3a477
+# Inputs sha256: 642d853c6fb6f17040b0e5cce0a484450a8071d43f2783a8cd52076c6078cba4
+# Content sha256: b881f214874a5cf7ce260a04255e07b4b454267bb89f78fea15529b2f971002f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

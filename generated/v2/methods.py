@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6267ffd3ff21e3efcd3c4784ee76df6112ccc650396b115fd2b624458d5b4c9a
-# Content sha256: 2d15e3ca104f75c20f8eeeac54807b5ae4d0fe7f4055a5880e8b860d59f3ebd6
+# Inputs sha256: ffb3b823df2679bafbc7db4a0a6ab6c808119304c58db837b7788f6341fe63be
+# Content sha256: 5e6fa4d3cfe7ca6fc05e244c74ea7c25cd4469572f357e5edaff5ddc0cf8a006
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

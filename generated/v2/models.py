@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e71b52f7e3e5def3c19534278d311dc77675be80213f1feaacd97d4aa47cf8e6
-# Content sha256: 1483dff9efa1164717a654ae08438ec31a19595e9076d64e6b435f2989af0d23
+# Inputs sha256: 621b77b4d45eef8a1c6136ae12bacef29769c86f6695521502ac9549fa854a5f
+# Content sha256: d6d78f110a33a14890a93d6f4e9622c47b769ea492882a107f0ad2fb0b95b08a
 
 """Wire models of ACP protocol v2.
 
