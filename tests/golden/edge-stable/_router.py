@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8d21700e4dd987c8955b3732f6450fdb4c972153507f9bdbb4198df9978c04e1
-# Content sha256: e0beb7f052699db7d966b6bff928813d228c3d41991569a14457e3071ea2f51a
+# Inputs sha256: af7ea98ba57360c34f3ee9b69d9187c77441767b220994176872c6803433af07
+# Content sha256: 3508a6390066fb3369b9ffc07b22fdc522231af856a8e4cbc344572edfc4a3bf
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

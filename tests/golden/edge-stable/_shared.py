@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 86ffe3e55313782a442c5d4994b922e561a27bc17e1c54b6d065b5216547f06e
-# Content sha256: 83c4d3d7bc18ee53d5717c309c08465954a87ecf6894c128a436bd0b48142f1c
+# Inputs sha256: cd8d873f8a93e9b094c2a03152ec3fd2b62152b227965181adbb51fef210e052
+# Content sha256: 6a2ce94a73e985dc18d45d39eea5b245c13adae3f77b512144d02a937f0567c7
 
 """Types shared by every protocol version of the generated package."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ad54ffdba03c66c7fca190ad0c2cd16052568eb9e21dbc566c3a56a919a8bf1
-# Content sha256: 3949fb7576c6e1beacb14c34cbf2de7fc2dbab8eb41fe967e54ebee133e8f50f
+# Inputs sha256: 97978aa395f0fba08bf70bcce8c6df0e28511a53257ce17f5afbdc0113d3e995
+# Content sha256: 70c4193ed10316de24e9a4cbf51948145ab543d46e9c34a0c2a77cbc9da2e686
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

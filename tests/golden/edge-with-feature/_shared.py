@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2bc55a0d762e3d849831df6cd29c68003e6647d98be922ad6a751dca13ce9658
-# Content sha256: 74f8c11db6dfdbfa4192a569d387686778420942d36c722eef6281fbc2808cb5
+# Inputs sha256: b57b48ab532b529a7ac9546ff95d4d3a5e76b9a947b4e0b26d67dead6751929d
+# Content sha256: c376ef796a543fb098d86d23273bb1b35b093121d7aa03bbd817e45903c1423a
 
 """Types shared by every protocol version of the generated package."""
 

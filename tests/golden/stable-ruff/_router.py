@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3d265a1cf742dd792dc64a4d0b8569eb59eb85fcc8ca0cef2fd825d53614a050
-# Content sha256: 1bedc5514e7e1d11b3b1f661625d5106c0b78dc451785d28162edb0e81b44ccb
+# Inputs sha256: 750e3caa05a5fbd035c4e8ab8c71d7a528c5b79df35bd16bd6c8ea327565b2e1
+# Content sha256: 9da06444c975ca57399ed93e044008608320da70ae4e123a6d9fd70bfa4fa365
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 34363019e4765a250031245d506fb1cc1383a90e68f68e1f279d21de00b89f6e
-# Content sha256: 90f782c42cfd2c3539eb51c9defa3dfde94204aa70b8d11b5ed71e130ae8236b
+# Inputs sha256: 44969713b02cc3ff6255ce49206302b70e7d10e5fba2518fdde71dd0baae3764
+# Content sha256: a6506730a97aeadf5917962254de1f296bfbc7d297354fcf5efa186ed03229d9
 
 """Types shared by every protocol version of the generated package."""
 

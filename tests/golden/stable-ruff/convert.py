@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c1be2655d04e16aac320d65259751740ed44c136baaf62f216265b498b31ea74
-# Content sha256: 86add28c204f498c14b27b902752ca7c295ed1dccbaa84058c5361ac02de4f75
+# Inputs sha256: 16b03f797abf36be18829eed75bdc0997b1ab523c1ffe89a88fb14d1f573c04d
+# Content sha256: c6709fe0b7ae95282bfc68f99b40b603d732ace0574a6dd5c71908431ef8503d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

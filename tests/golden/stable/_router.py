@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 38ff9e0ddcb2526b0fc8b29f583a8c270936eb7095c2b22baf2c912a12d0c3ac
-# Content sha256: 35b5f7ff1690cec05c648ff317e4e707ee28bfb66fba71846db0dc604f033a9e
+# Inputs sha256: 0c2f1e9e6f7991246efcb7483bf1747db1e9b19f5a6599551a8a3ddcd151025a
+# Content sha256: b2ca843560b09e4f28cba0bd5e5b452a269fc0c74892b030da71b2a095d5e2a8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4263c0d56ab7edf71f2125400cc733532c04884b11659339b8bc2704ca6f4a79
-# Content sha256: 5ffeaa9433e71d30b6633506a55fc08ffafa256cae0c0ed7dfe994d00d51089f
+# Inputs sha256: 9f76df6aa390acdd30f1c8ab14d905019de4a3e214cc296646da223f658b8300
+# Content sha256: cebb747e7bdeaea95cd704bd2cf15af5a68a2aefbea3866ad9c7935bf341636d
 
 """Types shared by every protocol version of the generated package."""
 

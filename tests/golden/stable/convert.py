@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7b54e574d629c39ef8d11ec32983e143262ae6ba697bb290b71ed08813da81af
-# Content sha256: 57739725362cfa62a157e196b788f0fee24182011bf83535f5d6e18643fef158
+# Inputs sha256: 4f23d9496f4c4570e7dad85464708b9102febe21ecf6667804b402c06cd1ae98
+# Content sha256: 409225e465d2a3e610b6b0d6b8fdf48057809d80cd5af55f4ff1e06809464eaf
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

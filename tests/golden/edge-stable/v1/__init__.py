@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b4fdb2901dea3bad68b1fa0791fb10977881927aaae6ac2afcb56d50668493a7
-# Content sha256: 826e87003d4d827b2816e6412e46f620739398fc8d37eea05c7e2c1081815cf6
+# Inputs sha256: 0dff9a63cae95dcd9b83dcde8db6c510625a8159997044f7c8cd4305a767a0e1
+# Content sha256: ba99141fea92b20e76205fb99c1b9f73cf4c02cc7894ad1fc30e9927ba52a8d7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

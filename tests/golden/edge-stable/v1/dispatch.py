@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 748392c7c190c778fccf7cc9dca20a8c15134555e672c8e368354e251697d30b
-# Content sha256: 0cc3da69e2447b96a970ea6194968d4147c7ec7d96013ae4ed02bfc28c00d6b7
+# Inputs sha256: 6989627505a50d42a6467b0a4f7cb1e5e8ab543839eb37be394afab6f7988ebc
+# Content sha256: 25f992fdefb4768d2c3dbbc48af6b7d8492bb71e448a5c2c7ed4c4ece19f485e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

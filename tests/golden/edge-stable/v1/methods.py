@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bf76e21085e731f1b0b3d72731534671c0dd06b1b8171b80e45690104c5c3352
-# Content sha256: 6fbc0ee28ffc8e4986f0da05f015041e9488bfd704cc09ec55d9138ce6bf2f96
+# Inputs sha256: ad642c221734f111d05eb9ff8554a24bacd058b5c395d89cabadc48c4b8c11ca
+# Content sha256: 5319e6ad40308a110b4a2cb63b795a7ec78b2b43363574935bad214ad314ba12
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 27856f5ed01f6b25c979bf1697fb25ac6acde426dd26d00e2a6ecbf78fe786e1
-# Content sha256: eca83302345d56e633ebc0245933b535ed32686ffce0fbbf7c9e3703b2864a6a
+# Inputs sha256: d5bb55157f672a454db29edf349c90e9e5d7f0a7a53be7bf39bb1b08ae70386b
+# Content sha256: 24a15766795b39f52e77041b1a397c50a7987276c690ded3f34a47c2cd9b2951
 
 """Wire models of ACP protocol v1.
 
@@ -21,7 +21,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -38,6 +47,13 @@ class Holder(BaseModel):
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+
+    @field_validator("via_all_of", mode="before")
+    @classmethod
+    def _not_null_Holder(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
 
 Level = TypeAliasType(
@@ -59,6 +75,13 @@ class PingNotification(BaseModel):
         populate_by_name=True,
     )
     level: Level | None = None
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _not_null_PingNotification(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
 
 class Quoted(BaseModel):

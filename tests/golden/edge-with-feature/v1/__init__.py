@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ba7f5f1af129e3ddd4f065c17b0008ace5d1f60217d48fc47826e93b52481c17
-# Content sha256: f2c912515b8a979645861068cac47c992c4d34ec0e9d0edc433821d3dadfcddf
+# Inputs sha256: 2bf19444bc8e27d3d7142b9e21a840f1d0a3b0274f344edc8163bb8d31447c7d
+# Content sha256: 25ead957806ff4537c4e2fdf448662a57f652fd9fe48dc0b54a82c7f8c7bf97b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

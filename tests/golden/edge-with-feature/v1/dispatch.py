@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8b93f01d96dd5faa8046f0b9c7feb5004e8f4e26a944dcb5f8ea5bea207a9544
-# Content sha256: 03501b2d3e4d66f5616d61f0d7933de3fb32dae6d03ead5fa7041ad3921f007e
+# Inputs sha256: 42c17c248367aacec7a157ac299c06496c3e8263b0326f9a34f5f1aab9e3e5f4
+# Content sha256: b209e81bfd7e765cdeb6e4cb93836d5e04a9801c6e27eb81d95a2e60989a7d15
 
 """Method dispatch for the agent side of ACP protocol v1.
 

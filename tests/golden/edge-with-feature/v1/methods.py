@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 09a3d464f311f2a17c8110d1de095fb82206f1f5a59474038c35cc6b78914deb
-# Content sha256: a46fabeafea93c8f8c0e27c1fe4cd7de3fabcd1e627cc925eb28772ad0826367
+# Inputs sha256: e8e63228f0b1c67dca2837c5449e47f1905eeb1b21e52616f365c99a48cf837d
+# Content sha256: 27cee7cace411a010aca2ff6a96283db79def483fa3de85ad7e4d6da812b9b14
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bd76536c8c7d95c2ff799c662ef7038538598fc59db1e55dec1cda4646b50720
-# Content sha256: c299b0d73c5a32a29e9916ae518ecd576710e3537a829bbcff64146ac3b5ce0f
+# Inputs sha256: 2d3d9bcf59670106f0694a4f10ab561aed09f5439892a91f20f009ecd41b6c10
+# Content sha256: 755d4c87bafade4c47a1e1e56794e33b08c0cd9fb1b8fbc08c5b945e0bdb7e3c
 
 """Wire models of ACP protocol v1.
 
@@ -21,7 +21,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -45,6 +55,13 @@ class Holder(BaseModel):
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
+    @field_validator("via_all_of", "gated", mode="before")
+    @classmethod
+    def _not_null_Holder(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 Level = TypeAliasType(
     "Level",
@@ -66,6 +83,13 @@ class PingNotification(BaseModel):
     )
     level: Level | None = None
 
+    @field_validator("level", mode="before")
+    @classmethod
+    def _not_null_PingNotification(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 class PokeRequest(BaseModel):
     """
@@ -79,6 +103,13 @@ class PokeRequest(BaseModel):
         populate_by_name=True,
     )
     holder: Holder | None = None
+
+    @field_validator("holder", mode="before")
+    @classmethod
+    def _not_null_PokeRequest(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
 
 class PokeResponse(BaseModel):

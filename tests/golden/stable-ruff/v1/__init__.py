@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 57ea503a760eda5e6026beb94302a95634bf3859fae05ca47ddee68aa3dabfe5
-# Content sha256: 52c18cd6ea55549ded8e0aa2cbc52e7d2e99f06363e55fe6ff6ac31b4033b7ec
+# Inputs sha256: 4dc27291ac2d03fa49f87fc6ba433d1adf2f3b0019f6ef5a9b461fd5804e1f69
+# Content sha256: 51edd837e32c42f3289dee13014927a562e3ca8484001da7040de31efc65ebef
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

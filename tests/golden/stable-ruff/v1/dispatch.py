@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d30e4d43c326cfd59f7321e0475405f615a219595c57a8d034ac844e99eefe6e
-# Content sha256: fe0b4f0754523f345d5d29bf4b597d86e6fd3c4c1e6c8638aab108b5a7273b8b
+# Inputs sha256: a39c1238bc3c6090e6e4ada6d19e1a2f79a2e07b861373a004677cf39d33d2be
+# Content sha256: e61811cc98a1ac1bafb292c0efcd472c1befbae8dd375e29ebe9ef280502519e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 181c6c7e3f7642c7003169bbf702d7742fc46aeef0e955db820fbccdef2317e1
-# Content sha256: 181fafed5dcb8443049634d6a8f0e4fe170b37934771e928dfdcc60c8f29a8f0
+# Inputs sha256: 6e95ebea3cb4a9bf8ce5f641255f1046a3d1dcbceaf96f00173e9c9cfb3eea44
+# Content sha256: 522df6b1e352b6e33e96999eb012b719f6f1998e3c5a09d742b036509dc0ccc1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bd3c5e6fd5a4323d7190a28725b0be23e77ea5d0ad125a1bee066b3755053210
-# Content sha256: 63b8b589e560b010368b0947c5487928ad75153c0b323815d94bc7494a0465b6
+# Inputs sha256: 814f37caf90af1ffb6623cee5861dffb5d07d549f2fb385296517c2dcb0cb7df
+# Content sha256: 924b3bb9f547f3aeb347b2838ae864b784820d3e24add9dbd1d8d71ae1cac180
 
 """Wire models of ACP protocol v1.
 
@@ -46,11 +46,10 @@ class AgentCapabilities(BaseModel):
         populate_by_name=True,
     )
     load_session: Annotated[
-        StrictBool | None,
-        Field(alias="loadSession", description="Whether `session/load` is available."),
+        StrictBool, Field(alias="loadSession", description="Whether `session/load` is available.")
     ] = False
     session_capabilities: Annotated[
-        SessionCapabilities | None,
+        SessionCapabilities,
         Field(
             alias="sessionCapabilities",
             description="Optional session-lifecycle methods.",
@@ -143,7 +142,7 @@ class InitializeResponse(BaseModel):
         Field(alias="protocolVersion", description="The version both sides will speak."),
     ]
     agent_capabilities: Annotated[
-        AgentCapabilities | None,
+        AgentCapabilities,
         Field(
             alias="agentCapabilities", description="What the agent supports.", validate_default=True
         ),
@@ -466,6 +465,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod

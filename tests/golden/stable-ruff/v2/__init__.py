@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 48ef6efbb566cee73fc2057895677c399e4eb51c20ccaada647dc9c029100ecc
-# Content sha256: 8e6c42335098a0f864e6ba67bf748de762e496e1d8f74d6003dd08b7ddd143fe
+# Inputs sha256: 186e3b308cdc0f55019fb5cffec49830974c93aa3a35e3b4a46a7745d20a1576
+# Content sha256: 3a5e6f2d76c8420ad11957829b4b9fd6f1be1dcaf67bf423734efd82a22b09f3
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

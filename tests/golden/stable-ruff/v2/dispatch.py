@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d2e4233946bfcc00cdcc8d767405d345bf12a4c275cb5aab6fa19edf59245600
-# Content sha256: 428dd415c0db864d9b2e47700ecc8533840b070d51380d6b1b3765aa2d9c97a6
+# Inputs sha256: 8ad2fffbf86b4149e245acda5b579aa7219be68a5e45ae9d9f9fc27ea8a0588a
+# Content sha256: b9aec37776339786fbb28605ac244ff179846dda9cc5627da4ebaf391b67c62e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

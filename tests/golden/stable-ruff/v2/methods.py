@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: be8319f0cad121df27ab6023db768b7f3da44a1fcfa469e3f936f54fe0ab9439
-# Content sha256: 1e2c9cecae81785c0df6edb5291d29cd4cf74a0a7c9cc5dbfa4429ebc0d1120a
+# Inputs sha256: 2e43828d05935268d294b01e0ec76c746b4eb57afa7b69535ee4f754c72af7a1
+# Content sha256: ecda60a5c022920c82efdebbaacb2d25ddc6316fb6d6f9352c10741e057eb9b5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a8dcef108850529a07e96ed69040fae3a322da507cdce86b7f387af0e1b74966
-# Content sha256: 03a0415a699046e8665739e0f92f1fc7bf00ab8a43ad52d9999ded06ebda2d0a
+# Inputs sha256: a7d5f6d2e45d8442620ce8ce66d34d40447cf4846965fab953ddb49d3e5e66d0
+# Content sha256: 3e2d2d1632e814320187488841f6bb3d8ea3238a239e5d0b083fc08055d24da6
 
 """Wire models of ACP protocol v2.
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -139,8 +138,7 @@ class InitializeResponse(BaseModel):
     ]
     info: Annotated[Implementation, Field(description="Which agent program is answering.")]
     capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(description="What the agent supports.", validate_default=True),
+        AgentCapabilities, Field(description="What the agent supports.", validate_default=True)
     ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
@@ -384,7 +382,7 @@ class SessionInfo(BaseModel):
     ] = None
     title: Annotated[StrictStr | None, Field(description="Display title of the session.")] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
@@ -397,6 +395,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -447,7 +452,7 @@ class SessionInfoUpdate(BaseModel):
         StrictStr | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -537,7 +542,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         StrictStr | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ccd431efaf6dc1c5bc65979273513a9c97d5842ddbbd713ec1a803a86cf694fa
-# Content sha256: 26470d9d14c5103afcf1617a06e97bd99c07ebf64dd41f49e65d477b86a1ca2d
+# Inputs sha256: 159cf915648a845ee180cc1f1e3f9b3df2a8007319c6f3bab3972a3db619afcd
+# Content sha256: d2c0d0c06fe6fe317935c2ab70000e21cbabd89f93c5603335157d84f29c1f08
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

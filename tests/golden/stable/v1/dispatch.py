@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f6ebab3003176ab31d4e9c2b2565f24950edff9ccb9d1ceaef1912f1e03ef9d7
-# Content sha256: 411498d018c3db15b93f9b69ccee980301a85c23428c1cb67add27592927c214
+# Inputs sha256: 394f0219c60b248f230c3f131ef9be62771e21b0770275cfeaca213e2a404e93
+# Content sha256: 84970d8548d27a4c444673d09ccb6b620e66b936d8578769fe477a4c77712aa5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a6e270f4a53a89eefe12104742e7812f325d0cdf063157556b2f3c2ac0e6c54a
-# Content sha256: e345088e0e06105f9ef6eeaf84cb5b254dbefa5b33a95c597d3ec6b4edad83fc
+# Inputs sha256: f6d6f9e82430b564a6998b8d2bc521fea521a6fe96192ee5eadf23326113c41c
+# Content sha256: 9e9fb99d50891d69c55f0e281046fedaaaab44266e91320c9b70f9780bcb0e7e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

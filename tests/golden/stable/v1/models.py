@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: db0c4622819afc0b5e8259a5d35c766b71f26e8bf40199a68ef1cc82dd819bc7
-# Content sha256: 50c5c3c80d27724806f7750855135065b960f4098d09707fcad9f09d82bd9500
+# Inputs sha256: a542eeb926c85f2374b569267c5954a79bb141ab9b85b831387c01281ad1e195
+# Content sha256: cb9989783541969e2da8dee003907a37425174324c12d4205ec61f9c3af7c00d
 
 """Wire models of ACP protocol v1.
 
@@ -46,10 +46,10 @@ class AgentCapabilities(BaseModel):
         populate_by_name=True,
     )
     load_session: Annotated[
-        StrictBool | None,
+        StrictBool,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities | None, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -143,7 +143,7 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities | None, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
@@ -487,6 +487,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod

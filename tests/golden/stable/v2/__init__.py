@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ed3e8060a4da969cc2c328449b7fe58a464e1ff39543663d916a9a3061b2191e
-# Content sha256: 9b66fba9b62f870d480df8c29f110ce760a7176bf81c77a321b7b82940df5f7d
+# Inputs sha256: ece58b9c95b5d3168f2fe7a0a96ad037b762b0dfa9a1aa35d6822e1c8b853886
+# Content sha256: eb48c56815afb07016c0915b28e0e42e4820fb94815bc6112adde81de0e879aa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

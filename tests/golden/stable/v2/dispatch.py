@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: eb7fc8db15f13618c64bc6138799969053bf56e9d5f39813f7bbc91bca98484b
-# Content sha256: d8d74c1f8690b58132e59c3d68089921617cb75e318ee01da1fd0226264c12de
+# Inputs sha256: 99953ebb23e48b9b9e402d56b1cdaaf0e3160a7119959a772b0d6859892ebd22
+# Content sha256: 9fc7f5844b05a178e2ee5124a55270a36a67e682fb82aa9a8191723e068609cc
 
 """Method dispatch for the agent side of ACP protocol v2.
 

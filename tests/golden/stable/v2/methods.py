@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 17a61d6ef0c245f0d71e06c67841272942691fb04b76de549a4d228d63f3924c
-# Content sha256: 24670fabf0fd45293bd9a99677140bd38ee1211e7639e82612fd471ca898f20b
+# Inputs sha256: 499387cb8d5a6a41a2dfda8c774226cf60dfbcfd9a2b44a46c9d814bcbda4937
+# Content sha256: 5d07179dc5883089d4fb25142e431d56e065d562b9d5d1c992d80a17dbe21cbb
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

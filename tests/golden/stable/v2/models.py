@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d0f3d9a29bf4dd092a42998692f4a5ed08402b4fbfe2500db65ca40bfdc30f43
-# Content sha256: 2c88993f79690dcdb26ffffc05ff5da91c34b21196b3f23475c7c916052f09ee
+# Inputs sha256: b37e2df0efb16895a674d9c0d0424317fced1b1c4c18d98326f401ace8e6fea7
+# Content sha256: cc3a508da940b9e85c847f5516e57fe3d27c776d5d0c946fe47cbd31b70d75ed
 
 """Wire models of ACP protocol v2.
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -150,7 +149,7 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities | None, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -416,7 +415,7 @@ class SessionInfo(BaseModel):
         StrictStr | None, Field(description="Display title of the session.")
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
@@ -429,6 +428,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -487,7 +493,7 @@ class SessionInfoUpdate(BaseModel):
         Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -584,7 +590,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
