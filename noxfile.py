@@ -53,6 +53,8 @@ def lint(session: nox.Session) -> None:
 LOWEST_PYDANTIC = "2.10.0"
 # The newest Python on the machine (pyenv: 3.10 - 3.13); tests/test_upstream.NEWEST_PYTHON.
 NEWEST_PYTHON = "3.13"
+# pyenv's own interpreter where there is one: its shims run only the versions it has selected.
+_PYENV = sorted(Path.home().glob(f".pyenv/versions/{NEWEST_PYTHON}.*/bin/python{NEWEST_PYTHON}"))
 # Tests that need only the generated package.
 GENERATED_ONLY_TESTS = ("tests/test_models.py", "tests/test_lenient.py", "tests/test_wire.py")
 
@@ -76,7 +78,7 @@ def lowest_pydantic(session: nox.Session) -> None:
     session.run("pytest", *GENERATED_ONLY_TESTS, *session.posargs)
 
 
-@nox.session(name="mypy_newest", python=NEWEST_PYTHON)
+@nox.session(name="mypy_newest", python=str(_PYENV[-1]) if _PYENV else NEWEST_PYTHON)
 def mypy_newest(session: nox.Session) -> None:
     """mypy --strict on the newest Python: the generated package, and (with the upstream
     schemas present) a full upstream render."""
