@@ -43,6 +43,7 @@ LENIENT = "x-deserialize-default-on-error"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
 # Examples per type: the fragments have ~23 types a version, upstream ~250.
 FRAGMENT_EXAMPLES = 80
+UPSTREAM_KNOWN_GAPS: list[str] = []
 UPSTREAM_EXAMPLES = 25
 
 
@@ -297,12 +298,16 @@ def test_upstream_models_accept_what_the_schema_accepts(tmp_path: Path) -> None:
     protocol = next(p for p in result.protocols if p.version == 1)
     names = _type_names(models, protocol.schema)
     assert len(names) > 200
+    gaps = {}
     for name in names:
-        # Known gap (found by this test): in an upstream union, a member whose lenient
-        # `_meta` recovers can win over the member the value is valid for, dropping a
-        # valid key, e.g. AgentResponseResult {"result": {"_meta": false}} -> {"result": {}}.
-        # What is asserted: only members are dropped, and the rest is still valid.
-        _property(models, protocol.schema, name, UPSTREAM_EXAMPLES, exact=False)
+        try:
+            _property(models, protocol.schema, name, UPSTREAM_EXAMPLES)
+        except AssertionError as exc:
+            gaps[name] = str(exc).splitlines()[0]
+    # Found by this test over upstream and left open (see the report in docs): each entry
+    # is a type whose model and schema still disagree. The list must shrink, never grow.
+    print(json.dumps(gaps, indent=1))
+    assert sorted(gaps) == UPSTREAM_KNOWN_GAPS, json.dumps(gaps, indent=1)
 
 
 # -- the pydantic range ------------------------------------------------------------------

@@ -7,9 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0bb88f0856aed06ae9de99553ec3e0f29803b52806b00bc1915b00f57532e8d6
-# Content sha256: 65fa88784bda1000ecf0873ace53c4a11713e4b6bb345db97bc61c10007705bf
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: c51837551c690a8a964ae15a0434aace15326148fdfd856374080cd664a04ada
+# Content sha256: 984035e40e332ac0b4013d7a9af6474ca49826f1504560f73d8f5f6359109e70
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,7 +165,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

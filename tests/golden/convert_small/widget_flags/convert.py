@@ -7,9 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: widget_flags
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4cdbcc0039e79a646eaf329b9b76c25fee43742010480161b0168aa4db52c6a7
-# Content sha256: 5d6d377b968b7898b9c24e1dc1ad76a03b71e697c835c1e3cfbe709fcee08731
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: c6dab039866b45e02598253066a4857e70593bc0a75b900d1a8a42e83a488a3c
+# Content sha256: 544f1d4d72ea71b5c023f744063cfd110e6085a339c8fc438757da85b1342e75
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -166,7 +167,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
