@@ -7,9 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7531467ec241e3a0cfc1cac69cecc5c880ec9bf2871e8089ada8785c36fbe3f2
-# Content sha256: 7514bef535da5c2ee8243ffb2bb054009f1735cab67463b35c39eb54246e76fc
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ad9fc4d8781f06db94bd7826877a50d4bebcda78566bd344ef53c02d3b7ddf0c
+# Content sha256: 383b1c7e200b46ad552bf89fafce4acd8cf568e056d22b67f41041c1214975e9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -166,7 +167,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
@@ -989,10 +991,6 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
-    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-        json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

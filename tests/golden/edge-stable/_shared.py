@@ -4,18 +4,26 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: be0a20aa0c2ca4bec3d2a542433d174b6998e9f24e69aebc110fb3cc4d093520
-# Content sha256: bf840bf82b71d1a8379f10f8212d8ee3ace7614fff7a37f89d96b2db394a1ecf
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: cd8d873f8a93e9b094c2a03152ec3fd2b62152b227965181adbb51fef210e052
+# Content sha256: 6a2ce94a73e985dc18d45d39eea5b245c13adae3f77b512144d02a937f0567c7
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -7,9 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0aa4adb8b23472615873d0ec1a6d94953fa7fde73f030ed0642333c9ad4d8a27
-# Content sha256: 117efc4fce555cc744b93c738beee8aeccf208d56f08627f73e521e95263319e
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 4f23d9496f4c4570e7dad85464708b9102febe21ecf6667804b402c06cd1ae98
+# Content sha256: 409225e465d2a3e610b6b0d6b8fdf48057809d80cd5af55f4ff1e06809464eaf
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,7 +165,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
@@ -808,10 +810,6 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
-    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-        json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

@@ -7,9 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4f53d178867155e4759df1df796d9e273e1f209c9345c5c318b4bd97dc6ca1a0
-# Content sha256: b312be4fa8abb052a52d456a5b25057f25413e5c2972d738becdb02d21fd1c76
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: c51837551c690a8a964ae15a0434aace15326148fdfd856374080cd664a04ada
+# Content sha256: 984035e40e332ac0b4013d7a9af6474ca49826f1504560f73d8f5f6359109e70
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,7 +165,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
@@ -501,10 +503,6 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
-    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-        json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 89d09c61a2552e724de7fb0d8ed931e3a574248f1a56e6b44ff2a8230c232ac7
-# Content sha256: c6fa8ea2ef37302cd18d08f977507fa41da5825f0a4296b091cae15605d861a0
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 0dff9a63cae95dcd9b83dcde8db6c510625a8159997044f7c8cd4305a767a0e1
+# Content sha256: ba99141fea92b20e76205fb99c1b9f73cf4c02cc7894ad1fc30e9927ba52a8d7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

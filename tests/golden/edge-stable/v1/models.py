@@ -3,11 +3,11 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 40ca7a5054c0f5ce1fb8f60a4abe841ad74839a580eac281dfa76f8eb92b17de
-# Content sha256: 3c879415b9871ca552efc86d150a038fa52084c734db35eb08cc64b757c44985
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: d5bb55157f672a454db29edf349c90e9e5d7f0a7a53be7bf39bb1b08ae70386b
+# Content sha256: 24a15766795b39f52e77041b1a397c50a7987276c690ded3f34a47c2cd9b2951
 
 """Wire models of ACP protocol v1.
 
@@ -21,7 +21,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -33,18 +42,24 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
+    @field_validator("via_all_of", mode="before")
+    @classmethod
+    def _not_null_Holder(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 Level = TypeAliasType(
     "Level",
     Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | str,
+        Literal["low"] | Literal['it\'s "high"'] | StrictStr,
         Field(description="An open enum: three known values, any other string kept."),
     ],
 )
@@ -58,9 +73,15 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     level: Level | None = None
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _not_null_PingNotification(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
 
 class Quoted(BaseModel):
@@ -71,11 +92,12 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
     tricky_name: Annotated[
-        int,
+        StrictInt,
         Field(
             alias='tricky"Name',
             description="A property whose wire name needs escaping.",

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d6db7a7a74917be912365003e07a0c6444c9efee1d0f2bc204ff123189006d2f
-# Content sha256: fa7bacde8728b39fbc4691ee1bfac1e9f601712ba5bd67eccb255bbbb0802c28
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 2bf19444bc8e27d3d7142b9e21a840f1d0a3b0274f344edc8163bb8d31447c7d
+# Content sha256: 25ead957806ff4537c4e2fdf448662a57f652fd9fe48dc0b54a82c7f8c7bf97b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fffae69e013009e8cdd7d81b0241e8b8da75d7ca300520c1e38a44964d7d4e47
-# Content sha256: ab0ad6504af99d56831b51eee7dab01aaf5d254c207f3dedc0e6a694119a46fc
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 42c17c248367aacec7a157ac299c06496c3e8263b0326f9a34f5f1aab9e3e5f4
+# Content sha256: b209e81bfd7e765cdeb6e4cb93836d5e04a9801c6e27eb81d95a2e60989a7d15
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6892b1b8f25a7922a3e3cfb56d92c673e2c94afa4f1d0dece7f1c5fb9f993998
-# Content sha256: 4a3c9e75debf57316c67454597543af68564f47218bee7eb2e6b6f1461e42553
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: e8e63228f0b1c67dca2837c5449e47f1905eeb1b21e52616f365c99a48cf837d
+# Content sha256: 27cee7cace411a010aca2ff6a96283db79def483fa3de85ad7e4d6da812b9b14
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

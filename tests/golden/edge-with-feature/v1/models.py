@@ -3,11 +3,11 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1edd8648203976323cb3530695e758ddd4103f646ad2581d988dc9abfa3dba3e
-# Content sha256: 341588384adccd17ae67e1c45c44719f2576c25ebc1c994fa53ff0abf35a0a57
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 2d3d9bcf59670106f0694a4f10ab561aed09f5439892a91f20f009ecd41b6c10
+# Content sha256: 755d4c87bafade4c47a1e1e56794e33b08c0cd9fb1b8fbc08c5b945e0bdb7e3c
 
 """Wire models of ACP protocol v1.
 
@@ -21,7 +21,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -33,24 +43,30 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     gated: Annotated[
-        bool | None,
+        StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `edge_feature`): not part of the stable protocol yet; it may change or be removed.\n\nOnly with edge_feature."
         ),
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
+    @field_validator("via_all_of", "gated", mode="before")
+    @classmethod
+    def _not_null_Holder(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 Level = TypeAliasType(
     "Level",
     Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | str,
+        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
         Field(description="An open enum: three known values, any other string kept."),
     ],
 )
@@ -64,9 +80,15 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     level: Level | None = None
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _not_null_PingNotification(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
 
 class PokeRequest(BaseModel):
@@ -79,9 +101,15 @@ class PokeRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     holder: Holder | None = None
+
+    @field_validator("holder", mode="before")
+    @classmethod
+    def _not_null_PokeRequest(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
 
 class PokeResponse(BaseModel):
@@ -92,7 +120,6 @@ class PokeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
 
 
@@ -104,11 +131,12 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
     tricky_name: Annotated[
-        int,
+        StrictInt,
         Field(
             alias='tricky"Name',
             description="A property whose wire name needs escaping.",

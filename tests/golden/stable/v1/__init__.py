@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c8f3764c1c0a07ca5e48c29df51820ab8d83ed9d242eaca6c0e06c536221af01
-# Content sha256: 2139458fe5731794751fc5d4fb64920564d88f38e769a3077838ca28e4e55066
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 159cf915648a845ee180cc1f1e3f9b3df2a8007319c6f3bab3972a3db619afcd
+# Content sha256: d2c0d0c06fe6fe317935c2ab70000e21cbabd89f93c5603335157d84f29c1f08
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

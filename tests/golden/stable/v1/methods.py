@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: beeae23c9f57b4d3e90811bdb5af3094f143b4198c2efbd284d2c2c50a4441bc
-# Content sha256: 7419d2ce875f49c09f92b0c354ac7e72e6825755bbb26c8ec9e8b236e6a4eeb4
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: f6d6f9e82430b564a6998b8d2bc521fea521a6fe96192ee5eadf23326113c41c
+# Content sha256: 9e9fb99d50891d69c55f0e281046fedaaaab44266e91320c9b70f9780bcb0e7e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

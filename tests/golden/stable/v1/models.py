@@ -3,11 +3,11 @@
 #   schema/v1/schema.json
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6595054033aef4afdb3131f774d53f8e1dcf1905d446813ac18269c85820cfaf
-# Content sha256: bcec2ddc5b2223367e409ba4c1fc4be16f579f3bb3b4f698d650044466f75982
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: a542eeb926c85f2374b569267c5954a79bb141ab9b85b831387c01281ad1e195
+# Content sha256: cb9989783541969e2da8dee003907a37425174324c12d4205ec61f9c3af7c00d
 
 """Wire models of ACP protocol v1.
 
@@ -25,10 +25,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
     ValidationError,
-    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_validator,
 )
 from typing_extensions import TypeAliasType
 
@@ -41,20 +44,12 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     load_session: Annotated[
-        bool | None,
+        StrictBool,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[
-        SessionCapabilities | None,
-        Field(
-            alias="sessionCapabilities",
-            description="Optional session-lifecycle methods.",
-            validate_default=True,
-        ),
-    ] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -63,18 +58,30 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("load_session", "session_capabilities", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_AgentCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_AgentCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "loadSession",
+                "load_session",
+                "meta",
+                "sessionCapabilities",
+                "session_capabilities",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class Implementation(BaseModel):
@@ -85,14 +92,15 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
+    name: Annotated[
+        StrictStr, Field(description="Machine-oriented name of the program.")
+    ]
     title: Annotated[
-        str | None,
+        StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[str, Field(description="Version string of the program.")]
+    version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -101,18 +109,23 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_Implementation(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_Implementation(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class InitializeResponse(BaseModel):
@@ -123,7 +136,6 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -131,14 +143,7 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(
-            alias="agentCapabilities",
-            description="What the agent supports.",
-            validate_default=True,
-        ),
-    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
@@ -151,18 +156,30 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("agent_capabilities", "agent_info", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_InitializeResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_InitializeResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "agentCapabilities",
+                "agentInfo",
+                "agent_capabilities",
+                "agent_info",
+                "meta",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsRequest(BaseModel):
@@ -173,16 +190,15 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     cwd: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             description="Only list sessions whose working directory is this absolute path."
         ),
     ] = None
     cursor: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             description="The `nextCursor` of the previous page, to fetch the page after it."
         ),
@@ -195,18 +211,23 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsRequest(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsRequest(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsResponse(BaseModel):
@@ -217,13 +238,12 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
     ]
     next_cursor: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
@@ -253,24 +273,29 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        int,
+        StrictInt,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -288,7 +313,6 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     list: Annotated[
         SessionListCapabilities | None,
@@ -322,18 +346,23 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("list", "delete", "resume", "close", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "close", "delete", "list", "meta", "resume"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -344,7 +373,6 @@ class SessionCloseCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -354,18 +382,23 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionCloseCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionCloseCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -376,7 +409,6 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -386,24 +418,29 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionDeleteCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionDeleteCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -419,24 +456,25 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
     ]
-    cwd: Annotated[str, Field(description="Absolute working directory of the session.")]
+    cwd: Annotated[
+        StrictStr, Field(description="Absolute working directory of the session.")
+    ]
     additional_directories: Annotated[
-        list[str] | None,
+        list[StrictStr] | None,
         Field(
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[str | None, Field(description="Display title of the session.")] = (
-        None
-    )
+    title: Annotated[
+        StrictStr | None, Field(description="Display title of the session.")
+    ] = None
     updated_at: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp.",
@@ -449,6 +487,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -466,20 +511,31 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
-    )
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfo(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "additionalDirectories",
+                "additional_directories",
+                "meta",
+                "title",
+                "updatedAt",
+                "updated_at",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionInfoUpdate(BaseModel):
@@ -490,13 +546,13 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
@@ -510,18 +566,23 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionListCapabilities(BaseModel):
@@ -532,7 +593,6 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -542,18 +602,23 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionListCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionListCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionNotification(BaseModel):
@@ -564,7 +629,6 @@ class SessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
@@ -579,18 +643,23 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionNotification(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionNotification(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -601,7 +670,6 @@ class SessionResumeCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -611,18 +679,23 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionResumeCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionResumeCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -633,16 +706,16 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
@@ -656,18 +729,23 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionUpdateSessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionUpdateSessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionUpdate = TypeAliasType(

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a5a3e67c3f04f4c5d9d1e8ed184e18cb1a11f13fc044dd4a2fa312409faf4f36
-# Content sha256: ed17e688991c36d4a4b838f33723a3bf75f3cfce933214ef72e2635e736a1c3f
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ece58b9c95b5d3168f2fe7a0a96ad037b762b0dfa9a1aa35d6822e1c8b853886
+# Content sha256: eb48c56815afb07016c0915b28e0e42e4820fb94815bc6112adde81de0e879aa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

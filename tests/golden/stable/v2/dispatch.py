@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ae2a8c3390f211b8ebdb62c0d1d214baf44e2f165abc252d1503ed310c5ec41
-# Content sha256: 3df238af5617d313b6a3ec06550c25dec8124d8670914956fc88c8851c8ded2a
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 99953ebb23e48b9b9e402d56b1cdaaf0e3160a7119959a772b0d6859892ebd22
+# Content sha256: 9fc7f5844b05a178e2ee5124a55270a36a67e682fb82aa9a8191723e068609cc
 
 """Method dispatch for the agent side of ACP protocol v2.
 
