@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ad9fc4d8781f06db94bd7826877a50d4bebcda78566bd344ef53c02d3b7ddf0c
-# Content sha256: 383b1c7e200b46ad552bf89fafce4acd8cf568e056d22b67f41041c1214975e9
+# Inputs sha256: 569b4603882dab56c467c9ee3199e6a43418491fa70b43bf79f7e698aa7983ef
+# Content sha256: 638facfcce2304448f5f47cf531befbbcd98648fce35600cb61662099cb14908
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -991,6 +991,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

@@ -3,11 +3,12 @@
 #   schema/v1/schema.json
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7cc166945c5c76d5072cb7b4487af6badcd77af5fc9f3823dbbea0409b0e2af8
-# Content sha256: 88d905cf4405f856cea822623746abbeb075676dd4365ddf0964ad8d0022cbfe
+# Inputs sha256: acd1e6843c4c9b0d95710c2f809cc484f080a4ac1d7632124665128987a78d34
+# Content sha256: 7a731b499e360cf415de95917ce754a695b31b89698f08443b69e24884eac2af
 
 """Wire models of ACP protocol v1.
 
@@ -44,6 +45,7 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     load_session: Annotated[
         StrictBool,
@@ -94,6 +96,7 @@ class ArchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to archive.")
@@ -135,6 +138,7 @@ class ArchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -171,6 +175,7 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     name: Annotated[
         StrictStr, Field(description="Machine-oriented name of the program.")
@@ -215,6 +220,7 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -269,6 +275,7 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     cwd: Annotated[
         StrictStr | None,
@@ -323,6 +330,7 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
@@ -400,6 +408,7 @@ class SessionArchiveCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -447,6 +456,7 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     list: Annotated[
         SessionListCapabilities | None,
@@ -513,6 +523,7 @@ class SessionCloseCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -549,6 +560,7 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -596,6 +608,7 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -671,6 +684,7 @@ class SessionInfo(BaseModel):
                 "_meta",
                 "additionalDirectories",
                 "additional_directories",
+                "archived",
                 "meta",
                 "title",
                 "updatedAt",
@@ -692,6 +706,7 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     title: Annotated[
         StrictStr | None,
@@ -745,6 +760,7 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -781,6 +797,7 @@ class SessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
@@ -822,6 +839,7 @@ class SessionResumeCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -858,6 +876,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
@@ -928,6 +947,7 @@ class UnarchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to unarchive.")
@@ -969,6 +989,7 @@ class UnarchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,

@@ -3,11 +3,12 @@
 #   schema/v2/schema.json
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 621b77b4d45eef8a1c6136ae12bacef29769c86f6695521502ac9549fa854a5f
-# Content sha256: d6d78f110a33a14890a93d6f4e9622c47b769ea492882a107f0ad2fb0b95b08a
+# Inputs sha256: a69e75e14d86ce3477ee674f2800c85cd4e00f6126ed8bf97cc699beb542e1f3
+# Content sha256: d67301bd00bddba0854ce31fb691e51415bc4fa26ccbf752b0c7c758be60a550
 
 """Wire models of ACP protocol v2.
 
@@ -54,6 +55,7 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session: Annotated[
         SessionCapabilities | None,
@@ -98,6 +100,7 @@ class ArchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to archive.")
@@ -139,6 +142,7 @@ class ArchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -175,6 +179,7 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     name: Annotated[
         StrictStr, Field(description="Machine-oriented name of the program.")
@@ -219,6 +224,7 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -265,6 +271,7 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     cwd: Annotated[
         AbsolutePath | None,
@@ -319,6 +326,7 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
@@ -396,6 +404,7 @@ class SessionArchiveCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -443,6 +452,7 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     delete: Annotated[
         SessionDeleteCapabilities | None,
@@ -491,6 +501,7 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -538,6 +549,7 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -613,6 +625,7 @@ class SessionInfo(BaseModel):
                 "_meta",
                 "additionalDirectories",
                 "additional_directories",
+                "archived",
                 "meta",
                 "title",
                 "updatedAt",
@@ -634,6 +647,7 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     title: Annotated[
         StrictStr | None,
@@ -687,6 +701,7 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -734,6 +749,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
@@ -803,6 +819,7 @@ class UnarchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to unarchive.")
@@ -844,6 +861,7 @@ class UnarchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -880,6 +898,7 @@ class UpdateSessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId,

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: cd8d873f8a93e9b094c2a03152ec3fd2b62152b227965181adbb51fef210e052
-# Content sha256: 6a2ce94a73e985dc18d45d39eea5b245c13adae3f77b512144d02a937f0567c7
+# Inputs sha256: 9912eadae4761df322c2f4abb822e2b51f3275f35a760c3f1bb3d74c83b3f620
+# Content sha256: 59100ec8d0bb9618dc9449aa29a5b4f94b20e0037a7feb7d393ee53d92bfb158
 
 """Types shared by every protocol version of the generated package."""
 

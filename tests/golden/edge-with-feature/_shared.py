@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b57b48ab532b529a7ac9546ff95d4d3a5e76b9a947b4e0b26d67dead6751929d
-# Content sha256: c376ef796a543fb098d86d23273bb1b35b093121d7aa03bbd817e45903c1423a
+# Inputs sha256: 56090214f414d5503c1f40fa9b75e81b8244571fe4c520147dda12f592936ceb
+# Content sha256: 7e630c3965a4a63c11f3d75878dbcc5189b99251b418cde5758175d5ca78ceeb
 
 """Types shared by every protocol version of the generated package."""
 

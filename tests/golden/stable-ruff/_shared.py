@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 44969713b02cc3ff6255ce49206302b70e7d10e5fba2518fdde71dd0baae3764
-# Content sha256: a6506730a97aeadf5917962254de1f296bfbc7d297354fcf5efa186ed03229d9
+# Inputs sha256: 9b844751c65e6790ce4bf44d2d5fe5f7c2c577eba0a03677e063a1e7c147d882
+# Content sha256: bfcfc3076d87c68f27992152db3da1d0773e5e21c2159ca8676ef86108dd5805
 
 """Types shared by every protocol version of the generated package."""
 

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 16b03f797abf36be18829eed75bdc0997b1ab523c1ffe89a88fb14d1f573c04d
-# Content sha256: c6709fe0b7ae95282bfc68f99b40b603d732ace0574a6dd5c71908431ef8503d
+# Inputs sha256: 958025c2b3580adcaaeb44e78cdaa5c83d2d2d68587b46e44adf73ed158b71c2
+# Content sha256: 5d7f5588d4aa6a9e900deac4ff1f781800f4aee961399fd4bf375d6936795909
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -728,6 +728,10 @@ def _convert_message(
     if not isinstance(message, Mapping):
         raise ConversionError((), "a JSON-RPC message is an object")
     out = {k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")}
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

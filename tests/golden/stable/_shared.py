@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f76df6aa390acdd30f1c8ab14d905019de4a3e214cc296646da223f658b8300
-# Content sha256: cebb747e7bdeaea95cd704bd2cf15af5a68a2aefbea3866ad9c7935bf341636d
+# Inputs sha256: 9333c89fcb13ee3289cf926c9820193bd234fab4e3ae1e504d581c3bd24d28d6
+# Content sha256: aff5268bbca82f581030dcafda09dba0962d4d32e118deaac773b829715b97e2
 
 """Types shared by every protocol version of the generated package."""
 

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4f23d9496f4c4570e7dad85464708b9102febe21ecf6667804b402c06cd1ae98
-# Content sha256: 409225e465d2a3e610b6b0d6b8fdf48057809d80cd5af55f4ff1e06809464eaf
+# Inputs sha256: b920114c7eba7f6349964d16892f620edf39eba2eddbe3529cca719809adc718
+# Content sha256: 4c90b0b35f537cd9bc076eb9fd3410cec8daa10b94f0faeb00b58c6819e168a5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -810,6 +810,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

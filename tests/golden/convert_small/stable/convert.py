@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c51837551c690a8a964ae15a0434aace15326148fdfd856374080cd664a04ada
-# Content sha256: 984035e40e332ac0b4013d7a9af6474ca49826f1504560f73d8f5f6359109e70
+# Inputs sha256: b8b59ae0679c9de02674764baff9fc5d5c6b1f234115ad13e441022f374e58f7
+# Content sha256: 9c50fe930d7a8891174a62bf4481bc7fa1e4fd05c0ec72fb9b64b3f82107c8a5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -503,6 +503,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

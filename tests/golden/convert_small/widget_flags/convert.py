@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c6dab039866b45e02598253066a4857e70593bc0a75b900d1a8a42e83a488a3c
-# Content sha256: 544f1d4d72ea71b5c023f744063cfd110e6085a339c8fc438757da85b1342e75
+# Inputs sha256: 54c516fb6d962edbfcc2222e826e29fdd5c0ba1b6fa9caeec3f4bd99eb93a001
+# Content sha256: df04283cd6f1638f65e1e38ab8024ea8a9c9c6142d749f7152e274fba44e2f2a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -526,6 +526,10 @@ def _convert_message(
     out = {
         k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
     }
+    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversionError((), f"the message is not JSON: {exc}") from None
     if "method" in message:
         name = message["method"]
         if method is not None and method != name:

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0dff9a63cae95dcd9b83dcde8db6c510625a8159997044f7c8cd4305a767a0e1
-# Content sha256: ba99141fea92b20e76205fb99c1b9f73cf4c02cc7894ad1fc30e9927ba52a8d7
+# Inputs sha256: 9cef3ebc612221f04b8194080c7fcfc56f315be273f50774ceac39b268380b9c
+# Content sha256: f37eae53d59bc2750bdc7ec89ff418d31ffc5e364d9970a59a71697aa1fe8cb8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

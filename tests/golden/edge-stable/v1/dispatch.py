@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6989627505a50d42a6467b0a4f7cb1e5e8ab543839eb37be394afab6f7988ebc
-# Content sha256: 25f992fdefb4768d2c3dbbc48af6b7d8492bb71e448a5c2c7ed4c4ece19f485e
+# Inputs sha256: c0603427ee5d69b1cae5f372724bd30916e9fc35f4a250b601611fb9aa033800
+# Content sha256: 49d64526ecc7f53928de626cad08f8b9f216f3ced3ba1b73849aea957bf72660
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ad642c221734f111d05eb9ff8554a24bacd058b5c395d89cabadc48c4b8c11ca
-# Content sha256: 5319e6ad40308a110b4a2cb63b795a7ec78b2b43363574935bad214ad314ba12
+# Inputs sha256: 04f7d5770499505c074175514d2d38a44ec382c39e42f58021812d13e4be03ba
+# Content sha256: 2872accfa8527c243e58e396c8e77005ca9e7d20278419cb6494a375bd200435
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -3,11 +3,12 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d5bb55157f672a454db29edf349c90e9e5d7f0a7a53be7bf39bb1b08ae70386b
-# Content sha256: 24a15766795b39f52e77041b1a397c50a7987276c690ded3f34a47c2cd9b2951
+# Inputs sha256: 0f3092700c548bcca896fff528a92cd8db08cc7a6cc9c533d4cd3e268b48f112
+# Content sha256: 8334ba078f761132fa180c5b6a7c290a3a95a823a192c46982b3b155eec32b67
 
 """Wire models of ACP protocol v1.
 
@@ -42,6 +43,7 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
@@ -73,6 +75,7 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     level: Level | None = None
 
@@ -92,6 +95,7 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
         None

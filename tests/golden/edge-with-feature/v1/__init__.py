@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2bf19444bc8e27d3d7142b9e21a840f1d0a3b0274f344edc8163bb8d31447c7d
-# Content sha256: 25ead957806ff4537c4e2fdf448662a57f652fd9fe48dc0b54a82c7f8c7bf97b
+# Inputs sha256: b386e62b1144219ba5abb8bb188a8da17ed7e691b76fcb542e13068c21d49fdc
+# Content sha256: 988925c7b37b449fe0f199d286774904878a995ceaaec7ea3f8de803d7946a7f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

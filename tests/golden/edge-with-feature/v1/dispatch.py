@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 42c17c248367aacec7a157ac299c06496c3e8263b0326f9a34f5f1aab9e3e5f4
-# Content sha256: b209e81bfd7e765cdeb6e4cb93836d5e04a9801c6e27eb81d95a2e60989a7d15
+# Inputs sha256: 080951be4d0e05661515a2bd479bd586a6ec1653930dee8599769d0c2515401b
+# Content sha256: 511eccbdc23c82f2e1cd1da55f7178fa04fe835ca16b26640d7ef4c9ee457fab
 
 """Method dispatch for the agent side of ACP protocol v1.
 

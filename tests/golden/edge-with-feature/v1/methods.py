@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e8e63228f0b1c67dca2837c5449e47f1905eeb1b21e52616f365c99a48cf837d
-# Content sha256: 27cee7cace411a010aca2ff6a96283db79def483fa3de85ad7e4d6da812b9b14
+# Inputs sha256: fd4ecee23a5d77ab632987d223597d158172b5afc9d166d1289fa1db067701f2
+# Content sha256: b47d35e033dae96eccb506aa32e233c1f58e4e591f74168de0e7c0466e0f10fb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -3,11 +3,12 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d3d9bcf59670106f0694a4f10ab561aed09f5439892a91f20f009ecd41b6c10
-# Content sha256: 755d4c87bafade4c47a1e1e56794e33b08c0cd9fb1b8fbc08c5b945e0bdb7e3c
+# Inputs sha256: b286f5cf63996087629045ac3b697d62f0e0024120f899dac379dd64319e4b81
+# Content sha256: da60aab384a6b04d62001a9c04b1cd94467b516a47871aec8b7547a628ec6bf1
 
 """Wire models of ACP protocol v1.
 
@@ -43,6 +44,7 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
@@ -80,6 +82,7 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     level: Level | None = None
 
@@ -101,6 +104,7 @@ class PokeRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     holder: Holder | None = None
 
@@ -120,6 +124,7 @@ class PokeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
 
 
@@ -131,6 +136,7 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
         None

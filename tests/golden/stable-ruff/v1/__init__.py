@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4dc27291ac2d03fa49f87fc6ba433d1adf2f3b0019f6ef5a9b461fd5804e1f69
-# Content sha256: 51edd837e32c42f3289dee13014927a562e3ca8484001da7040de31efc65ebef
+# Inputs sha256: 361f0739c6e55ef399a35c5f0c8e4ede90411b474db2bcc98dc40a1c74e08311
+# Content sha256: 50673812bf3bd548ad4454b0db46d36831c6f26b9d973e99aba86dddb7262781
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a39c1238bc3c6090e6e4ada6d19e1a2f79a2e07b861373a004677cf39d33d2be
-# Content sha256: e61811cc98a1ac1bafb292c0efcd472c1befbae8dd375e29ebe9ef280502519e
+# Inputs sha256: 1b4213254d4311725d5a9ab9d13efb4be7ce3e27f020a8c3fe5b9ad644e31a07
+# Content sha256: b1ab868178071903b533586f5da9b056876c7d8e878c9dffbbeb7fedee76059f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

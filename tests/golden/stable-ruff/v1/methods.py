@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6e95ebea3cb4a9bf8ce5f641255f1046a3d1dcbceaf96f00173e9c9cfb3eea44
-# Content sha256: 522df6b1e352b6e33e96999eb012b719f6f1998e3c5a09d742b036509dc0ccc1
+# Inputs sha256: 89a93d989e2aea149ae25dbd15d9218c327f80129843fba7b332fbe8cd2f74c8
+# Content sha256: eddeb29b08f987eb6d3d3f4718bddd0762e2915aefa1de77823531f0e78e2ba1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -3,11 +3,12 @@
 #   schema/v1/schema.json
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 814f37caf90af1ffb6623cee5861dffb5d07d549f2fb385296517c2dcb0cb7df
-# Content sha256: 924b3bb9f547f3aeb347b2838ae864b784820d3e24add9dbd1d8d71ae1cac180
+# Inputs sha256: 54bbba188e6e341398ac644bdc5f17d29659ea7dfaa2958150408f5323b6d4dc
+# Content sha256: c6a053c61b98633713e5c0d26acde493704200fa715b7ec1b41fc04c809c02e8
 
 """Wire models of ACP protocol v1.
 
@@ -44,6 +45,7 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     load_session: Annotated[
         StrictBool, Field(alias="loadSession", description="Whether `session/load` is available.")
@@ -96,6 +98,7 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     name: Annotated[StrictStr, Field(description="Machine-oriented name of the program.")]
     title: Annotated[
@@ -136,6 +139,7 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -191,6 +195,7 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     cwd: Annotated[
         StrictStr | None,
@@ -233,6 +238,7 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     sessions: Annotated[list[SessionInfo], Field(description="The sessions on this page.")]
     next_cursor: Annotated[
@@ -301,6 +307,7 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     list: Annotated[
         SessionListCapabilities | None,
@@ -359,6 +366,7 @@ class SessionCloseCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -393,6 +401,7 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -438,6 +447,7 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -517,6 +527,7 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     title: Annotated[
         StrictStr | None, Field(description="New display title; `null` removes the title.")
@@ -561,6 +572,7 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -595,6 +607,7 @@ class SessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session the update is about.")
@@ -633,6 +646,7 @@ class SessionResumeCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -667,6 +681,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
     title: Annotated[

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 186e3b308cdc0f55019fb5cffec49830974c93aa3a35e3b4a46a7745d20a1576
-# Content sha256: 3a5e6f2d76c8420ad11957829b4b9fd6f1be1dcaf67bf423734efd82a22b09f3
+# Inputs sha256: 73f992def8ed57f5fd3b50a69cde9e22f7563a0d3a860c9f0c9de510eccf37cf
+# Content sha256: c9d1f51d9040e46531a23cb026a168df66102b6561e7d98dbd521d90b264dcb5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

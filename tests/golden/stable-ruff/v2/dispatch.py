@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8ad2fffbf86b4149e245acda5b579aa7219be68a5e45ae9d9f9fc27ea8a0588a
-# Content sha256: b9aec37776339786fbb28605ac244ff179846dda9cc5627da4ebaf391b67c62e
+# Inputs sha256: cff97ce433684b60aaa33e93be3f844abcc84aeaa8afdb71f5572d4c5026f82a
+# Content sha256: 2fd995b5a005374c8378dd7358dd6a8bedd7a27dbb4ff686b86b4db217143067
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e43828d05935268d294b01e0ec76c746b4eb57afa7b69535ee4f754c72af7a1
-# Content sha256: ecda60a5c022920c82efdebbaacb2d25ddc6316fb6d6f9352c10741e057eb9b5
+# Inputs sha256: 73292a5f3c8f07a3c2f6c84912bc0949f3debec51e39931b985359ec70a21aa9
+# Content sha256: 081de75a790ac734d1d051e15d88317a20f022d6db708c147cb60d49f9c7c035
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -3,11 +3,12 @@
 #   schema/v2/schema.json
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a7d5f6d2e45d8442620ce8ce66d34d40447cf4846965fab953ddb49d3e5e66d0
-# Content sha256: 3e2d2d1632e814320187488841f6bb3d8ea3238a239e5d0b083fc08055d24da6
+# Inputs sha256: a06546551ecb184420859cfb80e8468934b0ab5e870e7b8f77261f093a4ef838
+# Content sha256: f98d0c95d5191cda6ef179b4101c619086fb340efb1b5e4e2282e93c962542b4
 
 """Wire models of ACP protocol v2.
 
@@ -51,6 +52,7 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session: Annotated[
         SessionCapabilities | None,
@@ -91,6 +93,7 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     name: Annotated[StrictStr, Field(description="Machine-oriented name of the program.")]
     title: Annotated[
@@ -131,6 +134,7 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -173,6 +177,7 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     cwd: Annotated[
         AbsolutePath | None,
@@ -215,6 +220,7 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     sessions: Annotated[list[SessionInfo], Field(description="The sessions on this page.")]
     next_cursor: Annotated[
@@ -283,6 +289,7 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     delete: Annotated[
         SessionDeleteCapabilities | None,
@@ -323,6 +330,7 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -368,6 +376,7 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -447,6 +456,7 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     title: Annotated[
         StrictStr | None, Field(description="New display title; `null` removes the title.")
@@ -491,6 +501,7 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -536,6 +547,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
     title: Annotated[
@@ -592,6 +604,7 @@ class UpdateSessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session the update is about.")

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 159cf915648a845ee180cc1f1e3f9b3df2a8007319c6f3bab3972a3db619afcd
-# Content sha256: d2c0d0c06fe6fe317935c2ab70000e21cbabd89f93c5603335157d84f29c1f08
+# Inputs sha256: ee57c9fcd9ae9576bd2058a94df3fce77ac007a4516f154b100eddc3f095db6b
+# Content sha256: 9e62b527de778e05e3ad4633cf2a0d8d6d117451845a13cd910b7442ec219f1d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 394f0219c60b248f230c3f131ef9be62771e21b0770275cfeaca213e2a404e93
-# Content sha256: 84970d8548d27a4c444673d09ccb6b620e66b936d8578769fe477a4c77712aa5
+# Inputs sha256: 9bd1ea014c200901a188f1fa3115068b493d151b67ca4dd51faaea43cd44428f
+# Content sha256: 6c087031f3c101f78414fe3001f9d3a601fc299cc84007ba9c6bc57360bab069
 
 """Method dispatch for the agent side of ACP protocol v1.
 

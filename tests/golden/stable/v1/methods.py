@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f6d6f9e82430b564a6998b8d2bc521fea521a6fe96192ee5eadf23326113c41c
-# Content sha256: 9e9fb99d50891d69c55f0e281046fedaaaab44266e91320c9b70f9780bcb0e7e
+# Inputs sha256: 6e3ee20540b12a6ae26526a44fbc73dbfc721a98e0858e73b0fbe4ce7fad90fe
+# Content sha256: 3d0c45a3f1b785897cf037cdf52c0acb05b6c69e729d0eec300db3df4388affc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -3,11 +3,12 @@
 #   schema/v1/schema.json
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a542eeb926c85f2374b569267c5954a79bb141ab9b85b831387c01281ad1e195
-# Content sha256: cb9989783541969e2da8dee003907a37425174324c12d4205ec61f9c3af7c00d
+# Inputs sha256: 712b0b68b1123ac8ec4ee02e3d5f03f6a7eb70d01fb7d3d7d177ebb8a22e9bc4
+# Content sha256: fc74f8cddf2283fe5b514a6354beb82da35b704d64ddbde56f576aef81eb89d7
 
 """Wire models of ACP protocol v1.
 
@@ -44,6 +45,7 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     load_session: Annotated[
         StrictBool,
@@ -92,6 +94,7 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     name: Annotated[
         StrictStr, Field(description="Machine-oriented name of the program.")
@@ -136,6 +139,7 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -190,6 +194,7 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     cwd: Annotated[
         StrictStr | None,
@@ -238,6 +243,7 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
@@ -313,6 +319,7 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     list: Annotated[
         SessionListCapabilities | None,
@@ -373,6 +380,7 @@ class SessionCloseCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -409,6 +417,7 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -456,6 +465,7 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -546,6 +556,7 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     title: Annotated[
         StrictStr | None,
@@ -593,6 +604,7 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -629,6 +641,7 @@ class SessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
@@ -670,6 +683,7 @@ class SessionResumeCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -706,6 +720,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ece58b9c95b5d3168f2fe7a0a96ad037b762b0dfa9a1aa35d6822e1c8b853886
-# Content sha256: eb48c56815afb07016c0915b28e0e42e4820fb94815bc6112adde81de0e879aa
+# Inputs sha256: 4b9ad68130c3c4790738ef81095e9516c65777ab7737edeb333b916e079dcf88
+# Content sha256: 0cb1b956b1affa376772548a88c41047d260eb23faa39d623a54522ba7f05e14
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

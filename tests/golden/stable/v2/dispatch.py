@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 99953ebb23e48b9b9e402d56b1cdaaf0e3160a7119959a772b0d6859892ebd22
-# Content sha256: 9fc7f5844b05a178e2ee5124a55270a36a67e682fb82aa9a8191723e068609cc
+# Inputs sha256: 973bf9964e4d09729798a2d5cc2a32ca9e594fbc9a4498b46da5f503fb41818d
+# Content sha256: 8ed656b3721ec8de393fd082534a431e66c4cce037a2f7d920359816874d29b1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

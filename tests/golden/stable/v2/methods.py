@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 499387cb8d5a6a41a2dfda8c774226cf60dfbcfd9a2b44a46c9d814bcbda4937
-# Content sha256: 5d07179dc5883089d4fb25142e431d56e065d562b9d5d1c992d80a17dbe21cbb
+# Inputs sha256: 13127b8d1a554798b59be07a72d681fdd8dc74084f818a06dd2a4164cd2610d6
+# Content sha256: 50107c8b1099963b0d67c27b251a6dc766e049bb49c937f14ddc4fb5f17dfcf2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

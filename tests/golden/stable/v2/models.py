@@ -3,11 +3,12 @@
 #   schema/v2/schema.json
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
+#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b37e2df0efb16895a674d9c0d0424317fced1b1c4c18d98326f401ace8e6fea7
-# Content sha256: cc3a508da940b9e85c847f5516e57fe3d27c776d5d0c946fe47cbd31b70d75ed
+# Inputs sha256: a6d80059b9623a8d64670d8224efd10562dce191e8fdd0db88716f6b6bfc5045
+# Content sha256: c480afc6c4ef9e368b220152dc7cafa33a556a72f5b4282ca93ae94cbe1923d0
 
 """Wire models of ACP protocol v2.
 
@@ -53,6 +54,7 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session: Annotated[
         SessionCapabilities | None,
@@ -95,6 +97,7 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     name: Annotated[
         StrictStr, Field(description="Machine-oriented name of the program.")
@@ -139,6 +142,7 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -185,6 +189,7 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     cwd: Annotated[
         AbsolutePath | None,
@@ -233,6 +238,7 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
@@ -308,6 +314,7 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     delete: Annotated[
         SessionDeleteCapabilities | None,
@@ -350,6 +357,7 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -397,6 +405,7 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -487,6 +496,7 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     title: Annotated[
         StrictStr | None,
@@ -534,6 +544,7 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -581,6 +592,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
@@ -642,6 +654,7 @@ class UpdateSessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
+        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
