@@ -24,11 +24,11 @@ from typing import Any, Literal, NamedTuple
 
 import jsonschema_rs
 
+from .code_text import Code, identifier, py_literal
 from .errors import Problem, SchemaError, pointer
 from .features import select
 from .ir import Field, Protocol, TypeDef, TypeExpr, build, python_field_name
 from .load import Source, VersionSources, read_json
-from .render import Code, identifier, py_literal
 
 CONVERSIONS_FILE = "conversions.json"
 VERSIONS = (1, 2)

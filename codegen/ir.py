@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import pointer
-from .features import FEATURE_KEY, Selection
+from .features import Selection
 from .hoist import Derived, hoist
 from .names import model_field_name
-from .validate import DEFS, message_role, ref_target, sides_of
+from .schema_terms import DEFS, FEATURE_KEY, UNION_KEYWORDS, message_role, ref_target, sides_of, variants_key
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
@@ -162,7 +162,7 @@ def expr(schema: Any) -> TypeExpr:
         values = [v for v in schema["enum"] if v is not None]
         out = _union([TypeExpr("const", const=v) for v in values])
         return replace(out, nullable=len(values) != len(schema["enum"]))
-    for key in ("anyOf", "oneOf"):
+    for key in UNION_KEYWORDS:
         if key in schema and not schema.get("properties"):
             parts = [expr(v) for v in schema[key]]
             out = _union([p for p in parts if p.kind != "null"])
@@ -242,9 +242,9 @@ def _typedef(name: str, schema: dict[str, Any], file: str) -> TypeDef:
         method=schema.get("x-method"),
         side=schema.get("x-side"),
     )
-    variants_key = next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
-    if variants_key and not schema.get("properties"):
-        raw = schema[variants_key]
+    key = variants_key(schema)
+    if key and not schema.get("properties"):
+        raw = schema[key]
         consts = [v for v in raw if isinstance(v, dict) and "const" in v]
         catch_all = [
             v

@@ -30,10 +30,23 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Problem, SchemaError, fail, pointer
-from .features import FEATURE_KEY
 from .ir import TypeExpr, expr
 from .load import Source, VersionSources, display_name, read_json
-from .validate import DEFS, METHODS_SUFFIX, is_side, iter_refs, method_sections, ref_target, sides_of, validate_version
+from .schema_terms import (
+    DEFS,
+    FEATURE_KEY,
+    METHODS_SUFFIX,
+    UNION_KEYWORDS,
+    features_inside,
+    is_side,
+    iter_refs,
+    method_sections,
+    ref_target,
+    schema_nodes,
+    sides_of,
+    variants_key,
+)
+from .validate import validate_version
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -133,12 +146,8 @@ def _variant_key(variant: Any) -> Any:
     return ("shape", repr(_shape(expr(variant))))
 
 
-def _variants_key(schema: dict[str, Any]) -> str | None:
-    return next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
-
-
 def _kind(schema: dict[str, Any]) -> str:
-    has_variants = _variants_key(schema) is not None
+    has_variants = variants_key(schema) is not None
     if schema.get("properties") or schema.get("type") == "object":
         return "object with variants" if has_variants else "object"
     if has_variants:
@@ -150,22 +159,9 @@ def _marked(node: Any) -> bool:
     return isinstance(node, dict) and bool(node.get(FEATURE_KEY))
 
 
-def _features_inside(node: Any) -> set[str]:
-    """Every feature marked anywhere in a JSON value."""
-    if isinstance(node, dict):
-        found = {node[FEATURE_KEY]} if isinstance(node.get(FEATURE_KEY), str) else set()
-        for key, value in node.items():
-            if key not in ("const", "default", "enum", "examples"):
-                found |= _features_inside(value)
-        return found
-    if isinstance(node, list):
-        return set().union(*map(_features_inside, node)) if node else set()
-    return set()
-
-
 def feature_types(fragments: VersionSources) -> set[str]:
     """The fragments' definitions that are a feature's or carry a feature's items."""
-    return {name for src in fragments.schemas for name, d in src.data[DEFS].items() if _features_inside(d)}
+    return {name for src in fragments.schemas for name, d in src.data[DEFS].items() if features_inside(d)}
 
 
 def _refs(node: Any) -> set[str]:
@@ -206,11 +202,11 @@ class _Merge:
                     marked, (*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}"
                 )
         kind, base_kind = _kind(frag), _kind(base)
-        fkey, bkey = _variants_key(frag), _variants_key(base)
+        fkey, bkey = variants_key(frag), variants_key(base)
         if kind != base_kind:
             # Feature items inside cannot be laid over a different kind of type.
             self.differ(
-                marked or bool(_features_inside(frag)), path, base_path, f"is {kind} here, {base_kind} in the base"
+                marked or bool(features_inside(frag)), path, base_path, f"is {kind} here, {base_kind} in the base"
             )
             return merged
         if kind.startswith("object"):
@@ -297,26 +293,15 @@ def _gate_uses(node: Any, gated: dict[str, str]) -> None:
     """Mark the base's own properties and union variants that reach a gated definition
     with its feature (upstream's ``ClientRequest`` lists ``ArchiveSessionRequest``): without
     the feature they go too, instead of pointing at a type that is not generated."""
-    if isinstance(node, list):
-        for item in node:
-            _gate_uses(item, gated)
-        return
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if key in ("const", "default", "enum", "examples"):
-            continue
-        members: list[Any] = []
-        if key == "properties" and isinstance(value, dict):
-            members = list(value.values())
-        elif key in ("anyOf", "oneOf") and isinstance(value, list):
-            members = value
+    for _, obj in schema_nodes(node):
+        props = obj.get("properties")
+        members = list(props.values()) if isinstance(props, dict) else []
+        members += [v for key in UNION_KEYWORDS if isinstance(obj.get(key), list) for v in obj[key]]
         for member in members:
             if isinstance(member, dict) and not member.get(FEATURE_KEY):
                 features = sorted({gated[t] for t in _refs(member) if t in gated})
                 if len(features) == 1:
                     member[FEATURE_KEY] = features[0]
-        _gate_uses(value, gated)
 
 
 def overlay(base: Base, fragments: VersionSources) -> VersionSources:
@@ -332,13 +317,13 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         for name, schema in src.data[DEFS].items():
             if name in base_defs:
                 base_defs[name] = merge.definition(name, schema, base_defs[name])
-            elif not _marked(schema) and _features_inside(schema):
+            elif not _marked(schema) and features_inside(schema):
                 problems.append(
                     Problem(
                         src.name,
                         pointer(DEFS, name),
                         f"the base {base.schema.name} has no {name}, which feature"
-                        f" {', '.join(sorted(_features_inside(schema)))} extends: a base must define the types"
+                        f" {', '.join(sorted(features_inside(schema)))} extends: a base must define the types"
                         " the fragments extend (is it an ACP release before them?)",
                     )
                 )

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ..errors import pointer
 from ..ir import Field, Method, Protocol, TypeDef, TypeExpr
-from ..validate import DEFS
+from ..schema_terms import DEFS, variants_key
 from ..write import strip_header
 from .rules import RULES
 from .usage import OTHER, RECEIVER, SELF, SENDER, Use, usage
@@ -160,7 +160,7 @@ def _variant_pointer(protocol: Protocol, name: str, as_written: dict[str, Any]) 
     the union when hoisting kept the union's length, else the union's list."""
     for union in protocol.types.values():
         raw = protocol.schema.get(DEFS, {}).get(union.name, {})
-        key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), None)
+        key = variants_key(raw)
         for index, variant in enumerate(union.variants if key else ()):
             if variant.kind == "ref" and variant.ref == name:
                 written = as_written.get(union.name, {}).get(key)
@@ -447,7 +447,8 @@ class _Comparer:
 
     def _variant_feature(self, union: TypeDef, index: int, variant: TypeExpr, protocol: Protocol) -> str | None:
         raw = protocol.schema.get(DEFS, {}).get(union.name, {})
-        items: list[Any] = next((raw[k] for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), [])
+        key = variants_key(raw)
+        items: list[Any] = raw[key] if key else []
         marker = items[index].get("x-feature") if index < len(items) and isinstance(items[index], dict) else None
         if marker is None and variant.kind == "ref" and variant.ref in protocol.types:
             marker = protocol.types[variant.ref].feature
@@ -472,7 +473,7 @@ class _Comparer:
                 location = w.location
                 if top:
                     raw = protocol.schema.get(DEFS, {}).get(definition.name, {})
-                    union_key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), "anyOf")
+                    union_key = variants_key(raw) or "anyOf"
                     # Hoisting may flatten nested unions: an index is a position in the file
                     # only when the counts agree; otherwise point at the union's list.
                     as_written = (self.old_raw if side == "old" else self.new_raw) or protocol.schema.get(DEFS, {})

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..ir import Protocol, TypeDef, TypeExpr
-from ..validate import message_role
+from ..schema_terms import message_role
 
 SENDER = "request"
 RECEIVER = "response"
