@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Problem, SchemaError, fail, pointer
-from .ir import TypeExpr, expr
+from .ir import expr, shape
 from .load import Source, VersionSources, display_name, read_json
 from .schema_terms import (
     DEFS,
@@ -122,20 +122,6 @@ def load_base(path: Path, version: int, root: Path | None = None) -> Base:
 # -- shape comparison ------------------------------------------------------------------
 
 
-def _shape(t: TypeExpr) -> Any:
-    """A TypeExpr without its prose: what two spellings of one type have in common."""
-    return (
-        t.kind,
-        t.ref,
-        t.format,
-        repr(t.const) if t.kind == "const" else None,
-        _shape(t.items) if t.items else None,
-        tuple(sorted(map(repr, (_shape(v) for v in t.variants)))),
-        tuple(sorted((f.name, f.required, repr(_shape(f.type))) for f in t.fields)),
-        t.nullable,
-    )
-
-
 def _variant_key(variant: Any) -> Any:
     """Union variants are matched by their discriminator constant, else by their shape."""
     if isinstance(variant, dict):
@@ -143,7 +129,7 @@ def _variant_key(variant: Any) -> Any:
             schema = (variant.get("properties") or {}).get(prop)
             if isinstance(schema, dict) and "const" in schema:
                 return ("const", prop, repr(schema["const"]))
-    return ("shape", repr(_shape(expr(variant))))
+    return ("shape", repr(shape(expr(variant))))
 
 
 def _kind(schema: dict[str, Any]) -> str:
@@ -217,7 +203,7 @@ class _Merge:
             added = [v for v in frag["enum"] if v not in base["enum"]]
             if added:
                 self.differ(marked, (*path, "enum"), (*base_path, "enum"), f"has enum values {added!r} the base lacks")
-        elif kind == "alias" and _shape(expr(frag)) != _shape(expr(base)):
+        elif kind == "alias" and shape(expr(frag)) != shape(expr(base)):
             self.differ(
                 marked, path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}"
             )
@@ -254,7 +240,7 @@ class _Merge:
                 continue
             previous = prop
             want, have = expr(schema), expr(base_props[prop])
-            if _shape(want) != _shape(have):
+            if shape(want) != shape(have):
                 self.differ(marked, here, there, f"is {want.describe()}, but the base says {have.describe()}")
             if (prop in frag_required) != (prop in base_required):
                 state = "required" if prop in frag_required else "optional"
@@ -279,7 +265,7 @@ class _Merge:
             if key in base_keys:
                 j = base_keys[key]
                 base_variant = merged[bkey][j]
-                if _shape(expr(variant)) != _shape(expr(base_variant)):
+                if shape(expr(variant)) != shape(expr(base_variant)):
                     self.differ(whole or _marked(variant), here, (*bpath, bkey, j), "variant differs from the base's")
                 if _marked(variant) and isinstance(base_variant, dict):
                     merged[bkey][j] = {**base_variant, FEATURE_KEY: variant[FEATURE_KEY]}

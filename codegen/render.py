@@ -64,7 +64,9 @@ _PLACEHOLDER = "0" * 64
 def generator_digest() -> str:
     """The generator's own source is an input too: changing it may change the output."""
     package = Path(__file__).resolve().parent
-    return _sha(f"{p.name}={hashlib.sha256(p.read_bytes()).hexdigest()}" for p in sorted(package.glob("*.py")))
+    # Subpackages that shape output count too (diff and conformance only read it).
+    sources = sorted([*package.glob("*.py"), *package.glob("conversions/*.py")])
+    return _sha(f"{p.relative_to(package).as_posix()}={hashlib.sha256(p.read_bytes()).hexdigest()}" for p in sources)
 
 
 def stamp(text: str) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..errors import pointer
-from ..ir import Field, Method, Protocol, TypeDef, TypeExpr
+from ..ir import Field, Method, Protocol, TypeDef, TypeExpr, shape
 from ..schema_terms import DEFS, variants_key
 from ..write import strip_header
 from .rules import RULES
@@ -121,38 +121,12 @@ def _map_refs(e: TypeExpr, renames: dict[str, str]) -> TypeExpr:
     return replace(
         e,
         ref=renames.get(e.ref, e.ref) if e.ref else None,
+        base=renames.get(e.base, e.base) if e.base else None,
         items=_map_refs(e.items, renames) if e.items else None,
+        additional=_map_refs(e.additional, renames) if e.additional else None,
         variants=tuple(_map_refs(v, renames) for v in e.variants),
         fields=tuple(replace(f, type=_map_refs(f.type, renames)) for f in e.fields),
     )
-
-
-def _map_typedef_refs(t: TypeDef, renames: dict[str, str]) -> TypeDef:
-    if not renames:
-        return t
-    return replace(
-        t,
-        fields=tuple(replace(f, type=_map_refs(f.type, renames)) for f in t.fields),
-        bases=tuple(renames.get(b, b) for b in t.bases),
-        variants=tuple(_map_refs(v, renames) for v in t.variants),
-        target=_map_refs(t.target, renames) if t.target else None,
-    )
-
-
-def _shape(value: Any) -> Any:
-    """A hashable value of a type's wire shape: names, descriptions and locations left out."""
-    if isinstance(value, (TypeDef, Field, TypeExpr)) or dataclasses.is_dataclass(value):
-        skip = {"name", "file", "pointer", "description"} if isinstance(value, TypeDef) else {"description", "pointer"}
-        return tuple(
-            (f.name, _shape(getattr(value, f.name)))
-            for f in dataclasses.fields(value)
-            if f.name not in skip or (f.name == "name" and isinstance(value, Field))
-        )
-    if isinstance(value, (list, tuple)):
-        return tuple(_shape(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _shape(v)) for k, v in value.items()))
-    return json.dumps(value, sort_keys=True) if not isinstance(value, (str, int, float, bool, type(None))) else value
 
 
 def _variant_pointer(protocol: Protocol, name: str, as_written: dict[str, Any]) -> str | None:
@@ -322,15 +296,14 @@ class _Comparer:
             shapes_added: dict[Any, list[str]] = {}
             for name in added:
                 if name not in taken:
-                    shapes_added.setdefault(_shape(self.new.types[name]), []).append(name)
+                    shapes_added.setdefault(shape(self.new.types[name]), []).append(name)
             shapes_removed: dict[Any, list[str]] = {}
             for name in left:
-                old = _map_typedef_refs(self.old.types[name], self.renames)
-                shapes_removed.setdefault(_shape(old), []).append(name)
+                shapes_removed.setdefault(shape(self.old.types[name], self.renames), []).append(name)
             found = {
-                olds[0]: shapes_added[shape][0]
-                for shape, olds in shapes_removed.items()
-                if len(olds) == 1 and len(shapes_added.get(shape, ())) == 1  # ambiguous pairs stay removed + added
+                olds[0]: shapes_added[key][0]
+                for key, olds in shapes_removed.items()
+                if len(olds) == 1 and len(shapes_added.get(key, ())) == 1  # ambiguous pairs stay removed + added
             }
             if not found:
                 return
@@ -446,10 +419,7 @@ class _Comparer:
             self.at(w, "enum-opened" if n.open else "enum-closed", "type", n.name, "changed", detail)
 
     def _variant_feature(self, union: TypeDef, index: int, variant: TypeExpr, protocol: Protocol) -> str | None:
-        raw = protocol.schema.get(DEFS, {}).get(union.name, {})
-        key = variants_key(raw)
-        items: list[Any] = raw[key] if key else []
-        marker = items[index].get("x-feature") if index < len(items) and isinstance(items[index], dict) else None
+        marker = variant.feature
         if marker is None and variant.kind == "ref" and variant.ref in protocol.types:
             marker = protocol.types[variant.ref].feature
         return marker if isinstance(marker, str) else union.feature
@@ -536,12 +506,12 @@ class _Comparer:
         elif o.kind == "union":
             self.compare_variants(w, list(o.variants), list(n.variants), path)
         elif o.kind == "object":
-            if o.ref != n.ref:
-                emit("bases-changed", f"extends {n.ref or 'nothing'} (was {o.ref or 'nothing'})", o.ref, n.ref)
+            if o.base != n.base:
+                emit("bases-changed", f"extends {n.base or 'nothing'} (was {o.base or 'nothing'})", o.base, n.base)
             self.compare_fields(w, o.fields, n.fields, path)
-            if o.items != n.items:
-                if o.items is not None and n.items is not None:
-                    self.compare_expr(w, o.items, n.items, path + "{}")
+            if o.additional != n.additional:
+                if o.additional is not None and n.additional is not None:
+                    self.compare_expr(w, o.additional, n.additional, path + "{}")
                 else:
                     emit("type-changed", f"{_c(now)} (was {_c(was)})", was, now)
         elif o.format != n.format:
