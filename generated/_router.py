@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e8528d739ad1e85c43ff5df2c336f5b209da79ac8b14b169e66792e3b26f97a2
-# Content sha256: 2e9a609445b346395ff0c452f2adb44d449cea4250e1a546a3916ce918cb35cb
+# Inputs sha256: 37ea63a4fdd6a6e9263888aa02cc902bb74e49fcbc93200696096e89cd61bd19
+# Content sha256: 27579d427165fc3ba6f19b6af35d4be846b1ba7fa9fbe88b6ffe7d5758dad256
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5f6e9513ce43245167df79f8f0091882c51a06a776f453aa33d747b93f47dd2e
-# Content sha256: 9dc25a2082ecf19c6bc50443ed20c622ce29de75ec7345976f297763708db2c4
+# Inputs sha256: 64159d141308438dd3338a3b8f27253af271a55e76630e455d2ab3e07e0478d2
+# Content sha256: 11b58e32e63b1cb899380e009846df9037f6d9b1e82422e4278d6e4234f04fae
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2115eca554bd7c72bc0fdcd7e6d0e6ddcdc365a5b05b519aef36d98f173dc342
-# Content sha256: b36d5d8312d25bce785bc59a54f9dbbadb23adad6f8cb8dafb874c31bd674e5b
+# Inputs sha256: 37f94ef5e5c13b693589524cf9c07d647c046b6deb20f5ef30da0bcfb486416a
+# Content sha256: 9ce3c7ad86a85e4a83f4d0cd2fb336bb3ee17a2500cd27fa72fc8406b8969b5b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2324f3096e15cd92ad0676c20293828ba9b9e19e7343692a5cb1119dfbe54129
-# Content sha256: 62acf1e48eaddc50c0367883e3670c2564aeec7cc9b8fcae93b1df3136b8859e
+# Inputs sha256: cd359892b5f7a5b169fe1893041983501bbd04b814e7056d5e5fc62affcb60a9
+# Content sha256: 9308cb0f9e462085ce11b6fecf18c697b5d40183761b5e6f8686347a742e1cbf
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

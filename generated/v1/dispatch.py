@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7624a0b14fcde9f45536e630cfcc148ae023822d8a71c258e80bfe34b9f74b9d
-# Content sha256: 0f4822d0f162b7f391ccdde651339bd81970de2535caae81fedac070d8664c41
+# Inputs sha256: ab7d3dd49348ae1a5a13a4913e0248b03f35639ed77d5ecdc9133dab34ad3085
+# Content sha256: 07dec50e46352ef09836fe2d8fd2ec4956828670884e3d2d9c46fc7aad9f0cc5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ad5c01b128a3f93be95a31359e08e9d8c00c1d5a1f7d2511b69b217653b5c4bc
-# Content sha256: 40c470bdd83589fd5ba1036706b4171f4f66acc305e3ebe2f3171c0fc51a399b
+# Inputs sha256: 382859041d492fe09d1f42da0229c23e9baa3e5d0117e0604b904e281e789d47
+# Content sha256: 0dae08a0b526cbd0568391ade732bf527ddf0d8f0b0a0a63915994a5688337f9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c35f7f06ebb13a2179fd64e48d498c35ff97805b58ba012790db14a9c9b33bff
-# Content sha256: c36393afd79793b39de7508b24586dba3373b24906f7a32e4ccebfade6d3d593
+# Inputs sha256: 0f0d5b88daaeb4f54417a22371006f190b1f22cd27850445b792f7f29c48a468
+# Content sha256: 0c0b480e8f29f52d326f69c1fa3451500e9190db0eeb95ed9bf181701091326e
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bfd3a533e55aa26ce8f08365c3de63a6ffd87c269dc13a6db4f83c9e66ae512a
-# Content sha256: d0fc7925e83a024dafc1a7249e75c247f2724fb484b8041dea6fb087278a34f2
+# Inputs sha256: 2edc3de3cbaabc44f96505dc9cfb6150b07504d3a6b0e8979d25336ed6f249f7
+# Content sha256: 8b766bb50c553354d32fbc28daec8bf94bfd15ca45924eb3e6fb91489c739b51
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

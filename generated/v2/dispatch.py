@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fa02d0f06407d7c6294f769f2b94c6d0ab334543d3e33a656a5186e1b5daa40b
-# Content sha256: c1963c667e809790efe8cccd4f1c964586b58ec9ec4deac2b2bd172a9a59068d
+# Inputs sha256: d60121ddb70ab220e9cf2ad5ba1d6b126b02cc4d39e0940537b5c02bcde3047e
+# Content sha256: 37179110a29180531e68ae7a2fc45c9672ce2d98083ed89cb00d3201d157d116
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d4ba44803da2cdadf149dc6e5991f90107509405f310277f472590d26bf0f14b
-# Content sha256: bb9fcde375ecc31ffe99c4b0a08b1090fee6727a8242cc9737b04f7046e79714
+# Inputs sha256: 432b90218a2a85cdabcbfcc70347041e7ef6e831f7c2d381d67d70f77174bf4c
+# Content sha256: 936b9315c12885dc5511eedefa08b4f5b0cc76c84cf9ba36eaca3cb177507873
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

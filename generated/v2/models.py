@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4aa882e6052641d2e3c277c6da7bd392391b90fd95bdb4944680ffecf08e6038
-# Content sha256: 3f6fb9eeefb2a067023bbd4d99d49fc0bdecd70a831e86a16f6ad1a1b1d9d88d
+# Inputs sha256: 4932e1a9fc60444c214e6d53289c7db7857c4f0cb2b2e6fc0f316714bbbc6fa0
+# Content sha256: 74995ce4c1ad0256243ca19344c7bc6e497267fda10ae62a240fa666e2a218dc
 
 """Wire models of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 54a4bf043b992b62f578feb9ce618f2cd869f40ae0070bfcc187d246e08c6062
-# Content sha256: 6644f66db29f141078cfd21efb1f67a50b3e411538d1e92aaf82882b31fd25f5
+# Inputs sha256: 286f1da43ef0cb6cdf8ec3e24d90ef3e17a3e5a8b49889b1c45798f46c560e23
+# Content sha256: 06c97a2168a92d8dd68a314b141bb4d50e3fdc8739d730b74a0dbfe74f63c09f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

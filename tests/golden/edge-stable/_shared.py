@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fe3f0191c4e69e4759c2108692fee2e613d2c696ef6dff81661e9ca721bb5208
-# Content sha256: f1943d6ced6340158247e2fbc94e84c141c51caa3775d951eeba642ec8dc4839
+# Inputs sha256: 6853cb7c3a3b50eef768f6aee680d438c783e1df15be35f8c73c46300a6c7bbd
+# Content sha256: 059cd63d06c28dffad5890398042ac349461cdb45c7ae214cd07ad359187cc79
 
 """Types shared by every protocol version of the generated package."""
 

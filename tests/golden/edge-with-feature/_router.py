@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f17c59aa29b71875c292b5a5f18bb1bf5481d260e3f733bc6498dedbbea278bc
-# Content sha256: 319815023795c8e2126047fc438b36735db34824a71bbf8e01230b028eb84f95
+# Inputs sha256: d8eab41d7c1aa183738713f55adac8144d436c3e8b8535d1d3c716a1d7ec4554
+# Content sha256: 2d02e87048de9ec0068c2b29501d33d9357c19a82379d674638dec77d63439a7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3b8baf3e17f3359c35276f5cde3a78d0b926fa5a38b0956303b962d5518b8108
-# Content sha256: 3644ac5aae3129a7d1c329044daaabdeb299804910e4adfd107eccd5f1cb0d33
+# Inputs sha256: a87d2e39edf0e556f97c31315790b2f37f725922dce1515c330cea24b6c0f9f9
+# Content sha256: 4e62d9482cdd48f9ef9ec291b418ef373c3325a69bb4e4ca8f1a73a9237a345a
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 58df3b268c98aae59d485ff1a344c8d352af04d29d9d2a6412513d5f448692bb
-# Content sha256: b503d2c47ac0503e897a8cd842b7c3d8596466c1ed142e294cc887cc62858dd1
+# Inputs sha256: 02e9cb9d73f31e4d544cf1d23aa84a46cfc36027363fbc8f6a14edbdda35aa47
+# Content sha256: bc8601e6daa37a2019161883c035136d45caf49d4a818624a6c4c1fe126a6ed0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

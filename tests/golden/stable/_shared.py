@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1ed83a163147e2882f89dc570d7c0da4317ba1afd0c56ef0ce645ecb5f80a4d1
-# Content sha256: 8ac28eb1153083320376db8576468dca6ba7e4622d055ee7647144a617b5f7f7
+# Inputs sha256: 10c001977b82498d96689550c4bfbb8c31db6e89cd1c5a69d11bf39dabdf37d6
+# Content sha256: 6bba8bb496a97079b6fe33b7f20193de274ad4e5f3a060c1c26dc18d92d79f99
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c14dba8903d3818b1e466a35b7bd054490b612b94df41bd11f1ff69b9809ab61
-# Content sha256: 3b270bee4a63edafc0c3a001237f9bf1bbfd35d16f8382e61319fa653fd4dc32
+# Inputs sha256: e318c18d81db346c7fe71e2e643ef1cf4d56141715580142ce95fa25680bb12e
+# Content sha256: 0c139709ee3f8e3770cdb24625c76fba226ea6f1ea701b367a42760d340eb5ba
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 294e40dda9dabf71bc195901beade1928cd8bf77479ee58c77f0918cffc533b4
-# Content sha256: f206fcd15a3803ef5e1f4c855052ca798372ef0f0cc665f26e67b586afc5c5c1
+# Inputs sha256: e962a1ee20dfd88d4c133d93b73cba47635b036025363f7dd30e7a9165251250
+# Content sha256: fc698787be9546d2043566167839ea47bab543dbd696a5363ce56a2bf705e36c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 20c2afd584fb0152d9dafcbdc6bd2e81a6a407d9b8b65d24a5ac0259455433bd
-# Content sha256: 827cd88f5ce18ee94bae87fce799cf58f1bff8652f66a1f03c11d1689403952d
+# Inputs sha256: 450cf05f880c1a699afb765e15292e8e7c0ab0974641cec5a6292ff8ff7d6690
+# Content sha256: 550fe0f73f326a43cf428cd2ff1773cedaf8ce169dffd93d6e132d157568ae5d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

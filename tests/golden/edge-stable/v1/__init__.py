@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: db747b863f917851a80a5f57fca7b3dd492dfa0adbd7094ed54dba70ba14952e
-# Content sha256: c6303635b73652a7dbeb7f9e29d066caa75f0d665105e73ca3e868eefa413930
+# Inputs sha256: 05a25a46fd82c78be7862bfc80b4016602c04c4de5ce3fdd7ab03b1cad96bb5e
+# Content sha256: f9887027e175e927d8db50d37c5fea8177b27161687f2e46c9c264678b5675e5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

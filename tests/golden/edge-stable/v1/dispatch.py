@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 640bca6d473693d5056458f84420c2aee2a504faac34c4edb5c2d50221be394e
-# Content sha256: ce2efb2b54e90863e1b84600cc4defa0f3a8e1d5c9985f94c5d1b67f97394bf3
+# Inputs sha256: c514a047078e26d730409f26648e5e414e614ec60db0cf8496c744d07c070eb2
+# Content sha256: 9cf6bc3d37daddee93b3626459fac89096d2ddb06af3b3e0d2fa1520b28cb79e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

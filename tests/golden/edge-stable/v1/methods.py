@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a1f4da8ccf2634b9b52591975db8f1e0d0088ede4f1d8cb044d06d86c5898a02
-# Content sha256: f76fabdf2b47a12670aa5e88874bf78e0d31845855e3490144c5a9bd2bfc6f3c
+# Inputs sha256: cd442c9897a0d4428b977d294efc71ec6592a869fd19eff820241ef20f778f80
+# Content sha256: aa7f640ad91e7c980f662cbe71d35fb4ec5bf8ad9dc742c30c59e7ff64167697
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a36c0ef57df55d045a05664c7e35ca2a9d0c9580dfe285e59730274368cc2cc5
-# Content sha256: b3808c24db367229a6cbd8627d39ebcbbeb5fe985b0408d3635cda19a92e8137
+# Inputs sha256: a4654ec7c8d5af47d3b384a02ec2904aa1597065a9c89756c66f74bc392d4fa0
+# Content sha256: 6ff6825e4f4b6ccaede87db5dab204d2f6f295fc1e00cd852778c3c1c203479b
 
 """Wire models of ACP protocol v1.
 

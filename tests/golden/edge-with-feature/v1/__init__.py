@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 389d0c0e90e512540ba8095cb3f299bb5280b192b4f6cf9874ba53d2ab2a5084
-# Content sha256: 1e080f415d4af1bb135cc38b31102fa3b797d58621b830f5270e665e87bcf843
+# Inputs sha256: ff0207cafa37415fb61dff2c4c7baeb2c961a4403130463144bc81312ce406b6
+# Content sha256: eb5689a4bfd428eb522f36ba4191d906b6793ec7e74b3d6ef2825c90622b7002
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2b6976ef43ad24239cdaf29b2dbfb11c1e05be7dcc69e560f15680bc6e80e1f6
-# Content sha256: 2b27212008714ee12f266bb1d6a23610deb646456158e9d08bc73dd3e952e24d
+# Inputs sha256: 7808c90e2b4161362cf9b12d41d3b2e66d57e52cee1f9892dc619bb6396d5b34
+# Content sha256: 9a5dc7d6ca775f26f2d574b05a0c0e18dd9cda494c06ffc1237c820fbdd7ab6e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

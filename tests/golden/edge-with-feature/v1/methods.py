@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 13613e554dcc9252bc2ab695c921bcbe57394f5d2ddf42316d7364c33499016d
-# Content sha256: 5d6c45e91828502583c4b7ea23c4e7535a80003db27a57199f93c8450f9c97f2
+# Inputs sha256: dc968524a9943da9188d05829aa7f3aedda0b059f0f0859d351426d028316059
+# Content sha256: c3a1474f6ad220d1415a8e3cd21dee69fe01c3ab6dba0b588c8766d0732c7dec
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 98d892126f03c5f962b000ae41088d24fe627a90eff811b057bfc1594fee939f
-# Content sha256: f33b2cdc02b4d3da085d379c399f18d2be1e9e09b3194a9f24905c3fdbecd8b2
+# Inputs sha256: 1bc72ce018a7654ce333156f62358c784f37cc57f198900cc3cab5f0d3548b56
+# Content sha256: bfcc24b5eb712e28152e1b35a32475c6dd5607bb42fb70c9691be9bf87818893
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 27b32691f1544747acecf3dc14e29516687a2c18aa3ba731497ee2b0ba26204e
-# Content sha256: 72a939a4195b638afd7750dca49533af2bf0b0bc0baf4c7b13d16298701cd4a0
+# Inputs sha256: a501e6d927a48fd5e1c5c3880a04a4ecc48ea2aa741adb214379508c1ad64be4
+# Content sha256: 31eea93703b1360449cec46a80c3571bcd1d6c41537c026ed55738be40bbc982
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 18073b995422fac69de25bf7373f8c3dd0242f85b588497b9f78b3abdd9e3294
-# Content sha256: 614f34e0deacea183c490e4449210a5f8441a795490f1927f2a8c1455a308788
+# Inputs sha256: ea935f667253c8586ed86fdbffd8f0d6cc9cb97a4ee4e9a485dbfff59bf200df
+# Content sha256: 0b320633173953e6948d449d5f5dfa5a8bd87f3ad559c4f5d798a02d31657078
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d05acf8d1ef0fc064e5204eaa67a47e93b3459c79e29ca50a2ea8df58c73f842
-# Content sha256: e5a2db823fc0f45ed315274e3157525516d1403e0a1dc665de80f78e346d390c
+# Inputs sha256: 5ac27fd59cc4a8428b84342145b8d19ab54d09e5535a1e67b705e07bd4a4e3a7
+# Content sha256: b61c1ab2e21f4574148276a2b5198dbf8af7824c6fab1bcea1bbb3c9348e7d13
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3c853d889ac7acdff28b092f086b47da77c0b1b1a35a5b48c5eb6d0fbe5ad5ef
-# Content sha256: 3fec0f202946296a759e12832b7c2354359dc02915e7a25627f12e663d2313e6
+# Inputs sha256: 98f7bae4811199502faa68ecc1899c0f96835478c6450fd667393516e6dbc7a5
+# Content sha256: 6ed6df7361c30af2f528a7f57deba20c6f25d720d3169d49e2d3180cf94b72f3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 239358d1b6b9400ae9946ce6c20637d416a1708da455aee235a5c7a2dea500f2
-# Content sha256: 1cce54baff43907bccb5c5b7def2d31497651206dce903ab5eff250431bb830e
+# Inputs sha256: 3ab8b69738cb88f14e24e781e698b8b92463b160be84cfff7799ad6262bb00f5
+# Content sha256: 03ea9c4afc8bf348d7ae906f7c4d9b60e1ac0386a68de0665855f5210335b856
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e0ec35d5cadbddd071758d832b512d9d883d83382e6a53186ff40547eb0666d9
-# Content sha256: 45b80620aba411a2b6ad6972842d4c560a9e41ef5618ea902bc745c49f161227
+# Inputs sha256: 848d19e46f7fd2ee539cf5d50746b409f6a2157bdb7984324074670caba550f6
+# Content sha256: 07b9c2734252893689a8989f7490088cbc0948b88909a6d091771d22790ecaa8
 
 """Method dispatch for the agent side of ACP protocol v2.
 

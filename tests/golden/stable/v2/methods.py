@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9b0525f8f85016517a1b320c7d8ab53bf8bab9938ca4b217aaf364aaef655d35
-# Content sha256: e8bbeeef0ccb1aed076420beddbd04b19eb879525d381309f7a28a769b37978c
+# Inputs sha256: 69f941699cb990ce01bfa110f0feb1b1f7b841328969a86ef31add0575b5be04
+# Content sha256: f2c85e2598bf0fedc364f41361bad384facd2b3b9b96cbc5b743622000b72711
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

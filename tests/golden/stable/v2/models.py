@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2d871e1d1ce1532d5d91f9e6cee73950c832f4fa289d68bdaa1743e107c7c80e
-# Content sha256: 80e92f3fe34cab546076806f94397ebce10dc20c369ccdac86be31b94a4f3ff3
+# Inputs sha256: f07e67538d1145d92cd20a10a7d60c1484ee85e6c66d2b0290b2b97f7221e5c4
+# Content sha256: 155764d1029fbee31aa19c545f4539db7118007dc6c999b13e5767d718cf2fc5
 
 """Wire models of ACP protocol v2.
 
