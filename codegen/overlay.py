@@ -320,7 +320,7 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         kept.append(Source(src.name, src.sha256, {**src.data, DEFS: new_defs}))
     gated = {name: d[FEATURE_KEY] for s in kept for name, d in s.data[DEFS].items() if _marked(d)}
     gated.update({name: d[FEATURE_KEY] for name, d in base_defs.items() if _marked(d)})
-    _gate_uses({n: d for n, d in base_defs.items() if n not in gated}, gated)
+    _gate_uses({DEFS: {n: d for n, d in base_defs.items() if n not in gated}}, gated)
     meta, meta_problems = _merge_meta(base.meta, fragments.meta)
     problems += meta_problems
     if problems:

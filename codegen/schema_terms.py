@@ -24,14 +24,18 @@ METHODS_SUFFIX = "Methods"
 FEATURE_KEY = "x-feature"
 # Keywords whose values are data, not schemas: a walk must not read markers inside them.
 VALUE_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+# Keywords whose value maps names to schemas: the map itself is not a schema (a property
+# named ``required`` or ``x-feature`` is a name, not a keyword).
+SCHEMA_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas"})
 UNION_KEYWORDS = ("anyOf", "oneOf")
 
 Path = tuple[str | int, ...]
 
 
 def schema_nodes(node: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Every JSON object in a schema document with its path, parents before children;
-    values of ``const``/``default``/``enum``/``examples`` are not entered.
+    """Every schema object in a schema document with its path, parents before children.
+    Values of ``const``/``default``/``enum``/``examples`` are not entered; the maps of
+    ``properties`` (and the like) are entered, but only their values are schemas.
 
     A caller may change the object it was just handed (replace its values, add keys): its
     children are read after it resumes, so the walk follows the change.
@@ -39,7 +43,10 @@ def schema_nodes(node: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, A
     if isinstance(node, dict):
         yield path, node
         for key, value in node.items():
-            if key not in VALUE_KEYWORDS:
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                for name, schema in value.items():
+                    yield from schema_nodes(schema, (*path, key, name))
+            elif key not in VALUE_KEYWORDS:
                 yield from schema_nodes(value, (*path, key))
     elif isinstance(node, list):
         for i, item in enumerate(node):

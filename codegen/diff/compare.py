@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 from ..errors import pointer
 from ..ir import Field, Method, Protocol, TypeDef, TypeExpr, shape
-from ..schema_terms import DEFS, variants_key
 from ..write import strip_header
 from .rules import RULES
 from .usage import OTHER, RECEIVER, SELF, SENDER, Use, usage
@@ -133,14 +132,19 @@ def _variant_pointer(protocol: Protocol, name: str, as_written: dict[str, Any]) 
     """Where the inline union variant that the IR hoisted as ``name`` is written: its place in
     the union when hoisting kept the union's length, else the union's list."""
     for union in protocol.types.values():
-        raw = protocol.schema.get(DEFS, {}).get(union.name, {})
-        key = variants_key(raw)
-        for index, variant in enumerate(union.variants if key else ()):
+        for variant in union.variants:
             if variant.kind == "ref" and variant.ref == name:
+                key, index = _variant_place(union, variant)
                 written = as_written.get(union.name, {}).get(key)
                 same = isinstance(written, list) and len(written) == len(union.variants)
                 return f"{union.pointer}/{key}" + (f"/{index}" if same else "")
     return None
+
+
+def _variant_place(union: TypeDef, variant: TypeExpr) -> tuple[str, str]:
+    """(``anyOf`` or ``oneOf``, index) of a definition's variant, from its IR pointer."""
+    key, _, index = variant.pointer[len(union.pointer) + 1 :].partition("/")
+    return key or "anyOf", index
 
 
 def _extends(old: Any, new: Any) -> bool:
@@ -418,7 +422,8 @@ class _Comparer:
             detail = "now accepts any other string" if n.open else "no longer accepts other strings"
             self.at(w, "enum-opened" if n.open else "enum-closed", "type", n.name, "changed", detail)
 
-    def _variant_feature(self, union: TypeDef, index: int, variant: TypeExpr, protocol: Protocol) -> str | None:
+    def _variant_feature(self, union: TypeDef, variant: TypeExpr, protocol: Protocol) -> str | None:
+        """The variant's own marker, else its type's, else the union's."""
         marker = variant.feature
         if marker is None and variant.kind == "ref" and variant.ref in protocol.types:
             marker = protocol.types[variant.ref].feature
@@ -439,16 +444,16 @@ class _Comparer:
         for change, keys, mine, protocol, definition, side in sides:
             for key in sorted(mine):
                 index, variant = keys[key]
-                feature = self._variant_feature(definition, index, variant, protocol) if top else w.feature
+                feature = self._variant_feature(definition, variant, protocol) if top else w.feature
                 location = w.location
                 if top:
-                    raw = protocol.schema.get(DEFS, {}).get(definition.name, {})
-                    union_key = variants_key(raw) or "anyOf"
+                    union_key, at_index = _variant_place(definition, variant)
                     # Hoisting may flatten nested unions: an index is a position in the file
                     # only when the counts agree; otherwise point at the union's list.
-                    as_written = (self.old_raw if side == "old" else self.new_raw) or protocol.schema.get(DEFS, {})
-                    written = as_written.get(definition.name, {}).get(union_key)
-                    at = (str(index),) if isinstance(written, list) and len(written) == len(definition.variants) else ()
+                    as_written = self.old_raw if side == "old" else self.new_raw
+                    written = as_written.get(definition.name, {}).get(union_key) if as_written else definition.variants
+                    same = isinstance(written, (list, tuple)) and len(written) == len(definition.variants)
+                    at = (at_index,) if same and at_index else ()
                     location = self.location(definition, union_key, *at, side=side)
                 target = protocol.types.get(variant.ref or "") if variant.kind == "ref" else None
                 if inline_enum:
