@@ -171,7 +171,7 @@ def expr(schema: Any) -> TypeExpr:
     if not isinstance(schema, dict):
         return TypeExpr("any")
     nullable = False
-    if "$ref" in schema and not ({"properties", "anyOf", "oneOf"} & set(schema)):
+    if "$ref" in schema and not ({"properties", *UNION_KEYWORDS} & set(schema)):
         return TypeExpr("ref", ref=ref_target(schema["$ref"]))
     if "const" in schema:
         return TypeExpr("const", const=schema["const"])

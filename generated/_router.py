@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 37ea63a4fdd6a6e9263888aa02cc902bb74e49fcbc93200696096e89cd61bd19
-# Content sha256: 27579d427165fc3ba6f19b6af35d4be846b1ba7fa9fbe88b6ffe7d5758dad256
+# Inputs sha256: 1835825f0f58be4de70fbf671f2572a4aaca54cc5240479af4d65f5e431b0ef9
+# Content sha256: 496a166840abdeec687723c7793044b025825f346d5a9ac54f85306ad5aca9d5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

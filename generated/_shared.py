@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 64159d141308438dd3338a3b8f27253af271a55e76630e455d2ab3e07e0478d2
-# Content sha256: 11b58e32e63b1cb899380e009846df9037f6d9b1e82422e4278d6e4234f04fae
+# Inputs sha256: 214c8c9483aa12564354e3d15b6aeccc09d5e45c1912e4b718a4a154778e4fc4
+# Content sha256: 2a3cff044ed53b365c9f47befc03607525f6cc2fcd0f06b3eea4dee827079e8f
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 37f94ef5e5c13b693589524cf9c07d647c046b6deb20f5ef30da0bcfb486416a
-# Content sha256: 9ce3c7ad86a85e4a83f4d0cd2fb336bb3ee17a2500cd27fa72fc8406b8969b5b
+# Inputs sha256: 3715aebe2b2ce473ce15acc49a51b0cdabf9d1944fc19bb427181000b41a3da4
+# Content sha256: 28e2a1733b067bf8609d25792f97426804c288a117fe93630110b0fff89b4c27
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cd359892b5f7a5b169fe1893041983501bbd04b814e7056d5e5fc62affcb60a9
-# Content sha256: 9308cb0f9e462085ce11b6fecf18c697b5d40183761b5e6f8686347a742e1cbf
+# Inputs sha256: a4b1da658f95daf13c8dbf47811311d7fdd6b3de07f2488d229423b1e32b7fd9
+# Content sha256: 232c3fe6976301bf4f379f8bdca02dc7d6ce99baf9ba546139ae1b7eb8bed480
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

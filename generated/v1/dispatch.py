@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ab7d3dd49348ae1a5a13a4913e0248b03f35639ed77d5ecdc9133dab34ad3085
-# Content sha256: 07dec50e46352ef09836fe2d8fd2ec4956828670884e3d2d9c46fc7aad9f0cc5
+# Inputs sha256: af9cc0a7e162c54000aaaa2e15265bfb6573a6ab45b996b5331faa1a03e490e9
+# Content sha256: ac3e2abbfad116984df7a8ad8c463f4dbe51511deafe8b235db29d5129967027
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 382859041d492fe09d1f42da0229c23e9baa3e5d0117e0604b904e281e789d47
-# Content sha256: 0dae08a0b526cbd0568391ade732bf527ddf0d8f0b0a0a63915994a5688337f9
+# Inputs sha256: e9c8b373e0f955051614011f040a4b61d3b3c2919274c4974923a4e62ae1af08
+# Content sha256: 690a02ad9100e4d795a09bcdd2da230380a605428ecc815a0adba448fc37e74b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0f0d5b88daaeb4f54417a22371006f190b1f22cd27850445b792f7f29c48a468
-# Content sha256: 0c0b480e8f29f52d326f69c1fa3451500e9190db0eeb95ed9bf181701091326e
+# Inputs sha256: 462c0ed6cb6c761c0725b6dbf1cfe22b0b42cfdb341628aee451e57a1bc43045
+# Content sha256: 941e9eb42a41e7bda719335ccdb562ea7e1788c88c49bc628c63572314ad5b8f
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2edc3de3cbaabc44f96505dc9cfb6150b07504d3a6b0e8979d25336ed6f249f7
-# Content sha256: 8b766bb50c553354d32fbc28daec8bf94bfd15ca45924eb3e6fb91489c739b51
+# Inputs sha256: ea17b3ed977bb48111e3889ef2742dc418c621237bc498a264377d3f21d9f6ce
+# Content sha256: 5e864b91f690bea7708ddca186a6e55ac9127b35171100a232e0dbcbaf1a14b5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d60121ddb70ab220e9cf2ad5ba1d6b126b02cc4d39e0940537b5c02bcde3047e
-# Content sha256: 37179110a29180531e68ae7a2fc45c9672ce2d98083ed89cb00d3201d157d116
+# Inputs sha256: cb160f3d0c9ada45b550a7c8e4e897cc38b07561f7cc718f0ddcfe554fdd0c22
+# Content sha256: 1525d4a3579b505cbf7cbd7bce480e4564650d4958419470139bc9d52cc2136b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 432b90218a2a85cdabcbfcc70347041e7ef6e831f7c2d381d67d70f77174bf4c
-# Content sha256: 936b9315c12885dc5511eedefa08b4f5b0cc76c84cf9ba36eaca3cb177507873
+# Inputs sha256: 16c7bffcab30b54f6a1624820bddcc32c33ec86bb4cfb5c2900f27e954fc42b2
+# Content sha256: 2ba7f0c77cb4b10d6a98f3d612893f6e8c68ce1ffe32f60a890f180a9e804e89
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4932e1a9fc60444c214e6d53289c7db7857c4f0cb2b2e6fc0f316714bbbc6fa0
-# Content sha256: 74995ce4c1ad0256243ca19344c7bc6e497267fda10ae62a240fa666e2a218dc
+# Inputs sha256: d1f22ae980e9b8930f5941f1d58fb95a24d4ee06b7c4c2fbe6745c887bc2d9ee
+# Content sha256: 034a10383243be37117c0a27cdb9d2bfd7048b69b90e232a19c88e1748ff2824
 
 """Wire models of ACP protocol v2.
 

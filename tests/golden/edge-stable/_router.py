@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 286f1da43ef0cb6cdf8ec3e24d90ef3e17a3e5a8b49889b1c45798f46c560e23
-# Content sha256: 06c97a2168a92d8dd68a314b141bb4d50e3fdc8739d730b74a0dbfe74f63c09f
+# Inputs sha256: bb8573bea8b5d44ad76ee217c1f2a58fc088ff83ee473492e1a4f2546f2af85a
+# Content sha256: 1ea395e88858d9414210f9245b972e234a73ba58c5ae789d343cac89735b02db
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

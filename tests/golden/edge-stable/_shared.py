@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6853cb7c3a3b50eef768f6aee680d438c783e1df15be35f8c73c46300a6c7bbd
-# Content sha256: 059cd63d06c28dffad5890398042ac349461cdb45c7ae214cd07ad359187cc79
+# Inputs sha256: 2a385db5e251859fc56340344d07a6164fe532494eabd9369396820afe09b2bb
+# Content sha256: e3e1d506ced7ed7298cf8a6d81594f0af58da905f8326e5996516ed5ce9327f9
 
 """Types shared by every protocol version of the generated package."""
 

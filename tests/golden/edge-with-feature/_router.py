@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d8eab41d7c1aa183738713f55adac8144d436c3e8b8535d1d3c716a1d7ec4554
-# Content sha256: 2d02e87048de9ec0068c2b29501d33d9357c19a82379d674638dec77d63439a7
+# Inputs sha256: d4e437312668f24b05d0728431f6b0747c34bc769c3b72f60af5492967d89649
+# Content sha256: ca8030aab71cd1078cb3d6838f7e68d5e981793ada2e5af0efcde63a67de2201
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

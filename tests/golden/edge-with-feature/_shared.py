@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a87d2e39edf0e556f97c31315790b2f37f725922dce1515c330cea24b6c0f9f9
-# Content sha256: 4e62d9482cdd48f9ef9ec291b418ef373c3325a69bb4e4ca8f1a73a9237a345a
+# Inputs sha256: d7244741adbf281a2178e9935cd436fa64c86db419ffe0687039e9fd3cf38d9a
+# Content sha256: 7e96f23f93b62d1c873607e24e52a375e6da09ba5c759e756285cd36aa0f2820
 
 """Types shared by every protocol version of the generated package."""
 

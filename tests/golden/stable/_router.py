@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 02e9cb9d73f31e4d544cf1d23aa84a46cfc36027363fbc8f6a14edbdda35aa47
-# Content sha256: bc8601e6daa37a2019161883c035136d45caf49d4a818624a6c4c1fe126a6ed0
+# Inputs sha256: 3404329de95bf107abac8df3dd3e1ee54a6eee010ff7cae27201bb30fadff335
+# Content sha256: 774d05d573294f7e6c3a9a64d4a71f168bcc4022664d134c3d1550c41c0f27f2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

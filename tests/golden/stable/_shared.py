@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 10c001977b82498d96689550c4bfbb8c31db6e89cd1c5a69d11bf39dabdf37d6
-# Content sha256: 6bba8bb496a97079b6fe33b7f20193de274ad4e5f3a060c1c26dc18d92d79f99
+# Inputs sha256: 5c1871573400b5cddb6145998a73c4db1974af7aafab9cfb56c511596ae2dd28
+# Content sha256: df94c7c5207a8f7f4f9944273d0c0128a62f0685e3287cd4bb09a8058dca648c
 
 """Types shared by every protocol version of the generated package."""
 

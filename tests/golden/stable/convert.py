@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e318c18d81db346c7fe71e2e643ef1cf4d56141715580142ce95fa25680bb12e
-# Content sha256: 0c139709ee3f8e3770cdb24625c76fba226ea6f1ea701b367a42760d340eb5ba
+# Inputs sha256: d8e3db2292962b3fdf139cc5a282fe2de04bd0b39159fd9d638644bf12ce0fc0
+# Content sha256: 407bebc32a5f118cfa8d78eccac868abb1ce0cb78241c6407e8cfe07ec5001be
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e962a1ee20dfd88d4c133d93b73cba47635b036025363f7dd30e7a9165251250
-# Content sha256: fc698787be9546d2043566167839ea47bab543dbd696a5363ce56a2bf705e36c
+# Inputs sha256: 3f71530ca55dd716d69048d5783d861510ce4c7b58814b7ff945175b7186576f
+# Content sha256: fa602d277aa16b3611c06e74be69d95c35ca6a14a7899fa94e6724f99a10b5ab
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

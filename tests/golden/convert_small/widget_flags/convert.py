@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 450cf05f880c1a699afb765e15292e8e7c0ab0974641cec5a6292ff8ff7d6690
-# Content sha256: 550fe0f73f326a43cf428cd2ff1773cedaf8ce169dffd93d6e132d157568ae5d
+# Inputs sha256: 3cc1ccf54c813d2936ccaa3869edf2efb9ab5e34773d1f3095a7d86af4ffa8e1
+# Content sha256: cb1a2ac6beaa54914206480eb13108b1dd84256e742a3c36625d5fa408be2bae
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 05a25a46fd82c78be7862bfc80b4016602c04c4de5ce3fdd7ab03b1cad96bb5e
-# Content sha256: f9887027e175e927d8db50d37c5fea8177b27161687f2e46c9c264678b5675e5
+# Inputs sha256: 1328ca73c1d8e34e80c7aec7fd4118d4b7b82d9fdd609652f06cb41319e91fe2
+# Content sha256: c8ed5773e707d3239ee0c533d4279f068ecc66370b274c95c6a3bfe9a60ff748
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c514a047078e26d730409f26648e5e414e614ec60db0cf8496c744d07c070eb2
-# Content sha256: 9cf6bc3d37daddee93b3626459fac89096d2ddb06af3b3e0d2fa1520b28cb79e
+# Inputs sha256: e62390ae428e0860da892088d6738422ef9f10c1c51f6d2d5d178496c8d99bed
+# Content sha256: cd5a7166b8afd8b307203eec79e2a159ea8b05bc0f2dfbce87d51d44d2d0572c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

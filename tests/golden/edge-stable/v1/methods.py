@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cd442c9897a0d4428b977d294efc71ec6592a869fd19eff820241ef20f778f80
-# Content sha256: aa7f640ad91e7c980f662cbe71d35fb4ec5bf8ad9dc742c30c59e7ff64167697
+# Inputs sha256: c0469c4f60101db9b88941d26cfd9c16b52e9684027cae2f37c4c0b35e4619ca
+# Content sha256: d35eaebf11f4c7b7f25e4c132530d2a845731550fc14ca5d0597b4841e75c3fc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

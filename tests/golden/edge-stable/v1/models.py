@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a4654ec7c8d5af47d3b384a02ec2904aa1597065a9c89756c66f74bc392d4fa0
-# Content sha256: 6ff6825e4f4b6ccaede87db5dab204d2f6f295fc1e00cd852778c3c1c203479b
+# Inputs sha256: b8f93ce7e544fbec71b41fb1a46950fcec4258efddc2aa39bf7516ea7deb69f5
+# Content sha256: 9b8f2a51b18f0407ca63f1aca83bc4234d1893a3d2966bd5b7ec7b7c7347e2bb
 
 """Wire models of ACP protocol v1.
 

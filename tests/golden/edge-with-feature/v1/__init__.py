@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ff0207cafa37415fb61dff2c4c7baeb2c961a4403130463144bc81312ce406b6
-# Content sha256: eb5689a4bfd428eb522f36ba4191d906b6793ec7e74b3d6ef2825c90622b7002
+# Inputs sha256: fadd1673243e2125e1f79cd05b06f33251bb9582d50ad75abb6da6b8570eb6d4
+# Content sha256: d1b67fbcb89de1385d190e21bf605d0eacdbd73bcf3833677a295610f71a5c0f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7808c90e2b4161362cf9b12d41d3b2e66d57e52cee1f9892dc619bb6396d5b34
-# Content sha256: 9a5dc7d6ca775f26f2d574b05a0c0e18dd9cda494c06ffc1237c820fbdd7ab6e
+# Inputs sha256: c0e2fa8bafead6abb618236a5efbe2fc28ac7bb0857ccc08ab5292fec1e8c151
+# Content sha256: e694ce96b979cf7a078503686353560b38eea364f8ca32b4c7a25d5cb8db2cdb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: dc968524a9943da9188d05829aa7f3aedda0b059f0f0859d351426d028316059
-# Content sha256: c3a1474f6ad220d1415a8e3cd21dee69fe01c3ab6dba0b588c8766d0732c7dec
+# Inputs sha256: d5ad7839c8c4a8a7645a41103235b74453fe29129eadb3198c6862a8b436310e
+# Content sha256: 05c8d7a1e1411faf71b77e45f08067312053d41f086fd0c0f4cc73838eb43129
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

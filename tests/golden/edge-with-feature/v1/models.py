@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1bc72ce018a7654ce333156f62358c784f37cc57f198900cc3cab5f0d3548b56
-# Content sha256: bfcc24b5eb712e28152e1b35a32475c6dd5607bb42fb70c9691be9bf87818893
+# Inputs sha256: fcc570e0a8895dac6aeedd9f88aa045f9cb8d15f3cb933a4b584ce57f36d0a8b
+# Content sha256: 9ed934419f9e7bbc0791a81458c14b3c06c669c82ac05154a7931f61b3cf4169
 
 """Wire models of ACP protocol v1.
 

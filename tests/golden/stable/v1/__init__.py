@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a501e6d927a48fd5e1c5c3880a04a4ecc48ea2aa741adb214379508c1ad64be4
-# Content sha256: 31eea93703b1360449cec46a80c3571bcd1d6c41537c026ed55738be40bbc982
+# Inputs sha256: f001c36e53e8fb5e55783b22c83f51f27daf0758296a7f213a415eb96aef4df8
+# Content sha256: bb4c4435d65328103665d0e8149a601a70996f7edaec8bc73cff6235399785c7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ea935f667253c8586ed86fdbffd8f0d6cc9cb97a4ee4e9a485dbfff59bf200df
-# Content sha256: 0b320633173953e6948d449d5f5dfa5a8bd87f3ad559c4f5d798a02d31657078
+# Inputs sha256: ce2e4c044515afc6157bf517e82970723ca8f575a42d8800d39717ab5cb27cdc
+# Content sha256: fdac4dd0d3d7b7dbbc42734242074e68faceac89564d12005fdb8f317c58052d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

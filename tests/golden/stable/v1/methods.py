@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5ac27fd59cc4a8428b84342145b8d19ab54d09e5535a1e67b705e07bd4a4e3a7
-# Content sha256: b61c1ab2e21f4574148276a2b5198dbf8af7824c6fab1bcea1bbb3c9348e7d13
+# Inputs sha256: 2975b58ad9033c498f63b07d0fd9164af1c0c412f9b0dc8ac7ee870f5faf75a1
+# Content sha256: 41f026a7702a03df22f66d8fd14fa60cdbb0bcb32e82ed17265fe4e84f0ad93c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

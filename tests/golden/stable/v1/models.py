@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 98f7bae4811199502faa68ecc1899c0f96835478c6450fd667393516e6dbc7a5
-# Content sha256: 6ed6df7361c30af2f528a7f57deba20c6f25d720d3169d49e2d3180cf94b72f3
+# Inputs sha256: 2073ea9be01140062cc198492179ada817f191a634757284c5f2a1c67dd42128
+# Content sha256: c80be4d5faf75f791dfcc4df9f3e4fab216c4a3b4e0b771100bd985e98cedada
 
 """Wire models of ACP protocol v1.
 

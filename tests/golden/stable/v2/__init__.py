@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3ab8b69738cb88f14e24e781e698b8b92463b160be84cfff7799ad6262bb00f5
-# Content sha256: 03ea9c4afc8bf348d7ae906f7c4d9b60e1ac0386a68de0665855f5210335b856
+# Inputs sha256: 3208e846d46bf1e347c54144bef8f13cac6d70cc911d0566ade252b3ae833bcc
+# Content sha256: 06515c0ec126f56bd3da482908844414c716a2d7d45762780a14a706e707e9d5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 848d19e46f7fd2ee539cf5d50746b409f6a2157bdb7984324074670caba550f6
-# Content sha256: 07b9c2734252893689a8989f7490088cbc0948b88909a6d091771d22790ecaa8
+# Inputs sha256: 7e75638c4674699dd7cb3db3e62c96b873bb9a6f2a8c23a69fc4c8489c12a2f6
+# Content sha256: 6a1424b96a306bcc4e23ad7f621f5b593058a9f730a5ce84e2a445948e540e4e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

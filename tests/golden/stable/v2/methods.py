@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 69f941699cb990ce01bfa110f0feb1b1f7b841328969a86ef31add0575b5be04
-# Content sha256: f2c85e2598bf0fedc364f41361bad384facd2b3b9b96cbc5b743622000b72711
+# Inputs sha256: 741f6874557b814fc0882f224d7d7dd80396562ffde5c6e16bd47b936be9e7e4
+# Content sha256: f4d67a3121e1e8bcdb119c30ec13e4633aa43863eb1ffa38be4a599a3a7d8641
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

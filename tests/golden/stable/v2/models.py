@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f07e67538d1145d92cd20a10a7d60c1484ee85e6c66d2b0290b2b97f7221e5c4
-# Content sha256: 155764d1029fbee31aa19c545f4539db7118007dc6c999b13e5767d718cf2fc5
+# Inputs sha256: 9a5cbfb5f278269c8e514e1b6b45c30bcca2a4c56952ef3bd3fb58541fee7dad
+# Content sha256: 277bbd8111f31dd52985300aa495585883d75e8edcddf659a772b4a0be8c83d0
 
 """Wire models of ACP protocol v2.
 
