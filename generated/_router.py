@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1835825f0f58be4de70fbf671f2572a4aaca54cc5240479af4d65f5e431b0ef9
-# Content sha256: 496a166840abdeec687723c7793044b025825f346d5a9ac54f85306ad5aca9d5
+# Inputs sha256: 78c71a9f67a7ef7594fbc8c7ef0548d8a61e5f1536f9f9c0c6f3730000c4d76c
+# Content sha256: 335bf9f7664f0be6b967cce0a64a2455debe1f2f9d725e16f35d41d09fe55bf3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 214c8c9483aa12564354e3d15b6aeccc09d5e45c1912e4b718a4a154778e4fc4
-# Content sha256: 2a3cff044ed53b365c9f47befc03607525f6cc2fcd0f06b3eea4dee827079e8f
+# Inputs sha256: 81624b53cb6059194adb3318c66f20cf672c81b0add8c4fb02d9256d2881c3fd
+# Content sha256: f86cc7c1038777009ab88150b3a95f1978cd482167fd1b6410356650b0276f0f
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3715aebe2b2ce473ce15acc49a51b0cdabf9d1944fc19bb427181000b41a3da4
-# Content sha256: 28e2a1733b067bf8609d25792f97426804c288a117fe93630110b0fff89b4c27
+# Inputs sha256: 3a7dd203747a5fc0702393bcbc0f6e54a3b626de948e8b48c77aeebe4833ac62
+# Content sha256: 19a11b4453566b30411d890883f402d11e77d7373a1717dcafee4beb8cbc152c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

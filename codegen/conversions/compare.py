@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
 
 from ..errors import Problem, pointer
 from ..ir import Field, Protocol, TypeDef, TypeExpr, shape
@@ -14,7 +13,8 @@ from .declarations import CONVERSIONS_FILE, VALUE_RULES, Declarations, FieldDecl
 from .plan_types import MethodMap
 
 
-class FieldPair(NamedTuple):
+@dataclass(frozen=True)
+class FieldPair:
     """A field and its counterpart; None on the side where it does not exist."""
 
     v1: Field | None
@@ -289,7 +289,9 @@ def archive_scope(
 
 def compare(
     decl: Declarations, v1: Protocol, v2: Protocol, over_base: bool = False
-) -> tuple[Comparison, list[Any], dict[str, Any]]:
+) -> tuple[Comparison, list[tuple[TypeDef, TypeDef]], dict[str, list[FieldPair]]]:
+    """Compare two versions: the comparison (with its problems), the type pairs, and per
+    v1 type the matched field pairs."""
     cmp = Comparison(decl, v1, v2, over_base=over_base)
     pairs = cmp.pairs()
     field_pairs = {td1.name: cmp.compare_types(td1, td2) for td1, td2 in pairs}

@@ -121,7 +121,7 @@ def _converters(
             own = []
             fills = [fl for b in base_convs for fl in b.fills]
             for pair in field_pairs[td1.name]:
-                f1, f2, d = pair
+                f1, f2, d = pair.v1, pair.v2, pair.decl
                 fs, ft = (f1, f2) if source == 1 else (f2, f1)
                 if fs is None:  # exists in the target only
                     if d is not None and d.fill is not None and ft is not None:

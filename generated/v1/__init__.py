@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a4b1da658f95daf13c8dbf47811311d7fdd6b3de07f2488d229423b1e32b7fd9
-# Content sha256: 232c3fe6976301bf4f379f8bdca02dc7d6ce99baf9ba546139ae1b7eb8bed480
+# Inputs sha256: f7c5ab1b20865b0d796f53a69dd3dfaa4130002af23de598b921bf685d006bd6
+# Content sha256: 51aeffd978de0f0d52da87576f11ba2e9bcaaed652ce545457f8b812be46cb1d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

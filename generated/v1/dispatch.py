@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: af9cc0a7e162c54000aaaa2e15265bfb6573a6ab45b996b5331faa1a03e490e9
-# Content sha256: ac3e2abbfad116984df7a8ad8c463f4dbe51511deafe8b235db29d5129967027
+# Inputs sha256: b8cec21a7ce416b7e58f28a452aa3055bb565f30082e4f7c76fe3b99c7ad369e
+# Content sha256: e664deea399b1a155ca52d7ec387cc6ee67bdff026009fe662b1d37f76a53dbf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e9c8b373e0f955051614011f040a4b61d3b3c2919274c4974923a4e62ae1af08
-# Content sha256: 690a02ad9100e4d795a09bcdd2da230380a605428ecc815a0adba448fc37e74b
+# Inputs sha256: 11f054576f6da9dca4dd9002d5cbc7bd082ede4ea530c74bb02ce6c921d79367
+# Content sha256: f8627b76b8b90de724c61babffd06b32273bc4e72045f02bce33ca74b3e2c5fe
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

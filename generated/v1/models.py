@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 462c0ed6cb6c761c0725b6dbf1cfe22b0b42cfdb341628aee451e57a1bc43045
-# Content sha256: 941e9eb42a41e7bda719335ccdb562ea7e1788c88c49bc628c63572314ad5b8f
+# Inputs sha256: 48f98bc1a7c63ee66a82341ec4a3057260c1c623a70f29ef589d370926e5d439
+# Content sha256: 292de9144928390c94b194ceffaced8f26e73d0b1146f15408f12f4b54175e73
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ea17b3ed977bb48111e3889ef2742dc418c621237bc498a264377d3f21d9f6ce
-# Content sha256: 5e864b91f690bea7708ddca186a6e55ac9127b35171100a232e0dbcbaf1a14b5
+# Inputs sha256: 7f81821518fb869b4b7241ecaee6896e6bcd2a52af2cd9f1189e38833f1e96eb
+# Content sha256: 71a5a1feed0907ca8b17ac7331db70a36035bb105759ffe9bd0fdc5bc03b0388
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: cb160f3d0c9ada45b550a7c8e4e897cc38b07561f7cc718f0ddcfe554fdd0c22
-# Content sha256: 1525d4a3579b505cbf7cbd7bce480e4564650d4958419470139bc9d52cc2136b
+# Inputs sha256: f8dd004a880841ba6661c44156613aedcf5536c2979a06e3f8b4f28735d5b377
+# Content sha256: c11937a315fe259562c6303c9817212bf40f10f0ddaffb8098bba0c9803ed785
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 16c7bffcab30b54f6a1624820bddcc32c33ec86bb4cfb5c2900f27e954fc42b2
-# Content sha256: 2ba7f0c77cb4b10d6a98f3d612893f6e8c68ce1ffe32f60a890f180a9e804e89
+# Inputs sha256: 88037679674e364960a266dd5e74ddf5eb8bf3d531d327db201817665284ce79
+# Content sha256: d41e80fc31f9736604e7ebc427ba0189246529cf328f43944237aa49b9e9ef95
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d1f22ae980e9b8930f5941f1d58fb95a24d4ee06b7c4c2fbe6745c887bc2d9ee
-# Content sha256: 034a10383243be37117c0a27cdb9d2bfd7048b69b90e232a19c88e1748ff2824
+# Inputs sha256: 77bfa79d2313937868e61030305006bdf7f3fab60a49bd6c4386efe5a5838a8f
+# Content sha256: 712fec964d52fd94bcea2b4049cd0bb9b4342c37d568f72b36c0a59c056cdbb5
 
 """Wire models of ACP protocol v2.
 

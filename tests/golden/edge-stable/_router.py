@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bb8573bea8b5d44ad76ee217c1f2a58fc088ff83ee473492e1a4f2546f2af85a
-# Content sha256: 1ea395e88858d9414210f9245b972e234a73ba58c5ae789d343cac89735b02db
+# Inputs sha256: 581f8cbb9e0915151792be472892779233a2219f7aaf351bb69426865f18c3de
+# Content sha256: 613318609b9a46d8ed06843f9db78721e3b8f7d0a4a474ae93e1d4c39ed279b0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

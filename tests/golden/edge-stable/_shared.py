@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2a385db5e251859fc56340344d07a6164fe532494eabd9369396820afe09b2bb
-# Content sha256: e3e1d506ced7ed7298cf8a6d81594f0af58da905f8326e5996516ed5ce9327f9
+# Inputs sha256: 0c7c5d8a005ebecf0b330c72a1229b449d4ed939aaf3101af5b106c316db24ad
+# Content sha256: 490ff47ea2c1f1e0f057df7dbb0237f0098f66d0341041e58ddaa6a33a9ab5c4
 
 """Types shared by every protocol version of the generated package."""
 

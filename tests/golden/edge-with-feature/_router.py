@@ -5,8 +5,8 @@
 #   templates/router.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d4e437312668f24b05d0728431f6b0747c34bc769c3b72f60af5492967d89649
-# Content sha256: ca8030aab71cd1078cb3d6838f7e68d5e981793ada2e5af0efcde63a67de2201
+# Inputs sha256: 59ff09a181f4a1b2fddb05aa2e5ceeac29871638d7fd7ef1390ea06920d92907
+# Content sha256: 0114148b5dc6b5b903bc09d852c469dfe8064f724564f74b5f726a1a48ab0e27
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -5,8 +5,8 @@
 #   templates/shared.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d7244741adbf281a2178e9935cd436fa64c86db419ffe0687039e9fd3cf38d9a
-# Content sha256: 7e96f23f93b62d1c873607e24e52a375e6da09ba5c759e756285cd36aa0f2820
+# Inputs sha256: c9a95d6a96b24398687994cff931649e079581998285fbd80d5f7d12dc161867
+# Content sha256: 3fa3e45f65093e31d0e1c093e113111942607209483c2420c27d7cbe27b7cce2
 
 """Types shared by every protocol version of the generated package."""
 

@@ -7,8 +7,8 @@
 #   templates/router.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3404329de95bf107abac8df3dd3e1ee54a6eee010ff7cae27201bb30fadff335
-# Content sha256: 774d05d573294f7e6c3a9a64d4a71f168bcc4022664d134c3d1550c41c0f27f2
+# Inputs sha256: 39cb99929c7c032ca2a9b926488782692196b2f1a20dda7cd0bb6fbd9de93ee0
+# Content sha256: df0821fe9e86718140ed87156ff61b2e102ddc218fa27e7b8832c426d8f7092f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -7,8 +7,8 @@
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5c1871573400b5cddb6145998a73c4db1974af7aafab9cfb56c511596ae2dd28
-# Content sha256: df94c7c5207a8f7f4f9944273d0c0128a62f0685e3287cd4bb09a8058dca648c
+# Inputs sha256: 0be42ce99139960a8c0b7679c98507920871391cacf4e32b0d770a58554a665a
+# Content sha256: 8d9dc32e1bb6e79f3e55c732009f587f1db075d4061b6e962caa499864df36d7
 
 """Types shared by every protocol version of the generated package."""
 

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d8e3db2292962b3fdf139cc5a282fe2de04bd0b39159fd9d638644bf12ce0fc0
-# Content sha256: 407bebc32a5f118cfa8d78eccac868abb1ce0cb78241c6407e8cfe07ec5001be
+# Inputs sha256: fd7b1866809243b94acd0b031204ddced9924cc1b4c24ea63686e2adc5864119
+# Content sha256: aaee42b52b7530de28fb00c63750d5a7b28d587faa3e1520e3a7ed075fb95e4b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3f71530ca55dd716d69048d5783d861510ce4c7b58814b7ff945175b7186576f
-# Content sha256: fa602d277aa16b3611c06e74be69d95c35ca6a14a7899fa94e6724f99a10b5ab
+# Inputs sha256: f5c807be1c1530d5dc36ffaf6926d9e88531cabd489d77d9ddf83b181f66f890
+# Content sha256: 616de9c5052ed1795fb23915fdbb880ddd6c1eba7a8845556047bd7b46120e17
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -8,8 +8,8 @@
 #   templates/convert.py.jinja
 # Features: widget_flags
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3cc1ccf54c813d2936ccaa3869edf2efb9ab5e34773d1f3095a7d86af4ffa8e1
-# Content sha256: cb1a2ac6beaa54914206480eb13108b1dd84256e742a3c36625d5fa408be2bae
+# Inputs sha256: df9078d7d18d2b5d4e13e7f81bf7655f293560b702cf8978b8718fbd5164d9e1
+# Content sha256: 473808df95a68dbeffa9a4e2dc85f124ab3a08d56454fe04f09deb737821c54e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1328ca73c1d8e34e80c7aec7fd4118d4b7b82d9fdd609652f06cb41319e91fe2
-# Content sha256: c8ed5773e707d3239ee0c533d4279f068ecc66370b274c95c6a3bfe9a60ff748
+# Inputs sha256: 66f08121aafcd005454ccc7e9c19a416dad584974391f291893a41b0c8374c88
+# Content sha256: d2e89fb05d205b1355738c20cb1dfb4ca8a3723a24d1c0d5d56c3f3e9969847c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

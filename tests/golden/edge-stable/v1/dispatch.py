@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: e62390ae428e0860da892088d6738422ef9f10c1c51f6d2d5d178496c8d99bed
-# Content sha256: cd5a7166b8afd8b307203eec79e2a159ea8b05bc0f2dfbce87d51d44d2d0572c
+# Inputs sha256: 6126021275db32637e4e7280bc5570885cee083a533274aae32979f5c8d45dec
+# Content sha256: 143226a800a627c9ee9609d6e7a48eda5e08b65243177776c816a9801321395d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

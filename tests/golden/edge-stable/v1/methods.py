@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c0469c4f60101db9b88941d26cfd9c16b52e9684027cae2f37c4c0b35e4619ca
-# Content sha256: d35eaebf11f4c7b7f25e4c132530d2a845731550fc14ca5d0597b4841e75c3fc
+# Inputs sha256: c6c784fdf8a3b137d823272b8aeeab9f45b74bea33b47d4f4dbd71e6c8d2ad27
+# Content sha256: 6de3b2ba11f9fe5de5c7e6bad2490d615a446ee56e11a43d3191b28cd1ba9f55
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b8f93ce7e544fbec71b41fb1a46950fcec4258efddc2aa39bf7516ea7deb69f5
-# Content sha256: 9b8f2a51b18f0407ca63f1aca83bc4234d1893a3d2966bd5b7ec7b7c7347e2bb
+# Inputs sha256: 99c7b80268baed45bb06d1f9bebe696801d04f0c90b431c76a20337e3ecab53b
+# Content sha256: 5794b0d29c560f6402529184956f0e5e859d1630775e0e54ca43f52c580a2992
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fadd1673243e2125e1f79cd05b06f33251bb9582d50ad75abb6da6b8570eb6d4
-# Content sha256: d1b67fbcb89de1385d190e21bf605d0eacdbd73bcf3833677a295610f71a5c0f
+# Inputs sha256: 56bd89493c127cdc22d2d6c218e7494110c63452668d26b8c8ee1add23e78c25
+# Content sha256: c286853c0b3443446fd034c80cc8a005b12cda3c54e1f4f6b5f6b7952214cb9f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c0e2fa8bafead6abb618236a5efbe2fc28ac7bb0857ccc08ab5292fec1e8c151
-# Content sha256: e694ce96b979cf7a078503686353560b38eea364f8ca32b4c7a25d5cb8db2cdb
+# Inputs sha256: 274557595ec7315bc63b0edfb7546e69a3a3ef309dfc5fc3b3d29682987e4e35
+# Content sha256: ce45d12f79bbb8c5953cef6031620fc0d191ce2147e432791f14d456c6def950
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d5ad7839c8c4a8a7645a41103235b74453fe29129eadb3198c6862a8b436310e
-# Content sha256: 05c8d7a1e1411faf71b77e45f08067312053d41f086fd0c0f4cc73838eb43129
+# Inputs sha256: c86851b315dc15a7106c4b1769ebf3bb383fbc87c80ac4b464d8c9307008fc56
+# Content sha256: 2ed50d50e5de70427395aa0ef43c549e3f9158b5189aac57fd19690246254744
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

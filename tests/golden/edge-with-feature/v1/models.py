@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: edge_feature
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fcc570e0a8895dac6aeedd9f88aa045f9cb8d15f3cb933a4b584ce57f36d0a8b
-# Content sha256: 9ed934419f9e7bbc0791a81458c14b3c06c669c82ac05154a7931f61b3cf4169
+# Inputs sha256: 8613a2dcda13d1d44645e793a39da92a13242f509bb7559a2194676a00a1c5a2
+# Content sha256: 62b813b6004ca7fe01e7166483d038ec10011d6328d61c21e4e874c3b9caf490
 
 """Wire models of ACP protocol v1.
 

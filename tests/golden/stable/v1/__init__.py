@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f001c36e53e8fb5e55783b22c83f51f27daf0758296a7f213a415eb96aef4df8
-# Content sha256: bb4c4435d65328103665d0e8149a601a70996f7edaec8bc73cff6235399785c7
+# Inputs sha256: 80a7cb9a8ae71c9f21df157586ee8b959054ce91f210e0fd8cc29953426eef01
+# Content sha256: f9cdd259bf3847f6e3f6e018b66ac060e6b5b69639d6683879cd4663d5e71b41
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: ce2e4c044515afc6157bf517e82970723ca8f575a42d8800d39717ab5cb27cdc
-# Content sha256: fdac4dd0d3d7b7dbbc42734242074e68faceac89564d12005fdb8f317c58052d
+# Inputs sha256: 3f177a12037b59224fa8fdc2f1f1502ff6e7628f200f707f11b26fcb3493ae5c
+# Content sha256: 5f9da74d75095f4bae7fc81c9a34149c7cf5a78c6c49fde9c0a85ca190603631
 
 """Method dispatch for the agent side of ACP protocol v1.
 

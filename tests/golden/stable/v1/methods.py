@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2975b58ad9033c498f63b07d0fd9164af1c0c412f9b0dc8ac7ee870f5faf75a1
-# Content sha256: 41f026a7702a03df22f66d8fd14fa60cdbb0bcb32e82ed17265fe4e84f0ad93c
+# Inputs sha256: fb3dbb1602e60c038c04c8103a32f2cc574c5d6f4e4f069afc5357dfc01be9a6
+# Content sha256: 6461d8062dbc68d9bed5507f4f9245a201fe19105ab06bc2529e92bc7ca65f51
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

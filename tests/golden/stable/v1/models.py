@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2073ea9be01140062cc198492179ada817f191a634757284c5f2a1c67dd42128
-# Content sha256: c80be4d5faf75f791dfcc4df9f3e4fab216c4a3b4e0b771100bd985e98cedada
+# Inputs sha256: acf1ac6215ec384fcce3a9942d6eb0667df59e251b695028d4428f0a40340af2
+# Content sha256: 76b4e7766095fb50d66d531883012367e2f63360f5a88c8b8663b2da9c34b0e3
 
 """Wire models of ACP protocol v1.
 

@@ -5,8 +5,8 @@
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3208e846d46bf1e347c54144bef8f13cac6d70cc911d0566ade252b3ae833bcc
-# Content sha256: 06515c0ec126f56bd3da482908844414c716a2d7d45762780a14a706e707e9d5
+# Inputs sha256: 9ec91e62cd7c2fd760cf5c4861046f8e4776aa42286a375aaa98a1f91cd5e546
+# Content sha256: 083dbe84e2974036884dac38109bf47903261dbcf1c50a8c986049240f74d6c0
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

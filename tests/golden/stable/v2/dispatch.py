@@ -5,8 +5,8 @@
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7e75638c4674699dd7cb3db3e62c96b873bb9a6f2a8c23a69fc4c8489c12a2f6
-# Content sha256: 6a1424b96a306bcc4e23ad7f621f5b593058a9f730a5ce84e2a445948e540e4e
+# Inputs sha256: bba862736afb1feb1fbc1261ec3d1d708e4e118d20f825615fc6f507af71c7ea
+# Content sha256: 817aa5548f561c1ad2b34475a8f0cd98bf24afc2573ef61771911fbb3317711a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,8 +5,8 @@
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 741f6874557b814fc0882f224d7d7dd80396562ffde5c6e16bd47b936be9e7e4
-# Content sha256: f4d67a3121e1e8bcdb119c30ec13e4633aa43863eb1ffa38be4a599a3a7d8641
+# Inputs sha256: c6cc81d1d87ec2a43c6368f412ee1f1415b3257e27b459b26a944b71b6916538
+# Content sha256: 91988577092787006fe1e6a623b0736f048abcd4565e9a2762c8dca7a299284c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,8 +5,8 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9a5cbfb5f278269c8e514e1b6b45c30bcca2a4c56952ef3bd3fb58541fee7dad
-# Content sha256: 277bbd8111f31dd52985300aa495585883d75e8edcddf659a772b4a0be8c83d0
+# Inputs sha256: d15da417f738c6c0c01c3b1b93752d286cd818a7b31545e34e9be8532b9442c2
+# Content sha256: fded250345ff23e4049f853bf5cfa8905a6c97046da938e8914b0cb9eba41797
 
 """Wire models of ACP protocol v2.
 
