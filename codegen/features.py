@@ -14,9 +14,16 @@ from typing import Any
 
 from .errors import Problem, SchemaError, pointer
 from .load import VersionSources
-from .validate import DEFS, iter_refs, method_sections, ref_target, sides_of
-
-FEATURE_KEY = "x-feature"
+from .schema_terms import (
+    DEFS,
+    FEATURE_KEY,
+    UNION_KEYWORDS,
+    iter_refs,
+    method_sections,
+    ref_target,
+    schema_nodes,
+    sides_of,
+)
 
 
 def unstable_notice(feature: str) -> str:
@@ -58,41 +65,30 @@ def _with_notice(node: dict[str, Any]) -> None:
         node["description"] = unstable_notice(feature) + ("\n\n" + text if text else "")
 
 
-def _prune(node: Any, enabled: frozenset[str]) -> Any:
-    """Drop gated properties and variants inside one definition (recursively)."""
-    if isinstance(node, list):
-        return [_prune(item, enabled) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in ("const", "default", "enum", "examples"):
-            out[key] = value
-        elif key == "properties" and isinstance(value, dict):
-            kept = {}
-            for prop, schema in value.items():
-                if isinstance(schema, dict) and schema.get(FEATURE_KEY, None) not in (None, *enabled):
-                    continue
-                schema = _prune(schema, enabled)
-                if isinstance(schema, dict):
-                    _with_notice(schema)
-                kept[prop] = schema
-            out[key] = kept
-        elif key in ("anyOf", "oneOf") and isinstance(value, list):
-            variants = []
-            for variant in value:
-                if isinstance(variant, dict) and variant.get(FEATURE_KEY, None) not in (None, *enabled):
-                    continue
-                variant = _prune(variant, enabled)
-                if isinstance(variant, dict):
-                    _with_notice(variant)
-                variants.append(variant)
-            out[key] = variants
-        else:
-            out[key] = _prune(value, enabled)
-    if "required" in out and isinstance(out.get("properties"), dict):
-        out["required"] = [r for r in out["required"] if r in out["properties"] or r not in node.get("properties", {})]
-    return out
+def _gated_off(node: Any, enabled: frozenset[str]) -> bool:
+    return isinstance(node, dict) and node.get(FEATURE_KEY, None) not in (None, *enabled)
+
+
+def _prune(schema: dict[str, Any], enabled: frozenset[str]) -> dict[str, Any]:
+    """Drop gated properties and variants inside one definition, in place; returns it."""
+    for _, node in schema_nodes(schema):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            node["properties"] = {k: v for k, v in props.items() if not _gated_off(v, enabled)}
+            if "required" in node:
+                node["required"] = [r for r in node["required"] if r in node["properties"] or r not in props]
+        for key in UNION_KEYWORDS:
+            if isinstance(node.get(key), list):
+                node[key] = [v for v in node[key] if not _gated_off(v, enabled)]
+        # The kept members are walked after this, so their own members are pruned too.
+        for member in [*(node["properties"].values() if isinstance(props, dict) else ()), *_variants(node)]:
+            if isinstance(member, dict):
+                _with_notice(member)
+    return schema
+
+
+def _variants(node: dict[str, Any]) -> list[Any]:
+    return [v for key in UNION_KEYWORDS if isinstance(node.get(key), list) for v in node[key]]
 
 
 def select(sources: VersionSources, enabled: frozenset[str]) -> Selection:

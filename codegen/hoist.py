@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import fail, pointer
-from .validate import DEFS, RESERVED_TYPE_NAMES, ref_target
+from .schema_terms import DEFS, ref_target, variants_key
+from .validate import RESERVED_TYPE_NAMES
 
 RULES = ("title", "discriminator", "union-prefixed", "flattened", "property", "suffixed")
 # Keys that describe a definition as a whole rather than its shape.
@@ -54,19 +55,13 @@ def pascal(text: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", text) if part)
 
 
-def _variants_key(schema: Any) -> str | None:
-    if not isinstance(schema, dict):
-        return None
-    return next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
-
-
 def _has_properties(schema: Any) -> bool:
     return isinstance(schema, dict) and bool(schema.get("properties"))
 
 
 def _is_flattened(schema: Any) -> bool:
     """An object with its own properties and a union of variants that extend it."""
-    return _has_properties(schema) and _variants_key(schema) is not None
+    return _has_properties(schema) and variants_key(schema) is not None
 
 
 def _discriminator_const(variant: dict[str, Any]) -> str | None:
@@ -155,7 +150,7 @@ class Hoister:
             return self._leaves[name]
         self._leaves[name] = []  # a reference cycle ends here rather than recursing forever
         schema = self.defs[name]
-        key = _variants_key(schema)
+        key = variants_key(schema)
         assert key is not None
         common = {k: v for k, v in schema.items() if k not in (key, *_OWN_KEYS)}
         leaves: list[tuple[str, str]] = []
@@ -188,7 +183,7 @@ class Hoister:
                     out.append((label, rest))
                 return out
             union = self.defs[target]
-            key = _variants_key(union)
+            key = variants_key(union)
             if key is None or _has_properties(union) or not all(isinstance(v, dict) for v in union[key]):
                 continue
             out = []
@@ -216,7 +211,7 @@ class Hoister:
                 out += self._leaves_of(owner, label + sub_label, schema, path)
             return out
         # A variant with a union of its own (nested flattening).
-        key = _variants_key(merged)
+        key = variants_key(merged)
         if key is not None:
             inner = merged.pop(key)
             out = []
@@ -232,7 +227,7 @@ class Hoister:
         """Union variants that extend a union become several variants (see ``_distribute``)."""
         for union in sorted(self.defs):
             schema = self.defs[union]
-            key = _variants_key(schema)
+            key = variants_key(schema)
             if key is None or _has_properties(schema):
                 continue
             variants: list[Any] = []
@@ -250,7 +245,7 @@ class Hoister:
         found: list[tuple[str, str, int, str, str]] = []  # (union, key, index, bare, rule)
         for union in sorted(self.defs):
             schema = self.defs[union]
-            key = _variants_key(schema)
+            key = variants_key(schema)
             if key is None or _has_properties(schema):
                 continue
             for i, variant in enumerate(schema[key]):
@@ -289,7 +284,7 @@ class Hoister:
         if _has_properties(node):
             return {"$ref": f"#/$defs/{self._add(stem, 'property', node, owner, path)}"}
         out = dict(node)
-        key = _variants_key(node)
+        key = variants_key(node)
         if key is not None:
             out[key] = [self._inline(v, owner, stem + _label(v), (*path, key, i)) for i, v in enumerate(node[key])]
         if isinstance(node.get("items"), dict):

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any, Literal
 
 from .errors import pointer
-from .features import FEATURE_KEY, Selection
+from .features import Selection
 from .hoist import Derived, hoist
 from .names import model_field_name
-from .validate import DEFS, message_role, ref_target, sides_of
+from .schema_terms import DEFS, FEATURE_KEY, UNION_KEYWORDS, message_role, ref_target, sides_of, variants_key
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
@@ -32,13 +34,28 @@ class TypeExpr:
     """A normalised schema expression."""
 
     kind: Kind
-    ref: str | None = None  # kind "ref"; for inline "object" variants, the base type they extend
+    ref: str | None = None  # kind "ref": the type referred to
     format: str | None = None
     const: Any = None  # kind "const"
-    items: TypeExpr | None = None  # kind "array"; for "object", the type of additional values
+    items: TypeExpr | None = None  # kind "array": the type of the items
     variants: tuple[TypeExpr, ...] = ()  # kind "union"
     fields: tuple[Field, ...] = ()  # kind "object", inline properties
     nullable: bool = False
+    base: str | None = None  # kind "object": the type an inline object extends (``allOf``)
+    additional: TypeExpr | None = None  # kind "object": the type of additional property values
+    # A union variant of a definition: its own x-feature and where it is written. Not part
+    # of the shape, so two spellings of one type still compare equal.
+    feature: str | None = dataclass_field(default=None, compare=False)
+    pointer: str = dataclass_field(default="", compare=False)
+
+    def refs(self) -> Iterator[str]:
+        """Every type this expression names, at any depth."""
+        for name in (self.ref, self.base):
+            if name:
+                yield name
+        for inner in (self.items, self.additional, *self.variants, *(f.type for f in self.fields)):
+            if inner is not None:
+                yield from inner.refs()
 
     def describe(self) -> str:
         """Human-readable spelling, used in messages and the schema diff."""
@@ -50,8 +67,8 @@ class TypeExpr:
             text = f"array[{self.items.describe() if self.items else 'any'}]"
         elif self.kind == "union":
             text = " | ".join(v.describe() for v in self.variants)
-        elif self.kind == "object" and self.ref:
-            text = f"{self.ref} & {{{', '.join(f.name for f in self.fields)}}}"
+        elif self.kind == "object" and self.base:
+            text = f"{self.base} & {{{', '.join(f.name for f in self.fields)}}}"
         else:
             text = self.kind + (f"<{self.format}>" if self.format else "")
         return text + (" | null" if self.nullable else "")
@@ -126,8 +143,8 @@ class Protocol:
     schema: dict[str, Any]  # the selected JSON Schema document handed to datamodel-code-generator
     methods: tuple[Method, ...]
     features: tuple[str, ...]  # enabled for this generation
-    declared_features: dict[str, str] = field(default_factory=dict)
-    derived_names: dict[str, Derived] = field(default_factory=dict)  # class names made by codegen.hoist
+    declared_features: dict[str, str] = dataclass_field(default_factory=dict)
+    derived_names: dict[str, Derived] = dataclass_field(default_factory=dict)  # class names made by codegen.hoist
 
     def method(self, name: str, side: str | None = None) -> Method | None:
         return next((m for m in self.methods if m.name == name and (side is None or m.side == side)), None)
@@ -154,7 +171,7 @@ def expr(schema: Any) -> TypeExpr:
     if not isinstance(schema, dict):
         return TypeExpr("any")
     nullable = False
-    if "$ref" in schema and not ({"properties", "anyOf", "oneOf"} & set(schema)):
+    if "$ref" in schema and not ({"properties", *UNION_KEYWORDS} & set(schema)):
         return TypeExpr("ref", ref=ref_target(schema["$ref"]))
     if "const" in schema:
         return TypeExpr("const", const=schema["const"])
@@ -162,7 +179,7 @@ def expr(schema: Any) -> TypeExpr:
         values = [v for v in schema["enum"] if v is not None]
         out = _union([TypeExpr("const", const=v) for v in values])
         return replace(out, nullable=len(values) != len(schema["enum"]))
-    for key in ("anyOf", "oneOf"):
+    for key in UNION_KEYWORDS:
         if key in schema and not schema.get("properties"):
             parts = [expr(v) for v in schema[key]]
             out = _union([p for p in parts if p.kind != "null"])
@@ -201,9 +218,9 @@ def _primitive(kind: str, schema: dict[str, Any]) -> TypeExpr:
         extra = schema.get("additionalProperties")
         return TypeExpr(
             "object",
-            ref=base,
+            base=base,
             fields=tuple(_fields(schema, ())),
-            items=expr(extra) if isinstance(extra, dict) and extra else None,
+            additional=expr(extra) if isinstance(extra, dict) and extra else None,
         )
     if kind in PRIMITIVES:
         return TypeExpr(kind, format=schema.get("format"))  # type: ignore[arg-type]  # kind is in PRIMITIVES
@@ -242,9 +259,9 @@ def _typedef(name: str, schema: dict[str, Any], file: str) -> TypeDef:
         method=schema.get("x-method"),
         side=schema.get("x-side"),
     )
-    variants_key = next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
-    if variants_key and not schema.get("properties"):
-        raw = schema[variants_key]
+    key = variants_key(schema)
+    if key and not schema.get("properties"):
+        raw = schema[key]
         consts = [v for v in raw if isinstance(v, dict) and "const" in v]
         catch_all = [
             v
@@ -262,7 +279,15 @@ def _typedef(name: str, schema: dict[str, Any], file: str) -> TypeDef:
             if isinstance(schema.get("discriminator"), dict)
             else None
         )
-        return TypeDef(kind="union", variants=tuple(expr(v) for v in raw), discriminator=disc, **base)
+        variants = tuple(
+            replace(
+                expr(v),
+                feature=v.get(FEATURE_KEY) if isinstance(v, dict) else None,
+                pointer=pointer(DEFS, name, key, i),
+            )
+            for i, v in enumerate(raw)
+        )
+        return TypeDef(kind="union", variants=variants, discriminator=disc, **base)
     if "enum" in schema:
         values = tuple(EnumValue(v) for v in schema["enum"])
         return TypeDef(kind="enum", values=values, **base)
@@ -303,10 +328,65 @@ def _flatten_variant(variant: dict[str, Any], defs: dict[str, Any]) -> dict[str,
 
 
 def model_fields(protocol: Protocol, name: str) -> tuple[Field, ...]:
-    """The fields of the model class generated for a type: a tagged variant the models
-    flatten has its base's fields too, where the IR type only names the base."""
-    schema = protocol.schema[DEFS].get(name)
-    return tuple(_fields(schema, (DEFS, name))) if isinstance(schema, dict) else ()
+    """The fields of the model class generated for a type. A tagged variant that hoisting
+    named is flattened for the models (see ``build``): its own fields first, then its
+    base's, where a field both define is the base's, required if either requires it."""
+    td = protocol.types.get(name)
+    if td is None:
+        return ()
+    base = protocol.types.get(td.bases[0]) if name in protocol.derived_names and len(td.bases) == 1 else None
+    if base is None or base.kind != "object":
+        return td.fields
+    inherited = {f.name: f for f in base.fields}
+    own = {f.name for f in td.fields}
+    required = {f.name for f in (*td.fields, *base.fields) if f.required}
+    merged = [inherited.get(f.name, f) for f in td.fields] + [f for f in base.fields if f.name not in own]
+    return tuple(replace(f, required=f.name in required) for f in merged)
+
+
+def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None, nullable: bool = True) -> Any:
+    """What two spellings of one type have in common, as a hashable value: no prose, no
+    location, union variants and inline fields in any order. ``rename`` maps the type
+    names one side uses to the other's; ``nullable=False`` leaves the outermost
+    nullability out (for callers that judge it on its own). A definition's shape is its
+    wire contract: everything but its name, place and prose."""
+    if e is None:
+        return None
+    names = rename or {}
+
+    def mapped(name: str | None) -> str | None:
+        return names.get(name, name) if name else None
+
+    if isinstance(e, TypeDef):
+        return (
+            e.kind,
+            tuple(
+                (f.name, f.required, f.has_default, _json_literal(f.default), f.lenient, f.skip_invalid_items)
+                + (f.feature, shape(f.type, names))
+                for f in e.fields
+            ),
+            tuple(mapped(b) for b in e.bases),
+            e.extra_allowed,
+            tuple((_json_literal(v.value), v.feature) for v in e.values),
+            e.open,
+            shape(TypeExpr("union", variants=e.variants), names),
+            e.discriminator,
+            shape(e.target, names),
+            (e.method, e.side, e.feature),
+        )
+
+    return (
+        e.kind,
+        mapped(e.ref),
+        mapped(e.base),
+        e.format,
+        _json_literal(e.const) if e.kind == "const" else None,
+        shape(e.items, names),
+        shape(e.additional, names),
+        tuple(sorted(repr(shape(v, names)) for v in e.variants)),
+        tuple(sorted((f.name, f.required, repr(shape(f.type, names))) for f in e.fields)),
+        e.nullable if nullable else None,
+    )
 
 
 def build(selection: Selection) -> Protocol:

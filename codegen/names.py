@@ -15,32 +15,15 @@ from __future__ import annotations
 
 import functools
 import keyword
-from collections.abc import Iterator
 from typing import Any
 
 from .errors import Problem, pointer
 from .load import Source
-
-SKIPPED_KEYWORDS = ("const", "default", "enum", "examples")
-
-
-def _objects(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
-    """Every schema object with a ``properties`` object, with its path (values are not schemas)."""
-    if isinstance(node, dict):
-        if isinstance(node.get("properties"), dict):
-            yield path, node
-        for key, value in node.items():
-            if key not in SKIPPED_KEYWORDS:
-                yield from _objects(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _objects(item, (*path, i))
+from .schema_terms import ref_target, schema_nodes
 
 
 def _inherited(schema: dict[str, Any], defs: dict[str, Any], seen: frozenset[str] = frozenset()) -> list[str]:
     """Property names an object inherits through ``allOf: [{"$ref": ...}]`` (its model's bases)."""
-    from .validate import ref_target
-
     names: list[str] = []
     for part in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
         target = ref_target(part.get("$ref")) if isinstance(part, dict) else None
@@ -71,7 +54,9 @@ def model_field_name(wire: str) -> str:
 def property_name_problems(src: Source, defs: dict[str, Any]) -> list[Problem]:
     """Each property maps to an ASCII attribute, distinct within its object and its bases."""
     problems: list[Problem] = []
-    for path, schema in _objects(src.data):
+    for path, schema in schema_nodes(src.data):
+        if not isinstance(schema.get("properties"), dict):
+            continue
         taken = {model_field_name(n): n for n in _inherited(schema, defs)}
         for name in schema["properties"]:
             here = pointer(*path, "properties", name)

@@ -30,10 +30,23 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Problem, SchemaError, fail, pointer
-from .features import FEATURE_KEY
-from .ir import TypeExpr, expr
+from .ir import expr, shape
 from .load import Source, VersionSources, display_name, read_json
-from .validate import DEFS, METHODS_SUFFIX, is_side, iter_refs, method_sections, ref_target, sides_of, validate_version
+from .schema_terms import (
+    DEFS,
+    FEATURE_KEY,
+    METHODS_SUFFIX,
+    UNION_KEYWORDS,
+    features_inside,
+    is_side,
+    iter_refs,
+    method_sections,
+    ref_target,
+    schema_nodes,
+    sides_of,
+    variants_key,
+)
+from .validate import validate_version
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -109,20 +122,6 @@ def load_base(path: Path, version: int, root: Path | None = None) -> Base:
 # -- shape comparison ------------------------------------------------------------------
 
 
-def _shape(t: TypeExpr) -> Any:
-    """A TypeExpr without its prose: what two spellings of one type have in common."""
-    return (
-        t.kind,
-        t.ref,
-        t.format,
-        repr(t.const) if t.kind == "const" else None,
-        _shape(t.items) if t.items else None,
-        tuple(sorted(map(repr, (_shape(v) for v in t.variants)))),
-        tuple(sorted((f.name, f.required, repr(_shape(f.type))) for f in t.fields)),
-        t.nullable,
-    )
-
-
 def _variant_key(variant: Any) -> Any:
     """Union variants are matched by their discriminator constant, else by their shape."""
     if isinstance(variant, dict):
@@ -130,15 +129,11 @@ def _variant_key(variant: Any) -> Any:
             schema = (variant.get("properties") or {}).get(prop)
             if isinstance(schema, dict) and "const" in schema:
                 return ("const", prop, repr(schema["const"]))
-    return ("shape", repr(_shape(expr(variant))))
-
-
-def _variants_key(schema: dict[str, Any]) -> str | None:
-    return next((k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
+    return ("shape", repr(shape(expr(variant))))
 
 
 def _kind(schema: dict[str, Any]) -> str:
-    has_variants = _variants_key(schema) is not None
+    has_variants = variants_key(schema) is not None
     if schema.get("properties") or schema.get("type") == "object":
         return "object with variants" if has_variants else "object"
     if has_variants:
@@ -150,22 +145,9 @@ def _marked(node: Any) -> bool:
     return isinstance(node, dict) and bool(node.get(FEATURE_KEY))
 
 
-def _features_inside(node: Any) -> set[str]:
-    """Every feature marked anywhere in a JSON value."""
-    if isinstance(node, dict):
-        found = {node[FEATURE_KEY]} if isinstance(node.get(FEATURE_KEY), str) else set()
-        for key, value in node.items():
-            if key not in ("const", "default", "enum", "examples"):
-                found |= _features_inside(value)
-        return found
-    if isinstance(node, list):
-        return set().union(*map(_features_inside, node)) if node else set()
-    return set()
-
-
 def feature_types(fragments: VersionSources) -> set[str]:
     """The fragments' definitions that are a feature's or carry a feature's items."""
-    return {name for src in fragments.schemas for name, d in src.data[DEFS].items() if _features_inside(d)}
+    return {name for src in fragments.schemas for name, d in src.data[DEFS].items() if features_inside(d)}
 
 
 def _refs(node: Any) -> set[str]:
@@ -206,11 +188,11 @@ class _Merge:
                     marked, (*path, key), (*base_path, key), f"{key} is {frag[key]!r}, base has {base.get(key)!r}"
                 )
         kind, base_kind = _kind(frag), _kind(base)
-        fkey, bkey = _variants_key(frag), _variants_key(base)
+        fkey, bkey = variants_key(frag), variants_key(base)
         if kind != base_kind:
             # Feature items inside cannot be laid over a different kind of type.
             self.differ(
-                marked or bool(_features_inside(frag)), path, base_path, f"is {kind} here, {base_kind} in the base"
+                marked or bool(features_inside(frag)), path, base_path, f"is {kind} here, {base_kind} in the base"
             )
             return merged
         if kind.startswith("object"):
@@ -221,7 +203,7 @@ class _Merge:
             added = [v for v in frag["enum"] if v not in base["enum"]]
             if added:
                 self.differ(marked, (*path, "enum"), (*base_path, "enum"), f"has enum values {added!r} the base lacks")
-        elif kind == "alias" and _shape(expr(frag)) != _shape(expr(base)):
+        elif kind == "alias" and shape(expr(frag)) != shape(expr(base)):
             self.differ(
                 marked, path, base_path, f"is {expr(frag).describe()}, but the base says {expr(base).describe()}"
             )
@@ -258,7 +240,7 @@ class _Merge:
                 continue
             previous = prop
             want, have = expr(schema), expr(base_props[prop])
-            if _shape(want) != _shape(have):
+            if shape(want) != shape(have):
                 self.differ(marked, here, there, f"is {want.describe()}, but the base says {have.describe()}")
             if (prop in frag_required) != (prop in base_required):
                 state = "required" if prop in frag_required else "optional"
@@ -283,7 +265,7 @@ class _Merge:
             if key in base_keys:
                 j = base_keys[key]
                 base_variant = merged[bkey][j]
-                if _shape(expr(variant)) != _shape(expr(base_variant)):
+                if shape(expr(variant)) != shape(expr(base_variant)):
                     self.differ(whole or _marked(variant), here, (*bpath, bkey, j), "variant differs from the base's")
                 if _marked(variant) and isinstance(base_variant, dict):
                     merged[bkey][j] = {**base_variant, FEATURE_KEY: variant[FEATURE_KEY]}
@@ -297,26 +279,15 @@ def _gate_uses(node: Any, gated: dict[str, str]) -> None:
     """Mark the base's own properties and union variants that reach a gated definition
     with its feature (upstream's ``ClientRequest`` lists ``ArchiveSessionRequest``): without
     the feature they go too, instead of pointing at a type that is not generated."""
-    if isinstance(node, list):
-        for item in node:
-            _gate_uses(item, gated)
-        return
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if key in ("const", "default", "enum", "examples"):
-            continue
-        members: list[Any] = []
-        if key == "properties" and isinstance(value, dict):
-            members = list(value.values())
-        elif key in ("anyOf", "oneOf") and isinstance(value, list):
-            members = value
+    for _, obj in schema_nodes(node):
+        props = obj.get("properties")
+        members = list(props.values()) if isinstance(props, dict) else []
+        members += [v for key in UNION_KEYWORDS if isinstance(obj.get(key), list) for v in obj[key]]
         for member in members:
             if isinstance(member, dict) and not member.get(FEATURE_KEY):
                 features = sorted({gated[t] for t in _refs(member) if t in gated})
                 if len(features) == 1:
                     member[FEATURE_KEY] = features[0]
-        _gate_uses(value, gated)
 
 
 def overlay(base: Base, fragments: VersionSources) -> VersionSources:
@@ -332,13 +303,13 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         for name, schema in src.data[DEFS].items():
             if name in base_defs:
                 base_defs[name] = merge.definition(name, schema, base_defs[name])
-            elif not _marked(schema) and _features_inside(schema):
+            elif not _marked(schema) and features_inside(schema):
                 problems.append(
                     Problem(
                         src.name,
                         pointer(DEFS, name),
                         f"the base {base.schema.name} has no {name}, which feature"
-                        f" {', '.join(sorted(_features_inside(schema)))} extends: a base must define the types"
+                        f" {', '.join(sorted(features_inside(schema)))} extends: a base must define the types"
                         " the fragments extend (is it an ACP release before them?)",
                     )
                 )
@@ -349,7 +320,7 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         kept.append(Source(src.name, src.sha256, {**src.data, DEFS: new_defs}))
     gated = {name: d[FEATURE_KEY] for s in kept for name, d in s.data[DEFS].items() if _marked(d)}
     gated.update({name: d[FEATURE_KEY] for name, d in base_defs.items() if _marked(d)})
-    _gate_uses({n: d for n, d in base_defs.items() if n not in gated}, gated)
+    _gate_uses({DEFS: {n: d for n, d in base_defs.items() if n not in gated}}, gated)
     meta, meta_problems = _merge_meta(base.meta, fragments.meta)
     problems += meta_problems
     if problems:

@@ -17,22 +17,16 @@ from pydantic_core import SchemaValidator, core_schema
 
 from .errors import Problem, pointer
 from .load import Source
+from .schema_terms import Path, schema_nodes
 
-VALUES = ("const", "default", "enum", "examples")
 
-
-def _patterns(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "pattern":
-                yield (*path, key), value
-            elif key == "patternProperties" and isinstance(value, dict):
-                yield from (((*path, key, p), p) for p in value)
-            if key not in VALUES:
-                yield from _patterns(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _patterns(item, (*path, i))
+def _patterns(node: Any) -> Iterator[tuple[Path, Any]]:
+    """Every ``pattern`` value and ``patternProperties`` key, with its path."""
+    for path, obj in schema_nodes(node):
+        if "pattern" in obj:
+            yield (*path, "pattern"), obj["pattern"]
+        if isinstance(obj.get("patternProperties"), dict):
+            yield from (((*path, "patternProperties", p), p) for p in obj["patternProperties"])
 
 
 def pattern_error(pattern: str) -> str | None:

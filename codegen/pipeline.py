@@ -10,15 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .code_text import Code
 from .conversions import CONVERSIONS_FILE
 from .conversions import plan as plan_conversions
+from .dispatch import routes as dispatch_routes
 from .errors import fail
 from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import feature_types, load_base, overlay
-from .render import DEFAULT_STYLE, MODELS_TEMPLATES, Code, Inputs, Style, environment, render_models, render_template
-from .validate import KNOWN_SIDES, SIDES, not_understood, validate_version
+from .render import DEFAULT_STYLE, MODELS_TEMPLATES, Inputs, Style, environment, render_models, render_template
+from .schema_terms import KNOWN_SIDES, SIDES
+from .validate import not_understood, validate_version
 from .write import read_stamps, read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
@@ -158,8 +161,12 @@ def generate(
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
         files[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
+        # Plans are made here, once; templates only print them.
+        routes = dispatch_routes(protocol)
         for template, name in VERSION_TEMPLATES:
-            files[prefix + name] = render_template(env, template, manifest[prefix + name], protocol=protocol)
+            files[prefix + name] = render_template(
+                env, template, manifest[prefix + name], protocol=protocol, routes=routes
+            )
     convert_plan = (
         plan_conversions(protocols, sources, schema_dir, root, _feature_types(schema_dir, root, sources))
         if CONVERT_PATH in manifest

@@ -14,7 +14,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import keyword
 import subprocess
 import warnings
 from collections import defaultdict
@@ -27,7 +26,7 @@ from typing import Any
 import jinja2
 
 from . import __version__
-from .dispatch import routes as dispatch_routes
+from .code_text import Code, comment, docstring, identifier, py_literal
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER, stamp
@@ -70,46 +69,6 @@ class Style:
 DEFAULT_STYLE = Style()
 
 
-class Code(str):
-    """Text that is safe to place in generated source as it is."""
-
-
-def py_literal(value: Any) -> Code:
-    """A Python literal for any JSON value (strings are escaped by ``repr``)."""
-    if isinstance(value, dict):
-        return Code("{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}")
-    if isinstance(value, list):
-        return Code("[" + ", ".join(py_literal(v) for v in value) + "]")
-    if value is None or isinstance(value, (bool, int, str)):
-        return Code(repr(value))
-    if isinstance(value, float):
-        return Code(repr(value))
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
-
-
-def identifier(value: Any) -> Code:
-    text = str(value)
-    if not text.isidentifier() or keyword.iskeyword(text) or not text.isascii():
-        raise ValueError(f"not a safe Python identifier: {text!r}")
-    return Code(text)
-
-
-def docstring(text: Any, indent: int = 0) -> Code:
-    """A docstring literal: triple-quoted when the text needs no escaping, else ``repr``."""
-    text = str(text).strip()
-    plain = text.isprintable() or all(c.isprintable() or c == "\n" for c in text)
-    if plain and '"""' not in text and "\\" not in text and not text.endswith('"'):
-        pad = " " * indent
-        body = text.replace("\n", "\n" + pad) if "\n" in text else text
-        return Code(f'"""{body}\n{pad}"""' if "\n" in text else f'"""{text}"""')
-    return Code(repr(text))
-
-
-def comment(text: Any) -> Code:
-    """Text for a ``#`` comment: one line, no control characters."""
-    return Code(" ".join("".join(c if c.isprintable() else " " for c in str(text)).split()))
-
-
 def _finalize(value: Any) -> Any:
     if isinstance(value, (Code, bool, int)) or value is None:
         return "" if value is None else value
@@ -129,7 +88,7 @@ def environment() -> jinja2.Environment:
         finalize=_finalize,
     )
     env.filters.update(py=py_literal, ident=identifier, doc=docstring, comment=comment)
-    env.globals.update(dispatch_routes=dispatch_routes, pydantic_minimum=Code(repr(PYDANTIC_MINIMUM)))
+    env.globals.update(pydantic_minimum=Code(repr(PYDANTIC_MINIMUM)))
     return env
 
 
@@ -137,7 +96,9 @@ def environment() -> jinja2.Environment:
 def generator_digest() -> str:
     """The generator's own source is an input too: changing it may change the output."""
     package = Path(__file__).resolve().parent
-    return _sha(f"{p.name}={hashlib.sha256(p.read_bytes()).hexdigest()}" for p in sorted(package.glob("*.py")))
+    # Subpackages that shape output count too (diff and conformance only read it).
+    sources = sorted([*package.glob("*.py"), *package.glob("conversions/*.py")])
+    return _sha(f"{p.relative_to(package).as_posix()}={hashlib.sha256(p.read_bytes()).hexdigest()}" for p in sources)
 
 
 @functools.cache

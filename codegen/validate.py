@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema_rs
@@ -18,42 +17,22 @@ from .errors import Problem, SchemaError, pointer
 from .load import Source, VersionSources
 from .names import method_key_problem, property_name_problems
 from .patterns import pattern_problems
-
-DEFS = "$defs"
-REF_PREFIX = "#/$defs/"
-SIDES = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol"}
-# Upstream marks methods that either peer may call (``mcp/message``) with ``"x-side": "both"``.
-BOTH = "both"
-# Upstream adds sides over time (2026-11: ``"proxy"``). A side this tool does not know is
-# carried through: its methods are listed under ``<side>Methods`` and routed by nobody.
-SIDE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
-METHODS_SUFFIX = "Methods"
-
-
-def sides_of(marked: object) -> tuple[str, ...]:
-    """The meta.json sides an ``x-side`` value stands for."""
-    return ("agent", "client") if marked == BOTH else (str(marked),)
-
-
-def is_side(value: object) -> bool:
-    """Could this be an ``x-side`` value at all (known or not)?"""
-    return isinstance(value, str) and bool(SIDE_NAME.match(value))
-
-
-def unknown_sides(marked: object) -> tuple[str, ...]:
-    return tuple(s for s in sides_of(marked) if s not in SIDES.values()) if is_side(marked) else ()
-
-
-def method_sections(meta: dict[str, Any]) -> list[tuple[str, str]]:
-    """(section, side) of every method table in a meta: the known ones, then any other
-    ``<side>Methods`` table (a base's, or one derived from a base's markers)."""
-    extra = sorted(
-        (key, key[: -len(METHODS_SUFFIX)])
-        for key in meta
-        if key.endswith(METHODS_SUFFIX) and key not in SIDES and SIDE_NAME.match(key[: -len(METHODS_SUFFIX)])
-    )
-    return [*SIDES.items(), *extra]
-
+from .schema_terms import (
+    DEFS,
+    KNOWN_SIDES,
+    METHODS_SUFFIX,
+    REF_PREFIX,
+    SIDES,
+    alias_target,
+    is_side,
+    iter_refs,
+    message_role,
+    method_sections,
+    ref_target,
+    schema_nodes,
+    sides_of,
+    unknown_sides,
+)
 
 # What may name a type, a method, a method key and a feature. Anything else is refused
 # rather than mangled: these names become Python identifiers and dictionary keys.
@@ -82,42 +61,10 @@ META_SCHEMA: dict[str, Any] = {
 }
 
 
-def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    """Every ``$ref`` value in a JSON value, with the path of the object holding it."""
-    if isinstance(node, dict):
-        if "$ref" in node:
-            yield path, node["$ref"]
-        for key, value in node.items():
-            if key != "const" and key != "default" and key != "enum" and key != "examples":
-                yield from iter_refs(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from iter_refs(item, (*path, i))
-
-
-def ref_target(ref: Any) -> str | None:
-    if isinstance(ref, str) and ref.startswith(REF_PREFIX) and "/" not in ref[len(REF_PREFIX) :]:
-        return ref[len(REF_PREFIX) :].replace("~1", "/").replace("~0", "~")
-    return None
-
-
-def alias_target(schema: Any) -> str | None:
-    """The one type a definition merely renames, if it is nothing but a reference."""
-    if not isinstance(schema, dict):
-        return None
-    body = {k: v for k, v in schema.items() if k not in ("description", "title") and not k.startswith("x-")}
-    if set(body) == {"$ref"}:
-        return ref_target(body["$ref"])
-    if set(body) == {"allOf"} and isinstance(body["allOf"], list) and len(body["allOf"]) == 1:
-        return alias_target(body["allOf"][0])
-    return None
-
-
 # jsonschema-rs carries the draft 2020-12 meta-schema and checks a full upstream schema in
 # milliseconds (the pure-Python validator needs seconds for the same document).
 _META_SCHEMA_CHECK = jsonschema_rs.Draft202012Validator({"$ref": "https://json-schema.org/draft/2020-12/schema"})
 _META_JSON_CHECK = jsonschema_rs.Draft202012Validator(META_SCHEMA)
-KNOWN_SIDES = sorted((*SIDES.values(), BOTH))
 
 
 def _meta_schema_problems(src: Source) -> list[Problem]:
@@ -127,9 +74,9 @@ def _meta_schema_problems(src: Source) -> list[Problem]:
     ]
 
 
-def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], features: set[str]) -> list[Problem]:
+def _x_keyword_problems(src: Source, features: set[str]) -> list[Problem]:
     problems: list[Problem] = []
-    if isinstance(node, dict):
+    for path, node in schema_nodes(src.data):
         for key, value in node.items():
             here = pointer(*path, key)
             if key == "x-feature":
@@ -151,11 +98,6 @@ def _x_keyword_problems(src: Source, node: Any, path: tuple[str | int, ...], fea
                 value, bool
             ):
                 problems.append(Problem(src.name, here, f"{key} must be a boolean"))
-            if key not in ("const", "default", "enum", "examples"):
-                problems += _x_keyword_problems(src, value, (*path, key), features)
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            problems += _x_keyword_problems(src, item, (*path, i), features)
     return problems
 
 
@@ -179,20 +121,12 @@ def not_understood(src: Source) -> list[str]:
     keywords: dict[str, int] = {}
     sides: dict[str, set[str]] = {}
 
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key.startswith("x-") and key not in UNDERSTOOD_KEYWORDS:
-                    keywords[key] = keywords.get(key, 0) + 1
-                if key not in ("const", "default", "enum", "examples"):
-                    walk(value)
-            for side in unknown_sides(node.get("x-side")) if "x-method" in node else ():
-                sides.setdefault(side, set()).add(str(node["x-method"]))
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(src.data)
+    for _, node in schema_nodes(src.data):
+        for key in node:
+            if key.startswith("x-") and key not in UNDERSTOOD_KEYWORDS:
+                keywords[key] = keywords.get(key, 0) + 1
+        for side in unknown_sides(node.get("x-side")) if "x-method" in node else ():
+            sides.setdefault(side, set()).add(str(node["x-method"]))
     return [
         *(f"x-side {s!r} ({', '.join(sorted(m))}: generated, routed by nobody)" for s, m in sorted(sides.items())),
         *(f"{key} ({n} use{'' if n == 1 else 's'}, ignored)" for key, n in sorted(keywords.items())),
@@ -242,7 +176,7 @@ def validate_version(sources: VersionSources, expected_version: int | None = Non
         problems += found
         if found:
             continue
-        problems += _x_keyword_problems(src, src.data, (), set(features))
+        problems += _x_keyword_problems(src, set(features))
         for name, schema in src.data[DEFS].items():
             here = pointer(DEFS, name)
             if name in defs:
@@ -386,10 +320,3 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
                     Problem(meta.name, here, f"method {method!r} has a request but no response type (*Response)")
                 )
     return problems
-
-
-def message_role(type_name: str) -> str | None:
-    for suffix, role in (("Request", "request"), ("Response", "response"), ("Notification", "notification")):
-        if type_name.endswith(suffix):
-            return role
-    return None

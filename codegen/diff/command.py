@@ -24,7 +24,8 @@ from ..features import select
 from ..ir import Protocol, build
 from ..load import display_name, find_version_dirs, load_version
 from ..pipeline import generate
-from ..validate import DEFS, declared_features, validate_version
+from ..schema_terms import DEFS
+from ..validate import declared_features, validate_version
 from .compare import Change, Report, compare, file_changes
 from .inputs import GIT_PREFIX, InputError, Side, open_sides
 from .report import DEFAULT_MAX_CHARS, to_github, to_json, to_markdown

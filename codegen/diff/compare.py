@@ -24,8 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..errors import pointer
-from ..ir import Field, Method, Protocol, TypeDef, TypeExpr
-from ..validate import DEFS
+from ..ir import Field, Method, Protocol, TypeDef, TypeExpr, shape
 from ..write import strip_header
 from .rules import RULES
 from .usage import OTHER, RECEIVER, SELF, SENDER, Use, usage
@@ -121,52 +120,31 @@ def _map_refs(e: TypeExpr, renames: dict[str, str]) -> TypeExpr:
     return replace(
         e,
         ref=renames.get(e.ref, e.ref) if e.ref else None,
+        base=renames.get(e.base, e.base) if e.base else None,
         items=_map_refs(e.items, renames) if e.items else None,
+        additional=_map_refs(e.additional, renames) if e.additional else None,
         variants=tuple(_map_refs(v, renames) for v in e.variants),
         fields=tuple(replace(f, type=_map_refs(f.type, renames)) for f in e.fields),
     )
-
-
-def _map_typedef_refs(t: TypeDef, renames: dict[str, str]) -> TypeDef:
-    if not renames:
-        return t
-    return replace(
-        t,
-        fields=tuple(replace(f, type=_map_refs(f.type, renames)) for f in t.fields),
-        bases=tuple(renames.get(b, b) for b in t.bases),
-        variants=tuple(_map_refs(v, renames) for v in t.variants),
-        target=_map_refs(t.target, renames) if t.target else None,
-    )
-
-
-def _shape(value: Any) -> Any:
-    """A hashable value of a type's wire shape: names, descriptions and locations left out."""
-    if isinstance(value, (TypeDef, Field, TypeExpr)) or dataclasses.is_dataclass(value):
-        skip = {"name", "file", "pointer", "description"} if isinstance(value, TypeDef) else {"description", "pointer"}
-        return tuple(
-            (f.name, _shape(getattr(value, f.name)))
-            for f in dataclasses.fields(value)
-            if f.name not in skip or (f.name == "name" and isinstance(value, Field))
-        )
-    if isinstance(value, (list, tuple)):
-        return tuple(_shape(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _shape(v)) for k, v in value.items()))
-    return json.dumps(value, sort_keys=True) if not isinstance(value, (str, int, float, bool, type(None))) else value
 
 
 def _variant_pointer(protocol: Protocol, name: str, as_written: dict[str, Any]) -> str | None:
     """Where the inline union variant that the IR hoisted as ``name`` is written: its place in
     the union when hoisting kept the union's length, else the union's list."""
     for union in protocol.types.values():
-        raw = protocol.schema.get(DEFS, {}).get(union.name, {})
-        key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), None)
-        for index, variant in enumerate(union.variants if key else ()):
+        for variant in union.variants:
             if variant.kind == "ref" and variant.ref == name:
+                key, index = _variant_place(union, variant)
                 written = as_written.get(union.name, {}).get(key)
                 same = isinstance(written, list) and len(written) == len(union.variants)
                 return f"{union.pointer}/{key}" + (f"/{index}" if same else "")
     return None
+
+
+def _variant_place(union: TypeDef, variant: TypeExpr) -> tuple[str, str]:
+    """(``anyOf`` or ``oneOf``, index) of a definition's variant, from its IR pointer."""
+    key, _, index = variant.pointer[len(union.pointer) + 1 :].partition("/")
+    return key or "anyOf", index
 
 
 def _extends(old: Any, new: Any) -> bool:
@@ -322,15 +300,14 @@ class _Comparer:
             shapes_added: dict[Any, list[str]] = {}
             for name in added:
                 if name not in taken:
-                    shapes_added.setdefault(_shape(self.new.types[name]), []).append(name)
+                    shapes_added.setdefault(shape(self.new.types[name]), []).append(name)
             shapes_removed: dict[Any, list[str]] = {}
             for name in left:
-                old = _map_typedef_refs(self.old.types[name], self.renames)
-                shapes_removed.setdefault(_shape(old), []).append(name)
+                shapes_removed.setdefault(shape(self.old.types[name], self.renames), []).append(name)
             found = {
-                olds[0]: shapes_added[shape][0]
-                for shape, olds in shapes_removed.items()
-                if len(olds) == 1 and len(shapes_added.get(shape, ())) == 1  # ambiguous pairs stay removed + added
+                olds[0]: shapes_added[key][0]
+                for key, olds in shapes_removed.items()
+                if len(olds) == 1 and len(shapes_added.get(key, ())) == 1  # ambiguous pairs stay removed + added
             }
             if not found:
                 return
@@ -445,10 +422,9 @@ class _Comparer:
             detail = "now accepts any other string" if n.open else "no longer accepts other strings"
             self.at(w, "enum-opened" if n.open else "enum-closed", "type", n.name, "changed", detail)
 
-    def _variant_feature(self, union: TypeDef, index: int, variant: TypeExpr, protocol: Protocol) -> str | None:
-        raw = protocol.schema.get(DEFS, {}).get(union.name, {})
-        items: list[Any] = next((raw[k] for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), [])
-        marker = items[index].get("x-feature") if index < len(items) and isinstance(items[index], dict) else None
+    def _variant_feature(self, union: TypeDef, variant: TypeExpr, protocol: Protocol) -> str | None:
+        """The variant's own marker, else its type's, else the union's."""
+        marker = variant.feature
         if marker is None and variant.kind == "ref" and variant.ref in protocol.types:
             marker = protocol.types[variant.ref].feature
         return marker if isinstance(marker, str) else union.feature
@@ -468,16 +444,16 @@ class _Comparer:
         for change, keys, mine, protocol, definition, side in sides:
             for key in sorted(mine):
                 index, variant = keys[key]
-                feature = self._variant_feature(definition, index, variant, protocol) if top else w.feature
+                feature = self._variant_feature(definition, variant, protocol) if top else w.feature
                 location = w.location
                 if top:
-                    raw = protocol.schema.get(DEFS, {}).get(definition.name, {})
-                    union_key = next((k for k in ("anyOf", "oneOf") if isinstance(raw.get(k), list)), "anyOf")
+                    union_key, at_index = _variant_place(definition, variant)
                     # Hoisting may flatten nested unions: an index is a position in the file
                     # only when the counts agree; otherwise point at the union's list.
-                    as_written = (self.old_raw if side == "old" else self.new_raw) or protocol.schema.get(DEFS, {})
-                    written = as_written.get(definition.name, {}).get(union_key)
-                    at = (str(index),) if isinstance(written, list) and len(written) == len(definition.variants) else ()
+                    as_written = self.old_raw if side == "old" else self.new_raw
+                    written = as_written.get(definition.name, {}).get(union_key) if as_written else definition.variants
+                    same = isinstance(written, (list, tuple)) and len(written) == len(definition.variants)
+                    at = (at_index,) if same and at_index else ()
                     location = self.location(definition, union_key, *at, side=side)
                 target = protocol.types.get(variant.ref or "") if variant.kind == "ref" else None
                 if inline_enum:
@@ -535,12 +511,12 @@ class _Comparer:
         elif o.kind == "union":
             self.compare_variants(w, list(o.variants), list(n.variants), path)
         elif o.kind == "object":
-            if o.ref != n.ref:
-                emit("bases-changed", f"extends {n.ref or 'nothing'} (was {o.ref or 'nothing'})", o.ref, n.ref)
+            if o.base != n.base:
+                emit("bases-changed", f"extends {n.base or 'nothing'} (was {o.base or 'nothing'})", o.base, n.base)
             self.compare_fields(w, o.fields, n.fields, path)
-            if o.items != n.items:
-                if o.items is not None and n.items is not None:
-                    self.compare_expr(w, o.items, n.items, path + "{}")
+            if o.additional != n.additional:
+                if o.additional is not None and n.additional is not None:
+                    self.compare_expr(w, o.additional, n.additional, path + "{}")
                 else:
                     emit("type-changed", f"{_c(now)} (was {_c(was)})", was, now)
         elif o.format != n.format:

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import Problem, SchemaError, fail
 from ..load import META_FILE, display_name, read_json
-from ..validate import DEFS, SIDES, sides_of
+from ..schema_terms import DEFS, SIDES, features_inside, sides_of
 
 GIT_PREFIX = "git:"
 _VERSION_DIR = re.compile(r"v([1-9][0-9]*)\Z")
@@ -136,18 +136,6 @@ def derived_meta(schema: Any, version: int) -> dict[str, Any]:
     return meta
 
 
-def _used_features(node: Any) -> set[str]:
-    if isinstance(node, dict):
-        found = {node["x-feature"]} if isinstance(node.get("x-feature"), str) else set()
-        for key, value in node.items():
-            if key not in ("const", "default", "enum", "examples"):
-                found |= _used_features(value)
-        return found
-    if isinstance(node, list):
-        return set().union(*(_used_features(v) for v in node)) if node else set()
-    return set()
-
-
 def _file_side(label: str, paths: list[Path], root: Path, tmp: Path, prefix: str) -> Side:
     """Schema files (one per version) with their meta files, or meta derived from markers."""
     names: dict[str, str] = {}
@@ -183,7 +171,7 @@ def _add_file(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> dic
         meta_shown = f"{shown} (meta derived from its x-method markers)"
     if isinstance(meta, dict) and "features" not in meta:
         # Upstream meta.json has no feature table; declare the features the file uses.
-        meta = {**meta, "features": {f: "" for f in sorted(_used_features(source.data))}}
+        meta = {**meta, "features": {f: "" for f in sorted(features_inside(source.data))}}
     target = tmp / "schema" / f"v{version}"
     if target.exists():
         raise fail(shown, "", f"a second schema for protocol version {version} in one input")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..ir import Protocol, TypeDef, TypeExpr
-from ..validate import message_role
+from ..ir import Protocol, TypeDef
+from ..schema_terms import message_role
 
 SENDER = "request"
 RECEIVER = "response"
@@ -24,25 +23,13 @@ OTHER = {"agent": "clients", "client": "agents"}
 SELF = {"agent": "agents", "client": "clients"}
 
 
-def _refs(e: TypeExpr | None) -> Iterable[str]:
-    if e is None:
-        return
-    if e.ref:
-        yield e.ref
-    yield from _refs(e.items)
-    for v in e.variants:
-        yield from _refs(v)
-    for f in e.fields:
-        yield from _refs(f.type)
-
-
 def type_refs(t: TypeDef) -> set[str]:
     out = set(t.bases)
     for f in t.fields:
-        out |= set(_refs(f.type))
+        out |= set(f.type.refs())
     for v in t.variants:
-        out |= set(_refs(v))
-    out |= set(_refs(t.target))
+        out |= set(v.refs())
+    out |= set(t.target.refs() if t.target else ())
     return out
 
 

@@ -4,10 +4,9 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: be1d66125dec32f5b1836667ca56352a9e9797b4892e0a7e8a0745697e7b60f4
-# Content sha256: 28811812e022c136b6967d2bef885ccec0db27e1c73cec455b050441d5a8cff3
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: f7c5ab1b20865b0d796f53a69dd3dfaa4130002af23de598b921bf685d006bd6
+# Content sha256: 51aeffd978de0f0d52da87576f11ba2e9bcaaed652ce545457f8b812be46cb1d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,9 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 369bc2ccb02904d990f4b64d9ffc3962b7a217274de1932db55b25c6ef7f70e7
-# Content sha256: f67a07a55fc8606c13d0d3ce08108ada018af070dd8a321993bc85957254da90
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: b8cec21a7ce416b7e58f28a452aa3055bb565f30082e4f7c76fe3b99c7ad369e
+# Content sha256: e664deea399b1a155ca52d7ec387cc6ee67bdff026009fe662b1d37f76a53dbf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,10 +4,9 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 3fab86bcd7513f5c3af3c640b260617d3da1f79f405749ebbf78af5845d121d8
-# Content sha256: e80cccc716d9968f1901d2a8768969df9a06cb73a7d11bb9259344989f41b551
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 11f054576f6da9dca4dd9002d5cbc7bd082ede4ea530c74bb02ce6c921d79367
+# Content sha256: f8627b76b8b90de724c61babffd06b32273bc4e72045f02bce33ca74b3e2c5fe
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

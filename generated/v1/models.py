@@ -3,12 +3,10 @@
 #   schema/v1/schema.json
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: acd1e6843c4c9b0d95710c2f809cc484f080a4ac1d7632124665128987a78d34
-# Content sha256: 7a731b499e360cf415de95917ce754a695b31b89698f08443b69e24884eac2af
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 48f98bc1a7c63ee66a82341ec4a3057260c1c623a70f29ef589d370926e5d439
+# Content sha256: 292de9144928390c94b194ceffaced8f26e73d0b1146f15408f12f4b54175e73
 
 """Wire models of ACP protocol v1.
 
@@ -26,13 +24,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
     ValidationError,
+    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
@@ -45,13 +40,19 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     load_session: Annotated[
-        StrictBool,
+        bool | None,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[
+        SessionCapabilities | None,
+        Field(
+            alias="sessionCapabilities",
+            description="Optional session-lifecycle methods.",
+            validate_default=True,
+        ),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -60,30 +61,18 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("load_session", "session_capabilities", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "loadSession",
-                "load_session",
-                "meta",
-                "sessionCapabilities",
-                "session_capabilities",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -96,7 +85,6 @@ class ArchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to archive.")
@@ -109,23 +97,18 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ArchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ArchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ArchiveSessionResponse(BaseModel):
@@ -138,7 +121,6 @@ class ArchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -148,23 +130,18 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ArchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ArchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -175,16 +152,13 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    name: Annotated[
-        StrictStr, Field(description="Machine-oriented name of the program.")
-    ]
+    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
     title: Annotated[
-        StrictStr | None,
+        str | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[StrictStr, Field(description="Version string of the program.")]
+    version: Annotated[str, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -193,23 +167,18 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class InitializeResponse(BaseModel):
@@ -220,7 +189,6 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -228,7 +196,14 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[
+        AgentCapabilities | None,
+        Field(
+            alias="agentCapabilities",
+            description="What the agent supports.",
+            validate_default=True,
+        ),
+    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
@@ -241,30 +216,18 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("agent_capabilities", "agent_info", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "agentCapabilities",
-                "agentInfo",
-                "agent_capabilities",
-                "agent_info",
-                "meta",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsRequest(BaseModel):
@@ -275,16 +238,15 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     cwd: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             description="Only list sessions whose working directory is this absolute path."
         ),
     ] = None
     cursor: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             description="The `nextCursor` of the previous page, to fetch the page after it."
         ),
@@ -303,23 +265,18 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsResponse(BaseModel):
@@ -330,13 +287,12 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
     ]
     next_cursor: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
@@ -366,29 +322,24 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        StrictInt,
+        int,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -408,7 +359,6 @@ class SessionArchiveCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -418,29 +368,24 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionArchiveCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionArchiveCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionArchiveFilter = TypeAliasType(
     "SessionArchiveFilter",
     Annotated[
-        Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+        Literal["exclude"] | Literal["include"] | Literal["only"] | str,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
         ),
@@ -456,7 +401,6 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     list: Annotated[
         SessionListCapabilities | None,
@@ -496,23 +440,20 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator(
+        "list", "delete", "resume", "close", "archive", "meta", mode="wrap"
+    )
     @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "archive", "close", "delete", "list", "meta", "resume"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -523,7 +464,6 @@ class SessionCloseCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -533,23 +473,18 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionCloseCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionCloseCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -560,7 +495,6 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -570,29 +504,24 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -608,33 +537,30 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
     ]
-    cwd: Annotated[
-        StrictStr, Field(description="Absolute working directory of the session.")
-    ]
+    cwd: Annotated[str, Field(description="Absolute working directory of the session.")]
     additional_directories: Annotated[
-        list[StrictStr] | None,
+        list[str] | None,
         Field(
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
-    ] = None
+    title: Annotated[str | None, Field(description="Display title of the session.")] = (
+        None
+    )
     updated_at: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp.",
         ),
     ] = None
     archived: Annotated[
-        StrictBool | None,
+        bool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
         ),
@@ -646,13 +572,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -670,32 +589,20 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator(
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
+    )
     @classmethod
-    def _absent_on_error_SessionInfo(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "archived",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionInfoUpdate(BaseModel):
@@ -706,21 +613,19 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
     ] = None
     archived: Annotated[
-        StrictBool | None,
+        bool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
@@ -733,23 +638,18 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionListCapabilities(BaseModel):
@@ -760,7 +660,6 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -770,23 +669,18 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionNotification(BaseModel):
@@ -797,7 +691,6 @@ class SessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
@@ -812,23 +705,18 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -839,7 +727,6 @@ class SessionResumeCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -849,23 +736,18 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionResumeCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionResumeCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -876,24 +758,22 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
     ] = None
     archived: Annotated[
-        StrictBool | None,
+        bool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
@@ -906,23 +786,18 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(
@@ -947,7 +822,6 @@ class UnarchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to unarchive.")
@@ -960,23 +834,18 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_UnarchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_UnarchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class UnarchiveSessionResponse(BaseModel):
@@ -989,7 +858,6 @@ class UnarchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -999,20 +867,15 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_UnarchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_UnarchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))

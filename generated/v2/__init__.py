@@ -4,10 +4,9 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 5607dfd6e47dca5c760ac6751194483c7523e083bbaee5f07946f8fe22cbd672
-# Content sha256: c7484aba56d89e0e8bd398510b1f2e4aa2aabca3e71a06c832807363d7da5579
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 7f81821518fb869b4b7241ecaee6896e6bcd2a52af2cd9f1189e38833f1e96eb
+# Content sha256: 71a5a1feed0907ca8b17ac7331db70a36035bb105759ffe9bd0fdc5bc03b0388
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,9 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 642d853c6fb6f17040b0e5cce0a484450a8071d43f2783a8cd52076c6078cba4
-# Content sha256: b881f214874a5cf7ce260a04255e07b4b454267bb89f78fea15529b2f971002f
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: f8dd004a880841ba6661c44156613aedcf5536c2979a06e3f8b4f28735d5b377
+# Content sha256: c11937a315fe259562c6303c9817212bf40f10f0ddaffb8098bba0c9803ed785
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,10 +4,9 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: ffb3b823df2679bafbc7db4a0a6ab6c808119304c58db837b7788f6341fe63be
-# Content sha256: 5e6fa4d3cfe7ca6fc05e244c74ea7c25cd4469572f357e5edaff5ddc0cf8a006
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 88037679674e364960a266dd5e74ddf5eb8bf3d531d327db201817665284ce79
+# Content sha256: d41e80fc31f9736604e7ebc427ba0189246529cf328f43944237aa49b9e9ef95
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -3,12 +3,10 @@
 #   schema/v2/schema.json
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: a69e75e14d86ce3477ee674f2800c85cd4e00f6126ed8bf97cc699beb542e1f3
-# Content sha256: d67301bd00bddba0854ce31fb691e51415bc4fa26ccbf752b0c7c758be60a550
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 77bfa79d2313937868e61030305006bdf7f3fab60a49bd6c4386efe5a5838a8f
+# Content sha256: 712fec964d52fd94bcea2b4049cd0bb9b4342c37d568f72b36c0a59c056cdbb5
 
 """Wire models of ACP protocol v2.
 
@@ -23,23 +21,21 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
     ValidationError,
+    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="A filesystem path that starts at the root of the file system."
         ),
@@ -55,7 +51,6 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session: Annotated[
         SessionCapabilities | None,
@@ -71,23 +66,18 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("session", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "session"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -100,7 +90,6 @@ class ArchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to archive.")
@@ -113,23 +102,18 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ArchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ArchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ArchiveSessionResponse(BaseModel):
@@ -142,7 +126,6 @@ class ArchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -152,23 +135,18 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ArchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ArchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -179,16 +157,13 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    name: Annotated[
-        StrictStr, Field(description="Machine-oriented name of the program.")
-    ]
+    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
     title: Annotated[
-        StrictStr | None,
+        str | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[StrictStr, Field(description="Version string of the program.")]
+    version: Annotated[str, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -197,23 +172,18 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class InitializeResponse(BaseModel):
@@ -224,7 +194,6 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -235,7 +204,10 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[
+        AgentCapabilities | None,
+        Field(description="What the agent supports.", validate_default=True),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -244,23 +216,18 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("capabilities", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "capabilities", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsRequest(BaseModel):
@@ -271,7 +238,6 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     cwd: Annotated[
         AbsolutePath | None,
@@ -299,23 +265,18 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsResponse(BaseModel):
@@ -326,7 +287,6 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
@@ -362,29 +322,24 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        StrictInt,
+        int,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -404,7 +359,6 @@ class SessionArchiveCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -414,29 +368,24 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionArchiveCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionArchiveCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionArchiveFilter = TypeAliasType(
     "SessionArchiveFilter",
     Annotated[
-        Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+        Literal["exclude"] | Literal["include"] | Literal["only"] | str,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
         ),
@@ -452,7 +401,6 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     delete: Annotated[
         SessionDeleteCapabilities | None,
@@ -474,23 +422,18 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("delete", "archive", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "archive", "delete", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -501,7 +444,6 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -511,29 +453,24 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -549,7 +486,6 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -564,18 +500,18 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
-    ] = None
+    title: Annotated[str | None, Field(description="Display title of the session.")] = (
+        None
+    )
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
         ),
     ] = None
     archived: Annotated[
-        StrictBool | None,
+        bool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
         ),
@@ -587,13 +523,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -611,32 +540,20 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator(
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
+    )
     @classmethod
-    def _absent_on_error_SessionInfo(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "archived",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionInfoUpdate(BaseModel):
@@ -647,21 +564,19 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
     ] = None
     archived: Annotated[
-        StrictBool | None,
+        bool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
@@ -674,23 +589,18 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionListCapabilities(BaseModel):
@@ -701,7 +611,6 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -711,29 +620,24 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionListCursor = TypeAliasType(
     "SessionListCursor",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
         ),
@@ -749,24 +653,22 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
     ] = None
     archived: Annotated[
-        StrictBool | None,
+        bool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
@@ -779,23 +681,18 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(
@@ -819,7 +716,6 @@ class UnarchiveSessionRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session to unarchive.")
@@ -832,23 +728,18 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_UnarchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_UnarchiveSessionRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class UnarchiveSessionResponse(BaseModel):
@@ -861,7 +752,6 @@ class UnarchiveSessionResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -871,23 +761,18 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_UnarchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_UnarchiveSessionResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class UpdateSessionNotification(BaseModel):
@@ -898,7 +783,6 @@ class UpdateSessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
@@ -913,20 +797,15 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_UpdateSessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_UpdateSessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))

@@ -4,26 +4,18 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 9912eadae4761df322c2f4abb822e2b51f3275f35a760c3f1bb3d74c83b3f620
-# Content sha256: 59100ec8d0bb9618dc9449aa29a5b4f94b20e0037a7feb7d393ee53d92bfb158
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 0c7c5d8a005ebecf0b330c72a1229b449d4ed939aaf3101af5b106c316db24ad
+# Content sha256: 490ff47ea2c1f1e0f057df7dbb0237f0098f66d0341041e58ddaa6a33a9ab5c4
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-
-# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
-# (typing_extensions re-exports it there in their stubs); only annotations use this name.
-if sys.version_info >= (3, 12):
-    from typing import TypeAliasType
-else:
-    from typing_extensions import TypeAliasType
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

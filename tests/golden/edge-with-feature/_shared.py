@@ -4,26 +4,18 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 56090214f414d5503c1f40fa9b75e81b8244571fe4c520147dda12f592936ceb
-# Content sha256: 7e630c3965a4a63c11f3d75878dbcc5189b99251b418cde5758175d5ca78ceeb
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: c9a95d6a96b24398687994cff931649e079581998285fbd80d5f7d12dc161867
+# Content sha256: 3fa3e45f65093e31d0e1c093e113111942607209483c2420c27d7cbe27b7cce2
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-
-# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
-# (typing_extensions re-exports it there in their stubs); only annotations use this name.
-if sys.version_info >= (3, 12):
-    from typing import TypeAliasType
-else:
-    from typing_extensions import TypeAliasType
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -6,26 +6,18 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 9333c89fcb13ee3289cf926c9820193bd234fab4e3ae1e504d581c3bd24d28d6
-# Content sha256: aff5268bbca82f581030dcafda09dba0962d4d32e118deaac773b829715b97e2
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 0be42ce99139960a8c0b7679c98507920871391cacf4e32b0d770a58554a665a
+# Content sha256: 8d9dc32e1bb6e79f3e55c732009f587f1db075d4061b6e962caa499864df36d7
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-
-# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
-# (typing_extensions re-exports it there in their stubs); only annotations use this name.
-if sys.version_info >= (3, 12):
-    from typing import TypeAliasType
-else:
-    from typing_extensions import TypeAliasType
+from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -4,10 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 9cef3ebc612221f04b8194080c7fcfc56f315be273f50774ceac39b268380b9c
-# Content sha256: f37eae53d59bc2750bdc7ec89ff418d31ffc5e364d9970a59a71697aa1fe8cb8
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 66f08121aafcd005454ccc7e9c19a416dad584974391f291893a41b0c8374c88
+# Content sha256: d2e89fb05d205b1355738c20cb1dfb4ca8a3723a24d1c0d5d56c3f3e9969847c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

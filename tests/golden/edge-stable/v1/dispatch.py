@@ -4,10 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: c0603427ee5d69b1cae5f372724bd30916e9fc35f4a250b601611fb9aa033800
-# Content sha256: 49d64526ecc7f53928de626cad08f8b9f216f3ced3ba1b73849aea957bf72660
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 6126021275db32637e4e7280bc5570885cee083a533274aae32979f5c8d45dec
+# Content sha256: 143226a800a627c9ee9609d6e7a48eda5e08b65243177776c816a9801321395d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,10 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 04f7d5770499505c074175514d2d38a44ec382c39e42f58021812d13e4be03ba
-# Content sha256: 2872accfa8527c243e58e396c8e77005ca9e7d20278419cb6494a375bd200435
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: c6c784fdf8a3b137d823272b8aeeab9f45b74bea33b47d4f4dbd71e6c8d2ad27
+# Content sha256: 6de3b2ba11f9fe5de5c7e6bad2490d615a446ee56e11a43d3191b28cd1ba9f55
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -4,10 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: b386e62b1144219ba5abb8bb188a8da17ed7e691b76fcb542e13068c21d49fdc
-# Content sha256: 988925c7b37b449fe0f199d286774904878a995ceaaec7ea3f8de803d7946a7f
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 56bd89493c127cdc22d2d6c218e7494110c63452668d26b8c8ee1add23e78c25
+# Content sha256: c286853c0b3443446fd034c80cc8a005b12cda3c54e1f4f6b5f6b7952214cb9f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 080951be4d0e05661515a2bd479bd586a6ec1653930dee8599769d0c2515401b
-# Content sha256: 511eccbdc23c82f2e1cd1da55f7178fa04fe835ca16b26640d7ef4c9ee457fab
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 274557595ec7315bc63b0edfb7546e69a3a3ef309dfc5fc3b3d29682987e4e35
+# Content sha256: ce45d12f79bbb8c5953cef6031620fc0d191ce2147e432791f14d456c6def950
 
 """Method dispatch for the agent side of ACP protocol v1.
 

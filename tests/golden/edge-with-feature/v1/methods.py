@@ -4,10 +4,9 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: fd4ecee23a5d77ab632987d223597d158172b5afc9d166d1289fa1db067701f2
-# Content sha256: b47d35e033dae96eccb506aa32e233c1f58e4e591f74168de0e7c0466e0f10fb
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: c86851b315dc15a7106c4b1769ebf3bb383fbc87c80ac4b464d8c9307008fc56
+# Content sha256: 2ed50d50e5de70427395aa0ef43c549e3f9158b5189aac57fd19690246254744
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -3,12 +3,10 @@
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: b286f5cf63996087629045ac3b697d62f0e0024120f899dac379dd64319e4b81
-# Content sha256: da60aab384a6b04d62001a9c04b1cd94467b516a47871aec8b7547a628ec6bf1
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 8613a2dcda13d1d44645e793a39da92a13242f509bb7559a2194676a00a1c5a2
+# Content sha256: 62b813b6004ca7fe01e7166483d038ec10011d6328d61c21e4e874c3b9caf490
 
 """Wire models of ACP protocol v1.
 
@@ -22,17 +20,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 
@@ -44,31 +32,23 @@ class Holder(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     gated: Annotated[
-        StrictBool | None,
+        bool | None,
         Field(
             description="**UNSTABLE** (feature `edge_feature`): not part of the stable protocol yet; it may change or be removed.\n\nOnly with edge_feature."
         ),
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
-    @field_validator("via_all_of", "gated", mode="before")
-    @classmethod
-    def _not_null_Holder(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
-
 
 Level = TypeAliasType(
     "Level",
     Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
+        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | str,
         Field(description="An open enum: three known values, any other string kept."),
     ],
 )
@@ -82,16 +62,8 @@ class PingNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     level: Level | None = None
-
-    @field_validator("level", mode="before")
-    @classmethod
-    def _not_null_PingNotification(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
 
 
 class PokeRequest(BaseModel):
@@ -104,16 +76,8 @@ class PokeRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     holder: Holder | None = None
-
-    @field_validator("holder", mode="before")
-    @classmethod
-    def _not_null_PokeRequest(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
 
 
 class PokeResponse(BaseModel):
@@ -124,7 +88,6 @@ class PokeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
 
 
@@ -136,13 +99,10 @@ class Quoted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
-        None
-    )
+    note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
     tricky_name: Annotated[
-        StrictInt,
+        int,
         Field(
             alias='tricky"Name',
             description="A property whose wire name needs escaping.",

@@ -4,10 +4,9 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: ee57c9fcd9ae9576bd2058a94df3fce77ac007a4516f154b100eddc3f095db6b
-# Content sha256: 9e62b527de778e05e3ad4633cf2a0d8d6d117451845a13cd910b7442ec219f1d
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 80a7cb9a8ae71c9f21df157586ee8b959054ce91f210e0fd8cc29953426eef01
+# Content sha256: f9cdd259bf3847f6e3f6e018b66ac060e6b5b69639d6683879cd4663d5e71b41
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,9 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 9bd1ea014c200901a188f1fa3115068b493d151b67ca4dd51faaea43cd44428f
-# Content sha256: 6c087031f3c101f78414fe3001f9d3a601fc299cc84007ba9c6bc57360bab069
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 3f177a12037b59224fa8fdc2f1f1502ff6e7628f200f707f11b26fcb3493ae5c
+# Content sha256: 5f9da74d75095f4bae7fc81c9a34149c7cf5a78c6c49fde9c0a85ca190603631
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,10 +4,9 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 6e3ee20540b12a6ae26526a44fbc73dbfc721a98e0858e73b0fbe4ce7fad90fe
-# Content sha256: 3d0c45a3f1b785897cf037cdf52c0acb05b6c69e729d0eec300db3df4388affc
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: fb3dbb1602e60c038c04c8103a32f2cc574c5d6f4e4f069afc5357dfc01be9a6
+# Content sha256: 6461d8062dbc68d9bed5507f4f9245a201fe19105ab06bc2529e92bc7ca65f51
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -3,12 +3,10 @@
 #   schema/v1/schema.json
 #   schema/v1/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 712b0b68b1123ac8ec4ee02e3d5f03f6a7eb70d01fb7d3d7d177ebb8a22e9bc4
-# Content sha256: fc74f8cddf2283fe5b514a6354beb82da35b704d64ddbde56f576aef81eb89d7
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: acf1ac6215ec384fcce3a9942d6eb0667df59e251b695028d4428f0a40340af2
+# Content sha256: 76b4e7766095fb50d66d531883012367e2f63360f5a88c8b8663b2da9c34b0e3
 
 """Wire models of ACP protocol v1.
 
@@ -26,13 +24,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
     ValidationError,
+    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
@@ -45,13 +40,19 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     load_session: Annotated[
-        StrictBool,
+        bool | None,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[
+        SessionCapabilities | None,
+        Field(
+            alias="sessionCapabilities",
+            description="Optional session-lifecycle methods.",
+            validate_default=True,
+        ),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -60,30 +61,18 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("load_session", "session_capabilities", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "loadSession",
-                "load_session",
-                "meta",
-                "sessionCapabilities",
-                "session_capabilities",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -94,16 +83,13 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    name: Annotated[
-        StrictStr, Field(description="Machine-oriented name of the program.")
-    ]
+    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
     title: Annotated[
-        StrictStr | None,
+        str | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[StrictStr, Field(description="Version string of the program.")]
+    version: Annotated[str, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -112,23 +98,18 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class InitializeResponse(BaseModel):
@@ -139,7 +120,6 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -147,7 +127,14 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[
+        AgentCapabilities | None,
+        Field(
+            alias="agentCapabilities",
+            description="What the agent supports.",
+            validate_default=True,
+        ),
+    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
@@ -160,30 +147,18 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("agent_capabilities", "agent_info", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "agentCapabilities",
-                "agentInfo",
-                "agent_capabilities",
-                "agent_info",
-                "meta",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsRequest(BaseModel):
@@ -194,16 +169,15 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     cwd: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             description="Only list sessions whose working directory is this absolute path."
         ),
     ] = None
     cursor: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             description="The `nextCursor` of the previous page, to fetch the page after it."
         ),
@@ -216,23 +190,18 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsResponse(BaseModel):
@@ -243,13 +212,12 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
     ]
     next_cursor: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
@@ -279,29 +247,24 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        StrictInt,
+        int,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -319,7 +282,6 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     list: Annotated[
         SessionListCapabilities | None,
@@ -353,23 +315,18 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("list", "delete", "resume", "close", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "close", "delete", "list", "meta", "resume"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -380,7 +337,6 @@ class SessionCloseCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -390,23 +346,18 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionCloseCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionCloseCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -417,7 +368,6 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -427,29 +377,24 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -465,26 +410,23 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
     ]
-    cwd: Annotated[
-        StrictStr, Field(description="Absolute working directory of the session.")
-    ]
+    cwd: Annotated[str, Field(description="Absolute working directory of the session.")]
     additional_directories: Annotated[
-        list[StrictStr] | None,
+        list[str] | None,
         Field(
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
-    ] = None
+    title: Annotated[str | None, Field(description="Display title of the session.")] = (
+        None
+    )
     updated_at: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp.",
@@ -497,13 +439,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -521,31 +456,20 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )
     @classmethod
-    def _absent_on_error_SessionInfo(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionInfoUpdate(BaseModel):
@@ -556,14 +480,12 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
@@ -577,23 +499,18 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionListCapabilities(BaseModel):
@@ -604,7 +521,6 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -614,23 +530,18 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionNotification(BaseModel):
@@ -641,7 +552,6 @@ class SessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
@@ -656,23 +566,18 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -683,7 +588,6 @@ class SessionResumeCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -693,23 +597,18 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionResumeCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionResumeCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -720,17 +619,15 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        str | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
@@ -744,23 +641,18 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(

@@ -4,10 +4,9 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 4b9ad68130c3c4790738ef81095e9516c65777ab7737edeb333b916e079dcf88
-# Content sha256: 0cb1b956b1affa376772548a88c41047d260eb23faa39d623a54522ba7f05e14
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: 9ec91e62cd7c2fd760cf5c4861046f8e4776aa42286a375aaa98a1f91cd5e546
+# Content sha256: 083dbe84e2974036884dac38109bf47903261dbcf1c50a8c986049240f74d6c0
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

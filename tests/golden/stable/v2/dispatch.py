@@ -4,10 +4,9 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 973bf9964e4d09729798a2d5cc2a32ca9e594fbc9a4498b46da5f503fb41818d
-# Content sha256: 8ed656b3721ec8de393fd082534a431e66c4cce037a2f7d920359816874d29b1
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: bba862736afb1feb1fbc1261ec3d1d708e4e118d20f825615fc6f507af71c7ea
+# Content sha256: 817aa5548f561c1ad2b34475a8f0cd98bf24afc2573ef61771911fbb3317711a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

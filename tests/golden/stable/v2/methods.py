@@ -4,10 +4,9 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: 13127b8d1a554798b59be07a72d681fdd8dc74084f818a06dd2a4164cd2610d6
-# Content sha256: 50107c8b1099963b0d67c27b251a6dc766e049bb49c937f14ddc4fb5f17dfcf2
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: c6cc81d1d87ec2a43c6368f412ee1f1415b3257e27b459b26a944b71b6916538
+# Content sha256: 91988577092787006fe1e6a623b0736f048abcd4565e9a2762c8dca7a299284c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -3,12 +3,10 @@
 #   schema/v2/schema.json
 #   schema/v2/meta.json
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
-#   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
-# Formatter: black, line length 88
-# Inputs sha256: a6d80059b9623a8d64670d8224efd10562dce191e8fdd0db88716f6b6bfc5045
-# Content sha256: c480afc6c4ef9e368b220152dc7cafa33a556a72f5b4282ca93ae94cbe1923d0
+# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Inputs sha256: d15da417f738c6c0c01c3b1b93752d286cd818a7b31545e34e9be8532b9442c2
+# Content sha256: fded250345ff23e4049f853bf5cfa8905a6c97046da938e8914b0cb9eba41797
 
 """Wire models of ACP protocol v2.
 
@@ -23,22 +21,21 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
-    StrictInt,
-    StrictStr,
     ValidationError,
+    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="A filesystem path that starts at the root of the file system."
         ),
@@ -54,7 +51,6 @@ class AgentCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session: Annotated[
         SessionCapabilities | None,
@@ -70,23 +66,18 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("session", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_AgentCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "session"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class Implementation(BaseModel):
@@ -97,16 +88,13 @@ class Implementation(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
-    name: Annotated[
-        StrictStr, Field(description="Machine-oriented name of the program.")
-    ]
+    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
     title: Annotated[
-        StrictStr | None,
+        str | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[StrictStr, Field(description="Version string of the program.")]
+    version: Annotated[str, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -115,23 +103,18 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_Implementation(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class InitializeResponse(BaseModel):
@@ -142,7 +125,6 @@ class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     protocol_version: Annotated[
         ProtocolVersion,
@@ -153,7 +135,10 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[
+        AgentCapabilities | None,
+        Field(description="What the agent supports.", validate_default=True),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -162,23 +147,18 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("capabilities", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_InitializeResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "capabilities", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsRequest(BaseModel):
@@ -189,7 +169,6 @@ class ListSessionsRequest(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     cwd: Annotated[
         AbsolutePath | None,
@@ -211,23 +190,18 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsRequest(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class ListSessionsResponse(BaseModel):
@@ -238,7 +212,6 @@ class ListSessionsResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     sessions: Annotated[
         list[SessionInfo], Field(description="The sessions on this page.")
@@ -274,29 +247,24 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_ListSessionsResponse(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        StrictInt,
+        int,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -314,7 +282,6 @@ class SessionCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     delete: Annotated[
         SessionDeleteCapabilities | None,
@@ -330,23 +297,18 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("delete", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "delete", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -357,7 +319,6 @@ class SessionDeleteCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -367,29 +328,24 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionDeleteCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -405,7 +361,6 @@ class SessionInfo(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
@@ -420,11 +375,11 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
-    ] = None
+    title: Annotated[str | None, Field(description="Display title of the session.")] = (
+        None
+    )
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
@@ -437,13 +392,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -461,31 +409,20 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @model_validator(mode="wrap")
+    @field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )
     @classmethod
-    def _absent_on_error_SessionInfo(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfo(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionInfoUpdate(BaseModel):
@@ -496,14 +433,12 @@ class SessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -517,23 +452,18 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 class SessionListCapabilities(BaseModel):
@@ -544,7 +474,6 @@ class SessionListCapabilities(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     meta: Annotated[
         dict[str, Any] | None,
@@ -554,29 +483,24 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionListCapabilities(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionListCursor = TypeAliasType(
     "SessionListCursor",
     Annotated[
-        StrictStr,
+        str,
         Field(
             description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
         ),
@@ -592,17 +516,15 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_update: Annotated[
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        StrictStr | None,
-        Field(description="New display title; `null` removes the title."),
+        str | None, Field(description="New display title; `null` removes the title.")
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -616,23 +538,18 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("title", "updated_at", "meta", mode="wrap")
     @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_SessionUpdateSessionInfoUpdate(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))
 
 
 SessionUpdate = TypeAliasType(
@@ -654,7 +571,6 @@ class UpdateSessionNotification(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
-        defer_build=True,
     )
     session_id: Annotated[
         SessionId,
@@ -669,20 +585,15 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
+    @field_validator("meta", mode="wrap")
     @classmethod
-    def _absent_on_error_UpdateSessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
+    def _default_on_error_UpdateSessionNotification(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
         try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
+            return handler(value)
+        except ValidationError:
+            field = cls.model_fields[str(info.field_name)]
+            if field.is_required():
                 raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+            return handler(field.get_default(call_default_factory=True))

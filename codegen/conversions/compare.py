@@ -1,0 +1,344 @@
+"""Both versions' IRs compared under the declarations: every difference must be declared,
+and every declaration must cover a difference. Over a full upstream base, the comparison
+is limited to the archive surface (``archive_scope``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from ..errors import Problem, pointer
+from ..ir import Field, Protocol, TypeDef, TypeExpr, shape
+from .declarations import CONVERSIONS_FILE, VALUE_RULES, Declarations, FieldDecl
+from .plan_types import MethodMap
+
+
+@dataclass(frozen=True)
+class FieldPair:
+    """A field and its counterpart; None on the side where it does not exist."""
+
+    v1: Field | None
+    v2: Field | None
+    decl: FieldDecl | None
+
+
+@dataclass
+class Comparison:
+    """Compares two protocols under the declarations; collects problems and the plan."""
+
+    decl: Declarations
+    v1: Protocol
+    v2: Protocol
+    problems: list[Problem] = field(default_factory=list)
+    used: set[tuple[str, int]] = field(default_factory=set)  # (section, index) of declarations that cover something
+    # Over a base, a declaration may find the versions agreeing (an older release has no
+    # difference there); the fragments' own generation checks that each one is needed.
+    over_base: bool = False
+
+    def problem(self, td: TypeDef, ptr: str, message: str) -> None:
+        self.problems.append(Problem(td.file, ptr, message))
+
+    def declared(self, section: str, index: int, message: str) -> None:
+        self.problems.append(Problem(self.decl.source.name, pointer(section, index), message))
+
+    def pairs(self) -> list[tuple[TypeDef, TypeDef]]:
+        out = []
+        v2_names = {self.decl.type_name(2, n) for n in self.v1.types}
+        for name, td1 in self.v1.types.items():
+            name2 = self.decl.type_name(2, name)
+            td2 = self.v2.types.get(name2)
+            if td2 is not None:
+                out.append((td1, td2))
+                if name in self.decl.renames:
+                    self.used.add(("renamedTypes", list(self.decl.renames).index(name)))
+                continue
+            self._only_in(td1, 1)
+        for name2, td2 in self.v2.types.items():
+            if name2 not in v2_names:
+                self._only_in(td2, 2)
+        return out
+
+    def _only_in(self, td: TypeDef, version: int) -> None:
+        index = self.decl.only_in.get((version, td.name))
+        if index is None:
+            other = 3 - version
+            self.problem(
+                td,
+                td.pointer,
+                f"type {td.name} exists only in v{version} and no declaration in {CONVERSIONS_FILE} covers it "
+                f"(rename it to its v{other} name in renamedTypes, or list it in typesOnlyIn)",
+            )
+        else:
+            self.used.add(("typesOnlyIn", index))
+
+    def compare_types(self, td1: TypeDef, td2: TypeDef) -> list[FieldPair]:
+        """Problems for type-level differences; for objects, the matched field pairs."""
+        rename = self.decl.renames
+        label = f"{td1.name}" if td1.name == td2.name else f"{td1.name} (v2 {td2.name})"
+        if td1.kind != td2.kind:
+            self.problem(td2, td2.pointer, f"type {label}: {td1.kind} in v1, {td2.kind} in v2")
+            return []
+        if td1.kind == "enum":
+            if [v.value for v in td1.values] != [v.value for v in td2.values] or td1.open != td2.open:
+                self.problem(td2, td2.pointer, f"type {label}: enum values differ between v1 and v2")
+            return []
+        if td1.kind == "alias":
+            if shape(td1.target, rename, nullable=False) != shape(td2.target, nullable=False) or (
+                td1.target and td2.target and td1.target.nullable != td2.target.nullable
+            ):
+                self.problem(
+                    td2, td2.pointer, f"type {label}: v1 is {_describe(td1.target)}, v2 is {_describe(td2.target)}"
+                )
+            return []
+        if td1.kind == "union":
+            if shape(TypeExpr("union", variants=td1.variants), rename) != shape(
+                TypeExpr("union", variants=td2.variants)
+            ):
+                self.problem(td2, td2.pointer, f"type {label}: union variants differ between v1 and v2")
+            return []
+        if tuple(rename.get(b, b) for b in td1.bases) != td2.bases:
+            self.problem(td2, td2.pointer, f"type {label}: extends {td1.bases} in v1 but {td2.bases} in v2")
+        if td1.extra_allowed != td2.extra_allowed:
+            self.problem(td2, td2.pointer, f"type {label}: unknown properties allowed in one version only")
+        return self.compare_fields(td1, td2, label)
+
+    def compare_fields(self, td1: TypeDef, td2: TypeDef, label: str) -> list[FieldPair]:
+        decls = {(d.v1, d.v2): d for d in self.decl.fields if d.type == td1.name}
+        by_v1 = {d.v1: d for d in decls.values() if d.v1 is not None}
+        by_v2 = {d.v2: d for d in decls.values() if d.v2 is not None}
+        pairs: list[FieldPair] = []
+        matched2: set[str] = set()
+        for f1 in td1.fields:
+            d = by_v1.get(f1.name)
+            name2 = d.v2 if d is not None else f1.name
+            f2 = td2.field(name2) if name2 is not None else None
+            if d is not None and d.v2 is None:
+                if td2.field(f1.name) is not None:
+                    self.declared("fields", d.index, f"{td1.name}.{f1.name} is declared v1-only, but v2 has it too")
+                else:
+                    self.used.add(("fields", d.index))
+                    pairs.append(FieldPair(f1, None, d))
+                continue
+            if f2 is None:
+                self.problem(
+                    td1,
+                    f1.pointer,
+                    f"{label}.{f1.name} exists only in v1 and no declaration in {CONVERSIONS_FILE} covers it "
+                    '(declare a rename, or v1-only with "v2": null)',
+                )
+                continue
+            matched2.add(f2.name)
+            if d is not None and d.v1 != d.v2:
+                self.used.add(("fields", d.index))
+            pairs.append(FieldPair(f1, f2, d))
+            self._compare_pair(td1, td2, label, f1, f2, d)
+        for f2 in td2.fields:
+            if f2.name in matched2:
+                continue
+            d = by_v2.get(f2.name)
+            if d is not None and d.v1 is None:
+                if td1.field(f2.name) is not None:
+                    self.declared("fields", d.index, f"{td2.name}.{f2.name} is declared v2-only, but v1 has it too")
+                else:
+                    self.used.add(("fields", d.index))
+                    pairs.append(FieldPair(None, f2, d))
+                continue
+            self.problem(
+                td2,
+                f2.pointer,
+                f"{label}.{f2.name} exists only in v2 and no declaration in {CONVERSIONS_FILE} covers it "
+                '(declare a rename, or v2-only with "v1": null)',
+            )
+        return pairs
+
+    def _compare_pair(self, td1: TypeDef, td2: TypeDef, label: str, f1: Field, f2: Field, d: FieldDecl | None) -> None:
+        where = f"{label}.{f1.name}" + (f" (v2 {f2.name})" if f2.name != f1.name else "")
+        accept = d.accept if d else frozenset()
+        if shape(f1.type, self.decl.renames, nullable=False) != shape(f2.type, nullable=False):
+            if d is None or d.value is None:
+                self.problem(
+                    td2,
+                    f2.pointer,
+                    f"{where}: v1 is {f1.type.describe()}, v2 is {f2.type.describe()}, and no value rule in "
+                    f'{CONVERSIONS_FILE} covers the difference ("value": one of {", ".join(sorted(VALUE_RULES))})',
+                )
+            else:
+                self.used.add(("fields", d.index))
+        elif d is not None and d.value is not None and not self.over_base:
+            self.declared("fields", d.index, f"{where}: value rule {d.value!r} declared, but both versions agree")
+        for flag, differs in (
+            ("required", f1.required != f2.required),
+            ("nullable", f1.type.nullable != f2.type.nullable),
+        ):
+            if differs and flag not in accept:
+                self.problem(
+                    td2,
+                    f2.pointer,
+                    f"{where}: {flag} in v{1 if _has_flag(f1, flag) else 2} only; "
+                    f'accept it with "accept": ["{flag}"] in {CONVERSIONS_FILE}',
+                )
+            elif differs and d is not None:
+                self.used.add(("fields", d.index))
+            elif not differs and flag in accept and d is not None and not self.over_base:
+                self.declared("fields", d.index, f"{where}: accepts a {flag} difference both versions lack")
+
+
+def _has_flag(f: Field, flag: str) -> bool:
+    return bool(f.required if flag == "required" else f.type.nullable)
+
+
+def _describe(e: TypeExpr | None) -> str:
+    return e.describe() if e else "nothing"
+
+
+def check_methods(cmp: Comparison) -> list[MethodMap]:
+    out = []
+    v2_methods = {(m.name, m.side): m for m in cmp.v2.methods}
+    v1_keys = set()
+    for m in cmp.v1.methods:
+        v1_keys.add((m.name, m.side))
+        m2 = v2_methods.get((m.name, m.side))
+        if m2 is None:
+            cmp.problems.append(
+                Problem(cmp.decl.source.name, "", f"method {m.name} ({m.side}) exists in v1 only: it cannot convert")
+            )
+            continue
+        expected = (m.kind, cmp.decl.type_name(2, m.params), cmp.decl.type_name(2, m.result) if m.result else None)
+        if (m2.kind, m2.params, m2.result) != expected:
+            cmp.problems.append(
+                Problem(
+                    cmp.decl.source.name,
+                    "",
+                    f"method {m.name}: v1 {m.kind} {m.params} -> {m.result}, v2 {m2.kind} {m2.params} -> {m2.result}",
+                )
+            )
+            continue
+        out.append(MethodMap(1, m.name, m.kind, m.params, m.result))
+        out.append(MethodMap(2, m2.name, m2.kind, m2.params, m2.result))
+    for key, m2 in v2_methods.items():
+        if key not in v1_keys:
+            cmp.problems.append(
+                Problem(cmp.decl.source.name, "", f"method {m2.name} ({m2.side}) exists in v2 only: it cannot convert")
+            )
+    for version, proto in ((1, cmp.v1), (2, cmp.v2)):
+        names = [m.name for m in proto.methods]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            cmp.problems.append(
+                Problem(cmp.decl.source.name, "", f"v{version} method {name} exists on two sides; messages cannot tell")
+            )
+    return sorted(out, key=lambda m: (m.version, m.name))
+
+
+def field_names(td: TypeDef, proto: Protocol) -> list[str]:
+    names = [n for b in td.bases if b in proto.types for n in field_names(proto.types[b], proto)]
+    return names + [f.name for f in td.fields]
+
+
+def _reach(proto: Protocol, roots: set[str], decl: Declarations) -> set[str]:
+    """Every type the roots reach. A field declared to exist in this version only is
+    dropped on conversion, so what it alone reaches is out of scope."""
+    dropped = {
+        (d.type, d.name(proto.version))
+        for d in decl.fields
+        if d.name(proto.version) is not None and d.name(3 - proto.version) is None
+    }
+    v1_name = {v2: v1 for v1, v2 in decl.renames.items()} if proto.version == 2 else {}
+    seen: set[str] = set()
+    todo = sorted(r for r in roots if r in proto.types)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        td = proto.types[name]
+        refs = [*td.bases, *(td.target.refs() if td.target else ())]
+        for variant in td.variants:
+            refs += variant.refs()
+        for f in td.fields:
+            if (v1_name.get(name, name), f.name) not in dropped:
+                refs += f.type.refs()
+        todo += [r for r in refs if r in proto.types and r not in seen]
+    return seen
+
+
+def archive_scope(
+    protocols: Mapping[int, Protocol], fragments: Mapping[int, set[str]], decl: Declarations
+) -> dict[int, Protocol]:
+    """Over a full upstream base, conversions cover the archive surface only: the types the
+    fragments define or extend with a feature's items, the messages of methods using them,
+    and every type these reach (in either version). The rest of upstream is out of scope."""
+    reached: set[str] = set()  # by v1 name
+    v1_name = {v2: v1 for v1, v2 in decl.renames.items()}
+    for version, proto in protocols.items():
+        roots = set(fragments[version])
+        for m in proto.methods:
+            if m.params in roots or m.result in roots:
+                roots |= {m.params, *([m.result] if m.result else [])}
+        found = _reach(proto, roots, decl)
+        reached |= {v1_name.get(n, n) for n in found} if version == 2 else found
+    out = {}
+    for version, proto in protocols.items():
+        names = {decl.type_name(version, n) for n in reached}
+        out[version] = replace(
+            proto,
+            types={n: t for n, t in proto.types.items() if n in names},
+            methods=tuple(m for m in proto.methods if m.params in names),
+        )
+    return out
+
+
+def compare(
+    decl: Declarations, v1: Protocol, v2: Protocol, over_base: bool = False
+) -> tuple[Comparison, list[tuple[TypeDef, TypeDef]], dict[str, list[FieldPair]]]:
+    """Compare two versions: the comparison (with its problems), the type pairs, and per
+    v1 type the matched field pairs."""
+    cmp = Comparison(decl, v1, v2, over_base=over_base)
+    pairs = cmp.pairs()
+    field_pairs = {td1.name: cmp.compare_types(td1, td2) for td1, td2 in pairs}
+    return cmp, pairs, field_pairs
+
+
+def stale(decl: Declarations, full: Comparison) -> list[Problem]:
+    """Declarations that cover nothing even with every feature enabled."""
+    problems = []
+    data = decl.source.data
+    upstream_only = {
+        f.index
+        for f in decl.fields
+        if f.upstream
+        and not any(
+            (td := p.types.get(decl.type_name(v, f.type))) is not None and f.name(v) in field_names(td, p)
+            for v, p in ((1, full.v1), (2, full.v2))
+        )
+    }
+    for section in ("renamedTypes", "typesOnlyIn", "fields"):
+        for index, _ in enumerate(data.get(section, [])):
+            if section == "fields" and index in upstream_only:
+                continue  # a field of full upstream schemas only: these fragments do not have it
+            if (section, index) not in full.used:
+                problems.append(
+                    Problem(decl.source.name, pointer(section, index), "covers no difference between the versions")
+                )
+    for inv in decl.invariants:
+        proto = full.v1 if inv.version == 1 else full.v2
+        td = proto.types.get(decl.type_name(inv.version, inv.type))
+        names = set(field_names(td, proto)) if td else set()
+        for key, name in (("type", inv.type), ("if", inv.if_field), ("then", inv.then_field)):
+            if td is None or (key != "type" and name not in names):
+                problems.append(
+                    Problem(decl.source.name, pointer("invariants", inv.index, key), f"v{inv.version} has no {name}")
+                )
+                break
+    for f in decl.fields:
+        # A fill condition naming no field would silently never fill (issue 7: hostile names).
+        if f.fill is not None and (f.v1 is None) != (f.v2 is None):
+            version = 1 if f.v1 is not None else 2
+            proto = full.v1 if version == 1 else full.v2
+            td = proto.types.get(decl.type_name(version, f.type))
+            if td is not None and f.fill.when not in set(field_names(td, proto)):
+                problems.append(
+                    Problem(
+                        decl.source.name, pointer("fields", f.index, "fill", "when"), f"v{version} has no {f.fill.when}"
+                    )
+                )
+    return problems

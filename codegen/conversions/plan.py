@@ -1,0 +1,240 @@
+"""The conversion plan: for each shared type and direction, a converter class whose
+annotations check a source-version value on its way to the target version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..code_text import Code, identifier, py_literal
+from ..errors import Problem, SchemaError
+from ..features import select
+from ..ir import Protocol, TypeDef, TypeExpr, build, python_field_name
+from ..load import VersionSources, read_json
+from .compare import Comparison, FieldPair, archive_scope, check_methods, compare, field_names, stale
+from .declarations import CONVERSIONS_FILE, VALUE_RULES, VERSIONS, load_declarations
+from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant
+
+
+def class_name(source: int, target: int, type_name: str) -> str:
+    return f"_V{source}ToV{target}{identifier(type_name)}"
+
+
+def function_name(source: int, target: int, type_name: str) -> str:
+    return identifier(f"{python_field_name(type_name)}_v{source}_to_v{target}")
+
+
+def _is_string(e: TypeExpr, proto: Protocol) -> bool:
+    seen = set()
+    while e.kind == "ref" and e.ref in proto.types and e.ref not in seen:
+        seen.add(e.ref)
+        td = proto.types[e.ref]
+        if td.kind != "alias" or td.target is None:
+            return False
+        e = td.target
+    return e.kind == "string"
+
+
+def annotation(
+    e: TypeExpr, proto: Protocol, source: int, target: int, leaf: str | None, shared: frozenset[str]
+) -> Code:
+    """The Python annotation that checks a source-version value of this expression.
+    Refs to shared object and union types become the converter of that type (a type of
+    one version only can only appear in a dropped field: it is checked as a JSON object);
+    ``leaf`` (a value rule's annotation) replaces every string leaf."""
+    if leaf is not None and _is_string(e, proto):
+        text = leaf
+    elif e.kind == "ref" and e.ref in proto.types:
+        td = proto.types[e.ref]
+        if td.kind in ("object", "union") and td.name not in shared:
+            text = "dict[str, Any]" if td.kind == "object" else "Any"
+        elif td.kind in ("object", "union"):
+            text = class_name(source, target, td.name)
+        elif td.kind == "enum":
+            text = " | ".join(
+                [f"Literal[{', '.join(py_literal(v.value) for v in td.values)}]"] + (["str"] if td.open else [])
+            )
+        else:
+            assert td.target is not None
+            text = annotation(td.target, proto, source, target, leaf, shared)
+    elif e.kind == "string":
+        text = "_Rfc3339" if e.format == "date-time" else "str"
+    elif e.kind in ("integer", "number", "boolean", "null"):
+        text = {"integer": "int", "number": "float", "boolean": "bool", "null": "None"}[e.kind]
+    elif e.kind == "const":
+        text = f"Literal[{py_literal(e.const)}]"
+    elif e.kind == "array":
+        inner = annotation(e.items, proto, source, target, leaf, shared) if e.items else "Any"
+        text = f"list[{inner}]"
+    elif e.kind == "object":
+        inner = (
+            annotation(e.additional, proto, source, target, leaf, shared) if e.additional and not e.fields else "Any"
+        )
+        text = f"dict[str, {inner}]"
+    elif e.kind == "union":
+        text = " | ".join(annotation(v, proto, source, target, leaf, shared) for v in e.variants)
+    else:
+        text = "Any"
+    if e.nullable and text not in ("Any", "None"):
+        text = f"{text} | None"
+    return Code(text)
+
+
+def _attr(wire: str, taken: set[str]) -> str:
+    base = "f_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in python_field_name(wire))
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return identifier(name)
+
+
+def _converters(
+    cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[FieldPair]]
+) -> list[Converter]:
+    out: list[Converter] = []
+    protos = {1: cmp.v1, 2: cmp.v2}
+    for source, target in ((1, 2), (2, 1)):
+        proto = protos[source]
+        shared = frozenset(p[0 if source == 1 else 1].name for p in pairs)
+        built: dict[str, Converter] = {}
+        ordered = sorted(pairs, key=lambda p: _depth(p[0], cmp.v1))
+        for td1, td2 in ordered:
+            src, dst = (td1, td2) if source == 1 else (td2, td1)
+            common: dict[str, Any] = dict(
+                source=source,
+                target=target,
+                source_type=src.name,
+                target_type=dst.name,
+                cls=class_name(source, target, src.name),
+                function=function_name(source, target, src.name),
+            )
+            if src.kind == "union":
+                union = " | ".join(annotation(v, proto, source, target, None, shared) for v in src.variants)
+                built[src.name] = Converter(kind="union", union=Code(union), **common)
+                continue
+            if src.kind != "object":
+                continue
+            base_convs = [built[b] for b in src.bases if b in built]
+            taken = {f.attr for b in base_convs for f in b.all_fields}
+            own = []
+            fills = [fl for b in base_convs for fl in b.fills]
+            for pair in field_pairs[td1.name]:
+                f1, f2, d = pair.v1, pair.v2, pair.decl
+                fs, ft = (f1, f2) if source == 1 else (f2, f1)
+                if fs is None:  # exists in the target only
+                    if d is not None and d.fill is not None and ft is not None:
+                        if dst.field(d.fill.when) is None:
+                            continue  # the condition field was pruned: nothing to fill
+                        fills.append(Fill(ft.name, d.fill.when, py_literal(d.fill.value)))
+                    continue
+                rule = VALUE_RULES.get(d.value or "same", {}).get((source, target)) if d else None
+                own.append(
+                    ConvField(
+                        attr=_attr(fs.name, taken),
+                        source=fs.name,
+                        target=ft.name if ft is not None else None,
+                        annotation=annotation(fs.type, proto, source, target, rule, shared),
+                        required=fs.required,
+                        target_requires=ft is not None and ft.required and (not fs.required or fs.type.nullable),
+                        null_to_absent=ft is not None and fs.type.nullable and not ft.type.nullable,
+                    )
+                )
+            all_fields = tuple(f for b in base_convs for f in b.all_fields) + tuple(own)
+            by_wire = {f.source: f for f in all_fields}
+            invariants = [i for b in base_convs for i in b.invariants]
+            for inv in cmp.decl.invariants:
+                if inv.version == source and inv.type == td1.name:
+                    if inv.if_field in by_wire and inv.then_field in by_wire:
+                        invariants.append(
+                            Invariant(
+                                by_wire[inv.if_field].attr,
+                                by_wire[inv.then_field].attr,
+                                inv.then_field,
+                                inv.why or "invariant",
+                            )
+                        )
+            written = {f.target for f in all_fields if f.target is not None}
+            target_fields = field_names(dst, protos[target])
+            collisions = {f.target for f in all_fields if f.target is not None and f.target != f.source}
+            collisions |= {fl.key for fl in fills}
+            collisions |= {n for n in target_fields if n not in written and n not in by_wire}
+            built[src.name] = Converter(
+                kind="object",
+                bases=tuple(built[b].cls for b in src.bases if b in built),
+                fields=tuple(own),
+                all_fields=all_fields,
+                fills=tuple(fills),
+                invariants=tuple(invariants),
+                collisions=tuple(sorted(collisions)),
+                extra_allowed=src.extra_allowed,
+                **common,
+            )
+        # Objects first (their annotations resolve late); unions after the types they name.
+        order = {c.source_type: (c.kind != "object", _union_depth(c.source_type, proto)) for c in built.values()}
+        out.extend(sorted(built.values(), key=lambda c: (order[c.source_type], c.source_type)))
+    return out
+
+
+def _union_depth(name: str, proto: Protocol, seen: frozenset[str] = frozenset()) -> int:
+    td = proto.types[name]
+    if td.kind != "union" or name in seen:
+        return 0
+    refs = [v.ref for v in td.variants if v.kind == "ref" and v.ref in proto.types]
+    return 1 + max((_union_depth(r, proto, seen | {name}) for r in refs), default=0)
+
+
+def _depth(td: TypeDef, proto: Protocol) -> int:
+    return 0 if not td.bases else 1 + max(_depth(proto.types[b], proto) for b in td.bases if b in proto.types)
+
+
+SWITCH_OFF = (
+    "over an upstream base, conversions cover the archive surface; declare the differences reported here,"
+    " or switch conversions off: --no-conversions on the command line, conversions = false in [tool.acp-codegen]"
+)
+
+
+def plan(
+    protocols: Iterable[Protocol],
+    sources: Iterable[VersionSources],
+    schema_dir: Path,
+    root: Path | None = None,
+    fragments: Mapping[int, set[str]] | None = None,
+) -> ConversionPlan | None:
+    """Check the declared differences against both versions; None without a conversions file.
+
+    ``fragments`` (over a full upstream base): per version, the types the fragments define
+    with or around a feature's items; conversions are limited to what they reach."""
+    path = schema_dir / CONVERSIONS_FILE
+    if not path.is_file():
+        return None
+    source = read_json(path, root)
+    decl = load_declarations(source)
+    by_version = {p.version: p for p in protocols}
+    sources_by_version = {int(s.meta.data["version"]): s for s in sources}
+    if set(by_version) != set(VERSIONS):
+        raise SchemaError(
+            Problem(source.name, "/versions", f"declares versions 1 and 2, but the schema has {sorted(by_version)}")
+        )
+    # With every declared feature on, nothing is pruned: a declaration that covers nothing
+    # there is stale; one that covers something there but not here was pruned (skipped).
+    full = {
+        v: build(select(s, frozenset(s.meta.data.get("features", {})))) for v, s in sorted(sources_by_version.items())
+    }
+    if fragments is not None:
+        full = archive_scope(full, fragments, decl)
+        by_version = archive_scope(by_version, fragments, decl)
+    over_base = fragments is not None
+    full_cmp, _, _ = compare(decl, full[1], full[2], over_base)
+    cmp, pairs, field_pairs = compare(decl, by_version[1], by_version[2], over_base)
+    methods = check_methods(cmp)
+    # Over a base, a declaration may cover nothing inside the archive surface (the base
+    # already agrees there); the fragments' own generation checks that each one is needed.
+    unused = stale(decl, full_cmp) if fragments is None else []
+    problems = sorted(set(full_cmp.problems + cmp.problems + unused))
+    if problems:
+        if fragments is not None:
+            problems.append(Problem(source.name, "", SWITCH_OFF))
+        raise SchemaError(problems)
+    return ConversionPlan(source, tuple(_converters(cmp, pairs, field_pairs)), tuple(methods))
