@@ -6,18 +6,26 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 81624b53cb6059194adb3318c66f20cf672c81b0add8c4fb02d9256d2881c3fd
-# Content sha256: f86cc7c1038777009ab88150b3a95f1978cd482167fd1b6410356650b0276f0f
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 1c7e0d13ae3eacf7e2be0486a5f13b04d7c782bc19034eb69282941ac4fa8901
+# Content sha256: 83880943456777f728b1e3ff6898cd397cb3b933eac22c2a929177f98675b560
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -4,18 +4,26 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0c7c5d8a005ebecf0b330c72a1229b449d4ed939aaf3101af5b106c316db24ad
-# Content sha256: 490ff47ea2c1f1e0f057df7dbb0237f0098f66d0341041e58ddaa6a33a9ab5c4
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: c316b8db79a56955001bb5e711ee8cb12cbdab20f5c1c91b51dd9d5551ed2d7a
+# Content sha256: f97bd043c9b56e5bccc24ae30e54b2dc3110d5126126d25175fd7041b2c53b99
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

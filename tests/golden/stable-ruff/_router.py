@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3e3493a5600d49f38aabb0c8662bda39264e435bd63974c6ad8b3c97b60fef30
-# Content sha256: 1e3ac8cad60a7d3ef17cee06f2687df5ed5a13fff42e3b1278c9088c45c49655
+# Inputs sha256: e3b4b78cad8434c2c68b25263306a1d331b68f261cd2f6e1cc48c6f8ffb559a3
+# Content sha256: 71edf1dc7569bb1903b9bfcbea77102125c08b9fd9a531c595456b4484415bca
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9b844751c65e6790ce4bf44d2d5fe5f7c2c577eba0a03677e063a1e7c147d882
-# Content sha256: bfcfc3076d87c68f27992152db3da1d0773e5e21c2159ca8676ef86108dd5805
+# Inputs sha256: 486b5a30cc597e70dc0b3d75338a69bcd674fabcec0c21351e08bd636023e18b
+# Content sha256: a84330374f10c2d6b900f26a19ddf2570905712f14ea5df39f95b84911c32660
 
 """Types shared by every protocol version of the generated package."""
 

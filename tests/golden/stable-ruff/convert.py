@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 958025c2b3580adcaaeb44e78cdaa5c83d2d2d68587b46e44adf73ed158b71c2
-# Content sha256: 5d7f5588d4aa6a9e900deac4ff1f781800f4aee961399fd4bf375d6936795909
+# Inputs sha256: e030b803d2e24e4fa14159a25944cd8dc4d343c8bb6b7627a5a854da44e6e6f2
+# Content sha256: b44b658eee885ebfd73ccff3f9cca3a4260aaab4609d1afdb876ec7396817358
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

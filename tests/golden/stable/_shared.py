@@ -6,18 +6,26 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0be42ce99139960a8c0b7679c98507920871391cacf4e32b0d770a58554a665a
-# Content sha256: 8d9dc32e1bb6e79f3e55c732009f587f1db075d4061b6e962caa499864df36d7
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 6253721c336489dad5d5defa75b8a6419bb349eca7728967d2be4b02be30a123
+# Content sha256: c41ae831ae4de16b2cc5be6d222828e816de9650d4c817562af1e307b7ecc2b9
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 66f08121aafcd005454ccc7e9c19a416dad584974391f291893a41b0c8374c88
-# Content sha256: d2e89fb05d205b1355738c20cb1dfb4ca8a3723a24d1c0d5d56c3f3e9969847c
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 6a8a9e7f6bd21c47bb1298d389195188555e72a5107e3130cebb31dcec08e237
+# Content sha256: c596288ec997d1416414d54000290efb54b8c02a90a028739b33ec43e0873db0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6126021275db32637e4e7280bc5570885cee083a533274aae32979f5c8d45dec
-# Content sha256: 143226a800a627c9ee9609d6e7a48eda5e08b65243177776c816a9801321395d
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: c7e9337be1ee12488ff2e6da01d932ac59a87ea491e6ceebf37ddb302dc44d50
+# Content sha256: 5fdf6bd5b19d324126ab186cf11143c0131df4a147007737e8c9c7fc2195d3b3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

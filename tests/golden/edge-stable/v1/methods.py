@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c6c784fdf8a3b137d823272b8aeeab9f45b74bea33b47d4f4dbd71e6c8d2ad27
-# Content sha256: 6de3b2ba11f9fe5de5c7e6bad2490d615a446ee56e11a43d3191b28cd1ba9f55
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 794bd30f34536f6a7ff0471b9b5ad3ce2ecd11822516cfa751d2796d3a90d29c
+# Content sha256: e3fe84b838f89d76997bff4ac924f804da26f354c072e8cd02cbf802bbe50b31
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 56bd89493c127cdc22d2d6c218e7494110c63452668d26b8c8ee1add23e78c25
-# Content sha256: c286853c0b3443446fd034c80cc8a005b12cda3c54e1f4f6b5f6b7952214cb9f
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 6474e4345b7f847d24f3714108e682be1fee28e3c55308146b60f5cda0bcf4a0
+# Content sha256: 2efd2ff7da72e6fdbd0277e3f12ced7c054f11553e0413255a1fc460f7a07b4e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 274557595ec7315bc63b0edfb7546e69a3a3ef309dfc5fc3b3d29682987e4e35
-# Content sha256: ce45d12f79bbb8c5953cef6031620fc0d191ce2147e432791f14d456c6def950
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ea73c983f1f2e2ca1f9b7293447db530c8021e102f003283aba4a175abf2535a
+# Content sha256: 2a3daae6ce5ef92aacedbd9f18fd3fc57d96b3b46395a3cb6fe692d000320d86
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c86851b315dc15a7106c4b1769ebf3bb383fbc87c80ac4b464d8c9307008fc56
-# Content sha256: 2ed50d50e5de70427395aa0ef43c549e3f9158b5189aac57fd19690246254744
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 93cfee62e41794ab04dfce4ac59dc388e3f47db2894e4f27fee105cac582656d
+# Content sha256: 98fccce6ac1e20c2e485f2bf8c6a62c2c27e9f86b05894696660c01a993e0989
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

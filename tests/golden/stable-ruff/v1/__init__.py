@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 361f0739c6e55ef399a35c5f0c8e4ede90411b474db2bcc98dc40a1c74e08311
-# Content sha256: 50673812bf3bd548ad4454b0db46d36831c6f26b9d973e99aba86dddb7262781
+# Inputs sha256: 3a639c89536389eaeec7629dce9f96a29d4570b9c0ddf6aff3fc961885066a4a
+# Content sha256: 09c9bd5f9deac149fe999c717601ec27200553306ace11a78c7eb18537aa2865
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b4213254d4311725d5a9ab9d13efb4be7ce3e27f020a8c3fe5b9ad644e31a07
-# Content sha256: b1ab868178071903b533586f5da9b056876c7d8e878c9dffbbeb7fedee76059f
+# Inputs sha256: 4b756051bd4b5e8d64cfdc064edeea1ed939dfd963d5367a0b4495480e397f6b
+# Content sha256: c113e5d17976b11965b2a83a53f0c49f58c7a2ce4e569b724d72352546d52799
 
 """Method dispatch for the agent side of ACP protocol v1.
 

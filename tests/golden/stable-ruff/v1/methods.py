@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 89a93d989e2aea149ae25dbd15d9218c327f80129843fba7b332fbe8cd2f74c8
-# Content sha256: eddeb29b08f987eb6d3d3f4718bddd0762e2915aefa1de77823531f0e78e2ba1
+# Inputs sha256: aa2cce519c1760eb96f9308b3e187901d3bd51b79b88b34b27b578d5727e53aa
+# Content sha256: ce3a8b155de93e54c9be21972bd247dd5637969c120303a352ad3f65f5ef1af2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 54bbba188e6e341398ac644bdc5f17d29659ea7dfaa2958150408f5323b6d4dc
-# Content sha256: c6a053c61b98633713e5c0d26acde493704200fa715b7ec1b41fc04c809c02e8
+# Inputs sha256: 01d124a4e6248aaad8a348db04eb16c96615efec7d9a01a46c7eeac3ff3fa0f2
+# Content sha256: 9e3a1e4ace5c7580d3f9c79f177226139d12356727a97e596d2cb32557a65e6d
 
 """Wire models of ACP protocol v1.
 

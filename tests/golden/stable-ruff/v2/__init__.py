@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73f992def8ed57f5fd3b50a69cde9e22f7563a0d3a860c9f0c9de510eccf37cf
-# Content sha256: c9d1f51d9040e46531a23cb026a168df66102b6561e7d98dbd521d90b264dcb5
+# Inputs sha256: 38196dd10894d8bc8bf207ebc35f1516eaf85c85a4af6d6e0dc8a7028357416b
+# Content sha256: 408e0fd48e3ac9f4f6879ee985fad17929165d93987b59e686e03f8fd2c0b9f4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

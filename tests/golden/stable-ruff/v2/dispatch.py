@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cff97ce433684b60aaa33e93be3f844abcc84aeaa8afdb71f5572d4c5026f82a
-# Content sha256: 2fd995b5a005374c8378dd7358dd6a8bedd7a27dbb4ff686b86b4db217143067
+# Inputs sha256: e4cdc918f7353569a3f064530efd3615e04f1cdec33230774574edfe5943102c
+# Content sha256: fab1e186acc6ab70e9a0b4c37c616ff8de1d81a115193f3e4686d72e53e0abac
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73292a5f3c8f07a3c2f6c84912bc0949f3debec51e39931b985359ec70a21aa9
-# Content sha256: 081de75a790ac734d1d051e15d88317a20f022d6db708c147cb60d49f9c7c035
+# Inputs sha256: 7ee5330bf3fc1c0003070e0ac62546654a95962b6a71140b5a9a06c29579e457
+# Content sha256: 2338d5e2001ffd8a23271e19ff89315e71b7cb5c66bdcaa70979a076d71cdbdd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a06546551ecb184420859cfb80e8468934b0ab5e870e7b8f77261f093a4ef838
-# Content sha256: f98d0c95d5191cda6ef179b4101c619086fb340efb1b5e4e2282e93c962542b4
+# Inputs sha256: 4943b97e4f5c56fac471f8b74e54566e4da12c1dbd117154bfeceea6e191f032
+# Content sha256: 84a1817b29963a79e5796bef10200d33d57839cf5be59ba1ebc8f7c669de659f
 
 """Wire models of ACP protocol v2.
 

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 80a7cb9a8ae71c9f21df157586ee8b959054ce91f210e0fd8cc29953426eef01
-# Content sha256: f9cdd259bf3847f6e3f6e018b66ac060e6b5b69639d6683879cd4663d5e71b41
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 50d8b3eb8e7a8757243ebfb9f7c2b8d6c13b914090467b886e5194a0dca59e7b
+# Content sha256: 5c9e25e342cbbeb7f5f708bfb328939a589d8df52b697ee946d90f50528a7d4a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 3f177a12037b59224fa8fdc2f1f1502ff6e7628f200f707f11b26fcb3493ae5c
-# Content sha256: 5f9da74d75095f4bae7fc81c9a34149c7cf5a78c6c49fde9c0a85ca190603631
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 2a438c216f12ea60158173797ec1a3a9c87915506e671bdec4d27478e88fccf2
+# Content sha256: 36d3dea2f1ce4055b9f4bf0669bc07cace94424867e6814d0275a54d0cfdc7f5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fb3dbb1602e60c038c04c8103a32f2cc574c5d6f4e4f069afc5357dfc01be9a6
-# Content sha256: 6461d8062dbc68d9bed5507f4f9245a201fe19105ab06bc2529e92bc7ca65f51
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 11cba1b58d0728f6b3b501066e31854b7fb935aef1903cfaa419d021c068ece1
+# Content sha256: 387416a53e70ee1090be0866897ea1b7e66f6e5cbbf459f9ca012321ebea480a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

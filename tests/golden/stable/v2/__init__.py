@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 9ec91e62cd7c2fd760cf5c4861046f8e4776aa42286a375aaa98a1f91cd5e546
-# Content sha256: 083dbe84e2974036884dac38109bf47903261dbcf1c50a8c986049240f74d6c0
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b14e228709b47eaffc48b3c50705c86f55e98514634d2aa3dad75295bd6ec8a3
+# Content sha256: 69396450dcfdfed29f444fe75c14baea129630ea1826c7de179f34fcea247f81
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: bba862736afb1feb1fbc1261ec3d1d708e4e118d20f825615fc6f507af71c7ea
-# Content sha256: 817aa5548f561c1ad2b34475a8f0cd98bf24afc2573ef61771911fbb3317711a
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 1e2c2645346991c20d3b1d7447fc62ee4ee65b4e690df6d65696770d089a4a52
+# Content sha256: 6853bf18986a5b2c716690374539810d3e33c819345d1af8f655b48402722803
 
 """Method dispatch for the agent side of ACP protocol v2.
 

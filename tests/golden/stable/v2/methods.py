@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c6cc81d1d87ec2a43c6368f412ee1f1415b3257e27b459b26a944b71b6916538
-# Content sha256: 91988577092787006fe1e6a623b0736f048abcd4565e9a2762c8dca7a299284c
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 376ed3e5bb33a1e96c23ab03794971c8d43dd964c506efbc0b9e1dd535843e27
+# Content sha256: d990edd79533b4a9558cf5927e15a7db5655c9c73e94f2c2b68ecf3d55870ab3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 
