@@ -31,9 +31,10 @@ def check(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite. ``nox -s tests -- --update-goldens`` rewrites the golden files."""
     _install(session, "test")
-    # The full-upstream renders, mypy on their output and cross-process determinism run
-    # here (and so in CI); a bare local `pytest` skips them for speed.
-    session.run("pytest", *session.posargs, env={"ACP_SLOW_TESTS": "1"})
+    # `-m ""` lifts pyproject's `-m "not slow"`: the full-upstream renders, installs and
+    # cross-process runs run here (and so in CI); a bare local `pytest` leaves them out.
+    # A `-m` in posargs comes later and wins.
+    session.run("pytest", "-m", "", *session.posargs)
 
 
 @nox.session
