@@ -1,9 +1,13 @@
-"""Sessions: generate, check, tests, lint, bench, schema_diff. ``nox -s tests`` is what CI runs."""
+"""Sessions: generate, check, tests, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
+``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 import nox.command
+import tomllib
 
 nox.options.sessions = ["tests"]
 nox.options.default_venv_backend = "venv"
@@ -44,6 +48,49 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py", "examples")
     session.run("mypy", "--strict", "codegen", "generated", "examples")
+
+
+# The oldest pydantic the generated package supports (codegen.render.PYDANTIC_MINIMUM;
+# a test keeps the two in step). The tests session runs on the newest in range.
+LOWEST_PYDANTIC = "2.10.0"
+# The newest Python on the machine (pyenv: 3.10 - 3.13); tests/generator/test_upstream.NEWEST_PYTHON.
+NEWEST_PYTHON = "3.13"
+# pyenv's own interpreter where there is one: its shims run only the versions it has selected.
+_PYENV = sorted(Path.home().glob(f".pyenv/versions/{NEWEST_PYTHON}.*/bin/python{NEWEST_PYTHON}"))
+# Tests that need only the generated package.
+GENERATED_ONLY_TESTS = (
+    "tests/generated/test_models.py",
+    "tests/generated/test_lenient.py",
+    "tests/generated/test_wire.py",
+)
+
+
+def _test_requirements() -> list[str]:
+    project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
+    keep = ("jinja2", "jsonschema-rs", "tomli")  # what codegen.pipeline.load_protocols imports
+    runtime = [r for r in project["dependencies"] if r.startswith(keep)]
+    return runtime + project["optional-dependencies"]["test"]
+
+
+@nox.session(name="lowest_pydantic")
+def lowest_pydantic(session: nox.Session) -> None:
+    """The generated package imported and exercised on the oldest pydantic it supports.
+
+    The generator itself (datamodel-code-generator) needs a newer one, so it is not
+    installed: the tests here use ``generated/`` only (the property test skips; the
+    tests session runs it)."""
+    session.install(*_test_requirements(), f"pydantic=={LOWEST_PYDANTIC}")
+    session.run("python", "-c", "import pydantic; print('pydantic', pydantic.VERSION)")
+    session.run("pytest", *GENERATED_ONLY_TESTS, *session.posargs)
+
+
+@nox.session(name="mypy_newest", python=str(_PYENV[-1]) if _PYENV else NEWEST_PYTHON)
+def mypy_newest(session: nox.Session) -> None:
+    """mypy --strict on the newest Python: the generated package, and (with the upstream
+    schemas present) a full upstream render."""
+    _install(session, "test")
+    session.run("mypy", "--strict", "--python-version", NEWEST_PYTHON, "generated")
+    session.run("pytest", "tests/generator/test_upstream.py", "-m", "slow", "-k", "mypy", *session.posargs)
 
 
 # The official Python SDK, the baseline of benchmarks S1/S2: pinned, and installed into the

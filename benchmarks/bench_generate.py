@@ -1,5 +1,6 @@
-"""G1: ``generate`` vs bare datamodel-code-generator on the same fragments;
-G2: ``check`` on an unchanged tree vs a full ``generate``."""
+"""G1 (per formatter): ``generate`` vs bare datamodel-code-generator on the same
+fragments, formatting with the same tool (its own ``formatters``: black and isort, or
+ruff format and ruff check); G2: ``check`` on an unchanged tree vs a full ``generate``."""
 
 from __future__ import annotations
 
@@ -9,13 +10,23 @@ from pathlib import Path
 
 from benchmarks import Ratio, compare
 from codegen.pipeline import generate, up_to_date
+from codegen.render import FORMATTERS, Style
 from codegen.write import write_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 FEATURES = frozenset({"unstable_session_archive"})
 
 
-def _bare_datamodel_codegen() -> None:
+def bare_formatters(formatter: str) -> list[object]:
+    """datamodel-code-generator's own formatters closest to ours."""
+    from datamodel_code_generator import Formatter  # type: ignore[attr-defined]
+
+    if formatter == "black":
+        return [Formatter.BLACK, Formatter.ISORT]  # its default
+    return [Formatter.RUFF_FORMAT, Formatter.RUFF_CHECK]
+
+
+def _bare_datamodel_codegen(formatter: str) -> None:
     from datamodel_code_generator import DataModelType, InputFileType  # type: ignore[attr-defined]
     from datamodel_code_generator import generate as dmcg
 
@@ -26,23 +37,41 @@ def _bare_datamodel_codegen() -> None:
                 ROOT / "schema" / version / "schema.json",
                 input_file_type=InputFileType.JsonSchema,
                 output_model_type=DataModelType.PydanticV2BaseModel,
+                formatters=bare_formatters(formatter),
             )
 
 
 def run() -> list[Ratio]:
+    results = []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "generated"
+        for formatter in FORMATTERS:
+            style = Style(formatter)
 
-        def full_generate() -> None:
+            def full_generate(style: Style = style) -> None:
+                write_tree(out, generate(ROOT / "schema", FEATURES, ROOT, style=style).files)
+
+            results.append(
+                compare(
+                    f"G1 {formatter}",
+                    f"generate (both fragments, written, {formatter}) vs bare datamodel-code-generator, same formatter",
+                    full_generate,
+                    lambda formatter=formatter: _bare_datamodel_codegen(formatter),
+                    target=1.5,
+                    repeat=5,
+                )
+            )
+
+        def default_generate() -> None:
             write_tree(out, generate(ROOT / "schema", FEATURES, ROOT).files)
 
         def check_unchanged() -> None:
             assert up_to_date(ROOT / "schema", out, FEATURES, ROOT)
 
-        full_generate()
-        g1 = compare(
-            "G1", "generate (both fragments, written) vs bare datamodel-code-generator API", full_generate,
-            _bare_datamodel_codegen, target=1.5, repeat=5,
-        )  # fmt: skip
-        g2 = compare("G2", "check on an unchanged tree vs full generate", check_unchanged, full_generate, 0.2, repeat=5)
-    return [g1, g2]
+        default_generate()
+        results.append(
+            compare(
+                "G2", "check on an unchanged tree vs full generate", check_unchanged, default_generate, 0.2, repeat=5
+            )
+        )
+    return results

@@ -1,11 +1,13 @@
-"""G3: the whole pipeline on upstream ACP v1 ``schema.unstable.json`` with the archive
-fragments overlaid, against bare datamodel-code-generator on the same base file.
+"""G3 (per formatter): the whole pipeline on upstream ACP v1 ``schema.unstable.json``
+with the archive fragments overlaid, against bare datamodel-code-generator on the same
+base file formatting with the same tool.
 
 The subject does everything ``acp-codegen generate --base-v1`` does for v1 (load,
 validate the base and the fragments, overlay, feature selection, naming, models,
 method table, formatting) except writing files. The baseline is
-``datamodel_code_generator.generate`` with its default options (its default
-formatters included), as an SDK repository calls it today.
+``datamodel_code_generator.generate`` with its default options, as an SDK repository
+calls it today, and its ``formatters`` set to the same tool (black and isort, its
+default, or ruff format and ruff check).
 """
 
 from __future__ import annotations
@@ -29,32 +31,39 @@ def run() -> list[Ratio]:
         return []
     from datamodel_code_generator import DataModelType, InputFileType, generate
 
+    from benchmarks.bench_generate import bare_formatters
     from codegen.pipeline import generate as acp_generate
+    from codegen.render import FORMATTERS, Style
 
     text = BASE.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
         schema_dir = Path(tmp) / "schema"
         shutil.copytree(ROOT / "schema" / "v1", schema_dir / "v1")  # v1 only, like the baseline
 
-        def subject() -> object:
-            return acp_generate(schema_dir, FEATURES, ROOT, {1: BASE})
+        results = []
+        for formatter in FORMATTERS:
 
-        def baseline() -> object:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # its notice about changing default formatters
-                return generate(
-                    text,
-                    input_file_type=InputFileType.JsonSchema,
-                    output_model_type=DataModelType.PydanticV2BaseModel,
+            def subject(formatter: str = formatter) -> object:
+                return acp_generate(schema_dir, FEATURES, ROOT, {1: BASE}, Style(formatter))
+
+            def baseline(formatter: str = formatter) -> object:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # its notice about changing default formatters
+                    return generate(
+                        text,
+                        input_file_type=InputFileType.JsonSchema,
+                        output_model_type=DataModelType.PydanticV2BaseModel,
+                        formatters=bare_formatters(formatter),
+                    )
+
+            results.append(
+                compare(
+                    f"G3 {formatter}",
+                    f"upstream v1 schema.unstable.json + overlay vs bare datamodel-codegen, {formatter}",
+                    subject,
+                    baseline,
+                    target=1.3,
+                    repeat=3,
                 )
-
-        return [
-            compare(
-                "G3",
-                "upstream v1 schema.unstable.json + overlay vs bare datamodel-codegen",
-                subject,
-                baseline,
-                target=1.3,
-                repeat=3,
             )
-        ]
+        return results

@@ -19,7 +19,8 @@ from .errors import SchemaError
 from .hoist import RULES
 from .load import BUILTIN_FRAGMENTS, schema_location
 from .pipeline import Generation, generate, up_to_date
-from .write import OutputError, diff_tree, write_tree
+from .render import FORMATTERS, Style
+from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
 
 FIX_COMMAND = "nox -s generate"
 
@@ -61,11 +62,31 @@ def _parser() -> argparse.ArgumentParser:
                 help=f"upstream ACP schema.json or schema.unstable.json to overlay the v{version} fragments on",
             )
         cmd.add_argument("-v", "--verbose", action="store_true", help="say which config file and table were read")
+        cmd.add_argument(
+            "--formatter",
+            choices=FORMATTERS,
+            help="lay out the generated code with black (the default) or ruff format (faster, black's style)",
+        )
+        cmd.add_argument("--line-length", type=_line_length, metavar="N", help="line length of the generated code (88)")
     text = "compare two schema sets in protocol terms (see `diff --help`)"
     diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
     text = "check an agent's session archive against the RFD (see `conformance --help`)"
     conformance_command.add_arguments(sub.add_parser("conformance", help=text, description=conformance_command.__doc__))
     return parser
+
+
+def _line_length(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 40 <= value <= 320:
+        raise argparse.ArgumentTypeError(f"must be an integer from 40 to 320, not {text!r}")
+    return value
+
+
+def _style(args: argparse.Namespace, config: Config) -> Style:
+    return Style(args.formatter or config.formatter, args.line_length or config.line_length)
 
 
 def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
@@ -108,11 +129,14 @@ def main(argv: list[str] | None = None) -> int:
         spec, out, features = _settings(args, config)
         bases = _bases(args, config)
         conversions = config.conversions and not args.no_conversions
+        style = _style(args, config)
         with schema_location(spec) as schema_dir:
-            if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases, conversions):
+            if args.command == "check" and up_to_date(
+                schema_dir, out, features, config.root, bases, conversions, style
+            ):
                 print(f"{out}: up to date")
                 return 0
-            result = generate(schema_dir, features, config.root, bases, conversions)
+            result = generate(schema_dir, features, config.root, bases, conversions, style)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
@@ -121,7 +145,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             print(f"{out}: up to date ({len(result.files)} files)")
             return 0
-        write_tree(out, result.files)
+        # Files whose content is unchanged keep their bytes (and their header), so that a
+        # new acp-codegen or a reformatted fragment rewrites nothing unless the code changes.
+        files = keep_unchanged(out, result.files)
+        unchanged = read_tree(out) == files
+        if not unchanged:
+            write_tree(out, files)
     except SchemaError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -131,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.verbose:
         print(config.describe())
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
-    print(f"wrote {len(result.files)} files to {out} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
+    action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
+    print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result))
     for line in result.notes():
         print(line)

@@ -32,6 +32,8 @@ class Key:
     default: Any
     item: type | None = None  # for lists: the type of every item
     path: bool = False  # a path relative to pyproject.toml
+    choices: tuple[Any, ...] = ()  # the allowed values, when only some are
+    bounds: tuple[int, int] | None = None  # for integers: the allowed range, inclusive
 
 
 # Every key of [tool.acp-codegen]. Adding a key is one line here (read it as config[key]).
@@ -42,6 +44,8 @@ KEYS: dict[str, Key] = {
     "base-v1": Key(str, None, path=True),  # an upstream schema file the v1 fragments are overlaid on
     "base-v2": Key(str, None, path=True),
     "conversions": Key(bool, True),  # false: no convert.py even when the fragments declare conversions
+    "formatter": Key(str, "black", choices=("black", "ruff")),  # lays out the generated code
+    "line-length": Key(int, 88, bounds=(40, 320)),
 }
 _TYPE_NAMES = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table"}
 _PLURALS = {str: "strings", int: "integers"}
@@ -88,6 +92,14 @@ class Config:
         return {v: Path(self.values[f"base-v{v}"]) for v in (1, 2) if self.values[f"base-v{v}"]}
 
     @property
+    def formatter(self) -> str:
+        return str(self.values["formatter"])
+
+    @property
+    def line_length(self) -> int:
+        return int(self.values["line-length"])
+
+    @property
     def conversions(self) -> bool:
         return bool(self.values["conversions"])
 
@@ -125,6 +137,10 @@ def _value(pyproject: Path, root: Path, key: str, value: Any) -> Any:
         raise ConfigError(f"{where} must be {what}, not {value!r}")
     if spec.item is not None and not all(isinstance(item, spec.item) for item in value):
         raise ConfigError(f"{where} must be a list of {_PLURALS.get(spec.item, spec.item.__name__)}, not {value!r}")
+    if spec.choices and value not in spec.choices:
+        raise ConfigError(f"{where} must be one of {', '.join(map(repr, spec.choices))}, not {value!r}")
+    if spec.bounds and not spec.bounds[0] <= value <= spec.bounds[1]:
+        raise ConfigError(f"{where} must be from {spec.bounds[0]} to {spec.bounds[1]}, not {value!r}")
     if spec.path and not (key == "schema-dir" and value.startswith(BUILTIN_PREFIX)):
         if not value:
             raise ConfigError(f"{where} must not be empty")

@@ -17,9 +17,9 @@ from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import feature_types, load_base, overlay
-from .render import MODELS_TEMPLATES, Code, Inputs, environment, read_stamps, render_models, render_template
+from .render import DEFAULT_STYLE, MODELS_TEMPLATES, Code, Inputs, Style, environment, render_models, render_template
 from .validate import KNOWN_SIDES, SIDES, not_understood, validate_version
-from .write import read_tree
+from .write import read_stamps, read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
 VERSION_TEMPLATES = (
@@ -111,15 +111,16 @@ def plan(
     features: frozenset[str],
     root: Path | None = None,
     conversions: bool = True,
+    style: Style = DEFAULT_STYLE,
 ) -> dict[str, Inputs]:
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
     out: dict[str, Inputs] = {}
     for version_sources in sources:
         prefix = f"v{version_sources.meta.data['version']}/"
-        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled)
+        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled, style)
         for template, name in VERSION_TEMPLATES:
-            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled)
+            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style)
     all_inputs = tuple(f for s in sources for f in _files(s))
     declarations = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
@@ -129,7 +130,7 @@ def plan(
                 continue
             declared = read_json(declarations, root)
             extra = ((declared.name, declared.sha256),)
-        out[path] = Inputs(all_inputs + extra, (template,), enabled)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled, style)
     return dict(sorted(out.items()))
 
 
@@ -148,10 +149,11 @@ def generate(
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
     conversions: bool = True,
+    style: Style = DEFAULT_STYLE,
 ) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root, bases)
     env = environment()
-    manifest = plan(schema_dir, sources, features, root, conversions)
+    manifest = plan(schema_dir, sources, features, root, conversions, style)
     files: dict[str, str] = {}
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
@@ -182,16 +184,18 @@ def up_to_date(
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
     conversions: bool = True,
+    style: Style = DEFAULT_STYLE,
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
     Reads and hashes the inputs without validating or rendering them, so ``check`` on an
     unchanged tree costs a fraction of ``generate``. A False answer proves nothing:
-    the caller then renders and diffs to find out (and to show) what differs.
+    the caller then renders and compares contents (headers aside) to find out, and to
+    show, what differs.
     """
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
-        manifest = plan(schema_dir, sources, features, root, conversions)
+        manifest = plan(schema_dir, sources, features, root, conversions, style)
     except Exception:  # noqa: BLE001 - unreadable or invalid input: let the full run report it
         return False
     on_disk = read_tree(out)

@@ -6,9 +6,10 @@
 #   schema/v2/meta.json
 #   templates/router.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 283201703dc8a30f11c79d4eef1fb54e2ee0e6f7520e21eb9e41e5be8dd53efe
-# Content sha256: f3efebc00bedad0504233f64a73d0acbd31a1b9425e1b2bb91d14c3407c024f0
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 312223de0c4597ede0392049ee77f9467f8746f255374ae1e99e7818881ef16c
+# Content sha256: 55d9fb62a2d28d3d7954ec2d796b196b19fa05ece73d7b37a38d05104768dfc8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

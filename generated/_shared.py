@@ -6,18 +6,26 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 8d59a687e8365b25d1a028439a71b7928af0e2e0f265779b91fea79c7c3e1c21
-# Content sha256: 0b55bf3f718ccb3e4df1dc00307d27f3dce97a25e7790ffa87cd377caf242e06
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 338b4a0bc71ec64f8cc243571701965c18d4a6d2888c354723683af03ac4d287
+# Content sha256: 3cf4156539070fefb7862efa669d0ff2c2176cd34ea16b94fb174fae356fa689
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -7,9 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7531467ec241e3a0cfc1cac69cecc5c880ec9bf2871e8089ada8785c36fbe3f2
-# Content sha256: 7514bef535da5c2ee8243ffb2bb054009f1735cab67463b35c39eb54246e76fc
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 569b4603882dab56c467c9ee3199e6a43418491fa70b43bf79f7e698aa7983ef
+# Content sha256: 638facfcce2304448f5f47cf531befbbcd98648fce35600cb61662099cb14908
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -166,7 +167,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0734033f967f63ee2d1d9b770ae92ecd2be518c69742d2ab24b42a99e451c3ea
-# Content sha256: ae27201995be3df46f3e1aaab054a5c759b7ee274d08158d019d86c8ab6377bc
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: be1d66125dec32f5b1836667ca56352a9e9797b4892e0a7e8a0745697e7b60f4
+# Content sha256: 28811812e022c136b6967d2bef885ccec0db27e1c73cec455b050441d5a8cff3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

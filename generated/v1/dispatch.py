@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: faee399cbce473f86b283a24d5cb50f2737a9d290dfbef439e6086e1b275293c
-# Content sha256: 9a31ec55958b5370c7f1e6081c77402f0d5adbde4f7b5ec4866669dc778ab226
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 369bc2ccb02904d990f4b64d9ffc3962b7a217274de1932db55b25c6ef7f70e7
+# Content sha256: f67a07a55fc8606c13d0d3ce08108ada018af070dd8a321993bc85957254da90
 
 """Method dispatch for the agent side of ACP protocol v1.
 

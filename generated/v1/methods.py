@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1eb6a43b9e11beb36ffffc2bc3769370f333e1552b9f5384945426c5628e3139
-# Content sha256: 07deb382c0c27fc08d44f9b43f77bac0785c69e221fede92d368afe2ebefa54e
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 3fab86bcd7513f5c3af3c640b260617d3da1f79f405749ebbf78af5845d121d8
+# Content sha256: e80cccc716d9968f1901d2a8768969df9a06cb73a7d11bb9259344989f41b551
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

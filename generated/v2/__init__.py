@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b094c375b39731ce4309f1055b9f35952c4655ae930ded2dbd788e9f410f12a3
-# Content sha256: 1a70adf0ea06269b095d9ffdce49919b9adaf973542c1f1998a8ae9ed148af98
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 5607dfd6e47dca5c760ac6751194483c7523e083bbaee5f07946f8fe22cbd672
+# Content sha256: c7484aba56d89e0e8bd398510b1f2e4aa2aabca3e71a06c832807363d7da5579
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5dafe9bdcd17502f7d9496d492e8d77407ad293fb19822d53eb9f30c0fcd4c11
-# Content sha256: 6b9b045cdd2f6a6db038e9caf6453808ae587e6fd1091e914b4bc446029f8c28
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 642d853c6fb6f17040b0e5cce0a484450a8071d43f2783a8cd52076c6078cba4
+# Content sha256: b881f214874a5cf7ce260a04255e07b4b454267bb89f78fea15529b2f971002f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a19b1a0c199e05aa64f294d48129ee8799f43939e31262c21517e2022018da1c
-# Content sha256: 48bbc256e84f73c9a4ce82262379b15e0345c591c662083fa5dad4baf3e9f085
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ffb3b823df2679bafbc7db4a0a6ab6c808119304c58db837b7788f6341fe63be
+# Content sha256: 5e6fa4d3cfe7ca6fc05e244c74ea7c25cd4469572f357e5edaff5ddc0cf8a006
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -5,9 +5,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d7c2c465b65b4030b0c514302f190176160a653abb8c938bb3d37fba228d2504
-# Content sha256: 19e11a2802f80434732d2429aa55098a230ddb3b2bcf29fed18437d39d20c46a
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: a69e75e14d86ce3477ee674f2800c85cd4e00f6126ed8bf97cc699beb542e1f3
+# Content sha256: d67301bd00bddba0854ce31fb691e51415bc4fa26ccbf752b0c7c758be60a550
 
 """Wire models of ACP protocol v2.
 
@@ -22,21 +23,23 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
     ValidationError,
-    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_validator,
 )
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="A filesystem path that starts at the root of the file system."
         ),
@@ -68,18 +71,23 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("session", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_AgentCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_AgentCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "session"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -105,18 +113,23 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ArchiveSessionRequest(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ArchiveSessionRequest(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ArchiveSessionResponse(BaseModel):
@@ -139,18 +152,23 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ArchiveSessionResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ArchiveSessionResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class Implementation(BaseModel):
@@ -163,12 +181,14 @@ class Implementation(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
+    name: Annotated[
+        StrictStr, Field(description="Machine-oriented name of the program.")
+    ]
     title: Annotated[
-        str | None,
+        StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[str, Field(description="Version string of the program.")]
+    version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -177,18 +197,23 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_Implementation(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_Implementation(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class InitializeResponse(BaseModel):
@@ -210,10 +235,7 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(description="What the agent supports.", validate_default=True),
-    ] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -222,18 +244,23 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("capabilities", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_InitializeResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_InitializeResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "capabilities", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsRequest(BaseModel):
@@ -272,18 +299,23 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsRequest(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsRequest(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsResponse(BaseModel):
@@ -330,24 +362,29 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        int,
+        StrictInt,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -377,24 +414,29 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionArchiveCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionArchiveCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionArchiveFilter = TypeAliasType(
     "SessionArchiveFilter",
     Annotated[
-        Literal["exclude"] | Literal["include"] | Literal["only"] | str,
+        Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
         ),
@@ -432,18 +474,23 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("delete", "archive", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "archive", "delete", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -464,24 +511,29 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionDeleteCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionDeleteCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -512,18 +564,18 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[str | None, Field(description="Display title of the session.")] = (
-        None
-    )
+    title: Annotated[
+        StrictStr | None, Field(description="Display title of the session.")
+    ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
         ),
     ] = None
     archived: Annotated[
-        bool | None,
+        StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
         ),
@@ -535,6 +587,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -552,20 +611,32 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator(
-        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
-    )
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfo(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "additionalDirectories",
+                "additional_directories",
+                "archived",
+                "meta",
+                "title",
+                "updatedAt",
+                "updated_at",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionInfoUpdate(BaseModel):
@@ -579,17 +650,18 @@ class SessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
     ] = None
     archived: Annotated[
-        bool | None,
+        StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
@@ -602,18 +674,23 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionListCapabilities(BaseModel):
@@ -634,24 +711,29 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionListCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionListCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionListCursor = TypeAliasType(
     "SessionListCursor",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
         ),
@@ -673,17 +755,18 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
     ] = None
     archived: Annotated[
-        bool | None,
+        StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
@@ -696,18 +779,23 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionUpdateSessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionUpdateSessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionUpdate = TypeAliasType(
@@ -744,18 +832,23 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_UnarchiveSessionRequest(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_UnarchiveSessionRequest(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class UnarchiveSessionResponse(BaseModel):
@@ -778,18 +871,23 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_UnarchiveSessionResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_UnarchiveSessionResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class UpdateSessionNotification(BaseModel):
@@ -815,15 +913,20 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_UpdateSessionNotification(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_UpdateSessionNotification(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})

@@ -432,7 +432,7 @@ def test_typed_functions_convert_models() -> None:
     v1 = m1.SessionInfo(session_id="s", cwd="/p", updated_at="2026-10-28T09:30:00+0200", archived=True)
     v2 = convert.session_info_v1_to_v2(v1)
     assert isinstance(v2, m2.SessionInfo)
-    assert v2.updated_at is not None and v2.updated_at.utcoffset() is not None
+    assert v2.updated_at == "2026-10-28T09:30:00+02:00"  # the declared conversion writes RFC 3339
     back = convert.session_info_v2_to_v1(v2)
     assert isinstance(back, m1.SessionInfo) and back.archived is True and back.cwd == "/p"
     note = m1.SessionNotification.model_validate(RFD_EXAMPLES["session-info-update"][0]["params"])

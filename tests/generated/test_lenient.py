@@ -1,12 +1,15 @@
 """Upstream's lenient-deserialisation markers, as the generated models honour them.
 
-``x-deserialize-default-on-error``: an invalid value becomes the field's default instead
-of failing the whole message. ``x-deserialize-skip-invalid-items``: invalid list items
+``x-deserialize-default-on-error``: an invalid value of an optional field is dropped
+instead of failing the whole message: the field reads as its default but stays unset,
+so it is omitted on output (never an explicit ``null``, which may mean "clear").
+``x-deserialize-skip-invalid-items``: invalid list items
 are dropped. Fields without the markers stay strict.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -31,9 +34,37 @@ def _dump(model: Any) -> Any:
     ],
     ids=["v1-loadSession", "v1-sessionCapabilities", "v1-meta", "v2-session", "v2-meta"],
 )
-def test_an_invalid_marked_value_becomes_the_default(models, field, bad, expected):
-    caps = models.AgentCapabilities.model_validate({field: bad})
-    assert _dump(caps)[field] == expected
+def test_an_invalid_marked_value_becomes_absent(models, field, bad, expected):
+    for caps in (
+        models.AgentCapabilities.model_validate({field: bad}),
+        models.AgentCapabilities.model_validate_json(json.dumps({field: bad})),
+    ):
+        assert _dump(caps) == {}
+        name = next(n for n, f in type(caps).model_fields.items() if f.alias == field or n == field)
+        assert caps.model_fields_set == set()
+        assert _dump(caps.model_copy()) == {}
+        value = getattr(caps, name)
+        assert (_dump(value) if hasattr(value, "model_dump") else value) == expected
+
+
+def test_an_invalid_title_update_does_not_clear_the_title():
+    """`null` clears the title; a title that could not be read leaves it unchanged."""
+    update = v1.SessionInfoUpdate.model_validate({"title": 5, "archived": True})
+    assert _dump(update) == {"archived": True}
+    assert "title" not in update.model_fields_set
+    cleared = v1.SessionInfoUpdate.model_validate({"title": None})
+    assert _dump(cleared) == {"title": None}
+
+
+def test_lenient_fields_given_by_attribute_name_are_dropped_too():
+    caps = v1.AgentCapabilities.model_validate({"load_session": "yes", "loadSession": True})
+    assert caps.load_session is True
+
+
+def test_other_errors_still_fail_beside_a_lenient_one():
+    with pytest.raises(ValidationError) as info:
+        v1.Implementation.model_validate({"name": 3, "version": "1.0", "title": 5})
+    assert [e["loc"] for e in info.value.errors()] == [("name",)]
 
 
 def test_a_defaulted_model_field_is_a_model_not_a_dict():
@@ -44,6 +75,7 @@ def test_a_defaulted_model_field_is_a_model_not_a_dict():
 def test_the_rest_of_the_message_survives_a_lenient_field():
     info = v1.Implementation.model_validate({"name": "zed", "version": "1.0", "title": {"nested": True}})
     assert (info.name, info.version, info.title) == ("zed", "1.0", None)
+    assert _dump(info) == {"name": "zed", "version": "1.0"}
 
 
 def test_a_required_field_is_not_made_lenient_by_the_marker_of_another():
@@ -84,4 +116,4 @@ def test_a_tagged_variant_keeps_the_lenient_fields_of_the_type_it_extends(models
     notification = "SessionNotification" if models is v1 else "UpdateSessionNotification"
     update = {"sessionUpdate": "session_info_update", "title": 5, "archived": True}
     parsed = getattr(models, notification).model_validate({"sessionId": "s", "update": update})
-    assert _dump(parsed)["update"] == {"sessionUpdate": "session_info_update", "title": None, "archived": True}
+    assert _dump(parsed)["update"] == {"sessionUpdate": "session_info_update", "archived": True}

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/router.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 099ca6c5a8cae6f7f392e254ea3fc79ec339b4dd9220da98c5165e475464a78f
-# Content sha256: 5ed86c9c22446bb7baebf1dc476207d8d43444e0df8aca2274db58027efedc56
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 092a1fa7ddc75f850356a7ed9602726f99c5995d02a5474b3647f3af23697120
+# Content sha256: fecfc2c153ead5a9eeb79bb32ed8c848b6dccaa9eb9cd85a6c30fc90e61f677e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,18 +4,26 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: be0a20aa0c2ca4bec3d2a542433d174b6998e9f24e69aebc110fb3cc4d093520
-# Content sha256: bf840bf82b71d1a8379f10f8212d8ee3ace7614fff7a37f89d96b2db394a1ecf
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 9912eadae4761df322c2f4abb822e2b51f3275f35a760c3f1bb3d74c83b3f620
+# Content sha256: 59100ec8d0bb9618dc9449aa29a5b4f94b20e0037a7feb7d393ee53d92bfb158
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/router.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1167ec0e0b78942722e6e4fb5a156223d8c31b5abb4ae426834011def427012f
-# Content sha256: a824c2e2c9c8da2c59691a75212fa57b3032a6b9580dbb6b587f8ffaa83506e0
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 42e60bbd586de13bb04e13c0e0507edee9bab21b1cd5b02f483ae41ae9919e60
+# Content sha256: 355cf07c584bae5577962c04b3c02c51f91a3ff9a15bce226d6bdf77c694edeb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,18 +4,26 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d04be7a9d2d42570ec2c3ebf33b4db9e710f8320153119f88bd6eb0ea75a4a0c
-# Content sha256: bc94e2dd552d7f32757835ba7d6ed1c612c8fe618779fe12a51bab5328584679
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 56090214f414d5503c1f40fa9b75e81b8244571fe4c520147dda12f592936ceb
+# Content sha256: 7e630c3965a4a63c11f3d75878dbcc5189b99251b418cde5758175d5ca78ceeb
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -6,9 +6,10 @@
 #   schema/v2/meta.json
 #   templates/router.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a689ec0e7871ceeefe0e7d045dbc3ca56963696ad5615254b3a4fc0aa42ac560
-# Content sha256: 77241b23f141ac9dda166c56ee5b28f32e8a97897615f8dcf8e7080b688284c0
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b8c962e13fcb07f8e491b9e8de5da5a6c4e24fad515637111a0a5e69361052e8
+# Content sha256: 83095013db23b106f29af4e20f19f66e1205223e358f8743235c4fee2da458be
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

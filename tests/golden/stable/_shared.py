@@ -6,18 +6,26 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 45e32b896c645fa50cbb3bd7dd9e2f0a74d1c6719f6eaf20fb4c6e84c6c13422
-# Content sha256: 6dadc4152f33a8e51588fe55008fab68159fc271b17ca726b9f786086d9b5382
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 9333c89fcb13ee3289cf926c9820193bd234fab4e3ae1e504d581c3bd24d28d6
+# Content sha256: aff5268bbca82f581030dcafda09dba0962d4d32e118deaac773b829715b97e2
 
 """Types shared by every protocol version of the generated package."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 from pydantic import BaseModel
-from typing_extensions import TypeAliasType
+
+# Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
+# (typing_extensions re-exports it there in their stubs); only annotations use this name.
+if sys.version_info >= (3, 12):
+    from typing import TypeAliasType
+else:
+    from typing_extensions import TypeAliasType
 
 
 class MethodSpec(NamedTuple):

@@ -7,9 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0aa4adb8b23472615873d0ec1a6d94953fa7fde73f030ed0642333c9ad4d8a27
-# Content sha256: 117efc4fce555cc744b93c738beee8aeccf208d56f08627f73e521e95263319e
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b920114c7eba7f6349964d16892f620edf39eba2eddbe3529cca719809adc718
+# Content sha256: 4c90b0b35f537cd9bc076eb9fd3410cec8daa10b94f0faeb00b58c6819e168a5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,7 +165,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -7,9 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 4f53d178867155e4759df1df796d9e273e1f209c9345c5c318b4bd97dc6ca1a0
-# Content sha256: b312be4fa8abb052a52d456a5b25057f25413e5c2972d738becdb02d21fd1c76
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b8b59ae0679c9de02674764baff9fc5d5c6b1f234115ad13e441022f374e58f7
+# Content sha256: 9c50fe930d7a8891174a62bf4481bc7fa1e4fd05c0ec72fb9b64b3f82107c8a5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -164,7 +165,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

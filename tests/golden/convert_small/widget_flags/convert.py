@@ -7,9 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: widget_flags
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 5514569f38e514a1da8d30046c4c5b2ade3c490def4fd1171ffb8707f0123a1c
-# Content sha256: 5e2d790c4d9358524609566b04afd33f150d4b3556d424a939b8b7986ac3cf5d
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 54c516fb6d962edbfcc2222e826e29fdd5c0ba1b6fa9caeec3f4bd99eb93a001
+# Content sha256: df04283cd6f1638f65e1e38ab8024ea8a9c9c6142d749f7152e274fba44e2f2a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -166,7 +167,8 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 89d09c61a2552e724de7fb0d8ed931e3a574248f1a56e6b44ff2a8230c232ac7
-# Content sha256: c6fa8ea2ef37302cd18d08f977507fa41da5825f0a4296b091cae15605d861a0
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 9cef3ebc612221f04b8194080c7fcfc56f315be273f50774ceac39b268380b9c
+# Content sha256: f37eae53d59bc2750bdc7ec89ff418d31ffc5e364d9970a59a71697aa1fe8cb8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 36a5e63f59045c39789fc7d2efa288a89436536964e56d2113188288dd9a381b
-# Content sha256: 3c1341e2bc9b9b270de3a7ca47948dc8b0b991a40781ff4f61a1536f0f0a7683
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: c0603427ee5d69b1cae5f372724bd30916e9fc35f4a250b601611fb9aa033800
+# Content sha256: 49d64526ecc7f53928de626cad08f8b9f216f3ced3ba1b73849aea957bf72660
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 62b9060f9138d347b261fcbbb28a48aa2065c9c040f9b9d8a6ed1170a30bb6a3
-# Content sha256: 767f24e56e4e833c48dd4dd0bc98d9fb2b48bbf1c15d5580eb8a8a10e49de026
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 04f7d5770499505c074175514d2d38a44ec382c39e42f58021812d13e4be03ba
+# Content sha256: 2872accfa8527c243e58e396c8e77005ca9e7d20278419cb6494a375bd200435
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

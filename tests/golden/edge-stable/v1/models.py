@@ -5,9 +5,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 40ca7a5054c0f5ce1fb8f60a4abe841ad74839a580eac281dfa76f8eb92b17de
-# Content sha256: 3c879415b9871ca552efc86d150a038fa52084c734db35eb08cc64b757c44985
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 0f3092700c548bcca896fff528a92cd8db08cc7a6cc9c533d4cd3e268b48f112
+# Content sha256: 8334ba078f761132fa180c5b6a7c290a3a95a823a192c46982b3b155eec32b67
 
 """Wire models of ACP protocol v1.
 
@@ -21,7 +22,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -40,11 +50,18 @@ class Holder(BaseModel):
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
+    @field_validator("via_all_of", mode="before")
+    @classmethod
+    def _not_null_Holder(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 Level = TypeAliasType(
     "Level",
     Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | str,
+        Literal["low"] | Literal['it\'s "high"'] | StrictStr,
         Field(description="An open enum: three known values, any other string kept."),
     ],
 )
@@ -62,6 +79,13 @@ class PingNotification(BaseModel):
     )
     level: Level | None = None
 
+    @field_validator("level", mode="before")
+    @classmethod
+    def _not_null_PingNotification(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 class Quoted(BaseModel):
     """
@@ -73,9 +97,11 @@ class Quoted(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
     tricky_name: Annotated[
-        int,
+        StrictInt,
         Field(
             alias='tricky"Name',
             description="A property whose wire name needs escaping.",

@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d6db7a7a74917be912365003e07a0c6444c9efee1d0f2bc204ff123189006d2f
-# Content sha256: fa7bacde8728b39fbc4691ee1bfac1e9f601712ba5bd67eccb255bbbb0802c28
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b386e62b1144219ba5abb8bb188a8da17ed7e691b76fcb542e13068c21d49fdc
+# Content sha256: 988925c7b37b449fe0f199d286774904878a995ceaaec7ea3f8de803d7946a7f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

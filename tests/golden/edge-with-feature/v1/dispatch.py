@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: fffae69e013009e8cdd7d81b0241e8b8da75d7ca300520c1e38a44964d7d4e47
-# Content sha256: ab0ad6504af99d56831b51eee7dab01aaf5d254c207f3dedc0e6a694119a46fc
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 080951be4d0e05661515a2bd479bd586a6ec1653930dee8599769d0c2515401b
+# Content sha256: 511eccbdc23c82f2e1cd1da55f7178fa04fe835ca16b26640d7ef4c9ee457fab
 
 """Method dispatch for the agent side of ACP protocol v1.
 

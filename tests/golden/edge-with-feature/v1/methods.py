@@ -4,9 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6892b1b8f25a7922a3e3cfb56d92c673e2c94afa4f1d0dece7f1c5fb9f993998
-# Content sha256: 4a3c9e75debf57316c67454597543af68564f47218bee7eb2e6b6f1461e42553
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: fd4ecee23a5d77ab632987d223597d158172b5afc9d166d1289fa1db067701f2
+# Content sha256: b47d35e033dae96eccb506aa32e233c1f58e4e591f74168de0e7c0466e0f10fb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -5,9 +5,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 1edd8648203976323cb3530695e758ddd4103f646ad2581d988dc9abfa3dba3e
-# Content sha256: 341588384adccd17ae67e1c45c44719f2576c25ebc1c994fa53ff0abf35a0a57
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: b286f5cf63996087629045ac3b697d62f0e0024120f899dac379dd64319e4b81
+# Content sha256: da60aab384a6b04d62001a9c04b1cd94467b516a47871aec8b7547a628ec6bf1
 
 """Wire models of ACP protocol v1.
 
@@ -21,7 +22,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -39,18 +50,25 @@ class Holder(BaseModel):
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     gated: Annotated[
-        bool | None,
+        StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `edge_feature`): not part of the stable protocol yet; it may change or be removed.\n\nOnly with edge_feature."
         ),
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
+    @field_validator("via_all_of", "gated", mode="before")
+    @classmethod
+    def _not_null_Holder(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 Level = TypeAliasType(
     "Level",
     Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | str,
+        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
         Field(description="An open enum: three known values, any other string kept."),
     ],
 )
@@ -68,6 +86,13 @@ class PingNotification(BaseModel):
     )
     level: Level | None = None
 
+    @field_validator("level", mode="before")
+    @classmethod
+    def _not_null_PingNotification(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
+
 
 class PokeRequest(BaseModel):
     """
@@ -82,6 +107,13 @@ class PokeRequest(BaseModel):
         defer_build=True,
     )
     holder: Holder | None = None
+
+    @field_validator("holder", mode="before")
+    @classmethod
+    def _not_null_PokeRequest(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
 
 class PokeResponse(BaseModel):
@@ -106,9 +138,11 @@ class Quoted(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    note: Annotated[str | None, Field(description="Ends with a backslash \\")] = None
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
     tricky_name: Annotated[
-        int,
+        StrictInt,
         Field(
             alias='tricky"Name',
             description="A property whose wire name needs escaping.",

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: c8f3764c1c0a07ca5e48c29df51820ab8d83ed9d242eaca6c0e06c536221af01
-# Content sha256: 2139458fe5731794751fc5d4fb64920564d88f38e769a3077838ca28e4e55066
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: ee57c9fcd9ae9576bd2058a94df3fce77ac007a4516f154b100eddc3f095db6b
+# Content sha256: 9e62b527de778e05e3ad4633cf2a0d8d6d117451845a13cd910b7442ec219f1d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

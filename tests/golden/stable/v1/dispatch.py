@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b46b08f1245ddfb6865d1aeb8c9bfd75e0c773e2cc066272d11ebeec58d2c958
-# Content sha256: bb97b2eceb488b46750a733f4cec517dbb03c9f2056784d0e1c717526ce367e2
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 9bd1ea014c200901a188f1fa3115068b493d151b67ca4dd51faaea43cd44428f
+# Content sha256: 6c087031f3c101f78414fe3001f9d3a601fc299cc84007ba9c6bc57360bab069
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: beeae23c9f57b4d3e90811bdb5af3094f143b4198c2efbd284d2c2c50a4441bc
-# Content sha256: 7419d2ce875f49c09f92b0c354ac7e72e6825755bbb26c8ec9e8b236e6a4eeb4
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 6e3ee20540b12a6ae26526a44fbc73dbfc721a98e0858e73b0fbe4ce7fad90fe
+# Content sha256: 3d0c45a3f1b785897cf037cdf52c0acb05b6c69e729d0eec300db3df4388affc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

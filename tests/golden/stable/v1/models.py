@@ -5,9 +5,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 6595054033aef4afdb3131f774d53f8e1dcf1905d446813ac18269c85820cfaf
-# Content sha256: bcec2ddc5b2223367e409ba4c1fc4be16f579f3bb3b4f698d650044466f75982
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 712b0b68b1123ac8ec4ee02e3d5f03f6a7eb70d01fb7d3d7d177ebb8a22e9bc4
+# Content sha256: fc74f8cddf2283fe5b514a6354beb82da35b704d64ddbde56f576aef81eb89d7
 
 """Wire models of ACP protocol v1.
 
@@ -25,10 +26,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
     ValidationError,
-    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_validator,
 )
 from typing_extensions import TypeAliasType
 
@@ -44,17 +48,10 @@ class AgentCapabilities(BaseModel):
         defer_build=True,
     )
     load_session: Annotated[
-        bool | None,
+        StrictBool,
         Field(alias="loadSession", description="Whether `session/load` is available."),
     ] = False
-    session_capabilities: Annotated[
-        SessionCapabilities | None,
-        Field(
-            alias="sessionCapabilities",
-            description="Optional session-lifecycle methods.",
-            validate_default=True,
-        ),
-    ] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -63,18 +60,30 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("load_session", "session_capabilities", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_AgentCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_AgentCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "loadSession",
+                "load_session",
+                "meta",
+                "sessionCapabilities",
+                "session_capabilities",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class Implementation(BaseModel):
@@ -87,12 +96,14 @@ class Implementation(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
+    name: Annotated[
+        StrictStr, Field(description="Machine-oriented name of the program.")
+    ]
     title: Annotated[
-        str | None,
+        StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[str, Field(description="Version string of the program.")]
+    version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -101,18 +112,23 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_Implementation(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_Implementation(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class InitializeResponse(BaseModel):
@@ -131,14 +147,7 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(
-            alias="agentCapabilities",
-            description="What the agent supports.",
-            validate_default=True,
-        ),
-    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
@@ -151,18 +160,30 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("agent_capabilities", "agent_info", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_InitializeResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_InitializeResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "agentCapabilities",
+                "agentInfo",
+                "agent_capabilities",
+                "agent_info",
+                "meta",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsRequest(BaseModel):
@@ -176,13 +197,13 @@ class ListSessionsRequest(BaseModel):
         defer_build=True,
     )
     cwd: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             description="Only list sessions whose working directory is this absolute path."
         ),
     ] = None
     cursor: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             description="The `nextCursor` of the previous page, to fetch the page after it."
         ),
@@ -195,18 +216,23 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsRequest(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsRequest(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsResponse(BaseModel):
@@ -223,7 +249,7 @@ class ListSessionsResponse(BaseModel):
         list[SessionInfo], Field(description="The sessions on this page.")
     ]
     next_cursor: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
@@ -253,24 +279,29 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        int,
+        StrictInt,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -322,18 +353,23 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("list", "delete", "resume", "close", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "close", "delete", "list", "meta", "resume"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -354,18 +390,23 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionCloseCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionCloseCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -386,24 +427,29 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionDeleteCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionDeleteCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -424,19 +470,21 @@ class SessionInfo(BaseModel):
     session_id: Annotated[
         SessionId, Field(alias="sessionId", description="The session's identifier.")
     ]
-    cwd: Annotated[str, Field(description="Absolute working directory of the session.")]
+    cwd: Annotated[
+        StrictStr, Field(description="Absolute working directory of the session.")
+    ]
     additional_directories: Annotated[
-        list[str] | None,
+        list[StrictStr] | None,
         Field(
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[str | None, Field(description="Display title of the session.")] = (
-        None
-    )
+    title: Annotated[
+        StrictStr | None, Field(description="Display title of the session.")
+    ] = None
     updated_at: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp.",
@@ -449,6 +497,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -466,20 +521,31 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
-    )
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfo(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "additionalDirectories",
+                "additional_directories",
+                "meta",
+                "title",
+                "updatedAt",
+                "updated_at",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionInfoUpdate(BaseModel):
@@ -493,10 +559,11 @@ class SessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
@@ -510,18 +577,23 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionListCapabilities(BaseModel):
@@ -542,18 +614,23 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionListCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionListCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionNotification(BaseModel):
@@ -579,18 +656,23 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionNotification(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionNotification(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -611,18 +693,23 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionResumeCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionResumeCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -639,10 +726,11 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        str | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
@@ -656,18 +744,23 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionUpdateSessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionUpdateSessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionUpdate = TypeAliasType(

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: a5a3e67c3f04f4c5d9d1e8ed184e18cb1a11f13fc044dd4a2fa312409faf4f36
-# Content sha256: ed17e688991c36d4a4b838f33723a3bf75f3cfce933214ef72e2635e736a1c3f
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 4b9ad68130c3c4790738ef81095e9516c65777ab7737edeb333b916e079dcf88
+# Content sha256: 0cb1b956b1affa376772548a88c41047d260eb23faa39d623a54522ba7f05e14
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 0ae2a8c3390f211b8ebdb62c0d1d214baf44e2f165abc252d1503ed310c5ec41
-# Content sha256: 3df238af5617d313b6a3ec06550c25dec8124d8670914956fc88c8851c8ded2a
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 973bf9964e4d09729798a2d5cc2a32ca9e594fbc9a4498b46da5f503fb41818d
+# Content sha256: 8ed656b3721ec8de393fd082534a431e66c4cce037a2f7d920359816874d29b1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 2a23b67fa654886a0072e1cb38787675d9f52fc2376e3b93380daf50b905f65d
-# Content sha256: fd1b8c3a882e6af4445e1afc10e883e5e93ab9c595674b1b7b5e8ef19478a994
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 13127b8d1a554798b59be07a72d681fdd8dc74084f818a06dd2a4164cd2610d6
+# Content sha256: 50107c8b1099963b0d67c27b251a6dc766e049bb49c937f14ddc4fb5f17dfcf2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

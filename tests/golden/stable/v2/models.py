@@ -5,9 +5,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: d24432ea1df17f8bcbd43d116d4c0c0827b7e796a6b49558cb2a36bc3898b240
-# Content sha256: 69299fb4c0c171e27f9d5d05faa1c3155a2ad4bbc8f83c038ee9212fd204edf6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: a6d80059b9623a8d64670d8224efd10562dce191e8fdd0db88716f6b6bfc5045
+# Content sha256: c480afc6c4ef9e368b220152dc7cafa33a556a72f5b4282ca93ae94cbe1923d0
 
 """Wire models of ACP protocol v2.
 
@@ -22,21 +23,22 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    StrictInt,
+    StrictStr,
     ValidationError,
-    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_validator,
 )
 from typing_extensions import TypeAliasType
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="A filesystem path that starts at the root of the file system."
         ),
@@ -68,18 +70,23 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("session", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_AgentCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_AgentCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "session"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class Implementation(BaseModel):
@@ -92,12 +99,14 @@ class Implementation(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    name: Annotated[str, Field(description="Machine-oriented name of the program.")]
+    name: Annotated[
+        StrictStr, Field(description="Machine-oriented name of the program.")
+    ]
     title: Annotated[
-        str | None,
+        StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
     ] = None
-    version: Annotated[str, Field(description="Version string of the program.")]
+    version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -106,18 +115,23 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_Implementation(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_Implementation(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class InitializeResponse(BaseModel):
@@ -139,10 +153,7 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[
-        AgentCapabilities | None,
-        Field(description="What the agent supports.", validate_default=True),
-    ] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -151,18 +162,23 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("capabilities", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_InitializeResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_InitializeResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "capabilities", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsRequest(BaseModel):
@@ -195,18 +211,23 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsRequest(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsRequest(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class ListSessionsResponse(BaseModel):
@@ -253,24 +274,29 @@ class ListSessionsResponse(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator("sessions", "next_cursor", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_ListSessionsResponse(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 ProtocolVersion = TypeAliasType(
     "ProtocolVersion",
     Annotated[
-        int,
+        StrictInt,
         Field(
             description="Integer version of the protocol, raised only for breaking changes.",
             ge=0,
@@ -304,18 +330,23 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("delete", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "delete", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -336,24 +367,29 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionDeleteCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionDeleteCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionId = TypeAliasType(
     "SessionId",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
         ),
@@ -384,11 +420,11 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
     ] = None
-    title: Annotated[str | None, Field(description="Display title of the session.")] = (
-        None
-    )
+    title: Annotated[
+        StrictStr | None, Field(description="Display title of the session.")
+    ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
@@ -401,6 +437,13 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
+
+    @field_validator("additional_directories", mode="before")
+    @classmethod
+    def _not_null_SessionInfo(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be omitted, but not null")
+        return value
 
     @field_validator("additional_directories", mode="wrap")
     @classmethod
@@ -418,20 +461,31 @@ class SessionInfo(BaseModel):
             }
             return handler([item for i, item in enumerate(value) if i not in bad])
 
-    @field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
-    )
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfo(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {
+                "_meta",
+                "additionalDirectories",
+                "additional_directories",
+                "meta",
+                "title",
+                "updatedAt",
+                "updated_at",
+            }
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionInfoUpdate(BaseModel):
@@ -445,10 +499,11 @@ class SessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -462,18 +517,23 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 class SessionListCapabilities(BaseModel):
@@ -494,24 +554,29 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionListCapabilities(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionListCapabilities(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionListCursor = TypeAliasType(
     "SessionListCursor",
     Annotated[
-        str,
+        StrictStr,
         Field(
             description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
         ),
@@ -533,10 +598,11 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         Literal["session_info_update"], Field(alias="sessionUpdate")
     ]
     title: Annotated[
-        str | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
     ] = None
     updated_at: Annotated[
-        AwareDatetime | None,
+        StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -550,18 +616,23 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @field_validator("title", "updated_at", "meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_SessionUpdateSessionInfoUpdate(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_SessionUpdateSessionInfoUpdate(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
 
 
 SessionUpdate = TypeAliasType(
@@ -598,15 +669,20 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    @field_validator("meta", mode="wrap")
+    @model_validator(mode="wrap")
     @classmethod
-    def _default_on_error_UpdateSessionNotification(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    def _absent_on_error_UpdateSessionNotification(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler
     ) -> Any:
         try:
-            return handler(value)
-        except ValidationError:
-            field = cls.model_fields[str(info.field_name)]
-            if field.is_required():
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
                 raise
-            return handler(field.get_default(call_default_factory=True))
+            lenient = {"_meta", "meta"}
+            bad = {
+                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
+            }
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
