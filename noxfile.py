@@ -35,9 +35,10 @@ def check(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite. ``nox -s tests -- --update-goldens`` rewrites the golden files."""
     _install(session, "test")
-    # The full-upstream renders, mypy on their output and cross-process determinism run
-    # here (and so in CI); a bare local `pytest` skips them for speed.
-    session.run("pytest", *session.posargs, env={"ACP_SLOW_TESTS": "1"})
+    # `-m ""` lifts pyproject's `-m "not slow"`: the full-upstream renders, installs and
+    # cross-process runs run here (and so in CI); a bare local `pytest` leaves them out.
+    # A `-m` in posargs comes later and wins.
+    session.run("pytest", "-m", "", *session.posargs)
 
 
 @nox.session
@@ -52,12 +53,16 @@ def lint(session: nox.Session) -> None:
 # The oldest pydantic the generated package supports (codegen.render.PYDANTIC_MINIMUM;
 # a test keeps the two in step). The tests session runs on the newest in range.
 LOWEST_PYDANTIC = "2.10.0"
-# The newest Python on the machine (pyenv: 3.10 - 3.13); tests/test_upstream.NEWEST_PYTHON.
+# The newest Python on the machine (pyenv: 3.10 - 3.13); tests/generator/test_upstream.NEWEST_PYTHON.
 NEWEST_PYTHON = "3.13"
 # pyenv's own interpreter where there is one: its shims run only the versions it has selected.
 _PYENV = sorted(Path.home().glob(f".pyenv/versions/{NEWEST_PYTHON}.*/bin/python{NEWEST_PYTHON}"))
 # Tests that need only the generated package.
-GENERATED_ONLY_TESTS = ("tests/test_models.py", "tests/test_lenient.py", "tests/test_wire.py")
+GENERATED_ONLY_TESTS = (
+    "tests/generated/test_models.py",
+    "tests/generated/test_lenient.py",
+    "tests/generated/test_wire.py",
+)
 
 
 def _test_requirements() -> list[str]:
@@ -85,7 +90,7 @@ def mypy_newest(session: nox.Session) -> None:
     schemas present) a full upstream render."""
     _install(session, "test")
     session.run("mypy", "--strict", "--python-version", NEWEST_PYTHON, "generated")
-    session.run("pytest", "tests/test_upstream.py", "-k", "mypy", *session.posargs, env={"ACP_SLOW_TESTS": "1"})
+    session.run("pytest", "tests/generator/test_upstream.py", "-m", "slow", "-k", "mypy", *session.posargs)
 
 
 # The official Python SDK, the baseline of benchmarks S1/S2: pinned, and installed into the

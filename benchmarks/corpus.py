@@ -1,6 +1,6 @@
 """The v1 message corpus (``corpus_v1.txt``) and the upstream v1 models it is read with.
 
-Shared by benchmarks S1/S2 (``bench_sdk.py``) and ``tests/test_corpus.py``.
+Shared by benchmarks S1/S2 (``bench_sdk.py``) and ``tests/generated/test_corpus.py``.
 """
 
 from __future__ import annotations

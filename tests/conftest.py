@@ -1,24 +1,82 @@
-"""Shared fixtures. ``pytest --update-goldens`` (or ``nox -s tests -- --update-goldens``)
-rewrites golden files from the current generator instead of comparing against them."""
+"""Shared paths and fixtures for the three test folders: ``generator/`` (the code generator),
+``generated/`` (the generated package) and ``e2e/`` (CLI runs, packaging, agent processes,
+the conformance kit, the docs' snippets), plus ``hostile/`` (hostile and malformed input).
+
+``pytest --update-goldens`` (or ``nox -s tests -- --update-goldens``) rewrites golden files
+from the current generator instead of comparing against them. Tests marked ``slow`` are
+deselected by a bare ``pytest``; ``pytest -m ""`` (what ``nox -s tests`` runs) runs them too.
+
+Test modules import the paths below with ``from conftest import ROOT`` (pytest puts this
+folder on ``sys.path`` when it loads this file).
+"""
 
 from __future__ import annotations
 
 import difflib
+import json
+import shutil
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = Path(__file__).resolve().parent / "golden"
+SCHEMA = ROOT / "schema"
+GOLDEN = ROOT / "tests" / "golden"
+FIXTURES = ROOT / "tests" / "fixtures"
 SHARED_UPSTREAM = ROOT.parent / "shared" / "upstream"
+
+JsonEdit = Callable[[Any], None]
+# The type of the ``schema_copy`` fixture, for test signatures.
+SchemaCopy = Callable[..., Path]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden files instead of comparing")
 
 
+def edit_json(path: Path, change: JsonEdit) -> None:
+    """Apply ``change`` to the JSON document at ``path`` and write it back (indented, ASCII:
+    control characters and surrogates stay escapes)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def copy_schema(
+    dest: Path,
+    *,
+    source: Path = SCHEMA,
+    versions: Iterable[str] | None = None,
+    edits: Mapping[str, JsonEdit] | None = None,
+) -> Path:
+    """Copy a schema directory (the repository's fragments unless ``source`` says otherwise;
+    only the ``versions`` subfolders, such as ``"v1"``, when given) to ``dest``, then apply
+    each edit to the JSON file it is keyed by, relative to ``dest`` (``"v1/schema.json"``)."""
+    if versions is None:
+        shutil.copytree(source, dest)
+    else:
+        for version in versions:
+            shutil.copytree(source / version, dest / version)
+    for rel, change in (edits or {}).items():
+        edit_json(dest / rel, change)
+    return dest
+
+
 @pytest.fixture
-def golden(request: pytest.FixtureRequest):
+def schema_copy(tmp_path: Path) -> SchemaCopy:
+    """``schema_copy(name="schema", *, source=..., versions=..., edits=...)``: a writable
+    copy of a schema directory at ``tmp_path / name`` (see ``copy_schema``)."""
+
+    def make(name: str = "schema", **options: Any) -> Path:
+        return copy_schema(tmp_path / name, **options)
+
+    return make
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
     """``golden(relative_path, text)``: compare text with tests/golden/<path>, or rewrite it."""
     update = request.config.getoption("--update-goldens")
 

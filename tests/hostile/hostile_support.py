@@ -7,26 +7,24 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import copy_schema as copy_schema_dir
+from conftest import edit_json
+
 from codegen.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).resolve().parent / "hostile_probe.py"
 FEATURE = "unstable_session_archive"
+edit = edit_json  # the name the hostile tests use
 
 
 def copy_schema(dest: Path, versions: tuple[str, ...] = ("v1",)) -> Path:
     """A copy of the repository's own fragments (the given versions) under ``dest/schema``."""
-    schema = dest / "schema"
-    for version in versions:
-        shutil.copytree(ROOT / "schema" / version, schema / version)
-    return schema
+    return copy_schema_dir(dest / "schema", versions=versions)
 
 
 def read_doc(path: Path) -> Any:
@@ -36,12 +34,6 @@ def read_doc(path: Path) -> Any:
 def write_doc(path: Path, data: Any) -> None:
     # ensure_ascii: the file stays ASCII; escapes carry control characters and surrogates.
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-
-
-def edit(path: Path, change: Callable[[Any], None]) -> None:
-    data = read_doc(path)
-    change(data)
-    write_doc(path, data)
 
 
 def run_cli(*args: str | Path) -> tuple[int, str, str]:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hostile_corpus import PAYLOADS, materialise
-from hostile_support import FEATURE, ROOT, copy_schema, edit, generate_args, names_in, read_doc, run_cli, snapshot
+from hostile_support import FEATURE, copy_schema, edit, generate_args, names_in, read_doc, run_cli, snapshot
 
 from codegen.load import display_name
 

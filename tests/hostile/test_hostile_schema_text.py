@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hostile_corpus import CANARY, EXPECTED_REFUSED, FILE_NAME_POSITION, POSITIONS, Case, cases, materialise
 from hostile_support import (
     FEATURE,
-    ROOT,
     copy_schema,
     expected_files,
     fake_previous_output,

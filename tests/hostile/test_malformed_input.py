@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hostile_support import (
     FEATURE,
-    ROOT,
     copy_schema,
     edit,
     fake_previous_output,

@@ -19,7 +19,6 @@ import copy
 import functools
 import importlib
 import json
-import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +26,7 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
@@ -35,10 +35,8 @@ from codegen.pipeline import load_protocols
 from generated.v1 import models as v1
 from generated.v2 import models as v2
 
-ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_session_archive"
 UPSTREAM_BASE = ROOT.parent / "shared" / "upstream" / "v1" / "schema.unstable.json"
-SLOW = pytest.mark.skipif(not os.environ.get("ACP_SLOW_TESTS"), reason="slow; set ACP_SLOW_TESTS=1 to run")
 LENIENT = "x-deserialize-default-on-error"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
 # Examples per type: the fragments have ~23 types a version, upstream ~250.
@@ -289,7 +287,7 @@ def test_fragment_models_accept_what_the_schema_accepts(version: int) -> None:
         _property(models, protocol.schema, name, FRAGMENT_EXAMPLES)
 
 
-@SLOW
+@pytest.mark.slow
 def test_upstream_models_accept_what_the_schema_accepts(tmp_path: Path) -> None:
     from codegen.pipeline import generate
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, copy_schema, edit_json
 
 from codegen.cli import main
 from codegen.diff import compare
 from codegen.diff.command import load_side
 from codegen.diff.inputs import open_sides
 
-ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_session_archive"
 
 
@@ -26,17 +26,6 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     code = main(["diff", *argv])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def _copy_schema(dest: Path) -> Path:
-    shutil.copytree(ROOT / "schema", dest)
-    return dest
-
-
-def _edit(path: Path, change: Any) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 def _make_archived_required(data: dict[str, Any]) -> None:
@@ -147,9 +136,9 @@ def test_upstream_file_is_named_in_problems(upstream: Path, tmp_path: Path, caps
 
 @pytest.fixture
 def breaking_pair(tmp_path: Path) -> tuple[Path, Path]:
-    old = _copy_schema(tmp_path / "old")
-    new = _copy_schema(tmp_path / "new")
-    _edit(new / "v1" / "schema.json", _make_archived_required)
+    old = copy_schema(tmp_path / "old")
+    new = copy_schema(tmp_path / "new")
+    edit_json(new / "v1" / "schema.json", _make_archived_required)
     return old, new
 
 
@@ -202,9 +191,9 @@ def test_markdown_report_groups_by_version_and_type(
 def code_only_pair(tmp_path: Path) -> tuple[Path, Path]:
     """Removing an optional response property: old peers still interoperate, but code that
     reads the attribute from the generated model no longer type-checks."""
-    old = _copy_schema(tmp_path / "code-old")
-    new = _copy_schema(tmp_path / "code-new")
-    _edit(new / "v1" / "schema.json", lambda d: d["$defs"]["ListSessionsResponse"]["properties"].pop("nextCursor"))
+    old = copy_schema(tmp_path / "code-old")
+    new = copy_schema(tmp_path / "code-new")
+    edit_json(new / "v1" / "schema.json", lambda d: d["$defs"]["ListSessionsResponse"]["properties"].pop("nextCursor"))
     return old, new
 
 
@@ -249,7 +238,7 @@ def test_fail_on_sets_the_exit_code(
 
 
 def test_fail_on_breaking_passes_non_breaking_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    old = _copy_schema(tmp_path / "old")
+    old = copy_schema(tmp_path / "old")
     code, _, _ = _run(capsys, str(old), str(old), "--old-features", "", "--fail-on", "breaking", "--no-generated")
     assert code == 0
     code, _, _ = _run(capsys, str(old), str(old), "--old-features", "", "--fail-on", "any", "--no-generated")
@@ -260,8 +249,8 @@ def test_fail_on_breaking_passes_non_breaking_changes(tmp_path: Path, capsys: py
 
 
 def test_version_directory_and_single_file_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    new = _copy_schema(tmp_path / "new")
-    _edit(new / "v1" / "schema.json", _make_archived_required)
+    new = copy_schema(tmp_path / "new")
+    edit_json(new / "v1" / "schema.json", _make_archived_required)
     lone = tmp_path / "lone" / "v1" / "schema.json"  # no meta.json: methods come from x-method markers
     lone.parent.mkdir(parents=True)
     shutil.copyfile(new / "v1" / "schema.json", lone)
@@ -288,11 +277,11 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q")
-    _copy_schema(repo / "schema")
-    shutil.copytree(ROOT / "schema", repo / "elsewhere" / "schemas")
+    copy_schema(repo / "schema")
+    copy_schema(repo / "elsewhere" / "schemas")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "base")
-    _edit(repo / "schema" / "v1" / "schema.json", _make_archived_required)
+    edit_json(repo / "schema" / "v1" / "schema.json", _make_archived_required)
     monkeypatch.chdir(repo)
     return repo
 
@@ -330,11 +319,11 @@ MALFORMED = {
         "v1/schema.json: /$defs/A: duplicate key",
     ),
     "bad-ref": (
-        lambda p: _edit(p, lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"})),
+        lambda p: edit_json(p, lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"})),
         "v1/schema.json: /$defs/SessionInfo/$ref: reference to undefined type 'Missing'",
     ),
     "bad-keyword-type": (
-        lambda p: _edit(p, lambda d: d["$defs"]["SessionInfo"].update({"required": "sessionId"})),
+        lambda p: edit_json(p, lambda d: d["$defs"]["SessionInfo"].update({"required": "sessionId"})),
         "v1/schema.json: /$defs/SessionInfo/required: not valid JSON Schema",
     ),
 }
@@ -345,8 +334,8 @@ MALFORMED = {
 def test_malformed_input_on_either_side_exits_2_with_file_and_pointer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], which: str, case: str
 ) -> None:
-    good = _copy_schema(tmp_path / "good")
-    bad = _copy_schema(tmp_path / "bad")
+    good = copy_schema(tmp_path / "good")
+    bad = copy_schema(tmp_path / "bad")
     damage, message = MALFORMED[case]
     damage(bad / "v1" / "schema.json")
     args = (str(bad), str(good)) if which == "old" else (str(good), str(bad))
@@ -357,7 +346,7 @@ def test_malformed_input_on_either_side_exits_2_with_file_and_pointer(
 
 
 def test_malformed_input_as_a_process_prints_no_traceback(tmp_path: Path) -> None:
-    bad = _copy_schema(tmp_path / "bad")
+    bad = copy_schema(tmp_path / "bad")
     (bad / "v2" / "meta.json").write_text('{"version": "two"}', encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "codegen", "diff", str(ROOT / "schema"), str(bad)],
@@ -411,8 +400,8 @@ def test_schema_file_of_unknown_version_exits_2(tmp_path: Path, capsys: pytest.C
 
 
 def test_version_directory_problems_name_the_original_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = _copy_schema(tmp_path / "bad")
-    _edit(bad / "v2" / "schema.json", lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"}))
+    bad = copy_schema(tmp_path / "bad")
+    edit_json(bad / "v2" / "schema.json", lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"}))
     code, _, err = _run(capsys, str(ROOT / "schema" / "v2"), str(bad / "v2"), "--no-generated")
     assert code == 2
     assert f"{(bad / 'v2' / 'schema.json').as_posix()}: /$defs/SessionInfo/$ref: reference to undefined type" in err
@@ -422,7 +411,7 @@ def test_identical_schema_elsewhere_changes_no_generated_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    copy = _copy_schema(tmp_path / "copy")
+    copy = copy_schema(tmp_path / "copy")
     code, out, _ = _run(capsys, "schema", str(copy), "--format", "json")
     assert code == 0
     assert json.loads(out)["generated"] == []  # file headers name inputs alike on both sides

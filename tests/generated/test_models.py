@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, ROOT
 from pydantic import BaseModel, ValidationError
 
 from generated import FEATURES, PROTOCOL_VERSIONS
@@ -16,8 +16,7 @@ from generated.v1 import models as v1
 from generated.v2 import methods as v2_methods
 from generated.v2 import models as v2
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "rfd_examples.json").read_text())
+FIXTURE = json.loads((FIXTURES / "rfd_examples.json").read_text())
 RFD = ROOT.parent / "shared" / "rfd" / "session-archive.md"
 VERSIONS = {1: (v1, v1_methods), 2: (v2, v2_methods)}
 

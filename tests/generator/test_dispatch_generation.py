@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import json
 import shutil
 import subprocess
 import sys
@@ -14,11 +13,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import ROOT, copy_schema
 
 from codegen.dispatch import routes
 from codegen.pipeline import generate, load_protocols
 
-ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_session_archive"
 VERSIONS = (1, 2)
 
@@ -142,55 +141,53 @@ def altered(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     ``session/probe`` with gated properties deeper in its params; generated with both
     features and imported as v1 of package ``acp_altered_gen``."""
     tmp_path = tmp_path_factory.mktemp("altered")
-    schema = tmp_path / "schema"
-    shutil.copytree(ROOT / "schema", schema)
+
+    def add_methods(doc: dict[str, Any]) -> None:
+        doc["$defs"]["CancelNotification"] = {
+            "description": "Stop the running turn of a session.",
+            "type": "object",
+            "properties": {"sessionId": {"allOf": [{"$ref": "#/$defs/SessionId"}]}},
+            "required": ["sessionId"],
+            "x-method": "session/cancel",
+            "x-side": "agent",
+        }
+        filter_values = doc["$defs"]["SessionArchiveFilter"]["anyOf"]
+        filter_values.insert(0, {"type": "string", "const": ODD_FILTER})
+        filter_values.insert(0, {"type": "string", "const": "later", "x-feature": EXTRA})
+        # session/probe: stable, with gated properties and the filter nested in objects and lists.
+        doc["$defs"].update(
+            {
+                "ProbeRequest": {
+                    "type": "object",
+                    "properties": {
+                        "nested": {"anyOf": [{"$ref": "#/$defs/ProbeFilter"}, {"type": "null"}]},
+                        "filters": {"type": "array", "items": {"$ref": "#/$defs/ProbeFilter"}},
+                    },
+                    "x-method": "session/probe",
+                    "x-side": "agent",
+                },
+                "ProbeResponse": {"type": "object", "properties": {}, "x-method": "session/probe", "x-side": "agent"},
+                "ProbeBase": {"type": "object", "properties": {"inherited": {"type": "string", "x-feature": EXTRA}}},
+                "ProbeFilter": {
+                    "type": "object",
+                    "allOf": [{"$ref": "#/$defs/ProbeBase"}],
+                    "properties": {
+                        "archived": {"allOf": [{"$ref": "#/$defs/SessionArchiveFilter"}], "x-feature": FEATURE},
+                        "gated": {"type": "boolean", "x-feature": FEATURE},
+                    },
+                },
+            }
+        )
+
+    def register(meta: dict[str, Any]) -> None:
+        meta["features"][EXTRA] = "A second feature, for tests."
+        meta["agentMethods"]["session_cancel"] = "session/cancel"
+        meta["agentMethods"]["session_probe"] = "session/probe"
+
+    schema = copy_schema(tmp_path / "schema", edits={"v1/schema.json": add_methods, "v1/meta.json": register})
     # Only v1 changes here, so v1 and v2 no longer match the declared conversions; this
     # test is about dispatch, so it generates without convert.py.
     (schema / "conversions.json").unlink()
-    doc_path = schema / "v1" / "schema.json"
-    doc = json.loads(doc_path.read_text())
-    doc["$defs"]["CancelNotification"] = {
-        "description": "Stop the running turn of a session.",
-        "type": "object",
-        "properties": {"sessionId": {"allOf": [{"$ref": "#/$defs/SessionId"}]}},
-        "required": ["sessionId"],
-        "x-method": "session/cancel",
-        "x-side": "agent",
-    }
-    filter_values = doc["$defs"]["SessionArchiveFilter"]["anyOf"]
-    filter_values.insert(0, {"type": "string", "const": ODD_FILTER})
-    filter_values.insert(0, {"type": "string", "const": "later", "x-feature": EXTRA})
-    # session/probe: stable, with gated properties and the filter nested in objects and lists.
-    doc["$defs"].update(
-        {
-            "ProbeRequest": {
-                "type": "object",
-                "properties": {
-                    "nested": {"anyOf": [{"$ref": "#/$defs/ProbeFilter"}, {"type": "null"}]},
-                    "filters": {"type": "array", "items": {"$ref": "#/$defs/ProbeFilter"}},
-                },
-                "x-method": "session/probe",
-                "x-side": "agent",
-            },
-            "ProbeResponse": {"type": "object", "properties": {}, "x-method": "session/probe", "x-side": "agent"},
-            "ProbeBase": {"type": "object", "properties": {"inherited": {"type": "string", "x-feature": EXTRA}}},
-            "ProbeFilter": {
-                "type": "object",
-                "allOf": [{"$ref": "#/$defs/ProbeBase"}],
-                "properties": {
-                    "archived": {"allOf": [{"$ref": "#/$defs/SessionArchiveFilter"}], "x-feature": FEATURE},
-                    "gated": {"type": "boolean", "x-feature": FEATURE},
-                },
-            },
-        }
-    )
-    doc_path.write_text(json.dumps(doc, indent=2))
-    meta_path = schema / "v1" / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["features"][EXTRA] = "A second feature, for tests."
-    meta["agentMethods"]["session_cancel"] = "session/cancel"
-    meta["agentMethods"]["session_probe"] = "session/probe"
-    meta_path.write_text(json.dumps(meta, indent=2))
     files = generate(schema, frozenset({FEATURE, EXTRA}), tmp_path).files
     _import_tree(files, tmp_path, "acp_altered_gen")
     module = _load(tmp_path, "acp_altered_gen", "v1.dispatch")

@@ -9,10 +9,10 @@ expected path, with nothing else reported, and that its wire and code verdicts a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 
 from codegen.diff import RULES, compare, rules_markdown
 from codegen.features import select
@@ -20,7 +20,6 @@ from codegen.ir import Protocol, build
 from codegen.load import Source, VersionSources
 from codegen.validate import validate_version
 
-ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_thing"
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}

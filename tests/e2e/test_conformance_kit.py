@@ -4,7 +4,6 @@ exit, write garbage or never answer (clear failures, no hang, no traceback)."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,11 +11,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from codegen.cli import main
 from codegen.conformance.scenarios import SCENARIOS
 
-ROOT = Path(__file__).resolve().parents[2]
 BROKEN = Path(__file__).resolve().parent / "broken_agent.py"
 LONG_PROMPT = "/delay 30 a long turn"  # the reference agent's way to keep a turn running
 LINE = re.compile(r"^(PASS|FAIL|SKIP)  v(\d)  (\S+)", re.M)
@@ -59,12 +58,11 @@ def test_reference_agent_passes_every_scenario_in_both_versions(capsys, tmp_path
     assert len(skipped) == 1 and "session/load" in skipped[0].get("message", "")
 
 
-SLOW = pytest.mark.skipif(not os.environ.get("ACP_SLOW_TESTS"), reason="slow; set ACP_SLOW_TESTS=1 to run")
 # v2 runs for the scenarios whose v2 exchanges differ from v1's (capability placement,
 # turns that end with state_update, no session/load); the others share the v1 code path.
 V2_DIFFERENT = ("initialize", "capability", "restoration", "active-archive", "load-archived")
 FAULT_RUNS = [pytest.param(s.name, 1, id=f"{s.name}-v1") for s in SCENARIOS] + [
-    pytest.param(name, 2, id=f"{name}-v2", marks=SLOW) for name in V2_DIFFERENT
+    pytest.param(name, 2, id=f"{name}-v2", marks=pytest.mark.slow) for name in V2_DIFFERENT
 ]
 
 

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pydantic
-
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
 
 SCRIPT = r"""
 import importlib.util, json, sys

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,6 @@ from generated._shared import (
     ResourceNotFoundError,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_session_archive"
 VERSIONS = (1, 2)
 ARCHIVE_METHODS = ("session/archive", "session/unarchive")

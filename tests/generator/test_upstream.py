@@ -3,7 +3,7 @@
 Every test here needs ``../shared/upstream`` (the ``upstream`` fixture skips without it).
 The full renders of all four schemas with and without the feature, byte-for-byte
 determinism across processes, and mypy on the output are slow; they run with
-``ACP_SLOW_TESTS=1`` (``ACP_SLOW_TESTS=1 pytest tests/test_upstream.py``).
+the ``slow`` marker, deselected by a bare ``pytest`` (``pytest -m slow tests/generator/test_upstream.py``).
 """
 
 from __future__ import annotations
@@ -19,19 +19,18 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from pydantic import BaseModel, TypeAdapter
 
 from codegen.cli import main
 from codegen.pipeline import generate, load_protocols
 
-ROOT = Path(__file__).resolve().parent.parent
 FEATURE = "unstable_session_archive"
 SCHEMAS = ("schema.json", "schema.unstable.json")
 ARCHIVE_METHODS = {"session/archive", "session/unarchive"}
 # A class name ending in digits is numbering unless the schema itself spells it so.
 NUMBERED = re.compile(r"^\w*?[A-Za-z_](\d+)$")
 NEWEST_PYTHON = "3.13"  # the newest Python the project is tested on (noxfile: mypy_newest)
-SLOW = pytest.mark.skipif(not os.environ.get("ACP_SLOW_TESTS"), reason="slow; set ACP_SLOW_TESTS=1 to run")
 RUFF_RULES = ["--select", "E,F,W,I,B,UP", "--ignore", "E501", "--target-version", "py310"]
 
 
@@ -317,7 +316,7 @@ def test_upstream_lenient_markers_apply(upstream_package, version):
 # -- slow: every schema rendered, mypy, cross-process bytes ----------------------------------
 
 
-@SLOW
+@pytest.mark.slow
 @pytest.mark.parametrize("python", ["3.10", NEWEST_PYTHON])
 def test_upstream_output_passes_mypy_strict(upstream_package, python):
     """For the oldest supported Python and the newest: from 3.12 on, typing's own
@@ -332,7 +331,7 @@ def test_upstream_output_passes_mypy_strict(upstream_package, python):
     assert done.returncode == 0, done.stdout[-3000:]
 
 
-@SLOW
+@pytest.mark.slow
 @pytest.mark.parametrize("schema", SCHEMAS)
 @pytest.mark.parametrize("enabled", [True, False], ids=["with-feature", "without-feature"])
 def test_every_upstream_schema_renders_without_numbered_names(upstream: Path, schema: str, enabled: bool):
@@ -344,7 +343,7 @@ def test_every_upstream_schema_renders_without_numbered_names(upstream: Path, sc
         compile(source, f"v{version}/models.py", "exec")
 
 
-@SLOW
+@pytest.mark.slow
 def test_cli_output_is_byte_identical_across_processes(upstream: Path, upstream_package, tmp_path: Path):
     out = tmp_path / "gen"
     subprocess.run(
@@ -513,7 +512,7 @@ def release_packages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, di
     return out, packages
 
 
-@SLOW
+@pytest.mark.slow
 def test_every_release_generates_with_conversions_and_imports_fresh(release_packages):
     out, packages = release_packages
     for name, files in packages.items():
@@ -526,7 +525,7 @@ def test_every_release_generates_with_conversions_and_imports_fresh(release_pack
     assert done.stdout.strip() == "ok", done.stderr[-3000:]
 
 
-@SLOW
+@pytest.mark.slow
 def test_no_archive_item_anywhere_without_the_feature_over_the_newest_release(release_packages):
     _, packages = release_packages
     for rel, text in packages["acp_r2026_11_no_features"].items():
@@ -534,7 +533,7 @@ def test_no_archive_item_anywhere_without_the_feature_over_the_newest_release(re
             assert word not in text, (rel, word)
 
 
-@SLOW
+@pytest.mark.slow
 def test_conversions_over_the_newest_release_convert_the_archive_surface(release_packages):
     out, _ = release_packages
     script = (
@@ -554,7 +553,7 @@ def test_conversions_over_the_newest_release_convert_the_archive_surface(release
     ]
 
 
-@SLOW
+@pytest.mark.slow
 def test_every_release_output_passes_mypy_strict(release_packages):
     out, packages = release_packages
     done = subprocess.run(

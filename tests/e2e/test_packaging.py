@@ -3,7 +3,8 @@ the generator reads; a non-editable install into a fresh virtualenv generates, c
 type-checks an SDK repository's package from outside this checkout.
 
 Both build the distribution (once per session) and the second installs it with its
-dependencies, so they run with ACP_SLOW_TESTS=1, as ``nox -s tests`` (and CI) does.
+dependencies, so they are marked ``slow``: ``nox -s tests`` (and so CI) runs them, a bare
+``pytest`` does not.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from codegen import __version__
 from codegen.cli import main
@@ -24,8 +26,6 @@ from codegen.load import BUILTIN_FRAGMENTS
 from codegen.pipeline import PACKAGE_TEMPLATES, VERSION_TEMPLATES
 from codegen.render import MODELS_TEMPLATES
 
-ROOT = Path(__file__).resolve().parent.parent
-SLOW = pytest.mark.skipif(not os.environ.get("ACP_SLOW_TESTS"), reason="slow; set ACP_SLOW_TESTS=1 to run")
 # Checkout folder -> installed package; everything in them ships (bytecode caches aside).
 MAPPED = {
     "codegen": "codegen",
@@ -68,7 +68,7 @@ def wheel(dist: Path) -> Path:
     return found
 
 
-@SLOW
+@pytest.mark.slow
 def test_wheel_holds_every_file_the_generator_reads(wheel: Path) -> None:
     """The wheel was built from the sdist, so this holds for both."""
     with zipfile.ZipFile(wheel) as archive:
@@ -118,7 +118,7 @@ print(codegen.__file__)
 """
 
 
-@SLOW
+@pytest.mark.slow
 def test_installed_wheel_serves_an_sdk_repository(wheel: Path, upstream: Path, tmp_path: Path) -> None:
     """From a fresh virtualenv holding only the wheel (and mypy), in a repository that
     keeps an upstream base but no fragments: generate, import, check, edit, check, mypy."""

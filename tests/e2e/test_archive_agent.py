@@ -20,11 +20,11 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
+from conftest import ROOT
 
 import generated.v1.models
 import generated.v2.models
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE_SIZE = 3
 TIMEOUT = 20.0  # generous: only a failing test waits this long
 SLOW_TURN = "/delay 60 "  # outlasts TIMEOUT: a slow turn that ends during a test was cancelled

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, SchemaCopy
 
 from codegen.cli import main
 from codegen.diff import Change, Report, file_changes
 from codegen.diff.report import MARKER, pointer_lines, to_github, to_markdown
 from codegen.write import strip_header
 
-ROOT = Path(__file__).resolve().parent.parent
 # ::error file=F,line=N,title=T::message  (properties and message escaped as GitHub expects)
 ANNOTATION = re.compile(r"::(error|notice) file=([^,:]+),line=([0-9]+),title=([^,:]+)::(.+)\Z")
 
@@ -141,18 +140,19 @@ def _github(capsys: pytest.CaptureFixture[str], old: str, new: str) -> list[re.M
 
 
 def test_github_annotations_point_at_the_changed_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, schema_copy: SchemaCopy, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    shutil.copytree(ROOT / "schema", "old")
-    shutil.copytree(ROOT / "schema", "new")
+
+    def change(data: dict[str, Any]) -> None:
+        request = data["$defs"]["ListSessionsRequest"]
+        request["required"] = [*request.get("required", []), "archived"]  # breaking
+        data["$defs"]["SessionInfo"]["properties"]["note"] = {"type": "string"}  # compatible
+        del data["$defs"]["ListSessionsResponse"]["properties"]["nextCursor"]  # removed: code-breaking
+
+    schema_copy("old")
+    schema_copy("new", edits={"v1/schema.json": change})
     path = Path("new/v1/schema.json")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    request = data["$defs"]["ListSessionsRequest"]
-    request["required"] = [*request.get("required", []), "archived"]  # breaking
-    data["$defs"]["SessionInfo"]["properties"]["note"] = {"type": "string"}  # compatible
-    del data["$defs"]["ListSessionsResponse"]["properties"]["nextCursor"]  # removed: code-breaking
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     found = _github(capsys, "old", "new")
     lines = path.read_text(encoding="utf-8").splitlines()
     by_path = {m.group(5).split(": ", 1)[0]: m for m in found}
@@ -189,15 +189,12 @@ def test_generated_files_count_content_changes_only() -> None:
 
 
 def test_a_description_change_reports_only_the_file_whose_content_changes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    schema_copy: SchemaCopy, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    new = tmp_path / "schema"
-    shutil.copytree(ROOT / "schema", new)
-    path = new / "v1" / "schema.json"
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    data["$defs"]["SessionInfo"]["description"] = "Changed words."
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    new = schema_copy(
+        edits={"v1/schema.json": lambda d: d["$defs"]["SessionInfo"].update(description="Changed words.")}
+    )
     code, out, err = _run(capsys, "schema", str(new), "--format", "json")
     assert code == 0, err
     report = json.loads(out)

@@ -7,10 +7,10 @@ import copy
 import json
 import re
 import string
-from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
@@ -22,7 +22,6 @@ from generated.convert import ConversionError
 from generated.v1 import models as m1
 from generated.v2 import models as m2
 
-ROOT = Path(__file__).resolve().parent.parent
 RFD = ROOT.parent / "shared" / "rfd" / "session-archive.md"
 ARCHIVE = "unstable_session_archive"
 PROTOCOLS: dict[int, Protocol] = {p.version: p for p in load_protocols(ROOT / "schema", frozenset({ARCHIVE}), ROOT)[0]}

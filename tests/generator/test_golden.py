@@ -7,17 +7,14 @@ stable surface (no features) and the edge-case fixture schemas. Rewrite goldens 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import FIXTURES, GOLDEN, ROOT
 
 from codegen.pipeline import generate
 from codegen.render import Style
 from codegen.write import same_content
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = Path(__file__).resolve().parent / "golden"
-EDGE = ROOT / "tests" / "fixtures" / "edge"
+EDGE = FIXTURES / "edge"
 
 CASES = {
     # golden directory: (schema dir, features, style)

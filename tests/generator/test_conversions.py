@@ -5,33 +5,20 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, ROOT, SCHEMA, SchemaCopy
 
 from codegen import cli
 from codegen.conversions import CONVERSIONS_FILE, plan
 from codegen.errors import SchemaError
 from codegen.pipeline import generate, load_protocols
 
-ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = ROOT / "schema"
-SMALL = Path(__file__).resolve().parent / "fixtures" / "convert_small"
+SMALL = FIXTURES / "convert_small"
 ARCHIVE = "unstable_session_archive"
-
-
-def _copy(tmp_path: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> Path:
-    target = tmp_path / "schema"
-    shutil.copytree(SCHEMA, target)
-    if edit is not None:
-        path = target / CONVERSIONS_FILE
-        data = json.loads(path.read_text(encoding="utf-8"))
-        edit(data)
-        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return target
 
 
 def _drop(section: str, **match: Any) -> Callable[[dict[str, Any]], None]:
@@ -99,20 +86,20 @@ def stable_files() -> dict[str, str]:
     ],
 )
 def test_an_undeclared_difference_fails_generation_naming_type_and_field(
-    tmp_path: Path, edit: Callable[[dict[str, Any]], None], expected: list[str]
+    schema_copy: SchemaCopy, edit: Callable[[dict[str, Any]], None], expected: list[str]
 ) -> None:
-    message = _problems(_copy(tmp_path, edit))
+    message = _problems(schema_copy(edits={CONVERSIONS_FILE: edit}))
     for text in expected:
         assert text in message
 
 
-def test_an_accepted_nullability_difference_must_be_declared(tmp_path: Path) -> None:
+def test_an_accepted_nullability_difference_must_be_declared(schema_copy: SchemaCopy) -> None:
     def edit(data: dict[str, Any]) -> None:
         for d in data["fields"]:
             if d["v1"] == "sessionCapabilities":
                 del d["accept"]
 
-    message = _problems(_copy(tmp_path, edit))
+    message = _problems(schema_copy(edits={CONVERSIONS_FILE: edit}))
     assert "AgentCapabilities.sessionCapabilities (v2 session): nullable in v2 only" in message
 
 
@@ -149,9 +136,9 @@ def test_an_accepted_nullability_difference_must_be_declared(tmp_path: Path) -> 
     ],
 )
 def test_a_declaration_that_covers_nothing_or_is_malformed_is_refused(
-    tmp_path: Path, edit: Callable[[dict[str, Any]], None], expected: str
+    schema_copy: SchemaCopy, edit: Callable[[dict[str, Any]], None], expected: str
 ) -> None:
-    assert expected in _problems(_copy(tmp_path, edit))
+    assert expected in _problems(schema_copy(edits={CONVERSIONS_FILE: edit}))
 
 
 def test_generation_without_the_feature_skips_declarations_about_pruned_items(stable_files: dict[str, str]) -> None:
@@ -188,8 +175,8 @@ def test_stable_surface_conversion_behaves(tmp_path: Path, stable_files: dict[st
             del sys.modules[name]
 
 
-def test_without_a_conversions_file_no_convert_module_is_generated(tmp_path: Path) -> None:
-    schema_dir = _copy(tmp_path)
+def test_without_a_conversions_file_no_convert_module_is_generated(tmp_path: Path, schema_copy: SchemaCopy) -> None:
+    schema_dir = schema_copy()
     (schema_dir / CONVERSIONS_FILE).unlink()
     protocols, sources = load_protocols(schema_dir, frozenset({ARCHIVE}), tmp_path)
     assert plan(protocols, sources, schema_dir, tmp_path) is None
@@ -201,15 +188,14 @@ def test_convert_module_of_a_small_fixture_matches_golden(golden: Any, features:
     golden(f"convert_small/{'-'.join(sorted(features)) or 'stable'}/convert.py", files["convert.py"])
 
 
-def test_declaration_text_reaches_convert_module_only_as_literals(tmp_path: Path) -> None:
-    schema_dir = tmp_path / "schema"
-    shutil.copytree(SMALL, schema_dir)
-    path = schema_dir / CONVERSIONS_FILE
-    data = json.loads(path.read_text(encoding="utf-8"))
+def test_declaration_text_reaches_convert_module_only_as_literals(tmp_path: Path, schema_copy: SchemaCopy) -> None:
     why = '"""; import os  # \'\\"\n'
-    data["invariants"][0]["why"] = why
-    data["fields"][2]["fill"]["value"] = {"k\"'": ["\\", None]}
-    path.write_text(json.dumps(data), encoding="utf-8")
+
+    def edit(data: dict[str, Any]) -> None:
+        data["invariants"][0]["why"] = why
+        data["fields"][2]["fill"]["value"] = {"k\"'": ["\\", None]}
+
+    schema_dir = schema_copy(source=SMALL, edits={CONVERSIONS_FILE: edit})
     source = generate(schema_dir, frozenset({"widget_flags"}), tmp_path).files["convert.py"]
     constants = [n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)]
     assert why in constants
@@ -218,9 +204,9 @@ def test_declaration_text_reaches_convert_module_only_as_literals(tmp_path: Path
 
 
 def test_cli_reports_an_undeclared_difference_with_exit_2_and_leaves_output(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, schema_copy: SchemaCopy, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    schema_dir = _copy(tmp_path, _drop("fields", type="AgentCapabilities", v1="loadSession"))
+    schema_dir = schema_copy(edits={CONVERSIONS_FILE: _drop("fields", type="AgentCapabilities", v1="loadSession")})
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("previous", encoding="utf-8")
@@ -241,9 +227,12 @@ def _upstream_only(flag: bool) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
-def test_an_upstream_only_declaration_is_not_stale_where_the_fragments_lack_the_field(tmp_path: Path) -> None:
-    assert f"/fields/{_field_count()}: covers no difference" in _problems(_copy(tmp_path, _upstream_only(False)))
-    schema_dir = _copy(tmp_path / "flagged", _upstream_only(True))
+def test_an_upstream_only_declaration_is_not_stale_where_the_fragments_lack_the_field(
+    schema_copy: SchemaCopy,
+) -> None:
+    stale = schema_copy(edits={CONVERSIONS_FILE: _upstream_only(False)})
+    assert f"/fields/{_field_count()}: covers no difference" in _problems(stale)
+    schema_dir = schema_copy("flagged/schema", edits={CONVERSIONS_FILE: _upstream_only(True)})
     protocols, sources = load_protocols(schema_dir, frozenset({ARCHIVE}), schema_dir.parent)
     assert plan(protocols, sources, schema_dir, schema_dir.parent) is not None
 
@@ -254,10 +243,14 @@ def _field_count() -> int:
 
 @pytest.mark.parametrize("how", ["flag", "pyproject"])
 def test_conversions_can_be_switched_off(
-    tmp_path: Path, how: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    schema_copy: SchemaCopy,
+    how: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # An undeclared difference: with conversions on, exit 2; off, the rest generates.
-    schema_dir = _copy(tmp_path, _drop("fields", type="AgentCapabilities", v1="loadSession"))
+    schema_dir = schema_copy(edits={CONVERSIONS_FILE: _drop("fields", type="AgentCapabilities", v1="loadSession")})
     monkeypatch.chdir(tmp_path)
     args = ["generate", "--schema-dir", str(schema_dir), "--out", str(tmp_path / "out")]
     assert cli.main(args) == 2

@@ -10,28 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, JsonEdit, copy_schema
 
 from codegen.cli import main
 from codegen.errors import SchemaError
 from codegen.overlay import load_base, meta_path, overlay
 from codegen.pipeline import load_protocols
 
-ROOT = Path(__file__).resolve().parent.parent
 FEATURE = frozenset({"unstable_session_archive"})
 FRAGMENT = "schema/v1/schema.json"
 
 
-def _fragments(tmp_path: Path, edit: Callable[[dict[str, Any]], None] | None = None, meta_edit=None) -> Path:
+def _fragments(tmp_path: Path, edit: JsonEdit | None = None, meta_edit: JsonEdit | None = None) -> Path:
     """A copy of the v1 fragments under tmp_path/schema, edited."""
-    schema_dir = tmp_path / "schema"
-    shutil.copytree(ROOT / "schema" / "v1", schema_dir / "v1")
-    for name, fn in (("schema.json", edit), ("meta.json", meta_edit)):
-        if fn is not None:
-            path = schema_dir / "v1" / name
-            data = json.loads(path.read_text(encoding="utf-8"))
-            fn(data)
-            path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return schema_dir
+    edits = {name: fn for name, fn in (("v1/schema.json", edit), ("v1/meta.json", meta_edit)) if fn is not None}
+    return copy_schema(tmp_path / "schema", versions=("v1",), edits=edits)
 
 
 def _problems(upstream: Path, schema_dir: Path, root: Path) -> list[str]:

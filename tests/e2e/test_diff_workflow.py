@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import ROOT, copy_schema, edit_json
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / "docs" / "examples" / "schema-diff.yml"
 MARKER = "<!-- acp-codegen diff -->"
 # What the workflow reads from GitHub's context, as the test's pull request has it.
@@ -135,7 +135,7 @@ def pull_request(tmp_path: Path) -> tuple[Path, Path]:
         pytest.skip("git is not installed")
     seed = tmp_path / "seed"
     seed.mkdir()
-    shutil.copytree(ROOT / "schema", seed / "schema")
+    copy_schema(seed / "schema")
     shutil.copy(ROOT / "pyproject.toml", seed / "pyproject.toml")
     _git(seed, "init", "-q", "-b", "main")
     _git(seed, "-c", "user.name=t", "-c", "user.email=t@example.com", "add", ".")
@@ -151,10 +151,7 @@ def pull_request(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _edit(repo: Path, change: Any) -> None:
-    path = repo / "schema" / "v1" / "schema.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data["$defs"])
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    edit_json(repo / "schema" / "v1" / "schema.json", lambda data: change(data["$defs"]))
 
 
 def test_the_comment_is_posted_then_updated_and_breaking_changes_fail(pull_request: tuple[Path, Path]) -> None:

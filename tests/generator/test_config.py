@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from codegen import __version__
 from codegen.cli import main
@@ -16,7 +17,6 @@ from codegen.load import BUILTIN_FRAGMENTS
 from codegen.pipeline import generate
 from codegen.render import CONTENT_LINE
 
-ROOT = Path(__file__).resolve().parent.parent
 ARCHIVE = "unstable_session_archive"
 
 

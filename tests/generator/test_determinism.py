@@ -7,9 +7,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
 
 DIGEST = r"""
 import hashlib, json, sys

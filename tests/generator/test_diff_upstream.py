@@ -7,17 +7,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from conftest import SHARED_UPSTREAM, SchemaCopy
 
 from codegen.cli import main
 from codegen.diff import Report
 from codegen.diff.command import add_arguments, build_report
 from codegen.diff.report import DEFAULT_MAX_CHARS, github_lines, scope, to_json, to_markdown
 
-ROOT = Path(__file__).resolve().parent.parent
 ANNOTATION = re.compile(
     r"::(error|notice) file=([^,:]+),line=([0-9]+),title=[^,:]+%3A ([a-z-]+)::(v[0-9]+(?: [a-z]+)?) (\S+): "
 )
@@ -31,8 +30,6 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 @pytest.fixture(scope="module")
 def release_report() -> Report:
-    from conftest import SHARED_UPSTREAM
-
     if not (SHARED_UPSTREAM / "2026-11").is_dir():
         pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
     parser = argparse.ArgumentParser()
@@ -123,13 +120,10 @@ def test_upstream_layout_against_our_layout_is_refused(upstream: Path, capsys: p
     assert err.startswith("acp-codegen diff: ") and "upstream's layout" in err
 
 
-def test_our_fragments_stay_strict_about_x_side(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    schema = tmp_path / "schema"
-    shutil.copytree(ROOT / "schema", schema)
-    path = schema / "v1" / "schema.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["$defs"]["ArchiveSessionRequest"]["x-side"] = "proxy"
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+def test_our_fragments_stay_strict_about_x_side(schema_copy: SchemaCopy, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = schema_copy(
+        edits={"v1/schema.json": lambda d: d["$defs"]["ArchiveSessionRequest"].update({"x-side": "proxy"})}
+    )
     code, _, err = _run(capsys, "schema", str(schema), "--no-generated")
     assert code == 2
     assert "/$defs/ArchiveSessionRequest/x-side: x-side must be one of" in err

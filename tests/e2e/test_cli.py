@@ -8,21 +8,19 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conftest import ROOT, copy_schema, edit_json
 
 from codegen import render
 from codegen.cli import main
 from codegen.write import strip_header
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A throwaway SDK-like project: the repo's fragments and a [tool.acp-codegen] table."""
-    shutil.copytree(ROOT / "schema", tmp_path / "schema")
+    copy_schema(tmp_path / "schema")
     (tmp_path / "pyproject.toml").write_text(
         '[tool.acp-codegen]\nschema-dir = "schema"\nout = "pkg/generated"\nfeatures = ["unstable_session_archive"]\n'
     )
@@ -32,12 +30,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def snapshot(directory: Path) -> dict[str, bytes]:
     return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def edit_json(path: Path, change: Any) -> None:
-    data = json.loads(path.read_text())
-    change(data)
-    path.write_text(json.dumps(data, indent=2))
 
 
 def test_generate_then_check_is_clean(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
