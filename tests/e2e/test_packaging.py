@@ -101,6 +101,7 @@ version = "1.0.0"
 
 [tool.acp-codegen]
 base-v1 = "schema/v1/schema.unstable.json"
+base-v2 = "schema/v2/schema.unstable.json"
 out = "src/my_sdk/generated"
 features = ["unstable_session_archive"]
 """
@@ -135,9 +136,10 @@ def test_installed_wheel_serves_an_sdk_repository(wheel: Path, upstream: Path, t
     run(bin_dir / "python", "-m", "pip", "install", "--quiet", "--no-compile", wheel, "mypy>=1.14,<3", cwd=tmp_path)
 
     sdk = tmp_path / "sdk"
-    (sdk / "schema" / "v1").mkdir(parents=True)
-    for name in ("schema.unstable.json", "meta.unstable.json"):
-        shutil.copyfile(upstream / "v1" / name, sdk / "schema" / "v1" / name)
+    for version in ("v1", "v2"):
+        (sdk / "schema" / version).mkdir(parents=True)
+        for name in ("schema.unstable.json", "meta.unstable.json"):
+            shutil.copyfile(upstream / version / name, sdk / "schema" / version / name)
     (sdk / "src" / "my_sdk").mkdir(parents=True)
     (sdk / "src" / "my_sdk" / "__init__.py").write_text("", encoding="utf-8")
     (sdk / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
@@ -147,7 +149,7 @@ def test_installed_wheel_serves_an_sdk_repository(wheel: Path, upstream: Path, t
     assert version.startswith(f"acp-codegen {__version__} from {venv}"), version
     # From a subdirectory: the repository's pyproject.toml is found above it.
     done = run(bin_dir / "acp-codegen", "generate", cwd=sdk / "src")
-    assert f"wrote 11 files to {out}" in done.stdout
+    assert f"wrote 12 files to {out}" in done.stdout  # with convert.py: both versions have a base
     assert f"config: [tool.acp-codegen] in {sdk / 'pyproject.toml'}" in done.stdout
     header = (out / "v1" / "models.py").read_text(encoding="utf-8").split("# Content sha256:")[0]
     assert "#   schema/v1/schema.unstable.json\n" in header

@@ -8,8 +8,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-PACKAGE = Path(__file__).resolve().parent.parent / "codegen"
+PACKAGE = ROOT / "codegen"
 
 # Stages that decide what to generate; they hand plain data to render.
 PLANNING = (

@@ -7,12 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from codegen.ir import TypeExpr, _fields, _typedef, expr, model_fields, shape
 from codegen.pipeline import load_protocols
 from codegen.schema_terms import DEFS
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_object_base_and_additional_values_have_their_own_fields() -> None:
