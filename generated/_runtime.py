@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3d08ab008d4864d120e5bbe33242ba7f36e4d17d2b4b1fac1437a23a325ba040
-# Content sha256: d3e7ba961b5027f0fa7bd9062170637282634a3212e10d82c120793ca8f19936
+# Inputs sha256: 7cc7c8a70ea4e8e3afc5611ffbcab55a5c0e7ca2bf53df3dc508de8a04107e95
+# Content sha256: 1455705b53acade87b7a7d5a334fd53ef03921c57c6392da452657182d7f56a7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -15,10 +15,12 @@ markers. Nothing here depends on the schema; acp-codegen copies this file as it 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pydantic import ValidationError, ValidatorFunctionWrapHandler
-from pydantic.functional_validators import ModelWrapValidatorHandler
+
+if TYPE_CHECKING:
+    from pydantic.functional_validators import ModelWrapValidatorHandler
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
