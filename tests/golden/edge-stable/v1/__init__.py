@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9cef3ebc612221f04b8194080c7fcfc56f315be273f50774ceac39b268380b9c
-# Content sha256: f37eae53d59bc2750bdc7ec89ff418d31ffc5e364d9970a59a71697aa1fe8cb8
+# Inputs sha256: d6458718841803a44623d6789bce3b332fd325bb0bf32686edae83afd70ea332
+# Content sha256: 4109a666134d839a1179c5d93b8f96703fbaa796050452ab2d187f9a43754682
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c0603427ee5d69b1cae5f372724bd30916e9fc35f4a250b601611fb9aa033800
-# Content sha256: 49d64526ecc7f53928de626cad08f8b9f216f3ced3ba1b73849aea957bf72660
+# Inputs sha256: 15cfdbef8b015dc510de1e89a966e7477fd8d14289a2c809f743d9aae5ace7d3
+# Content sha256: aae74da77488d038574559c5723b9f929bc4ae61dfd6a4ce51f6ada3c6fd4b68
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 04f7d5770499505c074175514d2d38a44ec382c39e42f58021812d13e4be03ba
-# Content sha256: 2872accfa8527c243e58e396c8e77005ca9e7d20278419cb6494a375bd200435
+# Inputs sha256: f066af70b23333ddfc44826af6b57b6c239ad70ca26d6c6427ac6a6cdd898ad9
+# Content sha256: 0bbfdbb48e87903b9f01969561e65072768360fd3ea6d7b424a6160d174cc881
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f3092700c548bcca896fff528a92cd8db08cc7a6cc9c533d4cd3e268b48f112
-# Content sha256: 8334ba078f761132fa180c5b6a7c290a3a95a823a192c46982b3b155eec32b67
+# Inputs sha256: b29dba6ee3f7048a79e7028ac70fc21402d82d368c82b2b6ad086774b2d04820
+# Content sha256: beac252b192d2bd52173ee96705a6c5ba030f9e215ac9f478a04415a2e6e5900
 
 """Wire models of ACP protocol v1.
 
@@ -22,17 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
+
+from .._runtime import not_null
 
 
 class Holder(BaseModel):
@@ -50,12 +43,7 @@ class Holder(BaseModel):
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
-    @field_validator("via_all_of", mode="before")
-    @classmethod
-    def _not_null_Holder(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_Holder = field_validator("via_all_of", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -79,12 +67,7 @@ class PingNotification(BaseModel):
     )
     level: Level | None = None
 
-    @field_validator("level", mode="before")
-    @classmethod
-    def _not_null_PingNotification(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
 
 
 class Quoted(BaseModel):

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b386e62b1144219ba5abb8bb188a8da17ed7e691b76fcb542e13068c21d49fdc
-# Content sha256: 988925c7b37b449fe0f199d286774904878a995ceaaec7ea3f8de803d7946a7f
+# Inputs sha256: 0bacc9a9716cb33ecc4ef042065ac818147e06a68c26ab9072d46c13cf58228a
+# Content sha256: 2e7dc0c37bc92e588e73fe9ee24a87786df58e550eb7cc6b21e6b6b0f541711d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 080951be4d0e05661515a2bd479bd586a6ec1653930dee8599769d0c2515401b
-# Content sha256: 511eccbdc23c82f2e1cd1da55f7178fa04fe835ca16b26640d7ef4c9ee457fab
+# Inputs sha256: a264bca12cee7e5ff9a3bd5303923594a8e88bdf73db8f784b0fe855cf55f53c
+# Content sha256: 717d3ba148f3ee7324e3893faad05ae72e4eb07212f00f95971c71ec985832ff
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fd4ecee23a5d77ab632987d223597d158172b5afc9d166d1289fa1db067701f2
-# Content sha256: b47d35e033dae96eccb506aa32e233c1f58e4e591f74168de0e7c0466e0f10fb
+# Inputs sha256: b1b7423fa12f0fc5ecb89fdbbb5656953155a93b4d809894c767f4438c1c334f
+# Content sha256: e1c91aa7f8b265086ab4097902fac1197139937ac2d987d71035e2a0fa75c602
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b286f5cf63996087629045ac3b697d62f0e0024120f899dac379dd64319e4b81
-# Content sha256: da60aab384a6b04d62001a9c04b1cd94467b516a47871aec8b7547a628ec6bf1
+# Inputs sha256: 2119da09799620f705336ac72334916d7ce5039d16733e20afd957db255175ef
+# Content sha256: ef75f231e1c4c525d4804804ce4a5a4bf0430a817336c1cba2f49189ea51f447
 
 """Wire models of ACP protocol v1.
 
@@ -29,11 +29,11 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
 )
 from typing_extensions import TypeAliasType
+
+from .._runtime import not_null
 
 
 class Holder(BaseModel):
@@ -57,12 +57,7 @@ class Holder(BaseModel):
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
-    @field_validator("via_all_of", "gated", mode="before")
-    @classmethod
-    def _not_null_Holder(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_Holder = field_validator("via_all_of", "gated", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -86,12 +81,7 @@ class PingNotification(BaseModel):
     )
     level: Level | None = None
 
-    @field_validator("level", mode="before")
-    @classmethod
-    def _not_null_PingNotification(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
 
 
 class PokeRequest(BaseModel):
@@ -108,12 +98,7 @@ class PokeRequest(BaseModel):
     )
     holder: Holder | None = None
 
-    @field_validator("holder", mode="before")
-    @classmethod
-    def _not_null_PokeRequest(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_PokeRequest = field_validator("holder", mode="before")(not_null)
 
 
 class PokeResponse(BaseModel):

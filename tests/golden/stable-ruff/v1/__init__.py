@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 361f0739c6e55ef399a35c5f0c8e4ede90411b474db2bcc98dc40a1c74e08311
-# Content sha256: 50673812bf3bd548ad4454b0db46d36831c6f26b9d973e99aba86dddb7262781
+# Inputs sha256: e8b60a1b53c992e7c29c27fe050ee0814f315ed64fdd459fb5115f4f33453aae
+# Content sha256: 331b453613d2b39e0cb6b3be5bba3ea70e339682ee3e1e77dd213d6c15ecf112
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b4213254d4311725d5a9ab9d13efb4be7ce3e27f020a8c3fe5b9ad644e31a07
-# Content sha256: b1ab868178071903b533586f5da9b056876c7d8e878c9dffbbeb7fedee76059f
+# Inputs sha256: 90dcbee2b4cda13fac608b65b0322b884b3448bacb52894c7bde7c88ec5ad334
+# Content sha256: 8138293801248e57b5e4d06aead5247cf851bb5a083b550eb8c00d2814b42894
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 89a93d989e2aea149ae25dbd15d9218c327f80129843fba7b332fbe8cd2f74c8
-# Content sha256: eddeb29b08f987eb6d3d3f4718bddd0762e2915aefa1de77823531f0e78e2ba1
+# Inputs sha256: 1da2bdcf976ca180a20ee99e5a1ca19eec238cfa7730c9883c50abbb1c04ad16
+# Content sha256: a8d6c25070cdaf5d2d65699a7f2566dfcae7ab6ea1f41a0f8bd5998f98293db6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

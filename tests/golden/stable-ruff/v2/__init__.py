@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73f992def8ed57f5fd3b50a69cde9e22f7563a0d3a860c9f0c9de510eccf37cf
-# Content sha256: c9d1f51d9040e46531a23cb026a168df66102b6561e7d98dbd521d90b264dcb5
+# Inputs sha256: eafa224e000ce5df358655df606cfa3e730daee9e05ca0ab259e14c6cf74310f
+# Content sha256: 9d7530bd8c72723992c2ec7a5a4dc295c584328e78cc65b71a6cbe22e6400627
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

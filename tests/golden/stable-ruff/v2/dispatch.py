@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cff97ce433684b60aaa33e93be3f844abcc84aeaa8afdb71f5572d4c5026f82a
-# Content sha256: 2fd995b5a005374c8378dd7358dd6a8bedd7a27dbb4ff686b86b4db217143067
+# Inputs sha256: a383050a20bb8998f8c0af99bcd94626a97cb1cd1125c6e5c2a83e017cde46c7
+# Content sha256: 47727c74f5d68de4325754e5b9c166d1563c476880a310bcbe19616b7125cb16
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73292a5f3c8f07a3c2f6c84912bc0949f3debec51e39931b985359ec70a21aa9
-# Content sha256: 081de75a790ac734d1d051e15d88317a20f022d6db708c147cb60d49f9c7c035
+# Inputs sha256: 6c417305877ddcff6953be9cb7455f54ecac22154fd0cc787475a8567a4bebf4
+# Content sha256: 968c22d9267df44ca14d32ee4645d30e02e02d7cf8d023b14a3a745a90a1c394
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

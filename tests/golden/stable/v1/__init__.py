@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ee57c9fcd9ae9576bd2058a94df3fce77ac007a4516f154b100eddc3f095db6b
-# Content sha256: 9e62b527de778e05e3ad4633cf2a0d8d6d117451845a13cd910b7442ec219f1d
+# Inputs sha256: 91593a166e70f0d2c805fc2a33a89ea6482722bf04c414db47a9b604a939f9fd
+# Content sha256: 7842cee33f345189f143f5bdd6470fdda6ee0cddec08b34626ba52c9c3245369
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9bd1ea014c200901a188f1fa3115068b493d151b67ca4dd51faaea43cd44428f
-# Content sha256: 6c087031f3c101f78414fe3001f9d3a601fc299cc84007ba9c6bc57360bab069
+# Inputs sha256: 4d0c746d7e89e13287720e6a4c955ea5da683da3a41602391584435c15e373ee
+# Content sha256: 7f0118a44755ab2282beb57c7e79da52819dad999bd009a0b255d3f9c4c86a5c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e3ee20540b12a6ae26526a44fbc73dbfc721a98e0858e73b0fbe4ce7fad90fe
-# Content sha256: 3d0c45a3f1b785897cf037cdf52c0acb05b6c69e729d0eec300db3df4388affc
+# Inputs sha256: cf975aefffde99d7ec82c24ac8594ccb9b13b24b16e7d074a6d2cfb78ca03794
+# Content sha256: e6d87940885086c0c5e42072126be73711833b39dbacc38c500fe6eed220bb39
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

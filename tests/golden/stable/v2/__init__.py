@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4b9ad68130c3c4790738ef81095e9516c65777ab7737edeb333b916e079dcf88
-# Content sha256: 0cb1b956b1affa376772548a88c41047d260eb23faa39d623a54522ba7f05e14
+# Inputs sha256: 1bf98b6f0ce9e5721496448efcac5e0baf23d462357f4b4400cfaaf645ba50f7
+# Content sha256: a9feaf67ae521145ded03acb8b83ec51672f3932c159cf31294d24e1f404e68e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

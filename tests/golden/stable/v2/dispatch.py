@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 973bf9964e4d09729798a2d5cc2a32ca9e594fbc9a4498b46da5f503fb41818d
-# Content sha256: 8ed656b3721ec8de393fd082534a431e66c4cce037a2f7d920359816874d29b1
+# Inputs sha256: 5a4fa3cacad50ea198e4f752df0c85da34c49dc52d1fd19c13247c201c62854b
+# Content sha256: 616a0b09d580cfc71083f47dbb9dadaafdb3aa5e650c3fc512313123f5ec1e38
 
 """Method dispatch for the agent side of ACP protocol v2.
 

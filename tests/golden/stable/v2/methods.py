@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 13127b8d1a554798b59be07a72d681fdd8dc74084f818a06dd2a4164cd2610d6
-# Content sha256: 50107c8b1099963b0d67c27b251a6dc766e049bb49c937f14ddc4fb5f17dfcf2
+# Inputs sha256: 6bd1184f6a231085861f13e3fd22981b42630a867c1034bdd74730726b036d7b
+# Content sha256: b003d0b036d3ab2f08982fc0a358e794692faecbb9393c97af4d3750e6f45c92
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 
