@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e8d7e663b1b9ae121dc5b1fd6f24c5e313016e66b46a9a27957d669f789dc4af
-# Content sha256: f4fa66ac8fe5286b3d25ff86d52f8d3d2fffb0630276b9fec1b110714abf4a1c
+# Inputs sha256: a6989cd4bf4712e192d82e31c85284cd5c2e51db381bec1e4ea24d5e92980192
+# Content sha256: ed574a3ba9ae1e43fddcda9d01050821513098303f878d322aa2bb7b69b37163
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c37170be514266362e58408a612d8ce3e9046edf7971d8376e8e7a2462c2a73
-# Content sha256: b13f12c0d6af0a1d0053816211085200fc64b822105a9dcc92d9fb1b6a8795d4
+# Inputs sha256: fc895d41f2cff1003cf3048f1d159d15ed90a3c15002f11c1672bcbac850c007
+# Content sha256: bd2494f2a7e3278079cdc37c2c904f112a76f2494abe784e08abfd53aa2944f2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

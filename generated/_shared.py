@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6f9723633d0dbdc178837de81d94a4d1dc38148f5416543c2e8e260fcd9ddb3e
-# Content sha256: 7ccaba55d019ce1a9937a5cd2ec8855cd1174b5a6c08e86e71b23587ee14dc1e
+# Inputs sha256: 57aeba3b75ed0feef9eb75a7affb25c6236fb659addf9778294e700247b764bb
+# Content sha256: 3bcb513932fce5cfd25d6ee2f924cceb4a9ababda3a5b23f978b37999916ddca
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

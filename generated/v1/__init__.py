@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: be1d66125dec32f5b1836667ca56352a9e9797b4892e0a7e8a0745697e7b60f4
-# Content sha256: 28811812e022c136b6967d2bef885ccec0db27e1c73cec455b050441d5a8cff3
+# Inputs sha256: b1fb26565c53bdd3c587c3e4a0a17ceb9923730e2db4642d00836a8a89859c59
+# Content sha256: 35b6579556aceadc5f2667bb2421516d856e93abd3097eb1decba791ab77608e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

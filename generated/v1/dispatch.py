@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 369bc2ccb02904d990f4b64d9ffc3962b7a217274de1932db55b25c6ef7f70e7
-# Content sha256: f67a07a55fc8606c13d0d3ce08108ada018af070dd8a321993bc85957254da90
+# Inputs sha256: 8937591a47b7db51fbbd4d63344af621d2ace5e4b5a417b63dc4d24ce1de5624
+# Content sha256: 5a27d251456cbb48b7c531132ad53e33e7e35b7b6dfdc4fbf585e110e2ae2d3e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3fab86bcd7513f5c3af3c640b260617d3da1f79f405749ebbf78af5845d121d8
-# Content sha256: e80cccc716d9968f1901d2a8768969df9a06cb73a7d11bb9259344989f41b551
+# Inputs sha256: d3a0981ee204f908c13ab63ead2792f770fad1b4153b7256f5782fe0088d86b7
+# Content sha256: 263ca9a027526ec1944fb9ebbec4ec536dda73e5f6ce525b408338329e9f968c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

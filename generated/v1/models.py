@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 09ef69ef9c7d51bf64ca29b7a272c31417cef1bc3c03954680ad756afcc6a546
-# Content sha256: 4496bdac27c49a0c1fab6c8736809a4fc7d3602f8a80d519fe7daf7e403ad38f
+# Inputs sha256: 34c2f0670550a2ceb16de76dec2152c8978be9a6d27e539f6e1a9564d9bc0004
+# Content sha256: 565b38f725174fc70b56222f67946952dd11a0a0acb3d68697c06ad36fa0cc6c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5607dfd6e47dca5c760ac6751194483c7523e083bbaee5f07946f8fe22cbd672
-# Content sha256: c7484aba56d89e0e8bd398510b1f2e4aa2aabca3e71a06c832807363d7da5579
+# Inputs sha256: 167ad5fcae55f9d00845f59ce5c02c3fb6c7d50fae399ab9a8c7c85f97307c0c
+# Content sha256: 1c0db07ef46368426dddeb6911d7586b36557d2c683f7d56c1c3446d7d610622
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 642d853c6fb6f17040b0e5cce0a484450a8071d43f2783a8cd52076c6078cba4
-# Content sha256: b881f214874a5cf7ce260a04255e07b4b454267bb89f78fea15529b2f971002f
+# Inputs sha256: ee7787b1f7ac3e600a08326540c383a20c126c739b844b330aa2096b3fa240e1
+# Content sha256: 6fbbdf18f43a0d33836e793119314b52cc6897bff080f3e2d27a5477660790ec
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ffb3b823df2679bafbc7db4a0a6ab6c808119304c58db837b7788f6341fe63be
-# Content sha256: 5e6fa4d3cfe7ca6fc05e244c74ea7c25cd4469572f357e5edaff5ddc0cf8a006
+# Inputs sha256: 1c88c8f5533a8a09d0d1886a32e5feb74354e2ee9b3df98c5627787364d3fa58
+# Content sha256: 64f6038307ab999cfc2af681dbd8522ad6b7b3126eb9e13075924dc68901eb80
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

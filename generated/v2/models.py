@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 29f642a7409a624290a69c0857c7ed519561555c5f2a7de1fa3948607162ed52
-# Content sha256: 6703f09f56d2c45aa10e37eaea641440d882ca1a075d4fdff1476ead4579eb85
+# Inputs sha256: 616792bc0e66cdfccd961bbdf52b3638aafd195c6ad2415ee712eac997c4fdcc
+# Content sha256: 5ddabc0e1459942d316aa35326571fa49a24adc41eb35f68d3202140e7af0394
 
 """Wire models of ACP protocol v2.
 
