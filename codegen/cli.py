@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         conversions = config.conversions and not args.no_conversions
         style = _style(args, config)
         with schema_location(spec) as schema_dir:
-            if args.command == "check" and up_to_date(schema_dir, out, features, config.root, bases, conversions, style):
+            if args.command == "check" and up_to_date(
+                schema_dir, out, features, config.root, bases, conversions, style
+            ):
                 print(f"{out}: up to date")
                 return 0
             result = generate(schema_dir, features, config.root, bases, conversions, style)
