@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a6989cd4bf4712e192d82e31c85284cd5c2e51db381bec1e4ea24d5e92980192
-# Content sha256: ed574a3ba9ae1e43fddcda9d01050821513098303f878d322aa2bb7b69b37163
+# Inputs sha256: 4a7eae137d90ce0a58e0655a6c24a5f7a05395025c0e318dc3889ce0e3338d44
+# Content sha256: 4eb4aeb0a34d45f3a1f0dc4504ade0d109048e287b9bdabc94087e90b8af1651
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

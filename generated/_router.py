@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fc895d41f2cff1003cf3048f1d159d15ed90a3c15002f11c1672bcbac850c007
-# Content sha256: bd2494f2a7e3278079cdc37c2c904f112a76f2494abe784e08abfd53aa2944f2
+# Inputs sha256: 47f544ac2f148ef69f8988b1a25223bed6b115793b19b8af5aad9bf4a21f7180
+# Content sha256: 48fa6dc437a4b1855381b7c9c4f5f5faac339302e327a26b16859b42b44f5889
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7cc7c8a70ea4e8e3afc5611ffbcab55a5c0e7ca2bf53df3dc508de8a04107e95
-# Content sha256: 1455705b53acade87b7a7d5a334fd53ef03921c57c6392da452657182d7f56a7
+# Inputs sha256: c3dcadbddbffdc1fe9c0a41a75c5954f444e46ddeffdd8ee74d7e04c9dd8e7df
+# Content sha256: f37e3372ec5934ee2ae1cb862d1ab8512f6590d8e1cd8b5ace6e609f4bfe5a2c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 57aeba3b75ed0feef9eb75a7affb25c6236fb659addf9778294e700247b764bb
-# Content sha256: 3bcb513932fce5cfd25d6ee2f924cceb4a9ababda3a5b23f978b37999916ddca
+# Inputs sha256: fa6b8a8199dea3641c4477e321be7d81f0ae034f0fb223043558e83c65f7e51f
+# Content sha256: 4ef0d3bb9ca81872673e4cfb41af1698581f84c2a5506b1f6bd19c73dd7fb6d8
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 503c340e119a585deb889efa6637cb36a4fe0e6abaab65d951c581f5c04288f9
-# Content sha256: 83fb1e5599ab4ff8e29470c0ee4e10c53f37a7fee6b557b660c9297edb55c376
+# Inputs sha256: c6d70e1f4145a87602f8394b609213ae2fef91c09af825a02ebe43737780db34
+# Content sha256: c18665a25201e437456cad812970119634970fb4605dc7099e57a3732875764a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b1fb26565c53bdd3c587c3e4a0a17ceb9923730e2db4642d00836a8a89859c59
-# Content sha256: 35b6579556aceadc5f2667bb2421516d856e93abd3097eb1decba791ab77608e
+# Inputs sha256: 3d0c42afd32828bea88c41b098e574b3a42759bec04f4aa4900e37410e756786
+# Content sha256: 5685e1cb665316388fc6fa899e38d8a07570a1a6c1661e2fd9e0e4935d6c96fe
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

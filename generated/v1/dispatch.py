@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8937591a47b7db51fbbd4d63344af621d2ace5e4b5a417b63dc4d24ce1de5624
-# Content sha256: 5a27d251456cbb48b7c531132ad53e33e7e35b7b6dfdc4fbf585e110e2ae2d3e
+# Inputs sha256: 1ad348753b4bdbcf621ec8c38cac89ad1b78c48e7d09ce020ad04a3cf19bc8f0
+# Content sha256: c8cf07b823f9878f31ea05a7c8b27f2d2a2950f6232e1b3654920ab08160e190
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d3a0981ee204f908c13ab63ead2792f770fad1b4153b7256f5782fe0088d86b7
-# Content sha256: 263ca9a027526ec1944fb9ebbec4ec536dda73e5f6ce525b408338329e9f968c
+# Inputs sha256: 609816265fc6c897d7dea39d17fb143f6553cd3adb7f43eec16ce103a529dd61
+# Content sha256: 4081df512cbc4cfd8ac7ad0eb6893f3a9eed924db7ece549b09a196904e12e73
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 34c2f0670550a2ceb16de76dec2152c8978be9a6d27e539f6e1a9564d9bc0004
-# Content sha256: 565b38f725174fc70b56222f67946952dd11a0a0acb3d68697c06ad36fa0cc6c
+# Inputs sha256: 2f4e0648e6d068dd375d18ce99f426703f33f6c0da7ad00d8f07dbe6331558bb
+# Content sha256: a3a3911c78328566aa0eb02a66d024038526aea2f252e51a50a3bb638cb76366
 
 """Wire models of ACP protocol v1.
 

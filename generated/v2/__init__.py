@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 167ad5fcae55f9d00845f59ce5c02c3fb6c7d50fae399ab9a8c7c85f97307c0c
-# Content sha256: 1c0db07ef46368426dddeb6911d7586b36557d2c683f7d56c1c3446d7d610622
+# Inputs sha256: 2531a558fddc1d67aa09cbad093fd70c6270f1a00da0b9586c39b4d7b240923f
+# Content sha256: 492ce453f7de71571d3e3b5437a3fefb35c64064dd5e3a016000e51520e2d325
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

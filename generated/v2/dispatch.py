@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ee7787b1f7ac3e600a08326540c383a20c126c739b844b330aa2096b3fa240e1
-# Content sha256: 6fbbdf18f43a0d33836e793119314b52cc6897bff080f3e2d27a5477660790ec
+# Inputs sha256: 322bf104ddcb2d33803c2e90a4053578cd87fb94fbd26dde99389ed46d1e3124
+# Content sha256: b435a6dea0d98f506658d9b6ee3c170a552e2a2875fd795752972f6391296b1c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

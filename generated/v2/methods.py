@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c88c8f5533a8a09d0d1886a32e5feb74354e2ee9b3df98c5627787364d3fa58
-# Content sha256: 64f6038307ab999cfc2af681dbd8522ad6b7b3126eb9e13075924dc68901eb80
+# Inputs sha256: c7faadf90b38334cbec8db17005d331f7c46da08084b19650d15a9b0487f2dec
+# Content sha256: 1ba1f773260d2d6728f9760a518ce13756a406c168f46b10cbba796eb6a186dd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 616792bc0e66cdfccd961bbdf52b3638aafd195c6ad2415ee712eac997c4fdcc
-# Content sha256: 5ddabc0e1459942d316aa35326571fa49a24adc41eb35f68d3202140e7af0394
+# Inputs sha256: 1277303016829b7e18a754c33fbfea16cc3f97bc009ad1c730e31cc349c7bd16
+# Content sha256: c38ed87d0fec91ad9ac70719290e363f6de3b82c71fe4dec82474e55db2b0506
 
 """Wire models of ACP protocol v2.
 

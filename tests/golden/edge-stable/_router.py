@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8b6460925a81d4862bab312a476f8df7d90611c91e38636d0c26803c740ffe49
-# Content sha256: 58ceca0dfc965fd00e6104ef9d1fc42a58472aec223a01df16e5753d01d4c6e8
+# Inputs sha256: d170f88ae1bad46b783e81205d0f2e5e60f7d6d44a689c0761003737fd7e747f
+# Content sha256: c36710687388c84037707adcb68284de0e45341735a871cf0784a1207039482a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

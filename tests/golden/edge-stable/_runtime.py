@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 36efb4dbe0fa48c6fd87c1770ed009f94ee8b4d929b2b6ff7deb29a25b183aed
-# Content sha256: 909aeea69418a390bf4217bc0915c8c616015465435946935cc6cc02b936488f
+# Inputs sha256: 39904cf8726392816025d59ae86fde4987b76cd8200865995af2267ec71eb959
+# Content sha256: 8dbafa9ebf10ba42538204da579c623dfd5778057ed82aec607d02c06653b8a6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

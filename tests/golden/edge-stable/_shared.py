@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e5f8fded27f3a99474865f944a0eab1c495c26ba83e71dc0b710663c7998a97f
-# Content sha256: 7bc962df2cbcc47c3c533667072f488b6d198fbbd668942730e84ee63b4015f7
+# Inputs sha256: ca1d110b52c8ef9965fa9c082a82ab53e83f8301c378885607ed99ab2b5d9a64
+# Content sha256: 388118b35b735c560043f7389a41e58b0180fcd0eb60d8122dda50389a2dcf89
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 03aa91be2fb514236d2202b16c4cc4760166a40a3b0f652003c1c462ffa3edac
-# Content sha256: f426b61eb5053a5b53e8492cfeb01e33f54458d63df00dc5d99a07fcb6afee3a
+# Inputs sha256: f6a679fbe8703ffa57bbfe770a8c71f6420e0a96fa5126c9fa175ef964108341
+# Content sha256: 664cbba112bd0254619d17b7340223ad7c6efdf42eb1f4d2c20526075b97dae2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

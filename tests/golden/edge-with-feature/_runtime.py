@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fa50b75b7e1cbc3c8153f6268ccf207f3a477b3831608e1269c839096a38fa67
-# Content sha256: 2d0658cf401aa9a81cb6edbd8c4dcd289347beb52d974ac4fbd928fa05de0e50
+# Inputs sha256: 52f5c5ff90a6614f0e3cf3ea28e194e0d43a3a51a33792be385d4791c09d00f4
+# Content sha256: d0ebdd314187cc38d38e13d6d062d5a635b0b98bb32636aa57698485591751df
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: da3fb2897bc1770ebae9271a95836f981c37155ff725b37d8bd9d3ab1c78ff72
-# Content sha256: 7c9af35c84462e812aad7ba02ecbb6b199c57200f20e13d118e894bc32083ba0
+# Inputs sha256: 7f94a4f3a2c0e05c18f30c19004a8bd95bba51ff3b5a79d33e6669ad1254fc1f
+# Content sha256: 45f283efd935c299c856eb7154968438f723e6c0742a9c324b4f9f0d4594a20a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

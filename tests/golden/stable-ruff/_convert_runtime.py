@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fce7ae0fce6eaa65040fcb05e815ba8474e586774e07916027bc1e751573c78a
-# Content sha256: d388066ed0a10898db4661bd974d0a6cc6850e30896b2392eec2980707339964
+# Inputs sha256: 0c18e5b6e1047856ec0d55be1f9b9ff122928244e4973d93c46f67e7b820dff5
+# Content sha256: a2593309e9ff510c9daa78f4831e347c26514de731f9f8304450587554db8f5c
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7edc6a4dc90d4000892246e4944114faa4553a66e8b6d12a099b5c511264f0f5
-# Content sha256: e0dfdb472b86432220af1cccb00b79a0ec0eed4b5101383fca22a731188c62d5
+# Inputs sha256: b2329b6c5b8c1614624b31b2e0bbbda654e3635f6848926ff3c12248e7b53b0e
+# Content sha256: 3f7790089d59fc62f80a8834d97fc822a714bdf496c76b747fa81097e2d03c43
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9fab8ebf9f98656fff668af80a0922f31883fc5b0cca6d3e21f46a61330e93d5
-# Content sha256: 1d51bd21accbba935309cb3cac6efd4555af38251fd8a9533d14617717d9fb5d
+# Inputs sha256: dfb1da2937ce30b4811812fa288042d800c2b5fd0a4f2a34a4ed7a87f651e117
+# Content sha256: 16eff333557f57857c6bd277a5b4898de0d44f8ba974af8bfa4dd88fc66e2056
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

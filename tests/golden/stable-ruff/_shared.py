@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 95426c71a0f198673e5e816e75e85eca6bcb77ca4419c60283af4a45bf4d8386
-# Content sha256: 70b5b67dd2372fe18071fd18553946e9738a81ecfe120af309b9fd767434ce11
+# Inputs sha256: e766d095661d2eb821c67c92135cd1e0a2d1435ddefd01fa5c7c0840efcc15a3
+# Content sha256: 018704a0888ce4ff9c783dfe9049fb8ae9d681290478229162a957e98e862885
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

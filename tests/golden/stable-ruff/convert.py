@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cd8ac4a505f0b373c476858e3cf4636810ac8dbb18c77bb911606fc9c21350a2
-# Content sha256: 7ab1e30a30fd094d7d3b9229253515e358936582d440722a0f54d08ab4e17d21
+# Inputs sha256: 623f6d05ae437708ed7d1bb616c0c5758b539ad70644480c427b70f1070b4d84
+# Content sha256: 1a850894e30f1c4215f50db76f76e9316cf28461c4eeea0f5949737b880b4db8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 76b05bc6703d7e2b1ba916c17c76dd13f61bb3b410df829d901cdd0612558675
-# Content sha256: 5949744509dbf86806223df946815f1a4be1f6af7d5f1d37e8d501ee78d4ee67
+# Inputs sha256: 84e7e5491324b60cc30c243de8cf4606748246c167d3c12200cc6a97260be9d5
+# Content sha256: cc69b3c88c467caad61fc1234d256f59a0ea31a5703e8ebf125282d7708ffb83
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

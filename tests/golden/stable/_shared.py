@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: db3d2e4f382cf9818c1ca5e4f88d92c4e4645c036fe45cd01614477328d21f61
-# Content sha256: 3c9da326d4e1d16334802c6d09e1d3a5b1a1f40648e12002069c5498b38d0496
+# Inputs sha256: c030ccc2641b363f5699db4f61aa92854240eb2285ef559c412f459069daa07a
+# Content sha256: 4a6b37ee76229ae705b7dc295ca605593e27430b505589e738c2f544cf9565da
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

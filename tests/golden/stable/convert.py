@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ab9528ccb1f89f2f158c2cecb58a4544f87a749bdf17dd9e6fd2ecfc4b57ee7d
-# Content sha256: f096668f3076f8251f0dd4df821afa1e962724c7cdb7998bb48aa7ae9ed3e5ff
+# Inputs sha256: 8715323d3b82e7f580e7f89521d1c5c53cf4cf9009a53bb3c81b065e7273a110
+# Content sha256: c5bd3ba2537b9cabe94ad55eb35c946c313ebcbd388d72a505909eb681aa8fda
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

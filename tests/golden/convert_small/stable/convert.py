@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 30b5b20427aaf50481d834f6efeba0ca404ff7becd998358efe21ca96e2ca526
-# Content sha256: dcd8731355f82df26d5daafbd83f0d6635967e61d594a86d1cfe3c8f11776068
+# Inputs sha256: 6ed82597e1c4863b4e35a71b21d4d031f8c7a798e33d696ef5c4ab8cce42dbd5
+# Content sha256: ffc57d88979a51aa03b1dbfbee55ce6e46c520a2b4c518535c8396f437bf3ead
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

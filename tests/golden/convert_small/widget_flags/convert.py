@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: be20941c4c93850a6b8b5efea903cb62f42999faeea78144837595b88da61fd7
-# Content sha256: 14ce35a0755d2cdb4d0799213020fe90b4e3143a48d5c1306f82321a988c0f2f
+# Inputs sha256: 51e3c89950bff74909a9bbbb9c87528faaa2fda4c50078149001efac0f57cb6c
+# Content sha256: 1efcd1100e0219b11fba4ec38947b3b263371e264fe25ade22bb76958db80289
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

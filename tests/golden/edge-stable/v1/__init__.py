@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d6458718841803a44623d6789bce3b332fd325bb0bf32686edae83afd70ea332
-# Content sha256: 4109a666134d839a1179c5d93b8f96703fbaa796050452ab2d187f9a43754682
+# Inputs sha256: b3974dcac119f41c2ba9f9763cf7c41b4c9d9fa565166f48cdea10962ec2e21b
+# Content sha256: 0697e60339db51530184428d269369a36f6ce2692075508b9367e2be77c8b915
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

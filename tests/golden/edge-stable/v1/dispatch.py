@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 15cfdbef8b015dc510de1e89a966e7477fd8d14289a2c809f743d9aae5ace7d3
-# Content sha256: aae74da77488d038574559c5723b9f929bc4ae61dfd6a4ce51f6ada3c6fd4b68
+# Inputs sha256: 457c4a3ded007d92771dd2520af155142dbe6852ca75dc68466389eaf367822c
+# Content sha256: af505ab6d98a654919ec3af898fb0b752d23155e80633d575321048d184db44c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

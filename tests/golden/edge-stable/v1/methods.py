@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f066af70b23333ddfc44826af6b57b6c239ad70ca26d6c6427ac6a6cdd898ad9
-# Content sha256: 0bbfdbb48e87903b9f01969561e65072768360fd3ea6d7b424a6160d174cc881
+# Inputs sha256: f84e79bc803bba394e80cc34fbb1a2daf464b94f38d40993b35f0a71bc682e65
+# Content sha256: 688a7538e7fca7bb8efec15870df392189a485b826cc2a40c1a18b696510004d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b29dba6ee3f7048a79e7028ac70fc21402d82d368c82b2b6ad086774b2d04820
-# Content sha256: beac252b192d2bd52173ee96705a6c5ba030f9e215ac9f478a04415a2e6e5900
+# Inputs sha256: ff79dc5c1dec1612ea40b84848f3b4348257ac4b89d76c49d1303920672432dc
+# Content sha256: cb74324be88f1c3fd90b263503ed79fd2c026e8c4ea9d70f36ca1cfb7723612e
 
 """Wire models of ACP protocol v1.
 

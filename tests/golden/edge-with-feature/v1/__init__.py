@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0bacc9a9716cb33ecc4ef042065ac818147e06a68c26ab9072d46c13cf58228a
-# Content sha256: 2e7dc0c37bc92e588e73fe9ee24a87786df58e550eb7cc6b21e6b6b0f541711d
+# Inputs sha256: 76048aa13cd78f41a2d5c5a102d9af3d5b8ecdec559cbad1baaf71e3c5a68247
+# Content sha256: d5dfda8b9ebfd97ce4c3d48e55a762822b63ea6b69272a56dbae96434d8e39e2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a264bca12cee7e5ff9a3bd5303923594a8e88bdf73db8f784b0fe855cf55f53c
-# Content sha256: 717d3ba148f3ee7324e3893faad05ae72e4eb07212f00f95971c71ec985832ff
+# Inputs sha256: dabc1a2859601bae91872e0a061d94eedde6d1cfc73c05bd7303e0aef2800177
+# Content sha256: 91735b9b43494ae1c84079972386eb7353c1c1b67db174b46a7c436a38b67bee
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b1b7423fa12f0fc5ecb89fdbbb5656953155a93b4d809894c767f4438c1c334f
-# Content sha256: e1c91aa7f8b265086ab4097902fac1197139937ac2d987d71035e2a0fa75c602
+# Inputs sha256: a88a8747e444c9ea61d17f97ce6214285b413ce612c0636e86dab76435402585
+# Content sha256: 5a08ad8eb39ac19ea308cec2ec21289bb2acd9fb8cd0a2c790cc31aa1ed5186e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

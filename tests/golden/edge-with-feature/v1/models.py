@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2119da09799620f705336ac72334916d7ce5039d16733e20afd957db255175ef
-# Content sha256: ef75f231e1c4c525d4804804ce4a5a4bf0430a817336c1cba2f49189ea51f447
+# Inputs sha256: d556b3827a1d8a153b1417d27f6708809e4cfd2282f4a509362c9de60aac8a79
+# Content sha256: feab2225effd60b1425a60faf15894ab293e6107fa9e00292a3dba9398f5891e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e8b60a1b53c992e7c29c27fe050ee0814f315ed64fdd459fb5115f4f33453aae
-# Content sha256: 331b453613d2b39e0cb6b3be5bba3ea70e339682ee3e1e77dd213d6c15ecf112
+# Inputs sha256: bcebc9af5c15b940eda4b1ddb557ed994d66202748179b804e31dd6b877ee9e6
+# Content sha256: 56c8ac26dcddc5f30012452aab79eefe6c0e7efa39d02542aebfc7d6d5699ba8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 90dcbee2b4cda13fac608b65b0322b884b3448bacb52894c7bde7c88ec5ad334
-# Content sha256: 8138293801248e57b5e4d06aead5247cf851bb5a083b550eb8c00d2814b42894
+# Inputs sha256: 79c239dbbe98bfaab4a7ab2e44a676d68d3af65c83330668d2c8adc7c0beb6ce
+# Content sha256: 741471908e51a5dfb3d46b1885357b23a27ef2b32858c08af4760563acf300cf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1da2bdcf976ca180a20ee99e5a1ca19eec238cfa7730c9883c50abbb1c04ad16
-# Content sha256: a8d6c25070cdaf5d2d65699a7f2566dfcae7ab6ea1f41a0f8bd5998f98293db6
+# Inputs sha256: 8d4229b4a52f98d620fd84a659d8057fdaa5aaaff582e75b2acffa89acbf5110
+# Content sha256: 1e623ebfe5cfbf8085d69bc9da14afb85ea4e79083a3f9a8867e43b93b0e2fb7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: da86f19fc771fe6f83bc47d1c8a3b184101b3b62e79a1102726d58935109626e
-# Content sha256: 5d3d4a5760c651938820f614e7185aede2aba6d0a7edc01b06c723e0f3d15df3
+# Inputs sha256: cbd2b6e8d1943632e005d22ac221eb259929fc31e2f247fda4d94bf42bc5df83
+# Content sha256: 94fd310db2f54a67d511924ff5601120ace23f01b2cc1cc091a8c7dda45e3b92
 
 """Wire models of ACP protocol v1.
 

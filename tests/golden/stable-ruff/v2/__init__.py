@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eafa224e000ce5df358655df606cfa3e730daee9e05ca0ab259e14c6cf74310f
-# Content sha256: 9d7530bd8c72723992c2ec7a5a4dc295c584328e78cc65b71a6cbe22e6400627
+# Inputs sha256: 29531808698809ffe3f8810ae790ec52ceb9f7c531d5c72fc81a94c0c0ee2607
+# Content sha256: 59c356aeec93d8a7034a3a035b2d2d3df3aedf5971d449efb14c80f450a19a48
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a383050a20bb8998f8c0af99bcd94626a97cb1cd1125c6e5c2a83e017cde46c7
-# Content sha256: 47727c74f5d68de4325754e5b9c166d1563c476880a310bcbe19616b7125cb16
+# Inputs sha256: 78ced38e9d4bdd2a7b4ae8552e152fcdbbfcc630a3fe6846bb7166955028e6d2
+# Content sha256: 995ddb6cc11cb25e43d122c0bf095a700b1b9f6fdab31e249067393e6a1d3429
 
 """Method dispatch for the agent side of ACP protocol v2.
 

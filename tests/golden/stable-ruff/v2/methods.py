@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c417305877ddcff6953be9cb7455f54ecac22154fd0cc787475a8567a4bebf4
-# Content sha256: 968c22d9267df44ca14d32ee4645d30e02e02d7cf8d023b14a3a745a90a1c394
+# Inputs sha256: 73294909d49d64f6e7f78db43ef483502a6a1a54915db9b4f6d95d369376336d
+# Content sha256: 2a74cad1719742b1f3e53487d088813e788e67ffd52966ee74c165eaeb280d10
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

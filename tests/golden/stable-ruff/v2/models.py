@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7dbe3dab677101f55ea46f22395a67ff58beeb4468c9b7e9ce8270694fc18950
-# Content sha256: b1f940a715a6024eda59824a2c33834342a2553da1a0d3237fae1166f65ab3a3
+# Inputs sha256: 152325db6f850ced52a1bbd93c81f8c5c106c7ef4a8342983f0c4b234527493b
+# Content sha256: 6145794d7d8171415bec57848ff06f1cfd26eba68288829faa69585e1ae90f30
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 91593a166e70f0d2c805fc2a33a89ea6482722bf04c414db47a9b604a939f9fd
-# Content sha256: 7842cee33f345189f143f5bdd6470fdda6ee0cddec08b34626ba52c9c3245369
+# Inputs sha256: bc0824af95f7ff6b1bdc96e67ac5e4a42c6b146bce7bda14b6c7e2aaeab69332
+# Content sha256: e02ba9e63a880eec95c0ba44241b9d4831e24fcb40cdcaf719406c5e4ebc55ce
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

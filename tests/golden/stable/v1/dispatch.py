@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d0c746d7e89e13287720e6a4c955ea5da683da3a41602391584435c15e373ee
-# Content sha256: 7f0118a44755ab2282beb57c7e79da52819dad999bd009a0b255d3f9c4c86a5c
+# Inputs sha256: cd10b9b89ef486e008d0a6ff295f944ad818bf9ed98934210a9d3b20a62958b9
+# Content sha256: ae0be600c7f5ac0f18539a9623a4b28962126485c51261e28a99aba7f1675218
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: cf975aefffde99d7ec82c24ac8594ccb9b13b24b16e7d074a6d2cfb78ca03794
-# Content sha256: e6d87940885086c0c5e42072126be73711833b39dbacc38c500fe6eed220bb39
+# Inputs sha256: 0eea511680575aabe80017628e4f2822e8f9c9730184e5177cf98d2c91a993ef
+# Content sha256: 7c1aafb1f39a84b6b605a8c632582e39781b542d05a3a813736898d7dc3e81ac
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fcd0650500f9e5f934ea4489ee671f68ffce537823341951d832801f7cdbf8bf
-# Content sha256: de0661d4f8bade5680320bd301f338f4f6a2b1756dc3af8d82993f9f028a7c4d
+# Inputs sha256: 1df7ab7cef8419ae3ac779653cc6ef128ef7a339e53a26f5425885c64cb57cca
+# Content sha256: 917b425fc40a27dbbbba9b92be5df79da138b2cc890a5385e76aef469f3e7bb5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1bf98b6f0ce9e5721496448efcac5e0baf23d462357f4b4400cfaaf645ba50f7
-# Content sha256: a9feaf67ae521145ded03acb8b83ec51672f3932c159cf31294d24e1f404e68e
+# Inputs sha256: 01859e526e77fc6cce1398bee557ab92261314ea0fd92f541ba44deb1d859754
+# Content sha256: 05c29d49952b1e29df6fe02b5c94dd458714e137e645edcae7de903ff08e121a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5a4fa3cacad50ea198e4f752df0c85da34c49dc52d1fd19c13247c201c62854b
-# Content sha256: 616a0b09d580cfc71083f47dbb9dadaafdb3aa5e650c3fc512313123f5ec1e38
+# Inputs sha256: 6c1244ba8ba55130c7887a01b5293ea3901e15bcbd173b9ffce3f35e261f7fb0
+# Content sha256: 5071d8994039161a86e9a33e2bc7199ae77da43c5dcee82e2d995998547b955b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6bd1184f6a231085861f13e3fd22981b42630a867c1034bdd74730726b036d7b
-# Content sha256: b003d0b036d3ab2f08982fc0a358e794692faecbb9393c97af4d3750e6f45c92
+# Inputs sha256: 34f048577b91c4b664ee44a28b89307ff192b85c67b05da2c2bafcbee1e5df4c
+# Content sha256: 3ddaf3bc66a8355741e0b01d844cc4ea715aa13219a0f09f5c89ad014c0c6b66
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f3d1fbbb39d67c57b651d19da5012585d47fc87a7272cb921101c269b51516bd
-# Content sha256: 3d7fc2c4aba7bec8cdaec043083356182ae76d0696edbaf496f71b159dedd7b8
+# Inputs sha256: b2a02422b01997fdae0ea4d8d9ccb5c182248dd44d93a3d3201fa2475b06d55d
+# Content sha256: aaabf3020ae33c2a8890b08acb4ac4b64b3a64fc66271a6d715ca6a1a1713eb1
 
 """Wire models of ACP protocol v2.
 
