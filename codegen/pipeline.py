@@ -19,7 +19,16 @@ from .features import select
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import feature_types, load_base, overlay
-from .render import DEFAULT_STYLE, MODELS_TEMPLATES, Inputs, Style, environment, render_models, render_template
+from .render import (
+    DEFAULT_STYLE,
+    MODELS_TEMPLATES,
+    Inputs,
+    Style,
+    environment,
+    render_models,
+    render_runtime,
+    render_template,
+)
 from .schema_terms import KNOWN_SIDES, SIDES
 from .validate import not_understood, validate_version
 from .write import read_stamps, read_tree
@@ -33,12 +42,15 @@ VERSION_TEMPLATES = (
 # Package-level modules: (template, output path).
 PACKAGE_TEMPLATES = (
     ("shared.py.jinja", "_shared.py"),
-    ("router.py.jinja", "_router.py"),
     ("package_init.py.jinja", "__init__.py"),
     ("convert.py.jinja", "convert.py"),  # only with schema/conversions.json
 )
 CONVERT_TEMPLATE = "convert.py.jinja"
 CONVERT_PATH = "convert.py"
+# Package-level modules copied from codegen/runtime/ as they are (the last one only with
+# convert.py, which imports it).
+RUNTIME_FILES = ("_runtime.py", "_router.py", "_convert_runtime.py")
+CONVERT_RUNTIME = "_convert_runtime.py"
 
 
 @dataclass(frozen=True)
@@ -134,6 +146,9 @@ def plan(
             declared = read_json(declarations, root)
             extra = ((declared.name, declared.sha256),)
         out[path] = Inputs(all_inputs + extra, (template,), enabled, style)
+    for name in RUNTIME_FILES:
+        if name != CONVERT_RUNTIME or CONVERT_PATH in out:
+            out[name] = Inputs((), (), enabled, style, runtime=(name,))
     return dict(sorted(out.items()))
 
 
@@ -181,6 +196,9 @@ def generate(
             files[path] = render_template(
                 env, template, manifest[path], protocols=protocols, features=enabled, plan=convert_plan, sides=sides
             )
+    for name in RUNTIME_FILES:
+        if name in manifest:
+            files[name] = render_runtime(name, manifest[name])
     return Generation(protocols, sources, dict(sorted(files.items())))
 
 

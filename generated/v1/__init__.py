@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f7c5ab1b20865b0d796f53a69dd3dfaa4130002af23de598b921bf685d006bd6
-# Content sha256: 51aeffd978de0f0d52da87576f11ba2e9bcaaed652ce545457f8b812be46cb1d
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 3d0c42afd32828bea88c41b098e574b3a42759bec04f4aa4900e37410e756786
+# Content sha256: 5685e1cb665316388fc6fa899e38d8a07570a1a6c1661e2fd9e0e4935d6c96fe
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: b8cec21a7ce416b7e58f28a452aa3055bb565f30082e4f7c76fe3b99c7ad369e
-# Content sha256: e664deea399b1a155ca52d7ec387cc6ee67bdff026009fe662b1d37f76a53dbf
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 1ad348753b4bdbcf621ec8c38cac89ad1b78c48e7d09ce020ad04a3cf19bc8f0
+# Content sha256: c8cf07b823f9878f31ea05a7c8b27f2d2a2950f6232e1b3654920ab08160e190
 
 """Method dispatch for the agent side of ACP protocol v1.
 

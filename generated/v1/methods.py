@@ -4,9 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 11f054576f6da9dca4dd9002d5cbc7bd082ede4ea530c74bb02ce6c921d79367
-# Content sha256: f8627b76b8b90de724c61babffd06b32273bc4e72045f02bce33ca74b3e2c5fe
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 609816265fc6c897d7dea39d17fb143f6553cd3adb7f43eec16ce103a529dd61
+# Content sha256: 4081df512cbc4cfd8ac7ad0eb6893f3a9eed924db7ece549b09a196904e12e73
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2e1d5ea4686fba93d86e8bf19beb6d04c846543e1d8f6a248ebd0eb727723725
-# Content sha256: 210666c0893dd5102604d1dfec541ed0ee7f7e253e62eb6180678d334427ede8
+# Inputs sha256: 2f4e0648e6d068dd375d18ce99f426703f33f6c0da7ad00d8f07dbe6331558bb
+# Content sha256: a3a3911c78328566aa0eb02a66d024038526aea2f252e51a50a3bb638cb76366
 
 """Wire models of ACP protocol v1.
 
@@ -29,12 +29,12 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
 from typing_extensions import TypeAliasType
+
+from .._runtime import absent_on_error, not_null, skip_invalid_items
 
 
 class AgentCapabilities(BaseModel):
@@ -60,30 +60,20 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "loadSession",
-                "load_session",
-                "meta",
-                "sessionCapabilities",
-                "session_capabilities",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "loadSession",
+                    "load_session",
+                    "meta",
+                    "sessionCapabilities",
+                    "session_capabilities",
+                }
+            )
+        )
+    )
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -109,23 +99,9 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ArchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ArchiveSessionRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class ArchiveSessionResponse(BaseModel):
@@ -148,23 +124,9 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ArchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ArchiveSessionResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class Implementation(BaseModel):
@@ -193,23 +155,9 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_Implementation = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    )
 
 
 class InitializeResponse(BaseModel):
@@ -241,30 +189,20 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "agentCapabilities",
-                "agentInfo",
-                "agent_capabilities",
-                "agent_info",
-                "meta",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "agentCapabilities",
+                    "agentInfo",
+                    "agent_capabilities",
+                    "agent_info",
+                    "meta",
+                }
+            )
+        )
+    )
 
 
 class ListSessionsRequest(BaseModel):
@@ -303,23 +241,9 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -350,39 +274,13 @@ class ListSessionsResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("sessions", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {
-                next((p for p in e["loc"] if isinstance(p, int)), None)
-                for e in exc.errors()
-            }
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
+        skip_invalid_items
+    )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    )
 
 
 ProtocolVersion = TypeAliasType(
@@ -418,23 +316,9 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionArchiveCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionArchiveCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionArchiveFilter = TypeAliasType(
@@ -496,23 +380,11 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "archive", "close", "delete", "list", "meta", "resume"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "archive", "close", "delete", "list", "meta", "resume"})
+        )
+    )
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -533,23 +405,9 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCloseCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -570,23 +428,9 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionId = TypeAliasType(
@@ -647,55 +491,30 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
+        not_null
+    )
 
-    @field_validator("additional_directories", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {
-                next((p for p in e["loc"] if isinstance(p, int)), None)
-                for e in exc.errors()
-            }
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items)
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfo(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "archived",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "additionalDirectories",
+                    "additional_directories",
+                    "archived",
+                    "meta",
+                    "title",
+                    "updatedAt",
+                    "updated_at",
+                }
+            )
+        )
+    )
 
 
 class SessionInfoUpdate(BaseModel):
@@ -733,23 +552,11 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
+        )
+    )
 
 
 class SessionListCapabilities(BaseModel):
@@ -770,23 +577,9 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionNotification(BaseModel):
@@ -812,23 +605,9 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -849,23 +628,9 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionResumeCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -906,23 +671,11 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
+        )
+    )
 
 
 SessionUpdate = TypeAliasType(
@@ -960,23 +713,9 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_UnarchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_UnarchiveSessionRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class UnarchiveSessionResponse(BaseModel):
@@ -999,20 +738,6 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_UnarchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_UnarchiveSessionResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 7f81821518fb869b4b7241ecaee6896e6bcd2a52af2cd9f1189e38833f1e96eb
-# Content sha256: 71a5a1feed0907ca8b17ac7331db70a36035bb105759ffe9bd0fdc5bc03b0388
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 2531a558fddc1d67aa09cbad093fd70c6270f1a00da0b9586c39b4d7b240923f
+# Content sha256: 492ce453f7de71571d3e3b5437a3fefb35c64064dd5e3a016000e51520e2d325
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

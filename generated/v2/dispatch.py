@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: f8dd004a880841ba6661c44156613aedcf5536c2979a06e3f8b4f28735d5b377
-# Content sha256: c11937a315fe259562c6303c9817212bf40f10f0ddaffb8098bba0c9803ed785
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: 322bf104ddcb2d33803c2e90a4053578cd87fb94fbd26dde99389ed46d1e3124
+# Content sha256: b435a6dea0d98f506658d9b6ee3c170a552e2a2875fd795752972f6391296b1c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,9 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
-# Inputs sha256: 88037679674e364960a266dd5e74ddf5eb8bf3d531d327db201817665284ce79
-# Content sha256: d41e80fc31f9736604e7ebc427ba0189246529cf328f43944237aa49b9e9ef95
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Formatter: black, line length 88
+# Inputs sha256: c7faadf90b38334cbec8db17005d331f7c46da08084b19650d15a9b0487f2dec
+# Content sha256: 1ba1f773260d2d6728f9760a518ce13756a406c168f46b10cbba796eb6a186dd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

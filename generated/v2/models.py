@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 274e36ce6b7178384d1ff185b876134640ce63a66266227eb222f08f3b56877f
-# Content sha256: 03b8636fae011d6854fe4f07115dfffe29670452d67f28f26cbe6733f3f7c0aa
+# Inputs sha256: 1277303016829b7e18a754c33fbfea16cc3f97bc009ad1c730e31cc349c7bd16
+# Content sha256: c38ed87d0fec91ad9ac70719290e363f6de3b82c71fe4dec82474e55db2b0506
 
 """Wire models of ACP protocol v2.
 
@@ -29,12 +29,12 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
 from typing_extensions import TypeAliasType
+
+from .._runtime import absent_on_error, not_null, skip_invalid_items
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -71,23 +71,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "session"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "session"}))
+    )
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -113,23 +99,9 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ArchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ArchiveSessionRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class ArchiveSessionResponse(BaseModel):
@@ -152,23 +124,9 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ArchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ArchiveSessionResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class Implementation(BaseModel):
@@ -197,23 +155,9 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_Implementation = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    )
 
 
 class InitializeResponse(BaseModel):
@@ -244,23 +188,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "capabilities", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "capabilities", "meta"}))
+    )
 
 
 class ListSessionsRequest(BaseModel):
@@ -299,23 +229,9 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -346,39 +262,13 @@ class ListSessionsResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("sessions", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {
-                next((p for p in e["loc"] if isinstance(p, int)), None)
-                for e in exc.errors()
-            }
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
+        skip_invalid_items
+    )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    )
 
 
 ProtocolVersion = TypeAliasType(
@@ -414,23 +304,9 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionArchiveCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionArchiveCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionArchiveFilter = TypeAliasType(
@@ -474,23 +350,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "archive", "delete", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "archive", "delete", "meta"}))
+    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -511,23 +373,9 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionId = TypeAliasType(
@@ -588,55 +436,30 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
+        not_null
+    )
 
-    @field_validator("additional_directories", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {
-                next((p for p in e["loc"] if isinstance(p, int)), None)
-                for e in exc.errors()
-            }
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items)
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfo(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "archived",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "additionalDirectories",
+                    "additional_directories",
+                    "archived",
+                    "meta",
+                    "title",
+                    "updatedAt",
+                    "updated_at",
+                }
+            )
+        )
+    )
 
 
 class SessionInfoUpdate(BaseModel):
@@ -674,23 +497,11 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
+        )
+    )
 
 
 class SessionListCapabilities(BaseModel):
@@ -711,23 +522,9 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionListCursor = TypeAliasType(
@@ -779,23 +576,11 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
+        )
+    )
 
 
 SessionUpdate = TypeAliasType(
@@ -832,23 +617,9 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_UnarchiveSessionRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_UnarchiveSessionRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class UnarchiveSessionResponse(BaseModel):
@@ -871,23 +642,9 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_UnarchiveSessionResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_UnarchiveSessionResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class UpdateSessionNotification(BaseModel):
@@ -913,20 +670,6 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_UpdateSessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_UpdateSessionNotification = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )

@@ -23,7 +23,7 @@ from codegen import __version__
 from codegen.cli import main
 from codegen.config import tomllib  # tomli before Python 3.11
 from codegen.load import BUILTIN_FRAGMENTS
-from codegen.pipeline import PACKAGE_TEMPLATES, VERSION_TEMPLATES
+from codegen.pipeline import PACKAGE_TEMPLATES, RUNTIME_FILES, VERSION_TEMPLATES
 from codegen.render import MODELS_TEMPLATES
 
 # Checkout folder -> installed package; everything in them ships (bytecode caches aside).
@@ -89,6 +89,9 @@ def test_wheel_holds_every_file_the_generator_reads(wheel: Path) -> None:
     templates = {t for t, _ in (*VERSION_TEMPLATES, *PACKAGE_TEMPLATES)} | set(MODELS_TEMPLATES)
     for name in templates:
         assert f"codegen/templates/{name}" in content, name
+    for name in RUNTIME_FILES:  # copied into every output, and shipped as the reference's own
+        assert f"codegen/runtime/{name}" in content, name
+        assert f"codegen/reference/{name}" in content, name
     for name in ("conversions.json", "v1/schema.json", "v1/meta.json", "v2/schema.json", "v2/meta.json"):
         assert f"codegen/fragments/{name}" in content, name
     assert "acp-codegen = codegen.cli:main" in entry_points

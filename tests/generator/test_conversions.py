@@ -262,6 +262,7 @@ def test_conversions_can_be_switched_off(
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.suffix == ".py") == [
         "__init__.py",
         "_router.py",
+        "_runtime.py",
         "_shared.py",
     ]
     assert cli.main(["check", *args[1:]]) == 0

@@ -6,17 +6,34 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c316b8db79a56955001bb5e711ee8cb12cbdab20f5c1c91b51dd9d5551ed2d7a
-# Content sha256: f97bd043c9b56e5bccc24ae30e54b2dc3110d5126126d25175fd7041b2c53b99
+# Inputs sha256: ca1d110b52c8ef9965fa9c082a82ab53e83f8301c378885607ed99ab2b5d9a64
+# Content sha256: 388118b35b735c560043f7389a41e58b0180fcd0eb60d8122dda50389a2dcf89
 
-"""Types shared by every protocol version of the generated package."""
+"""Types shared by every protocol version of the generated package (the JSON-RPC errors
+live in ``_runtime``, which needs no schema; they are re-exported here)."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, ClassVar, Final, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
+
+from ._runtime import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    JsonRpcError,
+    MethodNotFoundError,
+    ParseError,
+    ResourceNotFoundError,
+)
 
 # Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
 # (typing_extensions re-exports it there in their stubs); only annotations use this name.
@@ -43,88 +60,19 @@ class MethodSpec(NamedTuple):
     feature: str | None
 
 
-# JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-RESOURCE_NOT_FOUND: Final = -32002
-
-
-class JsonRpcError(Exception):
-    """An error answer for the peer: raise it from a handler to send ``code``/``message``/``data``.
-
-    ``JsonRpcError(code, message, data)`` for any code; the subclasses below fix the
-    code and default the message, e.g. ``raise ResourceNotFoundError(data={"sessionId": sid})``.
-    """
-
-    code: int
-    message: str
-    data: Any | None
-
-    def __init__(self, code: int, message: str, data: Any | None = None) -> None:
-        super().__init__(code, message, data)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def __str__(self) -> str:
-        return f"{self.message} ({self.code})"
-
-    def to_error(self) -> dict[str, Any]:
-        """The ``error`` member of a JSON-RPC response (``data`` only when set)."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-class _FixedCodeError(JsonRpcError):
-    CODE: ClassVar[int]
-    MESSAGE: ClassVar[str]
-
-    def __init__(self, message: str | None = None, data: Any | None = None) -> None:
-        super().__init__(self.CODE, self.MESSAGE if message is None else message, data)
-
-
-class ParseError(_FixedCodeError):
-    """The text is not JSON (``-32700``)."""
-
-    CODE = PARSE_ERROR
-    MESSAGE = "Parse error"
-
-
-class InvalidRequestError(_FixedCodeError):
-    """The JSON is not a JSON-RPC 2.0 request or notification (``-32600``)."""
-
-    CODE = INVALID_REQUEST
-    MESSAGE = "Invalid request"
-
-
-class MethodNotFoundError(_FixedCodeError):
-    """Unknown method, or one this side does not implement or has not enabled (``-32601``)."""
-
-    CODE = METHOD_NOT_FOUND
-    MESSAGE = "Method not found"
-
-
-class InvalidParamsError(_FixedCodeError):
-    """The params do not fit the method (``-32602``)."""
-
-    CODE = INVALID_PARAMS
-    MESSAGE = "Invalid params"
-
-
-class InternalError(_FixedCodeError):
-    """Something failed on this side (``-32603``); carries no traceback text."""
-
-    CODE = INTERNAL_ERROR
-    MESSAGE = "Internal error"
-
-
-class ResourceNotFoundError(_FixedCodeError):
-    """The resource named in the params (e.g. a session) does not exist (``-32002``)."""
-
-    CODE = RESOURCE_NOT_FOUND
-    MESSAGE = "Resource not found"
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "InternalError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "JsonRpcError",
+    "METHOD_NOT_FOUND",
+    "MethodNotFoundError",
+    "MethodSpec",
+    "PARSE_ERROR",
+    "ParseError",
+    "RESOURCE_NOT_FOUND",
+    "ResourceNotFoundError",
+]

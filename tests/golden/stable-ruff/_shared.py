@@ -8,17 +8,34 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 486b5a30cc597e70dc0b3d75338a69bcd674fabcec0c21351e08bd636023e18b
-# Content sha256: a84330374f10c2d6b900f26a19ddf2570905712f14ea5df39f95b84911c32660
+# Inputs sha256: e766d095661d2eb821c67c92135cd1e0a2d1435ddefd01fa5c7c0840efcc15a3
+# Content sha256: 018704a0888ce4ff9c783dfe9049fb8ae9d681290478229162a957e98e862885
 
-"""Types shared by every protocol version of the generated package."""
+"""Types shared by every protocol version of the generated package (the JSON-RPC errors
+live in ``_runtime``, which needs no schema; they are re-exported here)."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, ClassVar, Final, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
+
+from ._runtime import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    JsonRpcError,
+    MethodNotFoundError,
+    ParseError,
+    ResourceNotFoundError,
+)
 
 # Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
 # (typing_extensions re-exports it there in their stubs); only annotations use this name.
@@ -45,88 +62,19 @@ class MethodSpec(NamedTuple):
     feature: str | None
 
 
-# JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-RESOURCE_NOT_FOUND: Final = -32002
-
-
-class JsonRpcError(Exception):
-    """An error answer for the peer: raise it from a handler to send ``code``/``message``/``data``.
-
-    ``JsonRpcError(code, message, data)`` for any code; the subclasses below fix the
-    code and default the message, e.g. ``raise ResourceNotFoundError(data={"sessionId": sid})``.
-    """
-
-    code: int
-    message: str
-    data: Any | None
-
-    def __init__(self, code: int, message: str, data: Any | None = None) -> None:
-        super().__init__(code, message, data)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def __str__(self) -> str:
-        return f"{self.message} ({self.code})"
-
-    def to_error(self) -> dict[str, Any]:
-        """The ``error`` member of a JSON-RPC response (``data`` only when set)."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-class _FixedCodeError(JsonRpcError):
-    CODE: ClassVar[int]
-    MESSAGE: ClassVar[str]
-
-    def __init__(self, message: str | None = None, data: Any | None = None) -> None:
-        super().__init__(self.CODE, self.MESSAGE if message is None else message, data)
-
-
-class ParseError(_FixedCodeError):
-    """The text is not JSON (``-32700``)."""
-
-    CODE = PARSE_ERROR
-    MESSAGE = "Parse error"
-
-
-class InvalidRequestError(_FixedCodeError):
-    """The JSON is not a JSON-RPC 2.0 request or notification (``-32600``)."""
-
-    CODE = INVALID_REQUEST
-    MESSAGE = "Invalid request"
-
-
-class MethodNotFoundError(_FixedCodeError):
-    """Unknown method, or one this side does not implement or has not enabled (``-32601``)."""
-
-    CODE = METHOD_NOT_FOUND
-    MESSAGE = "Method not found"
-
-
-class InvalidParamsError(_FixedCodeError):
-    """The params do not fit the method (``-32602``)."""
-
-    CODE = INVALID_PARAMS
-    MESSAGE = "Invalid params"
-
-
-class InternalError(_FixedCodeError):
-    """Something failed on this side (``-32603``); carries no traceback text."""
-
-    CODE = INTERNAL_ERROR
-    MESSAGE = "Internal error"
-
-
-class ResourceNotFoundError(_FixedCodeError):
-    """The resource named in the params (e.g. a session) does not exist (``-32002``)."""
-
-    CODE = RESOURCE_NOT_FOUND
-    MESSAGE = "Resource not found"
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "InternalError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "JsonRpcError",
+    "METHOD_NOT_FOUND",
+    "MethodNotFoundError",
+    "MethodSpec",
+    "PARSE_ERROR",
+    "ParseError",
+    "RESOURCE_NOT_FOUND",
+    "ResourceNotFoundError",
+]

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e030b803d2e24e4fa14159a25944cd8dc4d343c8bb6b7627a5a854da44e6e6f2
-# Content sha256: b44b658eee885ebfd73ccff3f9cca3a4260aaab4609d1afdb876ec7396817358
+# Inputs sha256: 623f6d05ae437708ed7d1bb616c0c5758b539ad70644480c427b70f1070b4d84
+# Content sha256: 1a850894e30f1c4215f50db76f76e9316cf28461c4eeea0f5949737b880b4db8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -29,153 +29,26 @@ target version cannot say ``null`` (then it is omitted: the two mean the same).
 
 from __future__ import annotations
 
-import copy
-import json
-import re
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Annotated, Any, Final, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
-    StringConstraints,
     TypeAdapter,
-    ValidationError,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
+from ._convert_runtime import (
+    _ABSENT,
+    ConversionError,
+    Conversions,
+    _AbsolutePathIn,
+    _check_fields,
+    _Converter,
+    _Iso8601In,
+    _Rfc3339,
+)
 from .v1 import models as _m1
 from .v2 import models as _m2
-
-
-class ConversionError(ValueError):
-    """A value cannot be converted: ``path`` locates it in the input, ``reason`` says why."""
-
-    def __init__(self, path: tuple[str | int, ...], reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"{self.pointer or '/'}: {reason}")
-
-    @property
-    def pointer(self) -> str:
-        """``path`` as an RFC 6901 JSON pointer."""
-        return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path)
-
-
-def _fail(field: str | None, reason: str) -> PydanticCustomError:
-    return PydanticCustomError("acp_conversion", "{reason}", {"reason": reason, "field": field})
-
-
-# Value rule `absolute-path`: POSIX root, Windows drive root, or UNC path. Checked in
-# pydantic-core (no Python call per value).
-_ABSOLUTE_PATH: Final = r"^(?:/|[A-Za-z]:[\\/]|\\\\)"
-_ABSOLUTE_PATH_REASON: Final = "a relative path cannot become a v2 AbsolutePath"
-
-# RFC 3339 date-time. The pattern is the fast path (checked in pydantic-core); it leaves
-# out February 29th, which the Python fallback checks against the calendar.
-_RFC3339: Final = (
-    r"^[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
-    r"[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
-)
-_ISO8601_EXTENDED: Final = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?"
-    r"([Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?\Z"
-)
-_ISO8601_BASIC: Final = re.compile(
-    r"([0-9]{4})([0-9]{2})([0-9]{2})[Tt]([0-9]{2})([0-9]{2})(?:([0-9]{2})(?:[.,]([0-9]+))?)?"
-    r"([Zz]|[+-][0-9]{2}(?:[0-9]{2})?)?\Z"
-)
-_RFC3339_FORM: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
-)
-
-
-def _iso8601_to_rfc3339(value: str) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
-    match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
-    if match is None:
-        raise _fail(
-            None, "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time"
-        )
-    year, month, day, hour, minute, second, fraction, zone = match.groups()
-    if zone is None:
-        raise _fail(
-            None, "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time"
-        )
-    offset = "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
-    try:
-        # A leap second (60) is valid RFC 3339; datetime cannot hold it.
-        datetime(int(year), int(month), int(day), int(hour), int(minute), min(int(second or 0), 59))
-        if offset != "Z" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
-            raise ValueError(offset)
-    except ValueError:
-        raise _fail(
-            None, "not a valid calendar date-time, so it cannot become an RFC 3339 date-time"
-        ) from None
-    return f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'.' + fraction if fraction else ''}{offset}"
-
-
-def _check_rfc3339(value: str) -> str:
-    """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
-    if _RFC3339_FORM.match(value) is None:
-        raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value)
-    return value
-
-
-_AbsolutePathIn: TypeAlias = Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
-_Rfc3339: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)]
-    | Annotated[str, AfterValidator(_check_rfc3339)],
-    Field(union_mode="left_to_right"),
-]
-_Iso8601In: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)]
-    | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
-    Field(union_mode="left_to_right"),
-]
-
-
-def _check_fields(
-    model: BaseModel,
-    target: int,
-    required: tuple[tuple[str, str, str], ...] = (),
-    nulls: tuple[str, ...] = (),
-    invariants: tuple[tuple[str, str, str, str], ...] = (),
-    collisions: frozenset[str] = frozenset(),
-) -> None:
-    """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
-    fields_set = model.__pydantic_fields_set__
-    for attr, wire, written in required:
-        if attr not in fields_set or getattr(model, attr) is None:
-            raise _fail(wire, f"v{target} requires `{written}`; it cannot be omitted or null here")
-    for attr in nulls:
-        if attr in fields_set and getattr(model, attr) is None:
-            fields_set.discard(attr)
-    for if_attr, then_attr, then_wire, reason in invariants:
-        if getattr(model, if_attr) is not None and getattr(model, then_attr) is None:
-            raise _fail(then_wire, reason)
-    for key in model.model_extra or ():
-        if key in collisions:
-            raise _fail(
-                key, f"unknown property `{key}` would become the v{target} field of that name"
-            )
-
-
-# Default of every optional field. Never written out (conversions dump with
-# exclude_unset), so it needs no type of its own.
-_ABSENT: Any = None
-
-
-class _Converter(BaseModel):
-    """Reads a source-version value (wire names) and writes it in the target version."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class _V1ToV2AgentCapabilities(_Converter):
@@ -604,353 +477,212 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
 """Methods both versions define: wire name -> (kind, params type, result type)."""
 
 
-def _wire_path(value: Any, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
-    """The part of a pydantic error location that walks the input (drops union labels)."""
-    path: list[str | int] = []
-    for token in loc:
-        if isinstance(value, Mapping) and token in value:
-            value = value[token]
-        elif isinstance(value, list) and isinstance(token, int) and 0 <= token < len(value):
-            value = value[token]
-        else:
-            continue
-        path.append(token)
-    return tuple(path)
-
-
-def _error(
-    exc: ValidationError, value: Any, prefix: tuple[str | int, ...], version: int
-) -> ConversionError:
-    errors = exc.errors(include_url=False)
-    chosen = next((e for e in errors if e["type"] == "acp_conversion"), errors[0])
-    path = _wire_path(value, tuple(chosen["loc"]))
-    ctx = chosen.get("ctx") or {}
-    if ctx.get("field") is not None:
-        path += (ctx["field"],)
-    elif chosen["type"] == "missing" and chosen["loc"]:
-        path += (chosen["loc"][-1],)
-    if chosen["type"] == "acp_conversion":
-        reason = str(ctx["reason"])
-    elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _ABSOLUTE_PATH:
-        reason = _ABSOLUTE_PATH_REASON
-    else:
-        reason = f"not valid v{version} input: {chosen['msg']}"
-    return ConversionError(prefix + path, reason)
-
-
-def _adapter(type_name: str, source: int, target: int) -> TypeAdapter[Any]:
-    adapters = _ADAPTERS.get((source, target))
-    if adapters is None:
-        raise ConversionError((), f"no conversion from v{source} to v{target}")
-    adapter = adapters.get(type_name)
-    if adapter is None:
-        raise ConversionError(
-            (), f"v{source} type {type_name!r} is not shared with v{target}; it cannot be converted"
-        )
-    return adapter
-
-
-def _convert(
-    type_name: str, value: Any, source: int, target: int, prefix: tuple[str | int, ...] = ()
-) -> Any:
-    adapter = _adapter(type_name, source, target)
-    try:
-        return adapter.dump_python(
-            adapter.validate_python(value), mode="json", by_alias=True, exclude_unset=True
-        )
-    except ValidationError as exc:
-        raise _error(exc, value, prefix, source) from None
-
-
-def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
-    """Convert the wire value of ``type_name`` (its name in the source version)."""
-    try:
-        return _convert(type_name, value, source, target)
-    except ConversionError:
-        raise
-    # Nested deeper than copying or pydantic's serializer allows.
-    except (RecursionError, ValueError) as exc:
-        raise ConversionError((), f"the value cannot be converted: {exc}") from None
-
-
-def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
-    """``convert`` from JSON text to JSON text, without building Python dicts in between."""
-    adapter = _adapter(type_name, source, target)
-    try:
-        return adapter.dump_json(
-            adapter.validate_json(data), by_alias=True, exclude_unset=True
-        ).decode()
-    except ValidationError as exc:
-        try:
-            value = json.loads(data)
-        # Not JSON, or nested deeper than json reads.
-        except (ValueError, RecursionError) as bad:
-            raise ConversionError((), f"not JSON: {bad}") from None
-        raise _error(exc, value, (), source) from None
-    except ConversionError:
-        raise
-    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
-    except (RecursionError, ValueError) as exc:
-        raise ConversionError((), f"the value cannot be converted: {exc}") from None
-
-
-def _method(name: Any, source: int) -> tuple[str, str, str | None]:
-    spec = _METHODS.get(source, {}).get(name) if isinstance(name, str) else None
-    if spec is None:
-        raise ConversionError(
-            ("method",),
-            f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
-        )
-    return spec
-
-
-def convert_message(
-    message: Mapping[str, Any], *, source: int, target: int, method: str | None = None
-) -> dict[str, Any]:
-    """Convert a JSON-RPC message. Requests and notifications convert by their method;
-    responses (results and errors) need ``method``, the method of their request. Error
-    objects are the same in both versions and are carried as they are."""
-    try:
-        return _convert_message(message, source, target, method)
-    except ConversionError:
-        raise
-    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
-    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
-    except (RecursionError, ValueError) as exc:
-        raise ConversionError((), f"the message cannot be converted: {exc}") from None
-
-
-def _convert_message(
-    message: Mapping[str, Any], source: int, target: int, method: str | None
-) -> dict[str, Any]:
-    if (source, target) not in _ADAPTERS:
-        raise ConversionError((), f"no conversion from v{source} to v{target}")
-    if not isinstance(message, Mapping):
-        raise ConversionError((), "a JSON-RPC message is an object")
-    out = {k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")}
-    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-        json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConversionError((), f"the message is not JSON: {exc}") from None
-    if "method" in message:
-        name = message["method"]
-        if method is not None and method != name:
-            raise ConversionError(("method",), f"the message is {name!r}, not {method!r}")
-        kind, params, _ = _method(name, source)
-        if ("id" in message) != (kind == "request"):
-            raise ConversionError(
-                (), f"{name} is a {kind}; the message {'has' if 'id' in message else 'lacks'} an id"
-            )
-        if "params" in message:
-            out["params"] = _convert(params, message["params"], source, target, ("params",))
-        else:
-            _convert(params, {}, source, target, ("params",))  # absent params must be allowed to be
-        return out
-    if "result" in message or "error" in message:
-        if method is None:
-            raise ConversionError(
-                (), "a response converts by the method of its request: pass method="
-            )
-        _, _, result = _method(method, source)
-        if result is None:
-            raise ConversionError((), f"{method} is a notification; it has no response")
-        if "result" in message and "error" in message:
-            raise ConversionError((), "a response has a result or an error, not both")
-        if "result" in message:
-            out["result"] = _convert(result, message["result"], source, target, ("result",))
-        return out
-    raise ConversionError((), "not a JSON-RPC request, notification or response")
-
-
-def _wire(value: BaseModel) -> Any:
-    return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-
-_TARGET_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
-
-
-def _to_model(model: Any, data: Any, version: int) -> Any:
-    adapter = _TARGET_ADAPTERS.get(model)
-    if adapter is None:
-        adapter = _TARGET_ADAPTERS[model] = TypeAdapter(model)
-    try:
-        return adapter.validate_python(data)
-    except ValidationError as exc:
-        raise _error(exc, data, (), version) from None
+_CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)
+convert = _CONVERSIONS.convert
+convert_json = _CONVERSIONS.convert_json
+convert_message = _CONVERSIONS.convert_message
 
 
 def agent_capabilities_v1_to_v2(value: _m1.AgentCapabilities) -> _m2.AgentCapabilities:
     """``AgentCapabilities`` (v1) as ``AgentCapabilities`` (v2); raises ``ConversionError``."""
-    data = _convert("AgentCapabilities", _wire(value), 1, 2)
-    return cast("_m2.AgentCapabilities", _to_model(_m2.AgentCapabilities, data, 2))
+    converted = _CONVERSIONS.convert_model("AgentCapabilities", value, _m2.AgentCapabilities, 1, 2)
+    return cast("_m2.AgentCapabilities", converted)
 
 
 def implementation_v1_to_v2(value: _m1.Implementation) -> _m2.Implementation:
     """``Implementation`` (v1) as ``Implementation`` (v2); raises ``ConversionError``."""
-    data = _convert("Implementation", _wire(value), 1, 2)
-    return cast("_m2.Implementation", _to_model(_m2.Implementation, data, 2))
+    converted = _CONVERSIONS.convert_model("Implementation", value, _m2.Implementation, 1, 2)
+    return cast("_m2.Implementation", converted)
 
 
 def initialize_response_v1_to_v2(value: _m1.InitializeResponse) -> _m2.InitializeResponse:
     """``InitializeResponse`` (v1) as ``InitializeResponse`` (v2); raises ``ConversionError``."""
-    data = _convert("InitializeResponse", _wire(value), 1, 2)
-    return cast("_m2.InitializeResponse", _to_model(_m2.InitializeResponse, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "InitializeResponse", value, _m2.InitializeResponse, 1, 2
+    )
+    return cast("_m2.InitializeResponse", converted)
 
 
 def list_sessions_request_v1_to_v2(value: _m1.ListSessionsRequest) -> _m2.ListSessionsRequest:
     """``ListSessionsRequest`` (v1) as ``ListSessionsRequest`` (v2); raises ``ConversionError``."""
-    data = _convert("ListSessionsRequest", _wire(value), 1, 2)
-    return cast("_m2.ListSessionsRequest", _to_model(_m2.ListSessionsRequest, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "ListSessionsRequest", value, _m2.ListSessionsRequest, 1, 2
+    )
+    return cast("_m2.ListSessionsRequest", converted)
 
 
 def list_sessions_response_v1_to_v2(value: _m1.ListSessionsResponse) -> _m2.ListSessionsResponse:
     """``ListSessionsResponse`` (v1) as ``ListSessionsResponse`` (v2); raises ``ConversionError``."""
-    data = _convert("ListSessionsResponse", _wire(value), 1, 2)
-    return cast("_m2.ListSessionsResponse", _to_model(_m2.ListSessionsResponse, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "ListSessionsResponse", value, _m2.ListSessionsResponse, 1, 2
+    )
+    return cast("_m2.ListSessionsResponse", converted)
 
 
 def session_capabilities_v1_to_v2(value: _m1.SessionCapabilities) -> _m2.SessionCapabilities:
     """``SessionCapabilities`` (v1) as ``SessionCapabilities`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionCapabilities", _wire(value), 1, 2)
-    return cast("_m2.SessionCapabilities", _to_model(_m2.SessionCapabilities, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "SessionCapabilities", value, _m2.SessionCapabilities, 1, 2
+    )
+    return cast("_m2.SessionCapabilities", converted)
 
 
 def session_delete_capabilities_v1_to_v2(
     value: _m1.SessionDeleteCapabilities,
 ) -> _m2.SessionDeleteCapabilities:
     """``SessionDeleteCapabilities`` (v1) as ``SessionDeleteCapabilities`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionDeleteCapabilities", _wire(value), 1, 2)
-    return cast("_m2.SessionDeleteCapabilities", _to_model(_m2.SessionDeleteCapabilities, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "SessionDeleteCapabilities", value, _m2.SessionDeleteCapabilities, 1, 2
+    )
+    return cast("_m2.SessionDeleteCapabilities", converted)
 
 
 def session_info_v1_to_v2(value: _m1.SessionInfo) -> _m2.SessionInfo:
     """``SessionInfo`` (v1) as ``SessionInfo`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionInfo", _wire(value), 1, 2)
-    return cast("_m2.SessionInfo", _to_model(_m2.SessionInfo, data, 2))
+    converted = _CONVERSIONS.convert_model("SessionInfo", value, _m2.SessionInfo, 1, 2)
+    return cast("_m2.SessionInfo", converted)
 
 
 def session_info_update_v1_to_v2(value: _m1.SessionInfoUpdate) -> _m2.SessionInfoUpdate:
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionInfoUpdate", _wire(value), 1, 2)
-    return cast("_m2.SessionInfoUpdate", _to_model(_m2.SessionInfoUpdate, data, 2))
+    converted = _CONVERSIONS.convert_model("SessionInfoUpdate", value, _m2.SessionInfoUpdate, 1, 2)
+    return cast("_m2.SessionInfoUpdate", converted)
 
 
 def session_list_capabilities_v1_to_v2(
     value: _m1.SessionListCapabilities,
 ) -> _m2.SessionListCapabilities:
     """``SessionListCapabilities`` (v1) as ``SessionListCapabilities`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionListCapabilities", _wire(value), 1, 2)
-    return cast("_m2.SessionListCapabilities", _to_model(_m2.SessionListCapabilities, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "SessionListCapabilities", value, _m2.SessionListCapabilities, 1, 2
+    )
+    return cast("_m2.SessionListCapabilities", converted)
 
 
 def session_notification_v1_to_v2(value: _m1.SessionNotification) -> _m2.UpdateSessionNotification:
     """``SessionNotification`` (v1) as ``UpdateSessionNotification`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionNotification", _wire(value), 1, 2)
-    return cast("_m2.UpdateSessionNotification", _to_model(_m2.UpdateSessionNotification, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "SessionNotification", value, _m2.UpdateSessionNotification, 1, 2
+    )
+    return cast("_m2.UpdateSessionNotification", converted)
 
 
 def session_update_session_info_update_v1_to_v2(
     value: _m1.SessionUpdateSessionInfoUpdate,
 ) -> _m2.SessionUpdateSessionInfoUpdate:
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionUpdateSessionInfoUpdate", _wire(value), 1, 2)
-    return cast(
-        "_m2.SessionUpdateSessionInfoUpdate", _to_model(_m2.SessionUpdateSessionInfoUpdate, data, 2)
+    converted = _CONVERSIONS.convert_model(
+        "SessionUpdateSessionInfoUpdate", value, _m2.SessionUpdateSessionInfoUpdate, 1, 2
     )
+    return cast("_m2.SessionUpdateSessionInfoUpdate", converted)
 
 
 def session_update_v1_to_v2(value: _m1.SessionUpdate) -> _m2.SessionUpdate:
     """``SessionUpdate`` (v1) as ``SessionUpdate`` (v2); raises ``ConversionError``."""
-    data = _convert("SessionUpdate", _wire(value), 1, 2)
-    return cast("_m2.SessionUpdate", _to_model(_m2.SessionUpdate, data, 2))
+    converted = _CONVERSIONS.convert_model("SessionUpdate", value, _m2.SessionUpdate, 1, 2)
+    return cast("_m2.SessionUpdate", converted)
 
 
 def agent_capabilities_v2_to_v1(value: _m2.AgentCapabilities) -> _m1.AgentCapabilities:
     """``AgentCapabilities`` (v2) as ``AgentCapabilities`` (v1); raises ``ConversionError``."""
-    data = _convert("AgentCapabilities", _wire(value), 2, 1)
-    return cast("_m1.AgentCapabilities", _to_model(_m1.AgentCapabilities, data, 1))
+    converted = _CONVERSIONS.convert_model("AgentCapabilities", value, _m1.AgentCapabilities, 2, 1)
+    return cast("_m1.AgentCapabilities", converted)
 
 
 def implementation_v2_to_v1(value: _m2.Implementation) -> _m1.Implementation:
     """``Implementation`` (v2) as ``Implementation`` (v1); raises ``ConversionError``."""
-    data = _convert("Implementation", _wire(value), 2, 1)
-    return cast("_m1.Implementation", _to_model(_m1.Implementation, data, 1))
+    converted = _CONVERSIONS.convert_model("Implementation", value, _m1.Implementation, 2, 1)
+    return cast("_m1.Implementation", converted)
 
 
 def initialize_response_v2_to_v1(value: _m2.InitializeResponse) -> _m1.InitializeResponse:
     """``InitializeResponse`` (v2) as ``InitializeResponse`` (v1); raises ``ConversionError``."""
-    data = _convert("InitializeResponse", _wire(value), 2, 1)
-    return cast("_m1.InitializeResponse", _to_model(_m1.InitializeResponse, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "InitializeResponse", value, _m1.InitializeResponse, 2, 1
+    )
+    return cast("_m1.InitializeResponse", converted)
 
 
 def list_sessions_request_v2_to_v1(value: _m2.ListSessionsRequest) -> _m1.ListSessionsRequest:
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1); raises ``ConversionError``."""
-    data = _convert("ListSessionsRequest", _wire(value), 2, 1)
-    return cast("_m1.ListSessionsRequest", _to_model(_m1.ListSessionsRequest, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "ListSessionsRequest", value, _m1.ListSessionsRequest, 2, 1
+    )
+    return cast("_m1.ListSessionsRequest", converted)
 
 
 def list_sessions_response_v2_to_v1(value: _m2.ListSessionsResponse) -> _m1.ListSessionsResponse:
     """``ListSessionsResponse`` (v2) as ``ListSessionsResponse`` (v1); raises ``ConversionError``."""
-    data = _convert("ListSessionsResponse", _wire(value), 2, 1)
-    return cast("_m1.ListSessionsResponse", _to_model(_m1.ListSessionsResponse, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "ListSessionsResponse", value, _m1.ListSessionsResponse, 2, 1
+    )
+    return cast("_m1.ListSessionsResponse", converted)
 
 
 def session_capabilities_v2_to_v1(value: _m2.SessionCapabilities) -> _m1.SessionCapabilities:
     """``SessionCapabilities`` (v2) as ``SessionCapabilities`` (v1); raises ``ConversionError``."""
-    data = _convert("SessionCapabilities", _wire(value), 2, 1)
-    return cast("_m1.SessionCapabilities", _to_model(_m1.SessionCapabilities, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "SessionCapabilities", value, _m1.SessionCapabilities, 2, 1
+    )
+    return cast("_m1.SessionCapabilities", converted)
 
 
 def session_delete_capabilities_v2_to_v1(
     value: _m2.SessionDeleteCapabilities,
 ) -> _m1.SessionDeleteCapabilities:
     """``SessionDeleteCapabilities`` (v2) as ``SessionDeleteCapabilities`` (v1); raises ``ConversionError``."""
-    data = _convert("SessionDeleteCapabilities", _wire(value), 2, 1)
-    return cast("_m1.SessionDeleteCapabilities", _to_model(_m1.SessionDeleteCapabilities, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "SessionDeleteCapabilities", value, _m1.SessionDeleteCapabilities, 2, 1
+    )
+    return cast("_m1.SessionDeleteCapabilities", converted)
 
 
 def session_info_v2_to_v1(value: _m2.SessionInfo) -> _m1.SessionInfo:
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1); raises ``ConversionError``."""
-    data = _convert("SessionInfo", _wire(value), 2, 1)
-    return cast("_m1.SessionInfo", _to_model(_m1.SessionInfo, data, 1))
+    converted = _CONVERSIONS.convert_model("SessionInfo", value, _m1.SessionInfo, 2, 1)
+    return cast("_m1.SessionInfo", converted)
 
 
 def session_info_update_v2_to_v1(value: _m2.SessionInfoUpdate) -> _m1.SessionInfoUpdate:
     """``SessionInfoUpdate`` (v2) as ``SessionInfoUpdate`` (v1); raises ``ConversionError``."""
-    data = _convert("SessionInfoUpdate", _wire(value), 2, 1)
-    return cast("_m1.SessionInfoUpdate", _to_model(_m1.SessionInfoUpdate, data, 1))
+    converted = _CONVERSIONS.convert_model("SessionInfoUpdate", value, _m1.SessionInfoUpdate, 2, 1)
+    return cast("_m1.SessionInfoUpdate", converted)
 
 
 def session_list_capabilities_v2_to_v1(
     value: _m2.SessionListCapabilities,
 ) -> _m1.SessionListCapabilities:
     """``SessionListCapabilities`` (v2) as ``SessionListCapabilities`` (v1); raises ``ConversionError``."""
-    data = _convert("SessionListCapabilities", _wire(value), 2, 1)
-    return cast("_m1.SessionListCapabilities", _to_model(_m1.SessionListCapabilities, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "SessionListCapabilities", value, _m1.SessionListCapabilities, 2, 1
+    )
+    return cast("_m1.SessionListCapabilities", converted)
 
 
 def session_update_session_info_update_v2_to_v1(
     value: _m2.SessionUpdateSessionInfoUpdate,
 ) -> _m1.SessionUpdateSessionInfoUpdate:
     """``SessionUpdateSessionInfoUpdate`` (v2) as ``SessionUpdateSessionInfoUpdate`` (v1); raises ``ConversionError``."""
-    data = _convert("SessionUpdateSessionInfoUpdate", _wire(value), 2, 1)
-    return cast(
-        "_m1.SessionUpdateSessionInfoUpdate", _to_model(_m1.SessionUpdateSessionInfoUpdate, data, 1)
+    converted = _CONVERSIONS.convert_model(
+        "SessionUpdateSessionInfoUpdate", value, _m1.SessionUpdateSessionInfoUpdate, 2, 1
     )
+    return cast("_m1.SessionUpdateSessionInfoUpdate", converted)
 
 
 def update_session_notification_v2_to_v1(
     value: _m2.UpdateSessionNotification,
 ) -> _m1.SessionNotification:
     """``UpdateSessionNotification`` (v2) as ``SessionNotification`` (v1); raises ``ConversionError``."""
-    data = _convert("UpdateSessionNotification", _wire(value), 2, 1)
-    return cast("_m1.SessionNotification", _to_model(_m1.SessionNotification, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "UpdateSessionNotification", value, _m1.SessionNotification, 2, 1
+    )
+    return cast("_m1.SessionNotification", converted)
 
 
 def session_update_v2_to_v1(value: _m2.SessionUpdate) -> _m1.SessionUpdate:
     """``SessionUpdate`` (v2) as ``SessionUpdate`` (v1); raises ``ConversionError``."""
-    data = _convert("SessionUpdate", _wire(value), 2, 1)
-    return cast("_m1.SessionUpdate", _to_model(_m1.SessionUpdate, data, 1))
+    converted = _CONVERSIONS.convert_model("SessionUpdate", value, _m1.SessionUpdate, 2, 1)
+    return cast("_m1.SessionUpdate", converted)
 
 
 __all__ = [

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 14fe39b14dada38890057d049fe2ec3138d32bb9db6d3363085499cd757cd643
-# Content sha256: 065ae5c317c88a18291821511ac8ef670672b7372bbf5e8d013409035c51c688
+# Inputs sha256: 51e3c89950bff74909a9bbbb9c87528faaa2fda4c50078149001efac0f57cb6c
+# Content sha256: 1efcd1100e0219b11fba4ec38947b3b263371e264fe25ade22bb76958db80289
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -29,176 +29,28 @@ target version cannot say ``null`` (then it is omitted: the two mean the same).
 
 from __future__ import annotations
 
-import copy
-import json
-import re
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Annotated, Any, Final, Literal, TypeAlias, cast
+from typing import Any, Final, cast
 
 from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    StringConstraints,
     TypeAdapter,
-    ValidationError,
     model_serializer,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
+from ._convert_runtime import (
+    _ABSENT,
+    ConversionError,
+    Conversions,
+    _AbsolutePathIn,
+    _check_fields,
+    _Converter,
+    _Iso8601In,
+    _Rfc3339,
+)
 from .v1 import models as _m1
 from .v2 import models as _m2
-
-
-class ConversionError(ValueError):
-    """A value cannot be converted: ``path`` locates it in the input, ``reason`` says why."""
-
-    def __init__(self, path: tuple[str | int, ...], reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"{self.pointer or '/'}: {reason}")
-
-    @property
-    def pointer(self) -> str:
-        """``path`` as an RFC 6901 JSON pointer."""
-        return "".join(
-            "/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path
-        )
-
-
-def _fail(field: str | None, reason: str) -> PydanticCustomError:
-    return PydanticCustomError(
-        "acp_conversion", "{reason}", {"reason": reason, "field": field}
-    )
-
-
-# Value rule `absolute-path`: POSIX root, Windows drive root, or UNC path. Checked in
-# pydantic-core (no Python call per value).
-_ABSOLUTE_PATH: Final = r"^(?:/|[A-Za-z]:[\\/]|\\\\)"
-_ABSOLUTE_PATH_REASON: Final = "a relative path cannot become a v2 AbsolutePath"
-
-# RFC 3339 date-time. The pattern is the fast path (checked in pydantic-core); it leaves
-# out February 29th, which the Python fallback checks against the calendar.
-_RFC3339: Final = (
-    r"^[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
-    r"[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
-)
-_ISO8601_EXTENDED: Final = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?"
-    r"([Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?\Z"
-)
-_ISO8601_BASIC: Final = re.compile(
-    r"([0-9]{4})([0-9]{2})([0-9]{2})[Tt]([0-9]{2})([0-9]{2})(?:([0-9]{2})(?:[.,]([0-9]+))?)?"
-    r"([Zz]|[+-][0-9]{2}(?:[0-9]{2})?)?\Z"
-)
-_RFC3339_FORM: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
-)
-
-
-def _iso8601_to_rfc3339(value: str) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
-    match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
-    if match is None:
-        raise _fail(
-            None,
-            "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time",
-        )
-    year, month, day, hour, minute, second, fraction, zone = match.groups()
-    if zone is None:
-        raise _fail(
-            None,
-            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
-        )
-    offset = (
-        "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
-    )
-    try:
-        # A leap second (60) is valid RFC 3339; datetime cannot hold it.
-        datetime(
-            int(year),
-            int(month),
-            int(day),
-            int(hour),
-            int(minute),
-            min(int(second or 0), 59),
-        )
-        if offset != "Z" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
-            raise ValueError(offset)
-    except ValueError:
-        raise _fail(
-            None,
-            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
-        ) from None
-    return f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'.' + fraction if fraction else ''}{offset}"
-
-
-def _check_rfc3339(value: str) -> str:
-    """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
-    if _RFC3339_FORM.match(value) is None:
-        raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value)
-    return value
-
-
-_AbsolutePathIn: TypeAlias = Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
-_Rfc3339: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)]
-    | Annotated[str, AfterValidator(_check_rfc3339)],
-    Field(union_mode="left_to_right"),
-]
-_Iso8601In: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)]
-    | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
-    Field(union_mode="left_to_right"),
-]
-
-
-def _check_fields(
-    model: BaseModel,
-    target: int,
-    required: tuple[tuple[str, str, str], ...] = (),
-    nulls: tuple[str, ...] = (),
-    invariants: tuple[tuple[str, str, str, str], ...] = (),
-    collisions: frozenset[str] = frozenset(),
-) -> None:
-    """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
-    """
-    fields_set = model.__pydantic_fields_set__
-    for attr, wire, written in required:
-        if attr not in fields_set or getattr(model, attr) is None:
-            raise _fail(
-                wire,
-                f"v{target} requires `{written}`; it cannot be omitted or null here",
-            )
-    for attr in nulls:
-        if attr in fields_set and getattr(model, attr) is None:
-            fields_set.discard(attr)
-    for if_attr, then_attr, then_wire, reason in invariants:
-        if getattr(model, if_attr) is not None and getattr(model, then_attr) is None:
-            raise _fail(then_wire, reason)
-    for key in model.model_extra or ():
-        if key in collisions:
-            raise _fail(
-                key,
-                f"unknown property `{key}` would become the v{target} field of that name",
-            )
-
-
-# Default of every optional field. Never written out (conversions dump with
-# exclude_unset), so it needs no type of its own.
-_ABSENT: Any = None
-
-
-class _Converter(BaseModel):
-    """Reads a source-version value (wire names) and writes it in the target version."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class _V1ToV2GetWidgetRequest(_Converter):
@@ -385,260 +237,74 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
 """Methods both versions define: wire name -> (kind, params type, result type)."""
 
 
-def _wire_path(value: Any, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
-    """The part of a pydantic error location that walks the input (drops union labels)."""
-    path: list[str | int] = []
-    for token in loc:
-        if isinstance(value, Mapping) and token in value:
-            value = value[token]
-        elif (
-            isinstance(value, list)
-            and isinstance(token, int)
-            and 0 <= token < len(value)
-        ):
-            value = value[token]
-        else:
-            continue
-        path.append(token)
-    return tuple(path)
-
-
-def _error(
-    exc: ValidationError, value: Any, prefix: tuple[str | int, ...], version: int
-) -> ConversionError:
-    errors = exc.errors(include_url=False)
-    chosen = next((e for e in errors if e["type"] == "acp_conversion"), errors[0])
-    path = _wire_path(value, tuple(chosen["loc"]))
-    ctx = chosen.get("ctx") or {}
-    if ctx.get("field") is not None:
-        path += (ctx["field"],)
-    elif chosen["type"] == "missing" and chosen["loc"]:
-        path += (chosen["loc"][-1],)
-    if chosen["type"] == "acp_conversion":
-        reason = str(ctx["reason"])
-    elif (
-        chosen["type"] == "string_pattern_mismatch"
-        and ctx.get("pattern") == _ABSOLUTE_PATH
-    ):
-        reason = _ABSOLUTE_PATH_REASON
-    else:
-        reason = f"not valid v{version} input: {chosen['msg']}"
-    return ConversionError(prefix + path, reason)
-
-
-def _adapter(type_name: str, source: int, target: int) -> TypeAdapter[Any]:
-    adapters = _ADAPTERS.get((source, target))
-    if adapters is None:
-        raise ConversionError((), f"no conversion from v{source} to v{target}")
-    adapter = adapters.get(type_name)
-    if adapter is None:
-        raise ConversionError(
-            (),
-            f"v{source} type {type_name!r} is not shared with v{target}; it cannot be converted",
-        )
-    return adapter
-
-
-def _convert(
-    type_name: str,
-    value: Any,
-    source: int,
-    target: int,
-    prefix: tuple[str | int, ...] = (),
-) -> Any:
-    adapter = _adapter(type_name, source, target)
-    try:
-        return adapter.dump_python(
-            adapter.validate_python(value),
-            mode="json",
-            by_alias=True,
-            exclude_unset=True,
-        )
-    except ValidationError as exc:
-        raise _error(exc, value, prefix, source) from None
-
-
-def convert(type_name: str, value: Any, *, source: int, target: int) -> Any:
-    """Convert the wire value of ``type_name`` (its name in the source version)."""
-    try:
-        return _convert(type_name, value, source, target)
-    except ConversionError:
-        raise
-    # Nested deeper than copying or pydantic's serializer allows.
-    except (RecursionError, ValueError) as exc:
-        raise ConversionError((), f"the value cannot be converted: {exc}") from None
-
-
-def convert_json(type_name: str, data: str | bytes, *, source: int, target: int) -> str:
-    """``convert`` from JSON text to JSON text, without building Python dicts in between."""
-    adapter = _adapter(type_name, source, target)
-    try:
-        return adapter.dump_json(
-            adapter.validate_json(data), by_alias=True, exclude_unset=True
-        ).decode()
-    except ValidationError as exc:
-        try:
-            value = json.loads(data)
-        # Not JSON, or nested deeper than json reads.
-        except (ValueError, RecursionError) as bad:
-            raise ConversionError((), f"not JSON: {bad}") from None
-        raise _error(exc, value, (), source) from None
-    except ConversionError:
-        raise
-    # Nested deeper than pydantic's serializer allows ("Maximum serialization depth exceeded").
-    except (RecursionError, ValueError) as exc:
-        raise ConversionError((), f"the value cannot be converted: {exc}") from None
-
-
-def _method(name: Any, source: int) -> tuple[str, str, str | None]:
-    spec = _METHODS.get(source, {}).get(name) if isinstance(name, str) else None
-    if spec is None:
-        raise ConversionError(
-            ("method",),
-            f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
-        )
-    return spec
-
-
-def convert_message(
-    message: Mapping[str, Any], *, source: int, target: int, method: str | None = None
-) -> dict[str, Any]:
-    """Convert a JSON-RPC message. Requests and notifications convert by their method;
-    responses (results and errors) need ``method``, the method of their request. Error
-    objects are the same in both versions and are carried as they are."""
-    try:
-        return _convert_message(message, source, target, method)
-    except ConversionError:
-        raise
-    # A value nested deeper than the stack (copying recurses) or pydantic's serializer
-    # ("Maximum serialization depth exceeded", a plain ValueError) allows.
-    except (RecursionError, ValueError) as exc:
-        raise ConversionError((), f"the message cannot be converted: {exc}") from None
-
-
-def _convert_message(
-    message: Mapping[str, Any], source: int, target: int, method: str | None
-) -> dict[str, Any]:
-    if (source, target) not in _ADAPTERS:
-        raise ConversionError((), f"no conversion from v{source} to v{target}")
-    if not isinstance(message, Mapping):
-        raise ConversionError((), "a JSON-RPC message is an object")
-    out = {
-        k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")
-    }
-    try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-        json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConversionError((), f"the message is not JSON: {exc}") from None
-    if "method" in message:
-        name = message["method"]
-        if method is not None and method != name:
-            raise ConversionError(
-                ("method",), f"the message is {name!r}, not {method!r}"
-            )
-        kind, params, _ = _method(name, source)
-        if ("id" in message) != (kind == "request"):
-            raise ConversionError(
-                (),
-                f"{name} is a {kind}; the message {'has' if 'id' in message else 'lacks'} an id",
-            )
-        if "params" in message:
-            out["params"] = _convert(
-                params, message["params"], source, target, ("params",)
-            )
-        else:
-            _convert(
-                params, {}, source, target, ("params",)
-            )  # absent params must be allowed to be
-        return out
-    if "result" in message or "error" in message:
-        if method is None:
-            raise ConversionError(
-                (), "a response converts by the method of its request: pass method="
-            )
-        _, _, result = _method(method, source)
-        if result is None:
-            raise ConversionError((), f"{method} is a notification; it has no response")
-        if "result" in message and "error" in message:
-            raise ConversionError((), "a response has a result or an error, not both")
-        if "result" in message:
-            out["result"] = _convert(
-                result, message["result"], source, target, ("result",)
-            )
-        return out
-    raise ConversionError((), "not a JSON-RPC request, notification or response")
-
-
-def _wire(value: BaseModel) -> Any:
-    return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-
-_TARGET_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
-
-
-def _to_model(model: Any, data: Any, version: int) -> Any:
-    adapter = _TARGET_ADAPTERS.get(model)
-    if adapter is None:
-        adapter = _TARGET_ADAPTERS[model] = TypeAdapter(model)
-    try:
-        return adapter.validate_python(data)
-    except ValidationError as exc:
-        raise _error(exc, data, (), version) from None
+_CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)
+convert = _CONVERSIONS.convert
+convert_json = _CONVERSIONS.convert_json
+convert_message = _CONVERSIONS.convert_message
 
 
 def get_widget_request_v1_to_v2(value: _m1.GetWidgetRequest) -> _m2.GetWidgetRequest:
     """``GetWidgetRequest`` (v1) as ``GetWidgetRequest`` (v2); raises ``ConversionError``."""
-    data = _convert("GetWidgetRequest", _wire(value), 1, 2)
-    return cast("_m2.GetWidgetRequest", _to_model(_m2.GetWidgetRequest, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "GetWidgetRequest", value, _m2.GetWidgetRequest, 1, 2
+    )
+    return cast("_m2.GetWidgetRequest", converted)
 
 
 def get_widget_response_v1_to_v2(value: _m1.GetWidgetResponse) -> _m2.GetWidgetResponse:
     """``GetWidgetResponse`` (v1) as ``GetWidgetResponse`` (v2); raises ``ConversionError``."""
-    data = _convert("GetWidgetResponse", _wire(value), 1, 2)
-    return cast("_m2.GetWidgetResponse", _to_model(_m2.GetWidgetResponse, data, 2))
+    converted = _CONVERSIONS.convert_model(
+        "GetWidgetResponse", value, _m2.GetWidgetResponse, 1, 2
+    )
+    return cast("_m2.GetWidgetResponse", converted)
 
 
 def widget_v1_to_v2(value: _m1.Widget) -> _m2.Widget:
     """``Widget`` (v1) as ``Widget`` (v2); raises ``ConversionError``."""
-    data = _convert("Widget", _wire(value), 1, 2)
-    return cast("_m2.Widget", _to_model(_m2.Widget, data, 2))
+    converted = _CONVERSIONS.convert_model("Widget", value, _m2.Widget, 1, 2)
+    return cast("_m2.Widget", converted)
 
 
 def widget_notification_v1_to_v2(
     value: _m1.WidgetNotification,
 ) -> _m2.ChangedWidgetNotification:
     """``WidgetNotification`` (v1) as ``ChangedWidgetNotification`` (v2); raises ``ConversionError``."""
-    data = _convert("WidgetNotification", _wire(value), 1, 2)
-    return cast(
-        "_m2.ChangedWidgetNotification",
-        _to_model(_m2.ChangedWidgetNotification, data, 2),
+    converted = _CONVERSIONS.convert_model(
+        "WidgetNotification", value, _m2.ChangedWidgetNotification, 1, 2
     )
+    return cast("_m2.ChangedWidgetNotification", converted)
 
 
 def changed_widget_notification_v2_to_v1(
     value: _m2.ChangedWidgetNotification,
 ) -> _m1.WidgetNotification:
     """``ChangedWidgetNotification`` (v2) as ``WidgetNotification`` (v1); raises ``ConversionError``."""
-    data = _convert("ChangedWidgetNotification", _wire(value), 2, 1)
-    return cast("_m1.WidgetNotification", _to_model(_m1.WidgetNotification, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "ChangedWidgetNotification", value, _m1.WidgetNotification, 2, 1
+    )
+    return cast("_m1.WidgetNotification", converted)
 
 
 def get_widget_request_v2_to_v1(value: _m2.GetWidgetRequest) -> _m1.GetWidgetRequest:
     """``GetWidgetRequest`` (v2) as ``GetWidgetRequest`` (v1); raises ``ConversionError``."""
-    data = _convert("GetWidgetRequest", _wire(value), 2, 1)
-    return cast("_m1.GetWidgetRequest", _to_model(_m1.GetWidgetRequest, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "GetWidgetRequest", value, _m1.GetWidgetRequest, 2, 1
+    )
+    return cast("_m1.GetWidgetRequest", converted)
 
 
 def get_widget_response_v2_to_v1(value: _m2.GetWidgetResponse) -> _m1.GetWidgetResponse:
     """``GetWidgetResponse`` (v2) as ``GetWidgetResponse`` (v1); raises ``ConversionError``."""
-    data = _convert("GetWidgetResponse", _wire(value), 2, 1)
-    return cast("_m1.GetWidgetResponse", _to_model(_m1.GetWidgetResponse, data, 1))
+    converted = _CONVERSIONS.convert_model(
+        "GetWidgetResponse", value, _m1.GetWidgetResponse, 2, 1
+    )
+    return cast("_m1.GetWidgetResponse", converted)
 
 
 def widget_v2_to_v1(value: _m2.Widget) -> _m1.Widget:
     """``Widget`` (v2) as ``Widget`` (v1); raises ``ConversionError``."""
-    data = _convert("Widget", _wire(value), 2, 1)
-    return cast("_m1.Widget", _to_model(_m1.Widget, data, 1))
+    converted = _CONVERSIONS.convert_model("Widget", value, _m1.Widget, 2, 1)
+    return cast("_m1.Widget", converted)
 
 
 __all__ = [

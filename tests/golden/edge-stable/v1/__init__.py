@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a8a9e7f6bd21c47bb1298d389195188555e72a5107e3130cebb31dcec08e237
-# Content sha256: c596288ec997d1416414d54000290efb54b8c02a90a028739b33ec43e0873db0
+# Inputs sha256: b3974dcac119f41c2ba9f9763cf7c41b4c9d9fa565166f48cdea10962ec2e21b
+# Content sha256: 0697e60339db51530184428d269369a36f6ce2692075508b9367e2be77c8b915
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

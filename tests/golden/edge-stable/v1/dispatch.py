@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c7e9337be1ee12488ff2e6da01d932ac59a87ea491e6ceebf37ddb302dc44d50
-# Content sha256: 5fdf6bd5b19d324126ab186cf11143c0131df4a147007737e8c9c7fc2195d3b3
+# Inputs sha256: 457c4a3ded007d92771dd2520af155142dbe6852ca75dc68466389eaf367822c
+# Content sha256: af505ab6d98a654919ec3af898fb0b752d23155e80633d575321048d184db44c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

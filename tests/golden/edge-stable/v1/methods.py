@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 794bd30f34536f6a7ff0471b9b5ad3ce2ecd11822516cfa751d2796d3a90d29c
-# Content sha256: e3fe84b838f89d76997bff4ac924f804da26f354c072e8cd02cbf802bbe50b31
+# Inputs sha256: f84e79bc803bba394e80cc34fbb1a2daf464b94f38d40993b35f0a71bc682e65
+# Content sha256: 688a7538e7fca7bb8efec15870df392189a485b826cc2a40c1a18b696510004d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

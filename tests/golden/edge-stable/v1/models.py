@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1054fc6070f736cdace0f7c899fee754a970abf671768bee47d8a768526acad0
-# Content sha256: 35302075daecfb50a272603d3fb92040744a36ff629f62bee4e9b3617aa9f647
+# Inputs sha256: ff79dc5c1dec1612ea40b84848f3b4348257ac4b89d76c49d1303920672432dc
+# Content sha256: cb74324be88f1c3fd90b263503ed79fd2c026e8c4ea9d70f36ca1cfb7723612e
 
 """Wire models of ACP protocol v1.
 
@@ -22,17 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
+
+from .._runtime import not_null
 
 
 class Holder(BaseModel):
@@ -50,12 +43,7 @@ class Holder(BaseModel):
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
-    @field_validator("via_all_of", mode="before")
-    @classmethod
-    def _not_null_Holder(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_Holder = field_validator("via_all_of", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -79,12 +67,7 @@ class PingNotification(BaseModel):
     )
     level: Level | None = None
 
-    @field_validator("level", mode="before")
-    @classmethod
-    def _not_null_PingNotification(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
 
 
 class Quoted(BaseModel):

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6474e4345b7f847d24f3714108e682be1fee28e3c55308146b60f5cda0bcf4a0
-# Content sha256: 2efd2ff7da72e6fdbd0277e3f12ced7c054f11553e0413255a1fc460f7a07b4e
+# Inputs sha256: 76048aa13cd78f41a2d5c5a102d9af3d5b8ecdec559cbad1baaf71e3c5a68247
+# Content sha256: d5dfda8b9ebfd97ce4c3d48e55a762822b63ea6b69272a56dbae96434d8e39e2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

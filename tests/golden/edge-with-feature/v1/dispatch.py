@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ea73c983f1f2e2ca1f9b7293447db530c8021e102f003283aba4a175abf2535a
-# Content sha256: 2a3daae6ce5ef92aacedbd9f18fd3fc57d96b3b46395a3cb6fe692d000320d86
+# Inputs sha256: dabc1a2859601bae91872e0a061d94eedde6d1cfc73c05bd7303e0aef2800177
+# Content sha256: 91735b9b43494ae1c84079972386eb7353c1c1b67db174b46a7c436a38b67bee
 
 """Method dispatch for the agent side of ACP protocol v1.
 

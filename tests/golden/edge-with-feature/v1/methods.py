@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 93cfee62e41794ab04dfce4ac59dc388e3f47db2894e4f27fee105cac582656d
-# Content sha256: 98fccce6ac1e20c2e485f2bf8c6a62c2c27e9f86b05894696660c01a993e0989
+# Inputs sha256: a88a8747e444c9ea61d17f97ce6214285b413ce612c0636e86dab76435402585
+# Content sha256: 5a08ad8eb39ac19ea308cec2ec21289bb2acd9fb8cd0a2c790cc31aa1ed5186e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

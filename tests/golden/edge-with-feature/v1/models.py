@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c53585cb578b1db1b476e8941cb36fc107e77fb267b948f5f1265b0f2e3852e9
-# Content sha256: 9a0464c5e2548ba4deb8753be52747a2f700dde4205f635fb6f1f3d9155fa8ec
+# Inputs sha256: d556b3827a1d8a153b1417d27f6708809e4cfd2282f4a509362c9de60aac8a79
+# Content sha256: feab2225effd60b1425a60faf15894ab293e6107fa9e00292a3dba9398f5891e
 
 """Wire models of ACP protocol v1.
 
@@ -29,11 +29,11 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
 )
 from typing_extensions import TypeAliasType
+
+from .._runtime import not_null
 
 
 class Holder(BaseModel):
@@ -57,12 +57,7 @@ class Holder(BaseModel):
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
-    @field_validator("via_all_of", "gated", mode="before")
-    @classmethod
-    def _not_null_Holder(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_Holder = field_validator("via_all_of", "gated", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -86,12 +81,7 @@ class PingNotification(BaseModel):
     )
     level: Level | None = None
 
-    @field_validator("level", mode="before")
-    @classmethod
-    def _not_null_PingNotification(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
 
 
 class PokeRequest(BaseModel):
@@ -108,12 +98,7 @@ class PokeRequest(BaseModel):
     )
     holder: Holder | None = None
 
-    @field_validator("holder", mode="before")
-    @classmethod
-    def _not_null_PokeRequest(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_PokeRequest = field_validator("holder", mode="before")(not_null)
 
 
 class PokeResponse(BaseModel):

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3a639c89536389eaeec7629dce9f96a29d4570b9c0ddf6aff3fc961885066a4a
-# Content sha256: 09c9bd5f9deac149fe999c717601ec27200553306ace11a78c7eb18537aa2865
+# Inputs sha256: bcebc9af5c15b940eda4b1ddb557ed994d66202748179b804e31dd6b877ee9e6
+# Content sha256: 56c8ac26dcddc5f30012452aab79eefe6c0e7efa39d02542aebfc7d6d5699ba8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

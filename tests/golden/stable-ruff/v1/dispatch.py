@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4b756051bd4b5e8d64cfdc064edeea1ed939dfd963d5367a0b4495480e397f6b
-# Content sha256: c113e5d17976b11965b2a83a53f0c49f58c7a2ce4e569b724d72352546d52799
+# Inputs sha256: 79c239dbbe98bfaab4a7ab2e44a676d68d3af65c83330668d2c8adc7c0beb6ce
+# Content sha256: 741471908e51a5dfb3d46b1885357b23a27ef2b32858c08af4760563acf300cf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: aa2cce519c1760eb96f9308b3e187901d3bd51b79b88b34b27b578d5727e53aa
-# Content sha256: ce3a8b155de93e54c9be21972bd247dd5637969c120303a352ad3f65f5ef1af2
+# Inputs sha256: 8d4229b4a52f98d620fd84a659d8057fdaa5aaaff582e75b2acffa89acbf5110
+# Content sha256: 1e623ebfe5cfbf8085d69bc9da14afb85ea4e79083a3f9a8867e43b93b0e2fb7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

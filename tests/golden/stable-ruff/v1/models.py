@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 01d124a4e6248aaad8a348db04eb16c96615efec7d9a01a46c7eeac3ff3fa0f2
-# Content sha256: 9e3a1e4ace5c7580d3f9c79f177226139d12356727a97e596d2cb32557a65e6d
+# Inputs sha256: cbd2b6e8d1943632e005d22ac221eb259929fc31e2f247fda4d94bf42bc5df83
+# Content sha256: 94fd310db2f54a67d511924ff5601120ace23f01b2cc1cc091a8c7dda45e3b92
 
 """Wire models of ACP protocol v1.
 
@@ -29,12 +29,12 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
 from typing_extensions import TypeAliasType
+
+from .._runtime import absent_on_error, not_null, skip_invalid_items
 
 
 class AgentCapabilities(BaseModel):
@@ -66,28 +66,20 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "loadSession",
-                "load_session",
-                "meta",
-                "sessionCapabilities",
-                "session_capabilities",
-            }
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "loadSession",
+                    "load_session",
+                    "meta",
+                    "sessionCapabilities",
+                    "session_capabilities",
+                }
+            )
+        )
+    )
 
 
 class Implementation(BaseModel):
@@ -114,21 +106,9 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_Implementation = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    )
 
 
 class InitializeResponse(BaseModel):
@@ -163,28 +143,20 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "agentCapabilities",
-                "agentInfo",
-                "agent_capabilities",
-                "agent_info",
-                "meta",
-            }
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "agentCapabilities",
+                    "agentInfo",
+                    "agent_capabilities",
+                    "agent_info",
+                    "meta",
+                }
+            )
+        )
+    )
 
 
 class ListSessionsRequest(BaseModel):
@@ -213,21 +185,9 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -256,34 +216,13 @@ class ListSessionsResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("sessions", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
+        skip_invalid_items
+    )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    )
 
 
 ProtocolVersion = TypeAliasType(
@@ -341,21 +280,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "close", "delete", "list", "meta", "resume"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "close", "delete", "list", "meta", "resume"}))
+    )
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -376,21 +303,9 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCloseCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -411,21 +326,9 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionId = TypeAliasType(
@@ -476,47 +379,27 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(not_null)
 
-    @field_validator("additional_directories", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
+        skip_invalid_items
+    )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfo(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "additionalDirectories",
+                    "additional_directories",
+                    "meta",
+                    "title",
+                    "updatedAt",
+                    "updated_at",
+                }
+            )
+        )
+    )
 
 
 class SessionInfoUpdate(BaseModel):
@@ -547,21 +430,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
+    )
 
 
 class SessionListCapabilities(BaseModel):
@@ -582,21 +453,9 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionNotification(BaseModel):
@@ -621,21 +480,9 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -656,21 +503,9 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionResumeCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -702,21 +537,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
+    )
 
 
 SessionUpdate = TypeAliasType(

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 38196dd10894d8bc8bf207ebc35f1516eaf85c85a4af6d6e0dc8a7028357416b
-# Content sha256: 408e0fd48e3ac9f4f6879ee985fad17929165d93987b59e686e03f8fd2c0b9f4
+# Inputs sha256: 29531808698809ffe3f8810ae790ec52ceb9f7c531d5c72fc81a94c0c0ee2607
+# Content sha256: 59c356aeec93d8a7034a3a035b2d2d3df3aedf5971d449efb14c80f450a19a48
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

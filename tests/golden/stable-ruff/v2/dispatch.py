@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e4cdc918f7353569a3f064530efd3615e04f1cdec33230774574edfe5943102c
-# Content sha256: fab1e186acc6ab70e9a0b4c37c616ff8de1d81a115193f3e4686d72e53e0abac
+# Inputs sha256: 78ced38e9d4bdd2a7b4ae8552e152fcdbbfcc630a3fe6846bb7166955028e6d2
+# Content sha256: 995ddb6cc11cb25e43d122c0bf095a700b1b9f6fdab31e249067393e6a1d3429
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7ee5330bf3fc1c0003070e0ac62546654a95962b6a71140b5a9a06c29579e457
-# Content sha256: 2338d5e2001ffd8a23271e19ff89315e71b7cb5c66bdcaa70979a076d71cdbdd
+# Inputs sha256: 73294909d49d64f6e7f78db43ef483502a6a1a54915db9b4f6d95d369376336d
+# Content sha256: 2a74cad1719742b1f3e53487d088813e788e67ffd52966ee74c165eaeb280d10
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4943b97e4f5c56fac471f8b74e54566e4da12c1dbd117154bfeceea6e191f032
-# Content sha256: 84a1817b29963a79e5796bef10200d33d57839cf5be59ba1ebc8f7c669de659f
+# Inputs sha256: 152325db6f850ced52a1bbd93c81f8c5c106c7ef4a8342983f0c4b234527493b
+# Content sha256: 6145794d7d8171415bec57848ff06f1cfd26eba68288829faa69585e1ae90f30
 
 """Wire models of ACP protocol v2.
 
@@ -28,12 +28,12 @@ from pydantic import (
     Field,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
 from typing_extensions import TypeAliasType
+
+from .._runtime import absent_on_error, not_null, skip_invalid_items
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -68,21 +68,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "session"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "session"}))
+    )
 
 
 class Implementation(BaseModel):
@@ -109,21 +97,9 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_Implementation = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    )
 
 
 class InitializeResponse(BaseModel):
@@ -152,21 +128,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "capabilities", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "capabilities", "meta"}))
+    )
 
 
 class ListSessionsRequest(BaseModel):
@@ -195,21 +159,9 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -238,34 +190,13 @@ class ListSessionsResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("sessions", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
+        skip_invalid_items
+    )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    )
 
 
 ProtocolVersion = TypeAliasType(
@@ -305,21 +236,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "delete", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "delete", "meta"}))
+    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -340,21 +259,9 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionId = TypeAliasType(
@@ -405,47 +312,27 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(not_null)
 
-    @field_validator("additional_directories", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
+        skip_invalid_items
+    )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfo(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "additionalDirectories",
+                    "additional_directories",
+                    "meta",
+                    "title",
+                    "updatedAt",
+                    "updated_at",
+                }
+            )
+        )
+    )
 
 
 class SessionInfoUpdate(BaseModel):
@@ -476,21 +363,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
+    )
 
 
 class SessionListCapabilities(BaseModel):
@@ -511,21 +386,9 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionListCursor = TypeAliasType(
@@ -568,21 +431,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
+    )
 
 
 SessionUpdate = TypeAliasType(
@@ -618,18 +469,6 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_UpdateSessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_UpdateSessionNotification = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )

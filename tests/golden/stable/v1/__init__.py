@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 50d8b3eb8e7a8757243ebfb9f7c2b8d6c13b914090467b886e5194a0dca59e7b
-# Content sha256: 5c9e25e342cbbeb7f5f708bfb328939a589d8df52b697ee946d90f50528a7d4a
+# Inputs sha256: bc0824af95f7ff6b1bdc96e67ac5e4a42c6b146bce7bda14b6c7e2aaeab69332
+# Content sha256: e02ba9e63a880eec95c0ba44241b9d4831e24fcb40cdcaf719406c5e4ebc55ce
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a438c216f12ea60158173797ec1a3a9c87915506e671bdec4d27478e88fccf2
-# Content sha256: 36d3dea2f1ce4055b9f4bf0669bc07cace94424867e6814d0275a54d0cfdc7f5
+# Inputs sha256: cd10b9b89ef486e008d0a6ff295f944ad818bf9ed98934210a9d3b20a62958b9
+# Content sha256: ae0be600c7f5ac0f18539a9623a4b28962126485c51261e28a99aba7f1675218
 
 """Method dispatch for the agent side of ACP protocol v1.
 

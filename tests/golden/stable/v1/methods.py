@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 11cba1b58d0728f6b3b501066e31854b7fb935aef1903cfaa419d021c068ece1
-# Content sha256: 387416a53e70ee1090be0866897ea1b7e66f6e5cbbf459f9ca012321ebea480a
+# Inputs sha256: 0eea511680575aabe80017628e4f2822e8f9c9730184e5177cf98d2c91a993ef
+# Content sha256: 7c1aafb1f39a84b6b605a8c632582e39781b542d05a3a813736898d7dc3e81ac
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

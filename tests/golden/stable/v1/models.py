@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0df662808ceb1156e9f0adcef502806e26400ee5942033741e0ba47261b6385f
-# Content sha256: 08b70c116e4f5b68c510f6de4fa158befeb934113086f47fe9ca8ffffbdb5d36
+# Inputs sha256: 1df7ab7cef8419ae3ac779653cc6ef128ef7a339e53a26f5425885c64cb57cca
+# Content sha256: 917b425fc40a27dbbbba9b92be5df79da138b2cc890a5385e76aef469f3e7bb5
 
 """Wire models of ACP protocol v1.
 
@@ -29,12 +29,12 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
 from typing_extensions import TypeAliasType
+
+from .._runtime import absent_on_error, not_null, skip_invalid_items
 
 
 class AgentCapabilities(BaseModel):
@@ -60,30 +60,20 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_AgentCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "loadSession",
-                "load_session",
-                "meta",
-                "sessionCapabilities",
-                "session_capabilities",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "loadSession",
+                    "load_session",
+                    "meta",
+                    "sessionCapabilities",
+                    "session_capabilities",
+                }
+            )
+        )
+    )
 
 
 class Implementation(BaseModel):
@@ -112,23 +102,9 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_Implementation(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_Implementation = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    )
 
 
 class InitializeResponse(BaseModel):
@@ -160,30 +136,20 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_InitializeResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "agentCapabilities",
-                "agentInfo",
-                "agent_capabilities",
-                "agent_info",
-                "meta",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "agentCapabilities",
+                    "agentInfo",
+                    "agent_capabilities",
+                    "agent_info",
+                    "meta",
+                }
+            )
+        )
+    )
 
 
 class ListSessionsRequest(BaseModel):
@@ -216,23 +182,9 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsRequest(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -263,39 +215,13 @@ class ListSessionsResponse(BaseModel):
         ),
     ] = None
 
-    @field_validator("sessions", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_ListSessionsResponse(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {
-                next((p for p in e["loc"] if isinstance(p, int)), None)
-                for e in exc.errors()
-            }
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
+        skip_invalid_items
+    )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_ListSessionsResponse(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "nextCursor", "next_cursor"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    )
 
 
 ProtocolVersion = TypeAliasType(
@@ -353,23 +279,11 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "close", "delete", "list", "meta", "resume"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "close", "delete", "list", "meta", "resume"})
+        )
+    )
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -390,23 +304,9 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionCloseCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -427,23 +327,9 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionDeleteCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 SessionId = TypeAliasType(
@@ -498,54 +384,29 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    @field_validator("additional_directories", mode="before")
-    @classmethod
-    def _not_null_SessionInfo(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("may be omitted, but not null")
-        return value
+    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
+        not_null
+    )
 
-    @field_validator("additional_directories", mode="wrap")
-    @classmethod
-    def _skip_invalid_items_SessionInfo(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            if not isinstance(value, list):
-                raise
-            bad = {
-                next((p for p in e["loc"] if isinstance(p, int)), None)
-                for e in exc.errors()
-            }
-            return handler([item for i, item in enumerate(value) if i not in bad])
+    _skip_invalid_items_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items)
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfo(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {
-                "_meta",
-                "additionalDirectories",
-                "additional_directories",
-                "meta",
-                "title",
-                "updatedAt",
-                "updated_at",
-            }
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset(
+                {
+                    "_meta",
+                    "additionalDirectories",
+                    "additional_directories",
+                    "meta",
+                    "title",
+                    "updatedAt",
+                    "updated_at",
+                }
+            )
+        )
+    )
 
 
 class SessionInfoUpdate(BaseModel):
@@ -577,23 +438,11 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
+        )
+    )
 
 
 class SessionListCapabilities(BaseModel):
@@ -614,23 +463,9 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionListCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionNotification(BaseModel):
@@ -656,23 +491,9 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionNotification(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -693,23 +514,9 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionResumeCapabilities(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
+        absent_on_error(frozenset({"_meta", "meta"}))
+    )
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -744,23 +551,11 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _absent_on_error_SessionUpdateSessionInfoUpdate(
-        cls, data: Any, handler: ValidatorFunctionWrapHandler
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            lenient = {"_meta", "meta", "title", "updatedAt", "updated_at"}
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
+    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
+        absent_on_error(
+            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
+        )
+    )
 
 
 SessionUpdate = TypeAliasType(

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b14e228709b47eaffc48b3c50705c86f55e98514634d2aa3dad75295bd6ec8a3
-# Content sha256: 69396450dcfdfed29f444fe75c14baea129630ea1826c7de179f34fcea247f81
+# Inputs sha256: 01859e526e77fc6cce1398bee557ab92261314ea0fd92f541ba44deb1d859754
+# Content sha256: 05c29d49952b1e29df6fe02b5c94dd458714e137e645edcae7de903ff08e121a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

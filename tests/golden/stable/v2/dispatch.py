@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1e2c2645346991c20d3b1d7447fc62ee4ee65b4e690df6d65696770d089a4a52
-# Content sha256: 6853bf18986a5b2c716690374539810d3e33c819345d1af8f655b48402722803
+# Inputs sha256: 6c1244ba8ba55130c7887a01b5293ea3901e15bcbd173b9ffce3f35e261f7fb0
+# Content sha256: 5071d8994039161a86e9a33e2bc7199ae77da43c5dcee82e2d995998547b955b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 376ed3e5bb33a1e96c23ab03794971c8d43dd964c506efbc0b9e1dd535843e27
-# Content sha256: d990edd79533b4a9558cf5927e15a7db5655c9c73e94f2c2b68ecf3d55870ab3
+# Inputs sha256: 34f048577b91c4b664ee44a28b89307ff192b85c67b05da2c2bafcbee1e5df4c
+# Content sha256: 3ddaf3bc66a8355741e0b01d844cc4ea715aa13219a0f09f5c89ad014c0c6b66
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -1,5 +1,3 @@
-{{ header }}
-
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
 A version's ``dispatch`` module supplies the route table (generated from its method
@@ -17,13 +15,14 @@ from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
 from pydantic import BaseModel, Field, Strict, TypeAdapter, ValidationError, create_model
 
-from ._shared import (
+from ._runtime import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
     JsonRpcError,
     MethodNotFoundError,
     ParseError,
+    wire_path,
 )
 
 logger = logging.getLogger(__name__)
@@ -114,27 +113,11 @@ def _valid_id(value: Any) -> bool:
     return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
 
 
-def _wire_path(loc: tuple[int | str, ...], data: Any, missing: bool) -> list[int | str]:
-    """The path of a pydantic error location in the message as sent: union-member tags
-    (``"literal['only']"``, ``"str"``, a variant's name) are not keys of the input, so
-    walking the input alongside the location drops them."""
-    path: list[int | str] = []
-    for i, part in enumerate(loc):
-        last = i == len(loc) - 1
-        if isinstance(data, dict) and isinstance(part, str) and (part in data or (last and missing)):
-            path.append(part)
-            data = data.get(part)
-        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
-            path.append(part)
-            data = data[part]
-    return path
-
-
 def params_error_data(exc: ValidationError, params: Any) -> dict[str, Any]:
     """``data`` of a ``-32602``: one entry per offending wire path, messages joined."""
     by_path: dict[tuple[int | str, ...], list[str]] = {}
     for err in exc.errors(include_url=False, include_input=False, include_context=False):
-        path = tuple(_wire_path(tuple(err["loc"]), params, err["type"] == "missing"))
+        path = wire_path(params, tuple(err["loc"]), err["type"] == "missing")
         messages = by_path.setdefault(path, [])
         if err["msg"] not in messages:
             messages.append(err["msg"])

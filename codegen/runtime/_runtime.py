@@ -1,0 +1,162 @@
+"""Runtime helpers shared by every module of the generated package: JSON-RPC errors,
+error paths in wire terms, and the validators behind upstream's lenient-deserialisation
+markers. Nothing here depends on the schema; acp-codegen copies this file as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from pydantic import ValidationError, ValidatorFunctionWrapHandler
+
+if TYPE_CHECKING:
+    from pydantic.functional_validators import ModelWrapValidatorHandler
+
+# JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+RESOURCE_NOT_FOUND: Final = -32002
+
+
+class JsonRpcError(Exception):
+    """An error answer for the peer: raise it from a handler to send ``code``/``message``/``data``.
+
+    ``JsonRpcError(code, message, data)`` for any code; the subclasses below fix the
+    code and default the message, e.g. ``raise ResourceNotFoundError(data={"sessionId": sid})``.
+    """
+
+    code: int
+    message: str
+    data: Any | None
+
+    def __init__(self, code: int, message: str, data: Any | None = None) -> None:
+        super().__init__(code, message, data)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.code})"
+
+    def to_error(self) -> dict[str, Any]:
+        """The ``error`` member of a JSON-RPC response (``data`` only when set)."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class _FixedCodeError(JsonRpcError):
+    CODE: ClassVar[int]
+    MESSAGE: ClassVar[str]
+
+    def __init__(self, message: str | None = None, data: Any | None = None) -> None:
+        super().__init__(self.CODE, self.MESSAGE if message is None else message, data)
+
+
+class ParseError(_FixedCodeError):
+    """The text is not JSON (``-32700``)."""
+
+    CODE = PARSE_ERROR
+    MESSAGE = "Parse error"
+
+
+class InvalidRequestError(_FixedCodeError):
+    """The JSON is not a JSON-RPC 2.0 request or notification (``-32600``)."""
+
+    CODE = INVALID_REQUEST
+    MESSAGE = "Invalid request"
+
+
+class MethodNotFoundError(_FixedCodeError):
+    """Unknown method, or one this side does not implement or has not enabled (``-32601``)."""
+
+    CODE = METHOD_NOT_FOUND
+    MESSAGE = "Method not found"
+
+
+class InvalidParamsError(_FixedCodeError):
+    """The params do not fit the method (``-32602``)."""
+
+    CODE = INVALID_PARAMS
+    MESSAGE = "Invalid params"
+
+
+class InternalError(_FixedCodeError):
+    """Something failed on this side (``-32603``); carries no traceback text."""
+
+    CODE = INTERNAL_ERROR
+    MESSAGE = "Internal error"
+
+
+class ResourceNotFoundError(_FixedCodeError):
+    """The resource named in the params (e.g. a session) does not exist (``-32002``)."""
+
+    CODE = RESOURCE_NOT_FOUND
+    MESSAGE = "Resource not found"
+
+
+def wire_path(data: Any, loc: tuple[int | str, ...], missing: bool = False) -> tuple[int | str, ...]:
+    """The path of a pydantic error location in the value as sent: union-member tags
+    (``"literal['only']"``, ``"str"``, a variant's name) are not keys of the input, so
+    walking the input alongside the location drops them. With ``missing``, the last
+    part is kept when absent (the error is that the key is missing)."""
+    path: list[int | str] = []
+    for i, part in enumerate(loc):
+        if isinstance(data, Mapping) and (part in data or (missing and i == len(loc) - 1)):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            continue
+        path.append(part)
+    return tuple(path)
+
+
+# The validators below are referenced by the models (one per marked class, see the
+# models' BaseModel template): plain functions, so pydantic calls them without ``cls``.
+
+
+def not_null(value: Any) -> Any:
+    """An optional field the schema does not let be null: omitted, it reads as None;
+    sent as null, it fails."""
+    if value is None:
+        raise ValueError("may be omitted, but not null")
+    return value
+
+
+def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """``x-deserialize-skip-invalid-items``: list items that fail validation are dropped."""
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if not isinstance(value, list):
+            raise
+        bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
+        return handler([item for i, item in enumerate(value) if i not in bad])
+
+
+def absent_on_error(lenient: frozenset[str]) -> Callable[[type[Any], Any, ModelWrapValidatorHandler[Any]], Any]:
+    """``x-deserialize-default-on-error`` for the optional fields named in ``lenient`` (wire
+    and field names: errors are located by whichever the input used). An invalid value is
+    dropped, as if it had not been sent: it reads as the field's default but stays unset,
+    so it is omitted on output, never an explicit null, which may mean something ("clear
+    the title"). A required field still fails."""
+
+    # ``cls`` first: pydantic binds it as a classmethod, as model_validator's types expect.
+    def validate(cls: type[Any], data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
+                raise
+            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
+            if not bad:
+                raise
+            return handler({k: v for k, v in data.items() if k not in bad})
+
+    return validate

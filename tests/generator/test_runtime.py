@@ -1,0 +1,75 @@
+"""The runtime modules (``codegen/runtime/``): copied into the output as they are, formatted
+for the host's style, and referenced by the generated code instead of repeated in it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from codegen.pipeline import RUNTIME_FILES
+from codegen.render import DEFAULT_STYLE, RUNTIME, Inputs, Style, _formatted_runtime, format_python, render_runtime
+from codegen.write import strip_header
+from generated import _runtime, _shared
+from generated.v1 import models as v1
+
+
+@pytest.mark.parametrize("name", RUNTIME_FILES)
+def test_the_committed_runtime_files_are_the_source_modules_formatted(name: str) -> None:
+    committed = (ROOT / "generated" / name).read_text(encoding="utf-8")
+    source = (ROOT / "codegen" / "runtime" / name).read_text(encoding="utf-8")
+    assert strip_header(committed).lstrip("\n") == format_python(source, DEFAULT_STYLE)
+    assert f"#   codegen/runtime/{name}\n" in committed
+
+
+def test_runtime_files_follow_the_style_and_are_formatted_once_per_style() -> None:
+    narrow = Style("ruff", 60)
+    inputs = Inputs((), (), (), narrow, runtime=("_router.py",))
+    before = _formatted_runtime.cache_info()
+    first = render_runtime("_router.py", inputs)
+    second = render_runtime("_router.py", inputs)
+    after = _formatted_runtime.cache_info()
+    assert first == second
+    assert after.hits - before.hits >= 1  # the second render reused the formatted text
+    assert format_python(first, narrow) == first  # header and all: `ruff format --check` passes
+    assert strip_header(first) != strip_header(
+        render_runtime("_router.py", Inputs((), (), (), runtime=("_router.py",)))
+    )
+
+
+def test_a_runtime_file_digest_follows_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `check` must see an edited runtime module as a changed input.
+    (tmp_path / "_runtime.py").write_bytes((RUNTIME / "_runtime.py").read_bytes())
+    monkeypatch.setattr("codegen.render.RUNTIME", tmp_path)
+    inputs = Inputs((), (), (), runtime=("_runtime.py",))
+    before = inputs.digest()
+    (tmp_path / "_runtime.py").write_text("# edited\n", encoding="utf-8")
+    assert inputs.digest() != before
+
+
+def test_one_wire_path_for_router_and_conversions() -> None:
+    data = {"archived": "maybe", "items": [{"a": 1}, {"b": 2}]}
+    # Union-member tags and indices past the end are not in the input: dropped.
+    assert _runtime.wire_path(data, ("archived", "literal['only']")) == ("archived",)
+    assert _runtime.wire_path(data, ("items", 1, "Variant", "b")) == ("items", 1, "b")
+    assert _runtime.wire_path(data, ("items", 5, "a")) == ("items",)
+    # A missing key is named only when the error says it is missing.
+    assert _runtime.wire_path(data, ("items", 0, "c")) == ("items", 0)
+    assert _runtime.wire_path(data, ("items", 0, "c"), missing=True) == ("items", 0, "c")
+    assert not hasattr(_runtime, "_wire_path")
+
+
+def test_models_reference_the_shared_lenient_validators() -> None:
+    decorators = v1.SessionInfo.__pydantic_decorators__
+    assert decorators.field_validators["_not_null_SessionInfo"].func is _runtime.not_null
+    assert decorators.field_validators["_skip_invalid_items_SessionInfo"].func is _runtime.skip_invalid_items
+    assert "_absent_on_error_SessionInfo" in decorators.model_validators
+    source = (ROOT / "generated" / "v1" / "models.py").read_text(encoding="utf-8")
+    assert "def _absent_on_error" not in source and "except ValidationError" not in source
+
+
+def test_errors_are_one_set_of_classes() -> None:
+    # Imported from _shared (as before) or from _runtime: the same classes and codes.
+    assert _shared.JsonRpcError is _runtime.JsonRpcError
+    assert _shared.InvalidParamsError().code == _runtime.INVALID_PARAMS == -32602
