@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a7eae137d90ce0a58e0655a6c24a5f7a05395025c0e318dc3889ce0e3338d44
-# Content sha256: 4eb4aeb0a34d45f3a1f0dc4504ade0d109048e287b9bdabc94087e90b8af1651
+# Inputs sha256: f8682d2a8dfdf37e5a2cebdd9106ece7ece6b6088199a21bd90a822b843f4003
+# Content sha256: b9e4b189e48efb7936e7b5e9383dce136e0c82cd4e9252ee551d7c7389300a48
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 47f544ac2f148ef69f8988b1a25223bed6b115793b19b8af5aad9bf4a21f7180
-# Content sha256: 48fa6dc437a4b1855381b7c9c4f5f5faac339302e327a26b16859b42b44f5889
+# Inputs sha256: 03d26a148365b29b96491ef1048ef9930c61446a1a13dd7d99e976b109b2c4a3
+# Content sha256: 04ce652ab30a20b5a514ee9f479829af8aa6eb0160d5d66c60c8d4c71ff2b044
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c3dcadbddbffdc1fe9c0a41a75c5954f444e46ddeffdd8ee74d7e04c9dd8e7df
-# Content sha256: f37e3372ec5934ee2ae1cb862d1ab8512f6590d8e1cd8b5ace6e609f4bfe5a2c
+# Inputs sha256: 94722184f96b21769d7c161c3e87124d0ddf7cd9aebdb099487ced9b5d518855
+# Content sha256: 576ecb98d95bfd65c6d256876c2a2c6bef2a337c65aedfbd9f184ce59ae1328c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fa6b8a8199dea3641c4477e321be7d81f0ae034f0fb223043558e83c65f7e51f
-# Content sha256: 4ef0d3bb9ca81872673e4cfb41af1698581f84c2a5506b1f6bd19c73dd7fb6d8
+# Inputs sha256: 1106b694ae8e847d242e023d294cb580d5b96744a95df6edd2ac3e947661d1f4
+# Content sha256: f9350a1508d82adb6289a607af4350fde13f7ed2714def5b272d41ce7336a894
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

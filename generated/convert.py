@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c6d70e1f4145a87602f8394b609213ae2fef91c09af825a02ebe43737780db34
-# Content sha256: c18665a25201e437456cad812970119634970fb4605dc7099e57a3732875764a
+# Inputs sha256: f53e9ca27881155b143dbe3aaa63d0cd9dcb7aae9658a782886739a581ace092
+# Content sha256: 613313f5d50c19f058e855fdcf60b4a94dc6884abc8da1ea9411e263f411c0e6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3d0c42afd32828bea88c41b098e574b3a42759bec04f4aa4900e37410e756786
-# Content sha256: 5685e1cb665316388fc6fa899e38d8a07570a1a6c1661e2fd9e0e4935d6c96fe
+# Inputs sha256: e8ab0a90b6eace7936f625ed31508c37d461e1f0d0042c7afc026332bae1df41
+# Content sha256: e1ab72568a552b3e469626349cf1f25bb776cb5f58d550db0032eb375b37d0d4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ad348753b4bdbcf621ec8c38cac89ad1b78c48e7d09ce020ad04a3cf19bc8f0
-# Content sha256: c8cf07b823f9878f31ea05a7c8b27f2d2a2950f6232e1b3654920ab08160e190
+# Inputs sha256: 57e8a6a184179987b93f5a60cf148a42c29fb87ee005fdfb035199770279ed22
+# Content sha256: 71535f92faa9a9ea4cf47ee77935f98447ea7359423fcef6a7101cb18381b4f0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 609816265fc6c897d7dea39d17fb143f6553cd3adb7f43eec16ce103a529dd61
-# Content sha256: 4081df512cbc4cfd8ac7ad0eb6893f3a9eed924db7ece549b09a196904e12e73
+# Inputs sha256: 6e307fa42c30707aa1d5cea9bcd5cef3f64dacb7da691ea0d1518726d43fbef7
+# Content sha256: b13a681ca7966d27ec7fbba59715127c872296b07254e9a03952bad612a45277
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

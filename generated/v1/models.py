@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2f4e0648e6d068dd375d18ce99f426703f33f6c0da7ad00d8f07dbe6331558bb
-# Content sha256: a3a3911c78328566aa0eb02a66d024038526aea2f252e51a50a3bb638cb76366
+# Inputs sha256: 2d442afa73a5a86c8c01ebd3e67934a4a7b4577d30f400a2a75474af4c454702
+# Content sha256: ac8e353c51f1c01300a237f0963e4d3464a65f9450dd5c774de32ee852a90462
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2531a558fddc1d67aa09cbad093fd70c6270f1a00da0b9586c39b4d7b240923f
-# Content sha256: 492ce453f7de71571d3e3b5437a3fefb35c64064dd5e3a016000e51520e2d325
+# Inputs sha256: 8c22a75ef114d225e8187f075df4364d4079f7df2a5db4af0578326d47114aae
+# Content sha256: d4f6de120948d8e59920b7aafc43d34292ffed2b0e2114d874f4ede4eb893940
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

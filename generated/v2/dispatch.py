@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 322bf104ddcb2d33803c2e90a4053578cd87fb94fbd26dde99389ed46d1e3124
-# Content sha256: b435a6dea0d98f506658d9b6ee3c170a552e2a2875fd795752972f6391296b1c
+# Inputs sha256: bb8114bc3c53dd43e9d2789745c487f68edde9635e028b98d1888cea6a5d0e8c
+# Content sha256: 6785ee8c8dd3570df507b2f6ffd096b62d2eab209045fabd8695a5857b8d7e6c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c7faadf90b38334cbec8db17005d331f7c46da08084b19650d15a9b0487f2dec
-# Content sha256: 1ba1f773260d2d6728f9760a518ce13756a406c168f46b10cbba796eb6a186dd
+# Inputs sha256: 875343b9d3e5a7c63f054d56deb4b7289d14f5e58ca82a4349661b2a76d114d9
+# Content sha256: 85af74e974ce178c62a232707581cd75710c3b27c2f3d5c102abaa1569dfe794
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

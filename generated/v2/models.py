@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1277303016829b7e18a754c33fbfea16cc3f97bc009ad1c730e31cc349c7bd16
-# Content sha256: c38ed87d0fec91ad9ac70719290e363f6de3b82c71fe4dec82474e55db2b0506
+# Inputs sha256: d2da1c674303240d4c3967a0dc310608964c67caff682dde438b1120a971dca7
+# Content sha256: 90db74b3320cf1582fbad5b3600b75623223c5c80bbf176c74099d655f1f871f
 
 """Wire models of ACP protocol v2.
 

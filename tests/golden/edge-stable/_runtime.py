@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 39904cf8726392816025d59ae86fde4987b76cd8200865995af2267ec71eb959
-# Content sha256: 8dbafa9ebf10ba42538204da579c623dfd5778057ed82aec607d02c06653b8a6
+# Inputs sha256: fff5b7b9ecb1f7154e7ae9497939f59b3a67442d1105ef66c6be45769e684546
+# Content sha256: ab87576256e2756086f5d289a185015c368e31a459a2d73fa915cee79b903cd3
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ca1d110b52c8ef9965fa9c082a82ab53e83f8301c378885607ed99ab2b5d9a64
-# Content sha256: 388118b35b735c560043f7389a41e58b0180fcd0eb60d8122dda50389a2dcf89
+# Inputs sha256: 7f09dec2cfc4d793d8b2f725ceee0a19fb9bd629e79a9b6801f4d3222cde2817
+# Content sha256: 998f347d977f5805f9d65643de52797cdf9925f44460a51b9da3170393827a7a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f6a679fbe8703ffa57bbfe770a8c71f6420e0a96fa5126c9fa175ef964108341
-# Content sha256: 664cbba112bd0254619d17b7340223ad7c6efdf42eb1f4d2c20526075b97dae2
+# Inputs sha256: b797e9557b5a028596735bb4dacccafc30d7a4a54f87bc9f06c0229022f46a55
+# Content sha256: 2613127f1f81bf1770464d74e876908b79ec45bd37e9563b2e2641a7db9ca659
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

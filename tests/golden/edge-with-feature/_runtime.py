@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 52f5c5ff90a6614f0e3cf3ea28e194e0d43a3a51a33792be385d4791c09d00f4
-# Content sha256: d0ebdd314187cc38d38e13d6d062d5a635b0b98bb32636aa57698485591751df
+# Inputs sha256: b2bf914573a40ee923fdcec9566aa0cd3e945a07488809d90f6ffbff99bef23b
+# Content sha256: cb3b0ec64b612fa3c2fa0d2c28ff2079de6fbbc902664534d186b7bc3d7804a7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f94a4f3a2c0e05c18f30c19004a8bd95bba51ff3b5a79d33e6669ad1254fc1f
-# Content sha256: 45f283efd935c299c856eb7154968438f723e6c0742a9c324b4f9f0d4594a20a
+# Inputs sha256: 2df79bfe816163c678fdea6bd78384dfc21b2dc14878b5f84d93ee94e597b85e
+# Content sha256: 4e544b4b1fa215c071c89227e007538a1abf3b66e23af9661bde51b674f6b47d
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

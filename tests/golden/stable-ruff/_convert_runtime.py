@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0c18e5b6e1047856ec0d55be1f9b9ff122928244e4973d93c46f67e7b820dff5
-# Content sha256: a2593309e9ff510c9daa78f4831e347c26514de731f9f8304450587554db8f5c
+# Inputs sha256: 9e84dc0473e39e754c0e6086b6ad23e9c8e80b82bd36d2cd2388d8a2891c938e
+# Content sha256: 72b61c504c3f3f7853dc4b7979b63353e6c3db7a7cc1656311decbb9752385c0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b2329b6c5b8c1614624b31b2e0bbbda654e3635f6848926ff3c12248e7b53b0e
-# Content sha256: 3f7790089d59fc62f80a8834d97fc822a714bdf496c76b747fa81097e2d03c43
+# Inputs sha256: d2b3502aa47ac3945e293b19a4e0d7c07cd487e984fd026e37d1b362e0204ea4
+# Content sha256: 1c9230a4d62f517ab8d4d6691e306bf8eadab37f33c353aa876987dae4440b3a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dfb1da2937ce30b4811812fa288042d800c2b5fd0a4f2a34a4ed7a87f651e117
-# Content sha256: 16eff333557f57857c6bd277a5b4898de0d44f8ba974af8bfa4dd88fc66e2056
+# Inputs sha256: 498cac4a8bcd8ea07f6f61d15034dfe3d826e3bbc519aeb2097f2e068a1d9a6f
+# Content sha256: 8be089109424653c5ee004d16af03b0c50815528ea8fe8dd1b545506362ecaf5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e766d095661d2eb821c67c92135cd1e0a2d1435ddefd01fa5c7c0840efcc15a3
-# Content sha256: 018704a0888ce4ff9c783dfe9049fb8ae9d681290478229162a957e98e862885
+# Inputs sha256: a35cd463768bef9da84926668e4f5aa7f03165008cb884c64c2fb61dc033286a
+# Content sha256: 786ccf8ef492d8ffb4e7a24d7594fb68e9f58fdb10549432687bd18c9b1dffe1
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

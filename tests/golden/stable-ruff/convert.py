@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 623f6d05ae437708ed7d1bb616c0c5758b539ad70644480c427b70f1070b4d84
-# Content sha256: 1a850894e30f1c4215f50db76f76e9316cf28461c4eeea0f5949737b880b4db8
+# Inputs sha256: e5c477f8f6a11fb904a1888291c570209104df955477cc6776c499ea27c04d9d
+# Content sha256: b4cbb15c2dd589208af8e5c3111a8c8986d95cacb3b889bb9f8b39c22cdab938
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 84e7e5491324b60cc30c243de8cf4606748246c167d3c12200cc6a97260be9d5
-# Content sha256: cc69b3c88c467caad61fc1234d256f59a0ea31a5703e8ebf125282d7708ffb83
+# Inputs sha256: d95db5d16eaa5f463569a472ce5c03e3a87ee41beb74f1bcccdf7f939c374c83
+# Content sha256: 3ac5ccf8cdb96a571f5db6f0ee581ab73f4163459e2b406cc2b8a41a251e2bea
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

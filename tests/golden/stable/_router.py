@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d170f88ae1bad46b783e81205d0f2e5e60f7d6d44a689c0761003737fd7e747f
-# Content sha256: c36710687388c84037707adcb68284de0e45341735a871cf0784a1207039482a
+# Inputs sha256: ab2ec8c5bd482ad189c7c9067f7867385944e0c397a7427ab33cd4518a6fa246
+# Content sha256: 631eccc37885fcad418139ecb847224825456c52402845ee1c6096f3cc8c9e71
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c030ccc2641b363f5699db4f61aa92854240eb2285ef559c412f459069daa07a
-# Content sha256: 4a6b37ee76229ae705b7dc295ca605593e27430b505589e738c2f544cf9565da
+# Inputs sha256: c3253db99eb7ca808c5e5e7f18af53cf3bce0a4715d6dc9402a3ee09664c556c
+# Content sha256: d0a1b12519de85e4e3cc03218dd749c43fd5035022bfc4d8312bd9b2d7f490f4
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8715323d3b82e7f580e7f89521d1c5c53cf4cf9009a53bb3c81b065e7273a110
-# Content sha256: c5bd3ba2537b9cabe94ad55eb35c946c313ebcbd388d72a505909eb681aa8fda
+# Inputs sha256: 774870fa5a243752678036902d818dd2554aad87cbc0274777954d8bdd244b3f
+# Content sha256: d5343320de269dd2c715a3b1e886d23d7ecc744266c696ae7c78aa37eece6c37
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

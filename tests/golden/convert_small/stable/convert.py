@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ed82597e1c4863b4e35a71b21d4d031f8c7a798e33d696ef5c4ab8cce42dbd5
-# Content sha256: ffc57d88979a51aa03b1dbfbee55ce6e46c520a2b4c518535c8396f437bf3ead
+# Inputs sha256: e071beac2e2a3ffec1d3eb64eae5e8e14982c1f95ec227784715cead269c202e
+# Content sha256: b1f3bfab06d7fed9b3ea5ecb78e38e137c5e09ecf501105cfd067d74354000c8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 51e3c89950bff74909a9bbbb9c87528faaa2fda4c50078149001efac0f57cb6c
-# Content sha256: 1efcd1100e0219b11fba4ec38947b3b263371e264fe25ade22bb76958db80289
+# Inputs sha256: 82525a63947d38d6eef9ce841a61d803ff7077d0e38a56702dfa6b6fef19ccb0
+# Content sha256: d0f80861c2c3c934eb6c91846ac0890d74fff787c875d8704ff7e179f68b9e08
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b3974dcac119f41c2ba9f9763cf7c41b4c9d9fa565166f48cdea10962ec2e21b
-# Content sha256: 0697e60339db51530184428d269369a36f6ce2692075508b9367e2be77c8b915
+# Inputs sha256: efad1cf6a3caef4a4c3c152ccda7b32ca82a646e57941d925a6f9bb618226c57
+# Content sha256: d4e07621895127904fde61cfe6161871b92df73052d5e31c11b222ff3401d683
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 457c4a3ded007d92771dd2520af155142dbe6852ca75dc68466389eaf367822c
-# Content sha256: af505ab6d98a654919ec3af898fb0b752d23155e80633d575321048d184db44c
+# Inputs sha256: 51ec487f0bb5726f5f6194a6f50a9533819d270ad87f4a725b173e6518b56db5
+# Content sha256: 1ed06271155e284653004eafe9b3b17d2d22e7429b425da913bf405df7c93e92
 
 """Method dispatch for the agent side of ACP protocol v1.
 

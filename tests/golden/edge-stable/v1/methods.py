@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f84e79bc803bba394e80cc34fbb1a2daf464b94f38d40993b35f0a71bc682e65
-# Content sha256: 688a7538e7fca7bb8efec15870df392189a485b826cc2a40c1a18b696510004d
+# Inputs sha256: 2cc603ad3f0d471faa29dca7f7cf3cd1bb74e6c1105ccf1f9a5826ed8fd7bf1a
+# Content sha256: 739da024c9df6fafc14d3e01e131a03a7f47463a308fe87fab78109c8979cdfc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

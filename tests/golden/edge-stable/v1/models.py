@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ff79dc5c1dec1612ea40b84848f3b4348257ac4b89d76c49d1303920672432dc
-# Content sha256: cb74324be88f1c3fd90b263503ed79fd2c026e8c4ea9d70f36ca1cfb7723612e
+# Inputs sha256: 408a969bf7cec82599291e12ce5d6a76cd5251b54ce589adbe8f6b14f2cbbca1
+# Content sha256: 79a39066b64c97faee30a92f6bc7001f6b7dd5a53661bb77f1147e7ec3fd136a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 76048aa13cd78f41a2d5c5a102d9af3d5b8ecdec559cbad1baaf71e3c5a68247
-# Content sha256: d5dfda8b9ebfd97ce4c3d48e55a762822b63ea6b69272a56dbae96434d8e39e2
+# Inputs sha256: 9de7c76f0d1009a824d41f394c508f9a4d7419d2e656d94c6e4cee3037f8c588
+# Content sha256: 9b78f5c65bcfbe665bc7838f683e620a5ee14c624ca7a1569e767f30774dc3b5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: dabc1a2859601bae91872e0a061d94eedde6d1cfc73c05bd7303e0aef2800177
-# Content sha256: 91735b9b43494ae1c84079972386eb7353c1c1b67db174b46a7c436a38b67bee
+# Inputs sha256: 1f6db7e42cabf8976fc2cd243f7055b9a753b3a1b0efee268322b2c37c0e65fa
+# Content sha256: 9ecab120c59760c4bf7ce7f47183c757e7975e7eb7fef82397343ae09207b547
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a88a8747e444c9ea61d17f97ce6214285b413ce612c0636e86dab76435402585
-# Content sha256: 5a08ad8eb39ac19ea308cec2ec21289bb2acd9fb8cd0a2c790cc31aa1ed5186e
+# Inputs sha256: 156a70cb1cfe3dfa9ac4152cab1f7821e34673f6e6eb92d78afd0ea13c5bfc36
+# Content sha256: 84e09aa213f0efe5c2a00bf7c0eebc883c59b5ed047a4fb04016eb21e4f4af24
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

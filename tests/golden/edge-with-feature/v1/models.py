@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d556b3827a1d8a153b1417d27f6708809e4cfd2282f4a509362c9de60aac8a79
-# Content sha256: feab2225effd60b1425a60faf15894ab293e6107fa9e00292a3dba9398f5891e
+# Inputs sha256: e9f0d5e7fd3ecf083526a40f78b24e065a888706491cb02eb9c97dce1b899c39
+# Content sha256: 2ef72f37a589da61d1c97b7e3f9af3f31f7404ab9aca96706566a8f810e4de56
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bcebc9af5c15b940eda4b1ddb557ed994d66202748179b804e31dd6b877ee9e6
-# Content sha256: 56c8ac26dcddc5f30012452aab79eefe6c0e7efa39d02542aebfc7d6d5699ba8
+# Inputs sha256: 9512c2cc8efa90b720d748eacaa1fab8e82f4b7b7ee1e18526f91c5a167382e3
+# Content sha256: 3751c521f5167b2b821c5da83d009622a9d2566cf64d206bd8a9885586075f26
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 79c239dbbe98bfaab4a7ab2e44a676d68d3af65c83330668d2c8adc7c0beb6ce
-# Content sha256: 741471908e51a5dfb3d46b1885357b23a27ef2b32858c08af4760563acf300cf
+# Inputs sha256: 2ed15406bd73e1949ef99af669a40c42106249c7c8bcf3d72abd97c3747b8918
+# Content sha256: c58bcc1b89dc8c1f0a1ec1035867655bf95136f69b39f13989de85e6ff8a9231
 
 """Method dispatch for the agent side of ACP protocol v1.
 

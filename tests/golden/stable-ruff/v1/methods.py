@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8d4229b4a52f98d620fd84a659d8057fdaa5aaaff582e75b2acffa89acbf5110
-# Content sha256: 1e623ebfe5cfbf8085d69bc9da14afb85ea4e79083a3f9a8867e43b93b0e2fb7
+# Inputs sha256: 3e7621b9f6ef7340b9bc6a69541a0b44aa4c44d8dce706fd299a36d91900fca1
+# Content sha256: e9a7e8faa01a61ebefc4d5c3fcf1dcdb1b62ab1d15004473acaa4f41b944ce2a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cbd2b6e8d1943632e005d22ac221eb259929fc31e2f247fda4d94bf42bc5df83
-# Content sha256: 94fd310db2f54a67d511924ff5601120ace23f01b2cc1cc091a8c7dda45e3b92
+# Inputs sha256: 53fb2e9f57819591f7b012775222b82b3a256bb184f29ce9cbc0af785d2cb745
+# Content sha256: 5dd4ba16bd9c19e77ed6c340d7e344fe59923d33e8df1790de7a07e670917eb4
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 29531808698809ffe3f8810ae790ec52ceb9f7c531d5c72fc81a94c0c0ee2607
-# Content sha256: 59c356aeec93d8a7034a3a035b2d2d3df3aedf5971d449efb14c80f450a19a48
+# Inputs sha256: 5559c72f93c414f1a8f3bf5e70332328c41081bfc2fdf5b46fadb93c0c73f8dd
+# Content sha256: 8c75a35bad238c8520f072ef3a1578762db0c6f9b1ce8b34a3cbea45eb626034
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

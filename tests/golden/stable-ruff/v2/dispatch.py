@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 78ced38e9d4bdd2a7b4ae8552e152fcdbbfcc630a3fe6846bb7166955028e6d2
-# Content sha256: 995ddb6cc11cb25e43d122c0bf095a700b1b9f6fdab31e249067393e6a1d3429
+# Inputs sha256: 26a3affecb101bb4452828f38219b454f84fd59531b5673eac94bf4491108112
+# Content sha256: 11ccbbb0c22612f90aed44e014657b3c5f7748c7c4c9bfdb818705aa01948c52
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73294909d49d64f6e7f78db43ef483502a6a1a54915db9b4f6d95d369376336d
-# Content sha256: 2a74cad1719742b1f3e53487d088813e788e67ffd52966ee74c165eaeb280d10
+# Inputs sha256: d5250202f382982bfcef13b1d6d899eb8c8228f0bf6a1683de62fa3abaeb5a82
+# Content sha256: 4e80f188a4172a85243573ad6fb5b269cf45f2aad71ad11f17f216bdf261c63e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

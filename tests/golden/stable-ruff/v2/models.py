@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 152325db6f850ced52a1bbd93c81f8c5c106c7ef4a8342983f0c4b234527493b
-# Content sha256: 6145794d7d8171415bec57848ff06f1cfd26eba68288829faa69585e1ae90f30
+# Inputs sha256: 7fe16823a8a8fcab7a4d7d9a93ebe915e9fe78b2d776577122cfa54fae143de4
+# Content sha256: 129f36c8bf7663f87b1fb81b3510e9c0dcc564028ff28cce14f9c02548da1c23
 
 """Wire models of ACP protocol v2.
 

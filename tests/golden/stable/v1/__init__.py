@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bc0824af95f7ff6b1bdc96e67ac5e4a42c6b146bce7bda14b6c7e2aaeab69332
-# Content sha256: e02ba9e63a880eec95c0ba44241b9d4831e24fcb40cdcaf719406c5e4ebc55ce
+# Inputs sha256: c66c873221737cfd777a92b3a108083a02e1220c49f1df843bca16cfbbf206cf
+# Content sha256: 74719ea28d33b16a804cc28193c810b837767eb7b3721068bab38df55cc1f442
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

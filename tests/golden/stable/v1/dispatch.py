@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: cd10b9b89ef486e008d0a6ff295f944ad818bf9ed98934210a9d3b20a62958b9
-# Content sha256: ae0be600c7f5ac0f18539a9623a4b28962126485c51261e28a99aba7f1675218
+# Inputs sha256: d9ccbfa365e2a48c5960b98a692074220e5443cafeef382031fec05112a66e25
+# Content sha256: 3ffcdedbc6db14f3272f7daeb18dfd9076b1294c9b6c50f5ead8909a89d901b0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

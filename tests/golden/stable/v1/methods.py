@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0eea511680575aabe80017628e4f2822e8f9c9730184e5177cf98d2c91a993ef
-# Content sha256: 7c1aafb1f39a84b6b605a8c632582e39781b542d05a3a813736898d7dc3e81ac
+# Inputs sha256: 2791d4082e9b7e054c653e589d623673a00ca55cf7c0538f38987f25025be17f
+# Content sha256: 17351e67e5c164b2c851a25b89e3ab5468da1700abc6eea7d55f242a961ee505
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

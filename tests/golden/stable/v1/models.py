@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1df7ab7cef8419ae3ac779653cc6ef128ef7a339e53a26f5425885c64cb57cca
-# Content sha256: 917b425fc40a27dbbbba9b92be5df79da138b2cc890a5385e76aef469f3e7bb5
+# Inputs sha256: 2ab9e0bdea55bc684829f378e686f678859682f6d0d5e0a3d9ba1062f3f9643c
+# Content sha256: bc4f9de31465c0913b6e0285bc8d82dc5d90107aef51bf8ff8aa9e165bb28e16
 
 """Wire models of ACP protocol v1.
 

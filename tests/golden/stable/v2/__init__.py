@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 01859e526e77fc6cce1398bee557ab92261314ea0fd92f541ba44deb1d859754
-# Content sha256: 05c29d49952b1e29df6fe02b5c94dd458714e137e645edcae7de903ff08e121a
+# Inputs sha256: 6a19bd186c40e8899fdbec0258e82f207307243fcc11c97e40dfdaf168682bcd
+# Content sha256: ff68438e5cbbe7211f1e0358239992394e7d3f1a0637be7af8a1061f35673123
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c1244ba8ba55130c7887a01b5293ea3901e15bcbd173b9ffce3f35e261f7fb0
-# Content sha256: 5071d8994039161a86e9a33e2bc7199ae77da43c5dcee82e2d995998547b955b
+# Inputs sha256: 7131857fbc2de4c7887630b273885a43dbaaac5a1e2d0bd736fe2ccd983e5b37
+# Content sha256: dc8e6d2acce8b9158c95a4aeb9f0cbfdaed1a3f27454d2310f62b244222bedd7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

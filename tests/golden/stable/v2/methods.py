@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 34f048577b91c4b664ee44a28b89307ff192b85c67b05da2c2bafcbee1e5df4c
-# Content sha256: 3ddaf3bc66a8355741e0b01d844cc4ea715aa13219a0f09f5c89ad014c0c6b66
+# Inputs sha256: ff6de25bcd1f7b42d0745694a4ffb21b12b528c136489dc242cffb80affcb0b8
+# Content sha256: f7734563649a5ac2b3c1bdfd8d6a3cfbd65cd120bd2407c6cecafa39aaf7c65c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b2a02422b01997fdae0ea4d8d9ccb5c182248dd44d93a3d3201fa2475b06d55d
-# Content sha256: aaabf3020ae33c2a8890b08acb4ac4b64b3a64fc66271a6d715ca6a1a1713eb1
+# Inputs sha256: 2fb5fa0e0909c9714e252c7d77ae9e2f806857a7028478362d6a4fde27039ca2
+# Content sha256: 04cfd5e2a7e3522d99a6aaf573f6707964dad2e188e3bcc4e2c14b4ee084bad8
 
 """Wire models of ACP protocol v2.
 
