@@ -101,9 +101,9 @@ def select(sources: VersionSources, enabled: frozenset[str]) -> Selection:
             files[name] = src.name
             if schema.get(FEATURE_KEY, None) not in (None, *enabled):
                 continue
-            schema = _prune(copy.deepcopy(schema), enabled)
-            _with_notice(schema)
-            defs[name] = schema
+            pruned = _prune(copy.deepcopy(schema), enabled)
+            _with_notice(pruned)
+            defs[name] = pruned
 
     problems = []
     for name, schema in defs.items():

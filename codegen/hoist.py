@@ -259,12 +259,12 @@ class Hoister:
                 else:
                     found.append((union, key, i, "", "property"))
         claims = Counter(bare for _, _, _, bare, _ in found)
-        for union, key, i, bare, rule in found:
+        for union, key, i, bare, found_rule in found:
             variant = self.defs[union][key][i]
             if not bare:
                 name, rule = union + "Variant", "suffixed"
             elif claims[bare] == 1 and bare[0].isalpha() and self._free(bare) and bare not in self.original:
-                name = bare
+                name, rule = bare, found_rule
             else:
                 name, rule = union + bare, "union-prefixed"
             name = self._add(name, rule, variant, union, (DEFS, union, key, i))

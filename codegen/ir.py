@@ -230,8 +230,8 @@ def _primitive(kind: str, schema: dict[str, Any]) -> TypeExpr:
 def _fields(schema: dict[str, Any], path: tuple[str | int, ...]) -> list[Field]:
     required = set(schema.get("required", []))
     out = []
-    for name, prop in (schema.get("properties") or {}).items():
-        prop = prop if isinstance(prop, dict) else {}
+    for name, written in (schema.get("properties") or {}).items():
+        prop = written if isinstance(written, dict) else {}
         out.append(
             Field(
                 name=name,
@@ -361,8 +361,16 @@ def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None,
         return (
             e.kind,
             tuple(
-                (f.name, f.required, f.has_default, _json_literal(f.default), f.lenient, f.skip_invalid_items)
-                + (f.feature, shape(f.type, names))
+                (
+                    f.name,
+                    f.required,
+                    f.has_default,
+                    _json_literal(f.default),
+                    f.lenient,
+                    f.skip_invalid_items,
+                    f.feature,
+                    shape(f.type, names),
+                )
                 for f in e.fields
             ),
             tuple(mapped(b) for b in e.bases),

@@ -221,7 +221,7 @@ def up_to_date(
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
         manifest = plan(schema_dir, sources, features, root, conversions, style)
-    except Exception:  # noqa: BLE001 - unreadable or invalid input: let the full run report it
+    except Exception:
         return False
     on_disk = read_tree(out)
     if sorted(on_disk) != sorted(manifest):

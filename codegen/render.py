@@ -169,7 +169,7 @@ def format_python(source: str, style: Style) -> str:
         mode = black.Mode(target_versions={TargetVersion.PY310}, line_length=style.line_length)
         try:
             return black.format_str(source, mode=mode)
-        except Exception as exc:  # noqa: BLE001 - any failure is a generator bug; say where
+        except Exception as exc:
             raise RuntimeError(f"black failed on generated code: {exc}") from exc
     from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
 

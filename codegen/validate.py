@@ -138,7 +138,7 @@ def declared_features(meta: Source) -> dict[str, str]:
     return dict(features) if isinstance(features, dict) else {}
 
 
-def validate_version(sources: VersionSources, expected_version: int | None = None) -> None:
+def validate_version(sources: VersionSources, expected_version: int | None = None) -> None:  # noqa: C901 - one pass collecting every problem of a version, in reading order
     """Raise SchemaError listing every problem in one version's fragments and meta.
 
     Upstream's extension vocabulary grows with each release, so an ``x-side`` (and a meta
@@ -234,7 +234,7 @@ def _alias_cycles(defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
     return problems
 
 
-def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
+def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]]) -> list[Problem]:  # noqa: C901 - every method rule in one place, each an independent check
     """Methods: meta.json and the x-method markers must agree, and each request has a response."""
     problems: list[Problem] = []
     meta = sources.meta

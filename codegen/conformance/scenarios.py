@@ -209,7 +209,7 @@ def _restoration(ctx: Context) -> None:
     ctx.archive(sid)
     ctx.unarchive(sid)
     # session/unarchive never loads or resumes: the session archive closed stays closed.
-    request_id, mark = ctx.prompt(sid, "conformance check: a prompt after unarchive")
+    request_id, _mark = ctx.prompt(sid, "conformance check: a prompt after unarchive")
     reply = ctx.agent.wait_reply(request_id, ctx.options.turn_timeout)
     if reply.error is None:
         raise Failure(

@@ -443,7 +443,7 @@ class _Comparer:
         )
         for change, keys, mine, protocol, definition, side in sides:
             for key in sorted(mine):
-                index, variant = keys[key]
+                _index, variant = keys[key]
                 feature = self._variant_feature(definition, variant, protocol) if top else w.feature
                 location = w.location
                 if top:
@@ -474,7 +474,7 @@ class _Comparer:
                     **({"old": key} if change == "removed" else {"new": key}),
                 )
 
-    def compare_expr(self, w: _Where, o: TypeExpr, n: TypeExpr, path: str) -> None:
+    def compare_expr(self, w: _Where, o: TypeExpr, n: TypeExpr, path: str) -> None:  # noqa: C901 - one decision table over the IR's expression kinds
         o = _map_refs(o, self.renames)
         if o == n:
             return

@@ -91,8 +91,8 @@ def _verdicts(c: Change) -> str:
 def short_location(report: Report, location: str) -> str:
     """A location relative to the input it is in (the report's title names both inputs);
     one in the old input says so."""
-    for prefix, mark in ((report.new_prefix, ""), (report.old_prefix, "old ")):
-        prefix = prefix.rstrip("/")
+    for side_prefix, mark in ((report.new_prefix, ""), (report.old_prefix, "old ")):
+        prefix = side_prefix.rstrip("/")
         if prefix and location.startswith(prefix) and location[len(prefix) : len(prefix) + 1] in ("/", ":", "#"):
             rest = location[len(prefix) :]
             return f"{mark}`{_md(rest if rest.startswith('#') else rest[1:])}`"

@@ -371,7 +371,7 @@ def test_a_forged_cursor_is_invalid_params(agent: Agent, paged: tuple[str, dict[
     forged = {
         "flip-a-character": cursor[:3] + ("A" if cursor[3] != "A" else "B") + cursor[4:],
         "garbage": "not-a-cursor",
-        "empty-signature": cursor.split(".")[0] + ".",
+        "empty-signature": cursor.split(".", maxsplit=1)[0] + ".",
     }[forge]
     assert agent.error("session/list", {"cwd": cwd, "cursor": forged}).code == -32602
 

@@ -201,11 +201,11 @@ def test_an_optional_response_property_removed_breaks_code_not_the_wire(
     code_only_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     old, new = code_only_pair
-    code, out, _ = _run(capsys, str(old), str(new), "--format", "json", "--no-generated")
+    _, out, _ = _run(capsys, str(old), str(new), "--format", "json", "--no-generated")
     [change] = json.loads(out)["changes"]
     assert (change["path"], change["rule"]) == ("ListSessionsResponse.nextCursor", "property-removed-optional")
     assert (change["wireBreaking"], change["codeBreaking"], change["breaking"]) == (False, True, True)
-    code, out, _ = _run(capsys, str(old), str(new), "--no-generated")
+    _code, out, _ = _run(capsys, str(old), str(new), "--no-generated")
     assert "  - wire: compatible; code: breaks (the attribute disappears); rule `property-removed-optional`" in out
 
 

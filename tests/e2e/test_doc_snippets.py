@@ -116,5 +116,5 @@ def test_a_failing_snippet_fails_and_a_marked_one_is_skipped(tmp_path: Path) -> 
     ]
     assert markers(page) == 1
     failing = Block("page.md", 3, "python", "raise SystemExit(3)\n", True)
-    with pytest.raises(AssertionError, match="page.md:3 fails"):
+    with pytest.raises(AssertionError, match=r"page\.md:3 fails"):
         test_snippet_runs(failing, tmp_path)

@@ -189,7 +189,7 @@ POSITIONS: dict[str, Place] = {
     "gated-param-name": lambda d, m, i, p: _params(
         d, m, i, {p: {"type": "string", "x-feature": "unstable_session_archive"}}
     ),
-    "param-enum-value": lambda d, m, i, p: _param_enum(d, m, i, p),
+    "param-enum-value": _param_enum,
     "x-method": lambda d, m, i, p: _method(d, m, i, f"hostile_{i}", p),
     "method-key": lambda d, m, i, p: _method(d, m, i, p, f"hostile/m{i}"),
     "feature-name": lambda d, m, i, p: _feature(d, m, i, p, "a feature"),

@@ -158,7 +158,7 @@ def test_the_cli_refuses_an_output_that_is_not_its_own(tmp_path: Path, kind: str
         out.mkdir()
         (out / "notes.txt").write_text("mine\n", encoding="utf-8")
     before = snapshot(tmp_path)
-    code, stdout, stderr = run_cli(*generate_args(schema, out, FEATURE))
+    code, _stdout, stderr = run_cli(*generate_args(schema, out, FEATURE))
     assert code == 2 and "Traceback" not in stderr
     assert stderr.startswith("acp-codegen: ") and "refusing to replace it" in stderr
     assert snapshot(tmp_path) == before

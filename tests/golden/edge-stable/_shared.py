@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f09dec2cfc4d793d8b2f725ceee0a19fb9bd629e79a9b6801f4d3222cde2817
-# Content sha256: 998f347d977f5805f9d65643de52797cdf9925f44460a51b9da3170393827a7a
+# Inputs sha256: 8ddaab3c0337692ebbc65e3b2fc041cbbc7d194bc530df5ad45164ceb7de8b68
+# Content sha256: ee538614a42872a3bb6afdaa66ca8e7468302203a49b8fd886bdab93e1c006c9
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b797e9557b5a028596735bb4dacccafc30d7a4a54f87bc9f06c0229022f46a55
-# Content sha256: 2613127f1f81bf1770464d74e876908b79ec45bd37e9563b2e2641a7db9ca659
+# Inputs sha256: f0df2fa37a718780e1513fe50ac76245230e40e9309388154b25b9b923ba7a8a
+# Content sha256: bbdb0e1428e7ec86d96041d3d9b550edf892d04a3fb8778bdcaff303d889ed13
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b2bf914573a40ee923fdcec9566aa0cd3e945a07488809d90f6ffbff99bef23b
-# Content sha256: cb3b0ec64b612fa3c2fa0d2c28ff2079de6fbbc902664534d186b7bc3d7804a7
+# Inputs sha256: f33f6c1dc668f65f903f99d1aa0e0e9da54949fcfd12d08eceb060cd24fdd882
+# Content sha256: 8fdda382a933726429d499cce1f044486b8a2f8a384069736417f193c484006a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2df79bfe816163c678fdea6bd78384dfc21b2dc14878b5f84d93ee94e597b85e
-# Content sha256: 4e544b4b1fa215c071c89227e007538a1abf3b66e23af9661bde51b674f6b47d
+# Inputs sha256: 12e33ada3e6b455bc555773b43ed17416928f867376806af0d12b7c058d4efa4
+# Content sha256: b29745969d8b468cc2c3b09f9b993c168b02148b59bdbb267617b75ce8632039
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

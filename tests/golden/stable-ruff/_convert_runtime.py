@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9e84dc0473e39e754c0e6086b6ad23e9c8e80b82bd36d2cd2388d8a2891c938e
-# Content sha256: 72b61c504c3f3f7853dc4b7979b63353e6c3db7a7cc1656311decbb9752385c0
+# Inputs sha256: cd6da597f24034f5a958a7de700d85942c9c917a441aa19994104d0a23e7c738
+# Content sha256: d74012a6d15f97f2941c8b90499d30a20a73b3a67dde5ffdf879ce27d8504a79
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d2b3502aa47ac3945e293b19a4e0d7c07cd487e984fd026e37d1b362e0204ea4
-# Content sha256: 1c9230a4d62f517ab8d4d6691e306bf8eadab37f33c353aa876987dae4440b3a
+# Inputs sha256: 3046821308a14c661d25479b443d0bc91a494d6920ae18b9658c062314bc2a6b
+# Content sha256: 8387c384f44a0250dd670c0bccd972d7ee59746c0f1e23fbec514e57bab4c696
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 498cac4a8bcd8ea07f6f61d15034dfe3d826e3bbc519aeb2097f2e068a1d9a6f
-# Content sha256: 8be089109424653c5ee004d16af03b0c50815528ea8fe8dd1b545506362ecaf5
+# Inputs sha256: 50e9e8bb1bb8de4d480a2cc1ed0e55d374121428cdc3374abc042934b3c8f546
+# Content sha256: 2514bf56e9b14c08011fea0fb7ac49bbb44cd68df860d602e60f715c0441eb79
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a35cd463768bef9da84926668e4f5aa7f03165008cb884c64c2fb61dc033286a
-# Content sha256: 786ccf8ef492d8ffb4e7a24d7594fb68e9f58fdb10549432687bd18c9b1dffe1
+# Inputs sha256: c42aa90bc1871452078331b789459c823c6f2f235cae66d0aa042722ee992296
+# Content sha256: 7b073edd6e8437bf088bfe1db930bd9c8c4482dac52e0960ccefc28a6c853ef0
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5c477f8f6a11fb904a1888291c570209104df955477cc6776c499ea27c04d9d
-# Content sha256: b4cbb15c2dd589208af8e5c3111a8c8986d95cacb3b889bb9f8b39c22cdab938
+# Inputs sha256: e0bd91df38b799de2d3c5c28fa56dbf5af970595ce45e5b00501461f9fb49ab3
+# Content sha256: 146fd70512980c23c03deb6d7cda1cc219970b9bbff34a479ec87f4ec5b9225f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

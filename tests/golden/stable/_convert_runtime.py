@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d95db5d16eaa5f463569a472ce5c03e3a87ee41beb74f1bcccdf7f939c374c83
-# Content sha256: 3ac5ccf8cdb96a571f5db6f0ee581ab73f4163459e2b406cc2b8a41a251e2bea
+# Inputs sha256: 428a8264a47e7447c44c905a18eb2c7da8fe19aa8c6b62ef92fd8034a01fcde1
+# Content sha256: 8842adfcdd6ec29dfc7c9d1f32d7f66c9aa9463914cd864f4493023d50892f51
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ab2ec8c5bd482ad189c7c9067f7867385944e0c397a7427ab33cd4518a6fa246
-# Content sha256: 631eccc37885fcad418139ecb847224825456c52402845ee1c6096f3cc8c9e71
+# Inputs sha256: 82bd0b7c85e010acc94579b7c97e39190e05f9d4bd2b9eeefff90920a0f3514c
+# Content sha256: 6f0257208372106d0902f5124a785d26a65a5b23c55e35c9e7ebaef4f5a6dae8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

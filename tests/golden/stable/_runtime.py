@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fff5b7b9ecb1f7154e7ae9497939f59b3a67442d1105ef66c6be45769e684546
-# Content sha256: ab87576256e2756086f5d289a185015c368e31a459a2d73fa915cee79b903cd3
+# Inputs sha256: 2a3e31540a8ccf71d83c7bd2c05220b3f3f824c763fdae16bae6e04c0cc5a4e9
+# Content sha256: d5ea3ec1fc3da5f1e4490e8d55f40cb08f8dde89fc3cb00c90adf58f00b1cf64
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

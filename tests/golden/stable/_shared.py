@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c3253db99eb7ca808c5e5e7f18af53cf3bce0a4715d6dc9402a3ee09664c556c
-# Content sha256: d0a1b12519de85e4e3cc03218dd749c43fd5035022bfc4d8312bd9b2d7f490f4
+# Inputs sha256: b1da896d9cae1fbb8b589f761f95a00e6026e87dfc77dd8fc0559650e073ccb0
+# Content sha256: 288bf8381916093e0dbe7c9973f04786cd67da74190e8ed8c2801c20d8caae69
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

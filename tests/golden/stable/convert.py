@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 774870fa5a243752678036902d818dd2554aad87cbc0274777954d8bdd244b3f
-# Content sha256: d5343320de269dd2c715a3b1e886d23d7ecc744266c696ae7c78aa37eece6c37
+# Inputs sha256: c0784cbeb02c821ad29fbb87b88c5cf6c8cc28972ce831f863efdc6ab751b658
+# Content sha256: e2eaa9c9e5834eb1f37823a466c585f5489e9b3445a5da7e0245e6c292b0dc76
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e071beac2e2a3ffec1d3eb64eae5e8e14982c1f95ec227784715cead269c202e
-# Content sha256: b1f3bfab06d7fed9b3ea5ecb78e38e137c5e09ecf501105cfd067d74354000c8
+# Inputs sha256: 878cf865c6426d2ed4de22b015e55a6ce565b62aad69bcfedf9809fa8c9b3e35
+# Content sha256: 6ed403c1e8177becde7e610e396c33a25e2409f1d41822064b151ed4d9e39ced
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

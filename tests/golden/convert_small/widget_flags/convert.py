@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 82525a63947d38d6eef9ce841a61d803ff7077d0e38a56702dfa6b6fef19ccb0
-# Content sha256: d0f80861c2c3c934eb6c91846ac0890d74fff787c875d8704ff7e179f68b9e08
+# Inputs sha256: 6e361022eac45169815f0c0efa1bb377b38cdf4f8a779ccf216bb3ab66509d25
+# Content sha256: 3e0efa0089d5569edab3443cd2c35b1e65822e1f8e4baec17f6bdadd63b8f423
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

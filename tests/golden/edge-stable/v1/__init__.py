@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: efad1cf6a3caef4a4c3c152ccda7b32ca82a646e57941d925a6f9bb618226c57
-# Content sha256: d4e07621895127904fde61cfe6161871b92df73052d5e31c11b222ff3401d683
+# Inputs sha256: 37d2365ce688cddcffcca7518cfc47ca2db5e51b42528a6989a63fcc1f53cd02
+# Content sha256: fec25be5b93c395988d5a5b3e34cd2242eecc2087698196d8cc7a60b3e608a8c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 51ec487f0bb5726f5f6194a6f50a9533819d270ad87f4a725b173e6518b56db5
-# Content sha256: 1ed06271155e284653004eafe9b3b17d2d22e7429b425da913bf405df7c93e92
+# Inputs sha256: ca0a63b4defa73715bb5938561993e9d25563b5479292fe3dd20da7e93cdef32
+# Content sha256: d30bbff9e80b724ec5826cd8527f8b59a5134007bfe15a1cf4482bea3b4c613a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

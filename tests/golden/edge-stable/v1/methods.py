@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2cc603ad3f0d471faa29dca7f7cf3cd1bb74e6c1105ccf1f9a5826ed8fd7bf1a
-# Content sha256: 739da024c9df6fafc14d3e01e131a03a7f47463a308fe87fab78109c8979cdfc
+# Inputs sha256: c5c943ecd0b5efa5bcf1194846835c5490e4cf931402e00668498411aa90d8ac
+# Content sha256: 04661ce835c5f8120fb0572c96ba168c5c6f8da3310c74f1f5159ba240992944
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 408a969bf7cec82599291e12ce5d6a76cd5251b54ce589adbe8f6b14f2cbbca1
-# Content sha256: 79a39066b64c97faee30a92f6bc7001f6b7dd5a53661bb77f1147e7ec3fd136a
+# Inputs sha256: 57bd5986a61c9f27eb0ec7f10c7b5adf953180fd051f915f6a48158d784c17e8
+# Content sha256: c5b8649c006eaac33a3c73f0cc366852ef2abd19b49a248bbfab7be6cfca2a99
 
 """Wire models of ACP protocol v1.
 

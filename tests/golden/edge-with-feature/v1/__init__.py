@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9de7c76f0d1009a824d41f394c508f9a4d7419d2e656d94c6e4cee3037f8c588
-# Content sha256: 9b78f5c65bcfbe665bc7838f683e620a5ee14c624ca7a1569e767f30774dc3b5
+# Inputs sha256: f1defd01e30d5ea3d7d460e8f28fa9e04618b8f9f45f62f1264297573da4c6bf
+# Content sha256: d438a753abd92bee972370e271c777b6d53ae1ebe9ea37e523d8e5c0a6cf5b88
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f6db7e42cabf8976fc2cd243f7055b9a753b3a1b0efee268322b2c37c0e65fa
-# Content sha256: 9ecab120c59760c4bf7ce7f47183c757e7975e7eb7fef82397343ae09207b547
+# Inputs sha256: c55403f21a0086b5e109f97bf11bd02a8578e4a4b687c69179835d0150592e6b
+# Content sha256: ed399825d4280cc8b5c9e0a76ab4a8f5af080c7f193a9f12a899ddcb956e3a48
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 156a70cb1cfe3dfa9ac4152cab1f7821e34673f6e6eb92d78afd0ea13c5bfc36
-# Content sha256: 84e09aa213f0efe5c2a00bf7c0eebc883c59b5ed047a4fb04016eb21e4f4af24
+# Inputs sha256: ee978cba33bf8fcb919480870e3778dacc29f06f888a48a25e4f27e5da933320
+# Content sha256: 0a1f41db72ea88a85f2d745e2ee1ac11e24df9bcdef9a68b6fa4e361520602e8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e9f0d5e7fd3ecf083526a40f78b24e065a888706491cb02eb9c97dce1b899c39
-# Content sha256: 2ef72f37a589da61d1c97b7e3f9af3f31f7404ab9aca96706566a8f810e4de56
+# Inputs sha256: df760c536e6a8080006da843a511451202e81c1c58e08ae3b7155d8937de6aa0
+# Content sha256: 1290ac08b71701fd73b955ee988c9291f6c0da90bc8407cf12faa813877885c1
 
 """Wire models of ACP protocol v1.
 

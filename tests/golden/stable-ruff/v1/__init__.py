@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9512c2cc8efa90b720d748eacaa1fab8e82f4b7b7ee1e18526f91c5a167382e3
-# Content sha256: 3751c521f5167b2b821c5da83d009622a9d2566cf64d206bd8a9885586075f26
+# Inputs sha256: 29417475ecfe048d447337cf986be9de7c5644fc9a77d333817eb232f038f275
+# Content sha256: a37bcfe9b65639efd646a75b0ad03638e8daf356ecd4166ba91e82c7c3ee7334
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2ed15406bd73e1949ef99af669a40c42106249c7c8bcf3d72abd97c3747b8918
-# Content sha256: c58bcc1b89dc8c1f0a1ec1035867655bf95136f69b39f13989de85e6ff8a9231
+# Inputs sha256: c3bec548a8454cfaf5697c5a7f04eddb08f013c74140b89c8aa5a13e0baa2330
+# Content sha256: fdc0043daba75f0c6f0f78d5767012dad574e7bd9b1b70c3c8ae8f6a8a1d743f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

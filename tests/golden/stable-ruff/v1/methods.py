@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3e7621b9f6ef7340b9bc6a69541a0b44aa4c44d8dce706fd299a36d91900fca1
-# Content sha256: e9a7e8faa01a61ebefc4d5c3fcf1dcdb1b62ab1d15004473acaa4f41b944ce2a
+# Inputs sha256: 7b648225bd74ecf325a098457b58fa1a89552bc16460532e2813f2996a2816b6
+# Content sha256: b537e902ac6654187f41c8ad70d45956ca7e0b7defb34c290ba3a6cb40e69707
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

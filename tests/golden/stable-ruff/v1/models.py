@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53fb2e9f57819591f7b012775222b82b3a256bb184f29ce9cbc0af785d2cb745
-# Content sha256: 5dd4ba16bd9c19e77ed6c340d7e344fe59923d33e8df1790de7a07e670917eb4
+# Inputs sha256: 697e7166ab405d90df8bb6be2c01f1702f49577887f75067b06c4b2766fbcaf9
+# Content sha256: cdef958382c449974acc30948560f9507e82397c32d4749c129cf83a490dc9bb
 
 """Wire models of ACP protocol v1.
 

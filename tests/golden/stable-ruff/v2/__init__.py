@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5559c72f93c414f1a8f3bf5e70332328c41081bfc2fdf5b46fadb93c0c73f8dd
-# Content sha256: 8c75a35bad238c8520f072ef3a1578762db0c6f9b1ce8b34a3cbea45eb626034
+# Inputs sha256: 9aabd49e87ef1b2ec4c7e6d86d551bcfc65c6473852776fcfd0aca80d96ec01d
+# Content sha256: dffccee25676c6784b6896dd6a4f79d0ebbe82fba68e798127e1539f9f1a55ac
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 26a3affecb101bb4452828f38219b454f84fd59531b5673eac94bf4491108112
-# Content sha256: 11ccbbb0c22612f90aed44e014657b3c5f7748c7c4c9bfdb818705aa01948c52
+# Inputs sha256: 547440014c81594e4d2ef8fe55bada9d98f9ceff4c83d9fca02d44631fc6f423
+# Content sha256: c4532e499fdf97c13b5fe4d8c2e4dfce63d65de994f4a0643ff2d4d0096d7578
 
 """Method dispatch for the agent side of ACP protocol v2.
 

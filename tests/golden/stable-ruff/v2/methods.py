@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d5250202f382982bfcef13b1d6d899eb8c8228f0bf6a1683de62fa3abaeb5a82
-# Content sha256: 4e80f188a4172a85243573ad6fb5b269cf45f2aad71ad11f17f216bdf261c63e
+# Inputs sha256: 64ff64a5b7594b2ce958e9ee22d5ea166100fe4f9d6b032b9506eb00210d6b64
+# Content sha256: 7eab7206958c437dca41ceb45ccf54f9678210cff6a7187924b028b889eb3687
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7fe16823a8a8fcab7a4d7d9a93ebe915e9fe78b2d776577122cfa54fae143de4
-# Content sha256: 129f36c8bf7663f87b1fb81b3510e9c0dcc564028ff28cce14f9c02548da1c23
+# Inputs sha256: 4aacc7fa9ecab8d28b38bf82ca333a84eba16a0467744cfea6376b7a992290b3
+# Content sha256: 99453954501683acee4b23c7f9e89a504e7d69f125043fe330f25f5d7fdbede3
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c66c873221737cfd777a92b3a108083a02e1220c49f1df843bca16cfbbf206cf
-# Content sha256: 74719ea28d33b16a804cc28193c810b837767eb7b3721068bab38df55cc1f442
+# Inputs sha256: 9ebb727442741d5a3699d94a0d5f2610c4883675c615660d63e203e98e833c88
+# Content sha256: 6e77447195dcbdcce170a4ff1da0fa9af95db38c6deef423192f76598e6ff247
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d9ccbfa365e2a48c5960b98a692074220e5443cafeef382031fec05112a66e25
-# Content sha256: 3ffcdedbc6db14f3272f7daeb18dfd9076b1294c9b6c50f5ead8909a89d901b0
+# Inputs sha256: 6fa63c3ec2a9dddba777f0a686aecac899558d17e6901c512e4fa84d5ad9ca51
+# Content sha256: 74233fd2cafe6adc3da8a2dbb3cdb969f90ce25247b45344143be246a4ccd447
 
 """Method dispatch for the agent side of ACP protocol v1.
 

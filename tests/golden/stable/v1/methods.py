@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2791d4082e9b7e054c653e589d623673a00ca55cf7c0538f38987f25025be17f
-# Content sha256: 17351e67e5c164b2c851a25b89e3ab5468da1700abc6eea7d55f242a961ee505
+# Inputs sha256: 90faea727c5bb0e86be2cb1e061e935e45fd5cb8ea09b8ab46ee411b70ed231f
+# Content sha256: 1b98a39bf9591f65ad241994afd6e68592865d38c269b8825fcf3581ed9f344b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2ab9e0bdea55bc684829f378e686f678859682f6d0d5e0a3d9ba1062f3f9643c
-# Content sha256: bc4f9de31465c0913b6e0285bc8d82dc5d90107aef51bf8ff8aa9e165bb28e16
+# Inputs sha256: 8308679b401edc869fc9c6416289df713ab78749c1b9561cc2b21c402d65bfcf
+# Content sha256: e4220bcbba04468e2d1bbd3bcd48602101c75f0377c91768cea93aac61a68618
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a19bd186c40e8899fdbec0258e82f207307243fcc11c97e40dfdaf168682bcd
-# Content sha256: ff68438e5cbbe7211f1e0358239992394e7d3f1a0637be7af8a1061f35673123
+# Inputs sha256: 36506c2c5f9b2bafe803b39980f44a74c27a771a1e61ba4041a2addb84ea0bdc
+# Content sha256: f5a680b45c815056f0a7f8214cc1bf8ccf98e4bfc4b4627e841d1f2240e0572d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7131857fbc2de4c7887630b273885a43dbaaac5a1e2d0bd736fe2ccd983e5b37
-# Content sha256: dc8e6d2acce8b9158c95a4aeb9f0cbfdaed1a3f27454d2310f62b244222bedd7
+# Inputs sha256: 6074df9f81ca9ce0cb719b7813f797924aaa2f855496050e2c4e482f1415fb76
+# Content sha256: b37878d947332e45a01817a65207bae30270101296563a49a6ba81ddf1d4599b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

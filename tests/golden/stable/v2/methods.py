@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ff6de25bcd1f7b42d0745694a4ffb21b12b528c136489dc242cffb80affcb0b8
-# Content sha256: f7734563649a5ac2b3c1bdfd8d6a3cfbd65cd120bd2407c6cecafa39aaf7c65c
+# Inputs sha256: a5bb2be8bd952299cc39a6fb93f0bc879a5c007e31b7e60f369788fc27928d14
+# Content sha256: 6d6d5e548a00d5dca98c1853468a08498baa21ed9e91927294d1237d207b3806
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

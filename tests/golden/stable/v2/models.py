@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2fb5fa0e0909c9714e252c7d77ae9e2f806857a7028478362d6a4fde27039ca2
-# Content sha256: 04cfd5e2a7e3522d99a6aaf573f6707964dad2e188e3bcc4e2c14b4ee084bad8
+# Inputs sha256: bbe8449ae77f6a9c0ded394879579d401a0649da06c091ca2ff5a01e96bd13eb
+# Content sha256: 82446ceef4c69da192873de66037e6416d59efc0279b273a629182bbb56b3e6c
 
 """Wire models of ACP protocol v2.
 
