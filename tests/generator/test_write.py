@@ -90,7 +90,7 @@ def test_diff_tree_is_empty_when_equal_and_names_added_changed_and_removed_files
 
 
 def test_strip_header_drops_only_a_generated_header() -> None:
-    text = f"{MARKER} 1.0\n# Inputs sha256: abc\n\n\nclass A:\n    pass\n"
-    assert strip_header(text) == "class A:\n    pass\n"
+    text = f"{MARKER} 1.0\n# Inputs sha256: abc\n# Content sha256: def\n\n\nclass A:\n    pass\n"
+    assert strip_header(text) == "\n\nclass A:\n    pass\n"  # the header ends at the content hash
     hand_written = "# a comment\n\nx = 1\n"
     assert strip_header(hand_written) == hand_written

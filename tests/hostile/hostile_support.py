@@ -81,9 +81,17 @@ def fake_previous_output(out: Path) -> None:
 
 def expected_files(versions: tuple[int, ...]) -> set[str]:
     """What a generation without conversions writes: the pipeline's own table, nothing else."""
-    from codegen.pipeline import CONVERT_TEMPLATE, MODELS, PACKAGE_TEMPLATES, VERSION_TEMPLATES
+    from codegen.pipeline import (
+        CONVERT_RUNTIME,
+        CONVERT_TEMPLATE,
+        MODELS,
+        PACKAGE_TEMPLATES,
+        RUNTIME_FILES,
+        VERSION_TEMPLATES,
+    )
 
     package = {path for template, path in PACKAGE_TEMPLATES if template != CONVERT_TEMPLATE}
+    package |= {name for name in RUNTIME_FILES if name != CONVERT_RUNTIME}
     names = {MODELS, *(name for _, name in VERSION_TEMPLATES)}
     return package | {f"v{v}/{name}" for v in versions for name in names}
 
