@@ -44,7 +44,7 @@ def run() -> list[Ratio]:
         for formatter in FORMATTERS:
 
             def subject(formatter: str = formatter) -> object:
-                return acp_generate(schema_dir, FEATURES, ROOT, {1: BASE}, Style(formatter))
+                return acp_generate(schema_dir, FEATURES, ROOT, {1: BASE}, style=Style(formatter))
 
             def baseline(formatter: str = formatter) -> object:
                 with warnings.catch_warnings():

@@ -16,8 +16,8 @@ from .config import Config, ConfigError, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
 from .errors import SchemaError
-from .hoist import RULES
-from .load import BUILTIN_FRAGMENTS, schema_location
+from .hoist import RULES, ClassNames
+from .load import BUILTIN_FRAGMENTS, display_name, schema_location
 from .pipeline import Generation, generate, up_to_date
 from .render import FORMATTERS, Style
 from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
@@ -104,7 +104,8 @@ def _naming_summary(result: Generation) -> str:
         rules = Counter(d.rule for d in p.derived_names.values())
         detail = ", ".join(f"{rule} {rules[rule]}" for rule in RULES if rules[rule])
         parts.append(f"v{p.version}: {sum(rules.values())}" + (f" ({detail})" if detail else ""))
-    return "derived class names: " + "; ".join(parts)
+    chosen = {old for p in result.protocols for old in p.chosen_names.values()}
+    return "derived class names: " + "; ".join(parts) + (f"; chosen in pyproject.toml: {len(chosen)}" if chosen else "")
 
 
 def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Path, frozenset[str]]:
@@ -130,13 +131,24 @@ def main(argv: list[str] | None = None) -> int:
         bases = _bases(args, config)
         conversions = config.conversions and not args.no_conversions
         style = _style(args, config)
+        origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
+        class_names = ClassNames(config.class_names, origin)
         with schema_location(spec) as schema_dir:
             if args.command == "check" and up_to_date(
-                schema_dir, out, features, config.root, bases, conversions, style
+                schema_dir,
+                out,
+                features,
+                config.root,
+                bases,
+                conversions=conversions,
+                style=style,
+                class_names=class_names,
             ):
                 print(f"{out}: up to date")
                 return 0
-            result = generate(schema_dir, features, config.root, bases, conversions, style)
+            result = generate(
+                schema_dir, features, config.root, bases, conversions=conversions, style=style, class_names=class_names
+            )
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:

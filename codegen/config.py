@@ -46,6 +46,8 @@ KEYS: dict[str, Key] = {
     "conversions": Key(bool, True),  # false: no convert.py even when the fragments declare conversions
     "formatter": Key(str, "black", choices=("black", "ruff")),  # lays out the generated code
     "line-length": Key(int, 88, bounds=(40, 320)),
+    # generated class name -> the name an SDK keeps public (checked against the schema later)
+    "class-names": Key(dict, {}, item=str),
 }
 _TYPE_NAMES = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table"}
 _PLURALS = {str: "strings", int: "integers"}
@@ -100,6 +102,10 @@ class Config:
         return int(self.values["line-length"])
 
     @property
+    def class_names(self) -> dict[str, str]:
+        return dict(self.values["class-names"])
+
+    @property
     def conversions(self) -> bool:
         return bool(self.values["conversions"])
 
@@ -135,8 +141,10 @@ def _value(pyproject: Path, root: Path, key: str, value: Any) -> Any:
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         what = "a path string" if spec.path else _TYPE_NAMES.get(kind, kind.__name__)
         raise ConfigError(f"{where} must be {what}, not {value!r}")
-    if spec.item is not None and not all(isinstance(item, spec.item) for item in value):
-        raise ConfigError(f"{where} must be a list of {_PLURALS.get(spec.item, spec.item.__name__)}, not {value!r}")
+    items = value.values() if isinstance(value, dict) else value
+    if spec.item is not None and not all(isinstance(item, spec.item) for item in items):
+        container = "a table of" if isinstance(value, dict) else "a list of"
+        raise ConfigError(f"{where} must be {container} {_PLURALS.get(spec.item, spec.item.__name__)}, not {value!r}")
     if spec.choices and value not in spec.choices:
         raise ConfigError(f"{where} must be one of {', '.join(map(repr, spec.choices))}, not {value!r}")
     if spec.bounds and not spec.bounds[0] <= value <= spec.bounds[1]:

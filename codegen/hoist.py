@@ -23,21 +23,24 @@ The rules, in order (each derived name records the rule that made it):
 ``suffixed``        any of the above that is still taken gets ``Variant`` appended.
 
 A schema for which no rule yields a free name is an error naming its place: giving it a
-``title`` fixes it. There is no rename table.
+``title`` fixes it. Last, ``rename`` applies the names a user chose for classes
+(``[tool.acp-codegen].class-names``: SDKs keep their public names), derived or not.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import keyword
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import fail, pointer
-from .schema_terms import DEFS, ref_target, variants_key
-from .validate import RESERVED_TYPE_NAMES
+from .errors import Problem, SchemaError, fail, pointer
+from .schema_terms import DEFS, REF_PREFIX, ref_target, schema_nodes, variants_key
+from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
 
 RULES = ("title", "discriminator", "union-prefixed", "flattened", "property", "suffixed")
 # Keys that describe a definition as a whole rather than its shape.
@@ -315,3 +318,73 @@ def hoist(defs: dict[str, Any], files: dict[str, str]) -> tuple[dict[str, Any], 
     hoister = Hoister(defs, files)
     out = hoister.run()
     return out, dict(sorted(hoister.derived.items()))
+
+
+@dataclass(frozen=True)
+class ClassNames:
+    """Class names a user chose: generated name (derived or from the schema) -> chosen
+    name, the same in every protocol version. ``origin`` names where they were written,
+    for errors (their pointer is ``/tool/acp-codegen/class-names/<name>``)."""
+
+    chosen: Mapping[str, str] = field(default_factory=dict)
+    origin: str = "pyproject.toml"
+
+    def problem(self, name: str, message: str) -> Problem:
+        return Problem(self.origin, pointer("tool", "acp-codegen", "class-names", name), message)
+
+    def unknown(self, known: set[str]) -> list[Problem]:
+        """Chosen names for classes no version has (after feature selection)."""
+        return [
+            self.problem(old, f"no generated class is named {old!r}" + _closest(old, known))
+            for old in sorted(set(self.chosen) - known)
+        ]
+
+
+NO_CLASS_NAMES = ClassNames()
+
+
+def _closest(name: str, known: set[str]) -> str:
+    match = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
+def rename(
+    defs: dict[str, Any], files: dict[str, str], derived: dict[str, Derived], names: ClassNames
+) -> tuple[dict[str, Any], dict[str, Derived], dict[str, str]]:
+    """Definitions (and ``files``, in place) under the chosen class names, every ``$ref``
+    following; and the original name of each renamed class (new -> old), for the rules
+    that read a name's meaning (a method's request/response is told by its suffix)."""
+    # Checked whether or not this version has the class: the same settings serve all.
+    problems = [
+        names.problem(
+            old,
+            f"{new!r} cannot name a generated class: it must match {TYPE_NAME.pattern}"
+            f" and not be one of {', '.join(sorted(RESERVED_TYPE_NAMES))}",
+        )
+        for old, new in sorted(names.chosen.items())
+        if not TYPE_NAME.match(new) or keyword.iskeyword(new) or new in RESERVED_TYPE_NAMES
+    ]
+    here = {old: new for old, new in names.chosen.items() if old in defs and old != new}
+    claimed: dict[str, str] = {}
+    for old, new in sorted(here.items()):
+        if new in defs and new not in here:
+            problems.append(names.problem(old, f"{new!r} is already the name of another class; choose another"))
+        elif new in claimed:
+            problems.append(names.problem(old, f"{new!r} is also chosen for {claimed[new]!r}"))
+        claimed.setdefault(new, old)
+    if problems:
+        raise SchemaError(problems)
+    if not here:
+        return defs, derived, {}
+    refs = {REF_PREFIX + old: REF_PREFIX + new for old, new in here.items()}
+    out = {}
+    for name, schema in defs.items():
+        copied = copy.deepcopy(schema)
+        for _, node in schema_nodes(copied):
+            if node.get("$ref") in refs:
+                node["$ref"] = refs[node["$ref"]]
+        out[here.get(name, name)] = copied
+    moved = {new: files.pop(old) for old, new in here.items()}  # (two classes may swap names)
+    files.update(moved)
+    renamed = {here.get(n, n): Derived(here.get(n, n), d.rule, d.origin) for n, d in derived.items()}
+    return dict(sorted(out.items())), dict(sorted(renamed.items())), {new: old for old, new in here.items()}

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from .errors import pointer
 from .features import Selection
-from .hoist import Derived, hoist
+from .hoist import NO_CLASS_NAMES, ClassNames, Derived, hoist, rename
 from .names import model_field_name
 from .schema_terms import DEFS, FEATURE_KEY, UNION_KEYWORDS, message_role, ref_target, sides_of, variants_key
 
@@ -145,6 +145,7 @@ class Protocol:
     features: tuple[str, ...]  # enabled for this generation
     declared_features: dict[str, str] = dataclass_field(default_factory=dict)
     derived_names: dict[str, Derived] = dataclass_field(default_factory=dict)  # class names made by codegen.hoist
+    chosen_names: dict[str, str] = dataclass_field(default_factory=dict)  # chosen class name -> generated name
 
     def method(self, name: str, side: str | None = None) -> Method | None:
         return next((m for m in self.methods if m.name == name and (side is None or m.side == side)), None)
@@ -397,14 +398,17 @@ def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None,
     )
 
 
-def build(selection: Selection) -> Protocol:
+def build(selection: Selection, class_names: ClassNames = NO_CLASS_NAMES) -> Protocol:
     files = dict(selection.def_files)
     defs, derived = hoist(selection.defs, files)
+    defs, derived, original = rename(defs, files, derived, class_names)
     types = {name: _typedef(name, schema, files[name]) for name, schema in defs.items()}
     methods = []
     for m in selection.methods:
-        carriers = {
-            message_role(t.name): t.name for t in types.values() if t.method == m.name and m.side in sides_of(t.side)
+        carriers = {  # by the schema's names: a chosen class name need not end in "Request"
+            message_role(original.get(t.name, t.name)): t.name
+            for t in types.values()
+            if t.method == m.name and m.side in sides_of(t.side)
         }
         # A method that is a request and a notification at once (upstream's mcp/message)
         # is listed as the request; its notification type is still generated.
@@ -427,4 +431,5 @@ def build(selection: Selection) -> Protocol:
         features=selection.features,
         declared_features=selection.declared_features,
         derived_names=derived,
+        chosen_names=original,
     )

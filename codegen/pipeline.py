@@ -6,7 +6,7 @@ output untouched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +14,9 @@ from .code_text import Code
 from .conversions import CONVERSIONS_FILE
 from .conversions import plan as plan_conversions
 from .dispatch import routes as dispatch_routes
-from .errors import fail
+from .errors import SchemaError, fail
 from .features import select
+from .hoist import NO_CLASS_NAMES, ClassNames
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import feature_types, load_base, overlay
@@ -97,6 +98,7 @@ def load_protocols(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
+    class_names: ClassNames = NO_CLASS_NAMES,
 ) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
     """Load, validate, select features and build the IR of every version directory;
     where ``bases`` names an upstream schema for a version, overlay the fragments on it."""
@@ -109,8 +111,24 @@ def load_protocols(
             "",
             f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(declared)) or 'none'}",
         )
-    protocols = tuple(build(select(s, features)) for s in sources)
+    protocols = tuple(build(select(s, features), class_names) for s in sources)
+    _check_class_names(class_names, protocols, sources)
     return protocols, sources
+
+
+def _generated_names(protocols: Iterable[Protocol]) -> set[str]:
+    return {p.chosen_names.get(n, n) for p in protocols for n in p.types}
+
+
+def _check_class_names(names: ClassNames, protocols: tuple[Protocol, ...], sources: tuple[VersionSources, ...]) -> None:
+    """Every chosen name must name a class of some version; one that only a feature left
+    out has is fine (the same settings serve generations with fewer features)."""
+    if not names.unknown(_generated_names(protocols)):
+        return
+    every = tuple(build(select(s, frozenset(s.meta.data.get("features", {}))), names) for s in sources)
+    problems = names.unknown(_generated_names(every))
+    if problems:
+        raise SchemaError(problems)
 
 
 def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
@@ -125,17 +143,20 @@ def plan(
     sources: tuple[VersionSources, ...],
     features: frozenset[str],
     root: Path | None = None,
+    *,
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
+    class_names: ClassNames = NO_CLASS_NAMES,
 ) -> dict[str, Inputs]:
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
+    chosen = tuple(sorted(class_names.chosen.items()))
     out: dict[str, Inputs] = {}
     for version_sources in sources:
         prefix = f"v{version_sources.meta.data['version']}/"
-        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled, style)
+        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled, style, chosen)
         for template, name in VERSION_TEMPLATES:
-            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style)
+            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style, chosen)
     all_inputs = tuple(f for s in sources for f in _files(s))
     declarations = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
@@ -145,7 +166,7 @@ def plan(
                 continue
             declared = read_json(declarations, root)
             extra = ((declared.name, declared.sha256),)
-        out[path] = Inputs(all_inputs + extra, (template,), enabled, style)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen)
     for name in RUNTIME_FILES:
         if name != CONVERT_RUNTIME or CONVERT_PATH in out:
             out[name] = Inputs((), (), enabled, style, runtime=(name,))
@@ -153,12 +174,16 @@ def plan(
 
 
 def _feature_types(
-    schema_dir: Path, root: Path | None, sources: tuple[VersionSources, ...]
+    schema_dir: Path, root: Path | None, sources: tuple[VersionSources, ...], class_names: ClassNames
 ) -> dict[int, set[str]] | None:
-    """Over bases, per version, the fragment types conversions start from (None: no base)."""
+    """Over bases, per version, the fragment types conversions start from (None: no base),
+    under the class names chosen for them."""
     if not any(s.overlaid for s in sources):
         return None
-    return {int(d.name[1:]): feature_types(load_version(d, root)) for d in find_version_dirs(schema_dir, root)}
+    return {
+        int(d.name[1:]): {class_names.chosen.get(t, t) for t in feature_types(load_version(d, root))}
+        for d in find_version_dirs(schema_dir, root)
+    }
 
 
 def generate(
@@ -166,12 +191,14 @@ def generate(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
+    *,
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
+    class_names: ClassNames = NO_CLASS_NAMES,
 ) -> Generation:
-    protocols, sources = load_protocols(schema_dir, features, root, bases)
+    protocols, sources = load_protocols(schema_dir, features, root, bases, class_names)
     env = environment()
-    manifest = plan(schema_dir, sources, features, root, conversions, style)
+    manifest = plan(schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names)
     files: dict[str, str] = {}
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
@@ -183,7 +210,9 @@ def generate(
                 env, template, manifest[prefix + name], protocol=protocol, routes=routes
             )
     convert_plan = (
-        plan_conversions(protocols, sources, schema_dir, root, _feature_types(schema_dir, root, sources))
+        plan_conversions(
+            protocols, sources, schema_dir, root, _feature_types(schema_dir, root, sources, class_names), class_names
+        )
         if CONVERT_PATH in manifest
         else None
     )
@@ -208,8 +237,10 @@ def up_to_date(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
+    *,
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
+    class_names: ClassNames = NO_CLASS_NAMES,
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
@@ -220,7 +251,9 @@ def up_to_date(
     """
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
-        manifest = plan(schema_dir, sources, features, root, conversions, style)
+        manifest = plan(
+            schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names
+        )
     except Exception:
         return False
     on_disk = read_tree(out)

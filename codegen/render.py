@@ -129,6 +129,7 @@ class Inputs:
     templates: tuple[str, ...]
     features: tuple[str, ...]
     style: Style = DEFAULT_STYLE
+    class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen), see codegen.hoist.ClassNames
     runtime: tuple[str, ...] = ()  # files copied from codegen/runtime/
 
     def digest(self) -> str:
@@ -141,6 +142,7 @@ class Inputs:
             + [f"templates={template_digest(self.templates)}"]
             + [f"runtime/{n}={hashlib.sha256((RUNTIME / n).read_bytes()).hexdigest()}" for n in self.runtime]
             + [f"feature={f}" for f in self.features]
+            + [f"class-name={old}={new}" for old, new in self.class_names]
         )
 
     def header(self) -> str:
@@ -152,6 +154,11 @@ class Inputs:
             *(f"#   templates/{comment(name)}" for name in sorted(self.templates)),
             *(f"#   codegen/runtime/{comment(name)}" for name in self.runtime),
             f"# Features: {', '.join(self.features) or '(none: stable surface)'}",
+            *(
+                [f"# Class names chosen: {len(self.class_names)} (pyproject.toml [tool.acp-codegen].class-names)"]
+                if self.class_names
+                else []
+            ),
             "# Tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())),
             f"# Formatter: {self.style.formatter}, line length {self.style.line_length}",
             f"{INPUTS_LINE}{self.digest()}",

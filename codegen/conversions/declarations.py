@@ -3,7 +3,8 @@ records (checked against the schema, then for contradictions between entries).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jsonschema_rs
@@ -143,6 +144,20 @@ class Declarations:
 
     def type_name(self, version: int, v1_name: str) -> str:
         return self.renames.get(v1_name, v1_name) if version == 2 else v1_name
+
+    def under(self, class_names: Mapping[str, str]) -> Declarations:
+        """The same declarations, naming types by the class names a user chose for them."""
+
+        def name(type_name: str) -> str:
+            return class_names.get(type_name, type_name)
+
+        return replace(
+            self,
+            renames={name(v1): name(v2) for v1, v2 in self.renames.items()},
+            only_in={(version, name(t)): i for (version, t), i in self.only_in.items()},
+            fields=tuple(replace(f, type=name(f.type)) for f in self.fields),
+            invariants=tuple(replace(inv, type=name(inv.type)) for inv in self.invariants),
+        )
 
 
 def load_declarations(source: Source) -> Declarations:

@@ -10,6 +10,7 @@ from typing import Any
 from ..code_text import Code, identifier, py_literal
 from ..errors import Problem, SchemaError
 from ..features import select
+from ..hoist import NO_CLASS_NAMES, ClassNames
 from ..ir import Protocol, TypeDef, TypeExpr, build, python_field_name
 from ..load import VersionSources, read_json
 from .compare import Comparison, FieldPair, archive_scope, check_methods, compare, field_names, stale
@@ -173,8 +174,22 @@ def _converters(
             )
         # Objects first (their annotations resolve late); unions after the types they name.
         order = {c.source_type: (c.kind != "object", _union_depth(c.source_type, proto)) for c in built.values()}
-        out.extend(sorted(built.values(), key=lambda c: (order[c.source_type], c.source_type)))
+        placed: dict[str, Converter] = {}
+        for converter in sorted(built.values(), key=lambda c: (order[c.source_type], c.source_type)):
+            _place(converter, built, proto, placed)
+        out.extend(placed.values())
     return out
+
+
+def _place(converter: Converter, built: dict[str, Converter], proto: Protocol, placed: dict[str, Converter]) -> None:
+    """Append a converter after those of its bases (a class statement needs its bases
+    defined; names alone do not order them once a user has chosen class names)."""
+    if converter.source_type in placed:
+        return
+    for base in proto.types[converter.source_type].bases:
+        if base in built:
+            _place(built[base], built, proto, placed)
+    placed[converter.source_type] = converter
 
 
 def _union_depth(name: str, proto: Protocol, seen: frozenset[str] = frozenset()) -> int:
@@ -201,16 +216,18 @@ def plan(
     schema_dir: Path,
     root: Path | None = None,
     fragments: Mapping[int, set[str]] | None = None,
+    class_names: ClassNames = NO_CLASS_NAMES,
 ) -> ConversionPlan | None:
     """Check the declared differences against both versions; None without a conversions file.
 
     ``fragments`` (over a full upstream base): per version, the types the fragments define
-    with or around a feature's items; conversions are limited to what they reach."""
+    with or around a feature's items; conversions are limited to what they reach.
+    ``class_names``: the names chosen for classes (the protocols already carry them)."""
     path = schema_dir / CONVERSIONS_FILE
     if not path.is_file():
         return None
     source = read_json(path, root)
-    decl = load_declarations(source)
+    decl = load_declarations(source).under(class_names.chosen)
     by_version = {p.version: p for p in protocols}
     sources_by_version = {int(s.meta.data["version"]): s for s in sources}
     if set(by_version) != set(VERSIONS):
@@ -220,7 +237,8 @@ def plan(
     # With every declared feature on, nothing is pruned: a declaration that covers nothing
     # there is stale; one that covers something there but not here was pruned (skipped).
     full = {
-        v: build(select(s, frozenset(s.meta.data.get("features", {})))) for v, s in sorted(sources_by_version.items())
+        v: build(select(s, frozenset(s.meta.data.get("features", {}))), class_names)
+        for v, s in sorted(sources_by_version.items())
     }
     if fragments is not None:
         full = archive_scope(full, fragments, decl)

@@ -107,6 +107,10 @@ base-v1 = "schema/v1/schema.unstable.json"
 base-v2 = "schema/v2/schema.unstable.json"
 out = "src/my_sdk/generated"
 features = ["unstable_session_archive"]
+
+[tool.acp-codegen.class-names]
+SessionInfo = "SessionSummary"  # the SDK's public name (both versions)
+ContentBlockText = "TextContentBlock"  # a derived name (v2 only; v1 has TextContentBlock already)
 """
 
 IMPORT_CHECK = """\
@@ -118,6 +122,14 @@ request = models.ListSessionsRequest.model_validate({"cwd": "/p", "archived": "o
 assert request.model_dump(mode="json", by_alias=True, exclude_unset=True) == {"cwd": "/p", "archived": "only"}
 assert models.InitializeRequest.__name__ == "InitializeRequest"  # the upstream base is there
 assert v2.models.ArchiveSessionRequest.model_validate({"sessionId": "s"}).session_id == "s"
+# The chosen class names, everywhere: models, the list response that holds them, convert.
+assert not hasattr(models, "SessionInfo") and not hasattr(v2.models, "ContentBlockText")
+assert v2.models.TextContentBlock.model_validate({"type": "text", "text": "t"}).text == "t"
+listed = models.ListSessionsResponse.model_validate({"sessions": [{"sessionId": "s", "cwd": "/p", "archived": True}]})
+assert type(listed.sessions[0]) is models.SessionSummary
+from my_sdk.generated import convert
+moved = convert.list_sessions_response_v1_to_v2(listed)
+assert type(moved.sessions[0]) is v2.models.SessionSummary and moved.sessions[0].archived is True
 print(codegen.__file__)
 """
 

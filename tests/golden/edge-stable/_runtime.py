@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a3e31540a8ccf71d83c7bd2c05220b3f3f824c763fdae16bae6e04c0cc5a4e9
-# Content sha256: d5ea3ec1fc3da5f1e4490e8d55f40cb08f8dde89fc3cb00c90adf58f00b1cf64
+# Inputs sha256: e2b1e305d1d7b99407fe1c8b876d3c9ad6ef623aa9134f3c7faf547bd05f8172
+# Content sha256: f2549db7208122c0fca266ef60c5442f742b6c77d4c1a21132614d2a31ec90e7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8ddaab3c0337692ebbc65e3b2fc041cbbc7d194bc530df5ad45164ceb7de8b68
-# Content sha256: ee538614a42872a3bb6afdaa66ca8e7468302203a49b8fd886bdab93e1c006c9
+# Inputs sha256: 87ebfc9d13ed8f179f27f47fec68cd42054da73ffddd389a6cae079a10f1eb16
+# Content sha256: 5ad766b9a94877143d62eb6e68b0bb69cd31060b2585676e45a43fb8e5275fed
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f0df2fa37a718780e1513fe50ac76245230e40e9309388154b25b9b923ba7a8a
-# Content sha256: bbdb0e1428e7ec86d96041d3d9b550edf892d04a3fb8778bdcaff303d889ed13
+# Inputs sha256: 09a0181dbf6b61f45ecb1688787f703b89ee5a6d881d4dc462ad2bb382a63a11
+# Content sha256: 4bdd65992d24e0bf2306c9e28a6f092a442402e61cdbd3f2d11809665b71b3c8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

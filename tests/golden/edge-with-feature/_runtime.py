@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f33f6c1dc668f65f903f99d1aa0e0e9da54949fcfd12d08eceb060cd24fdd882
-# Content sha256: 8fdda382a933726429d499cce1f044486b8a2f8a384069736417f193c484006a
+# Inputs sha256: ae7aa4ed96c50ac5e0da1c86f182dbb9a72def8433da6c39860b7e0fc7b59e9f
+# Content sha256: f7419d8c927c08d58c07efd32367d1f3910da246e8e359a49f89c91a38d2d70d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

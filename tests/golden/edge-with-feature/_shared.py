@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 12e33ada3e6b455bc555773b43ed17416928f867376806af0d12b7c058d4efa4
-# Content sha256: b29745969d8b468cc2c3b09f9b993c168b02148b59bdbb267617b75ce8632039
+# Inputs sha256: f05512bcd055faed79e84e40aede95cbeeaf9ad132dd649aba1fb85264fc4bb3
+# Content sha256: b41179bbd4515b9c0ba658d94ab9e4520eb1a86400821595fc945fb9d7a64c39
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cd6da597f24034f5a958a7de700d85942c9c917a441aa19994104d0a23e7c738
-# Content sha256: d74012a6d15f97f2941c8b90499d30a20a73b3a67dde5ffdf879ce27d8504a79
+# Inputs sha256: 36382d3e00e89eb436d852689237c89cf847f17b175de114c05921b4f4b5934c
+# Content sha256: 5e3c1b7b5f8ff006d36ebb9b87f7c1524044477ae0f959e5c056c6ff0906452d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

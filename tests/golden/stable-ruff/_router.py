@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3046821308a14c661d25479b443d0bc91a494d6920ae18b9658c062314bc2a6b
-# Content sha256: 8387c384f44a0250dd670c0bccd972d7ee59746c0f1e23fbec514e57bab4c696
+# Inputs sha256: 4e682ad36985124d2350d7824f8fde6e7ccb5315101d799578f2a962cde68443
+# Content sha256: 20d435a08af017758538737adbfb4b5da378c4bbe4f6e02fe2b548feda202f30
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

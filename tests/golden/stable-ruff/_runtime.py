@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 50e9e8bb1bb8de4d480a2cc1ed0e55d374121428cdc3374abc042934b3c8f546
-# Content sha256: 2514bf56e9b14c08011fea0fb7ac49bbb44cd68df860d602e60f715c0441eb79
+# Inputs sha256: b5abe8abb16c9412c4356c6c78f92a2cfdc10ddb75c59465f616af1d92a655b1
+# Content sha256: bff8577d319259a17b9e3418e2dfbbbd0faa38092fb1966208bbae5edf1edcd3
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c42aa90bc1871452078331b789459c823c6f2f235cae66d0aa042722ee992296
-# Content sha256: 7b073edd6e8437bf088bfe1db930bd9c8c4482dac52e0960ccefc28a6c853ef0
+# Inputs sha256: 27b6b9dbb25e4277bc9cf793213194aee0b78480ba10d25a662319df88746577
+# Content sha256: 2cd19759e488a5b3a65e7029d81cf24d54bc30f44f747cc768d2a9d63697ec7e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0bd91df38b799de2d3c5c28fa56dbf5af970595ce45e5b00501461f9fb49ab3
-# Content sha256: 146fd70512980c23c03deb6d7cda1cc219970b9bbff34a479ec87f4ec5b9225f
+# Inputs sha256: 5eb8ba85288bfebd04b1b570347873e080b5552e13ad5f01983427b018000513
+# Content sha256: 2ce4031bf23ae1ef3c0c278e6fd98286187027c4504793d17d4a6092342a2533
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 428a8264a47e7447c44c905a18eb2c7da8fe19aa8c6b62ef92fd8034a01fcde1
-# Content sha256: 8842adfcdd6ec29dfc7c9d1f32d7f66c9aa9463914cd864f4493023d50892f51
+# Inputs sha256: 3beaed88a66eeb20c82be4f5f33ca6a504a9da87d178c3f83083922dae4354d6
+# Content sha256: 2760509a4d6a5d311da9616a5bf579299a2916a294521d0ed960ef5992f433cb
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 82bd0b7c85e010acc94579b7c97e39190e05f9d4bd2b9eeefff90920a0f3514c
-# Content sha256: 6f0257208372106d0902f5124a785d26a65a5b23c55e35c9e7ebaef4f5a6dae8
+# Inputs sha256: a7b7a5ee843c8309c7db919f54933b5ef598dc182e4e8322949de5b918b8c053
+# Content sha256: 6d12d7724f4030f66e246fdd016e3777a6c533b46aa7f1ef91b73360c4fe583f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

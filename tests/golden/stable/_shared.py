@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b1da896d9cae1fbb8b589f761f95a00e6026e87dfc77dd8fc0559650e073ccb0
-# Content sha256: 288bf8381916093e0dbe7c9973f04786cd67da74190e8ed8c2801c20d8caae69
+# Inputs sha256: ad02e2bc8797d47444401092d68db1414b7fa0cfe333d0aacc7903988fc00412
+# Content sha256: cd16aaa5fa2738b741ac08635cf413aaf0a6c0a6fa0eba95300d3d2563061727
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

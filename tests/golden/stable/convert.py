@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c0784cbeb02c821ad29fbb87b88c5cf6c8cc28972ce831f863efdc6ab751b658
-# Content sha256: e2eaa9c9e5834eb1f37823a466c585f5489e9b3445a5da7e0245e6c292b0dc76
+# Inputs sha256: d5bd84d6196a3b9aec733bc2d23a5ab3578eeab4519be2134097a8671f437d66
+# Content sha256: 882e692de860f38b670e6bffb26ffe59fa369952c626d91562b5f90f0061e89c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

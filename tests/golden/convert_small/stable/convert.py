@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 878cf865c6426d2ed4de22b015e55a6ce565b62aad69bcfedf9809fa8c9b3e35
-# Content sha256: 6ed403c1e8177becde7e610e396c33a25e2409f1d41822064b151ed4d9e39ced
+# Inputs sha256: a28c8a067db6f2d348c16c23f618920319b8a19999b7b6feb67a956169b714e6
+# Content sha256: 3dbc73e41fb7c550cb62bce1a420eb08925a288ef1970ed4ee384db408c23ff9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e361022eac45169815f0c0efa1bb377b38cdf4f8a779ccf216bb3ab66509d25
-# Content sha256: 3e0efa0089d5569edab3443cd2c35b1e65822e1f8e4baec17f6bdadd63b8f423
+# Inputs sha256: 3c6d60286e030fd09f8115325fe12ff755e0a045acf2054797e70c054d55314b
+# Content sha256: 1fc955daac8b49aa2e177a16b3cd72a972ecbf2d0521a2a4c652236ce8b132e5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

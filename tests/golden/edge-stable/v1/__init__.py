@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 37d2365ce688cddcffcca7518cfc47ca2db5e51b42528a6989a63fcc1f53cd02
-# Content sha256: fec25be5b93c395988d5a5b3e34cd2242eecc2087698196d8cc7a60b3e608a8c
+# Inputs sha256: c695846cdac6b23a401d9fd68e253a0c10265965d4d36a6318126630bd689561
+# Content sha256: 89fcca0fb8089b81bd3ae82471797c816499cb590fe11ef9d9016bd4147eb374
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ca0a63b4defa73715bb5938561993e9d25563b5479292fe3dd20da7e93cdef32
-# Content sha256: d30bbff9e80b724ec5826cd8527f8b59a5134007bfe15a1cf4482bea3b4c613a
+# Inputs sha256: 83103b5f1df98c93ac0103ce6458aa3f85f446fb81194b816948003f6b74a388
+# Content sha256: a1a7f3722ee65b0b3108f3cc917c100a125d1f76142d1cb6415952da27884c6d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

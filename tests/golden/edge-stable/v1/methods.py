@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c5c943ecd0b5efa5bcf1194846835c5490e4cf931402e00668498411aa90d8ac
-# Content sha256: 04661ce835c5f8120fb0572c96ba168c5c6f8da3310c74f1f5159ba240992944
+# Inputs sha256: e9611afcc65b89f74c26067a657026ccedcab03d66c98e0b26c51106e1dceeb5
+# Content sha256: ed45efba7f0738ab269a95301c6610f37376bb8389fad3499aa24560ed201575
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

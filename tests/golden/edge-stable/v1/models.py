@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 57bd5986a61c9f27eb0ec7f10c7b5adf953180fd051f915f6a48158d784c17e8
-# Content sha256: c5b8649c006eaac33a3c73f0cc366852ef2abd19b49a248bbfab7be6cfca2a99
+# Inputs sha256: f8948fbe33fa05b8f8d4e2f66122221823dc4b16b20bf0143366e37848c3ddef
+# Content sha256: 8cbb9626ad8234cdc14824dc702a3ed4cbde92b1085e9d1392617d5635fbae51
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f1defd01e30d5ea3d7d460e8f28fa9e04618b8f9f45f62f1264297573da4c6bf
-# Content sha256: d438a753abd92bee972370e271c777b6d53ae1ebe9ea37e523d8e5c0a6cf5b88
+# Inputs sha256: 3705be7d665c25ff7985b0fc1e38b483fd4ad0b53603df2e57de117b7f7318ac
+# Content sha256: 4ded12000ec5fee44fc8b230da3ecea96dece078b73f04193f0e094bbe7e721f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c55403f21a0086b5e109f97bf11bd02a8578e4a4b687c69179835d0150592e6b
-# Content sha256: ed399825d4280cc8b5c9e0a76ab4a8f5af080c7f193a9f12a899ddcb956e3a48
+# Inputs sha256: 3bc1b2b7e8fc682e73e458167dcdc824d5794114c3ae2c7924b04746d67a5b3c
+# Content sha256: 4f600f241b0c51d4e5fe3f295357c7ef42b40f0fcfa1cf17e46643ecea719194
 
 """Method dispatch for the agent side of ACP protocol v1.
 

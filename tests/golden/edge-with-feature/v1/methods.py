@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ee978cba33bf8fcb919480870e3778dacc29f06f888a48a25e4f27e5da933320
-# Content sha256: 0a1f41db72ea88a85f2d745e2ee1ac11e24df9bcdef9a68b6fa4e361520602e8
+# Inputs sha256: a7cc70c591b07c3db92e2e8d0ff485764a7566de0a4f7f13a072ba36bcd24309
+# Content sha256: d505430739d6a473111d130ad7399b6be0ee1dbf7e7e2b2a13a08847793b1620
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: df760c536e6a8080006da843a511451202e81c1c58e08ae3b7155d8937de6aa0
-# Content sha256: 1290ac08b71701fd73b955ee988c9291f6c0da90bc8407cf12faa813877885c1
+# Inputs sha256: b74e1d48db6df97acd2a02eea36c1e6d323001c260d5fb8e8e25934cc4f21a38
+# Content sha256: a4cc7f43e7690a0f492fe99103d072ca6abf0ffc34bfc4e0c9207a8096a2b92e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 29417475ecfe048d447337cf986be9de7c5644fc9a77d333817eb232f038f275
-# Content sha256: a37bcfe9b65639efd646a75b0ad03638e8daf356ecd4166ba91e82c7c3ee7334
+# Inputs sha256: 325add99ec7d3a7d4a2938b673771fe1467b7e30422f13aacb3720c03ff869d6
+# Content sha256: b6aa6aeee68d41a1690a73199e8eeadfe5b26ea3c59298c87e9bf04fd133697e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c3bec548a8454cfaf5697c5a7f04eddb08f013c74140b89c8aa5a13e0baa2330
-# Content sha256: fdc0043daba75f0c6f0f78d5767012dad574e7bd9b1b70c3c8ae8f6a8a1d743f
+# Inputs sha256: 8872c7d70fd9e5d18473081e9ac0140e70ab44bd3e5cea9d38e3f772c9852dd0
+# Content sha256: 684ee9be479de8b24b0cfb76e8c835451c9223569d16c18e9b2f2b2b39865c61
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7b648225bd74ecf325a098457b58fa1a89552bc16460532e2813f2996a2816b6
-# Content sha256: b537e902ac6654187f41c8ad70d45956ca7e0b7defb34c290ba3a6cb40e69707
+# Inputs sha256: c60948ac5494c3138e14b5c394b510ee3e9eb601fe9942b2dd75c447fc4b0a8b
+# Content sha256: 009fa3832e25deaec21283a65ee569b911bc748ff0b63cd15dbf25baf2d02d31
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

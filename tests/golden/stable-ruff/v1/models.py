@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 697e7166ab405d90df8bb6be2c01f1702f49577887f75067b06c4b2766fbcaf9
-# Content sha256: cdef958382c449974acc30948560f9507e82397c32d4749c129cf83a490dc9bb
+# Inputs sha256: 1d15a34a2f0a181991c2e7717dcd25c635a0db976d55d455a4bb32e76117237e
+# Content sha256: 7b90909225241febf7ce6f4bf3c34cd4f1014d2d176e990737b889b982ed1aa4
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9aabd49e87ef1b2ec4c7e6d86d551bcfc65c6473852776fcfd0aca80d96ec01d
-# Content sha256: dffccee25676c6784b6896dd6a4f79d0ebbe82fba68e798127e1539f9f1a55ac
+# Inputs sha256: 75f71589968b5c90fb682777a3808434db34cc142712a8f502f61123a7c139c3
+# Content sha256: e4969a69ebd03b218ea0b46108f5ea540d240648f3b113afca4d0f0401ca9390
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 547440014c81594e4d2ef8fe55bada9d98f9ceff4c83d9fca02d44631fc6f423
-# Content sha256: c4532e499fdf97c13b5fe4d8c2e4dfce63d65de994f4a0643ff2d4d0096d7578
+# Inputs sha256: 68767bbf4221fe8e6e064fed92a6a5d4f7ea2345a08ed0abbc89c82f58fa6444
+# Content sha256: d3acd20bfe326d825598dbc5ca80b16300d1ba0d0e9b7ed21df52fd55906d2fe
 
 """Method dispatch for the agent side of ACP protocol v2.
 

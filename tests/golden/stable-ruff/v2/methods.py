@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 64ff64a5b7594b2ce958e9ee22d5ea166100fe4f9d6b032b9506eb00210d6b64
-# Content sha256: 7eab7206958c437dca41ceb45ccf54f9678210cff6a7187924b028b889eb3687
+# Inputs sha256: 3493d3681fdfd74f8da5395259553e75120dec84e4bc19f159efc620df8b386e
+# Content sha256: 019359bcec834c982f831af4c1ac95fc5574ea8fed144467ae5f2fcb06440c62
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

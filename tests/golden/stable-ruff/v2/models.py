@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4aacc7fa9ecab8d28b38bf82ca333a84eba16a0467744cfea6376b7a992290b3
-# Content sha256: 99453954501683acee4b23c7f9e89a504e7d69f125043fe330f25f5d7fdbede3
+# Inputs sha256: 12f732dfb9c3968418ba99a07d3667f3a0ca83b626f0ec1365c31008f05f57ac
+# Content sha256: 41cd4fc4f47b15e546d8b17de27ae91a7be52d55362152df862f624e156f4bbb
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ebb727442741d5a3699d94a0d5f2610c4883675c615660d63e203e98e833c88
-# Content sha256: 6e77447195dcbdcce170a4ff1da0fa9af95db38c6deef423192f76598e6ff247
+# Inputs sha256: 84182a6cd603618514e9dde5aab5474a1a316af1d398a28a89d14de13698ffb3
+# Content sha256: 1b1ee1e324bc26d994e304c8bb0cda36cf09e6e1a92fa5ab2b5df411d2ce7801
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

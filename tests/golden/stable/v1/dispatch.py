@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6fa63c3ec2a9dddba777f0a686aecac899558d17e6901c512e4fa84d5ad9ca51
-# Content sha256: 74233fd2cafe6adc3da8a2dbb3cdb969f90ce25247b45344143be246a4ccd447
+# Inputs sha256: 992d20d57fbed9fb9b0336684bec56333574b4f75bc054e9078f001298986103
+# Content sha256: ba879bff468080cb74c9f156a039626fc5fc69623479acb83825b793c5d4f0a6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 90faea727c5bb0e86be2cb1e061e935e45fd5cb8ea09b8ab46ee411b70ed231f
-# Content sha256: 1b98a39bf9591f65ad241994afd6e68592865d38c269b8825fcf3581ed9f344b
+# Inputs sha256: b8d1e426300292f61f60b17176426c3caefbadb5b8cb1823f448dc7e226f3a4c
+# Content sha256: 9cb7d881f87a871a8cec1988d506a2bfef399e2f30170c1fc1c55b583ea67c73
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8308679b401edc869fc9c6416289df713ab78749c1b9561cc2b21c402d65bfcf
-# Content sha256: e4220bcbba04468e2d1bbd3bcd48602101c75f0377c91768cea93aac61a68618
+# Inputs sha256: 5a8c47b74b04384d16ef0b5c0c0d416ee49b914c087d47ea6c96d31f73d5d76e
+# Content sha256: 2c531ccb6e33300c99ebda3568bf8bdd93d0b0f68e0661e5dd4d5ebca18a9937
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 36506c2c5f9b2bafe803b39980f44a74c27a771a1e61ba4041a2addb84ea0bdc
-# Content sha256: f5a680b45c815056f0a7f8214cc1bf8ccf98e4bfc4b4627e841d1f2240e0572d
+# Inputs sha256: 27bafe41489707ba2369aa1012328db7443b8570015b0104b8b3f82489f5349a
+# Content sha256: 5ed89b3fca6abb49dea7bb6413fc3bc2174bfb927c328db04d5c595da04cef98
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6074df9f81ca9ce0cb719b7813f797924aaa2f855496050e2c4e482f1415fb76
-# Content sha256: b37878d947332e45a01817a65207bae30270101296563a49a6ba81ddf1d4599b
+# Inputs sha256: eb33fa68ee3860f2b51baef4cded467ec0beb5fd15b1274b4482e83c7b9b1508
+# Content sha256: 7c2ea1165a0d69c9961ab132de9d111ba7406c7bd645a0642dc3d164803b3695
 
 """Method dispatch for the agent side of ACP protocol v2.
 

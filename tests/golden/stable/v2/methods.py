@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a5bb2be8bd952299cc39a6fb93f0bc879a5c007e31b7e60f369788fc27928d14
-# Content sha256: 6d6d5e548a00d5dca98c1853468a08498baa21ed9e91927294d1237d207b3806
+# Inputs sha256: 4aea8beb677423e291587dbba80029fca771fbef06f70107132a7d06ae5b65b9
+# Content sha256: f32eab1a92caa4af7f588914dfb9f1970cf15eb51a5589d39b02a2f6cf8ffaf0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

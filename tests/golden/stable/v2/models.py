@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bbe8449ae77f6a9c0ded394879579d401a0649da06c091ca2ff5a01e96bd13eb
-# Content sha256: 82446ceef4c69da192873de66037e6416d59efc0279b273a629182bbb56b3e6c
+# Inputs sha256: ea24ba63b2a023c2cfb6974df21a3d6137729db29474ee7e89c2e3592901b4a3
+# Content sha256: 8d077e1c52d321a3c594eda6350975f96d451507b723c3ec674cb1aa80ebb291
 
 """Wire models of ACP protocol v2.
 
