@@ -26,13 +26,14 @@ from .render import (
     Inputs,
     Style,
     environment,
+    format_modules,
     render_models,
     render_runtime,
     render_template,
 )
 from .schema_terms import KNOWN_SIDES, SIDES
 from .validate import not_understood, validate_version
-from .write import read_stamps, read_tree
+from .write import read_stamps, read_tree, stamp
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
 VERSION_TEMPLATES = (
@@ -199,14 +200,14 @@ def generate(
     protocols, sources = load_protocols(schema_dir, features, root, bases, class_names)
     env = environment()
     manifest = plan(schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names)
-    files: dict[str, str] = {}
+    texts: dict[str, str] = {}  # rendered, formatted together below
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
-        files[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
+        texts[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
         # Plans are made here, once; templates only print them.
         routes = dispatch_routes(protocol)
         for template, name in VERSION_TEMPLATES:
-            files[prefix + name] = render_template(
+            texts[prefix + name] = render_template(
                 env, template, manifest[prefix + name], protocol=protocol, routes=routes
             )
     convert_plan = (
@@ -222,9 +223,10 @@ def generate(
     sides = [*SIDES.values(), *extra_sides]
     for template, path in PACKAGE_TEMPLATES:
         if path in manifest:
-            files[path] = render_template(
+            texts[path] = render_template(
                 env, template, manifest[path], protocols=protocols, features=enabled, plan=convert_plan, sides=sides
             )
+    files = {path: stamp(text) for path, text in format_modules(texts, style).items()}
     for name in RUNTIME_FILES:
         if name in manifest:
             files[name] = render_runtime(name, manifest[name])

@@ -16,9 +16,10 @@ import functools
 import hashlib
 import json
 import subprocess
+import tempfile
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -80,6 +81,7 @@ def _finalize(value: Any) -> Any:
     )
 
 
+@functools.cache  # compiled templates are kept: compiling them costs more than rendering
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -168,30 +170,44 @@ class Inputs:
 
 
 def format_python(source: str, style: Style) -> str:
-    """Lay out generated code as the host repository's formatter would (see Style)."""
+    """Lay out one generated module as the host repository's formatter would (see Style)."""
+    return format_modules({"module.py": source}, style)["module.py"]
+
+
+def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
+    """Lay out generated modules (by any names) as the host repository's formatter would:
+    black in this process, or one ``ruff format`` run for all of them (a process per
+    module would cost more than ruff's formatting does)."""
     if style.formatter == "black":
         import black
         from black.mode import TargetVersion
 
         mode = black.Mode(target_versions={TargetVersion.PY310}, line_length=style.line_length)
         try:
-            return black.format_str(source, mode=mode)
+            return {name: black.format_str(source, mode=mode) for name, source in sources.items()}
         except Exception as exc:
             raise RuntimeError(f"black failed on generated code: {exc}") from exc
     from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
 
-    command = [
-        find_ruff_bin(),
-        "format",
-        "--isolated",
-        f"--line-length={style.line_length}",
-        "--target-version=py310",
-        "-",
-    ]
-    done = subprocess.run(command, input=source, capture_output=True, text=True, encoding="utf-8", check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"ruff format failed on generated code: {done.stderr.strip()}")
-    return done.stdout
+    with tempfile.TemporaryDirectory(prefix="acp-codegen-") as tmp:
+        # Numbered files named one by one: ruff formats a file it is given even where its
+        # default excludes (``build``, ``.venv``...) would skip the directory.
+        paths = {name: Path(tmp) / f"m{i}.py" for i, name in enumerate(sources)}
+        for name, path in paths.items():
+            path.write_text(sources[name], encoding="utf-8", newline="")
+        command = [
+            find_ruff_bin(),
+            "format",
+            "--isolated",
+            "--quiet",
+            f"--line-length={style.line_length}",
+            "--target-version=py310",
+            *map(str, paths.values()),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, encoding="utf-8", check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"ruff format failed on generated code: {done.stderr.strip()}")
+        return {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
 
 
 def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()) -> bool:
@@ -273,6 +289,7 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
 
 
 def render_models(protocol: Protocol, inputs: Inputs) -> str:
+    """The models module under its header, not yet formatted (see ``format_modules``)."""
     from datamodel_code_generator import (  # type: ignore[attr-defined]
         DataModelType,
         Formatter,
@@ -326,16 +343,15 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             additional_imports=imports,
         )
     assert isinstance(out, str)
-    out = _import_relative(out, ".._runtime", _runtime_imports(template_data))
-    return stamp(format_python(out, inputs.style))
+    return _import_relative(out, ".._runtime", _runtime_imports(template_data))
 
 
 MODELS_TEMPLATES = ("datamodel/pydantic_v2/BaseModel.jinja2", "datamodel/pydantic_v2/ConfigDict.jinja2")
 
 
 def render_template(env: jinja2.Environment, name: str, inputs: Inputs, **context: Any) -> str:
-    text = env.get_template(name).render(header=Code(inputs.header()), **context)
-    return stamp(format_python(text, inputs.style))
+    """A template's module under its header, not yet formatted (see ``format_modules``)."""
+    return env.get_template(name).render(header=Code(inputs.header()), **context)
 
 
 @functools.cache

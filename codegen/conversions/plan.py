@@ -236,10 +236,10 @@ def plan(
         )
     # With every declared feature on, nothing is pruned: a declaration that covers nothing
     # there is stale; one that covers something there but not here was pruned (skipped).
-    full = {
-        v: build(select(s, frozenset(s.meta.data.get("features", {}))), class_names)
-        for v, s in sorted(sources_by_version.items())
-    }
+    full = {}
+    for v, s in sorted(sources_by_version.items()):
+        every = frozenset(s.meta.data.get("features", {}))
+        full[v] = by_version[v] if set(by_version[v].features) == every else build(select(s, every), class_names)
     if fragments is not None:
         full = archive_scope(full, fragments, decl)
         by_version = archive_scope(by_version, fragments, decl)

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a7b7a5ee843c8309c7db919f54933b5ef598dc182e4e8322949de5b918b8c053
-# Content sha256: 6d12d7724f4030f66e246fdd016e3777a6c533b46aa7f1ef91b73360c4fe583f
+# Inputs sha256: c63554cce8c134c6f3ec4cf063f9a4df2daa621cb6fa43986164cd33f9c1bc28
+# Content sha256: 6178a59fe20bf480e48284d5a750322bf64c9da4f4009e65383a25b17cdad324
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

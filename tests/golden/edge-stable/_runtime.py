@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e2b1e305d1d7b99407fe1c8b876d3c9ad6ef623aa9134f3c7faf547bd05f8172
-# Content sha256: f2549db7208122c0fca266ef60c5442f742b6c77d4c1a21132614d2a31ec90e7
+# Inputs sha256: 0d9f958e8352673ab01f2f073c7f1933bc5382ccfabd38e36ac6cb6a3cd961f8
+# Content sha256: c9bd46e773c7b3c8a00916c6219623f28fd2cadae89e9aa490edbf459e3aa769
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

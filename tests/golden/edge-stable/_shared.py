@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 87ebfc9d13ed8f179f27f47fec68cd42054da73ffddd389a6cae079a10f1eb16
-# Content sha256: 5ad766b9a94877143d62eb6e68b0bb69cd31060b2585676e45a43fb8e5275fed
+# Inputs sha256: a9f1c705062cf51677b98df63e3b8ea07b250362cbc7d7cc05aef168bdce6be3
+# Content sha256: 143a954661d259f72fc53c794751ae6ad927e571be1dc85e1106920e1cca518d
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

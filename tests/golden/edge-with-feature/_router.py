@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 09a0181dbf6b61f45ecb1688787f703b89ee5a6d881d4dc462ad2bb382a63a11
-# Content sha256: 4bdd65992d24e0bf2306c9e28a6f092a442402e61cdbd3f2d11809665b71b3c8
+# Inputs sha256: 8879e9b870a56b7053c2b0c0145d99cb68c4958515dbec62ec1bca581d58f33f
+# Content sha256: 2df1693d23061f42ba4210d1557f2f98420338844c702738a4ec229078886acc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ae7aa4ed96c50ac5e0da1c86f182dbb9a72def8433da6c39860b7e0fc7b59e9f
-# Content sha256: f7419d8c927c08d58c07efd32367d1f3910da246e8e359a49f89c91a38d2d70d
+# Inputs sha256: 226e20f89ac6435c2d18b1e85f40e3c68c922980400cc376edd62a01a373bfd3
+# Content sha256: 9b34c3d4c9f3d5916c5955922e5602bab50c4e51cad6999da9144977cf12d715
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

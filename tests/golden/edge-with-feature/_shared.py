@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f05512bcd055faed79e84e40aede95cbeeaf9ad132dd649aba1fb85264fc4bb3
-# Content sha256: b41179bbd4515b9c0ba658d94ab9e4520eb1a86400821595fc945fb9d7a64c39
+# Inputs sha256: be1b3a75afa0c08d2b3660a619cb565ea6f6428b90b91960c1819138dcc87c50
+# Content sha256: c576c59938e905f917f3746cedd36c04b89ff6c1fb685d48119840bfdee3d908
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36382d3e00e89eb436d852689237c89cf847f17b175de114c05921b4f4b5934c
-# Content sha256: 5e3c1b7b5f8ff006d36ebb9b87f7c1524044477ae0f959e5c056c6ff0906452d
+# Inputs sha256: f75536116b4b959279648d22f41bad46359ddd33eda4914f996ec4998fd1bcec
+# Content sha256: c646460bbceabbd312459f9ff2bf43d34ac84d9b53fe003a821d5e8580a8e30b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

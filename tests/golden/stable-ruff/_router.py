@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4e682ad36985124d2350d7824f8fde6e7ccb5315101d799578f2a962cde68443
-# Content sha256: 20d435a08af017758538737adbfb4b5da378c4bbe4f6e02fe2b548feda202f30
+# Inputs sha256: 79c7cdb6842bc65ff9c270c7e42d550e14d0df9570387c7c80e16a9dd2835974
+# Content sha256: d8f1e201d78a920d361f9973ef3644d1e3befd2c7301d260f92a47b7d002931d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

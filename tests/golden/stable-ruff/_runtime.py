@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b5abe8abb16c9412c4356c6c78f92a2cfdc10ddb75c59465f616af1d92a655b1
-# Content sha256: bff8577d319259a17b9e3418e2dfbbbd0faa38092fb1966208bbae5edf1edcd3
+# Inputs sha256: c66afa30d259f15601ae5f5a8940f3eea3ef337756ac94a40ddcd3df502db592
+# Content sha256: ee3d83e92654dab800907d603dcb906d4ed0a5cf5afe7ea1d6d696bd2c7b6ffb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

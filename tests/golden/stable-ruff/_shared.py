@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 27b6b9dbb25e4277bc9cf793213194aee0b78480ba10d25a662319df88746577
-# Content sha256: 2cd19759e488a5b3a65e7029d81cf24d54bc30f44f747cc768d2a9d63697ec7e
+# Inputs sha256: 0db9e326989b4bd946177894c049827a486577cb0683ffd6d4e08d762be256d8
+# Content sha256: 0229b0fb8ee5c84c8bad3a7e8b942c2b670b8023a8f554ab48c33fb5af572955
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

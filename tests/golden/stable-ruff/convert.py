@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5eb8ba85288bfebd04b1b570347873e080b5552e13ad5f01983427b018000513
-# Content sha256: 2ce4031bf23ae1ef3c0c278e6fd98286187027c4504793d17d4a6092342a2533
+# Inputs sha256: 56eccd509fba3c6c453fa555782f02f7384d31c58137c56ee650161a70298481
+# Content sha256: ef76a349e35f85ba56acbe7edcb7720f41e88b811b9ff9d9da26c2cb187da777
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

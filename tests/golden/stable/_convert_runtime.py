@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3beaed88a66eeb20c82be4f5f33ca6a504a9da87d178c3f83083922dae4354d6
-# Content sha256: 2760509a4d6a5d311da9616a5bf579299a2916a294521d0ed960ef5992f433cb
+# Inputs sha256: 7ceb3852cef5f1b140a3cb5e0743dfb7dac1ce3f96a73582676f860e5d83e55c
+# Content sha256: 7f5a03ab7bf85ab140be156c2e1155b6abcc8e3d9ff3523cf504acce26c064d0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ad02e2bc8797d47444401092d68db1414b7fa0cfe333d0aacc7903988fc00412
-# Content sha256: cd16aaa5fa2738b741ac08635cf413aaf0a6c0a6fa0eba95300d3d2563061727
+# Inputs sha256: 34cfab6228e29dd3fcf3a741d3fc35159ff206e56be28e4a548c8e142f91add6
+# Content sha256: 788cd62d407695c30f1ae32ac698f762198a85b916ee269d81653b42df39165b
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d5bd84d6196a3b9aec733bc2d23a5ab3578eeab4519be2134097a8671f437d66
-# Content sha256: 882e692de860f38b670e6bffb26ffe59fa369952c626d91562b5f90f0061e89c
+# Inputs sha256: d78cb6ebb236e1f266c7ef7a6af2cfcade1b3043d393cfcc03092b85c84bbd05
+# Content sha256: 9536970bda4bab3c96d283936060067a55b47455e5b9c08dc22a0c0a3f78d88e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a28c8a067db6f2d348c16c23f618920319b8a19999b7b6feb67a956169b714e6
-# Content sha256: 3dbc73e41fb7c550cb62bce1a420eb08925a288ef1970ed4ee384db408c23ff9
+# Inputs sha256: 162aa844952ce77fe02a5766c74c73ee9ec32eb817d01a2826170b5e715be5df
+# Content sha256: eb1c5ae8e803923ddc6f4e2e14caec42d318af4bc6ed51e3c6fba96544e44b6d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

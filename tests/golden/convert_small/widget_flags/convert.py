@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c6d60286e030fd09f8115325fe12ff755e0a045acf2054797e70c054d55314b
-# Content sha256: 1fc955daac8b49aa2e177a16b3cd72a972ecbf2d0521a2a4c652236ce8b132e5
+# Inputs sha256: 87ae233e16208f6ad46a3719322d57c9e1cfbe0ec4333d25209cc81fbbe9d6d9
+# Content sha256: 1a32f3fcd3e0e1b051fdf70f872fc4b391838747e073de1a2a3509c68020d530
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

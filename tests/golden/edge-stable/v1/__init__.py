@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c695846cdac6b23a401d9fd68e253a0c10265965d4d36a6318126630bd689561
-# Content sha256: 89fcca0fb8089b81bd3ae82471797c816499cb590fe11ef9d9016bd4147eb374
+# Inputs sha256: 3a3f7dc218fe9d87790a7b09f42400616babde63a6892b642a7a8c0d1562de90
+# Content sha256: 621edcfdf26d753aec9cf4b505f7f6f5b0b64ba9d1da42922e9a5390266b388a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 83103b5f1df98c93ac0103ce6458aa3f85f446fb81194b816948003f6b74a388
-# Content sha256: a1a7f3722ee65b0b3108f3cc917c100a125d1f76142d1cb6415952da27884c6d
+# Inputs sha256: 5518fece81e2ca03b423ca3045eff80d74943ad8f2f8d73eefd450653a942f31
+# Content sha256: 9def9cb5803ead0c790234eb4d6bff1f51145b2676c81c7ba3e3340bbc842fc6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e9611afcc65b89f74c26067a657026ccedcab03d66c98e0b26c51106e1dceeb5
-# Content sha256: ed45efba7f0738ab269a95301c6610f37376bb8389fad3499aa24560ed201575
+# Inputs sha256: 7dabf27731448f2fcad8efcf05aee874ea55afcff5c5e6e8a4b3e28838d1cff8
+# Content sha256: 72ae1907adb0112879c864f2847e4f0a024030a8612696b437d3fce6129fc8a0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

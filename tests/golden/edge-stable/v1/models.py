@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f8948fbe33fa05b8f8d4e2f66122221823dc4b16b20bf0143366e37848c3ddef
-# Content sha256: 8cbb9626ad8234cdc14824dc702a3ed4cbde92b1085e9d1392617d5635fbae51
+# Inputs sha256: 90ff9b764ba99b277a29611f1e718927d5daf903a8f2691713352dcae6739a38
+# Content sha256: 47801631d7be97e8b74e5110a4ae0f3ea64c057f65e9eea90b6758ea64f4238c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3705be7d665c25ff7985b0fc1e38b483fd4ad0b53603df2e57de117b7f7318ac
-# Content sha256: 4ded12000ec5fee44fc8b230da3ecea96dece078b73f04193f0e094bbe7e721f
+# Inputs sha256: d5476a32e19594a23ae3e265a9f8d28ceb73e548267c595118302f4cebdc18b1
+# Content sha256: a1e845ea9c5f026927b61ce8be944640e92815ebbc52fd1be619f3894c5869da
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3bc1b2b7e8fc682e73e458167dcdc824d5794114c3ae2c7924b04746d67a5b3c
-# Content sha256: 4f600f241b0c51d4e5fe3f295357c7ef42b40f0fcfa1cf17e46643ecea719194
+# Inputs sha256: c821ba4a2d212a133460c59c56b3e6683a5be3aaf6b13eac62f7e2ce06e6a266
+# Content sha256: 372c4af5dec82966e5cf23a7525c8a4d7edb87c35715dd8ca2df05ce4e6caf9a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a7cc70c591b07c3db92e2e8d0ff485764a7566de0a4f7f13a072ba36bcd24309
-# Content sha256: d505430739d6a473111d130ad7399b6be0ee1dbf7e7e2b2a13a08847793b1620
+# Inputs sha256: 43a527c9818a71baa178c16be29c52d0f23049a6794486a64f645fad70ef894a
+# Content sha256: b3178201b534b390969516534687174d1299f8d51be37de9f855352c496fd580
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

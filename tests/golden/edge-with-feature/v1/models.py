@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b74e1d48db6df97acd2a02eea36c1e6d323001c260d5fb8e8e25934cc4f21a38
-# Content sha256: a4cc7f43e7690a0f492fe99103d072ca6abf0ffc34bfc4e0c9207a8096a2b92e
+# Inputs sha256: 9a33d2b0ff8db20579b00a1a0128e2d49e1b9e1a6d021bba862c42e2c5a5d111
+# Content sha256: 39a935d8d390b2474f0dd56d1c616ee8ee8d15ca23019818c1199115da8893cf
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 325add99ec7d3a7d4a2938b673771fe1467b7e30422f13aacb3720c03ff869d6
-# Content sha256: b6aa6aeee68d41a1690a73199e8eeadfe5b26ea3c59298c87e9bf04fd133697e
+# Inputs sha256: 29f08f56cb9a4180eef7301febc6a628d3c278b500582c8387596d321e69bc11
+# Content sha256: ecf13ea739c104787bda338f73cbe7bd6d119298732b7d87114288115f708b73
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8872c7d70fd9e5d18473081e9ac0140e70ab44bd3e5cea9d38e3f772c9852dd0
-# Content sha256: 684ee9be479de8b24b0cfb76e8c835451c9223569d16c18e9b2f2b2b39865c61
+# Inputs sha256: a463e1b29ae2e72ecc6ac69b81bc1611bb427001a266fa1430629b072cacd86a
+# Content sha256: 5d02d0f0ea8edc78758ac349cdd0981a4f28859f5262013ce054927d165e6841
 
 """Method dispatch for the agent side of ACP protocol v1.
 

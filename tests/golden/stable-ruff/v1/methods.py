@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c60948ac5494c3138e14b5c394b510ee3e9eb601fe9942b2dd75c447fc4b0a8b
-# Content sha256: 009fa3832e25deaec21283a65ee569b911bc748ff0b63cd15dbf25baf2d02d31
+# Inputs sha256: 92b0461e60ed619909987da63de32ac3d9fe5cfda93c82deae283c934fe7a974
+# Content sha256: 979ca9897ba12f2512cd84292ee5b4034fa41d3c43a96b5c94d12d3d5601a9ca
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1d15a34a2f0a181991c2e7717dcd25c635a0db976d55d455a4bb32e76117237e
-# Content sha256: 7b90909225241febf7ce6f4bf3c34cd4f1014d2d176e990737b889b982ed1aa4
+# Inputs sha256: 1c34b7a4ec9d4d3ce7bf2ae021ef0bfd12e6b38eeeac98ee62dcaac2e07ce27a
+# Content sha256: 0ff1ccafdbba3eed233e06b8cf8b729149cbba40f3e49cf4c4ea753f4e97d8f1
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 75f71589968b5c90fb682777a3808434db34cc142712a8f502f61123a7c139c3
-# Content sha256: e4969a69ebd03b218ea0b46108f5ea540d240648f3b113afca4d0f0401ca9390
+# Inputs sha256: df383f4b08c4f3ca4c11c488a1835c33368eb5f4daf01991a54116e83c57e1eb
+# Content sha256: 004e3a80e0ebe390d257175dbcc86db4b41de852bcb26aea6708fa4907820ab2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68767bbf4221fe8e6e064fed92a6a5d4f7ea2345a08ed0abbc89c82f58fa6444
-# Content sha256: d3acd20bfe326d825598dbc5ca80b16300d1ba0d0e9b7ed21df52fd55906d2fe
+# Inputs sha256: 8620c6bd1787f3ca55ed4b37e925f58893619298ad473da3db9a85c6a1d54e0f
+# Content sha256: 49fa6e34d0acc2353c6af35e3f9964cea8f6c0f4bd9aebd19d24be27e4e48e86
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3493d3681fdfd74f8da5395259553e75120dec84e4bc19f159efc620df8b386e
-# Content sha256: 019359bcec834c982f831af4c1ac95fc5574ea8fed144467ae5f2fcb06440c62
+# Inputs sha256: 8f57a7ac7122fba2526a7d295b7d0f00a5d3d6a5bd9b7a084bb42817e8b73784
+# Content sha256: bffec0e6116d7f254a029468f412c7eda41cd2ed517f4f50c6190ab7b072c10b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 12f732dfb9c3968418ba99a07d3667f3a0ca83b626f0ec1365c31008f05f57ac
-# Content sha256: 41cd4fc4f47b15e546d8b17de27ae91a7be52d55362152df862f624e156f4bbb
+# Inputs sha256: 3076110193243513a9541952e158393e45207f9461e05db2b2a8fe50b0eeabc2
+# Content sha256: 65376b997873d78753b42348dd6b9c5a6a08a4c2c89e7c91c81764530bfb7462
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 84182a6cd603618514e9dde5aab5474a1a316af1d398a28a89d14de13698ffb3
-# Content sha256: 1b1ee1e324bc26d994e304c8bb0cda36cf09e6e1a92fa5ab2b5df411d2ce7801
+# Inputs sha256: a6dd7f8c930d975d047b56a10af0f1c99afc52fb79bebfe314a641e6f139d977
+# Content sha256: c892b8ed93d2f84fafa786d6b42b6fdacd844e26597a9c2f79d65c8fef57dcd0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 992d20d57fbed9fb9b0336684bec56333574b4f75bc054e9078f001298986103
-# Content sha256: ba879bff468080cb74c9f156a039626fc5fc69623479acb83825b793c5d4f0a6
+# Inputs sha256: bd4ed2c86ffc79a748abc71861751598a78b2f532c63a5e0d6dddc2755ead204
+# Content sha256: ff605bc42b5c92c98652d4707a700381971aec8178dc4720d976699d640765a8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

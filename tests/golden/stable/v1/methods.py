@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b8d1e426300292f61f60b17176426c3caefbadb5b8cb1823f448dc7e226f3a4c
-# Content sha256: 9cb7d881f87a871a8cec1988d506a2bfef399e2f30170c1fc1c55b583ea67c73
+# Inputs sha256: c8489ef35322be32864d9e43ce47058f91eca0c198b35f4bc2f0da8909628a5b
+# Content sha256: 3728553da3bf3870cf28a45df339efa50de09623c61a136a2813fe8160e24409
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5a8c47b74b04384d16ef0b5c0c0d416ee49b914c087d47ea6c96d31f73d5d76e
-# Content sha256: 2c531ccb6e33300c99ebda3568bf8bdd93d0b0f68e0661e5dd4d5ebca18a9937
+# Inputs sha256: f92b7c4c25c08e8a5dc1a39c6a64b2b2c5a19165104fdb5b9b809a5a43d0c07f
+# Content sha256: a4a482eb20306d004f50a10e66fc812037c35e92e8899df2299e416026ac1648
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 27bafe41489707ba2369aa1012328db7443b8570015b0104b8b3f82489f5349a
-# Content sha256: 5ed89b3fca6abb49dea7bb6413fc3bc2174bfb927c328db04d5c595da04cef98
+# Inputs sha256: f7677fb7231020548ca6a8bad031638f0b3106b6d1f0a23729aec8c194c29bf7
+# Content sha256: 66d7d77ab00c537b20e66aab2ea7e2132259613dc794a47bc219ec91a94b83d8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: eb33fa68ee3860f2b51baef4cded467ec0beb5fd15b1274b4482e83c7b9b1508
-# Content sha256: 7c2ea1165a0d69c9961ab132de9d111ba7406c7bd645a0642dc3d164803b3695
+# Inputs sha256: 471f176122aa5006c157872570e6694482de57d218eb4cf51053fb83f261077b
+# Content sha256: 0958a190d90bf5535da8ade9fef7bbac4b81a7201339c18eeb78dfc50d011d0e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

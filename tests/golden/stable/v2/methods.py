@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4aea8beb677423e291587dbba80029fca771fbef06f70107132a7d06ae5b65b9
-# Content sha256: f32eab1a92caa4af7f588914dfb9f1970cf15eb51a5589d39b02a2f6cf8ffaf0
+# Inputs sha256: 47439104742feafcd4326b1a41697f33f3d744079fde47bc7f3bce14ca3e0a20
+# Content sha256: 75caf882bc8494729ff2ea406334722ae139cfafafcb523408b44ff0c321f95f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ea24ba63b2a023c2cfb6974df21a3d6137729db29474ee7e89c2e3592901b4a3
-# Content sha256: 8d077e1c52d321a3c594eda6350975f96d451507b723c3ec674cb1aa80ebb291
+# Inputs sha256: 6ba55a74254095213ed308a61fbbb82f6025386f4b927bfad26d16481302b385
+# Content sha256: 72a0996ef26217fe6b0f58c0bda65ca4f195ba906442d58906bafb99e67e8246
 
 """Wire models of ACP protocol v2.
 
