@@ -31,6 +31,7 @@ from . import __version__
 from .code_text import Code, comment, docstring, identifier, py_literal
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
+from .schema_terms import schema_nodes
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER, stamp
 
 # Read through the import system (a wheel, an editable install), never beside this file;
@@ -288,6 +289,28 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
     return data, imports
 
 
+# Keywords that only annotate a schema: beside them, ``allOf: [{"$ref": X}]`` means X.
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+
+
+def _plain_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` where a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a
+    reference a description) is ``"$ref": X``: datamodel-code-generator writes the same
+    models for both, and takes a good part longer over the first."""
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    for _, node in schema_nodes(copied):
+        parts = node.get("allOf")
+        if (
+            isinstance(parts, list)
+            and len(parts) == 1
+            and isinstance(parts[0], dict)
+            and set(parts[0]) == {"$ref"}
+            and all(k in _ANNOTATIONS or k.startswith("x-") for k in node if k != "allOf")
+        ):
+            node["$ref"] = node.pop("allOf")[0]["$ref"]
+    return copied
+
+
 def render_models(protocol: Protocol, inputs: Inputs) -> str:
     """The models module under its header, not yet formatted (see ``format_modules``)."""
     from datamodel_code_generator import (  # type: ignore[attr-defined]
@@ -304,7 +327,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
         out = generate(
-            json.dumps(protocol.schema),
+            json.dumps(_plain_refs(protocol.schema)),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             target_python_version=PythonVersion.PY_310,

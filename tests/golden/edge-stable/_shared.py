@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a9f1c705062cf51677b98df63e3b8ea07b250362cbc7d7cc05aef168bdce6be3
-# Content sha256: 143a954661d259f72fc53c794751ae6ad927e571be1dc85e1106920e1cca518d
+# Inputs sha256: 3447ee244c0432adb836e58dcc5c6e46216915526aaedd3c352ff60811b540c8
+# Content sha256: fc110824914c8c7dc7c916bb706ad179b386fc00eaea0aed40ad44cf6cbbe1a1
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8879e9b870a56b7053c2b0c0145d99cb68c4958515dbec62ec1bca581d58f33f
-# Content sha256: 2df1693d23061f42ba4210d1557f2f98420338844c702738a4ec229078886acc
+# Inputs sha256: 470e3039151705209ad05fa116318eb9f360bef104e7a897af9e99e3cf5cbbb5
+# Content sha256: fcc01fa46913edddbe1df78d772af93d74ecead9c07b071291a1899e0804d2ef
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 226e20f89ac6435c2d18b1e85f40e3c68c922980400cc376edd62a01a373bfd3
-# Content sha256: 9b34c3d4c9f3d5916c5955922e5602bab50c4e51cad6999da9144977cf12d715
+# Inputs sha256: d4268e3119ce2f7de54b6ec6c8889a4a076bc58ec6ce131b43f54696522ee4c8
+# Content sha256: d6638a60c77a3eed19f56acdd2e9118127beb85134684ce6069cfba8e7b47ae8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: be1b3a75afa0c08d2b3660a619cb565ea6f6428b90b91960c1819138dcc87c50
-# Content sha256: c576c59938e905f917f3746cedd36c04b89ff6c1fb685d48119840bfdee3d908
+# Inputs sha256: f9dd7720bc9743b83088ad3882090679723e3e9b62f149d5a1082e9757e2917c
+# Content sha256: 85f6a9d0323a512b04846bb5d6d6b05874d320bfbab596902d392a9fbddbb02f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

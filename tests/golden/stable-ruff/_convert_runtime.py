@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f75536116b4b959279648d22f41bad46359ddd33eda4914f996ec4998fd1bcec
-# Content sha256: c646460bbceabbd312459f9ff2bf43d34ac84d9b53fe003a821d5e8580a8e30b
+# Inputs sha256: e6f6534c663d90ca47daa992eeb196f27d2e98994943f9f9a6d843b54fe12a37
+# Content sha256: aeb8ec688d776c2642cae35a1ef1f576587d77d4e2e2ea28c7c4e9cd16e03e06
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 79c7cdb6842bc65ff9c270c7e42d550e14d0df9570387c7c80e16a9dd2835974
-# Content sha256: d8f1e201d78a920d361f9973ef3644d1e3befd2c7301d260f92a47b7d002931d
+# Inputs sha256: 404cc8b4e10ddbc8820ef7f9a71c57e0c77e8c07dc07dfff56257e3527fd8dc1
+# Content sha256: ac3f4f1ec592799e7b547bfb156daea5fb859dc420694fc554762bc4f6e3fa56
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c66afa30d259f15601ae5f5a8940f3eea3ef337756ac94a40ddcd3df502db592
-# Content sha256: ee3d83e92654dab800907d603dcb906d4ed0a5cf5afe7ea1d6d696bd2c7b6ffb
+# Inputs sha256: dc13e30569bc13c853366b7d9f1e307e44bed339815b256f69ac4a9a18735aca
+# Content sha256: 91f2bd7be2867e03d6b8ad8d7d4ec5d95bcbe0b00a20e9474dc36f234f3dff74
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0db9e326989b4bd946177894c049827a486577cb0683ffd6d4e08d762be256d8
-# Content sha256: 0229b0fb8ee5c84c8bad3a7e8b942c2b670b8023a8f554ab48c33fb5af572955
+# Inputs sha256: 3e74fb1717b92a7ef72a04b766ed3aad1f611b6e423b85db3d88709023aa7342
+# Content sha256: 9bea908c8b0ccf5ea4a146a643780651b31fa5f01370f676786cc3ad46d3031e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

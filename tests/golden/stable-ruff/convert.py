@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 56eccd509fba3c6c453fa555782f02f7384d31c58137c56ee650161a70298481
-# Content sha256: ef76a349e35f85ba56acbe7edcb7720f41e88b811b9ff9d9da26c2cb187da777
+# Inputs sha256: 278998b39672d2b7388369ece36f98c7744b6b997bf0b7ba6714453c258f37ed
+# Content sha256: 202c3d86dd5f08053bb838036635702b96d2d0cb8d0f32060f6a0e5d49f01853
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

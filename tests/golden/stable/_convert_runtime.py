@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ceb3852cef5f1b140a3cb5e0743dfb7dac1ce3f96a73582676f860e5d83e55c
-# Content sha256: 7f5a03ab7bf85ab140be156c2e1155b6abcc8e3d9ff3523cf504acce26c064d0
+# Inputs sha256: a15d8132641a04e6f8007aff7e43903c7d51b2c4ab5a4df0f72532f7848df5e7
+# Content sha256: 08930a0eead1a3b531bf2d19557e6c5fca90adb41535bbf867952762c87eef91
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

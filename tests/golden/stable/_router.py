@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c63554cce8c134c6f3ec4cf063f9a4df2daa621cb6fa43986164cd33f9c1bc28
-# Content sha256: 6178a59fe20bf480e48284d5a750322bf64c9da4f4009e65383a25b17cdad324
+# Inputs sha256: adcdeb1cd24c482aa706ef6dd6d441b177d36a9f2fafbbeec5e3482b8afefc44
+# Content sha256: 4bad3797e6daf981b58d9888ef9ed46b945fb05fbcfca67e23e08ed77632cbc4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d9f958e8352673ab01f2f073c7f1933bc5382ccfabd38e36ac6cb6a3cd961f8
-# Content sha256: c9bd46e773c7b3c8a00916c6219623f28fd2cadae89e9aa490edbf459e3aa769
+# Inputs sha256: 454b80f6ff683d1fe1f4e0402e8dc6e2010f944147bfdd3be480e5d48800d52f
+# Content sha256: 810bc55005418c8935da6d615501b302ba435b070ecdd5f360ba5e2e4266ccf9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

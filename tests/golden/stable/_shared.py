@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 34cfab6228e29dd3fcf3a741d3fc35159ff206e56be28e4a548c8e142f91add6
-# Content sha256: 788cd62d407695c30f1ae32ac698f762198a85b916ee269d81653b42df39165b
+# Inputs sha256: f74b2e5430221a44e9d9f6032b82529d535f51c0af20d3a789b4411f2c0525c1
+# Content sha256: d5b7a82a32de6c6f5e2ab4205aed768411031ff7f622c54d864cc80790b60586
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

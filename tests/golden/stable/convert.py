@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d78cb6ebb236e1f266c7ef7a6af2cfcade1b3043d393cfcc03092b85c84bbd05
-# Content sha256: 9536970bda4bab3c96d283936060067a55b47455e5b9c08dc22a0c0a3f78d88e
+# Inputs sha256: 80f2da5712fe44fc851b2da5985622ebfaa2909dc85d66fa6ca176d2d6388d2e
+# Content sha256: b546e57813aee58652b84daed1c59f1ff1b63914e278e3aa17afef6c5671fc3b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

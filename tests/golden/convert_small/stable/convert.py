@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 162aa844952ce77fe02a5766c74c73ee9ec32eb817d01a2826170b5e715be5df
-# Content sha256: eb1c5ae8e803923ddc6f4e2e14caec42d318af4bc6ed51e3c6fba96544e44b6d
+# Inputs sha256: 1d3b141fb72baabdaf06cb98469aa6abed83a37a730d1c13a57b1a1883e2dc9b
+# Content sha256: 2386e16351c2e902abe1822e263cb7cf352561f5a8bc12214ce434d1a86c390e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

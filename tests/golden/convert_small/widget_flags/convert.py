@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 87ae233e16208f6ad46a3719322d57c9e1cfbe0ec4333d25209cc81fbbe9d6d9
-# Content sha256: 1a32f3fcd3e0e1b051fdf70f872fc4b391838747e073de1a2a3509c68020d530
+# Inputs sha256: 48da6493a171c9f504236a9542c7414f5d11de4307fdc4b65e33e03534f72f7d
+# Content sha256: 715b1344b48c13971194a559c2ab14c403c55f7e4e58db3f2c08fca617871a42
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

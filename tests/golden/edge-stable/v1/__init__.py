@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a3f7dc218fe9d87790a7b09f42400616babde63a6892b642a7a8c0d1562de90
-# Content sha256: 621edcfdf26d753aec9cf4b505f7f6f5b0b64ba9d1da42922e9a5390266b388a
+# Inputs sha256: f2a0d2457ce32fdd22367d3ca818917d4006a0380bf0b34f4efd094486d87f51
+# Content sha256: 00615c5b5957802d6dd2beb9a9c8fd0fb96b10d2508df803739b3717f6d68bdb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5518fece81e2ca03b423ca3045eff80d74943ad8f2f8d73eefd450653a942f31
-# Content sha256: 9def9cb5803ead0c790234eb4d6bff1f51145b2676c81c7ba3e3340bbc842fc6
+# Inputs sha256: 7ced1b5c6178d985a7afcab07a892a9ed0db2064cbb4fed148463df37f03cdcc
+# Content sha256: cdbc984b83fc64a83dfe8bd504a9abcf8aedd945361a0fe5df65de6a4c36294d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7dabf27731448f2fcad8efcf05aee874ea55afcff5c5e6e8a4b3e28838d1cff8
-# Content sha256: 72ae1907adb0112879c864f2847e4f0a024030a8612696b437d3fce6129fc8a0
+# Inputs sha256: a6ac69b8d7730dacf7395a9cb27dffbe63dfd633595cf4c06c434d2091313c2c
+# Content sha256: 5e47977127cc3ac7f52456e587c50b55489072fe25c39cf20a76f4965d31ec99
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 90ff9b764ba99b277a29611f1e718927d5daf903a8f2691713352dcae6739a38
-# Content sha256: 47801631d7be97e8b74e5110a4ae0f3ea64c057f65e9eea90b6758ea64f4238c
+# Inputs sha256: 4ab3035256951ac44131dabb807237c67116fe9b8edfe904715278cafee91807
+# Content sha256: cbf80b038c89b4e5a73de6bbd455646b87c42ded025ecd2473606bee6e34dda1
 
 """Wire models of ACP protocol v1.
 

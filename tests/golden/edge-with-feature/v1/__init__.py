@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d5476a32e19594a23ae3e265a9f8d28ceb73e548267c595118302f4cebdc18b1
-# Content sha256: a1e845ea9c5f026927b61ce8be944640e92815ebbc52fd1be619f3894c5869da
+# Inputs sha256: 705ea2947150dc1dfeace9b9730e09fa99f703c2c7842b4534e6659db02b52ff
+# Content sha256: 915202d735d3b6b70ad2490eb3aea457220a800be1aeac7f349fcbe95b0155e7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

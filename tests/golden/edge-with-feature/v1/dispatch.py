@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c821ba4a2d212a133460c59c56b3e6683a5be3aaf6b13eac62f7e2ce06e6a266
-# Content sha256: 372c4af5dec82966e5cf23a7525c8a4d7edb87c35715dd8ca2df05ce4e6caf9a
+# Inputs sha256: aa4428efd8c756727717b181fba32b12ff9945f71ec7fe903486afe6ef6382f2
+# Content sha256: d63a54fe90c29ed3eba8682e759c2fde869dc0075c2bfc10a8051566c2e9066d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

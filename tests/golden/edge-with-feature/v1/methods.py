@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 43a527c9818a71baa178c16be29c52d0f23049a6794486a64f645fad70ef894a
-# Content sha256: b3178201b534b390969516534687174d1299f8d51be37de9f855352c496fd580
+# Inputs sha256: 0814e05cbd9f92d940af01ed8beb91cdc728dfbb499e890c6491aa740311f198
+# Content sha256: 3b5277a93564099c48eef5d7e79b2ed230d52d8592773a27f971d16098928992
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a33d2b0ff8db20579b00a1a0128e2d49e1b9e1a6d021bba862c42e2c5a5d111
-# Content sha256: 39a935d8d390b2474f0dd56d1c616ee8ee8d15ca23019818c1199115da8893cf
+# Inputs sha256: 4b5354cd89504d6c38551c8cd2f05746d74d7008426c62893dddea28dfb09d99
+# Content sha256: a63d3c2e0e4271a7f303540759ec0cd4cbdac1f8b30cd0f4f5910b5540fcaa45
 
 """Wire models of ACP protocol v1.
 

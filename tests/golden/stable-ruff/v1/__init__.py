@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 29f08f56cb9a4180eef7301febc6a628d3c278b500582c8387596d321e69bc11
-# Content sha256: ecf13ea739c104787bda338f73cbe7bd6d119298732b7d87114288115f708b73
+# Inputs sha256: b30b1644fe71ca28852b96cf89e84f83380c9042df0a0fc0ff18bd05f364c792
+# Content sha256: dba4ea931121de6cc4c8c8b18471f2390d6ae8fe10f1863d4e2373ec54b97ba3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a463e1b29ae2e72ecc6ac69b81bc1611bb427001a266fa1430629b072cacd86a
-# Content sha256: 5d02d0f0ea8edc78758ac349cdd0981a4f28859f5262013ce054927d165e6841
+# Inputs sha256: abca6891c4adf2b68a6150c12a1e1c7d886bbecbdd18a5d5cf60a16c8e75cd04
+# Content sha256: 5721ed6b8bd28444b33381aa65747b43fe33abe241c9d97d04c5f21037fb1830
 
 """Method dispatch for the agent side of ACP protocol v1.
 

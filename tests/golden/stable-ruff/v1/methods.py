@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 92b0461e60ed619909987da63de32ac3d9fe5cfda93c82deae283c934fe7a974
-# Content sha256: 979ca9897ba12f2512cd84292ee5b4034fa41d3c43a96b5c94d12d3d5601a9ca
+# Inputs sha256: 46b4d458b4271a964053128aa5a669041bddd46d06c06d7a3a21e26b9a3c4af8
+# Content sha256: 4f20b848ffb33de49abbe36eb1616920300facf2fa6f216019f096979e2c50e2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1c34b7a4ec9d4d3ce7bf2ae021ef0bfd12e6b38eeeac98ee62dcaac2e07ce27a
-# Content sha256: 0ff1ccafdbba3eed233e06b8cf8b729149cbba40f3e49cf4c4ea753f4e97d8f1
+# Inputs sha256: d0f6ed8768cdd4983786cd4de60a50f0d8cece4aa20789c822352bba6d9a77c5
+# Content sha256: fea247f24ae3d80e3c33d77dda9c08917cabcb576b05edec43aafc0edf7b7d85
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: df383f4b08c4f3ca4c11c488a1835c33368eb5f4daf01991a54116e83c57e1eb
-# Content sha256: 004e3a80e0ebe390d257175dbcc86db4b41de852bcb26aea6708fa4907820ab2
+# Inputs sha256: 3a4181b315574e40776011e64d5770d8f2a973e4f674e1f8048661cfa8227915
+# Content sha256: 81a929948077f655d28a78bb6426c2d0fde9f563a789aa15665acb867cba17f1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

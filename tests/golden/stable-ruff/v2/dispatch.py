@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8620c6bd1787f3ca55ed4b37e925f58893619298ad473da3db9a85c6a1d54e0f
-# Content sha256: 49fa6e34d0acc2353c6af35e3f9964cea8f6c0f4bd9aebd19d24be27e4e48e86
+# Inputs sha256: b87d536f79d7be08670cff8d1ac103cf87feb275b23ce67a3a4bc68b8cc9daaa
+# Content sha256: 606c90c3609bee9f6f67f05055c1ddf8000c3946c2065b57345e2dc2cefe07b4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8f57a7ac7122fba2526a7d295b7d0f00a5d3d6a5bd9b7a084bb42817e8b73784
-# Content sha256: bffec0e6116d7f254a029468f412c7eda41cd2ed517f4f50c6190ab7b072c10b
+# Inputs sha256: 200c5a0abc47c3a38895d00c234a73aaee6fec6abfbacdd3d87ecbf77e05df0a
+# Content sha256: 17d7b6420f53a3471f7c98bd98df6d881d8d609c6c635b1913ccc4da73ca45ed
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3076110193243513a9541952e158393e45207f9461e05db2b2a8fe50b0eeabc2
-# Content sha256: 65376b997873d78753b42348dd6b9c5a6a08a4c2c89e7c91c81764530bfb7462
+# Inputs sha256: 21a238e36a86f3d4966511556274266be8848767c241aa13e13ccf693648bdee
+# Content sha256: 1128d82b30cd6f4b29257ea831a37c876e82a2e28a6fdd1a2ea551f4dcf920e5
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a6dd7f8c930d975d047b56a10af0f1c99afc52fb79bebfe314a641e6f139d977
-# Content sha256: c892b8ed93d2f84fafa786d6b42b6fdacd844e26597a9c2f79d65c8fef57dcd0
+# Inputs sha256: 5f43467c928c7c9d108baf03fd5b222b588d9d98c8ab768a820d7d37c095bbd8
+# Content sha256: e9220c44355269e6af252d506fb1fc776722fd8ae324e00893017f65b2b8f422
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

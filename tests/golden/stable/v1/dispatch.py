@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bd4ed2c86ffc79a748abc71861751598a78b2f532c63a5e0d6dddc2755ead204
-# Content sha256: ff605bc42b5c92c98652d4707a700381971aec8178dc4720d976699d640765a8
+# Inputs sha256: b648cd1bff1afb0e5328d46e4ac6867e0687d0c316d48c495c587395d95a471a
+# Content sha256: 556158dc154db67c96e85bbef310e8c48e486e84bd41f12c382d7a3b96cbd6f4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c8489ef35322be32864d9e43ce47058f91eca0c198b35f4bc2f0da8909628a5b
-# Content sha256: 3728553da3bf3870cf28a45df339efa50de09623c61a136a2813fe8160e24409
+# Inputs sha256: a6fed96eb433fee0010eb518ef74acd8a3e3d971ba8c1f754d4d10505d953426
+# Content sha256: 0f0065779a129c641fcd3875544531be57bf4544dbd27f2627bd2432f57005e5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

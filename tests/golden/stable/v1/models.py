@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f92b7c4c25c08e8a5dc1a39c6a64b2b2c5a19165104fdb5b9b809a5a43d0c07f
-# Content sha256: a4a482eb20306d004f50a10e66fc812037c35e92e8899df2299e416026ac1648
+# Inputs sha256: b184084cad6f1ac6dabc075df179e499ab5d80f064418d9703b2920e611faabc
+# Content sha256: 5086ca46c8e46716a4c2c6147e7a0f6e7c155118fc1e9d6a085aaca444ec4e9c
 
 """Wire models of ACP protocol v1.
 

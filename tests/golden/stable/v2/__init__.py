@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f7677fb7231020548ca6a8bad031638f0b3106b6d1f0a23729aec8c194c29bf7
-# Content sha256: 66d7d77ab00c537b20e66aab2ea7e2132259613dc794a47bc219ec91a94b83d8
+# Inputs sha256: 52588a59e69661e5207dd1cabd5c6b8067542bf714952cffef2ba4bbfc8c82c0
+# Content sha256: e9fc6c1fff52897f80555df9c7d5ec46f504c23d41c31b11540842ac47f311fa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

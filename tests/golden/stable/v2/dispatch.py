@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 471f176122aa5006c157872570e6694482de57d218eb4cf51053fb83f261077b
-# Content sha256: 0958a190d90bf5535da8ade9fef7bbac4b81a7201339c18eeb78dfc50d011d0e
+# Inputs sha256: 14211a76ab2e359429f8d4c2243a9a622391d44bea9b921ac83a33984d8f0f8c
+# Content sha256: e800bb9c31c587622ce5d2d2132aef7831c086d13a5cee87f45b54bc7aa7309d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

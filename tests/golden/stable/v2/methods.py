@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 47439104742feafcd4326b1a41697f33f3d744079fde47bc7f3bce14ca3e0a20
-# Content sha256: 75caf882bc8494729ff2ea406334722ae139cfafafcb523408b44ff0c321f95f
+# Inputs sha256: b15f9ed21647eef6d2f451e0003dbde8f06e733b0fbc82bd49d006440a8ebc99
+# Content sha256: 7ff66412bf4457661f2aeb2e66d8da0905d7a217ec2573e0d92be075879729f8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

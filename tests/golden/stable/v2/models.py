@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ba55a74254095213ed308a61fbbb82f6025386f4b927bfad26d16481302b385
-# Content sha256: 72a0996ef26217fe6b0f58c0bda65ca4f195ba906442d58906bafb99e67e8246
+# Inputs sha256: 58d475961c7e7bbf2b1152ece21afe5ac9f128117758e1fa5e5e6091572f2fb4
+# Content sha256: 5514748f1a5425de3f7d74cc6e913243c1dd716a00f97129f4c0b710b9ca53c4
 
 """Wire models of ACP protocol v2.
 
