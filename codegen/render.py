@@ -177,38 +177,40 @@ def format_python(source: str, style: Style) -> str:
 
 def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
     """Lay out generated modules (by any names) as the host repository's formatter would:
-    black in this process, or one ``ruff format`` run for all of them (a process per
-    module would cost more than ruff's formatting does)."""
-    if style.formatter == "black":
-        import black
-        from black.mode import TargetVersion
-
-        mode = black.Mode(target_versions={TargetVersion.PY310}, line_length=style.line_length)
-        try:
-            return {name: black.format_str(source, mode=mode) for name, source in sources.items()}
-        except Exception as exc:
-            raise RuntimeError(f"black failed on generated code: {exc}") from exc
+    imports sorted as isort sorts them (``ruff check --select I``), then black in this
+    process or ``ruff format``. One ruff run does each step for all modules: a process
+    per module would cost more than ruff's work does."""
     from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
 
     with tempfile.TemporaryDirectory(prefix="acp-codegen-") as tmp:
-        # Numbered files named one by one: ruff formats a file it is given even where its
-        # default excludes (``build``, ``.venv``...) would skip the directory.
+        # Numbered files named one by one: ruff takes a file it is given even where its
+        # default excludes (``build``, ``.venv``...) would skip the directory. Run in that
+        # directory, no import can be taken for a first-party module.
         paths = {name: Path(tmp) / f"m{i}.py" for i, name in enumerate(sources)}
         for name, path in paths.items():
             path.write_text(sources[name], encoding="utf-8", newline="")
-        command = [
-            find_ruff_bin(),
-            "format",
-            "--isolated",
-            "--quiet",
-            f"--line-length={style.line_length}",
-            "--target-version=py310",
-            *map(str, paths.values()),
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, encoding="utf-8", check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"ruff format failed on generated code: {done.stderr.strip()}")
-        return {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+
+        def ruff(*args: str) -> None:
+            common = ("--isolated", "--quiet", "--target-version=py310", f"--line-length={style.line_length}")
+            command = [find_ruff_bin(), *args, *common, *map(str, paths.values())]
+            done = subprocess.run(command, cwd=tmp, capture_output=True, text=True, encoding="utf-8", check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"ruff {args[0]} failed on generated code: {(done.stderr or done.stdout).strip()}")
+
+        ruff("check", "--select=I", "--fix")
+        if style.formatter == "ruff":
+            ruff("format")
+        sorted_sources = {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+    if style.formatter == "ruff":
+        return sorted_sources
+    import black
+    from black.mode import TargetVersion
+
+    mode = black.Mode(target_versions={TargetVersion.PY310}, line_length=style.line_length)
+    try:
+        return {name: black.format_str(source, mode=mode) for name, source in sorted_sources.items()}
+    except Exception as exc:
+        raise RuntimeError(f"black failed on generated code: {exc}") from exc
 
 
 def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()) -> bool:
@@ -295,13 +297,15 @@ _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprec
 
 def _plain_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``schema`` where a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a
-    reference a description) is ``"$ref": X``: datamodel-code-generator writes the same
-    models for both, and takes a good part longer over the first."""
+    reference a description) inside a definition is ``"$ref": X``: datamodel-code-generator
+    writes the same models for both, and takes a good part longer over the first. (A
+    definition that is one is left alone: it becomes a subclass, a plain ``$ref`` an alias.)"""
     copied: dict[str, Any] = json.loads(json.dumps(schema))
-    for _, node in schema_nodes(copied):
+    for path, node in schema_nodes(copied):
         parts = node.get("allOf")
         if (
-            isinstance(parts, list)
+            len(path) > 2
+            and isinstance(parts, list)
             and len(parts) == 1
             and isinstance(parts[0], dict)
             and set(parts[0]) == {"$ref"}
@@ -315,7 +319,6 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     """The models module under its header, not yet formatted (see ``format_modules``)."""
     from datamodel_code_generator import (  # type: ignore[attr-defined]
         DataModelType,
-        Formatter,
         InputFileType,
         PythonVersion,
         generate,
@@ -361,7 +364,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             # they would be re-emitted normalised ("+00:00" as "Z", a URL with a "/").
             # JSON Schema 2020-12 makes formats annotations, so the schema agrees.
             type_mappings=[f"string+{f}=string" for f in STRING_FORMATS],
-            formatters=[Formatter.BUILTIN],  # import order only; format_python runs after
+            formatters=[],  # format_modules sorts imports and lays out the code after
             extra_template_data=defaultdict(dict, template_data),
             additional_imports=imports,
         )

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: adcdeb1cd24c482aa706ef6dd6d441b177d36a9f2fafbbeec5e3482b8afefc44
-# Content sha256: 4bad3797e6daf981b58d9888ef9ed46b945fb05fbcfca67e23e08ed77632cbc4
+# Inputs sha256: 96322c882f72663f1ad673e0e63d29ee0061f45d52e65d12678a6b287c4ab1e6
+# Content sha256: c65755f474288c929967f0ad2f8841a9efbe6a8a28c73cad8088e2c7b7fd80d9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

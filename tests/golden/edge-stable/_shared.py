@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3447ee244c0432adb836e58dcc5c6e46216915526aaedd3c352ff60811b540c8
-# Content sha256: fc110824914c8c7dc7c916bb706ad179b386fc00eaea0aed40ad44cf6cbbe1a1
+# Inputs sha256: 4a021bbfd389a26b861257b78ac1db09171cf89530277366f2de74c37dca8054
+# Content sha256: d059d1df6aff21c49bf9ba6f7b809bcc88d465e15c7ce37aaddb81441dd0c0c0
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 470e3039151705209ad05fa116318eb9f360bef104e7a897af9e99e3cf5cbbb5
-# Content sha256: fcc01fa46913edddbe1df78d772af93d74ecead9c07b071291a1899e0804d2ef
+# Inputs sha256: 67f504bb5e8cb285f1d6ef876caba6b3882076d1a739d0f2f86701dcb82ab3de
+# Content sha256: 42a12bb8733de4d0f0403b6db9efecd349421dba014b89b9a7cb2227879eea0b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

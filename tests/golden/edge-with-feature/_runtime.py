@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d4268e3119ce2f7de54b6ec6c8889a4a076bc58ec6ce131b43f54696522ee4c8
-# Content sha256: d6638a60c77a3eed19f56acdd2e9118127beb85134684ce6069cfba8e7b47ae8
+# Inputs sha256: e2e6af6dfecfd90861105a8f42a5ca2b2eccd9d4ef51b54500084318c489b0e1
+# Content sha256: 9cea250efcef5958c325a4fceb8e3798cd343fd3a832917c1c62d75a9295a102
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

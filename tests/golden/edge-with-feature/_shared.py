@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f9dd7720bc9743b83088ad3882090679723e3e9b62f149d5a1082e9757e2917c
-# Content sha256: 85f6a9d0323a512b04846bb5d6d6b05874d320bfbab596902d392a9fbddbb02f
+# Inputs sha256: bcf5e2a822ef2f678cd94ffec3f1dd1a8834f527f254e04976ba6daee3a9a9cd
+# Content sha256: a6be8d873fc18d7c7a880c290403d5871206f0a8cee0cd85a0600501ebb81a9d
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

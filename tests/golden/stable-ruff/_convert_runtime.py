@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e6f6534c663d90ca47daa992eeb196f27d2e98994943f9f9a6d843b54fe12a37
-# Content sha256: aeb8ec688d776c2642cae35a1ef1f576587d77d4e2e2ea28c7c4e9cd16e03e06
+# Inputs sha256: 5879f7101746023716104cd59d35783f22a3888cb84d3d3a3e12527e8ac41971
+# Content sha256: 6eb4543c9cb1404ef4a3773d2df48dc5490513b088b775d8659d861321e17c50
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 404cc8b4e10ddbc8820ef7f9a71c57e0c77e8c07dc07dfff56257e3527fd8dc1
-# Content sha256: ac3f4f1ec592799e7b547bfb156daea5fb859dc420694fc554762bc4f6e3fa56
+# Inputs sha256: 43c702e01f32244546cff8f9a974d9b225b37d71ee18ce460d5e75e8f8e4e59d
+# Content sha256: 25599cad0502748a82620d06b294c93192a1508ecda2d945d0f84f4c4be17b43
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

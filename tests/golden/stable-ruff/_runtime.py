@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dc13e30569bc13c853366b7d9f1e307e44bed339815b256f69ac4a9a18735aca
-# Content sha256: 91f2bd7be2867e03d6b8ad8d7d4ec5d95bcbe0b00a20e9474dc36f234f3dff74
+# Inputs sha256: 6acc28d03f50185c5cb660fc10b06fd6abd179e728b28c7154a1e27b13930234
+# Content sha256: 068e98169f96e9346c500059ff77a87e73b82766304a5127c0274604a30e20f0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

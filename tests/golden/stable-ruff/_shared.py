@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3e74fb1717b92a7ef72a04b766ed3aad1f611b6e423b85db3d88709023aa7342
-# Content sha256: 9bea908c8b0ccf5ea4a146a643780651b31fa5f01370f676786cc3ad46d3031e
+# Inputs sha256: d71bc833aab0d140f2f709860bac06dd200e30768493bbe81d882da1d0285207
+# Content sha256: a8ef18863e37626bac5ec15536e733efcc4461d7802201bbb397afd88123fb9f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 278998b39672d2b7388369ece36f98c7744b6b997bf0b7ba6714453c258f37ed
-# Content sha256: 202c3d86dd5f08053bb838036635702b96d2d0cb8d0f32060f6a0e5d49f01853
+# Inputs sha256: 9cea91a80fc50d7fd3b028446a378cde98c7cf678ca0625961bfc6a3c3c5eea0
+# Content sha256: c4293f71edc556bc1961389607f3ffcb342815ede7dea97038f49d5978d609c7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

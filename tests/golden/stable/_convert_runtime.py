@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a15d8132641a04e6f8007aff7e43903c7d51b2c4ab5a4df0f72532f7848df5e7
-# Content sha256: 08930a0eead1a3b531bf2d19557e6c5fca90adb41535bbf867952762c87eef91
+# Inputs sha256: 15e5ddc00f61c241d22f174b299e1c10252951ea6b62f81e03dd51f65c2ef6f3
+# Content sha256: 8059c213022171671cffc91a42a1e4c340d379e6a652b3636aed2aba59739b7f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 454b80f6ff683d1fe1f4e0402e8dc6e2010f944147bfdd3be480e5d48800d52f
-# Content sha256: 810bc55005418c8935da6d615501b302ba435b070ecdd5f360ba5e2e4266ccf9
+# Inputs sha256: 66fc90944f73830efcad2005c7177123332c92139cbd1d23a91d7b45224476e1
+# Content sha256: 894abbff761ce10fb096f85ac6acb543ccebc316f4c88a4cf0d6c80f7f4b38c8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

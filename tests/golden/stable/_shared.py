@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f74b2e5430221a44e9d9f6032b82529d535f51c0af20d3a789b4411f2c0525c1
-# Content sha256: d5b7a82a32de6c6f5e2ab4205aed768411031ff7f622c54d864cc80790b60586
+# Inputs sha256: 80ec98f85a8b1b0615e58d0a76c533c513dd84b60e816ff2bebe05261cc247e4
+# Content sha256: 98985c819e4f5a85955e9b7702fd439bd70674fc9fb8a4f2fe4966c2b3c450a8
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 80f2da5712fe44fc851b2da5985622ebfaa2909dc85d66fa6ca176d2d6388d2e
-# Content sha256: b546e57813aee58652b84daed1c59f1ff1b63914e278e3aa17afef6c5671fc3b
+# Inputs sha256: cc22436051d373d8e627ad2d80296185051224913942ccbe0f1c3e4a908c755c
+# Content sha256: fec972286f397ef74102e76468834d2b7953ba298341336697ee5bdf8c27dfbb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

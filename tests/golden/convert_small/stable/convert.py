@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d3b141fb72baabdaf06cb98469aa6abed83a37a730d1c13a57b1a1883e2dc9b
-# Content sha256: 2386e16351c2e902abe1822e263cb7cf352561f5a8bc12214ce434d1a86c390e
+# Inputs sha256: 579ae9e3611e059bb681eeca8f800fb0c93f5be912b368e5089038b6311d2697
+# Content sha256: 0209c3db56d7ba137eb1ed72f6d080fde45464ceb5249f9833607ce9fcb81af4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 48da6493a171c9f504236a9542c7414f5d11de4307fdc4b65e33e03534f72f7d
-# Content sha256: 715b1344b48c13971194a559c2ab14c403c55f7e4e58db3f2c08fca617871a42
+# Inputs sha256: a2bb1d98f22a7f30e5d60e9b5287b4585e618978ff13ffccf66f1f18aa85dd2d
+# Content sha256: ef0d5c054a6720ef85764155e34d0498898f25155d7bcbf7dfe101d8da9d2087
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f2a0d2457ce32fdd22367d3ca818917d4006a0380bf0b34f4efd094486d87f51
-# Content sha256: 00615c5b5957802d6dd2beb9a9c8fd0fb96b10d2508df803739b3717f6d68bdb
+# Inputs sha256: ad148e02fd280258d6cd0a93a292dc6d8547944d2f80d9020980f6a243eb70e1
+# Content sha256: 5c73eb4a4f6ba2bfe1bde9f706ce486eb531a3c451d0bbc638c7390aa321e865
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ced1b5c6178d985a7afcab07a892a9ed0db2064cbb4fed148463df37f03cdcc
-# Content sha256: cdbc984b83fc64a83dfe8bd504a9abcf8aedd945361a0fe5df65de6a4c36294d
+# Inputs sha256: 0172f21b11fca817a14ab82c03ceeaf3772f7173b8cf159afb9fd9d5fb16db39
+# Content sha256: de0b2b7c14c6111b27be51eb56a2a5a30b08901429397af877c63c5b419aa805
 
 """Method dispatch for the agent side of ACP protocol v1.
 

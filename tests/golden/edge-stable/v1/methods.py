@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a6ac69b8d7730dacf7395a9cb27dffbe63dfd633595cf4c06c434d2091313c2c
-# Content sha256: 5e47977127cc3ac7f52456e587c50b55489072fe25c39cf20a76f4965d31ec99
+# Inputs sha256: eeba3d1dccbb0788afe1565b950c5c279a587a78b133dbe829d026c696f29355
+# Content sha256: fdd3d6978a74dddd6e3ecd77d31a3a3cabc85f2a70aa034fbb17935704bad87b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ab3035256951ac44131dabb807237c67116fe9b8edfe904715278cafee91807
-# Content sha256: cbf80b038c89b4e5a73de6bbd455646b87c42ded025ecd2473606bee6e34dda1
+# Inputs sha256: 859c66fa8d791e3ee2ae2cc47b011c575978741d8a05a0d8a6b67d63a4196d5f
+# Content sha256: d638d12605515eadeab989ebeac18364dfba98bcc383308cc299437ae2154ac1
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 705ea2947150dc1dfeace9b9730e09fa99f703c2c7842b4534e6659db02b52ff
-# Content sha256: 915202d735d3b6b70ad2490eb3aea457220a800be1aeac7f349fcbe95b0155e7
+# Inputs sha256: 70986305025876757658781ec1f13d927cf7e8effa84ed59db7e49ab7831888e
+# Content sha256: 95bf93f199975396bd537fd25ab90a15d93486cfe1b9c7b572b819990e04f19f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

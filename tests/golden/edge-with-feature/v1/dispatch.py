@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: aa4428efd8c756727717b181fba32b12ff9945f71ec7fe903486afe6ef6382f2
-# Content sha256: d63a54fe90c29ed3eba8682e759c2fde869dc0075c2bfc10a8051566c2e9066d
+# Inputs sha256: 281f4c1f6e4e55d3b12026ead69b14bc6761b5a533e2c88eb5923e4ca1e7ab7f
+# Content sha256: 4ff18d6cdc058364a5feed7cd60922da7affb14eb330fbd17447298ec4b28e00
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0814e05cbd9f92d940af01ed8beb91cdc728dfbb499e890c6491aa740311f198
-# Content sha256: 3b5277a93564099c48eef5d7e79b2ed230d52d8592773a27f971d16098928992
+# Inputs sha256: 90e7bb14b3424388bc7db8697cb6d7e2834d07607ef292d15d135a0de84e8a41
+# Content sha256: 4f0737ba5d5ba0aaf07a46e6c8bf81ac3c8f32450f2a3b92ecd9b3a076daa852
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

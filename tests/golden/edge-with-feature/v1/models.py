@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4b5354cd89504d6c38551c8cd2f05746d74d7008426c62893dddea28dfb09d99
-# Content sha256: a63d3c2e0e4271a7f303540759ec0cd4cbdac1f8b30cd0f4f5910b5540fcaa45
+# Inputs sha256: 0c0c465c1c00cc3d6874af2510925528e75f18cbb8171959030f75a47cc8ce85
+# Content sha256: 8cf8d275abacdd243a7d75ad358c254e26df07464591698004ca1bf3eae2fdb2
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b30b1644fe71ca28852b96cf89e84f83380c9042df0a0fc0ff18bd05f364c792
-# Content sha256: dba4ea931121de6cc4c8c8b18471f2390d6ae8fe10f1863d4e2373ec54b97ba3
+# Inputs sha256: ce7e99e99dd42655aaaa531547a3d9b8a603c8d02fb26baee35b5172465a40a9
+# Content sha256: 406a873962ed8ab523e24bf935d297f2528fee8e2a6476c8abf38bb03310f5ef
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: abca6891c4adf2b68a6150c12a1e1c7d886bbecbdd18a5d5cf60a16c8e75cd04
-# Content sha256: 5721ed6b8bd28444b33381aa65747b43fe33abe241c9d97d04c5f21037fb1830
+# Inputs sha256: 349aa8d5773a91ced5aab2127a25f84fa1f71c552c3bc2e8feb8990cb25c250f
+# Content sha256: b55551a86d8fd2f43612da5e003d2cac7f2f62b417620833dc312d6ec8a960b2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 46b4d458b4271a964053128aa5a669041bddd46d06c06d7a3a21e26b9a3c4af8
-# Content sha256: 4f20b848ffb33de49abbe36eb1616920300facf2fa6f216019f096979e2c50e2
+# Inputs sha256: 2ca213c515deb97677418328e2097f00d5493474cb3cd5f6d24c7593b0297753
+# Content sha256: 8ea57f87ea252b7a3a3a993511ab868e231f684b6f960c4806d6f3602da93928
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d0f6ed8768cdd4983786cd4de60a50f0d8cece4aa20789c822352bba6d9a77c5
-# Content sha256: fea247f24ae3d80e3c33d77dda9c08917cabcb576b05edec43aafc0edf7b7d85
+# Inputs sha256: bdf3576a43b002c44c409e1aee1d0484f18fe48c83c4d1d4dc4018e60b8d679e
+# Content sha256: 0ec58d5e1c37d5834eafd13d1ef11bf7f66638abf016f3cea4fae72c1904a8f5
 
 """Wire models of ACP protocol v1.
 

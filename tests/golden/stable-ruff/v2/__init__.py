@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3a4181b315574e40776011e64d5770d8f2a973e4f674e1f8048661cfa8227915
-# Content sha256: 81a929948077f655d28a78bb6426c2d0fde9f563a789aa15665acb867cba17f1
+# Inputs sha256: 12d554342dcc93bfc4517a175129c8ab7c59610a618f774c9983852421bc4a02
+# Content sha256: 57005f93cc58d0358e9b5f07cd19671b3c22ce867441ef9ef97bdf9416d07200
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b87d536f79d7be08670cff8d1ac103cf87feb275b23ce67a3a4bc68b8cc9daaa
-# Content sha256: 606c90c3609bee9f6f67f05055c1ddf8000c3946c2065b57345e2dc2cefe07b4
+# Inputs sha256: 22cadb4a936499af7b4fe1e937713716ce8c44b4a9884c6409be7bda28f06b0f
+# Content sha256: 21e64a21c66c528781db77d8cf4b397fa05f385cbb35c329a4d6faf3569fe5d1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

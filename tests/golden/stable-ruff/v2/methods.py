@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 200c5a0abc47c3a38895d00c234a73aaee6fec6abfbacdd3d87ecbf77e05df0a
-# Content sha256: 17d7b6420f53a3471f7c98bd98df6d881d8d609c6c635b1913ccc4da73ca45ed
+# Inputs sha256: 332f4067af14b77d6d50c3d295e19c4be794261118fad06f55b2c630fe98eb58
+# Content sha256: 3ec368705d24e3299f90ff4b27a80246bcb9f3cccbf7d421264d582303531067
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

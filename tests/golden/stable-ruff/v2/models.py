@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 21a238e36a86f3d4966511556274266be8848767c241aa13e13ccf693648bdee
-# Content sha256: 1128d82b30cd6f4b29257ea831a37c876e82a2e28a6fdd1a2ea551f4dcf920e5
+# Inputs sha256: 5dc4e354bb5d62aeddb3daab0ec2f8b94dac1143d5e2585c1d17d224da961551
+# Content sha256: 9f0ae1f631de0b6628238ef4877b458f7f78ee9f556ec9e63ef2bdf2fe84aa97
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f43467c928c7c9d108baf03fd5b222b588d9d98c8ab768a820d7d37c095bbd8
-# Content sha256: e9220c44355269e6af252d506fb1fc776722fd8ae324e00893017f65b2b8f422
+# Inputs sha256: 367e8407aa70d849f0a344dcd62ed7421888d71d0c2d62fb4ea47c6ebd9567e5
+# Content sha256: 6cbdc5433cff626f2249874c421293e245833ad3c875d4910dda3c40632cb2fa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b648cd1bff1afb0e5328d46e4ac6867e0687d0c316d48c495c587395d95a471a
-# Content sha256: 556158dc154db67c96e85bbef310e8c48e486e84bd41f12c382d7a3b96cbd6f4
+# Inputs sha256: 2c41ebc0b969e4e0c44fb3fd5c4e8666d439ef4a9604837eca3a88a75779ba11
+# Content sha256: 44489b4035f29d2475d72ad7bcc6e07a3ae2eabd9cc053444ea1302c3865e9bf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

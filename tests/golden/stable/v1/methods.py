@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a6fed96eb433fee0010eb518ef74acd8a3e3d971ba8c1f754d4d10505d953426
-# Content sha256: 0f0065779a129c641fcd3875544531be57bf4544dbd27f2627bd2432f57005e5
+# Inputs sha256: ed71127696c1e918c3be713cedfc935c992f47acaad8b308800b3563d7664ef8
+# Content sha256: e3204f3343d00b6027629a795f688ffdc0d06be44d85e94a60e151eae6a14d72
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b184084cad6f1ac6dabc075df179e499ab5d80f064418d9703b2920e611faabc
-# Content sha256: 5086ca46c8e46716a4c2c6147e7a0f6e7c155118fc1e9d6a085aaca444ec4e9c
+# Inputs sha256: 74aa709524d0719e1e32bb3607107ecbb760cc5b8632c3ead595319f242d99ea
+# Content sha256: b1054a0a799acaab3bc9f1014e359b3f28140bf92414af0e633c78b8d0f638f2
 
 """Wire models of ACP protocol v1.
 

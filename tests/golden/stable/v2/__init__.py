@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 52588a59e69661e5207dd1cabd5c6b8067542bf714952cffef2ba4bbfc8c82c0
-# Content sha256: e9fc6c1fff52897f80555df9c7d5ec46f504c23d41c31b11540842ac47f311fa
+# Inputs sha256: bec198a361096216fefd23622217c7f99d275a70467f2bcc93da2d523e0dcda9
+# Content sha256: f00faf290df86f2f282440bf941d65d0dbc11e873d89c6125aa7e582930a855a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 14211a76ab2e359429f8d4c2243a9a622391d44bea9b921ac83a33984d8f0f8c
-# Content sha256: e800bb9c31c587622ce5d2d2132aef7831c086d13a5cee87f45b54bc7aa7309d
+# Inputs sha256: 51f702350d5f920c78b43e2bf319930be3b26c86c911e98a84e8abad4bb41f82
+# Content sha256: d0dbc939d68119b6bfcc2ede0bfe80b2a7c420d766e90ba8c7447bfec9fbb675
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b15f9ed21647eef6d2f451e0003dbde8f06e733b0fbc82bd49d006440a8ebc99
-# Content sha256: 7ff66412bf4457661f2aeb2e66d8da0905d7a217ec2573e0d92be075879729f8
+# Inputs sha256: 835605cbc94433b446ecd36b5628753fd1f1d68df4a2dd467b908163cddf3805
+# Content sha256: 013c3da4568127f515fbe8fb89825b57e58d4877f5a2e571d2ee5d1f44754b87
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

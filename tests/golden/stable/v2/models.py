@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 58d475961c7e7bbf2b1152ece21afe5ac9f128117758e1fa5e5e6091572f2fb4
-# Content sha256: 5514748f1a5425de3f7d74cc6e913243c1dd716a00f97129f4c0b710b9ca53c4
+# Inputs sha256: fca09fa9367a580b58fac1957e83f58eaa72b839589be31a5f3f8e7e4f3c44b3
+# Content sha256: 4f5f94d569c1dd6b7d5a87887c0c6f9e8eeac90095babd960254512d74194779
 
 """Wire models of ACP protocol v2.
 
