@@ -109,12 +109,10 @@ def parse_json(text: str, name: str) -> Any:
     duplicates: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in items:
-            if key in seen:
-                duplicates.append(key)
-            seen[key] = value
-        return seen
+        obj = dict(items)
+        if len(obj) != len(items):  # (where, _find_duplicates says)
+            duplicates.append(next(k for i, (k, _) in enumerate(items) if k in dict(items[:i])))
+        return obj
 
     try:
         data = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)

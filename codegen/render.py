@@ -244,7 +244,11 @@ def _import_relative(source: str, module: str, names: list[str]) -> str:
     takes absolute import paths only, and the package imports itself relatively (vendorable)."""
     if not names:
         return source
-    body = ast.parse(source).body
+    # The imports end before the first class: parsing only that far saves a parse of the
+    # whole (upstream-sized) module. A top-level class starts a line; docstring lines in
+    # it are indented and field descriptions are one-line literals.
+    first_class = source.find("\nclass ")
+    body = ast.parse(source[: first_class + 1] if first_class >= 0 else source).body
     end = 0
     for node in body[1:] if body and isinstance(body[0], ast.Expr) else body:  # after the docstring
         if not isinstance(node, (ast.Import, ast.ImportFrom)):

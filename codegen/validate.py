@@ -78,6 +78,8 @@ def _x_keyword_problems(src: Source, features: set[str]) -> list[Problem]:
     problems: list[Problem] = []
     for path, node in schema_nodes(src.data):
         for key, value in node.items():
+            if not key.startswith("x-"):
+                continue
             here = pointer(*path, key)
             if key == "x-feature":
                 if not isinstance(value, str) or not FEATURE_NAME.match(value):
