@@ -7,6 +7,7 @@ Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad inpu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -118,6 +119,16 @@ def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Pat
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # The reader went away (`acp-codegen diff ... | head`): not an error of ours. Point
+        # stdout at /dev/null so that the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "diff":
         return diff_command.run(args)

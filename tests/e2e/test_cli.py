@@ -318,3 +318,16 @@ def test_bad_line_length_flag_exits_2(project: Path) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["generate", "--line-length", "0"])
     assert exit_.value.code == 2
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`acp-codegen generate | head -1`: the closed pipe ends the run quietly."""
+    command = [sys.executable, "-m", "codegen", "generate", "--out", str(tmp_path / "out")]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith("config: ")
+    process.stdout.close()  # before the summary lines are written
+    error = process.stderr.read()
+    assert process.wait() in (0, 1)
+    assert "Traceback" not in error and "BrokenPipeError" not in error, error
+    assert (tmp_path / "out" / "v1" / "models.py").is_file()  # the work itself was done
