@@ -24,6 +24,9 @@ from ..errors import _printable, pointer
 from .models import MessageModels
 
 MAX_SHOWN = 300  # characters of one message quoted in a report
+# The longest line read from an agent; a longer one fails the scenario (and is skipped to
+# its end in bounded pieces) instead of growing the kit's memory without limit.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 STOP_GRACE_S = 2.0
 
 
@@ -80,9 +83,10 @@ class AgentProcess:
     command: list[str]
     timeout: float
     models: MessageModels | None = None  # set once the version is agreed
+    max_line: int = MAX_LINE_BYTES
     notifications: list[Received] = field(default_factory=list)
     _proc: subprocess.Popen[bytes] | None = None
-    _inbox: queue.Queue[bytes | None] = field(default_factory=queue.Queue)
+    _inbox: queue.Queue[bytes | int | None] = field(default_factory=queue.Queue)  # int: an oversized line
     _stderr: deque[str] = field(default_factory=lambda: deque(maxlen=5))
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _pending: dict[int, Pending] = field(default_factory=dict)
@@ -102,7 +106,13 @@ class AgentProcess:
 
     def _read(self, out: IO[bytes]) -> None:
         with out:
-            for line in out:
+            while line := out.readline(self.max_line + 1):
+                if len(line) > self.max_line and not line.endswith(b"\n"):
+                    size = len(line)
+                    while (rest := out.readline(self.max_line)) and not rest.endswith(b"\n"):
+                        size += len(rest)
+                    self._inbox.put(size + len(rest))
+                    continue
                 self._inbox.put(line)
         self._inbox.put(None)
 
@@ -203,6 +213,8 @@ class AgentProcess:
             if line is None:
                 self._eof = True
                 raise Failure(f"the agent closed its output ({self._exit_text()})")
+            if isinstance(line, int):
+                raise Failure(f"the agent wrote a line of {line} bytes; the kit reads lines up to {self.max_line}")
             if line.strip():
                 self._take(line)
                 got = True

@@ -150,3 +150,20 @@ def test_list_scenarios_names_each_rfd_section(capsys):
     out = capsys.readouterr().out
     for scenario in SCENARIOS:
         assert f"{scenario.name:<18} [{scenario.section}]" in out
+
+
+def test_an_oversized_line_fails_without_being_held_whole_and_the_next_line_still_reads():
+    from codegen.conformance.driver import AgentProcess, Failure
+
+    reply = '{"jsonrpc":"2.0","id":1,"result":{}}'
+    script = (
+        f"import sys, time; sys.stdout.write('x' * 5000 + '\\n' + {reply!r} + '\\n'); sys.stdout.flush(); time.sleep(5)"
+    )
+    agent = AgentProcess([sys.executable, "-c", script], timeout=10, max_line=1024)
+    agent.start()
+    try:
+        with pytest.raises(Failure, match="a line of 5001 bytes; the kit reads lines up to 1024"):
+            agent.call("initialize", {})
+        assert agent.wait_reply(1).result == {}  # the line after it is read as usual
+    finally:
+        agent.stop()
