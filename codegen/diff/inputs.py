@@ -1,6 +1,6 @@
 """Inputs of ``acp-codegen diff``: a schema directory, one version directory, one schema
 file (upstream style, optionally with its ``meta.json``), a directory in upstream's own
-layout, or ``git:REF``.
+layout, ``git:REF``, or ``builtin:session-archive`` (the fragments shipped with acp-codegen).
 
 Every input is turned into schema directories (``v<N>/`` sub-directories) so that the
 normal pipeline loads, validates and generates them; file names in problems are mapped
@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import Problem, SchemaError, fail
-from ..load import META_FILE, display_name, read_json
+from ..load import BUILTIN_PREFIX, META_FILE, display_name, read_json, schema_location
 from ..schema_terms import DEFS, SIDES, features_inside, sides_of
 
 GIT_PREFIX = "git:"
@@ -69,8 +69,20 @@ def open_sides(
     with tempfile.TemporaryDirectory(prefix="acp-codegen-diff-") as tmp:
         if spec.startswith(GIT_PREFIX):
             yield _git_sides(spec, root, default_schema_dir, git_path, Path(tmp))
+        elif spec.startswith(BUILTIN_PREFIX):
+            yield {"": _builtin_side(spec, Path(tmp))}
         else:
             yield _local_sides(spec, Path(spec), root, Path(tmp))
+
+
+def _builtin_side(spec: str, tmp: Path) -> Side:
+    """The fragments shipped with acp-codegen, copied out (as files of their own), shown
+    as ``builtin:<name>/v1/schema.json`` and so on."""
+    copy = tmp / "schema"
+    with schema_location(spec) as directory:
+        shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    names = {display_name(p, tmp): f"{spec}/{p.relative_to(copy).as_posix()}" for p in copy.rglob("*.json")}
+    return Side(spec, copy, tmp, names)
 
 
 def upstream_layout(version_dir: Path) -> bool:

@@ -430,3 +430,15 @@ def test_report_is_identical_for_any_hash_seed() -> None:
         for seed in ("0", "1", "12345")
     }
     assert len(outputs) == 1
+
+
+def test_the_builtin_fragments_are_a_side_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An SDK compares its fragments with the ones acp-codegen ships: `diff builtin:session-archive schema`."""
+    code, out, _ = _run(capsys, "builtin:session-archive", str(ROOT / "schema"), "--fail-on", "any")
+    assert code == 0 and "**0 changes" in out
+    changed = copy_schema(tmp_path / "schema")
+    edit_json(changed / "v1" / "schema.json", _make_archived_required)
+    code, out, _ = _run(capsys, str(changed), "builtin:session-archive", "--format", "github", "--no-generated")
+    assert "file=builtin%3Asession-archive/v1/schema.json,line=" in out and "ListSessionsRequest.archived" in out
+    code, _, err = _run(capsys, "builtin:nope", "schema")
+    assert code == 2 and "builtin:nope: /: no such built-in fragment set" in err
