@@ -235,8 +235,8 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
     closed_enums = {n for n, t in protocol.types.items() if t.kind == "enum" and not t.open}
     for name in protocol.types:
         fields = model_fields(protocol, name)
-        # Optional lenient fields, by wire and attribute name (errors are located by either).
-        absent = sorted({n for f in fields if f.lenient and not f.required for n in (f.name, f.py_name)})
+        # Optional lenient fields (a required one still fails), by attribute name.
+        absent = [f.py_name for f in fields if f.lenient and not f.required]
         skip = [f.name for f in fields if f.skip_invalid_items]
         # Optional fields the schema does not let be null are typed `X | None = None` (the
         # default is "absent"); an explicit null on the wire must still fail.
@@ -251,17 +251,15 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
         if absent or skip or enum_defaults or not_null:
             data[name] = {
                 "acp_not_null": Code(", ".join(map(py_literal, not_null))) if not_null else "",
-                "acp_absent_on_error": Code("{" + ", ".join(map(py_literal, absent)) + "}") if absent else "",
+                "acp_absent_on_error": Code(", ".join(map(py_literal, absent))) if absent else "",
                 "acp_skip_invalid_items": skip,
                 "acp_enum_value_defaults": enum_defaults,
             }
     imports = []
     if data:
         # The validators live in the package's _runtime module (relative: vendorable).
-        if any(d["acp_skip_invalid_items"] or d["acp_not_null"] for d in data.values()):
+        if any(d["acp_skip_invalid_items"] or d["acp_not_null"] or d["acp_absent_on_error"] for d in data.values()):
             imports.append("pydantic.field_validator")
-        if any(d["acp_absent_on_error"] for d in data.values()):
-            imports.append("pydantic.model_validator")
     return data, imports
 
 

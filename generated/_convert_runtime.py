@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f8682d2a8dfdf37e5a2cebdd9106ece7ece6b6088199a21bd90a822b843f4003
-# Content sha256: b9e4b189e48efb7936e7b5e9383dce136e0c82cd4e9252ee551d7c7389300a48
+# Inputs sha256: e56284ac64b95ff3d8b4ada396feb0dfd8cf2e85dd8d337dea10de4d18447295
+# Content sha256: 73d05a3ad95092ca6ef089a5e416d7c3f7eb12663bc8934be0b94c253fda720e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 03d26a148365b29b96491ef1048ef9930c61446a1a13dd7d99e976b109b2c4a3
-# Content sha256: 04ce652ab30a20b5a514ee9f479829af8aa6eb0160d5d66c60c8d4c71ff2b044
+# Inputs sha256: d54ea2271e55b8640b9ca57f66594cce6adf9b7607e315c3069c1fd7fdd75047
+# Content sha256: 16c9ff5376e9f8b0ebc902f679183f15e66d4399f1f7e2c5c5d66b86b8cf28f4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

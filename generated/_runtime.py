@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 94722184f96b21769d7c161c3e87124d0ddf7cd9aebdb099487ced9b5d518855
-# Content sha256: 576ecb98d95bfd65c6d256876c2a2c6bef2a337c65aedfbd9f184ce59ae1328c
+# Inputs sha256: 1dce854ca3751adc37ab70af3cac6aa05845416382db00afa48d769e88070aee
+# Content sha256: 0e8b5e464e14da21aafe6e8242dbe1071d6bdc946926e87ce44a93f53518e18e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -14,13 +14,17 @@ markers. Nothing here depends on the schema; acp-codegen copies this file as it 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+import copy
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
-from pydantic import ValidationError, ValidatorFunctionWrapHandler
-
-if TYPE_CHECKING:
-    from pydantic.functional_validators import ModelWrapValidatorHandler
+from pydantic import (
+    BaseModel,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+)
+from pydantic_core import PydanticOmit
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -131,7 +135,8 @@ def wire_path(
 
 
 # The validators below are referenced by the models (one per marked class, see the
-# models' BaseModel template): plain functions, so pydantic calls them without ``cls``.
+# models' BaseModel template): plain functions, so pydantic calls them without ``cls``
+# unless, as absent_on_error, their first parameter is named ``cls``.
 
 
 def not_null(value: Any) -> Any:
@@ -157,28 +162,32 @@ def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any
 
 
 def absent_on_error(
-    lenient: frozenset[str],
-) -> Callable[[type[Any], Any, ModelWrapValidatorHandler[Any]], Any]:
-    """``x-deserialize-default-on-error`` for the optional fields named in ``lenient`` (wire
-    and field names: errors are located by whichever the input used). An invalid value is
-    dropped, as if it had not been sent: it reads as the field's default but stays unset,
-    so it is omitted on output, never an explicit null, which may mean something ("clear
-    the title"). A required field still fails."""
+    cls: type[BaseModel],
+    value: Any,
+    handler: ValidatorFunctionWrapHandler,
+    info: ValidationInfo,
+) -> Any:
+    """``x-deserialize-default-on-error`` on an optional field: an invalid value is dropped,
+    as if it had not been sent. The field reads as its default but stays unset, so it is
+    omitted on output, never an explicit null, which may mean something ("clear the
+    title"). A required field still fails (the marker is only applied to optional ones).
 
-    # ``cls`` first: pydantic binds it as a classmethod, as model_validator's types expect.
-    def validate(
-        cls: type[Any], data: Any, handler: ModelWrapValidatorHandler[Any]
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
-
-    return validate
+    A field validator, not a model one: pydantic-core calls it only when the field is
+    present, so valid messages pay nothing (a model wrap validator would run on every
+    instance). pydantic counts a value as set whenever a field validator returns one, so
+    the default goes into the model's dict (``info.data`` is that dict) and
+    ``PydanticOmit`` leaves the field out of ``model_fields_set``."""
+    try:
+        return handler(value)
+    except ValidationError:
+        if info.field_name is None or not isinstance(
+            info.data, dict
+        ):  # not a model field
+            raise
+        field = cls.model_fields[info.field_name]
+        default = field.get_default(call_default_factory=True)
+        # As pydantic would: a validated default becomes its model, a mutable one is copied.
+        info.data[info.field_name] = (
+            handler(default) if field.validate_default else copy.deepcopy(default)
+        )
+        raise PydanticOmit from None

@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1106b694ae8e847d242e023d294cb580d5b96744a95df6edd2ac3e947661d1f4
-# Content sha256: f9350a1508d82adb6289a607af4350fde13f7ed2714def5b272d41ce7336a894
+# Inputs sha256: 6a7308157e77597376fc2e3037a0ee8ad26699e42a565ff2f18c008fb73d687c
+# Content sha256: 387bbd1d98d64eaf807a59cd8a78eec63575590d3e1f69bba9775e9339ad14e4
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f53e9ca27881155b143dbe3aaa63d0cd9dcb7aae9658a782886739a581ace092
-# Content sha256: 613313f5d50c19f058e855fdcf60b4a94dc6884abc8da1ea9411e263f411c0e6
+# Inputs sha256: 6004cab5098f452b104a0d1205f0e91af4cbe1c66a46eaf19442c1de13d31c17
+# Content sha256: 09e5e5f6d2ca141b19750535116b31ff6b2884f1d8e9f02ffbe7e48a5d89efa1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

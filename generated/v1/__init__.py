@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e8ab0a90b6eace7936f625ed31508c37d461e1f0d0042c7afc026332bae1df41
-# Content sha256: e1ab72568a552b3e469626349cf1f25bb776cb5f58d550db0032eb375b37d0d4
+# Inputs sha256: 867ef19f50ca1ccecee48110019aaee84f62df9b6523601588c0a6e83d51a69d
+# Content sha256: 3c80bce6f77116360ffbeb54d0f19b606e9b8d2a01bc383a1f6e2b15d9ff732d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

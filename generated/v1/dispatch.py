@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 57e8a6a184179987b93f5a60cf148a42c29fb87ee005fdfb035199770279ed22
-# Content sha256: 71535f92faa9a9ea4cf47ee77935f98447ea7359423fcef6a7101cb18381b4f0
+# Inputs sha256: d3ed6025aaa9a9785d47ad9a6f4fbc203fb3a6396a48776599e204384b92c94c
+# Content sha256: 75b1616c274fb35db6f016290e75291f3c2bcb0cf9964ed0a1b9f27adfe61bd4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e307fa42c30707aa1d5cea9bcd5cef3f64dacb7da691ea0d1518726d43fbef7
-# Content sha256: b13a681ca7966d27ec7fbba59715127c872296b07254e9a03952bad612a45277
+# Inputs sha256: 6819e0a203a7f707c9a02698a8e92ee1ac22f1593adcb3e0e956220b75af0eb5
+# Content sha256: e51578c0385ee19c90d7909d2e1179bdb61ff9b4a252989d03c9b0be71d5efdb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c22a75ef114d225e8187f075df4364d4079f7df2a5db4af0578326d47114aae
-# Content sha256: d4f6de120948d8e59920b7aafc43d34292ffed2b0e2114d874f4ede4eb893940
+# Inputs sha256: f9eb2b6a28c97ceb766ab9630ef3271ab522f361837fb139a5f360dac3f1b3de
+# Content sha256: 1f40307d3ff237d1873db5b464a8b4c4c8b72892dd6b14f57b01397fff10b2f2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

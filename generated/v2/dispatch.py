@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bb8114bc3c53dd43e9d2789745c487f68edde9635e028b98d1888cea6a5d0e8c
-# Content sha256: 6785ee8c8dd3570df507b2f6ffd096b62d2eab209045fabd8695a5857b8d7e6c
+# Inputs sha256: de068ce7c4c7e56145c3181a7ef83deda8545a712fd3ef3478924146dbcc2b62
+# Content sha256: dcb28c43596d40f41c01f9b0ba3604ebec8f78185a1de935257d719664034a53
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 875343b9d3e5a7c63f054d56deb4b7289d14f5e58ca82a4349661b2a76d114d9
-# Content sha256: 85af74e974ce178c62a232707581cd75710c3b27c2f3d5c102abaa1569dfe794
+# Inputs sha256: 9e3b5dc54b61de63fe191c293ee2910c37927d037ce564750057e09642f22df8
+# Content sha256: 774f1a039a06209809f62d61582c7342adf4c89c2bb4d213250ffd67ab21a40f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

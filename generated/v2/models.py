@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d2da1c674303240d4c3967a0dc310608964c67caff682dde438b1120a971dca7
-# Content sha256: 90db74b3320cf1582fbad5b3600b75623223c5c80bbf176c74099d655f1f871f
+# Inputs sha256: 6c413b58f6c0b9e19fd11558e7ed13b627cdf6db9d5c62844d57e48e1551820a
+# Content sha256: afe83d8687317fe4f0cceab30efee741646adc8d310ccf92bd930a706fa96506
 
 """Wire models of ACP protocol v2.
 
@@ -30,7 +30,6 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
@@ -71,9 +70,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "session"}))
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "session", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -99,8 +98,8 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ArchiveSessionRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ArchiveSessionRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -124,8 +123,8 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ArchiveSessionResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ArchiveSessionResponse = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -155,8 +154,8 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -188,9 +187,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "capabilities", "meta"}))
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -229,8 +228,8 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -266,9 +265,9 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
-    )
+    _absent_on_error_ListSessionsResponse = field_validator(
+        "next_cursor", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 ProtocolVersion = TypeAliasType(
@@ -304,8 +303,8 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionArchiveCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionArchiveCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -350,9 +349,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "archive", "delete", "meta"}))
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "delete", "archive", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -373,8 +372,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -444,22 +443,9 @@ class SessionInfo(BaseModel):
         "additional_directories", mode="wrap"
     )(skip_invalid_items)
 
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "archived",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -497,11 +483,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -522,8 +506,8 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -576,11 +560,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(
@@ -617,8 +599,8 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UnarchiveSessionRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UnarchiveSessionRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -642,8 +624,8 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UnarchiveSessionResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UnarchiveSessionResponse = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -670,6 +652,6 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UpdateSessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )

@@ -117,3 +117,10 @@ def test_a_tagged_variant_keeps_the_lenient_fields_of_the_type_it_extends(models
     update = {"sessionUpdate": "session_info_update", "title": 5, "archived": True}
     parsed = getattr(models, notification).model_validate({"sessionId": "s", "update": update})
     assert _dump(parsed)["update"] == {"sessionUpdate": "session_info_update", "archived": True}
+
+
+def test_a_dropped_value_gets_its_own_default_each_time():
+    # The default is validated (a model) and fresh per message, as pydantic's own defaults are.
+    first, second = (v1.AgentCapabilities.model_validate({"sessionCapabilities": 7}) for _ in range(2))
+    assert first.session_capabilities is not second.session_capabilities
+    assert list(first.model_dump()) == list(v1.AgentCapabilities().model_dump())  # field order kept

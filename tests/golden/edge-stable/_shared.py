@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8ddaab3c0337692ebbc65e3b2fc041cbbc7d194bc530df5ad45164ceb7de8b68
-# Content sha256: ee538614a42872a3bb6afdaa66ca8e7468302203a49b8fd886bdab93e1c006c9
+# Inputs sha256: 5d26b247d2a40364b0289421c4f6e83fbc776e43edb4298a056dee5ba0140530
+# Content sha256: 19aa89c553aba78b020144443d668eaa9f2449096cb3d4b96a6d10f21634df80
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

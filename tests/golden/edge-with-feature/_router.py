@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f0df2fa37a718780e1513fe50ac76245230e40e9309388154b25b9b923ba7a8a
-# Content sha256: bbdb0e1428e7ec86d96041d3d9b550edf892d04a3fb8778bdcaff303d889ed13
+# Inputs sha256: 4c10fc651787c3db9f961f8d867c27a018d6b8eadfb05e2443e8e5cb91fcb84b
+# Content sha256: 87dbb1a6e139edee188977d3bb90bdef5017a06bbe51e4dcc92646cf63022cf3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 12e33ada3e6b455bc555773b43ed17416928f867376806af0d12b7c058d4efa4
-# Content sha256: b29745969d8b468cc2c3b09f9b993c168b02148b59bdbb267617b75ce8632039
+# Inputs sha256: 9ed6fcb802c1af7ae63ea6d88ba6fa1d6962074f4671071bf42e50107994ac08
+# Content sha256: 12094d19ffa52e13b35f31530226f0915437ddf340b6e3efb741d5b5c6a72ebf
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cd6da597f24034f5a958a7de700d85942c9c917a441aa19994104d0a23e7c738
-# Content sha256: d74012a6d15f97f2941c8b90499d30a20a73b3a67dde5ffdf879ce27d8504a79
+# Inputs sha256: 1355363e8fae6b1707c0cc7ad676726fd01866d2ea5191345f16572160c7be40
+# Content sha256: 8a813408ae0141a7aa9a990c0113843a01567ba1e968d735849f37f35625ab60
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3046821308a14c661d25479b443d0bc91a494d6920ae18b9658c062314bc2a6b
-# Content sha256: 8387c384f44a0250dd670c0bccd972d7ee59746c0f1e23fbec514e57bab4c696
+# Inputs sha256: 0b253678871d8d04f4ebb83e11b9143907712d64835d852cbebb347e427aa9b6
+# Content sha256: 80ade746a3ed076c792df6287f2a9bd3766e5c152456491c7509634fefcdcd5b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

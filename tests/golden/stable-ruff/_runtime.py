@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 50e9e8bb1bb8de4d480a2cc1ed0e55d374121428cdc3374abc042934b3c8f546
-# Content sha256: 2514bf56e9b14c08011fea0fb7ac49bbb44cd68df860d602e60f715c0441eb79
+# Inputs sha256: 09aebae9faf8cba76dd80b503252f54091df5d4fd70ff402e1a340579d4d9ef5
+# Content sha256: f465337e72095add9e19a3dd66c008c76cb39715ad8bc8f976fe3beff8779eaf
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -14,13 +14,12 @@ markers. Nothing here depends on the schema; acp-codegen copies this file as it 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+import copy
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
-from pydantic import ValidationError, ValidatorFunctionWrapHandler
-
-if TYPE_CHECKING:
-    from pydantic.functional_validators import ModelWrapValidatorHandler
+from pydantic import BaseModel, ValidationError, ValidationInfo, ValidatorFunctionWrapHandler
+from pydantic_core import PydanticOmit
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -129,7 +128,8 @@ def wire_path(
 
 
 # The validators below are referenced by the models (one per marked class, see the
-# models' BaseModel template): plain functions, so pydantic calls them without ``cls``.
+# models' BaseModel template): plain functions, so pydantic calls them without ``cls``
+# unless, as absent_on_error, their first parameter is named ``cls``.
 
 
 def not_null(value: Any) -> Any:
@@ -152,24 +152,27 @@ def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any
 
 
 def absent_on_error(
-    lenient: frozenset[str],
-) -> Callable[[type[Any], Any, ModelWrapValidatorHandler[Any]], Any]:
-    """``x-deserialize-default-on-error`` for the optional fields named in ``lenient`` (wire
-    and field names: errors are located by whichever the input used). An invalid value is
-    dropped, as if it had not been sent: it reads as the field's default but stays unset,
-    so it is omitted on output, never an explicit null, which may mean something ("clear
-    the title"). A required field still fails."""
+    cls: type[BaseModel], value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> Any:
+    """``x-deserialize-default-on-error`` on an optional field: an invalid value is dropped,
+    as if it had not been sent. The field reads as its default but stays unset, so it is
+    omitted on output, never an explicit null, which may mean something ("clear the
+    title"). A required field still fails (the marker is only applied to optional ones).
 
-    # ``cls`` first: pydantic binds it as a classmethod, as model_validator's types expect.
-    def validate(cls: type[Any], data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
-
-    return validate
+    A field validator, not a model one: pydantic-core calls it only when the field is
+    present, so valid messages pay nothing (a model wrap validator would run on every
+    instance). pydantic counts a value as set whenever a field validator returns one, so
+    the default goes into the model's dict (``info.data`` is that dict) and
+    ``PydanticOmit`` leaves the field out of ``model_fields_set``."""
+    try:
+        return handler(value)
+    except ValidationError:
+        if info.field_name is None or not isinstance(info.data, dict):  # not a model field
+            raise
+        field = cls.model_fields[info.field_name]
+        default = field.get_default(call_default_factory=True)
+        # As pydantic would: a validated default becomes its model, a mutable one is copied.
+        info.data[info.field_name] = (
+            handler(default) if field.validate_default else copy.deepcopy(default)
+        )
+        raise PydanticOmit from None

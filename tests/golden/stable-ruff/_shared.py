@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c42aa90bc1871452078331b789459c823c6f2f235cae66d0aa042722ee992296
-# Content sha256: 7b073edd6e8437bf088bfe1db930bd9c8c4482dac52e0960ccefc28a6c853ef0
+# Inputs sha256: 5a79669d8ce47ee0ff296dd9820c412f110a233723557e60c5125298d5fd1ea8
+# Content sha256: c445980c832a4e72ce3886be81a19f824004c94c621f45cbfa1d205e0d9367f0
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0bd91df38b799de2d3c5c28fa56dbf5af970595ce45e5b00501461f9fb49ab3
-# Content sha256: 146fd70512980c23c03deb6d7cda1cc219970b9bbff34a479ec87f4ec5b9225f
+# Inputs sha256: d183f13a6e84e6ecc4ee6ae3a3dc3ecda86b531266144f794814986fdbe4124d
+# Content sha256: 0f223b0e8c3413655ddf4aa213935bde2b34002a00125dcf253b3722dff784d3
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 428a8264a47e7447c44c905a18eb2c7da8fe19aa8c6b62ef92fd8034a01fcde1
-# Content sha256: 8842adfcdd6ec29dfc7c9d1f32d7f66c9aa9463914cd864f4493023d50892f51
+# Inputs sha256: a5d0abbf1509905f0834fc49eaa255756e5a42b61ba9556f171f185b13f2290f
+# Content sha256: 7ab8d8f6fc470eab43980303d9a20e3e3eb32f0456e9a72a4ee088a9aa8e5cb5
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 82bd0b7c85e010acc94579b7c97e39190e05f9d4bd2b9eeefff90920a0f3514c
-# Content sha256: 6f0257208372106d0902f5124a785d26a65a5b23c55e35c9e7ebaef4f5a6dae8
+# Inputs sha256: 78bd05941aac5d5b3947cc1bcf6815c648e3edb05c2c6ed60a662b0647d04e25
+# Content sha256: 9e877089cbf91d5c68c5d0897ce7551974acdfe566a6548e2931180280db2fca
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a3e31540a8ccf71d83c7bd2c05220b3f3f824c763fdae16bae6e04c0cc5a4e9
-# Content sha256: d5ea3ec1fc3da5f1e4490e8d55f40cb08f8dde89fc3cb00c90adf58f00b1cf64
+# Inputs sha256: f6c8ee9384494033fbad7e89d24e2e8d1f62900c6fd274029893e5ad957fa184
+# Content sha256: 8c0949d048e2edebe4f6f038ef41fc0ff521a6834ff3231b9e29e31b745910fc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -14,13 +14,17 @@ markers. Nothing here depends on the schema; acp-codegen copies this file as it 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+import copy
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
-from pydantic import ValidationError, ValidatorFunctionWrapHandler
-
-if TYPE_CHECKING:
-    from pydantic.functional_validators import ModelWrapValidatorHandler
+from pydantic import (
+    BaseModel,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+)
+from pydantic_core import PydanticOmit
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -131,7 +135,8 @@ def wire_path(
 
 
 # The validators below are referenced by the models (one per marked class, see the
-# models' BaseModel template): plain functions, so pydantic calls them without ``cls``.
+# models' BaseModel template): plain functions, so pydantic calls them without ``cls``
+# unless, as absent_on_error, their first parameter is named ``cls``.
 
 
 def not_null(value: Any) -> Any:
@@ -157,28 +162,32 @@ def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any
 
 
 def absent_on_error(
-    lenient: frozenset[str],
-) -> Callable[[type[Any], Any, ModelWrapValidatorHandler[Any]], Any]:
-    """``x-deserialize-default-on-error`` for the optional fields named in ``lenient`` (wire
-    and field names: errors are located by whichever the input used). An invalid value is
-    dropped, as if it had not been sent: it reads as the field's default but stays unset,
-    so it is omitted on output, never an explicit null, which may mean something ("clear
-    the title"). A required field still fails."""
+    cls: type[BaseModel],
+    value: Any,
+    handler: ValidatorFunctionWrapHandler,
+    info: ValidationInfo,
+) -> Any:
+    """``x-deserialize-default-on-error`` on an optional field: an invalid value is dropped,
+    as if it had not been sent. The field reads as its default but stays unset, so it is
+    omitted on output, never an explicit null, which may mean something ("clear the
+    title"). A required field still fails (the marker is only applied to optional ones).
 
-    # ``cls`` first: pydantic binds it as a classmethod, as model_validator's types expect.
-    def validate(
-        cls: type[Any], data: Any, handler: ModelWrapValidatorHandler[Any]
-    ) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            bad = {
-                e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient
-            }
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
-
-    return validate
+    A field validator, not a model one: pydantic-core calls it only when the field is
+    present, so valid messages pay nothing (a model wrap validator would run on every
+    instance). pydantic counts a value as set whenever a field validator returns one, so
+    the default goes into the model's dict (``info.data`` is that dict) and
+    ``PydanticOmit`` leaves the field out of ``model_fields_set``."""
+    try:
+        return handler(value)
+    except ValidationError:
+        if info.field_name is None or not isinstance(
+            info.data, dict
+        ):  # not a model field
+            raise
+        field = cls.model_fields[info.field_name]
+        default = field.get_default(call_default_factory=True)
+        # As pydantic would: a validated default becomes its model, a mutable one is copied.
+        info.data[info.field_name] = (
+            handler(default) if field.validate_default else copy.deepcopy(default)
+        )
+        raise PydanticOmit from None

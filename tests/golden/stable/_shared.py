@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b1da896d9cae1fbb8b589f761f95a00e6026e87dfc77dd8fc0559650e073ccb0
-# Content sha256: 288bf8381916093e0dbe7c9973f04786cd67da74190e8ed8c2801c20d8caae69
+# Inputs sha256: 059002586f2c79291d56832ba9f7a9494c328ae880f0aaf6da695b30e63f7c56
+# Content sha256: b55f339547009bb978da9b70cd6ee1c601365c3a5644b1f1b4046ab8ebfd0a71
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c0784cbeb02c821ad29fbb87b88c5cf6c8cc28972ce831f863efdc6ab751b658
-# Content sha256: e2eaa9c9e5834eb1f37823a466c585f5489e9b3445a5da7e0245e6c292b0dc76
+# Inputs sha256: 8ed33adfe42ad3bf26b04a86bb336050e9b7144924fcd665a2d9297d19fea80c
+# Content sha256: bd0c596e36b51b6bb0242fbca5b6890989000fc99c54c7a67b8c058cd54dbadd
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

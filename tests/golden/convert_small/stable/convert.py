@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 878cf865c6426d2ed4de22b015e55a6ce565b62aad69bcfedf9809fa8c9b3e35
-# Content sha256: 6ed403c1e8177becde7e610e396c33a25e2409f1d41822064b151ed4d9e39ced
+# Inputs sha256: 49543fbd2bcc93d8b452c8e32a4f3f292bd8097ebcfe58f2fc063a6b6d5c00fd
+# Content sha256: 64d2cbab1ba3e221ae4296499e8702ab1eb454f0d06db717c8477f80d1836670
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

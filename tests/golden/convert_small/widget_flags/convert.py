@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e361022eac45169815f0c0efa1bb377b38cdf4f8a779ccf216bb3ab66509d25
-# Content sha256: 3e0efa0089d5569edab3443cd2c35b1e65822e1f8e4baec17f6bdadd63b8f423
+# Inputs sha256: 4bd6f07a80c16f7c2e63e0e4dd6169a0b981664a0f2063175fccea1d27e39411
+# Content sha256: b45327e38ed2c63330b7b8030a1bf6aa5e2ef7099f997acc710793846de96fd6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 37d2365ce688cddcffcca7518cfc47ca2db5e51b42528a6989a63fcc1f53cd02
-# Content sha256: fec25be5b93c395988d5a5b3e34cd2242eecc2087698196d8cc7a60b3e608a8c
+# Inputs sha256: 0675cfafe8f6d1e15bdca5cd8e803354fad5ddf09677914af59df1f8dacf9777
+# Content sha256: 0b88e20d6499664ac33e1fa2259170c85243618503553685cb2095ae0d8b2fdb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ca0a63b4defa73715bb5938561993e9d25563b5479292fe3dd20da7e93cdef32
-# Content sha256: d30bbff9e80b724ec5826cd8527f8b59a5134007bfe15a1cf4482bea3b4c613a
+# Inputs sha256: 778eaf219ac5f9dbabc27d4b4d165c3b4b980e34b718fab801034455eb7ecabf
+# Content sha256: 8161467b873b70d9018baa140476c92fd99298b6b896be4e24245fb595824eba
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c5c943ecd0b5efa5bcf1194846835c5490e4cf931402e00668498411aa90d8ac
-# Content sha256: 04661ce835c5f8120fb0572c96ba168c5c6f8da3310c74f1f5159ba240992944
+# Inputs sha256: 0ce576b9b7caa8cee5d20fd56d150a93a8f8acabc6dca2ba024448d6b51cf920
+# Content sha256: 6a4e91d4cac07e6320068f1d6e936900a85ccf03ecc65030b57cf7e0dd7b86bf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 57bd5986a61c9f27eb0ec7f10c7b5adf953180fd051f915f6a48158d784c17e8
-# Content sha256: c5b8649c006eaac33a3c73f0cc366852ef2abd19b49a248bbfab7be6cfca2a99
+# Inputs sha256: 14df3e6059a4142fd1d653b5130c9359b74a7978fefd79d6b5c91fe5134e6881
+# Content sha256: 188dc0e9da4420f521a1d1b71d6f1aeb484ce11cec53c654d531443d925a2ad5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f1defd01e30d5ea3d7d460e8f28fa9e04618b8f9f45f62f1264297573da4c6bf
-# Content sha256: d438a753abd92bee972370e271c777b6d53ae1ebe9ea37e523d8e5c0a6cf5b88
+# Inputs sha256: 484db5b2ff5fcbebad11986c7a04753c51251194cde2e2611119ef668b449404
+# Content sha256: 05e5da37ed933b997300a4b42f3abef6941fa367f809a666db1bd05a5ef00108
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c55403f21a0086b5e109f97bf11bd02a8578e4a4b687c69179835d0150592e6b
-# Content sha256: ed399825d4280cc8b5c9e0a76ab4a8f5af080c7f193a9f12a899ddcb956e3a48
+# Inputs sha256: 1ae257446a0d599ef34f3acfde9fa65063d2957eb5facc40f0f694dcbe33f564
+# Content sha256: ddfcbad1c2aa74268242b423e04f8e79eebaf4323871773d92bf6c6b9c4a3ebc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ee978cba33bf8fcb919480870e3778dacc29f06f888a48a25e4f27e5da933320
-# Content sha256: 0a1f41db72ea88a85f2d745e2ee1ac11e24df9bcdef9a68b6fa4e361520602e8
+# Inputs sha256: aca03052155fa80234c6088438f157aa5ef6f2295b86f28b497b1b0bf02a23e1
+# Content sha256: 6ba2b621546d1aaddef21d6d09fdcc930c7e7ffe2a6d741eb6cc0f56d209ec86
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

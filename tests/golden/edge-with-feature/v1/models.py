@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: df760c536e6a8080006da843a511451202e81c1c58e08ae3b7155d8937de6aa0
-# Content sha256: 1290ac08b71701fd73b955ee988c9291f6c0da90bc8407cf12faa813877885c1
+# Inputs sha256: 291abb8c2aceda03cc947d071ffdd1fcf3c70e9fe0ca656799d7351ab1de2fd0
+# Content sha256: e1af0a6087c590f281e1c1087ffb75c8b084352c3cb2f9e72b5b995fea0e7bbf
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 29417475ecfe048d447337cf986be9de7c5644fc9a77d333817eb232f038f275
-# Content sha256: a37bcfe9b65639efd646a75b0ad03638e8daf356ecd4166ba91e82c7c3ee7334
+# Inputs sha256: 12ba97d33db9d24a4446a6a355ca0b66dc989cd4ddaac9ca48606994df001fb7
+# Content sha256: 1d667d9ee14b6c9940a052bd807c50872967a35ca4b77404a5ceef3663a560ca
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

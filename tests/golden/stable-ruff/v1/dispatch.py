@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c3bec548a8454cfaf5697c5a7f04eddb08f013c74140b89c8aa5a13e0baa2330
-# Content sha256: fdc0043daba75f0c6f0f78d5767012dad574e7bd9b1b70c3c8ae8f6a8a1d743f
+# Inputs sha256: 84d47a4d065ad3765291a573abf6eb8b3379ef4e327dee075625511c02680373
+# Content sha256: 833258b2fcd8fbe4536f29ef8c3917c558d415b550aea2ce670f518c7eda3833
 
 """Method dispatch for the agent side of ACP protocol v1.
 

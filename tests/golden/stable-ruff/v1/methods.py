@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7b648225bd74ecf325a098457b58fa1a89552bc16460532e2813f2996a2816b6
-# Content sha256: b537e902ac6654187f41c8ad70d45956ca7e0b7defb34c290ba3a6cb40e69707
+# Inputs sha256: 5ea69f47fbdcd1af2399296bdc1bdff7558c73d84c4425f88b8b77f072521899
+# Content sha256: 9b28b496288fbeab2b43f6b647acfbb0cc56f349de94b93c1aed2c7d7d342e5f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

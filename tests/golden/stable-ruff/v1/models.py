@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 697e7166ab405d90df8bb6be2c01f1702f49577887f75067b06c4b2766fbcaf9
-# Content sha256: cdef958382c449974acc30948560f9507e82397c32d4749c129cf83a490dc9bb
+# Inputs sha256: ba0c05d659e40072411e554ba6ba72a234f61eaa2afb7b8d2a4a420bfd58d8e0
+# Content sha256: d35945dd86d4af7a8dbc3533b760f6ab12c1d0f9f86da72222fcc9685d20836c
 
 """Wire models of ACP protocol v1.
 
@@ -22,16 +22,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
 from .._runtime import absent_on_error, not_null, skip_invalid_items
@@ -66,20 +57,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "loadSession",
-                    "load_session",
-                    "meta",
-                    "sessionCapabilities",
-                    "session_capabilities",
-                }
-            )
-        )
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "load_session", "session_capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -106,9 +86,7 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
-    )
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(absent_on_error)
 
 
 class InitializeResponse(BaseModel):
@@ -143,20 +121,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "agentCapabilities",
-                    "agentInfo",
-                    "agent_capabilities",
-                    "agent_info",
-                    "meta",
-                }
-            )
-        )
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "agent_capabilities", "agent_info", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -185,9 +152,7 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class ListSessionsResponse(BaseModel):
@@ -220,8 +185,8 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    _absent_on_error_ListSessionsResponse = field_validator("next_cursor", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -280,9 +245,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "close", "delete", "list", "meta", "resume"}))
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "list", "delete", "resume", "close", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -303,8 +268,8 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -326,8 +291,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -385,21 +350,9 @@ class SessionInfo(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -430,9 +383,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -453,9 +406,7 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class SessionNotification(BaseModel):
@@ -480,9 +431,7 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -503,8 +452,8 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -537,9 +486,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(

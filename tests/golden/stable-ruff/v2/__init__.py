@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9aabd49e87ef1b2ec4c7e6d86d551bcfc65c6473852776fcfd0aca80d96ec01d
-# Content sha256: dffccee25676c6784b6896dd6a4f79d0ebbe82fba68e798127e1539f9f1a55ac
+# Inputs sha256: 9af35349498e6b7811195562c3bf3977cb8d74c109cb4fbac64919c46fcbac2f
+# Content sha256: 1a486caa373cde719f2244342ba1decfc8857381fc0c75ec9472029545656fb7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

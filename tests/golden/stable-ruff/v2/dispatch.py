@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 547440014c81594e4d2ef8fe55bada9d98f9ceff4c83d9fca02d44631fc6f423
-# Content sha256: c4532e499fdf97c13b5fe4d8c2e4dfce63d65de994f4a0643ff2d4d0096d7578
+# Inputs sha256: 2222653b7ab7ddd84481c4d26924633c54aacb73851f1b8706bb900c1afddb45
+# Content sha256: 47566a199848202fd9b902909d10fcbf9180ecdb11439cc623cfe8767ad41a42
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 64ff64a5b7594b2ce958e9ee22d5ea166100fe4f9d6b032b9506eb00210d6b64
-# Content sha256: 7eab7206958c437dca41ceb45ccf54f9678210cff6a7187924b028b889eb3687
+# Inputs sha256: 3241fb0ae551f7ed6ff39ea081268472074e5af8e1eff5469e55411eaa154d7e
+# Content sha256: b8c1749a9adce99f2cd1c03438ad520a78ae9c6eca56e65d835f0fcb303fd2ce
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

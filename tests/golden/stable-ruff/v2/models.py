@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4aacc7fa9ecab8d28b38bf82ca333a84eba16a0467744cfea6376b7a992290b3
-# Content sha256: 99453954501683acee4b23c7f9e89a504e7d69f125043fe330f25f5d7fdbede3
+# Inputs sha256: 78be1780fe6305d1f162cc6b72d871d2828f992d612aa600907bcffa50f02536
+# Content sha256: 9d135bb8c53481e734ffa9522a8919c3a1298203bbb91fe79123c71f2ff078d0
 
 """Wire models of ACP protocol v2.
 
@@ -22,15 +22,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
 from .._runtime import absent_on_error, not_null, skip_invalid_items
@@ -68,8 +60,8 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "session"}))
+    _absent_on_error_AgentCapabilities = field_validator("session", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -97,9 +89,7 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
-    )
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(absent_on_error)
 
 
 class InitializeResponse(BaseModel):
@@ -128,8 +118,8 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "capabilities", "meta"}))
+    _absent_on_error_InitializeResponse = field_validator("capabilities", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -159,9 +149,7 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class ListSessionsResponse(BaseModel):
@@ -194,8 +182,8 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    _absent_on_error_ListSessionsResponse = field_validator("next_cursor", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -236,8 +224,8 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "delete", "meta"}))
+    _absent_on_error_SessionCapabilities = field_validator("delete", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -259,8 +247,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -318,21 +306,9 @@ class SessionInfo(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -363,9 +339,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -386,9 +362,7 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 SessionListCursor = TypeAliasType(
@@ -431,9 +405,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(
@@ -469,6 +443,6 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UpdateSessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ebb727442741d5a3699d94a0d5f2610c4883675c615660d63e203e98e833c88
-# Content sha256: 6e77447195dcbdcce170a4ff1da0fa9af95db38c6deef423192f76598e6ff247
+# Inputs sha256: ca6341a514dc252c149860f6de558e06e26ead09948f4fdb2462a8c79f7a6123
+# Content sha256: 084eead5eec754ac3c056fcdcb1179de33fb7486b2457226464ef7eab1c0ff3e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

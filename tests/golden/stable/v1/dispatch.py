@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6fa63c3ec2a9dddba777f0a686aecac899558d17e6901c512e4fa84d5ad9ca51
-# Content sha256: 74233fd2cafe6adc3da8a2dbb3cdb969f90ce25247b45344143be246a4ccd447
+# Inputs sha256: 924d3631beacb9bae6a17c2987ae1974186724b066d9c0c833f933a9f7a9f4eb
+# Content sha256: 9826d110a164041e3ccc72d7687a142b6afa59a6b166e3ea2ee1541ec9c5cbf5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

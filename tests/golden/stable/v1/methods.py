@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 90faea727c5bb0e86be2cb1e061e935e45fd5cb8ea09b8ab46ee411b70ed231f
-# Content sha256: 1b98a39bf9591f65ad241994afd6e68592865d38c269b8825fcf3581ed9f344b
+# Inputs sha256: 1d12b036a00f9890c66e7dc0ebe7086432aad1a3949a31bd8b28688021d96a80
+# Content sha256: 0d44486501f95ccf7e250204a238c0f2625afb5e457916b318ea334e5acdf05b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

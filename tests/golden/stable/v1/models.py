@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8308679b401edc869fc9c6416289df713ab78749c1b9561cc2b21c402d65bfcf
-# Content sha256: e4220bcbba04468e2d1bbd3bcd48602101c75f0377c91768cea93aac61a68618
+# Inputs sha256: ca99f23d9e35f716e16227c75ae7fe7af89cfe8c8865b52037bd577dcfb5e39f
+# Content sha256: 2330ec3929438c4057751e86189a5d41a4329d2ebde53be4d776db58ec713de1
 
 """Wire models of ACP protocol v1.
 
@@ -30,7 +30,6 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
@@ -60,20 +59,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "loadSession",
-                    "load_session",
-                    "meta",
-                    "sessionCapabilities",
-                    "session_capabilities",
-                }
-            )
-        )
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "load_session", "session_capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -102,8 +90,8 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -136,20 +124,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "agentCapabilities",
-                    "agentInfo",
-                    "agent_capabilities",
-                    "agent_info",
-                    "meta",
-                }
-            )
-        )
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "agent_capabilities", "agent_info", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -182,8 +159,8 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -219,9 +196,9 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
-    )
+    _absent_on_error_ListSessionsResponse = field_validator(
+        "next_cursor", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 ProtocolVersion = TypeAliasType(
@@ -279,11 +256,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "close", "delete", "list", "meta", "resume"})
-        )
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "list", "delete", "resume", "close", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -304,8 +279,8 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -327,8 +302,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -392,21 +367,9 @@ class SessionInfo(BaseModel):
         "additional_directories", mode="wrap"
     )(skip_invalid_items)
 
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -438,11 +401,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -463,8 +424,8 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -491,8 +452,8 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -514,8 +475,8 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -551,11 +512,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(

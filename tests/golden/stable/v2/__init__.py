@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 36506c2c5f9b2bafe803b39980f44a74c27a771a1e61ba4041a2addb84ea0bdc
-# Content sha256: f5a680b45c815056f0a7f8214cc1bf8ccf98e4bfc4b4627e841d1f2240e0572d
+# Inputs sha256: 4df60be6321fe8e191d4f571fde0ab382a8d042062806ec45406983db88a8df1
+# Content sha256: 870b83e7526e1e7ece47392205c5e72b3dc403a6e3b97b0db83df27769488051
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

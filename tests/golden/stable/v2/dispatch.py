@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6074df9f81ca9ce0cb719b7813f797924aaa2f855496050e2c4e482f1415fb76
-# Content sha256: b37878d947332e45a01817a65207bae30270101296563a49a6ba81ddf1d4599b
+# Inputs sha256: 475470681a474da66201700951e098983bbc450d0ce5ec4822df7aefc2e159fa
+# Content sha256: dfb47c7c9723f4a78e61dcc1031fcdc3653241fa6c1dd3fed49dacd0e14f5d4a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a5bb2be8bd952299cc39a6fb93f0bc879a5c007e31b7e60f369788fc27928d14
-# Content sha256: 6d6d5e548a00d5dca98c1853468a08498baa21ed9e91927294d1237d207b3806
+# Inputs sha256: 82024a4796192efba65350e80fac5fd3e90ece6aa69c313903757e48572e2dc0
+# Content sha256: d655ea94e7c10e1d92c3bb389b7969b77af17419b120fe3bb96ee24ebfcdc7b1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 
