@@ -206,8 +206,8 @@ def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = froze
 def _runtime_imports(data: dict[str, dict[str, Any]]) -> list[str]:
     """The shared validators of the package's _runtime module that the models reference."""
     used = {
+        "NOT_NULL": any(d["acp_not_null"] for d in data.values()),  # isort order: constants first
         "absent_on_error": any(d["acp_absent_on_error"] for d in data.values()),
-        "not_null": any(d["acp_not_null"] for d in data.values()),
         "skip_invalid_items": any(d["acp_skip_invalid_items"] for d in data.values()),
     }
     return [name for name, needed in used.items() if needed]
@@ -239,7 +239,7 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
         absent = [f.py_name for f in fields if f.lenient and not f.required]
         skip = [f.name for f in fields if f.skip_invalid_items]
         # Optional fields the schema does not let be null are typed `X | None = None` (the
-        # default is "absent"); an explicit null on the wire must still fail.
+        # default is "absent"); an explicit null on the wire must still fail (NOT_NULL).
         not_null = [
             f.py_name for f in fields if not f.required and f.default is None and not _takes_null(protocol, f.type)
         ]
@@ -250,7 +250,7 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
         ]
         if absent or skip or enum_defaults or not_null:
             data[name] = {
-                "acp_not_null": Code(", ".join(map(py_literal, not_null))) if not_null else "",
+                "acp_not_null": not_null,
                 "acp_absent_on_error": Code(", ".join(map(py_literal, absent))) if absent else "",
                 "acp_skip_invalid_items": skip,
                 "acp_enum_value_defaults": enum_defaults,
@@ -258,8 +258,10 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
     imports = []
     if data:
         # The validators live in the package's _runtime module (relative: vendorable).
-        if any(d["acp_skip_invalid_items"] or d["acp_not_null"] or d["acp_absent_on_error"] for d in data.values()):
+        if any(d["acp_skip_invalid_items"] or d["acp_absent_on_error"] for d in data.values()):
             imports.append("pydantic.field_validator")
+        if any(d["acp_not_null"] for d in data.values()):
+            imports.append("typing.Annotated")  # NOT_NULL goes into the field's Annotated
     return data, imports
 
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e56284ac64b95ff3d8b4ada396feb0dfd8cf2e85dd8d337dea10de4d18447295
-# Content sha256: 73d05a3ad95092ca6ef089a5e416d7c3f7eb12663bc8934be0b94c253fda720e
+# Inputs sha256: b5996c86c8c2cfd550771b5a4a81056489753a3c1484ce5af60755d6346aeba7
+# Content sha256: ae500287c418492871a963d7b7839ef04c837256ab8e889f8559dfa7d59216e4
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d54ea2271e55b8640b9ca57f66594cce6adf9b7607e315c3069c1fd7fdd75047
-# Content sha256: 16c9ff5376e9f8b0ebc902f679183f15e66d4399f1f7e2c5c5d66b86b8cf28f4
+# Inputs sha256: 657daa9a324cf13eb677b637e63684fdf68704b81daadb99f8e5c75122090e07
+# Content sha256: 60df1c3668cc244a575927445bb572567ebd100e4ba9d6ca465aaba13a667dde
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a7308157e77597376fc2e3037a0ee8ad26699e42a565ff2f18c008fb73d687c
-# Content sha256: 387bbd1d98d64eaf807a59cd8a78eec63575590d3e1f69bba9775e9339ad14e4
+# Inputs sha256: 4d76c5626e6127c5fb0f444ca0601904668cf65cceb5b8f728105aa145e60cbb
+# Content sha256: 31fcb956f6bebd7018b1f7f502b53b0d5ea6eca1f8b574cbb6f6c7020e0e924f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6004cab5098f452b104a0d1205f0e91af4cbe1c66a46eaf19442c1de13d31c17
-# Content sha256: 09e5e5f6d2ca141b19750535116b31ff6b2884f1d8e9f02ffbe7e48a5d89efa1
+# Inputs sha256: 61119ce6fa4916935f1926a2513befc881494d70146d6cc1752c530e48a2edf2
+# Content sha256: 481ffaa71c45378cc20717955564626b42db2cc99ecbdef3030d8f74a6e936b5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 867ef19f50ca1ccecee48110019aaee84f62df9b6523601588c0a6e83d51a69d
-# Content sha256: 3c80bce6f77116360ffbeb54d0f19b606e9b8d2a01bc383a1f6e2b15d9ff732d
+# Inputs sha256: ed3d80faa7c5de753741e6bc31a8447deb8e5c24b69052ecf5aed552d0f59a7e
+# Content sha256: e7ee853dbe994f0f2496de4392bc447451b2df4dca862686902698d4d56bf4e1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d3ed6025aaa9a9785d47ad9a6f4fbc203fb3a6396a48776599e204384b92c94c
-# Content sha256: 75b1616c274fb35db6f016290e75291f3c2bcb0cf9964ed0a1b9f27adfe61bd4
+# Inputs sha256: 86557dcd7a073b834cae81047b81a94f3078c62d289c4c38bb45641acf6a41ff
+# Content sha256: 4af2f321ee4728535c89c19973d7089cb8ff31c53cc5ad6fbf9bfc979b7a880d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6819e0a203a7f707c9a02698a8e92ee1ac22f1593adcb3e0e956220b75af0eb5
-# Content sha256: e51578c0385ee19c90d7909d2e1179bdb61ff9b4a252989d03c9b0be71d5efdb
+# Inputs sha256: 16cc3baed7b48cdad97976f8197e7592731ea2b93160e5d4840b92a567a5eae3
+# Content sha256: 087290aeeffa28a2daa867b2fffab3fe894ea51553725355c9f8445091300130
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

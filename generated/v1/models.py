@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: eabaf922c600fea9aab4a5ccb0a5951729ed13bfcec8ddfc357298163106e195
-# Content sha256: 1685c185d030cb3bb2e5c5363598fee22e0dd4d0eda8d46f2c47545b3babb506
+# Inputs sha256: 36bd6790806af96925df2d1a89aa8c9b1efaf407f82561f7c460b51053291543
+# Content sha256: 0f39cd6db57c44929d4b31e903743b5f2cba02051b1cf3e2764cfcbec072ad7b
 
 """Wire models of ACP protocol v1.
 
@@ -33,7 +33,7 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
 
 
 class AgentCapabilities(BaseModel):
@@ -441,6 +441,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -465,10 +466,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
 
     _skip_invalid_items_SessionInfo = field_validator(
         "additional_directories", mode="wrap"

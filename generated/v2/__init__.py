@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f9eb2b6a28c97ceb766ab9630ef3271ab522f361837fb139a5f360dac3f1b3de
-# Content sha256: 1f40307d3ff237d1873db5b464a8b4c4c8b72892dd6b14f57b01397fff10b2f2
+# Inputs sha256: 9ef1309df1e89afab98390937a8b105d6cd6a9bb7b10a3ed5f9d15e1266fcfd2
+# Content sha256: 4749b05a948bb8386e1a9f5f7544ce19d1d7196b751332130dbf2df6aeaea15b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: de068ce7c4c7e56145c3181a7ef83deda8545a712fd3ef3478924146dbcc2b62
-# Content sha256: dcb28c43596d40f41c01f9b0ba3604ebec8f78185a1de935257d719664034a53
+# Inputs sha256: d8331e7a055cabc09436eb2e5dddfee2766de01ae15c10ba54a171621c9dae4a
+# Content sha256: a21fb6f08ba808166dd1834ad5b3311dde894429d45d48f9c35a8075e7cb05ab
 
 """Method dispatch for the agent side of ACP protocol v2.
 

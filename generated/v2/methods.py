@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e3b5dc54b61de63fe191c293ee2910c37927d037ce564750057e09642f22df8
-# Content sha256: 774f1a039a06209809f62d61582c7342adf4c89c2bb4d213250ffd67ab21a40f
+# Inputs sha256: 1a64936a5bfc2d189c49f02086c323528aa8d91fefbe4ab1610320c7d6f5cb8f
+# Content sha256: 86837f3a2c7ab7504dcee0792acf1aae98a80d1411f8d8835a6c73e74ebd1953
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

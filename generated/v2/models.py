@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c413b58f6c0b9e19fd11558e7ed13b627cdf6db9d5c62844d57e48e1551820a
-# Content sha256: afe83d8687317fe4f0cceab30efee741646adc8d310ccf92bd930a706fa96506
+# Inputs sha256: a7a8eac37a235b817faca4173e2024b270325e8bd760190c16c7c13e024485b1
+# Content sha256: fd43fd2a683c9594f9f33e404dce844b3d05c04e998924114f840c3b8781c6cb
 
 """Wire models of ACP protocol v2.
 
@@ -33,7 +33,7 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -410,6 +410,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -434,10 +435,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
 
     _skip_invalid_items_SessionInfo = field_validator(
         "additional_directories", mode="wrap"

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5d26b247d2a40364b0289421c4f6e83fbc776e43edb4298a056dee5ba0140530
-# Content sha256: 19aa89c553aba78b020144443d668eaa9f2449096cb3d4b96a6d10f21634df80
+# Inputs sha256: f49168044d58da85a51f0fd059ea24397beb90f0e0a7c0aa3b33c19f07ab3835
+# Content sha256: 3003cbd6194f69a3330c1a3bab875cd632ac267f3375a94e7b0736ed91b28154
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

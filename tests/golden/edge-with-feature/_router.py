@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c10fc651787c3db9f961f8d867c27a018d6b8eadfb05e2443e8e5cb91fcb84b
-# Content sha256: 87dbb1a6e139edee188977d3bb90bdef5017a06bbe51e4dcc92646cf63022cf3
+# Inputs sha256: e14ca41e0087acd3350cce50d3d50c619329c5fcb9cd53129ff9269d17a06f7e
+# Content sha256: 2e1b7870b83e3aa948a45e085fdccd720686d4539453f135545d4c586701d29d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ed6fcb802c1af7ae63ea6d88ba6fa1d6962074f4671071bf42e50107994ac08
-# Content sha256: 12094d19ffa52e13b35f31530226f0915437ddf340b6e3efb741d5b5c6a72ebf
+# Inputs sha256: c45145b3dd2cfb87ce06f22572b2f667ad91937094881dc0acdc78ab9bde636c
+# Content sha256: 6ce03857d14348506388171a09d385facafa923d1101a79862d91706c9e98078
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1355363e8fae6b1707c0cc7ad676726fd01866d2ea5191345f16572160c7be40
-# Content sha256: 8a813408ae0141a7aa9a990c0113843a01567ba1e968d735849f37f35625ab60
+# Inputs sha256: 8aa94f4b8135601298c962218d58cfb648ed557aa69efbd476813222c1245890
+# Content sha256: dd362887ec7f0770d2258e3861ac7789fe92b908451c42992358608ffb48b767
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

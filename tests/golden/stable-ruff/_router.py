@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0b253678871d8d04f4ebb83e11b9143907712d64835d852cbebb347e427aa9b6
-# Content sha256: 80ade746a3ed076c792df6287f2a9bd3766e5c152456491c7509634fefcdcd5b
+# Inputs sha256: 5f52bf2a3865de4307325a3c40368e42769e91c04657ffa1148fe900b1ac94d7
+# Content sha256: 397524b459f8120a8ae741a0fad9fb60642479383467e82645f9943fb143a9b6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

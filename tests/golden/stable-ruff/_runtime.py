@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 09aebae9faf8cba76dd80b503252f54091df5d4fd70ff402e1a340579d4d9ef5
-# Content sha256: f465337e72095add9e19a3dd66c008c76cb39715ad8bc8f976fe3beff8779eaf
+# Inputs sha256: 1adf381854dc34ebaa504bb6125264cf09ab3e94a1fcec4e5851f59b8e793e95
+# Content sha256: 4bbc86fc274df8d08b471d39cced3ea212fda31846337a4dbf88f8dd4e6d2e8a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -18,8 +18,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from pydantic import BaseModel, ValidationError, ValidationInfo, ValidatorFunctionWrapHandler
-from pydantic_core import PydanticOmit
+from pydantic import (
+    BaseModel,
+    GetCoreSchemaHandler,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+)
+from pydantic_core import CoreSchema, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -127,17 +133,41 @@ def wire_path(
     return tuple(path)
 
 
-# The validators below are referenced by the models (one per marked class, see the
-# models' BaseModel template): plain functions, so pydantic calls them without ``cls``
-# unless, as absent_on_error, their first parameter is named ``cls``.
+# Referenced by the models (see the models' BaseModel template): NOT_NULL in a field's
+# annotation; the validators once per marked class, plain functions that pydantic calls
+# without ``cls`` unless, as absent_on_error, their first parameter is named ``cls``.
 
 
-def not_null(value: Any) -> Any:
-    """An optional field the schema does not let be null: omitted, it reads as None;
-    sent as null, it fails."""
+def _reject_null(value: Any) -> Any:
     if value is None:
         raise ValueError("may be omitted, but not null")
     return value
+
+
+class _NotNull:
+    """Annotation of an optional field the schema does not let be null (``NOT_NULL``):
+    typed ``X | None = None`` (``None`` is "absent"), but ``null`` on the wire fails.
+
+    A type-level constraint, not a validator: the field's validator is ``X``'s own, without
+    the nullable step, so pydantic-core rejects ``null`` as it rejects any other wrong type
+    ("Input should be a valid string") and valid values pay nothing. The default (None)
+    is not validated, and pydantic serialises None for any type."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
+            return schema["schema"]
+        return core_schema.no_info_before_validator_function(
+            _reject_null, schema
+        )  # any other shape
+
+    def __repr__(self) -> str:
+        return "NOT_NULL"
+
+
+NOT_NULL: Final = _NotNull()
 
 
 def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

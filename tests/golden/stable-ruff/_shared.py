@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5a79669d8ce47ee0ff296dd9820c412f110a233723557e60c5125298d5fd1ea8
-# Content sha256: c445980c832a4e72ce3886be81a19f824004c94c621f45cbfa1d205e0d9367f0
+# Inputs sha256: 09432dc5d0137ff4fe924ab8017e1f0b92891e06ad101ca89d6b47f487b4b23f
+# Content sha256: b4fd1f07f660e16462ac1f9a869f574fff817a6d311de96c85bc6d88146e7a88
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d183f13a6e84e6ecc4ee6ae3a3dc3ecda86b531266144f794814986fdbe4124d
-# Content sha256: 0f223b0e8c3413655ddf4aa213935bde2b34002a00125dcf253b3722dff784d3
+# Inputs sha256: 4e441e8b83fb2f2408a46f9d821b9b467155f4ffa972e94292e1c2bcc0b61099
+# Content sha256: 6d5c3d713579918350aa872d431198abdbc90c8df448879b45fa9d0d5d030ad7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a5d0abbf1509905f0834fc49eaa255756e5a42b61ba9556f171f185b13f2290f
-# Content sha256: 7ab8d8f6fc470eab43980303d9a20e3e3eb32f0456e9a72a4ee088a9aa8e5cb5
+# Inputs sha256: 53a30d6d321fed578bed7de3e2cfe24afdafc098ce5d143f413d5ee1a40b6e6c
+# Content sha256: 4041e547d0cbc50bd685d92590429271ad1fd6c7c7e0597e848c6b4eef519bbe
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

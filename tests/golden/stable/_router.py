@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 78bd05941aac5d5b3947cc1bcf6815c648e3edb05c2c6ed60a662b0647d04e25
-# Content sha256: 9e877089cbf91d5c68c5d0897ce7551974acdfe566a6548e2931180280db2fca
+# Inputs sha256: 955e53092d33fdb23d937f64f0ad9c34b6677917b2b26ebc723b0480b0949e94
+# Content sha256: b4b48ad57d29c028443b6cdcd4b0a7f5d471c1e8fa37348afe48ab644f95b86d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f6c8ee9384494033fbad7e89d24e2e8d1f62900c6fd274029893e5ad957fa184
-# Content sha256: 8c0949d048e2edebe4f6f038ef41fc0ff521a6834ff3231b9e29e31b745910fc
+# Inputs sha256: 0283eb8b4b5d267684ccf3294415da7e7871978747884ee9d070d99e3a3af4a5
+# Content sha256: 87056b46efc398d2e4cebc13885c874a053fa16b948d4bedeabc74021a8b0e2e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -20,11 +20,12 @@ from typing import Any, ClassVar, Final
 
 from pydantic import (
     BaseModel,
+    GetCoreSchemaHandler,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
 )
-from pydantic_core import PydanticOmit
+from pydantic_core import CoreSchema, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -134,17 +135,41 @@ def wire_path(
     return tuple(path)
 
 
-# The validators below are referenced by the models (one per marked class, see the
-# models' BaseModel template): plain functions, so pydantic calls them without ``cls``
-# unless, as absent_on_error, their first parameter is named ``cls``.
+# Referenced by the models (see the models' BaseModel template): NOT_NULL in a field's
+# annotation; the validators once per marked class, plain functions that pydantic calls
+# without ``cls`` unless, as absent_on_error, their first parameter is named ``cls``.
 
 
-def not_null(value: Any) -> Any:
-    """An optional field the schema does not let be null: omitted, it reads as None;
-    sent as null, it fails."""
+def _reject_null(value: Any) -> Any:
     if value is None:
         raise ValueError("may be omitted, but not null")
     return value
+
+
+class _NotNull:
+    """Annotation of an optional field the schema does not let be null (``NOT_NULL``):
+    typed ``X | None = None`` (``None`` is "absent"), but ``null`` on the wire fails.
+
+    A type-level constraint, not a validator: the field's validator is ``X``'s own, without
+    the nullable step, so pydantic-core rejects ``null`` as it rejects any other wrong type
+    ("Input should be a valid string") and valid values pay nothing. The default (None)
+    is not validated, and pydantic serialises None for any type."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
+            return schema["schema"]
+        return core_schema.no_info_before_validator_function(
+            _reject_null, schema
+        )  # any other shape
+
+    def __repr__(self) -> str:
+        return "NOT_NULL"
+
+
+NOT_NULL: Final = _NotNull()
 
 
 def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

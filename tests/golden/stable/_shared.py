@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 059002586f2c79291d56832ba9f7a9494c328ae880f0aaf6da695b30e63f7c56
-# Content sha256: b55f339547009bb978da9b70cd6ee1c601365c3a5644b1f1b4046ab8ebfd0a71
+# Inputs sha256: 0bbeb6984881306560707203c86b5092a71388b01eca7cc7d119de9c11c1a724
+# Content sha256: c0c5a19587468232cffff642294e96373d4252da218109855767562f6bc47f79
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8ed33adfe42ad3bf26b04a86bb336050e9b7144924fcd665a2d9297d19fea80c
-# Content sha256: bd0c596e36b51b6bb0242fbca5b6890989000fc99c54c7a67b8c058cd54dbadd
+# Inputs sha256: 8c912a0b7a17c6c582dac7820e2d1508a418ed5cb79150c46c32effec78fc99c
+# Content sha256: 9c4ccfcc8decd11595027dbb39436bbf019efef6e770538225c3b145cc2a9ce5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 49543fbd2bcc93d8b452c8e32a4f3f292bd8097ebcfe58f2fc063a6b6d5c00fd
-# Content sha256: 64d2cbab1ba3e221ae4296499e8702ab1eb454f0d06db717c8477f80d1836670
+# Inputs sha256: 6474a0dad3841f6e320b2ecda47237ffdc3d16b7b6a674b56b0a1231e78e83f1
+# Content sha256: 8d1b6a11977e4d4cbdbf78f4a2f8b9158acadca65616a17746f85945649ccb94
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4bd6f07a80c16f7c2e63e0e4dd6169a0b981664a0f2063175fccea1d27e39411
-# Content sha256: b45327e38ed2c63330b7b8030a1bf6aa5e2ef7099f997acc710793846de96fd6
+# Inputs sha256: a88c79d170234b24c009717fa986a83bfce0a0fa3ab84426e80b04ae24581380
+# Content sha256: 1b9f3ebf07eade5f8e7d0210fab4a1a851be4d9904a4ea6358d8dbb8ca3f4e8e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0675cfafe8f6d1e15bdca5cd8e803354fad5ddf09677914af59df1f8dacf9777
-# Content sha256: 0b88e20d6499664ac33e1fa2259170c85243618503553685cb2095ae0d8b2fdb
+# Inputs sha256: 01b7bf48189ce5f616665bdd8a91bdd24dbbc47e3ed7c057e0ecee401ff69c42
+# Content sha256: d02db02acc14bd00bbda53ea9e0bda50a9f6e52aec7c7af525289d192ef03d96
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

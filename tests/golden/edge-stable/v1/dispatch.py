@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 778eaf219ac5f9dbabc27d4b4d165c3b4b980e34b718fab801034455eb7ecabf
-# Content sha256: 8161467b873b70d9018baa140476c92fd99298b6b896be4e24245fb595824eba
+# Inputs sha256: 5ecd1bdde8db49461f7182564e81d80dfd2e07bcfedc34b998c0b813fd2f9867
+# Content sha256: 004ed7a699735154847233b42d4589bcde43cf7550646feb8b1f85d64aecb4f9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

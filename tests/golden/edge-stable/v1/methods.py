@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0ce576b9b7caa8cee5d20fd56d150a93a8f8acabc6dca2ba024448d6b51cf920
-# Content sha256: 6a4e91d4cac07e6320068f1d6e936900a85ccf03ecc65030b57cf7e0dd7b86bf
+# Inputs sha256: b7187ed0ae92dba78129bb9bbe12f31da444a0eb3a8de7ac57e71471405f82e5
+# Content sha256: 6dad3a4fd86dec01c32ef9852f54ce99c94f4395ebb9df705af6104df9efecc3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 14df3e6059a4142fd1d653b5130c9359b74a7978fefd79d6b5c91fe5134e6881
-# Content sha256: 188dc0e9da4420f521a1d1b71d6f1aeb484ce11cec53c654d531443d925a2ad5
+# Inputs sha256: 913bcc8777190468385971b7b59c57c3b29705e97f37e9ebb327503dccf4ef79
+# Content sha256: b226515901d2af0064c0c0a996345bbb7a1665db6a0c0cdac9e9eb4f887cf961
 
 """Wire models of ACP protocol v1.
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
-from .._runtime import not_null
+from .._runtime import NOT_NULL
 
 
 class Holder(BaseModel):
@@ -39,11 +39,9 @@ class Holder(BaseModel):
         defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
-    via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
+    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-    _not_null_Holder = field_validator("via_all_of", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -65,9 +63,7 @@ class PingNotification(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    level: Level | None = None
-
-    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
+    level: Annotated[Level | None, NOT_NULL] = None
 
 
 class Quoted(BaseModel):

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 484db5b2ff5fcbebad11986c7a04753c51251194cde2e2611119ef668b449404
-# Content sha256: 05e5da37ed933b997300a4b42f3abef6941fa367f809a666db1bd05a5ef00108
+# Inputs sha256: f19364193d6f3ddedf23a8d76b0d437e7448fc0e32ec1b47fa6740972e1cbead
+# Content sha256: 1c35fb34d43a7c888d02b7647970adead77fa1dd440dab664396143e74fb2eb7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ae257446a0d599ef34f3acfde9fa65063d2957eb5facc40f0f694dcbe33f564
-# Content sha256: ddfcbad1c2aa74268242b423e04f8e79eebaf4323871773d92bf6c6b9c4a3ebc
+# Inputs sha256: 99d2d5bbcca0eccb9a993040080605fafc23991ad93213241486a7b4810be9ed
+# Content sha256: d7291324c84eab456be88b2a82edd6a8bc44872341b4b6090dd8bb12e7a32fee
 
 """Method dispatch for the agent side of ACP protocol v1.
 

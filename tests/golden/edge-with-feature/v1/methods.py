@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: aca03052155fa80234c6088438f157aa5ef6f2295b86f28b497b1b0bf02a23e1
-# Content sha256: 6ba2b621546d1aaddef21d6d09fdcc930c7e7ffe2a6d741eb6cc0f56d209ec86
+# Inputs sha256: 1c048cdd66cdabfac190e30f261a2a6613b0c763f1428b3652aad1991b8293c9
+# Content sha256: 4bd0f2d2897d4f7f07e2237feef4b734578af393839591162f1bda76087b8125
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

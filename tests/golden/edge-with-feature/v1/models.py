@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 291abb8c2aceda03cc947d071ffdd1fcf3c70e9fe0ca656799d7351ab1de2fd0
-# Content sha256: e1af0a6087c590f281e1c1087ffb75c8b084352c3cb2f9e72b5b995fea0e7bbf
+# Inputs sha256: 6497c6c76e7e869222e6d8b891697703fcdbc657b64a2c0a442bf488b42177de
+# Content sha256: 46871a644366036958409059ce7a6fdb7c903901bfa69df996a483bfefcd31db
 
 """Wire models of ACP protocol v1.
 
@@ -22,18 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
-from .._runtime import not_null
+from .._runtime import NOT_NULL
 
 
 class Holder(BaseModel):
@@ -47,17 +39,16 @@ class Holder(BaseModel):
         defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
-    via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
+    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     gated: Annotated[
         StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `edge_feature`): not part of the stable protocol yet; it may change or be removed.\n\nOnly with edge_feature."
         ),
+        NOT_NULL,
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-    _not_null_Holder = field_validator("via_all_of", "gated", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -79,9 +70,7 @@ class PingNotification(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    level: Level | None = None
-
-    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
+    level: Annotated[Level | None, NOT_NULL] = None
 
 
 class PokeRequest(BaseModel):
@@ -96,9 +85,7 @@ class PokeRequest(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    holder: Holder | None = None
-
-    _not_null_PokeRequest = field_validator("holder", mode="before")(not_null)
+    holder: Annotated[Holder | None, NOT_NULL] = None
 
 
 class PokeResponse(BaseModel):

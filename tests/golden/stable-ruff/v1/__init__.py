@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 12ba97d33db9d24a4446a6a355ca0b66dc989cd4ddaac9ca48606994df001fb7
-# Content sha256: 1d667d9ee14b6c9940a052bd807c50872967a35ca4b77404a5ceef3663a560ca
+# Inputs sha256: d654c5857c49603c0704f80ee90ba09c3b7ed09b2f7d2fbef1dc49ac2a4a446a
+# Content sha256: 34695a594f930401cec2f950ddddce838b7418370eda6fd4062304b9140ec1a9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

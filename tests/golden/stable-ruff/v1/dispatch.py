@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 84d47a4d065ad3765291a573abf6eb8b3379ef4e327dee075625511c02680373
-# Content sha256: 833258b2fcd8fbe4536f29ef8c3917c558d415b550aea2ce670f518c7eda3833
+# Inputs sha256: 74d23f30629532600c422d171b7597500dae6dd74e1859cefad6f79d123630cf
+# Content sha256: 4dfb340c75c07122e6b535136bdbfca121921311acf12b22c951e570c915a46d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5ea69f47fbdcd1af2399296bdc1bdff7558c73d84c4425f88b8b77f072521899
-# Content sha256: 9b28b496288fbeab2b43f6b647acfbb0cc56f349de94b93c1aed2c7d7d342e5f
+# Inputs sha256: 0fc5a06ceca99d6c2e84cf75a5d69070ea82fd0ec12867bf0e8b6f89c7fefb2f
+# Content sha256: 7db8f4effdcdb0642299e246c88eb1a7a0b8a60ae5e49d9f51b2620cd4143a04
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ba0c05d659e40072411e554ba6ba72a234f61eaa2afb7b8d2a4a420bfd58d8e0
-# Content sha256: d35945dd86d4af7a8dbc3533b760f6ab12c1d0f9f86da72222fcc9685d20836c
+# Inputs sha256: b1daf9b02be13d9f9276686f47608461be72caa3186ff9aff14a2146689d7cee
+# Content sha256: 40fa2d9335d5f2db7ac4c5818c82e28dd6bfc6f33b7f4aee0634ad7d3db891c9
 
 """Wire models of ACP protocol v1.
 
@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
 
 
 class AgentCapabilities(BaseModel):
@@ -327,6 +327,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[StrictStr | None, Field(description="Display title of the session.")] = None
     updated_at: Annotated[
@@ -343,8 +344,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(not_null)
 
     _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
         skip_invalid_items

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9af35349498e6b7811195562c3bf3977cb8d74c109cb4fbac64919c46fcbac2f
-# Content sha256: 1a486caa373cde719f2244342ba1decfc8857381fc0c75ec9472029545656fb7
+# Inputs sha256: cea3bc7729e57882bc6346b39a6eb2bb3fd34cb60f16058ac1c54ceecce52a37
+# Content sha256: e8af2496973008066eecae2609a29face1ab5f810e39c64052fd9dcbf83a1077
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2222653b7ab7ddd84481c4d26924633c54aacb73851f1b8706bb900c1afddb45
-# Content sha256: 47566a199848202fd9b902909d10fcbf9180ecdb11439cc623cfe8767ad41a42
+# Inputs sha256: 68f03d566ddd574f170c602304fa6e6b4889a3e6da01320b308cf587aef2a527
+# Content sha256: 053e4a93b52e13ef55e263ce0b88fda8a6e86e50f5374ee8edd46e495cfbc9af
 
 """Method dispatch for the agent side of ACP protocol v2.
 

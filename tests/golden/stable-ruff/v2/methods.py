@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3241fb0ae551f7ed6ff39ea081268472074e5af8e1eff5469e55411eaa154d7e
-# Content sha256: b8c1749a9adce99f2cd1c03438ad520a78ae9c6eca56e65d835f0fcb303fd2ce
+# Inputs sha256: 7cd94751c1b81d28a12e014061f83632f09f1778ed5915b0dfecd684d46ed3d9
+# Content sha256: c60066ccfdf5915bf22b225922fdc7a700d6a18627e7328b07ac163eafbe41be
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

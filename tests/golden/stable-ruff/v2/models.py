@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 78be1780fe6305d1f162cc6b72d871d2828f992d612aa600907bcffa50f02536
-# Content sha256: 9d135bb8c53481e734ffa9522a8919c3a1298203bbb91fe79123c71f2ff078d0
+# Inputs sha256: 4582b9a604067c126c2b9cbe1b44189b9c8099dce76d7698954c299de7b9cc48
+# Content sha256: 8f88d2edb5d7992b724a1d2ee16fe71bccb83bda50bbc82ca808d054eeaf8a24
 
 """Wire models of ACP protocol v2.
 
@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -283,6 +283,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[StrictStr | None, Field(description="Display title of the session.")] = None
     updated_at: Annotated[
@@ -299,8 +300,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(not_null)
 
     _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
         skip_invalid_items

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ca6341a514dc252c149860f6de558e06e26ead09948f4fdb2462a8c79f7a6123
-# Content sha256: 084eead5eec754ac3c056fcdcb1179de33fb7486b2457226464ef7eab1c0ff3e
+# Inputs sha256: 1f2b660def342c00fb19f8e76c19300185294577b5a8d93af121ce89028423a3
+# Content sha256: 80b6449ca419c96514e853c99dac2125aecde6288160fdfc5f3a9c306493dbcf
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 924d3631beacb9bae6a17c2987ae1974186724b066d9c0c833f933a9f7a9f4eb
-# Content sha256: 9826d110a164041e3ccc72d7687a142b6afa59a6b166e3ea2ee1541ec9c5cbf5
+# Inputs sha256: f990e0693911aa6b72a4d0b2917219eccd25c662e77219ca2673820016094df1
+# Content sha256: b74325a5d011987400039df4b95f5d305119a409c157a128cf750a03846d9b49
 
 """Method dispatch for the agent side of ACP protocol v1.
 

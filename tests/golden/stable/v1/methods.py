@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d12b036a00f9890c66e7dc0ebe7086432aad1a3949a31bd8b28688021d96a80
-# Content sha256: 0d44486501f95ccf7e250204a238c0f2625afb5e457916b318ea334e5acdf05b
+# Inputs sha256: 81ae95bef55403714e802560f60b0fc3a04d1997775c75187f162fdd7b1ee4e6
+# Content sha256: 34f1434cc0f6f98172fac0d0d0f860f51fc53e3a980d93bf56980e9a5be49abc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ca99f23d9e35f716e16227c75ae7fe7af89cfe8c8865b52037bd577dcfb5e39f
-# Content sha256: 2330ec3929438c4057751e86189a5d41a4329d2ebde53be4d776db58ec713de1
+# Inputs sha256: 6166d09badd19fad5509ad155c669dcf5fb38001adf74091bf7feb47272deaff
+# Content sha256: f5f4d110cb1e7504bc2b4da334beb5bf4fba066775a883311f2376e7534772cd
 
 """Wire models of ACP protocol v1.
 
@@ -33,7 +33,7 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
 
 
 class AgentCapabilities(BaseModel):
@@ -340,6 +340,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -358,10 +359,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
 
     _skip_invalid_items_SessionInfo = field_validator(
         "additional_directories", mode="wrap"

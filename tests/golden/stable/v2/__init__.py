@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4df60be6321fe8e191d4f571fde0ab382a8d042062806ec45406983db88a8df1
-# Content sha256: 870b83e7526e1e7ece47392205c5e72b3dc403a6e3b97b0db83df27769488051
+# Inputs sha256: 3f276de4939f6686de224bea41e98e00e79b9f4985c4fa775db226599875f747
+# Content sha256: 295d21244642418a92c21c040bf79b819b28da4152a6463382611a1e3488cbdc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

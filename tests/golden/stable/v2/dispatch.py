@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 475470681a474da66201700951e098983bbc450d0ce5ec4822df7aefc2e159fa
-# Content sha256: dfb47c7c9723f4a78e61dcc1031fcdc3653241fa6c1dd3fed49dacd0e14f5d4a
+# Inputs sha256: 0c686ae12b426f4263ef06e123564503955345d70ff730bb62f3114d413413bf
+# Content sha256: 351b3612ca559e1e7779679672862c4a35f3666ce95e2feb9b347e592b96ae92
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 82024a4796192efba65350e80fac5fd3e90ece6aa69c313903757e48572e2dc0
-# Content sha256: d655ea94e7c10e1d92c3bb389b7969b77af17419b120fe3bb96ee24ebfcdc7b1
+# Inputs sha256: 8e0fce4c6eb9e9792b13d1d0131f4914b0303d4df3ce2cc11c72bb04828efb90
+# Content sha256: fba81b351c22ff55b77f63c4fa1ed0257b66c8159d848462aef2dd9d4c3da269
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8280326a5c2699581ae186ee57d04c9b882f38c4e922e5c20cd46e9d951c963d
-# Content sha256: 363f023f900790583620de6466a45f0b095853de174ac286edee478c98ed5b08
+# Inputs sha256: 58b72fa32e78dd6e08ca57b3a0af3962c7bd0de0932ad29528d9dd658f233d8f
+# Content sha256: 0bc5d10cf72d8ac864d1540c726a582be3447ef4cb9772eb480af5a1a58a3514
 
 """Wire models of ACP protocol v2.
 
@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -301,6 +301,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -319,10 +320,6 @@ class SessionInfo(BaseModel):
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
     ] = None
-
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
 
     _skip_invalid_items_SessionInfo = field_validator(
         "additional_directories", mode="wrap"
