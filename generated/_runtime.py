@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 392bbd3981600e49ccb70232c37b0f3335cf574ac0f2b27efb0e4320f02d96fd
-# Content sha256: c02f578121d30b38d76cf7992ba61c7cea39f105a0e5640821933d9c5242cd82
+# Inputs sha256: 89677599d982c5a3c6e1e34d5fb9ad265373e1e601433bba9e1efc01a51f4e98
+# Content sha256: e8ead2edf73f410afade317350b1fd2c4e646290c45c51eb028ec060f300c95d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -160,7 +160,8 @@ class _NotNull:
     ) -> CoreSchema:
         schema = handler(source)
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
-            return schema["schema"]
+            inner: CoreSchema = schema["schema"]
+            return inner
         return core_schema.no_info_before_validator_function(
             _reject_null, schema
         )  # any other shape

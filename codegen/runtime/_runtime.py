@@ -139,7 +139,8 @@ class _NotNull:
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         schema = handler(source)
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
-            return schema["schema"]
+            inner: CoreSchema = schema["schema"]
+            return inner
         return core_schema.no_info_before_validator_function(_reject_null, schema)  # any other shape
 
     def __repr__(self) -> str:

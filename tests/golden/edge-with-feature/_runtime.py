@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 211322fe57dc269b87991e6f1c562a037ab427b8f211d093e401c748e377a73a
-# Content sha256: 3c3fc737637da0e9c0c6404ac3110e07b272588f9bb7639bb9dcf5c0e4310e3c
+# Inputs sha256: 9cb62fae038ecf417481a343be213a4c12e3aec0d6770b7b95e9a955f0107670
+# Content sha256: 77e4176ffb30a97a395dcf47a616d54dff56a446c6792e62bbc450b35b6a1e17
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -160,7 +160,8 @@ class _NotNull:
     ) -> CoreSchema:
         schema = handler(source)
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
-            return schema["schema"]
+            inner: CoreSchema = schema["schema"]
+            return inner
         return core_schema.no_info_before_validator_function(
             _reject_null, schema
         )  # any other shape

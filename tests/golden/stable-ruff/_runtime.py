@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1adf381854dc34ebaa504bb6125264cf09ab3e94a1fcec4e5851f59b8e793e95
-# Content sha256: 4bbc86fc274df8d08b471d39cced3ea212fda31846337a4dbf88f8dd4e6d2e8a
+# Inputs sha256: a5ced7ddd088104351046a45c992cbe271fe07d14e1d8f3e8809928a2f89474b
+# Content sha256: ee1b0f22a21d6c664ef0fb524c8a683fe7dfc7f1e8d48a9f89c575368390cbe4
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -158,7 +158,8 @@ class _NotNull:
     ) -> CoreSchema:
         schema = handler(source)
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
-            return schema["schema"]
+            inner: CoreSchema = schema["schema"]
+            return inner
         return core_schema.no_info_before_validator_function(
             _reject_null, schema
         )  # any other shape

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0283eb8b4b5d267684ccf3294415da7e7871978747884ee9d070d99e3a3af4a5
-# Content sha256: 87056b46efc398d2e4cebc13885c874a053fa16b948d4bedeabc74021a8b0e2e
+# Inputs sha256: b8d411918e7efd563f01bd9b48e05d815ebf12dcc3d440eab057d5d81f59b9a9
+# Content sha256: 559b5783783d5f45bc8be590661f7fe15c99566fc1fa8963407036972a8f6e87
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -160,7 +160,8 @@ class _NotNull:
     ) -> CoreSchema:
         schema = handler(source)
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
-            return schema["schema"]
+            inner: CoreSchema = schema["schema"]
+            return inner
         return core_schema.no_info_before_validator_function(
             _reject_null, schema
         )  # any other shape
