@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b5996c86c8c2cfd550771b5a4a81056489753a3c1484ce5af60755d6346aeba7
-# Content sha256: ae500287c418492871a963d7b7839ef04c837256ab8e889f8559dfa7d59216e4
+# Inputs sha256: 5ae0a0b9370d1dd8b9a6786ede3be7c2cc8aac7aab0ccc8d777be7dd6b635762
+# Content sha256: be66151d095bf22bf26ad7214d3879ed938053282fc724e9bd5e7e39ac2677bf
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 657daa9a324cf13eb677b637e63684fdf68704b81daadb99f8e5c75122090e07
-# Content sha256: 60df1c3668cc244a575927445bb572567ebd100e4ba9d6ca465aaba13a667dde
+# Inputs sha256: c9448da879253163d8453690d1d219eb8e4820a729809e751097c8616b5af986
+# Content sha256: 95b1e429a91cd3761c2455cdd8962d05eec88a6a26ac686eea43351cd5831c0a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

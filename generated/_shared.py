@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d76c5626e6127c5fb0f444ca0601904668cf65cceb5b8f728105aa145e60cbb
-# Content sha256: 31fcb956f6bebd7018b1f7f502b53b0d5ea6eca1f8b574cbb6f6c7020e0e924f
+# Inputs sha256: eaf918638d6b90179af30a6c14ac123cbac3f93dea5b4ffb004376aebe51b75e
+# Content sha256: d74052a9ac850aa7bd7355ab2fe2951763ea53baf39ec030de9ebde20a988aa9
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

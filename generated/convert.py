@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 61119ce6fa4916935f1926a2513befc881494d70146d6cc1752c530e48a2edf2
-# Content sha256: 481ffaa71c45378cc20717955564626b42db2cc99ecbdef3030d8f74a6e936b5
+# Inputs sha256: 1a432411bf4986d5875c6234a3313d540c02f36ea1a5e283718daea1ec4ef9d1
+# Content sha256: cfd9f3d9490cea7b86b74d6f48940e9094fe8ac5c7d2e2c675934bcd085f0a98
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -150,6 +150,11 @@ class _NotNull:
 NOT_NULL: Final = _NotNull()
 
 
+def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:
+    bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
+    return [item for i, item in enumerate(value) if i not in bad]
+
+
 def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     """``x-deserialize-skip-invalid-items``: list items that fail validation are dropped."""
     try:
@@ -157,8 +162,20 @@ def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any
     except ValidationError as exc:
         if not isinstance(value, list):
             raise
-        bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
-        return handler([item for i, item in enumerate(value) if i not in bad])
+        return handler(_valid_items(value, exc))
+
+
+def _absent(cls: type[BaseModel], handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> PydanticOmit:
+    """Make the field being validated read as its default but stay unset: pydantic counts a
+    value as set whenever a field validator returns one, so the default goes into the
+    model's dict (``info.data`` is that dict) and the returned ``PydanticOmit``, raised,
+    leaves the field out of ``model_fields_set``."""
+    assert info.field_name is not None and isinstance(info.data, dict)  # only ever on model fields
+    field = cls.model_fields[info.field_name]
+    default = field.get_default(call_default_factory=True)
+    # As pydantic would: a validated default becomes its model, a mutable one is copied.
+    info.data[info.field_name] = handler(default) if field.validate_default else copy.deepcopy(default)
+    return PydanticOmit()
 
 
 def absent_on_error(
@@ -171,16 +188,25 @@ def absent_on_error(
 
     A field validator, not a model one: pydantic-core calls it only when the field is
     present, so valid messages pay nothing (a model wrap validator would run on every
-    instance). pydantic counts a value as set whenever a field validator returns one, so
-    the default goes into the model's dict (``info.data`` is that dict) and
-    ``PydanticOmit`` leaves the field out of ``model_fields_set``."""
+    instance)."""
     try:
         return handler(value)
     except ValidationError:
-        if info.field_name is None or not isinstance(info.data, dict):  # not a model field
-            raise
-        field = cls.model_fields[info.field_name]
-        default = field.get_default(call_default_factory=True)
-        # As pydantic would: a validated default becomes its model, a mutable one is copied.
-        info.data[info.field_name] = handler(default) if field.validate_default else copy.deepcopy(default)
-        raise PydanticOmit from None
+        raise _absent(cls, handler, info) from None
+
+
+def skip_invalid_items_or_absent(
+    cls: type[BaseModel], value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> Any:
+    """Both markers on one optional list field, in one validator (one call on the valid
+    path, not two): invalid items are dropped, and a value that still fails (not a list,
+    say) is dropped as a whole, as ``absent_on_error`` drops it."""
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if isinstance(value, list):
+            try:
+                return handler(_valid_items(value, exc))
+            except ValidationError:
+                pass
+        raise _absent(cls, handler, info) from None

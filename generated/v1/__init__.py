@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ed3d80faa7c5de753741e6bc31a8447deb8e5c24b69052ecf5aed552d0f59a7e
-# Content sha256: e7ee853dbe994f0f2496de4392bc447451b2df4dca862686902698d4d56bf4e1
+# Inputs sha256: c7011b47cbb024af55dac0fc2810fae55e05e45256984f2ee93aae8b2e6e44fd
+# Content sha256: 365ed6b591f1c572f00b267b57e0cb4ebda5ec89eec66b37859271a915aa281a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 86557dcd7a073b834cae81047b81a94f3078c62d289c4c38bb45641acf6a41ff
-# Content sha256: 4af2f321ee4728535c89c19973d7089cb8ff31c53cc5ad6fbf9bfc979b7a880d
+# Inputs sha256: 7b32acdac1d88faaead068acd6a79e34a584cb4ed8dec1453274e911e1c2d3e2
+# Content sha256: ab3791ab1437210c2fd6222e21b4a0e9fb6a4ae951ce502a8a8c23459d336a6f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 16cc3baed7b48cdad97976f8197e7592731ea2b93160e5d4840b92a567a5eae3
-# Content sha256: 087290aeeffa28a2daa867b2fffab3fe894ea51553725355c9f8445091300130
+# Inputs sha256: f782eaf30e3fcbaa31a3ac1dc111cb7fe677b2ff3fe14fb24456369fccb4d2d8
+# Content sha256: fb281481738f96287351146fea50e620df42bec0ba3e9fc31c6700ec402fdde3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

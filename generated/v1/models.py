@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 36bd6790806af96925df2d1a89aa8c9b1efaf407f82561f7c460b51053291543
-# Content sha256: 0f39cd6db57c44929d4b31e903743b5f2cba02051b1cf3e2764cfcbec072ad7b
+# Inputs sha256: cbd112f0704714d406a6f6079e674d83297022038bc5f94fbd7e6c3209bca17f
+# Content sha256: 8f0f938bd71c536f93924de74cedf027881998d43d1e26586bca79bf5728f5aa
 
 """Wire models of ACP protocol v1.
 
@@ -33,7 +33,12 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 
 class AgentCapabilities(BaseModel):
@@ -467,13 +472,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _skip_invalid_items_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
     _absent_on_error_SessionInfo = field_validator(
-        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
+        "title", "updated_at", "archived", "meta", mode="wrap"
     )(absent_on_error)
+
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ef1309df1e89afab98390937a8b105d6cd6a9bb7b10a3ed5f9d15e1266fcfd2
-# Content sha256: 4749b05a948bb8386e1a9f5f7544ce19d1d7196b751332130dbf2df6aeaea15b
+# Inputs sha256: f2a30541bc863151cd9a7728cc250e8c65938a2eac7e27b1091758671de9a6ba
+# Content sha256: 68178ae0d868099596a87116ddf7779d9d5a607758a11a97b746c073143d2c04
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

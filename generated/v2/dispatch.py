@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d8331e7a055cabc09436eb2e5dddfee2766de01ae15c10ba54a171621c9dae4a
-# Content sha256: a21fb6f08ba808166dd1834ad5b3311dde894429d45d48f9c35a8075e7cb05ab
+# Inputs sha256: 3e590f1bc3e462ef154fed2655c2fe527ee8197f7e5ca2018b78ee6f630dec0e
+# Content sha256: 9eed2e80e3379355bfd0993320b9ce62a84c1a08472b11bd5cc4dd47f01212e3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a64936a5bfc2d189c49f02086c323528aa8d91fefbe4ab1610320c7d6f5cb8f
-# Content sha256: 86837f3a2c7ab7504dcee0792acf1aae98a80d1411f8d8835a6c73e74ebd1953
+# Inputs sha256: 675d25358d8c42c2aaf17ea252cb306a063efdd6705bea1babf42766fa5493d0
+# Content sha256: 5f5e2f46272231f786614134a162a6f8d6ed5626c4d50fef2aa57cc95feebfa4
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a7a8eac37a235b817faca4173e2024b270325e8bd760190c16c7c13e024485b1
-# Content sha256: fd43fd2a683c9594f9f33e404dce844b3d05c04e998924114f840c3b8781c6cb
+# Inputs sha256: a48aa9ad2ff9400ae98c2917c39723aa4cacd37b48901fad1cf3f830e52ce2ba
+# Content sha256: 393cb4bbc7b6cbe68934142ae9406236c172afd1d567bcb590e763c64c2ca893
 
 """Wire models of ACP protocol v2.
 
@@ -33,7 +33,12 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -436,13 +441,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _skip_invalid_items_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
     _absent_on_error_SessionInfo = field_validator(
-        "additional_directories", "title", "updated_at", "archived", "meta", mode="wrap"
+        "title", "updated_at", "archived", "meta", mode="wrap"
     )(absent_on_error)
+
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):

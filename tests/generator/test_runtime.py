@@ -67,10 +67,19 @@ def test_models_reference_the_shared_lenient_validators() -> None:
     # Not-null is in the type (pydantic-core rejects null itself): no validator.
     assert _runtime.NOT_NULL in v1.SessionInfo.model_fields["additional_directories"].metadata
     assert not any("not_null" in name for name in decorators.field_validators)
-    assert decorators.field_validators["_skip_invalid_items_SessionInfo"].func is _runtime.skip_invalid_items
-    # Per field, not per model: pydantic-core calls it only when the field is present.
-    absent = decorators.field_validators["_absent_on_error_SessionInfo"].func
-    assert absent.__func__ is _runtime.absent_on_error  # bound to the class: it reads the default
+    # Per field, not per model: pydantic-core calls them only when the field is present;
+    # bound to the class (they read the field's default); one per field.
+    validators = {name: d.func.__func__ for name, d in decorators.field_validators.items()}
+    assert validators == {
+        "_absent_on_error_SessionInfo": _runtime.absent_on_error,
+        "_skip_invalid_items_or_absent_SessionInfo": _runtime.skip_invalid_items_or_absent,
+    }
+    assert decorators.field_validators["_skip_invalid_items_or_absent_SessionInfo"].info.fields == (
+        "additional_directories",
+    )
+    assert "additional_directories" not in decorators.field_validators["_absent_on_error_SessionInfo"].info.fields
+    listing = v1.ListSessionsResponse.__pydantic_decorators__.field_validators  # required list: skip only
+    assert listing["_skip_invalid_items_ListSessionsResponse"].func is _runtime.skip_invalid_items
     assert not decorators.model_validators
     source = (ROOT / "generated" / "v1" / "models.py").read_text(encoding="utf-8")
     assert "def _absent_on_error" not in source and "except ValidationError" not in source

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f49168044d58da85a51f0fd059ea24397beb90f0e0a7c0aa3b33c19f07ab3835
-# Content sha256: 3003cbd6194f69a3330c1a3bab875cd632ac267f3375a94e7b0736ed91b28154
+# Inputs sha256: 2b670fcaf8c79bea16fcafccb69fdfe8c66cfed8e8f9a2e4a2924b36064cd6d5
+# Content sha256: 569b66662b09c6717ab0003f37feca5d063588d0a78f1b9658f6968f1f62f414
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

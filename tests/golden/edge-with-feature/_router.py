@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e14ca41e0087acd3350cce50d3d50c619329c5fcb9cd53129ff9269d17a06f7e
-# Content sha256: 2e1b7870b83e3aa948a45e085fdccd720686d4539453f135545d4c586701d29d
+# Inputs sha256: 9bff182b9ee2108b694dcd046142afde1a57b748b4e4e236976c434d8ad7addc
+# Content sha256: 453a67be36c33e636274db28af9c2b80044b913f53996da23ddf6ba0df0efea1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9cb62fae038ecf417481a343be213a4c12e3aec0d6770b7b95e9a955f0107670
-# Content sha256: 77e4176ffb30a97a395dcf47a616d54dff56a446c6792e62bbc450b35b6a1e17
+# Inputs sha256: 22cc1559f2aeb1f7855cebb33e27173ea37c3feab5bbdcbb20a15eee432507a9
+# Content sha256: 3d96a34520bf4c5e0e604425ae696b92b40f766cef53dc19172faf5ee1d0e360
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -173,6 +173,13 @@ class _NotNull:
 NOT_NULL: Final = _NotNull()
 
 
+def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:
+    bad = {
+        next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()
+    }
+    return [item for i, item in enumerate(value) if i not in bad]
+
+
 def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     """``x-deserialize-skip-invalid-items``: list items that fail validation are dropped."""
     try:
@@ -180,11 +187,26 @@ def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any
     except ValidationError as exc:
         if not isinstance(value, list):
             raise
-        bad = {
-            next((p for p in e["loc"] if isinstance(p, int)), None)
-            for e in exc.errors()
-        }
-        return handler([item for i, item in enumerate(value) if i not in bad])
+        return handler(_valid_items(value, exc))
+
+
+def _absent(
+    cls: type[BaseModel], handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> PydanticOmit:
+    """Make the field being validated read as its default but stay unset: pydantic counts a
+    value as set whenever a field validator returns one, so the default goes into the
+    model's dict (``info.data`` is that dict) and the returned ``PydanticOmit``, raised,
+    leaves the field out of ``model_fields_set``."""
+    assert info.field_name is not None and isinstance(
+        info.data, dict
+    )  # only ever on model fields
+    field = cls.model_fields[info.field_name]
+    default = field.get_default(call_default_factory=True)
+    # As pydantic would: a validated default becomes its model, a mutable one is copied.
+    info.data[info.field_name] = (
+        handler(default) if field.validate_default else copy.deepcopy(default)
+    )
+    return PydanticOmit()
 
 
 def absent_on_error(
@@ -200,20 +222,28 @@ def absent_on_error(
 
     A field validator, not a model one: pydantic-core calls it only when the field is
     present, so valid messages pay nothing (a model wrap validator would run on every
-    instance). pydantic counts a value as set whenever a field validator returns one, so
-    the default goes into the model's dict (``info.data`` is that dict) and
-    ``PydanticOmit`` leaves the field out of ``model_fields_set``."""
+    instance)."""
     try:
         return handler(value)
     except ValidationError:
-        if info.field_name is None or not isinstance(
-            info.data, dict
-        ):  # not a model field
-            raise
-        field = cls.model_fields[info.field_name]
-        default = field.get_default(call_default_factory=True)
-        # As pydantic would: a validated default becomes its model, a mutable one is copied.
-        info.data[info.field_name] = (
-            handler(default) if field.validate_default else copy.deepcopy(default)
-        )
-        raise PydanticOmit from None
+        raise _absent(cls, handler, info) from None
+
+
+def skip_invalid_items_or_absent(
+    cls: type[BaseModel],
+    value: Any,
+    handler: ValidatorFunctionWrapHandler,
+    info: ValidationInfo,
+) -> Any:
+    """Both markers on one optional list field, in one validator (one call on the valid
+    path, not two): invalid items are dropped, and a value that still fails (not a list,
+    say) is dropped as a whole, as ``absent_on_error`` drops it."""
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if isinstance(value, list):
+            try:
+                return handler(_valid_items(value, exc))
+            except ValidationError:
+                pass
+        raise _absent(cls, handler, info) from None

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c45145b3dd2cfb87ce06f22572b2f667ad91937094881dc0acdc78ab9bde636c
-# Content sha256: 6ce03857d14348506388171a09d385facafa923d1101a79862d91706c9e98078
+# Inputs sha256: 39387ed4686d816fb501a70100d402c3986e1c315e22008a37b140101d943589
+# Content sha256: 4413b80f05e0095568372b9e874ef536a35b064ab5c1abc7e97546452d33fe85
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8aa94f4b8135601298c962218d58cfb648ed557aa69efbd476813222c1245890
-# Content sha256: dd362887ec7f0770d2258e3861ac7789fe92b908451c42992358608ffb48b767
+# Inputs sha256: 99e1b50c197d67632a2033c4ca546b9b1db23eaa594d1a136e6cee34627f1016
+# Content sha256: e805f89fc50a8c4dcfa76cedfe9f1b01dc25ee4171b5de79137eaa8b0adfc585
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

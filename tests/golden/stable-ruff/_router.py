@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5f52bf2a3865de4307325a3c40368e42769e91c04657ffa1148fe900b1ac94d7
-# Content sha256: 397524b459f8120a8ae741a0fad9fb60642479383467e82645f9943fb143a9b6
+# Inputs sha256: 982c34f43afb6a1ec753e019ea9b716fe8ea8ddaa0eb42cb13bd578c42159faf
+# Content sha256: e15630c5eaccffc41cdc7e8b148f4f0b6374cef14119c759116badcf3e0ad051
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 09432dc5d0137ff4fe924ab8017e1f0b92891e06ad101ca89d6b47f487b4b23f
-# Content sha256: b4fd1f07f660e16462ac1f9a869f574fff817a6d311de96c85bc6d88146e7a88
+# Inputs sha256: dbd6923ec6bbd5d0f0756bfcc11f6f7a3df918e2ec129b7dedc837136afc8b80
+# Content sha256: 0204d9eca1848e0cd7d2d747b0ab974760d501a047f8222b0c133a24fe9867d1
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

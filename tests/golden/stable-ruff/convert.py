@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4e441e8b83fb2f2408a46f9d821b9b467155f4ffa972e94292e1c2bcc0b61099
-# Content sha256: 6d5c3d713579918350aa872d431198abdbc90c8df448879b45fa9d0d5d030ad7
+# Inputs sha256: df535783fd37a94e61c31a894261bf44cdd3a9f5e32947ec558f42760835eb7a
+# Content sha256: cb46918cc59800b2b2807801634ec5ed37481df7b68802185168bce2bea3863b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

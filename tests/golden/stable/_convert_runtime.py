@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 53a30d6d321fed578bed7de3e2cfe24afdafc098ce5d143f413d5ee1a40b6e6c
-# Content sha256: 4041e547d0cbc50bd685d92590429271ad1fd6c7c7e0597e848c6b4eef519bbe
+# Inputs sha256: 49bc1e1b2697253bb757090ad2ebf2f13c3c16d0417032b5c0e95b0bc63e9945
+# Content sha256: c5b215633ac000e3e955665f55e163bff75bb56b0a21d07312275b22a6502e0f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 955e53092d33fdb23d937f64f0ad9c34b6677917b2b26ebc723b0480b0949e94
-# Content sha256: b4b48ad57d29c028443b6cdcd4b0a7f5d471c1e8fa37348afe48ab644f95b86d
+# Inputs sha256: 2047eaead1543af823285021eabdec7a08ffc7fa5459d6b6476b681d66524cfc
+# Content sha256: 79093d29882a07ea83a9289041cca308dfd923f7e33600e015b6c3521a164a19
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

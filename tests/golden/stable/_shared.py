@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0bbeb6984881306560707203c86b5092a71388b01eca7cc7d119de9c11c1a724
-# Content sha256: c0c5a19587468232cffff642294e96373d4252da218109855767562f6bc47f79
+# Inputs sha256: 35facf2042d05c2375518e7c66aa9d42b2d3e1b646391a38fcc03266bd0e746f
+# Content sha256: 6ebaf5e1b5054f31b89087c7c562be92b349a8aeb3326f37313c72440d492f4d
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c912a0b7a17c6c582dac7820e2d1508a418ed5cb79150c46c32effec78fc99c
-# Content sha256: 9c4ccfcc8decd11595027dbb39436bbf019efef6e770538225c3b145cc2a9ce5
+# Inputs sha256: 2c8055cd31ca453177f4c0e81630a15ddc5ac447896f370909de4aa77391dbd3
+# Content sha256: a1aef83c3b3565f9e363cbd6b773768690c30982f7605640788ae677a76d1189
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

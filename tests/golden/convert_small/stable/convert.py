@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6474a0dad3841f6e320b2ecda47237ffdc3d16b7b6a674b56b0a1231e78e83f1
-# Content sha256: 8d1b6a11977e4d4cbdbf78f4a2f8b9158acadca65616a17746f85945649ccb94
+# Inputs sha256: 4ff7907214fe12fa2f407ecb940f5b25144171749b52f0cad383e38fbd910ded
+# Content sha256: fb4a57e7cf5799dab5c364520c3db954ced64b159b78d3ee77c60ea21fc1d387
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a88c79d170234b24c009717fa986a83bfce0a0fa3ab84426e80b04ae24581380
-# Content sha256: 1b9f3ebf07eade5f8e7d0210fab4a1a851be4d9904a4ea6358d8dbb8ca3f4e8e
+# Inputs sha256: b1d3402b37a238a5193733655626c9dcff9a7d0e61cb44fc109d4a966a06bb31
+# Content sha256: fd02069a1edbfc4e9c643764b75d5be08faab0bda789f6d9afa64ff5a2be37e5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

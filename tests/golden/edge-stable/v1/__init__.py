@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 01b7bf48189ce5f616665bdd8a91bdd24dbbc47e3ed7c057e0ecee401ff69c42
-# Content sha256: d02db02acc14bd00bbda53ea9e0bda50a9f6e52aec7c7af525289d192ef03d96
+# Inputs sha256: 0a836011f9f9b451dce50214d26c445a20de1046d06a6418fbd243be564b687c
+# Content sha256: e63c2816a111ebbb02c20fb37aef74dda03a5afa9cc09b317157b7d859bbfc97
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5ecd1bdde8db49461f7182564e81d80dfd2e07bcfedc34b998c0b813fd2f9867
-# Content sha256: 004ed7a699735154847233b42d4589bcde43cf7550646feb8b1f85d64aecb4f9
+# Inputs sha256: 3823780ce98a7ea244278830e96abd279d7e79991913313b48ee3fb4a73525a9
+# Content sha256: 1f2a78e208397aa839ebe92c162333e6b3bd5edb2df413ee143f802c8bcc9e91
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b7187ed0ae92dba78129bb9bbe12f31da444a0eb3a8de7ac57e71471405f82e5
-# Content sha256: 6dad3a4fd86dec01c32ef9852f54ce99c94f4395ebb9df705af6104df9efecc3
+# Inputs sha256: d331e7f6e89c33110693605c6c88a8bda3659f24dc44639656281bf6cd4084c9
+# Content sha256: 774d22fee6a48412be4242177f80de2815ba7a2bd28ef886f398007f6925f794
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 913bcc8777190468385971b7b59c57c3b29705e97f37e9ebb327503dccf4ef79
-# Content sha256: b226515901d2af0064c0c0a996345bbb7a1665db6a0c0cdac9e9eb4f887cf961
+# Inputs sha256: df34ace14602ef7b5be24e60612febec65c69aad591b2e7ce4f1070251a1e60d
+# Content sha256: 11b510eae46364fe90fb36f09056d9f70208749589e766378874c17310ca8045
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f19364193d6f3ddedf23a8d76b0d437e7448fc0e32ec1b47fa6740972e1cbead
-# Content sha256: 1c35fb34d43a7c888d02b7647970adead77fa1dd440dab664396143e74fb2eb7
+# Inputs sha256: 1c3654c0d9ae2ffd46307d18bd37eafab9b28752e0ef93d089f2ea183de5110d
+# Content sha256: dbccdc895b4054d23413a80493f486cbde36e2a6525e9bcf5faf0314adc222b4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

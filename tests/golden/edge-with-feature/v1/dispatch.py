@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 99d2d5bbcca0eccb9a993040080605fafc23991ad93213241486a7b4810be9ed
-# Content sha256: d7291324c84eab456be88b2a82edd6a8bc44872341b4b6090dd8bb12e7a32fee
+# Inputs sha256: babc1eb57a8f2d9cd8d33778de282337d283af19f60a3a4391433ac8360232b0
+# Content sha256: f7129fb3207480235610c2fcf9092b428a55fc593f270cc8f5460c56d4b56061
 
 """Method dispatch for the agent side of ACP protocol v1.
 

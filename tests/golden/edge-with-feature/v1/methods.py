@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c048cdd66cdabfac190e30f261a2a6613b0c763f1428b3652aad1991b8293c9
-# Content sha256: 4bd0f2d2897d4f7f07e2237feef4b734578af393839591162f1bda76087b8125
+# Inputs sha256: 9dc924281c02753e92422f755952a4a5b3e62830eb9aea254208090c879758c6
+# Content sha256: ebb7dd693959621ff08f008e9a425d42fc3eacd90ef9c21d369c779c1023efc9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

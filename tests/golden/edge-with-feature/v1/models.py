@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6497c6c76e7e869222e6d8b891697703fcdbc657b64a2c0a442bf488b42177de
-# Content sha256: 46871a644366036958409059ce7a6fdb7c903901bfa69df996a483bfefcd31db
+# Inputs sha256: f9d62edfbc794455ecbeabfa636257d7bbba6f95f49742d09559bb1c37ddaa5d
+# Content sha256: 6573f6fb78654b43753de92d641088c2e6cd96fe8aa375123f950ee92cc3a864
 
 """Wire models of ACP protocol v1.
 

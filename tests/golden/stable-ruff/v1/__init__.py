@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d654c5857c49603c0704f80ee90ba09c3b7ed09b2f7d2fbef1dc49ac2a4a446a
-# Content sha256: 34695a594f930401cec2f950ddddce838b7418370eda6fd4062304b9140ec1a9
+# Inputs sha256: 98910360b3cedb50de4e8874b088d8e842dd0951c9856d449cad5e66b71ad46b
+# Content sha256: 8a2b0329f1c80f931d2d27cb13de15073427664e010914e0bf809882bbcca2ec
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

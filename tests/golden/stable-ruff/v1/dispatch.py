@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 74d23f30629532600c422d171b7597500dae6dd74e1859cefad6f79d123630cf
-# Content sha256: 4dfb340c75c07122e6b535136bdbfca121921311acf12b22c951e570c915a46d
+# Inputs sha256: 5189a05fea9a838e74b66be26523cd6f8ec98dd59c4ab7859b5392aef751888c
+# Content sha256: ce36a450a3c45f31221588b9a2cba71cf49a3763ee646942cfd9f5b9d78d57a9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

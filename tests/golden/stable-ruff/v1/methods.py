@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0fc5a06ceca99d6c2e84cf75a5d69070ea82fd0ec12867bf0e8b6f89c7fefb2f
-# Content sha256: 7db8f4effdcdb0642299e246c88eb1a7a0b8a60ae5e49d9f51b2620cd4143a04
+# Inputs sha256: c2be6f2a3f45e1c4da5df22486bb19a20070240645ee0646289e7dbbdeb2647f
+# Content sha256: 36c4b92a22bbd342aa60ab3caf87a0f1b978cdadcdd38706e1053acafedd9d82
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b1daf9b02be13d9f9276686f47608461be72caa3186ff9aff14a2146689d7cee
-# Content sha256: 40fa2d9335d5f2db7ac4c5818c82e28dd6bfc6f33b7f4aee0634ad7d3db891c9
+# Inputs sha256: 1d89933f145670ad777536089c4b92ff473d14c5c5d5427bf955cd84731304af
+# Content sha256: 59b23b53fd737898937f211da7cc7aad2450b3bd664a070a13a715f3540eebd5
 
 """Wire models of ACP protocol v1.
 
@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items, skip_invalid_items_or_absent
 
 
 class AgentCapabilities(BaseModel):
@@ -345,13 +345,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
-        skip_invalid_items
+    _absent_on_error_SessionInfo = field_validator("title", "updated_at", "meta", mode="wrap")(
+        absent_on_error
     )
 
-    _absent_on_error_SessionInfo = field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cea3bc7729e57882bc6346b39a6eb2bb3fd34cb60f16058ac1c54ceecce52a37
-# Content sha256: e8af2496973008066eecae2609a29face1ab5f810e39c64052fd9dcbf83a1077
+# Inputs sha256: c1fb1091b5628f0900cd0c069b11527ff2b2b4dca55f5b15747f7ce47ce13c4e
+# Content sha256: 6935f60b42a0f7aa0426556ed9dbe5a2573bb8c7a3688bc616eded9b5d231064
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68f03d566ddd574f170c602304fa6e6b4889a3e6da01320b308cf587aef2a527
-# Content sha256: 053e4a93b52e13ef55e263ce0b88fda8a6e86e50f5374ee8edd46e495cfbc9af
+# Inputs sha256: ceae715a357a03819b2f4019cf6fae5c70f2acea1694d8877e869af7ea35fc28
+# Content sha256: ab25a0502f0541c54fa14b876c46fef478469238c5e74c2c0ad664416ca8db4b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

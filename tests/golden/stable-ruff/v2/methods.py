@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7cd94751c1b81d28a12e014061f83632f09f1778ed5915b0dfecd684d46ed3d9
-# Content sha256: c60066ccfdf5915bf22b225922fdc7a700d6a18627e7328b07ac163eafbe41be
+# Inputs sha256: 7eb66201021813ccf573b513d0fc134898a3bf1a84cf554efd859d53b9220d00
+# Content sha256: 6540905b5210832b420187c9596bc14ad9a7c90d7cf04ef22a14dc599cf9c3ea
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

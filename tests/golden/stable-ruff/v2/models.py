@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4582b9a604067c126c2b9cbe1b44189b9c8099dce76d7698954c299de7b9cc48
-# Content sha256: 8f88d2edb5d7992b724a1d2ee16fe71bccb83bda50bbc82ca808d054eeaf8a24
+# Inputs sha256: 62f4b7c4786707d6a07b5695c5d0fbb1ec56716bf6e3a9836aaba66e6dab99bb
+# Content sha256: 1259b2ea6144f60f043a68c159af5336523d8dc956e7322e5e43d706674312c3
 
 """Wire models of ACP protocol v2.
 
@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items, skip_invalid_items_or_absent
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -301,13 +301,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
-        skip_invalid_items
+    _absent_on_error_SessionInfo = field_validator("title", "updated_at", "meta", mode="wrap")(
+        absent_on_error
     )
 
-    _absent_on_error_SessionInfo = field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f2b660def342c00fb19f8e76c19300185294577b5a8d93af121ce89028423a3
-# Content sha256: 80b6449ca419c96514e853c99dac2125aecde6288160fdfc5f3a9c306493dbcf
+# Inputs sha256: 6801b1d5856a6ea381582aa6be50a527999d6ba117354e865bb3a083d50330e6
+# Content sha256: db7a1d8ced09168b2930bc357533bc2dda52720c6959bac81c8ded484b105d87
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f990e0693911aa6b72a4d0b2917219eccd25c662e77219ca2673820016094df1
-# Content sha256: b74325a5d011987400039df4b95f5d305119a409c157a128cf750a03846d9b49
+# Inputs sha256: 4e86377dbdbf101bc32423f07fe98ef65604d1bcf3b8f9c8e4a70e757e6d8b45
+# Content sha256: 7ad00bf25025d8eaee05d1c6540f59df9a6f1765c466aae82a87da5a7a88b573
 
 """Method dispatch for the agent side of ACP protocol v1.
 

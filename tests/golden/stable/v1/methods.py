@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 81ae95bef55403714e802560f60b0fc3a04d1997775c75187f162fdd7b1ee4e6
-# Content sha256: 34f1434cc0f6f98172fac0d0d0f860f51fc53e3a980d93bf56980e9a5be49abc
+# Inputs sha256: 3667cec6842ac9f75a3381d61b4df65af10cb9b148039da56b0493964605cc30
+# Content sha256: 56596702d52860505dee233e8826c578ad9d3968e2a9b594a72d0e3bc1f42810
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6166d09badd19fad5509ad155c669dcf5fb38001adf74091bf7feb47272deaff
-# Content sha256: f5f4d110cb1e7504bc2b4da334beb5bf4fba066775a883311f2376e7534772cd
+# Inputs sha256: cf0f2d9d94c2b911b04a1022be4199beae84d9aa9e8cf27edb992ff2e9ca5f7e
+# Content sha256: 46fc10f2b01fba2f1be225194b9cda2a1dcd2fc1f1398d7631e9d85e382d5c27
 
 """Wire models of ACP protocol v1.
 
@@ -33,7 +33,12 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 
 class AgentCapabilities(BaseModel):
@@ -360,13 +365,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _skip_invalid_items_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
     _absent_on_error_SessionInfo = field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "title", "updated_at", "meta", mode="wrap"
     )(absent_on_error)
+
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f276de4939f6686de224bea41e98e00e79b9f4985c4fa775db226599875f747
-# Content sha256: 295d21244642418a92c21c040bf79b819b28da4152a6463382611a1e3488cbdc
+# Inputs sha256: 1348175b0f872fc94083f56feec84c437d4b2baa0e292bd002049d81993fa4fd
+# Content sha256: f3c5cdc4ccac76b36a0a8355b3afbb4fbfb6be4efbc3ffd64decfd5ff872ef21
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c686ae12b426f4263ef06e123564503955345d70ff730bb62f3114d413413bf
-# Content sha256: 351b3612ca559e1e7779679672862c4a35f3666ce95e2feb9b347e592b96ae92
+# Inputs sha256: c9a93a383e3aba23aa8c627369a391ea256106da4972bf82af2cf00165f6e158
+# Content sha256: a4bc0704874348079b82143084705f3e15fe94990b4fd9692b6c9c5703b63b27
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e0fce4c6eb9e9792b13d1d0131f4914b0303d4df3ce2cc11c72bb04828efb90
-# Content sha256: fba81b351c22ff55b77f63c4fa1ed0257b66c8159d848462aef2dd9d4c3da269
+# Inputs sha256: 5bde1c01e5f78e78b86fd450b5585467fc3dfd09c860f1f68f359c9c1ca4d53f
+# Content sha256: 3d0552ca82b5bfec2daa6726ec47ac7ff8ef3c826f4a949eac5f7250d16204b9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

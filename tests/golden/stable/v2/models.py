@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 58b72fa32e78dd6e08ca57b3a0af3962c7bd0de0932ad29528d9dd658f233d8f
-# Content sha256: 0bc5d10cf72d8ac864d1540c726a582be3447ef4cb9772eb480af5a1a58a3514
+# Inputs sha256: 43ed410bd24736b025bfb0acab42e749f1743560ee3d9773a30450c3a580e71f
+# Content sha256: 3ba6a970fa08827f330435b04feb29d4b664db3ba54fa3b96db5bde35fd6155a
 
 """Wire models of ACP protocol v2.
 
@@ -25,7 +25,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -321,13 +326,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _skip_invalid_items_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
     _absent_on_error_SessionInfo = field_validator(
-        "additional_directories", "title", "updated_at", "meta", mode="wrap"
+        "title", "updated_at", "meta", mode="wrap"
     )(absent_on_error)
+
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
