@@ -231,12 +231,9 @@ def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = froze
 
 def _runtime_imports(data: dict[str, dict[str, Any]]) -> list[str]:
     """The shared validators of the package's _runtime module that the models reference."""
-    used = {
-        "absent_on_error": any(d["acp_absent_on_error"] for d in data.values()),
-        "not_null": any(d["acp_not_null"] for d in data.values()),
-        "skip_invalid_items": any(d["acp_skip_invalid_items"] for d in data.values()),
-    }
-    return [name for name, needed in used.items() if needed]
+    used = {validator for d in data.values() for validator, _ in d["acp_validators"]}
+    constants = ["NOT_NULL"] if any(d["acp_not_null"] for d in data.values()) else []
+    return constants + sorted(used)  # isort's order
 
 
 def _import_relative(source: str, module: str, names: list[str]) -> str:
@@ -259,17 +256,21 @@ def _import_relative(source: str, module: str, names: list[str]) -> str:
 
 
 def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Per class, the wire names of fields with upstream's lenient-deserialisation markers
-    (read by our BaseModel template), and the pydantic names its validators need."""
+    """Per class, the fields with upstream's lenient-deserialisation markers and the
+    not-null optional ones, by attribute name (read by our BaseModel template), and the
+    pydantic names the models then need."""
     data: dict[str, dict[str, Any]] = {}
     closed_enums = {n for n, t in protocol.types.items() if t.kind == "enum" and not t.open}
     for name in protocol.types:
         fields = model_fields(protocol, name)
-        # Optional lenient fields, by wire and attribute name (errors are located by either).
-        absent = sorted({n for f in fields if f.lenient and not f.required for n in (f.name, f.py_name)})
-        skip = [f.name for f in fields if f.skip_invalid_items]
+        # Optional lenient fields (a required one still fails), by attribute name; a field
+        # with both markers gets one validator that does both.
+        absent = {f.py_name for f in fields if f.lenient and not f.required}
+        skip = {f.py_name for f in fields if f.skip_invalid_items}
+        both = absent & skip
+        absent, skip = absent - both, skip - both
         # Optional fields the schema does not let be null are typed `X | None = None` (the
-        # default is "absent"); an explicit null on the wire must still fail.
+        # default is "absent"); an explicit null on the wire must still fail (NOT_NULL).
         not_null = [
             f.py_name for f in fields if not f.required and f.default is None and not _takes_null(protocol, f.type)
         ]
@@ -278,20 +279,29 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
         enum_defaults = [
             f.name for f in fields if isinstance(f.default, str) and f.type.kind == "ref" and f.type.ref in closed_enums
         ]
-        if absent or skip or enum_defaults or not_null:
+        if absent or skip or both or enum_defaults or not_null:
+            names = [f.py_name for f in fields]  # in field order
             data[name] = {
-                "acp_not_null": Code(", ".join(map(py_literal, not_null))) if not_null else "",
-                "acp_absent_on_error": Code("{" + ", ".join(map(py_literal, absent)) + "}") if absent else "",
-                "acp_skip_invalid_items": skip,
+                "acp_not_null": not_null,
+                # (_runtime validator, literal of the fields it is on) for the template.
+                "acp_validators": [
+                    (validator, Code(", ".join(py_literal(n) for n in names if n in group)))
+                    for validator, group in (
+                        ("skip_invalid_items", skip),
+                        ("absent_on_error", absent),
+                        ("skip_invalid_items_or_absent", both),
+                    )
+                    if group
+                ],
                 "acp_enum_value_defaults": enum_defaults,
             }
     imports = []
     if data:
         # The validators live in the package's _runtime module (relative: vendorable).
-        if any(d["acp_skip_invalid_items"] or d["acp_not_null"] for d in data.values()):
+        if any(d["acp_validators"] for d in data.values()):
             imports.append("pydantic.field_validator")
-        if any(d["acp_absent_on_error"] for d in data.values()):
-            imports.append("pydantic.model_validator")
+        if any(d["acp_not_null"] for d in data.values()):
+            imports.append("typing.Annotated")  # NOT_NULL goes into the field's Annotated
     return data, imports
 
 

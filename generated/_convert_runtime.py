@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f8682d2a8dfdf37e5a2cebdd9106ece7ece6b6088199a21bd90a822b843f4003
-# Content sha256: b9e4b189e48efb7936e7b5e9383dce136e0c82cd4e9252ee551d7c7389300a48
+# Inputs sha256: f0c15cdfff0953d30a4801cdd4f413b62db3f6192b54ef8235a9b790fd755ce3
+# Content sha256: db94cf10634d13b15be99395d9f02cdc2e3e20496837ce19b3a61ef16aa10a15
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 03d26a148365b29b96491ef1048ef9930c61446a1a13dd7d99e976b109b2c4a3
-# Content sha256: 04ce652ab30a20b5a514ee9f479829af8aa6eb0160d5d66c60c8d4c71ff2b044
+# Inputs sha256: 0441deb25a6124688b6b260a22412f8d93a32ae9564554c8c4d3427b51b261bc
+# Content sha256: ea1453d97027358a96da8e4949863de08fe69f1c7a82da82ab74003b8445e8e2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

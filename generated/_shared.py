@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1106b694ae8e847d242e023d294cb580d5b96744a95df6edd2ac3e947661d1f4
-# Content sha256: f9350a1508d82adb6289a607af4350fde13f7ed2714def5b272d41ce7336a894
+# Inputs sha256: 94b3542f282f9a7268139b56d4ad640185a7c45edbabeee7688869973064f18c
+# Content sha256: 0615df076a87e12079e8f15b620db8e557bbd5febe20e16f1abf0a94ee6cc4cb
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

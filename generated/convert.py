@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f53e9ca27881155b143dbe3aaa63d0cd9dcb7aae9658a782886739a581ace092
-# Content sha256: 613313f5d50c19f058e855fdcf60b4a94dc6884abc8da1ea9411e263f411c0e6
+# Inputs sha256: 0da576865f38686d1afb8e8bb982859bd2c98e87d8c326771cd1b7640fb593a9
+# Content sha256: 1158789ee92013b0966856563ebf258a122068bd0a25c229c2a69e5e1d9d937a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

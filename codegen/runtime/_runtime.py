@@ -5,13 +5,12 @@ markers. Nothing here depends on the schema; acp-codegen copies this file as it 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+import copy
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
-from pydantic import ValidationError, ValidatorFunctionWrapHandler
-
-if TYPE_CHECKING:
-    from pydantic.functional_validators import ModelWrapValidatorHandler
+from pydantic import BaseModel, GetCoreSchemaHandler, ValidationError, ValidationInfo, ValidatorFunctionWrapHandler
+from pydantic_core import CoreSchema, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -117,16 +116,43 @@ def wire_path(data: Any, loc: tuple[int | str, ...], missing: bool = False) -> t
     return tuple(path)
 
 
-# The validators below are referenced by the models (one per marked class, see the
-# models' BaseModel template): plain functions, so pydantic calls them without ``cls``.
+# Referenced by the models (see the models' BaseModel template): NOT_NULL in a field's
+# annotation; the validators once per marked class, plain functions that pydantic calls
+# without ``cls`` unless, as absent_on_error, their first parameter is named ``cls``.
 
 
-def not_null(value: Any) -> Any:
-    """An optional field the schema does not let be null: omitted, it reads as None;
-    sent as null, it fails."""
+def _reject_null(value: Any) -> Any:
     if value is None:
         raise ValueError("may be omitted, but not null")
     return value
+
+
+class _NotNull:
+    """Annotation of an optional field the schema does not let be null (``NOT_NULL``):
+    typed ``X | None = None`` (``None`` is "absent"), but ``null`` on the wire fails.
+
+    A type-level constraint, not a validator: the field's validator is ``X``'s own, without
+    the nullable step, so pydantic-core rejects ``null`` as it rejects any other wrong type
+    ("Input should be a valid string") and valid values pay nothing. The default (None)
+    is not validated, and pydantic serialises None for any type."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        schema = handler(source)
+        if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
+            inner: CoreSchema = schema["schema"]
+            return inner
+        return core_schema.no_info_before_validator_function(_reject_null, schema)  # any other shape
+
+    def __repr__(self) -> str:
+        return "NOT_NULL"
+
+
+NOT_NULL: Final = _NotNull()
+
+
+def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:
+    bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
+    return [item for i, item in enumerate(value) if i not in bad]
 
 
 def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -136,27 +162,51 @@ def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any
     except ValidationError as exc:
         if not isinstance(value, list):
             raise
-        bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
-        return handler([item for i, item in enumerate(value) if i not in bad])
+        return handler(_valid_items(value, exc))
 
 
-def absent_on_error(lenient: frozenset[str]) -> Callable[[type[Any], Any, ModelWrapValidatorHandler[Any]], Any]:
-    """``x-deserialize-default-on-error`` for the optional fields named in ``lenient`` (wire
-    and field names: errors are located by whichever the input used). An invalid value is
-    dropped, as if it had not been sent: it reads as the field's default but stays unset,
-    so it is omitted on output, never an explicit null, which may mean something ("clear
-    the title"). A required field still fails."""
+def _absent(cls: type[BaseModel], handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> PydanticOmit:
+    """Make the field being validated read as its default but stay unset: pydantic counts a
+    value as set whenever a field validator returns one, so the default goes into the
+    model's dict (``info.data`` is that dict) and the returned ``PydanticOmit``, raised,
+    leaves the field out of ``model_fields_set``."""
+    assert info.field_name is not None and isinstance(info.data, dict)  # only ever on model fields
+    field = cls.model_fields[info.field_name]
+    default = field.get_default(call_default_factory=True)
+    # As pydantic would: a validated default becomes its model, a mutable one is copied.
+    info.data[info.field_name] = handler(default) if field.validate_default else copy.deepcopy(default)
+    return PydanticOmit()
 
-    # ``cls`` first: pydantic binds it as a classmethod, as model_validator's types expect.
-    def validate(cls: type[Any], data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            if not isinstance(data, dict):
-                raise
-            bad = {e["loc"][0] for e in exc.errors() if e["loc"] and e["loc"][0] in lenient}
-            if not bad:
-                raise
-            return handler({k: v for k, v in data.items() if k not in bad})
 
-    return validate
+def absent_on_error(
+    cls: type[BaseModel], value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> Any:
+    """``x-deserialize-default-on-error`` on an optional field: an invalid value is dropped,
+    as if it had not been sent. The field reads as its default but stays unset, so it is
+    omitted on output, never an explicit null, which may mean something ("clear the
+    title"). A required field still fails (the marker is only applied to optional ones).
+
+    A field validator, not a model one: pydantic-core calls it only when the field is
+    present, so valid messages pay nothing (a model wrap validator would run on every
+    instance)."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise _absent(cls, handler, info) from None
+
+
+def skip_invalid_items_or_absent(
+    cls: type[BaseModel], value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> Any:
+    """Both markers on one optional list field, in one validator (one call on the valid
+    path, not two): invalid items are dropped, and a value that still fails (not a list,
+    say) is dropped as a whole, as ``absent_on_error`` drops it."""
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if isinstance(value, list):
+            try:
+                return handler(_valid_items(value, exc))
+            except ValidationError:
+                pass
+        raise _absent(cls, handler, info) from None

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e8ab0a90b6eace7936f625ed31508c37d461e1f0d0042c7afc026332bae1df41
-# Content sha256: e1ab72568a552b3e469626349cf1f25bb776cb5f58d550db0032eb375b37d0d4
+# Inputs sha256: 4d15839ad283a16f2833da600526fae247c6a7b5bcf6688a955c1c9ae7fbb9d0
+# Content sha256: 60314deb0f503ded31372b013d0903e8020fec0081bf51fcd4853f19bdf4829b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

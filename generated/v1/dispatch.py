@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 57e8a6a184179987b93f5a60cf148a42c29fb87ee005fdfb035199770279ed22
-# Content sha256: 71535f92faa9a9ea4cf47ee77935f98447ea7359423fcef6a7101cb18381b4f0
+# Inputs sha256: bc2aafe5c06105f8cc4e15bdb4fb2dfbbf4df0f6b54224a10645577ef64d8b27
+# Content sha256: 1c6e0f87ff03bd50e16c81fbcec4ff3ad892d12fe6847d6102db294d9d77ab22
 
 """Method dispatch for the agent side of ACP protocol v1.
 

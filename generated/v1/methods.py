@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e307fa42c30707aa1d5cea9bcd5cef3f64dacb7da691ea0d1518726d43fbef7
-# Content sha256: b13a681ca7966d27ec7fbba59715127c872296b07254e9a03952bad612a45277
+# Inputs sha256: ca5c625e938db4b3759181cd486a714711808a82d8797ec32d0296486183caab
+# Content sha256: cb049d6a91ddcebf707522e898b2d1d73ace0752e93a36d8e403417cd45381b9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

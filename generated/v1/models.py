@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d442afa73a5a86c8c01ebd3e67934a4a7b4577d30f400a2a75474af4c454702
-# Content sha256: ac8e353c51f1c01300a237f0963e4d3464a65f9450dd5c774de32ee852a90462
+# Inputs sha256: f9c3e75ca54c6ff133daa60bf521645faa264a2b1fc15e96ed4090a85e8d0a40
+# Content sha256: 45b87467806387502fc86986fe15fd7e14ad0f162e32bdf02bbe915ad77d93a6
 
 """Wire models of ACP protocol v1.
 
@@ -30,11 +30,15 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 
 class AgentCapabilities(BaseModel):
@@ -60,20 +64,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "loadSession",
-                    "load_session",
-                    "meta",
-                    "sessionCapabilities",
-                    "session_capabilities",
-                }
-            )
-        )
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "load_session", "session_capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -99,8 +92,8 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ArchiveSessionRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ArchiveSessionRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -124,8 +117,8 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ArchiveSessionResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ArchiveSessionResponse = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -155,8 +148,8 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -189,20 +182,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "agentCapabilities",
-                    "agentInfo",
-                    "agent_capabilities",
-                    "agent_info",
-                    "meta",
-                }
-            )
-        )
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "agent_capabilities", "agent_info", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -241,8 +223,8 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -278,9 +260,9 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
-    )
+    _absent_on_error_ListSessionsResponse = field_validator(
+        "next_cursor", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 ProtocolVersion = TypeAliasType(
@@ -316,8 +298,8 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionArchiveCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionArchiveCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -380,11 +362,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "archive", "close", "delete", "list", "meta", "resume"})
-        )
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "list", "delete", "resume", "close", "archive", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -405,8 +385,8 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -428,8 +408,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -466,6 +446,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -491,30 +472,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "title", "updated_at", "archived", "meta", mode="wrap"
+    )(absent_on_error)
 
-    _skip_invalid_items_SessionInfo = field_validator(
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
         "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "archived",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -552,11 +516,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -577,8 +539,8 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -605,8 +567,8 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -628,8 +590,8 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -671,11 +633,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(
@@ -713,8 +673,8 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UnarchiveSessionRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UnarchiveSessionRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -738,6 +698,6 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UnarchiveSessionResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UnarchiveSessionResponse = field_validator("meta", mode="wrap")(
+        absent_on_error
     )

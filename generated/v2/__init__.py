@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c22a75ef114d225e8187f075df4364d4079f7df2a5db4af0578326d47114aae
-# Content sha256: d4f6de120948d8e59920b7aafc43d34292ffed2b0e2114d874f4ede4eb893940
+# Inputs sha256: d76e27050b4089f26385a403b5c7a4a6f4d4bb61dd7407eefd55a53bb2ffad44
+# Content sha256: fb443aded8050e0c98a2e13bd68763edcb1a3f4de314defe03b7832b7317b3f5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

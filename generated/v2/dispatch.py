@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bb8114bc3c53dd43e9d2789745c487f68edde9635e028b98d1888cea6a5d0e8c
-# Content sha256: 6785ee8c8dd3570df507b2f6ffd096b62d2eab209045fabd8695a5857b8d7e6c
+# Inputs sha256: d3c943e5ff0db4b46c66037bf38c39f68c1251cd5ec85efbbdf63ef10e41c764
+# Content sha256: b7ef4151e1eb1c7ccee5141bc727673a6715e689e497bcf3d4f021d849e36388
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 875343b9d3e5a7c63f054d56deb4b7289d14f5e58ca82a4349661b2a76d114d9
-# Content sha256: 85af74e974ce178c62a232707581cd75710c3b27c2f3d5c102abaa1569dfe794
+# Inputs sha256: f4d9c1b1291d125bad103629cbb1ac20861a956d3062e3fba8f868eb009650b6
+# Content sha256: ae76cebef89cbe6c54c48e3ec3f97ed353cfdae9609448efbf5446dbbc8bc69d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d2da1c674303240d4c3967a0dc310608964c67caff682dde438b1120a971dca7
-# Content sha256: 90db74b3320cf1582fbad5b3600b75623223c5c80bbf176c74099d655f1f871f
+# Inputs sha256: 091e143b6030d901ef3b90ce514e6fe69e9287c18b232e689e4840076d7cec99
+# Content sha256: 8768b273631eb7a36c192946a734b908c576d6d4ed364fdba6e285fe08c4caec
 
 """Wire models of ACP protocol v2.
 
@@ -30,11 +30,15 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -71,9 +75,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "session"}))
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "session", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -99,8 +103,8 @@ class ArchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ArchiveSessionRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ArchiveSessionRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -124,8 +128,8 @@ class ArchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ArchiveSessionResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ArchiveSessionResponse = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -155,8 +159,8 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -188,9 +192,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "capabilities", "meta"}))
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -229,8 +233,8 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -266,9 +270,9 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
-    )
+    _absent_on_error_ListSessionsResponse = field_validator(
+        "next_cursor", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 ProtocolVersion = TypeAliasType(
@@ -304,8 +308,8 @@ class SessionArchiveCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionArchiveCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionArchiveCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -350,9 +354,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "archive", "delete", "meta"}))
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "delete", "archive", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -373,8 +377,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -411,6 +415,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -436,30 +441,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "title", "updated_at", "archived", "meta", mode="wrap"
+    )(absent_on_error)
 
-    _skip_invalid_items_SessionInfo = field_validator(
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
         "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "archived",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -497,11 +485,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -522,8 +508,8 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -576,11 +562,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(
@@ -617,8 +601,8 @@ class UnarchiveSessionRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UnarchiveSessionRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UnarchiveSessionRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -642,8 +626,8 @@ class UnarchiveSessionResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UnarchiveSessionResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UnarchiveSessionResponse = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -670,6 +654,6 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UpdateSessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )

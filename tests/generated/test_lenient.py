@@ -117,3 +117,23 @@ def test_a_tagged_variant_keeps_the_lenient_fields_of_the_type_it_extends(models
     update = {"sessionUpdate": "session_info_update", "title": 5, "archived": True}
     parsed = getattr(models, notification).model_validate({"sessionId": "s", "update": update})
     assert _dump(parsed)["update"] == {"sessionUpdate": "session_info_update", "archived": True}
+
+
+def test_a_dropped_value_gets_its_own_default_each_time():
+    # The default is validated (a model) and fresh per message, as pydantic's own defaults are.
+    first, second = (v1.AgentCapabilities.model_validate({"sessionCapabilities": 7}) for _ in range(2))
+    assert first.session_capabilities is not second.session_capabilities
+    assert list(first.model_dump()) == list(v1.AgentCapabilities().model_dump())  # field order kept
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(["/x", 3, "/y"], ["/x", "/y"]), (5, None), (None, None), ([], [])],
+    ids=["bad-item", "not-a-list", "null", "empty"],
+)
+def test_a_field_with_both_markers_drops_bad_items_then_the_whole_value(value, expected):
+    # additionalDirectories: skip-invalid-items and default-on-error (and not nullable).
+    info = v1.SessionInfo.model_validate({"sessionId": "a", "cwd": "/a", "additionalDirectories": value})
+    assert info.additional_directories == expected
+    assert ("additional_directories" in info.model_fields_set) is (expected is not None)
+    assert _dump(info).get("additionalDirectories") == expected

@@ -4,9 +4,11 @@ for the host's style, and referenced by the generated code instead of repeated i
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 from conftest import ROOT
+from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
 
 from codegen.pipeline import RUNTIME_FILES
 from codegen.render import DEFAULT_STYLE, RUNTIME, Inputs, Style, _formatted_runtime, format_python, render_runtime
@@ -62,9 +64,23 @@ def test_one_wire_path_for_router_and_conversions() -> None:
 
 def test_models_reference_the_shared_lenient_validators() -> None:
     decorators = v1.SessionInfo.__pydantic_decorators__
-    assert decorators.field_validators["_not_null_SessionInfo"].func is _runtime.not_null
-    assert decorators.field_validators["_skip_invalid_items_SessionInfo"].func is _runtime.skip_invalid_items
-    assert "_absent_on_error_SessionInfo" in decorators.model_validators
+    # Not-null is in the type (pydantic-core rejects null itself): no validator.
+    assert _runtime.NOT_NULL in v1.SessionInfo.model_fields["additional_directories"].metadata
+    assert not any("not_null" in name for name in decorators.field_validators)
+    # Per field, not per model: pydantic-core calls them only when the field is present;
+    # bound to the class (they read the field's default); one per field.
+    validators = {name: d.func.__func__ for name, d in decorators.field_validators.items()}
+    assert validators == {
+        "_absent_on_error_SessionInfo": _runtime.absent_on_error,
+        "_skip_invalid_items_or_absent_SessionInfo": _runtime.skip_invalid_items_or_absent,
+    }
+    assert decorators.field_validators["_skip_invalid_items_or_absent_SessionInfo"].info.fields == (
+        "additional_directories",
+    )
+    assert "additional_directories" not in decorators.field_validators["_absent_on_error_SessionInfo"].info.fields
+    listing = v1.ListSessionsResponse.__pydantic_decorators__.field_validators  # required list: skip only
+    assert listing["_skip_invalid_items_ListSessionsResponse"].func is _runtime.skip_invalid_items
+    assert not decorators.model_validators
     source = (ROOT / "generated" / "v1" / "models.py").read_text(encoding="utf-8")
     assert "def _absent_on_error" not in source and "except ValidationError" not in source
 
@@ -73,3 +89,20 @@ def test_errors_are_one_set_of_classes() -> None:
     # Imported from _shared (as before) or from _runtime: the same classes and codes.
     assert _shared.JsonRpcError is _runtime.JsonRpcError
     assert _shared.InvalidParamsError().code == _runtime.INVALID_PARAMS == -32602
+
+
+def test_not_null_drops_only_the_null_step_of_the_type() -> None:
+    adapter = TypeAdapter(Annotated[list[StrictInt] | None, Field(min_length=1), _runtime.NOT_NULL])
+    assert adapter.core_schema["type"] == "list"  # X | None without the nullable step, constraints kept
+    assert adapter.validate_python([1]) == [1]
+    for bad in (None, [], ["1"]):
+        with pytest.raises(ValidationError):
+            adapter.validate_python(bad)
+
+
+def test_not_null_over_another_shape_still_rejects_null() -> None:
+    # A schema that is not `nullable` (here a function around it) gets the check as a function.
+    adapter = TypeAdapter(Annotated[StrictInt | None, AfterValidator(lambda v: v), _runtime.NOT_NULL])
+    assert adapter.validate_python(3) == 3
+    with pytest.raises(ValidationError, match="may be omitted, but not null"):
+        adapter.validate_python(None)

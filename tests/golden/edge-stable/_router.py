@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 96322c882f72663f1ad673e0e63d29ee0061f45d52e65d12678a6b287c4ab1e6
-# Content sha256: c65755f474288c929967f0ad2f8841a9efbe6a8a28c73cad8088e2c7b7fd80d9
+# Inputs sha256: 1db2fc1ea939a2b7d9d5ba01c44de288f9076f2d5cf8cc149ef2b11e0d30cda4
+# Content sha256: eba22f7fbab1881c3651697e4aec7931579f500ccaddab338dc46f9ed93c453b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a021bbfd389a26b861257b78ac1db09171cf89530277366f2de74c37dca8054
-# Content sha256: d059d1df6aff21c49bf9ba6f7b809bcc88d465e15c7ce37aaddb81441dd0c0c0
+# Inputs sha256: fdc494f572689623f2b6e49ca7679c0bb4d29604003ba7232642ace3a3bae93d
+# Content sha256: 28c32d363c0fb4e697b01ec17219e6ca05fab86febfe9196d9b14294e5a52b6b
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 67f504bb5e8cb285f1d6ef876caba6b3882076d1a739d0f2f86701dcb82ab3de
-# Content sha256: 42a12bb8733de4d0f0403b6db9efecd349421dba014b89b9a7cb2227879eea0b
+# Inputs sha256: fcd0ecee822252d541e9f134616d81b45c82b7264e4564ffc6c76d1ac547d667
+# Content sha256: 673a9e2c455194fea9d1893511251659628a7a4e764a0c7e32a6e2bcf1f55517
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bcf5e2a822ef2f678cd94ffec3f1dd1a8834f527f254e04976ba6daee3a9a9cd
-# Content sha256: a6be8d873fc18d7c7a880c290403d5871206f0a8cee0cd85a0600501ebb81a9d
+# Inputs sha256: c77007ba4157b8d8b305ce4b0d77ea8b469c2bc594a5f94fb4bc68d5280ecbf2
+# Content sha256: b53003714bcc1bb5697abc9be82f42f8a32f1605a254ad9404e4157946d429bc
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5879f7101746023716104cd59d35783f22a3888cb84d3d3a3e12527e8ac41971
-# Content sha256: 6eb4543c9cb1404ef4a3773d2df48dc5490513b088b775d8659d861321e17c50
+# Inputs sha256: e745c7e4b2e5aadcdb2d09946b3b1ab1e44ab71878ee97cec61bd2b173be5de7
+# Content sha256: 73cf54d951ef318e936a99e111e424681c47e0aa8a6ff5987aa45cdfec59bdfb
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

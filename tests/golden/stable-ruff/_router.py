@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 43c702e01f32244546cff8f9a974d9b225b37d71ee18ce460d5e75e8f8e4e59d
-# Content sha256: 25599cad0502748a82620d06b294c93192a1508ecda2d945d0f84f4c4be17b43
+# Inputs sha256: 0f67380fa3787443ef22c99dc651a9c3891a085c3d5925fa5b1ced67a940f290
+# Content sha256: a26bf369e32578ccc240bd6c133366eb9071d886304e31b8360cb34b0552469e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

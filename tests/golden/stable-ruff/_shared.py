@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d71bc833aab0d140f2f709860bac06dd200e30768493bbe81d882da1d0285207
-# Content sha256: a8ef18863e37626bac5ec15536e733efcc4461d7802201bbb397afd88123fb9f
+# Inputs sha256: e664f1e01467d2230628907fe6401c5652014bbbcc6b9f7400a33bd68ccd6e76
+# Content sha256: 1a5432bd8744db227667cf123f774f515857f6a82b818efcb27cac5f18e17e54
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

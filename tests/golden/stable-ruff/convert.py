@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9cea91a80fc50d7fd3b028446a378cde98c7cf678ca0625961bfc6a3c3c5eea0
-# Content sha256: c4293f71edc556bc1961389607f3ffcb342815ede7dea97038f49d5978d609c7
+# Inputs sha256: 32d867d8423253acf951acf0bc354ab4242b20e840244f3215249def0be205bb
+# Content sha256: 23218377f10d43f4550aeb9648b2acdb25008a72e466431c92a523bee5e8e2d5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

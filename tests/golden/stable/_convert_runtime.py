@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 15e5ddc00f61c241d22f174b299e1c10252951ea6b62f81e03dd51f65c2ef6f3
-# Content sha256: 8059c213022171671cffc91a42a1e4c340d379e6a652b3636aed2aba59739b7f
+# Inputs sha256: e4fc84a7ef1cdc8f4f6041937cefeffff3a280e71959544b5bf4425c2c6d16b9
+# Content sha256: 9d0ea6ec415b135ee67ad4ec3e39326fc8d46e27b69a0b57339c3aa3d410215c
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

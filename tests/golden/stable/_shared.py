@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 80ec98f85a8b1b0615e58d0a76c533c513dd84b60e816ff2bebe05261cc247e4
-# Content sha256: 98985c819e4f5a85955e9b7702fd439bd70674fc9fb8a4f2fe4966c2b3c450a8
+# Inputs sha256: 05e0f307976e43dfc59909d3dfab594270350f982b78e6b12f4683200e733be2
+# Content sha256: faed4228dc1b46f109e4152bf0a8c76ac1d9809dfab70f8bbeebcc26d75e7f23
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

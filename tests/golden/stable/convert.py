@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: cc22436051d373d8e627ad2d80296185051224913942ccbe0f1c3e4a908c755c
-# Content sha256: fec972286f397ef74102e76468834d2b7953ba298341336697ee5bdf8c27dfbb
+# Inputs sha256: 635464f88bbc958ca53bdd0f798958ba08ba97aa742ded68cb96830b4f1de046
+# Content sha256: 1bf4182e014534fb25dd5aa506d8493cc12796e403319bceadcd536dd37d2891
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 579ae9e3611e059bb681eeca8f800fb0c93f5be912b368e5089038b6311d2697
-# Content sha256: 0209c3db56d7ba137eb1ed72f6d080fde45464ceb5249f9833607ce9fcb81af4
+# Inputs sha256: c9307700b890697bf544acbb541c903e73c09cb7706e5476a9944b15503c192a
+# Content sha256: 4fcf705cde03a6111af234757a6d117f7e1dcd3be8b6ea7720dfb4ca09f4bfda
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a2bb1d98f22a7f30e5d60e9b5287b4585e618978ff13ffccf66f1f18aa85dd2d
-# Content sha256: ef0d5c054a6720ef85764155e34d0498898f25155d7bcbf7dfe101d8da9d2087
+# Inputs sha256: ee33955d7e964abacabe9adc55d9f4366778fd2226208f2e5e2e540015c644bf
+# Content sha256: b12bc36d288567fac357c1723b8fa7297d9a7ef070c900b428447857e7453c27
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ad148e02fd280258d6cd0a93a292dc6d8547944d2f80d9020980f6a243eb70e1
-# Content sha256: 5c73eb4a4f6ba2bfe1bde9f706ce486eb531a3c451d0bbc638c7390aa321e865
+# Inputs sha256: 8a73d15f971e24be62b64679e9991051d0231dc2562b10dbb6a2bcc0ca64006e
+# Content sha256: 855f9e6fee145cb1f8b4295c6c5431187c8c0baa6b2bc06463ce4a9ba5240743
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0172f21b11fca817a14ab82c03ceeaf3772f7173b8cf159afb9fd9d5fb16db39
-# Content sha256: de0b2b7c14c6111b27be51eb56a2a5a30b08901429397af877c63c5b419aa805
+# Inputs sha256: 8e370bd8c2b6b679db1e4c448d716dfeab40b190bb4f446f98fc6cadaca76c27
+# Content sha256: f9b4436cc249c5882d67577424689c4493eda214c856b226ca660c2df65713f2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

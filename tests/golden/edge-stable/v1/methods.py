@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: eeba3d1dccbb0788afe1565b950c5c279a587a78b133dbe829d026c696f29355
-# Content sha256: fdd3d6978a74dddd6e3ecd77d31a3a3cabc85f2a70aa034fbb17935704bad87b
+# Inputs sha256: ccc7cbb59d0f9b74a947db5bf232db72ac0419973a585f04b5eb9030d082f757
+# Content sha256: d3d78a41f1eb5a9be18cb3d5cdbcc764952196fe5e16236272305d8a438734ba
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

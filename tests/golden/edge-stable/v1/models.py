@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 859c66fa8d791e3ee2ae2cc47b011c575978741d8a05a0d8a6b67d63a4196d5f
-# Content sha256: d638d12605515eadeab989ebeac18364dfba98bcc383308cc299437ae2154ac1
+# Inputs sha256: c808039769feaad6c63abe108e7698ca44e76035e37469e01696bee5f011f8ec
+# Content sha256: 7debd75ece2cd03bb58418278d450863f04a29b45375a0c9d57205eed7da5911
 
 """Wire models of ACP protocol v1.
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
-from .._runtime import not_null
+from .._runtime import NOT_NULL
 
 
 class Holder(BaseModel):
@@ -39,11 +39,9 @@ class Holder(BaseModel):
         defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
-    via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
+    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-    _not_null_Holder = field_validator("via_all_of", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -65,9 +63,7 @@ class PingNotification(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    level: Level | None = None
-
-    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
+    level: Annotated[Level | None, NOT_NULL] = None
 
 
 class Quoted(BaseModel):

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 70986305025876757658781ec1f13d927cf7e8effa84ed59db7e49ab7831888e
-# Content sha256: 95bf93f199975396bd537fd25ab90a15d93486cfe1b9c7b572b819990e04f19f
+# Inputs sha256: 22fde9da0aa546be2d76a8a54921f3cd26dcf1b7343a2d4b4f9204b5c82966db
+# Content sha256: 63bb4dd2772dd3aeeee3692cb235e47677a4548089fe5b53557682785a8fa159
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 281f4c1f6e4e55d3b12026ead69b14bc6761b5a533e2c88eb5923e4ca1e7ab7f
-# Content sha256: 4ff18d6cdc058364a5feed7cd60922da7affb14eb330fbd17447298ec4b28e00
+# Inputs sha256: a398abbea91736556397c1f2ae75330fb8e327032746e7724e82505439be9f89
+# Content sha256: 420845a2ef836fe9b85c5b3b050e3325a206ddede44c0bb0e38d85a4a48014f8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 90e7bb14b3424388bc7db8697cb6d7e2834d07607ef292d15d135a0de84e8a41
-# Content sha256: 4f0737ba5d5ba0aaf07a46e6c8bf81ac3c8f32450f2a3b92ecd9b3a076daa852
+# Inputs sha256: da4ddfd3136e767d0dafe6672fbe6d0f13e0f27f21e381855f01450d8615a7f2
+# Content sha256: 2a321ee9257b43d6e477602c7cc403ec88ae5b530a49fc11e204ab571499dc4d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c0c465c1c00cc3d6874af2510925528e75f18cbb8171959030f75a47cc8ce85
-# Content sha256: 8cf8d275abacdd243a7d75ad358c254e26df07464591698004ca1bf3eae2fdb2
+# Inputs sha256: 9fc011a8bd19f7935538f0e8d7c4d91ac90a26a8c44b1c2ca659a10d6786d154
+# Content sha256: 58f2c205867658cc66a034078f1687f442fbf2cd40c8d7e1a4ba965368bba6d1
 
 """Wire models of ACP protocol v1.
 
@@ -22,18 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
-from .._runtime import not_null
+from .._runtime import NOT_NULL
 
 
 class Holder(BaseModel):
@@ -47,17 +39,16 @@ class Holder(BaseModel):
         defer_build=True,
     )
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
-    via_all_of: Annotated[Level | None, Field(alias="viaAllOf")] = None
+    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
     gated: Annotated[
         StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `edge_feature`): not part of the stable protocol yet; it may change or be removed.\n\nOnly with edge_feature."
         ),
+        NOT_NULL,
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-    _not_null_Holder = field_validator("via_all_of", "gated", mode="before")(not_null)
 
 
 Level = TypeAliasType(
@@ -79,9 +70,7 @@ class PingNotification(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    level: Level | None = None
-
-    _not_null_PingNotification = field_validator("level", mode="before")(not_null)
+    level: Annotated[Level | None, NOT_NULL] = None
 
 
 class PokeRequest(BaseModel):
@@ -96,9 +85,7 @@ class PokeRequest(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    holder: Holder | None = None
-
-    _not_null_PokeRequest = field_validator("holder", mode="before")(not_null)
+    holder: Annotated[Holder | None, NOT_NULL] = None
 
 
 class PokeResponse(BaseModel):

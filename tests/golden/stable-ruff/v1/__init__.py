@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ce7e99e99dd42655aaaa531547a3d9b8a603c8d02fb26baee35b5172465a40a9
-# Content sha256: 406a873962ed8ab523e24bf935d297f2528fee8e2a6476c8abf38bb03310f5ef
+# Inputs sha256: 5bc0fc31b0ca0eb0b81f403ff18dd15b3fb91da94462565b3773f71552c049ae
+# Content sha256: 245ec5b9916213a1c826bed11c0fa596efd74a441b318729ac24422b2593628b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

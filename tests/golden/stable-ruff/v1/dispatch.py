@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 349aa8d5773a91ced5aab2127a25f84fa1f71c552c3bc2e8feb8990cb25c250f
-# Content sha256: b55551a86d8fd2f43612da5e003d2cac7f2f62b417620833dc312d6ec8a960b2
+# Inputs sha256: 4f4924970090643a56ff3a733141f1e1608ba3bde788a3279020fc32150fa3db
+# Content sha256: 8590cbc900f7226409476cce3e1ac3049c6604cd5760771214bedfc2f2fbc18a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

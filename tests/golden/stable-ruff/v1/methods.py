@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2ca213c515deb97677418328e2097f00d5493474cb3cd5f6d24c7593b0297753
-# Content sha256: 8ea57f87ea252b7a3a3a993511ab868e231f684b6f960c4806d6f3602da93928
+# Inputs sha256: 7472c983b55120d9ba7d47f467efb076a8272804c6c845bd4b7859936d6d54c1
+# Content sha256: 3b8c878146b6e1fc2fe0f56be6dea0e96b2892b99db09763e164d090db2ead6c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

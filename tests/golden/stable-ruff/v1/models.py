@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bdf3576a43b002c44c409e1aee1d0484f18fe48c83c4d1d4dc4018e60b8d679e
-# Content sha256: 0ec58d5e1c37d5834eafd13d1ef11bf7f66638abf016f3cea4fae72c1904a8f5
+# Inputs sha256: 42b455090b47e38ce87636d1c8d4c9cf2abc0cebc2c5d312d5310ef6abdf3d52
+# Content sha256: 0b75266c0844d1ec956a798b55fd3cc1cdbc1d8efb41ce2c4d23e8540823e54e
 
 """Wire models of ACP protocol v1.
 
@@ -22,19 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items, skip_invalid_items_or_absent
 
 
 class AgentCapabilities(BaseModel):
@@ -66,20 +57,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "loadSession",
-                    "load_session",
-                    "meta",
-                    "sessionCapabilities",
-                    "session_capabilities",
-                }
-            )
-        )
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "load_session", "session_capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -106,9 +86,7 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
-    )
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(absent_on_error)
 
 
 class InitializeResponse(BaseModel):
@@ -143,20 +121,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "agentCapabilities",
-                    "agentInfo",
-                    "agent_capabilities",
-                    "agent_info",
-                    "meta",
-                }
-            )
-        )
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "agent_capabilities", "agent_info", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -185,9 +152,7 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class ListSessionsResponse(BaseModel):
@@ -220,8 +185,8 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    _absent_on_error_ListSessionsResponse = field_validator("next_cursor", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -280,9 +245,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "close", "delete", "list", "meta", "resume"}))
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "list", "delete", "resume", "close", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -303,8 +268,8 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -326,8 +291,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -362,6 +327,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[StrictStr | None, Field(description="Display title of the session.")] = None
     updated_at: Annotated[
@@ -379,27 +345,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(not_null)
-
-    _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
-        skip_invalid_items
+    _absent_on_error_SessionInfo = field_validator("title", "updated_at", "meta", mode="wrap")(
+        absent_on_error
     )
 
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -430,9 +382,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -453,9 +405,7 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class SessionNotification(BaseModel):
@@ -480,9 +430,7 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -503,8 +451,8 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -537,9 +485,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 12d554342dcc93bfc4517a175129c8ab7c59610a618f774c9983852421bc4a02
-# Content sha256: 57005f93cc58d0358e9b5f07cd19671b3c22ce867441ef9ef97bdf9416d07200
+# Inputs sha256: 66fc6aac2c3b92532432027369ae686321b7d4800a1549a98bf329778fe614a2
+# Content sha256: 294e6eea3a78bba9a614dd9be442b76e521f3a02b4455d9565caad864bbbed59
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 22cadb4a936499af7b4fe1e937713716ce8c44b4a9884c6409be7bda28f06b0f
-# Content sha256: 21e64a21c66c528781db77d8cf4b397fa05f385cbb35c329a4d6faf3569fe5d1
+# Inputs sha256: 5c1da7f4af37e641ea0387f5987fe451fcb523589dc860a72c23e9bc87631eb7
+# Content sha256: 08669c151a673448a6f5825c21bc4e8c4add9397dfb9837eab314178c3402c8a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 332f4067af14b77d6d50c3d295e19c4be794261118fad06f55b2c630fe98eb58
-# Content sha256: 3ec368705d24e3299f90ff4b27a80246bcb9f3cccbf7d421264d582303531067
+# Inputs sha256: e0383840dea6b18e664f2cb82faf96d80ecf70880c34d6667cd844a16f63e7ed
+# Content sha256: 6e7065c0459bf9eb90ea096ad79f9f237ea151161973fa0f3e8136cfaa3265fe
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5dc4e354bb5d62aeddb3daab0ec2f8b94dac1143d5e2585c1d17d224da961551
-# Content sha256: 9f0ae1f631de0b6628238ef4877b458f7f78ee9f556ec9e63ef2bdf2fe84aa97
+# Inputs sha256: 0a2c46136b193d6ca78ddbf3fcdf4d67a1b9748ce5a7203fa4a5c0a215c92fa5
+# Content sha256: 1673fc504a8930395961ae57764ad7af3b6b22729f8c4e6a9f300693ca3c8586
 
 """Wire models of ACP protocol v2.
 
@@ -22,18 +22,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items, skip_invalid_items_or_absent
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -68,8 +60,8 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "session"}))
+    _absent_on_error_AgentCapabilities = field_validator("session", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -97,9 +89,7 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
-    )
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(absent_on_error)
 
 
 class InitializeResponse(BaseModel):
@@ -128,8 +118,8 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "capabilities", "meta"}))
+    _absent_on_error_InitializeResponse = field_validator("capabilities", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -159,9 +149,7 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class ListSessionsResponse(BaseModel):
@@ -194,8 +182,8 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
+    _absent_on_error_ListSessionsResponse = field_validator("next_cursor", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -236,8 +224,8 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "delete", "meta"}))
+    _absent_on_error_SessionCapabilities = field_validator("delete", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -259,8 +247,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -295,6 +283,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[StrictStr | None, Field(description="Display title of the session.")] = None
     updated_at: Annotated[
@@ -312,27 +301,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(not_null)
-
-    _skip_invalid_items_SessionInfo = field_validator("additional_directories", mode="wrap")(
-        skip_invalid_items
+    _absent_on_error_SessionInfo = field_validator("title", "updated_at", "meta", mode="wrap")(
+        absent_on_error
     )
 
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
+        "additional_directories", mode="wrap"
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -363,9 +338,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -386,9 +361,7 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
-    )
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 SessionListCursor = TypeAliasType(
@@ -431,9 +404,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"}))
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(
@@ -469,6 +442,6 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UpdateSessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )

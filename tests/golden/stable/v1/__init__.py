@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 367e8407aa70d849f0a344dcd62ed7421888d71d0c2d62fb4ea47c6ebd9567e5
-# Content sha256: 6cbdc5433cff626f2249874c421293e245833ad3c875d4910dda3c40632cb2fa
+# Inputs sha256: ab6ebcbd6a21d7a2029bbdbd56c58d150244ce328b63eaed12366025bcb0b94a
+# Content sha256: eaa700b85496d6d876627c26cf636bcf6dc97bd6c1f42985e58675883e193f8b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

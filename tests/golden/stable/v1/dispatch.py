@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c41ebc0b969e4e0c44fb3fd5c4e8666d439ef4a9604837eca3a88a75779ba11
-# Content sha256: 44489b4035f29d2475d72ad7bcc6e07a3ae2eabd9cc053444ea1302c3865e9bf
+# Inputs sha256: b5749f98d7279cd39955ebafd19fc87771649be54e0d9ab584462db5e8bb955f
+# Content sha256: 7d3f417c08dd5cfec3034f18165a7e45ede6c82ae3cfd721713e3a4b342e11c4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

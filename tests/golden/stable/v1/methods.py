@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ed71127696c1e918c3be713cedfc935c992f47acaad8b308800b3563d7664ef8
-# Content sha256: e3204f3343d00b6027629a795f688ffdc0d06be44d85e94a60e151eae6a14d72
+# Inputs sha256: 14db2456addb591f7be6a3f68027731f067ca1221cdf7c93bf243de51fec4ade
+# Content sha256: 8e3e3786d123fdaca5cc87a0d1e851564832f2ea68bb117f672281c91e87b5ff
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

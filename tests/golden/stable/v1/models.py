@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 74aa709524d0719e1e32bb3607107ecbb760cc5b8632c3ead595319f242d99ea
-# Content sha256: b1054a0a799acaab3bc9f1014e359b3f28140bf92414af0e633c78b8d0f638f2
+# Inputs sha256: 6304af9427aac3afbfd22b341ebc8a333dd46102645c08e6bff8c44e0801b291
+# Content sha256: fccdf06c8d93871ce1fa10b15389f74f65fe0231e988e0e8be165e479c15b848
 
 """Wire models of ACP protocol v1.
 
@@ -30,11 +30,15 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
-    model_validator,
 )
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 
 class AgentCapabilities(BaseModel):
@@ -60,20 +64,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "loadSession",
-                    "load_session",
-                    "meta",
-                    "sessionCapabilities",
-                    "session_capabilities",
-                }
-            )
-        )
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "load_session", "session_capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -102,8 +95,8 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -136,20 +129,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "agentCapabilities",
-                    "agentInfo",
-                    "agent_capabilities",
-                    "agent_info",
-                    "meta",
-                }
-            )
-        )
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "agent_capabilities", "agent_info", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -182,8 +164,8 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -219,9 +201,9 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
-    )
+    _absent_on_error_ListSessionsResponse = field_validator(
+        "next_cursor", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 ProtocolVersion = TypeAliasType(
@@ -279,11 +261,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "close", "delete", "list", "meta", "resume"})
-        )
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "list", "delete", "resume", "close", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -304,8 +284,8 @@ class SessionCloseCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCloseCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -327,8 +307,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -365,6 +345,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -384,29 +365,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
-    _skip_invalid_items_SessionInfo = field_validator(
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
         "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -438,11 +403,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -463,8 +426,8 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -491,8 +454,8 @@ class SessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -514,8 +477,8 @@ class SessionResumeCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionResumeCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -551,11 +514,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(

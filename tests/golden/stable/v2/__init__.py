@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bec198a361096216fefd23622217c7f99d275a70467f2bcc93da2d523e0dcda9
-# Content sha256: f00faf290df86f2f282440bf941d65d0dbc11e873d89c6125aa7e582930a855a
+# Inputs sha256: 84a58bdfb45f97db86ccd341df43f3b00b717efbd0fb7e2bea376921be8d7f9e
+# Content sha256: 48fcda381ff028b16fa02436927cc7d89062c7eb2caa35815509f4666cb7a8aa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 51f702350d5f920c78b43e2bf319930be3b26c86c911e98a84e8abad4bb41f82
-# Content sha256: d0dbc939d68119b6bfcc2ede0bfe80b2a7c420d766e90ba8c7447bfec9fbb675
+# Inputs sha256: 3e6cc1110b03b1ab83ef0f2e7cd57697bb8b35bee418ea06836ba56bd999de5a
+# Content sha256: b210aa677467e173e8610966e27e64b2042ec6465cecaf86f04a9925cf9b8ace
 
 """Method dispatch for the agent side of ACP protocol v2.
 

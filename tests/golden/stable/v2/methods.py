@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 835605cbc94433b446ecd36b5628753fd1f1d68df4a2dd467b908163cddf3805
-# Content sha256: 013c3da4568127f515fbe8fb89825b57e58d4877f5a2e571d2ee5d1f44754b87
+# Inputs sha256: 25584c8c03ba0ab06050fa31f7bd10c2d8f7dc8a00d9cb09fc93be149229491d
+# Content sha256: f0a7f138f8ab4b62fd8352629525ab0e4deb24ced00d391aff6d137ba1038967
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

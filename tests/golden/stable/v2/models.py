@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fca09fa9367a580b58fac1957e83f58eaa72b839589be31a5f3f8e7e4f3c44b3
-# Content sha256: 4f5f94d569c1dd6b7d5a87887c0c6f9e8eeac90095babd960254512d74194779
+# Inputs sha256: 4e26b0abed6c4ac4dbd6e06fecb6221091d01ffdad675ad4339c0690f427b0f2
+# Content sha256: 68a1a0baecf4de2e26ce63275433f7e034228f366270659164a63dc653e24baf
 
 """Wire models of ACP protocol v2.
 
@@ -22,18 +22,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing_extensions import TypeAliasType
 
-from .._runtime import absent_on_error, not_null, skip_invalid_items
+from .._runtime import (
+    NOT_NULL,
+    absent_on_error,
+    skip_invalid_items,
+    skip_invalid_items_or_absent,
+)
 
 AbsolutePath = TypeAliasType(
     "AbsolutePath",
@@ -70,9 +67,9 @@ class AgentCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_AgentCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "session"}))
-    )
+    _absent_on_error_AgentCapabilities = field_validator(
+        "session", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -101,8 +98,8 @@ class Implementation(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_Implementation = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "title"}))
+    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -134,9 +131,9 @@ class InitializeResponse(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_InitializeResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "capabilities", "meta"}))
-    )
+    _absent_on_error_InitializeResponse = field_validator(
+        "capabilities", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -169,8 +166,8 @@ class ListSessionsRequest(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_ListSessionsRequest = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -206,9 +203,9 @@ class ListSessionsResponse(BaseModel):
         skip_invalid_items
     )
 
-    _absent_on_error_ListSessionsResponse = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta", "nextCursor", "next_cursor"}))
-    )
+    _absent_on_error_ListSessionsResponse = field_validator(
+        "next_cursor", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 ProtocolVersion = TypeAliasType(
@@ -248,9 +245,9 @@ class SessionCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "delete", "meta"}))
-    )
+    _absent_on_error_SessionCapabilities = field_validator(
+        "delete", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -271,8 +268,8 @@ class SessionDeleteCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -309,6 +306,7 @@ class SessionInfo(BaseModel):
             alias="additionalDirectories",
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
+        NOT_NULL,
     ] = None
     title: Annotated[
         StrictStr | None, Field(description="Display title of the session.")
@@ -328,29 +326,13 @@ class SessionInfo(BaseModel):
         ),
     ] = None
 
-    _not_null_SessionInfo = field_validator("additional_directories", mode="before")(
-        not_null
-    )
+    _absent_on_error_SessionInfo = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
-    _skip_invalid_items_SessionInfo = field_validator(
+    _skip_invalid_items_or_absent_SessionInfo = field_validator(
         "additional_directories", mode="wrap"
-    )(skip_invalid_items)
-
-    _absent_on_error_SessionInfo = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset(
-                {
-                    "_meta",
-                    "additionalDirectories",
-                    "additional_directories",
-                    "meta",
-                    "title",
-                    "updatedAt",
-                    "updated_at",
-                }
-            )
-        )
-    )
+    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -382,11 +364,9 @@ class SessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -407,8 +387,8 @@ class SessionListCapabilities(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionListCapabilities = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
 
 
@@ -455,11 +435,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = model_validator(mode="wrap")(
-        absent_on_error(
-            frozenset({"_meta", "meta", "title", "updatedAt", "updated_at"})
-        )
-    )
+    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
+        "title", "updated_at", "meta", mode="wrap"
+    )(absent_on_error)
 
 
 SessionUpdate = TypeAliasType(
@@ -496,6 +474,6 @@ class UpdateSessionNotification(BaseModel):
         ),
     ] = None
 
-    _absent_on_error_UpdateSessionNotification = model_validator(mode="wrap")(
-        absent_on_error(frozenset({"_meta", "meta"}))
+    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
+        absent_on_error
     )
