@@ -82,10 +82,15 @@ def _finalize(value: Any) -> Any:
     )
 
 
-@functools.cache  # compiled templates are kept: compiling them costs more than rendering
 def environment() -> jinja2.Environment:
+    """The Jinja environment of the templates directory (``TEMPLATES``)."""
+    return _environment(TEMPLATES)
+
+
+@functools.cache  # compiled templates are kept (edits on disk are still seen): compiling costs more than rendering
+def _environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader(templates),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

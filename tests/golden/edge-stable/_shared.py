@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fdc494f572689623f2b6e49ca7679c0bb4d29604003ba7232642ace3a3bae93d
-# Content sha256: 28c32d363c0fb4e697b01ec17219e6ca05fab86febfe9196d9b14294e5a52b6b
+# Inputs sha256: 845f76659c1f110e0cbf7c4debebfc6b1871b7f0975f041159b933d1cbf5afef
+# Content sha256: 44f1000acefac7e713cba11c2d1204a285169f2685fc30bebcef4441e540b465
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

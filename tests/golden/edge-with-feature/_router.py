@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fcd0ecee822252d541e9f134616d81b45c82b7264e4564ffc6c76d1ac547d667
-# Content sha256: 673a9e2c455194fea9d1893511251659628a7a4e764a0c7e32a6e2bcf1f55517
+# Inputs sha256: 714f8c08f1fc8dd3b8971452696b907fb1c0acd064578f6ad40d6f6ef5c500b5
+# Content sha256: c489e05b91b6db6fef8d46b4170c1af95dbca26f52f380d8aa1111eb366a8979
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

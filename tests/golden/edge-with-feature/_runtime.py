@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6eb928b0c6e9f06a8fb3cdaaeaabab7c64d148723828d1cb0c3d702d5f68ccec
-# Content sha256: 8496cc73a9e1b8b06ff13c1e32dc4d61788272cdc54ccd93e382cb4d8ab7a188
+# Inputs sha256: 3086858dac946c5e5cfdad706544bf4963a01f8a47dbbe5250faaa0161966dbb
+# Content sha256: 5a927b9713eb7a6ffa2505548c24512071498eb64c3fd210b2fed90e60d91f99
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

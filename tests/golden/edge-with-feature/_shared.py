@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c77007ba4157b8d8b305ce4b0d77ea8b469c2bc594a5f94fb4bc68d5280ecbf2
-# Content sha256: b53003714bcc1bb5697abc9be82f42f8a32f1605a254ad9404e4157946d429bc
+# Inputs sha256: 2993295569ffa3e5567e29e0717346ed1799ab7ff3f1dae1ad272077c563e5d3
+# Content sha256: e322f8c0977d68efdf656af32b38804a7ac1d4f1a0541dccae0e2bb74c95337c
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e745c7e4b2e5aadcdb2d09946b3b1ab1e44ab71878ee97cec61bd2b173be5de7
-# Content sha256: 73cf54d951ef318e936a99e111e424681c47e0aa8a6ff5987aa45cdfec59bdfb
+# Inputs sha256: 658442abb180c6e6991e6ef902a9ebcc36ddfddf020dfb0e37031b14a085b9eb
+# Content sha256: 87bdc556a824be3b619bba87dc45452b41198bf786b700c0a5247e5c595c5332
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0f67380fa3787443ef22c99dc651a9c3891a085c3d5925fa5b1ced67a940f290
-# Content sha256: a26bf369e32578ccc240bd6c133366eb9071d886304e31b8360cb34b0552469e
+# Inputs sha256: 1a14754e26b8b8dd5267ddb3f6bba42fb40063e4974939760b734880b71469c7
+# Content sha256: 9aa8140e9a9ae3e468299dfcd1b9152032c42db9fab05c5cb1f95b04d93597c2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c844131cf567381dc125b293afbfce7bc7b8cf89a1e9b7e258a66c5906fd6894
-# Content sha256: 403625166ce9f8616c79fed38bfee163ea1b543e282e5df05f9e59e3bed50c5c
+# Inputs sha256: d884f72359b48cab98b081508ee522f59e135c0c621bf043c736e42dd33c6e39
+# Content sha256: 13cfec8ef66bfac4a320d6b298f85116176935c473768bf489259b36c017bb7d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

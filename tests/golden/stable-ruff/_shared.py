@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e664f1e01467d2230628907fe6401c5652014bbbcc6b9f7400a33bd68ccd6e76
-# Content sha256: 1a5432bd8744db227667cf123f774f515857f6a82b818efcb27cac5f18e17e54
+# Inputs sha256: 8d72ac7b14b99f65914605c21a57bffe12903cfdd7f8bca98f1990a96288cb9f
+# Content sha256: 0ca71677024730b2d1b816b4eea0dfdbee81cd66337e344cbd52831eb49567eb
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

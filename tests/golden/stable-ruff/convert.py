@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 32d867d8423253acf951acf0bc354ab4242b20e840244f3215249def0be205bb
-# Content sha256: 23218377f10d43f4550aeb9648b2acdb25008a72e466431c92a523bee5e8e2d5
+# Inputs sha256: 2f97e5d6dcc643bdf8adc0a78fa26425158767bb958c718b71ed6587d8d3c926
+# Content sha256: 376373c3bad6bd78fa9d8ea731be8bc6d49bb0140242a61a9d0827c49a70425c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e4fc84a7ef1cdc8f4f6041937cefeffff3a280e71959544b5bf4425c2c6d16b9
-# Content sha256: 9d0ea6ec415b135ee67ad4ec3e39326fc8d46e27b69a0b57339c3aa3d410215c
+# Inputs sha256: de3a1cedfc6a38dd2ae14fa9c305e2f9ce5ffd796ce1e749850cbbebd105f392
+# Content sha256: 92a73eb2da8a273c07ec854ad3020bc3257be60bea6eaaad0154b0b50b339da2
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

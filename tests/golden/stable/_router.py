@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1db2fc1ea939a2b7d9d5ba01c44de288f9076f2d5cf8cc149ef2b11e0d30cda4
-# Content sha256: eba22f7fbab1881c3651697e4aec7931579f500ccaddab338dc46f9ed93c453b
+# Inputs sha256: a178b5ddccc054d21d1caeb6564f6b65f56e1d2aa01b5da0e692b2986b7f42dc
+# Content sha256: 1a3ecb9d9b875f797116d0455f67f8710790724b0882a9056f8b5d7b3566d4fa
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a29cde5117f703ee9523aba264f4923d5d8c60c8bdceb16beeb2451f93458531
-# Content sha256: ad2c6627b28670a65ca6f33b7c7f6899a9702653be2146afac2776e5dfcd59f5
+# Inputs sha256: 062d8ce04e9eefe58b941d50a0a13959d4a2e1a4982e0a994f6db4c724ed4e55
+# Content sha256: 8cf149d0ce029dc201eae058b39c0fc47206b3483c2caa7a9382dd226cf7d65c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 05e0f307976e43dfc59909d3dfab594270350f982b78e6b12f4683200e733be2
-# Content sha256: faed4228dc1b46f109e4152bf0a8c76ac1d9809dfab70f8bbeebcc26d75e7f23
+# Inputs sha256: ff15400209ed28a472142dc765fa096bad84b3816a6f6e19b34f4669fa3372a5
+# Content sha256: 6aad708c2c99dda7df1c7d74758dce45087f008df3a0cb7eeda5c4bc2f54f44a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

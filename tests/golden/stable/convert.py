@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 635464f88bbc958ca53bdd0f798958ba08ba97aa742ded68cb96830b4f1de046
-# Content sha256: 1bf4182e014534fb25dd5aa506d8493cc12796e403319bceadcd536dd37d2891
+# Inputs sha256: 2ce0ff29de0e99826abef3e3840992690cb765c3a1eaaee5628f1d6bac064f32
+# Content sha256: fa1410256c200a68d893b4ec4952642b59ab15f86ed36d3df0be2a639fa88f3f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c9307700b890697bf544acbb541c903e73c09cb7706e5476a9944b15503c192a
-# Content sha256: 4fcf705cde03a6111af234757a6d117f7e1dcd3be8b6ea7720dfb4ca09f4bfda
+# Inputs sha256: b3ee0709a9fe2ae57c7b8219629ba49de316f08cec138ab731b1756c569ff60d
+# Content sha256: 91a52d420becec54a63efde32043e23e0e156728b818b1a6fc890a343ba9b0ce
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

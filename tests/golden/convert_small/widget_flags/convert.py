@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ee33955d7e964abacabe9adc55d9f4366778fd2226208f2e5e2e540015c644bf
-# Content sha256: b12bc36d288567fac357c1723b8fa7297d9a7ef070c900b428447857e7453c27
+# Inputs sha256: 12f395be3a7b84f7231e4a791dec336df98f56af318a08edbdbb2d8b31379a26
+# Content sha256: 423f144148ba833f1cb6e64f18f2162ad36f918d21d54fe64b1d04a476b83e00
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

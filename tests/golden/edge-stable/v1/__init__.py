@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8a73d15f971e24be62b64679e9991051d0231dc2562b10dbb6a2bcc0ca64006e
-# Content sha256: 855f9e6fee145cb1f8b4295c6c5431187c8c0baa6b2bc06463ce4a9ba5240743
+# Inputs sha256: 4f409748cba8b14610555bbb6c99151c66c8b7f1470ba675bd76c578873c4984
+# Content sha256: 48aff1a8f255fbb16f1a10d406a16d3b8d0c5489c8c4a6b229221c0a6c10d4f4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

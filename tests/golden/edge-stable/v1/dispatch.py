@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e370bd8c2b6b679db1e4c448d716dfeab40b190bb4f446f98fc6cadaca76c27
-# Content sha256: f9b4436cc249c5882d67577424689c4493eda214c856b226ca660c2df65713f2
+# Inputs sha256: b7c686df93dc6210fa96cf145c6ffc243aa8dd4bf10e42c1742064435ddedbca
+# Content sha256: bcc2a1efc5c8b82fa9f75abea39c1030f8b0c08094b46e5e6edd9b880749bbcc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

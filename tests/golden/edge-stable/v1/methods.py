@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ccc7cbb59d0f9b74a947db5bf232db72ac0419973a585f04b5eb9030d082f757
-# Content sha256: d3d78a41f1eb5a9be18cb3d5cdbcc764952196fe5e16236272305d8a438734ba
+# Inputs sha256: 315e518224bb8fce0d0f98e48a7fa14b9a3e92d8e0b10eda5bc03d04efe5fe57
+# Content sha256: b74ce17a08e210961497a1c5524e353eb96fb09088d80dd263513e3fbb2526af
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c808039769feaad6c63abe108e7698ca44e76035e37469e01696bee5f011f8ec
-# Content sha256: 7debd75ece2cd03bb58418278d450863f04a29b45375a0c9d57205eed7da5911
+# Inputs sha256: e506c9761140155b0588315951414acae45f55062efdb71250cd37e88019324c
+# Content sha256: 713942151cb502d78fadf01dad788395ee9424ce06cfa6093ccc059d6998599b
 
 """Wire models of ACP protocol v1.
 

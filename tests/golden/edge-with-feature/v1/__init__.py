@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 22fde9da0aa546be2d76a8a54921f3cd26dcf1b7343a2d4b4f9204b5c82966db
-# Content sha256: 63bb4dd2772dd3aeeee3692cb235e47677a4548089fe5b53557682785a8fa159
+# Inputs sha256: b670770ffc10a6313efceea8fb2d536049a0937f6f44c16a150128b6e280b7b0
+# Content sha256: 078d67f63857df38b69d6db2afcc30a140c01dcfe74541e5281fb684c3dff238
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

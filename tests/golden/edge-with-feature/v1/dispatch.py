@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a398abbea91736556397c1f2ae75330fb8e327032746e7724e82505439be9f89
-# Content sha256: 420845a2ef836fe9b85c5b3b050e3325a206ddede44c0bb0e38d85a4a48014f8
+# Inputs sha256: 3c37cca39e2dd3144bc59b25292cad2d653aa931b96dfacd8085834181b9266a
+# Content sha256: 18c05d808ccbf16b4859be84cb3aac0e81caaf8ddd324cb18d28fb4b09d4cc68
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: da4ddfd3136e767d0dafe6672fbe6d0f13e0f27f21e381855f01450d8615a7f2
-# Content sha256: 2a321ee9257b43d6e477602c7cc403ec88ae5b530a49fc11e204ab571499dc4d
+# Inputs sha256: 36d4718260407718ab7d6e0ff2841752e7ee9f8b93145cd4a47e87be0514655a
+# Content sha256: b119fe2dd22a548c8d8820561d21d92edc6c20cd294cc225d61960ef75beb5a2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

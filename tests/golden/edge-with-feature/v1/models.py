@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9fc011a8bd19f7935538f0e8d7c4d91ac90a26a8c44b1c2ca659a10d6786d154
-# Content sha256: 58f2c205867658cc66a034078f1687f442fbf2cd40c8d7e1a4ba965368bba6d1
+# Inputs sha256: f9b67b3fa36cf45c7511ddf72c32016f3430dc8ad437e58328c5c5ef46db489f
+# Content sha256: 0b53d5d2ca341a687b38505de369c261d9b1e017d3f2aad68376681da7cdbf9e
 
 """Wire models of ACP protocol v1.
 

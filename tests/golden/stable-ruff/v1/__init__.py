@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5bc0fc31b0ca0eb0b81f403ff18dd15b3fb91da94462565b3773f71552c049ae
-# Content sha256: 245ec5b9916213a1c826bed11c0fa596efd74a441b318729ac24422b2593628b
+# Inputs sha256: e4b409637ca094b9a7b1041669f815df6c277dbdf0d1aabd2163b2d048a3faaf
+# Content sha256: 13640feba6d5dc98950f558061e366400fb6497ae706a5919c710a1404d0de70
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4f4924970090643a56ff3a733141f1e1608ba3bde788a3279020fc32150fa3db
-# Content sha256: 8590cbc900f7226409476cce3e1ac3049c6604cd5760771214bedfc2f2fbc18a
+# Inputs sha256: d99e96e0ddfb5aca74e1eb96d1cb6d49162cc525abac1932792e4f1b7963d198
+# Content sha256: b1301d6c1a9a5411fd15ba47a04047f71bc9a46432000c6238e3165a18de73a6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

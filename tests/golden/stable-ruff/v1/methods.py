@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7472c983b55120d9ba7d47f467efb076a8272804c6c845bd4b7859936d6d54c1
-# Content sha256: 3b8c878146b6e1fc2fe0f56be6dea0e96b2892b99db09763e164d090db2ead6c
+# Inputs sha256: 972cb5a2794adac15336ccf72c77797a0667be0275fa352231efbe49d25d8aef
+# Content sha256: 47d0f26b3ad819a237764d0a7439e9ad9e41761fbc0c0fd3b63b765ceab52fbb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

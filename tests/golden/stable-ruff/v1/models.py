@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 42b455090b47e38ce87636d1c8d4c9cf2abc0cebc2c5d312d5310ef6abdf3d52
-# Content sha256: 0b75266c0844d1ec956a798b55fd3cc1cdbc1d8efb41ce2c4d23e8540823e54e
+# Inputs sha256: 36ee20bac7976c108cd3b904323b335ea44bae31d29a65d797f30b4073b937fd
+# Content sha256: 280b7d043fb661f61d1e4833019539a636d9d86f61e84ac0cbfd542a58cb8009
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 66fc6aac2c3b92532432027369ae686321b7d4800a1549a98bf329778fe614a2
-# Content sha256: 294e6eea3a78bba9a614dd9be442b76e521f3a02b4455d9565caad864bbbed59
+# Inputs sha256: 01d7f200b35f9829b76a5728fd795beb9c269135b13ee7efe0cab98791815841
+# Content sha256: a3465323624b3b25d0979d78eea3bb77df5bb8dce3862e40ef4649b74505953a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

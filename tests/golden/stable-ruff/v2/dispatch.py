@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5c1da7f4af37e641ea0387f5987fe451fcb523589dc860a72c23e9bc87631eb7
-# Content sha256: 08669c151a673448a6f5825c21bc4e8c4add9397dfb9837eab314178c3402c8a
+# Inputs sha256: 792ec3ce873980b3dcd185dfc627274086acef68c4b3fa59049092c02170a460
+# Content sha256: 5f503805249abf431db022c8fc8b328e967d5fa25b72f26fa92e16a76bc6cfa6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

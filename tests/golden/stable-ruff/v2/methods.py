@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0383840dea6b18e664f2cb82faf96d80ecf70880c34d6667cd844a16f63e7ed
-# Content sha256: 6e7065c0459bf9eb90ea096ad79f9f237ea151161973fa0f3e8136cfaa3265fe
+# Inputs sha256: 511a4798213b4b957e7ecbacaa10241387ff9abfbd00fdc727942db82968dfa8
+# Content sha256: 2293d0e5449b041c3d6fe0588c9a69839607c955752d02eebf746f0b7234c1da
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

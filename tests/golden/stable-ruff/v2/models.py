@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0a2c46136b193d6ca78ddbf3fcdf4d67a1b9748ce5a7203fa4a5c0a215c92fa5
-# Content sha256: 1673fc504a8930395961ae57764ad7af3b6b22729f8c4e6a9f300693ca3c8586
+# Inputs sha256: 8f97be309a987b8731cc95f204484b4db03e0dff150b0106082e9f35cd9e82cc
+# Content sha256: 41768e594542d7c37612fe04fbf912cea8c0250c2c457e1d742dded001fdf9da
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ab6ebcbd6a21d7a2029bbdbd56c58d150244ce328b63eaed12366025bcb0b94a
-# Content sha256: eaa700b85496d6d876627c26cf636bcf6dc97bd6c1f42985e58675883e193f8b
+# Inputs sha256: 29c607790371bcc5fc6390ccf7db9b6b889c83131209b47e4d1b7159d7d20399
+# Content sha256: eb57a16b3dabe5ddf6d8a70d7de254a015d8b1160b88011c2c1dc59e7a5e1fc6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b5749f98d7279cd39955ebafd19fc87771649be54e0d9ab584462db5e8bb955f
-# Content sha256: 7d3f417c08dd5cfec3034f18165a7e45ede6c82ae3cfd721713e3a4b342e11c4
+# Inputs sha256: f0c25d8c2904cdfb708631f96dab0eae5744e25944cc40ece5ca87f5701f4088
+# Content sha256: 17b55a0bdf27c7535c1a4926c3a53c0a6c0b7972c57eac3fbf2688acc4774b48
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 14db2456addb591f7be6a3f68027731f067ca1221cdf7c93bf243de51fec4ade
-# Content sha256: 8e3e3786d123fdaca5cc87a0d1e851564832f2ea68bb117f672281c91e87b5ff
+# Inputs sha256: bd25aab65a47f8814ce25793340456b1ff3c7c88ef7235315825da3f0f3a9dbc
+# Content sha256: 4458de55e8cb80ee0a668bc77b84d92403e478132e82308ad0c598d045dd6315
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

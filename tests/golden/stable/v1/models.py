@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6304af9427aac3afbfd22b341ebc8a333dd46102645c08e6bff8c44e0801b291
-# Content sha256: fccdf06c8d93871ce1fa10b15389f74f65fe0231e988e0e8be165e479c15b848
+# Inputs sha256: 8128b42a899cacc77c6adbe1513d4827a35f51f2e6cdfdb9743bba37af13d8ed
+# Content sha256: 307ab942a52397f2a25bc24137c9b169fc84905c4a8e857a1bcf03c878792d4d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 84a58bdfb45f97db86ccd341df43f3b00b717efbd0fb7e2bea376921be8d7f9e
-# Content sha256: 48fcda381ff028b16fa02436927cc7d89062c7eb2caa35815509f4666cb7a8aa
+# Inputs sha256: b7f9c4e267b1a53af1597aaf467d074e3529ac4ffaa7d65c084245ba119e3fb5
+# Content sha256: d220d2f58f333ac2c94ede296e1066f93f64495f8a421a37abe6a307a3d0e462
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

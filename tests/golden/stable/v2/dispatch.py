@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3e6cc1110b03b1ab83ef0f2e7cd57697bb8b35bee418ea06836ba56bd999de5a
-# Content sha256: b210aa677467e173e8610966e27e64b2042ec6465cecaf86f04a9925cf9b8ace
+# Inputs sha256: c308171e8bb805977512dead8e8d9cc4f67496cfb42772b6096b84b094525025
+# Content sha256: 9b7731c10cd353ab264068e8fe5a8ab3a95cd3b6ba2e3dd6fc71211125e1da8b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 25584c8c03ba0ab06050fa31f7bd10c2d8f7dc8a00d9cb09fc93be149229491d
-# Content sha256: f0a7f138f8ab4b62fd8352629525ab0e4deb24ced00d391aff6d137ba1038967
+# Inputs sha256: 7e08dbfdae47006279e413e8f7156a89eed6a32a85db5b4bae0568796fd78543
+# Content sha256: c2cddb519076f691fb347ded78d430731a4873bd0985a808e6a79f431fa836fd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

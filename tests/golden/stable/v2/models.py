@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4e26b0abed6c4ac4dbd6e06fecb6221091d01ffdad675ad4339c0690f427b0f2
-# Content sha256: 68a1a0baecf4de2e26ce63275433f7e034228f366270659164a63dc653e24baf
+# Inputs sha256: 4374a96fb39dc40f4d0175515bcd371125591099320b1ae617e41b6c00d85f12
+# Content sha256: 122f38b2d72836d4f04f73fbc2b75e3176fecb8adc2f92f9edfc21bd059320c0
 
 """Wire models of ACP protocol v2.
 
