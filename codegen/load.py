@@ -12,6 +12,7 @@ import importlib.resources
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -110,8 +111,8 @@ def parse_json(text: str, name: str) -> Any:
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(items)
-        if len(obj) != len(items):  # (where, _find_duplicates says)
-            duplicates.append(next(k for i, (k, _) in enumerate(items) if k in dict(items[:i])))
+        if len(obj) != len(items):  # a repeated key (where: _find_duplicates says)
+            duplicates.extend(k for k, n in Counter(k for k, _ in items).items() if n > 1)
         return obj
 
     try:

@@ -256,7 +256,7 @@ def up_to_date(
         manifest = plan(
             schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names
         )
-    except Exception:
+    except Exception:  # unreadable or invalid input: the full run that follows reports it
         return False
     on_disk = read_tree(out)
     if sorted(on_disk) != sorted(manifest):

@@ -214,7 +214,7 @@ def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
     mode = black.Mode(target_versions={TargetVersion.PY310}, line_length=style.line_length)
     try:
         return {name: black.format_str(source, mode=mode) for name, source in sorted_sources.items()}
-    except Exception as exc:
+    except Exception as exc:  # any failure is a generator bug: say which tool failed
         raise RuntimeError(f"black failed on generated code: {exc}") from exc
 
 
@@ -238,7 +238,7 @@ def _runtime_imports(data: dict[str, dict[str, Any]]) -> list[str]:
     """The shared validators of the package's _runtime module that the models reference."""
     used = {validator for d in data.values() for validator, _ in d["acp_validators"]}
     constants = ["NOT_NULL"] if any(d["acp_not_null"] for d in data.values()) else []
-    return constants + sorted(used)  # isort's order
+    return constants + sorted(used)  # (format_modules sorts the import; sorted: deterministic)
 
 
 def _import_relative(source: str, module: str, names: list[str]) -> str:

@@ -193,16 +193,22 @@ def test_float_and_string_ids_are_echoed_exactly(agent: Agent) -> None:
 # -- the line reader, in-process --------------------------------------------------------------
 
 
+def _fed_reader(data: bytes, chunks: list[int]) -> asyncio.StreamReader:
+    """A stream that hands ``data`` over in pieces of the given sizes, then the rest, then EOF
+    (call inside a running event loop)."""
+    reader = asyncio.StreamReader()
+    at = 0
+    for size in chunks:
+        reader.feed_data(data[at : at + size])
+        at += size
+    reader.feed_data(data[at:])
+    reader.feed_eof()
+    return reader
+
+
 def _lines(data: bytes, chunks: list[int], max_line: int) -> list[bytes | None]:
     async def run() -> list[bytes | None]:
-        reader = asyncio.StreamReader()
-        at = 0
-        for size in chunks:
-            reader.feed_data(data[at : at + size])
-            at += size
-        reader.feed_data(data[at:])
-        reader.feed_eof()
-        return [line async for line in read_lines(reader, max_line)]
+        return [line async for line in read_lines(_fed_reader(data, chunks), max_line)]
 
     return asyncio.run(run())
 
@@ -317,14 +323,7 @@ def test_fuzz_the_stdio_loop_stays_up_and_answers_valid_requests_by_id(
 
     async def run() -> None:
         agent = ArchiveAgent(fuzz_store, Peer(out), page_size=2)
-        reader = asyncio.StreamReader()
-        at = 0
-        for size in chunks:
-            reader.feed_data(data[at : at + size])
-            at += size
-        reader.feed_data(data[at:])
-        reader.feed_eof()
-        await serve(reader, agent.peer, agent.handle, max_line=FUZZ_MAX_LINE)
+        await serve(_fed_reader(data, chunks), agent.peer, agent.handle, max_line=FUZZ_MAX_LINE)
         await agent.shutdown()
 
     asyncio.run(run())

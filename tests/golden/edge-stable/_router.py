@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a178b5ddccc054d21d1caeb6564f6b65f56e1d2aa01b5da0e692b2986b7f42dc
-# Content sha256: 1a3ecb9d9b875f797116d0455f67f8710790724b0882a9056f8b5d7b3566d4fa
+# Inputs sha256: 9a019ca59ac6b354969481e1801cae11e0fa4d4d1a3dcb56f36693ab9241af79
+# Content sha256: fc3b30e71e2d032e1a6ac79db348e94a74c830a8059f89415fd50328da28be6b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

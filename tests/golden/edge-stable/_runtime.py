@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 062d8ce04e9eefe58b941d50a0a13959d4a2e1a4982e0a994f6db4c724ed4e55
-# Content sha256: 8cf149d0ce029dc201eae058b39c0fc47206b3483c2caa7a9382dd226cf7d65c
+# Inputs sha256: 27be0d55bda7f7dabb4c32ad0fbbf2f9266c7325bf14bce216f33478a949e092
+# Content sha256: f31e644994bdf0f2a6d140808b6dd069db84c3f39cd042dc1d4c074ec79ed4cb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 845f76659c1f110e0cbf7c4debebfc6b1871b7f0975f041159b933d1cbf5afef
-# Content sha256: 44f1000acefac7e713cba11c2d1204a285169f2685fc30bebcef4441e540b465
+# Inputs sha256: 8b69329317e56505131df54eed84fa25281b36d268ad3155cba3d2737ede304a
+# Content sha256: 80a573bfb7c904f2533b50ae0dc552059e2b3c8f2fbd4c74980baf620c1e1736
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 714f8c08f1fc8dd3b8971452696b907fb1c0acd064578f6ad40d6f6ef5c500b5
-# Content sha256: c489e05b91b6db6fef8d46b4170c1af95dbca26f52f380d8aa1111eb366a8979
+# Inputs sha256: 8a68336cb218152ee7ad96ad75d47af0c5cf29c7c6db9420ca4de4345cdf86ed
+# Content sha256: b6ff842ac3312de38c61a6894c2bad08aafcbf28ff23b21e3b16459e275248a5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3086858dac946c5e5cfdad706544bf4963a01f8a47dbbe5250faaa0161966dbb
-# Content sha256: 5a927b9713eb7a6ffa2505548c24512071498eb64c3fd210b2fed90e60d91f99
+# Inputs sha256: 2c2ee51bc1713961d5da90499fdc68d5e8b8467cc94af4f19f5f44271a769af8
+# Content sha256: d314bd4e962467314546f18a64317430ad0d3a0d8b74bf18565c4e58a1975d02
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2993295569ffa3e5567e29e0717346ed1799ab7ff3f1dae1ad272077c563e5d3
-# Content sha256: e322f8c0977d68efdf656af32b38804a7ac1d4f1a0541dccae0e2bb74c95337c
+# Inputs sha256: 4595da8a0b1e2bfaf1b6d9cdb3ea6c139a79e265f9b3f5bc0a5449f972f728f1
+# Content sha256: 6e0dacc2bc69c485d2a95ab90d8627d8b18853f7a826df9ea53b9419de69a94c
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 658442abb180c6e6991e6ef902a9ebcc36ddfddf020dfb0e37031b14a085b9eb
-# Content sha256: 87bdc556a824be3b619bba87dc45452b41198bf786b700c0a5247e5c595c5332
+# Inputs sha256: f9f119f89f9ae28a26d264333348ec976d25dc7179ed040d6679518858de4e2d
+# Content sha256: 72202799690b1a6ca76aa3d8e24ab47c36e18d02bd58f2e4baed4a585d7a81d3
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

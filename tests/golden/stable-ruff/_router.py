@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1a14754e26b8b8dd5267ddb3f6bba42fb40063e4974939760b734880b71469c7
-# Content sha256: 9aa8140e9a9ae3e468299dfcd1b9152032c42db9fab05c5cb1f95b04d93597c2
+# Inputs sha256: c67d307dea53d4f8c71240208fce016fdc1a41af4d3da105795dd0401427b02f
+# Content sha256: 9d5cfe31b4178ac6963c4888ab2116b888975a2d797f8e9f8a463507f30c45bb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

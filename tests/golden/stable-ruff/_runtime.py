@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d884f72359b48cab98b081508ee522f59e135c0c621bf043c736e42dd33c6e39
-# Content sha256: 13cfec8ef66bfac4a320d6b298f85116176935c473768bf489259b36c017bb7d
+# Inputs sha256: 284fefd19931d79ed8060bcd0548f8ea0c50b1a163c46367ffa03459d049d0dd
+# Content sha256: 804e0cd71e266876c29383f4cdb56a41a9fa67290684197b8c2a3b704f166aed
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8d72ac7b14b99f65914605c21a57bffe12903cfdd7f8bca98f1990a96288cb9f
-# Content sha256: 0ca71677024730b2d1b816b4eea0dfdbee81cd66337e344cbd52831eb49567eb
+# Inputs sha256: dd1700cd82f8358935f1c502bb5082572ad912284ae3f03de52034ffeea595ff
+# Content sha256: ba37148a570510052b15cfafe35d3ae45f4569c4c6a9cf3fa4a0d605eb835fbb
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

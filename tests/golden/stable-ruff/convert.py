@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2f97e5d6dcc643bdf8adc0a78fa26425158767bb958c718b71ed6587d8d3c926
-# Content sha256: 376373c3bad6bd78fa9d8ea731be8bc6d49bb0140242a61a9d0827c49a70425c
+# Inputs sha256: 88044193304aaa9f6e095883fc4504580f17dc004e9792e41ed6df1f7991c76d
+# Content sha256: 449f2e5c894bf7783ddc04701feb452021c67d31b530f6cc7d2a7a775080f8c6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

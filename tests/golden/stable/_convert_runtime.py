@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: de3a1cedfc6a38dd2ae14fa9c305e2f9ce5ffd796ce1e749850cbbebd105f392
-# Content sha256: 92a73eb2da8a273c07ec854ad3020bc3257be60bea6eaaad0154b0b50b339da2
+# Inputs sha256: dcd964ca93f903436cac6cbcb9ca6b089aaa974b0c891c9ea9060cd7998f7698
+# Content sha256: ca6e5dab86b0298a0d3ecd5aad7eab1d6d172491f4d133c7a3267c216675ecaa
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ff15400209ed28a472142dc765fa096bad84b3816a6f6e19b34f4669fa3372a5
-# Content sha256: 6aad708c2c99dda7df1c7d74758dce45087f008df3a0cb7eeda5c4bc2f54f44a
+# Inputs sha256: f161c48e93e6dd9e52276793735a76097cf1d8680a72649574e5c164810aaf60
+# Content sha256: f9129ad5eb86cc669efcc210923e05d9747405a54b2a1cf7ea26ffd809ae117a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2ce0ff29de0e99826abef3e3840992690cb765c3a1eaaee5628f1d6bac064f32
-# Content sha256: fa1410256c200a68d893b4ec4952642b59ab15f86ed36d3df0be2a639fa88f3f
+# Inputs sha256: 7e6b9bc5cec569064677ea9952a0372f320b24bf57d6dacabb256558cb49c49e
+# Content sha256: 8509ebddd1e5b1108774a35930ae64a0d7d77d89b3c218d8f2b2a31ca5b7fa1a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b3ee0709a9fe2ae57c7b8219629ba49de316f08cec138ab731b1756c569ff60d
-# Content sha256: 91a52d420becec54a63efde32043e23e0e156728b818b1a6fc890a343ba9b0ce
+# Inputs sha256: 35ab8a9106ea5eff5a83abec38032318f4abd601c447aee77a49db57abed881b
+# Content sha256: 8accfad2e0eecce41fc918008d8c85d2a4a140d26dd5db4dfcab9a42ac88b069
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

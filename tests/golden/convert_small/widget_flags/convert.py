@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 12f395be3a7b84f7231e4a791dec336df98f56af318a08edbdbb2d8b31379a26
-# Content sha256: 423f144148ba833f1cb6e64f18f2162ad36f918d21d54fe64b1d04a476b83e00
+# Inputs sha256: 22598b16a5c5071722c82918f2854a5dc2ee4fc55809f2ee0766658199527c37
+# Content sha256: a87570e1f183d0866aa4c53d2584a65242904abb7747f4592d2039141931e8e9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4f409748cba8b14610555bbb6c99151c66c8b7f1470ba675bd76c578873c4984
-# Content sha256: 48aff1a8f255fbb16f1a10d406a16d3b8d0c5489c8c4a6b229221c0a6c10d4f4
+# Inputs sha256: 98ee753d6edd75e63a48c66112f37e0532eae98b0e0f310eb893e9ae4606c3d4
+# Content sha256: 4ecb71974229cacf83a471b9651dbbf56ccbc68c584cf8298883fe6341ad79ab
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

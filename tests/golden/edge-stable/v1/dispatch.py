@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b7c686df93dc6210fa96cf145c6ffc243aa8dd4bf10e42c1742064435ddedbca
-# Content sha256: bcc2a1efc5c8b82fa9f75abea39c1030f8b0c08094b46e5e6edd9b880749bbcc
+# Inputs sha256: 1039486216c31777bac7af6ff9b747d878c00751493e55bd037920425bb7db49
+# Content sha256: 779e80d1d12b941fbc23338389af6069b0ce668d9352df382a347388dc3cebe9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 315e518224bb8fce0d0f98e48a7fa14b9a3e92d8e0b10eda5bc03d04efe5fe57
-# Content sha256: b74ce17a08e210961497a1c5524e353eb96fb09088d80dd263513e3fbb2526af
+# Inputs sha256: 3897401a90ae14939978739918e7b6e44e8878ee3785b708956b2a80fafc74b9
+# Content sha256: 55fbd4fea1b6f725e8cdb0af9a43ef63d9d0c8532b25148a69a81798a9f5299f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

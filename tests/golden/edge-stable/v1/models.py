@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e506c9761140155b0588315951414acae45f55062efdb71250cd37e88019324c
-# Content sha256: 713942151cb502d78fadf01dad788395ee9424ce06cfa6093ccc059d6998599b
+# Inputs sha256: 7865952d006ae690c8b90e37713fe78e92d3ed1ecb7c2114612216ccb2f8d47d
+# Content sha256: e612ec1701e3b0e13dddfd102e8d5eb25b2764faa323f51fc989181764809a2b
 
 """Wire models of ACP protocol v1.
 

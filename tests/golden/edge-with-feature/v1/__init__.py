@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b670770ffc10a6313efceea8fb2d536049a0937f6f44c16a150128b6e280b7b0
-# Content sha256: 078d67f63857df38b69d6db2afcc30a140c01dcfe74541e5281fb684c3dff238
+# Inputs sha256: 5dafe7b3f7ff74f3b53ec3b43a13674056d4167be49eb179dc0e9e9dd16e414a
+# Content sha256: 8a2cb56e846c47194b5dd8d3376a2f81e640716284754f7c57a5e72af1282727
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

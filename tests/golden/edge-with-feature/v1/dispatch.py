@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c37cca39e2dd3144bc59b25292cad2d653aa931b96dfacd8085834181b9266a
-# Content sha256: 18c05d808ccbf16b4859be84cb3aac0e81caaf8ddd324cb18d28fb4b09d4cc68
+# Inputs sha256: 25be6d760c08f908d91d14a4ee16d941364284d8ecdca99af150a968330e2bfc
+# Content sha256: ae14f4f426df729598bda5067ad61780431d865f3eb79c60cab5746179bd5c67
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 36d4718260407718ab7d6e0ff2841752e7ee9f8b93145cd4a47e87be0514655a
-# Content sha256: b119fe2dd22a548c8d8820561d21d92edc6c20cd294cc225d61960ef75beb5a2
+# Inputs sha256: 3f16c972fe880e395d4021470bced2e37e6df1ce82e2ebe7ef7db753fb9acca0
+# Content sha256: 7583e3729ea3637b56a5549e71c20fad8d5b94d97f1882267e7da76b95cf90a7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f9b67b3fa36cf45c7511ddf72c32016f3430dc8ad437e58328c5c5ef46db489f
-# Content sha256: 0b53d5d2ca341a687b38505de369c261d9b1e017d3f2aad68376681da7cdbf9e
+# Inputs sha256: 8b42e18e6478fec802e86781dce737b7232dc49e8e03a30126fb99556095206d
+# Content sha256: e4d2b0bed8a792a97887c561dd5cc927581fe0aa8fae4f1c9663f22b6044531f
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e4b409637ca094b9a7b1041669f815df6c277dbdf0d1aabd2163b2d048a3faaf
-# Content sha256: 13640feba6d5dc98950f558061e366400fb6497ae706a5919c710a1404d0de70
+# Inputs sha256: 3544a97a643133063aea53dc58dc04496660eb800e8cfc7440cbb3011aff52d0
+# Content sha256: cd43025aec23b4603b3365fa7fd572bf622b8c518d512321a7a8e27b85e05dc4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

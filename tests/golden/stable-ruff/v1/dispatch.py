@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d99e96e0ddfb5aca74e1eb96d1cb6d49162cc525abac1932792e4f1b7963d198
-# Content sha256: b1301d6c1a9a5411fd15ba47a04047f71bc9a46432000c6238e3165a18de73a6
+# Inputs sha256: 33e89e6cc7f1aa2ecc5b3384f378d548b1c8bd729f8c0c65a16077d48b21a733
+# Content sha256: 3168e01ac806e6eb803fa1ef62ca59a38d03fa7c5dab62a952ad9ccade031fbd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

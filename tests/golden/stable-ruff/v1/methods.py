@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 972cb5a2794adac15336ccf72c77797a0667be0275fa352231efbe49d25d8aef
-# Content sha256: 47d0f26b3ad819a237764d0a7439e9ad9e41761fbc0c0fd3b63b765ceab52fbb
+# Inputs sha256: e736096e790d6fb7b4b7d5f03940a09c296fc2df20478c3cb16195be8b13d06f
+# Content sha256: 3568e629d7d972e67237848035a3915703cb750054ece34f30b7ba57ebd76131
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36ee20bac7976c108cd3b904323b335ea44bae31d29a65d797f30b4073b937fd
-# Content sha256: 280b7d043fb661f61d1e4833019539a636d9d86f61e84ac0cbfd542a58cb8009
+# Inputs sha256: 509ff1cc77a51e4bc96d8e30ba377684fdb34c379257bcd2d1cdbab5d3a8da77
+# Content sha256: 0d46a4e551f1501850c9403e0924fc777d2590d76aa92390a33cee3a0df395bc
 
 """Wire models of ACP protocol v1.
 

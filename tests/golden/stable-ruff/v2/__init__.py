@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 01d7f200b35f9829b76a5728fd795beb9c269135b13ee7efe0cab98791815841
-# Content sha256: a3465323624b3b25d0979d78eea3bb77df5bb8dce3862e40ef4649b74505953a
+# Inputs sha256: fea08d21a44c892eb0b52c4ee9003ada7441e17064c19344f6b86e2294d0d5be
+# Content sha256: ed92ae2b9ac5cbc9e384668d551d79371292696597e0568d05a8f19772c27dec
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

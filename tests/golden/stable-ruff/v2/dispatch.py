@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 792ec3ce873980b3dcd185dfc627274086acef68c4b3fa59049092c02170a460
-# Content sha256: 5f503805249abf431db022c8fc8b328e967d5fa25b72f26fa92e16a76bc6cfa6
+# Inputs sha256: 7828f56277c84f9b4735ee7d7928766d630bd007bf6f0b479aca43034b20dda3
+# Content sha256: 518245216e3cf7d312210db2e382cca4fbe419a2fb66ab06e481982eea5fcf3d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 511a4798213b4b957e7ecbacaa10241387ff9abfbd00fdc727942db82968dfa8
-# Content sha256: 2293d0e5449b041c3d6fe0588c9a69839607c955752d02eebf746f0b7234c1da
+# Inputs sha256: feb2a5e66d102e07093ff249f0690c18ab8ced63e4a23f79f00ded3e2cdb3890
+# Content sha256: b08ca7fc44e393c616b9b3575f9744e402fe0bbf6973003bb5fa764f2c69a735
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

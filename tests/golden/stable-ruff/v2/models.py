@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8f97be309a987b8731cc95f204484b4db03e0dff150b0106082e9f35cd9e82cc
-# Content sha256: 41768e594542d7c37612fe04fbf912cea8c0250c2c457e1d742dded001fdf9da
+# Inputs sha256: 6d19c3c3a735179e5491f543d4f2a3370abc7e5d04466efdeba208b80ed7ab3d
+# Content sha256: d25eba1b957b0af0163e2b7f83f6948074b64bafbc64b86be4c38d625afc10f6
 
 """Wire models of ACP protocol v2.
 

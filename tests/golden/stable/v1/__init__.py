@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 29c607790371bcc5fc6390ccf7db9b6b889c83131209b47e4d1b7159d7d20399
-# Content sha256: eb57a16b3dabe5ddf6d8a70d7de254a015d8b1160b88011c2c1dc59e7a5e1fc6
+# Inputs sha256: 9580009ba8680c23812d71672d1d75952a8d5f8c65a788913691809de191af9e
+# Content sha256: cc698cb23b84d8b57a7a992b114b9ddd1bac49758870c97f78fb1dc48249cc6a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

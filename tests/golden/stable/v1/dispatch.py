@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f0c25d8c2904cdfb708631f96dab0eae5744e25944cc40ece5ca87f5701f4088
-# Content sha256: 17b55a0bdf27c7535c1a4926c3a53c0a6c0b7972c57eac3fbf2688acc4774b48
+# Inputs sha256: 9d560ac8ff088b12a6f3e784fd9113e90b1edb7df8a8a4c8f2178c5769740618
+# Content sha256: 00ce09337bdfe9f0c377cb6b297210bc07c78498fde075a7298466ca951c1627
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bd25aab65a47f8814ce25793340456b1ff3c7c88ef7235315825da3f0f3a9dbc
-# Content sha256: 4458de55e8cb80ee0a668bc77b84d92403e478132e82308ad0c598d045dd6315
+# Inputs sha256: 71acad731bf2b31079b98112a0a349138a5126d8bc0a31156f972c750c3c754f
+# Content sha256: d37fb5c271a7715b3b393839e9466e136ed4692daddce9a7872994534154eb27
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

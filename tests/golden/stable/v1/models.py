@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8128b42a899cacc77c6adbe1513d4827a35f51f2e6cdfdb9743bba37af13d8ed
-# Content sha256: 307ab942a52397f2a25bc24137c9b169fc84905c4a8e857a1bcf03c878792d4d
+# Inputs sha256: 7ba76ae8433072a40019dbc6f3dff4a8cfc3e67bbd41a17554f4ebefc7d77ff1
+# Content sha256: 4349c4b2dc7d7732899059b0b19ae5e13fa1ea4f92e06eec4e58e80267d00551
 
 """Wire models of ACP protocol v1.
 

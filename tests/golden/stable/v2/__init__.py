@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b7f9c4e267b1a53af1597aaf467d074e3529ac4ffaa7d65c084245ba119e3fb5
-# Content sha256: d220d2f58f333ac2c94ede296e1066f93f64495f8a421a37abe6a307a3d0e462
+# Inputs sha256: 588404fed62d981513b1fad4233b93421c2b3e4544f44006f1ac97a71e19863d
+# Content sha256: c02c997d418615a415dd08fc6759134ef96750aec65bff7595c9f132b5efea99
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c308171e8bb805977512dead8e8d9cc4f67496cfb42772b6096b84b094525025
-# Content sha256: 9b7731c10cd353ab264068e8fe5a8ab3a95cd3b6ba2e3dd6fc71211125e1da8b
+# Inputs sha256: d7378f484d3d839ed4fe45682305920e5fabda8b0a2d70e96f4c2d74b3b2c370
+# Content sha256: 9e5c59d189ecaa845bfc68544bd0159f8c64ada6ee3c6ffe300b28fbfe5209bd
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e08dbfdae47006279e413e8f7156a89eed6a32a85db5b4bae0568796fd78543
-# Content sha256: c2cddb519076f691fb347ded78d430731a4873bd0985a808e6a79f431fa836fd
+# Inputs sha256: 1f9dc681fee70249f52614844b3d91120a1660bc19022df9166040612fbd9416
+# Content sha256: 61ec2ec8af39c8b183041be238fc445662390ce8b05162fd4b8a73a66ea6deed
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4374a96fb39dc40f4d0175515bcd371125591099320b1ae617e41b6c00d85f12
-# Content sha256: 122f38b2d72836d4f04f73fbc2b75e3176fecb8adc2f92f9edfc21bd059320c0
+# Inputs sha256: 48220921c762224e6e6e1e4972c4536dabe86e8d3ade6e624d75b659ae38ad06
+# Content sha256: 9f6bf350259c397c0ea9b0ae227daa546c09147af36eb7d8693f5accc44fa862
 
 """Wire models of ACP protocol v2.
 
