@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0441deb25a6124688b6b260a22412f8d93a32ae9564554c8c4d3427b51b261bc
-# Content sha256: ea1453d97027358a96da8e4949863de08fe69f1c7a82da82ab74003b8445e8e2
+# Inputs sha256: 56ef10c48c7664306b6532318fca41cbfa2d10f7491826e32ea82f6634cca9d5
+# Content sha256: 044299292f050e749b151babefeb47d9beb2a9619bf5bd23d802645d12a3cbee
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
@@ -127,9 +128,12 @@ def _maybe_constant(text: str | bytes) -> bool:
 
 
 def _valid_id(value: Any) -> bool:
-    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number).
+    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number;
+    # NaN and the infinities, which a Python caller can pass, are no JSON numbers either).
+    if isinstance(value, float):
+        return math.isfinite(value)
     return value is None or (
-        isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        isinstance(value, (str, int)) and not isinstance(value, bool)
     )
 
 

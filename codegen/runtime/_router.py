@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
@@ -109,8 +110,11 @@ def _maybe_constant(text: str | bytes) -> bool:
 
 
 def _valid_id(value: Any) -> bool:
-    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number).
-    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
+    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number;
+    # NaN and the infinities, which a Python caller can pass, are no JSON numbers either).
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
 
 
 def params_error_data(exc: ValidationError, params: Any) -> dict[str, Any]:

@@ -188,7 +188,17 @@ def test_omitted_params_count_as_an_empty_object(router: Any, handler: Any, para
 # --- ids -----------------------------------------------------------------------------
 
 VALID_IDS = [0, 17, -3, 2**70, 1.5, "", "abc", "sess/ü\n\"'", None]
-INVALID_IDS = [True, False, [], [1], {}, {"a": 1}]
+INVALID_IDS = [
+    True,
+    False,
+    [],
+    [1],
+    {},
+    {"a": 1},
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+]  # the last three: no JSON numbers
 
 
 @pytest.mark.parametrize("id_", VALID_IDS, ids=repr)

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8a68336cb218152ee7ad96ad75d47af0c5cf29c7c6db9420ca4de4345cdf86ed
-# Content sha256: b6ff842ac3312de38c61a6894c2bad08aafcbf28ff23b21e3b16459e275248a5
+# Inputs sha256: dd51381f7d7792b6544460148ebec659a07aa569d52525a27e3891fd060cd4c3
+# Content sha256: ce33ce4c7dba6fa119ebb46d9ee6450e5904fac1e199bf0bd5b37813d9c60bd3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
@@ -127,9 +128,12 @@ def _maybe_constant(text: str | bytes) -> bool:
 
 
 def _valid_id(value: Any) -> bool:
-    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number).
+    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number;
+    # NaN and the infinities, which a Python caller can pass, are no JSON numbers either).
+    if isinstance(value, float):
+        return math.isfinite(value)
     return value is None or (
-        isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        isinstance(value, (str, int)) and not isinstance(value, bool)
     )
 
 

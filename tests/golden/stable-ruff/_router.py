@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c67d307dea53d4f8c71240208fce016fdc1a41af4d3da105795dd0401427b02f
-# Content sha256: 9d5cfe31b4178ac6963c4888ab2116b888975a2d797f8e9f8a463507f30c45bb
+# Inputs sha256: 992500687b4c3aac1519e39b7cab00dabe26d10179bb2ed43475467e516ba256
+# Content sha256: 4893d63fc82eb888b24ae73e261d83caa24e8690dce4adc9c80a27f8f84603ba
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
@@ -118,8 +119,11 @@ def _maybe_constant(text: str | bytes) -> bool:
 
 
 def _valid_id(value: Any) -> bool:
-    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number).
-    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
+    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number;
+    # NaN and the infinities, which a Python caller can pass, are no JSON numbers either).
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
 
 
 def params_error_data(exc: ValidationError, params: Any) -> dict[str, Any]:

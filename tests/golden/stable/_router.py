@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a019ca59ac6b354969481e1801cae11e0fa4d4d1a3dcb56f36693ab9241af79
-# Content sha256: fc3b30e71e2d032e1a6ac79db348e94a74c830a8059f89415fd50328da28be6b
+# Inputs sha256: 5ef3fe6693f3b5821933da441eb636ee91d45e8d014bffbbc9646b0ee1cab52b
+# Content sha256: e0b4e407af67b6c6ca2307f845d03faee27f3c06828fc771bf008cfff6d30b97
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
@@ -127,9 +128,12 @@ def _maybe_constant(text: str | bytes) -> bool:
 
 
 def _valid_id(value: Any) -> bool:
-    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number).
+    # JSON-RPC 2.0: a string, a number or null (bool is a Python int, but not a JSON number;
+    # NaN and the infinities, which a Python caller can pass, are no JSON numbers either).
+    if isinstance(value, float):
+        return math.isfinite(value)
     return value is None or (
-        isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        isinstance(value, (str, int)) and not isinstance(value, bool)
     )
 
 
