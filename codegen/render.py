@@ -234,13 +234,6 @@ def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = froze
     return False
 
 
-def _runtime_imports(data: dict[str, dict[str, Any]]) -> list[str]:
-    """The shared validators of the package's _runtime module that the models reference."""
-    used = {validator for d in data.values() for validator, _ in d["acp_validators"]}
-    constants = ["NOT_NULL"] if any(d["acp_not_null"] for d in data.values()) else []
-    return constants + sorted(used)  # (format_modules sorts the import; sorted: deterministic)
-
-
 def _import_relative(source: str, module: str, names: list[str]) -> str:
     """Add ``from <module> import <names>`` after the leading imports: datamodel-code-generator
     takes absolute import paths only, and the package imports itself relatively (vendorable)."""
@@ -260,54 +253,41 @@ def _import_relative(source: str, module: str, names: list[str]) -> str:
     return "".join([*lines[:end], f"\nfrom {module} import {', '.join(names)}\n", *lines[end:]])
 
 
+# A field's lenient markers -> the shared annotation of the _runtime module (default None).
+_LENIENT = {
+    (True, False): ("ABSENT_ON_ERROR", "absent_on_error=True"),
+    (False, True): ("SKIP_INVALID_ITEMS", "skip_invalid_items=True"),
+    (True, True): ("SKIP_INVALID_ITEMS_OR_ABSENT", "skip_invalid_items=True, absent_on_error=True"),
+}
+
+
 def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Per class, the fields with upstream's lenient-deserialisation markers and the
-    not-null optional ones, by attribute name (read by our BaseModel template), and the
-    pydantic names the models then need."""
+    """Per class, the _runtime annotations of its fields, by attribute name (read by our
+    BaseModel template): upstream's lenient-deserialisation markers and NOT_NULL on the
+    not-null optional fields; and the names of the _runtime module they use."""
     data: dict[str, dict[str, Any]] = {}
-    closed_enums = {n for n, t in protocol.types.items() if t.kind == "enum" and not t.open}
+    used: set[str] = set()
     for name in protocol.types:
-        fields = model_fields(protocol, name)
-        # Optional lenient fields (a required one still fails), by attribute name; a field
-        # with both markers gets one validator that does both.
-        absent = {f.py_name for f in fields if f.lenient and not f.required}
-        skip = {f.py_name for f in fields if f.skip_invalid_items}
-        both = absent & skip
-        absent, skip = absent - both, skip - both
-        # Optional fields the schema does not let be null are typed `X | None = None` (the
-        # default is "absent"); an explicit null on the wire must still fail (NOT_NULL).
-        not_null = [
-            f.py_name for f in fields if not f.required and f.default is None and not _takes_null(protocol, f.type)
-        ]
-        # A string default of an enum-typed field (upstream ElicitationSchema.type) is the
-        # member's value; pydantic accepts it, static checkers see a str.
-        enum_defaults = [
-            f.name for f in fields if isinstance(f.default, str) and f.type.kind == "ref" and f.type.ref in closed_enums
-        ]
-        if absent or skip or both or enum_defaults or not_null:
-            names = [f.py_name for f in fields]  # in field order
-            data[name] = {
-                "acp_not_null": not_null,
-                # (_runtime validator, literal of the fields it is on) for the template.
-                "acp_validators": [
-                    (validator, Code(", ".join(py_literal(n) for n in names if n in group)))
-                    for validator, group in (
-                        ("skip_invalid_items", skip),
-                        ("absent_on_error", absent),
-                        ("skip_invalid_items_or_absent", both),
-                    )
-                    if group
-                ],
-                "acp_enum_value_defaults": enum_defaults,
-            }
-    imports = []
-    if data:
-        # The validators live in the package's _runtime module (relative: vendorable).
-        if any(d["acp_validators"] for d in data.values()):
-            imports.append("pydantic.field_validator")
-        if any(d["acp_not_null"] for d in data.values()):
-            imports.append("typing.Annotated")  # NOT_NULL goes into the field's Annotated
-    return data, imports
+        annotations: dict[str, Code] = {}
+        for f in model_fields(protocol, name):
+            names = []
+            # Optional fields the schema does not let be null are typed `X | None = None`
+            # (the default is "absent"); an explicit null on the wire must still fail.
+            if not f.required and f.default is None and not _takes_null(protocol, f.type):
+                names.append("NOT_NULL")
+            absent = f.lenient and not f.required  # a required lenient field still fails
+            if absent or f.skip_invalid_items:
+                shared, flags = _LENIENT[absent, f.skip_invalid_items]
+                # A dropped value leaves the field's own default (schema data: py_literal).
+                own = absent and f.default is not None
+                names.append(f"Lenient({flags}, default={py_literal(f.default)})" if own else shared)
+                used.add("Lenient" if own else shared)
+            if names:
+                used.update(n for n in names if n == "NOT_NULL")
+                annotations[f.py_name] = Code(", ".join(names))
+        if annotations:
+            data[name] = {"acp_annotations": annotations}
+    return data, sorted(used)  # (format_modules sorts the import; sorted: deterministic)
 
 
 # Keywords that only annotate a schema: beside them, ``allOf: [{"$ref": X}]`` means X.
@@ -334,17 +314,47 @@ def _plain_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return copied
 
 
+def _named_aliases(protocol: Protocol, aliases: set[str]) -> set[str]:
+    """The aliases that stay a ``TypeAliasType``: those a method names as params or result
+    (``MethodSpec`` types them so), and those that reach themselves through aliases only
+    (a plain alias cannot refer to itself; through a class it may)."""
+    named = {n for m in protocol.methods for n in (m.params, m.result) if n in aliases}
+
+    def refs(name: str) -> set[str]:
+        t = protocol.types[name]
+        exprs = (t.target,) if t.target is not None else t.variants
+        return {r for e in exprs for r in e.refs() if r in aliases}
+
+    for start in aliases:
+        seen: set[str] = set()
+        todo = refs(start)
+        while todo:
+            name = todo.pop()
+            if name == start:
+                named.add(start)
+                break
+            if name not in seen:
+                seen.add(name)
+                todo |= refs(name)
+    return named
+
+
 def render_models(protocol: Protocol, inputs: Inputs) -> str:
     """The models module under its header, not yet formatted (see ``format_modules``)."""
     from datamodel_code_generator import (  # type: ignore[attr-defined]
         DataModelType,
         InputFileType,
+        LiteralType,
         PythonVersion,
         generate,
     )
     from datamodel_code_generator.enums import StrictTypes
 
-    template_data, imports = lenient_markers(protocol)
+    template_data, runtime_names = lenient_markers(protocol)
+    aliases = {n for n, t in protocol.types.items() if t.kind != "object"}
+    named = _named_aliases(protocol, aliases)
+    for name in named:
+        template_data.setdefault(name, {})["acp_named"] = True  # see templates/datamodel/TypeAliasType.jinja2
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
@@ -379,16 +389,22 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             # what the schema rejects, the models reject. Floats still take integers.
             strict_types=list(StrictTypes),
             strict_nullable=True,
+            # Closed enums are Literal aliases of their values, as in the official Python
+            # SDK: checked in pydantic-core and dumped without an Enum member's .value.
+            enum_field_as_literal=LiteralType.All,
             # Formatted strings stay the strings that were sent: as datetime, UUID or URL
             # they would be re-emitted normalised ("+00:00" as "Z", a URL with a "/").
             # JSON Schema 2020-12 makes formats annotations, so the schema agrees.
             type_mappings=[f"string+{f}=string" for f in STRING_FORMATS],
             formatters=[],  # format_modules sorts imports and lays out the code after
             extra_template_data=defaultdict(dict, template_data),
-            additional_imports=imports,
+            additional_imports=(["typing.Annotated"] if runtime_names else [])  # they go into Annotated
+            + (["typing.TypeAlias"] if aliases - named else []),
         )
     assert isinstance(out, str)
-    return _import_relative(out, ".._runtime", _runtime_imports(template_data))
+    if not named:  # datamodel-code-generator imports it for any alias
+        out = out.replace("\nfrom typing_extensions import TypeAliasType\n", "\n", 1)
+    return _import_relative(out, ".._runtime", runtime_names)
 
 
 MODELS_TEMPLATES = ("datamodel/pydantic_v2/BaseModel.jinja2", "datamodel/pydantic_v2/ConfigDict.jinja2")

@@ -42,7 +42,18 @@ METHOD_KEY = re.compile(r"[a-z][a-z0-9_]*\Z")
 FEATURE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 # Names the generated models module imports or defines itself.
 RESERVED_TYPE_NAMES = frozenset(
-    {"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel", "TypeAliasType"}
+    {
+        "Annotated",
+        "Any",
+        "BaseModel",
+        "ConfigDict",
+        "Field",
+        "Lenient",
+        "Literal",
+        "RootModel",
+        "TypeAlias",
+        "TypeAliasType",
+    }
 )
 
 META_SCHEMA: dict[str, Any] = {

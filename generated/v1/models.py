@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f9c3e75ca54c6ff133daa60bf521645faa264a2b1fc15e96ed4090a85e8d0a40
-# Content sha256: 45b87467806387502fc86986fe15fd7e14ad0f162e32bdf02bbe915ad77d93a6
+# Inputs sha256: cffd2070dc18d8d3537d1187c52b5045fdc7dbaa3bc5904b4ae2367783fe4b62
+# Content sha256: 90e2092ac0fab66166bc528abdbf8c289abf43543fbf043ce62853719522df4b
 
 """Wire models of ACP protocol v1.
 
@@ -20,24 +20,16 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-)
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from .._runtime import (
+    ABSENT_ON_ERROR,
     NOT_NULL,
-    absent_on_error,
-    skip_invalid_items,
-    skip_invalid_items_or_absent,
+    SKIP_INVALID_ITEMS,
+    SKIP_INVALID_ITEMS_OR_ABSENT,
+    Lenient,
 )
 
 
@@ -54,19 +46,17 @@ class AgentCapabilities(BaseModel):
     load_session: Annotated[
         StrictBool,
         Field(alias="loadSession", description="Whether `session/load` is available."),
+        Lenient(absent_on_error=True, default=False),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_AgentCapabilities = field_validator(
-        "load_session", "session_capabilities", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -90,11 +80,8 @@ class ArchiveSessionRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ArchiveSessionRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class ArchiveSessionResponse(BaseModel):
@@ -115,11 +102,8 @@ class ArchiveSessionResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ArchiveSessionResponse = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class Implementation(BaseModel):
@@ -138,6 +122,7 @@ class Implementation(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
+        ABSENT_ON_ERROR,
     ] = None
     version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
@@ -146,11 +131,8 @@ class Implementation(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class InitializeResponse(BaseModel):
@@ -169,10 +151,11 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={"loadSession": False, "sessionCapabilities": {}})] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -180,11 +163,8 @@ class InitializeResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_InitializeResponse = field_validator(
-        "agent_capabilities", "agent_info", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -221,11 +201,8 @@ class ListSessionsRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -239,7 +216,9 @@ class ListSessionsResponse(BaseModel):
         defer_build=True,
     )
     sessions: Annotated[
-        list[SessionInfo], Field(description="The sessions on this page.")
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
     ]
     next_cursor: Annotated[
         StrictStr | None,
@@ -247,6 +226,7 @@ class ListSessionsResponse(BaseModel):
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -254,28 +234,18 @@ class ListSessionsResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
-        skip_invalid_items
-    )
 
-    _absent_on_error_ListSessionsResponse = field_validator(
-        "next_cursor", "meta", mode="wrap"
-    )(absent_on_error)
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion",
-    Annotated[
-        StrictInt,
-        Field(
-            description="Integer version of the protocol, raised only for breaking changes.",
-            ge=0,
-            le=65535,
-        ),
-    ],
-)
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class SessionArchiveCapabilities(BaseModel):
@@ -296,22 +266,16 @@ class SessionArchiveCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionArchiveCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionArchiveFilter = TypeAliasType(
-    "SessionArchiveFilter",
-    Annotated[
-        Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-        ),
-    ],
-)
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
 
 
 class SessionCapabilities(BaseModel):
@@ -329,30 +293,35 @@ class SessionCapabilities(BaseModel):
         Field(
             description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     delete: Annotated[
         SessionDeleteCapabilities | None,
         Field(
             description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     resume: Annotated[
         SessionResumeCapabilities | None,
         Field(
             description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     close: Annotated[
         SessionCloseCapabilities | None,
         Field(
             description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archive: Annotated[
         SessionArchiveCapabilities | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are. An agent that sets this must also set `list`."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -360,11 +329,8 @@ class SessionCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCapabilities = field_validator(
-        "list", "delete", "resume", "close", "archive", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -383,11 +349,8 @@ class SessionCloseCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -406,22 +369,16 @@ class SessionDeleteCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionId = TypeAliasType(
-    "SessionId",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-        ),
-    ],
-)
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionInfo(BaseModel):
@@ -447,9 +404,12 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
         NOT_NULL,
+        SKIP_INVALID_ITEMS_OR_ABSENT,
     ] = None
     title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
+        StrictStr | None,
+        Field(description="Display title of the session."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -457,12 +417,14 @@ class SessionInfo(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archived: Annotated[
         StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -470,15 +432,8 @@ class SessionInfo(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfo = field_validator(
-        "title", "updated_at", "archived", "meta", mode="wrap"
-    )(absent_on_error)
-
-    _skip_invalid_items_or_absent_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -494,6 +449,7 @@ class SessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -501,6 +457,7 @@ class SessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archived: Annotated[
         StrictBool | None,
@@ -514,11 +471,8 @@ class SessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -537,11 +491,8 @@ class SessionListCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionNotification(BaseModel):
@@ -565,11 +516,8 @@ class SessionNotification(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -588,11 +536,8 @@ class SessionResumeCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -611,6 +556,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -618,6 +564,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archived: Annotated[
         StrictBool | None,
@@ -631,23 +578,17 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    Annotated[
-        SessionUpdateSessionInfoUpdate,
-        Field(
-            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
-            discriminator="session_update",
-        ),
-    ],
-)
+SessionUpdate: TypeAlias = Annotated[
+    SessionUpdateSessionInfoUpdate,
+    Field(
+        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
+        discriminator="session_update",
+    ),
+]
 
 
 class UnarchiveSessionRequest(BaseModel):
@@ -671,11 +612,8 @@ class UnarchiveSessionRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_UnarchiveSessionRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class UnarchiveSessionResponse(BaseModel):
@@ -696,8 +634,5 @@ class UnarchiveSessionResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_UnarchiveSessionResponse = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )

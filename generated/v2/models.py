@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 091e143b6030d901ef3b90ce514e6fe69e9287c18b232e689e4840076d7cec99
-# Content sha256: 8768b273631eb7a36c192946a734b908c576d6d4ed364fdba6e285fe08c4caec
+# Inputs sha256: a4bb518608f1e1bb50d646b0b5cb30c5ccc00ecb0739e0f698666d453c430baf
+# Content sha256: 9215b9972b4bea5ec3de42e0f9661e3ce53d7eb093fd933214aa68b774847096
 
 """Wire models of ACP protocol v2.
 
@@ -20,35 +20,22 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-)
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from .._runtime import (
+    ABSENT_ON_ERROR,
     NOT_NULL,
-    absent_on_error,
-    skip_invalid_items,
-    skip_invalid_items_or_absent,
+    SKIP_INVALID_ITEMS,
+    SKIP_INVALID_ITEMS_OR_ABSENT,
+    Lenient,
 )
 
-AbsolutePath = TypeAliasType(
-    "AbsolutePath",
-    Annotated[
-        StrictStr,
-        Field(
-            description="A filesystem path that starts at the root of the file system."
-        ),
-    ],
-)
+AbsolutePath: TypeAlias = Annotated[
+    StrictStr,
+    Field(description="A filesystem path that starts at the root of the file system."),
+]
 
 
 class AgentCapabilities(BaseModel):
@@ -66,6 +53,7 @@ class AgentCapabilities(BaseModel):
         Field(
             description="Session support; omitted or `null` means the agent offers no `session/*` methods. Listing is implied whenever this is present."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -73,11 +61,8 @@ class AgentCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_AgentCapabilities = field_validator(
-        "session", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -101,11 +86,8 @@ class ArchiveSessionRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ArchiveSessionRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class ArchiveSessionResponse(BaseModel):
@@ -126,11 +108,8 @@ class ArchiveSessionResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ArchiveSessionResponse = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class Implementation(BaseModel):
@@ -149,6 +128,7 @@ class Implementation(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
+        ABSENT_ON_ERROR,
     ] = None
     version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
@@ -157,11 +137,8 @@ class Implementation(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class InitializeResponse(BaseModel):
@@ -183,18 +160,15 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_InitializeResponse = field_validator(
-        "capabilities", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -231,11 +205,8 @@ class ListSessionsRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -249,7 +220,9 @@ class ListSessionsResponse(BaseModel):
         defer_build=True,
     )
     sessions: Annotated[
-        list[SessionInfo], Field(description="The sessions on this page.")
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
     ]
     next_cursor: Annotated[
         SessionListCursor | None,
@@ -257,6 +230,7 @@ class ListSessionsResponse(BaseModel):
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -264,28 +238,18 @@ class ListSessionsResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
-        skip_invalid_items
-    )
 
-    _absent_on_error_ListSessionsResponse = field_validator(
-        "next_cursor", "meta", mode="wrap"
-    )(absent_on_error)
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion",
-    Annotated[
-        StrictInt,
-        Field(
-            description="Integer version of the protocol, raised only for breaking changes.",
-            ge=0,
-            le=65535,
-        ),
-    ],
-)
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class SessionArchiveCapabilities(BaseModel):
@@ -306,22 +270,16 @@ class SessionArchiveCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionArchiveCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionArchiveFilter = TypeAliasType(
-    "SessionArchiveFilter",
-    Annotated[
-        Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-        ),
-    ],
-)
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
 
 
 class SessionCapabilities(BaseModel):
@@ -339,12 +297,14 @@ class SessionCapabilities(BaseModel):
         Field(
             description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archive: Annotated[
         SessionArchiveCapabilities | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -352,11 +312,8 @@ class SessionCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCapabilities = field_validator(
-        "delete", "archive", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -375,22 +332,16 @@ class SessionDeleteCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionId = TypeAliasType(
-    "SessionId",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-        ),
-    ],
-)
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionInfo(BaseModel):
@@ -416,9 +367,12 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
         NOT_NULL,
+        SKIP_INVALID_ITEMS_OR_ABSENT,
     ] = None
     title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
+        StrictStr | None,
+        Field(description="Display title of the session."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -426,12 +380,14 @@ class SessionInfo(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archived: Annotated[
         StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -439,15 +395,8 @@ class SessionInfo(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfo = field_validator(
-        "title", "updated_at", "archived", "meta", mode="wrap"
-    )(absent_on_error)
-
-    _skip_invalid_items_or_absent_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -463,6 +412,7 @@ class SessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -470,6 +420,7 @@ class SessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archived: Annotated[
         StrictBool | None,
@@ -483,11 +434,8 @@ class SessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -506,22 +454,16 @@ class SessionListCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionListCursor = TypeAliasType(
-    "SessionListCursor",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-        ),
-    ],
-)
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -540,6 +482,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -547,6 +490,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     archived: Annotated[
         StrictBool | None,
@@ -560,22 +504,16 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    Annotated[
-        SessionUpdateSessionInfoUpdate,
-        Field(
-            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
-        ),
-    ],
-)
+SessionUpdate: TypeAlias = Annotated[
+    SessionUpdateSessionInfoUpdate,
+    Field(
+        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
+    ),
+]
 
 
 class UnarchiveSessionRequest(BaseModel):
@@ -599,11 +537,8 @@ class UnarchiveSessionRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_UnarchiveSessionRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class UnarchiveSessionResponse(BaseModel):
@@ -624,11 +559,8 @@ class UnarchiveSessionResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_UnarchiveSessionResponse = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class UpdateSessionNotification(BaseModel):
@@ -652,8 +584,5 @@ class UpdateSessionNotification(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )

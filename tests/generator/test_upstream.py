@@ -39,7 +39,7 @@ def _bases(upstream: Path, schema: str) -> dict[int, Path]:
 
 
 def _class_names(source: str) -> list[str]:
-    return re.findall(r"^class (\w+)", source, re.M) + re.findall(r"^(\w+) = TypeAliasType\(", source, re.M)
+    return re.findall(r"^class (\w+)", source, re.M) + re.findall(r"^(\w+)(?:: TypeAlias)? = ", source, re.M)
 
 
 def _numbered(source: str, schema_names: set[str]) -> list[str]:

@@ -79,7 +79,13 @@ def main(parent: str, package: str) -> None:
         models = importlib.import_module(f"{package}.v{version}.models")
         methods = importlib.import_module(f"{package}.v{version}.methods")
         types = {}
+        # Plain aliases (`X: TypeAlias = ...`) are typing objects: known by their annotation.
+        annotations = vars(models).get("__annotations__", {})
+        aliases = {n for n, a in annotations.items() if a in ("TypeAlias", typing.TypeAlias)}
         for name in dir(models):
+            if name in aliases:
+                types[name] = {"kind": "alias", "literals": literals(getattr(models, name))}
+                continue
             if getattr(getattr(models, name), "__module__", models.__name__) != models.__name__:
                 continue  # imported, not defined here
             described = describe(getattr(models, name))

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5ef3fe6693f3b5821933da441eb636ee91d45e8d014bffbbc9646b0ee1cab52b
-# Content sha256: e0b4e407af67b6c6ca2307f845d03faee27f3c06828fc771bf008cfff6d30b97
+# Inputs sha256: a2ba43f58c7a25f139be05749b4c42bdfcacf1d064250dfbf3f3760ed918d714
+# Content sha256: a27f8e4ce27ccf948d56b313163429a29acb87e745fe24e2f228776a71e6e866
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

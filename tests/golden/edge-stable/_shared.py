@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8b69329317e56505131df54eed84fa25281b36d268ad3155cba3d2737ede304a
-# Content sha256: 80a573bfb7c904f2533b50ae0dc552059e2b3c8f2fbd4c74980baf620c1e1736
+# Inputs sha256: 22329e5adea941de97920b86147ae46fa16316524b93497670aa3aea807011db
+# Content sha256: 246eaa014c4a139c3e86029311660f848489ccbb7361e9327b62eb1682c99a89
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: dd51381f7d7792b6544460148ebec659a07aa569d52525a27e3891fd060cd4c3
-# Content sha256: ce33ce4c7dba6fa119ebb46d9ee6450e5904fac1e199bf0bd5b37813d9c60bd3
+# Inputs sha256: 5f55e12c615164ee9d2a3eade5b1098774f4035c82733c48342966d4f5e8d6e7
+# Content sha256: 91427e2be733993e562ed6f41816dad33e684f0e73b3be8fa1900eaa9822e6bb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c2ee51bc1713961d5da90499fdc68d5e8b8467cc94af4f19f5f44271a769af8
-# Content sha256: d314bd4e962467314546f18a64317430ad0d3a0d8b74bf18565c4e58a1975d02
+# Inputs sha256: beec24110edaf2b9c8f018864d11bd596ae2f86835ee4320bce47afd2bedd31e
+# Content sha256: db533db9b87c936f3e1bb20bc216b25def2be9d969e9f9155595b95f0d464b6b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from pydantic import (
-    BaseModel,
     GetCoreSchemaHandler,
     ValidationError,
     ValidationInfo,
@@ -135,9 +134,8 @@ def wire_path(
     return tuple(path)
 
 
-# Referenced by the models (see the models' BaseModel template): NOT_NULL in a field's
-# annotation; the validators once per marked class, plain functions that pydantic calls
-# without ``cls`` unless, as absent_on_error, their first parameter is named ``cls``.
+# Referenced by the models (see the models' BaseModel template): annotations in a field's
+# ``Annotated``, type-level, so that valid values are validated by pydantic-core alone.
 
 
 def _reject_null(value: Any) -> Any:
@@ -180,70 +178,80 @@ def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:
     return [item for i, item in enumerate(value) if i not in bad]
 
 
-def skip_invalid_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """``x-deserialize-skip-invalid-items``: list items that fail validation are dropped."""
-    try:
-        return handler(value)
-    except ValidationError as exc:
-        if not isinstance(value, list):
-            raise
-        return handler(_valid_items(value, exc))
+class Lenient:
+    """Annotation of a field with upstream's lenient-deserialisation markers:
 
+    * ``skip_invalid_items`` (``x-deserialize-skip-invalid-items``): list items that fail
+      validation are dropped;
+    * ``absent_on_error`` (``x-deserialize-default-on-error``, optional fields only): a
+      value that still fails is dropped as if it had not been sent. The field reads as
+      ``default`` (the field's own) but stays unset, so it is omitted on output, never an
+      explicit null, which may mean something ("clear the title").
 
-def _absent(
-    cls: type[BaseModel], handler: ValidatorFunctionWrapHandler, info: ValidationInfo
-) -> PydanticOmit:
-    """Make the field being validated read as its default but stay unset: pydantic counts a
-    value as set whenever a field validator returns one, so the default goes into the
-    model's dict (``info.data`` is that dict) and the returned ``PydanticOmit``, raised,
-    leaves the field out of ``model_fields_set``."""
-    assert info.field_name is not None and isinstance(
-        info.data, dict
-    )  # only ever on model fields
-    field = cls.model_fields[info.field_name]
-    default = field.get_default(call_default_factory=True)
-    # As pydantic would: a validated default becomes its model, a mutable one is copied.
-    info.data[info.field_name] = (
-        handler(default) if field.validate_default else copy.deepcopy(default)
-    )
-    return PydanticOmit()
+    The field's type is tried first, in pydantic-core; only a value that fails it reaches
+    the recovery, a Python function (so valid messages never call Python). The shared
+    instances below cover the usual cases; a field with another default gets its own.
+    """
 
+    def __init__(
+        self,
+        *,
+        skip_invalid_items: bool = False,
+        absent_on_error: bool = False,
+        default: Any = None,
+    ) -> None:
+        self.skip_invalid_items = skip_invalid_items
+        self.absent_on_error = absent_on_error
+        self.default = default
 
-def absent_on_error(
-    cls: type[BaseModel],
-    value: Any,
-    handler: ValidatorFunctionWrapHandler,
-    info: ValidationInfo,
-) -> Any:
-    """``x-deserialize-default-on-error`` on an optional field: an invalid value is dropped,
-    as if it had not been sent. The field reads as its default but stays unset, so it is
-    omitted on output, never an explicit null, which may mean something ("clear the
-    title"). A required field still fails (the marker is only applied to optional ones).
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        name = handler.field_name
+        if self.absent_on_error and name is None:
+            raise TypeError("absent_on_error marks a model field")
 
-    A field validator, not a model one: pydantic-core calls it only when the field is
-    present, so valid messages pay nothing (a model wrap validator would run on every
-    instance)."""
-    try:
-        return handler(value)
-    except ValidationError:
-        raise _absent(cls, handler, info) from None
-
-
-def skip_invalid_items_or_absent(
-    cls: type[BaseModel],
-    value: Any,
-    handler: ValidatorFunctionWrapHandler,
-    info: ValidationInfo,
-) -> Any:
-    """Both markers on one optional list field, in one validator (one call on the valid
-    path, not two): invalid items are dropped, and a value that still fails (not a list,
-    say) is dropped as a whole, as ``absent_on_error`` drops it."""
-    try:
-        return handler(value)
-    except ValidationError as exc:
-        if isinstance(value, list):
+        def recover(
+            value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
+        ) -> Any:
             try:
-                return handler(_valid_items(value, exc))
-            except ValidationError:
-                pass
-        raise _absent(cls, handler, info) from None
+                return validate(value)
+            except ValidationError as exc:
+                if self.skip_invalid_items and isinstance(value, list):
+                    try:
+                        return validate(_valid_items(value, exc))
+                    except ValidationError:
+                        if not self.absent_on_error:
+                            raise
+                elif not self.absent_on_error:
+                    raise
+            # pydantic counts a field as set whenever its validator returns a value; so the
+            # default goes into the model's dict (``info.data`` is that dict) and the raised
+            # PydanticOmit leaves the field out of ``model_fields_set``.
+            assert name is not None and isinstance(info.data, dict)
+            default = self.default
+            info.data[name] = (
+                None if default is None else validate(copy.deepcopy(default))
+            )
+            raise PydanticOmit
+
+        fallback = core_schema.with_info_wrap_validator_function(recover, schema)
+        return core_schema.union_schema([schema, fallback], mode="left_to_right")
+
+    def __repr__(self) -> str:
+        args = [
+            f"{flag}=True"
+            for flag in ("skip_invalid_items", "absent_on_error")
+            if getattr(self, flag)
+        ]
+        if self.default is not None:
+            args.append(f"default={self.default!r}")
+        return f"Lenient({', '.join(args)})"
+
+
+ABSENT_ON_ERROR: Final = Lenient(absent_on_error=True)
+SKIP_INVALID_ITEMS: Final = Lenient(skip_invalid_items=True)
+SKIP_INVALID_ITEMS_OR_ABSENT: Final = Lenient(
+    skip_invalid_items=True, absent_on_error=True
+)

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4595da8a0b1e2bfaf1b6d9cdb3ea6c139a79e265f9b3f5bc0a5449f972f728f1
-# Content sha256: 6e0dacc2bc69c485d2a95ab90d8627d8b18853f7a826df9ea53b9419de69a94c
+# Inputs sha256: eb690beb4bac7c6a1b3eff69c0d27797a053957d433dd638dab171a7f7a0de5f
+# Content sha256: 822e9f8be8082b0438d8016ce2ca47514e71845342ab260483424f66eb64fb78
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f9f119f89f9ae28a26d264333348ec976d25dc7179ed040d6679518858de4e2d
-# Content sha256: 72202799690b1a6ca76aa3d8e24ab47c36e18d02bd58f2e4baed4a585d7a81d3
+# Inputs sha256: cd1249dc3bd986187b1b732bf1d26a0e08691cac2ff63cabed233ebf7be193cd
+# Content sha256: 2452ff218a1e8c958131f02f9c29815ec4874380041926330978712dc5ef7848
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

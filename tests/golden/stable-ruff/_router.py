@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 992500687b4c3aac1519e39b7cab00dabe26d10179bb2ed43475467e516ba256
-# Content sha256: 4893d63fc82eb888b24ae73e261d83caa24e8690dce4adc9c80a27f8f84603ba
+# Inputs sha256: fb6bd6eb86af9f6baa83a8308b8f440ec19031871404c13bad99d4bd2d5febbf
+# Content sha256: a8068959b888151979d4e6350adc02820fe40e6a8f60138442b1ad09176424c2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

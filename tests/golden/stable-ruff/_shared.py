@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dd1700cd82f8358935f1c502bb5082572ad912284ae3f03de52034ffeea595ff
-# Content sha256: ba37148a570510052b15cfafe35d3ae45f4569c4c6a9cf3fa4a0d605eb835fbb
+# Inputs sha256: bd4ff3a116a9b51616ef1e4778f3edbd7afd770f4d5a3a690cf36f41e3343bbe
+# Content sha256: 80a04c2f7c0b0cef95ff23c8757ff1d405d4a3b58fffbe801d88da08f665606e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

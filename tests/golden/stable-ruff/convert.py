@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 88044193304aaa9f6e095883fc4504580f17dc004e9792e41ed6df1f7991c76d
-# Content sha256: 449f2e5c894bf7783ddc04701feb452021c67d31b530f6cc7d2a7a775080f8c6
+# Inputs sha256: aef263aa33fe3222b9aaf5fe43fbdf15cbe38cc6e3e156cc4f5c41345c668580
+# Content sha256: fae85b7f269e0b02645dcb144cb6e0b4b5b83a05fbeebeaf644b74b2e1dd05c9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: dcd964ca93f903436cac6cbcb9ca6b089aaa974b0c891c9ea9060cd7998f7698
-# Content sha256: ca6e5dab86b0298a0d3ecd5aad7eab1d6d172491f4d133c7a3267c216675ecaa
+# Inputs sha256: 4a06b0cd4ed6a7045add0cd6f560b32ee612b91c9d5e6351d3e8530e4278edef
+# Content sha256: 59c031a11c556248e1b5a925203305b029fb7f0fe389b700ab9aa7ce792d01cd
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

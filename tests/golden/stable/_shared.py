@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f161c48e93e6dd9e52276793735a76097cf1d8680a72649574e5c164810aaf60
-# Content sha256: f9129ad5eb86cc669efcc210923e05d9747405a54b2a1cf7ea26ffd809ae117a
+# Inputs sha256: 73fb4e40dbdeb419db1c2be4b1ceb2895cb6c4cf27404cba5e1a4e7950b2ff20
+# Content sha256: 1c592961e176adaea6c08985a90ee5642317c48c8a5490e3ac32fbc8bb5a9e7c
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

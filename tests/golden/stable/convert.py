@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e6b9bc5cec569064677ea9952a0372f320b24bf57d6dacabb256558cb49c49e
-# Content sha256: 8509ebddd1e5b1108774a35930ae64a0d7d77d89b3c218d8f2b2a31ca5b7fa1a
+# Inputs sha256: 784e4d5e764c63cd47e884ea83c2cdc57a51ed2a1e36be926b9c8dbc0de1eca3
+# Content sha256: 3be5cf32f9d74d25b739e5f304007f61bf16c6133fffee7915220f3c3d655d1e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

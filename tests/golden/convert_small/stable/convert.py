@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 35ab8a9106ea5eff5a83abec38032318f4abd601c447aee77a49db57abed881b
-# Content sha256: 8accfad2e0eecce41fc918008d8c85d2a4a140d26dd5db4dfcab9a42ac88b069
+# Inputs sha256: 37d4918d7bd7c92ca4ffd64570fbaeef7255d5257d6f172b9792707c839e82dc
+# Content sha256: 2276eb84a09a845385f7dc129523f8848ae8f6286cfa583bf600ea789c66281f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

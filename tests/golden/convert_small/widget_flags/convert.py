@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 22598b16a5c5071722c82918f2854a5dc2ee4fc55809f2ee0766658199527c37
-# Content sha256: a87570e1f183d0866aa4c53d2584a65242904abb7747f4592d2039141931e8e9
+# Inputs sha256: f4256b7c57c42786319c5683e5dc06959d27c97e49b52f57afa3211457da7fad
+# Content sha256: e29eb64af5ae75e5185a7b96ded703c4bf82a5d38d8a0961d2ff180b1a96d9c1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 98ee753d6edd75e63a48c66112f37e0532eae98b0e0f310eb893e9ae4606c3d4
-# Content sha256: 4ecb71974229cacf83a471b9651dbbf56ccbc68c584cf8298883fe6341ad79ab
+# Inputs sha256: 3dcb3ea126778c805206f555f08c5d10c167c6f6b1ed54be8c195fe6c40da863
+# Content sha256: cb71d5a119fc6e5f7451066a72a1b5368429f9f43931f9e8addab6171b32a701
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1039486216c31777bac7af6ff9b747d878c00751493e55bd037920425bb7db49
-# Content sha256: 779e80d1d12b941fbc23338389af6069b0ce668d9352df382a347388dc3cebe9
+# Inputs sha256: f5e92252864df86c842f3ef058340c1301060079cf676d6a0e635f4bb502bc29
+# Content sha256: 6e2203368767df10cd29096c8e0f473f86822f10509e066be11319e409950b6d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

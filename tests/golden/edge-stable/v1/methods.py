@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3897401a90ae14939978739918e7b6e44e8878ee3785b708956b2a80fafc74b9
-# Content sha256: 55fbd4fea1b6f725e8cdb0af9a43ef63d9d0c8532b25148a69a81798a9f5299f
+# Inputs sha256: 14ea8580e78bd95264c3dc69dc9a8d99f53ca267b0b9bb2179576e5371e3eea0
+# Content sha256: 9b4ad7d2179c87e916a5de2e7f7d5b66efa2167a95a37274bd4d8dd727f2b557
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

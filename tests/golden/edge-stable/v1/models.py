@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7865952d006ae690c8b90e37713fe78e92d3ed1ecb7c2114612216ccb2f8d47d
-# Content sha256: e612ec1701e3b0e13dddfd102e8d5eb25b2764faa323f51fc989181764809a2b
+# Inputs sha256: babb903328b018e8bab69486df92d3ac36be37ecedcfbeb0b329efb503837e0c
+# Content sha256: a1768a8f0a08dd087fe99bb5c3e10a8e7979be4ce9754a4857dfa5079a97f3ae
 
 """Wire models of ACP protocol v1.
 
@@ -20,10 +20,9 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
-from typing_extensions import TypeAliasType
 
 from .._runtime import NOT_NULL
 
@@ -44,13 +43,10 @@ class Holder(BaseModel):
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
 
-Level = TypeAliasType(
-    "Level",
-    Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | StrictStr,
-        Field(description="An open enum: three known values, any other string kept."),
-    ],
-)
+Level: TypeAlias = Annotated[
+    Literal["low"] | Literal['it\'s "high"'] | StrictStr,
+    Field(description="An open enum: three known values, any other string kept."),
+]
 
 
 class PingNotification(BaseModel):

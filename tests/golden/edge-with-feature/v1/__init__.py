@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5dafe7b3f7ff74f3b53ec3b43a13674056d4167be49eb179dc0e9e9dd16e414a
-# Content sha256: 8a2cb56e846c47194b5dd8d3376a2f81e640716284754f7c57a5e72af1282727
+# Inputs sha256: 5edeaee0b82260facea77299b1252186647d087558817b9ed7fe98eb3f8e9e6a
+# Content sha256: 4cb66e3b8bceac795c0fc26dc10fa8ef0c52000ec426a9ccfc55e194551810ff
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

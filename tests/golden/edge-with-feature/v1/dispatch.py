@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 25be6d760c08f908d91d14a4ee16d941364284d8ecdca99af150a968330e2bfc
-# Content sha256: ae14f4f426df729598bda5067ad61780431d865f3eb79c60cab5746179bd5c67
+# Inputs sha256: 4418f74534fdff9228000aa76178db999ef7923c71ff77bb293cef82d863b07e
+# Content sha256: a654a439fac6e77b51d3ce954fd48f5c37f0bd1e0b9650bf056d35213a4f7773
 
 """Method dispatch for the agent side of ACP protocol v1.
 

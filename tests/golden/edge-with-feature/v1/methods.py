@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f16c972fe880e395d4021470bced2e37e6df1ce82e2ebe7ef7db753fb9acca0
-# Content sha256: 7583e3729ea3637b56a5549e71c20fad8d5b94d97f1882267e7da76b95cf90a7
+# Inputs sha256: 10ad61a16a7e24d5af47230563493081558f81d74029a6724011fd0dec6d6bf6
+# Content sha256: 0cc79daea158891b9180f8161f11962ee37d650cd81d796f145c9874ed5931ae
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8b42e18e6478fec802e86781dce737b7232dc49e8e03a30126fb99556095206d
-# Content sha256: e4d2b0bed8a792a97887c561dd5cc927581fe0aa8fae4f1c9663f22b6044531f
+# Inputs sha256: ace935289c3cbc90a82b81cc270725c7f673365e22f9f3cb677803500fa392cf
+# Content sha256: 337930a8d259648478b6c49fb8aaf9e3cf1003089d11ccf01ab7dca11a62bad6
 
 """Wire models of ACP protocol v1.
 
@@ -20,10 +20,9 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
-from typing_extensions import TypeAliasType
 
 from .._runtime import NOT_NULL
 
@@ -51,13 +50,10 @@ class Holder(BaseModel):
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
 
-Level = TypeAliasType(
-    "Level",
-    Annotated[
-        Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
-        Field(description="An open enum: three known values, any other string kept."),
-    ],
-)
+Level: TypeAlias = Annotated[
+    Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
+    Field(description="An open enum: three known values, any other string kept."),
+]
 
 
 class PingNotification(BaseModel):

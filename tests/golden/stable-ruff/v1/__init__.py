@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3544a97a643133063aea53dc58dc04496660eb800e8cfc7440cbb3011aff52d0
-# Content sha256: cd43025aec23b4603b3365fa7fd572bf622b8c518d512321a7a8e27b85e05dc4
+# Inputs sha256: ec2e3ba2b2066ac96565083c41cc5e6f485db27ec2b2e1ec90de33752d8b92df
+# Content sha256: b2ca25c6eac0c1a70288d6389f49a920c852996a96b5a22be832bce0b74f08bb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

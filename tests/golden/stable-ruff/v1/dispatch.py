@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 33e89e6cc7f1aa2ecc5b3384f378d548b1c8bd729f8c0c65a16077d48b21a733
-# Content sha256: 3168e01ac806e6eb803fa1ef62ca59a38d03fa7c5dab62a952ad9ccade031fbd
+# Inputs sha256: 419b61b142501a85481a8253ac1e5cb90858d9dff68cb6bea86bf75ae7e1b97a
+# Content sha256: ffceb2c154318fa2c1a66fdb5bd656374e7e77ba451c4f90db255ff47286b323
 
 """Method dispatch for the agent side of ACP protocol v1.
 

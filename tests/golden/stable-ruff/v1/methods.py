@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e736096e790d6fb7b4b7d5f03940a09c296fc2df20478c3cb16195be8b13d06f
-# Content sha256: 3568e629d7d972e67237848035a3915703cb750054ece34f30b7ba57ebd76131
+# Inputs sha256: 11f1392cbf4692306d6eb8523989b1ad7c6710f6c0a7e1d77a3ab3183d6fc6a5
+# Content sha256: 30f97ab4b47d335943ddc423d555437b5d47b46385134b5c3ae4a3eea87ee1de
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

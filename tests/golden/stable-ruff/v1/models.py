@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 509ff1cc77a51e4bc96d8e30ba377684fdb34c379257bcd2d1cdbab5d3a8da77
-# Content sha256: 0d46a4e551f1501850c9403e0924fc777d2590d76aa92390a33cee3a0df395bc
+# Inputs sha256: 283c549a1738aec078a0f2a9abfd5d67170aacb6c17286c035567dece377a29d
+# Content sha256: ec8788b7f07321bc86117e397f58b2fc9562e3cd8710a4aae81ac602f39525d2
 
 """Wire models of ACP protocol v1.
 
@@ -20,12 +20,17 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items, skip_invalid_items_or_absent
+from .._runtime import (
+    ABSENT_ON_ERROR,
+    NOT_NULL,
+    SKIP_INVALID_ITEMS,
+    SKIP_INVALID_ITEMS_OR_ABSENT,
+    Lenient,
+)
 
 
 class AgentCapabilities(BaseModel):
@@ -39,7 +44,9 @@ class AgentCapabilities(BaseModel):
         defer_build=True,
     )
     load_session: Annotated[
-        StrictBool, Field(alias="loadSession", description="Whether `session/load` is available.")
+        StrictBool,
+        Field(alias="loadSession", description="Whether `session/load` is available."),
+        Lenient(absent_on_error=True, default=False),
     ] = False
     session_capabilities: Annotated[
         SessionCapabilities,
@@ -48,6 +55,7 @@ class AgentCapabilities(BaseModel):
             description="Optional session-lifecycle methods.",
             validate_default=True,
         ),
+        Lenient(absent_on_error=True, default={}),
     ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
@@ -55,11 +63,8 @@ class AgentCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_AgentCapabilities = field_validator(
-        "load_session", "session_capabilities", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -76,6 +81,7 @@ class Implementation(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
+        ABSENT_ON_ERROR,
     ] = None
     version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
@@ -84,9 +90,8 @@ class Implementation(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(absent_on_error)
 
 
 class InitializeResponse(BaseModel):
@@ -108,10 +113,12 @@ class InitializeResponse(BaseModel):
         Field(
             alias="agentCapabilities", description="What the agent supports.", validate_default=True
         ),
+        Lenient(absent_on_error=True, default={"loadSession": False, "sessionCapabilities": {}}),
     ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -119,11 +126,8 @@ class InitializeResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_InitializeResponse = field_validator(
-        "agent_capabilities", "agent_info", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -150,9 +154,8 @@ class ListSessionsRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class ListSessionsResponse(BaseModel):
@@ -165,13 +168,16 @@ class ListSessionsResponse(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    sessions: Annotated[list[SessionInfo], Field(description="The sessions on this page.")]
+    sessions: Annotated[
+        list[SessionInfo], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS
+    ]
     next_cursor: Annotated[
         StrictStr | None,
         Field(
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -179,28 +185,18 @@ class ListSessionsResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
-        skip_invalid_items
-    )
 
-    _absent_on_error_ListSessionsResponse = field_validator("next_cursor", "meta", mode="wrap")(
-        absent_on_error
-    )
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion",
-    Annotated[
-        StrictInt,
-        Field(
-            description="Integer version of the protocol, raised only for breaking changes.",
-            ge=0,
-            le=65535,
-        ),
-    ],
-)
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class SessionCapabilities(BaseModel):
@@ -218,24 +214,28 @@ class SessionCapabilities(BaseModel):
         Field(
             description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     delete: Annotated[
         SessionDeleteCapabilities | None,
         Field(
             description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     resume: Annotated[
         SessionResumeCapabilities | None,
         Field(
             description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     close: Annotated[
         SessionCloseCapabilities | None,
         Field(
             description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -243,11 +243,8 @@ class SessionCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCapabilities = field_validator(
-        "list", "delete", "resume", "close", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -266,11 +263,8 @@ class SessionCloseCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -289,22 +283,16 @@ class SessionDeleteCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionId = TypeAliasType(
-    "SessionId",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-        ),
-    ],
-)
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionInfo(BaseModel):
@@ -328,14 +316,18 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
         NOT_NULL,
+        SKIP_INVALID_ITEMS_OR_ABSENT,
     ] = None
-    title: Annotated[StrictStr | None, Field(description="Display title of the session.")] = None
+    title: Annotated[
+        StrictStr | None, Field(description="Display title of the session."), ABSENT_ON_ERROR
+    ] = None
     updated_at: Annotated[
         StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -343,15 +335,8 @@ class SessionInfo(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfo = field_validator("title", "updated_at", "meta", mode="wrap")(
-        absent_on_error
-    )
-
-    _skip_invalid_items_or_absent_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -365,7 +350,9 @@ class SessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     title: Annotated[
-        StrictStr | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -373,6 +360,7 @@ class SessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -380,11 +368,8 @@ class SessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -403,9 +388,8 @@ class SessionListCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class SessionNotification(BaseModel):
@@ -428,9 +412,8 @@ class SessionNotification(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -449,11 +432,8 @@ class SessionResumeCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -468,7 +448,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     )
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
     title: Annotated[
-        StrictStr | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -476,6 +458,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -483,20 +466,14 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    Annotated[
-        SessionUpdateSessionInfoUpdate,
-        Field(
-            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
-            discriminator="session_update",
-        ),
-    ],
-)
+SessionUpdate: TypeAlias = Annotated[
+    SessionUpdateSessionInfoUpdate,
+    Field(
+        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
+        discriminator="session_update",
+    ),
+]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fea08d21a44c892eb0b52c4ee9003ada7441e17064c19344f6b86e2294d0d5be
-# Content sha256: ed92ae2b9ac5cbc9e384668d551d79371292696597e0568d05a8f19772c27dec
+# Inputs sha256: 7f542469c5a51afb00f5fac8647c58a8d36f612491253f2e845ee42e0da0ab1c
+# Content sha256: 2557e2447e749243877db3fc7ce75bd4e253a0983949bda7c73b57b1e465e299
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7828f56277c84f9b4735ee7d7928766d630bd007bf6f0b479aca43034b20dda3
-# Content sha256: 518245216e3cf7d312210db2e382cca4fbe419a2fb66ab06e481982eea5fcf3d
+# Inputs sha256: 2d071756c4a6b552db56595122fe7f227e4b4a454b70e45481bfb938372b5389
+# Content sha256: a3cf5ae4e4b4a50b05eef83c3fb106d4f89f2f9e0322c63746dfd438288bcefe
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: feb2a5e66d102e07093ff249f0690c18ab8ced63e4a23f79f00ded3e2cdb3890
-# Content sha256: b08ca7fc44e393c616b9b3575f9744e402fe0bbf6973003bb5fa764f2c69a735
+# Inputs sha256: aa7c650d1542f301a25db7d3db732ad0f2f8531368de8fc196bf156b81fd16d2
+# Content sha256: 8bcea7776f9aff0b34195ff00fbb0e7ec8229719ef3a40aa20339a66b5d7f716
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6d19c3c3a735179e5491f543d4f2a3370abc7e5d04466efdeba208b80ed7ab3d
-# Content sha256: d25eba1b957b0af0163e2b7f83f6948074b64bafbc64b86be4c38d625afc10f6
+# Inputs sha256: c41787f512dc5a1e3961a778d69086850930665735e75398113626316842b45f
+# Content sha256: fc0bd4bfbdb2a6744fbd9bee681bca9245412923154df2e5974be9aa640aa633
 
 """Wire models of ACP protocol v2.
 
@@ -20,20 +20,21 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from .._runtime import NOT_NULL, absent_on_error, skip_invalid_items, skip_invalid_items_or_absent
-
-AbsolutePath = TypeAliasType(
-    "AbsolutePath",
-    Annotated[
-        StrictStr,
-        Field(description="A filesystem path that starts at the root of the file system."),
-    ],
+from .._runtime import (
+    ABSENT_ON_ERROR,
+    NOT_NULL,
+    SKIP_INVALID_ITEMS,
+    SKIP_INVALID_ITEMS_OR_ABSENT,
+    Lenient,
 )
+
+AbsolutePath: TypeAlias = Annotated[
+    StrictStr, Field(description="A filesystem path that starts at the root of the file system.")
+]
 
 
 class AgentCapabilities(BaseModel):
@@ -51,6 +52,7 @@ class AgentCapabilities(BaseModel):
         Field(
             description="Session support; omitted or `null` means the agent offers no `session/*` methods. Listing is implied whenever this is present."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -58,11 +60,8 @@ class AgentCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_AgentCapabilities = field_validator("session", "meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class Implementation(BaseModel):
@@ -79,6 +78,7 @@ class Implementation(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
+        ABSENT_ON_ERROR,
     ] = None
     version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
@@ -87,9 +87,8 @@ class Implementation(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(absent_on_error)
 
 
 class InitializeResponse(BaseModel):
@@ -108,7 +107,9 @@ class InitializeResponse(BaseModel):
     ]
     info: Annotated[Implementation, Field(description="Which agent program is answering.")]
     capabilities: Annotated[
-        AgentCapabilities, Field(description="What the agent supports.", validate_default=True)
+        AgentCapabilities,
+        Field(description="What the agent supports.", validate_default=True),
+        Lenient(absent_on_error=True, default={}),
     ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
@@ -116,11 +117,8 @@ class InitializeResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_InitializeResponse = field_validator("capabilities", "meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class ListSessionsRequest(BaseModel):
@@ -147,9 +145,8 @@ class ListSessionsRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(absent_on_error)
 
 
 class ListSessionsResponse(BaseModel):
@@ -162,13 +159,16 @@ class ListSessionsResponse(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    sessions: Annotated[list[SessionInfo], Field(description="The sessions on this page.")]
+    sessions: Annotated[
+        list[SessionInfo], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS
+    ]
     next_cursor: Annotated[
         SessionListCursor | None,
         Field(
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -176,28 +176,18 @@ class ListSessionsResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
-        skip_invalid_items
-    )
 
-    _absent_on_error_ListSessionsResponse = field_validator("next_cursor", "meta", mode="wrap")(
-        absent_on_error
-    )
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion",
-    Annotated[
-        StrictInt,
-        Field(
-            description="Integer version of the protocol, raised only for breaking changes.",
-            ge=0,
-            le=65535,
-        ),
-    ],
-)
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class SessionCapabilities(BaseModel):
@@ -215,6 +205,7 @@ class SessionCapabilities(BaseModel):
         Field(
             description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -222,11 +213,8 @@ class SessionCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCapabilities = field_validator("delete", "meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -245,22 +233,16 @@ class SessionDeleteCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionId = TypeAliasType(
-    "SessionId",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-        ),
-    ],
-)
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionInfo(BaseModel):
@@ -284,14 +266,18 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
         NOT_NULL,
+        SKIP_INVALID_ITEMS_OR_ABSENT,
     ] = None
-    title: Annotated[StrictStr | None, Field(description="Display title of the session.")] = None
+    title: Annotated[
+        StrictStr | None, Field(description="Display title of the session."), ABSENT_ON_ERROR
+    ] = None
     updated_at: Annotated[
         StrictStr | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -299,15 +285,8 @@ class SessionInfo(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfo = field_validator("title", "updated_at", "meta", mode="wrap")(
-        absent_on_error
-    )
-
-    _skip_invalid_items_or_absent_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -321,7 +300,9 @@ class SessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     title: Annotated[
-        StrictStr | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -329,6 +310,7 @@ class SessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -336,11 +318,8 @@ class SessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -359,20 +338,16 @@ class SessionListCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(absent_on_error)
 
-
-SessionListCursor = TypeAliasType(
-    "SessionListCursor",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-        ),
-    ],
-)
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -387,7 +362,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     )
     session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
     title: Annotated[
-        StrictStr | None, Field(description="New display title; `null` removes the title.")
+        StrictStr | None,
+        Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -395,6 +372,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -402,22 +380,16 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    Annotated[
-        SessionUpdateSessionInfoUpdate,
-        Field(
-            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
-        ),
-    ],
-)
+SessionUpdate: TypeAlias = Annotated[
+    SessionUpdateSessionInfoUpdate,
+    Field(
+        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
+    ),
+]
 
 
 class UpdateSessionNotification(BaseModel):
@@ -440,8 +412,5 @@ class UpdateSessionNotification(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9580009ba8680c23812d71672d1d75952a8d5f8c65a788913691809de191af9e
-# Content sha256: cc698cb23b84d8b57a7a992b114b9ddd1bac49758870c97f78fb1dc48249cc6a
+# Inputs sha256: 874ff5d80ea30098ba4c329091a3562539d7d9593d2b48f532c9b163c0d09b8c
+# Content sha256: 6bddce1c27b58ce1ca5e8c2b583e8f5ed203e0fce4907f5724e7c80c7643e93e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d560ac8ff088b12a6f3e784fd9113e90b1edb7df8a8a4c8f2178c5769740618
-# Content sha256: 00ce09337bdfe9f0c377cb6b297210bc07c78498fde075a7298466ca951c1627
+# Inputs sha256: 28d7fa1787c48bfba634c9c22aaaedf18e86b92ed9e8ba78d358331a762b394f
+# Content sha256: 4cecb5e07366cd031a97bb9ed44f4852d40d1107e489bf6c42ad9934b5b2464a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

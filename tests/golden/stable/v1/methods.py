@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 71acad731bf2b31079b98112a0a349138a5126d8bc0a31156f972c750c3c754f
-# Content sha256: d37fb5c271a7715b3b393839e9466e136ed4692daddce9a7872994534154eb27
+# Inputs sha256: 0ae9c0d16f07d27f9824c8d1d8bf2c55f04183172161a679c6af4415bae277ff
+# Content sha256: 0e76076a1ba73f6d1d562881665943ff9401a00093f189d191c1659df37c2744
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

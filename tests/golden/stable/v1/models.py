@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ba76ae8433072a40019dbc6f3dff4a8cfc3e67bbd41a17554f4ebefc7d77ff1
-# Content sha256: 4349c4b2dc7d7732899059b0b19ae5e13fa1ea4f92e06eec4e58e80267d00551
+# Inputs sha256: 916d433f3dc4d9fdc57df56164c65b1a7a15e1db5a4e5f7b54e1c42188439a17
+# Content sha256: e3f209b22844ac80cf26a6ae75fff6c1030bc7a6ca02fcd4171b5b3ebee626bb
 
 """Wire models of ACP protocol v1.
 
@@ -20,24 +20,16 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-)
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from .._runtime import (
+    ABSENT_ON_ERROR,
     NOT_NULL,
-    absent_on_error,
-    skip_invalid_items,
-    skip_invalid_items_or_absent,
+    SKIP_INVALID_ITEMS,
+    SKIP_INVALID_ITEMS_OR_ABSENT,
+    Lenient,
 )
 
 
@@ -54,19 +46,17 @@ class AgentCapabilities(BaseModel):
     load_session: Annotated[
         StrictBool,
         Field(alias="loadSession", description="Whether `session/load` is available."),
+        Lenient(absent_on_error=True, default=False),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True)] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_AgentCapabilities = field_validator(
-        "load_session", "session_capabilities", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -85,6 +75,7 @@ class Implementation(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
+        ABSENT_ON_ERROR,
     ] = None
     version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
@@ -93,11 +84,8 @@ class Implementation(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class InitializeResponse(BaseModel):
@@ -116,10 +104,11 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True)] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={"loadSession": False, "sessionCapabilities": {}})] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -127,11 +116,8 @@ class InitializeResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_InitializeResponse = field_validator(
-        "agent_capabilities", "agent_info", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -162,11 +148,8 @@ class ListSessionsRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -180,7 +163,9 @@ class ListSessionsResponse(BaseModel):
         defer_build=True,
     )
     sessions: Annotated[
-        list[SessionInfo], Field(description="The sessions on this page.")
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
     ]
     next_cursor: Annotated[
         StrictStr | None,
@@ -188,6 +173,7 @@ class ListSessionsResponse(BaseModel):
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -195,28 +181,18 @@ class ListSessionsResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
-        skip_invalid_items
-    )
 
-    _absent_on_error_ListSessionsResponse = field_validator(
-        "next_cursor", "meta", mode="wrap"
-    )(absent_on_error)
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion",
-    Annotated[
-        StrictInt,
-        Field(
-            description="Integer version of the protocol, raised only for breaking changes.",
-            ge=0,
-            le=65535,
-        ),
-    ],
-)
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class SessionCapabilities(BaseModel):
@@ -234,24 +210,28 @@ class SessionCapabilities(BaseModel):
         Field(
             description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     delete: Annotated[
         SessionDeleteCapabilities | None,
         Field(
             description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     resume: Annotated[
         SessionResumeCapabilities | None,
         Field(
             description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     close: Annotated[
         SessionCloseCapabilities | None,
         Field(
             description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -259,11 +239,8 @@ class SessionCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCapabilities = field_validator(
-        "list", "delete", "resume", "close", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionCloseCapabilities(BaseModel):
@@ -282,11 +259,8 @@ class SessionCloseCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCloseCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -305,22 +279,16 @@ class SessionDeleteCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionId = TypeAliasType(
-    "SessionId",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-        ),
-    ],
-)
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionInfo(BaseModel):
@@ -346,9 +314,12 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
         NOT_NULL,
+        SKIP_INVALID_ITEMS_OR_ABSENT,
     ] = None
     title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
+        StrictStr | None,
+        Field(description="Display title of the session."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -356,6 +327,7 @@ class SessionInfo(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -363,15 +335,8 @@ class SessionInfo(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfo = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
-
-    _skip_invalid_items_or_absent_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -387,6 +352,7 @@ class SessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -394,6 +360,7 @@ class SessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -401,11 +368,8 @@ class SessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -424,11 +388,8 @@ class SessionListCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionNotification(BaseModel):
@@ -452,11 +413,8 @@ class SessionNotification(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionNotification = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionResumeCapabilities(BaseModel):
@@ -475,11 +433,8 @@ class SessionResumeCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionResumeCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -498,6 +453,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -505,6 +461,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -512,20 +469,14 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    Annotated[
-        SessionUpdateSessionInfoUpdate,
-        Field(
-            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
-            discriminator="session_update",
-        ),
-    ],
-)
+SessionUpdate: TypeAlias = Annotated[
+    SessionUpdateSessionInfoUpdate,
+    Field(
+        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
+        discriminator="session_update",
+    ),
+]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 588404fed62d981513b1fad4233b93421c2b3e4544f44006f1ac97a71e19863d
-# Content sha256: c02c997d418615a415dd08fc6759134ef96750aec65bff7595c9f132b5efea99
+# Inputs sha256: 3cbfad77bb1d4754a03ae75f16fec98e54f73ffaab3db688252887709d732e9c
+# Content sha256: 84784c135cc3bf7e44d94244f6366f7c06ecf6367567ba7d769d799080266562
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d7378f484d3d839ed4fe45682305920e5fabda8b0a2d70e96f4c2d74b3b2c370
-# Content sha256: 9e5c59d189ecaa845bfc68544bd0159f8c64ada6ee3c6ffe300b28fbfe5209bd
+# Inputs sha256: 24bb988ef048e59648642f766d2e890123c4c6040a7a64f449cbc0331a9015d0
+# Content sha256: 68dd8823369a918dc5c79a7c01d92f28122dfcb1718db4e8a910424e383cdb59
 
 """Method dispatch for the agent side of ACP protocol v2.
 

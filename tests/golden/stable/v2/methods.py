@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f9dc681fee70249f52614844b3d91120a1660bc19022df9166040612fbd9416
-# Content sha256: 61ec2ec8af39c8b183041be238fc445662390ce8b05162fd4b8a73a66ea6deed
+# Inputs sha256: d3ba459fd0ef077f8aba095c1f33ffcb2cb67aa174e6fd2b3c829d908af57898
+# Content sha256: 6607b1ee9f57cc1126466663274a8ab1cc6c7a4764ac00840553ab3f9263fa4b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,8 +7,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 48220921c762224e6e6e1e4972c4536dabe86e8d3ade6e624d75b659ae38ad06
-# Content sha256: 9f6bf350259c397c0ea9b0ae227daa546c09147af36eb7d8693f5accc44fa862
+# Inputs sha256: 2a07d13cbbe40b971a83f46c5b6043c56300b3c3df48bd55676ba84fa1bea3e3
+# Content sha256: e38342b8b51af876b05e0b6a1349c4da158bd9c9c06137f1acf2b59d31680dcc
 
 """Wire models of ACP protocol v2.
 
@@ -20,27 +20,22 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
-from typing_extensions import TypeAliasType
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from .._runtime import (
+    ABSENT_ON_ERROR,
     NOT_NULL,
-    absent_on_error,
-    skip_invalid_items,
-    skip_invalid_items_or_absent,
+    SKIP_INVALID_ITEMS,
+    SKIP_INVALID_ITEMS_OR_ABSENT,
+    Lenient,
 )
 
-AbsolutePath = TypeAliasType(
-    "AbsolutePath",
-    Annotated[
-        StrictStr,
-        Field(
-            description="A filesystem path that starts at the root of the file system."
-        ),
-    ],
-)
+AbsolutePath: TypeAlias = Annotated[
+    StrictStr,
+    Field(description="A filesystem path that starts at the root of the file system."),
+]
 
 
 class AgentCapabilities(BaseModel):
@@ -58,6 +53,7 @@ class AgentCapabilities(BaseModel):
         Field(
             description="Session support; omitted or `null` means the agent offers no `session/*` methods. Listing is implied whenever this is present."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -65,11 +61,8 @@ class AgentCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_AgentCapabilities = field_validator(
-        "session", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class Implementation(BaseModel):
@@ -88,6 +81,7 @@ class Implementation(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="Human-oriented display name; `name` stands in when absent."),
+        ABSENT_ON_ERROR,
     ] = None
     version: Annotated[StrictStr, Field(description="Version string of the program.")]
     meta: Annotated[
@@ -96,11 +90,8 @@ class Implementation(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_Implementation = field_validator("title", "meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class InitializeResponse(BaseModel):
@@ -122,18 +113,15 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True)] = {}  # type: ignore[assignment]
+    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_InitializeResponse = field_validator(
-        "capabilities", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class ListSessionsRequest(BaseModel):
@@ -164,11 +152,8 @@ class ListSessionsRequest(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_ListSessionsRequest = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
 
 class ListSessionsResponse(BaseModel):
@@ -182,7 +167,9 @@ class ListSessionsResponse(BaseModel):
         defer_build=True,
     )
     sessions: Annotated[
-        list[SessionInfo], Field(description="The sessions on this page.")
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
     ]
     next_cursor: Annotated[
         SessionListCursor | None,
@@ -190,6 +177,7 @@ class ListSessionsResponse(BaseModel):
             alias="nextCursor",
             description="Token for the following page; absent when this page is the last.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -197,28 +185,18 @@ class ListSessionsResponse(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _skip_invalid_items_ListSessionsResponse = field_validator("sessions", mode="wrap")(
-        skip_invalid_items
-    )
 
-    _absent_on_error_ListSessionsResponse = field_validator(
-        "next_cursor", "meta", mode="wrap"
-    )(absent_on_error)
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion",
-    Annotated[
-        StrictInt,
-        Field(
-            description="Integer version of the protocol, raised only for breaking changes.",
-            ge=0,
-            le=65535,
-        ),
-    ],
-)
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class SessionCapabilities(BaseModel):
@@ -236,6 +214,7 @@ class SessionCapabilities(BaseModel):
         Field(
             description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -243,11 +222,8 @@ class SessionCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionCapabilities = field_validator(
-        "delete", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionDeleteCapabilities(BaseModel):
@@ -266,22 +242,16 @@ class SessionDeleteCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionDeleteCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionId = TypeAliasType(
-    "SessionId",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-        ),
-    ],
-)
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionInfo(BaseModel):
@@ -307,9 +277,12 @@ class SessionInfo(BaseModel):
             description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
         ),
         NOT_NULL,
+        SKIP_INVALID_ITEMS_OR_ABSENT,
     ] = None
     title: Annotated[
-        StrictStr | None, Field(description="Display title of the session.")
+        StrictStr | None,
+        Field(description="Display title of the session."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -317,6 +290,7 @@ class SessionInfo(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -324,15 +298,8 @@ class SessionInfo(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfo = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
-
-    _skip_invalid_items_or_absent_SessionInfo = field_validator(
-        "additional_directories", mode="wrap"
-    )(skip_invalid_items_or_absent)
 
 
 class SessionInfoUpdate(BaseModel):
@@ -348,6 +315,7 @@ class SessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -355,6 +323,7 @@ class SessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -362,11 +331,8 @@ class SessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_SessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
 
 class SessionListCapabilities(BaseModel):
@@ -385,22 +351,16 @@ class SessionListCapabilities(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionListCapabilities = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
 
-
-SessionListCursor = TypeAliasType(
-    "SessionListCursor",
-    Annotated[
-        StrictStr,
-        Field(
-            description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-        ),
-    ],
-)
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
 
 
 class SessionUpdateSessionInfoUpdate(BaseModel):
@@ -419,6 +379,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
+        ABSENT_ON_ERROR,
     ] = None
     updated_at: Annotated[
         StrictStr | None,
@@ -426,6 +387,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -433,22 +395,16 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
 
-    _absent_on_error_SessionUpdateSessionInfoUpdate = field_validator(
-        "title", "updated_at", "meta", mode="wrap"
-    )(absent_on_error)
 
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    Annotated[
-        SessionUpdateSessionInfoUpdate,
-        Field(
-            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
-        ),
-    ],
-)
+SessionUpdate: TypeAlias = Annotated[
+    SessionUpdateSessionInfoUpdate,
+    Field(
+        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
+    ),
+]
 
 
 class UpdateSessionNotification(BaseModel):
@@ -472,8 +428,5 @@ class UpdateSessionNotification(BaseModel):
             alias="_meta",
             description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
         ),
+        ABSENT_ON_ERROR,
     ] = None
-
-    _absent_on_error_UpdateSessionNotification = field_validator("meta", mode="wrap")(
-        absent_on_error
-    )
