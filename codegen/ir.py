@@ -27,6 +27,7 @@ Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object"
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
 LENIENT = "x-deserialize-default-on-error"
 SKIP_INVALID = "x-deserialize-skip-invalid-items"
+NULL_AS_DEFAULT = "x-deserialize-default-on-null"
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Field:
     has_default: bool = False
     lenient: bool = False  # x-deserialize-default-on-error
     skip_invalid_items: bool = False  # x-deserialize-skip-invalid-items
+    null_as_default: bool = False  # x-deserialize-default-on-null
     pointer: str = ""
 
     @property
@@ -244,6 +246,7 @@ def _fields(schema: dict[str, Any], path: tuple[str | int, ...]) -> list[Field]:
                 has_default="default" in prop,
                 lenient=bool(prop.get(LENIENT)),
                 skip_invalid_items=bool(prop.get(SKIP_INVALID)),
+                null_as_default=bool(prop.get(NULL_AS_DEFAULT)),
                 pointer=pointer(*path, "properties", name),
             )
         )
@@ -369,6 +372,7 @@ def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None,
                     _json_literal(f.default),
                     f.lenient,
                     f.skip_invalid_items,
+                    f.null_as_default,
                     f.feature,
                     shape(f.type, names),
                 )

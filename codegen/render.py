@@ -253,12 +253,28 @@ def _import_relative(source: str, module: str, names: list[str]) -> str:
     return "".join([*lines[:end], f"\nfrom {module} import {', '.join(names)}\n", *lines[end:]])
 
 
-# A field's lenient markers -> the shared annotation of the _runtime module (default None).
-_LENIENT = {
-    (True, False): ("ABSENT_ON_ERROR", "absent_on_error=True"),
-    (False, True): ("SKIP_INVALID_ITEMS", "skip_invalid_items=True"),
-    (True, True): ("SKIP_INVALID_ITEMS_OR_ABSENT", "skip_invalid_items=True, absent_on_error=True"),
+# The shared instances of _runtime.Lenient, by their arguments.
+_SHARED_LENIENT = {
+    ("absent_on_error=True",): "ABSENT_ON_ERROR",
+    ("skip_invalid_items=True",): "SKIP_INVALID_ITEMS",
+    ("skip_invalid_items=True", "absent_on_error=True"): "SKIP_INVALID_ITEMS_OR_ABSENT",
 }
+
+
+def _empty_value(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()) -> list[Any] | None:
+    """``[value]`` where ``value`` is the empty value of a list or map type (what upstream's
+    ``x-deserialize-default-on-null`` reads a null as); None for any other type."""
+    if expr.kind == "array":
+        return [[]]
+    if expr.kind == "object":
+        return [{}]
+    if expr.kind == "ref" and expr.ref in protocol.types and expr.ref not in seen:
+        target = protocol.types[expr.ref]
+        if target.kind == "object":
+            return [{}]
+        if target.kind == "alias" and target.target is not None:
+            return _empty_value(protocol, target.target, seen | {expr.ref})
+    return None
 
 
 def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -276,12 +292,18 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
             if not f.required and f.default is None and not _takes_null(protocol, f.type):
                 names.append("NOT_NULL")
             absent = f.lenient and not f.required  # a required lenient field still fails
-            if absent or f.skip_invalid_items:
-                shared, flags = _LENIENT[absent, f.skip_invalid_items]
-                # A dropped value leaves the field's own default (schema data: py_literal).
-                own = absent and f.default is not None
-                names.append(f"Lenient({flags}, default={py_literal(f.default)})" if own else shared)
-                used.add("Lenient" if own else shared)
+            args = ("skip_invalid_items=True",) * f.skip_invalid_items + ("absent_on_error=True",) * absent
+            # A dropped value leaves the field's own default; a null reads as the empty
+            # list or map (schema data: through py_literal). Only lists and maps have one.
+            if absent and f.default is not None:
+                args += (f"default={py_literal(f.default)}",)
+            empty = _empty_value(protocol, f.type) if f.null_as_default else None
+            if empty is not None:
+                args += (f"null_reads_as={py_literal(empty[0])}",)
+            if args:
+                shared = _SHARED_LENIENT.get(args)
+                names.append(shared or f"Lenient({', '.join(args)})")
+                used.add(shared or "Lenient")
             if names:
                 used.update(n for n in names if n == "NOT_NULL")
                 annotations[f.py_name] = Code(", ".join(names))
@@ -407,7 +429,11 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     return _import_relative(out, ".._runtime", runtime_names)
 
 
-MODELS_TEMPLATES = ("datamodel/pydantic_v2/BaseModel.jinja2", "datamodel/pydantic_v2/ConfigDict.jinja2")
+MODELS_TEMPLATES = (
+    "datamodel/TypeAliasType.jinja2",
+    "datamodel/pydantic_v2/BaseModel.jinja2",
+    "datamodel/pydantic_v2/ConfigDict.jinja2",
+)
 
 
 def render_template(env: jinja2.Environment, name: str, inputs: Inputs, **context: Any) -> str:

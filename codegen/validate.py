@@ -107,9 +107,7 @@ def _x_keyword_problems(src: Source, features: set[str]) -> list[Problem]:
                 problems.append(
                     Problem(src.name, here, f"x-side must be one of {KNOWN_SIDES} or another side's name: {value!r}")
                 )
-            elif key in ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items") and not isinstance(
-                value, bool
-            ):
+            elif key in UNDERSTOOD_KEYWORDS and key.startswith("x-deserialize-") and not isinstance(value, bool):
                 problems.append(Problem(src.name, here, f"{key} must be a boolean"))
     return problems
 
@@ -124,6 +122,7 @@ UNDERSTOOD_KEYWORDS = frozenset(
         "x-side",
         "x-deserialize-default-on-error",
         "x-deserialize-skip-invalid-items",
+        "x-deserialize-default-on-null",
         "x-docs-ignore",
     }
 )

@@ -162,17 +162,27 @@ class Lenient:
     * ``absent_on_error`` (``x-deserialize-default-on-error``, optional fields only): a
       value that still fails is dropped as if it had not been sent. The field reads as
       ``default`` (the field's own) but stays unset, so it is omitted on output, never an
-      explicit null, which may mean something ("clear the title").
+      explicit null, which may mean something ("clear the title");
+    * ``null_reads_as`` (``x-deserialize-default-on-null``, lists and maps): a ``null``
+      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it.
 
     The field's type is tried first, in pydantic-core; only a value that fails it reaches
     the recovery, a Python function (so valid messages never call Python). The shared
-    instances below cover the usual cases; a field with another default gets its own.
+    instances below cover the usual cases; other fields get their own.
     """
 
-    def __init__(self, *, skip_invalid_items: bool = False, absent_on_error: bool = False, default: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        skip_invalid_items: bool = False,
+        absent_on_error: bool = False,
+        default: Any = None,
+        null_reads_as: Any = None,
+    ) -> None:
         self.skip_invalid_items = skip_invalid_items
         self.absent_on_error = absent_on_error
         self.default = default
+        self.null_reads_as = null_reads_as
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         schema = handler(source)
@@ -181,6 +191,8 @@ class Lenient:
             raise TypeError("absent_on_error marks a model field")
 
         def recover(value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+            if value is None and self.null_reads_as is not None:
+                return validate(copy.deepcopy(self.null_reads_as))
             try:
                 return validate(value)
             except ValidationError as exc:
@@ -205,8 +217,9 @@ class Lenient:
 
     def __repr__(self) -> str:
         args = [f"{flag}=True" for flag in ("skip_invalid_items", "absent_on_error") if getattr(self, flag)]
-        if self.default is not None:
-            args.append(f"default={self.default!r}")
+        args += [
+            f"{key}={getattr(self, key)!r}" for key in ("default", "null_reads_as") if getattr(self, key) is not None
+        ]
         return f"Lenient({', '.join(args)})"
 
 

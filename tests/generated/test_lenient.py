@@ -4,17 +4,22 @@
 instead of failing the whole message: the field reads as its default but stays unset,
 so it is omitted on output (never an explicit ``null``, which may mean "clear").
 ``x-deserialize-skip-invalid-items``: invalid list items
-are dropped. Fields without the markers stay strict.
+are dropped. ``x-deserialize-default-on-null``: a null list or map reads as the empty one.
+Fields without the markers stay strict. The annotation behind them (``_runtime.Lenient``)
+is tested here too, so that ``nox -s lowest_pydantic`` runs it on the oldest pydantic.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import sys
+from typing import Annotated, Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, StrictInt, StrictStr, ValidationError
+from pydantic_core import SchemaValidator
 
+from generated import _runtime
 from generated.v1 import models as v1
 from generated.v2 import models as v2
 
@@ -137,3 +142,89 @@ def test_a_field_with_both_markers_drops_bad_items_then_the_whole_value(value, e
     assert info.additional_directories == expected
     assert ("additional_directories" in info.model_fields_set) is (expected is not None)
     assert _dump(info).get("additionalDirectories") == expected
+
+
+# -- the annotation itself ---------------------------------------------------------------
+
+
+def _runtime_calls(validator: SchemaValidator, value: object) -> list[str]:
+    """The functions of the package's _runtime module that validating ``value`` calls."""
+    calls: list[str] = []
+
+    def profile(frame: Any, event: str, _: object) -> None:
+        if event == "call" and frame.f_code.co_filename == _runtime.__file__:
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        validator.validate_python(value)
+    except ValidationError:
+        pass
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+class _Lenient(BaseModel):
+    title: Annotated[StrictStr | None, _runtime.ABSENT_ON_ERROR] = None
+    count: Annotated[StrictInt, _runtime.Lenient(absent_on_error=True, default=3)] = 3
+    tags: Annotated[list[StrictStr] | None, _runtime.NOT_NULL, _runtime.SKIP_INVALID_ITEMS_OR_ABSENT] = None
+    ids: Annotated[list[StrictInt], _runtime.SKIP_INVALID_ITEMS]
+
+
+def test_lenient_fields_are_tried_in_pydantic_core_first() -> None:
+    schema = _Lenient.__pydantic_core_schema__["schema"]["fields"]["title"]["schema"]["schema"]
+    # The field's own type first; the recovery (a Python function) only when it fails.
+    assert schema["type"] == "union" and schema["mode"] == "left_to_right"
+    assert schema["choices"][0] == {"type": "nullable", "schema": {"type": "str", "strict": True}}
+    assert schema["choices"][1]["type"] == "function-wrap"
+
+
+def test_lenient_recovery() -> None:
+    good = _Lenient.model_validate({"title": "t", "count": 5, "tags": ["a"], "ids": [1, 2]})
+    assert good.model_dump(exclude_unset=True) == {"title": "t", "count": 5, "tags": ["a"], "ids": [1, 2]}
+    bad = _Lenient.model_validate({"title": 5, "count": "5", "tags": ["a", 1, "b"], "ids": [1, "x", 3]})
+    # Dropped values read as the default but stay unset; invalid items are dropped.
+    assert (bad.title, bad.count, bad.tags, bad.ids) == (None, 3, ["a", "b"], [1, 3])
+    assert bad.model_fields_set == {"tags", "ids"}
+    assert bad.model_dump(exclude_unset=True) == {"tags": ["a", "b"], "ids": [1, 3]}
+    # null where the type says not-null, or a value that is no list: the field is dropped.
+    for tags in (None, "a"):
+        dropped = _Lenient.model_validate({"tags": tags, "ids": []})
+        assert dropped.tags is None and "tags" not in dropped.model_fields_set
+    # A required skip-only field still fails when it is not a list at all.
+    with pytest.raises(ValidationError) as caught:
+        _Lenient.model_validate({"ids": "1"})
+    assert {e["loc"][0] for e in caught.value.errors()} == {"ids"}
+
+
+def test_lenient_default_is_the_fields_own_and_fresh() -> None:
+    class WithObject(BaseModel):
+        options: Annotated[dict[str, StrictInt], _runtime.Lenient(absent_on_error=True, default={"a": 1})] = {"a": 1}
+
+    first, second = (WithObject.model_validate({"options": "x"}) for _ in range(2))
+    assert first.options == {"a": 1} and first.model_fields_set == set()
+    first.options["b"] = 2
+    assert second.options == {"a": 1}  # a copy per instance, as pydantic copies mutable defaults
+
+
+def test_null_reads_as_the_empty_value_of_a_list_or_map() -> None:
+    class NullAsEmpty(BaseModel):
+        servers: Annotated[list[StrictStr], _runtime.Lenient(null_reads_as=[])]
+        env: Annotated[dict[str, StrictStr] | None, _runtime.NOT_NULL, _runtime.Lenient(null_reads_as={})] = None
+
+    read = NullAsEmpty.model_validate({"servers": None, "env": None})
+    assert (read.servers, read.env) == ([], {}) and read.model_fields_set == {"servers", "env"}
+    read.servers.append("a")
+    assert NullAsEmpty.model_validate({"servers": None}).servers == []  # a fresh value each time
+    assert NullAsEmpty.model_validate({"servers": ["a"], "env": {"K": "v"}}).env == {"K": "v"}
+    for bad in ({"servers": [1]}, {"servers": None, "env": {"K": 1}}, {"servers": "a"}):
+        with pytest.raises(ValidationError):
+            NullAsEmpty.model_validate(bad)  # only null is read leniently
+
+
+def test_valid_values_never_reach_the_recovery() -> None:
+    validator = _Lenient.__pydantic_validator__
+    assert _runtime_calls(validator, {"title": "t", "count": 1, "tags": ["a", "b"], "ids": [1]}) == []
+    assert "recover" in _runtime_calls(validator, {"tags": ["a", 1], "ids": [1]})
+    assert "recover" in _runtime_calls(validator, {"title": 1, "ids": [1]})

@@ -3,14 +3,12 @@ for the host's style, and referenced by the generated code instead of repeated i
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import pytest
 from conftest import ROOT
-from pydantic import AfterValidator, BaseModel, Field, StrictInt, StrictStr, TypeAdapter, ValidationError
-from pydantic_core import SchemaValidator
+from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
 
 from codegen.pipeline import RUNTIME_FILES
 from codegen.render import DEFAULT_STYLE, RUNTIME, Inputs, Style, _formatted_runtime, format_python, render_runtime
@@ -82,69 +80,6 @@ def test_models_reference_the_shared_annotations() -> None:
     assert (own.absent_on_error, own.skip_invalid_items, own.default) == (True, False, False)
     source = (ROOT / "generated" / "v1" / "models.py").read_text(encoding="utf-8")
     assert "field_validator" not in source and "except ValidationError" not in source
-
-
-def _python_calls(validator: SchemaValidator, value: object) -> list[str]:
-    """The Python functions that validating ``value`` calls (pydantic-core itself is not Python)."""
-    calls: list[str] = []
-    sys.setprofile(lambda frame, event, _: calls.append(frame.f_code.co_name) if event == "call" else None)
-    try:
-        validator.validate_python(value)
-    except ValidationError:
-        pass
-    finally:
-        sys.setprofile(None)
-    return calls
-
-
-class _Lenient(BaseModel):
-    title: Annotated[StrictStr | None, _runtime.ABSENT_ON_ERROR] = None
-    count: Annotated[StrictInt, _runtime.Lenient(absent_on_error=True, default=3)] = 3
-    tags: Annotated[list[StrictStr] | None, _runtime.NOT_NULL, _runtime.SKIP_INVALID_ITEMS_OR_ABSENT] = None
-    ids: Annotated[list[StrictInt], _runtime.SKIP_INVALID_ITEMS]
-
-
-def test_lenient_fields_are_tried_in_pydantic_core_first() -> None:
-    schema = _Lenient.__pydantic_core_schema__["schema"]["fields"]["title"]["schema"]["schema"]
-    # The field's own type first; the recovery (a Python function) only when it fails.
-    assert schema["type"] == "union" and schema["mode"] == "left_to_right"
-    assert schema["choices"][0] == {"type": "nullable", "schema": {"type": "str", "strict": True}}
-    assert schema["choices"][1]["type"] == "function-wrap"
-
-
-def test_lenient_recovery() -> None:
-    good = _Lenient.model_validate({"title": "t", "count": 5, "tags": ["a"], "ids": [1, 2]})
-    assert good.model_dump(exclude_unset=True) == {"title": "t", "count": 5, "tags": ["a"], "ids": [1, 2]}
-    bad = _Lenient.model_validate({"title": 5, "count": "5", "tags": ["a", 1, "b"], "ids": [1, "x", 3]})
-    # Dropped values read as the default but stay unset; invalid items are dropped.
-    assert (bad.title, bad.count, bad.tags, bad.ids) == (None, 3, ["a", "b"], [1, 3])
-    assert bad.model_fields_set == {"tags", "ids"}
-    assert bad.model_dump(exclude_unset=True) == {"tags": ["a", "b"], "ids": [1, 3]}
-    # null where the type says not-null, or a value that is no list: the field is dropped.
-    for tags in (None, "a"):
-        dropped = _Lenient.model_validate({"tags": tags, "ids": []})
-        assert dropped.tags is None and "tags" not in dropped.model_fields_set
-    # A required skip-only field still fails when it is not a list at all.
-    with pytest.raises(ValidationError) as caught:
-        _Lenient.model_validate({"ids": "1"})
-    assert {e["loc"][0] for e in caught.value.errors()} == {"ids"}
-
-
-def test_lenient_default_is_the_fields_own_and_fresh() -> None:
-    class WithObject(BaseModel):
-        options: Annotated[dict[str, StrictInt], _runtime.Lenient(absent_on_error=True, default={"a": 1})] = {"a": 1}
-
-    first, second = (WithObject.model_validate({"options": "x"}) for _ in range(2))
-    assert first.options == {"a": 1} and first.model_fields_set == set()
-    first.options["b"] = 2
-    assert second.options == {"a": 1}  # a copy per instance, as pydantic copies mutable defaults
-
-
-def test_valid_values_never_reach_the_recovery() -> None:
-    validator = _Lenient.__pydantic_validator__
-    assert _python_calls(validator, {"title": "t", "count": 1, "tags": ["a", "b"], "ids": [1]}) == []
-    assert "recover" in _python_calls(validator, {"tags": ["a", 1], "ids": [1]})
-    assert "recover" in _python_calls(validator, {"title": 1, "ids": [1]})
 
 
 def test_errors_are_one_set_of_classes() -> None:

@@ -433,6 +433,7 @@ def test_the_newest_release_overlays_and_gates_what_it_already_has(upstream: Pat
         assert (protocol.types["SessionInfoUpdate"].field("archived") is not None) is enabled
         if enabled:
             assert protocol.types["SessionInfo"].field("archived").lenient  # x-deserialize-default-on-error
+        assert protocol.types["NewSessionRequest"].field("mcpServers").null_as_default  # x-...-default-on-null
         # Upstream's proxy side is carried through: listed with its side, routed by nobody.
         if schema == SCHEMAS[1]:
             assert {(m.name, m.side) for m in protocol.methods if m.side == "proxy"} == {
@@ -512,6 +513,13 @@ def release_packages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, di
     return out, packages
 
 
+def _run(cwd: Path, script: str) -> list[str]:
+    """The lines a fresh interpreter prints running ``script`` in ``cwd`` (it must succeed)."""
+    done = subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
 @pytest.mark.slow
 def test_every_release_generates_with_conversions_and_imports_fresh(release_packages):
     out, packages = release_packages
@@ -521,8 +529,7 @@ def test_every_release_generates_with_conversions_and_imports_fresh(release_pack
         f"{n}.{rel[:-3].replace('/', '.')}".removesuffix(".__init__") for n, fs in packages.items() for rel in fs
     ]
     script = f"import importlib\nfor m in {sorted(modules)!r}:\n    importlib.import_module(m)\nprint('ok')"
-    done = subprocess.run([sys.executable, "-c", script], cwd=out, capture_output=True, text=True)
-    assert done.stdout.strip() == "ok", done.stderr[-3000:]
+    assert _run(out, script) == ["ok"]
 
 
 @pytest.mark.slow
@@ -535,7 +542,6 @@ def test_no_archive_item_anywhere_without_the_feature_over_the_newest_release(re
 
 @pytest.mark.slow
 def test_conversions_over_the_newest_release_convert_the_archive_surface(release_packages):
-    out, _ = release_packages
     script = (
         "import json\nfrom acp_r2026_11_unstable import convert\n"
         "m = {'jsonrpc': '2.0', 'id': 1, 'method': 'session/list', 'params': {'cwd': '/r', 'archived': 'only'}}\n"
@@ -544,12 +550,34 @@ def test_conversions_over_the_newest_release_convert_the_archive_surface(release
         " 'updatedAt': '20261028T0930+0100'}, source=1, target=2)))\n"
         "print(json.dumps(convert.convert('SessionCapabilities', {'archive': {}}, source=2, target=1)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=out, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+    assert [json.loads(line) for line in _run(release_packages[0], script)] == [
         {"cwd": "/r", "archived": "only"},
         {"sessionId": "s", "cwd": "/r", "archived": True, "updatedAt": "2026-10-28T09:30:00+01:00"},
         {"archive": {}, "list": {}},
+    ]
+
+
+@pytest.mark.slow
+def test_the_newest_release_reads_null_as_the_empty_list_or_map(release_packages):
+    # 2026-11's x-deserialize-default-on-null: null reads as the type's empty value, in
+    # both versions; anything else that is not a list or map still fails.
+    script = (
+        "import json\nfrom pydantic import ValidationError\n"
+        "from acp_r2026_11_unstable.v1 import models as v1\nfrom acp_r2026_11_unstable.v2 import models as v2\n"
+        "wire = dict(mode='json', by_alias=True, exclude_unset=True)\n"
+        "for m in (v1, v2):\n"
+        "    new = m.NewSessionRequest.model_validate({'cwd': '/r', 'mcpServers': None})\n"
+        "    print(json.dumps(new.model_dump(**wire)))\n"
+        "print(json.dumps(v1.CreateTerminalRequest.model_validate("
+        "{'sessionId': 's', 'command': 'ls', 'args': None, 'env': None}).model_dump(**wire)))\n"
+        "try:\n    v1.NewSessionRequest.model_validate({'cwd': '/r', 'mcpServers': 'none'})\n"
+        "except ValidationError:\n    print('refused')\n"
+    )
+    assert _run(release_packages[0], script) == [
+        '{"cwd": "/r", "mcpServers": []}',
+        '{"cwd": "/r", "mcpServers": []}',
+        '{"sessionId": "s", "command": "ls", "args": [], "env": []}',
+        "refused",
     ]
 
 

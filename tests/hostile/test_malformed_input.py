@@ -156,6 +156,13 @@ BAD = [
         "must be a boolean",
     ),
     Bad(
+        "x-null-default-string",
+        _defs(lambda d: _set(d, "SessionInfo/properties/cwd/x-deserialize-default-on-null", "yes")),
+        SCHEMA,
+        "/$defs/SessionInfo/properties/cwd/x-deserialize-default-on-null",
+        "must be a boolean",
+    ),
+    Bad(
         "pattern-lookahead",
         _defs(lambda d: _set(d, "SessionId/pattern", "(?=a)b")),
         SCHEMA,

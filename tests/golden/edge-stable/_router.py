@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a2ba43f58c7a25f139be05749b4c42bdfcacf1d064250dfbf3f3760ed918d714
-# Content sha256: a27f8e4ce27ccf948d56b313163429a29acb87e745fe24e2f228776a71e6e866
+# Inputs sha256: a4f5be06fff0546bc8d502b8442e5b7b42afc0de48b7362642a63da6cfb29058
+# Content sha256: 54b7dd32552db76cdec86998c703d4ab6feeb503b5ca9295624d90b7e2477ce4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 45f36a1a58872670aa207e8443baaccb2c3e39b3e59bf448b32c81eeb2306274
-# Content sha256: 3fee1bc519f78567be9c398136dff0c7ecb0f0dcb49306fc1f9da82594ae3c64
+# Inputs sha256: 44c019a4e2cc2d5c59b31762739770518d7d5dfc1b3368f0d3beb84b252db655
+# Content sha256: 6ed229231d95f84553bd26886e9805d83b59c5cec9f991cc4675ae74f3aeac8a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -186,11 +186,13 @@ class Lenient:
     * ``absent_on_error`` (``x-deserialize-default-on-error``, optional fields only): a
       value that still fails is dropped as if it had not been sent. The field reads as
       ``default`` (the field's own) but stays unset, so it is omitted on output, never an
-      explicit null, which may mean something ("clear the title").
+      explicit null, which may mean something ("clear the title");
+    * ``null_reads_as`` (``x-deserialize-default-on-null``, lists and maps): a ``null``
+      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it.
 
     The field's type is tried first, in pydantic-core; only a value that fails it reaches
     the recovery, a Python function (so valid messages never call Python). The shared
-    instances below cover the usual cases; a field with another default gets its own.
+    instances below cover the usual cases; other fields get their own.
     """
 
     def __init__(
@@ -199,10 +201,12 @@ class Lenient:
         skip_invalid_items: bool = False,
         absent_on_error: bool = False,
         default: Any = None,
+        null_reads_as: Any = None,
     ) -> None:
         self.skip_invalid_items = skip_invalid_items
         self.absent_on_error = absent_on_error
         self.default = default
+        self.null_reads_as = null_reads_as
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -215,6 +219,8 @@ class Lenient:
         def recover(
             value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
         ) -> Any:
+            if value is None and self.null_reads_as is not None:
+                return validate(copy.deepcopy(self.null_reads_as))
             try:
                 return validate(value)
             except ValidationError as exc:
@@ -245,8 +251,11 @@ class Lenient:
             for flag in ("skip_invalid_items", "absent_on_error")
             if getattr(self, flag)
         ]
-        if self.default is not None:
-            args.append(f"default={self.default!r}")
+        args += [
+            f"{key}={getattr(self, key)!r}"
+            for key in ("default", "null_reads_as")
+            if getattr(self, key) is not None
+        ]
         return f"Lenient({', '.join(args)})"
 
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 22329e5adea941de97920b86147ae46fa16316524b93497670aa3aea807011db
-# Content sha256: 246eaa014c4a139c3e86029311660f848489ccbb7361e9327b62eb1682c99a89
+# Inputs sha256: 8cafedc0c73164b7b3e3d73bcc08644e993af8202dcdc90ce4056758117dc512
+# Content sha256: 7817c3612dbe4524d3596291e80efce3dacd45d94d220105b21abad80254d567
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f55e12c615164ee9d2a3eade5b1098774f4035c82733c48342966d4f5e8d6e7
-# Content sha256: 91427e2be733993e562ed6f41816dad33e684f0e73b3be8fa1900eaa9822e6bb
+# Inputs sha256: 382272d1b8958721bd83862c0f3ff5a2becb86d2b7c5b8eb42e3758f3a8eed27
+# Content sha256: 2fdf2a1c260315e4f3932d93eb93075fc821ea15cfdb28ae84db21452cf651fc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: beec24110edaf2b9c8f018864d11bd596ae2f86835ee4320bce47afd2bedd31e
-# Content sha256: db533db9b87c936f3e1bb20bc216b25def2be9d969e9f9155595b95f0d464b6b
+# Inputs sha256: ac50b1d3f7a9966f79fc0782638633830f4c1b9893c64f72c7e501d7f31bcab8
+# Content sha256: e821f25dd0538bfe00858086ce3e84d5453703897ae72ad499e7de4c46aa0b33
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -186,11 +186,13 @@ class Lenient:
     * ``absent_on_error`` (``x-deserialize-default-on-error``, optional fields only): a
       value that still fails is dropped as if it had not been sent. The field reads as
       ``default`` (the field's own) but stays unset, so it is omitted on output, never an
-      explicit null, which may mean something ("clear the title").
+      explicit null, which may mean something ("clear the title");
+    * ``null_reads_as`` (``x-deserialize-default-on-null``, lists and maps): a ``null``
+      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it.
 
     The field's type is tried first, in pydantic-core; only a value that fails it reaches
     the recovery, a Python function (so valid messages never call Python). The shared
-    instances below cover the usual cases; a field with another default gets its own.
+    instances below cover the usual cases; other fields get their own.
     """
 
     def __init__(
@@ -199,10 +201,12 @@ class Lenient:
         skip_invalid_items: bool = False,
         absent_on_error: bool = False,
         default: Any = None,
+        null_reads_as: Any = None,
     ) -> None:
         self.skip_invalid_items = skip_invalid_items
         self.absent_on_error = absent_on_error
         self.default = default
+        self.null_reads_as = null_reads_as
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -215,6 +219,8 @@ class Lenient:
         def recover(
             value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
         ) -> Any:
+            if value is None and self.null_reads_as is not None:
+                return validate(copy.deepcopy(self.null_reads_as))
             try:
                 return validate(value)
             except ValidationError as exc:
@@ -245,8 +251,11 @@ class Lenient:
             for flag in ("skip_invalid_items", "absent_on_error")
             if getattr(self, flag)
         ]
-        if self.default is not None:
-            args.append(f"default={self.default!r}")
+        args += [
+            f"{key}={getattr(self, key)!r}"
+            for key in ("default", "null_reads_as")
+            if getattr(self, key) is not None
+        ]
         return f"Lenient({', '.join(args)})"
 
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: eb690beb4bac7c6a1b3eff69c0d27797a053957d433dd638dab171a7f7a0de5f
-# Content sha256: 822e9f8be8082b0438d8016ce2ca47514e71845342ab260483424f66eb64fb78
+# Inputs sha256: 639a693ed84e790db25cc3036a40147dd83a91b7cedb22dd0d0d58f00fd0d8af
+# Content sha256: 84f63a05a64f82b7938c8275d15cff5f21802613b6d01460dffc3203a48cc9f1
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cd1249dc3bd986187b1b732bf1d26a0e08691cac2ff63cabed233ebf7be193cd
-# Content sha256: 2452ff218a1e8c958131f02f9c29815ec4874380041926330978712dc5ef7848
+# Inputs sha256: 54c9526e463f2a96cdafd785f870c086afdc65da33793be63d9b1235f5efea4e
+# Content sha256: 0bda0256cd6666c6e50b88f30ff1f34bb3f1441ce455789706a5b3b2fd6450e0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

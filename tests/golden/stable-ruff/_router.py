@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fb6bd6eb86af9f6baa83a8308b8f440ec19031871404c13bad99d4bd2d5febbf
-# Content sha256: a8068959b888151979d4e6350adc02820fe40e6a8f60138442b1ad09176424c2
+# Inputs sha256: 8e18c43ec729bade3b8883051c6e473cdb9a384ff13603c911b92e00dff8f432
+# Content sha256: b0448f4a8cb7d835180f173f0a704833ae8bb34d32fc1e64c71b16a6b80699ca
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8e5604c1bfbc55a4555c2d00998096075937778cc4e5b89df163f7952e0ac9c2
-# Content sha256: 87a4b06517f419bf79052e63300cbea0dddb5bd0cf28b0a621b0d32bc211f89f
+# Inputs sha256: c29268431183b9377ab18ccebcdce0de8a9c64989698f3f6f093cea7a8aa0fda
+# Content sha256: 5b4a3c17f0611d48e1090b8df56f65a2d83f0627d7f121bb0fb121a2dfd8895f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -182,11 +182,13 @@ class Lenient:
     * ``absent_on_error`` (``x-deserialize-default-on-error``, optional fields only): a
       value that still fails is dropped as if it had not been sent. The field reads as
       ``default`` (the field's own) but stays unset, so it is omitted on output, never an
-      explicit null, which may mean something ("clear the title").
+      explicit null, which may mean something ("clear the title");
+    * ``null_reads_as`` (``x-deserialize-default-on-null``, lists and maps): a ``null``
+      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it.
 
     The field's type is tried first, in pydantic-core; only a value that fails it reaches
     the recovery, a Python function (so valid messages never call Python). The shared
-    instances below cover the usual cases; a field with another default gets its own.
+    instances below cover the usual cases; other fields get their own.
     """
 
     def __init__(
@@ -195,10 +197,12 @@ class Lenient:
         skip_invalid_items: bool = False,
         absent_on_error: bool = False,
         default: Any = None,
+        null_reads_as: Any = None,
     ) -> None:
         self.skip_invalid_items = skip_invalid_items
         self.absent_on_error = absent_on_error
         self.default = default
+        self.null_reads_as = null_reads_as
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -211,6 +215,8 @@ class Lenient:
         def recover(
             value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
         ) -> Any:
+            if value is None and self.null_reads_as is not None:
+                return validate(copy.deepcopy(self.null_reads_as))
             try:
                 return validate(value)
             except ValidationError as exc:
@@ -239,8 +245,11 @@ class Lenient:
             for flag in ("skip_invalid_items", "absent_on_error")
             if getattr(self, flag)
         ]
-        if self.default is not None:
-            args.append(f"default={self.default!r}")
+        args += [
+            f"{key}={getattr(self, key)!r}"
+            for key in ("default", "null_reads_as")
+            if getattr(self, key) is not None
+        ]
         return f"Lenient({', '.join(args)})"
 
 

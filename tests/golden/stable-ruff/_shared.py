@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bd4ff3a116a9b51616ef1e4778f3edbd7afd770f4d5a3a690cf36f41e3343bbe
-# Content sha256: 80a04c2f7c0b0cef95ff23c8757ff1d405d4a3b58fffbe801d88da08f665606e
+# Inputs sha256: 2d6a8fb6196aa2fbb3436ef13f99d119b9b82a07b1eea628d61c58884d6fe76b
+# Content sha256: cc267df0ad7c43c91cdb4dfbe556d6facea7375e8c5efccfc305bc4221358381
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: aef263aa33fe3222b9aaf5fe43fbdf15cbe38cc6e3e156cc4f5c41345c668580
-# Content sha256: fae85b7f269e0b02645dcb144cb6e0b4b5b83a05fbeebeaf644b74b2e1dd05c9
+# Inputs sha256: 141409e632946811619554b8e9a0d4396743ae2a16b5bbcbc0e3f70c9772dcc6
+# Content sha256: b3a0e3b2cdb089984aefc70d73398b752097259420fabd0c43dc769cc05eed25
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

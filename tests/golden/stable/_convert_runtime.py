@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a06b0cd4ed6a7045add0cd6f560b32ee612b91c9d5e6351d3e8530e4278edef
-# Content sha256: 59c031a11c556248e1b5a925203305b029fb7f0fe389b700ab9aa7ce792d01cd
+# Inputs sha256: 504a854df72f614214a1aa36704f2ee93aac19d6b94060e9e19a47a83328c4f2
+# Content sha256: 432a91425438adbbb8a31739472825c119c46740533dcf0f59e84b1a21cfb2d0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

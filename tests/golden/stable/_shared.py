@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 73fb4e40dbdeb419db1c2be4b1ceb2895cb6c4cf27404cba5e1a4e7950b2ff20
-# Content sha256: 1c592961e176adaea6c08985a90ee5642317c48c8a5490e3ac32fbc8bb5a9e7c
+# Inputs sha256: 4409e922ccae9a8bd44ebd3333c0b556c5f20dac650f43460fcb3615352bc7fc
+# Content sha256: 59faf5c1c4d8b2b4260bfacd43dca28fa51c898c2b979bc315e9ca9610146037
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 784e4d5e764c63cd47e884ea83c2cdc57a51ed2a1e36be926b9c8dbc0de1eca3
-# Content sha256: 3be5cf32f9d74d25b739e5f304007f61bf16c6133fffee7915220f3c3d655d1e
+# Inputs sha256: f25dc4e1aba702658e78aeac05cd8496602ce8821b211945ce5e37f80f5d1b68
+# Content sha256: 4f1d20daa938baf3edfcdc5739c494b1e12fd9ff5ad6b9b12b9c57160d31d82e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

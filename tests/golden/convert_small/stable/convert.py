@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 37d4918d7bd7c92ca4ffd64570fbaeef7255d5257d6f172b9792707c839e82dc
-# Content sha256: 2276eb84a09a845385f7dc129523f8848ae8f6286cfa583bf600ea789c66281f
+# Inputs sha256: 4c8133dcab2c3ea22dd1f0458754b0cc1437748b49708cad901c440b98895581
+# Content sha256: febdf5b49c05ac8ebf048df6b06ff3d5442e144c31ba38aea9fc5ff613e50f9c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

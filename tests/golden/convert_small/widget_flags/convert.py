@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f4256b7c57c42786319c5683e5dc06959d27c97e49b52f57afa3211457da7fad
-# Content sha256: e29eb64af5ae75e5185a7b96ded703c4bf82a5d38d8a0961d2ff180b1a96d9c1
+# Inputs sha256: 311eb258a72255a511d4f523005fc6743f2e24f89f841a5705960f85985dc625
+# Content sha256: 1edc1b5069fe169f61395a22b74e3660f2ae61b2aa6f840fdca90e48eec1b8c0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3dcb3ea126778c805206f555f08c5d10c167c6f6b1ed54be8c195fe6c40da863
-# Content sha256: cb71d5a119fc6e5f7451066a72a1b5368429f9f43931f9e8addab6171b32a701
+# Inputs sha256: 487452e013dfb33cbf43ad49841e15fff459fac37c05ee304fb8efbdb566bf3a
+# Content sha256: 8430d59c82b3f7adb67ecac8caccd06349084c3105931c403201c74f221f4e5b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f5e92252864df86c842f3ef058340c1301060079cf676d6a0e635f4bb502bc29
-# Content sha256: 6e2203368767df10cd29096c8e0f473f86822f10509e066be11319e409950b6d
+# Inputs sha256: 2b062256afc40a658f0db521408ab5ee72e1b156e11176c8b4a679f9f8a43986
+# Content sha256: 39ef9acf949e5940a97322bef22e2da1c84d5c7df7a136cf45a206301de085ff
 
 """Method dispatch for the agent side of ACP protocol v1.
 

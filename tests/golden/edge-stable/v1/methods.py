@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 14ea8580e78bd95264c3dc69dc9a8d99f53ca267b0b9bb2179576e5371e3eea0
-# Content sha256: 9b4ad7d2179c87e916a5de2e7f7d5b66efa2167a95a37274bd4d8dd727f2b557
+# Inputs sha256: 756dba473fb31cdabf6bc10a95c025e9439f08d8ad5b85338401cb2b75203e7d
+# Content sha256: 16ff02f8fc8330ec380e45168ca04636c2f82de31b9caa298ef97eb04c5dfe84
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -2,13 +2,14 @@
 # Inputs:
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: babb903328b018e8bab69486df92d3ac36be37ecedcfbeb0b329efb503837e0c
-# Content sha256: a1768a8f0a08dd087fe99bb5c3e10a8e7979be4ce9754a4857dfa5079a97f3ae
+# Inputs sha256: 050c4dfe69588a120035f830d9512e8090c5b1edc437ee7254ff086455b1c319
+# Content sha256: 0f9f49a3553470a0e200a3436bb27338753a53aac8f4e25cdfd75e7f07dfb642
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5edeaee0b82260facea77299b1252186647d087558817b9ed7fe98eb3f8e9e6a
-# Content sha256: 4cb66e3b8bceac795c0fc26dc10fa8ef0c52000ec426a9ccfc55e194551810ff
+# Inputs sha256: d2b75f324df0b78c398c9abcbbc3ed7a6143cea871ae34d89ced5a4931703499
+# Content sha256: 05ea93ce4623160ff98f1316bf10ac8d99e0e6c58dfd8300c84dfa24cacbbe89
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

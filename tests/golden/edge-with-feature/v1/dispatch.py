@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4418f74534fdff9228000aa76178db999ef7923c71ff77bb293cef82d863b07e
-# Content sha256: a654a439fac6e77b51d3ce954fd48f5c37f0bd1e0b9650bf056d35213a4f7773
+# Inputs sha256: 105c05df65c3b0b55fc7ace633ad09599663a450951464e44fa4148bf09fb6f1
+# Content sha256: 73bb93ad5e99d2982b416a678ad8d4541531ad20f15e621b558bb34273fb05c8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

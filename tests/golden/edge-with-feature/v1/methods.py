@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 10ad61a16a7e24d5af47230563493081558f81d74029a6724011fd0dec6d6bf6
-# Content sha256: 0cc79daea158891b9180f8161f11962ee37d650cd81d796f145c9874ed5931ae
+# Inputs sha256: a9e32cc67da5fbc9c958e704080a4274f6e90d9d5741a494ff8533288cdf0b81
+# Content sha256: 0546cf5dd93b060b706d12cf8fe9c95bbca4d0ce2b496389a41b454bf882df15
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

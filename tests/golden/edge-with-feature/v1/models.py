@@ -2,13 +2,14 @@
 # Inputs:
 #   tests/fixtures/edge/v1/schema.json
 #   tests/fixtures/edge/v1/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ace935289c3cbc90a82b81cc270725c7f673365e22f9f3cb677803500fa392cf
-# Content sha256: 337930a8d259648478b6c49fb8aaf9e3cf1003089d11ccf01ab7dca11a62bad6
+# Inputs sha256: b12f3a76982436b3fa3071e16aa7d718fc6f3bf61d1675daff8dae9fb98203b7
+# Content sha256: 98048baf5af501703537755aa5f48fd25ff5f431f0fc2598b0dca1cd33aa5afb
 
 """Wire models of ACP protocol v1.
 

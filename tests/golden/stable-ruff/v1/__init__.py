@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ec2e3ba2b2066ac96565083c41cc5e6f485db27ec2b2e1ec90de33752d8b92df
-# Content sha256: b2ca25c6eac0c1a70288d6389f49a920c852996a96b5a22be832bce0b74f08bb
+# Inputs sha256: 1daf34141e08b155fd0f80d5fa494cc374e4d35b1c6597fe55a85fc5fb0d43e6
+# Content sha256: 7b3755f78a1259b33828433e9c26ace208533626821969eeb9dca9e660db5511
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 419b61b142501a85481a8253ac1e5cb90858d9dff68cb6bea86bf75ae7e1b97a
-# Content sha256: ffceb2c154318fa2c1a66fdb5bd656374e7e77ba451c4f90db255ff47286b323
+# Inputs sha256: aa4f0e8011cdd4366a7feb6037ebde53dcaef3de3b9ccb0f3534aa5e1c6bab71
+# Content sha256: e55f12bfa7ebf013569374f878bb46fd815df20cd2a93cc179d06b648b0047fa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 11f1392cbf4692306d6eb8523989b1ad7c6710f6c0a7e1d77a3ab3183d6fc6a5
-# Content sha256: 30f97ab4b47d335943ddc423d555437b5d47b46385134b5c3ae4a3eea87ee1de
+# Inputs sha256: 39ef80711a3ea065979436064c81be84a5d48a1b3137dbfafe284aeccb5a6ba3
+# Content sha256: ce96b316f0de1ed71e21341e852d34da72e3905f5a7cc2f8254c73c37001ee46
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -2,13 +2,14 @@
 # Inputs:
 #   schema/v1/schema.json
 #   schema/v1/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 283c549a1738aec078a0f2a9abfd5d67170aacb6c17286c035567dece377a29d
-# Content sha256: ec8788b7f07321bc86117e397f58b2fc9562e3cd8710a4aae81ac602f39525d2
+# Inputs sha256: a82101e542ba216dfba559a761b8467664d5b0db3a214a5161f41f0ddca5a8a5
+# Content sha256: 88dc4a8a4021ad903d2de812695025504b6ebcec112941bb394a383b7e888839
 
 """Wire models of ACP protocol v1.
 

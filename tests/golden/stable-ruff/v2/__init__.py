@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7f542469c5a51afb00f5fac8647c58a8d36f612491253f2e845ee42e0da0ab1c
-# Content sha256: 2557e2447e749243877db3fc7ce75bd4e253a0983949bda7c73b57b1e465e299
+# Inputs sha256: 5e3ede69e7e14573558a0fe603b86c8bedd91874b63f5150fd510e55a2a97153
+# Content sha256: 1f90afe7575d1b7a7c187f29d12df4368319a6269ead6c1517d6a570217f751b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

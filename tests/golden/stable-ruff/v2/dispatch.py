@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2d071756c4a6b552db56595122fe7f227e4b4a454b70e45481bfb938372b5389
-# Content sha256: a3cf5ae4e4b4a50b05eef83c3fb106d4f89f2f9e0322c63746dfd438288bcefe
+# Inputs sha256: 841cd0d9558e596f308189e7384c7475a27a00a9b66de5f224ebbc244270f858
+# Content sha256: 78fcc11a15cb58bdf78adb5f6c7750a10b0b4c94628f6be6f528672b2554b34d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: aa7c650d1542f301a25db7d3db732ad0f2f8531368de8fc196bf156b81fd16d2
-# Content sha256: 8bcea7776f9aff0b34195ff00fbb0e7ec8229719ef3a40aa20339a66b5d7f716
+# Inputs sha256: d66f9e2ef2df74ad63ee0419369945d6d139a0a282189c6b138b1ef9a766e8a3
+# Content sha256: 1eef9ee97b63e846b2707b65dc4136ea1dd7933cd893a0e9827e2462f1128fe6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -2,13 +2,14 @@
 # Inputs:
 #   schema/v2/schema.json
 #   schema/v2/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c41787f512dc5a1e3961a778d69086850930665735e75398113626316842b45f
-# Content sha256: fc0bd4bfbdb2a6744fbd9bee681bca9245412923154df2e5974be9aa640aa633
+# Inputs sha256: 574fa3cd84ab90037eb4ac6e983f7a7404640d1de2d52a739dc6bb51ad0102df
+# Content sha256: d090321bfbf2123613c038a5e8c4bbd862bb2c6de76d07191d4d8a82a4df9d2a
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 874ff5d80ea30098ba4c329091a3562539d7d9593d2b48f532c9b163c0d09b8c
-# Content sha256: 6bddce1c27b58ce1ca5e8c2b583e8f5ed203e0fce4907f5724e7c80c7643e93e
+# Inputs sha256: 5371038b856375c1893a5979d8f1fb51a6234bd9938cd47d5b1a584dfcd7e660
+# Content sha256: b4e7e12b55fef3ec8bd7747470bbfe8245b0b9e7e7a9d5795e44c6de8399565b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

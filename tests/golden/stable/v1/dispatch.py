@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 28d7fa1787c48bfba634c9c22aaaedf18e86b92ed9e8ba78d358331a762b394f
-# Content sha256: 4cecb5e07366cd031a97bb9ed44f4852d40d1107e489bf6c42ad9934b5b2464a
+# Inputs sha256: 7de2753f1c9287533efd44b3694686297d6402498c5b8bee60c6acb402b26cb8
+# Content sha256: 43e6fc2d0b67179de1598a1e4a75a7eb16b0bc321b6e087b8be5bea47d1506f6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0ae9c0d16f07d27f9824c8d1d8bf2c55f04183172161a679c6af4415bae277ff
-# Content sha256: 0e76076a1ba73f6d1d562881665943ff9401a00093f189d191c1659df37c2744
+# Inputs sha256: 22f7064a889523ada49ad0f37312b113e6059364e0871d3512e4300a5e4878c1
+# Content sha256: 624280c9fdd2436207be52017b2fbe70d1d59380bf3612558cc74034a92acc49
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -2,13 +2,14 @@
 # Inputs:
 #   schema/v1/schema.json
 #   schema/v1/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 916d433f3dc4d9fdc57df56164c65b1a7a15e1db5a4e5f7b54e1c42188439a17
-# Content sha256: e3f209b22844ac80cf26a6ae75fff6c1030bc7a6ca02fcd4171b5b3ebee626bb
+# Inputs sha256: e3059fabb89778473614bdaa7ca790ba5ea3da2c26f5b5fbc1b36c2c8886d576
+# Content sha256: 95e5384cdbf484a7ebfb7d5b7879642fc92755c00ec1d1647a54176aa8d2cf44
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3cbfad77bb1d4754a03ae75f16fec98e54f73ffaab3db688252887709d732e9c
-# Content sha256: 84784c135cc3bf7e44d94244f6366f7c06ecf6367567ba7d769d799080266562
+# Inputs sha256: 12d69fc47851b6433b369dcbd3e2c9d6e7df30880099fe84fc0d5938c5fdb5f4
+# Content sha256: 35c8fda65a6db9480c894dd7649b722630b2d25afda1134df6e8dec03176f13e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 24bb988ef048e59648642f766d2e890123c4c6040a7a64f449cbc0331a9015d0
-# Content sha256: 68dd8823369a918dc5c79a7c01d92f28122dfcb1718db4e8a910424e383cdb59
+# Inputs sha256: 8c1e2b95fb470af1d1aa109bcd6dd8caa11236b9519b703408336dba70edf720
+# Content sha256: fa8b847516b9abfd92a6282dd74674e3c79bfeaa3677f1100383ff59dcc13f12
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d3ba459fd0ef077f8aba095c1f33ffcb2cb67aa174e6fd2b3c829d908af57898
-# Content sha256: 6607b1ee9f57cc1126466663274a8ab1cc6c7a4764ac00840553ab3f9263fa4b
+# Inputs sha256: 5160e48ec631a3332ad2b70d99e9e5c642d8535410e1ab2bef5f43ef41b9d889
+# Content sha256: f56359e188f0d3f0c8e048cf394997385bc3af6e317eef4239d0ec6cd9255b61
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -2,13 +2,14 @@
 # Inputs:
 #   schema/v2/schema.json
 #   schema/v2/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a07d13cbbe40b971a83f46c5b6043c56300b3c3df48bd55676ba84fa1bea3e3
-# Content sha256: e38342b8b51af876b05e0b6a1349c4da158bd9c9c06137f1acf2b59d31680dcc
+# Inputs sha256: 3f42a4904774dd022d8f29e5c8df9881ad00980b3874c0ae28e55e9260dbf153
+# Content sha256: 0e57131694b9acece99fc4724394949c880a80d41c5888b8d38679e35964fc36
 
 """Wire models of ACP protocol v2.
 
