@@ -21,13 +21,21 @@ from .errors import pointer
 from .features import Selection
 from .hoist import NO_CLASS_NAMES, ClassNames, Derived, hoist, rename
 from .names import model_field_name
-from .schema_terms import DEFS, FEATURE_KEY, UNION_KEYWORDS, message_role, ref_target, sides_of, variants_key
+from .schema_terms import (
+    DEFS,
+    FEATURE_KEY,
+    LENIENT,
+    NULL_AS_DEFAULT,
+    SKIP_INVALID,
+    UNION_KEYWORDS,
+    message_role,
+    ref_target,
+    sides_of,
+    variants_key,
+)
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")
-LENIENT = "x-deserialize-default-on-error"
-SKIP_INVALID = "x-deserialize-skip-invalid-items"
-NULL_AS_DEFAULT = "x-deserialize-default-on-null"
 
 
 @dataclass(frozen=True)

@@ -261,17 +261,19 @@ _SHARED_LENIENT = {
 }
 
 
-def _empty_value(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()) -> list[Any] | None:
-    """``[value]`` where ``value`` is the empty value of a list or map type (what upstream's
-    ``x-deserialize-default-on-null`` reads a null as); None for any other type."""
+def _empty_value(
+    protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()
+) -> list[Any] | dict[str, Any] | None:
+    """The empty value of a list or map type (what upstream's ``x-deserialize-default-on-null``
+    reads a null as); None for any other type."""
     if expr.kind == "array":
-        return [[]]
+        return []
     if expr.kind == "object":
-        return [{}]
+        return {}
     if expr.kind == "ref" and expr.ref in protocol.types and expr.ref not in seen:
         target = protocol.types[expr.ref]
         if target.kind == "object":
-            return [{}]
+            return {}
         if target.kind == "alias" and target.target is not None:
             return _empty_value(protocol, target.target, seen | {expr.ref})
     return None
@@ -291,6 +293,7 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
             # (the default is "absent"); an explicit null on the wire must still fail.
             if not f.required and f.default is None and not _takes_null(protocol, f.type):
                 names.append("NOT_NULL")
+                used.add("NOT_NULL")
             absent = f.lenient and not f.required  # a required lenient field still fails
             args = ("skip_invalid_items=True",) * f.skip_invalid_items + ("absent_on_error=True",) * absent
             # A dropped value leaves the field's own default; a null reads as the empty
@@ -299,13 +302,12 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
                 args += (f"default={py_literal(f.default)}",)
             empty = _empty_value(protocol, f.type) if f.null_as_default else None
             if empty is not None:
-                args += (f"null_reads_as={py_literal(empty[0])}",)
+                args += (f"null_reads_as={py_literal(empty)}",)
             if args:
                 shared = _SHARED_LENIENT.get(args)
                 names.append(shared or f"Lenient({', '.join(args)})")
                 used.add(shared or "Lenient")
             if names:
-                used.update(n for n in names if n == "NOT_NULL")
                 annotations[f.py_name] = Code(", ".join(names))
         if annotations:
             data[name] = {"acp_annotations": annotations}

@@ -28,6 +28,11 @@ VALUE_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
 # named ``required`` or ``x-feature`` is a name, not a keyword).
 SCHEMA_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas"})
 UNION_KEYWORDS = ("anyOf", "oneOf")
+# Upstream's lenient-deserialisation markers (boolean keywords on a property).
+LENIENT = "x-deserialize-default-on-error"
+SKIP_INVALID = "x-deserialize-skip-invalid-items"
+NULL_AS_DEFAULT = "x-deserialize-default-on-null"
+LENIENT_MARKERS = (LENIENT, SKIP_INVALID, NULL_AS_DEFAULT)
 
 Path = tuple[str | int, ...]
 

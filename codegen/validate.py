@@ -20,6 +20,7 @@ from .patterns import pattern_problems
 from .schema_terms import (
     DEFS,
     KNOWN_SIDES,
+    LENIENT_MARKERS,
     METHODS_SUFFIX,
     REF_PREFIX,
     SIDES,
@@ -107,7 +108,7 @@ def _x_keyword_problems(src: Source, features: set[str]) -> list[Problem]:
                 problems.append(
                     Problem(src.name, here, f"x-side must be one of {KNOWN_SIDES} or another side's name: {value!r}")
                 )
-            elif key in UNDERSTOOD_KEYWORDS and key.startswith("x-deserialize-") and not isinstance(value, bool):
+            elif key in LENIENT_MARKERS and not isinstance(value, bool):
                 problems.append(Problem(src.name, here, f"{key} must be a boolean"))
     return problems
 
@@ -120,9 +121,7 @@ UNDERSTOOD_KEYWORDS = frozenset(
         "x-feature",
         "x-method",
         "x-side",
-        "x-deserialize-default-on-error",
-        "x-deserialize-skip-invalid-items",
-        "x-deserialize-default-on-null",
+        *LENIENT_MARKERS,
         "x-docs-ignore",
     }
 )

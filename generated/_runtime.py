@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 22ecf88df9e5bcb62d3d1968c16c310d356c8ba67b9f8aec790150e865197f4f
-# Content sha256: d6a0b6e5c68dc8fa7cf72a2571a2aac4c7efe310c2628ca29dcd514e07f12ad5
+# Inputs sha256: 25e377d8beb14e8e514fca1c01ded7668b8e8afa8504291cc2fe0d93040f4347
+# Content sha256: d42e5afd73d33a86be8f164eb0646d39dcd4591d2b4d54b6ef1fa0653d5612eb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -216,22 +216,26 @@ class Lenient:
         if self.absent_on_error and name is None:
             raise TypeError("absent_on_error marks a model field")
 
+        # Called only for a value the field's type refused (the union's first member).
         def recover(
             value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
         ) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
-            try:
-                return validate(value)
-            except ValidationError as exc:
-                if self.skip_invalid_items and isinstance(value, list):
-                    try:
-                        return validate(_valid_items(value, exc))
-                    except ValidationError:
-                        if not self.absent_on_error:
-                            raise
-                elif not self.absent_on_error:
-                    raise
+            if self.skip_invalid_items and isinstance(value, list):
+                try:
+                    return validate(
+                        value
+                    )  # fails again, this time with the items' errors
+                except ValidationError as exc:
+                    valid = _valid_items(value, exc)
+                try:
+                    return validate(valid)
+                except ValidationError:
+                    if not self.absent_on_error:
+                        raise
+            elif not self.absent_on_error:
+                return validate(value)  # fails as the field's type fails
             # pydantic counts a field as set whenever its validator returns a value; so the
             # default goes into the model's dict (``info.data`` is that dict) and the raised
             # PydanticOmit leaves the field out of ``model_fields_set``.

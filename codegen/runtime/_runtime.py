@@ -190,20 +190,22 @@ class Lenient:
         if self.absent_on_error and name is None:
             raise TypeError("absent_on_error marks a model field")
 
+        # Called only for a value the field's type refused (the union's first member).
         def recover(value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
-            try:
-                return validate(value)
-            except ValidationError as exc:
-                if self.skip_invalid_items and isinstance(value, list):
-                    try:
-                        return validate(_valid_items(value, exc))
-                    except ValidationError:
-                        if not self.absent_on_error:
-                            raise
-                elif not self.absent_on_error:
-                    raise
+            if self.skip_invalid_items and isinstance(value, list):
+                try:
+                    return validate(value)  # fails again, this time with the items' errors
+                except ValidationError as exc:
+                    valid = _valid_items(value, exc)
+                try:
+                    return validate(valid)
+                except ValidationError:
+                    if not self.absent_on_error:
+                        raise
+            elif not self.absent_on_error:
+                return validate(value)  # fails as the field's type fails
             # pydantic counts a field as set whenever its validator returns a value; so the
             # default goes into the model's dict (``info.data`` is that dict) and the raised
             # PydanticOmit leaves the field out of ``model_fields_set``.

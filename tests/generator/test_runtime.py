@@ -72,9 +72,8 @@ def test_models_reference_the_shared_annotations() -> None:
     assert _runtime.NOT_NULL in info["additional_directories"].metadata
     assert _runtime.SKIP_INVALID_ITEMS_OR_ABSENT in info["additional_directories"].metadata
     assert _runtime.ABSENT_ON_ERROR in info["title"].metadata
-    assert (
-        _runtime.SKIP_INVALID_ITEMS in v1.ListSessionsResponse.model_fields["sessions"].metadata
-    )  # required: skip only
+    sessions = v1.ListSessionsResponse.model_fields["sessions"]  # required: skip only
+    assert _runtime.SKIP_INVALID_ITEMS in sessions.metadata
     # A field whose default is not None carries it (a dropped value leaves that default).
     (own,) = [m for m in v1.AgentCapabilities.model_fields["load_session"].metadata if isinstance(m, _runtime.Lenient)]
     assert (own.absent_on_error, own.skip_invalid_items, own.default) == (True, False, False)

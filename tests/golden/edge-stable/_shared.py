@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8cafedc0c73164b7b3e3d73bcc08644e993af8202dcdc90ce4056758117dc512
-# Content sha256: 7817c3612dbe4524d3596291e80efce3dacd45d94d220105b21abad80254d567
+# Inputs sha256: 7df71cf64536c8baae6cca8da11a4ddcf099d2a5990aedd52a015a259d1b8886
+# Content sha256: 504a6aa7094cd765e751b66fafc9a3627e2c5e40a8aee8e8e9f2535289048b0f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

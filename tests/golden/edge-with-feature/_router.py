@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 382272d1b8958721bd83862c0f3ff5a2becb86d2b7c5b8eb42e3758f3a8eed27
-# Content sha256: 2fdf2a1c260315e4f3932d93eb93075fc821ea15cfdb28ae84db21452cf651fc
+# Inputs sha256: bd0b481c5c3d46554b984c806b29c9194c703cd9664af0036769aae8c060013c
+# Content sha256: 97027bdc7338e97e5a808c4f0e3d7450e0b2c0bbfae40c2b9bea2cf2f91a62dc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ac50b1d3f7a9966f79fc0782638633830f4c1b9893c64f72c7e501d7f31bcab8
-# Content sha256: e821f25dd0538bfe00858086ce3e84d5453703897ae72ad499e7de4c46aa0b33
+# Inputs sha256: b84c5df854968b0ac666a3ccbef4542153c97f09d34af64a3691ab0095975552
+# Content sha256: 5fd8a631aaccd1775cfbfaa344aab892ea28e7138bf571694460461d93f10988
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -216,22 +216,26 @@ class Lenient:
         if self.absent_on_error and name is None:
             raise TypeError("absent_on_error marks a model field")
 
+        # Called only for a value the field's type refused (the union's first member).
         def recover(
             value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
         ) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
-            try:
-                return validate(value)
-            except ValidationError as exc:
-                if self.skip_invalid_items and isinstance(value, list):
-                    try:
-                        return validate(_valid_items(value, exc))
-                    except ValidationError:
-                        if not self.absent_on_error:
-                            raise
-                elif not self.absent_on_error:
-                    raise
+            if self.skip_invalid_items and isinstance(value, list):
+                try:
+                    return validate(
+                        value
+                    )  # fails again, this time with the items' errors
+                except ValidationError as exc:
+                    valid = _valid_items(value, exc)
+                try:
+                    return validate(valid)
+                except ValidationError:
+                    if not self.absent_on_error:
+                        raise
+            elif not self.absent_on_error:
+                return validate(value)  # fails as the field's type fails
             # pydantic counts a field as set whenever its validator returns a value; so the
             # default goes into the model's dict (``info.data`` is that dict) and the raised
             # PydanticOmit leaves the field out of ``model_fields_set``.

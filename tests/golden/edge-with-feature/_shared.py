@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 639a693ed84e790db25cc3036a40147dd83a91b7cedb22dd0d0d58f00fd0d8af
-# Content sha256: 84f63a05a64f82b7938c8275d15cff5f21802613b6d01460dffc3203a48cc9f1
+# Inputs sha256: 33a06f17a8962f34084b7f4efca61cf8d72e0a7f5a5af3147cefd38b985930ea
+# Content sha256: 2d3218524d938264b860f95371a9c075ed1a5a40cb3f4b3bb73d720eb0ca67b0
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 54c9526e463f2a96cdafd785f870c086afdc65da33793be63d9b1235f5efea4e
-# Content sha256: 0bda0256cd6666c6e50b88f30ff1f34bb3f1441ce455789706a5b3b2fd6450e0
+# Inputs sha256: ba93cdd3b1e58200052c23d4f299338ba792549fde8bbd4cdbe0ac1da758cc23
+# Content sha256: df08d8208bf558f8e358c5b643cebeea70c72bd8448e077df7eb1da153316281
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8e18c43ec729bade3b8883051c6e473cdb9a384ff13603c911b92e00dff8f432
-# Content sha256: b0448f4a8cb7d835180f173f0a704833ae8bb34d32fc1e64c71b16a6b80699ca
+# Inputs sha256: 678fd1d0484ecb4ce2823c8fa73cd7915ac7baeee35f69ef48cbb83a0e194852
+# Content sha256: 42da3c9ada97d7da6d2f56c20ef8bc900153192efd4e02ed8c6e2a2f5763b530
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

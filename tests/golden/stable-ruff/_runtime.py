@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c29268431183b9377ab18ccebcdce0de8a9c64989698f3f6f093cea7a8aa0fda
-# Content sha256: 5b4a3c17f0611d48e1090b8df56f65a2d83f0627d7f121bb0fb121a2dfd8895f
+# Inputs sha256: 3fed68f76092229340c2dd321e01e9e281893dc6ab93eda43bebf031d7e380b9
+# Content sha256: 3714849e46e493d2d50050837d085399c01a03600a65a86ae53a5df5e8004322
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -212,22 +212,24 @@ class Lenient:
         if self.absent_on_error and name is None:
             raise TypeError("absent_on_error marks a model field")
 
+        # Called only for a value the field's type refused (the union's first member).
         def recover(
             value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
         ) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
-            try:
-                return validate(value)
-            except ValidationError as exc:
-                if self.skip_invalid_items and isinstance(value, list):
-                    try:
-                        return validate(_valid_items(value, exc))
-                    except ValidationError:
-                        if not self.absent_on_error:
-                            raise
-                elif not self.absent_on_error:
-                    raise
+            if self.skip_invalid_items and isinstance(value, list):
+                try:
+                    return validate(value)  # fails again, this time with the items' errors
+                except ValidationError as exc:
+                    valid = _valid_items(value, exc)
+                try:
+                    return validate(valid)
+                except ValidationError:
+                    if not self.absent_on_error:
+                        raise
+            elif not self.absent_on_error:
+                return validate(value)  # fails as the field's type fails
             # pydantic counts a field as set whenever its validator returns a value; so the
             # default goes into the model's dict (``info.data`` is that dict) and the raised
             # PydanticOmit leaves the field out of ``model_fields_set``.

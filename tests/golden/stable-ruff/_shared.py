@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2d6a8fb6196aa2fbb3436ef13f99d119b9b82a07b1eea628d61c58884d6fe76b
-# Content sha256: cc267df0ad7c43c91cdb4dfbe556d6facea7375e8c5efccfc305bc4221358381
+# Inputs sha256: 4e1613fc47c363061a6b86e52780c8c9fef743406087d69a445ac38c4430976a
+# Content sha256: 0394cce636c070986fdf2c1dd36e97dd59888ba84a1c0cc09984e24f56e41574
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 141409e632946811619554b8e9a0d4396743ae2a16b5bbcbc0e3f70c9772dcc6
-# Content sha256: b3a0e3b2cdb089984aefc70d73398b752097259420fabd0c43dc769cc05eed25
+# Inputs sha256: 14b95e98a4cb90fc2e82464e27e20d24d4c60477495c8cbf30b77b4d7657e2e5
+# Content sha256: 540c046513b2b7ad4a5e3aeb9110cb06c1a2bc1817b92f7933f2959b51bcb341
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

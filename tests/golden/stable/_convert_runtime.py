@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 504a854df72f614214a1aa36704f2ee93aac19d6b94060e9e19a47a83328c4f2
-# Content sha256: 432a91425438adbbb8a31739472825c119c46740533dcf0f59e84b1a21cfb2d0
+# Inputs sha256: b6dde61bc49f44b78ebfc893d97583de499e5d992dc269ce20d4579be55990a3
+# Content sha256: 316347de810ba8dde649f85f6751525bf5b77867c8fa6447e8aa4c7aac85e6ab
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

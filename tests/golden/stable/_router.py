@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a4f5be06fff0546bc8d502b8442e5b7b42afc0de48b7362642a63da6cfb29058
-# Content sha256: 54b7dd32552db76cdec86998c703d4ab6feeb503b5ca9295624d90b7e2477ce4
+# Inputs sha256: e0297feaecce83a856fcc3ed9f8cfca2cbcf07d97d40dedd081990cd648a2569
+# Content sha256: a7dc9d09bdfc6585bb80c85ee6298e450115a5af468bd29dcf51d45e74585d52
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

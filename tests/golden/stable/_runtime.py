@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 44c019a4e2cc2d5c59b31762739770518d7d5dfc1b3368f0d3beb84b252db655
-# Content sha256: 6ed229231d95f84553bd26886e9805d83b59c5cec9f991cc4675ae74f3aeac8a
+# Inputs sha256: e820d95dba5891dafa21f3419e91a8eff4b3430d1a5e61b7f156baba5d5e588d
+# Content sha256: 46e71621c3538e5c13ce2272c1e91b9bd44cccc3d0c3ffddfcbdfa6643e48928
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -216,22 +216,26 @@ class Lenient:
         if self.absent_on_error and name is None:
             raise TypeError("absent_on_error marks a model field")
 
+        # Called only for a value the field's type refused (the union's first member).
         def recover(
             value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
         ) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
-            try:
-                return validate(value)
-            except ValidationError as exc:
-                if self.skip_invalid_items and isinstance(value, list):
-                    try:
-                        return validate(_valid_items(value, exc))
-                    except ValidationError:
-                        if not self.absent_on_error:
-                            raise
-                elif not self.absent_on_error:
-                    raise
+            if self.skip_invalid_items and isinstance(value, list):
+                try:
+                    return validate(
+                        value
+                    )  # fails again, this time with the items' errors
+                except ValidationError as exc:
+                    valid = _valid_items(value, exc)
+                try:
+                    return validate(valid)
+                except ValidationError:
+                    if not self.absent_on_error:
+                        raise
+            elif not self.absent_on_error:
+                return validate(value)  # fails as the field's type fails
             # pydantic counts a field as set whenever its validator returns a value; so the
             # default goes into the model's dict (``info.data`` is that dict) and the raised
             # PydanticOmit leaves the field out of ``model_fields_set``.

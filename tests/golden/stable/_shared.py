@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4409e922ccae9a8bd44ebd3333c0b556c5f20dac650f43460fcb3615352bc7fc
-# Content sha256: 59faf5c1c4d8b2b4260bfacd43dca28fa51c898c2b979bc315e9ca9610146037
+# Inputs sha256: c9fac9d33f28cbc3c6f1b1eb341a615da476d864b9668497c98766fa57c9fefc
+# Content sha256: a1c775dd1081db600334147a751bda6cded7e42f4d6b242305ba79a6441d31c4
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

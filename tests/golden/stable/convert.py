@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f25dc4e1aba702658e78aeac05cd8496602ce8821b211945ce5e37f80f5d1b68
-# Content sha256: 4f1d20daa938baf3edfcdc5739c494b1e12fd9ff5ad6b9b12b9c57160d31d82e
+# Inputs sha256: 89e78391b82569c9d3d4a486c7eb7ca839b0e68b2081b16e3d907b7e92673402
+# Content sha256: 3dda26ebe00693c74c5988c45175d79487d399d9e292dd9c0ae25fdcf1d26955
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c8133dcab2c3ea22dd1f0458754b0cc1437748b49708cad901c440b98895581
-# Content sha256: febdf5b49c05ac8ebf048df6b06ff3d5442e144c31ba38aea9fc5ff613e50f9c
+# Inputs sha256: bff148af7743c158f48e7d4281ecce73a4abdf198d78fb3210911ea503d0f094
+# Content sha256: ff90a1d6bc9588f92d9fc6c7f59694fcc8f4acd0f50f7ae71e8c9dc2c08934fb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

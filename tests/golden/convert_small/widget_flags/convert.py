@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 311eb258a72255a511d4f523005fc6743f2e24f89f841a5705960f85985dc625
-# Content sha256: 1edc1b5069fe169f61395a22b74e3660f2ae61b2aa6f840fdca90e48eec1b8c0
+# Inputs sha256: 100fd75616f767b10967bd6ea90f7853ab1d5a5ad7a9256657e40127cf4b65b0
+# Content sha256: da7cdd267b614f1440d4463645ca40997d95698496217c976aba72ba9328368c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 487452e013dfb33cbf43ad49841e15fff459fac37c05ee304fb8efbdb566bf3a
-# Content sha256: 8430d59c82b3f7adb67ecac8caccd06349084c3105931c403201c74f221f4e5b
+# Inputs sha256: 9667bfd4df30352f78d83275dd57bc705bb7db9ddfbecbf92c0ddffb938a7af1
+# Content sha256: 41247cff9e66c32b667976ce4687793fb24a16b77554fb53cf9e7e56bca11743
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

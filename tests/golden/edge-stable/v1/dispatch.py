@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2b062256afc40a658f0db521408ab5ee72e1b156e11176c8b4a679f9f8a43986
-# Content sha256: 39ef9acf949e5940a97322bef22e2da1c84d5c7df7a136cf45a206301de085ff
+# Inputs sha256: 4747f3d89a72bfa3f907f9bc94d146cf2626ec366475ed2f604201c4793bd94d
+# Content sha256: 076301ef9267aadf6c462c44dc357dec80b5fd912511d5ba34a25b9f922d0546
 
 """Method dispatch for the agent side of ACP protocol v1.
 

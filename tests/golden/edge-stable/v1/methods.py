@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 756dba473fb31cdabf6bc10a95c025e9439f08d8ad5b85338401cb2b75203e7d
-# Content sha256: 16ff02f8fc8330ec380e45168ca04636c2f82de31b9caa298ef97eb04c5dfe84
+# Inputs sha256: 5e5298e96e2266dd9f32ae2237f3e9f24e2ec7ccb61a0b46dd052e1783f2559f
+# Content sha256: 88184147213056b733c6643d312a36dbd24f4459aff34336aef37400c1bd14e4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 050c4dfe69588a120035f830d9512e8090c5b1edc437ee7254ff086455b1c319
-# Content sha256: 0f9f49a3553470a0e200a3436bb27338753a53aac8f4e25cdfd75e7f07dfb642
+# Inputs sha256: 672574afb4776db59ed9f1862d95f79c244809926c0f2d31b930aad1fe58ff1b
+# Content sha256: ea2c296079f20ee6020ab5bde7540b3831adb46ee213d83510f69aa1908737fc
 
 """Wire models of ACP protocol v1.
 

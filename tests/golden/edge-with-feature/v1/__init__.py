@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d2b75f324df0b78c398c9abcbbc3ed7a6143cea871ae34d89ced5a4931703499
-# Content sha256: 05ea93ce4623160ff98f1316bf10ac8d99e0e6c58dfd8300c84dfa24cacbbe89
+# Inputs sha256: a13db0441435c6ef0502bc79b0b0c0a61f7006fd15fb157b0e7f6afc542b1d68
+# Content sha256: b250b7ea699420ce2be3db8e0c22e9ccedc87323f4ded21dbf9aaea265fa124f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 105c05df65c3b0b55fc7ace633ad09599663a450951464e44fa4148bf09fb6f1
-# Content sha256: 73bb93ad5e99d2982b416a678ad8d4541531ad20f15e621b558bb34273fb05c8
+# Inputs sha256: 92df6ef7d5d986b5e77db4d6d6ccc9be5ca83301d17f4f638b948228037d083e
+# Content sha256: 389fbeaba87ba76b58495afe83e3ed3e1e6726c60e61c9744a662ddaab7b21b8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a9e32cc67da5fbc9c958e704080a4274f6e90d9d5741a494ff8533288cdf0b81
-# Content sha256: 0546cf5dd93b060b706d12cf8fe9c95bbca4d0ce2b496389a41b454bf882df15
+# Inputs sha256: 6d8d64e6063adabd07a0855a37e74b185e53bb34839bc5e6bd6ebf7975525707
+# Content sha256: 9ef523769f296d3c936d2d83440e58e7f79f10dc7affc52caf35d45a1bf105ce
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

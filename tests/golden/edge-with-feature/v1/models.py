@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b12f3a76982436b3fa3071e16aa7d718fc6f3bf61d1675daff8dae9fb98203b7
-# Content sha256: 98048baf5af501703537755aa5f48fd25ff5f431f0fc2598b0dca1cd33aa5afb
+# Inputs sha256: bc4a0aca6dfb59217d5e13a0524791b1031c14eba4208c772530a428020c5882
+# Content sha256: fa3ef97560d7cb48ee36746139e8913e282a23e494d06d311e1054c08298553e
 
 """Wire models of ACP protocol v1.
 

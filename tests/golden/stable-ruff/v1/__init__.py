@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1daf34141e08b155fd0f80d5fa494cc374e4d35b1c6597fe55a85fc5fb0d43e6
-# Content sha256: 7b3755f78a1259b33828433e9c26ace208533626821969eeb9dca9e660db5511
+# Inputs sha256: 0a365decc4b518ae4b9e67e1ce9454eea8876cfcaab1e50405546fa8d1499c89
+# Content sha256: 1d67bc7c723ce7de137d4bcf1ea8d379c7bf3e2f1dd352897258d6f64b6bde12
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

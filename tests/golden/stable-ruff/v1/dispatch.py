@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: aa4f0e8011cdd4366a7feb6037ebde53dcaef3de3b9ccb0f3534aa5e1c6bab71
-# Content sha256: e55f12bfa7ebf013569374f878bb46fd815df20cd2a93cc179d06b648b0047fa
+# Inputs sha256: 471b6795016e707c1cce5601c86debb6666419d82f7377658198b048caba411f
+# Content sha256: ccd08de7e45baf0c4bae09c4548f252de56835a3cf38abb0a9894353c6b3bb90
 
 """Method dispatch for the agent side of ACP protocol v1.
 

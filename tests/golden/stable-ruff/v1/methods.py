@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 39ef80711a3ea065979436064c81be84a5d48a1b3137dbfafe284aeccb5a6ba3
-# Content sha256: ce96b316f0de1ed71e21341e852d34da72e3905f5a7cc2f8254c73c37001ee46
+# Inputs sha256: 56990eb640ad23cd0ddaa74ca96c27b0684aaab891104e6dc3f51ab804fdb10e
+# Content sha256: 8332803846a4cd2b4369a0d9d39b79cb0622d883167b029e3456ee47b3c4cea9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

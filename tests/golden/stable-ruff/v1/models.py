@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a82101e542ba216dfba559a761b8467664d5b0db3a214a5161f41f0ddca5a8a5
-# Content sha256: 88dc4a8a4021ad903d2de812695025504b6ebcec112941bb394a383b7e888839
+# Inputs sha256: 98e863873394530da183852891a25dd56ad81f5162f0d17116f7e2b4de384a6b
+# Content sha256: 06937cfe52af765e77a7aa7abe87c1a53c8895a94d05a66f9a56ca7e7e7b739c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5e3ede69e7e14573558a0fe603b86c8bedd91874b63f5150fd510e55a2a97153
-# Content sha256: 1f90afe7575d1b7a7c187f29d12df4368319a6269ead6c1517d6a570217f751b
+# Inputs sha256: 41f1ddfe2ac292472c5087a92932da53d858978f3982d3614d9482b2a5bad65d
+# Content sha256: 4d612616d70021bd411b29593c79900946d0d65989afaaaa06d929f8fe70e997
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 841cd0d9558e596f308189e7384c7475a27a00a9b66de5f224ebbc244270f858
-# Content sha256: 78fcc11a15cb58bdf78adb5f6c7750a10b0b4c94628f6be6f528672b2554b34d
+# Inputs sha256: b626e707a5145e808ab529cfed5f6a4cdc50eb2f29e186af0d543fa5765afea2
+# Content sha256: f8a49f88ca384730d709d623d95c4fb3f9653d1d8e45571dffb67c050e4b101a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d66f9e2ef2df74ad63ee0419369945d6d139a0a282189c6b138b1ef9a766e8a3
-# Content sha256: 1eef9ee97b63e846b2707b65dc4136ea1dd7933cd893a0e9827e2462f1128fe6
+# Inputs sha256: 5b620729595c8ca2effc9c6f3bdecb2bb1c9d55239162ea738b2b4f1732e583c
+# Content sha256: f2f1ab3aa14fc7e345e99b13ada3c0d8aecad04911c72b39b6784b13bd3b244b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

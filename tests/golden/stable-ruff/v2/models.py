@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 574fa3cd84ab90037eb4ac6e983f7a7404640d1de2d52a739dc6bb51ad0102df
-# Content sha256: d090321bfbf2123613c038a5e8c4bbd862bb2c6de76d07191d4d8a82a4df9d2a
+# Inputs sha256: 1cdd95882131c06b309b6036add82cc09c423894b7a84caeedc9803b4b7e6bfc
+# Content sha256: 87c956d0deae52b695b0600452640e532110daaf8ac5fd1c1792248a7b848a7a
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5371038b856375c1893a5979d8f1fb51a6234bd9938cd47d5b1a584dfcd7e660
-# Content sha256: b4e7e12b55fef3ec8bd7747470bbfe8245b0b9e7e7a9d5795e44c6de8399565b
+# Inputs sha256: 573df3b7acc3a773ae09dcd4b2bdf1638079ca197bbf32833ab5e3e92882e60f
+# Content sha256: 6772db676646c6e0cde020e70678bbe02b208ccf3ee1e3a5d4ef7842d2c9d21f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

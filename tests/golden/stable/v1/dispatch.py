@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7de2753f1c9287533efd44b3694686297d6402498c5b8bee60c6acb402b26cb8
-# Content sha256: 43e6fc2d0b67179de1598a1e4a75a7eb16b0bc321b6e087b8be5bea47d1506f6
+# Inputs sha256: b834540507f1d4b61c2d3a661e6ca9fa8f57ee57eeb30f6916e25092fcab4a82
+# Content sha256: 9d16323e7d4ed816aa3385e81e521f3e3942b578c84120a0e400e11c4d1eaaaf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 22f7064a889523ada49ad0f37312b113e6059364e0871d3512e4300a5e4878c1
-# Content sha256: 624280c9fdd2436207be52017b2fbe70d1d59380bf3612558cc74034a92acc49
+# Inputs sha256: 20d9467faf08516aac7757c6f036860a0ce19ec2b5755b1b5b8ce73164b9abfb
+# Content sha256: c809d79664fce8134fece31190da2bcd24cece35da234610447584609c0195d9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e3059fabb89778473614bdaa7ca790ba5ea3da2c26f5b5fbc1b36c2c8886d576
-# Content sha256: 95e5384cdbf484a7ebfb7d5b7879642fc92755c00ec1d1647a54176aa8d2cf44
+# Inputs sha256: eac29bb06346b482e2410f38fb3e7089a7337f2942e7a1e0b14d240d48e3de04
+# Content sha256: d7ad211c77810f320e707ec7af4fc378b83df96b16327295ed282c5477b36e93
 
 """Wire models of ACP protocol v1.
 

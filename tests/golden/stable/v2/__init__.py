@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 12d69fc47851b6433b369dcbd3e2c9d6e7df30880099fe84fc0d5938c5fdb5f4
-# Content sha256: 35c8fda65a6db9480c894dd7649b722630b2d25afda1134df6e8dec03176f13e
+# Inputs sha256: 8388676cd2c67c3044cd577e4f426e0d1a93772c677b34f077eb61c6ac0c5335
+# Content sha256: a2c49d93e0451be3886c2076c54f9f1516acbe5f03985d0e4fe2231751b44efc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

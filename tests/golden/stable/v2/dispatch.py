@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c1e2b95fb470af1d1aa109bcd6dd8caa11236b9519b703408336dba70edf720
-# Content sha256: fa8b847516b9abfd92a6282dd74674e3c79bfeaa3677f1100383ff59dcc13f12
+# Inputs sha256: 7225c8fcdb23c0f50cd98e139860098a95e0783831c553432d6184a2de5b36be
+# Content sha256: c61ec96f42b9d304a7075eb393b5808cd1900445e3f02c02cd7a3f73b443500a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5160e48ec631a3332ad2b70d99e9e5c642d8535410e1ab2bef5f43ef41b9d889
-# Content sha256: f56359e188f0d3f0c8e048cf394997385bc3af6e317eef4239d0ec6cd9255b61
+# Inputs sha256: 74b55c679531fc6b6d3e9d9b7b3ec9cb8377975e2768e6dcf143d9d2628c58d7
+# Content sha256: 53ca0e40cfd0c2764f9bab8be4642ecdf15cdec174602a77468ee192ba838481
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f42a4904774dd022d8f29e5c8df9881ad00980b3874c0ae28e55e9260dbf153
-# Content sha256: 0e57131694b9acece99fc4724394949c880a80d41c5888b8d38679e35964fc36
+# Inputs sha256: f8719c4f7c70689ab6ad55a97e9bcb6be4de22557370108e8b670f3f783260df
+# Content sha256: 48f20fe0e91aa8e6b910780d850315c71a2ff97e83bfb26487d1c034a78db430
 
 """Wire models of ACP protocol v2.
 
