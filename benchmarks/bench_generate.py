@@ -9,8 +9,8 @@ import warnings
 from pathlib import Path
 
 from benchmarks import Ratio, compare
+from codegen.formatting import FORMATTERS, Style
 from codegen.pipeline import generate, up_to_date
-from codegen.render import FORMATTERS, Style
 from codegen.write import write_tree
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,10 +17,10 @@ from .config import Config, ConfigError, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
 from .errors import SchemaError
+from .formatting import FORMATTERS, Style
 from .hoist import RULES, ClassNames
 from .load import BUILTIN_FRAGMENTS, display_name, schema_location
 from .pipeline import Generation, generate, up_to_date
-from .render import FORMATTERS, Style
 from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
 
 FIX_COMMAND = "nox -s generate"

@@ -16,21 +16,12 @@ from .conversions import plan as plan_conversions
 from .dispatch import routes as dispatch_routes
 from .errors import SchemaError, fail
 from .features import select
+from .formatting import DEFAULT_STYLE, Style, format_modules, paused_gc
 from .hoist import NO_CLASS_NAMES, ClassNames
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import feature_types, load_base, overlay
-from .render import (
-    DEFAULT_STYLE,
-    MODELS_TEMPLATES,
-    Inputs,
-    Style,
-    environment,
-    format_modules,
-    render_models,
-    render_runtime,
-    render_template,
-)
+from .render import MODELS_TEMPLATES, Inputs, environment, render_models, render_runtime, render_template
 from .schema_terms import KNOWN_SIDES, SIDES
 from .validate import not_understood, validate_version
 from .write import read_stamps, read_tree, stamp
@@ -187,6 +178,7 @@ def _feature_types(
     }
 
 
+@paused_gc()  # the run's garbage is collected after it, see paused_gc
 def generate(
     schema_dir: Path,
     features: frozenset[str],

@@ -1,4 +1,4 @@
-"""Stage 6, write: put rendered files on disk atomically, or compare them with the disk.
+"""Stage 7, write: put rendered files on disk atomically, or compare them with the disk.
 
 The output directory is replaced as a whole: files are written into a fresh sibling
 directory, which is then swapped in by rename. Paths come only from the generator's

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES, GOLDEN, ROOT
 
+from codegen.formatting import Style
 from codegen.pipeline import generate
-from codegen.render import Style
 from codegen.write import same_content
 
 EDGE = FIXTURES / "edge"

@@ -10,8 +10,9 @@ import pytest
 from conftest import ROOT
 from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
 
+from codegen.formatting import DEFAULT_STYLE, Style, format_python
 from codegen.pipeline import RUNTIME_FILES
-from codegen.render import DEFAULT_STYLE, RUNTIME, Inputs, Style, _formatted_runtime, format_python, render_runtime
+from codegen.render import RUNTIME, Inputs, _formatted_runtime, render_runtime
 from codegen.write import strip_header
 from generated import _runtime, _shared
 from generated.v1 import models as v1

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7df71cf64536c8baae6cca8da11a4ddcf099d2a5990aedd52a015a259d1b8886
-# Content sha256: 504a6aa7094cd765e751b66fafc9a3627e2c5e40a8aee8e8e9f2535289048b0f
+# Inputs sha256: 595e76f84c4f0d8f035900df28d18e264d4ab269e561335ae79660b8dc74c9aa
+# Content sha256: 5715a4cf4d690cbefbcc180a9a813005584749dcbfd0d1a94e36aa2104fe658f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bd0b481c5c3d46554b984c806b29c9194c703cd9664af0036769aae8c060013c
-# Content sha256: 97027bdc7338e97e5a808c4f0e3d7450e0b2c0bbfae40c2b9bea2cf2f91a62dc
+# Inputs sha256: 8e75cdcedfa05c4c95b409bb16b8bffd01035ce779cb6af5ab9cc8501ee1252e
+# Content sha256: 4b0f57aa1b436a9b35bc8a868184808524759aab95afdb91f7397279726a4ac8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

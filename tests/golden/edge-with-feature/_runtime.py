@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b84c5df854968b0ac666a3ccbef4542153c97f09d34af64a3691ab0095975552
-# Content sha256: 5fd8a631aaccd1775cfbfaa344aab892ea28e7138bf571694460461d93f10988
+# Inputs sha256: c5a39d59e41f29e53b91be759370c87a90ba0dc53ca57025ac5e5e359e8f5dc7
+# Content sha256: 7db91d0f3195f66806901b771aeadf0ec22b72d0e4002be308038d766a8a9f5a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 33a06f17a8962f34084b7f4efca61cf8d72e0a7f5a5af3147cefd38b985930ea
-# Content sha256: 2d3218524d938264b860f95371a9c075ed1a5a40cb3f4b3bb73d720eb0ca67b0
+# Inputs sha256: ab97a83f2dd54311fe743fc9e272e930d9e9408490b5ccd8b4b5719d308d2310
+# Content sha256: 497ab5b826a49a2670d406150622172a502dfaa5f4eed70d7cb63ef47c8c3256
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

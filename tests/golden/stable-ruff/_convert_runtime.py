@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ba93cdd3b1e58200052c23d4f299338ba792549fde8bbd4cdbe0ac1da758cc23
-# Content sha256: df08d8208bf558f8e358c5b643cebeea70c72bd8448e077df7eb1da153316281
+# Inputs sha256: c54916bba91a1f1b924084b4c8fe265a911c3306a9ac9b20bae27ae4a0fbd02e
+# Content sha256: 7f1c41db9a7fb0e390cc0300a75e340f2608508b4c56948948880b7aa1daa591
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

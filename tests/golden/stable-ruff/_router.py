@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 678fd1d0484ecb4ce2823c8fa73cd7915ac7baeee35f69ef48cbb83a0e194852
-# Content sha256: 42da3c9ada97d7da6d2f56c20ef8bc900153192efd4e02ed8c6e2a2f5763b530
+# Inputs sha256: 7f6b3405f3d597954c76ed85cc2501769a19b2a86904f07cf338099278e02382
+# Content sha256: c385ca614921608849f3021da47a6c39f67d37a72c76c42f64dc4a0c3954b07f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

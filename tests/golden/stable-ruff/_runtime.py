@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3fed68f76092229340c2dd321e01e9e281893dc6ab93eda43bebf031d7e380b9
-# Content sha256: 3714849e46e493d2d50050837d085399c01a03600a65a86ae53a5df5e8004322
+# Inputs sha256: fda433f4d5a2e40b9ae6ebbbbf485f68e270aa9b4deae11bd51b7c138d990995
+# Content sha256: 1dc3cbfce27533937e7e5e8c6fe91967d8b2ca9244db6208f5ee0b7106beb8eb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4e1613fc47c363061a6b86e52780c8c9fef743406087d69a445ac38c4430976a
-# Content sha256: 0394cce636c070986fdf2c1dd36e97dd59888ba84a1c0cc09984e24f56e41574
+# Inputs sha256: 45aa0ad1955f067aa90fc06c789a7f39616828edca2e99d1bc9c9b1b792917e1
+# Content sha256: eb60b49cd38fe9ccc8ff7ce3d82a3e7b2ea62846d9741f8dac6a9a84ee8e25bb
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 14b95e98a4cb90fc2e82464e27e20d24d4c60477495c8cbf30b77b4d7657e2e5
-# Content sha256: 540c046513b2b7ad4a5e3aeb9110cb06c1a2bc1817b92f7933f2959b51bcb341
+# Inputs sha256: 843d59412ae3aecc7db6099d4f417193769f3bfbffc1b34aabe592647aec8c8f
+# Content sha256: e07cf00c0004a66978761fcab16bdc5ab3fe9b37fb5afadfd334a78574c9aeb7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

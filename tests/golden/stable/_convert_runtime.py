@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b6dde61bc49f44b78ebfc893d97583de499e5d992dc269ce20d4579be55990a3
-# Content sha256: 316347de810ba8dde649f85f6751525bf5b77867c8fa6447e8aa4c7aac85e6ab
+# Inputs sha256: c2f251460c1457706f0972f7cbca85a2d53d8813e0e75306e0e7e868b48210c8
+# Content sha256: 0e38afccfebf6132b59d686bdcc0db6e6a9d9f93cfa07ad7a8d0f73bc6d0df42
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

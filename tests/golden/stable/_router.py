@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e0297feaecce83a856fcc3ed9f8cfca2cbcf07d97d40dedd081990cd648a2569
-# Content sha256: a7dc9d09bdfc6585bb80c85ee6298e450115a5af468bd29dcf51d45e74585d52
+# Inputs sha256: 456a06e0fb968aa2678021e28f488d911feafcff82be90821a4712ae92b762e9
+# Content sha256: 1ecaa964ca78cc1858aa86de74454ba4f9796f38f288f6b3a9784c97743dfab4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

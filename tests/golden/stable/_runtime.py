@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e820d95dba5891dafa21f3419e91a8eff4b3430d1a5e61b7f156baba5d5e588d
-# Content sha256: 46e71621c3538e5c13ce2272c1e91b9bd44cccc3d0c3ffddfcbdfa6643e48928
+# Inputs sha256: bfc145406ebd96742ed95192b236060eaf01b0803c3e9663f980eaea9dd30bca
+# Content sha256: 75c57d2880f887e6b03b373702c3c0f7163af9f8c90453769f1c1f17295c361c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

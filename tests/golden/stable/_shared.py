@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c9fac9d33f28cbc3c6f1b1eb341a615da476d864b9668497c98766fa57c9fefc
-# Content sha256: a1c775dd1081db600334147a751bda6cded7e42f4d6b242305ba79a6441d31c4
+# Inputs sha256: 27483f8c4b965e6c951592c33dc4f9916192e455826a4da1620eacd42cba1578
+# Content sha256: 8bd309d96ffa00fd2a76773e67e40d1c49e435c56e4a258527d367738cef91d2
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

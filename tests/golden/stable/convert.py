@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 89e78391b82569c9d3d4a486c7eb7ca839b0e68b2081b16e3d907b7e92673402
-# Content sha256: 3dda26ebe00693c74c5988c45175d79487d399d9e292dd9c0ae25fdcf1d26955
+# Inputs sha256: abcd26434b6acb2da0491e7bbafbc6d0776e2392d05d0c1db0c05073ac018798
+# Content sha256: 81701783a303118a6121c7eb6ce7786e6f89677ef68cc2bcd108ac88c477b77f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bff148af7743c158f48e7d4281ecce73a4abdf198d78fb3210911ea503d0f094
-# Content sha256: ff90a1d6bc9588f92d9fc6c7f59694fcc8f4acd0f50f7ae71e8c9dc2c08934fb
+# Inputs sha256: 7722004b331af966ed861a93305ed81bf643535dd749649f9d16af7dbb204862
+# Content sha256: 7e487c49aacb9915bcfb8bdf1ae14c79f134d0695586431542705a6a243a22e8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 100fd75616f767b10967bd6ea90f7853ab1d5a5ad7a9256657e40127cf4b65b0
-# Content sha256: da7cdd267b614f1440d4463645ca40997d95698496217c976aba72ba9328368c
+# Inputs sha256: 695b5b377f58f3123a797d7d46fce1666875ada03f95206887402f33fdd655be
+# Content sha256: 3c4705d4a4e94958b9304ccf1ab6806cda407df68cfbd177b4b6d4e2aa846faa
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9667bfd4df30352f78d83275dd57bc705bb7db9ddfbecbf92c0ddffb938a7af1
-# Content sha256: 41247cff9e66c32b667976ce4687793fb24a16b77554fb53cf9e7e56bca11743
+# Inputs sha256: 3089d5337d319cafd58f581e129e5d2be27665d0d37c1cf184c0d5bbb0a79bca
+# Content sha256: c6b3744b820e87b106262694fb86524c81655dbc9215ba53c6105c9956b61f04
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4747f3d89a72bfa3f907f9bc94d146cf2626ec366475ed2f604201c4793bd94d
-# Content sha256: 076301ef9267aadf6c462c44dc357dec80b5fd912511d5ba34a25b9f922d0546
+# Inputs sha256: a79f5a8bc052e7204ef0dc36537d28b64e3d76ef262de6ac8e6a6549f3a9fb9f
+# Content sha256: 13d5c3a9e85ee066f39c91b5a052594e449a9723dd7a6bcbd59f56b5d0c170a7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

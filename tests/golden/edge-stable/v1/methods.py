@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e5298e96e2266dd9f32ae2237f3e9f24e2ec7ccb61a0b46dd052e1783f2559f
-# Content sha256: 88184147213056b733c6643d312a36dbd24f4459aff34336aef37400c1bd14e4
+# Inputs sha256: dad64d580325988cd68c4f1abeba9681d75a60059627f2a8d68078ca86306531
+# Content sha256: 1ebfd55a5ce6c9d169a163fca791235bc3ee5c1e1851c525164b535bfc182817
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 672574afb4776db59ed9f1862d95f79c244809926c0f2d31b930aad1fe58ff1b
-# Content sha256: ea2c296079f20ee6020ab5bde7540b3831adb46ee213d83510f69aa1908737fc
+# Inputs sha256: c493a4d804e1d532bef4b17566fea9445b6d6e72c8889aabba390652f7632687
+# Content sha256: 29a5ed09cbd9ab68b83ff4ee8538f4caecee5bb5908e4e2f5631b4030ed9f8a7
 
 """Wire models of ACP protocol v1.
 

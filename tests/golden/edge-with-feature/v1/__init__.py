@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a13db0441435c6ef0502bc79b0b0c0a61f7006fd15fb157b0e7f6afc542b1d68
-# Content sha256: b250b7ea699420ce2be3db8e0c22e9ccedc87323f4ded21dbf9aaea265fa124f
+# Inputs sha256: 071948ea524be80723570c20dc4b2843119f687c350aa2df0fbac9a89017fecb
+# Content sha256: 53926beb2e0b09ba257b0bcaed973fec38986a11c854409918ad9fe3d4568666
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 92df6ef7d5d986b5e77db4d6d6ccc9be5ca83301d17f4f638b948228037d083e
-# Content sha256: 389fbeaba87ba76b58495afe83e3ed3e1e6726c60e61c9744a662ddaab7b21b8
+# Inputs sha256: 13dad506fedbb45d9654139f69660d26f3d004c02d3cd8ecfbd8e290c8a74bf0
+# Content sha256: a41358ba33945a336690f2e3c629992b3c5361868a198a7ccf5519ec8db4a7bd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

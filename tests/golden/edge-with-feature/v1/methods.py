@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d8d64e6063adabd07a0855a37e74b185e53bb34839bc5e6bd6ebf7975525707
-# Content sha256: 9ef523769f296d3c936d2d83440e58e7f79f10dc7affc52caf35d45a1bf105ce
+# Inputs sha256: 0ada29247d43d7bab7061548b82e02a5ac4f29e2ef5be1dc0b28afc1660ced64
+# Content sha256: 12f149385184f8111bd9696b9b60d44bec4197b711e35830cefdb72e3a54d1af
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bc4a0aca6dfb59217d5e13a0524791b1031c14eba4208c772530a428020c5882
-# Content sha256: fa3ef97560d7cb48ee36746139e8913e282a23e494d06d311e1054c08298553e
+# Inputs sha256: 530396eb1a0946ba9db5f6561b715c55622b468df8863eaf849afd215ddc4c7c
+# Content sha256: f59ca42025442583907723a13a7d70484283bd79c107f223d0f172fc21766153
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0a365decc4b518ae4b9e67e1ce9454eea8876cfcaab1e50405546fa8d1499c89
-# Content sha256: 1d67bc7c723ce7de137d4bcf1ea8d379c7bf3e2f1dd352897258d6f64b6bde12
+# Inputs sha256: 15f4cdaed4715229595494ae0a35bc0accd838d0849de9a2c5c92d6f01076a46
+# Content sha256: 96a635b0a3a7f804ef59dae9c1e610780d2a4d2a6e44d07a5976c52659a8ed1a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 471b6795016e707c1cce5601c86debb6666419d82f7377658198b048caba411f
-# Content sha256: ccd08de7e45baf0c4bae09c4548f252de56835a3cf38abb0a9894353c6b3bb90
+# Inputs sha256: 85f2e7b79dcf28c0e7380f18ab3e4238c682ff24bc8fd80fc4a739a2dae23f8d
+# Content sha256: bfe7d455d45af9bc5b93d8dd0dcce42f4172e90e8822074f008c6567e408c44e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 56990eb640ad23cd0ddaa74ca96c27b0684aaab891104e6dc3f51ab804fdb10e
-# Content sha256: 8332803846a4cd2b4369a0d9d39b79cb0622d883167b029e3456ee47b3c4cea9
+# Inputs sha256: 1284fd3105a4bbdc247b57e66574335e4610619a0fc08607c2bfbe59f251ee83
+# Content sha256: ca4ec97625199afc664c3cee3f528f8ef6b3a02743abca5b8307fa3e0d44e21c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

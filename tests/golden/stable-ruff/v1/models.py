@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98e863873394530da183852891a25dd56ad81f5162f0d17116f7e2b4de384a6b
-# Content sha256: 06937cfe52af765e77a7aa7abe87c1a53c8895a94d05a66f9a56ca7e7e7b739c
+# Inputs sha256: 554dbb581e010d8ec2e83599d5bc69683753ba33ba29343e53ae5a651c1f0cd4
+# Content sha256: 28b6cfe2be8667b36ad6f9b41726973e75146faaffa88b417403e01ae9251c42
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 41f1ddfe2ac292472c5087a92932da53d858978f3982d3614d9482b2a5bad65d
-# Content sha256: 4d612616d70021bd411b29593c79900946d0d65989afaaaa06d929f8fe70e997
+# Inputs sha256: 4ddff65e56bf8fa32f17f22f021564a420698fce4d0bfe1971b4f794f50a5d85
+# Content sha256: 333e6630d7bffd2f0da0e692cf81bc95443fb5d11ee4b828d744997f9b2a4295
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

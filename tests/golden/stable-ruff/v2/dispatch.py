@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b626e707a5145e808ab529cfed5f6a4cdc50eb2f29e186af0d543fa5765afea2
-# Content sha256: f8a49f88ca384730d709d623d95c4fb3f9653d1d8e45571dffb67c050e4b101a
+# Inputs sha256: 4fa79e8ee1abc418a8d11101a5233ae140fe23de0f71a57f7dc499e8c657769c
+# Content sha256: 661cbb62cc844046414bc7fab94eee2d0160f4d5576d0a9a9f0c6e4214771044
 
 """Method dispatch for the agent side of ACP protocol v2.
 

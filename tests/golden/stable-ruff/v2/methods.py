@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5b620729595c8ca2effc9c6f3bdecb2bb1c9d55239162ea738b2b4f1732e583c
-# Content sha256: f2f1ab3aa14fc7e345e99b13ada3c0d8aecad04911c72b39b6784b13bd3b244b
+# Inputs sha256: c8a78b4798a488dce601822bf11923e425fccca65f722c6098b50e2c421f6b7f
+# Content sha256: 2ee3b2ba27d5f5ef184c5fe999ac6b117a26221181558c28ae027ace653998dc
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

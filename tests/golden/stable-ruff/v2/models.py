@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1cdd95882131c06b309b6036add82cc09c423894b7a84caeedc9803b4b7e6bfc
-# Content sha256: 87c956d0deae52b695b0600452640e532110daaf8ac5fd1c1792248a7b848a7a
+# Inputs sha256: 17079f59a7f517050a64bd4e1359cfa7368af350eaeab47466f1d2321b867182
+# Content sha256: 722a356aa43279510690e6df270335f45b9badfb307d0ebb719a7fa4eb07829d
 
 """Wire models of ACP protocol v2.
 

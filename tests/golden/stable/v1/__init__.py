@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 573df3b7acc3a773ae09dcd4b2bdf1638079ca197bbf32833ab5e3e92882e60f
-# Content sha256: 6772db676646c6e0cde020e70678bbe02b208ccf3ee1e3a5d4ef7842d2c9d21f
+# Inputs sha256: 6d425a8fe32cd5d44cab391fb2ab9e02a0507977890874377aea4dadd875c53d
+# Content sha256: bedc535c42a962a13395d1970febe1ef0f23c0467e60dec70dadc9258f984038
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

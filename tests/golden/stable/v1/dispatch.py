@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b834540507f1d4b61c2d3a661e6ca9fa8f57ee57eeb30f6916e25092fcab4a82
-# Content sha256: 9d16323e7d4ed816aa3385e81e521f3e3942b578c84120a0e400e11c4d1eaaaf
+# Inputs sha256: 9d0ff0cdd553deb0ac814382dd31fed6e179e45d380323cab944feb4278da985
+# Content sha256: 6e561d02929972225c60f3e4ec96537f56334d00b1f3d39721eead5d7ec2b500
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 20d9467faf08516aac7757c6f036860a0ce19ec2b5755b1b5b8ce73164b9abfb
-# Content sha256: c809d79664fce8134fece31190da2bcd24cece35da234610447584609c0195d9
+# Inputs sha256: a1506d9069d4d072ea56e3f631c9986edde33a80db3671f2cc0eee541f817838
+# Content sha256: 0337b1044256992afa696b37ead755077546bf8d83779aab7dd0d1f861317bb2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: eac29bb06346b482e2410f38fb3e7089a7337f2942e7a1e0b14d240d48e3de04
-# Content sha256: d7ad211c77810f320e707ec7af4fc378b83df96b16327295ed282c5477b36e93
+# Inputs sha256: 3609657e92e3230c7e9251544232e0439dd43d569425f2d99a4d5cf520ba341c
+# Content sha256: 383e3b70d222b3c0536ff04f0687dc09a43ebc6e78464dcd17717b172e3a32de
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8388676cd2c67c3044cd577e4f426e0d1a93772c677b34f077eb61c6ac0c5335
-# Content sha256: a2c49d93e0451be3886c2076c54f9f1516acbe5f03985d0e4fe2231751b44efc
+# Inputs sha256: 4ca1ee7e910efb2257612967017e24351094958832c60e949a7975e94031273c
+# Content sha256: 1649e9d8d8c09d25d07f517791b69c5a3e80da6c9328d22284b138764b19a905
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7225c8fcdb23c0f50cd98e139860098a95e0783831c553432d6184a2de5b36be
-# Content sha256: c61ec96f42b9d304a7075eb393b5808cd1900445e3f02c02cd7a3f73b443500a
+# Inputs sha256: c97fc81af91c0c8c11a57cfee021ec327778cf0b321b9ad450f65d28336d2642
+# Content sha256: bc38ecacaf2ef51105a144d0afa409411fed847bad34bfbd85a117a51f26dbe2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

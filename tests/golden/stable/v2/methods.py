@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 74b55c679531fc6b6d3e9d9b7b3ec9cb8377975e2768e6dcf143d9d2628c58d7
-# Content sha256: 53ca0e40cfd0c2764f9bab8be4642ecdf15cdec174602a77468ee192ba838481
+# Inputs sha256: ffeb443d3174dab06a98823cc3e05ed6b7d40bbb7d6cffcbee61930acb38bce9
+# Content sha256: fd1ca6c19f784c83aa57c76a84ffd3aaf7fb67ae3e664512917673c2aab9af53
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f8719c4f7c70689ab6ad55a97e9bcb6be4de22557370108e8b670f3f783260df
-# Content sha256: 48f20fe0e91aa8e6b910780d850315c71a2ff97e83bfb26487d1c034a78db430
+# Inputs sha256: 8f071dd65371f039122ef2c7811927fa527ac87f7016d26506aa3b3f2591ba70
+# Content sha256: 11499bc87c2b022f6ac56f06a58a2fccea057d18ce848ac9d60260255645648f
 
 """Wire models of ACP protocol v2.
 

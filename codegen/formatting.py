@@ -1,0 +1,168 @@
+"""Stage 6, format: rendered modules laid out as the host repository's formatter would.
+
+Imports are sorted as isort sorts them (``ruff check --select I``), then the code is laid
+out by black or by ``ruff format``. One ruff run does each step for all modules (a process
+per module would cost more than ruff's work does). black does most of a run's work, so
+its share is split at top-level classes and spread over the machine's cores.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import gc
+import itertools
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMATTERS = ("black", "ruff")
+DEFAULT_LINE_LENGTH = 88
+# black's input is cut into pieces of at least this many characters (where a cut cannot
+# change its layout, see _pieces); below twice that in all, worker processes cost more
+# than they save.
+BLACK_PIECE = 16_000
+
+
+@dataclass(frozen=True)
+class Style:
+    """How generated code is laid out: black (the default, as the design card says) or
+    ``ruff format`` (black's style, faster on upstream-sized output; the two differ in
+    a few corners, such as magic trailing commas), at a line length."""
+
+    formatter: str = "black"
+    line_length: int = DEFAULT_LINE_LENGTH
+
+    def __post_init__(self) -> None:
+        if self.formatter not in FORMATTERS:
+            raise ValueError(f"unknown formatter {self.formatter!r}; known: {', '.join(FORMATTERS)}")
+        if not 40 <= self.line_length <= 320:
+            raise ValueError(f"line length {self.line_length} is outside 40..320")
+
+
+DEFAULT_STYLE = Style()
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection for the duration. A run builds many short-lived
+    cyclic structures (black's syntax trees, datamodel-code-generator's models); the
+    collector's passes over them took about a quarter of black's time, more than the
+    memory they hold until the end is worth (about 50 MB over an upstream schema)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def format_python(source: str, style: Style) -> str:
+    """Lay out one generated module as the host repository's formatter would (see Style)."""
+    return format_modules({"module.py": source}, style)["module.py"]
+
+
+def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
+    """Lay out generated modules (by any names): imports sorted, then black or ruff format."""
+    from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
+
+    with tempfile.TemporaryDirectory(prefix="acp-codegen-") as tmp:
+        # Numbered files named one by one: ruff takes a file it is given even where its
+        # default excludes (``build``, ``.venv``...) would skip the directory. Run in that
+        # directory, no import can be taken for a first-party module.
+        paths = {name: Path(tmp) / f"m{i}.py" for i, name in enumerate(sources)}
+        for name, path in paths.items():
+            path.write_text(sources[name], encoding="utf-8", newline="")
+
+        def ruff(*args: str) -> None:
+            common = ("--isolated", "--quiet", "--target-version=py310", f"--line-length={style.line_length}")
+            command = [find_ruff_bin(), *args, *common, *map(str, paths.values())]
+            done = subprocess.run(command, cwd=tmp, capture_output=True, text=True, encoding="utf-8", check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"ruff {args[0]} failed on generated code: {(done.stderr or done.stdout).strip()}")
+
+        ruff("check", "--select=I", "--fix")
+        if style.formatter == "ruff":
+            ruff("format")
+        sorted_sources = {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+    if style.formatter == "ruff":
+        return sorted_sources
+    try:
+        return _black(sorted_sources, style.line_length)
+    except Exception as exc:  # any failure is a generator bug: say which tool failed
+        raise RuntimeError(f"black failed on generated code: {exc}") from exc
+
+
+def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
+    """black's layout of each module: its pieces laid out (in worker processes when there
+    is enough work and more than one core) and joined by the two blank lines black puts
+    between top-level classes."""
+    pieces = {name: _pieces(source, BLACK_PIECE) for name, source in sources.items()}
+    jobs = [piece for parts in pieces.values() for piece in parts]
+    lay_out = functools.partial(_lay_out, line_length=line_length)
+    with paused_gc():
+        laid_out = iter(_map(lay_out, jobs, sum(map(len, jobs)) >= 2 * BLACK_PIECE))
+        return {name: "\n\n".join(next(laid_out) for _ in parts) for name, parts in pieces.items()}
+
+
+def _map(function: functools.partial[str], jobs: Sequence[str], parallel: bool) -> list[str]:
+    workers = min(len(jobs), _cores()) if parallel else 1
+    if workers > 1:
+        try:
+            pool = ProcessPoolExecutor(workers, initializer=gc.disable)
+        except (OSError, ImportError, NotImplementedError):  # no process support here (a sandbox)
+            pass
+        else:
+            with pool:
+                return list(pool.map(function, jobs))
+    return [function(job) for job in jobs]
+
+
+def _cores() -> int:
+    """The cores this process may run on (Linux: its affinity mask, not the machine's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _lay_out(source: str, line_length: int) -> str:
+    import black
+    from black.mode import TargetVersion
+
+    return black.format_str(source, mode=black.Mode(target_versions={TargetVersion.PY310}, line_length=line_length))
+
+
+def _pieces(source: str, size: int) -> list[str]:
+    """``source`` cut into pieces of at least ``size`` characters, only where black's
+    layout of the whole is the pieces' layouts joined by two blank lines: before a
+    top-level class that follows a class or function whose last line is indented, with
+    nothing but blank lines between them (no comment, no decorator). black starts a file at its
+    first line and ends it with one newline, and always puts two blank lines there."""
+    if len(source) < 2 * size or "\r" in source:  # ast counts a lone \r as a line end, str.split does not
+        return [source]
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:  # black says what is wrong
+        return [source]
+    lines = source.split("\n")
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    cuts = [0]
+    for previous, node in itertools.pairwise(body):
+        end, cut = previous.end_lineno or previous.lineno, node.lineno - 1
+        if (
+            isinstance(node, ast.ClassDef)
+            and isinstance(previous, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and lines[end - 1].startswith((" ", "\t"))
+            and not any(line.strip() for line in lines[end:cut])
+            and offsets[cut] - offsets[cuts[-1]] >= size
+            and len(source) - offsets[cut] >= size
+        ):
+            cuts.append(cut)
+    cuts.append(len(lines))
+    return [source[offsets[a] : offsets[b]] for a, b in itertools.pairwise(cuts)]

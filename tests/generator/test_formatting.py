@@ -1,0 +1,145 @@
+"""The format stage: black's layout of a module cut into pieces (laid out apart, in
+worker processes) is byte for byte its layout of the whole, and a run leaves the garbage
+collector as it found it."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from codegen import formatting, pipeline
+from codegen.formatting import _black, _lay_out, _pieces, format_modules, paused_gc
+
+FEATURES = frozenset({"unstable_session_archive"})
+
+# Each place where a cut would change black's layout, and two where a cut is safe.
+TRICKY = '''"""Module docstring."""
+import typing
+X = 1
+class A:
+    x: int = 1
+class B(A):
+    """Doc."""
+    def f(self):  return 1
+# a comment about C, which black keeps next to it
+class C: pass
+@typing.final
+class D:
+    y=2
+class E: ...
+class F:
+    z = [1,
+  2]
+Y: typing.TypeAlias = int
+class G:
+    s = """
+class H:
+"""
+class I(G):
+    pass
+Z = [
+    1,
+    2]
+class J:
+    pass
+'''
+
+
+def _rendered(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The fragments' modules as rendered, before any formatting."""
+    seen: dict[str, str] = {}
+
+    def keep(sources: dict[str, str], style: Any) -> dict[str, str]:
+        seen.update(sources)
+        return dict(sources)
+
+    monkeypatch.setattr(pipeline, "format_modules", keep)
+    pipeline.generate(ROOT / "schema", FEATURES, ROOT)
+    return seen
+
+
+def _joined(pieces: list[str]) -> str:
+    return "\n\n".join(_lay_out(piece, 88) for piece in pieces)
+
+
+def test_cuts_only_where_black_puts_two_blank_lines() -> None:
+    pieces = _pieces(TRICKY, 1)  # every safe place is a cut
+    assert [piece.splitlines()[0] for piece in pieces] == ['"""Module docstring."""', "class B(A):", "class E: ..."]
+    assert "".join(pieces) == TRICKY
+    assert _joined(pieces) == _lay_out(TRICKY, 88)
+
+
+def test_pieces_of_the_rendered_modules_lay_out_as_the_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered = _rendered(monkeypatch)
+    cut = 0
+    for name in ("v1/models.py", "v2/models.py", "convert.py", "v1/dispatch.py"):
+        source = rendered[name]
+        pieces = _pieces(source, 1)
+        cut += len(pieces) - 1
+        assert "".join(pieces) == source, name
+        assert _joined(pieces) == _lay_out(source, 88), name
+    assert cut > 20  # the models modules are cut at most of their classes
+    sized = _pieces(rendered["v1/models.py"], 3_000)
+    assert len(sized) > 2 and all(len(piece) >= 3_000 for piece in sized)
+
+
+def test_small_or_unparsable_sources_stay_whole() -> None:
+    assert _pieces(TRICKY, len(TRICKY) // 2 + 1) == [TRICKY]
+    assert _pieces("class A:\n    x = (\n" * 50, 1) == ["class A:\n    x = (\n" * 50]
+    assert _pieces(TRICKY.replace("\n", "\r\n"), 1) == [TRICKY.replace("\n", "\r\n")]
+
+
+def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered = _rendered(monkeypatch)
+    serial = {name: _lay_out(source, 88) for name, source in rendered.items()}
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 2_000)  # many pieces, parallel from 4,000 characters
+    ran: list[int] = []
+    real_map = formatting._map
+
+    def counting_map(function: Any, jobs: list[str], parallel: bool) -> list[str]:
+        ran.append(len(jobs) if parallel else 1)
+        return real_map(function, jobs, parallel)
+
+    monkeypatch.setattr(formatting, "_map", counting_map)
+    assert _black(rendered, 88) == serial
+    assert ran and ran[0] > len(rendered)
+
+
+def test_without_process_support_black_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_processes(*args: object, **kwargs: object) -> None:
+        raise OSError("no semaphores in this sandbox")
+
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes)
+    monkeypatch.setattr(formatting, "_cores", lambda: 4)
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
+
+
+def test_a_black_failure_names_black(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(source: str, line_length: int) -> str:
+        raise ValueError("cannot parse")
+
+    monkeypatch.setattr(formatting, "_lay_out", fail)
+    with pytest.raises(RuntimeError, match=r"^black failed on generated code: cannot parse$"):
+        format_modules({"m.py": "x = 1\n"}, formatting.Style())
+
+
+def test_the_collector_is_left_as_it_was(tmp_path: Path) -> None:
+    assert gc.isenabled()
+    with pytest.raises(KeyError), paused_gc():
+        assert not gc.isenabled()
+        raise KeyError("x")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+    pipeline.generate(ROOT / "schema", FEATURES, ROOT)
+    assert gc.isenabled()
