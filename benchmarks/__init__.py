@@ -6,6 +6,7 @@ Each ``bench_*.py`` module defines ``run() -> list[Ratio]``; ``python -m benchma
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -57,12 +58,15 @@ def compare(
     repeat: int = 5,
     number: int = 1,
 ) -> Ratio:
-    """Time subject and baseline interleaved, so that machine noise hits both alike."""
+    """Time subject and baseline interleaved, so that machine noise hits both alike. Each
+    round starts with the garbage of the one before collected, so that neither side pays
+    for the other's (a generation leaves its garbage to be collected after it)."""
     subject()
     baseline()
     s_rounds, b_rounds = [], []
     for _ in range(repeat):
         for fn, rounds in ((subject, s_rounds), (baseline, b_rounds)):
+            gc.collect()
             start = time.perf_counter()
             for _ in range(number):
                 fn()

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,12 +116,10 @@ def _map(function: functools.partial[str], jobs: Sequence[str], parallel: bool) 
     workers = min(len(jobs), _cores()) if parallel else 1
     if workers > 1:
         try:
-            pool = ProcessPoolExecutor(workers, initializer=gc.disable)
-        except (OSError, ImportError, NotImplementedError):  # no process support here (a sandbox)
-            pass
-        else:
-            with pool:
+            with ProcessPoolExecutor(workers, initializer=gc.disable) as pool:
                 return list(pool.map(function, jobs))
+        except (OSError, ImportError, NotImplementedError, BrokenProcessPool):
+            pass  # no working processes here (a sandbox, a killed worker): this one does it all
     return [function(job) for job in jobs]
 
 

@@ -5,6 +5,9 @@ collector as it found it."""
 from __future__ import annotations
 
 import gc
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +112,36 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     assert ran and ran[0] > len(rendered)
 
 
-def test_without_process_support_black_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS and Windows start workers by spawning them, Linux from Python 3.14 by a fork
+    server: they import only ``codegen.formatting`` and get their work by pickling."""
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"{method} is not available on this platform")  # forkserver: not on Windows
+    made: list[int] = []
+
+    def pool(workers: int, **kwargs: Any) -> ProcessPoolExecutor:
+        made.append(workers)
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), **kwargs)
+
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
+    assert made == [2]
+
+
+class _BrokenPool(ProcessPoolExecutor):
+    def map(self, *args: Any, **kwargs: Any) -> Any:
+        raise BrokenProcessPool("a worker was killed")
+
+
+@pytest.mark.parametrize("pool", [_BrokenPool, "no processes"])
+def test_without_working_processes_black_runs_here(pool: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_processes(*args: object, **kwargs: object) -> None:
         raise OSError("no semaphores in this sandbox")
 
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes)
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes if pool == "no processes" else pool)
     monkeypatch.setattr(formatting, "_cores", lambda: 4)
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
