@@ -318,7 +318,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
         out = generate(
-            json.dumps(_plain_refs(protocol.schema)),
+            _plain_refs(protocol.schema),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             target_python_version=PythonVersion.PY_310,

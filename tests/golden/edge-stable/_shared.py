@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 595e76f84c4f0d8f035900df28d18e264d4ab269e561335ae79660b8dc74c9aa
-# Content sha256: 5715a4cf4d690cbefbcc180a9a813005584749dcbfd0d1a94e36aa2104fe658f
+# Inputs sha256: b14f4f4cae4f6b507da6177420d73cdea7a1664823dc63112d59e0a71e923858
+# Content sha256: 732c10c514c0030ed283caa827f192917a6508424b9db116603c2f0ea3824850
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

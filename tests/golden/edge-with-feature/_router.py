@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e75cdcedfa05c4c95b409bb16b8bffd01035ce779cb6af5ab9cc8501ee1252e
-# Content sha256: 4b0f57aa1b436a9b35bc8a868184808524759aab95afdb91f7397279726a4ac8
+# Inputs sha256: 709084178ce9f38fe7c599c670beb7095075150d22be1ea9f24763b5d3fa7cc8
+# Content sha256: 753eae669ac7b51bcaedf45bf98f7d306d03f79bb8485793584ddcc588e86c23
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

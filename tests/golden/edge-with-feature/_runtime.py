@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c5a39d59e41f29e53b91be759370c87a90ba0dc53ca57025ac5e5e359e8f5dc7
-# Content sha256: 7db91d0f3195f66806901b771aeadf0ec22b72d0e4002be308038d766a8a9f5a
+# Inputs sha256: bbf6daa5b57be155418df4ea6fcbe8521ec79ab48040e4e496ae1e8c5a1761dc
+# Content sha256: e0f76859755309b58f2c90de7f81fa203f5f656c6748e5750da88c5188982b1a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

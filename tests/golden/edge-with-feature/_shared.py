@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ab97a83f2dd54311fe743fc9e272e930d9e9408490b5ccd8b4b5719d308d2310
-# Content sha256: 497ab5b826a49a2670d406150622172a502dfaa5f4eed70d7cb63ef47c8c3256
+# Inputs sha256: d26a18ba52bf574134abac9c2ffa8cc0cfa9398c5b2336d99c7f51e1b9264215
+# Content sha256: dead6e13b31f1f8b906891f712f266ca123fc37fe0983cb8eb67f67629212151
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

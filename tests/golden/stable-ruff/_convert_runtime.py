@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c54916bba91a1f1b924084b4c8fe265a911c3306a9ac9b20bae27ae4a0fbd02e
-# Content sha256: 7f1c41db9a7fb0e390cc0300a75e340f2608508b4c56948948880b7aa1daa591
+# Inputs sha256: 2d400af0551ad1bb8d94b47567d5369f94bd7f08a683f688afa79ad42b0fe150
+# Content sha256: 86316e2c4b90e091f66f57d14fdf27ea34f96a6e3f8d1edddd6cd9a6a67b34d6
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

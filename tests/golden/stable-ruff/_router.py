@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7f6b3405f3d597954c76ed85cc2501769a19b2a86904f07cf338099278e02382
-# Content sha256: c385ca614921608849f3021da47a6c39f67d37a72c76c42f64dc4a0c3954b07f
+# Inputs sha256: c4248b83f1bd95b11eb869055ed0dc26e5b059f2a376fcf68ced7fe77a043ec6
+# Content sha256: 633a530c822db2efef04f5bde60adc8ea9962a1bfcf485a4a98c3bce2ac7e2b0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fda433f4d5a2e40b9ae6ebbbbf485f68e270aa9b4deae11bd51b7c138d990995
-# Content sha256: 1dc3cbfce27533937e7e5e8c6fe91967d8b2ca9244db6208f5ee0b7106beb8eb
+# Inputs sha256: bab115dccf6d8a5ecf554a77d4af8e811f8e7f24543f57f505b9e91281169157
+# Content sha256: 8450ce484818bd3e2a814014433ad5336c4cf67e3ad6ee07fee2047593cfe1c1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 45aa0ad1955f067aa90fc06c789a7f39616828edca2e99d1bc9c9b1b792917e1
-# Content sha256: eb60b49cd38fe9ccc8ff7ce3d82a3e7b2ea62846d9741f8dac6a9a84ee8e25bb
+# Inputs sha256: e0cdf42e337a0583696e7e6f2f6e4f1fd0afdd1c3ea7097d5fc8851bd399af47
+# Content sha256: e0360e6f56c76013639775121e7e6a964f78aa42b2d0483f1a9c309be6002aab
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

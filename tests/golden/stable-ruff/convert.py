@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 843d59412ae3aecc7db6099d4f417193769f3bfbffc1b34aabe592647aec8c8f
-# Content sha256: e07cf00c0004a66978761fcab16bdc5ab3fe9b37fb5afadfd334a78574c9aeb7
+# Inputs sha256: a6d31284ec974e60af9d5b4bba658c4e15f3f4817465d38da5fbe9f6d5b44761
+# Content sha256: 05124d3d0a314925f94bf8cb300b34ce383e1f3a716daf5f47052936a1585f75
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

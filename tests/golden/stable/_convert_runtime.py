@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c2f251460c1457706f0972f7cbca85a2d53d8813e0e75306e0e7e868b48210c8
-# Content sha256: 0e38afccfebf6132b59d686bdcc0db6e6a9d9f93cfa07ad7a8d0f73bc6d0df42
+# Inputs sha256: 6eee6b9ebc680e299c7743251c77f1a0267539215309eeffad633889df0130f1
+# Content sha256: 2f80f6dcbc814d10c0d7d3df5005af9b98564d8a681920215a74382c485b8e9e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

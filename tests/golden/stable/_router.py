@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 456a06e0fb968aa2678021e28f488d911feafcff82be90821a4712ae92b762e9
-# Content sha256: 1ecaa964ca78cc1858aa86de74454ba4f9796f38f288f6b3a9784c97743dfab4
+# Inputs sha256: 5142c97ac5b5736dd5071776c9e0a35b277678519d9da55cd7ae0699eaf7718f
+# Content sha256: 677f6581656f0f27c93cb5c70031e78f0e8672994d660fb52c2da0dae9e44573
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bfc145406ebd96742ed95192b236060eaf01b0803c3e9663f980eaea9dd30bca
-# Content sha256: 75c57d2880f887e6b03b373702c3c0f7163af9f8c90453769f1c1f17295c361c
+# Inputs sha256: c82ca8c7e87032b89fb9694493949f393da0854266012c7be012030fbb5fff1f
+# Content sha256: 7248506b8cbc16bf87451d64091ac61d97c345a958de2c8ddccf8877828243ce
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 27483f8c4b965e6c951592c33dc4f9916192e455826a4da1620eacd42cba1578
-# Content sha256: 8bd309d96ffa00fd2a76773e67e40d1c49e435c56e4a258527d367738cef91d2
+# Inputs sha256: 14aa141f92b1a057a9cdc7feb2a34f40a0f8b9e1d27a331a6d73fe4e5e699bcf
+# Content sha256: 778c51fe41603d91b56559d45e2a2ead6111b36bf4df39939b232f15cee8c52b
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

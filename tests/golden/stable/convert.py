@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: abcd26434b6acb2da0491e7bbafbc6d0776e2392d05d0c1db0c05073ac018798
-# Content sha256: 81701783a303118a6121c7eb6ce7786e6f89677ef68cc2bcd108ac88c477b77f
+# Inputs sha256: fcdab1db66cdbd5b53df0e3e2ca1ef33bad6d886f112220bd07a39df95217217
+# Content sha256: 96faaf93e0bd55b69cd9367c91a47a9f49abd2afbfb7b8045801008485bac99c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7722004b331af966ed861a93305ed81bf643535dd749649f9d16af7dbb204862
-# Content sha256: 7e487c49aacb9915bcfb8bdf1ae14c79f134d0695586431542705a6a243a22e8
+# Inputs sha256: e0779e17c1d568c6f68c7adfa79f03d676e2c9c5b45066a0e22968bd5be07497
+# Content sha256: 7290c06b5f75e8ddb3193f7063dd288518863aa9ad60672a09a73a86b61599f4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 695b5b377f58f3123a797d7d46fce1666875ada03f95206887402f33fdd655be
-# Content sha256: 3c4705d4a4e94958b9304ccf1ab6806cda407df68cfbd177b4b6d4e2aa846faa
+# Inputs sha256: 11f7e98bdcd32056fe72e7a7605c31869fad521305cf43ec23efd686a6562237
+# Content sha256: 252954d212936d6296c5ee964d53af1ed57c68892d42bf49957c759b3c9e0f3f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3089d5337d319cafd58f581e129e5d2be27665d0d37c1cf184c0d5bbb0a79bca
-# Content sha256: c6b3744b820e87b106262694fb86524c81655dbc9215ba53c6105c9956b61f04
+# Inputs sha256: 37282e8b061a137ac64415b766fb45d2ac4274b52b8f49f0174bbce3be342344
+# Content sha256: 2bd1a86b80d8c8bef10a4c5038f876f6a7127612df2a22c045677e6be223fc4f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a79f5a8bc052e7204ef0dc36537d28b64e3d76ef262de6ac8e6a6549f3a9fb9f
-# Content sha256: 13d5c3a9e85ee066f39c91b5a052594e449a9723dd7a6bcbd59f56b5d0c170a7
+# Inputs sha256: 5b948bbdce4aefa9e315c329024dc3c59d90ce3aecde84a8ee52af682d2e6eb2
+# Content sha256: 5fe85718909898417c85c03225bc4d5acbc352e18f1b938bd34d2a0c5f8b128f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: dad64d580325988cd68c4f1abeba9681d75a60059627f2a8d68078ca86306531
-# Content sha256: 1ebfd55a5ce6c9d169a163fca791235bc3ee5c1e1851c525164b535bfc182817
+# Inputs sha256: a3d4d75faa8cce42fbcafaa0f49611c9151b21dea5ca4f9f0b604e3426cad2cd
+# Content sha256: ec6b900dcaf7e9017b53611181bfe5ce0b59cf8222d14e33d23606a378e1dcf2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

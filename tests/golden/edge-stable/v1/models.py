@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c493a4d804e1d532bef4b17566fea9445b6d6e72c8889aabba390652f7632687
-# Content sha256: 29a5ed09cbd9ab68b83ff4ee8538f4caecee5bb5908e4e2f5631b4030ed9f8a7
+# Inputs sha256: f75e49b04642831e7cb1694112d799dfb68fa5e5d4d1fd731436932752617c72
+# Content sha256: 04d2e224ac9bdb556162e88a61db54fc54822647a3b677ab5dede0eb69707ecf
 
 """Wire models of ACP protocol v1.
 

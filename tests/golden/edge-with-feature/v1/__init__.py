@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 071948ea524be80723570c20dc4b2843119f687c350aa2df0fbac9a89017fecb
-# Content sha256: 53926beb2e0b09ba257b0bcaed973fec38986a11c854409918ad9fe3d4568666
+# Inputs sha256: 4e340a4a753ffe326fdce8457f1755690bf35fc63390fd4e338c30a7d64b0c62
+# Content sha256: 89c1f45984bd450733624c52abf086c9040c496cf76f83e1c06f16d28011e088
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

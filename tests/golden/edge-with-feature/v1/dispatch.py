@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 13dad506fedbb45d9654139f69660d26f3d004c02d3cd8ecfbd8e290c8a74bf0
-# Content sha256: a41358ba33945a336690f2e3c629992b3c5361868a198a7ccf5519ec8db4a7bd
+# Inputs sha256: e27d2c54661da0533701277dab0fb6c195d2e49387a107bcce554301f1b49de9
+# Content sha256: facaf3a8a158c8151e68294eeed497393b938572925008bc1ea834afb1bb5b35
 
 """Method dispatch for the agent side of ACP protocol v1.
 

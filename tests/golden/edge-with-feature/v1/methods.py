@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0ada29247d43d7bab7061548b82e02a5ac4f29e2ef5be1dc0b28afc1660ced64
-# Content sha256: 12f149385184f8111bd9696b9b60d44bec4197b711e35830cefdb72e3a54d1af
+# Inputs sha256: 9b1d842f00d4cfd14937b92a662121ac22e56c4176c811f34b7404d443bb8820
+# Content sha256: 8a10d08f5c3196722e6f15920ed6d2ce85e1aa63b46c1ecd9bd51fb64e002fdf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

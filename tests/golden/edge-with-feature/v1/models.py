@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 530396eb1a0946ba9db5f6561b715c55622b468df8863eaf849afd215ddc4c7c
-# Content sha256: f59ca42025442583907723a13a7d70484283bd79c107f223d0f172fc21766153
+# Inputs sha256: a1e69c128c9b80c1584eeea6c890fa89c74ba7cc759a0e12da869bd3981458ea
+# Content sha256: 2447f057141be243acce8d6a4c3a1a63005fd1c67d733f07364e3418f2ac87e4
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15f4cdaed4715229595494ae0a35bc0accd838d0849de9a2c5c92d6f01076a46
-# Content sha256: 96a635b0a3a7f804ef59dae9c1e610780d2a4d2a6e44d07a5976c52659a8ed1a
+# Inputs sha256: c9984e8f8fd23b240ae8d120fba3bba7e4c458334b7e89681f883abe0c25524d
+# Content sha256: e471e64bc2ba2152fff67cd326b2dce230d51f6365cec8bd230271cc270f5906
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 85f2e7b79dcf28c0e7380f18ab3e4238c682ff24bc8fd80fc4a739a2dae23f8d
-# Content sha256: bfe7d455d45af9bc5b93d8dd0dcce42f4172e90e8822074f008c6567e408c44e
+# Inputs sha256: 0f2dc306a7dfdb54b5105cbbd8ab0101ffeaf64583f1f86e4b9a2304d0c83837
+# Content sha256: 38bc4b2c3b41f30f2a6a53c6e61b8ac6295b623a47e0af09e89edd302da7ac3b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

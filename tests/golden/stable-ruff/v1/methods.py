@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1284fd3105a4bbdc247b57e66574335e4610619a0fc08607c2bfbe59f251ee83
-# Content sha256: ca4ec97625199afc664c3cee3f528f8ef6b3a02743abca5b8307fa3e0d44e21c
+# Inputs sha256: 86006ce51ddd468022708eac0c2747ff5e709d7a3a34c7c73833a7852f80d1bc
+# Content sha256: bc01e0ad112cd6aab665b893ca109b36730c1aeb582ab026e30191b42bb034d2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 554dbb581e010d8ec2e83599d5bc69683753ba33ba29343e53ae5a651c1f0cd4
-# Content sha256: 28b6cfe2be8667b36ad6f9b41726973e75146faaffa88b417403e01ae9251c42
+# Inputs sha256: db74b167d74333c71631b63b1cc851770c0559158c9242ba7a087faef993be25
+# Content sha256: 15e46a4c1d940f1b0777d9a0f04ae353d5dc39194636d2c2491347cb67d8d43e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4ddff65e56bf8fa32f17f22f021564a420698fce4d0bfe1971b4f794f50a5d85
-# Content sha256: 333e6630d7bffd2f0da0e692cf81bc95443fb5d11ee4b828d744997f9b2a4295
+# Inputs sha256: 879a51a196431a1eb10f9d6f50d2668bb915122aa81cec12976ce316c545380f
+# Content sha256: 2970d6e588954960335f533b16549ab225d271f230d7055325ffae8577a4157b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4fa79e8ee1abc418a8d11101a5233ae140fe23de0f71a57f7dc499e8c657769c
-# Content sha256: 661cbb62cc844046414bc7fab94eee2d0160f4d5576d0a9a9f0c6e4214771044
+# Inputs sha256: 37baef0e1aeeb89664d1737d1577f143e2ea0e693e984a72f7d376fa13408479
+# Content sha256: ee858ddc524486ee83e01bd45339234d2f3e7accc8cace05544b4e34ec503edb
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c8a78b4798a488dce601822bf11923e425fccca65f722c6098b50e2c421f6b7f
-# Content sha256: 2ee3b2ba27d5f5ef184c5fe999ac6b117a26221181558c28ae027ace653998dc
+# Inputs sha256: d1769664542b741f0610d1165981bf9d51d50625e8785e5cc535df1ea769baf8
+# Content sha256: ea02e9fa8fff7dd305bfb0861b846875e1387a475107f5c8cd2e156f58fdca1d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 17079f59a7f517050a64bd4e1359cfa7368af350eaeab47466f1d2321b867182
-# Content sha256: 722a356aa43279510690e6df270335f45b9badfb307d0ebb719a7fa4eb07829d
+# Inputs sha256: 357f6238d29869b4c1817caedc8e24ac11813d6df12fe27b8845067d105881b9
+# Content sha256: 6f9647d87ed29501c3089a189375c90e302451d1cce5bc71788196d3ee259b32
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d425a8fe32cd5d44cab391fb2ab9e02a0507977890874377aea4dadd875c53d
-# Content sha256: bedc535c42a962a13395d1970febe1ef0f23c0467e60dec70dadc9258f984038
+# Inputs sha256: 0d937d68baeee94a1bf50c9f8d4909f960c93ac4062fc70a8abcf578e9c1c417
+# Content sha256: e90294ca3416510488a621a3ffee65d67a03f02a804d22938099d45409d5ac70
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d0ff0cdd553deb0ac814382dd31fed6e179e45d380323cab944feb4278da985
-# Content sha256: 6e561d02929972225c60f3e4ec96537f56334d00b1f3d39721eead5d7ec2b500
+# Inputs sha256: f7f0544a4983ea9bf0c1ad0f089f7266697ff272a312cea638a2282253d70558
+# Content sha256: ad4f4a71cb28f24030b7ef125ea1b8df664117df2ddc156bf0f5683373d0f2c4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a1506d9069d4d072ea56e3f631c9986edde33a80db3671f2cc0eee541f817838
-# Content sha256: 0337b1044256992afa696b37ead755077546bf8d83779aab7dd0d1f861317bb2
+# Inputs sha256: c78ba55d1c2accad63bcf78e957ba52e2c202a9ae05247cdbf5e876291a9e32c
+# Content sha256: 34f4221185db57a921cf79a588477710e92de2812b29989c1e72a31103ae14c4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3609657e92e3230c7e9251544232e0439dd43d569425f2d99a4d5cf520ba341c
-# Content sha256: 383e3b70d222b3c0536ff04f0687dc09a43ebc6e78464dcd17717b172e3a32de
+# Inputs sha256: ba298291d0172865034f23423e7c2d271dcb0d0cd1dc6e72fe2d723e081e9e6a
+# Content sha256: 06b930a9b665da92701ec6cf72716f8094ac8f503fb925ab742a9aa41fee9502
 
 """Wire models of ACP protocol v1.
 

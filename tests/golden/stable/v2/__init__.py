@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ca1ee7e910efb2257612967017e24351094958832c60e949a7975e94031273c
-# Content sha256: 1649e9d8d8c09d25d07f517791b69c5a3e80da6c9328d22284b138764b19a905
+# Inputs sha256: eb9dacd888536a3efec553c1726d80cbd69f597b2b69d1bf97589f93e959ca03
+# Content sha256: f4c0f0e37ca663de3c090cb3f5dded42a163e9382a885d7a37a223259b1be891
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c97fc81af91c0c8c11a57cfee021ec327778cf0b321b9ad450f65d28336d2642
-# Content sha256: bc38ecacaf2ef51105a144d0afa409411fed847bad34bfbd85a117a51f26dbe2
+# Inputs sha256: 5af924b0e20d7d723ce4920d4dcd695b07082269475a9ca3be46915c8d29197b
+# Content sha256: 957b8271cf5fa2c3e0816bef15cfa80ab57c9f3a3033acfe8a4c20cd5fc098da
 
 """Method dispatch for the agent side of ACP protocol v2.
 

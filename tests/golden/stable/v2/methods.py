@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ffeb443d3174dab06a98823cc3e05ed6b7d40bbb7d6cffcbee61930acb38bce9
-# Content sha256: fd1ca6c19f784c83aa57c76a84ffd3aaf7fb67ae3e664512917673c2aab9af53
+# Inputs sha256: a4c69389b43c728cfd645e9e323bbcb2ecf3d375fad623423330ae399e69ac61
+# Content sha256: c65f6adde68be9be78565997b037f9b3c29ce0176c0a1bcedee19f3d47c0cfad
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

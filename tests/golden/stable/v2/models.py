@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8f071dd65371f039122ef2c7811927fa527ac87f7016d26506aa3b3f2591ba70
-# Content sha256: 11499bc87c2b022f6ac56f06a58a2fccea057d18ce848ac9d60260255645648f
+# Inputs sha256: abc6111a68dff50a853e648f0398ccf54c7ae082271b00c92533540dfe45c595
+# Content sha256: 33cdb0d1165dd1644338231a807e21c59fbaeca4b9eb1a3d9815eeb701701480
 
 """Wire models of ACP protocol v2.
 
