@@ -8,7 +8,6 @@ description with an UNSTABLE notice, as upstream does for its unstable items.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ from .schema_terms import (
     DEFS,
     FEATURE_KEY,
     UNION_KEYWORDS,
+    copy_json,
     iter_refs,
     method_sections,
     ref_target,
@@ -101,7 +101,7 @@ def select(sources: VersionSources, enabled: frozenset[str]) -> Selection:
             files[name] = src.name
             if schema.get(FEATURE_KEY, None) not in (None, *enabled):
                 continue
-            pruned = _prune(copy.deepcopy(schema), enabled)
+            pruned = _prune(copy_json(schema), enabled)
             _with_notice(pruned)
             defs[name] = pruned
 

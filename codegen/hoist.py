@@ -29,7 +29,6 @@ A schema for which no rule yields a free name is an error naming its place: givi
 
 from __future__ import annotations
 
-import copy
 import difflib
 import keyword
 import re
@@ -39,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import Problem, SchemaError, fail, pointer
-from .schema_terms import DEFS, REF_PREFIX, ref_target, schema_nodes, variants_key
+from .schema_terms import DEFS, REF_PREFIX, copy_json, ref_target, schema_nodes, variants_key
 from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
 
 RULES = ("title", "discriminator", "union-prefixed", "flattened", "property", "suffixed")
@@ -92,25 +91,25 @@ def _label(variant: Any) -> str:
 
 def _merge(common: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
     """A complete object: the shared properties plus one variant's own."""
-    out = {k: copy.deepcopy(v) for k, v in common.items()}
+    out = {k: copy_json(v) for k, v in common.items()}
     for key, value in variant.items():
         if key == "title":
             continue
         if key == "properties":
-            out["properties"] = {**out.get("properties", {}), **copy.deepcopy(value)}
+            out["properties"] = {**out.get("properties", {}), **copy_json(value)}
         elif key == "required":
             out["required"] = list(dict.fromkeys([*out.get("required", []), *value]))
         elif key == "allOf":
-            out["allOf"] = [*out.get("allOf", []), *copy.deepcopy(value)]
+            out["allOf"] = [*out.get("allOf", []), *copy_json(value)]
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_json(value)
     out["type"] = "object"
     return out
 
 
 class Hoister:
     def __init__(self, defs: dict[str, Any], files: dict[str, str]) -> None:
-        self.defs = {k: copy.deepcopy(v) for k, v in defs.items()}
+        self.defs = {k: copy_json(v) for k, v in defs.items()}
         self.files = files
         self.original = frozenset(defs)
         self.derived: dict[str, Derived] = {}
@@ -181,7 +180,7 @@ class Hoister:
             if target in self._leaves or _is_flattened(self.defs[target]):
                 out = []
                 for label, leaf in self.flatten(target):  # flattened leaves keep their own labels
-                    rest = copy.deepcopy(schema)
+                    rest = copy_json(schema)
                     rest["allOf"][j] = {"$ref": f"#/$defs/{leaf}"}
                     out.append((label, rest))
                 return out
@@ -191,7 +190,7 @@ class Hoister:
                 continue
             out = []
             for variant in union[key]:
-                rest = copy.deepcopy(schema)
+                rest = copy_json(schema)
                 del rest["allOf"][j]
                 if set(variant) == {"$ref"}:
                     rest["allOf"].insert(j, dict(variant))
@@ -379,7 +378,7 @@ def rename(
     refs = {REF_PREFIX + old: REF_PREFIX + new for old, new in here.items()}
     out = {}
     for name, schema in defs.items():
-        copied = copy.deepcopy(schema)
+        copied = copy_json(schema)
         for _, node in schema_nodes(copied):
             if node.get("$ref") in refs:
                 node["$ref"] = refs[node["$ref"]]

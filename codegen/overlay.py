@@ -21,7 +21,6 @@ their new types. Later stages see one consistent set of definitions.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 import re
@@ -37,6 +36,7 @@ from .schema_terms import (
     FEATURE_KEY,
     METHODS_SUFFIX,
     UNION_KEYWORDS,
+    copy_json,
     features_inside,
     is_side,
     iter_refs,
@@ -178,7 +178,7 @@ class _Merge:
     def definition(self, name: str, frag: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
         """The base definition, with the fragment's feature items added or marked."""
         path = base_path = (DEFS, name)
-        merged = copy.deepcopy(base)
+        merged: dict[str, Any] = copy_json(base)
         marked = _marked(frag)  # the whole definition is the feature's: every difference counts
         if marked:
             merged[FEATURE_KEY] = frag[FEATURE_KEY]
@@ -231,7 +231,7 @@ class _Merge:
                 # An addition goes where the fragment puts it: after the property it follows there.
                 items = list(base_props.items())
                 at = 0 if previous is None else [k for k, _ in items].index(previous) + 1
-                items.insert(at, (prop, copy.deepcopy(schema)))
+                items.insert(at, (prop, copy_json(schema)))
                 base_props.clear()
                 base_props.update(items)
                 previous = prop
@@ -270,7 +270,7 @@ class _Merge:
                 if _marked(variant) and isinstance(base_variant, dict):
                     merged[bkey][j] = {**base_variant, FEATURE_KEY: variant[FEATURE_KEY]}
             elif _marked(variant):
-                merged[bkey].append(copy.deepcopy(variant))
+                merged[bkey].append(copy_json(variant))
             else:
                 self.differ(whole, here, (*bpath, bkey), "variant is not in the base")
 
@@ -292,7 +292,7 @@ def _gate_uses(node: Any, gated: dict[str, str]) -> None:
 
 def overlay(base: Base, fragments: VersionSources) -> VersionSources:
     """The base with the fragments laid over it (see the module docstring)."""
-    base_data = copy.deepcopy(base.schema.data)
+    base_data = copy_json(base.schema.data)
     base_defs: dict[str, Any] = base_data[DEFS]
     problems: list[Problem] = []
     notes: list[Problem] = []

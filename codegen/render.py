@@ -14,7 +14,6 @@ import atexit
 import contextlib
 import functools
 import hashlib
-import json
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable
@@ -30,7 +29,7 @@ from .code_text import Code, comment, docstring, identifier, py_literal
 from .formatting import DEFAULT_STYLE, Style, format_python
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
-from .schema_terms import schema_nodes
+from .schema_terms import copy_json, schema_nodes
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER, stamp
 
 # Read through the import system (a wheel, an editable install), never beside this file;
@@ -258,7 +257,7 @@ def _plain_refs(schema: dict[str, Any]) -> dict[str, Any]:
     reference a description) inside a definition is ``"$ref": X``: datamodel-code-generator
     writes the same models for both, and takes a good part longer over the first. (A
     definition that is one is left alone: it becomes a subclass, a plain ``$ref`` an alias.)"""
-    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    copied: dict[str, Any] = copy_json(schema)
     for path, node in schema_nodes(copied):
         parts = node.get("allOf")
         if (

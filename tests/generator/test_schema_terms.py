@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codegen.features import _prune
-from codegen.schema_terms import features_inside, iter_refs, ref_target, schema_nodes, variants_key
+from codegen.schema_terms import copy_json, features_inside, iter_refs, ref_target, schema_nodes, variants_key
 
 DOC = {
     "$defs": {
@@ -80,3 +80,13 @@ def test_pruning_leaves_properties_named_like_keywords_alone() -> None:
         "properties": {"type": "object"},
     }
     assert pruned["required"] == ["required"]
+
+
+def test_copy_json_is_deep_and_equal() -> None:
+    data = {"$defs": {"A": {"type": "object", "required": ["x"], "properties": {"x": {"enum": [1, None]}}}}, "n": 1.5}
+    copied = copy_json(data)
+    assert copied == data
+    copied["$defs"]["A"]["required"].append("y")
+    copied["$defs"]["A"]["properties"]["x"]["enum"][0] = 2
+    assert data["$defs"]["A"]["required"] == ["x"]
+    assert data["$defs"]["A"]["properties"]["x"]["enum"] == [1, None]

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5142c97ac5b5736dd5071776c9e0a35b277678519d9da55cd7ae0699eaf7718f
-# Content sha256: 677f6581656f0f27c93cb5c70031e78f0e8672994d660fb52c2da0dae9e44573
+# Inputs sha256: 0e38cb7f283de5a2c05bafdc4dcf7e4df41069463aa1482c6c41474e2ea8de92
+# Content sha256: bc2cd1f99581bb7021f7119a211d518dbe2703d3d07254594936de85851b5744
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b14f4f4cae4f6b507da6177420d73cdea7a1664823dc63112d59e0a71e923858
-# Content sha256: 732c10c514c0030ed283caa827f192917a6508424b9db116603c2f0ea3824850
+# Inputs sha256: ec798627c5900d824b30da7bf48b991629d765cf58a19bd34a0b902926700bbc
+# Content sha256: e4b3adc50672d649a5aa3c15a9f2657d8a1d09da1124cce27e1e3d425aed3860
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

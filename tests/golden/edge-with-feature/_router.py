@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 709084178ce9f38fe7c599c670beb7095075150d22be1ea9f24763b5d3fa7cc8
-# Content sha256: 753eae669ac7b51bcaedf45bf98f7d306d03f79bb8485793584ddcc588e86c23
+# Inputs sha256: d59e58f06e123443257b66e05f5fd7858f277e848b5cf652c0dc8f5c4d3cf702
+# Content sha256: 41aa1dba0a81a7777200178a2edc55538dc2e5a794b10c5759aa13299882923b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

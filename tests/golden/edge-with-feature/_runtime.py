@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bbf6daa5b57be155418df4ea6fcbe8521ec79ab48040e4e496ae1e8c5a1761dc
-# Content sha256: e0f76859755309b58f2c90de7f81fa203f5f656c6748e5750da88c5188982b1a
+# Inputs sha256: f90794e67e633ec4307f10faff37ccbd312b1896651fc822105e021901dcf309
+# Content sha256: 97c1a08b6d7871d989bd042b3ed084c111a6c880f9d131803bf99312e21c7216
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

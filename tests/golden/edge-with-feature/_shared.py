@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d26a18ba52bf574134abac9c2ffa8cc0cfa9398c5b2336d99c7f51e1b9264215
-# Content sha256: dead6e13b31f1f8b906891f712f266ca123fc37fe0983cb8eb67f67629212151
+# Inputs sha256: 7d283e5fd4e24eacf0d19eca688a3c89abc402f27cb9d822cb9aa294cfe71e68
+# Content sha256: d4338c469b060e07517335ff7f8102cc3099225b081376ecc2b12ca0168f9828
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2d400af0551ad1bb8d94b47567d5369f94bd7f08a683f688afa79ad42b0fe150
-# Content sha256: 86316e2c4b90e091f66f57d14fdf27ea34f96a6e3f8d1edddd6cd9a6a67b34d6
+# Inputs sha256: 2efc0c7e8528d48027d1583ce1534cb6c30914c564db1c28af8fd5cd0d557bfe
+# Content sha256: 2b8fa5aa20096b838eef9813e5092fcdfeff1be31b2a2ccf9dd9633a460ac124
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

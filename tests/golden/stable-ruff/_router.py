@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c4248b83f1bd95b11eb869055ed0dc26e5b059f2a376fcf68ced7fe77a043ec6
-# Content sha256: 633a530c822db2efef04f5bde60adc8ea9962a1bfcf485a4a98c3bce2ac7e2b0
+# Inputs sha256: 14bb0714a7ddf5217986d3f58bc0247ce7d7c36381ef52f8f05684d32da23e71
+# Content sha256: 96f68b2c4e52056621fe1e773d4efe11153f8c641f11e69e0d8b7eec934251fd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bab115dccf6d8a5ecf554a77d4af8e811f8e7f24543f57f505b9e91281169157
-# Content sha256: 8450ce484818bd3e2a814014433ad5336c4cf67e3ad6ee07fee2047593cfe1c1
+# Inputs sha256: 5e631c932ddd7710c3eed55aa5c4963e05db0142d6c8b0a671db76893ae21e56
+# Content sha256: 078a289340e9734c70a32535a206c981a5cc5649488f05dd97f8f57a9039eb6b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0cdf42e337a0583696e7e6f2f6e4f1fd0afdd1c3ea7097d5fc8851bd399af47
-# Content sha256: e0360e6f56c76013639775121e7e6a964f78aa42b2d0483f1a9c309be6002aab
+# Inputs sha256: 1aa9a9b51aba234a74901b2c9873543e343ba4cdf2b05fb8e51f947c502ff937
+# Content sha256: 8316608ddeec3b97299ca1c28415a25bcea8c874b57362e2a29fda089d924426
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

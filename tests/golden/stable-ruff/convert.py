@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a6d31284ec974e60af9d5b4bba658c4e15f3f4817465d38da5fbe9f6d5b44761
-# Content sha256: 05124d3d0a314925f94bf8cb300b34ce383e1f3a716daf5f47052936a1585f75
+# Inputs sha256: 59cfc09761bf86752507e0b16da127bee90e18a26055f1ddc32fa80aa9f26bf7
+# Content sha256: 939248f2ad3f0edc181d42137a672e26c717b5d5bac8c59208d04fa414030064
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

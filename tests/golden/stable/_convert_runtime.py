@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6eee6b9ebc680e299c7743251c77f1a0267539215309eeffad633889df0130f1
-# Content sha256: 2f80f6dcbc814d10c0d7d3df5005af9b98564d8a681920215a74382c485b8e9e
+# Inputs sha256: 10b8aaf95b43d920603237660626f1e104b60490b6d734b9bcc3120d93c43ec7
+# Content sha256: 214350e376a52704e8e124f069a75ac23bd14a85dc58410d91cd08f925b65338
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

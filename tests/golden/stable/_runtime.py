@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c82ca8c7e87032b89fb9694493949f393da0854266012c7be012030fbb5fff1f
-# Content sha256: 7248506b8cbc16bf87451d64091ac61d97c345a958de2c8ddccf8877828243ce
+# Inputs sha256: 81066d87e2e4798aed3ebc90a1dbf5796eef6f4c7fe962470e3072f51cdd229a
+# Content sha256: 1c448a66c8ddf6fad21007c52ebaa0a1a856d88c4e7e66e5ece4786090298d58
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

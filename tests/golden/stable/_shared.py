@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 14aa141f92b1a057a9cdc7feb2a34f40a0f8b9e1d27a331a6d73fe4e5e699bcf
-# Content sha256: 778c51fe41603d91b56559d45e2a2ead6111b36bf4df39939b232f15cee8c52b
+# Inputs sha256: 60f4d7e7f29c194e24efefa34b9c02f3949070a60771f972f65235d0a0cec075
+# Content sha256: 2418f2afa7a88e3220108e3f6db2695e1213cbaf4db2a5a64a80fc1a6a35e252
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fcdab1db66cdbd5b53df0e3e2ca1ef33bad6d886f112220bd07a39df95217217
-# Content sha256: 96faaf93e0bd55b69cd9367c91a47a9f49abd2afbfb7b8045801008485bac99c
+# Inputs sha256: 52f0eebe3714ea5de2ffc6f8736058fb68842ef244597abe15c86454ce687965
+# Content sha256: 7cdc8d49dfe67d489f412004e7533eeff93341f26a4c48971abf92da03a7e73f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e0779e17c1d568c6f68c7adfa79f03d676e2c9c5b45066a0e22968bd5be07497
-# Content sha256: 7290c06b5f75e8ddb3193f7063dd288518863aa9ad60672a09a73a86b61599f4
+# Inputs sha256: 108082ad9556fa06b2d1c7c5d47076be33be1613af53d10c8e59c19b704449bb
+# Content sha256: 6528639a458b008459320b92643f133160f2f7f241f34c0c724ea7ab565a0038
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

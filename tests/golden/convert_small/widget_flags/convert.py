@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 11f7e98bdcd32056fe72e7a7605c31869fad521305cf43ec23efd686a6562237
-# Content sha256: 252954d212936d6296c5ee964d53af1ed57c68892d42bf49957c759b3c9e0f3f
+# Inputs sha256: 634f18f8b6f577962f762136392fef10efb521386523a0ee912da25ea6a71864
+# Content sha256: 7200330f1e58a14992738abe68ed00be4c2e11865ab9d531cd98821d2b25564d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

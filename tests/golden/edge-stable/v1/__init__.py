@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 37282e8b061a137ac64415b766fb45d2ac4274b52b8f49f0174bbce3be342344
-# Content sha256: 2bd1a86b80d8c8bef10a4c5038f876f6a7127612df2a22c045677e6be223fc4f
+# Inputs sha256: e2cd5561dd1752c01cd43c7a4595b0e1d1b7468e17c9ed2ceb185a8a52a24ed0
+# Content sha256: c7c898fe88f196a3131393437ae89e427ff0acc58fb321610f57c5fe61bd52ad
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

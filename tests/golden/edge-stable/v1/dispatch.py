@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b948bbdce4aefa9e315c329024dc3c59d90ce3aecde84a8ee52af682d2e6eb2
-# Content sha256: 5fe85718909898417c85c03225bc4d5acbc352e18f1b938bd34d2a0c5f8b128f
+# Inputs sha256: a9448814ef29d833929c507dbe3f3604b727230820f880cfc7b5f83c9c99c805
+# Content sha256: f519a5da343014fab35fcae3d353750223cd466c8a2c5c50d8c5d21b6cc874f4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

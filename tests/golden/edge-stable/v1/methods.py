@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a3d4d75faa8cce42fbcafaa0f49611c9151b21dea5ca4f9f0b604e3426cad2cd
-# Content sha256: ec6b900dcaf7e9017b53611181bfe5ce0b59cf8222d14e33d23606a378e1dcf2
+# Inputs sha256: 1d7801c8fe61cf5cdcff6cd757102294c448ece915a1cf8ac6ba9e306f18a78f
+# Content sha256: 0a5b06fa2b349fef2c9a7f92af46c135a8ff0a0599721cb863ec374848531830
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

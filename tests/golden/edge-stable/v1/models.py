@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f75e49b04642831e7cb1694112d799dfb68fa5e5d4d1fd731436932752617c72
-# Content sha256: 04d2e224ac9bdb556162e88a61db54fc54822647a3b677ab5dede0eb69707ecf
+# Inputs sha256: e52fdf28b27a13f7d2fab0e339bd856bdd4f0a6037380fcba2c4f154b001b901
+# Content sha256: 7d58a1b2e9e2ec2775a5b343034e509bcbf8fa81dd432fb61e24f513c35de724
 
 """Wire models of ACP protocol v1.
 

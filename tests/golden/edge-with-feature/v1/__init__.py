@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4e340a4a753ffe326fdce8457f1755690bf35fc63390fd4e338c30a7d64b0c62
-# Content sha256: 89c1f45984bd450733624c52abf086c9040c496cf76f83e1c06f16d28011e088
+# Inputs sha256: f12cc0fc3316731928cebc9379605d62634914e0cc797ecf6916f8c2bc03e4e5
+# Content sha256: b3e96fd866477cd29fbc5df3cd497c24f9cee6b13f08bbd0d542005f54413b6d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e27d2c54661da0533701277dab0fb6c195d2e49387a107bcce554301f1b49de9
-# Content sha256: facaf3a8a158c8151e68294eeed497393b938572925008bc1ea834afb1bb5b35
+# Inputs sha256: a1dc3bfa53a5eb6296a023537d4ed72b02731836e688b1f6539dd54f632ba096
+# Content sha256: 5be47ec8431721b7bcfd75dd87df4e03256ff3e953bab8112cce537baccd64a5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

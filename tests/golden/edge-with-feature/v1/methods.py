@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b1d842f00d4cfd14937b92a662121ac22e56c4176c811f34b7404d443bb8820
-# Content sha256: 8a10d08f5c3196722e6f15920ed6d2ce85e1aa63b46c1ecd9bd51fb64e002fdf
+# Inputs sha256: 7890ca2a154c27fa192dec60d3e54c6e82ab90d5cebdea146ed70843ef5031d3
+# Content sha256: 1e6b0b08f20130879bede42a85bba7eccb61a6e590f0997794d0bb1ee7af1ae1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a1e69c128c9b80c1584eeea6c890fa89c74ba7cc759a0e12da869bd3981458ea
-# Content sha256: 2447f057141be243acce8d6a4c3a1a63005fd1c67d733f07364e3418f2ac87e4
+# Inputs sha256: e310fc1cc50d30bcfe4315a0e3e849f39f36e47e0f4fafa5493cb10eca1aef59
+# Content sha256: 4177af5c666927c020b831e9974f203135b1223a82828aca4a962acbbdb97ee8
 
 """Wire models of ACP protocol v1.
 

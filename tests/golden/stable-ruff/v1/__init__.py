@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c9984e8f8fd23b240ae8d120fba3bba7e4c458334b7e89681f883abe0c25524d
-# Content sha256: e471e64bc2ba2152fff67cd326b2dce230d51f6365cec8bd230271cc270f5906
+# Inputs sha256: d88a6f302afb23b02fdff150a25e34421d548f4d6752bb2a2209b1bfc5630294
+# Content sha256: 53741d94b7a0c096ba3dd9f1c9e30863f4223d8f3f9e4900c524fc7fd4f4ae71
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

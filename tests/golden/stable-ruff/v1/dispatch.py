@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0f2dc306a7dfdb54b5105cbbd8ab0101ffeaf64583f1f86e4b9a2304d0c83837
-# Content sha256: 38bc4b2c3b41f30f2a6a53c6e61b8ac6295b623a47e0af09e89edd302da7ac3b
+# Inputs sha256: 636ccaeb1142a7a58a4c86efaa7ef99eecbf9b3d09a6234b168bc56b5ab1fbfe
+# Content sha256: 096edad903a53bf58f9241e0a5bd6b1e8077cbbc0bf58cf909b9815180dd6d94
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 86006ce51ddd468022708eac0c2747ff5e709d7a3a34c7c73833a7852f80d1bc
-# Content sha256: bc01e0ad112cd6aab665b893ca109b36730c1aeb582ab026e30191b42bb034d2
+# Inputs sha256: 29d892f3179ae4471b2e31a55cb276b673cd709a69261808b0081c8b2d1e9f84
+# Content sha256: f5350bc70854e0e29d1c5b25cedf8e17c57b0be1fd0db15bc5ffaaa5282e06b6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

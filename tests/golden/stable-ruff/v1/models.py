@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: db74b167d74333c71631b63b1cc851770c0559158c9242ba7a087faef993be25
-# Content sha256: 15e46a4c1d940f1b0777d9a0f04ae353d5dc39194636d2c2491347cb67d8d43e
+# Inputs sha256: 98cb3b4455b12050dd98c5db4b221669d755030fce9180c2130beb7dcd2f4a27
+# Content sha256: af16ddb7de3191ee91b9f7c3d15fe372db2efff258d868ccc035f2eb4eccc5b9
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 879a51a196431a1eb10f9d6f50d2668bb915122aa81cec12976ce316c545380f
-# Content sha256: 2970d6e588954960335f533b16549ab225d271f230d7055325ffae8577a4157b
+# Inputs sha256: acef5cbe53029bc25f325dfa084766ac3b590ef14cc8f3992e3c19e268724c04
+# Content sha256: f3e895dda42e40aa38cf2cb38b5ff873f2a79c3a01a6488bb52d96c373dd112b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 37baef0e1aeeb89664d1737d1577f143e2ea0e693e984a72f7d376fa13408479
-# Content sha256: ee858ddc524486ee83e01bd45339234d2f3e7accc8cace05544b4e34ec503edb
+# Inputs sha256: 2d159bd0f47001595f3e1f12c52f19e774f1b7d446c281e5e02a32820b589a0f
+# Content sha256: 700c14caaa8c3ff27bd564cf8203bdaa4aa2314e433eafe834f46c3484e86f57
 
 """Method dispatch for the agent side of ACP protocol v2.
 

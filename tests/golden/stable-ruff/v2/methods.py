@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d1769664542b741f0610d1165981bf9d51d50625e8785e5cc535df1ea769baf8
-# Content sha256: ea02e9fa8fff7dd305bfb0861b846875e1387a475107f5c8cd2e156f58fdca1d
+# Inputs sha256: 3788013071ed617fd6a9229131f9ecc0da47eaad6a6c8c9f277b10be243a80f6
+# Content sha256: 58a1d0583ea85f5eaa7a4b45ec4c20240d565cb77ce35a945e69f1873bcf37d3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 357f6238d29869b4c1817caedc8e24ac11813d6df12fe27b8845067d105881b9
-# Content sha256: 6f9647d87ed29501c3089a189375c90e302451d1cce5bc71788196d3ee259b32
+# Inputs sha256: c0711081ea346a7351761d7d3ef268ba011d1b8ff54959516b8c0d15d54b1f43
+# Content sha256: c4d1454a2e11f7d33eb41d0f44b0c42ddda4da5fa50dcfa901fc51369b2de268
 
 """Wire models of ACP protocol v2.
 

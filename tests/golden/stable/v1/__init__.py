@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d937d68baeee94a1bf50c9f8d4909f960c93ac4062fc70a8abcf578e9c1c417
-# Content sha256: e90294ca3416510488a621a3ffee65d67a03f02a804d22938099d45409d5ac70
+# Inputs sha256: 8b08caa33bf0957cce9d0ec7a9f31a77c7561c8f9f6ccc35b815eb96b8333fe4
+# Content sha256: b630d738f472a05ca20cee1bf283eb19d0c43918299cede761136d53e23a2d6a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f7f0544a4983ea9bf0c1ad0f089f7266697ff272a312cea638a2282253d70558
-# Content sha256: ad4f4a71cb28f24030b7ef125ea1b8df664117df2ddc156bf0f5683373d0f2c4
+# Inputs sha256: 76f419c76eb6d06f476174a876eff2a02f4370c64806f6bea5fad2781fbc3179
+# Content sha256: 9d6235cea1152cbaf2695d447e1903ddb1b5dbe2e80288554286f294dd6948ac
 
 """Method dispatch for the agent side of ACP protocol v1.
 

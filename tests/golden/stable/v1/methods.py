@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c78ba55d1c2accad63bcf78e957ba52e2c202a9ae05247cdbf5e876291a9e32c
-# Content sha256: 34f4221185db57a921cf79a588477710e92de2812b29989c1e72a31103ae14c4
+# Inputs sha256: 64562bfcca39b626d108fd95b2661457c61b1e9111cb8d0d002d53ded586c04c
+# Content sha256: ae4d14208307939e5b7f429408d7e19bd7e5ce79dc6f2153b9d9e3fa49f040d4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ba298291d0172865034f23423e7c2d271dcb0d0cd1dc6e72fe2d723e081e9e6a
-# Content sha256: 06b930a9b665da92701ec6cf72716f8094ac8f503fb925ab742a9aa41fee9502
+# Inputs sha256: 55db3322ca38028817f6abe9e33fed48405a4a4cacb8258a24164d73c47d5dd1
+# Content sha256: d96ab1b2dc487ddc9f9af566c25cf9d5cd2a54d48409d7f50ea0978e0800af8c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: eb9dacd888536a3efec553c1726d80cbd69f597b2b69d1bf97589f93e959ca03
-# Content sha256: f4c0f0e37ca663de3c090cb3f5dded42a163e9382a885d7a37a223259b1be891
+# Inputs sha256: 3f6c39c2ddf825de26b0f9443f10ffda6f2adb4ee7b5bf559b75cb58b10f0adf
+# Content sha256: 2c9fee8d9e2ca3f1b1e8795c80713d81cb829a97d75363eef5b196c4750177bd
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

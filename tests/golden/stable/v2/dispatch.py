@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5af924b0e20d7d723ce4920d4dcd695b07082269475a9ca3be46915c8d29197b
-# Content sha256: 957b8271cf5fa2c3e0816bef15cfa80ab57c9f3a3033acfe8a4c20cd5fc098da
+# Inputs sha256: d7108c91cfa124e838de8e8b0f92d6bbdf5b99af12cd6ed6eade8e2732462577
+# Content sha256: b864545cb2346342c1956c977487b970563f85fd526f142455ac54be4959ecee
 
 """Method dispatch for the agent side of ACP protocol v2.
 

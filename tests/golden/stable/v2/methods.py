@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a4c69389b43c728cfd645e9e323bbcb2ecf3d375fad623423330ae399e69ac61
-# Content sha256: c65f6adde68be9be78565997b037f9b3c29ce0176c0a1bcedee19f3d47c0cfad
+# Inputs sha256: b8a694861af18766f3dae62b88661d304f0bb112e8b62eeece63e45f1b719796
+# Content sha256: 6f070a57ea1ecbbee529a3beeba4e73fb00e1f9bc945904fe0f277a979072b24
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: abc6111a68dff50a853e648f0398ccf54c7ae082271b00c92533540dfe45c595
-# Content sha256: 33cdb0d1165dd1644338231a807e21c59fbaeca4b9eb1a3d9815eeb701701480
+# Inputs sha256: 1a2e25ee0697865c1c05451e3861b644cc88e6eeafde18052a54951db49ab08e
+# Content sha256: 30f0b5a3f33f7dbbb4176c0f45d36f4f0719317bee04bfd8e9b26416e35f15a6
 
 """Wire models of ACP protocol v2.
 
