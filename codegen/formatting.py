@@ -16,7 +16,7 @@ import itertools
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -101,19 +101,20 @@ def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
 
 
 def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
-    """black's layout of each module: its pieces laid out (in worker processes when there
-    is enough work and more than one core) and joined by the two blank lines black puts
-    between top-level classes."""
+    """black's layout of each module: its pieces laid out (see _map) and joined by the two
+    blank lines black puts between top-level classes."""
     pieces = {name: _pieces(source, BLACK_PIECE) for name, source in sources.items()}
-    jobs = [piece for parts in pieces.values() for piece in parts]
-    lay_out = functools.partial(_lay_out, line_length=line_length)
     with paused_gc():
-        laid_out = iter(_map(lay_out, jobs, sum(map(len, jobs)) >= 2 * BLACK_PIECE))
+        laid_out = iter(_map(functools.partial(_lay_out, line_length=line_length), pieces))
         return {name: "\n\n".join(next(laid_out) for _ in parts) for name, parts in pieces.items()}
 
 
-def _map(function: functools.partial[str], jobs: Sequence[str], parallel: bool) -> list[str]:
-    workers = min(len(jobs), _cores()) if parallel else 1
+def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> list[str]:
+    """``function`` over every piece, in order: in worker processes when there is enough
+    work and more than one core, else (or when workers cannot start or die) here."""
+    jobs = [piece for parts in pieces.values() for piece in parts]
+    enough = sum(map(len, jobs)) >= 2 * BLACK_PIECE
+    workers = min(len(jobs), _cores()) if enough else 1
     if workers > 1:
         try:
             with ProcessPoolExecutor(workers, initializer=gc.disable) as pool:
@@ -141,8 +142,8 @@ def _pieces(source: str, size: int) -> list[str]:
     """``source`` cut into pieces of at least ``size`` characters, only where black's
     layout of the whole is the pieces' layouts joined by two blank lines: before a
     top-level class that follows a class or function whose last line is indented, with
-    nothing but blank lines between them (no comment, no decorator). black starts a file at its
-    first line and ends it with one newline, and always puts two blank lines there."""
+    nothing but blank lines between them (no comment, no decorator). black starts a file
+    at its first line, ends it with one newline, and always puts two blank lines there."""
     if len(source) < 2 * size or "\r" in source:  # ast counts a lone \r as a line end, str.split does not
         return [source]
     try:

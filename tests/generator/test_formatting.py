@@ -100,16 +100,25 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     rendered = _rendered(monkeypatch)
     serial = {name: _lay_out(source, 88) for name, source in rendered.items()}
     monkeypatch.setattr(formatting, "BLACK_PIECE", 2_000)  # many pieces, parallel from 4,000 characters
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)  # workers on a one-core machine too
     ran: list[int] = []
     real_map = formatting._map
 
-    def counting_map(function: Any, jobs: list[str], parallel: bool) -> list[str]:
-        ran.append(len(jobs) if parallel else 1)
-        return real_map(function, jobs, parallel)
+    def counting_map(function: Any, pieces: dict[str, list[str]]) -> list[str]:
+        ran.append(sum(map(len, pieces.values())))
+        return real_map(function, pieces)
+
+    made: list[int] = []
+
+    def pool(workers: int, **kwargs: Any) -> ProcessPoolExecutor:
+        made.append(workers)
+        return ProcessPoolExecutor(workers, **kwargs)
 
     monkeypatch.setattr(formatting, "_map", counting_map)
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", pool)
     assert _black(rendered, 88) == serial
     assert ran and ran[0] > len(rendered)
+    assert made == [2]
 
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])

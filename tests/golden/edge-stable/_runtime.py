@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 81066d87e2e4798aed3ebc90a1dbf5796eef6f4c7fe962470e3072f51cdd229a
-# Content sha256: 1c448a66c8ddf6fad21007c52ebaa0a1a856d88c4e7e66e5ece4786090298d58
+# Inputs sha256: 07d42be26c7d2b3f6ff170109237fd4a79d1f8c5a9e41d2f20f962b770cc0474
+# Content sha256: 5346a126187783217302bca899bd036d40d6e87de89d69df93cc253064dc1d80
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ec798627c5900d824b30da7bf48b991629d765cf58a19bd34a0b902926700bbc
-# Content sha256: e4b3adc50672d649a5aa3c15a9f2657d8a1d09da1124cce27e1e3d425aed3860
+# Inputs sha256: bc563e1c7606a302f336607fadc729625fd8032b216c115f145acf0fcc7328ac
+# Content sha256: dca985c875749ea80969b2555f6baf8d286cd73dfe09791da32e9de6f7a9786b
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

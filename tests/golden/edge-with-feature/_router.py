@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d59e58f06e123443257b66e05f5fd7858f277e848b5cf652c0dc8f5c4d3cf702
-# Content sha256: 41aa1dba0a81a7777200178a2edc55538dc2e5a794b10c5759aa13299882923b
+# Inputs sha256: 6bf3e272e5cb3ad1445bbce6a59147e40fdf8b663a472c85eb2802f998787c8b
+# Content sha256: a5615b9e4b473ca0fdef8c323e596ed4cf746371fcce924ef7fdf2ee4baccea0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

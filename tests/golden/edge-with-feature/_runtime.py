@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f90794e67e633ec4307f10faff37ccbd312b1896651fc822105e021901dcf309
-# Content sha256: 97c1a08b6d7871d989bd042b3ed084c111a6c880f9d131803bf99312e21c7216
+# Inputs sha256: 96d67497e41a684c2b7d5d1c116359feaeb548c1adf10f19b0844781dc6b5e9e
+# Content sha256: caa6691e1802c4af8617e987cdc90551540e483c61efecf0c4668650ddec83ef
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7d283e5fd4e24eacf0d19eca688a3c89abc402f27cb9d822cb9aa294cfe71e68
-# Content sha256: d4338c469b060e07517335ff7f8102cc3099225b081376ecc2b12ca0168f9828
+# Inputs sha256: 0908d595257215ad083dab329814cea9bd69143c6640a3ebb5bcb89eb1ec3f96
+# Content sha256: 7cf48321f0df09c81a84695b08ba9a922a6100fa871f64264bd2edc7cdd4efe4
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2efc0c7e8528d48027d1583ce1534cb6c30914c564db1c28af8fd5cd0d557bfe
-# Content sha256: 2b8fa5aa20096b838eef9813e5092fcdfeff1be31b2a2ccf9dd9633a460ac124
+# Inputs sha256: f62bdec957b11a1cb6a6303a56008e62ddec34cac8cb74e13b4413f7368d09ff
+# Content sha256: 82f7b7208b443180e6e5957b46323febc6f61521fe521c29549987f3f176a87c
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

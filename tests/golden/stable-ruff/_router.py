@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 14bb0714a7ddf5217986d3f58bc0247ce7d7c36381ef52f8f05684d32da23e71
-# Content sha256: 96f68b2c4e52056621fe1e773d4efe11153f8c641f11e69e0d8b7eec934251fd
+# Inputs sha256: b0905bdc1290a6d931c210ffd0a0cb53b614e2751c42e5ed584b75aed4ace1ef
+# Content sha256: 0121d1b0e0d0884bd31419f208e7c9e0aaedad2b7f802a35d4c5a02fd2f8bfc6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

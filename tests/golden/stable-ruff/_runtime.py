@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5e631c932ddd7710c3eed55aa5c4963e05db0142d6c8b0a671db76893ae21e56
-# Content sha256: 078a289340e9734c70a32535a206c981a5cc5649488f05dd97f8f57a9039eb6b
+# Inputs sha256: ebdc1f1534b6e6a66327c40674e9707580340c7f8c43302ce1ce76d6d4b62372
+# Content sha256: 3ff82e60893390883097b5d6853014f4ff7608cfaed32be723389e338a3116e2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

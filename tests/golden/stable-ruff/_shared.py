@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1aa9a9b51aba234a74901b2c9873543e343ba4cdf2b05fb8e51f947c502ff937
-# Content sha256: 8316608ddeec3b97299ca1c28415a25bcea8c874b57362e2a29fda089d924426
+# Inputs sha256: e3312359a4621b1533fee4c39be10e8038a1720fdef2da7296b47b1e98e9102f
+# Content sha256: dae7877980c073f7f67575a9aa687a53a14d814bbfc2662c1e86e8732ea69e58
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 59cfc09761bf86752507e0b16da127bee90e18a26055f1ddc32fa80aa9f26bf7
-# Content sha256: 939248f2ad3f0edc181d42137a672e26c717b5d5bac8c59208d04fa414030064
+# Inputs sha256: 1b2766c22cd8fac3cc2e9547cdd198336545c939377d9c393ef5aceba6593cf0
+# Content sha256: a1458ffdd595fbd95dcc5550d4260bdb3e41a07332842c4caf5b37e0b3b83717
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

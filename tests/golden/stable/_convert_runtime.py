@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 10b8aaf95b43d920603237660626f1e104b60490b6d734b9bcc3120d93c43ec7
-# Content sha256: 214350e376a52704e8e124f069a75ac23bd14a85dc58410d91cd08f925b65338
+# Inputs sha256: 48e975d15a40558f2311b964a672bac109fc5c89423082506cf274ee3d42e782
+# Content sha256: c90ea88812498e90e15db172005d2e3b3d09e3f700b57048acad50acc422ef1d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

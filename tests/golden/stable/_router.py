@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e38cb7f283de5a2c05bafdc4dcf7e4df41069463aa1482c6c41474e2ea8de92
-# Content sha256: bc2cd1f99581bb7021f7119a211d518dbe2703d3d07254594936de85851b5744
+# Inputs sha256: 2e5c8d84ba90b4c87fe37ba4f0e80890c82d6c2815acbf29b2d6eac1af8f9ad6
+# Content sha256: d2095f8f66475fde4785b5538352a32f5b5b26a30532553ee326c65625af7688
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 60f4d7e7f29c194e24efefa34b9c02f3949070a60771f972f65235d0a0cec075
-# Content sha256: 2418f2afa7a88e3220108e3f6db2695e1213cbaf4db2a5a64a80fc1a6a35e252
+# Inputs sha256: 5283f18feba63a4e66d6ee32ac2273ddce1d0497b7c8926d4c277386977f9447
+# Content sha256: 025abd33b2d3d71872e0c09dfb4a881bfdf1829a9c03c38f36b1c0c2108a3d64
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 52f0eebe3714ea5de2ffc6f8736058fb68842ef244597abe15c86454ce687965
-# Content sha256: 7cdc8d49dfe67d489f412004e7533eeff93341f26a4c48971abf92da03a7e73f
+# Inputs sha256: 7eacd1755bcfbbde5f0bb7095ca09c22a10b7b72bc6b8938715ba00a48f5ed11
+# Content sha256: 87ee0212de2fa5a2073b24f45de3a3792ea53cb9d4f129f20108dfc61d13dcdb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 108082ad9556fa06b2d1c7c5d47076be33be1613af53d10c8e59c19b704449bb
-# Content sha256: 6528639a458b008459320b92643f133160f2f7f241f34c0c724ea7ab565a0038
+# Inputs sha256: 563784062c68c0c3016adf64c78554cff93d20e7cd63cb35347c4509fe803158
+# Content sha256: 78d76b814c05fc3bd1f22cabbc8a2edc8e3e393aac680cf9be3832b9e067c048
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 634f18f8b6f577962f762136392fef10efb521386523a0ee912da25ea6a71864
-# Content sha256: 7200330f1e58a14992738abe68ed00be4c2e11865ab9d531cd98821d2b25564d
+# Inputs sha256: 6e5e77fffa017680b71f09bcbc8b15fca54132151da3be9845a20dee2d5a8b0a
+# Content sha256: e06f84252260715044321d5240fa28e47ba5d4e754f280aae8666d7e2fb830a0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

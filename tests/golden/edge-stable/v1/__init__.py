@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e2cd5561dd1752c01cd43c7a4595b0e1d1b7468e17c9ed2ceb185a8a52a24ed0
-# Content sha256: c7c898fe88f196a3131393437ae89e427ff0acc58fb321610f57c5fe61bd52ad
+# Inputs sha256: 6613062d5f1f463e528303c0630b8d5256fc0ccbf84a4894adac2bab71a0ea03
+# Content sha256: bdf0ec6bb9f51ffafda56a0a643e4585af395e1361a9a2952ba6d6fd4a387e6a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

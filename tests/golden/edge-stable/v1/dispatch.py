@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a9448814ef29d833929c507dbe3f3604b727230820f880cfc7b5f83c9c99c805
-# Content sha256: f519a5da343014fab35fcae3d353750223cd466c8a2c5c50d8c5d21b6cc874f4
+# Inputs sha256: e445379d191981499de9ab1d5e68850fd1cee7e67c1c0408220cef0f7b8fdaad
+# Content sha256: d2f96802e7147c2e15a9b024532fa506f224025aaa2e3e0e1cdeefa604fa1805
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d7801c8fe61cf5cdcff6cd757102294c448ece915a1cf8ac6ba9e306f18a78f
-# Content sha256: 0a5b06fa2b349fef2c9a7f92af46c135a8ff0a0599721cb863ec374848531830
+# Inputs sha256: faefae5305df6142025d9331d46a2552c538ba0c96811a4e83d063a3bf5ae9bb
+# Content sha256: 880125bbf07166a8a592d49762f821190392fd13b6ae48e8a3a0260facbe2e16
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

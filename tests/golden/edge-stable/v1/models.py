@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e52fdf28b27a13f7d2fab0e339bd856bdd4f0a6037380fcba2c4f154b001b901
-# Content sha256: 7d58a1b2e9e2ec2775a5b343034e509bcbf8fa81dd432fb61e24f513c35de724
+# Inputs sha256: 4a67ce0ff542c433b1c0fe84322e3272fade315a7880176bcd7bfb89558c8eaa
+# Content sha256: 3096471d86151128c1e4eb25d7a725edfd9d566c31198505035a4a82bc42b72e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f12cc0fc3316731928cebc9379605d62634914e0cc797ecf6916f8c2bc03e4e5
-# Content sha256: b3e96fd866477cd29fbc5df3cd497c24f9cee6b13f08bbd0d542005f54413b6d
+# Inputs sha256: 97692c7923ae2feea05e067d45b43383c275ff1ea1010e0f0ad28d941c24cb77
+# Content sha256: f3d2aad295c10c655203f09acb8c1ca2eeda6b2bcb3cd600eadc1cbc7e50f712
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a1dc3bfa53a5eb6296a023537d4ed72b02731836e688b1f6539dd54f632ba096
-# Content sha256: 5be47ec8431721b7bcfd75dd87df4e03256ff3e953bab8112cce537baccd64a5
+# Inputs sha256: 476f7e6a2d62d043a4700e24491f180ffd9f323adcada3ac30d0c2bb38f1ea87
+# Content sha256: 82567e46fcb8d6a652d0e024a8940712e9b2518d6cf4dcfa8a63a8fb20425680
 
 """Method dispatch for the agent side of ACP protocol v1.
 

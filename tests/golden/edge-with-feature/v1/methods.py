@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7890ca2a154c27fa192dec60d3e54c6e82ab90d5cebdea146ed70843ef5031d3
-# Content sha256: 1e6b0b08f20130879bede42a85bba7eccb61a6e590f0997794d0bb1ee7af1ae1
+# Inputs sha256: 1eb89a37c894b78e4dfd43c3eed00845a87e102ee630965864ceb876499d6fbb
+# Content sha256: 10e854d8e7f0f45befd88c6677cb9b58cec45c4cc3c5cbf2c65d2088823bf93d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e310fc1cc50d30bcfe4315a0e3e849f39f36e47e0f4fafa5493cb10eca1aef59
-# Content sha256: 4177af5c666927c020b831e9974f203135b1223a82828aca4a962acbbdb97ee8
+# Inputs sha256: b723701d95aac10b4afed135d070e3b31639fdbf7f5011b4010f55f1a8c5a648
+# Content sha256: e027d488f8a33ff977ccf98580eeff94a8e8af32d278552b38e716f64b94bdaf
 
 """Wire models of ACP protocol v1.
 

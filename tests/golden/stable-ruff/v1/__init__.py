@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d88a6f302afb23b02fdff150a25e34421d548f4d6752bb2a2209b1bfc5630294
-# Content sha256: 53741d94b7a0c096ba3dd9f1c9e30863f4223d8f3f9e4900c524fc7fd4f4ae71
+# Inputs sha256: 9a1e3a684aeddf60235f0703b175e4af9de8b2b7d9bc55a700f684f672452c8f
+# Content sha256: a5e8b07e599c1180866ea31fa22ec350199c1f62dabda540da7fa360ca90eb03
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

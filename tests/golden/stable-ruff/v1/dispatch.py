@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 636ccaeb1142a7a58a4c86efaa7ef99eecbf9b3d09a6234b168bc56b5ab1fbfe
-# Content sha256: 096edad903a53bf58f9241e0a5bd6b1e8077cbbc0bf58cf909b9815180dd6d94
+# Inputs sha256: 3e35430408eb0bee64986a118a447bdd74b10603384cef5f93e58b8df24edd32
+# Content sha256: 2be5ae30be590390dceefd16b4a6a4eff4634465c9b47085b3536dc431834b8e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

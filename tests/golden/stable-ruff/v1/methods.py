@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 29d892f3179ae4471b2e31a55cb276b673cd709a69261808b0081c8b2d1e9f84
-# Content sha256: f5350bc70854e0e29d1c5b25cedf8e17c57b0be1fd0db15bc5ffaaa5282e06b6
+# Inputs sha256: 6dac78b7f1fedac6fc2000ba922fe0a96f116d801b7a3b217ae32b381b108438
+# Content sha256: 45fb4afa1a6313d07f6e8f8f01c1b2cf17d4fd849a24ebc3818b92c960046142
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

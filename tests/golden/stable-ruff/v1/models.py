@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98cb3b4455b12050dd98c5db4b221669d755030fce9180c2130beb7dcd2f4a27
-# Content sha256: af16ddb7de3191ee91b9f7c3d15fe372db2efff258d868ccc035f2eb4eccc5b9
+# Inputs sha256: ebd5b1ce15e6e466be2dfaf1da60eaa944596cc849d2f52b50f9ae9bd5b88b5f
+# Content sha256: 1007d20b3a0311e0e603672aaa056d597dee803f0ddfeec89c638b55c11bf090
 
 """Wire models of ACP protocol v1.
 

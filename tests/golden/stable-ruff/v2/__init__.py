@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: acef5cbe53029bc25f325dfa084766ac3b590ef14cc8f3992e3c19e268724c04
-# Content sha256: f3e895dda42e40aa38cf2cb38b5ff873f2a79c3a01a6488bb52d96c373dd112b
+# Inputs sha256: 833a77b75230eac926a3b48495a4ff3ba8f3446d5056c05ffbefa4e042e9bbb6
+# Content sha256: bbfcda8a71c236050564ecf20201fc29b71c91db68341664cfcf122c97d97379
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

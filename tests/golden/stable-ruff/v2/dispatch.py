@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2d159bd0f47001595f3e1f12c52f19e774f1b7d446c281e5e02a32820b589a0f
-# Content sha256: 700c14caaa8c3ff27bd564cf8203bdaa4aa2314e433eafe834f46c3484e86f57
+# Inputs sha256: d3304dcbfc3d0f596f8f5af92434c94b29d9cf91314f2d7de727a1a86c39dbee
+# Content sha256: a79df19df0a19797c760a1114ecbfb1b852e55d8efa0bb6a4eb200a2c2b64c31
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3788013071ed617fd6a9229131f9ecc0da47eaad6a6c8c9f277b10be243a80f6
-# Content sha256: 58a1d0583ea85f5eaa7a4b45ec4c20240d565cb77ce35a945e69f1873bcf37d3
+# Inputs sha256: 5554b23296e4f49c8c8510fb2b9d5f6857381b39a326439fe8903de83ad36194
+# Content sha256: 254e7bfad49027025bf360bcc58b84d9c1933309d1e039bc7b9ce190fad1b738
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

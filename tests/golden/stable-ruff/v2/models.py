@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c0711081ea346a7351761d7d3ef268ba011d1b8ff54959516b8c0d15d54b1f43
-# Content sha256: c4d1454a2e11f7d33eb41d0f44b0c42ddda4da5fa50dcfa901fc51369b2de268
+# Inputs sha256: 10817ed957e73f175371934b15270d5be2ad155c0e4c5496c08ed2199432a3ab
+# Content sha256: 5fe4def65aa8b0ca5fc262b93be2440c7e837645f6f9872cdcc715addd118ab2
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8b08caa33bf0957cce9d0ec7a9f31a77c7561c8f9f6ccc35b815eb96b8333fe4
-# Content sha256: b630d738f472a05ca20cee1bf283eb19d0c43918299cede761136d53e23a2d6a
+# Inputs sha256: e6d1afcebe347fdb8744b3b9cc72dc6e9b69d99bd3b347a100ac5248433d8b3a
+# Content sha256: 6c4a4ca3801ace00823c212668bb7432b4a0b7612fd461e99f1b9e92fc31770b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

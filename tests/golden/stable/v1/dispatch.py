@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 76f419c76eb6d06f476174a876eff2a02f4370c64806f6bea5fad2781fbc3179
-# Content sha256: 9d6235cea1152cbaf2695d447e1903ddb1b5dbe2e80288554286f294dd6948ac
+# Inputs sha256: d73cdbc9e11fc0dbbcc0583efc5e0dacc489a478e951027527c995ae67440c32
+# Content sha256: fdd568584ef81db3fed8f7adb1cebb5a69d43b244479d5bb793c2cb31f99c83d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

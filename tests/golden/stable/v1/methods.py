@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 64562bfcca39b626d108fd95b2661457c61b1e9111cb8d0d002d53ded586c04c
-# Content sha256: ae4d14208307939e5b7f429408d7e19bd7e5ce79dc6f2153b9d9e3fa49f040d4
+# Inputs sha256: e3a9bad56bcb819d404221efba5feba57f23a6b6d303e843b4a1e70872438bad
+# Content sha256: 78c14c4395db1fefd26dbe24d35f06d95972e68d65015092e2130875749a9080
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

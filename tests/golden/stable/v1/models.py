@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 55db3322ca38028817f6abe9e33fed48405a4a4cacb8258a24164d73c47d5dd1
-# Content sha256: d96ab1b2dc487ddc9f9af566c25cf9d5cd2a54d48409d7f50ea0978e0800af8c
+# Inputs sha256: 74b419a4149a086b6285eb6d4f1f1ad67b68393551042417e06d33e9d48a1162
+# Content sha256: caf0458b7d158d58a54da9ab7794dffc8eaf77e7b1161e82cdad98fbe9aca12c
 
 """Wire models of ACP protocol v1.
 

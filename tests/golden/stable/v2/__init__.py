@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f6c39c2ddf825de26b0f9443f10ffda6f2adb4ee7b5bf559b75cb58b10f0adf
-# Content sha256: 2c9fee8d9e2ca3f1b1e8795c80713d81cb829a97d75363eef5b196c4750177bd
+# Inputs sha256: 91e74703e45e00ee087f747691e25c8a105dc1e371893e31491be0f5ac819a1b
+# Content sha256: 8b66d42ce19cf5003aa7d66a5a821cc2f9771b990e74426bb012cc4c454c2a91
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

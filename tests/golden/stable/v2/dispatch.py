@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d7108c91cfa124e838de8e8b0f92d6bbdf5b99af12cd6ed6eade8e2732462577
-# Content sha256: b864545cb2346342c1956c977487b970563f85fd526f142455ac54be4959ecee
+# Inputs sha256: 9c16dcd68d5bbc3416c6483daf090fc1aba018201f10a1b79f1a342ba653f6e9
+# Content sha256: dd35fb5ded9adcc719b09d30e0d58498f4f5fde82d307994aed5d580e4b03ebf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

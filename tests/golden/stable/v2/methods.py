@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b8a694861af18766f3dae62b88661d304f0bb112e8b62eeece63e45f1b719796
-# Content sha256: 6f070a57ea1ecbbee529a3beeba4e73fb00e1f9bc945904fe0f277a979072b24
+# Inputs sha256: b3fdd472795e061f9230798e8bce8c526e6f3f131ea37343c720d81a1e6d3dfe
+# Content sha256: f52e69cbf84e8206fab06dd5f65679640605cfc34b8f91c3bc49dd6ac915f59a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

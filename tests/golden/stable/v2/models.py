@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a2e25ee0697865c1c05451e3861b644cc88e6eeafde18052a54951db49ab08e
-# Content sha256: 30f0b5a3f33f7dbbb4176c0f45d36f4f0719317bee04bfd8e9b26416e35f15a6
+# Inputs sha256: 6b27e7c9a335897634d8dbab872c567f8ed7113758aa6ea2e6fe5fc06d4f7df6
+# Content sha256: 28418c34ff1da518ba2bd81e2f3879d0d34d0ff8150baaf446461157efa33b8f
 
 """Wire models of ACP protocol v2.
 
