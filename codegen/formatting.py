@@ -25,9 +25,10 @@ from pathlib import Path
 FORMATTERS = ("black", "ruff")
 DEFAULT_LINE_LENGTH = 88
 # black's input is cut into pieces of at least this many characters (where a cut cannot
-# change its layout, see _pieces); below twice that in all, worker processes cost more
-# than they save.
-BLACK_PIECE = 16_000
+# change its layout, see _pieces), small enough to share out evenly over the cores.
+BLACK_PIECE = 4_000
+# Below this many characters in all, worker processes cost more than they save.
+BLACK_PARALLEL = 32_000
 
 
 @dataclass(frozen=True)
@@ -113,12 +114,14 @@ def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> l
     """``function`` over every piece, in order: in worker processes when there is enough
     work and more than one core, else (or when workers cannot start or die) here."""
     jobs = [piece for parts in pieces.values() for piece in parts]
-    enough = sum(map(len, jobs)) >= 2 * BLACK_PIECE
-    workers = min(len(jobs), _cores()) if enough else 1
+    workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= BLACK_PARALLEL else 1
     if workers > 1:
+        # Longest first, so that no worker is left with a long piece when the others are done.
+        order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i]))
         try:
             with ProcessPoolExecutor(workers, initializer=gc.disable) as pool:
-                return list(pool.map(function, jobs))
+                done = dict(zip(order, pool.map(function, [jobs[i] for i in order]), strict=True))
+            return [done[i] for i in range(len(jobs))]
         except (OSError, ImportError, NotImplementedError, BrokenProcessPool):
             pass  # no working processes here (a sandbox, a killed worker): this one does it all
     return [function(job) for job in jobs]
@@ -141,9 +144,10 @@ def _lay_out(source: str, line_length: int) -> str:
 def _pieces(source: str, size: int) -> list[str]:
     """``source`` cut into pieces of at least ``size`` characters, only where black's
     layout of the whole is the pieces' layouts joined by two blank lines: before a
-    top-level class that follows a class or function whose last line is indented, with
-    nothing but blank lines between them (no comment, no decorator). black starts a file
-    at its first line, ends it with one newline, and always puts two blank lines there."""
+    top-level class or function that follows a class or function whose last line is
+    indented, with nothing but blank lines between them (no comment, no decorator). black
+    starts a file at its first line, ends it with one newline, and always puts two blank
+    lines there."""
     if len(source) < 2 * size or "\r" in source:  # ast counts a lone \r as a line end, str.split does not
         return [source]
     try:
@@ -153,11 +157,12 @@ def _pieces(source: str, size: int) -> list[str]:
     lines = source.split("\n")
     offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     cuts = [0]
+    blocks = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
     for previous, node in itertools.pairwise(body):
         end, cut = previous.end_lineno or previous.lineno, node.lineno - 1
         if (
-            isinstance(node, ast.ClassDef)
-            and isinstance(previous, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            isinstance(node, blocks)
+            and isinstance(previous, blocks)
             and lines[end - 1].startswith((" ", "\t"))
             and not any(line.strip() for line in lines[end:cut])
             and offsets[cut] - offsets[cuts[-1]] >= size

@@ -19,7 +19,7 @@ from codegen.formatting import _black, _lay_out, _pieces, format_modules, paused
 
 FEATURES = frozenset({"unstable_session_archive"})
 
-# Each place where a cut would change black's layout, and two where a cut is safe.
+# Each place where a cut would change black's layout, and the places where a cut is safe.
 TRICKY = '''"""Module docstring."""
 import typing
 X = 1
@@ -49,6 +49,26 @@ Z = [
     2]
 class J:
     pass
+def k():
+    return 1
+def m():
+    pass
+# a comment about n
+def n():
+    pass
+@typing.overload
+def o(x: int) -> int: ...
+@typing.overload
+def o(x: str) -> str: ...
+def o(x):
+    return x
+def p(): ...
+def q():
+    return 2
+class K:
+    pass
+async def r():
+    pass
 '''
 
 
@@ -71,7 +91,16 @@ def _joined(pieces: list[str]) -> str:
 
 def test_cuts_only_where_black_puts_two_blank_lines() -> None:
     pieces = _pieces(TRICKY, 1)  # every safe place is a cut
-    assert [piece.splitlines()[0] for piece in pieces] == ['"""Module docstring."""', "class B(A):", "class E: ..."]
+    assert [piece.splitlines()[0] for piece in pieces] == [
+        '"""Module docstring."""',
+        "class B(A):",
+        "class E: ...",
+        "def k():",
+        "def m():",
+        "def p(): ...",
+        "class K:",
+        "async def r():",
+    ]
     assert "".join(pieces) == TRICKY
     assert _joined(pieces) == _lay_out(TRICKY, 88)
 
@@ -99,7 +128,7 @@ def test_small_or_unparsable_sources_stay_whole() -> None:
 def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     rendered = _rendered(monkeypatch)
     serial = {name: _lay_out(source, 88) for name, source in rendered.items()}
-    monkeypatch.setattr(formatting, "BLACK_PIECE", 2_000)  # many pieces, parallel from 4,000 characters
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 2_000)  # many pieces
     monkeypatch.setattr(formatting, "_cores", lambda: 2)  # workers on a one-core machine too
     ran: list[int] = []
     real_map = formatting._map
@@ -136,6 +165,7 @@ def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: py
     monkeypatch.setattr(formatting, "ProcessPoolExecutor", pool)
     monkeypatch.setattr(formatting, "_cores", lambda: 2)
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    monkeypatch.setattr(formatting, "BLACK_PARALLEL", 200)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
     assert made == [2]
 
@@ -153,6 +183,7 @@ def test_without_working_processes_black_runs_here(pool: Any, monkeypatch: pytes
     monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes if pool == "no processes" else pool)
     monkeypatch.setattr(formatting, "_cores", lambda: 4)
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    monkeypatch.setattr(formatting, "BLACK_PARALLEL", 200)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
 
 

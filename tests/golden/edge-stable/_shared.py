@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bc563e1c7606a302f336607fadc729625fd8032b216c115f145acf0fcc7328ac
-# Content sha256: dca985c875749ea80969b2555f6baf8d286cd73dfe09791da32e9de6f7a9786b
+# Inputs sha256: 292a5be1a1de4d2228f9abb4efb5e0506c253eb2bf50b5f83d191bb509f13217
+# Content sha256: 8cfd2ffe341483274c0116a2b43661a72f03bc5e3408050ea9a7109a8584c27e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

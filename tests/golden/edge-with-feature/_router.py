@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6bf3e272e5cb3ad1445bbce6a59147e40fdf8b663a472c85eb2802f998787c8b
-# Content sha256: a5615b9e4b473ca0fdef8c323e596ed4cf746371fcce924ef7fdf2ee4baccea0
+# Inputs sha256: ae058cb86a64b9f1c978482947f355c0ea84d40cb414c06c6de2f40b5b9d3b52
+# Content sha256: 487e7a79d060be859ec5d4202873626896684c883a797e5c589a049956bf786d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 96d67497e41a684c2b7d5d1c116359feaeb548c1adf10f19b0844781dc6b5e9e
-# Content sha256: caa6691e1802c4af8617e987cdc90551540e483c61efecf0c4668650ddec83ef
+# Inputs sha256: 319a2de9e70074d8bec9c677a007d3d09f577a771b110f6f7fd5c499755a220f
+# Content sha256: 199d3a51a649f25d8c18686e897277c4cc5f5bebdc46d420ebd30d615d58e765
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0908d595257215ad083dab329814cea9bd69143c6640a3ebb5bcb89eb1ec3f96
-# Content sha256: 7cf48321f0df09c81a84695b08ba9a922a6100fa871f64264bd2edc7cdd4efe4
+# Inputs sha256: 026366728ac18e265f6aedb069131f0e976c7c367f6b60ecdcbef7dfe3899d21
+# Content sha256: 23048f7071a8d8ccafbf5eae47a9585396d7c21d5d9bebdd2f9c83815a8d35dc
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f62bdec957b11a1cb6a6303a56008e62ddec34cac8cb74e13b4413f7368d09ff
-# Content sha256: 82f7b7208b443180e6e5957b46323febc6f61521fe521c29549987f3f176a87c
+# Inputs sha256: e34d90d79a78a8ce10686b26504112d34f3f24b93b234f879d64feb6baa9886e
+# Content sha256: 9dc48073163b207dac6af3936cbb33ffa8b8d8dd29427b963086510e0688f9be
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b0905bdc1290a6d931c210ffd0a0cb53b614e2751c42e5ed584b75aed4ace1ef
-# Content sha256: 0121d1b0e0d0884bd31419f208e7c9e0aaedad2b7f802a35d4c5a02fd2f8bfc6
+# Inputs sha256: d0ae6df47a2aa025de3a257284f40187343d6cc92d9d74ae3306baefd90d9ced
+# Content sha256: 13aad682fbc0f8f6d9962db9b3d8e24f6ad206d42e3994034bbd7e82e77b6b49
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ebdc1f1534b6e6a66327c40674e9707580340c7f8c43302ce1ce76d6d4b62372
-# Content sha256: 3ff82e60893390883097b5d6853014f4ff7608cfaed32be723389e338a3116e2
+# Inputs sha256: 6571faf4d08cbe52a71b526e1907d266e6da7cc91ef22862d2f336fbef12360f
+# Content sha256: 362e0d02c76281e4e1f49b7ffee6f958c478d6225885c4ef937455f1d0ce20d4
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

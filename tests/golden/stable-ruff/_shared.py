@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e3312359a4621b1533fee4c39be10e8038a1720fdef2da7296b47b1e98e9102f
-# Content sha256: dae7877980c073f7f67575a9aa687a53a14d814bbfc2662c1e86e8732ea69e58
+# Inputs sha256: 94a6b6b2ac0829b67f846384ee1b0287841c648a11e5cea2deab12c4bd379fbd
+# Content sha256: 715a2467d858aab13fe0fa7db977192e7119c47577e3d7029e957103e9b6eec5
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b2766c22cd8fac3cc2e9547cdd198336545c939377d9c393ef5aceba6593cf0
-# Content sha256: a1458ffdd595fbd95dcc5550d4260bdb3e41a07332842c4caf5b37e0b3b83717
+# Inputs sha256: 75d85ccc635bb3ea99cf4a799d02d6bb03ba4c27cbbf0857e072d612ae69ffce
+# Content sha256: 42dfb6920b923c0e060bd1c4ca499b51c0a1fc7a5e215e2255522d4039cbc189
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 48e975d15a40558f2311b964a672bac109fc5c89423082506cf274ee3d42e782
-# Content sha256: c90ea88812498e90e15db172005d2e3b3d09e3f700b57048acad50acc422ef1d
+# Inputs sha256: d17974d9a9d18b53356f84ae0bcad0b4b504e9dc263e2568ad79eae1e029c1e0
+# Content sha256: a776b70b77a1e05cc180200a014123927e3bfbb7831bcab369a97d68d3fc9a70
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

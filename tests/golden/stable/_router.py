@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2e5c8d84ba90b4c87fe37ba4f0e80890c82d6c2815acbf29b2d6eac1af8f9ad6
-# Content sha256: d2095f8f66475fde4785b5538352a32f5b5b26a30532553ee326c65625af7688
+# Inputs sha256: 4a96039ffa3b1a57ffe3fc7661e5cad9e47fb2fea21c8c1f590d4f18841ebae9
+# Content sha256: 42f26d54695159d4e0d9905710e8cae637ef4e9c89e4784152a38ff731c51371
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 07d42be26c7d2b3f6ff170109237fd4a79d1f8c5a9e41d2f20f962b770cc0474
-# Content sha256: 5346a126187783217302bca899bd036d40d6e87de89d69df93cc253064dc1d80
+# Inputs sha256: 8eed4972b04830a405a4b7bc0a2b3f9bd26058e1a20acd6ba15d73480e8cb873
+# Content sha256: f4067a9c93530ff51bf86854fe6a8d1fbecc8199c68c0842daf5320365b4632a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5283f18feba63a4e66d6ee32ac2273ddce1d0497b7c8926d4c277386977f9447
-# Content sha256: 025abd33b2d3d71872e0c09dfb4a881bfdf1829a9c03c38f36b1c0c2108a3d64
+# Inputs sha256: 10bfd4decb45b7d8f03f736ae97a9d6ccc13feec9cc8e959d8ef1f7869ee5bf9
+# Content sha256: 70e9e14a3bfa5786b69a1d65e0943717da2c83f5b8a207f6b3736f68c9c25f9a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

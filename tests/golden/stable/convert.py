@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7eacd1755bcfbbde5f0bb7095ca09c22a10b7b72bc6b8938715ba00a48f5ed11
-# Content sha256: 87ee0212de2fa5a2073b24f45de3a3792ea53cb9d4f129f20108dfc61d13dcdb
+# Inputs sha256: 044aa594c67b44d032d39994191ab7b28350be47b181e421b9974ed7c6325d7e
+# Content sha256: ead05ac6f8b45e5b3f6f04a044b713e1da26dad778b1870a9a26ce1755320030
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

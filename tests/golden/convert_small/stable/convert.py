@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 563784062c68c0c3016adf64c78554cff93d20e7cd63cb35347c4509fe803158
-# Content sha256: 78d76b814c05fc3bd1f22cabbc8a2edc8e3e393aac680cf9be3832b9e067c048
+# Inputs sha256: c21cd08a3d3b90cac8ef2c282f247cda9b97b85bcbec4cacae8f0f303bc258cd
+# Content sha256: b5c2f804e3d8fa4a8dae27b7694f9f814e026e5f38304cd6013f1918224a806a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e5e77fffa017680b71f09bcbc8b15fca54132151da3be9845a20dee2d5a8b0a
-# Content sha256: e06f84252260715044321d5240fa28e47ba5d4e754f280aae8666d7e2fb830a0
+# Inputs sha256: 0d0301aeedf55f258479418a314050be3a19083aca31ae2324c9a2ae18d8984e
+# Content sha256: 1cfc42839bf50424d4579c7f7115df3f32088ebcdb9e39889022fcb53e53a600
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

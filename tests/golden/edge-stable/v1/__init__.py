@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6613062d5f1f463e528303c0630b8d5256fc0ccbf84a4894adac2bab71a0ea03
-# Content sha256: bdf0ec6bb9f51ffafda56a0a643e4585af395e1361a9a2952ba6d6fd4a387e6a
+# Inputs sha256: 521a075e1c6691c717b6dbc4bab8ae0eedad27baf0b777e8f7f3196f8e01d27b
+# Content sha256: 9295d9735f2f7d1b6e1d2118978c6d6e5277e85644d9c08cbd31693ec2eafddc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e445379d191981499de9ab1d5e68850fd1cee7e67c1c0408220cef0f7b8fdaad
-# Content sha256: d2f96802e7147c2e15a9b024532fa506f224025aaa2e3e0e1cdeefa604fa1805
+# Inputs sha256: 1814d4e3c395511ea07ebe3fd6992ff6ce201b5d2e78cde05db92b5f0824e1c5
+# Content sha256: 1e4f7292ac0914fa581cbfa71db46b7eb57ffb978b3e0048f6ddd3cd33a08901
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: faefae5305df6142025d9331d46a2552c538ba0c96811a4e83d063a3bf5ae9bb
-# Content sha256: 880125bbf07166a8a592d49762f821190392fd13b6ae48e8a3a0260facbe2e16
+# Inputs sha256: a24257246f5525fcedbb633160b84b3c620e8239488af264d03463924b61b4b7
+# Content sha256: cfc0de2d72ce619041b6b32f77d912647a1189cbe57417d406dc3b7f63f34729
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a67ce0ff542c433b1c0fe84322e3272fade315a7880176bcd7bfb89558c8eaa
-# Content sha256: 3096471d86151128c1e4eb25d7a725edfd9d566c31198505035a4a82bc42b72e
+# Inputs sha256: f0c9b183a11d7394e7dbbfe1597eb158ae6c1e5546107f965d06a86832b56b8b
+# Content sha256: 09cba711404e544319efa14b8aff85618b22387a2a7dbf10c08aa771184fafa2
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 97692c7923ae2feea05e067d45b43383c275ff1ea1010e0f0ad28d941c24cb77
-# Content sha256: f3d2aad295c10c655203f09acb8c1ca2eeda6b2bcb3cd600eadc1cbc7e50f712
+# Inputs sha256: 9043e3c27237bf4f85279086ed43977139848508433bcac2b80e704cb0f85106
+# Content sha256: e84e82e6828e8f8eff846338fefaaa2a8fd3572d7d2022d16179022756813c7a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

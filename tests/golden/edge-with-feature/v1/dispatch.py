@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 476f7e6a2d62d043a4700e24491f180ffd9f323adcada3ac30d0c2bb38f1ea87
-# Content sha256: 82567e46fcb8d6a652d0e024a8940712e9b2518d6cf4dcfa8a63a8fb20425680
+# Inputs sha256: ac41d5647bdfcbfeea20ce98fd5921627c2759c5ea3d168e3251d69a33f9cea1
+# Content sha256: 611620495890feeed7d27fb1257addaa8bd23244d347227b44979a0c48832ab9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

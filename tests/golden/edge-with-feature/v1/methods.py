@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1eb89a37c894b78e4dfd43c3eed00845a87e102ee630965864ceb876499d6fbb
-# Content sha256: 10e854d8e7f0f45befd88c6677cb9b58cec45c4cc3c5cbf2c65d2088823bf93d
+# Inputs sha256: 3f7ab8b4367b81e8d467e0df0fad4a2ca4940be46d54332972e79c8c798235a1
+# Content sha256: f5469aa65de872d8b7e1c5cc182c091f16030baefe0b675ce477a5d99428b983
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

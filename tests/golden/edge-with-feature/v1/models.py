@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b723701d95aac10b4afed135d070e3b31639fdbf7f5011b4010f55f1a8c5a648
-# Content sha256: e027d488f8a33ff977ccf98580eeff94a8e8af32d278552b38e716f64b94bdaf
+# Inputs sha256: d994c8d61414c2ed25ecf5245c4eb03e3752ef1989b777e581cadac76ac60572
+# Content sha256: 16c90b41aa8d87baf70e670feddb7e734365146a64d589e77bcc6ebc865fdf4e
 
 """Wire models of ACP protocol v1.
 

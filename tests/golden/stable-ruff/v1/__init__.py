@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9a1e3a684aeddf60235f0703b175e4af9de8b2b7d9bc55a700f684f672452c8f
-# Content sha256: a5e8b07e599c1180866ea31fa22ec350199c1f62dabda540da7fa360ca90eb03
+# Inputs sha256: 772f2a28c6dbe68525afa13512be1f33cc450bcbe726e7769bc3c4d31789ee08
+# Content sha256: 33709ec01ee672c41e1e492a3bbc7be21d746943468164a89aafb21797991baf
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3e35430408eb0bee64986a118a447bdd74b10603384cef5f93e58b8df24edd32
-# Content sha256: 2be5ae30be590390dceefd16b4a6a4eff4634465c9b47085b3536dc431834b8e
+# Inputs sha256: 5eebb045a01127ebed8b16ab26e3fd0c9ca9abb65a5cafb4a6aed0fe08f1705d
+# Content sha256: 5bb6f5f17110ec6db6951b9e18e8bf517426f06903660f0a5ade63beb182d9dd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

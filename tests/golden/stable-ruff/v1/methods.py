@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6dac78b7f1fedac6fc2000ba922fe0a96f116d801b7a3b217ae32b381b108438
-# Content sha256: 45fb4afa1a6313d07f6e8f8f01c1b2cf17d4fd849a24ebc3818b92c960046142
+# Inputs sha256: 56d384fecc3ac4eb68f9a3a8cef2073550ae187c4cdc90d2924196fa15274ccc
+# Content sha256: d996ebcb11266dbb9d4d7a6b46187ef5db89c2bc28b73e491c3d27eb4df3dfe8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

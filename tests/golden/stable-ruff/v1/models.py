@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ebd5b1ce15e6e466be2dfaf1da60eaa944596cc849d2f52b50f9ae9bd5b88b5f
-# Content sha256: 1007d20b3a0311e0e603672aaa056d597dee803f0ddfeec89c638b55c11bf090
+# Inputs sha256: f4354919ae0e6f77816ea00c708b3c7389ecb8b71f779eff23fca2a4f3fd0430
+# Content sha256: 48c4e31ea32dfeb53284492154d779767fc9b8fa1a1014dce3e629b93c7a6ca4
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 833a77b75230eac926a3b48495a4ff3ba8f3446d5056c05ffbefa4e042e9bbb6
-# Content sha256: bbfcda8a71c236050564ecf20201fc29b71c91db68341664cfcf122c97d97379
+# Inputs sha256: 6e8fcbdaad161896200857edf5c124899ba9633106ea25cfe1bccb794c1868d3
+# Content sha256: 0d126167e4a8fd91303bb794e791a81014628f62b8c86050a2ebbf074a6a0110
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d3304dcbfc3d0f596f8f5af92434c94b29d9cf91314f2d7de727a1a86c39dbee
-# Content sha256: a79df19df0a19797c760a1114ecbfb1b852e55d8efa0bb6a4eb200a2c2b64c31
+# Inputs sha256: 003f11200d1ffc649dbb0dc0a22b3ef39cf4ea71188f0a0c259932e09a845bd6
+# Content sha256: f3e91bf73900eea6daf610133bb9f3607affc8242a2524867f70f5d470e643d6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

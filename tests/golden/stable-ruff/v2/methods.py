@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5554b23296e4f49c8c8510fb2b9d5f6857381b39a326439fe8903de83ad36194
-# Content sha256: 254e7bfad49027025bf360bcc58b84d9c1933309d1e039bc7b9ce190fad1b738
+# Inputs sha256: 26c8ac713ff5c7eb60d210413ef55d88e3a7611a694f74cd77f294e76f9169f1
+# Content sha256: 5ab527491bbf558799f90b23298be05dd3391c7aee138f228fc60cd96efa53e8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 10817ed957e73f175371934b15270d5be2ad155c0e4c5496c08ed2199432a3ab
-# Content sha256: 5fe4def65aa8b0ca5fc262b93be2440c7e837645f6f9872cdcc715addd118ab2
+# Inputs sha256: 7e6217bfe4d820d1c193bf2ba4f3c7a0f9fbd622ed70471c27bcabb7b5f49b7d
+# Content sha256: d488ca0700c34a3bef9bcb4178342a6674e799ac1ff99ac96073b195db9955cc
 
 """Wire models of ACP protocol v2.
 

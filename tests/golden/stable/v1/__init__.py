@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e6d1afcebe347fdb8744b3b9cc72dc6e9b69d99bd3b347a100ac5248433d8b3a
-# Content sha256: 6c4a4ca3801ace00823c212668bb7432b4a0b7612fd461e99f1b9e92fc31770b
+# Inputs sha256: b010e2993ee988be61d34e6b9197adaecba08917e4a8a4c2344f6f429b81747f
+# Content sha256: 3d54e4ddb2a02b0d20a1fc56105b8f6ba5fac1cfa714b787756f3474ad2f1b77
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d73cdbc9e11fc0dbbcc0583efc5e0dacc489a478e951027527c995ae67440c32
-# Content sha256: fdd568584ef81db3fed8f7adb1cebb5a69d43b244479d5bb793c2cb31f99c83d
+# Inputs sha256: 82343f8a444b084e1883ed5c12648b4b1c255a014fd6328a5ce94003f83a8136
+# Content sha256: cd0a791461ed4b0cfcc2d11ceff17482c51ef521ae7149d05b92757ccc2b18e6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e3a9bad56bcb819d404221efba5feba57f23a6b6d303e843b4a1e70872438bad
-# Content sha256: 78c14c4395db1fefd26dbe24d35f06d95972e68d65015092e2130875749a9080
+# Inputs sha256: 183023cd21041bfe0d273f324b214b68bae2dd3a46e25287d6564381d79cd906
+# Content sha256: 65bf8bb634a0a64cabe53eb0ea01434e40992bc2e998cc0d1fbe5ce1c311c7ac
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 74b419a4149a086b6285eb6d4f1f1ad67b68393551042417e06d33e9d48a1162
-# Content sha256: caf0458b7d158d58a54da9ab7794dffc8eaf77e7b1161e82cdad98fbe9aca12c
+# Inputs sha256: 2b2dd45e26229d62cf0b885bf3f1d71e8028f1ed87770ed501a5a9b68a3e3fda
+# Content sha256: c1593a53a9c48d766c1ed3d4d179d495ad70fa1f10314c1585667bf085364349
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 91e74703e45e00ee087f747691e25c8a105dc1e371893e31491be0f5ac819a1b
-# Content sha256: 8b66d42ce19cf5003aa7d66a5a821cc2f9771b990e74426bb012cc4c454c2a91
+# Inputs sha256: 4ccd46b8f1aaa92637e73c27005a76aea73064b084454012921abcce0d31d1ea
+# Content sha256: da86a4a14921a0f8f303711ae62d91104ad324c773678866df4337ac4806aa4c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c16dcd68d5bbc3416c6483daf090fc1aba018201f10a1b79f1a342ba653f6e9
-# Content sha256: dd35fb5ded9adcc719b09d30e0d58498f4f5fde82d307994aed5d580e4b03ebf
+# Inputs sha256: 9709e845a117d305cfea110c23c250fa43f943382d0db9c1a74a3c2de7119775
+# Content sha256: b1b2fbf3990e304e0cae18b3e08d5388a737e6ecd86e38dff3be35c8f86f58f7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

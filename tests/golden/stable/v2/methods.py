@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b3fdd472795e061f9230798e8bce8c526e6f3f131ea37343c720d81a1e6d3dfe
-# Content sha256: f52e69cbf84e8206fab06dd5f65679640605cfc34b8f91c3bc49dd6ac915f59a
+# Inputs sha256: 60448877fbe31c26e3abdb9f581b044362480730b4dd899e9fd7a67d6e7d1dfe
+# Content sha256: 995c5064e480daaa0d1e41a75ce04cf7705225bd7f37898dca0a39e2281b8d04
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6b27e7c9a335897634d8dbab872c567f8ed7113758aa6ea2e6fe5fc06d4f7df6
-# Content sha256: 28418c34ff1da518ba2bd81e2f3879d0d34d0ff8150baaf446461157efa33b8f
+# Inputs sha256: 436398c25bf4b6d036e02559bf990d446b8c5f4d4dfacf50d0edb0979b81779f
+# Content sha256: 0d2a1c2b406c3f02c80e6ad43428962cbfc1735a97708d0ce59d7aaafb4c14db
 
 """Wire models of ACP protocol v2.
 
