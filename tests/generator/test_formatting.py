@@ -4,8 +4,11 @@ collector as it found it."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import multiprocessing
+import subprocess
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -168,6 +171,42 @@ def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: py
     monkeypatch.setattr(formatting, "BLACK_PARALLEL", 200)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
     assert made == [2]
+
+
+@pytest.mark.parametrize(
+    ("method", "size", "pool"), [("fork", 40_000, True), ("spawn", 40_000, False), ("forkserver", 200_000, True)]
+)
+def test_workers_that_start_afresh_need_more_work(
+    method: str, size: int, pool: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked worker starts at once; one that imports black first pays for itself only
+    on a larger run."""
+    made: list[int] = []
+
+    def counting(workers: int, **kwargs: Any) -> ProcessPoolExecutor:
+        made.append(workers)
+        return ProcessPoolExecutor(workers, **kwargs)
+
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(formatting, "_start_method", lambda: method)
+    pieces = {"m.py": [f"x{i} = {i}\n" * (size // 20 // 8) for i in range(20)]}  # 20 pieces, `size` characters in all
+    assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces["m.py"]]
+    assert made == ([2] if pool else [])
+
+
+def test_the_start_method_is_not_fixed_for_the_host() -> None:
+    """Asking which start method applies leaves the host program free to set its own
+    (in a fresh process: this one has made pools already)."""
+    script = (
+        "import multiprocessing\n"
+        "from codegen import formatting\n"
+        "assert formatting._start_method() == multiprocessing.get_all_start_methods()[0]\n"
+        "assert multiprocessing.get_start_method(allow_none=True) is None\n"
+        "multiprocessing.set_start_method('spawn')\n"
+        "assert formatting._start_method() == 'spawn'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True)
 
 
 class _BrokenPool(ProcessPoolExecutor):

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a96039ffa3b1a57ffe3fc7661e5cad9e47fb2fea21c8c1f590d4f18841ebae9
-# Content sha256: 42f26d54695159d4e0d9905710e8cae637ef4e9c89e4784152a38ff731c51371
+# Inputs sha256: 062cc86bc77300e6dca09437626c18c3f5a2247b6c62b9617e328c00bc6514e6
+# Content sha256: 6a033a0421dd6262abb1c101e2e7068834a44758789762f4164f363630054dc1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

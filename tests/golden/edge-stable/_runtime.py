@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8eed4972b04830a405a4b7bc0a2b3f9bd26058e1a20acd6ba15d73480e8cb873
-# Content sha256: f4067a9c93530ff51bf86854fe6a8d1fbecc8199c68c0842daf5320365b4632a
+# Inputs sha256: 5a16a01f372b0d6cdac768572cc3f02914de75f46aef75101d8aced281ace204
+# Content sha256: 7329721bfa7f9e87b2521e30b70dc2dd188789bb3206c14ad05577df282905a8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

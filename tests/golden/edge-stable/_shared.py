@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 292a5be1a1de4d2228f9abb4efb5e0506c253eb2bf50b5f83d191bb509f13217
-# Content sha256: 8cfd2ffe341483274c0116a2b43661a72f03bc5e3408050ea9a7109a8584c27e
+# Inputs sha256: c5ee15489571bf32974d6817d1f090a155a1092e423edf90769636c4eb72f52c
+# Content sha256: 7aec3ace327729cd08246269b33a8fd27276559995d8665739fbfde7e192cd7c
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

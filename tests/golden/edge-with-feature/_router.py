@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ae058cb86a64b9f1c978482947f355c0ea84d40cb414c06c6de2f40b5b9d3b52
-# Content sha256: 487e7a79d060be859ec5d4202873626896684c883a797e5c589a049956bf786d
+# Inputs sha256: 7c411f4145dfcbd19eccf09b20619c52496d0c51c9f42ccf77571dd811824a4f
+# Content sha256: 11f7048846566fec16d49e39c1b81f0bc6d59c28b8d4e46a13a4b6995fa632f7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 319a2de9e70074d8bec9c677a007d3d09f577a771b110f6f7fd5c499755a220f
-# Content sha256: 199d3a51a649f25d8c18686e897277c4cc5f5bebdc46d420ebd30d615d58e765
+# Inputs sha256: c0e5593f2c197dfa4c389fa7be8a6a73f66d0269f17c15a43cc9ec03dc30dd76
+# Content sha256: a334ff0cf5e0a7d86bdbbadfa1781be41950a22052ee8ec848cbcbfc66e85cd2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

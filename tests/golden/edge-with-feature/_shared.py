@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 026366728ac18e265f6aedb069131f0e976c7c367f6b60ecdcbef7dfe3899d21
-# Content sha256: 23048f7071a8d8ccafbf5eae47a9585396d7c21d5d9bebdd2f9c83815a8d35dc
+# Inputs sha256: 8e67fefd0b4d99ceed4edcc39cd5a75a1f51919d1fe1422cec1c59e30e98d898
+# Content sha256: c2532e1f49719a53938321ced734d9d811675cc678f3eecbfdd94e8e10e18e7f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e34d90d79a78a8ce10686b26504112d34f3f24b93b234f879d64feb6baa9886e
-# Content sha256: 9dc48073163b207dac6af3936cbb33ffa8b8d8dd29427b963086510e0688f9be
+# Inputs sha256: d7386bea6d198b29152084a23435fb5832375fe01525bafbfc05c4d9f65d3151
+# Content sha256: 0fb00679d3cbdcda528f7cd50b3439e93dcaef2fb180af2cbe7cf638b96bbf64
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

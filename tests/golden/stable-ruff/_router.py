@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d0ae6df47a2aa025de3a257284f40187343d6cc92d9d74ae3306baefd90d9ced
-# Content sha256: 13aad682fbc0f8f6d9962db9b3d8e24f6ad206d42e3994034bbd7e82e77b6b49
+# Inputs sha256: a9396597a0b37fccacfff5bb910bf566cb28f3e9a48cbb00c38a127dcc01c397
+# Content sha256: 52343ddebc3e6e815019d2813996538042460e7df4e974d8160f19971591afbe
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6571faf4d08cbe52a71b526e1907d266e6da7cc91ef22862d2f336fbef12360f
-# Content sha256: 362e0d02c76281e4e1f49b7ffee6f958c478d6225885c4ef937455f1d0ce20d4
+# Inputs sha256: a54dc36db3add3b273ac64b7fee6f0d4abd97989e7d4e94d9f746bccfc1bd37a
+# Content sha256: a0c85b66041ae6733766cd8c73500356f3936dda5e9569077c7e5860f04cd8f2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

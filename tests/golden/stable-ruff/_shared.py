@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 94a6b6b2ac0829b67f846384ee1b0287841c648a11e5cea2deab12c4bd379fbd
-# Content sha256: 715a2467d858aab13fe0fa7db977192e7119c47577e3d7029e957103e9b6eec5
+# Inputs sha256: eaf3680a4240942c506e40b658e26d1fb0cee34f00b29f63b5340fcf72c73f58
+# Content sha256: 79697dab0f18a79f05ec26d383f590f91f0fe052b7b2df1165da73d503b20df1
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

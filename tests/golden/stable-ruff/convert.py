@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 75d85ccc635bb3ea99cf4a799d02d6bb03ba4c27cbbf0857e072d612ae69ffce
-# Content sha256: 42dfb6920b923c0e060bd1c4ca499b51c0a1fc7a5e215e2255522d4039cbc189
+# Inputs sha256: 030581a140b4a3a5b111f27609c7d09070a61890635802e4157bba037b47ab49
+# Content sha256: 0aa655ee841a21a7b4130834aa630c1f72ddf11c6054e3c325f6df0d80fd20f0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

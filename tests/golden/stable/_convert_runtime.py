@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d17974d9a9d18b53356f84ae0bcad0b4b504e9dc263e2568ad79eae1e029c1e0
-# Content sha256: a776b70b77a1e05cc180200a014123927e3bfbb7831bcab369a97d68d3fc9a70
+# Inputs sha256: 3b5630e35608a0e0a8179d5d3fcfefd44acb5ee814a01959b348dc827f424d4e
+# Content sha256: 03545f756f633d507db13e65777b703156af6e8b9d9492d32a91c0e17f1bb02d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

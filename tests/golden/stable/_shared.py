@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 10bfd4decb45b7d8f03f736ae97a9d6ccc13feec9cc8e959d8ef1f7869ee5bf9
-# Content sha256: 70e9e14a3bfa5786b69a1d65e0943717da2c83f5b8a207f6b3736f68c9c25f9a
+# Inputs sha256: add88b6bb9f907124702a09ef5a8b1996a21b4a8d5410f7d10f036db26018617
+# Content sha256: 330901ddd030562d3173be49d0241fdbd586a5faa70c0bd2a1b234e7948e150b
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 044aa594c67b44d032d39994191ab7b28350be47b181e421b9974ed7c6325d7e
-# Content sha256: ead05ac6f8b45e5b3f6f04a044b713e1da26dad778b1870a9a26ce1755320030
+# Inputs sha256: 653a58e57714acf7d694a24748f342f3e8461fda74cb9ee2f8fe426cfb1bdd13
+# Content sha256: e55a3df6358a9d05bdecfd0891b97b2fb44972d4990de593eeabeb1f168e0ac6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c21cd08a3d3b90cac8ef2c282f247cda9b97b85bcbec4cacae8f0f303bc258cd
-# Content sha256: b5c2f804e3d8fa4a8dae27b7694f9f814e026e5f38304cd6013f1918224a806a
+# Inputs sha256: 2d5d3d0fa08e9536792faeac9ca3f35a6cb11c95233fd0902bb035d3c8058c8f
+# Content sha256: 99722c8c0078e7c4d38accb5d58ecf77bd943d1e6ac26b5f05bd4bd793d0daef
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d0301aeedf55f258479418a314050be3a19083aca31ae2324c9a2ae18d8984e
-# Content sha256: 1cfc42839bf50424d4579c7f7115df3f32088ebcdb9e39889022fcb53e53a600
+# Inputs sha256: 97ae3f9856b2d794e3685e09a022533e9e5b3c60ca3bd5e124b81eab5be76829
+# Content sha256: 5367d076a3ee327af15cc91da04309549d9e21b629d94b21f6469918a5ab3c90
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

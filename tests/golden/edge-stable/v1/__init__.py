@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 521a075e1c6691c717b6dbc4bab8ae0eedad27baf0b777e8f7f3196f8e01d27b
-# Content sha256: 9295d9735f2f7d1b6e1d2118978c6d6e5277e85644d9c08cbd31693ec2eafddc
+# Inputs sha256: 610e56eb447643c3463a68e28089af32bb1414707349137dffb68a0e56952a71
+# Content sha256: 5634e6f4658c6c1a31cbee6abd97e923f72d5d92b0669c45006e8c734048171e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1814d4e3c395511ea07ebe3fd6992ff6ce201b5d2e78cde05db92b5f0824e1c5
-# Content sha256: 1e4f7292ac0914fa581cbfa71db46b7eb57ffb978b3e0048f6ddd3cd33a08901
+# Inputs sha256: 15cc305c77913d4afc6d0060b84ad0eb1e1d4ace4a29bd1132b9c5b1b4d1280c
+# Content sha256: 0c9c35b3ed42de5ed455b2f04f3d335d1ec834d963fec31a78ac8b450309bfb2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a24257246f5525fcedbb633160b84b3c620e8239488af264d03463924b61b4b7
-# Content sha256: cfc0de2d72ce619041b6b32f77d912647a1189cbe57417d406dc3b7f63f34729
+# Inputs sha256: 334223e6a536540c6a119cd62fbffda478086514e0d8e5229f6eb3a4999cf980
+# Content sha256: 07a13d38c8f7262aed499783e34d7d2ddb334f9298b63874aa5ae80305cbd844
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f0c9b183a11d7394e7dbbfe1597eb158ae6c1e5546107f965d06a86832b56b8b
-# Content sha256: 09cba711404e544319efa14b8aff85618b22387a2a7dbf10c08aa771184fafa2
+# Inputs sha256: 5c8db1fa25528ca63de826d9ffffe69e40f75b3680376986997d8f7a44940504
+# Content sha256: 773eb8edb23d85a2d50abadad495d06e5f91192a19478b02613609c310a6cef8
 
 """Wire models of ACP protocol v1.
 

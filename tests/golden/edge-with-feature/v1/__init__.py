@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9043e3c27237bf4f85279086ed43977139848508433bcac2b80e704cb0f85106
-# Content sha256: e84e82e6828e8f8eff846338fefaaa2a8fd3572d7d2022d16179022756813c7a
+# Inputs sha256: 711942d416d92e2732c9edc1a5e23e1041a134beb38d148196999b4e645dddcd
+# Content sha256: 807f10e800618683d8c8e86815375bb1830f3408ab4735d03cd5e1ac5fb9f728
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

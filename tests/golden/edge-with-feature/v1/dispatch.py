@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ac41d5647bdfcbfeea20ce98fd5921627c2759c5ea3d168e3251d69a33f9cea1
-# Content sha256: 611620495890feeed7d27fb1257addaa8bd23244d347227b44979a0c48832ab9
+# Inputs sha256: 3e7ef827964f482f6eaa3051df4616208a8d166ff103a0728444395f581d9935
+# Content sha256: a2122fd5ff4c4b5ff002f19151d84a51c6cc9208c9b5902c3c6b078e1b1e0e30
 
 """Method dispatch for the agent side of ACP protocol v1.
 

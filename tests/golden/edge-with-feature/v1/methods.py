@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f7ab8b4367b81e8d467e0df0fad4a2ca4940be46d54332972e79c8c798235a1
-# Content sha256: f5469aa65de872d8b7e1c5cc182c091f16030baefe0b675ce477a5d99428b983
+# Inputs sha256: e1ae35e16db4e482803dc0a0ff0aab3ab920e8d40bc54ffe7a2c0597a43777d1
+# Content sha256: 58320d6ac3a4a0b1df7d507302218b0c10e35b3d7e751565104e3dfff174ec9c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

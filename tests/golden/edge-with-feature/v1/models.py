@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d994c8d61414c2ed25ecf5245c4eb03e3752ef1989b777e581cadac76ac60572
-# Content sha256: 16c90b41aa8d87baf70e670feddb7e734365146a64d589e77bcc6ebc865fdf4e
+# Inputs sha256: 6b432c6db495889ae3d8d1a34af2eb022f10647590b494cc7805ae6e973e64c3
+# Content sha256: accaa5195e161f7110d584cdd2cdad3b2d67c3c0dae9aa917952c44013a2d0c5
 
 """Wire models of ACP protocol v1.
 

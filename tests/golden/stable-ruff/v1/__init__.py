@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 772f2a28c6dbe68525afa13512be1f33cc450bcbe726e7769bc3c4d31789ee08
-# Content sha256: 33709ec01ee672c41e1e492a3bbc7be21d746943468164a89aafb21797991baf
+# Inputs sha256: 46b211cf526806afc55a7a9018c48efc1434abd492e772a4f25e59fa50d19a57
+# Content sha256: edc36451f9ed465af61a9a124a0df112a465d99eabdcbd495d1c58585edf0a3a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

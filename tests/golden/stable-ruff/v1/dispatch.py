@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5eebb045a01127ebed8b16ab26e3fd0c9ca9abb65a5cafb4a6aed0fe08f1705d
-# Content sha256: 5bb6f5f17110ec6db6951b9e18e8bf517426f06903660f0a5ade63beb182d9dd
+# Inputs sha256: 27a1b9f588908111988d117f7675e2075e47462f889efc9ad93a24f1098105e7
+# Content sha256: e8f0cdad4c4412a911b70b4ddf588e80efe00f6911072ff252a0fb4c9b6ad420
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 56d384fecc3ac4eb68f9a3a8cef2073550ae187c4cdc90d2924196fa15274ccc
-# Content sha256: d996ebcb11266dbb9d4d7a6b46187ef5db89c2bc28b73e491c3d27eb4df3dfe8
+# Inputs sha256: 5d8874709ab9c0977b6d351aa5d376c006ddf888d6adfd02659ac3e45cb72bb8
+# Content sha256: 3adfeaa92ff07899c5252387a3dd0e9dd168a8b226a7f502bfd55150c39fe732
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

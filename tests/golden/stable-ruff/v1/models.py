@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f4354919ae0e6f77816ea00c708b3c7389ecb8b71f779eff23fca2a4f3fd0430
-# Content sha256: 48c4e31ea32dfeb53284492154d779767fc9b8fa1a1014dce3e629b93c7a6ca4
+# Inputs sha256: 7534f92e5534f4e32d987a382235c8e23d5eac935e137dc22fa671f367963cc8
+# Content sha256: 1a3af40afd4b7c06dcab80abb0ba0744ed02a03d5402c7df29448ecb2393d843
 
 """Wire models of ACP protocol v1.
 

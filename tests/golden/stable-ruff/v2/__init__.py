@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6e8fcbdaad161896200857edf5c124899ba9633106ea25cfe1bccb794c1868d3
-# Content sha256: 0d126167e4a8fd91303bb794e791a81014628f62b8c86050a2ebbf074a6a0110
+# Inputs sha256: de5a93f6abff6b458ca222446124c0cc99c476e4820d05fdca6e9db170007847
+# Content sha256: 10ed20a3631053f0eee93019f2e2d838239f906d41df234820cf6736dc3a8153
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

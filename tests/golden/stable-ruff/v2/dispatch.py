@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 003f11200d1ffc649dbb0dc0a22b3ef39cf4ea71188f0a0c259932e09a845bd6
-# Content sha256: f3e91bf73900eea6daf610133bb9f3607affc8242a2524867f70f5d470e643d6
+# Inputs sha256: f92529b00cc80645191b63f5ffa4044c138441cb26defa95a9e908c1cbfffe35
+# Content sha256: 984746850032fe68edc37f0d596c3098d44b93258752cc369282e3afd8bdb30c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

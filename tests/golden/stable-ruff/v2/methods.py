@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 26c8ac713ff5c7eb60d210413ef55d88e3a7611a694f74cd77f294e76f9169f1
-# Content sha256: 5ab527491bbf558799f90b23298be05dd3391c7aee138f228fc60cd96efa53e8
+# Inputs sha256: 10ce83d08945e0e064f57e6a4e3915ab2570a52ecf979ae738c7f0828d89cee2
+# Content sha256: e518feb03917f17550a33356c03d5b877484e9d64f95be9a93dc93dff00988c8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

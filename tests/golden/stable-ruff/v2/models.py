@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7e6217bfe4d820d1c193bf2ba4f3c7a0f9fbd622ed70471c27bcabb7b5f49b7d
-# Content sha256: d488ca0700c34a3bef9bcb4178342a6674e799ac1ff99ac96073b195db9955cc
+# Inputs sha256: 205289e84758132ab61a4091ea774bedf46eb3142be8b2d1bd7e82360c40e928
+# Content sha256: b7d8c3c3c37d97f5c90150ebfb13fabb48c9738a436ae9182599f3520ed51abb
 
 """Wire models of ACP protocol v2.
 

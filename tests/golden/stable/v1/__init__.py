@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b010e2993ee988be61d34e6b9197adaecba08917e4a8a4c2344f6f429b81747f
-# Content sha256: 3d54e4ddb2a02b0d20a1fc56105b8f6ba5fac1cfa714b787756f3474ad2f1b77
+# Inputs sha256: 8da5eaa8d1cc617339b4cde5fc64814385d7189f410af22ea31d222493ce38fe
+# Content sha256: 460bdb089e467ba52e2b8ab58adf6b8f056c3e76e579179bee6e9b2f6afc4a79
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 82343f8a444b084e1883ed5c12648b4b1c255a014fd6328a5ce94003f83a8136
-# Content sha256: cd0a791461ed4b0cfcc2d11ceff17482c51ef521ae7149d05b92757ccc2b18e6
+# Inputs sha256: 12f84745fda87a9005f65283f0c217a29a3ec4754b4e53c2e1b9831fba39b7e4
+# Content sha256: b6ef6680965d2dd290adeac450ff873ff822da65510b6e5d5b02ea796789cfcb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 183023cd21041bfe0d273f324b214b68bae2dd3a46e25287d6564381d79cd906
-# Content sha256: 65bf8bb634a0a64cabe53eb0ea01434e40992bc2e998cc0d1fbe5ce1c311c7ac
+# Inputs sha256: 1af92f35b067c4b4d09350883c15265dd03e8e5034aabbe64d66f276abb3bf0d
+# Content sha256: 0aa7c1bbb4b281962f620748a0bf2b80941325b4dc384f7a0a57194e34ca08ce
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2b2dd45e26229d62cf0b885bf3f1d71e8028f1ed87770ed501a5a9b68a3e3fda
-# Content sha256: c1593a53a9c48d766c1ed3d4d179d495ad70fa1f10314c1585667bf085364349
+# Inputs sha256: ced2a43d65c8eafa36e0f11a0d618126e8b1b26a8ce8295f3b722a81797b91f2
+# Content sha256: 421976d1a68fd846f8aa7615b8e65fa30d5d924ff3e7107bd206e02a557e1dff
 
 """Wire models of ACP protocol v1.
 

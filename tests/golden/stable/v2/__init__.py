@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ccd46b8f1aaa92637e73c27005a76aea73064b084454012921abcce0d31d1ea
-# Content sha256: da86a4a14921a0f8f303711ae62d91104ad324c773678866df4337ac4806aa4c
+# Inputs sha256: 3bf8863155e1a37b4379eb34b26a36993cc2cab9854f3a9b524758fb439fc8e1
+# Content sha256: c51c7621d94078599479f28304f44281d5ef0f2eb8625dbd5a310e4e824839d5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

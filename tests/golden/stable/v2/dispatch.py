@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9709e845a117d305cfea110c23c250fa43f943382d0db9c1a74a3c2de7119775
-# Content sha256: b1b2fbf3990e304e0cae18b3e08d5388a737e6ecd86e38dff3be35c8f86f58f7
+# Inputs sha256: 85695e9fba789aee8f8f2bd804d23565b130a988597226b173723f8509a07774
+# Content sha256: b801e8f24aed4266d12ce7825ca633469c85b45182b76a883fe7f619edb8509a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 60448877fbe31c26e3abdb9f581b044362480730b4dd899e9fd7a67d6e7d1dfe
-# Content sha256: 995c5064e480daaa0d1e41a75ce04cf7705225bd7f37898dca0a39e2281b8d04
+# Inputs sha256: ca04d6295f6661a5937db4b81eb6be439ca52cd9db32afb6f6fe6131536c84bc
+# Content sha256: 30ff2ffcebb5a449e04f4aa15352ff3147fe23c0f7daa76fc27c2214859e19ec
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 436398c25bf4b6d036e02559bf990d446b8c5f4d4dfacf50d0edb0979b81779f
-# Content sha256: 0d2a1c2b406c3f02c80e6ad43428962cbfc1735a97708d0ce59d7aaafb4c14db
+# Inputs sha256: b2e2ca8d17dd44170932f376225cf2c9967d4fc06aee4c54193a1aec93a27b9e
+# Content sha256: f5c3772f1b9bb8ae6a7ab9e8350af9826e8b42f405ff5d5b500e92fb8b3fac5e
 
 """Wire models of ACP protocol v2.
 
