@@ -137,6 +137,20 @@ def test_upstream_output_passes_ruff(upstream_package):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
+def test_upstream_output_passes_black_check(upstream_package):
+    """black laid out each module in pieces, cut at hundreds of places here (the models
+    of both versions, convert.py): joined, they are black's layout of the whole."""
+    out, name, files = upstream_package
+    assert "# Formatter: black, line length 88" in files["v1/models.py"]
+    done = subprocess.run(
+        [sys.executable, "-m", "black", "--check", "--target-version", "py310", "--line-length=88", str(out / name)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def _roundtrip(target: Any, message: dict[str, Any]) -> Any:
     adapter: TypeAdapter[Any] = TypeAdapter(target)
     parsed = adapter.validate_python(message)
