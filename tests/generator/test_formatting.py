@@ -133,6 +133,7 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     serial = {name: _lay_out(source, 88) for name, source in rendered.items()}
     monkeypatch.setattr(formatting, "BLACK_PIECE", 2_000)  # many pieces
     monkeypatch.setattr(formatting, "_cores", lambda: 2)  # workers on a one-core machine too
+    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")  # and on macOS, with its threshold
     ran: list[int] = []
     real_map = formatting._map
 
@@ -167,8 +168,9 @@ def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: py
 
     monkeypatch.setattr(formatting, "ProcessPoolExecutor", pool)
     monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(formatting, "_start_method", lambda: method)
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
-    monkeypatch.setattr(formatting, "BLACK_PARALLEL", 200)
+    monkeypatch.setattr(formatting, "BLACK_PARALLEL_AFRESH", 200)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
     assert made == [2]
 
@@ -209,21 +211,26 @@ def test_the_start_method_is_not_fixed_for_the_host() -> None:
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True)
 
 
-class _BrokenPool(ProcessPoolExecutor):
-    def map(self, *args: Any, **kwargs: Any) -> Any:
-        raise BrokenProcessPool("a worker was killed")
+@pytest.mark.parametrize("failure", ["workers die", "no processes"])
+def test_without_working_processes_black_runs_here(failure: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    tried: list[str] = []
 
+    class BrokenPool(ProcessPoolExecutor):
+        def map(self, *args: Any, **kwargs: Any) -> Any:
+            tried.append(failure)
+            raise BrokenProcessPool("a worker was killed")
 
-@pytest.mark.parametrize("pool", [_BrokenPool, "no processes"])
-def test_without_working_processes_black_runs_here(pool: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_processes(*args: object, **kwargs: object) -> None:
+        tried.append(failure)
         raise OSError("no semaphores in this sandbox")
 
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes if pool == "no processes" else pool)
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes if failure == "no processes" else BrokenPool)
     monkeypatch.setattr(formatting, "_cores", lambda: 4)
+    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
     monkeypatch.setattr(formatting, "BLACK_PARALLEL", 200)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
+    assert tried == [failure]  # workers were tried, and this process did the work
 
 
 def test_a_black_failure_names_black(monkeypatch: pytest.MonkeyPatch) -> None:
