@@ -250,13 +250,22 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
 
 # Keywords that only annotate a schema: beside them, ``allOf: [{"$ref": X}]`` means X.
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+# What constrains a map, moved with it into its own branch (_for_datamodel_codegen).
+_MAP_KEYWORDS = ("additionalProperties", "propertyNames", "minProperties", "maxProperties")
 
 
-def _plain_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` where a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a
-    reference a description) inside a definition is ``"$ref": X``: datamodel-code-generator
-    writes the same models for both, and takes a good part longer over the first. (A
-    definition that is one is left alone: it becomes a subclass, a plain ``$ref`` an alias.)"""
+def _for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` that datamodel-code-generator reads better, meaning the same:
+
+    * a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a reference a description)
+      inside a definition is ``"$ref": X``: the same models, for a good part less of its
+      time. (A definition that is one is left alone: it becomes a subclass, a plain
+      ``$ref`` an alias.)
+    * a map that may be null (``type: ["object", "null"]`` with an ``additionalProperties``
+      schema) is ``anyOf: [<the map>, {"type": "null"}]``: from the first it types the
+      values ``Any`` (upstream's ``ElicitationAcceptAction.content`` took any value), from
+      the second it types them.
+    """
     copied: dict[str, Any] = copy_json(schema)
     for path, node in schema_nodes(copied):
         parts = node.get("allOf")
@@ -269,6 +278,16 @@ def _plain_refs(schema: dict[str, Any]) -> dict[str, Any]:
             and all(k in _ANNOTATIONS or k.startswith("x-") for k in node if k != "allOf")
         ):
             node["$ref"] = node.pop("allOf")[0]["$ref"]
+        types = node.get("type")
+        if (
+            isinstance(types, list)
+            and sorted(types) == ["null", "object"]
+            and isinstance(node.get("additionalProperties"), dict)
+            and not {"properties", "patternProperties", "anyOf", "oneOf", "allOf"} & set(node)
+        ):
+            del node["type"]
+            the_map = {"type": "object"} | {k: node.pop(k) for k in _MAP_KEYWORDS if k in node}
+            node["anyOf"] = [the_map, {"type": "null"}]
     return copied
 
 
@@ -317,7 +336,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
         out = generate(
-            _plain_refs(protocol.schema),
+            _for_datamodel_codegen(protocol.schema),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             target_python_version=PythonVersion.PY_310,

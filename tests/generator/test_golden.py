@@ -7,12 +7,16 @@ stable surface (no features) and the edge-case fixture schemas. Rewrite goldens 
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
 import pytest
 from conftest import FIXTURES, GOLDEN, ROOT
+from pydantic import ValidationError
 
 from codegen.formatting import Style
 from codegen.pipeline import generate
-from codegen.write import same_content
+from codegen.write import same_content, write_tree
 
 EDGE = FIXTURES / "edge"
 
@@ -70,3 +74,17 @@ def test_feature_gated_enum_value_is_pruned_without_its_feature() -> None:
     assert '"extreme"' in full and '"extreme"' not in stable
     assert "PokeRequest" in full and "PokeRequest" not in stable
     assert "edge/poke" not in generate(EDGE, frozenset(), ROOT).files["v1/methods.py"]
+
+
+def test_a_map_that_may_be_null_types_its_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``type: ["object", "null"]`` with ``additionalProperties``: datamodel-code-generator
+    would type the values Any (upstream's elicitation content took null and objects)."""
+    write_tree(tmp_path / "acp_edge_maps", generate(EDGE, frozenset(), ROOT).files)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    holder = importlib.import_module("acp_edge_maps.v1.models").Holder
+    valid = {"plainRef": "low", "levels": {"a": "low", "b": "any other"}}
+    assert holder.model_validate(valid).model_dump(mode="json", by_alias=True, exclude_unset=True) == valid
+    assert holder.model_validate({"plainRef": "low", "levels": None}).levels is None
+    for value in (5, None, {"x": 1}, ["low"]):
+        with pytest.raises(ValidationError, match=r"levels\.a"):
+            holder.model_validate({"plainRef": "low", "levels": {"a": value}})

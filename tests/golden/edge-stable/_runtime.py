@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5a16a01f372b0d6cdac768572cc3f02914de75f46aef75101d8aced281ace204
-# Content sha256: 7329721bfa7f9e87b2521e30b70dc2dd188789bb3206c14ad05577df282905a8
+# Inputs sha256: def663aaf7b9e4e9d948ba9f0d894ea5c8f150b338397925462132c2da2f776e
+# Content sha256: 1bcfe1f539990773afde3ec0d7065f410de1b360b6b4f478b0588b17cfc5545f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

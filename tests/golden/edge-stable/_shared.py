@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c5ee15489571bf32974d6817d1f090a155a1092e423edf90769636c4eb72f52c
-# Content sha256: 7aec3ace327729cd08246269b33a8fd27276559995d8665739fbfde7e192cd7c
+# Inputs sha256: 6fee0cbceb8fc62ed0b4250271aa2fa6a08b3c6009d716c6be746fbba76e48f4
+# Content sha256: 0f30d66f2418cee4042d1fcede2f06d1c85e2cedfc61f76c59b070f73e8f99ed
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

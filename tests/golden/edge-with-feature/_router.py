@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c411f4145dfcbd19eccf09b20619c52496d0c51c9f42ccf77571dd811824a4f
-# Content sha256: 11f7048846566fec16d49e39c1b81f0bc6d59c28b8d4e46a13a4b6995fa632f7
+# Inputs sha256: b9a3de0a0dcecd1b96f55be2309695956f158ce8fc8173a40f56d52f0480892a
+# Content sha256: 7171964fac9dfb98e4c6c5c6a4cc37bd08036e92e344704589b457a178bf13a6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

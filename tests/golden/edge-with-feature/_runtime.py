@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c0e5593f2c197dfa4c389fa7be8a6a73f66d0269f17c15a43cc9ec03dc30dd76
-# Content sha256: a334ff0cf5e0a7d86bdbbadfa1781be41950a22052ee8ec848cbcbfc66e85cd2
+# Inputs sha256: 436f9f8de29672383c4b632d36e288281dca6368986df06b2af5cc7f15b3c3d4
+# Content sha256: 3f8c21ddb3bf5d46dccec86bcecc5ee9afdf4e3e804bb74a7e26099f3120b62d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

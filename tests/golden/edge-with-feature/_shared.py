@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e67fefd0b4d99ceed4edcc39cd5a75a1f51919d1fe1422cec1c59e30e98d898
-# Content sha256: c2532e1f49719a53938321ced734d9d811675cc678f3eecbfdd94e8e10e18e7f
+# Inputs sha256: 938bc795a6e1a6ca63bcc5e1b3e0a623b6aa51d6d3013f0817423339fc6c8100
+# Content sha256: 57a24ca23a11b184ec9b5422d6ded58f812ce14074522f652cb535541857a381
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

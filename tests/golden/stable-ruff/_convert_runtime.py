@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d7386bea6d198b29152084a23435fb5832375fe01525bafbfc05c4d9f65d3151
-# Content sha256: 0fb00679d3cbdcda528f7cd50b3439e93dcaef2fb180af2cbe7cf638b96bbf64
+# Inputs sha256: 190f20865bf7df3ed51a416df38a9f051bcf3d582341fea7cadfc64f9602c892
+# Content sha256: cf0d7109d1dfcf9cf94bf430b23b86ec37ac0ac7211795c99bc87a57f053bcb9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

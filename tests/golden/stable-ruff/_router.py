@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a9396597a0b37fccacfff5bb910bf566cb28f3e9a48cbb00c38a127dcc01c397
-# Content sha256: 52343ddebc3e6e815019d2813996538042460e7df4e974d8160f19971591afbe
+# Inputs sha256: 4d37aa5585113d29866c07476d2934cd8e7be94c00b6e9b2da03090969a16adc
+# Content sha256: ace984b5849b1dd8770a2cf6b55b3d089ae11da9201c54663fa0e25244f1387a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

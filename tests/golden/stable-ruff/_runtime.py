@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a54dc36db3add3b273ac64b7fee6f0d4abd97989e7d4e94d9f746bccfc1bd37a
-# Content sha256: a0c85b66041ae6733766cd8c73500356f3936dda5e9569077c7e5860f04cd8f2
+# Inputs sha256: d32ab29ec5804ff36505962836049ff7697cc234fb5dce819a35032e62853707
+# Content sha256: 0d63e0158e571a2ad9038965112cfb4eb1fddf619394bf335f0aa86fe77aafbc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eaf3680a4240942c506e40b658e26d1fb0cee34f00b29f63b5340fcf72c73f58
-# Content sha256: 79697dab0f18a79f05ec26d383f590f91f0fe052b7b2df1165da73d503b20df1
+# Inputs sha256: e6581573da40cb82836da6cc2b9a5303fcb4f6089d6ee0eaeb1c60fbe597f117
+# Content sha256: ae2d6655712510995f839ba40ddfb25e81270b44728924d052118fb7f8c7a7c8
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

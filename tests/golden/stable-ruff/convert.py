@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 030581a140b4a3a5b111f27609c7d09070a61890635802e4157bba037b47ab49
-# Content sha256: 0aa655ee841a21a7b4130834aa630c1f72ddf11c6054e3c325f6df0d80fd20f0
+# Inputs sha256: b79e93112a86670ea8f88257edb956532b3e84cd7aee60930d8ce924e4bb2c53
+# Content sha256: 0d77ffcf76717d371dfa51fda341e3333c12e915f05d880d6c29dac5c939e2ad
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

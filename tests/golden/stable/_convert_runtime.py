@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3b5630e35608a0e0a8179d5d3fcfefd44acb5ee814a01959b348dc827f424d4e
-# Content sha256: 03545f756f633d507db13e65777b703156af6e8b9d9492d32a91c0e17f1bb02d
+# Inputs sha256: 70190e6dccd6bef920c0acd81013e059e4118b7b4660b038eef3fc18a2e57598
+# Content sha256: 062f69f2db0a30539bacf156c71c80acf2bdedbaa83bb561a16a3d94ec255b42
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 062cc86bc77300e6dca09437626c18c3f5a2247b6c62b9617e328c00bc6514e6
-# Content sha256: 6a033a0421dd6262abb1c101e2e7068834a44758789762f4164f363630054dc1
+# Inputs sha256: 2a8c2436030549863008fa405333e8855705ba555aeaee528e7574891f146d2f
+# Content sha256: e526519d7e0f6d32fb599d6a3e9531ffb2278b5668e8e6eec9254594b9f397e0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: add88b6bb9f907124702a09ef5a8b1996a21b4a8d5410f7d10f036db26018617
-# Content sha256: 330901ddd030562d3173be49d0241fdbd586a5faa70c0bd2a1b234e7948e150b
+# Inputs sha256: 5d30e42d8266f10b66ac6f0d6ee77a83166de71792ac76d5be1cfa66d685d406
+# Content sha256: a690c3566751b1595d9d4b2bc77fc0da17383cf13494eb73bf1ccf6cb4f67d7c
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 653a58e57714acf7d694a24748f342f3e8461fda74cb9ee2f8fe426cfb1bdd13
-# Content sha256: e55a3df6358a9d05bdecfd0891b97b2fb44972d4990de593eeabeb1f168e0ac6
+# Inputs sha256: 1a44c702d085a65c773870eb67c8dd9076b1be469045f0c07c8dd64af4f7e3af
+# Content sha256: 6e9d1ec8421d139f26d34e0d7cfd214a5369e65bac3546d9c3d7a8fa7ffecf75
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

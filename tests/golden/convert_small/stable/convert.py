@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d5d3d0fa08e9536792faeac9ca3f35a6cb11c95233fd0902bb035d3c8058c8f
-# Content sha256: 99722c8c0078e7c4d38accb5d58ecf77bd943d1e6ac26b5f05bd4bd793d0daef
+# Inputs sha256: ceae3b88147a2ad7656e2f123e3d8098cbbe45e3e008cc3951bfc7143ffd7a85
+# Content sha256: fbcae4183da735c42f2281c77d6ba4c52923728a723abd96601c6cb628e2dec9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 97ae3f9856b2d794e3685e09a022533e9e5b3c60ca3bd5e124b81eab5be76829
-# Content sha256: 5367d076a3ee327af15cc91da04309549d9e21b629d94b21f6469918a5ab3c90
+# Inputs sha256: 453780ad1b06cadadcecb0ea0875a95502a4ec7ed37d5c43f2844f29ff3fc3d2
+# Content sha256: c31c7fd5028985c115eaffdf61062ef1d505cbaadb9471c1c385bde94e8e2378
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

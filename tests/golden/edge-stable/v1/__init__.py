@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 610e56eb447643c3463a68e28089af32bb1414707349137dffb68a0e56952a71
-# Content sha256: 5634e6f4658c6c1a31cbee6abd97e923f72d5d92b0669c45006e8c734048171e
+# Inputs sha256: 41c2cc4fb8cb795263b4524ebcbf04417f05aa7fe91f6c67b02a32d722d14dea
+# Content sha256: 6e01ba3a8bb869ef6a9db851e42d79d1f73a353262b0b74021ab90c41ef62f95
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

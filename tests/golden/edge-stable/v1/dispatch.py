@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 15cc305c77913d4afc6d0060b84ad0eb1e1d4ace4a29bd1132b9c5b1b4d1280c
-# Content sha256: 0c9c35b3ed42de5ed455b2f04f3d335d1ec834d963fec31a78ac8b450309bfb2
+# Inputs sha256: dfb35f1d122d0223e64ed0359e18e8a04f3c9d0f74bfa387c11e0d0aa69ac887
+# Content sha256: 34009d556dc6c09fe329a4977414231e5ed7fba779fe66be01ad7a757e5a0bd1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

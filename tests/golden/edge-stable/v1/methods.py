@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 334223e6a536540c6a119cd62fbffda478086514e0d8e5229f6eb3a4999cf980
-# Content sha256: 07a13d38c8f7262aed499783e34d7d2ddb334f9298b63874aa5ae80305cbd844
+# Inputs sha256: 2c1a731f20e0f8026b7b0f59fc21353bea50cb253ddcb5380dd6908eefe89551
+# Content sha256: 3ff45b23f5153a5e8a59b4d448e8d7d722dce17e8c5d2e1f8ab5ab366d1f7bf7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

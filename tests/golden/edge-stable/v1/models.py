@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5c8db1fa25528ca63de826d9ffffe69e40f75b3680376986997d8f7a44940504
-# Content sha256: 773eb8edb23d85a2d50abadad495d06e5f91192a19478b02613609c310a6cef8
+# Inputs sha256: 4f9a17fea3da0fef4d8127e76d3a09b1305f674f7cf462bf0f456cf3feddbcc9
+# Content sha256: 6faf9d86abdc48a151f4d4bbd29b4fe60c8c4090a599a04de9210932eb35c5be
 
 """Wire models of ACP protocol v1.
 
@@ -41,6 +41,10 @@ class Holder(BaseModel):
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
+    levels: Annotated[
+        dict[str, Level] | None,
+        Field(description="A map that may be null, of typed values."),
+    ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
 
 

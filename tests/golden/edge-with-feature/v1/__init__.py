@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 711942d416d92e2732c9edc1a5e23e1041a134beb38d148196999b4e645dddcd
-# Content sha256: 807f10e800618683d8c8e86815375bb1830f3408ab4735d03cd5e1ac5fb9f728
+# Inputs sha256: a3373d76d8b3b95a4b880d67689b176fd23b9f5c3daddaffe062b463e3af5272
+# Content sha256: a9d15eb2eae6dd1609a958ccda0b911059053607f356d9ee6652fd8a8d43bd0e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3e7ef827964f482f6eaa3051df4616208a8d166ff103a0728444395f581d9935
-# Content sha256: a2122fd5ff4c4b5ff002f19151d84a51c6cc9208c9b5902c3c6b078e1b1e0e30
+# Inputs sha256: bec0db5dc7e0b9fd4d3408b4c733b1fa3aaa1b348bd9199ef4ed2188d6b1bcfa
+# Content sha256: e2d0fb3ca4d6b541432dccd70cca560e823161da351cb74aea958db16a65af19
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e1ae35e16db4e482803dc0a0ff0aab3ab920e8d40bc54ffe7a2c0597a43777d1
-# Content sha256: 58320d6ac3a4a0b1df7d507302218b0c10e35b3d7e751565104e3dfff174ec9c
+# Inputs sha256: 733c5ffae62016ccad6a6b8c5ef977dd2e07c5caefc1c3d1b9a4d1bbf15fecb1
+# Content sha256: e01d9462eb883fe5a0ebbd6cf79d814760d67043992cbf89199320b90f4418a9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

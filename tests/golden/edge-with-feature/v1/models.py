@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6b432c6db495889ae3d8d1a34af2eb022f10647590b494cc7805ae6e973e64c3
-# Content sha256: accaa5195e161f7110d584cdd2cdad3b2d67c3c0dae9aa917952c44013a2d0c5
+# Inputs sha256: 36be0e97486cde03f548354cbf03447dad7ddff1ecca5bb9721aa85a21816589
+# Content sha256: 15ab0de127c6b1ebcfed08108ba9de058a136b55977465c7c801a814cc95beda
 
 """Wire models of ACP protocol v1.
 
@@ -41,6 +41,10 @@ class Holder(BaseModel):
     via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
     via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
     plain_ref: Annotated[Level, Field(alias="plainRef")]
+    levels: Annotated[
+        dict[str, Level] | None,
+        Field(description="A map that may be null, of typed values."),
+    ] = None
     gated: Annotated[
         StrictBool | None,
         Field(

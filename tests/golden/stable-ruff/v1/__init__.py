@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 46b211cf526806afc55a7a9018c48efc1434abd492e772a4f25e59fa50d19a57
-# Content sha256: edc36451f9ed465af61a9a124a0df112a465d99eabdcbd495d1c58585edf0a3a
+# Inputs sha256: 76f115c6a6a0d3fb76764a9145e2f2a3453a5423a10c466d4435663c70c12274
+# Content sha256: 63f61af4b67c2bbedcde1c67e483469f8e858f0b8d20eab70bc2a5a8885d94a9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

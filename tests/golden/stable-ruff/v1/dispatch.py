@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 27a1b9f588908111988d117f7675e2075e47462f889efc9ad93a24f1098105e7
-# Content sha256: e8f0cdad4c4412a911b70b4ddf588e80efe00f6911072ff252a0fb4c9b6ad420
+# Inputs sha256: dfee006698eaeb83f7f5cab49a6b9c92be9f7f33fed8cad3fe32fdfe3b77691a
+# Content sha256: 4eb86aed9ae5cdc03c5c9a63e8f0cceac1790f8b16e1cdeb63f562120f996230
 
 """Method dispatch for the agent side of ACP protocol v1.
 

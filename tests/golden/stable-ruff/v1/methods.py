@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5d8874709ab9c0977b6d351aa5d376c006ddf888d6adfd02659ac3e45cb72bb8
-# Content sha256: 3adfeaa92ff07899c5252387a3dd0e9dd168a8b226a7f502bfd55150c39fe732
+# Inputs sha256: f72b194bc2136c5869280a5a175fd7c6b4df4b587853fc8450a7c5fd16bf1c1d
+# Content sha256: 1eddafce6e056cf7080f8ef4b023516d353342764189be733f06f910a66ba7fe
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

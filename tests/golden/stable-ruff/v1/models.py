@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7534f92e5534f4e32d987a382235c8e23d5eac935e137dc22fa671f367963cc8
-# Content sha256: 1a3af40afd4b7c06dcab80abb0ba0744ed02a03d5402c7df29448ecb2393d843
+# Inputs sha256: 9b9c2120a8950489e843c1c7336b03c4ce9021777e43a90c0e19a5f008e7740f
+# Content sha256: 49f12efcf773401c44975f1530c598cf580a13e7c94c0f1724db2486a076b402
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de5a93f6abff6b458ca222446124c0cc99c476e4820d05fdca6e9db170007847
-# Content sha256: 10ed20a3631053f0eee93019f2e2d838239f906d41df234820cf6736dc3a8153
+# Inputs sha256: 50572d2ed3681159ca52dbce408b8e7afc70a330f88218c32696c14253bc326d
+# Content sha256: 69ee1f77d6395a57c4bbf32f9fb486db896f2903ff9d30bdd04816c1d2edacee
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

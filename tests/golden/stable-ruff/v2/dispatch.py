@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f92529b00cc80645191b63f5ffa4044c138441cb26defa95a9e908c1cbfffe35
-# Content sha256: 984746850032fe68edc37f0d596c3098d44b93258752cc369282e3afd8bdb30c
+# Inputs sha256: d797bf5ec409db5181b7fb3e195d7465bae38f563d8f0e79955b3a29bf23191b
+# Content sha256: 386d85208cf6f3e011e6e830d22e49a94b14156887d3cd0430cd51edf99a5b67
 
 """Method dispatch for the agent side of ACP protocol v2.
 

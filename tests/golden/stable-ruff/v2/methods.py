@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 10ce83d08945e0e064f57e6a4e3915ab2570a52ecf979ae738c7f0828d89cee2
-# Content sha256: e518feb03917f17550a33356c03d5b877484e9d64f95be9a93dc93dff00988c8
+# Inputs sha256: 3eef82b401653c006bc7fa3c8d26ea17d1866f959c188e625d92c691cd20511d
+# Content sha256: bd9ce410b49bfc286c197767a2e97a479675195ead14efc05f3d77910b3f6969
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

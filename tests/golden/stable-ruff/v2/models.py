@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 205289e84758132ab61a4091ea774bedf46eb3142be8b2d1bd7e82360c40e928
-# Content sha256: b7d8c3c3c37d97f5c90150ebfb13fabb48c9738a436ae9182599f3520ed51abb
+# Inputs sha256: 745e74175703ed2b63f4d3702b4dcdfdd6c8be177b1222542e115d3e6f1a52ee
+# Content sha256: 6a2e4971492dce768d7ce68a75e19d01e845fe27fcfc11c0c45dc541b7181c61
 
 """Wire models of ACP protocol v2.
 

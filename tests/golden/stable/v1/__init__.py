@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8da5eaa8d1cc617339b4cde5fc64814385d7189f410af22ea31d222493ce38fe
-# Content sha256: 460bdb089e467ba52e2b8ab58adf6b8f056c3e76e579179bee6e9b2f6afc4a79
+# Inputs sha256: 6ba6b43ce3f407514e0d49c64645f24b3edfa8720a13786413e9d258e21ca2a4
+# Content sha256: 3f873c9459653c6a0788e44cd5cbffe5f79e4cc393ec9240d2b4223833d1a876
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

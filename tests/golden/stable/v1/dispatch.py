@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 12f84745fda87a9005f65283f0c217a29a3ec4754b4e53c2e1b9831fba39b7e4
-# Content sha256: b6ef6680965d2dd290adeac450ff873ff822da65510b6e5d5b02ea796789cfcb
+# Inputs sha256: 764c52d48029777894d2e1af119721635c609663c72075a51790ecd86df78f7d
+# Content sha256: 40c48b2f0fa26d6e5fa58acf05c3a5b3b32c55f3b20b2477d5e758f6a6c097b0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1af92f35b067c4b4d09350883c15265dd03e8e5034aabbe64d66f276abb3bf0d
-# Content sha256: 0aa7c1bbb4b281962f620748a0bf2b80941325b4dc384f7a0a57194e34ca08ce
+# Inputs sha256: 52c7f6641fff0fb12922f03dd6746f550ebdca04596dd94237d191c145593d40
+# Content sha256: a65678b8881a3afa60afe93b1fe99d46779d1b28e3ce8d211b48ceed397e1a50
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

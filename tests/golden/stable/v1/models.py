@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ced2a43d65c8eafa36e0f11a0d618126e8b1b26a8ce8295f3b722a81797b91f2
-# Content sha256: 421976d1a68fd846f8aa7615b8e65fa30d5d924ff3e7107bd206e02a557e1dff
+# Inputs sha256: 3e7679b173a9e6bda792971881f4c2897ea957234f4d6237d4faa5457da8df05
+# Content sha256: 870b46c4c1a35d628d86482786c0faad17866e256fe7a6b7207c38af31eb1cd4
 
 """Wire models of ACP protocol v1.
 

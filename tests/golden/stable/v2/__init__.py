@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3bf8863155e1a37b4379eb34b26a36993cc2cab9854f3a9b524758fb439fc8e1
-# Content sha256: c51c7621d94078599479f28304f44281d5ef0f2eb8625dbd5a310e4e824839d5
+# Inputs sha256: 75963ed6c0dee7542ebf38a967bf9df9d482bb33b5931f52026afb7f00799973
+# Content sha256: e922d25156c9cde21515a604b16ded8d17a6380b7ed8aff2ff60d1957e751295
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

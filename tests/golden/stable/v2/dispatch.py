@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 85695e9fba789aee8f8f2bd804d23565b130a988597226b173723f8509a07774
-# Content sha256: b801e8f24aed4266d12ce7825ca633469c85b45182b76a883fe7f619edb8509a
+# Inputs sha256: 3f9d67d1dfdac815bfc944ecb33a65848168ad16c079b5a5017063cb15de8bf9
+# Content sha256: ab9fc98f47e07f0105e6a18c6f6fd0ac7f8ed52a1f07f93cff81960fe6ea21cb
 
 """Method dispatch for the agent side of ACP protocol v2.
 

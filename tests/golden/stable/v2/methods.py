@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ca04d6295f6661a5937db4b81eb6be439ca52cd9db32afb6f6fe6131536c84bc
-# Content sha256: 30ff2ffcebb5a449e04f4aa15352ff3147fe23c0f7daa76fc27c2214859e19ec
+# Inputs sha256: c120a67426553a95d19ab008343e1e7b345f2d76d643d7373e411ff74359144b
+# Content sha256: aeed3c7c9d58344c50a8ba341a0b60df95a94b2ecaa4daf80ff631329821d379
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

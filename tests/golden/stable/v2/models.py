@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b2e2ca8d17dd44170932f376225cf2c9967d4fc06aee4c54193a1aec93a27b9e
-# Content sha256: f5c3772f1b9bb8ae6a7ab9e8350af9826e8b42f405ff5d5b500e92fb8b3fac5e
+# Inputs sha256: 627d16f8618dc351cb8476cf1f3aaed30e7a974235dafb8c1b884cd20bcd75a9
+# Content sha256: 70e47c91f883a9f5da3c626668b889df5a8dede4a5b0885b12d47b376198bba4
 
 """Wire models of ACP protocol v2.
 
