@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 25e377d8beb14e8e514fca1c01ded7668b8e8afa8504291cc2fe0d93040f4347
-# Content sha256: d42e5afd73d33a86be8f164eb0646d39dcd4591d2b4d54b6ef1fa0653d5612eb
+# Inputs sha256: b9724e18397364a0d99b3f228c5c35a16672c6b467508aa560e5da4385aecb18
+# Content sha256: eb7e106c6d3cfc90ba391b0cdca82b7295425ed2cc1bc0bdfc9f33013d0a01e7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -24,7 +24,7 @@ from pydantic import (
     ValidationInfo,
     ValidatorFunctionWrapHandler,
 )
-from pydantic_core import CoreSchema, PydanticOmit, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -169,6 +169,37 @@ class _NotNull:
 
 
 NOT_NULL: Final = _NotNull()
+
+
+class NotOneOf:
+    """Annotation of the tag of a tagged union's catch-all variant: the values the other
+    variants are tagged with are not this one's (upstream keeps the variant apart with
+    ``not: {anyOf: [{"properties": {tag: {"const": value}}}, ...]}``). A message with a
+    known tag is read as its own variant or refused, never taken as the catch-all."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        values = self.values
+
+        def check(value: Any) -> Any:
+            if any(
+                type(value) is type(known) and value == known for known in values
+            ):  # 1 is no True
+                raise PydanticCustomError(
+                    "acp_known_tag",
+                    "{tag} is another variant's tag, not this one's",
+                    {"tag": repr(value)},
+                )
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+    def __repr__(self) -> str:
+        return f"NotOneOf({', '.join(map(repr, self.values))})"
 
 
 def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:

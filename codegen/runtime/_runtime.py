@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from pydantic import GetCoreSchemaHandler, ValidationError, ValidationInfo, ValidatorFunctionWrapHandler
-from pydantic_core import CoreSchema, PydanticOmit, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -147,6 +147,31 @@ class _NotNull:
 
 
 NOT_NULL: Final = _NotNull()
+
+
+class NotOneOf:
+    """Annotation of the tag of a tagged union's catch-all variant: the values the other
+    variants are tagged with are not this one's (upstream keeps the variant apart with
+    ``not: {anyOf: [{"properties": {tag: {"const": value}}}, ...]}``). A message with a
+    known tag is read as its own variant or refused, never taken as the catch-all."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        values = self.values
+
+        def check(value: Any) -> Any:
+            if any(type(value) is type(known) and value == known for known in values):  # 1 is no True
+                raise PydanticCustomError(
+                    "acp_known_tag", "{tag} is another variant's tag, not this one's", {"tag": repr(value)}
+                )
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+    def __repr__(self) -> str:
+        return f"NotOneOf({', '.join(map(repr, self.values))})"
 
 
 def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:

@@ -44,13 +44,10 @@ NULL_AS_DEFAULT = "x-deserialize-default-on-null"
 FRAGMENT_EXAMPLES = 80
 # Found over upstream v1 and left open. *ResponseResult: a union member whose lenient
 # `_meta` recovers can win over the member the value is valid for ({"result": {"_meta":
-# []}} re-emitted as {"result": {}}). CreateElicitationResponse: its `other` variant
-# excludes the known actions with `not`, which the models do not read, so {"action":
-# "accept"} with content the accept variant refuses is taken as `other`.
+# []}} re-emitted as {"result": {}}).
 UPSTREAM_KNOWN_GAPS = [
     "AgentResponseResult",
     "ClientResponseResult",
-    "CreateElicitationResponse",
 ]
 UPSTREAM_EXAMPLES = 25
 

@@ -4,7 +4,7 @@ for the host's style, and referenced by the generated code instead of repeated i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from conftest import ROOT
@@ -12,7 +12,7 @@ from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationEr
 
 from codegen.formatting import DEFAULT_STYLE, Style, format_python
 from codegen.pipeline import RUNTIME_FILES
-from codegen.render import RUNTIME, Inputs, _formatted_runtime, render_runtime
+from codegen.render import RUNTIME, Inputs, _excluded_tags, _formatted_runtime, render_runtime
 from codegen.write import strip_header
 from generated import _runtime, _shared
 from generated.v1 import models as v1
@@ -103,3 +103,34 @@ def test_not_null_over_another_shape_still_rejects_null() -> None:
     assert adapter.validate_python(3) == 3
     with pytest.raises(ValidationError, match="may be omitted, but not null"):
         adapter.validate_python(None)
+
+
+def test_not_one_of_refuses_the_other_variants_tags() -> None:
+    adapter = TypeAdapter(Annotated[Any, _runtime.NotOneOf("accept", 1)])
+    for fine in ("_custom", "Accept", True, 1.5, None):
+        assert adapter.validate_python(fine) == fine  # 1 is no True: JSON types differ
+    for known in ("accept", 1):
+        with pytest.raises(ValidationError, match="is another variant's tag, not this one's"):
+            adapter.validate_python(known)
+    assert repr(_runtime.NotOneOf("accept", 1)) == "NotOneOf('accept', 1)"
+
+
+def _tagged(tag: str, value: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {tag: {"type": "string", "const": value}}, "required": [tag]}
+
+
+def test_only_upstreams_spelling_of_a_catch_all_is_read() -> None:
+    upstream = {"not": {"anyOf": [_tagged("action", "accept"), _tagged("action", "decline")]}}
+    assert _excluded_tags(upstream) == {"action": ["accept", "decline"]}
+    assert _excluded_tags({"not": {"anyOf": [_tagged("a", "x"), _tagged("b", "y")]}}) == {"a": ["x"], "b": ["y"]}
+    for other in (
+        {},
+        {"not": {"const": "x"}},
+        {"not": {"anyOf": []}},
+        {"not": {"anyOf": [_tagged("a", "x")], "description": "more than anyOf"}},
+        {"not": {"anyOf": [{**_tagged("a", "x"), "required": []}]}},  # an absent tag matches too
+        {"not": {"anyOf": [{"properties": {"a": {"enum": ["x"]}}, "required": ["a"]}]}},
+        {"not": {"anyOf": [{"properties": {"a": {"const": "x"}, "b": {"const": "y"}}, "required": ["a", "b"]}]}},
+        {"not": {"anyOf": [{**_tagged("a", "x"), "minProperties": 2}]}},
+    ):
+        assert _excluded_tags(other) == {}, other

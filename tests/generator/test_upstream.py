@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.cli import main
 from codegen.pipeline import generate, load_protocols
@@ -325,6 +325,29 @@ def test_upstream_lenient_markers_apply(upstream_package, version):
         {"sessions": [{"sessionId": "a", "cwd": "/a"}, {"cwd": 3}, {"sessionId": "b", "cwd": "/b"}]}
     )
     assert [s.session_id for s in listing.sessions] == ["a", "b"]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_catch_all_variant_takes_no_known_tag(upstream_package, version):
+    """Upstream keeps `other` variants apart from the known ones with `not`: a message with
+    a known tag is read as that variant or refused, never taken as `other`. Elicitation
+    content is a map that may be null, its values typed."""
+    models = _import(upstream_package, f"v{version}.models")
+    responses: TypeAdapter[Any] = TypeAdapter(models.CreateElicitationResponse)
+    for accepted, variant in (
+        ({"action": "accept", "content": {"name": "Ana", "age": 3, "tags": ["x"]}}, "Accept"),
+        ({"action": "accept", "content": None}, "Accept"),
+        ({"action": "decline"}, "Decline"),
+        ({"action": "_vendor_snooze", "until": 5}, "Other"),
+    ):
+        parsed = responses.validate_python(accepted)
+        assert type(parsed).__name__ == f"CreateElicitationResponse{variant}"
+        assert responses.dump_python(parsed, mode="json", by_alias=True, exclude_unset=True) == accepted
+    for refused in ({"action": "accept", "content": {"name": None}}, {"action": "accept", "content": {"a": {}}}):
+        with pytest.raises(ValidationError, match="another variant's tag"):
+            responses.validate_python(refused)
+    with pytest.raises(ValidationError):
+        models.CreateElicitationResponseOther.model_validate({"action": "cancel"})
 
 
 # -- slow: every schema rendered, mypy, cross-process bytes ----------------------------------

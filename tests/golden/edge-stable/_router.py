@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a8c2436030549863008fa405333e8855705ba555aeaee528e7574891f146d2f
-# Content sha256: e526519d7e0f6d32fb599d6a3e9531ffb2278b5668e8e6eec9254594b9f397e0
+# Inputs sha256: 9381b4d1d1a6c7c944855f4b5020d5525d6e201e5d6c896315bf4e1a46b79fd8
+# Content sha256: 25c2a5e4b3e89c545621aab3923ff0b6cde7d2330d455e2b4793f8aba66bb839
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

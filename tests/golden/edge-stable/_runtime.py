@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: def663aaf7b9e4e9d948ba9f0d894ea5c8f150b338397925462132c2da2f776e
-# Content sha256: 1bcfe1f539990773afde3ec0d7065f410de1b360b6b4f478b0588b17cfc5545f
+# Inputs sha256: 507c8cf2f966cec46e046c42e3aada60ea97364d5b1801c14a017a82a5582f54
+# Content sha256: ec8da8b9e42e5949edc201195fd7bd924df67e8b629de2c1921e5c1763c2f66b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -24,7 +24,7 @@ from pydantic import (
     ValidationInfo,
     ValidatorFunctionWrapHandler,
 )
-from pydantic_core import CoreSchema, PydanticOmit, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -169,6 +169,37 @@ class _NotNull:
 
 
 NOT_NULL: Final = _NotNull()
+
+
+class NotOneOf:
+    """Annotation of the tag of a tagged union's catch-all variant: the values the other
+    variants are tagged with are not this one's (upstream keeps the variant apart with
+    ``not: {anyOf: [{"properties": {tag: {"const": value}}}, ...]}``). A message with a
+    known tag is read as its own variant or refused, never taken as the catch-all."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        values = self.values
+
+        def check(value: Any) -> Any:
+            if any(
+                type(value) is type(known) and value == known for known in values
+            ):  # 1 is no True
+                raise PydanticCustomError(
+                    "acp_known_tag",
+                    "{tag} is another variant's tag, not this one's",
+                    {"tag": repr(value)},
+                )
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+    def __repr__(self) -> str:
+        return f"NotOneOf({', '.join(map(repr, self.values))})"
 
 
 def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:

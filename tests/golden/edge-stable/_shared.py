@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6fee0cbceb8fc62ed0b4250271aa2fa6a08b3c6009d716c6be746fbba76e48f4
-# Content sha256: 0f30d66f2418cee4042d1fcede2f06d1c85e2cedfc61f76c59b070f73e8f99ed
+# Inputs sha256: 81be5f0602cf15f69ab2402a94443e5d9f92a68d2a8b0d6b6a531f33be14c65d
+# Content sha256: 6538ff04b1c59a40da960ad176d0794bc7e86c26029864731422e455486eaa2a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b9a3de0a0dcecd1b96f55be2309695956f158ce8fc8173a40f56d52f0480892a
-# Content sha256: 7171964fac9dfb98e4c6c5c6a4cc37bd08036e92e344704589b457a178bf13a6
+# Inputs sha256: f4ccadfa61f76b9fd777a7b72777040effba571b5bf0631a14535309b45f5c68
+# Content sha256: 1de2aa5e1898895d4953df7d4b0d678d3249d02895572efe63c792b4739d4bed
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 436f9f8de29672383c4b632d36e288281dca6368986df06b2af5cc7f15b3c3d4
-# Content sha256: 3f8c21ddb3bf5d46dccec86bcecc5ee9afdf4e3e804bb74a7e26099f3120b62d
+# Inputs sha256: 8830c208a0702b714f981395f432aaa37681b7ec52fa76508970e1e58cf68ab2
+# Content sha256: 94424d096e3f462ce13cbeb73dd877d0c2811371997cef70dcfd36cc37ac480f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -24,7 +24,7 @@ from pydantic import (
     ValidationInfo,
     ValidatorFunctionWrapHandler,
 )
-from pydantic_core import CoreSchema, PydanticOmit, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -169,6 +169,37 @@ class _NotNull:
 
 
 NOT_NULL: Final = _NotNull()
+
+
+class NotOneOf:
+    """Annotation of the tag of a tagged union's catch-all variant: the values the other
+    variants are tagged with are not this one's (upstream keeps the variant apart with
+    ``not: {anyOf: [{"properties": {tag: {"const": value}}}, ...]}``). A message with a
+    known tag is read as its own variant or refused, never taken as the catch-all."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        values = self.values
+
+        def check(value: Any) -> Any:
+            if any(
+                type(value) is type(known) and value == known for known in values
+            ):  # 1 is no True
+                raise PydanticCustomError(
+                    "acp_known_tag",
+                    "{tag} is another variant's tag, not this one's",
+                    {"tag": repr(value)},
+                )
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+    def __repr__(self) -> str:
+        return f"NotOneOf({', '.join(map(repr, self.values))})"
 
 
 def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:

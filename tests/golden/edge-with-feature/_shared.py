@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 938bc795a6e1a6ca63bcc5e1b3e0a623b6aa51d6d3013f0817423339fc6c8100
-# Content sha256: 57a24ca23a11b184ec9b5422d6ded58f812ce14074522f652cb535541857a381
+# Inputs sha256: 37a5a9ede28a50484bef55b8ab2216d042c0d348674452b5f2724f82e7e66c19
+# Content sha256: 44818b53c094a1bf49cdf08dc7ce324e4e13e6980fa0e11365ec0556a10f0ae5
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 190f20865bf7df3ed51a416df38a9f051bcf3d582341fea7cadfc64f9602c892
-# Content sha256: cf0d7109d1dfcf9cf94bf430b23b86ec37ac0ac7211795c99bc87a57f053bcb9
+# Inputs sha256: 95ad8a3e2a405b1f4a1913014d009049964f9b25fbca62a6fb9e0a9448b5ac53
+# Content sha256: 351c38b157d2a46b8383b02b1827b3d5f2b7df486033cfe00bf502487f5d2610
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4d37aa5585113d29866c07476d2934cd8e7be94c00b6e9b2da03090969a16adc
-# Content sha256: ace984b5849b1dd8770a2cf6b55b3d089ae11da9201c54663fa0e25244f1387a
+# Inputs sha256: 4dc4e608de36177c41c95b5757bc790dbc9c9db21da1ae01a77204a2f6549da3
+# Content sha256: 290859871045d1b1f5c5a5db798d4304786d14e5433d0b6c69cb730cb9e84f70
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d32ab29ec5804ff36505962836049ff7697cc234fb5dce819a35032e62853707
-# Content sha256: 0d63e0158e571a2ad9038965112cfb4eb1fddf619394bf335f0aa86fe77aafbc
+# Inputs sha256: 81c8de1aaa2bd0d0640522b1f054c71174df59a59c514a4e941733c3a18c7316
+# Content sha256: 2fac7215b8575718dc5cd907d7994c479e5ebf8f298034def88364bdd7bc9d74
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -24,7 +24,7 @@ from pydantic import (
     ValidationInfo,
     ValidatorFunctionWrapHandler,
 )
-from pydantic_core import CoreSchema, PydanticOmit, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
 PARSE_ERROR: Final = -32700
@@ -167,6 +167,37 @@ class _NotNull:
 
 
 NOT_NULL: Final = _NotNull()
+
+
+class NotOneOf:
+    """Annotation of the tag of a tagged union's catch-all variant: the values the other
+    variants are tagged with are not this one's (upstream keeps the variant apart with
+    ``not: {anyOf: [{"properties": {tag: {"const": value}}}, ...]}``). A message with a
+    known tag is read as its own variant or refused, never taken as the catch-all."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        values = self.values
+
+        def check(value: Any) -> Any:
+            if any(
+                type(value) is type(known) and value == known for known in values
+            ):  # 1 is no True
+                raise PydanticCustomError(
+                    "acp_known_tag",
+                    "{tag} is another variant's tag, not this one's",
+                    {"tag": repr(value)},
+                )
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+    def __repr__(self) -> str:
+        return f"NotOneOf({', '.join(map(repr, self.values))})"
 
 
 def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:

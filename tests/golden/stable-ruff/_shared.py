@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e6581573da40cb82836da6cc2b9a5303fcb4f6089d6ee0eaeb1c60fbe597f117
-# Content sha256: ae2d6655712510995f839ba40ddfb25e81270b44728924d052118fb7f8c7a7c8
+# Inputs sha256: 3f9d7b49249f34d24584283fce201f1673a3debcada61752b4fe765890df2670
+# Content sha256: 8573a88500129767bba1ec53432ac832a23a95801aeb642cd9225ebeb256b57e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b79e93112a86670ea8f88257edb956532b3e84cd7aee60930d8ce924e4bb2c53
-# Content sha256: 0d77ffcf76717d371dfa51fda341e3333c12e915f05d880d6c29dac5c939e2ad
+# Inputs sha256: b47fc859e2be64051cf004538cfc93d88519cc628cb886499d51c8038023ed5a
+# Content sha256: 9e7a92192f0595b680a03cbd52c175729ac624352f316f760ed3e1f09aca1a52
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 70190e6dccd6bef920c0acd81013e059e4118b7b4660b038eef3fc18a2e57598
-# Content sha256: 062f69f2db0a30539bacf156c71c80acf2bdedbaa83bb561a16a3d94ec255b42
+# Inputs sha256: 23c5f414fbeff29fbfd2974a0b3cea670058f0abc51dceafc1fd4bc29743e719
+# Content sha256: a40b889c927456a2ecf2fd6baaa5ee9d32df19df1d1344b999f47cc9804eefbc
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

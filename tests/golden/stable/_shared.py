@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5d30e42d8266f10b66ac6f0d6ee77a83166de71792ac76d5be1cfa66d685d406
-# Content sha256: a690c3566751b1595d9d4b2bc77fc0da17383cf13494eb73bf1ccf6cb4f67d7c
+# Inputs sha256: 2d2a2ea577c07196c943ec7a32464d45f95f0f30263538db11cf11dfd4ff8f69
+# Content sha256: 3a149b2a7970e736c5983bfc0d949f4821261b5e2698ab6eb9e2d7fba2f1c373
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

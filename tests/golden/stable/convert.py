@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a44c702d085a65c773870eb67c8dd9076b1be469045f0c07c8dd64af4f7e3af
-# Content sha256: 6e9d1ec8421d139f26d34e0d7cfd214a5369e65bac3546d9c3d7a8fa7ffecf75
+# Inputs sha256: d85e56bac0ebd53887875e49f6840137e7d833a197d7866544101a8106204015
+# Content sha256: c46180c4a1a382f4127a6cc164a58c41681b958b4bf4a14bad8566cc5ef724b1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

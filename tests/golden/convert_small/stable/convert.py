@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ceae3b88147a2ad7656e2f123e3d8098cbbe45e3e008cc3951bfc7143ffd7a85
-# Content sha256: fbcae4183da735c42f2281c77d6ba4c52923728a723abd96601c6cb628e2dec9
+# Inputs sha256: e60775a067dc8da4dd35cc0922c308497b2dd8d554648c6f542e73af6806059c
+# Content sha256: 619d28f3fb33958e778b1fddf83638f3a6ecc8ccf5d5cee760bdb112923de9ea
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 453780ad1b06cadadcecb0ea0875a95502a4ec7ed37d5c43f2844f29ff3fc3d2
-# Content sha256: c31c7fd5028985c115eaffdf61062ef1d505cbaadb9471c1c385bde94e8e2378
+# Inputs sha256: fdb3bfa8940bd21388944bc19c131861469fbfd403f23f2911d8378832a93f8c
+# Content sha256: 81c49bb1381ec26bf7a35702455e492d8785b4cab488d43f8d00dad06795ab0a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 41c2cc4fb8cb795263b4524ebcbf04417f05aa7fe91f6c67b02a32d722d14dea
-# Content sha256: 6e01ba3a8bb869ef6a9db851e42d79d1f73a353262b0b74021ab90c41ef62f95
+# Inputs sha256: 82d150e8f4fae65c2c0dd0fe338e0730c59259b20b128a50d87c83a0f881b572
+# Content sha256: 9e5a2cd7c52273204871349c7411a60a602e486fa7a26750a97013af285d2769
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: dfb35f1d122d0223e64ed0359e18e8a04f3c9d0f74bfa387c11e0d0aa69ac887
-# Content sha256: 34009d556dc6c09fe329a4977414231e5ed7fba779fe66be01ad7a757e5a0bd1
+# Inputs sha256: 7b16b94eaad63b54589ffdc22e51a9afed11b95166b9b5ce3f47c4cb9210483c
+# Content sha256: db7c42f65dab9240ecd188f7cef3e6f52fc375d2177cded80594b4013342b202
 
 """Method dispatch for the agent side of ACP protocol v1.
 

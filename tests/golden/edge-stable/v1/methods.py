@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c1a731f20e0f8026b7b0f59fc21353bea50cb253ddcb5380dd6908eefe89551
-# Content sha256: 3ff45b23f5153a5e8a59b4d448e8d7d722dce17e8c5d2e1f8ab5ab366d1f7bf7
+# Inputs sha256: ea948a206cd982e792a3c8ff32492558a789e72f19400a44e007212490001fed
+# Content sha256: 7e8de4391eab5a088675391801fcad496702ec237835a6371b44c2fd06f5fbbb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

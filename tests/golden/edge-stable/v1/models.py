@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4f9a17fea3da0fef4d8127e76d3a09b1305f674f7cf462bf0f456cf3feddbcc9
-# Content sha256: 6faf9d86abdc48a151f4d4bbd29b4fe60c8c4090a599a04de9210932eb35c5be
+# Inputs sha256: abc7d56be1dd2ace39237f8bdd6f0b93aa0ef16b17b984071b1f22d39492c60a
+# Content sha256: d71d84fb2e1753e2aec5b645f1c1ee6250b7bb3a1501c01e588f194abd24ae9a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a3373d76d8b3b95a4b880d67689b176fd23b9f5c3daddaffe062b463e3af5272
-# Content sha256: a9d15eb2eae6dd1609a958ccda0b911059053607f356d9ee6652fd8a8d43bd0e
+# Inputs sha256: 2ecc7084b8f68d4d8a1ab3fbe0c8f6d8174865d2a8768406c8f155d8eeadcd19
+# Content sha256: d8efc1486dda289beb3b88f92cb83b575b3d312913d06d79e77c66d92014da71
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

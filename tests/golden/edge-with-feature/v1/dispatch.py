@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bec0db5dc7e0b9fd4d3408b4c733b1fa3aaa1b348bd9199ef4ed2188d6b1bcfa
-# Content sha256: e2d0fb3ca4d6b541432dccd70cca560e823161da351cb74aea958db16a65af19
+# Inputs sha256: d1371814218407b08328f002779092feabad93f9c79dde9cf93eecd8371997b7
+# Content sha256: fb82db2ca79c3693d8bad2707ec5de8dc9bdc0a3075152a710dd5d1cf663c0fc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

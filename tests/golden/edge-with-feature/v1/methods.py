@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 733c5ffae62016ccad6a6b8c5ef977dd2e07c5caefc1c3d1b9a4d1bbf15fecb1
-# Content sha256: e01d9462eb883fe5a0ebbd6cf79d814760d67043992cbf89199320b90f4418a9
+# Inputs sha256: 0e1a8158d7bd1c741b3c36aa199081ded72925fd5545e9227722c27fb7daf82d
+# Content sha256: 40ff4f9dfd21b8e53cd1c882e21784d361eb4858e992bd972a5d4a6dc2af88a3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

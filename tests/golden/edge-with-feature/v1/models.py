@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 36be0e97486cde03f548354cbf03447dad7ddff1ecca5bb9721aa85a21816589
-# Content sha256: 15ab0de127c6b1ebcfed08108ba9de058a136b55977465c7c801a814cc95beda
+# Inputs sha256: 929df0d75be0ede5bae87b60172e41ab0c84ba20898322de59a8b4ce7cfc5426
+# Content sha256: e0c8bf488b91f6b0e0b2bdb697bbad4e757a5d59423dbf6e88e07a0418320c63
 
 """Wire models of ACP protocol v1.
 

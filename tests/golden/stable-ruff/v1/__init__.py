@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 76f115c6a6a0d3fb76764a9145e2f2a3453a5423a10c466d4435663c70c12274
-# Content sha256: 63f61af4b67c2bbedcde1c67e483469f8e858f0b8d20eab70bc2a5a8885d94a9
+# Inputs sha256: ac2498a67c330f8df5bc0a41fa234618f1904bb94cd53b1cf8eb91c8c5b08b27
+# Content sha256: dba1968c28dc67a17eabdfdc638280bd1b7ae142d117afba50092786f5614a7e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dfee006698eaeb83f7f5cab49a6b9c92be9f7f33fed8cad3fe32fdfe3b77691a
-# Content sha256: 4eb86aed9ae5cdc03c5c9a63e8f0cceac1790f8b16e1cdeb63f562120f996230
+# Inputs sha256: 60e547b14aa7ccc742cb54d4ea09ee5e3fd5e8e8882d5836a803c415dfe60b40
+# Content sha256: be3f9315d37b263e66a94785816c7252a5756390a767fb076c848fa51dfb0bd1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f72b194bc2136c5869280a5a175fd7c6b4df4b587853fc8450a7c5fd16bf1c1d
-# Content sha256: 1eddafce6e056cf7080f8ef4b023516d353342764189be733f06f910a66ba7fe
+# Inputs sha256: 3205508a36281993543a7c962f0cf2d8f083063b73205cdce224c78f79eaeeae
+# Content sha256: 2570d755e757945ec0707a3b31c455ec0a17b0f589d1d4af4eaf996507d209f8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

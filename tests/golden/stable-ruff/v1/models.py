@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9b9c2120a8950489e843c1c7336b03c4ce9021777e43a90c0e19a5f008e7740f
-# Content sha256: 49f12efcf773401c44975f1530c598cf580a13e7c94c0f1724db2486a076b402
+# Inputs sha256: e5fc2a4ec8e092db2995735111c15edb16780fa64b6f367859a26c6b83c1f7b3
+# Content sha256: 3afee185594fc2768013381c0c514d0a1c81db5f91e31d73656627318f45f6e0
 
 """Wire models of ACP protocol v1.
 

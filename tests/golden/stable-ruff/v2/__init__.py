@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 50572d2ed3681159ca52dbce408b8e7afc70a330f88218c32696c14253bc326d
-# Content sha256: 69ee1f77d6395a57c4bbf32f9fb486db896f2903ff9d30bdd04816c1d2edacee
+# Inputs sha256: 5f051b9be28d3dbd198b2224b245279976b3708b5b4a157d79cfcb62135b99b8
+# Content sha256: 5340207a440fcae2a20b5dbe6bed8fb15409af0b79a5bc16811813fd2dfe4d9f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

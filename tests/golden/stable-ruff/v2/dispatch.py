@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d797bf5ec409db5181b7fb3e195d7465bae38f563d8f0e79955b3a29bf23191b
-# Content sha256: 386d85208cf6f3e011e6e830d22e49a94b14156887d3cd0430cd51edf99a5b67
+# Inputs sha256: 3201ae9fbb498f07b8e8a26667d102fcd8f7b70647961cf0b7c44c8fbb9cdd7c
+# Content sha256: a3e0bb1373dfa995739cedc25f295642f46c0e1bf736e3fbe0300131e74b466f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

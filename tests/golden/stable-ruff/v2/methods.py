@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3eef82b401653c006bc7fa3c8d26ea17d1866f959c188e625d92c691cd20511d
-# Content sha256: bd9ce410b49bfc286c197767a2e97a479675195ead14efc05f3d77910b3f6969
+# Inputs sha256: b03dc5a10ccbba39707a6e2c23e0c414456207ab862af1695ec017f3a43d027b
+# Content sha256: c270c202ede59f27ca73582237bb9c31e55813af3ed5c0ec4b7cd7e906578f15
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

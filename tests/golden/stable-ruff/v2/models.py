@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 745e74175703ed2b63f4d3702b4dcdfdd6c8be177b1222542e115d3e6f1a52ee
-# Content sha256: 6a2e4971492dce768d7ce68a75e19d01e845fe27fcfc11c0c45dc541b7181c61
+# Inputs sha256: 1597adf8d3166f69eabe08dbcc5c89446198749804d1afd48be72e05437b1276
+# Content sha256: e21ab9de66218f48227138c48789227bc32ed32015472c91723c31b8c4ad4187
 
 """Wire models of ACP protocol v2.
 

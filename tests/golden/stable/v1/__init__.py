@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ba6b43ce3f407514e0d49c64645f24b3edfa8720a13786413e9d258e21ca2a4
-# Content sha256: 3f873c9459653c6a0788e44cd5cbffe5f79e4cc393ec9240d2b4223833d1a876
+# Inputs sha256: bf22aca5d7cbdac29c45a4665ec198f6defefbb215340b592ef290015c78281b
+# Content sha256: d8df70e5d23770b808c6ba94415d5b88d4029b5660f5487c7c597899e7d243d9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

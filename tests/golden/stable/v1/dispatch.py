@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 764c52d48029777894d2e1af119721635c609663c72075a51790ecd86df78f7d
-# Content sha256: 40c48b2f0fa26d6e5fa58acf05c3a5b3b32c55f3b20b2477d5e758f6a6c097b0
+# Inputs sha256: 57919dfd04b59c300a89085932e9ee812b281030697fd29aa3c3cfa1fa64133a
+# Content sha256: 95555839a9e8f1e1dabfc1b658d9fc3b1bc9dd3299b92ba932275ad29d35544b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

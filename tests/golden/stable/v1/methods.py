@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 52c7f6641fff0fb12922f03dd6746f550ebdca04596dd94237d191c145593d40
-# Content sha256: a65678b8881a3afa60afe93b1fe99d46779d1b28e3ce8d211b48ceed397e1a50
+# Inputs sha256: e807bcda8e907bb96870ff642f1cb04d369c6ae87c514d6021986cc60275aad6
+# Content sha256: 68d431f3c38c45c2eac81332a640dfa32f29da990a88b83116ed93899d772bce
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

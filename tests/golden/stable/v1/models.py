@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3e7679b173a9e6bda792971881f4c2897ea957234f4d6237d4faa5457da8df05
-# Content sha256: 870b46c4c1a35d628d86482786c0faad17866e256fe7a6b7207c38af31eb1cd4
+# Inputs sha256: 39554c6335968e0279cee12b650b114fc489885ea8e3257e98e1d7ebd7ba73c1
+# Content sha256: 9f9e8ad68024f04af12d46d420759da5a440b59aaf439d70bde9b467bb964dd0
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 75963ed6c0dee7542ebf38a967bf9df9d482bb33b5931f52026afb7f00799973
-# Content sha256: e922d25156c9cde21515a604b16ded8d17a6380b7ed8aff2ff60d1957e751295
+# Inputs sha256: 7036c69a87f8c684f99bcbff2a17434698bf70c0f4ac8bbc64518d027d4ef9f0
+# Content sha256: cd909d5812b133855dfad11f5d24e0f6d949d0e8c16ae2b2567d8177b208aaca
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f9d67d1dfdac815bfc944ecb33a65848168ad16c079b5a5017063cb15de8bf9
-# Content sha256: ab9fc98f47e07f0105e6a18c6f6fd0ac7f8ed52a1f07f93cff81960fe6ea21cb
+# Inputs sha256: 2887e7358b2b32caa6c8352981e14f8f42e2fb093afa5b10d678a0066df80100
+# Content sha256: ccee6ecf5ae83b3757c46f8009ef2af601240275b4281c5602630e167dfffb02
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c120a67426553a95d19ab008343e1e7b345f2d76d643d7373e411ff74359144b
-# Content sha256: aeed3c7c9d58344c50a8ba341a0b60df95a94b2ecaa4daf80ff631329821d379
+# Inputs sha256: 9ccd837f73f4cf49e241e954fbbd206877fc8696e39d0355f6b8298287cfa08c
+# Content sha256: 9d3864857757cd767eb80cf4e0dcb2ee8ba8a60fcfdced4c6c9a6b914e372403
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

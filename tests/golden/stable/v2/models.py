@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 627d16f8618dc351cb8476cf1f3aaed30e7a974235dafb8c1b884cd20bcd75a9
-# Content sha256: 70e47c91f883a9f5da3c626668b889df5a8dede4a5b0885b12d47b376198bba4
+# Inputs sha256: c0d5aefba10f64c6b0b7d57c1b6e53f9a1e12d482488fd11b494163c23ef1579
+# Content sha256: 1bc36f7429a1d99f6fbb25b0ecf4ef547c46de0fff9e01d130a97c4de258e8aa
 
 """Wire models of ACP protocol v2.
 
