@@ -108,7 +108,7 @@ def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
 
 def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
     """black's layout of each module: its pieces laid out (see _map) and joined by the two
-    blank lines black puts between top-level classes."""
+    blank lines black puts between top-level blocks (see _pieces)."""
     pieces = {name: _pieces(source, BLACK_PIECE) for name, source in sources.items()}
     with paused_gc():
         laid_out = iter(_map(functools.partial(_lay_out, line_length=line_length), pieces))
@@ -119,8 +119,8 @@ def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> l
     """``function`` over every piece, in order: in worker processes when there is enough
     work and more than one core, else (or when workers cannot start or die) here."""
     jobs = [piece for parts in pieces.values() for piece in parts]
-    enough = BLACK_PARALLEL if _start_method() == "fork" else BLACK_PARALLEL_AFRESH
-    workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= enough else 1
+    threshold = BLACK_PARALLEL if _start_method() == "fork" else BLACK_PARALLEL_AFRESH
+    workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= threshold else 1
     if workers > 1:
         # Longest first, so that no worker is left with a long piece when the others are done.
         order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i]))

@@ -95,6 +95,8 @@ class Field:
     lenient: bool = False  # x-deserialize-default-on-error
     skip_invalid_items: bool = False  # x-deserialize-skip-invalid-items
     null_as_default: bool = False  # x-deserialize-default-on-null
+    # The tag of a catch-all variant: the values the other variants carry (see _excluded_tags).
+    not_one_of: tuple[Any, ...] = ()
     pointer: str = ""
 
     @property
@@ -238,8 +240,37 @@ def _primitive(kind: str, schema: dict[str, Any]) -> TypeExpr:
     return TypeExpr("any")
 
 
+def _excluded_tags(schema: dict[str, Any]) -> dict[str, list[Any]]:
+    """Per tag property, the values a catch-all variant must not carry, where its schema
+    says so as upstream does: ``not: {anyOf: [{"type": "object", "properties": {tag:
+    {"const": value}}, "required": [tag]}, ...]}`` (datamodel-code-generator reads no
+    ``not``). Any other ``not`` is left alone."""
+    negated = schema.get("not")
+    branches = negated.get("anyOf") if isinstance(negated, dict) and set(negated) == {"anyOf"} else None
+    if not isinstance(branches, list) or not branches:
+        return {}
+    excluded: dict[str, list[Any]] = {}
+    for branch in branches:
+        properties = branch.get("properties") if isinstance(branch, dict) else None
+        if not isinstance(properties, dict) or len(properties) != 1:
+            return {}
+        ((tag, value),) = properties.items()
+        if (
+            set(branch) - {"type", "properties", "required"}
+            or branch.get("type", "object") != "object"
+            or branch.get("required") != [tag]
+            or not isinstance(value, dict)
+            or "const" not in value
+            or set(value) - {"type", "const"}
+        ):
+            return {}
+        excluded.setdefault(tag, []).append(value["const"])
+    return excluded
+
+
 def _fields(schema: dict[str, Any], path: tuple[str | int, ...]) -> list[Field]:
     required = set(schema.get("required", []))
+    excluded = _excluded_tags(schema)
     out = []
     for name, written in (schema.get("properties") or {}).items():
         prop = written if isinstance(written, dict) else {}
@@ -255,6 +286,7 @@ def _fields(schema: dict[str, Any], path: tuple[str | int, ...]) -> list[Field]:
                 lenient=bool(prop.get(LENIENT)),
                 skip_invalid_items=bool(prop.get(SKIP_INVALID)),
                 null_as_default=bool(prop.get(NULL_AS_DEFAULT)),
+                not_one_of=tuple(excluded.get(name, ())),
                 pointer=pointer(*path, "properties", name),
             )
         )
@@ -381,6 +413,7 @@ def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None,
                     f.lenient,
                     f.skip_invalid_items,
                     f.null_as_default,
+                    tuple(_json_literal(v) for v in f.not_one_of),
                     f.feature,
                     shape(f.type, names),
                 )

@@ -213,34 +213,6 @@ def _empty_value(
     return None
 
 
-def _excluded_tags(definition: Any) -> dict[str, list[Any]]:
-    """Per tag property, the values a catch-all variant must not carry, where its schema
-    says so as upstream does: ``not: {anyOf: [{"type": "object", "properties": {tag:
-    {"const": value}}, "required": [tag]}, ...]}`` (datamodel-code-generator reads no
-    ``not``). Any other ``not`` is left alone, as before."""
-    negated = definition.get("not") if isinstance(definition, dict) else None
-    branches = negated.get("anyOf") if isinstance(negated, dict) and set(negated) == {"anyOf"} else None
-    if not isinstance(branches, list) or not branches:
-        return {}
-    excluded: dict[str, list[Any]] = {}
-    for branch in branches:
-        properties = branch.get("properties") if isinstance(branch, dict) else None
-        if not isinstance(properties, dict) or len(properties) != 1:
-            return {}
-        ((tag, value),) = properties.items()
-        if (
-            set(branch) - {"type", "properties", "required"}
-            or branch.get("type", "object") != "object"
-            or branch.get("required") != [tag]
-            or not isinstance(value, dict)
-            or "const" not in value
-            or set(value) - {"type", "const"}
-        ):
-            return {}
-        excluded.setdefault(tag, []).append(value["const"])
-    return excluded
-
-
 def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Per class, the _runtime annotations of its fields, by attribute name (read by our
     BaseModel template): upstream's lenient-deserialisation markers, NOT_NULL on the
@@ -248,14 +220,12 @@ def lenient_markers(protocol: Protocol) -> tuple[dict[str, dict[str, Any]], list
     the _runtime module they use."""
     data: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
-    defs = protocol.schema.get("$defs", {})
     for name in protocol.types:
         annotations: dict[str, Code] = {}
-        excluded = _excluded_tags(defs.get(name))
         for f in model_fields(protocol, name):
             names = []
-            if f.name in excluded:  # schema data: through py_literal
-                names.append(f"NotOneOf({', '.join(py_literal(v) for v in excluded[f.name])})")
+            if f.not_one_of:  # schema data: through py_literal
+                names.append(f"NotOneOf({', '.join(py_literal(v) for v in f.not_one_of)})")
                 used.add("NotOneOf")
             # Optional fields the schema does not let be null are typed `X | None = None`
             # (the default is "absent"); an explicit null on the wire must still fail.

@@ -11,8 +11,9 @@ from conftest import ROOT
 from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
 
 from codegen.formatting import DEFAULT_STYLE, Style, format_python
+from codegen.ir import _excluded_tags
 from codegen.pipeline import RUNTIME_FILES
-from codegen.render import RUNTIME, Inputs, _excluded_tags, _formatted_runtime, render_runtime
+from codegen.render import RUNTIME, Inputs, _formatted_runtime, render_runtime
 from codegen.write import strip_header
 from generated import _runtime, _shared
 from generated.v1 import models as v1

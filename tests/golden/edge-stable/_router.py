@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9381b4d1d1a6c7c944855f4b5020d5525d6e201e5d6c896315bf4e1a46b79fd8
-# Content sha256: 25c2a5e4b3e89c545621aab3923ff0b6cde7d2330d455e2b4793f8aba66bb839
+# Inputs sha256: 4c4472a816549b73f2363970884828bca7c3c1f5e09eda9806d0e555012b6ae0
+# Content sha256: b06d6a99d65c30fdf4a20e29023a97eb9a9f54aa573fd0dc908405d04e11590d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

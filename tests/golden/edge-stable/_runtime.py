@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 507c8cf2f966cec46e046c42e3aada60ea97364d5b1801c14a017a82a5582f54
-# Content sha256: ec8da8b9e42e5949edc201195fd7bd924df67e8b629de2c1921e5c1763c2f66b
+# Inputs sha256: 230ceb73096a4e41dd530606b575a18cfc3dca5082c3dc8d74a3ce457ebce027
+# Content sha256: 559509cbb430d5782a8aa6b41cb0bc3a1313cbe1d88d0cdd0fa0706eb59bb919
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 81be5f0602cf15f69ab2402a94443e5d9f92a68d2a8b0d6b6a531f33be14c65d
-# Content sha256: 6538ff04b1c59a40da960ad176d0794bc7e86c26029864731422e455486eaa2a
+# Inputs sha256: 2aacd3f1ecca2216a10143af1a49e961c7adafae062de7512464f75f1e462a8e
+# Content sha256: a9c0f0d589e537553b95c932dcf656f3c9fd389c73ca73cf6a41bcc796a79931
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

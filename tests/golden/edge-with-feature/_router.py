@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f4ccadfa61f76b9fd777a7b72777040effba571b5bf0631a14535309b45f5c68
-# Content sha256: 1de2aa5e1898895d4953df7d4b0d678d3249d02895572efe63c792b4739d4bed
+# Inputs sha256: 7f32b3ff25c05789dec157e9601cb23e23f14229dc133514093d4332d7e1881f
+# Content sha256: 35f150702580b49fa883be6a989ff27c01d95494491cf1f9cd0261082cb742d1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8830c208a0702b714f981395f432aaa37681b7ec52fa76508970e1e58cf68ab2
-# Content sha256: 94424d096e3f462ce13cbeb73dd877d0c2811371997cef70dcfd36cc37ac480f
+# Inputs sha256: 3ada663ab69b6da1b436df73d8efb6db8942aeddbdd175f55bd0a34f0cb4d365
+# Content sha256: d1a700b0a07c690593e5c673ad4f1591de5b5abf179229e35c8e7e4a9fbea5cf
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 37a5a9ede28a50484bef55b8ab2216d042c0d348674452b5f2724f82e7e66c19
-# Content sha256: 44818b53c094a1bf49cdf08dc7ce324e4e13e6980fa0e11365ec0556a10f0ae5
+# Inputs sha256: ed29a24d677427369d8e46cd36715a78ad6e25b0a6ea1f447b781355a53a976c
+# Content sha256: 7c42f38ae5f50d15cd4e50545c2c008d10525db6b6752ce957e3608b77541308
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 95ad8a3e2a405b1f4a1913014d009049964f9b25fbca62a6fb9e0a9448b5ac53
-# Content sha256: 351c38b157d2a46b8383b02b1827b3d5f2b7df486033cfe00bf502487f5d2610
+# Inputs sha256: a4a01a434399c59570a650795b1f631d5d3b90f7f5eb9e15930af92b843be5c9
+# Content sha256: 2abae19585566125368ba379b6fa920877737f608fdf4650986aa9cf3bf09157
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4dc4e608de36177c41c95b5757bc790dbc9c9db21da1ae01a77204a2f6549da3
-# Content sha256: 290859871045d1b1f5c5a5db798d4304786d14e5433d0b6c69cb730cb9e84f70
+# Inputs sha256: 7761242f25c411d12a641e42bf91d9ee42d12dbfa83cb8409d20683b7130e8df
+# Content sha256: 90ae48577b1c5e9493053267b22a3097d53175b646e1e813fcdc9f8cf6a1bb85
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 81c8de1aaa2bd0d0640522b1f054c71174df59a59c514a4e941733c3a18c7316
-# Content sha256: 2fac7215b8575718dc5cd907d7994c479e5ebf8f298034def88364bdd7bc9d74
+# Inputs sha256: 3b8d4c25fc6b4f19f7828d5b49d79d9c45d8faaa3db09ebe5ca2dcc0eddba92c
+# Content sha256: 939d742993ecaa7bece7f66eb386f1f692d47070bae677b76ac051a09bb6cd59
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3f9d7b49249f34d24584283fce201f1673a3debcada61752b4fe765890df2670
-# Content sha256: 8573a88500129767bba1ec53432ac832a23a95801aeb642cd9225ebeb256b57e
+# Inputs sha256: e0fc7cdae8c99abe4ebb6e4912a49be1873a0bbbfa96508b3b22a90b4ab3712e
+# Content sha256: 4dcb7f25038b22fe6c08180abb66e84217d05692bcdf58a889228f21587b4ffa
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

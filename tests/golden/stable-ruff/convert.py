@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b47fc859e2be64051cf004538cfc93d88519cc628cb886499d51c8038023ed5a
-# Content sha256: 9e7a92192f0595b680a03cbd52c175729ac624352f316f760ed3e1f09aca1a52
+# Inputs sha256: 93c2059a7fc85620f712f43fcebae4d5a5e2c1faab794c6fe84591316be01339
+# Content sha256: dc76ee6a3f3356faf5f68e1273628ce7f745e104c5cd97ff4dd1e63c567386e8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

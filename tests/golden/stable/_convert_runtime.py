@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 23c5f414fbeff29fbfd2974a0b3cea670058f0abc51dceafc1fd4bc29743e719
-# Content sha256: a40b889c927456a2ecf2fd6baaa5ee9d32df19df1d1344b999f47cc9804eefbc
+# Inputs sha256: a6cdb8625a249fdceafb8102bcea3de6525e64908f9c372eb467df694dd1b8d5
+# Content sha256: 46b58c513e125d925c946fdfe97102cdf5d8713a77ecf919673986aa8da31a8f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d2a2ea577c07196c943ec7a32464d45f95f0f30263538db11cf11dfd4ff8f69
-# Content sha256: 3a149b2a7970e736c5983bfc0d949f4821261b5e2698ab6eb9e2d7fba2f1c373
+# Inputs sha256: b519cce743da0437a20a75569f4e99425ce0540cab0d01a91377b5d74664f053
+# Content sha256: 53576b657a7ffcfdfead2cdaf81cd69637413050204bd6b5bab48f4e74d4a999
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d85e56bac0ebd53887875e49f6840137e7d833a197d7866544101a8106204015
-# Content sha256: c46180c4a1a382f4127a6cc164a58c41681b958b4bf4a14bad8566cc5ef724b1
+# Inputs sha256: 2b27aec8790117f4cbf358d7891a974c101df825a31ceb24c36498110db3d2eb
+# Content sha256: 6a0049cc475fe517af4893901ffd4a8b77c3095b1ec3d1620ec9e170aa730878
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

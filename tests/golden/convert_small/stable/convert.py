@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e60775a067dc8da4dd35cc0922c308497b2dd8d554648c6f542e73af6806059c
-# Content sha256: 619d28f3fb33958e778b1fddf83638f3a6ecc8ccf5d5cee760bdb112923de9ea
+# Inputs sha256: fbe5c252ca9d1bfe39eca75c914217fa21b24dbe28c819a1cff9a56d378e4aed
+# Content sha256: 6534d395124c97fe9acd8f7f6d4a6fdf4990e46965547fd1654053eda8bbd8c3
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fdb3bfa8940bd21388944bc19c131861469fbfd403f23f2911d8378832a93f8c
-# Content sha256: 81c49bb1381ec26bf7a35702455e492d8785b4cab488d43f8d00dad06795ab0a
+# Inputs sha256: 14120beb0b3f88071b4c546bad76d38b694c28d9d3ab4f01a4028e639c4dff98
+# Content sha256: 862d22abdf88a591fa92ff025c86ce5594eb71beb771909fdec88c2a71935fb4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

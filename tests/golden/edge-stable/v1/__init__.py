@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 82d150e8f4fae65c2c0dd0fe338e0730c59259b20b128a50d87c83a0f881b572
-# Content sha256: 9e5a2cd7c52273204871349c7411a60a602e486fa7a26750a97013af285d2769
+# Inputs sha256: 50304a9e4e9dddfbda30c8f53286885b70f8f06073b57b65ce59328535d45046
+# Content sha256: 40638ca9c91727e9e2d7270e12879eecb0039a4df903b65d2197ff9884826f2b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

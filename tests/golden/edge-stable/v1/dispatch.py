@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7b16b94eaad63b54589ffdc22e51a9afed11b95166b9b5ce3f47c4cb9210483c
-# Content sha256: db7c42f65dab9240ecd188f7cef3e6f52fc375d2177cded80594b4013342b202
+# Inputs sha256: dfd6ccd319e1fc53f049b221adf38b1d31aee18f740260027e4872dd521c89a7
+# Content sha256: 440fda847c18297ad10ed5908ee560a57c627941e57d6ca2f433ba16318bd1d8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

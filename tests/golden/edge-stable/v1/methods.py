@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ea948a206cd982e792a3c8ff32492558a789e72f19400a44e007212490001fed
-# Content sha256: 7e8de4391eab5a088675391801fcad496702ec237835a6371b44c2fd06f5fbbb
+# Inputs sha256: 9d350fb26bdbbb7124fa522f316508a9ec2083843ec3f52314f0bc7a477357e6
+# Content sha256: 77911c5989442031801860ad4728329858764e042e6d5cb41ee72c9c759a35e5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: abc7d56be1dd2ace39237f8bdd6f0b93aa0ef16b17b984071b1f22d39492c60a
-# Content sha256: d71d84fb2e1753e2aec5b645f1c1ee6250b7bb3a1501c01e588f194abd24ae9a
+# Inputs sha256: 40deeb7afa92ad602a1323e80ef1c7ecad1c657e1e9c8eeeaff376fd4341ab1a
+# Content sha256: eeb476d982cfad6ecd798077a9ecab48372e586295d648a7cd77f15148f286a0
 
 """Wire models of ACP protocol v1.
 

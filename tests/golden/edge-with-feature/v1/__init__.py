@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2ecc7084b8f68d4d8a1ab3fbe0c8f6d8174865d2a8768406c8f155d8eeadcd19
-# Content sha256: d8efc1486dda289beb3b88f92cb83b575b3d312913d06d79e77c66d92014da71
+# Inputs sha256: 6a5f167a6424cbf2a04feed29482f4babf22e7c457271d2b64283fcb6d251331
+# Content sha256: 38ed45c0bc0cd7a735289cf913a323ba6ef00189877effb063736b7fdf1bccb2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d1371814218407b08328f002779092feabad93f9c79dde9cf93eecd8371997b7
-# Content sha256: fb82db2ca79c3693d8bad2707ec5de8dc9bdc0a3075152a710dd5d1cf663c0fc
+# Inputs sha256: f6f70de543ae572639d404946dd5265d5d648bbb0f5bef683c0e8ab80873c470
+# Content sha256: 9fbf2df088e539c36d13144018471405b537086d20814b6c9193f9c80a7c6dd1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

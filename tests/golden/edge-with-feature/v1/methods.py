@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e1a8158d7bd1c741b3c36aa199081ded72925fd5545e9227722c27fb7daf82d
-# Content sha256: 40ff4f9dfd21b8e53cd1c882e21784d361eb4858e992bd972a5d4a6dc2af88a3
+# Inputs sha256: 8cb20635203dd4e46b9318f1f140d99e27c34ed9c09d73489f8e7a288ca573ec
+# Content sha256: cdbbed6531fedaa782ef0a43d2054a73f19da5fe4815fc229bd9734258be97a1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 929df0d75be0ede5bae87b60172e41ab0c84ba20898322de59a8b4ce7cfc5426
-# Content sha256: e0c8bf488b91f6b0e0b2bdb697bbad4e757a5d59423dbf6e88e07a0418320c63
+# Inputs sha256: 979149bc16bbe581d16d4da21b00428f9627b574902a6d45c2245572dd4967eb
+# Content sha256: ca019900390359902f156cb501914a7831e3c4ee728e4a86b2ed26c542df5f54
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ac2498a67c330f8df5bc0a41fa234618f1904bb94cd53b1cf8eb91c8c5b08b27
-# Content sha256: dba1968c28dc67a17eabdfdc638280bd1b7ae142d117afba50092786f5614a7e
+# Inputs sha256: df3077006e294402ca5c11763593c5803e9c9791fcda191b625b6297a1a36550
+# Content sha256: 31b0ff83bcddab49ad32229cb2137b02c7319b51ef74a7858dab3380788c9720
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 60e547b14aa7ccc742cb54d4ea09ee5e3fd5e8e8882d5836a803c415dfe60b40
-# Content sha256: be3f9315d37b263e66a94785816c7252a5756390a767fb076c848fa51dfb0bd1
+# Inputs sha256: 7c563c6fd8b74eb4817824e755da2484bf2a384e9a8da0466220701a74761381
+# Content sha256: cefb8a94580dfe32765ed95d2190d7e80be08b71c027673083cc6bb6b41c5f13
 
 """Method dispatch for the agent side of ACP protocol v1.
 

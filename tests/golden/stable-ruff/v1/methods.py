@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3205508a36281993543a7c962f0cf2d8f083063b73205cdce224c78f79eaeeae
-# Content sha256: 2570d755e757945ec0707a3b31c455ec0a17b0f589d1d4af4eaf996507d209f8
+# Inputs sha256: ea8223d26da7c9e5c678a370909b429cf745344cab844427c05608e9e4654a04
+# Content sha256: cd8b1845ada7b9013643f387abc3707344c946853b9dd1d29609c8cce90c2914
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

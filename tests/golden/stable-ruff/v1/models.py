@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5fc2a4ec8e092db2995735111c15edb16780fa64b6f367859a26c6b83c1f7b3
-# Content sha256: 3afee185594fc2768013381c0c514d0a1c81db5f91e31d73656627318f45f6e0
+# Inputs sha256: 3fe164802e90c5ec2c16acf017bf91d1406291be17ea8f47f3ac0fa072939469
+# Content sha256: b15a6081bf2f2b0dd0a0f1162537edfa2e9001363cc06fa0fa872e760e9e6565
 
 """Wire models of ACP protocol v1.
 

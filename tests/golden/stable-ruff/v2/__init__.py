@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5f051b9be28d3dbd198b2224b245279976b3708b5b4a157d79cfcb62135b99b8
-# Content sha256: 5340207a440fcae2a20b5dbe6bed8fb15409af0b79a5bc16811813fd2dfe4d9f
+# Inputs sha256: 7cecd4871ea9804bc7173286cc23598938d004fe6766b7cf4a65df6d4b7e8685
+# Content sha256: 0a320c59b142c867c36612cd75d3e2a6a2e9e78bf42988e1e2d56a23bcee2596
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

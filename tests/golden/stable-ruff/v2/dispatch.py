@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3201ae9fbb498f07b8e8a26667d102fcd8f7b70647961cf0b7c44c8fbb9cdd7c
-# Content sha256: a3e0bb1373dfa995739cedc25f295642f46c0e1bf736e3fbe0300131e74b466f
+# Inputs sha256: 38a0e15b7bd88c1cf0f3bf42559de27a38c6494c9715470db459bd45f857fd2e
+# Content sha256: 84487774388f778504b810fda7dc1bee36aa9c36913d95d52c71bd88253bb1ef
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b03dc5a10ccbba39707a6e2c23e0c414456207ab862af1695ec017f3a43d027b
-# Content sha256: c270c202ede59f27ca73582237bb9c31e55813af3ed5c0ec4b7cd7e906578f15
+# Inputs sha256: 8144a05aeb6bf6fbd6e5dc9bff6339a643ef6757278a89ff5ccbb290fdc5f0e6
+# Content sha256: 939639911457b191ffe53020486a9e6ed845107cd03a1f61e669be7a698a777e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

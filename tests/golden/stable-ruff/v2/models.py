@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1597adf8d3166f69eabe08dbcc5c89446198749804d1afd48be72e05437b1276
-# Content sha256: e21ab9de66218f48227138c48789227bc32ed32015472c91723c31b8c4ad4187
+# Inputs sha256: 7225dd745efd1d699a859dd524066add4c94b51361fac2d557448088659bcac3
+# Content sha256: 0a7b95652ea578a5c6335b3c26eb80d583a470e43c40d8f09c584d2afa406f26
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bf22aca5d7cbdac29c45a4665ec198f6defefbb215340b592ef290015c78281b
-# Content sha256: d8df70e5d23770b808c6ba94415d5b88d4029b5660f5487c7c597899e7d243d9
+# Inputs sha256: 3c746e457a4085b16d0f89c007f5a972fa33db8817637be26ddabcc9bde11b70
+# Content sha256: fd43d387787851fe9fe2f3181d7729ffbb8f4866f29f5a6cfdee129e1d832535
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

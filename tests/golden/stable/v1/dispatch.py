@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 57919dfd04b59c300a89085932e9ee812b281030697fd29aa3c3cfa1fa64133a
-# Content sha256: 95555839a9e8f1e1dabfc1b658d9fc3b1bc9dd3299b92ba932275ad29d35544b
+# Inputs sha256: 60905b75edb433f2ee06d394745e6c69b67e8fb5a36c1a38873dc5bb6d8742f4
+# Content sha256: 8797535c60527d696d3246c8525c32d1cc8ed40061c56b8a82a4341f684b472b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e807bcda8e907bb96870ff642f1cb04d369c6ae87c514d6021986cc60275aad6
-# Content sha256: 68d431f3c38c45c2eac81332a640dfa32f29da990a88b83116ed93899d772bce
+# Inputs sha256: 542daa5eb288f509a45249d9de8d2864f361877013ef056796116c3bf189d842
+# Content sha256: 48b470f833a176d9d7d591cbc6532b53ec1c0ce1614b69d0c2869a20af43f0f4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 39554c6335968e0279cee12b650b114fc489885ea8e3257e98e1d7ebd7ba73c1
-# Content sha256: 9f9e8ad68024f04af12d46d420759da5a440b59aaf439d70bde9b467bb964dd0
+# Inputs sha256: 3580c604add670d55518cb9d8361cdecc460b7da7be1efaa00cf0307bbdf6abf
+# Content sha256: 487e98f0fafe565ec3f9450845fac27e618ee302fdf5a38651e073ad1c97cade
 
 """Wire models of ACP protocol v1.
 

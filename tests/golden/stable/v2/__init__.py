@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7036c69a87f8c684f99bcbff2a17434698bf70c0f4ac8bbc64518d027d4ef9f0
-# Content sha256: cd909d5812b133855dfad11f5d24e0f6d949d0e8c16ae2b2567d8177b208aaca
+# Inputs sha256: 484ab01476e1dc3be42c8a853fe8ab0647258ded8566b5869495128e69c3714d
+# Content sha256: 250af922330bb6ab06c57bafe9d88e11e71ad8b464fe10bfa3330f4549cad2d9
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2887e7358b2b32caa6c8352981e14f8f42e2fb093afa5b10d678a0066df80100
-# Content sha256: ccee6ecf5ae83b3757c46f8009ef2af601240275b4281c5602630e167dfffb02
+# Inputs sha256: a53b843838fbc34e3d72c8f0299b8f7103b2f79de9a48a033de590ae443501d8
+# Content sha256: 621f293c4436809934ee7398e7d126a5a22efc7570d4dbba287018c129b33b0a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ccd837f73f4cf49e241e954fbbd206877fc8696e39d0355f6b8298287cfa08c
-# Content sha256: 9d3864857757cd767eb80cf4e0dcb2ee8ba8a60fcfdced4c6c9a6b914e372403
+# Inputs sha256: e70c6d4bab5e161b3d9ed6bfae000972acb4989daf766a19003ef283d9d25556
+# Content sha256: 4f3bd60feceae2e076eb79c7f1f3be73a4813cb76b098a5a533f495431c3ae5f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c0d5aefba10f64c6b0b7d57c1b6e53f9a1e12d482488fd11b494163c23ef1579
-# Content sha256: 1bc36f7429a1d99f6fbb25b0ecf4ef547c46de0fff9e01d130a97c4de258e8aa
+# Inputs sha256: 59dc71ee438629d0f74c98a3ee5ff576520033599161bf4369600c03027f20b7
+# Content sha256: 1623fe6e886f00ff3736d89cf9e5de2fd6e5e4196931f8497bbc3bc3a33cd9b8
 
 """Wire models of ACP protocol v2.
 
