@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b9724e18397364a0d99b3f228c5c35a16672c6b467508aa560e5da4385aecb18
-# Content sha256: eb7e106c6d3cfc90ba391b0cdca82b7295425ed2cc1bc0bdfc9f33013d0a01e7
+# Inputs sha256: ead0aaa74596294dfbafbff7d365881ec0ed104aac7bba9278be130b402fc95c
+# Content sha256: 27ad37a3454f3d6785d78f2b15de0e616fa7fb03b57ad8ea321c11e9b0494d92
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -278,7 +278,16 @@ class Lenient:
             raise PydanticOmit
 
         fallback = core_schema.with_info_wrap_validator_function(recover, schema)
-        return core_schema.union_schema([schema, fallback], mode="left_to_right")
+        lenient = core_schema.union_schema([schema, fallback], mode="left_to_right")
+        # A recovered value is a lax match: in a smart union (pydantic's default), a member
+        # the value is valid for wins over one that had to recover (``{"_meta": []}`` is
+        # an extension's result, not a response whose `_meta` was dropped). pydantic-core
+        # tries the strict schema first there and counts a fallback to the lax one as lax;
+        # elsewhere it goes straight to the lax one. So ``strict=True`` reads the field
+        # without the marker: the schema's types only.
+        return core_schema.lax_or_strict_schema(
+            lax_schema=lenient, strict_schema=schema
+        )
 
     def __repr__(self) -> str:
         args = [

@@ -240,7 +240,14 @@ class Lenient:
             raise PydanticOmit
 
         fallback = core_schema.with_info_wrap_validator_function(recover, schema)
-        return core_schema.union_schema([schema, fallback], mode="left_to_right")
+        lenient = core_schema.union_schema([schema, fallback], mode="left_to_right")
+        # A recovered value is a lax match: in a smart union (pydantic's default), a member
+        # the value is valid for wins over one that had to recover (``{"_meta": []}`` is
+        # an extension's result, not a response whose `_meta` was dropped). pydantic-core
+        # tries the strict schema first there and counts a fallback to the lax one as lax;
+        # elsewhere it goes straight to the lax one. So ``strict=True`` reads the field
+        # without the marker: the schema's types only.
+        return core_schema.lax_or_strict_schema(lax_schema=lenient, strict_schema=schema)
 
     def __repr__(self) -> str:
         args = [f"{flag}=True" for flag in ("skip_invalid_items", "absent_on_error") if getattr(self, flag)]

@@ -167,3 +167,16 @@ def test_an_oversized_line_fails_without_being_held_whole_and_the_next_line_stil
         assert agent.wait_reply(1).result == {}  # the line after it is read as usual
     finally:
         agent.stop()
+
+
+def test_a_value_a_lenient_reader_would_drop_still_fails_the_kit():
+    # `loadSession` carries upstream's default-on-error marker: the models, read as usual,
+    # drop "yes"; the kit holds the agent to the schema's types.
+    from codegen.conformance.driver import AgentProcess, Failure
+    from codegen.conformance.models import MessageModels
+
+    model = MessageModels(1).result("initialize")
+    result = {"protocolVersion": 1, "agentCapabilities": {"loadSession": "yes"}}
+    assert "load_session" not in model.model_validate(result).agent_capabilities.model_fields_set
+    with pytest.raises(Failure, match="at /result/agentCapabilities/loadSession: Input should be a valid boolean"):
+        AgentProcess._validate(model, {"result": result}, "result", ())

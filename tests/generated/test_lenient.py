@@ -16,7 +16,7 @@ import sys
 from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
 from generated import _runtime
@@ -174,10 +174,52 @@ class _Lenient(BaseModel):
 
 def test_lenient_fields_are_tried_in_pydantic_core_first() -> None:
     schema = _Lenient.__pydantic_core_schema__["schema"]["fields"]["title"]["schema"]["schema"]
+    own = {"type": "nullable", "schema": {"type": "str", "strict": True}}
+    assert schema["type"] == "lax-or-strict" and schema["strict_schema"] == own
     # The field's own type first; the recovery (a Python function) only when it fails.
-    assert schema["type"] == "union" and schema["mode"] == "left_to_right"
-    assert schema["choices"][0] == {"type": "nullable", "schema": {"type": "str", "strict": True}}
-    assert schema["choices"][1]["type"] == "function-wrap"
+    lenient = schema["lax_schema"]
+    assert lenient["type"] == "union" and lenient["mode"] == "left_to_right"
+    assert lenient["choices"][0] == own
+    assert lenient["choices"][1]["type"] == "function-wrap"
+
+
+class _Ack(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), _runtime.ABSENT_ON_ERROR] = None
+
+
+class _Named(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: StrictStr
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), _runtime.ABSENT_ON_ERROR] = None
+
+
+@pytest.mark.parametrize(
+    ("value", "chosen"),
+    [
+        ({"_meta": []}, dict),  # valid only as the extension's value: kept whole
+        ({"_meta": {"k": 1}}, _Ack),  # valid as the first member: as before
+        ({"name": "n", "_meta": 5}, dict),
+        ({"name": "n", "_meta": {}}, _Named),  # both exact: the one with more fields set
+    ],
+)
+def test_in_a_union_a_member_the_value_is_valid_for_wins_over_a_recovered_one(value, chosen):
+    adapter = TypeAdapter(_Ack | _Named | Any)
+    read = adapter.validate_python(value)
+    assert type(read) is chosen
+    assert adapter.dump_python(read, mode="json", by_alias=True, exclude_unset=True) == value
+
+
+def test_in_a_union_without_an_exact_member_recovery_still_reads_the_value() -> None:
+    read = TypeAdapter(_Named | int).validate_python({"name": "n", "_meta": 5})
+    assert isinstance(read, _Named) and read.meta is None and read.model_fields_set == {"name"}
+
+
+def test_strict_validation_reads_without_the_markers() -> None:
+    assert _Lenient.model_validate({"title": 5, "ids": [1]}).model_fields_set == {"ids"}
+    with pytest.raises(ValidationError) as caught:
+        _Lenient.model_validate({"title": 5, "ids": [1, "x"]}, strict=True)
+    assert {e["loc"] for e in caught.value.errors()} == {("title",), ("ids", 1)}
 
 
 def test_lenient_recovery() -> None:

@@ -42,13 +42,6 @@ SKIP_ITEMS = "x-deserialize-skip-invalid-items"
 NULL_AS_DEFAULT = "x-deserialize-default-on-null"
 # Examples per type: the fragments have ~23 types a version, upstream ~250.
 FRAGMENT_EXAMPLES = 80
-# Found over upstream v1 and left open. *ResponseResult: a union member whose lenient
-# `_meta` recovers can win over the member the value is valid for ({"result": {"_meta":
-# []}} re-emitted as {"result": {}}).
-UPSTREAM_KNOWN_GAPS = [
-    "AgentResponseResult",
-    "ClientResponseResult",
-]
 UPSTREAM_EXAMPLES = 25
 
 
@@ -279,7 +272,4 @@ def test_upstream_models_accept_what_the_schema_accepts(tmp_path: Path) -> None:
             _property(models, protocol.schema, name, UPSTREAM_EXAMPLES)
         except AssertionError as exc:
             gaps[name] = str(exc).splitlines()[0]
-    # Each entry of UPSTREAM_KNOWN_GAPS is a type whose model and schema still disagree;
-    # the list must shrink (update it when a gap is fixed), never grow.
-    print(json.dumps(gaps, indent=1))
-    assert sorted(gaps) == UPSTREAM_KNOWN_GAPS, json.dumps(gaps, indent=1)
+    assert not gaps, json.dumps(gaps, indent=1)  # the types whose model and schema disagree

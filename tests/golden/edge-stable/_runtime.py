@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 230ceb73096a4e41dd530606b575a18cfc3dca5082c3dc8d74a3ce457ebce027
-# Content sha256: 559509cbb430d5782a8aa6b41cb0bc3a1313cbe1d88d0cdd0fa0706eb59bb919
+# Inputs sha256: fd0542c2d3592c3e1ec17964c26815a0662c113b69cfa6b641ae1be4d0981869
+# Content sha256: 910ee3214857b22c464afa302a1c4e5357a8082f4d1ee15d9ae4e9dbf9f62de1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -278,7 +278,16 @@ class Lenient:
             raise PydanticOmit
 
         fallback = core_schema.with_info_wrap_validator_function(recover, schema)
-        return core_schema.union_schema([schema, fallback], mode="left_to_right")
+        lenient = core_schema.union_schema([schema, fallback], mode="left_to_right")
+        # A recovered value is a lax match: in a smart union (pydantic's default), a member
+        # the value is valid for wins over one that had to recover (``{"_meta": []}`` is
+        # an extension's result, not a response whose `_meta` was dropped). pydantic-core
+        # tries the strict schema first there and counts a fallback to the lax one as lax;
+        # elsewhere it goes straight to the lax one. So ``strict=True`` reads the field
+        # without the marker: the schema's types only.
+        return core_schema.lax_or_strict_schema(
+            lax_schema=lenient, strict_schema=schema
+        )
 
     def __repr__(self) -> str:
         args = [

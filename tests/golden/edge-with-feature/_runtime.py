@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ada663ab69b6da1b436df73d8efb6db8942aeddbdd175f55bd0a34f0cb4d365
-# Content sha256: d1a700b0a07c690593e5c673ad4f1591de5b5abf179229e35c8e7e4a9fbea5cf
+# Inputs sha256: d284b4e9e9625bd60f698077fa42d6030053e5045efcc4c3507a2f2958f3416d
+# Content sha256: b0b706265818679cb748e30d08e90d9cc40b08bd9fd41fba5cfe76c56f91a3dd
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -278,7 +278,16 @@ class Lenient:
             raise PydanticOmit
 
         fallback = core_schema.with_info_wrap_validator_function(recover, schema)
-        return core_schema.union_schema([schema, fallback], mode="left_to_right")
+        lenient = core_schema.union_schema([schema, fallback], mode="left_to_right")
+        # A recovered value is a lax match: in a smart union (pydantic's default), a member
+        # the value is valid for wins over one that had to recover (``{"_meta": []}`` is
+        # an extension's result, not a response whose `_meta` was dropped). pydantic-core
+        # tries the strict schema first there and counts a fallback to the lax one as lax;
+        # elsewhere it goes straight to the lax one. So ``strict=True`` reads the field
+        # without the marker: the schema's types only.
+        return core_schema.lax_or_strict_schema(
+            lax_schema=lenient, strict_schema=schema
+        )
 
     def __repr__(self) -> str:
         args = [

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3b8d4c25fc6b4f19f7828d5b49d79d9c45d8faaa3db09ebe5ca2dcc0eddba92c
-# Content sha256: 939d742993ecaa7bece7f66eb386f1f692d47070bae677b76ac051a09bb6cd59
+# Inputs sha256: 875dad0e9e32bce1703b81d1aec0e7b4eab0dbd9c5d701dc1bd739fa288d183b
+# Content sha256: 294f08ae870ed1be3daa59eab45f1f7386c5f275e2f4381a8410280fb5784956
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -270,7 +270,14 @@ class Lenient:
             raise PydanticOmit
 
         fallback = core_schema.with_info_wrap_validator_function(recover, schema)
-        return core_schema.union_schema([schema, fallback], mode="left_to_right")
+        lenient = core_schema.union_schema([schema, fallback], mode="left_to_right")
+        # A recovered value is a lax match: in a smart union (pydantic's default), a member
+        # the value is valid for wins over one that had to recover (``{"_meta": []}`` is
+        # an extension's result, not a response whose `_meta` was dropped). pydantic-core
+        # tries the strict schema first there and counts a fallback to the lax one as lax;
+        # elsewhere it goes straight to the lax one. So ``strict=True`` reads the field
+        # without the marker: the schema's types only.
+        return core_schema.lax_or_strict_schema(lax_schema=lenient, strict_schema=schema)
 
     def __repr__(self) -> str:
         args = [
