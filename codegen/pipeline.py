@@ -218,10 +218,13 @@ def generate(
             texts[path] = render_template(
                 env, template, manifest[path], protocols=protocols, features=enabled, plan=convert_plan, sides=sides
             )
-    files = {path: stamp(text) for path, text in format_modules(texts, style).items()}
+    # The runtime modules' sources are kept in the default style's layout: only another
+    # style lays them out (with the rest, in the same pass).
+    laid_out = {}
     for name in RUNTIME_FILES:
         if name in manifest:
-            files[name] = render_runtime(name, manifest[name])
+            (laid_out if style == DEFAULT_STYLE else texts)[name] = render_runtime(name, manifest[name])
+    files = {path: stamp(text) for path, text in {**format_modules(texts, style), **laid_out}.items()}
     return Generation(protocols, sources, dict(sorted(files.items())))
 
 

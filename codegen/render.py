@@ -26,11 +26,11 @@ import jinja2
 
 from . import __version__
 from .code_text import Code, comment, docstring, identifier, py_literal
-from .formatting import DEFAULT_STYLE, Style, format_python
+from .formatting import DEFAULT_STYLE, Style
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
 from .schema_terms import copy_json, schema_nodes
-from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER, stamp
+from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER
 
 # Read through the import system (a wheel, an editable install), never beside this file;
 # datamodel-code-generator takes a directory, so the templates need a real path.
@@ -400,12 +400,7 @@ def render_template(env: jinja2.Environment, name: str, inputs: Inputs, **contex
     return env.get_template(name).render(header=Code(inputs.header()), **context)
 
 
-@functools.cache
-def _formatted_runtime(name: str, style: Style) -> str:
-    # The same text for every schema: format it once per style and process, not per run.
-    return format_python((RUNTIME / name).read_text(encoding="utf-8"), style)
-
-
 def render_runtime(name: str, inputs: Inputs) -> str:
-    """A runtime module copied into the output, under the usual header."""
-    return stamp(inputs.header() + "\n\n" + _formatted_runtime(name, inputs.style))
+    """A runtime module under the usual header, not yet formatted (see ``format_modules``):
+    laid out with the rest of a run, in the same pass and workers."""
+    return inputs.header() + "\n\n" + (RUNTIME / name).read_text(encoding="utf-8")

@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Final, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
 from pydantic_core import PydanticCustomError
 
 from ._runtime import wire_path
@@ -29,11 +37,15 @@ class ConversionError(ValueError):
     @property
     def pointer(self) -> str:
         """``path`` as an RFC 6901 JSON pointer."""
-        return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path)
+        return "".join(
+            "/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path
+        )
 
 
 def _fail(field: str | None, reason: str) -> PydanticCustomError:
-    return PydanticCustomError("acp_conversion", "{reason}", {"reason": reason, "field": field})
+    return PydanticCustomError(
+        "acp_conversion", "{reason}", {"reason": reason, "field": field}
+    )
 
 
 # Value rule `absolute-path`: POSIX root, Windows drive root, or UNC path. Checked in
@@ -64,18 +76,36 @@ def _iso8601_to_rfc3339(value: str) -> str:
     """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
     match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
     if match is None:
-        raise _fail(None, "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time")
+        raise _fail(
+            None,
+            "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time",
+        )
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     if zone is None:
-        raise _fail(None, "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time")
-    offset = "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
+        raise _fail(
+            None,
+            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
+        )
+    offset = (
+        "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
+    )
     try:
         # A leap second (60) is valid RFC 3339; datetime cannot hold it.
-        datetime(int(year), int(month), int(day), int(hour), int(minute), min(int(second or 0), 59))
+        datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            min(int(second or 0), 59),
+        )
         if offset != "Z" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
             raise ValueError(offset)
     except ValueError:
-        raise _fail(None, "not a valid calendar date-time, so it cannot become an RFC 3339 date-time") from None
+        raise _fail(
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
+        ) from None
     return f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'.' + fraction if fraction else ''}{offset}"
 
 
@@ -89,11 +119,13 @@ def _check_rfc3339(value: str) -> str:
 
 _AbsolutePathIn: TypeAlias = Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
 _Rfc3339: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)] | Annotated[str, AfterValidator(_check_rfc3339)],
+    Annotated[str, StringConstraints(pattern=_RFC3339)]
+    | Annotated[str, AfterValidator(_check_rfc3339)],
     Field(union_mode="left_to_right"),
 ]
 _Iso8601In: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)] | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
+    Annotated[str, StringConstraints(pattern=_RFC3339)]
+    | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
     Field(union_mode="left_to_right"),
 ]
 
@@ -107,11 +139,15 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
-            raise _fail(wire, f"v{target} requires `{written}`; it cannot be omitted or null here")
+            raise _fail(
+                wire,
+                f"v{target} requires `{written}`; it cannot be omitted or null here",
+            )
     for attr in nulls:
         if attr in fields_set and getattr(model, attr) is None:
             fields_set.discard(attr)
@@ -120,7 +156,10 @@ def _check_fields(
             raise _fail(then_wire, reason)
     for key in model.model_extra or ():
         if key in collisions:
-            raise _fail(key, f"unknown property `{key}` would become the v{target} field of that name")
+            raise _fail(
+                key,
+                f"unknown property `{key}` would become the v{target} field of that name",
+            )
 
 
 # Default of every optional field. Never written out (conversions dump with
@@ -134,7 +173,9 @@ class _Converter(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
 
-def _error(exc: ValidationError, value: Any, prefix: tuple[str | int, ...], version: int) -> ConversionError:
+def _error(
+    exc: ValidationError, value: Any, prefix: tuple[str | int, ...], version: int
+) -> ConversionError:
     errors = exc.errors(include_url=False)
     chosen = next((e for e in errors if e["type"] == "acp_conversion"), errors[0])
     path = wire_path(value, tuple(chosen["loc"]))
@@ -145,7 +186,10 @@ def _error(exc: ValidationError, value: Any, prefix: tuple[str | int, ...], vers
         path += (chosen["loc"][-1],)
     if chosen["type"] == "acp_conversion":
         reason = str(ctx["reason"])
-    elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _ABSOLUTE_PATH:
+    elif (
+        chosen["type"] == "string_pattern_mismatch"
+        and ctx.get("pattern") == _ABSOLUTE_PATH
+    ):
         reason = _ABSOLUTE_PATH_REASON
     else:
         reason = f"not valid v{version} input: {chosen['msg']}"
@@ -173,14 +217,27 @@ class Conversions:
         adapter = adapters.get(type_name)
         if adapter is None:
             raise ConversionError(
-                (), f"v{source} type {type_name!r} is not shared with v{target}; it cannot be converted"
+                (),
+                f"v{source} type {type_name!r} is not shared with v{target}; it cannot be converted",
             )
         return adapter
 
-    def _convert(self, type_name: str, value: Any, source: int, target: int, prefix: tuple[str | int, ...] = ()) -> Any:
+    def _convert(
+        self,
+        type_name: str,
+        value: Any,
+        source: int,
+        target: int,
+        prefix: tuple[str | int, ...] = (),
+    ) -> Any:
         adapter = self._adapter(type_name, source, target)
         try:
-            return adapter.dump_python(adapter.validate_python(value), mode="json", by_alias=True, exclude_unset=True)
+            return adapter.dump_python(
+                adapter.validate_python(value),
+                mode="json",
+                by_alias=True,
+                exclude_unset=True,
+            )
         except ValidationError as exc:
             raise _error(exc, value, prefix, source) from None
 
@@ -194,11 +251,15 @@ class Conversions:
         except (RecursionError, ValueError) as exc:
             raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
-    def convert_json(self, type_name: str, data: str | bytes, *, source: int, target: int) -> str:
+    def convert_json(
+        self, type_name: str, data: str | bytes, *, source: int, target: int
+    ) -> str:
         """``convert`` from JSON text to JSON text, without building Python dicts in between."""
         adapter = self._adapter(type_name, source, target)
         try:
-            return adapter.dump_json(adapter.validate_json(data), by_alias=True, exclude_unset=True).decode()
+            return adapter.dump_json(
+                adapter.validate_json(data), by_alias=True, exclude_unset=True
+            ).decode()
         except ValidationError as exc:
             try:
                 value = json.loads(data)
@@ -213,15 +274,23 @@ class Conversions:
             raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
     def _method(self, name: Any, source: int) -> tuple[str, str, str | None]:
-        spec = self._methods.get(source, {}).get(name) if isinstance(name, str) else None
+        spec = (
+            self._methods.get(source, {}).get(name) if isinstance(name, str) else None
+        )
         if spec is None:
             raise ConversionError(
-                ("method",), f"method {name!r} is not covered by the v{source} schema; it cannot be converted"
+                ("method",),
+                f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
             )
         return spec
 
     def convert_message(
-        self, message: Mapping[str, Any], *, source: int, target: int, method: str | None = None
+        self,
+        message: Mapping[str, Any],
+        *,
+        source: int,
+        target: int,
+        method: str | None = None,
     ) -> dict[str, Any]:
         """Convert a JSON-RPC message. Requests and notifications convert by their method;
         responses (results and errors) need ``method``, the method of their request. Error
@@ -233,7 +302,9 @@ class Conversions:
         # A value nested deeper than the stack (copying recurses) or pydantic's serializer
         # ("Maximum serialization depth exceeded", a plain ValueError) allows.
         except (RecursionError, ValueError) as exc:
-            raise ConversionError((), f"the message cannot be converted: {exc}") from None
+            raise ConversionError(
+                (), f"the message cannot be converted: {exc}"
+            ) from None
 
     def _convert_message(
         self, message: Mapping[str, Any], source: int, target: int, method: str | None
@@ -242,7 +313,11 @@ class Conversions:
             raise ConversionError((), f"no conversion from v{source} to v{target}")
         if not isinstance(message, Mapping):
             raise ConversionError((), "a JSON-RPC message is an object")
-        out = {k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")}
+        out = {
+            k: copy.deepcopy(v)
+            for k, v in message.items()
+            if k not in ("params", "result")
+        }
         try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
             json.dumps(out, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -250,34 +325,54 @@ class Conversions:
         if "method" in message:
             name = message["method"]
             if method is not None and method != name:
-                raise ConversionError(("method",), f"the message is {name!r}, not {method!r}")
+                raise ConversionError(
+                    ("method",), f"the message is {name!r}, not {method!r}"
+                )
             kind, params, _ = self._method(name, source)
             if ("id" in message) != (kind == "request"):
                 raise ConversionError(
-                    (), f"{name} is a {kind}; the message {'has' if 'id' in message else 'lacks'} an id"
+                    (),
+                    f"{name} is a {kind}; the message {'has' if 'id' in message else 'lacks'} an id",
                 )
             if "params" in message:
-                out["params"] = self._convert(params, message["params"], source, target, ("params",))
+                out["params"] = self._convert(
+                    params, message["params"], source, target, ("params",)
+                )
             else:
-                self._convert(params, {}, source, target, ("params",))  # absent params must be allowed to be
+                self._convert(
+                    params, {}, source, target, ("params",)
+                )  # absent params must be allowed to be
             return out
         if "result" in message or "error" in message:
             if method is None:
-                raise ConversionError((), "a response converts by the method of its request: pass method=")
+                raise ConversionError(
+                    (), "a response converts by the method of its request: pass method="
+                )
             _, _, result = self._method(method, source)
             if result is None:
-                raise ConversionError((), f"{method} is a notification; it has no response")
+                raise ConversionError(
+                    (), f"{method} is a notification; it has no response"
+                )
             if "result" in message and "error" in message:
-                raise ConversionError((), "a response has a result or an error, not both")
+                raise ConversionError(
+                    (), "a response has a result or an error, not both"
+                )
             if "result" in message:
-                out["result"] = self._convert(result, message["result"], source, target, ("result",))
+                out["result"] = self._convert(
+                    result, message["result"], source, target, ("result",)
+                )
             return out
         raise ConversionError((), "not a JSON-RPC request, notification or response")
 
-    def convert_model(self, type_name: str, value: BaseModel, model: Any, source: int, target: int) -> Any:
+    def convert_model(
+        self, type_name: str, value: BaseModel, model: Any, source: int, target: int
+    ) -> Any:
         """The generated model ``value`` (of ``type_name``) as a ``model`` of the target."""
         data = self._convert(
-            type_name, value.model_dump(mode="json", by_alias=True, exclude_unset=True), source, target
+            type_name,
+            value.model_dump(mode="json", by_alias=True, exclude_unset=True),
+            source,
+            target,
         )
         adapter = self._targets.get(model)
         if adapter is None:

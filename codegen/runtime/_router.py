@@ -14,7 +14,14 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
-from pydantic import BaseModel, Field, Strict, TypeAdapter, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    Field,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 
 from ._runtime import (
     InternalError,
@@ -99,7 +106,9 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-_PLAIN_IDS = frozenset({int, str, type(None)})  # what ids nearly always are; checked first
+_PLAIN_IDS = frozenset(
+    {int, str, type(None)}
+)  # what ids nearly always are; checked first
 
 
 def _maybe_constant(text: str | bytes) -> bool:
@@ -114,18 +123,27 @@ def _valid_id(value: Any) -> bool:
     # NaN and the infinities, which a Python caller can pass, are no JSON numbers either).
     if isinstance(value, float):
         return math.isfinite(value)
-    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
+    return value is None or (
+        isinstance(value, (str, int)) and not isinstance(value, bool)
+    )
 
 
 def params_error_data(exc: ValidationError, params: Any) -> dict[str, Any]:
     """``data`` of a ``-32602``: one entry per offending wire path, messages joined."""
     by_path: dict[tuple[int | str, ...], list[str]] = {}
-    for err in exc.errors(include_url=False, include_input=False, include_context=False):
+    for err in exc.errors(
+        include_url=False, include_input=False, include_context=False
+    ):
         path = wire_path(params, tuple(err["loc"]), err["type"] == "missing")
         messages = by_path.setdefault(path, [])
         if err["msg"] not in messages:
             messages.append(err["msg"])
-    return {"errors": [{"path": list(path), "message": "; ".join(msgs)} for path, msgs in by_path.items()]}
+    return {
+        "errors": [
+            {"path": list(path), "message": "; ".join(msgs)}
+            for path, msgs in by_path.items()
+        ]
+    }
 
 
 def _field_error(path: list[int | str], message: str) -> InvalidParamsError:
@@ -141,12 +159,16 @@ def _attribute(value: Any, wire: str) -> Any:
     names = _ATTRIBUTES.get(cls)
     if names is None:
         fields = cls.model_fields if isinstance(value, BaseModel) else {}
-        names = _ATTRIBUTES[cls] = {(f.alias or name): name for name, f in fields.items()}
+        names = _ATTRIBUTES[cls] = {
+            (f.alias or name): name for name, f in fields.items()
+        }
     name = names.get(wire)
     return None if name is None else getattr(value, name)
 
 
-def _present(value: Any, path: FieldPath, at: list[int | str]) -> list[tuple[list[int | str], Any]]:
+def _present(
+    value: Any, path: FieldPath, at: list[int | str]
+) -> list[tuple[list[int | str], Any]]:
     """Every non-null value found at ``path`` under ``value``, with its wire path."""
     if value is None:
         return []
@@ -156,7 +178,11 @@ def _present(value: Any, path: FieldPath, at: list[int | str]) -> list[tuple[lis
     if step is None:
         if not isinstance(value, list):
             return []
-        return [found for i, item in enumerate(value) for found in _present(item, rest, [*at, i])]
+        return [
+            found
+            for i, item in enumerate(value)
+            for found in _present(item, rest, [*at, i])
+        ]
     return _present(_attribute(value, step), rest, [*at, step])
 
 
@@ -166,7 +192,11 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
     union discriminated by ``method``. It accepts only what the general path would also
     accept, into the same params model; anything it rejects takes the general path."""
     # The names are known only at run time, hence the untyped spellings.
-    literal, union, annotated = cast(Any, Literal), cast(Any, Union), cast(Any, Annotated)
+    literal, union, annotated = (
+        cast(Any, Literal),
+        cast(Any, Union),
+        cast(Any, Annotated),
+    )
     envelopes = [
         create_model(
             f"_Request_{b.route.key}",
@@ -181,17 +211,25 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
         return None
     if len(envelopes) == 1:
         return TypeAdapter(envelopes[0])
-    return TypeAdapter(annotated[union[tuple(envelopes)], Field(discriminator="method")])
+    return TypeAdapter(
+        annotated[union[tuple(envelopes)], Field(discriminator="method")]
+    )
 
 
-def _accepted(values: tuple[tuple[Any, str | None], ...], enabled: frozenset[str]) -> frozenset[Any]:
-    return frozenset(value for value, feature in values if feature is None or feature in enabled)
+def _accepted(
+    values: tuple[tuple[Any, str | None], ...], enabled: frozenset[str]
+) -> frozenset[Any]:
+    return frozenset(
+        value for value, feature in values if feature is None or feature in enabled
+    )
 
 
 class BaseRouter:
     """Routes JSON-RPC messages to handler methods; see the version's ``dispatch.Router``."""
 
-    def __init__(self, handler: object, routes: Mapping[str, Route], enabled: frozenset[str]) -> None:
+    def __init__(
+        self, handler: object, routes: Mapping[str, Route], enabled: frozenset[str]
+    ) -> None:
         self.enabled_features = enabled
         # Methods gated on a feature that is off are not bound at all: they answer
         # exactly like a method this side never had.
@@ -200,7 +238,9 @@ class BaseRouter:
                 route,
                 getattr(handler, route.key),
                 tuple(f for f in route.gated_fields if f.feature not in enabled),
-                tuple((f.path, _accepted(f.values, enabled)) for f in route.enum_fields),
+                tuple(
+                    (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
+                ),
                 TypeAdapter(route.params),
                 None if route.result is None else TypeAdapter(route.result),
             )
@@ -224,12 +264,23 @@ class BaseRouter:
         if outcome is None:
             return None
         if outcome.error is not None:
-            return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "error": outcome.error.to_error()}
+            return {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": outcome.id,
+                "error": outcome.error.to_error(),
+            }
         # A notification-kind method sent with an id still gets its (null) answer.
         try:
-            result = self._dump(outcome, lambda adapter, value: adapter.dump_python(value, **_WIRE, mode="json"))
+            result = self._dump(
+                outcome,
+                lambda adapter, value: adapter.dump_python(value, **_WIRE, mode="json"),
+            )
         except InternalError as exc:
-            return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "error": exc.to_error()}
+            return {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": outcome.id,
+                "error": exc.to_error(),
+            }
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
     async def handle_json(self, text: str | bytes) -> str | None:
@@ -248,15 +299,22 @@ class BaseRouter:
                 # What ``_run`` does for a request, inlined (no outcome tuple, no extra await).
                 bound = self._bound[request.method]
                 try:
-                    result = self._result(bound, await bound.call(self._check(bound, request.params)))
+                    result = self._result(
+                        bound, await bound.call(self._check(bound, request.params))
+                    )
                 except Exception as exc:
                     failed = self._failed(bound, request.id, True, exc)
                     assert failed is not None  # a request always has an answer
                     return self._json(*failed)
                 return self._json(request.id, result, None, bound.result)
         try:
-            message = _DECODER.decode(text.decode() if isinstance(text, bytes) else text)
-        except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            message = _DECODER.decode(
+                text.decode() if isinstance(text, bytes) else text
+            )
+        except (
+            ValueError,
+            RecursionError,
+        ):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             outcome: _Outcome | None = _Outcome(None, None, ParseError())
         else:
             outcome = await self._process(message)
@@ -265,7 +323,12 @@ class BaseRouter:
         return self._json(*outcome)
 
     @staticmethod
-    def _json(id_: Any, result: Any, error: JsonRpcError | None, adapter: TypeAdapter[Any] | None) -> str:
+    def _json(
+        id_: Any,
+        result: Any,
+        error: JsonRpcError | None,
+        adapter: TypeAdapter[Any] | None,
+    ) -> str:
         """The response text of an outcome (its fields, in order)."""
         # Integer ids are the common case; json.dumps for the rest (str escaping, floats).
         id_text = str(id_) if type(id_) is int else json.dumps(id_)
@@ -279,8 +342,20 @@ class BaseRouter:
                 logger.exception("result could not be serialised")
                 error = InternalError()
             else:
-                return '{"jsonrpc":"2.0","id":' + id_text + ',"result":' + data.decode() + "}"
-        return '{"jsonrpc":"2.0","id":' + id_text + ',"error":' + json.dumps(error.to_error()) + "}"
+                return (
+                    '{"jsonrpc":"2.0","id":'
+                    + id_text
+                    + ',"result":'
+                    + data.decode()
+                    + "}"
+                )
+        return (
+            '{"jsonrpc":"2.0","id":'
+            + id_text
+            + ',"error":'
+            + json.dumps(error.to_error())
+            + "}"
+        )
 
     @staticmethod
     def _dump(outcome: _Outcome, dump: Callable[[TypeAdapter[Any], Any], Any]) -> Any:
@@ -295,27 +370,53 @@ class BaseRouter:
 
     async def _process(self, message: Any) -> _Outcome | None:
         if not isinstance(message, dict):
-            return _Outcome(None, None, InvalidRequestError(data={"reason": "a message must be a JSON object"}))
+            return _Outcome(
+                None,
+                None,
+                InvalidRequestError(data={"reason": "a message must be a JSON object"}),
+            )
         is_request = "id" in message
         id_ = message.get("id")
         if type(id_) not in _PLAIN_IDS and not _valid_id(id_):
-            return _Outcome(None, None, InvalidRequestError(data={"reason": "id must be a string, number or null"}))
+            return _Outcome(
+                None,
+                None,
+                InvalidRequestError(
+                    data={"reason": "id must be a string, number or null"}
+                ),
+            )
         method = message.get("method")
         if message.get("jsonrpc") != JSONRPC_VERSION:
-            return _Outcome(id_, None, InvalidRequestError(data={"reason": 'jsonrpc must be "2.0"'}))
+            return _Outcome(
+                id_, None, InvalidRequestError(data={"reason": 'jsonrpc must be "2.0"'})
+            )
         if not isinstance(method, str):
-            return _Outcome(id_, None, InvalidRequestError(data={"reason": "method must be a string"}))
+            return _Outcome(
+                id_,
+                None,
+                InvalidRequestError(data={"reason": "method must be a string"}),
+            )
         params = message.get("params")
         if params is None:
             params = {}
         elif not isinstance(params, (dict, list)):
-            return _Outcome(id_, None, InvalidRequestError(data={"reason": "params must be an object"}))
+            return _Outcome(
+                id_,
+                None,
+                InvalidRequestError(data={"reason": "params must be an object"}),
+            )
         bound = self._bound.get(method)
         if bound is None:
-            return _Outcome(id_, None, MethodNotFoundError(data={"method": method})) if is_request else None
+            return (
+                _Outcome(id_, None, MethodNotFoundError(data={"method": method}))
+                if is_request
+                else None
+            )
         return await self._run(bound, id_, is_request, params)
 
-    async def _run(self, bound: _Bound, id_: Any, is_request: bool, params: Any) -> _Outcome | None:
+    async def _run(
+        self, bound: _Bound, id_: Any, is_request: bool, params: Any
+    ) -> _Outcome | None:
         """Params validation and checks, the handler call and its result."""
         try:
             # Sync steps around one await (``handle_json`` inlines this for its fast path).
@@ -325,7 +426,9 @@ class BaseRouter:
         return _Outcome(id_, result, None, bound.result) if is_request else None
 
     @staticmethod
-    def _failed(bound: _Bound, id_: Any, is_request: bool, exc: Exception) -> _Outcome | None:
+    def _failed(
+        bound: _Bound, id_: Any, is_request: bool, exc: Exception
+    ) -> _Outcome | None:
         """The outcome of a call that raised ``exc``; called inside the ``except`` block."""
         method = bound.route.name
         if isinstance(exc, JsonRpcError):
@@ -343,7 +446,9 @@ class BaseRouter:
     def _params(cls, bound: _Bound, params: dict[str, Any] | list[Any]) -> Any:
         """Validate params into the route's model and apply the feature gate and enum checks."""
         if isinstance(params, list):
-            raise InvalidParamsError(data={"errors": [{"path": [], "message": "params must be an object"}]})
+            raise InvalidParamsError(
+                data={"errors": [{"path": [], "message": "params must be an object"}]}
+            )
         try:
             model = bound.params.validate_python(params)
         except ValidationError as exc:
@@ -360,7 +465,9 @@ class BaseRouter:
             for at, value in _present(model, path, []):
                 if value not in accepted:
                     allowed = ", ".join(sorted(repr(v) for v in accepted))
-                    raise _field_error(at, f"unsupported value {value!r}; expected one of {allowed}")
+                    raise _field_error(
+                        at, f"unsupported value {value!r}; expected one of {allowed}"
+                    )
         return model
 
     @staticmethod
@@ -374,5 +481,7 @@ class BaseRouter:
             return bound.result.validate_python(result)
         except ValidationError as exc:
             # The handler broke its contract, not the peer: log it here, answer -32603.
-            logger.error("handler for %s returned an invalid result: %s", route.name, exc)
+            logger.error(
+                "handler for %s returned an invalid result: %s", route.name, exc
+            )
             raise InternalError() from None

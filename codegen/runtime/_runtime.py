@@ -9,7 +9,12 @@ import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from pydantic import GetCoreSchemaHandler, ValidationError, ValidationInfo, ValidatorFunctionWrapHandler
+from pydantic import (
+    GetCoreSchemaHandler,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+)
 from pydantic_core import CoreSchema, PydanticCustomError, PydanticOmit, core_schema
 
 # JSON-RPC 2.0 error codes, plus the ACP ones the session methods use.
@@ -99,14 +104,18 @@ class ResourceNotFoundError(_FixedCodeError):
     MESSAGE = "Resource not found"
 
 
-def wire_path(data: Any, loc: tuple[int | str, ...], missing: bool = False) -> tuple[int | str, ...]:
+def wire_path(
+    data: Any, loc: tuple[int | str, ...], missing: bool = False
+) -> tuple[int | str, ...]:
     """The path of a pydantic error location in the value as sent: union-member tags
     (``"literal['only']"``, ``"str"``, a variant's name) are not keys of the input, so
     walking the input alongside the location drops them. With ``missing``, the last
     part is kept when absent (the error is that the key is missing)."""
     path: list[int | str] = []
     for i, part in enumerate(loc):
-        if isinstance(data, Mapping) and (part in data or (missing and i == len(loc) - 1)):
+        if isinstance(data, Mapping) and (
+            part in data or (missing and i == len(loc) - 1)
+        ):
             data = data.get(part)
         elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
             data = data[part]
@@ -135,12 +144,16 @@ class _NotNull:
     ("Input should be a valid string") and valid values pay nothing. The default (None)
     is not validated, and pydantic serialises None for any type."""
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         schema = handler(source)
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
             inner: CoreSchema = schema["schema"]
             return inner
-        return core_schema.no_info_before_validator_function(_reject_null, schema)  # any other shape
+        return core_schema.no_info_before_validator_function(
+            _reject_null, schema
+        )  # any other shape
 
     def __repr__(self) -> str:
         return "NOT_NULL"
@@ -158,13 +171,19 @@ class NotOneOf:
     def __init__(self, *values: Any) -> None:
         self.values = values
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         values = self.values
 
         def check(value: Any) -> Any:
-            if any(type(value) is type(known) and value == known for known in values):  # 1 is no True
+            if any(
+                type(value) is type(known) and value == known for known in values
+            ):  # 1 is no True
                 raise PydanticCustomError(
-                    "acp_known_tag", "{tag} is another variant's tag, not this one's", {"tag": repr(value)}
+                    "acp_known_tag",
+                    "{tag} is another variant's tag, not this one's",
+                    {"tag": repr(value)},
                 )
             return value
 
@@ -175,7 +194,9 @@ class NotOneOf:
 
 
 def _valid_items(value: list[Any], exc: ValidationError) -> list[Any]:
-    bad = {next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()}
+    bad = {
+        next((p for p in e["loc"] if isinstance(p, int)), None) for e in exc.errors()
+    }
     return [item for i, item in enumerate(value) if i not in bad]
 
 
@@ -209,19 +230,25 @@ class Lenient:
         self.default = default
         self.null_reads_as = null_reads_as
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         schema = handler(source)
         name = handler.field_name
         if self.absent_on_error and name is None:
             raise TypeError("absent_on_error marks a model field")
 
         # Called only for a value the field's type refused (the union's first member).
-        def recover(value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        def recover(
+            value: Any, validate: ValidatorFunctionWrapHandler, info: ValidationInfo
+        ) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
             if self.skip_invalid_items and isinstance(value, list):
                 try:
-                    return validate(value)  # fails again, this time with the items' errors
+                    return validate(
+                        value
+                    )  # fails again, this time with the items' errors
                 except ValidationError as exc:
                     valid = _valid_items(value, exc)
                 try:
@@ -236,7 +263,9 @@ class Lenient:
             # PydanticOmit leaves the field out of ``model_fields_set``.
             assert name is not None and isinstance(info.data, dict)
             default = self.default
-            info.data[name] = None if default is None else validate(copy.deepcopy(default))
+            info.data[name] = (
+                None if default is None else validate(copy.deepcopy(default))
+            )
             raise PydanticOmit
 
         fallback = core_schema.with_info_wrap_validator_function(recover, schema)
@@ -247,16 +276,26 @@ class Lenient:
         # tries the strict schema first there and counts a fallback to the lax one as lax;
         # elsewhere it goes straight to the lax one. So ``strict=True`` reads the field
         # without the marker: the schema's types only.
-        return core_schema.lax_or_strict_schema(lax_schema=lenient, strict_schema=schema)
+        return core_schema.lax_or_strict_schema(
+            lax_schema=lenient, strict_schema=schema
+        )
 
     def __repr__(self) -> str:
-        args = [f"{flag}=True" for flag in ("skip_invalid_items", "absent_on_error") if getattr(self, flag)]
+        args = [
+            f"{flag}=True"
+            for flag in ("skip_invalid_items", "absent_on_error")
+            if getattr(self, flag)
+        ]
         args += [
-            f"{key}={getattr(self, key)!r}" for key in ("default", "null_reads_as") if getattr(self, key) is not None
+            f"{key}={getattr(self, key)!r}"
+            for key in ("default", "null_reads_as")
+            if getattr(self, key) is not None
         ]
         return f"Lenient({', '.join(args)})"
 
 
 ABSENT_ON_ERROR: Final = Lenient(absent_on_error=True)
 SKIP_INVALID_ITEMS: Final = Lenient(skip_invalid_items=True)
-SKIP_INVALID_ITEMS_OR_ABSENT: Final = Lenient(skip_invalid_items=True, absent_on_error=True)
+SKIP_INVALID_ITEMS_OR_ABSENT: Final = Lenient(
+    skip_invalid_items=True, absent_on_error=True
+)

@@ -3,7 +3,7 @@
 The property test draws JSON values near each type's schema (right shapes with wrong
 scalar types, missing and extra keys, strings that look like numbers or booleans) and
 compares model acceptance with jsonschema-rs acceptance, for the fragments and (slow)
-for an upstream base. Two differences are licensed:
+for upstream v1 of both releases. Two differences are licensed:
 
 - upstream's lenient markers: an invalid optional lenient value, or an invalid item of a
   skip-invalid-items list, is dropped rather than failing the message, so the reference
@@ -26,7 +26,7 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SHARED_UPSTREAM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
@@ -36,7 +36,11 @@ from generated.v1 import models as v1
 from generated.v2 import models as v2
 
 FEATURE = "unstable_session_archive"
-UPSTREAM_BASE = ROOT.parent / "shared" / "upstream" / "v1" / "schema.unstable.json"
+# Upstream v1 of each release at hand: 2026-08 (the top folder) and the newest, 2026-11.
+UPSTREAM_V1 = {
+    "2026-08": SHARED_UPSTREAM / "v1" / "schema.unstable.json",
+    "2026-11": SHARED_UPSTREAM / "2026-11" / "v1" / "schema.unstable.json",
+}
 LENIENT = "x-deserialize-default-on-error"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
 NULL_AS_DEFAULT = "x-deserialize-default-on-null"
@@ -248,19 +252,22 @@ def test_fragment_models_accept_what_the_schema_accepts(version: int) -> None:
 
 
 @pytest.mark.slow
-def test_upstream_models_accept_what_the_schema_accepts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("release", sorted(UPSTREAM_V1))
+def test_upstream_models_accept_what_the_schema_accepts(release: str, tmp_path: Path) -> None:
     from codegen.pipeline import generate
 
-    if not UPSTREAM_BASE.is_file():
-        pytest.skip(f"upstream schema not present at {UPSTREAM_BASE}")
-    result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, {1: UPSTREAM_BASE}, conversions=False)
+    base = UPSTREAM_V1[release]
+    if not base.is_file():
+        pytest.skip(f"upstream schema not present at {base}")
+    result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, {1: base}, conversions=False)
+    package = "acp_property_" + release.replace("-", "_")  # one name a release: both import here
     for rel, text in result.files.items():
-        path = tmp_path / "acp_property_upstream" / rel
+        path = tmp_path / package / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     sys.path.insert(0, str(tmp_path))
     try:
-        models = importlib.import_module("acp_property_upstream.v1.models")
+        models = importlib.import_module(f"{package}.v1.models")
     finally:
         sys.path.remove(str(tmp_path))
     protocol = next(p for p in result.protocols if p.version == 1)

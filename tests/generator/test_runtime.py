@@ -12,9 +12,9 @@ from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationEr
 
 from codegen.formatting import DEFAULT_STYLE, Style, format_python
 from codegen.ir import _excluded_tags
-from codegen.pipeline import RUNTIME_FILES
-from codegen.render import RUNTIME, Inputs, _formatted_runtime, render_runtime
-from codegen.write import strip_header
+from codegen.pipeline import RUNTIME_FILES, generate
+from codegen.render import RUNTIME, Inputs, render_runtime
+from codegen.write import read_stamps, strip_header
 from generated import _runtime, _shared
 from generated.v1 import models as v1
 
@@ -27,19 +27,23 @@ def test_the_committed_runtime_files_are_the_source_modules_formatted(name: str)
     assert f"#   codegen/runtime/{name}\n" in committed
 
 
-def test_runtime_files_follow_the_style_and_are_formatted_once_per_style() -> None:
-    narrow = Style("ruff", 60)
-    inputs = Inputs((), (), (), narrow, runtime=("_router.py",))
-    before = _formatted_runtime.cache_info()
-    first = render_runtime("_router.py", inputs)
-    second = render_runtime("_router.py", inputs)
-    after = _formatted_runtime.cache_info()
-    assert first == second
-    assert after.hits - before.hits >= 1  # the second render reused the formatted text
-    assert format_python(first, narrow) == first  # header and all: `ruff format --check` passes
-    assert strip_header(first) != strip_header(
-        render_runtime("_router.py", Inputs((), (), (), runtime=("_router.py",)))
+@pytest.mark.parametrize("name", RUNTIME_FILES)
+def test_the_runtime_sources_are_kept_in_the_default_layout(name: str) -> None:
+    # A run copies them as they are in the default style, so they must be what it would write.
+    module = render_runtime(name, Inputs((), (), (), DEFAULT_STYLE, runtime=(name,)))
+    assert format_python(module, DEFAULT_STYLE) == module, (
+        f"codegen/runtime/{name} is not laid out as generated code is by default:"
+        " run `black --line-length 88 --target-version py310 codegen/runtime`"
     )
+
+
+def test_runtime_files_follow_the_style() -> None:
+    narrow = Style("ruff", 60)
+    files = generate(ROOT / "schema", frozenset(), ROOT, conversions=False, style=narrow).files
+    default = (ROOT / "generated" / "_router.py").read_text(encoding="utf-8")
+    assert format_python(files["_router.py"], narrow) == files["_router.py"]  # header and all
+    assert strip_header(files["_router.py"]) != strip_header(default)
+    assert read_stamps(files["_router.py"])[1]  # stamped as every other file
 
 
 def test_a_runtime_file_digest_follows_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2aacd3f1ecca2216a10143af1a49e961c7adafae062de7512464f75f1e462a8e
-# Content sha256: a9c0f0d589e537553b95c932dcf656f3c9fd389c73ca73cf6a41bcc796a79931
+# Inputs sha256: b4651062da245eb8f2e8714557735d9df2840ea487e13809cd8c8ef12a23b6fd
+# Content sha256: 138e0fe2ed158345d9d5ec0f094a25eb41d8ae9587de650cba325772f23d8fa3
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f32b3ff25c05789dec157e9601cb23e23f14229dc133514093d4332d7e1881f
-# Content sha256: 35f150702580b49fa883be6a989ff27c01d95494491cf1f9cd0261082cb742d1
+# Inputs sha256: 09f4d28aa73e1c2e9430234dc6a407ed1c1472cd3f79f12b63c32ebcab703ca5
+# Content sha256: 5964b1b37ed661ae4d53b15eb13ddc28d55987282b3a070c4b3d75a405cd2068
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

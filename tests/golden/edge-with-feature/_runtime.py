@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d284b4e9e9625bd60f698077fa42d6030053e5045efcc4c3507a2f2958f3416d
-# Content sha256: b0b706265818679cb748e30d08e90d9cc40b08bd9fd41fba5cfe76c56f91a3dd
+# Inputs sha256: 1d75739209fe866fa1e3ed12904c4d6d41f170d4e85a85fdced26116df53a842
+# Content sha256: 6cbf32ca6da8ba668733ad86cd5ccaa2ab171a1cbde88d30f49a4fab7c337044
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

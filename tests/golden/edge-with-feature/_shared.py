@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ed29a24d677427369d8e46cd36715a78ad6e25b0a6ea1f447b781355a53a976c
-# Content sha256: 7c42f38ae5f50d15cd4e50545c2c008d10525db6b6752ce957e3608b77541308
+# Inputs sha256: 42c4004387fc446e7d244432b6869e6b64c0a4f3f5ab43553bbb14440e92eaa1
+# Content sha256: 74aebb990194a03a4203239d053aff73695fe227e15128c72a8777a348a1318f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a4a01a434399c59570a650795b1f631d5d3b90f7f5eb9e15930af92b843be5c9
-# Content sha256: 2abae19585566125368ba379b6fa920877737f608fdf4650986aa9cf3bf09157
+# Inputs sha256: 3ecb82961c6f278d0421408651d825ed2f541b22cca5572caf03127380ee0a8d
+# Content sha256: 1dd8338b9f7d04c0ca3df1a366a1a8db5fc7203ffd4639e6d85ee7a1e2e21fbd
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -82,22 +82,32 @@ def _iso8601_to_rfc3339(value: str) -> str:
     match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
     if match is None:
         raise _fail(
-            None, "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time"
+            None,
+            "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time",
         )
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     if zone is None:
         raise _fail(
-            None, "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time"
+            None,
+            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
         )
     offset = "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
     try:
         # A leap second (60) is valid RFC 3339; datetime cannot hold it.
-        datetime(int(year), int(month), int(day), int(hour), int(minute), min(int(second or 0), 59))
+        datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            min(int(second or 0), 59),
+        )
         if offset != "Z" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
             raise ValueError(offset)
     except ValueError:
         raise _fail(
-            None, "not a valid calendar date-time, so it cannot become an RFC 3339 date-time"
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
         ) from None
     return f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'.' + fraction if fraction else ''}{offset}"
 
@@ -132,11 +142,15 @@ def _check_fields(
     collisions: frozenset[str] = frozenset(),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field."""
+    (omitted instead), source invariants, unknown properties that would shadow a field.
+    """
     fields_set = model.__pydantic_fields_set__
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
-            raise _fail(wire, f"v{target} requires `{written}`; it cannot be omitted or null here")
+            raise _fail(
+                wire,
+                f"v{target} requires `{written}`; it cannot be omitted or null here",
+            )
     for attr in nulls:
         if attr in fields_set and getattr(model, attr) is None:
             fields_set.discard(attr)
@@ -146,7 +160,8 @@ def _check_fields(
     for key in model.model_extra or ():
         if key in collisions:
             raise _fail(
-                key, f"unknown property `{key}` would become the v{target} field of that name"
+                key,
+                f"unknown property `{key}` would become the v{target} field of that name",
             )
 
 
@@ -218,7 +233,10 @@ class Conversions:
         adapter = self._adapter(type_name, source, target)
         try:
             return adapter.dump_python(
-                adapter.validate_python(value), mode="json", by_alias=True, exclude_unset=True
+                adapter.validate_python(value),
+                mode="json",
+                by_alias=True,
+                exclude_unset=True,
             )
         except ValidationError as exc:
             raise _error(exc, value, prefix, source) from None
@@ -263,7 +281,12 @@ class Conversions:
         return spec
 
     def convert_message(
-        self, message: Mapping[str, Any], *, source: int, target: int, method: str | None = None
+        self,
+        message: Mapping[str, Any],
+        *,
+        source: int,
+        target: int,
+        method: str | None = None,
     ) -> dict[str, Any]:
         """Convert a JSON-RPC message. Requests and notifications convert by their method;
         responses (results and errors) need ``method``, the method of their request. Error

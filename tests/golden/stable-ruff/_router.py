@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7761242f25c411d12a641e42bf91d9ee42d12dbfa83cb8409d20683b7130e8df
-# Content sha256: 90ae48577b1c5e9493053267b22a3097d53175b646e1e813fcdc9f8cf6a1bb85
+# Inputs sha256: 206f324f5a343da444e0cec9437f1c110a80b8604418fd61e6910b734c928edf
+# Content sha256: 4b73c54015aa6d7c1a3c4d75b21186107a65ee923d7aad2fa533d6173bd1b353
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -23,7 +23,14 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast
 
-from pydantic import BaseModel, Field, Strict, TypeAdapter, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    Field,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 
 from ._runtime import (
     InternalError,
@@ -179,7 +186,11 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
     union discriminated by ``method``. It accepts only what the general path would also
     accept, into the same params model; anything it rejects takes the general path."""
     # The names are known only at run time, hence the untyped spellings.
-    literal, union, annotated = cast(Any, Literal), cast(Any, Union), cast(Any, Annotated)
+    literal, union, annotated = (
+        cast(Any, Literal),
+        cast(Any, Union),
+        cast(Any, Annotated),
+    )
     envelopes = [
         create_model(
             f"_Request_{b.route.key}",
@@ -241,14 +252,23 @@ class BaseRouter:
         if outcome is None:
             return None
         if outcome.error is not None:
-            return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "error": outcome.error.to_error()}
+            return {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": outcome.id,
+                "error": outcome.error.to_error(),
+            }
         # A notification-kind method sent with an id still gets its (null) answer.
         try:
             result = self._dump(
-                outcome, lambda adapter, value: adapter.dump_python(value, **_WIRE, mode="json")
+                outcome,
+                lambda adapter, value: adapter.dump_python(value, **_WIRE, mode="json"),
             )
         except InternalError as exc:
-            return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "error": exc.to_error()}
+            return {
+                "jsonrpc": JSONRPC_VERSION,
+                "id": outcome.id,
+                "error": exc.to_error(),
+            }
         return {"jsonrpc": JSONRPC_VERSION, "id": outcome.id, "result": result}
 
     async def handle_json(self, text: str | bytes) -> str | None:
@@ -290,7 +310,10 @@ class BaseRouter:
 
     @staticmethod
     def _json(
-        id_: Any, result: Any, error: JsonRpcError | None, adapter: TypeAdapter[Any] | None
+        id_: Any,
+        result: Any,
+        error: JsonRpcError | None,
+        adapter: TypeAdapter[Any] | None,
     ) -> str:
         """The response text of an outcome (its fields, in order)."""
         # Integer ids are the common case; json.dumps for the rest (str escaping, floats).
@@ -322,7 +345,9 @@ class BaseRouter:
     async def _process(self, message: Any) -> _Outcome | None:
         if not isinstance(message, dict):
             return _Outcome(
-                None, None, InvalidRequestError(data={"reason": "a message must be a JSON object"})
+                None,
+                None,
+                InvalidRequestError(data={"reason": "a message must be a JSON object"}),
             )
         is_request = "id" in message
         id_ = message.get("id")
@@ -339,14 +364,18 @@ class BaseRouter:
             )
         if not isinstance(method, str):
             return _Outcome(
-                id_, None, InvalidRequestError(data={"reason": "method must be a string"})
+                id_,
+                None,
+                InvalidRequestError(data={"reason": "method must be a string"}),
             )
         params = message.get("params")
         if params is None:
             params = {}
         elif not isinstance(params, (dict, list)):
             return _Outcome(
-                id_, None, InvalidRequestError(data={"reason": "params must be an object"})
+                id_,
+                None,
+                InvalidRequestError(data={"reason": "params must be an object"}),
             )
         bound = self._bound.get(method)
         if bound is None:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 875dad0e9e32bce1703b81d1aec0e7b4eab0dbd9c5d701dc1bd739fa288d183b
-# Content sha256: 294f08ae870ed1be3daa59eab45f1f7386c5f275e2f4381a8410280fb5784956
+# Inputs sha256: 937eafa47a0053fa4fa5f64efe35b64eba6cefa14601e704a9392749df1c8c17
+# Content sha256: bd24af53ab772b14a4959cc2942474fbb842b50bac077af23d9f324332ba3c84
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

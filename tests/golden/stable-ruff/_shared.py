@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0fc7cdae8c99abe4ebb6e4912a49be1873a0bbbfa96508b3b22a90b4ab3712e
-# Content sha256: 4dcb7f25038b22fe6c08180abb66e84217d05692bcdf58a889228f21587b4ffa
+# Inputs sha256: 009b53279c37350703124114407fcdf78803d69c044740c747648d6411e90852
+# Content sha256: 02fae34aca229be8975f5d585d0b4ed3c534d94865105fc5de055806444a7006
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

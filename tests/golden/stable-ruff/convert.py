@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 93c2059a7fc85620f712f43fcebae4d5a5e2c1faab794c6fe84591316be01339
-# Content sha256: dc76ee6a3f3356faf5f68e1273628ce7f745e104c5cd97ff4dd1e63c567386e8
+# Inputs sha256: fa7b5321d8fe63908e1de8aec88ade34fec380493573fb435c632ce0c007cdef
+# Content sha256: d9b132bad2cce6c464d67425d2450714d6b6f1d70f0d86801be87f620e23ff49
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

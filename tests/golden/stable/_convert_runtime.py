@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a6cdb8625a249fdceafb8102bcea3de6525e64908f9c372eb467df694dd1b8d5
-# Content sha256: 46b58c513e125d925c946fdfe97102cdf5d8713a77ecf919673986aa8da31a8f
+# Inputs sha256: 7a281241e4356709af1de6b584c2323dd401dd50f92db71bb0aa787cd28ca471
+# Content sha256: 7269bb06e0a5349490ef3e7fa4479df25b99b7c26e6ca46232e07ae702d9b0e5
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

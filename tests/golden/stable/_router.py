@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c4472a816549b73f2363970884828bca7c3c1f5e09eda9806d0e555012b6ae0
-# Content sha256: b06d6a99d65c30fdf4a20e29023a97eb9a9f54aa573fd0dc908405d04e11590d
+# Inputs sha256: d006d4fce1a26696964f57ad449de34f664157d9b5aa42dcb9e6ecc67f613f3b
+# Content sha256: fba93b9b3e641a1f758ba1f2b76d224d505059fee2f80ce46dd040f41db4dd1b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fd0542c2d3592c3e1ec17964c26815a0662c113b69cfa6b641ae1be4d0981869
-# Content sha256: 910ee3214857b22c464afa302a1c4e5357a8082f4d1ee15d9ae4e9dbf9f62de1
+# Inputs sha256: 183a95ba292e8e2a41d3f58f0a55aa7b78b97f80d37a1dd5dfc72a3d9b0c8a11
+# Content sha256: 9eba420a68cb7c356a2fa9b2c36e3c55a31f9c2197958116ab415965860e00e3
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

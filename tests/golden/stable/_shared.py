@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b519cce743da0437a20a75569f4e99425ce0540cab0d01a91377b5d74664f053
-# Content sha256: 53576b657a7ffcfdfead2cdaf81cd69637413050204bd6b5bab48f4e74d4a999
+# Inputs sha256: bb203959e900287a226fe577781c2ba823c48c4263ebaf09afe5097d40b2b7b1
+# Content sha256: 951991bc1a7c7a672a5c835cf23d86c9b2836c7048d8ddd6e58a32deb5c7ba74
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 2b27aec8790117f4cbf358d7891a974c101df825a31ceb24c36498110db3d2eb
-# Content sha256: 6a0049cc475fe517af4893901ffd4a8b77c3095b1ec3d1620ec9e170aa730878
+# Inputs sha256: 13ce69a5f05077fc760b7205ec5162bfc332af635a2340d0f8f13bf8d16c1823
+# Content sha256: 6c1f09100249bd68a0eee33380c103095ca8ff7bb061ba5f7f9c6ff7b6cd76e9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fbe5c252ca9d1bfe39eca75c914217fa21b24dbe28c819a1cff9a56d378e4aed
-# Content sha256: 6534d395124c97fe9acd8f7f6d4a6fdf4990e46965547fd1654053eda8bbd8c3
+# Inputs sha256: 8c5fdef2f520cc16d230dae55b5d8760e37c30717e8298e1dc239abf74b31cb9
+# Content sha256: 5d3bdf98607ebc7cd8e6431b70ee65b9187d177613f3ddc1b7ce5e9a956f097f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

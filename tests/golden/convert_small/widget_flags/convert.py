@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 14120beb0b3f88071b4c546bad76d38b694c28d9d3ab4f01a4028e639c4dff98
-# Content sha256: 862d22abdf88a591fa92ff025c86ce5594eb71beb771909fdec88c2a71935fb4
+# Inputs sha256: ed6a149174a6beca75f2395482ff1618cb52e81c6e7c47e437560754110694ca
+# Content sha256: 7ad8a9627631ab10c245f1e9572c7398b8d73a5bf2c3dc71c7ceea1b51eeb4ad
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

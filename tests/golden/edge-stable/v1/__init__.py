@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 50304a9e4e9dddfbda30c8f53286885b70f8f06073b57b65ce59328535d45046
-# Content sha256: 40638ca9c91727e9e2d7270e12879eecb0039a4df903b65d2197ff9884826f2b
+# Inputs sha256: f4f68fb43b1a9a0550baed1952e96ab609233e7f25239ec1509f49e333550722
+# Content sha256: f6fa9dc9622eb393eb643889afa3399fba76515e0257b1fbc121a8e4ea09fcc7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: dfd6ccd319e1fc53f049b221adf38b1d31aee18f740260027e4872dd521c89a7
-# Content sha256: 440fda847c18297ad10ed5908ee560a57c627941e57d6ca2f433ba16318bd1d8
+# Inputs sha256: 4023948a250d5d8de263e80d223313c8f03d96c78ec3d231a62d7d312c092a73
+# Content sha256: 4496c2d7dcc8e8be5bebfd73fbac3022cea5c5e508d37b8a4de7a49b4da52173
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d350fb26bdbbb7124fa522f316508a9ec2083843ec3f52314f0bc7a477357e6
-# Content sha256: 77911c5989442031801860ad4728329858764e042e6d5cb41ee72c9c759a35e5
+# Inputs sha256: ce5a9e77be18dca2876d99a0797fbd3119c71be6eafa584db8a78a65be593032
+# Content sha256: 7d3830ce73ebba4d3d5f8205fafdb58c4aac50c9a4d072d58836038a3e331f0e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

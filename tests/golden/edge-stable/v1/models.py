@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 40deeb7afa92ad602a1323e80ef1c7ecad1c657e1e9c8eeeaff376fd4341ab1a
-# Content sha256: eeb476d982cfad6ecd798077a9ecab48372e586295d648a7cd77f15148f286a0
+# Inputs sha256: ab15b98d8425d5e314bfcf5b556b17ff978872ad80c74dea991452eb23092e77
+# Content sha256: f6434d60f96db50e3ff7025d16a387310f37661d968800d0fdff7329740508e5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a5f167a6424cbf2a04feed29482f4babf22e7c457271d2b64283fcb6d251331
-# Content sha256: 38ed45c0bc0cd7a735289cf913a323ba6ef00189877effb063736b7fdf1bccb2
+# Inputs sha256: 72916fd7db654ad16b8179a39f1b435915e7a3a641807e92670a614363e8eab7
+# Content sha256: a47b3e75473863a5ac4f21c852ad438de28df6b34eb8c56bd67edbdbb84f2f5a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

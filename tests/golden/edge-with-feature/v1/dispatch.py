@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f6f70de543ae572639d404946dd5265d5d648bbb0f5bef683c0e8ab80873c470
-# Content sha256: 9fbf2df088e539c36d13144018471405b537086d20814b6c9193f9c80a7c6dd1
+# Inputs sha256: 331d72f599c3168af2d7e15513fb03abf342fc11789193226c09ead687524b92
+# Content sha256: f71edeb50a7d2ba6bcf0e14c4f35504f257dc0e133ad63493b62baa56ab313c7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8cb20635203dd4e46b9318f1f140d99e27c34ed9c09d73489f8e7a288ca573ec
-# Content sha256: cdbbed6531fedaa782ef0a43d2054a73f19da5fe4815fc229bd9734258be97a1
+# Inputs sha256: 80fcf396662f22c2042c8209956441f8ba4ea8e9081a5fb8479148bea46ba9bb
+# Content sha256: ed5221740a0fddee756f4c11f8d2aed0e73049f67c6a444892b181dae00bfa95
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 979149bc16bbe581d16d4da21b00428f9627b574902a6d45c2245572dd4967eb
-# Content sha256: ca019900390359902f156cb501914a7831e3c4ee728e4a86b2ed26c542df5f54
+# Inputs sha256: ac8be3d76dbbb632ad14b26586a1cb8ec7ba808153c5cf62f400508026044158
+# Content sha256: 40fc39617eddd5300530b7a7cf1a7d1921fc165fd0483c49b36c40e3f6f3c6cd
 
 """Wire models of ACP protocol v1.
 

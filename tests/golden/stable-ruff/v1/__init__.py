@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: df3077006e294402ca5c11763593c5803e9c9791fcda191b625b6297a1a36550
-# Content sha256: 31b0ff83bcddab49ad32229cb2137b02c7319b51ef74a7858dab3380788c9720
+# Inputs sha256: d7d30094f2a52ab425137c38b27f55e3279304eb03a57d02f92ac2cdccc3d0c6
+# Content sha256: c243092728f60af458b244e4fd18a76ab0e8e86724a826181f1de8874405b4d8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c563c6fd8b74eb4817824e755da2484bf2a384e9a8da0466220701a74761381
-# Content sha256: cefb8a94580dfe32765ed95d2190d7e80be08b71c027673083cc6bb6b41c5f13
+# Inputs sha256: 30e3c6560e5ad797c2dc18484d99cf8e6069f7461508c12d2e70191202982321
+# Content sha256: 5a6f2da9807fe86b019dcf55c548f2f34815305077beed1995d911ebeba8f346
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ea8223d26da7c9e5c678a370909b429cf745344cab844427c05608e9e4654a04
-# Content sha256: cd8b1845ada7b9013643f387abc3707344c946853b9dd1d29609c8cce90c2914
+# Inputs sha256: f4e2831cd6136a9282df200d167d3a76ed4db8d7f4ee9e545c41e100ccc367f1
+# Content sha256: dcbdf4b3005c65d66b1f6f7880e5dcbeb04d8877896caf34bfa5ad45575401c9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

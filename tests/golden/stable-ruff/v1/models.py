@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3fe164802e90c5ec2c16acf017bf91d1406291be17ea8f47f3ac0fa072939469
-# Content sha256: b15a6081bf2f2b0dd0a0f1162537edfa2e9001363cc06fa0fa872e760e9e6565
+# Inputs sha256: dd7ba5f3e95ad268912b4cba49ddd58b47a8f5ebfd8fe01f74496502f28b7980
+# Content sha256: 36f7a579b427ac790d8d3fd92a9f02ea8b02dcf3dabaf8896017043579b6a5a2
 
 """Wire models of ACP protocol v1.
 

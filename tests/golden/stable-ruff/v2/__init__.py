@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7cecd4871ea9804bc7173286cc23598938d004fe6766b7cf4a65df6d4b7e8685
-# Content sha256: 0a320c59b142c867c36612cd75d3e2a6a2e9e78bf42988e1e2d56a23bcee2596
+# Inputs sha256: 00ea112761cd5dc079e7bc2fc45f35249669f525dcb19d571282fb8793ca6574
+# Content sha256: 19009a8a8856d1b72371dacc872b2828a3468d0b68f1e43252fd91c92eb9dc9f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

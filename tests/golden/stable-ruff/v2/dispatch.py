@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 38a0e15b7bd88c1cf0f3bf42559de27a38c6494c9715470db459bd45f857fd2e
-# Content sha256: 84487774388f778504b810fda7dc1bee36aa9c36913d95d52c71bd88253bb1ef
+# Inputs sha256: abc933a5cf7dbf970830a436f515b1200331508371a5fcabee56de922ac65512
+# Content sha256: a326ef3a7229723e1f2fd85ccf94337cd3c2f565f9664f3d3e81dfaaf904a348
 
 """Method dispatch for the agent side of ACP protocol v2.
 

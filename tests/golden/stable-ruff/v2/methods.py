@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8144a05aeb6bf6fbd6e5dc9bff6339a643ef6757278a89ff5ccbb290fdc5f0e6
-# Content sha256: 939639911457b191ffe53020486a9e6ed845107cd03a1f61e669be7a698a777e
+# Inputs sha256: 926d29f155f31fc6d7b153f7a0c8e4c0302d88355c91eae578bb281b9e5b73c7
+# Content sha256: 674be4af02c38dca0cbbd0ece66d5dba7bf024ab67ffec48ef3f755ca58dc2e9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7225dd745efd1d699a859dd524066add4c94b51361fac2d557448088659bcac3
-# Content sha256: 0a7b95652ea578a5c6335b3c26eb80d583a470e43c40d8f09c584d2afa406f26
+# Inputs sha256: b4992c70a0b319fdd6ea8033babeeedd2f52d520aa30067b3b5460743b6ed30e
+# Content sha256: 28092ca2426c286fb7a210c77b93ad2556e37c2814014749998a2b5fe7f652e8
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c746e457a4085b16d0f89c007f5a972fa33db8817637be26ddabcc9bde11b70
-# Content sha256: fd43d387787851fe9fe2f3181d7729ffbb8f4866f29f5a6cfdee129e1d832535
+# Inputs sha256: 24a6fb5235fa8c9515419011adf61ccb7e0f1e1dcb57a746b4ff218956e832c0
+# Content sha256: 2152bfce25b0e582febf327c9d24663d2f6d7fb4c2f24a17a7db5a874205a7ea
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 60905b75edb433f2ee06d394745e6c69b67e8fb5a36c1a38873dc5bb6d8742f4
-# Content sha256: 8797535c60527d696d3246c8525c32d1cc8ed40061c56b8a82a4341f684b472b
+# Inputs sha256: 3b58b4dc9781d56d67f02836ae81afbcdf4d8fbebd1c98e59fedd7820fdc7bd6
+# Content sha256: 62718012a239e4ff4220a938bcc37aa55ab0f34c45bf419ea1bab5d83559e722
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 542daa5eb288f509a45249d9de8d2864f361877013ef056796116c3bf189d842
-# Content sha256: 48b470f833a176d9d7d591cbc6532b53ec1c0ce1614b69d0c2869a20af43f0f4
+# Inputs sha256: c35826093dd51358b61ca9418cb7c91578ab9a3c2a24855d907212b8ea6d1e3a
+# Content sha256: b0c1cad3a9d55b3ccd4ebfd582bf6ea01b4db9e145a0067567e653a150ba64f3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

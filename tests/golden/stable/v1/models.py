@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3580c604add670d55518cb9d8361cdecc460b7da7be1efaa00cf0307bbdf6abf
-# Content sha256: 487e98f0fafe565ec3f9450845fac27e618ee302fdf5a38651e073ad1c97cade
+# Inputs sha256: 3a4fc6a2753fd713aae8cfa6af81b3ddaa9fab43d96be699721cfbab3a6d11eb
+# Content sha256: 6efc41b53d385797c15467f71fb5eac284b538e3728c8d8dd072230aa8ba6dc0
 
 """Wire models of ACP protocol v1.
 

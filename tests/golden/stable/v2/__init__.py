@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 484ab01476e1dc3be42c8a853fe8ab0647258ded8566b5869495128e69c3714d
-# Content sha256: 250af922330bb6ab06c57bafe9d88e11e71ad8b464fe10bfa3330f4549cad2d9
+# Inputs sha256: 68f9dd5b2a4b5ba3ca80b4600594cdd93808b9f8c7de881a4e5c6886f1ff5dba
+# Content sha256: 15a0b083442a115729c572199dabac7a34b60ac2d935f4c8e6ea5b31f4870061
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

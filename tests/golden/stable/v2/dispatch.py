@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a53b843838fbc34e3d72c8f0299b8f7103b2f79de9a48a033de590ae443501d8
-# Content sha256: 621f293c4436809934ee7398e7d126a5a22efc7570d4dbba287018c129b33b0a
+# Inputs sha256: bfba236313f608b0471d7725d3fc6c219fd89d27cf1235dac7d387d65948c7c0
+# Content sha256: 27a80314139688ebce98a312c09e8f565b2b70ac5351e9949253f0ca47ff4c7b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

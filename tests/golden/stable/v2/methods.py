@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e70c6d4bab5e161b3d9ed6bfae000972acb4989daf766a19003ef283d9d25556
-# Content sha256: 4f3bd60feceae2e076eb79c7f1f3be73a4813cb76b098a5a533f495431c3ae5f
+# Inputs sha256: 01d24a060930b7a7449ff8dbe423dd800ee872ab493bf988e48f71f01628c936
+# Content sha256: 63f2c735b587943a4d4e9078154273eeec51023d57b1394579687d7a04a0707e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

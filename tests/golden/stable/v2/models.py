@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 59dc71ee438629d0f74c98a3ee5ff576520033599161bf4369600c03027f20b7
-# Content sha256: 1623fe6e886f00ff3736d89cf9e5de2fd6e5e4196931f8497bbc3bc3a33cd9b8
+# Inputs sha256: 12983092af1f7fc89b6b1696ed3f63b96ef7e2dcf2f04959f633abbaba073428
+# Content sha256: a67dbe7c16d7319145c0743aa2b7cb2c82cd538c7076731df28d15d222eac530
 
 """Wire models of ACP protocol v2.
 
