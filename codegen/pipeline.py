@@ -220,7 +220,7 @@ def generate(
             )
     # The runtime modules' sources are kept in the default style's layout: only another
     # style lays them out (with the rest, in the same pass).
-    laid_out = {}
+    laid_out: dict[str, str] = {}
     for name in RUNTIME_FILES:
         if name in manifest:
             (laid_out if style == DEFAULT_STYLE else texts)[name] = render_runtime(name, manifest[name])
