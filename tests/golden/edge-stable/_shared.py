@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b4651062da245eb8f2e8714557735d9df2840ea487e13809cd8c8ef12a23b6fd
-# Content sha256: 138e0fe2ed158345d9d5ec0f094a25eb41d8ae9587de650cba325772f23d8fa3
+# Inputs sha256: c7e00d2a71da6db5d6836b3020b5ac5c02f4007504b2db3156252df5af2c84ae
+# Content sha256: 7394a66ab640260ed1266338c87ecb412c9e8be04233046c64386c9f01aa0ba3
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 09f4d28aa73e1c2e9430234dc6a407ed1c1472cd3f79f12b63c32ebcab703ca5
-# Content sha256: 5964b1b37ed661ae4d53b15eb13ddc28d55987282b3a070c4b3d75a405cd2068
+# Inputs sha256: 71b69a0c5420e88be3d82ecc665f7a0be4a74be7eb9b843882f5f6107807e5f3
+# Content sha256: 147346955e89459b157f2d603a930db002d517289f975ad1b6fa472252a2fec2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d75739209fe866fa1e3ed12904c4d6d41f170d4e85a85fdced26116df53a842
-# Content sha256: 6cbf32ca6da8ba668733ad86cd5ccaa2ab171a1cbde88d30f49a4fab7c337044
+# Inputs sha256: 6a4ad895a591e51f0b6213034c323896d267a7c932b3a7eeb1d14895962e25af
+# Content sha256: e70a6ca71b3a6246954b687d035c3a5458d30bde5a6d3f388f490ee9f8bc902c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 42c4004387fc446e7d244432b6869e6b64c0a4f3f5ab43553bbb14440e92eaa1
-# Content sha256: 74aebb990194a03a4203239d053aff73695fe227e15128c72a8777a348a1318f
+# Inputs sha256: 158a75a75d956c6374667d4e5c7d89f7af8bd3739f91d1e68922726cf8b4fd47
+# Content sha256: 18593733335dcddf8f72b9271f797e218aa8273241d1c73ce2ab68dae6913810
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

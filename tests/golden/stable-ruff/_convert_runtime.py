@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3ecb82961c6f278d0421408651d825ed2f541b22cca5572caf03127380ee0a8d
-# Content sha256: 1dd8338b9f7d04c0ca3df1a366a1a8db5fc7203ffd4639e6d85ee7a1e2e21fbd
+# Inputs sha256: 2267b0c760600e003fdeea72956ed8337a3dff3e7b26705a9e647275340f7748
+# Content sha256: 05e949ef6913bd60c051ba6fe718cb1f6dcb5a4b9e1da5b6fb0f1662641a5636
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 206f324f5a343da444e0cec9437f1c110a80b8604418fd61e6910b734c928edf
-# Content sha256: 4b73c54015aa6d7c1a3c4d75b21186107a65ee923d7aad2fa533d6173bd1b353
+# Inputs sha256: 6254410c24742d4814986cea6ce691dc6de5f7d40a3498e4ae0eff2ac7fddab9
+# Content sha256: d6dc289303af2b5293490920ed4672e169ee3a786265343a03d9a8ba42ec865c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 937eafa47a0053fa4fa5f64efe35b64eba6cefa14601e704a9392749df1c8c17
-# Content sha256: bd24af53ab772b14a4959cc2942474fbb842b50bac077af23d9f324332ba3c84
+# Inputs sha256: 69e8efd988d85d4336cd90b5d69c07e6f6e1ead13a4f21d5ae93871d66fa5b82
+# Content sha256: 6be089b1c0269e8476cacde9c4e494e5df41cb91db41bd81645141530e696b3e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 009b53279c37350703124114407fcdf78803d69c044740c747648d6411e90852
-# Content sha256: 02fae34aca229be8975f5d585d0b4ed3c534d94865105fc5de055806444a7006
+# Inputs sha256: d4e20ae0010075a8cc1f413b58971420b4668b18a9fd5da2ce33fac5ecd67e8b
+# Content sha256: eeaa3feff6645b8a71efce4cf716e7cdb55d2446fd3ba30d70358badbad57d02
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

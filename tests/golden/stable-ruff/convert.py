@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fa7b5321d8fe63908e1de8aec88ade34fec380493573fb435c632ce0c007cdef
-# Content sha256: d9b132bad2cce6c464d67425d2450714d6b6f1d70f0d86801be87f620e23ff49
+# Inputs sha256: 848f3ce39c2d5a960cfec692de77d1c5853404930a99d468e39c495e5c89d2bc
+# Content sha256: af521fd2ef8ef4b1c376f1532384693072d6db773e1c629fa16f7fa71fe16317
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a281241e4356709af1de6b584c2323dd401dd50f92db71bb0aa787cd28ca471
-# Content sha256: 7269bb06e0a5349490ef3e7fa4479df25b99b7c26e6ca46232e07ae702d9b0e5
+# Inputs sha256: 303ba783a212a2fbe62edfeda97a8cc0ac584f192d48bf999b4cf5a6efbcc9f7
+# Content sha256: e58466996ecc1397a746d881e3a4671680f77c1075a7fd682dd9d7ec4093fc98
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

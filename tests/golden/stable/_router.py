@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d006d4fce1a26696964f57ad449de34f664157d9b5aa42dcb9e6ecc67f613f3b
-# Content sha256: fba93b9b3e641a1f758ba1f2b76d224d505059fee2f80ce46dd040f41db4dd1b
+# Inputs sha256: f40e2ae25b791fd46b4d5522dc345afdfce5a5d12cc5ed5eb201f4caae348bd0
+# Content sha256: 43f07ed003bfe70630bee2e06dab801f7788fbd538922ce76eece36e89b3ea4e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

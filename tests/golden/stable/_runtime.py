@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 183a95ba292e8e2a41d3f58f0a55aa7b78b97f80d37a1dd5dfc72a3d9b0c8a11
-# Content sha256: 9eba420a68cb7c356a2fa9b2c36e3c55a31f9c2197958116ab415965860e00e3
+# Inputs sha256: 94d308d52f3255442ecd0d82aaceb0055debcaaff5ae344c2e87e5f68733b1e1
+# Content sha256: fc24ef3beac477da11c9ebe90e037a265ce37a62e73930d39c6d19ad0860dc98
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bb203959e900287a226fe577781c2ba823c48c4263ebaf09afe5097d40b2b7b1
-# Content sha256: 951991bc1a7c7a672a5c835cf23d86c9b2836c7048d8ddd6e58a32deb5c7ba74
+# Inputs sha256: 0f02ce4c3ecfe6c729bb11c614254c32c2ea452256d1496d2a0abcc3b15f0836
+# Content sha256: 1f79520dd47634c116d6ed4ae843436b697ec285eb0a3b39eb9648f3588a073a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

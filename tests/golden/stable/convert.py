@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 13ce69a5f05077fc760b7205ec5162bfc332af635a2340d0f8f13bf8d16c1823
-# Content sha256: 6c1f09100249bd68a0eee33380c103095ca8ff7bb061ba5f7f9c6ff7b6cd76e9
+# Inputs sha256: b4ce0c255f6aae76fe8e30e280cde52e128c48ebc827a90d5df1288580cb16d7
+# Content sha256: 90de6f8d520ce2cb07e8eb79bb8f9fe3b39ce5ba20e755a4c8205569fab4d9ac
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c5fdef2f520cc16d230dae55b5d8760e37c30717e8298e1dc239abf74b31cb9
-# Content sha256: 5d3bdf98607ebc7cd8e6431b70ee65b9187d177613f3ddc1b7ce5e9a956f097f
+# Inputs sha256: af1f2acabfb727eec90d99ba0a6f4abf140fed3fcdd5b95b66f5276dd1a45ab5
+# Content sha256: 7cd3977d8492ef54f361b83aa794b07a442339c95f2b41772b9e3bbe495d7f85
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ed6a149174a6beca75f2395482ff1618cb52e81c6e7c47e437560754110694ca
-# Content sha256: 7ad8a9627631ab10c245f1e9572c7398b8d73a5bf2c3dc71c7ceea1b51eeb4ad
+# Inputs sha256: 1b1a0010ba9f2fa96d0d8b25d87b2d5a494ce4af083233585657fcbbdcdfd92c
+# Content sha256: 82a1de536eaca63f460b9cfa5a2443eb4ded4aa441814faad925ffffe50aaf2d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

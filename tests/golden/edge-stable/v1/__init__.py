@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f4f68fb43b1a9a0550baed1952e96ab609233e7f25239ec1509f49e333550722
-# Content sha256: f6fa9dc9622eb393eb643889afa3399fba76515e0257b1fbc121a8e4ea09fcc7
+# Inputs sha256: 5f2146ad249bf22fb7e5d6838d20b00316e3ed6cfd3c292898f968ff1624ee01
+# Content sha256: e5a882adde3759a97e4b0a6249892c4a38d7281cdc3ee2146b9e5958ab51c578
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 4023948a250d5d8de263e80d223313c8f03d96c78ec3d231a62d7d312c092a73
-# Content sha256: 4496c2d7dcc8e8be5bebfd73fbac3022cea5c5e508d37b8a4de7a49b4da52173
+# Inputs sha256: fbaa12568764a124ee859e5f2c02b8cba7d396ec136ad8490f6589cc15a78f6e
+# Content sha256: 83854736ecfc6f28bf4c4f19e02ed9352b10ca6a8e6587f12b40432bd7c32046
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ce5a9e77be18dca2876d99a0797fbd3119c71be6eafa584db8a78a65be593032
-# Content sha256: 7d3830ce73ebba4d3d5f8205fafdb58c4aac50c9a4d072d58836038a3e331f0e
+# Inputs sha256: a3a8ed2e8692a23ff8abd05971dbe75723e86a8d404d6a959882bd546d1ab324
+# Content sha256: 0874d5157447174a2060d5065ebf44946d8885275dbf5aaf80cebbb7961c5e55
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

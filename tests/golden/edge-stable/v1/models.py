@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ab15b98d8425d5e314bfcf5b556b17ff978872ad80c74dea991452eb23092e77
-# Content sha256: f6434d60f96db50e3ff7025d16a387310f37661d968800d0fdff7329740508e5
+# Inputs sha256: 3fd47c414b22d0cac549c75aa4c11d72311a95b6829a619755b5a10e0b385f79
+# Content sha256: 0c03ed943872cda4fbebfe638e9444ffff0a35ae926ff79c45ca6183cc931fe9
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 72916fd7db654ad16b8179a39f1b435915e7a3a641807e92670a614363e8eab7
-# Content sha256: a47b3e75473863a5ac4f21c852ad438de28df6b34eb8c56bd67edbdbb84f2f5a
+# Inputs sha256: 13eb9454bf23e8f4022a6c327192bf645a67cb221b4ebb98498c8614d1469287
+# Content sha256: 500c496213d3021254a2a5ab2fd95f96420921a219bbe1179e07c6827a06f632
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

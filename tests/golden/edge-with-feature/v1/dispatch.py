@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 331d72f599c3168af2d7e15513fb03abf342fc11789193226c09ead687524b92
-# Content sha256: f71edeb50a7d2ba6bcf0e14c4f35504f257dc0e133ad63493b62baa56ab313c7
+# Inputs sha256: c66c7a128cd7bba594e6bf08fe2eff59eba5758ef29254c58e9b1fab3db45afb
+# Content sha256: 6f5c33b1a64daed7767a6527683fd52b0268817e205f7b40cb8160e125fff825
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 80fcf396662f22c2042c8209956441f8ba4ea8e9081a5fb8479148bea46ba9bb
-# Content sha256: ed5221740a0fddee756f4c11f8d2aed0e73049f67c6a444892b181dae00bfa95
+# Inputs sha256: fbfc645d771235ec4822a12366115113657a4ec69292affce4db25f01d35cb6d
+# Content sha256: 5e3c200717f0ad5cadd4649a8f3a9401d1a0707616c8e7a8802754d6ff493d8b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ac8be3d76dbbb632ad14b26586a1cb8ec7ba808153c5cf62f400508026044158
-# Content sha256: 40fc39617eddd5300530b7a7cf1a7d1921fc165fd0483c49b36c40e3f6f3c6cd
+# Inputs sha256: b16ef4ed216288b90c05f87989bc7ca6c1f323c6c44a74a15631a0e395202859
+# Content sha256: b594fb412395b7e937089ffe3095ed454e34dd1f37e031aa2b9f53b21761bd94
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d7d30094f2a52ab425137c38b27f55e3279304eb03a57d02f92ac2cdccc3d0c6
-# Content sha256: c243092728f60af458b244e4fd18a76ab0e8e86724a826181f1de8874405b4d8
+# Inputs sha256: 580a102a270d3916e2fae1c3f0c3d4d4d662e048b8e503f6f83072480b69f8c7
+# Content sha256: 490d6f90d70f1c56788b50ea6ba4f404392f8806d3bd35622d293b4e49818535
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

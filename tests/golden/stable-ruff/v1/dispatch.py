@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 30e3c6560e5ad797c2dc18484d99cf8e6069f7461508c12d2e70191202982321
-# Content sha256: 5a6f2da9807fe86b019dcf55c548f2f34815305077beed1995d911ebeba8f346
+# Inputs sha256: 2e4fb588fac0dfcb863f54eb1e49452dd3367cb0f01e1a4074a229efe8118103
+# Content sha256: f0a24a0acab358bdd225cc66fc4c1d8574cf14e4259e53b67dc678bbe5aa08f0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

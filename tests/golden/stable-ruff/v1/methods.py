@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f4e2831cd6136a9282df200d167d3a76ed4db8d7f4ee9e545c41e100ccc367f1
-# Content sha256: dcbdf4b3005c65d66b1f6f7880e5dcbeb04d8877896caf34bfa5ad45575401c9
+# Inputs sha256: 68e84f10096b114823ad8c79fff480212c09dc198f378eeee284102ef241e077
+# Content sha256: b9068ffd2d49bffba11a18548cf74339dc4e264da3dba3112a9315b144370413
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

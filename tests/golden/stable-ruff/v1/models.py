@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dd7ba5f3e95ad268912b4cba49ddd58b47a8f5ebfd8fe01f74496502f28b7980
-# Content sha256: 36f7a579b427ac790d8d3fd92a9f02ea8b02dcf3dabaf8896017043579b6a5a2
+# Inputs sha256: 633a01ae0290f38d34e3b240a9d878dcc7bafbb919fcf74ae24fa8490f190a57
+# Content sha256: 1c3b13b578d6cf83504c8548d16f64142c9b56b6dff27d6532918e52b6be007c
 
 """Wire models of ACP protocol v1.
 

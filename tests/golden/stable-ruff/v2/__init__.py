@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 00ea112761cd5dc079e7bc2fc45f35249669f525dcb19d571282fb8793ca6574
-# Content sha256: 19009a8a8856d1b72371dacc872b2828a3468d0b68f1e43252fd91c92eb9dc9f
+# Inputs sha256: bbc549a0f25905b6a25605536772c052ae5ab854651e2bdcaa5ad36c4a5b1cea
+# Content sha256: fd510c009c3cfe22599543546ac592485e7fca6a6dd80a10e48d1020cfb25ab2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

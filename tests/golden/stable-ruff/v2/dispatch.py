@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: abc933a5cf7dbf970830a436f515b1200331508371a5fcabee56de922ac65512
-# Content sha256: a326ef3a7229723e1f2fd85ccf94337cd3c2f565f9664f3d3e81dfaaf904a348
+# Inputs sha256: 6c5e80e9209a9e27fdb07780ef9dfb996b19fff68bb9629bdc19f675a5903236
+# Content sha256: 3cb6b4d2a54b2246616270b619fe182f1c41aa1619f4f0c01fcf36474b567571
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 926d29f155f31fc6d7b153f7a0c8e4c0302d88355c91eae578bb281b9e5b73c7
-# Content sha256: 674be4af02c38dca0cbbd0ece66d5dba7bf024ab67ffec48ef3f755ca58dc2e9
+# Inputs sha256: 8fba00b259a0866813501be20c2006ac51dd28d9c337ff904a20d1f6f254ec0d
+# Content sha256: 9a31af3ddf534214ce3dfff289ede3642e8795360820f2823896b50f047c7a52
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

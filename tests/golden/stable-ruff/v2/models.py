@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b4992c70a0b319fdd6ea8033babeeedd2f52d520aa30067b3b5460743b6ed30e
-# Content sha256: 28092ca2426c286fb7a210c77b93ad2556e37c2814014749998a2b5fe7f652e8
+# Inputs sha256: 9048f9fc8e3b979e2eb323b958e83fc781081fec4a3e12ffa170eb60e4bbafad
+# Content sha256: 9d1ddcf2adf1ebcc1049ecdc6a41a1775618d357be55d519841d0b2f351b5b5d
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 24a6fb5235fa8c9515419011adf61ccb7e0f1e1dcb57a746b4ff218956e832c0
-# Content sha256: 2152bfce25b0e582febf327c9d24663d2f6d7fb4c2f24a17a7db5a874205a7ea
+# Inputs sha256: 03a4505572d738b5dfb91d0a83fc97a43d96103b1355120a2556a3e62d36521b
+# Content sha256: 3dacfcb824976f6641e85f6e69e877efb25e175717878da0b9a4b58dfa89b4a6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3b58b4dc9781d56d67f02836ae81afbcdf4d8fbebd1c98e59fedd7820fdc7bd6
-# Content sha256: 62718012a239e4ff4220a938bcc37aa55ab0f34c45bf419ea1bab5d83559e722
+# Inputs sha256: 088d1eaf388dedb8d188dd9d0909720391f007b46a6bb70ad5e92baab33d3d1c
+# Content sha256: d6767602e212a26b307381783d10d48dc210e2a95525b5ca73f91ed75053a6d4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c35826093dd51358b61ca9418cb7c91578ab9a3c2a24855d907212b8ea6d1e3a
-# Content sha256: b0c1cad3a9d55b3ccd4ebfd582bf6ea01b4db9e145a0067567e653a150ba64f3
+# Inputs sha256: 70b5f3d7f4be6bc258f86febaa182e7564f507c7b160f69b2eca6f161cf5dbc4
+# Content sha256: dfa4a1285f3c2aa4934c99d1d2e465643481e8bc199389e232cf4973437af77e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

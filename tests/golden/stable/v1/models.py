@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a4fc6a2753fd713aae8cfa6af81b3ddaa9fab43d96be699721cfbab3a6d11eb
-# Content sha256: 6efc41b53d385797c15467f71fb5eac284b538e3728c8d8dd072230aa8ba6dc0
+# Inputs sha256: 9595c6b261d9367f41500e3459b7e64d732ca0b96f660dc92817f857f059b8ba
+# Content sha256: ca033e8d13dbb38ccb7b4fd426f7522091df00141cbd7b91bf751f78310031bb
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 68f9dd5b2a4b5ba3ca80b4600594cdd93808b9f8c7de881a4e5c6886f1ff5dba
-# Content sha256: 15a0b083442a115729c572199dabac7a34b60ac2d935f4c8e6ea5b31f4870061
+# Inputs sha256: 646b2aeb1fca9be7c891e7420c72e4398e92d85c5c26eaee5ec62cca07eb947d
+# Content sha256: 356276088a7012005ac43f31e89b4db2ce5b714747e942f00d8aa2d80516e797
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

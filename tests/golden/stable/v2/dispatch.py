@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bfba236313f608b0471d7725d3fc6c219fd89d27cf1235dac7d387d65948c7c0
-# Content sha256: 27a80314139688ebce98a312c09e8f565b2b70ac5351e9949253f0ca47ff4c7b
+# Inputs sha256: 3f7e296df49c9429500ded5deb100710319df17b847fd0ee28116a0b1c1b8d5e
+# Content sha256: a96beb4413996c32c24eaa5531f0b2cec7ef858aeceaabd33389ac8b8db86a2e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

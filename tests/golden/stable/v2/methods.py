@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 01d24a060930b7a7449ff8dbe423dd800ee872ab493bf988e48f71f01628c936
-# Content sha256: 63f2c735b587943a4d4e9078154273eeec51023d57b1394579687d7a04a0707e
+# Inputs sha256: 82f6fad93cf154bebedf6201048be0baeb54c6cc594b67ee3b928d89868c7005
+# Content sha256: 6e00d7c0255d52bd6b660648a3f2adc53941b2521797c73156a9dcad007f4546
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 12983092af1f7fc89b6b1696ed3f63b96ef7e2dcf2f04959f633abbaba073428
-# Content sha256: a67dbe7c16d7319145c0743aa2b7cb2c82cd538c7076731df28d15d222eac530
+# Inputs sha256: edff73566046e4f7865fdf28904e575df7505741efcbe0a659a452e6edbf291b
+# Content sha256: fee70fe7bbdd6d6d8457ab4e674431faf0e903b430fc95ee96babe0f1f90c9d7
 
 """Wire models of ACP protocol v2.
 
