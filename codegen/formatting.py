@@ -70,11 +70,6 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def format_python(source: str, style: Style) -> str:
-    """Lay out one generated module as the host repository's formatter would (see Style)."""
-    return format_modules({"module.py": source}, style)["module.py"]
-
-
 def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
     """Lay out generated modules (by any names): imports sorted, then black or ruff format."""
     from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]

@@ -10,13 +10,17 @@ import pytest
 from conftest import ROOT
 from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
 
-from codegen.formatting import DEFAULT_STYLE, Style, format_python
+from codegen.formatting import DEFAULT_STYLE, Style, format_modules
 from codegen.ir import _excluded_tags
 from codegen.pipeline import RUNTIME_FILES, generate
 from codegen.render import RUNTIME, Inputs, render_runtime
 from codegen.write import read_stamps, strip_header
 from generated import _runtime, _shared
 from generated.v1 import models as v1
+
+
+def format_python(source: str, style: Style) -> str:
+    return format_modules({"module.py": source}, style)["module.py"]
 
 
 @pytest.mark.parametrize("name", RUNTIME_FILES)

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 94d308d52f3255442ecd0d82aaceb0055debcaaff5ae344c2e87e5f68733b1e1
-# Content sha256: fc24ef3beac477da11c9ebe90e037a265ce37a62e73930d39c6d19ad0860dc98
+# Inputs sha256: d09809f6f468b43790e6cf4a99f4e0bb2de2656a770465b25b81e5b4a99ec987
+# Content sha256: 5f68879e9c0960145f434302d4d085c2c462869bb85f55f907ad928f2d734829
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c7e00d2a71da6db5d6836b3020b5ac5c02f4007504b2db3156252df5af2c84ae
-# Content sha256: 7394a66ab640260ed1266338c87ecb412c9e8be04233046c64386c9f01aa0ba3
+# Inputs sha256: 06997fdc45ef1df5f2f7efe8b3c915db750b49fac6f7853ae7ea3e0c7279181d
+# Content sha256: 0f64564d70ba862b3eb6cac497233320d11ac861dbefd0519c08fcde7eadc89d
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

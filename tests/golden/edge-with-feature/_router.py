@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 71b69a0c5420e88be3d82ecc665f7a0be4a74be7eb9b843882f5f6107807e5f3
-# Content sha256: 147346955e89459b157f2d603a930db002d517289f975ad1b6fa472252a2fec2
+# Inputs sha256: b6bb3127c4978a2ac3d9310ce91d7f08b5dd1ec60dd095f847379134f49b057e
+# Content sha256: b8ff8450b266254b6021863af5fb703685440ce021614b086bfb0f85b6611883
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

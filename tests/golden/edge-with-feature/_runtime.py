@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a4ad895a591e51f0b6213034c323896d267a7c932b3a7eeb1d14895962e25af
-# Content sha256: e70a6ca71b3a6246954b687d035c3a5458d30bde5a6d3f388f490ee9f8bc902c
+# Inputs sha256: 0b0c7305f65a96ef9a961d066c4c0d980d928681ff7422e7973f2dc43d74b224
+# Content sha256: afea78ee187dae8d116a7d2617593921860f236738fd988b57eaa710b164fd05
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

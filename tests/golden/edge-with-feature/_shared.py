@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 158a75a75d956c6374667d4e5c7d89f7af8bd3739f91d1e68922726cf8b4fd47
-# Content sha256: 18593733335dcddf8f72b9271f797e218aa8273241d1c73ce2ab68dae6913810
+# Inputs sha256: 36ca428d0350e04e61abbb6a70fe6f6d6f52c1734f76349822ccaa1d588a0cde
+# Content sha256: d0743d861305cf0cc9964ba4d47966cdac36da43c495909b3a0944aeec15b75e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2267b0c760600e003fdeea72956ed8337a3dff3e7b26705a9e647275340f7748
-# Content sha256: 05e949ef6913bd60c051ba6fe718cb1f6dcb5a4b9e1da5b6fb0f1662641a5636
+# Inputs sha256: 00992dc324e35f3ffa69e9e738373f0efa2a31678988eb52c12b85ea30ce9cb5
+# Content sha256: 7b5a88628101b067e1abf58464e0c4a0d37a0fc9c03c44a0587a3745f3270851
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6254410c24742d4814986cea6ce691dc6de5f7d40a3498e4ae0eff2ac7fddab9
-# Content sha256: d6dc289303af2b5293490920ed4672e169ee3a786265343a03d9a8ba42ec865c
+# Inputs sha256: 2d818948419ae6f3ef7534a007af04d00e3c26363f62613a054f1d0021f8cfbb
+# Content sha256: ae72be0a6c35d218704c9069605017fcd5a237d2ef9a113c77e3cf49a2e850d2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

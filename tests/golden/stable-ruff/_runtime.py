@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 69e8efd988d85d4336cd90b5d69c07e6f6e1ead13a4f21d5ae93871d66fa5b82
-# Content sha256: 6be089b1c0269e8476cacde9c4e494e5df41cb91db41bd81645141530e696b3e
+# Inputs sha256: 8a3c98e39360d4b44af2312a07175c3da6b309443afbeb9e592e591322afe4a5
+# Content sha256: fe047e6d2b7534b7100665cffa2a2b5a0a3c6b2e98490e31f6fc99cd7d75f3eb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d4e20ae0010075a8cc1f413b58971420b4668b18a9fd5da2ce33fac5ecd67e8b
-# Content sha256: eeaa3feff6645b8a71efce4cf716e7cdb55d2446fd3ba30d70358badbad57d02
+# Inputs sha256: 60f83b1638668638085269b502b598aeb676ea9fbecb4e4cc4f9878c0f51d152
+# Content sha256: 464ea597c4d0b5e489f4d35b2b642df240ca4750a1de8cacfb5119b3271f72d1
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 848f3ce39c2d5a960cfec692de77d1c5853404930a99d468e39c495e5c89d2bc
-# Content sha256: af521fd2ef8ef4b1c376f1532384693072d6db773e1c629fa16f7fa71fe16317
+# Inputs sha256: 16fdabd05c0daf0b48b62033a907db48ba29ae1293c96d563642280949228746
+# Content sha256: 884ab39f615d4875bb57860bf9c677416e01bc546a2d614fcc0e347288c407bc
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 303ba783a212a2fbe62edfeda97a8cc0ac584f192d48bf999b4cf5a6efbcc9f7
-# Content sha256: e58466996ecc1397a746d881e3a4671680f77c1075a7fd682dd9d7ec4093fc98
+# Inputs sha256: 967ef84d9a2057b3213f8de6ae783e4900cc7ec1929e5828f8850bc8c714eccb
+# Content sha256: afdacfa430f4878400b5efde158ce2232b5cb5e1ea2bc3041cb8d556be1e7cac
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f40e2ae25b791fd46b4d5522dc345afdfce5a5d12cc5ed5eb201f4caae348bd0
-# Content sha256: 43f07ed003bfe70630bee2e06dab801f7788fbd538922ce76eece36e89b3ea4e
+# Inputs sha256: 92d3b9a6c9446b107cd6bea9b41be40d9b7288b7eac09ad3ea9ac78dc6f4beaa
+# Content sha256: e7531f929725c9a6c7ba40734a5d40e090326b2a391a7a8a8e740f99bfd9b2bd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f02ce4c3ecfe6c729bb11c614254c32c2ea452256d1496d2a0abcc3b15f0836
-# Content sha256: 1f79520dd47634c116d6ed4ae843436b697ec285eb0a3b39eb9648f3588a073a
+# Inputs sha256: 912de9506409c5e84b9ef1c62990618c1ce63231adfd60b0ef778f64af929e11
+# Content sha256: a59729aa11995603771f26b2c8e7ec2ca6b97bcd81ef911bfbb15a0ac540ee9d
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

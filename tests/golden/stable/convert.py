@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b4ce0c255f6aae76fe8e30e280cde52e128c48ebc827a90d5df1288580cb16d7
-# Content sha256: 90de6f8d520ce2cb07e8eb79bb8f9fe3b39ce5ba20e755a4c8205569fab4d9ac
+# Inputs sha256: 9b48e8c646e5233c58560f3a621ddc5160da240d49c0eae1dcb7efbd91ae1f16
+# Content sha256: 966b9176e37a068be5f51349b8dd0d217c8f0ecb5105f7c55f67fb7ca0a447cb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: af1f2acabfb727eec90d99ba0a6f4abf140fed3fcdd5b95b66f5276dd1a45ab5
-# Content sha256: 7cd3977d8492ef54f361b83aa794b07a442339c95f2b41772b9e3bbe495d7f85
+# Inputs sha256: 97b9fe09f31b089c9127d077fc5f4fe11bf9ca10d68571a95cfa73cf8c6bfb3f
+# Content sha256: 89d10028808de4c083d7398600381e79f2462460b29ff4fd03eaacf47380001a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b1a0010ba9f2fa96d0d8b25d87b2d5a494ce4af083233585657fcbbdcdfd92c
-# Content sha256: 82a1de536eaca63f460b9cfa5a2443eb4ded4aa441814faad925ffffe50aaf2d
+# Inputs sha256: 316082f2a575023bffce03c3b84f232656ab150879e3fb75ff0677cf50b09ec0
+# Content sha256: dcab067e23fedadd1e199bb1cd7526e08538c6d79a900d670f70d0d2e05102f4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

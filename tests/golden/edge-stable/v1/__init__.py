@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f2146ad249bf22fb7e5d6838d20b00316e3ed6cfd3c292898f968ff1624ee01
-# Content sha256: e5a882adde3759a97e4b0a6249892c4a38d7281cdc3ee2146b9e5958ab51c578
+# Inputs sha256: a578f2373aaa0bb21496dc2ad32c7d3a307b336574a9ee85e21bd647389bba3f
+# Content sha256: 4d63495923c31aed5af412472990794a98aef494e58f337e64d8192d6bdc5850
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

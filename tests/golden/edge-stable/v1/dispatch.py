@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fbaa12568764a124ee859e5f2c02b8cba7d396ec136ad8490f6589cc15a78f6e
-# Content sha256: 83854736ecfc6f28bf4c4f19e02ed9352b10ca6a8e6587f12b40432bd7c32046
+# Inputs sha256: 67c745e7bac74403ef229e05757175a75f6235994ed3045ec592eb6638f52a6c
+# Content sha256: 705f84f4219448415c3e87aeb06b2fd9426ba0a3b267d4e43ec4ce14f3c29234
 
 """Method dispatch for the agent side of ACP protocol v1.
 

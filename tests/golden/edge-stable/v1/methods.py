@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a3a8ed2e8692a23ff8abd05971dbe75723e86a8d404d6a959882bd546d1ab324
-# Content sha256: 0874d5157447174a2060d5065ebf44946d8885275dbf5aaf80cebbb7961c5e55
+# Inputs sha256: 469daae9381190f9256262f54823d4db086bd0c91e790c128803cf45f7150714
+# Content sha256: f5826b424d855b9447bbd6191e9764306435c3b96959c2dadc251da77683fa98
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

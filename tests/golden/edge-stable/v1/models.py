@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3fd47c414b22d0cac549c75aa4c11d72311a95b6829a619755b5a10e0b385f79
-# Content sha256: 0c03ed943872cda4fbebfe638e9444ffff0a35ae926ff79c45ca6183cc931fe9
+# Inputs sha256: bec84f165aca34cc1dc54a87fc27d007cf32ff7917c01a2e5c7046cde966af50
+# Content sha256: f2dee0b391798243ffcbaddaf696f48f88e29f8fa5c01debf78498ffc3e95cbc
 
 """Wire models of ACP protocol v1.
 

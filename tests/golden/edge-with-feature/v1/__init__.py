@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 13eb9454bf23e8f4022a6c327192bf645a67cb221b4ebb98498c8614d1469287
-# Content sha256: 500c496213d3021254a2a5ab2fd95f96420921a219bbe1179e07c6827a06f632
+# Inputs sha256: 809111fc099cf1fd9d55acfba3f1efc761c4d919f6e26db74ce372e4ccac54ad
+# Content sha256: 911644023e0de34a37f9ef67c68a55839ecb439eded5577f82bb4368c5418f96
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c66c7a128cd7bba594e6bf08fe2eff59eba5758ef29254c58e9b1fab3db45afb
-# Content sha256: 6f5c33b1a64daed7767a6527683fd52b0268817e205f7b40cb8160e125fff825
+# Inputs sha256: 6fb9e49a194fb415e4626e7cf1b752cf320eb4f5b88774479befe6425a3a01eb
+# Content sha256: fdaced267789619d26b51716dba6f0df4eddbb63f4c2e512dcbe79fb3d5d92a7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

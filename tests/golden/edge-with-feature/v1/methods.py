@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: fbfc645d771235ec4822a12366115113657a4ec69292affce4db25f01d35cb6d
-# Content sha256: 5e3c200717f0ad5cadd4649a8f3a9401d1a0707616c8e7a8802754d6ff493d8b
+# Inputs sha256: 8bd9b21a808e68f0319267cf6c60c712cdfe7e2f342cb0b7e4213bfeb4ed5b94
+# Content sha256: dc142052d132cebffd69d41321f72cbda5551c300a6f3f0f4ccdf8d0e31003d3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b16ef4ed216288b90c05f87989bc7ca6c1f323c6c44a74a15631a0e395202859
-# Content sha256: b594fb412395b7e937089ffe3095ed454e34dd1f37e031aa2b9f53b21761bd94
+# Inputs sha256: b15393be4e103af68cd5ff101e627ff8cc46d7d821955cd76766d2dd49c2a9ed
+# Content sha256: cef0a02f9bcc16fe1103d9c4b904c3a6edbb2f5b9ffd1df8604bada96e25588c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 580a102a270d3916e2fae1c3f0c3d4d4d662e048b8e503f6f83072480b69f8c7
-# Content sha256: 490d6f90d70f1c56788b50ea6ba4f404392f8806d3bd35622d293b4e49818535
+# Inputs sha256: 7402a73f5d667ba11c5f62d774ab8618b0db4901cd666bdf4035145e72b4eddc
+# Content sha256: bf97d7db8518248f17b93aa95685ad2a27623ff2391d23db748306a51fff8db2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e4fb588fac0dfcb863f54eb1e49452dd3367cb0f01e1a4074a229efe8118103
-# Content sha256: f0a24a0acab358bdd225cc66fc4c1d8574cf14e4259e53b67dc678bbe5aa08f0
+# Inputs sha256: 1a144886c3c3eff4694730f9e9cc58369fa526b781b1d320d9486774b2d7ded6
+# Content sha256: 1cfc97a47e7846012cb2a10ccf50b6f70acbcc9706543f7900c3297d1f2d59ca
 
 """Method dispatch for the agent side of ACP protocol v1.
 

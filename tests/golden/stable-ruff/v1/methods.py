@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68e84f10096b114823ad8c79fff480212c09dc198f378eeee284102ef241e077
-# Content sha256: b9068ffd2d49bffba11a18548cf74339dc4e264da3dba3112a9315b144370413
+# Inputs sha256: f50973822c45c23543ef90921bdf2f076be1f38d80aaa0b03b288db2f9508860
+# Content sha256: 7647289d6b65676cf2382be90ae74d40f4a742d22071aa3a1c06e1c02c1e9c83
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

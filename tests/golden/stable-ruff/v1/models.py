@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 633a01ae0290f38d34e3b240a9d878dcc7bafbb919fcf74ae24fa8490f190a57
-# Content sha256: 1c3b13b578d6cf83504c8548d16f64142c9b56b6dff27d6532918e52b6be007c
+# Inputs sha256: 1f763afb613c1e505128725adfe541a2751d10a850cbdddf60dc5cf2b35ab7f3
+# Content sha256: 1188d3cc9a1e434d20f592153424b50958cc38622888deea726b1c6e555a3142
 
 """Wire models of ACP protocol v1.
 

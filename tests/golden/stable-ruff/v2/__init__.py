@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bbc549a0f25905b6a25605536772c052ae5ab854651e2bdcaa5ad36c4a5b1cea
-# Content sha256: fd510c009c3cfe22599543546ac592485e7fca6a6dd80a10e48d1020cfb25ab2
+# Inputs sha256: 1722b196b3c9d27d860d979612982cd8778e8a756a6a3bf9328ba444a65c2f10
+# Content sha256: c61f47056814c1c3ce233817208286ae279f3fed970777527b2ccba80520aab4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c5e80e9209a9e27fdb07780ef9dfb996b19fff68bb9629bdc19f675a5903236
-# Content sha256: 3cb6b4d2a54b2246616270b619fe182f1c41aa1619f4f0c01fcf36474b567571
+# Inputs sha256: 0d7d2f6f47b99a743586c5adfc18ef6adc7308cc21be33b7e3da84a9be60c806
+# Content sha256: 84bc25115897c9a75efb7769020afbd199bbace3e5a7a3566120deb29c7258d1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

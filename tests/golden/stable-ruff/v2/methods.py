@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8fba00b259a0866813501be20c2006ac51dd28d9c337ff904a20d1f6f254ec0d
-# Content sha256: 9a31af3ddf534214ce3dfff289ede3642e8795360820f2823896b50f047c7a52
+# Inputs sha256: aa3a69d539e3fabb89556811a91667c9bf3ddae84a05917bd07f4eaa775f5b3d
+# Content sha256: 9abf689664f96fe68a6a74d0df5d96219ab30cc81440e6c76ac70838be798d50
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9048f9fc8e3b979e2eb323b958e83fc781081fec4a3e12ffa170eb60e4bbafad
-# Content sha256: 9d1ddcf2adf1ebcc1049ecdc6a41a1775618d357be55d519841d0b2f351b5b5d
+# Inputs sha256: 0c04f9e4342230d5f723050e483e3b60826b6047248ab403764d04bdb95f356c
+# Content sha256: e054dec7778c7aa302534e8223ea466ff31cac6c3ebcaed6f40ff0a1486fa9ac
 
 """Wire models of ACP protocol v2.
 

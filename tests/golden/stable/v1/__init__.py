@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 03a4505572d738b5dfb91d0a83fc97a43d96103b1355120a2556a3e62d36521b
-# Content sha256: 3dacfcb824976f6641e85f6e69e877efb25e175717878da0b9a4b58dfa89b4a6
+# Inputs sha256: 600e4c1c1f9b7e5c8bc25204a3425686f9aa068f88ec10f2966e4663fb0ae2a0
+# Content sha256: 429530044e1f0eae16d3afa14584ccde9577a0c418ed4d058d05ba7bd48e2f37
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 088d1eaf388dedb8d188dd9d0909720391f007b46a6bb70ad5e92baab33d3d1c
-# Content sha256: d6767602e212a26b307381783d10d48dc210e2a95525b5ca73f91ed75053a6d4
+# Inputs sha256: 0c41e2b5f7255f6953212b8aed74dc1f59fcfecf14ada61db9c253ce5b896f74
+# Content sha256: 98be4cf553b65705a7acd2b8a15a024293a57e384ec702ace0737760a0073fc8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 70b5f3d7f4be6bc258f86febaa182e7564f507c7b160f69b2eca6f161cf5dbc4
-# Content sha256: dfa4a1285f3c2aa4934c99d1d2e465643481e8bc199389e232cf4973437af77e
+# Inputs sha256: f5f8086736689a35ed72aa5acff4037d30227b4e850d45fea0e5b9cb7613be00
+# Content sha256: f4a4c1b0aa205f4d44d70139d7aca0dc26565dbe02d38f754a5048628f3d4773
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

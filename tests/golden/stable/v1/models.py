@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9595c6b261d9367f41500e3459b7e64d732ca0b96f660dc92817f857f059b8ba
-# Content sha256: ca033e8d13dbb38ccb7b4fd426f7522091df00141cbd7b91bf751f78310031bb
+# Inputs sha256: 08cb056decb806f7c512b08d24fe0f2b4d601b9ef6598877f04497def4a34b5c
+# Content sha256: f05e34477b59bf7f3f3ad3326ea08a73589333f6c4d6e4c460c22f55f610a394
 
 """Wire models of ACP protocol v1.
 

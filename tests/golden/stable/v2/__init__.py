@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 646b2aeb1fca9be7c891e7420c72e4398e92d85c5c26eaee5ec62cca07eb947d
-# Content sha256: 356276088a7012005ac43f31e89b4db2ce5b714747e942f00d8aa2d80516e797
+# Inputs sha256: 5b127a0cd0dc48c59589f8d09ff43d127d0453bdb0747d27eacb7beab89bd43c
+# Content sha256: f27149dccb05f194d92f5ac6965186dac7632c5700075837d1841f41ec4252a2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f7e296df49c9429500ded5deb100710319df17b847fd0ee28116a0b1c1b8d5e
-# Content sha256: a96beb4413996c32c24eaa5531f0b2cec7ef858aeceaabd33389ac8b8db86a2e
+# Inputs sha256: cf8a6b621321fa5e4fb6d3792ed4959e7d4d1b18a0cd5d4fb8fcba44388319b5
+# Content sha256: c509ec3df2249551073502c40fdc5b74421a7d4cf2da47f6c92c9a155d00de1a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

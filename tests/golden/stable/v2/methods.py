@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 82f6fad93cf154bebedf6201048be0baeb54c6cc594b67ee3b928d89868c7005
-# Content sha256: 6e00d7c0255d52bd6b660648a3f2adc53941b2521797c73156a9dcad007f4546
+# Inputs sha256: c3588da851224e922e26f0c7da113c2d0a8d45a44f2cc75b0c8192b9206899c1
+# Content sha256: 5d02d781050bf411c92285467abf683de5e23e7eef43637a0c202281d31e4cc8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

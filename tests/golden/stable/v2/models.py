@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: edff73566046e4f7865fdf28904e575df7505741efcbe0a659a452e6edbf291b
-# Content sha256: fee70fe7bbdd6d6d8457ab4e674431faf0e903b430fc95ee96babe0f1f90c9d7
+# Inputs sha256: e25b5d9e17a9ac32c26a0967908c5692ad501f566ef2c84baef452b0fedc77ef
+# Content sha256: 1ed3a2f6dc1ea0072733264caefb7c823acfa88f2c5ef7b12da5228b228a3b55
 
 """Wire models of ACP protocol v2.
 
