@@ -401,6 +401,7 @@ def render_template(env: jinja2.Environment, name: str, inputs: Inputs, **contex
 
 
 def render_runtime(name: str, inputs: Inputs) -> str:
-    """A runtime module under the usual header, not yet formatted (see ``format_modules``):
-    laid out with the rest of a run, in the same pass and workers."""
+    """A runtime module under the usual header. Its source is kept in the default style's
+    layout, so a default run copies this as it is; another style lays it out with the
+    rest of the run (see ``pipeline.generate``)."""
     return inputs.header() + "\n\n" + (RUNTIME / name).read_text(encoding="utf-8")

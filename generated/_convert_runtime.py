@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f0c15cdfff0953d30a4801cdd4f413b62db3f6192b54ef8235a9b790fd755ce3
-# Content sha256: db94cf10634d13b15be99395d9f02cdc2e3e20496837ce19b3a61ef16aa10a15
+# Inputs sha256: 7dccb93c87315b1278a1c8ffa9a2aff4df8fd13b3974fb9ecdb70c23a74b35e9
+# Content sha256: 1598f601f9610ce4759294e73a0944f17911ded26992817ac018fde53466cc3b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -347,10 +347,8 @@ class Conversions:
                 out["params"] = self._convert(
                     params, message["params"], source, target, ("params",)
                 )
-            else:
-                self._convert(
-                    params, {}, source, target, ("params",)
-                )  # absent params must be allowed to be
+            else:  # absent params must be allowed to be
+                self._convert(params, {}, source, target, ("params",))
             return out
         if "result" in message or "error" in message:
             if method is None:

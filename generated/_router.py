@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 56ef10c48c7664306b6532318fca41cbfa2d10f7491826e32ea82f6634cca9d5
-# Content sha256: 044299292f050e749b151babefeb47d9beb2a9619bf5bd23d802645d12a3cbee
+# Inputs sha256: 57e7966a1324e9d6bf9ed1ac30ee14acbb8a657761030c0ec6ea938f4686291e
+# Content sha256: 955027684e6d343992ddcce421bf6c16f4fea34cfb325446af6beb8a736795f2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -115,9 +115,8 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-_PLAIN_IDS = frozenset(
-    {int, str, type(None)}
-)  # what ids nearly always are; checked first
+# What ids nearly always are; checked first.
+_PLAIN_IDS = frozenset({int, str, type(None)})
 
 
 def _maybe_constant(text: str | bytes) -> bool:
@@ -320,10 +319,8 @@ class BaseRouter:
             message = _DECODER.decode(
                 text.decode() if isinstance(text, bytes) else text
             )
-        except (
-            ValueError,
-            RecursionError,
-        ):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
+        except (ValueError, RecursionError):
             outcome: _Outcome | None = _Outcome(None, None, ParseError())
         else:
             outcome = await self._process(message)

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: ead0aaa74596294dfbafbff7d365881ec0ed104aac7bba9278be130b402fc95c
-# Content sha256: 27ad37a3454f3d6785d78f2b15de0e616fa7fb03b57ad8ea321c11e9b0494d92
+# Inputs sha256: fbaa94ba226476728acba932ba7439bf5c2ea4bc85712dfa80b8faefc94ded0f
+# Content sha256: a093bcd0f77521f57073e71de62b1ad1f2a19bfb641a9ce6d11e1073ae38b4ad
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -160,9 +160,8 @@ class _NotNull:
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
             inner: CoreSchema = schema["schema"]
             return inner
-        return core_schema.no_info_before_validator_function(
-            _reject_null, schema
-        )  # any other shape
+        # Any other shape:
+        return core_schema.no_info_before_validator_function(_reject_null, schema)
 
     def __repr__(self) -> str:
         return "NOT_NULL"
@@ -186,9 +185,8 @@ class NotOneOf:
         values = self.values
 
         def check(value: Any) -> Any:
-            if any(
-                type(value) is type(known) and value == known for known in values
-            ):  # 1 is no True
+            # By type too: 1 is no True.
+            if any(type(value) is type(known) and value == known for known in values):
                 raise PydanticCustomError(
                     "acp_known_tag",
                     "{tag} is another variant's tag, not this one's",
@@ -255,9 +253,8 @@ class Lenient:
                 return validate(copy.deepcopy(self.null_reads_as))
             if self.skip_invalid_items and isinstance(value, list):
                 try:
-                    return validate(
-                        value
-                    )  # fails again, this time with the items' errors
+                    # Fails again, this time with the items' errors.
+                    return validate(value)
                 except ValidationError as exc:
                     valid = _valid_items(value, exc)
                 try:

@@ -338,10 +338,8 @@ class Conversions:
                 out["params"] = self._convert(
                     params, message["params"], source, target, ("params",)
                 )
-            else:
-                self._convert(
-                    params, {}, source, target, ("params",)
-                )  # absent params must be allowed to be
+            else:  # absent params must be allowed to be
+                self._convert(params, {}, source, target, ("params",))
             return out
         if "result" in message or "error" in message:
             if method is None:

@@ -106,9 +106,8 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-_PLAIN_IDS = frozenset(
-    {int, str, type(None)}
-)  # what ids nearly always are; checked first
+# What ids nearly always are; checked first.
+_PLAIN_IDS = frozenset({int, str, type(None)})
 
 
 def _maybe_constant(text: str | bytes) -> bool:
@@ -311,10 +310,8 @@ class BaseRouter:
             message = _DECODER.decode(
                 text.decode() if isinstance(text, bytes) else text
             )
-        except (
-            ValueError,
-            RecursionError,
-        ):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
+        except (ValueError, RecursionError):
             outcome: _Outcome | None = _Outcome(None, None, ParseError())
         else:
             outcome = await self._process(message)

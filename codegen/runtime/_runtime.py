@@ -151,9 +151,8 @@ class _NotNull:
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
             inner: CoreSchema = schema["schema"]
             return inner
-        return core_schema.no_info_before_validator_function(
-            _reject_null, schema
-        )  # any other shape
+        # Any other shape:
+        return core_schema.no_info_before_validator_function(_reject_null, schema)
 
     def __repr__(self) -> str:
         return "NOT_NULL"
@@ -177,9 +176,8 @@ class NotOneOf:
         values = self.values
 
         def check(value: Any) -> Any:
-            if any(
-                type(value) is type(known) and value == known for known in values
-            ):  # 1 is no True
+            # By type too: 1 is no True.
+            if any(type(value) is type(known) and value == known for known in values):
                 raise PydanticCustomError(
                     "acp_known_tag",
                     "{tag} is another variant's tag, not this one's",
@@ -246,9 +244,8 @@ class Lenient:
                 return validate(copy.deepcopy(self.null_reads_as))
             if self.skip_invalid_items and isinstance(value, list):
                 try:
-                    return validate(
-                        value
-                    )  # fails again, this time with the items' errors
+                    # Fails again, this time with the items' errors.
+                    return validate(value)
                 except ValidationError as exc:
                     valid = _valid_items(value, exc)
                 try:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 92d3b9a6c9446b107cd6bea9b41be40d9b7288b7eac09ad3ea9ac78dc6f4beaa
-# Content sha256: e7531f929725c9a6c7ba40734a5d40e090326b2a391a7a8a8e740f99bfd9b2bd
+# Inputs sha256: 429b58d528715c9e1f963283224be3216b7ad811df5abae35dd68d810fd95b38
+# Content sha256: a8f320629500b8d277fb7743ebe3b5962e9a024169e46ee0280caf8e6d61134a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -115,9 +115,8 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-_PLAIN_IDS = frozenset(
-    {int, str, type(None)}
-)  # what ids nearly always are; checked first
+# What ids nearly always are; checked first.
+_PLAIN_IDS = frozenset({int, str, type(None)})
 
 
 def _maybe_constant(text: str | bytes) -> bool:
@@ -320,10 +319,8 @@ class BaseRouter:
             message = _DECODER.decode(
                 text.decode() if isinstance(text, bytes) else text
             )
-        except (
-            ValueError,
-            RecursionError,
-        ):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
+        except (ValueError, RecursionError):
             outcome: _Outcome | None = _Outcome(None, None, ParseError())
         else:
             outcome = await self._process(message)

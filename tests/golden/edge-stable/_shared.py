@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 06997fdc45ef1df5f2f7efe8b3c915db750b49fac6f7853ae7ea3e0c7279181d
-# Content sha256: 0f64564d70ba862b3eb6cac497233320d11ac861dbefd0519c08fcde7eadc89d
+# Inputs sha256: 56faf6e00e8fa9f33cb7f19a84d6766178c972c97811a9b47ca2721dd7eb1547
+# Content sha256: 2bff51d908c002fb37581a50cdd0d1c0021f917e491faf68da030f0438c37896
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b6bb3127c4978a2ac3d9310ce91d7f08b5dd1ec60dd095f847379134f49b057e
-# Content sha256: b8ff8450b266254b6021863af5fb703685440ce021614b086bfb0f85b6611883
+# Inputs sha256: 17968772051bebd20225ebc51a39723dff7820384a1c9f9801eea2cf3eaa12ea
+# Content sha256: a38d81f1a7ed96ec89f0efc680bbe70687d8194d0de470bc2ae88d026567ae78
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -115,9 +115,8 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-_PLAIN_IDS = frozenset(
-    {int, str, type(None)}
-)  # what ids nearly always are; checked first
+# What ids nearly always are; checked first.
+_PLAIN_IDS = frozenset({int, str, type(None)})
 
 
 def _maybe_constant(text: str | bytes) -> bool:
@@ -320,10 +319,8 @@ class BaseRouter:
             message = _DECODER.decode(
                 text.decode() if isinstance(text, bytes) else text
             )
-        except (
-            ValueError,
-            RecursionError,
-        ):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
+        except (ValueError, RecursionError):
             outcome: _Outcome | None = _Outcome(None, None, ParseError())
         else:
             outcome = await self._process(message)

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0b0c7305f65a96ef9a961d066c4c0d980d928681ff7422e7973f2dc43d74b224
-# Content sha256: afea78ee187dae8d116a7d2617593921860f236738fd988b57eaa710b164fd05
+# Inputs sha256: 121c0f2e801aebda9019a7c31146a4fed1e1caae661e02ec864773d7eedb6759
+# Content sha256: d7ad00592aae9063fd553b1d9f9a8aa340abcb73fa671734089b24d73fdf957c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -160,9 +160,8 @@ class _NotNull:
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
             inner: CoreSchema = schema["schema"]
             return inner
-        return core_schema.no_info_before_validator_function(
-            _reject_null, schema
-        )  # any other shape
+        # Any other shape:
+        return core_schema.no_info_before_validator_function(_reject_null, schema)
 
     def __repr__(self) -> str:
         return "NOT_NULL"
@@ -186,9 +185,8 @@ class NotOneOf:
         values = self.values
 
         def check(value: Any) -> Any:
-            if any(
-                type(value) is type(known) and value == known for known in values
-            ):  # 1 is no True
+            # By type too: 1 is no True.
+            if any(type(value) is type(known) and value == known for known in values):
                 raise PydanticCustomError(
                     "acp_known_tag",
                     "{tag} is another variant's tag, not this one's",
@@ -255,9 +253,8 @@ class Lenient:
                 return validate(copy.deepcopy(self.null_reads_as))
             if self.skip_invalid_items and isinstance(value, list):
                 try:
-                    return validate(
-                        value
-                    )  # fails again, this time with the items' errors
+                    # Fails again, this time with the items' errors.
+                    return validate(value)
                 except ValidationError as exc:
                     valid = _valid_items(value, exc)
                 try:

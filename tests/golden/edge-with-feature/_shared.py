@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 36ca428d0350e04e61abbb6a70fe6f6d6f52c1734f76349822ccaa1d588a0cde
-# Content sha256: d0743d861305cf0cc9964ba4d47966cdac36da43c495909b3a0944aeec15b75e
+# Inputs sha256: e3a6cc579a2d7c80623d36161345326fec73cc311659e375a99504d8aaa48859
+# Content sha256: 7340cb5cb42f268e19d6f681843f517e7664cf7d37630d397cdc2d6641783968
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 00992dc324e35f3ffa69e9e738373f0efa2a31678988eb52c12b85ea30ce9cb5
-# Content sha256: 7b5a88628101b067e1abf58464e0c4a0d37a0fc9c03c44a0587a3745f3270851
+# Inputs sha256: 30e5ec5f4ce10042983dd632cda2f7a32cfdc43dbf046891e51ed80cd50706b1
+# Content sha256: 2f6707cfaddbdff9d9a91ed7d4f816973ef3017527a94d486226c3f45127a656
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -326,10 +326,8 @@ class Conversions:
                 out["params"] = self._convert(
                     params, message["params"], source, target, ("params",)
                 )
-            else:
-                self._convert(
-                    params, {}, source, target, ("params",)
-                )  # absent params must be allowed to be
+            else:  # absent params must be allowed to be
+                self._convert(params, {}, source, target, ("params",))
             return out
         if "result" in message or "error" in message:
             if method is None:

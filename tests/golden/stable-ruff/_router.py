@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2d818948419ae6f3ef7534a007af04d00e3c26363f62613a054f1d0021f8cfbb
-# Content sha256: ae72be0a6c35d218704c9069605017fcd5a237d2ef9a113c77e3cf49a2e850d2
+# Inputs sha256: f138f6961fd5b318acf14126330f861b84c385cddd2212cb90b2d3ff21ba0ac6
+# Content sha256: 761b0e4c93d42826aa97880dc770fdd12b5810623d0d03053b1a9037fa75cc70
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -115,7 +115,8 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-_PLAIN_IDS = frozenset({int, str, type(None)})  # what ids nearly always are; checked first
+# What ids nearly always are; checked first.
+_PLAIN_IDS = frozenset({int, str, type(None)})
 
 
 def _maybe_constant(text: str | bytes) -> bool:
@@ -297,10 +298,8 @@ class BaseRouter:
                 return self._json(request.id, result, None, bound.result)
         try:
             message = _DECODER.decode(text.decode() if isinstance(text, bytes) else text)
-        except (
-            ValueError,
-            RecursionError,
-        ):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
+        except (ValueError, RecursionError):
             outcome: _Outcome | None = _Outcome(None, None, ParseError())
         else:
             outcome = await self._process(message)

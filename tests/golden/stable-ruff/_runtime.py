@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8a3c98e39360d4b44af2312a07175c3da6b309443afbeb9e592e591322afe4a5
-# Content sha256: fe047e6d2b7534b7100665cffa2a2b5a0a3c6b2e98490e31f6fc99cd7d75f3eb
+# Inputs sha256: bd2f6fa2916421a9c295c5714e798b9da7ef451769d2dd0cfe0cc6277c74a7ff
+# Content sha256: 03cdb6c99abf491c51c2ede190fe39c56eacaf7c4021d87b5432309ab6ea9675
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -158,9 +158,8 @@ class _NotNull:
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
             inner: CoreSchema = schema["schema"]
             return inner
-        return core_schema.no_info_before_validator_function(
-            _reject_null, schema
-        )  # any other shape
+        # Any other shape:
+        return core_schema.no_info_before_validator_function(_reject_null, schema)
 
     def __repr__(self) -> str:
         return "NOT_NULL"
@@ -184,9 +183,8 @@ class NotOneOf:
         values = self.values
 
         def check(value: Any) -> Any:
-            if any(
-                type(value) is type(known) and value == known for known in values
-            ):  # 1 is no True
+            # By type too: 1 is no True.
+            if any(type(value) is type(known) and value == known for known in values):
                 raise PydanticCustomError(
                     "acp_known_tag",
                     "{tag} is another variant's tag, not this one's",
@@ -251,7 +249,8 @@ class Lenient:
                 return validate(copy.deepcopy(self.null_reads_as))
             if self.skip_invalid_items and isinstance(value, list):
                 try:
-                    return validate(value)  # fails again, this time with the items' errors
+                    # Fails again, this time with the items' errors.
+                    return validate(value)
                 except ValidationError as exc:
                     valid = _valid_items(value, exc)
                 try:

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 60f83b1638668638085269b502b598aeb676ea9fbecb4e4cc4f9878c0f51d152
-# Content sha256: 464ea597c4d0b5e489f4d35b2b642df240ca4750a1de8cacfb5119b3271f72d1
+# Inputs sha256: 32cdcc5e68aae0aa8195c93715f3b5f67da60eac54e62d854b92d678768b7751
+# Content sha256: 4c6d3c9771590eddd3e7741d9902a35ec349f8a3405b8c72f7cf21d9136db6cc
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 16fdabd05c0daf0b48b62033a907db48ba29ae1293c96d563642280949228746
-# Content sha256: 884ab39f615d4875bb57860bf9c677416e01bc546a2d614fcc0e347288c407bc
+# Inputs sha256: 9296bb3b274c6efd624b6bfe859d382da88c6ad97905d0d2869c389b9aeef2de
+# Content sha256: 56a1fc0cbdfd6052916345b1d331987e3e0904d7041bd682c69a43b24e52e678
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

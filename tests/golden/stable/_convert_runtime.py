@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 967ef84d9a2057b3213f8de6ae783e4900cc7ec1929e5828f8850bc8c714eccb
-# Content sha256: afdacfa430f4878400b5efde158ce2232b5cb5e1ea2bc3041cb8d556be1e7cac
+# Inputs sha256: fd4f8985eda80128f8521b025368e086fa1590e63f4d78ba825842b06f456dcc
+# Content sha256: a15bae48d80576d7b4c3487c6b4819dec65f5697cfa5bdacdcbdcd2d0fd768c7
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -347,10 +347,8 @@ class Conversions:
                 out["params"] = self._convert(
                     params, message["params"], source, target, ("params",)
                 )
-            else:
-                self._convert(
-                    params, {}, source, target, ("params",)
-                )  # absent params must be allowed to be
+            else:  # absent params must be allowed to be
+                self._convert(params, {}, source, target, ("params",))
             return out
         if "result" in message or "error" in message:
             if method is None:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: d09809f6f468b43790e6cf4a99f4e0bb2de2656a770465b25b81e5b4a99ec987
-# Content sha256: 5f68879e9c0960145f434302d4d085c2c462869bb85f55f907ad928f2d734829
+# Inputs sha256: 15e741bab5613fdfe5f3fed5d6172c61d8b2a9557864a78d4e0a240554877998
+# Content sha256: 377748a47543a317238e986d0d6656e1c4c87a729b566fa439c12cf82ca6a29f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -160,9 +160,8 @@ class _NotNull:
         if schema["type"] == "nullable":  # `X | None`, constraints of X already inside
             inner: CoreSchema = schema["schema"]
             return inner
-        return core_schema.no_info_before_validator_function(
-            _reject_null, schema
-        )  # any other shape
+        # Any other shape:
+        return core_schema.no_info_before_validator_function(_reject_null, schema)
 
     def __repr__(self) -> str:
         return "NOT_NULL"
@@ -186,9 +185,8 @@ class NotOneOf:
         values = self.values
 
         def check(value: Any) -> Any:
-            if any(
-                type(value) is type(known) and value == known for known in values
-            ):  # 1 is no True
+            # By type too: 1 is no True.
+            if any(type(value) is type(known) and value == known for known in values):
                 raise PydanticCustomError(
                     "acp_known_tag",
                     "{tag} is another variant's tag, not this one's",
@@ -255,9 +253,8 @@ class Lenient:
                 return validate(copy.deepcopy(self.null_reads_as))
             if self.skip_invalid_items and isinstance(value, list):
                 try:
-                    return validate(
-                        value
-                    )  # fails again, this time with the items' errors
+                    # Fails again, this time with the items' errors.
+                    return validate(value)
                 except ValidationError as exc:
                     valid = _valid_items(value, exc)
                 try:

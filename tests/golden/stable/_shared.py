@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 912de9506409c5e84b9ef1c62990618c1ce63231adfd60b0ef778f64af929e11
-# Content sha256: a59729aa11995603771f26b2c8e7ec2ca6b97bcd81ef911bfbb15a0ac540ee9d
+# Inputs sha256: 8ca525eb3c59b20e1342b655bb2a71be1760372934db5f9b2a7cc27edd2c5751
+# Content sha256: 1eb56e8af1c0bfc0213cfa325f2768f92bae3539f60120fc9ded29a0268b6126
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

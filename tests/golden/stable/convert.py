@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b48e8c646e5233c58560f3a621ddc5160da240d49c0eae1dcb7efbd91ae1f16
-# Content sha256: 966b9176e37a068be5f51349b8dd0d217c8f0ecb5105f7c55f67fb7ca0a447cb
+# Inputs sha256: 992a502abaa22119563ed401dbe7e79fd43009d745098fb1feb473e1705d3725
+# Content sha256: 56395c762c1c8ab8e422364fc11c7661b66db69ba3b34c8b692fb5ac4670c444
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 97b9fe09f31b089c9127d077fc5f4fe11bf9ca10d68571a95cfa73cf8c6bfb3f
-# Content sha256: 89d10028808de4c083d7398600381e79f2462460b29ff4fd03eaacf47380001a
+# Inputs sha256: beb938a38d35573a4517d4df27347d260a469a13e26b73c48b7abb9f7ce0c052
+# Content sha256: 3863d84ee1f45761cff952e7cffd7fc6771f47e2632e1fac2592302890bc71c4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

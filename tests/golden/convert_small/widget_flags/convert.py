@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 316082f2a575023bffce03c3b84f232656ab150879e3fb75ff0677cf50b09ec0
-# Content sha256: dcab067e23fedadd1e199bb1cd7526e08538c6d79a900d670f70d0d2e05102f4
+# Inputs sha256: b96e217fd50b474d10cdd498369b4c55e29771f7c6a8600b5a0e7e08a1ea7ba6
+# Content sha256: 82427c603e1345520ef1d9d3f9b5b60f9576ae6c5c34054daf897ab9d31412ab
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: a578f2373aaa0bb21496dc2ad32c7d3a307b336574a9ee85e21bd647389bba3f
-# Content sha256: 4d63495923c31aed5af412472990794a98aef494e58f337e64d8192d6bdc5850
+# Inputs sha256: a8f8b535f588d4bd0273581b3f03282cb4b2bf9bbfd02280f74c916f2ecde88e
+# Content sha256: 0c53737abacc62bbb41c95d6b0d8ff7cd5a7944dce0ee57132469144d01b22fe
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

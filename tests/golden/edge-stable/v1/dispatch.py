@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 67c745e7bac74403ef229e05757175a75f6235994ed3045ec592eb6638f52a6c
-# Content sha256: 705f84f4219448415c3e87aeb06b2fd9426ba0a3b267d4e43ec4ce14f3c29234
+# Inputs sha256: 53d5d401f1b4a19d4fed5654187a766fdf1b50653418eda8300f438a7d5a98c5
+# Content sha256: eb9f16797d5d68987b7674433f92d68b52e7016d43d14622439b937c8000d4ed
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 469daae9381190f9256262f54823d4db086bd0c91e790c128803cf45f7150714
-# Content sha256: f5826b424d855b9447bbd6191e9764306435c3b96959c2dadc251da77683fa98
+# Inputs sha256: 119d82c85a29d6d47fcd622e384df9975bd11c86817ee383c472ae3e1d3d74cf
+# Content sha256: 88968107ad0ca8e7fccc8790451e18465c67e7671f27a1981986a2aff7f08b5e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: bec84f165aca34cc1dc54a87fc27d007cf32ff7917c01a2e5c7046cde966af50
-# Content sha256: f2dee0b391798243ffcbaddaf696f48f88e29f8fa5c01debf78498ffc3e95cbc
+# Inputs sha256: 3fe98326a1181ad7b618607b72b8046f04d5657aedd504baff6236aa78aea9e5
+# Content sha256: a7f91707a9515172bf86a926930149e0e48cb74ba0c2bd210a7a832665741aea
 
 """Wire models of ACP protocol v1.
 

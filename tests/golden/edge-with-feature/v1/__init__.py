@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 809111fc099cf1fd9d55acfba3f1efc761c4d919f6e26db74ce372e4ccac54ad
-# Content sha256: 911644023e0de34a37f9ef67c68a55839ecb439eded5577f82bb4368c5418f96
+# Inputs sha256: 4cd1dbd03785437217da6570c32fdb5117d2ef08ec7a1a8eb48fecc1087c9347
+# Content sha256: 723d265857c6efe98ca84a42a87f2424ca3c4f76b9c7d375399d861e58224063
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 6fb9e49a194fb415e4626e7cf1b752cf320eb4f5b88774479befe6425a3a01eb
-# Content sha256: fdaced267789619d26b51716dba6f0df4eddbb63f4c2e512dcbe79fb3d5d92a7
+# Inputs sha256: 739b926773d587c46cb324954dd4629452e97a6b73ff95b086a3334b41f142ae
+# Content sha256: 0281eaf495fcec49806f9ff76ab726122a1488c2e9ab698ebe42f5104d4b02f2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

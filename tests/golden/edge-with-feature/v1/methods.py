@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 8bd9b21a808e68f0319267cf6c60c712cdfe7e2f342cb0b7e4213bfeb4ed5b94
-# Content sha256: dc142052d132cebffd69d41321f72cbda5551c300a6f3f0f4ccdf8d0e31003d3
+# Inputs sha256: e3dd3393e2ec4647c1b422f98834f7de9a50a721e37eac29c19c4871eb364798
+# Content sha256: c999a99346aaf3e2d53806a4ab4d12877c180426c6c6e50f8ab359ac213ee795
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: b15393be4e103af68cd5ff101e627ff8cc46d7d821955cd76766d2dd49c2a9ed
-# Content sha256: cef0a02f9bcc16fe1103d9c4b904c3a6edbb2f5b9ffd1df8604bada96e25588c
+# Inputs sha256: 83ae5364a980ed2a7b39b6834399f88928b2a73a93fd383214c2f8ca6f06c9d7
+# Content sha256: 139153c48701e7134cd749336ce1755a19c86ad52ed2a39bdf9d7c59958deab5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7402a73f5d667ba11c5f62d774ab8618b0db4901cd666bdf4035145e72b4eddc
-# Content sha256: bf97d7db8518248f17b93aa95685ad2a27623ff2391d23db748306a51fff8db2
+# Inputs sha256: aa3891ae0c276c6b44a2755a71548944e2e2aa28e1194a7680b41ecbc052df47
+# Content sha256: b7c627a226a3250e138cc7dd407c886f5f7a5a8c80429098db929ae1ba785da9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

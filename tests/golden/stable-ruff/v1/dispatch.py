@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1a144886c3c3eff4694730f9e9cc58369fa526b781b1d320d9486774b2d7ded6
-# Content sha256: 1cfc97a47e7846012cb2a10ccf50b6f70acbcc9706543f7900c3297d1f2d59ca
+# Inputs sha256: be8d006aa1f745609709ee51bdc6ea2f781a03ce89ce2c505ca09058c6e78caf
+# Content sha256: 5b03193bc025ddd4d224d48799e9751f1546aea31b2f7b8c792378e89f7bac09
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f50973822c45c23543ef90921bdf2f076be1f38d80aaa0b03b288db2f9508860
-# Content sha256: 7647289d6b65676cf2382be90ae74d40f4a742d22071aa3a1c06e1c02c1e9c83
+# Inputs sha256: 3f9722b0431d5d11bf35e37b7c5d14eaafc170485baaa1fb9d7a3fab02891b89
+# Content sha256: addd52f358dc569dc0a6a1efb281c17401a3fa2a4b3f7d053895dabebf1df3c5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

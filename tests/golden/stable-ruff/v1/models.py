@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1f763afb613c1e505128725adfe541a2751d10a850cbdddf60dc5cf2b35ab7f3
-# Content sha256: 1188d3cc9a1e434d20f592153424b50958cc38622888deea726b1c6e555a3142
+# Inputs sha256: 9286cce8e2e7845af404cdffed111cbedd3e362663a3499c0fb372837a2d57c7
+# Content sha256: 0d5a8ba1773c250ac2eae9d009dedb1add864359f9e48607f4010aec15f4a4d2
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1722b196b3c9d27d860d979612982cd8778e8a756a6a3bf9328ba444a65c2f10
-# Content sha256: c61f47056814c1c3ce233817208286ae279f3fed970777527b2ccba80520aab4
+# Inputs sha256: f588b0a3129a161ad117577a91f73e9f0a03b7091b2bcee9098bcfa219936288
+# Content sha256: e0193f109130d07d7ccb637b8f8f6626df9cbcb1d50eb820dfd2ef842b7c9dcc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

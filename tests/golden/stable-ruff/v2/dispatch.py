@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0d7d2f6f47b99a743586c5adfc18ef6adc7308cc21be33b7e3da84a9be60c806
-# Content sha256: 84bc25115897c9a75efb7769020afbd199bbace3e5a7a3566120deb29c7258d1
+# Inputs sha256: 5b51073592db9645ed7935cea298ef37d36c651b852a80bb1d35072606db7492
+# Content sha256: 2daa437caaa3d3fee25a45b03cdace4cdd4a598dfe82102cff1e246945b42807
 
 """Method dispatch for the agent side of ACP protocol v2.
 

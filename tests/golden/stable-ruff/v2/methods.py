@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: aa3a69d539e3fabb89556811a91667c9bf3ddae84a05917bd07f4eaa775f5b3d
-# Content sha256: 9abf689664f96fe68a6a74d0df5d96219ab30cc81440e6c76ac70838be798d50
+# Inputs sha256: 36d8dfd7a3f0322af02e6aacc8596ddc08ab63854a2a3e4e629057f637a62757
+# Content sha256: db3801347e18527f23c051d4fe2b081ec5832ff70cad850412f4c6ac84814674
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0c04f9e4342230d5f723050e483e3b60826b6047248ab403764d04bdb95f356c
-# Content sha256: e054dec7778c7aa302534e8223ea466ff31cac6c3ebcaed6f40ff0a1486fa9ac
+# Inputs sha256: f8f85c6562d9cb6ca4d02ef381a47b4347b1d0fd0fa5d4022a62b5710037dd15
+# Content sha256: 44e30d200a0a722fe52ea1e3ca323ae2a5ab0eda0aeafb382f8e00d6361351ac
 
 """Wire models of ACP protocol v2.
 

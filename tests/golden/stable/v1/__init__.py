@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 600e4c1c1f9b7e5c8bc25204a3425686f9aa068f88ec10f2966e4663fb0ae2a0
-# Content sha256: 429530044e1f0eae16d3afa14584ccde9577a0c418ed4d058d05ba7bd48e2f37
+# Inputs sha256: 3efd67f0167b70a1561e628bf460544c731492454f02ced8673519f2c6becb75
+# Content sha256: 94fc3a470f66db211d4912e8ee284eaf2b7a025cb0f3e62b93b688fa2b7e8903
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

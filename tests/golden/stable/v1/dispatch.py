@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c41e2b5f7255f6953212b8aed74dc1f59fcfecf14ada61db9c253ce5b896f74
-# Content sha256: 98be4cf553b65705a7acd2b8a15a024293a57e384ec702ace0737760a0073fc8
+# Inputs sha256: a0b1a1d7746a79afed7bcbd50fc4dd85d0f16445f9276d6532d054e93def4a42
+# Content sha256: fa050a045fec2171f6606a1938c648b6081249f91bc098273ec8a21ad7c8d167
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: f5f8086736689a35ed72aa5acff4037d30227b4e850d45fea0e5b9cb7613be00
-# Content sha256: f4a4c1b0aa205f4d44d70139d7aca0dc26565dbe02d38f754a5048628f3d4773
+# Inputs sha256: 6df124689035c00ac3c22185cf527cd6c479ce93be8b2eb9f412df4b977bca06
+# Content sha256: 5faa35eed280f7b6c599bc2f63b98d05249ba9e14406931602fe047b2e645862
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 08cb056decb806f7c512b08d24fe0f2b4d601b9ef6598877f04497def4a34b5c
-# Content sha256: f05e34477b59bf7f3f3ad3326ea08a73589333f6c4d6e4c460c22f55f610a394
+# Inputs sha256: 71e0974616d2fb5254b798fc7a19f9c90a9041c6d1082addf3b5701f4ca6a877
+# Content sha256: 1306ebf86a07e4f460fb424137a9da1b8bf786b48758224da8edbcee7cd7045f
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b127a0cd0dc48c59589f8d09ff43d127d0453bdb0747d27eacb7beab89bd43c
-# Content sha256: f27149dccb05f194d92f5ac6965186dac7632c5700075837d1841f41ec4252a2
+# Inputs sha256: 3782934e42335d4ff4db9b246b8c61fef19d2c3091d959e52676b3a2b28aafb9
+# Content sha256: 5d9a117e93c17dac973bb41de6b7f502cf9ab1e5d79176859bf631f5a72a2fdc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: cf8a6b621321fa5e4fb6d3792ed4959e7d4d1b18a0cd5d4fb8fcba44388319b5
-# Content sha256: c509ec3df2249551073502c40fdc5b74421a7d4cf2da47f6c92c9a155d00de1a
+# Inputs sha256: 9fd056d9db50f835a1bfaa7283175a1916c04012edc9cc4635e6eb9338436653
+# Content sha256: 6c9a3cb731f2838fba8ab73d96d6c21df9ccce442bc8c92f680adb2820af66f7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

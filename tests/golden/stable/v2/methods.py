@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: c3588da851224e922e26f0c7da113c2d0a8d45a44f2cc75b0c8192b9206899c1
-# Content sha256: 5d02d781050bf411c92285467abf683de5e23e7eef43637a0c202281d31e4cc8
+# Inputs sha256: dd0244ba916afff0b619d350346a6693a895dc984a8ba444bd9b4884e14b34b9
+# Content sha256: 75ede069e4efe12bb1b02c24e6bba02dcb8e365172b1015d022680aa353b28be
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

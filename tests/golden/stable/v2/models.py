@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
 # Formatter: black, line length 88
-# Inputs sha256: e25b5d9e17a9ac32c26a0967908c5692ad501f566ef2c84baef452b0fedc77ef
-# Content sha256: 1ed3a2f6dc1ea0072733264caefb7c823acfa88f2c5ef7b12da5228b228a3b55
+# Inputs sha256: 71c9f4aa4c22da4ece95fd2492db03dbe9579538245640dd2f906e1ff98472f6
+# Content sha256: 4205d3c273646baebb0f067bd673439bc1b1eccfcf906182e57e5f50810e5851
 
 """Wire models of ACP protocol v2.
 
