@@ -2,13 +2,14 @@
 # Inputs:
 #   schema/v1/schema.json
 #   schema/v1/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cffd2070dc18d8d3537d1187c52b5045fdc7dbaa3bc5904b4ae2367783fe4b62
-# Content sha256: 90e2092ac0fab66166bc528abdbf8c289abf43543fbf043ce62853719522df4b
+# Inputs sha256: 90ac8f18da9b45d1ed175a16d045f3a8e3849de234c75afc115c8da742a99567
+# Content sha256: be22d832a29ab1d5224f09661287fe35bb6cba5f3958d237d661ad185aa62b86
 
 """Wire models of ACP protocol v1.
 
@@ -48,7 +49,15 @@ class AgentCapabilities(BaseModel):
         Field(alias="loadSession", description="Whether `session/load` is available."),
         Lenient(absent_on_error=True, default=False),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[
+        SessionCapabilities,
+        Field(
+            alias="sessionCapabilities",
+            description="Optional session-lifecycle methods.",
+            validate_default=True,
+        ),
+        Lenient(absent_on_error=True, default={}),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -151,7 +160,21 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={"loadSession": False, "sessionCapabilities": {}})] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[
+        AgentCapabilities,
+        Field(
+            alias="agentCapabilities",
+            description="What the agent supports.",
+            validate_default=True,
+        ),
+        Lenient(
+            absent_on_error=True,
+            default={"loadSession": False, "sessionCapabilities": {}},
+        ),
+    ] = {
+        "loadSession": False,
+        "sessionCapabilities": {},
+    }  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

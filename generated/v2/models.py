@@ -2,13 +2,14 @@
 # Inputs:
 #   schema/v2/schema.json
 #   schema/v2/meta.json
+#   templates/datamodel/TypeAliasType.jinja2
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4bb518608f1e1bb50d646b0b5cb30c5ccc00ecb0739e0f698666d453c430baf
-# Content sha256: 9215b9972b4bea5ec3de42e0f9661e3ce53d7eb093fd933214aa68b774847096
+# Inputs sha256: c80d9501206aaf70d3f19e9b69a3362a324f3feab227b959751020746d15a094
+# Content sha256: 20b2129b26dd65603b43a57a9fa620edf072e2d34b491aced1d7837461a43f44
 
 """Wire models of ACP protocol v2.
 
@@ -160,7 +161,11 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
+    capabilities: Annotated[
+        AgentCapabilities,
+        Field(description="What the agent supports.", validate_default=True),
+        Lenient(absent_on_error=True, default={}),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(

@@ -257,3 +257,40 @@ def test_the_collector_is_left_as_it_was(tmp_path: Path) -> None:
         gc.enable()
     pipeline.generate(ROOT / "schema", FEATURES, ROOT)
     assert gc.isenabled()
+
+
+def test_black_lays_out_ruffs_draft_reading_most_of_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """black reads its input a second time only when its first pass changed it; after ruff
+    format, nearly every piece already has black's layout."""
+    rendered = _rendered(monkeypatch)
+    monkeypatch.setattr(formatting, "_cores", lambda: 1)  # pieces laid out here, where they are seen
+    seen: list[tuple[str, str]] = []
+
+    def lay_out(source: str, line_length: int) -> str:
+        seen.append((source, _lay_out(source, line_length)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(formatting, "_lay_out", lay_out)
+    laid_out = format_modules(rendered, formatting.Style())
+    unchanged = sum(len(source) for source, out in seen if source == out)
+    assert unchanged >= 0.9 * sum(len(source) for source, _ in seen)
+    for name, text in laid_out.items():
+        assert _lay_out(text, 88) == text, name
+
+
+def test_where_ruff_and_black_differ_blacks_layout_keeps_ruffs_split() -> None:
+    """black leaves a long line that ends in a ``# type:`` comment as it is; ruff splits it,
+    with trailing commas black then keeps. Either way the result is black's own layout."""
+    line = (
+        "class M:\n"
+        "    capabilities: Annotated[Capabilities, Field(description='What the agent supports.',"
+        " validate_default=True)] = {}  # type: ignore[assignment]\n"
+    )
+    assert _lay_out(line, 88).count("\n") == 2  # black alone: still one long line
+    laid_out = format_modules({"m.py": line}, formatting.Style())["m.py"]
+    assert laid_out.splitlines()[1:4] == [
+        "    capabilities: Annotated[",
+        "        Capabilities,",
+        '        Field(description="What the agent supports.", validate_default=True),',
+    ]
+    assert _lay_out(laid_out, 88) == laid_out

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 15e741bab5613fdfe5f3fed5d6172c61d8b2a9557864a78d4e0a240554877998
-# Content sha256: 377748a47543a317238e986d0d6656e1c4c87a729b566fa439c12cf82ca6a29f
+# Inputs sha256: 901bfc89dd300343e2da91602b2da2d4bf1bbad4420aa35c7ec838cf82e14812
+# Content sha256: 3466b604ec3210981b93fa7df7bbc5b9da43ec41cea08b3fde47117570a69247
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

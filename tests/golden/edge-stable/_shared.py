@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 56faf6e00e8fa9f33cb7f19a84d6766178c972c97811a9b47ca2721dd7eb1547
-# Content sha256: 2bff51d908c002fb37581a50cdd0d1c0021f917e491faf68da030f0438c37896
+# Inputs sha256: 1ff27f3ef71e8ac8d2491be77437134cb02f491cd3e99a249414c412df6b8699
+# Content sha256: 5047b31e67531605b7e88ea5fa4936213c239787c51aa20d9ae793d7822f2205
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 17968772051bebd20225ebc51a39723dff7820384a1c9f9801eea2cf3eaa12ea
-# Content sha256: a38d81f1a7ed96ec89f0efc680bbe70687d8194d0de470bc2ae88d026567ae78
+# Inputs sha256: 1c8dda23afb66966ddfec03174c3faa11fc39a5f928be0ffe3a7d0f359a496ac
+# Content sha256: d3cfaf33e262819f48ad79eb8200730ad96c1ae66cdd28978acae38b85d4b94f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

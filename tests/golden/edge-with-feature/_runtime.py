@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 121c0f2e801aebda9019a7c31146a4fed1e1caae661e02ec864773d7eedb6759
-# Content sha256: d7ad00592aae9063fd553b1d9f9a8aa340abcb73fa671734089b24d73fdf957c
+# Inputs sha256: 2fdcdb2ef2f14c51510ecd74cd89256b81d142fa1efc45f2a6b2fe6a7b2e64a7
+# Content sha256: 35eb49b2ca2a95143c952020d285ec942f11c7d1a018e97a06bc5d6bcac49773
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

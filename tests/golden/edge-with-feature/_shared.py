@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e3a6cc579a2d7c80623d36161345326fec73cc311659e375a99504d8aaa48859
-# Content sha256: 7340cb5cb42f268e19d6f681843f517e7664cf7d37630d397cdc2d6641783968
+# Inputs sha256: 74eeb54ee89eb25ad380b479fea04c93a83595579c6dea610884a73ba1cdc6aa
+# Content sha256: a4793d0118b1f0dd0bd554bf5e1ad24d85ee3e5f9fe5aadf62ac5f8e8b8ef100
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 30e5ec5f4ce10042983dd632cda2f7a32cfdc43dbf046891e51ed80cd50706b1
-# Content sha256: 2f6707cfaddbdff9d9a91ed7d4f816973ef3017527a94d486226c3f45127a656
+# Inputs sha256: 8404f4030a6fc30e31ba60a651ebe7a30bbed91bebdb1deb8bcdea67556fd945
+# Content sha256: 621e9507fb281d72446072c4469e76c72bf814b769a2fd7a23b2fc55a6ee407d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f138f6961fd5b318acf14126330f861b84c385cddd2212cb90b2d3ff21ba0ac6
-# Content sha256: 761b0e4c93d42826aa97880dc770fdd12b5810623d0d03053b1a9037fa75cc70
+# Inputs sha256: 70e33ab79c5b19ebb04de6e8ba1e7463da3f4e950dbddabb56b8d789adf54331
+# Content sha256: 92fb151aa32aca285ba0a81705b1f54e9a62adb59aee782dc5ccf2c89dc4da11
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bd2f6fa2916421a9c295c5714e798b9da7ef451769d2dd0cfe0cc6277c74a7ff
-# Content sha256: 03cdb6c99abf491c51c2ede190fe39c56eacaf7c4021d87b5432309ab6ea9675
+# Inputs sha256: fb269db8729dfcf4b55efdbc248416b4003960c1fb1ffab605c8cee0142bc551
+# Content sha256: 7997f9f3f3700ab8ece679cba819151ed83a39c048b88e1273ceef02c88f9189
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 32cdcc5e68aae0aa8195c93715f3b5f67da60eac54e62d854b92d678768b7751
-# Content sha256: 4c6d3c9771590eddd3e7741d9902a35ec349f8a3405b8c72f7cf21d9136db6cc
+# Inputs sha256: f06784d6e744fb84b18c72528cf522dcf659a41e14ee5419ed3ecc5c1d24dcc2
+# Content sha256: d0d765f10226f89a21f92fdcdd8493970083759b6cf163cecf204aa41d117f88
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9296bb3b274c6efd624b6bfe859d382da88c6ad97905d0d2869c389b9aeef2de
-# Content sha256: 56a1fc0cbdfd6052916345b1d331987e3e0904d7041bd682c69a43b24e52e678
+# Inputs sha256: 849f5066962b3c4483cadd60a87028cfb48483177ec5f5108669dbc075979eff
+# Content sha256: 889d57a589a26e059d8f5c5fa5fcb7cec19d6d207c417641988f8e4e1a06f819
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_convert_runtime.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fd4f8985eda80128f8521b025368e086fa1590e63f4d78ba825842b06f456dcc
-# Content sha256: a15bae48d80576d7b4c3487c6b4819dec65f5697cfa5bdacdcbdcd2d0fd768c7
+# Inputs sha256: c814b462c34a1b92a6ace628f0dba2c839abf13bb21699f74a7a8217917f9380
+# Content sha256: c7c1618fef8ce6e44141fccc9d8d8de76cae6e7d04c89c6e47ce9617fe30194d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 429b58d528715c9e1f963283224be3216b7ad811df5abae35dd68d810fd95b38
-# Content sha256: a8f320629500b8d277fb7743ebe3b5962e9a024169e46ee0280caf8e6d61134a
+# Inputs sha256: 98520496cb30299e0e2f2e7fa738d5ab867707cdb4ebcf2c729a864b546af7b6
+# Content sha256: 74b360e3cf2766b4a7254d2eda82b2da7f1ba880e9656592b17b6599a426782a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

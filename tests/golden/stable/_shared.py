@@ -6,10 +6,10 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8ca525eb3c59b20e1342b655bb2a71be1760372934db5f9b2a7cc27edd2c5751
-# Content sha256: 1eb56e8af1c0bfc0213cfa325f2768f92bae3539f60120fc9ded29a0268b6126
+# Inputs sha256: 3c97d763a98e90c73e6e71782511c0ccd72e5b67b697531b3d5fc946540915f4
+# Content sha256: 2e3c85b733b3b22cc846637839a832a09862b0ce5febed04cc47285b1dd5febe
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

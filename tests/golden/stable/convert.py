@@ -7,10 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 992a502abaa22119563ed401dbe7e79fd43009d745098fb1feb473e1705d3725
-# Content sha256: 56395c762c1c8ab8e422364fc11c7661b66db69ba3b34c8b692fb5ac4670c444
+# Inputs sha256: 27c838d618f3e1a029520d9aa44754ecb9a1a80c8d641ed98f8be5390a0722d1
+# Content sha256: 2b7fc68ac5ec8d047786df14d452fc7f7a98d5dc7ee0492692e1f44e67b474db
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

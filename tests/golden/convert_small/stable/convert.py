@@ -7,10 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: beb938a38d35573a4517d4df27347d260a469a13e26b73c48b7abb9f7ce0c052
-# Content sha256: 3863d84ee1f45761cff952e7cffd7fc6771f47e2632e1fac2592302890bc71c4
+# Inputs sha256: 408998711aac5fed488b3a7bf155db7aa41b0f14bfe79d1d7dc56794e31b94d9
+# Content sha256: 2986cb8d4cc6cb07a7f398658c312992abf7ec64183ddebcc1ec7edb0ae60393
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

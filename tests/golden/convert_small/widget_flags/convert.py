@@ -7,10 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: widget_flags
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b96e217fd50b474d10cdd498369b4c55e29771f7c6a8600b5a0e7e08a1ea7ba6
-# Content sha256: 82427c603e1345520ef1d9d3f9b5b60f9576ae6c5c34054daf897ab9d31412ab
+# Inputs sha256: 8cadb86e04892fc00a3f8b3384438596cbf72e914e90239f20a621608afa61f7
+# Content sha256: d6b424d0957c9dc07d3d1b5e9ac6beddd0c9a524d3b2b0c439d4e22fdd499a42
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a8f8b535f588d4bd0273581b3f03282cb4b2bf9bbfd02280f74c916f2ecde88e
-# Content sha256: 0c53737abacc62bbb41c95d6b0d8ff7cd5a7944dce0ee57132469144d01b22fe
+# Inputs sha256: a71aa96bdcc40bb5d08e9299e95fc08b1124a2de521a476dae1b5aaebfd6ddee
+# Content sha256: e3e8eb870a04253de86bf792c937d40317556a793ee366d3edbe601eeda67523
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

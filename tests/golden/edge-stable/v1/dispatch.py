@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 53d5d401f1b4a19d4fed5654187a766fdf1b50653418eda8300f438a7d5a98c5
-# Content sha256: eb9f16797d5d68987b7674433f92d68b52e7016d43d14622439b937c8000d4ed
+# Inputs sha256: c8ef79ad3f38ae6ef768f2cbcbb8497cbc16c01350b242210fe27b87a434224b
+# Content sha256: 5ab8bd20335e44dc650f57ba2323c291b69dab8d7dd1e7b4e51109d2f54b9119
 
 """Method dispatch for the agent side of ACP protocol v1.
 

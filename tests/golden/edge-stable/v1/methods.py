@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 119d82c85a29d6d47fcd622e384df9975bd11c86817ee383c472ae3e1d3d74cf
-# Content sha256: 88968107ad0ca8e7fccc8790451e18465c67e7671f27a1981986a2aff7f08b5e
+# Inputs sha256: 46e46689ca98f73c1f89da59958a40018e30465240c89051c239f0b265a5c604
+# Content sha256: 93ef08a61d213e6c465f8fbc859cf6937363beda0814185a60fabac387b695b3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3fe98326a1181ad7b618607b72b8046f04d5657aedd504baff6236aa78aea9e5
-# Content sha256: a7f91707a9515172bf86a926930149e0e48cb74ba0c2bd210a7a832665741aea
+# Inputs sha256: 0c608b6f3dfbbe9bbbecc0366116f88e1194e95fc26e7e3065b3410f82a3fdfc
+# Content sha256: 742ae861884723fd7209e6115669fb7ab88ad17c1297a08257b4189d93bea88d
 
 """Wire models of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4cd1dbd03785437217da6570c32fdb5117d2ef08ec7a1a8eb48fecc1087c9347
-# Content sha256: 723d265857c6efe98ca84a42a87f2424ca3c4f76b9c7d375399d861e58224063
+# Inputs sha256: e5cd3f01817ae8493eaa7efd55a9c0dcdb1c4d45d27dd073785d1a0b731779d8
+# Content sha256: 428edd456e0736a05cb031c379b5518c1a7525105ceca2055f6f147f0b02a54c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

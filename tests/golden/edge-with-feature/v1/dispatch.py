@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 739b926773d587c46cb324954dd4629452e97a6b73ff95b086a3334b41f142ae
-# Content sha256: 0281eaf495fcec49806f9ff76ab726122a1488c2e9ab698ebe42f5104d4b02f2
+# Inputs sha256: 0e13374d276178d11010d6d2f4a7d2adb3ad1695c53e00e8a908d65318abae76
+# Content sha256: 6e4d6f31409de487bff4c34262ad394f740c7fdc0208b9e76fe56146208a32b6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

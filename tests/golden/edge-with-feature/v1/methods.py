@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e3dd3393e2ec4647c1b422f98834f7de9a50a721e37eac29c19c4871eb364798
-# Content sha256: c999a99346aaf3e2d53806a4ab4d12877c180426c6c6e50f8ab359ac213ee795
+# Inputs sha256: 1a5a98b6f07cd50309e276e6902779dc74d5bc29088244033342c5ee937fbb75
+# Content sha256: 551eb326bb943cb71730e9959592b84582d2dfa16525395cb59a84c3c07a222c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

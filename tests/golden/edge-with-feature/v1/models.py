@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 83ae5364a980ed2a7b39b6834399f88928b2a73a93fd383214c2f8ca6f06c9d7
-# Content sha256: 139153c48701e7134cd749336ce1755a19c86ad52ed2a39bdf9d7c59958deab5
+# Inputs sha256: f5aa05af4d368f54d7ec4a73e26be067a6e28fdec5d2bb1060a600f1d35d3e17
+# Content sha256: 0424459ccef05d66b240ec30404714ce9435fab0c009a2127a8fcb1fff9a283c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: aa3891ae0c276c6b44a2755a71548944e2e2aa28e1194a7680b41ecbc052df47
-# Content sha256: b7c627a226a3250e138cc7dd407c886f5f7a5a8c80429098db929ae1ba785da9
+# Inputs sha256: 9cf7f67ffb3a7cd3f76388779eaf3145b50b4ca8813107c444c9323ba3021626
+# Content sha256: 5e427b116bde379c4bad86980ae85ea61110e13ca199bca6aaf3bcd1bddc1fc0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

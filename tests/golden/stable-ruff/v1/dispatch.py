@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: be8d006aa1f745609709ee51bdc6ea2f781a03ce89ce2c505ca09058c6e78caf
-# Content sha256: 5b03193bc025ddd4d224d48799e9751f1546aea31b2f7b8c792378e89f7bac09
+# Inputs sha256: 70b1d20b095adc95897cc3162cec5188efa4d80c88c05e37bebde905e7a43667
+# Content sha256: cbf279cfd17b88d8d1cc158e6497425cb1d414da370de69d29c6194fb767fe00
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3f9722b0431d5d11bf35e37b7c5d14eaafc170485baaa1fb9d7a3fab02891b89
-# Content sha256: addd52f358dc569dc0a6a1efb281c17401a3fa2a4b3f7d053895dabebf1df3c5
+# Inputs sha256: 5abf28e6ec4b735468a8a6fd2db3fb69b4cbe00c0dab44bd16e0b358ea471955
+# Content sha256: f62f49ec08e46e6dfd425d82afc8ea52547242a4bb6cf86a1d2b0cb9c4a783e7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

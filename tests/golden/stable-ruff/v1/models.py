@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9286cce8e2e7845af404cdffed111cbedd3e362663a3499c0fb372837a2d57c7
-# Content sha256: 0d5a8ba1773c250ac2eae9d009dedb1add864359f9e48607f4010aec15f4a4d2
+# Inputs sha256: 77e58bfe224e106a4d1cb4f818f83185ccf7b3ef6b5e4ce6cf1953c48e3a5f24
+# Content sha256: 431f9a293fcdec6e9b63a2a422e3db84ec191c408c231eb17e3efb2f492e64f6
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f588b0a3129a161ad117577a91f73e9f0a03b7091b2bcee9098bcfa219936288
-# Content sha256: e0193f109130d07d7ccb637b8f8f6626df9cbcb1d50eb820dfd2ef842b7c9dcc
+# Inputs sha256: 4312114f9ffd0a80c0f0e86c765e6f5c1c112dfdc3e97311f74e659fa2fc3771
+# Content sha256: 1a939db57991695dc53236c6a72b6e30244747478c665b0d0559540b8477da18
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

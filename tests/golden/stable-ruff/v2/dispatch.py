@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5b51073592db9645ed7935cea298ef37d36c651b852a80bb1d35072606db7492
-# Content sha256: 2daa437caaa3d3fee25a45b03cdace4cdd4a598dfe82102cff1e246945b42807
+# Inputs sha256: 4af2ae6f40f63cbdd94e7253f488d48e5184e97caaf40abf1debf3381d646d46
+# Content sha256: 5355bbf7f6535b21d754928a44e339dbed5009481694ac421e27dfeb48cd6a1d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

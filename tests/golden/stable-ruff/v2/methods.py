@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36d8dfd7a3f0322af02e6aacc8596ddc08ab63854a2a3e4e629057f637a62757
-# Content sha256: db3801347e18527f23c051d4fe2b081ec5832ff70cad850412f4c6ac84814674
+# Inputs sha256: 7ada7b5289f11c25cbb4442ae3066605395d7303b894f0bd0c557739da4ea519
+# Content sha256: e5770c7ec56ed5f77d7c5e6a77457b3a48f841fce9ed64d74fb073fc4ca1e3da
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

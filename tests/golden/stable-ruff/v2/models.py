@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f8f85c6562d9cb6ca4d02ef381a47b4347b1d0fd0fa5d4022a62b5710037dd15
-# Content sha256: 44e30d200a0a722fe52ea1e3ca323ae2a5ab0eda0aeafb382f8e00d6361351ac
+# Inputs sha256: 1d23e567b6f4fc217f7d15b1a6605cb7ee3b50662e4e5698fdc62ecb91399553
+# Content sha256: 7f232fe4fa19da3779789657989d1ee8cea4a23eb7f63ec4dabb07f402930f03
 
 """Wire models of ACP protocol v2.
 

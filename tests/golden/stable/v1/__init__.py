@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3efd67f0167b70a1561e628bf460544c731492454f02ced8673519f2c6becb75
-# Content sha256: 94fc3a470f66db211d4912e8ee284eaf2b7a025cb0f3e62b93b688fa2b7e8903
+# Inputs sha256: b9d45908e1369b51c77cac55efba6acb584370fde7bbdb107a7190e9bb507552
+# Content sha256: 8d668684ad78d09b53c961915fa6b1d84aefa0dc5a5a95d91da91dadc17cce02
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a0b1a1d7746a79afed7bcbd50fc4dd85d0f16445f9276d6532d054e93def4a42
-# Content sha256: fa050a045fec2171f6606a1938c648b6081249f91bc098273ec8a21ad7c8d167
+# Inputs sha256: 958f46c2ca61e3499ee6324da8b788dc70c2f8737988d6294806902deeecef4c
+# Content sha256: 302bb17f358b82be8042376ac37541e00c90f92bdc7d606ab3bc95bfc7385648
 
 """Method dispatch for the agent side of ACP protocol v1.
 

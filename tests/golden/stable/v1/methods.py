@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6df124689035c00ac3c22185cf527cd6c479ce93be8b2eb9f412df4b977bca06
-# Content sha256: 5faa35eed280f7b6c599bc2f63b98d05249ba9e14406931602fe047b2e645862
+# Inputs sha256: 89787e2cc3ff5748a20dfdf776f3fce4e1f63da39522de7912f1b8bee1b868cc
+# Content sha256: 636a059ec1d8c1a41971acb31e8871c40d92242c31235bc5c4077facb4dbb1c1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

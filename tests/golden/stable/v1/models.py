@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71e0974616d2fb5254b798fc7a19f9c90a9041c6d1082addf3b5701f4ca6a877
-# Content sha256: 1306ebf86a07e4f460fb424137a9da1b8bf786b48758224da8edbcee7cd7045f
+# Inputs sha256: 96043a3e315b9f1af31835f865cc82362548194781a984fa157da9cc82f1b618
+# Content sha256: 698175e05ab9b46d4d9f55ec72300f5e0673b03e15ad307312ee5e1cc8e7596b
 
 """Wire models of ACP protocol v1.
 
@@ -49,7 +49,15 @@ class AgentCapabilities(BaseModel):
         Field(alias="loadSession", description="Whether `session/load` is available."),
         Lenient(absent_on_error=True, default=False),
     ] = False
-    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
+    session_capabilities: Annotated[
+        SessionCapabilities,
+        Field(
+            alias="sessionCapabilities",
+            description="Optional session-lifecycle methods.",
+            validate_default=True,
+        ),
+        Lenient(absent_on_error=True, default={}),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -105,7 +113,21 @@ class InitializeResponse(BaseModel):
             alias="protocolVersion", description="The version both sides will speak."
         ),
     ]
-    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={"loadSession": False, "sessionCapabilities": {}})] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    agent_capabilities: Annotated[
+        AgentCapabilities,
+        Field(
+            alias="agentCapabilities",
+            description="What the agent supports.",
+            validate_default=True,
+        ),
+        Lenient(
+            absent_on_error=True,
+            default={"loadSession": False, "sessionCapabilities": {}},
+        ),
+    ] = {
+        "loadSession": False,
+        "sessionCapabilities": {},
+    }  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3782934e42335d4ff4db9b246b8c61fef19d2c3091d959e52676b3a2b28aafb9
-# Content sha256: 5d9a117e93c17dac973bb41de6b7f502cf9ab1e5d79176859bf631f5a72a2fdc
+# Inputs sha256: 53ab2dd28b84c0eb78abe4a4d55969994401be8ec4c15c71b780c0b2452fcde8
+# Content sha256: 4f3f7e0417f1bd5011531acd16a7851e6308a31c908354e4cd410e9f9c1c352f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

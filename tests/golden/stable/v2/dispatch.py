@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9fd056d9db50f835a1bfaa7283175a1916c04012edc9cc4635e6eb9338436653
-# Content sha256: 6c9a3cb731f2838fba8ab73d96d6c21df9ccce442bc8c92f680adb2820af66f7
+# Inputs sha256: d4e91d7df5064794d1654727c3afd22955ab22f5db0dce51f08a38d6879b3527
+# Content sha256: 66ed97498362ed5e396af937bb1ae308bcfe07e6f1ff6f47e558ffe8a2f67329
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd0244ba916afff0b619d350346a6693a895dc984a8ba444bd9b4884e14b34b9
-# Content sha256: 75ede069e4efe12bb1b02c24e6bba02dcb8e365172b1015d022680aa353b28be
+# Inputs sha256: f61f76abfa2d9390cd0ac5517ef2077245b19bbdf8fd088a693eeeaab218635e
+# Content sha256: 8bdf380744d4472a6b245f582bb2ac4a388f43296c33a41eb1f1ed8e2df8237f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71c9f4aa4c22da4ece95fd2492db03dbe9579538245640dd2f906e1ff98472f6
-# Content sha256: 4205d3c273646baebb0f067bd673439bc1b1eccfcf906182e57e5f50810e5851
+# Inputs sha256: b4e2ffac25af2cafbdd9737fafa3b467d66810f500691dd8f507715322fbfb57
+# Content sha256: 65124614cbf24b36d15aa45ee2bf7adf0e9a2e12748153b3a95d8dd0a0703834
 
 """Wire models of ACP protocol v2.
 
@@ -114,7 +114,11 @@ class InitializeResponse(BaseModel):
     info: Annotated[
         Implementation, Field(description="Which agent program is answering.")
     ]
-    capabilities: Annotated[AgentCapabilities, Field(description="What the agent supports.", validate_default=True), Lenient(absent_on_error=True, default={})] = {}  # type: ignore[assignment]
+    capabilities: Annotated[
+        AgentCapabilities,
+        Field(description="What the agent supports.", validate_default=True),
+        Lenient(absent_on_error=True, default={}),
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
