@@ -7,10 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0da576865f38686d1afb8e8bb982859bd2c98e87d8c326771cd1b7640fb593a9
-# Content sha256: 1158789ee92013b0966856563ebf258a122068bd0a25c229c2a69e5e1d9d937a
+# Inputs sha256: 218d9750601aed98bdb3282d5149c05c85e2e4ef588581a633b6df50a4147500
+# Content sha256: e5c441f670abf498b482e5a82382e643aec68856c710db46229ea8ffb76991d8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -60,9 +60,7 @@ class _V1ToV2AgentCapabilities(_Converter):
     f_session_capabilities: _V1ToV2SessionCapabilities = Field(
         _ABSENT, validation_alias="sessionCapabilities", serialization_alias="session"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2AgentCapabilities:
@@ -77,41 +75,29 @@ class _V1ToV2AgentCapabilities(_Converter):
 class _V1ToV2ArchiveSessionRequest(_Converter):
     """``ArchiveSessionRequest`` (v1) as ``ArchiveSessionRequest`` (v2)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2ArchiveSessionResponse(_Converter):
     """``ArchiveSessionResponse`` (v1) as ``ArchiveSessionResponse`` (v2)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2Implementation(_Converter):
     """``Implementation`` (v1) as ``Implementation`` (v2)."""
 
-    f_name: str = Field(validation_alias="name", serialization_alias="name")
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_version: str = Field(validation_alias="version", serialization_alias="version")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_name: str = Field(alias="name")
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_version: str = Field(alias="version")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2InitializeResponse(_Converter):
     """``InitializeResponse`` (v1) as ``InitializeResponse`` (v2)."""
 
-    f_protocol_version: int = Field(
-        validation_alias="protocolVersion", serialization_alias="protocolVersion"
-    )
+    f_protocol_version: int = Field(alias="protocolVersion")
     f_agent_capabilities: _V1ToV2AgentCapabilities = Field(
         _ABSENT,
         validation_alias="agentCapabilities",
@@ -120,9 +106,7 @@ class _V1ToV2InitializeResponse(_Converter):
     f_agent_info: _V1ToV2Implementation | None = Field(
         _ABSENT, validation_alias="agentInfo", serialization_alias="info"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2InitializeResponse:
@@ -143,40 +127,26 @@ class _V1ToV2InitializeResponse(_Converter):
 class _V1ToV2ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v1) as ``ListSessionsRequest`` (v2)."""
 
-    f_cwd: _AbsolutePathIn | None = Field(
-        _ABSENT, validation_alias="cwd", serialization_alias="cwd"
-    )
-    f_cursor: str | None = Field(
-        _ABSENT, validation_alias="cursor", serialization_alias="cursor"
-    )
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
+    f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_archived: Literal["exclude", "include", "only"] | str | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
+        _ABSENT, alias="archived"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2ListSessionsResponse(_Converter):
     """``ListSessionsResponse`` (v1) as ``ListSessionsResponse`` (v2)."""
 
-    f_sessions: list[_V1ToV2SessionInfo] = Field(
-        validation_alias="sessions", serialization_alias="sessions"
-    )
-    f_next_cursor: str | None = Field(
-        _ABSENT, validation_alias="nextCursor", serialization_alias="nextCursor"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_sessions: list[_V1ToV2SessionInfo] = Field(alias="sessions")
+    f_next_cursor: str | None = Field(_ABSENT, alias="nextCursor")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionArchiveCapabilities(_Converter):
     """``SessionArchiveCapabilities`` (v1) as ``SessionArchiveCapabilities`` (v2)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionCapabilities(_Converter):
@@ -185,9 +155,7 @@ class _V1ToV2SessionCapabilities(_Converter):
     f_list: _V1ToV2SessionListCapabilities | None = Field(
         _ABSENT, validation_alias="list", exclude=True
     )
-    f_delete: _V1ToV2SessionDeleteCapabilities | None = Field(
-        _ABSENT, validation_alias="delete", serialization_alias="delete"
-    )
+    f_delete: _V1ToV2SessionDeleteCapabilities | None = Field(_ABSENT, alias="delete")
     f_resume: dict[str, Any] | None = Field(
         _ABSENT, validation_alias="resume", exclude=True
     )
@@ -195,11 +163,9 @@ class _V1ToV2SessionCapabilities(_Converter):
         _ABSENT, validation_alias="close", exclude=True
     )
     f_archive: _V1ToV2SessionArchiveCapabilities | None = Field(
-        _ABSENT, validation_alias="archive", serialization_alias="archive"
+        _ABSENT, alias="archive"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2SessionCapabilities:
@@ -221,101 +187,63 @@ class _V1ToV2SessionCapabilities(_Converter):
 class _V1ToV2SessionDeleteCapabilities(_Converter):
     """``SessionDeleteCapabilities`` (v1) as ``SessionDeleteCapabilities`` (v2)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionInfo(_Converter):
     """``SessionInfo`` (v1) as ``SessionInfo`` (v2)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_cwd: _AbsolutePathIn = Field(validation_alias="cwd", serialization_alias="cwd")
+    f_session_id: str = Field(alias="sessionId")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
     f_additional_directories: list[_AbsolutePathIn] = Field(
-        _ABSENT,
-        validation_alias="additionalDirectories",
-        serialization_alias="additionalDirectories",
+        _ABSENT, alias="additionalDirectories"
     )
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_archived: bool | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_archived: bool | None = Field(_ABSENT, alias="archived")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2)."""
 
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_archived: bool | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_archived: bool | None = Field(_ABSENT, alias="archived")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionListCapabilities(_Converter):
     """``SessionListCapabilities`` (v1) as ``SessionListCapabilities`` (v2)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionNotification(_Converter):
     """``SessionNotification`` (v1) as ``UpdateSessionNotification`` (v2)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_update: _V1ToV2SessionUpdate = Field(
-        validation_alias="update", serialization_alias="update"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_update: _V1ToV2SessionUpdate = Field(alias="update")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
-    f_session_update: Literal["session_info_update"] = Field(
-        validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
+    f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
 
 
 class _V1ToV2UnarchiveSessionRequest(_Converter):
     """``UnarchiveSessionRequest`` (v1) as ``UnarchiveSessionRequest`` (v2)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2UnarchiveSessionResponse(_Converter):
     """``UnarchiveSessionResponse`` (v1) as ``UnarchiveSessionResponse`` (v2)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1AgentCapabilities(_Converter):
@@ -324,9 +252,7 @@ class _V2ToV1AgentCapabilities(_Converter):
     f_session: _V2ToV1SessionCapabilities | None = Field(
         _ABSENT, validation_alias="session", serialization_alias="sessionCapabilities"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1AgentCapabilities:
@@ -347,41 +273,29 @@ class _V2ToV1AgentCapabilities(_Converter):
 class _V2ToV1ArchiveSessionRequest(_Converter):
     """``ArchiveSessionRequest`` (v2) as ``ArchiveSessionRequest`` (v1)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1ArchiveSessionResponse(_Converter):
     """``ArchiveSessionResponse`` (v2) as ``ArchiveSessionResponse`` (v1)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1Implementation(_Converter):
     """``Implementation`` (v2) as ``Implementation`` (v1)."""
 
-    f_name: str = Field(validation_alias="name", serialization_alias="name")
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_version: str = Field(validation_alias="version", serialization_alias="version")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_name: str = Field(alias="name")
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_version: str = Field(alias="version")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1InitializeResponse(_Converter):
     """``InitializeResponse`` (v2) as ``InitializeResponse`` (v1)."""
 
-    f_protocol_version: int = Field(
-        validation_alias="protocolVersion", serialization_alias="protocolVersion"
-    )
+    f_protocol_version: int = Field(alias="protocolVersion")
     f_capabilities: _V2ToV1AgentCapabilities = Field(
         _ABSENT,
         validation_alias="capabilities",
@@ -390,9 +304,7 @@ class _V2ToV1InitializeResponse(_Converter):
     f_info: _V2ToV1Implementation = Field(
         validation_alias="info", serialization_alias="agentInfo"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1InitializeResponse:
@@ -412,54 +324,36 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(
-        _ABSENT, validation_alias="cwd", serialization_alias="cwd"
-    )
-    f_cursor: str | None = Field(
-        _ABSENT, validation_alias="cursor", serialization_alias="cursor"
-    )
+    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_archived: Literal["exclude", "include", "only"] | str | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
+        _ABSENT, alias="archived"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1ListSessionsResponse(_Converter):
     """``ListSessionsResponse`` (v2) as ``ListSessionsResponse`` (v1)."""
 
-    f_sessions: list[_V2ToV1SessionInfo] = Field(
-        validation_alias="sessions", serialization_alias="sessions"
-    )
-    f_next_cursor: str | None = Field(
-        _ABSENT, validation_alias="nextCursor", serialization_alias="nextCursor"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_sessions: list[_V2ToV1SessionInfo] = Field(alias="sessions")
+    f_next_cursor: str | None = Field(_ABSENT, alias="nextCursor")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionArchiveCapabilities(_Converter):
     """``SessionArchiveCapabilities`` (v2) as ``SessionArchiveCapabilities`` (v1)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionCapabilities(_Converter):
     """``SessionCapabilities`` (v2) as ``SessionCapabilities`` (v1)."""
 
-    f_delete: _V2ToV1SessionDeleteCapabilities | None = Field(
-        _ABSENT, validation_alias="delete", serialization_alias="delete"
-    )
+    f_delete: _V2ToV1SessionDeleteCapabilities | None = Field(_ABSENT, alias="delete")
     f_archive: _V2ToV1SessionArchiveCapabilities | None = Field(
-        _ABSENT, validation_alias="archive", serialization_alias="archive"
+        _ABSENT, alias="archive"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1SessionCapabilities:
@@ -487,101 +381,61 @@ class _V2ToV1SessionCapabilities(_Converter):
 class _V2ToV1SessionDeleteCapabilities(_Converter):
     """``SessionDeleteCapabilities`` (v2) as ``SessionDeleteCapabilities`` (v1)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_cwd: str = Field(validation_alias="cwd", serialization_alias="cwd")
-    f_additional_directories: list[str] = Field(
-        _ABSENT,
-        validation_alias="additionalDirectories",
-        serialization_alias="additionalDirectories",
-    )
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_archived: bool | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_cwd: str = Field(alias="cwd")
+    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
+    f_archived: bool | None = Field(_ABSENT, alias="archived")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v2) as ``SessionInfoUpdate`` (v1)."""
 
-    f_title: str | None = Field(
-        _ABSENT, validation_alias="title", serialization_alias="title"
-    )
-    f_updated_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_archived: bool | None = Field(
-        _ABSENT, validation_alias="archived", serialization_alias="archived"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
+    f_archived: bool | None = Field(_ABSENT, alias="archived")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionListCapabilities(_Converter):
     """``SessionListCapabilities`` (v2) as ``SessionListCapabilities`` (v1)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionUpdateSessionInfoUpdate(_V2ToV1SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v2) as ``SessionUpdateSessionInfoUpdate`` (v1)."""
 
-    f_session_update: Literal["session_info_update"] = Field(
-        validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
+    f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
 
 
 class _V2ToV1UnarchiveSessionRequest(_Converter):
     """``UnarchiveSessionRequest`` (v2) as ``UnarchiveSessionRequest`` (v1)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1UnarchiveSessionResponse(_Converter):
     """``UnarchiveSessionResponse`` (v2) as ``UnarchiveSessionResponse`` (v1)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1UpdateSessionNotification(_Converter):
     """``UpdateSessionNotification`` (v2) as ``SessionNotification`` (v1)."""
 
-    f_session_id: str = Field(
-        validation_alias="sessionId", serialization_alias="sessionId"
-    )
-    f_update: _V2ToV1SessionUpdate = Field(
-        validation_alias="update", serialization_alias="update"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_update: _V2ToV1SessionUpdate = Field(alias="update")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 _V1ToV2SessionUpdate: TypeAlias = _V1ToV2SessionUpdateSessionInfoUpdate

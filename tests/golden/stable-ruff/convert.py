@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 849f5066962b3c4483cadd60a87028cfb48483177ec5f5108669dbc075979eff
-# Content sha256: 889d57a589a26e059d8f5c5fa5fcb7cec19d6d207c417641988f8e4e1a06f819
+# Inputs sha256: 8581f06ca7c43d16ff3655b69169c8a303e38106b716215be121e093d56f44ed
+# Content sha256: 2ee5fcbebf6ee76f65a96d754c5231a8b0a66e866d5a8c5c54cafcdf01996022
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -58,9 +58,7 @@ class _V1ToV2AgentCapabilities(_Converter):
     f_session_capabilities: _V1ToV2SessionCapabilities = Field(
         _ABSENT, validation_alias="sessionCapabilities", serialization_alias="session"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2AgentCapabilities:
@@ -75,29 +73,23 @@ class _V1ToV2AgentCapabilities(_Converter):
 class _V1ToV2Implementation(_Converter):
     """``Implementation`` (v1) as ``Implementation`` (v2)."""
 
-    f_name: str = Field(validation_alias="name", serialization_alias="name")
-    f_title: str | None = Field(_ABSENT, validation_alias="title", serialization_alias="title")
-    f_version: str = Field(validation_alias="version", serialization_alias="version")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_name: str = Field(alias="name")
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_version: str = Field(alias="version")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2InitializeResponse(_Converter):
     """``InitializeResponse`` (v1) as ``InitializeResponse`` (v2)."""
 
-    f_protocol_version: int = Field(
-        validation_alias="protocolVersion", serialization_alias="protocolVersion"
-    )
+    f_protocol_version: int = Field(alias="protocolVersion")
     f_agent_capabilities: _V1ToV2AgentCapabilities = Field(
         _ABSENT, validation_alias="agentCapabilities", serialization_alias="capabilities"
     )
     f_agent_info: _V1ToV2Implementation | None = Field(
         _ABSENT, validation_alias="agentInfo", serialization_alias="info"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2InitializeResponse:
@@ -118,27 +110,17 @@ class _V1ToV2InitializeResponse(_Converter):
 class _V1ToV2ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v1) as ``ListSessionsRequest`` (v2)."""
 
-    f_cwd: _AbsolutePathIn | None = Field(
-        _ABSENT, validation_alias="cwd", serialization_alias="cwd"
-    )
-    f_cursor: str | None = Field(_ABSENT, validation_alias="cursor", serialization_alias="cursor")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
+    f_cursor: str | None = Field(_ABSENT, alias="cursor")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2ListSessionsResponse(_Converter):
     """``ListSessionsResponse`` (v1) as ``ListSessionsResponse`` (v2)."""
 
-    f_sessions: list[_V1ToV2SessionInfo] = Field(
-        validation_alias="sessions", serialization_alias="sessions"
-    )
-    f_next_cursor: str | None = Field(
-        _ABSENT, validation_alias="nextCursor", serialization_alias="nextCursor"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_sessions: list[_V1ToV2SessionInfo] = Field(alias="sessions")
+    f_next_cursor: str | None = Field(_ABSENT, alias="nextCursor")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionCapabilities(_Converter):
@@ -147,79 +129,55 @@ class _V1ToV2SessionCapabilities(_Converter):
     f_list: _V1ToV2SessionListCapabilities | None = Field(
         _ABSENT, validation_alias="list", exclude=True
     )
-    f_delete: _V1ToV2SessionDeleteCapabilities | None = Field(
-        _ABSENT, validation_alias="delete", serialization_alias="delete"
-    )
+    f_delete: _V1ToV2SessionDeleteCapabilities | None = Field(_ABSENT, alias="delete")
     f_resume: dict[str, Any] | None = Field(_ABSENT, validation_alias="resume", exclude=True)
     f_close: dict[str, Any] | None = Field(_ABSENT, validation_alias="close", exclude=True)
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionDeleteCapabilities(_Converter):
     """``SessionDeleteCapabilities`` (v1) as ``SessionDeleteCapabilities`` (v2)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionInfo(_Converter):
     """``SessionInfo`` (v1) as ``SessionInfo`` (v2)."""
 
-    f_session_id: str = Field(validation_alias="sessionId", serialization_alias="sessionId")
-    f_cwd: _AbsolutePathIn = Field(validation_alias="cwd", serialization_alias="cwd")
-    f_additional_directories: list[_AbsolutePathIn] = Field(
-        _ABSENT,
-        validation_alias="additionalDirectories",
-        serialization_alias="additionalDirectories",
-    )
-    f_title: str | None = Field(_ABSENT, validation_alias="title", serialization_alias="title")
-    f_updated_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(_ABSENT, alias="additionalDirectories")
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2)."""
 
-    f_title: str | None = Field(_ABSENT, validation_alias="title", serialization_alias="title")
-    f_updated_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionListCapabilities(_Converter):
     """``SessionListCapabilities`` (v1) as ``SessionListCapabilities`` (v2)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionNotification(_Converter):
     """``SessionNotification`` (v1) as ``UpdateSessionNotification`` (v2)."""
 
-    f_session_id: str = Field(validation_alias="sessionId", serialization_alias="sessionId")
-    f_update: _V1ToV2SessionUpdate = Field(validation_alias="update", serialization_alias="update")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_update: _V1ToV2SessionUpdate = Field(alias="update")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
-    f_session_update: Literal["session_info_update"] = Field(
-        validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
+    f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
 
 
 class _V2ToV1AgentCapabilities(_Converter):
@@ -228,9 +186,7 @@ class _V2ToV1AgentCapabilities(_Converter):
     f_session: _V2ToV1SessionCapabilities | None = Field(
         _ABSENT, validation_alias="session", serialization_alias="sessionCapabilities"
     )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1AgentCapabilities:
@@ -251,27 +207,21 @@ class _V2ToV1AgentCapabilities(_Converter):
 class _V2ToV1Implementation(_Converter):
     """``Implementation`` (v2) as ``Implementation`` (v1)."""
 
-    f_name: str = Field(validation_alias="name", serialization_alias="name")
-    f_title: str | None = Field(_ABSENT, validation_alias="title", serialization_alias="title")
-    f_version: str = Field(validation_alias="version", serialization_alias="version")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_name: str = Field(alias="name")
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_version: str = Field(alias="version")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1InitializeResponse(_Converter):
     """``InitializeResponse`` (v2) as ``InitializeResponse`` (v1)."""
 
-    f_protocol_version: int = Field(
-        validation_alias="protocolVersion", serialization_alias="protocolVersion"
-    )
+    f_protocol_version: int = Field(alias="protocolVersion")
     f_capabilities: _V2ToV1AgentCapabilities = Field(
         _ABSENT, validation_alias="capabilities", serialization_alias="agentCapabilities"
     )
     f_info: _V2ToV1Implementation = Field(validation_alias="info", serialization_alias="agentInfo")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1InitializeResponse:
@@ -291,36 +241,24 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, validation_alias="cwd", serialization_alias="cwd")
-    f_cursor: str | None = Field(_ABSENT, validation_alias="cursor", serialization_alias="cursor")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cursor: str | None = Field(_ABSENT, alias="cursor")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1ListSessionsResponse(_Converter):
     """``ListSessionsResponse`` (v2) as ``ListSessionsResponse`` (v1)."""
 
-    f_sessions: list[_V2ToV1SessionInfo] = Field(
-        validation_alias="sessions", serialization_alias="sessions"
-    )
-    f_next_cursor: str | None = Field(
-        _ABSENT, validation_alias="nextCursor", serialization_alias="nextCursor"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_sessions: list[_V2ToV1SessionInfo] = Field(alias="sessions")
+    f_next_cursor: str | None = Field(_ABSENT, alias="nextCursor")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionCapabilities(_Converter):
     """``SessionCapabilities`` (v2) as ``SessionCapabilities`` (v1)."""
 
-    f_delete: _V2ToV1SessionDeleteCapabilities | None = Field(
-        _ABSENT, validation_alias="delete", serialization_alias="delete"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_delete: _V2ToV1SessionDeleteCapabilities | None = Field(_ABSENT, alias="delete")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1SessionCapabilities:
@@ -341,66 +279,46 @@ class _V2ToV1SessionCapabilities(_Converter):
 class _V2ToV1SessionDeleteCapabilities(_Converter):
     """``SessionDeleteCapabilities`` (v2) as ``SessionDeleteCapabilities`` (v1)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
-    f_session_id: str = Field(validation_alias="sessionId", serialization_alias="sessionId")
-    f_cwd: str = Field(validation_alias="cwd", serialization_alias="cwd")
-    f_additional_directories: list[str] = Field(
-        _ABSENT,
-        validation_alias="additionalDirectories",
-        serialization_alias="additionalDirectories",
-    )
-    f_title: str | None = Field(_ABSENT, validation_alias="title", serialization_alias="title")
-    f_updated_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_cwd: str = Field(alias="cwd")
+    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v2) as ``SessionInfoUpdate`` (v1)."""
 
-    f_title: str | None = Field(_ABSENT, validation_alias="title", serialization_alias="title")
-    f_updated_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="updatedAt", serialization_alias="updatedAt"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_title: str | None = Field(_ABSENT, alias="title")
+    f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionListCapabilities(_Converter):
     """``SessionListCapabilities`` (v2) as ``SessionListCapabilities`` (v1)."""
 
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1SessionUpdateSessionInfoUpdate(_V2ToV1SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v2) as ``SessionUpdateSessionInfoUpdate`` (v1)."""
 
-    f_session_update: Literal["session_info_update"] = Field(
-        validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
-    )
+    f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
 
 
 class _V2ToV1UpdateSessionNotification(_Converter):
     """``UpdateSessionNotification`` (v2) as ``SessionNotification`` (v1)."""
 
-    f_session_id: str = Field(validation_alias="sessionId", serialization_alias="sessionId")
-    f_update: _V2ToV1SessionUpdate = Field(validation_alias="update", serialization_alias="update")
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_session_id: str = Field(alias="sessionId")
+    f_update: _V2ToV1SessionUpdate = Field(alias="update")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 _V1ToV2SessionUpdate: TypeAlias = _V1ToV2SessionUpdateSessionInfoUpdate

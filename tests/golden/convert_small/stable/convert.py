@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 408998711aac5fed488b3a7bf155db7aa41b0f14bfe79d1d7dc56794e31b94d9
-# Content sha256: 2986cb8d4cc6cb07a7f398658c312992abf7ec64183ddebcc1ec7edb0ae60393
+# Inputs sha256: 6c0c318910847d6f155760bb1fdc93604b29558ed27b634dbef379ee2f177f18
+# Content sha256: 7dd0a8947b4fa1fcb69a43e7387862d16ea83a20beddad23ffbc035a206ebb36
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -54,23 +54,15 @@ from .v2 import models as _m2
 class _V1ToV2GetWidgetRequest(_Converter):
     """``GetWidgetRequest`` (v1) as ``GetWidgetRequest`` (v2)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget_id: str = Field(alias="widgetId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2GetWidgetResponse(_Converter):
     """``GetWidgetResponse`` (v1) as ``GetWidgetResponse`` (v2)."""
 
-    f_widget: _V1ToV2Widget | None = Field(
-        _ABSENT, validation_alias="widget", serialization_alias="widget"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget: _V1ToV2Widget | None = Field(_ABSENT, alias="widget")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2GetWidgetResponse:
@@ -85,19 +77,13 @@ class _V1ToV2GetWidgetResponse(_Converter):
 class _V1ToV2Widget(_Converter):
     """``Widget`` (v1) as ``Widget`` (v2)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
+    f_widget_id: str = Field(alias="widgetId")
     f_path: _AbsolutePathIn = Field(
         validation_alias="path", serialization_alias="location"
     )
-    f_seen_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="seenAt", serialization_alias="seenAt"
-    )
+    f_seen_at: _Iso8601In | None = Field(_ABSENT, alias="seenAt")
     f_legacy: bool = Field(_ABSENT, validation_alias="legacy", exclude=True)
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2Widget:
@@ -112,54 +98,36 @@ class _V1ToV2Widget(_Converter):
 class _V1ToV2WidgetNotification(_Converter):
     """``WidgetNotification`` (v1) as ``ChangedWidgetNotification`` (v2)."""
 
-    f_widget: _V1ToV2Widget = Field(
-        validation_alias="widget", serialization_alias="widget"
-    )
+    f_widget: _V1ToV2Widget = Field(alias="widget")
 
 
 class _V2ToV1ChangedWidgetNotification(_Converter):
     """``ChangedWidgetNotification`` (v2) as ``WidgetNotification`` (v1)."""
 
-    f_widget: _V2ToV1Widget = Field(
-        validation_alias="widget", serialization_alias="widget"
-    )
+    f_widget: _V2ToV1Widget = Field(alias="widget")
 
 
 class _V2ToV1GetWidgetRequest(_Converter):
     """``GetWidgetRequest`` (v2) as ``GetWidgetRequest`` (v1)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget_id: str = Field(alias="widgetId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1GetWidgetResponse(_Converter):
     """``GetWidgetResponse`` (v2) as ``GetWidgetResponse`` (v1)."""
 
-    f_widget: _V2ToV1Widget = Field(
-        validation_alias="widget", serialization_alias="widget"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget: _V2ToV1Widget = Field(alias="widget")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1Widget(_Converter):
     """``Widget`` (v2) as ``Widget`` (v1)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
+    f_widget_id: str = Field(alias="widgetId")
     f_location: str = Field(validation_alias="location", serialization_alias="path")
-    f_seen_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="seenAt", serialization_alias="seenAt"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_seen_at: _Rfc3339 | None = Field(_ABSENT, alias="seenAt")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1Widget:

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8cadb86e04892fc00a3f8b3384438596cbf72e914e90239f20a621608afa61f7
-# Content sha256: d6b424d0957c9dc07d3d1b5e9ac6beddd0c9a524d3b2b0c439d4e22fdd499a42
+# Inputs sha256: 4b066dfcc4b5f175f197226fb87f0aadc5843b2b97f4e6acd234813572e6351d
+# Content sha256: 8f1c8a8637106e03f40cae5833ac9a0c71e89c8e01023e9e131cf27ad24c44fa
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -56,23 +56,15 @@ from .v2 import models as _m2
 class _V1ToV2GetWidgetRequest(_Converter):
     """``GetWidgetRequest`` (v1) as ``GetWidgetRequest`` (v2)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget_id: str = Field(alias="widgetId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V1ToV2GetWidgetResponse(_Converter):
     """``GetWidgetResponse`` (v1) as ``GetWidgetResponse`` (v2)."""
 
-    f_widget: _V1ToV2Widget | None = Field(
-        _ABSENT, validation_alias="widget", serialization_alias="widget"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget: _V1ToV2Widget | None = Field(_ABSENT, alias="widget")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2GetWidgetResponse:
@@ -87,22 +79,14 @@ class _V1ToV2GetWidgetResponse(_Converter):
 class _V1ToV2Widget(_Converter):
     """``Widget`` (v1) as ``Widget`` (v2)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
+    f_widget_id: str = Field(alias="widgetId")
     f_path: _AbsolutePathIn = Field(
         validation_alias="path", serialization_alias="location"
     )
-    f_seen_at: _Iso8601In | None = Field(
-        _ABSENT, validation_alias="seenAt", serialization_alias="seenAt"
-    )
-    f_pinned: bool | None = Field(
-        _ABSENT, validation_alias="pinned", serialization_alias="pinned"
-    )
+    f_seen_at: _Iso8601In | None = Field(_ABSENT, alias="seenAt")
+    f_pinned: bool | None = Field(_ABSENT, alias="pinned")
     f_legacy: bool = Field(_ABSENT, validation_alias="legacy", exclude=True)
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V1ToV2Widget:
@@ -125,57 +109,37 @@ class _V1ToV2Widget(_Converter):
 class _V1ToV2WidgetNotification(_Converter):
     """``WidgetNotification`` (v1) as ``ChangedWidgetNotification`` (v2)."""
 
-    f_widget: _V1ToV2Widget = Field(
-        validation_alias="widget", serialization_alias="widget"
-    )
+    f_widget: _V1ToV2Widget = Field(alias="widget")
 
 
 class _V2ToV1ChangedWidgetNotification(_Converter):
     """``ChangedWidgetNotification`` (v2) as ``WidgetNotification`` (v1)."""
 
-    f_widget: _V2ToV1Widget = Field(
-        validation_alias="widget", serialization_alias="widget"
-    )
+    f_widget: _V2ToV1Widget = Field(alias="widget")
 
 
 class _V2ToV1GetWidgetRequest(_Converter):
     """``GetWidgetRequest`` (v2) as ``GetWidgetRequest`` (v1)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget_id: str = Field(alias="widgetId")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1GetWidgetResponse(_Converter):
     """``GetWidgetResponse`` (v2) as ``GetWidgetResponse`` (v1)."""
 
-    f_widget: _V2ToV1Widget = Field(
-        validation_alias="widget", serialization_alias="widget"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_widget: _V2ToV1Widget = Field(alias="widget")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
 class _V2ToV1Widget(_Converter):
     """``Widget`` (v2) as ``Widget`` (v1)."""
 
-    f_widget_id: str = Field(
-        validation_alias="widgetId", serialization_alias="widgetId"
-    )
+    f_widget_id: str = Field(alias="widgetId")
     f_location: str = Field(validation_alias="location", serialization_alias="path")
-    f_seen_at: _Rfc3339 | None = Field(
-        _ABSENT, validation_alias="seenAt", serialization_alias="seenAt"
-    )
-    f_pinned: bool | None = Field(
-        _ABSENT, validation_alias="pinned", serialization_alias="pinned"
-    )
-    f_meta: dict[str, Any] | None = Field(
-        _ABSENT, validation_alias="_meta", serialization_alias="_meta"
-    )
+    f_seen_at: _Rfc3339 | None = Field(_ABSENT, alias="seenAt")
+    f_pinned: bool | None = Field(_ABSENT, alias="pinned")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
     @model_validator(mode="after")
     def _check(self) -> _V2ToV1Widget:
