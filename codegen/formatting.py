@@ -12,6 +12,9 @@ splits a line that ends in a ``# type:`` comment, which black leaves long), blac
 ruff's split, as it keeps any bracket with a trailing comma: the result is still black's
 own layout, which ``black --check`` accepts. What is left is split at top-level classes
 and spread over the machine's cores.
+
+The render stage borrows the worker machinery (``in_background``) for the models of the
+later versions.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ import multiprocessing
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 FORMATTERS = ("black", "ruff")
 DEFAULT_LINE_LENGTH = 88
@@ -42,6 +46,8 @@ BLACK_PIECE = 4_000
 # black takes over 40,000 characters.
 BLACK_PARALLEL = 32_000
 BLACK_PARALLEL_AFRESH = 160_000
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,35 @@ def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> l
         except (OSError, ImportError, NotImplementedError, BrokenProcessPool):
             pass  # no working processes here (a sandbox, a killed worker): this one does it all
     return [function(job) for job in jobs]
+
+
+@contextlib.contextmanager
+def in_background(calls: Mapping[str, Callable[[], T]]) -> Iterator[Callable[[str], T]]:
+    """``calls`` made one after another in a forked worker process while this one goes on;
+    each result is then asked for by name. Where a worker would start afresh (it would
+    import everything first), or there is only one core, or the worker fails, a call is
+    made here when its result is asked for: its error, if it raises one, is raised here as
+    a run without workers raises it."""
+    pool = None
+    if calls and _start_method() == "fork" and _cores() > 1:
+        with contextlib.suppress(OSError, ImportError, NotImplementedError):
+            pool = ProcessPoolExecutor(1, initializer=gc.disable)
+    futures: dict[str, Future[T]] = {}
+    try:
+        if pool is not None:
+            with contextlib.suppress(OSError, BrokenProcessPool):
+                futures = {name: pool.submit(call) for name, call in calls.items()}
+
+        def result(name: str) -> T:
+            if name in futures:
+                with contextlib.suppress(Exception):
+                    return futures[name].result()
+            return calls[name]()
+
+        yield result
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
 
 
 def _cores() -> int:

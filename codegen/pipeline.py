@@ -6,6 +6,7 @@ output untouched.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from .conversions import plan as plan_conversions
 from .dispatch import routes as dispatch_routes
 from .errors import SchemaError, fail
 from .features import select
-from .formatting import DEFAULT_STYLE, Style, format_modules, paused_gc
+from .formatting import DEFAULT_STYLE, Style, format_modules, in_background, paused_gc
 from .hoist import NO_CLASS_NAMES, ClassNames
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
@@ -128,6 +129,9 @@ def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
 
 
 MODELS = "models.py"
+# A version's models are rendered in a worker process from this many types: starting one
+# (forked) costs about as much as datamodel-code-generator's work on three.
+BACKGROUND_TYPES = 10
 
 
 def plan(
@@ -178,24 +182,20 @@ def _feature_types(
     }
 
 
-@paused_gc()  # the run's garbage is collected after it, see paused_gc
-def generate(
+def _render_templates(
+    protocols: tuple[Protocol, ...],
+    sources: tuple[VersionSources, ...],
+    manifest: Mapping[str, Inputs],
     schema_dir: Path,
+    root: Path | None,
     features: frozenset[str],
-    root: Path | None = None,
-    bases: Mapping[int, Path] | None = None,
-    *,
-    conversions: bool = True,
-    style: Style = DEFAULT_STYLE,
-    class_names: ClassNames = NO_CLASS_NAMES,
-) -> Generation:
-    protocols, sources = load_protocols(schema_dir, features, root, bases, class_names)
+    class_names: ClassNames,
+) -> dict[str, str]:
+    """Every module a Jinja template makes, unformatted."""
     env = environment()
-    manifest = plan(schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names)
-    texts: dict[str, str] = {}  # rendered, formatted together below
+    texts: dict[str, str] = {}
     for protocol in protocols:
         prefix = f"v{protocol.version}/"
-        texts[prefix + MODELS] = render_models(protocol, manifest[prefix + MODELS])
         # Plans are made here, once; templates only print them.
         routes = dispatch_routes(protocol)
         for template, name in VERSION_TEMPLATES:
@@ -218,6 +218,37 @@ def generate(
             texts[path] = render_template(
                 env, template, manifest[path], protocols=protocols, features=enabled, plan=convert_plan, sides=sides
             )
+    return texts
+
+
+@paused_gc()  # the run's garbage is collected after it, see paused_gc
+def generate(
+    schema_dir: Path,
+    features: frozenset[str],
+    root: Path | None = None,
+    bases: Mapping[int, Path] | None = None,
+    *,
+    conversions: bool = True,
+    style: Style = DEFAULT_STYLE,
+    class_names: ClassNames = NO_CLASS_NAMES,
+) -> Generation:
+    protocols, sources = load_protocols(schema_dir, features, root, bases, class_names)
+    manifest = plan(schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names)
+    # datamodel-code-generator does most of the rendering: the models of every version
+    # after the first are rendered in a worker process while this one renders the rest.
+    models = {
+        f"v{p.version}/{MODELS}": functools.partial(render_models, p, manifest[f"v{p.version}/{MODELS}"])
+        for p in protocols
+    }
+    later = {
+        name: models[name]
+        for name, p in zip(models, protocols, strict=True)
+        if p is not protocols[0] and len(p.types) >= BACKGROUND_TYPES
+    }
+    with in_background(later) as rendered:
+        texts = {name: render() for name, render in models.items() if name not in later}
+        texts |= _render_templates(protocols, sources, manifest, schema_dir, root, features, class_names)
+        texts |= {name: rendered(name) for name in later}
     # The runtime modules' sources are kept in the default style's layout: only another
     # style lays them out (with the rest, in the same pass).
     laid_out: dict[str, str] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import gc
 import multiprocessing
+import os
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -18,7 +19,7 @@ import pytest
 from conftest import ROOT
 
 from codegen import formatting, pipeline
-from codegen.formatting import _black, _lay_out, _pieces, format_modules, paused_gc
+from codegen.formatting import _black, _lay_out, _pieces, format_modules, in_background, paused_gc
 
 FEATURES = frozenset({"unstable_session_archive"})
 
@@ -294,3 +295,57 @@ def test_where_ruff_and_black_differ_blacks_layout_keeps_ruffs_split() -> None:
         '        Field(description="What the agent supports.", validate_default=True),',
     ]
     assert _lay_out(laid_out, 88) == laid_out
+
+
+def _pid_unless_in(parent: int) -> int:
+    """This process's id; raises in any process but ``parent``."""
+    if os.getpid() != parent:
+        raise ValueError("raised in a worker")
+    return parent
+
+
+@pytest.mark.parametrize(("method", "cores", "elsewhere"), [("fork", 2, True), ("fork", 1, False), ("spawn", 2, False)])
+def test_calls_in_background_run_in_a_forked_worker_where_one_helps(
+    method: str, cores: int, elsewhere: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(formatting, "_start_method", lambda: method)
+    monkeypatch.setattr(formatting, "_cores", lambda: cores)
+    with in_background({"a": os.getpid, "b": functools.partial(len, "abc")}) as result:
+        assert (result("a") != os.getpid()) is elsewhere
+        assert result("b") == 3
+
+
+def test_a_call_that_fails_in_the_worker_is_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its error, if it raises one here, is this process's own; a worker that dies or
+    cannot start changes nothing but the time."""
+    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    with in_background({"a": functools.partial(_pid_unless_in, os.getpid())}) as result:
+        assert result("a") == os.getpid()  # the worker raised; made again here
+    with in_background({"a": functools.partial(int, "x")}) as result, pytest.raises(ValueError, match="'x'"):
+        result("a")
+
+    def no_processes(*args: object, **kwargs: object) -> None:
+        raise OSError("no semaphores in this sandbox")
+
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes)
+    with in_background({"a": os.getpid}) as result:
+        assert result("a") == os.getpid()
+
+
+def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    made: list[str] = []
+    real = formatting.in_background
+
+    def spying(calls: dict[str, Any]) -> Any:
+        made.extend(calls)
+        return real(calls)
+
+    monkeypatch.setattr(pipeline, "in_background", spying)
+    in_worker = pipeline.generate(ROOT / "schema", FEATURES, ROOT).files
+    assert made == ["v2/models.py"]
+    monkeypatch.setattr(pipeline, "BACKGROUND_TYPES", 10**6)
+    assert pipeline.generate(ROOT / "schema", FEATURES, ROOT).files == in_worker
+    assert made == ["v2/models.py"]  # the second run used no worker

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 98520496cb30299e0e2f2e7fa738d5ab867707cdb4ebcf2c729a864b546af7b6
-# Content sha256: 74b360e3cf2766b4a7254d2eda82b2da7f1ba880e9656592b17b6599a426782a
+# Inputs sha256: d9647f9473d6f576b918f3839b1c31330bbd500d33a88187fc76b40c5229a4d3
+# Content sha256: c865485b0bb997b8b438791b84b4715137a7b960e6f5bf7d4292c95da51798f5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 901bfc89dd300343e2da91602b2da2d4bf1bbad4420aa35c7ec838cf82e14812
-# Content sha256: 3466b604ec3210981b93fa7df7bbc5b9da43ec41cea08b3fde47117570a69247
+# Inputs sha256: d5b8ec17339eaf2cd12a7604d74640d55e548d12764295ced79826f00b5370f1
+# Content sha256: 55b6ff583de2d69a6e45bd4cedcfb9419048e9dea2cb8ffe2acaa471214487dc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ff27f3ef71e8ac8d2491be77437134cb02f491cd3e99a249414c412df6b8699
-# Content sha256: 5047b31e67531605b7e88ea5fa4936213c239787c51aa20d9ae793d7822f2205
+# Inputs sha256: 711f331dab884fd2f3da328405a39ca5d395b2bad86d95d8c448a6eb59b1fd22
+# Content sha256: 340d4beb8f870979551539b1e5f8ccc833dc38f34337a51e32fceca074f58861
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c8dda23afb66966ddfec03174c3faa11fc39a5f928be0ffe3a7d0f359a496ac
-# Content sha256: d3cfaf33e262819f48ad79eb8200730ad96c1ae66cdd28978acae38b85d4b94f
+# Inputs sha256: b8bb62044d9f4f9a11d83f2db2e1a889dc89763fcd6c3d104fee1a0a1e1f0724
+# Content sha256: c8ee658f15439d206503eb0bf244fd06a32d797ec125e4322d7e1f16d1899f27
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2fdcdb2ef2f14c51510ecd74cd89256b81d142fa1efc45f2a6b2fe6a7b2e64a7
-# Content sha256: 35eb49b2ca2a95143c952020d285ec942f11c7d1a018e97a06bc5d6bcac49773
+# Inputs sha256: e70dee74eb846ee63a92d3a7d99baa93874e001e8d56db68c32990816f83c07a
+# Content sha256: debd23052e80d059d6b07f62a9deb9eaa7c062c568424fb79a1c3c6dea191fd7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

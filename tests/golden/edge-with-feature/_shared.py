@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 74eeb54ee89eb25ad380b479fea04c93a83595579c6dea610884a73ba1cdc6aa
-# Content sha256: a4793d0118b1f0dd0bd554bf5e1ad24d85ee3e5f9fe5aadf62ac5f8e8b8ef100
+# Inputs sha256: a26e9aa72df01f5c1187ca95de303b44c11910745e68c2c0a6b7bd75646bede8
+# Content sha256: b12e59380530fcaabdf3428784a7c22e92d46ceef4517a822f03ce0f0918b068
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8404f4030a6fc30e31ba60a651ebe7a30bbed91bebdb1deb8bcdea67556fd945
-# Content sha256: 621e9507fb281d72446072c4469e76c72bf814b769a2fd7a23b2fc55a6ee407d
+# Inputs sha256: 32248b997cd49344a72695c21b7e62f11309e92d360823b660cf521e10521b4c
+# Content sha256: 86d8804aae117da5b9ed7334dd70db36a8fa68fed067cfc77b487bbfe907d862
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 70e33ab79c5b19ebb04de6e8ba1e7463da3f4e950dbddabb56b8d789adf54331
-# Content sha256: 92fb151aa32aca285ba0a81705b1f54e9a62adb59aee782dc5ccf2c89dc4da11
+# Inputs sha256: 054b99d5774450bcc3669a901651f96f026dc9dc0d150f2232e5ac9616604ca9
+# Content sha256: f616525b6b525c8ce96de10b293f8658f89bdf0f1d423660325e539f8e7749e2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fb269db8729dfcf4b55efdbc248416b4003960c1fb1ffab605c8cee0142bc551
-# Content sha256: 7997f9f3f3700ab8ece679cba819151ed83a39c048b88e1273ceef02c88f9189
+# Inputs sha256: 98e267775c1adc9c85f870da2dec5519c529f68eb4b34dae41f4a4a13f752d1e
+# Content sha256: a95b7de4bc7acbbd27ca63f6125e15d1fe5abf2d75c7914a561136f97d2c9766
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f06784d6e744fb84b18c72528cf522dcf659a41e14ee5419ed3ecc5c1d24dcc2
-# Content sha256: d0d765f10226f89a21f92fdcdd8493970083759b6cf163cecf204aa41d117f88
+# Inputs sha256: 55bd20ecd11b792ed774fbb9118ee5c665001c1f510b30275cbd2fd9427a7da4
+# Content sha256: cffaec2868ac32576fb7e76ab4e6967fb97eda15b26452b9a26cd30c9b4137d7
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

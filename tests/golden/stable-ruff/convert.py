@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8581f06ca7c43d16ff3655b69169c8a303e38106b716215be121e093d56f44ed
-# Content sha256: 2ee5fcbebf6ee76f65a96d754c5231a8b0a66e866d5a8c5c54cafcdf01996022
+# Inputs sha256: dbfc49eacf69f5f9650c7f13f04de4c42a95fa6f2a77fbef7015171cf37a9071
+# Content sha256: 6c98adbd1fc78546e32e0bbeca46bea3cdaeb02bbb43b7220ec8fc39f7d958f8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

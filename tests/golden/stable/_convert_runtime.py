@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c814b462c34a1b92a6ace628f0dba2c839abf13bb21699f74a7a8217917f9380
-# Content sha256: c7c1618fef8ce6e44141fccc9d8d8de76cae6e7d04c89c6e47ce9617fe30194d
+# Inputs sha256: 689d2c122b162d0b5cb7e69be5a3d9d48852659c3720f7b0436037cd3b894467
+# Content sha256: fb92f43b10eb3268e50be486c97e83d9fc54114dbbe8b2f9455b3c64cc189e4c
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

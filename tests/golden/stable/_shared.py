@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c97d763a98e90c73e6e71782511c0ccd72e5b67b697531b3d5fc946540915f4
-# Content sha256: 2e3c85b733b3b22cc846637839a832a09862b0ce5febed04cc47285b1dd5febe
+# Inputs sha256: 837b6e185763a53dbc285bb728833fa002491d88c9654d749605aa67c03a6ab9
+# Content sha256: 8418b0fd2c91a68556d0621404d7e7c2edbb2d542cce6bc6b5caf824be821938
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

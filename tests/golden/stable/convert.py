@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d353bee1032df2bc5786359858b845385d7095a521ef12ee7ead25b53d71b4ed
-# Content sha256: 365744bd680f4e74046d0b9220c5358ef3220200a87fb949626e4b3e8497af40
+# Inputs sha256: 4db9bedb0c4e92738e93d07d4fdda547aec05d6faec6f7789aa464334b3b79e5
+# Content sha256: 1ebf4ccd05cf51cd209fb40b442b49084500895667f1c3b908b157d04c78cf38
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

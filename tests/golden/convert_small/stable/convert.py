@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c0c318910847d6f155760bb1fdc93604b29558ed27b634dbef379ee2f177f18
-# Content sha256: 7dd0a8947b4fa1fcb69a43e7387862d16ea83a20beddad23ffbc035a206ebb36
+# Inputs sha256: a723affc95357ba8a8ad961ceb2306b85830cd42695ec1f31e625060337f8d8b
+# Content sha256: 1e1ba0589acc3aa1546daf358f667774c37952268dfd0b623f747a992cd2e360
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4b066dfcc4b5f175f197226fb87f0aadc5843b2b97f4e6acd234813572e6351d
-# Content sha256: 8f1c8a8637106e03f40cae5833ac9a0c71e89c8e01023e9e131cf27ad24c44fa
+# Inputs sha256: d83ee569278e2ac4e2c80344dab244a9c8ac6c960e030986ac2f5185f8d8059f
+# Content sha256: 7e73c5048ec4e354cc422cd9cd1b15ab2714ba00e2ff0ccdfde3d36525de9029
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a71aa96bdcc40bb5d08e9299e95fc08b1124a2de521a476dae1b5aaebfd6ddee
-# Content sha256: e3e8eb870a04253de86bf792c937d40317556a793ee366d3edbe601eeda67523
+# Inputs sha256: 6405bd02e34e608a3f8c4ed32be3ab68f260aa68b73c0ff545c77a2900b73c71
+# Content sha256: 51a5914aba6ec326947beec0f82cc9757198dfaaeb62590261709c9c2463cd6b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c8ef79ad3f38ae6ef768f2cbcbb8497cbc16c01350b242210fe27b87a434224b
-# Content sha256: 5ab8bd20335e44dc650f57ba2323c291b69dab8d7dd1e7b4e51109d2f54b9119
+# Inputs sha256: df5ce5d5b60c17c9be4608775df6634246d1112b558ec2418b76f3885d99e06e
+# Content sha256: b578f7af53291970a18af857bff1f081f7e6701f3a56930931ee66ca153ff88e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

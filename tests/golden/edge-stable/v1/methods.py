@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46e46689ca98f73c1f89da59958a40018e30465240c89051c239f0b265a5c604
-# Content sha256: 93ef08a61d213e6c465f8fbc859cf6937363beda0814185a60fabac387b695b3
+# Inputs sha256: 296fbf96486332a9c0743a8a03b077948a607213578b4cb579185dcb8cbc665b
+# Content sha256: b6492eb662414d4b37ed694dfe5e800bdc7106028ad0cea28880797338346e68
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

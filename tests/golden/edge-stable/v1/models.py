@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c608b6f3dfbbe9bbbecc0366116f88e1194e95fc26e7e3065b3410f82a3fdfc
-# Content sha256: 742ae861884723fd7209e6115669fb7ab88ad17c1297a08257b4189d93bea88d
+# Inputs sha256: 6a073001bea3d6187f0aad7a1b9715b2abaef98a6d5aa6b6d59257b73ab424c2
+# Content sha256: 50a46fa9c1c98d6bf3eeb7a4842b56160507e4c3ab20ded65d1c652d9c6d8f48
 
 """Wire models of ACP protocol v1.
 

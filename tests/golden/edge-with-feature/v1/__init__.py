@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e5cd3f01817ae8493eaa7efd55a9c0dcdb1c4d45d27dd073785d1a0b731779d8
-# Content sha256: 428edd456e0736a05cb031c379b5518c1a7525105ceca2055f6f147f0b02a54c
+# Inputs sha256: d9477f7e2f6de7e1a69f3a4323ef15af9265b18dc2fae4c337371c50c5a2ff02
+# Content sha256: 82fe355d774d5a73f7d0b6a847863c91d18d7e9ae96119937739dc509f81446f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e13374d276178d11010d6d2f4a7d2adb3ad1695c53e00e8a908d65318abae76
-# Content sha256: 6e4d6f31409de487bff4c34262ad394f740c7fdc0208b9e76fe56146208a32b6
+# Inputs sha256: acd13b4b8d7254cee4446fb3763b2064d5d0dbea2711185af993e3d52083a8c1
+# Content sha256: ace6049c5a159b583a1eaf5f88a8c3c22aac2206dcfd362b18ac99c3b734f3ec
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a5a98b6f07cd50309e276e6902779dc74d5bc29088244033342c5ee937fbb75
-# Content sha256: 551eb326bb943cb71730e9959592b84582d2dfa16525395cb59a84c3c07a222c
+# Inputs sha256: b92472275b253a15d3342a569e8e8f95325bf55f8e060010c1ace9f9881f413a
+# Content sha256: 959e9d7861bdaf1d3d7e46e050c6ec1fb59b3ad593f4c905215cd3cbdb29a73f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5aa05af4d368f54d7ec4a73e26be067a6e28fdec5d2bb1060a600f1d35d3e17
-# Content sha256: 0424459ccef05d66b240ec30404714ce9435fab0c009a2127a8fcb1fff9a283c
+# Inputs sha256: 6d9cd7e6714d7fb4d75d14ca7a761d990183afd9538665abd725f72ccfe8ea2e
+# Content sha256: 64db913aa6d49cd973a70450cef685e38b50baec495e71f6d0adfc8f7ca8c053
 
 """Wire models of ACP protocol v1.
 

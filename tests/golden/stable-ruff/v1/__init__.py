@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9cf7f67ffb3a7cd3f76388779eaf3145b50b4ca8813107c444c9323ba3021626
-# Content sha256: 5e427b116bde379c4bad86980ae85ea61110e13ca199bca6aaf3bcd1bddc1fc0
+# Inputs sha256: 4902e4fc72925af934e642d1833ebf940cecd4bf53ceae7eef893f8ac87b29ec
+# Content sha256: 744c3031f08772a6e0dd35457c444dd086ef1f5e9047f0c9aa5819bc10deda0c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

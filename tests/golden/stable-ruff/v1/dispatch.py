@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 70b1d20b095adc95897cc3162cec5188efa4d80c88c05e37bebde905e7a43667
-# Content sha256: cbf279cfd17b88d8d1cc158e6497425cb1d414da370de69d29c6194fb767fe00
+# Inputs sha256: 4419a78af14b3d21c4421aae83ebee9c8e073dfb86e229d2b351dfe275bd09c3
+# Content sha256: 2fec80686c37ffa18703c6f3e594837b0595544490413c16840511de22ef797a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5abf28e6ec4b735468a8a6fd2db3fb69b4cbe00c0dab44bd16e0b358ea471955
-# Content sha256: f62f49ec08e46e6dfd425d82afc8ea52547242a4bb6cf86a1d2b0cb9c4a783e7
+# Inputs sha256: cb24879e9f1996b575ac599401bc49b6086e948bf9df9377a2159b1ffb04bb02
+# Content sha256: 66e51221f5b9be10cb11cf4a5af3e7b5c48a8f50c5136ca0f02f247594188aa6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 77e58bfe224e106a4d1cb4f818f83185ccf7b3ef6b5e4ce6cf1953c48e3a5f24
-# Content sha256: 431f9a293fcdec6e9b63a2a422e3db84ec191c408c231eb17e3efb2f492e64f6
+# Inputs sha256: db535f8009c7d2d96caef74191885e7f5e1678a0cabb5c2cdd3d2b80195ed45f
+# Content sha256: d1b20bb216a59e4e6f0e627ae2b3933f28ffcd351b4ed01c43ff4163012290a0
 
 """Wire models of ACP protocol v1.
 

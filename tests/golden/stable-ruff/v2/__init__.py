@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4312114f9ffd0a80c0f0e86c765e6f5c1c112dfdc3e97311f74e659fa2fc3771
-# Content sha256: 1a939db57991695dc53236c6a72b6e30244747478c665b0d0559540b8477da18
+# Inputs sha256: 3af7d8996fc157af17ce39c46011b762b1e0b68ff012e5a55f8c52a06ef1ee3a
+# Content sha256: e3fa12bd29dc67ceadbe531cdc17df5bbf3d6661ad4474fb58302503e2164597
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4af2ae6f40f63cbdd94e7253f488d48e5184e97caaf40abf1debf3381d646d46
-# Content sha256: 5355bbf7f6535b21d754928a44e339dbed5009481694ac421e27dfeb48cd6a1d
+# Inputs sha256: 65baa2b54da4ab9ceafc6f4918c0fda66e95ff74d474c337d5ac561c3c04a582
+# Content sha256: a5efe9c0076fbac5fb5e5d1d888b021597cda1791eb505ad94a90561f101f30b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

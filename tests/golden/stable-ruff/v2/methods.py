@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7ada7b5289f11c25cbb4442ae3066605395d7303b894f0bd0c557739da4ea519
-# Content sha256: e5770c7ec56ed5f77d7c5e6a77457b3a48f841fce9ed64d74fb073fc4ca1e3da
+# Inputs sha256: 3c049f5b83b11776571d95d28b932c143391df93538641a4814ad1ae7f1940ee
+# Content sha256: 565b80e2450b59922d59c5327d236728dba6ff73056214a5e6dee84313d730ed
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1d23e567b6f4fc217f7d15b1a6605cb7ee3b50662e4e5698fdc62ecb91399553
-# Content sha256: 7f232fe4fa19da3779789657989d1ee8cea4a23eb7f63ec4dabb07f402930f03
+# Inputs sha256: 119b4fec938fe210c7b03fb70e1f80931d77ddb75112ff6031096517977aea76
+# Content sha256: a70f00308c72e062b565983493805c0b8df55ae7578d60033d517581b516978d
 
 """Wire models of ACP protocol v2.
 

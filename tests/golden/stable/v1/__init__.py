@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b9d45908e1369b51c77cac55efba6acb584370fde7bbdb107a7190e9bb507552
-# Content sha256: 8d668684ad78d09b53c961915fa6b1d84aefa0dc5a5a95d91da91dadc17cce02
+# Inputs sha256: 5b3e0c85483a3435bfc36e7ccbae11bec22213cc3468e08af1318168f56ad02e
+# Content sha256: e95e53d39e79f7d4207df01ef5b4729b402bd9c9f505014e1b390e074ddc6c0b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

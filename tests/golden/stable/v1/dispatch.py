@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 958f46c2ca61e3499ee6324da8b788dc70c2f8737988d6294806902deeecef4c
-# Content sha256: 302bb17f358b82be8042376ac37541e00c90f92bdc7d606ab3bc95bfc7385648
+# Inputs sha256: 6427f4a40c722ad3b96aa8f94eea25dd6901373542f929d6c674e8181f52354f
+# Content sha256: 24087bf98f3d20c8688ee90684dca5aae625ee431c7687dd14a26c382094a247
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 89787e2cc3ff5748a20dfdf776f3fce4e1f63da39522de7912f1b8bee1b868cc
-# Content sha256: 636a059ec1d8c1a41971acb31e8871c40d92242c31235bc5c4077facb4dbb1c1
+# Inputs sha256: bc409023dd1468e79acd34daa3c1528355dd441f318c17cfc885252b290bec28
+# Content sha256: 3751a14777274485717d6d29deb82025b2564c39cb4bb5e1db13d9d27b81b8d0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 96043a3e315b9f1af31835f865cc82362548194781a984fa157da9cc82f1b618
-# Content sha256: 698175e05ab9b46d4d9f55ec72300f5e0673b03e15ad307312ee5e1cc8e7596b
+# Inputs sha256: d19fa6d0fae72766601c0f6ade4b0a55c3a3bc3d8cd6a1e8c2bc28bdd9cdf718
+# Content sha256: e3aebda4fa9839f976082f964bfc2b32b020f450d99f582061d98c17571d2e7f
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 53ab2dd28b84c0eb78abe4a4d55969994401be8ec4c15c71b780c0b2452fcde8
-# Content sha256: 4f3f7e0417f1bd5011531acd16a7851e6308a31c908354e4cd410e9f9c1c352f
+# Inputs sha256: 988bcc20e41ea9b7ebecdb382534573c76b27913c457e297fea82c787b2dc38b
+# Content sha256: a594078e30634fcbac0e99387618a77586ef1427b79ede71488739aa9395c3ff
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d4e91d7df5064794d1654727c3afd22955ab22f5db0dce51f08a38d6879b3527
-# Content sha256: 66ed97498362ed5e396af937bb1ae308bcfe07e6f1ff6f47e558ffe8a2f67329
+# Inputs sha256: 737696888219e5c01aa3d745b65e52461234517a7e98021e7aeda22c6302af85
+# Content sha256: 5a82a1719b497d74950d00a537c6c282c45a8e6c4704eae0ecc2e90574ce2885
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f61f76abfa2d9390cd0ac5517ef2077245b19bbdf8fd088a693eeeaab218635e
-# Content sha256: 8bdf380744d4472a6b245f582bb2ac4a388f43296c33a41eb1f1ed8e2df8237f
+# Inputs sha256: 0bfefc47c4e7a3e7557d939e0416713392a029855e0b1d98ff643eceb0c9bbc5
+# Content sha256: c9246697327daf149a4db28b2641f242d43ebcb5589bb247194fcaa2a2ecd33f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

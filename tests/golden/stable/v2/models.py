@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b4e2ffac25af2cafbdd9737fafa3b467d66810f500691dd8f507715322fbfb57
-# Content sha256: 65124614cbf24b36d15aa45ee2bf7adf0e9a2e12748153b3a95d8dd0a0703834
+# Inputs sha256: d06c69c23b4619055c1302fff15ce2d83001b78cb41649309cd378c579b0c30d
+# Content sha256: 79707580853ad3b9addb598de8c314ebf25f7c041cbc8f9bfe47f57f48325638
 
 """Wire models of ACP protocol v2.
 
