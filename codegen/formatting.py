@@ -13,8 +13,8 @@ ruff's split, as it keeps any bracket with a trailing comma: the result is still
 own layout, which ``black --check`` accepts. What is left is split at top-level classes
 and spread over the machine's cores.
 
-The render stage borrows the worker machinery (``in_background``) for the models of the
-later versions.
+The pipeline borrows the worker machinery (``in_background``): the models of the later
+versions are rendered and laid out in a worker of their own.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TypeVar
 
@@ -135,7 +136,9 @@ def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> l
     work and more than one core, else (or when workers cannot start or die) here."""
     jobs = [piece for parts in pieces.values() for piece in parts]
     threshold = BLACK_PARALLEL if _start_method() == "fork" else BLACK_PARALLEL_AFRESH
-    workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= threshold else 1
+    # A worker process lays out its own pieces: the other cores are busy already.
+    spread = sum(map(len, jobs)) >= threshold and multiprocessing.parent_process() is None
+    workers = min(len(jobs), _cores()) if spread else 1
     if workers > 1:
         # Longest first, so that no worker is left with a long piece when the others are done.
         order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i]))
@@ -148,33 +151,62 @@ def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> l
     return [function(job) for job in jobs]
 
 
+def forks_workers() -> bool:
+    """Whether a worker process here starts at once (forked, with what this one has
+    imported) and has a core of its own."""
+    return _start_method() == "fork" and _cores() > 1
+
+
 @contextlib.contextmanager
 def in_background(calls: Mapping[str, Callable[[], T]]) -> Iterator[Callable[[str], T]]:
     """``calls`` made one after another in a forked worker process while this one goes on;
-    each result is then asked for by name. Where a worker would start afresh (it would
-    import everything first), or there is only one core, or the worker fails, a call is
-    made here when its result is asked for: its error, if it raises one, is raised here as
-    a run without workers raises it."""
-    pool = None
-    if calls and _start_method() == "fork" and _cores() > 1:
-        with contextlib.suppress(OSError, ImportError, NotImplementedError):
-            pool = ProcessPoolExecutor(1, initializer=gc.disable)
-    futures: dict[str, Future[T]] = {}
+    each result is then asked for by name. Where no worker forks (see forks_workers), or
+    the worker fails, a call is made here when its result is asked for: its error, if it
+    raises one, is raised here as a run without workers raises it.
+
+    A bare process and a pipe, not a pool: a pool's thread would still run here when
+    black's workers fork, and forking a process with threads is unsafe."""
+    received: dict[str, tuple[T] | None] = {}
+    worker = None
+    if calls and forks_workers():
+        try:
+            context = multiprocessing.get_context("fork")
+            reader, writer = context.Pipe(duplex=False)
+            worker = context.Process(target=_send_results, args=(calls, writer), daemon=True)
+            worker.start()
+            writer.close()
+        except OSError:
+            worker = None
+
+    def result(name: str) -> T:
+        while worker is not None and name not in received:
+            try:
+                sent, value = reader.recv()
+            except (EOFError, OSError):  # the worker died: what is left is made here
+                break
+            received[sent] = value
+        value = received.get(name)
+        return value[0] if value is not None else calls[name]()
+
     try:
-        if pool is not None:
-            with contextlib.suppress(OSError, BrokenProcessPool):
-                futures = {name: pool.submit(call) for name, call in calls.items()}
-
-        def result(name: str) -> T:
-            if name in futures:
-                with contextlib.suppress(Exception):
-                    return futures[name].result()
-            return calls[name]()
-
         yield result
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        if worker is not None:
+            worker.kill()  # done, or its results are no longer wanted
+            worker.join()
+            reader.close()
+
+
+def _send_results(calls: Mapping[str, Callable[[], object]], connection: Connection) -> None:
+    """A background worker's work: each call's result, or None where it raised or cannot
+    be sent (``send`` pickles before it writes); the parent then makes that call itself."""
+    gc.disable()
+    for name, call in calls.items():
+        try:
+            connection.send((name, (call(),)))
+        except Exception:
+            connection.send((name, None))
+    connection.close()
 
 
 def _cores() -> int:

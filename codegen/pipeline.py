@@ -17,7 +17,7 @@ from .conversions import plan as plan_conversions
 from .dispatch import routes as dispatch_routes
 from .errors import SchemaError, fail
 from .features import select
-from .formatting import DEFAULT_STYLE, Style, format_modules, in_background, paused_gc
+from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_background, paused_gc
 from .hoist import NO_CLASS_NAMES, ClassNames
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
@@ -129,8 +129,8 @@ def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
 
 
 MODELS = "models.py"
-# A version's models are rendered in a worker process from this many types: starting one
-# (forked) costs about as much as datamodel-code-generator's work on three.
+# A version's models are made in a worker process from this many types: starting one
+# (forked) costs about as much as rendering and laying out three.
 BACKGROUND_TYPES = 10
 
 
@@ -221,6 +221,11 @@ def _render_templates(
     return texts
 
 
+def _laid_out(name: str, render: functools.partial[str], style: Style) -> str:
+    """One module rendered and laid out (in a worker process, see generate)."""
+    return format_modules({name: render()}, style)[name]
+
+
 @paused_gc()  # the run's garbage is collected after it, see paused_gc
 def generate(
     schema_dir: Path,
@@ -234,28 +239,30 @@ def generate(
 ) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root, bases, class_names)
     manifest = plan(schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names)
-    # datamodel-code-generator does most of the rendering: the models of every version
-    # after the first are rendered in a worker process while this one renders the rest.
     models = {
         f"v{p.version}/{MODELS}": functools.partial(render_models, p, manifest[f"v{p.version}/{MODELS}"])
         for p in protocols
     }
+    # datamodel-code-generator and black do most of a run's work: where worker processes
+    # fork, the models of every version after the first are rendered and laid out in one
+    # while this process does the rest.
     later = {
-        name: models[name]
+        name: functools.partial(_laid_out, name, models[name], style)
         for name, p in zip(models, protocols, strict=True)
-        if p is not protocols[0] and len(p.types) >= BACKGROUND_TYPES
+        if p is not protocols[0] and len(p.types) >= BACKGROUND_TYPES and forks_workers()
     }
-    with in_background(later) as rendered:
+    with in_background(later) as done:
         texts = {name: render() for name, render in models.items() if name not in later}
         texts |= _render_templates(protocols, sources, manifest, schema_dir, root, features, class_names)
-        texts |= {name: rendered(name) for name in later}
-    # The runtime modules' sources are kept in the default style's layout: only another
-    # style lays them out (with the rest, in the same pass).
-    laid_out: dict[str, str] = {}
-    for name in RUNTIME_FILES:
-        if name in manifest:
-            (laid_out if style == DEFAULT_STYLE else texts)[name] = render_runtime(name, manifest[name])
-    files = {path: stamp(text) for path, text in {**format_modules(texts, style), **laid_out}.items()}
+        # The runtime modules' sources are kept in the default style's layout: only another
+        # style lays them out (with the rest, in the same pass).
+        laid_out: dict[str, str] = {}
+        for name in RUNTIME_FILES:
+            if name in manifest:
+                (laid_out if style == DEFAULT_STYLE else texts)[name] = render_runtime(name, manifest[name])
+        laid_out |= format_modules(texts, style)
+        laid_out |= {name: done(name) for name in later}
+    files = {path: stamp(text) for path, text in laid_out.items()}
     return Generation(protocols, sources, dict(sorted(files.items())))
 
 

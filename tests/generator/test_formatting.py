@@ -85,6 +85,7 @@ def _rendered(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         return dict(sources)
 
     monkeypatch.setattr(pipeline, "format_modules", keep)
+    monkeypatch.setattr(pipeline, "BACKGROUND_TYPES", 10**6)  # every module made in this process, where it is seen
     pipeline.generate(ROOT / "schema", FEATURES, ROOT)
     return seen
 
@@ -297,6 +298,13 @@ def test_where_ruff_and_black_differ_blacks_layout_keeps_ruffs_split() -> None:
     assert _lay_out(laid_out, 88) == laid_out
 
 
+def _exit_unless_in(parent: int) -> int:
+    """This process's id; in any process but ``parent``, ends it at once."""
+    if os.getpid() != parent:
+        os._exit(3)
+    return parent
+
+
 def _pid_unless_in(parent: int) -> int:
     """This process's id; raises in any process but ``parent``."""
     if os.getpid() != parent:
@@ -320,17 +328,22 @@ def test_a_call_that_fails_in_the_worker_is_made_here(monkeypatch: pytest.Monkey
     cannot start changes nothing but the time."""
     monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
     monkeypatch.setattr(formatting, "_cores", lambda: 2)
-    with in_background({"a": functools.partial(_pid_unless_in, os.getpid())}) as result:
-        assert result("a") == os.getpid()  # the worker raised; made again here
+    here = os.getpid()
+    with in_background({"a": functools.partial(_pid_unless_in, here), "b": os.getpid}) as result:
+        assert result("a") == here  # the worker raised; made again here
+        assert result("b") != here  # the worker went on
     with in_background({"a": functools.partial(int, "x")}) as result, pytest.raises(ValueError, match="'x'"):
         result("a")
+    with in_background({"a": functools.partial(_exit_unless_in, here), "b": os.getpid}) as result:
+        assert result("b") == here  # the worker died before it: both made here
+        assert result("a") == here
 
-    def no_processes(*args: object, **kwargs: object) -> None:
+    def no_processes(method: str) -> None:
         raise OSError("no semaphores in this sandbox")
 
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes)
+    monkeypatch.setattr(multiprocessing, "get_context", no_processes)
     with in_background({"a": os.getpid}) as result:
-        assert result("a") == os.getpid()
+        assert result("a") == here
 
 
 def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -349,3 +362,23 @@ def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.Monk
     monkeypatch.setattr(pipeline, "BACKGROUND_TYPES", 10**6)
     assert pipeline.generate(ROOT / "schema", FEATURES, ROOT).files == in_worker
     assert made == ["v2/models.py"]  # the second run used no worker
+
+
+def test_a_worker_process_lays_out_its_own_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a worker (the models of a later version, see pipeline.generate) the other cores
+    are busy already: no pool of its own."""
+    made: list[int] = []
+
+    def counting(workers: int, **kwargs: Any) -> ProcessPoolExecutor:
+        made.append(workers)
+        return ProcessPoolExecutor(workers, **kwargs)
+
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
+    pieces = {"m.py": [f"x{i} = {i}\n" * 500 for i in range(20)]}
+    assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces["m.py"]]
+    assert made == [2]
+    monkeypatch.setattr(multiprocessing, "parent_process", object)
+    assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces["m.py"]]
+    assert made == [2]

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d5b8ec17339eaf2cd12a7604d74640d55e548d12764295ced79826f00b5370f1
-# Content sha256: 55b6ff583de2d69a6e45bd4cedcfb9419048e9dea2cb8ffe2acaa471214487dc
+# Inputs sha256: 66b13af2a54771a41e109c6703bd542fffdb3e0d650baedb04fd934a761f2fa4
+# Content sha256: ef6a1032a35969f7f1502d019449ff6e36aa13fc32dd8f7c4efd25dbcdc13f5c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

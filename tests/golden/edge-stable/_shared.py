@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 711f331dab884fd2f3da328405a39ca5d395b2bad86d95d8c448a6eb59b1fd22
-# Content sha256: 340d4beb8f870979551539b1e5f8ccc833dc38f34337a51e32fceca074f58861
+# Inputs sha256: 44e860a7b054572d6a179bcc3a5acef3e1ce6186cd428207bc5d460f07d8e97a
+# Content sha256: bbf97f0fe0a10cdfef231ca781927c6a271bfe140c1c98805ecb6b27aff34b2f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

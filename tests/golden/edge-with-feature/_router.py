@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b8bb62044d9f4f9a11d83f2db2e1a889dc89763fcd6c3d104fee1a0a1e1f0724
-# Content sha256: c8ee658f15439d206503eb0bf244fd06a32d797ec125e4322d7e1f16d1899f27
+# Inputs sha256: 787a360724eb6f2deb256009209efb3007b53186b1742e72c69b591f48c6358a
+# Content sha256: e27a6f5a1e6abbec138bbda0253ca0431e1a4e4653bae4ecf858b7b93353fbbc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e70dee74eb846ee63a92d3a7d99baa93874e001e8d56db68c32990816f83c07a
-# Content sha256: debd23052e80d059d6b07f62a9deb9eaa7c062c568424fb79a1c3c6dea191fd7
+# Inputs sha256: 336e7e72767f22b05650e76de649b65690d0d10e2c7cd6a452e93d269a48c23e
+# Content sha256: 8393f92331707630252986c536ed61b3651a82d7b9fb5af095bd4a0454e7ce15
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a26e9aa72df01f5c1187ca95de303b44c11910745e68c2c0a6b7bd75646bede8
-# Content sha256: b12e59380530fcaabdf3428784a7c22e92d46ceef4517a822f03ce0f0918b068
+# Inputs sha256: 1129d0e3acada81e9ba0c86d754e0f2d2cc16367b615b64224464a50ffda36fe
+# Content sha256: 27d792cc1dd1992f253b851676fe2679fa676f3e981360755446bb3022702576
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 32248b997cd49344a72695c21b7e62f11309e92d360823b660cf521e10521b4c
-# Content sha256: 86d8804aae117da5b9ed7334dd70db36a8fa68fed067cfc77b487bbfe907d862
+# Inputs sha256: 248fea13f9abe1b55e75c0436e7b402d9613e9e497ffa65b073c27e2b8b658d7
+# Content sha256: c802f0bdf2a58496101545435ddcfd3e50724cdcd2c35ab3781ab5bde8afb0ca
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

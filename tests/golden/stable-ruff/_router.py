@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 054b99d5774450bcc3669a901651f96f026dc9dc0d150f2232e5ac9616604ca9
-# Content sha256: f616525b6b525c8ce96de10b293f8658f89bdf0f1d423660325e539f8e7749e2
+# Inputs sha256: b3a1e6a53d7394a4b6159124ac203811d0ccca079da10aba7bdf95d422b6ca51
+# Content sha256: 1a94f183feddcc104425fd9ade6173ee104ef830c73f6460139ed61f9dd849e2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

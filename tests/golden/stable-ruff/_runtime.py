@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98e267775c1adc9c85f870da2dec5519c529f68eb4b34dae41f4a4a13f752d1e
-# Content sha256: a95b7de4bc7acbbd27ca63f6125e15d1fe5abf2d75c7914a561136f97d2c9766
+# Inputs sha256: 8cba4298e2ae3922457e01a44c9d5d82c74737f7546016019795d920d85c5599
+# Content sha256: 8ec1e52a81dc14aedb153fca4e016c67f85c3bf2cb1242d79fa09de127dcf6b6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 55bd20ecd11b792ed774fbb9118ee5c665001c1f510b30275cbd2fd9427a7da4
-# Content sha256: cffaec2868ac32576fb7e76ab4e6967fb97eda15b26452b9a26cd30c9b4137d7
+# Inputs sha256: 276d82832011cee86bb2400c4493d75a35e6834dcc673200e6edd9167a1cc5b2
+# Content sha256: 3a05c6963da2b2a0c753c7742e042f9474ae9a1c90a4365525dc8eea924b4949
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

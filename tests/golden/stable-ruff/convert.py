@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dbfc49eacf69f5f9650c7f13f04de4c42a95fa6f2a77fbef7015171cf37a9071
-# Content sha256: 6c98adbd1fc78546e32e0bbeca46bea3cdaeb02bbb43b7220ec8fc39f7d958f8
+# Inputs sha256: f84d52b70bf61e565a97b6686c7761b10b669c17739b9cd1a4f4cfdfe8a45c9d
+# Content sha256: 5e1b5c339e809c547376b30238c37e2a4657c98e2a1f469411cffd1e4853fc76
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 689d2c122b162d0b5cb7e69be5a3d9d48852659c3720f7b0436037cd3b894467
-# Content sha256: fb92f43b10eb3268e50be486c97e83d9fc54114dbbe8b2f9455b3c64cc189e4c
+# Inputs sha256: 8fd27d8bde57d4ec865084ab48daf27457f0d80c3f3d2bc2a23b68693dc46f26
+# Content sha256: d4bc7a8c1d5a59e20cd728d56d0b4447b4af840c692bf4029e083e37e3753a0b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9647f9473d6f576b918f3839b1c31330bbd500d33a88187fc76b40c5229a4d3
-# Content sha256: c865485b0bb997b8b438791b84b4715137a7b960e6f5bf7d4292c95da51798f5
+# Inputs sha256: 979190e1ec8428561d84b5fd1d0f344d216c2592f115d3bba8dba6b148fc0b3b
+# Content sha256: a4e9c337b001de862ea75e51ed026bab56092a8ba80d8bb5a2c8250745173bce
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

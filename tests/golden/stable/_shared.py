@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 837b6e185763a53dbc285bb728833fa002491d88c9654d749605aa67c03a6ab9
-# Content sha256: 8418b0fd2c91a68556d0621404d7e7c2edbb2d542cce6bc6b5caf824be821938
+# Inputs sha256: 9c3bedbaa4792f5ddd359040565d4b96c44e67acb374ecacdd52ad41b3e51b46
+# Content sha256: c48316f90a3a9d0a1ca1c8e948d8ada9f59fcd681c5e650780852554336f4bf3
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4db9bedb0c4e92738e93d07d4fdda547aec05d6faec6f7789aa464334b3b79e5
-# Content sha256: 1ebf4ccd05cf51cd209fb40b442b49084500895667f1c3b908b157d04c78cf38
+# Inputs sha256: c86cf6d859d115408755f828cea102030053c81f8ff3c9b6db262599f22bda19
+# Content sha256: a227b4c88bfb5d51c698284e878d97759d1e97204db0ba92e605e192d8494879
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

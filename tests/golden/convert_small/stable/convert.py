@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a723affc95357ba8a8ad961ceb2306b85830cd42695ec1f31e625060337f8d8b
-# Content sha256: 1e1ba0589acc3aa1546daf358f667774c37952268dfd0b623f747a992cd2e360
+# Inputs sha256: 57ee87a41f52f92dc5f02405d25664928b78bc6b84919740622e5e6910008d80
+# Content sha256: e196d607cb44909e7444de4e91e1ed879ff081e9d50f7b1c9f16012d4524d155
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

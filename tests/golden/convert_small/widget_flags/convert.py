@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d83ee569278e2ac4e2c80344dab244a9c8ac6c960e030986ac2f5185f8d8059f
-# Content sha256: 7e73c5048ec4e354cc422cd9cd1b15ab2714ba00e2ff0ccdfde3d36525de9029
+# Inputs sha256: eaee7a430dbcf00b334b2add43dd5477ca291fafe59a39b166129888da883e2d
+# Content sha256: 5cab5b5f329c734fa6f5928a547d0bab37ed821ff30602ea177c73ff36d81c36
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6405bd02e34e608a3f8c4ed32be3ab68f260aa68b73c0ff545c77a2900b73c71
-# Content sha256: 51a5914aba6ec326947beec0f82cc9757198dfaaeb62590261709c9c2463cd6b
+# Inputs sha256: 7822dc28f0b0c9ebe66cff4b0f56a9bd83f01a3a08a96155c3b1cf53612d2b6b
+# Content sha256: 0cd71ab27c6e55b3cdb70b103dd696d7140d12ca4a19f108902d71b1c45ccbec
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

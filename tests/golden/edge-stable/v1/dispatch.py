@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: df5ce5d5b60c17c9be4608775df6634246d1112b558ec2418b76f3885d99e06e
-# Content sha256: b578f7af53291970a18af857bff1f081f7e6701f3a56930931ee66ca153ff88e
+# Inputs sha256: ca07d84393630d1e9927faa64a9cf7b8845dd2d72e5527b7b7a6afa652f05fcb
+# Content sha256: 221e9a0336870572fd1a5e52809cdab95ac71dadcedaa1f0b90c6a3811aafdcd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 296fbf96486332a9c0743a8a03b077948a607213578b4cb579185dcb8cbc665b
-# Content sha256: b6492eb662414d4b37ed694dfe5e800bdc7106028ad0cea28880797338346e68
+# Inputs sha256: b4dab3f986627b9e59ddfada762aa9fe8e1d94cb5cbed69a78e246c5d329a324
+# Content sha256: 11c6315cce01455961f97b8698cdcc4897434004bb541e57e7fe267bf3b9415d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a073001bea3d6187f0aad7a1b9715b2abaef98a6d5aa6b6d59257b73ab424c2
-# Content sha256: 50a46fa9c1c98d6bf3eeb7a4842b56160507e4c3ab20ded65d1c652d9c6d8f48
+# Inputs sha256: 59966c179eada5efd41a09c6975fb6161f2d9db927c6a9dff549834bdbb626a4
+# Content sha256: 0f66f7a60d859e30e56783b7c692fc543ed6a2b0bb9c2ddece768648fadaec96
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9477f7e2f6de7e1a69f3a4323ef15af9265b18dc2fae4c337371c50c5a2ff02
-# Content sha256: 82fe355d774d5a73f7d0b6a847863c91d18d7e9ae96119937739dc509f81446f
+# Inputs sha256: c1759168217e67ba15920be27959ae1932ebde9b60fa4fbc77d070905b44fb75
+# Content sha256: 1adfd0a9071554f0c1c4bae311bd55b0791d659f851dc68c3271fb6e3ccbb65f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: acd13b4b8d7254cee4446fb3763b2064d5d0dbea2711185af993e3d52083a8c1
-# Content sha256: ace6049c5a159b583a1eaf5f88a8c3c22aac2206dcfd362b18ac99c3b734f3ec
+# Inputs sha256: 0d6d0d9db215a8dc27bb513ba5178336038b86fa397069835aedbb4de3606417
+# Content sha256: 471b15b259d65517ab43f877e54827019d7c4608c5658af277650373aaabdf3c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

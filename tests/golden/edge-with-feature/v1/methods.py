@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b92472275b253a15d3342a569e8e8f95325bf55f8e060010c1ace9f9881f413a
-# Content sha256: 959e9d7861bdaf1d3d7e46e050c6ec1fb59b3ad593f4c905215cd3cbdb29a73f
+# Inputs sha256: d53ba3d6ea405dd96166ed19a3a5eb66eb4ce22ee175dae9bd49e3eb98cb1955
+# Content sha256: 0a10c445df577b4000d93b7cb00034bbad93a68f50648cd8605b6ecdebaac9a8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

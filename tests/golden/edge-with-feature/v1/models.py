@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d9cd7e6714d7fb4d75d14ca7a761d990183afd9538665abd725f72ccfe8ea2e
-# Content sha256: 64db913aa6d49cd973a70450cef685e38b50baec495e71f6d0adfc8f7ca8c053
+# Inputs sha256: 9dac83c5f717c472c859de1e30f431a0b75b240a17c8fb0dbb7686d3f56677d1
+# Content sha256: 8b0a7b3d549436dc57b0b201154c4a1321a67cbe14453c74c8c931b6e49e7e2d
 
 """Wire models of ACP protocol v1.
 

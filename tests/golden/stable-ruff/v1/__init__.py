@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4902e4fc72925af934e642d1833ebf940cecd4bf53ceae7eef893f8ac87b29ec
-# Content sha256: 744c3031f08772a6e0dd35457c444dd086ef1f5e9047f0c9aa5819bc10deda0c
+# Inputs sha256: e7e116005408c3101e89e4ab77675fc8dfaa79cbcb2b2463f7381d8910ca462e
+# Content sha256: d826356461f4815ee5b5918e637bdffd526c20a370889f02905e830887abdc82
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4419a78af14b3d21c4421aae83ebee9c8e073dfb86e229d2b351dfe275bd09c3
-# Content sha256: 2fec80686c37ffa18703c6f3e594837b0595544490413c16840511de22ef797a
+# Inputs sha256: 91444acc32658d4a777f616d10f1ec7ae21128d6d67e6f47ba6188f28239c428
+# Content sha256: 000dd74734efd368dee24bc646585a88940fd345cbcf02c67a6e85884fbd0220
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cb24879e9f1996b575ac599401bc49b6086e948bf9df9377a2159b1ffb04bb02
-# Content sha256: 66e51221f5b9be10cb11cf4a5af3e7b5c48a8f50c5136ca0f02f247594188aa6
+# Inputs sha256: 0ca1196a1dec97b33fe64eb2af1088d0e277e6e4871cfbce3aa5ace5eda86143
+# Content sha256: d756faeb1806d808cd128b744fc17c155ac275ebdeb3f1e793a9f0be76e2d477
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: db535f8009c7d2d96caef74191885e7f5e1678a0cabb5c2cdd3d2b80195ed45f
-# Content sha256: d1b20bb216a59e4e6f0e627ae2b3933f28ffcd351b4ed01c43ff4163012290a0
+# Inputs sha256: bb1cd09c3be0e1df125c30163d4ee553a7a73039d61a9c8611ceaccc6257dcc8
+# Content sha256: 0b2a60361f0bc094993a204b07f82c5062cdb52732f939464c07137c9a1f21fc
 
 """Wire models of ACP protocol v1.
 

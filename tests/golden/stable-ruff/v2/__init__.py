@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3af7d8996fc157af17ce39c46011b762b1e0b68ff012e5a55f8c52a06ef1ee3a
-# Content sha256: e3fa12bd29dc67ceadbe531cdc17df5bbf3d6661ad4474fb58302503e2164597
+# Inputs sha256: 2bb38458c9f064ae2602ea60996d8597e8d03da6af8e49f99685a3baafeba0b6
+# Content sha256: 848ded1f625cb7f3b93487075c5edaefa600ac73689ba956273b4b4bc160ebe6
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

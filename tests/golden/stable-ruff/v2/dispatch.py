@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 65baa2b54da4ab9ceafc6f4918c0fda66e95ff74d474c337d5ac561c3c04a582
-# Content sha256: a5efe9c0076fbac5fb5e5d1d888b021597cda1791eb505ad94a90561f101f30b
+# Inputs sha256: c71427a403ab99e6ce744652f6889ba01bf0d8960008dd1aa12b6fc712d0620c
+# Content sha256: fe26452b69afef7251e022843126ceb6f5611184fd68dc1646a486cdac9cd9c2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

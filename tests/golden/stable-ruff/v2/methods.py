@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3c049f5b83b11776571d95d28b932c143391df93538641a4814ad1ae7f1940ee
-# Content sha256: 565b80e2450b59922d59c5327d236728dba6ff73056214a5e6dee84313d730ed
+# Inputs sha256: a0cb5317b319482bd1d17dbe4979aaf13f849f828dcfec69ee5f2b2102ce42a0
+# Content sha256: 7925b9d4e3d0d798c35fc3b266d78d89db0654e9f661f3e3426c181295b612ec
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

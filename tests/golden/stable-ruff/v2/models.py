@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 119b4fec938fe210c7b03fb70e1f80931d77ddb75112ff6031096517977aea76
-# Content sha256: a70f00308c72e062b565983493805c0b8df55ae7578d60033d517581b516978d
+# Inputs sha256: 5166fa2c3cecd90625d32cbbf3247ffd87ebfcc81bb21847e5f79af6432a21ce
+# Content sha256: 2a2f68819d74a90b7d4cbc30ab6ee28d0c86cca24077eda00376266960247e01
 
 """Wire models of ACP protocol v2.
 

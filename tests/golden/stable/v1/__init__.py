@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b3e0c85483a3435bfc36e7ccbae11bec22213cc3468e08af1318168f56ad02e
-# Content sha256: e95e53d39e79f7d4207df01ef5b4729b402bd9c9f505014e1b390e074ddc6c0b
+# Inputs sha256: b4d1a0a29f21ca716dc17d167794d05e316132cb60be37427c7af5e9cbc71c92
+# Content sha256: ff6ce95702b373565716d43186c534d72c0b0c6b5b6ff1fa25a4fc2d4ef449b1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6427f4a40c722ad3b96aa8f94eea25dd6901373542f929d6c674e8181f52354f
-# Content sha256: 24087bf98f3d20c8688ee90684dca5aae625ee431c7687dd14a26c382094a247
+# Inputs sha256: 084e26b787dce5b2eca2d1ebc1c4209486d3b0c73e3ae0575f72862d9e079f10
+# Content sha256: a79ef92c0062bd92163308432a78306f9c96850279b597b857dbb7226001c440
 
 """Method dispatch for the agent side of ACP protocol v1.
 

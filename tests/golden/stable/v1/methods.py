@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc409023dd1468e79acd34daa3c1528355dd441f318c17cfc885252b290bec28
-# Content sha256: 3751a14777274485717d6d29deb82025b2564c39cb4bb5e1db13d9d27b81b8d0
+# Inputs sha256: 83e549e10fb2c0eb6e96a79ccb63c8fde3c11fdf5fd0f85524bca9b5e4eb4c5d
+# Content sha256: 137bb52f42e733d12fe12fa321edb56bb25702014a9577ce78982cc8f3968e4e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d19fa6d0fae72766601c0f6ade4b0a55c3a3bc3d8cd6a1e8c2bc28bdd9cdf718
-# Content sha256: e3aebda4fa9839f976082f964bfc2b32b020f450d99f582061d98c17571d2e7f
+# Inputs sha256: 129857965c339243b211d17a6a6b7ded8fddb7ca356cc055f1af1ef4bcb7a276
+# Content sha256: 5a778cac7e27a9d6a90e31c4da86715dc5a07f33b0427ece6e42f7911c06b2aa
 
 """Wire models of ACP protocol v1.
 

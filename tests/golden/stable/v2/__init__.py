@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 988bcc20e41ea9b7ebecdb382534573c76b27913c457e297fea82c787b2dc38b
-# Content sha256: a594078e30634fcbac0e99387618a77586ef1427b79ede71488739aa9395c3ff
+# Inputs sha256: d05b47ad6f948dd6832c7bac3b648e033e1cc7ef3b1964e5e58f872c716a30fc
+# Content sha256: 8e1c575543ac7bab656ebeadff5e64ce677d036f236ba7760db48efd60387278
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

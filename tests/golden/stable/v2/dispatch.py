@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 737696888219e5c01aa3d745b65e52461234517a7e98021e7aeda22c6302af85
-# Content sha256: 5a82a1719b497d74950d00a537c6c282c45a8e6c4704eae0ecc2e90574ce2885
+# Inputs sha256: fde389546bb62a1b1937fe36dbfade6c0327b343d246de06d72da3d03c3d6f49
+# Content sha256: 9f2177b28b4691b3a48dfcc2f1f486f43b008851c02b842778712e8db6c78aa5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

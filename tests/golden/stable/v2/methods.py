@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0bfefc47c4e7a3e7557d939e0416713392a029855e0b1d98ff643eceb0c9bbc5
-# Content sha256: c9246697327daf149a4db28b2641f242d43ebcb5589bb247194fcaa2a2ecd33f
+# Inputs sha256: 096e75b1c3762b32282b401ea5138d87bac3dc6a4b7b362a7a365fb0ccbb829c
+# Content sha256: e1709b7a160ced7a7586bbe3a2a0a97c5fb4630423fd1093ca6816316e565a1a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d06c69c23b4619055c1302fff15ce2d83001b78cb41649309cd378c579b0c30d
-# Content sha256: 79707580853ad3b9addb598de8c314ebf25f7c041cbc8f9bfe47f57f48325638
+# Inputs sha256: a192799949e099d543e84ac314260c3e15b899d99237cd1b333c6d72fd79df4f
+# Content sha256: 87f967fc173ec8a71ccb0758068d61908f117936166328a399a607d2071770bf
 
 """Wire models of ACP protocol v2.
 
