@@ -153,8 +153,9 @@ def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> l
 
 def forks_workers() -> bool:
     """Whether a worker process here starts at once (forked, with what this one has
-    imported) and has a core of its own."""
-    return _start_method() == "fork" and _cores() > 1
+    imported) and has a core of its own. Not in a worker process: its siblings have the
+    other cores, and a daemonic one may not start processes at all."""
+    return _start_method() == "fork" and _cores() > 1 and multiprocessing.parent_process() is None
 
 
 @contextlib.contextmanager

@@ -312,12 +312,17 @@ def _pid_unless_in(parent: int) -> int:
     return parent
 
 
-@pytest.mark.parametrize(("method", "cores", "elsewhere"), [("fork", 2, True), ("fork", 1, False), ("spawn", 2, False)])
+@pytest.mark.parametrize(
+    ("method", "cores", "in_a_worker", "elsewhere"),
+    [("fork", 2, False, True), ("fork", 1, False, False), ("spawn", 2, False, False), ("fork", 2, True, False)],
+)
 def test_calls_in_background_run_in_a_forked_worker_where_one_helps(
-    method: str, cores: int, elsewhere: bool, monkeypatch: pytest.MonkeyPatch
+    method: str, cores: int, in_a_worker: bool, elsewhere: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(formatting, "_start_method", lambda: method)
     monkeypatch.setattr(formatting, "_cores", lambda: cores)
+    if in_a_worker:  # a worker of some pool (perhaps daemonic, which may not start processes)
+        monkeypatch.setattr(multiprocessing, "parent_process", object)
     with in_background({"a": os.getpid, "b": functools.partial(len, "abc")}) as result:
         assert (result("a") != os.getpid()) is elsewhere
         assert result("b") == 3

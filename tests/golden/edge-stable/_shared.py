@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 44e860a7b054572d6a179bcc3a5acef3e1ce6186cd428207bc5d460f07d8e97a
-# Content sha256: bbf97f0fe0a10cdfef231ca781927c6a271bfe140c1c98805ecb6b27aff34b2f
+# Inputs sha256: 8f8ad7b317659c5a430bb9b580c782accd3e12a3bf4da8de88efeb5151eb441d
+# Content sha256: bd47c1c95aa3f7cbf77be001315ce15f31a10e98df61299da2c5fd515ec3a0dc
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

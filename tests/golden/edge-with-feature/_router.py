@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 787a360724eb6f2deb256009209efb3007b53186b1742e72c69b591f48c6358a
-# Content sha256: e27a6f5a1e6abbec138bbda0253ca0431e1a4e4653bae4ecf858b7b93353fbbc
+# Inputs sha256: 0e1283e1210f908e9c18d3711f400177e7f7367952df00b471d0f4d46f144417
+# Content sha256: d963e006bad3d42cc84b549fa9b6343a638efbc1b248f60b5e662508e4527abf
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

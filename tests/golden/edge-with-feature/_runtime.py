@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 336e7e72767f22b05650e76de649b65690d0d10e2c7cd6a452e93d269a48c23e
-# Content sha256: 8393f92331707630252986c536ed61b3651a82d7b9fb5af095bd4a0454e7ce15
+# Inputs sha256: 837305181a14862667f3170ba5bc6e094eb3ec59a21fc4882e4c6ca115999ff1
+# Content sha256: 61e7bfc32621517dc5957e6f21543c14b5be03ecbdf8791a7fa8867ad5932868
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

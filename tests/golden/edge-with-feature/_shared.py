@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1129d0e3acada81e9ba0c86d754e0f2d2cc16367b615b64224464a50ffda36fe
-# Content sha256: 27d792cc1dd1992f253b851676fe2679fa676f3e981360755446bb3022702576
+# Inputs sha256: fed95a1f8e8f41716bb1b506c5c30b21f76a148f226b10692c5cef452f4f1cef
+# Content sha256: dbfea9c0980d4944ded0d164bcdd649da771f7e92c40ede293e172e75556d7a3
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 248fea13f9abe1b55e75c0436e7b402d9613e9e497ffa65b073c27e2b8b658d7
-# Content sha256: c802f0bdf2a58496101545435ddcfd3e50724cdcd2c35ab3781ab5bde8afb0ca
+# Inputs sha256: 8bf9a793e309ebd6b7f295544d446372901b8ba8cc55e3bd987447d096a6d2bb
+# Content sha256: d275829f53bb126dfeddd7d46917330778346b8a163b511521a1117354094c48
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b3a1e6a53d7394a4b6159124ac203811d0ccca079da10aba7bdf95d422b6ca51
-# Content sha256: 1a94f183feddcc104425fd9ade6173ee104ef830c73f6460139ed61f9dd849e2
+# Inputs sha256: 4971d5031bfc3d9190ac460b0ff01323072688fd8db914410a364fd5791dee5b
+# Content sha256: 855088304697e1bac58ef4ac29da95ce399b2ee6732851870173ac85e4fbc083
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8cba4298e2ae3922457e01a44c9d5d82c74737f7546016019795d920d85c5599
-# Content sha256: 8ec1e52a81dc14aedb153fca4e016c67f85c3bf2cb1242d79fa09de127dcf6b6
+# Inputs sha256: 5de259a5a3ea3faf6eb06d5f9fa19fa934377b5e0bacf769c4c301f5a1a43e1b
+# Content sha256: 8139f41178cabf6c9a839b1d8787d648de50296350a0133e688bf48486c76961
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

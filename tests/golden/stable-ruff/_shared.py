@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 276d82832011cee86bb2400c4493d75a35e6834dcc673200e6edd9167a1cc5b2
-# Content sha256: 3a05c6963da2b2a0c753c7742e042f9474ae9a1c90a4365525dc8eea924b4949
+# Inputs sha256: ff8818639f691ad2c5dc34942bb5a1031c1e3b43d049680b383f59c02964ed17
+# Content sha256: 52b13cd49e7c7ce1926ef1d4fb4342d4dd274d19d2286252ded5e085becf0c5f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

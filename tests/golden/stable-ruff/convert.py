@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f84d52b70bf61e565a97b6686c7761b10b669c17739b9cd1a4f4cfdfe8a45c9d
-# Content sha256: 5e1b5c339e809c547376b30238c37e2a4657c98e2a1f469411cffd1e4853fc76
+# Inputs sha256: 525d1bbc6d7140e71fdf14595aee1740e7ab4aeeefd5e99acdc143007fdbadb8
+# Content sha256: f4391f7fe0f4fa577a295081a2e3c8712a9760372116b381dc27ee628df9020c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8fd27d8bde57d4ec865084ab48daf27457f0d80c3f3d2bc2a23b68693dc46f26
-# Content sha256: d4bc7a8c1d5a59e20cd728d56d0b4447b4af840c692bf4029e083e37e3753a0b
+# Inputs sha256: 64eeb3451abafeefd0a8557e28c93e01739f909d9677fab03744b0bea8f3e770
+# Content sha256: 198baab4ae009df259cecc28980831bb25ebeb88168defdce812898e754d0337
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 979190e1ec8428561d84b5fd1d0f344d216c2592f115d3bba8dba6b148fc0b3b
-# Content sha256: a4e9c337b001de862ea75e51ed026bab56092a8ba80d8bb5a2c8250745173bce
+# Inputs sha256: b16a79f15186b66347908b477f5696c0ee36e08a61183fd407f58d4f7e449136
+# Content sha256: f3d39a1521ffd6269269b0a8b224a9526c58a6418a50bad22405c9154b992e46
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

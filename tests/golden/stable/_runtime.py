@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 66b13af2a54771a41e109c6703bd542fffdb3e0d650baedb04fd934a761f2fa4
-# Content sha256: ef6a1032a35969f7f1502d019449ff6e36aa13fc32dd8f7c4efd25dbcdc13f5c
+# Inputs sha256: 75ed439c30a2beb73d5fe5a7c372c593cd504555a393bb485ef8e03ad9eaddc4
+# Content sha256: 702b8282378db575aabc51dece8bb32d09624e7700a0ebcd3f54274ff47d67de
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c3bedbaa4792f5ddd359040565d4b96c44e67acb374ecacdd52ad41b3e51b46
-# Content sha256: c48316f90a3a9d0a1ca1c8e948d8ada9f59fcd681c5e650780852554336f4bf3
+# Inputs sha256: d8789c3a561ea4ed56f6295c131174f76660ce7f53a8e125a673aae594930b03
+# Content sha256: 6afe223c2a53b12749eaa779ba0aab969e779a010c13d93edd25cc25a46e4c2f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

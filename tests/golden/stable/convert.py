@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c86cf6d859d115408755f828cea102030053c81f8ff3c9b6db262599f22bda19
-# Content sha256: a227b4c88bfb5d51c698284e878d97759d1e97204db0ba92e605e192d8494879
+# Inputs sha256: 9b7d523d5222c788c027dca9623260c6a699738598fa514a76dc0e8bdd094874
+# Content sha256: 8ace5a91d2b8f189ca44bc205194d72782fed69acb2cb68b6d367a80b50dcf2c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

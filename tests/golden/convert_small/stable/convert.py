@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 57ee87a41f52f92dc5f02405d25664928b78bc6b84919740622e5e6910008d80
-# Content sha256: e196d607cb44909e7444de4e91e1ed879ff081e9d50f7b1c9f16012d4524d155
+# Inputs sha256: 4c079085b9138d1d1e4c61dd5af53a24d80fa874e2408e92916e527aec7bfb23
+# Content sha256: 9c2f52120402a1f3dd78f58fb89ed9cd566a5183fc15d1fb76516b3d9a013f3a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eaee7a430dbcf00b334b2add43dd5477ca291fafe59a39b166129888da883e2d
-# Content sha256: 5cab5b5f329c734fa6f5928a547d0bab37ed821ff30602ea177c73ff36d81c36
+# Inputs sha256: 5cca00a11fa19fccf35efee186912c8e4069dbd8b835aebea4bdee42e0dfb3c7
+# Content sha256: c110c3e7f6c1d097f4b1ae335331c4d94fe5f79276551e9210ac7ce83318c163
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7822dc28f0b0c9ebe66cff4b0f56a9bd83f01a3a08a96155c3b1cf53612d2b6b
-# Content sha256: 0cd71ab27c6e55b3cdb70b103dd696d7140d12ca4a19f108902d71b1c45ccbec
+# Inputs sha256: b50743d938b39e4f1d474c74ff3b3853883e626ddf6764f1b50500b353d685d2
+# Content sha256: 8c8c41de4a2b0689083432b2f097952eabb31406da841208817300a20a41b571
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ca07d84393630d1e9927faa64a9cf7b8845dd2d72e5527b7b7a6afa652f05fcb
-# Content sha256: 221e9a0336870572fd1a5e52809cdab95ac71dadcedaa1f0b90c6a3811aafdcd
+# Inputs sha256: 10d21de7ef927cdcf38279c7f138f8ffbb440627b2f944e21f955436e8768332
+# Content sha256: e6511c90149309d524cc2cb283125809f4cc4880f853f750da6c8237bd29baa2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

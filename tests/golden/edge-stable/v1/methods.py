@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b4dab3f986627b9e59ddfada762aa9fe8e1d94cb5cbed69a78e246c5d329a324
-# Content sha256: 11c6315cce01455961f97b8698cdcc4897434004bb541e57e7fe267bf3b9415d
+# Inputs sha256: 0caedd554d055d828c69ff08656b421c18452c13e0196e05980ae6cf86934093
+# Content sha256: c3b3ecd3b3f254357985fab93a51961fe2d5ffcdbee961efc7227124ddfdf597
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 59966c179eada5efd41a09c6975fb6161f2d9db927c6a9dff549834bdbb626a4
-# Content sha256: 0f66f7a60d859e30e56783b7c692fc543ed6a2b0bb9c2ddece768648fadaec96
+# Inputs sha256: 09f0881a4b70657053e1a2f4bb959e1ab6f17fcb3d83ac322a4c219305af4983
+# Content sha256: 85696f049955007803fdf60d465e3e19afa6a9c543ce80cb4bc62659caec0918
 
 """Wire models of ACP protocol v1.
 

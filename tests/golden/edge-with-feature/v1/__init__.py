@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c1759168217e67ba15920be27959ae1932ebde9b60fa4fbc77d070905b44fb75
-# Content sha256: 1adfd0a9071554f0c1c4bae311bd55b0791d659f851dc68c3271fb6e3ccbb65f
+# Inputs sha256: e13417493544e8e46af094ae8b3901013a66982f8b24ab14009408339ed0655b
+# Content sha256: 2de4934b551cbf9dfe3286c4af4c7dc901e33bb95ff9e52b07397be5da0a66ee
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

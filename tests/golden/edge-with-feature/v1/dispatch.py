@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d6d0d9db215a8dc27bb513ba5178336038b86fa397069835aedbb4de3606417
-# Content sha256: 471b15b259d65517ab43f877e54827019d7c4608c5658af277650373aaabdf3c
+# Inputs sha256: dd054931c84b8f4b70082783b421f86dcae1112dc4fe82547387ab4951a6a080
+# Content sha256: 86efd8bf6eef2221f2927162339f3c97ba0b9f3c9b66d84a9f90c7a5db44126d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d53ba3d6ea405dd96166ed19a3a5eb66eb4ce22ee175dae9bd49e3eb98cb1955
-# Content sha256: 0a10c445df577b4000d93b7cb00034bbad93a68f50648cd8605b6ecdebaac9a8
+# Inputs sha256: 9a0e4ae0c446947ca2c240622349761895b2b8a390afea539c650553258b7b4b
+# Content sha256: 4058bdb2a02540eb8ae45297f55e41ab585d5ec39dd5837fffdacd2fc74e8020
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

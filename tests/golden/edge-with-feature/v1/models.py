@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9dac83c5f717c472c859de1e30f431a0b75b240a17c8fb0dbb7686d3f56677d1
-# Content sha256: 8b0a7b3d549436dc57b0b201154c4a1321a67cbe14453c74c8c931b6e49e7e2d
+# Inputs sha256: 5f587cd7b1ac299c083445b793a8743c2b66069506e281316a8bb3738c398802
+# Content sha256: 67dde163bd55d7ada6aaabb93b3d604a3600af24a80a6dcd5639601b054242f5
 
 """Wire models of ACP protocol v1.
 

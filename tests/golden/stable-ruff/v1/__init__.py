@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e7e116005408c3101e89e4ab77675fc8dfaa79cbcb2b2463f7381d8910ca462e
-# Content sha256: d826356461f4815ee5b5918e637bdffd526c20a370889f02905e830887abdc82
+# Inputs sha256: dcab7b757f624b5e89ba2154177ede2a17d941ccc16916e3be0b06011d620759
+# Content sha256: 6135dfeb88eef042acc84c9b0bdf6350e3ebd73d0d01dabd365e619902983e62
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 91444acc32658d4a777f616d10f1ec7ae21128d6d67e6f47ba6188f28239c428
-# Content sha256: 000dd74734efd368dee24bc646585a88940fd345cbcf02c67a6e85884fbd0220
+# Inputs sha256: 8ae53586a0d5b7f40fde255fbcabe98b98790c308c7afec20308be4135582c67
+# Content sha256: 25115709072f65cd776549fa9e73d1e012b8c04c92ac3ff997524b7d207ed6f4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

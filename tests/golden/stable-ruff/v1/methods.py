@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0ca1196a1dec97b33fe64eb2af1088d0e277e6e4871cfbce3aa5ace5eda86143
-# Content sha256: d756faeb1806d808cd128b744fc17c155ac275ebdeb3f1e793a9f0be76e2d477
+# Inputs sha256: a015250603a9c0c1361fa36dc8bf9e61d5c45b12d6f1f37fdf0ac1d92b15a66c
+# Content sha256: c8f23af6e15deee67d838fc542ebfc877f5a7aba08f68e4b5f6c0b71c4a4155a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bb1cd09c3be0e1df125c30163d4ee553a7a73039d61a9c8611ceaccc6257dcc8
-# Content sha256: 0b2a60361f0bc094993a204b07f82c5062cdb52732f939464c07137c9a1f21fc
+# Inputs sha256: fbe3d7c7bc7dc49eef696000f9961ce43177d7ff1830a578de354d9d1fccd2fd
+# Content sha256: 6e3de4639869b34c0088a716de6b442744e9816ea8e2b6dafb9ceac383931aa5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2bb38458c9f064ae2602ea60996d8597e8d03da6af8e49f99685a3baafeba0b6
-# Content sha256: 848ded1f625cb7f3b93487075c5edaefa600ac73689ba956273b4b4bc160ebe6
+# Inputs sha256: 0eaea85b6af1f9ba215fe7b7ece0c145c2013ebc4a7d8e1b386268470c5b04cd
+# Content sha256: 30db272cf5a617341821bdfdae85b930bff44073143755a3fef396f1502b2a82
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

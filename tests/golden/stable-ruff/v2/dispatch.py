@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c71427a403ab99e6ce744652f6889ba01bf0d8960008dd1aa12b6fc712d0620c
-# Content sha256: fe26452b69afef7251e022843126ceb6f5611184fd68dc1646a486cdac9cd9c2
+# Inputs sha256: 2e1d88ec9135549dafe5205405ab5f42f491890bc1cbe50b9069b7f4a1025b0d
+# Content sha256: 23194e83e86db903ff82f5a1bc071976f8e8968bfe8efcc2920a19c8abceeb41
 
 """Method dispatch for the agent side of ACP protocol v2.
 

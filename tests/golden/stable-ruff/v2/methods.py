@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a0cb5317b319482bd1d17dbe4979aaf13f849f828dcfec69ee5f2b2102ce42a0
-# Content sha256: 7925b9d4e3d0d798c35fc3b266d78d89db0654e9f661f3e3426c181295b612ec
+# Inputs sha256: 7a8f474a75e70101c2ecc7a503e9ff5f3686e2f5e627308c331d7908d52510c3
+# Content sha256: cbcbb2bd25048c582998a2324980cccb5f46480306d19fd128e235a887b5acae
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5166fa2c3cecd90625d32cbbf3247ffd87ebfcc81bb21847e5f79af6432a21ce
-# Content sha256: 2a2f68819d74a90b7d4cbc30ab6ee28d0c86cca24077eda00376266960247e01
+# Inputs sha256: d76dc93dada9ec76cabe9ce665ab97c02f704d1b156d056e9458af8280a915f0
+# Content sha256: 6f41b38e55d1e97c3f0f27b3453e56d1679d17c847cdfad6d0697374fac1dbdb
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b4d1a0a29f21ca716dc17d167794d05e316132cb60be37427c7af5e9cbc71c92
-# Content sha256: ff6ce95702b373565716d43186c534d72c0b0c6b5b6ff1fa25a4fc2d4ef449b1
+# Inputs sha256: ce56210f7d995957364a375ef1a34a7fa57da4041f074ecc52f8b794eab2c523
+# Content sha256: 7c09d0d102cf02d29bf87320d8ceb8369626f7db81d313d657564a602f1ba9b1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

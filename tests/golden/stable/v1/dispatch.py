@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 084e26b787dce5b2eca2d1ebc1c4209486d3b0c73e3ae0575f72862d9e079f10
-# Content sha256: a79ef92c0062bd92163308432a78306f9c96850279b597b857dbb7226001c440
+# Inputs sha256: 0debfd93024de887193170e0efc136c9b3e087d22dfd7e18d57d3c3f08c987ae
+# Content sha256: 16f48977b7b6a35f69a9147c870a634562975d8767c6918200e1344eafac3ac1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

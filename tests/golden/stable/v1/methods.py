@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 83e549e10fb2c0eb6e96a79ccb63c8fde3c11fdf5fd0f85524bca9b5e4eb4c5d
-# Content sha256: 137bb52f42e733d12fe12fa321edb56bb25702014a9577ce78982cc8f3968e4e
+# Inputs sha256: 1033ada52433539fed9784d8fe6e32116a5cc943a7f69eed4f65d57cd2a5f64e
+# Content sha256: 90d3e60e62bb7c34824962c23e1075c75fb9fe8b2f5816cb75e8f5fbfe9a5f72
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 129857965c339243b211d17a6a6b7ded8fddb7ca356cc055f1af1ef4bcb7a276
-# Content sha256: 5a778cac7e27a9d6a90e31c4da86715dc5a07f33b0427ece6e42f7911c06b2aa
+# Inputs sha256: b6c5aae63d4bd119e50f4959088d3c1ad7130e819f5a228680dea7dc4a2b5f17
+# Content sha256: 20d12dbb55a19b31053f7c86468327e3e748fd5d44f759231661df852bd857d0
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d05b47ad6f948dd6832c7bac3b648e033e1cc7ef3b1964e5e58f872c716a30fc
-# Content sha256: 8e1c575543ac7bab656ebeadff5e64ce677d036f236ba7760db48efd60387278
+# Inputs sha256: d164690f4a2a9fd75931af9214bf0733de2375815c1a40ead119e7d9e4ea4396
+# Content sha256: bfc70d7654130baf033f1a849b6d7b6aae7e8931383f0aa1bd4613b64830f16e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

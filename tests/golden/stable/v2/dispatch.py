@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fde389546bb62a1b1937fe36dbfade6c0327b343d246de06d72da3d03c3d6f49
-# Content sha256: 9f2177b28b4691b3a48dfcc2f1f486f43b008851c02b842778712e8db6c78aa5
+# Inputs sha256: 7ac606fa85406020ec9fe2e3298c8ad9e88246e112065602278474df246db9a2
+# Content sha256: bb11be85be7d063080434e60bf72519f3f2f2e786fbc1ba286c6ff7d820fbe79
 
 """Method dispatch for the agent side of ACP protocol v2.
 

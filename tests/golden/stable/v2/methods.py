@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 096e75b1c3762b32282b401ea5138d87bac3dc6a4b7b362a7a365fb0ccbb829c
-# Content sha256: e1709b7a160ced7a7586bbe3a2a0a97c5fb4630423fd1093ca6816316e565a1a
+# Inputs sha256: fc610b8e51741de8ccd0134299700ee7048b2e7282c564dc26214ee1d613a93e
+# Content sha256: f06e7f8ead05904d05ab78ca30881fad2215bfff43fe60bbca43ec82d1143ecc
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a192799949e099d543e84ac314260c3e15b899d99237cd1b333c6d72fd79df4f
-# Content sha256: 87f967fc173ec8a71ccb0758068d61908f117936166328a399a607d2071770bf
+# Inputs sha256: 1fde8ba0a181ef2993cd8a7b60363e05bb17d2a90ce7cd0f7b13ea37b5299043
+# Content sha256: 7c86ad1b81ce809dca019f7456433e6c29d3e2bb0d07b4b93a890bc281395c2c
 
 """Wire models of ACP protocol v2.
 
