@@ -44,7 +44,7 @@ BLACK_PIECE = 4_000
 # Below this many characters in all, worker processes cost more than they save. A forked
 # worker starts in milliseconds; one started afresh (spawn: macOS and Windows; a fork
 # server: Linux from Python 3.14) imports black first, 0.3 s to 0.5 s here, about what
-# black takes over 40,000 characters.
+# black takes over 60,000 to 100,000 characters of ruff's draft.
 BLACK_PARALLEL = 32_000
 BLACK_PARALLEL_AFRESH = 160_000
 
@@ -133,12 +133,11 @@ def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
 
 def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> list[str]:
     """``function`` over every piece, in order: in worker processes when there is enough
-    work and more than one core, else (or when workers cannot start or die) here."""
+    work and more than one core and this is no worker itself, else (or when workers cannot
+    start or die) here."""
     jobs = [piece for parts in pieces.values() for piece in parts]
     threshold = BLACK_PARALLEL if _start_method() == "fork" else BLACK_PARALLEL_AFRESH
-    # A worker process lays out its own pieces: the other cores are busy already.
-    spread = sum(map(len, jobs)) >= threshold and multiprocessing.parent_process() is None
-    workers = min(len(jobs), _cores()) if spread else 1
+    workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= threshold and not _in_a_worker() else 1
     if workers > 1:
         # Longest first, so that no worker is left with a long piece when the others are done.
         order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i]))
@@ -153,9 +152,14 @@ def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> l
 
 def forks_workers() -> bool:
     """Whether a worker process here starts at once (forked, with what this one has
-    imported) and has a core of its own. Not in a worker process: its siblings have the
-    other cores, and a daemonic one may not start processes at all."""
-    return _start_method() == "fork" and _cores() > 1 and multiprocessing.parent_process() is None
+    imported) and has a core of its own."""
+    return _start_method() == "fork" and _cores() > 1 and not _in_a_worker()
+
+
+def _in_a_worker() -> bool:
+    """A worker process starts none of its own: its siblings have the other cores, and a
+    daemonic one may not start processes at all."""
+    return multiprocessing.parent_process() is not None
 
 
 @contextlib.contextmanager

@@ -221,7 +221,7 @@ def _render_templates(
     return texts
 
 
-def _laid_out(name: str, render: functools.partial[str], style: Style) -> str:
+def _rendered_and_laid_out(name: str, render: functools.partial[str], style: Style) -> str:
     """One module rendered and laid out (in a worker process, see generate)."""
     return format_modules({name: render()}, style)[name]
 
@@ -247,7 +247,7 @@ def generate(
     # fork, the models of every version after the first are rendered and laid out in one
     # while this process does the rest.
     later = {
-        name: functools.partial(_laid_out, name, models[name], style)
+        name: functools.partial(_rendered_and_laid_out, name, models[name], style)
         for name, p in zip(models, protocols, strict=True)
         if p is not protocols[0] and len(p.types) >= BACKGROUND_TYPES and forks_workers()
     }

@@ -178,13 +178,22 @@ def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: py
 
 
 @pytest.mark.parametrize(
-    ("method", "size", "pool"), [("fork", 40_000, True), ("spawn", 40_000, False), ("forkserver", 200_000, True)]
+    ("method", "size", "in_a_worker", "pool"),
+    [
+        ("fork", 40_000, False, True),
+        ("spawn", 40_000, False, False),
+        ("forkserver", 200_000, False, True),
+        ("fork", 40_000, True, False),
+    ],
 )
 def test_workers_that_start_afresh_need_more_work(
-    method: str, size: int, pool: bool, monkeypatch: pytest.MonkeyPatch
+    method: str, size: int, in_a_worker: bool, pool: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A forked worker starts at once; one that imports black first pays for itself only
-    on a larger run."""
+    on a larger run. A worker process (the models of a later version, see
+    pipeline.generate) lays out its own pieces: the other cores are busy already."""
+    if in_a_worker:
+        monkeypatch.setattr(multiprocessing, "parent_process", object)
     made: list[int] = []
 
     def counting(workers: int, **kwargs: Any) -> ProcessPoolExecutor:
@@ -367,23 +376,3 @@ def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.Monk
     monkeypatch.setattr(pipeline, "BACKGROUND_TYPES", 10**6)
     assert pipeline.generate(ROOT / "schema", FEATURES, ROOT).files == in_worker
     assert made == ["v2/models.py"]  # the second run used no worker
-
-
-def test_a_worker_process_lays_out_its_own_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In a worker (the models of a later version, see pipeline.generate) the other cores
-    are busy already: no pool of its own."""
-    made: list[int] = []
-
-    def counting(workers: int, **kwargs: Any) -> ProcessPoolExecutor:
-        made.append(workers)
-        return ProcessPoolExecutor(workers, **kwargs)
-
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", counting)
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)
-    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
-    pieces = {"m.py": [f"x{i} = {i}\n" * 500 for i in range(20)]}
-    assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces["m.py"]]
-    assert made == [2]
-    monkeypatch.setattr(multiprocessing, "parent_process", object)
-    assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces["m.py"]]
-    assert made == [2]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8f8ad7b317659c5a430bb9b580c782accd3e12a3bf4da8de88efeb5151eb441d
-# Content sha256: bd47c1c95aa3f7cbf77be001315ce15f31a10e98df61299da2c5fd515ec3a0dc
+# Inputs sha256: 0de47da769620199b9d9cc08f9b082da2e46b1e54573f7277b54cffb8b4c348f
+# Content sha256: 96921b29f2e1d26114ddac5e329901e42f1952c105f84d4f19d4c179b667b6aa
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e1283e1210f908e9c18d3711f400177e7f7367952df00b471d0f4d46f144417
-# Content sha256: d963e006bad3d42cc84b549fa9b6343a638efbc1b248f60b5e662508e4527abf
+# Inputs sha256: 4c0c3d6aa3ad95b9690bfc650e2bc02ebce5656000f9c3f070a027145597067d
+# Content sha256: a0d65aec9d06379b2b18da212eb3343738896542d67a5030ba4e194e56398e6c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

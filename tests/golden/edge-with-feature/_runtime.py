@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 837305181a14862667f3170ba5bc6e094eb3ec59a21fc4882e4c6ca115999ff1
-# Content sha256: 61e7bfc32621517dc5957e6f21543c14b5be03ecbdf8791a7fa8867ad5932868
+# Inputs sha256: 74a84f19f1629b22eab42dea2ef5d2ec34e7a8e614106667c4693ce05497c1c9
+# Content sha256: d11d109ea6abb11a5b6e55ddca14489710d126e474532bf7f247904dd876c005
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

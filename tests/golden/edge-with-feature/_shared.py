@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fed95a1f8e8f41716bb1b506c5c30b21f76a148f226b10692c5cef452f4f1cef
-# Content sha256: dbfea9c0980d4944ded0d164bcdd649da771f7e92c40ede293e172e75556d7a3
+# Inputs sha256: 8fc0002d1ec63f2dddca5a92589caf49463472165f853ad7c6abf8ad36ff6020
+# Content sha256: b1d6c337511aa0a992e2a4275c325b1984d399e7db4d6efa6884745fd3f8816e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

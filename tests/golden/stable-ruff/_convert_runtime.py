@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8bf9a793e309ebd6b7f295544d446372901b8ba8cc55e3bd987447d096a6d2bb
-# Content sha256: d275829f53bb126dfeddd7d46917330778346b8a163b511521a1117354094c48
+# Inputs sha256: de0e2254a44fe19d518d0e8b6053d480902052d96122373a248f53b383103658
+# Content sha256: 06463c419fa4ffdd8b1f19b336f5c95065bc6eace26351fdfaae5ed1130d438f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

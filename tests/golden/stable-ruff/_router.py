@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4971d5031bfc3d9190ac460b0ff01323072688fd8db914410a364fd5791dee5b
-# Content sha256: 855088304697e1bac58ef4ac29da95ce399b2ee6732851870173ac85e4fbc083
+# Inputs sha256: 7c298c2cb8493d6507fd6a25711d35095b659b264594a172937953329d5704f8
+# Content sha256: b204c35d79930c8092eec10df36ec7850578644546d2099ae8e01283196349b4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

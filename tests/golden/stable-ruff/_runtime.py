@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5de259a5a3ea3faf6eb06d5f9fa19fa934377b5e0bacf769c4c301f5a1a43e1b
-# Content sha256: 8139f41178cabf6c9a839b1d8787d648de50296350a0133e688bf48486c76961
+# Inputs sha256: b57a875807e7c10ead72b7cdb08a4ad1f37e345d6b287d7c4eace18bd04a6dbf
+# Content sha256: f9b14f7280781ff92f949e832c56594992cd220ad15e608f694ef70802e25ffe
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

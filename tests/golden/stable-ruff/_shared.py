@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ff8818639f691ad2c5dc34942bb5a1031c1e3b43d049680b383f59c02964ed17
-# Content sha256: 52b13cd49e7c7ce1926ef1d4fb4342d4dd274d19d2286252ded5e085becf0c5f
+# Inputs sha256: 24aa7e6b2e03c519f48d774d2a7569692112c27516d322138d439fa8738e4517
+# Content sha256: b78d05e7be1afdb3815abea139f984708ce7c8286e682bc591115106335dc289
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

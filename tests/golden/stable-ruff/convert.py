@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 525d1bbc6d7140e71fdf14595aee1740e7ab4aeeefd5e99acdc143007fdbadb8
-# Content sha256: f4391f7fe0f4fa577a295081a2e3c8712a9760372116b381dc27ee628df9020c
+# Inputs sha256: 637a5d076a2409536ca744690ced9d2d52a77aa2c0377570652de0e27da38c53
+# Content sha256: 4924d503531bbe3ef74599fe9630b88ef5228eff478f3e0764ed4eb880885a35
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b16a79f15186b66347908b477f5696c0ee36e08a61183fd407f58d4f7e449136
-# Content sha256: f3d39a1521ffd6269269b0a8b224a9526c58a6418a50bad22405c9154b992e46
+# Inputs sha256: a51aeac069634e8c8d052a510e13f71178202a95d732d3db31c892bb0cb3e47e
+# Content sha256: 57a6c1b81e93df022c13a945d46ce74a09d8e1fe2cf3c7cd26fa3901601c2daf
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

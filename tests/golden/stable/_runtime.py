@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 75ed439c30a2beb73d5fe5a7c372c593cd504555a393bb485ef8e03ad9eaddc4
-# Content sha256: 702b8282378db575aabc51dece8bb32d09624e7700a0ebcd3f54274ff47d67de
+# Inputs sha256: 7e98307f94a6b2bd64a48ce6b79ca6ccc69e53862b81c2d5de4903d9b90c720e
+# Content sha256: e7e0db666fc5ff8d4b6048fd0bd671a57584ae869230e38db8a1fd8a12b7b0b1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d8789c3a561ea4ed56f6295c131174f76660ce7f53a8e125a673aae594930b03
-# Content sha256: 6afe223c2a53b12749eaa779ba0aab969e779a010c13d93edd25cc25a46e4c2f
+# Inputs sha256: a4c385096eb78cfcb4164d37dc51e3d387d32b5fcd1c6a2fb9ce986ceee3e989
+# Content sha256: 9073d042bdc842f26a154e816ed0aad25d3e6c4b116350893faa4e6ede131fdb
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b7d523d5222c788c027dca9623260c6a699738598fa514a76dc0e8bdd094874
-# Content sha256: 8ace5a91d2b8f189ca44bc205194d72782fed69acb2cb68b6d367a80b50dcf2c
+# Inputs sha256: 9f9333fa74d203fbfd7c74d1084cff9d1a232fb778f1c23f9c4fc2ca4ef3bb5b
+# Content sha256: b27d1a608e48cad1b8754cc9c2c946f744dd90bc2633d0c2debcb12d0488ce04
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

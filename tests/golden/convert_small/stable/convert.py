@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c079085b9138d1d1e4c61dd5af53a24d80fa874e2408e92916e527aec7bfb23
-# Content sha256: 9c2f52120402a1f3dd78f58fb89ed9cd566a5183fc15d1fb76516b3d9a013f3a
+# Inputs sha256: 6ce9791aa82bdf53b7b7a2a600290efc3dda9d4cd09120fc8d7651807470061b
+# Content sha256: dc2e6f5fd3d7145d5c122d2250f989fd8501a3b3c4f99d31fb8e5efa46bddb88
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

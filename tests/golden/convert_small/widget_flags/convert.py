@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5cca00a11fa19fccf35efee186912c8e4069dbd8b835aebea4bdee42e0dfb3c7
-# Content sha256: c110c3e7f6c1d097f4b1ae335331c4d94fe5f79276551e9210ac7ce83318c163
+# Inputs sha256: c53618c22ee54cc670ded39db844b74754d8daaa92433dc4a3a4b55d05d9a348
+# Content sha256: b25ac15a83949e113512edc0b1f3494842a58538669a422e26cb258f2a544aea
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

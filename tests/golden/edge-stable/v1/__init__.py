@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b50743d938b39e4f1d474c74ff3b3853883e626ddf6764f1b50500b353d685d2
-# Content sha256: 8c8c41de4a2b0689083432b2f097952eabb31406da841208817300a20a41b571
+# Inputs sha256: 2eedfa33b3bc205bc29311be12e5ed35067d52d2ff8ae0a9cfd952c37a65908b
+# Content sha256: 321a38a969844e7b7d1dfec84cbd924632e92e71d6407472580d3d82471d6eba
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

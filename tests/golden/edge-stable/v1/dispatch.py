@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 10d21de7ef927cdcf38279c7f138f8ffbb440627b2f944e21f955436e8768332
-# Content sha256: e6511c90149309d524cc2cb283125809f4cc4880f853f750da6c8237bd29baa2
+# Inputs sha256: 5322bba608ebd086be3063e4c0cfdac2cd96489b29dbdb1e48da99491f5cac64
+# Content sha256: 5231d6f6a27077a8c7d30ed400467d74891057a9c6ccfec938968bdf3f173a32
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0caedd554d055d828c69ff08656b421c18452c13e0196e05980ae6cf86934093
-# Content sha256: c3b3ecd3b3f254357985fab93a51961fe2d5ffcdbee961efc7227124ddfdf597
+# Inputs sha256: a29017ce3d296ed37405d8e4f6c575f97559afe634086b033c155e34a5ca2b24
+# Content sha256: ae8fd10534bedb6482c7ec5120464e673c2e31aad8b8dfb6dfc63cc9b43dc8ae
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 09f0881a4b70657053e1a2f4bb959e1ab6f17fcb3d83ac322a4c219305af4983
-# Content sha256: 85696f049955007803fdf60d465e3e19afa6a9c543ce80cb4bc62659caec0918
+# Inputs sha256: bcee8cbc2c0ce99f40525126244a93ae7e3cd72e8abaa54202ed79203da24536
+# Content sha256: 62e3ad0572314508608d9ddce10537ea60b9f175e53a2bf945df53955caeb66d
 
 """Wire models of ACP protocol v1.
 

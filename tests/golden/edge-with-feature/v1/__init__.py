@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e13417493544e8e46af094ae8b3901013a66982f8b24ab14009408339ed0655b
-# Content sha256: 2de4934b551cbf9dfe3286c4af4c7dc901e33bb95ff9e52b07397be5da0a66ee
+# Inputs sha256: f460bdecfa72dce0e48a4c2279d4f229e2d1748fbe59921aed9ea473ca129cad
+# Content sha256: 3fbfe4dd9e40b1bb223eaffcd4f9cf99ce13d5757078cef19d7b2a18020f1f49
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd054931c84b8f4b70082783b421f86dcae1112dc4fe82547387ab4951a6a080
-# Content sha256: 86efd8bf6eef2221f2927162339f3c97ba0b9f3c9b66d84a9f90c7a5db44126d
+# Inputs sha256: 26ae6da3cd7f3788bcd571ee037f95140b233aed0df6130b870763018138de22
+# Content sha256: f3b1f69adc138da04fa75c7486201bab1279d594efe4b22637a1d2c825db10f6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

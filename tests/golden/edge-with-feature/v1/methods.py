@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a0e4ae0c446947ca2c240622349761895b2b8a390afea539c650553258b7b4b
-# Content sha256: 4058bdb2a02540eb8ae45297f55e41ab585d5ec39dd5837fffdacd2fc74e8020
+# Inputs sha256: 0e12dbf640c4d2760e5dbfecbd42f3e031797eaf410d889a29cbc7aea00000bd
+# Content sha256: 8e003270204dba3ee855d2c6803cac0ece1e5e4541b8dc456dde27c72021a4a4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

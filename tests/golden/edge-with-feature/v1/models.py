@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f587cd7b1ac299c083445b793a8743c2b66069506e281316a8bb3738c398802
-# Content sha256: 67dde163bd55d7ada6aaabb93b3d604a3600af24a80a6dcd5639601b054242f5
+# Inputs sha256: 1cd94098629161223a6893ca40c96500d21cd406f4118b0ddc09936f4da57db3
+# Content sha256: 80e4ca58a2e88e905540b0e2a6a06af72da1efef850a2c2dd484d37b338f880a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dcab7b757f624b5e89ba2154177ede2a17d941ccc16916e3be0b06011d620759
-# Content sha256: 6135dfeb88eef042acc84c9b0bdf6350e3ebd73d0d01dabd365e619902983e62
+# Inputs sha256: f937aa5d1ef1650eb4fc6e09c8dc5cf39a26aa0bbd23b59d18deec7d809cd2e5
+# Content sha256: 0058e1c490bb211ebdeffbb038a214149fab699a23647e6386a0536185fae940
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

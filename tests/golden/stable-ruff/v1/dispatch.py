@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8ae53586a0d5b7f40fde255fbcabe98b98790c308c7afec20308be4135582c67
-# Content sha256: 25115709072f65cd776549fa9e73d1e012b8c04c92ac3ff997524b7d207ed6f4
+# Inputs sha256: 2e2d5ceb38bf38fa536304d03442ecbd91a9b55598bed6e58f91d1381f299594
+# Content sha256: c7b66d0c838e6f5628a59c9603a955a19ebe714a9b12a660560c6400fab3f41f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

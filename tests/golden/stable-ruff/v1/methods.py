@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a015250603a9c0c1361fa36dc8bf9e61d5c45b12d6f1f37fdf0ac1d92b15a66c
-# Content sha256: c8f23af6e15deee67d838fc542ebfc877f5a7aba08f68e4b5f6c0b71c4a4155a
+# Inputs sha256: 4daeaf490c5ea07fd1785eb04eb508c8a614a37aa1bb1d1709975b9f2ba43ba4
+# Content sha256: 225d47c76fee03e04334ff55732f73fb2434990322cf74d5faf13eeb4de17798
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

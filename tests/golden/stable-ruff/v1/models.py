@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fbe3d7c7bc7dc49eef696000f9961ce43177d7ff1830a578de354d9d1fccd2fd
-# Content sha256: 6e3de4639869b34c0088a716de6b442744e9816ea8e2b6dafb9ceac383931aa5
+# Inputs sha256: bf53d39f88dafc14ea92107a6916648aed798f829f2c07458d678929f0a572c9
+# Content sha256: be8b0ac3a6edf74377e96b9f0b48f301b0f10fa5c85d828ca505e95fba2da7ff
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0eaea85b6af1f9ba215fe7b7ece0c145c2013ebc4a7d8e1b386268470c5b04cd
-# Content sha256: 30db272cf5a617341821bdfdae85b930bff44073143755a3fef396f1502b2a82
+# Inputs sha256: 53c3ecfab70472623811bea114173ccccc8c6c18a9011116d37cd9bc61173dab
+# Content sha256: a1fd08a4400c141cb50b29002c3563dc23edd02998fbdb785eff3537c7362b1f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e1d88ec9135549dafe5205405ab5f42f491890bc1cbe50b9069b7f4a1025b0d
-# Content sha256: 23194e83e86db903ff82f5a1bc071976f8e8968bfe8efcc2920a19c8abceeb41
+# Inputs sha256: b9742575165646aa424e9255cb93c50b183dd06e5e2c198c1a10855bca74bb2a
+# Content sha256: c3c351ad5e25037dacfd90fe7302f503282ade4dd0757d1016b864e53e787e73
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7a8f474a75e70101c2ecc7a503e9ff5f3686e2f5e627308c331d7908d52510c3
-# Content sha256: cbcbb2bd25048c582998a2324980cccb5f46480306d19fd128e235a887b5acae
+# Inputs sha256: e43226629085948c19c954de7b554f17884aea1294a784d75b1f2f8d5fad6836
+# Content sha256: 6c6f770dfee4a590e3caf9896053d634f0eec1aadfe58c2fc6e1242c48238e33
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d76dc93dada9ec76cabe9ce665ab97c02f704d1b156d056e9458af8280a915f0
-# Content sha256: 6f41b38e55d1e97c3f0f27b3453e56d1679d17c847cdfad6d0697374fac1dbdb
+# Inputs sha256: e5d74226fea5f62019a7e4eaf42c8244955460c88c1deb74d41f1d81d3ecf0dd
+# Content sha256: 42d48218270d69d70bae1921577cec1fb57399f5bd9b2390625378d8c1bb14bc
 
 """Wire models of ACP protocol v2.
 

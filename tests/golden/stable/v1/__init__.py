@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ce56210f7d995957364a375ef1a34a7fa57da4041f074ecc52f8b794eab2c523
-# Content sha256: 7c09d0d102cf02d29bf87320d8ceb8369626f7db81d313d657564a602f1ba9b1
+# Inputs sha256: 22936b5bc2b126f0b96904fbf81672009fbaf7bdf928b813b36e3271b2615773
+# Content sha256: 77d2ad1f98fa53221e2d42219ff0991b163f1306980bafc8c0e519ccb1fcd8f1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0debfd93024de887193170e0efc136c9b3e087d22dfd7e18d57d3c3f08c987ae
-# Content sha256: 16f48977b7b6a35f69a9147c870a634562975d8767c6918200e1344eafac3ac1
+# Inputs sha256: 20527a449b9b8d84f9dd5efdbabecb763b0b907b9b6f117442a92bfa8b316e20
+# Content sha256: 227e83af45bfc5a1b4e7c03df3627120ab318b5decbf516694479702c406dcfa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1033ada52433539fed9784d8fe6e32116a5cc943a7f69eed4f65d57cd2a5f64e
-# Content sha256: 90d3e60e62bb7c34824962c23e1075c75fb9fe8b2f5816cb75e8f5fbfe9a5f72
+# Inputs sha256: 161a25da322baa60356a821fe3d5876390955edd9f0a45baa36a9c6cb345fd65
+# Content sha256: dffc46aae54a0e0f62002b5dc6a0fc1f5309423eca96f4066a1cb5c51eae9cd2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

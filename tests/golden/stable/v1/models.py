@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b6c5aae63d4bd119e50f4959088d3c1ad7130e819f5a228680dea7dc4a2b5f17
-# Content sha256: 20d12dbb55a19b31053f7c86468327e3e748fd5d44f759231661df852bd857d0
+# Inputs sha256: bdb29124e4264da3aa0efa7fffbe5efde37253f5d7d3dff425aad2dacacc5335
+# Content sha256: 351f940bfbced32a11d84658ecc21d410a38e466b14b9bebe24befa3cae42280
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d164690f4a2a9fd75931af9214bf0733de2375815c1a40ead119e7d9e4ea4396
-# Content sha256: bfc70d7654130baf033f1a849b6d7b6aae7e8931383f0aa1bd4613b64830f16e
+# Inputs sha256: e7f2c2ae3916a59d95dd38e9596b0fe28917a3d903f1754d290ff27cfe109745
+# Content sha256: 4924d3d8e85c9eccea75319922cff750b50cbe20ba5dd6c45df68a252e47572a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

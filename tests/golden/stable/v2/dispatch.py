@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ac606fa85406020ec9fe2e3298c8ad9e88246e112065602278474df246db9a2
-# Content sha256: bb11be85be7d063080434e60bf72519f3f2f2e786fbc1ba286c6ff7d820fbe79
+# Inputs sha256: c3dd11307f868e6740d4f179f00bc3b3553bc56e7007b37382df489b059810d1
+# Content sha256: 3b38d4ccda1c274a0d5f69c97eeacc743ce5668d9c76b6ac875f95eec0256ad3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

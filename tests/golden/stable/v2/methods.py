@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fc610b8e51741de8ccd0134299700ee7048b2e7282c564dc26214ee1d613a93e
-# Content sha256: f06e7f8ead05904d05ab78ca30881fad2215bfff43fe60bbca43ec82d1143ecc
+# Inputs sha256: b66eb33f0922fe3ce5d6096c4ffe458269ae04a812603209ecb0cb210d08d25b
+# Content sha256: 880bf0e87156184f6d839d7eb5a76ab5a67112756991a1dafc412c16c76d4eac
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1fde8ba0a181ef2993cd8a7b60363e05bb17d2a90ce7cd0f7b13ea37b5299043
-# Content sha256: 7c86ad1b81ce809dca019f7456433e6c29d3e2bb0d07b4b93a890bc281395c2c
+# Inputs sha256: e14f875305f477f9c903f8c432698943433f0a887d8ca59632ddcac3012392c1
+# Content sha256: 0e5d4c7e5496a8d04b9f2af7a772b2e3f87d2b645749215b7e1cde9f0afb54e4
 
 """Wire models of ACP protocol v2.
 
