@@ -12,6 +12,10 @@ archive fragments overlaid; the SDK's are ``acp.schema`` of ``agent-client-proto
   so only ``acp.schema`` and what it imports count.
 * S2, steady state: ``model_validate`` + ``model_dump(mode="json", by_alias=True,
   exclude_unset=True)`` of every corpus message (decoded once beforehand), in this process.
+* S2k, for information: S2 against the SDK's models made to keep unknown properties, as
+  ours keep them (DESIGN.md: they survive a parse -> emit round trip). The SDK's models
+  drop them (pydantic's default, ``extra="ignore"``), which costs less; S2k shows how
+  much of S2 is that difference.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
 SDK = "agent-client-protocol"
 PACKAGE = "acp_bench_models"
 ROUNDS = 7
+# The SDK's base model config (agent-client-protocol 0.12.1); S2k adds extra="allow" to it.
+_SDK_CONFIG = "model_config = ConfigDict(populate_by_name=True, use_attribute_docstrings=True)"
 
 # Run in a fresh interpreter: argv = module, sys.path entry ("" for none), corpus file.
 _COLD = """
@@ -91,6 +97,28 @@ def _steady(models: Any, messages: list[tuple[str, Any]]) -> Any:
     return run
 
 
+def _sdk_keeping_unknown(tmp: Path) -> tuple[Any, str]:
+    """A second copy of ``acp.schema`` whose base model keeps unknown properties, or the
+    reason there is none (the pinned SDK's base model is not as expected)."""
+    spec = importlib.util.find_spec("acp.schema")
+    assert spec is not None and spec.origin is not None
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    if source.count(_SDK_CONFIG) != 1:
+        return None, f"the base model config of acp.schema is not {_SDK_CONFIG!r}"
+    name = "acp_schema_keeping_unknown"
+    path = tmp / f"{name}.py"
+    path.write_text(source.replace(_SDK_CONFIG, _SDK_CONFIG[:-1] + ', extra="allow")'), encoding="utf-8")
+    copy_spec = importlib.util.spec_from_file_location(name, path)
+    assert copy_spec is not None and copy_spec.loader is not None
+    module = importlib.util.module_from_spec(copy_spec)
+    sys.modules[name] = module  # pydantic resolves the annotations through it
+    copy_spec.loader.exec_module(module)
+    probe = {"sessionId": "sess_1", "notInTheSchema": 1}
+    if module.CancelNotification.model_validate(probe).model_dump(by_alias=True, exclude_unset=True) != probe:
+        return None, "the copy still drops unknown properties"
+    return module, ""
+
+
 def run() -> list[Ratio]:
     if not UPSTREAM_V1.is_file():
         print(f"S1   skipped: upstream v1 schema not present at {UPSTREAM_V1}")
@@ -118,11 +146,11 @@ def run() -> list[Ratio]:
             sys.path.remove(out)
         sdk = importlib.import_module("acp.schema")
         decoded = [(name, json.loads(text)) for name, text in messages]
+        steady = f"steady state: model_validate + model_dump(mode='json') of {len(messages)} corpus messages"
         results.append(
             compare(
                 "S2",
-                f"steady state: model_validate + model_dump(mode='json') of {len(messages)} corpus messages"
-                f" vs acp.schema of {SDK} {sdk_version}",
+                f"{steady} vs acp.schema of {SDK} {sdk_version}",
                 _steady(ours, decoded),
                 _steady(sdk, decoded),
                 target=0.9,
@@ -130,4 +158,19 @@ def run() -> list[Ratio]:
                 number=20,
             )
         )
+        keeping, reason = _sdk_keeping_unknown(Path(tmp))
+        if keeping is None:
+            print(f"S2k  skipped: {reason}")
+        else:
+            results.append(
+                compare(
+                    "S2k",
+                    f"{steady} vs the same acp.schema keeping unknown properties (extra='allow')",
+                    _steady(ours, decoded),
+                    _steady(keeping, decoded),
+                    target=None,
+                    repeat=15,
+                    number=20,
+                )
+            )
     return results
