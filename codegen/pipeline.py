@@ -113,13 +113,22 @@ def _generated_names(protocols: Iterable[Protocol]) -> set[str]:
     return {p.chosen_names.get(n, n) for p in protocols for n in p.types}
 
 
+def _labels(protocols: Iterable[Protocol]) -> dict[str, set[str]]:
+    """Each derived name's label (see ``hoist.Derived``) -> the names that carry it, before choosing."""
+    out: dict[str, set[str]] = {}
+    for p in protocols:
+        for name, derived in p.derived_names.items():
+            out.setdefault(derived.label, set()).add(p.chosen_names.get(name, name))
+    return out
+
+
 def _check_class_names(names: ClassNames, protocols: tuple[Protocol, ...], sources: tuple[VersionSources, ...]) -> None:
     """Every chosen name must name a class of some version; one that only a feature left
     out has is fine (the same settings serve generations with fewer features)."""
     if not names.unknown(_generated_names(protocols)):
         return
     every = tuple(build(select(s, frozenset(s.meta.data.get("features", {}))), names) for s in sources)
-    problems = names.unknown(_generated_names(every))
+    problems = names.unknown(_generated_names(every), _labels(every))
     if problems:
         raise SchemaError(problems)
 

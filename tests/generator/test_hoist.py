@@ -33,36 +33,77 @@ def _run(defs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
 OBJ = {"type": "object", "properties": {"x": {"type": "string"}}}
 
 
-def test_variants_take_their_discriminator_constant_or_title():
+def test_variants_are_the_union_name_plus_their_discriminator_constant_or_title():
     defs = {"Update": {"oneOf": [_tagged("kind", "agent_message_chunk"), {**OBJ, "title": "Plain"}]}}
     out, rules = _run(defs)
-    assert rules == {"AgentMessageChunk": "discriminator", "Plain": "title"}
-    assert out["Update"]["oneOf"] == [{"$ref": "#/$defs/AgentMessageChunk"}, {"$ref": "#/$defs/Plain"}]
-    assert "title" not in out["Plain"]  # a title left in place would rename the class again
+    assert rules == {"UpdateAgentMessageChunk": "discriminator", "UpdatePlain": "title"}
+    assert out["Update"]["oneOf"] == [{"$ref": "#/$defs/UpdateAgentMessageChunk"}, {"$ref": "#/$defs/UpdatePlain"}]
+    assert "title" not in out["UpdatePlain"]  # a title left in place would rename the class again
 
 
-def test_a_name_claimed_by_two_unions_is_prefixed_in_both_whatever_the_order():
-    first = {"A": {"anyOf": [{**OBJ, "title": "other"}]}, "B": {"anyOf": [{**OBJ, "title": "other"}]}}
-    second = dict(reversed(list(first.items())))
-    for defs in (first, second):
-        _, rules = _run(defs)
-        assert rules == {"AOther": "union-prefixed", "BOther": "union-prefixed"}
-
-
-def test_a_name_the_models_module_reserves_is_prefixed():
-    _, rules = _run({"Kind": {"anyOf": [_tagged("type", "literal"), _tagged("type", "field")]}})
-    assert rules == {"KindLiteral": "union-prefixed", "KindField": "union-prefixed"}
-
-
-def test_a_name_that_is_already_a_definition_is_prefixed_then_suffixed():
-    defs = {
-        "Terminal": OBJ,
-        "AuthTerminal": OBJ,
-        "Auth": {"anyOf": [_tagged("type", "terminal", "AuthTerminal")]},
-        "Update": {"anyOf": [_tagged("type", "terminal")]},
-    }
+def test_a_label_that_begins_with_the_union_name_is_not_doubled():
+    defs = {"Update": {"anyOf": [{**OBJ, "title": "UpdatePlain"}, {**OBJ, "title": "Updated"}, _tagged("k", "update")]}}
     _, rules = _run(defs)
-    assert rules == {"AuthTerminalVariant": "suffixed", "UpdateTerminal": "union-prefixed"}
+    # "Updated" does not begin with the word "Update"; a label equal to the union's name is doubled.
+    assert set(rules) == {"UpdatePlain", "UpdateUpdated", "UpdateUpdate"}
+
+
+def test_two_unions_with_one_label_and_a_definition_named_like_it_leave_each_other_alone():
+    # The names hoisting gave before: bare, then prefixed only where the bare name was taken.
+    defs = {
+        "A": {"anyOf": [{**OBJ, "title": "other"}, _tagged("type", "field")]},
+        "B": {"anyOf": [{**OBJ, "title": "other"}]},
+        "Other": OBJ,
+        "Field": OBJ,
+    }
+    for order in (defs, dict(reversed(list(defs.items())))):
+        _, rules = _run(dict(order))
+        assert rules == {"AOther": "title", "AField": "discriminator", "BOther": "title"}
+
+
+def test_a_variant_tagging_the_definition_its_name_would_be_is_named_tagged():
+    defs = {"Auth": {"anyOf": [_tagged("type", "terminal", "AuthTerminal"), _tagged("type", "agent", "Agent")]}}
+    out, rules = _run({**defs, "AuthTerminal": OBJ, "Agent": OBJ})
+    assert rules == {"AuthTerminalTagged": "tagged", "AuthAgent": "discriminator"}
+    assert out["AuthTerminalTagged"]["allOf"] == [{"$ref": "#/$defs/AuthTerminal"}]
+
+
+@pytest.mark.parametrize(
+    ("defs", "message"),
+    [
+        (
+            {"U": {"anyOf": [_tagged("t", "x")]}, "UX": OBJ},
+            "schema/v1/schema.json: /$defs/U/anyOf/0: this schema would be named UX, which is already"
+            " schema/v1/schema.json: /$defs/UX; give one of them a distinct title",
+        ),
+        (
+            {"Value": {"type": "object", "properties": {"error": OBJ}}},
+            "schema/v1/schema.json: /$defs/Value/properties/error: this schema would be named ValueError, which is"
+            " already a name Python or pydantic means; give one of them a distinct title",
+        ),
+        (
+            {"Base": {"anyOf": [{**OBJ, "title": "model"}]}},
+            "schema/v1/schema.json: /$defs/Base/anyOf/0: this schema would be named BaseModel, which is already"
+            " a name Python or pydantic means; give one of them a distinct title",
+        ),
+        (
+            {"U": {"anyOf": [{**OBJ, "title": "y"}, _tagged("t", "y")]}},
+            "schema/v1/schema.json: /$defs/U/anyOf/1: this schema would be named UY, which is already"
+            " schema/v1/schema.json: /$defs/U/anyOf/0; give one of them a distinct title",
+        ),
+        (
+            {"U": {"anyOf": [OBJ]}},
+            "schema/v1/schema.json: /$defs/U/anyOf/0: this union variant has no title or tag to name it by;"
+            " give it a title",
+        ),
+    ],
+    ids=["definition", "builtin", "pydantic", "two-variants", "no-label"],
+)
+def test_a_name_taken_is_an_error_naming_both_places(defs, message):
+    with pytest.raises(SchemaError) as caught:
+        _run(defs)
+    assert str(caught.value) == message
+    assert "Variant" not in str(caught.value)
 
 
 def test_an_object_with_shared_properties_becomes_a_union_of_complete_objects():
@@ -148,19 +189,7 @@ def test_inline_objects_in_properties_are_named_after_owner_and_property(prop, e
     assert "properties" in out[expected]
 
 
-def test_a_schema_no_rule_can_name_is_an_error_naming_its_place():
-    defs = {
-        "U": {"anyOf": [_tagged("t", "x")]},
-        "UX": OBJ,
-        "X": OBJ,
-        "UXVariant": OBJ,
-    }
-    with pytest.raises(SchemaError) as caught:
-        _run(defs)
-    assert str(caught.value).startswith("schema/v1/schema.json: /$defs/U/anyOf/0: cannot name this schema")
-
-
 def test_generate_reports_how_many_names_it_derived(tmp_path, capsys):
     assert main(["generate", "--out", str(tmp_path / "out")]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1] == "derived class names: v1: 1 (union-prefixed 1); v2: 1 (union-prefixed 1)"
+    assert lines[-1] == "derived class names: v1: 1 (discriminator 1); v2: 1 (discriminator 1)"

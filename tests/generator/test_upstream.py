@@ -251,8 +251,8 @@ MESSAGES: list[tuple[int, str, str, dict[str, Any], str]] = [
 
 # (version, update, class of the update)
 UPDATES: list[tuple[int, dict[str, Any], str]] = [
-    (1, {"sessionUpdate": "agent_message_chunk", "content": TEXT}, "AgentMessageChunk"),
-    (1, {"sessionUpdate": "user_message_chunk", "content": LINK}, "UserMessageChunk"),
+    (1, {"sessionUpdate": "agent_message_chunk", "content": TEXT}, "SessionUpdateAgentMessageChunk"),
+    (1, {"sessionUpdate": "user_message_chunk", "content": LINK}, "SessionUpdateUserMessageChunk"),
     (
         1,
         {
@@ -279,7 +279,7 @@ UPDATES: list[tuple[int, dict[str, Any], str]] = [
         {"sessionUpdate": "session_info_update", "title": "Fix CI", "archived": True},
         "SessionUpdateSessionInfoUpdate",
     ),
-    (2, {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT}, "AgentMessageChunk"),
+    (2, {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT}, "SessionUpdateAgentMessageChunk"),
     (2, {"sessionUpdate": "state_update", "state": "running"}, "SessionUpdateStateUpdateRunning"),
     (2, {"sessionUpdate": "state_update", "state": "idle"}, "SessionUpdateStateUpdateIdle"),
     (2, {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "title": "Edit"}, "SessionUpdateToolCallUpdate"),

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0de47da769620199b9d9cc08f9b082da2e46b1e54573f7277b54cffb8b4c348f
-# Content sha256: 96921b29f2e1d26114ddac5e329901e42f1952c105f84d4f19d4c179b667b6aa
+# Inputs sha256: 8ef464ef3b2b2804b320b6fda9a51941a9ab330015d440098639402606a56509
+# Content sha256: dd8cbf229d830e4a3047ae60065eee7902443fd5e2402cd5d99f92a77a1f1310
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

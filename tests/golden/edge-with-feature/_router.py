@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c0c3d6aa3ad95b9690bfc650e2bc02ebce5656000f9c3f070a027145597067d
-# Content sha256: a0d65aec9d06379b2b18da212eb3343738896542d67a5030ba4e194e56398e6c
+# Inputs sha256: acdd9d9349f9179038eea263a995d68a0bfe87c522f047c9fd5b67428fce648c
+# Content sha256: 7e39c60a092b38ef751963bca7706fe49c9ea15d2f2a91a4b7bcb38b51b356cf
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

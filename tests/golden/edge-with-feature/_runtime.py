@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 74a84f19f1629b22eab42dea2ef5d2ec34e7a8e614106667c4693ce05497c1c9
-# Content sha256: d11d109ea6abb11a5b6e55ddca14489710d126e474532bf7f247904dd876c005
+# Inputs sha256: 5f0e815424e89cfc72acb5c2513ff1bfa9b61b13d352eda1218adc68594df4e4
+# Content sha256: 5c4878896b1feba5d73e113b96fb512e31400bd1bdeaf58f722fd531f3553503
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

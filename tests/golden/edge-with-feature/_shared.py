@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8fc0002d1ec63f2dddca5a92589caf49463472165f853ad7c6abf8ad36ff6020
-# Content sha256: b1d6c337511aa0a992e2a4275c325b1984d399e7db4d6efa6884745fd3f8816e
+# Inputs sha256: 76ac5cd70022e4f380938b0f4765c302f70724ef81e683fd6868eab18afea5a5
+# Content sha256: 3ccf437f3db335c94a77ef8b55de5454404ec200d94001ea399522be9e834e8e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

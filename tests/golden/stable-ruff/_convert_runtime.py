@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de0e2254a44fe19d518d0e8b6053d480902052d96122373a248f53b383103658
-# Content sha256: 06463c419fa4ffdd8b1f19b336f5c95065bc6eace26351fdfaae5ed1130d438f
+# Inputs sha256: c7c764d80b3c5962b0f048703f432ffc96e5134f450d1cb661e329d56b410e0e
+# Content sha256: 920dce67fbd14775db98512994a9679243413a3cbd74cb1e5cae066f54255cd9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c298c2cb8493d6507fd6a25711d35095b659b264594a172937953329d5704f8
-# Content sha256: b204c35d79930c8092eec10df36ec7850578644546d2099ae8e01283196349b4
+# Inputs sha256: 4419b298c98d895c537bfe3312e1516e7ef9503cc374a84a1134887b1f47696a
+# Content sha256: d432936be97c69944dc336b654c70104960dc1432ff5805a534cdf1a9dd8feac
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b57a875807e7c10ead72b7cdb08a4ad1f37e345d6b287d7c4eace18bd04a6dbf
-# Content sha256: f9b14f7280781ff92f949e832c56594992cd220ad15e608f694ef70802e25ffe
+# Inputs sha256: cba3af0967188648fc64211dd4183f582c4412c558ace93a6bcf9a66b8f876e6
+# Content sha256: 5493fb4fa3b219aa99afce784db6b51d543979c29b4c5814ca18a505e724c8b8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

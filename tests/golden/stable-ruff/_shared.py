@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24aa7e6b2e03c519f48d774d2a7569692112c27516d322138d439fa8738e4517
-# Content sha256: b78d05e7be1afdb3815abea139f984708ce7c8286e682bc591115106335dc289
+# Inputs sha256: 81a6285623028f18ec6d0c997ecde2a5c9baf2e1304e1a5273740e95472cbf72
+# Content sha256: 6b33aa63cfdc16ebe19876778df6c51391280d38e1da3c152706954b825918e0
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

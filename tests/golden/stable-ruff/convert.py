@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 637a5d076a2409536ca744690ced9d2d52a77aa2c0377570652de0e27da38c53
-# Content sha256: 4924d503531bbe3ef74599fe9630b88ef5228eff478f3e0764ed4eb880885a35
+# Inputs sha256: 8cc8811cf12497d85d1fab1e5b7c497f1abbb2db0807f5770fed9110be0271b5
+# Content sha256: 7f85231f5b8db13d4a3050added77d22866352a40beb9ccda0d8db097a76d4d0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a51aeac069634e8c8d052a510e13f71178202a95d732d3db31c892bb0cb3e47e
-# Content sha256: 57a6c1b81e93df022c13a945d46ce74a09d8e1fe2cf3c7cd26fa3901601c2daf
+# Inputs sha256: f169382bf9a52758deb0fa2dd7bea2f64389acdc76bdc3d053ec355636574042
+# Content sha256: 9a1d2f75a917e80d58f5abb063b50abee344c5a48eb7dec2ecffb27241b03553
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e98307f94a6b2bd64a48ce6b79ca6ccc69e53862b81c2d5de4903d9b90c720e
-# Content sha256: e7e0db666fc5ff8d4b6048fd0bd671a57584ae869230e38db8a1fd8a12b7b0b1
+# Inputs sha256: 74fd760cdd14da9780de08d6e75ca052983ad0f3b21d0d0fce97f156cab7db53
+# Content sha256: 1007a539ae4758dfbebf184660adfa56a0d06b86cd48b66703873fa51b9b998e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

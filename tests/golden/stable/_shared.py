@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4c385096eb78cfcb4164d37dc51e3d387d32b5fcd1c6a2fb9ce986ceee3e989
-# Content sha256: 9073d042bdc842f26a154e816ed0aad25d3e6c4b116350893faa4e6ede131fdb
+# Inputs sha256: 9ac6e57a296bfc841ce990a09b7e673772e8131473ae61b7d2cea1efdd2f2424
+# Content sha256: 3bd50c58587e25ee5d0581913ccda1cf62b68c37c41ecc32f93dfa5304276162
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f9333fa74d203fbfd7c74d1084cff9d1a232fb778f1c23f9c4fc2ca4ef3bb5b
-# Content sha256: b27d1a608e48cad1b8754cc9c2c946f744dd90bc2633d0c2debcb12d0488ce04
+# Inputs sha256: 3189e33427f5809d477c3c20822049ab9af8174a438a8ed25741ce840b336a9d
+# Content sha256: df0d3300403f27270b4d7204e2be0c805cc272b2b61a85007eb809df999be03b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ce9791aa82bdf53b7b7a2a600290efc3dda9d4cd09120fc8d7651807470061b
-# Content sha256: dc2e6f5fd3d7145d5c122d2250f989fd8501a3b3c4f99d31fb8e5efa46bddb88
+# Inputs sha256: 121ef8fc77c372cc71b7846eccc2147ded484353f1efcb77a93954e9d220970b
+# Content sha256: d35ef219466f17c929cce0809154f72fc0b4f1449736413bc5371b09090b06d6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

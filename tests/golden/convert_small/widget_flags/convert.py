@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c53618c22ee54cc670ded39db844b74754d8daaa92433dc4a3a4b55d05d9a348
-# Content sha256: b25ac15a83949e113512edc0b1f3494842a58538669a422e26cb258f2a544aea
+# Inputs sha256: fff2dea787139cbec7a271b9db0135490f795997f5398451a9dbe4f88b136ff9
+# Content sha256: ea1c81eee3aceee3a7fab1d3118fc7853d8d9ef4de71e2b49d5b9f139e09de14
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2eedfa33b3bc205bc29311be12e5ed35067d52d2ff8ae0a9cfd952c37a65908b
-# Content sha256: 321a38a969844e7b7d1dfec84cbd924632e92e71d6407472580d3d82471d6eba
+# Inputs sha256: d33ac9f68260eebd356e106112b308b7bb26697ea9d4ab5cbdf4374d7dcacb13
+# Content sha256: 3f1d0d26a2858f057b0b78691bce996b5a06c64edad354a9a460aec527e22885
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

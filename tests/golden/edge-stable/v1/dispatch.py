@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5322bba608ebd086be3063e4c0cfdac2cd96489b29dbdb1e48da99491f5cac64
-# Content sha256: 5231d6f6a27077a8c7d30ed400467d74891057a9c6ccfec938968bdf3f173a32
+# Inputs sha256: 7458c147759aaea913aba89e1bbd6a0103114c2b4ba8d44d5f57168d95ebae95
+# Content sha256: 51aa5921ab49970d0089496968cf29fc6abee48e1d0d9c1c6f80a37fa67cf848
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a29017ce3d296ed37405d8e4f6c575f97559afe634086b033c155e34a5ca2b24
-# Content sha256: ae8fd10534bedb6482c7ec5120464e673c2e31aad8b8dfb6dfc63cc9b43dc8ae
+# Inputs sha256: 28559caaf7df377edbc3fbb58395639044ce2da4e7c50c982c1089a6dc372c79
+# Content sha256: ae7cdca861563ab7e45e8c1d0e2b48550b641abc76308dcb6e72ee43d199d0b8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bcee8cbc2c0ce99f40525126244a93ae7e3cd72e8abaa54202ed79203da24536
-# Content sha256: 62e3ad0572314508608d9ddce10537ea60b9f175e53a2bf945df53955caeb66d
+# Inputs sha256: 440b63e3a7b74ee29c9cab09d5c6b7d9f8a9778f06d3b39d954a440c55973bc6
+# Content sha256: 1e9bb52c87143fc35987257be5b04706cb85f6aa8ca9b7f227a023290f427398
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f460bdecfa72dce0e48a4c2279d4f229e2d1748fbe59921aed9ea473ca129cad
-# Content sha256: 3fbfe4dd9e40b1bb223eaffcd4f9cf99ce13d5757078cef19d7b2a18020f1f49
+# Inputs sha256: d9751e9643444aea250750b852edc8b7289c8abefef894fced52392616f3d010
+# Content sha256: 7600118aabbd07d5e9c2f07194d8ce16aec0de4531a3981c51babe12395b2fbe
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

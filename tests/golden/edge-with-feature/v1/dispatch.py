@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26ae6da3cd7f3788bcd571ee037f95140b233aed0df6130b870763018138de22
-# Content sha256: f3b1f69adc138da04fa75c7486201bab1279d594efe4b22637a1d2c825db10f6
+# Inputs sha256: a4a9070242829f6de5d981a746e6909493a45483f2132c30bbd3314c7164943a
+# Content sha256: fe6519c0dd9be38fce238054190ed3e8f4ff1d77d95830dc050481dcb497962f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e12dbf640c4d2760e5dbfecbd42f3e031797eaf410d889a29cbc7aea00000bd
-# Content sha256: 8e003270204dba3ee855d2c6803cac0ece1e5e4541b8dc456dde27c72021a4a4
+# Inputs sha256: 50691b5bc3eb12b1629d95062816cf21d9fb8d24f32a32caf8fb593f6709e9a1
+# Content sha256: dc2a44887c5852f131e9a7d06349267bc0b9f33a46340c6b49def228c0a72089
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

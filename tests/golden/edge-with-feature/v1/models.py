@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1cd94098629161223a6893ca40c96500d21cd406f4118b0ddc09936f4da57db3
-# Content sha256: 80e4ca58a2e88e905540b0e2a6a06af72da1efef850a2c2dd484d37b338f880a
+# Inputs sha256: 08a80a7733aa033defbdc30b93b4a8a06d32fb097590b71093282908684d2df7
+# Content sha256: 56bfa7234ab106f605d4e0a6628b3f1a5153be67958fc6b744a6e83b69fae667
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f937aa5d1ef1650eb4fc6e09c8dc5cf39a26aa0bbd23b59d18deec7d809cd2e5
-# Content sha256: 0058e1c490bb211ebdeffbb038a214149fab699a23647e6386a0536185fae940
+# Inputs sha256: 7835f3be991e1dcb3c1edac37a19b812b80b27ae03eb6cedd249916f67feb356
+# Content sha256: b5c2440a9f7a980f1728bf93d1c4ba63a57a3cb4b92d091820dbfec7ead2d429
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e2d5ceb38bf38fa536304d03442ecbd91a9b55598bed6e58f91d1381f299594
-# Content sha256: c7b66d0c838e6f5628a59c9603a955a19ebe714a9b12a660560c6400fab3f41f
+# Inputs sha256: ac1ca4c205650e40b880cbd510f885f7324c2ff31250f19c3853b4c3c5c87b7a
+# Content sha256: a5ed000021aaff3bff4047b0d7e5d77877c4dce150079db686654e7f52ac0000
 
 """Method dispatch for the agent side of ACP protocol v1.
 

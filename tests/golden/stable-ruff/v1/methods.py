@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4daeaf490c5ea07fd1785eb04eb508c8a614a37aa1bb1d1709975b9f2ba43ba4
-# Content sha256: 225d47c76fee03e04334ff55732f73fb2434990322cf74d5faf13eeb4de17798
+# Inputs sha256: 8cfca2c25435d9efcf17beed5234c0926bf6a550dd9a64ff12ada505c5493565
+# Content sha256: 259cd081525ddf53d2bda83d5ad108dab71ebca8d12cd2668c279116ea670be8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bf53d39f88dafc14ea92107a6916648aed798f829f2c07458d678929f0a572c9
-# Content sha256: be8b0ac3a6edf74377e96b9f0b48f301b0f10fa5c85d828ca505e95fba2da7ff
+# Inputs sha256: 06eb9a97633175ff792e858edc451e68d1a0fa00fd8efe108e176c3077ebecae
+# Content sha256: 08005e11fd743384857620b21db79e7cc48af9cdfc03623929ec587db5dd289d
 
 """Wire models of ACP protocol v1.
 

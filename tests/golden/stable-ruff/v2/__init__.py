@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53c3ecfab70472623811bea114173ccccc8c6c18a9011116d37cd9bc61173dab
-# Content sha256: a1fd08a4400c141cb50b29002c3563dc23edd02998fbdb785eff3537c7362b1f
+# Inputs sha256: 964af4edb2610cd00c9c53628861ae8b644769e932514deee5c77c42239c3d36
+# Content sha256: f4d0a6d715ecaa6002f3b449b88dce3b8c5a95fc2a9a22b02b2efffea521b147
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

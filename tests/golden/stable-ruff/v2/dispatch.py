@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b9742575165646aa424e9255cb93c50b183dd06e5e2c198c1a10855bca74bb2a
-# Content sha256: c3c351ad5e25037dacfd90fe7302f503282ade4dd0757d1016b864e53e787e73
+# Inputs sha256: 5f6b94d11f34ae4c9ef7c1f6bf963430c5afdaadbb49ad736c9385bc4f1c6b87
+# Content sha256: 53c7ba1927b07cbfac022e7b17d7d52ebb1a6442c613541b4eebe98ff32fee0e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

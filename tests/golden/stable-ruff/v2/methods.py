@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e43226629085948c19c954de7b554f17884aea1294a784d75b1f2f8d5fad6836
-# Content sha256: 6c6f770dfee4a590e3caf9896053d634f0eec1aadfe58c2fc6e1242c48238e33
+# Inputs sha256: 6a4172b8f69449c3843ba183c4e6257a76135f11bb9c240aeaea33925e46f17b
+# Content sha256: 17f2252a43702a72973d0ccd5e05bd4123cb961774528bb86eb1d664d8672c45
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5d74226fea5f62019a7e4eaf42c8244955460c88c1deb74d41f1d81d3ecf0dd
-# Content sha256: 42d48218270d69d70bae1921577cec1fb57399f5bd9b2390625378d8c1bb14bc
+# Inputs sha256: f3361d317b366bacc50b7bfe314ecb3f407f87fc9d6b54c07a01f89a1088ca5f
+# Content sha256: c9deb6f9d79d43f646a721ececa147b00ba4733f15636dbdc37bb249f357c58f
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22936b5bc2b126f0b96904fbf81672009fbaf7bdf928b813b36e3271b2615773
-# Content sha256: 77d2ad1f98fa53221e2d42219ff0991b163f1306980bafc8c0e519ccb1fcd8f1
+# Inputs sha256: 10cffa671c7eee067db71266c4f4ea87c6fb75e38c2a558bf7300e2cce8c3b17
+# Content sha256: c7c65e65949c90a6564b2db7f3a3caa8aebc822cb8e9561cd99f781382a08262
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

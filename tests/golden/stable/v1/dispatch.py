@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 20527a449b9b8d84f9dd5efdbabecb763b0b907b9b6f117442a92bfa8b316e20
-# Content sha256: 227e83af45bfc5a1b4e7c03df3627120ab318b5decbf516694479702c406dcfa
+# Inputs sha256: 5f0993126ec5853fcf8c9305f9b29eb3ef1976887b158f15fbe9ac7af8b6b378
+# Content sha256: 57a26dc8f98a1e10d2493ba2dd7fae928f1260f738909746cc7098f9c5460947
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 161a25da322baa60356a821fe3d5876390955edd9f0a45baa36a9c6cb345fd65
-# Content sha256: dffc46aae54a0e0f62002b5dc6a0fc1f5309423eca96f4066a1cb5c51eae9cd2
+# Inputs sha256: 8278b57452eebd57fb9dbe685c250071f0846a1f0911de258daf3e5a8205e595
+# Content sha256: 6985c6414c71ea971a19bd09c04e081df3c1270a8bd582abe1a05f38cbe78c9f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bdb29124e4264da3aa0efa7fffbe5efde37253f5d7d3dff425aad2dacacc5335
-# Content sha256: 351f940bfbced32a11d84658ecc21d410a38e466b14b9bebe24befa3cae42280
+# Inputs sha256: 607df7f173f8efd6e79a97d56db9d6f558b6ecb6a389b74fa37a1f723c682c23
+# Content sha256: 8e33b130986af7f54d2163d3164b1947db5fe4d13f7e327fee8c1d0f3de7e6d9
 
 """Wire models of ACP protocol v1.
 

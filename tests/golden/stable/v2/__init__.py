@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7f2c2ae3916a59d95dd38e9596b0fe28917a3d903f1754d290ff27cfe109745
-# Content sha256: 4924d3d8e85c9eccea75319922cff750b50cbe20ba5dd6c45df68a252e47572a
+# Inputs sha256: db218cc856756d18ecca427d39b63d96681083a739128f1b79ee694a436884ce
+# Content sha256: 0b78c5f717690611d9e7a27720779ddd940d9263caa723903173d028c6f7f3cc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

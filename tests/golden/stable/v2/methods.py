@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b66eb33f0922fe3ce5d6096c4ffe458269ae04a812603209ecb0cb210d08d25b
-# Content sha256: 880bf0e87156184f6d839d7eb5a76ab5a67112756991a1dafc412c16c76d4eac
+# Inputs sha256: 95a7e16f1f4037ae38df8bd3dcde6bb964cc1ae42752d1ddf886ef55fdbcaedd
+# Content sha256: cf8ba8717656bb0e161692fde08aa57be0b1ab3acd355d4dd12d550a03b9360f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e14f875305f477f9c903f8c432698943433f0a887d8ca59632ddcac3012392c1
-# Content sha256: 0e5d4c7e5496a8d04b9f2af7a772b2e3f87d2b645749215b7e1cde9f0afb54e4
+# Inputs sha256: 41889eba0591ae5a2064caa24415b6ef91a1a001e0dfa8148e05e4d976bf2376
+# Content sha256: d34783d1a2146ff70d65da852f3b9021ecd15ec623a42719897757a0f2cce745
 
 """Wire models of ACP protocol v2.
 
