@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
+from conftest import ROOT, SHARED_UPSTREAM
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codegen.cli import main
 from codegen.errors import SchemaError
-from codegen.hoist import hoist
+from codegen.features import select
+from codegen.hoist import Derived, hoist
+from codegen.pipeline import load_sources
 
 
 def _tagged(tag: str, value: str, extends: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -34,10 +40,15 @@ OBJ = {"type": "object", "properties": {"x": {"type": "string"}}}
 
 
 def test_variants_are_the_union_name_plus_their_discriminator_constant_or_title():
-    defs = {"Update": {"oneOf": [_tagged("kind", "agent_message_chunk"), {**OBJ, "title": "Plain"}]}}
+    ref = {"$ref": "#/$defs/Other", "title": "ref"}  # a $ref keeps the name of what it refers to
+    defs = {"Update": {"oneOf": [_tagged("kind", "agent_message_chunk"), {**OBJ, "title": "Plain"}, ref]}, "Other": OBJ}
     out, rules = _run(defs)
     assert rules == {"UpdateAgentMessageChunk": "discriminator", "UpdatePlain": "title"}
-    assert out["Update"]["oneOf"] == [{"$ref": "#/$defs/UpdateAgentMessageChunk"}, {"$ref": "#/$defs/UpdatePlain"}]
+    assert out["Update"]["oneOf"] == [
+        {"$ref": "#/$defs/UpdateAgentMessageChunk"},
+        {"$ref": "#/$defs/UpdatePlain"},
+        ref,
+    ]
     assert "title" not in out["UpdatePlain"]  # a title left in place would rename the class again
 
 
@@ -193,3 +204,52 @@ def test_generate_reports_how_many_names_it_derived(tmp_path, capsys):
     assert main(["generate", "--out", str(tmp_path / "out")]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1] == "derived class names: v1: 1 (discriminator 1); v2: 1 (discriminator 1)"
+
+
+# -- stability: a name is a function of its own place ------------------------------------
+
+ARCHIVE = "unstable_session_archive"
+BASES = {"fragments": None, "upstream 2026-11": SHARED_UPSTREAM / "2026-11" / "v1" / "schema.unstable.json"}
+
+
+@functools.cache
+def _base(name: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Derived], tuple[str, ...]]:
+    """What the naming stage reads for v1 (fragments, laid over the base if any), what it
+    names, and the words a later release might reuse: labels, derived names, definitions."""
+    path = BASES[name]
+    if path is not None and not path.is_file():
+        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
+    sources = load_sources(ROOT / "schema", ROOT, {1: path} if path else None, validate=True)
+    selection = select(sources[0], frozenset({ARCHIVE}))
+    _, derived = hoist(selection.defs, dict(selection.def_files))
+    words = {d.label for d in derived.values()} | set(derived) | set(selection.defs)
+    return selection.defs, selection.def_files, derived, tuple(sorted(words))
+
+
+@st.composite
+def _extras(draw: st.DrawFn, words: tuple[str, ...]) -> dict[str, Any]:
+    """Unrelated definitions and unions, named like what the base already has."""
+    out: dict[str, Any] = {}
+    for name in draw(st.lists(st.sampled_from(words), min_size=1, max_size=4, unique=True)):
+        labels = draw(st.lists(st.sampled_from(words), max_size=3, unique=True))
+        if not labels:
+            out[name] = OBJ
+        else:  # a union whose variants are labelled like the base's, by title or tag
+            out[name] = {"anyOf": [{**OBJ, "title": w} if draw(st.booleans()) else _tagged("type", w) for w in labels]}
+    return out
+
+
+@pytest.mark.parametrize("base", sorted(BASES))
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_no_class_changes_its_name_when_unrelated_definitions_are_added(base: str, data: st.DataObject) -> None:
+    defs, files, before, words = _base(base)
+    extras = {n: s for n, s in data.draw(_extras(words)).items() if n not in defs}
+    try:
+        _, after = hoist({**defs, **extras}, {**files, **dict.fromkeys(extras, "extra.json")})
+    except SchemaError as error:
+        # Refused, never renamed: one of the two places named is an added definition.
+        assert "extra.json: /$defs/" in str(error) and str(error).count("/$defs/") == 2, str(error)
+        return
+    assert not set(extras) & set(before)  # a definition named like a derived name is refused
+    assert {n: after[n].origin for n in before} == {n: d.origin for n, d in before.items()}

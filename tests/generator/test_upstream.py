@@ -628,3 +628,28 @@ def test_every_release_output_passes_mypy_strict(release_packages):
         text=True,
     )
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+# -- derived names: the same variant, the same name, in every release ----------------------
+
+RELEASES = {"2026-08": "", "2026-11": RELEASE_2026_11, "schema-v1.19.0": "schema-v1.19.0"}
+
+
+def test_a_variant_has_one_name_in_every_release_and_version_that_has_it(upstream: Path):
+    names: dict[tuple[str, str], set[str]] = {}  # (owner, label) -> derived names
+    where: dict[tuple[str, str], set[str]] = {}
+    for release, folder in RELEASES.items():
+        for schema in SCHEMAS:
+            bases = {v: p for v, p in _release(upstream, folder, schema).items() if p.is_file()}
+            protocols, _ = load_protocols(ROOT / "schema", frozenset({FEATURE}), ROOT, bases)
+            for p in protocols:
+                for name, derived in p.derived_names.items():
+                    key = (derived.origin.split(": /$defs/", 1)[1].split("/", 1)[0], derived.label)
+                    names.setdefault(key, set()).add(name)
+                    where.setdefault(key, set()).add(release)
+    assert {k: v for k, v in names.items() if len(v) > 1} == {}
+    # It compared something: variants every release has, schema-v1.19.0's among them.
+    assert {("ContentBlock", "Text"), ("SessionUpdate", "UserMessageChunk"), ("McpServer", "Http")} <= {
+        k for k, w in where.items() if w == set(RELEASES)
+    }
+    assert names[("ContentBlock", "Text")] == {"ContentBlockText"}
