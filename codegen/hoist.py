@@ -47,6 +47,7 @@ from .schema_terms import DEFS, REF_PREFIX, copy_json, ref_target, schema_nodes,
 from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
 
 RULES = ("title", "discriminator", "tagged", "flattened", "property")
+VARIANT_RULES = RULES[:3]  # the names of a union's inline variants
 # Keys that describe a definition as a whole rather than its shape.
 _OWN_KEYS = ("description", "title", "x-method", "x-side", "x-feature", "discriminator")
 
@@ -343,10 +344,9 @@ class ClassNames:
         return Problem(self.origin, pointer("tool", "acp-codegen", "class-names", name), message)
 
     def unknown(self, known: set[str], labels: Mapping[str, set[str]] | None = None) -> list[Problem]:
-        """Chosen names for classes no version has (after feature selection). ``labels``:
-        what each derived name adds to its owner's -> those names; a key spelled as the
-        label of exactly one (a name hoisting gave before every variant was prefixed) is
-        pointed to it."""
+        """Chosen names for classes no version has (after feature selection). ``labels``: a
+        union variant's label -> its names; a key spelled as the label of exactly one (the
+        bare name hoisting gave before every variant was prefixed) is pointed to it."""
         return [
             self.problem(old, f"no generated class is named {old!r}" + _closest(old, known, labels or {}))
             for old in sorted(set(self.chosen) - known)
@@ -357,7 +357,9 @@ NO_CLASS_NAMES = ClassNames()
 
 
 def _closest(name: str, known: set[str], labels: Mapping[str, set[str]]) -> str:
-    named = labels.get(name, set())
+    # A name hoisting once suffixed is now "Tagged" (the one variant kind that still meets its own name).
+    retired = name.removesuffix("Variant") + "Tagged"
+    named = {retired} if name.endswith("Variant") and retired in known else labels.get(name, set())
     match = sorted(named) if len(named) == 1 else difflib.get_close_matches(name, sorted(known), n=1)
     return f"; did you mean {match[0]!r}?" if match else ""
 

@@ -18,7 +18,7 @@ from .dispatch import routes as dispatch_routes
 from .errors import SchemaError, fail
 from .features import select
 from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_background, paused_gc
-from .hoist import NO_CLASS_NAMES, ClassNames
+from .hoist import NO_CLASS_NAMES, VARIANT_RULES, ClassNames
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import feature_types, load_base, overlay
@@ -114,11 +114,16 @@ def _generated_names(protocols: Iterable[Protocol]) -> set[str]:
 
 
 def _labels(protocols: Iterable[Protocol]) -> dict[str, set[str]]:
-    """Each derived name's label (see ``hoist.Derived``) -> the names that carry it, before choosing."""
+    """The label of each union variant (see ``hoist.Derived``) -> the name it has in the
+    versions where no other variant has that label (where hoisting once named it bare)."""
     out: dict[str, set[str]] = {}
     for p in protocols:
+        named: dict[str, list[str]] = {}
         for name, derived in p.derived_names.items():
-            out.setdefault(derived.label, set()).add(p.chosen_names.get(name, name))
+            if derived.rule in VARIANT_RULES:
+                named.setdefault(derived.label, []).append(p.chosen_names.get(name, name))
+        for label, names in named.items():
+            out.setdefault(label, set()).update(names if len(names) == 1 else ())
     return out
 
 

@@ -23,6 +23,8 @@ from conftest import ROOT
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.cli import main
+from codegen.errors import SchemaError
+from codegen.hoist import ClassNames
 from codegen.pipeline import generate, load_protocols
 
 FEATURE = "unstable_session_archive"
@@ -653,3 +655,25 @@ def test_a_variant_has_one_name_in_every_release_and_version_that_has_it(upstrea
         k for k, w in where.items() if w == set(RELEASES)
     }
     assert names[("ContentBlock", "Text")] == {"ContentBlockText"}
+
+
+def test_a_class_names_key_spelled_the_old_way_is_pointed_to_the_new_name(upstream: Path):
+    old = {  # bare (labels of one variant each), suffixed, and a label two unions' variants share
+        "Text": "ContentBlockText",
+        "Boolean": "ElicitationPropertySchemaBoolean",
+        "Cancelled": "RequestPermissionOutcomeCancelled",
+        "Http": "McpServerHttpTagged",
+        "AuthMethodTerminalVariant": "AuthMethodTerminalTagged",
+        "Other": None,
+    }
+    with pytest.raises(SchemaError) as error:
+        load_protocols(
+            ROOT / "schema",
+            frozenset({FEATURE}),
+            ROOT,
+            _release(upstream, RELEASE_2026_11, SCHEMAS[1]),
+            ClassNames(dict.fromkeys(old, "Chosen")),
+        )
+    for key, new in old.items():
+        hint = f"; did you mean {new!r}?" if new else ""
+        assert f"class-names/{key}: no generated class is named {key!r}{hint}\n" in f"{error.value}\n"

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f169382bf9a52758deb0fa2dd7bea2f64389acdc76bdc3d053ec355636574042
-# Content sha256: 9a1d2f75a917e80d58f5abb063b50abee344c5a48eb7dec2ecffb27241b03553
+# Inputs sha256: f381b1544ad057ad2da355cf7d402ec722b7ee470a901a7f9aa9c68c065b009c
+# Content sha256: 45b5f2356fda19c57f9846d65f1ef62b63d7cbd0c53601583807e8f36e9d1885
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8ef464ef3b2b2804b320b6fda9a51941a9ab330015d440098639402606a56509
-# Content sha256: dd8cbf229d830e4a3047ae60065eee7902443fd5e2402cd5d99f92a77a1f1310
+# Inputs sha256: 72d6420a739223e8fd9f8ae3ed7417eb11b5b10aa8d3de686ab9fdb12d9b3b55
+# Content sha256: d8d87a10a899d38263d7590b9a9bb7313eb02493d1ca557e5e3088a99d0e297b
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: acdd9d9349f9179038eea263a995d68a0bfe87c522f047c9fd5b67428fce648c
-# Content sha256: 7e39c60a092b38ef751963bca7706fe49c9ea15d2f2a91a4b7bcb38b51b356cf
+# Inputs sha256: 04449d9b22c5b0f6f15087800a789541fabf9e13fc4aae45100d99c42247aab0
+# Content sha256: adafad6e38037a159a6b7ca2af4126da2fe6f2647c631e9d41cb2ff89f93965e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

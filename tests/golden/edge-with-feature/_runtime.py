@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f0e815424e89cfc72acb5c2513ff1bfa9b61b13d352eda1218adc68594df4e4
-# Content sha256: 5c4878896b1feba5d73e113b96fb512e31400bd1bdeaf58f722fd531f3553503
+# Inputs sha256: 4086b461191f2ab3d941b31f2605deafaa777abc2767e9f45bdc2a379cfe4744
+# Content sha256: 8a2a405afbf7803eb243b48e7f98d4107876b9e810966bd9461656a1c1b8f6eb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 76ac5cd70022e4f380938b0f4765c302f70724ef81e683fd6868eab18afea5a5
-# Content sha256: 3ccf437f3db335c94a77ef8b55de5454404ec200d94001ea399522be9e834e8e
+# Inputs sha256: 7c44a7af518dc6672994b860f87cf34808ae05139744d144b9cee19eacbe4801
+# Content sha256: 2a1134f5d9af484de7a76f253841a7a098fa53890d235ca9de37c5cc732faacb
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c7c764d80b3c5962b0f048703f432ffc96e5134f450d1cb661e329d56b410e0e
-# Content sha256: 920dce67fbd14775db98512994a9679243413a3cbd74cb1e5cae066f54255cd9
+# Inputs sha256: 123272ca0ab917221e618d26e4a7cbf710d8c6e2418fffecac88ae384522efd6
+# Content sha256: 0bb507d836a090260b0e4fd3299e31175fb878ea4a12a1850aeb9fee2da0d615
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4419b298c98d895c537bfe3312e1516e7ef9503cc374a84a1134887b1f47696a
-# Content sha256: d432936be97c69944dc336b654c70104960dc1432ff5805a534cdf1a9dd8feac
+# Inputs sha256: d9f5e839b47c71c33f45727507831a868bcefb87ff83dfecdc99be0c808d602f
+# Content sha256: b8f0037a5ad00a3cd5e327530d9896781d2f591104a58fc18f9630c10ea237ff
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cba3af0967188648fc64211dd4183f582c4412c558ace93a6bcf9a66b8f876e6
-# Content sha256: 5493fb4fa3b219aa99afce784db6b51d543979c29b4c5814ca18a505e724c8b8
+# Inputs sha256: c80c7f09640894fa8868130e7df917f8cce7c7781fad3096a775b1438042083b
+# Content sha256: 41eea0a2be5893562cec285a5ed9e69484859d7d2fd7bdc47f195c38e9fd3992
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

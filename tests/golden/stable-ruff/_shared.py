@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 81a6285623028f18ec6d0c997ecde2a5c9baf2e1304e1a5273740e95472cbf72
-# Content sha256: 6b33aa63cfdc16ebe19876778df6c51391280d38e1da3c152706954b825918e0
+# Inputs sha256: 423385ba07530f8d0009994ed42031efe945a353ddeb3f7c93fff7113c8b1085
+# Content sha256: 580f4d924cc415f60519cfb8a2d80db93cd610e7faeffec170f0fd16284d47da
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8cc8811cf12497d85d1fab1e5b7c497f1abbb2db0807f5770fed9110be0271b5
-# Content sha256: 7f85231f5b8db13d4a3050added77d22866352a40beb9ccda0d8db097a76d4d0
+# Inputs sha256: b83dc8a7d37ef00dc02764686196df0aa8cc24399e2e443f1da34a6f540a1d47
+# Content sha256: 09eb144876af580a5a81fa2d9b2070fcda91af486c223273f67a004570210126
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

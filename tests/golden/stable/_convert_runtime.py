@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8710eb7abfe4993307080b53eaa315c5967c7470fa554dea84de358657206675
-# Content sha256: 6572d08dd9712d8ff70272b03ff811a6590de090ce5cc61a3ecc7570016ea3a2
+# Inputs sha256: 3b3bda983257aa413e6d48976015e652e2c3b16eeeed671cf3e99695d864fee5
+# Content sha256: 6035aab9fd9fec0ddcd9c3d32219944ef24d7e0e0bba8810e380a0dbc8e37e99
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 74fd760cdd14da9780de08d6e75ca052983ad0f3b21d0d0fce97f156cab7db53
-# Content sha256: 1007a539ae4758dfbebf184660adfa56a0d06b86cd48b66703873fa51b9b998e
+# Inputs sha256: 54007df157f6c55cd16a850f9f7716084f3149ecb19869458ea74a470bb8b693
+# Content sha256: b86a204b0872ee46da3bbf8dc9e553f40fac16050f4492b341240eaa6bb2d43b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

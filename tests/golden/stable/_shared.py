@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ac6e57a296bfc841ce990a09b7e673772e8131473ae61b7d2cea1efdd2f2424
-# Content sha256: 3bd50c58587e25ee5d0581913ccda1cf62b68c37c41ecc32f93dfa5304276162
+# Inputs sha256: a855f725424c1ed810e9869fe1eaae434b3cf4cd43e866397d1781b5b500407b
+# Content sha256: af11f22607e9b38015413f2698499088860900f537de100e2aec6be87e3fc644
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

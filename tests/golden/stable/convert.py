@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3189e33427f5809d477c3c20822049ab9af8174a438a8ed25741ce840b336a9d
-# Content sha256: df0d3300403f27270b4d7204e2be0c805cc272b2b61a85007eb809df999be03b
+# Inputs sha256: 9099eaaa7b37f9a43f38d29ebdc7ee2f07e6aead8533f81d56643965a32e00fb
+# Content sha256: b835f7f7fde426f849e29622a6a1ddbe2b939478fca8644db53c5d6441656492
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 121ef8fc77c372cc71b7846eccc2147ded484353f1efcb77a93954e9d220970b
-# Content sha256: d35ef219466f17c929cce0809154f72fc0b4f1449736413bc5371b09090b06d6
+# Inputs sha256: 8fa17b93271d62e0d1cc9c45423a8742c8988a49f11ef816dcaff797bff57248
+# Content sha256: eec31141b1ab53afee805fee491ef59ac303709ed19903dfef63a648dc153f94
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

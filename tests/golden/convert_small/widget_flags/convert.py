@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fff2dea787139cbec7a271b9db0135490f795997f5398451a9dbe4f88b136ff9
-# Content sha256: ea1c81eee3aceee3a7fab1d3118fc7853d8d9ef4de71e2b49d5b9f139e09de14
+# Inputs sha256: c9ac1f283f75356ccda4bd8f08836f972eba78452f4cac6129d053bd7daabc20
+# Content sha256: 4bd0b1a74efd3e2756a327e9d2c304be9cd253082070032d659bdd5a6ec3db83
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

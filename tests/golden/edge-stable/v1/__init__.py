@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d33ac9f68260eebd356e106112b308b7bb26697ea9d4ab5cbdf4374d7dcacb13
-# Content sha256: 3f1d0d26a2858f057b0b78691bce996b5a06c64edad354a9a460aec527e22885
+# Inputs sha256: 46f2571ce9950129763a26f7adb3b3152a85bd314fcd38e41dc90be6e78a2242
+# Content sha256: 3dcbf109fad639966d1704a4dbe047b20272403b0199d50aebd542af33171b63
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7458c147759aaea913aba89e1bbd6a0103114c2b4ba8d44d5f57168d95ebae95
-# Content sha256: 51aa5921ab49970d0089496968cf29fc6abee48e1d0d9c1c6f80a37fa67cf848
+# Inputs sha256: 0890b0a9933e548ea0594ec70831122d508be51b85129877d22692346e307b3c
+# Content sha256: 332c161d82cf50e40fbda28db654c21a81990e77e05a858938ee319e27df3252
 
 """Method dispatch for the agent side of ACP protocol v1.
 

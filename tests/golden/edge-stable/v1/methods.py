@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 28559caaf7df377edbc3fbb58395639044ce2da4e7c50c982c1089a6dc372c79
-# Content sha256: ae7cdca861563ab7e45e8c1d0e2b48550b641abc76308dcb6e72ee43d199d0b8
+# Inputs sha256: 5b1fd0b9ef9683bdb450de361735bc67fe276b64a9603cb26436297b563a80f0
+# Content sha256: 19357463bdb4df4f8a88f33c825d99d6d5d2f624717a4dbc8154dada186074f0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 440b63e3a7b74ee29c9cab09d5c6b7d9f8a9778f06d3b39d954a440c55973bc6
-# Content sha256: 1e9bb52c87143fc35987257be5b04706cb85f6aa8ca9b7f227a023290f427398
+# Inputs sha256: c032eb4cb074087175114b07dd80131d90cfbc8ca83ef0553faff257041201f6
+# Content sha256: 58b622a8e292d5bb7ee8eea051c604a668d1cf29eac5ff8d55abbb7973b21765
 
 """Wire models of ACP protocol v1.
 

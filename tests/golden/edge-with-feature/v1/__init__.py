@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9751e9643444aea250750b852edc8b7289c8abefef894fced52392616f3d010
-# Content sha256: 7600118aabbd07d5e9c2f07194d8ce16aec0de4531a3981c51babe12395b2fbe
+# Inputs sha256: 7dfaec33fa1f9fcf4b30a0ac287fd0a803d0ec13ab5e4c165fc2ffc891c2268f
+# Content sha256: d326893b2ed3982626208b22952d164f810b2a55042083340d52deca17efb1c5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

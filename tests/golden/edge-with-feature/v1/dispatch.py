@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4a9070242829f6de5d981a746e6909493a45483f2132c30bbd3314c7164943a
-# Content sha256: fe6519c0dd9be38fce238054190ed3e8f4ff1d77d95830dc050481dcb497962f
+# Inputs sha256: e2cb21eb80df15ff601341b23cf935cd6a4efc21830844115adf57884b055af2
+# Content sha256: 01f382065afbe79f6789feac4d88492391878110f4f1ef6722ff57082dc741aa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 50691b5bc3eb12b1629d95062816cf21d9fb8d24f32a32caf8fb593f6709e9a1
-# Content sha256: dc2a44887c5852f131e9a7d06349267bc0b9f33a46340c6b49def228c0a72089
+# Inputs sha256: ab253e30b973e2a816336e07a43c6abac9bc31b3047c04b3c6b865bb362e18c1
+# Content sha256: df13bd157a72c157e821bf17658d6e7d773911d3f3fe884b5fe1e6537b157941
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

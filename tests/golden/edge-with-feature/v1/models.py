@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 08a80a7733aa033defbdc30b93b4a8a06d32fb097590b71093282908684d2df7
-# Content sha256: 56bfa7234ab106f605d4e0a6628b3f1a5153be67958fc6b744a6e83b69fae667
+# Inputs sha256: 6ba0bea2bebaa9748bb3944ef22c53a17679df6cfcecf7fadd49d54f79e7a24e
+# Content sha256: 5bb71182668bd20510b1555d0768a8ea8ad3a26320e915eecc2cf12714e0b75b
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7835f3be991e1dcb3c1edac37a19b812b80b27ae03eb6cedd249916f67feb356
-# Content sha256: b5c2440a9f7a980f1728bf93d1c4ba63a57a3cb4b92d091820dbfec7ead2d429
+# Inputs sha256: 5ecd11405ca1bd3eabcaefea5b184b6e3eeb4395c2c07f28bc7ce8db15269aaf
+# Content sha256: 87869f8845307922ce64d164526634bbf729b61ef16fa954ddfab9aed20463c5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

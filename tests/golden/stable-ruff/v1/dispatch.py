@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ac1ca4c205650e40b880cbd510f885f7324c2ff31250f19c3853b4c3c5c87b7a
-# Content sha256: a5ed000021aaff3bff4047b0d7e5d77877c4dce150079db686654e7f52ac0000
+# Inputs sha256: 33852bc5eb1a92f3b2e847560a68835a5e535e11a04189e0be72f5a17fc94ef5
+# Content sha256: d5d81b3f06110d733d2c8529c1a76fe0e1044f94cbb0a055362184a499b9e23d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

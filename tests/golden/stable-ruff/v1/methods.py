@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8cfca2c25435d9efcf17beed5234c0926bf6a550dd9a64ff12ada505c5493565
-# Content sha256: 259cd081525ddf53d2bda83d5ad108dab71ebca8d12cd2668c279116ea670be8
+# Inputs sha256: 2a7bd29d5db3868b002d40cfd4ba01d6135108fbb7577a412dacc29a9b4e253d
+# Content sha256: 137db5726707932abdeb70c0da989ec19d01b871ac5463c673e5951aa1a1b4ca
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

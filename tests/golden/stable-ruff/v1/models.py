@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 06eb9a97633175ff792e858edc451e68d1a0fa00fd8efe108e176c3077ebecae
-# Content sha256: 08005e11fd743384857620b21db79e7cc48af9cdfc03623929ec587db5dd289d
+# Inputs sha256: 39383fba984e814ee216925ecec97dbf4a5e804a527b623779e8036ff484b9f7
+# Content sha256: fc59780708b888fe257d165b482dc22b92d4ff7a98adf75c842e1506cbdd721f
 
 """Wire models of ACP protocol v1.
 

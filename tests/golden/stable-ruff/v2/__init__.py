@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 964af4edb2610cd00c9c53628861ae8b644769e932514deee5c77c42239c3d36
-# Content sha256: f4d0a6d715ecaa6002f3b449b88dce3b8c5a95fc2a9a22b02b2efffea521b147
+# Inputs sha256: c55e5aed8d39d66e9580c04286ecf0ff2b7b195a396b8131c7aa0e7e418da2b4
+# Content sha256: 4afb3e20de256e941098e0a8f3c56f9bbbf4418ae9f5d854baa4caf231549f1f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

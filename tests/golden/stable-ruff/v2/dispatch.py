@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5f6b94d11f34ae4c9ef7c1f6bf963430c5afdaadbb49ad736c9385bc4f1c6b87
-# Content sha256: 53c7ba1927b07cbfac022e7b17d7d52ebb1a6442c613541b4eebe98ff32fee0e
+# Inputs sha256: dd756b851aae3c6d9b49862239f3432ebeb21206e80aa43abca1f87a1777e885
+# Content sha256: eb43280fa1eb374bfba059572f8391867e769769960e11dd1dee3385f8967e4e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6a4172b8f69449c3843ba183c4e6257a76135f11bb9c240aeaea33925e46f17b
-# Content sha256: 17f2252a43702a72973d0ccd5e05bd4123cb961774528bb86eb1d664d8672c45
+# Inputs sha256: 252a5389a9a1dbe04f12ba15b55676733679275bd8b8bde39a56d737685ad9bc
+# Content sha256: c54a166bbd6c147e64cf04569572f1dd7f2752fb185a8d83a94c84533dba7d0d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

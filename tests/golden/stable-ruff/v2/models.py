@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f3361d317b366bacc50b7bfe314ecb3f407f87fc9d6b54c07a01f89a1088ca5f
-# Content sha256: c9deb6f9d79d43f646a721ececa147b00ba4733f15636dbdc37bb249f357c58f
+# Inputs sha256: d3690edf88f024af008365adc178a9955ced94e67de1c2c306957e8e5e9dde59
+# Content sha256: c5cc0ce4e4f76a661cf2482ed512b61ff721c0bc807964748bf02cd021915d7b
 
 """Wire models of ACP protocol v2.
 

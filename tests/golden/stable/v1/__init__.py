@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 10cffa671c7eee067db71266c4f4ea87c6fb75e38c2a558bf7300e2cce8c3b17
-# Content sha256: c7c65e65949c90a6564b2db7f3a3caa8aebc822cb8e9561cd99f781382a08262
+# Inputs sha256: f2e6377998048fd16654c9d087f8f5eaac8e805487bebd0a3770c1a36bd74e4f
+# Content sha256: 6d9ba4e0904559e7a3ef0edf4cae4195260bfdd2e06bb69df48c98685905c3ca
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f0993126ec5853fcf8c9305f9b29eb3ef1976887b158f15fbe9ac7af8b6b378
-# Content sha256: 57a26dc8f98a1e10d2493ba2dd7fae928f1260f738909746cc7098f9c5460947
+# Inputs sha256: 5665b920a0f9c467b9f41df3776462a892b1b0afbc2ebb5cf7ae79b46f060d2e
+# Content sha256: c2615f53a4d302e2a45b8cf60e88b3356c17c9a379a43d18f28729cae2517d22
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8278b57452eebd57fb9dbe685c250071f0846a1f0911de258daf3e5a8205e595
-# Content sha256: 6985c6414c71ea971a19bd09c04e081df3c1270a8bd582abe1a05f38cbe78c9f
+# Inputs sha256: 8978d369241f8b008fb6005dbe8a61258a529dfe6e2ed3f566ebd858c33f35d8
+# Content sha256: b82fbf67d67594696394500f6de70573d7b83bbfc30e2127e2746fc9aec9518f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

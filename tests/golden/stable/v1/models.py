@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 607df7f173f8efd6e79a97d56db9d6f558b6ecb6a389b74fa37a1f723c682c23
-# Content sha256: 8e33b130986af7f54d2163d3164b1947db5fe4d13f7e327fee8c1d0f3de7e6d9
+# Inputs sha256: 9aa7ea16f8f5b9a88827a4d0e45fbda3b628576660af46c1fcb8d43ecf85a5dc
+# Content sha256: a2ab134c4944d653fed2f4cd83fc00fb0c1124069f6ccd603754cc3f42688da6
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db218cc856756d18ecca427d39b63d96681083a739128f1b79ee694a436884ce
-# Content sha256: 0b78c5f717690611d9e7a27720779ddd940d9263caa723903173d028c6f7f3cc
+# Inputs sha256: 34b9df79ec0224e19f5ec5e94af4c8f9991744a00b67268451e1a9f11f7c3a0d
+# Content sha256: 913d6ede470a44f499d54caaf080727cf73d58c1e88dbce073d100a21aec26f5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 65900c5d004a492d453eddd93fd7eb09576e77a47d16c56b8eef63ccd000d689
-# Content sha256: e13b38509e781ee204dc332688d923b202dad2eb5070218a37fc6e05f4a1c971
+# Inputs sha256: 87e4288f4dadd9a36de24cb8b21e6dbd91cce80ac19628ca4bbce82aec34e3e0
+# Content sha256: a1bf042a3c199b0ce17d40bd19fde75dc8c1241999a317575e8d14f02daec16c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 95a7e16f1f4037ae38df8bd3dcde6bb964cc1ae42752d1ddf886ef55fdbcaedd
-# Content sha256: cf8ba8717656bb0e161692fde08aa57be0b1ab3acd355d4dd12d550a03b9360f
+# Inputs sha256: 8a49356a9b4d96fec0c14aa0b1d6db6f39a8d6f62d57e0d3fc43e1721e5e79d1
+# Content sha256: 2e337a376adda8c56c86762be044bd89dd299acd089d72fab2b49fb6dbfe1b43
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

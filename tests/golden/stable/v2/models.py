@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 41889eba0591ae5a2064caa24415b6ef91a1a001e0dfa8148e05e4d976bf2376
-# Content sha256: d34783d1a2146ff70d65da852f3b9021ecd15ec623a42719897757a0f2cce745
+# Inputs sha256: b397c742e1a8ceec9934dfa55690559e56e0f419e9e97e7b9d644ca4984e415e
+# Content sha256: 639df945e4abfdf851980980315ea1457bf9e998f529ab2afdb8db846e39820e
 
 """Wire models of ACP protocol v2.
 
