@@ -117,6 +117,12 @@ def test_a_name_taken_is_an_error_naming_both_places(defs, message):
     assert "Variant" not in str(caught.value)
 
 
+def test_a_title_in_the_fragments_settles_a_collision():
+    defs = {"U": {"anyOf": [{**_tagged("t", "x"), "title": "plain x"}]}, "UX": OBJ}
+    _, rules = _run(defs)
+    assert rules == {"UPlainX": "title"}
+
+
 def test_an_object_with_shared_properties_becomes_a_union_of_complete_objects():
     defs = {
         "Option": {

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54007df157f6c55cd16a850f9f7716084f3149ecb19869458ea74a470bb8b693
-# Content sha256: b86a204b0872ee46da3bbf8dc9e553f40fac16050f4492b341240eaa6bb2d43b
+# Inputs sha256: 595fbf4a5a1c91a0231efb744b65951904cabb316139c3080be838a0fecfdb00
+# Content sha256: ceef1dc2e0ccd3d469dfa748921b187a739b3992dfda6a9880e089d642842321
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

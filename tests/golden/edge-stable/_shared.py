@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72d6420a739223e8fd9f8ae3ed7417eb11b5b10aa8d3de686ab9fdb12d9b3b55
-# Content sha256: d8d87a10a899d38263d7590b9a9bb7313eb02493d1ca557e5e3088a99d0e297b
+# Inputs sha256: 129d0b25a6bf881540463f784993816bd526864e570903c01cdcf81346bbb7cd
+# Content sha256: 01f025719615994c9ba411a47fabf87ecbd9362be4978028b39b865a5848ee08
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

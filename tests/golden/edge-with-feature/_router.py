@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 04449d9b22c5b0f6f15087800a789541fabf9e13fc4aae45100d99c42247aab0
-# Content sha256: adafad6e38037a159a6b7ca2af4126da2fe6f2647c631e9d41cb2ff89f93965e
+# Inputs sha256: 115004526cdc4a5e964a285bce5936badb9b67dc90a6f21da0bf6d141576a862
+# Content sha256: 817b566c54b1c56ec4d7eadc886cb83349a297d0cde0254140dc2c2e711b109c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4086b461191f2ab3d941b31f2605deafaa777abc2767e9f45bdc2a379cfe4744
-# Content sha256: 8a2a405afbf7803eb243b48e7f98d4107876b9e810966bd9461656a1c1b8f6eb
+# Inputs sha256: bcb99f3031c1f0dc1eb32d85b8d8e626eab1f2ecc722d8b94c225fcce8fd242c
+# Content sha256: 1214419712baf9a5245717f708fc009dc3445ff13a1f8353f10e35fd7f063737
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

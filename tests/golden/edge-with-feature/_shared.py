@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c44a7af518dc6672994b860f87cf34808ae05139744d144b9cee19eacbe4801
-# Content sha256: 2a1134f5d9af484de7a76f253841a7a098fa53890d235ca9de37c5cc732faacb
+# Inputs sha256: 90128da39fd9488e6f9d25d901b54263eff7e3177ea18d5256cdd542e98145bc
+# Content sha256: bcbb28e5ce6f38f7fcf3999f44ff18efe35a58d68c0ef22573aa276a7968583e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 123272ca0ab917221e618d26e4a7cbf710d8c6e2418fffecac88ae384522efd6
-# Content sha256: 0bb507d836a090260b0e4fd3299e31175fb878ea4a12a1850aeb9fee2da0d615
+# Inputs sha256: 7344fcea6ba2ddc57b0678809d97e5bd9706c2e9c068ca7e46befb2168e13e40
+# Content sha256: a8a935bc0cf9c1f5ec48e13f313ee91ea5e9efaafa9e6116e1f02f8c4a2ff399
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d9f5e839b47c71c33f45727507831a868bcefb87ff83dfecdc99be0c808d602f
-# Content sha256: b8f0037a5ad00a3cd5e327530d9896781d2f591104a58fc18f9630c10ea237ff
+# Inputs sha256: 240e24ca575eb9899392cfa61b5ee5647c35728afb102ac1f77ba245b83ccddc
+# Content sha256: ea4c78c7ba4a88d334950b83aeab6d48c5afc1a90468947b4cb1edf20d7bf019
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

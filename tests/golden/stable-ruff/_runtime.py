@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c80c7f09640894fa8868130e7df917f8cce7c7781fad3096a775b1438042083b
-# Content sha256: 41eea0a2be5893562cec285a5ed9e69484859d7d2fd7bdc47f195c38e9fd3992
+# Inputs sha256: 1a475e69078100f2e7f84c59cc66b4530348a973f5b394075620bc0ce826b009
+# Content sha256: 39743d9caf2e8729572cad61b24a47e1b4ddcdb1d947899d53fe49c1993dfd6b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

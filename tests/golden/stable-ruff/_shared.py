@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 423385ba07530f8d0009994ed42031efe945a353ddeb3f7c93fff7113c8b1085
-# Content sha256: 580f4d924cc415f60519cfb8a2d80db93cd610e7faeffec170f0fd16284d47da
+# Inputs sha256: 930417186d92f387a6eb5a9b0f30450fcfcdeb228d9d6a727bd45e72b7501639
+# Content sha256: 5c86aae2568e4eee02f9cd0630eb9d2d6936328abda553708db06b8d3a4f2e55
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b83dc8a7d37ef00dc02764686196df0aa8cc24399e2e443f1da34a6f540a1d47
-# Content sha256: 09eb144876af580a5a81fa2d9b2070fcda91af486c223273f67a004570210126
+# Inputs sha256: 4b7985d82410a3dbf69536823e27d4b850a119bde80a302cc748fa7b6679854d
+# Content sha256: 2dcc705c15e4e03b2ce2d31efa6ebef53e5d2f6434f1dc312d358fcf6a7b4dcb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

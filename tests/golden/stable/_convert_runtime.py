@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3b3bda983257aa413e6d48976015e652e2c3b16eeeed671cf3e99695d864fee5
-# Content sha256: 6035aab9fd9fec0ddcd9c3d32219944ef24d7e0e0bba8810e380a0dbc8e37e99
+# Inputs sha256: e00e1fb2462db3696b1dc8c6da838a211cf4fcd9dfe215b2251d9d10c1f8b764
+# Content sha256: c553a706f6b18696867e82fb380bfac0e26bfd49f64da0e7a577c968bfa01042
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

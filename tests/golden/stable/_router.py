@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f381b1544ad057ad2da355cf7d402ec722b7ee470a901a7f9aa9c68c065b009c
-# Content sha256: 45b5f2356fda19c57f9846d65f1ef62b63d7cbd0c53601583807e8f36e9d1885
+# Inputs sha256: 622caeb22c85b6dbf14e3cdc9bc97cff971ef44743f8552daebfd1566f4f19de
+# Content sha256: 7fa1229c84898dc2dc958d6dce6eec022477d2f18055e2db99028195c8edf5c3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

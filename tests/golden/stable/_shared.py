@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a855f725424c1ed810e9869fe1eaae434b3cf4cd43e866397d1781b5b500407b
-# Content sha256: af11f22607e9b38015413f2698499088860900f537de100e2aec6be87e3fc644
+# Inputs sha256: b8607529a5bcc7d4abfb54b34587152521a35f0676612f87bc491e8cd5bf5cfc
+# Content sha256: 58f9aaafb846590ba4ba3c5ba2272e1f4f116f893dccb7fe12d8227f82a581fe
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9099eaaa7b37f9a43f38d29ebdc7ee2f07e6aead8533f81d56643965a32e00fb
-# Content sha256: b835f7f7fde426f849e29622a6a1ddbe2b939478fca8644db53c5d6441656492
+# Inputs sha256: b64a09584c6b9492fb7f16f72a4c96507732ddf3b7546c74e5d543f640bb9e60
+# Content sha256: ee6b962f746cfb537b0c13f0222e89e318fc9d21862cbc78ac7f05faebcd4efe
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46f2571ce9950129763a26f7adb3b3152a85bd314fcd38e41dc90be6e78a2242
-# Content sha256: 3dcbf109fad639966d1704a4dbe047b20272403b0199d50aebd542af33171b63
+# Inputs sha256: 6a8e324c8e00b59f02a48c80be682ff4d4a220a0656633408d22ef9a136dbe9f
+# Content sha256: 59cb11d8c7c3da0eb4d28c275fb166914f93adabf9ffa3aacf5c9e0a44a4cf73
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

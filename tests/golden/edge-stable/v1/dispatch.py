@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0890b0a9933e548ea0594ec70831122d508be51b85129877d22692346e307b3c
-# Content sha256: 332c161d82cf50e40fbda28db654c21a81990e77e05a858938ee319e27df3252
+# Inputs sha256: ac92fd8bd7c44c11da9a097ec96cf5706c912ddc6213f46b78f073e6d82d19fa
+# Content sha256: 3a78912e1effd96878daed84bca32209e187121e920a7ff46370e3fec48a76a3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

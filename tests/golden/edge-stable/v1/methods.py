@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b1fd0b9ef9683bdb450de361735bc67fe276b64a9603cb26436297b563a80f0
-# Content sha256: 19357463bdb4df4f8a88f33c825d99d6d5d2f624717a4dbc8154dada186074f0
+# Inputs sha256: a556462b4dab2ad51c14f23cc8b5e2dc646398aec45e33e0ebb5d5a7997a48f3
+# Content sha256: 883e7876cb3eae4323b84329836d32372cecd11d5e1dcafb63bfb7a33cf03e2d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c032eb4cb074087175114b07dd80131d90cfbc8ca83ef0553faff257041201f6
-# Content sha256: 58b622a8e292d5bb7ee8eea051c604a668d1cf29eac5ff8d55abbb7973b21765
+# Inputs sha256: efb9d0ce5c31f52ef037cc5d294bc3a0f89a8d721c1eda2c32cf90d554e079e5
+# Content sha256: e0c87a2cc7edd845c26abf7832e1e8b218a4b4abb138ed9c744353266062f38a
 
 """Wire models of ACP protocol v1.
 

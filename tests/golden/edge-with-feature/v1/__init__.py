@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7dfaec33fa1f9fcf4b30a0ac287fd0a803d0ec13ab5e4c165fc2ffc891c2268f
-# Content sha256: d326893b2ed3982626208b22952d164f810b2a55042083340d52deca17efb1c5
+# Inputs sha256: b0201280ced89a986c917f0eb7be520d1afb08f08ad1a78b0e4e6fd2e4a59743
+# Content sha256: 69a0feadb4545d4296ccc08538247a79bfbae4d5dff531df6468470433adb2af
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e2cb21eb80df15ff601341b23cf935cd6a4efc21830844115adf57884b055af2
-# Content sha256: 01f382065afbe79f6789feac4d88492391878110f4f1ef6722ff57082dc741aa
+# Inputs sha256: fc1bcad408ea465cc5801cda31276ce11f89a3ef988c373a6e97c12b2fdd337a
+# Content sha256: e504116db40b4f2864aeba2c57e6e26733c2da25f12393278bd356bf66c2fdc8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ab253e30b973e2a816336e07a43c6abac9bc31b3047c04b3c6b865bb362e18c1
-# Content sha256: df13bd157a72c157e821bf17658d6e7d773911d3f3fe884b5fe1e6537b157941
+# Inputs sha256: a4b1e4d091ecb51b773a6abf803557e2e79537fd9d89bc1ed6ae76a1b03e50e2
+# Content sha256: b77125479dad2b1d260be6bfaea28902f44e7260f27d2acc0f4af87a8dfb3d8d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

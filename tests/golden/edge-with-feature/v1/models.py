@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ba0bea2bebaa9748bb3944ef22c53a17679df6cfcecf7fadd49d54f79e7a24e
-# Content sha256: 5bb71182668bd20510b1555d0768a8ea8ad3a26320e915eecc2cf12714e0b75b
+# Inputs sha256: f9ae02e5a671cb38aa468fc14d9db23090bd717b600aba6ec05aa9cafce15f92
+# Content sha256: 18e18c7c47ab59261519486c33efb2a8628e2394c73f343c6803b16a3e86df9a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5ecd11405ca1bd3eabcaefea5b184b6e3eeb4395c2c07f28bc7ce8db15269aaf
-# Content sha256: 87869f8845307922ce64d164526634bbf729b61ef16fa954ddfab9aed20463c5
+# Inputs sha256: e8ea1527208eddc68c6ab70a50688d69a42f04f1a7ff3cbb424845629d0688c1
+# Content sha256: d9f96aba6f1a1f6af5fa596d9e6e15a660227f5ebd5cd568ce05022a3c139882
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 33852bc5eb1a92f3b2e847560a68835a5e535e11a04189e0be72f5a17fc94ef5
-# Content sha256: d5d81b3f06110d733d2c8529c1a76fe0e1044f94cbb0a055362184a499b9e23d
+# Inputs sha256: 1397797940883458b87a391d8abb1e518bb2343ce487712193306f63aba1a190
+# Content sha256: 6de43292fcc470551e312a5ab1cc2f39e80d17d59b3964a0fa496292fa26cda0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2a7bd29d5db3868b002d40cfd4ba01d6135108fbb7577a412dacc29a9b4e253d
-# Content sha256: 137db5726707932abdeb70c0da989ec19d01b871ac5463c673e5951aa1a1b4ca
+# Inputs sha256: 630d2eeb4c38d3457fbb690146c500ed2c933400944f28e169ec71a829a71335
+# Content sha256: 0e48bcf7210d77dc03415e3008a70035f01697e5194d7209dbd8eae3a72750a4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 39383fba984e814ee216925ecec97dbf4a5e804a527b623779e8036ff484b9f7
-# Content sha256: fc59780708b888fe257d165b482dc22b92d4ff7a98adf75c842e1506cbdd721f
+# Inputs sha256: 48d9bf80ae94e3282820780f4cfa39ea64f622479d099c16986d2dc4dee91420
+# Content sha256: c7650716ec61e091299e9408af976a688e1f47a8d397c7f6aff5b750fd6ef0ff
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c55e5aed8d39d66e9580c04286ecf0ff2b7b195a396b8131c7aa0e7e418da2b4
-# Content sha256: 4afb3e20de256e941098e0a8f3c56f9bbbf4418ae9f5d854baa4caf231549f1f
+# Inputs sha256: cea7701e27918dc0a054e1107a75a6ec734b3811e2a51893c6adbbc440793205
+# Content sha256: 1d9c1279b6483170ccb854365af2eba9d4d6e2bb2f97986fa40a94108911b170
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

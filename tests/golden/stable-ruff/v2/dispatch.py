@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dd756b851aae3c6d9b49862239f3432ebeb21206e80aa43abca1f87a1777e885
-# Content sha256: eb43280fa1eb374bfba059572f8391867e769769960e11dd1dee3385f8967e4e
+# Inputs sha256: f4a944a7cfcb81c08bd7ab77ecd5d32c50fb3915910ea51084a21c7c7b7c6a38
+# Content sha256: 72e3d2f3c42f3511b55373c2857c895a8b0bdf696846b6a0de9fb6b538806bee
 
 """Method dispatch for the agent side of ACP protocol v2.
 

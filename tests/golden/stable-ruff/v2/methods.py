@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 252a5389a9a1dbe04f12ba15b55676733679275bd8b8bde39a56d737685ad9bc
-# Content sha256: c54a166bbd6c147e64cf04569572f1dd7f2752fb185a8d83a94c84533dba7d0d
+# Inputs sha256: f366abb7d4d6af4529959cd624720813465e39e325f512d1a7a469884d2c9762
+# Content sha256: 1bded00c41d2adbfe501e260e08f0ce461d243239d937baaad1f8029067d02b9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d3690edf88f024af008365adc178a9955ced94e67de1c2c306957e8e5e9dde59
-# Content sha256: c5cc0ce4e4f76a661cf2482ed512b61ff721c0bc807964748bf02cd021915d7b
+# Inputs sha256: d8a377c21d922e155afaeabaddef14e9e4bb8318a4d911854cda2262c9f991ef
+# Content sha256: 32c97903941468c84b96c25ad76c4403df0c99effea8d1dcd30ca11063a8bd64
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f2e6377998048fd16654c9d087f8f5eaac8e805487bebd0a3770c1a36bd74e4f
-# Content sha256: 6d9ba4e0904559e7a3ef0edf4cae4195260bfdd2e06bb69df48c98685905c3ca
+# Inputs sha256: e1a1c959a655ffebfdd75d8009464ea1d11d8445c78f9f423d1a7bedf2caa1c1
+# Content sha256: ab499b428e6af10ebd10fc259e3f5da12ef44454cb4d1ba548b23dd69cfb160a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

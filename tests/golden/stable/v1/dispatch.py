@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5665b920a0f9c467b9f41df3776462a892b1b0afbc2ebb5cf7ae79b46f060d2e
-# Content sha256: c2615f53a4d302e2a45b8cf60e88b3356c17c9a379a43d18f28729cae2517d22
+# Inputs sha256: 995007b875889b2af7ed8e18da63034c45b456de5b87023275e5466480ee923a
+# Content sha256: 2bc929d891e3a7d5607b3e17d593e6d8b7805b6f4a8b4a66e0e44b2670cc5a02
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8978d369241f8b008fb6005dbe8a61258a529dfe6e2ed3f566ebd858c33f35d8
-# Content sha256: b82fbf67d67594696394500f6de70573d7b83bbfc30e2127e2746fc9aec9518f
+# Inputs sha256: 6e420f6b444aaccac9249d0eca1d2230777c9bfced9d088a015670f964f91b8b
+# Content sha256: 308210beca7ee2b5325a1eb8692fb7d6e05d696747dd6b492c34d37bf0392dcb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

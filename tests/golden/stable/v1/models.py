@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9aa7ea16f8f5b9a88827a4d0e45fbda3b628576660af46c1fcb8d43ecf85a5dc
-# Content sha256: a2ab134c4944d653fed2f4cd83fc00fb0c1124069f6ccd603754cc3f42688da6
+# Inputs sha256: f436f88ff71ac20a3f0be123a7df471d458bf21acd3452abf1669d23b16918ef
+# Content sha256: 8962545b6340da905b3dba16681edf2affb2bb77c17b9137b3f0fcc4550c6cf6
 
 """Wire models of ACP protocol v1.
 

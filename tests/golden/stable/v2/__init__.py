@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 34b9df79ec0224e19f5ec5e94af4c8f9991744a00b67268451e1a9f11f7c3a0d
-# Content sha256: 913d6ede470a44f499d54caaf080727cf73d58c1e88dbce073d100a21aec26f5
+# Inputs sha256: 7676766aea7d9020c99caa485240eb610b44e52d15cb5a3b2c9f5274691528c1
+# Content sha256: 36bc2f85381a3607fcec5eee73d4fce043c53e08e3eb461151a3701d8496f89d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

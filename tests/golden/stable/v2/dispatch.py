@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 87e4288f4dadd9a36de24cb8b21e6dbd91cce80ac19628ca4bbce82aec34e3e0
-# Content sha256: a1bf042a3c199b0ce17d40bd19fde75dc8c1241999a317575e8d14f02daec16c
+# Inputs sha256: 2eae9be1e1ec8e359249401c37e40b2f2a02ddb49ea4aa22e6090845c61d3a21
+# Content sha256: 263874285484530feed9e7b9d7d8d1f63267b63f526c957e6150cf6d63ea6fb9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

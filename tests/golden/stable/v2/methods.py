@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8a49356a9b4d96fec0c14aa0b1d6db6f39a8d6f62d57e0d3fc43e1721e5e79d1
-# Content sha256: 2e337a376adda8c56c86762be044bd89dd299acd089d72fab2b49fb6dbfe1b43
+# Inputs sha256: b3e0fc84e196290b13a648c4e1d76766b71db5d78c8353b3d744fb77c40ca7f5
+# Content sha256: dab7cb3265b7cee332873534d684c719d7e524f2a2705031c3b1a01fcf7a9542
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b397c742e1a8ceec9934dfa55690559e56e0f419e9e97e7b9d644ca4984e415e
-# Content sha256: 639df945e4abfdf851980980315ea1457bf9e998f529ab2afdb8db846e39820e
+# Inputs sha256: 4f88a8415f32fe9ce9b44996c575e6bba780713a5950827f8f594ba7b7aace6e
+# Content sha256: ce18c26f260e34ddf735f5458cd2a2a8914934a68cb2aeaac6504e274b4b0e2e
 
 """Wire models of ACP protocol v2.
 
