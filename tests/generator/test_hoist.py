@@ -259,3 +259,10 @@ def test_no_class_changes_its_name_when_unrelated_definitions_are_added(base: st
         return
     assert not set(extras) & set(before)  # a definition named like a derived name is refused
     assert {n: after[n].origin for n in before} == {n: d.origin for n, d in before.items()}
+
+
+def test_the_issue_example_a_definition_named_boolean_renames_nothing() -> None:
+    defs, files, before, _ = _base("upstream 2026-11")
+    assert before["ElicitationPropertySchemaBoolean"].label == "Boolean"
+    _, after = hoist({**defs, "Boolean": OBJ}, {**files, "Boolean": "extra.json"})
+    assert after == before
