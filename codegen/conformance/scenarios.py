@@ -280,8 +280,10 @@ def _archive_during_turn(ctx: Context, text: str) -> tuple[str, tuple[str, ...]]
         if _obj(n.message.get("params")).get("sessionId") == sid
         and _obj(_obj(n.message.get("params")).get("update")).get("sessionUpdate") in shown_kinds
     ]
-    received = sorted([*notes, archived.received, *([prompt.received] if ctx.version == 1 else [])], key=_seq)
+    received = sorted([*notes, archived.received, prompt.received], key=_seq)
     transcript = in_order([(prompt.sent_after, prompt.sent), (archived.sent_after, archived.sent)], received)
+    if ctx.version == 1 and prompt.error is not None:
+        return sid, transcript  # the turn never ran (an agent may take the archive first): nothing proven
     if stop != "cancelled" and end.seq < archived.received.seq:
         # The turn may have been over when session/archive came in, even where its end was
         # written after the archived: true update (an agent may finish a turn while it

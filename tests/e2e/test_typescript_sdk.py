@@ -94,6 +94,17 @@ def test_the_kit_fails_each_broken_rule(mode, broken_runs):
     assert code == 1, out
     assert {key for key, status in results.items() if status == "FAIL"} == BROKEN[mode], out
     assert len(results) == 2 * len(SCENARIOS), out
+    if mode == "archive-keeps-turn":
+        # The failure quotes the messages that show it, in the order they crossed the wire.
+        quoted = out[out.index("FAIL  v1  active-archive") :].splitlines()[1:6]
+        parts = (
+            ("> ", '"session/prompt"'),
+            ("> ", '"session/archive"'),
+            ("< ", '"archived":true'),
+            ("< ", '"result":{}'),
+        )
+        for line, (direction, part) in zip(quoted, (*parts, ("< ", '"stopReason":"end_turn"')), strict=True):
+            assert line.strip().startswith(direction) and part in line, quoted
 
 
 def test_the_agent_breaks_one_rule_per_mode_and_refuses_others(ts_sdk):
