@@ -14,6 +14,8 @@ from typing import Any
 from .context import INVALID_PARAMS, OMIT, RESOURCE_NOT_FOUND, Context
 from .driver import Failure, Received, Skip, in_order, shown
 
+SIGN_OF_LIFE_S = 1.0  # the longest active-archive waits for a v1 turn to show it runs
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -264,6 +266,11 @@ def _archive_during_turn(ctx: Context, text: str) -> tuple[str, tuple[str, ...]]
     prompt = ctx.agent.wait_reply(prompt_id, ctx.options.turn_timeout) if ctx.version == 2 else None
     if prompt is not None and prompt.error is not None:  # v2 acknowledges a prompt at once
         raise Failure("session/prompt failed", prompt.exchange)
+    if prompt is None:
+        # v1 has no acknowledgement: archive once the turn shows it runs (an update about the
+        # session), or after a moment of silence. This only decides whether the attempt can
+        # prove anything (an agent may take the archive before the prompt), never the verdict.
+        ctx.agent.wait_for(lambda m: _obj(m.get("params")).get("sessionId") == sid, SIGN_OF_LIFE_S, since=mark)
     archived = ctx.agent.call("session/archive", {"sessionId": sid})
     if ctx.version == 1:
         prompt = ctx.agent.wait_reply(prompt_id, ctx.options.turn_timeout)
