@@ -169,8 +169,11 @@ def _pagination(ctx: Context) -> None:
 def _cursor_filters(ctx: Context) -> None:
     ctx.need("list")
     _, archived = ctx.paged_sessions()
-    _, cursor, _ = ctx.page("exclude")
-    assert cursor is not None  # paged_sessions saw one
+    _, cursor, reply = ctx.page("exclude")
+    if cursor is None:
+        raise Failure(
+            "session/list (archived=exclude) gave no nextCursor, though it did for the same sessions", reply.exchange
+        )
     elsewhere = ctx.cwd.rstrip("/") + "-other"
     for params, what in (
         (ctx.list_params("only", cursor=cursor), "archived=only"),
