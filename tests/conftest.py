@@ -13,8 +13,10 @@ folder on ``sys.path`` when it loads this file).
 from __future__ import annotations
 
 import difflib
+import fcntl
 import json
 import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -104,3 +106,38 @@ def upstream() -> Path:
     if not SHARED_UPSTREAM.is_dir():
         pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
     return SHARED_UPSTREAM
+
+
+TS_AGENT = ROOT / "tests" / "e2e" / "ts_agent"
+
+
+def install_ts_sdk(folder: Path = TS_AGENT) -> Path:
+    """The official TypeScript SDK at the version package-lock.json pins, in
+    ``folder/node_modules`` (git-ignored): ``npm ci`` once, with npm's cache in
+    ``folder/.npm-cache`` (git-ignored), then reused while it matches the pin. Skips where
+    node or npm is missing; fails with npm's output where the install fails."""
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not found on PATH: the TypeScript SDK tests need Node.js and npm")
+    pinned = json.loads((folder / "package-lock.json").read_text())["packages"]["node_modules/@agentclientprotocol/sdk"]
+    installed = folder / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
+    with open(folder / "package-lock.json", "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one install even if test processes run side by side
+        if installed.exists() and json.loads(installed.read_text())["version"] == pinned["version"]:
+            return folder
+        run = subprocess.run(
+            ["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--cache", str(folder / ".npm-cache")],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    if run.returncode != 0:
+        pytest.fail(f"npm ci in {folder} failed:\n{run.stdout}\n{run.stderr}")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def ts_sdk() -> Path:
+    """The folder of the TypeScript SDK test agent and client, its SDK installed."""
+    return install_ts_sdk()

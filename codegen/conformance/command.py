@@ -17,7 +17,11 @@ from .models import ModelsMissing
 from .runner import CannotStart, Outcome, run_version
 from .scenarios import BY_NAME, SCENARIOS
 
-DEFAULT_LONG_PROMPT = "Count from 1 to 2000, one number per line, then say done."
+# Tried in turn by active-archive while a turn ends before the agent answers session/archive.
+DEFAULT_LONG_PROMPTS = (
+    "Count from 1 to 2000, one number per line, then say done.",
+    "Count from 1 to 20000, one number per line, then say done.",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--long-prompt",
-        default=DEFAULT_LONG_PROMPT,
+        action="append",
         metavar="TEXT",
-        help="a prompt the agent works on for a while (active-archive archives during its turn)",
+        help="a prompt the agent works on for a while (active-archive archives during its turn); repeat it to"
+        " give longer ones, tried in turn when a turn ends before the agent answers the archive"
+        " (default: count to 2000, then to 20000)",
     )
     parser.add_argument("--list-scenarios", action="store_true", help="print the scenarios and exit")
     parser.add_argument("agent", nargs=argparse.REMAINDER, help="the agent command, after --")
@@ -67,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"acp-codegen conformance: {problem}; scenarios: {', '.join(BY_NAME)}", file=sys.stderr)
         return 2
     selected = [s for s in SCENARIOS if not args.only or s.name in args.only]
-    options = Options(args.timeout, args.start_timeout, args.turn_timeout, args.long_prompt)
+    options = Options(
+        args.timeout, args.start_timeout, args.turn_timeout, tuple(args.long_prompt or DEFAULT_LONG_PROMPTS)
+    )
     versions = (1, 2) if args.protocol == "both" else (int(args.protocol),)
     began = time.monotonic()
     outcomes: list[Outcome] = []

@@ -13,17 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .driver import AgentProcess, Failure, Reply, shown
+from .driver import AgentProcess, Failure, Received, Reply, Skip, shown
 
 RESOURCE_NOT_FOUND = -32002
 INVALID_PARAMS = -32602
 OMIT = object()  # the `archived` filter left out of the request
-SESSIONS = 8  # created by the pagination scenarios: more than one page for small page sizes
+FIRST_BATCH = 8  # sessions the pagination scenarios create first; doubled until a second page shows
+MAX_SESSIONS = 200  # ... up to this many
+BATCH = 50  # requests sent before reading their answers
 MAX_PAGES = 1000
-
-
-class Skip(Exception):
-    pass
 
 
 @dataclass(frozen=True)
@@ -59,6 +57,13 @@ class Caps:
         )
 
 
+def _session_id(result: Any) -> str:
+    session_id = _obj(result).get("sessionId")
+    if not isinstance(session_id, str):
+        raise Failure("session/new: no string sessionId in the result", ("< " + shown(result),))
+    return session_id
+
+
 def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -68,7 +73,7 @@ class Options:
     timeout: float  # per request
     start_timeout: float  # for a fresh process to answer initialize
     turn_timeout: float  # for a prompt turn to end
-    long_prompt: str  # a prompt that keeps the agent busy longer than a request round trip
+    long_prompts: tuple[str, ...]  # prompts that keep the agent busy, each longer than the one before
 
 
 class Context:
@@ -132,11 +137,46 @@ class Context:
         return reply
 
     def new_session(self, cwd: str | None = None) -> str:
-        result = self.ok("session/new", {"cwd": cwd or self.cwd, "mcpServers": []})
-        session_id = result.get("sessionId")
-        if not isinstance(session_id, str):
-            raise Failure("session/new: no string sessionId in the result", ("< " + shown(result),))
-        return session_id
+        return _session_id(self.ok("session/new", {"cwd": cwd or self.cwd, "mcpServers": []}))
+
+    def ok_all(self, method: str, params: list[dict[str, Any]]) -> list[Any]:
+        """``ok`` for many requests, sent ``BATCH`` at a time before reading their answers:
+        creating a hundred sessions costs a few round trips, not a hundred."""
+        results = []
+        for start in range(0, len(params), BATCH):
+            ids = [self.agent.send(method, p) for p in params[start : start + BATCH]]
+            for request_id in ids:
+                reply = self.agent.wait_reply(request_id)
+                if reply.error is not None or not isinstance(reply.result, dict):
+                    raise Failure(f"{method} failed", reply.exchange)
+                results.append(reply.result)
+        return results
+
+    def paged_sessions(self) -> tuple[list[str], set[str]]:
+        """Sessions in this cwd, every other one archived, created in growing batches until
+        both archived=exclude and archived=only list more than one page."""
+        ids: list[str] = []
+        archived: set[str] = set()
+        target = FIRST_BATCH
+        while True:
+            new = [
+                _session_id(r)
+                for r in self.ok_all("session/new", [{"cwd": self.cwd, "mcpServers": []}] * (target - len(ids)))
+            ]
+            self.ok_all("session/archive", [{"sessionId": s} for s in new[::2]])
+            ids += new
+            archived.update(new[::2])
+            one_page = [view for view in ("exclude", "only") if self.page(view)[1] is None]
+            if not one_page:
+                return ids, archived
+            if len(ids) >= MAX_SESSIONS:
+                raise Skip(
+                    f"after creating {len(ids)} sessions ({len(archived)} archived) in one cwd, archived="
+                    f"{' and '.join(one_page)} still fit on one page: nothing to paginate"
+                    f" (the kit creates at most {MAX_SESSIONS}; give the agent a smaller page size)",
+                    self.last_list,
+                )
+            target = min(target * 2, MAX_SESSIONS)
 
     def archive(self, session_id: str, what: str = "") -> None:
         self.ok("session/archive", {"sessionId": session_id}, what)
@@ -219,9 +259,10 @@ class Context:
         ack = self.agent.wait_reply(request_id, timeout)
         if ack.error is not None:
             raise Failure("session/prompt failed", ack.exchange)
-        return self.wait_idle(session_id, mark, timeout)
+        note = self.wait_idle(session_id, mark, timeout)
+        return note.seq, _obj(_obj(note.message["params"]).get("update")).get("stopReason")
 
-    def wait_idle(self, session_id: str, mark: int, timeout: float) -> tuple[int, Any]:
+    def wait_idle(self, session_id: str, mark: int, timeout: float) -> Received:
         """v2: the ``state_update`` idle that ends a turn, from notification ``mark`` on."""
 
         def idle(message: dict[str, Any]) -> bool:
@@ -236,7 +277,7 @@ class Context:
         note = self.agent.wait_for(idle, timeout, since=mark)
         if note is None:
             raise Failure(f"the turn in {session_id} did not end within {timeout:g}s")
-        return note.seq, _obj(_obj(note.message["params"]).get("update")).get("stopReason")
+        return note
 
     def run_turn(self, session_id: str, text: str) -> Any:
         request_id, mark = self.prompt(session_id, text)

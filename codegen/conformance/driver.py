@@ -30,13 +30,19 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 STOP_GRACE_S = 2.0
 
 
-class Failure(Exception):
-    """The agent broke a requirement; ``exchange`` is the request and reply that show it."""
-
+class Verdict(Exception):
     def __init__(self, message: str, exchange: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.exchange = exchange
+
+
+class Failure(Verdict):
+    """The agent broke a requirement; ``exchange`` is the messages, in order, that show it."""
+
+
+class Skip(Verdict):
+    """The scenario could not check its requirement; ``exchange`` shows why when messages do."""
 
 
 def shown(message: Any) -> str:
@@ -57,6 +63,7 @@ class Reply:
     method: str
     sent: dict[str, Any]
     received: Received
+    sent_after: int = 0  # how many messages the agent had written when this request went out
 
     @property
     def result(self) -> Any:
@@ -76,6 +83,15 @@ class Reply:
 class Pending:
     method: str
     sent: dict[str, Any]
+    sent_after: int
+
+
+def in_order(sent: list[tuple[int, dict[str, Any]]], received: list[Received]) -> tuple[str, ...]:
+    """Requests (each with the count of agent messages before it) and agent messages as one
+    transcript in the order they crossed the wire, ``>`` sent and ``<`` received."""
+    lines = [(after * 2, "> " + shown(message)) for after, message in sent]
+    lines += [(note.seq * 2 + 1, "< " + shown(note.message)) for note in received]
+    return tuple(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
 @dataclass
@@ -91,7 +107,7 @@ class AgentProcess:
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _pending: dict[int, Pending] = field(default_factory=dict)
     _replies: dict[int, Received] = field(default_factory=dict)
-    _seq: itertools.count[int] = field(default_factory=itertools.count)
+    received_count: int = 0  # every message the agent wrote so far, in arrival order
     _write_lock: threading.Lock = field(default_factory=threading.Lock)
     _eof: bool = False
 
@@ -122,8 +138,9 @@ class AgentProcess:
             for line in err:
                 self._stderr.append(line.decode("utf-8", "replace").rstrip())
 
-    def stop(self) -> None:
-        """End of input first (agents flush and exit on it), then terminate, then kill."""
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
+        """End of input first (agents flush and exit on it; ``grace`` seconds), then terminate,
+        then kill."""
         proc = self._proc
         if proc is None:
             return
@@ -133,11 +150,11 @@ class AgentProcess:
                 proc.stdin.close()
         except OSError:
             pass
-        for step in (None, proc.terminate, proc.kill):
+        for step, wait in ((None, grace), (proc.terminate, STOP_GRACE_S), (proc.kill, STOP_GRACE_S)):
             if step is not None:
                 step()
             try:
-                proc.wait(STOP_GRACE_S)
+                proc.wait(wait)
                 return
             except subprocess.TimeoutExpired:
                 continue
@@ -159,7 +176,8 @@ class AgentProcess:
         """Send a request without waiting; ``wait_reply`` collects the answer."""
         request_id = next(self._ids)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        self._pending[request_id] = Pending(method, message)
+        self.pump(time.monotonic())  # so that sent_after counts what had arrived by now
+        self._pending[request_id] = Pending(method, message, self.received_count)
         self._write(message)
         return request_id
 
@@ -181,11 +199,7 @@ class AgentProcess:
                     ("> " + shown(pending.sent),),
                 )
         del self._pending[request_id]
-        return Reply(pending.method, pending.sent, self._replies.pop(request_id))
-
-    def answered(self, request_id: int) -> bool:
-        self.pump(time.monotonic())
-        return request_id in self._replies
+        return Reply(pending.method, pending.sent, self._replies.pop(request_id), pending.sent_after)
 
     def wait_for(self, wanted: Any, timeout: float | None = None, since: int = 0) -> Received | None:
         """The first notification from number ``since`` on that ``wanted(message)`` accepts,
@@ -238,7 +252,8 @@ class AgentProcess:
         except ValueError:
             text = line.decode("utf-8", "replace")
             raise Failure("the agent wrote a line that is not JSON", ("< " + shown(text),)) from None
-        seq = next(self._seq)
+        seq = self.received_count
+        self.received_count += 1
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             raise Failure("the agent wrote a message that is not a JSON-RPC 2.0 object", ("< " + shown(message),))
         received = Received(seq, message)

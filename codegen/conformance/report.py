@@ -54,5 +54,6 @@ def junit(outcomes: Sequence[Outcome], path: Path) -> None:
                 failure = ET.SubElement(case, "failure", message=_printable(outcome.reason))
                 failure.text = "\n".join([f"RFD section: {outcome.scenario.section}", *outcome.exchange])
             elif outcome.status == "skip":
-                ET.SubElement(case, "skipped", message=_printable(outcome.reason))
+                skipped = ET.SubElement(case, "skipped", message=_printable(outcome.reason))
+                skipped.text = "\n".join(outcome.exchange) or None
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)

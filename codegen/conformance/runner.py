@@ -7,6 +7,7 @@ starts a fresh one, so one fault fails one scenario and the run goes on.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import shutil
 import tempfile
@@ -15,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .context import Caps, Context, Options, Skip
-from .driver import AgentProcess, Failure
+from .context import Caps, Context, Options
+from .driver import AgentProcess, Failure, Skip
 from .models import MessageModels
 from .scenarios import Scenario
 
@@ -45,7 +46,14 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
     except OSError as exc:
         raise CannotStart(f"cannot run {command[0]}: {exc.strerror or exc}") from None
     try:
-        params = {"protocolVersion": version, "clientCapabilities": {}}
+        # Each version's own InitializeRequest: v2 requires `info` and names the capabilities
+        # `capabilities`, so an agent that validates its input strictly accepts it.
+        client = {"name": "acp-codegen-conformance", "version": _version()}
+        params: dict[str, Any] = (
+            {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": client}
+            if version == 1
+            else {"protocolVersion": version, "capabilities": {}, "info": client}
+        )
         reply = agent.call("initialize", params, options.start_timeout)
         if reply.error is not None:
             raise Failure("initialize failed", reply.exchange)
@@ -55,6 +63,13 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
         agent.stop()
         raise
     return agent, reply.result
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("acp-codegen")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
 
 
 def run_version(
@@ -69,7 +84,7 @@ def run_version(
     def restart() -> tuple[AgentProcess, dict[str, Any]]:
         nonlocal agent
         if agent is not None:
-            agent.stop()
+            agent.stop(options.timeout)  # time to save its state: a restart must not depend on speed
             agent = None
         return start(command, version, options)
 
@@ -101,7 +116,7 @@ def run_version(
                 finally:
                     agent, init = ctx.agent, ctx.init
             except Skip as exc:
-                status, reason = "skip", str(exc)
+                status, reason, exchange = "skip", exc.message, exc.exchange
             except Failure as exc:
                 status, reason, exchange = "fail", exc.message, exc.exchange
             except CannotStart:

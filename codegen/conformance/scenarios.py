@@ -11,8 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .context import INVALID_PARAMS, OMIT, RESOURCE_NOT_FOUND, SESSIONS, Context, Skip
-from .driver import Failure, shown
+from .context import INVALID_PARAMS, OMIT, RESOURCE_NOT_FOUND, Context
+from .driver import Failure, Received, Skip, in_order, shown
+
+SIGN_OF_LIFE_S = 1.0  # the longest active-archive waits for a v1 turn to show it runs
 
 
 @dataclass(frozen=True)
@@ -132,22 +134,14 @@ def _filter_invalid(ctx: Context) -> None:
 
 def _pagination(ctx: Context) -> None:
     ctx.need("list")
-    ids = [ctx.new_session() for _ in range(SESSIONS)]
-    archived = set(ids[: SESSIONS // 2])
-    for sid in archived:
-        ctx.archive(sid)
+    ids, archived = ctx.paged_sessions()
     for view in ("exclude", "only", "include"):
         in_view = {s for s in ids if view == "include" or (s in archived) == (view == "only")}
         changed: set[str] = set()
         seen: list[str] = []
         cursor: str | None = None
-        for page_number in range(len(ids) + 2):
+        for _ in range(len(ids) + 2):
             sessions, cursor, reply = ctx.page(view, cursor)
-            if page_number == 0 and cursor is None:
-                raise Skip(
-                    f"the agent listed {len(sessions)} sessions on one page: nothing to paginate"
-                    " (give it a page size below 4 to check pagination)"
-                )
             for info in sessions:
                 listed = str(info.get("sessionId"))
                 if listed in seen:
@@ -174,12 +168,12 @@ def _pagination(ctx: Context) -> None:
 
 def _cursor_filters(ctx: Context) -> None:
     ctx.need("list")
-    ids = [ctx.new_session() for _ in range(SESSIONS)]
-    for sid in ids[: SESSIONS // 2]:
-        ctx.archive(sid)
-    _, cursor, _ = ctx.page("exclude")
+    _, archived = ctx.paged_sessions()
+    _, cursor, reply = ctx.page("exclude")
     if cursor is None:
-        raise Skip("the agent listed every session on one page: no cursor to reuse (give it a page size below 4)")
+        raise Failure(
+            "session/list (archived=exclude) gave no nextCursor, though it did for the same sessions", reply.exchange
+        )
     elsewhere = ctx.cwd.rstrip("/") + "-other"
     for params, what in (
         (ctx.list_params("only", cursor=cursor), "archived=only"),
@@ -193,7 +187,7 @@ def _cursor_filters(ctx: Context) -> None:
         for info in reply.result.get("sessions", []):
             if not isinstance(info, dict):
                 continue
-            wrong_state = what == "archived=only" and info.get("sessionId") not in ids[: SESSIONS // 2]
+            wrong_state = what == "archived=only" and info.get("sessionId") not in archived
             if wrong_state or info.get("cwd") != params["cwd"]:
                 raise Failure(
                     f"cursor reused with {what}: the page kept the old filters ({info.get('sessionId')})",
@@ -246,40 +240,85 @@ def _history(ctx: Context) -> None:
 
 def _active_archive(ctx: Context) -> None:
     ctx.need("list")
+    evidence: tuple[str, ...] = ()
+    for text in ctx.options.long_prompts:
+        sid, evidence = _archive_during_turn(ctx, text)
+        if not evidence:
+            after = ctx.agent.call(
+                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "still open?"}]}
+            )
+            if after.error is None:
+                raise Failure(
+                    "session/prompt after session/archive was accepted: archive must close the session", after.exchange
+                )
+            ctx.expect_listed(sid, "only", True, "after archiving an active session")
+            return
+    raise Skip(
+        f"the turn ended before the agent answered session/archive, with each of the {len(ctx.options.long_prompts)}"
+        " long prompts: give a --long-prompt that keeps the agent busy longer",
+        evidence,
+    )
+
+
+def _archive_during_turn(ctx: Context, text: str) -> tuple[str, tuple[str, ...]]:
+    """Archive a session during a turn: (session id, the transcript if the turn ended on its own
+    before the agent answered session/archive, else nothing). Which came first is read from the
+    order the agent wrote its messages in, never from how long anything took."""
     sid = ctx.new_session()
-    request_id, mark = ctx.prompt(sid, ctx.options.long_prompt)
-    if ctx.version == 2:
-        ack = ctx.agent.wait_reply(request_id)
-        if ack.error is not None:
-            raise Failure("session/prompt failed", ack.exchange)
-    ended_early = ctx.version == 1 and ctx.agent.answered(request_id)
-    if ended_early or any(u.get("state") == "idle" for u in ctx.updates(sid, mark)):
-        raise Skip("the turn ended before session/archive was sent: give a longer --long-prompt")
+    prompt_id, mark = ctx.prompt(sid, text)
+    prompt = ctx.agent.wait_reply(prompt_id, ctx.options.turn_timeout) if ctx.version == 2 else None
+    if prompt is not None and prompt.error is not None:  # v2 acknowledges a prompt at once
+        raise Failure("session/prompt failed", prompt.exchange)
+    if prompt is None:
+        # v1 has no acknowledgement: archive once the turn shows it runs (an update about the
+        # session), or after a moment of silence. This only decides whether the attempt can
+        # prove anything (an agent may take the archive before the prompt), never the verdict.
+        ctx.agent.wait_for(lambda m: _obj(m.get("params")).get("sessionId") == sid, SIGN_OF_LIFE_S, since=mark)
     archived = ctx.agent.call("session/archive", {"sessionId": sid})
-    if archived.error is not None:
-        raise Failure("session/archive of a session with a running turn failed", archived.exchange)
-    infos = [
+    if ctx.version == 1:
+        prompt = ctx.agent.wait_reply(prompt_id, ctx.options.turn_timeout)
+        end: Received = prompt.received
+        stop = _obj(prompt.result).get("stopReason")
+    else:
+        end = ctx.wait_idle(sid, mark, ctx.options.turn_timeout)
+        stop = _obj(_obj(end.message.get("params")).get("update")).get("stopReason")
+    assert prompt is not None
+    shown_kinds = ("session_info_update", "state_update")
+    notes = [
         n
         for n in ctx.agent.notifications[mark:]
-        if n.message.get("method") == "session/update"
-        and n.message["params"].get("sessionId") == sid
-        and n.message["params"].get("update", {}).get("sessionUpdate") == "session_info_update"
-        and n.message["params"]["update"].get("archived") is True
+        if _obj(n.message.get("params")).get("sessionId") == sid
+        and _obj(_obj(n.message.get("params")).get("update")).get("sessionUpdate") in shown_kinds
     ]
-    if not infos or infos[0].seq > archived.received.seq:
-        raise Failure("no session_info_update archived: true before the session/archive result", archived.exchange)
-    if ctx.version == 1:
-        _, stop = ctx.turn_end(sid, request_id, mark, ctx.options.timeout)
-    else:
-        _, stop = ctx.wait_idle(sid, mark, ctx.options.timeout)
+    received = sorted([*notes, archived.received, prompt.received], key=_seq)
+    transcript = in_order([(prompt.sent_after, prompt.sent), (archived.sent_after, archived.sent)], received)
+    if ctx.version == 1 and prompt.error is not None:
+        return sid, transcript  # the turn never ran (an agent may take the archive first): nothing proven
+    if stop != "cancelled" and end.seq < archived.received.seq:
+        # The turn may have been over when session/archive came in, even where its end was
+        # written after the archived: true update (an agent may finish a turn while it
+        # announces the archive): nothing was left to cancel, and nothing is proven.
+        return sid, transcript
+    info = next((n for n in notes if _obj(n.message["params"].get("update")).get("archived") is True), None)
+    if archived.error is not None:
+        raise Failure("session/archive of a session with a running turn failed", transcript)
+    if info is None or info.seq > archived.received.seq:
+        raise Failure("no session_info_update archived: true before the session/archive result", transcript)
     if stop != "cancelled":
-        raise Failure(f"archiving must cancel the running turn: it ended with stopReason {shown(stop)}")
-    after = ctx.agent.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "still open?"}]})
-    if after.error is None:
         raise Failure(
-            "session/prompt after session/archive was accepted: archive must close the session", after.exchange
+            f"archiving must cancel the running turn: it ended after the session/archive result, with stopReason"
+            f" {shown(stop)}",
+            transcript,
         )
-    ctx.expect_listed(sid, "only", True, "after archiving an active session")
+    return sid, ()
+
+
+def _seq(note: Received) -> int:
+    return note.seq
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _load_archived(ctx: Context) -> None:

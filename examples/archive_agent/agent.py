@@ -304,7 +304,8 @@ class ArchiveAgent:
             self._update(session.id, {"sessionUpdate": "state_update", "state": "running"})
         turn.task = asyncio.create_task(self._turn(session, turn, text, number, delay))
         if self.version == 2:
-            return {}
+            # v2's PromptResponse requires the id of the message the turn answers with.
+            return {"messageId": f"{session.id}-{number}"}
         stop_reason = await turn.task
         if stop_reason is None:
             raise InternalError()

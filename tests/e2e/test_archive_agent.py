@@ -151,7 +151,8 @@ class Agent:
         if self.protocol == 1:
             index = self.response_index(request_id)
             return index, self.result(request_id)["stopReason"]
-        assert self.result(request_id) == {}
+        # v2's PromptResponse requires messageId, the id the turn's message chunks carry.
+        assert set(self.result(request_id)) == {"messageId"}
         index = self.wait_for(
             lambda m: _update_kind(m, session_id) == "state_update" and m["params"]["update"]["state"] == "idle", start
         )

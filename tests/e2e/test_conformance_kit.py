@@ -35,12 +35,13 @@ def broken(fault: str, tmp_path: Path) -> list[str]:
     return [sys.executable, str(BROKEN), fault, "--db", str(tmp_path / "agent.sqlite3")]
 
 
-def reference(tmp_path: Path) -> list[str]:
-    db = str(tmp_path / "agent.sqlite3")
-    return [sys.executable, "-m", "examples.archive_agent", "--db", db, "--page-size", "3"]
+def reference(tmp_path: Path, *options: str) -> list[str]:
+    """The reference agent as it ships (page size 50), unless options say otherwise."""
+    return [sys.executable, "-m", "examples.archive_agent", "--db", str(tmp_path / "agent.sqlite3"), *options]
 
 
 def test_reference_agent_passes_every_scenario_in_both_versions(capsys, tmp_path):
+    # Its page size of 50: pagination and cursor-filters create sessions until a second page.
     junit = tmp_path / "report.xml"
     code, results, out = kit(capsys, reference(tmp_path), "--junit-xml", str(junit))
     assert code == 0, out
@@ -56,6 +57,70 @@ def test_reference_agent_passes_every_scenario_in_both_versions(capsys, tmp_path
     ]
     skipped = suites.findall("./testsuite/testcase/skipped")
     assert len(skipped) == 1 and "session/load" in skipped[0].get("message", "")
+
+
+def test_a_turn_over_before_the_archive_was_answered_is_skipped_with_the_messages_in_arrival_order(capsys, tmp_path):
+    # The reference agent answers the default long prompts at once: its turn is over before
+    # it answers session/archive. Not a failure; the kit tries the longer prompt, then skips
+    # quoting the last attempt.
+    code = main(["conformance", "--only", "active-archive", "--", *reference(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1 and "FAIL" not in out, out  # 1: nothing was checked
+    assert out.count("SKIP") == 2 and "with each of the 2 long prompts: give a --long-prompt" in out, out
+    v1 = out[out.index("SKIP  v1") : out.index("SKIP  v2")].splitlines()[1:]
+    assert "Count from 1 to 20000" in v1[0] and v1[0].strip().startswith("> ")  # the longer prompt was tried
+    received = [line for line in v1 if line.strip().startswith("< ")]
+    assert ['"archived":true' in r for r in received] == [False, True, False], v1
+    assert '"stopReason":"end_turn"' in received[0] and '"result":{}' in received[2], v1
+
+
+# Answers a prompt only when the archive comes, and then in this order: archived: true, the
+# turn's end (end_turn), the archive's result. The turn may have been over when the archive
+# came in: nothing is proven, so active-archive is skipped, never failed.
+TURN_ENDS_BETWEEN = """
+import json, sys
+def send(m): print(json.dumps(m), flush=True)
+prompt = None
+for line in sys.stdin:
+    m = json.loads(line); method, p = m.get("method"), m.get("params", {})
+    if method == "initialize":
+        caps = {"sessionCapabilities": {"list": {}, "archive": {}}}
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": caps}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s%d" % m["id"]}})
+    elif method == "session/prompt":
+        prompt = m["id"]
+        chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "1"}}
+        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": p["sessionId"], "update": chunk}})
+    elif method == "session/archive":
+        info = {"sessionUpdate": "session_info_update", "archived": True}
+        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": p["sessionId"], "update": info}})
+        send({"jsonrpc": "2.0", "id": prompt, "result": {"stopReason": "end_turn"}})
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+"""
+
+
+def test_a_turn_that_ends_between_the_archived_update_and_the_archive_result_proves_nothing(capsys):
+    code = main(
+        ["conformance", "--protocol", "1", "--only", "active-archive", "--", sys.executable, "-c", TURN_ENDS_BETWEEN]
+    )
+    out = capsys.readouterr().out
+    assert code == 1 and "SKIP  v1  active-archive" in out and "FAIL" not in out, out
+    quoted = out.splitlines()[1:6]
+    parts = ['"session/prompt"', '"session/archive"', '"archived":true', '"end_turn"', '"result":{}']
+    assert [part in line for line, part in zip(quoted, parts, strict=True)] == [True] * 5, quoted
+
+
+def test_pagination_is_skipped_only_past_the_bound_saying_how_many_sessions_were_made(capsys, tmp_path):
+    code = main(
+        ["conformance", "--protocol", "1", "--only", "pagination", "--", *reference(tmp_path, "--page-size", "500")]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "SKIP  v1  pagination" in out
+    assert (
+        "after creating 200 sessions (100 archived) in one cwd, archived=exclude and only still fit on one page" in out
+    )
 
 
 # v2 runs for the scenarios whose v2 exchanges differ from v1's (capability placement,
