@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0de47da769620199b9d9cc08f9b082da2e46b1e54573f7277b54cffb8b4c348f
-# Content sha256: 96921b29f2e1d26114ddac5e329901e42f1952c105f84d4f19d4c179b667b6aa
+# Inputs sha256: ece3277de2eec190bbe13da82af08775f8a34a9f212b4aa13bb793ae1452639e
+# Content sha256: cd3beb7be11a216e25f823e39c0e577d0c08a4f233fead5955a0756f40b01be7
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

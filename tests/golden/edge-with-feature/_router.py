@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c0c3d6aa3ad95b9690bfc650e2bc02ebce5656000f9c3f070a027145597067d
-# Content sha256: a0d65aec9d06379b2b18da212eb3343738896542d67a5030ba4e194e56398e6c
+# Inputs sha256: 16976865cb55c0b7a4d23ceb4269b118ad0ca74ab3709b848cf9bac8602997c5
+# Content sha256: d7edd7600f7cdc15e5375bc7efad3120ed7a7d2218c7ea09b78f1ab871d39320
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8fc0002d1ec63f2dddca5a92589caf49463472165f853ad7c6abf8ad36ff6020
-# Content sha256: b1d6c337511aa0a992e2a4275c325b1984d399e7db4d6efa6884745fd3f8816e
+# Inputs sha256: ce27879fc2eb64982a6ab6a7a4d015a0862755867fa2f472fa8b926660dd22a3
+# Content sha256: 5d4e659105f9ffed04f67d2139a1a6a765af395e16a0792dfa1f9ab924956a0e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

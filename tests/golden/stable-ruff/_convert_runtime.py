@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de0e2254a44fe19d518d0e8b6053d480902052d96122373a248f53b383103658
-# Content sha256: 06463c419fa4ffdd8b1f19b336f5c95065bc6eace26351fdfaae5ed1130d438f
+# Inputs sha256: cb775f810478ea6a749984518bdbc8529ca284ffa23711a0967863ccdf4f5dcc
+# Content sha256: f4eb1d42b43dcfe3d1005cf3f5644101d5f9a8e3508f73c3988e4d086a250c9e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c298c2cb8493d6507fd6a25711d35095b659b264594a172937953329d5704f8
-# Content sha256: b204c35d79930c8092eec10df36ec7850578644546d2099ae8e01283196349b4
+# Inputs sha256: 9bde51338bad616a1411962b7fa90bbdc1d7711729b4df3f03b614b6859fd071
+# Content sha256: db3980553ca6a0c591712f09ce5acdac3074e39dcc03076d7d171e349c1d9328
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24aa7e6b2e03c519f48d774d2a7569692112c27516d322138d439fa8738e4517
-# Content sha256: b78d05e7be1afdb3815abea139f984708ce7c8286e682bc591115106335dc289
+# Inputs sha256: 89c738b2bc84660c08120874e3db7756dd92b47159c40b1e3100baddda3aa6a7
+# Content sha256: e5ed881d20ee4657fec7b8cf7f71e0eb040651a13020474e1779b43c5719f668
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

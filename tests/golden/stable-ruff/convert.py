@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 637a5d076a2409536ca744690ced9d2d52a77aa2c0377570652de0e27da38c53
-# Content sha256: 4924d503531bbe3ef74599fe9630b88ef5228eff478f3e0764ed4eb880885a35
+# Inputs sha256: e0157c4ca4275285351919a573d29319b4c90f16f4232575f33957e395ea246d
+# Content sha256: 7db4d23e00b3ac8e0f14e22bf2ede3b492cdf6e5ab7eaf61d8b17a5411fcee3a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a51aeac069634e8c8d052a510e13f71178202a95d732d3db31c892bb0cb3e47e
-# Content sha256: 57a6c1b81e93df022c13a945d46ce74a09d8e1fe2cf3c7cd26fa3901601c2daf
+# Inputs sha256: 899b3894982301f0458c4450dd1d6ae3299c3ed30b36bddd0a081444bbac6207
+# Content sha256: d453046e64f6d3d0196860548e67a25e3edcf1d53bf28a91367b3e8d01ad6c5d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2eedfa33b3bc205bc29311be12e5ed35067d52d2ff8ae0a9cfd952c37a65908b
-# Content sha256: 321a38a969844e7b7d1dfec84cbd924632e92e71d6407472580d3d82471d6eba
+# Inputs sha256: 6319b20433f1f8d19efb22414f7c837894025574c7ceb043fcb1f5f3bbf49c18
+# Content sha256: 52ab1d844cfd6b989b2e8e1cf6cb8fedbe1d4160c4a2ecc5b6ff2043ec3cd750
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5322bba608ebd086be3063e4c0cfdac2cd96489b29dbdb1e48da99491f5cac64
-# Content sha256: 5231d6f6a27077a8c7d30ed400467d74891057a9c6ccfec938968bdf3f173a32
+# Inputs sha256: 27fb206d5863b1fbd850c1b4df8419983e997e85112960e88b65e5ec8f68e23b
+# Content sha256: abb51b654add949c79fb42dfa68a661dc10f494d1e9a3e4bc51b66ece49fccf4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a29017ce3d296ed37405d8e4f6c575f97559afe634086b033c155e34a5ca2b24
-# Content sha256: ae8fd10534bedb6482c7ec5120464e673c2e31aad8b8dfb6dfc63cc9b43dc8ae
+# Inputs sha256: 34c8e02445b180b485d01c097eeb0d80373cd43ffad9596b56e96ec8bd84c6a8
+# Content sha256: dec990c6a5e394464861a76fc87b2cfc48d6c4a3e4dad0ddf361685175244503
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

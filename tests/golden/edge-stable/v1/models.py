@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bcee8cbc2c0ce99f40525126244a93ae7e3cd72e8abaa54202ed79203da24536
-# Content sha256: 62e3ad0572314508608d9ddce10537ea60b9f175e53a2bf945df53955caeb66d
+# Inputs sha256: 13e186be5aec4b2def8874df6af8bd39961a75003839b93b2f112e61d180bf4a
+# Content sha256: bc24de329cad4ce0b4a3c436d0a71e2393fa292d9ae87b4cd2db1e26a9b500f2
 
 """Wire models of ACP protocol v1.
 
@@ -87,3 +87,6 @@ class Quoted(BaseModel):
             description="A property whose wire name needs escaping.",
         ),
     ]
+
+
+__all__ = ["Holder", "Level", "PingNotification", "Quoted"]

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f460bdecfa72dce0e48a4c2279d4f229e2d1748fbe59921aed9ea473ca129cad
-# Content sha256: 3fbfe4dd9e40b1bb223eaffcd4f9cf99ce13d5757078cef19d7b2a18020f1f49
+# Inputs sha256: 97b594a84750bfe277bb1584e2f702aa6c00a7aa4413595f349a8cd646dd2263
+# Content sha256: 0a80227413e5120ecfefe8ee6ba79a4600bf257d6ba7fa84fd6638bc7db9fc19
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

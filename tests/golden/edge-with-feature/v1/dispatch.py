@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26ae6da3cd7f3788bcd571ee037f95140b233aed0df6130b870763018138de22
-# Content sha256: f3b1f69adc138da04fa75c7486201bab1279d594efe4b22637a1d2c825db10f6
+# Inputs sha256: 84a8c7bdc904e911e601364b0c67b8ffa072a8d5cd1bf7ce7e82fd4196e5d458
+# Content sha256: edd236c6eb4c77563e2013e1eed7a853c391a0e14eb72ca30d8cd9f032f1162e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e12dbf640c4d2760e5dbfecbd42f3e031797eaf410d889a29cbc7aea00000bd
-# Content sha256: 8e003270204dba3ee855d2c6803cac0ece1e5e4541b8dc456dde27c72021a4a4
+# Inputs sha256: 2dbe51aad1cb7141f4ccd46e46020a88ee7d350b11c8caad698612fc0a5649f4
+# Content sha256: c67907cd1c709870bd38bf25cc8808074b627e404fcb33f2aab43c0d27fcb0cb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1cd94098629161223a6893ca40c96500d21cd406f4118b0ddc09936f4da57db3
-# Content sha256: 80e4ca58a2e88e905540b0e2a6a06af72da1efef850a2c2dd484d37b338f880a
+# Inputs sha256: 470e6e5db6f7f8cb69249227b0cd98549cfef948aac6bfcc571bbaaed780054c
+# Content sha256: 124066cfdee748af5a29ab8b7ef42445166e05bfa9726ce787d83aba2b4795d0
 
 """Wire models of ACP protocol v1.
 
@@ -121,3 +121,13 @@ class Quoted(BaseModel):
             description="A property whose wire name needs escaping.",
         ),
     ]
+
+
+__all__ = [
+    "Holder",
+    "Level",
+    "PingNotification",
+    "PokeRequest",
+    "PokeResponse",
+    "Quoted",
+]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f937aa5d1ef1650eb4fc6e09c8dc5cf39a26aa0bbd23b59d18deec7d809cd2e5
-# Content sha256: 0058e1c490bb211ebdeffbb038a214149fab699a23647e6386a0536185fae940
+# Inputs sha256: 91632bb35d931b0475a756524fbed487ee5504114731672a087a03a1a29b05d4
+# Content sha256: 0a25104bc2b7dc2cb3d2d089957d6a5b601ee8cc661e8f2ca9aaed5aa69b1e99
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e2d5ceb38bf38fa536304d03442ecbd91a9b55598bed6e58f91d1381f299594
-# Content sha256: c7b66d0c838e6f5628a59c9603a955a19ebe714a9b12a660560c6400fab3f41f
+# Inputs sha256: 2849d4042adb1a706106589d2341e155babf0b80485f7a3c4a356e402766b51f
+# Content sha256: ca6e5c3efba57ff7eb3895f13d77814f89ab4db59dce4ce66a7bdccbc14ded70
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4daeaf490c5ea07fd1785eb04eb508c8a614a37aa1bb1d1709975b9f2ba43ba4
-# Content sha256: 225d47c76fee03e04334ff55732f73fb2434990322cf74d5faf13eeb4de17798
+# Inputs sha256: cf81f62414861962972a41de7b6869d243c66ae817c0267bd96c50a6fb769fec
+# Content sha256: 8e98e1031031310622548eb1f3c0e850218a41d57b969910b0d6b07cf21629b9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

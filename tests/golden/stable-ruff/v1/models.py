@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bf53d39f88dafc14ea92107a6916648aed798f829f2c07458d678929f0a572c9
-# Content sha256: be8b0ac3a6edf74377e96b9f0b48f301b0f10fa5c85d828ca505e95fba2da7ff
+# Inputs sha256: 2fa4108a18e50137b6a8f4d0b4f32aece34c866aa54c92e62343b9b5d9415c07
+# Content sha256: 5871ec93bf4f83f6c10e871d5086f333d7b20656fdc5f7bfdb1b099e22072c2d
 
 """Wire models of ACP protocol v1.
 
@@ -477,4 +477,24 @@ SessionUpdate: TypeAlias = Annotated[
         description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
         discriminator="session_update",
     ),
+]
+
+__all__ = [
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionCloseCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionNotification",
+    "SessionResumeCapabilities",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
 ]

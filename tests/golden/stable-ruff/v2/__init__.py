@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53c3ecfab70472623811bea114173ccccc8c6c18a9011116d37cd9bc61173dab
-# Content sha256: a1fd08a4400c141cb50b29002c3563dc23edd02998fbdb785eff3537c7362b1f
+# Inputs sha256: 3c4018b62a81cdac386c0cb8f4a0b658a529e3586bed433b3b6bd38048bc0f05
+# Content sha256: 08ac2bb67816c724a5eb709f03e3ff7fdc2db35ad8bb3f51dd8096a3cc48017f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b9742575165646aa424e9255cb93c50b183dd06e5e2c198c1a10855bca74bb2a
-# Content sha256: c3c351ad5e25037dacfd90fe7302f503282ade4dd0757d1016b864e53e787e73
+# Inputs sha256: 373bae1295a56fdc2cdc96993e1b38d09142db65ff64f1d37bf52042d4af668d
+# Content sha256: c0325485fa68b7c2c6c4ceeab0c78209e1c9c80ed32a6897250697bcf1a51c8a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e43226629085948c19c954de7b554f17884aea1294a784d75b1f2f8d5fad6836
-# Content sha256: 6c6f770dfee4a590e3caf9896053d634f0eec1aadfe58c2fc6e1242c48238e33
+# Inputs sha256: 25d6a35e909e23e5f72460de4de7620f003b63e9832d4656096e25470d358c7c
+# Content sha256: 79f2388581c7edc605a96f665b53c53ecb209626bce6741f3984792e93047d67
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

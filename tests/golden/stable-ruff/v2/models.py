@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5d74226fea5f62019a7e4eaf42c8244955460c88c1deb74d41f1d81d3ecf0dd
-# Content sha256: 42d48218270d69d70bae1921577cec1fb57399f5bd9b2390625378d8c1bb14bc
+# Inputs sha256: b16814cadaeabfd62757b34533f54110e56f4736465dcfbd930f3db55ea0803d
+# Content sha256: 3287a9661ece7ec39d7f129f42dd99d368544f11811bc47e95bb3cc7bc95e8d7
 
 """Wire models of ACP protocol v2.
 
@@ -415,3 +415,24 @@ class UpdateSessionNotification(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+__all__ = [
+    "AbsolutePath",
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionListCursor",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "UpdateSessionNotification",
+]

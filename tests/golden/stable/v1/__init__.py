@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22936b5bc2b126f0b96904fbf81672009fbaf7bdf928b813b36e3271b2615773
-# Content sha256: 77d2ad1f98fa53221e2d42219ff0991b163f1306980bafc8c0e519ccb1fcd8f1
+# Inputs sha256: 101dc7dcf88cc7f92d175da6da7ce1fd8f6a4220b8b1a7c5729659f5015efc05
+# Content sha256: 3b513d0a1c92855e56f4f6a61982f2f20090dc0467c9f46807e9acb208fd146a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

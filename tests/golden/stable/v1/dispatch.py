@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 20527a449b9b8d84f9dd5efdbabecb763b0b907b9b6f117442a92bfa8b316e20
-# Content sha256: 227e83af45bfc5a1b4e7c03df3627120ab318b5decbf516694479702c406dcfa
+# Inputs sha256: 70c973ce1d62cd9692e45dfd3a1cd0847106d0df5323a01cbb160374b773dbb9
+# Content sha256: d853a844d452784f06bb5191ea9fa664deaa5b4ccbf08de93cc13c2c41d5a1b0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 161a25da322baa60356a821fe3d5876390955edd9f0a45baa36a9c6cb345fd65
-# Content sha256: dffc46aae54a0e0f62002b5dc6a0fc1f5309423eca96f4066a1cb5c51eae9cd2
+# Inputs sha256: 871adbae10f99946c3a79f2d5cee50128b863c0553446d90ce3372d5f6aa8424
+# Content sha256: b9e462b92e0b1c2be936ef62bca540206f920912b0a46173cc180a9070fc02d2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bdb29124e4264da3aa0efa7fffbe5efde37253f5d7d3dff425aad2dacacc5335
-# Content sha256: 351f940bfbced32a11d84658ecc21d410a38e466b14b9bebe24befa3cae42280
+# Inputs sha256: 9e6a83b899d44c0cb27d31f785d9dd66cc56b17da39014e5f67cc01feb92cd24
+# Content sha256: 0d5e7385b32e4a011f3dd976d0e6cc597f940e8ef5e1d2f3b7f834751aff5160
 
 """Wire models of ACP protocol v1.
 
@@ -502,4 +502,24 @@ SessionUpdate: TypeAlias = Annotated[
         description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
         discriminator="session_update",
     ),
+]
+
+__all__ = [
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionCloseCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionNotification",
+    "SessionResumeCapabilities",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
 ]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7f2c2ae3916a59d95dd38e9596b0fe28917a3d903f1754d290ff27cfe109745
-# Content sha256: 4924d3d8e85c9eccea75319922cff750b50cbe20ba5dd6c45df68a252e47572a
+# Inputs sha256: 06e80090e41f13333e9cff42479579b5dab2f61f8cdaf89bad5b22ce93441da6
+# Content sha256: d2683003e3fa0c4d076ad8050d641d61adca98901c07ce479ba3ba063d7bdef5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c3dd11307f868e6740d4f179f00bc3b3553bc56e7007b37382df489b059810d1
-# Content sha256: 3b38d4ccda1c274a0d5f69c97eeacc743ce5668d9c76b6ac875f95eec0256ad3
+# Inputs sha256: 4768c47c505e9f4791935d89fda3f77d624b9db279d9ecc9bffe47a6f0f0aba7
+# Content sha256: 5745f43854aef4699169298fe4273be4203b6b83b887a7256c80149b7405f4bf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b66eb33f0922fe3ce5d6096c4ffe458269ae04a812603209ecb0cb210d08d25b
-# Content sha256: 880bf0e87156184f6d839d7eb5a76ab5a67112756991a1dafc412c16c76d4eac
+# Inputs sha256: 7f823d0f41247f1d5eff8ec0a7bd5f0be78470a32fd672a81a96bc0c317cc1b0
+# Content sha256: ee586c038a178d8e76ed09f1fef36ba5ee6f04ab4878f28de7a12dd1899533f9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e14f875305f477f9c903f8c432698943433f0a887d8ca59632ddcac3012392c1
-# Content sha256: 0e5d4c7e5496a8d04b9f2af7a772b2e3f87d2b645749215b7e1cde9f0afb54e4
+# Inputs sha256: a13c0106438cff6cb0bec99fd2c848e5dde24f1687d26d386b150fc1cf35ab56
+# Content sha256: 52e2712d6eea3cf051ea400cde797d7f66c7368fc3a5ded89abdbf23d2de948a
 
 """Wire models of ACP protocol v2.
 
@@ -435,3 +435,24 @@ class UpdateSessionNotification(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+__all__ = [
+    "AbsolutePath",
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionListCursor",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "UpdateSessionNotification",
+]
