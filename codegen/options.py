@@ -34,7 +34,7 @@ class ModelOptions:
     default_on_null: str = "marked"  # "marked": upstream's markers only; "all": every not-null optional field
     unknown_properties: str = "keep"  # "keep": extra="allow"; "drop": extra="ignore"
     field_names: Mapping[str, str] = field(default_factory=dict)  # wire or "Class.wire" -> attribute
-    aliases: Mapping[str, str] = field(default_factory=dict)  # extra public name -> class
+    aliases: Mapping[str, str | list[str]] = field(default_factory=dict)  # extra public name -> class(es)
     base_class: str | None = None  # "package.module:Name"
     regenerate: str = DEFAULT_REGENERATE
     origin: str = "pyproject.toml"  # where the tables were written, for errors
@@ -44,7 +44,7 @@ class ModelOptions:
         return (
             [f"default-on-null={self.default_on_null}", f"unknown-properties={self.unknown_properties}"]
             + [f"field-name={k}={v}" for k, v in sorted(self.field_names.items())]
-            + [f"alias={k}={v}" for k, v in sorted(self.aliases.items())]
+            + [f"alias={k}={v!r}" for k, v in sorted(self.aliases.items())]
             + [f"base-class={self.base_class or ''}", f"regenerate={self.regenerate}"]
         )
 
@@ -131,8 +131,11 @@ def _alias_problems(
 ) -> list[Problem]:
     problems = []
     every = {n for p in complete for n in p.types}
-    for alias, target in sorted(options.aliases.items()):
-        if not TYPE_NAME.match(alias) or keyword.iskeyword(alias) or alias in RESERVED_TYPE_NAMES:
+    for alias, value in sorted(options.aliases.items()):
+        targets = [value] if isinstance(value, str) else value
+        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+            problems.append(options.problem("aliases", alias, f"must be a class name or a list of them, not {value!r}"))
+        elif not TYPE_NAME.match(alias) or keyword.iskeyword(alias) or alias in RESERVED_TYPE_NAMES:
             problems.append(
                 options.problem(
                     "aliases", alias, f"{alias!r} cannot be a public name: it must match {TYPE_NAME.pattern}"
@@ -140,13 +143,21 @@ def _alias_problems(
             )
         elif alias in every:
             problems.append(options.problem("aliases", alias, f"{alias!r} is already the name of a generated class"))
-        elif target not in every:
-            problems.append(
-                options.problem("aliases", alias, f"no generated class is named {target!r}" + _closest(target, every))
-            )
+        else:
+            problems += [
+                options.problem("aliases", alias, f"no generated class is named {t!r}" + _closest(t, every))
+                for t in targets
+                if t not in every
+            ]
     return problems
 
 
-def aliases_for(options: ModelOptions, protocol: Protocol) -> list[tuple[str, str]]:
-    """The aliases a version's models module gets: those whose class it has."""
-    return [(a, t) for a, t in sorted(options.aliases.items()) if t in protocol.types]
+def aliases_for(options: ModelOptions, protocol: Protocol) -> list[tuple[str, tuple[str, ...]]]:
+    """The aliases a version's models module gets (name, the classes it unites): those
+    whose classes it has."""
+    out = []
+    for alias, value in sorted(options.aliases.items()):
+        targets = (value,) if isinstance(value, str) else tuple(value)
+        if all(t in protocol.types for t in targets):
+            out.append((alias, targets))
+    return out

@@ -30,7 +30,7 @@ from .formatting import DEFAULT_STYLE, Style
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
 from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for
-from .schema_terms import copy_json, schema_nodes
+from .schema_terms import DEFS, copy_json, ref_target, schema_nodes
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER
 
 # Read through the import system (a wheel, an editable install), never beside this file;
@@ -269,6 +269,23 @@ _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprec
 _MAP_KEYWORDS = ("additionalProperties", "propertyNames", "minProperties", "maxProperties")
 
 
+def _tagged(member: Any, tag: Any, defs: dict[str, Any], depth: int = 0) -> bool:
+    """Whether a union member gives its ``tag`` property a constant, itself or through
+    the definitions it refers to (``$ref``, ``allOf``)."""
+    if not isinstance(member, dict) or depth > 8:
+        return False
+    prop = member.get("properties", {}).get(tag) if isinstance(member.get("properties"), dict) else None
+    if isinstance(prop, dict) and ("const" in prop or (isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1)):
+        return True
+    parts = member.get("allOf")
+    refs = [
+        member.get("$ref"),
+        *(p.get("$ref") for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)),
+    ]
+    targets = [t for t in map(ref_target, refs) if t is not None]
+    return any(_tagged(defs.get(t), tag, defs, depth + 1) for t in targets)
+
+
 def _for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``schema`` that datamodel-code-generator reads better, meaning the same:
 
@@ -280,8 +297,20 @@ def _for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
       schema) is ``anyOf: [<the map>, {"type": "null"}]``: from the first it types the
       values ``Any`` (upstream's ``ElicitationAcceptAction.content`` took any value), from
       the second it types them.
+    * a union's ``discriminator`` is left out where a member has no constant tag (a
+      catch-all, or a reference to an untagged object): datamodel-code-generator would type
+      that member's tag as the literal of its class name. The union is then told apart
+      by the members' fields (the catch-all's tag carries NotOneOf).
     """
     copied: dict[str, Any] = copy_json(schema)
+    defs = copied.get(DEFS, {})
+    for _, node in schema_nodes(copied):
+        discriminator = node.get("discriminator")
+        members = node.get("oneOf", node.get("anyOf"))
+        if isinstance(discriminator, dict) and isinstance(members, list):
+            tag = discriminator.get("propertyName")
+            if not all(_tagged(m, tag, defs) for m in members):
+                del node["discriminator"]
     for path, node in schema_nodes(copied):
         parts = node.get("allOf")
         if (
@@ -331,6 +360,21 @@ def _named_aliases(protocol: Protocol, aliases: set[str]) -> set[str]:
     return named
 
 
+def _payload_classes(protocol: Protocol) -> list[str]:
+    """Classes whose unknown properties are their content: a catch-all variant (its tag
+    is NotOneOf the others') or an object that says ``additionalProperties: true``."""
+    defs = protocol.schema[DEFS]
+    return [
+        name
+        for name, t in protocol.types.items()
+        if t.kind == "object"
+        and (
+            any(f.not_one_of for f in model_fields(protocol, name))
+            or (isinstance(defs.get(name), dict) and defs[name].get("additionalProperties") is True)
+        )
+    ]
+
+
 def render_models(protocol: Protocol, inputs: Inputs) -> str:
     """The models module under its header, not yet formatted (see ``format_modules``)."""
     from datamodel_code_generator import (  # type: ignore[attr-defined]
@@ -348,6 +392,11 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     named = _named_aliases(protocol, aliases)
     for name in named:
         template_data.setdefault(name, {})["acp_named"] = True  # see templates/datamodel/TypeAliasType.jinja2
+    if options.unknown_properties == "drop":
+        # Unknown properties are a catch-all variant's payload (upstream says so with
+        # `additionalProperties: true`): kept there, dropped everywhere else.
+        for name in _payload_classes(protocol):
+            template_data.setdefault(name, {})["acp_extra"] = Code('"allow"')
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
@@ -407,7 +456,12 @@ def _public_names(protocol: Protocol, options: ModelOptions) -> str:
     """The chosen extra names of classes (``aliases``), and ``__all__``: a star import of
     the models takes them and nothing that the module imports (``BaseModel``, ``Field``...)."""
     aliases = aliases_for(options, protocol)
-    lines = [f"{identifier(alias)} = {identifier(target)}" for alias, target in aliases]
+    # One class: the same class under another name; several: their union (a type alias).
+    lines = [
+        f"{identifier(alias)} = {' | '.join(identifier(t) for t in targets)}"
+        + ("" if len(targets) == 1 else "  # a union of classes")
+        for alias, targets in aliases
+    ]
     public = sorted([*protocol.types, *(alias for alias, _ in aliases)])
     lines.append("__all__ = [" + ", ".join(py_literal(n) for n in public) + "]")
     return "\n\n" + "\n".join(lines) + "\n"

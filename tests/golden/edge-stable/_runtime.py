@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d2ee1ffa400414d91e5b13e43cfe3191c5a42def6bb5be99a83c7dc004b5dac8
-# Content sha256: cbcfeeed57039af1d59bf6f249761c33f47cdfaf4d80770d2900feeb7a82f327
+# Inputs sha256: e8e1fcd16b95e9206e36964fe825efa239e8f273c070098f7f0f046a7a7075a3
+# Content sha256: 3d564abfb7185d233c7ca1209950cafdb902a45d9890f69ce61c0e376f527c0e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ece3277de2eec190bbe13da82af08775f8a34a9f212b4aa13bb793ae1452639e
-# Content sha256: cd3beb7be11a216e25f823e39c0e577d0c08a4f233fead5955a0756f40b01be7
+# Inputs sha256: 1957f8bc4f0f36473b2097c76142ab4da5cc6751dc63cb0ccf68a48a804aa18f
+# Content sha256: 5769845e2366cef7311539e923bea6098618bc8e4d92e08b95761df24c34a9f6
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

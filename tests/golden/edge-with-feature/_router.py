@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 16976865cb55c0b7a4d23ceb4269b118ad0ca74ab3709b848cf9bac8602997c5
-# Content sha256: d7edd7600f7cdc15e5375bc7efad3120ed7a7d2218c7ea09b78f1ab871d39320
+# Inputs sha256: e497e8df2e4ed7483e4067bf79c3387157b2256e32406455c363139bfe83c509
+# Content sha256: 4a43f7356b0ea9ad6f70c53df32d6115cc7d3cd64d2dd9b62e88044bb449ee9a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

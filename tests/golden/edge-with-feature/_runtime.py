@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8d3259a15631e9c3a0fb1d6d6c076647c7463c4860cef06be313d340d5752196
-# Content sha256: a63d79faa1a65e271fe0b990eec9ea9d37979a868c1ef26f77eb788d9a7bf5ed
+# Inputs sha256: 97a0275e1ef52e0486f8522b721d69707345582991acdb5553129c3ead266467
+# Content sha256: 26dbf56084e4be0d6e8ae30bfaa3c3fc7afbbe17040f40ae5fe42e2cab9e11e5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

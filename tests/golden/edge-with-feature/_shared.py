@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ce27879fc2eb64982a6ab6a7a4d015a0862755867fa2f472fa8b926660dd22a3
-# Content sha256: 5d4e659105f9ffed04f67d2139a1a6a765af395e16a0792dfa1f9ab924956a0e
+# Inputs sha256: 63579c6646ae3c50e7ee139667f89329758309f8f5b082572e27523eef4b7e06
+# Content sha256: ba16aa8529ad579b68bb52fa223b27f6836e5bb7891f4f64256b97622e4f19af
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

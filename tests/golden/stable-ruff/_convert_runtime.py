@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cb775f810478ea6a749984518bdbc8529ca284ffa23711a0967863ccdf4f5dcc
-# Content sha256: f4eb1d42b43dcfe3d1005cf3f5644101d5f9a8e3508f73c3988e4d086a250c9e
+# Inputs sha256: 9ac9bc0b44d2e56661962a982a5fe2a125d0f03b989cdaa594b77d0380175051
+# Content sha256: c9d694171243f13d303f0cf5bd617c268329bfd0fe278ea57ff33db95e8a7fc5
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

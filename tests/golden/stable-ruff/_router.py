@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9bde51338bad616a1411962b7fa90bbdc1d7711729b4df3f03b614b6859fd071
-# Content sha256: db3980553ca6a0c591712f09ce5acdac3074e39dcc03076d7d171e349c1d9328
+# Inputs sha256: 1cec82ee802990e8ac30336ab800c119fc29413914f14b149a6585effabc9437
+# Content sha256: faefbe56dc5bcfac8ce8e89cbf941d9920ca0300f4bd585ba82d4f313fc29ffd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ca5a190f95574a3108f9c8210b986b7a67bdf5e8b188817ce1050684e45f25ba
-# Content sha256: e4c853ef9df71f8e19a2d904b63bcd4558a680124d93b3b12124474f7dfa6286
+# Inputs sha256: b69bc5a1f6cb323f026f099f09b653dd26159a5af9432f85fbaf95e8fbc2267e
+# Content sha256: d1ec57607ccd169873cc1dfbc4fc4c1d24b6b262e9209bf768024e33244655d9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 89c738b2bc84660c08120874e3db7756dd92b47159c40b1e3100baddda3aa6a7
-# Content sha256: e5ed881d20ee4657fec7b8cf7f71e0eb040651a13020474e1779b43c5719f668
+# Inputs sha256: 1294a20a79777bfc65f93cd878d3bfea7b055b793868cb3d48aa8cafb1ee8e0f
+# Content sha256: 23b39c700404bae509e2b115dd27d862d8b41712871cd63e2a95317487511165
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

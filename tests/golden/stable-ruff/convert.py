@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0157c4ca4275285351919a573d29319b4c90f16f4232575f33957e395ea246d
-# Content sha256: 7db4d23e00b3ac8e0f14e22bf2ede3b492cdf6e5ab7eaf61d8b17a5411fcee3a
+# Inputs sha256: e4437497de484c9f1f2564afd31fbc13f89bfc040a06ff0b0f85fda75a06080b
+# Content sha256: 9bd12edac0c12eddb09d3ad18385a27f3f6d8921caf048218d2d9f6f344f4a04
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

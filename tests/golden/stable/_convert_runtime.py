@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 48932ad5ca187e621bb83ea35b3d574e688e71e4a4de626e67dad436bbb4f5a4
-# Content sha256: f0c121557fe3a257f86a4daaa8a8663cf603aa1e3068953680afb932accd4d53
+# Inputs sha256: 1b59acc63db9c420c0a2e7683e0355971c831ae1b3b16d47247773340ecbbfb3
+# Content sha256: 6ab8165488a560b9f57090e3acea4180480d41942b9331fab1c5189cca076848
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

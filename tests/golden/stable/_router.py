@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 899b3894982301f0458c4450dd1d6ae3299c3ed30b36bddd0a081444bbac6207
-# Content sha256: d453046e64f6d3d0196860548e67a25e3edcf1d53bf28a91367b3e8d01ad6c5d
+# Inputs sha256: 0513f5d1e3b5101e8f0d7c78bf5bc1a3f8da40407b5ff3089aa6b04ffc3bbddd
+# Content sha256: e226752ff20d6c2db7d36877ee450578cda08704b58b58253c068c897d457d8f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4eac355012059c53c4899c545e01e0eb051de55eae376c2016fbbace4321ea9b
-# Content sha256: 48a4aa69707d8767e57c88c8026a0cff47c09024b4626f58629d046b13916c64
+# Inputs sha256: a8b36038c6c1cca5e2216a649c7814de5d5c85a1783eda164d1db6a0d8b35e3a
+# Content sha256: 5ab6489cb67abccc252bf7448ec7cfe7973b57a9faa4edb524a7870a428c923f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8284e1cb8f5019a5cb3048beb78f03a420d8b457d06b0318ac2498c330cf12e6
-# Content sha256: 98eb8d1207ba4f1c58262d60afa2d4d31150133b6399e5dd19fdfa48742ab031
+# Inputs sha256: 8d0f8bdd854cd6b6409b46f50d564bdd2cd9dbbaa0bb0e13ab020f4cc8ab291d
+# Content sha256: 36436247bd43a95ac3b6181becd8095c370cff66a9a4cf0d651c70fbb3066f5f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

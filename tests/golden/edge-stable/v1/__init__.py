@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6319b20433f1f8d19efb22414f7c837894025574c7ceb043fcb1f5f3bbf49c18
-# Content sha256: 52ab1d844cfd6b989b2e8e1cf6cb8fedbe1d4160c4a2ecc5b6ff2043ec3cd750
+# Inputs sha256: 10af72d73a76f372a0dbdc8195228c7a946bf1d4f5ecd537ad58767b11725ef1
+# Content sha256: 98128b20087698b9ddbd6e3820f3919ded609d3dc7f60972b9fc0dabb6b3b7fb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

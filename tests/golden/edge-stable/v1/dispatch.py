@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27fb206d5863b1fbd850c1b4df8419983e997e85112960e88b65e5ec8f68e23b
-# Content sha256: abb51b654add949c79fb42dfa68a661dc10f494d1e9a3e4bc51b66ece49fccf4
+# Inputs sha256: a13be4277d2b0155a5d89545fe545994b6d2a5d2cdbd4aaccea68af0590353c4
+# Content sha256: 9108fc36c881a078597d16a9ad354fa0ef568f1a02f0dbcef8273bcf2db73374
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 34c8e02445b180b485d01c097eeb0d80373cd43ffad9596b56e96ec8bd84c6a8
-# Content sha256: dec990c6a5e394464861a76fc87b2cfc48d6c4a3e4dad0ddf361685175244503
+# Inputs sha256: 569dd97f5befb2caa10cce1434146cfff119acc9596b18204865c0b998730518
+# Content sha256: b2378935ffbe6588bc80c837d31cb32c21b76541836a164c79405aaff95ba40f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

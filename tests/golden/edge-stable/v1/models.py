@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 13e186be5aec4b2def8874df6af8bd39961a75003839b93b2f112e61d180bf4a
-# Content sha256: bc24de329cad4ce0b4a3c436d0a71e2393fa292d9ae87b4cd2db1e26a9b500f2
+# Inputs sha256: 29bc511ec1a72a999d2e503bd7ab1368e5fbcfcba877b31e23ab5a270f765fe8
+# Content sha256: b6ad8e9f95bc14265ebd4c9a66a9c99f6df0e515d6464d6df6fbfb64a28c360a
 
 """Wire models of ACP protocol v1.
 

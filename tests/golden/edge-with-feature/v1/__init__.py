@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97b594a84750bfe277bb1584e2f702aa6c00a7aa4413595f349a8cd646dd2263
-# Content sha256: 0a80227413e5120ecfefe8ee6ba79a4600bf257d6ba7fa84fd6638bc7db9fc19
+# Inputs sha256: e96765afe9c2124149f41e8feb23fdcaa12f695582db3e12e8328d507e57ebb6
+# Content sha256: 2cad04e7c0465ce0b535d8d8151dafab1042cbaba6ced53f9039eeccbfab19a3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 84a8c7bdc904e911e601364b0c67b8ffa072a8d5cd1bf7ce7e82fd4196e5d458
-# Content sha256: edd236c6eb4c77563e2013e1eed7a853c391a0e14eb72ca30d8cd9f032f1162e
+# Inputs sha256: d90adb62def738c055aae833142bcb73cfff8494754a3e422aadac0ba9260ebe
+# Content sha256: de5eb9b4730cc5f50af6b0899086020831d64102b5a1e16521c3869e2be5436c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

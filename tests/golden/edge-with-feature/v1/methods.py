@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2dbe51aad1cb7141f4ccd46e46020a88ee7d350b11c8caad698612fc0a5649f4
-# Content sha256: c67907cd1c709870bd38bf25cc8808074b627e404fcb33f2aab43c0d27fcb0cb
+# Inputs sha256: 1a72e507831dc615a2a35de670e0f914a39fa6faa9a840cca3d78ec71fa8b53b
+# Content sha256: 8c43bb520230e6a32540a22f58494358075aaa945a8adb1f848dad7337a6414a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 470e6e5db6f7f8cb69249227b0cd98549cfef948aac6bfcc571bbaaed780054c
-# Content sha256: 124066cfdee748af5a29ab8b7ef42445166e05bfa9726ce787d83aba2b4795d0
+# Inputs sha256: 01ebd256caa0fec7c141d92b15f80e5375cf5d2bd56e9c39d0ffbaaab2bd0f2b
+# Content sha256: 18fe759c39232af633136d92cfe1b95411abdac3f65e353f60fdc940f3c552b0
 
 """Wire models of ACP protocol v1.
 

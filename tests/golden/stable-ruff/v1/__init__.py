@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 91632bb35d931b0475a756524fbed487ee5504114731672a087a03a1a29b05d4
-# Content sha256: 0a25104bc2b7dc2cb3d2d089957d6a5b601ee8cc661e8f2ca9aaed5aa69b1e99
+# Inputs sha256: 779e82d9f7e73cdc27a0aeda24e050827d5294cc53bde46471079263deb56fb6
+# Content sha256: 0819e518fb2c44a56c17646882157888ea8bde74cea0a03ea10272024ac22ae1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2849d4042adb1a706106589d2341e155babf0b80485f7a3c4a356e402766b51f
-# Content sha256: ca6e5c3efba57ff7eb3895f13d77814f89ab4db59dce4ce66a7bdccbc14ded70
+# Inputs sha256: 0db2bfb2a9e407db7c6736e64381fddba79af286548c5e53e66ca9c8a0930c25
+# Content sha256: a7bbd7e1c7711345ba008c618d195828502ec6a120eef3bec6e62fffd8ed079d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cf81f62414861962972a41de7b6869d243c66ae817c0267bd96c50a6fb769fec
-# Content sha256: 8e98e1031031310622548eb1f3c0e850218a41d57b969910b0d6b07cf21629b9
+# Inputs sha256: 43bed05ed7ffedf60738003da9d69ff78b6049d3b61ba94dce78c0fa9065ca40
+# Content sha256: bbc56b325e4bb723264514ae8a0119f8566183b40ea670d1c90dbe40d8dd7e0b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2fa4108a18e50137b6a8f4d0b4f32aece34c866aa54c92e62343b9b5d9415c07
-# Content sha256: 5871ec93bf4f83f6c10e871d5086f333d7b20656fdc5f7bfdb1b099e22072c2d
+# Inputs sha256: 9dcfc353ea4ea655df1c8b9a19c7000750e238bd5c3d819ad47545409e934d7c
+# Content sha256: 00dbbfad9ea8ab54e66e5ad551caf0deb21e88ab1d170cd03f324be7fe1cd777
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3c4018b62a81cdac386c0cb8f4a0b658a529e3586bed433b3b6bd38048bc0f05
-# Content sha256: 08ac2bb67816c724a5eb709f03e3ff7fdc2db35ad8bb3f51dd8096a3cc48017f
+# Inputs sha256: 538d7c6f72bb841b911845df52dda61f633eb84ebb7f885a6246bbcc67ddf21d
+# Content sha256: 2c2ef0b8f3b6b9050f53741d32a4136df1a0fde29bad0e4c948ae19517dedf42
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

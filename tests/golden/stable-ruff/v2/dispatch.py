@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 373bae1295a56fdc2cdc96993e1b38d09142db65ff64f1d37bf52042d4af668d
-# Content sha256: c0325485fa68b7c2c6c4ceeab0c78209e1c9c80ed32a6897250697bcf1a51c8a
+# Inputs sha256: 4bd1e3d5b7ccd77110139ff7daed4e5e19b4a77a297b31eccc345285ef8eef1d
+# Content sha256: 3d7ed6e9a227d8d3f7ea4cb211d96182823cd488915f2df00823c86e0ab939cf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 25d6a35e909e23e5f72460de4de7620f003b63e9832d4656096e25470d358c7c
-# Content sha256: 79f2388581c7edc605a96f665b53c53ecb209626bce6741f3984792e93047d67
+# Inputs sha256: 7c9b81f3bcbefbb1c4430b77ea93c700a95292dac6f4e60ba67dec84fc20e134
+# Content sha256: ef4a880e2af7c0f54993cbde4ab39bf7070f2a9578dec2e1bda4ea5d52b52812
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

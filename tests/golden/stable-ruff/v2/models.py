@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b16814cadaeabfd62757b34533f54110e56f4736465dcfbd930f3db55ea0803d
-# Content sha256: 3287a9661ece7ec39d7f129f42dd99d368544f11811bc47e95bb3cc7bc95e8d7
+# Inputs sha256: 60e1530e7b2abc490dc8b30e87461b83a39521ae57ddb0b28f2147b3de86e102
+# Content sha256: 07d3ea804e1194f9c9aa138cac82beb6b9f84025781b5a406bfc3929eafc0a5c
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 101dc7dcf88cc7f92d175da6da7ce1fd8f6a4220b8b1a7c5729659f5015efc05
-# Content sha256: 3b513d0a1c92855e56f4f6a61982f2f20090dc0467c9f46807e9acb208fd146a
+# Inputs sha256: 7c1f92db53c61c673ad7b1a1d72f8b2812895ce3215ae60408e5f5c58026990c
+# Content sha256: 8d4014852e58c24d2315a9ea3f716c47eff7c7fe1f8254fedcad448178ab7c37
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 70c973ce1d62cd9692e45dfd3a1cd0847106d0df5323a01cbb160374b773dbb9
-# Content sha256: d853a844d452784f06bb5191ea9fa664deaa5b4ccbf08de93cc13c2c41d5a1b0
+# Inputs sha256: d286c142a81cd64d5da192b706e6260a55c5e43231a591b115c27b79c099dfd2
+# Content sha256: 53787c25862ec0aad7761687faefc5fb4e8e79a36afb94e5459414a6f922385e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 871adbae10f99946c3a79f2d5cee50128b863c0553446d90ce3372d5f6aa8424
-# Content sha256: b9e462b92e0b1c2be936ef62bca540206f920912b0a46173cc180a9070fc02d2
+# Inputs sha256: 43fe6f863b977241b85fda2e374d5bb9f5b8e1992fe24441eba90a6e47f04365
+# Content sha256: f0f71e0ff6fb29079c82e1fb651d4839c0815f2edd933f61c093679b2f60cd36
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e6a83b899d44c0cb27d31f785d9dd66cc56b17da39014e5f67cc01feb92cd24
-# Content sha256: 0d5e7385b32e4a011f3dd976d0e6cc597f940e8ef5e1d2f3b7f834751aff5160
+# Inputs sha256: e6b8d8e4be2f18fef6b8236ecd8f7c5a1105b8bc29f05b56370d9e809295ad0a
+# Content sha256: ff47837311011f6604c9928149c5da9896fc481223575fb17a70c5f8b5cfcce4
 
 """Wire models of ACP protocol v1.
 

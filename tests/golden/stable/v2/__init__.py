@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 06e80090e41f13333e9cff42479579b5dab2f61f8cdaf89bad5b22ce93441da6
-# Content sha256: d2683003e3fa0c4d076ad8050d641d61adca98901c07ce479ba3ba063d7bdef5
+# Inputs sha256: 3809235fb4287ea4c9708f7831e23cc79382bac8b6945037676991d98975882f
+# Content sha256: 1e7fe2d3d42f783b90f6735bc5949d9f0073612a5a8dd5e72507480392d4525e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

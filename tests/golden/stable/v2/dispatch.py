@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4768c47c505e9f4791935d89fda3f77d624b9db279d9ecc9bffe47a6f0f0aba7
-# Content sha256: 5745f43854aef4699169298fe4273be4203b6b83b887a7256c80149b7405f4bf
+# Inputs sha256: 35161e7ec84e56fef676bc2ea57d26f42cc52efaa27729c6cbccc4c7c467c073
+# Content sha256: 3d3b73da801b15c768dc77636c2e61d1d4a243dfa0613d6034c4f2af51b72801
 
 """Method dispatch for the agent side of ACP protocol v2.
 

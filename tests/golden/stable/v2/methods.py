@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f823d0f41247f1d5eff8ec0a7bd5f0be78470a32fd672a81a96bc0c317cc1b0
-# Content sha256: ee586c038a178d8e76ed09f1fef36ba5ee6f04ab4878f28de7a12dd1899533f9
+# Inputs sha256: 75eb141b3b038434ad85ab194c21b85b4f195ecfa167ac7f2524f703c7b0da9d
+# Content sha256: 5b8a6eb997b159888d282c2cbb9d5a4c6d0d5fb305cc99d056c9779949a2aadc
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a13c0106438cff6cb0bec99fd2c848e5dde24f1687d26d386b150fc1cf35ab56
-# Content sha256: 52e2712d6eea3cf051ea400cde797d7f66c7368fc3a5ded89abdbf23d2de948a
+# Inputs sha256: 59cbe076c00dd0c73c6e9375fd33127861d1064c1a1d13ec0e408235597ffa5c
+# Content sha256: 49397d128fbdbba310ec85ada20ac39f8ddb652c88ca42987852956ef4155698
 
 """Wire models of ACP protocol v2.
 
