@@ -7,24 +7,30 @@ property, or in an array; and objects that share properties with a union of vari
 (upstream's flattened enums: ``SessionConfigOption`` is ``{id, name, ...}`` plus one of
 ``select`` / ``boolean``), which are rewritten as a union of complete objects.
 
-The rules, in order (each derived name records the rule that made it):
+A derived name is a function of the schema's own place, never of which other names exist
+(a name is an API: a later release that adds an unrelated definition must not rename a
+class). Each derived name records the rule that made it:
 
-``title``           a union variant's ``title`` (``"Result"`` -> ``Result``);
-``discriminator``   else its discriminator constant (``"session_info_update"`` ->
-                    ``SessionInfoUpdate``);
-``union-prefixed``  either of those prefixed with the union's name, when the bare name
-                    is a definition already or more than one union claims it (so a name
-                    never depends on which union came first);
+``title``           a union variant: the union's name plus the variant's ``title``
+                    (``McpServer`` + ``"http"`` -> ``McpServerHttp``);
+``discriminator``   else the union's name plus its discriminator constant (``SessionUpdate``
+                    + ``"user_message_chunk"`` -> ``SessionUpdateUserMessageChunk``);
+``tagged``          a variant that only adds its tag to the definition it extends, when
+                    the two rules above would give it that definition's own name:
+                    ``AuthMethod`` + ``"terminal"`` extending ``AuthMethodTerminal`` ->
+                    ``AuthMethodTerminalTagged``;
 ``flattened``       a variant of an object with shared properties: the object's name plus
                     the variant's label (title, constant, or the type it extends):
                     ``SessionConfigOptionSelect``; nested variants append their labels;
 ``property``        an inline object in a property: owner name plus property name
-                    (``PlanEntryPosition``), with ``Item`` for array items;
-``suffixed``        any of the above that is still taken gets ``Variant`` appended.
+                    (``PlanEntryPosition``), with ``Item`` for array items.
 
-A schema for which no rule yields a free name is an error naming its place: giving it a
-``title`` fixes it. Last, ``rename`` applies the names a user chose for classes
-(``[tool.acp-codegen].class-names``: SDKs keep their public names), derived or not.
+A label that already begins with the owner's name is not doubled; a variant that is a
+``$ref`` keeps the name of the definition it refers to. Two schemas that would get one
+name, or a name Python or pydantic already means (``Field``, ``BaseModel``, ``Any``...),
+are an error naming both places: giving one a ``title`` fixes it. Last, ``rename`` applies
+the names a user chose for classes (``[tool.acp-codegen].class-names``: SDKs keep their
+public names), derived or not.
 """
 
 from __future__ import annotations
@@ -32,16 +38,16 @@ from __future__ import annotations
 import difflib
 import keyword
 import re
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import Problem, SchemaError, fail, pointer
 from .schema_terms import DEFS, REF_PREFIX, copy_json, ref_target, schema_nodes, variants_key
 from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
 
-RULES = ("title", "discriminator", "union-prefixed", "flattened", "property", "suffixed")
+RULES = ("title", "discriminator", "tagged", "flattened", "property")
+VARIANT_RULES = RULES[:3]  # the names of a union's inline variants
 # Keys that describe a definition as a whole rather than its shape.
 _OWN_KEYS = ("description", "title", "x-method", "x-side", "x-feature", "discriminator")
 
@@ -51,10 +57,19 @@ class Derived:
     name: str
     rule: str
     origin: str  # "file: /json/pointer" of the anonymous schema
+    label: str = ""  # what the name adds to its owner's (a class-names key spelled so is pointed here)
 
 
 def pascal(text: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", text) if part)
+
+
+def prefixed(owner: str, label: str) -> str:
+    """``owner`` + ``label``, unless the label already begins with the owner's name as a word."""
+    rest = label[len(owner) :]
+    if label.startswith(owner) and (rest[:1].isupper() or rest[:1].isdigit()):
+        return label
+    return owner + label
 
 
 def _has_properties(schema: Any) -> bool:
@@ -117,31 +132,30 @@ class Hoister:
 
     # -- bookkeeping --------------------------------------------------------------------
 
-    def _free(self, name: str) -> bool:
-        # Reserved names (``Field``, ``Literal``...) would shadow the models module's imports;
-        # a keyword ("none" -> ``None``) cannot name a class at all.
-        return (
-            name not in self.defs
-            and name not in self.derived
-            and name not in RESERVED_TYPE_NAMES
-            and not keyword.iskeyword(name)
-        )
+    def _taken(self, name: str) -> str | None:
+        """Where ``name`` is already meant, or None when it is free."""
+        if name in self.derived:
+            return self.derived[name].origin
+        if name in self.defs:
+            return f"{self.files[name]}: {pointer(DEFS, name)}"
+        if name in RESERVED_TYPE_NAMES or keyword.iskeyword(name):
+            return "a name Python or pydantic means"
+        return None
 
-    def _add(self, name: str, rule: str, schema: dict[str, Any], owner: str, path: tuple[str | int, ...]) -> str:
-        if not name or not name[0].isalpha():
-            name = owner + name
-        if not self._free(name):
-            name, rule = name + "Variant", "suffixed"
-        if not self._free(name):
+    def _add(
+        self, name: str, rule: str, schema: dict[str, Any], owner: str, path: tuple[str | int, ...], label: str = ""
+    ) -> str:
+        other = self._taken(name)
+        if other is not None:
             raise fail(
                 self.files[owner],
                 pointer(*path),
-                f"cannot name this schema without numbering ({name} is taken); give it a distinct title",
+                f"this schema would be named {name}, which is already {other}; give one of them a distinct title",
             )
         body = {k: v for k, v in schema.items() if k != "title"}
         self.defs[name] = body
         self.files[name] = self.files[owner]
-        self.derived[name] = Derived(name, rule, f"{self.files[owner]}: {pointer(*path)}")
+        self.derived[name] = Derived(name, rule, f"{self.files[owner]}: {pointer(*path)}", label or name[len(owner) :])
         return name
 
     # -- flattened objects ----------------------------------------------------------------
@@ -221,7 +235,7 @@ class Hoister:
                 sub = _label(variant)
                 out += self._leaves_of(owner, label + sub, _merge(merged, variant), (*path, key, i))
             return out
-        return [(label, self._add(owner + label, "flattened", merged, owner, path))]
+        return [(label, self._add(prefixed(owner, label), "flattened", merged, owner, path, label))]
 
     # -- union variants -------------------------------------------------------------------
 
@@ -242,9 +256,8 @@ class Hoister:
             schema[key] = variants
 
     def union_variants(self) -> None:
-        """Name inline object variants of unions: bare title/constant when only one union
-        claims it and no definition has it, else prefixed with the union's name."""
-        found: list[tuple[str, str, int, str, str]] = []  # (union, key, index, bare, rule)
+        """Name inline object variants of unions: the union's name plus the variant's
+        title or constant (see the module's docstring for ``tagged``)."""
         for union in sorted(self.defs):
             schema = self.defs[union]
             key = variants_key(schema)
@@ -253,24 +266,23 @@ class Hoister:
             for i, variant in enumerate(schema[key]):
                 if not _has_properties(variant):
                     continue
+                path = (DEFS, union, key, i)
                 title, const = variant.get("title"), _discriminator_const(variant)
                 if isinstance(title, str) and pascal(title):
-                    found.append((union, key, i, pascal(title), "title"))
+                    label, rule = pascal(title), "title"
                 elif const and pascal(const):
-                    found.append((union, key, i, pascal(const), "discriminator"))
+                    label, rule = pascal(const), "discriminator"
                 else:
-                    found.append((union, key, i, "", "property"))
-        claims = Counter(bare for _, _, _, bare, _ in found)
-        for union, key, i, bare, found_rule in found:
-            variant = self.defs[union][key][i]
-            if not bare:
-                name, rule = union + "Variant", "suffixed"
-            elif claims[bare] == 1 and bare[0].isalpha() and self._free(bare) and bare not in self.original:
-                name, rule = bare, found_rule
-            else:
-                name, rule = union + bare, "union-prefixed"
-            name = self._add(name, rule, variant, union, (DEFS, union, key, i))
-            self.defs[union][key][i] = {"$ref": f"#/$defs/{name}"}
+                    raise fail(
+                        self.files[union],
+                        pointer(*path),
+                        "this union variant has no title or tag to name it by; give it a title",
+                    )
+                name = prefixed(union, label)
+                if name == _extends(variant):
+                    name, rule = name + "Tagged", "tagged"
+                name = self._add(name, rule, variant, union, path, label)
+                self.defs[union][key][i] = {"$ref": f"#/$defs/{name}"}
 
     # -- inline objects in properties -----------------------------------------------------
 
@@ -331,10 +343,12 @@ class ClassNames:
     def problem(self, name: str, message: str) -> Problem:
         return Problem(self.origin, pointer("tool", "acp-codegen", "class-names", name), message)
 
-    def unknown(self, known: set[str]) -> list[Problem]:
-        """Chosen names for classes no version has (after feature selection)."""
+    def unknown(self, known: set[str], labels: Mapping[str, set[str]] | None = None) -> list[Problem]:
+        """Chosen names for classes no version has (after feature selection). ``labels``: a
+        union variant's label -> its names; a key spelled as the label of exactly one (the
+        bare name hoisting gave before every variant was prefixed) is pointed to it."""
         return [
-            self.problem(old, f"no generated class is named {old!r}" + _closest(old, known))
+            self.problem(old, f"no generated class is named {old!r}" + _closest(old, known, labels or {}))
             for old in sorted(set(self.chosen) - known)
         ]
 
@@ -342,8 +356,11 @@ class ClassNames:
 NO_CLASS_NAMES = ClassNames()
 
 
-def _closest(name: str, known: set[str]) -> str:
-    match = difflib.get_close_matches(name, sorted(known), n=1)
+def _closest(name: str, known: set[str], labels: Mapping[str, set[str]]) -> str:
+    # A name hoisting once suffixed is now "Tagged" (the one variant kind that still meets its own name).
+    retired = name.removesuffix("Variant") + "Tagged"
+    named = {retired} if name.endswith("Variant") and retired in known else labels.get(name, set())
+    match = sorted(named) if len(named) == 1 else difflib.get_close_matches(name, sorted(known), n=1)
     return f"; did you mean {match[0]!r}?" if match else ""
 
 
@@ -358,7 +375,7 @@ def rename(
         names.problem(
             old,
             f"{new!r} cannot name a generated class: it must match {TYPE_NAME.pattern}"
-            f" and not be one of {', '.join(sorted(RESERVED_TYPE_NAMES))}",
+            " and not be a name Python or pydantic already means (Field, BaseModel, Any, Exception...)",
         )
         for old, new in sorted(names.chosen.items())
         if not TYPE_NAME.match(new) or keyword.iskeyword(new) or new in RESERVED_TYPE_NAMES
@@ -385,5 +402,5 @@ def rename(
         out[here.get(name, name)] = copied
     moved = {new: files.pop(old) for old, new in here.items()}  # (two classes may swap names)
     files.update(moved)
-    renamed = {here.get(n, n): Derived(here.get(n, n), d.rule, d.origin) for n, d in derived.items()}
+    renamed = {here.get(n, n): replace(d, name=here.get(n, n)) for n, d in derived.items()}
     return dict(sorted(out.items())), dict(sorted(renamed.items())), {new: old for old, new in here.items()}

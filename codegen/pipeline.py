@@ -18,7 +18,7 @@ from .dispatch import routes as dispatch_routes
 from .errors import SchemaError, fail
 from .features import select
 from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_background, paused_gc
-from .hoist import NO_CLASS_NAMES, ClassNames
+from .hoist import NO_CLASS_NAMES, VARIANT_RULES, ClassNames
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
 from .options import DEFAULT_OPTIONS, ModelOptions, check_options
@@ -121,13 +121,27 @@ def _generated_names(protocols: Iterable[Protocol]) -> set[str]:
     return {p.chosen_names.get(n, n) for p in protocols for n in p.types}
 
 
+def _labels(protocols: Iterable[Protocol]) -> dict[str, set[str]]:
+    """The label of each union variant (see ``hoist.Derived``) -> the name it has in the
+    versions where no other variant has that label (where hoisting once named it bare)."""
+    out: dict[str, set[str]] = {}
+    for p in protocols:
+        named: dict[str, list[str]] = {}
+        for name, derived in p.derived_names.items():
+            if derived.rule in VARIANT_RULES:
+                named.setdefault(derived.label, []).append(p.chosen_names.get(name, name))
+        for label, names in named.items():
+            out.setdefault(label, set()).update(names if len(names) == 1 else ())
+    return out
+
+
 def _check_class_names(names: ClassNames, protocols: tuple[Protocol, ...], sources: tuple[VersionSources, ...]) -> None:
     """Every chosen name must name a class of some version; one that only a feature left
     out has is fine (the same settings serve generations with fewer features)."""
     if not names.unknown(_generated_names(protocols)):
         return
     every = tuple(build(select(s, frozenset(s.meta.data.get("features", {}))), names) for s in sources)
-    problems = names.unknown(_generated_names(every))
+    problems = names.unknown(_generated_names(every), _labels(every))
     if problems:
         raise SchemaError(problems)
 

@@ -7,6 +7,7 @@ reported together, sorted, so that one run shows everything to fix.
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 from typing import Any
@@ -41,7 +42,9 @@ TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
 METHOD_NAME = re.compile(r"(\$/)?[a-z][A-Za-z0-9_]*(/[a-z][A-Za-z0-9_]*)*\Z")
 METHOD_KEY = re.compile(r"[a-z][a-z0-9_]*\Z")
 FEATURE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
-# Names the generated models module imports or defines itself.
+# Names the generated models module imports or defines itself, pydantic's best-known own
+# names, and Python's builtin classes and constants (``Exception``, ``None``): a class so
+# named would shadow them or read as them in users' imports.
 RESERVED_TYPE_NAMES = frozenset(
     {
         "Annotated",
@@ -51,9 +54,17 @@ RESERVED_TYPE_NAMES = frozenset(
         "Field",
         "Lenient",
         "Literal",
+        "PrivateAttr",
         "RootModel",
+        "StrictBool",
+        "StrictFloat",
+        "StrictInt",
+        "StrictStr",
+        "TypeAdapter",
         "TypeAlias",
         "TypeAliasType",
+        "ValidationError",
+        *(name for name in dir(builtins) if name[:1].isupper()),
     }
 )
 

@@ -126,6 +126,24 @@ def test_a_choice_that_cannot_work_names_its_key(chosen: dict[str, str], key: st
     assert f"pyproject.toml: /tool/acp-codegen/class-names/{key}: {message}" in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("labels", "hint"),
+    [
+        ({"Text": {"ContentBlockText"}}, "; did you mean 'ContentBlockText'?"),
+        # Two names share the label: no guess; the closest name is not close enough.
+        ({"Text": {"ContentBlockText", "AvailableCommandInputText"}}, ""),
+        ({}, ""),
+    ],
+    ids=["one", "two", "none"],
+)
+def test_a_key_spelled_as_the_label_of_one_derived_name_is_pointed_to_it(labels, hint) -> None:
+    known = {"ContentBlockText", "AvailableCommandInputText", "ContentBlock"}
+    [problem] = ClassNames({"Text": "Plain"}).unknown(known, labels)
+    assert (
+        str(problem) == f"pyproject.toml: /tool/acp-codegen/class-names/Text: no generated class is named 'Text'{hint}"
+    )
+
+
 def test_a_class_only_a_left_out_feature_has_is_no_error() -> None:
     chosen = ClassNames({"ArchiveSessionRequest": "ArchiveSessionParams"})
     stable = generate(ROOT / "schema", frozenset(), ROOT, class_names=chosen).files

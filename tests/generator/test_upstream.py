@@ -23,6 +23,8 @@ from conftest import ROOT
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.cli import main
+from codegen.errors import SchemaError
+from codegen.hoist import ClassNames
 from codegen.pipeline import generate, load_protocols
 
 FEATURE = "unstable_session_archive"
@@ -251,8 +253,8 @@ MESSAGES: list[tuple[int, str, str, dict[str, Any], str]] = [
 
 # (version, update, class of the update)
 UPDATES: list[tuple[int, dict[str, Any], str]] = [
-    (1, {"sessionUpdate": "agent_message_chunk", "content": TEXT}, "AgentMessageChunk"),
-    (1, {"sessionUpdate": "user_message_chunk", "content": LINK}, "UserMessageChunk"),
+    (1, {"sessionUpdate": "agent_message_chunk", "content": TEXT}, "SessionUpdateAgentMessageChunk"),
+    (1, {"sessionUpdate": "user_message_chunk", "content": LINK}, "SessionUpdateUserMessageChunk"),
     (
         1,
         {
@@ -279,7 +281,7 @@ UPDATES: list[tuple[int, dict[str, Any], str]] = [
         {"sessionUpdate": "session_info_update", "title": "Fix CI", "archived": True},
         "SessionUpdateSessionInfoUpdate",
     ),
-    (2, {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT}, "AgentMessageChunk"),
+    (2, {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": TEXT}, "SessionUpdateAgentMessageChunk"),
     (2, {"sessionUpdate": "state_update", "state": "running"}, "SessionUpdateStateUpdateRunning"),
     (2, {"sessionUpdate": "state_update", "state": "idle"}, "SessionUpdateStateUpdateIdle"),
     (2, {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "title": "Edit"}, "SessionUpdateToolCallUpdate"),
@@ -628,3 +630,50 @@ def test_every_release_output_passes_mypy_strict(release_packages):
         text=True,
     )
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+# -- derived names: the same variant, the same name, in every release ----------------------
+
+RELEASES = {"2026-08": "", "2026-11": RELEASE_2026_11, "schema-v1.19.0": "schema-v1.19.0"}
+
+
+def test_a_variant_has_one_name_in_every_release_and_version_that_has_it(upstream: Path):
+    names: dict[tuple[str, str], set[str]] = {}  # (owner, label) -> derived names
+    where: dict[tuple[str, str], set[str]] = {}
+    for release, folder in RELEASES.items():
+        for schema in SCHEMAS:
+            bases = {v: p for v, p in _release(upstream, folder, schema).items() if p.is_file()}
+            protocols, _ = load_protocols(ROOT / "schema", frozenset({FEATURE}), ROOT, bases)
+            for p in protocols:
+                for name, derived in p.derived_names.items():
+                    key = (derived.origin.split(": /$defs/", 1)[1].split("/", 1)[0], derived.label)
+                    names.setdefault(key, set()).add(name)
+                    where.setdefault(key, set()).add(release)
+    assert {k: v for k, v in names.items() if len(v) > 1} == {}
+    # It compared something: variants every release has, schema-v1.19.0's among them.
+    assert {("ContentBlock", "Text"), ("SessionUpdate", "UserMessageChunk"), ("McpServer", "Http")} <= {
+        k for k, w in where.items() if w == set(RELEASES)
+    }
+    assert names[("ContentBlock", "Text")] == {"ContentBlockText"}
+
+
+def test_a_class_names_key_spelled_the_old_way_is_pointed_to_the_new_name(upstream: Path):
+    old = {  # bare (labels of one variant each), suffixed, and a label two unions' variants share
+        "Text": "ContentBlockText",
+        "Boolean": "ElicitationPropertySchemaBoolean",
+        "Cancelled": "RequestPermissionOutcomeCancelled",
+        "Http": "McpServerHttpTagged",
+        "AuthMethodTerminalVariant": "AuthMethodTerminalTagged",
+        "Other": None,
+    }
+    with pytest.raises(SchemaError) as error:
+        load_protocols(
+            ROOT / "schema",
+            frozenset({FEATURE}),
+            ROOT,
+            _release(upstream, RELEASE_2026_11, SCHEMAS[1]),
+            ClassNames(dict.fromkeys(old, "Chosen")),
+        )
+    for key, new in old.items():
+        hint = f"; did you mean {new!r}?" if new else ""
+        assert f"class-names/{key}: no generated class is named {key!r}{hint}\n" in f"{error.value}\n"

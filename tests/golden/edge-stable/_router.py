@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0513f5d1e3b5101e8f0d7c78bf5bc1a3f8da40407b5ff3089aa6b04ffc3bbddd
-# Content sha256: e226752ff20d6c2db7d36877ee450578cda08704b58b58253c068c897d457d8f
+# Inputs sha256: bf5384af9f84742669bc94d337883cf82491c1c68c72b69bdedcc489f10e5222
+# Content sha256: 960d98d17b991c1facdcf28f1ff22d99fb2d037b012779e7113b993614bf4b6e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e8e1fcd16b95e9206e36964fe825efa239e8f273c070098f7f0f046a7a7075a3
-# Content sha256: 3d564abfb7185d233c7ca1209950cafdb902a45d9890f69ce61c0e376f527c0e
+# Inputs sha256: 6f34abb4ad4ae991fa30846d276a7e5abb891322d0110499916647025c18a0cc
+# Content sha256: d44be1648821879b89d0148d3a171729630c8bb4116a2d493d7f62ef2f9aa3cd
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

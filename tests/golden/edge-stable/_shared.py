@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1957f8bc4f0f36473b2097c76142ab4da5cc6751dc63cb0ccf68a48a804aa18f
-# Content sha256: 5769845e2366cef7311539e923bea6098618bc8e4d92e08b95761df24c34a9f6
+# Inputs sha256: 09586e39ffb5a70efc60a6121f695ef1afe34bd10b9df8d1ef85b7267f0ce994
+# Content sha256: e98709b2cc49a5534c2a661b6ad7d667bc6b08c45482275e4ff48cdd04515464
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

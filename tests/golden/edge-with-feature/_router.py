@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e497e8df2e4ed7483e4067bf79c3387157b2256e32406455c363139bfe83c509
-# Content sha256: 4a43f7356b0ea9ad6f70c53df32d6115cc7d3cd64d2dd9b62e88044bb449ee9a
+# Inputs sha256: f4132dbfd31916f189e8ad8c323b7f0c051d57eee14bdd5215ee1039a42d0f89
+# Content sha256: 3fc3c9aaca9b595f26f2a58db926a79bd3dc22804dd6fbdec19b4a575a66b979
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

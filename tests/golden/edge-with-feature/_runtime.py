@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97a0275e1ef52e0486f8522b721d69707345582991acdb5553129c3ead266467
-# Content sha256: 26dbf56084e4be0d6e8ae30bfaa3c3fc7afbbe17040f40ae5fe42e2cab9e11e5
+# Inputs sha256: 232abdee43f08921dddd2923a3b8ba97b55e0fd4c2a3a5a0f7f71085c0bd6043
+# Content sha256: 7286227431a359576e3084c5f91fc46e3c36f6b25dddc1fdd35889e8a432de13
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

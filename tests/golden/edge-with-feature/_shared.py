@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 63579c6646ae3c50e7ee139667f89329758309f8f5b082572e27523eef4b7e06
-# Content sha256: ba16aa8529ad579b68bb52fa223b27f6836e5bb7891f4f64256b97622e4f19af
+# Inputs sha256: b40dd00cb6bf95c36d4d19db82018f7c817a5dc621cf89769f0ad7e6863d1bfb
+# Content sha256: f8499db424a138152669c23c6f30a1aca6cdd1eeefb9aa436b89caf9b4b55b42
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

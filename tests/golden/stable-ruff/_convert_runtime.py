@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9ac9bc0b44d2e56661962a982a5fe2a125d0f03b989cdaa594b77d0380175051
-# Content sha256: c9d694171243f13d303f0cf5bd617c268329bfd0fe278ea57ff33db95e8a7fc5
+# Inputs sha256: 1dec862eaccdfe9c363a7b0a16956e92ddee80d82df6c851e5660936f958566e
+# Content sha256: 5d73b24712c389e2e772b101d34ff57bc6830dec0e0323e4da4ee7b55d3aa2e4
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

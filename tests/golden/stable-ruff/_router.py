@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1cec82ee802990e8ac30336ab800c119fc29413914f14b149a6585effabc9437
-# Content sha256: faefbe56dc5bcfac8ce8e89cbf941d9920ca0300f4bd585ba82d4f313fc29ffd
+# Inputs sha256: 41e682046f66ac8d6075d7f8265edd7df77e2db73b74a0958646e802a9949b72
+# Content sha256: d0f7911dc021912bdcae5f2f914d332be18a2aca756c52a6cec53554525e59a6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

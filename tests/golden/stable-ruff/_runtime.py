@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b69bc5a1f6cb323f026f099f09b653dd26159a5af9432f85fbaf95e8fbc2267e
-# Content sha256: d1ec57607ccd169873cc1dfbc4fc4c1d24b6b262e9209bf768024e33244655d9
+# Inputs sha256: b730b8ac48c72a106684a12e121585f10df4d6552e3b9aa3915397f19298bf1f
+# Content sha256: 43bb319dbbf0b8162a4bf5837cb7722a407910548ff87658bb80cd6cfc7d9822
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

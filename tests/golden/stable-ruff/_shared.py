@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1294a20a79777bfc65f93cd878d3bfea7b055b793868cb3d48aa8cafb1ee8e0f
-# Content sha256: 23b39c700404bae509e2b115dd27d862d8b41712871cd63e2a95317487511165
+# Inputs sha256: 11797c9c0514376664a4f7f18f04b62f1ba0d3ce0c280041a9bf8fa5883c8033
+# Content sha256: 4033f4f4c359a7b595255d3dee5d9c6d698dc293a2d84c79b40a8873df795e83
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e4437497de484c9f1f2564afd31fbc13f89bfc040a06ff0b0f85fda75a06080b
-# Content sha256: 9bd12edac0c12eddb09d3ad18385a27f3f6d8921caf048218d2d9f6f344f4a04
+# Inputs sha256: 33fd493046831020ee5b967cca4dab6cf518d87190af208456222e770a999456
+# Content sha256: 88c5aa6f5198bd412abe6cd044a91e62bf1dbf9d617514f1407d7d50609627f2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b59acc63db9c420c0a2e7683e0355971c831ae1b3b16d47247773340ecbbfb3
-# Content sha256: 6ab8165488a560b9f57090e3acea4180480d41942b9331fab1c5189cca076848
+# Inputs sha256: ba29e23f16d8d77f444191bf190bfb1d87defb713703945685bfa4aad1d27df2
+# Content sha256: 0f9686a328d5483af2feb80dd26c9bb228790df14bf2402c793f372c296c41cd
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a8b36038c6c1cca5e2216a649c7814de5d5c85a1783eda164d1db6a0d8b35e3a
-# Content sha256: 5ab6489cb67abccc252bf7448ec7cfe7973b57a9faa4edb524a7870a428c923f
+# Inputs sha256: f124f78a178847429e2654e28a7315b3c109a1ed3289059db3352891c9f694d8
+# Content sha256: 5b3b1c2b84254fc7fda758e9b82e762c8ca47fff5aed128e3e9f07bcbbc2ecd3
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8d0f8bdd854cd6b6409b46f50d564bdd2cd9dbbaa0bb0e13ab020f4cc8ab291d
-# Content sha256: 36436247bd43a95ac3b6181becd8095c370cff66a9a4cf0d651c70fbb3066f5f
+# Inputs sha256: dd5a247f7eb1837ac30852d58f64fa76def739f6a8b73071453ba7e9ee389924
+# Content sha256: cf3c83caadbe20a61f5eb7ceee57287b66420d6e7ae4099f02e8a0d604744f3c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

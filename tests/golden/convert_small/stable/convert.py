@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ce9791aa82bdf53b7b7a2a600290efc3dda9d4cd09120fc8d7651807470061b
-# Content sha256: dc2e6f5fd3d7145d5c122d2250f989fd8501a3b3c4f99d31fb8e5efa46bddb88
+# Inputs sha256: 8fa17b93271d62e0d1cc9c45423a8742c8988a49f11ef816dcaff797bff57248
+# Content sha256: eec31141b1ab53afee805fee491ef59ac303709ed19903dfef63a648dc153f94
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c53618c22ee54cc670ded39db844b74754d8daaa92433dc4a3a4b55d05d9a348
-# Content sha256: b25ac15a83949e113512edc0b1f3494842a58538669a422e26cb258f2a544aea
+# Inputs sha256: c9ac1f283f75356ccda4bd8f08836f972eba78452f4cac6129d053bd7daabc20
+# Content sha256: 4bd0b1a74efd3e2756a327e9d2c304be9cd253082070032d659bdd5a6ec3db83
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

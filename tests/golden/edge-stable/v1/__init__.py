@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 10af72d73a76f372a0dbdc8195228c7a946bf1d4f5ecd537ad58767b11725ef1
-# Content sha256: 98128b20087698b9ddbd6e3820f3919ded609d3dc7f60972b9fc0dabb6b3b7fb
+# Inputs sha256: 1acae3a32eb6c7dfe56887f06ba72b4bfa19851fbae719e3f3a7fe5651a01dfd
+# Content sha256: 62f857a0d44399f9f6c1faaccaf892ef3b3e01c2c8e9a47df11f4ae03506addd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a13be4277d2b0155a5d89545fe545994b6d2a5d2cdbd4aaccea68af0590353c4
-# Content sha256: 9108fc36c881a078597d16a9ad354fa0ef568f1a02f0dbcef8273bcf2db73374
+# Inputs sha256: 6f12365847581b0cc15a68cd42f1ae8cf9b22ef18b523b1d10c3db0966a3c5eb
+# Content sha256: 96f281c50c8531ba215475aad6a2296e56d75da13b9605f5e03bbad7bba2cd13
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 569dd97f5befb2caa10cce1434146cfff119acc9596b18204865c0b998730518
-# Content sha256: b2378935ffbe6588bc80c837d31cb32c21b76541836a164c79405aaff95ba40f
+# Inputs sha256: 361edef7e870f6705895463203edf1ef194cf63c2550687eccdecd77ab597bb8
+# Content sha256: cee14cfacdedf597e9076a774c888c4b821749f67e33c29ceb54ba5ca782df9e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 29bc511ec1a72a999d2e503bd7ab1368e5fbcfcba877b31e23ab5a270f765fe8
-# Content sha256: b6ad8e9f95bc14265ebd4c9a66a9c99f6df0e515d6464d6df6fbfb64a28c360a
+# Inputs sha256: 3623b1e8c1ced5c50f4af973a0d1411481ab0c9c5d54071fefd1c9f0de186cc0
+# Content sha256: a3092389cb3824b1ff03a69a1b47c7a6cc978bb6731b429d6f66fa2f4a2b529c
 
 """Wire models of ACP protocol v1.
 

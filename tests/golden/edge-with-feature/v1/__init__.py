@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e96765afe9c2124149f41e8feb23fdcaa12f695582db3e12e8328d507e57ebb6
-# Content sha256: 2cad04e7c0465ce0b535d8d8151dafab1042cbaba6ced53f9039eeccbfab19a3
+# Inputs sha256: ea6a6ad79a509529064eff30f5502ce99f4d4ab93be1373c59c74ea3d78bb758
+# Content sha256: 6ea6817331bff5767c8116ba1d815f125057ec0245c3e9bb5642096e63e10216
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d90adb62def738c055aae833142bcb73cfff8494754a3e422aadac0ba9260ebe
-# Content sha256: de5eb9b4730cc5f50af6b0899086020831d64102b5a1e16521c3869e2be5436c
+# Inputs sha256: 1ce7c15f58716aeab72cbf4935953496496cd79c3b6687c0935d05a425c101da
+# Content sha256: 4516b67a0546029e466e643bd65e4a533a88c993c36fb90b175cfe652c661ec8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

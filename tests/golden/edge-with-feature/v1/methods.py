@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a72e507831dc615a2a35de670e0f914a39fa6faa9a840cca3d78ec71fa8b53b
-# Content sha256: 8c43bb520230e6a32540a22f58494358075aaa945a8adb1f848dad7337a6414a
+# Inputs sha256: c1be414ff05d1e986278ba804341b1a7e781bb224465f2038ade5900cc55165e
+# Content sha256: 0215282c01c78683c908a4a9d806cc176f80bfccb6a30103b2c6294ad730afb1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 01ebd256caa0fec7c141d92b15f80e5375cf5d2bd56e9c39d0ffbaaab2bd0f2b
-# Content sha256: 18fe759c39232af633136d92cfe1b95411abdac3f65e353f60fdc940f3c552b0
+# Inputs sha256: 7fec91c15d5e3a0cccfe3b97c81e7bfc02b1539ff021dd15fe87e99a9590cb1e
+# Content sha256: 262752799c1aadf553382268743ab474a41d52169705233ad13b84b1b0ac255b
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 779e82d9f7e73cdc27a0aeda24e050827d5294cc53bde46471079263deb56fb6
-# Content sha256: 0819e518fb2c44a56c17646882157888ea8bde74cea0a03ea10272024ac22ae1
+# Inputs sha256: 82262cb98a6a42be070a8af8a72b2f4dcfae989f4bffecf91ea18e2e18375ed6
+# Content sha256: 8c5fe6bd57d440938ee3d5ff268ffcd0dd2c377a847d60be37daaa84c955f847
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0db2bfb2a9e407db7c6736e64381fddba79af286548c5e53e66ca9c8a0930c25
-# Content sha256: a7bbd7e1c7711345ba008c618d195828502ec6a120eef3bec6e62fffd8ed079d
+# Inputs sha256: 91f68ade9c86774fd25c387ca952af6c9522717c9d05d9d9c133f15d9efc5b58
+# Content sha256: ae1217ef59cebdb23d2bb03ce3252753ac78ce3693e11de2aad48cd739adf60c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 43bed05ed7ffedf60738003da9d69ff78b6049d3b61ba94dce78c0fa9065ca40
-# Content sha256: bbc56b325e4bb723264514ae8a0119f8566183b40ea670d1c90dbe40d8dd7e0b
+# Inputs sha256: 0624ef3f3fe94ae38fa7da932ef4d2d4f6ae009c46931448b8c1b4898abd59cb
+# Content sha256: 4d8bcf69f36667235e8a8a5fc38a9712a25a7e0ae0d92d07b254c528228b33e6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

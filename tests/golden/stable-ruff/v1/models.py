@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9dcfc353ea4ea655df1c8b9a19c7000750e238bd5c3d819ad47545409e934d7c
-# Content sha256: 00dbbfad9ea8ab54e66e5ad551caf0deb21e88ab1d170cd03f324be7fe1cd777
+# Inputs sha256: 010b5bac381d7d892b16a330286b5d0ebf3d99155f96741b8d4dd877edf81c33
+# Content sha256: f2ec439efb3601079e2b14ecd3deb0f173fe6ad0f9667df305e34f28cc03f3f3
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 538d7c6f72bb841b911845df52dda61f633eb84ebb7f885a6246bbcc67ddf21d
-# Content sha256: 2c2ef0b8f3b6b9050f53741d32a4136df1a0fde29bad0e4c948ae19517dedf42
+# Inputs sha256: 7c6e7d7cf31e7e1e437986f4a7bc66a44fe938fe4d15d01aba295b6ad51cd117
+# Content sha256: bb51f9fc9839ae047a253d91cc38d92806343641ea6d78cfe1e1666ac6ad1a57
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

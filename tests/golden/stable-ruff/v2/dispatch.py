@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4bd1e3d5b7ccd77110139ff7daed4e5e19b4a77a297b31eccc345285ef8eef1d
-# Content sha256: 3d7ed6e9a227d8d3f7ea4cb211d96182823cd488915f2df00823c86e0ab939cf
+# Inputs sha256: d1e2bda9ad903681bdee4c2c9c1179c563e317d55235609f3369b5787fb07253
+# Content sha256: efcd532e486c47fc0021f9caee88f51c6ca1c98587dcee3e69a958a19aed2110
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c9b81f3bcbefbb1c4430b77ea93c700a95292dac6f4e60ba67dec84fc20e134
-# Content sha256: ef4a880e2af7c0f54993cbde4ab39bf7070f2a9578dec2e1bda4ea5d52b52812
+# Inputs sha256: c57893f69af239781937b4de760e7d145448d04b4386a882820c24d22d37acdb
+# Content sha256: 206b2e2082a593e8e19953a9ecd4d0e392e90f264611189dc47e68908d573b43
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 60e1530e7b2abc490dc8b30e87461b83a39521ae57ddb0b28f2147b3de86e102
-# Content sha256: 07d3ea804e1194f9c9aa138cac82beb6b9f84025781b5a406bfc3929eafc0a5c
+# Inputs sha256: 1e1c8f8399bcb81b5b60544fb7f13edd5c09cffbb889d0d75ff4ca137fe249de
+# Content sha256: 2553d6a49a3fcf002a342527d6b53c03fa0e94a4a74b3db0c7e6fce147b1a873
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c1f92db53c61c673ad7b1a1d72f8b2812895ce3215ae60408e5f5c58026990c
-# Content sha256: 8d4014852e58c24d2315a9ea3f716c47eff7c7fe1f8254fedcad448178ab7c37
+# Inputs sha256: 58fe9c425fc55940418227815b6f8badcfea15f2960667e45c8b285e760e4a48
+# Content sha256: 70857c3a6376b9ca2a0107ed97602f1a137d23ec3f0a68cd235535dfcad99f04
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

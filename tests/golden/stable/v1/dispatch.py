@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d286c142a81cd64d5da192b706e6260a55c5e43231a591b115c27b79c099dfd2
-# Content sha256: 53787c25862ec0aad7761687faefc5fb4e8e79a36afb94e5459414a6f922385e
+# Inputs sha256: c973545451bed7f2682853c2edd6e731af698e7fb8abbeb7bea076b5df02e0d3
+# Content sha256: 5787529872bb5dee6db9dca6edba0d2c557edf03ac4928bfdc36d93deaa9a1f4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

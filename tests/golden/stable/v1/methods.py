@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 43fe6f863b977241b85fda2e374d5bb9f5b8e1992fe24441eba90a6e47f04365
-# Content sha256: f0f71e0ff6fb29079c82e1fb651d4839c0815f2edd933f61c093679b2f60cd36
+# Inputs sha256: bbd61dc2ffd4594404677e19065aff3cc2f2acbdaa852f089b6fa702d6e9771e
+# Content sha256: d2afbc694ab26d115d3c077a9f93b0ea138021bf44282398c170d533ce565545
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

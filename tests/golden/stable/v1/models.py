@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e6b8d8e4be2f18fef6b8236ecd8f7c5a1105b8bc29f05b56370d9e809295ad0a
-# Content sha256: ff47837311011f6604c9928149c5da9896fc481223575fb17a70c5f8b5cfcce4
+# Inputs sha256: b3ef2bb5da6c8f7d9526be3ec9cbbfb311295e60c132454b630bd8db8db833ea
+# Content sha256: 970cdae64ed33ada1a5f38c6c4d3cdfeededefebefb9d4e748dc18437e948c04
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3809235fb4287ea4c9708f7831e23cc79382bac8b6945037676991d98975882f
-# Content sha256: 1e7fe2d3d42f783b90f6735bc5949d9f0073612a5a8dd5e72507480392d4525e
+# Inputs sha256: 4c08a414751281d2cf9de5e96e8827c7fda13a53f675cd043e3a7441492c8bed
+# Content sha256: 932a381be9bd3613531e16643021cb530daa7bbfdd83424e488f2674c6705542
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 35161e7ec84e56fef676bc2ea57d26f42cc52efaa27729c6cbccc4c7c467c073
-# Content sha256: 3d3b73da801b15c768dc77636c2e61d1d4a243dfa0613d6034c4f2af51b72801
+# Inputs sha256: 0f89138c3a9f43a6862c099ff778e3654a1585ef379b1a116ae26cca2e737742
+# Content sha256: 01e3819276fd2e07b8316ad799af9d81fef67cdb458d0b156ae38aa8f42ef9b1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 75eb141b3b038434ad85ab194c21b85b4f195ecfa167ac7f2524f703c7b0da9d
-# Content sha256: 5b8a6eb997b159888d282c2cbb9d5a4c6d0d5fb305cc99d056c9779949a2aadc
+# Inputs sha256: b500ffbebcd88663cd6d3c6e5b329af134aa087bc6f24dd9b3880b208e6b4b25
+# Content sha256: 68a6c4a99b1ebb1bab17437afd54a9ae725346039e8eb5423e4d0ab1746c1119
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 59cbe076c00dd0c73c6e9375fd33127861d1064c1a1d13ec0e408235597ffa5c
-# Content sha256: 49397d128fbdbba310ec85ada20ac39f8ddb652c88ca42987852956ef4155698
+# Inputs sha256: 06e8917d9df6c0fbadc1d9c6672c27175ec4c52739ee861a6fc2b4d8c3d279b9
+# Content sha256: cd6f8a43b3921ed76484d78123cebd2ea5b57c76edddbe5886f91a1143fdcfc3
 
 """Wire models of ACP protocol v2.
 
