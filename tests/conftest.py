@@ -15,6 +15,8 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -104,3 +106,30 @@ def upstream() -> Path:
     if not SHARED_UPSTREAM.is_dir():
         pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
     return SHARED_UPSTREAM
+
+
+# Build from a clean copy: setuptools reuses a stale build/ directory, which could hide a missing file.
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".nox", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
+)
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``python -m build``: the sdist, then the wheel built from that sdist."""
+    base = tmp_path_factory.mktemp("dist")
+    shutil.copytree(ROOT, base / "src", ignore=NOT_SOURCE)
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(base / "out"), str(base / "src")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return base / "out"
+
+
+@pytest.fixture(scope="session")
+def wheel(dist: Path) -> Path:
+    (found,) = dist.glob("acp_codegen-*.whl")
+    return found
