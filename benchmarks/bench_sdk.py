@@ -39,7 +39,7 @@ from codegen.options import ModelOptions
 SDK = "agent-client-protocol"
 PACKAGE = "acp_bench_models"
 ROUNDS = 7
-# The SDK's base model config (agent-client-protocol 0.12.1); S2k adds extra="allow" to it.
+# The SDK's base model config (agent-client-protocol 0.12.1); S2 keep adds extra="allow" to it.
 _SDK_CONFIG = "model_config = ConfigDict(populate_by_name=True, use_attribute_docstrings=True)"
 
 # Run in a fresh interpreter: argv = module, sys.path entry ("" for none), corpus file.
@@ -139,14 +139,14 @@ def run() -> list[Ratio]:
     with tempfile.TemporaryDirectory() as tmp:
         out = str(write_upstream_v1(Path(tmp), PACKAGE))
         dropping_out = str(
-            write_upstream_v1(Path(tmp) / "drop", PACKAGE, options=ModelOptions(unknown_properties="drop"))
+            write_upstream_v1(Path(tmp) / "drop", f"{PACKAGE}_drop", options=ModelOptions(unknown_properties="drop"))
         )
         corpus = Path(tmp) / "corpus.json"
         corpus.write_text(json.dumps(messages), encoding="utf-8")
         results = [_cold_start(out, corpus, sdk_version)]
 
         ours = _imported(out, PACKAGE)
-        dropping = _imported(dropping_out, PACKAGE)
+        dropping = _imported(dropping_out, f"{PACKAGE}_drop")
         sdk = importlib.import_module("acp.schema")
         decoded = [(name, json.loads(text)) for name, text in messages]
         steady = f"steady state: model_validate + model_dump(mode='json') of {len(messages)} corpus messages"
@@ -181,12 +181,10 @@ def run() -> list[Ratio]:
 
 
 def _imported(path: str, package: str) -> Any:
-    """``package.v1.models`` from ``path``; the package is forgotten afterwards, so that
-    another generation of it can be imported under the same name."""
+    """``package.v1.models`` from ``path`` (it stays imported: pydantic resolves the
+    models' annotations through the module when they are first used)."""
     sys.path.insert(0, path)
     try:
         return importlib.import_module(f"{package}.v1.models")
     finally:
         sys.path.remove(path)
-        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
-            del sys.modules[name]
