@@ -132,8 +132,11 @@ def _licensed(schema: Any, null_absent: bool = False) -> Any:
         return [_licensed(s, null_absent) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _licensed(v, null_absent) for k, v in schema.items()}
+    # `properties` is a map of schemas, not a schema: a property may be named "properties".
+    out = {k: v if k == "properties" else _licensed(v, null_absent) for k, v in schema.items()}
     required = set(schema.get("required", []))
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {name: _licensed(sub, null_absent) for name, sub in schema["properties"].items()}
     for name, sub in out.get("properties", {}).items():
         if not isinstance(sub, dict):
             continue
