@@ -126,7 +126,6 @@ class Hoister:
     def __init__(self, defs: dict[str, Any], files: dict[str, str]) -> None:
         self.defs = {k: copy_json(v) for k, v in defs.items()}
         self.files = files
-        self.original = frozenset(defs)
         self.derived: dict[str, Derived] = {}
         self._leaves: dict[str, list[tuple[str, str]]] = {}  # flattened def -> [(label, leaf def)]
 

@@ -352,8 +352,8 @@ def test_inline_variants_are_located_inside_their_union() -> None:
     changes = compare((old,), (new,), {}, {}, {1: old_raw}, {1: new_raw})
     located = {(c.rule, c.path): c.location for c in changes}
     assert located == {
-        ("type-added", "Gamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
-        ("variant-added", "Subject|Gamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
+        ("type-added", "SubjectGamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
+        ("variant-added", "Subject|SubjectGamma"): "v1/schema.json#/$defs/Subject/anyOf/2",
     }
 
 

@@ -117,6 +117,12 @@ def test_a_name_taken_is_an_error_naming_both_places(defs, message):
     assert "Variant" not in str(caught.value)
 
 
+def test_a_title_in_the_fragments_settles_a_collision():
+    defs = {"U": {"anyOf": [{**_tagged("t", "x"), "title": "plain x"}]}, "UX": OBJ}
+    _, rules = _run(defs)
+    assert rules == {"UPlainX": "title"}
+
+
 def test_an_object_with_shared_properties_becomes_a_union_of_complete_objects():
     defs = {
         "Option": {
@@ -253,3 +259,10 @@ def test_no_class_changes_its_name_when_unrelated_definitions_are_added(base: st
         return
     assert not set(extras) & set(before)  # a definition named like a derived name is refused
     assert {n: after[n].origin for n in before} == {n: d.origin for n, d in before.items()}
+
+
+def test_the_issue_example_a_definition_named_boolean_renames_nothing() -> None:
+    defs, files, before, _ = _base("upstream 2026-11")
+    assert before["ElicitationPropertySchemaBoolean"].label == "Boolean"
+    _, after = hoist({**defs, "Boolean": OBJ}, {**files, "Boolean": "extra.json"})
+    assert after == before

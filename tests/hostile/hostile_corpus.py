@@ -236,6 +236,9 @@ EXPECTED_REFUSED: dict[str, frozenset[str]] = {
     # a name that stays non-ASCII (NFKC would merge it with another) is refused.
     "property-name": frozenset({"nfkc-lookalike", "lone-surrogate", "undecodable-byte"}),
     "gated-param-name": frozenset({"nfkc-lookalike", "lone-surrogate", "undecodable-byte"}),
+    # A union variant is named by its title or tag: one with no letters or digits names nothing.
+    "union-variant-title": frozenset({"empty", "lone-surrogate", "undecodable-byte"}),
+    "discriminator-const": frozenset({"empty", "lone-surrogate", "undecodable-byte"}),
     "defs-key": _ALL - {"long"},  # type names: [A-Z][A-Za-z0-9]*, no keyword, nothing reserved
     "pattern": frozenset(  # regular expressions that pydantic's engine cannot compile
         {

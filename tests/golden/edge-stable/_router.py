@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf5384af9f84742669bc94d337883cf82491c1c68c72b69bdedcc489f10e5222
-# Content sha256: 960d98d17b991c1facdcf28f1ff22d99fb2d037b012779e7113b993614bf4b6e
+# Inputs sha256: a19f88a2fde1563e772de37ca9d240bdbd72999ec00c495e164bc5cfe62cad29
+# Content sha256: e221a01530f9ace2bb5a030ab63baefd4b08119e3d7e9171b96b96d78f1f378f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

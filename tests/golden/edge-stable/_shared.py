@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 09586e39ffb5a70efc60a6121f695ef1afe34bd10b9df8d1ef85b7267f0ce994
-# Content sha256: e98709b2cc49a5534c2a661b6ad7d667bc6b08c45482275e4ff48cdd04515464
+# Inputs sha256: 2ebe841048e3e7fa02ca52386f2052d7491312bd18f88906bb6aa558d5bf77f9
+# Content sha256: 89e61ac3af832334c747dd0843dab49b53f136417a4e40c961b1afccafd60373
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f4132dbfd31916f189e8ad8c323b7f0c051d57eee14bdd5215ee1039a42d0f89
-# Content sha256: 3fc3c9aaca9b595f26f2a58db926a79bd3dc22804dd6fbdec19b4a575a66b979
+# Inputs sha256: a0cc6ac14c2929db8fbc5ae35e069bef805e3cfd60ee7535d9f926f0fb36bc28
+# Content sha256: f5d7b209ea2525e7663f9bfc84aa8a2c9d71070a9784083ffb23a262abb38246
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

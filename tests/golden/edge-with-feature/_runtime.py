@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 232abdee43f08921dddd2923a3b8ba97b55e0fd4c2a3a5a0f7f71085c0bd6043
-# Content sha256: 7286227431a359576e3084c5f91fc46e3c36f6b25dddc1fdd35889e8a432de13
+# Inputs sha256: 188670bc5c0ab35997838fcae295f45e5219920890033fd7849c31c7d8961d8f
+# Content sha256: 2d5bad162d64baa0c946af2f05b130d245151aeb2a42f6dd80be0bc3b519b26b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

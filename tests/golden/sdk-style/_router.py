@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 80f90e87c431e7f829d238375a4c5a2f75c3bf513f9790fca8f2725593cfa49f
-# Content sha256: ca3a72e27105c0d9cfaf6c21d343fb708e3ffc508c77ac0f2c65eb906f5261aa
+# Inputs sha256: 0776c4dd62cb01b96351cc17721e98134a534232bc28732f4a3765240bd18f8e
+# Content sha256: 86be4f48c887eaaa50ffce65dd2716ced2c21777341887d87ae29c2aed3e461e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fe6bc55a752558c6e8e263e0b3c310d0a2267d6a7e082e3e241999e507abbf7e
-# Content sha256: 211fcefe0c64b2cf14d827771c95cb46c426b8dc7019834efead8f5de91e617e
+# Inputs sha256: 2738f8c40b8076ffb5533c4110dc10f7a0ac973e6527111d7f55c0fbb37a90c1
+# Content sha256: 34712792bbc9f222d944d72b3e0529936a70c528c58a97be1b61a09d4ddaa6de
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b7ddbf6de5b5429020da27d50ff66b326a8000d1930e94d9acad6d469ce090c8
-# Content sha256: 6648349f07cd811facdf7edda15a166693f7c325fffdd2e1cacec17b9fb6d53d
+# Inputs sha256: 7e3c74e4ad53e900eb350b2f4e9c5631865e430d851fb2863e9b07d73069563d
+# Content sha256: f1b9b3d9fdee708dda7641ec1e8e91949ae7a12d4ede4c61f364eb9dc87c9fd6
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

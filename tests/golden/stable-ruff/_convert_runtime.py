@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1dec862eaccdfe9c363a7b0a16956e92ddee80d82df6c851e5660936f958566e
-# Content sha256: 5d73b24712c389e2e772b101d34ff57bc6830dec0e0323e4da4ee7b55d3aa2e4
+# Inputs sha256: dbb6170ea99a67626d36e0a33a1299e80ed42f5ffc52784c3cb1b5c4c21eb4bc
+# Content sha256: f65bb685347a36e6d4b89851aa0fa818796551724304c580b16d01e8b58976bd
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 41e682046f66ac8d6075d7f8265edd7df77e2db73b74a0958646e802a9949b72
-# Content sha256: d0f7911dc021912bdcae5f2f914d332be18a2aca756c52a6cec53554525e59a6
+# Inputs sha256: 61ed61ede0dc59c36314b0319ea252d0da3712f14a0756763b34af4f9ad59b4e
+# Content sha256: 9739804bb7feb86fb7abebd37e17b584baeb0842d21112653f16e74bc5647e48
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

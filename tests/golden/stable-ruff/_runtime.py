@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b730b8ac48c72a106684a12e121585f10df4d6552e3b9aa3915397f19298bf1f
-# Content sha256: 43bb319dbbf0b8162a4bf5837cb7722a407910548ff87658bb80cd6cfc7d9822
+# Inputs sha256: 416edb422b7832ab39e0ac77281cbba42cb6aa6a8daff50572d18bc235cd3660
+# Content sha256: 9daecaf05758d74a03deddb94be0e8a300969d40dc9a43a3ce515c7337be3134
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 11797c9c0514376664a4f7f18f04b62f1ba0d3ce0c280041a9bf8fa5883c8033
-# Content sha256: 4033f4f4c359a7b595255d3dee5d9c6d698dc293a2d84c79b40a8873df795e83
+# Inputs sha256: 427a9787d54e6793d1a9d026fc2cc599d476b0864d427ec8a1c3d59d5f593c85
+# Content sha256: ed80679ec58ac95699d0390d023595f85181e8f037241a6d93d1f15eb0add5dc
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

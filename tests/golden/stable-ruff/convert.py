@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 33fd493046831020ee5b967cca4dab6cf518d87190af208456222e770a999456
-# Content sha256: 88c5aa6f5198bd412abe6cd044a91e62bf1dbf9d617514f1407d7d50609627f2
+# Inputs sha256: b7f1296f728ee08b81b76e36aac61246654b2d15e37ce4db3211ae5062c452be
+# Content sha256: 02778c6a464675631608218b7c218baa60d9026dda24f7b7a96d4b432bf0fdfc
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

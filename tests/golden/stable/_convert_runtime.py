@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ba29e23f16d8d77f444191bf190bfb1d87defb713703945685bfa4aad1d27df2
-# Content sha256: 0f9686a328d5483af2feb80dd26c9bb228790df14bf2402c793f372c296c41cd
+# Inputs sha256: 1be07de36bfa8c8feaff0b007763b2860b37e56259b2e4ab82eed9fb4e8aef6f
+# Content sha256: 13256eea2e7408d4d0e89b878286783e60ee20a1bf37c14be4ff712eb9729c0b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

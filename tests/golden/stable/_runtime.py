@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6f34abb4ad4ae991fa30846d276a7e5abb891322d0110499916647025c18a0cc
-# Content sha256: d44be1648821879b89d0148d3a171729630c8bb4116a2d493d7f62ef2f9aa3cd
+# Inputs sha256: 8066fa78d74f5cd0bd74952d0da018d04581acedf6427e9b0527d04342f25324
+# Content sha256: 0a560db4fd6e166500573669dff44b5a5b0b1c5aee24fe707a9201cd636f11cc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f124f78a178847429e2654e28a7315b3c109a1ed3289059db3352891c9f694d8
-# Content sha256: 5b3b1c2b84254fc7fda758e9b82e762c8ca47fff5aed128e3e9f07bcbbc2ecd3
+# Inputs sha256: d4b641355a64725d692c1cd0515f84298376543b379558e53bbc86f5c378ca04
+# Content sha256: 756e9929ed70f04a0d835bc68d34981ffd65f5476fa73968a05173f65ae2a407
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

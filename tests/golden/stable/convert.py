@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd5a247f7eb1837ac30852d58f64fa76def739f6a8b73071453ba7e9ee389924
-# Content sha256: cf3c83caadbe20a61f5eb7ceee57287b66420d6e7ae4099f02e8a0d604744f3c
+# Inputs sha256: 6d145821133eb6b802d8d3187690b3ec4c395057fbbbd4da34091af52cc60687
+# Content sha256: 61b5ce1cb6309272e4a63bab74d0d73419e08669b784ea6fd2d7c8dfe79b2cf1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

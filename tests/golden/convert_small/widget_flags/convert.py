@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c9ac1f283f75356ccda4bd8f08836f972eba78452f4cac6129d053bd7daabc20
-# Content sha256: 4bd0b1a74efd3e2756a327e9d2c304be9cd253082070032d659bdd5a6ec3db83
+# Inputs sha256: aaa2c49c4e2da667a109b5b1c60515b44bcbcaa9087629bc8e7657a107aeae6f
+# Content sha256: 859b394f54ff22ff4949c1c7bda48216dc14e6ebe87392b8f39f2370956646f4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1acae3a32eb6c7dfe56887f06ba72b4bfa19851fbae719e3f3a7fe5651a01dfd
-# Content sha256: 62f857a0d44399f9f6c1faaccaf892ef3b3e01c2c8e9a47df11f4ae03506addd
+# Inputs sha256: 6864a1206efa33e8a96d6a5f5a957ad73c57798d29280c40009675c666c42b88
+# Content sha256: e47350721e5274b5021d2c61650560467e73e3bf7d0fce3f11af6cca5c11d79e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6f12365847581b0cc15a68cd42f1ae8cf9b22ef18b523b1d10c3db0966a3c5eb
-# Content sha256: 96f281c50c8531ba215475aad6a2296e56d75da13b9605f5e03bbad7bba2cd13
+# Inputs sha256: dbca3348cd1a4150eed4ba1d0b84fa404dd5aa840e1d378eb19cb2153223918c
+# Content sha256: d0d57ad2e249a317e6889c4eefe2d541771f99504a53700d94b8c2db5c29de99
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 361edef7e870f6705895463203edf1ef194cf63c2550687eccdecd77ab597bb8
-# Content sha256: cee14cfacdedf597e9076a774c888c4b821749f67e33c29ceb54ba5ca782df9e
+# Inputs sha256: 13e5fb3697862d15e45aaaf25c8089fed289dd49c153dd3cd5e69c96907abbe9
+# Content sha256: 4a2fed65699160517bf5780d208b5575b41ec3a7f9f42040d48f9ddf82270e52
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

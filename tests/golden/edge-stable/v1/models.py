@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3623b1e8c1ced5c50f4af973a0d1411481ab0c9c5d54071fefd1c9f0de186cc0
-# Content sha256: a3092389cb3824b1ff03a69a1b47c7a6cc978bb6731b429d6f66fa2f4a2b529c
+# Inputs sha256: 8f3fb5cb18c7945ed06fc7131b2976ac6e5d57cb5766cc17305a0348875f2109
+# Content sha256: 86f408bdcdcc45e0736bb8207b70b31bc55b9d4a2734ca4932f66f78745dcf7b
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ea6a6ad79a509529064eff30f5502ce99f4d4ab93be1373c59c74ea3d78bb758
-# Content sha256: 6ea6817331bff5767c8116ba1d815f125057ec0245c3e9bb5642096e63e10216
+# Inputs sha256: 66787b8e1f4e3cb7a37b77a1bc264980d59628c4a1c45bb10f158580e6483da4
+# Content sha256: 24361690195104e2a339142a7e6c583c54ca5127102da45b74c61da49d80181d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

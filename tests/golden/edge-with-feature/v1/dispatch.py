@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ce7c15f58716aeab72cbf4935953496496cd79c3b6687c0935d05a425c101da
-# Content sha256: 4516b67a0546029e466e643bd65e4a533a88c993c36fb90b175cfe652c661ec8
+# Inputs sha256: 8aba3e7599d14ddec8a3e6627f44b895edf80cb0c03571c80e3920a3d51ec304
+# Content sha256: df30d5b188f83692a9eafe4a8766d92f1d532cdf80aedf00d85cb8697da1c9fc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

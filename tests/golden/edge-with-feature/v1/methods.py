@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c1be414ff05d1e986278ba804341b1a7e781bb224465f2038ade5900cc55165e
-# Content sha256: 0215282c01c78683c908a4a9d806cc176f80bfccb6a30103b2c6294ad730afb1
+# Inputs sha256: f9fc36c0a5fd51499d3222158220628e0475853ad567756e04e25d2a9a26ee45
+# Content sha256: 2d38505017c1a564885d2add1d6519bf6b0fa3c5c135ddbb7c6a9a511cd7b49b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

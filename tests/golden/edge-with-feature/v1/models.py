@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7fec91c15d5e3a0cccfe3b97c81e7bfc02b1539ff021dd15fe87e99a9590cb1e
-# Content sha256: 262752799c1aadf553382268743ab474a41d52169705233ad13b84b1b0ac255b
+# Inputs sha256: c70feb1026f15ed9e7553e0df026c1dfc212dfb4eaf8cc4764ce168087d14744
+# Content sha256: c41fcd237506a9ead65d29f3316d8ad37b201e0e0a30bbbe3788029fceba987b
 
 """Wire models of ACP protocol v1.
 

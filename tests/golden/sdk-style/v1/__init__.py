@@ -7,8 +7,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7f08f1c2a77f855d515c220e89b14adc17eb87fd2272a10dc1ec85708177f095
-# Content sha256: 2442e5266d61d6018db1b49a4eacf4c0a92395901d2c1a90571e7d8d0d7e5a32
+# Inputs sha256: 7cf9eeb977903897308314e2d3650e4daa0ebb811fb6da86d5641442a6b2ef38
+# Content sha256: b4b441a47872b741c2b3768313afcf8136a902745f3515e03edd27f0ba3f5087
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 29c443982ceb1b2680a17360d55f54c6ac46e4595d549290a8849919764fa911
-# Content sha256: 5a7e54c3137a386aa0e3b9ba1462bc0702dab03b31b2378205fcfbf435e8b06f
+# Inputs sha256: fbb8176a5ad1507ed8f222bcc7cbc7d286e3d1e87904c3b1af9ab6943798ab98
+# Content sha256: 2bfa9ed46cc51960722af6c58e49a4dc1bbd39fa3a3b107370547168c9fdd8ea
 
 """Method dispatch for the agent side of ACP protocol v1.
 

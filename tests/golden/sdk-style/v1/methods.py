@@ -7,8 +7,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4f188facb98c7eea95547f0473806fbc6bd82752df2e20b2043f1e4e0766a662
-# Content sha256: 6844c2f6ef5cb4b568a6b6b32472286cb1e33dcc60eeb493db2d22d7c00e7e6b
+# Inputs sha256: 24cbe9b1772c57dea8737e2fe02255f2f60fd312183defc2464bb6ec6d2f9c89
+# Content sha256: ac0f2f5ca4e35cde49e0b70c5e8fb4367da113d27b4caf850910165a84c3a326
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4d6498e7ea136ebe038340e7c4a5643e8c6fc1a4cbb37cf9ad3559799c122aff
-# Content sha256: 7b676765ab47ba690ffa1c4f5b42fd8531b01a6e75cbd4740c662b85dad7a932
+# Inputs sha256: 414ba64e4d33314ad91a397525a1c068f72deb4ab58920682bdd98d43bc96ef8
+# Content sha256: 36363d5bf69f0b4ec6fdd13e0a5aa3e79b544093da19258f397c2bdb3c42242f
 
 """Wire models of ACP protocol v1.
 

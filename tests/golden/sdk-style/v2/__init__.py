@@ -7,8 +7,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: dc96ea84266e90b6089c5f5bee170bf214be31e31a9939753379f14d954d5f8b
-# Content sha256: 1c18bb49147c7e86f2e55a7378b4d551c95a709101d270ad5f2f85393d258842
+# Inputs sha256: bdb02ac64af1aedb67e659deafa320120a43117e124363282adec818b26e073d
+# Content sha256: ae01ab62a4f94d48565e6bd4f73f5804d9363ee8a15ca8e9618ab8820464f585
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

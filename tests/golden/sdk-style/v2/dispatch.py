@@ -7,8 +7,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4470254c2294e17c10abb2b6bfe21a3acd8941af733e4d8ce0ec4934ad95d078
-# Content sha256: 4208992efbc82a582ac0b81895adbc0d324ed884b01dab0afd7c80c663251ec3
+# Inputs sha256: 53f5ca997725ccab4f8ffaa3188c22ab6879741174d1c3d2b05bfe02a9b86989
+# Content sha256: 5f48a0ed70299afd84cc1a5ad2c4281d1f7b74bf576b60b2b1b0ddeff3cbe049
 
 """Method dispatch for the agent side of ACP protocol v2.
 

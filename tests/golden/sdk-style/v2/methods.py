@@ -7,8 +7,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a82f68918e1d18a01744be4c7f3b079b8c2c60d8be635e2af6e14ddb0e33dcab
-# Content sha256: 12411758eeff714da6fe5219b4c104127fb1ee5d9f466fd74b3977e23d1253b8
+# Inputs sha256: 6aa60939fadc40cdbb5558f5fcbb89a829b9e3cc22a5dd6f83b84a90a5a9cb2a
+# Content sha256: 3363d5050339118b22da072d0cf3548893f091d1f7d12abd3283276a5a32f827
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 59d696a1aeb7573683ac3929139fa3b2e9157ad8537f0159b9ff998810ad43bb
-# Content sha256: 1f9e834fa87ff5330737093fbf9ceb2aea22ee3b45a6442a9e10af3d2f7f28a4
+# Inputs sha256: 39e78a608dee2bdbd236daf8a14da7b961b90415f854ddfae3244fad0eb083be
+# Content sha256: e61ee892b58632703352ce2c69845cf46b284bb61888027398fe7a2b39af9b12
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 82262cb98a6a42be070a8af8a72b2f4dcfae989f4bffecf91ea18e2e18375ed6
-# Content sha256: 8c5fe6bd57d440938ee3d5ff268ffcd0dd2c377a847d60be37daaa84c955f847
+# Inputs sha256: d74cc8b51db22332b7e521090b56fb9519b89229c4ee2521f64638b5a7b27505
+# Content sha256: eb6825270b6f24f8d4defe4715974a2715f8de8ced0f19c336e8da384844a912
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

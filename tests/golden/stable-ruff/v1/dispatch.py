@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 91f68ade9c86774fd25c387ca952af6c9522717c9d05d9d9c133f15d9efc5b58
-# Content sha256: ae1217ef59cebdb23d2bb03ce3252753ac78ce3693e11de2aad48cd739adf60c
+# Inputs sha256: 1faa8bad025b5a01241de8b53603e5f108ca6d2d363d7fe80f4f42b6383ecee6
+# Content sha256: b231bd69140c99281eba2d164bb2c5b19fe5c64cc299d30d715c7b4445ab95ed
 
 """Method dispatch for the agent side of ACP protocol v1.
 

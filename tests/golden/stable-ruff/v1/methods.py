@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0624ef3f3fe94ae38fa7da932ef4d2d4f6ae009c46931448b8c1b4898abd59cb
-# Content sha256: 4d8bcf69f36667235e8a8a5fc38a9712a25a7e0ae0d92d07b254c528228b33e6
+# Inputs sha256: a8aab22c0e082826de7275d19536c0bdc04a7a420b4a661b95bfcc7b462dacd2
+# Content sha256: fcd290786f1d5152c3691753920bd4eb8f21671dc9ae0015e43da278fb9d15bb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 010b5bac381d7d892b16a330286b5d0ebf3d99155f96741b8d4dd877edf81c33
-# Content sha256: f2ec439efb3601079e2b14ecd3deb0f173fe6ad0f9667df305e34f28cc03f3f3
+# Inputs sha256: 4654cc1e41061b2659eec071213db12b2c53f5c8f9a06804fa184da72f92ebd1
+# Content sha256: d23d911e6086bbb005cb88f4ab1cde717ca6432b1f0930517a341e8a79e873f4
 
 """Wire models of ACP protocol v1.
 

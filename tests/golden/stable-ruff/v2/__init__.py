@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c6e7d7cf31e7e1e437986f4a7bc66a44fe938fe4d15d01aba295b6ad51cd117
-# Content sha256: bb51f9fc9839ae047a253d91cc38d92806343641ea6d78cfe1e1666ac6ad1a57
+# Inputs sha256: a2e5c4cfd33a800392c75c08d4ff0914323e7b128707c11a6111a0775aaf3f79
+# Content sha256: 4a1b1f82f267e95027cbdbfa0da872fadafe6aa511687d89d3eef16fb3940b29
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d1e2bda9ad903681bdee4c2c9c1179c563e317d55235609f3369b5787fb07253
-# Content sha256: efcd532e486c47fc0021f9caee88f51c6ca1c98587dcee3e69a958a19aed2110
+# Inputs sha256: 5a5451cac0838e0865ab29f1bf211004194e004559b6a4d8253c6b6b37042bf3
+# Content sha256: 3d8660bbb2701cd6da62992c04621e7403a5c3184552674161a6f2de0cecce70
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c57893f69af239781937b4de760e7d145448d04b4386a882820c24d22d37acdb
-# Content sha256: 206b2e2082a593e8e19953a9ecd4d0e392e90f264611189dc47e68908d573b43
+# Inputs sha256: 477c9bbbcff33cc5215273f2000ef6fd82269875335022058e4230bb0707ba7a
+# Content sha256: d208195a9bf0a84925761e7f069c234fae782cabf50fd71e33f61f4b4512dbbd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

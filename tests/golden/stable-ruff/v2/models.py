@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1e1c8f8399bcb81b5b60544fb7f13edd5c09cffbb889d0d75ff4ca137fe249de
-# Content sha256: 2553d6a49a3fcf002a342527d6b53c03fa0e94a4a74b3db0c7e6fce147b1a873
+# Inputs sha256: 4901570fedfb205c86974c94d4ff50c436d702f4c33f33672e9701d44f7a8ad9
+# Content sha256: 540da5cce3b96e124db67c19344081eb155057fcb4e37ad2782a4d492330fefe
 
 """Wire models of ACP protocol v2.
 

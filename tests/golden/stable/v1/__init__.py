@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 58fe9c425fc55940418227815b6f8badcfea15f2960667e45c8b285e760e4a48
-# Content sha256: 70857c3a6376b9ca2a0107ed97602f1a137d23ec3f0a68cd235535dfcad99f04
+# Inputs sha256: 7d449fa14f78af745bb18c7ef5dc513d32ad2b553b3d7c225afc9f0d4ffb1d57
+# Content sha256: 7d50cce8e8414e6cd702a900bf19e587b63e3f89fca4c516f4a257d467d6a80b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

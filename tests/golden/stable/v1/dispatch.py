@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c973545451bed7f2682853c2edd6e731af698e7fb8abbeb7bea076b5df02e0d3
-# Content sha256: 5787529872bb5dee6db9dca6edba0d2c557edf03ac4928bfdc36d93deaa9a1f4
+# Inputs sha256: 3760d182722b9e2d4df96bb33357172dce543da651e67e0eb917923dfa4623be
+# Content sha256: 1f04d48cac37d305dae73d99ccf10cdd97e2a5393900abcf0423e7db90262c62
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bbd61dc2ffd4594404677e19065aff3cc2f2acbdaa852f089b6fa702d6e9771e
-# Content sha256: d2afbc694ab26d115d3c077a9f93b0ea138021bf44282398c170d533ce565545
+# Inputs sha256: 4c66e2b8381a21c885ab022b725fe80b9d5d616883c3b33b067b4cd84f73ddde
+# Content sha256: e43cc61271b07b933dcea379236e36695fda8db871353b3799fac0ce71182f7b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

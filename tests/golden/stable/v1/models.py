@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3ef2bb5da6c8f7d9526be3ec9cbbfb311295e60c132454b630bd8db8db833ea
-# Content sha256: 970cdae64ed33ada1a5f38c6c4d3cdfeededefebefb9d4e748dc18437e948c04
+# Inputs sha256: 57d7d519c58a8e27ec18ae002d133f933cb7c5a566847254375c3bc1bd991fa3
+# Content sha256: 1507ea2952d857f3581dfceb9a5d76b71346567847dca4cad7508787f7f18849
 
 """Wire models of ACP protocol v1.
 

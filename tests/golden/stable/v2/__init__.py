@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c08a414751281d2cf9de5e96e8827c7fda13a53f675cd043e3a7441492c8bed
-# Content sha256: 932a381be9bd3613531e16643021cb530daa7bbfdd83424e488f2674c6705542
+# Inputs sha256: 4323141d53994b779da93d6123f0eb2a391c9eff591318206c9a51413dcb534f
+# Content sha256: faeab93154fce56f72b7d7d31dc3c72a0cbfe129d5fbe01fa165e7e26b24dc2f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f89138c3a9f43a6862c099ff778e3654a1585ef379b1a116ae26cca2e737742
-# Content sha256: 01e3819276fd2e07b8316ad799af9d81fef67cdb458d0b156ae38aa8f42ef9b1
+# Inputs sha256: 758ace204eebb357562c6ebaf8f6e58a7236d395339bfab6e93bdf3e5eb974db
+# Content sha256: 34a3b8c12b94b5530931906eda7c0dc42f60b1f5a4db87a83ed69008bec93f10
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b500ffbebcd88663cd6d3c6e5b329af134aa087bc6f24dd9b3880b208e6b4b25
-# Content sha256: 68a6c4a99b1ebb1bab17437afd54a9ae725346039e8eb5423e4d0ab1746c1119
+# Inputs sha256: 3a0507a900cfe183822a43aa1fe6e7f72920447c83005dd708dd96527142abac
+# Content sha256: c1cb4252c8aa44c79e5297ed920eba638a668b1f2f2c2b372d87170b8ae8f438
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

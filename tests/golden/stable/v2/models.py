@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 06e8917d9df6c0fbadc1d9c6672c27175ec4c52739ee861a6fc2b4d8c3d279b9
-# Content sha256: cd6f8a43b3921ed76484d78123cebd2ea5b57c76edddbe5886f91a1143fdcfc3
+# Inputs sha256: bb3bf84bcf6daff7d662cc63465a8de5c5d3ca6bdbfb2c895148d15bb438dea0
+# Content sha256: a963d8a58b639b6fb77529c513bc948147f14c3e468f94f93de78b6fb6d90516
 
 """Wire models of ACP protocol v2.
 
