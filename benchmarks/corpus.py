@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_V1 = Path(__file__).with_name("corpus_v1.txt")
@@ -28,15 +29,16 @@ def load(path: Path = CORPUS_V1) -> list[tuple[str, str]]:
     return messages
 
 
-def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1) -> Path:
+def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1, **settings: Any) -> Path:
     """Generate upstream v1 with the archive fragments overlaid (v1 only, as
-    ``acp-codegen generate --base-v1``) as package ``package`` under ``out``; returns ``out``."""
+    ``acp-codegen generate --base-v1``) as package ``package`` under ``out``; returns ``out``.
+    ``settings``: more keyword arguments of ``generate`` (``options=ModelOptions(...)``)."""
     from codegen.pipeline import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         schema_dir = Path(tmp) / "schema"
         shutil.copytree(ROOT / "schema" / "v1", schema_dir / "v1")
-        result = generate(schema_dir, FEATURES, ROOT, {1: base})
+        result = generate(schema_dir, FEATURES, ROOT, {1: base}, **settings)
     for rel, text in result.files.items():
         path = out / package / rel
         path.parent.mkdir(parents=True, exist_ok=True)

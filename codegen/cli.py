@@ -20,10 +20,9 @@ from .errors import SchemaError
 from .formatting import FORMATTERS, Style
 from .hoist import RULES, ClassNames
 from .load import BUILTIN_FRAGMENTS, display_name, schema_location
+from .options import ModelOptions
 from .pipeline import Generation, generate, up_to_date
 from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
-
-FIX_COMMAND = "nox -s generate"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,6 +68,17 @@ def _parser() -> argparse.ArgumentParser:
             help="lay out the generated code with black (the default) or ruff format (faster, black's style)",
         )
         cmd.add_argument("--line-length", type=_line_length, metavar="N", help="line length of the generated code (88)")
+        cmd.add_argument(
+            "--default-on-null",
+            choices=("marked", "all"),
+            help="where null reads as 'not given': where upstream marks it (the default), or in every optional"
+            " field whose schema does not allow null",
+        )
+        cmd.add_argument(
+            "--unknown-properties",
+            choices=("keep", "drop"),
+            help="keep unknown properties and emit them again (the default), or drop them",
+        )
     text = "compare two schema sets in protocol terms (see `diff --help`)"
     diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
     text = "check an agent's session archive against the RFD (see `conformance --help`)"
@@ -144,6 +154,15 @@ def _run(argv: list[str] | None) -> int:
         style = _style(args, config)
         origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
         class_names = ClassNames(config.class_names, origin)
+        options = ModelOptions(
+            default_on_null=args.default_on_null or config["default-on-null"],
+            unknown_properties=args.unknown_properties or config["unknown-properties"],
+            field_names=config["field-names"],
+            aliases=config["aliases"],
+            base_class=config["base-class"],
+            regenerate=config["regenerate"],
+            origin=origin,
+        )
         with schema_location(spec) as schema_dir:
             if args.command == "check" and up_to_date(
                 schema_dir,
@@ -154,17 +173,25 @@ def _run(argv: list[str] | None) -> int:
                 conversions=conversions,
                 style=style,
                 class_names=class_names,
+                options=options,
             ):
                 print(f"{out}: up to date")
                 return 0
             result = generate(
-                schema_dir, features, config.root, bases, conversions=conversions, style=style, class_names=class_names
+                schema_dir,
+                features,
+                config.root,
+                bases,
+                conversions=conversions,
+                style=style,
+                class_names=class_names,
+                options=options,
             )
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
                 sys.stdout.write(diff)
-                print(f"\n{out} is out of date; run `{FIX_COMMAND}` to regenerate it.", file=sys.stderr)
+                print(f"\n{out} is out of date; run `{options.regenerate}` to regenerate it.", file=sys.stderr)
                 return 1
             print(f"{out}: up to date ({len(result.files)} files)")
             return 0

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .load import BUILTIN_FRAGMENTS, BUILTIN_PREFIX
+from .options import DEFAULT_REGENERATE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,6 +49,15 @@ KEYS: dict[str, Key] = {
     "line-length": Key(int, 88, bounds=(40, 320)),
     # generated class name -> the name an SDK keeps public (checked against the schema later)
     "class-names": Key(dict, {}, item=str),
+    # "all": null (and Python's None) reads as "not given" in every optional not-null field
+    "default-on-null": Key(str, "marked", choices=("marked", "all")),
+    "unknown-properties": Key(str, "keep", choices=("keep", "drop")),  # "drop": extra="ignore"
+    # wire name (every class) or "Class.wireName" -> the Python attribute (checked against the schema later)
+    "field-names": Key(dict, {}, item=str),
+    # extra public name -> a generated class, or a list of them (a union); written into the models
+    "aliases": Key(dict, {}),
+    "base-class": Key(str, None),  # "package.module:Name", a subclass of pydantic.BaseModel
+    "regenerate": Key(str, DEFAULT_REGENERATE),  # the command headers and `check` name
 }
 _TYPE_NAMES = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table"}
 _PLURALS = {str: "strings", int: "integers"}

@@ -98,11 +98,13 @@ class Field:
     # The tag of a catch-all variant: the values the other variants carry (see _excluded_tags).
     not_one_of: tuple[Any, ...] = ()
     pointer: str = ""
+    # The attribute an SDK chose ([tool.acp-codegen.field-names]; set by model_fields).
+    attr: str | None = dataclass_field(default=None, compare=False)
 
     @property
     def py_name(self) -> str:
         """The model's attribute for this field (validation refuses names that would collide)."""
-        return model_field_name(self.name)
+        return self.attr or model_field_name(self.name)
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,8 @@ class Protocol:
     declared_features: dict[str, str] = dataclass_field(default_factory=dict)
     derived_names: dict[str, Derived] = dataclass_field(default_factory=dict)  # class names made by codegen.hoist
     chosen_names: dict[str, str] = dataclass_field(default_factory=dict)  # chosen class name -> generated name
+    # Attributes an SDK chose: wire name, or "Class.wire", -> attribute (see model_fields).
+    field_names: Mapping[str, str] = dataclass_field(default_factory=dict)
 
     def method(self, name: str, side: str | None = None) -> Method | None:
         return next((m for m in self.methods if m.name == name and (side is None or m.side == side)), None)
@@ -380,12 +384,19 @@ def model_fields(protocol: Protocol, name: str) -> tuple[Field, ...]:
         return ()
     base = protocol.types.get(td.bases[0]) if name in protocol.derived_names and len(td.bases) == 1 else None
     if base is None or base.kind != "object":
-        return td.fields
-    inherited = {f.name: f for f in base.fields}
-    own = {f.name for f in td.fields}
-    required = {f.name for f in (*td.fields, *base.fields) if f.required}
-    merged = [inherited.get(f.name, f) for f in td.fields] + [f for f in base.fields if f.name not in own]
-    return tuple(replace(f, required=f.name in required) for f in merged)
+        fields = td.fields
+    else:
+        inherited = {f.name: f for f in base.fields}
+        own = {f.name for f in td.fields}
+        required = {f.name for f in (*td.fields, *base.fields) if f.required}
+        merged = [inherited.get(f.name, f) for f in td.fields] + [f for f in base.fields if f.name not in own]
+        fields = tuple(replace(f, required=f.name in required) for f in merged)
+    chosen = protocol.field_names
+    if not chosen:
+        return fields
+    # The class's own entry first, then the one for every class (as datamodel-code-generator
+    # reads its `aliases`, which render passes the same table).
+    return tuple(replace(f, attr=chosen.get(f"{name}.{f.name}", chosen.get(f.name))) for f in fields)
 
 
 def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None, nullable: bool = True) -> Any:
@@ -443,7 +454,9 @@ def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None,
     )
 
 
-def build(selection: Selection, class_names: ClassNames = NO_CLASS_NAMES) -> Protocol:
+def build(
+    selection: Selection, class_names: ClassNames = NO_CLASS_NAMES, field_names: Mapping[str, str] | None = None
+) -> Protocol:
     files = dict(selection.def_files)
     defs, derived = hoist(selection.defs, files)
     defs, derived, original = rename(defs, files, derived, class_names)
@@ -477,4 +490,5 @@ def build(selection: Selection, class_names: ClassNames = NO_CLASS_NAMES) -> Pro
         declared_features=selection.declared_features,
         derived_names=derived,
         chosen_names=original,
+        field_names=dict(field_names or {}),
     )

@@ -21,6 +21,7 @@ from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_
 from .hoist import NO_CLASS_NAMES, VARIANT_RULES, ClassNames
 from .ir import Protocol, build
 from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
+from .options import DEFAULT_OPTIONS, ModelOptions, check_options
 from .overlay import feature_types, load_base, overlay
 from .render import MODELS_TEMPLATES, Inputs, environment, render_models, render_runtime, render_template
 from .schema_terms import KNOWN_SIDES, SIDES
@@ -92,6 +93,7 @@ def load_protocols(
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
     class_names: ClassNames = NO_CLASS_NAMES,
+    options: ModelOptions = DEFAULT_OPTIONS,
 ) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
     """Load, validate, select features and build the IR of every version directory;
     where ``bases`` names an upstream schema for a version, overlay the fragments on it."""
@@ -104,8 +106,14 @@ def load_protocols(
             "",
             f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(declared)) or 'none'}",
         )
-    protocols = tuple(build(select(s, features), class_names) for s in sources)
+    protocols = tuple(build(select(s, features), class_names, options.field_names) for s in sources)
     _check_class_names(class_names, protocols, sources)
+    if options != DEFAULT_OPTIONS:
+        complete = tuple(
+            build(select(s, frozenset(s.meta.data.get("features", {}))), class_names, options.field_names)
+            for s in sources
+        )
+        check_options(options, protocols, complete)
     return protocols, sources
 
 
@@ -157,6 +165,7 @@ def plan(
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
     class_names: ClassNames = NO_CLASS_NAMES,
+    options: ModelOptions = DEFAULT_OPTIONS,
 ) -> dict[str, Inputs]:
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
@@ -164,9 +173,11 @@ def plan(
     out: dict[str, Inputs] = {}
     for version_sources in sources:
         prefix = f"v{version_sources.meta.data['version']}/"
-        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled, style, chosen)
+        out[prefix + MODELS] = Inputs(
+            _files(version_sources), MODELS_TEMPLATES, enabled, style, chosen, options=options
+        )
         for template, name in VERSION_TEMPLATES:
-            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style, chosen)
+            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style, chosen, options=options)
     all_inputs = tuple(f for s in sources for f in _files(s))
     declarations = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
@@ -176,10 +187,10 @@ def plan(
                 continue
             declared = read_json(declarations, root)
             extra = ((declared.name, declared.sha256),)
-        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen, options=options)
     for name in RUNTIME_FILES:
         if name != CONVERT_RUNTIME or CONVERT_PATH in out:
-            out[name] = Inputs((), (), enabled, style, runtime=(name,))
+            out[name] = Inputs((), (), enabled, style, runtime=(name,), options=options)
     return dict(sorted(out.items()))
 
 
@@ -250,9 +261,19 @@ def generate(
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
     class_names: ClassNames = NO_CLASS_NAMES,
+    options: ModelOptions = DEFAULT_OPTIONS,
 ) -> Generation:
-    protocols, sources = load_protocols(schema_dir, features, root, bases, class_names)
-    manifest = plan(schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names)
+    protocols, sources = load_protocols(schema_dir, features, root, bases, class_names, options)
+    manifest = plan(
+        schema_dir,
+        sources,
+        features,
+        root,
+        conversions=conversions,
+        style=style,
+        class_names=class_names,
+        options=options,
+    )
     models = {
         f"v{p.version}/{MODELS}": functools.partial(render_models, p, manifest[f"v{p.version}/{MODELS}"])
         for p in protocols
@@ -290,6 +311,7 @@ def up_to_date(
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
     class_names: ClassNames = NO_CLASS_NAMES,
+    options: ModelOptions = DEFAULT_OPTIONS,
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
@@ -301,7 +323,14 @@ def up_to_date(
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
         manifest = plan(
-            schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names
+            schema_dir,
+            sources,
+            features,
+            root,
+            conversions=conversions,
+            style=style,
+            class_names=class_names,
+            options=options,
         )
     except Exception:  # unreadable or invalid input: the full run that follows reports it
         return False

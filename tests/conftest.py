@@ -17,6 +17,7 @@ import fcntl
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -141,3 +142,40 @@ def install_ts_sdk(folder: Path = TS_AGENT) -> Path:
 def ts_sdk() -> Path:
     """The folder of the TypeScript SDK test agent and client, its SDK installed."""
     return install_ts_sdk()
+
+
+# Build from a clean copy: setuptools reuses a stale build/ directory, which could hide a missing file.
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    ".nox",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".*_cache",
+    ".hypothesis",
+    "node_modules",
+    ".npm-cache",
+)
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``python -m build``: the sdist, then the wheel built from that sdist."""
+    base = tmp_path_factory.mktemp("dist")
+    shutil.copytree(ROOT, base / "src", ignore=NOT_SOURCE)
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(base / "out"), str(base / "src")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return base / "out"
+
+
+@pytest.fixture(scope="session")
+def wheel(dist: Path) -> Path:
+    (found,) = dist.glob("acp_codegen-*.whl")
+    return found

@@ -208,7 +208,10 @@ class Lenient:
       ``default`` (the field's own) but stays unset, so it is omitted on output, never an
       explicit null, which may mean something ("clear the title");
     * ``null_reads_as`` (``x-deserialize-default-on-null``, lists and maps): a ``null``
-      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it.
+      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it;
+    * ``null_absent`` (``default-on-null = "all"``, optional fields the schema does not
+      let be null): a ``null`` (Python's ``None``) reads as "not given": the field keeps
+      ``default`` and stays unset, so it is never written as null.
 
     The field's type is tried first, in pydantic-core; only a value that fails it reaches
     the recovery, a Python function (so valid messages never call Python). The shared
@@ -222,19 +225,21 @@ class Lenient:
         absent_on_error: bool = False,
         default: Any = None,
         null_reads_as: Any = None,
+        null_absent: bool = False,
     ) -> None:
         self.skip_invalid_items = skip_invalid_items
         self.absent_on_error = absent_on_error
         self.default = default
         self.null_reads_as = null_reads_as
+        self.null_absent = null_absent
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         schema = handler(source)
         name = handler.field_name
-        if self.absent_on_error and name is None:
-            raise TypeError("absent_on_error marks a model field")
+        if (self.absent_on_error or self.null_absent) and name is None:
+            raise TypeError("absent_on_error and null_absent mark a model field")
 
         # Called only for a value the field's type refused (the union's first member).
         def recover(
@@ -242,7 +247,9 @@ class Lenient:
         ) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
-            if self.skip_invalid_items and isinstance(value, list):
+            if value is None and self.null_absent:
+                pass  # absent: below
+            elif self.skip_invalid_items and isinstance(value, list):
                 try:
                     # Fails again, this time with the items' errors.
                     return validate(value)
@@ -280,7 +287,7 @@ class Lenient:
     def __repr__(self) -> str:
         args = [
             f"{flag}=True"
-            for flag in ("skip_invalid_items", "absent_on_error")
+            for flag in ("skip_invalid_items", "absent_on_error", "null_absent")
             if getattr(self, flag)
         ]
         args += [
@@ -296,3 +303,4 @@ SKIP_INVALID_ITEMS: Final = Lenient(skip_invalid_items=True)
 SKIP_INVALID_ITEMS_OR_ABSENT: Final = Lenient(
     skip_invalid_items=True, absent_on_error=True
 )
+NULL_ABSENT: Final = Lenient(null_absent=True)

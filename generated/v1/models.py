@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90ac8f18da9b45d1ed175a16d045f3a8e3849de234c75afc115c8da742a99567
-# Content sha256: be22d832a29ab1d5224f09661287fe35bb6cba5f3958d237d661ad185aa62b86
+# Inputs sha256: f7d96eac3774bf5b2f56be8d74c92db364e3b78bb987329cc5cd49ae3106c54a
+# Content sha256: ac5743c17723dd7dcd1e43ac5fdd6bf3f5acaacb606300ce0b4dbd68762a3b35
 
 """Wire models of ACP protocol v1.
 
@@ -659,3 +659,30 @@ class UnarchiveSessionResponse(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+__all__ = [
+    "AgentCapabilities",
+    "ArchiveSessionRequest",
+    "ArchiveSessionResponse",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionArchiveCapabilities",
+    "SessionArchiveFilter",
+    "SessionCapabilities",
+    "SessionCloseCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionNotification",
+    "SessionResumeCapabilities",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "UnarchiveSessionRequest",
+    "UnarchiveSessionResponse",
+]

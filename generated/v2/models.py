@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c80d9501206aaf70d3f19e9b69a3362a324f3feab227b959751020746d15a094
-# Content sha256: 20b2129b26dd65603b43a57a9fa620edf072e2d34b491aced1d7837461a43f44
+# Inputs sha256: 258a76515fd569fad214f9ca75aacdf13c134e4e81132e2e1f117f9d615464c3
+# Content sha256: e45f393f1d851beace0938d9046fe2cd6390a7c8391b678e20b182b105c5b9c1
 
 """Wire models of ACP protocol v2.
 
@@ -591,3 +591,30 @@ class UpdateSessionNotification(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+__all__ = [
+    "AbsolutePath",
+    "AgentCapabilities",
+    "ArchiveSessionRequest",
+    "ArchiveSessionResponse",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionArchiveCapabilities",
+    "SessionArchiveFilter",
+    "SessionCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionListCursor",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "UnarchiveSessionRequest",
+    "UnarchiveSessionResponse",
+    "UpdateSessionNotification",
+]

@@ -33,10 +33,6 @@ MAPPED = {
     "schema": "codegen/fragments",
     "generated": "codegen/reference",
 }
-# Build from a clean copy: setuptools reuses a stale build/ directory, which could hide a missing file.
-NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".nox", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
-)
 
 
 def files_under(directory: Path) -> dict[str, bytes]:
@@ -45,27 +41,6 @@ def files_under(directory: Path) -> dict[str, bytes]:
         for p in sorted(directory.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
-
-
-@pytest.fixture(scope="session")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``python -m build``: the sdist, then the wheel built from that sdist."""
-    base = tmp_path_factory.mktemp("dist")
-    shutil.copytree(ROOT, base / "src", ignore=NOT_SOURCE)
-    done = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(base / "out"), str(base / "src")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return base / "out"
-
-
-@pytest.fixture(scope="session")
-def wheel(dist: Path) -> Path:
-    (found,) = dist.glob("acp_codegen-*.whl")
-    return found
 
 
 @pytest.mark.slow

@@ -11,6 +11,10 @@ for upstream v1 of both releases. Two differences are licensed:
 - an integral float (``1.0``) is no ``integer`` for the models, though JSON Schema counts
   it as one: taking it would re-emit it as ``1``, and upstream's Rust types refuse it too.
   The reference sees such floats as non-integral (``1.5``) for the comparison.
+
+Models generated with ``default-on-null = "all"`` widen the schema's rule once more: every
+optional property takes ``null`` (read as "not given": the field stays unset, so what is
+re-emitted leaves it out and is valid for the schema itself).
 """
 
 from __future__ import annotations
@@ -118,17 +122,21 @@ def _of_type(kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int
     }.get(kind, _SCALARS)
 
 
-def _licensed(schema: Any) -> Any:
+def _licensed(schema: Any, null_absent: bool = False) -> Any:
     """The reference schema as the lenient markers amend it: an optional lenient
     property may hold anything (an invalid value is dropped), a skip-invalid-items
     list any items (invalid ones are dropped), a default-on-null property null (read as
-    the empty list or map)."""
+    the empty list or map); with ``null_absent`` (``default-on-null = "all"``) every
+    optional property null."""
     if isinstance(schema, list):
-        return [_licensed(s) for s in schema]
+        return [_licensed(s, null_absent) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _licensed(v) for k, v in schema.items()}
+    # `properties` is a map of schemas, not a schema: a property may be named "properties".
+    out = {k: v if k == "properties" else _licensed(v, null_absent) for k, v in schema.items()}
     required = set(schema.get("required", []))
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {name: _licensed(sub, null_absent) for name, sub in schema["properties"].items()}
     for name, sub in out.get("properties", {}).items():
         if not isinstance(sub, dict):
             continue
@@ -136,7 +144,7 @@ def _licensed(schema: Any) -> Any:
             out["properties"][name] = True
             continue
         amended = {**sub, "items": True} if sub.get(SKIP_ITEMS) else sub
-        if sub.get(NULL_AS_DEFAULT):
+        if sub.get(NULL_AS_DEFAULT) or (null_absent and name not in required):
             amended = {"anyOf": [amended, {"type": "null"}]}
         out["properties"][name] = amended
     return out
@@ -185,13 +193,18 @@ def _drops_only(dumped: Any, value: Any) -> bool:
 
 
 def _check_type(
-    models: ModuleType, schema: dict[str, Any], name: str, value: Any, exact_round_trip: bool = True
+    models: ModuleType,
+    schema: dict[str, Any],
+    name: str,
+    value: Any,
+    exact_round_trip: bool = True,
+    null_absent: bool = False,
 ) -> None:
     defs = schema["$defs"]
     target = getattr(models, name)
     adapter: TypeAdapter[Any] = TypeAdapter(target)
     strict = jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{name}"})
-    licensed = jsonschema_rs.validator_for({"$defs": _licensed(defs), "$ref": f"#/$defs/{name}"})
+    licensed = jsonschema_rs.validator_for({"$defs": _licensed(defs, null_absent), "$ref": f"#/$defs/{name}"})
     text = json.dumps(value)
     try:
         parsed: Any = adapter.validate_python(copy.deepcopy(value))
@@ -232,11 +245,13 @@ def _settings(examples: int) -> settings:
     )
 
 
-def _property(models: ModuleType, schema: dict[str, Any], name: str, examples: int, exact: bool = True) -> None:
+def _property(
+    models: ModuleType, schema: dict[str, Any], name: str, examples: int, exact: bool = True, null_absent: bool = False
+) -> None:
     @_settings(examples)
     @given(_near(schema["$defs"][name], schema["$defs"]))
     def accepted_alike(value: Any) -> None:
-        _check_type(models, schema, name, value, exact)
+        _check_type(models, schema, name, value, exact, null_absent)
 
     accepted_alike()
 
@@ -251,32 +266,59 @@ def test_fragment_models_accept_what_the_schema_accepts(version: int) -> None:
         _property(models, protocol.schema, name, FRAGMENT_EXAMPLES)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM_V1))
-def test_upstream_models_accept_what_the_schema_accepts(release: str, tmp_path: Path) -> None:
+def test_fragment_models_with_null_as_not_given_accept_what_the_widened_schema_accepts(tmp_path: Path) -> None:
+    """``default-on-null = "all"``, over the edge fixture (optional not-null fields
+    without upstream's markers) and the fragments."""
+    from codegen.options import ModelOptions
     from codegen.pipeline import generate
 
-    base = UPSTREAM_V1[release]
-    if not base.is_file():
-        pytest.skip(f"upstream schema not present at {base}")
-    result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, {1: base}, conversions=False)
-    package = "acp_property_" + release.replace("-", "_")  # one name a release: both import here
-    for rel, text in result.files.items():
+    for schema_dir, features in (
+        (ROOT / "tests" / "fixtures" / "edge", {"edge_feature"}),
+        (ROOT / "schema", {FEATURE}),
+    ):
+        result = generate(schema_dir, frozenset(features), ROOT, options=ModelOptions(default_on_null="all"))
+        package = f"acp_null_absent_{schema_dir.name}"
+        models = _imported(tmp_path, package, result.files)
+        protocol = next(p for p in result.protocols if p.version == 1)
+        for name in _type_names(models, protocol.schema):
+            _property(models, protocol.schema, name, FRAGMENT_EXAMPLES // 2, null_absent=True)
+
+
+def _imported(tmp_path: Path, package: str, files: dict[str, str]) -> ModuleType:
+    for rel, text in files.items():
         path = tmp_path / package / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     sys.path.insert(0, str(tmp_path))
     try:
-        models = importlib.import_module(f"{package}.v1.models")
+        return importlib.import_module(f"{package}.v1.models")
     finally:
         sys.path.remove(str(tmp_path))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("release", "default_on_null"), [*((r, "marked") for r in sorted(UPSTREAM_V1)), ("2026-11", "all")]
+)
+def test_upstream_models_accept_what_the_schema_accepts(release: str, default_on_null: str, tmp_path: Path) -> None:
+    from codegen.options import ModelOptions
+    from codegen.pipeline import generate
+
+    base = UPSTREAM_V1[release]
+    if not base.is_file():
+        pytest.skip(f"upstream schema not present at {base}")
+    options = ModelOptions(default_on_null=default_on_null)
+    result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, {1: base}, conversions=False, options=options)
+    # One name a release and mode: all import here.
+    package = f"acp_property_{release.replace('-', '_')}_{default_on_null}"
+    models = _imported(tmp_path, package, result.files)
     protocol = next(p for p in result.protocols if p.version == 1)
     names = _type_names(models, protocol.schema)
     assert len(names) > 200
     gaps = {}
     for name in names:
         try:
-            _property(models, protocol.schema, name, UPSTREAM_EXAMPLES)
+            _property(models, protocol.schema, name, UPSTREAM_EXAMPLES, null_absent=default_on_null == "all")
         except AssertionError as exc:
             gaps[name] = str(exc).splitlines()[0]
     assert not gaps, json.dumps(gaps, indent=1)  # the types whose model and schema disagree

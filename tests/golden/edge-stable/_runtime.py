@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 595fbf4a5a1c91a0231efb744b65951904cabb316139c3080be838a0fecfdb00
-# Content sha256: ceef1dc2e0ccd3d469dfa748921b187a739b3992dfda6a9880e089d642842321
+# Inputs sha256: 8066fa78d74f5cd0bd74952d0da018d04581acedf6427e9b0527d04342f25324
+# Content sha256: 0a560db4fd6e166500573669dff44b5a5b0b1c5aee24fe707a9201cd636f11cc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation
@@ -217,7 +217,10 @@ class Lenient:
       ``default`` (the field's own) but stays unset, so it is omitted on output, never an
       explicit null, which may mean something ("clear the title");
     * ``null_reads_as`` (``x-deserialize-default-on-null``, lists and maps): a ``null``
-      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it.
+      reads as this value, the type's empty one (``[]`` or ``{}``), as upstream reads it;
+    * ``null_absent`` (``default-on-null = "all"``, optional fields the schema does not
+      let be null): a ``null`` (Python's ``None``) reads as "not given": the field keeps
+      ``default`` and stays unset, so it is never written as null.
 
     The field's type is tried first, in pydantic-core; only a value that fails it reaches
     the recovery, a Python function (so valid messages never call Python). The shared
@@ -231,19 +234,21 @@ class Lenient:
         absent_on_error: bool = False,
         default: Any = None,
         null_reads_as: Any = None,
+        null_absent: bool = False,
     ) -> None:
         self.skip_invalid_items = skip_invalid_items
         self.absent_on_error = absent_on_error
         self.default = default
         self.null_reads_as = null_reads_as
+        self.null_absent = null_absent
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         schema = handler(source)
         name = handler.field_name
-        if self.absent_on_error and name is None:
-            raise TypeError("absent_on_error marks a model field")
+        if (self.absent_on_error or self.null_absent) and name is None:
+            raise TypeError("absent_on_error and null_absent mark a model field")
 
         # Called only for a value the field's type refused (the union's first member).
         def recover(
@@ -251,7 +256,9 @@ class Lenient:
         ) -> Any:
             if value is None and self.null_reads_as is not None:
                 return validate(copy.deepcopy(self.null_reads_as))
-            if self.skip_invalid_items and isinstance(value, list):
+            if value is None and self.null_absent:
+                pass  # absent: below
+            elif self.skip_invalid_items and isinstance(value, list):
                 try:
                     # Fails again, this time with the items' errors.
                     return validate(value)
@@ -289,7 +296,7 @@ class Lenient:
     def __repr__(self) -> str:
         args = [
             f"{flag}=True"
-            for flag in ("skip_invalid_items", "absent_on_error")
+            for flag in ("skip_invalid_items", "absent_on_error", "null_absent")
             if getattr(self, flag)
         ]
         args += [
@@ -305,3 +312,4 @@ SKIP_INVALID_ITEMS: Final = Lenient(skip_invalid_items=True)
 SKIP_INVALID_ITEMS_OR_ABSENT: Final = Lenient(
     skip_invalid_items=True, absent_on_error=True
 )
+NULL_ABSENT: Final = Lenient(null_absent=True)

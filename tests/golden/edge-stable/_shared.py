@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 129d0b25a6bf881540463f784993816bd526864e570903c01cdcf81346bbb7cd
-# Content sha256: 01f025719615994c9ba411a47fabf87ecbd9362be4978028b39b865a5848ee08
+# Inputs sha256: 2ebe841048e3e7fa02ca52386f2052d7491312bd18f88906bb6aa558d5bf77f9
+# Content sha256: 89e61ac3af832334c747dd0843dab49b53f136417a4e40c961b1afccafd60373
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 115004526cdc4a5e964a285bce5936badb9b67dc90a6f21da0bf6d141576a862
-# Content sha256: 817b566c54b1c56ec4d7eadc886cb83349a297d0cde0254140dc2c2e711b109c
+# Inputs sha256: a0cc6ac14c2929db8fbc5ae35e069bef805e3cfd60ee7535d9f926f0fb36bc28
+# Content sha256: f5d7b209ea2525e7663f9bfc84aa8a2c9d71070a9784083ffb23a262abb38246
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90128da39fd9488e6f9d25d901b54263eff7e3177ea18d5256cdd542e98145bc
-# Content sha256: bcbb28e5ce6f38f7fcf3999f44ff18efe35a58d68c0ef22573aa276a7968583e
+# Inputs sha256: 563fdb42e902c7d7d78e9eb1e89a411633504af67a7068eed36ceb04d82b8ee1
+# Content sha256: f0117ff0961d50da24a3199ad7b99764322aa687a1c6b9834bae4ac5c72b6390
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

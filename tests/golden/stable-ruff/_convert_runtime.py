@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7344fcea6ba2ddc57b0678809d97e5bd9706c2e9c068ca7e46befb2168e13e40
-# Content sha256: a8a935bc0cf9c1f5ec48e13f313ee91ea5e9efaafa9e6116e1f02f8c4a2ff399
+# Inputs sha256: dbb6170ea99a67626d36e0a33a1299e80ed42f5ffc52784c3cb1b5c4c21eb4bc
+# Content sha256: f65bb685347a36e6d4b89851aa0fa818796551724304c580b16d01e8b58976bd
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 240e24ca575eb9899392cfa61b5ee5647c35728afb102ac1f77ba245b83ccddc
-# Content sha256: ea4c78c7ba4a88d334950b83aeab6d48c5afc1a90468947b4cb1edf20d7bf019
+# Inputs sha256: 61ed61ede0dc59c36314b0319ea252d0da3712f14a0756763b34af4f9ad59b4e
+# Content sha256: 9739804bb7feb86fb7abebd37e17b584baeb0842d21112653f16e74bc5647e48
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

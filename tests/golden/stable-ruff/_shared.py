@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 930417186d92f387a6eb5a9b0f30450fcfcdeb228d9d6a727bd45e72b7501639
-# Content sha256: 5c86aae2568e4eee02f9cd0630eb9d2d6936328abda553708db06b8d3a4f2e55
+# Inputs sha256: 427a9787d54e6793d1a9d026fc2cc599d476b0864d427ec8a1c3d59d5f593c85
+# Content sha256: ed80679ec58ac95699d0390d023595f85181e8f037241a6d93d1f15eb0add5dc
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4b7985d82410a3dbf69536823e27d4b850a119bde80a302cc748fa7b6679854d
-# Content sha256: 2dcc705c15e4e03b2ce2d31efa6ebef53e5d2f6434f1dc312d358fcf6a7b4dcb
+# Inputs sha256: b7f1296f728ee08b81b76e36aac61246654b2d15e37ce4db3211ae5062c452be
+# Content sha256: 02778c6a464675631608218b7c218baa60d9026dda24f7b7a96d4b432bf0fdfc
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e00e1fb2462db3696b1dc8c6da838a211cf4fcd9dfe215b2251d9d10c1f8b764
-# Content sha256: c553a706f6b18696867e82fb380bfac0e26bfd49f64da0e7a577c968bfa01042
+# Inputs sha256: 1be07de36bfa8c8feaff0b007763b2860b37e56259b2e4ab82eed9fb4e8aef6f
+# Content sha256: 13256eea2e7408d4d0e89b878286783e60ee20a1bf37c14be4ff712eb9729c0b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

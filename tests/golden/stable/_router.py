@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 622caeb22c85b6dbf14e3cdc9bc97cff971ef44743f8552daebfd1566f4f19de
-# Content sha256: 7fa1229c84898dc2dc958d6dce6eec022477d2f18055e2db99028195c8edf5c3
+# Inputs sha256: a19f88a2fde1563e772de37ca9d240bdbd72999ec00c495e164bc5cfe62cad29
+# Content sha256: e221a01530f9ace2bb5a030ab63baefd4b08119e3d7e9171b96b96d78f1f378f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

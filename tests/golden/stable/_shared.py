@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b8607529a5bcc7d4abfb54b34587152521a35f0676612f87bc491e8cd5bf5cfc
-# Content sha256: 58f9aaafb846590ba4ba3c5ba2272e1f4f116f893dccb7fe12d8227f82a581fe
+# Inputs sha256: d4b641355a64725d692c1cd0515f84298376543b379558e53bbc86f5c378ca04
+# Content sha256: 756e9929ed70f04a0d835bc68d34981ffd65f5476fa73968a05173f65ae2a407
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b64a09584c6b9492fb7f16f72a4c96507732ddf3b7546c74e5d543f640bb9e60
-# Content sha256: ee6b962f746cfb537b0c13f0222e89e318fc9d21862cbc78ac7f05faebcd4efe
+# Inputs sha256: 6d145821133eb6b802d8d3187690b3ec4c395057fbbbd4da34091af52cc60687
+# Content sha256: 61b5ce1cb6309272e4a63bab74d0d73419e08669b784ea6fd2d7c8dfe79b2cf1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a8e324c8e00b59f02a48c80be682ff4d4a220a0656633408d22ef9a136dbe9f
-# Content sha256: 59cb11d8c7c3da0eb4d28c275fb166914f93adabf9ffa3aacf5c9e0a44a4cf73
+# Inputs sha256: 6864a1206efa33e8a96d6a5f5a957ad73c57798d29280c40009675c666c42b88
+# Content sha256: e47350721e5274b5021d2c61650560467e73e3bf7d0fce3f11af6cca5c11d79e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ac92fd8bd7c44c11da9a097ec96cf5706c912ddc6213f46b78f073e6d82d19fa
-# Content sha256: 3a78912e1effd96878daed84bca32209e187121e920a7ff46370e3fec48a76a3
+# Inputs sha256: dbca3348cd1a4150eed4ba1d0b84fa404dd5aa840e1d378eb19cb2153223918c
+# Content sha256: d0d57ad2e249a317e6889c4eefe2d541771f99504a53700d94b8c2db5c29de99
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a556462b4dab2ad51c14f23cc8b5e2dc646398aec45e33e0ebb5d5a7997a48f3
-# Content sha256: 883e7876cb3eae4323b84329836d32372cecd11d5e1dcafb63bfb7a33cf03e2d
+# Inputs sha256: 13e5fb3697862d15e45aaaf25c8089fed289dd49c153dd3cd5e69c96907abbe9
+# Content sha256: 4a2fed65699160517bf5780d208b5575b41ec3a7f9f42040d48f9ddf82270e52
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: efb9d0ce5c31f52ef037cc5d294bc3a0f89a8d721c1eda2c32cf90d554e079e5
-# Content sha256: e0c87a2cc7edd845c26abf7832e1e8b218a4b4abb138ed9c744353266062f38a
+# Inputs sha256: 8f3fb5cb18c7945ed06fc7131b2976ac6e5d57cb5766cc17305a0348875f2109
+# Content sha256: 86f408bdcdcc45e0736bb8207b70b31bc55b9d4a2734ca4932f66f78745dcf7b
 
 """Wire models of ACP protocol v1.
 
@@ -87,3 +87,6 @@ class Quoted(BaseModel):
             description="A property whose wire name needs escaping.",
         ),
     ]
+
+
+__all__ = ["Holder", "Level", "PingNotification", "Quoted"]

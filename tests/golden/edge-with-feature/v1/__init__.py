@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b0201280ced89a986c917f0eb7be520d1afb08f08ad1a78b0e4e6fd2e4a59743
-# Content sha256: 69a0feadb4545d4296ccc08538247a79bfbae4d5dff531df6468470433adb2af
+# Inputs sha256: 66787b8e1f4e3cb7a37b77a1bc264980d59628c4a1c45bb10f158580e6483da4
+# Content sha256: 24361690195104e2a339142a7e6c583c54ca5127102da45b74c61da49d80181d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

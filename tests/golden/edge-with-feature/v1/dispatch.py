@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fc1bcad408ea465cc5801cda31276ce11f89a3ef988c373a6e97c12b2fdd337a
-# Content sha256: e504116db40b4f2864aeba2c57e6e26733c2da25f12393278bd356bf66c2fdc8
+# Inputs sha256: 8aba3e7599d14ddec8a3e6627f44b895edf80cb0c03571c80e3920a3d51ec304
+# Content sha256: df30d5b188f83692a9eafe4a8766d92f1d532cdf80aedf00d85cb8697da1c9fc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

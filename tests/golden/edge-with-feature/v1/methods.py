@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4b1e4d091ecb51b773a6abf803557e2e79537fd9d89bc1ed6ae76a1b03e50e2
-# Content sha256: b77125479dad2b1d260be6bfaea28902f44e7260f27d2acc0f4af87a8dfb3d8d
+# Inputs sha256: f9fc36c0a5fd51499d3222158220628e0475853ad567756e04e25d2a9a26ee45
+# Content sha256: 2d38505017c1a564885d2add1d6519bf6b0fa3c5c135ddbb7c6a9a511cd7b49b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f9ae02e5a671cb38aa468fc14d9db23090bd717b600aba6ec05aa9cafce15f92
-# Content sha256: 18e18c7c47ab59261519486c33efb2a8628e2394c73f343c6803b16a3e86df9a
+# Inputs sha256: c70feb1026f15ed9e7553e0df026c1dfc212dfb4eaf8cc4764ce168087d14744
+# Content sha256: c41fcd237506a9ead65d29f3316d8ad37b201e0e0a30bbbe3788029fceba987b
 
 """Wire models of ACP protocol v1.
 
@@ -121,3 +121,13 @@ class Quoted(BaseModel):
             description="A property whose wire name needs escaping.",
         ),
     ]
+
+
+__all__ = [
+    "Holder",
+    "Level",
+    "PingNotification",
+    "PokeRequest",
+    "PokeResponse",
+    "Quoted",
+]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e8ea1527208eddc68c6ab70a50688d69a42f04f1a7ff3cbb424845629d0688c1
-# Content sha256: d9f96aba6f1a1f6af5fa596d9e6e15a660227f5ebd5cd568ce05022a3c139882
+# Inputs sha256: d74cc8b51db22332b7e521090b56fb9519b89229c4ee2521f64638b5a7b27505
+# Content sha256: eb6825270b6f24f8d4defe4715974a2715f8de8ced0f19c336e8da384844a912
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1397797940883458b87a391d8abb1e518bb2343ce487712193306f63aba1a190
-# Content sha256: 6de43292fcc470551e312a5ab1cc2f39e80d17d59b3964a0fa496292fa26cda0
+# Inputs sha256: 1faa8bad025b5a01241de8b53603e5f108ca6d2d363d7fe80f4f42b6383ecee6
+# Content sha256: b231bd69140c99281eba2d164bb2c5b19fe5c64cc299d30d715c7b4445ab95ed
 
 """Method dispatch for the agent side of ACP protocol v1.
 

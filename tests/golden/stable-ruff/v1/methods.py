@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 630d2eeb4c38d3457fbb690146c500ed2c933400944f28e169ec71a829a71335
-# Content sha256: 0e48bcf7210d77dc03415e3008a70035f01697e5194d7209dbd8eae3a72750a4
+# Inputs sha256: a8aab22c0e082826de7275d19536c0bdc04a7a420b4a661b95bfcc7b462dacd2
+# Content sha256: fcd290786f1d5152c3691753920bd4eb8f21671dc9ae0015e43da278fb9d15bb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

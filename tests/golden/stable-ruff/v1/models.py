@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 48d9bf80ae94e3282820780f4cfa39ea64f622479d099c16986d2dc4dee91420
-# Content sha256: c7650716ec61e091299e9408af976a688e1f47a8d397c7f6aff5b750fd6ef0ff
+# Inputs sha256: 4654cc1e41061b2659eec071213db12b2c53f5c8f9a06804fa184da72f92ebd1
+# Content sha256: d23d911e6086bbb005cb88f4ab1cde717ca6432b1f0930517a341e8a79e873f4
 
 """Wire models of ACP protocol v1.
 
@@ -477,4 +477,24 @@ SessionUpdate: TypeAlias = Annotated[
         description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
         discriminator="session_update",
     ),
+]
+
+__all__ = [
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionCloseCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionNotification",
+    "SessionResumeCapabilities",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
 ]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cea7701e27918dc0a054e1107a75a6ec734b3811e2a51893c6adbbc440793205
-# Content sha256: 1d9c1279b6483170ccb854365af2eba9d4d6e2bb2f97986fa40a94108911b170
+# Inputs sha256: a2e5c4cfd33a800392c75c08d4ff0914323e7b128707c11a6111a0775aaf3f79
+# Content sha256: 4a1b1f82f267e95027cbdbfa0da872fadafe6aa511687d89d3eef16fb3940b29
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f4a944a7cfcb81c08bd7ab77ecd5d32c50fb3915910ea51084a21c7c7b7c6a38
-# Content sha256: 72e3d2f3c42f3511b55373c2857c895a8b0bdf696846b6a0de9fb6b538806bee
+# Inputs sha256: 5a5451cac0838e0865ab29f1bf211004194e004559b6a4d8253c6b6b37042bf3
+# Content sha256: 3d8660bbb2701cd6da62992c04621e7403a5c3184552674161a6f2de0cecce70
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f366abb7d4d6af4529959cd624720813465e39e325f512d1a7a469884d2c9762
-# Content sha256: 1bded00c41d2adbfe501e260e08f0ce461d243239d937baaad1f8029067d02b9
+# Inputs sha256: 477c9bbbcff33cc5215273f2000ef6fd82269875335022058e4230bb0707ba7a
+# Content sha256: d208195a9bf0a84925761e7f069c234fae782cabf50fd71e33f61f4b4512dbbd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d8a377c21d922e155afaeabaddef14e9e4bb8318a4d911854cda2262c9f991ef
-# Content sha256: 32c97903941468c84b96c25ad76c4403df0c99effea8d1dcd30ca11063a8bd64
+# Inputs sha256: 4901570fedfb205c86974c94d4ff50c436d702f4c33f33672e9701d44f7a8ad9
+# Content sha256: 540da5cce3b96e124db67c19344081eb155057fcb4e37ad2782a4d492330fefe
 
 """Wire models of ACP protocol v2.
 
@@ -415,3 +415,24 @@ class UpdateSessionNotification(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+__all__ = [
+    "AbsolutePath",
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionListCursor",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "UpdateSessionNotification",
+]

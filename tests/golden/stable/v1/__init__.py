@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1a1c959a655ffebfdd75d8009464ea1d11d8445c78f9f423d1a7bedf2caa1c1
-# Content sha256: ab499b428e6af10ebd10fc259e3f5da12ef44454cb4d1ba548b23dd69cfb160a
+# Inputs sha256: 7d449fa14f78af745bb18c7ef5dc513d32ad2b553b3d7c225afc9f0d4ffb1d57
+# Content sha256: 7d50cce8e8414e6cd702a900bf19e587b63e3f89fca4c516f4a257d467d6a80b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 995007b875889b2af7ed8e18da63034c45b456de5b87023275e5466480ee923a
-# Content sha256: 2bc929d891e3a7d5607b3e17d593e6d8b7805b6f4a8b4a66e0e44b2670cc5a02
+# Inputs sha256: 3760d182722b9e2d4df96bb33357172dce543da651e67e0eb917923dfa4623be
+# Content sha256: 1f04d48cac37d305dae73d99ccf10cdd97e2a5393900abcf0423e7db90262c62
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e420f6b444aaccac9249d0eca1d2230777c9bfced9d088a015670f964f91b8b
-# Content sha256: 308210beca7ee2b5325a1eb8692fb7d6e05d696747dd6b492c34d37bf0392dcb
+# Inputs sha256: 4c66e2b8381a21c885ab022b725fe80b9d5d616883c3b33b067b4cd84f73ddde
+# Content sha256: e43cc61271b07b933dcea379236e36695fda8db871353b3799fac0ce71182f7b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f436f88ff71ac20a3f0be123a7df471d458bf21acd3452abf1669d23b16918ef
-# Content sha256: 8962545b6340da905b3dba16681edf2affb2bb77c17b9137b3f0fcc4550c6cf6
+# Inputs sha256: 57d7d519c58a8e27ec18ae002d133f933cb7c5a566847254375c3bc1bd991fa3
+# Content sha256: 1507ea2952d857f3581dfceb9a5d76b71346567847dca4cad7508787f7f18849
 
 """Wire models of ACP protocol v1.
 
@@ -502,4 +502,24 @@ SessionUpdate: TypeAlias = Annotated[
         description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
         discriminator="session_update",
     ),
+]
+
+__all__ = [
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionCloseCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionNotification",
+    "SessionResumeCapabilities",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
 ]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7676766aea7d9020c99caa485240eb610b44e52d15cb5a3b2c9f5274691528c1
-# Content sha256: 36bc2f85381a3607fcec5eee73d4fce043c53e08e3eb461151a3701d8496f89d
+# Inputs sha256: 4323141d53994b779da93d6123f0eb2a391c9eff591318206c9a51413dcb534f
+# Content sha256: faeab93154fce56f72b7d7d31dc3c72a0cbfe129d5fbe01fa165e7e26b24dc2f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

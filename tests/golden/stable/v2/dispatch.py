@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2eae9be1e1ec8e359249401c37e40b2f2a02ddb49ea4aa22e6090845c61d3a21
-# Content sha256: 263874285484530feed9e7b9d7d8d1f63267b63f526c957e6150cf6d63ea6fb9
+# Inputs sha256: 758ace204eebb357562c6ebaf8f6e58a7236d395339bfab6e93bdf3e5eb974db
+# Content sha256: 34a3b8c12b94b5530931906eda7c0dc42f60b1f5a4db87a83ed69008bec93f10
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3e0fc84e196290b13a648c4e1d76766b71db5d78c8353b3d744fb77c40ca7f5
-# Content sha256: dab7cb3265b7cee332873534d684c719d7e524f2a2705031c3b1a01fcf7a9542
+# Inputs sha256: 3a0507a900cfe183822a43aa1fe6e7f72920447c83005dd708dd96527142abac
+# Content sha256: c1cb4252c8aa44c79e5297ed920eba638a668b1f2f2c2b372d87170b8ae8f438
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

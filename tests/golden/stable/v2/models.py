@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4f88a8415f32fe9ce9b44996c575e6bba780713a5950827f8f594ba7b7aace6e
-# Content sha256: ce18c26f260e34ddf735f5458cd2a2a8914934a68cb2aeaac6504e274b4b0e2e
+# Inputs sha256: bb3bf84bcf6daff7d662cc63465a8de5c5d3ca6bdbfb2c895148d15bb438dea0
+# Content sha256: a963d8a58b639b6fb77529c513bc948147f14c3e468f94f93de78b6fb6d90516
 
 """Wire models of ACP protocol v2.
 
@@ -435,3 +435,24 @@ class UpdateSessionNotification(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+__all__ = [
+    "AbsolutePath",
+    "AgentCapabilities",
+    "Implementation",
+    "InitializeResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "ProtocolVersion",
+    "SessionCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionId",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionListCursor",
+    "SessionUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "UpdateSessionNotification",
+]

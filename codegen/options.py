@@ -1,0 +1,163 @@
+"""The settings an SDK chooses for its models beyond class names (``[tool.acp-codegen]``):
+how a null reads, what happens to unknown properties, Python names of fields, extra
+public names of classes, the models' base class and the command that regenerates.
+
+``ModelOptions`` is part of every generated file's inputs (``render.Inputs``). The name
+tables are checked here against the built IR, every problem naming its key under
+``/tool/acp-codegen/...`` and the closest valid name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .errors import Problem, SchemaError, pointer
+from .ir import Protocol, model_fields
+from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
+
+DEFAULT_REGENERATE = "nox -s generate"
+# Python attributes pydantic's BaseModel has (model_config, model_dump, ...): a field so
+# named would shadow them. dir() of a class is not taken: pydantic needs importing then.
+_PYDANTIC_PREFIXES = ("model_", "_")
+_PYDANTIC_NAMES = frozenset({"copy", "dict", "json", "parse_obj", "parse_raw", "parse_file", "schema", "schema_json"})
+_PYDANTIC_NAMES |= {"construct", "from_orm", "update_forward_refs", "validate", "fields", "Config"}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_BASE_CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    default_on_null: str = "marked"  # "marked": upstream's markers only; "all": every not-null optional field
+    unknown_properties: str = "keep"  # "keep": extra="allow"; "drop": extra="ignore"
+    field_names: Mapping[str, str] = field(default_factory=dict)  # wire or "Class.wire" -> attribute
+    aliases: Mapping[str, str | list[str]] = field(default_factory=dict)  # extra public name -> class(es)
+    base_class: str | None = None  # "package.module:Name"
+    regenerate: str = DEFAULT_REGENERATE
+    origin: str = "pyproject.toml"  # where the tables were written, for errors
+
+    def parts(self) -> list[str]:
+        """What the settings contribute to an input digest (nothing when all are defaults)."""
+        return (
+            [f"default-on-null={self.default_on_null}", f"unknown-properties={self.unknown_properties}"]
+            + [f"field-name={k}={v}" for k, v in sorted(self.field_names.items())]
+            + [f"alias={k}={v!r}" for k, v in sorted(self.aliases.items())]
+            + [f"base-class={self.base_class or ''}", f"regenerate={self.regenerate}"]
+        )
+
+    @property
+    def base_import(self) -> str | None:
+        """The base class as datamodel-code-generator takes it (``package.module.Name``)."""
+        return self.base_class.replace(":", ".") if self.base_class else None
+
+    def problem(self, table: str, key: str, message: str) -> Problem:
+        return Problem(self.origin, pointer("tool", "acp-codegen", table, key), message)
+
+
+DEFAULT_OPTIONS = ModelOptions()
+
+
+def _closest(name: str, known: Iterable[str]) -> str:
+    match = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
+def attribute_name(field_names: Mapping[str, str], class_name: str, wire: str) -> str | None:
+    """The attribute chosen for a class's field: the class's own entry first, then the
+    one for that wire name in every class."""
+    return field_names.get(f"{class_name}.{wire}", field_names.get(wire))
+
+
+def check_options(options: ModelOptions, protocols: tuple[Protocol, ...], complete: tuple[Protocol, ...]) -> None:
+    """Exit-2 problems of the settings: ``protocols`` are the ones generated, ``complete``
+    the same with every feature (a key that only a left-out feature has is fine)."""
+    problems: list[Problem] = []
+    if options.base_class is not None and not _BASE_CLASS.match(options.base_class):
+        problems.append(
+            Problem(
+                options.origin,
+                pointer("tool", "acp-codegen", "base-class"),
+                f"{options.base_class!r} is not 'package.module:Name'",
+            )
+        )
+    problems += _field_name_problems(options, protocols, complete)
+    problems += _alias_problems(options, protocols, complete)
+    if problems:
+        raise SchemaError(problems)
+
+
+def _field_name_problems(
+    options: ModelOptions, protocols: tuple[Protocol, ...], complete: tuple[Protocol, ...]
+) -> list[Problem]:
+    problems = []
+    wires = {f.name for p in complete for n in p.types for f in model_fields(p, n)}
+    scoped = {f"{n}.{f.name}" for p in complete for n in p.types for f in model_fields(p, n)}
+    for key, value in sorted(options.field_names.items()):
+        if not _IDENTIFIER.match(value) or keyword.iskeyword(value):
+            problems.append(options.problem("field-names", key, f"{value!r} is not a Python identifier"))
+        elif value.startswith(_PYDANTIC_PREFIXES) or value in _PYDANTIC_NAMES:
+            problems.append(
+                options.problem("field-names", key, f"{value!r} would shadow an attribute of pydantic's BaseModel")
+            )
+        elif key not in (scoped if "." in key else wires):
+            known = scoped if "." in key else wires
+            what = "no class has a field" if "." in key else "no field has the wire name"
+            problems.append(options.problem("field-names", key, f"{what} {key!r}" + _closest(key, known)))
+    if problems:
+        return problems
+    for p in protocols:  # clashes: two fields of one class under one attribute
+        for name in p.types:
+            taken: dict[str, str] = {}
+            for f in model_fields(p, name):
+                other = taken.setdefault(f.py_name, f.name)
+                if other != f.name:
+                    key = next(
+                        (k for k in (f"{name}.{f.name}", f.name, f"{name}.{other}", other) if k in options.field_names),
+                        f.name,
+                    )
+                    problems.append(
+                        options.problem(
+                            "field-names", key, f"{name}: {other!r} and {f.name!r} would both be {f.py_name!r}"
+                        )
+                    )
+    return problems
+
+
+def _alias_problems(
+    options: ModelOptions, protocols: tuple[Protocol, ...], complete: tuple[Protocol, ...]
+) -> list[Problem]:
+    problems = []
+    every = {n for p in complete for n in p.types}
+    for alias, value in sorted(options.aliases.items()):
+        targets = [value] if isinstance(value, str) else value
+        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+            problems.append(options.problem("aliases", alias, f"must be a class name or a list of them, not {value!r}"))
+        elif not TYPE_NAME.match(alias) or keyword.iskeyword(alias) or alias in RESERVED_TYPE_NAMES:
+            problems.append(
+                options.problem(
+                    "aliases", alias, f"{alias!r} cannot be a public name: it must match {TYPE_NAME.pattern}"
+                )
+            )
+        elif alias in every:
+            problems.append(options.problem("aliases", alias, f"{alias!r} is already the name of a generated class"))
+        else:
+            problems += [
+                options.problem("aliases", alias, f"no generated class is named {t!r}" + _closest(t, every))
+                for t in targets
+                if t not in every
+            ]
+    return problems
+
+
+def aliases_for(options: ModelOptions, protocol: Protocol) -> list[tuple[str, tuple[str, ...]]]:
+    """The aliases a version's models module gets (name, the classes it unites): those
+    whose classes it has."""
+    out = []
+    for alias, value in sorted(options.aliases.items()):
+        targets = (value,) if isinstance(value, str) else tuple(value)
+        if all(t in protocol.types for t in targets):
+            out.append((alias, targets))
+    return out

@@ -1,0 +1,262 @@
+"""The settings an SDK moving to acp-codegen chooses (docs/sdk-migration.md):
+``default-on-null``, ``unknown-properties``, ``field-names``, ``aliases``, ``base-class``
+and ``regenerate``; what each does to the models, and the errors each refuses with."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, ROOT
+from pydantic import BaseModel, ValidationError
+from test_golden import SETTINGS
+
+from codegen.cli import main
+from codegen.config import ConfigError, load_config
+from codegen.errors import SchemaError
+from codegen.options import ModelOptions
+from codegen.pipeline import generate
+from codegen.write import write_tree
+
+ARCHIVE = frozenset({"unstable_session_archive"})
+EDGE = FIXTURES / "edge"
+
+
+def _package(tmp: Path, name: str, **settings: Any) -> Iterator[ModuleType]:
+    write_tree(tmp / name, generate(ROOT / "schema", ARCHIVE, ROOT, **settings).files)
+    sys.path.insert(0, str(tmp))
+    try:
+        yield importlib.import_module(f"{name}.v1.models")
+    finally:
+        sys.path.remove(str(tmp))
+        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[module]
+
+
+@pytest.fixture(scope="module")
+def sdk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """The models under the SDK-style settings of the golden case ``sdk-style``."""
+    yield from _package(tmp_path_factory.mktemp("sdk"), "sdk_style_pkg", **SETTINGS["sdk-style"])
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """The models under the default settings."""
+    yield from _package(tmp_path_factory.mktemp("plain"), "plain_pkg")
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+# default-on-null
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ModuleType]]:
+    """The edge fixture's models (optional not-null fields without upstream's markers)
+    under both readings of null."""
+    tmp = tmp_path_factory.mktemp("edge")
+    modes = {}
+    for mode in ("marked", "all"):
+        files = generate(EDGE, frozenset({"edge_feature"}), ROOT, options=ModelOptions(default_on_null=mode)).files
+        write_tree(tmp / f"edge_{mode}", files)
+    sys.path.insert(0, str(tmp))
+    try:
+        modes = {mode: importlib.import_module(f"edge_{mode}.v1.models") for mode in ("marked", "all")}
+        yield modes
+    finally:
+        sys.path.remove(str(tmp))
+        for module in [m for m in sys.modules if m.startswith(("edge_marked", "edge_all"))]:
+            del sys.modules[module]
+
+
+def test_all_reads_null_as_not_given_in_optional_not_null_fields(edge: dict[str, ModuleType]) -> None:
+    models = edge["all"]
+    # PingNotification.level is optional and its schema does not allow null.
+    ping = models.PingNotification(level=None)
+    assert "level" not in ping.model_fields_set and _dump(ping) == {}
+    assert _dump(models.PingNotification.model_validate({"level": None, "x": 1})) == {"x": 1}
+    assert _dump(models.Holder.model_validate({"plainRef": "low", "viaAllOf": None})) == {"plainRef": "low"}
+    # Wrong values still fail: only null is widened; a required field takes no null.
+    with pytest.raises(ValidationError):
+        models.PingNotification.model_validate({"level": 5})
+    with pytest.raises(ValidationError):
+        models.Holder.model_validate({"plainRef": None})
+    # A field whose schema allows null keeps it (null has a meaning there).
+    assert _dump(models.Holder.model_validate({"plainRef": "low", "viaAnyOf": None})) == {
+        "plainRef": "low",
+        "viaAnyOf": None,
+    }
+
+
+def test_marked_refuses_null_where_the_schema_does(edge: dict[str, ModuleType]) -> None:
+    models = edge["marked"]
+    with pytest.raises(ValidationError):
+        models.PingNotification.model_validate({"level": None})
+    with pytest.raises(ValidationError):
+        models.PingNotification(level=None)
+
+
+@pytest.mark.parametrize("package", ["sdk", "plain"])
+def test_null_with_a_meaning_of_its_own_is_kept_in_both_modes(package: str, request: pytest.FixtureRequest) -> None:
+    models = request.getfixturevalue(package)
+    update = models.SessionUpdateSessionInfoUpdate.model_validate(
+        {"sessionUpdate": "session_info_update", "title": None}
+    )
+    assert _dump(update) == {"sessionUpdate": "session_info_update", "title": None}  # clears the title
+    listing = models.ListSessionsRequest.model_validate({"cwd": "/p", "archived": None})
+    assert _dump(listing) == {"cwd": "/p", "archived": None}
+
+
+# unknown-properties
+
+
+def test_drop_ignores_unknown_properties_keep_emits_them(sdk: ModuleType, plain: ModuleType) -> None:
+    data = {"sessionId": "s", "x-vendor": 1}
+    assert _dump(sdk.ArchiveSessionRequest.model_validate(data)) == {"sessionId": "s"}
+    assert _dump(plain.ArchiveSessionRequest.model_validate(data)) == data
+    assert sdk.ArchiveSessionRequest.model_config["extra"] == "ignore"
+    assert plain.ArchiveSessionRequest.model_config["extra"] == "allow"
+
+
+# field-names
+
+
+def test_field_names_rename_the_attribute_and_keep_the_wire_name(sdk: ModuleType) -> None:
+    request = sdk.ArchiveSessionRequest(archived_session="s", field_meta={"k": 1})
+    assert _dump(request) == {"sessionId": "s", "_meta": {"k": 1}}
+    parsed = sdk.ArchiveSessionRequest.model_validate({"sessionId": "s", "_meta": {"k": 1}})
+    assert parsed.archived_session == "s" and parsed.field_meta == {"k": 1}
+    # The class's own entry wins over the one for every class; other classes keep theirs.
+    assert "session_id" in sdk.UnarchiveSessionRequest.model_fields
+    assert all("meta" not in cls.model_fields for cls in (sdk.ArchiveSessionRequest, sdk.SessionSummary))
+
+
+# aliases and __all__
+
+
+def test_aliases_and_all(sdk: ModuleType, plain: ModuleType) -> None:
+    assert sdk.SessionInfo is sdk.SessionSummary
+    assert isinstance(sdk.ArchiveSessionRequest(archived_session="s"), sdk.ArchiveOrUnarchive)
+    for models in (sdk, plain):
+        tree = ast.parse(Path(models.__file__).read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        defined |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+        assert set(models.__all__) == defined - {"__all__"}
+        star: dict[str, Any] = {}
+        exec(f"from {models.__name__} import *", star)  # the module just generated
+        assert not {"BaseModel", "Field", "ConfigDict", "Annotated", "NOT_NULL"} & set(star)
+
+
+# base-class and regenerate
+
+
+def test_base_class_is_the_sdks_and_model_config_still_applies(sdk: ModuleType) -> None:
+    from pydantic.main import BaseModel as Base
+
+    assert all(issubclass(getattr(sdk, n), Base) for n in sdk.__all__ if isinstance(getattr(sdk, n), type))
+    assert sdk.ArchiveSessionRequest.model_config["populate_by_name"] is True
+
+
+def test_regenerate_is_named_by_headers_and_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "pyproject.toml").write_text('[tool.acp-codegen]\nregenerate = "make gen-all"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate"]) == 0
+    models = tmp_path / "generated" / "v1" / "models.py"
+    assert models.read_text(encoding="utf-8").startswith(
+        "# Generated by acp-codegen 0.1.0. Do not edit: run `make gen-all`."
+    )
+    models.write_text(models.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    assert "run `make gen-all` to regenerate it" in capsys.readouterr().err
+
+
+def test_command_line_options_override_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.acp-codegen]\nunknown-properties = "drop"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate", "--unknown-properties", "keep", "--default-on-null", "all"]) == 0
+    text = (tmp_path / "generated" / "v1" / "models.py").read_text(encoding="utf-8")
+    assert 'extra="allow"' in text and 'extra="ignore"' not in text and "null_absent=True" in text
+
+
+# errors
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('default-on-null = "some"', "default-on-null must be one of 'marked', 'all', not 'some'"),
+        ('unknown-properties = "forget"', "unknown-properties must be one of 'keep', 'drop'"),
+        ('default-on-nul = "all"', "unknown key 'default-on-nul'; did you mean 'default-on-null'?"),
+        ("field-names = {_meta = 1}", "field-names must be a table of strings"),
+        ("regenerate = 1", "regenerate must be a string"),
+    ],
+)
+def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.acp-codegen]\n{table}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("?", r"\?")):
+        load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ModelOptions(field_names={"_meta": "field meta"}),
+            "/tool/acp-codegen/field-names/_meta: 'field meta' is not a Python identifier",
+        ),
+        (ModelOptions(field_names={"_meta": "class"}), "'class' is not a Python identifier"),
+        (
+            ModelOptions(field_names={"_meta": "model_dump"}),
+            "'model_dump' would shadow an attribute of pydantic's BaseModel",
+        ),
+        (
+            ModelOptions(field_names={"_mtea": "field_meta"}),
+            "field-names/_mtea: no field has the wire name '_mtea'; did you mean '_meta'?",
+        ),
+        (
+            ModelOptions(field_names={"ArchiveSessionRequest.sesionId": "sid"}),
+            "no class has a field 'ArchiveSessionRequest.sesionId'; did you mean 'ArchiveSessionRequest.sessionId'?",
+        ),
+        (
+            ModelOptions(field_names={"ListSessionsRequest.cursor": "cwd"}),
+            "field-names/ListSessionsRequest.cursor: ListSessionsRequest: 'cwd' and 'cursor' would both be 'cwd'",
+        ),
+        (
+            ModelOptions(aliases={"SessionInfoo": "SessionInfoo"}),
+            "aliases/SessionInfoo: no generated class is named 'SessionInfoo'; did you mean 'SessionInfo'?",
+        ),
+        (
+            ModelOptions(aliases={"SessionInfo": "SessionInfo"}),
+            "'SessionInfo' is already the name of a generated class",
+        ),
+        (ModelOptions(aliases={"Field": "SessionInfo"}), "'Field' cannot be a public name"),
+        (ModelOptions(aliases={"Empty": []}), "aliases/Empty: must be a class name or a list of them, not []"),
+        (
+            ModelOptions(base_class="acp.schema.BaseModel"),
+            "base-class: 'acp.schema.BaseModel' is not 'package.module:Name'",
+        ),
+    ],
+)
+def test_setting_errors_name_the_key(options: ModelOptions, message: str) -> None:
+    with pytest.raises(SchemaError) as caught:
+        generate(ROOT / "schema", ARCHIVE, ROOT, options=options)
+    assert message in str(caught.value)
+    assert str(caught.value).startswith("pyproject.toml: /tool/acp-codegen/")
+
+
+def test_a_setting_error_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen.field-names]\n_mta = 'field_meta'\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate"]) == 2
+    assert "field-names/_mta: no field has the wire name '_mta'; did you mean '_meta'?" in capsys.readouterr().err
+    assert not (tmp_path / "generated").exists()
