@@ -15,8 +15,6 @@ from typing import Any
 
 from .driver import AgentProcess, Failure, Reply, shown
 
-RESOURCE_NOT_FOUND = -32002
-INVALID_PARAMS = -32602
 OMIT = object()  # the `archived` filter left out of the request
 SESSIONS = 8  # created by the pagination scenarios: more than one page for small page sizes
 MAX_PAGES = 1000

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .context import INVALID_PARAMS, OMIT, RESOURCE_NOT_FOUND, SESSIONS, Context, Skip
+from ..runtime._runtime import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from .context import OMIT, SESSIONS, Context, Skip
 from .driver import Failure, shown
 
 

@@ -6,11 +6,12 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0de47da769620199b9d9cc08f9b082da2e46b1e54573f7277b54cffb8b4c348f
-# Content sha256: 96921b29f2e1d26114ddac5e329901e42f1952c105f84d4f19d4c179b667b6aa
+# Inputs sha256: 308b9c196b1c1974a23fffc05793d481e554c53c32faca6e539ba3e245075149
+# Content sha256: e17a3605c1c41882e46747dae129862a1bd9025111e678353c806dd662448913
 
-"""Types shared by every protocol version of the generated package (the JSON-RPC errors
-live in ``_runtime``, which needs no schema; they are re-exported here)."""
+"""Types shared by every protocol version of the generated package. The JSON-RPC errors
+and their codes are defined in ``_runtime`` (they need no schema): import them from there.
+"""
 
 from __future__ import annotations
 
@@ -18,22 +19,6 @@ import sys
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
-
-from ._runtime import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
-    InternalError,
-    InvalidParamsError,
-    InvalidRequestError,
-    JsonRpcError,
-    MethodNotFoundError,
-    ParseError,
-    ResourceNotFoundError,
-)
 
 # Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
 # (typing_extensions re-exports it there in their stubs); only annotations use this name.
@@ -60,19 +45,4 @@ class MethodSpec(NamedTuple):
     feature: str | None
 
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "InternalError",
-    "InvalidParamsError",
-    "InvalidRequestError",
-    "JsonRpcError",
-    "METHOD_NOT_FOUND",
-    "MethodNotFoundError",
-    "MethodSpec",
-    "PARSE_ERROR",
-    "ParseError",
-    "RESOURCE_NOT_FOUND",
-    "ResourceNotFoundError",
-]
+__all__ = ["MethodSpec"]

@@ -6,11 +6,12 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8fc0002d1ec63f2dddca5a92589caf49463472165f853ad7c6abf8ad36ff6020
-# Content sha256: b1d6c337511aa0a992e2a4275c325b1984d399e7db4d6efa6884745fd3f8816e
+# Inputs sha256: d7e6c57fa50ff7b2024f04dd7f269b30312eec39abe916067e3480423ea9a50f
+# Content sha256: 8b979607f057df1e16718529dcf1a31d16cd49f11c6acc9ed9c9d13f4f8d49bb
 
-"""Types shared by every protocol version of the generated package (the JSON-RPC errors
-live in ``_runtime``, which needs no schema; they are re-exported here)."""
+"""Types shared by every protocol version of the generated package. The JSON-RPC errors
+and their codes are defined in ``_runtime`` (they need no schema): import them from there.
+"""
 
 from __future__ import annotations
 
@@ -18,22 +19,6 @@ import sys
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
-
-from ._runtime import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
-    InternalError,
-    InvalidParamsError,
-    InvalidRequestError,
-    JsonRpcError,
-    MethodNotFoundError,
-    ParseError,
-    ResourceNotFoundError,
-)
 
 # Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
 # (typing_extensions re-exports it there in their stubs); only annotations use this name.
@@ -60,19 +45,4 @@ class MethodSpec(NamedTuple):
     feature: str | None
 
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "InternalError",
-    "InvalidParamsError",
-    "InvalidRequestError",
-    "JsonRpcError",
-    "METHOD_NOT_FOUND",
-    "MethodNotFoundError",
-    "MethodSpec",
-    "PARSE_ERROR",
-    "ParseError",
-    "RESOURCE_NOT_FOUND",
-    "ResourceNotFoundError",
-]
+__all__ = ["MethodSpec"]

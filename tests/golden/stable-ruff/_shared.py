@@ -8,11 +8,11 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24aa7e6b2e03c519f48d774d2a7569692112c27516d322138d439fa8738e4517
-# Content sha256: b78d05e7be1afdb3815abea139f984708ce7c8286e682bc591115106335dc289
+# Inputs sha256: 23e729e3463d9f61a70ddc7e220951a099a86115c91f86ffde916bc92201792b
+# Content sha256: da42050df36759d094ca47c7f0fb8b5f122ac5b63247f7d6fff5cac9b4a85261
 
-"""Types shared by every protocol version of the generated package (the JSON-RPC errors
-live in ``_runtime``, which needs no schema; they are re-exported here)."""
+"""Types shared by every protocol version of the generated package. The JSON-RPC errors
+and their codes are defined in ``_runtime`` (they need no schema): import them from there."""
 
 from __future__ import annotations
 
@@ -20,22 +20,6 @@ import sys
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
-
-from ._runtime import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
-    InternalError,
-    InvalidParamsError,
-    InvalidRequestError,
-    JsonRpcError,
-    MethodNotFoundError,
-    ParseError,
-    ResourceNotFoundError,
-)
 
 # Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
 # (typing_extensions re-exports it there in their stubs); only annotations use this name.
@@ -62,19 +46,4 @@ class MethodSpec(NamedTuple):
     feature: str | None
 
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "InternalError",
-    "InvalidParamsError",
-    "InvalidRequestError",
-    "JsonRpcError",
-    "METHOD_NOT_FOUND",
-    "MethodNotFoundError",
-    "MethodSpec",
-    "PARSE_ERROR",
-    "ParseError",
-    "RESOURCE_NOT_FOUND",
-    "ResourceNotFoundError",
-]
+__all__ = ["MethodSpec"]

@@ -8,11 +8,12 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4c385096eb78cfcb4164d37dc51e3d387d32b5fcd1c6a2fb9ce986ceee3e989
-# Content sha256: 9073d042bdc842f26a154e816ed0aad25d3e6c4b116350893faa4e6ede131fdb
+# Inputs sha256: fa9051ffbcedafb900a8d2dfa994b05d48242119ac2ae313a040b632b1db74fa
+# Content sha256: 45c94a57bd82ce48ee14abe4beff89f0c429ec21986bfc85f97ee5a5664694ef
 
-"""Types shared by every protocol version of the generated package (the JSON-RPC errors
-live in ``_runtime``, which needs no schema; they are re-exported here)."""
+"""Types shared by every protocol version of the generated package. The JSON-RPC errors
+and their codes are defined in ``_runtime`` (they need no schema): import them from there.
+"""
 
 from __future__ import annotations
 
@@ -20,22 +21,6 @@ import sys
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
-
-from ._runtime import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
-    InternalError,
-    InvalidParamsError,
-    InvalidRequestError,
-    JsonRpcError,
-    MethodNotFoundError,
-    ParseError,
-    ResourceNotFoundError,
-)
 
 # Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
 # (typing_extensions re-exports it there in their stubs); only annotations use this name.
@@ -62,19 +47,4 @@ class MethodSpec(NamedTuple):
     feature: str | None
 
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "InternalError",
-    "InvalidParamsError",
-    "InvalidRequestError",
-    "JsonRpcError",
-    "METHOD_NOT_FOUND",
-    "MethodNotFoundError",
-    "MethodSpec",
-    "PARSE_ERROR",
-    "ParseError",
-    "RESOURCE_NOT_FOUND",
-    "ResourceNotFoundError",
-]
+__all__ = ["MethodSpec"]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5322bba608ebd086be3063e4c0cfdac2cd96489b29dbdb1e48da99491f5cac64
-# Content sha256: 5231d6f6a27077a8c7d30ed400467d74891057a9c6ccfec938968bdf3f173a32
+# Inputs sha256: c404a2d441203c3a8ab3ffb743fac187aa94b4b57d25683a400f0817870a44a0
+# Content sha256: 0eb9d6f6f42bdbc950a044a69a5db69361b5652ed60d6c47e382fefd15a94f2c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

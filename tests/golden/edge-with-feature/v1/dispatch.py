@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26ae6da3cd7f3788bcd571ee037f95140b233aed0df6130b870763018138de22
-# Content sha256: f3b1f69adc138da04fa75c7486201bab1279d594efe4b22637a1d2c825db10f6
+# Inputs sha256: 9c97745b4919f3f5de629b8b68ca679b4d7579355fd95edcd7285a76daef4352
+# Content sha256: 2f9a0c68db5c40eef7957eb9a5579fec934cf44fb9ce60e518ba1710627b0da5
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, EnumField, GatedField, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e2d5ceb38bf38fa536304d03442ecbd91a9b55598bed6e58f91d1381f299594
-# Content sha256: c7b66d0c838e6f5628a59c9603a955a19ebe714a9b12a660560c6400fab3f41f
+# Inputs sha256: 6ccf919561ec6d4ceec1142a1faf9e7466dff59e6870eaa0d3245ded78be93da
+# Content sha256: af923cea4091a1aab8c9f412b9a30b253be8de4a5ef38536354aa6cea1003999
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b9742575165646aa424e9255cb93c50b183dd06e5e2c198c1a10855bca74bb2a
-# Content sha256: c3c351ad5e25037dacfd90fe7302f503282ade4dd0757d1016b864e53e787e73
+# Inputs sha256: fa9dc591c959d331a6fc683143e046a4427866f8b52d4e94ca5baf4202825927
+# Content sha256: 4f3c3d2633d49ce1c308b9dcdaf76123d53b8e5caed56cea474fa334b9b37205
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

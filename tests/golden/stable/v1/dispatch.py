@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 20527a449b9b8d84f9dd5efdbabecb763b0b907b9b6f117442a92bfa8b316e20
-# Content sha256: 227e83af45bfc5a1b4e7c03df3627120ab318b5decbf516694479702c406dcfa
+# Inputs sha256: fae309c157cf232de7970228964e81fc36b3286fb9a73ca73e03d7d642bbb26f
+# Content sha256: 0afd00a742362bdda6a60a2878851ec33ae9d8de926b659894ac5222d057e187
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

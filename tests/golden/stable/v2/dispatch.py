@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c3dd11307f868e6740d4f179f00bc3b3553bc56e7007b37382df489b059810d1
-# Content sha256: 3b38d4ccda1c274a0d5f69c97eeacc743ce5668d9c76b6ac875f95eec0256ad3
+# Inputs sha256: cb55f695865d893facc826c5941fbc19675152e9e9f4ec6787529514cfb10a16
+# Content sha256: 2f66afaa35c674eb64b8d0e684d6b2060e8dc6b6d96f1a4d7e803b5fc4be8417
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]
