@@ -20,7 +20,7 @@ from .features import select
 from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_background, paused_gc
 from .hoist import NO_CLASS_NAMES, ClassNames
 from .ir import Protocol, build
-from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
+from .load import Source, VersionSources, display_name, find_version_dirs, load_version, read_json
 from .overlay import feature_types, load_base, overlay
 from .render import MODELS_TEMPLATES, Inputs, environment, render_models, render_runtime, render_template
 from .schema_terms import KNOWN_SIDES, SIDES
@@ -134,13 +134,17 @@ MODELS = "models.py"
 BACKGROUND_TYPES = 10
 
 
+def read_declarations(schema_dir: Path, root: Path | None, conversions: bool) -> Source | None:
+    """The conversions file, read once per run (None: absent, or conversions off)."""
+    path = schema_dir / CONVERSIONS_FILE
+    return read_json(path, root) if conversions and path.is_file() else None
+
+
 def plan(
-    schema_dir: Path,
     sources: tuple[VersionSources, ...],
     features: frozenset[str],
-    root: Path | None = None,
+    declarations: Source | None,
     *,
-    conversions: bool = True,
     style: Style = DEFAULT_STYLE,
     class_names: ClassNames = NO_CLASS_NAMES,
 ) -> dict[str, Inputs]:
@@ -154,14 +158,12 @@ def plan(
         for template, name in VERSION_TEMPLATES:
             out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style, chosen)
     all_inputs = tuple(f for s in sources for f in _files(s))
-    declarations = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
         if template == CONVERT_TEMPLATE:
-            if not conversions or not declarations.is_file():
+            if declarations is None:
                 continue
-            declared = read_json(declarations, root)
-            extra = ((declared.name, declared.sha256),)
+            extra = ((declarations.name, declarations.sha256),)
         out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen)
     for name in RUNTIME_FILES:
         if name != CONVERT_RUNTIME or CONVERT_PATH in out:
@@ -169,16 +171,14 @@ def plan(
     return dict(sorted(out.items()))
 
 
-def _feature_types(
-    schema_dir: Path, root: Path | None, sources: tuple[VersionSources, ...], class_names: ClassNames
-) -> dict[int, set[str]] | None:
+def _feature_types(sources: tuple[VersionSources, ...], class_names: ClassNames) -> dict[int, set[str]] | None:
     """Over bases, per version, the fragment types conversions start from (None: no base),
-    under the class names chosen for them."""
+    under the class names chosen for them; from the fragments as loaded (not read again)."""
     if not any(s.overlaid for s in sources):
         return None
     return {
-        int(d.name[1:]): {class_names.chosen.get(t, t) for t in feature_types(load_version(d, root))}
-        for d in find_version_dirs(schema_dir, root)
+        int(s.meta.data["version"]): {class_names.chosen.get(t, t) for t in feature_types(s.fragments or s)}
+        for s in sources
     }
 
 
@@ -186,8 +186,7 @@ def _render_templates(
     protocols: tuple[Protocol, ...],
     sources: tuple[VersionSources, ...],
     manifest: Mapping[str, Inputs],
-    schema_dir: Path,
-    root: Path | None,
+    declarations: Source | None,
     features: frozenset[str],
     class_names: ClassNames,
 ) -> dict[str, str]:
@@ -203,9 +202,7 @@ def _render_templates(
                 env, template, manifest[prefix + name], protocol=protocol, routes=routes
             )
     convert_plan = (
-        plan_conversions(
-            protocols, sources, schema_dir, root, _feature_types(schema_dir, root, sources, class_names), class_names
-        )
+        plan_conversions(protocols, sources, declarations, _feature_types(sources, class_names), class_names)
         if CONVERT_PATH in manifest
         else None
     )
@@ -238,7 +235,8 @@ def generate(
     class_names: ClassNames = NO_CLASS_NAMES,
 ) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root, bases, class_names)
-    manifest = plan(schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names)
+    declarations = read_declarations(schema_dir, root, conversions)
+    manifest = plan(sources, features, declarations, style=style, class_names=class_names)
     models = {
         f"v{p.version}/{MODELS}": functools.partial(render_models, p, manifest[f"v{p.version}/{MODELS}"])
         for p in protocols
@@ -253,7 +251,7 @@ def generate(
     }
     with in_background(later) as done:
         texts = {name: render() for name, render in models.items() if name not in later}
-        texts |= _render_templates(protocols, sources, manifest, schema_dir, root, features, class_names)
+        texts |= _render_templates(protocols, sources, manifest, declarations, features, class_names)
         # The runtime modules' sources are kept in the default style's layout: only another
         # style lays them out (with the rest, in the same pass).
         laid_out: dict[str, str] = {}
@@ -286,9 +284,8 @@ def up_to_date(
     """
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
-        manifest = plan(
-            schema_dir, sources, features, root, conversions=conversions, style=style, class_names=class_names
-        )
+        declarations = read_declarations(schema_dir, root, conversions)
+        manifest = plan(sources, features, declarations, style=style, class_names=class_names)
     except Exception:  # unreadable or invalid input: the full run that follows reports it
         return False
     on_disk = read_tree(out)

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a51aeac069634e8c8d052a510e13f71178202a95d732d3db31c892bb0cb3e47e
-# Content sha256: 57a6c1b81e93df022c13a945d46ce74a09d8e1fe2cf3c7cd26fa3901601c2daf
+# Inputs sha256: 3320304733625cdb7eb57dd3f68bae5cacd8f169bbe7405b751c7a0dde8c4593
+# Content sha256: cd9a37b0ab939f49c944015a8c119097ebfd3d7e675e29e2bfdf89fcc551933c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 308b9c196b1c1974a23fffc05793d481e554c53c32faca6e539ba3e245075149
-# Content sha256: e17a3605c1c41882e46747dae129862a1bd9025111e678353c806dd662448913
+# Inputs sha256: 8fbc68b5831cd7c4b0bf03dfe6886d10f96f1f6706919d215e2fa821ead82571
+# Content sha256: e00999448a10004fb39694c0e469da4b5816961f088c7ed9c2524c7644dad58c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c0c3d6aa3ad95b9690bfc650e2bc02ebce5656000f9c3f070a027145597067d
-# Content sha256: a0d65aec9d06379b2b18da212eb3343738896542d67a5030ba4e194e56398e6c
+# Inputs sha256: ea58d7db9af4aae67a4e095757be833027fa1aaf50349a63132dd4fdce4a9f6c
+# Content sha256: 5bce8f952274f4b20a8c463e1c1aa13a29d8e840b0e2a67c44471fc8f000a06e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

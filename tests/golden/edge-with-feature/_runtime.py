@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 74a84f19f1629b22eab42dea2ef5d2ec34e7a8e614106667c4693ce05497c1c9
-# Content sha256: d11d109ea6abb11a5b6e55ddca14489710d126e474532bf7f247904dd876c005
+# Inputs sha256: 756a1b27c35e1c92ccd25fd460f63480d8e89a051ba28e8b43decfb73001105f
+# Content sha256: 73da035c053745bbb981bd6f3b00a649980ced98a2fffef6689ef7778519ce49
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d7e6c57fa50ff7b2024f04dd7f269b30312eec39abe916067e3480423ea9a50f
-# Content sha256: 8b979607f057df1e16718529dcf1a31d16cd49f11c6acc9ed9c9d13f4f8d49bb
+# Inputs sha256: 159a6dc36be7731c5234c2f2c685f2e1d944f85cdf802c7a7f108ea0fdbe93fb
+# Content sha256: 4c5d9571bf6d4c06acd7efdf5673ec6ca21cdb922aeaa569e8eb3064aab8e303
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de0e2254a44fe19d518d0e8b6053d480902052d96122373a248f53b383103658
-# Content sha256: 06463c419fa4ffdd8b1f19b336f5c95065bc6eace26351fdfaae5ed1130d438f
+# Inputs sha256: da8b3f4705d69cbe475d46ef566c3a7b8d248c4e923199e7853bec24fed14734
+# Content sha256: 58ea90208d207a6c4d69d340a9e8d94ada6fa24487f665d64f2e1bdb3f780549
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

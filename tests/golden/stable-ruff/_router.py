@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c298c2cb8493d6507fd6a25711d35095b659b264594a172937953329d5704f8
-# Content sha256: b204c35d79930c8092eec10df36ec7850578644546d2099ae8e01283196349b4
+# Inputs sha256: 6c96ea4960401dde78a030ffec5b324668487135927e9a193584209e873a8ef8
+# Content sha256: 59687f0bc63ee3188e2a482a1c3fda71dac98dad42d700928f890f362dc5631f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

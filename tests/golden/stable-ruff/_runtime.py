@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b57a875807e7c10ead72b7cdb08a4ad1f37e345d6b287d7c4eace18bd04a6dbf
-# Content sha256: f9b14f7280781ff92f949e832c56594992cd220ad15e608f694ef70802e25ffe
+# Inputs sha256: 257830b63ecb5a51c3f8f81b6087ecc3c3ffc13f0a342c30bf742ede1dc62080
+# Content sha256: 982edb41f1eb69760125c95f7160361060770b10999b4103afa88ea3febf48f2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

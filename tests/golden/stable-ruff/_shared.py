@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 23e729e3463d9f61a70ddc7e220951a099a86115c91f86ffde916bc92201792b
-# Content sha256: da42050df36759d094ca47c7f0fb8b5f122ac5b63247f7d6fff5cac9b4a85261
+# Inputs sha256: 98b09b98df5d8323eb623b0dd655a7a246e74288272ea41c7d517a5652ab22d5
+# Content sha256: 51b705297116e4f0edf8f3129f10cc3ec9ced5e3b36e56ef5575ec36fd23e5e8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 637a5d076a2409536ca744690ced9d2d52a77aa2c0377570652de0e27da38c53
-# Content sha256: 4924d503531bbe3ef74599fe9630b88ef5228eff478f3e0764ed4eb880885a35
+# Inputs sha256: bbbc2e2b6f0f01f83384552d81f87ed6786fcb844fa35a4a35c7621b0f301f4b
+# Content sha256: 51d2488648d23ff147425799cbf4c8c698b78ec7003867621f88ac41e2564861
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 29b4ac6d413797256e54bb787397dd0dc013124866cbd6ab7f1a8b11ac4d463f
-# Content sha256: 29e6de97d6a0c61035c09c86522a8a752921769295113b8741f52a0e5402adf6
+# Inputs sha256: 429bec28e961c628c7ba7a75f9ff6e0ed2eb80e5e8f6a73fdd0523069315565b
+# Content sha256: 55b1f92e2ce00d0b78b168c58ee085fc4a35a178d90603e587c0381add100bb9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

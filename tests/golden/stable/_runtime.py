@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e98307f94a6b2bd64a48ce6b79ca6ccc69e53862b81c2d5de4903d9b90c720e
-# Content sha256: e7e0db666fc5ff8d4b6048fd0bd671a57584ae869230e38db8a1fd8a12b7b0b1
+# Inputs sha256: be79c54cd0a21a18606d44b4dea81e1e841ed7db21364123643e76e631a898dd
+# Content sha256: 52c17905b2a6a77140872782b6dceca23863f2be5939df851e7306eed0b84a6d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fa9051ffbcedafb900a8d2dfa994b05d48242119ac2ae313a040b632b1db74fa
-# Content sha256: 45c94a57bd82ce48ee14abe4beff89f0c429ec21986bfc85f97ee5a5664694ef
+# Inputs sha256: 7da289a4469c8b3ba6a6de3c33db82da0fed52d2700b28aef8f9023234ffc325
+# Content sha256: 7f3760d6e3011ecd7d7d47d392e343c8cef4ff1b40a71c6882148647aab5ebd8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ce9791aa82bdf53b7b7a2a600290efc3dda9d4cd09120fc8d7651807470061b
-# Content sha256: dc2e6f5fd3d7145d5c122d2250f989fd8501a3b3c4f99d31fb8e5efa46bddb88
+# Inputs sha256: 923e1f88d72d262ceb70509b8006c48141cee2c3577fc0d45f5c1192aae3a46f
+# Content sha256: e67c71f348caed433af295fb93d8c38551b558c06ba4a1f6221967154ce8caa1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

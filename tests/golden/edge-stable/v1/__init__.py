@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2eedfa33b3bc205bc29311be12e5ed35067d52d2ff8ae0a9cfd952c37a65908b
-# Content sha256: 321a38a969844e7b7d1dfec84cbd924632e92e71d6407472580d3d82471d6eba
+# Inputs sha256: 1129d87f16c0af2af8f87805e178d7c6489d7d35b2ed5893f5aa682ce55afb07
+# Content sha256: ba360b5f767b4a707f7e23d229b4949ff7d4479dcabe07ea786c2cda66fdbd5a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c404a2d441203c3a8ab3ffb743fac187aa94b4b57d25683a400f0817870a44a0
-# Content sha256: 0eb9d6f6f42bdbc950a044a69a5db69361b5652ed60d6c47e382fefd15a94f2c
+# Inputs sha256: 8377e1b7216a67aee3a304a2f316f9418b20f926af0dd481131fdd088f0edf66
+# Content sha256: ab9ad09956ab64d2c0c7292b1422b1d0325edd1785c746264b809e082d98fe54
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a29017ce3d296ed37405d8e4f6c575f97559afe634086b033c155e34a5ca2b24
-# Content sha256: ae8fd10534bedb6482c7ec5120464e673c2e31aad8b8dfb6dfc63cc9b43dc8ae
+# Inputs sha256: 24f58eacfb86e1faeab406fe7ca530cda735f9d9a07cf47a49fa4ef87a58d1b5
+# Content sha256: fc41e525b0cbbf8ebbfe18b1a03dcb85eb542f022799024e48e2348c38bba311
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bcee8cbc2c0ce99f40525126244a93ae7e3cd72e8abaa54202ed79203da24536
-# Content sha256: 62e3ad0572314508608d9ddce10537ea60b9f175e53a2bf945df53955caeb66d
+# Inputs sha256: 4e726060d293c55361840d9966a1d5797799b8ef3d462e1ec9b94a8e5075f788
+# Content sha256: 1eac29d617541ad024e4c78593e3d92e2bdfb3f5ed9b50a059a3fc4be39a6ebb
 
 """Wire models of ACP protocol v1.
 

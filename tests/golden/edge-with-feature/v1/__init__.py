@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f460bdecfa72dce0e48a4c2279d4f229e2d1748fbe59921aed9ea473ca129cad
-# Content sha256: 3fbfe4dd9e40b1bb223eaffcd4f9cf99ce13d5757078cef19d7b2a18020f1f49
+# Inputs sha256: 522d231737a5f810e6b037c0b5159a30bfc41f2a262c6ed9fde3ca1331e32fb0
+# Content sha256: e83635bec7995c32c9874809befc4d4644509097dec54243290c4df8a4636b15
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c97745b4919f3f5de629b8b68ca679b4d7579355fd95edcd7285a76daef4352
-# Content sha256: 2f9a0c68db5c40eef7957eb9a5579fec934cf44fb9ce60e518ba1710627b0da5
+# Inputs sha256: 4dfe0663da5246733c8fed8edcaa09fee256d3bb0ee098baffd1e81e6d1e3b10
+# Content sha256: 8fed4f76e9a9231708433b3fa503c3f12ceb5e808dc67eec922e64fc7372b1ab
 
 """Method dispatch for the agent side of ACP protocol v1.
 

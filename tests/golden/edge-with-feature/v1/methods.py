@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e12dbf640c4d2760e5dbfecbd42f3e031797eaf410d889a29cbc7aea00000bd
-# Content sha256: 8e003270204dba3ee855d2c6803cac0ece1e5e4541b8dc456dde27c72021a4a4
+# Inputs sha256: c64756f9cdb7e20104446847d72a83e7e544a67d091ab323704e92cb2b97a859
+# Content sha256: 5b53cf0d03cd465cf16a2718407f529cff7ba9f837b7d56bdd102e865502800d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1cd94098629161223a6893ca40c96500d21cd406f4118b0ddc09936f4da57db3
-# Content sha256: 80e4ca58a2e88e905540b0e2a6a06af72da1efef850a2c2dd484d37b338f880a
+# Inputs sha256: a4abc7e9ed58a7e0e9e1f3065df77bf561b353768971d4decdb4dd4630a4e439
+# Content sha256: 39138e6fc1351f7f04fc785bc1689fbcc5324fe81961c044d520433f403879a8
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f937aa5d1ef1650eb4fc6e09c8dc5cf39a26aa0bbd23b59d18deec7d809cd2e5
-# Content sha256: 0058e1c490bb211ebdeffbb038a214149fab699a23647e6386a0536185fae940
+# Inputs sha256: e086c663734c71e9dac275dcc77f192e6b12078a54ef78e2556755189f3ce710
+# Content sha256: 470268eab78af287dddcb539a8f7818b3dc1ddca6585db76dc7221d960348dee
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

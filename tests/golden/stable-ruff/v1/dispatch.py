@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6ccf919561ec6d4ceec1142a1faf9e7466dff59e6870eaa0d3245ded78be93da
-# Content sha256: af923cea4091a1aab8c9f412b9a30b253be8de4a5ef38536354aa6cea1003999
+# Inputs sha256: b765c1deb18f4eafd953da438958de3306fc682b598c02f0ad7f39b088c0a0e5
+# Content sha256: 109fbb00773fdcbb42dff38cedbd55d4f6c7fea68416465326090c24b60944d4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4daeaf490c5ea07fd1785eb04eb508c8a614a37aa1bb1d1709975b9f2ba43ba4
-# Content sha256: 225d47c76fee03e04334ff55732f73fb2434990322cf74d5faf13eeb4de17798
+# Inputs sha256: 278daffc38ff3f1489fc8d696a1f3ac9e3ac423c537f8ce819b2b2e02c27d571
+# Content sha256: 8834e26828b01d9b525b9db6e2cfb0078658c7f0d8c44706f5f06bc998f539f9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bf53d39f88dafc14ea92107a6916648aed798f829f2c07458d678929f0a572c9
-# Content sha256: be8b0ac3a6edf74377e96b9f0b48f301b0f10fa5c85d828ca505e95fba2da7ff
+# Inputs sha256: d9265e172d4bf7c8e08645c1f069095f3480ed84e8a2a09d86b87e89f5bb16ec
+# Content sha256: 77c216f4dbd3d5e830ef1b73da6b212574b59c403867887760ea77e665296c7d
 
 """Wire models of ACP protocol v1.
 

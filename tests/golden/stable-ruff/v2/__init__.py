@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53c3ecfab70472623811bea114173ccccc8c6c18a9011116d37cd9bc61173dab
-# Content sha256: a1fd08a4400c141cb50b29002c3563dc23edd02998fbdb785eff3537c7362b1f
+# Inputs sha256: f4397ec926d8b5ce3fa4bb8634be72d1562cff3a9762f9154552f978aaa89207
+# Content sha256: e2f4be508e6260df2c1b4d7e3bf74378992c3bd78fa22a5a423ddeafb0d6c347
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

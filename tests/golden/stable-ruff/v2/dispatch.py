@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fa9dc591c959d331a6fc683143e046a4427866f8b52d4e94ca5baf4202825927
-# Content sha256: 4f3c3d2633d49ce1c308b9dcdaf76123d53b8e5caed56cea474fa334b9b37205
+# Inputs sha256: c2e60d5623e4a9f2f7017f4f0b4bbab1451c891eaca71e5def2d0661a7a2bd19
+# Content sha256: f532461c4252b7ecab4a1ea0ca425ce1be8d267d16d679c22b3017db2e0659e6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

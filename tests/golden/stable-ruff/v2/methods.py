@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e43226629085948c19c954de7b554f17884aea1294a784d75b1f2f8d5fad6836
-# Content sha256: 6c6f770dfee4a590e3caf9896053d634f0eec1aadfe58c2fc6e1242c48238e33
+# Inputs sha256: 773798ad2c6d8c8133ca555be8fb87cf0102dd89b34ab0dc3a59ae91c4552b62
+# Content sha256: f61591685ee58bd3aac1900d1b149010611a73beaf5876260a440880c70e4a37
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

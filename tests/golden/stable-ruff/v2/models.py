@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5d74226fea5f62019a7e4eaf42c8244955460c88c1deb74d41f1d81d3ecf0dd
-# Content sha256: 42d48218270d69d70bae1921577cec1fb57399f5bd9b2390625378d8c1bb14bc
+# Inputs sha256: be1cbdacd9807ce0a056f202adb3f20f505c731236cb645fd4da659c75aedbe2
+# Content sha256: e8ce04abccea723c29fbbdd3c6e49bf550d217555795a99ebc937c93e8ba2efe
 
 """Wire models of ACP protocol v2.
 

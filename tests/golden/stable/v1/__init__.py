@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22936b5bc2b126f0b96904fbf81672009fbaf7bdf928b813b36e3271b2615773
-# Content sha256: 77d2ad1f98fa53221e2d42219ff0991b163f1306980bafc8c0e519ccb1fcd8f1
+# Inputs sha256: 7254481bc66e6048cfb23bb80e6894e2e3eb98f0638cf780133226fadf1140aa
+# Content sha256: 52b806c10ec9f3294edd72be5133c4e1e32a8c1de55c801dc64431afc6ee4a73
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

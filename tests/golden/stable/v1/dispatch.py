@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fae309c157cf232de7970228964e81fc36b3286fb9a73ca73e03d7d642bbb26f
-# Content sha256: 0afd00a742362bdda6a60a2878851ec33ae9d8de926b659894ac5222d057e187
+# Inputs sha256: 60f656d6f5d1cc790408a58665214ab5f419a834285b99631130ba260b31ec53
+# Content sha256: 185c73260c53615d274755cd840a7e5ab750775ac42999404b5430a65eaeb76b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

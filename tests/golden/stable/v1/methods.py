@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 161a25da322baa60356a821fe3d5876390955edd9f0a45baa36a9c6cb345fd65
-# Content sha256: dffc46aae54a0e0f62002b5dc6a0fc1f5309423eca96f4066a1cb5c51eae9cd2
+# Inputs sha256: d5161b9778581ca0bb1c7e38da4413bc50fb26d42b6b6aedfb0efa44883ba54b
+# Content sha256: 85e38175d86992262b92c7b3ca97c850e0a29d3a8a2c1e444a4a1c0d80333a88
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bdb29124e4264da3aa0efa7fffbe5efde37253f5d7d3dff425aad2dacacc5335
-# Content sha256: 351f940bfbced32a11d84658ecc21d410a38e466b14b9bebe24befa3cae42280
+# Inputs sha256: 986ec11bd1e5475019db3f6f242bf28af245bb78d66fb6df65358c81dd6b0ac9
+# Content sha256: 29a50cfcdb1ffba866b8199eeb37119465c4fdce24e1c043b1039a502b5ff15e
 
 """Wire models of ACP protocol v1.
 

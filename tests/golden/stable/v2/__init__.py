@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7f2c2ae3916a59d95dd38e9596b0fe28917a3d903f1754d290ff27cfe109745
-# Content sha256: 4924d3d8e85c9eccea75319922cff750b50cbe20ba5dd6c45df68a252e47572a
+# Inputs sha256: 0203fbeec01636e56b672cda86016bc9d060820af6d622cf627e9fbd73b731e1
+# Content sha256: f2bfef4355418cf66d076c9d7fb94abdd5b94413bc9b0685bb4d2a1d05ebd28f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

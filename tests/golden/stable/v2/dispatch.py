@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cb55f695865d893facc826c5941fbc19675152e9e9f4ec6787529514cfb10a16
-# Content sha256: 2f66afaa35c674eb64b8d0e684d6b2060e8dc6b6d96f1a4d7e803b5fc4be8417
+# Inputs sha256: 8785e6225a5c7e0de1b70d1f0d39bd528414dbf4692dc46c097a0f68a7c128c7
+# Content sha256: 54f9e4b15023db519d0ba540e047d1d96d1f740a1c3b43949e23ef6b147a86d0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b66eb33f0922fe3ce5d6096c4ffe458269ae04a812603209ecb0cb210d08d25b
-# Content sha256: 880bf0e87156184f6d839d7eb5a76ab5a67112756991a1dafc412c16c76d4eac
+# Inputs sha256: 8de1fe7a5e0a92685bf4be1ba46b4a263be91b0556a7957cd15051e4a00eef89
+# Content sha256: 005c9ff56b9cf0111ff15c679570ac64ab53383572f234ba23ecb0894dc38b7e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

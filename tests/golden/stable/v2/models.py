@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e14f875305f477f9c903f8c432698943433f0a887d8ca59632ddcac3012392c1
-# Content sha256: 0e5d4c7e5496a8d04b9f2af7a772b2e3f87d2b645749215b7e1cde9f0afb54e4
+# Inputs sha256: 6bd72bfcade8b52edbe5a3c7df995071bbafbe290c4238618d10df3f8ef1b74e
+# Content sha256: 03b9178edf69f813392a478935ee5caa44bf162bb2755f295cf9735506e1ca5f
 
 """Wire models of ACP protocol v2.
 
