@@ -151,12 +151,13 @@ def plan(
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
     chosen = tuple(sorted(class_names.chosen.items()))
+    source = class_names.source if chosen else ""
     out: dict[str, Inputs] = {}
     for version_sources in sources:
         prefix = f"v{version_sources.meta.data['version']}/"
-        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled, style, chosen)
+        out[prefix + MODELS] = Inputs(_files(version_sources), MODELS_TEMPLATES, enabled, style, chosen, source)
         for template, name in VERSION_TEMPLATES:
-            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style, chosen)
+            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style, chosen, source)
     all_inputs = tuple(f for s in sources for f in _files(s))
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
@@ -164,7 +165,7 @@ def plan(
             if declarations is None:
                 continue
             extra = ((declarations.name, declarations.sha256),)
-        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen, source)
     for name in RUNTIME_FILES:
         if name != CONVERT_RUNTIME or CONVERT_PATH in out:
             out[name] = Inputs((), (), enabled, style, runtime=(name,))

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3320304733625cdb7eb57dd3f68bae5cacd8f169bbe7405b751c7a0dde8c4593
-# Content sha256: cd9a37b0ab939f49c944015a8c119097ebfd3d7e675e29e2bfdf89fcc551933c
+# Inputs sha256: 396d610d4195b36f945fd4e0a410766e866c2c4a58ada8ae33d148009cc995af
+# Content sha256: ff5212e34c7b64dbf97ee1b14e8477f04c5f791572de52b59bf5e8f88b69ee96
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: be79c54cd0a21a18606d44b4dea81e1e841ed7db21364123643e76e631a898dd
-# Content sha256: 52c17905b2a6a77140872782b6dceca23863f2be5939df851e7306eed0b84a6d
+# Inputs sha256: 0b024705fa8cde00bcdb864afe101af58fb769751dcba87cd5b8770dcb670b67
+# Content sha256: 0a429a11f290c4b3a1d124013981d9e402118f0816d89e2c53389b148efbcc92
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

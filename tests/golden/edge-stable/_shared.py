@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8fbc68b5831cd7c4b0bf03dfe6886d10f96f1f6706919d215e2fa821ead82571
-# Content sha256: e00999448a10004fb39694c0e469da4b5816961f088c7ed9c2524c7644dad58c
+# Inputs sha256: e7ad660f7821a63a226caf79d5ae3843a442e2724f5021f187ed270675c4fa60
+# Content sha256: 0766aa2e26a4ef7eedc6be9ba65efc955bb73a4b61f455a7db91d2b9a5900f3d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

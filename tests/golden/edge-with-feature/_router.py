@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ea58d7db9af4aae67a4e095757be833027fa1aaf50349a63132dd4fdce4a9f6c
-# Content sha256: 5bce8f952274f4b20a8c463e1c1aa13a29d8e840b0e2a67c44471fc8f000a06e
+# Inputs sha256: 82951706b7aca036721d0507c34e475a7379cec96f9f527277640b3260b842f3
+# Content sha256: 67c7c0ef284ee077cdfc6ff8fc09c858c5083d806ab0addb33fa13984629e994
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 756a1b27c35e1c92ccd25fd460f63480d8e89a051ba28e8b43decfb73001105f
-# Content sha256: 73da035c053745bbb981bd6f3b00a649980ced98a2fffef6689ef7778519ce49
+# Inputs sha256: c50dcaebf61f1ce6aa165e09daddd936d39f520f7b202825ad1a83da5355686e
+# Content sha256: f4f40cda169d672d60e5709029c8590b30b2554fa2aeb7fb7dda853082fdd8b0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

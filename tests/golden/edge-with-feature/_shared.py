@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 159a6dc36be7731c5234c2f2c685f2e1d944f85cdf802c7a7f108ea0fdbe93fb
-# Content sha256: 4c5d9571bf6d4c06acd7efdf5673ec6ca21cdb922aeaa569e8eb3064aab8e303
+# Inputs sha256: b052d87581a71136cee82855670423e691607ef79a09110636f3c570b01c0c49
+# Content sha256: c1034521cd41a6754d1ad4d43f1f9a36779a2b499685777def1b2def60b1e449
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: da8b3f4705d69cbe475d46ef566c3a7b8d248c4e923199e7853bec24fed14734
-# Content sha256: 58ea90208d207a6c4d69d340a9e8d94ada6fa24487f665d64f2e1bdb3f780549
+# Inputs sha256: 11123e62cfbc4f61c35d64797534af5699fd96082881c8fc130b9deb9497b052
+# Content sha256: 0bfad5114ee628010e736c06424f9e9cbd927b3f1a85f4338b241d33ca42900d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c96ea4960401dde78a030ffec5b324668487135927e9a193584209e873a8ef8
-# Content sha256: 59687f0bc63ee3188e2a482a1c3fda71dac98dad42d700928f890f362dc5631f
+# Inputs sha256: 3c75c7ee092818779bdaf1e141107047ae051c67d10e4f2eba3b60ca7cf2934d
+# Content sha256: c73959ec5958d34c3b062a2bef0e55d25f00d7d75a4d7809bda99eadb336f8c3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

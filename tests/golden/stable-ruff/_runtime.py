@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 257830b63ecb5a51c3f8f81b6087ecc3c3ffc13f0a342c30bf742ede1dc62080
-# Content sha256: 982edb41f1eb69760125c95f7160361060770b10999b4103afa88ea3febf48f2
+# Inputs sha256: d5dac25d6aa6f8fd78e158b6d8810a4b6b874360ac8ea1c67f3a2faded2080c7
+# Content sha256: 1743a2d373a86493ae92705a93fb7138b32b40248051dab176f0bbf85b29c836
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98b09b98df5d8323eb623b0dd655a7a246e74288272ea41c7d517a5652ab22d5
-# Content sha256: 51b705297116e4f0edf8f3129f10cc3ec9ced5e3b36e56ef5575ec36fd23e5e8
+# Inputs sha256: 22727b5ef91ebd5fdee695cddee9bf09d65f5fdfe972d44a4d28c6834d8ad4c3
+# Content sha256: 1dfd506ca015c6c58a7933e165cca20be5bf343043c0832a387a41ec0e17850e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

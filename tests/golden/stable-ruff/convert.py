@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bbbc2e2b6f0f01f83384552d81f87ed6786fcb844fa35a4a35c7621b0f301f4b
-# Content sha256: 51d2488648d23ff147425799cbf4c8c698b78ec7003867621f88ac41e2564861
+# Inputs sha256: 345f7e00016726795e2d6f44cb049bd043f5b7de0fffcaa63f6e2b9d196242da
+# Content sha256: 91d51bd90c730b61a80f0a10866f23e9ccbd0fb965cccacf1a0bf6f5c06ea90b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 429bec28e961c628c7ba7a75f9ff6e0ed2eb80e5e8f6a73fdd0523069315565b
-# Content sha256: 55b1f92e2ce00d0b78b168c58ee085fc4a35a178d90603e587c0381add100bb9
+# Inputs sha256: fbb02e7a483b211d6910aedb2840e8075486296934350c37aac86c48d8a2740a
+# Content sha256: ed242b091d93baf929c15dc20426e02847138a3d2f832a1aeafb7f8be1d85069
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

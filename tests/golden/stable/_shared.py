@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7da289a4469c8b3ba6a6de3c33db82da0fed52d2700b28aef8f9023234ffc325
-# Content sha256: 7f3760d6e3011ecd7d7d47d392e343c8cef4ff1b40a71c6882148647aab5ebd8
+# Inputs sha256: 65d2103ecaa55a350e506975815e923bcdc0c458f5782e811331849bb734ec2e
+# Content sha256: 9c1417d9f49dd1cc57ac149c6dc80402bd38899118dc04c6e0fd5067556c5bbb
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4dae428418f6edf986cb2f204632f999e5635cda068350e5b28003c3a14edeef
-# Content sha256: 8706137c9c4f4561bf59f3a8297383ce6b716ba71e45727343b9d1f848ed56eb
+# Inputs sha256: 0e32d7221a1fba0d67ae48609c5daac3483cd06a8632e6f1df80e268c8d0ceb1
+# Content sha256: 8c8bde378ca8f8db6b8cc0cbb3eb49867f1a6a6e43e027bd37b09541988ac5d4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 923e1f88d72d262ceb70509b8006c48141cee2c3577fc0d45f5c1192aae3a46f
-# Content sha256: e67c71f348caed433af295fb93d8c38551b558c06ba4a1f6221967154ce8caa1
+# Inputs sha256: dd0401750a56d1b95f42166f308a5008b428dee84a5a3d7838c0ef7c02f7554e
+# Content sha256: f4ee7117400c4cb1884c47ccd4f8280d6422012a9e003a3bb48db7c78115a2f7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

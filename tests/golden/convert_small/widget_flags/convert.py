@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3d4619b24f5a94cc0e85102523b98fef55446726edb11b33c80e65110531512e
-# Content sha256: c4e5e639edad2dce78ccb952f2fa4d873450aa240dd81e91e53f51e82de9d685
+# Inputs sha256: f6e981d86c4e64860924ea164bc4166121e8367d14e9fe01902a20778b3eb68c
+# Content sha256: 56b7f583581baa2883af4272e359773f1a70167403c8484ea288a8e7e3264f87
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1129d87f16c0af2af8f87805e178d7c6489d7d35b2ed5893f5aa682ce55afb07
-# Content sha256: ba360b5f767b4a707f7e23d229b4949ff7d4479dcabe07ea786c2cda66fdbd5a
+# Inputs sha256: d8519ec27daf8fd3e085f9253f28f8a9d4b1e3846e67e3946dd92baea6d888a6
+# Content sha256: d89f14f076b49c843365cff32f3b43e4d913bc0dac7a1fe223506ad498931080
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

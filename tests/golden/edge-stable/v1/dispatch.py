@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8377e1b7216a67aee3a304a2f316f9418b20f926af0dd481131fdd088f0edf66
-# Content sha256: ab9ad09956ab64d2c0c7292b1422b1d0325edd1785c746264b809e082d98fe54
+# Inputs sha256: 7fd920763cdcdb2bfb0cfbe8202aa47878f73b03a604f4526cc126e141bccb69
+# Content sha256: 634a21f567b0f4ea065ea67725e10ce24835099e95f8e576c91e29053fb3e402
 
 """Method dispatch for the agent side of ACP protocol v1.
 

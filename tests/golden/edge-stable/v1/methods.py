@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 24f58eacfb86e1faeab406fe7ca530cda735f9d9a07cf47a49fa4ef87a58d1b5
-# Content sha256: fc41e525b0cbbf8ebbfe18b1a03dcb85eb542f022799024e48e2348c38bba311
+# Inputs sha256: df107da7544b6b8b70da49aad29e981660834d1202bf6d1131c89b9bf43d4888
+# Content sha256: c115d2afbc4542faae924ceed9d322b2bf53f11d0aee8ccac06124e826b45b23
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4e726060d293c55361840d9966a1d5797799b8ef3d462e1ec9b94a8e5075f788
-# Content sha256: 1eac29d617541ad024e4c78593e3d92e2bdfb3f5ed9b50a059a3fc4be39a6ebb
+# Inputs sha256: 2399d3f42d4d89b5551621a1147002f6d641a01395aebf7734a5a12948935b9c
+# Content sha256: ad74d7a3f715c1782f2549a26ea84851b9199811a61287f3a28a8b56ccb61ce5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 522d231737a5f810e6b037c0b5159a30bfc41f2a262c6ed9fde3ca1331e32fb0
-# Content sha256: e83635bec7995c32c9874809befc4d4644509097dec54243290c4df8a4636b15
+# Inputs sha256: df2888322959ae25e996e0ca035c51615d99f6bd1e3d1968e876e3fde9332d33
+# Content sha256: 5136fc2c643e74b9501dfa4354503d7467fda0088a1fbbdcbcae7b89bda4326b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4dfe0663da5246733c8fed8edcaa09fee256d3bb0ee098baffd1e81e6d1e3b10
-# Content sha256: 8fed4f76e9a9231708433b3fa503c3f12ceb5e808dc67eec922e64fc7372b1ab
+# Inputs sha256: 583869271a705ce3e42086d4537723de24f44b620296f5a71f18404a638871bd
+# Content sha256: 4e83536fe7169408928293b6dbd02b83b5f792524975c976a00eb4034e44e84d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

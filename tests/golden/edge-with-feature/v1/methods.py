@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c64756f9cdb7e20104446847d72a83e7e544a67d091ab323704e92cb2b97a859
-# Content sha256: 5b53cf0d03cd465cf16a2718407f529cff7ba9f837b7d56bdd102e865502800d
+# Inputs sha256: bc9eabd5a6b9ac696a75dcfc05b7fba0cc40436e6a5e97b86507a301b5548ef3
+# Content sha256: afabb66eae69468fd45c4a3f5d5906fd60dda24a952b9918b5f8184acac232f7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4abc7e9ed58a7e0e9e1f3065df77bf561b353768971d4decdb4dd4630a4e439
-# Content sha256: 39138e6fc1351f7f04fc785bc1689fbcc5324fe81961c044d520433f403879a8
+# Inputs sha256: eec87f9d42d48ae3aae3dd390aab94282d074e9db53d2ba77fe7eb8a456a3bc4
+# Content sha256: 55aa9c16bce35d0027db69e6134307aec188413649aa61864536020e36245507
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e086c663734c71e9dac275dcc77f192e6b12078a54ef78e2556755189f3ce710
-# Content sha256: 470268eab78af287dddcb539a8f7818b3dc1ddca6585db76dc7221d960348dee
+# Inputs sha256: fdcd01247dd21c978e1a77ea4ced67fb7aedb770f179efacbc84ce2cb7ef2439
+# Content sha256: 965d2b650129b1b107bd5e5e1c0f86f6aa7c1e64d20e4f78b24ed6f357f54f69
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b765c1deb18f4eafd953da438958de3306fc682b598c02f0ad7f39b088c0a0e5
-# Content sha256: 109fbb00773fdcbb42dff38cedbd55d4f6c7fea68416465326090c24b60944d4
+# Inputs sha256: a592785fb7bcce31e58813e735295c6e379a5a818a0a60936ccdef6b65984073
+# Content sha256: 6923213fe5bf411a340ec8de0a938fe2d2a18ffa8a3a0f2c7a60b07389db215b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 278daffc38ff3f1489fc8d696a1f3ac9e3ac423c537f8ce819b2b2e02c27d571
-# Content sha256: 8834e26828b01d9b525b9db6e2cfb0078658c7f0d8c44706f5f06bc998f539f9
+# Inputs sha256: 8491ec71924cb06862f77105af4a3b5d36e5cfdbd2c4260734e11c48729a2a17
+# Content sha256: 3b49a55362871aa5baf3f862b4e28d00757c4b85f946d6fc2900a6c397f0ef61
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

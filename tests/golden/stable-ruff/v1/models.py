@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d9265e172d4bf7c8e08645c1f069095f3480ed84e8a2a09d86b87e89f5bb16ec
-# Content sha256: 77c216f4dbd3d5e830ef1b73da6b212574b59c403867887760ea77e665296c7d
+# Inputs sha256: 223df827b0494eb9a7401c455219c7c82397dc0e927cb0d976bf64719106ea49
+# Content sha256: 77d71cdf5a28afaf83afa0998336ddc137888fae80fd4de8e7bdf265fc7eccae
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f4397ec926d8b5ce3fa4bb8634be72d1562cff3a9762f9154552f978aaa89207
-# Content sha256: e2f4be508e6260df2c1b4d7e3bf74378992c3bd78fa22a5a423ddeafb0d6c347
+# Inputs sha256: e24a6b9e67afabd7dd5fe43b95b9cf2f06724fd8a008fe42636a6ce48d128ced
+# Content sha256: 075585a0c039c61bbfd36be73577e73d4f08b5668d300b3250b535d1dc11cc99
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c2e60d5623e4a9f2f7017f4f0b4bbab1451c891eaca71e5def2d0661a7a2bd19
-# Content sha256: f532461c4252b7ecab4a1ea0ca425ce1be8d267d16d679c22b3017db2e0659e6
+# Inputs sha256: 8176856e0b786b66d8d7753d64c1fc4b41162be09427f5b8d537a517b24489c4
+# Content sha256: 0e9bd9c958c47f5582623129014b1abcbe891c1587300fe0b647c9db2675af8b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

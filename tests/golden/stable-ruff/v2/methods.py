@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 773798ad2c6d8c8133ca555be8fb87cf0102dd89b34ab0dc3a59ae91c4552b62
-# Content sha256: f61591685ee58bd3aac1900d1b149010611a73beaf5876260a440880c70e4a37
+# Inputs sha256: d8cbe2e711839a85801ac0e316427b8458e49855fb0b1a1450ce9b7ee865f2bf
+# Content sha256: 344ab03494a1a9a614e81edfa025c0a10e1598653faca98258228291ade77ed6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: be1cbdacd9807ce0a056f202adb3f20f505c731236cb645fd4da659c75aedbe2
-# Content sha256: e8ce04abccea723c29fbbdd3c6e49bf550d217555795a99ebc937c93e8ba2efe
+# Inputs sha256: 18ae0d4dd608923e8c14debfcc7cf68960d3636108af932ebf77c182da90b705
+# Content sha256: e0e688125eada29606d5b2782fe14faa8de627222133efc91b8a2f1f9f16f97d
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7254481bc66e6048cfb23bb80e6894e2e3eb98f0638cf780133226fadf1140aa
-# Content sha256: 52b806c10ec9f3294edd72be5133c4e1e32a8c1de55c801dc64431afc6ee4a73
+# Inputs sha256: 78101d98e205ac2af99fb44f7a1791338705ba6ab9e9990d7811f971d75af587
+# Content sha256: 4b857a94a3fe0fe5e43cf51f937f4a1db3c2ca2adf7738e88322ed6342b4643a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

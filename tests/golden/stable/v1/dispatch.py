@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60f656d6f5d1cc790408a58665214ab5f419a834285b99631130ba260b31ec53
-# Content sha256: 185c73260c53615d274755cd840a7e5ab750775ac42999404b5430a65eaeb76b
+# Inputs sha256: 54fad1a70915f8062e2d90cf972b973ed75e24889e7bbfce713eeee1bf4331a2
+# Content sha256: 768f87334e1758fc9588a306b5ab70d57d1d6638d2159f65d583f7e5b3b00e4e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d5161b9778581ca0bb1c7e38da4413bc50fb26d42b6b6aedfb0efa44883ba54b
-# Content sha256: 85e38175d86992262b92c7b3ca97c850e0a29d3a8a2c1e444a4a1c0d80333a88
+# Inputs sha256: 849338b140843e3c929065335ac7a5e754b0da3a2f00978c02a56e445554bf04
+# Content sha256: 982726aa8310da20ced09492fcf7ea477cd254395c4ae9595354abc249b0625c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

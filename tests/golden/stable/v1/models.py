@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 986ec11bd1e5475019db3f6f242bf28af245bb78d66fb6df65358c81dd6b0ac9
-# Content sha256: 29a50cfcdb1ffba866b8199eeb37119465c4fdce24e1c043b1039a502b5ff15e
+# Inputs sha256: 164ea2f9b200ddb17d37abd59cd5302aca36552e22814c522f42b72c37609782
+# Content sha256: 4de61a40bec8ed2f63018896bdc78adb6f8223f291712a1f48cd8df5bad5d26b
 
 """Wire models of ACP protocol v1.
 

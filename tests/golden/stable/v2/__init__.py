@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0203fbeec01636e56b672cda86016bc9d060820af6d622cf627e9fbd73b731e1
-# Content sha256: f2bfef4355418cf66d076c9d7fb94abdd5b94413bc9b0685bb4d2a1d05ebd28f
+# Inputs sha256: 2e34b8892bc479c2be0ae3935989c058c128aca75d0b874dd953d7d4f6e527d6
+# Content sha256: 8db249349f2198dea40b72a3a6b2897ff1880d7b4e07c3732d4c1df8534c3af9
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8785e6225a5c7e0de1b70d1f0d39bd528414dbf4692dc46c097a0f68a7c128c7
-# Content sha256: 54f9e4b15023db519d0ba540e047d1d96d1f740a1c3b43949e23ef6b147a86d0
+# Inputs sha256: 87b647cb53cdd30d45bc02f07422d08e3550cec77f01f29af7806512a4d9c085
+# Content sha256: c69efd2ffb349b185d4f914779f6165ac63ec0391a98d314f48e3c40c8222825
 
 """Method dispatch for the agent side of ACP protocol v2.
 

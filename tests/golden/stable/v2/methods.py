@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8de1fe7a5e0a92685bf4be1ba46b4a263be91b0556a7957cd15051e4a00eef89
-# Content sha256: 005c9ff56b9cf0111ff15c679570ac64ab53383572f234ba23ecb0894dc38b7e
+# Inputs sha256: d1f3d6451dda17e0e3f3d9fee0ae953d9a8791ddfea4bd349dbcd9863acbafd3
+# Content sha256: c450c1024b106e0f58b89962c2ca606a4b8e922373ae62fc565fb1774ad66a2a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6bd72bfcade8b52edbe5a3c7df995071bbafbe290c4238618d10df3f8ef1b74e
-# Content sha256: 03b9178edf69f813392a478935ee5caa44bf162bb2755f295cf9735506e1ca5f
+# Inputs sha256: 8ed23e056f3786e054eda84cca4eb7eeca7d1537d00aca00dd7879a1a3f24bc8
+# Content sha256: 0fd4e681e3178135e6b0ea90a1419162e7660b41fe5e617338cd9696752883c7
 
 """Wire models of ACP protocol v2.
 
