@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 396d610d4195b36f945fd4e0a410766e866c2c4a58ada8ae33d148009cc995af
-# Content sha256: ff5212e34c7b64dbf97ee1b14e8477f04c5f791572de52b59bf5e8f88b69ee96
+# Inputs sha256: 9d81cb468372c4c12c7a85d160e1029a334a24d6b2888b7b4827440d8cec4a3d
+# Content sha256: f314c7117ef1f31503a75bea6a12efd8d1928341c8978652bee1a5fa9a67d057
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

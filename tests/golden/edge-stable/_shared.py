@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7ad660f7821a63a226caf79d5ae3843a442e2724f5021f187ed270675c4fa60
-# Content sha256: 0766aa2e26a4ef7eedc6be9ba65efc955bb73a4b61f455a7db91d2b9a5900f3d
+# Inputs sha256: 12f437ab78202b85e87ee966565c1490553e519caac9f42b3363a43dc9a11d06
+# Content sha256: b14769343f6f160b5454d1545f056e70bec049a30d735432ee726177f9dad315
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

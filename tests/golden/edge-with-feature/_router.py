@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 82951706b7aca036721d0507c34e475a7379cec96f9f527277640b3260b842f3
-# Content sha256: 67c7c0ef284ee077cdfc6ff8fc09c858c5083d806ab0addb33fa13984629e994
+# Inputs sha256: 8432bb307db789fee0157a747f5512edf3d0f55c0171a45ab4036d53db30d5d1
+# Content sha256: d2b9effc847d3edb1726f93443bb38844ee311ac994650f2393c5b3f1dbc639f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

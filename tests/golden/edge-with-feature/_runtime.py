@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c50dcaebf61f1ce6aa165e09daddd936d39f520f7b202825ad1a83da5355686e
-# Content sha256: f4f40cda169d672d60e5709029c8590b30b2554fa2aeb7fb7dda853082fdd8b0
+# Inputs sha256: 366ddcf96775b00cb46505f147c8d1d3458433aa14531b3f8c762750e9009f80
+# Content sha256: 011b277b4f1866bc8ed652d7931da3f4fe341d4576860739a77c87c021224aaa
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

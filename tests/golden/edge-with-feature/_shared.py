@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b052d87581a71136cee82855670423e691607ef79a09110636f3c570b01c0c49
-# Content sha256: c1034521cd41a6754d1ad4d43f1f9a36779a2b499685777def1b2def60b1e449
+# Inputs sha256: 73cddb2c33232d35afcbf1bd76fa02f5a3db53b8b8599cb7bd9e1cab0c38b3c1
+# Content sha256: db42cacb38e47969895e4b780656f2a1921cf3fedfa0b86f39a07d8d8c93a63e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 11123e62cfbc4f61c35d64797534af5699fd96082881c8fc130b9deb9497b052
-# Content sha256: 0bfad5114ee628010e736c06424f9e9cbd927b3f1a85f4338b241d33ca42900d
+# Inputs sha256: 283bde9c406267540148641db8465f2f015a88731c619dca68a6312b2245c783
+# Content sha256: 60bba702eadc38d25e66e12dbf62b52dd1380450dd79e7e6a19ba63cb7ef33f2
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

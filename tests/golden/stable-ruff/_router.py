@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3c75c7ee092818779bdaf1e141107047ae051c67d10e4f2eba3b60ca7cf2934d
-# Content sha256: c73959ec5958d34c3b062a2bef0e55d25f00d7d75a4d7809bda99eadb336f8c3
+# Inputs sha256: ded5470d9a69f0c92661b011290baa35de9eb35f0a63fbd2345f2dea7776d28c
+# Content sha256: aacb8fbc6b7b333436e2a40dd89bff2ee78eff0c730a1406fb8ca1ccb640158f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d5dac25d6aa6f8fd78e158b6d8810a4b6b874360ac8ea1c67f3a2faded2080c7
-# Content sha256: 1743a2d373a86493ae92705a93fb7138b32b40248051dab176f0bbf85b29c836
+# Inputs sha256: 2a1d24f6c35a6ce6b568daba0ba2c60bfdcc3560c33100e0ef31bcec78947f94
+# Content sha256: a766f7cf6d5e47dd6c3ae8ec552deeecf33d7617b0505534e9ad9960ccbbdc9b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

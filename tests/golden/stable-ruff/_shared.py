@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 22727b5ef91ebd5fdee695cddee9bf09d65f5fdfe972d44a4d28c6834d8ad4c3
-# Content sha256: 1dfd506ca015c6c58a7933e165cca20be5bf343043c0832a387a41ec0e17850e
+# Inputs sha256: f0b804c632931aa379e6140fce4cb65feb5f6e5323c78d5cc21113bd64251d46
+# Content sha256: 81249499b6aadb87b8b50da85bb122ddd4b64cd4b3162229c34fda67176bf530
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

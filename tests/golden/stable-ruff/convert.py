@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 345f7e00016726795e2d6f44cb049bd043f5b7de0fffcaa63f6e2b9d196242da
-# Content sha256: 91d51bd90c730b61a80f0a10866f23e9ccbd0fb965cccacf1a0bf6f5c06ea90b
+# Inputs sha256: 9a42ee618b3f398e6db45e437d5690a53720092c738dafe60e4fe082260e6695
+# Content sha256: 94c8c2339849d1786498ac4284685694f6466ffdb671c99a21651a1c082aa2d5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbb02e7a483b211d6910aedb2840e8075486296934350c37aac86c48d8a2740a
-# Content sha256: ed242b091d93baf929c15dc20426e02847138a3d2f832a1aeafb7f8be1d85069
+# Inputs sha256: 4d4823a04ee2f63abf446152986ccb21a73efd146ceff9c4cc57a7739fa6b3ad
+# Content sha256: 8b6ef58e1689ee7378f44bc4ac4a73cb861af7aa3f6607b934bab57676a1b9a4
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

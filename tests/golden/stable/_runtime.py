@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0b024705fa8cde00bcdb864afe101af58fb769751dcba87cd5b8770dcb670b67
-# Content sha256: 0a429a11f290c4b3a1d124013981d9e402118f0816d89e2c53389b148efbcc92
+# Inputs sha256: 97d595bdce9fb33e300adab7464bcbe768a22796007219551ba94885a6d4b014
+# Content sha256: d3660d7ef8dbd3c350b6fd99f27a991ae9d752ded9ed7e092382b15005dc755c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

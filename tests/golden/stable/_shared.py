@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 65d2103ecaa55a350e506975815e923bcdc0c458f5782e811331849bb734ec2e
-# Content sha256: 9c1417d9f49dd1cc57ac149c6dc80402bd38899118dc04c6e0fd5067556c5bbb
+# Inputs sha256: 18d63fb4a2565d91c971660ea1de76bcec23503c59b02f82ad9d8eedb764c756
+# Content sha256: 6c36d998abac30970b53b498978b004a66ecbe4083c195552107c6b5b3c41791
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

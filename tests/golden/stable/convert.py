@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e32d7221a1fba0d67ae48609c5daac3483cd06a8632e6f1df80e268c8d0ceb1
-# Content sha256: 8c8bde378ca8f8db6b8cc0cbb3eb49867f1a6a6e43e027bd37b09541988ac5d4
+# Inputs sha256: 9f0b5291ed90786b3511aeabe291e888d43cfe0a3923ad9dd72eb1fbd7ba4438
+# Content sha256: e0af09ebc715b0f90a85fbc352f9130e1356a6ddb8be5daacb6ad791a61a3fda
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

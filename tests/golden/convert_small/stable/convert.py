@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd0401750a56d1b95f42166f308a5008b428dee84a5a3d7838c0ef7c02f7554e
-# Content sha256: f4ee7117400c4cb1884c47ccd4f8280d6422012a9e003a3bb48db7c78115a2f7
+# Inputs sha256: 3c3e61014508c24bf8c4d7040a3eeab82e58776fa561cc4dce0005655c5414fd
+# Content sha256: 57aef9be80dd7379c6cd325ee70d3ff3ea82e848a82d339b20117c265e20c52a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f6e981d86c4e64860924ea164bc4166121e8367d14e9fe01902a20778b3eb68c
-# Content sha256: 56b7f583581baa2883af4272e359773f1a70167403c8484ea288a8e7e3264f87
+# Inputs sha256: 669668c4863aaac12f2ed4a38bf0baf6d8886a9d61f15eed3db6847f63af0ea9
+# Content sha256: aa215241505b4723fd7d65164f8f331f7ff7e3d3f24381e66960c4d3f612bd20
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

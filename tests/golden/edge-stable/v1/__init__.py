@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d8519ec27daf8fd3e085f9253f28f8a9d4b1e3846e67e3946dd92baea6d888a6
-# Content sha256: d89f14f076b49c843365cff32f3b43e4d913bc0dac7a1fe223506ad498931080
+# Inputs sha256: 18d22f26696cecac146135b221d4886922ce8ab8805de50cc26e8b636a03ac1a
+# Content sha256: 81dd5631d17794c72bcbc075f2253bfafdb7b44d6fbb98e14b553ec80c0f109f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7fd920763cdcdb2bfb0cfbe8202aa47878f73b03a604f4526cc126e141bccb69
-# Content sha256: 634a21f567b0f4ea065ea67725e10ce24835099e95f8e576c91e29053fb3e402
+# Inputs sha256: 6e86282ca29849547d138e7c4b2b381fbacbad2fa821871206ed55cf124d2204
+# Content sha256: 5b1dab52862b3f87230feebc0b2473aca3d1b457e6c30299de305be292b63705
 
 """Method dispatch for the agent side of ACP protocol v1.
 

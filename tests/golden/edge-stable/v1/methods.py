@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: df107da7544b6b8b70da49aad29e981660834d1202bf6d1131c89b9bf43d4888
-# Content sha256: c115d2afbc4542faae924ceed9d322b2bf53f11d0aee8ccac06124e826b45b23
+# Inputs sha256: afbdecefe3582099e4585773d7bf0725e58d403175898dc74b789c0ef9ea2dcb
+# Content sha256: 5f23b2c60a19389ac2a02d40ded427586cac2ee8492283e7329b5c1d0c43b4d9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

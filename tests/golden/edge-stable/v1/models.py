@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2399d3f42d4d89b5551621a1147002f6d641a01395aebf7734a5a12948935b9c
-# Content sha256: ad74d7a3f715c1782f2549a26ea84851b9199811a61287f3a28a8b56ccb61ce5
+# Inputs sha256: 9f86eff2a6f1334055d5d03446a13399428bc9e9cdfd937fdf094966e879d89c
+# Content sha256: abb7f661bbc2965a23e901a18cfd39db85b1428ce9caa999c24f2248af235159
 
 """Wire models of ACP protocol v1.
 

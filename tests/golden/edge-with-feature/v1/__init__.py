@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: df2888322959ae25e996e0ca035c51615d99f6bd1e3d1968e876e3fde9332d33
-# Content sha256: 5136fc2c643e74b9501dfa4354503d7467fda0088a1fbbdcbcae7b89bda4326b
+# Inputs sha256: 6c8fa3eaf96fa1f9b1c2bb8940c886cfc09488b3c9c6d32a2d04d2695a7bbdc8
+# Content sha256: ce1995c33c3d0cb676b0169282ca551cdbb8ba91fefc2b03022be03cb3d5e533
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

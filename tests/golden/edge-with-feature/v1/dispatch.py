@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 583869271a705ce3e42086d4537723de24f44b620296f5a71f18404a638871bd
-# Content sha256: 4e83536fe7169408928293b6dbd02b83b5f792524975c976a00eb4034e44e84d
+# Inputs sha256: e8cb452c4aa143679f0b0774d308a358a18e075eb2f15e7b1ff73603370220d4
+# Content sha256: e838c0e5efc153d6e66bd0f0f8fba9e4051a166420e8cc0655683960f3998fc3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

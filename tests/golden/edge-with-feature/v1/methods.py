@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc9eabd5a6b9ac696a75dcfc05b7fba0cc40436e6a5e97b86507a301b5548ef3
-# Content sha256: afabb66eae69468fd45c4a3f5d5906fd60dda24a952b9918b5f8184acac232f7
+# Inputs sha256: f0396325b66507cfd5798ac5c496a43db734a304ca484bbd2704cdf74f44fdae
+# Content sha256: 60f8d32170cd69ca23257907e1f532c20efcbaedc4896fef701f934b57fcbd66
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

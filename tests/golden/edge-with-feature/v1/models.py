@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eec87f9d42d48ae3aae3dd390aab94282d074e9db53d2ba77fe7eb8a456a3bc4
-# Content sha256: 55aa9c16bce35d0027db69e6134307aec188413649aa61864536020e36245507
+# Inputs sha256: 3ba5e4c2bdceebab3155abaf9f97055990df32f83800abc44075593169246d69
+# Content sha256: c9e9a06850e8816ca5f40596852c610b416e759752874f0f9dc7d923b525490b
 
 """Wire models of ACP protocol v1.
 

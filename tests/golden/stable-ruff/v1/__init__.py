@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fdcd01247dd21c978e1a77ea4ced67fb7aedb770f179efacbc84ce2cb7ef2439
-# Content sha256: 965d2b650129b1b107bd5e5e1c0f86f6aa7c1e64d20e4f78b24ed6f357f54f69
+# Inputs sha256: 9f2de09683358ae5c33d3bda0b5ec9c48710a1db74a114c0ab84239c7328fbb5
+# Content sha256: deed0e81b79d4f06f708083b5243fb89ec52a5a2ffda1fd5c4f972c85d0f1e76
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

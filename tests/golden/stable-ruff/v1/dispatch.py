@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a592785fb7bcce31e58813e735295c6e379a5a818a0a60936ccdef6b65984073
-# Content sha256: 6923213fe5bf411a340ec8de0a938fe2d2a18ffa8a3a0f2c7a60b07389db215b
+# Inputs sha256: c37903d0d042308faaae8dd7bb529336b0611fb775fa8cee75e4dc723f730ba4
+# Content sha256: d8673c11e67b34620a401add6bd80937486f2ff5662496d483e0278fcf78ea57
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8491ec71924cb06862f77105af4a3b5d36e5cfdbd2c4260734e11c48729a2a17
-# Content sha256: 3b49a55362871aa5baf3f862b4e28d00757c4b85f946d6fc2900a6c397f0ef61
+# Inputs sha256: e45d9892434dc4ddf26d4b1806facb5e9f692258605016380a3dfba29c537b74
+# Content sha256: 24da89500f61f2a0a2fe874c3d353ad5fead8c0d969316be0a3205854f451293
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 223df827b0494eb9a7401c455219c7c82397dc0e927cb0d976bf64719106ea49
-# Content sha256: 77d71cdf5a28afaf83afa0998336ddc137888fae80fd4de8e7bdf265fc7eccae
+# Inputs sha256: 49d1f69b1eb73c901f9f7c37e7875ac25a7423a08ecdb1f775350a830a1000d0
+# Content sha256: 34536a68882755a71f9a89af20154726fabd3468071958608e20e7a914b1bc84
 
 """Wire models of ACP protocol v1.
 

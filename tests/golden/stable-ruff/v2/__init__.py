@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e24a6b9e67afabd7dd5fe43b95b9cf2f06724fd8a008fe42636a6ce48d128ced
-# Content sha256: 075585a0c039c61bbfd36be73577e73d4f08b5668d300b3250b535d1dc11cc99
+# Inputs sha256: d8c583d929db9f498c7f13d101ecae5eb9c333bd77c09773a9b880c064fa64ac
+# Content sha256: 2d8178eef18ff4b933c65403ea4afc48d21edb8ea223cba2c986c1ce385ffa6e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

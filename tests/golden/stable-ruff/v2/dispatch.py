@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8176856e0b786b66d8d7753d64c1fc4b41162be09427f5b8d537a517b24489c4
-# Content sha256: 0e9bd9c958c47f5582623129014b1abcbe891c1587300fe0b647c9db2675af8b
+# Inputs sha256: f2bf7a7ea8077c6a213afa5764984b398ac844a2695d81444604ff51e463cda0
+# Content sha256: 86fc730f1f10f7695d077d95dc933b120e4db49f44adae9717ec62015a69d710
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d8cbe2e711839a85801ac0e316427b8458e49855fb0b1a1450ce9b7ee865f2bf
-# Content sha256: 344ab03494a1a9a614e81edfa025c0a10e1598653faca98258228291ade77ed6
+# Inputs sha256: 94719efd6ee4eab2d6ab4ad21f51a778d861b603ffd592ff83c0a3d4bd0909a2
+# Content sha256: 22274f937dc14295777e97f537ad7283d7cfedebe8755472c7bd79aad748287a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 18ae0d4dd608923e8c14debfcc7cf68960d3636108af932ebf77c182da90b705
-# Content sha256: e0e688125eada29606d5b2782fe14faa8de627222133efc91b8a2f1f9f16f97d
+# Inputs sha256: 8c602ffc8ec3eefa151cb63c4778aafed77e8cdf9a1c056985acba059682696f
+# Content sha256: 1b21b623d67ced32c91eba50df167e582aa45165b53bf5d6e4bac67f94ff0d74
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 78101d98e205ac2af99fb44f7a1791338705ba6ab9e9990d7811f971d75af587
-# Content sha256: 4b857a94a3fe0fe5e43cf51f937f4a1db3c2ca2adf7738e88322ed6342b4643a
+# Inputs sha256: d6f68c835e32a8484946933e063d85f4c75f4b8749a948cc13943cacafe0b10c
+# Content sha256: a9f57461dcf597b971bffd194c4a1340b73c2e98eff348d1a7509ffdbf7afeef
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

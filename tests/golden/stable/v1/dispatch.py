@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54fad1a70915f8062e2d90cf972b973ed75e24889e7bbfce713eeee1bf4331a2
-# Content sha256: 768f87334e1758fc9588a306b5ab70d57d1d6638d2159f65d583f7e5b3b00e4e
+# Inputs sha256: bb4a61b62296677a986b7112d562d8ec98c073f2cf42956afb9445d1a75274ad
+# Content sha256: e3e39850b795c9a8a86a8f70d586de6fe27906d877734d634ce7913d45b43849
 
 """Method dispatch for the agent side of ACP protocol v1.
 

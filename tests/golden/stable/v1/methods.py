@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 849338b140843e3c929065335ac7a5e754b0da3a2f00978c02a56e445554bf04
-# Content sha256: 982726aa8310da20ced09492fcf7ea477cd254395c4ae9595354abc249b0625c
+# Inputs sha256: 8dcb406bfd359277a0e3ae5a0ee263fab9412af59b97243d99f24fe13395d9f1
+# Content sha256: 2905389f31aad9c7f732cbaaba5f227c50d6969a18371d634d62bc8380728711
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 164ea2f9b200ddb17d37abd59cd5302aca36552e22814c522f42b72c37609782
-# Content sha256: 4de61a40bec8ed2f63018896bdc78adb6f8223f291712a1f48cd8df5bad5d26b
+# Inputs sha256: 60a5e31255ce71b817da2e59f4c42f4466d70d1e170b416a5ef49d14e2e75bdc
+# Content sha256: 37ba4dce4819a961037dff4e85734d5864c5063ff3fe81badcbda63a5fa95826
 
 """Wire models of ACP protocol v1.
 

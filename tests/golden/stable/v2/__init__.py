@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2e34b8892bc479c2be0ae3935989c058c128aca75d0b874dd953d7d4f6e527d6
-# Content sha256: 8db249349f2198dea40b72a3a6b2897ff1880d7b4e07c3732d4c1df8534c3af9
+# Inputs sha256: 4680c0ab7ba52b8bce25978f6f87d3ec9b321fb80f81c2c0672144edc566bb15
+# Content sha256: f7057157cd24785d405f5d00e07263c65c2859b7286ee98e21c0c4ca3fd60e2b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 87b647cb53cdd30d45bc02f07422d08e3550cec77f01f29af7806512a4d9c085
-# Content sha256: c69efd2ffb349b185d4f914779f6165ac63ec0391a98d314f48e3c40c8222825
+# Inputs sha256: 95a4a0358fb079b886ed7f886eb4a801414c9ab24f51e91657653379b662bb19
+# Content sha256: 4bb7ed43a7370a060469bbce3901dd04fc669ae90f658cd3fc1bb17023edd15a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d1f3d6451dda17e0e3f3d9fee0ae953d9a8791ddfea4bd349dbcd9863acbafd3
-# Content sha256: c450c1024b106e0f58b89962c2ca606a4b8e922373ae62fc565fb1774ad66a2a
+# Inputs sha256: 00cd2d2f0145655e85320f595bacb125617b686c32797f91d99860fb6d42903f
+# Content sha256: 6111262d9b3fe7a3060511c35434d2098528937604880f31d87fa3d081fd9a83
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8ed23e056f3786e054eda84cca4eb7eeca7d1537d00aca00dd7879a1a3f24bc8
-# Content sha256: 0fd4e681e3178135e6b0ea90a1419162e7660b41fe5e617338cd9696752883c7
+# Inputs sha256: 7f00e8e1b6ed48d0c4f4b241b1d762dadb0ec629bf5e37df162a0a1e85b14279
+# Content sha256: 8deac7acaa1f4037170a28ffb412f302a1469e3259ed169587d46ccb05b63909
 
 """Wire models of ACP protocol v2.
 
