@@ -110,16 +110,16 @@ def run() -> list[Ratio]:
             )
         )
     for size in AFRESH:
-        job = _take(pieces, size)
+        spawn_job = _take(pieces, size)["draft"]
 
-        def spawned(on: bool, job: list[str] = job["draft"]) -> None:
+        def spawned(on: bool, job: list[str] = spawn_job) -> None:
             with paused_gc():
                 _spawned(job) if on else [lay_out(piece) for piece in job]
 
         results.append(
             compare(
                 "F2",
-                f"black over {sum(map(len, job)):,} characters of ruff's draft ({len(job)} pieces), "
+                f"black over {sum(map(len, spawn_job)):,} characters of ruff's draft ({len(spawn_job)} pieces), "
                 "spawned workers vs this process alone",
                 functools.partial(spawned, True),
                 functools.partial(spawned, False),
