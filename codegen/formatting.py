@@ -43,10 +43,10 @@ DEFAULT_LINE_LENGTH = 88
 BLACK_PIECE = 4_000
 # Below this many characters of ruff's draft in all, forked workers cost more than they
 # save. Measured with `nox -s bench` (F1, docs/benchmarks.md) on a busy two-core machine,
-# medians of seven runs: 1.03x to 1.48x up to 99,000 characters, 0.81x to 0.90x from
-# 128,000. Workers started afresh (spawn: macOS and Windows; a fork server: Linux from
-# Python 3.14) import black first and paid at no size measured (F2: 1.13x at 483,000, more
-# than upstream v1's models): where workers do not fork, one process lays out all.
+# medians of ten runs: 1.11x to 1.48x up to 65,000 characters, 0.99x at 99,000, 0.62x to
+# 0.83x from 128,000. Workers started afresh (spawn: macOS and Windows; a fork server:
+# Linux from Python 3.14) import black first and paid at no size measured (F2: 1.12x at
+# 483,000, more than upstream v1's models): where workers do not fork, one process lays out all.
 BLACK_PARALLEL = 128_000
 
 T = TypeVar("T")

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d81cb468372c4c12c7a85d160e1029a334a24d6b2888b7b4827440d8cec4a3d
-# Content sha256: f314c7117ef1f31503a75bea6a12efd8d1928341c8978652bee1a5fa9a67d057
+# Inputs sha256: af25d3e37527f66114463b5273e5dbe5b648108677a786afaaa2d9473d3887e7
+# Content sha256: 5f915f544ca0f0bc7b72b764b6ffcf1ed7112773dbb22875df256e673fc43236
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

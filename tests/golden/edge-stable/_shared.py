@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 12f437ab78202b85e87ee966565c1490553e519caac9f42b3363a43dc9a11d06
-# Content sha256: b14769343f6f160b5454d1545f056e70bec049a30d735432ee726177f9dad315
+# Inputs sha256: 09827aaf40ac79cc4445a83da26a53856dc295fea5efa7705e7b49f2a633a600
+# Content sha256: a2e12a951bfd0d962630af183940b98183f07338ada814c8b0f2b5a23111f1ef
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8432bb307db789fee0157a747f5512edf3d0f55c0171a45ab4036d53db30d5d1
-# Content sha256: d2b9effc847d3edb1726f93443bb38844ee311ac994650f2393c5b3f1dbc639f
+# Inputs sha256: 22a2744d87e4f605cbd546507836b57e71d030e671f0e918505591d91c97bbca
+# Content sha256: bed73e8ebdaf272dd564bf42ba36cc3a5d5bb85eb69c29846533ab27c1192fb5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

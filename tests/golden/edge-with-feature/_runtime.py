@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 366ddcf96775b00cb46505f147c8d1d3458433aa14531b3f8c762750e9009f80
-# Content sha256: 011b277b4f1866bc8ed652d7931da3f4fe341d4576860739a77c87c021224aaa
+# Inputs sha256: 2de0a9a153c320bd5eeca40c1165c361d9e630d334aa79b14462fdde136a015d
+# Content sha256: 4848c4577fe378c0fbb1d8db8e0f49187d624e5257381b91ddd62c8fc75bdd76
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 73cddb2c33232d35afcbf1bd76fa02f5a3db53b8b8599cb7bd9e1cab0c38b3c1
-# Content sha256: db42cacb38e47969895e4b780656f2a1921cf3fedfa0b86f39a07d8d8c93a63e
+# Inputs sha256: 41b78452d7e8dd040cd81162152c6665a9f328696485f36b82e96d063ab9e046
+# Content sha256: 2636dab3dfc6f4e74ac76a866838158edf60d436a1e73364f4f2b6797ff62253
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

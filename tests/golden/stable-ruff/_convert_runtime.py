@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 283bde9c406267540148641db8465f2f015a88731c619dca68a6312b2245c783
-# Content sha256: 60bba702eadc38d25e66e12dbf62b52dd1380450dd79e7e6a19ba63cb7ef33f2
+# Inputs sha256: 71a91281e3195e881170793ff77494d9b85861670c29925a5f786b060beee753
+# Content sha256: 36a49bf27dc85082cddb4c12901899c451a58a474467c7350c3d9b65d9731ca9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

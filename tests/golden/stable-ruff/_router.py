@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ded5470d9a69f0c92661b011290baa35de9eb35f0a63fbd2345f2dea7776d28c
-# Content sha256: aacb8fbc6b7b333436e2a40dd89bff2ee78eff0c730a1406fb8ca1ccb640158f
+# Inputs sha256: d0d422cb5d350347581e3f3a05607463bbc87c49f2480151bd9719e5e81dc4e4
+# Content sha256: 0b8419b88bc403fbe04fe6d396044b28dc77d9b4e3639296cd8d7dd905eca7bc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2a1d24f6c35a6ce6b568daba0ba2c60bfdcc3560c33100e0ef31bcec78947f94
-# Content sha256: a766f7cf6d5e47dd6c3ae8ec552deeecf33d7617b0505534e9ad9960ccbbdc9b
+# Inputs sha256: 0847a298e8c5c41ed209f9e104f499d49bb225656dd8280e9992c261effa45fd
+# Content sha256: 93f25a85ccddc9b5a97ef826238214dd893eb224b58ea7e26af0b77730735165
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f0b804c632931aa379e6140fce4cb65feb5f6e5323c78d5cc21113bd64251d46
-# Content sha256: 81249499b6aadb87b8b50da85bb122ddd4b64cd4b3162229c34fda67176bf530
+# Inputs sha256: b7442851bfef3aeec54ef5ccf8c531a929aeb9e2fa37b92050f4b7773f40a2e9
+# Content sha256: 447931e571034c61e85cf18bf2ae38175921d8f4c5d82b75a167712d8e918eb0
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9a42ee618b3f398e6db45e437d5690a53720092c738dafe60e4fe082260e6695
-# Content sha256: 94c8c2339849d1786498ac4284685694f6466ffdb671c99a21651a1c082aa2d5
+# Inputs sha256: 614d37bd7fe0bc14f8b230017edb75f90efab77cf5306ccddbf5f8fa7f3cd37c
+# Content sha256: b007eb38593b9f21bd2923b41b6d847b7816919ab91b49924bec0d209967d76e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d4823a04ee2f63abf446152986ccb21a73efd146ceff9c4cc57a7739fa6b3ad
-# Content sha256: 8b6ef58e1689ee7378f44bc4ac4a73cb861af7aa3f6607b934bab57676a1b9a4
+# Inputs sha256: 000f0856443baee40872cf902cfa8c60088153bb6d0750eccb5bcea0640b6f90
+# Content sha256: 3c48e0088156972273b9ed9c7e5b73b884b2719da9509ea3f0f0c0b4a8d836dc
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

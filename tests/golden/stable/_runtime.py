@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97d595bdce9fb33e300adab7464bcbe768a22796007219551ba94885a6d4b014
-# Content sha256: d3660d7ef8dbd3c350b6fd99f27a991ae9d752ded9ed7e092382b15005dc755c
+# Inputs sha256: fd4a18dc6aa9bc8a9177061a9c1c7c4928a8cade17b07ee3cd6118da4a925b73
+# Content sha256: a8c81dcab4e9da8183fc1ba6aa59d6d028ebb086130b1f5d8bc5496c741d4c5f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 18d63fb4a2565d91c971660ea1de76bcec23503c59b02f82ad9d8eedb764c756
-# Content sha256: 6c36d998abac30970b53b498978b004a66ecbe4083c195552107c6b5b3c41791
+# Inputs sha256: 0e23d21ea5fdd96c8729be36054a84510c8b090daa87fbb835d418313d53bdca
+# Content sha256: 83fb727e5451a6d85b93c77e688eb7f9e64626b384ec7186d3c3f6a466a8ecce
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

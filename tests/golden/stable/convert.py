@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f0b5291ed90786b3511aeabe291e888d43cfe0a3923ad9dd72eb1fbd7ba4438
-# Content sha256: e0af09ebc715b0f90a85fbc352f9130e1356a6ddb8be5daacb6ad791a61a3fda
+# Inputs sha256: e9a914bab4b7e1c25d668f438eb958fd135fc1a2b4dbe8e25d0eb74c813c0fc0
+# Content sha256: c51bc23fb24db79083440ff9cc629fff09e7c5c0c2b618fba4a3a9733c2a72a7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

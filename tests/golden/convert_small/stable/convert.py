@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c3e61014508c24bf8c4d7040a3eeab82e58776fa561cc4dce0005655c5414fd
-# Content sha256: 57aef9be80dd7379c6cd325ee70d3ff3ea82e848a82d339b20117c265e20c52a
+# Inputs sha256: dc8aff56b0bb2f87c3ba58e69fd02de742917d3e7554209ed6c0350c5e8a828c
+# Content sha256: 3ffb59c32b61f97d09386b10ee8d279b242602336842c0c16bcae6065a76b3ed
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 669668c4863aaac12f2ed4a38bf0baf6d8886a9d61f15eed3db6847f63af0ea9
-# Content sha256: aa215241505b4723fd7d65164f8f331f7ff7e3d3f24381e66960c4d3f612bd20
+# Inputs sha256: 583b8a301bbef84d43ec0d841a08f7f9215e1011fa501c03151f4dd20be0f806
+# Content sha256: 6c5bc54a185dadfee6f6e028e54c92fde92c4372e5e26bf56e483413b08b199a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 18d22f26696cecac146135b221d4886922ce8ab8805de50cc26e8b636a03ac1a
-# Content sha256: 81dd5631d17794c72bcbc075f2253bfafdb7b44d6fbb98e14b553ec80c0f109f
+# Inputs sha256: e62bcc97e5c07efd53e6418712eff8d56b135ac685005a0b4dbe60b207d91924
+# Content sha256: 71a561e41665a13f0d054abe03c750114b24a6b3e800d2873e051308a6abc09f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

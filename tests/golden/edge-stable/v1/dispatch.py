@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e86282ca29849547d138e7c4b2b381fbacbad2fa821871206ed55cf124d2204
-# Content sha256: 5b1dab52862b3f87230feebc0b2473aca3d1b457e6c30299de305be292b63705
+# Inputs sha256: 438199515fc825685d20c179f44477864a813afd432b01758f9c5715686e5265
+# Content sha256: 5a633bd70e9a9bee7119e1e5df3a49a1663e4282d58f97fa0a588f4d73f8b12a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

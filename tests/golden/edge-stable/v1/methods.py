@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: afbdecefe3582099e4585773d7bf0725e58d403175898dc74b789c0ef9ea2dcb
-# Content sha256: 5f23b2c60a19389ac2a02d40ded427586cac2ee8492283e7329b5c1d0c43b4d9
+# Inputs sha256: 7f87ac0b75ba47d059c76926632cb0ad86b5cd1a164626f50448cdb0b2fa1953
+# Content sha256: 36f8b84e0f850c0729e28052f7c08ec2b4b03b6678c48bed6e47a59a5051ddbb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f86eff2a6f1334055d5d03446a13399428bc9e9cdfd937fdf094966e879d89c
-# Content sha256: abb7f661bbc2965a23e901a18cfd39db85b1428ce9caa999c24f2248af235159
+# Inputs sha256: cc65bda8751fcbe486faa20f6ada0dcfa89bdf466944f634c87783431252678a
+# Content sha256: 8d9b729fdead6d0704afbca9ed64c3c10832a5b76a1976f171baf2078e9efa3e
 
 """Wire models of ACP protocol v1.
 

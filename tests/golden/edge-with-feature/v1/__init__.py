@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c8fa3eaf96fa1f9b1c2bb8940c886cfc09488b3c9c6d32a2d04d2695a7bbdc8
-# Content sha256: ce1995c33c3d0cb676b0169282ca551cdbb8ba91fefc2b03022be03cb3d5e533
+# Inputs sha256: a099742406749bba9ca191f6800dbf5446c5d9bed0580af464f583f843bb9d67
+# Content sha256: 493a8954e792ff82be6cc1457b721f7d6b6aedc66b56c0174cf24c1b75e66c9a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

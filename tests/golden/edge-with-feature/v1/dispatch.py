@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e8cb452c4aa143679f0b0774d308a358a18e075eb2f15e7b1ff73603370220d4
-# Content sha256: e838c0e5efc153d6e66bd0f0f8fba9e4051a166420e8cc0655683960f3998fc3
+# Inputs sha256: 14cc19855e3c595748553178a37d0773b90d168b6c92b29decb0dd6102bcc0cf
+# Content sha256: 01ceacc82ac1782ae16e9e4fc8a6870a5eb8d44edcf3e6b2b4bf790e7d5bd3fe
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f0396325b66507cfd5798ac5c496a43db734a304ca484bbd2704cdf74f44fdae
-# Content sha256: 60f8d32170cd69ca23257907e1f532c20efcbaedc4896fef701f934b57fcbd66
+# Inputs sha256: fcecac22fb9b34354d79d5d156c504328bce2d7998f83f5ed0f3b6958ea2ed9f
+# Content sha256: 13913a2877d668476f4913601e7696032316157d31133fbbe8f23788b1cbb3b0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

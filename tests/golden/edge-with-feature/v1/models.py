@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ba5e4c2bdceebab3155abaf9f97055990df32f83800abc44075593169246d69
-# Content sha256: c9e9a06850e8816ca5f40596852c610b416e759752874f0f9dc7d923b525490b
+# Inputs sha256: 5782fde105671bad788409e309eb6dc686090c54c928eacf27efaae80556cf4f
+# Content sha256: 9873fbba9b0a0bf1ef3dc8391dec89c8ff561cd87a4b833a1d1434af48cdd057
 
 """Wire models of ACP protocol v1.
 

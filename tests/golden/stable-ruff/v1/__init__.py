@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9f2de09683358ae5c33d3bda0b5ec9c48710a1db74a114c0ab84239c7328fbb5
-# Content sha256: deed0e81b79d4f06f708083b5243fb89ec52a5a2ffda1fd5c4f972c85d0f1e76
+# Inputs sha256: 39e123582e40bf60f45e23d4087cee2f48ed08152452772a3d89f3a9cb6b91d8
+# Content sha256: 0c49ffb0349b012624e936242775a98d51d6b58bb1c14252fb19bdd91c7fc85a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

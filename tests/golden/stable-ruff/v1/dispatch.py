@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c37903d0d042308faaae8dd7bb529336b0611fb775fa8cee75e4dc723f730ba4
-# Content sha256: d8673c11e67b34620a401add6bd80937486f2ff5662496d483e0278fcf78ea57
+# Inputs sha256: 4dd2160576c575dee3ed2a09f81840ef66d93a29f270c127d7c861efde6c3d87
+# Content sha256: 53dc38747fe857f3095f2a769eceb155bde36d76bbcbe2f8ff7ef3d873a2bd96
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e45d9892434dc4ddf26d4b1806facb5e9f692258605016380a3dfba29c537b74
-# Content sha256: 24da89500f61f2a0a2fe874c3d353ad5fead8c0d969316be0a3205854f451293
+# Inputs sha256: 9a7b2fa3f344568a6adc70a6ec4d2289a96a6849ab4773276e97e2c50915a423
+# Content sha256: cd4cd6ecc55756a254c0bf541390ae294569ff6a0eb8b11b20cfc5ec9c2dff63
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

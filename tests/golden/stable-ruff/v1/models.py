@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 49d1f69b1eb73c901f9f7c37e7875ac25a7423a08ecdb1f775350a830a1000d0
-# Content sha256: 34536a68882755a71f9a89af20154726fabd3468071958608e20e7a914b1bc84
+# Inputs sha256: d4faa052164f91b1d85c1446f8300b17c8c855cff9a8edad41a515f40d573049
+# Content sha256: 84d639476da3a28da1d21dfdd39e9072516abf9d42ba95d27d727f05985297b0
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d8c583d929db9f498c7f13d101ecae5eb9c333bd77c09773a9b880c064fa64ac
-# Content sha256: 2d8178eef18ff4b933c65403ea4afc48d21edb8ea223cba2c986c1ce385ffa6e
+# Inputs sha256: cad858caf394d25c578b791b29787cba13dfea82ac76431b527b221050986fd9
+# Content sha256: 676376cd19956d598db92478b861916446de7028644e4b8bc22e377bef57d13d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

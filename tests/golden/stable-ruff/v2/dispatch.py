@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f2bf7a7ea8077c6a213afa5764984b398ac844a2695d81444604ff51e463cda0
-# Content sha256: 86fc730f1f10f7695d077d95dc933b120e4db49f44adae9717ec62015a69d710
+# Inputs sha256: a9ec1a91a525dff99fc44f721c806edfc5e0828dcc0e3be759509f282f247861
+# Content sha256: 0a4cb5cf818ae40275b10038f2c971faba87fe5a928c22c730442a5f441ca5dd
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 94719efd6ee4eab2d6ab4ad21f51a778d861b603ffd592ff83c0a3d4bd0909a2
-# Content sha256: 22274f937dc14295777e97f537ad7283d7cfedebe8755472c7bd79aad748287a
+# Inputs sha256: c7b2d070a4941c6d3a265ff9f2e1589bc09f79c9e1a201c234422d4aaa3e5717
+# Content sha256: 75133a8bbf90189acc9842329fe8eaec55c656cbe09e391967eb6cbc4754a8c8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8c602ffc8ec3eefa151cb63c4778aafed77e8cdf9a1c056985acba059682696f
-# Content sha256: 1b21b623d67ced32c91eba50df167e582aa45165b53bf5d6e4bac67f94ff0d74
+# Inputs sha256: c5546238490e90f0239ddb6aeee69dc0ad8d326075cfa26e4bd30cf9c27402d1
+# Content sha256: cb60679dd6539729b3498a5faaacbb14bcea8b25a784c39bd4fd65f1038fba78
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d6f68c835e32a8484946933e063d85f4c75f4b8749a948cc13943cacafe0b10c
-# Content sha256: a9f57461dcf597b971bffd194c4a1340b73c2e98eff348d1a7509ffdbf7afeef
+# Inputs sha256: b472e239adb95f0abd5e8560a65e6c65a0fd4baf62771a4d6f26becf679da409
+# Content sha256: cc8b2bbd11459889f94013cd4a0dbc901f56cd3e63eb6acad73032d4eb9165b3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb4a61b62296677a986b7112d562d8ec98c073f2cf42956afb9445d1a75274ad
-# Content sha256: e3e39850b795c9a8a86a8f70d586de6fe27906d877734d634ce7913d45b43849
+# Inputs sha256: cb706a3af7f0be94e78e304e2524af0c730c68ddd92c80afed9f08ef9ccc12e5
+# Content sha256: 9e7b5fff0cd6477ab47f8afaefbb24e2c05de68620b8d8fc115640757d6d50f8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8dcb406bfd359277a0e3ae5a0ee263fab9412af59b97243d99f24fe13395d9f1
-# Content sha256: 2905389f31aad9c7f732cbaaba5f227c50d6969a18371d634d62bc8380728711
+# Inputs sha256: d3da15f0f708e4fe767ee962aa776496abb30842f0f5c867f7a25075e3b48b8d
+# Content sha256: a477a7a97c56cd4e7965cb8b809071148c38419d63df7d848034dc2fd70217f0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

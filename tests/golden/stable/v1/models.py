@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60a5e31255ce71b817da2e59f4c42f4466d70d1e170b416a5ef49d14e2e75bdc
-# Content sha256: 37ba4dce4819a961037dff4e85734d5864c5063ff3fe81badcbda63a5fa95826
+# Inputs sha256: 64ea7512574d4e3cc9c0d2bc1c59b373721b96d4939f31e008aec56983bae4e9
+# Content sha256: e4f8f5ea73709df456b0441a52fbd9a79c38c58c1d3d4e2597ebc6de861878d6
 
 """Wire models of ACP protocol v1.
 

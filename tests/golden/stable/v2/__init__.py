@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4680c0ab7ba52b8bce25978f6f87d3ec9b321fb80f81c2c0672144edc566bb15
-# Content sha256: f7057157cd24785d405f5d00e07263c65c2859b7286ee98e21c0c4ca3fd60e2b
+# Inputs sha256: 6325afed64f151d4fee8455a8d8b11ea64d0329e9569a626cda40f0360ed69f7
+# Content sha256: b808f27c4b76d5472bc94cfafb1a9bf992013246f2474c8f18bfc52be6b1bb8f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

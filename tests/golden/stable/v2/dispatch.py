@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 95a4a0358fb079b886ed7f886eb4a801414c9ab24f51e91657653379b662bb19
-# Content sha256: 4bb7ed43a7370a060469bbce3901dd04fc669ae90f658cd3fc1bb17023edd15a
+# Inputs sha256: e868bfdbef23c00f7626a4b242bc7c429ddc3636679348b13a233a7b0746ee46
+# Content sha256: 8c72bf02976795461ef3665a3fa2e1a5383c26f703af654356c815ebd058add0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 00cd2d2f0145655e85320f595bacb125617b686c32797f91d99860fb6d42903f
-# Content sha256: 6111262d9b3fe7a3060511c35434d2098528937604880f31d87fa3d081fd9a83
+# Inputs sha256: 04e9f17de97ccb7c72201d9d575d7d5902abacd32bbf4bd597a2822dfba78ea8
+# Content sha256: a7caf0168a2195553e5a3f55546d4a4ab7e944c455eeaa68b2abe32c094fa833
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f00e8e1b6ed48d0c4f4b241b1d762dadb0ec629bf5e37df162a0a1e85b14279
-# Content sha256: 8deac7acaa1f4037170a28ffb412f302a1469e3259ed169587d46ccb05b63909
+# Inputs sha256: 3dbb158be7ca718053ddc99cd11025dce9680bb0853cab1168a717c2614c6066
+# Content sha256: c75b2e2de8756088739f6faec0de186b7aa3a53eceb76e30e1a19130b335ff25
 
 """Wire models of ACP protocol v2.
 
