@@ -108,7 +108,7 @@ def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
     return bases
 
 
-def _naming_summary(result: Generation) -> str:
+def _naming_summary(result: Generation, class_names: ClassNames) -> str:
     """How many class names the generator derived, and by which rule (see codegen.hoist)."""
     parts = []
     for p in result.protocols:
@@ -116,7 +116,8 @@ def _naming_summary(result: Generation) -> str:
         detail = ", ".join(f"{rule} {rules[rule]}" for rule in RULES if rules[rule])
         parts.append(f"v{p.version}: {sum(rules.values())}" + (f" ({detail})" if detail else ""))
     chosen = {old for p in result.protocols for old in p.chosen_names.values()}
-    return "derived class names: " + "; ".join(parts) + (f"; chosen in pyproject.toml: {len(chosen)}" if chosen else "")
+    summary = "derived class names: " + "; ".join(parts)
+    return summary + (f"; chosen in {class_names.origin}: {len(chosen)}" if chosen else "")
 
 
 def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Path, frozenset[str]]:
@@ -212,7 +213,7 @@ def _run(argv: list[str] | None) -> int:
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
     print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
-    print(_naming_summary(result))
+    print(_naming_summary(result, class_names))
     for line in result.notes():
         print(line)
     return 0

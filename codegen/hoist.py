@@ -333,13 +333,23 @@ def hoist(defs: dict[str, Any], files: dict[str, str]) -> tuple[dict[str, Any], 
 @dataclass(frozen=True)
 class ClassNames:
     """Class names a user chose: generated name (derived or from the schema) -> chosen
-    name, the same in every protocol version. ``origin`` names where they were written,
-    for errors (their pointer is ``/tool/acp-codegen/class-names/<name>``)."""
+    name, the same in every protocol version. ``origin`` names the configuration file they
+    were written in (their pointer there is ``/tool/acp-codegen/class-names/<name>``);
+    None where a program passed them to the API (``generate(class_names=...)``)."""
 
     chosen: Mapping[str, str] = field(default_factory=dict)
-    origin: str = "pyproject.toml"
+    origin: str | None = None
+
+    @property
+    def source(self) -> str:
+        """Where the names were chosen, for headers and summaries."""
+        if self.origin is None:
+            return "the class_names argument"
+        return f"{self.origin} [tool.acp-codegen].class-names"
 
     def problem(self, name: str, message: str) -> Problem:
+        if self.origin is None:
+            return Problem("class_names", pointer(name), message)
         return Problem(self.origin, pointer("tool", "acp-codegen", "class-names", name), message)
 
     def unknown(self, known: set[str], labels: Mapping[str, set[str]] | None = None) -> list[Problem]:

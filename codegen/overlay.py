@@ -328,7 +328,13 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
     merged_base = Source(base.schema.name, base.schema.sha256, base_data)
     extra = (base.meta,) if base.meta_file else ()
     return VersionSources(
-        fragments.directory, (merged_base, *kept), meta, extra, overlaid=True, notes=tuple(sorted(notes))
+        fragments.directory,
+        (merged_base, *kept),
+        meta,
+        extra,
+        overlaid=True,
+        notes=tuple(sorted(notes)),
+        fragments=fragments,
     )
 
 

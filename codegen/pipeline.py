@@ -20,7 +20,7 @@ from .features import select
 from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_background, paused_gc
 from .hoist import NO_CLASS_NAMES, VARIANT_RULES, ClassNames
 from .ir import Protocol, build
-from .load import VersionSources, display_name, find_version_dirs, load_version, read_json
+from .load import Source, VersionSources, display_name, find_version_dirs, load_version, read_json
 from .options import DEFAULT_OPTIONS, ModelOptions, check_options
 from .overlay import feature_types, load_base, overlay
 from .render import MODELS_TEMPLATES, Inputs, environment, render_models, render_runtime, render_template
@@ -156,13 +156,17 @@ MODELS = "models.py"
 BACKGROUND_TYPES = 10
 
 
+def read_declarations(schema_dir: Path, root: Path | None, conversions: bool) -> Source | None:
+    """The conversions file, read once per run (None: absent, or conversions off)."""
+    path = schema_dir / CONVERSIONS_FILE
+    return read_json(path, root) if conversions and path.is_file() else None
+
+
 def plan(
-    schema_dir: Path,
     sources: tuple[VersionSources, ...],
     features: frozenset[str],
-    root: Path | None = None,
+    declarations: Source | None,
     *,
-    conversions: bool = True,
     style: Style = DEFAULT_STYLE,
     class_names: ClassNames = NO_CLASS_NAMES,
     options: ModelOptions = DEFAULT_OPTIONS,
@@ -170,40 +174,39 @@ def plan(
     """Every output file and what it depends on; cheap, as it renders nothing."""
     enabled = tuple(sorted(features))
     chosen = tuple(sorted(class_names.chosen.items()))
+    source = class_names.source if chosen else ""
     out: dict[str, Inputs] = {}
     for version_sources in sources:
         prefix = f"v{version_sources.meta.data['version']}/"
         out[prefix + MODELS] = Inputs(
-            _files(version_sources), MODELS_TEMPLATES, enabled, style, chosen, options=options
+            _files(version_sources), MODELS_TEMPLATES, enabled, style, chosen, source, options=options
         )
         for template, name in VERSION_TEMPLATES:
-            out[prefix + name] = Inputs(_files(version_sources), (template,), enabled, style, chosen, options=options)
+            out[prefix + name] = Inputs(
+                _files(version_sources), (template,), enabled, style, chosen, source, options=options
+            )
     all_inputs = tuple(f for s in sources for f in _files(s))
-    declarations = schema_dir / CONVERSIONS_FILE
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
         if template == CONVERT_TEMPLATE:
-            if not conversions or not declarations.is_file():
+            if declarations is None:
                 continue
-            declared = read_json(declarations, root)
-            extra = ((declared.name, declared.sha256),)
-        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen, options=options)
+            extra = ((declarations.name, declarations.sha256),)
+        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen, source, options=options)
     for name in RUNTIME_FILES:
         if name != CONVERT_RUNTIME or CONVERT_PATH in out:
             out[name] = Inputs((), (), enabled, style, runtime=(name,), options=options)
     return dict(sorted(out.items()))
 
 
-def _feature_types(
-    schema_dir: Path, root: Path | None, sources: tuple[VersionSources, ...], class_names: ClassNames
-) -> dict[int, set[str]] | None:
+def _feature_types(sources: tuple[VersionSources, ...], class_names: ClassNames) -> dict[int, set[str]] | None:
     """Over bases, per version, the fragment types conversions start from (None: no base),
-    under the class names chosen for them."""
+    under the class names chosen for them; from the fragments as loaded (not read again)."""
     if not any(s.overlaid for s in sources):
         return None
     return {
-        int(d.name[1:]): {class_names.chosen.get(t, t) for t in feature_types(load_version(d, root))}
-        for d in find_version_dirs(schema_dir, root)
+        int(s.meta.data["version"]): {class_names.chosen.get(t, t) for t in feature_types(s.fragments or s)}
+        for s in sources
     }
 
 
@@ -211,8 +214,7 @@ def _render_templates(
     protocols: tuple[Protocol, ...],
     sources: tuple[VersionSources, ...],
     manifest: Mapping[str, Inputs],
-    schema_dir: Path,
-    root: Path | None,
+    declarations: Source | None,
     features: frozenset[str],
     class_names: ClassNames,
 ) -> dict[str, str]:
@@ -228,9 +230,7 @@ def _render_templates(
                 env, template, manifest[prefix + name], protocol=protocol, routes=routes
             )
     convert_plan = (
-        plan_conversions(
-            protocols, sources, schema_dir, root, _feature_types(schema_dir, root, sources, class_names), class_names
-        )
+        plan_conversions(protocols, sources, declarations, _feature_types(sources, class_names), class_names)
         if CONVERT_PATH in manifest
         else None
     )
@@ -264,16 +264,8 @@ def generate(
     options: ModelOptions = DEFAULT_OPTIONS,
 ) -> Generation:
     protocols, sources = load_protocols(schema_dir, features, root, bases, class_names, options)
-    manifest = plan(
-        schema_dir,
-        sources,
-        features,
-        root,
-        conversions=conversions,
-        style=style,
-        class_names=class_names,
-        options=options,
-    )
+    declarations = read_declarations(schema_dir, root, conversions)
+    manifest = plan(sources, features, declarations, style=style, class_names=class_names, options=options)
     models = {
         f"v{p.version}/{MODELS}": functools.partial(render_models, p, manifest[f"v{p.version}/{MODELS}"])
         for p in protocols
@@ -288,7 +280,7 @@ def generate(
     }
     with in_background(later) as done:
         texts = {name: render() for name, render in models.items() if name not in later}
-        texts |= _render_templates(protocols, sources, manifest, schema_dir, root, features, class_names)
+        texts |= _render_templates(protocols, sources, manifest, declarations, features, class_names)
         # The runtime modules' sources are kept in the default style's layout: only another
         # style lays them out (with the rest, in the same pass).
         laid_out: dict[str, str] = {}
@@ -322,16 +314,8 @@ def up_to_date(
     """
     try:
         sources = load_sources(schema_dir, root, bases, validate=False)
-        manifest = plan(
-            schema_dir,
-            sources,
-            features,
-            root,
-            conversions=conversions,
-            style=style,
-            class_names=class_names,
-            options=options,
-        )
+        declarations = read_declarations(schema_dir, root, conversions)
+        manifest = plan(sources, features, declarations, style=style, class_names=class_names, options=options)
     except Exception:  # unreadable or invalid input: the full run that follows reports it
         return False
     on_disk = read_tree(out)

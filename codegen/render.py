@@ -117,6 +117,7 @@ class Inputs:
     features: tuple[str, ...]
     style: Style = DEFAULT_STYLE
     class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen), see codegen.hoist.ClassNames
+    class_names_source: str = ""  # where they were chosen (ClassNames.source), for the header
     runtime: tuple[str, ...] = ()  # files copied from codegen/runtime/
     options: ModelOptions = DEFAULT_OPTIONS  # [tool.acp-codegen] settings of the models
 
@@ -145,7 +146,7 @@ class Inputs:
             *(f"#   codegen/runtime/{comment(name)}" for name in self.runtime),
             f"# Features: {', '.join(self.features) or '(none: stable surface)'}",
             *(
-                [f"# Class names chosen: {len(self.class_names)} (pyproject.toml [tool.acp-codegen].class-names)"]
+                [f"# Class names chosen: {len(self.class_names)} (in {self.class_names_source})"]
                 if self.class_names
                 else []
             ),

@@ -15,8 +15,6 @@ from typing import Any
 
 from .driver import AgentProcess, Failure, Received, Reply, Skip, shown
 
-RESOURCE_NOT_FOUND = -32002
-INVALID_PARAMS = -32602
 OMIT = object()  # the `archived` filter left out of the request
 FIRST_BATCH = 8  # sessions the pagination scenarios create first; doubled until a second page shows
 MAX_SESSIONS = 200  # ... up to this many

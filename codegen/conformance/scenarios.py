@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .context import INVALID_PARAMS, OMIT, RESOURCE_NOT_FOUND, Context
+from ..runtime._runtime import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from .context import OMIT, Context
 from .driver import Failure, Received, Skip, in_order, shown
 
 SIGN_OF_LIFE_S = 1.0  # the longest active-archive waits for a v1 turn to show it runs

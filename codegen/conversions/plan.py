@@ -4,7 +4,6 @@ annotations check a source-version value on its way to the target version."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ..code_text import Code, identifier, py_literal
@@ -12,9 +11,9 @@ from ..errors import Problem, SchemaError
 from ..features import select
 from ..hoist import NO_CLASS_NAMES, ClassNames
 from ..ir import Protocol, TypeDef, TypeExpr, build, python_field_name
-from ..load import VersionSources, read_json
+from ..load import Source, VersionSources
 from .compare import Comparison, FieldPair, archive_scope, check_methods, compare, field_names, stale
-from .declarations import CONVERSIONS_FILE, VALUE_RULES, VERSIONS, load_declarations
+from .declarations import VALUE_RULES, VERSIONS, load_declarations
 from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant
 
 
@@ -213,20 +212,18 @@ SWITCH_OFF = (
 def plan(
     protocols: Iterable[Protocol],
     sources: Iterable[VersionSources],
-    schema_dir: Path,
-    root: Path | None = None,
+    source: Source | None,
     fragments: Mapping[int, set[str]] | None = None,
     class_names: ClassNames = NO_CLASS_NAMES,
 ) -> ConversionPlan | None:
-    """Check the declared differences against both versions; None without a conversions file.
+    """Check the declared differences (``source``, the conversions file as read) against
+    both versions; None without a conversions file.
 
     ``fragments`` (over a full upstream base): per version, the types the fragments define
     with or around a feature's items; conversions are limited to what they reach.
     ``class_names``: the names chosen for classes (the protocols already carry them)."""
-    path = schema_dir / CONVERSIONS_FILE
-    if not path.is_file():
+    if source is None:
         return None
-    source = read_json(path, root)
     decl = load_declarations(source).under(class_names.chosen)
     by_version = {p.version: p for p in protocols}
     sources_by_version = {int(s.meta.data["version"]): s for s in sources}

@@ -2,13 +2,17 @@
 
 Modules, in the order a run goes through them: ``inputs`` (what the user named, as schema
 directories), ``command`` (load both sides through the pipeline, build the report),
-``usage`` (which messages reach each type), ``compare`` (the changes, judged by ``rules``),
+``usage`` (which messages reach each type), ``compare`` (the one entry point: the changes,
+judged by ``rules``; types compared in ``definitions``, method tables in ``methods``, both
+recorded by ``changes``), ``files`` (which generated files differ),
 ``report`` (JSON, Markdown for a pull-request comment, GitHub Actions annotations).
 """
 
 from __future__ import annotations
 
-from .compare import Change, FileChange, Report, compare, file_changes
+from .changes import Change, FileChange, Report
+from .compare import compare
+from .files import file_changes
 from .rules import RULES, Rule, rules_markdown
 
 __all__ = ["RULES", "Change", "FileChange", "Report", "Rule", "compare", "file_changes", "rules_markdown"]

@@ -26,7 +26,9 @@ from ..load import display_name, find_version_dirs, load_version
 from ..pipeline import generate
 from ..schema_terms import DEFS
 from ..validate import declared_features, validate_version
-from .compare import Change, Report, compare, file_changes
+from .changes import Change, Report
+from .compare import compare
+from .files import file_changes
 from .inputs import GIT_PREFIX, InputError, Side, open_sides
 from .report import DEFAULT_MAX_CHARS, to_github, to_json, to_markdown
 

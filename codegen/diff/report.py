@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .compare import Change, Report
+from .changes import Change, Report
 from .inputs import GIT_PREFIX
 from .rules import RULES
 

@@ -34,7 +34,7 @@ import generated.v1.models
 import generated.v2.dispatch
 import generated.v2.models
 from generated._router import BaseRouter, Route
-from generated._shared import (
+from generated._runtime import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,

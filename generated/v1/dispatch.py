@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc2aafe5c06105f8cc4e15bdb4fb2dfbbf4df0f6b54224a10645577ef64d8b27
-# Content sha256: 1c6e0f87ff03bd50e16c81fbcec4ff3ad892d12fe6847d6102db294d9d77ab22
+# Inputs sha256: 4aaead1c5b26234d10a1fd89c69d30c5a00a74902ac58cec02903a83ca29da8f
+# Content sha256: 613b3e73fadf4ade6d2fbaa48d3debd61311b98ffeca50759f756fab16af403f
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, EnumField, GatedField, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

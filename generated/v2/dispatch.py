@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d3c943e5ff0db4b46c66037bf38c39f68c1251cd5ec85efbbdf63ef10e41c764
-# Content sha256: b7ef4151e1eb1c7ccee5141bc727673a6715e689e497bcf3d4f021d849e36388
+# Inputs sha256: 5d0c495f4cccec3b5579ccb9a716ef8b2ee29a0b4dcfb45b822c90d4dc9fa257
+# Content sha256: 4ea49af9f5478ec5e268fde59d4befefa291469efe0dcfab48e6e6aff74bf57c
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, EnumField, GatedField, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen.pipeline import load_protocols
-from generated import _shared
-from generated._shared import (
+from generated import _runtime
+from generated._runtime import (
     InternalError,
     InvalidParamsError,
     JsonRpcError,
@@ -218,7 +218,7 @@ def test_errors_echo_the_id_too(router: Any, id_: Any):
 def test_an_id_that_is_not_string_number_or_null_is_an_invalid_request(router: Any, handler: Any, id_: Any):
     response = call(router, request("session/archive", {"sessionId": "s"}, id_=id_))
     assert response["id"] is None
-    assert error_of(response)["code"] == _shared.INVALID_REQUEST
+    assert error_of(response)["code"] == _runtime.INVALID_REQUEST
     assert handler.calls == []
 
 
@@ -260,7 +260,7 @@ def test_a_gated_method_sent_as_notification_is_dropped(gated_router: Any, handl
 def test_a_message_that_is_not_an_object_is_an_invalid_request_with_null_id(router: Any, message: Any):
     response = call(router, message)
     assert response["id"] is None
-    assert error_of(response)["code"] == _shared.INVALID_REQUEST
+    assert error_of(response)["code"] == _runtime.INVALID_REQUEST
 
 
 @pytest.mark.parametrize(
@@ -281,7 +281,7 @@ def test_a_malformed_request_is_an_invalid_request_that_keeps_its_id(router: Any
     message = {**request("session/archive", {"sessionId": "s"}, id_="r1"), **change}
     response = call(router, message)
     assert response["id"] == "r1"
-    assert error_of(response)["code"] == _shared.INVALID_REQUEST
+    assert error_of(response)["code"] == _runtime.INVALID_REQUEST
     assert handler.calls == []
 
 
@@ -289,7 +289,7 @@ def test_a_malformed_request_is_an_invalid_request_that_keeps_its_id(router: Any
 def test_a_request_missing_jsonrpc_or_method_is_invalid(router: Any, drop: str):
     message = request("session/archive", {"sessionId": "s"}, id_=4)
     del message[drop]
-    assert error_of(call(router, message))["code"] == _shared.INVALID_REQUEST
+    assert error_of(call(router, message))["code"] == _runtime.INVALID_REQUEST
 
 
 @pytest.mark.parametrize(
@@ -308,7 +308,7 @@ def test_a_request_missing_jsonrpc_or_method_is_invalid(router: Any, drop: str):
 )
 def test_text_that_is_not_json_is_a_parse_error_with_null_id(router: Any, text: Any):
     response = json.loads(call_json(router, text))
-    assert response == {"jsonrpc": "2.0", "id": None, "error": {"code": _shared.PARSE_ERROR, "message": "Parse error"}}
+    assert response == {"jsonrpc": "2.0", "id": None, "error": {"code": _runtime.PARSE_ERROR, "message": "Parse error"}}
 
 
 def test_handle_json_answers_exactly_what_handle_message_answers(router: Any, handler: Any):
@@ -343,14 +343,14 @@ def test_unknown_and_client_side_methods_are_method_not_found(router: Any, metho
 def test_a_handler_that_overrides_nothing_answers_method_not_found_everywhere(dispatch: ModuleType):
     router = dispatch.Router(dispatch.AgentHandler(), unstable_session_archive=True)
     for method, params in [*((m, {"sessionId": "s"}) for m in ARCHIVE_METHODS), ("session/list", {})]:
-        assert error_of(call(router, request(method, params)))["code"] == _shared.METHOD_NOT_FOUND, method
+        assert error_of(call(router, request(method, params)))["code"] == _runtime.METHOD_NOT_FOUND, method
 
 
 @pytest.mark.parametrize("method", ARCHIVE_METHODS)
 def test_gate_off_archive_methods_look_like_unknown_methods(gated_router: Any, handler: Any, method: str):
     gated = error_of(call(gated_router, request(method, {"sessionId": "s"})))
     unknown = error_of(call(gated_router, request("no/such", {"sessionId": "s"})))
-    assert gated["code"] == unknown["code"] == _shared.METHOD_NOT_FOUND
+    assert gated["code"] == unknown["code"] == _runtime.METHOD_NOT_FOUND
     assert gated["message"] == unknown["message"]
     assert handler.calls == []
 
@@ -366,7 +366,7 @@ def test_gate_decides_which_methods_are_routed(dispatch: ModuleType, handler: An
 @pytest.mark.parametrize("value", [*FILTER_VALUES, "bogus"])
 def test_gate_off_refuses_any_non_null_archived_filter(gated_router: Any, handler: Any, value: str):
     error = error_of(call(gated_router, request("session/list", {"archived": value})))
-    assert error["code"] == _shared.INVALID_PARAMS
+    assert error["code"] == _runtime.INVALID_PARAMS
     assert paths(error) == [["archived"]]
     assert handler.calls == []
 
@@ -389,7 +389,7 @@ def test_every_known_archived_filter_reaches_the_handler(router: Any, handler: A
 @pytest.mark.parametrize("value", ["bogus", "", "ONLY", "exclude ", "all"])
 def test_an_unknown_archived_filter_is_invalid_params_not_the_default(router: Any, handler: Any, value: str):
     error = error_of(call(router, request("session/list", {"archived": value})))
-    assert error["code"] == _shared.INVALID_PARAMS
+    assert error["code"] == _runtime.INVALID_PARAMS
     assert paths(error) == [["archived"]]
     assert value in error["data"]["errors"][0]["message"] or value == ""
     assert handler.calls == []
@@ -421,7 +421,7 @@ def test_invalid_params_name_the_offending_wire_paths(
     router: Any, handler: Any, method: str, params: Any, expected_paths: Any
 ):
     error = error_of(call(router, request(method, params)))
-    assert error["code"] == _shared.INVALID_PARAMS and error["message"] == "Invalid params"
+    assert error["code"] == _runtime.INVALID_PARAMS and error["message"] == "Invalid params"
     assert paths(error) == expected_paths
     assert all(isinstance(e["message"], str) and e["message"] for e in error["data"]["errors"])
     assert handler.calls == []
@@ -475,7 +475,7 @@ def test_any_other_exception_is_an_internal_error_without_traceback(
 
 def test_a_result_of_the_wrong_shape_is_an_internal_error(router: Any, handler: Any):
     handler.behaviour["session_list"] = {"sessions": "not a list"}
-    assert error_of(call(router, request("session/list")))["code"] == _shared.INTERNAL_ERROR
+    assert error_of(call(router, request("session/list")))["code"] == _runtime.INTERNAL_ERROR
 
 
 def test_cancellation_is_not_turned_into_an_error_response(router: Any, handler: Any):
@@ -514,8 +514,8 @@ def test_requests_are_handled_concurrently(dispatch: ModuleType, models: ModuleT
 @pytest.mark.parametrize(
     "cls, code",
     [
-        (_shared.ParseError, -32700),
-        (_shared.InvalidRequestError, -32600),
+        (_runtime.ParseError, -32700),
+        (_runtime.InvalidRequestError, -32600),
         (MethodNotFoundError, -32601),
         (InvalidParamsError, -32602),
         (InternalError, -32603),
@@ -589,8 +589,8 @@ def test_error_codes_and_messages_match_upstream_error_code(upstream: Path, vers
     schema = json.loads((upstream / f"v{version}" / "schema.json").read_text(encoding="utf-8"))
     titles = {v["const"]: v.get("title") for v in schema["$defs"]["ErrorCode"]["anyOf"] if "const" in v}
     for cls in (
-        _shared.ParseError,
-        _shared.InvalidRequestError,
+        _runtime.ParseError,
+        _runtime.InvalidRequestError,
         MethodNotFoundError,
         InvalidParamsError,
         InternalError,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from generated import _router
-from generated._shared import InvalidParamsError, ResourceNotFoundError
+from generated._runtime import InvalidParamsError, ResourceNotFoundError
 
 _loop = asyncio.new_event_loop()
 

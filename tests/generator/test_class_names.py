@@ -14,7 +14,7 @@ from conftest import ROOT
 from codegen.cli import main
 from codegen.errors import SchemaError
 from codegen.hoist import ClassNames
-from codegen.pipeline import generate
+from codegen.pipeline import RUNTIME_FILES, generate
 from codegen.write import strip_header, write_tree
 
 ARCHIVE = "unstable_session_archive"
@@ -138,10 +138,26 @@ def test_a_choice_that_cannot_work_names_its_key(chosen: dict[str, str], key: st
 )
 def test_a_key_spelled_as_the_label_of_one_derived_name_is_pointed_to_it(labels, hint) -> None:
     known = {"ContentBlockText", "AvailableCommandInputText", "ContentBlock"}
-    [problem] = ClassNames({"Text": "Plain"}).unknown(known, labels)
+    [problem] = ClassNames({"Text": "Plain"}, "pyproject.toml").unknown(known, labels)
     assert (
         str(problem) == f"pyproject.toml: /tool/acp-codegen/class-names/Text: no generated class is named 'Text'{hint}"
     )
+
+
+def test_headers_say_where_the_names_were_chosen(files: dict[str, str]) -> None:
+    # Passed to the API (the fixture): nothing was read from a pyproject.toml.
+    line = f"# Class names chosen: {len(CHOSEN)} (in the class_names argument)"
+    assert [path for path, text in files.items() if line in text] == [p for p in files if p not in RUNTIME_FILES]
+    assert not [path for path, text in files.items() if "pyproject" in text.split('"""', 1)[0]]
+    chosen = ClassNames(CHOSEN, "tools/acp.toml")
+    models = generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, class_names=chosen).files["v1/models.py"]
+    assert f"# Class names chosen: {len(CHOSEN)} (in tools/acp.toml [tool.acp-codegen].class-names)" in models
+
+
+def test_a_choice_passed_to_the_api_is_named_as_such_in_errors() -> None:
+    with pytest.raises(SchemaError) as error:
+        generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, class_names=ClassNames({"Nope": "Other"}))
+    assert str(error.value).startswith("class_names: /Nope: no generated class is named 'Nope'")
 
 
 def test_a_class_only_a_left_out_feature_has_is_no_error() -> None:

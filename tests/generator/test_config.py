@@ -3,7 +3,9 @@ fragments, --version, the config line, and the permissions of the output folder.
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 from codegen import __version__
-from codegen.cli import main
+from codegen.cli import _parser, main
 from codegen.config import KEYS, ConfigError, load_config
 from codegen.load import BUILTIN_FRAGMENTS
 from codegen.pipeline import generate
@@ -172,3 +174,75 @@ def test_output_permissions_follow_the_umask(tmp_path: Path, monkeypatch: pytest
     for path in (out, out / "v1"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o777 & ~umask, path
     assert stat.S_IMODE((out / "v1" / "models.py").stat().st_mode) == 0o666 & ~umask
+
+
+# --- the documentation's keys, defaults and options ------------------------------------------
+
+CONFIG_DOCS = ("docs/cli.md", "docs/sdk.md")
+
+
+def _shown(default: object) -> str:
+    """A default as the docs write it."""
+    if default in (None, [], {}):
+        return "none"
+    if isinstance(default, bool):
+        return f"`{str(default).lower()}`"
+    return str(default) if isinstance(default, int) else f"`{default}`"
+
+
+def _documented_defaults(text: str) -> dict[str, list[str]]:
+    """key -> the defaults written for it: ``key`` (default X) in prose (also ``a`` / ``b``
+    (default X)), and the rows of a | key | meaning | default | table."""
+    found: dict[str, list[str]] = {}
+    prose = " ".join(text.split())
+    for keys, default in re.findall(r"((?:`[a-z][a-z0-9-]*` / )*`[a-z][a-z0-9-]*`) \(default (`[^`]*`|[\w.-]+)", prose):
+        for key in re.findall(r"`([^`]+)`", keys):
+            found.setdefault(key, []).append(default)
+    for keys, default in re.findall(r"^\| ((?:`[a-z][a-z0-9-]*`(?:, )?)+) \| [^|]* \| ([^|]*) \|$", text, re.M):
+        written = re.match(r"`[^`]*`|[\w.-]+", default.strip())
+        for key in re.findall(r"`([^`]+)`", keys):
+            found.setdefault(key, []).append(written[0] if written else default)
+    return found
+
+
+@pytest.mark.parametrize("doc", CONFIG_DOCS)
+def test_docs_name_every_key_with_the_default_config_gives_it(doc: str) -> None:
+    documented = _documented_defaults((ROOT / doc).read_text(encoding="utf-8"))
+    assert sorted(documented) == sorted(KEYS), f"{doc}: keys documented with a default vs config.KEYS"
+    wrong = {key: shown for key, shown in documented.items() if set(shown) != {_shown(KEYS[key].default)}}
+    assert not wrong, f"{doc}: defaults that are not config.KEYS's: {wrong}"
+
+
+def _generate_options() -> tuple[dict[str, argparse.Action], set[str]]:
+    parser = _parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    command = sub.choices["generate"]
+    options = {s: a for a in command._actions for s in a.option_strings if s.startswith("--") and s != "--help"}
+    return options, {s for a in parser._actions for s in a.option_strings}
+
+
+def test_the_command_synopsis_lists_every_option_of_the_parser() -> None:
+    options, top = _generate_options()
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    synopsis = text[text.index("    acp-codegen generate") : text.index("\n\n", text.index("    acp-codegen generate"))]
+    assert set(re.findall(r"--[a-z][a-z0-9-]*", synopsis)) == set(options) | {"--version"}
+    assert "--version" in top
+
+
+@pytest.mark.parametrize("doc", CONFIG_DOCS)
+def test_options_the_docs_name_are_the_parsers(doc: str) -> None:
+    options, top = _generate_options()
+    named = re.findall(r"`(--[a-z][a-z0-9-]*)", (ROOT / doc).read_text(encoding="utf-8"))
+    assert named and not set(named) - set(options) - top, f"{doc} names options the parser lacks"
+
+
+def test_options_of_keys_leave_the_default_to_the_config() -> None:
+    # An option named after a key defaults to None, so that the documented default (the
+    # key's) holds; where the key has choices, the option has the same.
+    options, _ = _generate_options()
+    shared = [key for key in KEYS if f"--{key}" in options]
+    assert "out" in shared and "formatter" in shared
+    for key in shared:
+        action = options[f"--{key}"]
+        assert action.default is None, key
+        assert tuple(action.choices or ()) == KEYS[key].choices, key

@@ -375,3 +375,25 @@ def test_a_side_this_tool_does_not_know_is_carried_through_unrouted(tmp_path):
         "not understood, carried through: v1: x-side 'proxy' (proxy/hello: generated, routed by nobody),"
         " x-future-keyword (1 use, ignored)"
     ]
+
+
+def test_a_run_over_a_base_reads_each_input_file_once(tmp_path, monkeypatch):
+    from collections import Counter
+
+    from codegen.pipeline import generate
+
+    base = _stable_base(tmp_path)
+    schema_dir = copy_schema(tmp_path / "schema")  # both versions and conversions.json: every stage runs
+    reads: Counter[Path] = Counter()
+    read_bytes = Path.read_bytes
+
+    def counted(path: Path) -> bytes:
+        reads[path.resolve()] += 1
+        return read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    result = generate(schema_dir, FEATURE, tmp_path, {1: base})
+    assert "convert.py" in result.files and result.sources[0].overlaid
+    inputs = sorted(p.resolve() for p in (*schema_dir.rglob("*.json"), *base.parent.glob("*.json")))
+    assert len(inputs) == 7
+    assert {p: reads[p] for p in inputs} == dict.fromkeys(inputs, 1)

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a19f88a2fde1563e772de37ca9d240bdbd72999ec00c495e164bc5cfe62cad29
-# Content sha256: e221a01530f9ace2bb5a030ab63baefd4b08119e3d7e9171b96b96d78f1f378f
+# Inputs sha256: 0f5b34291ea74402a358e8e062b1b57826d568d6547413040b430a3d0d24ec3f
+# Content sha256: 3072727dce3e341c6ae74717682db4e7e2ee8c83c6ccd70308c0caa7a79286de
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a0cc6ac14c2929db8fbc5ae35e069bef805e3cfd60ee7535d9f926f0fb36bc28
-# Content sha256: f5d7b209ea2525e7663f9bfc84aa8a2c9d71070a9784083ffb23a262abb38246
+# Inputs sha256: 412806a5c62272e79c5b1aee033b80e6aa22487ae941f0f17694cf4d58f53a7a
+# Content sha256: 4e26782ee9a7bb72b8ad04bbff59658a5bc3393e5bc3b1463cda50db696cb8ff
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 188670bc5c0ab35997838fcae295f45e5219920890033fd7849c31c7d8961d8f
-# Content sha256: 2d5bad162d64baa0c946af2f05b130d245151aeb2a42f6dd80be0bc3b519b26b
+# Inputs sha256: f4feeb1e9a0bdd324d6b5efc9e40f4d9ebcfe51043e15ab9c60f2b99a2143d26
+# Content sha256: 1cd7c0f6ce66cd33021cb1b04425ec50b51678d19355bee41ced2ba6fd2169b7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

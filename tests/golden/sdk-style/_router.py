@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0776c4dd62cb01b96351cc17721e98134a534232bc28732f4a3765240bd18f8e
-# Content sha256: 86be4f48c887eaaa50ffce65dd2716ced2c21777341887d87ae29c2aed3e461e
+# Inputs sha256: c37dd426082bb9d40de91b1906cb4eb9f4b9d0a694970db795f2d78b3ea13ae0
+# Content sha256: c447e4fe52586e1e329fa3af88024b40d5c1806cfda8b86253cad74678899df9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2738f8c40b8076ffb5533c4110dc10f7a0ac973e6527111d7f55c0fbb37a90c1
-# Content sha256: 34712792bbc9f222d944d72b3e0529936a70c528c58a97be1b61a09d4ddaa6de
+# Inputs sha256: 52fde04f9400ea8d412a6c3dc2ca1e8a92124da372cd0c70dc567961ea851302
+# Content sha256: 8c6c9488c3f5d5d6aee0979f4e7c50e4ff180891c34ee502abb343ecb232d57c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,14 +6,14 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7e3c74e4ad53e900eb350b2f4e9c5631865e430d851fb2863e9b07d73069563d
-# Content sha256: f1b9b3d9fdee708dda7641ec1e8e91949ae7a12d4ede4c61f364eb9dc87c9fd6
+# Inputs sha256: bc2c61a804c0d9418bdfa6aeec822d8150f8ff138da993ac3f38c9da67a6ce19
+# Content sha256: 3ccdfb5dab68d5fa93b99515a4b53e5d31ef2ef951b45964c2f2051e685eb76b
 
-"""Types shared by every protocol version of the generated package (the JSON-RPC errors
-live in ``_runtime``, which needs no schema; they are re-exported here)."""
+"""Types shared by every protocol version of the generated package. The JSON-RPC errors
+and their codes are defined in ``_runtime`` (they need no schema): import them from there."""
 
 from __future__ import annotations
 
@@ -21,22 +21,6 @@ import sys
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
-
-from ._runtime import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
-    InternalError,
-    InvalidParamsError,
-    InvalidRequestError,
-    JsonRpcError,
-    MethodNotFoundError,
-    ParseError,
-    ResourceNotFoundError,
-)
 
 # Type checkers see the models' aliases as typing.TypeAliasType from Python 3.12 on
 # (typing_extensions re-exports it there in their stubs); only annotations use this name.
@@ -63,19 +47,4 @@ class MethodSpec(NamedTuple):
     feature: str | None
 
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "InternalError",
-    "InvalidParamsError",
-    "InvalidRequestError",
-    "JsonRpcError",
-    "METHOD_NOT_FOUND",
-    "MethodNotFoundError",
-    "MethodSpec",
-    "PARSE_ERROR",
-    "ParseError",
-    "RESOURCE_NOT_FOUND",
-    "ResourceNotFoundError",
-]
+__all__ = ["MethodSpec"]

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dbb6170ea99a67626d36e0a33a1299e80ed42f5ffc52784c3cb1b5c4c21eb4bc
-# Content sha256: f65bb685347a36e6d4b89851aa0fa818796551724304c580b16d01e8b58976bd
+# Inputs sha256: 53bad8a32747e7ec928df6ee31530d48425927ba4885d49d90755699d14d7f4f
+# Content sha256: d7ab651ac481ca9fe32d1f655a0dcd7cbdca3491be060bf4dcac26971f00b02c
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

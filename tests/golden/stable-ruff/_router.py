@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 61ed61ede0dc59c36314b0319ea252d0da3712f14a0756763b34af4f9ad59b4e
-# Content sha256: 9739804bb7feb86fb7abebd37e17b584baeb0842d21112653f16e74bc5647e48
+# Inputs sha256: 325f500fb22dae681769e149f0f9dbaabf0b8bf501f862398c8dfd29d58b4fda
+# Content sha256: b0d0f66f973de2071c0283935e4632dc3c8020c99d2de14c60edffb53381098e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 416edb422b7832ab39e0ac77281cbba42cb6aa6a8daff50572d18bc235cd3660
-# Content sha256: 9daecaf05758d74a03deddb94be0e8a300969d40dc9a43a3ce515c7337be3134
+# Inputs sha256: 0738f3ae4050bdbcc61a4ba94323be32ffbcfc3504530f2cb6775f58bbdb4441
+# Content sha256: 8597de6cb19c10db3bc5114c478b3c5a3662c2e0585fd917a99d62b48c2d7350
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b7f1296f728ee08b81b76e36aac61246654b2d15e37ce4db3211ae5062c452be
-# Content sha256: 02778c6a464675631608218b7c218baa60d9026dda24f7b7a96d4b432bf0fdfc
+# Inputs sha256: 9f700960717f6cb2e30fa7b6a0aaa1e9a4df74b93aabcd86388f9e713e07dc23
+# Content sha256: 7196c350f71f5486503dfbd5188e32be07be8951ab3daa72b85427b1c01ae146
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1be07de36bfa8c8feaff0b007763b2860b37e56259b2e4ab82eed9fb4e8aef6f
-# Content sha256: 13256eea2e7408d4d0e89b878286783e60ee20a1bf37c14be4ff712eb9729c0b
+# Inputs sha256: 660e80cb0aa3e6a63b236bb737a0a2d6244fa6f3c9eb0cb0769a1c0f295443c4
+# Content sha256: aee89a2af959f0c215d4099bf39f5b04c849f5b0734b34f4d79c1736d763d034
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8066fa78d74f5cd0bd74952d0da018d04581acedf6427e9b0527d04342f25324
-# Content sha256: 0a560db4fd6e166500573669dff44b5a5b0b1c5aee24fe707a9201cd636f11cc
+# Inputs sha256: ec2b581b3b8d45ec50b33f7d29d896dcb30122224bf9889a5b555461ca871959
+# Content sha256: 7bfe8dfa158d6455419aa5ef5f43ed7cc1ec20659d2315ae89ee57d234260c95
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

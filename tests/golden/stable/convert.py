@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d145821133eb6b802d8d3187690b3ec4c395057fbbbd4da34091af52cc60687
-# Content sha256: 61b5ce1cb6309272e4a63bab74d0d73419e08669b784ea6fd2d7c8dfe79b2cf1
+# Inputs sha256: b043f187b28f4ef1db53c377ee59a650f1c6c456fabd92e8429b9975185cada1
+# Content sha256: c9fb9575e287c00e8e7d2b94deefd6f92d20be4a33c0d51659ac95979b0a7b5c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9be53a4a1ce9462a5bf2f4ac3801043341bf19c50c2481c165b265e921493b60
-# Content sha256: d413598756e9da9046287ea31f8d879a0ae08f83fd5527863070eae6db583d9d
+# Inputs sha256: 475efb00e691673068299a4d9cc1e391fcac9655736f5714d4fd8530231a9655
+# Content sha256: 483f135d1bde4ce8b303130258d6f998ce91db621e4564c01ea993adb6fc3978
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

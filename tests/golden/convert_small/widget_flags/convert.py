@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aaa2c49c4e2da667a109b5b1c60515b44bcbcaa9087629bc8e7657a107aeae6f
-# Content sha256: 859b394f54ff22ff4949c1c7bda48216dc14e6ebe87392b8f39f2370956646f4
+# Inputs sha256: df7719d55f87cb70adf3243ce66bf6bf1173980a69e461883380b4218560151f
+# Content sha256: 7fe5675e8d036fe65c28613ca12ec43319a208e002b27ede7839619844d016e5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

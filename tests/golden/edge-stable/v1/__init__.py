@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6864a1206efa33e8a96d6a5f5a957ad73c57798d29280c40009675c666c42b88
-# Content sha256: e47350721e5274b5021d2c61650560467e73e3bf7d0fce3f11af6cca5c11d79e
+# Inputs sha256: 5b1f537209011128f7d12a6f6400f7a7f8cb0cf3d7f088142c35db54ba50babe
+# Content sha256: bd0e9e12a0ba334c906c0340de218713755db06ac1a6369c9f9a80340ed8c9dd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

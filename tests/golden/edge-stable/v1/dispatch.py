@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dbca3348cd1a4150eed4ba1d0b84fa404dd5aa840e1d378eb19cb2153223918c
-# Content sha256: d0d57ad2e249a317e6889c4eefe2d541771f99504a53700d94b8c2db5c29de99
+# Inputs sha256: 5de1e67398722d00668a979aa13f35265f904ed5e1e37123998da380cc200b0b
+# Content sha256: 5391d9514bf4525156fbb707fd0dc0750f29dc1f7ae2ce0d000dab0a439cf658
 
 """Method dispatch for the agent side of ACP protocol v1.
 

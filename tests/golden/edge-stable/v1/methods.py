@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 13e5fb3697862d15e45aaaf25c8089fed289dd49c153dd3cd5e69c96907abbe9
-# Content sha256: 4a2fed65699160517bf5780d208b5575b41ec3a7f9f42040d48f9ddf82270e52
+# Inputs sha256: 524baed89e87ec85f16de0d7a069dd7ff229ffa0c48d8f76983a50f230f19c98
+# Content sha256: 99642665a9748d7e428a2ebd9cd20cc9032a4f9c54c750f31b266e2899bea1a2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

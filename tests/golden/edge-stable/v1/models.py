@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8f3fb5cb18c7945ed06fc7131b2976ac6e5d57cb5766cc17305a0348875f2109
-# Content sha256: 86f408bdcdcc45e0736bb8207b70b31bc55b9d4a2734ca4932f66f78745dcf7b
+# Inputs sha256: 73739c6eeb5ccc504f984146abfba4827fe2485016208b65968d4d21e5961550
+# Content sha256: 97f29a423e1c5eec6713d7a044a5955baccdbe7c33319a5d42a8a51979a1ee0e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 66787b8e1f4e3cb7a37b77a1bc264980d59628c4a1c45bb10f158580e6483da4
-# Content sha256: 24361690195104e2a339142a7e6c583c54ca5127102da45b74c61da49d80181d
+# Inputs sha256: b042907724c341964bdf9509e92a35b2d76845f0080e0222d69a3dbee6b6a6a9
+# Content sha256: b2ead8c1282532fcb22c04e95d8e08cf9d33211d7794d4316117c3a55e584772
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

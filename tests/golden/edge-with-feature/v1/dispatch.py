@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8aba3e7599d14ddec8a3e6627f44b895edf80cb0c03571c80e3920a3d51ec304
-# Content sha256: df30d5b188f83692a9eafe4a8766d92f1d532cdf80aedf00d85cb8697da1c9fc
+# Inputs sha256: 78746dfd15d5a285f7a598c3657810f53d1078da71d0f5ee1275070aad415f15
+# Content sha256: f0f71323f46e0d84f683edcb84a9e0457852b331aad63df7ae76efd23cd69574
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, EnumField, GatedField, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f9fc36c0a5fd51499d3222158220628e0475853ad567756e04e25d2a9a26ee45
-# Content sha256: 2d38505017c1a564885d2add1d6519bf6b0fa3c5c135ddbb7c6a9a511cd7b49b
+# Inputs sha256: f2de0b8ef259706e2a87c34a40df6d0e2ae50c186cb16bf9c47169273877211e
+# Content sha256: f86c5851aca9ffe529afcf5598702660d4d27fa7d859fe52c80ff2e8b8884e63
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

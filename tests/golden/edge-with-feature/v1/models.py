@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c70feb1026f15ed9e7553e0df026c1dfc212dfb4eaf8cc4764ce168087d14744
-# Content sha256: c41fcd237506a9ead65d29f3316d8ad37b201e0e0a30bbbe3788029fceba987b
+# Inputs sha256: 0a58e0fa9e23eabf076028281c9ecf10eb33f02d1755d76d91584fd0bbb993c7
+# Content sha256: 23e25694b981deeedfc21cb9da715be2c777edaa73a956e7b3573dbe715b3d18
 
 """Wire models of ACP protocol v1.
 

@@ -4,11 +4,11 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7cf9eeb977903897308314e2d3650e4daa0ebb811fb6da86d5641442a6b2ef38
-# Content sha256: b4b441a47872b741c2b3768313afcf8136a902745f3515e03edd27f0ba3f5087
+# Inputs sha256: 2ccec08e7f11e4861f9ad2a88d51cc4cede85f3bbde0462c125b57f88d64de96
+# Content sha256: dddafe6522512201f28cf55d3d8adfb8805c00c78c86230869e0ada72fafae76
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,11 +4,11 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fbb8176a5ad1507ed8f222bcc7cbc7d286e3d1e87904c3b1af9ab6943798ab98
-# Content sha256: 2bfa9ed46cc51960722af6c58e49a4dc1bbd39fa3a3b107370547168c9fdd8ea
+# Inputs sha256: 3f32c163a4a63412dca43c07328c92ef59cc7c82c9bb748389f6c3450d1a256d
+# Content sha256: f9ffdcb5d36068e52e3564cd44e211573813397679719c042801b9b34a462b45
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, EnumField, GatedField, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

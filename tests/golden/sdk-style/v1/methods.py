@@ -4,11 +4,11 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 24cbe9b1772c57dea8737e2fe02255f2f60fd312183defc2464bb6ec6d2f9c89
-# Content sha256: ac0f2f5ca4e35cde49e0b70c5e8fb4367da113d27b4caf850910165a84c3a326
+# Inputs sha256: f34093468e7c64aa05ed6cb1397d08a65a9d35b63e0f9baf2b974a7a249faf08
+# Content sha256: a135f033f7aa51ec18293d3736bd0deefbe8f3ce9f92efe775ca22e5dbb286df
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,11 +6,11 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 414ba64e4d33314ad91a397525a1c068f72deb4ab58920682bdd98d43bc96ef8
-# Content sha256: 36363d5bf69f0b4ec6fdd13e0a5aa3e79b544093da19258f397c2bdb3c42242f
+# Inputs sha256: a4995ffe3bf03eb40873bd26d0bd83b204f2508c13d9a3632e752e9cb4dfcdfb
+# Content sha256: 6da604cc8876d04fe78f72fab7ee0e278d9f88137ecea7226654a39649736a1c
 
 """Wire models of ACP protocol v1.
 

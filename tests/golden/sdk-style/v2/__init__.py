@@ -4,11 +4,11 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bdb02ac64af1aedb67e659deafa320120a43117e124363282adec818b26e073d
-# Content sha256: ae01ab62a4f94d48565e6bd4f73f5804d9363ee8a15ca8e9618ab8820464f585
+# Inputs sha256: 84f59f419d6543ad3cba74d6ff7b332897a806dac13945cf752aeb4ce8b96945
+# Content sha256: c39dd8f71cf67ee6b26029428283c3e6426dcf982aa3b857e9eb637e3d56559c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,11 +4,11 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 53f5ca997725ccab4f8ffaa3188c22ab6879741174d1c3d2b05bfe02a9b86989
-# Content sha256: 5f48a0ed70299afd84cc1a5ad2c4281d1f7b74bf576b60b2b1b0ddeff3cbe049
+# Inputs sha256: b572b7fea730d3a4c936120682f62b6562ac2b2c80ce839f1b989f3319e3d7fc
+# Content sha256: 9c8885cf75dc655e10bb7460dad45d292c3d07fb4cb9b87390ec0b71c3052dc4
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, EnumField, GatedField, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

@@ -4,11 +4,11 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6aa60939fadc40cdbb5558f5fcbb89a829b9e3cc22a5dd6f83b84a90a5a9cb2a
-# Content sha256: 3363d5050339118b22da072d0cf3548893f091d1f7d12abd3283276a5a32f827
+# Inputs sha256: 39c2ba387ec74be7496c6ea574bdbc1a216f519561b1e7b18bfa16d01047212c
+# Content sha256: c50f7820d1a6202555d8148543313e5e4adc6268252e16a454421131a3b3777b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,11 +6,11 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
-# Class names chosen: 1 (pyproject.toml [tool.acp-codegen].class-names)
+# Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 39e78a608dee2bdbd236daf8a14da7b961b90415f854ddfae3244fad0eb083be
-# Content sha256: e61ee892b58632703352ce2c69845cf46b284bb61888027398fe7a2b39af9b12
+# Inputs sha256: 39421fbb8a30102c749fbac8f6a2779f28af5fa13cc7c9220b7ea0238b3a5013
+# Content sha256: f96027bccbe9b21dfecf50929801aba900768cc7d986429170b3fa8c52f1418d
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d74cc8b51db22332b7e521090b56fb9519b89229c4ee2521f64638b5a7b27505
-# Content sha256: eb6825270b6f24f8d4defe4715974a2715f8de8ced0f19c336e8da384844a912
+# Inputs sha256: 6c1968392d85aa2e73e8ad5b3b2a8053655ac5ad407b73560246e5c740aab862
+# Content sha256: 302de2035273496f3b910293b7344453eeda44967cdda6706cccbd790a700acb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1faa8bad025b5a01241de8b53603e5f108ca6d2d363d7fe80f4f42b6383ecee6
-# Content sha256: b231bd69140c99281eba2d164bb2c5b19fe5c64cc299d30d715c7b4445ab95ed
+# Inputs sha256: d5c09a985f55d350ec8f0a731138bc42f26d7eb1be6c52f9a5f27621f49650c9
+# Content sha256: 7fea56414d8ff1b77e50905c25de0d802cda1df2f5d57b41b43474314b5f90c8
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a8aab22c0e082826de7275d19536c0bdc04a7a420b4a661b95bfcc7b462dacd2
-# Content sha256: fcd290786f1d5152c3691753920bd4eb8f21671dc9ae0015e43da278fb9d15bb
+# Inputs sha256: 89e40cfda759cd84f056664357e1ca1df00886ef4fd79b7b4999a20b46bf8a2f
+# Content sha256: dc02cc264e4ca098112e3745625bbbaf22ef006d2574b26a7e26f18b7147e4a3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

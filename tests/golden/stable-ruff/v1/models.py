@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4654cc1e41061b2659eec071213db12b2c53f5c8f9a06804fa184da72f92ebd1
-# Content sha256: d23d911e6086bbb005cb88f4ab1cde717ca6432b1f0930517a341e8a79e873f4
+# Inputs sha256: 56b131b8449c1b8e3c389470fa86159d160c8ca49a0b79082d5ad2b62f40cae2
+# Content sha256: 307bc42f1dbb78e8fdee03a15d4ae8c197f963459ce13b49e8bc893b8aa49da8
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a2e5c4cfd33a800392c75c08d4ff0914323e7b128707c11a6111a0775aaf3f79
-# Content sha256: 4a1b1f82f267e95027cbdbfa0da872fadafe6aa511687d89d3eef16fb3940b29
+# Inputs sha256: 583bf35652f007665e57e259a6f737b5f3b9e4abf46d094878d729bae9878c2b
+# Content sha256: c58ff1ceffeb7dabec3684796db83cec97bc8c6234d94e47741bfcb89f11477c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5a5451cac0838e0865ab29f1bf211004194e004559b6a4d8253c6b6b37042bf3
-# Content sha256: 3d8660bbb2701cd6da62992c04621e7403a5c3184552674161a6f2de0cecce70
+# Inputs sha256: d18e60bfc329beb5e0668d9193b4fb3aab2ff402ab4873a6dab423b799705170
+# Content sha256: 7370c52c0288c086300156c9775e94e6bd40dd29016b62289cf2f6128c8b14eb
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

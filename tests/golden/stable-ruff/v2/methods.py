@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 477c9bbbcff33cc5215273f2000ef6fd82269875335022058e4230bb0707ba7a
-# Content sha256: d208195a9bf0a84925761e7f069c234fae782cabf50fd71e33f61f4b4512dbbd
+# Inputs sha256: d180fb7f3aa390e5a986b6dc3cedd7c9d3c861c08e53d841d85c1de1eb9c12ca
+# Content sha256: 40733e2412f0a5bc99ed39e5219f75cd3dec448e66e3832245629be02538efcb
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

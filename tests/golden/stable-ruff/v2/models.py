@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4901570fedfb205c86974c94d4ff50c436d702f4c33f33672e9701d44f7a8ad9
-# Content sha256: 540da5cce3b96e124db67c19344081eb155057fcb4e37ad2782a4d492330fefe
+# Inputs sha256: d63a22a24a4d6fe72c0fca7372834eb0904aa531c1690d931b8db701e08e96d9
+# Content sha256: fc5234ce854e1d1f1a6c8d8c56dafea22d4db36af521c9daa7d6c8bf7c4c73cf
 
 """Wire models of ACP protocol v2.
 

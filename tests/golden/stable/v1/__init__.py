@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7d449fa14f78af745bb18c7ef5dc513d32ad2b553b3d7c225afc9f0d4ffb1d57
-# Content sha256: 7d50cce8e8414e6cd702a900bf19e587b63e3f89fca4c516f4a257d467d6a80b
+# Inputs sha256: 6a3036e962303fb77dec77239e92d68c4b8b8869f6d46ede88374381b3e5467c
+# Content sha256: e7b29d01ce05eac1efcb9c7ca2985b8d39a85da72c9ccb8d956415834ca3e5e6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

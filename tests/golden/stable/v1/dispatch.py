@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3760d182722b9e2d4df96bb33357172dce543da651e67e0eb917923dfa4623be
-# Content sha256: 1f04d48cac37d305dae73d99ccf10cdd97e2a5393900abcf0423e7db90262c62
+# Inputs sha256: 90dfa4b8ad2502510dea356937c257598473f8ea9dd34337805e8d67488e61bd
+# Content sha256: 30074b7824443c1f8bf40738271c99f6e3c2a189353bba3d06fbc0215378f840
 
 """Method dispatch for the agent side of ACP protocol v1.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

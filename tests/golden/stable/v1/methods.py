@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c66e2b8381a21c885ab022b725fe80b9d5d616883c3b33b067b4cd84f73ddde
-# Content sha256: e43cc61271b07b933dcea379236e36695fda8db871353b3799fac0ce71182f7b
+# Inputs sha256: 62d52436ceda264a77e8a68cc0e0556784a7b395f22edad1505515a8951139a1
+# Content sha256: e7a1cf8007b3d51e724bfd3a19974e6a76919240e94fc07e4252a668ed0182e3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 57d7d519c58a8e27ec18ae002d133f933cb7c5a566847254375c3bc1bd991fa3
-# Content sha256: 1507ea2952d857f3581dfceb9a5d76b71346567847dca4cad7508787f7f18849
+# Inputs sha256: 215dfd2b46b4294fabdc71c70e08853968e90e471a16e79eb886123564b601f6
+# Content sha256: 91bbe740028cd479d3bb7688ee7774c87914afd96e9ade9a0eb3611d1bdfd04d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4323141d53994b779da93d6123f0eb2a391c9eff591318206c9a51413dcb534f
-# Content sha256: faeab93154fce56f72b7d7d31dc3c72a0cbfe129d5fbe01fa165e7e26b24dc2f
+# Inputs sha256: cc89b20ebe9334f1ab504cc01f83413bed8941296f5a2e9bd69df8a82fb7f8fc
+# Content sha256: 896a72a3a8e9d18ade615f153b8447bdacddfbede75fbe51f661e34674f25d20
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

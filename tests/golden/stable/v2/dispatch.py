@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 758ace204eebb357562c6ebaf8f6e58a7236d395339bfab6e93bdf3e5eb974db
-# Content sha256: 34a3b8c12b94b5530931906eda7c0dc42f60b1f5a4db87a83ed69008bec93f10
+# Inputs sha256: edc7da9723f628f895233d1bcdaeb469c391fa9392cf9c364a2c5776c2cfe7fb
+# Content sha256: 7be265f74ddf8ef61628e2d4195942c39835326e753b605d544965ba1f14bf00
 
 """Method dispatch for the agent side of ACP protocol v2.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._router import BaseRouter, Route
-from .._shared import MethodNotFoundError
+from .._runtime import MethodNotFoundError
 from . import models
 
 __all__ = ["ROUTES", "AgentHandler", "Router"]

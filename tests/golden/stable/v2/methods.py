@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a0507a900cfe183822a43aa1fe6e7f72920447c83005dd708dd96527142abac
-# Content sha256: c1cb4252c8aa44c79e5297ed920eba638a668b1f2f2c2b372d87170b8ae8f438
+# Inputs sha256: 209ce5bae3479f0a6456acf3b411f9eee6e0911c7bc7c3ff55d088116c5743d6
+# Content sha256: de638ba3af6f566bc3561cbfa8c07ae385a9497d1d630780cd5aa405e156a6e1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb3bf84bcf6daff7d662cc63465a8de5c5d3ca6bdbfb2c895148d15bb438dea0
-# Content sha256: a963d8a58b639b6fb77529c513bc948147f14c3e468f94f93de78b6fb6d90516
+# Inputs sha256: f2c780693a67de8ae4a56d82e1e5b480813e6b4b5e71c6fb4f7612d5811718ee
+# Content sha256: 515e7414a144808982c7acab672a14316deda2cb51e2558a80c2db6d8061da35
 
 """Wire models of ACP protocol v2.
 

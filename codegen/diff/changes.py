@@ -1,0 +1,215 @@
+"""The changes a schema comparison finds, and the recorder every comparer builds on:
+it judges each change by ``RULES`` (whom it breaks, on the wire and in code) and locates
+it in the schema files."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import pointer
+from ..ir import Protocol, TypeDef, TypeExpr
+from .rules import RULES
+from .usage import RECEIVER, SENDER, Use, usage
+
+ChangeKind = Literal["added", "removed", "changed"]
+Which = Literal["old", "new"]
+
+
+@dataclass(frozen=True)
+class Change:
+    version: int
+    path: str  # "Type", "Type.property", "Type[\"value\"]", "Type|Variant", method name
+    change: ChangeKind
+    kind: str  # version, type, property, capability, enum-value, variant, method
+    rule: str
+    detail: str
+    feature: str | None = None
+    location: str = ""  # file#/json/pointer
+    old: str | None = None
+    new: str | None = None
+    breaks: tuple[str, ...] = ()  # who on the wire, in words; empty when nobody
+    group: str = ""  # the type (or "methods") the change is listed under
+    side: str | None = None  # methods: the side that handles it
+    code: bool = False  # breaks code written against the generated package
+    surface: str = ""  # upstream's layout: "stable" (schema.json) or "unstable" (only schema.unstable.json)
+
+    @property
+    def wire_breaking(self) -> bool:
+        """An old peer no longer interoperates."""
+        return bool(self.breaks)
+
+    @property
+    def breaking(self) -> bool:
+        return self.wire_breaking or self.code
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "version": self.version,
+            "path": self.path,
+            "change": self.change,
+            "breaking": self.breaking,
+            "wireBreaking": self.wire_breaking,
+            "codeBreaking": self.code,
+            "detail": self.detail,
+            "kind": self.kind,
+            "rule": self.rule,
+            "breaks": list(self.breaks),
+            "feature": self.feature,
+            "location": self.location,
+        }
+        if self.old is not None:
+            data["old"] = self.old
+        if self.new is not None:
+            data["new"] = self.new
+        if self.side is not None:
+            data["side"] = self.side
+        if self.surface:
+            data["surface"] = self.surface
+        return data
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    status: Literal["added", "removed", "changed"]
+    added: int
+    removed: int
+
+
+@dataclass
+class Report:
+    old_label: str
+    new_label: str
+    changes: list[Change]
+    files: list[FileChange] | None = None  # None: generated files were not compared
+    files_note: str = ""
+    texts: dict[str, str] = dataclasses.field(default_factory=dict)  # schema file as shown -> its text
+    counterparts: dict[str, str] = dataclasses.field(default_factory=dict)  # old side's file -> new side's
+    old_prefix: str = ""  # how the old input's file names start (shown relative to it)
+    new_prefix: str = ""
+
+    @property
+    def breaking(self) -> list[Change]:
+        return [c for c in self.changes if c.breaking]
+
+
+def _variant_pointer(protocol: Protocol, name: str, as_written: dict[str, Any]) -> str | None:
+    """Where the inline union variant that the IR hoisted as ``name`` is written: its place in
+    the union when hoisting kept the union's length, else the union's list."""
+    for union in protocol.types.values():
+        for variant in union.variants:
+            if variant.kind == "ref" and variant.ref == name:
+                key, index = variant_place(union, variant)
+                written = as_written.get(union.name, {}).get(key)
+                same = isinstance(written, list) and len(written) == len(union.variants)
+                return f"{union.pointer}/{key}" + (f"/{index}" if same else "")
+    return None
+
+
+def variant_place(union: TypeDef, variant: TypeExpr) -> tuple[str, str]:
+    """(``anyOf`` or ``oneOf``, index) of a definition's variant, from its IR pointer."""
+    key, _, index = variant.pointer[len(union.pointer) + 1 :].partition("/")
+    return key or "anyOf", index
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a comparison is: the type it is listed under and what a change there hits."""
+
+    group: str
+    uses: frozenset[Use]
+    old_def: TypeDef
+    new_def: TypeDef
+    feature: str | None
+    location: str
+
+
+class Recorder:
+    """One protocol version compared: what both sides hold, the renames found, the changes so far."""
+
+    def __init__(
+        self,
+        old: Protocol,
+        new: Protocol,
+        old_files: dict[str, str],
+        new_files: dict[str, str],
+        old_raw: dict[str, Any] | None = None,
+        new_raw: dict[str, Any] | None = None,
+    ) -> None:
+        self.old, self.new = old, new
+        self.old_files, self.new_files = old_files, new_files
+        self.old_raw, self.new_raw = old_raw, new_raw
+        self.changes: list[Change] = []
+        self.renames: dict[str, str] = {}
+        self.uses_old, self.uses_new = usage(old), usage(new)
+
+    def _uses(self, old_name: str | None, new_name: str | None) -> frozenset[Use]:
+        """Who a change hits: the type's uses on both sides."""
+        found: set[Use] = set()
+        if old_name:
+            found |= self.uses_old.get(old_name, set())
+        if new_name:
+            found |= self.uses_new.get(new_name, set())
+        return frozenset(found)
+
+    def emit(
+        self,
+        rule: str,
+        kind: str,
+        path: str,
+        change: ChangeKind,
+        detail: str,
+        *,
+        group: str,
+        uses: frozenset[Use],
+        feature: str | None,
+        location: str,
+        old: str | None = None,
+        new: str | None = None,
+        side: str | None = None,
+    ) -> None:
+        r = RULES[rule]
+        breaks: set[str] = set()
+        if not uses:  # not reachable from any message: assume both directions
+            if r.sender:
+                breaks.add("senders of messages that use it (not reachable from any method)")
+            if r.receiver:
+                breaks.add("receivers of messages that use it (not reachable from any method)")
+        for use in uses:
+            if (use.position == SENDER and r.sender) or (use.position == RECEIVER and r.receiver):
+                breaks.add(use.who)
+        if kind == "property" and group.endswith("Capabilities"):
+            kind = "capability"
+        self.changes.append(
+            Change(
+                self.new.version,
+                path,
+                change,
+                kind,
+                rule,
+                detail,
+                feature,
+                location,
+                old,
+                new,
+                tuple(sorted(breaks)),
+                group,
+                side,
+                r.code,
+            )
+        )
+
+    def at(self, w: Where, rule: str, kind: str, path: str, change: ChangeKind, detail: str, **kw: Any) -> None:
+        kw.setdefault("feature", w.feature)
+        kw.setdefault("location", w.location)
+        self.emit(rule, kind, path, change, detail, group=w.group, uses=w.uses, **kw)
+
+    def location(self, t: TypeDef, *tail: str, side: Literal["old", "new"] = "new") -> str:
+        files = self.new_files if side == "new" else self.old_files
+        protocol, raw = (self.new, self.new_raw) if side == "new" else (self.old, self.old_raw)
+        ptr = t.pointer
+        if raw is not None and t.name not in raw:  # an inline union variant the IR named: point at it
+            ptr = _variant_pointer(protocol, t.name, raw) or ptr
+        return f"{files.get(t.file, t.file)}#{ptr}{pointer(*tail)}"
