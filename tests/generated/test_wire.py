@@ -92,8 +92,9 @@ def _near(schema: Any, defs: dict[str, Any], depth: int = 0) -> st.SearchStrateg
 
 def _of_type(kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
     if kind == "object":
-        properties = schema.get("properties", {})
         required = set(schema.get("required", []))
+        # Built once here, not at every draw: the same values, without building the strategy again.
+        properties = {name: _near(sub, defs, depth + 1) for name, sub in schema.get("properties", {}).items()}
 
         @st.composite
         def objects(draw: st.DrawFn) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def _of_type(kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int
             for name, sub in properties.items():
                 # Required keys are nearly always there; optional ones about half the time.
                 if draw(st.integers(0, 9)) < (9 if name in required else 5):
-                    value[name] = draw(_near(sub, defs, depth + 1))
+                    value[name] = draw(sub)
             if draw(st.integers(0, 9)) == 0:
                 value[draw(st.sampled_from(["extra", "_meta", "x-other"]))] = draw(_SCALARS)
             return value
@@ -184,14 +185,30 @@ def _drops_only(dumped: Any, value: Any) -> bool:
     return _same_json(dumped, value)
 
 
+# The adapter and the two validators of each type, and the licensed $defs of each package,
+# built once: they cost far more than checking one example. Keyed by the models module: one
+# per schema here (the fragments' two versions, one package per upstream release).
+_LICENSED_DEFS: dict[ModuleType, dict[str, Any]] = {}
+_CHECKERS: dict[tuple[ModuleType, str], tuple[TypeAdapter[Any], Any, Any]] = {}
+
+
+def _checkers(models: ModuleType, schema: dict[str, Any], name: str) -> tuple[TypeAdapter[Any], Any, Any]:
+    if (models, name) not in _CHECKERS:
+        defs = schema["$defs"]
+        if models not in _LICENSED_DEFS:
+            _LICENSED_DEFS[models] = _licensed(defs)
+        _CHECKERS[models, name] = (
+            TypeAdapter(getattr(models, name)),
+            jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{name}"}),
+            jsonschema_rs.validator_for({"$defs": _LICENSED_DEFS[models], "$ref": f"#/$defs/{name}"}),
+        )
+    return _CHECKERS[models, name]
+
+
 def _check_type(
     models: ModuleType, schema: dict[str, Any], name: str, value: Any, exact_round_trip: bool = True
 ) -> None:
-    defs = schema["$defs"]
-    target = getattr(models, name)
-    adapter: TypeAdapter[Any] = TypeAdapter(target)
-    strict = jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{name}"})
-    licensed = jsonschema_rs.validator_for({"$defs": _licensed(defs), "$ref": f"#/$defs/{name}"})
+    adapter, strict, licensed = _checkers(models, schema, name)
     text = json.dumps(value)
     try:
         parsed: Any = adapter.validate_python(copy.deepcopy(value))
