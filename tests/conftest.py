@@ -8,11 +8,16 @@ deselected by a bare ``pytest``; ``pytest -m ""`` (what ``nox -s tests`` runs) r
 
 Test modules import the paths below with ``from conftest import ROOT`` (pytest puts this
 folder on ``sys.path`` when it loads this file).
+
+``nox -s tests`` runs the suite on every core (pytest-xdist) with ``--dist loadfile``: each
+module runs whole on one worker, so that its module- and session-scoped fixtures (the
+upstream renders, the built wheel) are built once in the run, as without xdist.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import shutil
 from collections.abc import Callable, Iterable, Mapping
@@ -104,3 +109,23 @@ def upstream() -> Path:
     if not SHARED_UPSTREAM.is_dir():
         pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
     return SHARED_UPSTREAM
+
+
+@pytest.fixture(scope="session")
+def upstream_render() -> Callable[[str, str, bool], Any]:
+    """``upstream_render(release, schema, enabled)``: ``codegen.pipeline.generate`` of the
+    fragments over both versions of an upstream release (``""``: the top folder, 2026-08;
+    ``"2026-11"``), ``schema`` (``"schema.json"`` or ``"schema.unstable.json"``), with or
+    without the archive feature. A render takes seconds: each one is made once a session
+    (once a worker), and its result is only read."""
+    if not SHARED_UPSTREAM.is_dir():
+        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
+    from codegen.pipeline import generate  # lowest_pydantic's environment has no generator
+
+    @functools.cache
+    def render(release: str, schema: str, enabled: bool) -> Any:
+        base = SHARED_UPSTREAM / release if release else SHARED_UPSTREAM
+        features = frozenset({"unstable_session_archive"}) if enabled else frozenset()
+        return generate(SCHEMA, features, ROOT, {v: base / f"v{v}" / schema for v in (1, 2)})
+
+    return render
