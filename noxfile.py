@@ -40,8 +40,9 @@ def tests(session: nox.Session) -> None:
     # A `-m` in posargs comes later and wins.
     # On every core (pytest-xdist). loadfile runs each module on one worker, so that its
     # expensive module- and session-scoped fixtures are built once (loadgroup's xdist_group
-    # marks do not group under pytest 9 with xdist 3.8). `-- -n 0` runs in one process.
-    session.run("pytest", "-m", "", "-n", "auto", "--dist", "loadfile", *session.posargs)
+    # marks do not group under pytest 9 with xdist 3.8); modules go out in collection order,
+    # the slowest first (tests/conftest.py). `-- -n 0` runs in one process.
+    session.run("pytest", "-m", "", "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
 
 
 @nox.session

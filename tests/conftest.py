@@ -41,6 +41,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden files instead of comparing")
 
 
+# The modules that take longest (`--durations`), longest first. xdist hands modules out in
+# collection order (`--dist loadfile --no-loadscope-reorder` in noxfile.py): one of them
+# started last would leave the other worker idle at the end of the run.
+SLOWEST_MODULES = (
+    "tests/generator/test_upstream.py",
+    "tests/e2e/test_packaging.py",
+    "tests/generated/test_wire.py",
+    "tests/e2e/test_archive_agent_hostile.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        module = item.nodeid.split("::")[0]
+        return SLOWEST_MODULES.index(module) if module in SLOWEST_MODULES else len(SLOWEST_MODULES)
+
+    items.sort(key=rank)  # stable: the order within a module, and of the others, is kept
+
+
 def edit_json(path: Path, change: JsonEdit) -> None:
     """Apply ``change`` to the JSON document at ``path`` and write it back (indented, ASCII:
     control characters and surrogates stay escapes)."""
