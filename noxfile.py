@@ -38,7 +38,11 @@ def tests(session: nox.Session) -> None:
     # `-m ""` lifts pyproject's `-m "not slow"`: the full-upstream renders, installs and
     # cross-process runs run here (and so in CI); a bare local `pytest` leaves them out.
     # A `-m` in posargs comes later and wins.
-    session.run("pytest", "-m", "", *session.posargs)
+    # On every core (pytest-xdist). loadfile runs each module on one worker, so that its
+    # expensive module- and session-scoped fixtures are built once (loadgroup's xdist_group
+    # marks do not group under pytest 9 with xdist 3.8); modules go out in collection order,
+    # the slowest first (tests/conftest.py). `-- -n 0` runs in one process.
+    session.run("pytest", "-m", "", "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
 
 
 @nox.session

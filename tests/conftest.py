@@ -8,12 +8,17 @@ deselected by a bare ``pytest``; ``pytest -m ""`` (what ``nox -s tests`` runs) r
 
 Test modules import the paths below with ``from conftest import ROOT`` (pytest puts this
 folder on ``sys.path`` when it loads this file).
+
+``nox -s tests`` runs the suite on every core (pytest-xdist) with ``--dist loadfile``: each
+module runs whole on one worker, so that its module- and session-scoped fixtures (the
+upstream renders, the built wheel) are built once in the run, as without xdist.
 """
 
 from __future__ import annotations
 
 import difflib
 import fcntl
+import functools
 import json
 import shutil
 import subprocess
@@ -37,6 +42,25 @@ SchemaCopy = Callable[..., Path]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden files instead of comparing")
+
+
+# The modules that take longest (`--durations`), longest first. xdist hands modules out in
+# collection order (`--dist loadfile --no-loadscope-reorder` in noxfile.py): one of them
+# started last would leave the other worker idle at the end of the run.
+SLOWEST_MODULES = (
+    "tests/generator/test_upstream.py",
+    "tests/e2e/test_packaging.py",
+    "tests/generated/test_wire.py",
+    "tests/e2e/test_archive_agent_hostile.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        module = item.nodeid.split("::")[0]
+        return SLOWEST_MODULES.index(module) if module in SLOWEST_MODULES else len(SLOWEST_MODULES)
+
+    items.sort(key=rank)  # stable: the order within a module, and of the others, is kept
 
 
 def edit_json(path: Path, change: JsonEdit) -> None:
@@ -179,3 +203,23 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def wheel(dist: Path) -> Path:
     (found,) = dist.glob("acp_codegen-*.whl")
     return found
+
+
+@pytest.fixture(scope="session")
+def upstream_render() -> Callable[[str, str, bool], Any]:
+    """``upstream_render(release, schema, enabled)``: ``codegen.pipeline.generate`` of the
+    fragments over both versions of an upstream release (``""``: the top folder, 2026-08;
+    ``"2026-11"``), ``schema`` (``"schema.json"`` or ``"schema.unstable.json"``), with or
+    without the archive feature. A render takes seconds: each one is made once a session
+    (once a worker), and its result is only read."""
+    if not SHARED_UPSTREAM.is_dir():
+        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
+    from codegen.pipeline import generate  # lowest_pydantic's environment has no generator
+
+    @functools.cache
+    def render(release: str, schema: str, enabled: bool) -> Any:
+        base = SHARED_UPSTREAM / release if release else SHARED_UPSTREAM
+        features = frozenset({"unstable_session_archive"}) if enabled else frozenset()
+        return generate(SCHEMA, features, ROOT, {v: base / f"v{v}" / schema for v in (1, 2)})
+
+    return render

@@ -44,7 +44,13 @@ UPSTREAM_V1 = {
 LENIENT = "x-deserialize-default-on-error"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
 NULL_AS_DEFAULT = "x-deserialize-default-on-null"
-# Examples per type: the fragments have ~23 types a version, upstream ~250.
+# Examples per type: the fragments have ~23 types a version, upstream ~250. The fragments'
+# types are the archive surface this project writes (its lenient markers, filters, nullable
+# fields): 80 draws a type reach their optional-key and wrong-type combinations. Upstream's
+# ~340 model types a release, at 25, still draw ~8,500 values a release (derandomized: the
+# same ones every run). An example costs a few ms now that each type's adapter and
+# validators are built once (_checkers); the time had gone to rebuilding them per example,
+# not to the number of examples.
 FRAGMENT_EXAMPLES = 80
 UPSTREAM_EXAMPLES = 25
 
@@ -92,8 +98,9 @@ def _near(schema: Any, defs: dict[str, Any], depth: int = 0) -> st.SearchStrateg
 
 def _of_type(kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
     if kind == "object":
-        properties = schema.get("properties", {})
         required = set(schema.get("required", []))
+        # Built once here, not at every draw: the same values, without building the strategy again.
+        properties = {name: _near(sub, defs, depth + 1) for name, sub in schema.get("properties", {}).items()}
 
         @st.composite
         def objects(draw: st.DrawFn) -> dict[str, Any]:
@@ -101,7 +108,7 @@ def _of_type(kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int
             for name, sub in properties.items():
                 # Required keys are nearly always there; optional ones about half the time.
                 if draw(st.integers(0, 9)) < (9 if name in required else 5):
-                    value[name] = draw(_near(sub, defs, depth + 1))
+                    value[name] = draw(sub)
             if draw(st.integers(0, 9)) == 0:
                 value[draw(st.sampled_from(["extra", "_meta", "x-other"]))] = draw(_SCALARS)
             return value
@@ -179,6 +186,28 @@ def _drops_only(dumped: Any, value: Any) -> bool:
     return _same_json(dumped, value)
 
 
+# The adapter and the two validators of each type, and the licensed $defs of each package,
+# built once: they cost far more than checking one example. Keyed by the models module: one
+# per schema here (the fragments' two versions, one package per upstream release).
+_LICENSED_DEFS: dict[tuple[ModuleType, bool], dict[str, Any]] = {}
+_CHECKERS: dict[tuple[ModuleType, str, bool], tuple[TypeAdapter[Any], Any, Any]] = {}
+
+
+def _checkers(
+    models: ModuleType, schema: dict[str, Any], name: str, null_absent: bool
+) -> tuple[TypeAdapter[Any], Any, Any]:
+    if (models, name, null_absent) not in _CHECKERS:
+        defs = schema["$defs"]
+        if (models, null_absent) not in _LICENSED_DEFS:
+            _LICENSED_DEFS[models, null_absent] = _licensed(defs, null_absent)
+        _CHECKERS[models, name, null_absent] = (
+            TypeAdapter(getattr(models, name)),
+            jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{name}"}),
+            jsonschema_rs.validator_for({"$defs": _LICENSED_DEFS[models, null_absent], "$ref": f"#/$defs/{name}"}),
+        )
+    return _CHECKERS[models, name, null_absent]
+
+
 def _check_type(
     models: ModuleType,
     schema: dict[str, Any],
@@ -187,11 +216,7 @@ def _check_type(
     exact_round_trip: bool = True,
     null_absent: bool = False,
 ) -> None:
-    defs = schema["$defs"]
-    target = getattr(models, name)
-    adapter: TypeAdapter[Any] = TypeAdapter(target)
-    strict = jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{name}"})
-    licensed = jsonschema_rs.validator_for({"$defs": _licensed(defs, null_absent), "$ref": f"#/$defs/{name}"})
+    adapter, strict, licensed = _checkers(models, schema, name, null_absent)
     text = json.dumps(value)
     try:
         parsed: Any = adapter.validate_python(copy.deepcopy(value))

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -101,11 +102,10 @@ def test_the_naming_stage_is_deterministic_across_hash_seeds(upstream: Path):
 
 
 @pytest.fixture(scope="module")
-def upstream_package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str]]:
-    upstream = ROOT.parent / "shared" / "upstream"  # as the ``upstream`` fixture, which is per test
-    if not upstream.is_dir():
-        pytest.skip(f"upstream ACP schemas not present at {upstream}")
-    result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, _bases(upstream, SCHEMAS[1]))
+def upstream_package(
+    upstream_render: Callable[[str, str, bool], Any], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, str, dict[str, str]]:
+    result = upstream_render("", SCHEMAS[1], True)
     out = tmp_path_factory.mktemp("upstream")
     name = "acp_upstream_generated"
     for rel, text in result.files.items():
@@ -373,9 +373,10 @@ def test_upstream_output_passes_mypy_strict(upstream_package, python):
 @pytest.mark.slow
 @pytest.mark.parametrize("schema", SCHEMAS)
 @pytest.mark.parametrize("enabled", [True, False], ids=["with-feature", "without-feature"])
-def test_every_upstream_schema_renders_without_numbered_names(upstream: Path, schema: str, enabled: bool):
-    features = frozenset({FEATURE}) if enabled else frozenset()
-    result = generate(ROOT / "schema", features, ROOT, _bases(upstream, schema))
+def test_every_upstream_schema_renders_without_numbered_names(
+    upstream: Path, upstream_render: Callable[[str, str, bool], Any], schema: str, enabled: bool
+):
+    result = upstream_render("", schema, enabled)
     for version in (1, 2):
         source = result.files[f"v{version}/models.py"]
         assert _numbered(source, _schema_names(upstream, schema, version)) == []
@@ -535,15 +536,17 @@ RELEASE_PACKAGES = {
 
 
 @pytest.fixture(scope="module")
-def release_packages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, str]]]:
+def release_packages(
+    upstream_render: Callable[[str, str, bool], Any], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, dict[str, str]]]:
     upstream = ROOT.parent / "shared" / "upstream"
-    if not upstream.is_dir():
-        pytest.skip(f"upstream ACP schemas not present at {upstream}")
     out = tmp_path_factory.mktemp("releases")
     packages = {}
     for name, (release, schema, enabled) in RELEASE_PACKAGES.items():
-        bases = _older_base(upstream, out) if release == "older" else _release(upstream, release, schema)
-        result = generate(ROOT / "schema", frozenset({FEATURE} if enabled else ()), ROOT, bases)
+        if release == "older":
+            result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, _older_base(upstream, out))
+        else:  # the renders other tests here make too
+            result = upstream_render(release, schema, enabled)
         for rel, text in result.files.items():
             path = out / name / rel
             path.parent.mkdir(parents=True, exist_ok=True)
