@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a51aeac069634e8c8d052a510e13f71178202a95d732d3db31c892bb0cb3e47e
-# Content sha256: 57a6c1b81e93df022c13a945d46ce74a09d8e1fe2cf3c7cd26fa3901601c2daf
+# Inputs sha256: d3d7443febadbf5dd21b86af4b40655e7e2102403ef5f7b7d129318bf1fe58cc
+# Content sha256: e34edd45ea3784deaeb638cf540c77f1a08918e13a4618b9a0665840be8447dc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

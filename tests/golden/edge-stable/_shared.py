@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0de47da769620199b9d9cc08f9b082da2e46b1e54573f7277b54cffb8b4c348f
-# Content sha256: 96921b29f2e1d26114ddac5e329901e42f1952c105f84d4f19d4c179b667b6aa
+# Inputs sha256: e68a25c899c079da4d4826a325668223cbb39304bb48cb94f450c222921ca2c6
+# Content sha256: da791e63303af610d1a87b559c04411a629acee934045f6173d9e1b3bae25eec
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c0c3d6aa3ad95b9690bfc650e2bc02ebce5656000f9c3f070a027145597067d
-# Content sha256: a0d65aec9d06379b2b18da212eb3343738896542d67a5030ba4e194e56398e6c
+# Inputs sha256: 0f0f7ddf70fc6c428afa845ec1e0c2193ec8b9ea67c9f20974802fcfc5d8e046
+# Content sha256: 1af278276d1545a1d8e1230f355b206fa2f6cf8cdeaf36387303f3c88563e524
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

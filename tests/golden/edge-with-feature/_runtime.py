@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 74a84f19f1629b22eab42dea2ef5d2ec34e7a8e614106667c4693ce05497c1c9
-# Content sha256: d11d109ea6abb11a5b6e55ddca14489710d126e474532bf7f247904dd876c005
+# Inputs sha256: faf62c61827d1926e0fb4d238c4dcbfbc787182c749873f866ab0229fb60b56f
+# Content sha256: d3746364e4ba7be8ae5043158611d1006680d2673a94d37e2f33129ff83421a8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de0e2254a44fe19d518d0e8b6053d480902052d96122373a248f53b383103658
-# Content sha256: 06463c419fa4ffdd8b1f19b336f5c95065bc6eace26351fdfaae5ed1130d438f
+# Inputs sha256: a58b0a045e6062a3d9420fb4509bed8384827bf4c760766ee591684febbbf0d1
+# Content sha256: 0f56e89922371259c1cc5b5a608b3b4ec76e28becf47e97a0e6a656d0dc31af9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

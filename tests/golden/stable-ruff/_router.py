@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c298c2cb8493d6507fd6a25711d35095b659b264594a172937953329d5704f8
-# Content sha256: b204c35d79930c8092eec10df36ec7850578644546d2099ae8e01283196349b4
+# Inputs sha256: ee6b9737ad583729890d6cb38a43e0a576de8ced8543e280ee61da935f717d38
+# Content sha256: b7e3eb16aa8b01f5e0ecbc8dcc142b6f21204d6a961732023edcbc04ffa32576
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

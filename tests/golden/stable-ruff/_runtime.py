@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b57a875807e7c10ead72b7cdb08a4ad1f37e345d6b287d7c4eace18bd04a6dbf
-# Content sha256: f9b14f7280781ff92f949e832c56594992cd220ad15e608f694ef70802e25ffe
+# Inputs sha256: 73abe12fdf0d17fbb2363bcbd23be33c883ac6016961cd671f6e547223921727
+# Content sha256: 53ee2591733bd1b7d14b2b3f8a5548f3a2996dd3fb9a90d8fc7f0767c43ee029
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

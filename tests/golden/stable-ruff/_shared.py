@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24aa7e6b2e03c519f48d774d2a7569692112c27516d322138d439fa8738e4517
-# Content sha256: b78d05e7be1afdb3815abea139f984708ce7c8286e682bc591115106335dc289
+# Inputs sha256: 4eba90e5b6813b73cddba9f229031cfb66e90218617d7e13126ea43e226efcf9
+# Content sha256: bb7e0df45999983431b514c83c615d33ba51b9c19c1f80d6b434685f9fa04b0c
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

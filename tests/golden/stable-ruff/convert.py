@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 637a5d076a2409536ca744690ced9d2d52a77aa2c0377570652de0e27da38c53
-# Content sha256: 4924d503531bbe3ef74599fe9630b88ef5228eff478f3e0764ed4eb880885a35
+# Inputs sha256: c3781140fe8c740b5c58229c1cf10f365813fcc843aaab8be334195133f7143b
+# Content sha256: 3d795dc38f4ea8f9d48abe9f9dbef9a7248ef68f7253ecffd5263aa64ec81080
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

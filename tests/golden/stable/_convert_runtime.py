@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 29b4ac6d413797256e54bb787397dd0dc013124866cbd6ab7f1a8b11ac4d463f
-# Content sha256: 29e6de97d6a0c61035c09c86522a8a752921769295113b8741f52a0e5402adf6
+# Inputs sha256: b78a92e316d1cc621ad0051d2555a865a4ab00d77e747c482f3254b1c0188990
+# Content sha256: c206edc71ceacaa440f2fa0b85c644172002e8e8517a2023120d57466928b6ba
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e98307f94a6b2bd64a48ce6b79ca6ccc69e53862b81c2d5de4903d9b90c720e
-# Content sha256: e7e0db666fc5ff8d4b6048fd0bd671a57584ae869230e38db8a1fd8a12b7b0b1
+# Inputs sha256: 54b88353b08859cd0a88819b4616efdfe4ebff1b890047815a671e9d0d1cf4ab
+# Content sha256: 313609aea74e54c8378bc381c940bbd2b0a3fdf96a659720ead1b7bc9f8fbebb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

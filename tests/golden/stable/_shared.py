@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4c385096eb78cfcb4164d37dc51e3d387d32b5fcd1c6a2fb9ce986ceee3e989
-# Content sha256: 9073d042bdc842f26a154e816ed0aad25d3e6c4b116350893faa4e6ede131fdb
+# Inputs sha256: 072859385b48a83ab5d2e86b73f03f289c9784ee511c7f03b35a42dfd31444eb
+# Content sha256: a4e3ffdae43a62a635d25b124468a5acbbedc292456ba6955ab0b17a6f5d09cb
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ce9791aa82bdf53b7b7a2a600290efc3dda9d4cd09120fc8d7651807470061b
-# Content sha256: dc2e6f5fd3d7145d5c122d2250f989fd8501a3b3c4f99d31fb8e5efa46bddb88
+# Inputs sha256: 1c5529a8215740869885d3effe069a66f9e525590a02954daf1b667e0f11b442
+# Content sha256: 9a0b4b1aa4babb6999f70095a46cb8ff8a157d3822d61e234051e16e35335b18
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

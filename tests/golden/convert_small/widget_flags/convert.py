@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c53618c22ee54cc670ded39db844b74754d8daaa92433dc4a3a4b55d05d9a348
-# Content sha256: b25ac15a83949e113512edc0b1f3494842a58538669a422e26cb258f2a544aea
+# Inputs sha256: aa71d1c00b9dabb3336de1e522e947fa005150ac5745161175b60ac5ec51936a
+# Content sha256: f7142a17dfdd05a44213c4b8732863a0db8ded8a2d82ceba411edf1735df9857
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

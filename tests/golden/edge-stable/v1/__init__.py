@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2eedfa33b3bc205bc29311be12e5ed35067d52d2ff8ae0a9cfd952c37a65908b
-# Content sha256: 321a38a969844e7b7d1dfec84cbd924632e92e71d6407472580d3d82471d6eba
+# Inputs sha256: a3f4d84bead0c6a6d1f136f236bbe7ad0ce5b4acf838e7d06c78275159fac257
+# Content sha256: b68ac32b700e45e57030910911a0dd5d0c9dd494a594bc9097bf480a93264d71
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5322bba608ebd086be3063e4c0cfdac2cd96489b29dbdb1e48da99491f5cac64
-# Content sha256: 5231d6f6a27077a8c7d30ed400467d74891057a9c6ccfec938968bdf3f173a32
+# Inputs sha256: c2fe5436408a379e39ca933bc0ff995ea7b4c4274c593090ccd0f87483fe469c
+# Content sha256: 3d6b5d60919640fbb8a5e5c9172b9916ff3ce7832a13c35e20c55def788b3c15
 
 """Method dispatch for the agent side of ACP protocol v1.
 

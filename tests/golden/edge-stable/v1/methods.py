@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a29017ce3d296ed37405d8e4f6c575f97559afe634086b033c155e34a5ca2b24
-# Content sha256: ae8fd10534bedb6482c7ec5120464e673c2e31aad8b8dfb6dfc63cc9b43dc8ae
+# Inputs sha256: fac40d8c70643e578219d89fefebf30308579689b6d4f7511162f9b8c89972a7
+# Content sha256: deb6546e142da3bb8630860946cc63b2ed82913f60725d97b560ed1ec94ad8ca
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bcee8cbc2c0ce99f40525126244a93ae7e3cd72e8abaa54202ed79203da24536
-# Content sha256: 62e3ad0572314508608d9ddce10537ea60b9f175e53a2bf945df53955caeb66d
+# Inputs sha256: f71f925d6676748a8cb69e642ec865379fe3d25aacc858aac1eeba4bf1c660e9
+# Content sha256: c672159c563fcfd25a6c74123e9feca12d28491bc618e565024cdf926f2427ae
 
 """Wire models of ACP protocol v1.
 

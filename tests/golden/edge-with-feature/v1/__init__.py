@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f460bdecfa72dce0e48a4c2279d4f229e2d1748fbe59921aed9ea473ca129cad
-# Content sha256: 3fbfe4dd9e40b1bb223eaffcd4f9cf99ce13d5757078cef19d7b2a18020f1f49
+# Inputs sha256: 59052ec1c08ad30f444ecad8d2871b2cf82105bbeb2055e4737cfc6f0274ac36
+# Content sha256: 86b87533146843acad24f9ab992e3c6b982903b637d02ecfea13593f6d9e7d8e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

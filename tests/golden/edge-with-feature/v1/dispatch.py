@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26ae6da3cd7f3788bcd571ee037f95140b233aed0df6130b870763018138de22
-# Content sha256: f3b1f69adc138da04fa75c7486201bab1279d594efe4b22637a1d2c825db10f6
+# Inputs sha256: 62c41235532662e03e924328cc0e83c4a2b9ca5077569b1746e95a935cb0d26f
+# Content sha256: bbaa8151f3f978bd36ae324e48cb82c485ceb0cbca20651b8fe5d6d404e20bdc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

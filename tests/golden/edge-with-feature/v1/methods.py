@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e12dbf640c4d2760e5dbfecbd42f3e031797eaf410d889a29cbc7aea00000bd
-# Content sha256: 8e003270204dba3ee855d2c6803cac0ece1e5e4541b8dc456dde27c72021a4a4
+# Inputs sha256: ccb7bf4a44deb0325ebd82735c9dd6fdc9ead0797dc7d5ed56f3ba9ba755a4dd
+# Content sha256: ab125bae0dbc397fd9631a62da2c4a654b9d4b410788c1e76028ca7c1ff0e256
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

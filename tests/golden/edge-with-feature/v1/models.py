@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1cd94098629161223a6893ca40c96500d21cd406f4118b0ddc09936f4da57db3
-# Content sha256: 80e4ca58a2e88e905540b0e2a6a06af72da1efef850a2c2dd484d37b338f880a
+# Inputs sha256: 2d6bfa977cc06d025065fe4fc92b209595679bf0c1190fbd75d52c24c831e62a
+# Content sha256: 1a486728e5a6a0cfe525681a620d89b8d03376c2dc297d36513dceceab843b35
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f937aa5d1ef1650eb4fc6e09c8dc5cf39a26aa0bbd23b59d18deec7d809cd2e5
-# Content sha256: 0058e1c490bb211ebdeffbb038a214149fab699a23647e6386a0536185fae940
+# Inputs sha256: 86e78d1d0da94e149d17d79e2d3118b81b452cbb6a5c19f64551395a2057623d
+# Content sha256: 749aeb2a55d862328ed5c7d28b65268b66c3e60381d5606acb0677b6766e7507
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

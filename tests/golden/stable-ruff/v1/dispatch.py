@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e2d5ceb38bf38fa536304d03442ecbd91a9b55598bed6e58f91d1381f299594
-# Content sha256: c7b66d0c838e6f5628a59c9603a955a19ebe714a9b12a660560c6400fab3f41f
+# Inputs sha256: 7a7b69b3cc470b80cd14988847a9e6a6905fc86d0af45d8e23d3e26dd364f8b2
+# Content sha256: 23cb3597019b8eb0bd7ca094f3a738d08a7b934aaaa95ebc9c130519080da67c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

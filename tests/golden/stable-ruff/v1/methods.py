@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4daeaf490c5ea07fd1785eb04eb508c8a614a37aa1bb1d1709975b9f2ba43ba4
-# Content sha256: 225d47c76fee03e04334ff55732f73fb2434990322cf74d5faf13eeb4de17798
+# Inputs sha256: b74ca213772a6a7fb30f86f6a19362b545a09cf01662bd5f09848a6a7e34af72
+# Content sha256: 0333c7a886dddffaa2a7d43dd7a1c4c67ff0e8c5fc7337548a7117176a22f568
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bf53d39f88dafc14ea92107a6916648aed798f829f2c07458d678929f0a572c9
-# Content sha256: be8b0ac3a6edf74377e96b9f0b48f301b0f10fa5c85d828ca505e95fba2da7ff
+# Inputs sha256: 42caf7ad303e263454e8520aa42b73db658213f3ef0cc60bf68ffc7f44a4bec9
+# Content sha256: 84483104569923561775e86f23df49494b3b9661580eb38c946a6906a6503dcf
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53c3ecfab70472623811bea114173ccccc8c6c18a9011116d37cd9bc61173dab
-# Content sha256: a1fd08a4400c141cb50b29002c3563dc23edd02998fbdb785eff3537c7362b1f
+# Inputs sha256: ef0cda5556711b908f2c36ad5d0150453ef5b4d3324f9533b817b61d3c9e7dce
+# Content sha256: 478f03d21f9b8f5ddb2732de74e7270ac228fc567daf42fca50b4694267a3abe
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b9742575165646aa424e9255cb93c50b183dd06e5e2c198c1a10855bca74bb2a
-# Content sha256: c3c351ad5e25037dacfd90fe7302f503282ade4dd0757d1016b864e53e787e73
+# Inputs sha256: e83c572030c98be0e42455ea4b24b47a85f8b47f465997bfb56b6dde59b4d282
+# Content sha256: a0a67a5dd2927987894563d2e867064085903beff284163d604b1db2a088cc4e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e43226629085948c19c954de7b554f17884aea1294a784d75b1f2f8d5fad6836
-# Content sha256: 6c6f770dfee4a590e3caf9896053d634f0eec1aadfe58c2fc6e1242c48238e33
+# Inputs sha256: 8ba8b52f6a49b86ae56f4b54baca969f425e538fa817e2f05583a93603fca315
+# Content sha256: dd7b38ee23ead302d42b68d9d38c5ba068e4ae263114454acf27e8daae3db0a5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

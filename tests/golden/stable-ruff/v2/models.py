@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5d74226fea5f62019a7e4eaf42c8244955460c88c1deb74d41f1d81d3ecf0dd
-# Content sha256: 42d48218270d69d70bae1921577cec1fb57399f5bd9b2390625378d8c1bb14bc
+# Inputs sha256: 771847f6497891edb6ff0de5f19d3d514fd752e2f47d01f697c61480f5719f74
+# Content sha256: 09ad044ddfeea97b9c10034e6a84504f8b423f41d93c4452ee32d762d90bf845
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22936b5bc2b126f0b96904fbf81672009fbaf7bdf928b813b36e3271b2615773
-# Content sha256: 77d2ad1f98fa53221e2d42219ff0991b163f1306980bafc8c0e519ccb1fcd8f1
+# Inputs sha256: 35d333f075b76c029f7a17565c40c958e66942ce4cd32fd279252ba5dad62799
+# Content sha256: b8c532bfa8735fdc3959556985f8bb5943d92f99515831edd0f84c294a5ca420
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

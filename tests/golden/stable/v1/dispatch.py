@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 20527a449b9b8d84f9dd5efdbabecb763b0b907b9b6f117442a92bfa8b316e20
-# Content sha256: 227e83af45bfc5a1b4e7c03df3627120ab318b5decbf516694479702c406dcfa
+# Inputs sha256: 205c37d2ffa7559879ea6fde3333715397ce490b7231e9ce0763992b8e5f486d
+# Content sha256: 3ad69b940fd49a84804b62a92a49ef47a4edb891f91c9f9dcc4926005b124885
 
 """Method dispatch for the agent side of ACP protocol v1.
 

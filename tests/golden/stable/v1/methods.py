@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 161a25da322baa60356a821fe3d5876390955edd9f0a45baa36a9c6cb345fd65
-# Content sha256: dffc46aae54a0e0f62002b5dc6a0fc1f5309423eca96f4066a1cb5c51eae9cd2
+# Inputs sha256: fed507e7bd1559f6c90bc440d89b28b9b199cccfe2611c4d0a55a02c0982aad7
+# Content sha256: 9f1fcb440d545974ee6068c9449d90b1cd2a872228c4ee98dfecaca79f640f0d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

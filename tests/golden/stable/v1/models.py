@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bdb29124e4264da3aa0efa7fffbe5efde37253f5d7d3dff425aad2dacacc5335
-# Content sha256: 351f940bfbced32a11d84658ecc21d410a38e466b14b9bebe24befa3cae42280
+# Inputs sha256: d244b5c75048d41a0701ef06fd93f113b34e4b226a4bf6a99048659502379fcf
+# Content sha256: 87fa569896f9e6e2d972dec71a3568e09a0eb87bddf612fa2aebe5b75ad833c3
 
 """Wire models of ACP protocol v1.
 

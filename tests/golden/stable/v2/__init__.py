@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7f2c2ae3916a59d95dd38e9596b0fe28917a3d903f1754d290ff27cfe109745
-# Content sha256: 4924d3d8e85c9eccea75319922cff750b50cbe20ba5dd6c45df68a252e47572a
+# Inputs sha256: 3d6fed17800a5a0d81d3ee46047723d73840e27e376502fb72e5e47f7f11bb5e
+# Content sha256: c2611264e508611c6209453206150a862bf57ecf63faddd5cfdd6a881bbf5557
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

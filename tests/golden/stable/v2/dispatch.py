@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c3dd11307f868e6740d4f179f00bc3b3553bc56e7007b37382df489b059810d1
-# Content sha256: 3b38d4ccda1c274a0d5f69c97eeacc743ce5668d9c76b6ac875f95eec0256ad3
+# Inputs sha256: dad75477b89e636921dda803573c411321ba1e790a8d91931432c0ee4404747d
+# Content sha256: e920b22b6599171cbc6ff4be5ef13a3519257044005a807135599f4b1fabce70
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b66eb33f0922fe3ce5d6096c4ffe458269ae04a812603209ecb0cb210d08d25b
-# Content sha256: 880bf0e87156184f6d839d7eb5a76ab5a67112756991a1dafc412c16c76d4eac
+# Inputs sha256: 6dbb1ef2d97c70bc1f59d54b421405a2641bc4edf34cde0899f2eb42c7bfaaf2
+# Content sha256: 47f87fcc20973882650c6063eea3c82e230a19e6345a69a984b0e92c9c77c5f4
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

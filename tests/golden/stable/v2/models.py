@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e14f875305f477f9c903f8c432698943433f0a887d8ca59632ddcac3012392c1
-# Content sha256: 0e5d4c7e5496a8d04b9f2af7a772b2e3f87d2b645749215b7e1cde9f0afb54e4
+# Inputs sha256: b736438f279902ffb477487975bb050c5e130ab4cb2c7f9448fb96d3ccf26b59
+# Content sha256: 777dc231f822babcacfed3ca4e7c972073ad4964bca4ed5af538689d2a3bedaa
 
 """Wire models of ACP protocol v2.
 
