@@ -34,7 +34,12 @@ def flatten_variant(
     for part in parts:
         target = ref_target(part.get("$ref")) if isinstance(part, dict) else None
         base = defs.get(target) if target and target not in seen else None
-        if not isinstance(base, dict) or not isinstance(base.get("properties"), dict) or variants_key(base):
+        if (
+            target is None
+            or not isinstance(base, dict)
+            or not isinstance(base.get("properties"), dict)
+            or variants_key(base)
+        ):
             kept.append(part)
             continue
         flat = flatten_variant(base, defs, seen | {target})

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e68a25c899c079da4d4826a325668223cbb39304bb48cb94f450c222921ca2c6
-# Content sha256: da791e63303af610d1a87b559c04411a629acee934045f6173d9e1b3bae25eec
+# Inputs sha256: d674c1650b9a5e1f2f106422610734a333c69a4acad7756a618728c3e66b2225
+# Content sha256: dc1f1697db3e5a2d11aef0d74cad9ee657c33a141f3f728b52fdfcc7b75e3652
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

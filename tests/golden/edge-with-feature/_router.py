@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f0f7ddf70fc6c428afa845ec1e0c2193ec8b9ea67c9f20974802fcfc5d8e046
-# Content sha256: 1af278276d1545a1d8e1230f355b206fa2f6cf8cdeaf36387303f3c88563e524
+# Inputs sha256: d17e044339378eda3e42728bb89f501bf24ad7c291cad0a44e4d060dbc1278af
+# Content sha256: 37986896a6c8ae62967d0673f766ac105c8b7bc8856da30f6cd698d873d464be
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

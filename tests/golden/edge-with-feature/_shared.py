@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26732a064a8ba96b8dc225f0e432829e308fe4bab2148589833ae8cbe44d1f49
-# Content sha256: 86d5a3d0c03fb5ea003cd45677f3e614fb3649468b76c79dc6f6864ccc260c83
+# Inputs sha256: addccf5db31d27d148ad98987208860165429ba1e24df62600df527e11d03528
+# Content sha256: 327cae010cdf0a26087fcdc032c8bf79a706cceb5862f64b4f40cf6c62751397
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a58b0a045e6062a3d9420fb4509bed8384827bf4c760766ee591684febbbf0d1
-# Content sha256: 0f56e89922371259c1cc5b5a608b3b4ec76e28becf47e97a0e6a656d0dc31af9
+# Inputs sha256: 852bad216f63066f5938418c83b8cf2a36393fd8d08aa5b1bec96c265e0c7988
+# Content sha256: 4d6aab6759173f2200bf913d984c93788d9f8670ae7e0f045cc19fa65badb8f8
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

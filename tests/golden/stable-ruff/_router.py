@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ee6b9737ad583729890d6cb38a43e0a576de8ced8543e280ee61da935f717d38
-# Content sha256: b7e3eb16aa8b01f5e0ecbc8dcc142b6f21204d6a961732023edcbc04ffa32576
+# Inputs sha256: e74ed540ead28692b98536500264a8779b6bcd6c55b6f813f2241b56f9d087a8
+# Content sha256: 6cdac137551f267fce53df5d0b016760a094b1ea6c8ce183b821a76c7fbee4a7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4eba90e5b6813b73cddba9f229031cfb66e90218617d7e13126ea43e226efcf9
-# Content sha256: bb7e0df45999983431b514c83c615d33ba51b9c19c1f80d6b434685f9fa04b0c
+# Inputs sha256: ea5e4671db111fccf0b481d65cce4d56ba897d1fb1babb85f33f6625c7c0581e
+# Content sha256: e9c031dfce9ab73d06b06c2149b9154594a2117826d7bcc94028e658b3ecb31e
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c3781140fe8c740b5c58229c1cf10f365813fcc843aaab8be334195133f7143b
-# Content sha256: 3d795dc38f4ea8f9d48abe9f9dbef9a7248ef68f7253ecffd5263aa64ec81080
+# Inputs sha256: f5c9b710054de2dbf5cda4377873fc177dd7348a290daab9f6f075d3a4e3214c
+# Content sha256: 1494a08cd64010924519d10fb61b314dda1e84cc20541832ef5214f21952a18f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

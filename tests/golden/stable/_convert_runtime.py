@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b78a92e316d1cc621ad0051d2555a865a4ab00d77e747c482f3254b1c0188990
-# Content sha256: c206edc71ceacaa440f2fa0b85c644172002e8e8517a2023120d57466928b6ba
+# Inputs sha256: 87f9db6c9f520cc89bddc57f33a22decb44f03a2fbc4f4c3ce67a2cef6b5309c
+# Content sha256: 6290fb4c786c75d718580abbae0609a77236086d3c745efe0c62cc12cb683959
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d3d7443febadbf5dd21b86af4b40655e7e2102403ef5f7b7d129318bf1fe58cc
-# Content sha256: e34edd45ea3784deaeb638cf540c77f1a08918e13a4618b9a0665840be8447dc
+# Inputs sha256: 399a072cc27fdfc63c0b1607061a59ccfbc60c8536d44d041aadfe76b3125878
+# Content sha256: 9baac5a3c3cfce08a118297d3a0ccf70e16fc0d0db9724ad08868d61ed534177
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

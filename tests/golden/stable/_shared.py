@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 072859385b48a83ab5d2e86b73f03f289c9784ee511c7f03b35a42dfd31444eb
-# Content sha256: a4e3ffdae43a62a635d25b124468a5acbbedc292456ba6955ab0b17a6f5d09cb
+# Inputs sha256: 6fe099b2cd0860a5cbf7dd70f4b28a2812dedf7dd65b454baac94781cef56a57
+# Content sha256: 8fad3b4b03d3956ffb9f48e0d34d14e78612a2f8015488821f38bfd28ac7758c
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

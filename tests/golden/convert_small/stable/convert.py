@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c5529a8215740869885d3effe069a66f9e525590a02954daf1b667e0f11b442
-# Content sha256: 9a0b4b1aa4babb6999f70095a46cb8ff8a157d3822d61e234051e16e35335b18
+# Inputs sha256: 5f3a47d1a0ef1a5d139f7d531bc8bc384d68e384d4b1a14ab20da4422ad58843
+# Content sha256: ec8c10472d3b57ec6a4ed0ccc34de4e4722c60ab2592cfde7ceda2ee76b83ae2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

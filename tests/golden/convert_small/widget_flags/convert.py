@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aa71d1c00b9dabb3336de1e522e947fa005150ac5745161175b60ac5ec51936a
-# Content sha256: f7142a17dfdd05a44213c4b8732863a0db8ded8a2d82ceba411edf1735df9857
+# Inputs sha256: ccb0591e6a42ccda7e4e2e4a380583f8db134997241232864556c416b61eb804
+# Content sha256: 80f13707100cc7c09d6b06f7a9eb1ca4c0ced66edcd35678d94a289a141ef3e2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a3f4d84bead0c6a6d1f136f236bbe7ad0ce5b4acf838e7d06c78275159fac257
-# Content sha256: b68ac32b700e45e57030910911a0dd5d0c9dd494a594bc9097bf480a93264d71
+# Inputs sha256: aace4139838e8718a2f39ed245f59e2e6d21bd172a49a82ff88eaa343bdead9c
+# Content sha256: 15d8c6d07fdde37873ecb754725f4572b68f566cfa8cf620f674919b3d03e00b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c2fe5436408a379e39ca933bc0ff995ea7b4c4274c593090ccd0f87483fe469c
-# Content sha256: 3d6b5d60919640fbb8a5e5c9172b9916ff3ce7832a13c35e20c55def788b3c15
+# Inputs sha256: 7cca7c5585b61ea3854697a6489a25b4a25f4ff29acfd1c71609dfc5c4614b26
+# Content sha256: dd707e45eefad5d2fea997f850edaa1420bf23d3b15fc85f065aaaec6ed41069
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fac40d8c70643e578219d89fefebf30308579689b6d4f7511162f9b8c89972a7
-# Content sha256: deb6546e142da3bb8630860946cc63b2ed82913f60725d97b560ed1ec94ad8ca
+# Inputs sha256: 776b8487628bacde81497b742cc3f6416fab481617139c6c2088d3f07d587147
+# Content sha256: 12104f9f1bf281cc0ac20403c6e32974de84a4e7a7f7d92514b090f5c6e231c2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

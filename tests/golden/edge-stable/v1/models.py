@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f71f925d6676748a8cb69e642ec865379fe3d25aacc858aac1eeba4bf1c660e9
-# Content sha256: c672159c563fcfd25a6c74123e9feca12d28491bc618e565024cdf926f2427ae
+# Inputs sha256: 2971459161807d0f9920cade2d71ab1da975fd3325acd9fc29f3745be476ab4b
+# Content sha256: d3b10b81cb0f86c4834ecac810823a24e4aa07f00ae71d2b0e6075f0cf7d23b8
 
 """Wire models of ACP protocol v1.
 
@@ -27,44 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from .._runtime import NOT_NULL
 
-
-class Holder(BaseModel):
-    """
-    Nullable references in the three spellings JSON Schema allows.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
-    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
-    plain_ref: Annotated[Level, Field(alias="plainRef")]
-    levels: Annotated[
-        dict[str, Level] | None,
-        Field(description="A map that may be null, of typed values."),
-    ] = None
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-
 Level: TypeAlias = Annotated[
     Literal["low"] | Literal['it\'s "high"'] | StrictStr,
     Field(description="An open enum: three known values, any other string kept."),
 ]
-
-
-class PingNotification(BaseModel):
-    """
-    A stable notification.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    level: Annotated[Level | None, NOT_NULL] = None
 
 
 class Quoted(BaseModel):
@@ -87,3 +53,36 @@ class Quoted(BaseModel):
             description="A property whose wire name needs escaping.",
         ),
     ]
+
+
+class Holder(BaseModel):
+    """
+    Nullable references in the three spellings JSON Schema allows.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
+    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
+    plain_ref: Annotated[Level, Field(alias="plainRef")]
+    levels: Annotated[
+        dict[str, Level] | None,
+        Field(description="A map that may be null, of typed values."),
+    ] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+
+
+class PingNotification(BaseModel):
+    """
+    A stable notification.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    level: Annotated[Level | None, NOT_NULL] = None

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 59052ec1c08ad30f444ecad8d2871b2cf82105bbeb2055e4737cfc6f0274ac36
-# Content sha256: 86b87533146843acad24f9ab992e3c6b982903b637d02ecfea13593f6d9e7d8e
+# Inputs sha256: a8a94081464c30d162266164508740acb3958a46c15814c3e1f5968cbbf3462f
+# Content sha256: 711434b1c356708307408186d49f4123517c6cded87a097c7badaa91eca8a173
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

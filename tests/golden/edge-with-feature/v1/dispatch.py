@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62c41235532662e03e924328cc0e83c4a2b9ca5077569b1746e95a935cb0d26f
-# Content sha256: bbaa8151f3f978bd36ae324e48cb82c485ceb0cbca20651b8fe5d6d404e20bdc
+# Inputs sha256: 2f44d92d64dae93525779f5fec9a392a7dd25ebea99cb57e1214222c41cb91d2
+# Content sha256: 3cecb02a385cf3930716f61dc9fbae3aad26d1bed83fee1632d3c652679d96fa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ccb7bf4a44deb0325ebd82735c9dd6fdc9ead0797dc7d5ed56f3ba9ba755a4dd
-# Content sha256: ab125bae0dbc397fd9631a62da2c4a654b9d4b410788c1e76028ca7c1ff0e256
+# Inputs sha256: e5fa5d1b918971a0091c2664a5266c1ec52d7796c51f768e225bc208d9ab6ba7
+# Content sha256: ae4d03ac90010bddfae7ed6d40e313a6a7d75c2bc364fb102292a3a8c63ecfe6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d6bfa977cc06d025065fe4fc92b209595679bf0c1190fbd75d52c24c831e62a
-# Content sha256: 1a486728e5a6a0cfe525681a620d89b8d03376c2dc297d36513dceceab843b35
+# Inputs sha256: 39dac3960e36d75d397c34e1311de427f00545f912ee9937fdbbb7f2be7a008f
+# Content sha256: 8cc016d8ab5ef0ceb5820ce03a6c1d5c72a5662bcec5f27dde7b26f358c5f910
 
 """Wire models of ACP protocol v1.
 
@@ -26,6 +26,33 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from .._runtime import NOT_NULL
+
+Level: TypeAlias = Annotated[
+    Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
+    Field(description="An open enum: three known values, any other string kept."),
+]
+
+
+class Quoted(BaseModel):
+    """
+    Text with "double" and 'single' quotes, a backslash \\ and \\n (not a newline), a \"\"\"triple\"\"\" quote, and a trailing quote"
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
+    tricky_name: Annotated[
+        StrictInt,
+        Field(
+            alias='tricky"Name',
+            description="A property whose wire name needs escaping.",
+        ),
+    ]
 
 
 class Holder(BaseModel):
@@ -53,12 +80,6 @@ class Holder(BaseModel):
         NOT_NULL,
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-
-Level: TypeAlias = Annotated[
-    Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
-    Field(description="An open enum: three known values, any other string kept."),
-]
 
 
 class PingNotification(BaseModel):
@@ -99,25 +120,3 @@ class PokeResponse(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-
-
-class Quoted(BaseModel):
-    """
-    Text with "double" and 'single' quotes, a backslash \\ and \\n (not a newline), a \"\"\"triple\"\"\" quote, and a trailing quote"
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
-        None
-    )
-    tricky_name: Annotated[
-        StrictInt,
-        Field(
-            alias='tricky"Name',
-            description="A property whose wire name needs escaping.",
-        ),
-    ]

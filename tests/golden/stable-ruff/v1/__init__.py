@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 86e78d1d0da94e149d17d79e2d3118b81b452cbb6a5c19f64551395a2057623d
-# Content sha256: 749aeb2a55d862328ed5c7d28b65268b66c3e60381d5606acb0677b6766e7507
+# Inputs sha256: 5b9c673cf5fe45f4608c39378d8af560269d55be6b2a1bbd0b012c13403b9ccf
+# Content sha256: 20778479305ac498cd09252306a29cc362387aecc2f23a0ca1f7cc946ff0ce20
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

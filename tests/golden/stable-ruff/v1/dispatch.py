@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7a7b69b3cc470b80cd14988847a9e6a6905fc86d0af45d8e23d3e26dd364f8b2
-# Content sha256: 23cb3597019b8eb0bd7ca094f3a738d08a7b934aaaa95ebc9c130519080da67c
+# Inputs sha256: 3c238eda291ce3f3c101bd7d0a8ab41bc05a67a3804fcc41900c7e2e1d27e15d
+# Content sha256: 77354346eac12c3f1f3f37df7220c2acb639529304c3e835a8fbd8373ac9cf2e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b74ca213772a6a7fb30f86f6a19362b545a09cf01662bd5f09848a6a7e34af72
-# Content sha256: 0333c7a886dddffaa2a7d43dd7a1c4c67ff0e8c5fc7337548a7117176a22f568
+# Inputs sha256: 9a03ac84a3c240e379cc2d3ce12f6c55d6186befc203b19c9c57cb53eff1c143
+# Content sha256: ade15f0c017cacd2a1dd5e8fbc0ff09dbe2e40e9b60c4535c636570abd9ef057
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ef0cda5556711b908f2c36ad5d0150453ef5b4d3324f9533b817b61d3c9e7dce
-# Content sha256: 478f03d21f9b8f5ddb2732de74e7270ac228fc567daf42fca50b4694267a3abe
+# Inputs sha256: ff129ca704581f6e396b30311aed1b7e0b07a44e4a4abc933c4034980a660a78
+# Content sha256: 0a5b5872958c136490aacc20725b51a0626e2fb20e5acd8953320844a37809fd
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e83c572030c98be0e42455ea4b24b47a85f8b47f465997bfb56b6dde59b4d282
-# Content sha256: a0a67a5dd2927987894563d2e867064085903beff284163d604b1db2a088cc4e
+# Inputs sha256: 37ae46957414c0d2b5e1fed996bbc9f997a1889177f35daf7b40231f20564439
+# Content sha256: 98efaf636389dc3eec1af3a64fc326514be1914622d808e677e6fbd6802afaa0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8ba8b52f6a49b86ae56f4b54baca969f425e538fa817e2f05583a93603fca315
-# Content sha256: dd7b38ee23ead302d42b68d9d38c5ba068e4ae263114454acf27e8daae3db0a5
+# Inputs sha256: 7b443c95cf5ecaa384df610263fad561140d6e6a2d12dba02e2ba907b4a4ac7d
+# Content sha256: 90ec42ab6f765bef9eaf9990a0e2a089f53389f2f1b0625ba2758e729772a37e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 35d333f075b76c029f7a17565c40c958e66942ce4cd32fd279252ba5dad62799
-# Content sha256: b8c532bfa8735fdc3959556985f8bb5943d92f99515831edd0f84c294a5ca420
+# Inputs sha256: f84ca90f4ca4836e103d6fabab1f3d90bec774a796a54607ad08fa4933e71b29
+# Content sha256: 88e1422956f1df1714ec5131f7ab096d64818e39ff4770a6618778361a486d3e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

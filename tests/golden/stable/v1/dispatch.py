@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 205c37d2ffa7559879ea6fde3333715397ce490b7231e9ce0763992b8e5f486d
-# Content sha256: 3ad69b940fd49a84804b62a92a49ef47a4edb891f91c9f9dcc4926005b124885
+# Inputs sha256: 64d6cf985eebebf9c02614ac9c0337a8c57db3a098040d3ff680470f0986fe66
+# Content sha256: fcf212044e4f81a5bedc3f0668435ac5226121e6bda2528abf8671e31af8e528
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fed507e7bd1559f6c90bc440d89b28b9b199cccfe2611c4d0a55a02c0982aad7
-# Content sha256: 9f1fcb440d545974ee6068c9449d90b1cd2a872228c4ee98dfecaca79f640f0d
+# Inputs sha256: 2ebaae93f8665a8ec850171570e64d3dd00c194a252b090c6fba3a1b34fbf58a
+# Content sha256: a77d5553525b86ec8ece038e818781eeac67782e315b066eba2eec97ea4112b3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3d6fed17800a5a0d81d3ee46047723d73840e27e376502fb72e5e47f7f11bb5e
-# Content sha256: c2611264e508611c6209453206150a862bf57ecf63faddd5cfdd6a881bbf5557
+# Inputs sha256: 8fb419f7da10efacd3ac5136cf8c01d3f72b9e14524764e443e71980499b71c6
+# Content sha256: 1855d826c04f2af4d868e1eb6b080827312526bd315c763043e772a2a1ea859d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dad75477b89e636921dda803573c411321ba1e790a8d91931432c0ee4404747d
-# Content sha256: e920b22b6599171cbc6ff4be5ef13a3519257044005a807135599f4b1fabce70
+# Inputs sha256: 13c548a635368408b8a97a1c972c0a663cc513874e302d15827c5d4d901a41d8
+# Content sha256: 624981bbc5e685bbfd36f555859f10d920b781c8653aeff30a095d21ccc66f96
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6dbb1ef2d97c70bc1f59d54b421405a2641bc4edf34cde0899f2eb42c7bfaaf2
-# Content sha256: 47f87fcc20973882650c6063eea3c82e230a19e6345a69a984b0e92c9c77c5f4
+# Inputs sha256: e7c403d568226c89844dff8c90c6402564b1265a8711d9a9f1e96513be946862
+# Content sha256: 66ebfb5ca026288485d8c2cce27d99c5002afd659b1206c750c4ff72b6d8dc03
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 
