@@ -79,6 +79,10 @@ def _near(schema: Any, defs: dict[str, Any], depth: int = 0, exact: bool = False
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
         return st.deferred(lambda: _near(defs[name], defs, depth + 1, exact))
+    if exact and "const" in schema:  # (not also any value of its type)
+        return st.just(schema["const"])
+    if exact and isinstance(schema.get("enum"), list):
+        return st.sampled_from(schema["enum"])
     if exact and schema.get("properties") and schema.get("allOf"):
         schema = flatten_variant(schema, defs)  # an object extending another: both objects' properties
     options: list[st.SearchStrategy[Any]] = []
@@ -101,7 +105,7 @@ def _near(schema: Any, defs: dict[str, Any], depth: int = 0, exact: bool = False
 def _of_type(
     kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int, exact: bool = False
 ) -> st.SearchStrategy[Any]:
-    deep = exact and depth > 6
+    deep = exact and depth > 4
     if kind == "object":
         properties = schema.get("properties", {})
         required = set(schema.get("required", []))
@@ -120,6 +124,8 @@ def _of_type(
         return objects()
     if kind == "array":
         return st.lists(_near(schema.get("items", {}), defs, depth + 1, exact), max_size=0 if deep else 3)
+    if exact and kind == "string" and isinstance(schema.get("pattern"), str):
+        return st.from_regex(schema["pattern"])
     return {
         "string": st.one_of(st.sampled_from(_TRICKY_STRINGS), st.text(max_size=4)),
         "integer": st.integers(-5, 70_000)
@@ -363,6 +369,17 @@ def _adapter(target: Any) -> TypeAdapter[Any]:
     return TypeAdapter(target)
 
 
+_VALIDATORS: dict[tuple[int, str], Any] = {}
+
+
+def _validator(schema: dict[str, Any], name: str) -> Any:
+    """The reference validator of one type (compiled once: a schema lives as long as its protocol)."""
+    key = (id(schema), name)
+    if key not in _VALIDATORS:
+        _VALIDATORS[key] = jsonschema_rs.validator_for({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
+    return _VALIDATORS[key]
+
+
 def _complete(models: ModuleType, schema: dict[str, Any], name: str, examples: int) -> None:
     """An instance drawn from the schema of ``name`` (of one of its variants, for a union)
     with only the properties the schema defines parses with an empty ``model_extra`` at
@@ -373,20 +390,24 @@ def _complete(models: ModuleType, schema: dict[str, Any], name: str, examples: i
     defs = schema["$defs"]
     classes = [v for v in _class_variants(schema, name) if isinstance(getattr(models, v, None), type)]
     drawn = [(v, {"$ref": f"#/$defs/{v}"}) for v in classes] or [(name, defs[name])]
-    validators = {n: jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{n}"}) for n, _ in drawn}
+    validators = {n: _validator(schema, n) for n, _ in drawn}
 
     @_settings(examples)
     @given(st.sampled_from(drawn).flatmap(lambda d: st.tuples(st.just(d[0]), _near(d[1], defs, exact=True))))
     def complete(case: tuple[str, Any]) -> None:
         variant, value = case
         assume(validators[variant].is_valid(value))
-        parsed = _adapter(getattr(models, name)).validate_python(copy.deepcopy(value))
+        try:
+            parsed = _adapter(getattr(models, name)).validate_python(copy.deepcopy(value))
+        except ValidationError as exc:
+            raise AssertionError(f"{name}: refuses {json.dumps(value)}, valid for {variant}: {exc}") from None
         untyped = _untyped(parsed)
         assert not untyped, f"{name}: {json.dumps(value)} keeps {untyped} untyped"
         picked = type(parsed).__name__
         if classes and picked != variant:
-            other = jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{picked}"})
-            assert other.is_valid(value), f"{name}: {json.dumps(value)} (a {variant}) parsed as {picked}"
+            assert _validator(schema, picked).is_valid(value), (
+                f"{name}: {json.dumps(value)} (a {variant}) parsed as {picked}"
+            )
 
     complete()
 
