@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import functools
 import hashlib
+import io
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable
@@ -405,7 +406,8 @@ def _defined_before_use(source: str) -> str:
     the model is first used, so ``model_fields`` would be wrong after import. Members of a
     cycle (none in the schemas at hand) keep their written order."""
     body = ast.parse(source).body
-    lines = source.splitlines(keepends=True)
+    # Lines as ast counts them (str.splitlines also breaks at \f, \x85, \u2028... in strings).
+    lines = io.StringIO(source, newline="").readlines()
     starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) - 1 for n in body]
     chunks = [
         "".join(lines[a:b]).rstrip("\n") + "\n\n\n" for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)

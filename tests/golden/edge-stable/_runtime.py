@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 36b6154c28011243eb666154d8308ff5c24acec5ee7ae66e1ad52d22a1365176
-# Content sha256: a5a51cc8f6e15d35e36d11ad9987825855aa244b65eb108dfb9f2d4c7bb697e4
+# Inputs sha256: 1aae3b5f7c95e319603284273f04c466bf43367577b1401961239f4a59ed29cb
+# Content sha256: 03cae9db8e55da5e79c7cd39cd8f9bf707db27aab36718912a2a3f300d943b1a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d674c1650b9a5e1f2f106422610734a333c69a4acad7756a618728c3e66b2225
-# Content sha256: dc1f1697db3e5a2d11aef0d74cad9ee657c33a141f3f728b52fdfcc7b75e3652
+# Inputs sha256: 245e8c120253c90413d839b762eb684f6d9a94716f2ee4b54bf9685288acadea
+# Content sha256: 8c324d9d837b005e28b2266200c9d04d24f1f338696ac38a3e99c36a3987e097
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d17e044339378eda3e42728bb89f501bf24ad7c291cad0a44e4d060dbc1278af
-# Content sha256: 37986896a6c8ae62967d0673f766ac105c8b7bc8856da30f6cd698d873d464be
+# Inputs sha256: b793881373a97f89be53a18d0608d8c14fb1ce9ccf915a1cb3e76731dcf1dfa5
+# Content sha256: 610d07d1ac484184a2c2b234d0a64944e8b0070102e36976f0d9a9841161ad97
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

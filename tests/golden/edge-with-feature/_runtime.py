@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a7c12b6ca04e52d562bdcf2785037ce7319e6f1cec807e8287e543c6b126f253
-# Content sha256: e3154a5da4f2caeb057d6dd4f85f14b7f6e6f8d80cf702e1a8bff0c2ec05c5a9
+# Inputs sha256: 500790e051cb5fc1a376d3a42755bc6015ba936ac64ac3db34aff1ba1544c073
+# Content sha256: 6abdec15e189237f696ddc555bb64e61c7eea639fc73cebe061e23c61cf09d6f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: addccf5db31d27d148ad98987208860165429ba1e24df62600df527e11d03528
-# Content sha256: 327cae010cdf0a26087fcdc032c8bf79a706cceb5862f64b4f40cf6c62751397
+# Inputs sha256: f5d068e90c5bb09b7f624bb092d8396fadffb361d4a7cd28539bd45c219b46fd
+# Content sha256: c9b4bd0697d1534d99c4194346065a03b229b6c742c2ac4461f6dba2f0d3e81a
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

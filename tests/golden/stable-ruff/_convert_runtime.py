@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 852bad216f63066f5938418c83b8cf2a36393fd8d08aa5b1bec96c265e0c7988
-# Content sha256: 4d6aab6759173f2200bf913d984c93788d9f8670ae7e0f045cc19fa65badb8f8
+# Inputs sha256: dcf2bf48919f711b3856368a4b186a52d03109ea68454d0c88edb87dc12436c0
+# Content sha256: 763d3d2314978d36979b9c6f9df14950202feef2a3504357949c1908a2fa2b4e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e74ed540ead28692b98536500264a8779b6bcd6c55b6f813f2241b56f9d087a8
-# Content sha256: 6cdac137551f267fce53df5d0b016760a094b1ea6c8ce183b821a76c7fbee4a7
+# Inputs sha256: 6bcb7c55de810c9ff65bd115301526b9ffd02ce1212d4731ef9449d81fcdb5b4
+# Content sha256: f2fc9da02adc516f23cc1e6774487abc8522f4b0cdeee1283a76c387cca558db
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cfd256bfe5dc244a3e1175f16b7900fe260f9b24a69fecb8e42774a8671f67f8
-# Content sha256: 2f9d878aa6d5d16f372117cb671c052d37d58e84adb583e2a7b4efd41f442f4f
+# Inputs sha256: 52069ca4f3b84af21071ca11328de2f0f6b25dde64481eabb58859d2dcfbb8e0
+# Content sha256: 8033a4647ab7f7e5116b55cd22444ab8b73d6f42e9a882b8324c459f6934f037
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

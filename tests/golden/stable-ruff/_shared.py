@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ea5e4671db111fccf0b481d65cce4d56ba897d1fb1babb85f33f6625c7c0581e
-# Content sha256: e9c031dfce9ab73d06b06c2149b9154594a2117826d7bcc94028e658b3ecb31e
+# Inputs sha256: 49938ac82da4b4f46b5b035f3a9197a5d907b2d38b98eae7eb9f29790ce1d01b
+# Content sha256: 9c5940ff3dc6cdc619e796c0791198079e626a8774b3bea3df51634cbeeba919
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f5c9b710054de2dbf5cda4377873fc177dd7348a290daab9f6f075d3a4e3214c
-# Content sha256: 1494a08cd64010924519d10fb61b314dda1e84cc20541832ef5214f21952a18f
+# Inputs sha256: 84b0103230dba485d53e62ea2af76ce8e95951170a1892dfb05e3d6f3a31feff
+# Content sha256: ba1299f638724626eae79733cda3cddd23205ad29e57e5cede8506b26647c9f1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

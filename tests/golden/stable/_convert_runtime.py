@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 87f9db6c9f520cc89bddc57f33a22decb44f03a2fbc4f4c3ce67a2cef6b5309c
-# Content sha256: 6290fb4c786c75d718580abbae0609a77236086d3c745efe0c62cc12cb683959
+# Inputs sha256: 7901ebe969e4560783aabcd64658bd8284d96f5b0ab6fc19dc8fe13da5edcc3e
+# Content sha256: a206a5c8b1bf7f5787c09ccbfbf0b31725ed3f42ce361c7a1e07cfc68182e5dd
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

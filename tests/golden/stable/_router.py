@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 399a072cc27fdfc63c0b1607061a59ccfbc60c8536d44d041aadfe76b3125878
-# Content sha256: 9baac5a3c3cfce08a118297d3a0ccf70e16fc0d0db9724ad08868d61ed534177
+# Inputs sha256: 846ed58caa7bddfb5ef69a5906da39902c4619e2df8cfe8534ed3d57eadf87b2
+# Content sha256: b9fd8bafe4da3f3d357f066fc0871ab24090591ac601f4ac65376b1df5178a52
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6fe099b2cd0860a5cbf7dd70f4b28a2812dedf7dd65b454baac94781cef56a57
-# Content sha256: 8fad3b4b03d3956ffb9f48e0d34d14e78612a2f8015488821f38bfd28ac7758c
+# Inputs sha256: e1160eec8ebbb1c8ee6ec2e2e8a1b8e9b1900c5007ecc307c3a895556ab5dd0f
+# Content sha256: a5dd5d188d539caa5b5cbaf713ebc65c2eab3fbca258edd3baa2189c5726e50d
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

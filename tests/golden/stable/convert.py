@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 977b7382ae2012633739a23811d43ae95f790d503097cc45bb1e7cae43d71014
-# Content sha256: 10fc90ecd0ff36a7c80e3286dfc82fdd5ef1a6357c99b0b0d10632e0043ff0d0
+# Inputs sha256: acfe03378dc2a069908fa639734d6f96368bc922ff3458a37111f33f814e14f8
+# Content sha256: 836afdccb364568bcc742ac7b418f3e4455322c5a31a79f1edc7ab2d722e169d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f3a47d1a0ef1a5d139f7d531bc8bc384d68e384d4b1a14ab20da4422ad58843
-# Content sha256: ec8c10472d3b57ec6a4ed0ccc34de4e4722c60ab2592cfde7ceda2ee76b83ae2
+# Inputs sha256: 8299c5c0b7a881ac8fed8e305d19f394ccfbe1362e17eb513a796deb8e45d9d8
+# Content sha256: b88f792eb92d4447999320418b3099f9aa0b0be4ff6154b482c077fc64862e08
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ccb0591e6a42ccda7e4e2e4a380583f8db134997241232864556c416b61eb804
-# Content sha256: 80f13707100cc7c09d6b06f7a9eb1ca4c0ced66edcd35678d94a289a141ef3e2
+# Inputs sha256: fc5416dc67f1d7e6614612ea0e967ba9b0a7ed3a6a339439f275628679646af7
+# Content sha256: 6d9b8d499dc4bec5fea28e1cec2e4acc861ac3487f73ecd318fd04e5b9190608
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aace4139838e8718a2f39ed245f59e2e6d21bd172a49a82ff88eaa343bdead9c
-# Content sha256: 15d8c6d07fdde37873ecb754725f4572b68f566cfa8cf620f674919b3d03e00b
+# Inputs sha256: 22a79104e9933e1414a18fd680c6c5c1c552a363b3e60526eabe14caf5f64327
+# Content sha256: 8298113fe96265bfd1452cb6b1aaf44f4f67a284ff1d3118a7367b0f63164d96
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7cca7c5585b61ea3854697a6489a25b4a25f4ff29acfd1c71609dfc5c4614b26
-# Content sha256: dd707e45eefad5d2fea997f850edaa1420bf23d3b15fc85f065aaaec6ed41069
+# Inputs sha256: f5cefc29a149557dc952d0c4bb7a70e1f96b47eefecf37cec8f094ea7d9670e0
+# Content sha256: 3a1df9024d8e81badff9712a48c9d9becb4d5019cb34d5dcab3b6c0c9f71ce07
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 776b8487628bacde81497b742cc3f6416fab481617139c6c2088d3f07d587147
-# Content sha256: 12104f9f1bf281cc0ac20403c6e32974de84a4e7a7f7d92514b090f5c6e231c2
+# Inputs sha256: 6298fe5d69bd47ba135a80ec417adc64a2efafacab5fc876b5d8924c011927c1
+# Content sha256: f1c9c24a3d558312c7bcf489831f922e269f9c5bce21249632646f984ef0499a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2971459161807d0f9920cade2d71ab1da975fd3325acd9fc29f3745be476ab4b
-# Content sha256: d3b10b81cb0f86c4834ecac810823a24e4aa07f00ae71d2b0e6075f0cf7d23b8
+# Inputs sha256: cf4a4bb498cd85cd1079788dbe2697b04e1e5fb941b8822aead4e9a4fe98e024
+# Content sha256: a13fffde453353a0a8a559c6064d3708a0d9a46afacbf7f3be19e2fa8699fab9
 
 """Wire models of ACP protocol v1.
 

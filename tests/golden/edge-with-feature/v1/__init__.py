@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a8a94081464c30d162266164508740acb3958a46c15814c3e1f5968cbbf3462f
-# Content sha256: 711434b1c356708307408186d49f4123517c6cded87a097c7badaa91eca8a173
+# Inputs sha256: a81818837b2aca5f113d04eb7d84d3b91b53b057ce82fbd44497adc329f2238c
+# Content sha256: 75b47d759b26be0faa456369d0fce57e9bf3712cd0ba52d38b871cb484096d9e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

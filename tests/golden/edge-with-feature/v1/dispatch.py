@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2f44d92d64dae93525779f5fec9a392a7dd25ebea99cb57e1214222c41cb91d2
-# Content sha256: 3cecb02a385cf3930716f61dc9fbae3aad26d1bed83fee1632d3c652679d96fa
+# Inputs sha256: 79d89252e151add9419fed4b2309890e5febea01b8b0892e72ef6ca16c4b8887
+# Content sha256: 60fdb3a73157312fd6c59d392f6c0f25527d8ff4724db3d178fdfa07712857c7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

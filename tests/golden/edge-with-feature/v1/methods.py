@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e5fa5d1b918971a0091c2664a5266c1ec52d7796c51f768e225bc208d9ab6ba7
-# Content sha256: ae4d03ac90010bddfae7ed6d40e313a6a7d75c2bc364fb102292a3a8c63ecfe6
+# Inputs sha256: 2dda655ab69217a8656bde6f677a08b4fd9df0f9d04235b82cd040ab547c9611
+# Content sha256: f43ec544a2fe685fa7a514cb6ca7637111c7644dc6787be886db7a74afa643d4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39dac3960e36d75d397c34e1311de427f00545f912ee9937fdbbb7f2be7a008f
-# Content sha256: 8cc016d8ab5ef0ceb5820ce03a6c1d5c72a5662bcec5f27dde7b26f358c5f910
+# Inputs sha256: ac6e604b37771901a0a21ea6df64590a0692485186258f0916d6ce3a07d4ad57
+# Content sha256: 10d4ac86425e1de538fa56ce7695687b1a05d6f0bb1c60f57e3697913e916808
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5b9c673cf5fe45f4608c39378d8af560269d55be6b2a1bbd0b012c13403b9ccf
-# Content sha256: 20778479305ac498cd09252306a29cc362387aecc2f23a0ca1f7cc946ff0ce20
+# Inputs sha256: 9c47c24f29e4b7ae5d2e95e26fd45b64d85b3943183ef19b09298b0594098370
+# Content sha256: 404f5c11c4d64db027f5dd2aa867430e7ba2d10d8d19a5915e54a6da2cab5658
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

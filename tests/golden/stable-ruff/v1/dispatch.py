@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3c238eda291ce3f3c101bd7d0a8ab41bc05a67a3804fcc41900c7e2e1d27e15d
-# Content sha256: 77354346eac12c3f1f3f37df7220c2acb639529304c3e835a8fbd8373ac9cf2e
+# Inputs sha256: 18c2ce0db677542a2e13acfa70b366d3c28eedcceb8c14ba6e7c39644304d987
+# Content sha256: 4dcca27a29fda57efcb00f0cda04dc3f23679a572f8c0068d8eee589875b1137
 
 """Method dispatch for the agent side of ACP protocol v1.
 

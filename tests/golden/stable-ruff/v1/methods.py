@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9a03ac84a3c240e379cc2d3ce12f6c55d6186befc203b19c9c57cb53eff1c143
-# Content sha256: ade15f0c017cacd2a1dd5e8fbc0ff09dbe2e40e9b60c4535c636570abd9ef057
+# Inputs sha256: 3d819893b120bdc21044ea488d23d08eaacd696c07c3cca3c4a3fe9161c307dd
+# Content sha256: fd350cfcab60d04c42b4ac6e0842c7e00a0a6701b63854ba44c9c3b5d2b26948
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 141d02cd55876cf92471da3a17c27b7b3cad5e95f92f10e98d2a99c37f9ae7ea
-# Content sha256: 777ec1d608cf9b76bcbe4547537a01af1a9822697821e1fc96f5fd41b41b1b30
+# Inputs sha256: b4c8e05de097225a61cc0e5169b90ffec190969318238edf286d75bb75cc15db
+# Content sha256: 949d90f2c9e13fb1d86b7b7ddbc93ad018e7f1170bf38f9ee94335d389d4d723
 
 """Wire models of ACP protocol v1.
 

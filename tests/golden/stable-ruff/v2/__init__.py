@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ff129ca704581f6e396b30311aed1b7e0b07a44e4a4abc933c4034980a660a78
-# Content sha256: 0a5b5872958c136490aacc20725b51a0626e2fb20e5acd8953320844a37809fd
+# Inputs sha256: a51807751f71b28d5ff8d85b35e5848d0e434025ca999855f863ec424bef32d5
+# Content sha256: 63e0f3c428d229986c43719907b8dd2b508908daa7948a645f66ec8e5ae1b47a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 37ae46957414c0d2b5e1fed996bbc9f997a1889177f35daf7b40231f20564439
-# Content sha256: 98efaf636389dc3eec1af3a64fc326514be1914622d808e677e6fbd6802afaa0
+# Inputs sha256: 02b804e3b4d8667e97e2235385837747c37fa646ef356ed013a030c173df09f3
+# Content sha256: c8661063cc7c7dd0b0b0bde7b7df5e11c55c3428346c858c774c3cd92bfdcd4d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7b443c95cf5ecaa384df610263fad561140d6e6a2d12dba02e2ba907b4a4ac7d
-# Content sha256: 90ec42ab6f765bef9eaf9990a0e2a089f53389f2f1b0625ba2758e729772a37e
+# Inputs sha256: 2f7770dff53d1b49c40d9cb6d9de9c857be71858a92366516e5e104302260150
+# Content sha256: e3916a6f9775d267696fe5660115070205a62fa38d1496d0e1bd7620516bbebf
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

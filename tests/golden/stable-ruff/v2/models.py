@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4473eba3d4b82110bb27aa9b8376c4cd5966a3292fa81d66ac6825819f39b274
-# Content sha256: 4cfcb315177f5e44f27e3aeebdd7f487f5478924d2374a9a0c0bfe176afe7c65
+# Inputs sha256: 65283f011313c2835e7611884504e8f61f0c1e9ebc548b60382f1506b7f5317c
+# Content sha256: 4802247176369bf307a01b9ca12cbddc8712bc0ca64b6169fa70047e908d66c4
 
 """Wire models of ACP protocol v2.
 

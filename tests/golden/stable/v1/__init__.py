@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f84ca90f4ca4836e103d6fabab1f3d90bec774a796a54607ad08fa4933e71b29
-# Content sha256: 88e1422956f1df1714ec5131f7ab096d64818e39ff4770a6618778361a486d3e
+# Inputs sha256: e3863ac46766b0c931b481c47b138d588585a2fbe5dc80d3f610c73f284975d9
+# Content sha256: ddfbae666f0504959fd9e2aa44ce32fbb16992cc10276ca414d3b9f08e98aa0e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 64d6cf985eebebf9c02614ac9c0337a8c57db3a098040d3ff680470f0986fe66
-# Content sha256: fcf212044e4f81a5bedc3f0668435ac5226121e6bda2528abf8671e31af8e528
+# Inputs sha256: 0af5c97114d9a643f9b3dfbc54587252f3845be5810f85873bda7cb9c2db6453
+# Content sha256: 6c3e057dab892c14451e084fc54df8e36d05d6d304ee8dec810da2fd888fba78
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2ebaae93f8665a8ec850171570e64d3dd00c194a252b090c6fba3a1b34fbf58a
-# Content sha256: a77d5553525b86ec8ece038e818781eeac67782e315b066eba2eec97ea4112b3
+# Inputs sha256: 9f88560f834a7ba5f7419acf00f1cf5bdf73c06cdbaaa8aafd5d4c225422bb26
+# Content sha256: 1004a09020fe51eff5456ecb112618aa07f48af55ccb277fa4845ca028df2a77
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

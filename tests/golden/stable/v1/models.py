@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 665338d7a1bf73f2c56de9c673c0c895184269033cfe511afa669a57fb965857
-# Content sha256: 0f950bd8ed3b52264712e9e800e4ab15aad7610d1b4b804b9597d5339bd3c924
+# Inputs sha256: c024074a8bd38c5ba4609d6c0e36ea55642d00bdcae9efedb1b464bbae6f36ba
+# Content sha256: f15ddbf96e47368aadcdad1007ac294f15deaf61ee5d5f52994f99838700634b
 
 """Wire models of ACP protocol v1.
 

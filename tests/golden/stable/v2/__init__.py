@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8fb419f7da10efacd3ac5136cf8c01d3f72b9e14524764e443e71980499b71c6
-# Content sha256: 1855d826c04f2af4d868e1eb6b080827312526bd315c763043e772a2a1ea859d
+# Inputs sha256: c9c7913b2ea8ca245271461476ef9998528b5be4951eda989658394e0d9e351d
+# Content sha256: e508194795714400f58dbda96cb69e83ce8cfeec4db8d4afb29e6dc4a8442ef7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 13c548a635368408b8a97a1c972c0a663cc513874e302d15827c5d4d901a41d8
-# Content sha256: 624981bbc5e685bbfd36f555859f10d920b781c8653aeff30a095d21ccc66f96
+# Inputs sha256: 6bd820dfe3eb2f026bff313e419733c4e94774d3283e4088309899098d220760
+# Content sha256: e6d8b5b14c3478966de2068ae057f83c4031bf1487d444062d17b262d31272d3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

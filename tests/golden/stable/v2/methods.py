@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7c403d568226c89844dff8c90c6402564b1265a8711d9a9f1e96513be946862
-# Content sha256: 66ebfb5ca026288485d8c2cce27d99c5002afd659b1206c750c4ff72b6d8dc03
+# Inputs sha256: 78645ad7b6d818d8efcfe18e2d8bca4ec1543ad06631a786fca6c7f22021ec69
+# Content sha256: 13acaca8b5e7221936ce41da31a8500799045c97f25fc217841ab1339d04fc49
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

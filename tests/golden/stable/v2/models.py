@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7d22b1ff30ae2ca7c6e7582eff095e12668eb153a36c4af9504ec0f07cf41a1
-# Content sha256: b2a35352dd376ca6f46010abe88568bdec178bbfa52c3e0e80c5309572ea570b
+# Inputs sha256: ec1483945d9e48d849219e1990eb1e20d7f3563489b98ece10d8d6039d3fc4db
+# Content sha256: 8765cc5b29753d79390363a202a22f3f8ba33228d2883253e34a1c9944961559
 
 """Wire models of ACP protocol v2.
 
