@@ -423,16 +423,15 @@ def _defined_before_use(source: str) -> str:
         return source
     first = min(names.values())
     order: list[int] = []
-    state: dict[int, bool] = {}  # False while its dependencies are placed, True once placed
+    seen: set[int] = set()  # placed, or being placed (a cycle ends there)
 
     def place(i: int) -> None:
-        if i in state:
+        if i in seen:
             return
-        state[i] = False
+        seen.add(i)
         used = {n.id for n in ast.walk(body[i]) if isinstance(n, ast.Name)}
         for j in sorted(names[n] for n in used if n in names):
             place(j)
-        state[i] = True
         order.append(i)
 
     for i in range(first, len(body)):

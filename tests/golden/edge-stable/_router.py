@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 846ed58caa7bddfb5ef69a5906da39902c4619e2df8cfe8534ed3d57eadf87b2
-# Content sha256: b9fd8bafe4da3f3d357f066fc0871ab24090591ac601f4ac65376b1df5178a52
+# Inputs sha256: 2196c23df323d8ef72f188b23ec9be427c68a4e5cd5d7be8e9e1456c84bf8961
+# Content sha256: 6f27f54dce1b910278357c39d06bed903cc402106379214d4f48e76afed2ca88
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

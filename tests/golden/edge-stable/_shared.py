@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 245e8c120253c90413d839b762eb684f6d9a94716f2ee4b54bf9685288acadea
-# Content sha256: 8c324d9d837b005e28b2266200c9d04d24f1f338696ac38a3e99c36a3987e097
+# Inputs sha256: 3f1a09413d40b84630bd285c1f197d57ec33e8f450355b0b5cbd7d2bbf00c18b
+# Content sha256: 056915596728a754d6fc5d0c90affc40162d558cf1071273400ed22203503b4f
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b793881373a97f89be53a18d0608d8c14fb1ce9ccf915a1cb3e76731dcf1dfa5
-# Content sha256: 610d07d1ac484184a2c2b234d0a64944e8b0070102e36976f0d9a9841161ad97
+# Inputs sha256: 3a0b47709d417b69459d5ec648ab342dcc448a24a5eede23105d828663f30eaf
+# Content sha256: c52b5235539c3b60afb4adeb63f884e69f0a269ce72ebad7c73c5aeb2645fdc4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

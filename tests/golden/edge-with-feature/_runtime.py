@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 500790e051cb5fc1a376d3a42755bc6015ba936ac64ac3db34aff1ba1544c073
-# Content sha256: 6abdec15e189237f696ddc555bb64e61c7eea639fc73cebe061e23c61cf09d6f
+# Inputs sha256: ec539e8adcb4973c83686b5f81640db2823df7158d4660113a15940e1c7ab45a
+# Content sha256: 978d1681e9fd3d4d1887261dde59a680c6c0b023c7844a429b153eddcd508ef6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5d068e90c5bb09b7f624bb092d8396fadffb361d4a7cd28539bd45c219b46fd
-# Content sha256: c9b4bd0697d1534d99c4194346065a03b229b6c742c2ac4461f6dba2f0d3e81a
+# Inputs sha256: e8c457755fccdde4096203d525fa3044671655272266d0306b2b717fc10c22ff
+# Content sha256: 358e01f613027d05cb8dde88eb4c43f75055053f06c1dbd46248461c7b27cae0
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

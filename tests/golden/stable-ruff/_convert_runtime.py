@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dcf2bf48919f711b3856368a4b186a52d03109ea68454d0c88edb87dc12436c0
-# Content sha256: 763d3d2314978d36979b9c6f9df14950202feef2a3504357949c1908a2fa2b4e
+# Inputs sha256: 92929a7ea7283bdc2f2e1d9b8bba91fd29a1aaf45b0dacafbf76c27ae272b613
+# Content sha256: 8ee29454a33a284499666bcf7a940b0cf5d9c7c711ac9b77d1eeeab80d1c0e9e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

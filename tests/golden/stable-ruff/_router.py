@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6bcb7c55de810c9ff65bd115301526b9ffd02ce1212d4731ef9449d81fcdb5b4
-# Content sha256: f2fc9da02adc516f23cc1e6774487abc8522f4b0cdeee1283a76c387cca558db
+# Inputs sha256: d29270d56ba54e0674c68a500fcf4520d858ce313478a912dc9b074fc53b57e8
+# Content sha256: a966936b598241048507e952076d0016fc48993e90a6bde71da55a77c0ac5cf0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

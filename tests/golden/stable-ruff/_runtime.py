@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 52069ca4f3b84af21071ca11328de2f0f6b25dde64481eabb58859d2dcfbb8e0
-# Content sha256: 8033a4647ab7f7e5116b55cd22444ab8b73d6f42e9a882b8324c459f6934f037
+# Inputs sha256: 84391d76edd380ab052fd197e01bac55f99e911f8be3483089a5c62c4c27552a
+# Content sha256: 4017ec2c82c57ddf10717adb55f7101f5e60b9bd747eac864637fe8d0f10d49d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 49938ac82da4b4f46b5b035f3a9197a5d907b2d38b98eae7eb9f29790ce1d01b
-# Content sha256: 9c5940ff3dc6cdc619e796c0791198079e626a8774b3bea3df51634cbeeba919
+# Inputs sha256: d556b5321b46b8ba86926a7c490fdfc6d59ad83f1a2065e6b8d8a07cc0e89b8f
+# Content sha256: c0abfbc5cf11d8776f0c04bbe4a8a050c785cd003830090dc798b7e8d967afa8
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

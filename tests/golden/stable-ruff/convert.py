@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 84b0103230dba485d53e62ea2af76ce8e95951170a1892dfb05e3d6f3a31feff
-# Content sha256: ba1299f638724626eae79733cda3cddd23205ad29e57e5cede8506b26647c9f1
+# Inputs sha256: 6ab5390c55e1445e07dd25ce1a8fc9a2f575b4f928d15c1cf6d6d39ec4f15102
+# Content sha256: b2c36e88780eca4fe1fc89a1bd19f47bdfeee6976b8275be18eeb69008f5e866
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

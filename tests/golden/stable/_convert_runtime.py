@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7901ebe969e4560783aabcd64658bd8284d96f5b0ab6fc19dc8fe13da5edcc3e
-# Content sha256: a206a5c8b1bf7f5787c09ccbfbf0b31725ed3f42ce361c7a1e07cfc68182e5dd
+# Inputs sha256: 4e6d44b863be548704ec14d0c58f16b72412c335324b2a569d2fcb280403ac96
+# Content sha256: 55cca734f21cb97164711a45378542efad1c733117b37cf2233091f7060175d9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1aae3b5f7c95e319603284273f04c466bf43367577b1401961239f4a59ed29cb
-# Content sha256: 03cae9db8e55da5e79c7cd39cd8f9bf707db27aab36718912a2a3f300d943b1a
+# Inputs sha256: 00535a4c01029e211d7b6f6808ae7fa07d856406702e47dc96c82182901dbc34
+# Content sha256: 30abaa0e1442032ef312bef64fc5cc01a1e6c6d4d6af2605329966fc10a66bf1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

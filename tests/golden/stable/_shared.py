@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1160eec8ebbb1c8ee6ec2e2e8a1b8e9b1900c5007ecc307c3a895556ab5dd0f
-# Content sha256: a5dd5d188d539caa5b5cbaf713ebc65c2eab3fbca258edd3baa2189c5726e50d
+# Inputs sha256: 8162ba7e84db74ae54c4478763af1d3e6a88a0c4dff1d4636f6040d43d87b421
+# Content sha256: 42f751cc5c7a3bd7516eed2193b979d7f91c19f1d164b9e561e75cb8c1a0d7f2
 
 """Types shared by every protocol version of the generated package (the JSON-RPC errors
 live in ``_runtime``, which needs no schema; they are re-exported here)."""

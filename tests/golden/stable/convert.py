@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: acfe03378dc2a069908fa639734d6f96368bc922ff3458a37111f33f814e14f8
-# Content sha256: 836afdccb364568bcc742ac7b418f3e4455322c5a31a79f1edc7ab2d722e169d
+# Inputs sha256: d92be155ebef4852ddf67a7def1d1753bb6d9e7be2b831722d355838b15afd5b
+# Content sha256: b43823b2c107ee1071e04a646298c39b5fce45ef3cd9ae9d01d24024d05c27b3
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8299c5c0b7a881ac8fed8e305d19f394ccfbe1362e17eb513a796deb8e45d9d8
-# Content sha256: b88f792eb92d4447999320418b3099f9aa0b0be4ff6154b482c077fc64862e08
+# Inputs sha256: e4bfb5d1aafa5d82f9e2470a6648c25fe90e085273711f2331b97513e34d7938
+# Content sha256: 305a65d03ca0fbb3448b328e0da814303bcbf021613553d72f103064f477d84d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fc5416dc67f1d7e6614612ea0e967ba9b0a7ed3a6a339439f275628679646af7
-# Content sha256: 6d9b8d499dc4bec5fea28e1cec2e4acc861ac3487f73ecd318fd04e5b9190608
+# Inputs sha256: 5b49feaed3d1c6ee6b98c7a1cb20fb26721eda4acc5df9c542c6982a83713b31
+# Content sha256: 4f411162c080eb3e377049c63ea37eabdaeb782b2e7d0c00318fd0679bc99041
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

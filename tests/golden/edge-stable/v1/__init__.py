@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22a79104e9933e1414a18fd680c6c5c1c552a363b3e60526eabe14caf5f64327
-# Content sha256: 8298113fe96265bfd1452cb6b1aaf44f4f67a284ff1d3118a7367b0f63164d96
+# Inputs sha256: c863919dc8673048de97e6856843437428aefe35299ccda49e74fe951231ed2d
+# Content sha256: 82ab65457141883cfa974a8d16f3af831c7e2ed0e92a060d5f8e8314896da37a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

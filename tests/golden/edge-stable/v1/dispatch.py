@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5cefc29a149557dc952d0c4bb7a70e1f96b47eefecf37cec8f094ea7d9670e0
-# Content sha256: 3a1df9024d8e81badff9712a48c9d9becb4d5019cb34d5dcab3b6c0c9f71ce07
+# Inputs sha256: 4c8d6c3a16129fbb4061cf4eea8946ccd7a1b8f0438433b0f044e5d2a28806aa
+# Content sha256: 4a42448b94d7552bc4517b731d4d5f8aebae21cb1514f342f932b11f68a1206c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

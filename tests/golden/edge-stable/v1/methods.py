@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6298fe5d69bd47ba135a80ec417adc64a2efafacab5fc876b5d8924c011927c1
-# Content sha256: f1c9c24a3d558312c7bcf489831f922e269f9c5bce21249632646f984ef0499a
+# Inputs sha256: 2550db398669c03e63c9545945fb8a85164602f124630d902f55e61e6339c598
+# Content sha256: 6791be4adba39e45e2eb2dc79a01bc5696271124b12d31b88ea66111b28cd8ea
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

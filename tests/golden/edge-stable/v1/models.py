@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cf4a4bb498cd85cd1079788dbe2697b04e1e5fb941b8822aead4e9a4fe98e024
-# Content sha256: a13fffde453353a0a8a559c6064d3708a0d9a46afacbf7f3be19e2fa8699fab9
+# Inputs sha256: 7539c3550a8c15bf5179090b466ed0dede94c53dcf39f73ee6d1f8f3bd982720
+# Content sha256: 3ef53f291bf793f0d98c3b9515c4640f5f17ec97f9fbd0027a37bfff4c835363
 
 """Wire models of ACP protocol v1.
 

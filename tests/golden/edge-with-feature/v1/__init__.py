@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a81818837b2aca5f113d04eb7d84d3b91b53b057ce82fbd44497adc329f2238c
-# Content sha256: 75b47d759b26be0faa456369d0fce57e9bf3712cd0ba52d38b871cb484096d9e
+# Inputs sha256: 46a39850b424244d398aeaeebb59c026d985c21f4954beaca9fdc9ac678dd70c
+# Content sha256: 6201d6505626a5842196e84b9feeda72f145d95d6699483a52c5172410e567cc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

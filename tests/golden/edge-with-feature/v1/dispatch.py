@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 79d89252e151add9419fed4b2309890e5febea01b8b0892e72ef6ca16c4b8887
-# Content sha256: 60fdb3a73157312fd6c59d392f6c0f25527d8ff4724db3d178fdfa07712857c7
+# Inputs sha256: 3e7358435f4342725b5c9d1f3b0b8be4f96a33e92306a10c26886abc66bcccc4
+# Content sha256: 4cf0c7859b77972134310986c869a3705be1935798344a374248e7f13ba44cb6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

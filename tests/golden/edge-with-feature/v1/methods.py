@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2dda655ab69217a8656bde6f677a08b4fd9df0f9d04235b82cd040ab547c9611
-# Content sha256: f43ec544a2fe685fa7a514cb6ca7637111c7644dc6787be886db7a74afa643d4
+# Inputs sha256: ef74fc6058a23dde9c26eda77ec91b9860aa344ccbf5e81657b678de102a90a0
+# Content sha256: c195731f405955513b2d02c293b6acfd6c75f9b03f80e118ee60b3809f19c1d2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

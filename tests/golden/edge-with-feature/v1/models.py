@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ac6e604b37771901a0a21ea6df64590a0692485186258f0916d6ce3a07d4ad57
-# Content sha256: 10d4ac86425e1de538fa56ce7695687b1a05d6f0bb1c60f57e3697913e916808
+# Inputs sha256: caaae8445042e58a55fc9c234a261eba91a3f857db48ed3fb15260962b0d470c
+# Content sha256: ea3675c85f31f19773600b6df765198f758089b69e245046457906dfe1cb8812
 
 """Wire models of ACP protocol v1.
 

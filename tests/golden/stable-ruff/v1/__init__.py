@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9c47c24f29e4b7ae5d2e95e26fd45b64d85b3943183ef19b09298b0594098370
-# Content sha256: 404f5c11c4d64db027f5dd2aa867430e7ba2d10d8d19a5915e54a6da2cab5658
+# Inputs sha256: 02ab8cc8c5911dede167035e8f9839fcf2d467f41fb63b53d9d80ee0d8a93293
+# Content sha256: 424e5cb04bc31f036b30d7a0c160fe83791e18605bdc7d8bb0bc5fac44247c6b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

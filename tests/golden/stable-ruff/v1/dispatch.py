@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 18c2ce0db677542a2e13acfa70b366d3c28eedcceb8c14ba6e7c39644304d987
-# Content sha256: 4dcca27a29fda57efcb00f0cda04dc3f23679a572f8c0068d8eee589875b1137
+# Inputs sha256: 925ede1195b92fd096a66aedc6720ac40afb2cae894b32c131fba214179ccb06
+# Content sha256: 2c589c6cf24d88efcdd18d1f2620d67c5511142b54fc9723bd98e89a3d74fcc9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3d819893b120bdc21044ea488d23d08eaacd696c07c3cca3c4a3fe9161c307dd
-# Content sha256: fd350cfcab60d04c42b4ac6e0842c7e00a0a6701b63854ba44c9c3b5d2b26948
+# Inputs sha256: c0e29ecc4dd2d8f62371bc301c2c8038bd319c1f244948b4bc03a9b4d54a26b7
+# Content sha256: 4f984659ca91bf384dbfb713c52946872c9fe26438f8a826aa49d42d1aa32203
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

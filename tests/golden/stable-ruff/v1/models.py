@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b4c8e05de097225a61cc0e5169b90ffec190969318238edf286d75bb75cc15db
-# Content sha256: 949d90f2c9e13fb1d86b7b7ddbc93ad018e7f1170bf38f9ee94335d389d4d723
+# Inputs sha256: 756cb87bfef7041e12eccf4987005ea1ab951afdfca32fc24dcca960679bf380
+# Content sha256: b8ee257afccce456e974137080a8e3a9e68da0fcfcb7086a95860faeedd7ef4e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a51807751f71b28d5ff8d85b35e5848d0e434025ca999855f863ec424bef32d5
-# Content sha256: 63e0f3c428d229986c43719907b8dd2b508908daa7948a645f66ec8e5ae1b47a
+# Inputs sha256: 203bea5f019a192f24fb0ac15377a730c396aaab927f91c3918f7457f4589646
+# Content sha256: 7a29453767de353a23c9cf306d5db2bf725f87453b16d7c037da37349f788a41
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 02b804e3b4d8667e97e2235385837747c37fa646ef356ed013a030c173df09f3
-# Content sha256: c8661063cc7c7dd0b0b0bde7b7df5e11c55c3428346c858c774c3cd92bfdcd4d
+# Inputs sha256: 7d20d25e3b5a8284369dbd973cbfa45ffe8cdfdf909eb7d6d537ead485caabee
+# Content sha256: 1b2fdf4f15d10e13b125561e5c3be726c699283a767917d952490593e034248b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

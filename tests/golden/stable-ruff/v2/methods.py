@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2f7770dff53d1b49c40d9cb6d9de9c857be71858a92366516e5e104302260150
-# Content sha256: e3916a6f9775d267696fe5660115070205a62fa38d1496d0e1bd7620516bbebf
+# Inputs sha256: 1d4823f1ab59225f4e78516f78cf5f4e8e44bc29879805dc5855ef1af73134fe
+# Content sha256: e7db16aad0f5caad017923ee73c0dc6d14d541cf90593186099767a9e99162fc
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 65283f011313c2835e7611884504e8f61f0c1e9ebc548b60382f1506b7f5317c
-# Content sha256: 4802247176369bf307a01b9ca12cbddc8712bc0ca64b6169fa70047e908d66c4
+# Inputs sha256: a8364b01c0fe873ef84f7a75d7466c7b9433a0619b03c8a3f14e9662287696df
+# Content sha256: 39ad59ba8ee26333ef748688d52b6a973e032ee053a183f7828c4e4436dcfe8c
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e3863ac46766b0c931b481c47b138d588585a2fbe5dc80d3f610c73f284975d9
-# Content sha256: ddfbae666f0504959fd9e2aa44ce32fbb16992cc10276ca414d3b9f08e98aa0e
+# Inputs sha256: 905cc2fe9008959635811199edf776e686ab2da22b1cdd49146a9667991d2317
+# Content sha256: 7369933d90585bc360f6d3a27798401f81c5ec3197da77654f69b0db242aa599
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0af5c97114d9a643f9b3dfbc54587252f3845be5810f85873bda7cb9c2db6453
-# Content sha256: 6c3e057dab892c14451e084fc54df8e36d05d6d304ee8dec810da2fd888fba78
+# Inputs sha256: b338d4c03783a85c3c06d07de0fa184ac79c2eee6475ff76e2c33af63e9e0f49
+# Content sha256: f42409476b88855ef3e6f1da32be55bca638c3a0b327cfc9e92738e0bd20ab3d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f88560f834a7ba5f7419acf00f1cf5bdf73c06cdbaaa8aafd5d4c225422bb26
-# Content sha256: 1004a09020fe51eff5456ecb112618aa07f48af55ccb277fa4845ca028df2a77
+# Inputs sha256: ca6f37a445c2c99f7940589eec370a965aa3ea95ec9f874d54474fdec14eba6d
+# Content sha256: dc0df724b44d81a60bf5bb380286c9719944dffebd867820da8e87d9e9716b46
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

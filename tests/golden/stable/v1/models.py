@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c024074a8bd38c5ba4609d6c0e36ea55642d00bdcae9efedb1b464bbae6f36ba
-# Content sha256: f15ddbf96e47368aadcdad1007ac294f15deaf61ee5d5f52994f99838700634b
+# Inputs sha256: 5ab8ce4df482f7c1149108c0adb70390b30dd9ff807b93f4ff251ced15fed950
+# Content sha256: d6f43008bff6aab8e2330cbca047c3e7c6af3396f24bb15f78cd8533d5cbbfc5
 
 """Wire models of ACP protocol v1.
 

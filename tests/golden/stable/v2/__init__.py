@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c9c7913b2ea8ca245271461476ef9998528b5be4951eda989658394e0d9e351d
-# Content sha256: e508194795714400f58dbda96cb69e83ce8cfeec4db8d4afb29e6dc4a8442ef7
+# Inputs sha256: 8083ab5b6ec3d43cc34a03eb0ca6ab3579f29fa10ae6d8219a5c29fd0a0b8f7d
+# Content sha256: 5352ef358ca198e26c78d34a30fbcc5c08c195510e2dd6bdbfa942def6c5813f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6bd820dfe3eb2f026bff313e419733c4e94774d3283e4088309899098d220760
-# Content sha256: e6d8b5b14c3478966de2068ae057f83c4031bf1487d444062d17b262d31272d3
+# Inputs sha256: db458a04f81eeea72dbefcab4aa008dff171d5f039c987e76d2cc26b9bcb509b
+# Content sha256: 3d1b8cc3cf370d6dd8b7561d3f915c685797599d1275534b8d3eda6d7461c933
 
 """Method dispatch for the agent side of ACP protocol v2.
 

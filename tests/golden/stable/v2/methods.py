@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 78645ad7b6d818d8efcfe18e2d8bca4ec1543ad06631a786fca6c7f22021ec69
-# Content sha256: 13acaca8b5e7221936ce41da31a8500799045c97f25fc217841ab1339d04fc49
+# Inputs sha256: 1ed8ab79b47e8f5f0d972345a1fb6a44a8eaba2b0495437cc4d8557cc3784cdf
+# Content sha256: 36ce6ccd7d5406d81a98df673262d0230543f735b179a09684df780cd3c78523
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ec1483945d9e48d849219e1990eb1e20d7f3563489b98ece10d8d6039d3fc4db
-# Content sha256: 8765cc5b29753d79390363a202a22f3f8ba33228d2883253e34a1c9944961559
+# Inputs sha256: 23f45c307828f1e3bf4df1851a3aa145aebae51c645b694ab4bc67af23b2704d
+# Content sha256: e14c49912cb0280381ac3ca93d99f8856e32456732b7d94551945668197790b2
 
 """Wire models of ACP protocol v2.
 
