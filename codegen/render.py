@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import functools
 import hashlib
+import io
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable
@@ -223,15 +224,23 @@ def _empty_value(
 def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Per class, the _runtime annotations of its fields, by attribute name (read by our
     BaseModel template): upstream's lenient-deserialisation markers, NOT_NULL on the
-    not-null optional fields and NotOneOf on a catch-all variant's tag; and the names of
-    the _runtime module they use. ``null_absent`` (``default-on-null = "all"``): a null
-    in an optional field the schema does not let be null reads as "not given"."""
+    not-null optional fields, NotOneOf on a catch-all variant's tag and TAG on a tag (with
+    its constant, the default); and the names of the _runtime module they use.
+    ``null_absent`` (``default-on-null = "all"``): a null in an optional field the schema
+    does not let be null reads as "not given"."""
     data: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for name in protocol.types:
         annotations: dict[str, Code] = {}
+        tags: dict[str, Code] = {}
         for f in model_fields(protocol, name):
             names = []
+            # A tag (a required single string constant) defaults to it in Python code; TAG
+            # marks it for _runtime.Tagged, which keeps it required when reading.
+            if f.required and f.type.kind == "const" and not f.type.nullable and isinstance(f.type.const, str):
+                tags[f.py_name] = py_literal(f.type.const)
+                names.append("TAG")
+                used.update(("TAG", "Tagged"))
             if f.not_one_of:  # schema data: through py_literal
                 names.append(f"NotOneOf({', '.join(py_literal(v) for v in f.not_one_of)})")
                 used.add("NotOneOf")
@@ -261,6 +270,8 @@ def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict
                 annotations[f.py_name] = Code(", ".join(names))
         if annotations:
             data[name] = {"acp_annotations": annotations}
+        if tags:
+            data[name] |= {"acp_tags": tags, "acp_tagged": True}
     return data, sorted(used)  # (format_modules sorts the import; sorted: deterministic)
 
 
@@ -450,7 +461,47 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     assert isinstance(out, str)
     if not named:  # datamodel-code-generator imports it for any alias
         out = out.replace("\nfrom typing_extensions import TypeAliasType\n", "\n", 1)
-    return _import_relative(out, ".._runtime", runtime_names) + _public_names(protocol, options)
+    return _import_relative(_defined_before_use(out), ".._runtime", runtime_names) + _public_names(protocol, options)
+
+
+def _defined_before_use(source: str) -> str:
+    """The module with every top-level class and alias after the definitions it names, the
+    written order kept otherwise. pydantic reads a class's annotations when the class is
+    made; a name defined further down leaves its fields unread (no alias, no type) until
+    the model is first used, so ``model_fields`` would be wrong after import. Members of a
+    cycle (none in the schemas at hand) keep their written order."""
+    body = ast.parse(source).body
+    # Lines as ast counts them (str.splitlines also breaks at \f, \x85, \u2028... in strings).
+    lines = io.StringIO(source, newline="").readlines()
+    starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) - 1 for n in body]
+    chunks = [
+        "".join(lines[a:b]).rstrip("\n") + "\n\n\n" for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)
+    ]
+    names: dict[str, int] = {}
+    for i, node in enumerate(body):
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        target = node.target if isinstance(node, ast.AnnAssign) else target
+        name = node.name if isinstance(node, ast.ClassDef) else target.id if isinstance(target, ast.Name) else None
+        if name:
+            names[name] = i
+    if not names:
+        return source
+    first = min(names.values())
+    order: list[int] = []
+    seen: set[int] = set()  # placed, or being placed (a cycle ends there)
+
+    def place(i: int) -> None:
+        if i in seen:
+            return
+        seen.add(i)
+        used = {n.id for n in ast.walk(body[i]) if isinstance(n, ast.Name)}
+        for j in sorted(names[n] for n in used if n in names):
+            place(j)
+        order.append(i)
+
+    for i in range(first, len(body)):
+        place(i)
+    return "".join(lines[: starts[first]]) + "".join(chunks[i] for i in order).rstrip("\n") + "\n"
 
 
 def _public_names(protocol: Protocol, options: ModelOptions) -> str:

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b511e6ef7a80037f408583df929fe46b18d2680f49380138f992c6110df5d33
-# Content sha256: ce68fe546c89486b5185b9fa077813f7a8e334eb853fc15a4bd39877a38943a5
+# Inputs sha256: 937b6368164f1b7e9d8ade70688e1ec4453dd537650a78a184d14e71195fb8d3
+# Content sha256: 2ac421da9c63a479924e6683fdc1d048877a3c240d37be550faf1c8f2c819cba
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

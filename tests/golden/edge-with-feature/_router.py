@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 412806a5c62272e79c5b1aee033b80e6aa22487ae941f0f17694cf4d58f53a7a
-# Content sha256: 4e26782ee9a7bb72b8ad04bbff59658a5bc3393e5bc3b1463cda50db696cb8ff
+# Inputs sha256: 7865d86a73c2234f02e5cdb6cc424d57d9fc98fd8600840bfb2c48c3a2469105
+# Content sha256: 452faa861029e43b8f45f24e990ed520bee4049a649d2f42f2f0316084888fb2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

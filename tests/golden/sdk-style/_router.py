@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c37dd426082bb9d40de91b1906cb4eb9f4b9d0a694970db795f2d78b3ea13ae0
-# Content sha256: c447e4fe52586e1e329fa3af88024b40d5c1806cfda8b86253cad74678899df9
+# Inputs sha256: 64a5bd58bf2775dae8e9918229305e4fa5f1df5923cb2a4e37bc412ed6fe9669
+# Content sha256: 96ad570e9b5273cadff624cb1cda3b5313e523df9ccfdb30aebc62cd42d95a26
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

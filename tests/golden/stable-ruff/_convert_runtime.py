@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53bad8a32747e7ec928df6ee31530d48425927ba4885d49d90755699d14d7f4f
-# Content sha256: d7ab651ac481ca9fe32d1f655a0dcd7cbdca3491be060bf4dcac26971f00b02c
+# Inputs sha256: 6dffcc98fc0feaaada17fc7449926dfabca6e8400d9ce4d0067fa82f96435703
+# Content sha256: a4bbfd1fe3fdc8847ff9cdc67232ef17343e814960ac85275d9d3ac5e59ba7e5
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 325f500fb22dae681769e149f0f9dbaabf0b8bf501f862398c8dfd29d58b4fda
-# Content sha256: b0d0f66f973de2071c0283935e4632dc3c8020c99d2de14c60edffb53381098e
+# Inputs sha256: 79e48dc253f649eea7ef60ec7a820dfd18db9266020d58c1509bdce0e35981a8
+# Content sha256: 7e743c0413bca724797df78d637bc1462ae0d007297193ecff9cf4eb48f57936
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

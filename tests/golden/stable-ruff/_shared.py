@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7f62210ecf126d533cf2973d71f79d1ec976b7d4038176639b3492a574ffc375
-# Content sha256: c1d6f8545e046d47143ad746609f0853e8f8ef46cf237859aa11a78e1dac0f9a
+# Inputs sha256: a44e437383dd7955397c7bfda39fc9430670cbae27f2073e32325eda84693f11
+# Content sha256: 3d75d96209351f72a7d91148221b4492b988d2f1a934d3a2bbcad81f17c2f02d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9f700960717f6cb2e30fa7b6a0aaa1e9a4df74b93aabcd86388f9e713e07dc23
-# Content sha256: 7196c350f71f5486503dfbd5188e32be07be8951ab3daa72b85427b1c01ae146
+# Inputs sha256: ca47090ec20e5950e81990fabe2ab732c0994c622272732479a579e8f2a17e83
+# Content sha256: b571bfd7959dd91d14bb8baea30dece15636e40b4c6fc0324ff1c9de11ea3fbe
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

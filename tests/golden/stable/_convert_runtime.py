@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 660e80cb0aa3e6a63b236bb737a0a2d6244fa6f3c9eb0cb0769a1c0f295443c4
-# Content sha256: aee89a2af959f0c215d4099bf39f5b04c849f5b0734b34f4d79c1736d763d034
+# Inputs sha256: 4d99b383c9d55e78dc611551cc8d8ad29cc48e1bf44927b5ce6e3047229cb529
+# Content sha256: b13580e32d9239f2084648fc90b148118bd1f9a5b17cee238376bd40a4a12d71
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

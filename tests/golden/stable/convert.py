@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b043f187b28f4ef1db53c377ee59a650f1c6c456fabd92e8429b9975185cada1
-# Content sha256: c9fb9575e287c00e8e7d2b94deefd6f92d20be4a33c0d51659ac95979b0a7b5c
+# Inputs sha256: 1b643a0634258de48032dc5d31d7430532ff414d52cb5f7266753e124551279d
+# Content sha256: 59529876c23cc6050b9606c5dc8b5d9f18807eda29d775f98001ea2a6e721186
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

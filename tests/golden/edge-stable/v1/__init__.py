@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b1f537209011128f7d12a6f6400f7a7f8cb0cf3d7f088142c35db54ba50babe
-# Content sha256: bd0e9e12a0ba334c906c0340de218713755db06ac1a6369c9f9a80340ed8c9dd
+# Inputs sha256: 9220713c98121fe03819f92e42e780f7b4a21950f652e7f3628dfdf0b21c74a9
+# Content sha256: 1149e915449756d47ead88e3825aff44cab7b22421b891bacdb90e106da35be4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

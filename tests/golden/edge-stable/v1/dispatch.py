@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5de1e67398722d00668a979aa13f35265f904ed5e1e37123998da380cc200b0b
-# Content sha256: 5391d9514bf4525156fbb707fd0dc0750f29dc1f7ae2ce0d000dab0a439cf658
+# Inputs sha256: d706523123a83f962914269d3f7d5e0df6f55079a019cd4c513268bf3dd597ee
+# Content sha256: 57a5da76cc458a69a8011502fecb2de9b989ad8d5b2571cd983801b1327a73b4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

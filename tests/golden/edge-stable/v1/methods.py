@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 524baed89e87ec85f16de0d7a069dd7ff229ffa0c48d8f76983a50f230f19c98
-# Content sha256: 99642665a9748d7e428a2ebd9cd20cc9032a4f9c54c750f31b266e2899bea1a2
+# Inputs sha256: 92b91d0b603a6c6aa5490dcfe31b6f35bc79c7147d16f389c3ac83845c9b6bf1
+# Content sha256: c487b5cebea22507bfb7766a0e02c2707de7801d97bd424166969c974b8d511a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 73739c6eeb5ccc504f984146abfba4827fe2485016208b65968d4d21e5961550
-# Content sha256: 97f29a423e1c5eec6713d7a044a5955baccdbe7c33319a5d42a8a51979a1ee0e
+# Inputs sha256: 2be379430b3c7a7d78cb515e126c63c0b23da530c60f8d6745746d1afceb63f7
+# Content sha256: ca2f881bcdd783be38309aae3162a77b5480b2425305a8d2fe455884e3b756a8
 
 """Wire models of ACP protocol v1.
 
@@ -27,44 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from .._runtime import NOT_NULL
 
-
-class Holder(BaseModel):
-    """
-    Nullable references in the three spellings JSON Schema allows.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
-    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
-    plain_ref: Annotated[Level, Field(alias="plainRef")]
-    levels: Annotated[
-        dict[str, Level] | None,
-        Field(description="A map that may be null, of typed values."),
-    ] = None
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-
 Level: TypeAlias = Annotated[
     Literal["low"] | Literal['it\'s "high"'] | StrictStr,
     Field(description="An open enum: three known values, any other string kept."),
 ]
-
-
-class PingNotification(BaseModel):
-    """
-    A stable notification.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    level: Annotated[Level | None, NOT_NULL] = None
 
 
 class Quoted(BaseModel):
@@ -87,6 +53,39 @@ class Quoted(BaseModel):
             description="A property whose wire name needs escaping.",
         ),
     ]
+
+
+class Holder(BaseModel):
+    """
+    Nullable references in the three spellings JSON Schema allows.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
+    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
+    plain_ref: Annotated[Level, Field(alias="plainRef")]
+    levels: Annotated[
+        dict[str, Level] | None,
+        Field(description="A map that may be null, of typed values."),
+    ] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+
+
+class PingNotification(BaseModel):
+    """
+    A stable notification.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    level: Annotated[Level | None, NOT_NULL] = None
 
 
 __all__ = ["Holder", "Level", "PingNotification", "Quoted"]

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b042907724c341964bdf9509e92a35b2d76845f0080e0222d69a3dbee6b6a6a9
-# Content sha256: b2ead8c1282532fcb22c04e95d8e08cf9d33211d7794d4316117c3a55e584772
+# Inputs sha256: 3a9b94ccdd20309d6030d7b6010c8668effd9ee8cdb54b5212f47430ddd6edc6
+# Content sha256: 1325ac4f9ca16e3b36504812686dda97498c462fcaa0abf5cb82f26221932a95
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

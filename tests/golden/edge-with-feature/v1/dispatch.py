@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 78746dfd15d5a285f7a598c3657810f53d1078da71d0f5ee1275070aad415f15
-# Content sha256: f0f71323f46e0d84f683edcb84a9e0457852b331aad63df7ae76efd23cd69574
+# Inputs sha256: cd2b86cef5527542a300a02693974365f5bec3725dc692d5fdaf911f6a0ab3d7
+# Content sha256: 299127c561a6bb11da267ef3cb9eec2d1be795aea8ea3b6baf813dda131ee8ac
 
 """Method dispatch for the agent side of ACP protocol v1.
 

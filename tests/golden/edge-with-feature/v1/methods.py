@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f2de0b8ef259706e2a87c34a40df6d0e2ae50c186cb16bf9c47169273877211e
-# Content sha256: f86c5851aca9ffe529afcf5598702660d4d27fa7d859fe52c80ff2e8b8884e63
+# Inputs sha256: 5ca7339f189f3938e19cfd78c45dc9295c50aeed14373661f92f17588de1c936
+# Content sha256: df0ef5b0e3f4cec22aa9e966005f8a156d3caa5322c404b121bec8b0a1690c0f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

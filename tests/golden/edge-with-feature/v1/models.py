@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0a58e0fa9e23eabf076028281c9ecf10eb33f02d1755d76d91584fd0bbb993c7
-# Content sha256: 23e25694b981deeedfc21cb9da715be2c777edaa73a956e7b3573dbe715b3d18
+# Inputs sha256: b061c1db73f406b2a1806ae8b827eb5a6c13a99ff1bb487eb6f26feff755dffe
+# Content sha256: 4a0ffc2457f6f1c5d2215bc72cfa9837f23f05eea0a09cdd205f545fa6eac308
 
 """Wire models of ACP protocol v1.
 
@@ -26,6 +26,33 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from .._runtime import NOT_NULL
+
+Level: TypeAlias = Annotated[
+    Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
+    Field(description="An open enum: three known values, any other string kept."),
+]
+
+
+class Quoted(BaseModel):
+    """
+    Text with "double" and 'single' quotes, a backslash \\ and \\n (not a newline), a \"\"\"triple\"\"\" quote, and a trailing quote"
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
+    tricky_name: Annotated[
+        StrictInt,
+        Field(
+            alias='tricky"Name',
+            description="A property whose wire name needs escaping.",
+        ),
+    ]
 
 
 class Holder(BaseModel):
@@ -53,12 +80,6 @@ class Holder(BaseModel):
         NOT_NULL,
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-
-Level: TypeAlias = Annotated[
-    Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
-    Field(description="An open enum: three known values, any other string kept."),
-]
 
 
 class PingNotification(BaseModel):
@@ -99,28 +120,6 @@ class PokeResponse(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-
-
-class Quoted(BaseModel):
-    """
-    Text with "double" and 'single' quotes, a backslash \\ and \\n (not a newline), a \"\"\"triple\"\"\" quote, and a trailing quote"
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
-        None
-    )
-    tricky_name: Annotated[
-        StrictInt,
-        Field(
-            alias='tricky"Name',
-            description="A property whose wire name needs escaping.",
-        ),
-    ]
 
 
 __all__ = [

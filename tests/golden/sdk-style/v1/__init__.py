@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2ccec08e7f11e4861f9ad2a88d51cc4cede85f3bbde0462c125b57f88d64de96
-# Content sha256: dddafe6522512201f28cf55d3d8adfb8805c00c78c86230869e0ada72fafae76
+# Inputs sha256: ebe9b5017d67412c3683bc7788aa3b45db8f6ab0c62a37b085bee570f047a6cb
+# Content sha256: bcc3e53a2b40f96755282de45e539936286bfb3ff0b0f39782fd13596045063d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3f32c163a4a63412dca43c07328c92ef59cc7c82c9bb748389f6c3450d1a256d
-# Content sha256: f9ffdcb5d36068e52e3564cd44e211573813397679719c042801b9b34a462b45
+# Inputs sha256: eb023d9432a333e5d9f12c4907839497ab860afbb8ef86bc15c8045ea1da2436
+# Content sha256: 3f8d30f0436f964d59bc76b77431d4ab52b9bf2520d9466ea1a36503fdba52b0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

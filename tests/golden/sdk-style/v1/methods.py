@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f34093468e7c64aa05ed6cb1397d08a65a9d35b63e0f9baf2b974a7a249faf08
-# Content sha256: a135f033f7aa51ec18293d3736bd0deefbe8f3ce9f92efe775ca22e5dbb286df
+# Inputs sha256: 6f69bd741a16fa24f4c18849d1644401df7d9295c9c04e893d570b127778d268
+# Content sha256: eda8315bdde8fb3c7730ec4e92460bb9bfefe6fd67ee0d6b94797975c4ba65ac
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a4995ffe3bf03eb40873bd26d0bd83b204f2508c13d9a3632e752e9cb4dfcdfb
-# Content sha256: 6da604cc8876d04fe78f72fab7ee0e278d9f88137ecea7226654a39649736a1c
+# Inputs sha256: 33652d7f4fe23dd294c0c3792e68e2f5f282a44478f2dc743bdafa8062b313ae
+# Content sha256: 58195a0cd38fe4df9320047e557881a86fa72c71e67ae55ebe1be9f83681b43d
 
 """Wire models of ACP protocol v1.
 
@@ -27,7 +27,156 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
-from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, Lenient
+from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
+
+
+class SessionArchiveCapabilities(BaseModel):
+    """
+    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
+
+    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCloseCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/close`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionListCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/list`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionResumeCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/resume`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    list: Annotated[
+        SessionListCapabilities | None,
+        Field(description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    resume: Annotated[
+        SessionResumeCapabilities | None,
+        Field(description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    close: Annotated[
+        SessionCloseCapabilities | None,
+        Field(description="Close support; `{}` advertises `session/close`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    archive: Annotated[
+        SessionArchiveCapabilities | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are. An agent that sets this must also set `list`."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -58,6 +207,14 @@ class AgentCapabilities(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -132,6 +289,11 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -165,6 +327,14 @@ class InitializeResponse(BaseModel):
     ] = None
 
 
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
+
+
 class ListSessionsRequest(BaseModel):
     """
     Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
@@ -187,261 +357,6 @@ class ListSessionsRequest(BaseModel):
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive-state filter; omitted or `null` means `exclude`. Only send it to an agent that advertises the `archive` capability."
         ),
     ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[list[SessionSummary], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS]
-    next_cursor: Annotated[
-        StrictStr | None,
-        Field(alias="nextCursor", description="Token for the following page; absent when this page is the last."),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
-]
-
-
-class SessionArchiveCapabilities(BaseModel):
-    """
-    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
-
-    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionArchiveFilter: TypeAlias = Annotated[
-    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-    Field(
-        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    list: Annotated[
-        SessionListCapabilities | None,
-        Field(description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    resume: Annotated[
-        SessionResumeCapabilities | None,
-        Field(description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    close: Annotated[
-        SessionCloseCapabilities | None,
-        Field(description="Close support; `{}` advertises `session/close`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    archive: Annotated[
-        SessionArchiveCapabilities | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are. An agent that sets this must also set `list`."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionCloseCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/close`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionId: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-    ),
-]
-
-
-class SessionInfoUpdate(BaseModel):
-    """
-    A partial change to a session's metadata; omitted fields stay as they were.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    title: Annotated[
-        StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
-    ] = None
-    updated_at: Annotated[
-        StrictStr | None,
-        Field(
-            alias="updatedAt",
-            description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    archived: Annotated[
-        StrictBool | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
-        ),
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionListCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/list`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionNotification(BaseModel):
-    """
-    Parameters of the `session/update` notification sent by the agent.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session the update is about.")]
-    update: Annotated[SessionUpdate, Field(description="What changed.")]
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionResumeCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/resume`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
     field_meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -496,7 +411,70 @@ class SessionSummary(BaseModel):
     ] = None
 
 
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[list[SessionSummary], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS]
+    next_cursor: Annotated[
+        StrictStr | None,
+        Field(alias="nextCursor", description="Token for the following page; absent when this page is the last."),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionInfoUpdate(BaseModel):
+    """
+    A partial change to a session's metadata; omitted fields stay as they were.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    title: Annotated[
+        StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
+    ] = None
+    updated_at: Annotated[
+        StrictStr | None,
+        Field(
+            alias="updatedAt",
+            description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    archived: Annotated[
+        StrictBool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
+        ),
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -506,7 +484,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
+    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate"), TAG] = "session_info_update"
     title: Annotated[
         StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
     ] = None
@@ -541,6 +519,28 @@ SessionUpdate: TypeAlias = Annotated[
         discriminator="session_update",
     ),
 ]
+
+
+class SessionNotification(BaseModel):
+    """
+    Parameters of the `session/update` notification sent by the agent.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session the update is about.")]
+    update: Annotated[SessionUpdate, Field(description="What changed.")]
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class UnarchiveSessionRequest(BaseModel):

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 84f59f419d6543ad3cba74d6ff7b332897a806dac13945cf752aeb4ce8b96945
-# Content sha256: c39dd8f71cf67ee6b26029428283c3e6426dcf982aa3b857e9eb637e3d56559c
+# Inputs sha256: f32fba778a15f40eefff336d354635339adffc7dc7391ac826775f59f3a26155
+# Content sha256: 514ec5365586512e2a59d3e82775fdc66848598112c01b12c8b90fd359bc2a6e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b572b7fea730d3a4c936120682f62b6562ac2b2c80ce839f1b989f3319e3d7fc
-# Content sha256: 9c8885cf75dc655e10bb7460dad45d292c3d07fb4cb9b87390ec0b71c3052dc4
+# Inputs sha256: 25d15c790a16f35b95cde778d1296737addfbd63f030b9b8b0df0ee324749200
+# Content sha256: 73927f05b1b1fba2dbf3db386eb9f1d1bbbe49fdffffff1408c430258cd6df1d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 39c2ba387ec74be7496c6ea574bdbc1a216f519561b1e7b18bfa16d01047212c
-# Content sha256: c50f7820d1a6202555d8148543313e5e4adc6268252e16a454421131a3b3777b
+# Inputs sha256: 00402579587a33fbabbc7f2028842c6840009453d91cb1211446e7a7986173f2
+# Content sha256: e53fdd32806f630533d1ca98b42396a3be2360752eb163d52f940f889715741d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 39421fbb8a30102c749fbac8f6a2779f28af5fa13cc7c9220b7ea0238b3a5013
-# Content sha256: f96027bccbe9b21dfecf50929801aba900768cc7d986429170b3fa8c52f1418d
+# Inputs sha256: 0532105bf1ed18c5018b2e3b5a1b5eede6d9e46c6be152f4c2c0743d369d350a
+# Content sha256: 42480a8ee847f49d156efdf3146d763fa51b6c301e06ce41b6a21cf40a5add69
 
 """Wire models of ACP protocol v2.
 
@@ -27,11 +27,85 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
-from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, Lenient
+from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
 
 AbsolutePath: TypeAlias = Annotated[
     StrictStr, Field(description="A filesystem path that starts at the root of the file system.")
 ]
+
+
+class SessionArchiveCapabilities(BaseModel):
+    """
+    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
+
+    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    archive: Annotated[
+        SessionArchiveCapabilities | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -59,6 +133,14 @@ class AgentCapabilities(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -133,6 +215,11 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -160,6 +247,22 @@ class InitializeResponse(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
+
+
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
 
 
 class ListSessionsRequest(BaseModel):
@@ -195,6 +298,50 @@ class ListSessionsRequest(BaseModel):
     ] = None
 
 
+class SessionSummary(BaseModel):
+    """
+    One session as reported by `session/list`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session's identifier.")]
+    cwd: Annotated[AbsolutePath, Field(description="Absolute working directory of the session.")]
+    additional_directories: Annotated[
+        list[AbsolutePath] | None,
+        Field(
+            alias="additionalDirectories",
+            description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
+        ),
+        NOT_NULL,
+        Lenient(skip_invalid_items=True, absent_on_error=True, null_absent=True),
+    ] = None
+    title: Annotated[StrictStr | None, Field(description="Display title of the session."), ABSENT_ON_ERROR] = None
+    updated_at: Annotated[
+        StrictStr | None,
+        Field(alias="updatedAt", description="When the session last saw activity, as an RFC 3339 date-time."),
+        ABSENT_ON_ERROR,
+    ] = None
+    archived: Annotated[
+        StrictBool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
 class ListSessionsResponse(BaseModel):
     """
     One page of `session/list` results.
@@ -219,101 +366,6 @@ class ListSessionsResponse(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
-]
-
-
-class SessionArchiveCapabilities(BaseModel):
-    """
-    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
-
-    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionArchiveFilter: TypeAlias = Annotated[
-    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-    Field(
-        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    archive: Annotated[
-        SessionArchiveCapabilities | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionId: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-    ),
-]
 
 
 class SessionInfoUpdate(BaseModel):
@@ -373,59 +425,7 @@ class SessionListCapabilities(BaseModel):
     ] = None
 
 
-SessionListCursor: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-    ),
-]
-
-
-class SessionSummary(BaseModel):
-    """
-    One session as reported by `session/list`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session's identifier.")]
-    cwd: Annotated[AbsolutePath, Field(description="Absolute working directory of the session.")]
-    additional_directories: Annotated[
-        list[AbsolutePath] | None,
-        Field(
-            alias="additionalDirectories",
-            description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
-        ),
-        NOT_NULL,
-        Lenient(skip_invalid_items=True, absent_on_error=True, null_absent=True),
-    ] = None
-    title: Annotated[StrictStr | None, Field(description="Display title of the session."), ABSENT_ON_ERROR] = None
-    updated_at: Annotated[
-        StrictStr | None,
-        Field(alias="updatedAt", description="When the session last saw activity, as an RFC 3339 date-time."),
-        ABSENT_ON_ERROR,
-    ] = None
-    archived: Annotated[
-        StrictBool | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -435,7 +435,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
+    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate"), TAG] = "session_info_update"
     title: Annotated[
         StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
     ] = None

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c1968392d85aa2e73e8ad5b3b2a8053655ac5ad407b73560246e5c740aab862
-# Content sha256: 302de2035273496f3b910293b7344453eeda44967cdda6706cccbd790a700acb
+# Inputs sha256: 21db8520b6ed872a20d4cf296288231b579953d1a9cfbbe1239d3c55a799b61b
+# Content sha256: 6c762d4b795f59d2ce2cfe8d247055969ee09409dcb297f417020de1d19f7481
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d5c09a985f55d350ec8f0a731138bc42f26d7eb1be6c52f9a5f27621f49650c9
-# Content sha256: 7fea56414d8ff1b77e50905c25de0d802cda1df2f5d57b41b43474314b5f90c8
+# Inputs sha256: 325d1fbb57cfc4ccb59d433863274c0b95b40c3872906bd3ef2de99072b8a667
+# Content sha256: 54b0c3f51f2000c6a7ab9508fb6c28eacb0825627c288248c60c3567b6dbe0bc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

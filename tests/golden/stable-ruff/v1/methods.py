@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 89e40cfda759cd84f056664357e1ca1df00886ef4fd79b7b4999a20b46bf8a2f
-# Content sha256: dc02cc264e4ca098112e3745625bbbaf22ef006d2574b26a7e26f18b7147e4a3
+# Inputs sha256: f474c22ee0dbbb52390c5f9ee86b1b2c3608e639c6e7973204e9a09c6cf8816b
+# Content sha256: e64041afd9528aa7e554dedd763548ed188c7570a629e54bb05a62c5a02236cc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 583bf35652f007665e57e259a6f737b5f3b9e4abf46d094878d729bae9878c2b
-# Content sha256: c58ff1ceffeb7dabec3684796db83cec97bc8c6234d94e47741bfcb89f11477c
+# Inputs sha256: 12fd576dc0265f2861e44234ad10a6be741e27720ce15bed8524837523fbed62
+# Content sha256: 907b5ad9939ab99c3b53aa8734999f85b7bfcec33d504c5fa6b9d1d8c061d962
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d18e60bfc329beb5e0668d9193b4fb3aab2ff402ab4873a6dab423b799705170
-# Content sha256: 7370c52c0288c086300156c9775e94e6bd40dd29016b62289cf2f6128c8b14eb
+# Inputs sha256: 510e40b04b3e6e0b2dbadce696d8c53a3b4060784df5b271c8455ffaf90c5de1
+# Content sha256: 27d7a9c91061f1e3aacc126a412cbbde8ca1f0913dd176719cbd126c137f8037
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d180fb7f3aa390e5a986b6dc3cedd7c9d3c861c08e53d841d85c1de1eb9c12ca
-# Content sha256: 40733e2412f0a5bc99ed39e5219f75cd3dec448e66e3832245629be02538efcb
+# Inputs sha256: c21192248d64f61faf8638efc48ffd679c161a086e1e1e12d2ab52df17c1b467
+# Content sha256: 3f05194f80985073331668d79920f05a5aec60910797dbccacabb2ae9698cc0b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d63a22a24a4d6fe72c0fca7372834eb0904aa531c1690d931b8db701e08e96d9
-# Content sha256: fc5234ce854e1d1f1a6c8d8c56dafea22d4db36af521c9daa7d6c8bf7c4c73cf
+# Inputs sha256: 44a9d69de01bafd240086b89ac5fdc22db4a9980a1223d0959bda4f69bce46e1
+# Content sha256: 521607b90a30c81be3a71a11bf7b2830079bc520b1d2cb8b5bf26d8908496588
 
 """Wire models of ACP protocol v2.
 
@@ -30,12 +30,61 @@ from .._runtime import (
     NOT_NULL,
     SKIP_INVALID_ITEMS,
     SKIP_INVALID_ITEMS_OR_ABSENT,
+    TAG,
     Lenient,
+    Tagged,
 )
 
 AbsolutePath: TypeAlias = Annotated[
     StrictStr, Field(description="A filesystem path that starts at the root of the file system.")
 ]
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(
+            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -92,6 +141,16 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -122,6 +181,14 @@ class InitializeResponse(BaseModel):
     ] = None
 
 
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
+
+
 class ListSessionsRequest(BaseModel):
     """
     Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
@@ -140,94 +207,6 @@ class ListSessionsRequest(BaseModel):
         SessionListCursor | None,
         Field(description="The `nextCursor` of the previous page, to fetch the page after it."),
     ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[
-        list[SessionInfo], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS
-    ]
-    next_cursor: Annotated[
-        SessionListCursor | None,
-        Field(
-            alias="nextCursor",
-            description="Token for the following page; absent when this page is the last.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt,
-    Field(
-        description="Integer version of the protocol, raised only for breaking changes.",
-        ge=0,
-        le=65535,
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(
-            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -277,6 +256,37 @@ class SessionInfo(BaseModel):
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[
+        list[SessionInfo], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS
+    ]
+    next_cursor: Annotated[
+        SessionListCursor | None,
+        Field(
+            alias="nextCursor",
+            description="Token for the following page; absent when this page is the last.",
         ),
         ABSENT_ON_ERROR,
     ] = None
@@ -343,15 +353,7 @@ class SessionListCapabilities(BaseModel):
     ] = None
 
 
-SessionListCursor: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-    ),
-]
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -361,7 +363,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
+    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate"), TAG] = (
+        "session_info_update"
+    )
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a3036e962303fb77dec77239e92d68c4b8b8869f6d46ede88374381b3e5467c
-# Content sha256: e7b29d01ce05eac1efcb9c7ca2985b8d39a85da72c9ccb8d956415834ca3e5e6
+# Inputs sha256: e05d27572f42b179886cef1fdfb1fc03be5d3058276d7007412f3d674d65fd12
+# Content sha256: be2f367a37d5b5a793ae46e18aa154755963b592f735efd3dba99f2be035f458
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90dfa4b8ad2502510dea356937c257598473f8ea9dd34337805e8d67488e61bd
-# Content sha256: 30074b7824443c1f8bf40738271c99f6e3c2a189353bba3d06fbc0215378f840
+# Inputs sha256: 4cc2b9d01b55d33abb63eacbe13c362bc9bc327f260faa578cc8a389a522c4a9
+# Content sha256: 73402be7dabbd698eff9e73b07a6dbe6f7358661c8f547c8be00b5de92272ce1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

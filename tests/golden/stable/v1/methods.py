@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62d52436ceda264a77e8a68cc0e0556784a7b395f22edad1505515a8951139a1
-# Content sha256: e7a1cf8007b3d51e724bfd3a19974e6a76919240e94fc07e4252a668ed0182e3
+# Inputs sha256: afe86c18968c4c02304be80c17f8c4a2cefe8673441f6cae5d015b86f680b109
+# Content sha256: 07731bc4de190882bac1b70f2e6f63643583a881cd587dd07fc856215a0271c4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc89b20ebe9334f1ab504cc01f83413bed8941296f5a2e9bd69df8a82fb7f8fc
-# Content sha256: 896a72a3a8e9d18ade615f153b8447bdacddfbede75fbe51f661e34674f25d20
+# Inputs sha256: 22e5de8c52fc4dfc1149c2b341742ce2f80f0b3ce1b34ed04afc4f56626937db
+# Content sha256: 5006dcebff7b1507821c133fbb42e87c799cf835c1bad1a87a5d8d85ddfea9d9
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

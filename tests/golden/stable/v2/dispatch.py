@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: edc7da9723f628f895233d1bcdaeb469c391fa9392cf9c364a2c5776c2cfe7fb
-# Content sha256: 7be265f74ddf8ef61628e2d4195942c39835326e753b605d544965ba1f14bf00
+# Inputs sha256: 9bd20d60784b06bb7ac453e19a89aa21ef86b6d4500ee7e2600ea4df20243f21
+# Content sha256: 47f37537416d602e2ff44f4482e17a27013b1feccf6bcc701b048ed1420d8c8f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 209ce5bae3479f0a6456acf3b411f9eee6e0911c7bc7c3ff55d088116c5743d6
-# Content sha256: de638ba3af6f566bc3561cbfa8c07ae385a9497d1d630780cd5aa405e156a6e1
+# Inputs sha256: 9e1f63995426267e67256dc3c213b498c678c8ab3f4e93836d727bf696e6711f
+# Content sha256: b3859b6d150574a8be3dff6a73a8e1890d89a98621c9b4e1c75db43550563679
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -1,0 +1,91 @@
+"""The JSON Schema document the models are generated from (stage 4, beside the IR).
+
+The IR keeps a hoisted variant as "base + its own properties", so a change to the base is
+one change, at the base. The models need every property of a variant on its own class, so
+that variants which differ only by what they extend are told apart (upstream's
+elicitation scopes: ``sessionId`` or ``requestId`` reached through two ``allOf`` levels).
+And a ``discriminator`` is kept only where every variant carries a constant tag: for any
+other union, datamodel-code-generator invents one from the class name
+(``type: Literal["TitledMultiSelectItems"]``) and refuses the messages the schema accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .schema_terms import DEFS, ref_target, variants_key
+
+
+def flatten_variant(
+    variant: dict[str, Any], defs: dict[str, Any], seen: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """A variant that extends base objects (``allOf: [{$ref}]``, through chains of them)
+    becomes one object whose own properties (its tag) come first, as tagged unions are
+    written on the wire; the bases' properties follow in their order. A property both
+    define is the base's, required if either requires it. A part that is no object with
+    properties (or a reference cycle) stays in ``allOf``."""
+    body = {k: v for k, v in variant.items() if k != "title"}
+    parts = body.get("allOf")
+    if not isinstance(parts, list):
+        return body
+    kept: list[Any] = []
+    properties = dict(body.get("properties") or {})
+    required = list(body.get("required", []))
+    for part in parts:
+        target = ref_target(part.get("$ref")) if isinstance(part, dict) else None
+        base = defs.get(target) if target and target not in seen else None
+        if (
+            target is None
+            or not isinstance(base, dict)
+            or not isinstance(base.get("properties"), dict)
+            or variants_key(base)
+        ):
+            kept.append(part)
+            continue
+        flat = flatten_variant(base, defs, seen | {target})
+        properties |= flat["properties"]
+        required += [r for r in flat.get("required", []) if r not in required]
+        if "additionalProperties" in flat:
+            body.setdefault("additionalProperties", flat["additionalProperties"])
+        kept += flat.get("allOf", [])
+    if len(kept) == len(parts):
+        return body
+    body["type"] = "object"
+    body["properties"] = properties
+    body["required"] = required
+    if kept:
+        body["allOf"] = kept
+    else:
+        del body["allOf"]
+    return body
+
+
+def _tag(variant: Any, prop: str, defs: dict[str, Any]) -> Any:
+    """The constant a union variant carries in a required property, or None."""
+    if isinstance(variant, dict) and "$ref" in variant:
+        variant = defs.get(ref_target(variant["$ref"]) or "")
+    if not isinstance(variant, dict) or prop not in variant.get("required", []):
+        return None
+    value = (variant.get("properties") or {}).get(prop)
+    return value.get("const") if isinstance(value, dict) else None
+
+
+def usable_discriminator(union: dict[str, Any], defs: dict[str, Any]) -> bool:
+    """Whether every variant of ``union`` (after flattening) carries its own constant tag
+    in the ``discriminator`` property."""
+    prop = (union.get("discriminator") or {}).get("propertyName")
+    key = variants_key(union)
+    if not isinstance(prop, str) or key is None:
+        return False
+    tags = [_tag(v, prop, defs) for v in union[key]]
+    return None not in tags and len({repr(t) for t in tags}) == len(tags)
+
+
+def models_schema(defs: dict[str, Any], derived: set[str]) -> dict[str, Any]:
+    """The document handed to datamodel-code-generator: derived variants flattened, and
+    no discriminator that would need an invented tag."""
+    flat = {name: flatten_variant(d, defs) if name in derived else d for name, d in defs.items()}
+    for name, schema in flat.items():
+        if "discriminator" in schema and not usable_discriminator(schema, flat):
+            flat[name] = {k: v for k, v in schema.items() if k != "discriminator"}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", DEFS: flat}
