@@ -29,7 +29,7 @@ from .code_text import Code, comment, docstring, identifier, py_literal
 from .formatting import DEFAULT_STYLE, Style
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
-from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for
+from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for, common_classes_first, with_common_classes
 from .schema_terms import DEFS, copy_json, ref_target, schema_nodes
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER
 
@@ -393,16 +393,21 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     named = _named_aliases(protocol, aliases)
     for name in named:
         template_data.setdefault(name, {})["acp_named"] = True  # see templates/datamodel/TypeAliasType.jinja2
+    root_models = [n for n in options.root_models if n in aliases]
+    for name in root_models:
+        template_data.setdefault(name, {})["acp_root_model"] = True
+    payload = _payload_classes(protocol)
     if options.unknown_properties == "drop":
         # Unknown properties are a catch-all variant's payload (upstream says so with
         # `additionalProperties: true`): kept there, dropped everywhere else.
-        for name in _payload_classes(protocol):
+        for name in payload:
             template_data.setdefault(name, {})["acp_extra"] = Code('"allow"')
+    schema = with_common_classes(options, protocol, template_data, payload)
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
         out = generate(
-            _for_datamodel_codegen(protocol.schema),
+            _for_datamodel_codegen(schema),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             target_python_version=PythonVersion.PY_310,
@@ -445,11 +450,13 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             formatters=[],  # format_modules sorts imports and lays out the code after
             extra_template_data=defaultdict(dict, template_data),
             additional_imports=(["typing.Annotated"] if runtime_names else [])  # they go into Annotated
-            + (["typing.TypeAlias"] if aliases - named else []),
+            + (["typing.TypeAlias"] if aliases - named else [])
+            + (["pydantic.RootModel"] if root_models else []),
         )
     assert isinstance(out, str)
     if not named:  # datamodel-code-generator imports it for any alias
         out = out.replace("\nfrom typing_extensions import TypeAliasType\n", "\n", 1)
+    out = common_classes_first(out, options, protocol)
     return _import_relative(out, ".._runtime", runtime_names) + _public_names(protocol, options)
 
 
@@ -458,12 +465,14 @@ def _public_names(protocol: Protocol, options: ModelOptions) -> str:
     the models takes them and nothing that the module imports (``BaseModel``, ``Field``...)."""
     aliases = aliases_for(options, protocol)
     # One class: the same class under another name; several: their union (a type alias).
+    # ({common = [...]}: a class rendered with the models, see with_common_classes.)
     lines = [
         f"{identifier(alias)} = {' | '.join(identifier(t) for t in targets)}"
         + ("" if len(targets) == 1 else "  # a union of classes")
-        for alias, targets in aliases
+        for alias, targets, common in aliases
+        if not common
     ]
-    public = sorted([*protocol.types, *(alias for alias, _ in aliases)])
+    public = sorted([*protocol.types, *(alias for alias, _, _ in aliases)])
     lines.append("__all__ = [" + ", ".join(py_literal(n) for n in public) + "]")
     return "\n\n" + "\n".join(lines) + "\n"
 

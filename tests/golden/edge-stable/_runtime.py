@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ec2b581b3b8d45ec50b33f7d29d896dcb30122224bf9889a5b555461ca871959
-# Content sha256: 7bfe8dfa158d6455419aa5ef5f43ed7cc1ec20659d2315ae89ee57d234260c95
+# Inputs sha256: 9076fdfffd2b6e82775afad873246291787aa7a10c3686cd04909cfed30568d1
+# Content sha256: 07057d56c80e92702a2f992db7ffdb1e765c78078c42a8828427403e971dc917
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

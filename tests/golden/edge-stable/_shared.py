@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b511e6ef7a80037f408583df929fe46b18d2680f49380138f992c6110df5d33
-# Content sha256: ce68fe546c89486b5185b9fa077813f7a8e334eb853fc15a4bd39877a38943a5
+# Inputs sha256: b32c1035a6475202e22661bad8495b443e5b9477cde12e4e9cb4f761c6a6adce
+# Content sha256: 7a1b18f7ceeedfc990d6d0018e9e52ec1eec468658460028fc95c111655ee4bf
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 412806a5c62272e79c5b1aee033b80e6aa22487ae941f0f17694cf4d58f53a7a
-# Content sha256: 4e26782ee9a7bb72b8ad04bbff59658a5bc3393e5bc3b1463cda50db696cb8ff
+# Inputs sha256: c7e93d5efbd1b3d9dd7f34c3fc6829a9a37baecb2f5924fb187e06d99b456eb7
+# Content sha256: dc85e5ba02c62c6fff2d36ea3956311920e17fe15c6c52b3d10513ac5e4e0320
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f4feeb1e9a0bdd324d6b5efc9e40f4d9ebcfe51043e15ab9c60f2b99a2143d26
-# Content sha256: 1cd7c0f6ce66cd33021cb1b04425ec50b51678d19355bee41ced2ba6fd2169b7
+# Inputs sha256: 5cd4cab35a2b5232150ef1a79b4e28e3c20dcfbd798f6077c45e18e3f7de7098
+# Content sha256: 8bcdb3ffdec70ed1760c89ff123b9b0d3b84d0178ffa7e16f6f5c38e5040783e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

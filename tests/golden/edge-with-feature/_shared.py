@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f1754c626dfa6c089f5764d03a029a13594f8b8d97a4cdfba277b08b171ae101
-# Content sha256: 9058e23545fa796c0afc9abbe886ed6aaf6fdd034b4ec3b1b3e61551731630b4
+# Inputs sha256: 3e10fb900673fd060ec3d2b0d9f19f71023faadff2078eeab26492c241b73166
+# Content sha256: a64f2c1c6104c2e3dfa5553304e73edb17bfaa4c39be1dcf18a9ad4e0b17dcf4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c37dd426082bb9d40de91b1906cb4eb9f4b9d0a694970db795f2d78b3ea13ae0
-# Content sha256: c447e4fe52586e1e329fa3af88024b40d5c1806cfda8b86253cad74678899df9
+# Inputs sha256: ea6dce20929e001416ae02d2744109eaa86ddb12ba3a1520d18097df9f0ce4fc
+# Content sha256: 85dfb074cc905613aa2e41c3165c14defd58c7ad346e59f3ff258842298da5f1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

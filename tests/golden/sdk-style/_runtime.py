@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 52fde04f9400ea8d412a6c3dc2ca1e8a92124da372cd0c70dc567961ea851302
-# Content sha256: 8c6c9488c3f5d5d6aee0979f4e7c50e4ff180891c34ee502abb343ecb232d57c
+# Inputs sha256: a8bac18c2fda1f39ace89bf26ac05a5ac1f32cb32029962d5b7d812190268dac
+# Content sha256: ba9789a968b37f20174ad0748061cdd7b30000809be5b374dfbb62661ceab8f3
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

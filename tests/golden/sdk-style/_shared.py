@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bc2c61a804c0d9418bdfa6aeec822d8150f8ff138da993ac3f38c9da67a6ce19
-# Content sha256: 3ccdfb5dab68d5fa93b99515a4b53e5d31ef2ef951b45964c2f2051e685eb76b
+# Inputs sha256: 521397b0978e01d664602a98dd765a75bf5748ce31d7e26c1c7f4dbf3e730741
+# Content sha256: 257e566e5284f443388b1cf7cb03ef71f4c6b97337dbdd6f882f679ff7dabf21
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53bad8a32747e7ec928df6ee31530d48425927ba4885d49d90755699d14d7f4f
-# Content sha256: d7ab651ac481ca9fe32d1f655a0dcd7cbdca3491be060bf4dcac26971f00b02c
+# Inputs sha256: 43e6d1b3f968e02067bd29d0bc14f35132c8357cf9ac75de53456fb7d1a3c098
+# Content sha256: 17cb697474cf2398049751892a81992885eecf9ff7f819841b5e42b2b6bea077
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

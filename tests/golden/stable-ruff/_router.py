@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 325f500fb22dae681769e149f0f9dbaabf0b8bf501f862398c8dfd29d58b4fda
-# Content sha256: b0d0f66f973de2071c0283935e4632dc3c8020c99d2de14c60edffb53381098e
+# Inputs sha256: 73b449e9616df8f47f78bfff444715373e8edc1f062f4f748eb306f778560a83
+# Content sha256: a79ac5256d555e7341930a90bea7e332484407ee8982255724c57f0e975520ee
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0738f3ae4050bdbcc61a4ba94323be32ffbcfc3504530f2cb6775f58bbdb4441
-# Content sha256: 8597de6cb19c10db3bc5114c478b3c5a3662c2e0585fd917a99d62b48c2d7350
+# Inputs sha256: 0b1d4c2f784d997f74093b60508639cda3316ab2c89cbed812e56a8f087dc9cc
+# Content sha256: 512f34406bde6d240e8a4bd4b0046012896a8598cabc1c74f48215a5349d2a7a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7f62210ecf126d533cf2973d71f79d1ec976b7d4038176639b3492a574ffc375
-# Content sha256: c1d6f8545e046d47143ad746609f0853e8f8ef46cf237859aa11a78e1dac0f9a
+# Inputs sha256: 3feea080970dc69eaea2fe3ecc267d43c5f7b815db36b3e25089b9968ab6d728
+# Content sha256: afcebc153afba80350f1f20e1cd7b90c6af954afc50f4f08ba33a101dece5c63
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

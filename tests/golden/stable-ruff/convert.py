@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9f700960717f6cb2e30fa7b6a0aaa1e9a4df74b93aabcd86388f9e713e07dc23
-# Content sha256: 7196c350f71f5486503dfbd5188e32be07be8951ab3daa72b85427b1c01ae146
+# Inputs sha256: 106f94ebab87c229fc5099faa7833ec9fcd30374b962046d42b36cce2361b07d
+# Content sha256: 58077d70a848146359fc7ac9e67fbd56904ed5fb11eaa45b70db3b556a680091
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

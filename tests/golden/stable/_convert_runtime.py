@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 660e80cb0aa3e6a63b236bb737a0a2d6244fa6f3c9eb0cb0769a1c0f295443c4
-# Content sha256: aee89a2af959f0c215d4099bf39f5b04c849f5b0734b34f4d79c1736d763d034
+# Inputs sha256: e5b7a2437d5485ef669a6025f8a9a6b7d975c6ef9fcb3d9cea209b60b278fb0c
+# Content sha256: d415a36dcf4f29b3f3505e23290d0d20c8a32863688a71093919bbd5f6ee4d01
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

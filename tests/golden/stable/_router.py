@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f5b34291ea74402a358e8e062b1b57826d568d6547413040b430a3d0d24ec3f
-# Content sha256: 3072727dce3e341c6ae74717682db4e7e2ee8c83c6ccd70308c0caa7a79286de
+# Inputs sha256: 798d73fa441be89a7155382d11abc96be4cbe47d850dda5471bf105cb305de96
+# Content sha256: afbec826fbf0f6d5c10d55acff6725bdda586c75fef5b5248e743a4012c722aa
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

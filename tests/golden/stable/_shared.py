@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b5f8fb486d271c4166ff09a8b0191bfa4442b858f9d71ba3f97f95f606877d35
-# Content sha256: d31a826b8c61ab2d7d4800da3c9258618a597e62f551a1ee13937e4fd9ac84d3
+# Inputs sha256: a37fb389a5f14e557a17ca4b511dbc60754b8bf188b168ecb712928661489d6f
+# Content sha256: ece43e380ee44a6f616a32b43abe388323ba98eadca2ed316dfee7588d330599
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

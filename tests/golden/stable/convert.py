@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b043f187b28f4ef1db53c377ee59a650f1c6c456fabd92e8429b9975185cada1
-# Content sha256: c9fb9575e287c00e8e7d2b94deefd6f92d20be4a33c0d51659ac95979b0a7b5c
+# Inputs sha256: 4d827490c27d2ceccc6578c86cb1fff5daef247d1db6a543f22caf0d1953c3ef
+# Content sha256: ad7d9b12d7ef12d7f9b6c0a550aa5f1342d11ccb3da2fbb0db20d74ca9fdff4e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b1f537209011128f7d12a6f6400f7a7f8cb0cf3d7f088142c35db54ba50babe
-# Content sha256: bd0e9e12a0ba334c906c0340de218713755db06ac1a6369c9f9a80340ed8c9dd
+# Inputs sha256: 5bd3ba7219c41bbd2a2fc3100a4efdaebd6942e54f4e6f9c6ee37a3496510f9b
+# Content sha256: 22f5ce13a85eef792641bb4513db1a8b8a37e3ee564b85c376f71c7f510089cd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5de1e67398722d00668a979aa13f35265f904ed5e1e37123998da380cc200b0b
-# Content sha256: 5391d9514bf4525156fbb707fd0dc0750f29dc1f7ae2ce0d000dab0a439cf658
+# Inputs sha256: 01dbc9263655fa32b6dd6f7e617575d374e4a3ca0b047a14bdfaad64eaa33c77
+# Content sha256: 298d55ecb95fdfba608fd5fc41453b8dc99a285f1a53a256039cdaf329aa47f2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

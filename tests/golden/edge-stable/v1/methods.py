@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 524baed89e87ec85f16de0d7a069dd7ff229ffa0c48d8f76983a50f230f19c98
-# Content sha256: 99642665a9748d7e428a2ebd9cd20cc9032a4f9c54c750f31b266e2899bea1a2
+# Inputs sha256: 55cd5ffe4228d0b8c36fa1b01c1bc0443d88d37db285a753b14fa13071134626
+# Content sha256: 1e37907bf1801237629014860c0a5c3ecebc29fb40a2f62d2989fa86e6040b84
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 73739c6eeb5ccc504f984146abfba4827fe2485016208b65968d4d21e5961550
-# Content sha256: 97f29a423e1c5eec6713d7a044a5955baccdbe7c33319a5d42a8a51979a1ee0e
+# Inputs sha256: 6cff357e7efab048d8f9c2a7a94b2ce48ea1e37fbdc132f3a91356c701077d81
+# Content sha256: 3efbfea1da5f94693a574d1812b06a2f57b38aa8e8b4e2f1e90549c5a7d5fb1d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b042907724c341964bdf9509e92a35b2d76845f0080e0222d69a3dbee6b6a6a9
-# Content sha256: b2ead8c1282532fcb22c04e95d8e08cf9d33211d7794d4316117c3a55e584772
+# Inputs sha256: c63ca361702db7c87c3e00340360f199cac441e993631ebd4572e3148c6ef774
+# Content sha256: ccf2c2e5e47ce46583eaeffaaf5be53b05e5ba5b036bee19138fc663f7f89277
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

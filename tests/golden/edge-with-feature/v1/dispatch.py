@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 78746dfd15d5a285f7a598c3657810f53d1078da71d0f5ee1275070aad415f15
-# Content sha256: f0f71323f46e0d84f683edcb84a9e0457852b331aad63df7ae76efd23cd69574
+# Inputs sha256: 6c3853d9762523483dfa52f6f8753e052ebe9255a8777f3cd9087abe818c1e6e
+# Content sha256: a1efc272e641263a1fb3063b947a8f9e2ce4ceee41c88dd4f75312a1d2d925ab
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f2de0b8ef259706e2a87c34a40df6d0e2ae50c186cb16bf9c47169273877211e
-# Content sha256: f86c5851aca9ffe529afcf5598702660d4d27fa7d859fe52c80ff2e8b8884e63
+# Inputs sha256: f1487ce7bb684ad1025bc0b61477dfb3f9dddc0a586fcdc85bcea60d7dfaa421
+# Content sha256: b0ad3d1dc2de60633741c87a4dab1b9386c423bc9661a8c5924298691548a66d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

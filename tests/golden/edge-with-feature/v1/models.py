@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0a58e0fa9e23eabf076028281c9ecf10eb33f02d1755d76d91584fd0bbb993c7
-# Content sha256: 23e25694b981deeedfc21cb9da715be2c777edaa73a956e7b3573dbe715b3d18
+# Inputs sha256: f91b61cd2cbe5832d1d3cbd25304d735fcaa82b7214055b87f25f2474c7de3c2
+# Content sha256: 03793bfd2591420a23ca50ce1724ad001f31dd0c43da339824ac16d8fd481f71
 
 """Wire models of ACP protocol v1.
 

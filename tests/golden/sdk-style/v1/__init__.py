@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2ccec08e7f11e4861f9ad2a88d51cc4cede85f3bbde0462c125b57f88d64de96
-# Content sha256: dddafe6522512201f28cf55d3d8adfb8805c00c78c86230869e0ada72fafae76
+# Inputs sha256: e770569cb3ea1bbac6cd1090d2feeb50880cf53daacc0a4e61126da295685693
+# Content sha256: e80103cc127e6522770d6545e1b80b11a8af233063113e37ab39aabe696316e6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

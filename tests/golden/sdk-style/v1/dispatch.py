@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3f32c163a4a63412dca43c07328c92ef59cc7c82c9bb748389f6c3450d1a256d
-# Content sha256: f9ffdcb5d36068e52e3564cd44e211573813397679719c042801b9b34a462b45
+# Inputs sha256: 54fce72ab153cd53c5e430cccd469cba5cee3069c9ae4c95e58e72134504b4bb
+# Content sha256: 652d08fe1f66db2a8e06d80e2deb0850d75da25bcaee6b8939e2e9b31697868a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f34093468e7c64aa05ed6cb1397d08a65a9d35b63e0f9baf2b974a7a249faf08
-# Content sha256: a135f033f7aa51ec18293d3736bd0deefbe8f3ce9f92efe775ca22e5dbb286df
+# Inputs sha256: 1f32efdb739196d64a7fa9cfb9e691010da94eeee16b35b944a2d4ee99c3eb30
+# Content sha256: 39fc88318dc1625ce35c98a89636f0d04981126667f113a206a728a5332ea9d6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

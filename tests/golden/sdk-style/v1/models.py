@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a4995ffe3bf03eb40873bd26d0bd83b204f2508c13d9a3632e752e9cb4dfcdfb
-# Content sha256: 6da604cc8876d04fe78f72fab7ee0e278d9f88137ecea7226654a39649736a1c
+# Inputs sha256: 48bad6a2393025ce60347f29828f387d359aa38e1d33c688e9c4b243f5a35f04
+# Content sha256: 759bb61dd0d60bc25a5096cc9b217c8a8e57800495fd079077525830b1d55955
 
 """Wire models of ACP protocol v1.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, Lenient
@@ -60,7 +60,27 @@ class AgentCapabilities(BaseModel):
     ] = None
 
 
-class ArchiveSessionRequest(BaseModel):
+class SessionRequestFields(BaseModel):
+    """
+    What ArchiveSessionRequest, UnarchiveSessionRequest have in common: each of them derives from this class.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class ArchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -534,16 +554,17 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     ] = None
 
 
-SessionUpdate: TypeAlias = Annotated[
-    SessionUpdateSessionInfoUpdate,
-    Field(
-        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
-        discriminator="session_update",
-    ),
-]
+class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
+    root: Annotated[
+        SessionUpdateSessionInfoUpdate,
+        Field(
+            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
+            discriminator="session_update",
+        ),
+    ]
 
 
-class UnarchiveSessionRequest(BaseModel):
+class UnarchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -610,6 +631,7 @@ __all__ = [
     "SessionInfoUpdate",
     "SessionListCapabilities",
     "SessionNotification",
+    "SessionRequestFields",
     "SessionResumeCapabilities",
     "SessionSummary",
     "SessionUpdate",

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 84f59f419d6543ad3cba74d6ff7b332897a806dac13945cf752aeb4ce8b96945
-# Content sha256: c39dd8f71cf67ee6b26029428283c3e6426dcf982aa3b857e9eb637e3d56559c
+# Inputs sha256: c962387392c8e17b40db3686fb52a8b4a20d5edaa7f924d5184d88a27855a5ec
+# Content sha256: b2211224d9d06e98324aca3120839c5274fd90258b43e5c0e3d8d667165991b1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b572b7fea730d3a4c936120682f62b6562ac2b2c80ce839f1b989f3319e3d7fc
-# Content sha256: 9c8885cf75dc655e10bb7460dad45d292c3d07fb4cb9b87390ec0b71c3052dc4
+# Inputs sha256: 25219c495b5c32f27ffd246f425b6d0b6e6fe2d718a8a8901e1cd94333df6811
+# Content sha256: d53a6e24d660df6c859aff307b746d07ce861ea6c8a8b8240035029e6c53b719
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 39c2ba387ec74be7496c6ea574bdbc1a216f519561b1e7b18bfa16d01047212c
-# Content sha256: c50f7820d1a6202555d8148543313e5e4adc6268252e16a454421131a3b3777b
+# Inputs sha256: 07c19031fd4002d857d5845d0ad063e64ea92535a724eea51181748d4f6aa41c
+# Content sha256: 8f703568f64b1655663c2c154a1f1053637e700bbebaaec0f5fe8fe871df25dd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

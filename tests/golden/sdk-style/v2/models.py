@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 39421fbb8a30102c749fbac8f6a2779f28af5fa13cc7c9220b7ea0238b3a5013
-# Content sha256: f96027bccbe9b21dfecf50929801aba900768cc7d986429170b3fa8c52f1418d
+# Inputs sha256: 3246ad4bd24c32d41fafd9d3375d50500cb46609c0506489f86524389b3ab32b
+# Content sha256: eb13d1c41f03abefa3541a645855323ff4afddc153cecbc877aad2df11c9b1bb
 
 """Wire models of ACP protocol v2.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, Lenient
@@ -61,7 +61,27 @@ class AgentCapabilities(BaseModel):
     ] = None
 
 
-class ArchiveSessionRequest(BaseModel):
+class SessionRequestFields(BaseModel):
+    """
+    What ArchiveSessionRequest, UnarchiveSessionRequest have in common: each of them derives from this class.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class ArchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -463,15 +483,16 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
     ] = None
 
 
-SessionUpdate: TypeAlias = Annotated[
-    SessionUpdateSessionInfoUpdate,
-    Field(
-        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
-    ),
-]
+class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
+    root: Annotated[
+        SessionUpdateSessionInfoUpdate,
+        Field(
+            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
+        ),
+    ]
 
 
-class UnarchiveSessionRequest(BaseModel):
+class UnarchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -560,6 +581,7 @@ __all__ = [
     "SessionInfoUpdate",
     "SessionListCapabilities",
     "SessionListCursor",
+    "SessionRequestFields",
     "SessionSummary",
     "SessionUpdate",
     "SessionUpdateSessionInfoUpdate",

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c1968392d85aa2e73e8ad5b3b2a8053655ac5ad407b73560246e5c740aab862
-# Content sha256: 302de2035273496f3b910293b7344453eeda44967cdda6706cccbd790a700acb
+# Inputs sha256: 5e59400412ad1dda7983bb0c561d0dd884a6ca8267e3b8b9b8aaa1217579b17b
+# Content sha256: befedd93027c8d81014bc13a972c1a1f4e345940d12a6cd8dac0ac89c457a0aa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d5c09a985f55d350ec8f0a731138bc42f26d7eb1be6c52f9a5f27621f49650c9
-# Content sha256: 7fea56414d8ff1b77e50905c25de0d802cda1df2f5d57b41b43474314b5f90c8
+# Inputs sha256: 21d356776a91f5ef5f43b39fb5ec69ecd9fd567dcb32f2f0dda7167290301f86
+# Content sha256: ab5fa81c90f700e7069c59c99cdd8104ff79907e9400e355e85d4caf9705147e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 89e40cfda759cd84f056664357e1ca1df00886ef4fd79b7b4999a20b46bf8a2f
-# Content sha256: dc02cc264e4ca098112e3745625bbbaf22ef006d2574b26a7e26f18b7147e4a3
+# Inputs sha256: adfd39cfd9194a2815563d74a80c81349711c0ffee8a5a38b16666cd6be9ca3c
+# Content sha256: a68473fd1cf139d35899c5328c9af03132977d6684f9bf92c3f4db59a87e4a80
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

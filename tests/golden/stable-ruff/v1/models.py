@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 56b131b8449c1b8e3c389470fa86159d160c8ca49a0b79082d5ad2b62f40cae2
-# Content sha256: 307bc42f1dbb78e8fdee03a15d4ae8c197f963459ce13b49e8bc893b8aa49da8
+# Inputs sha256: c3c3d4a1a3cb2562746f12726d50aa409d76b2a357f9c5d46dd987652ccebd21
+# Content sha256: f78859120c3959f4277da2ee0b76ed7e03d4799e0a490ec749327f1231cd1cf1
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 583bf35652f007665e57e259a6f737b5f3b9e4abf46d094878d729bae9878c2b
-# Content sha256: c58ff1ceffeb7dabec3684796db83cec97bc8c6234d94e47741bfcb89f11477c
+# Inputs sha256: eefcb07829d90eb745c5d8942f007119467522fa98955058db1a348144054d3e
+# Content sha256: 21fa77adaf7bcd0498dcb7662ffed6df76555f959a3c5079e94b30733e7f53bf
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

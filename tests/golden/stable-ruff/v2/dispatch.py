@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d18e60bfc329beb5e0668d9193b4fb3aab2ff402ab4873a6dab423b799705170
-# Content sha256: 7370c52c0288c086300156c9775e94e6bd40dd29016b62289cf2f6128c8b14eb
+# Inputs sha256: 33dc0fe927df26a3d39947f8de70cc9edbd40163f8fd8cd4a7db54fd3364c090
+# Content sha256: 9296dccb4824c9b1d3d289ed63427f3a182d3b0ba07a7fcbfc42d18771193b75
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d180fb7f3aa390e5a986b6dc3cedd7c9d3c861c08e53d841d85c1de1eb9c12ca
-# Content sha256: 40733e2412f0a5bc99ed39e5219f75cd3dec448e66e3832245629be02538efcb
+# Inputs sha256: 045c4ae1436fe8a542db5105f6c11e0b2d4f02b2932c449618a65f3277649681
+# Content sha256: fba38c0de1f6370d100396ae0422ca2a6a99d0e7eff3fc8e80c5a8be8663e482
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d63a22a24a4d6fe72c0fca7372834eb0904aa531c1690d931b8db701e08e96d9
-# Content sha256: fc5234ce854e1d1f1a6c8d8c56dafea22d4db36af521c9daa7d6c8bf7c4c73cf
+# Inputs sha256: 788c0384a1e527fa06270e940ed30b254ae262ee57240b9b584c2833c60cdc9d
+# Content sha256: 5285a9ef77d861f4277a4531ac747730eefeacec465aa0ba37b45dfd85dea158
 
 """Wire models of ACP protocol v2.
 

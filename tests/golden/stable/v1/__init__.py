@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a3036e962303fb77dec77239e92d68c4b8b8869f6d46ede88374381b3e5467c
-# Content sha256: e7b29d01ce05eac1efcb9c7ca2985b8d39a85da72c9ccb8d956415834ca3e5e6
+# Inputs sha256: d7b027ba47149d70ff58c433bdcc867db78f9a88ebd0876c38f7b8886d92c6ed
+# Content sha256: 3e2d118fc4352308a04d75175ff97f6115cce4d25038c6c55cdf35bc0efa5035
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90dfa4b8ad2502510dea356937c257598473f8ea9dd34337805e8d67488e61bd
-# Content sha256: 30074b7824443c1f8bf40738271c99f6e3c2a189353bba3d06fbc0215378f840
+# Inputs sha256: ba2db107ba779b0add2f7589cef49814d14e5a0654e14b53cd4bc74a00473687
+# Content sha256: 4c05cde543ba8ee113be9ec3f7ca4524c296748d0f9e24887b42acadb2191102
 
 """Method dispatch for the agent side of ACP protocol v1.
 

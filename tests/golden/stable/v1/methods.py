@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62d52436ceda264a77e8a68cc0e0556784a7b395f22edad1505515a8951139a1
-# Content sha256: e7a1cf8007b3d51e724bfd3a19974e6a76919240e94fc07e4252a668ed0182e3
+# Inputs sha256: 7c2eeb876081d925ee35f54004f44ed4eebecf34d5fbe67798d0fc0198235fec
+# Content sha256: 09c93667dda6c885fed2cfd3fe95fca11202c938db623708e12002f1c862a061
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

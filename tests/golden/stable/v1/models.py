@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 215dfd2b46b4294fabdc71c70e08853968e90e471a16e79eb886123564b601f6
-# Content sha256: 91bbe740028cd479d3bb7688ee7774c87914afd96e9ade9a0eb3611d1bdfd04d
+# Inputs sha256: 4dbe4e996436d0ce004fa487415d26f35a8d5c3f0194b45c791427865a7ace5f
+# Content sha256: 5df4b2db25a82c47e73e205ef24c30b2364a760be96b6ebfe38d61c7f4cd2098
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc89b20ebe9334f1ab504cc01f83413bed8941296f5a2e9bd69df8a82fb7f8fc
-# Content sha256: 896a72a3a8e9d18ade615f153b8447bdacddfbede75fbe51f661e34674f25d20
+# Inputs sha256: 977e939027f474b2a5758ab44b52c6b12ada5f8cdea0adc048030854893da4ac
+# Content sha256: cef781f49bc03bbf3341f7957dd8fdafa316ae3b30498483ed4f848b2d804457
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

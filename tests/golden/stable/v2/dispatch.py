@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: edc7da9723f628f895233d1bcdaeb469c391fa9392cf9c364a2c5776c2cfe7fb
-# Content sha256: 7be265f74ddf8ef61628e2d4195942c39835326e753b605d544965ba1f14bf00
+# Inputs sha256: 0cf5a7c19986440d8a680be42f0c41620f30e9df65ced6bf2391319f502266a6
+# Content sha256: 33faff54ced9f3a7163555a754c4861d85cde21b65c1fda7f5939b0708b6aa16
 
 """Method dispatch for the agent side of ACP protocol v2.
 

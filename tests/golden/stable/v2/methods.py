@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 209ce5bae3479f0a6456acf3b411f9eee6e0911c7bc7c3ff55d088116c5743d6
-# Content sha256: de638ba3af6f566bc3561cbfa8c07ae385a9497d1d630780cd5aa405e156a6e1
+# Inputs sha256: c39ed41e4651e0c61c39a63d024702a125c5c1d9e1ed9839a0d20101bbcda0e9
+# Content sha256: 6280b79640f3499dca1f3a92fe8ecd540964099a14ceb3d50539857543ee66d9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

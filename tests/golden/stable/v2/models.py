@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f2c780693a67de8ae4a56d82e1e5b480813e6b4b5e71c6fb4f7612d5811718ee
-# Content sha256: 515e7414a144808982c7acab672a14316deda2cb51e2558a80c2db6d8061da35
+# Inputs sha256: a419678f0f913e695271c61ced11d95c751265cca6c0ea779c417ee783f92244
+# Content sha256: f45042ae6a972a542fbc37a0af0964442b420a8d5c33a0e789d1fa87934b420d
 
 """Wire models of ACP protocol v2.
 
