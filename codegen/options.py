@@ -233,7 +233,7 @@ def with_common_classes(
         }
         defs[alias] = {
             "type": "object",
-            "description": f"What {', '.join(targets)} have in common: each of them derives from this class.",
+            "description": f"What {' and '.join(targets)} have in common: each of them derives from this class.",
             "properties": shared,
             "required": [k for k in shared if all(k in s.get("required", ()) for s in schemas)],
         }

@@ -6,8 +6,9 @@ of the generated package), an SDK repository generates upstream ``schema-v1.19.0
 schema the SDK's ``acp/schema.py`` comes from) with the table of the migration guide.
 Then, against the SDK's ``acp.schema``:
 
-* every public class name (``RootModel[...]`` parametrisations and leading underscores aside; its ``RootModel`` classes included) is
-  importable from the output, with the same Python field names;
+* every public class name (its ``RootModel`` classes too; leading underscores and
+  ``RootModel[...]`` parametrisations aside) is importable from the output, with the same
+  Python field names;
 * for a corpus of messages (the benchmarks' corpus, plus the SDK's construction idioms:
   ``None`` for optional fields, ``field_meta=``), both models accept the same inputs and
   dump the same JSON (``by_alias=True``, unset and None fields left out).

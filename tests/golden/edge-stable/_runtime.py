@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9076fdfffd2b6e82775afad873246291787aa7a10c3686cd04909cfed30568d1
-# Content sha256: 07057d56c80e92702a2f992db7ffdb1e765c78078c42a8828427403e971dc917
+# Inputs sha256: facba657a62e840b111d2fb14c179f373487c222d9c0d6594dc8634b41f5c99d
+# Content sha256: 5d1ac8fcd14d4b326094671f7cf4fde291ad05e15445db3866662caa3c68c9d5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

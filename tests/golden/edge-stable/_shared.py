@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b32c1035a6475202e22661bad8495b443e5b9477cde12e4e9cb4f761c6a6adce
-# Content sha256: 7a1b18f7ceeedfc990d6d0018e9e52ec1eec468658460028fc95c111655ee4bf
+# Inputs sha256: dcff92370a51321fbc5e3b6b92c2d9e0748f904fe44f415deee911783320fc39
+# Content sha256: 07917a992fedc789f67e9b3e4e9f4b5c4353e6999faa3b880679da173ab2d14d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c7e93d5efbd1b3d9dd7f34c3fc6829a9a37baecb2f5924fb187e06d99b456eb7
-# Content sha256: dc85e5ba02c62c6fff2d36ea3956311920e17fe15c6c52b3d10513ac5e4e0320
+# Inputs sha256: 26367a2f5fa566fc94d2e7b7e7b58e88a131c8d3e03af29e30546befe2f1bcf7
+# Content sha256: fbd0ff67967f1eecd522171fc3f4eb9d01e7f86d92d495313352adc8a1f0afaa
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5cd4cab35a2b5232150ef1a79b4e28e3c20dcfbd798f6077c45e18e3f7de7098
-# Content sha256: 8bcdb3ffdec70ed1760c89ff123b9b0d3b84d0178ffa7e16f6f5c38e5040783e
+# Inputs sha256: 415bf87cf8df5fa7c4606aa14b228bb7c091ca2c02b9641db03856ddc6feae84
+# Content sha256: 1a27322c3dd1eaab63e3cece3a518b05899f146fd4dbc3c16bd045afce3466fc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3e10fb900673fd060ec3d2b0d9f19f71023faadff2078eeab26492c241b73166
-# Content sha256: a64f2c1c6104c2e3dfa5553304e73edb17bfaa4c39be1dcf18a9ad4e0b17dcf4
+# Inputs sha256: 0a31d01fb60f4a2c3e067b06d8324742d67f0955352c98766d296e9cd0fff7db
+# Content sha256: 269e49e24f7aeeaeebbe5a1c377f0ca9b31b267ddf982f5a6ded2eb8205a4c7b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

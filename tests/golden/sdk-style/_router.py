@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ea6dce20929e001416ae02d2744109eaa86ddb12ba3a1520d18097df9f0ce4fc
-# Content sha256: 85dfb074cc905613aa2e41c3165c14defd58c7ad346e59f3ff258842298da5f1
+# Inputs sha256: 96b270c0c173c224f4eaa6cd3b214ee8954550829acec6502800588f3130d53d
+# Content sha256: 7d7c64396446d3f5e919d121eec90d1c59033a160e80daa2eb09e97e45da9cae
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

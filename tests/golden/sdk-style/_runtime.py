@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a8bac18c2fda1f39ace89bf26ac05a5ac1f32cb32029962d5b7d812190268dac
-# Content sha256: ba9789a968b37f20174ad0748061cdd7b30000809be5b374dfbb62661ceab8f3
+# Inputs sha256: 360aec402fa02b294f365f6f1d20fcd42050e595e6ec940950e6bead547cc8db
+# Content sha256: d6716ef4ad62d6091205d13d0201b3e38d3b23020645e29c3e7db618e651c8b7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

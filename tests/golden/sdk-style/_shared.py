@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 521397b0978e01d664602a98dd765a75bf5748ce31d7e26c1c7f4dbf3e730741
-# Content sha256: 257e566e5284f443388b1cf7cb03ef71f4c6b97337dbdd6f882f679ff7dabf21
+# Inputs sha256: 47c1b082438a57c1f1126f9dd55926699e9cc8feec9ba3b858c282c628a525d8
+# Content sha256: 23162ac3790b640b3cb4133d981cc4c02d31732a6ea87eaaba65d9fe5ede191e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 43e6d1b3f968e02067bd29d0bc14f35132c8357cf9ac75de53456fb7d1a3c098
-# Content sha256: 17cb697474cf2398049751892a81992885eecf9ff7f819841b5e42b2b6bea077
+# Inputs sha256: 5349df3d2cc4e3f18e90e94abe3b4a76af3a7c5277fa7f96550e8b93e2af7a39
+# Content sha256: 25298b70461707c0fd0ca1a34d2c09bc6cff1aa81cd20bd0c8232539dc6fc35b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

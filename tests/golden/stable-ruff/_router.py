@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73b449e9616df8f47f78bfff444715373e8edc1f062f4f748eb306f778560a83
-# Content sha256: a79ac5256d555e7341930a90bea7e332484407ee8982255724c57f0e975520ee
+# Inputs sha256: cf0888f00375adf1ec12dab52513457c9698463c0b2115df2fd551e70f35f50c
+# Content sha256: 851f6461f40bca3a8080fcad708dea2603442a55d5ae260d5e09654240e8771e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

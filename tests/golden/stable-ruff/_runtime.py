@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0b1d4c2f784d997f74093b60508639cda3316ab2c89cbed812e56a8f087dc9cc
-# Content sha256: 512f34406bde6d240e8a4bd4b0046012896a8598cabc1c74f48215a5349d2a7a
+# Inputs sha256: 84d883de0ce0f1b4bc811a52d8e4cb1540ab6d6f0b8c4711d628f1ef5562f9d5
+# Content sha256: 9f1c350e0bfde6d999364296ced998f6d48a27d8c16800c0bb857a77e87e98f5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3feea080970dc69eaea2fe3ecc267d43c5f7b815db36b3e25089b9968ab6d728
-# Content sha256: afcebc153afba80350f1f20e1cd7b90c6af954afc50f4f08ba33a101dece5c63
+# Inputs sha256: e2e5ea66fa3fda025001e8b7f1126767e3f1410df7cd8bb499e47ba9135b754e
+# Content sha256: 2012e200b05babdaa312d6bfde97e9e55c1a195d7176027b03f0d5a80721b5d8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

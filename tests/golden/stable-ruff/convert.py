@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 106f94ebab87c229fc5099faa7833ec9fcd30374b962046d42b36cce2361b07d
-# Content sha256: 58077d70a848146359fc7ac9e67fbd56904ed5fb11eaa45b70db3b556a680091
+# Inputs sha256: 1ceeffe5c6aaaf2fa1f6c0d0d69d359a5c32dd73f61563803a1eb1caf67b0242
+# Content sha256: e8e9e4059346d1dffbea64cb92cd1897a568f8f078287067150ea6cb6aca8e56
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e5b7a2437d5485ef669a6025f8a9a6b7d975c6ef9fcb3d9cea209b60b278fb0c
-# Content sha256: d415a36dcf4f29b3f3505e23290d0d20c8a32863688a71093919bbd5f6ee4d01
+# Inputs sha256: 1f701f4c78b27b3e0df0433f022f5b24efbdedca530da617d96606628aa71637
+# Content sha256: bc3f9fe37deedb3ac58cf50781ecc38fa4a43bbbc534df1f8b69372dcc639b3d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 798d73fa441be89a7155382d11abc96be4cbe47d850dda5471bf105cb305de96
-# Content sha256: afbec826fbf0f6d5c10d55acff6725bdda586c75fef5b5248e743a4012c722aa
+# Inputs sha256: ec18c51f4976d4cfccb68830959f4d78c91e4c46e765fae0d5e7d00f3e5a8615
+# Content sha256: 718c440b73ac040e47dcde9e496b2c7afb9a50e1e4321afb082c142ebf4c79de
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a37fb389a5f14e557a17ca4b511dbc60754b8bf188b168ecb712928661489d6f
-# Content sha256: ece43e380ee44a6f616a32b43abe388323ba98eadca2ed316dfee7588d330599
+# Inputs sha256: 9609b0b594278b32888315ba66a8591bc7d32cad4f041524422a01c225dc6f85
+# Content sha256: f473cc86af902fbd338696e363ed652e4f1cda26a63a24c6bdf0d23e845ba8ca
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

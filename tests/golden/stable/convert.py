@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d827490c27d2ceccc6578c86cb1fff5daef247d1db6a543f22caf0d1953c3ef
-# Content sha256: ad7d9b12d7ef12d7f9b6c0a550aa5f1342d11ccb3da2fbb0db20d74ca9fdff4e
+# Inputs sha256: dced3fda8598ae66d43e8b3a3919039a6853fe1e23dc58c61c183553456e67e5
+# Content sha256: 921d869eea955f164bb9866b66dd5f88acc100e11484b0a0470d82d0d26e065d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5bd3ba7219c41bbd2a2fc3100a4efdaebd6942e54f4e6f9c6ee37a3496510f9b
-# Content sha256: 22f5ce13a85eef792641bb4513db1a8b8a37e3ee564b85c376f71c7f510089cd
+# Inputs sha256: e3fd3e40d1022c73d316923d4bb44b065c4ac7a37bc4617b15318aaf06fc9fea
+# Content sha256: 4c7b4de4369bf7243d11ef727eb8c425cb2b81af23ff21f79888a246d5783590
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 01dbc9263655fa32b6dd6f7e617575d374e4a3ca0b047a14bdfaad64eaa33c77
-# Content sha256: 298d55ecb95fdfba608fd5fc41453b8dc99a285f1a53a256039cdaf329aa47f2
+# Inputs sha256: 273ea67ec7b6f8acfaf3c0ad6c7d82cb8f9ae12b0649d4db8cb3c9bef7b1405f
+# Content sha256: 79b425f729d5d7bbc9ec6381a18f01260ccaae371c6649e33c328ec5b94deeb1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

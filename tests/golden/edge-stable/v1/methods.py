@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 55cd5ffe4228d0b8c36fa1b01c1bc0443d88d37db285a753b14fa13071134626
-# Content sha256: 1e37907bf1801237629014860c0a5c3ecebc29fb40a2f62d2989fa86e6040b84
+# Inputs sha256: 1be326cf8830978099eafd37d8ba9b13d5ed9cdbc6dc6fa316c98d4c3686dd53
+# Content sha256: f0bb4ee789d8257fe7bbe08c8cded701f3f965884f0ff96453755e56d46cee50
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6cff357e7efab048d8f9c2a7a94b2ce48ea1e37fbdc132f3a91356c701077d81
-# Content sha256: 3efbfea1da5f94693a574d1812b06a2f57b38aa8e8b4e2f1e90549c5a7d5fb1d
+# Inputs sha256: b0e986f8225faa7ec5ad081317d17fcddd5caddcd98069235e27f91f8003aa30
+# Content sha256: b3d297a669e96991583731427295a1e309f446cb986cacdd0a5946da433175f9
 
 """Wire models of ACP protocol v1.
 

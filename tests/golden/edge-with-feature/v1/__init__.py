@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c63ca361702db7c87c3e00340360f199cac441e993631ebd4572e3148c6ef774
-# Content sha256: ccf2c2e5e47ce46583eaeffaaf5be53b05e5ba5b036bee19138fc663f7f89277
+# Inputs sha256: aa3735e3874e101b73210f42b59515c409b50b056be9bcb2de33b810b9b7589e
+# Content sha256: 7ece8777d7dc5258b33557b64cf9b5730785f39db961830c9452af01cbde21bc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c3853d9762523483dfa52f6f8753e052ebe9255a8777f3cd9087abe818c1e6e
-# Content sha256: a1efc272e641263a1fb3063b947a8f9e2ce4ceee41c88dd4f75312a1d2d925ab
+# Inputs sha256: c0964bde2244c5180a94c34814f9715ced6d1e4ba5ba1933d8974431fcb734a0
+# Content sha256: 579967f8ff763eb9d61f647d2dac9ef7b85eb47d33bb197a414283f0a2703b58
 
 """Method dispatch for the agent side of ACP protocol v1.
 

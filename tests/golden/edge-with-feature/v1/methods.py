@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f1487ce7bb684ad1025bc0b61477dfb3f9dddc0a586fcdc85bcea60d7dfaa421
-# Content sha256: b0ad3d1dc2de60633741c87a4dab1b9386c423bc9661a8c5924298691548a66d
+# Inputs sha256: cb710717c11fa2f78090ac9ea3d584a2ede67c000dc1fb7cebc077b2cdaaa062
+# Content sha256: b08653345f608f1ceddf7a130877dbaa4345b6230c57656f01777a150a8cc23e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

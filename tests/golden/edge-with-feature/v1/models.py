@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f91b61cd2cbe5832d1d3cbd25304d735fcaa82b7214055b87f25f2474c7de3c2
-# Content sha256: 03793bfd2591420a23ca50ce1724ad001f31dd0c43da339824ac16d8fd481f71
+# Inputs sha256: bd83b7c2bc9ce022f53233bfad709a796ba788eadd7961d2e3b9a316ee771cc2
+# Content sha256: 40411e1a553c2a6de0336e2a8a5c2140be7e36cb72457872c095c451a44fe3a4
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e770569cb3ea1bbac6cd1090d2feeb50880cf53daacc0a4e61126da295685693
-# Content sha256: e80103cc127e6522770d6545e1b80b11a8af233063113e37ab39aabe696316e6
+# Inputs sha256: 66230ecb48cde70bc162cb7a9ea8fb69ab609e160589179ccacb0e0f44cfe033
+# Content sha256: b20ff90144bbea61e239077316950a05f2646e981c1680b95c5c6af1535d237c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

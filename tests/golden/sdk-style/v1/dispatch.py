@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 54fce72ab153cd53c5e430cccd469cba5cee3069c9ae4c95e58e72134504b4bb
-# Content sha256: 652d08fe1f66db2a8e06d80e2deb0850d75da25bcaee6b8939e2e9b31697868a
+# Inputs sha256: a3fc7380724fce32c4e73fb3edf78103e76094195d94e85ff08dcefe4689d2ec
+# Content sha256: 803c503b60e96d52ad351d012de8eb33584c4c07a633b7e07f48dd4e14e59857
 
 """Method dispatch for the agent side of ACP protocol v1.
 

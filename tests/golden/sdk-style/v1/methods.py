@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1f32efdb739196d64a7fa9cfb9e691010da94eeee16b35b944a2d4ee99c3eb30
-# Content sha256: 39fc88318dc1625ce35c98a89636f0d04981126667f113a206a728a5332ea9d6
+# Inputs sha256: 92b2104fec08491dd996cb82098d74be2995ff7170589363b02f2319b6f2d930
+# Content sha256: 1008e77b8e8bb5ffaacb015bf9b4c17e7eecdf223d0a0110929a0780b6f0f8fe
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 48bad6a2393025ce60347f29828f387d359aa38e1d33c688e9c4b243f5a35f04
-# Content sha256: 759bb61dd0d60bc25a5096cc9b217c8a8e57800495fd079077525830b1d55955
+# Inputs sha256: 78f526a91be89890a47d9ff153c1170bf34a14f511cd557dd40ad8bbea02ca53
+# Content sha256: 0d9578de001ff12ea9268eb966fafbba1fa604139651ede460a68a2654240cd6
 
 """Wire models of ACP protocol v1.
 
@@ -62,7 +62,7 @@ class AgentCapabilities(BaseModel):
 
 class SessionRequestFields(BaseModel):
     """
-    What ArchiveSessionRequest, UnarchiveSessionRequest have in common: each of them derives from this class.
+    What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
     """
 
     model_config = ConfigDict(

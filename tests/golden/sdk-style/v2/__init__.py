@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c962387392c8e17b40db3686fb52a8b4a20d5edaa7f924d5184d88a27855a5ec
-# Content sha256: b2211224d9d06e98324aca3120839c5274fd90258b43e5c0e3d8d667165991b1
+# Inputs sha256: dece3b5c4103ab52c72edcc28d788a8e93f20adb49123eb615e63f1ae3843056
+# Content sha256: c5f675b76e57e212e3368b7c0ce588e2b44b5689ec158b5e85d86d0671f85d4e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 25219c495b5c32f27ffd246f425b6d0b6e6fe2d718a8a8901e1cd94333df6811
-# Content sha256: d53a6e24d660df6c859aff307b746d07ce861ea6c8a8b8240035029e6c53b719
+# Inputs sha256: 0721344b83309a9954e583b268e6e933af7197268393942440f583ed93b95358
+# Content sha256: fcaf180df1d3b341545aadfb03c0d20ed0994d432e4b64d9f36e13fa239d43a4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 07c19031fd4002d857d5845d0ad063e64ea92535a724eea51181748d4f6aa41c
-# Content sha256: 8f703568f64b1655663c2c154a1f1053637e700bbebaaec0f5fe8fe871df25dd
+# Inputs sha256: b9a5ed96c96f01f0dff384548d2392ae576b8fabb1e29711d086449fef8dac94
+# Content sha256: 2ac533fda9708540918d4ac4a0ae414d2c8d9ccd1cd6ae0625248260afe47c1a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

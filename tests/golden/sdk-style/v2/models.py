@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3246ad4bd24c32d41fafd9d3375d50500cb46609c0506489f86524389b3ab32b
-# Content sha256: eb13d1c41f03abefa3541a645855323ff4afddc153cecbc877aad2df11c9b1bb
+# Inputs sha256: c6d9a6b9484017d6a5f07ccde2d8ad36209da5108fc43773aef542ea622f46ac
+# Content sha256: 7bddc9b40a44879141c1ed350f55de13cfa54d5711be46439d080949760461c1
 
 """Wire models of ACP protocol v2.
 
@@ -63,7 +63,7 @@ class AgentCapabilities(BaseModel):
 
 class SessionRequestFields(BaseModel):
     """
-    What ArchiveSessionRequest, UnarchiveSessionRequest have in common: each of them derives from this class.
+    What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
     """
 
     model_config = ConfigDict(

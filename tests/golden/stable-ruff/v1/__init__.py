@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5e59400412ad1dda7983bb0c561d0dd884a6ca8267e3b8b9b8aaa1217579b17b
-# Content sha256: befedd93027c8d81014bc13a972c1a1f4e345940d12a6cd8dac0ac89c457a0aa
+# Inputs sha256: 53022b3de9d8139b8f514c9bb24856b8c860fd4a79c23660adfe522eb41cf2fe
+# Content sha256: a801d8cf8f86ffb1665730f92820ca9b764b7d13fe3326609b1ce406eabab85d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

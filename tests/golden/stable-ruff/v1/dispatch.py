@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 21d356776a91f5ef5f43b39fb5ec69ecd9fd567dcb32f2f0dda7167290301f86
-# Content sha256: ab5fa81c90f700e7069c59c99cdd8104ff79907e9400e355e85d4caf9705147e
+# Inputs sha256: 512345a346be3acb186febf7e08648c55673430b4f7e78e03b276abb0675c7d3
+# Content sha256: 679ef817c4ac66bd6d9dbdc2f6f79ca7d61322148b20600ed548f71570944cc4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: adfd39cfd9194a2815563d74a80c81349711c0ffee8a5a38b16666cd6be9ca3c
-# Content sha256: a68473fd1cf139d35899c5328c9af03132977d6684f9bf92c3f4db59a87e4a80
+# Inputs sha256: e85b3a191402d6035e76a71f3a0302fe21f1ddfc03ee7f959bbe075bd2a2b339
+# Content sha256: 1931b71b4f4789c8075bdf57144e23f78db7a47344c55d4556370a3f6d0d3372
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

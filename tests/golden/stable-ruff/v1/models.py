@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c3c3d4a1a3cb2562746f12726d50aa409d76b2a357f9c5d46dd987652ccebd21
-# Content sha256: f78859120c3959f4277da2ee0b76ed7e03d4799e0a490ec749327f1231cd1cf1
+# Inputs sha256: 15f0d2a4e4d857e2f8d63c746cdc72c05c0e857524a1664abca2e787f1d63d59
+# Content sha256: 712094bec398612acc1a0341a979b81a52b60c1b825fd3485d17191c9fb889be
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eefcb07829d90eb745c5d8942f007119467522fa98955058db1a348144054d3e
-# Content sha256: 21fa77adaf7bcd0498dcb7662ffed6df76555f959a3c5079e94b30733e7f53bf
+# Inputs sha256: 2eef6155fab25fcdcc10470e7f7cdedcaea6eb8f5f3938a257739a00c7819c0c
+# Content sha256: 7f3b2f57b40be102d254529b13809b4a2a4a420f7be2ea5511ad72ffdc540806
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

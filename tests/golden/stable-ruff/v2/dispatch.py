@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 33dc0fe927df26a3d39947f8de70cc9edbd40163f8fd8cd4a7db54fd3364c090
-# Content sha256: 9296dccb4824c9b1d3d289ed63427f3a182d3b0ba07a7fcbfc42d18771193b75
+# Inputs sha256: 3892f6e64a27e8bf957d87a90cc3af8fb168a94690aad88683d7e2b259996772
+# Content sha256: 19d377166c857bf639e557bf040a2c2705efdf7379393e5c9b60b1e8ba523234
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 045c4ae1436fe8a542db5105f6c11e0b2d4f02b2932c449618a65f3277649681
-# Content sha256: fba38c0de1f6370d100396ae0422ca2a6a99d0e7eff3fc8e80c5a8be8663e482
+# Inputs sha256: 3d727761692420c5b839aadd728d14ac4ffcbd137c08a7f67c239e21beebf3ac
+# Content sha256: 10423692d28f43bcf6101a9264bdc1f4f9bfcefca6a1c88831654f46d0fe2796
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 788c0384a1e527fa06270e940ed30b254ae262ee57240b9b584c2833c60cdc9d
-# Content sha256: 5285a9ef77d861f4277a4531ac747730eefeacec465aa0ba37b45dfd85dea158
+# Inputs sha256: ed6ff0ce8705fd4de8b0a1a68307554f7d629da8bdf6c0267e3211c5c3e0f371
+# Content sha256: 07b6000103241e443bbe4ff3fe32b7379de5747f52c8048db540b58e947df839
 
 """Wire models of ACP protocol v2.
 

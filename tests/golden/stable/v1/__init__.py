@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d7b027ba47149d70ff58c433bdcc867db78f9a88ebd0876c38f7b8886d92c6ed
-# Content sha256: 3e2d118fc4352308a04d75175ff97f6115cce4d25038c6c55cdf35bc0efa5035
+# Inputs sha256: 10664a2dfcd43a1b8ebc42bf1364857d475e9edd6fd99ddeddc59d81989db13f
+# Content sha256: efedaebcb2717660bb95e3de6abebe9eae705343205ceb00004806b1d659dd94
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ba2db107ba779b0add2f7589cef49814d14e5a0654e14b53cd4bc74a00473687
-# Content sha256: 4c05cde543ba8ee113be9ec3f7ca4524c296748d0f9e24887b42acadb2191102
+# Inputs sha256: 614ef0741cc2ff38db02fbf3aa3b5865cd331a8d08d6a3b86ff08a324dd23b5b
+# Content sha256: 79942c014ef3e26dcdeef17e70067156998bb8c40956a33099a1d8dd14834ff4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

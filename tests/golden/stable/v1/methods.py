@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c2eeb876081d925ee35f54004f44ed4eebecf34d5fbe67798d0fc0198235fec
-# Content sha256: 09c93667dda6c885fed2cfd3fe95fca11202c938db623708e12002f1c862a061
+# Inputs sha256: 2d40720c6715950c9655e0bd205b5c837196ea840f1abd266bb405d9e9bdfafb
+# Content sha256: fb20c0351a29381a5a7b2a2a7d15006b3b06f11e01b98ab58133221093430601
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

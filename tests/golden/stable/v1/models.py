@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4dbe4e996436d0ce004fa487415d26f35a8d5c3f0194b45c791427865a7ace5f
-# Content sha256: 5df4b2db25a82c47e73e205ef24c30b2364a760be96b6ebfe38d61c7f4cd2098
+# Inputs sha256: be76d51d372ec02c69b1c907e9da19f2e6850e17b4e5ba79d01917ee9e160688
+# Content sha256: 61e7d25685332caf248e35264a85de8f66aafe73407e6b0d67a1ad779dc10485
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 977e939027f474b2a5758ab44b52c6b12ada5f8cdea0adc048030854893da4ac
-# Content sha256: cef781f49bc03bbf3341f7957dd8fdafa316ae3b30498483ed4f848b2d804457
+# Inputs sha256: 9459433bf89f8c92fc9047bcda944b09413244eeb2b3b8c7f8077c6c10eb2a1b
+# Content sha256: 57abaadb8d17afcf2f90fe4d446084f55a8aa568cbf56efdbf23cfac0b587674
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

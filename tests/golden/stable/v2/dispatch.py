@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0cf5a7c19986440d8a680be42f0c41620f30e9df65ced6bf2391319f502266a6
-# Content sha256: 33faff54ced9f3a7163555a754c4861d85cde21b65c1fda7f5939b0708b6aa16
+# Inputs sha256: 1a6cd0e04c75cc49bf0afa44536ace7b021fa3fa6b148c0fbfb5aca36eb960c3
+# Content sha256: 071087a14394c059f8e7006a0a08ded10f44343048d1506b1abc261d6bb37580
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c39ed41e4651e0c61c39a63d024702a125c5c1d9e1ed9839a0d20101bbcda0e9
-# Content sha256: 6280b79640f3499dca1f3a92fe8ecd540964099a14ceb3d50539857543ee66d9
+# Inputs sha256: edd62137cbc80cf5c75acbacab3ec54783b7e8dd7d8819b21c9ef982018542b0
+# Content sha256: 38c2ad1314361c1b793215b339589eed77fd04b6b9cf74e55935d545788ecebb
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

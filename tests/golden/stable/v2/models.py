@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a419678f0f913e695271c61ced11d95c751265cca6c0ea779c417ee783f92244
-# Content sha256: f45042ae6a972a542fbc37a0af0964442b420a8d5c33a0e789d1fa87934b420d
+# Inputs sha256: bb19ff74d02704819340dfcd56bd34d7be0446cf274b448f8322eb122c266222
+# Content sha256: 174ee53cb3b6f0f3a4ad80463877f42d5d85460d803d33ea608b4c8273f1c4aa
 
 """Wire models of ACP protocol v2.
 
