@@ -20,6 +20,7 @@ from typing import Any, Literal
 from .errors import pointer
 from .features import Selection
 from .hoist import NO_CLASS_NAMES, ClassNames, Derived, hoist, rename
+from .models_schema import models_schema
 from .names import model_field_name
 from .schema_terms import (
     DEFS,
@@ -354,49 +355,35 @@ def _typedef(name: str, schema: dict[str, Any], file: str) -> TypeDef:
     return TypeDef(kind="alias", target=expr(schema), **base)
 
 
-def _flatten_variant(variant: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """A variant that extends one base object (``allOf: [{$ref}]`` plus its tag) becomes
-    one object whose tag comes first, as tagged unions are written on the wire; the base's
-    own properties follow in their order."""
-    body = {k: v for k, v in variant.items() if k != "title"}
-    all_of = body.get("allOf")
-    base = defs.get(ref_target(all_of[0].get("$ref")) or "") if isinstance(all_of, list) and len(all_of) == 1 else None
-    if not isinstance(base, dict) or not isinstance(base.get("properties"), dict):
-        return body
-    del body["allOf"]
-    body["type"] = "object"
-    body["properties"] = {**(body.get("properties") or {}), **base["properties"]}
-    body["required"] = [
-        *body.get("required", []),
-        *(r for r in base.get("required", []) if r not in body.get("required", [])),
-    ]
-    if "additionalProperties" in base:
-        body.setdefault("additionalProperties", base["additionalProperties"])
-    return body
-
-
 def model_fields(protocol: Protocol, name: str) -> tuple[Field, ...]:
-    """The fields of the model class generated for a type. A tagged variant that hoisting
-    named is flattened for the models (see ``build``): its own fields first, then its
-    base's, where a field both define is the base's, required if either requires it."""
+    """The fields of the model class generated for a type. A variant that hoisting named
+    is flattened for the models (``models_schema.flatten_variant``): its own fields first,
+    then its bases', through chains of them; a field both define is the base's, required
+    if either requires it."""
     td = protocol.types.get(name)
     if td is None:
         return ()
-    base = protocol.types.get(td.bases[0]) if name in protocol.derived_names and len(td.bases) == 1 else None
-    if base is None or base.kind != "object":
-        fields = td.fields
-    else:
-        inherited = {f.name: f for f in base.fields}
-        own = {f.name for f in td.fields}
-        required = {f.name for f in (*td.fields, *base.fields) if f.required}
-        merged = [inherited.get(f.name, f) for f in td.fields] + [f for f in base.fields if f.name not in own]
-        fields = tuple(replace(f, required=f.name in required) for f in merged)
+    fields = _flattened(protocol, td, frozenset({name})) if name in protocol.derived_names else td.fields
     chosen = protocol.field_names
     if not chosen:
         return fields
     # The class's own entry first, then the one for every class (as datamodel-code-generator
     # reads its `aliases`, which render passes the same table).
     return tuple(replace(f, attr=chosen.get(f"{name}.{f.name}", chosen.get(f.name))) for f in fields)
+
+
+def _flattened(protocol: Protocol, td: TypeDef, seen: frozenset[str]) -> tuple[Field, ...]:
+    fields = list(td.fields)
+    required = {f.name for f in fields if f.required}
+    for name in td.bases:
+        base = protocol.types.get(name)
+        if base is None or base.kind != "object" or name in seen:
+            continue
+        inherited = {f.name: f for f in _flattened(protocol, base, seen | {name})}
+        own = {f.name for f in fields}
+        required |= {f.name for f in inherited.values() if f.required}
+        fields = [inherited.get(f.name, f) for f in fields] + [f for f in inherited.values() if f.name not in own]
+    return tuple(replace(f, required=f.name in required) for f in fields)
 
 
 def shape(e: TypeExpr | TypeDef | None, rename: Mapping[str, str] | None = None, nullable: bool = True) -> Any:
@@ -479,12 +466,8 @@ def build(
     return Protocol(
         version=selection.version,
         types=types,
-        # The models get tagged variants flattened (tag first, as on the wire); the IR keeps
-        # them as "base + tag", so a change to the base is one change, at the base.
-        schema={
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            DEFS: {name: _flatten_variant(d, defs) if name in derived else d for name, d in defs.items()},
-        },
+        # The models get hoisted variants flattened; the IR keeps them as "base + own fields".
+        schema=models_schema(defs, set(derived)),
         methods=tuple(methods),
         features=selection.features,
         declared_features=selection.declared_features,

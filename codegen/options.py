@@ -9,9 +9,7 @@ tables are checked here against the built IR, every problem naming its key under
 
 from __future__ import annotations
 
-import ast
 import difflib
-import io
 import keyword
 import re
 from collections.abc import Iterable, Mapping
@@ -246,23 +244,3 @@ def with_common_classes(
         for t in targets:
             template_data.setdefault(t, {})["acp_base"] = alias
     return {**protocol.schema, DEFS: defs} if len(defs) > len(protocol.schema[DEFS]) else protocol.schema
-
-
-def common_classes_first(source: str, options: ModelOptions, protocol: Protocol) -> str:
-    """The models module with each ``{common = [...]}`` class moved before the classes that
-    derive from it (datamodel-code-generator orders classes by name; a base must exist first)."""
-    for alias, targets, common in aliases_for(options, protocol):
-        if not common:
-            continue
-        # Lines as ast counts them (str.splitlines also breaks inside strings at \f, \u2028...).
-        lines = io.StringIO(source, newline="").readlines()
-        spans = {
-            n.name: (min([n.lineno, *(d.lineno for d in n.decorator_list)]) - 1, n.end_lineno or n.lineno)
-            for n in ast.parse(source).body
-            if isinstance(n, ast.ClassDef)
-        }
-        start, end = spans[alias]
-        first = min(spans[t][0] for t in targets)
-        if start > first:
-            source = "".join(lines[:first] + lines[start:end] + ["\n\n"] + lines[first:start] + lines[end:])
-    return source

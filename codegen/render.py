@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import functools
 import hashlib
+import io
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable
@@ -29,8 +30,9 @@ from .code_text import Code, comment, docstring, identifier, py_literal
 from .formatting import DEFAULT_STYLE, Style
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
-from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for, common_classes_first, with_common_classes
-from .schema_terms import DEFS, copy_json, ref_target, schema_nodes
+from .models_schema import for_datamodel_codegen
+from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for, with_common_classes
+from .schema_terms import DEFS
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER
 
 # Read through the import system (a wheel, an editable install), never beside this file;
@@ -223,15 +225,23 @@ def _empty_value(
 def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Per class, the _runtime annotations of its fields, by attribute name (read by our
     BaseModel template): upstream's lenient-deserialisation markers, NOT_NULL on the
-    not-null optional fields and NotOneOf on a catch-all variant's tag; and the names of
-    the _runtime module they use. ``null_absent`` (``default-on-null = "all"``): a null
-    in an optional field the schema does not let be null reads as "not given"."""
+    not-null optional fields, NotOneOf on a catch-all variant's tag and TAG on a tag (with
+    its constant, the default); and the names of the _runtime module they use.
+    ``null_absent`` (``default-on-null = "all"``): a null in an optional field the schema
+    does not let be null reads as "not given"."""
     data: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for name in protocol.types:
         annotations: dict[str, Code] = {}
+        tags: dict[str, Code] = {}
         for f in model_fields(protocol, name):
             names = []
+            # A tag (a required single string constant) defaults to it in Python code; TAG
+            # marks it for _runtime.Tagged, which keeps it required when reading.
+            if f.required and f.type.kind == "const" and not f.type.nullable and isinstance(f.type.const, str):
+                tags[f.py_name] = py_literal(f.type.const)
+                names.append("TAG")
+                used.update(("TAG", "Tagged"))
             if f.not_one_of:  # schema data: through py_literal
                 names.append(f"NotOneOf({', '.join(py_literal(v) for v in f.not_one_of)})")
                 used.add("NotOneOf")
@@ -261,79 +271,9 @@ def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict
                 annotations[f.py_name] = Code(", ".join(names))
         if annotations:
             data[name] = {"acp_annotations": annotations}
+        if tags:
+            data[name] |= {"acp_tags": tags, "acp_tagged": True}
     return data, sorted(used)  # (format_modules sorts the import; sorted: deterministic)
-
-
-# Keywords that only annotate a schema: beside them, ``allOf: [{"$ref": X}]`` means X.
-_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"})
-# What constrains a map, moved with it into its own branch (_for_datamodel_codegen).
-_MAP_KEYWORDS = ("additionalProperties", "propertyNames", "minProperties", "maxProperties")
-
-
-def _tagged(member: Any, tag: Any, defs: dict[str, Any], depth: int = 0) -> bool:
-    """Whether a union member gives its ``tag`` property a constant, itself or through
-    the definitions it refers to (``$ref``, ``allOf``)."""
-    if not isinstance(member, dict) or depth > 8:
-        return False
-    prop = member.get("properties", {}).get(tag) if isinstance(member.get("properties"), dict) else None
-    if isinstance(prop, dict) and ("const" in prop or (isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1)):
-        return True
-    parts = member.get("allOf")
-    refs = [
-        member.get("$ref"),
-        *(p.get("$ref") for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)),
-    ]
-    targets = [t for t in map(ref_target, refs) if t is not None]
-    return any(_tagged(defs.get(t), tag, defs, depth + 1) for t in targets)
-
-
-def _for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` that datamodel-code-generator reads better, meaning the same:
-
-    * a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a reference a description)
-      inside a definition is ``"$ref": X``: the same models, for a good part less of its
-      time. (A definition that is one is left alone: it becomes a subclass, a plain
-      ``$ref`` an alias.)
-    * a map that may be null (``type: ["object", "null"]`` with an ``additionalProperties``
-      schema) is ``anyOf: [<the map>, {"type": "null"}]``: from the first it types the
-      values ``Any`` (upstream's ``ElicitationAcceptAction.content`` took any value), from
-      the second it types them.
-    * a union's ``discriminator`` is left out where a member has no constant tag (a
-      catch-all, or a reference to an untagged object): datamodel-code-generator would type
-      that member's tag as the literal of its class name. The union is then told apart
-      by the members' fields (the catch-all's tag carries NotOneOf).
-    """
-    copied: dict[str, Any] = copy_json(schema)
-    defs = copied.get(DEFS, {})
-    for _, node in schema_nodes(copied):
-        discriminator = node.get("discriminator")
-        members = node.get("oneOf", node.get("anyOf"))
-        if isinstance(discriminator, dict) and isinstance(members, list):
-            tag = discriminator.get("propertyName")
-            if not all(_tagged(m, tag, defs) for m in members):
-                del node["discriminator"]
-    for path, node in schema_nodes(copied):
-        parts = node.get("allOf")
-        if (
-            len(path) > 2
-            and isinstance(parts, list)
-            and len(parts) == 1
-            and isinstance(parts[0], dict)
-            and set(parts[0]) == {"$ref"}
-            and all(k in _ANNOTATIONS or k.startswith("x-") for k in node if k != "allOf")
-        ):
-            node["$ref"] = node.pop("allOf")[0]["$ref"]
-        types = node.get("type")
-        if (
-            isinstance(types, list)
-            and sorted(types) == ["null", "object"]
-            and isinstance(node.get("additionalProperties"), dict)
-            and not {"properties", "patternProperties", "anyOf", "oneOf", "allOf"} & set(node)
-        ):
-            del node["type"]
-            the_map = {"type": "object"} | {k: node.pop(k) for k in _MAP_KEYWORDS if k in node}
-            node["anyOf"] = [the_map, {"type": "null"}]
-    return copied
 
 
 def _named_aliases(protocol: Protocol, aliases: set[str]) -> set[str]:
@@ -407,7 +347,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
         out = generate(
-            _for_datamodel_codegen(schema),
+            for_datamodel_codegen(schema),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             target_python_version=PythonVersion.PY_310,
@@ -456,8 +396,47 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     assert isinstance(out, str)
     if not named:  # datamodel-code-generator imports it for any alias
         out = out.replace("\nfrom typing_extensions import TypeAliasType\n", "\n", 1)
-    out = common_classes_first(out, options, protocol)
-    return _import_relative(out, ".._runtime", runtime_names) + _public_names(protocol, options)
+    return _import_relative(_defined_before_use(out), ".._runtime", runtime_names) + _public_names(protocol, options)
+
+
+def _defined_before_use(source: str) -> str:
+    """The module with every top-level class and alias after the definitions it names, the
+    written order kept otherwise. pydantic reads a class's annotations when the class is
+    made; a name defined further down leaves its fields unread (no alias, no type) until
+    the model is first used, so ``model_fields`` would be wrong after import. Members of a
+    cycle (none in the schemas at hand) keep their written order."""
+    body = ast.parse(source).body
+    # Lines as ast counts them (str.splitlines also breaks at \f, \x85, \u2028... in strings).
+    lines = io.StringIO(source, newline="").readlines()
+    starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) - 1 for n in body]
+    chunks = [
+        "".join(lines[a:b]).rstrip("\n") + "\n\n\n" for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)
+    ]
+    names: dict[str, int] = {}
+    for i, node in enumerate(body):
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        target = node.target if isinstance(node, ast.AnnAssign) else target
+        name = node.name if isinstance(node, ast.ClassDef) else target.id if isinstance(target, ast.Name) else None
+        if name:
+            names[name] = i
+    if not names:
+        return source
+    first = min(names.values())
+    order: list[int] = []
+    seen: set[int] = set()  # placed, or being placed (a cycle ends there)
+
+    def place(i: int) -> None:
+        if i in seen:
+            return
+        seen.add(i)
+        used = {n.id for n in ast.walk(body[i]) if isinstance(n, ast.Name)}
+        for j in sorted(names[n] for n in used if n in names):
+            place(j)
+        order.append(i)
+
+    for i in range(first, len(body)):
+        place(i)
+    return "".join(lines[: starts[first]]) + "".join(chunks[i] for i in order).rstrip("\n") + "\n"
 
 
 def _public_names(protocol: Protocol, options: ModelOptions) -> str:

@@ -6,10 +6,13 @@ markers. Nothing here depends on the schema; acp-codegen copies this file as it 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from pydantic import (
+    BaseModel,
+    ConfigDict,
     GetCoreSchemaHandler,
     ValidationError,
     ValidationInfo,
@@ -304,3 +307,65 @@ SKIP_INVALID_ITEMS_OR_ABSENT: Final = Lenient(
     skip_invalid_items=True, absent_on_error=True
 )
 NULL_ABSENT: Final = Lenient(null_absent=True)
+
+
+class _Tag:
+    """Annotation of a tag field (a required single constant, ``TAG``): the class body
+    gives it its constant as the default, for Python code (``Text(text="hi")``); a
+    ``Tagged`` model keeps it required when reading."""
+
+    def __repr__(self) -> str:
+        return "TAG"
+
+
+TAG: Final = _Tag()
+
+
+def _tag_required(schema: CoreSchema, cls: type[BaseModel], tags: set[str]) -> None:
+    """Take the defaults of the ``tags`` fields out of ``cls``'s schema, in place."""
+    if schema["type"] == "definitions":
+        for inner in (schema["schema"], *schema["definitions"]):
+            _tag_required(inner, cls, tags)
+    elif schema["type"] == "model" and schema["cls"] is cls:
+        fields = schema["schema"]
+        for name in tags if fields["type"] == "model-fields" else ():
+            field = fields["fields"][name]["schema"]
+            if field["type"] == "default":
+                fields["fields"][name]["schema"] = field["schema"]
+
+
+@functools.cache
+def _tags(cls: type[BaseModel]) -> tuple[tuple[str, str, Any], ...]:
+    """A model's tag fields: (attribute, wire name, constant)."""
+    return tuple(
+        (name, field.alias or name, field.default)
+        for name, field in cls.model_fields.items()
+        if any(m is TAG for m in field.metadata)
+    )
+
+
+class Tagged(BaseModel):
+    """First base of a model with tag fields (``TAG``). Reading (``model_validate``,
+    ``model_validate_json``, a union) requires the tag as the schema does, with no step
+    added: the defaults are taken out of the validator when it is built. Constructing in
+    Python fills in a missing tag, so it is set and written even with ``exclude_unset``;
+    pydantic does not call this ``__init__`` when reading (``__pydantic_base_init__``,
+    as for its own ``RootModel``)."""
+
+    model_config = ConfigDict(defer_build=True)  # never built itself
+
+    def __init__(self, /, **data: Any) -> None:
+        for name, alias, value in _tags(type(self)):
+            if name not in data and alias not in data:
+                data[name] = value
+        super().__init__(**data)
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[BaseModel], handler: GetCoreSchemaHandler, /
+    ) -> CoreSchema:
+        schema = handler(source)
+        _tag_required(schema, cls, {name for name, _, _ in _tags(cls)})
+        return schema

@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7d96eac3774bf5b2f56be8d74c92db364e3b78bb987329cc5cd49ae3106c54a
-# Content sha256: ac5743c17723dd7dcd1e43ac5fdd6bf3f5acaacb606300ce0b4dbd68762a3b35
+# Inputs sha256: 9478c783aa01bf9f46728280eb69bf6f9f9e72831ac2925f6e3cafb4b41294b2
+# Content sha256: 572fb429b7c4bb5a98e4bd58963cb1d8f6922dcc317cf47abd646de814d77dd5
 
 """Wire models of ACP protocol v1.
 
@@ -30,8 +30,167 @@ from .._runtime import (
     NOT_NULL,
     SKIP_INVALID_ITEMS,
     SKIP_INVALID_ITEMS_OR_ABSENT,
+    TAG,
     Lenient,
+    Tagged,
 )
+
+
+class SessionArchiveCapabilities(BaseModel):
+    """
+    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
+
+    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCloseCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/close`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionListCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/list`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionResumeCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/resume`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    list: Annotated[
+        SessionListCapabilities | None,
+        Field(
+            description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(
+            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    resume: Annotated[
+        SessionResumeCapabilities | None,
+        Field(
+            description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    close: Annotated[
+        SessionCloseCapabilities | None,
+        Field(
+            description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    archive: Annotated[
+        SessionArchiveCapabilities | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are. An agent that sets this must also set `list`."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -66,6 +225,14 @@ class AgentCapabilities(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -144,6 +311,16 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -190,6 +367,14 @@ class InitializeResponse(BaseModel):
     ] = None
 
 
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
+
+
 class ListSessionsRequest(BaseModel):
     """
     Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
@@ -226,182 +411,6 @@ class ListSessionsRequest(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
-
-
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[
-        list[SessionInfo],
-        Field(description="The sessions on this page."),
-        SKIP_INVALID_ITEMS,
-    ]
-    next_cursor: Annotated[
-        StrictStr | None,
-        Field(
-            alias="nextCursor",
-            description="Token for the following page; absent when this page is the last.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt,
-    Field(
-        description="Integer version of the protocol, raised only for breaking changes.",
-        ge=0,
-        le=65535,
-    ),
-]
-
-
-class SessionArchiveCapabilities(BaseModel):
-    """
-    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
-
-    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionArchiveFilter: TypeAlias = Annotated[
-    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-    Field(
-        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    list: Annotated[
-        SessionListCapabilities | None,
-        Field(
-            description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(
-            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    resume: Annotated[
-        SessionResumeCapabilities | None,
-        Field(
-            description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    close: Annotated[
-        SessionCloseCapabilities | None,
-        Field(
-            description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    archive: Annotated[
-        SessionArchiveCapabilities | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are. An agent that sets this must also set `list`."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionCloseCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/close`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionId: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-    ),
-]
 
 
 class SessionInfo(BaseModel):
@@ -459,6 +468,39 @@ class SessionInfo(BaseModel):
     ] = None
 
 
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
+    ]
+    next_cursor: Annotated[
+        StrictStr | None,
+        Field(
+            alias="nextCursor",
+            description="Token for the following page; absent when this page is the last.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
 class SessionInfoUpdate(BaseModel):
     """
     A partial change to a session's metadata; omitted fields stay as they were.
@@ -498,72 +540,7 @@ class SessionInfoUpdate(BaseModel):
     ] = None
 
 
-class SessionListCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/list`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionNotification(BaseModel):
-    """
-    Parameters of the `session/update` notification sent by the agent.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    session_id: Annotated[
-        SessionId,
-        Field(alias="sessionId", description="The session the update is about."),
-    ]
-    update: Annotated[SessionUpdate, Field(description="What changed.")]
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionResumeCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/resume`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -574,8 +551,8 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     session_update: Annotated[
-        Literal["session_info_update"], Field(alias="sessionUpdate")
-    ]
+        Literal["session_info_update"], Field(alias="sessionUpdate"), TAG
+    ] = "session_info_update"
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
@@ -612,6 +589,31 @@ SessionUpdate: TypeAlias = Annotated[
         discriminator="session_update",
     ),
 ]
+
+
+class SessionNotification(BaseModel):
+    """
+    Parameters of the `session/update` notification sent by the agent.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    session_id: Annotated[
+        SessionId,
+        Field(alias="sessionId", description="The session the update is about."),
+    ]
+    update: Annotated[SessionUpdate, Field(description="What changed.")]
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class UnarchiveSessionRequest(BaseModel):

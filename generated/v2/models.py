@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 258a76515fd569fad214f9ca75aacdf13c134e4e81132e2e1f117f9d615464c3
-# Content sha256: e45f393f1d851beace0938d9046fe2cd6390a7c8391b678e20b182b105c5b9c1
+# Inputs sha256: 08f138c138a5e445618529c096914944c3c361bb3f1c1a8649df8ba1ce369756
+# Content sha256: d23e6c97bdfb50037a2f91efc8bc814742b55057d00c20310591df9134d4ba86
 
 """Wire models of ACP protocol v2.
 
@@ -30,13 +30,91 @@ from .._runtime import (
     NOT_NULL,
     SKIP_INVALID_ITEMS,
     SKIP_INVALID_ITEMS_OR_ABSENT,
+    TAG,
     Lenient,
+    Tagged,
 )
 
 AbsolutePath: TypeAlias = Annotated[
     StrictStr,
     Field(description="A filesystem path that starts at the root of the file system."),
 ]
+
+
+class SessionArchiveCapabilities(BaseModel):
+    """
+    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
+
+    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(
+            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    archive: Annotated[
+        SessionArchiveCapabilities | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -64,6 +142,14 @@ class AgentCapabilities(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class ArchiveSessionRequest(BaseModel):
@@ -142,6 +228,16 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -174,6 +270,22 @@ class InitializeResponse(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
+
+
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
 
 
 class ListSessionsRequest(BaseModel):
@@ -212,141 +324,6 @@ class ListSessionsRequest(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
-
-
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[
-        list[SessionInfo],
-        Field(description="The sessions on this page."),
-        SKIP_INVALID_ITEMS,
-    ]
-    next_cursor: Annotated[
-        SessionListCursor | None,
-        Field(
-            alias="nextCursor",
-            description="Token for the following page; absent when this page is the last.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt,
-    Field(
-        description="Integer version of the protocol, raised only for breaking changes.",
-        ge=0,
-        le=65535,
-    ),
-]
-
-
-class SessionArchiveCapabilities(BaseModel):
-    """
-    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
-
-    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionArchiveFilter: TypeAlias = Annotated[
-    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-    Field(
-        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(
-            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    archive: Annotated[
-        SessionArchiveCapabilities | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionId: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-    ),
-]
 
 
 class SessionInfo(BaseModel):
@@ -391,6 +368,39 @@ class SessionInfo(BaseModel):
         StrictBool | None,
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
+    ]
+    next_cursor: Annotated[
+        SessionListCursor | None,
+        Field(
+            alias="nextCursor",
+            description="Token for the following page; absent when this page is the last.",
         ),
         ABSENT_ON_ERROR,
     ] = None
@@ -463,15 +473,7 @@ class SessionListCapabilities(BaseModel):
     ] = None
 
 
-SessionListCursor: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-    ),
-]
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -482,8 +484,8 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     session_update: Annotated[
-        Literal["session_info_update"], Field(alias="sessionUpdate")
-    ]
+        Literal["session_info_update"], Field(alias="sessionUpdate"), TAG
+    ] = "session_info_update"
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, ROOT
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from generated import FEATURES, PROTOCOL_VERSIONS
 from generated.v1 import methods as v1_methods
@@ -154,3 +154,32 @@ def test_feature_items_carry_the_unstable_notice(version: int) -> None:
     field = models.SessionInfo.model_fields["archived"]
     assert (field.description or "").startswith("**UNSTABLE** (feature `unstable_session_archive`)")
     assert "UNSTABLE" not in (models.SessionInfo.__doc__ or "")
+
+
+@pytest.mark.parametrize("models", [v1, v2])
+def test_a_tag_defaults_to_its_constant_and_is_always_written(models: Any) -> None:
+    update = models.SessionUpdateSessionInfoUpdate(title="t")  # no session_update=...
+    assert update.model_dump(mode="json", by_alias=True, exclude_unset=True) == {
+        "sessionUpdate": "session_info_update",
+        "title": "t",
+    }
+    field = models.SessionUpdateSessionInfoUpdate.model_fields["session_update"]
+    assert (field.default, field.alias) == ("session_info_update", "sessionUpdate")
+    # Construction may still name it, by either name; another constant is refused.
+    assert models.SessionUpdateSessionInfoUpdate(sessionUpdate="session_info_update").model_fields_set == {
+        "session_update"
+    }
+    with pytest.raises(ValidationError):
+        models.SessionUpdateSessionInfoUpdate(session_update="other")
+
+
+@pytest.mark.parametrize("models", [v1, v2])
+@pytest.mark.parametrize("data", [{"title": "t"}, {"sessionUpdate": "no_such_update", "title": "t"}])
+def test_reading_still_requires_the_tag(models: Any, data: dict[str, Any]) -> None:
+    cls = models.SessionUpdateSessionInfoUpdate
+    # Reading never calls the constructor that fills the tag in (it would cost on every message).
+    assert cls.__pydantic_custom_init__ is False
+    with pytest.raises(ValidationError):
+        cls.model_validate_json(json.dumps(data))
+    with pytest.raises(ValidationError):
+        TypeAdapter(models.SessionUpdate).validate_python(data)

@@ -21,19 +21,24 @@ re-emitted leaves it out and is valid for the schema itself).
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, get_args
 
 import jsonschema_rs
 import pytest
 from conftest import ROOT, SHARED_UPSTREAM
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from generated.v1 import models as v1
+from generated.v2 import models as v2
 
 FEATURE = "unstable_session_archive"
 # Upstream v1 of each release at hand: 2026-08 (the top folder) and the newest, 2026-11.
@@ -73,52 +78,71 @@ _SCALARS = st.one_of(
 )
 
 
-def _near(schema: Any, defs: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
+def _near(schema: Any, defs: dict[str, Any], depth: int = 0, exact: bool = False) -> st.SearchStrategy[Any]:
     """Values near ``schema``: mostly of its shape, with any leaf swapped for a scalar of
-    another JSON type now and then."""
-    if not isinstance(schema, dict) or depth > 4:
-        return _SCALARS
+    another JSON type now and then. ``exact``: values of its shape only, with every
+    required property and no property the schema does not define (the completeness test
+    keeps those that are valid)."""
+    if not isinstance(schema, dict) or depth > (20 if exact else 4):
+        return _SCALARS  # (exact: deeper down, only required properties are drawn)
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
-        return st.deferred(lambda: _near(defs[name], defs, depth + 1))
+        return st.deferred(lambda: _near(defs[name], defs, depth + 1, exact))
+    if exact and "const" in schema:  # (not also any value of its type)
+        return st.just(schema["const"])
+    if exact and isinstance(schema.get("enum"), list):
+        return st.sampled_from(schema["enum"])
+    if exact and schema.get("properties") and schema.get("allOf"):
+        from codegen.models_schema import flatten_variant  # (not in lowest_pydantic's environment)
+
+        schema = flatten_variant(schema, defs)  # an object extending another: both objects' properties
     options: list[st.SearchStrategy[Any]] = []
     for key in ("anyOf", "oneOf", "allOf"):
-        options += [_near(branch, defs, depth + 1) for branch in schema.get(key, [])]
+        options += [_near(branch, defs, depth + 1, exact) for branch in schema.get(key, [])]
     if "const" in schema:
         options.append(st.just(schema["const"]))
     if "enum" in schema:
         options.append(st.sampled_from(schema["enum"]))
     types = schema.get("type", [])
     for kind in [types] if isinstance(types, str) else types:
-        options.append(_of_type(kind, schema, defs, depth))
+        options.append(_of_type(kind, schema, defs, depth, exact))
     if "properties" in schema and "type" not in schema:
-        options.append(_of_type("object", schema, defs, depth))
+        options.append(_of_type("object", schema, defs, depth, exact))
+    if exact:
+        return st.one_of(*options) if options else _SCALARS
     return st.one_of(*options, _SCALARS) if options else _SCALARS
 
 
-def _of_type(kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
+def _of_type(
+    kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int, exact: bool = False
+) -> st.SearchStrategy[Any]:
+    deep = exact and depth > 4
     if kind == "object":
         required = set(schema.get("required", []))
         # Built once here, not at every draw: the same values, without building the strategy again.
-        properties = {name: _near(sub, defs, depth + 1) for name, sub in schema.get("properties", {}).items()}
+        properties = {name: _near(sub, defs, depth + 1, exact) for name, sub in schema.get("properties", {}).items()}
 
         @st.composite
         def objects(draw: st.DrawFn) -> dict[str, Any]:
             value = {}
             for name, sub in properties.items():
-                # Required keys are nearly always there; optional ones about half the time.
-                if draw(st.integers(0, 9)) < (9 if name in required else 5):
+                # Required keys are nearly always there (always, exact); optional ones about half the time.
+                if draw(st.integers(0, 9)) < ((10 if exact else 9) if name in required else 0 if deep else 5):
                     value[name] = draw(sub)
-            if draw(st.integers(0, 9)) == 0:
+            if not exact and draw(st.integers(0, 9)) == 0:
                 value[draw(st.sampled_from(["extra", "_meta", "x-other"]))] = draw(_SCALARS)
             return value
 
         return objects()
     if kind == "array":
-        return st.lists(_near(schema.get("items", {}), defs, depth + 1), max_size=3)
+        return st.lists(_near(schema.get("items", {}), defs, depth + 1, exact), max_size=0 if deep else 3)
+    if exact and kind == "string" and isinstance(schema.get("pattern"), str):
+        return st.from_regex(schema["pattern"])
     return {
         "string": st.one_of(st.sampled_from(_TRICKY_STRINGS), st.text(max_size=4)),
-        "integer": st.one_of(st.integers(-5, 70_000), st.sampled_from([1.0, 2.0])),
+        "integer": st.integers(-5, 70_000)
+        if exact
+        else st.one_of(st.integers(-5, 70_000), st.sampled_from([1.0, 2.0])),
         "number": st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.integers(-5, 5)),
         "boolean": st.booleans(),
         "null": st.none(),
@@ -286,6 +310,17 @@ def test_fragment_models_with_null_as_not_given_accept_what_the_widened_schema_a
             _property(models, protocol.schema, name, FRAGMENT_EXAMPLES // 2, null_absent=True)
 
 
+@functools.cache
+def _fragment_protocols() -> dict[int, Any]:
+    # The schema loader names fields through datamodel-code-generator, which
+    # `nox -s lowest_pydantic` cannot install (it refuses pydantic 2.10.0 - 2.10.2).
+    pytest.importorskip("datamodel_code_generator")
+    from codegen.pipeline import load_protocols
+
+    protocols, _ = load_protocols(ROOT / "schema", frozenset({FEATURE}), ROOT)
+    return {p.version: p for p in protocols}
+
+
 def _imported(tmp_path: Path, package: str, files: dict[str, str]) -> ModuleType:
     for rel, text in files.items():
         path = tmp_path / package / rel
@@ -298,23 +333,75 @@ def _imported(tmp_path: Path, package: str, files: dict[str, str]) -> ModuleType
         sys.path.remove(str(tmp_path))
 
 
+# -- upstream: every snapshot at hand, generated once per module ---------------------------
+
+# Every upstream snapshot: 2026-08 (the top folder), the newest (2026-11) and schema-v1.19.0,
+# which the official Python SDK is built from (v1 only).
+UPSTREAM = {
+    "2026-08": SHARED_UPSTREAM,
+    "2026-11": SHARED_UPSTREAM / "2026-11",
+    "v1.19.0": SHARED_UPSTREAM / "schema-v1.19.0",
+}
+
+
+@pytest.fixture(scope="module")
+def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``load(release, default_on_null="marked")``: {version: (protocol, models module)} of
+    that snapshot, generated (ruff's layout: faster than black's, the same models) and
+    imported once."""
+    from codegen.formatting import Style
+    from codegen.options import ModelOptions
+    from codegen.pipeline import generate
+
+    loaded: dict[tuple[str, str], dict[int, tuple[Any, ModuleType]]] = {}
+
+    def load(release: str, default_on_null: str = "marked") -> dict[int, tuple[Any, ModuleType]]:
+        key = (release, default_on_null)
+        if key not in loaded:
+            base = UPSTREAM[release]
+            bases = {v: base / f"v{v}" / "schema.unstable.json" for v in (1, 2)}
+            bases = {v: path for v, path in bases.items() if path.is_file()}
+            if not bases:
+                pytest.skip(f"upstream schema not present at {base}")
+            options = ModelOptions(default_on_null=default_on_null)
+            result = generate(
+                ROOT / "schema",
+                frozenset({FEATURE}),
+                ROOT,
+                bases,
+                conversions=False,
+                style=Style("ruff"),
+                options=options,
+            )
+            out = tmp_path_factory.mktemp("upstream")
+            # One name a release and mode: all import here.
+            package = f"acp_wire_{release.replace('-', '_').replace('.', '_')}_{default_on_null}"
+            for rel, text in result.files.items():
+                path = out / package / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            sys.path.insert(0, str(out))
+            try:
+                loaded[key] = {
+                    p.version: (p, importlib.import_module(f"{package}.v{p.version}.models"))
+                    for p in result.protocols
+                    if p.version in bases
+                }
+            finally:
+                sys.path.remove(str(out))
+        return loaded[key]
+
+    return load
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("release", "default_on_null"), [*((r, "marked") for r in sorted(UPSTREAM_V1)), ("2026-11", "all")]
 )
-def test_upstream_models_accept_what_the_schema_accepts(release: str, default_on_null: str, tmp_path: Path) -> None:
-    from codegen.options import ModelOptions
-    from codegen.pipeline import generate
-
-    base = UPSTREAM_V1[release]
-    if not base.is_file():
-        pytest.skip(f"upstream schema not present at {base}")
-    options = ModelOptions(default_on_null=default_on_null)
-    result = generate(ROOT / "schema", frozenset({FEATURE}), ROOT, {1: base}, conversions=False, options=options)
-    # One name a release and mode: all import here.
-    package = f"acp_property_{release.replace('-', '_')}_{default_on_null}"
-    models = _imported(tmp_path, package, result.files)
-    protocol = next(p for p in result.protocols if p.version == 1)
+def test_upstream_models_accept_what_the_schema_accepts(
+    release: str, default_on_null: str, upstream_models: Any
+) -> None:
+    protocol, models = upstream_models(release, default_on_null)[1]
     names = _type_names(models, protocol.schema)
     assert len(names) > 200
     gaps = {}
@@ -324,3 +411,199 @@ def test_upstream_models_accept_what_the_schema_accepts(release: str, default_on
         except AssertionError as exc:
             gaps[name] = str(exc).splitlines()[0]
     assert not gaps, json.dumps(gaps, indent=1)  # the types whose model and schema disagree
+
+
+# -- completeness: every property typed, the right variant picked ----------------------------
+
+# Examples per type: enough to reach each optional property and each nested variant a few
+# times; kept low because the suite's run time matters (the check is per type, ~300 a version).
+COMPLETE_FRAGMENT_EXAMPLES = 25
+COMPLETE_UPSTREAM_EXAMPLES = 8
+
+
+def _untyped(value: Any, at: str = "") -> list[str]:
+    """Where a parsed value keeps a property in ``model_extra``, at any depth."""
+    if isinstance(value, BaseModel):
+        out = [f"{at}/{key}" for key in value.model_extra or {}]
+        for name in type(value).model_fields:
+            out += _untyped(getattr(value, name), f"{at}/{name}")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [p for i, item in enumerate(value) for p in _untyped(item, f"{at}/{i}")]
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in _untyped(item, f"{at}/{key}")]
+    return []
+
+
+def _class_variants(schema: dict[str, Any], name: str) -> list[str]:
+    """The classes a union type names directly (its variants)."""
+    definition = schema["$defs"][name]
+    refs = [v.get("$ref", "") for key in ("anyOf", "oneOf") for v in definition.get(key, []) if isinstance(v, dict)]
+    return [r.rsplit("/", 1)[-1] for r in refs if r]
+
+
+@functools.cache
+def _adapter(target: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(target)
+
+
+_VALIDATORS: dict[tuple[int, str], Any] = {}
+
+
+def _validator(schema: dict[str, Any], name: str) -> Any:
+    """The reference validator of one type (compiled once: a schema lives as long as its protocol)."""
+    key = (id(schema), name)
+    if key not in _VALIDATORS:
+        _VALIDATORS[key] = jsonschema_rs.validator_for({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
+    return _VALIDATORS[key]
+
+
+def _complete(models: ModuleType, schema: dict[str, Any], name: str, examples: int) -> None:
+    """An instance drawn from the schema of ``name`` (of one of its variants, for a union)
+    with only the properties the schema defines parses with an empty ``model_extra`` at
+    every level, and a union picks the variant it was drawn from: another only where the
+    instance is valid for that variant's schema and the parse types it all (the schema
+    itself does not tell them apart). Nested unions are read as the same union at the top
+    level is (pydantic's union choice does not depend on where the union sits)."""
+    defs = schema["$defs"]
+    classes = [v for v in _class_variants(schema, name) if isinstance(getattr(models, v, None), type)]
+    drawn = [(v, {"$ref": f"#/$defs/{v}"}) for v in classes] or [(name, defs[name])]
+    validators = {n: _validator(schema, n) for n, _ in drawn}
+
+    @_settings(examples)
+    @given(st.sampled_from(drawn).flatmap(lambda d: st.tuples(st.just(d[0]), _near(d[1], defs, exact=True))))
+    def complete(case: tuple[str, Any]) -> None:
+        variant, value = case
+        assume(validators[variant].is_valid(value))
+        try:
+            parsed = _adapter(getattr(models, name)).validate_python(copy.deepcopy(value))
+        except ValidationError as exc:
+            raise AssertionError(f"{name}: refuses {json.dumps(value)}, valid for {variant}: {exc}") from None
+        untyped = _untyped(parsed)
+        assert not untyped, f"{name}: {json.dumps(value)} keeps {untyped} untyped"
+        picked = type(parsed).__name__
+        if classes and picked != variant:
+            assert _validator(schema, picked).is_valid(value), (
+                f"{name}: {json.dumps(value)} (a {variant}) parsed as {picked}"
+            )
+
+    complete()
+
+
+def _check_complete(models: ModuleType, schema: dict[str, Any], examples: int) -> None:
+    names = _type_names(models, schema)
+    gaps = {}
+    for name in names:
+        try:
+            _complete(models, schema, name, examples)
+        except AssertionError as exc:
+            gaps[name] = str(exc).splitlines()[0][:300]
+    assert not gaps, json.dumps(gaps, indent=1)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_fragment_models_type_every_property(version: int) -> None:
+    _check_complete(v1 if version == 1 else v2, _fragment_protocols()[version].schema, COMPLETE_FRAGMENT_EXAMPLES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", sorted(UPSTREAM))
+def test_upstream_models_type_every_property(release: str, upstream_models: Any) -> None:
+    for protocol, models in upstream_models(release).values():
+        _check_complete(models, protocol.schema, COMPLETE_UPSTREAM_EXAMPLES)
+
+
+# -- what the models say about themselves ----------------------------------------------------
+
+# Run in a fresh interpreter: argv = sys.path entry, models module. Prints, per class whose
+# fields differ, the fields right after import and after model_rebuild(force=True).
+_FIELDS_AT_IMPORT = """
+import importlib, json, sys
+from pydantic import BaseModel
+sys.path.insert(0, sys.argv[1])
+models = importlib.import_module(sys.argv[2])
+classes = [c for c in vars(models).values() if isinstance(c, type) and issubclass(c, BaseModel)]
+classes = [c for c in classes if c.__module__ == models.__name__]
+def fields(cls):
+    return [[name, f.alias, repr(f.annotation), repr(f.default)] for name, f in cls.model_fields.items()]
+at_import = {c.__name__: fields(c) for c in classes}
+for c in classes:
+    c.model_rebuild(force=True)
+differ = {c.__name__: [at_import[c.__name__], fields(c)] for c in classes if fields(c) != at_import[c.__name__]}
+print(json.dumps({"classes": len(classes), "differ": differ}))
+"""
+
+
+def _fields_at_import(models: ModuleType) -> dict[str, Any]:
+    root = Path(models.__file__).parents[2]  # <root>/<package>/v<n>/models.py
+    done = subprocess.run(
+        [sys.executable, "-c", _FIELDS_AT_IMPORT, str(root), models.__name__],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(done.stdout))
+
+
+@pytest.mark.parametrize("models", [v1, v2], ids=["v1", "v2"])
+def test_fragment_model_fields_are_right_at_import(models: ModuleType) -> None:
+    found = _fields_at_import(models)
+    assert found["classes"] >= 15 and found["differ"] == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", sorted(UPSTREAM))
+def test_upstream_model_fields_are_right_at_import(release: str, upstream_models: Any) -> None:
+    for _, models in upstream_models(release).values():
+        found = _fields_at_import(models)
+        assert found["classes"] > 200 and found["differ"] == {}, json.dumps(found["differ"], indent=1)[:3000]
+
+
+def _models_source(models: ModuleType) -> str:
+    return Path(models.__file__).read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", sorted(UPSTREAM))
+def test_upstream_tags_default_and_none_is_a_class_name(release: str, upstream_models: Any) -> None:
+    for _, models in upstream_models(release).values():
+        classes = {n for n, c in vars(models).items() if isinstance(c, type) and issubclass(c, BaseModel)}
+        invented = [n for n in classes if f'Literal["{n}"]' in _models_source(models)]
+        assert invented == []  # a tag made up from a class name (datamodel-code-generator's fallback)
+        tagged = 0
+        for name in sorted(classes):
+            for field in getattr(models, name).model_fields.values():
+                if any(repr(m) == "TAG" for m in field.metadata):
+                    tagged += 1
+                    assert (field.default,) == get_args(field.annotation), name
+        assert tagged > 40
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", sorted(UPSTREAM))
+@pytest.mark.parametrize("mode", ["form", "url"])
+def test_upstream_request_scoped_elicitation_is_the_request_variant(
+    release: str, mode: str, upstream_models: Any
+) -> None:
+    message = {"message": "Sign in", "mode": mode, "requestId": 7}
+    message |= {"requestedSchema": {"type": "object", "properties": {}}} if mode == "form" else {}
+    message |= {"url": "https://example.com/", "elicitationId": "e1"} if mode == "url" else {}
+    for _, models in upstream_models(release).values():
+        parsed = TypeAdapter(models.CreateElicitationRequest).validate_python(message)
+        assert type(parsed).__name__ == f"CreateElicitationRequest{mode.title()}Request"
+        assert (parsed.request_id, parsed.model_extra) == (7, {})
+        session = TypeAdapter(models.CreateElicitationRequest).validate_python(
+            {k: v for k, v in message.items() if k != "requestId"} | {"sessionId": "s", "toolCallId": "t"}
+        )
+        assert type(session).__name__.endswith("Session") and (session.session_id, session.tool_call_id) == ("s", "t")
+
+
+@pytest.mark.slow
+def test_schema_v1_19_0_titled_items_and_custom_property_kinds_parse(upstream_models: Any) -> None:
+    models = upstream_models("v1.19.0")[1][1]
+    titled = TypeAdapter(models.MultiSelectItems).validate_python({"anyOf": [{"const": "a", "title": "A"}]})
+    assert type(titled) is models.TitledMultiSelectItems and titled.model_extra == {}
+    custom = TypeAdapter(models.ElicitationPropertySchema).validate_python({"type": "_vendor_color"})
+    assert type(custom) is models.ElicitationPropertySchemaOther and custom.type == "_vendor_color"
+    with pytest.raises(ValidationError):  # a known kind is its own variant or nothing
+        TypeAdapter(models.ElicitationPropertySchema).validate_python({"type": "number", "minimum": "x"})

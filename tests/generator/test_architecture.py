@@ -22,6 +22,7 @@ PLANNING = (
     "codegen.patterns",
     "codegen.features",
     "codegen.hoist",
+    "codegen.models_schema",
     "codegen.ir",
     "codegen.overlay",
     "codegen.dispatch",

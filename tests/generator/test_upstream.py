@@ -675,7 +675,7 @@ def test_a_class_names_key_spelled_the_old_way_is_pointed_to_the_new_name(upstre
             frozenset({FEATURE}),
             ROOT,
             _release(upstream, RELEASE_2026_11, SCHEMAS[1]),
-            ClassNames(dict.fromkeys(old, "Chosen")),
+            ClassNames(dict.fromkeys(old, "Chosen"), "pyproject.toml"),
         )
     for key, new in old.items():
         hint = f"; did you mean {new!r}?" if new else ""

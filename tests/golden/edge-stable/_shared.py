@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dcff92370a51321fbc5e3b6b92c2d9e0748f904fe44f415deee911783320fc39
-# Content sha256: 07917a992fedc789f67e9b3e4e9f4b5c4353e6999faa3b880679da173ab2d14d
+# Inputs sha256: ddb570cc8582f4cde3ba18fd5416ab8b32ff3890b8e8bd67f9e040cc81933b2a
+# Content sha256: 8ae6880c14a0aa156928ad069d4c14437cd227c4328a9c1da13882163ae184ca
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

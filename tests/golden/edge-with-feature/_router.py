@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26367a2f5fa566fc94d2e7b7e7b58e88a131c8d3e03af29e30546befe2f1bcf7
-# Content sha256: fbd0ff67967f1eecd522171fc3f4eb9d01e7f86d92d495313352adc8a1f0afaa
+# Inputs sha256: e3748c816f1bc4707c193a5c37887a232366b193db7a1abdfa7e46487d39b433
+# Content sha256: 1bae0380a4b90b0e1d5029aef7647604bf5f115a2093d5b7e201270bb14b1d27
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0a31d01fb60f4a2c3e067b06d8324742d67f0955352c98766d296e9cd0fff7db
-# Content sha256: 269e49e24f7aeeaeebbe5a1c377f0ca9b31b267ddf982f5a6ded2eb8205a4c7b
+# Inputs sha256: e1eeeca50d3a3d4bcf1f36da05e49703ede2678cb0a2a071608797714c2084f8
+# Content sha256: 1f127f932a7a83140bec83d5c2cbb5737b7a53090d12aabc460da55cdd6c01fd
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 96b270c0c173c224f4eaa6cd3b214ee8954550829acec6502800588f3130d53d
-# Content sha256: 7d7c64396446d3f5e919d121eec90d1c59033a160e80daa2eb09e97e45da9cae
+# Inputs sha256: c9fc4fce6f579e1e01ee74561a2bf576c557590567df1f322de4f8fd79884297
+# Content sha256: c0dcdce029b65fc685e8871f90c0a6cbe930d0b93ba6638fedd01620413812f3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 47c1b082438a57c1f1126f9dd55926699e9cc8feec9ba3b858c282c628a525d8
-# Content sha256: 23162ac3790b640b3cb4133d981cc4c02d31732a6ea87eaaba65d9fe5ede191e
+# Inputs sha256: 07f2ee6cd0f3ac990ab716ceb678b4332971a55be343390f17afe60d1e6535d3
+# Content sha256: 58b1f40ba019c3ed73ccb2d9082a937d33e6d6f0ea2fa72bb2da0091463783ca
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

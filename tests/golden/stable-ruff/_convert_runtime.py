@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5349df3d2cc4e3f18e90e94abe3b4a76af3a7c5277fa7f96550e8b93e2af7a39
-# Content sha256: 25298b70461707c0fd0ca1a34d2c09bc6cff1aa81cd20bd0c8232539dc6fc35b
+# Inputs sha256: 7e47e49f57f99299efd06a461797b1d7c29af3bdc9efbbd7fc1c2ed4b6382d79
+# Content sha256: 3e21dcb778d24c0e07716a4152bc61e8ba14704c1d72b8be149e88d79a86b01b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cf0888f00375adf1ec12dab52513457c9698463c0b2115df2fd551e70f35f50c
-# Content sha256: 851f6461f40bca3a8080fcad708dea2603442a55d5ae260d5e09654240e8771e
+# Inputs sha256: dd92641579c27dc9197bdde170c181d316f56de89bb7a7389a43a8cb21ee9a38
+# Content sha256: f794c365dc84684be0170506ec746a15c1da10d739656ec3eea64b1f4fa328ba
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

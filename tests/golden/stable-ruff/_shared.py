@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e2e5ea66fa3fda025001e8b7f1126767e3f1410df7cd8bb499e47ba9135b754e
-# Content sha256: 2012e200b05babdaa312d6bfde97e9e55c1a195d7176027b03f0d5a80721b5d8
+# Inputs sha256: d7815bda0ed1e194fb1d04048ac5375375c5b68679625c2ec27bafcd79fff6fd
+# Content sha256: b74b9b43c09419abcd5d0a5cb955868af23bc5ef29fb992f42536b646fb50ff8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

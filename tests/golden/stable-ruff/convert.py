@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1ceeffe5c6aaaf2fa1f6c0d0d69d359a5c32dd73f61563803a1eb1caf67b0242
-# Content sha256: e8e9e4059346d1dffbea64cb92cd1897a568f8f078287067150ea6cb6aca8e56
+# Inputs sha256: b3861c6e30e2c8eda6fe2468a02c9ed07ce25dbc8d65ac9327ed9dac48f3d4c6
+# Content sha256: 4a89ebc6c58bf19edccb7d1807b843193fa5b89737e425aafcecac1d4c07bfbe
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

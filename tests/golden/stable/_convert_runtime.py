@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f701f4c78b27b3e0df0433f022f5b24efbdedca530da617d96606628aa71637
-# Content sha256: bc3f9fe37deedb3ac58cf50781ecc38fa4a43bbbc534df1f8b69372dcc639b3d
+# Inputs sha256: 81084bded64a7863d8fa376c952b4ccc453501f2a16b14c56fa33942413697c7
+# Content sha256: 2cc4408926ae75daef544270768aa2454d327546d8ef811d05e8e6c5b1deeb19
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ec18c51f4976d4cfccb68830959f4d78c91e4c46e765fae0d5e7d00f3e5a8615
-# Content sha256: 718c440b73ac040e47dcde9e496b2c7afb9a50e1e4321afb082c142ebf4c79de
+# Inputs sha256: 910b329f846db034a7f3cafb78e218de50b06b29491b1bd11320bf7488bccbdb
+# Content sha256: f1ad203a77515ca5ace68f2129f38b43c7d50236a361eb8ff304778334cc5fe6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dced3fda8598ae66d43e8b3a3919039a6853fe1e23dc58c61c183553456e67e5
-# Content sha256: 921d869eea955f164bb9866b66dd5f88acc100e11484b0a0470d82d0d26e065d
+# Inputs sha256: 04abf805b8b06109375b846f76a5a32bc0196c8919e1885880d37a51868768e4
+# Content sha256: 4bda238e18bd5045eebb9099f7ed7fb3199f8c749f3620d2add41286af6684d6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 475efb00e691673068299a4d9cc1e391fcac9655736f5714d4fd8530231a9655
-# Content sha256: 483f135d1bde4ce8b303130258d6f998ce91db621e4564c01ea993adb6fc3978
+# Inputs sha256: 31789d86d6cb6dc195100400bc1e8c821d3894ad746ce985f982a5fafc27b455
+# Content sha256: 05cb926f64a85554a4d10ea82f201e6810a8b6b16e444793c278a6b36fc4b64b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: df7719d55f87cb70adf3243ce66bf6bf1173980a69e461883380b4218560151f
-# Content sha256: 7fe5675e8d036fe65c28613ca12ec43319a208e002b27ede7839619844d016e5
+# Inputs sha256: 4665a31ba35894ed54371174b28740cddf32202cad736aa3620d7e6bb657cf73
+# Content sha256: 5c5920f73ccececb65e8354d78e4ce044feeaa91339d422c91df2f8fb6f6806c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

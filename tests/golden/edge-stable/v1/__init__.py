@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e3fd3e40d1022c73d316923d4bb44b065c4ac7a37bc4617b15318aaf06fc9fea
-# Content sha256: 4c7b4de4369bf7243d11ef727eb8c425cb2b81af23ff21f79888a246d5783590
+# Inputs sha256: 59d9ba9aa1eaa5b9d406d625b7c2da8d2765344b09083f8b4f091cee4432584c
+# Content sha256: b0fed5470a8bf03775b1694d31d48a8e3ab41b4df54d7bb3711ec091327db334
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

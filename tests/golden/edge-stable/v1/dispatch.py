@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 273ea67ec7b6f8acfaf3c0ad6c7d82cb8f9ae12b0649d4db8cb3c9bef7b1405f
-# Content sha256: 79b425f729d5d7bbc9ec6381a18f01260ccaae371c6649e33c328ec5b94deeb1
+# Inputs sha256: f5746a01bc1e402747e98a1b0416e64a2cce34b78fc0b84c10b55adbd085e21b
+# Content sha256: d906b4dbf3cc3efdc115057bb226ed546d5b79a58b95040bd3a71e9e8ab9a2be
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1be326cf8830978099eafd37d8ba9b13d5ed9cdbc6dc6fa316c98d4c3686dd53
-# Content sha256: f0bb4ee789d8257fe7bbe08c8cded701f3f965884f0ff96453755e56d46cee50
+# Inputs sha256: 2c23b693221ff159d23b3f1d37fab4dcf9675b684e0193f696ef74708dcb1f09
+# Content sha256: 2b10791f7ebb6de98ecf0adc0832a20dbeff74a6d61217b5eab8cdf954eed9d6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

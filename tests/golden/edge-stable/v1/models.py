@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b0e986f8225faa7ec5ad081317d17fcddd5caddcd98069235e27f91f8003aa30
-# Content sha256: b3d297a669e96991583731427295a1e309f446cb986cacdd0a5946da433175f9
+# Inputs sha256: 88bf10b38af2fc35f77e8be9f70e6f95c84a60c97292cbe2e185ae676160a534
+# Content sha256: d2c9df1c88e7d5948ddf7c161310897214fc1c7e9ee763358bd1a5a59f18d601
 
 """Wire models of ACP protocol v1.
 
@@ -27,44 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from .._runtime import NOT_NULL
 
-
-class Holder(BaseModel):
-    """
-    Nullable references in the three spellings JSON Schema allows.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
-    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
-    plain_ref: Annotated[Level, Field(alias="plainRef")]
-    levels: Annotated[
-        dict[str, Level] | None,
-        Field(description="A map that may be null, of typed values."),
-    ] = None
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-
 Level: TypeAlias = Annotated[
     Literal["low"] | Literal['it\'s "high"'] | StrictStr,
     Field(description="An open enum: three known values, any other string kept."),
 ]
-
-
-class PingNotification(BaseModel):
-    """
-    A stable notification.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    level: Annotated[Level | None, NOT_NULL] = None
 
 
 class Quoted(BaseModel):
@@ -87,6 +53,39 @@ class Quoted(BaseModel):
             description="A property whose wire name needs escaping.",
         ),
     ]
+
+
+class Holder(BaseModel):
+    """
+    Nullable references in the three spellings JSON Schema allows.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    via_any_of: Annotated[Quoted | None, Field(alias="viaAnyOf")] = None
+    via_all_of: Annotated[Level | None, Field(alias="viaAllOf"), NOT_NULL] = None
+    plain_ref: Annotated[Level, Field(alias="plainRef")]
+    levels: Annotated[
+        dict[str, Level] | None,
+        Field(description="A map that may be null, of typed values."),
+    ] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+
+
+class PingNotification(BaseModel):
+    """
+    A stable notification.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    level: Annotated[Level | None, NOT_NULL] = None
 
 
 __all__ = ["Holder", "Level", "PingNotification", "Quoted"]

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aa3735e3874e101b73210f42b59515c409b50b056be9bcb2de33b810b9b7589e
-# Content sha256: 7ece8777d7dc5258b33557b64cf9b5730785f39db961830c9452af01cbde21bc
+# Inputs sha256: a426d4f1310907390f53453040f3e75967fefb3ef68950cc15d29d8a5e3830a9
+# Content sha256: 9136adbb5dc60ea30f995bcc69be25e18972ace3eac5d42e388af53c41438365
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c0964bde2244c5180a94c34814f9715ced6d1e4ba5ba1933d8974431fcb734a0
-# Content sha256: 579967f8ff763eb9d61f647d2dac9ef7b85eb47d33bb197a414283f0a2703b58
+# Inputs sha256: 4c1b4eb07e439acae75c1e3c33ff2619f6905786466d0a42f3d86020de739fb9
+# Content sha256: 76586325c42b05487bc0fc1e1faf698450b145a562e5e86644510584ab8f5215
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cb710717c11fa2f78090ac9ea3d584a2ede67c000dc1fb7cebc077b2cdaaa062
-# Content sha256: b08653345f608f1ceddf7a130877dbaa4345b6230c57656f01777a150a8cc23e
+# Inputs sha256: fd82991ad53889e422404631faa1e50b5c2d233d01daed55ce070b4e31aeb7ad
+# Content sha256: caabcc43efad9ed7406221649c5d3a0c5a0ba74cd811a3775f1c3b6c2fa90c29
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bd83b7c2bc9ce022f53233bfad709a796ba788eadd7961d2e3b9a316ee771cc2
-# Content sha256: 40411e1a553c2a6de0336e2a8a5c2140be7e36cb72457872c095c451a44fe3a4
+# Inputs sha256: 0f10c4fdb7d18a15863fc9c748cbe3ec48c0a4815bfb9f0a209bfabcac8bccda
+# Content sha256: 38299daea8c739c7795fef46c5fad3fa9fcec9d8ab7e0c9933fbf90bb1d5bc18
 
 """Wire models of ACP protocol v1.
 
@@ -26,6 +26,33 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from .._runtime import NOT_NULL
+
+Level: TypeAlias = Annotated[
+    Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
+    Field(description="An open enum: three known values, any other string kept."),
+]
+
+
+class Quoted(BaseModel):
+    """
+    Text with "double" and 'single' quotes, a backslash \\ and \\n (not a newline), a \"\"\"triple\"\"\" quote, and a trailing quote"
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
+        None
+    )
+    tricky_name: Annotated[
+        StrictInt,
+        Field(
+            alias='tricky"Name',
+            description="A property whose wire name needs escaping.",
+        ),
+    ]
 
 
 class Holder(BaseModel):
@@ -53,12 +80,6 @@ class Holder(BaseModel):
         NOT_NULL,
     ] = None
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-
-
-Level: TypeAlias = Annotated[
-    Literal["low"] | Literal['it\'s "high"'] | Literal["extreme"] | StrictStr,
-    Field(description="An open enum: three known values, any other string kept."),
-]
 
 
 class PingNotification(BaseModel):
@@ -99,28 +120,6 @@ class PokeResponse(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-
-
-class Quoted(BaseModel):
-    """
-    Text with "double" and 'single' quotes, a backslash \\ and \\n (not a newline), a \"\"\"triple\"\"\" quote, and a trailing quote"
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    note: Annotated[StrictStr | None, Field(description="Ends with a backslash \\")] = (
-        None
-    )
-    tricky_name: Annotated[
-        StrictInt,
-        Field(
-            alias='tricky"Name',
-            description="A property whose wire name needs escaping.",
-        ),
-    ]
 
 
 __all__ = [

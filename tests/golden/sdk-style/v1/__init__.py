@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 66230ecb48cde70bc162cb7a9ea8fb69ab609e160589179ccacb0e0f44cfe033
-# Content sha256: b20ff90144bbea61e239077316950a05f2646e981c1680b95c5c6af1535d237c
+# Inputs sha256: cb923b6a0c0091608800d73240675b0f7789a35d493c600adf66dc0d572ea087
+# Content sha256: 21223979dd447e92e76540a641a479a11d3981abb2be792fb2c2a4b41b6e7d9a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a3fc7380724fce32c4e73fb3edf78103e76094195d94e85ff08dcefe4689d2ec
-# Content sha256: 803c503b60e96d52ad351d012de8eb33584c4c07a633b7e07f48dd4e14e59857
+# Inputs sha256: 8c965e1c4986e4b85c813c8ef1df8af341afbe89cac700859c113e568c7b46a7
+# Content sha256: a50744f19083ac29463c0711406be13554136d5574622579d244c1fb20aea98f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

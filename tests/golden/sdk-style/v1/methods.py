@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 92b2104fec08491dd996cb82098d74be2995ff7170589363b02f2319b6f2d930
-# Content sha256: 1008e77b8e8bb5ffaacb015bf9b4c17e7eecdf223d0a0110929a0780b6f0f8fe
+# Inputs sha256: 02b910ace89488f7c3dbc815ccc16b7f8357abcb39f3c595cedb33532d38e2ac
+# Content sha256: b79d9590f22c1e500b36ad8a15a7b6f8ad0a3b136f7148fedfb9454387bd38ee
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

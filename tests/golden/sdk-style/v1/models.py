@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 78f526a91be89890a47d9ff153c1170bf34a14f511cd557dd40ad8bbea02ca53
-# Content sha256: 0d9578de001ff12ea9268eb966fafbba1fa604139651ede460a68a2654240cd6
+# Inputs sha256: 4e630db80ef333842c07a88b1282c5d623da1df02220e9e1ecbd15034d212494
+# Content sha256: 1fec1d6c356738aba8b82e9adda03f93f7ff425165b1b799c1942bab9e66f2f4
 
 """Wire models of ACP protocol v1.
 
@@ -27,7 +27,156 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
-from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, Lenient
+from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
+
+
+class SessionArchiveCapabilities(BaseModel):
+    """
+    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
+
+    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCloseCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/close`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionListCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/list`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionResumeCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/resume`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    list: Annotated[
+        SessionListCapabilities | None,
+        Field(description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    resume: Annotated[
+        SessionResumeCapabilities | None,
+        Field(description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    close: Annotated[
+        SessionCloseCapabilities | None,
+        Field(description="Close support; `{}` advertises `session/close`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    archive: Annotated[
+        SessionArchiveCapabilities | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are. An agent that sets this must also set `list`."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -58,6 +207,14 @@ class AgentCapabilities(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionRequestFields(BaseModel):
@@ -152,6 +309,11 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -185,6 +347,14 @@ class InitializeResponse(BaseModel):
     ] = None
 
 
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
+
+
 class ListSessionsRequest(BaseModel):
     """
     Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
@@ -207,261 +377,6 @@ class ListSessionsRequest(BaseModel):
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive-state filter; omitted or `null` means `exclude`. Only send it to an agent that advertises the `archive` capability."
         ),
     ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[list[SessionSummary], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS]
-    next_cursor: Annotated[
-        StrictStr | None,
-        Field(alias="nextCursor", description="Token for the following page; absent when this page is the last."),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
-]
-
-
-class SessionArchiveCapabilities(BaseModel):
-    """
-    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
-
-    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionArchiveFilter: TypeAlias = Annotated[
-    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-    Field(
-        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    list: Annotated[
-        SessionListCapabilities | None,
-        Field(description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    resume: Annotated[
-        SessionResumeCapabilities | None,
-        Field(description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    close: Annotated[
-        SessionCloseCapabilities | None,
-        Field(description="Close support; `{}` advertises `session/close`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    archive: Annotated[
-        SessionArchiveCapabilities | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are. An agent that sets this must also set `list`."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionCloseCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/close`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionId: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-    ),
-]
-
-
-class SessionInfoUpdate(BaseModel):
-    """
-    A partial change to a session's metadata; omitted fields stay as they were.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    title: Annotated[
-        StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
-    ] = None
-    updated_at: Annotated[
-        StrictStr | None,
-        Field(
-            alias="updatedAt",
-            description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    archived: Annotated[
-        StrictBool | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
-        ),
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionListCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/list`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionNotification(BaseModel):
-    """
-    Parameters of the `session/update` notification sent by the agent.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session the update is about.")]
-    update: Annotated[SessionUpdate, Field(description="What changed.")]
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionResumeCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/resume`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
     field_meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -516,7 +431,70 @@ class SessionSummary(BaseModel):
     ] = None
 
 
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[list[SessionSummary], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS]
+    next_cursor: Annotated[
+        StrictStr | None,
+        Field(alias="nextCursor", description="Token for the following page; absent when this page is the last."),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionInfoUpdate(BaseModel):
+    """
+    A partial change to a session's metadata; omitted fields stay as they were.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    title: Annotated[
+        StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
+    ] = None
+    updated_at: Annotated[
+        StrictStr | None,
+        Field(
+            alias="updatedAt",
+            description="When the session last saw activity, as an ISO 8601 timestamp. `null` removes it.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    archived: Annotated[
+        StrictBool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
+        ),
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -526,7 +504,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
+    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate"), TAG] = "session_info_update"
     title: Annotated[
         StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
     ] = None
@@ -562,6 +540,28 @@ class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
             discriminator="session_update",
         ),
     ]
+
+
+class SessionNotification(BaseModel):
+    """
+    Parameters of the `session/update` notification sent by the agent.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session the update is about.")]
+    update: Annotated[SessionUpdate, Field(description="What changed.")]
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class UnarchiveSessionRequest(SessionRequestFields):

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: dece3b5c4103ab52c72edcc28d788a8e93f20adb49123eb615e63f1ae3843056
-# Content sha256: c5f675b76e57e212e3368b7c0ce588e2b44b5689ec158b5e85d86d0671f85d4e
+# Inputs sha256: dc65f2b4eb49077c1bd909c214dc183d1012691d02b4aef9cc9d8d75dc853394
+# Content sha256: be4e7db91541c25c15e34042151e0d3686006f7083eedb4f51d9c620d800e3a5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0721344b83309a9954e583b268e6e933af7197268393942440f583ed93b95358
-# Content sha256: fcaf180df1d3b341545aadfb03c0d20ed0994d432e4b64d9f36e13fa239d43a4
+# Inputs sha256: 83f31970c0e7b35c7ab81c3bfa6831f34ca7b8ee386978a8f4b84bb011d33062
+# Content sha256: dcd8881c423c85a1ce0ea420fdf3f30b26915d9b237e9fc643e612440aa35cd1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

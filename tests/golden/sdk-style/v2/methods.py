@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b9a5ed96c96f01f0dff384548d2392ae576b8fabb1e29711d086449fef8dac94
-# Content sha256: 2ac533fda9708540918d4ac4a0ae414d2c8d9ccd1cd6ae0625248260afe47c1a
+# Inputs sha256: 3d646479985755cf6cf2766ae2b303cb63a4d4a81002cbf7df54481142dbe666
+# Content sha256: 8c0fe8eaec7f4a534bc0f0a47b6eb637947a97264b7fc184ba07a73e56dea2ba
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

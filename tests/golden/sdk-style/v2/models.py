@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c6d9a6b9484017d6a5f07ccde2d8ad36209da5108fc43773aef542ea622f46ac
-# Content sha256: 7bddc9b40a44879141c1ed350f55de13cfa54d5711be46439d080949760461c1
+# Inputs sha256: af935f1c874c49e1681097ae7166e38ad55175276df7dcf1c754d01cbbf631ef
+# Content sha256: 64482bb59001792e40be38978fdeff7e5cbdc984c5b265e56fea1fb5cd2c4676
 
 """Wire models of ACP protocol v2.
 
@@ -27,11 +27,85 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
-from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, Lenient
+from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
 
 AbsolutePath: TypeAlias = Annotated[
     StrictStr, Field(description="A filesystem path that starts at the root of the file system.")
 ]
+
+
+class SessionArchiveCapabilities(BaseModel):
+    """
+    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
+
+    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
+        ABSENT_ON_ERROR,
+    ] = None
+    archive: Annotated[
+        SessionArchiveCapabilities | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -59,6 +133,14 @@ class AgentCapabilities(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionId: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
+    ),
+]
 
 
 class SessionRequestFields(BaseModel):
@@ -153,6 +235,11 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -180,6 +267,22 @@ class InitializeResponse(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+SessionArchiveFilter: TypeAlias = Annotated[
+    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
+    Field(
+        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
+    ),
+]
+
+
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
 
 
 class ListSessionsRequest(BaseModel):
@@ -215,6 +318,50 @@ class ListSessionsRequest(BaseModel):
     ] = None
 
 
+class SessionSummary(BaseModel):
+    """
+    One session as reported by `session/list`.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session's identifier.")]
+    cwd: Annotated[AbsolutePath, Field(description="Absolute working directory of the session.")]
+    additional_directories: Annotated[
+        list[AbsolutePath] | None,
+        Field(
+            alias="additionalDirectories",
+            description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
+        ),
+        NOT_NULL,
+        Lenient(skip_invalid_items=True, absent_on_error=True, null_absent=True),
+    ] = None
+    title: Annotated[StrictStr | None, Field(description="Display title of the session."), ABSENT_ON_ERROR] = None
+    updated_at: Annotated[
+        StrictStr | None,
+        Field(alias="updatedAt", description="When the session last saw activity, as an RFC 3339 date-time."),
+        ABSENT_ON_ERROR,
+    ] = None
+    archived: Annotated[
+        StrictBool | None,
+        Field(
+            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
 class ListSessionsResponse(BaseModel):
     """
     One page of `session/list` results.
@@ -239,101 +386,6 @@ class ListSessionsResponse(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt, Field(description="Integer version of the protocol, raised only for breaking changes.", ge=0, le=65535)
-]
-
-
-class SessionArchiveCapabilities(BaseModel):
-    """
-    **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
-
-    Present (as `{}`) when the agent supports `session/archive`, `session/unarchive`, the `archived` filter of `session/list` and archive state on every listed session.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionArchiveFilter: TypeAlias = Annotated[
-    Literal["exclude"] | Literal["include"] | Literal["only"] | StrictStr,
-    Field(
-        description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhich sessions `session/list` returns with respect to archive state. Omitted or `null` behaves as `exclude`. The set is open so that proxies can forward values they do not know; an agent rejects a value it does not support with `-32602`."
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."),
-        ABSENT_ON_ERROR,
-    ] = None
-    archive: Annotated[
-        SessionArchiveCapabilities | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nArchive support. `{}` means `session/archive`, `session/unarchive`, the `archived` list filter and archive-state reporting are all available; omitted or `null` means none of them are."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-SessionId: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque identifier the agent assigns to a conversation session; it never changes for the life of the session."
-    ),
-]
 
 
 class SessionInfoUpdate(BaseModel):
@@ -393,59 +445,7 @@ class SessionListCapabilities(BaseModel):
     ] = None
 
 
-SessionListCursor: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-    ),
-]
-
-
-class SessionSummary(BaseModel):
-    """
-    One session as reported by `session/list`.
-    """
-
-    model_config = ConfigDict(
-        extra="ignore",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    session_id: Annotated[SessionId, Field(alias="sessionId", description="The session's identifier.")]
-    cwd: Annotated[AbsolutePath, Field(description="Absolute working directory of the session.")]
-    additional_directories: Annotated[
-        list[AbsolutePath] | None,
-        Field(
-            alias="additionalDirectories",
-            description="Extra absolute workspace roots of the session, in order; empty and omitted mean none.",
-        ),
-        NOT_NULL,
-        Lenient(skip_invalid_items=True, absent_on_error=True, null_absent=True),
-    ] = None
-    title: Annotated[StrictStr | None, Field(description="Display title of the session."), ABSENT_ON_ERROR] = None
-    updated_at: Annotated[
-        StrictStr | None,
-        Field(alias="updatedAt", description="When the session last saw activity, as an RFC 3339 date-time."),
-        ABSENT_ON_ERROR,
-    ] = None
-    archived: Annotated[
-        StrictBool | None,
-        Field(
-            description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nWhether the session is archived. Omitted and `null` carry no information; an agent with the `archive` capability sends a boolean for every session."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    field_meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -455,7 +455,7 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
+    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate"), TAG] = "session_info_update"
     title: Annotated[
         StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
     ] = None

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53022b3de9d8139b8f514c9bb24856b8c860fd4a79c23660adfe522eb41cf2fe
-# Content sha256: a801d8cf8f86ffb1665730f92820ca9b764b7d13fe3326609b1ce406eabab85d
+# Inputs sha256: 3a8647bf352881ac17ac7a17e7a883db03345ba92ee736625b5cbcd6ceba87b5
+# Content sha256: e4ab3619f5786fbbb3642405ef042a7b4ac5c7bba174175565548bf2aa15aba1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

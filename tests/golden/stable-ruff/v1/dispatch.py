@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 512345a346be3acb186febf7e08648c55673430b4f7e78e03b276abb0675c7d3
-# Content sha256: 679ef817c4ac66bd6d9dbdc2f6f79ca7d61322148b20600ed548f71570944cc4
+# Inputs sha256: 0461b5b72e0ebfe326676037bc708a8444b8231bc4c8e754248cf6927b586b39
+# Content sha256: 5e35d63a3cd7e672ee032eb5394f5c898b32ffbbae1aada55b990bfb0889fa9e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e85b3a191402d6035e76a71f3a0302fe21f1ddfc03ee7f959bbe075bd2a2b339
-# Content sha256: 1931b71b4f4789c8075bdf57144e23f78db7a47344c55d4556370a3f6d0d3372
+# Inputs sha256: eb4d8db7331ed2e48700ef5a7004dc0a2f2f1eab12f383f40ce134e4941a65d8
+# Content sha256: faf6de2c82775ea55f3a19f3cb9f55f57c6985b67227b198fdbc1e1e3513b279
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

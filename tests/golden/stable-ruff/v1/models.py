@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15f0d2a4e4d857e2f8d63c746cdc72c05c0e857524a1664abca2e787f1d63d59
-# Content sha256: 712094bec398612acc1a0341a979b81a52b60c1b825fd3485d17191c9fb889be
+# Inputs sha256: 41f2c595b2f0f611c4e26ba339d349d0d33b19064061b3fd4153359ed8689085
+# Content sha256: 97095e00916d13bcb152870a4edc65ada6225e938d6d2df5fc7b60946506f62c
 
 """Wire models of ACP protocol v1.
 
@@ -30,8 +30,138 @@ from .._runtime import (
     NOT_NULL,
     SKIP_INVALID_ITEMS,
     SKIP_INVALID_ITEMS_OR_ABSENT,
+    TAG,
     Lenient,
+    Tagged,
 )
+
+
+class SessionCloseCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/close`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionListCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/list`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionResumeCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/resume`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    list: Annotated[
+        SessionListCapabilities | None,
+        Field(
+            description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(
+            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    resume: Annotated[
+        SessionResumeCapabilities | None,
+        Field(
+            description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    close: Annotated[
+        SessionCloseCapabilities | None,
+        Field(
+            description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -93,6 +223,16 @@ class Implementation(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class InitializeResponse(BaseModel):
@@ -159,135 +299,6 @@ class ListSessionsRequest(BaseModel):
     ] = None
 
 
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[
-        list[SessionInfo], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS
-    ]
-    next_cursor: Annotated[
-        StrictStr | None,
-        Field(
-            alias="nextCursor",
-            description="Token for the following page; absent when this page is the last.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt,
-    Field(
-        description="Integer version of the protocol, raised only for breaking changes.",
-        ge=0,
-        le=65535,
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    list: Annotated[
-        SessionListCapabilities | None,
-        Field(
-            description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(
-            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    resume: Annotated[
-        SessionResumeCapabilities | None,
-        Field(
-            description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    close: Annotated[
-        SessionCloseCapabilities | None,
-        Field(
-            description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionCloseCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/close`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
 SessionId: TypeAlias = Annotated[
     StrictStr,
     Field(
@@ -340,6 +351,37 @@ class SessionInfo(BaseModel):
     ] = None
 
 
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[
+        list[SessionInfo], Field(description="The sessions on this page."), SKIP_INVALID_ITEMS
+    ]
+    next_cursor: Annotated[
+        StrictStr | None,
+        Field(
+            alias="nextCursor",
+            description="Token for the following page; absent when this page is the last.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
 class SessionInfoUpdate(BaseModel):
     """
     A partial change to a session's metadata; omitted fields stay as they were.
@@ -373,71 +415,7 @@ class SessionInfoUpdate(BaseModel):
     ] = None
 
 
-class SessionListCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/list`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionNotification(BaseModel):
-    """
-    Parameters of the `session/update` notification sent by the agent.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    session_id: Annotated[
-        SessionId, Field(alias="sessionId", description="The session the update is about.")
-    ]
-    update: Annotated[SessionUpdate, Field(description="What changed.")]
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionResumeCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/resume`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -447,7 +425,9 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         populate_by_name=True,
         defer_build=True,
     )
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")]
+    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate"), TAG] = (
+        "session_info_update"
+    )
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
@@ -478,6 +458,31 @@ SessionUpdate: TypeAlias = Annotated[
         discriminator="session_update",
     ),
 ]
+
+
+class SessionNotification(BaseModel):
+    """
+    Parameters of the `session/update` notification sent by the agent.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    session_id: Annotated[
+        SessionId, Field(alias="sessionId", description="The session the update is about.")
+    ]
+    update: Annotated[SessionUpdate, Field(description="What changed.")]
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
 
 __all__ = [
     "AgentCapabilities",

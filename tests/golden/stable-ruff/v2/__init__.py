@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2eef6155fab25fcdcc10470e7f7cdedcaea6eb8f5f3938a257739a00c7819c0c
-# Content sha256: 7f3b2f57b40be102d254529b13809b4a2a4a420f7be2ea5511ad72ffdc540806
+# Inputs sha256: cdaa029a857bb0142c6962ba11bcb7fe76b4dfc8996a03ee0351d808ee541d32
+# Content sha256: e235af53fc165c114ba24e6fdc168020aa940244d62e80dbc79d971527270b17
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

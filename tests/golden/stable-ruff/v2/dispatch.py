@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3892f6e64a27e8bf957d87a90cc3af8fb168a94690aad88683d7e2b259996772
-# Content sha256: 19d377166c857bf639e557bf040a2c2705efdf7379393e5c9b60b1e8ba523234
+# Inputs sha256: f4152749b449c3e09fdaa5ceca4453bced3b0c6734a6dd2077f7e13e6c880b77
+# Content sha256: 5bffe79387f574da6c6f5138fff0b9d535cff400eddd396207e910eb8ef28568
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3d727761692420c5b839aadd728d14ac4ffcbd137c08a7f67c239e21beebf3ac
-# Content sha256: 10423692d28f43bcf6101a9264bdc1f4f9bfcefca6a1c88831654f46d0fe2796
+# Inputs sha256: e035652dde6d3e21dec17f2351f0419184674a8acadb7b1ae25e055dd4e40b9e
+# Content sha256: a2c5e054795134223a1fa8daf95f3db2752d9558cbbeefe7b42d2d5f171cbc27
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 10664a2dfcd43a1b8ebc42bf1364857d475e9edd6fd99ddeddc59d81989db13f
-# Content sha256: efedaebcb2717660bb95e3de6abebe9eae705343205ceb00004806b1d659dd94
+# Inputs sha256: 2a9e5d76417bda1bed8622999071cbf3175e30be7a84dd23ef495e608e342e04
+# Content sha256: 29252f35d08dd20c1d3d7c70931059942687b82abc8dc48f71f6aede0a131093
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 614ef0741cc2ff38db02fbf3aa3b5865cd331a8d08d6a3b86ff08a324dd23b5b
-# Content sha256: 79942c014ef3e26dcdeef17e70067156998bb8c40956a33099a1d8dd14834ff4
+# Inputs sha256: 7339741a36c7fa6d73cef4475b0be5472b75897657a7d104c58f7bebe17c5045
+# Content sha256: cc9fbb1485f189662eebd3d95ff6a5dd8ed43f86adc9eb4f445bb06cf12b625a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d40720c6715950c9655e0bd205b5c837196ea840f1abd266bb405d9e9bdfafb
-# Content sha256: fb20c0351a29381a5a7b2a2a7d15006b3b06f11e01b98ab58133221093430601
+# Inputs sha256: fdc15364eb4e4b1540323a98e8043b80356baa02dc379b17eb78b409c92282c2
+# Content sha256: 1a58943a87a03b45bd231cf0f303b2b1a6454d4d2c806de5fb005f7a16e8a42f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: be76d51d372ec02c69b1c907e9da19f2e6850e17b4e5ba79d01917ee9e160688
-# Content sha256: 61e7d25685332caf248e35264a85de8f66aafe73407e6b0d67a1ad779dc10485
+# Inputs sha256: 5f07262b7af336a1669dec24adf6674f3149e7f0ba23685a8f6abf6c5ef9581f
+# Content sha256: 921b955105a34c382c04b6710a8865bb44d705e116ceaca808596604b9afcb7b
 
 """Wire models of ACP protocol v1.
 
@@ -30,8 +30,138 @@ from .._runtime import (
     NOT_NULL,
     SKIP_INVALID_ITEMS,
     SKIP_INVALID_ITEMS_OR_ABSENT,
+    TAG,
     Lenient,
+    Tagged,
 )
+
+
+class SessionCloseCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/close`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionListCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/list`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionResumeCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/resume`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    list: Annotated[
+        SessionListCapabilities | None,
+        Field(
+            description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(
+            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    resume: Annotated[
+        SessionResumeCapabilities | None,
+        Field(
+            description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    close: Annotated[
+        SessionCloseCapabilities | None,
+        Field(
+            description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -95,6 +225,16 @@ class Implementation(BaseModel):
         ),
         ABSENT_ON_ERROR,
     ] = None
+
+
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
 
 
 class InitializeResponse(BaseModel):
@@ -175,137 +315,6 @@ class ListSessionsRequest(BaseModel):
     ] = None
 
 
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[
-        list[SessionInfo],
-        Field(description="The sessions on this page."),
-        SKIP_INVALID_ITEMS,
-    ]
-    next_cursor: Annotated[
-        StrictStr | None,
-        Field(
-            alias="nextCursor",
-            description="Token for the following page; absent when this page is the last.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt,
-    Field(
-        description="Integer version of the protocol, raised only for breaking changes.",
-        ge=0,
-        le=65535,
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    list: Annotated[
-        SessionListCapabilities | None,
-        Field(
-            description="Listing support; `{}` advertises `session/list`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(
-            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    resume: Annotated[
-        SessionResumeCapabilities | None,
-        Field(
-            description="Resume support; `{}` advertises `session/resume`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    close: Annotated[
-        SessionCloseCapabilities | None,
-        Field(
-            description="Close support; `{}` advertises `session/close`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionCloseCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/close`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
 SessionId: TypeAlias = Annotated[
     StrictStr,
     Field(
@@ -362,6 +371,39 @@ class SessionInfo(BaseModel):
     ] = None
 
 
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
+    ]
+    next_cursor: Annotated[
+        StrictStr | None,
+        Field(
+            alias="nextCursor",
+            description="Token for the following page; absent when this page is the last.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
 class SessionInfoUpdate(BaseModel):
     """
     A partial change to a session's metadata; omitted fields stay as they were.
@@ -395,72 +437,7 @@ class SessionInfoUpdate(BaseModel):
     ] = None
 
 
-class SessionListCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/list`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionNotification(BaseModel):
-    """
-    Parameters of the `session/update` notification sent by the agent.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    session_id: Annotated[
-        SessionId,
-        Field(alias="sessionId", description="The session the update is about."),
-    ]
-    update: Annotated[SessionUpdate, Field(description="What changed.")]
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionResumeCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/resume`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -471,8 +448,8 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     session_update: Annotated[
-        Literal["session_info_update"], Field(alias="sessionUpdate")
-    ]
+        Literal["session_info_update"], Field(alias="sessionUpdate"), TAG
+    ] = "session_info_update"
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
@@ -503,6 +480,32 @@ SessionUpdate: TypeAlias = Annotated[
         discriminator="session_update",
     ),
 ]
+
+
+class SessionNotification(BaseModel):
+    """
+    Parameters of the `session/update` notification sent by the agent.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    session_id: Annotated[
+        SessionId,
+        Field(alias="sessionId", description="The session the update is about."),
+    ]
+    update: Annotated[SessionUpdate, Field(description="What changed.")]
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
 
 __all__ = [
     "AgentCapabilities",

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9459433bf89f8c92fc9047bcda944b09413244eeb2b3b8c7f8077c6c10eb2a1b
-# Content sha256: 57abaadb8d17afcf2f90fe4d446084f55a8aa568cbf56efdbf23cfac0b587674
+# Inputs sha256: 680043857a88cbe5e4af76ff785cde93dcab5a1273ebb75de9b458de9ecbfba2
+# Content sha256: 452b7e6f847d0edaa4b7bc8cccfa45b35a99516dbabf9d315883e3c4881f789b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a6cd0e04c75cc49bf0afa44536ace7b021fa3fa6b148c0fbfb5aca36eb960c3
-# Content sha256: 071087a14394c059f8e7006a0a08ded10f44343048d1506b1abc261d6bb37580
+# Inputs sha256: 56040296374e73081627a63344e0a5c554cf2cecdcee4694deb72e896a1b5f32
+# Content sha256: 3887cf898ab6eb1777f7f768db0b0ae4587b24465b730b5b2f91c1ac0632ac82
 
 """Method dispatch for the agent side of ACP protocol v2.
 

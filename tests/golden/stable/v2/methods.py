@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: edd62137cbc80cf5c75acbacab3ec54783b7e8dd7d8819b21c9ef982018542b0
-# Content sha256: 38c2ad1314361c1b793215b339589eed77fd04b6b9cf74e55935d545788ecebb
+# Inputs sha256: 4312721fe945ba514a087ddf8fe7fdd429b9fc79478a257d59a6892a9ea08bba
+# Content sha256: 9225ca4623e6e5795e2c735e764a9690d79d03c0e9647fb7a83ada51e779ea60
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

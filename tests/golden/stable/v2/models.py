@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb19ff74d02704819340dfcd56bd34d7be0446cf274b448f8322eb122c266222
-# Content sha256: 174ee53cb3b6f0f3a4ad80463877f42d5d85460d803d33ea608b4c8273f1c4aa
+# Inputs sha256: fa6d4f37800ea5616721d9c4d299b0566e04c91b314ff53adb32193f4b000eae
+# Content sha256: 433ccbabac52e85ee861583bd9283dc3c71f92751d55a865f177f18946010ae3
 
 """Wire models of ACP protocol v2.
 
@@ -30,13 +30,62 @@ from .._runtime import (
     NOT_NULL,
     SKIP_INVALID_ITEMS,
     SKIP_INVALID_ITEMS_OR_ABSENT,
+    TAG,
     Lenient,
+    Tagged,
 )
 
 AbsolutePath: TypeAlias = Annotated[
     StrictStr,
     Field(description="A filesystem path that starts at the root of the file system."),
 ]
+
+
+class SessionDeleteCapabilities(BaseModel):
+    """
+    Present (as `{}`) when the agent answers `session/delete`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class SessionCapabilities(BaseModel):
+    """
+    Optional session-lifecycle methods the agent implements, one entry per method family.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    delete: Annotated[
+        SessionDeleteCapabilities | None,
+        Field(
+            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
 
 
 class AgentCapabilities(BaseModel):
@@ -95,6 +144,16 @@ class Implementation(BaseModel):
     ] = None
 
 
+ProtocolVersion: TypeAlias = Annotated[
+    StrictInt,
+    Field(
+        description="Integer version of the protocol, raised only for breaking changes.",
+        ge=0,
+        le=65535,
+    ),
+]
+
+
 class InitializeResponse(BaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
@@ -129,6 +188,14 @@ class InitializeResponse(BaseModel):
     ] = None
 
 
+SessionListCursor: TypeAlias = Annotated[
+    StrictStr,
+    Field(
+        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
+    ),
+]
+
+
 class ListSessionsRequest(BaseModel):
     """
     Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
@@ -151,96 +218,6 @@ class ListSessionsRequest(BaseModel):
             description="The `nextCursor` of the previous page, to fetch the page after it."
         ),
     ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class ListSessionsResponse(BaseModel):
-    """
-    One page of `session/list` results.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    sessions: Annotated[
-        list[SessionInfo],
-        Field(description="The sessions on this page."),
-        SKIP_INVALID_ITEMS,
-    ]
-    next_cursor: Annotated[
-        SessionListCursor | None,
-        Field(
-            alias="nextCursor",
-            description="Token for the following page; absent when this page is the last.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-ProtocolVersion: TypeAlias = Annotated[
-    StrictInt,
-    Field(
-        description="Integer version of the protocol, raised only for breaking changes.",
-        ge=0,
-        le=65535,
-    ),
-]
-
-
-class SessionCapabilities(BaseModel):
-    """
-    Optional session-lifecycle methods the agent implements, one entry per method family.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
-    delete: Annotated[
-        SessionDeleteCapabilities | None,
-        Field(
-            description="Deletion support; `{}` advertises `session/delete`, omitted or `null` does not."
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-    meta: Annotated[
-        dict[str, Any] | None,
-        Field(
-            alias="_meta",
-            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
-        ),
-        ABSENT_ON_ERROR,
-    ] = None
-
-
-class SessionDeleteCapabilities(BaseModel):
-    """
-    Present (as `{}`) when the agent answers `session/delete`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        defer_build=True,
-    )
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -307,6 +284,39 @@ class SessionInfo(BaseModel):
     ] = None
 
 
+class ListSessionsResponse(BaseModel):
+    """
+    One page of `session/list` results.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    sessions: Annotated[
+        list[SessionInfo],
+        Field(description="The sessions on this page."),
+        SKIP_INVALID_ITEMS,
+    ]
+    next_cursor: Annotated[
+        SessionListCursor | None,
+        Field(
+            alias="nextCursor",
+            description="Token for the following page; absent when this page is the last.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+    meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
 class SessionInfoUpdate(BaseModel):
     """
     A partial change to a session's metadata; omitted fields stay as they were.
@@ -360,15 +370,7 @@ class SessionListCapabilities(BaseModel):
     ] = None
 
 
-SessionListCursor: TypeAlias = Annotated[
-    StrictStr,
-    Field(
-        description="Opaque pagination token handed out by `session/list`; only meaningful to the agent that issued it."
-    ),
-]
-
-
-class SessionUpdateSessionInfoUpdate(BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     """
     The session's metadata changed.
     """
@@ -379,8 +381,8 @@ class SessionUpdateSessionInfoUpdate(BaseModel):
         defer_build=True,
     )
     session_update: Annotated[
-        Literal["session_info_update"], Field(alias="sessionUpdate")
-    ]
+        Literal["session_info_update"], Field(alias="sessionUpdate"), TAG
+    ] = "session_info_update"
     title: Annotated[
         StrictStr | None,
         Field(description="New display title; `null` removes the title."),
