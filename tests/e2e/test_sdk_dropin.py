@@ -39,16 +39,6 @@ DIFFERENCES = {
         "fields": {"SessionInfo", "SessionInfoUpdate", "ListSessionsRequest", "SessionCapabilities"},
         "reason": "the table enables unstable_session_archive: its fields are added",
     },
-    "elicitation-scope-fields": {
-        "fields": {
-            "CreateFormSessionElicitationRequest",
-            "CreateFormRequestElicitationRequest",
-            "CreateUrlSessionElicitationRequest",
-            "CreateUrlRequestElicitationRequest",
-        },
-        "messages": {"idiom:CreateUrlRequestElicitationRequest"},
-        "reason": "the scope's fields come through an allOf the flattened variant does not carry yet",
-    },
     "formatted-strings": {
         "messages": {"idiom:ElicitationUrlRequestMode(url not normalised)"},
         "reason": "a formatted string stays the str that was sent: never normalised (AnyUrl: see the base class)",
