@@ -160,6 +160,7 @@ def _run(argv: list[str] | None) -> int:
             unknown_properties=args.unknown_properties or config["unknown-properties"],
             field_names=config["field-names"],
             aliases=config["aliases"],
+            root_models=tuple(config["root-models"]),
             base_class=config["base-class"],
             regenerate=config["regenerate"],
             origin=origin,

@@ -54,8 +54,10 @@ KEYS: dict[str, Key] = {
     "unknown-properties": Key(str, "keep", choices=("keep", "drop")),  # "drop": extra="ignore"
     # wire name (every class) or "Class.wireName" -> the Python attribute (checked against the schema later)
     "field-names": Key(dict, {}, item=str),
-    # extra public name -> a generated class, or a list of them (a union); written into the models
+    # extra public name -> a generated class, a list of them (a union), or {common = [...]} (a
+    # class of their shared fields); written into the models
     "aliases": Key(dict, {}),
+    "root-models": Key(list, [], item=str),  # named unions and other type aliases written as RootModel classes
     "base-class": Key(str, None),  # "package.module:Name", a subclass of pydantic.BaseModel
     "regenerate": Key(str, DEFAULT_REGENERATE),  # the command headers and `check` name
 }

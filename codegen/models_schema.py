@@ -7,13 +7,15 @@ elicitation scopes: ``sessionId`` or ``requestId`` reached through two ``allOf``
 And a ``discriminator`` is kept only where every variant carries a constant tag: for any
 other union, datamodel-code-generator invents one from the class name
 (``type: Literal["TitledMultiSelectItems"]``) and refuses the messages the schema accepts.
+``for_datamodel_codegen`` then writes that document the way datamodel-code-generator reads
+best, meaning the same.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .schema_terms import DEFS, ref_target, variants_key
+from .schema_terms import DEFS, copy_json, ref_target, schema_nodes, variants_key
 
 
 def flatten_variant(
@@ -89,3 +91,75 @@ def models_schema(defs: dict[str, Any], derived: set[str]) -> dict[str, Any]:
         if "discriminator" in schema and not usable_discriminator(schema, flat):
             flat[name] = {k: v for k, v in schema.items() if k != "discriminator"}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", DEFS: flat}
+
+
+# Keywords that only annotate a schema: beside them, ``allOf: [{"$ref": X}]`` means X.
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+# What constrains a map, moved with it into its own branch (for_datamodel_codegen).
+_MAP_KEYWORDS = ("additionalProperties", "propertyNames", "minProperties", "maxProperties")
+
+
+def _tagged(member: Any, tag: Any, defs: dict[str, Any], depth: int = 0) -> bool:
+    """Whether a union member gives its ``tag`` property a constant, itself or through
+    the definitions it refers to (``$ref``, ``allOf``)."""
+    if not isinstance(member, dict) or depth > 8:
+        return False
+    prop = member.get("properties", {}).get(tag) if isinstance(member.get("properties"), dict) else None
+    if isinstance(prop, dict) and ("const" in prop or (isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1)):
+        return True
+    parts = member.get("allOf")
+    refs = [
+        member.get("$ref"),
+        *(p.get("$ref") for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)),
+    ]
+    targets = [t for t in map(ref_target, refs) if t is not None]
+    return any(_tagged(defs.get(t), tag, defs, depth + 1) for t in targets)
+
+
+def for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` that datamodel-code-generator reads better, meaning the same:
+
+    * a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a reference a description)
+      inside a definition is ``"$ref": X``: the same models, for a good part less of its
+      time. (A definition that is one is left alone: it becomes a subclass, a plain
+      ``$ref`` an alias.)
+    * a map that may be null (``type: ["object", "null"]`` with an ``additionalProperties``
+      schema) is ``anyOf: [<the map>, {"type": "null"}]``: from the first it types the
+      values ``Any`` (upstream's ``ElicitationAcceptAction.content`` took any value), from
+      the second it types them.
+    * a union's ``discriminator`` is left out where a member has no constant tag (a
+      catch-all, or a reference to an untagged object): datamodel-code-generator would type
+      that member's tag as the literal of its class name. The union is then told apart
+      by the members' fields (the catch-all's tag carries NotOneOf).
+    """
+    copied: dict[str, Any] = copy_json(schema)
+    defs = copied.get(DEFS, {})
+    for _, node in schema_nodes(copied):
+        discriminator = node.get("discriminator")
+        members = node.get("oneOf", node.get("anyOf"))
+        if isinstance(discriminator, dict) and isinstance(members, list):
+            tag = discriminator.get("propertyName")
+            if not all(_tagged(m, tag, defs) for m in members):
+                del node["discriminator"]
+    for path, node in schema_nodes(copied):
+        parts = node.get("allOf")
+        if (
+            len(path) > 2
+            and isinstance(parts, list)
+            and len(parts) == 1
+            and isinstance(parts[0], dict)
+            and set(parts[0]) == {"$ref"}
+            and all(k in _ANNOTATIONS or k.startswith("x-") for k in node if k != "allOf")
+        ):
+            node["$ref"] = node.pop("allOf")[0]["$ref"]
+        types = node.get("type")
+        if (
+            isinstance(types, list)
+            and sorted(types) == ["null", "object"]
+            and isinstance(node.get("additionalProperties"), dict)
+            and not {"properties", "patternProperties", "anyOf", "oneOf", "allOf"} & set(node)
+        ):
+            del node["type"]
+            the_map = {"type": "object"} | {k: node.pop(k) for k in _MAP_KEYWORDS if k in node}
+            node["anyOf"] = [the_map, {"type": "null"}]
+    return copied

@@ -14,9 +14,11 @@ import keyword
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import Problem, SchemaError, pointer
 from .ir import Protocol, model_fields
+from .schema_terms import DEFS
 from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
 
 DEFAULT_REGENERATE = "nox -s generate"
@@ -34,7 +36,10 @@ class ModelOptions:
     default_on_null: str = "marked"  # "marked": upstream's markers only; "all": every not-null optional field
     unknown_properties: str = "keep"  # "keep": extra="allow"; "drop": extra="ignore"
     field_names: Mapping[str, str] = field(default_factory=dict)  # wire or "Class.wire" -> attribute
-    aliases: Mapping[str, str | list[str]] = field(default_factory=dict)  # extra public name -> class(es)
+    # extra public name -> a class, a list of them (their union), or {common = [...]} (a class
+    # of the fields they share, of which each is a virtual subclass)
+    aliases: Mapping[str, str | list[str] | dict[str, list[str]]] = field(default_factory=dict)
+    root_models: tuple[str, ...] = ()  # named non-object types written as RootModel classes
     base_class: str | None = None  # "package.module:Name"
     regenerate: str = DEFAULT_REGENERATE
     origin: str = "pyproject.toml"  # where the tables were written, for errors
@@ -45,6 +50,7 @@ class ModelOptions:
             [f"default-on-null={self.default_on_null}", f"unknown-properties={self.unknown_properties}"]
             + [f"field-name={k}={v}" for k, v in sorted(self.field_names.items())]
             + [f"alias={k}={v!r}" for k, v in sorted(self.aliases.items())]
+            + [f"root-model={n}" for n in sorted(self.root_models)]
             + [f"base-class={self.base_class or ''}", f"regenerate={self.regenerate}"]
         )
 
@@ -85,6 +91,7 @@ def check_options(options: ModelOptions, protocols: tuple[Protocol, ...], comple
         )
     problems += _field_name_problems(options, protocols, complete)
     problems += _alias_problems(options, protocols, complete)
+    problems += _root_model_problems(options, complete)
     if problems:
         raise SchemaError(problems)
 
@@ -131,10 +138,15 @@ def _alias_problems(
 ) -> list[Problem]:
     problems = []
     every = {n for p in complete for n in p.types}
+    derived: set[str] = set()  # the classes of {common = [...]} aliases so far: one base each
     for alias, value in sorted(options.aliases.items()):
-        targets = [value] if isinstance(value, str) else value
-        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
-            problems.append(options.problem("aliases", alias, f"must be a class name or a list of them, not {value!r}"))
+        targets = alias_targets(value)
+        if not targets or not all(isinstance(t, str) for t in targets):
+            problems.append(
+                options.problem(
+                    "aliases", alias, f"must be a class name, a list of them or {{common = [...]}}, not {value!r}"
+                )
+            )
         elif not TYPE_NAME.match(alias) or keyword.iskeyword(alias) or alias in RESERVED_TYPE_NAMES:
             problems.append(
                 options.problem(
@@ -143,21 +155,92 @@ def _alias_problems(
             )
         elif alias in every:
             problems.append(options.problem("aliases", alias, f"{alias!r} is already the name of a generated class"))
+        elif isinstance(value, dict) and (twice := sorted({str(t) for t in targets} & derived)):
+            problems.append(options.problem("aliases", alias, f"{twice[0]!r} derives from another common class"))
         else:
             problems += [
-                options.problem("aliases", alias, f"no generated class is named {t!r}" + _closest(t, every))
+                options.problem("aliases", alias, f"no generated class is named {t!r}" + _closest(str(t), every))
                 for t in targets
                 if t not in every
             ]
+        if isinstance(value, dict):
+            derived |= {str(t) for t in targets}
     return problems
 
 
-def aliases_for(options: ModelOptions, protocol: Protocol) -> list[tuple[str, tuple[str, ...]]]:
-    """The aliases a version's models module gets (name, the classes it unites): those
-    whose classes it has."""
+def alias_targets(value: object) -> list[object]:
+    """The class names an ``aliases`` value names (empty when it is malformed)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict) and set(value) == {"common"}:
+        value = value["common"]
+    return list(value) if isinstance(value, list) else []
+
+
+def _root_model_problems(options: ModelOptions, complete: tuple[Protocol, ...]) -> list[Problem]:
+    kinds = {n: t.kind for p in complete for n, t in p.types.items()}
+    problems = []
+    for i, name in enumerate(options.root_models):
+        if name not in kinds:
+            problems.append(
+                Problem(
+                    options.origin,
+                    pointer("tool", "acp-codegen", "root-models", str(i)),
+                    f"no generated type is named {name!r}" + _closest(name, kinds),
+                )
+            )
+        elif kinds[name] == "object":
+            problems.append(
+                Problem(
+                    options.origin,
+                    pointer("tool", "acp-codegen", "root-models", str(i)),
+                    f"{name!r} is a class already (root-models names unions and other type aliases)",
+                )
+            )
+    return problems
+
+
+def aliases_for(options: ModelOptions, protocol: Protocol) -> list[tuple[str, tuple[str, ...], bool]]:
+    """The aliases a version's models module gets (name, the classes it names, whether it
+    is a class of their common fields): those whose classes it has."""
     out = []
     for alias, value in sorted(options.aliases.items()):
-        targets = (value,) if isinstance(value, str) else tuple(value)
+        targets = tuple(str(t) for t in alias_targets(value))
         if all(t in protocol.types for t in targets):
-            out.append((alias, targets))
+            out.append((alias, targets, isinstance(value, dict)))
     return out
+
+
+def with_common_classes(
+    options: ModelOptions, protocol: Protocol, template_data: dict[str, dict[str, Any]], payload: Iterable[str]
+) -> dict[str, Any]:
+    """The schema to render, with a class for each ``{common = [...]}`` alias: the properties
+    all of its classes have alike (required where all require them), read as the first
+    class reads them. Each of its classes derives from it (``acp_base``), so ``isinstance``
+    holds; unlike a union, it can be constructed. Parsing still goes through the union."""
+    defs = dict(protocol.schema[DEFS])
+    for alias, targets, common in aliases_for(options, protocol):
+        if not common:
+            continue
+        schemas = [defs[t] for t in targets]
+        shared = {  # alike in every class, under the attribute every class has (no class's own name)
+            k: v
+            for k, v in schemas[0].get("properties", {}).items()
+            if all(s.get("properties", {}).get(k) == v for s in schemas[1:])
+            and not any(f"{t}.{k}" in options.field_names for t in targets)
+        }
+        defs[alias] = {
+            "type": "object",
+            "description": f"What {' and '.join(targets)} have in common: each of them derives from this class.",
+            "properties": shared,
+            "required": [k for k in shared if all(k in s.get("required", ()) for s in schemas)],
+        }
+        first = template_data.get(targets[0], {})
+        names = {f.py_name for f in model_fields(protocol, targets[0]) if f.name in shared}
+        data = template_data.setdefault(alias, {})
+        data["acp_annotations"] = {k: v for k, v in first.get("acp_annotations", {}).items() if k in names}
+        if "acp_extra" in first and set(targets) <= set(payload):  # a catch-all's payload is kept
+            data["acp_extra"] = first["acp_extra"]
+        for t in targets:
+            template_data.setdefault(t, {})["acp_base"] = alias
+    return {**protocol.schema, DEFS: defs} if len(defs) > len(protocol.schema[DEFS]) else protocol.schema

@@ -30,8 +30,9 @@ from .code_text import Code, comment, docstring, identifier, py_literal
 from .formatting import DEFAULT_STYLE, Style
 from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
-from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for
-from .schema_terms import DEFS, copy_json, ref_target, schema_nodes
+from .models_schema import for_datamodel_codegen
+from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for, with_common_classes
+from .schema_terms import DEFS
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER
 
 # Read through the import system (a wheel, an editable install), never beside this file;
@@ -275,78 +276,6 @@ def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict
     return data, sorted(used)  # (format_modules sorts the import; sorted: deterministic)
 
 
-# Keywords that only annotate a schema: beside them, ``allOf: [{"$ref": X}]`` means X.
-_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"})
-# What constrains a map, moved with it into its own branch (_for_datamodel_codegen).
-_MAP_KEYWORDS = ("additionalProperties", "propertyNames", "minProperties", "maxProperties")
-
-
-def _tagged(member: Any, tag: Any, defs: dict[str, Any], depth: int = 0) -> bool:
-    """Whether a union member gives its ``tag`` property a constant, itself or through
-    the definitions it refers to (``$ref``, ``allOf``)."""
-    if not isinstance(member, dict) or depth > 8:
-        return False
-    prop = member.get("properties", {}).get(tag) if isinstance(member.get("properties"), dict) else None
-    if isinstance(prop, dict) and ("const" in prop or (isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1)):
-        return True
-    parts = member.get("allOf")
-    refs = [
-        member.get("$ref"),
-        *(p.get("$ref") for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)),
-    ]
-    targets = [t for t in map(ref_target, refs) if t is not None]
-    return any(_tagged(defs.get(t), tag, defs, depth + 1) for t in targets)
-
-
-def _for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` that datamodel-code-generator reads better, meaning the same:
-
-    * a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a reference a description)
-      inside a definition is ``"$ref": X``: the same models, for a good part less of its
-      time. (A definition that is one is left alone: it becomes a subclass, a plain
-      ``$ref`` an alias.)
-    * a map that may be null (``type: ["object", "null"]`` with an ``additionalProperties``
-      schema) is ``anyOf: [<the map>, {"type": "null"}]``: from the first it types the
-      values ``Any`` (upstream's ``ElicitationAcceptAction.content`` took any value), from
-      the second it types them.
-    * a union's ``discriminator`` is left out where a member has no constant tag (a
-      catch-all, or a reference to an untagged object): datamodel-code-generator would type
-      that member's tag as the literal of its class name. The union is then told apart
-      by the members' fields (the catch-all's tag carries NotOneOf).
-    """
-    copied: dict[str, Any] = copy_json(schema)
-    defs = copied.get(DEFS, {})
-    for _, node in schema_nodes(copied):
-        discriminator = node.get("discriminator")
-        members = node.get("oneOf", node.get("anyOf"))
-        if isinstance(discriminator, dict) and isinstance(members, list):
-            tag = discriminator.get("propertyName")
-            if not all(_tagged(m, tag, defs) for m in members):
-                del node["discriminator"]
-    for path, node in schema_nodes(copied):
-        parts = node.get("allOf")
-        if (
-            len(path) > 2
-            and isinstance(parts, list)
-            and len(parts) == 1
-            and isinstance(parts[0], dict)
-            and set(parts[0]) == {"$ref"}
-            and all(k in _ANNOTATIONS or k.startswith("x-") for k in node if k != "allOf")
-        ):
-            node["$ref"] = node.pop("allOf")[0]["$ref"]
-        types = node.get("type")
-        if (
-            isinstance(types, list)
-            and sorted(types) == ["null", "object"]
-            and isinstance(node.get("additionalProperties"), dict)
-            and not {"properties", "patternProperties", "anyOf", "oneOf", "allOf"} & set(node)
-        ):
-            del node["type"]
-            the_map = {"type": "object"} | {k: node.pop(k) for k in _MAP_KEYWORDS if k in node}
-            node["anyOf"] = [the_map, {"type": "null"}]
-    return copied
-
-
 def _named_aliases(protocol: Protocol, aliases: set[str]) -> set[str]:
     """The aliases that stay a ``TypeAliasType``: those a method names as params or result
     (``MethodSpec`` types them so), and those that reach themselves through aliases only
@@ -404,16 +333,21 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     named = _named_aliases(protocol, aliases)
     for name in named:
         template_data.setdefault(name, {})["acp_named"] = True  # see templates/datamodel/TypeAliasType.jinja2
+    root_models = [n for n in options.root_models if n in aliases]
+    for name in root_models:
+        template_data.setdefault(name, {})["acp_root_model"] = True
+    payload = _payload_classes(protocol)
     if options.unknown_properties == "drop":
         # Unknown properties are a catch-all variant's payload (upstream says so with
         # `additionalProperties: true`): kept there, dropped everywhere else.
-        for name in _payload_classes(protocol):
+        for name in payload:
             template_data.setdefault(name, {})["acp_extra"] = Code('"allow"')
+    schema = with_common_classes(options, protocol, template_data, payload)
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
         out = generate(
-            _for_datamodel_codegen(protocol.schema),
+            for_datamodel_codegen(schema),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             target_python_version=PythonVersion.PY_310,
@@ -456,7 +390,8 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             formatters=[],  # format_modules sorts imports and lays out the code after
             extra_template_data=defaultdict(dict, template_data),
             additional_imports=(["typing.Annotated"] if runtime_names else [])  # they go into Annotated
-            + (["typing.TypeAlias"] if aliases - named else []),
+            + (["typing.TypeAlias"] if aliases - named else [])
+            + (["pydantic.RootModel"] if root_models else []),
         )
     assert isinstance(out, str)
     if not named:  # datamodel-code-generator imports it for any alias
@@ -509,12 +444,14 @@ def _public_names(protocol: Protocol, options: ModelOptions) -> str:
     the models takes them and nothing that the module imports (``BaseModel``, ``Field``...)."""
     aliases = aliases_for(options, protocol)
     # One class: the same class under another name; several: their union (a type alias).
+    # ({common = [...]}: a class rendered with the models, see with_common_classes.)
     lines = [
         f"{identifier(alias)} = {' | '.join(identifier(t) for t in targets)}"
         + ("" if len(targets) == 1 else "  # a union of classes")
-        for alias, targets in aliases
+        for alias, targets, common in aliases
+        if not common
     ]
-    public = sorted([*protocol.types, *(alias for alias, _ in aliases)])
+    public = sorted([*protocol.types, *(alias for alias, _, _ in aliases)])
     lines.append("__all__ = [" + ", ".join(py_literal(n) for n in public) + "]")
     return "\n\n" + "\n".join(lines) + "\n"
 

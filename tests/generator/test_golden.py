@@ -45,7 +45,9 @@ SETTINGS: dict[str, dict[str, Any]] = {
             aliases={
                 "SessionInfo": "SessionSummary",
                 "ArchiveOrUnarchive": ["ArchiveSessionRequest", "UnarchiveSessionRequest"],
+                "SessionRequestFields": {"common": ["ArchiveSessionRequest", "UnarchiveSessionRequest"]},
             },
+            root_models=("SessionUpdate",),
             base_class="pydantic.main:BaseModel",
             regenerate="make gen-all",
         ),

@@ -1,6 +1,6 @@
 """The settings an SDK moving to acp-codegen chooses (docs/sdk-migration.md):
-``default-on-null``, ``unknown-properties``, ``field-names``, ``aliases``, ``base-class``
-and ``regenerate``; what each does to the models, and the errors each refuses with."""
+``default-on-null``, ``unknown-properties``, ``field-names``, ``aliases``, ``root-models``,
+``base-class`` and ``regenerate``; what each does to the models, and the errors each refuses with."""
 
 from __future__ import annotations
 
@@ -156,6 +156,36 @@ def test_aliases_and_all(sdk: ModuleType, plain: ModuleType) -> None:
         assert not {"BaseModel", "Field", "ConfigDict", "Annotated", "NOT_NULL"} & set(star)
 
 
+def test_a_common_alias_is_a_constructible_base_of_its_classes(sdk: ModuleType) -> None:
+    common = sdk.SessionRequestFields
+    assert all(issubclass(getattr(sdk, n), common) for n in ("ArchiveSessionRequest", "UnarchiveSessionRequest"))
+    assert isinstance(sdk.ArchiveSessionRequest(archived_session="s"), common)
+    # sessionId is shared, but ArchiveSessionRequest has its own attribute for it: not common
+    assert set(common.model_fields) == {"field_meta"}
+    made = common(field_meta={"k": 1})  # a union could not be called
+    assert _dump(made) == {"_meta": {"k": 1}}
+    assert not isinstance(made, sdk.ArchiveSessionRequest)
+    # its fields read as its first class's do (upstream's markers: a bad _meta is left out)
+    assert _dump(common.model_validate({"_meta": 5})) == {}
+    assert _dump(sdk.ArchiveSessionRequest.model_validate({"sessionId": "s", "_meta": 5})) == {"sessionId": "s"}
+    # the classes still read and write as before; parsing goes through them, not the base
+    parsed = sdk.UnarchiveSessionRequest.model_validate({"sessionId": "s", "_meta": {"a": 1}})
+    assert _dump(parsed) == {"sessionId": "s", "_meta": {"a": 1}}
+
+
+def test_root_models_are_classes_with_root(sdk: ModuleType, plain: ModuleType) -> None:
+    from pydantic import RootModel
+
+    assert issubclass(sdk.SessionUpdate, RootModel) and not isinstance(plain.SessionUpdate, type)
+    wire = {"sessionUpdate": "session_info_update", "title": "t"}
+    update = sdk.SessionUpdate.model_validate(wire)
+    assert type(update.root).__name__ == "SessionUpdateSessionInfoUpdate"
+    assert update.model_dump(mode="json", by_alias=True, exclude_unset=True) == wire
+    assert sdk.SessionUpdate.model_fields["root"].description  # the schema's description, on the root field
+    note = sdk.SessionNotification.model_validate({"sessionId": "s", "update": wire})
+    assert isinstance(note.update, sdk.SessionUpdate) and _dump(note) == {"sessionId": "s", "update": wire}
+
+
 # base-class and regenerate
 
 
@@ -240,7 +270,20 @@ def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
             "'SessionInfo' is already the name of a generated class",
         ),
         (ModelOptions(aliases={"Field": "SessionInfo"}), "'Field' cannot be a public name"),
-        (ModelOptions(aliases={"Empty": []}), "aliases/Empty: must be a class name or a list of them, not []"),
+        (
+            ModelOptions(aliases={"Empty": []}),
+            "aliases/Empty: must be a class name, a list of them or {common = [...]}, not []",
+        ),
+        (ModelOptions(aliases={"Odd": {"shared": ["SessionInfo"]}}), "aliases/Odd: must be a class name"),
+        (
+            ModelOptions(aliases={"A": {"common": ["SessionInfo"]}, "B": {"common": ["SessionInfo"]}}),
+            "aliases/B: 'SessionInfo' derives from another common class",
+        ),
+        (
+            ModelOptions(root_models=("SessionUpdat",)),
+            "root-models/0: no generated type is named 'SessionUpdat'; did you mean 'SessionUpdate'?",
+        ),
+        (ModelOptions(root_models=("SessionInfo",)), "root-models/0: 'SessionInfo' is a class already"),
         (
             ModelOptions(base_class="acp.schema.BaseModel"),
             "base-class: 'acp.schema.BaseModel' is not 'package.module:Name'",

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7fdb36b6591c18f2d7d8218d68e231044ba69466edf8d77f15651ef5e438fc17
-# Content sha256: f3308c990f2a320e177567ae52646df1d65c9fdef3aedd817b42c138b28b933e
+# Inputs sha256: 910b329f846db034a7f3cafb78e218de50b06b29491b1bd11320bf7488bccbdb
+# Content sha256: f1ad203a77515ca5ace68f2129f38b43c7d50236a361eb8ff304778334cc5fe6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

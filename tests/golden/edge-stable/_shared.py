@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 937b6368164f1b7e9d8ade70688e1ec4453dd537650a78a184d14e71195fb8d3
-# Content sha256: 2ac421da9c63a479924e6683fdc1d048877a3c240d37be550faf1c8f2c819cba
+# Inputs sha256: ddb570cc8582f4cde3ba18fd5416ab8b32ff3890b8e8bd67f9e040cc81933b2a
+# Content sha256: 8ae6880c14a0aa156928ad069d4c14437cd227c4328a9c1da13882163ae184ca
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

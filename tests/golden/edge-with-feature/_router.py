@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7865d86a73c2234f02e5cdb6cc424d57d9fc98fd8600840bfb2c48c3a2469105
-# Content sha256: 452faa861029e43b8f45f24e990ed520bee4049a649d2f42f2f0316084888fb2
+# Inputs sha256: e3748c816f1bc4707c193a5c37887a232366b193db7a1abdfa7e46487d39b433
+# Content sha256: 1bae0380a4b90b0e1d5029aef7647604bf5f115a2093d5b7e201270bb14b1d27
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

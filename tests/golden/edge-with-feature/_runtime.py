@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 36afe809312652fd98450b0e7877595cf1f4f0416321e5cc8c09b3a19e2e3c39
-# Content sha256: 092b328a271f8ea7fb8a3842c13b7ca3720c4599f3c7c5b167fd817733c3d6b3
+# Inputs sha256: 8e67330fdf65fb3854d7d11fc76dd57585ec1e90c07e0ecc007d7ee9cb4d3fc0
+# Content sha256: 577398b95395dcdff3de9d4d495faabe4f2cb09e0173885ca24f3a9ba4e6a17a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ec26be173b263a539d7c4e79015f9da5b253b3d06c96f7dd4d72749728b81343
-# Content sha256: 0c8491b7e8b6fc229cfe112131e6c3c74e7464c5781d9bd8ebf631c692e340f7
+# Inputs sha256: e1eeeca50d3a3d4bcf1f36da05e49703ede2678cb0a2a071608797714c2084f8
+# Content sha256: 1f127f932a7a83140bec83d5c2cbb5737b7a53090d12aabc460da55cdd6c01fd
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

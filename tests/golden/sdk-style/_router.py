@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 64a5bd58bf2775dae8e9918229305e4fa5f1df5923cb2a4e37bc412ed6fe9669
-# Content sha256: 96ad570e9b5273cadff624cb1cda3b5313e523df9ccfdb30aebc62cd42d95a26
+# Inputs sha256: c9fc4fce6f579e1e01ee74561a2bf576c557590567df1f322de4f8fd79884297
+# Content sha256: c0dcdce029b65fc685e8871f90c0a6cbe930d0b93ba6638fedd01620413812f3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d56b2eba97735119607b460522f005a0d8edab83839dabe0ed0acd26ef2bbb86
-# Content sha256: f76630eaa105ba68c6556a210d49882256a03cd1cd267f8012bdab169d20d9fd
+# Inputs sha256: 31fdc7ee7ba0cd55e7d208d1e95330fe28275d99c9d21e24ac5250bf4bafa7b4
+# Content sha256: a90e6013f8778ef2751cfa0bf5e7f5b6ca25da0f9b60c2a1e657c87b0a0ae3a1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5431f4b19cb30ac45812a347d5ae196c509e5f93013bacb39f6dd6539ad2d9ac
-# Content sha256: 44a760b949dc2d51c659a26a390fb4aaaeee8b002ddf225013949d87adc2cf4c
+# Inputs sha256: 07f2ee6cd0f3ac990ab716ceb678b4332971a55be343390f17afe60d1e6535d3
+# Content sha256: 58b1f40ba019c3ed73ccb2d9082a937d33e6d6f0ea2fa72bb2da0091463783ca
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

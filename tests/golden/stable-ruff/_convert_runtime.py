@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6dffcc98fc0feaaada17fc7449926dfabca6e8400d9ce4d0067fa82f96435703
-# Content sha256: a4bbfd1fe3fdc8847ff9cdc67232ef17343e814960ac85275d9d3ac5e59ba7e5
+# Inputs sha256: 7e47e49f57f99299efd06a461797b1d7c29af3bdc9efbbd7fc1c2ed4b6382d79
+# Content sha256: 3e21dcb778d24c0e07716a4152bc61e8ba14704c1d72b8be149e88d79a86b01b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 79e48dc253f649eea7ef60ec7a820dfd18db9266020d58c1509bdce0e35981a8
-# Content sha256: 7e743c0413bca724797df78d637bc1462ae0d007297193ecff9cf4eb48f57936
+# Inputs sha256: dd92641579c27dc9197bdde170c181d316f56de89bb7a7389a43a8cb21ee9a38
+# Content sha256: f794c365dc84684be0170506ec746a15c1da10d739656ec3eea64b1f4fa328ba
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

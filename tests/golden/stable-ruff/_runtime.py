@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 526f5f98d14f114e6020870f3d4bf49cee530f44fa6be31832cd89c56e00971b
-# Content sha256: 47abf09874cb374f62b6f0333c3d06dfafeea49552e84a02d44f254a2ec58cb9
+# Inputs sha256: e20054d6935cf3a8f0a5aa6f9cb5e7149e2e20106259196a61264ac6266768f7
+# Content sha256: a6294441a1f85f7245eeb6dce39bd1772e232cc8e330d13b861b78c0f0e0672e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

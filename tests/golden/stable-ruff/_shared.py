@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a44e437383dd7955397c7bfda39fc9430670cbae27f2073e32325eda84693f11
-# Content sha256: 3d75d96209351f72a7d91148221b4492b988d2f1a934d3a2bbcad81f17c2f02d
+# Inputs sha256: d7815bda0ed1e194fb1d04048ac5375375c5b68679625c2ec27bafcd79fff6fd
+# Content sha256: b74b9b43c09419abcd5d0a5cb955868af23bc5ef29fb992f42536b646fb50ff8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

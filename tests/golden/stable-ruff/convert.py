@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ca47090ec20e5950e81990fabe2ab732c0994c622272732479a579e8f2a17e83
-# Content sha256: b571bfd7959dd91d14bb8baea30dece15636e40b4c6fc0324ff1c9de11ea3fbe
+# Inputs sha256: b3861c6e30e2c8eda6fe2468a02c9ed07ce25dbc8d65ac9327ed9dac48f3d4c6
+# Content sha256: 4a89ebc6c58bf19edccb7d1807b843193fa5b89737e425aafcecac1d4c07bfbe
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

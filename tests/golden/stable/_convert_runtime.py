@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d99b383c9d55e78dc611551cc8d8ad29cc48e1bf44927b5ce6e3047229cb529
-# Content sha256: b13580e32d9239f2084648fc90b148118bd1f9a5b17cee238376bd40a4a12d71
+# Inputs sha256: 81084bded64a7863d8fa376c952b4ccc453501f2a16b14c56fa33942413697c7
+# Content sha256: 2cc4408926ae75daef544270768aa2454d327546d8ef811d05e8e6c5b1deeb19
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c672ff4b3a7b4ebfcf91f85abb5241cd4a160a55a1889d3388a1005abf59423
-# Content sha256: 93b87e2dcf9abd3bf433a59ba9d24bffb297e06003a5226a925d310d3f9e0342
+# Inputs sha256: 9047d4c1fa4ac8cee13b40e778de925635ac53f3c0a3027e5f31be9798a55138
+# Content sha256: 4f7c2d2c3716dcc2c3ee708b2201e9311a6a595587312c1cbb452d06356bba4b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4fa385a8b05d2eae2223bbfa1ca6bc9793f3dd492586ea9775a6232861bdf72a
-# Content sha256: 8beebdf315d8bcf572bcf463288f944d134c0a6ad8e4d93c818cc1e05dc17250
+# Inputs sha256: 64818d8d388a51b25d17ecfa79bf4ef3ea30537a0a2a8fb75aaddd32f817abdd
+# Content sha256: 1e6f0f5af4d58fa9b08a1970e803ed94b7c1c1c482f43c9d3b1de01c93628cf4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

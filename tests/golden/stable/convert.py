@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b643a0634258de48032dc5d31d7430532ff414d52cb5f7266753e124551279d
-# Content sha256: 59529876c23cc6050b9606c5dc8b5d9f18807eda29d775f98001ea2a6e721186
+# Inputs sha256: 04abf805b8b06109375b846f76a5a32bc0196c8919e1885880d37a51868768e4
+# Content sha256: 4bda238e18bd5045eebb9099f7ed7fb3199f8c749f3620d2add41286af6684d6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

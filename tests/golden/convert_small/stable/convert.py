@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 31789d86d6cb6dc195100400bc1e8c821d3894ad746ce985f982a5fafc27b455
-# Content sha256: 05cb926f64a85554a4d10ea82f201e6810a8b6b16e444793c278a6b36fc4b64b
+# Inputs sha256: b9e25e5f6322d0e400c7004cca2e6a50a28d653c25c8d35e6adc8714cb0a576e
+# Content sha256: 6c2188677cf40047d618c6f5624176a274da3215bcee2ddcbfb9c5907352e02e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4665a31ba35894ed54371174b28740cddf32202cad736aa3620d7e6bb657cf73
-# Content sha256: 5c5920f73ccececb65e8354d78e4ce044feeaa91339d422c91df2f8fb6f6806c
+# Inputs sha256: b9002abe85b47579bccbc24d60bff6245c519df93ab47d8ef3694d3fe10b16ef
+# Content sha256: 4c3b0149c996d6e86d84fc4429976f98b326608a8050c208eaaa95761d80ba12
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9220713c98121fe03819f92e42e780f7b4a21950f652e7f3628dfdf0b21c74a9
-# Content sha256: 1149e915449756d47ead88e3825aff44cab7b22421b891bacdb90e106da35be4
+# Inputs sha256: 59d9ba9aa1eaa5b9d406d625b7c2da8d2765344b09083f8b4f091cee4432584c
+# Content sha256: b0fed5470a8bf03775b1694d31d48a8e3ab41b4df54d7bb3711ec091327db334
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

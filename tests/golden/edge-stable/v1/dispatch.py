@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d706523123a83f962914269d3f7d5e0df6f55079a019cd4c513268bf3dd597ee
-# Content sha256: 57a5da76cc458a69a8011502fecb2de9b989ad8d5b2571cd983801b1327a73b4
+# Inputs sha256: f5746a01bc1e402747e98a1b0416e64a2cce34b78fc0b84c10b55adbd085e21b
+# Content sha256: d906b4dbf3cc3efdc115057bb226ed546d5b79a58b95040bd3a71e9e8ab9a2be
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 92b91d0b603a6c6aa5490dcfe31b6f35bc79c7147d16f389c3ac83845c9b6bf1
-# Content sha256: c487b5cebea22507bfb7766a0e02c2707de7801d97bd424166969c974b8d511a
+# Inputs sha256: 2c23b693221ff159d23b3f1d37fab4dcf9675b684e0193f696ef74708dcb1f09
+# Content sha256: 2b10791f7ebb6de98ecf0adc0832a20dbeff74a6d61217b5eab8cdf954eed9d6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2be379430b3c7a7d78cb515e126c63c0b23da530c60f8d6745746d1afceb63f7
-# Content sha256: ca2f881bcdd783be38309aae3162a77b5480b2425305a8d2fe455884e3b756a8
+# Inputs sha256: 88bf10b38af2fc35f77e8be9f70e6f95c84a60c97292cbe2e185ae676160a534
+# Content sha256: d2c9df1c88e7d5948ddf7c161310897214fc1c7e9ee763358bd1a5a59f18d601
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a9b94ccdd20309d6030d7b6010c8668effd9ee8cdb54b5212f47430ddd6edc6
-# Content sha256: 1325ac4f9ca16e3b36504812686dda97498c462fcaa0abf5cb82f26221932a95
+# Inputs sha256: a426d4f1310907390f53453040f3e75967fefb3ef68950cc15d29d8a5e3830a9
+# Content sha256: 9136adbb5dc60ea30f995bcc69be25e18972ace3eac5d42e388af53c41438365
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cd2b86cef5527542a300a02693974365f5bec3725dc692d5fdaf911f6a0ab3d7
-# Content sha256: 299127c561a6bb11da267ef3cb9eec2d1be795aea8ea3b6baf813dda131ee8ac
+# Inputs sha256: 4c1b4eb07e439acae75c1e3c33ff2619f6905786466d0a42f3d86020de739fb9
+# Content sha256: 76586325c42b05487bc0fc1e1faf698450b145a562e5e86644510584ab8f5215
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5ca7339f189f3938e19cfd78c45dc9295c50aeed14373661f92f17588de1c936
-# Content sha256: df0ef5b0e3f4cec22aa9e966005f8a156d3caa5322c404b121bec8b0a1690c0f
+# Inputs sha256: fd82991ad53889e422404631faa1e50b5c2d233d01daed55ce070b4e31aeb7ad
+# Content sha256: caabcc43efad9ed7406221649c5d3a0c5a0ba74cd811a3775f1c3b6c2fa90c29
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

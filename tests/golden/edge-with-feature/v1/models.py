@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b061c1db73f406b2a1806ae8b827eb5a6c13a99ff1bb487eb6f26feff755dffe
-# Content sha256: 4a0ffc2457f6f1c5d2215bc72cfa9837f23f05eea0a09cdd205f545fa6eac308
+# Inputs sha256: 0f10c4fdb7d18a15863fc9c748cbe3ec48c0a4815bfb9f0a209bfabcac8bccda
+# Content sha256: 38299daea8c739c7795fef46c5fad3fa9fcec9d8ab7e0c9933fbf90bb1d5bc18
 
 """Wire models of ACP protocol v1.
 

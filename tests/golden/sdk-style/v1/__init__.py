@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ebe9b5017d67412c3683bc7788aa3b45db8f6ab0c62a37b085bee570f047a6cb
-# Content sha256: bcc3e53a2b40f96755282de45e539936286bfb3ff0b0f39782fd13596045063d
+# Inputs sha256: cb923b6a0c0091608800d73240675b0f7789a35d493c600adf66dc0d572ea087
+# Content sha256: 21223979dd447e92e76540a641a479a11d3981abb2be792fb2c2a4b41b6e7d9a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

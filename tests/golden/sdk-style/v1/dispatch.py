@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eb023d9432a333e5d9f12c4907839497ab860afbb8ef86bc15c8045ea1da2436
-# Content sha256: 3f8d30f0436f964d59bc76b77431d4ab52b9bf2520d9466ea1a36503fdba52b0
+# Inputs sha256: 8c965e1c4986e4b85c813c8ef1df8af341afbe89cac700859c113e568c7b46a7
+# Content sha256: a50744f19083ac29463c0711406be13554136d5574622579d244c1fb20aea98f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6f69bd741a16fa24f4c18849d1644401df7d9295c9c04e893d570b127778d268
-# Content sha256: eda8315bdde8fb3c7730ec4e92460bb9bfefe6fd67ee0d6b94797975c4ba65ac
+# Inputs sha256: 02b910ace89488f7c3dbc815ccc16b7f8357abcb39f3c595cedb33532d38e2ac
+# Content sha256: b79d9590f22c1e500b36ad8a15a7b6f8ad0a3b136f7148fedfb9454387bd38ee
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 33652d7f4fe23dd294c0c3792e68e2f5f282a44478f2dc743bdafa8062b313ae
-# Content sha256: 58195a0cd38fe4df9320047e557881a86fa72c71e67ae55ebe1be9f83681b43d
+# Inputs sha256: 4e630db80ef333842c07a88b1282c5d623da1df02220e9e1ecbd15034d212494
+# Content sha256: 1fec1d6c356738aba8b82e9adda03f93f7ff425165b1b799c1942bab9e66f2f4
 
 """Wire models of ACP protocol v1.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
@@ -217,7 +217,27 @@ SessionId: TypeAlias = Annotated[
 ]
 
 
-class ArchiveSessionRequest(BaseModel):
+class SessionRequestFields(BaseModel):
+    """
+    What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class ArchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -512,13 +532,14 @@ class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     ] = None
 
 
-SessionUpdate: TypeAlias = Annotated[
-    SessionUpdateSessionInfoUpdate,
-    Field(
-        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
-        discriminator="session_update",
-    ),
-]
+class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
+    root: Annotated[
+        SessionUpdateSessionInfoUpdate,
+        Field(
+            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more.",
+            discriminator="session_update",
+        ),
+    ]
 
 
 class SessionNotification(BaseModel):
@@ -543,7 +564,7 @@ class SessionNotification(BaseModel):
     ] = None
 
 
-class UnarchiveSessionRequest(BaseModel):
+class UnarchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -610,6 +631,7 @@ __all__ = [
     "SessionInfoUpdate",
     "SessionListCapabilities",
     "SessionNotification",
+    "SessionRequestFields",
     "SessionResumeCapabilities",
     "SessionSummary",
     "SessionUpdate",

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f32fba778a15f40eefff336d354635339adffc7dc7391ac826775f59f3a26155
-# Content sha256: 514ec5365586512e2a59d3e82775fdc66848598112c01b12c8b90fd359bc2a6e
+# Inputs sha256: dc65f2b4eb49077c1bd909c214dc183d1012691d02b4aef9cc9d8d75dc853394
+# Content sha256: be4e7db91541c25c15e34042151e0d3686006f7083eedb4f51d9c620d800e3a5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 25d15c790a16f35b95cde778d1296737addfbd63f030b9b8b0df0ee324749200
-# Content sha256: 73927f05b1b1fba2dbf3db386eb9f1d1bbbe49fdffffff1408c430258cd6df1d
+# Inputs sha256: 83f31970c0e7b35c7ab81c3bfa6831f34ca7b8ee386978a8f4b84bb011d33062
+# Content sha256: dcd8881c423c85a1ce0ea420fdf3f30b26915d9b237e9fc643e612440aa35cd1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

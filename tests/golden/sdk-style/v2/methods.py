@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 00402579587a33fbabbc7f2028842c6840009453d91cb1211446e7a7986173f2
-# Content sha256: e53fdd32806f630533d1ca98b42396a3be2360752eb163d52f940f889715741d
+# Inputs sha256: 3d646479985755cf6cf2766ae2b303cb63a4d4a81002cbf7df54481142dbe666
+# Content sha256: 8c0fe8eaec7f4a534bc0f0a47b6eb637947a97264b7fc184ba07a73e56dea2ba
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0532105bf1ed18c5018b2e3b5a1b5eede6d9e46c6be152f4c2c0743d369d350a
-# Content sha256: 42480a8ee847f49d156efdf3146d763fa51b6c301e06ce41b6a21cf40a5add69
+# Inputs sha256: af935f1c874c49e1681097ae7166e38ad55175276df7dcf1c754d01cbbf631ef
+# Content sha256: 64482bb59001792e40be38978fdeff7e5cbdc984c5b265e56fea1fb5cd2c4676
 
 """Wire models of ACP protocol v2.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
 from pydantic.main import BaseModel
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
@@ -143,7 +143,27 @@ SessionId: TypeAlias = Annotated[
 ]
 
 
-class ArchiveSessionRequest(BaseModel):
+class SessionRequestFields(BaseModel):
+    """
+    What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        defer_build=True,
+    )
+    field_meta: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="_meta",
+            description="Reserved for implementation-defined metadata. Omitting it and sending `null` mean the same thing.",
+        ),
+        ABSENT_ON_ERROR,
+    ] = None
+
+
+class ArchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -463,15 +483,16 @@ class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
     ] = None
 
 
-SessionUpdate: TypeAlias = Annotated[
-    SessionUpdateSessionInfoUpdate,
-    Field(
-        description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
-    ),
-]
+class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
+    root: Annotated[
+        SessionUpdateSessionInfoUpdate,
+        Field(
+            description="The kinds of update an agent streams about a session. This fragment defines only the metadata update; the full protocol has more."
+        ),
+    ]
 
 
-class UnarchiveSessionRequest(BaseModel):
+class UnarchiveSessionRequest(SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -560,6 +581,7 @@ __all__ = [
     "SessionInfoUpdate",
     "SessionListCapabilities",
     "SessionListCursor",
+    "SessionRequestFields",
     "SessionSummary",
     "SessionUpdate",
     "SessionUpdateSessionInfoUpdate",

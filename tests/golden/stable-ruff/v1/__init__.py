@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 21db8520b6ed872a20d4cf296288231b579953d1a9cfbbe1239d3c55a799b61b
-# Content sha256: 6c762d4b795f59d2ce2cfe8d247055969ee09409dcb297f417020de1d19f7481
+# Inputs sha256: 3a8647bf352881ac17ac7a17e7a883db03345ba92ee736625b5cbcd6ceba87b5
+# Content sha256: e4ab3619f5786fbbb3642405ef042a7b4ac5c7bba174175565548bf2aa15aba1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 325d1fbb57cfc4ccb59d433863274c0b95b40c3872906bd3ef2de99072b8a667
-# Content sha256: 54b0c3f51f2000c6a7ab9508fb6c28eacb0825627c288248c60c3567b6dbe0bc
+# Inputs sha256: 0461b5b72e0ebfe326676037bc708a8444b8231bc4c8e754248cf6927b586b39
+# Content sha256: 5e35d63a3cd7e672ee032eb5394f5c898b32ffbbae1aada55b990bfb0889fa9e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f474c22ee0dbbb52390c5f9ee86b1b2c3608e639c6e7973204e9a09c6cf8816b
-# Content sha256: e64041afd9528aa7e554dedd763548ed188c7570a629e54bb05a62c5a02236cc
+# Inputs sha256: eb4d8db7331ed2e48700ef5a7004dc0a2f2f1eab12f383f40ce134e4941a65d8
+# Content sha256: faf6de2c82775ea55f3a19f3cb9f55f57c6985b67227b198fdbc1e1e3513b279
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

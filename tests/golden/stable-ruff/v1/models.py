@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e1676c82d9bd1ce1566a3d709824ff1b593c18c839577aac77caa83961d37c77
-# Content sha256: f31f1a10ecec852a629236b54a02c32039c25611264343dd9f19e68dec325e21
+# Inputs sha256: 41f2c595b2f0f611c4e26ba339d349d0d33b19064061b3fd4153359ed8689085
+# Content sha256: 97095e00916d13bcb152870a4edc65ada6225e938d6d2df5fc7b60946506f62c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 12fd576dc0265f2861e44234ad10a6be741e27720ce15bed8524837523fbed62
-# Content sha256: 907b5ad9939ab99c3b53aa8734999f85b7bfcec33d504c5fa6b9d1d8c061d962
+# Inputs sha256: cdaa029a857bb0142c6962ba11bcb7fe76b4dfc8996a03ee0351d808ee541d32
+# Content sha256: e235af53fc165c114ba24e6fdc168020aa940244d62e80dbc79d971527270b17
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

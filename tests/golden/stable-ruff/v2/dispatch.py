@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 510e40b04b3e6e0b2dbadce696d8c53a3b4060784df5b271c8455ffaf90c5de1
-# Content sha256: 27d7a9c91061f1e3aacc126a412cbbde8ca1f0913dd176719cbd126c137f8037
+# Inputs sha256: f4152749b449c3e09fdaa5ceca4453bced3b0c6734a6dd2077f7e13e6c880b77
+# Content sha256: 5bffe79387f574da6c6f5138fff0b9d535cff400eddd396207e910eb8ef28568
 
 """Method dispatch for the agent side of ACP protocol v2.
 

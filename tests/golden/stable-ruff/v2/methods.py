@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c21192248d64f61faf8638efc48ffd679c161a086e1e1e12d2ab52df17c1b467
-# Content sha256: 3f05194f80985073331668d79920f05a5aec60910797dbccacabb2ae9698cc0b
+# Inputs sha256: e035652dde6d3e21dec17f2351f0419184674a8acadb7b1ae25e055dd4e40b9e
+# Content sha256: a2c5e054795134223a1fa8daf95f3db2752d9558cbbeefe7b42d2d5f171cbc27
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 44a9d69de01bafd240086b89ac5fdc22db4a9980a1223d0959bda4f69bce46e1
-# Content sha256: 521607b90a30c81be3a71a11bf7b2830079bc520b1d2cb8b5bf26d8908496588
+# Inputs sha256: eaadda348014f13edcdeb862d7af560a0d87a85bacb57a18a7512b3424357b00
+# Content sha256: 9fd08809ab35013b7e4b08cbef2c1182b113ac7b2a3e02d1d6998d750c0216bb
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e05d27572f42b179886cef1fdfb1fc03be5d3058276d7007412f3d674d65fd12
-# Content sha256: be2f367a37d5b5a793ae46e18aa154755963b592f735efd3dba99f2be035f458
+# Inputs sha256: 2a9e5d76417bda1bed8622999071cbf3175e30be7a84dd23ef495e608e342e04
+# Content sha256: 29252f35d08dd20c1d3d7c70931059942687b82abc8dc48f71f6aede0a131093
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4cc2b9d01b55d33abb63eacbe13c362bc9bc327f260faa578cc8a389a522c4a9
-# Content sha256: 73402be7dabbd698eff9e73b07a6dbe6f7358661c8f547c8be00b5de92272ce1
+# Inputs sha256: 7339741a36c7fa6d73cef4475b0be5472b75897657a7d104c58f7bebe17c5045
+# Content sha256: cc9fbb1485f189662eebd3d95ff6a5dd8ed43f86adc9eb4f445bb06cf12b625a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: afe86c18968c4c02304be80c17f8c4a2cefe8673441f6cae5d015b86f680b109
-# Content sha256: 07731bc4de190882bac1b70f2e6f63643583a881cd587dd07fc856215a0271c4
+# Inputs sha256: fdc15364eb4e4b1540323a98e8043b80356baa02dc379b17eb78b409c92282c2
+# Content sha256: 1a58943a87a03b45bd231cf0f303b2b1a6454d4d2c806de5fb005f7a16e8a42f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

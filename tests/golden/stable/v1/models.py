@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 581e76d4f50e1956f26f80025dfdc001fc59d45c5fba7528925881d1ddc3e02d
-# Content sha256: 5502df50eed88c7529cf444ec14074b7d3dfddd4a0cac3d6293d1978e1f22aba
+# Inputs sha256: 5f07262b7af336a1669dec24adf6674f3149e7f0ba23685a8f6abf6c5ef9581f
+# Content sha256: 921b955105a34c382c04b6710a8865bb44d705e116ceaca808596604b9afcb7b
 
 """Wire models of ACP protocol v1.
 

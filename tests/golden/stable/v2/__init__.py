@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22e5de8c52fc4dfc1149c2b341742ce2f80f0b3ce1b34ed04afc4f56626937db
-# Content sha256: 5006dcebff7b1507821c133fbb42e87c799cf835c1bad1a87a5d8d85ddfea9d9
+# Inputs sha256: 680043857a88cbe5e4af76ff785cde93dcab5a1273ebb75de9b458de9ecbfba2
+# Content sha256: 452b7e6f847d0edaa4b7bc8cccfa45b35a99516dbabf9d315883e3c4881f789b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9bd20d60784b06bb7ac453e19a89aa21ef86b6d4500ee7e2600ea4df20243f21
-# Content sha256: 47f37537416d602e2ff44f4482e17a27013b1feccf6bcc701b048ed1420d8c8f
+# Inputs sha256: 56040296374e73081627a63344e0a5c554cf2cecdcee4694deb72e896a1b5f32
+# Content sha256: 3887cf898ab6eb1777f7f768db0b0ae4587b24465b730b5b2f91c1ac0632ac82
 
 """Method dispatch for the agent side of ACP protocol v2.
 

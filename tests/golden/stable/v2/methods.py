@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e1f63995426267e67256dc3c213b498c678c8ab3f4e93836d727bf696e6711f
-# Content sha256: b3859b6d150574a8be3dff6a73a8e1890d89a98621c9b4e1c75db43550563679
+# Inputs sha256: 4312721fe945ba514a087ddf8fe7fdd429b9fc79478a257d59a6892a9ea08bba
+# Content sha256: 9225ca4623e6e5795e2c735e764a9690d79d03c0e9647fb7a83ada51e779ea60
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0318163244314ad1a21798f3cfa9454395afc2c905bc87bef20831d9e471a07c
-# Content sha256: e2d5923f86b269f7f707262fa09c6d6a33fea0c17a67e500027af284ad9a56fd
+# Inputs sha256: fa6d4f37800ea5616721d9c4d299b0566e04c91b314ff53adb32193f4b000eae
+# Content sha256: 433ccbabac52e85ee861583bd9283dc3c71f92751d55a865f177f18946010ae3
 
 """Wire models of ACP protocol v2.
 
