@@ -3,10 +3,10 @@ out over that many characters of ruff's draft in worker processes vs in this pro
 alone. Below 1x the workers pay for themselves.
 
 F1 times ``formatting._map`` as a run calls it; its row at ``formatting.BLACK_PARALLEL``,
-from where a run forks workers, has the target 1x, the others are for information. F2,
-for information, times the pool ``_map`` made before 2026-12-01 where workers start
-afresh (spawn: macOS and Windows; a fork server: Linux from Python 3.14): they import
-black first, and did not pay at any size measured, so a run no longer starts them.
+from where a run forks workers, has the target 1x, the others are for information. F2
+times a pool as ``_map`` makes it where workers start afresh (spawn: macOS and Windows; a
+fork server: Linux from Python 3.14): they import black first; its row at
+``formatting.BLACK_PARALLEL_AFRESH``, from where a run starts them, has the target 1x.
 
 The draft is what a run hands black most of: the v1 models in the ruff style (imports
 sorted, ``ruff format``), over upstream v1 with the fragments overlaid when the upstream
@@ -109,7 +109,7 @@ def run() -> list[Ratio]:
                 repeat=5,
             )
         )
-    for size in AFRESH:
+    for size in sorted({*AFRESH, formatting.BLACK_PARALLEL_AFRESH}):
         spawn_job = _take(pieces, size)["draft"]
 
         def spawned(on: bool, job: list[str] = spawn_job) -> None:
@@ -123,7 +123,7 @@ def run() -> list[Ratio]:
                 "spawned workers vs this process alone",
                 functools.partial(spawned, True),
                 functools.partial(spawned, False),
-                target=None,
+                target=1.0 if size == formatting.BLACK_PARALLEL_AFRESH else None,
                 repeat=5,
             )
         )

@@ -11,7 +11,7 @@ ruff mostly reads once, about half the work of black alone. Where the two differ
 splits a line that ends in a ``# type:`` comment, which black leaves long), black keeps
 ruff's split, as it keeps any bracket with a trailing comma: the result is still black's
 own layout, which ``black --check`` accepts. What is left is split at top-level classes
-and spread over the machine's cores where worker processes fork.
+and spread over the machine's cores.
 
 The pipeline borrows the worker machinery (``in_background``): the models of the later
 versions are rendered and laid out in a worker of their own.
@@ -41,13 +41,14 @@ DEFAULT_LINE_LENGTH = 88
 # black's input is cut into pieces of at least this many characters (where a cut cannot
 # change its layout, see _pieces), small enough to share out evenly over the cores.
 BLACK_PIECE = 4_000
-# Below this many characters of ruff's draft in all, forked workers cost more than they
-# save. Measured with `nox -s bench` (F1, docs/benchmarks.md) on a busy two-core machine,
-# medians of ten runs: 1.11x to 1.48x up to 65,000 characters, 0.99x at 99,000, 0.62x to
-# 0.83x from 128,000. Workers started afresh (spawn: macOS and Windows; a fork server:
-# Linux from Python 3.14) import black first and paid at no size measured (F2: 1.12x at
-# 483,000, more than upstream v1's models): where workers do not fork, one process lays out all.
-BLACK_PARALLEL = 128_000
+# Below this many characters of ruff's draft in all, worker processes cost more than they
+# save (`nox -s bench`, F1 and F2, docs/benchmarks.md; an idle two-core machine, three
+# runs). Forked workers: 1.01x to 1.02x at 18,700 characters, 0.80x to 0.88x from 27,000
+# to 33,500. Workers started afresh (spawn: macOS and Windows; a fork server: Linux from
+# Python 3.14) import black first: 1.13x to 1.16x at 84,500, 0.83x to 0.84x at 172,000.
+# On a machine busy with other work, workers pay later (F1 read 0.99x at 99,000 there).
+BLACK_PARALLEL = 32_000
+BLACK_PARALLEL_AFRESH = 160_000
 
 T = TypeVar("T")
 
@@ -133,10 +134,13 @@ def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
 
 
 def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> list[str]:
-    """``function`` over every piece, in order: in forked worker processes when there is
-    enough work (see forks_workers), else (or when workers cannot start or die) here."""
+    """``function`` over every piece, in order: in worker processes when there is enough
+    work for their start method, more than one core and this is no worker itself, else (or
+    when workers cannot start or die) here."""
     jobs = [piece for parts in pieces.values() for piece in parts]
-    workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= BLACK_PARALLEL and forks_workers() else 1
+    threshold = BLACK_PARALLEL if _start_method() == "fork" else BLACK_PARALLEL_AFRESH
+    enough = sum(map(len, jobs)) >= threshold and _cores() > 1 and not _in_a_worker()
+    workers = min(len(jobs), _cores()) if enough else 1
     if workers > 1:
         # Longest first, so that no worker is left with a long piece when the others are done.
         order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i]))

@@ -136,7 +136,6 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(formatting, "BLACK_PIECE", 2_000)  # many pieces
     monkeypatch.setattr(formatting, "_cores", lambda: 2)  # workers on a one-core machine too
     monkeypatch.setattr(formatting, "_start_method", lambda: "fork")  # and on macOS
-    monkeypatch.setattr(formatting, "BLACK_PARALLEL", 10_000)  # the fragments' modules are fewer characters
     ran: list[int] = []
     real_map = formatting._map
 
@@ -157,23 +156,46 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     assert made == [2]
 
 
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS and Windows start workers by spawning them, Linux from Python 3.14 by a fork
+    server: they import only ``codegen.formatting`` and get their work by pickling."""
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"{method} is not available on this platform")  # forkserver: not on Windows
+    made: list[int] = []
+
+    def pool(workers: int, **kwargs: Any) -> ProcessPoolExecutor:
+        made.append(workers)
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), **kwargs)
+
+    monkeypatch.setattr(formatting, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(formatting, "_start_method", lambda: method)
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    monkeypatch.setattr(formatting, "BLACK_PARALLEL_AFRESH", 200)
+    assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
+    assert made == [2]
+
+
 @pytest.mark.parametrize(
     ("method", "scale", "in_a_worker", "pool"),
     [
         ("fork", 1.0, False, True),
         ("fork", 0.9, False, False),
-        ("spawn", 8.0, False, False),
-        ("forkserver", 8.0, False, False),
+        ("spawn", 1.0, False, True),
+        ("spawn", 0.9, False, False),
+        ("forkserver", 1.0, False, True),
+        ("forkserver", 0.9, False, False),
         ("fork", 8.0, True, False),
     ],
 )
-def test_workers_are_forked_for_enough_work_only(
+def test_workers_start_for_enough_work_for_their_start_method(
     method: str, scale: float, in_a_worker: bool, pool: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Forked workers pay from BLACK_PARALLEL characters (benchmark F1); workers that
-    start afresh and import black first paid at no size measured (F2), so none start. A
-    worker process (the models of a later version, see pipeline.generate) lays out its own
-    pieces: the other cores are busy already."""
+    start afresh and import black first, from BLACK_PARALLEL_AFRESH (F2). A worker process
+    (the models of a later version, see pipeline.generate) lays out its own pieces: the
+    other cores are busy already."""
     if in_a_worker:
         monkeypatch.setattr(multiprocessing, "parent_process", object)
     made: list[int] = []
@@ -185,7 +207,9 @@ def test_workers_are_forked_for_enough_work_only(
     monkeypatch.setattr(formatting, "ProcessPoolExecutor", counting)
     monkeypatch.setattr(formatting, "_cores", lambda: 2)
     monkeypatch.setattr(formatting, "_start_method", lambda: method)
-    size = int(formatting.BLACK_PARALLEL * scale)
+    threshold = formatting.BLACK_PARALLEL if method == "fork" else formatting.BLACK_PARALLEL_AFRESH
+    assert formatting.BLACK_PARALLEL < formatting.BLACK_PARALLEL_AFRESH
+    size = int(threshold * scale)
     pieces = {"m.py": ["#" * (size // 20 + 1)] * 20}  # 20 pieces, `size` characters in all (at least)
     assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces["m.py"]]
     assert made == ([2] if pool else [])

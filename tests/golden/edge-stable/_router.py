@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 910b329f846db034a7f3cafb78e218de50b06b29491b1bd11320bf7488bccbdb
-# Content sha256: f1ad203a77515ca5ace68f2129f38b43c7d50236a361eb8ff304778334cc5fe6
+# Inputs sha256: 5642f5a89c4cb3bddd03f5dd57504ddd1ed8f496e5775a2ad05b50be9bcea328
+# Content sha256: c6d415fbd7323c627728682845628ae452fab113f44c547eb0d7c6efcee7c648
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

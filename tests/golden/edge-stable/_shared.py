@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ddb570cc8582f4cde3ba18fd5416ab8b32ff3890b8e8bd67f9e040cc81933b2a
-# Content sha256: 8ae6880c14a0aa156928ad069d4c14437cd227c4328a9c1da13882163ae184ca
+# Inputs sha256: ca02aebea5d2bc06008f4ac9ce68a3f109bbc92cd6fb380ceac33b09fca2b7a8
+# Content sha256: 627896c3c892e46b2c5abc13cda3ae4fc7be7d787bde6da71aa02d9c92b42d6b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

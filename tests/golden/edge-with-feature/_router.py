@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e3748c816f1bc4707c193a5c37887a232366b193db7a1abdfa7e46487d39b433
-# Content sha256: 1bae0380a4b90b0e1d5029aef7647604bf5f115a2093d5b7e201270bb14b1d27
+# Inputs sha256: cadeb1951e7d3f35ca425746c43cc5ba404e6b2a729ee783ab9dec47877ed488
+# Content sha256: 15ac876f2480ceb8d4d2f440f5183008ae25e590ec4c809f3156cee0f593acf8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

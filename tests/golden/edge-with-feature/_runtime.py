@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e67330fdf65fb3854d7d11fc76dd57585ec1e90c07e0ecc007d7ee9cb4d3fc0
-# Content sha256: 577398b95395dcdff3de9d4d495faabe4f2cb09e0173885ca24f3a9ba4e6a17a
+# Inputs sha256: ebb16655e091c5fc8e00439a46546b36f10a200a033fc805b993df07e8496e4e
+# Content sha256: 9e13a8227c4ff052f18bd7c7939d4048c7617090aa99f7d784b6e246541115c2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

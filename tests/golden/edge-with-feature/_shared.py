@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1eeeca50d3a3d4bcf1f36da05e49703ede2678cb0a2a071608797714c2084f8
-# Content sha256: 1f127f932a7a83140bec83d5c2cbb5737b7a53090d12aabc460da55cdd6c01fd
+# Inputs sha256: 48c50009d82292be70fa648b90ef2991c382f8a18c5d91751b9d5e02f4f04399
+# Content sha256: bcbe1edecc0e265eeb586f7f6887b7cd5bdc3702e83c3ae9c8e7992b62a8d4a7
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

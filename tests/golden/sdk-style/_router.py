@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c9fc4fce6f579e1e01ee74561a2bf576c557590567df1f322de4f8fd79884297
-# Content sha256: c0dcdce029b65fc685e8871f90c0a6cbe930d0b93ba6638fedd01620413812f3
+# Inputs sha256: 381bf3fe9a556933b318bafea652c3828bdcfea75ba5d558fb43ec243fe94459
+# Content sha256: e8eff8b943bc36eba9a70698d885889d70bb39c47afb17756e17c9fc71e31d26
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 31fdc7ee7ba0cd55e7d208d1e95330fe28275d99c9d21e24ac5250bf4bafa7b4
-# Content sha256: a90e6013f8778ef2751cfa0bf5e7f5b6ca25da0f9b60c2a1e657c87b0a0ae3a1
+# Inputs sha256: 5dfecf6dfd1172f0e9972fa2925217d2b4be236a950cb96d2ccbbb9fbe7fed5c
+# Content sha256: f2e6debc0c6854b415adcf7edee9fa4385b42055b1f9364a44dcad37e7d3d0cb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 07f2ee6cd0f3ac990ab716ceb678b4332971a55be343390f17afe60d1e6535d3
-# Content sha256: 58b1f40ba019c3ed73ccb2d9082a937d33e6d6f0ea2fa72bb2da0091463783ca
+# Inputs sha256: daad0015dc0f63719a158c619a08f202ebc1744c22d6bf478b58467f396a6a5d
+# Content sha256: 83ffae3dd49e9b1b78896541ca2d0076489f1f2b4bb0203624d7dbb5ba4fc03e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

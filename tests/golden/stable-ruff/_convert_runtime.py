@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7e47e49f57f99299efd06a461797b1d7c29af3bdc9efbbd7fc1c2ed4b6382d79
-# Content sha256: 3e21dcb778d24c0e07716a4152bc61e8ba14704c1d72b8be149e88d79a86b01b
+# Inputs sha256: 2b328d9bfd991ca58474fe19036daa53190543c6cf149c21d4b053c739805d36
+# Content sha256: 8e0152a2907f9677d128be0acfd8b97cde7bd11d97dd7ab7ad03a4d06b3dcc66
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

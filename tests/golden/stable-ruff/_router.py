@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dd92641579c27dc9197bdde170c181d316f56de89bb7a7389a43a8cb21ee9a38
-# Content sha256: f794c365dc84684be0170506ec746a15c1da10d739656ec3eea64b1f4fa328ba
+# Inputs sha256: 43395c51ffa24fa01ca59d2c4f67c6e84c79af37e4e8d3ca1484c268ebb1a920
+# Content sha256: 4e7e3e8048c1bf5f4d615aa033694338bd6c5ae7a7676a0fad63d7bbd13c2f21
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e20054d6935cf3a8f0a5aa6f9cb5e7149e2e20106259196a61264ac6266768f7
-# Content sha256: a6294441a1f85f7245eeb6dce39bd1772e232cc8e330d13b861b78c0f0e0672e
+# Inputs sha256: 765158f64e7971dc211dfc12139aaa76e260acb2f3521dee8a7149dc8389d5d2
+# Content sha256: 026f507d9b06c12beb56ff307d686299b176fc81b40f9d2069fadef90d4251ec
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

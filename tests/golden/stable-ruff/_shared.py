@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d7815bda0ed1e194fb1d04048ac5375375c5b68679625c2ec27bafcd79fff6fd
-# Content sha256: b74b9b43c09419abcd5d0a5cb955868af23bc5ef29fb992f42536b646fb50ff8
+# Inputs sha256: 5347278da7b69dc80f0e6920860efbc640e76d99f9326669c19cfa50bdbecf38
+# Content sha256: 2c0e0d1a864e8dd04fa892e270cfbd101d9d8b41c4d6a441b962ef57ff7802d6
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

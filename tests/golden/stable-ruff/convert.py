@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b3861c6e30e2c8eda6fe2468a02c9ed07ce25dbc8d65ac9327ed9dac48f3d4c6
-# Content sha256: 4a89ebc6c58bf19edccb7d1807b843193fa5b89737e425aafcecac1d4c07bfbe
+# Inputs sha256: e6bd3b389867a0957dff6fd571098ab1eb5787d58c28e3487106ef2d4afe698c
+# Content sha256: 66165df7d0502139b3faf8a8783a9160d538958e38d135ef9887cd71486d7841
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

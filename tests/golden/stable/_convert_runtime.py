@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 81084bded64a7863d8fa376c952b4ccc453501f2a16b14c56fa33942413697c7
-# Content sha256: 2cc4408926ae75daef544270768aa2454d327546d8ef811d05e8e6c5b1deeb19
+# Inputs sha256: 7511b727c764a3011263a35c3fe116a7fb1cc9465454b47b42207425461bcc7d
+# Content sha256: aeb55eb1486144480f50c9bbc5a4c6108dd70618db7ba257040f44426cab4523
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9047d4c1fa4ac8cee13b40e778de925635ac53f3c0a3027e5f31be9798a55138
-# Content sha256: 4f7c2d2c3716dcc2c3ee708b2201e9311a6a595587312c1cbb452d06356bba4b
+# Inputs sha256: e17aca5faf781e1d386e3fb32e8b43d31534f1e25861b04d106e164efc962a68
+# Content sha256: bfd860ef43c52df1a0a1b030baf1a1257bc2b64f10a99504b2758982acbcb18c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 64818d8d388a51b25d17ecfa79bf4ef3ea30537a0a2a8fb75aaddd32f817abdd
-# Content sha256: 1e6f0f5af4d58fa9b08a1970e803ed94b7c1c1c482f43c9d3b1de01c93628cf4
+# Inputs sha256: 9a920ebc1b9f7a0d96c38dbe108786531066887a46ea8e5fa45d6183ab66eae4
+# Content sha256: bc6a306fdc6a90c0bc8e54d2e3bcc9fd1c7f1efd3dbc86b18ca5adfa3d450e8d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 04abf805b8b06109375b846f76a5a32bc0196c8919e1885880d37a51868768e4
-# Content sha256: 4bda238e18bd5045eebb9099f7ed7fb3199f8c749f3620d2add41286af6684d6
+# Inputs sha256: 46a8de1c6b382147995da5714e586fd6fabf83b55021654f4815cb5007e7d943
+# Content sha256: 117319e9eede1c89f883babc5d28805d86f71c9199fc100658bde2b0cf6b3436
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b9e25e5f6322d0e400c7004cca2e6a50a28d653c25c8d35e6adc8714cb0a576e
-# Content sha256: 6c2188677cf40047d618c6f5624176a274da3215bcee2ddcbfb9c5907352e02e
+# Inputs sha256: 1762634f98c1ad4979662c51475fabffa87bb71374fc8a62fdf21376423072c3
+# Content sha256: 5618e1fd9a19d96311f8e39586a5c37ad7f23c79a09245df3702b118cc02ee96
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

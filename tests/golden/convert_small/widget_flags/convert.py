@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b9002abe85b47579bccbc24d60bff6245c519df93ab47d8ef3694d3fe10b16ef
-# Content sha256: 4c3b0149c996d6e86d84fc4429976f98b326608a8050c208eaaa95761d80ba12
+# Inputs sha256: bcbe8c091f3df6b4c6e462277d09a422dab1e9d9b95a3a8c396289643a10ec0f
+# Content sha256: b5c33c1f5d185f245e40f14b1190ea2ad2ddcc556fdd17e543efb84a6d324b6c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

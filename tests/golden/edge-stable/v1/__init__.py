@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 59d9ba9aa1eaa5b9d406d625b7c2da8d2765344b09083f8b4f091cee4432584c
-# Content sha256: b0fed5470a8bf03775b1694d31d48a8e3ab41b4df54d7bb3711ec091327db334
+# Inputs sha256: ca0f3d29bd131263918d7aae0d482b8667d008020f8cde376ad7c89176871ea0
+# Content sha256: 46c9f745182ecc879cdf220e358bdd18232f311e017f32eb751c78bda2097e3a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

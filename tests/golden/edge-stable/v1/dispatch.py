@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5746a01bc1e402747e98a1b0416e64a2cce34b78fc0b84c10b55adbd085e21b
-# Content sha256: d906b4dbf3cc3efdc115057bb226ed546d5b79a58b95040bd3a71e9e8ab9a2be
+# Inputs sha256: 1fcc7985adf6bf78e1f2526c0dd48b0938e648e201e4233cb7aa28e7e9b43806
+# Content sha256: 1579e908659213810109393ab9c164d0ea4182570d5d2dbea81988a886adcbb2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c23b693221ff159d23b3f1d37fab4dcf9675b684e0193f696ef74708dcb1f09
-# Content sha256: 2b10791f7ebb6de98ecf0adc0832a20dbeff74a6d61217b5eab8cdf954eed9d6
+# Inputs sha256: 2252b5bae1d848da83cfcbb892fe92a8cd5f687a6c2842ce44e920287def3d84
+# Content sha256: 84e161ee5468c8ac9e16f24100238430f3904dcba7d3bc062d28f97469aff6bc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 88bf10b38af2fc35f77e8be9f70e6f95c84a60c97292cbe2e185ae676160a534
-# Content sha256: d2c9df1c88e7d5948ddf7c161310897214fc1c7e9ee763358bd1a5a59f18d601
+# Inputs sha256: 82965efff0a046edca4c3e33a4fe5a9d2818df7f67f06af36e79084bb4701644
+# Content sha256: f239d84ba83e98883e62f40c619efbfda03b864c053c8f65a9417b7a4687bda8
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a426d4f1310907390f53453040f3e75967fefb3ef68950cc15d29d8a5e3830a9
-# Content sha256: 9136adbb5dc60ea30f995bcc69be25e18972ace3eac5d42e388af53c41438365
+# Inputs sha256: 33d310c8a48668567b2206bf49f04876ea25dcce7a5b383a4d5f54b67f6884f8
+# Content sha256: a3e9bb19925643360f7d1e98b319ed7338077459caee677c9613589a693bcacd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

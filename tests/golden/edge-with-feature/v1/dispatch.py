@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c1b4eb07e439acae75c1e3c33ff2619f6905786466d0a42f3d86020de739fb9
-# Content sha256: 76586325c42b05487bc0fc1e1faf698450b145a562e5e86644510584ab8f5215
+# Inputs sha256: 03286ccc886e025465093fc7dccf96316eca10f926247892c5621701a969416b
+# Content sha256: 6d3e4492d923e6a8ea23ca83c1affc7d14d1525ef0b687e2966c08a23212fc33
 
 """Method dispatch for the agent side of ACP protocol v1.
 

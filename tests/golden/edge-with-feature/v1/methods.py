@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fd82991ad53889e422404631faa1e50b5c2d233d01daed55ce070b4e31aeb7ad
-# Content sha256: caabcc43efad9ed7406221649c5d3a0c5a0ba74cd811a3775f1c3b6c2fa90c29
+# Inputs sha256: a4b9c20613e9fb682e9342d36c0d90834f78ae7ea8b7a3d4597bb64c96bc5703
+# Content sha256: e4cacbe067fd9226983d0dda5126749f0ce5505d9c028acc423e78b0d1aa629b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f10c4fdb7d18a15863fc9c748cbe3ec48c0a4815bfb9f0a209bfabcac8bccda
-# Content sha256: 38299daea8c739c7795fef46c5fad3fa9fcec9d8ab7e0c9933fbf90bb1d5bc18
+# Inputs sha256: a43a24922df09b59c8680a074ed875c177532704838eb701530bd692b8211925
+# Content sha256: c65024b3e4766d4dc555b309d2a2a1cf430ce4d7ad4f7caf7f78d42db4f3492b
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cb923b6a0c0091608800d73240675b0f7789a35d493c600adf66dc0d572ea087
-# Content sha256: 21223979dd447e92e76540a641a479a11d3981abb2be792fb2c2a4b41b6e7d9a
+# Inputs sha256: eba2f4c8f33dace7c20f50c6f0f6e8ca5fc87f14e902649a61dd5b3bec5c7e8f
+# Content sha256: c64802683cbb9672b0ee9901f36751ee62cb8c2ede92dbdfb26e1c441df29708
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8c965e1c4986e4b85c813c8ef1df8af341afbe89cac700859c113e568c7b46a7
-# Content sha256: a50744f19083ac29463c0711406be13554136d5574622579d244c1fb20aea98f
+# Inputs sha256: f15a911ba22591b2876538e3a4f578856205dc42a80f6919e5362e2071bc40b7
+# Content sha256: 5894728e176e348f8345bd16a04220d0d54d808c17e835b80d924c3b562cfc5a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 02b910ace89488f7c3dbc815ccc16b7f8357abcb39f3c595cedb33532d38e2ac
-# Content sha256: b79d9590f22c1e500b36ad8a15a7b6f8ad0a3b136f7148fedfb9454387bd38ee
+# Inputs sha256: 022853c284c28f0ab318941ff0164084f7fd2414df59d91b548ef1f0a6e09d92
+# Content sha256: 906fd6dc0ba33afcb57464a1dc290bda9ff496c9a27955f3f428c2f011920718
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

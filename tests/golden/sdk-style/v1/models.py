@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4e630db80ef333842c07a88b1282c5d623da1df02220e9e1ecbd15034d212494
-# Content sha256: 1fec1d6c356738aba8b82e9adda03f93f7ff425165b1b799c1942bab9e66f2f4
+# Inputs sha256: 584dba4a153ead39d4f3f971f34bdba1864f95267a891fded57e1bc4511edb11
+# Content sha256: f85d205c645dc2900663441f9efa2a0941598bc064a481f1f23a8559e7593ed6
 
 """Wire models of ACP protocol v1.
 

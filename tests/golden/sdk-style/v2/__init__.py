@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: dc65f2b4eb49077c1bd909c214dc183d1012691d02b4aef9cc9d8d75dc853394
-# Content sha256: be4e7db91541c25c15e34042151e0d3686006f7083eedb4f51d9c620d800e3a5
+# Inputs sha256: 36ffc32268443678c325b22d2fe00ac80d3452ecb206e6c991348041f99b7626
+# Content sha256: a04ac78b87f19c5c079bb88e56c0ad34f5208de1129bcceb0d736bb57c6f4f11
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

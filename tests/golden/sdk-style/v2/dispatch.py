@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 83f31970c0e7b35c7ab81c3bfa6831f34ca7b8ee386978a8f4b84bb011d33062
-# Content sha256: dcd8881c423c85a1ce0ea420fdf3f30b26915d9b237e9fc643e612440aa35cd1
+# Inputs sha256: a9f595d5386c2ed701b541dd6b884a660fbac9b9eac35169ad018136a0ca7baf
+# Content sha256: 5d32d09c4fcf1683209ec934c240d4f9c34ededd421333f27f27d5c482d47512
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3d646479985755cf6cf2766ae2b303cb63a4d4a81002cbf7df54481142dbe666
-# Content sha256: 8c0fe8eaec7f4a534bc0f0a47b6eb637947a97264b7fc184ba07a73e56dea2ba
+# Inputs sha256: 5e2021c67e83c32d06d8cfeef2801cbd0107ce1f9010fcb937ce9627d5484e8f
+# Content sha256: 59baf65c2d8ea72ee858da2cf23b8f2bd409b7364e4e78503afad9588fa14bdf
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: af935f1c874c49e1681097ae7166e38ad55175276df7dcf1c754d01cbbf631ef
-# Content sha256: 64482bb59001792e40be38978fdeff7e5cbdc984c5b265e56fea1fb5cd2c4676
+# Inputs sha256: 93791160f8d840b77bd8fcfa0f4d5783edbbe75c265d05fa5ebe62375cefdfa8
+# Content sha256: f0b5bf2b035f812ac34ceeba4c7f053224cbf03b7ba744260a5e51c78c785d08
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3a8647bf352881ac17ac7a17e7a883db03345ba92ee736625b5cbcd6ceba87b5
-# Content sha256: e4ab3619f5786fbbb3642405ef042a7b4ac5c7bba174175565548bf2aa15aba1
+# Inputs sha256: 18f767df40cec9a69cf68fc0b61a0bc923ed8dafa8fd673cf5f1e7838d4938ef
+# Content sha256: d7d34796ab2d88c9c89a9fc7ea211473062356c343291fa2e683d5afc7970850
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0461b5b72e0ebfe326676037bc708a8444b8231bc4c8e754248cf6927b586b39
-# Content sha256: 5e35d63a3cd7e672ee032eb5394f5c898b32ffbbae1aada55b990bfb0889fa9e
+# Inputs sha256: 50e34cdf6a4c7af3c7d952b3bac0a4d9b532875e26a373f1967babc09e2ff992
+# Content sha256: 51fdc360d9961bfac8021a2c1191c39aa8b02f9236663837f86ab29df309955c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eb4d8db7331ed2e48700ef5a7004dc0a2f2f1eab12f383f40ce134e4941a65d8
-# Content sha256: faf6de2c82775ea55f3a19f3cb9f55f57c6985b67227b198fdbc1e1e3513b279
+# Inputs sha256: f759da31e098a6f618c8d6c07f52f4d3a0e9618ad13b23c6e5bdf42bb966c0ae
+# Content sha256: 57756eeb67a70880f6897d0863ea1d3fe658af67b96da10aefa9e9c8c244bf65
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 41f2c595b2f0f611c4e26ba339d349d0d33b19064061b3fd4153359ed8689085
-# Content sha256: 97095e00916d13bcb152870a4edc65ada6225e938d6d2df5fc7b60946506f62c
+# Inputs sha256: 50642145819dbf1dcd3be5e8f0661a18dae31010be0524d6d0014daa596f8f75
+# Content sha256: 05da0f40cc560da2026605e0f4b9bc9b34a2d469c59ad51ed2a2b02263f5af6f
 
 """Wire models of ACP protocol v1.
 

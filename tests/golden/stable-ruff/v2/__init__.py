@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cdaa029a857bb0142c6962ba11bcb7fe76b4dfc8996a03ee0351d808ee541d32
-# Content sha256: e235af53fc165c114ba24e6fdc168020aa940244d62e80dbc79d971527270b17
+# Inputs sha256: 10a239269f71751f6769657bb29a3b3945696c814a000a7ce4357ff2632bc33c
+# Content sha256: 550c61b891f9c1f0412c83b5f4c1886a1f1b7f7fc23199e19a9d347055180547
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f4152749b449c3e09fdaa5ceca4453bced3b0c6734a6dd2077f7e13e6c880b77
-# Content sha256: 5bffe79387f574da6c6f5138fff0b9d535cff400eddd396207e910eb8ef28568
+# Inputs sha256: 39eb8fcc3906609605522b589b58320ff2e5b4dc7b41fe6be9350a0274fa8711
+# Content sha256: 365f8a40cca9e7444b90d939ad708726e49fb304b3ae5f06880190a67461ce7a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

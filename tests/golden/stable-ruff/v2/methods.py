@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e035652dde6d3e21dec17f2351f0419184674a8acadb7b1ae25e055dd4e40b9e
-# Content sha256: a2c5e054795134223a1fa8daf95f3db2752d9558cbbeefe7b42d2d5f171cbc27
+# Inputs sha256: 79b28d6d2edcfdcda33fc0b0ad0747d6fddf46854e9d34418c6c89f99cd5e27a
+# Content sha256: 2b01d3f06d39e1def709fee19c53b09b8766e6253cd2748d596be8c5b7af965e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

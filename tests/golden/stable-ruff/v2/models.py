@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eaadda348014f13edcdeb862d7af560a0d87a85bacb57a18a7512b3424357b00
-# Content sha256: 9fd08809ab35013b7e4b08cbef2c1182b113ac7b2a3e02d1d6998d750c0216bb
+# Inputs sha256: 1995d227e017c01089e4d9cd6e8e25dff1a8d28d3eb134b10d8e828d7afa8e30
+# Content sha256: b12ec03c243bfb1a57e2375aa52e2b789b7851ae0a928c731a4fad22d194eb13
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a9e5d76417bda1bed8622999071cbf3175e30be7a84dd23ef495e608e342e04
-# Content sha256: 29252f35d08dd20c1d3d7c70931059942687b82abc8dc48f71f6aede0a131093
+# Inputs sha256: 325b2c6c9e06b00a03e8557d2b3e2480f312400ffb6c562a4f79aa3bed6e7cfc
+# Content sha256: 8243c0bfd07343f2eba06751a7bd1e4aa84654cc65dc54b530e250c0b079270f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

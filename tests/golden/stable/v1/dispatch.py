@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7339741a36c7fa6d73cef4475b0be5472b75897657a7d104c58f7bebe17c5045
-# Content sha256: cc9fbb1485f189662eebd3d95ff6a5dd8ed43f86adc9eb4f445bb06cf12b625a
+# Inputs sha256: 24b9b4a1d64bf45de2755bf15525c093d9fd910fce9dd16ece5baf4f64c36d7d
+# Content sha256: 0051e3714cadef46dc7f006a0136256644813297151f10faee82246dc2581390
 
 """Method dispatch for the agent side of ACP protocol v1.
 

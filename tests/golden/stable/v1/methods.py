@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fdc15364eb4e4b1540323a98e8043b80356baa02dc379b17eb78b409c92282c2
-# Content sha256: 1a58943a87a03b45bd231cf0f303b2b1a6454d4d2c806de5fb005f7a16e8a42f
+# Inputs sha256: b5dd5d043041ec101d3ec3cb76ad8ec8ed103a3503a7182eb1a976c9cef31639
+# Content sha256: 948ba40e656d53d666db8a93fffd29074eca7d5d28147eabf480cff20fae2409
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5f07262b7af336a1669dec24adf6674f3149e7f0ba23685a8f6abf6c5ef9581f
-# Content sha256: 921b955105a34c382c04b6710a8865bb44d705e116ceaca808596604b9afcb7b
+# Inputs sha256: be5e76e3206ff309e0b96cc0822b9afc329d484fc9d9255b5a6ff6e84403dec8
+# Content sha256: de3a38c354399ebcca97e36c932d0c03b6a442929c6f0027c80906f069394f1d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 680043857a88cbe5e4af76ff785cde93dcab5a1273ebb75de9b458de9ecbfba2
-# Content sha256: 452b7e6f847d0edaa4b7bc8cccfa45b35a99516dbabf9d315883e3c4881f789b
+# Inputs sha256: 162d9a502290680ea6702ace5d9dd56549e2b742b6911dda2c66598a884ced9e
+# Content sha256: 1a9ade2635e7ea0f7cea58b87321042105c980e5055164ed17ba2a96cbd856bf
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

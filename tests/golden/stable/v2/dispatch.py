@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 56040296374e73081627a63344e0a5c554cf2cecdcee4694deb72e896a1b5f32
-# Content sha256: 3887cf898ab6eb1777f7f768db0b0ae4587b24465b730b5b2f91c1ac0632ac82
+# Inputs sha256: ba47719e3ffc4388fa603fb1b3fdcba372be9fd7c27f2a844382158dd4f88e9d
+# Content sha256: d7a4a4655232cf0924be01f3e7145240068039829c50a1ce37b83c55f73ff256
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4312721fe945ba514a087ddf8fe7fdd429b9fc79478a257d59a6892a9ea08bba
-# Content sha256: 9225ca4623e6e5795e2c735e764a9690d79d03c0e9647fb7a83ada51e779ea60
+# Inputs sha256: c4707bf5f807b97f867f5a84833c387fb918af227faf193c2b9ae38485f7a381
+# Content sha256: df927ef3fb5825e1c18af7fa7d68bf23f7ec09d77babf03947857157a95e4f45
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

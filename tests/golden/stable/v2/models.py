@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fa6d4f37800ea5616721d9c4d299b0566e04c91b314ff53adb32193f4b000eae
-# Content sha256: 433ccbabac52e85ee861583bd9283dc3c71f92751d55a865f177f18946010ae3
+# Inputs sha256: fb3b8a9a2c009c4564e6eaecd324f0b27489b7838397f6e45c89156b59c4307c
+# Content sha256: fc4eab0993419070c57ac541007b48999302445067342b1d6249a64812478f4a
 
 """Wire models of ACP protocol v2.
 
