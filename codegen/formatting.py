@@ -26,6 +26,7 @@ import gc
 import itertools
 import multiprocessing
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -101,7 +102,13 @@ def format_modules(sources: Mapping[str, str], style: Style) -> dict[str, str]:
             path.write_text(sources[name], encoding="utf-8", newline="")
 
         def ruff(*args: str) -> None:
-            common = ("--isolated", "--quiet", "--target-version=py310", f"--line-length={style.line_length}")
+            common = (
+                "--isolated",
+                "--no-cache",
+                "--quiet",
+                "--target-version=py310",
+                f"--line-length={style.line_length}",
+            )
             command = [find_ruff_bin(), *args, *common, *map(str, paths.values())]
             done = subprocess.run(command, cwd=tmp, capture_output=True, text=True, encoding="utf-8", check=False)
             if done.returncode != 0:
@@ -176,11 +183,16 @@ def in_background(calls: Mapping[str, Callable[[], T]]) -> Iterator[Callable[[st
     black's workers fork, and forking a process with threads is unsafe."""
     received: dict[str, tuple[T] | None] = {}
     worker = None
+    # The worker's temporary files go under a directory of this process's, removed here:
+    # a worker killed mid-call (its results no longer wanted: this process failed) cleans
+    # up nothing itself.
+    scratch = None
     if calls and forks_workers():
         try:
+            scratch = tempfile.mkdtemp(prefix="acp-codegen-worker-")
             context = multiprocessing.get_context("fork")
             reader, writer = context.Pipe(duplex=False)
-            worker = context.Process(target=_send_results, args=(calls, writer), daemon=True)
+            worker = context.Process(target=_send_results, args=(calls, writer, scratch), daemon=True)
             worker.start()
             writer.close()
         except OSError:
@@ -203,12 +215,16 @@ def in_background(calls: Mapping[str, Callable[[], T]]) -> Iterator[Callable[[st
             worker.kill()  # done, or its results are no longer wanted
             worker.join()
             reader.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _send_results(calls: Mapping[str, Callable[[], object]], connection: Connection) -> None:
+def _send_results(calls: Mapping[str, Callable[[], object]], connection: Connection, scratch: str) -> None:
     """A background worker's work: each call's result, or None where it raised or cannot
-    be sent (``send`` pickles before it writes); the parent then makes that call itself."""
+    be sent (``send`` pickles before it writes); the parent then makes that call itself.
+    Temporary files go under ``scratch``, which the parent removes."""
     gc.disable()
+    tempfile.tempdir = scratch
     for name, call in calls.items():
         try:
             connection.send((name, (call(),)))

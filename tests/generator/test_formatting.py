@@ -10,6 +10,8 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -365,6 +367,32 @@ def test_a_call_that_fails_in_the_worker_is_made_here(monkeypatch: pytest.Monkey
     monkeypatch.setattr(multiprocessing, "get_context", no_processes)
     with in_background({"a": os.getpid}) as result:
         assert result("a") == here
+
+
+def _make_a_temporary_directory_and_wait(marker: str) -> None:
+    """In the worker: a temporary directory made as format_modules makes one, its path
+    written to ``marker``, then the call goes on until the worker is killed."""
+    made = tempfile.mkdtemp(prefix="acp-codegen-probe-")
+    Path(marker).write_text(made, encoding="utf-8")
+    time.sleep(60)
+
+
+def test_a_worker_killed_mid_call_leaves_no_temporary_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process failed while the worker worked (a bad conversions file, say): the
+    worker is killed and cleans up nothing itself; its temporary files go all the same."""
+    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    marker = tmp_path / "made"
+    call = functools.partial(_make_a_temporary_directory_and_wait, str(marker))
+    with pytest.raises(RuntimeError, match="failed here"), in_background({"a": call}):
+        for _ in range(200):  # until the worker has made its directory (at most 10 s)
+            if marker.exists() and marker.read_text(encoding="utf-8"):
+                break
+            time.sleep(0.05)
+        made = Path(marker.read_text(encoding="utf-8"))
+        assert made.is_dir()
+        raise RuntimeError("failed here")
+    assert not made.exists()
 
 
 def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:

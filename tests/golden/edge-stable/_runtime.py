@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e17aca5faf781e1d386e3fb32e8b43d31534f1e25861b04d106e164efc962a68
-# Content sha256: bfd860ef43c52df1a0a1b030baf1a1257bc2b64f10a99504b2758982acbcb18c
+# Inputs sha256: 8df2944fa5f6bf295756b7304a6c6dfbea8f1038271e7f65755d392424f7f7ee
+# Content sha256: f9ec415e82545f9d11cee07a0cafce1540df44b07822187a82e241447df65fdd
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

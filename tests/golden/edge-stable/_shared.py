@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ca02aebea5d2bc06008f4ac9ce68a3f109bbc92cd6fb380ceac33b09fca2b7a8
-# Content sha256: 627896c3c892e46b2c5abc13cda3ae4fc7be7d787bde6da71aa02d9c92b42d6b
+# Inputs sha256: e2372fbaa8050206616189611deb2dad741ef0503905098c5b97cde6dae125f3
+# Content sha256: 261e689376a080046af2276b2080db942cb5c7b5d4ee63703b9ee952ca8e43d8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cadeb1951e7d3f35ca425746c43cc5ba404e6b2a729ee783ab9dec47877ed488
-# Content sha256: 15ac876f2480ceb8d4d2f440f5183008ae25e590ec4c809f3156cee0f593acf8
+# Inputs sha256: 49c1effe75002073723ba9987af94b69d277ccbb14faa633d7fe2602cea7b9e3
+# Content sha256: 05d729a249a445a6619169e9b1948cacf804762e3b6e5d997ee36092b3d827ba
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ebb16655e091c5fc8e00439a46546b36f10a200a033fc805b993df07e8496e4e
-# Content sha256: 9e13a8227c4ff052f18bd7c7939d4048c7617090aa99f7d784b6e246541115c2
+# Inputs sha256: cfc64c6bd0da20889d9b5a18568653a39d17ad3edcd2550f5f86e14377ee6351
+# Content sha256: 0b853368b448602bb6f561199be0716d87a6dfc426d8d1fd37e3fd508ff429ff
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

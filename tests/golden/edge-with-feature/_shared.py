@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 48c50009d82292be70fa648b90ef2991c382f8a18c5d91751b9d5e02f4f04399
-# Content sha256: bcbe1edecc0e265eeb586f7f6887b7cd5bdc3702e83c3ae9c8e7992b62a8d4a7
+# Inputs sha256: 1cba6b53584effeff775d08ea08adfcc1a0e172d3e7e584ab6020f41befea04b
+# Content sha256: 067ccd9f27b7a8e5e65a351254bdcd6424a68268b74a29786331f5ca8054427f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

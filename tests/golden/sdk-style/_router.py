@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 381bf3fe9a556933b318bafea652c3828bdcfea75ba5d558fb43ec243fe94459
-# Content sha256: e8eff8b943bc36eba9a70698d885889d70bb39c47afb17756e17c9fc71e31d26
+# Inputs sha256: a74f4f06cb42f7a85f63c55fb3f4c2ca4312774c0d655d407054d992bf25e8ce
+# Content sha256: f332b11eca3290233160951ed0061c12eb4470e83eed1907c3c4c103c65e1e82
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5dfecf6dfd1172f0e9972fa2925217d2b4be236a950cb96d2ccbbb9fbe7fed5c
-# Content sha256: f2e6debc0c6854b415adcf7edee9fa4385b42055b1f9364a44dcad37e7d3d0cb
+# Inputs sha256: e3532b7df6677ac4473cbc5de6f2e4d5649c2e1b6a498b62e902591caaa94a3e
+# Content sha256: c2aef53e89d7271573437af41db6b5ce4f0ec1fc41fb91455d2552a703d9afe7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

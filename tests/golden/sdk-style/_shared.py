@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: daad0015dc0f63719a158c619a08f202ebc1744c22d6bf478b58467f396a6a5d
-# Content sha256: 83ffae3dd49e9b1b78896541ca2d0076489f1f2b4bb0203624d7dbb5ba4fc03e
+# Inputs sha256: 278b95cb4ae6636377ca6468027539d229820176949f789b9464d2715288b456
+# Content sha256: 3e36fbe47bb9cd4adba043485b87f9afb1746ab1d165e2fbc99fb2ec2b736c0f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2b328d9bfd991ca58474fe19036daa53190543c6cf149c21d4b053c739805d36
-# Content sha256: 8e0152a2907f9677d128be0acfd8b97cde7bd11d97dd7ab7ad03a4d06b3dcc66
+# Inputs sha256: 76c80e49510d61096cccf191f35bf0ac9a62ad52592792910a1153a0c5572a82
+# Content sha256: 3c2657655ad920c5a608026cdfa1c7b843142deedb4af6cc148ac2254f0d5fce
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

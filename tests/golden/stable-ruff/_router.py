@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 43395c51ffa24fa01ca59d2c4f67c6e84c79af37e4e8d3ca1484c268ebb1a920
-# Content sha256: 4e7e3e8048c1bf5f4d615aa033694338bd6c5ae7a7676a0fad63d7bbd13c2f21
+# Inputs sha256: b09f01753c1bd4935c70b35b4ab45d7a2f87e177a5adf5ee551ba4ea007831aa
+# Content sha256: 56f41e37b113d7f292580459314998b9e8ed0b417304b96bf12952f3688ec957
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

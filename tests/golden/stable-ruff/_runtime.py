@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 765158f64e7971dc211dfc12139aaa76e260acb2f3521dee8a7149dc8389d5d2
-# Content sha256: 026f507d9b06c12beb56ff307d686299b176fc81b40f9d2069fadef90d4251ec
+# Inputs sha256: fc0458180bbb1f5942b7427f5f9a775ac44cce5db5288acfe6e731507bfbf966
+# Content sha256: 8a461d338426a362852141299dd55277ff443831b55965790b4bc6c6516270fd
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5347278da7b69dc80f0e6920860efbc640e76d99f9326669c19cfa50bdbecf38
-# Content sha256: 2c0e0d1a864e8dd04fa892e270cfbd101d9d8b41c4d6a441b962ef57ff7802d6
+# Inputs sha256: 24a4aac2b43eb6953a6836fb4458c18c08943822c79f524e885c685194f5ff98
+# Content sha256: d1861a31e919d1195dab9982a2430a0d87eb092a9304c0cd2fbd972320881662
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

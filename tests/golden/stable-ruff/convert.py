@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e6bd3b389867a0957dff6fd571098ab1eb5787d58c28e3487106ef2d4afe698c
-# Content sha256: 66165df7d0502139b3faf8a8783a9160d538958e38d135ef9887cd71486d7841
+# Inputs sha256: 1627d86471dbc127504c5764c774e95345d5a907adce040df8719f8c0e6f72a1
+# Content sha256: b9f09d67c3e99dfbfea750ca298effe4332a4b085c566c394849f1896171fa1b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7511b727c764a3011263a35c3fe116a7fb1cc9465454b47b42207425461bcc7d
-# Content sha256: aeb55eb1486144480f50c9bbc5a4c6108dd70618db7ba257040f44426cab4523
+# Inputs sha256: 43a4ee9067f8e99ad1c1b9aebf97e507ce030d2fac81aa7ddb9b56f69245a6a0
+# Content sha256: b77b49d7fa25907e154e240bd34da48ccf5091659bd333ae49f3b3404168ade0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5642f5a89c4cb3bddd03f5dd57504ddd1ed8f496e5775a2ad05b50be9bcea328
-# Content sha256: c6d415fbd7323c627728682845628ae452fab113f44c547eb0d7c6efcee7c648
+# Inputs sha256: d5f0c3d54bf285c98b63fd9fe4e059fadc5a624de3b6688faf01bb3975e8c147
+# Content sha256: 57f9855a928c235fbc87a03aa3d03b99056b1b65be878b22b78e6625cbd12220
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a920ebc1b9f7a0d96c38dbe108786531066887a46ea8e5fa45d6183ab66eae4
-# Content sha256: bc6a306fdc6a90c0bc8e54d2e3bcc9fd1c7f1efd3dbc86b18ca5adfa3d450e8d
+# Inputs sha256: aac1c4dfb857c3abb16593e82ccfa3bb468db6c0ac8a7f8b2e7d3be418458cb0
+# Content sha256: 7cb544f6742d7902324ccd97ec8920a78a94af6cd4e2768198fb233b9e63f5ad
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

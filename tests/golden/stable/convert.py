@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46a8de1c6b382147995da5714e586fd6fabf83b55021654f4815cb5007e7d943
-# Content sha256: 117319e9eede1c89f883babc5d28805d86f71c9199fc100658bde2b0cf6b3436
+# Inputs sha256: 2852faee9da415628e4ef5d0cc65d72975ab9b7687722385a2d76bf4132f5c87
+# Content sha256: 1278390d82e5fe676a3fa4924833cba00e95d2737020d591c7507fe546d91ec3
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1762634f98c1ad4979662c51475fabffa87bb71374fc8a62fdf21376423072c3
-# Content sha256: 5618e1fd9a19d96311f8e39586a5c37ad7f23c79a09245df3702b118cc02ee96
+# Inputs sha256: f9bac75ada3d29ffb69e7c2b53c93decddc7e61853b34f35f46e4e465a144808
+# Content sha256: e151e3e9c18dff012a2bd83abe235a24f2fd5bede453c33cd88bb7f27c6d7146
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bcbe8c091f3df6b4c6e462277d09a422dab1e9d9b95a3a8c396289643a10ec0f
-# Content sha256: b5c33c1f5d185f245e40f14b1190ea2ad2ddcc556fdd17e543efb84a6d324b6c
+# Inputs sha256: 3bcbaa5f347795e7ff92339111d9f5319a3adb69bd4fa4a35b20736f34b63abb
+# Content sha256: dbedec663a4a10152c3a3789c3a15487aaf502b9caf64bf6517a6ee8157382b2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ca0f3d29bd131263918d7aae0d482b8667d008020f8cde376ad7c89176871ea0
-# Content sha256: 46c9f745182ecc879cdf220e358bdd18232f311e017f32eb751c78bda2097e3a
+# Inputs sha256: a6f9675c963a6addfe5406ec5d7d7bc7fdaad3c912e2681e859b99d9b805af2e
+# Content sha256: 4ee5e02420476896d935a16634af29321d72bd5597ac63bff75e0e875c2e92bb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1fcc7985adf6bf78e1f2526c0dd48b0938e648e201e4233cb7aa28e7e9b43806
-# Content sha256: 1579e908659213810109393ab9c164d0ea4182570d5d2dbea81988a886adcbb2
+# Inputs sha256: 0fe2994659cc051417bb3d38e95e028ebfce57cb9cbfaf4711872ef4dcbddc83
+# Content sha256: 1ef6d7ae0dd08c60cc83d23b9ed10bae0bd83a6d1fe656b393286d21122103aa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

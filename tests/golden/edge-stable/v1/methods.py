@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2252b5bae1d848da83cfcbb892fe92a8cd5f687a6c2842ce44e920287def3d84
-# Content sha256: 84e161ee5468c8ac9e16f24100238430f3904dcba7d3bc062d28f97469aff6bc
+# Inputs sha256: b4f20a5ad1721c05359c7a4eb01e72c359b34b894e4b88de50293dd4c319b5e9
+# Content sha256: a37ffbc6cc67e2ba85335b38e44a4446d22a41558745c839999ef1504aac74db
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

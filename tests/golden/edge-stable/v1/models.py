@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 82965efff0a046edca4c3e33a4fe5a9d2818df7f67f06af36e79084bb4701644
-# Content sha256: f239d84ba83e98883e62f40c619efbfda03b864c053c8f65a9417b7a4687bda8
+# Inputs sha256: 6dbd3cdee93e863d989e5289df402baa399283e43988f2d65bce224d7707362b
+# Content sha256: 9563ae4ea0ac08cfb9661de65e53483ca7cfcd09aa58730de46e3a4acc6d9de8
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 33d310c8a48668567b2206bf49f04876ea25dcce7a5b383a4d5f54b67f6884f8
-# Content sha256: a3e9bb19925643360f7d1e98b319ed7338077459caee677c9613589a693bcacd
+# Inputs sha256: 142dbcfd05ccac29f7abc4e5b46b65e4e855fd10e7eea40729e29ac8906d9625
+# Content sha256: 0afb83711f00797ecd87bb8a2d5f9be67de6f9fe89a7a5aca108a2194976fb86
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03286ccc886e025465093fc7dccf96316eca10f926247892c5621701a969416b
-# Content sha256: 6d3e4492d923e6a8ea23ca83c1affc7d14d1525ef0b687e2966c08a23212fc33
+# Inputs sha256: 39de4f6fbf177804a5c56aade4024a82b0455121fece6c85cf3af16fe02c98eb
+# Content sha256: 68521d50ed7a1dad283a08769c9df81c8e2c647c4fe3b4020b94eee639715c9b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

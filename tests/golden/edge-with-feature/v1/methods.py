@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4b9c20613e9fb682e9342d36c0d90834f78ae7ea8b7a3d4597bb64c96bc5703
-# Content sha256: e4cacbe067fd9226983d0dda5126749f0ce5505d9c028acc423e78b0d1aa629b
+# Inputs sha256: 844ac43e3a0f5a70c8220203d8c869ec2f288ee09213a60dbcab113150bfcb2a
+# Content sha256: 9b51d0c3984418457e525ed6cabd2329516dd2ba484471a3d29d5464ef35e72e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a43a24922df09b59c8680a074ed875c177532704838eb701530bd692b8211925
-# Content sha256: c65024b3e4766d4dc555b309d2a2a1cf430ce4d7ad4f7caf7f78d42db4f3492b
+# Inputs sha256: 9f846cc72c0f714663f411173582ad63f9368a4adf1b8dbcabfa0b2bb994e003
+# Content sha256: 0894bfe7af79c05a294dc24aa68f41d14e80eab9e49f2cb6862e0d4f204c00d2
 
 """Wire models of ACP protocol v1.
 

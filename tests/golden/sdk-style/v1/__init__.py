@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eba2f4c8f33dace7c20f50c6f0f6e8ca5fc87f14e902649a61dd5b3bec5c7e8f
-# Content sha256: c64802683cbb9672b0ee9901f36751ee62cb8c2ede92dbdfb26e1c441df29708
+# Inputs sha256: 28ceab9f5415a00dc70a51501bfb9c3bf5a3ad049520107d527ce49e214599ca
+# Content sha256: 3ba4e00f266cc81819f95bacbe2cc675b53d3985c9d002184b8615a5ae28aeb7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

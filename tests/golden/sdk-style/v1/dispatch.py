@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f15a911ba22591b2876538e3a4f578856205dc42a80f6919e5362e2071bc40b7
-# Content sha256: 5894728e176e348f8345bd16a04220d0d54d808c17e835b80d924c3b562cfc5a
+# Inputs sha256: 54673fe0b513ae12124c5405614dd311cc940d9a6591c26dc469aab71220cc7c
+# Content sha256: a91f74097363a24301281e1f8809ff0a7ce9fd6a8960f73c1050bf40a244c98d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 022853c284c28f0ab318941ff0164084f7fd2414df59d91b548ef1f0a6e09d92
-# Content sha256: 906fd6dc0ba33afcb57464a1dc290bda9ff496c9a27955f3f428c2f011920718
+# Inputs sha256: d1765e1c6cf230dd93623ff7fd98d14c72d50a24d9407a9b67b3534e8a011f67
+# Content sha256: 1fd5ca5cb56ad48564afe899617f06cb1cbeefbad8403a04a313bcc4ed60f89e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 584dba4a153ead39d4f3f971f34bdba1864f95267a891fded57e1bc4511edb11
-# Content sha256: f85d205c645dc2900663441f9efa2a0941598bc064a481f1f23a8559e7593ed6
+# Inputs sha256: 9067e938cbc25b2ac8a670dba12bae81f58de3f6e4c6d67c39eba6e758f1a37a
+# Content sha256: cb3c6df29c163952be5eec6c457de3176be18a4e6bf1aac5f0323bdc545eaa17
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 36ffc32268443678c325b22d2fe00ac80d3452ecb206e6c991348041f99b7626
-# Content sha256: a04ac78b87f19c5c079bb88e56c0ad34f5208de1129bcceb0d736bb57c6f4f11
+# Inputs sha256: d18da287858b3147dcc05879bc10231e64b5470cb30d21efecd6b5898a45de71
+# Content sha256: 01b542d07b41dd8dca12101f94de3eca409d466d2a78402f79156f7508d0cd6b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

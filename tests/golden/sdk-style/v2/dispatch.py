@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a9f595d5386c2ed701b541dd6b884a660fbac9b9eac35169ad018136a0ca7baf
-# Content sha256: 5d32d09c4fcf1683209ec934c240d4f9c34ededd421333f27f27d5c482d47512
+# Inputs sha256: fd10a3b6d51c0d3b2ccec14a09c87211cb55d8dd2b1bc378733ad34d6b31c8ff
+# Content sha256: 4e4d45d1ad611562bc2335a7ae99b33b6c1c857a82404d6b15771272a86b2e47
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5e2021c67e83c32d06d8cfeef2801cbd0107ce1f9010fcb937ce9627d5484e8f
-# Content sha256: 59baf65c2d8ea72ee858da2cf23b8f2bd409b7364e4e78503afad9588fa14bdf
+# Inputs sha256: 48e8eedcc4ecc2d51f4b750fd47a3afb8faeef644107af416d91f5492a1df99b
+# Content sha256: b3aabb0060e576c76d80a13933f4a12aca2f75cab98fa9585888d7a1c4062778
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 93791160f8d840b77bd8fcfa0f4d5783edbbe75c265d05fa5ebe62375cefdfa8
-# Content sha256: f0b5bf2b035f812ac34ceeba4c7f053224cbf03b7ba744260a5e51c78c785d08
+# Inputs sha256: e618550b07a92e213bf8a0f4c540815716acd44d47d3d1164f3bd83d0e478147
+# Content sha256: bb15510faf7b3f425905e3eebda60f495fb76c7ebce6cbfffec6ba701db6afac
 
 """Wire models of ACP protocol v2.
 

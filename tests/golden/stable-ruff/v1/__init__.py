@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 18f767df40cec9a69cf68fc0b61a0bc923ed8dafa8fd673cf5f1e7838d4938ef
-# Content sha256: d7d34796ab2d88c9c89a9fc7ea211473062356c343291fa2e683d5afc7970850
+# Inputs sha256: d8afc68b85f273eeb6b1e8fbcbe890ebabe3d63bc10421697400feae8279d9df
+# Content sha256: 890b38884d19a50c3137a605e80594a437ac5e45ef55e70c77801bf763853371
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 50e34cdf6a4c7af3c7d952b3bac0a4d9b532875e26a373f1967babc09e2ff992
-# Content sha256: 51fdc360d9961bfac8021a2c1191c39aa8b02f9236663837f86ab29df309955c
+# Inputs sha256: f5ef350ad53884eebc397cb2b17f88ff2138216ca275af8bb63cbc1c8433643a
+# Content sha256: 01a5dbfafa420405d8ef43a2ad052b55652b68eb8f6626ea7c01b8d9be23d1c8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f759da31e098a6f618c8d6c07f52f4d3a0e9618ad13b23c6e5bdf42bb966c0ae
-# Content sha256: 57756eeb67a70880f6897d0863ea1d3fe658af67b96da10aefa9e9c8c244bf65
+# Inputs sha256: 5540dce9ff242f7b7ea089d66cb5f102ae9a7fb44322100c941cae86eb291f48
+# Content sha256: 2e51f3e585b530ffb63df06dc2535fcf133ac0c0161c58061a788729c326e77c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 50642145819dbf1dcd3be5e8f0661a18dae31010be0524d6d0014daa596f8f75
-# Content sha256: 05da0f40cc560da2026605e0f4b9bc9b34a2d469c59ad51ed2a2b02263f5af6f
+# Inputs sha256: b10cd68547f313460796c179f94597c85a68fccf309203059843515e9adca3ab
+# Content sha256: 6e1a4d44679791dff710d0490d23df6060f7b0c6edaaa4574b27808d45537ad4
 
 """Wire models of ACP protocol v1.
 

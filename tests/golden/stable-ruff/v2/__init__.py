@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 10a239269f71751f6769657bb29a3b3945696c814a000a7ce4357ff2632bc33c
-# Content sha256: 550c61b891f9c1f0412c83b5f4c1886a1f1b7f7fc23199e19a9d347055180547
+# Inputs sha256: a644eb260a030542d0b270d768c8a29ebe775a5888c83031c36fae00b73a52bd
+# Content sha256: eadd3f0338a3deadf144be722a052517a0b0a0fd980457bc5f1bf430e3cb9066
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 39eb8fcc3906609605522b589b58320ff2e5b4dc7b41fe6be9350a0274fa8711
-# Content sha256: 365f8a40cca9e7444b90d939ad708726e49fb304b3ae5f06880190a67461ce7a
+# Inputs sha256: fc6a0e409bd28e2a934a0d2ba29a093c134a2854bf45e10eee05ac4f35d80665
+# Content sha256: 36f22f970c37c0d8109e4056b463547f6e0193fd540548f1c2273fb2eb01da6f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 79b28d6d2edcfdcda33fc0b0ad0747d6fddf46854e9d34418c6c89f99cd5e27a
-# Content sha256: 2b01d3f06d39e1def709fee19c53b09b8766e6253cd2748d596be8c5b7af965e
+# Inputs sha256: 2aa3b4488d2d62acb7243e1cdb85342b46e229f1a82e507526849273529cc207
+# Content sha256: 71d119c1adc6fd3e4d51d0f30bcd9834254d9997ae2b43fd5c173d95cfc5dddf
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

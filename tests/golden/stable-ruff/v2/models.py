@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1995d227e017c01089e4d9cd6e8e25dff1a8d28d3eb134b10d8e828d7afa8e30
-# Content sha256: b12ec03c243bfb1a57e2375aa52e2b789b7851ae0a928c731a4fad22d194eb13
+# Inputs sha256: 49ecb357356869022654cdc50a3b032d92512a53bf131409704f803bcfa11997
+# Content sha256: e3cbd2834c819abab87408e9872dc57eaf969fffafac272768b2ffd4ca0e364c
 
 """Wire models of ACP protocol v2.
 

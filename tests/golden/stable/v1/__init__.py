@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 325b2c6c9e06b00a03e8557d2b3e2480f312400ffb6c562a4f79aa3bed6e7cfc
-# Content sha256: 8243c0bfd07343f2eba06751a7bd1e4aa84654cc65dc54b530e250c0b079270f
+# Inputs sha256: 05598208d197e44b11eb533233a252e95e50b50f13303cbc914db028359c2f16
+# Content sha256: 8f5c1ccd3e10caf54282a71a1d1caedb30ffa37ed5befb9e3a56a60829217b21
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 24b9b4a1d64bf45de2755bf15525c093d9fd910fce9dd16ece5baf4f64c36d7d
-# Content sha256: 0051e3714cadef46dc7f006a0136256644813297151f10faee82246dc2581390
+# Inputs sha256: 50af8f8fcc787f4642dde4111405ff18057ad10c09c4495a132bc1ecd3c0aff2
+# Content sha256: 4ed9e4aedde17ab2295f21196d700888ebb315f34d0908f5803f9d539ec3f9a2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b5dd5d043041ec101d3ec3cb76ad8ec8ed103a3503a7182eb1a976c9cef31639
-# Content sha256: 948ba40e656d53d666db8a93fffd29074eca7d5d28147eabf480cff20fae2409
+# Inputs sha256: c21f688b70972878e6ab99f90eb9e7dbd95c05ebac710222d4303d9e15f546da
+# Content sha256: 264d02e6d1c0bf8ca048ad90e0f2bdc1a15f6dc47a037f452c0fbcaaed33fef6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: be5e76e3206ff309e0b96cc0822b9afc329d484fc9d9255b5a6ff6e84403dec8
-# Content sha256: de3a38c354399ebcca97e36c932d0c03b6a442929c6f0027c80906f069394f1d
+# Inputs sha256: 154f837679e3a4d289ec6efce6709b7be708db251bdba7865ca8f67fe775ba4a
+# Content sha256: 56c55fd1e73b0df6d6e2729f2d31eac99144065ed30723d91daa538e0ac0c475
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 162d9a502290680ea6702ace5d9dd56549e2b742b6911dda2c66598a884ced9e
-# Content sha256: 1a9ade2635e7ea0f7cea58b87321042105c980e5055164ed17ba2a96cbd856bf
+# Inputs sha256: 4dba2c401c1fe7e0499980a71803f9d7a363ac3286e4d4fa07882b65e00873b5
+# Content sha256: 1933b88d6103b252b358d1d3c7aa95b9382675876125578c053be3ee98bb0483
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

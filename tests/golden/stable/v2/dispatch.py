@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ba47719e3ffc4388fa603fb1b3fdcba372be9fd7c27f2a844382158dd4f88e9d
-# Content sha256: d7a4a4655232cf0924be01f3e7145240068039829c50a1ce37b83c55f73ff256
+# Inputs sha256: 777b54cb47cff6f2bb49c6f29f717d84fc5a9d1891f50b0cd1846c5b1055d0f0
+# Content sha256: ee4ae59a31c3d7e3844760f4bc9b775a59bdf92ae14cea45cbd3ebfec1207524
 
 """Method dispatch for the agent side of ACP protocol v2.
 

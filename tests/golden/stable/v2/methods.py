@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c4707bf5f807b97f867f5a84833c387fb918af227faf193c2b9ae38485f7a381
-# Content sha256: df927ef3fb5825e1c18af7fa7d68bf23f7ec09d77babf03947857157a95e4f45
+# Inputs sha256: e1dca12eb94a07d1f9690488ca5275a10a1a5abc1acde79ebbfbaf5a4b92e272
+# Content sha256: 228db4c8f1d1d4a8c989a4c69fd063af18eaf1fc089a3db941c7f63ee6fa20a0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fb3b8a9a2c009c4564e6eaecd324f0b27489b7838397f6e45c89156b59c4307c
-# Content sha256: fc4eab0993419070c57ac541007b48999302445067342b1d6249a64812478f4a
+# Inputs sha256: 5ebff585a2beacfafa7b3b924a1487ecfdf934a5fb540bed793b4e0d8d2430ab
+# Content sha256: 1b24c199e9e555dff21db6d36c0b7dadd7cb7665f27ecb61ec486546ca28058b
 
 """Wire models of ACP protocol v2.
 
