@@ -29,17 +29,21 @@ def load(path: Path = CORPUS_V1) -> list[tuple[str, str]]:
     return messages
 
 
-def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1, **settings: Any) -> Path:
-    """Generate upstream v1 with the archive fragments overlaid (v1 only, as
-    ``acp-codegen generate --base-v1``) as package ``package`` under ``out``; returns ``out``.
+def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> dict[str, str]:
+    """The files of upstream v1 with the archive fragments overlaid (v1 only, as
+    ``acp-codegen generate --base-v1``; the fragments alone where ``base`` is None).
     ``settings``: more keyword arguments of ``generate`` (``options=ModelOptions(...)``)."""
     from codegen.pipeline import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         schema_dir = Path(tmp) / "schema"
         shutil.copytree(ROOT / "schema" / "v1", schema_dir / "v1")
-        result = generate(schema_dir, FEATURES, ROOT, {1: base}, **settings)
-    for rel, text in result.files.items():
+        return generate(schema_dir, FEATURES, ROOT, {1: base} if base else None, **settings).files
+
+
+def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1, **settings: Any) -> Path:
+    """``generate_upstream_v1`` written as package ``package`` under ``out``; returns ``out``."""
+    for rel, text in generate_upstream_v1(base, **settings).items():
         path = out / package / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

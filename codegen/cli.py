@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from . import __version__
-from .config import Config, ConfigError, load_config
+from .config import KEYS, Config, ConfigError, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
 from .errors import SchemaError
@@ -70,13 +70,13 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--line-length", type=_line_length, metavar="N", help="line length of the generated code (88)")
         cmd.add_argument(
             "--default-on-null",
-            choices=("marked", "all"),
+            choices=KEYS["default-on-null"].choices,
             help="where null reads as 'not given': where upstream marks it (the default), or in every optional"
             " field whose schema does not allow null",
         )
         cmd.add_argument(
             "--unknown-properties",
-            choices=("keep", "drop"),
+            choices=KEYS["unknown-properties"].choices,
             help="keep unknown properties and emit them again (the default), or drop them",
         )
     text = "compare two schema sets in protocol terms (see `diff --help`)"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import did_you_mean
 from .load import BUILTIN_FRAGMENTS, BUILTIN_PREFIX
 from .options import DEFAULT_REGENERATE
 
@@ -139,10 +140,7 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _closest(name: str, valid: list[str]) -> str:
-    match = difflib.get_close_matches(name, valid, n=1)
-    if match:
-        return f"; did you mean {match[0]!r}?"
-    return f"; valid keys: {', '.join(valid)}"
+    return did_you_mean(name, valid) or f"; valid keys: {', '.join(valid)}"
 
 
 def _value(pyproject: Path, root: Path, key: str, value: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -32,6 +34,12 @@ class SchemaError(Exception):
     def __init__(self, problems: list[Problem] | Problem) -> None:
         self.problems = sorted(problems if isinstance(problems, list) else [problems])
         super().__init__("\n".join(map(str, self.problems)))
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'X'?`` for the closest of ``known``, or nothing."""
+    match = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"; did you mean {match[0]!r}?" if match else ""
 
 
 def fail(file: str, ptr: str, message: str) -> SchemaError:

@@ -142,12 +142,11 @@ def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
 
 def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> list[str]:
     """``function`` over every piece, in order: in worker processes when there is enough
-    work for their start method, more than one core and this is no worker itself, else (or
-    when workers cannot start or die) here."""
+    work for their start method and this is no worker itself, else (or when workers cannot
+    start or die) here."""
     jobs = [piece for parts in pieces.values() for piece in parts]
     threshold = BLACK_PARALLEL if _start_method() == "fork" else BLACK_PARALLEL_AFRESH
-    enough = sum(map(len, jobs)) >= threshold and _cores() > 1 and not _in_a_worker()
-    workers = min(len(jobs), _cores()) if enough else 1
+    workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= threshold and not _in_a_worker() else 1
     if workers > 1:
         # Longest first, so that no worker is left with a long piece when the others are done.
         order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i]))

@@ -35,16 +35,15 @@ public names), derived or not.
 
 from __future__ import annotations
 
-import difflib
 import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import Problem, SchemaError, fail, pointer
+from .errors import Problem, SchemaError, did_you_mean, fail, pointer
 from .schema_terms import DEFS, REF_PREFIX, copy_json, ref_target, schema_nodes, variants_key
-from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
+from .validate import RESERVED_TYPE_NAMES, TYPE_NAME, is_class_name
 
 RULES = ("title", "discriminator", "tagged", "flattened", "property")
 VARIANT_RULES = RULES[:3]  # the names of a union's inline variants
@@ -369,8 +368,7 @@ def _closest(name: str, known: set[str], labels: Mapping[str, set[str]]) -> str:
     # A name hoisting once suffixed is now "Tagged" (the one variant kind that still meets its own name).
     retired = name.removesuffix("Variant") + "Tagged"
     named = {retired} if name.endswith("Variant") and retired in known else labels.get(name, set())
-    match = sorted(named) if len(named) == 1 else difflib.get_close_matches(name, sorted(known), n=1)
-    return f"; did you mean {match[0]!r}?" if match else ""
+    return f"; did you mean {min(named)!r}?" if len(named) == 1 else did_you_mean(name, known)
 
 
 def rename(
@@ -387,7 +385,7 @@ def rename(
             " and not be a name Python or pydantic already means (Field, BaseModel, Any, Exception...)",
         )
         for old, new in sorted(names.chosen.items())
-        if not TYPE_NAME.match(new) or keyword.iskeyword(new) or new in RESERVED_TYPE_NAMES
+        if not is_class_name(new)
     ]
     here = {old: new for old, new in names.chosen.items() if old in defs and old != new}
     claimed: dict[str, str] = {}

@@ -43,9 +43,13 @@ class VersionSources:
     schemas: tuple[Source, ...]
     meta: Source
     extra_inputs: tuple[Source, ...] = ()  # further files the output depends on (a base's meta)
-    overlaid: bool = False  # the fragments were laid over a full upstream base
     notes: tuple[Problem, ...] = ()  # overlay: fragment context that differs from the base (the base wins)
     fragments: VersionSources | None = None  # overlay: the fragments as loaded, before the base took them
+
+    @property
+    def overlaid(self) -> bool:
+        """Whether the fragments were laid over a full upstream base."""
+        return self.fragments is not None
 
 
 # The session-archive fragments shipped inside the package (schema/ of the checkout,

@@ -9,17 +9,16 @@ tables are checked here against the built IR, every problem naming its key under
 
 from __future__ import annotations
 
-import difflib
 import keyword
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Problem, SchemaError, pointer
+from .errors import Problem, SchemaError, did_you_mean, pointer
 from .ir import Protocol, model_fields
 from .schema_terms import DEFS
-from .validate import RESERVED_TYPE_NAMES, TYPE_NAME
+from .validate import TYPE_NAME, is_class_name
 
 DEFAULT_REGENERATE = "nox -s generate"
 # Python attributes pydantic's BaseModel has (model_config, model_dump, ...): a field so
@@ -37,15 +36,18 @@ class ModelOptions:
     unknown_properties: str = "keep"  # "keep": extra="allow"; "drop": extra="ignore"
     field_names: Mapping[str, str] = field(default_factory=dict)  # wire or "Class.wire" -> attribute
     # extra public name -> a class, a list of them (their union), or {common = [...]} (a class
-    # of the fields they share, of which each is a virtual subclass)
+    # of the fields they share, from which each of them derives)
     aliases: Mapping[str, str | list[str] | dict[str, list[str]]] = field(default_factory=dict)
     root_models: tuple[str, ...] = ()  # named non-object types written as RootModel classes
     base_class: str | None = None  # "package.module:Name"
     regenerate: str = DEFAULT_REGENERATE
-    origin: str = "pyproject.toml"  # where the tables were written, for errors
+    origin: str = field(default="pyproject.toml", compare=False)  # where the tables were written, for errors
 
     def parts(self) -> list[str]:
-        """What the settings contribute to an input digest (nothing when all are defaults)."""
+        """What the settings contribute to an input digest: nothing when all are defaults,
+        so that the digests of output made with them stay as they were."""
+        if self == DEFAULT_OPTIONS:
+            return []
         return (
             [f"default-on-null={self.default_on_null}", f"unknown-properties={self.unknown_properties}"]
             + [f"field-name={k}={v}" for k, v in sorted(self.field_names.items())]
@@ -59,39 +61,28 @@ class ModelOptions:
         """The base class as datamodel-code-generator takes it (``package.module.Name``)."""
         return self.base_class.replace(":", ".") if self.base_class else None
 
-    def problem(self, table: str, key: str, message: str) -> Problem:
-        return Problem(self.origin, pointer("tool", "acp-codegen", table, key), message)
+    def problem(self, message: str, *key: str) -> Problem:
+        """A problem of the setting at ``key`` (the table's key, and the entry's)."""
+        return Problem(self.origin, pointer("tool", "acp-codegen", *key), message)
 
 
 DEFAULT_OPTIONS = ModelOptions()
 
 
-def _closest(name: str, known: Iterable[str]) -> str:
-    match = difflib.get_close_matches(name, sorted(known), n=1)
-    return f"; did you mean {match[0]!r}?" if match else ""
-
-
-def attribute_name(field_names: Mapping[str, str], class_name: str, wire: str) -> str | None:
-    """The attribute chosen for a class's field: the class's own entry first, then the
-    one for that wire name in every class."""
-    return field_names.get(f"{class_name}.{wire}", field_names.get(wire))
-
-
-def check_options(options: ModelOptions, protocols: tuple[Protocol, ...], complete: tuple[Protocol, ...]) -> None:
-    """Exit-2 problems of the settings: ``protocols`` are the ones generated, ``complete``
-    the same with every feature (a key that only a left-out feature has is fine)."""
+def check_options(
+    options: ModelOptions, protocols: tuple[Protocol, ...], complete: Callable[[], tuple[Protocol, ...]]
+) -> None:
+    """Exit-2 problems of the settings: ``protocols`` are the ones generated, ``complete()``
+    the same with every feature (a key that only a left-out feature has is fine), built
+    only where a name table needs it."""
     problems: list[Problem] = []
     if options.base_class is not None and not _BASE_CLASS.match(options.base_class):
-        problems.append(
-            Problem(
-                options.origin,
-                pointer("tool", "acp-codegen", "base-class"),
-                f"{options.base_class!r} is not 'package.module:Name'",
-            )
-        )
-    problems += _field_name_problems(options, protocols, complete)
-    problems += _alias_problems(options, protocols, complete)
-    problems += _root_model_problems(options, complete)
+        problems.append(options.problem(f"{options.base_class!r} is not 'package.module:Name'", "base-class"))
+    if options.field_names or options.aliases or options.root_models:
+        every = complete()
+        problems += _field_name_problems(options, protocols, every)
+        problems += _alias_problems(options, every)
+        problems += _root_model_problems(options, every)
     if problems:
         raise SchemaError(problems)
 
@@ -100,19 +91,24 @@ def _field_name_problems(
     options: ModelOptions, protocols: tuple[Protocol, ...], complete: tuple[Protocol, ...]
 ) -> list[Problem]:
     problems = []
-    wires = {f.name for p in complete for n in p.types for f in model_fields(p, n)}
-    scoped = {f"{n}.{f.name}" for p in complete for n in p.types for f in model_fields(p, n)}
+    wires: set[str] = set()
+    scoped: set[str] = set()
+    for p in complete:
+        for n in p.types:
+            for f in model_fields(p, n):
+                wires.add(f.name)
+                scoped.add(f"{n}.{f.name}")
     for key, value in sorted(options.field_names.items()):
+        known = scoped if "." in key else wires
         if not _IDENTIFIER.match(value) or keyword.iskeyword(value):
-            problems.append(options.problem("field-names", key, f"{value!r} is not a Python identifier"))
+            problems.append(options.problem(f"{value!r} is not a Python identifier", "field-names", key))
         elif value.startswith(_PYDANTIC_PREFIXES) or value in _PYDANTIC_NAMES:
             problems.append(
-                options.problem("field-names", key, f"{value!r} would shadow an attribute of pydantic's BaseModel")
+                options.problem(f"{value!r} would shadow an attribute of pydantic's BaseModel", "field-names", key)
             )
-        elif key not in (scoped if "." in key else wires):
-            known = scoped if "." in key else wires
+        elif key not in known:
             what = "no class has a field" if "." in key else "no field has the wire name"
-            problems.append(options.problem("field-names", key, f"{what} {key!r}" + _closest(key, known)))
+            problems.append(options.problem(f"{what} {key!r}" + did_you_mean(key, known), "field-names", key))
     if problems:
         return problems
     for p in protocols:  # clashes: two fields of one class under one attribute
@@ -127,15 +123,13 @@ def _field_name_problems(
                     )
                     problems.append(
                         options.problem(
-                            "field-names", key, f"{name}: {other!r} and {f.name!r} would both be {f.py_name!r}"
+                            f"{name}: {other!r} and {f.name!r} would both be {f.py_name!r}", "field-names", key
                         )
                     )
     return problems
 
 
-def _alias_problems(
-    options: ModelOptions, protocols: tuple[Protocol, ...], complete: tuple[Protocol, ...]
-) -> list[Problem]:
+def _alias_problems(options: ModelOptions, complete: tuple[Protocol, ...]) -> list[Problem]:
     problems = []
     every = {n for p in complete for n in p.types}
     derived: set[str] = set()  # the classes of {common = [...]} aliases so far: one base each
@@ -144,22 +138,19 @@ def _alias_problems(
         if not targets or not all(isinstance(t, str) for t in targets):
             problems.append(
                 options.problem(
-                    "aliases", alias, f"must be a class name, a list of them or {{common = [...]}}, not {value!r}"
+                    f"must be a class name, a list of them or {{common = [...]}}, not {value!r}", "aliases", alias
                 )
             )
-        elif not TYPE_NAME.match(alias) or keyword.iskeyword(alias) or alias in RESERVED_TYPE_NAMES:
-            problems.append(
-                options.problem(
-                    "aliases", alias, f"{alias!r} cannot be a public name: it must match {TYPE_NAME.pattern}"
-                )
-            )
+        elif not is_class_name(alias):
+            message = f"{alias!r} cannot be a public name: it must match {TYPE_NAME.pattern}"
+            problems.append(options.problem(message, "aliases", alias))
         elif alias in every:
-            problems.append(options.problem("aliases", alias, f"{alias!r} is already the name of a generated class"))
+            problems.append(options.problem(f"{alias!r} is already the name of a generated class", "aliases", alias))
         elif isinstance(value, dict) and (twice := sorted({str(t) for t in targets} & derived)):
-            problems.append(options.problem("aliases", alias, f"{twice[0]!r} derives from another common class"))
+            problems.append(options.problem(f"{twice[0]!r} derives from another common class", "aliases", alias))
         else:
             problems += [
-                options.problem("aliases", alias, f"no generated class is named {t!r}" + _closest(str(t), every))
+                options.problem(f"no generated class is named {t!r}" + did_you_mean(str(t), every), "aliases", alias)
                 for t in targets
                 if t not in every
             ]
@@ -182,21 +173,11 @@ def _root_model_problems(options: ModelOptions, complete: tuple[Protocol, ...]) 
     problems = []
     for i, name in enumerate(options.root_models):
         if name not in kinds:
-            problems.append(
-                Problem(
-                    options.origin,
-                    pointer("tool", "acp-codegen", "root-models", str(i)),
-                    f"no generated type is named {name!r}" + _closest(name, kinds),
-                )
-            )
+            message = f"no generated type is named {name!r}" + did_you_mean(name, kinds)
+            problems.append(options.problem(message, "root-models", str(i)))
         elif kinds[name] == "object":
-            problems.append(
-                Problem(
-                    options.origin,
-                    pointer("tool", "acp-codegen", "root-models", str(i)),
-                    f"{name!r} is a class already (root-models names unions and other type aliases)",
-                )
-            )
+            message = f"{name!r} is a class already (root-models names unions and other type aliases)"
+            problems.append(options.problem(message, "root-models", str(i)))
     return problems
 
 

@@ -332,7 +332,6 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         (merged_base, *kept),
         meta,
         extra,
-        overlaid=True,
         notes=tuple(sorted(notes)),
         fragments=fragments,
     )

@@ -7,7 +7,7 @@ output untouched.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,12 +107,18 @@ def load_protocols(
             f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(declared)) or 'none'}",
         )
     protocols = tuple(build(select(s, features), class_names, options.field_names) for s in sources)
-    _check_class_names(class_names, protocols, sources)
-    if options != DEFAULT_OPTIONS:
-        complete = tuple(
+
+    # Every version with every feature: a chosen name that only a left-out feature has is
+    # fine (the same settings serve generations with fewer features). Built once, if asked.
+    @functools.cache
+    def complete() -> tuple[Protocol, ...]:
+        return tuple(
             build(select(s, frozenset(s.meta.data.get("features", {}))), class_names, options.field_names)
             for s in sources
         )
+
+    _check_class_names(class_names, protocols, complete)
+    if options != DEFAULT_OPTIONS:
         check_options(options, protocols, complete)
     return protocols, sources
 
@@ -135,12 +141,13 @@ def _labels(protocols: Iterable[Protocol]) -> dict[str, set[str]]:
     return out
 
 
-def _check_class_names(names: ClassNames, protocols: tuple[Protocol, ...], sources: tuple[VersionSources, ...]) -> None:
-    """Every chosen name must name a class of some version; one that only a feature left
-    out has is fine (the same settings serve generations with fewer features)."""
+def _check_class_names(
+    names: ClassNames, protocols: tuple[Protocol, ...], complete: Callable[[], tuple[Protocol, ...]]
+) -> None:
+    """Every chosen name must name a class of some version, with every feature."""
     if not names.unknown(_generated_names(protocols)):
         return
-    every = tuple(build(select(s, frozenset(s.meta.data.get("features", {}))), names) for s in sources)
+    every = complete()
     problems = names.unknown(_generated_names(every), _labels(every))
     if problems:
         raise SchemaError(problems)

@@ -134,8 +134,7 @@ class Inputs:
             + [f"runtime/{n}={hashlib.sha256((RUNTIME / n).read_bytes()).hexdigest()}" for n in self.runtime]
             + [f"feature={f}" for f in self.features]
             + [f"class-name={old}={new}" for old, new in self.class_names]
-            # (default settings add nothing: the digests of existing output stay as they were)
-            + (self.options.parts() if self.options != DEFAULT_OPTIONS else [])
+            + self.options.parts()
         )
 
     def header(self) -> str:
@@ -272,7 +271,7 @@ def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict
         if annotations:
             data[name] = {"acp_annotations": annotations}
         if tags:
-            data[name] |= {"acp_tags": tags, "acp_tagged": True}
+            data[name] |= {"acp_tags": tags}
     return data, sorted(used)  # (format_modules sorts the import; sorted: deterministic)
 
 
@@ -336,12 +335,11 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     root_models = [n for n in options.root_models if n in aliases]
     for name in root_models:
         template_data.setdefault(name, {})["acp_root_model"] = True
-    payload = _payload_classes(protocol)
-    if options.unknown_properties == "drop":
-        # Unknown properties are a catch-all variant's payload (upstream says so with
-        # `additionalProperties: true`): kept there, dropped everywhere else.
-        for name in payload:
-            template_data.setdefault(name, {})["acp_extra"] = Code('"allow"')
+    # Unknown properties are a catch-all variant's payload (upstream says so with
+    # `additionalProperties: true`): where they are dropped, kept there.
+    payload = _payload_classes(protocol) if options.unknown_properties == "drop" else []
+    for name in payload:
+        template_data.setdefault(name, {})["acp_extra"] = Code('"allow"')
     schema = with_common_classes(options, protocol, template_data, payload)
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.

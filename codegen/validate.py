@@ -65,8 +65,18 @@ RESERVED_TYPE_NAMES = frozenset(
         "TypeAliasType",
         "ValidationError",
         *(name for name in dir(builtins) if name[:1].isupper()),
+        # Builtins of newer Pythons than some in range: the same names refused on any of them.
+        "BaseExceptionGroup",
+        "ExceptionGroup",
+        "PythonFinalizationError",
     }
 )
+
+
+def is_class_name(name: str) -> bool:
+    """Whether ``name`` can be a generated class's name (or an extra public one)."""
+    return bool(TYPE_NAME.match(name)) and not keyword.iskeyword(name) and name not in RESERVED_TYPE_NAMES
+
 
 META_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
@@ -31,6 +31,8 @@ STOP_GRACE_S = 2.0
 
 
 class Verdict(Exception):
+    status: Literal["fail", "skip"]
+
     def __init__(self, message: str, exchange: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
@@ -40,9 +42,13 @@ class Verdict(Exception):
 class Failure(Verdict):
     """The agent broke a requirement; ``exchange`` is the messages, in order, that show it."""
 
+    status = "fail"
+
 
 class Skip(Verdict):
     """The scenario could not check its requirement; ``exchange`` shows why when messages do."""
+
+    status = "skip"
 
 
 def shown(message: Any) -> str:
@@ -63,7 +69,7 @@ class Reply:
     method: str
     sent: dict[str, Any]
     received: Received
-    sent_after: int = 0  # how many messages the agent had written when this request went out
+    sent_after: int  # how many messages the agent had written when this request went out
 
     @property
     def result(self) -> Any:

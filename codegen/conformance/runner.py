@@ -7,7 +7,6 @@ starts a fresh one, so one fault fails one scenario and the run goes on.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import shutil
 import tempfile
@@ -16,8 +15,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .. import __version__
 from .context import Caps, Context, Options
-from .driver import AgentProcess, Failure, Skip
+from .driver import AgentProcess, Failure, Skip, Verdict
 from .models import MessageModels
 from .scenarios import Scenario
 
@@ -48,7 +48,7 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
     try:
         # Each version's own InitializeRequest: v2 requires `info` and names the capabilities
         # `capabilities`, so an agent that validates its input strictly accepts it.
-        client = {"name": "acp-codegen-conformance", "version": _version()}
+        client = {"name": "acp-codegen-conformance", "version": __version__}
         params: dict[str, Any] = (
             {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": client}
             if version == 1
@@ -63,13 +63,6 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
         agent.stop()
         raise
     return agent, reply.result
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("acp-codegen")
-    except importlib.metadata.PackageNotFoundError:
-        return "0"
 
 
 def run_version(
@@ -115,10 +108,8 @@ def run_version(
                     ctx.agent.pump(time.monotonic())  # whatever else it sent is checked too
                 finally:
                     agent, init = ctx.agent, ctx.init
-            except Skip as exc:
-                status, reason, exchange = "skip", exc.message, exc.exchange
-            except Failure as exc:
-                status, reason, exchange = "fail", exc.message, exc.exchange
+            except Verdict as exc:
+                status, reason, exchange = exc.status, exc.message, exc.exchange
             except CannotStart:
                 raise
             except Exception as exc:  # the agent sent something the kit did not foresee

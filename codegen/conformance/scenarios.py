@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..runtime._runtime import INVALID_PARAMS, RESOURCE_NOT_FOUND
-from .context import OMIT, Context
+from .context import OMIT, Context, _obj
 from .driver import Failure, Received, Skip, in_order, shown
 
 SIGN_OF_LIFE_S = 1.0  # the longest active-archive waits for a v1 turn to show it runs
@@ -291,8 +291,10 @@ def _archive_during_turn(ctx: Context, text: str) -> tuple[str, tuple[str, ...]]
         if _obj(n.message.get("params")).get("sessionId") == sid
         and _obj(_obj(n.message.get("params")).get("update")).get("sessionUpdate") in shown_kinds
     ]
-    received = sorted([*notes, archived.received, prompt.received], key=_seq)
-    transcript = in_order([(prompt.sent_after, prompt.sent), (archived.sent_after, archived.sent)], received)
+    transcript = in_order(
+        [(prompt.sent_after, prompt.sent), (archived.sent_after, archived.sent)],
+        [*notes, archived.received, prompt.received],
+    )
     if ctx.version == 1 and prompt.error is not None:
         return sid, transcript  # the turn never ran (an agent may take the archive first): nothing proven
     if stop != "cancelled" and end.seq < archived.received.seq:
@@ -312,14 +314,6 @@ def _archive_during_turn(ctx: Context, text: str) -> tuple[str, tuple[str, ...]]
             transcript,
         )
     return sid, ()
-
-
-def _seq(note: Received) -> int:
-    return note.seq
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _load_archived(ctx: Context) -> None:

@@ -14,10 +14,7 @@ def file_changes(old: dict[str, str], new: dict[str, str]) -> list[FileChange]:
     added/removed line counts."""
     out = []
     for path in sorted(set(old) | set(new)):
-        a, b = old.get(path), new.get(path)
-        if a is not None and b is not None and strip_header(a) == strip_header(b):
-            continue
-        a, b = (strip_header(t) if t is not None else None for t in (a, b))
+        a, b = (strip_header(t) if t is not None else None for t in (old.get(path), new.get(path)))
         if a == b:
             continue
         added = removed = 0

@@ -123,6 +123,7 @@ def _not_found(session_id: str, reason: str = "unknown or deleted session") -> R
 
 @dataclass
 class Turn:
+    message_id: str  # of the message the turn answers with (v2 names it in the prompt's response)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[str | None] | None = None  # runs the turn; its stop reason, None if it failed
 
@@ -297,7 +298,7 @@ class ArchiveAgent:
         if not self.store.add_message(session.id, "user", text, session.archives):
             await self._gone_elsewhere(session.id)
         number = sum(role == "user" for role, _ in self.store.history(session.id))
-        turn = Turn()
+        turn = Turn(f"{session.id}-{number}")
         session.turn = turn
         if self.version == 2:
             # v2: the response only acknowledges; progress and the end come as state updates.
@@ -305,7 +306,7 @@ class ArchiveAgent:
         turn.task = asyncio.create_task(self._turn(session, turn, text, number, delay))
         if self.version == 2:
             # v2's PromptResponse requires the id of the message the turn answers with.
-            return {"messageId": f"{session.id}-{number}"}
+            return {"messageId": turn.message_id}
         stop_reason = await turn.task
         if stop_reason is None:
             raise InternalError()
@@ -327,7 +328,7 @@ class ArchiveAgent:
                         "content": {"type": "text", "text": reply},
                     }
                     if self.version == 2:
-                        chunk["messageId"] = f"{session.id}-{number}"
+                        chunk["messageId"] = turn.message_id
                     self._update(session.id, chunk)
                     stop_reason = "end_turn"
         except Exception:

@@ -26,6 +26,7 @@ import importlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, get_args
@@ -304,7 +305,7 @@ def test_fragment_models_with_null_as_not_given_accept_what_the_widened_schema_a
     ):
         result = generate(schema_dir, frozenset(features), ROOT, options=ModelOptions(default_on_null="all"))
         package = f"acp_null_absent_{schema_dir.name}"
-        models = _imported(tmp_path, package, result.files)
+        models = _imported(tmp_path, package, result.files)[1]
         protocol = next(p for p in result.protocols if p.version == 1)
         for name in _type_names(models, protocol.schema):
             _property(models, protocol.schema, name, FRAGMENT_EXAMPLES // 2, null_absent=True)
@@ -321,16 +322,17 @@ def _fragment_protocols() -> dict[int, Any]:
     return {p.version: p for p in protocols}
 
 
-def _imported(tmp_path: Path, package: str, files: dict[str, str]) -> ModuleType:
+def _imported(root: Path, package: str, files: dict[str, str], versions: Iterable[int] = (1,)) -> dict[int, ModuleType]:
+    """``files`` written as ``package`` under ``root``; its models module of each version, imported."""
     for rel, text in files.items():
-        path = tmp_path / package / rel
+        path = root / package / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    sys.path.insert(0, str(tmp_path))
+    sys.path.insert(0, str(root))
     try:
-        return importlib.import_module(f"{package}.v1.models")
+        return {v: importlib.import_module(f"{package}.v{v}.models") for v in versions}
     finally:
-        sys.path.remove(str(tmp_path))
+        sys.path.remove(str(root))
 
 
 # -- upstream: every snapshot at hand, generated once per module ---------------------------
@@ -376,19 +378,8 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
             out = tmp_path_factory.mktemp("upstream")
             # One name a release and mode: all import here.
             package = f"acp_wire_{release.replace('-', '_').replace('.', '_')}_{default_on_null}"
-            for rel, text in result.files.items():
-                path = out / package / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-            sys.path.insert(0, str(out))
-            try:
-                loaded[key] = {
-                    p.version: (p, importlib.import_module(f"{package}.v{p.version}.models"))
-                    for p in result.protocols
-                    if p.version in bases
-                }
-            finally:
-                sys.path.remove(str(out))
+            modules = _imported(out, package, result.files, bases)
+            loaded[key] = {p.version: (p, modules[p.version]) for p in result.protocols if p.version in bases}
         return loaded[key]
 
     return load
@@ -442,22 +433,6 @@ def _class_variants(schema: dict[str, Any], name: str) -> list[str]:
     return [r.rsplit("/", 1)[-1] for r in refs if r]
 
 
-@functools.cache
-def _adapter(target: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(target)
-
-
-_VALIDATORS: dict[tuple[int, str], Any] = {}
-
-
-def _validator(schema: dict[str, Any], name: str) -> Any:
-    """The reference validator of one type (compiled once: a schema lives as long as its protocol)."""
-    key = (id(schema), name)
-    if key not in _VALIDATORS:
-        _VALIDATORS[key] = jsonschema_rs.validator_for({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
-    return _VALIDATORS[key]
-
-
 def _complete(models: ModuleType, schema: dict[str, Any], name: str, examples: int) -> None:
     """An instance drawn from the schema of ``name`` (of one of its variants, for a union)
     with only the properties the schema defines parses with an empty ``model_extra`` at
@@ -468,7 +443,7 @@ def _complete(models: ModuleType, schema: dict[str, Any], name: str, examples: i
     defs = schema["$defs"]
     classes = [v for v in _class_variants(schema, name) if isinstance(getattr(models, v, None), type)]
     drawn = [(v, {"$ref": f"#/$defs/{v}"}) for v in classes] or [(name, defs[name])]
-    validators = {n: _validator(schema, n) for n, _ in drawn}
+    validators = {n: _checkers(models, schema, n, False)[1] for n, _ in drawn}
 
     @_settings(examples)
     @given(st.sampled_from(drawn).flatmap(lambda d: st.tuples(st.just(d[0]), _near(d[1], defs, exact=True))))
@@ -476,14 +451,14 @@ def _complete(models: ModuleType, schema: dict[str, Any], name: str, examples: i
         variant, value = case
         assume(validators[variant].is_valid(value))
         try:
-            parsed = _adapter(getattr(models, name)).validate_python(copy.deepcopy(value))
+            parsed = _checkers(models, schema, name, False)[0].validate_python(copy.deepcopy(value))
         except ValidationError as exc:
             raise AssertionError(f"{name}: refuses {json.dumps(value)}, valid for {variant}: {exc}") from None
         untyped = _untyped(parsed)
         assert not untyped, f"{name}: {json.dumps(value)} keeps {untyped} untyped"
         picked = type(parsed).__name__
         if classes and picked != variant:
-            assert _validator(schema, picked).is_valid(value), (
+            assert _checkers(models, schema, picked, False)[1].is_valid(value), (
                 f"{name}: {json.dumps(value)} (a {variant}) parsed as {picked}"
             )
 
@@ -559,16 +534,13 @@ def test_upstream_model_fields_are_right_at_import(release: str, upstream_models
         assert found["classes"] > 200 and found["differ"] == {}, json.dumps(found["differ"], indent=1)[:3000]
 
 
-def _models_source(models: ModuleType) -> str:
-    return Path(models.__file__).read_text(encoding="utf-8")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("release", sorted(UPSTREAM))
 def test_upstream_tags_default_and_none_is_a_class_name(release: str, upstream_models: Any) -> None:
     for _, models in upstream_models(release).values():
         classes = {n for n, c in vars(models).items() if isinstance(c, type) and issubclass(c, BaseModel)}
-        invented = [n for n in classes if f'Literal["{n}"]' in _models_source(models)]
+        source = Path(models.__file__).read_text(encoding="utf-8")
+        invented = [n for n in classes if f'Literal["{n}"]' in source]
         assert invented == []  # a tag made up from a class name (datamodel-code-generator's fallback)
         tagged = 0
         for name in sorted(classes):

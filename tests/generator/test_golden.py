@@ -48,7 +48,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
                 "SessionRequestFields": {"common": ["ArchiveSessionRequest", "UnarchiveSessionRequest"]},
             },
             root_models=("SessionUpdate",),
-            base_class="pydantic.main:BaseModel",
+            base_class="sdk_base:SdkBaseModel",  # tests/generator/sdk_base.py
             regenerate="make gen-all",
         ),
     }

@@ -189,11 +189,21 @@ def test_root_models_are_classes_with_root(sdk: ModuleType, plain: ModuleType) -
 # base-class and regenerate
 
 
-def test_base_class_is_the_sdks_and_model_config_still_applies(sdk: ModuleType) -> None:
-    from pydantic.main import BaseModel as Base
+def test_base_class_is_the_sdks_and_model_config_still_applies(sdk: ModuleType, plain: ModuleType) -> None:
+    from sdk_base import SdkBaseModel as Base
 
-    assert all(issubclass(getattr(sdk, n), Base) for n in sdk.__all__ if isinstance(getattr(sdk, n), type))
-    assert sdk.ArchiveSessionRequest.model_config["populate_by_name"] is True
+    from pydantic import RootModel
+
+    classes = [getattr(sdk, n) for n in sdk.__all__ if isinstance(getattr(sdk, n), type)]
+    # root-models are pydantic's RootModel, as in the SDK (SessionUpdate here); every other class is the SDK's.
+    roots = [c.__name__ for c in classes if issubclass(c, RootModel)]
+    assert roots == ["SessionUpdate"]
+    assert len(classes) > 20 and all(issubclass(c, Base) for c in classes if not issubclass(c, RootModel))
+    assert not issubclass(plain.ArchiveSessionRequest, Base)
+    assert sdk.ArchiveSessionRequest.model_validate({"sessionId": "s"}).sdk_kind() == "ArchiveSessionRequest"
+    config = sdk.ArchiveSessionRequest.model_config  # the SDK's own, and the generated settings over it
+    assert config["use_attribute_docstrings"] is True
+    assert (config["populate_by_name"], config["extra"]) == (True, "ignore")
 
 
 def test_regenerate_is_named_by_headers_and_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]

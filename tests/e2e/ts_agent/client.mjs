@@ -66,7 +66,7 @@ async function waitFor(found, ms = 10000) {
     const value = found();
     if (value) return value;
   }
-  assert.fail("waited 10s in vain");
+  assert.fail(`waited ${ms / 1000}s in vain`);
 }
 
 const updatesAbout = (sessionId, kind) =>

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d5f0c3d54bf285c98b63fd9fe4e059fadc5a624de3b6688faf01bb3975e8c147
-# Content sha256: 57f9855a928c235fbc87a03aa3d03b99056b1b65be878b22b78e6625cbd12220
+# Inputs sha256: 2860dce6909378a0e1d1b9dc9eaa74ac74b6ca05de1a74de0a6acbdbe2bf018a
+# Content sha256: e3e284ebee5e4bff75710b1f68caab45e884cedb9c9317dcbee336c9194b1aca
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

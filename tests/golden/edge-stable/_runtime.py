@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8df2944fa5f6bf295756b7304a6c6dfbea8f1038271e7f65755d392424f7f7ee
-# Content sha256: f9ec415e82545f9d11cee07a0cafce1540df44b07822187a82e241447df65fdd
+# Inputs sha256: ff23c356ef521e852c1ca9ff4bd30cac9a59bd03e53e30a41ac26ac7fde193fc
+# Content sha256: d940fe067208b0fcebbfe384d52551f4f3e4f6ff5bae5df96fe7de6b732405ec
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

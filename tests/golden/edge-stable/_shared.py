@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e2372fbaa8050206616189611deb2dad741ef0503905098c5b97cde6dae125f3
-# Content sha256: 261e689376a080046af2276b2080db942cb5c7b5d4ee63703b9ee952ca8e43d8
+# Inputs sha256: f95e61afac8803dfb274ff38423fc0c2786e48132683dff0326b54f86ed6c33f
+# Content sha256: 60b10c799cf585d2efa9bb2f845a6ed6ceeddcbc304335123ae41980c0832405
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

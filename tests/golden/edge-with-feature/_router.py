@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 49c1effe75002073723ba9987af94b69d277ccbb14faa633d7fe2602cea7b9e3
-# Content sha256: 05d729a249a445a6619169e9b1948cacf804762e3b6e5d997ee36092b3d827ba
+# Inputs sha256: ff2205e1c1a25342d7061cfb765713acd5595c57c51de979ea636ad092f9cfd2
+# Content sha256: 64cc92f6f42e74e52a4265fc2da25bd8550ae9b8514e6fa52cd36648679b1cdf
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cfc64c6bd0da20889d9b5a18568653a39d17ad3edcd2550f5f86e14377ee6351
-# Content sha256: 0b853368b448602bb6f561199be0716d87a6dfc426d8d1fd37e3fd508ff429ff
+# Inputs sha256: 8de2525a658b9c3fa17a84731218b37cde078b8263f386fdc120b81405dc9325
+# Content sha256: 470fbc4928bec6ab2b9222804b58d6e361131597510fa4066b472d6bc69f0499
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

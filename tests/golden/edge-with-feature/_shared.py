@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1cba6b53584effeff775d08ea08adfcc1a0e172d3e7e584ab6020f41befea04b
-# Content sha256: 067ccd9f27b7a8e5e65a351254bdcd6424a68268b74a29786331f5ca8054427f
+# Inputs sha256: 2608a3398d5c38ef91cd68c5317d4dc687d79d4b66a0e0360c0e6592fc3f1da4
+# Content sha256: 950ab9d6829465fa41bc4ccb0be978b3997e791ab423a377c346e5aca1698def
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

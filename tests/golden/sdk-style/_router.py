@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a74f4f06cb42f7a85f63c55fb3f4c2ca4312774c0d655d407054d992bf25e8ce
-# Content sha256: f332b11eca3290233160951ed0061c12eb4470e83eed1907c3c4c103c65e1e82
+# Inputs sha256: c82696fa3ce3bc64342a4e465e15a4c30adc04f8c7e9839854b8a27622b2d7d3
+# Content sha256: 67bfdfeb616939dc3bc60fc74f0306eda0073f03a50bcdb84650dbd7ffee27d8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e3532b7df6677ac4473cbc5de6f2e4d5649c2e1b6a498b62e902591caaa94a3e
-# Content sha256: c2aef53e89d7271573437af41db6b5ce4f0ec1fc41fb91455d2552a703d9afe7
+# Inputs sha256: df34cf48178db7741a2223fb9085015b5a681e9ac247083eda19b9eba581db02
+# Content sha256: 630e2eab63ff47f7b25108162a57e9fcf2407dd6b61b269c99149b8cf788aca3
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 278b95cb4ae6636377ca6468027539d229820176949f789b9464d2715288b456
-# Content sha256: 3e36fbe47bb9cd4adba043485b87f9afb1746ab1d165e2fbc99fb2ec2b736c0f
+# Inputs sha256: ffeed250fc616111aeb1acc447492a2e5f4cbae6355f9864de500e4fead34487
+# Content sha256: 30d7e05d795706b79953aea20d6856a478703cce4d025a87e5192eb557bfc453
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

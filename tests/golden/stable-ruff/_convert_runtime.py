@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 76c80e49510d61096cccf191f35bf0ac9a62ad52592792910a1153a0c5572a82
-# Content sha256: 3c2657655ad920c5a608026cdfa1c7b843142deedb4af6cc148ac2254f0d5fce
+# Inputs sha256: b240b5f7ef42381cd4e8fb9f8e1d78b5488657889e9568efc50ff793b07618aa
+# Content sha256: 82d292d020cf703592f774fc8770a213d85c79caf3b7c6385538c704c4815040
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

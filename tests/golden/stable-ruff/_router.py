@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b09f01753c1bd4935c70b35b4ab45d7a2f87e177a5adf5ee551ba4ea007831aa
-# Content sha256: 56f41e37b113d7f292580459314998b9e8ed0b417304b96bf12952f3688ec957
+# Inputs sha256: 6bd3d38d91ec37a463e46d4fe5bc5d3087a4831e5ce631cb1aa97d75e53cd5de
+# Content sha256: d4e3a8a80108d59c757113b079f1b6771ab7de704b991999aa35341274ff2200
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

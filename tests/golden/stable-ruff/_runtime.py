@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fc0458180bbb1f5942b7427f5f9a775ac44cce5db5288acfe6e731507bfbf966
-# Content sha256: 8a461d338426a362852141299dd55277ff443831b55965790b4bc6c6516270fd
+# Inputs sha256: a8556bfb167fac389e6f700b936da37e352cd1bde04df640e6b16d45e2262b65
+# Content sha256: e6c1958bf546d6591a2b2ceeef01a7e243438161a9108fed14821c39f06fa9ca
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

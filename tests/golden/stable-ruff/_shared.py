@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24a4aac2b43eb6953a6836fb4458c18c08943822c79f524e885c685194f5ff98
-# Content sha256: d1861a31e919d1195dab9982a2430a0d87eb092a9304c0cd2fbd972320881662
+# Inputs sha256: 484b31c5a153b10b252f127482475300f67f60a8fe51eef054e7f7c5b3c93356
+# Content sha256: 9cc210e2ebd6e693ad7a7018044fe4e05975bb40b6004d90fc5edbe875226f43
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

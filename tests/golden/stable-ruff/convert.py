@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1627d86471dbc127504c5764c774e95345d5a907adce040df8719f8c0e6f72a1
-# Content sha256: b9f09d67c3e99dfbfea750ca298effe4332a4b085c566c394849f1896171fa1b
+# Inputs sha256: 602d5e7a39f5269be71a976b587b898b929338d6634230b33ae8f4cc9d817ef9
+# Content sha256: 67884e7f771db07fcb87fb51b8ce09caa195095670899ac7e29ab9aa9d677839
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

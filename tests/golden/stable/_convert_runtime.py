@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 43a4ee9067f8e99ad1c1b9aebf97e507ce030d2fac81aa7ddb9b56f69245a6a0
-# Content sha256: b77b49d7fa25907e154e240bd34da48ccf5091659bd333ae49f3b3404168ade0
+# Inputs sha256: ed57f00b15d3128944e74a01fe43a3a309c534f90e8fc6ab39069d8b35de88ac
+# Content sha256: 187b5329914773abd665cfa95175c734d826a4e94b396e6eef7897c0f4c07a44
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aac1c4dfb857c3abb16593e82ccfa3bb468db6c0ac8a7f8b2e7d3be418458cb0
-# Content sha256: 7cb544f6742d7902324ccd97ec8920a78a94af6cd4e2768198fb233b9e63f5ad
+# Inputs sha256: 0a28250e2b60a247427219ba78d6e25ef7d2a0bdf66d17532c779eb463d4075f
+# Content sha256: f5ff613bfe17e9fa4d96c034e57251224d2fee5e39f00d83733fef878d85efb9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

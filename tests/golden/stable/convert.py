@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2852faee9da415628e4ef5d0cc65d72975ab9b7687722385a2d76bf4132f5c87
-# Content sha256: 1278390d82e5fe676a3fa4924833cba00e95d2737020d591c7507fe546d91ec3
+# Inputs sha256: 937656d857df7e2d7c7b1a6c5488eed5532da8fb91b251012ab432a3c5b0e02b
+# Content sha256: 91bb8f32172192dc06f91378d0538768699c5b6f995440101849e5530d92394c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

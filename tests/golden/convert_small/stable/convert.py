@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f9bac75ada3d29ffb69e7c2b53c93decddc7e61853b34f35f46e4e465a144808
-# Content sha256: e151e3e9c18dff012a2bd83abe235a24f2fd5bede453c33cd88bb7f27c6d7146
+# Inputs sha256: 13c10ee63e3b3ce4f2013f54b4c54f9944123e4a83f087bbff66ad7c20b0dd35
+# Content sha256: 4e7c34a952c50f70232e805a8bf9348c91aca708cc9ceb969bd8018cb9919db0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

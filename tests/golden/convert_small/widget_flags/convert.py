@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3bcbaa5f347795e7ff92339111d9f5319a3adb69bd4fa4a35b20736f34b63abb
-# Content sha256: dbedec663a4a10152c3a3789c3a15487aaf502b9caf64bf6517a6ee8157382b2
+# Inputs sha256: b53f0bd278cc6aa39317ef9972f06a36722f82dbce0fcb15e07774e87339fd26
+# Content sha256: d481befec889e2c306a09190d0a133211509958886986e1e0da53b778547b9ba
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

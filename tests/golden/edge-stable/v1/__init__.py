@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a6f9675c963a6addfe5406ec5d7d7bc7fdaad3c912e2681e859b99d9b805af2e
-# Content sha256: 4ee5e02420476896d935a16634af29321d72bd5597ac63bff75e0e875c2e92bb
+# Inputs sha256: 2b094d26519635f4de3f40c3c5caa5b6b32b148798c72bd19799e74966c296a9
+# Content sha256: cde8c3984b6e9a4503d32c3443260a0d1a8ddf8162c0cec0f6218ece79cdd611
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

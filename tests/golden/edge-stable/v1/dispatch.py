@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0fe2994659cc051417bb3d38e95e028ebfce57cb9cbfaf4711872ef4dcbddc83
-# Content sha256: 1ef6d7ae0dd08c60cc83d23b9ed10bae0bd83a6d1fe656b393286d21122103aa
+# Inputs sha256: d3a9a486d01b68c54660a38f9a82cd525c0e5bcaac03b47338dba9016b3aa2fb
+# Content sha256: e9e6c26e7f622c931b13e63d9d8a25f0405d37f4c55b6c2d13fff013f3d8c09e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b4f20a5ad1721c05359c7a4eb01e72c359b34b894e4b88de50293dd4c319b5e9
-# Content sha256: a37ffbc6cc67e2ba85335b38e44a4446d22a41558745c839999ef1504aac74db
+# Inputs sha256: 84aa21375598242d7eb633468fb8e5cbf5368b701b82bd59616751e8ff5640dc
+# Content sha256: f32305ae2c0fd7844c808e16d11da281e48c473c061d5f69a6b1f56f7a3da575
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6dbd3cdee93e863d989e5289df402baa399283e43988f2d65bce224d7707362b
-# Content sha256: 9563ae4ea0ac08cfb9661de65e53483ca7cfcd09aa58730de46e3a4acc6d9de8
+# Inputs sha256: 8dc1d01015e4e7e4e22067f1a4d37ecc4704ecfa4f225df5caacc2f59015e846
+# Content sha256: 0d86360d13bd9e0617473b801159ead3d5312760d84552ade99b9e15a1644c64
 
 """Wire models of ACP protocol v1.
 

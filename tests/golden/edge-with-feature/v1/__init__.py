@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 142dbcfd05ccac29f7abc4e5b46b65e4e855fd10e7eea40729e29ac8906d9625
-# Content sha256: 0afb83711f00797ecd87bb8a2d5f9be67de6f9fe89a7a5aca108a2194976fb86
+# Inputs sha256: 16dfd21966d80bc4cc8387af5cc8eebdc1ac3278d680c39a0e8d05d0a5d4073c
+# Content sha256: 3bc440af549ee0b88900a05d013347a5ce1bbb0fa65332eb2439c208dc34f2e6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39de4f6fbf177804a5c56aade4024a82b0455121fece6c85cf3af16fe02c98eb
-# Content sha256: 68521d50ed7a1dad283a08769c9df81c8e2c647c4fe3b4020b94eee639715c9b
+# Inputs sha256: 32a95a0656f0283f534112184335e4ac96a1f9b4b242b954b462ed8b43eef467
+# Content sha256: 4b3cf1b9e5e19ecf53d4ea43e2cbc18cda10931297f27e0125a32477e2f966c3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

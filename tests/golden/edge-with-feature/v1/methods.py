@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 844ac43e3a0f5a70c8220203d8c869ec2f288ee09213a60dbcab113150bfcb2a
-# Content sha256: 9b51d0c3984418457e525ed6cabd2329516dd2ba484471a3d29d5464ef35e72e
+# Inputs sha256: 46565b4bca50a6a128e06740520cf2f417c3b2719866e866ad83cebe88036752
+# Content sha256: 87c4311a0461bab75ca804de7babd3d2bd2a6458bd6c05f156bd1c5b0ec21a1d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f846cc72c0f714663f411173582ad63f9368a4adf1b8dbcabfa0b2bb994e003
-# Content sha256: 0894bfe7af79c05a294dc24aa68f41d14e80eab9e49f2cb6862e0d4f204c00d2
+# Inputs sha256: 5c0b48332313f8232874a747c9f385e732a140edc99f137322addcbde8aee681
+# Content sha256: 727d69630e3173e2d391b94930d3dd0929f36b9f9eff2638b4a0f60e87da1747
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 28ceab9f5415a00dc70a51501bfb9c3bf5a3ad049520107d527ce49e214599ca
-# Content sha256: 3ba4e00f266cc81819f95bacbe2cc675b53d3985c9d002184b8615a5ae28aeb7
+# Inputs sha256: 635c96c7b76ee8543f8595f09d006a54c9e77bb1b3fc607b7bfaf00aa3bb3777
+# Content sha256: fb382c7719a48c3f04bef91c0bc56f66cf2f3b026397182caf50931ad6ac4289
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 54673fe0b513ae12124c5405614dd311cc940d9a6591c26dc469aab71220cc7c
-# Content sha256: a91f74097363a24301281e1f8809ff0a7ce9fd6a8960f73c1050bf40a244c98d
+# Inputs sha256: 62615212be15ec0c80050ec40acf054a6d6929dbe26d401d43f3f29368c97262
+# Content sha256: 2f541d371b276c804fb7840e11ad95611ce433a023de420cfa652d78205e148b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

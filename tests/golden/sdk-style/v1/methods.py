@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d1765e1c6cf230dd93623ff7fd98d14c72d50a24d9407a9b67b3534e8a011f67
-# Content sha256: 1fd5ca5cb56ad48564afe899617f06cb1cbeefbad8403a04a313bcc4ed60f89e
+# Inputs sha256: d7004cd741873d20722d4741b48dd3511f175cbab8297730ee90382e99f23c93
+# Content sha256: 86c4960cc56e759a2bfa3f80a55dbb78b0d4edea7be4c9dd1f82fa601a7593f8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9067e938cbc25b2ac8a670dba12bae81f58de3f6e4c6d67c39eba6e758f1a37a
-# Content sha256: cb3c6df29c163952be5eec6c457de3176be18a4e6bf1aac5f0323bdc545eaa17
+# Inputs sha256: 4b8bf7c65dcc25034724c44e2d333222ab19d9b3af0dfc15dc45db6f8714f1c2
+# Content sha256: a47769c7fe7ae5417ad31e5fb44ff9628874eb27b63c7373c254891abab0b42a
 
 """Wire models of ACP protocol v1.
 
@@ -25,12 +25,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
-from pydantic.main import BaseModel
+from sdk_base import SdkBaseModel
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
 
 
-class SessionArchiveCapabilities(BaseModel):
+class SessionArchiveCapabilities(SdkBaseModel):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -52,7 +52,7 @@ class SessionArchiveCapabilities(BaseModel):
     ] = None
 
 
-class SessionCloseCapabilities(BaseModel):
+class SessionCloseCapabilities(SdkBaseModel):
     """
     Present (as `{}`) when the agent answers `session/close`.
     """
@@ -72,7 +72,7 @@ class SessionCloseCapabilities(BaseModel):
     ] = None
 
 
-class SessionDeleteCapabilities(BaseModel):
+class SessionDeleteCapabilities(SdkBaseModel):
     """
     Present (as `{}`) when the agent answers `session/delete`.
     """
@@ -92,7 +92,7 @@ class SessionDeleteCapabilities(BaseModel):
     ] = None
 
 
-class SessionListCapabilities(BaseModel):
+class SessionListCapabilities(SdkBaseModel):
     """
     Present (as `{}`) when the agent answers `session/list`.
     """
@@ -112,7 +112,7 @@ class SessionListCapabilities(BaseModel):
     ] = None
 
 
-class SessionResumeCapabilities(BaseModel):
+class SessionResumeCapabilities(SdkBaseModel):
     """
     Present (as `{}`) when the agent answers `session/resume`.
     """
@@ -132,7 +132,7 @@ class SessionResumeCapabilities(BaseModel):
     ] = None
 
 
-class SessionCapabilities(BaseModel):
+class SessionCapabilities(SdkBaseModel):
     """
     Optional session-lifecycle methods the agent implements, one entry per method family.
     """
@@ -179,7 +179,7 @@ class SessionCapabilities(BaseModel):
     ] = None
 
 
-class AgentCapabilities(BaseModel):
+class AgentCapabilities(SdkBaseModel):
     """
     What the agent can do, sent once in the `initialize` response.
     """
@@ -217,7 +217,7 @@ SessionId: TypeAlias = Annotated[
 ]
 
 
-class SessionRequestFields(BaseModel):
+class SessionRequestFields(SdkBaseModel):
     """
     What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
     """
@@ -260,7 +260,7 @@ class ArchiveSessionRequest(SessionRequestFields):
     ] = None
 
 
-class ArchiveSessionResponse(BaseModel):
+class ArchiveSessionResponse(SdkBaseModel):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -282,7 +282,7 @@ class ArchiveSessionResponse(BaseModel):
     ] = None
 
 
-class Implementation(BaseModel):
+class Implementation(SdkBaseModel):
     """
     Name and version of the program on one end of the connection.
     """
@@ -314,7 +314,7 @@ ProtocolVersion: TypeAlias = Annotated[
 ]
 
 
-class InitializeResponse(BaseModel):
+class InitializeResponse(SdkBaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
     """
@@ -355,7 +355,7 @@ SessionArchiveFilter: TypeAlias = Annotated[
 ]
 
 
-class ListSessionsRequest(BaseModel):
+class ListSessionsRequest(SdkBaseModel):
     """
     Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
@@ -387,7 +387,7 @@ class ListSessionsRequest(BaseModel):
     ] = None
 
 
-class SessionSummary(BaseModel):
+class SessionSummary(SdkBaseModel):
     """
     One session as reported by `session/list`.
     """
@@ -431,7 +431,7 @@ class SessionSummary(BaseModel):
     ] = None
 
 
-class ListSessionsResponse(BaseModel):
+class ListSessionsResponse(SdkBaseModel):
     """
     One page of `session/list` results.
     """
@@ -457,7 +457,7 @@ class ListSessionsResponse(BaseModel):
     ] = None
 
 
-class SessionInfoUpdate(BaseModel):
+class SessionInfoUpdate(SdkBaseModel):
     """
     A partial change to a session's metadata; omitted fields stay as they were.
     """
@@ -494,7 +494,7 @@ class SessionInfoUpdate(BaseModel):
     ] = None
 
 
-class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
     """
     The session's metadata changed.
     """
@@ -542,7 +542,7 @@ class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
     ]
 
 
-class SessionNotification(BaseModel):
+class SessionNotification(SdkBaseModel):
     """
     Parameters of the `session/update` notification sent by the agent.
     """
@@ -587,7 +587,7 @@ class UnarchiveSessionRequest(SessionRequestFields):
     ] = None
 
 
-class UnarchiveSessionResponse(BaseModel):
+class UnarchiveSessionResponse(SdkBaseModel):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d18da287858b3147dcc05879bc10231e64b5470cb30d21efecd6b5898a45de71
-# Content sha256: 01b542d07b41dd8dca12101f94de3eca409d466d2a78402f79156f7508d0cd6b
+# Inputs sha256: 8036a00c76fae753be7c717a60878f81ffe84ddcdddf00235461b853abfb81e5
+# Content sha256: 27f74c824cec60614ee7f32cc93badd07cca9c7d361e360ea4871e5566f55932
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

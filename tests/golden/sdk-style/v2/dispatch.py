@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fd10a3b6d51c0d3b2ccec14a09c87211cb55d8dd2b1bc378733ad34d6b31c8ff
-# Content sha256: 4e4d45d1ad611562bc2335a7ae99b33b6c1c857a82404d6b15771272a86b2e47
+# Inputs sha256: 491b32bd6d6eb1a250eb9213fde55e6c09d901b3d0c82850386d546c8d476bcf
+# Content sha256: 2418aca1b7f72e7196674eaedb355c51f2dea71a025ac5da7e88609e9b7e93c5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

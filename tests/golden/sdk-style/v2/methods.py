@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 48e8eedcc4ecc2d51f4b750fd47a3afb8faeef644107af416d91f5492a1df99b
-# Content sha256: b3aabb0060e576c76d80a13933f4a12aca2f75cab98fa9585888d7a1c4062778
+# Inputs sha256: 0f0b5225bef7ddd3e3294e3be198dafc619e40290614f7b6f796191aa90c36b8
+# Content sha256: 66a32f37015c8fd9e42f8234abecaf2899ccf67236ff9e4b4bc8ce0685fe08f6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e618550b07a92e213bf8a0f4c540815716acd44d47d3d1164f3bd83d0e478147
-# Content sha256: bb15510faf7b3f425905e3eebda60f495fb76c7ebce6cbfffec6ba701db6afac
+# Inputs sha256: 23af611830df294b85a1dc3fe57a0b03c32a5e1e03374ac7356671b09816cb36
+# Content sha256: 8017bf18459a8acdab9acef75f7abe046d0a574772d3e308354f6d8d6df05cb2
 
 """Wire models of ACP protocol v2.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
-from pydantic.main import BaseModel
+from sdk_base import SdkBaseModel
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
 
@@ -34,7 +34,7 @@ AbsolutePath: TypeAlias = Annotated[
 ]
 
 
-class SessionArchiveCapabilities(BaseModel):
+class SessionArchiveCapabilities(SdkBaseModel):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -56,7 +56,7 @@ class SessionArchiveCapabilities(BaseModel):
     ] = None
 
 
-class SessionDeleteCapabilities(BaseModel):
+class SessionDeleteCapabilities(SdkBaseModel):
     """
     Present (as `{}`) when the agent answers `session/delete`.
     """
@@ -76,7 +76,7 @@ class SessionDeleteCapabilities(BaseModel):
     ] = None
 
 
-class SessionCapabilities(BaseModel):
+class SessionCapabilities(SdkBaseModel):
     """
     Optional session-lifecycle methods the agent implements, one entry per method family.
     """
@@ -108,7 +108,7 @@ class SessionCapabilities(BaseModel):
     ] = None
 
 
-class AgentCapabilities(BaseModel):
+class AgentCapabilities(SdkBaseModel):
     """
     What the agent can do, sent once in the `initialize` response.
     """
@@ -143,7 +143,7 @@ SessionId: TypeAlias = Annotated[
 ]
 
 
-class SessionRequestFields(BaseModel):
+class SessionRequestFields(SdkBaseModel):
     """
     What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
     """
@@ -186,7 +186,7 @@ class ArchiveSessionRequest(SessionRequestFields):
     ] = None
 
 
-class ArchiveSessionResponse(BaseModel):
+class ArchiveSessionResponse(SdkBaseModel):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -208,7 +208,7 @@ class ArchiveSessionResponse(BaseModel):
     ] = None
 
 
-class Implementation(BaseModel):
+class Implementation(SdkBaseModel):
     """
     Name and version of the program on one end of the connection.
     """
@@ -240,7 +240,7 @@ ProtocolVersion: TypeAlias = Annotated[
 ]
 
 
-class InitializeResponse(BaseModel):
+class InitializeResponse(SdkBaseModel):
     """
     Result of `initialize`: the agreed protocol version and what the agent supports.
     """
@@ -285,7 +285,7 @@ SessionListCursor: TypeAlias = Annotated[
 ]
 
 
-class ListSessionsRequest(BaseModel):
+class ListSessionsRequest(SdkBaseModel):
     """
     Parameters of `session/list`: filters, applied before pagination, and a cursor. Keep the filters unchanged while following `nextCursor`; changing one starts a new listing.
     """
@@ -318,7 +318,7 @@ class ListSessionsRequest(BaseModel):
     ] = None
 
 
-class SessionSummary(BaseModel):
+class SessionSummary(SdkBaseModel):
     """
     One session as reported by `session/list`.
     """
@@ -362,7 +362,7 @@ class SessionSummary(BaseModel):
     ] = None
 
 
-class ListSessionsResponse(BaseModel):
+class ListSessionsResponse(SdkBaseModel):
     """
     One page of `session/list` results.
     """
@@ -388,7 +388,7 @@ class ListSessionsResponse(BaseModel):
     ] = None
 
 
-class SessionInfoUpdate(BaseModel):
+class SessionInfoUpdate(SdkBaseModel):
     """
     A partial change to a session's metadata; omitted fields stay as they were.
     """
@@ -425,7 +425,7 @@ class SessionInfoUpdate(BaseModel):
     ] = None
 
 
-class SessionListCapabilities(BaseModel):
+class SessionListCapabilities(SdkBaseModel):
     """
     Present (as `{}`) when the agent answers `session/list`.
     """
@@ -445,7 +445,7 @@ class SessionListCapabilities(BaseModel):
     ] = None
 
 
-class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
+class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
     """
     The session's metadata changed.
     """
@@ -515,7 +515,7 @@ class UnarchiveSessionRequest(SessionRequestFields):
     ] = None
 
 
-class UnarchiveSessionResponse(BaseModel):
+class UnarchiveSessionResponse(SdkBaseModel):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -537,7 +537,7 @@ class UnarchiveSessionResponse(BaseModel):
     ] = None
 
 
-class UpdateSessionNotification(BaseModel):
+class UpdateSessionNotification(SdkBaseModel):
     """
     Parameters of the `session/update` notification sent by the agent.
     """

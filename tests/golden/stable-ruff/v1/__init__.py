@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d8afc68b85f273eeb6b1e8fbcbe890ebabe3d63bc10421697400feae8279d9df
-# Content sha256: 890b38884d19a50c3137a605e80594a437ac5e45ef55e70c77801bf763853371
+# Inputs sha256: a565284b098429357cb46a57361f5472b6d6afc5bb1f9de51ac222bcc9929018
+# Content sha256: 6f2dee1a1a17946dcb15346fa1eb8fb09903b9b6980b5501abecd18176bfa53b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f5ef350ad53884eebc397cb2b17f88ff2138216ca275af8bb63cbc1c8433643a
-# Content sha256: 01a5dbfafa420405d8ef43a2ad052b55652b68eb8f6626ea7c01b8d9be23d1c8
+# Inputs sha256: cc085e06700d9e994438fb8195b4e27d5817e611a9e615379cbbcad6238437f9
+# Content sha256: b8afb4b01c49a359c610a60a1e905c3a36d1b4f5071b258899d037717a0bddbf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5540dce9ff242f7b7ea089d66cb5f102ae9a7fb44322100c941cae86eb291f48
-# Content sha256: 2e51f3e585b530ffb63df06dc2535fcf133ac0c0161c58061a788729c326e77c
+# Inputs sha256: a5810d6561d4edbc051a3b59cb198b888a3f5f6ab4f7d7272bae56e08d9b598a
+# Content sha256: a9d8379b4f0726b8bedafcf4c4da960f8b7be889dd198d5103a9c1077b4d7920
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

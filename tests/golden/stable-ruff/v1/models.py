@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b10cd68547f313460796c179f94597c85a68fccf309203059843515e9adca3ab
-# Content sha256: 6e1a4d44679791dff710d0490d23df6060f7b0c6edaaa4574b27808d45537ad4
+# Inputs sha256: 419b6b53965c98f7e33a3bb349e44d495ec6c79c52f62a4238dfe84a4f8819f7
+# Content sha256: 2953206322c15eeeef2cd7b227852e5bd084afd517723cc3380f206cddc42da1
 
 """Wire models of ACP protocol v1.
 

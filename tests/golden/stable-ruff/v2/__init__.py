@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a644eb260a030542d0b270d768c8a29ebe775a5888c83031c36fae00b73a52bd
-# Content sha256: eadd3f0338a3deadf144be722a052517a0b0a0fd980457bc5f1bf430e3cb9066
+# Inputs sha256: 26540039f554c5caa4f1e381cec93f833c3600ae495c8f284db3b7fea80643fe
+# Content sha256: 225f500455a7f2852f9e5ebb3afcd43d9a10fe0defe4a30b62b2f32f541cadce
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

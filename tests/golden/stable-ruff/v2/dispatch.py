@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fc6a0e409bd28e2a934a0d2ba29a093c134a2854bf45e10eee05ac4f35d80665
-# Content sha256: 36f22f970c37c0d8109e4056b463547f6e0193fd540548f1c2273fb2eb01da6f
+# Inputs sha256: 068b7d8c7a6d161e66db624d03d8ff184a99f6e8d49e1c87fe4a28a730d6cb87
+# Content sha256: 7239e1748d6c8430f8d3c1578e5d9a992d7b912037aaa99990e2f508ff820ed4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2aa3b4488d2d62acb7243e1cdb85342b46e229f1a82e507526849273529cc207
-# Content sha256: 71d119c1adc6fd3e4d51d0f30bcd9834254d9997ae2b43fd5c173d95cfc5dddf
+# Inputs sha256: 33fed88fe18c6422871330bd6b0844dcd98080608ab6b5ca8587ee4e85c75b05
+# Content sha256: 42dbf096a6bc2d554d0a8a81b266a514b0f6c3e5fd4c64eb9d91297132f4a4f0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

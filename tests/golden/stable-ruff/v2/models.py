@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 49ecb357356869022654cdc50a3b032d92512a53bf131409704f803bcfa11997
-# Content sha256: e3cbd2834c819abab87408e9872dc57eaf969fffafac272768b2ffd4ca0e364c
+# Inputs sha256: 63244aff7d7c3e51225e5cbda69723607fde7ad30301cba2ec60c60b32d35571
+# Content sha256: 6ca22cd7864678d2508426085c16596e929bb7bab576fdb5bb4ab7951b3671bc
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 05598208d197e44b11eb533233a252e95e50b50f13303cbc914db028359c2f16
-# Content sha256: 8f5c1ccd3e10caf54282a71a1d1caedb30ffa37ed5befb9e3a56a60829217b21
+# Inputs sha256: e4365d04a8cd11cf0713cee548dcb4eb6b1bccde5e18fdfad343492d3b3e5938
+# Content sha256: b49ac56d014a5d9985987bcacfaed83bd5823e2597a2e1b0c19f5bede237015e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 50af8f8fcc787f4642dde4111405ff18057ad10c09c4495a132bc1ecd3c0aff2
-# Content sha256: 4ed9e4aedde17ab2295f21196d700888ebb315f34d0908f5803f9d539ec3f9a2
+# Inputs sha256: b11b988ee98c0d438be1207f682219f6df932678a1aed54a1a5db882a40ccfd3
+# Content sha256: bcb7a450f9ee4e1231f5a42b1a6ca59d3683a168cab9ed600fc2b1578c6e1cd3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c21f688b70972878e6ab99f90eb9e7dbd95c05ebac710222d4303d9e15f546da
-# Content sha256: 264d02e6d1c0bf8ca048ad90e0f2bdc1a15f6dc47a037f452c0fbcaaed33fef6
+# Inputs sha256: 7a1d3b2c97e02de92583c5ff3dedd52d7c8e73e67b69abf1164ae699e179b1ed
+# Content sha256: 31bbcf8c5dddaf438c08743cdba8074773110ed4515d07aa350c4d1712125bfc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 154f837679e3a4d289ec6efce6709b7be708db251bdba7865ca8f67fe775ba4a
-# Content sha256: 56c55fd1e73b0df6d6e2729f2d31eac99144065ed30723d91daa538e0ac0c475
+# Inputs sha256: 0e88b8b639858e6f5498473603cc2589b4060d0e0282ff3e3d02c0406a88ac66
+# Content sha256: ff15f8cbbbcf986242203570e5b1af05dbdaacf9f91fb7af4988acf4091c686a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4dba2c401c1fe7e0499980a71803f9d7a363ac3286e4d4fa07882b65e00873b5
-# Content sha256: 1933b88d6103b252b358d1d3c7aa95b9382675876125578c053be3ee98bb0483
+# Inputs sha256: 9166f5b72928f36efd29a524024a09eaeb400c971f7a5144cfad37fb5adb5253
+# Content sha256: ce0442375ecd5590ab23cb0e63d7dfff620958120e23a6622714cd119d0b1d62
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 777b54cb47cff6f2bb49c6f29f717d84fc5a9d1891f50b0cd1846c5b1055d0f0
-# Content sha256: ee4ae59a31c3d7e3844760f4bc9b775a59bdf92ae14cea45cbd3ebfec1207524
+# Inputs sha256: a10c9c0ec4744fc2d5f6bdf0e9f8169996e88659dae1e89888bc4c33f9f9241a
+# Content sha256: 8ad7a6f9145e1956fc8066be89c092bbe6a42252005652a2cee876e362b97c61
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1dca12eb94a07d1f9690488ca5275a10a1a5abc1acde79ebbfbaf5a4b92e272
-# Content sha256: 228db4c8f1d1d4a8c989a4c69fd063af18eaf1fc089a3db941c7f63ee6fa20a0
+# Inputs sha256: 347691da31522e44094dd5599853fcf2707630568c215901a0a2fb7627f3859f
+# Content sha256: 73dd9ad58f64d6f35007c565a2d697dc37527019027b4ed56e074f481fece050
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5ebff585a2beacfafa7b3b924a1487ecfdf934a5fb540bed793b4e0d8d2430ab
-# Content sha256: 1b24c199e9e555dff21db6d36c0b7dadd7cb7665f27ecb61ec486546ca28058b
+# Inputs sha256: 130ad0b1fe45f69a34ca9f13bfb5b9230d033d5173f905baeafaa19c58d4c5e4
+# Content sha256: 0b0c7292bd9e25c84ad29af8fb000e367e47f57d23d8ecf227f7a86a4653c5db
 
 """Wire models of ACP protocol v2.
 
