@@ -99,23 +99,6 @@ _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprec
 _MAP_KEYWORDS = ("additionalProperties", "propertyNames", "minProperties", "maxProperties")
 
 
-def _tagged(member: Any, tag: Any, defs: dict[str, Any], depth: int = 0) -> bool:
-    """Whether a union member gives its ``tag`` property a constant, itself or through
-    the definitions it refers to (``$ref``, ``allOf``)."""
-    if not isinstance(member, dict) or depth > 8:
-        return False
-    prop = member.get("properties", {}).get(tag) if isinstance(member.get("properties"), dict) else None
-    if isinstance(prop, dict) and ("const" in prop or (isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1)):
-        return True
-    parts = member.get("allOf")
-    refs = [
-        member.get("$ref"),
-        *(p.get("$ref") for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)),
-    ]
-    targets = [t for t in map(ref_target, refs) if t is not None]
-    return any(_tagged(defs.get(t), tag, defs, depth + 1) for t in targets)
-
-
 def for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``schema`` that datamodel-code-generator reads better, meaning the same:
 
@@ -127,20 +110,10 @@ def for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
       schema) is ``anyOf: [<the map>, {"type": "null"}]``: from the first it types the
       values ``Any`` (upstream's ``ElicitationAcceptAction.content`` took any value), from
       the second it types them.
-    * a union's ``discriminator`` is left out where a member has no constant tag (a
-      catch-all, or a reference to an untagged object): datamodel-code-generator would type
-      that member's tag as the literal of its class name. The union is then told apart
-      by the members' fields (the catch-all's tag carries NotOneOf).
+
+    (A discriminator that would need an invented tag is gone already: see models_schema.)
     """
     copied: dict[str, Any] = copy_json(schema)
-    defs = copied.get(DEFS, {})
-    for _, node in schema_nodes(copied):
-        discriminator = node.get("discriminator")
-        members = node.get("oneOf", node.get("anyOf"))
-        if isinstance(discriminator, dict) and isinstance(members, list):
-            tag = discriminator.get("propertyName")
-            if not all(_tagged(m, tag, defs) for m in members):
-                del node["discriminator"]
     for path, node in schema_nodes(copied):
         parts = node.get("allOf")
         if (

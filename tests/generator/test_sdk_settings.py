@@ -190,9 +190,8 @@ def test_root_models_are_classes_with_root(sdk: ModuleType, plain: ModuleType) -
 
 
 def test_base_class_is_the_sdks_and_model_config_still_applies(sdk: ModuleType, plain: ModuleType) -> None:
-    from sdk_base import SdkBaseModel as Base
-
     from pydantic import RootModel
+    from sdk_base import SdkBaseModel as Base
 
     classes = [getattr(sdk, n) for n in sdk.__all__ if isinstance(getattr(sdk, n), type)]
     # root-models are pydantic's RootModel, as in the SDK (SessionUpdate here); every other class is the SDK's.

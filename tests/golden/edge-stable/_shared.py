@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f95e61afac8803dfb274ff38423fc0c2786e48132683dff0326b54f86ed6c33f
-# Content sha256: 60b10c799cf585d2efa9bb2f845a6ed6ceeddcbc304335123ae41980c0832405
+# Inputs sha256: 829ddc6e3163f0d4b647eb34e37b350807a630e7ecc997226521638eb756ebd5
+# Content sha256: bf2eeb5848a40c1a1bfec639d0a77cd3f2192d25ff8d9dc8ae9f8c2446464ceb
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ff2205e1c1a25342d7061cfb765713acd5595c57c51de979ea636ad092f9cfd2
-# Content sha256: 64cc92f6f42e74e52a4265fc2da25bd8550ae9b8514e6fa52cd36648679b1cdf
+# Inputs sha256: 2f4a70b071981a1bd97be3efcbe8aa2b390793bf67d518790bc68500df7cf2fe
+# Content sha256: f7f52608946ea5c5b40ef37d46bb13a3a2ae3f7dbd392e2eb192a19c896e4e64
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

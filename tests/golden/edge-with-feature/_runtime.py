@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8de2525a658b9c3fa17a84731218b37cde078b8263f386fdc120b81405dc9325
-# Content sha256: 470fbc4928bec6ab2b9222804b58d6e361131597510fa4066b472d6bc69f0499
+# Inputs sha256: 71319e986e083ae7968e060550f3c74526d3357fab0bccec474618a266726d8b
+# Content sha256: 9f060db86e4aa63da5775a47b7bebf4c2cce230aea7c7706842b6dfdc7ecb76b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

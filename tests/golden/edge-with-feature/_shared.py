@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2608a3398d5c38ef91cd68c5317d4dc687d79d4b66a0e0360c0e6592fc3f1da4
-# Content sha256: 950ab9d6829465fa41bc4ccb0be978b3997e791ab423a377c346e5aca1698def
+# Inputs sha256: 550524a9b44602d365a7d78ab18d39a639473531090061f273b75f6a994a9080
+# Content sha256: a7f58345ff46ca29091ba0ef3baa7e87006fa41299aab42d185fd4b7226e4433
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

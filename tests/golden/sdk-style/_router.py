@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c82696fa3ce3bc64342a4e465e15a4c30adc04f8c7e9839854b8a27622b2d7d3
-# Content sha256: 67bfdfeb616939dc3bc60fc74f0306eda0073f03a50bcdb84650dbd7ffee27d8
+# Inputs sha256: 18619d4c6e38c5e055429273927a1403c88e74d73bac1ac4e60a3cf119a6b18e
+# Content sha256: a7e28afbf426782dc81f6eb24091eb4117b7dcd3c65d61c25ff5952f723d8bfe
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: df34cf48178db7741a2223fb9085015b5a681e9ac247083eda19b9eba581db02
-# Content sha256: 630e2eab63ff47f7b25108162a57e9fcf2407dd6b61b269c99149b8cf788aca3
+# Inputs sha256: 51d77cb1d723ae423776fa98ed32cffb4df90e7a586bdafffca2150c96aba830
+# Content sha256: f581f2778f6af78232ebe210a7da6d2a5bda28e62b20822b1d429f15ea276341
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ffeed250fc616111aeb1acc447492a2e5f4cbae6355f9864de500e4fead34487
-# Content sha256: 30d7e05d795706b79953aea20d6856a478703cce4d025a87e5192eb557bfc453
+# Inputs sha256: 063616d01d52a05cde50b88d1b35440cc26f85d05858509ac64a1a5a1c497b01
+# Content sha256: d34edb7d8df65084eef1933d326ff08465b3e1a86f233b3baddc6170c589cbdb
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b240b5f7ef42381cd4e8fb9f8e1d78b5488657889e9568efc50ff793b07618aa
-# Content sha256: 82d292d020cf703592f774fc8770a213d85c79caf3b7c6385538c704c4815040
+# Inputs sha256: 71ee42a1d145ea1ee5c479213a4f98606a2a13c7665fd214edf7cd96a0040c11
+# Content sha256: f762b129eb5c3d46bf0c9fea1791cf7cfc8377e2a56b0e46ba8dd021aebb1227
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6bd3d38d91ec37a463e46d4fe5bc5d3087a4831e5ce631cb1aa97d75e53cd5de
-# Content sha256: d4e3a8a80108d59c757113b079f1b6771ab7de704b991999aa35341274ff2200
+# Inputs sha256: 05413c22b1db6647dab50cd7a59a7677c08275e1fd03fb060ef6aaa11cbb01bd
+# Content sha256: daeb000011e8900e39364c71d6c9c70f3d6f2fa557759072ebb6e7aa4089dd04
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

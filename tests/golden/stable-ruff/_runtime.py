@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a8556bfb167fac389e6f700b936da37e352cd1bde04df640e6b16d45e2262b65
-# Content sha256: e6c1958bf546d6591a2b2ceeef01a7e243438161a9108fed14821c39f06fa9ca
+# Inputs sha256: 6c91a117a25c005f4991c09fe7c3202db513d1879741527946749561b01e4383
+# Content sha256: 019b75ea19ca90e6003132e425c96bcdb10aed860037d881b8a0f75d5a8ebe0b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

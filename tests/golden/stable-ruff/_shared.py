@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 484b31c5a153b10b252f127482475300f67f60a8fe51eef054e7f7c5b3c93356
-# Content sha256: 9cc210e2ebd6e693ad7a7018044fe4e05975bb40b6004d90fc5edbe875226f43
+# Inputs sha256: cffdc719565ee6ddbf33d9383ba1edf903c476263428acafa5aabf665abb1391
+# Content sha256: 48806c9115346af718e48eb25ecebe2a1d908606a6c575f3ad181881f229b078
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

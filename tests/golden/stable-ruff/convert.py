@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 602d5e7a39f5269be71a976b587b898b929338d6634230b33ae8f4cc9d817ef9
-# Content sha256: 67884e7f771db07fcb87fb51b8ce09caa195095670899ac7e29ab9aa9d677839
+# Inputs sha256: f590dda249545782900881553e42b7bd87fb82e281cfbb6c1b9e9c8968ae665f
+# Content sha256: cabced1b6dfc4c14032cdaf911cab71a0541f50954f0348738ac5098ee8869ce
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ed57f00b15d3128944e74a01fe43a3a309c534f90e8fc6ab39069d8b35de88ac
-# Content sha256: 187b5329914773abd665cfa95175c734d826a4e94b396e6eef7897c0f4c07a44
+# Inputs sha256: 7aa724bf051895f1305e9af2db18f3509e48d229d42c77e8e53d047b93148f65
+# Content sha256: b6fba1406440b8362c3b33e4d08f9c6a1c928aca4d1e88a28e6a1202d554d399
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2860dce6909378a0e1d1b9dc9eaa74ac74b6ca05de1a74de0a6acbdbe2bf018a
-# Content sha256: e3e284ebee5e4bff75710b1f68caab45e884cedb9c9317dcbee336c9194b1aca
+# Inputs sha256: e096511d553578b3b83f0465bece8b916fb4bfb205b59e7cb8e795aead311025
+# Content sha256: 4b3e5f6eeea1557a9168605a060ab6d7879ab9c7533e65eee657de6927488c69
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ff23c356ef521e852c1ca9ff4bd30cac9a59bd03e53e30a41ac26ac7fde193fc
-# Content sha256: d940fe067208b0fcebbfe384d52551f4f3e4f6ff5bae5df96fe7de6b732405ec
+# Inputs sha256: 518649090db8d02ad1fe8ef8aa898549069eaddec5728c0d80e6b318b2a90531
+# Content sha256: c331d8e873913f73e6c12ae6282cb1f2cc7e6b5b907a0e1599dfdb81a49320a3
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

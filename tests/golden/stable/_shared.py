@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0a28250e2b60a247427219ba78d6e25ef7d2a0bdf66d17532c779eb463d4075f
-# Content sha256: f5ff613bfe17e9fa4d96c034e57251224d2fee5e39f00d83733fef878d85efb9
+# Inputs sha256: d6d4e3ab3d7e3d913271bb9df90baebe44b99829a470d78807b5012bd73b3bf6
+# Content sha256: 83915261f9cf68599450ce163829634fd63ab598f56281c5d21166a39a744135
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 937656d857df7e2d7c7b1a6c5488eed5532da8fb91b251012ab432a3c5b0e02b
-# Content sha256: 91bb8f32172192dc06f91378d0538768699c5b6f995440101849e5530d92394c
+# Inputs sha256: 5ad0fbd224bc716e137d34a73aae69b3cae356edd38dddcdadb18521cb78779f
+# Content sha256: 58b9368ce4edc8d023b5472b3c3b3d9edf88278d86a32e70a7ca9e07a6cde9bb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

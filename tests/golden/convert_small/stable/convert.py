@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 13c10ee63e3b3ce4f2013f54b4c54f9944123e4a83f087bbff66ad7c20b0dd35
-# Content sha256: 4e7c34a952c50f70232e805a8bf9348c91aca708cc9ceb969bd8018cb9919db0
+# Inputs sha256: 3a001e577105bc1e6630514f0271b3011f0c512b7003782e29baf6dac793073a
+# Content sha256: 9865434ae89557872a548d55f12db154ecec9acee252a4873ed80f025560400c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

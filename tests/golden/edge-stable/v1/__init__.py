@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2b094d26519635f4de3f40c3c5caa5b6b32b148798c72bd19799e74966c296a9
-# Content sha256: cde8c3984b6e9a4503d32c3443260a0d1a8ddf8162c0cec0f6218ece79cdd611
+# Inputs sha256: 7a03a155f189ea8d4d7621a9e7013a6888ca7dc794a33f141659a428f26328a0
+# Content sha256: 8b5985f4711e27a012345c9dde1bad6ab19b0da8972e7d25435d2f10c75f89ca
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

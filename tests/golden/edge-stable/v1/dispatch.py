@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d3a9a486d01b68c54660a38f9a82cd525c0e5bcaac03b47338dba9016b3aa2fb
-# Content sha256: e9e6c26e7f622c931b13e63d9d8a25f0405d37f4c55b6c2d13fff013f3d8c09e
+# Inputs sha256: c6c9f9384180a0abdf0da5c1cb1258f0720ee25f4e6a9aed4a42421730bbd29f
+# Content sha256: 4892b71b655aa10f9903d9caaba69e3b258bbd24914ba36306e95a9c7ded1180
 
 """Method dispatch for the agent side of ACP protocol v1.
 

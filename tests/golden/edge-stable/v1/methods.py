@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 84aa21375598242d7eb633468fb8e5cbf5368b701b82bd59616751e8ff5640dc
-# Content sha256: f32305ae2c0fd7844c808e16d11da281e48c473c061d5f69a6b1f56f7a3da575
+# Inputs sha256: 64bfdb30a2ab30df0be8a27d71305c50f632aa45bfe01a9a01fc51152f996686
+# Content sha256: 52742fdfa24824c9330551638f4d3f71a55c8d92b6474be9237b6bd2e7522704
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8dc1d01015e4e7e4e22067f1a4d37ecc4704ecfa4f225df5caacc2f59015e846
-# Content sha256: 0d86360d13bd9e0617473b801159ead3d5312760d84552ade99b9e15a1644c64
+# Inputs sha256: 693ac51cd8a48d22bc877e1b24559a8b4c955199f703e4e279b5aa050e6238b5
+# Content sha256: 5b97e14e90d86fe4a267f659107d3c1368ad41440c05e08f4e2f9ddb1ef65b94
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 16dfd21966d80bc4cc8387af5cc8eebdc1ac3278d680c39a0e8d05d0a5d4073c
-# Content sha256: 3bc440af549ee0b88900a05d013347a5ce1bbb0fa65332eb2439c208dc34f2e6
+# Inputs sha256: 18c395390694da585e77af675198b5bacc86d823d40ceb239b50440beb7fb45e
+# Content sha256: 7f4b19a847e20e17cfeb1d3453d02486600d2f3466856d493f48a40e02555d21
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

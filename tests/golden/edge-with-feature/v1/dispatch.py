@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 32a95a0656f0283f534112184335e4ac96a1f9b4b242b954b462ed8b43eef467
-# Content sha256: 4b3cf1b9e5e19ecf53d4ea43e2cbc18cda10931297f27e0125a32477e2f966c3
+# Inputs sha256: 2f77f688787b1893602ee004e84fe5e491cb9ea63bd65a859b86f8e33ce9856a
+# Content sha256: 0349ec8bc898928278e30f92c5969e4e929ace372e4407622f4ce6ecd79a4b6d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

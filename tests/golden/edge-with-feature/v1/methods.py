@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46565b4bca50a6a128e06740520cf2f417c3b2719866e866ad83cebe88036752
-# Content sha256: 87c4311a0461bab75ca804de7babd3d2bd2a6458bd6c05f156bd1c5b0ec21a1d
+# Inputs sha256: fcd02ab67cee958214e57c3f9ecda955c0d89d56750eb201745645addfda47af
+# Content sha256: 2bc7c1388b7da4a28008659331047450de5ec82a7d20f1b1871de0a9cf94dfb5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5c0b48332313f8232874a747c9f385e732a140edc99f137322addcbde8aee681
-# Content sha256: 727d69630e3173e2d391b94930d3dd0929f36b9f9eff2638b4a0f60e87da1747
+# Inputs sha256: 6f19b6f2370819ae0e8d4f7e36b43009523880621e76d5e5548808b3ed473286
+# Content sha256: 27987cf0ba486326b59f52aa12b81074230802efc3543fff7b827a3487677e50
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 635c96c7b76ee8543f8595f09d006a54c9e77bb1b3fc607b7bfaf00aa3bb3777
-# Content sha256: fb382c7719a48c3f04bef91c0bc56f66cf2f3b026397182caf50931ad6ac4289
+# Inputs sha256: 71a0c6547b48cf8bd8ad9987a3c391f16a8b4c1f46d90c5446340a5a2adf6ba5
+# Content sha256: b2a4ffd8a3492249314a31ab2f7b1c09114303e561615c29d9ab4c7163b351d5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 62615212be15ec0c80050ec40acf054a6d6929dbe26d401d43f3f29368c97262
-# Content sha256: 2f541d371b276c804fb7840e11ad95611ce433a023de420cfa652d78205e148b
+# Inputs sha256: 99d54dbccea13e0aab4f9063eb1afbba31b953de1ea6a7ca15cb2d22d74fcd7c
+# Content sha256: a9ba71197144263646d84ae1479a5da343a7c08e8c9e41049b663d572e60a08a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

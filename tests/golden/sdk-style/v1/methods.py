@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d7004cd741873d20722d4741b48dd3511f175cbab8297730ee90382e99f23c93
-# Content sha256: 86c4960cc56e759a2bfa3f80a55dbb78b0d4edea7be4c9dd1f82fa601a7593f8
+# Inputs sha256: 6d8a8aa281a9ba5c731f47afda4bc954963847c1513c8642d844417fea725710
+# Content sha256: 3720c925b6a2c8ba57f2605ee51b47849f246686c612a1bb4de353599782ee28
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

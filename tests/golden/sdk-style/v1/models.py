@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4b8bf7c65dcc25034724c44e2d333222ab19d9b3af0dfc15dc45db6f8714f1c2
-# Content sha256: a47769c7fe7ae5417ad31e5fb44ff9628874eb27b63c7373c254891abab0b42a
+# Inputs sha256: bd78db3588fe24858a74a5edec61c5beef7cd6a348f1b5355e2af000a7c55256
+# Content sha256: 3f2210bdf09835136c4d7c360f3dbc6c7cb78fe87910a2e8135df1dd397d1972
 
 """Wire models of ACP protocol v1.
 

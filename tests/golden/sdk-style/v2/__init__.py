@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8036a00c76fae753be7c717a60878f81ffe84ddcdddf00235461b853abfb81e5
-# Content sha256: 27f74c824cec60614ee7f32cc93badd07cca9c7d361e360ea4871e5566f55932
+# Inputs sha256: 49a95b8c6ec368d191dd3763fd65909d91bff2060a10427d69521d9d387f8862
+# Content sha256: e1cfb8187c485e30b8971d23b9b55962631aba685ba18a5b0771da37b5b82278
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

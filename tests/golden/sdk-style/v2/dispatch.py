@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 491b32bd6d6eb1a250eb9213fde55e6c09d901b3d0c82850386d546c8d476bcf
-# Content sha256: 2418aca1b7f72e7196674eaedb355c51f2dea71a025ac5da7e88609e9b7e93c5
+# Inputs sha256: 51b0cd77e990d84a4660773c101dbfd465a6e37cf37350a95f839e015ea429a8
+# Content sha256: d7c686fdee2cdfa91a2a9a485873b8bd22377292f2d9b9ec68904c224615538c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

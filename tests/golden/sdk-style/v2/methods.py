@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0f0b5225bef7ddd3e3294e3be198dafc619e40290614f7b6f796191aa90c36b8
-# Content sha256: 66a32f37015c8fd9e42f8234abecaf2899ccf67236ff9e4b4bc8ce0685fe08f6
+# Inputs sha256: 7ca9db32502a4980f6fcb2c2d8fb614f9fb184820bc8cc996afe867553eb078f
+# Content sha256: cea8f56bc4f508ff5c3e1e19167e37f3a396443056ebe7c5af844f998813991f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 23af611830df294b85a1dc3fe57a0b03c32a5e1e03374ac7356671b09816cb36
-# Content sha256: 8017bf18459a8acdab9acef75f7abe046d0a574772d3e308354f6d8d6df05cb2
+# Inputs sha256: 576e88acb1b380bdb4df3c445a8f6233da87a31d69ad42d3e1fa33803143f51f
+# Content sha256: 30310171b161b31f762702a8e9babe766ba41c9962fbe82438846f765dc054e1
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a565284b098429357cb46a57361f5472b6d6afc5bb1f9de51ac222bcc9929018
-# Content sha256: 6f2dee1a1a17946dcb15346fa1eb8fb09903b9b6980b5501abecd18176bfa53b
+# Inputs sha256: db5f6a047286fde5fbb229e3f9127011412bae9933dc0ebf4a4bd99063674b9d
+# Content sha256: 45da3ce4581548c3feb8487548b464b35085a6919485ee6c804ded4885b66b76
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cc085e06700d9e994438fb8195b4e27d5817e611a9e615379cbbcad6238437f9
-# Content sha256: b8afb4b01c49a359c610a60a1e905c3a36d1b4f5071b258899d037717a0bddbf
+# Inputs sha256: 8555acc64fc24f417a400fa7370cb1afa8fe47a08caae631badd0f116150d7a2
+# Content sha256: b91913fcd6769e3dbf6cdd7f49ce7c6cc8f7f3b0e2b350c928b0d9385f219413
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a5810d6561d4edbc051a3b59cb198b888a3f5f6ab4f7d7272bae56e08d9b598a
-# Content sha256: a9d8379b4f0726b8bedafcf4c4da960f8b7be889dd198d5103a9c1077b4d7920
+# Inputs sha256: 7c0b8f99211a70077b7355e2036d50332e31d782589c3fd987cb0bf42e49c73d
+# Content sha256: 60c000f1087b9022a087d960608834f1d666a8849a26f4b200d68d1c0c599ae9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 419b6b53965c98f7e33a3bb349e44d495ec6c79c52f62a4238dfe84a4f8819f7
-# Content sha256: 2953206322c15eeeef2cd7b227852e5bd084afd517723cc3380f206cddc42da1
+# Inputs sha256: 04c50a6aca98635f49cd7f0129068f7ddbd4926cc6ef46c558a6876c8edaaabe
+# Content sha256: 9d497f8ecf9496c3e70b0b96bf5f71c97af15e06f6f299b2b156bc8af1112b32
 
 """Wire models of ACP protocol v1.
 

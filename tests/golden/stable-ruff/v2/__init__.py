@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 26540039f554c5caa4f1e381cec93f833c3600ae495c8f284db3b7fea80643fe
-# Content sha256: 225f500455a7f2852f9e5ebb3afcd43d9a10fe0defe4a30b62b2f32f541cadce
+# Inputs sha256: bc6914235ecd4e363a0295155215aa394635d674db27344cbb74b6e82529bae6
+# Content sha256: 8048daecfebd6916f49d2c6202d31c11d73e27cf3c0013263c3ee3114703a7d4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

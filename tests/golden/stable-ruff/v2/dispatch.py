@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 068b7d8c7a6d161e66db624d03d8ff184a99f6e8d49e1c87fe4a28a730d6cb87
-# Content sha256: 7239e1748d6c8430f8d3c1578e5d9a992d7b912037aaa99990e2f508ff820ed4
+# Inputs sha256: 16b8c079fc08654d11feee442142ade1068925b6e50e40f52bf577b0fd44ecb6
+# Content sha256: fc88d1064c145ace39a2e42ce66647298ea6ee1871cbbe44b0aa659b8f2805b9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 33fed88fe18c6422871330bd6b0844dcd98080608ab6b5ca8587ee4e85c75b05
-# Content sha256: 42dbf096a6bc2d554d0a8a81b266a514b0f6c3e5fd4c64eb9d91297132f4a4f0
+# Inputs sha256: da99d2d2ffd194c1645dab1d03f35cacee49353cc1257f9f6c72c81dba5dfcf7
+# Content sha256: dbdb894dfde6211f1adfc7874247b2e039c0a5274cc748e30adb2f6f3fb01198
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

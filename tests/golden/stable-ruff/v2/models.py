@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 63244aff7d7c3e51225e5cbda69723607fde7ad30301cba2ec60c60b32d35571
-# Content sha256: 6ca22cd7864678d2508426085c16596e929bb7bab576fdb5bb4ab7951b3671bc
+# Inputs sha256: 593d9da418f48387d8070cddc97c3cc07dc8a1de02c9e9891072d2299cfc90bd
+# Content sha256: 3068972f80f9a58a025c62242b717c8da26f97f0ec976f2133c01f4fda0ac2bf
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e4365d04a8cd11cf0713cee548dcb4eb6b1bccde5e18fdfad343492d3b3e5938
-# Content sha256: b49ac56d014a5d9985987bcacfaed83bd5823e2597a2e1b0c19f5bede237015e
+# Inputs sha256: a9ab71c8bac812c4a2c084abd1cc67932ee54096fbc3aee10004fb07b849d176
+# Content sha256: 5434c223a7bf494109a08f3aa8eb4aa9f7220e79d681f70b0a481d33086845b5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

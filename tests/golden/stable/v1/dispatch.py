@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b11b988ee98c0d438be1207f682219f6df932678a1aed54a1a5db882a40ccfd3
-# Content sha256: bcb7a450f9ee4e1231f5a42b1a6ca59d3683a168cab9ed600fc2b1578c6e1cd3
+# Inputs sha256: 4df74fafc419d14136147f2595583bac125b8ce45a4c6d6d0ef2a20025644c57
+# Content sha256: a3e346c93965e3d5e70102e28fa3cd0dc06836dc07b609112ab2701749b7a174
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a1d3b2c97e02de92583c5ff3dedd52d7c8e73e67b69abf1164ae699e179b1ed
-# Content sha256: 31bbcf8c5dddaf438c08743cdba8074773110ed4515d07aa350c4d1712125bfc
+# Inputs sha256: 634a60a598c4550fb9f2307be1aafb6f90c71c28286f4ef899f5c93656dd2577
+# Content sha256: 28ab7dfcd7adb1aa24e9e9d33df2806f9e3e8ad58fb5bc1d6871beea4ee74dc9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

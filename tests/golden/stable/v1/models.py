@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e88b8b639858e6f5498473603cc2589b4060d0e0282ff3e3d02c0406a88ac66
-# Content sha256: ff15f8cbbbcf986242203570e5b1af05dbdaacf9f91fb7af4988acf4091c686a
+# Inputs sha256: 8625a1c26a70795831986533ea5745fc8b8335157717dbb7f88433c6b60d60d8
+# Content sha256: 500ba13f85063f4696a83dd37de9a4d54837181f61e9df28ebd9c8add5bedea6
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9166f5b72928f36efd29a524024a09eaeb400c971f7a5144cfad37fb5adb5253
-# Content sha256: ce0442375ecd5590ab23cb0e63d7dfff620958120e23a6622714cd119d0b1d62
+# Inputs sha256: 3537562f2244da6875e8fb21c48db8793b53730d68d33f7d266bceda6dfd4b7b
+# Content sha256: d34cabdbee5f5ec3a161fbd372235003c83309cd2f1ea80265128bc5ec01b2a8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a10c9c0ec4744fc2d5f6bdf0e9f8169996e88659dae1e89888bc4c33f9f9241a
-# Content sha256: 8ad7a6f9145e1956fc8066be89c092bbe6a42252005652a2cee876e362b97c61
+# Inputs sha256: f046d9b084e42036f0743f4ac08bcdc5f7980bb96c5cfd2e99d385fca33e472f
+# Content sha256: dfb01cd06607c35ff7235b96716fbc5edc6decae680512841a87958b6715ebb0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 347691da31522e44094dd5599853fcf2707630568c215901a0a2fb7627f3859f
-# Content sha256: 73dd9ad58f64d6f35007c565a2d697dc37527019027b4ed56e074f481fece050
+# Inputs sha256: cae2e5fb87b62ad8c6163718f2390f41d646ee2dfff490fa140d7fe4684a75ed
+# Content sha256: daa4adb12e1dea7111bef577dee71e8f85bbc24c4bf0cbf0f006387d8e960f82
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

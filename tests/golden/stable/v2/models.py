@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 130ad0b1fe45f69a34ca9f13bfb5b9230d033d5173f905baeafaa19c58d4c5e4
-# Content sha256: 0b0c7292bd9e25c84ad29af8fb000e367e47f57d23d8ecf227f7a86a4653c5db
+# Inputs sha256: 233fc2885e132c1f1be6035e00d15bfb4976f9d216acd5e891b63d07fb3c9c70
+# Content sha256: 79f580cd189d78d4f34eaf2d284ad2d9989c7716f7168e75b5bd9eb443f3e6f0
 
 """Wire models of ACP protocol v2.
 
