@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SHARED_UPSTREAM
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.cli import main
@@ -539,7 +539,7 @@ RELEASE_PACKAGES = {
 def release_packages(
     upstream_render: Callable[[str, str, bool], Any], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, dict[str, dict[str, str]]]:
-    upstream = ROOT.parent / "shared" / "upstream"
+    upstream = SHARED_UPSTREAM
     out = tmp_path_factory.mktemp("releases")
     packages = {}
     for name, (release, schema, enabled) in RELEASE_PACKAGES.items():
