@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9478c783aa01bf9f46728280eb69bf6f9f9e72831ac2925f6e3cafb4b41294b2
-# Content sha256: 572fb429b7c4bb5a98e4bd58963cb1d8f6922dcc317cf47abd646de814d77dd5
+# Inputs sha256: ddace0aea7f588f4fb3fc03b901459c8d346827a93cd43d649c33cfcbe0b27dc
+# Content sha256: 9bc417802175dd251ea01c72e81d9ba35b8160d0880eb2d14210ae4ee98e117c
 
 """Wire models of ACP protocol v1.
 
@@ -214,9 +214,10 @@ class AgentCapabilities(BaseModel):
             alias="sessionCapabilities",
             description="Optional session-lifecycle methods.",
             validate_default=True,
+            default_factory=lambda: {},
         ),
         Lenient(absent_on_error=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -343,15 +344,13 @@ class InitializeResponse(BaseModel):
             alias="agentCapabilities",
             description="What the agent supports.",
             validate_default=True,
+            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
         ),
         Lenient(
             absent_on_error=True,
             default={"loadSession": False, "sessionCapabilities": {}},
         ),
-    ] = {
-        "loadSession": False,
-        "sessionCapabilities": {},
-    }  # type: ignore[assignment]
+    ]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 08f138c138a5e445618529c096914944c3c361bb3f1c1a8649df8ba1ce369756
-# Content sha256: d23e6c97bdfb50037a2f91efc8bc814742b55057d00c20310591df9134d4ba86
+# Inputs sha256: f5cee21458296364fe0712e2bcd3fea78d442f723e316be511a6fd9c44e9212d
+# Content sha256: 4f260eef0b80028571425956288a8fb595e39aadbedc623a1a3b5a0c90b03bec
 
 """Wire models of ACP protocol v2.
 
@@ -259,9 +259,13 @@ class InitializeResponse(BaseModel):
     ]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(description="What the agent supports.", validate_default=True),
+        Field(
+            description="What the agent supports.",
+            validate_default=True,
+            default_factory=lambda: {},
+        ),
         Lenient(absent_on_error=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     meta: Annotated[
         dict[str, Any] | None,
         Field(

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 
 
 def literals(annotation: Any) -> list[Any]:
@@ -50,7 +49,7 @@ def describe_model(cls: type[BaseModel]) -> dict[str, Any]:
             "title": info.title,
             "examples": info.examples,
             "required": info.is_required(),
-            "default": None if info.default is PydanticUndefined else jsonable(info.default),
+            "default": None if info.is_required() else jsonable(info.get_default(call_default_factory=True)),
             "literals": literals(info.annotation),
             "pattern": pattern,
         }

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 693ac51cd8a48d22bc877e1b24559a8b4c955199f703e4e279b5aa050e6238b5
-# Content sha256: 5b97e14e90d86fe4a267f659107d3c1368ad41440c05e08f4e2f9ddb1ef65b94
+# Inputs sha256: 1a2ddb3c1d3b02df048354260b1bb3d87b7dacfb4c5f99ba41844208ce48e15b
+# Content sha256: 9beec938d10fec22fc4e99e7bcbeee479ecba3aafb291e3ed625299fabd8b5df
 
 """Wire models of ACP protocol v1.
 

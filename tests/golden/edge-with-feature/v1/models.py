@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6f19b6f2370819ae0e8d4f7e36b43009523880621e76d5e5548808b3ed473286
-# Content sha256: 27987cf0ba486326b59f52aa12b81074230802efc3543fff7b827a3487677e50
+# Inputs sha256: f0ec6b9c129138edd5a100a92efd6be14b8f3bdeaf34c1e90e637ee3260cd7de
+# Content sha256: 1630d35a4686401e47c2577442046adac230fee93fef96cf2c01b5bed89f6b77
 
 """Wire models of ACP protocol v1.
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bd78db3588fe24858a74a5edec61c5beef7cd6a348f1b5355e2af000a7c55256
-# Content sha256: 3f2210bdf09835136c4d7c360f3dbc6c7cb78fe87910a2e8135df1dd397d1972
+# Inputs sha256: bd338a250a379cc495d90d3a0d0902ffd27296b21c4882255eacb9e74e35fb5b
+# Content sha256: f0329cfd64a0139f46289cba488e30f27b48d78d8951b7c2d1d88269af08dd18
 
 """Wire models of ACP protocol v1.
 
@@ -196,9 +196,14 @@ class AgentCapabilities(SdkBaseModel):
     ] = False
     session_capabilities: Annotated[
         SessionCapabilities,
-        Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True),
+        Field(
+            alias="sessionCapabilities",
+            description="Optional session-lifecycle methods.",
+            validate_default=True,
+            default_factory=lambda: {},
+        ),
         Lenient(absent_on_error=True, null_absent=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     field_meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -329,9 +334,14 @@ class InitializeResponse(SdkBaseModel):
     ]
     agent_capabilities: Annotated[
         AgentCapabilities,
-        Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True),
+        Field(
+            alias="agentCapabilities",
+            description="What the agent supports.",
+            validate_default=True,
+            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
+        ),
         Lenient(absent_on_error=True, null_absent=True, default={"loadSession": False, "sessionCapabilities": {}}),
-    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    ]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 576e88acb1b380bdb4df3c445a8f6233da87a31d69ad42d3e1fa33803143f51f
-# Content sha256: 30310171b161b31f762702a8e9babe766ba41c9962fbe82438846f765dc054e1
+# Inputs sha256: ebb8263320bd73677c2768ab93b6da0b9284ef89ea1d4154a433dc2a3c6d8755
+# Content sha256: 1f60d9d739c271d26fe8962c0df11bbda76ca9295f3ffb3c51179ce6ff6fd3a3
 
 """Wire models of ACP protocol v2.
 
@@ -256,9 +256,9 @@ class InitializeResponse(SdkBaseModel):
     info: Annotated[Implementation, Field(description="Which agent program is answering.")]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(description="What the agent supports.", validate_default=True),
+        Field(description="What the agent supports.", validate_default=True, default_factory=lambda: {}),
         Lenient(absent_on_error=True, null_absent=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     field_meta: Annotated[
         dict[str, Any] | None,
         Field(

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 04c50a6aca98635f49cd7f0129068f7ddbd4926cc6ef46c558a6876c8edaaabe
-# Content sha256: 9d497f8ecf9496c3e70b0b96bf5f71c97af15e06f6f299b2b156bc8af1112b32
+# Inputs sha256: 3befaea2d3db26b72986ff2af682eb5ee859594f39cdf9deefcf411361e599d1
+# Content sha256: 4d714e8514613f2f2c867091b008b625936b4dada98373fd8e08e07fb6bfb764
 
 """Wire models of ACP protocol v1.
 
@@ -185,9 +185,10 @@ class AgentCapabilities(BaseModel):
             alias="sessionCapabilities",
             description="Optional session-lifecycle methods.",
             validate_default=True,
+            default_factory=lambda: {},
         ),
         Lenient(absent_on_error=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -252,10 +253,13 @@ class InitializeResponse(BaseModel):
     agent_capabilities: Annotated[
         AgentCapabilities,
         Field(
-            alias="agentCapabilities", description="What the agent supports.", validate_default=True
+            alias="agentCapabilities",
+            description="What the agent supports.",
+            validate_default=True,
+            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
         ),
         Lenient(absent_on_error=True, default={"loadSession": False, "sessionCapabilities": {}}),
-    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
+    ]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 593d9da418f48387d8070cddc97c3cc07dc8a1de02c9e9891072d2299cfc90bd
-# Content sha256: 3068972f80f9a58a025c62242b717c8da26f97f0ec976f2133c01f4fda0ac2bf
+# Inputs sha256: b2833e70aee7eca8828ba64da92ec289455d8b8bb8d4730d4e3c1a684a5d2a4a
+# Content sha256: 7447f1cf05cd98cda262cd9f445cbf27f63049eebc4e064a2cb98e4b02f3317e
 
 """Wire models of ACP protocol v2.
 
@@ -168,9 +168,13 @@ class InitializeResponse(BaseModel):
     info: Annotated[Implementation, Field(description="Which agent program is answering.")]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(description="What the agent supports.", validate_default=True),
+        Field(
+            description="What the agent supports.",
+            validate_default=True,
+            default_factory=lambda: {},
+        ),
         Lenient(absent_on_error=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     meta: Annotated[
         dict[str, Any] | None,
         Field(

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8625a1c26a70795831986533ea5745fc8b8335157717dbb7f88433c6b60d60d8
-# Content sha256: 500ba13f85063f4696a83dd37de9a4d54837181f61e9df28ebd9c8add5bedea6
+# Inputs sha256: 1f6614d0083e484d5083e99e5ffaae02bbe3f1a758ff84f2098909fb58013d5c
+# Content sha256: 5bd5a0a825ac20baed318c42fe82ba9d6fa0df3c87b837fb78eb38be7a998000
 
 """Wire models of ACP protocol v1.
 
@@ -185,9 +185,10 @@ class AgentCapabilities(BaseModel):
             alias="sessionCapabilities",
             description="Optional session-lifecycle methods.",
             validate_default=True,
+            default_factory=lambda: {},
         ),
         Lenient(absent_on_error=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -259,15 +260,13 @@ class InitializeResponse(BaseModel):
             alias="agentCapabilities",
             description="What the agent supports.",
             validate_default=True,
+            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
         ),
         Lenient(
             absent_on_error=True,
             default={"loadSession": False, "sessionCapabilities": {}},
         ),
-    ] = {
-        "loadSession": False,
-        "sessionCapabilities": {},
-    }  # type: ignore[assignment]
+    ]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 233fc2885e132c1f1be6035e00d15bfb4976f9d216acd5e891b63d07fb3c9c70
-# Content sha256: 79f580cd189d78d4f34eaf2d284ad2d9989c7716f7168e75b5bd9eb443f3e6f0
+# Inputs sha256: 0dbfe955c9798a029f86753d3b0636aeb82001e5ca22b1ed6c3eb43b0a5321ec
+# Content sha256: ac1a788321a771922cbc24ae054829258f2ccdc5f62667ff8480cc5925c76810
 
 """Wire models of ACP protocol v2.
 
@@ -175,9 +175,13 @@ class InitializeResponse(BaseModel):
     ]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(description="What the agent supports.", validate_default=True),
+        Field(
+            description="What the agent supports.",
+            validate_default=True,
+            default_factory=lambda: {},
+        ),
         Lenient(absent_on_error=True, default={}),
-    ] = {}  # type: ignore[assignment]
+    ]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
