@@ -15,9 +15,10 @@ import contextlib
 import functools
 import hashlib
 import io
+import re
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -32,7 +33,7 @@ from .ir import Protocol, TypeExpr, model_fields
 from .load import package_data
 from .models_schema import for_datamodel_codegen
 from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for, with_common_classes
-from .schema_terms import DEFS
+from .schema_terms import DEFS, iter_refs, ref_target
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER
 
 # Read through the import system (a wheel, an editable install), never beside this file;
@@ -394,32 +395,53 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     assert isinstance(out, str)
     if not named:  # datamodel-code-generator imports it for any alias
         out = out.replace("\nfrom typing_extensions import TypeAliasType\n", "\n", 1)
-    return _import_relative(_defined_before_use(out), ".._runtime", runtime_names) + _public_names(protocol, options)
+    bases = {name: data["acp_base"] for name, data in template_data.items() if "acp_base" in data}
+    return _import_relative(_defined_before_use(out, schema, bases), ".._runtime", runtime_names) + _public_names(
+        protocol, options
+    )
 
 
-def _defined_before_use(source: str) -> str:
+# The first line of a top-level class or alias as the models templates write it.
+_HEAD = re.compile(r"class (\w+)\(|(\w+)(?:: TypeAlias = | = TypeAliasType\()")
+
+
+def _defined_before_use(source: str, schema: dict[str, Any], bases: Mapping[str, str]) -> str:
     """The module with every top-level class and alias after the definitions it names, the
     written order kept otherwise. pydantic reads a class's annotations when the class is
     made; a name defined further down leaves its fields unread (no alias, no type) until
     the model is first used, so ``model_fields`` would be wrong after import. Members of a
-    cycle (none in the schemas at hand) keep their written order."""
-    body = ast.parse(source).body
-    # Lines as ast counts them (str.splitlines also breaks at \f, \x85, \u2028... in strings).
+    cycle (none in the schemas at hand) keep their written order.
+
+    What a definition names comes from the schema (its references; its ``{common}`` base in
+    ``bases``), far cheaper than parsing the module, while the module is one class or alias a
+    definition, each starting a line (all other lines below the imports indented or blank).
+    Otherwise (datamodel-code-generator named a value itself) the module is parsed."""
+    # Lines as Python counts them (str.splitlines also breaks at \f, \x85, \u2028... in strings).
     lines = io.StringIO(source, newline="").readlines()
-    starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) - 1 for n in body]
+    heads = [(i, m[1] or m[2]) for i, line in enumerate(lines) if (m := _HEAD.match(line))]
+    defs = schema[DEFS]
+    if (
+        heads
+        and len(heads) == len(defs)
+        and {name for _, name in heads} == set(defs)
+        and all(not line[:1].strip() or _HEAD.match(line) for line in lines[heads[0][0] :])
+    ):
+        starts = [i for i, _ in heads]
+        named: list[str | None] = [name for _, name in heads]
+        uses = [{ref_target(ref) for _, ref in iter_refs(defs[name])} | {bases.get(name)} for _, name in heads]
+    else:
+        body = ast.parse(source).body
+        all_named = [_statement_name(node) for node in body]
+        first = next((i for i, name in enumerate(all_named) if name), None)
+        if first is None:
+            return source
+        body, named = body[first:], all_named[first:]
+        starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) - 1 for n in body]
+        uses = [{n.id for n in ast.walk(node) if isinstance(n, ast.Name)} for node in body]
     chunks = [
         "".join(lines[a:b]).rstrip("\n") + "\n\n\n" for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)
     ]
-    names: dict[str, int] = {}
-    for i, node in enumerate(body):
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
-        target = node.target if isinstance(node, ast.AnnAssign) else target
-        name = node.name if isinstance(node, ast.ClassDef) else target.id if isinstance(target, ast.Name) else None
-        if name:
-            names[name] = i
-    if not names:
-        return source
-    first = min(names.values())
+    names = {name: i for i, name in enumerate(named) if name}
     order: list[int] = []
     seen: set[int] = set()  # placed, or being placed (a cycle ends there)
 
@@ -427,14 +449,19 @@ def _defined_before_use(source: str) -> str:
         if i in seen:
             return
         seen.add(i)
-        used = {n.id for n in ast.walk(body[i]) if isinstance(n, ast.Name)}
-        for j in sorted(names[n] for n in used if n in names):
+        for j in sorted(names[n] for n in uses[i] if n in names):
             place(j)
         order.append(i)
 
-    for i in range(first, len(body)):
+    for i in range(len(starts)):
         place(i)
-    return "".join(lines[: starts[first]]) + "".join(chunks[i] for i in order).rstrip("\n") + "\n"
+    return "".join(lines[: starts[0]]) + "".join(chunks[i] for i in order).rstrip("\n") + "\n"
+
+
+def _statement_name(node: ast.stmt) -> str | None:
+    """The name a top-level class or assignment defines."""
+    target = node.target if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [None])[0]
+    return node.name if isinstance(node, ast.ClassDef) else target.id if isinstance(target, ast.Name) else None
 
 
 def _public_names(protocol: Protocol, options: ModelOptions) -> str:

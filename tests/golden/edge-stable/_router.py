@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e096511d553578b3b83f0465bece8b916fb4bfb205b59e7cb8e795aead311025
-# Content sha256: 4b3e5f6eeea1557a9168605a060ab6d7879ab9c7533e65eee657de6927488c69
+# Inputs sha256: 0400138101d37463e5cd6aa00aca281638149a03c4ae6817d1074d07fa5e8027
+# Content sha256: eace247823eedd457b24c2fc547bca4d5e1545f3f0be151e6c5bb6ff94636da9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 518649090db8d02ad1fe8ef8aa898549069eaddec5728c0d80e6b318b2a90531
-# Content sha256: c331d8e873913f73e6c12ae6282cb1f2cc7e6b5b907a0e1599dfdb81a49320a3
+# Inputs sha256: 39d1c5331b8a66df2ab678dce9dac28610caa47b19940c4376bc0cbf6dfbfe47
+# Content sha256: c40deaa5748787c4b15c5966e4ab5452faf57b18400aa1ffe260483c124d455c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

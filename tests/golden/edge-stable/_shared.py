@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 829ddc6e3163f0d4b647eb34e37b350807a630e7ecc997226521638eb756ebd5
-# Content sha256: bf2eeb5848a40c1a1bfec639d0a77cd3f2192d25ff8d9dc8ae9f8c2446464ceb
+# Inputs sha256: c2e6e4f80f1376c7f29e70c267cbeacd6803ecfdebad889799d02af38fb09e27
+# Content sha256: e6dc3df2e79d6f52a0f10b3749e3f1d0dd4bb2c0cda10022dfbc4e79c839651d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2f4a70b071981a1bd97be3efcbe8aa2b390793bf67d518790bc68500df7cf2fe
-# Content sha256: f7f52608946ea5c5b40ef37d46bb13a3a2ae3f7dbd392e2eb192a19c896e4e64
+# Inputs sha256: 698e330f747a729c4506a513a8b8a274e7e098298e0df6df1530daa2cb18a201
+# Content sha256: 94e14155a1175b0db7023d04c9e44fbc807de6897ae47fa8b5b74e4a80b2630f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71319e986e083ae7968e060550f3c74526d3357fab0bccec474618a266726d8b
-# Content sha256: 9f060db86e4aa63da5775a47b7bebf4c2cce230aea7c7706842b6dfdc7ecb76b
+# Inputs sha256: 145a91cfc4762104ebe12dc908f351a95b20b7ea25d8eab739fd495e38dfec8b
+# Content sha256: c205970993fc9a194e396118f8ff61cef017b2ec8975c95b0e6f62f5b2b2afce
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 550524a9b44602d365a7d78ab18d39a639473531090061f273b75f6a994a9080
-# Content sha256: a7f58345ff46ca29091ba0ef3baa7e87006fa41299aab42d185fd4b7226e4433
+# Inputs sha256: 31270b38649997f11e11c699d80c6611a84e09e3f0efdde911e1e13114d6dc6b
+# Content sha256: 8cedd4e2c7864c7e6952342cf7931da5e0e25a0ab2d36771fb06ba333a5234b0
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 18619d4c6e38c5e055429273927a1403c88e74d73bac1ac4e60a3cf119a6b18e
-# Content sha256: a7e28afbf426782dc81f6eb24091eb4117b7dcd3c65d61c25ff5952f723d8bfe
+# Inputs sha256: fb9600e923eca907b1aeebde5c7f98458298b99fb3b2da64e02090a7c5ae8c77
+# Content sha256: 83ee7a21c24c0bf7a09194ef33ebaf89b8fdd4d46daf8105bd96d0d516ca7ee1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 51d77cb1d723ae423776fa98ed32cffb4df90e7a586bdafffca2150c96aba830
-# Content sha256: f581f2778f6af78232ebe210a7da6d2a5bda28e62b20822b1d429f15ea276341
+# Inputs sha256: 3b0b5f3e92972d98f728c47b11c31390629cd4ad0104cef70aefd8f809e51e67
+# Content sha256: 8bd0ee3633d9effe53e2e30c44af228e072ef69e76f7b5ea9dc54d61b2e00542
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

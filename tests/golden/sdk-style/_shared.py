@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 063616d01d52a05cde50b88d1b35440cc26f85d05858509ac64a1a5a1c497b01
-# Content sha256: d34edb7d8df65084eef1933d326ff08465b3e1a86f233b3baddc6170c589cbdb
+# Inputs sha256: d00840042db1315c5bd7daeba6ff82be3caa0ebf2683a10dab3848e93c784ce5
+# Content sha256: 4ce1e10a670e314c08d9f8b9b9455ff9918640b98a134f31b26bc0fead87e9d2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 71ee42a1d145ea1ee5c479213a4f98606a2a13c7665fd214edf7cd96a0040c11
-# Content sha256: f762b129eb5c3d46bf0c9fea1791cf7cfc8377e2a56b0e46ba8dd021aebb1227
+# Inputs sha256: 1ec67348bbfc7dc353dd329e2cdd29461f538c19c36dc23ee02d2ecf98f6e0aa
+# Content sha256: fb944e3c1c1f866a8e93dc775fbb5cd7bb1f03f05b6f95aace6c6f7c51270e4a
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 05413c22b1db6647dab50cd7a59a7677c08275e1fd03fb060ef6aaa11cbb01bd
-# Content sha256: daeb000011e8900e39364c71d6c9c70f3d6f2fa557759072ebb6e7aa4089dd04
+# Inputs sha256: 6299759fbd29b7a6340ea65782b8eebc6eb41f300b8d118d99b9139b14f37fb2
+# Content sha256: b2f162baf9158018c0b219f1c6eac18ed1ef83aa355edc21f203eb18060851a0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

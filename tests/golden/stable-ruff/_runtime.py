@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c91a117a25c005f4991c09fe7c3202db513d1879741527946749561b01e4383
-# Content sha256: 019b75ea19ca90e6003132e425c96bcdb10aed860037d881b8a0f75d5a8ebe0b
+# Inputs sha256: 26f68162ddbdf76e720553e7160af8d679667154ff7271e25f64478461a9d442
+# Content sha256: 5dcbd993d6753796fe15ceec7d8fbf2b181e53a34305e925a9dd36bff56eef0a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

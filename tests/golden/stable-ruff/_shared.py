@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cffdc719565ee6ddbf33d9383ba1edf903c476263428acafa5aabf665abb1391
-# Content sha256: 48806c9115346af718e48eb25ecebe2a1d908606a6c575f3ad181881f229b078
+# Inputs sha256: c27aa027e3cda60a58a0830c3cefae7f14c18662537987cf71d31ade7f35d73d
+# Content sha256: 166fc84f8834e9cf4f434f4a378ea975c3796a1ee0d18569c87ae0eb6e9f8614
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

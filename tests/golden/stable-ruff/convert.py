@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f590dda249545782900881553e42b7bd87fb82e281cfbb6c1b9e9c8968ae665f
-# Content sha256: cabced1b6dfc4c14032cdaf911cab71a0541f50954f0348738ac5098ee8869ce
+# Inputs sha256: 9a8b37e110e99ba376fe40a18139e9a62cbfb39966a545b185c892dc7520768b
+# Content sha256: 0ef2c3b86836d4aaf4aee4fc604121a83ea6506c7d22602f30debe9c45c98437
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7aa724bf051895f1305e9af2db18f3509e48d229d42c77e8e53d047b93148f65
-# Content sha256: b6fba1406440b8362c3b33e4d08f9c6a1c928aca4d1e88a28e6a1202d554d399
+# Inputs sha256: f27bbd70f52575c65bd06dfaa8eb1dbeb9b986e84f2dde072527d725be6de806
+# Content sha256: ea04dc6b01201fe737fa17949d6af3a882bfb3ef949fae055d4445ac8bbe40b9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d6d4e3ab3d7e3d913271bb9df90baebe44b99829a470d78807b5012bd73b3bf6
-# Content sha256: 83915261f9cf68599450ce163829634fd63ab598f56281c5d21166a39a744135
+# Inputs sha256: 2a781a9c482221c9f895deb3001c0f1e3e5558e19daa47023ee37500ca1697cc
+# Content sha256: b51ac2ec88bf793c20be2963eba23a92db473d042c846815ff44db5724060855
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5ad0fbd224bc716e137d34a73aae69b3cae356edd38dddcdadb18521cb78779f
-# Content sha256: 58b9368ce4edc8d023b5472b3c3b3d9edf88278d86a32e70a7ca9e07a6cde9bb
+# Inputs sha256: 5a7f2dad27f6bfb4ab5f04e4f3dd83106d56e65d82bfac71625b4e46df5bc9dc
+# Content sha256: 0ec84342d59ed9c5442eb54f78d57c76fd2f7a621937f5f1945f5a73adeee33d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a001e577105bc1e6630514f0271b3011f0c512b7003782e29baf6dac793073a
-# Content sha256: 9865434ae89557872a548d55f12db154ecec9acee252a4873ed80f025560400c
+# Inputs sha256: 7ac434c69780ee3ad8aabfdd9a0d35fa05a5296d1ba84158082148667bced306
+# Content sha256: 735e5849f6c73dcaf86f02e6d34e0183c66941496fe707b49dcbf52f65e4587a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e4d9c7d52f4a7890eea015e873fc2d68d4c644ed6ab14da122e37996c709b76
-# Content sha256: 11b92badbb9f6897c331016cb4c5470aa4d0891cfa69742205d9e5c4b0e42241
+# Inputs sha256: dcecfdeb668c90634b2bee4619912dda41924b0437e7ca7f79e3552116a8bbf3
+# Content sha256: 83dd1345e3c0c06115fcc97039654f350ff5823b1ebfe197346853c38b5f48af
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a03a155f189ea8d4d7621a9e7013a6888ca7dc794a33f141659a428f26328a0
-# Content sha256: 8b5985f4711e27a012345c9dde1bad6ab19b0da8972e7d25435d2f10c75f89ca
+# Inputs sha256: ff9dabaf2e7079ccde44d0444cb4838366fb15d72ffa046f1d91d77677772718
+# Content sha256: 9daae96d24cf1293509c8e6fdddd0f75420152be4c2e4f6e56bb333b93ea4964
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c6c9f9384180a0abdf0da5c1cb1258f0720ee25f4e6a9aed4a42421730bbd29f
-# Content sha256: 4892b71b655aa10f9903d9caaba69e3b258bbd24914ba36306e95a9c7ded1180
+# Inputs sha256: 5667e80dd2e23d7694be068172ba054c6d60914e002829d82ff6f50dd7d0eec3
+# Content sha256: a95d3a71c36f2fd918f92f527378bf1678f7c5ed9d3938ad8952b2166ec170b3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

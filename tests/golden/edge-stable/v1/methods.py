@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 64bfdb30a2ab30df0be8a27d71305c50f632aa45bfe01a9a01fc51152f996686
-# Content sha256: 52742fdfa24824c9330551638f4d3f71a55c8d92b6474be9237b6bd2e7522704
+# Inputs sha256: 897e361f9339071bf9a0c9440950e4c7952562181e55c783e21aba0e10b33f8f
+# Content sha256: 3ad3703a1f19aabf54b63a83c0138b0ab6893c8f136c63ca807137d5c3f7c1d4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a2ddb3c1d3b02df048354260b1bb3d87b7dacfb4c5f99ba41844208ce48e15b
-# Content sha256: 9beec938d10fec22fc4e99e7bcbeee479ecba3aafb291e3ed625299fabd8b5df
+# Inputs sha256: a2c6d56396bf89b1a8ea20a2b42af455ccee60875b8a2924f222046f39730801
+# Content sha256: 2e16bcf3acaba74c0be82ffa53eb0c2f38cbee6c74df325dcff526968941bde1
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 18c395390694da585e77af675198b5bacc86d823d40ceb239b50440beb7fb45e
-# Content sha256: 7f4b19a847e20e17cfeb1d3453d02486600d2f3466856d493f48a40e02555d21
+# Inputs sha256: d400a7cf241eea3652c83a0658e53d3d7e053ca958fb2183377d35b1c1d9c586
+# Content sha256: 671ad2741218f60acd8ef60c9cb67d6ae78d601ce8f242b2b4e81ac9cad5569f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2f77f688787b1893602ee004e84fe5e491cb9ea63bd65a859b86f8e33ce9856a
-# Content sha256: 0349ec8bc898928278e30f92c5969e4e929ace372e4407622f4ce6ecd79a4b6d
+# Inputs sha256: 6d8acb35759806ce1915d22573fe508643efb24535e31242be0c4144d67c3499
+# Content sha256: e8853e96c9eb0df71a18241ee3a2da02108fed4f5185d66c802d5aaa47b1e880
 
 """Method dispatch for the agent side of ACP protocol v1.
 

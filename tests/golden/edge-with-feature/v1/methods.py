@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fcd02ab67cee958214e57c3f9ecda955c0d89d56750eb201745645addfda47af
-# Content sha256: 2bc7c1388b7da4a28008659331047450de5ec82a7d20f1b1871de0a9cf94dfb5
+# Inputs sha256: 496b517e0c1c5c45267130bc48519bf9dfefcd36c374126ec97591e0a231b04d
+# Content sha256: 31b29291485187ff862d0b052e09c8c24ea3f300d03fdb287f0167ef9525e14b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f0ec6b9c129138edd5a100a92efd6be14b8f3bdeaf34c1e90e637ee3260cd7de
-# Content sha256: 1630d35a4686401e47c2577442046adac230fee93fef96cf2c01b5bed89f6b77
+# Inputs sha256: 3da51c1f50db9aa1819cbb37489c096f0c520a14e9dd36c32f0602903fcd9634
+# Content sha256: 8f2dca4b5ba21abea0dfedeadac731d34f61f3f304206822b102e5da0b4f684d
 
 """Wire models of ACP protocol v1.
 

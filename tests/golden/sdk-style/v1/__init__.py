@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 71a0c6547b48cf8bd8ad9987a3c391f16a8b4c1f46d90c5446340a5a2adf6ba5
-# Content sha256: b2a4ffd8a3492249314a31ab2f7b1c09114303e561615c29d9ab4c7163b351d5
+# Inputs sha256: 5b84d22deb87ebbde1882db58677e517dc502c79ae3e1b9179a90b58abb21739
+# Content sha256: f4c344b56589f43bb5b506a4051d054856a638403dc7276e35332f0d1db587f9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

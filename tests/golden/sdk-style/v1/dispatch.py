@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 99d54dbccea13e0aab4f9063eb1afbba31b953de1ea6a7ca15cb2d22d74fcd7c
-# Content sha256: a9ba71197144263646d84ae1479a5da343a7c08e8c9e41049b663d572e60a08a
+# Inputs sha256: 2da5bb7641594931e739b2a1a717dd932dc567536a5bab682820aed1504c617d
+# Content sha256: 0044aa70ade5289262053f8842af7d4e079a495dcdf5d7a1876e83ff956b5941
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6d8a8aa281a9ba5c731f47afda4bc954963847c1513c8642d844417fea725710
-# Content sha256: 3720c925b6a2c8ba57f2605ee51b47849f246686c612a1bb4de353599782ee28
+# Inputs sha256: 0078ccf4f671ff5d0be024af0e87452e51cfe316cfb5057755005b189174345e
+# Content sha256: fa63bd63393dacab3f656ad0e22b7948bbebb41a71836c141416f52ad8135489
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bd338a250a379cc495d90d3a0d0902ffd27296b21c4882255eacb9e74e35fb5b
-# Content sha256: f0329cfd64a0139f46289cba488e30f27b48d78d8951b7c2d1d88269af08dd18
+# Inputs sha256: 29f9519b87819187a0302e7657c05c68e4ad20f41a1cd7ee3a2dc7bad5200718
+# Content sha256: 693d9b778b79a76b606a32f551094161de6e18abc9a1aa786ccc280860520e04
 
 """Wire models of ACP protocol v1.
 

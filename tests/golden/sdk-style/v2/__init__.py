@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 49a95b8c6ec368d191dd3763fd65909d91bff2060a10427d69521d9d387f8862
-# Content sha256: e1cfb8187c485e30b8971d23b9b55962631aba685ba18a5b0771da37b5b82278
+# Inputs sha256: adfcea53580e554d9f5e62fd0a016e8bba6ea64163694162fc655442357f3b2d
+# Content sha256: 7b1c0c4ece70bc665c4d2194f603128d4b30da47dfee59a19f200cfda213ffc3
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 51b0cd77e990d84a4660773c101dbfd465a6e37cf37350a95f839e015ea429a8
-# Content sha256: d7c686fdee2cdfa91a2a9a485873b8bd22377292f2d9b9ec68904c224615538c
+# Inputs sha256: e9774bc90cfed524ec21534d002cde81404582cf83c884e4f9d2cef9793e06be
+# Content sha256: d26578954e97834b3cacb21e1945275236099b8ebc3bda60ad0be8b1f591efce
 
 """Method dispatch for the agent side of ACP protocol v2.
 

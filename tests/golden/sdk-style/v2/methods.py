@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7ca9db32502a4980f6fcb2c2d8fb614f9fb184820bc8cc996afe867553eb078f
-# Content sha256: cea8f56bc4f508ff5c3e1e19167e37f3a396443056ebe7c5af844f998813991f
+# Inputs sha256: 5e7cdce2a17f8c5b58b09fc6183d41d963c9e96eb9f3fcc49e1891b44b6c428c
+# Content sha256: fbde3f59e5bfa6a6eebd4a945cac73cb98528ce514ffa07ea168e21be7b383e2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ebb8263320bd73677c2768ab93b6da0b9284ef89ea1d4154a433dc2a3c6d8755
-# Content sha256: 1f60d9d739c271d26fe8962c0df11bbda76ca9295f3ffb3c51179ce6ff6fd3a3
+# Inputs sha256: 8f6f78d394abca09ac56e60f02d40d9a2736442f23e1aac468fdd10c0a3a6819
+# Content sha256: f7d6c22795469f4e63cdf5e5132c317ba291d149f239d14a5c0cc7f48172aa96
 
 """Wire models of ACP protocol v2.
 

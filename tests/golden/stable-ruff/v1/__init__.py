@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: db5f6a047286fde5fbb229e3f9127011412bae9933dc0ebf4a4bd99063674b9d
-# Content sha256: 45da3ce4581548c3feb8487548b464b35085a6919485ee6c804ded4885b66b76
+# Inputs sha256: f67a886b497e1a50b2545a6aadddb8fa032e62754fb7b16962acedcbcf698a66
+# Content sha256: af5b66c790ab2801a5a9d03c267e0778b07729baac0b452d8c60e39307dcea99
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

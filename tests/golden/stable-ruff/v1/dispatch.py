@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8555acc64fc24f417a400fa7370cb1afa8fe47a08caae631badd0f116150d7a2
-# Content sha256: b91913fcd6769e3dbf6cdd7f49ce7c6cc8f7f3b0e2b350c928b0d9385f219413
+# Inputs sha256: 4dba5460932c9a1f8e8b3930fc796af3f1057488dc2ccb51f727d198bc98d38b
+# Content sha256: 8d628c0286dfcabe273bc1879a8f9be1e4da3a19118099bf91a048c69b102188
 
 """Method dispatch for the agent side of ACP protocol v1.
 

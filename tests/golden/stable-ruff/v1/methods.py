@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c0b8f99211a70077b7355e2036d50332e31d782589c3fd987cb0bf42e49c73d
-# Content sha256: 60c000f1087b9022a087d960608834f1d666a8849a26f4b200d68d1c0c599ae9
+# Inputs sha256: 1b6fd4c1686322c71a8162f896b7db5e7c3367cb49bd92ec05c807438b1a4466
+# Content sha256: ecdbddc45a237e314bc45d7cbe62af5c8e2ac31ae572a3696c46fd42fd35d34e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

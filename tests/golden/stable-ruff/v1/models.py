@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3befaea2d3db26b72986ff2af682eb5ee859594f39cdf9deefcf411361e599d1
-# Content sha256: 4d714e8514613f2f2c867091b008b625936b4dada98373fd8e08e07fb6bfb764
+# Inputs sha256: 9da8a206b0a08118d01115d53db8f63430a9ffcb714a75d5adb68ee42a6296fc
+# Content sha256: 271a5d70e7d6878cdc0da320c356a86fcbb467bc4fccd5ba9266e350bb9cea75
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bc6914235ecd4e363a0295155215aa394635d674db27344cbb74b6e82529bae6
-# Content sha256: 8048daecfebd6916f49d2c6202d31c11d73e27cf3c0013263c3ee3114703a7d4
+# Inputs sha256: 236c23444e71a81f7e043e2ffa869d71ae9c0e4db6a8189ccccd9e80a09e3811
+# Content sha256: 5c7b041aebc6af77dbe4ae837ba07fe756605cfddf4ea754608f8cb5b5a7a243
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

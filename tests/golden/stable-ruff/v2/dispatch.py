@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 16b8c079fc08654d11feee442142ade1068925b6e50e40f52bf577b0fd44ecb6
-# Content sha256: fc88d1064c145ace39a2e42ce66647298ea6ee1871cbbe44b0aa659b8f2805b9
+# Inputs sha256: d935828522cff13bdb457815f688c3c6c5560f63c6fff3d0da0a5ce99ca0b7f3
+# Content sha256: 76663c7790c99d51c556d2bc64cabe88219d033016ae67f44877a26188c27f55
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: da99d2d2ffd194c1645dab1d03f35cacee49353cc1257f9f6c72c81dba5dfcf7
-# Content sha256: dbdb894dfde6211f1adfc7874247b2e039c0a5274cc748e30adb2f6f3fb01198
+# Inputs sha256: 238c90efa2c2590e071717df1b56f45dca17b0c95051f13f7c2a0a9fd27ee431
+# Content sha256: 920d787dd036509f76b271257c91fc6bff9674d5b5e33b90ead00db40d9445c0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b2833e70aee7eca8828ba64da92ec289455d8b8bb8d4730d4e3c1a684a5d2a4a
-# Content sha256: 7447f1cf05cd98cda262cd9f445cbf27f63049eebc4e064a2cb98e4b02f3317e
+# Inputs sha256: 80d192f281d2402808d0ae437da155ede08c99ea8b248ccf273267342b036470
+# Content sha256: e8bb1c666e2f77c0a1b39af0b0f2875495017c85d38e587930a86c6fc296f460
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a9ab71c8bac812c4a2c084abd1cc67932ee54096fbc3aee10004fb07b849d176
-# Content sha256: 5434c223a7bf494109a08f3aa8eb4aa9f7220e79d681f70b0a481d33086845b5
+# Inputs sha256: 82367dc89d50d2484f6d5db6354db77947a677feaa3f8cb53354867ab808e813
+# Content sha256: 79673392799bd4cc8b82b20899138665f413577b323b393a6a5b5360c451043a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4df74fafc419d14136147f2595583bac125b8ce45a4c6d6d0ef2a20025644c57
-# Content sha256: a3e346c93965e3d5e70102e28fa3cd0dc06836dc07b609112ab2701749b7a174
+# Inputs sha256: 189ccae1aef3a30e595b2b7d1db28e8de82431f0ca4340124054906f4729d6ec
+# Content sha256: 2e3701060c996d248e5a914b52a1f4a53c73212beba4bd83b42b92190741f594
 
 """Method dispatch for the agent side of ACP protocol v1.
 

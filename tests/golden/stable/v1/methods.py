@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 634a60a598c4550fb9f2307be1aafb6f90c71c28286f4ef899f5c93656dd2577
-# Content sha256: 28ab7dfcd7adb1aa24e9e9d33df2806f9e3e8ad58fb5bc1d6871beea4ee74dc9
+# Inputs sha256: 844d6db7a144377fb9fe72488857cee482fd1e24e0ba1fb90f9230c8f6aced4e
+# Content sha256: c151731b00f5602a8e16f3dd8c7b34b4077badc510f9eddb2dfaff49923e8652
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

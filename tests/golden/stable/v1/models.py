@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f6614d0083e484d5083e99e5ffaae02bbe3f1a758ff84f2098909fb58013d5c
-# Content sha256: 5bd5a0a825ac20baed318c42fe82ba9d6fa0df3c87b837fb78eb38be7a998000
+# Inputs sha256: 2eec886772632376b35343f40f84a792396583c5362a4b8f37de5c409d3b983e
+# Content sha256: 17af38d7f29e062c2182e2c986a7ab33bbff27cf5c6b0d25b8dd489c7385ee8a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3537562f2244da6875e8fb21c48db8793b53730d68d33f7d266bceda6dfd4b7b
-# Content sha256: d34cabdbee5f5ec3a161fbd372235003c83309cd2f1ea80265128bc5ec01b2a8
+# Inputs sha256: e9ad2667b51cc220279bd757ebc9117865a002c87eda5ebabb99a9e949d5ef19
+# Content sha256: 22230ab9938e6d8bf5e8dc8fe3d056bdd9ddb845ce37db07e7bcd6d140687291
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f046d9b084e42036f0743f4ac08bcdc5f7980bb96c5cfd2e99d385fca33e472f
-# Content sha256: dfb01cd06607c35ff7235b96716fbc5edc6decae680512841a87958b6715ebb0
+# Inputs sha256: 4b4c3d012988355884483eafbb7823d65a34f9cc28a78360cf513aafa8d5a9d1
+# Content sha256: f81e0e7bd8fd031387db85846842bc417540eb02be9e74d73c252190cca210f0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cae2e5fb87b62ad8c6163718f2390f41d646ee2dfff490fa140d7fe4684a75ed
-# Content sha256: daa4adb12e1dea7111bef577dee71e8f85bbc24c4bf0cbf0f006387d8e960f82
+# Inputs sha256: afa521cf275c8c1e0a339642033293e48e17eb0170433c9e5d54b6cc91a19496
+# Content sha256: 36cba3001731b54901ded9ad2faea356a9ff5352d37a9cfe2e3b7decb581f7ac
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

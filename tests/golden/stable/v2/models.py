@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0dbfe955c9798a029f86753d3b0636aeb82001e5ca22b1ed6c3eb43b0a5321ec
-# Content sha256: ac1a788321a771922cbc24ae054829258f2ccdc5f62667ff8480cc5925c76810
+# Inputs sha256: a600d352fa28e1e9df7ce6811dfdbc2e7c33d31bc1eb34f66e03ad25268b678c
+# Content sha256: ced3111d0b4de625ce42fd1c2b80473038e55c0cde0089db5f5fb53d3ff49165
 
 """Wire models of ACP protocol v2.
 
