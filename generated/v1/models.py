@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ddace0aea7f588f4fb3fc03b901459c8d346827a93cd43d649c33cfcbe0b27dc
-# Content sha256: 9bc417802175dd251ea01c72e81d9ba35b8160d0880eb2d14210ae4ee98e117c
+# Inputs sha256: 279cffa2aaa9fbaf987ced23c55ba3eca19a37c0ef3748af9e2b4aafb39c71df
+# Content sha256: e86ab78c3d86e460bda21085dc80b684f2346f747016d4213c0194077da7df59
 
 """Wire models of ACP protocol v1.
 
@@ -214,10 +214,9 @@ class AgentCapabilities(BaseModel):
             alias="sessionCapabilities",
             description="Optional session-lifecycle methods.",
             validate_default=True,
-            default_factory=lambda: {},
         ),
         Lenient(absent_on_error=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -344,13 +343,15 @@ class InitializeResponse(BaseModel):
             alias="agentCapabilities",
             description="What the agent supports.",
             validate_default=True,
-            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
         ),
         Lenient(
             absent_on_error=True,
             default={"loadSession": False, "sessionCapabilities": {}},
         ),
-    ]
+    ] = {
+        "loadSession": False,
+        "sessionCapabilities": {},
+    }  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

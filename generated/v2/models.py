@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5cee21458296364fe0712e2bcd3fea78d442f723e316be511a6fd9c44e9212d
-# Content sha256: 4f260eef0b80028571425956288a8fb595e39aadbedc623a1a3b5a0c90b03bec
+# Inputs sha256: d96373d1b58098597b39d5ea414a7c14a295c575859bfbe28f1cb00f786b21c9
+# Content sha256: c45779ef4e81fa1c00d66675c8ddaebeee9f81cbd8a530d85be60c9c34702a49
 
 """Wire models of ACP protocol v2.
 
@@ -259,13 +259,9 @@ class InitializeResponse(BaseModel):
     ]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(
-            description="What the agent supports.",
-            validate_default=True,
-            default_factory=lambda: {},
-        ),
+        Field(description="What the agent supports.", validate_default=True),
         Lenient(absent_on_error=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(

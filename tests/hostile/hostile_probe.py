@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 
 def literals(annotation: Any) -> list[Any]:
@@ -49,7 +50,7 @@ def describe_model(cls: type[BaseModel]) -> dict[str, Any]:
             "title": info.title,
             "examples": info.examples,
             "required": info.is_required(),
-            "default": None if info.is_required() else jsonable(info.get_default(call_default_factory=True)),
+            "default": None if info.default is PydanticUndefined else jsonable(info.default),
             "literals": literals(info.annotation),
             "pattern": pattern,
         }

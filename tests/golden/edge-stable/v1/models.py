@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a2c6d56396bf89b1a8ea20a2b42af455ccee60875b8a2924f222046f39730801
-# Content sha256: 2e16bcf3acaba74c0be82ffa53eb0c2f38cbee6c74df325dcff526968941bde1
+# Inputs sha256: 0aff05b9b222886a7b1fa8de13ae558912a89f5171c4e65d86844752c0033fa6
+# Content sha256: e8dfa808acb8a8b97d82834e46ed87a1ef8e02767fb3e53e1a78dc812e7e7a62
 
 """Wire models of ACP protocol v1.
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3da51c1f50db9aa1819cbb37489c096f0c520a14e9dd36c32f0602903fcd9634
-# Content sha256: 8f2dca4b5ba21abea0dfedeadac731d34f61f3f304206822b102e5da0b4f684d
+# Inputs sha256: a2fb2b0def5f8aeb118739db061ad705bd6c68fb1f0f0a7a1bdc4bf4486cde92
+# Content sha256: 253162d163ac189fcd232776d362d317ae68cec0f7cc742d22c95ef2e7e002d4
 
 """Wire models of ACP protocol v1.
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 29f9519b87819187a0302e7657c05c68e4ad20f41a1cd7ee3a2dc7bad5200718
-# Content sha256: 693d9b778b79a76b606a32f551094161de6e18abc9a1aa786ccc280860520e04
+# Inputs sha256: 4327f6e4d5aae616e55797418fe8f7fa3c22e89c6f788766112afdb776cee547
+# Content sha256: aa3902bd94ffa078ce520a5c95a9b84af72ce10a48c9a1086b4b193c63407701
 
 """Wire models of ACP protocol v1.
 
@@ -196,14 +196,9 @@ class AgentCapabilities(SdkBaseModel):
     ] = False
     session_capabilities: Annotated[
         SessionCapabilities,
-        Field(
-            alias="sessionCapabilities",
-            description="Optional session-lifecycle methods.",
-            validate_default=True,
-            default_factory=lambda: {},
-        ),
+        Field(alias="sessionCapabilities", description="Optional session-lifecycle methods.", validate_default=True),
         Lenient(absent_on_error=True, null_absent=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     field_meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -334,14 +329,9 @@ class InitializeResponse(SdkBaseModel):
     ]
     agent_capabilities: Annotated[
         AgentCapabilities,
-        Field(
-            alias="agentCapabilities",
-            description="What the agent supports.",
-            validate_default=True,
-            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
-        ),
+        Field(alias="agentCapabilities", description="What the agent supports.", validate_default=True),
         Lenient(absent_on_error=True, null_absent=True, default={"loadSession": False, "sessionCapabilities": {}}),
-    ]
+    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8f6f78d394abca09ac56e60f02d40d9a2736442f23e1aac468fdd10c0a3a6819
-# Content sha256: f7d6c22795469f4e63cdf5e5132c317ba291d149f239d14a5c0cc7f48172aa96
+# Inputs sha256: e2a00f1c06042657397919f0d67f18bf731dc3536c0ca078177f03ed01c2f774
+# Content sha256: 853687612f9db1d02a6054b7bc3809df389de8396da6665d23650d08f0346065
 
 """Wire models of ACP protocol v2.
 
@@ -256,9 +256,9 @@ class InitializeResponse(SdkBaseModel):
     info: Annotated[Implementation, Field(description="Which agent program is answering.")]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(description="What the agent supports.", validate_default=True, default_factory=lambda: {}),
+        Field(description="What the agent supports.", validate_default=True),
         Lenient(absent_on_error=True, null_absent=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     field_meta: Annotated[
         dict[str, Any] | None,
         Field(

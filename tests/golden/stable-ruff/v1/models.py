@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9da8a206b0a08118d01115d53db8f63430a9ffcb714a75d5adb68ee42a6296fc
-# Content sha256: 271a5d70e7d6878cdc0da320c356a86fcbb467bc4fccd5ba9266e350bb9cea75
+# Inputs sha256: fa35f49949caf499f29665b628e838444074165d79a97cb310c15706d5d60a97
+# Content sha256: 352002ba90d34a8d038ba46be83f5fb869451a68fc869d3264cad7bc6aa57bb8
 
 """Wire models of ACP protocol v1.
 
@@ -185,10 +185,9 @@ class AgentCapabilities(BaseModel):
             alias="sessionCapabilities",
             description="Optional session-lifecycle methods.",
             validate_default=True,
-            default_factory=lambda: {},
         ),
         Lenient(absent_on_error=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -253,13 +252,10 @@ class InitializeResponse(BaseModel):
     agent_capabilities: Annotated[
         AgentCapabilities,
         Field(
-            alias="agentCapabilities",
-            description="What the agent supports.",
-            validate_default=True,
-            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
+            alias="agentCapabilities", description="What the agent supports.", validate_default=True
         ),
         Lenient(absent_on_error=True, default={"loadSession": False, "sessionCapabilities": {}}),
-    ]
+    ] = {"loadSession": False, "sessionCapabilities": {}}  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

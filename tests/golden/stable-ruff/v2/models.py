@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 80d192f281d2402808d0ae437da155ede08c99ea8b248ccf273267342b036470
-# Content sha256: e8bb1c666e2f77c0a1b39af0b0f2875495017c85d38e587930a86c6fc296f460
+# Inputs sha256: 24421b336eb7c62f030f578b037f5fff38f468364866a376b3b1048e9f09f95a
+# Content sha256: 0ad9bd9e7cddc9671678189e64bbfc4f075faca0cfd199f0d1bea70cc8e6d420
 
 """Wire models of ACP protocol v2.
 
@@ -168,13 +168,9 @@ class InitializeResponse(BaseModel):
     info: Annotated[Implementation, Field(description="Which agent program is answering.")]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(
-            description="What the agent supports.",
-            validate_default=True,
-            default_factory=lambda: {},
-        ),
+        Field(description="What the agent supports.", validate_default=True),
         Lenient(absent_on_error=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(

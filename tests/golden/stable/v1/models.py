@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2eec886772632376b35343f40f84a792396583c5362a4b8f37de5c409d3b983e
-# Content sha256: 17af38d7f29e062c2182e2c986a7ab33bbff27cf5c6b0d25b8dd489c7385ee8a
+# Inputs sha256: d770d98e44629a6d79a3b6855c6aadabfea0fd3a2fd591793192570f0cc47250
+# Content sha256: 511d4252ca07e329068ba3a267889a2378284ca635fcdf4171a2b394e93dd02a
 
 """Wire models of ACP protocol v1.
 
@@ -185,10 +185,9 @@ class AgentCapabilities(BaseModel):
             alias="sessionCapabilities",
             description="Optional session-lifecycle methods.",
             validate_default=True,
-            default_factory=lambda: {},
         ),
         Lenient(absent_on_error=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
@@ -260,13 +259,15 @@ class InitializeResponse(BaseModel):
             alias="agentCapabilities",
             description="What the agent supports.",
             validate_default=True,
-            default_factory=lambda: {"loadSession": False, "sessionCapabilities": {}},
         ),
         Lenient(
             absent_on_error=True,
             default={"loadSession": False, "sessionCapabilities": {}},
         ),
-    ]
+    ] = {
+        "loadSession": False,
+        "sessionCapabilities": {},
+    }  # type: ignore[assignment]
     agent_info: Annotated[
         Implementation | None,
         Field(alias="agentInfo", description="Which agent program is answering."),

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a600d352fa28e1e9df7ce6811dfdbc2e7c33d31bc1eb34f66e03ad25268b678c
-# Content sha256: ced3111d0b4de625ce42fd1c2b80473038e55c0cde0089db5f5fb53d3ff49165
+# Inputs sha256: 585d202c45cedb1ac604ebc0c1a636c42d6d7ac32a7778f4631f07b0aa93914f
+# Content sha256: 1cfa5fbca53da2feb1bb8b5da6c6f9f77f369d4e5d63f486d29cfcbd54c4de4c
 
 """Wire models of ACP protocol v2.
 
@@ -175,13 +175,9 @@ class InitializeResponse(BaseModel):
     ]
     capabilities: Annotated[
         AgentCapabilities,
-        Field(
-            description="What the agent supports.",
-            validate_default=True,
-            default_factory=lambda: {},
-        ),
+        Field(description="What the agent supports.", validate_default=True),
         Lenient(absent_on_error=True, default={}),
-    ]
+    ] = {}  # type: ignore[assignment]
     meta: Annotated[
         dict[str, Any] | None,
         Field(
