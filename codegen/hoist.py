@@ -5,7 +5,9 @@ own, named by a deterministic rule, so that the model generator never numbers a 
 Which schemas become classes: objects with properties that sit inline in a union, in a
 property, or in an array; and objects that share properties with a union of variants
 (upstream's flattened enums: ``SessionConfigOption`` is ``{id, name, ...}`` plus one of
-``select`` / ``boolean``), which are rewritten as a union of complete objects.
+``select`` / ``boolean``), which are rewritten as a union of complete objects. A titled
+union variant with a constraint (2026-11 v2: ``SessionConfigSelectOptions``' ``Ungrouped``,
+an array with ``minItems``) becomes an alias of its own, named as a class would be.
 
 A derived name is a function of the schema's own place, never of which other names exist
 (a name is an API: a later release that adds an unrelated definition must not rename a
@@ -78,6 +80,24 @@ def _has_properties(schema: Any) -> bool:
 def _is_flattened(schema: Any) -> bool:
     """An object with its own properties and a union of variants that extend it."""
     return _has_properties(schema) and variants_key(schema) is not None
+
+
+# Validation keywords datamodel-code-generator writes into a Field(): a union variant with
+# one (and no properties) becomes an alias of its own, which it would number (``Options1``).
+_CONSTRAINTS = frozenset(
+    {"minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum"}
+    | {"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minProperties", "maxProperties"}
+)
+
+
+def _own_alias(variant: Any) -> bool:
+    """A titled union variant that is no object and no reference but has a constraint."""
+    return (
+        isinstance(variant, dict)
+        and isinstance(variant.get("title"), str)
+        and "$ref" not in variant
+        and bool(_CONSTRAINTS & set(variant))
+    )
 
 
 def _discriminator_const(variant: dict[str, Any]) -> str | None:
@@ -254,15 +274,16 @@ class Hoister:
             schema[key] = variants
 
     def union_variants(self) -> None:
-        """Name inline object variants of unions: the union's name plus the variant's
-        title or constant (see the module's docstring for ``tagged``)."""
+        """Name inline object variants of unions, and titled ones with a constraint: the
+        union's name plus the variant's title or constant (see the module's docstring for
+        ``tagged``)."""
         for union in sorted(self.defs):
             schema = self.defs[union]
             key = variants_key(schema)
             if key is None or _has_properties(schema):
                 continue
             for i, variant in enumerate(schema[key]):
-                if not _has_properties(variant):
+                if not (_has_properties(variant) or _own_alias(variant)):
                     continue
                 path = (DEFS, union, key, i)
                 title, const = variant.get("title"), _discriminator_const(variant)

@@ -136,7 +136,10 @@ def _of_type(
 
         return objects()
     if kind == "array":
-        return st.lists(_near(schema.get("items", {}), defs, depth + 1, exact), max_size=0 if deep else 3)
+        # (exact: at least minItems, however deep: a $ref reached through aliases is deeper)
+        least = schema.get("minItems", 0) if exact and isinstance(schema.get("minItems"), int) else 0
+        items = _near(schema.get("items", {}), defs, depth + 1, exact)
+        return st.lists(items, min_size=least, max_size=max(least, 0 if deep else 3))
     if exact and kind == "string" and isinstance(schema.get("pattern"), str):
         return st.from_regex(schema["pattern"])
     return {

@@ -52,6 +52,22 @@ def test_variants_are_the_union_name_plus_their_discriminator_constant_or_title(
     assert "title" not in out["UpdatePlain"]  # a title left in place would rename the class again
 
 
+def test_a_titled_variant_with_a_constraint_is_an_alias_named_like_a_class_variant():
+    """datamodel-code-generator writes such a variant as an alias of its own and numbers it
+    (2026-11 v2: ``SessionConfigSelectOptions1``); its name follows its title instead, so
+    it does not depend on the variant's place."""
+    grouped = {"title": "Grouped", "type": "array", "items": {"$ref": "#/$defs/Group"}, "minItems": 1}
+    flat = {"title": "Ungrouped", "type": "array", "items": {"type": "string"}, "minItems": 1}
+    plain = {"title": "Plain", "type": "array", "items": {"type": "string"}}  # no constraint: inline
+    for variants in ([flat, grouped, plain], [plain, grouped, flat]):
+        out, rules = _run({"Options": {"anyOf": variants}, "Group": OBJ})
+        assert rules == {"OptionsUngrouped": "title", "OptionsGrouped": "title"}
+        assert out["OptionsUngrouped"] == {"type": "array", "items": {"type": "string"}, "minItems": 1}
+        assert plain in out["Options"]["anyOf"]
+    untitled = {"type": "string", "minLength": 1}  # nothing to name it by: left as it is
+    assert _run({"Name": {"anyOf": [untitled, {"type": "null"}]}})[1] == {}
+
+
 def test_a_label_that_begins_with_the_union_name_is_not_doubled():
     defs = {"Update": {"anyOf": [{**OBJ, "title": "UpdatePlain"}, {**OBJ, "title": "Updated"}, _tagged("k", "update")]}}
     _, rules = _run(defs)

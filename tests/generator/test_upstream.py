@@ -371,15 +371,16 @@ def test_upstream_output_passes_mypy_strict(upstream_package, python):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("release", ["", "2026-11"], ids=["2026-08", "2026-11"])
 @pytest.mark.parametrize("schema", SCHEMAS)
 @pytest.mark.parametrize("enabled", [True, False], ids=["with-feature", "without-feature"])
 def test_every_upstream_schema_renders_without_numbered_names(
-    upstream: Path, upstream_render: Callable[[str, str, bool], Any], schema: str, enabled: bool
+    upstream: Path, upstream_render: Callable[[str, str, bool], Any], release: str, schema: str, enabled: bool
 ):
-    result = upstream_render("", schema, enabled)
+    result = upstream_render(release, schema, enabled)
     for version in (1, 2):
         source = result.files[f"v{version}/models.py"]
-        assert _numbered(source, _schema_names(upstream, schema, version)) == []
+        assert _numbered(source, _schema_names(upstream / release, schema, version)) == []
         compile(source, f"v{version}/models.py", "exec")
 
 

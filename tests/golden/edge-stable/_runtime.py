@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39d1c5331b8a66df2ab678dce9dac28610caa47b19940c4376bc0cbf6dfbfe47
-# Content sha256: c40deaa5748787c4b15c5966e4ab5452faf57b18400aa1ffe260483c124d455c
+# Inputs sha256: 65884cfe40d5056e7fdc24b6149e64e4598f86d10663dd5764b7ddaa9d5cb6f7
+# Content sha256: d92a238daa09a85011f085def11753e667fdcd894bc7b87562d9bce3109115bc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c2e6e4f80f1376c7f29e70c267cbeacd6803ecfdebad889799d02af38fb09e27
-# Content sha256: e6dc3df2e79d6f52a0f10b3749e3f1d0dd4bb2c0cda10022dfbc4e79c839651d
+# Inputs sha256: 33c834245a4b08679edfaced9037ec725a1f1fb32dd8e218358d97197872c1b1
+# Content sha256: 36fd6feeeba5b37784200e9555d5b1e19c8de1a5cce9f83def27780038e21a05
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

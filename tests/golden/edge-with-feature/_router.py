@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 698e330f747a729c4506a513a8b8a274e7e098298e0df6df1530daa2cb18a201
-# Content sha256: 94e14155a1175b0db7023d04c9e44fbc807de6897ae47fa8b5b74e4a80b2630f
+# Inputs sha256: b95e40f07b0ae9ffa2932983255605cca1e075dc37f86bd10e50ba3bab2333a2
+# Content sha256: 4f65552b3705dcf7de0485f1282840c0c3fa08b2842032f5470c32c506117e4b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

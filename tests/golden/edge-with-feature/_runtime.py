@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 145a91cfc4762104ebe12dc908f351a95b20b7ea25d8eab739fd495e38dfec8b
-# Content sha256: c205970993fc9a194e396118f8ff61cef017b2ec8975c95b0e6f62f5b2b2afce
+# Inputs sha256: 710ad3c8d2b9f9c47d0599999181b7fd78990cae27778916fc07fa0ac48d1429
+# Content sha256: d800a20e973e1a9ed0c2668bb8c8cfd10bae69af9a5eee03ad605223fb076211
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

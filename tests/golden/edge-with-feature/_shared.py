@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 31270b38649997f11e11c699d80c6611a84e09e3f0efdde911e1e13114d6dc6b
-# Content sha256: 8cedd4e2c7864c7e6952342cf7931da5e0e25a0ab2d36771fb06ba333a5234b0
+# Inputs sha256: bb06754f0a7c83e4fcad2912f6913b6e36f18ea54578009f3d94de6d9968ef55
+# Content sha256: 82abd5e07fa430bee4f9d16d4951a4cb98150cdd49c753a672b0825842e8764c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

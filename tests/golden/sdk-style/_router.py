@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fb9600e923eca907b1aeebde5c7f98458298b99fb3b2da64e02090a7c5ae8c77
-# Content sha256: 83ee7a21c24c0bf7a09194ef33ebaf89b8fdd4d46daf8105bd96d0d516ca7ee1
+# Inputs sha256: 551740b8892794589c1e680847f9ed39da84358b280725f0cf5ab8d439894318
+# Content sha256: e3331e9e3d9d40351d4a1e4c8ddf83b2e2eefbeb803c41241c71106b2d7d82cd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

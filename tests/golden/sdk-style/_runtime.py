@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3b0b5f3e92972d98f728c47b11c31390629cd4ad0104cef70aefd8f809e51e67
-# Content sha256: 8bd0ee3633d9effe53e2e30c44af228e072ef69e76f7b5ea9dc54d61b2e00542
+# Inputs sha256: a29a90982a599800380ae0f30ebd291768c39ce1245b7dd9254d4b48aefd84d6
+# Content sha256: 6ce23133a59d7f29ffd1d7e58deaf1187926d313e224baef5dbb1f3c6059cec1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d00840042db1315c5bd7daeba6ff82be3caa0ebf2683a10dab3848e93c784ce5
-# Content sha256: 4ce1e10a670e314c08d9f8b9b9455ff9918640b98a134f31b26bc0fead87e9d2
+# Inputs sha256: bedbf9a03357a4acbad5ab01a8b9ded2f79bf9469d5d345037cf7caac30dcdff
+# Content sha256: c199d6a94497a76976d6d6630206ef1d81fd32047ab94a5c9ea2d4dd4a897dd3
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

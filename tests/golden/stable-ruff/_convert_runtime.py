@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1ec67348bbfc7dc353dd329e2cdd29461f538c19c36dc23ee02d2ecf98f6e0aa
-# Content sha256: fb944e3c1c1f866a8e93dc775fbb5cd7bb1f03f05b6f95aace6c6f7c51270e4a
+# Inputs sha256: 464026781384570b07afc66b7e7797c6eca5a9bb15857694f5bb1bd00cf2cf1a
+# Content sha256: 4dc7a556ac84da5107ddd7929b9ac435d101c83c21dcfa95f69de8dcc804bfb0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

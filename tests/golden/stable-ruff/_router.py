@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6299759fbd29b7a6340ea65782b8eebc6eb41f300b8d118d99b9139b14f37fb2
-# Content sha256: b2f162baf9158018c0b219f1c6eac18ed1ef83aa355edc21f203eb18060851a0
+# Inputs sha256: af0ab26e67692d3c76a8f1b3b068c1f701bd1091e2f5713ab53d81208d5d9f7c
+# Content sha256: 2716b33fff03a14f488f6553b8ea2b959b92fce52ebf036392f807c58d725557
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 26f68162ddbdf76e720553e7160af8d679667154ff7271e25f64478461a9d442
-# Content sha256: 5dcbd993d6753796fe15ceec7d8fbf2b181e53a34305e925a9dd36bff56eef0a
+# Inputs sha256: b20720eb662397ac6be105941542a25a32267ffdfdc1feb06f3ef0f75f3e7649
+# Content sha256: 7ef078889a5bc053d18ce4484a4623ab6186c4600b1859f6ffc1be1a30e49b55
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

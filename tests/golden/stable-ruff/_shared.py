@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c27aa027e3cda60a58a0830c3cefae7f14c18662537987cf71d31ade7f35d73d
-# Content sha256: 166fc84f8834e9cf4f434f4a378ea975c3796a1ee0d18569c87ae0eb6e9f8614
+# Inputs sha256: eca147b2b4afa492e6484a23a48212deb6c837dea77c7d021de169a1fecfc4fb
+# Content sha256: b871b433e43d383b985c00d096c3330f12d95f379232abe6ae115d9888278449
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9a8b37e110e99ba376fe40a18139e9a62cbfb39966a545b185c892dc7520768b
-# Content sha256: 0ef2c3b86836d4aaf4aee4fc604121a83ea6506c7d22602f30debe9c45c98437
+# Inputs sha256: 011f6326766c9b6f2d6ea1f1340791b895c02627da3a46129eed70dc960f02e5
+# Content sha256: 9ad21570176f5526a74bd29e29e2c7ebc392a9fc12a60bf35abcc5b0532e2457
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f27bbd70f52575c65bd06dfaa8eb1dbeb9b986e84f2dde072527d725be6de806
-# Content sha256: ea04dc6b01201fe737fa17949d6af3a882bfb3ef949fae055d4445ac8bbe40b9
+# Inputs sha256: 46209d50a46ec50abb951d2b007aeba5638c6570ac325c65155c2c1faef980d1
+# Content sha256: 1e5a0da056b1fdc1f7bcc6841efec6d5d9b4bb0b31991b88510bdf9a1161dbcb
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0400138101d37463e5cd6aa00aca281638149a03c4ae6817d1074d07fa5e8027
-# Content sha256: eace247823eedd457b24c2fc547bca4d5e1545f3f0be151e6c5bb6ff94636da9
+# Inputs sha256: fe9be424b860671b55358fae9035c91a7631e8e1842f44c79c192b995eb33359
+# Content sha256: 2ea17ef727c79aeaecf9f63dea3b34f8fcca606e571b4ba639c2c9a89ccbbbcb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a781a9c482221c9f895deb3001c0f1e3e5558e19daa47023ee37500ca1697cc
-# Content sha256: b51ac2ec88bf793c20be2963eba23a92db473d042c846815ff44db5724060855
+# Inputs sha256: bcd145b5335c7f09036774a883e99b964f31816855b1a1669d1403abf02d16f2
+# Content sha256: 35156abbda9261e00d6fd946f630c305620ba4f1d7dc3044c4b205c7627a579b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5a7f2dad27f6bfb4ab5f04e4f3dd83106d56e65d82bfac71625b4e46df5bc9dc
-# Content sha256: 0ec84342d59ed9c5442eb54f78d57c76fd2f7a621937f5f1945f5a73adeee33d
+# Inputs sha256: ccebc7e5655ad069152de7c66b3277621be4e0bba36c06836c141c93f176f178
+# Content sha256: 1fd3c85a356d12a69ad9a00caf74cdcb5285f1d6e55614d73f20d129d248bb30
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ac434c69780ee3ad8aabfdd9a0d35fa05a5296d1ba84158082148667bced306
-# Content sha256: 735e5849f6c73dcaf86f02e6d34e0183c66941496fe707b49dcbf52f65e4587a
+# Inputs sha256: 813cbd8313c64d97c8e144613754ec114d5d9ba28c34098545b085f9a776d7c2
+# Content sha256: 89fffe3377c715a1002880f3f861d5825c1c9f642ac0a61a989e429d7141afeb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dcecfdeb668c90634b2bee4619912dda41924b0437e7ca7f79e3552116a8bbf3
-# Content sha256: 83dd1345e3c0c06115fcc97039654f350ff5823b1ebfe197346853c38b5f48af
+# Inputs sha256: 1840cbfbafc9e020e7311e9cc0217437d8ccd39031f43727ba8b75a348ab425d
+# Content sha256: da80238440e97592ffc12c5b4af1e2768b3f89fead8e8c1728d49f45e18e0277
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

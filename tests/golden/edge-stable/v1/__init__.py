@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ff9dabaf2e7079ccde44d0444cb4838366fb15d72ffa046f1d91d77677772718
-# Content sha256: 9daae96d24cf1293509c8e6fdddd0f75420152be4c2e4f6e56bb333b93ea4964
+# Inputs sha256: f621e3f0ea69f9267f43d99771fd2e60ebbca0c49f356800aeac296ec05d927d
+# Content sha256: d6ed111877775b095e127a5a82b139dd007574f22a4028f7789aea00c68d8754
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

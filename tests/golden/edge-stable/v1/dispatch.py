@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5667e80dd2e23d7694be068172ba054c6d60914e002829d82ff6f50dd7d0eec3
-# Content sha256: a95d3a71c36f2fd918f92f527378bf1678f7c5ed9d3938ad8952b2166ec170b3
+# Inputs sha256: c60259f5bf5095ada6a24591a87e5b3fe0c1cede21f9fca7e12bb4407171a92d
+# Content sha256: 32563493612dad74275b49f272faa0e860f1c9c5b0bc2f1eb45598281e22c96a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

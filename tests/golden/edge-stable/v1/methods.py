@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 897e361f9339071bf9a0c9440950e4c7952562181e55c783e21aba0e10b33f8f
-# Content sha256: 3ad3703a1f19aabf54b63a83c0138b0ab6893c8f136c63ca807137d5c3f7c1d4
+# Inputs sha256: 5a7d5c4dbfd378827c8cca10ff03edafdbbf083b08cf80a1fadce71d406c0e1c
+# Content sha256: 8ea14c63493c76e7ab3b9d1c1135f04c36882eba213cda6f07bf8b46c6eac22b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

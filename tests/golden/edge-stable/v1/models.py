@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0aff05b9b222886a7b1fa8de13ae558912a89f5171c4e65d86844752c0033fa6
-# Content sha256: e8dfa808acb8a8b97d82834e46ed87a1ef8e02767fb3e53e1a78dc812e7e7a62
+# Inputs sha256: 10f63d8f734c878582030248098ed2f6c2556809355eed3cc216a21e82a36eec
+# Content sha256: c7117ac193adeb87d110b9332455d54bcb68b1919d396132b246d2cecf42831c
 
 """Wire models of ACP protocol v1.
 

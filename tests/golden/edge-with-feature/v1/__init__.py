@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d400a7cf241eea3652c83a0658e53d3d7e053ca958fb2183377d35b1c1d9c586
-# Content sha256: 671ad2741218f60acd8ef60c9cb67d6ae78d601ce8f242b2b4e81ac9cad5569f
+# Inputs sha256: c37833e3122ff7a4e1eb40d3f42f2d55554a3406e3bfcda5d32cff4faeea55c8
+# Content sha256: bd407974146bd4cd0cfdbca1b4e90cb05feb4578dd1dd54f2fdb3d7238c08d97
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

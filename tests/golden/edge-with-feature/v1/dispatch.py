@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d8acb35759806ce1915d22573fe508643efb24535e31242be0c4144d67c3499
-# Content sha256: e8853e96c9eb0df71a18241ee3a2da02108fed4f5185d66c802d5aaa47b1e880
+# Inputs sha256: b10b57e86b998b089e3a5895f1697c65acf0d9c132223686dbfa8c938da388bc
+# Content sha256: fd95ba434d21ce889493823374ad8e3737cbe0bbcf0eed9c526a02b621bde9c6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

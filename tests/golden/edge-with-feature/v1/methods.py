@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 496b517e0c1c5c45267130bc48519bf9dfefcd36c374126ec97591e0a231b04d
-# Content sha256: 31b29291485187ff862d0b052e09c8c24ea3f300d03fdb287f0167ef9525e14b
+# Inputs sha256: 7286a6d56b644a9099db9713c6470260f64877ca742ec1e864e40126851c5aa0
+# Content sha256: 4e189a411f06fc68b5ea14e089f0feed1524cad07d97587e06ba45c50a15e708
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a2fb2b0def5f8aeb118739db061ad705bd6c68fb1f0f0a7a1bdc4bf4486cde92
-# Content sha256: 253162d163ac189fcd232776d362d317ae68cec0f7cc742d22c95ef2e7e002d4
+# Inputs sha256: e9efd4bd0662195e6ee9eba13040ec42d8d496fbb0881ef9f34c6b7f032e1dc6
+# Content sha256: 1ee1f4698442b941a07363d377b46adaa74b547f5cc34150ff5e5c3799076f54
 
 """Wire models of ACP protocol v1.
 

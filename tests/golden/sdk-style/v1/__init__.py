@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5b84d22deb87ebbde1882db58677e517dc502c79ae3e1b9179a90b58abb21739
-# Content sha256: f4c344b56589f43bb5b506a4051d054856a638403dc7276e35332f0d1db587f9
+# Inputs sha256: c1c10daaaf8c42feb65b6149b4125a591fa2992a8700edae96b42bbe5cc7cd3a
+# Content sha256: d3cf3dc1d50ce8051ab713756447cceb50bcffcef09a3a60637ec764049c6da1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2da5bb7641594931e739b2a1a717dd932dc567536a5bab682820aed1504c617d
-# Content sha256: 0044aa70ade5289262053f8842af7d4e079a495dcdf5d7a1876e83ff956b5941
+# Inputs sha256: 16619207355e18a2e6fcdb318904949fe04049c2e87dbf50cc337235ae682573
+# Content sha256: 913561de25b42d37b2ede8b0731270cb2fd6838d2c5ab70fb0119a3c59fefe71
 
 """Method dispatch for the agent side of ACP protocol v1.
 

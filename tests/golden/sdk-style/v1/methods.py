@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0078ccf4f671ff5d0be024af0e87452e51cfe316cfb5057755005b189174345e
-# Content sha256: fa63bd63393dacab3f656ad0e22b7948bbebb41a71836c141416f52ad8135489
+# Inputs sha256: c0147628ac8dc5e2794489fda388ff267f2f09e69e85e96249709e90cc4ee91e
+# Content sha256: 5eff891e5066c8ee2b1cfdb49ef802924fed870fea4fff0c42aab35cb9acd9e0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

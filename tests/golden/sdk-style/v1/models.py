@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4327f6e4d5aae616e55797418fe8f7fa3c22e89c6f788766112afdb776cee547
-# Content sha256: aa3902bd94ffa078ce520a5c95a9b84af72ce10a48c9a1086b4b193c63407701
+# Inputs sha256: 51c7290fa6e09d2f80ab54b9b54f35ce03df4050a6fd4a7862b4ef4e03b55c34
+# Content sha256: 98127eb570eb6d07f041405046e2ce6c3cb6d669b2bb9d5438094d5a7fb05710
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: adfcea53580e554d9f5e62fd0a016e8bba6ea64163694162fc655442357f3b2d
-# Content sha256: 7b1c0c4ece70bc665c4d2194f603128d4b30da47dfee59a19f200cfda213ffc3
+# Inputs sha256: 823c5cb75327485b7997b71eb62331c8646edbb070ab8ee2de524a1675f48a50
+# Content sha256: 322165fdf45d0a2d3f8bb6d2337e892b20245fef78ba2e0a6f102934b1b0e2db
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e9774bc90cfed524ec21534d002cde81404582cf83c884e4f9d2cef9793e06be
-# Content sha256: d26578954e97834b3cacb21e1945275236099b8ebc3bda60ad0be8b1f591efce
+# Inputs sha256: 4a261054b0728a6b7dc9113e37f7ccbf42d88eab6b17809db107b426eedf02da
+# Content sha256: 2f786ecdc3930a88e88824f3d82e33f3e16da66ae10dcc53b3d57825e5eb4f13
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5e7cdce2a17f8c5b58b09fc6183d41d963c9e96eb9f3fcc49e1891b44b6c428c
-# Content sha256: fbde3f59e5bfa6a6eebd4a945cac73cb98528ce514ffa07ea168e21be7b383e2
+# Inputs sha256: 27e63f31ce0a077d65c06aa18abac7faa9863587e6e0b7ba22f1f359fa9bd429
+# Content sha256: 24d9a1bb7dd33794e7c95f0f448af8bd37f61ff088e369cd301ed234cd30a3be
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

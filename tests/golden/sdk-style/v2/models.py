@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e2a00f1c06042657397919f0d67f18bf731dc3536c0ca078177f03ed01c2f774
-# Content sha256: 853687612f9db1d02a6054b7bc3809df389de8396da6665d23650d08f0346065
+# Inputs sha256: ce3969b124a13c6d101328378c42956af2fbeaaf3040af36b6d24aa22a221656
+# Content sha256: bc9a45f72b914e367b1782fac21d6a638534e4cafee7fa1bb174a9c38ad58cf1
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f67a886b497e1a50b2545a6aadddb8fa032e62754fb7b16962acedcbcf698a66
-# Content sha256: af5b66c790ab2801a5a9d03c267e0778b07729baac0b452d8c60e39307dcea99
+# Inputs sha256: 7c81796d8869dbd88e863026b1e6c6348f29f5d56da88db8a7c0fb659aa86757
+# Content sha256: f252990b9a9751911e27197c85489cf286997e623f98da2412aa0ac55697a557
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4dba5460932c9a1f8e8b3930fc796af3f1057488dc2ccb51f727d198bc98d38b
-# Content sha256: 8d628c0286dfcabe273bc1879a8f9be1e4da3a19118099bf91a048c69b102188
+# Inputs sha256: e32b8731dff05c81b17ff1b21565eadad56b8046c1e41ffa7d8b278e469a076a
+# Content sha256: bd9c064b70ec3e9e4f8f50316011804de7849b6da0efe90fc92514ef1ddc3759
 
 """Method dispatch for the agent side of ACP protocol v1.
 

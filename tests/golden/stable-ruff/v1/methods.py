@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b6fd4c1686322c71a8162f896b7db5e7c3367cb49bd92ec05c807438b1a4466
-# Content sha256: ecdbddc45a237e314bc45d7cbe62af5c8e2ac31ae572a3696c46fd42fd35d34e
+# Inputs sha256: a1aa8bd9f7309acf8f4529ad7b77caee8e1dbf337fe0f1a04a71dd4ac49f836a
+# Content sha256: a95a1286436e8490681432ae5c93b8531d28df58a99a8f6f212c11e019d76f2c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fa35f49949caf499f29665b628e838444074165d79a97cb310c15706d5d60a97
-# Content sha256: 352002ba90d34a8d038ba46be83f5fb869451a68fc869d3264cad7bc6aa57bb8
+# Inputs sha256: 15a7075c6107a995f8eb35054af32e578d206204dd20c95e8a89d27c7aa0e0be
+# Content sha256: c5ea3510099c189b92c49192e9aff3ceac909e2364b792b60869d42337e44cb5
 
 """Wire models of ACP protocol v1.
 

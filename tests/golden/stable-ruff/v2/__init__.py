@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 236c23444e71a81f7e043e2ffa869d71ae9c0e4db6a8189ccccd9e80a09e3811
-# Content sha256: 5c7b041aebc6af77dbe4ae837ba07fe756605cfddf4ea754608f8cb5b5a7a243
+# Inputs sha256: a6e4413996b210187714013c3fbfb5c7725546f0a5b8374dfe7aa7475a9c9337
+# Content sha256: 924f970bc4eff5c79d307458f54639825e21168b162c8bf40df9906639b517df
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

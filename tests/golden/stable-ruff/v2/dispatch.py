@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d935828522cff13bdb457815f688c3c6c5560f63c6fff3d0da0a5ce99ca0b7f3
-# Content sha256: 76663c7790c99d51c556d2bc64cabe88219d033016ae67f44877a26188c27f55
+# Inputs sha256: a87a826a648fa8cdb19212d09bddbc81747c948fdd0b9467aa3797fc43339ae9
+# Content sha256: 24e19439c4a9f95e39a571d1b3a6f3178e013337a89fd0b79b8ec642d9aa9295
 
 """Method dispatch for the agent side of ACP protocol v2.
 

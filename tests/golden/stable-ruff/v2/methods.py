@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 238c90efa2c2590e071717df1b56f45dca17b0c95051f13f7c2a0a9fd27ee431
-# Content sha256: 920d787dd036509f76b271257c91fc6bff9674d5b5e33b90ead00db40d9445c0
+# Inputs sha256: 4c51cb1a7ddca2897118c38fe0a011c0ada453885abe26014bfa7db87643e263
+# Content sha256: 7543a4d1b391d3950ca600bb8d2c594bbe9b01746440c0aa73e199820c1029a3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24421b336eb7c62f030f578b037f5fff38f468364866a376b3b1048e9f09f95a
-# Content sha256: 0ad9bd9e7cddc9671678189e64bbfc4f075faca0cfd199f0d1bea70cc8e6d420
+# Inputs sha256: 69da3750e0fad5f8306acee90629c15d810d26fe6bd6d02a3e1473f2fc889b47
+# Content sha256: 3a2dab8775bb10c1c3d5f06b778e9809d33936d08775ca9036c6536326a70a7c
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 82367dc89d50d2484f6d5db6354db77947a677feaa3f8cb53354867ab808e813
-# Content sha256: 79673392799bd4cc8b82b20899138665f413577b323b393a6a5b5360c451043a
+# Inputs sha256: 335e7ab2f99f29e667e51258ed504fc440ad1b4ed8bfa60a33bfc68f7095ee00
+# Content sha256: 6b67f564120234de4aa39b4060506108e387ae1ea13b03c4c176912793890570
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

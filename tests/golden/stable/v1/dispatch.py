@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 189ccae1aef3a30e595b2b7d1db28e8de82431f0ca4340124054906f4729d6ec
-# Content sha256: 2e3701060c996d248e5a914b52a1f4a53c73212beba4bd83b42b92190741f594
+# Inputs sha256: acde6f75fc75241780c157b9ed0ff6f8e4ea059f0e53b0ebe06d5c37e4a5c50b
+# Content sha256: 06edaac4b1ab8a9cebb1a0a1574cfd8421a1111f91763b3d972925fc389149fb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

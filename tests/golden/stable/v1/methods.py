@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 844d6db7a144377fb9fe72488857cee482fd1e24e0ba1fb90f9230c8f6aced4e
-# Content sha256: c151731b00f5602a8e16f3dd8c7b34b4077badc510f9eddb2dfaff49923e8652
+# Inputs sha256: 97a5d2688d34e28e0467064f092dbfdd6e745a630bbe32d05cc7aab3cb533142
+# Content sha256: 9a33511855353b9b757c6aaf278961051d05557d224b069f6e46b58ac08cfa51
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

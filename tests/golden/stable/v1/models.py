@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d770d98e44629a6d79a3b6855c6aadabfea0fd3a2fd591793192570f0cc47250
-# Content sha256: 511d4252ca07e329068ba3a267889a2378284ca635fcdf4171a2b394e93dd02a
+# Inputs sha256: 1fc7d48d0fc4adf5330e7cd52da17d06ce761e3bf35fcc9d6aae541f87844720
+# Content sha256: 9ae67f38759176591ec167b656507da34a6ed45cce2fa862e6b308858258a473
 
 """Wire models of ACP protocol v1.
 

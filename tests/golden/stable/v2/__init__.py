@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e9ad2667b51cc220279bd757ebc9117865a002c87eda5ebabb99a9e949d5ef19
-# Content sha256: 22230ab9938e6d8bf5e8dc8fe3d056bdd9ddb845ce37db07e7bcd6d140687291
+# Inputs sha256: a3ee7c9b74852a5ed27aaba70e214b536bd5dc8dd666edbc00e15fe068b18a17
+# Content sha256: e05a77e27ef37b201fe5647216c9a38f95c419c79b97bf904500d880ab6328f2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

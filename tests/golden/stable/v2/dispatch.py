@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4b4c3d012988355884483eafbb7823d65a34f9cc28a78360cf513aafa8d5a9d1
-# Content sha256: f81e0e7bd8fd031387db85846842bc417540eb02be9e74d73c252190cca210f0
+# Inputs sha256: d1e393d9c1f74349ea5d4dcc570015efd1e9e99def0dff77543e890f48de305e
+# Content sha256: 061fde44e17f47d8b4e794783698fc57043d6a094d8a7e47813cd50c79b2193b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

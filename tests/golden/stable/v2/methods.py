@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: afa521cf275c8c1e0a339642033293e48e17eb0170433c9e5d54b6cc91a19496
-# Content sha256: 36cba3001731b54901ded9ad2faea356a9ff5352d37a9cfe2e3b7decb581f7ac
+# Inputs sha256: 3a2d874f23b46c7671369ae64611f4a420cf66d276c266888acaec35e45cb465
+# Content sha256: 0d2c0cdb9e7729e4d27ebc641d55dc0ed8a99d0e21715b90220cd50f836b2f86
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

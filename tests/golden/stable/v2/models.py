@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 585d202c45cedb1ac604ebc0c1a636c42d6d7ac32a7778f4631f07b0aa93914f
-# Content sha256: 1cfa5fbca53da2feb1bb8b5da6c6f9f77f369d4e5d63f486d29cfcbd54c4de4c
+# Inputs sha256: a6b393201c492f98509c9717f175eb692e56ed1cd085bbb56f917f9dd32458e1
+# Content sha256: a0e1d2b548ec0ef03040db2b95e525a5da3dd9b04c404902e577673a529c80a1
 
 """Wire models of ACP protocol v2.
 
