@@ -120,12 +120,7 @@ class Context:
     # -- requests -------------------------------------------------------------------
 
     def ok(self, method: str, params: dict[str, Any], what: str = "") -> Any:
-        reply = self.agent.call(method, params)
-        if reply.error is not None:
-            raise Failure(f"{what or method} failed: error {reply.error.get('code')}", reply.exchange)
-        if not isinstance(reply.result, dict):
-            raise Failure(f"{method}: the result must be an object", reply.exchange)
-        return reply.result
+        return _result(self.agent.call(method, params), method, what)
 
     def fails(self, method: str, params: dict[str, Any], code: int, what: str) -> Reply:
         reply = self.agent.call(method, params)
@@ -143,11 +138,7 @@ class Context:
         results = []
         for start in range(0, len(params), BATCH):
             ids = [self.agent.send(method, p) for p in params[start : start + BATCH]]
-            for request_id in ids:
-                reply = self.agent.wait_reply(request_id)
-                if reply.error is not None or not isinstance(reply.result, dict):
-                    raise Failure(f"{method} failed", reply.exchange)
-                results.append(reply.result)
+            results += [_result(self.agent.wait_reply(request_id), method) for request_id in ids]
         return results
 
     def paged_sessions(self) -> tuple[list[str], set[str]]:
@@ -258,7 +249,7 @@ class Context:
         if ack.error is not None:
             raise Failure("session/prompt failed", ack.exchange)
         note = self.wait_idle(session_id, mark, timeout)
-        return note.seq, _obj(_obj(note.message["params"]).get("update")).get("stopReason")
+        return note.seq, idle_stop_reason(note)
 
     def wait_idle(self, session_id: str, mark: int, timeout: float) -> Received:
         """v2: the ``state_update`` idle that ends a turn, from notification ``mark`` on."""
@@ -293,3 +284,17 @@ class Context:
 
 def _filter(value: Any) -> str:
     return "omitted" if value is OMIT else shown(value)
+
+
+def _result(reply: Reply, method: str, what: str = "") -> Any:
+    """A reply's result object, or the Failure that names what went wrong."""
+    if reply.error is not None:
+        raise Failure(f"{what or method} failed: error {reply.error.get('code')}", reply.exchange)
+    if not isinstance(reply.result, dict):
+        raise Failure(f"{method}: the result must be an object", reply.exchange)
+    return reply.result
+
+
+def idle_stop_reason(note: Received) -> Any:
+    """v2: the stopReason of the idle ``state_update`` that ended a turn."""
+    return _obj(_obj(note.message.get("params")).get("update")).get("stopReason")

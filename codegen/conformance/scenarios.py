@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..runtime._runtime import INVALID_PARAMS, RESOURCE_NOT_FOUND
-from .context import OMIT, Context, _obj
+from .context import OMIT, Context, _obj, idle_stop_reason
 from .driver import Failure, Received, Skip, in_order, shown
 
 SIGN_OF_LIFE_S = 1.0  # the longest active-archive waits for a v1 turn to show it runs
@@ -282,7 +282,7 @@ def _archive_during_turn(ctx: Context, text: str) -> tuple[str, tuple[str, ...]]
         stop = _obj(prompt.result).get("stopReason")
     else:
         end = ctx.wait_idle(sid, mark, ctx.options.turn_timeout)
-        stop = _obj(_obj(end.message.get("params")).get("update")).get("stopReason")
+        stop = idle_stop_reason(end)
     assert prompt is not None
     shown_kinds = ("session_info_update", "state_update")
     notes = [
