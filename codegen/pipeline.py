@@ -200,9 +200,11 @@ def plan(
                 continue
             extra = ((declarations.name, declarations.sha256),)
         out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen, source, options=options)
+    # A runtime file is copied as it is: of the settings, only the command its header names counts.
+    copied = ModelOptions(regenerate=options.regenerate)
     for name in RUNTIME_FILES:
         if name != CONVERT_RUNTIME or CONVERT_PATH in out:
-            out[name] = Inputs((), (), enabled, style, runtime=(name,), options=options)
+            out[name] = Inputs((), (), enabled, style, runtime=(name,), options=copied)
     return dict(sorted(out.items()))
 
 

@@ -219,6 +219,22 @@ def test_regenerate_is_named_by_headers_and_check(tmp_path: Path, monkeypatch: p
     assert "run `make gen-all` to regenerate it" in capsys.readouterr().err
 
 
+def test_model_settings_leave_the_runtime_files_as_they_were() -> None:
+    """A runtime file is copied as it is: a model setting changes neither it nor its header
+    (no line of a pull request's diff); the command its header names does."""
+    from codegen.pipeline import RUNTIME_FILES
+
+    def runtime(options: ModelOptions) -> dict[str, str]:
+        files = generate(ROOT / "schema", ARCHIVE, ROOT, options=options).files
+        return {name: text for name, text in files.items() if name in RUNTIME_FILES}
+
+    plain = runtime(ModelOptions())
+    assert len(plain) == 3
+    assert runtime(ModelOptions(unknown_properties="drop", field_names={"_meta": "field_meta"})) == plain
+    renamed = runtime(ModelOptions(regenerate="make gen-all"))
+    assert all(renamed[name] != plain[name] and "`make gen-all`" in renamed[name] for name in plain)
+
+
 def test_command_line_options_override_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.acp-codegen]\nunknown-properties = "drop"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fe9be424b860671b55358fae9035c91a7631e8e1842f44c79c192b995eb33359
-# Content sha256: 2ea17ef727c79aeaecf9f63dea3b34f8fcca606e571b4ba639c2c9a89ccbbbcb
+# Inputs sha256: 1388733b34b4d817b73a6c347002b837a04c6d82119d22ecaad4851a0749121d
+# Content sha256: c53e5f0fdadcbb70f0890e85df2489fe0946d295ff609d001c0e13a92215c79b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

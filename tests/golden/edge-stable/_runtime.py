@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 65884cfe40d5056e7fdc24b6149e64e4598f86d10663dd5764b7ddaa9d5cb6f7
-# Content sha256: d92a238daa09a85011f085def11753e667fdcd894bc7b87562d9bce3109115bc
+# Inputs sha256: 95fd3e38d056ba7a81a9455e5d2a6a9d8f5386bb59a105601809bfef75b06d9d
+# Content sha256: f5f247a562fb44dcffd8c19deacc03b60b26b3a9f4767f7f0094ed72a9cfb786
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 33c834245a4b08679edfaced9037ec725a1f1fb32dd8e218358d97197872c1b1
-# Content sha256: 36fd6feeeba5b37784200e9555d5b1e19c8de1a5cce9f83def27780038e21a05
+# Inputs sha256: 60cd51020256127fbc67c5ebbae86bd95348f34607667416c693183000f26c50
+# Content sha256: 109e450af3331274c735c3f2fba8a6f02ed1f9a69d3c6ef5e41241141296bd0c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

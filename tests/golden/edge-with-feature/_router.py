@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b95e40f07b0ae9ffa2932983255605cca1e075dc37f86bd10e50ba3bab2333a2
-# Content sha256: 4f65552b3705dcf7de0485f1282840c0c3fa08b2842032f5470c32c506117e4b
+# Inputs sha256: 93736d53eb0f89353c4b52dd68a5acfd27e1908ed28a7977f0ca782e572b9ff9
+# Content sha256: 340efcd30e6559b7e9f6a70054b384b2966b9df7c9a8bf76a0d2d9a6e3ea7fea
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 710ad3c8d2b9f9c47d0599999181b7fd78990cae27778916fc07fa0ac48d1429
-# Content sha256: d800a20e973e1a9ed0c2668bb8c8cfd10bae69af9a5eee03ad605223fb076211
+# Inputs sha256: 51cdba5a9f044f7b5538af368a64f78ef1d733a84e7be540eb3b821c03250e64
+# Content sha256: 4e7fe2a1723010a7a8ed503f4061938518afc938550849de10d47ab7d828f614
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb06754f0a7c83e4fcad2912f6913b6e36f18ea54578009f3d94de6d9968ef55
-# Content sha256: 82abd5e07fa430bee4f9d16d4951a4cb98150cdd49c753a672b0825842e8764c
+# Inputs sha256: 406abbf74eec3c4c57ce0415c916c52c862aa58fdff43a68649f58c095185625
+# Content sha256: 9736a9f459f3f96ce1bb63dfc9a8c03ae7c286b4b2ed49bb69853fa0e9e6adb5
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 551740b8892794589c1e680847f9ed39da84358b280725f0cf5ab8d439894318
-# Content sha256: e3331e9e3d9d40351d4a1e4c8ddf83b2e2eefbeb803c41241c71106b2d7d82cd
+# Inputs sha256: b32a06feb47192354506bc1270197c9408437726ceb8eaeaa276605c529aadc7
+# Content sha256: 09dfa680f7709e8487ba6f4bf5753873be12c7b19e620f34c0b3259cb1391fdc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

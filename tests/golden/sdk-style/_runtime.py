@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a29a90982a599800380ae0f30ebd291768c39ce1245b7dd9254d4b48aefd84d6
-# Content sha256: 6ce23133a59d7f29ffd1d7e58deaf1187926d313e224baef5dbb1f3c6059cec1
+# Inputs sha256: 7219cbcce2b6ba0736c4a16c46ba26d876ccca49fd0383ad7ef3e962066de6a1
+# Content sha256: e4c7bbbccaf4498e4e47902a614f3e7d076bb7dc2682a6907512b54d52e9392f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bedbf9a03357a4acbad5ab01a8b9ded2f79bf9469d5d345037cf7caac30dcdff
-# Content sha256: c199d6a94497a76976d6d6630206ef1d81fd32047ab94a5c9ea2d4dd4a897dd3
+# Inputs sha256: c77ca28bb829ef567172ba62abd019899c20462f2969c43ee96b1d1442e86472
+# Content sha256: 407bf5089ee7ed825b39c970e1733eee3c9fd1334c04635251892179ce14e1e6
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

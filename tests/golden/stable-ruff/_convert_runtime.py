@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 464026781384570b07afc66b7e7797c6eca5a9bb15857694f5bb1bd00cf2cf1a
-# Content sha256: 4dc7a556ac84da5107ddd7929b9ac435d101c83c21dcfa95f69de8dcc804bfb0
+# Inputs sha256: 61919a2b369d6636f02bab4626fc3547c9ba033273a116c406da625d09864254
+# Content sha256: e601202b6be94f7b8825862474f8629c0472006b553067b19b168bd5b4b73fd9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

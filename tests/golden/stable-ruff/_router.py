@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: af0ab26e67692d3c76a8f1b3b068c1f701bd1091e2f5713ab53d81208d5d9f7c
-# Content sha256: 2716b33fff03a14f488f6553b8ea2b959b92fce52ebf036392f807c58d725557
+# Inputs sha256: dfea4bfc9990577b13a46032bcb0b0ec49015f255fda9895a199d928c3e1a9a5
+# Content sha256: d602ca5562cc6497ce5d9117c0b9f5e72df85d5c10aa83463a987a44ee5c6431
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

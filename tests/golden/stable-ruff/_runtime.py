@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b20720eb662397ac6be105941542a25a32267ffdfdc1feb06f3ef0f75f3e7649
-# Content sha256: 7ef078889a5bc053d18ce4484a4623ab6186c4600b1859f6ffc1be1a30e49b55
+# Inputs sha256: 9061006cbdf07291905988876b3e5b0e426c35a0f257e6f12a2bf018bc075e21
+# Content sha256: cea39a1b909f1ce2814d36c3936b3cf5feff12ed69dafb0ee65eb593ac247a8b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eca147b2b4afa492e6484a23a48212deb6c837dea77c7d021de169a1fecfc4fb
-# Content sha256: b871b433e43d383b985c00d096c3330f12d95f379232abe6ae115d9888278449
+# Inputs sha256: 7b358c86118ebf921f93ea8d7740e8a3a6f86ac1402e7a51ba6494a5e77c445f
+# Content sha256: d79462abbc9a1109e56f32231820f2b632c9d926f6ce4cf655e947784be523f7
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 011f6326766c9b6f2d6ea1f1340791b895c02627da3a46129eed70dc960f02e5
-# Content sha256: 9ad21570176f5526a74bd29e29e2c7ebc392a9fc12a60bf35abcc5b0532e2457
+# Inputs sha256: 2388205be2c11dbdf2fb7beef8bbd35beee118fcf5bc1e292ec86b0f209fc75a
+# Content sha256: 9a4341bbcb9d7c6dff8387d70c0038bc53ff4a0e2262167831209eaf38e9bac3
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46209d50a46ec50abb951d2b007aeba5638c6570ac325c65155c2c1faef980d1
-# Content sha256: 1e5a0da056b1fdc1f7bcc6841efec6d5d9b4bb0b31991b88510bdf9a1161dbcb
+# Inputs sha256: da14959c2dd4550c6b7fb4fb45be8c6c724f2917858d87122e351019d8f6c311
+# Content sha256: bed7449158dce830f3e0f3d65a691c7ce8f0eae94b88a837616586c59b5b1255
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bcd145b5335c7f09036774a883e99b964f31816855b1a1669d1403abf02d16f2
-# Content sha256: 35156abbda9261e00d6fd946f630c305620ba4f1d7dc3044c4b205c7627a579b
+# Inputs sha256: 6cd4c52114eac07d769830add2f2c7400bef09eeb07a73a185a778badc2d81b5
+# Content sha256: 5ff6230b5c1dee11d21987998127e2e72af8338e6f241729bb09f265ce902c2b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ccebc7e5655ad069152de7c66b3277621be4e0bba36c06836c141c93f176f178
-# Content sha256: 1fd3c85a356d12a69ad9a00caf74cdcb5285f1d6e55614d73f20d129d248bb30
+# Inputs sha256: 7e47c501e814aec66f2c9774dc50f370ca0598b54534d3eca82dff6c16ebfa4a
+# Content sha256: f9a8c186d5c279ffd462270d134963aedba56665c679a423cfc4a9f85a7a26fb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

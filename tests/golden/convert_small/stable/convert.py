@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 813cbd8313c64d97c8e144613754ec114d5d9ba28c34098545b085f9a776d7c2
-# Content sha256: 89fffe3377c715a1002880f3f861d5825c1c9f642ac0a61a989e429d7141afeb
+# Inputs sha256: 765fa5c9c1cd27e9ecdef91fb1438cb6ef7c7a970fc58779790094acaede7485
+# Content sha256: d932ceec3ce6f32b7b1ca8b105796d84308933688624cee3715e357c98ca957e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

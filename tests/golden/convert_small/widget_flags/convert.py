@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1840cbfbafc9e020e7311e9cc0217437d8ccd39031f43727ba8b75a348ab425d
-# Content sha256: da80238440e97592ffc12c5b4af1e2768b3f89fead8e8c1728d49f45e18e0277
+# Inputs sha256: d950bade4448fd39113e791c7da587f885e1094f6332b8687353cb3494cfc9b0
+# Content sha256: 59ffc475b6cbb0d0e2dd3baa4063f720c12f0ff1ce14beb629837a68ce03f535
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

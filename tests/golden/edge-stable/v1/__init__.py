@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f621e3f0ea69f9267f43d99771fd2e60ebbca0c49f356800aeac296ec05d927d
-# Content sha256: d6ed111877775b095e127a5a82b139dd007574f22a4028f7789aea00c68d8754
+# Inputs sha256: 90b296aa6775e4cba1b3a7a5c4dd4dd8ddb47d100c03f493b75cd8d4d5c64127
+# Content sha256: fd4f28583e9c4257141826611495560c0d45a654e842504f28a544ba33e19980
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

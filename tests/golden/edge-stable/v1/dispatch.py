@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c60259f5bf5095ada6a24591a87e5b3fe0c1cede21f9fca7e12bb4407171a92d
-# Content sha256: 32563493612dad74275b49f272faa0e860f1c9c5b0bc2f1eb45598281e22c96a
+# Inputs sha256: cb78c188a00acfc83a1115bcfbc4b837b72d09206e670525461396d64c2f3301
+# Content sha256: edfd7b37caaf76c179aeec9fd93ea3b509f89e6594db408a0602e286841ae0f5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5a7d5c4dbfd378827c8cca10ff03edafdbbf083b08cf80a1fadce71d406c0e1c
-# Content sha256: 8ea14c63493c76e7ab3b9d1c1135f04c36882eba213cda6f07bf8b46c6eac22b
+# Inputs sha256: aea4ae1ffcf23f7efeefd5b6b9b0924010c2c0221eade00ea98a58b734e19e66
+# Content sha256: 17cb752208660435cfd887de2746fe083625cc8636062f64e9cf08bd82730763
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

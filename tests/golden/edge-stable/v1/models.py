@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 10f63d8f734c878582030248098ed2f6c2556809355eed3cc216a21e82a36eec
-# Content sha256: c7117ac193adeb87d110b9332455d54bcb68b1919d396132b246d2cecf42831c
+# Inputs sha256: d98ea4f845c49bde11603dec89de120c87a2741a22568a2dd2b3d38633cbd49f
+# Content sha256: 0a47913e451e0173965cf1552daae3210ec2ada5c644acb1456b46b2b590e9e5
 
 """Wire models of ACP protocol v1.
 

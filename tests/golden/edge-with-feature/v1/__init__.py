@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c37833e3122ff7a4e1eb40d3f42f2d55554a3406e3bfcda5d32cff4faeea55c8
-# Content sha256: bd407974146bd4cd0cfdbca1b4e90cb05feb4578dd1dd54f2fdb3d7238c08d97
+# Inputs sha256: 7416e747a536c178a4666167f9cae5fd3a5b7820266c811df83013ebc943ca52
+# Content sha256: d9aca4c98b1418404a509dc57b62ead11b967d7575dbfbad22c008ef26619f02
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

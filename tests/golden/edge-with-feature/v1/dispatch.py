@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b10b57e86b998b089e3a5895f1697c65acf0d9c132223686dbfa8c938da388bc
-# Content sha256: fd95ba434d21ce889493823374ad8e3737cbe0bbcf0eed9c526a02b621bde9c6
+# Inputs sha256: 690a6edfe3699843d40acd13704cff3c4b936d5a31b20c8806839061115424c8
+# Content sha256: 5d53fc0c7bfd526a509b25ba651127a219771c1f09c49bb2459a629bdf196324
 
 """Method dispatch for the agent side of ACP protocol v1.
 

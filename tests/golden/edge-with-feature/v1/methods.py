@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7286a6d56b644a9099db9713c6470260f64877ca742ec1e864e40126851c5aa0
-# Content sha256: 4e189a411f06fc68b5ea14e089f0feed1524cad07d97587e06ba45c50a15e708
+# Inputs sha256: a52b9486692ff5e61b3ae6b8cdc12f0ab76424078c9fb13c0f61dd8591cb3c7b
+# Content sha256: 59872b2500931ce268e950b1c980b98f169ea30d38b10fa58e2704c1e6b0eac7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

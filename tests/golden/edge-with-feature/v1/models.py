@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e9efd4bd0662195e6ee9eba13040ec42d8d496fbb0881ef9f34c6b7f032e1dc6
-# Content sha256: 1ee1f4698442b941a07363d377b46adaa74b547f5cc34150ff5e5c3799076f54
+# Inputs sha256: 12841fff5fb968f0bddb0d39c34787062760791c6a88dd65fd3037d2e4291fd2
+# Content sha256: 07a0e84c61b2866045c38ad759060000667ac034c086a65b9b0296eb1333286c
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c1c10daaaf8c42feb65b6149b4125a591fa2992a8700edae96b42bbe5cc7cd3a
-# Content sha256: d3cf3dc1d50ce8051ab713756447cceb50bcffcef09a3a60637ec764049c6da1
+# Inputs sha256: cbfc73c97212177bd1bab5c24a175c97378ebf964cd6739c34eea2ebde579dce
+# Content sha256: b5a13dcbd06c71210c82645b73f4844351c6383e48e2c855447bf2f3748b8b45
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

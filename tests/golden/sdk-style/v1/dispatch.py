@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 16619207355e18a2e6fcdb318904949fe04049c2e87dbf50cc337235ae682573
-# Content sha256: 913561de25b42d37b2ede8b0731270cb2fd6838d2c5ab70fb0119a3c59fefe71
+# Inputs sha256: a6200da5e75fb2627597e69f40c78111cd05c7a191bd5f66634ba1a5dbe3c54b
+# Content sha256: e37361add28cd21acdfec7ee0fdcbe7137e3790bfac427f6e68b5f080d3dbb0b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

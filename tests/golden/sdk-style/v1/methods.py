@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c0147628ac8dc5e2794489fda388ff267f2f09e69e85e96249709e90cc4ee91e
-# Content sha256: 5eff891e5066c8ee2b1cfdb49ef802924fed870fea4fff0c42aab35cb9acd9e0
+# Inputs sha256: 6dded1a0ba19585d241057e78bf7d8bfc426d9e7e0f9bbc046c896463abcf6a1
+# Content sha256: e900cd37ec8135117d6f27601a2418fe8f27bf0fd6bf86486bbd9695a311b4c4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

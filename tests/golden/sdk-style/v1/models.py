@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 51c7290fa6e09d2f80ab54b9b54f35ce03df4050a6fd4a7862b4ef4e03b55c34
-# Content sha256: 98127eb570eb6d07f041405046e2ce6c3cb6d669b2bb9d5438094d5a7fb05710
+# Inputs sha256: f2655c0438a2b44a99ef0b339ad1da2777c25c8a46d3997eb41e68dc35bae7ee
+# Content sha256: bd8f577f684d89d9a4691f4fe28cd06a81215d22e8ee8ab51a8c9f9625298f26
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 823c5cb75327485b7997b71eb62331c8646edbb070ab8ee2de524a1675f48a50
-# Content sha256: 322165fdf45d0a2d3f8bb6d2337e892b20245fef78ba2e0a6f102934b1b0e2db
+# Inputs sha256: ffc807bfa20795a1227833fb47ab6a64ebecb6f3fcc47b49ed3a3127a46026fa
+# Content sha256: b2441a995ccfed8a4f78fba098c9e4f44d8a7f5209df84f41b41949bd5a232e1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

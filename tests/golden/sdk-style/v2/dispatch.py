@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4a261054b0728a6b7dc9113e37f7ccbf42d88eab6b17809db107b426eedf02da
-# Content sha256: 2f786ecdc3930a88e88824f3d82e33f3e16da66ae10dcc53b3d57825e5eb4f13
+# Inputs sha256: a03cc73829ede5c68088c4fc5a9365ba8d9cf21023f139f27f501ee4b83153d2
+# Content sha256: d69c38508e05f53c36e6a7d56596734b19a7ea7b7c5bd820c3827d5a3d469b33
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 27e63f31ce0a077d65c06aa18abac7faa9863587e6e0b7ba22f1f359fa9bd429
-# Content sha256: 24d9a1bb7dd33794e7c95f0f448af8bd37f61ff088e369cd301ed234cd30a3be
+# Inputs sha256: 9eaec7f8a1965c4c49fdf759b32b69935f55e05da9caa3234b29c874e5dc35e0
+# Content sha256: 151c57dffd9c6642a26948f053b4878a1acc6053582a07efe0b33c9920d38f7b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ce3969b124a13c6d101328378c42956af2fbeaaf3040af36b6d24aa22a221656
-# Content sha256: bc9a45f72b914e367b1782fac21d6a638534e4cafee7fa1bb174a9c38ad58cf1
+# Inputs sha256: a9249e88595e2682f8843e64727322d56b42a7c91308f21c762e8c06e0692b37
+# Content sha256: 24f09db7d9dda59700d523706600c19fa27a05e0c9fa835b2074c1e2aec3a118
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c81796d8869dbd88e863026b1e6c6348f29f5d56da88db8a7c0fb659aa86757
-# Content sha256: f252990b9a9751911e27197c85489cf286997e623f98da2412aa0ac55697a557
+# Inputs sha256: 9c5f929060f22fead3a3d562f9b17e94ed409864f854c9fcf2fcc97dc5abd3bd
+# Content sha256: cb378ff2de0d47c95a37d3d0c624b13c47acd13abfb3a8b27cd37a6291e9b157
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

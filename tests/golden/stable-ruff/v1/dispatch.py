@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e32b8731dff05c81b17ff1b21565eadad56b8046c1e41ffa7d8b278e469a076a
-# Content sha256: bd9c064b70ec3e9e4f8f50316011804de7849b6da0efe90fc92514ef1ddc3759
+# Inputs sha256: f18bc03217e79070cfc6a7364c3873d61ba03a32aae6183ea33ecde04ac95a97
+# Content sha256: 2f24aa2dd0e39845d634073b64a7967eeac23aa9211500bc7169c5c91a0beded
 
 """Method dispatch for the agent side of ACP protocol v1.
 

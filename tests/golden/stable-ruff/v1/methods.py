@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a1aa8bd9f7309acf8f4529ad7b77caee8e1dbf337fe0f1a04a71dd4ac49f836a
-# Content sha256: a95a1286436e8490681432ae5c93b8531d28df58a99a8f6f212c11e019d76f2c
+# Inputs sha256: 64a850460281d4a19c034f14de402912fa74916f8063a91ef21635d1f49524c0
+# Content sha256: 4db9cdb2112ec3484d52fb22fc523f13622e753adf3825b65688585b18563eae
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

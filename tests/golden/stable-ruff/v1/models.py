@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15a7075c6107a995f8eb35054af32e578d206204dd20c95e8a89d27c7aa0e0be
-# Content sha256: c5ea3510099c189b92c49192e9aff3ceac909e2364b792b60869d42337e44cb5
+# Inputs sha256: 24bbdcc8e0f5f87c78925943225e4e40986562d0a12047ae60f81ea86c7dd4f4
+# Content sha256: 9b2a83df82e2c03a0176fe00f9f1f7cb6d24ab4d907afb55e1d21855a42186fe
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a6e4413996b210187714013c3fbfb5c7725546f0a5b8374dfe7aa7475a9c9337
-# Content sha256: 924f970bc4eff5c79d307458f54639825e21168b162c8bf40df9906639b517df
+# Inputs sha256: bf792a481479afa2a05659e86bf23724bfaccc60365d62088f0b774ddce6cf4f
+# Content sha256: c8a80d27740c4900d28140a5df8308dcf59ceca39541064b80b64a8d89cca2b3
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a87a826a648fa8cdb19212d09bddbc81747c948fdd0b9467aa3797fc43339ae9
-# Content sha256: 24e19439c4a9f95e39a571d1b3a6f3178e013337a89fd0b79b8ec642d9aa9295
+# Inputs sha256: 0e612447d285226550885e6ac819de19c524522aa26c2c450baf7dbc22abeceb
+# Content sha256: 4d9780f54ea56f627605ce9a3425d09378831b571bf2157389e5548eddf935e8
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4c51cb1a7ddca2897118c38fe0a011c0ada453885abe26014bfa7db87643e263
-# Content sha256: 7543a4d1b391d3950ca600bb8d2c594bbe9b01746440c0aa73e199820c1029a3
+# Inputs sha256: 08b925f898c8bb408039718a6ba743c308ba7c6b83bba2ab2d8d8f672f707af7
+# Content sha256: 9dc775b3613e9db932933c99d137c7beb0795e47d6448169300775351c0726d9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

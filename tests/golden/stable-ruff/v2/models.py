@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 69da3750e0fad5f8306acee90629c15d810d26fe6bd6d02a3e1473f2fc889b47
-# Content sha256: 3a2dab8775bb10c1c3d5f06b778e9809d33936d08775ca9036c6536326a70a7c
+# Inputs sha256: 1ba24297c6d4724753873cc819103fa5c454c6f7e445b817c25fd5db7b460c16
+# Content sha256: 532f9ec4b720dea324b031c47ac7e32baed5483334273d73967e54b29c331691
 
 """Wire models of ACP protocol v2.
 

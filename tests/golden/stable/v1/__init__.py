@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 335e7ab2f99f29e667e51258ed504fc440ad1b4ed8bfa60a33bfc68f7095ee00
-# Content sha256: 6b67f564120234de4aa39b4060506108e387ae1ea13b03c4c176912793890570
+# Inputs sha256: 80dfb58422781f7cab254e76464895b58649699222f587ea60ad22fb3b595bf5
+# Content sha256: 3e5a6f7a9a14e93832b3e1fa7cb3cb638df0192a74ce42953e9c1349ee3c7479
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: acde6f75fc75241780c157b9ed0ff6f8e4ea059f0e53b0ebe06d5c37e4a5c50b
-# Content sha256: 06edaac4b1ab8a9cebb1a0a1574cfd8421a1111f91763b3d972925fc389149fb
+# Inputs sha256: bb5202f5c5142b812e0782fcbbe981e38ed509ac28d981cba6e2b1cc81966ee0
+# Content sha256: 2c5b687934e33c9a4139e3e5fc0a439a4eb9cd4302281642003cd486f9357e49
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97a5d2688d34e28e0467064f092dbfdd6e745a630bbe32d05cc7aab3cb533142
-# Content sha256: 9a33511855353b9b757c6aaf278961051d05557d224b069f6e46b58ac08cfa51
+# Inputs sha256: 326ed8d13c70a02169757e48225ecb5a58c96d269d3869cd806df3cf743357ae
+# Content sha256: ceb159a834ed136a8345d4bc09b897cf36081906e73d8b7b6c34eb3118eab46b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

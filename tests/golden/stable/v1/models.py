@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1fc7d48d0fc4adf5330e7cd52da17d06ce761e3bf35fcc9d6aae541f87844720
-# Content sha256: 9ae67f38759176591ec167b656507da34a6ed45cce2fa862e6b308858258a473
+# Inputs sha256: 42f73f64fbe05a5d76374c611188cce868d9dd58ae114502200aea06ebb9768d
+# Content sha256: 5cadd3746237dbaa565657c31a2cb47634c957bf9d423ef9b80fec73add28326
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a3ee7c9b74852a5ed27aaba70e214b536bd5dc8dd666edbc00e15fe068b18a17
-# Content sha256: e05a77e27ef37b201fe5647216c9a38f95c419c79b97bf904500d880ab6328f2
+# Inputs sha256: 77b87b65de4f4a5e9d0c18addf0febf2dec6435e57624b00d19926a3d2fd2512
+# Content sha256: 116a2378ef42ff3a3b65d8aa2b36052c45f975c9dcb3dcdce908f9f04303a478
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d1e393d9c1f74349ea5d4dcc570015efd1e9e99def0dff77543e890f48de305e
-# Content sha256: 061fde44e17f47d8b4e794783698fc57043d6a094d8a7e47813cd50c79b2193b
+# Inputs sha256: 050778b216c53b103d916aaa1fc1ec459ea4ed6c56e8f82dea7222d8a009b4ba
+# Content sha256: dc464f5fff37544178ea5564b6cf3ea6d32b5af41479bbabe98cec42ff2a5ba2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a2d874f23b46c7671369ae64611f4a420cf66d276c266888acaec35e45cb465
-# Content sha256: 0d2c0cdb9e7729e4d27ebc641d55dc0ed8a99d0e21715b90220cd50f836b2f86
+# Inputs sha256: 8a56f811bc686d89e29d2aaf92f60849da353b6915e3c06bcd097bea1b99eae9
+# Content sha256: 4072dace73544aeacd37f003af1934a69bdf91a62241a2231d0810279ff836fd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

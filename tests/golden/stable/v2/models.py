@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a6b393201c492f98509c9717f175eb692e56ed1cd085bbb56f917f9dd32458e1
-# Content sha256: a0e1d2b548ec0ef03040db2b95e525a5da3dd9b04c404902e577673a529c80a1
+# Inputs sha256: f5353d4012225ad1ad1ddb04f14971075cfa2fa180a397d03e1ad841e63f5f8f
+# Content sha256: d54670b42f1ae40f3baea0b80942dec2ca1aa861484724ea68bef401193555fc
 
 """Wire models of ACP protocol v2.
 
