@@ -362,7 +362,7 @@ class ClassNames:
 
     @property
     def source(self) -> str:
-        """Where the names were chosen, for headers and summaries."""
+        """Where the names were chosen, for headers (the summary line names the file alone)."""
         if self.origin is None:
             return "the class_names argument"
         return f"{self.origin} [tool.acp-codegen].class-names"
