@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 95fd3e38d056ba7a81a9455e5d2a6a9d8f5386bb59a105601809bfef75b06d9d
-# Content sha256: f5f247a562fb44dcffd8c19deacc03b60b26b3a9f4767f7f0094ed72a9cfb786
+# Inputs sha256: 7b390bc80705988dded1fa9f501a279dc8ce7826b701367832495a2f66b7de55
+# Content sha256: ebf1ef36b4f5bfe654ac1fe748dd5037d100b0e5e212803856b67060b287e1c8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

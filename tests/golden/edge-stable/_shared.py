@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60cd51020256127fbc67c5ebbae86bd95348f34607667416c693183000f26c50
-# Content sha256: 109e450af3331274c735c3f2fba8a6f02ed1f9a69d3c6ef5e41241141296bd0c
+# Inputs sha256: 2d38ae4a6f1c7e2fa37ee7d08623dc1b879e277f36d581f6f1188d7d4389ad16
+# Content sha256: 714f3deb943cdb301e004ac068db1dee68d91ef435c18ceaae788281e4ee4bcd
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

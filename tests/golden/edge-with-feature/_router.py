@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 93736d53eb0f89353c4b52dd68a5acfd27e1908ed28a7977f0ca782e572b9ff9
-# Content sha256: 340efcd30e6559b7e9f6a70054b384b2966b9df7c9a8bf76a0d2d9a6e3ea7fea
+# Inputs sha256: 04c91e37587599d70f4b8c9ab673ca846d07289a539dfd5e1c999c282e2c00ea
+# Content sha256: b77e510f9ed26d3d6256d55ee21a9ce508398e30fee1ed5885e7138b277e4f6f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

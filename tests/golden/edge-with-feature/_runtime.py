@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 51cdba5a9f044f7b5538af368a64f78ef1d733a84e7be540eb3b821c03250e64
-# Content sha256: 4e7fe2a1723010a7a8ed503f4061938518afc938550849de10d47ab7d828f614
+# Inputs sha256: 87dc82fab03bed90119f0f4518bf987941dec2ca2895b7c970c0931377676aa0
+# Content sha256: 39241c94c80d9b0654745a17d0a25b1325a2f25a32f48171e1073ebe0217d6b0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 406abbf74eec3c4c57ce0415c916c52c862aa58fdff43a68649f58c095185625
-# Content sha256: 9736a9f459f3f96ce1bb63dfc9a8c03ae7c286b4b2ed49bb69853fa0e9e6adb5
+# Inputs sha256: 33283fd6a80e66aec97ae48bdc364b2af13524a900c623d8d775b1f56b87273a
+# Content sha256: 4fbc988318700429fb085ce86103517248e731a3efab0342f665a95610caf0a6
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b32a06feb47192354506bc1270197c9408437726ceb8eaeaa276605c529aadc7
-# Content sha256: 09dfa680f7709e8487ba6f4bf5753873be12c7b19e620f34c0b3259cb1391fdc
+# Inputs sha256: ffe70eb58cc37afa9b13be99dd40172f7d3238d5ed9273bea25a70d1f886dbf1
+# Content sha256: 09792626b9e832ca4feb09b022173ce57c2618602d40414a841b3fe3ad48f09c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

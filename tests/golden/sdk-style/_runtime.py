@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7219cbcce2b6ba0736c4a16c46ba26d876ccca49fd0383ad7ef3e962066de6a1
-# Content sha256: e4c7bbbccaf4498e4e47902a614f3e7d076bb7dc2682a6907512b54d52e9392f
+# Inputs sha256: 2a2a15a37a1bcff377a8c6de6796c1ae8c3b68c6bbd26a2488596f6698de21e8
+# Content sha256: 00f092bca2484ff57dc7ab57b346ae1640e0c29d039cfee25606a79dfaceadf0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

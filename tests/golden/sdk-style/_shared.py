@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c77ca28bb829ef567172ba62abd019899c20462f2969c43ee96b1d1442e86472
-# Content sha256: 407bf5089ee7ed825b39c970e1733eee3c9fd1334c04635251892179ce14e1e6
+# Inputs sha256: e630d5593c3f9dc89489b354deb9a438e72f5912553aeb36e0aaf0813f1ea0ff
+# Content sha256: 9b3d407dc605dc7a55d2d778ca98b78e46bc0643914dbb6657f8312bbac69f4d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 61919a2b369d6636f02bab4626fc3547c9ba033273a116c406da625d09864254
-# Content sha256: e601202b6be94f7b8825862474f8629c0472006b553067b19b168bd5b4b73fd9
+# Inputs sha256: 38eeefbc7624e285c8998183dae89ff883277a4ceeee6774523cbb074d4d3a0e
+# Content sha256: 7c2834a8218f4457ee967fea47a55cf9e93520a28cca15e8c22f17bab8f9b939
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

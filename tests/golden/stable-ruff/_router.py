@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dfea4bfc9990577b13a46032bcb0b0ec49015f255fda9895a199d928c3e1a9a5
-# Content sha256: d602ca5562cc6497ce5d9117c0b9f5e72df85d5c10aa83463a987a44ee5c6431
+# Inputs sha256: 0ad057bfd53854d96fdc6b432d77f409a2be79b9b9837bcee0a8fa24b06a0b65
+# Content sha256: 0f53ca09f01b1a7a9364fe9d543e5f469d0dfe04860beb9b0389798432de9a53
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9061006cbdf07291905988876b3e5b0e426c35a0f257e6f12a2bf018bc075e21
-# Content sha256: cea39a1b909f1ce2814d36c3936b3cf5feff12ed69dafb0ee65eb593ac247a8b
+# Inputs sha256: d35799296f01702bb7a55615b08f2c1d5dde86b990829bdac0ba09242f36fd0b
+# Content sha256: 5a64117f0128d39adf390c25279861e28f5061e047269f0f319cc5cb5a974a18
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7b358c86118ebf921f93ea8d7740e8a3a6f86ac1402e7a51ba6494a5e77c445f
-# Content sha256: d79462abbc9a1109e56f32231820f2b632c9d926f6ce4cf655e947784be523f7
+# Inputs sha256: 73c94d27047f1204916096f8e7d704f4a0abe7d7e977e425a882486105c2674b
+# Content sha256: 26a850c214127a9533f956fcac6cd1740525b336d0bdfe11f95a086bd2720cef
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

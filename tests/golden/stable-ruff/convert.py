@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2388205be2c11dbdf2fb7beef8bbd35beee118fcf5bc1e292ec86b0f209fc75a
-# Content sha256: 9a4341bbcb9d7c6dff8387d70c0038bc53ff4a0e2262167831209eaf38e9bac3
+# Inputs sha256: 0b38ef5b79e73cc479e423efaa7d2a0b23ab7d3c1ffa9a808fb7073e7b2b2288
+# Content sha256: 7a31486fbdcfb61bb012362a9dcec14cc2183625a230f7f25ae96ceabfefe187
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: da14959c2dd4550c6b7fb4fb45be8c6c724f2917858d87122e351019d8f6c311
-# Content sha256: bed7449158dce830f3e0f3d65a691c7ce8f0eae94b88a837616586c59b5b1255
+# Inputs sha256: a53a33e5218e35600c0b1a8a3d2ee9eefd80dfa91b253b272eb95956d2371026
+# Content sha256: ecf33783ea558d2357233c42904d7e8ce3f4f9d33485d08d25b5a8a12f564cbf
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

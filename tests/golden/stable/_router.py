@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1388733b34b4d817b73a6c347002b837a04c6d82119d22ecaad4851a0749121d
-# Content sha256: c53e5f0fdadcbb70f0890e85df2489fe0946d295ff609d001c0e13a92215c79b
+# Inputs sha256: 7aeee23e02f895635fc1ed2ebe6118a247694d07aadb7b42f675cf646f277b67
+# Content sha256: 05ba46169518c84818b0e690cbf0699b68cd2394196506a03bf5d0e377bc32ea
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6cd4c52114eac07d769830add2f2c7400bef09eeb07a73a185a778badc2d81b5
-# Content sha256: 5ff6230b5c1dee11d21987998127e2e72af8338e6f241729bb09f265ce902c2b
+# Inputs sha256: 620d133340f6c09a4fc92b3ab7f92699bfb97f628d118289fd52464789d55202
+# Content sha256: 7c1e1dc1961237e9ad7b9c78445cf7fc5aabc64a4ecf5ab965625711dd8da0cc
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e47c501e814aec66f2c9774dc50f370ca0598b54534d3eca82dff6c16ebfa4a
-# Content sha256: f9a8c186d5c279ffd462270d134963aedba56665c679a423cfc4a9f85a7a26fb
+# Inputs sha256: 79692dfe6d7a77d3987f7283d0b8cb0738f569fe476bf33055b92356f8546844
+# Content sha256: 3871be1dea9cdf63360aba42185700b38248309994ac8b252a265583cddf5af8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d950bade4448fd39113e791c7da587f885e1094f6332b8687353cb3494cfc9b0
-# Content sha256: 59ffc475b6cbb0d0e2dd3baa4063f720c12f0ff1ce14beb629837a68ce03f535
+# Inputs sha256: 076b9d9707185358d512fd453cd428aae20081e5f66fd07a7b2a64d86e83de30
+# Content sha256: ee278ef5218133e6ea90868de918cf7f404d6509f1df61a3785153a98ac8359f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90b296aa6775e4cba1b3a7a5c4dd4dd8ddb47d100c03f493b75cd8d4d5c64127
-# Content sha256: fd4f28583e9c4257141826611495560c0d45a654e842504f28a544ba33e19980
+# Inputs sha256: 30d3927d95c4183df5795f40425a11d18685cd8b7398e70e10c1f5129455379e
+# Content sha256: 2f7e0cb55a587902ad0ea1ce10071f95b71899899ccab4345b8bccb8094910a1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cb78c188a00acfc83a1115bcfbc4b837b72d09206e670525461396d64c2f3301
-# Content sha256: edfd7b37caaf76c179aeec9fd93ea3b509f89e6594db408a0602e286841ae0f5
+# Inputs sha256: 2b9a32e330ef914d4ca47f30e88bf8e860505bc1e113d178312786e3b3b94bee
+# Content sha256: 54377c3644e9a8f9bd49aab292c989a7f547231918760574815b333da968b667
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aea4ae1ffcf23f7efeefd5b6b9b0924010c2c0221eade00ea98a58b734e19e66
-# Content sha256: 17cb752208660435cfd887de2746fe083625cc8636062f64e9cf08bd82730763
+# Inputs sha256: b277e63cb8bc7594366b742fb21ea900057f9f997d8b58a715964e866b0bb63b
+# Content sha256: bf1692210d15dfd656d6c0c37b62527f84f0fcd262fc78ede164551d99599964
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d98ea4f845c49bde11603dec89de120c87a2741a22568a2dd2b3d38633cbd49f
-# Content sha256: 0a47913e451e0173965cf1552daae3210ec2ada5c644acb1456b46b2b590e9e5
+# Inputs sha256: da909d09f474cf6464bd38fa6bb1a0c7cfd68889d5086095016ade018778ebdd
+# Content sha256: 1d89667aa10adb53e7301adb36218ac20eb0ecef3920d8b26dd9a4ea565ca1a6
 
 """Wire models of ACP protocol v1.
 

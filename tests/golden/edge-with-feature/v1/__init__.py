@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7416e747a536c178a4666167f9cae5fd3a5b7820266c811df83013ebc943ca52
-# Content sha256: d9aca4c98b1418404a509dc57b62ead11b967d7575dbfbad22c008ef26619f02
+# Inputs sha256: 756d025a003d9378aea642b4eb785374ab42bc3d46e6375b7a1faab9a9d369d6
+# Content sha256: b74a02dd5ffb732b3b57887865b223e3c237f6c6be754e2256d263a13203fcd9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 690a6edfe3699843d40acd13704cff3c4b936d5a31b20c8806839061115424c8
-# Content sha256: 5d53fc0c7bfd526a509b25ba651127a219771c1f09c49bb2459a629bdf196324
+# Inputs sha256: 0aa93bd86d993796d1f50fbe6936b12139bed5e97ac69c7dea757cffb093faac
+# Content sha256: 3bbd1502e1b6b87c814331390d8a2959a2108d89be0ccec40a999dd6c3d3b4ad
 
 """Method dispatch for the agent side of ACP protocol v1.
 

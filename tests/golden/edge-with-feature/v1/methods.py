@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a52b9486692ff5e61b3ae6b8cdc12f0ab76424078c9fb13c0f61dd8591cb3c7b
-# Content sha256: 59872b2500931ce268e950b1c980b98f169ea30d38b10fa58e2704c1e6b0eac7
+# Inputs sha256: 9b4dff3a6a9e1b4558d48d20ac5a5ac2ae76697d61b579cbf24fe1c14aadfd78
+# Content sha256: 1a3c0f30c6d2b6cda1bd3a611be1b1e75077396a4099dd63448d8867bec25ee1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

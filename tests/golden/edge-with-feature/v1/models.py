@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 12841fff5fb968f0bddb0d39c34787062760791c6a88dd65fd3037d2e4291fd2
-# Content sha256: 07a0e84c61b2866045c38ad759060000667ac034c086a65b9b0296eb1333286c
+# Inputs sha256: 2ac7fab798fac9f923c540b76d731e954ead292c2e0f9b27ab2000bd9b20e4fc
+# Content sha256: e9a028e46bda4f5b8846ded10f22475850343b9bf1d3624c7b7af44b6e2529cb
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cbfc73c97212177bd1bab5c24a175c97378ebf964cd6739c34eea2ebde579dce
-# Content sha256: b5a13dcbd06c71210c82645b73f4844351c6383e48e2c855447bf2f3748b8b45
+# Inputs sha256: be28a2f5f51012e1b9181117bb5f135cdce97bf77f71c6f80c1456d682f298c0
+# Content sha256: b0d021243dbdf4bdaf06df6560ca137e0f47e66b006066bd817381eb319b9f1e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

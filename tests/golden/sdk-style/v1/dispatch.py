@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a6200da5e75fb2627597e69f40c78111cd05c7a191bd5f66634ba1a5dbe3c54b
-# Content sha256: e37361add28cd21acdfec7ee0fdcbe7137e3790bfac427f6e68b5f080d3dbb0b
+# Inputs sha256: 2aed4118eb26d26532f425a11dd45cdcf770b6db7b49d596af93a7384190a75d
+# Content sha256: bfbcebc62f90074582ffa0463378aae25b20cc9b1aa727c4bc4f704b854d2a16
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6dded1a0ba19585d241057e78bf7d8bfc426d9e7e0f9bbc046c896463abcf6a1
-# Content sha256: e900cd37ec8135117d6f27601a2418fe8f27bf0fd6bf86486bbd9695a311b4c4
+# Inputs sha256: 0a5c0eeef1cc21bf91eea93de1fbe2139f06992c4ac6a3a8bf83afcea4171f32
+# Content sha256: 52340515fcef71685e7c3814815cfdf158b9b199c18261eab167de5128fae90c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

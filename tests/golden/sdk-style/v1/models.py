@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f2655c0438a2b44a99ef0b339ad1da2777c25c8a46d3997eb41e68dc35bae7ee
-# Content sha256: bd8f577f684d89d9a4691f4fe28cd06a81215d22e8ee8ab51a8c9f9625298f26
+# Inputs sha256: 2c0b746cc512a78c3134b629b0d15c4adee054e6d4a39bdc9ce1568a98459905
+# Content sha256: bf51f456386568f4c5c551288ffddf88db1187cb79890affea1d2164ba4bcd9d
 
 """Wire models of ACP protocol v1.
 

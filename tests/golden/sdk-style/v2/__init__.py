@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ffc807bfa20795a1227833fb47ab6a64ebecb6f3fcc47b49ed3a3127a46026fa
-# Content sha256: b2441a995ccfed8a4f78fba098c9e4f44d8a7f5209df84f41b41949bd5a232e1
+# Inputs sha256: 0155e9d26319517cd06a2128a580b29bbb9428d68160fc7b79d665728cab5be6
+# Content sha256: 315e215150958453c8c1312c4e79e04a7dd74f3d3263d8636dd9c79d6fbc10f1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

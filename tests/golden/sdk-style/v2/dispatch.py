@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a03cc73829ede5c68088c4fc5a9365ba8d9cf21023f139f27f501ee4b83153d2
-# Content sha256: d69c38508e05f53c36e6a7d56596734b19a7ea7b7c5bd820c3827d5a3d469b33
+# Inputs sha256: 83304a2bf9d9e66a49b6331d4ac0692569b71522474ec9eb180e00596fecccc1
+# Content sha256: 80c8337a185c3ce77098b20015855d0c937aeab67809bf950988726a095fdba9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9eaec7f8a1965c4c49fdf759b32b69935f55e05da9caa3234b29c874e5dc35e0
-# Content sha256: 151c57dffd9c6642a26948f053b4878a1acc6053582a07efe0b33c9920d38f7b
+# Inputs sha256: 9dc9588eccfdf256ae454cb654fcedfff158e7a8023d711ac58b411a13292bf7
+# Content sha256: 4552ba82779c8cf7f84360f6a1dabd872d70e789d885877cb6e3b9c746dfec8d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

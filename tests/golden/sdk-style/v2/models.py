@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a9249e88595e2682f8843e64727322d56b42a7c91308f21c762e8c06e0692b37
-# Content sha256: 24f09db7d9dda59700d523706600c19fa27a05e0c9fa835b2074c1e2aec3a118
+# Inputs sha256: 89d66c9dd00635f97193e8741c2de97f330d1f5b074b61e450dfcf4604cb6393
+# Content sha256: 357063111b57b559265017d36a823ddd305e56eddfa3158965c4c70db938cb2c
 
 """Wire models of ACP protocol v2.
 

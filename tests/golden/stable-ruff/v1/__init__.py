@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9c5f929060f22fead3a3d562f9b17e94ed409864f854c9fcf2fcc97dc5abd3bd
-# Content sha256: cb378ff2de0d47c95a37d3d0c624b13c47acd13abfb3a8b27cd37a6291e9b157
+# Inputs sha256: eca313a32d9d03217f66779b980456accc4abfb9d51b0253a04364f9f92efc0a
+# Content sha256: 6ce1010434c9dc6424800e4f74d3c2025633fb227b7b47fe0b7634574df078dc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

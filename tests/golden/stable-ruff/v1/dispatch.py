@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f18bc03217e79070cfc6a7364c3873d61ba03a32aae6183ea33ecde04ac95a97
-# Content sha256: 2f24aa2dd0e39845d634073b64a7967eeac23aa9211500bc7169c5c91a0beded
+# Inputs sha256: 2f45050f40eb9aba863ad794b8d8b981dd32ceb876ae3744374f8700eed97218
+# Content sha256: 445a639ef44883bffd3d65c0f75b2815f3d345c583855872ae74698fc5dce3ed
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 64a850460281d4a19c034f14de402912fa74916f8063a91ef21635d1f49524c0
-# Content sha256: 4db9cdb2112ec3484d52fb22fc523f13622e753adf3825b65688585b18563eae
+# Inputs sha256: 4c6b331f686f5959380156d0d1b506e04c39fc0d431f670cebbd659209c93821
+# Content sha256: 5dd660b8c83c40ed0cde5bc5ab4fb24ab83b17ca610a058ec3fad61f03a670fa
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24bbdcc8e0f5f87c78925943225e4e40986562d0a12047ae60f81ea86c7dd4f4
-# Content sha256: 9b2a83df82e2c03a0176fe00f9f1f7cb6d24ab4d907afb55e1d21855a42186fe
+# Inputs sha256: bc8394bc2961bb570ebd1b586275f9d3f18fedb3b928cdbb6fd2e2e25a973117
+# Content sha256: ae9002d7d9eacc4e82bb15e2f8e406b84636c6e853b774095cd3d9b93a43b079
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bf792a481479afa2a05659e86bf23724bfaccc60365d62088f0b774ddce6cf4f
-# Content sha256: c8a80d27740c4900d28140a5df8308dcf59ceca39541064b80b64a8d89cca2b3
+# Inputs sha256: 112a3040f8d5a33c2fdad83e7582d44e688b1fecb330d1ac360932f68160ab99
+# Content sha256: eb629f8611f6b905605ea42fed72e55c49624585d257d06d432c6b763f924451
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

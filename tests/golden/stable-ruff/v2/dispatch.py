@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0e612447d285226550885e6ac819de19c524522aa26c2c450baf7dbc22abeceb
-# Content sha256: 4d9780f54ea56f627605ce9a3425d09378831b571bf2157389e5548eddf935e8
+# Inputs sha256: a27e6e2eedd16eb09eb8e826398b98a67f8df77e2df7383dac1a8cb03d6db09d
+# Content sha256: 3e9906134de7263bbaa9c0207faf496c8216e9efbd6501e1c3a8ff527550f6f7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

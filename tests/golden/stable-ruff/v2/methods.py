@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 08b925f898c8bb408039718a6ba743c308ba7c6b83bba2ab2d8d8f672f707af7
-# Content sha256: 9dc775b3613e9db932933c99d137c7beb0795e47d6448169300775351c0726d9
+# Inputs sha256: 7067435c9d6b23bae925f42a4e26ff486010755a2641ad70963a6b2060130e57
+# Content sha256: d1d1c391158d6896eab2f4110fe8bde313c3117187d77fcfb56a796262864671
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1ba24297c6d4724753873cc819103fa5c454c6f7e445b817c25fd5db7b460c16
-# Content sha256: 532f9ec4b720dea324b031c47ac7e32baed5483334273d73967e54b29c331691
+# Inputs sha256: 1ff82e93151b0bd0f5501edb8b380a8de5d3b89ee30eab219060e7a89a95ef4c
+# Content sha256: 63cfa22b5794bb1e1857eecd1eb62dbbde5935d461d95498454fd43cad6a1a71
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 80dfb58422781f7cab254e76464895b58649699222f587ea60ad22fb3b595bf5
-# Content sha256: 3e5a6f7a9a14e93832b3e1fa7cb3cb638df0192a74ce42953e9c1349ee3c7479
+# Inputs sha256: ed126229fcbf798b1919e12ee2a1b29d66671105565fbdf5dcb8d662a050a7bf
+# Content sha256: 825ba285efec21a1f2a278588e129a0ef3aa19c83dbd82b4f85fc0f49e805148
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

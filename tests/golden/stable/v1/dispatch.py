@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb5202f5c5142b812e0782fcbbe981e38ed509ac28d981cba6e2b1cc81966ee0
-# Content sha256: 2c5b687934e33c9a4139e3e5fc0a439a4eb9cd4302281642003cd486f9357e49
+# Inputs sha256: b38a62bd3d75089722f36215cf947a447a4a7d05758d1e0c5bd8e412b0f580fb
+# Content sha256: 8b13ca413d5983d8fa6dd318a92c2f4d7440b1c06779c157c154b4ac3b3bc6fd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 326ed8d13c70a02169757e48225ecb5a58c96d269d3869cd806df3cf743357ae
-# Content sha256: ceb159a834ed136a8345d4bc09b897cf36081906e73d8b7b6c34eb3118eab46b
+# Inputs sha256: 6a0dca87d478c3639614c5d97b749c081476d7c23f895740f795ffbd3eb87da9
+# Content sha256: 007d0540c5660bd8f0ed32258b2917a3ce53fa8ed59fc73206d46da8ba042703
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 42f73f64fbe05a5d76374c611188cce868d9dd58ae114502200aea06ebb9768d
-# Content sha256: 5cadd3746237dbaa565657c31a2cb47634c957bf9d423ef9b80fec73add28326
+# Inputs sha256: 07ba53fde04dff2c6f8821c2d204ac57d02609ffbdcffbe0559e70ff15fbc707
+# Content sha256: d148cd024a9db828ef7df74c1f333563a430b8a86226ea953bfbbf8dcb981df2
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 77b87b65de4f4a5e9d0c18addf0febf2dec6435e57624b00d19926a3d2fd2512
-# Content sha256: 116a2378ef42ff3a3b65d8aa2b36052c45f975c9dcb3dcdce908f9f04303a478
+# Inputs sha256: ba1998e88204b8866ab3fa7ab80812cbe044aac0d2c4eb61d580bc65a5601b28
+# Content sha256: da530a869ec283e20769dac47894fd51679c539e22609e0513e9e26c734b5622
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

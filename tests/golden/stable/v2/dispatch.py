@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 050778b216c53b103d916aaa1fc1ec459ea4ed6c56e8f82dea7222d8a009b4ba
-# Content sha256: dc464f5fff37544178ea5564b6cf3ea6d32b5af41479bbabe98cec42ff2a5ba2
+# Inputs sha256: 97e5c9c6cdd78b2f40d9d815d111bdd36da1e3f8e3f4bdf5ca9996f4c2cdfd6c
+# Content sha256: 25f5578fcea035afc3421d13f9025e21f464eb8d78a939b9f112f9fc9454daa5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

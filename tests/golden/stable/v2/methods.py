@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8a56f811bc686d89e29d2aaf92f60849da353b6915e3c06bcd097bea1b99eae9
-# Content sha256: 4072dace73544aeacd37f003af1934a69bdf91a62241a2231d0810279ff836fd
+# Inputs sha256: 74805b70af2a6a470cbb4b7b8ed16ec412bb7534968eca5574cec7cb4988a964
+# Content sha256: 0b3890fbdea4db849763f952dc68d996238a0a0a21c4de768d48c777447b3e4c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

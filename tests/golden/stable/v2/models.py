@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5353d4012225ad1ad1ddb04f14971075cfa2fa180a397d03e1ad841e63f5f8f
-# Content sha256: d54670b42f1ae40f3baea0b80942dec2ca1aa861484724ea68bef401193555fc
+# Inputs sha256: e81c1e450c1401b15f6454da0b7f58687a87c1753b5c9cba472f8d26012b68b9
+# Content sha256: ece0c87e93b24ba57e738e5849de738c9e5e712f2a31573448851acd2df2b091
 
 """Wire models of ACP protocol v2.
 
