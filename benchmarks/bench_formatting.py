@@ -25,13 +25,14 @@ import multiprocessing
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from unittest import mock
 
 from benchmarks import Ratio, compare
-from benchmarks.corpus import ROOT, generate_upstream_v1
+from benchmarks.bench_upstream import BASE
+from benchmarks.corpus import generate_upstream_v1
 from codegen import formatting
 from codegen.formatting import BLACK_PIECE, DEFAULT_LINE_LENGTH, Style, paused_gc
 
-BASE = ROOT.parent / "shared" / "upstream" / "v1" / "schema.unstable.json"
 FORKED = (16_000, 24_000, 32_000, 48_000, 64_000, 96_000, 128_000, 192_000, 256_000)
 AFRESH = (80_000, 160_000, 240_000, 320_000, 480_000)
 
@@ -54,27 +55,15 @@ def _take(pieces: list[str], size: int) -> dict[str, list[str]]:
 def _workers(method: str, on: bool) -> Iterator[None]:
     """``_map`` as a run calls it where workers start by ``method``: from no size (on) or
     never (off)."""
-    saved = (formatting.BLACK_PARALLEL, formatting.BLACK_PARALLEL_AFRESH)
-    formatting.BLACK_PARALLEL = formatting.BLACK_PARALLEL_AFRESH = 0 if on else 10**12
+    threshold = 0 if on else 10**12
     started = functools.partial(ProcessPoolExecutor, mp_context=multiprocessing.get_context(method))
     with (
-        _patched(formatting, "_start_method", lambda: method),
-        _patched(formatting, "ProcessPoolExecutor", started),
+        mock.patch.object(formatting, "BLACK_PARALLEL", threshold),
+        mock.patch.object(formatting, "BLACK_PARALLEL_AFRESH", threshold),
+        mock.patch.object(formatting, "_start_method", lambda: method),
+        mock.patch.object(formatting, "ProcessPoolExecutor", started),
     ):
-        try:
-            yield
-        finally:
-            formatting.BLACK_PARALLEL, formatting.BLACK_PARALLEL_AFRESH = saved
-
-
-@contextmanager
-def _patched(module: object, name: str, value: object) -> Iterator[None]:
-    saved = getattr(module, name)
-    setattr(module, name, value)
-    try:
         yield
-    finally:
-        setattr(module, name, saved)
 
 
 def _figure(label: str, method: str, size: int, threshold: int, pieces: list[str]) -> Ratio:

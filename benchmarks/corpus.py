@@ -43,8 +43,7 @@ def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> di
 
 def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1, **settings: Any) -> Path:
     """``generate_upstream_v1`` written as package ``package`` under ``out``; returns ``out``."""
-    for rel, text in generate_upstream_v1(base, **settings).items():
-        path = out / package / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    from codegen.write import write_tree
+
+    write_tree(out / package, generate_upstream_v1(base, **settings))
     return out

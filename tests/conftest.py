@@ -19,12 +19,14 @@ from __future__ import annotations
 import difflib
 import fcntl
 import functools
+import importlib
 import json
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -34,6 +36,13 @@ SCHEMA = ROOT / "schema"
 GOLDEN = ROOT / "tests" / "golden"
 FIXTURES = ROOT / "tests" / "fixtures"
 SHARED_UPSTREAM = ROOT.parent / "shared" / "upstream"
+# Every upstream release at hand, by name: the folder that holds its v1/ (and v2/) schemas.
+# 2026-08 is the top folder; schema-v1.19.0 (v1 only) is what the official Python SDK is built from.
+UPSTREAM_RELEASES = {
+    "2026-08": SHARED_UPSTREAM,
+    "2026-11": SHARED_UPSTREAM / "2026-11",
+    "schema-v1.19.0": SHARED_UPSTREAM / "schema-v1.19.0",
+}
 
 JsonEdit = Callable[[Any], None]
 # The type of the ``schema_copy`` fixture, for test signatures.
@@ -131,6 +140,22 @@ def upstream() -> Path:
     if not SHARED_UPSTREAM.is_dir():
         pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
     return SHARED_UPSTREAM
+
+
+def imported_models(
+    root: Path, package: str, files: Mapping[str, str], versions: Iterable[int] = (1,)
+) -> dict[int, ModuleType]:
+    """``files`` (a generation's) written as package ``package`` under ``root``, and its
+    models module of each version imported. The modules stay imported (pydantic resolves
+    their annotations through them); ``root`` leaves ``sys.path`` again."""
+    from codegen.write import write_tree
+
+    write_tree(root / package, dict(files))
+    sys.path.insert(0, str(root))
+    try:
+        return {v: importlib.import_module(f"{package}.v{v}.models") for v in versions}
+    finally:
+        sys.path.remove(str(root))
 
 
 TS_AGENT = ROOT / "tests" / "e2e" / "ts_agent"

@@ -22,18 +22,16 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, get_args
 
 import jsonschema_rs
 import pytest
-from conftest import ROOT, SHARED_UPSTREAM
+from conftest import ROOT, UPSTREAM_RELEASES, imported_models
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -43,10 +41,7 @@ from generated.v2 import models as v2
 
 FEATURE = "unstable_session_archive"
 # Upstream v1 of each release at hand: 2026-08 (the top folder) and the newest, 2026-11.
-UPSTREAM_V1 = {
-    "2026-08": SHARED_UPSTREAM / "v1" / "schema.unstable.json",
-    "2026-11": SHARED_UPSTREAM / "2026-11" / "v1" / "schema.unstable.json",
-}
+UPSTREAM_V1 = {r: UPSTREAM_RELEASES[r] / "v1" / "schema.unstable.json" for r in ("2026-08", "2026-11")}
 LENIENT = "x-deserialize-default-on-error"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
 NULL_AS_DEFAULT = "x-deserialize-default-on-null"
@@ -308,7 +303,7 @@ def test_fragment_models_with_null_as_not_given_accept_what_the_widened_schema_a
     ):
         result = generate(schema_dir, frozenset(features), ROOT, options=ModelOptions(default_on_null="all"))
         package = f"acp_null_absent_{schema_dir.name}"
-        models = _imported(tmp_path, package, result.files)[1]
+        models = imported_models(tmp_path, package, result.files)[1]
         protocol = next(p for p in result.protocols if p.version == 1)
         for name in _type_names(models, protocol.schema):
             _property(models, protocol.schema, name, FRAGMENT_EXAMPLES // 2, null_absent=True)
@@ -325,28 +320,7 @@ def _fragment_protocols() -> dict[int, Any]:
     return {p.version: p for p in protocols}
 
 
-def _imported(root: Path, package: str, files: dict[str, str], versions: Iterable[int] = (1,)) -> dict[int, ModuleType]:
-    """``files`` written as ``package`` under ``root``; its models module of each version, imported."""
-    for rel, text in files.items():
-        path = root / package / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    sys.path.insert(0, str(root))
-    try:
-        return {v: importlib.import_module(f"{package}.v{v}.models") for v in versions}
-    finally:
-        sys.path.remove(str(root))
-
-
-# -- upstream: every snapshot at hand, generated once per module ---------------------------
-
-# Every upstream snapshot: 2026-08 (the top folder), the newest (2026-11) and schema-v1.19.0,
-# which the official Python SDK is built from (v1 only).
-UPSTREAM = {
-    "2026-08": SHARED_UPSTREAM,
-    "2026-11": SHARED_UPSTREAM / "2026-11",
-    "v1.19.0": SHARED_UPSTREAM / "schema-v1.19.0",
-}
+# -- upstream: every release at hand (conftest.UPSTREAM_RELEASES), generated once per module --
 
 
 @pytest.fixture(scope="module")
@@ -363,7 +337,7 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
     def load(release: str, default_on_null: str = "marked") -> dict[int, tuple[Any, ModuleType]]:
         key = (release, default_on_null)
         if key not in loaded:
-            base = UPSTREAM[release]
+            base = UPSTREAM_RELEASES[release]
             bases = {v: base / f"v{v}" / "schema.unstable.json" for v in (1, 2)}
             bases = {v: path for v, path in bases.items() if path.is_file()}
             if not bases:
@@ -381,7 +355,7 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
             out = tmp_path_factory.mktemp("upstream")
             # One name a release and mode: all import here.
             package = f"acp_wire_{release.replace('-', '_').replace('.', '_')}_{default_on_null}"
-            modules = _imported(out, package, result.files, bases)
+            modules = imported_models(out, package, result.files, bases)
             loaded[key] = {p.version: (p, modules[p.version]) for p in result.protocols if p.version in bases}
         return loaded[key]
 
@@ -485,7 +459,7 @@ def test_fragment_models_type_every_property(version: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM))
+@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
 def test_upstream_models_type_every_property(release: str, upstream_models: Any) -> None:
     for protocol, models in upstream_models(release).values():
         _check_complete(models, protocol.schema, COMPLETE_UPSTREAM_EXAMPLES)
@@ -530,7 +504,7 @@ def test_fragment_model_fields_are_right_at_import(models: ModuleType) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM))
+@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
 def test_upstream_model_fields_are_right_at_import(release: str, upstream_models: Any) -> None:
     for _, models in upstream_models(release).values():
         found = _fields_at_import(models)
@@ -538,7 +512,7 @@ def test_upstream_model_fields_are_right_at_import(release: str, upstream_models
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM))
+@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
 def test_upstream_tags_default_and_none_is_a_class_name(release: str, upstream_models: Any) -> None:
     for _, models in upstream_models(release).values():
         classes = {n for n, c in vars(models).items() if isinstance(c, type) and issubclass(c, BaseModel)}
@@ -555,7 +529,7 @@ def test_upstream_tags_default_and_none_is_a_class_name(release: str, upstream_m
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM))
+@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
 @pytest.mark.parametrize("mode", ["form", "url"])
 def test_upstream_request_scoped_elicitation_is_the_request_variant(
     release: str, mode: str, upstream_models: Any
@@ -575,7 +549,7 @@ def test_upstream_request_scoped_elicitation_is_the_request_variant(
 
 @pytest.mark.slow
 def test_schema_v1_19_0_titled_items_and_custom_property_kinds_parse(upstream_models: Any) -> None:
-    models = upstream_models("v1.19.0")[1][1]
+    models = upstream_models("schema-v1.19.0")[1][1]
     titled = TypeAdapter(models.MultiSelectItems).validate_python({"anyOf": [{"const": "a", "title": "A"}]})
     assert type(titled) is models.TitledMultiSelectItems and titled.model_extra == {}
     custom = TypeAdapter(models.ElicitationPropertySchema).validate_python({"type": "_vendor_color"})

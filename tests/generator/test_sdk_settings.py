@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import ast
-import importlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, imported_models
 from pydantic import BaseModel, ValidationError
 from test_golden import SETTINGS
 
@@ -22,21 +21,21 @@ from codegen.config import ConfigError, load_config
 from codegen.errors import SchemaError
 from codegen.options import ModelOptions
 from codegen.pipeline import generate
-from codegen.write import write_tree
 
 ARCHIVE = frozenset({"unstable_session_archive"})
 EDGE = FIXTURES / "edge"
 
 
+def _forget(*packages: str) -> None:
+    for module in [m for m in sys.modules if m.split(".")[0] in packages]:
+        del sys.modules[module]
+
+
 def _package(tmp: Path, name: str, **settings: Any) -> Iterator[ModuleType]:
-    write_tree(tmp / name, generate(ROOT / "schema", ARCHIVE, ROOT, **settings).files)
-    sys.path.insert(0, str(tmp))
     try:
-        yield importlib.import_module(f"{name}.v1.models")
+        yield imported_models(tmp, name, generate(ROOT / "schema", ARCHIVE, ROOT, **settings).files)[1]
     finally:
-        sys.path.remove(str(tmp))
-        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
-            del sys.modules[module]
+        _forget(name)
 
 
 @pytest.fixture(scope="module")
@@ -63,18 +62,17 @@ def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ModuleT
     """The edge fixture's models (optional not-null fields without upstream's markers)
     under both readings of null."""
     tmp = tmp_path_factory.mktemp("edge")
-    modes = {}
-    for mode in ("marked", "all"):
-        files = generate(EDGE, frozenset({"edge_feature"}), ROOT, options=ModelOptions(default_on_null=mode)).files
-        write_tree(tmp / f"edge_{mode}", files)
-    sys.path.insert(0, str(tmp))
     try:
-        modes = {mode: importlib.import_module(f"edge_{mode}.v1.models") for mode in ("marked", "all")}
-        yield modes
+        yield {
+            mode: imported_models(
+                tmp,
+                f"edge_{mode}",
+                generate(EDGE, frozenset({"edge_feature"}), ROOT, options=ModelOptions(default_on_null=mode)).files,
+            )[1]
+            for mode in ("marked", "all")
+        }
     finally:
-        sys.path.remove(str(tmp))
-        for module in [m for m in sys.modules if m.startswith(("edge_marked", "edge_all"))]:
-            del sys.modules[module]
+        _forget("edge_marked", "edge_all")
 
 
 def test_all_reads_null_as_not_given_in_optional_not_null_fields(edge: dict[str, ModuleType]) -> None:
@@ -220,8 +218,9 @@ def test_regenerate_is_named_by_headers_and_check(tmp_path: Path, monkeypatch: p
 
 
 def test_model_settings_leave_the_runtime_files_as_they_were() -> None:
-    """A runtime file is copied as it is: a model setting changes neither it nor its header
-    (no line of a pull request's diff); the command its header names does."""
+    """A runtime file is copied as it is: a model setting changes neither it nor the inputs
+    its header records (kept as they were, as `generate` keeps unchanged files, they stay
+    true for `check`); the command its header names does."""
     from codegen.pipeline import RUNTIME_FILES
 
     def runtime(options: ModelOptions) -> dict[str, str]:

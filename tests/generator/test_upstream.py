@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, SHARED_UPSTREAM
+from conftest import ROOT, SHARED_UPSTREAM, UPSTREAM_RELEASES
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.cli import main
@@ -638,15 +638,13 @@ def test_every_release_output_passes_mypy_strict(release_packages):
 
 # -- derived names: the same variant, the same name, in every release ----------------------
 
-RELEASES = {"2026-08": "", "2026-11": RELEASE_2026_11, "schema-v1.19.0": "schema-v1.19.0"}
-
 
 def test_a_variant_has_one_name_in_every_release_and_version_that_has_it(upstream: Path):
     names: dict[tuple[str, str], set[str]] = {}  # (owner, label) -> derived names
     where: dict[tuple[str, str], set[str]] = {}
-    for release, folder in RELEASES.items():
+    for release, folder in UPSTREAM_RELEASES.items():
         for schema in SCHEMAS:
-            bases = {v: p for v, p in _release(upstream, folder, schema).items() if p.is_file()}
+            bases = {v: p for v, p in _bases(folder, schema).items() if p.is_file()}
             protocols, _ = load_protocols(ROOT / "schema", frozenset({FEATURE}), ROOT, bases)
             for p in protocols:
                 for name, derived in p.derived_names.items():
@@ -656,7 +654,7 @@ def test_a_variant_has_one_name_in_every_release_and_version_that_has_it(upstrea
     assert {k: v for k, v in names.items() if len(v) > 1} == {}
     # It compared something: variants every release has, schema-v1.19.0's among them.
     assert {("ContentBlock", "Text"), ("SessionUpdate", "UserMessageChunk"), ("McpServer", "Http")} <= {
-        k for k, w in where.items() if w == set(RELEASES)
+        k for k, w in where.items() if w == set(UPSTREAM_RELEASES)
     }
     assert names[("ContentBlock", "Text")] == {"ContentBlockText"}
 
