@@ -5,4 +5,4 @@ The pipeline, one module per stage: ``load`` -> ``validate`` -> ``features`` ->
 and ``cli`` is the command line.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # as pyproject.toml's [project].version
