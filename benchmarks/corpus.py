@@ -1,4 +1,5 @@
-"""The v1 message corpus (``corpus_v1.txt``) and the upstream v1 models it is read with.
+"""The v1 message corpus (``codegen/adopt/corpus_v1.txt``, which ``acp-codegen adopt``
+verifies with) and the upstream v1 models it is read with.
 
 Shared by benchmarks S1/S2 (``bench_sdk.py``) and ``tests/generated/test_corpus.py``.
 """
@@ -10,23 +11,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from codegen.adopt.corpus import CORPUS_FILE, read_corpus
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS_V1 = Path(__file__).with_name("corpus_v1.txt")
+CORPUS_V1 = ROOT / "codegen" / "adopt" / CORPUS_FILE
 UPSTREAM_V1 = ROOT.parent / "shared" / "upstream" / "v1" / "schema.json"
 FEATURES = frozenset({"unstable_session_archive"})
 
 
 def load(path: Path = CORPUS_V1) -> list[tuple[str, str]]:
-    """``(type name, message JSON text)`` per line; ``#`` lines and blank lines are skipped."""
-    messages = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        name, sep, text = line.partition(" ")
-        if not sep or not name.isidentifier() or not text.startswith("{"):
-            raise ValueError(f"{path.name}:{number}: expected '<TypeName> <JSON object>'")
-        messages.append((name, text))
-    return messages
+    """``(type name, message JSON text)`` per line (see ``codegen.adopt.corpus.read_corpus``)."""
+    return read_corpus(path)
 
 
 def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Command line: ``acp-codegen generate``, ``check``, ``diff`` and ``conformance``.
+"""Command line: ``acp-codegen generate``, ``check``, ``diff``, ``adopt`` and ``conformance``.
 
 Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad input
 (the message names the file and JSON pointer; the output is left untouched).
@@ -11,8 +11,10 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from . import __version__
+from .adopt import command as adopt_command
 from .config import KEYS, Config, ConfigError, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
@@ -81,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
         )
     text = "compare two schema sets in protocol terms (see `diff --help`)"
     diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
+    text = "move an SDK's schema module to acp-codegen: settings, moved code, one import (see `adopt --help`)"
+    adopt_command.add_arguments(sub.add_parser("adopt", help=text, description=adopt_command.__doc__))
     text = "check an agent's session archive against the RFD (see `conformance --help`)"
     conformance_command.add_arguments(sub.add_parser("conformance", help=text, description=conformance_command.__doc__))
     return parser
@@ -94,10 +98,6 @@ def _line_length(text: str) -> int:
     if not 40 <= value <= 320:
         raise argparse.ArgumentTypeError(f"must be an integer from 40 to 320, not {text!r}")
     return value
-
-
-def _style(args: argparse.Namespace, config: Config) -> Style:
-    return Style(args.formatter or config.formatter, args.line_length or config.line_length)
 
 
 def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
@@ -129,6 +129,27 @@ def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Pat
     return schema_dir, out, frozenset(features)
 
 
+def generation_arguments(config: Config, args: argparse.Namespace | None = None) -> dict[str, Any]:
+    """``generate``'s keyword arguments from the settings (the command line's flags win)."""
+    origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
+    flag = (lambda name: getattr(args, name, None)) if args is not None else (lambda name: None)
+    return {
+        "conversions": config.conversions and not flag("no_conversions"),
+        "style": Style(flag("formatter") or config.formatter, flag("line_length") or config.line_length),
+        "class_names": ClassNames(config.class_names, origin),
+        "options": ModelOptions(
+            default_on_null=flag("default_on_null") or config["default-on-null"],
+            unknown_properties=flag("unknown_properties") or config["unknown-properties"],
+            field_names=config["field-names"],
+            aliases=config["aliases"],
+            root_models=tuple(config["root-models"]),
+            base_class=config["base-class"],
+            regenerate=config["regenerate"],
+            origin=origin,
+        ),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
@@ -145,26 +166,15 @@ def _run(argv: list[str] | None) -> int:
         return diff_command.run(args)
     if args.command == "conformance":
         return conformance_command.run(args)
+    if args.command == "adopt":
+        return adopt_command.run(args)
     try:
         config = load_config()
         if args.verbose:  # on stderr, before anything can fail: stdout carries results only
             print(config.describe(), file=sys.stderr)
         spec, out, features = _settings(args, config)
         bases = _bases(args, config)
-        conversions = config.conversions and not args.no_conversions
-        style = _style(args, config)
-        origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
-        class_names = ClassNames(config.class_names, origin)
-        options = ModelOptions(
-            default_on_null=args.default_on_null or config["default-on-null"],
-            unknown_properties=args.unknown_properties or config["unknown-properties"],
-            field_names=config["field-names"],
-            aliases=config["aliases"],
-            root_models=tuple(config["root-models"]),
-            base_class=config["base-class"],
-            regenerate=config["regenerate"],
-            origin=origin,
-        )
+        settings = generation_arguments(config, args)
         with schema_location(spec) as schema_dir:
             if args.command == "check" and up_to_date(
                 schema_dir,
@@ -172,28 +182,17 @@ def _run(argv: list[str] | None) -> int:
                 features,
                 config.root,
                 bases,
-                conversions=conversions,
-                style=style,
-                class_names=class_names,
-                options=options,
+                **settings,
             ):
                 print(f"{out}: up to date")
                 return 0
-            result = generate(
-                schema_dir,
-                features,
-                config.root,
-                bases,
-                conversions=conversions,
-                style=style,
-                class_names=class_names,
-                options=options,
-            )
+            result = generate(schema_dir, features, config.root, bases, **settings)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
                 sys.stdout.write(diff)
-                print(f"\n{out} is out of date; run `{options.regenerate}` to regenerate it.", file=sys.stderr)
+                regenerate = settings["options"].regenerate
+                print(f"\n{out} is out of date; run `{regenerate}` to regenerate it.", file=sys.stderr)
                 return 1
             print(f"{out}: up to date ({len(result.files)} files)")
             return 0
@@ -214,7 +213,7 @@ def _run(argv: list[str] | None) -> int:
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
     print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
-    print(_naming_summary(result, class_names))
+    print(_naming_summary(result, settings["class_names"]))
     for line in result.notes():
         print(line)
     return 0

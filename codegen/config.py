@@ -76,6 +76,7 @@ class Config:
     file: Path | None  # the pyproject.toml read, if any
     has_table: bool  # whether it holds [tool.acp-codegen]
     values: Mapping[str, Any] = field(default_factory=dict)  # every key of KEYS, defaults filled in
+    tools: Mapping[str, Any] = field(default_factory=dict)  # the file's other [tool.*] tables, as read
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -169,15 +170,26 @@ def _value(pyproject: Path, root: Path, key: str, value: Any) -> Any:
 def load_config(start: Path | None = None) -> Config:
     start = (start or Path.cwd()).absolute()
     pyproject = find_pyproject(start)
-    values: dict[str, Any] = {key: spec.default for key, spec in KEYS.items()}
-    values["out"] = start / values["out"]
     if pyproject is None:
+        values: dict[str, Any] = {key: spec.default for key, spec in KEYS.items()}
+        values["out"] = start / values["out"]
         return Config(start, None, False, values)
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from None
+    return parse_config(pyproject, text)
+
+
+def parse_config(pyproject: Path, text: str) -> Config:
+    """The settings ``text`` would give as the content of ``pyproject`` (adopt reads the
+    table it is about to write so, before writing it)."""
     root = pyproject.parent
+    values: dict[str, Any] = {key: spec.default for key, spec in KEYS.items()}
     values["out"] = root / KEYS["out"].default
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{pyproject}: {exc}") from None
     tools = data.get("tool", {})
     tools = tools if isinstance(tools, dict) else {}
@@ -185,13 +197,14 @@ def load_config(start: Path | None = None) -> Config:
         # [tool.acp_codegen], [tool.acp-codgen]...: a near miss would otherwise be ignored.
         if name != SECTION and difflib.get_close_matches(name.lower().replace("_", "-"), [SECTION], cutoff=0.8):
             raise ConfigError(f"{pyproject}: [tool.{name}] is not read; did you mean [tool.{SECTION}]?")
+    others = {name: value for name, value in tools.items() if name != SECTION and isinstance(value, dict)}
     table = tools.get(SECTION)
     if table is None:
-        return Config(root, pyproject, False, values)
+        return Config(root, pyproject, False, values, others)
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: tool.{SECTION} must be a table")
     for key in sorted(table):
         if key not in KEYS:
             raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {key!r}{_closest(key, list(KEYS))}")
         values[key] = _value(pyproject, root, key, table[key])
-    return Config(root, pyproject, True, values)
+    return Config(root, pyproject, True, values, others)

@@ -1,4 +1,4 @@
-"""The benchmark corpus (``benchmarks/corpus_v1.txt``): realistic v1 messages, valid
+"""The benchmark corpus (``codegen/adopt/corpus_v1.txt``): realistic v1 messages, valid
 against upstream v1 ``schema.json``, covering every variant the issue names, and each
 round-tripping byte for byte through the models generated over that schema."""
 

@@ -1,0 +1,224 @@
+"""``acp-codegen adopt MODULE [--version 1|2] [--python PATH] [--dry-run]``: an SDK's
+schema module becomes settings of acp-codegen, in one run.
+
+Run in the SDK's repository, whose ``[tool.acp-codegen]`` names the base schema of that
+protocol version (``base-v1``...) and ``out``. Exit status: 0 when every public name of
+the module was reproduced (the settings, the output, the moved code and the module are
+written); 1 when some were not (listed, each with the reason and the nearest generated
+candidate; the settings and the moved code are written, the module and the output are
+not); 2 on bad input (nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, ConfigError, load_config, parse_config
+from ..errors import SchemaError
+from ..load import display_name, schema_location
+from ..pipeline import Generation, generate, load_protocols
+from .carry import Carried, carry
+from .corpus import drawn, fixed
+from .match import Generated, Matching, match, reverse
+from .read import AdoptError, Module, locate, reading
+from .settings import Derived, derive
+from .pyproject import TableEdit, edit_table
+from .verify import Verdict, verify
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("module", type=Path, metavar="MODULE", help="the SDK's schema module, e.g. src/acp/schema.py")
+    parser.add_argument("--version", type=int, choices=(1, 2), default=1, help="its protocol version (default: 1)")
+    parser.add_argument(
+        "--python", metavar="PATH", help="the interpreter the SDK runs in (default: the one acp-codegen runs in)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the settings and the report; write nothing")
+
+
+@dataclass
+class Plan:
+    """Everything one run decided, before anything is written."""
+
+    module: Module
+    derived: Derived
+    carried: Carried
+    matching: Matching
+    edit: TableEdit
+    files: dict[str, str]
+    ext_path: Path
+    replacement: str
+    verdict: Verdict = field(default_factory=Verdict)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        plan = _plan(args)
+    except (AdoptError, ConfigError) as exc:
+        print(f"acp-codegen adopt: {exc}", file=sys.stderr)
+        return 2
+    except SchemaError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    missing = {**{n: f"{m.reason}" + (f" (nearest: {m.nearest})" if m.nearest else "")
+                  for n, m in plan.matching.missing.items()}, **plan.verdict.problems}
+    print(_report(plan, missing))
+    if args.dry_run:
+        print("\n" + plan.edit.shown)
+        return 1 if missing else 0
+    plan.edit.write()
+    if plan.carried.text is not None and (not plan.ext_path.exists() or plan.ext_path.read_text() != plan.carried.text):
+        plan.ext_path.write_text(plan.carried.text, encoding="utf-8")
+    if missing:
+        return 1
+    from ..write import keep_unchanged, read_tree, write_tree
+
+    out = plan.edit.config.out
+    files = keep_unchanged(out, plan.files)
+    if read_tree(out) != files:
+        write_tree(out, files)
+    module_file = plan.module.file
+    if module_file.read_text(encoding="utf-8") != plan.replacement:
+        if not _tracked(module_file):
+            copy = module_file.with_name(module_file.name + ".orig")
+            copy.write_text(module_file.read_text(encoding="utf-8"), encoding="utf-8")
+            print(f"kept the old module as {copy} (it is not tracked by git)")
+        module_file.write_text(plan.replacement, encoding="utf-8")
+    return 0
+
+
+def _tracked(path: Path) -> bool:
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", path.name], cwd=path.parent, capture_output=True, check=False
+        )
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    config = load_config()
+    version = args.version
+    if version not in config.bases:
+        where = config.file or "pyproject.toml"
+        raise AdoptError(f"{where}: [tool.acp-codegen] names no base-v{version}: adopt matches against that schema")
+    root, dotted = locate(args.module)
+    out = config.out.absolute()
+    try:
+        out_dotted = ".".join(out.relative_to(root).parts)
+    except ValueError:
+        raise AdoptError(f"out = {out}: not inside {root}, where {dotted} is imported from") from None
+    with reading(root, dotted, args.python) as old:
+        module = old.module
+        if not any(d.kind in ("model", "root") for d in module.names.values()):
+            raise AdoptError(f"{args.module}: no pydantic classes among its public names")
+        with schema_location(config.fragments) as schema_dir:
+            protocols, _ = load_protocols(schema_dir, frozenset(config.features), config.root, config.bases)
+        protocol = next(p for p in protocols if p.version == version)
+        matching = match(module, protocol)
+        gen = Generated(protocol)
+        derived = derive(module, matching, gen)
+        package, _, stem = dotted.rpartition(".")
+        ext_dotted = f"{package}._{stem}_ext" if package else f"_{stem}_ext"
+        carried = carry(module, module.file.read_text(encoding="utf-8"), matching, gen, ext_dotted, derived.chosen)
+        values = dict(derived.values)
+        if carried.base_class:
+            values["base-class"] = carried.base_class
+        if carried.mixins:
+            values["mixins"] = carried.mixins
+        edit = edit_table(config, version, values, _style(config))
+        files = _generate(edit.config)
+        prefix = f"v{version}/"
+        replacement = (
+            f'"""The ACP protocol v{version} models, generated by acp-codegen into {out_dotted} (`acp-codegen adopt`'
+            f' moved\nthis module there); regenerate them with `{edit.config["regenerate"]}`."""\n\n'
+            f"from {out_dotted}.v{version}.models import *  # noqa: F403\n"
+        )
+        rel_out = out.relative_to(root).as_posix()
+        writes = {f"{rel_out}/{path}": text for path, text in files.items()}
+        writes[module.file.relative_to(root).as_posix()] = replacement
+        ext_path = module.file.with_name(f"_{stem}_ext.py")
+        if carried.text is not None:
+            writes[ext_path.relative_to(root).as_posix()] = carried.text
+        plan = Plan(module, derived, carried, matching, edit, files, ext_path, replacement)
+        if not matching.missing:
+            with tempfile.TemporaryDirectory(prefix="acp-codegen-adopt-") as tmp:
+                plan.verdict = verify(old, Path(tmp), writes, _messages(module, matching, protocol, derived, prefix),
+                                      {n: m.gained for n, m in matching.classes.items() if m.gained}, args.python)
+    return plan
+
+
+def _style(config: Config) -> dict[str, Any]:
+    """formatter and line-length as the repository's own [tool.black] / [tool.ruff] say."""
+    tools = config.tools
+    if "black" in tools:
+        return {"formatter": "black", "line-length": int(tools["black"].get("line-length", 88))}
+    if "ruff" in tools:
+        return {"formatter": "ruff", "line-length": int(tools["ruff"].get("line-length", 88))}
+    return {}
+
+
+def _messages(
+    module: Module, matching: Matching, protocol: Any, derived: Derived, prefix: str
+) -> list[tuple[str, str, Any]]:
+    """(label, public name, data): the fixed corpus, then instances drawn from the base."""
+    import json
+
+    sdk_of = reverse(matching.classes)
+    out = []
+    for i, (name, text) in enumerate(fixed(protocol.version)):
+        if name in sdk_of:
+            out.append((f"corpus:{i}:{name}", sdk_of[name], json.loads(text)))
+    defs = protocol.schema["$defs"]
+    for i, (name, data) in enumerate(drawn(defs, sorted(n for n in sdk_of if n in defs))):
+        out.append((f"drawn:{i}:{sdk_of[name]}", sdk_of[name], data))
+    return out
+
+
+def _generate(config: Config) -> dict[str, str]:
+    from ..cli import generation_arguments
+
+    with schema_location(config.fragments) as schema_dir:
+        result: Generation = generate(schema_dir, frozenset(config.features), config.root, config.bases,
+                                      **generation_arguments(config))
+    return result.files
+
+
+def _report(plan: Plan, missing: dict[str, str]) -> str:
+    m, module = plan.matching, plan.module
+    total = len(module.names)
+    lines = [f"adopt {module.dotted}: {total - len(missing)} of {total} public names reproduced"]
+    renamed = len(plan.derived.chosen)
+    lines.append(
+        f"  matched: {len(m.classes)} classes ({renamed} renamed), {len(m.types)} unions, aliases and enums,"
+        f" {len(m.commons)} common classes, {len(m.unions)} unions of classes, {len(m.enums)} enums,"
+        f" {len(m.second)} second names"
+    )
+    for name, found in sorted(m.classes.items()):
+        if found.gained:
+            lines.append(f"  {name} gains {', '.join(found.gained)} ({found.generated})")
+        if found.others:
+            lines.append(f"  {name}: {found.generated}, of several alike ({', '.join(found.others)}): by name")
+    for note in plan.derived.notes:
+        lines.append(f"  {note}")
+    if plan.carried.carried:
+        lines.append(f"moved to {display_name(plan.ext_path, Path.cwd())}:")
+        lines += [f"  {c.owner}.{c.name}" for c in plan.carried.carried]
+    reasons = Counter(c.why for c in plan.carried.left_out)
+    for why, count in sorted(reasons.items()):
+        members = [f"{c.owner}.{c.name}" for c in plan.carried.left_out if c.why == why]
+        lines.append(f"left out, {count}: {why}: {', '.join(members[:8])}{', ...' if count > 8 else ''}")
+    lines += [f"  problem: {p}" for p in plan.carried.problems]
+    if not m.missing:
+        lines.append(f"verified: {plan.verdict.names} names, {plan.verdict.messages} messages")
+    if missing:
+        lines.append("not reproduced:")
+        lines += [f"  {name}: {why}" for name, why in sorted(missing.items())]
+    return "\n".join(lines)

@@ -1,0 +1,111 @@
+"""Stage 6 of adopt: the settings written into the repository's ``pyproject.toml``, in
+place (tomlkit), keeping its comments, its order and every other table.
+
+Model settings go into ``[tool.acp-codegen.v<N>]`` (the version adopted; the other
+versions keep theirs); ``formatter`` and ``line-length`` into ``[tool.acp-codegen]``.
+Adopt owns the model settings of the version table: a key it no longer derives is
+removed. A value equal to the one written is left as it is, so that a second run
+changes no byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+from tomlkit.items import Table
+
+from ..config import SECTION, Config, ConfigError, parse_config
+
+# What adopt derives for a version table; the version's other keys are the user's.
+OWNED = (
+    "class-names",
+    "field-names",
+    "aliases",
+    "root-models",
+    "enums",
+    "string-formats",
+    "mixins",
+    "base-class",
+    "unknown-properties",
+    "default-on-null",
+)
+# Written as a table of their own ([tool.acp-codegen.v1.class-names]) rather than inline.
+_TABLES = ("class-names", "field-names", "aliases", "enums", "mixins", "string-formats")
+
+
+@dataclass
+class TableEdit:
+    path: Path
+    before: str
+    after: str
+    config: Config  # the settings the new text gives
+    shown: str  # the version table, as TOML, for the report and --dry-run
+
+    def write(self) -> None:
+        if self.after != self.before:
+            temporary = self.path.with_name(f".{self.path.name}.adopt")
+            temporary.write_text(self.after, encoding="utf-8")
+            temporary.replace(self.path)
+
+
+def _item(key: str, value: Any) -> Any:
+    if isinstance(value, dict) and key in _TABLES:
+        table = tomlkit.table()
+        for k, v in value.items():
+            table[k] = _inline(v)
+        return table
+    return _inline(value)
+
+
+def _inline(value: Any) -> Any:
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        for k, v in value.items():
+            table[k] = _inline(v)
+        return table
+    return value
+
+
+def _plain(item: Any) -> Any:
+    return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+def edit_table(config: Config, version: int, values: dict[str, Any], style: dict[str, Any]) -> TableEdit:
+    if config.file is None:
+        raise ConfigError("no pyproject.toml here: adopt writes its settings into [tool.acp-codegen]")
+    before = config.file.read_text(encoding="utf-8")
+    try:
+        doc = tomlkit.parse(before)
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError(f"{config.file}: {exc}") from None
+    table = doc["tool"][SECTION]  # load_config has read it: it exists
+    assert isinstance(table, Table)
+    for key, value in style.items():
+        if _plain(table.get(key)) != value:
+            table[key] = value
+    name = f"v{version}"
+    if name not in table:
+        table.append(name, tomlkit.table())
+    versioned = table[name]
+    assert isinstance(versioned, Table)
+    for key in OWNED:
+        if key not in values and key in versioned:
+            del versioned[key]
+    # Scalars first: TOML puts keys after a sub-table into that sub-table.
+    for key in sorted(values, key=lambda k: (k in _TABLES, OWNED.index(k) if k in OWNED else len(OWNED))):
+        if _plain(versioned.get(key)) != values[key]:
+            if key in versioned:
+                del versioned[key]
+            versioned.append(key, _item(key, values[key]))
+    after = tomlkit.dumps(doc)
+    if not after.endswith("\n"):
+        after += "\n"
+    shown_doc = tomlkit.document()
+    shown_doc.append("tool", tomlkit.table(is_super_table=True))
+    shown_doc["tool"].append(SECTION, tomlkit.table(is_super_table=True))  # type: ignore[union-attr]
+    shown_doc["tool"][SECTION].append(name, versioned)  # type: ignore[index,union-attr]
+    return TableEdit(config.file, before, after, parse_config(config.file, after), tomlkit.dumps(shown_doc))

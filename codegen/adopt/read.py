@@ -1,0 +1,176 @@
+"""Stage 1 of adopt, read: the SDK's module as its users see it.
+
+``reader.py`` runs in the SDK's interpreter (``--python``) and describes every public
+name; this side turns the description into ``Module``. The same process then answers the
+verification corpus, so the module is imported once per run (see ``Session``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..load import package_data
+
+
+class AdoptError(Exception):
+    """Bad input to adopt (exit 2): the message says what and where."""
+
+
+@dataclass(frozen=True)
+class SdkField:
+    attr: str
+    wire: str
+    required: bool
+    type: dict[str, Any]  # a reader term
+    default: Any = None
+    has_default: bool = False
+
+
+@dataclass(frozen=True)
+class SdkName:
+    """One public name of the module."""
+
+    name: str
+    kind: str  # model, root, enum, alias, class, other
+    ref: str = ""  # "module:qualname" of the object (models, enums, classes)
+    own: bool = True  # the object's own name is this name (else: a second name for it)
+    fields: tuple[SdkField, ...] = ()
+    bases: tuple[str, ...] = ()
+    mro: tuple[str, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+    members: tuple[dict[str, Any], ...] = ()
+    type: dict[str, Any] | None = None  # alias: its term; root: the root's term
+    enum_members: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def is_model(self) -> bool:
+        return self.kind in ("model", "root")
+
+    def keys(self) -> frozenset[str]:
+        return frozenset(f.wire for f in self.fields)
+
+
+@dataclass(frozen=True)
+class Module:
+    dotted: str  # package.module
+    file: Path
+    root: Path  # the source root it is imported from
+    names: dict[str, SdkName]
+    private: dict[str, SdkName] = field(default_factory=dict)  # its classes without a public name
+
+    def described(self, name: str) -> SdkName | None:
+        return self.names.get(name) or self.private.get(name)
+
+    def by_ref(self) -> dict[str, str]:
+        """Object ref -> the public name that is its own (first such, in module order)."""
+        own = {d.ref: n for n, d in reversed(self.names.items()) if d.ref and d.own}
+        return own | {d.ref: n for n, d in reversed(self.names.items()) if d.ref and d.ref not in own}
+
+
+def locate(module_file: Path) -> tuple[Path, str]:
+    """The source root a module file is imported from, and its dotted name: the first
+    directory upwards that is no package (has no ``__init__.py``)."""
+    path = module_file.absolute()
+    if path.suffix != ".py" or not path.is_file():
+        raise AdoptError(f"{module_file}: not a Python module file")
+    parts = [path.stem] if path.stem != "__init__" else []
+    directory = path.parent
+    while (directory / "__init__.py").is_file():
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    if not parts:
+        raise AdoptError(f"{module_file}: a package's __init__.py without a package")
+    return directory, ".".join(parts)
+
+
+def _parse(data: dict[str, Any], root: Path) -> Module:
+    return Module(data["module"], Path(data["file"]), root, _names(data["names"]), _names(data.get("private", {})))
+
+
+def _names(described: dict[str, Any]) -> dict[str, SdkName]:
+    names = {}
+    for name, d in described.items():
+        fields = tuple(
+            SdkField(f["attr"], f["wire"], f["required"], f["type"], f.get("default"), "default" in f or "factory" in f)
+            for f in d.get("fields", ())
+        )
+        names[name] = SdkName(
+            name=name,
+            kind=d["kind"],
+            ref=d.get("ref", ""),
+            own=d.get("name_is_own", True),
+            fields=fields,
+            bases=tuple(d.get("bases", ())),
+            mro=tuple(d.get("mro", ())),
+            config=d.get("config", {}),
+            members=tuple(d.get("members", ())),
+            type=d.get("root", d.get("type")),
+            enum_members=tuple((m[0], m[1]) for m in d.get("members", ()) if d["kind"] == "enum"),
+        )
+    return names
+
+
+class Session:
+    """A running reader: the description, then one batch of corpus outcomes."""
+
+    def __init__(self, process: subprocess.Popen[str], module: Module) -> None:
+        self.process, self.module = process, module
+
+    def outcomes(self, messages: Sequence[tuple[str, Any]]) -> list[list[Any]]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(list(messages)) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise AdoptError(f"{self.module.dotted}: the reader stopped while validating the corpus")
+        return list(json.loads(line))
+
+
+@contextmanager
+def reading(root: Path, dotted: str, python: str | None = None) -> Iterator[Session]:
+    """Import ``dotted`` from ``root`` in ``python`` (default: this interpreter) and yield
+    its description; the process stays up for ``Session.outcomes``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # stderr to a file: an import that writes much there cannot block on a full pipe.
+    with package_data("codegen.adopt") as here, tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
+        script = here / "reader.py"
+        try:
+            process = subprocess.Popen(
+                [python or sys.executable, "-X", "utf8", str(script), str(root), dotted],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+                encoding="utf-8",
+                cwd=root,
+                env=env,
+            )
+        except OSError as exc:
+            raise AdoptError(f"--python {python}: cannot run it: {exc}") from None
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if not line:
+                process.wait()
+                errors.seek(0)
+                error = errors.read().strip().splitlines()
+                raise AdoptError(f"{dotted}: cannot import it: {error[-1] if error else f'exit {process.returncode}'}")
+            yield Session(process, _parse(json.loads(line), root))
+        finally:
+            if process.stdin:
+                process.stdin.close()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            if process.stdout:
+                process.stdout.close()

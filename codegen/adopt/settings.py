@@ -1,0 +1,166 @@
+"""Stage 3 of adopt: the ``[tool.acp-codegen]`` settings that give the matched generated
+types the module's public names, attributes and Python types.
+
+Everything here is derived from the match and the module; nothing is read from a
+table written before, so that running adopt again derives the same settings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir import TypeExpr
+from ..names import model_field_name
+from .match import Generated, Matching
+from .read import Module, SdkName
+
+# Suffix for a generated class whose name the SDK gives to another one (the untagged part
+# of a session update, whose name the tagged variant takes).
+FREED_SUFFIX = "Fields"
+# pydantic types the module may use for a formatted string (string-formats' values).
+FORMAT_TYPES = ("AnyUrl", "AwareDatetime", "NaiveDatetime", "datetime", "date", "time", "UUID")
+
+
+@dataclass
+class Derived:
+    """Model settings for one protocol version, in TOML's terms, and what was decided."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    chosen: dict[str, str] = field(default_factory=dict)  # generated name -> public name
+
+
+def chosen_names(matching: Matching, gen: Generated) -> tuple[dict[str, str], list[str]]:
+    """Generated name -> the module's name; a generated class left with a name the module
+    gives to another is renamed out of the way."""
+    chosen = {m.generated: sdk for sdk, m in [*matching.classes.items(), *matching.types.items()]}
+    notes = []
+    public = set(chosen.values()) | set(matching.unions) | set(matching.enums) | set(matching.commons)
+    public |= set(matching.second)
+    for name in sorted(gen.protocol.types):
+        if name in public and name not in chosen:
+            freed = name + FREED_SUFFIX
+            chosen[name] = freed
+            notes.append(f"{name}: generated under another name ({freed}): the module's {name} is another class")
+    return {g: s for g, s in sorted(chosen.items()) if g != s}, notes
+
+
+def derive(module: Module, matching: Matching, gen: Generated) -> Derived:
+    out = Derived()
+    renames, out.notes = chosen_names(matching, gen)
+    out.chosen = renames
+
+    def public(generated: str) -> str:
+        return renames.get(generated, generated)
+
+    values: dict[str, Any] = {}
+    if renames:
+        values["class-names"] = renames
+    names = _field_names(module, matching, gen, public)
+    if names:
+        values["field-names"] = names
+    aliases: dict[str, Any] = {}
+    for second, first in sorted(matching.second.items()):
+        aliases[second] = first
+    for name, members in sorted(matching.unions.items()):
+        aliases[name] = [public(g) for g in members]
+    for name, targets in sorted(matching.commons.items()):
+        aliases[name] = {"common": [public(g) for g in targets]}
+    if aliases:
+        values["aliases"] = aliases
+    roots = sorted(sdk for sdk, m in matching.types.items() if module.names[sdk].kind == "root")
+    if roots:
+        values["root-models"] = roots
+    enums = {n: dict(module.names[n].enum_members) for n, m in matching.types.items() if module.names[n].kind == "enum"}
+    enums |= {n: dict(members) for n, members in matching.enums.items()}
+    if enums:
+        values["enums"] = dict(sorted(enums.items()))
+    formats = _string_formats(module, matching, gen)
+    if formats:
+        values["string-formats"] = formats
+    values["unknown-properties"] = _unknown_properties(module, matching)
+    values["default-on-null"] = _default_on_null(module, matching, gen)
+    out.values = values
+    return out
+
+
+def _field_names(module: Module, matching: Matching, gen: Generated, public: Any) -> dict[str, str]:
+    """Wire name -> attribute where the module's attribute is not the generated default:
+    one entry for every class where they agree, ``Class.wire`` entries where one differs."""
+    attrs: dict[str, dict[str, str]] = {}  # wire -> {public class: attribute}
+    for sdk, m in matching.classes.items():
+        generated = gen.fields[m.generated]
+        for f in module.names[sdk].fields:
+            if f.wire in generated:
+                attrs.setdefault(f.wire, {})[sdk] = f.attr
+    out: dict[str, str] = {}
+    for wire, by_class in sorted(attrs.items()):
+        default = model_field_name(wire)
+        common, _ = Counter(sorted(by_class.values())).most_common(1)[0]
+        if common != default:
+            out[wire] = common
+        for cls, attr in sorted(by_class.items()):
+            if attr != common:
+                out[f"{cls}.{wire}"] = attr
+    return out
+
+
+def _formats(expr: TypeExpr | None) -> set[str]:
+    if expr is None:
+        return set()
+    found = {expr.format} if expr.kind == "string" and expr.format else set()
+    for inner in (expr.items, expr.additional, *expr.variants):
+        found |= _formats(inner)
+    return found
+
+
+def _prims(term: dict[str, Any]) -> set[str]:
+    found = {term["prim"]} if "prim" in term else set()
+    for inner in (*term.get("union", ()), term.get("list"), term.get("dict")):
+        if isinstance(inner, dict):
+            found |= _prims(inner)
+    return found
+
+
+def _string_formats(module: Module, matching: Matching, gen: Generated) -> dict[str, str]:
+    """Where the module types a formatted string as a pydantic type (``format: uri`` as
+    ``AnyUrl``), the format -> that type, when the module does so every time."""
+    seen: dict[str, Counter[str]] = {}
+    for sdk, m in matching.classes.items():
+        generated = gen.fields[m.generated]
+        for f in module.names[sdk].fields:
+            g = generated.get(f.wire)
+            if g is None:
+                continue
+            for fmt in _formats(g.type):
+                kinds = _prims(f.type) - {"none"}
+                typed = sorted(kinds & set(FORMAT_TYPES))
+                seen.setdefault(fmt, Counter())[typed[0] if typed else "str"] += 1
+    return {fmt: kinds.most_common(1)[0][0] for fmt, kinds in sorted(seen.items()) if kinds.most_common(1)[0][0] != "str"}
+
+
+def _unknown_properties(module: Module, matching: Matching) -> str:
+    """``keep`` where the module's classes keep unknown properties (``extra="allow"``), else
+    ``drop`` (pydantic's default, ``ignore``). Catch-all variants keep theirs either way."""
+    extras = Counter(str(module.names[s].config.get("extra", "ignore")) for s in matching.classes)
+    return "keep" if extras.most_common(1)[0][0] == "allow" else "drop"
+
+
+def _takes_none(d: SdkName, wire: str) -> bool:
+    f = next(f for f in d.fields if f.wire == wire)
+    return "none" in _prims(f.type)
+
+
+def _default_on_null(module: Module, matching: Matching, gen: Generated) -> str:
+    """``all`` where the module's optional fields take ``None`` though the schema does not
+    let them be null (datamodel-code-generator's ``Optional[X] = None``), else ``marked``."""
+    votes: Counter[bool] = Counter()
+    for sdk, m in matching.classes.items():
+        d = module.names[sdk]
+        for wire, g in gen.fields[m.generated].items():
+            if g.required or g.type.nullable or wire not in d.keys() or g.type.kind in ("any", "null"):
+                continue
+            votes[_takes_none(d, wire)] += 1
+    return "all" if votes[True] > votes[False] else "marked"
