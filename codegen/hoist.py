@@ -21,8 +21,15 @@ class). Each derived name records the rule that made it:
                     the two rules above would give it that definition's own name:
                     ``AuthMethod`` + ``"terminal"`` extending ``AuthMethodTerminal`` ->
                     ``AuthMethodTerminalTagged``;
+``required``        else the union's name plus what the variant requires that no other
+                    variant of its union requires (upstream v0.10.3's ``AgentResponse``,
+                    ``{id, result}`` or ``{id, error}`` -> ``AgentResponseResult``,
+                    ``AgentResponseError``: the names newer releases' titles give); where it
+                    requires nothing of its own, plus all it requires, in its order
+                    (v0.0.16's ``SessionUpdate`` tool call update -> ``SessionUpdateKindToolCallId``);
 ``flattened``       a variant of an object with shared properties: the object's name plus
-                    the variant's label (title, constant, or the type it extends):
+                    the variant's label (title, constant, the type it extends, or what it
+                    requires as above):
                     ``SessionConfigOptionSelect``; nested variants append their labels;
 ``property``        an inline object in a property: owner name plus property name
                     (``PlanEntryPosition``), with ``Item`` for array items.
@@ -47,8 +54,8 @@ from .errors import Problem, SchemaError, did_you_mean, fail, pointer
 from .schema_terms import DEFS, REF_PREFIX, copy_json, ref_target, schema_nodes, variants_key
 from .validate import RESERVED_TYPE_NAMES, TYPE_NAME, is_class_name
 
-RULES = ("title", "discriminator", "tagged", "flattened", "property")
-VARIANT_RULES = RULES[:3]  # the names of a union's inline variants
+RULES = ("title", "discriminator", "tagged", "required", "flattened", "property")
+VARIANT_RULES = RULES[:4]  # the names of a union's inline variants
 # Keys that describe a definition as a whole rather than its shape.
 _OWN_KEYS = ("description", "title", "x-method", "x-side", "x-feature", "discriminator")
 
@@ -113,14 +120,26 @@ def _extends(variant: dict[str, Any]) -> str | None:
     return refs[0] if len(refs) == 1 else None
 
 
-def _label(variant: Any) -> str:
-    """What a variant is called inside its union: title, constant, or the type it extends."""
+def _required_label(variants: list[Any], i: int) -> str:
+    """An untitled, untagged variant named by what it requires: the properties no other
+    variant of its union requires, else all it requires (the ``required`` rule). A title
+    or tag that names nothing is no reason to look further: such a variant is refused."""
+    required = [p for p in variants[i].get("required", []) if isinstance(p, str)]
+    others = {p for j, v in enumerate(variants) if j != i and isinstance(v, dict) for p in v.get("required", [])}
+    return "".join(pascal(p) for p in [p for p in required if p not in others] or required)
+
+
+def _label(variants: list[Any], i: int) -> str:
+    """What a variant is called inside its union: title, constant, the type it extends, or
+    what it requires."""
+    variant = variants[i]
     if not isinstance(variant, dict):
         return ""
-    for candidate in (variant.get("title"), _discriminator_const(variant), _extends(variant)):
+    title, const = variant.get("title"), _discriminator_const(variant)
+    for candidate in (title, const, _extends(variant)):
         if isinstance(candidate, str) and pascal(candidate):
             return pascal(candidate)
-    return ""
+    return _required_label(variants, i) if title is None and const is None else ""
 
 
 def _merge(common: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
@@ -189,7 +208,7 @@ class Hoister:
         common = {k: v for k, v in schema.items() if k not in (key, *_OWN_KEYS)}
         leaves: list[tuple[str, str]] = []
         for i, variant in enumerate(schema[key]):
-            label = _label(variant) if isinstance(variant, dict) else ""
+            label = _label(schema[key], i)
             path = (DEFS, name, key, i)
             leaves += self._leaves_of(name, label, _merge(common, variant if isinstance(variant, dict) else {}), path)
         union: dict[str, Any] = {k: v for k, v in schema.items() if k in _OWN_KEYS and k != "discriminator"}
@@ -221,14 +240,14 @@ class Hoister:
             if key is None or _has_properties(union) or not all(isinstance(v, dict) for v in union[key]):
                 continue
             out = []
-            for variant in union[key]:
+            for i, variant in enumerate(union[key]):
                 rest = copy_json(schema)
                 del rest["allOf"][j]
                 if set(variant) == {"$ref"}:
                     rest["allOf"].insert(j, dict(variant))
-                    label = _label(variant) or str(ref_target(variant["$ref"]))
+                    label = _label(union[key], i) or str(ref_target(variant["$ref"]))
                 else:
-                    rest, label = _merge(rest, variant), _label(variant)
+                    rest, label = _merge(rest, variant), _label(union[key], i)
                 if not rest.get("allOf"):
                     rest.pop("allOf", None)
                 out.append((label, rest))
@@ -250,7 +269,7 @@ class Hoister:
             inner = merged.pop(key)
             out = []
             for i, variant in enumerate(inner):
-                sub = _label(variant)
+                sub = _label(inner, i)
                 out += self._leaves_of(owner, label + sub, _merge(merged, variant), (*path, key, i))
             return out
         return [(label, self._add(prefixed(owner, label), "flattened", merged, owner, path, label))]
@@ -267,7 +286,7 @@ class Hoister:
             variants: list[Any] = []
             for i, variant in enumerate(schema[key]):
                 if _has_properties(variant) and self._distribute(variant) is not None:
-                    leaves = self._leaves_of(union, _label(variant), variant, (DEFS, union, key, i))
+                    leaves = self._leaves_of(union, _label(schema[key], i), variant, (DEFS, union, key, i))
                     variants += [{"$ref": f"#/$defs/{leaf}"} for _, leaf in leaves]
                 else:
                     variants.append(variant)
@@ -275,14 +294,15 @@ class Hoister:
 
     def union_variants(self) -> None:
         """Name inline object variants of unions, and titled ones with a constraint: the
-        union's name plus the variant's title or constant (see the module's docstring for
-        ``tagged``)."""
+        union's name plus the variant's title, constant or what it requires (see the
+        module's docstring for ``tagged``)."""
         for union in sorted(self.defs):
             schema = self.defs[union]
             key = variants_key(schema)
             if key is None or _has_properties(schema):
                 continue
-            for i, variant in enumerate(schema[key]):
+            written = list(schema[key])  # as written: named variants become references below
+            for i, variant in enumerate(written):
                 if not (_has_properties(variant) or _own_alias(variant)):
                     continue
                 path = (DEFS, union, key, i)
@@ -291,11 +311,13 @@ class Hoister:
                     label, rule = pascal(title), "title"
                 elif const and pascal(const):
                     label, rule = pascal(const), "discriminator"
+                elif title is None and const is None and (required := _required_label(written, i)):
+                    label, rule = required, "required"
                 else:
                     raise fail(
                         self.files[union],
                         pointer(*path),
-                        "this union variant has no title or tag to name it by; give it a title",
+                        "this union variant has no title, tag or required property to name it by; give it a title",
                     )
                 name = prefixed(union, label)
                 if name == _extends(variant):
@@ -319,7 +341,9 @@ class Hoister:
         out = dict(node)
         key = variants_key(node)
         if key is not None:
-            out[key] = [self._inline(v, owner, stem + _label(v), (*path, key, i)) for i, v in enumerate(node[key])]
+            out[key] = [
+                self._inline(v, owner, stem + _label(node[key], i), (*path, key, i)) for i, v in enumerate(node[key])
+            ]
         if isinstance(node.get("items"), dict):
             out["items"] = self._inline(node["items"], owner, stem + "Item", (*path, "items"))
         if isinstance(node.get("additionalProperties"), dict):
@@ -352,32 +376,48 @@ def hoist(defs: dict[str, Any], files: dict[str, str]) -> tuple[dict[str, Any], 
 
 @dataclass(frozen=True)
 class ClassNames:
-    """Class names a user chose: generated name (derived or from the schema) -> chosen
-    name, the same in every protocol version. ``origin`` names the configuration file they
-    were written in (their pointer there is ``/tool/acp-codegen/class-names/<name>``);
-    None where a program passed them to the API (``generate(class_names=...)``)."""
+    """Class names a user chose for a protocol version: generated name (derived or from the
+    schema) -> chosen name. ``origin`` names the configuration file they were written in
+    (their pointer there is ``/tool/acp-codegen/class-names/<name>``, or under ``table``:
+    ``/tool/acp-codegen/v2/class-names/<name>`` for ``[tool.acp-codegen.v2]``); None where a
+    program passed them to the API (``generate(settings=Settings(ClassNames(...)))``)."""
 
     chosen: Mapping[str, str] = field(default_factory=dict)
     origin: str | None = None
+    table: str = ""  # "v2": written in [tool.acp-codegen.v2], for one version
 
     @property
     def source(self) -> str:
         """Where the names were chosen, for headers (the summary line names the file alone)."""
         if self.origin is None:
             return "the class_names argument"
-        return f"{self.origin} [tool.acp-codegen].class-names"
+        return f"{self.origin} [tool.acp-codegen{'.' + self.table if self.table else ''}].class-names"
 
     def problem(self, name: str, message: str) -> Problem:
         if self.origin is None:
             return Problem("class_names", pointer(name), message)
-        return Problem(self.origin, pointer("tool", "acp-codegen", "class-names", name), message)
+        where = ("tool", "acp-codegen", *([self.table] if self.table else []), "class-names", name)
+        return Problem(self.origin, pointer(*where), message)
 
-    def unknown(self, known: set[str], labels: Mapping[str, set[str]] | None = None) -> list[Problem]:
+    def unknown(
+        self, known: set[str], labels: Mapping[str, set[str]] | None = None, elsewhere: Mapping[str, str] | None = None
+    ) -> list[Problem]:
         """Chosen names for classes no version has (after feature selection). ``labels``: a
         union variant's label -> its names; a key spelled as the label of exactly one (the
-        bare name hoisting gave before every variant was prefixed) is pointed to it."""
+        bare name hoisting gave before every variant was prefixed) is pointed to it.
+        ``elsewhere``: a class of other versions than these names apply to -> those ("v2")."""
+        found = dict(elsewhere or {})
         return [
-            self.problem(old, f"no generated class is named {old!r}" + _closest(old, known, labels or {}))
+            self.problem(
+                old,
+                f"no generated class is named {old!r}"
+                + (
+                    f" in the versions this table applies to"
+                    f" ({found[old]} has one, named by the table {found[old]} reads)"
+                    if old in found
+                    else _closest(old, known, labels or {})
+                ),
+            )
             for old in sorted(set(self.chosen) - known)
         ]
 

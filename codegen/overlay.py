@@ -10,8 +10,11 @@ what they mark with ``x-feature``; shapes are compared normalised, ignoring pros
   difference is an error naming both places;
 - unmarked context (upstream types copied into the fragments) defers to the base: the
   base's definition is used, a difference is a note; a fragment type the base lacks is
-  added as it is, unless it carries a feature's items (the base must have what the
-  feature extends);
+  added as it is, unless it carries a feature's items: then the base is a release older
+  than what the feature extends, and the type is the feature's (gated by it), as is the
+  fragment-only context that needs it, or that only the feature's types use, or nothing
+  does. Without the feature, such a release generates its own protocol; with it, the run
+  stops naming the types the release lacks;
 - methods are the base meta's plus the fragment meta's; features are the fragment's.
 
 The result is an ordinary ``VersionSources``: the base document, carrying the types it
@@ -31,6 +34,7 @@ from typing import Any
 from .errors import Problem, SchemaError, fail, pointer
 from .ir import expr, shape
 from .load import Source, VersionSources, display_name, read_json
+from .method_inference import infer_method_types
 from .schema_terms import (
     DEFS,
     FEATURE_KEY,
@@ -84,6 +88,7 @@ class Base:
     schema: Source
     meta: Source
     meta_file: bool  # False when the methods were derived from the schema's markers
+    notes: tuple[Problem, ...] = ()  # method types found by name (see method_inference)
 
     @property
     def inputs(self) -> tuple[Source, ...]:
@@ -106,7 +111,8 @@ def _read(path: Path, root: Path | None) -> Source:
 
 
 def load_base(path: Path, version: int, root: Path | None = None) -> Base:
-    """Read and validate a base schema (and its sibling meta when present)."""
+    """Read and validate a base schema (and its sibling meta when present), the types of
+    the methods it lists but does not mark found by name."""
     if not path.is_file():
         raise fail(_shown(path, root), "", "base schema file does not exist")
     schema = _read(path, root)
@@ -115,8 +121,9 @@ def load_base(path: Path, version: int, root: Path | None = None) -> Base:
         meta = _read(meta_file, root)
     else:
         meta = Source(schema.name + " (x-method markers)", schema.sha256, _meta_from_markers(schema, version))
-    validate_version(VersionSources(_shown(path.parent, root), (schema,), meta), version)
-    return Base(schema, meta, meta_file.is_file())
+    sources = infer_method_types(VersionSources(_shown(path.parent, root), (schema,), meta))
+    validate_version(sources, version)
+    return Base(sources.schemas[0], meta, meta_file.is_file(), sources.notes)
 
 
 # -- shape comparison ------------------------------------------------------------------
@@ -290,8 +297,65 @@ def _gate_uses(node: Any, gated: dict[str, str]) -> None:
                     member[FEATURE_KEY] = features[0]
 
 
-def overlay(base: Base, fragments: VersionSources) -> VersionSources:
-    """The base with the fragments laid over it (see the module docstring)."""
+def _gate_what_the_base_lacks(kept: list[Source], base_defs: dict[str, Any]) -> dict[str, set[str]]:
+    """Mark, in ``kept``, the fragment-only types a base older than a feature cannot carry
+    with that feature: those that extend for it (returned, with their features), then,
+    until nothing changes, those that use a gated type and those that only gated types use
+    (or nothing does: the fragments copied that context for the feature, the release has
+    no use for it). A type whose gated neighbours belong to several features stays context."""
+    new = {name: d for s in kept for name, d in s.data[DEFS].items()}
+    lacking = {name: features_inside(d) for name, d in new.items() if not _marked(d) and features_inside(d)}
+    if not lacking:
+        return {}
+    lacking_features = set().union(*lacking.values())
+    everything = {**base_defs, **new}
+    gated = {name: d[FEATURE_KEY] for name, d in everything.items() if _marked(d)}
+    gated.update({name: min(features) for name, features in lacking.items()})
+    uses = {name: _refs(d) - {name} for name, d in everything.items()}
+    users: dict[str, set[str]] = {}
+    for name, targets in uses.items():
+        for target in targets:
+            users.setdefault(target, set()).add(name)
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(set(new) - set(gated)):
+            near = {gated[t] for t in uses[name] if t in gated}
+            if not near and users.get(name, set()) <= set(gated):
+                near = {gated[u] for u in users.get(name, ())} or lacking_features
+            if len(near) == 1:
+                gated[name], changed = min(near), True
+    for src in kept:
+        defs = src.data[DEFS]
+        for name in defs:
+            if name in gated and not _marked(defs[name]):
+                defs[name] = {**defs[name], FEATURE_KEY: gated[name]}
+    return lacking
+
+
+def _lacking_problems(
+    base: Source, fragments: VersionSources, lacking: dict[str, set[str]], enabled: frozenset[str]
+) -> list[Problem]:
+    """One problem per enabled feature whose extended types the base lacks."""
+    problems = []
+    for feature in sorted(enabled):
+        names = sorted(name for name, features in lacking.items() if feature in features)
+        if names:
+            files = ", ".join(s.name for s in fragments.schemas if set(names) & set(s.data[DEFS]))
+            problems.append(
+                Problem(
+                    base.name,
+                    pointer(DEFS),
+                    f"has no {', '.join(names)}, which feature {feature} extends ({files}): the feature needs"
+                    " an ACP release that has them; without the feature, this release's own protocol generates",
+                )
+            )
+    return problems
+
+
+def overlay(base: Base, fragments: VersionSources, enabled: frozenset[str] = frozenset()) -> VersionSources:
+    """The base with the fragments laid over it (see the module docstring); ``enabled``:
+    the features the run generates, which a base that lacks what they extend refuses."""
     base_data = copy_json(base.schema.data)
     base_defs: dict[str, Any] = base_data[DEFS]
     problems: list[Problem] = []
@@ -303,21 +367,12 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         for name, schema in src.data[DEFS].items():
             if name in base_defs:
                 base_defs[name] = merge.definition(name, schema, base_defs[name])
-            elif not _marked(schema) and features_inside(schema):
-                problems.append(
-                    Problem(
-                        src.name,
-                        pointer(DEFS, name),
-                        f"the base {base.schema.name} has no {name}, which feature"
-                        f" {', '.join(sorted(features_inside(schema)))} extends: a base must define the types"
-                        " the fragments extend (is it an ACP release before them?)",
-                    )
-                )
             else:
                 new_defs[name] = schema
         problems += merge.problems
         notes += merge.notes
         kept.append(Source(src.name, src.sha256, {**src.data, DEFS: new_defs}))
+    problems += _lacking_problems(base.schema, fragments, _gate_what_the_base_lacks(kept, base_defs), enabled)
     gated = {name: d[FEATURE_KEY] for s in kept for name, d in s.data[DEFS].items() if _marked(d)}
     gated.update({name: d[FEATURE_KEY] for name, d in base_defs.items() if _marked(d)})
     _gate_uses({DEFS: {n: d for n, d in base_defs.items() if n not in gated}}, gated)
@@ -332,7 +387,7 @@ def overlay(base: Base, fragments: VersionSources) -> VersionSources:
         (merged_base, *kept),
         meta,
         extra,
-        notes=tuple(sorted(notes)),
+        notes=tuple(sorted([*base.notes, *notes])),
         fragments=fragments,
     )
 

@@ -7,6 +7,7 @@ Exit status: 0, or 1 when ``--fail-on`` says the changes found should fail the r
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -22,14 +23,15 @@ from ..config import ConfigError, load_config
 from ..errors import Problem, SchemaError, fail
 from ..features import select
 from ..ir import Protocol, build
-from ..load import display_name, find_version_dirs, load_version
+from ..load import Source, VersionSources, display_name, find_version_dirs, load_version
+from ..method_inference import infer_method_types
 from ..pipeline import generate
 from ..schema_terms import DEFS
 from ..validate import declared_features, validate_version
 from .changes import Change, Report
 from .compare import compare
 from .files import file_changes
-from .inputs import GIT_PREFIX, InputError, Side, open_sides
+from .inputs import GIT_PREFIX, InputError, Side, VersionUnknown, open_sides
 from .report import DEFAULT_MAX_CHARS, to_github, to_json, to_markdown
 
 
@@ -40,6 +42,12 @@ class Loaded:
     file_names: dict[str, str]  # display name in the pipeline -> name shown to users
     raw_defs: dict[int, dict[str, Any]]  # per version, the $defs as written
     texts: dict[str, tuple[str, str]]  # schema file inside the schema directory -> (name shown, text)
+    sources: tuple[VersionSources, ...]  # as validated (an upstream file's method types found by name)
+
+
+def _inside(side: Side, src: Source) -> str:
+    """Where a loaded file is inside the side's schema directory."""
+    return PurePosixPath(*Path(os.path.relpath(side.root / src.name, side.schema_dir)).parts).as_posix()
 
 
 def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
@@ -48,6 +56,8 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
         sources = []
         for directory in find_version_dirs(side.schema_dir, side.root):
             version_sources = load_version(directory, side.root)
+            if side.upstream:
+                version_sources = infer_method_types(version_sources)
             validate_version(version_sources, int(directory.name[1:]))
             sources.append(version_sources)
         declared = {f for s in sources for f in declared_features(s.meta)}
@@ -71,21 +81,22 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
     # inside the schema directory, which pairs a file with its counterpart on the other side.
     texts = {}
     for src in (src for s in sources for src in s.schemas):
-        path = side.root / src.name
-        rel = PurePosixPath(*Path(os.path.relpath(path, side.schema_dir)).parts).as_posix()
-        texts[rel] = (names[src.name], path.read_text(encoding="utf-8"))
-    return Loaded(protocols, enabled, names, raw, texts)
+        texts[_inside(side, src)] = (names[src.name], (side.root / src.name).read_text(encoding="utf-8"))
+    return Loaded(protocols, enabled, names, raw, texts, tuple(sources))
 
 
-def generated_files(side: Side, features: frozenset[str], schema_dir: str = "schema") -> dict[str, str]:
+def generated_files(side: Side, loaded: Loaded, schema_dir: str = "schema") -> dict[str, str]:
     """What ``generate`` would write from this side, as if its schema lived at ``schema_dir``
     of the project: file headers name their inputs, and the two sides must name them alike."""
     with tempfile.TemporaryDirectory(prefix="acp-codegen-diff-gen-") as tmp:
         root = Path(tmp)
         target = root.joinpath(*PurePosixPath(schema_dir).parts)
         shutil.copytree(side.schema_dir, target)
+        if side.upstream:  # the schema as load_side completed it (headers are not compared)
+            for src in (src for s in loaded.sources for src in s.schemas):
+                (target / _inside(side, src)).write_text(json.dumps(src.data), encoding="utf-8")
         try:
-            return generate(target, features, root).files
+            return generate(target, loaded.features, root).files
         except SchemaError as exc:  # already validated by load_side; kept for safety
             names = {
                 display_name(target / rel, root): side.shown(display_name(side.schema_dir / rel, side.root))
@@ -173,6 +184,12 @@ def _prefix(spec: str, root: Path, schema_dir: Path, git_path: str | None) -> st
     return display_name(Path(spec), root)
 
 
+def _only_version(sides: dict[str, Side]) -> int | None:
+    """The protocol version of an input that has one only."""
+    versions = {int(d.name[1:]) for side in sides.values() for d in find_version_dirs(side.schema_dir, side.root)}
+    return versions.pop() if len(versions) == 1 else None
+
+
 def _key(c: Change) -> tuple[object, ...]:
     return c.version, c.path, c.rule, c.change, c.detail
 
@@ -180,8 +197,17 @@ def _key(c: Change) -> tuple[object, ...]:
 def build_report(args: argparse.Namespace) -> Report:
     config = load_config()
     with ExitStack() as stack:
-        old_sides = stack.enter_context(open_sides(args.old, config.root, config.schema_dir, args.path))
-        new_sides = stack.enter_context(open_sides(args.new, config.root, config.schema_dir, args.path))
+
+        def opened(spec: str, version: int | None = None) -> dict[str, Side]:
+            return stack.enter_context(open_sides(spec, config.root, config.schema_dir, args.path, version))
+
+        try:
+            old_sides = opened(args.old)
+        except VersionUnknown:  # compared as the new input's version, if it tells one
+            new_sides = opened(args.new)
+            old_sides = opened(args.old, _only_version(new_sides))
+        else:
+            new_sides = opened(args.new, _only_version(old_sides))
         # Upstream's layout pairs its surfaces (a release may lack unstable files); another
         # kind of input has no surfaces to pair with them.
         surfaces = [s for s in old_sides if s in new_sides]
@@ -216,8 +242,8 @@ def build_report(args: argparse.Namespace) -> Report:
                 shown_dir = display_name(config.schema_dir, config.root)
                 if PurePosixPath(shown_dir).is_absolute():
                     shown_dir = "schema"
-                old_files = generated_files(old_sides[""], old.features, shown_dir)
-                new_files = generated_files(new_sides[""], new.features, shown_dir)
+                old_files = generated_files(old_sides[""], old, shown_dir)
+                new_files = generated_files(new_sides[""], new, shown_dir)
             except Exception as exc:  # the protocol diff stands on its own when generation fails
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 report.files_note = f"Generated files not compared: generation failed ({type(exc).__name__}: {reason})"

@@ -42,6 +42,11 @@ class InputError(Exception):
     """An input that is not schema text at all (a bad git ref, a missing path)."""
 
 
+class VersionUnknown(SchemaError):
+    """A schema file that does not say which protocol version it is (upstream's oldest
+    release, v0.0.13, has no meta file): compared as the other input's, if that says."""
+
+
 @dataclass
 class Side:
     """One side of a comparison, materialised as a schema directory."""
@@ -51,6 +56,7 @@ class Side:
     root: Path  # display names inside schema_dir are relative to this
     names: dict[str, str] = field(default_factory=dict)  # display name -> name shown to users
     prefix: str = ""  # prepended to display names not in ``names`` (git inputs)
+    upstream: bool = False  # upstream's schema files: method types it does not mark are found by name
 
     def shown(self, name: str) -> str:
         return self.names.get(name, self.prefix + name)
@@ -62,17 +68,18 @@ class Side:
 
 @contextmanager
 def open_sides(
-    spec: str, root: Path, default_schema_dir: Path, git_path: str | None = None
+    spec: str, root: Path, default_schema_dir: Path, git_path: str | None = None, version: int | None = None
 ) -> Iterator[dict[str, Side]]:
     """Resolve one command-line input into its sides by surface (see ``SURFACES``);
-    temporary copies live as long as the context."""
+    temporary copies live as long as the context. ``version``: the protocol version of a
+    schema file that does not tell its own (else ``VersionUnknown``)."""
     with tempfile.TemporaryDirectory(prefix="acp-codegen-diff-") as tmp:
         if spec.startswith(GIT_PREFIX):
-            yield _git_sides(spec, root, default_schema_dir, git_path, Path(tmp))
+            yield _git_sides(spec, root, default_schema_dir, git_path, Path(tmp), version)
         elif spec.startswith(BUILTIN_PREFIX):
             yield {"": _builtin_side(spec, Path(tmp))}
         else:
-            yield _local_sides(spec, Path(spec), root, Path(tmp))
+            yield _local_sides(spec, Path(spec), root, Path(tmp), version=version)
 
 
 def _builtin_side(spec: str, tmp: Path) -> Side:
@@ -91,9 +98,11 @@ def upstream_layout(version_dir: Path) -> bool:
     return bool(names & set(SURFACES.values())) and (SURFACES["unstable"] in names or META_FILE not in names)
 
 
-def _local_sides(label: str, path: Path, root: Path, tmp: Path, prefix: str = "") -> dict[str, Side]:
+def _local_sides(
+    label: str, path: Path, root: Path, tmp: Path, prefix: str = "", version: int | None = None
+) -> dict[str, Side]:
     if path.is_file():
-        return {"": _file_side(label, [path], root, tmp, prefix)}
+        return {"": _file_side(label, [path], root, tmp, prefix, version)}
     if not path.is_dir():
         raise InputError(f"{label}: no such file or directory")
     versions = sorted(p for p in path.iterdir() if p.is_dir() and _VERSION_DIR.match(p.name))
@@ -148,15 +157,15 @@ def derived_meta(schema: Any, version: int) -> dict[str, Any]:
     return meta
 
 
-def _file_side(label: str, paths: list[Path], root: Path, tmp: Path, prefix: str) -> Side:
+def _file_side(label: str, paths: list[Path], root: Path, tmp: Path, prefix: str, version: int | None = None) -> Side:
     """Schema files (one per version) with their meta files, or meta derived from markers."""
     names: dict[str, str] = {}
     for path in paths:
-        names.update(_add_file(label, path, root, tmp, prefix))
-    return Side(label, tmp / "schema", tmp, names, prefix)
+        names.update(_add_file(label, path, root, tmp, prefix, version))
+    return Side(label, tmp / "schema", tmp, names, prefix, upstream=True)
 
 
-def _add_file(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> dict[str, str]:
+def _add_file(label: str, path: Path, root: Path, tmp: Path, prefix: str, fallback: int | None) -> dict[str, str]:
     shown = prefix + display_name(path, root)
     try:
         source = read_json(path, root)
@@ -173,11 +182,15 @@ def _add_file(label: str, path: Path, root: Path, tmp: Path, prefix: str) -> dic
     version = meta.get("version") if isinstance(meta, dict) else None
     if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
         match = _VERSION_DIR.match(path.parent.name)
-        if match is None and meta is None:
-            raise fail(
-                shown, "", "cannot tell the protocol version: put the file in a v<N>/ directory or beside a meta.json"
-            )
-        version = int(match.group(1)) if match else 1  # a bad meta version is reported by validation
+        if match:
+            version = int(match.group(1))
+        elif meta is not None:
+            version = 1  # a bad meta version is reported by validation
+        elif fallback is not None:
+            version = fallback
+        else:
+            message = "cannot tell the protocol version: put the file in a v<N>/ directory or beside a meta.json"
+            raise VersionUnknown(Problem(shown, "", message))
     if meta is None:
         meta = derived_meta(source.data, version)
         meta_shown = f"{shown} (meta derived from its x-method markers)"
@@ -203,7 +216,9 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
         raise InputError(f"cannot run git: {exc}") from None
 
 
-def _git_sides(spec: str, root: Path, default_schema_dir: Path, git_path: str | None, tmp: Path) -> dict[str, Side]:
+def _git_sides(
+    spec: str, root: Path, default_schema_dir: Path, git_path: str | None, tmp: Path, version: int | None
+) -> dict[str, Side]:
     ref = spec[len(GIT_PREFIX) :]
     if not ref or ref.startswith("-"):
         raise InputError(f"{spec}: expected git:REF with a branch, tag or commit")
@@ -234,4 +249,4 @@ def _git_sides(spec: str, root: Path, default_schema_dir: Path, git_path: str | 
             out = tmp.joinpath(*name.parts)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(data.read())
-    return _local_sides(spec, tmp.joinpath(*rel.parts), tmp, tmp / ".file", prefix=f"{spec}:")
+    return _local_sides(spec, tmp.joinpath(*rel.parts), tmp, tmp / ".file", prefix=f"{spec}:", version=version)

@@ -399,6 +399,19 @@ def test_schema_file_of_unknown_version_exits_2(tmp_path: Path, capsys: pytest.C
     assert err.startswith(f"{lone.as_posix()}: /: cannot tell the protocol version")
 
 
+@pytest.mark.parametrize("loose_first", [True, False], ids=["old", "new"])
+def test_a_schema_file_of_unknown_version_is_compared_as_the_other_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], loose_first: bool
+) -> None:
+    """Upstream's first release, v0.0.13, has no meta file and no v<N>/ directory."""
+    lone = tmp_path / "loose.json"
+    shutil.copyfile(ROOT / "schema" / "v1" / "schema.json", lone)
+    inputs = [str(lone), str(ROOT / "schema" / "v1" / "schema.json")]
+    code, out, err = _run(capsys, *(inputs if loose_first else inputs[::-1]), "--no-generated", "--format", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["changes"] == []  # both read as protocol v1
+
+
 def test_version_directory_problems_name_the_original_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = copy_schema(tmp_path / "bad")
     edit_json(bad / "v2" / "schema.json", lambda d: d["$defs"]["SessionInfo"].update({"$ref": "#/$defs/Missing"}))

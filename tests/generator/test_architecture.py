@@ -17,6 +17,7 @@ PLANNING = (
     "codegen.schema_terms",
     "codegen.code_text",
     "codegen.load",
+    "codegen.method_inference",
     "codegen.validate",
     "codegen.names",
     "codegen.patterns",

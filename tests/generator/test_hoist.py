@@ -120,17 +120,68 @@ def test_a_variant_tagging_the_definition_its_name_would_be_is_named_tagged():
         ),
         (
             {"U": {"anyOf": [OBJ]}},
-            "schema/v1/schema.json: /$defs/U/anyOf/0: this union variant has no title or tag to name it by;"
-            " give it a title",
+            "schema/v1/schema.json: /$defs/U/anyOf/0: this union variant has no title, tag or required property"
+            " to name it by; give it a title",
+        ),
+        (  # a tag that names nothing is not passed over for what the variant requires
+            {"U": {"anyOf": [_tagged("t", "-"), _tagged("t", "y")]}},
+            "schema/v1/schema.json: /$defs/U/anyOf/0: this union variant has no title, tag or required property"
+            " to name it by; give it a title",
         ),
     ],
-    ids=["definition", "builtin", "pydantic", "two-variants", "no-label"],
+    ids=["definition", "builtin", "pydantic", "two-variants", "no-label", "empty-tag"],
 )
 def test_a_name_taken_is_an_error_naming_both_places(defs, message):
     with pytest.raises(SchemaError) as caught:
         _run(defs)
     assert str(caught.value) == message
     assert "Variant" not in str(caught.value)
+
+
+def _requiring(*required: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {p: {"type": "string"} for p in ("id", *required)},
+        "required": list(required),
+    }
+
+
+def test_an_untitled_untagged_variant_is_named_by_what_it_alone_requires():
+    """Upstream v0.10.3's ``AgentResponse``: newer releases title the same variants Result and Error."""
+    defs = {"AgentResponse": {"anyOf": [_requiring("id", "result"), _requiring("id", "error")]}}
+    out, rules = _run(defs)
+    assert rules == {"AgentResponseResult": "required", "AgentResponseError": "required"}
+    assert out["AgentResponse"]["anyOf"] == [
+        {"$ref": "#/$defs/AgentResponseResult"},
+        {"$ref": "#/$defs/AgentResponseError"},
+    ]
+
+
+def test_a_variant_requiring_nothing_of_its_own_is_named_by_all_it_requires():
+    """Upstream v0.0.16's ``SessionUpdate``: a tool call and its update, both tagged by
+    ``kind`` without a constant; the call alone requires ``label`` and ``status``."""
+    tagged = _tagged("kind", "plan")
+    defs = {
+        "Update": {
+            "oneOf": [tagged, _requiring("kind", "toolCallId", "label", "status"), _requiring("kind", "toolCallId")]
+        }
+    }
+    _, rules = _run(defs)
+    assert rules == {"UpdatePlan": "discriminator", "UpdateLabelStatus": "required", "UpdateKindToolCallId": "required"}
+
+
+def test_what_a_variant_requires_labels_it_in_a_flattened_object_too():
+    """v0.5.0's ``AgentOutgoingMessage``: a response with ``{result}`` or ``{error}``."""
+    defs = {
+        "Out": {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}},
+            "oneOf": [_requiring("result"), _requiring("error")],
+        }
+    }
+    out, rules = _run(defs)
+    assert out["Out"]["oneOf"] == [{"$ref": "#/$defs/OutResult"}, {"$ref": "#/$defs/OutError"}]
+    assert rules == {"OutResult": "flattened", "OutError": "flattened"}
 
 
 def test_a_title_in_the_fragments_settles_a_collision():
@@ -231,7 +282,12 @@ def test_generate_reports_how_many_names_it_derived(tmp_path, capsys):
 # -- stability: a name is a function of its own place ------------------------------------
 
 ARCHIVE = "unstable_session_archive"
-BASES = {"fragments": None, "upstream 2026-11": SHARED_UPSTREAM / "2026-11" / "v1" / "schema.unstable.json"}
+BASES = {
+    "fragments": None,
+    "upstream 2026-11": SHARED_UPSTREAM / "2026-11" / "v1" / "schema.unstable.json",
+    # Untitled, untagged variants named by what they require (AgentResponseResult...).
+    "upstream v0.10.3": SHARED_UPSTREAM / "history" / "v0.10.3" / "schema.json",
+}
 
 
 @functools.cache
@@ -241,7 +297,9 @@ def _base(name: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Derived]
     path = BASES[name]
     if path is not None and not path.is_file():
         pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
-    sources = load_sources(ROOT / "schema", ROOT, {1: path} if path else None, validate=True)
+    sources = load_sources(
+        ROOT / "schema", ROOT, {1: path} if path else None, validate=True, features=frozenset({ARCHIVE})
+    )
     selection = select(sources[0], frozenset({ARCHIVE}))
     _, derived = hoist(selection.defs, dict(selection.def_files))
     words = {d.label for d in derived.values()} | set(derived) | set(selection.defs)
@@ -252,12 +310,17 @@ def _base(name: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Derived]
 def _extras(draw: st.DrawFn, words: tuple[str, ...]) -> dict[str, Any]:
     """Unrelated definitions and unions, named like what the base already has."""
     out: dict[str, Any] = {}
+    labelled = {
+        "title": lambda w: {**OBJ, "title": w},
+        "tag": lambda w: _tagged("type", w),
+        "required": lambda w: {"type": "object", "properties": {w: OBJ}, "required": [w]},
+    }
     for name in draw(st.lists(st.sampled_from(words), min_size=1, max_size=4, unique=True)):
         labels = draw(st.lists(st.sampled_from(words), max_size=3, unique=True))
         if not labels:
             out[name] = OBJ
-        else:  # a union whose variants are labelled like the base's, by title or tag
-            out[name] = {"anyOf": [{**OBJ, "title": w} if draw(st.booleans()) else _tagged("type", w) for w in labels]}
+        else:  # a union whose variants are labelled like the base's: by title, tag or what they require
+            out[name] = {"anyOf": [labelled[draw(st.sampled_from(sorted(labelled)))](w) for w in labels]}
     return out
 
 

@@ -189,8 +189,14 @@ def test_a_base_without_a_type_the_feature_extends_is_refused_by_name(upstream, 
     with pytest.raises(SchemaError) as caught:
         load_protocols(ROOT / "schema", FEATURE, ROOT, {1: tmp_path / "v1" / "schema.json"})
     [problem] = [str(p) for p in caught.value.problems]
-    assert problem.startswith(f"{FRAGMENT}: /$defs/SessionInfoUpdate: the base ")
-    assert "v1/schema.json has no SessionInfoUpdate, which feature unstable_session_archive extends" in problem
+    assert problem.endswith(
+        "v1/schema.json: /$defs: has no SessionInfoUpdate, which feature unstable_session_archive extends"
+        f" ({FRAGMENT}): the feature needs an ACP release that has them;"
+        " without the feature, this release's own protocol generates"
+    )
+    # Without the feature, the release is what it says: the fragment's definition is not added.
+    protocol = load_protocols(ROOT / "schema", frozenset(), ROOT, {1: tmp_path / "v1" / "schema.json"})[0][0]
+    assert "SessionInfoUpdate" not in protocol.types and "SessionInfo" in protocol.types
 
 
 def test_a_method_renamed_against_the_base_meta_is_refused(upstream, tmp_path):
@@ -328,6 +334,48 @@ def test_fragments_over_their_own_stable_surface_give_the_fragments_back(tmp_pat
     ]
     for name, typedef in plain[0].types.items():
         assert [f.name for f in overlaid[0].types[name].fields] == [f.name for f in typedef.fields], name
+
+
+def _base_before_the_feature(tmp_path: Path) -> tuple[Path, set[str]]:
+    """A release older than what the feature extends (as upstream's before v0.7.0): the
+    fragments' stable surface without session/list and session info, its session
+    capabilities only ``list``; and the names of its definitions."""
+    base = _stable_base(tmp_path)
+    data = json.loads(base.read_text(encoding="utf-8"))
+    defs = data["$defs"]
+    for name in ("ListSessionsRequest", "ListSessionsResponse", "SessionInfo", "SessionInfoUpdate"):
+        del defs[name]
+    for kind in ("close", "delete", "resume"):
+        del defs["SessionCapabilities"]["properties"][kind]
+        del defs[f"Session{kind.title()}Capabilities"]
+    plan = {"type": "object", "properties": {"sessionUpdate": {"type": "string", "const": "plan"}}}
+    defs["SessionUpdate"]["oneOf"] = [{**plan, "required": ["sessionUpdate"]}]
+    base.write_text(json.dumps(data), encoding="utf-8")
+    meta = json.loads((base.parent / "meta.json").read_text(encoding="utf-8"))
+    del meta["agentMethods"]
+    (base.parent / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return base, set(defs)
+
+
+def test_a_release_older_than_the_feature_generates_exactly_itself_without_it(tmp_path):
+    base, names = _base_before_the_feature(tmp_path)
+    [protocol], _ = load_protocols(_fragments(tmp_path), frozenset(), tmp_path, {1: base})
+    # No fragment type is invented into the release: what extends for the feature, what
+    # needs it (ListSessionsResponse) and what nothing of the release uses (the close,
+    # delete and resume capabilities, which only the fragments' SessionCapabilities names).
+    assert set(protocol.types) == names | {"SessionUpdatePlan"}
+    assert [(m.name, m.side) for m in protocol.methods] == [("session/update", "client")]
+
+
+def test_a_release_older_than_the_feature_is_refused_with_it_in_one_message(tmp_path):
+    base, _ = _base_before_the_feature(tmp_path)
+    with pytest.raises(SchemaError) as caught:
+        load_protocols(_fragments(tmp_path), FEATURE, tmp_path, {1: base})
+    assert [str(p) for p in caught.value.problems] == [
+        "base/schema.json: /$defs: has no ListSessionsRequest, SessionInfo, SessionInfoUpdate, which feature"
+        f" unstable_session_archive extends ({FRAGMENT}): the feature needs an ACP release that has them;"
+        " without the feature, this release's own protocol generates"
+    ]
 
 
 def test_a_conflict_with_a_crafted_base_is_caught_without_upstream(tmp_path):
