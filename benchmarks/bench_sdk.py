@@ -34,7 +34,7 @@ from typing import Any
 
 from benchmarks import Ratio, compare
 from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
-from codegen.options import ModelOptions
+from codegen.options import ModelOptions, Settings
 
 SDK = "agent-client-protocol"
 PACKAGE = "acp_bench_models"
@@ -139,7 +139,11 @@ def run() -> list[Ratio]:
     with tempfile.TemporaryDirectory() as tmp:
         out = str(write_upstream_v1(Path(tmp), PACKAGE))
         dropping_out = str(
-            write_upstream_v1(Path(tmp) / "drop", f"{PACKAGE}_drop", options=ModelOptions(unknown_properties="drop"))
+            write_upstream_v1(
+                Path(tmp) / "drop",
+                f"{PACKAGE}_drop",
+                settings=Settings(options=ModelOptions(unknown_properties="drop")),
+            )
         )
         corpus = Path(tmp) / "corpus.json"
         corpus.write_text(json.dumps(messages), encoding="utf-8")

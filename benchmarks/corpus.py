@@ -27,7 +27,7 @@ def load(path: Path = CORPUS_V1) -> list[tuple[str, str]]:
 def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> dict[str, str]:
     """The files of upstream v1 with the archive fragments overlaid (v1 only, as
     ``acp-codegen generate --base-v1``; the fragments alone where ``base`` is None).
-    ``settings``: more keyword arguments of ``generate`` (``options=ModelOptions(...)``)."""
+    ``settings``: more keyword arguments of ``generate`` (``settings=Settings(...)``)."""
     from codegen.pipeline import generate
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,18 +11,17 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from . import __version__
 from .adopt import command as adopt_command
-from .config import KEYS, Config, ConfigError, load_config
+from .config import KEYS, Config, ConfigError, generation_arguments, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
 from .errors import SchemaError
-from .formatting import FORMATTERS, Style
-from .hoist import RULES, ClassNames
-from .load import BUILTIN_FRAGMENTS, display_name, schema_location
-from .options import ModelOptions
+from .formatting import FORMATTERS
+from .hoist import RULES
+from .load import BUILTIN_FRAGMENTS, schema_location
+from .options import Settings
 from .pipeline import Generation, generate, up_to_date
 from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
 
@@ -108,16 +107,19 @@ def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
     return bases
 
 
-def _naming_summary(result: Generation, class_names: ClassNames) -> str:
-    """How many class names the generator derived, and by which rule (see codegen.hoist)."""
+def _naming_summary(result: Generation, settings: Settings) -> str:
+    """How many class names the generator derived, and by which rule (see codegen.hoist);
+    how many entries of the class-names tables took effect."""
     parts = []
     for p in result.protocols:
         rules = Counter(d.rule for d in p.derived_names.values())
         detail = ", ".join(f"{rule} {rules[rule]}" for rule in RULES if rules[rule])
         parts.append(f"v{p.version}: {sum(rules.values())}" + (f" ({detail})" if detail else ""))
-    chosen = {old for p in result.protocols for old in p.chosen_names.values()}
+    chosen = {
+        (settings.of(p.version).class_names.table, old) for p in result.protocols for old in p.chosen_names.values()
+    }
     summary = "derived class names: " + "; ".join(parts)
-    return summary + (f"; chosen in {class_names.origin}: {len(chosen)}" if chosen else "")
+    return summary + (f"; chosen in {settings.class_names.origin}: {len(chosen)}" if chosen else "")
 
 
 def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Path, frozenset[str]]:
@@ -127,27 +129,6 @@ def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Pat
     if not args.no_default_features:
         features |= set(config.features)
     return schema_dir, out, frozenset(features)
-
-
-def generation_arguments(config: Config, args: argparse.Namespace | None = None) -> dict[str, Any]:
-    """``generate``'s keyword arguments from the settings (the command line's flags win)."""
-    origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
-    flag = (lambda name: getattr(args, name, None)) if args is not None else (lambda name: None)
-    return {
-        "conversions": config.conversions and not flag("no_conversions"),
-        "style": Style(flag("formatter") or config.formatter, flag("line_length") or config.line_length),
-        "class_names": ClassNames(config.class_names, origin),
-        "options": ModelOptions(
-            default_on_null=flag("default_on_null") or config["default-on-null"],
-            unknown_properties=flag("unknown_properties") or config["unknown-properties"],
-            field_names=config["field-names"],
-            aliases=config["aliases"],
-            root_models=tuple(config["root-models"]),
-            base_class=config["base-class"],
-            regenerate=config["regenerate"],
-            origin=origin,
-        ),
-    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,7 +155,8 @@ def _run(argv: list[str] | None) -> int:
             print(config.describe(), file=sys.stderr)
         spec, out, features = _settings(args, config)
         bases = _bases(args, config)
-        settings = generation_arguments(config, args)
+        arguments = generation_arguments(config, vars(args))
+        settings: Settings = arguments["settings"]
         with schema_location(spec) as schema_dir:
             if args.command == "check" and up_to_date(
                 schema_dir,
@@ -182,17 +164,16 @@ def _run(argv: list[str] | None) -> int:
                 features,
                 config.root,
                 bases,
-                **settings,
+                **arguments,
             ):
                 print(f"{out}: up to date")
                 return 0
-            result = generate(schema_dir, features, config.root, bases, **settings)
+            result = generate(schema_dir, features, config.root, bases, **arguments)
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name)
             if diff:
                 sys.stdout.write(diff)
-                regenerate = settings["options"].regenerate
-                print(f"\n{out} is out of date; run `{regenerate}` to regenerate it.", file=sys.stderr)
+                print(f"\n{out} is out of date; run `{settings.options.regenerate}` to regenerate it.", file=sys.stderr)
                 return 1
             print(f"{out}: up to date ({len(result.files)} files)")
             return 0
@@ -213,7 +194,7 @@ def _run(argv: list[str] | None) -> int:
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
     print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
-    print(_naming_summary(result, settings["class_names"]))
+    print(_naming_summary(result, settings))
     for line in result.notes():
         print(line)
     return 0

@@ -4,21 +4,25 @@ Every key is listed in ``KEYS`` with its type and default; paths are relative to
 ``pyproject.toml``. A key that is not listed, or a table whose name is a near miss of
 ``acp-codegen`` (``[tool.acp_codegen]``), is an error naming the file, the key and the
 closest valid one: silently ignoring it would generate without the intended settings
-and replace the output.
+and replace the output. A table ``[tool.acp-codegen.v<N>]`` holds model settings of
+protocol version N (the keys marked ``model``), each in place of the top-level one.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import did_you_mean
-from .load import BUILTIN_FRAGMENTS, BUILTIN_PREFIX
-from .options import DEFAULT_REGENERATE
+from .formatting import Style
+from .hoist import ClassNames
+from .load import BUILTIN_FRAGMENTS, BUILTIN_PREFIX, display_name
+from .options import DEFAULT_REGENERATE, ModelOptions, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,6 +40,7 @@ class Key:
     path: bool = False  # a path relative to pyproject.toml
     choices: tuple[Any, ...] = ()  # the allowed values, when only some are
     bounds: tuple[int, int] | None = None  # for integers: the allowed range, inclusive
+    model: bool = False  # a model setting: a [tool.acp-codegen.v<N>] table may hold it for one version
 
 
 # Every key of [tool.acp-codegen]. Adding a key is one line here (read it as config[key]).
@@ -49,19 +54,28 @@ KEYS: dict[str, Key] = {
     "formatter": Key(str, "black", choices=("black", "ruff")),  # lays out the generated code
     "line-length": Key(int, 88, bounds=(40, 320)),
     # generated class name -> the name an SDK keeps public (checked against the schema later)
-    "class-names": Key(dict, {}, item=str),
+    "class-names": Key(dict, {}, item=str, model=True),
     # "all": null (and Python's None) reads as "not given" in every optional not-null field
-    "default-on-null": Key(str, "marked", choices=("marked", "all")),
-    "unknown-properties": Key(str, "keep", choices=("keep", "drop")),  # "drop": extra="ignore"
+    "default-on-null": Key(str, "marked", choices=("marked", "all"), model=True),
+    "unknown-properties": Key(str, "keep", choices=("keep", "drop"), model=True),  # "drop": extra="ignore"
     # wire name (every class) or "Class.wireName" -> the Python attribute (checked against the schema later)
-    "field-names": Key(dict, {}, item=str),
+    "field-names": Key(dict, {}, item=str, model=True),
     # extra public name -> a generated class, a list of them (a union), or {common = [...]} (a
     # class of their shared fields); written into the models
-    "aliases": Key(dict, {}),
-    "root-models": Key(list, [], item=str),  # named unions and other type aliases written as RootModel classes
-    "base-class": Key(str, None),  # "package.module:Name", a subclass of pydantic.BaseModel
+    "aliases": Key(dict, {}, model=True),
+    # named unions and other type aliases written as RootModel classes
+    "root-models": Key(list, [], item=str, model=True),
+    "base-class": Key(str, None, model=True),  # "package.module:Name", a subclass of pydantic.BaseModel
+    # JSON Schema format -> the Python type its strings become (options.STRING_TYPES; checked later)
+    "string-formats": Key(dict, {}, item=str, model=True),
+    # public class name -> "package.module:Name" or a list of them, its first bases (checked later)
+    "mixins": Key(dict, {}, model=True),
+    # Enum class name -> {member = value, ...}: a closed enum of that name, or a class of its own (checked later)
+    "enums": Key(dict, {}, model=True),
     "regenerate": Key(str, DEFAULT_REGENERATE),  # the command headers and `check` name
 }
+MODEL_KEYS = tuple(key for key, spec in KEYS.items() if spec.model)
+_VERSION_TABLE = re.compile(r"v([1-9][0-9]*)\Z")  # [tool.acp-codegen.v2]
 _TYPE_NAMES = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table"}
 _PLURALS = {str: "strings", int: "integers"}
 
@@ -76,6 +90,7 @@ class Config:
     file: Path | None  # the pyproject.toml read, if any
     has_table: bool  # whether it holds [tool.acp-codegen]
     values: Mapping[str, Any] = field(default_factory=dict)  # every key of KEYS, defaults filled in
+    versions: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)  # [tool.acp-codegen.v<N>], as written
     tools: Mapping[str, Any] = field(default_factory=dict)  # the file's other [tool.*] tables, as read
 
     def __getitem__(self, key: str) -> Any:
@@ -116,12 +131,36 @@ class Config:
         return int(self.values["line-length"])
 
     @property
-    def class_names(self) -> dict[str, str]:
-        return dict(self.values["class-names"])
-
-    @property
     def conversions(self) -> bool:
         return bool(self.values["conversions"])
+
+    def settings(
+        self, origin: str, default_on_null: str | None = None, unknown_properties: str | None = None
+    ) -> Settings:
+        """The model settings: the table's, each version table's keys in place of them for
+        that version, and the command line's options (``default_on_null``...) over both.
+        ``origin`` names the file in problems."""
+
+        def made(values: Mapping[str, Any], table: str, own: Iterable[str]) -> Settings:
+            options = ModelOptions(
+                default_on_null=default_on_null or values["default-on-null"],
+                unknown_properties=unknown_properties or values["unknown-properties"],
+                field_names=values["field-names"],
+                aliases=values["aliases"],
+                root_models=tuple(values["root-models"]),
+                base_class=values["base-class"],
+                regenerate=values["regenerate"],
+                string_formats=values["string-formats"],
+                mixins=values["mixins"],
+                enums=values["enums"],
+                origin=origin,
+                tables={key: table for key in own if key != "class-names"},
+            )
+            names = ClassNames(values["class-names"], origin, table if "class-names" in own else "")
+            return Settings(names, options)
+
+        versions = {v: made({**self.values, **own}, f"v{v}", own) for v, own in self.versions.items()}
+        return replace(made(self.values, "", ()), versions=versions)
 
     def describe(self) -> str:
         """One line saying where the settings came from."""
@@ -144,10 +183,10 @@ def _closest(name: str, valid: list[str]) -> str:
     return did_you_mean(name, valid) or f"; valid keys: {', '.join(valid)}"
 
 
-def _value(pyproject: Path, root: Path, key: str, value: Any) -> Any:
+def _value(pyproject: Path, root: Path, key: str, value: Any, table: str = SECTION) -> Any:
     spec = KEYS[key]
     kind: Any = spec.kind  # (a plain `type` would narrow value to object)
-    where = f"{pyproject}: [tool.{SECTION}].{key}"
+    where = f"{pyproject}: [tool.{table}].{key}"
     # TOML booleans are Python ints too; an integer key must not take `true`.
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         what = "a path string" if spec.path else _TYPE_NAMES.get(kind, kind.__name__)
@@ -200,11 +239,40 @@ def parse_config(pyproject: Path, text: str) -> Config:
     others = {name: value for name, value in tools.items() if name != SECTION and isinstance(value, dict)}
     table = tools.get(SECTION)
     if table is None:
-        return Config(root, pyproject, False, values, others)
+        return Config(root, pyproject, False, values, tools=others)
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: tool.{SECTION} must be a table")
+    versions: dict[int, dict[str, Any]] = {}
     for key in sorted(table):
-        if key not in KEYS:
+        if match := _VERSION_TABLE.match(key):
+            versions[int(match[1])] = _version_table(pyproject, root, key, table[key])
+        elif key not in KEYS:
             raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {key!r}{_closest(key, list(KEYS))}")
-        values[key] = _value(pyproject, root, key, table[key])
-    return Config(root, pyproject, True, values, others)
+        else:
+            values[key] = _value(pyproject, root, key, table[key])
+    return Config(root, pyproject, True, values, dict(sorted(versions.items())), others)
+
+
+def _version_table(pyproject: Path, root: Path, name: str, table: Any) -> dict[str, Any]:
+    """The model settings of one protocol version (``[tool.acp-codegen.v2]``), as written."""
+    where = f"{pyproject}: [tool.{SECTION}.{name}]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table of model settings, not {table!r}")
+    for key in sorted(table):
+        if key in KEYS and not KEYS[key].model:
+            raise ConfigError(f"{where}: {key!r} is set for every version, in [tool.{SECTION}]")
+        if key not in KEYS:
+            raise ConfigError(f"{where}: unknown key {key!r}{_closest(key, list(MODEL_KEYS))}")
+    return {key: _value(pyproject, root, key, value, f"{SECTION}.{name}") for key, value in table.items()}
+
+
+def generation_arguments(config: Config, flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``pipeline.generate``'s keyword arguments from the settings; ``flags``, the command
+    line's options (``formatter``, ``no_conversions``...), win where they are set."""
+    flags = flags or {}
+    origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
+    return {
+        "conversions": config.conversions and not flags.get("no_conversions"),
+        "style": Style(flags.get("formatter") or config.formatter, flags.get("line_length") or config.line_length),
+        "settings": config.settings(origin, flags.get("default_on_null"), flags.get("unknown_properties")),
+    }

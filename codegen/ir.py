@@ -163,6 +163,8 @@ class Protocol:
     chosen_names: dict[str, str] = dataclass_field(default_factory=dict)  # chosen class name -> generated name
     # Attributes an SDK chose: wire name, or "Class.wire", -> attribute (see model_fields).
     field_names: Mapping[str, str] = dataclass_field(default_factory=dict)
+    # The version's type names with every feature, where a setting needs them (``enums``).
+    every_type: frozenset[str] = frozenset()
 
     def method(self, name: str, side: str | None = None) -> Method | None:
         return next((m for m in self.methods if m.name == name and (side is None or m.side == side)), None)

@@ -13,6 +13,7 @@ best, meaning the same.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .schema_terms import DEFS, copy_json, ref_target, schema_nodes, variants_key
@@ -99,7 +100,15 @@ _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprec
 _MAP_KEYWORDS = ("additionalProperties", "propertyNames", "minProperties", "maxProperties")
 
 
-def for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
+def string_format(node: dict[str, Any]) -> str | None:
+    """The format of a string schema (one that may also be null), if it has one."""
+    types = node.get("type")
+    kinds = set(types) - {"null"} if isinstance(types, list) else {types}
+    form = node.get("format")
+    return form if kinds == {"string"} and isinstance(form, str) and not {"enum", "const"} & set(node) else None
+
+
+def for_datamodel_codegen(schema: dict[str, Any], string_types: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A copy of ``schema`` that datamodel-code-generator reads better, meaning the same:
 
     * a lone ``allOf: [{"$ref": X}]`` (upstream's way to give a reference a description)
@@ -112,9 +121,16 @@ def for_datamodel_codegen(schema: dict[str, Any]) -> dict[str, Any]:
       the second it types them.
 
     (A discriminator that would need an invented tag is gone already: see models_schema.)
+
+    And a string of a format that ``string_types`` maps (format -> ``module.Name``, from
+    ``string-formats``) gets that type as ``customTypePath``, which datamodel-code-generator
+    types it by, in arrays, unions and nullable fields alike.
     """
     copied: dict[str, Any] = copy_json(schema)
     for path, node in schema_nodes(copied):
+        typed = string_types.get(string_format(node) or "") if string_types else None
+        if typed:
+            node["customTypePath"] = typed
         parts = node.get("allOf")
         if (
             len(path) > 2

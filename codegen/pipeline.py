@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .code_text import Code
-from .conversions import CONVERSIONS_FILE
+from .conversions import CONVERSIONS_FILE, ConversionPlan
 from .conversions import plan as plan_conversions
 from .dispatch import routes as dispatch_routes
-from .errors import SchemaError, fail
-from .features import select
+from .errors import Problem, SchemaError, fail, pointer
+from .features import Selection, select
 from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_background, paused_gc
-from .hoist import NO_CLASS_NAMES, VARIANT_RULES, ClassNames
+from .hoist import VARIANT_RULES
 from .ir import Protocol, build
 from .load import Source, VersionSources, display_name, find_version_dirs, load_version, read_json
-from .options import DEFAULT_OPTIONS, ModelOptions, check_options
+from .options import DEFAULT_OPTIONS, DEFAULT_SETTINGS, ModelOptions, Settings, check_settings, shared_by
 from .overlay import feature_types, load_base, overlay
 from .render import MODELS_TEMPLATES, Inputs, environment, render_models, render_runtime, render_template
 from .schema_terms import KNOWN_SIDES, SIDES
@@ -67,9 +67,10 @@ class Generation:
 
 
 def load_sources(
-    schema_dir: Path, root: Path | None, bases: Mapping[int, Path] | None, *, validate: bool
+    schema_dir: Path, root: Path | None, bases: Mapping[int, Path] | None, *, validate: bool, features: frozenset[str]
 ) -> tuple[VersionSources, ...]:
-    """Every version directory's inputs, laid over its base where ``bases`` names one."""
+    """Every version directory's inputs, laid over its base where ``bases`` names one
+    (a base too old for an enabled feature is refused there, see ``overlay``)."""
     sources = []
     bases = dict(bases or {})
     dirs = find_version_dirs(schema_dir, root)
@@ -82,7 +83,7 @@ def load_sources(
         if validate:
             validate_version(version_sources, version)
         if version in bases:
-            version_sources = overlay(load_base(bases[version], version, root), version_sources)
+            version_sources = overlay(load_base(bases[version], version, root), version_sources, features)
         sources.append(version_sources)
     return tuple(sources)
 
@@ -92,12 +93,12 @@ def load_protocols(
     features: frozenset[str],
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
-    class_names: ClassNames = NO_CLASS_NAMES,
-    options: ModelOptions = DEFAULT_OPTIONS,
+    settings: Settings = DEFAULT_SETTINGS,
 ) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
     """Load, validate, select features and build the IR of every version directory;
-    where ``bases`` names an upstream schema for a version, overlay the fragments on it."""
-    sources = load_sources(schema_dir, root, bases, validate=True)
+    where ``bases`` names an upstream schema for a version, overlay the fragments on it.
+    Each version is built under its own settings (``settings.of(version)``)."""
+    sources = load_sources(schema_dir, root, bases, validate=True, features=features)
     declared = {f for s in sources for f in s.meta.data.get("features", {})}
     unknown = sorted(features - declared)
     if unknown:
@@ -106,20 +107,32 @@ def load_protocols(
             "",
             f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(declared)) or 'none'}",
         )
-    protocols = tuple(build(select(s, features), class_names, options.field_names) for s in sources)
+    versions = [int(s.meta.data["version"]) for s in sources]
+    unmatched = sorted(set(settings.versions) - set(versions))
+    if unmatched:
+        where = pointer("tool", "acp-codegen", f"v{unmatched[0]}")
+        message = f"there is no protocol version {unmatched[0]} (versions: {', '.join(map(str, versions))})"
+        raise SchemaError(Problem(settings.options.origin, where, message))
+
+    def built(selection: Selection) -> Protocol:
+        of = settings.of(selection.version)
+        return build(selection, of.class_names, of.options.field_names)
+
+    protocols = tuple(built(select(s, features)) for s in sources)
 
     # Every version with every feature: a chosen name that only a left-out feature has is
     # fine (the same settings serve generations with fewer features). Built once, if asked.
     @functools.cache
     def complete() -> tuple[Protocol, ...]:
-        return tuple(
-            build(select(s, frozenset(s.meta.data.get("features", {}))), class_names, options.field_names)
-            for s in sources
-        )
+        return tuple(built(select(s, frozenset(s.meta.data.get("features", {})))) for s in sources)
 
-    _check_class_names(class_names, protocols, complete)
-    if options != DEFAULT_OPTIONS:
-        check_options(options, protocols, complete)
+    _check_class_names(settings, protocols, complete)
+    if any(settings.of(v).options != DEFAULT_OPTIONS for v in versions):
+        check_settings(settings, protocols, complete)
+    # enums: a name no type of the version has, with every feature, is an Enum class of its own
+    if any(settings.of(v).options.enums for v in versions):
+        every = {p.version: frozenset(p.types) for p in complete()}
+        protocols = tuple(replace(p, every_type=every[p.version]) for p in protocols)
     return protocols, sources
 
 
@@ -142,13 +155,22 @@ def _labels(protocols: Iterable[Protocol]) -> dict[str, set[str]]:
 
 
 def _check_class_names(
-    names: ClassNames, protocols: tuple[Protocol, ...], complete: Callable[[], tuple[Protocol, ...]]
+    settings: Settings, protocols: tuple[Protocol, ...], complete: Callable[[], tuple[Protocol, ...]]
 ) -> None:
-    """Every chosen name must name a class of some version, with every feature."""
-    if not names.unknown(_generated_names(protocols)):
-        return
-    every = complete()
-    problems = names.unknown(_generated_names(every), _labels(every))
+    """Every chosen name must name a class of some version it applies to, with every feature."""
+    problems = []
+    for of, versions in shared_by(settings, (p.version for p in protocols), "class-names"):
+        names = of.class_names
+        if not names.unknown(_generated_names(p for p in protocols if p.version in versions)):
+            continue
+        every = [p for p in complete() if p.version in versions]
+        elsewhere: dict[str, list[str]] = {}  # the classes of the other versions
+        for p in complete():
+            if p.version not in versions:
+                for name in _generated_names([p]):
+                    elsewhere.setdefault(name, []).append(f"v{p.version}")
+        found = {name: " and ".join(where) for name, where in elsewhere.items()}
+        problems += names.unknown(_generated_names(every), _labels(every), found)
     if problems:
         raise SchemaError(problems)
 
@@ -175,23 +197,28 @@ def plan(
     declarations: Source | None,
     *,
     style: Style = DEFAULT_STYLE,
-    class_names: ClassNames = NO_CLASS_NAMES,
-    options: ModelOptions = DEFAULT_OPTIONS,
+    settings: Settings = DEFAULT_SETTINGS,
 ) -> dict[str, Inputs]:
-    """Every output file and what it depends on; cheap, as it renders nothing."""
+    """Every output file and what it depends on; cheap, as it renders nothing. A version's
+    files record that version's settings; the package's files those of every version."""
     enabled = tuple(sorted(features))
-    chosen = tuple(sorted(class_names.chosen.items()))
-    source = class_names.source if chosen else ""
     out: dict[str, Inputs] = {}
-    for version_sources in sources:
-        prefix = f"v{version_sources.meta.data['version']}/"
-        out[prefix + MODELS] = Inputs(
-            _files(version_sources), MODELS_TEMPLATES, enabled, style, chosen, source, options=options
-        )
-        for template, name in VERSION_TEMPLATES:
-            out[prefix + name] = Inputs(
-                _files(version_sources), (template,), enabled, style, chosen, source, options=options
+    by_version = {int(s.meta.data["version"]): s for s in sources}
+    for version, version_sources in by_version.items():
+        of = settings.of(version)
+        for templates, name in ((MODELS_TEMPLATES, MODELS), *(((t,), n) for t, n in VERSION_TEMPLATES)):
+            out[f"v{version}/{name}"] = Inputs(
+                _files(version_sources), templates, enabled, style, *_chosen(of), options=of.options
             )
+    # A runtime file is copied as it is: of the settings, only the command its header names counts.
+    copied = ModelOptions(regenerate=settings.options.regenerate)
+    # Where every version has the same settings, the package's files record them once.
+    first = settings.of(min(by_version, default=0))
+    alike = all(
+        (of.class_names.chosen, of.options) == (first.class_names.chosen, first.options)
+        for of in map(settings.of, by_version)
+    )
+    per_version = () if alike else tuple((v, settings.of(v)) for v in sorted(by_version))
     all_inputs = tuple(f for s in sources for f in _files(s))
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
@@ -199,33 +226,57 @@ def plan(
             if declarations is None:
                 continue
             extra = ((declarations.name, declarations.sha256),)
-        out[path] = Inputs(all_inputs + extra, (template,), enabled, style, chosen, source, options=options)
-    # A runtime file is copied as it is: of the settings, only the command its header names counts.
-    copied = ModelOptions(regenerate=options.regenerate)
+        if alike:
+            out[path] = Inputs(all_inputs + extra, (template,), enabled, style, *_chosen(first), options=first.options)
+        else:
+            out[path] = Inputs(all_inputs + extra, (template,), enabled, style, options=copied, versions=per_version)
     for name in RUNTIME_FILES:
         if name != CONVERT_RUNTIME or CONVERT_PATH in out:
             out[name] = Inputs((), (), enabled, style, runtime=(name,), options=copied)
     return dict(sorted(out.items()))
 
 
-def _feature_types(sources: tuple[VersionSources, ...], class_names: ClassNames) -> dict[int, set[str]] | None:
+def _chosen(of: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
+    """A version's chosen class names as headers record them, and where they were chosen."""
+    chosen = tuple(sorted(of.class_names.chosen.items()))
+    return chosen, of.class_names.source if chosen else ""
+
+
+def _feature_types(sources: tuple[VersionSources, ...], settings: Settings) -> dict[int, set[str]] | None:
     """Over bases, per version, the fragment types conversions start from (None: no base),
     under the class names chosen for them; from the fragments as loaded (not read again)."""
     if not any(s.overlaid for s in sources):
         return None
-    return {
-        int(s.meta.data["version"]): {class_names.chosen.get(t, t) for t in feature_types(s.fragments or s)}
-        for s in sources
-    }
+    out = {}
+    for s in sources:
+        version = int(s.meta.data["version"])
+        chosen = settings.of(version).class_names.chosen
+        out[version] = {chosen.get(t, t) for t in feature_types(s.fragments or s)}
+    return out
+
+
+def conversion_plan(
+    protocols: tuple[Protocol, ...],
+    sources: tuple[VersionSources, ...],
+    declarations: Source | None,
+    settings: Settings,
+) -> ConversionPlan | None:
+    """The v1 <-> v2 converters, or the conversions file's problems (SchemaError)."""
+    return plan_conversions(
+        protocols,
+        sources,
+        declarations,
+        _feature_types(sources, settings),
+        {p.version: settings.of(p.version).class_names for p in protocols},
+    )
 
 
 def _render_templates(
     protocols: tuple[Protocol, ...],
     sources: tuple[VersionSources, ...],
     manifest: Mapping[str, Inputs],
-    declarations: Source | None,
+    convert_plan: ConversionPlan | None,
     features: frozenset[str],
-    class_names: ClassNames,
 ) -> dict[str, str]:
     """Every module a Jinja template makes, unformatted."""
     env = environment()
@@ -238,11 +289,6 @@ def _render_templates(
             texts[prefix + name] = render_template(
                 env, template, manifest[prefix + name], protocol=protocol, routes=routes
             )
-    convert_plan = (
-        plan_conversions(protocols, sources, declarations, _feature_types(sources, class_names), class_names)
-        if CONVERT_PATH in manifest
-        else None
-    )
     enabled = [Code(repr(f)) for f in sorted(features)]
     # MethodSpec.side: the known sides, then any a base brought that this tool does not know.
     extra_sides = sorted({m.side for p in protocols for m in p.methods} - set(KNOWN_SIDES))
@@ -269,12 +315,15 @@ def generate(
     *,
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
-    class_names: ClassNames = NO_CLASS_NAMES,
-    options: ModelOptions = DEFAULT_OPTIONS,
+    settings: Settings = DEFAULT_SETTINGS,
 ) -> Generation:
-    protocols, sources = load_protocols(schema_dir, features, root, bases, class_names, options)
+    """Every output file of the fragments in ``schema_dir`` (over ``bases``), with the
+    ``features`` enabled, under the model ``settings`` (see ``options.Settings``)."""
+    protocols, sources = load_protocols(schema_dir, features, root, bases, settings)
     declarations = read_declarations(schema_dir, root, conversions)
-    manifest = plan(sources, features, declarations, style=style, class_names=class_names, options=options)
+    manifest = plan(sources, features, declarations, style=style, settings=settings)
+    # Planned before anything is rendered: a conversions file that does not hold fails fast.
+    convert_plan = conversion_plan(protocols, sources, declarations, settings) if CONVERT_PATH in manifest else None
     models = {
         f"v{p.version}/{MODELS}": functools.partial(render_models, p, manifest[f"v{p.version}/{MODELS}"])
         for p in protocols
@@ -289,7 +338,7 @@ def generate(
     }
     with in_background(later) as done:
         texts = {name: render() for name, render in models.items() if name not in later}
-        texts |= _render_templates(protocols, sources, manifest, declarations, features, class_names)
+        texts |= _render_templates(protocols, sources, manifest, convert_plan, features)
         # The runtime modules' sources are kept in the default style's layout: only another
         # style lays them out (with the rest, in the same pass).
         laid_out: dict[str, str] = {}
@@ -311,8 +360,7 @@ def up_to_date(
     *,
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
-    class_names: ClassNames = NO_CLASS_NAMES,
-    options: ModelOptions = DEFAULT_OPTIONS,
+    settings: Settings = DEFAULT_SETTINGS,
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
@@ -322,9 +370,9 @@ def up_to_date(
     show, what differs.
     """
     try:
-        sources = load_sources(schema_dir, root, bases, validate=False)
+        sources = load_sources(schema_dir, root, bases, validate=False, features=features)
         declarations = read_declarations(schema_dir, root, conversions)
-        manifest = plan(sources, features, declarations, style=style, class_names=class_names, options=options)
+        manifest = plan(sources, features, declarations, style=style, settings=settings)
     except Exception:  # unreadable or invalid input: the full run that follows reports it
         return False
     on_disk = read_tree(out)

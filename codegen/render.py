@@ -28,11 +28,14 @@ import jinja2
 
 from . import __version__
 from .code_text import Code, comment, docstring, identifier, py_literal
+from .customize import enum_classes, public_names, with_common_classes, with_enums, with_mixins
 from .formatting import DEFAULT_STYLE, Style
-from .ir import Protocol, TypeExpr, model_fields
+from .ir import Protocol, model_fields
 from .load import package_data
+from .markers import lenient_markers
 from .models_schema import for_datamodel_codegen
-from .options import DEFAULT_OPTIONS, ModelOptions, aliases_for, with_common_classes
+from .names import model_field_name
+from .options import DEFAULT_OPTIONS, ModelOptions, Settings
 from .schema_terms import DEFS, iter_refs, ref_target
 from .write import CONTENT_LINE, INPUTS_LINE, PLACEHOLDER
 
@@ -123,6 +126,8 @@ class Inputs:
     class_names_source: str = ""  # where they were chosen (ClassNames.source), for the header
     runtime: tuple[str, ...] = ()  # files copied from codegen/runtime/
     options: ModelOptions = DEFAULT_OPTIONS  # [tool.acp-codegen] settings of the models
+    # A package file where versions have settings of their own: each version's (the fields above hold none)
+    versions: tuple[tuple[int, Settings], ...] = ()
 
     def digest(self) -> str:
         tools = tool_versions(self.style.formatter)
@@ -136,6 +141,24 @@ class Inputs:
             + [f"feature={f}" for f in self.features]
             + [f"class-name={old}={new}" for old, new in self.class_names]
             + self.options.parts()
+            + [
+                f"v{v}:class-name={old}={new}"
+                for v, s in self.versions
+                for old, new in sorted(s.class_names.chosen.items())
+            ]
+            + [f"v{v}:{part}" for v, s in self.versions for part in s.options.parts()]
+        )
+
+    def _chosen(self) -> list[str]:
+        """The header's line on chosen class names, if any were."""
+        if self.versions:
+            chosen = [(v, s.class_names) for v, s in self.versions if s.class_names.chosen]
+            parts = [f"v{v} {len(names.chosen)} (in {comment(names.source)})" for v, names in chosen]
+            return [f"# Class names chosen: {'; '.join(parts)}"] if parts else []
+        return (
+            [f"# Class names chosen: {len(self.class_names)} (in {comment(self.class_names_source)})"]
+            if self.class_names
+            else []
         )
 
     def header(self) -> str:
@@ -147,11 +170,7 @@ class Inputs:
             *(f"#   templates/{comment(name)}" for name in sorted(self.templates)),
             *(f"#   codegen/runtime/{comment(name)}" for name in self.runtime),
             f"# Features: {', '.join(self.features) or '(none: stable surface)'}",
-            *(
-                [f"# Class names chosen: {len(self.class_names)} (in {self.class_names_source})"]
-                if self.class_names
-                else []
-            ),
+            *self._chosen(),
             "# Tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())),
             f"# Formatter: {self.style.formatter}, line length {self.style.line_length}",
             f"{INPUTS_LINE}{self.digest()}",
@@ -160,26 +179,11 @@ class Inputs:
         return "\n".join(lines)
 
 
-def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()) -> bool:
-    """Whether the schema lets ``expr`` be ``null``."""
-    if expr.nullable or expr.kind in ("null", "any") or (expr.kind == "const" and expr.const is None):
-        return True
-    if expr.kind == "union":
-        return any(_takes_null(protocol, v, seen) for v in expr.variants)
-    if expr.kind == "ref" and expr.ref in protocol.types and expr.ref not in seen:
-        target = protocol.types[expr.ref]
-        seen = seen | {expr.ref}
-        if target.kind == "alias" and target.target is not None:
-            return _takes_null(protocol, target.target, seen)
-        if target.kind == "union":
-            return any(_takes_null(protocol, v, seen) for v in target.variants)
-    return False
-
-
-def _import_relative(source: str, module: str, names: list[str]) -> str:
-    """Add ``from <module> import <names>`` after the leading imports: datamodel-code-generator
-    takes absolute import paths only, and the package imports itself relatively (vendorable)."""
-    if not names:
+def _add_imports(source: str, imports: list[str]) -> str:
+    """Add import lines after the leading imports: datamodel-code-generator takes absolute
+    import paths only, and none under another name, while the package imports itself
+    relatively (vendorable) and the SDK's mixins under private names."""
+    if not imports:
         return source
     # The imports end before the first class: parsing only that far saves a parse of the
     # whole (upstream-sized) module. A top-level class starts a line; docstring lines in
@@ -192,88 +196,7 @@ def _import_relative(source: str, module: str, names: list[str]) -> str:
             break
         end = node.end_lineno or node.lineno
     lines = source.splitlines(keepends=True)
-    return "".join([*lines[:end], f"\nfrom {module} import {', '.join(names)}\n", *lines[end:]])
-
-
-# The shared instances of _runtime.Lenient, by their arguments.
-_SHARED_LENIENT = {
-    ("absent_on_error=True",): "ABSENT_ON_ERROR",
-    ("skip_invalid_items=True",): "SKIP_INVALID_ITEMS",
-    ("skip_invalid_items=True", "absent_on_error=True"): "SKIP_INVALID_ITEMS_OR_ABSENT",
-    ("null_absent=True",): "NULL_ABSENT",
-}
-
-
-def _empty_value(
-    protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()
-) -> list[Any] | dict[str, Any] | None:
-    """The empty value of a list or map type (what upstream's ``x-deserialize-default-on-null``
-    reads a null as); None for any other type."""
-    if expr.kind == "array":
-        return []
-    if expr.kind == "object":
-        return {}
-    if expr.kind == "ref" and expr.ref in protocol.types and expr.ref not in seen:
-        target = protocol.types[expr.ref]
-        if target.kind == "object":
-            return {}
-        if target.kind == "alias" and target.target is not None:
-            return _empty_value(protocol, target.target, seen | {expr.ref})
-    return None
-
-
-def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Per class, the _runtime annotations of its fields, by attribute name (read by our
-    BaseModel template): upstream's lenient-deserialisation markers, NOT_NULL on the
-    not-null optional fields, NotOneOf on a catch-all variant's tag and TAG on a tag (with
-    its constant, the default); and the names of the _runtime module they use.
-    ``null_absent`` (``default-on-null = "all"``): a null in an optional field the schema
-    does not let be null reads as "not given"."""
-    data: dict[str, dict[str, Any]] = {}
-    used: set[str] = set()
-    for name in protocol.types:
-        annotations: dict[str, Code] = {}
-        tags: dict[str, Code] = {}
-        for f in model_fields(protocol, name):
-            names = []
-            # A tag (a required single string constant) defaults to it in Python code; TAG
-            # marks it for _runtime.Tagged, which keeps it required when reading.
-            if f.required and f.type.kind == "const" and not f.type.nullable and isinstance(f.type.const, str):
-                tags[f.py_name] = py_literal(f.type.const)
-                names.append("TAG")
-                used.update(("TAG", "Tagged"))
-            if f.not_one_of:  # schema data: through py_literal
-                names.append(f"NotOneOf({', '.join(py_literal(v) for v in f.not_one_of)})")
-                used.add("NotOneOf")
-            # Optional fields the schema does not let be null are typed `X | None = None`
-            # (the default is "absent"); an explicit null on the wire must still fail.
-            not_null = not f.required and not _takes_null(protocol, f.type)
-            if not_null and f.default is None:
-                names.append("NOT_NULL")
-                used.add("NOT_NULL")
-            absent = f.lenient and not f.required  # a required lenient field still fails
-            args = ("skip_invalid_items=True",) * f.skip_invalid_items + ("absent_on_error=True",) * absent
-            empty = _empty_value(protocol, f.type) if f.null_as_default else None
-            # A null where upstream gives it no reading of its own (empty is None) is "not given".
-            null_absent_here = null_absent and not_null and empty is None
-            args += ("null_absent=True",) * null_absent_here
-            # A dropped value leaves the field's own default; a null reads as the empty
-            # list or map (schema data: through py_literal). Only lists and maps have one.
-            if (absent or null_absent_here) and f.default is not None:
-                args += (f"default={py_literal(f.default)}",)
-            if empty is not None:
-                args += (f"null_reads_as={py_literal(empty)}",)
-            if args:
-                shared = _SHARED_LENIENT.get(args)
-                names.append(shared or f"Lenient({', '.join(args)})")
-                used.add(shared or "Lenient")
-            if names:
-                annotations[f.py_name] = Code(", ".join(names))
-        if annotations:
-            data[name] = {"acp_annotations": annotations}
-        if tags:
-            data[name] |= {"acp_tags": tags}
-    return data, sorted(used)  # (format_modules sorts the import; sorted: deterministic)
+    return "".join([*lines[:end], "\n", *(f"{line}\n" for line in imports), *lines[end:]])
 
 
 def _named_aliases(protocol: Protocol, aliases: set[str]) -> set[str]:
@@ -316,6 +239,13 @@ def _payload_classes(protocol: Protocol) -> list[str]:
     ]
 
 
+def _attributes(protocol: Protocol) -> dict[str, str]:
+    """Wire name -> the attribute acp-codegen's naming rule gives it (``model_field_name``),
+    where the two differ."""
+    wires = {f.name for name in protocol.types for f in model_fields(protocol, name)}
+    return {wire: attr for wire in sorted(wires) if (attr := model_field_name(wire)) != wire}
+
+
 def render_models(protocol: Protocol, inputs: Inputs) -> str:
     """The models module under its header, not yet formatted (see ``format_modules``)."""
     from datamodel_code_generator import (  # type: ignore[attr-defined]
@@ -329,11 +259,13 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
 
     options = inputs.options
     template_data, runtime_names = lenient_markers(protocol, null_absent=options.default_on_null == "all")
-    aliases = {n for n, t in protocol.types.items() if t.kind != "object"}
+    enums = enum_classes(options, protocol)
+    aliases = {n for n, t in protocol.types.items() if t.kind != "object"} - set(enums)
     named = _named_aliases(protocol, aliases)
     for name in named:
         template_data.setdefault(name, {})["acp_named"] = True  # see templates/datamodel/TypeAliasType.jinja2
     root_models = [n for n in options.root_models if n in aliases]
+    union_roots = [n for n in options.root_models if isinstance(options.aliases.get(n), list)]
     for name in root_models:
         template_data.setdefault(name, {})["acp_root_model"] = True
     # Unknown properties are a catch-all variant's payload (upstream says so with
@@ -342,11 +274,13 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
     for name in payload:
         template_data.setdefault(name, {})["acp_extra"] = Code('"allow"')
     schema = with_common_classes(options, protocol, template_data, payload)
+    schema = with_enums(options, protocol, schema)
+    mixins = with_mixins(options, protocol, template_data)
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.
         warnings.simplefilter("ignore")
         out = generate(
-            for_datamodel_codegen(schema),
+            for_datamodel_codegen(schema, options.string_types),
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             target_python_version=PythonVersion.PY_310,
@@ -358,12 +292,13 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             '``model.model_dump(mode="json", by_alias=True, exclude_unset=True)`` (or\n'
             "``model_dump_json(by_alias=True, exclude_unset=True)``), which writes camelCase keys\n"
             'and never adds keys that were not set.\n"""',
-            snake_case_field=True,
             remove_special_field_name_prefix=True,
             allow_population_by_field_name=True,
             extra_fields="allow" if options.unknown_properties == "keep" else "ignore",
-            # wire name or "Class.wireName" -> attribute, as model_fields reads it for the IR
-            aliases=dict(options.field_names),
+            # Every wire name's attribute as the IR has it (names.model_field_name, then the
+            # SDK's field-names, "Class.wireName" first): datamodel-code-generator's own
+            # snake_case_field would snake-case a chosen camelCase attribute too.
+            aliases=_attributes(protocol) | dict(options.field_names),
             base_class=options.base_import or "",
             use_union_operator=True,
             use_standard_collections=True,
@@ -385,20 +320,24 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
             # Formatted strings stay the strings that were sent: as datetime, UUID or URL
             # they would be re-emitted normalised ("+00:00" as "Z", a URL with a "/").
             # JSON Schema 2020-12 makes formats annotations, so the schema agrees.
-            type_mappings=[f"string+{f}=string" for f in STRING_FORMATS],
+            # (string-formats may name other formats "str", or type one otherwise: customTypePath)
+            type_mappings=[f"string+{f}=string" for f in STRING_FORMATS]
+            + [f"string+{f}=string" for f, v in sorted(options.string_formats.items()) if v == "str"],
             formatters=[],  # format_modules sorts imports and lays out the code after
             extra_template_data=defaultdict(dict, template_data),
             additional_imports=(["typing.Annotated"] if runtime_names else [])  # they go into Annotated
             + (["typing.TypeAlias"] if aliases - named else [])
-            + (["pydantic.RootModel"] if root_models else []),
+            + (["pydantic.RootModel"] if root_models or union_roots else [])
+            + (["enum.Enum"] if options.enums else []),
+            # An Enum-typed field's default is its member (enums; no Enum classes otherwise).
+            set_default_enum_member=bool(enums),
         )
     assert isinstance(out, str)
     if not named:  # datamodel-code-generator imports it for any alias
         out = out.replace("\nfrom typing_extensions import TypeAliasType\n", "\n", 1)
     bases = {name: data["acp_base"] for name, data in template_data.items() if "acp_base" in data}
-    return _import_relative(_defined_before_use(out, schema, bases), ".._runtime", runtime_names) + _public_names(
-        protocol, options
-    )
+    imports = [f"from .._runtime import {', '.join(runtime_names)}"] if runtime_names else []
+    return _add_imports(_defined_before_use(out, schema, bases), imports + mixins) + public_names(protocol, options)
 
 
 # The first line of a top-level class or alias as the models templates write it.
@@ -462,23 +401,6 @@ def _statement_name(node: ast.stmt) -> str | None:
     """The name a top-level class or assignment defines."""
     target = node.target if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [None])[0]
     return node.name if isinstance(node, ast.ClassDef) else target.id if isinstance(target, ast.Name) else None
-
-
-def _public_names(protocol: Protocol, options: ModelOptions) -> str:
-    """The chosen extra names of classes (``aliases``), and ``__all__``: a star import of
-    the models takes them and nothing that the module imports (``BaseModel``, ``Field``...)."""
-    aliases = aliases_for(options, protocol)
-    # One class: the same class under another name; several: their union (a type alias).
-    # ({common = [...]}: a class rendered with the models, see with_common_classes.)
-    lines = [
-        f"{identifier(alias)} = {' | '.join(identifier(t) for t in targets)}"
-        + ("" if len(targets) == 1 else "  # a union of classes")
-        for alias, targets, common in aliases
-        if not common
-    ]
-    public = sorted([*protocol.types, *(alias for alias, _, _ in aliases)])
-    lines.append("__all__ = [" + ", ".join(py_literal(n) for n in public) + "]")
-    return "\n\n" + "\n".join(lines) + "\n"
 
 
 MODELS_TEMPLATES = (

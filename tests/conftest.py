@@ -21,6 +21,8 @@ import fcntl
 import functools
 import importlib
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +46,10 @@ UPSTREAM_RELEASES = {
     "schema-v1.19.0": SHARED_UPSTREAM / "schema-v1.19.0",
 }
 
+# The oldest pydantic the generated package supports, as noxfile.py pins it for CI.
+_NOXFILE = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+LOWEST_PYDANTIC = re.search(r'^LOWEST_PYDANTIC = "([0-9.]+)"', _NOXFILE, re.M)[1]
+
 JsonEdit = Callable[[Any], None]
 # The type of the ``schema_copy`` fixture, for test signatures.
 SchemaCopy = Callable[..., Path]
@@ -57,9 +63,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # collection order (`--dist loadfile --no-loadscope-reorder` in noxfile.py): one of them
 # started last would leave the other worker idle at the end of the run.
 SLOWEST_MODULES = (
+    "tests/generator/test_releases.py",
     "tests/generator/test_upstream.py",
-    "tests/e2e/test_packaging.py",
     "tests/generated/test_wire.py",
+    "tests/e2e/test_conformance_kit.py",
+    "tests/e2e/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
+    "tests/e2e/test_cli.py",
+    "tests/e2e/test_typescript_sdk.py",
+    "tests/e2e/test_sdk_dropin.py",
     "tests/e2e/test_archive_agent_hostile.py",
 )
 
@@ -158,6 +169,18 @@ def imported_models(
         sys.path.remove(str(root))
 
 
+@pytest.fixture(scope="session")
+def lowest_pydantic_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Python with nothing but the oldest pydantic in range (and what it needs), for
+    importing generated packages: made with uv where it is on PATH (seconds), else with
+    venv and pip; skipped where neither can install it (offline, no cache)."""
+    venv = tmp_path_factory.mktemp("lowest-pydantic") / "venv"
+    try:
+        return fresh_venv(venv, f"pydantic=={LOWEST_PYDANTIC}") / "python"
+    except AssertionError as exc:
+        pytest.skip(f"cannot install pydantic=={LOWEST_PYDANTIC}: {str(exc)[-500:]}")
+
+
 TS_AGENT = ROOT / "tests" / "e2e" / "ts_agent"
 
 
@@ -211,16 +234,29 @@ NOT_SOURCE = shutil.ignore_patterns(
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``python -m build``: the sdist, then the wheel built from that sdist."""
-    base = tmp_path_factory.mktemp("dist")
-    shutil.copytree(ROOT, base / "src", ignore=NOT_SOURCE)
-    done = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(base / "out"), str(base / "src")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    """``python -m build``: the sdist, then the wheel built from that sdist. Built once a run:
+    under xdist, in the run's folder that all workers share (the first to ask builds it, the
+    others wait for it), and with uv filling build's isolated environments where uv is on PATH."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = tmp_path_factory.getbasetemp().parent / "dist"  # (each worker's own folder is below it)
+        base.mkdir(exist_ok=True)
+    else:
+        base = tmp_path_factory.mktemp("dist")
+    with open(base / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / "out").is_dir():
+            for stale in ("src", "building"):  # where another worker's build failed
+                shutil.rmtree(base / stale, ignore_errors=True)
+            shutil.copytree(ROOT, base / "src", ignore=NOT_SOURCE)
+            installer = ["--installer", "uv"] if shutil.which("uv") else []
+            done = subprocess.run(
+                [sys.executable, "-m", "build", *installer, "--outdir", str(base / "building"), str(base / "src")],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+            (base / "building").rename(base / "out")  # only a whole build is reused
     return base / "out"
 
 
@@ -228,6 +264,28 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def wheel(dist: Path) -> Path:
     (found,) = dist.glob("acp_codegen-*.whl")
     return found
+
+
+def fresh_venv(venv: Path, *requirements: str | Path, pip: bool = False) -> Path:
+    """A new virtualenv at ``venv`` with ``requirements`` installed (not editable), its ``bin``
+    folder. Made by uv where it is on PATH (seconds; venv and pip take half a minute), by the
+    standard venv and pip otherwise. Bytecode is compiled at install: where
+    PYTHONDONTWRITEBYTECODE is set, every process would compile pydantic and the generator
+    again (a second or two each; the official SDK's own tests give a process two seconds to
+    start). ``pip``: pip in it too (a uv environment has none unless seeded)."""
+    python = venv / "bin" / "python"
+    uv = shutil.which("uv")
+    if uv:
+        commands = [[uv, "venv", "--quiet", *(["--seed"] if pip else []), "--python", sys.executable, venv]]
+        commands.append([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *requirements])
+    else:
+        commands = [[sys.executable, "-m", "venv", venv]]
+        commands.append([python, "-m", "pip", "install", "--quiet", *requirements])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    for command in commands:  # (run beside the venv: no project's settings in the way)
+        done = subprocess.run([str(c) for c in command], cwd=venv.parent, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    return venv / "bin"
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Field
-from .match import Generated, Matching
-from .read import Module, SdkName
+from .read import Module
+from .shapes import Generated, Matching
 
 # Config acp-codegen's models have already: descriptions are in each Field (docstrings
 # need not be read), and they take attribute names as well as wire names.
@@ -94,6 +94,7 @@ class _Source:
             alias = next(a for a in node.names if (a.asname or a.name) == name)
             spelled = alias.name + (f" as {alias.asname}" if alias.asname else "")
             return f"from {'.' * node.level}{node.module or ''} import {spelled}"
+        assert isinstance(node, ast.Import)
         alias = next(a for a in node.names if (a.asname or a.name).split(".")[0] == name)
         return f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
 
@@ -174,10 +175,14 @@ class _Judge:
         return ""
 
 
-def carry(module: Module, text: str, matching: Matching, gen: Generated, ext: str, public: dict[str, str]) -> Carried:
-    """``ext``: the new module's dotted name; ``public``: generated name -> public name."""
+def carry(
+    module: Module, text: str, matching: Matching, gen: Generated, ext: str, public: dict[str, str], package: str
+) -> Carried:
+    """``ext``: the new module's dotted name; ``public``: generated name -> public name;
+    ``package``: the one acp-codegen generates into (its classes are no SDK's mixins)."""
     source = _Source(text)
     judge = _Judge(module, matching, gen)
+    ours = f"{package}."
     out = Carried()
     pieces: list[str] = []
     used: set[str] = set()
@@ -208,23 +213,27 @@ def carry(module: Module, text: str, matching: Matching, gen: Generated, ext: st
     elif base_ref:
         out.base_class = base_ref
     mixin_of: dict[str, str] = {}  # in-module class -> its mixin's name
+    public_refs = {d.ref for d in module.names.values() if d.ref}
     for sdk, d in sorted(module.names.items()):
         if d.kind not in ("model", "root") or not d.own or sdk not in (*matching.classes, *matching.types):
             continue
-        chain = [r.split(":", 1)[1] for r in d.mro if r.startswith(mine) and r != base_ref]
-        chain = [c for c in chain if c in source.classes]
+        # This class and those between it and the base: the module's own (their members are
+        # carried), or classes from elsewhere (mixins an earlier adoption wired in: kept).
+        above = d.mro[: d.mro.index(base_ref)] if base_ref in d.mro else d.mro
         names = []
-        for cls in chain:
-            if cls not in mixin_of:
-                mixin = _mixin(cls, module, source, judge, out, used)
-                if mixin is None:
-                    mixin_of[cls] = ""
-                    continue
-                mixin_of[cls] = f"{cls.lstrip('_')}Mixin"
-                pieces.append(mixin.replace("__MIXIN__", mixin_of[cls]))
-                defined.append(mixin_of[cls])
-            if mixin_of[cls]:
-                names.append(f"{ext}:{mixin_of[cls]}")
+        for ref in above:
+            cls = ref.split(":", 1)[1]
+            if ref.startswith(mine) and cls in source.classes:
+                if cls not in mixin_of:
+                    mixin = _mixin(cls, module, source, judge, out, used)
+                    mixin_of[cls] = f"{cls.lstrip('_')}Mixin" if mixin else ""
+                    if mixin:
+                        pieces.append(mixin.replace("__MIXIN__", mixin_of[cls]))
+                        defined.append(mixin_of[cls])
+                if mixin_of[cls]:
+                    names.append(f"{ext}:{mixin_of[cls]}")
+            elif not (_foreign(ref) or ref in public_refs or ref.startswith((mine, ours)) or "[" in ref):
+                names.append(ref)
         if names:
             generated = matching.generated_of(sdk)
             out.mixins[public.get(str(generated), str(generated))] = names
@@ -236,8 +245,11 @@ def carry(module: Module, text: str, matching: Matching, gen: Generated, ext: st
 def _mixin(cls: str, module: Module, source: _Source, judge: _Judge, out: Carried, used: set[str]) -> str | None:
     node = source.classes[cls]
     described = module.described(cls)
-    subclasses = [n for n, d in module.names.items() if d.kind in ("model", "root") and d.own and any(
-        r.endswith(f":{cls}") for r in d.mro)]
+    subclasses = [
+        n
+        for n, d in module.names.items()
+        if d.kind in ("model", "root") and d.own and any(r.endswith(f":{cls}") for r in d.mro)
+    ]
     kept = []
     for stmt in _members(node):
         name = _name(stmt)
@@ -251,7 +263,7 @@ def _mixin(cls: str, module: Module, source: _Source, judge: _Judge, out: Carrie
         return None
     used |= _used_names(kept)
     body = "\n".join(source.text_of(s, "    ") for s in kept)
-    return f"class __MIXIN__:\n    \"\"\"{cls}'s own members, moved from {module.dotted}.\"\"\"\n\n{body}"
+    return f'class __MIXIN__:\n    """{cls}\'s own members, moved from {module.dotted}."""\n\n{body}'
 
 
 def _config(stmt: ast.stmt) -> dict[str, Any] | None:

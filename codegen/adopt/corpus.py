@@ -6,6 +6,7 @@ ones only), deterministic.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,17 @@ _FORMATS = {
     "time": "03:04:05Z",
     "uuid": "123e4567-e89b-12d3-a456-426614174000",
 }
+
+
+# Strings tried, in turn, against a property's pattern (ISO codes, identifiers, paths...).
+_PATTERNED = ("USD", "abc", "a", "A", "0", "a-b", "_x", "/a", "a.b", "x1", "2026-01-02", "a@b.c")
+
+
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:  # a pattern Python does not read: leave the string as it is
+        return True
 
 
 def read_corpus(path: Path) -> list[tuple[str, str]]:
@@ -64,12 +76,10 @@ class _Drawer:
             variants = [v for v in schema[key] if not (isinstance(v, dict) and v.get("type") == "null")]
             return self.value(variants[0], depth, full) if variants else None
         if isinstance(schema.get("allOf"), list) and not schema.get("properties"):
-            merged: dict[str, Any] = {}
-            for part in schema["allOf"]:
-                drawn = self.value(part, depth, full)
-                if isinstance(drawn, dict):
-                    merged |= drawn
-            return merged
+            parts = [self.value(part, depth, full) for part in schema["allOf"]]
+            if len(parts) == 1 or not all(isinstance(p, dict) for p in parts):
+                return parts[-1] if parts else None
+            return {k: v for p in parts for k, v in p.items()}
         kind = schema.get("type")
         if isinstance(kind, list):
             kind = next((k for k in kind if k != "null"), "null")
@@ -78,16 +88,7 @@ class _Drawer:
         if kind == "array":
             count = max(int(schema.get("minItems", 1)), 1 if depth < DEPTH else 0)
             return [self.value(schema.get("items", {}), depth + 1, full) for _ in range(count)]
-        if kind == "string":
-            text = _FORMATS.get(schema.get("format", ""), "text")
-            return text * max(1, -(-int(schema.get("minLength", 0)) // len(text)))
-        if kind == "integer":
-            return max(int(schema.get("minimum", 1)), min(1, int(schema.get("maximum", 1))))
-        if kind == "number":
-            return 1.5 if schema.get("maximum", 2) >= 1.5 else schema.get("minimum", 0)
-        if kind == "boolean":
-            return True
-        return None
+        return _scalar(kind, schema)
 
     def object(self, schema: dict[str, Any], depth: int, full: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -100,6 +101,24 @@ class _Drawer:
             if name in required or (full and depth < DEPTH):
                 out[name] = self.value(prop, depth + 1, full)
         return out
+
+
+def _scalar(kind: Any, schema: dict[str, Any]) -> Any:
+    """A valid value of a scalar type: a string within its format, pattern and length, a
+    number within its bounds."""
+    if kind == "string":
+        text = _FORMATS.get(schema.get("format", ""), "text")
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            text = next((t for t in (text, *_PATTERNED) if _matches(pattern, t)), text)
+        return text * max(1, -(-int(schema.get("minLength", 0)) // len(text)))
+    if kind == "integer":
+        return max(int(schema.get("minimum", 1)), min(1, int(schema.get("maximum", 1))))
+    if kind == "number":
+        return 1.5 if schema.get("maximum", 2) >= 1.5 else schema.get("minimum", 0)
+    if kind == "boolean":
+        return True
+    return None
 
 
 def drawn(defs: dict[str, Any], names: list[str]) -> list[tuple[str, Any]]:

@@ -22,214 +22,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir import Field, Protocol, TypeExpr, model_fields
-from .read import Module, SdkField, SdkName
+from ..ir import Protocol
+from .read import Module, SdkName
+from .shapes import Generated, Matched, Matching, Missing, Sdk, hashable
 
 LEVELS = ("exact", "gains", "required")
-# A reader term's scalar kinds, as the IR names them.
-_PRIMS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "none": "null"}
-# pydantic's scalar types that stand for a formatted string.
-_FORMATTED = {"AnyUrl", "AnyHttpUrl", "HttpUrl", "AwareDatetime", "NaiveDatetime", "datetime", "date", "time", "UUID"}
-
-
-@dataclass(frozen=True)
-class Matched:
-    sdk: str
-    generated: str
-    level: str = "exact"
-    gained: tuple[str, ...] = ()  # wire keys the generated class has and the SDK's lacks
-    others: tuple[str, ...] = ()  # candidates the order passed over (an ambiguity)
-
-
-@dataclass(frozen=True)
-class Missing:
-    sdk: str
-    reason: str
-    nearest: str | None = None
-
-
-@dataclass
-class Matching:
-    classes: dict[str, Matched] = field(default_factory=dict)  # SDK class -> generated object
-    commons: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SDK class -> generated objects
-    types: dict[str, Matched] = field(default_factory=dict)  # SDK union/alias/root/enum -> generated type
-    unions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SDK union no type has -> its SDK members
-    enums: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)  # SDK Enum -> members
-    second: dict[str, str] = field(default_factory=dict)  # SDK name -> the SDK name of the same object
-    missing: dict[str, Missing] = field(default_factory=dict)
-
-    def generated_of(self, sdk: str) -> str | None:
-        found = self.classes.get(sdk) or self.types.get(sdk)
-        return found.generated if found else None
-
-
-# -- the generated side ----------------------------------------------------------------
-
-
-class Generated:
-    """What one protocol version generates, as the matcher reads it."""
-
-    def __init__(self, protocol: Protocol) -> None:
-        self.protocol = protocol
-        self.objects = {n: t for n, t in protocol.types.items() if t.kind == "object"}
-        self.fields: dict[str, dict[str, Field]] = {n: {f.name: f for f in model_fields(protocol, n)} for n in self.objects}
-
-    def keys(self, name: str) -> frozenset[str]:
-        return frozenset(self.fields[name])
-
-    def required(self, name: str) -> frozenset[str]:
-        return frozenset(w for w, f in self.fields[name].items() if f.required)
-
-    def tags(self, name: str) -> dict[str, Any]:
-        return {w: f.type.const for w, f in self.fields[name].items() if f.required and f.type.kind == "const"}
-
-    def members(self, expr: TypeExpr | None, seen: frozenset[str] = frozenset()) -> frozenset[tuple[Any, ...]]:
-        """A type as a set of members: ``("ref", object or enum)``, ``("kind", string...)``,
-        ``("lit", value)``, ``("array", members)``; named unions and aliases flattened."""
-        if expr is None:
-            return frozenset({("kind", "any")})
-        out: set[tuple[Any, ...]] = set()
-        if expr.nullable:
-            out.add(("kind", "null"))
-        if expr.kind == "ref" and expr.ref in self.protocol.types and expr.ref not in seen:
-            target = self.protocol.types[expr.ref]
-            if target.kind == "union":
-                for v in target.variants:
-                    out |= self.members(v, seen | {expr.ref})
-            elif target.kind == "alias":
-                out |= self.members(target.target, seen | {expr.ref})
-            elif target.kind == "enum" and not target.open:
-                out |= {("lit", _hashable(v.value)) for v in target.values}
-            else:
-                out.add(("ref", expr.ref))
-        elif expr.kind == "union":
-            for v in expr.variants:
-                out |= self.members(v, seen)
-        elif expr.kind == "const":
-            out.add(("lit", _hashable(expr.const)))
-        elif expr.kind == "array":
-            out.add(("array", self.members(expr.items, seen)))
-        elif expr.kind == "object" and not expr.fields:
-            out.add(("kind", "object"))
-        elif expr.kind != "null" or not out:
-            out.add(("kind", expr.kind))
-        return frozenset(out)
-
-    def type_members(self, name: str) -> frozenset[tuple[Any, ...]]:
-        t = self.protocol.types[name]
-        if t.kind == "enum":
-            return frozenset({("lit", _hashable(v.value)) for v in t.values} | ({("kind", "string")} if t.open else set()))
-        return self.members(TypeExpr("ref", ref=name))
-
-    def refs(self, expr: TypeExpr) -> frozenset[str]:
-        """The objects a field's type reaches (through unions, aliases, arrays, maps)."""
-        out: set[str] = set()
-        for member in self.members(expr):
-            if member[0] == "ref":
-                out.add(member[1])
-            elif member[0] == "array":
-                out |= {m[1] for m in member[1] if m[0] == "ref"}
-        if expr.kind == "object" and expr.additional is not None:
-            out |= self.refs(expr.additional)
-        return frozenset(out)
-
-
-def _hashable(value: Any) -> Any:
-    return repr(value) if isinstance(value, (dict, list)) else value
-
-
-# -- the SDK side -----------------------------------------------------------------------
-
-
-class Sdk:
-    def __init__(self, module: Module) -> None:
-        self.module = module
-        self.by_ref = module.by_ref()
-        self.classes = {
-            n: d for n, d in module.names.items() if d.kind == "model" and d.own and d.fields and not _is_root(d)
-        }
-
-    def name_of(self, ref: str) -> str | None:
-        return self.by_ref.get(ref)
-
-    def tags(self, d: SdkName) -> dict[str, Any]:
-        return {f.wire: f.type["lit"][0] for f in d.fields if _single_literal(f)}
-
-    def required(self, d: SdkName) -> frozenset[str]:
-        # A tag is required on the wire even where a model defaults it (acp-codegen's do).
-        return frozenset(f.wire for f in d.fields if f.required or _single_literal(f))
-
-    def members(self, term: dict[str, Any] | None, matching: Matching, seen: frozenset[str] = frozenset()) -> frozenset[tuple[Any, ...]]:
-        """A reader term in ``Generated.members``' terms: classes as matched so far
-        (a class not matched yet is ``("sdk", name)``)."""
-        if term is None or "any" in term:
-            return frozenset({("kind", "any")})
-        out: set[tuple[Any, ...]] = set()
-        if "union" in term:
-            for t in term["union"]:
-                out |= self.members(t, matching, seen)
-        elif "lit" in term:
-            out |= {("lit", _hashable(v)) for v in term["lit"]}
-        elif "list" in term:
-            out.add(("array", self.members(term["list"], matching, seen)))
-        elif "dict" in term:
-            out.add(("kind", "object"))
-        elif "prim" in term:
-            prim = term["prim"]
-            out.add(("kind", _PRIMS.get(prim, "string" if prim in _FORMATTED else prim)))
-        elif "ref" in term:
-            name = self.name_of(term["ref"])
-            d = self.module.names.get(name) if name else None
-            if d is None:
-                out.add(("sdk", term["ref"]))
-            elif d.kind in ("root", "alias") or (d.kind == "model" and _is_root(d)):
-                out |= self.members(d.type, matching, seen | {name}) if name not in seen else set()
-            elif d.kind == "enum":
-                out |= {("lit", _hashable(v)) for _, v in d.enum_members}
-            elif name in matching.second and name not in seen:
-                out |= self.members({"ref": self.module.names[matching.second[name]].ref}, matching, seen | {name})
-            elif name in matching.commons:
-                out |= {("ref", g) for g in matching.commons[name]}
-            elif name in matching.classes:
-                out.add(("ref", matching.classes[name].generated))
-            else:
-                out.add(("sdk", name))
-        return frozenset(out)
-
-    def refs(self, term: dict[str, Any]) -> frozenset[str]:
-        """The SDK classes a field's type reaches (through unions, lists, maps, aliases)."""
-        out: set[str] = set()
-        stack = [term]
-        seen: set[str] = set()
-        while stack:
-            t = stack.pop()
-            for key in ("union",):
-                stack += t.get(key, [])
-            for key in ("list", "dict"):
-                if key in t:
-                    stack.append(t[key])
-            if "ref" in t:
-                name = self.name_of(t["ref"])
-                d = self.module.names.get(name) if name else None
-                if d is None or name in seen:
-                    continue
-                seen.add(name)
-                if d.kind in ("root", "alias") and d.type is not None:
-                    stack.append(d.type)
-                elif name in self.classes:
-                    out.add(name)
-        return frozenset(out)
-
-
-def _is_root(d: SdkName) -> bool:
-    return d.kind == "root"
-
-
-def _single_literal(f: SdkField) -> bool:
-    return "lit" in f.type and len(f.type["lit"]) == 1 and isinstance(f.type["lit"][0], str)
 
 
 def _kinds(members: Iterable[tuple[Any, ...]]) -> set[str]:
@@ -269,9 +68,15 @@ def _fields_agree(sdk: Sdk, d: SdkName, gen: Generated, name: str, matching: Mat
 def _level(sdk: Sdk, d: SdkName, gen: Generated, name: str) -> str | None:
     keys, gkeys = d.keys(), gen.keys(name)
     tags, gtags = sdk.tags(d), gen.tags(name)
-    if {k: v for k, v in gtags.items() if k in keys} != tags:
-        return None
-    required, grequired = sdk.required(d), gen.required(name)
+    if any(tags.get(k) != v for k, v in gtags.items() if k in keys):
+        return None  # another tag
+    fields = gen.fields[name]
+    for k, v in tags.items():  # a single constant the generated class has, but does not require
+        if k not in gtags and k in fields and gen.members(fields[k].type) - {("kind", "null")} != {("lit", v)}:
+            return None
+    grequired = gen.required(name)
+    # A tag is required on the wire even where a model defaults it (acp-codegen's do).
+    required = sdk.required(d) | {k for k in tags if k in grequired}
     if keys == gkeys:
         return "exact" if required == grequired else "required"
     if keys < gkeys and required == grequired:
@@ -289,44 +94,61 @@ def match(module: Module, protocol: Protocol) -> Matching:
     for name, d in sdk.classes.items():
         if name in matching.second:
             continue
-        found = {g: lv for g in gen.objects if (lv := _level(sdk, d, gen, g))}
+        found = {g: lv for g in gen.over(d.keys()) if (lv := _level(sdk, d, gen, g))}
         candidates[name] = {g: lv for g, lv in found.items() if _fields_agree(sdk, d, gen, g, matching)} or found
     _narrow(sdk, gen, candidates, matching)
     _assign(sdk, gen, candidates, matching)
     _commons(sdk, gen, matching)
     _types(sdk, gen, matching)
+    _generated_aliases(gen, matching)
     return matching
+
+
+def _generated_aliases(gen: Generated, matching: Matching) -> None:
+    """A second name of a class that the schema has too, as an alias of that class
+    (upstream's ``InitializeProxyRequest`` is ``InitializeRequest``), is that alias."""
+    for name, first in sorted(matching.second.items()):
+        target = matching.generated_of(first)
+        alias = gen.protocol.types.get(name)
+        if target and alias is not None and alias.kind == "alias" and gen.type_members(name) == {("ref", target)}:
+            del matching.second[name]
+            matching.types[name] = Matched(name, name)
 
 
 def _narrow(sdk: Sdk, gen: Generated, candidates: dict[str, dict[str, str]], matching: Matching) -> None:
     """Nested types narrow the candidates, both ways, until nothing changes."""
+    # (class, wire key, the SDK classes its type reaches): the fields that can narrow.
+    nested = [
+        (name, f.wire, inner)
+        for name in candidates
+        for f in sdk.classes[name].fields
+        if (inner := sdk.refs(f.type) & set(candidates))
+    ]
+
+    def reach(g: str, wire: str) -> frozenset[str]:
+        field_ = gen.fields[g].get(wire)
+        return gen.refs(field_.type) if field_ is not None else frozenset()
+
     changed = True
     while changed:
         changed = False
-        for name, found in candidates.items():
-            d = sdk.classes[name]
-            for f in d.fields:
-                inner = sdk.refs(f.type) & set(candidates)
-                if not inner:
-                    continue
-                keep = {}
-                for g, level in found.items():
-                    field_ = gen.fields[g].get(f.wire)
-                    reach = gen.refs(field_.type) if field_ is not None else frozenset()
-                    if all(not candidates[r] or reach & set(candidates[r]) for r in inner):
-                        keep[g] = level
-                if keep and len(keep) < len(found):
-                    candidates[name] = found = keep
-                    changed = True
-                if len(found) == 1:
-                    (g,) = found
-                    field_ = gen.fields[g].get(f.wire)
-                    reach = gen.refs(field_.type) if field_ is not None else frozenset()
-                    for r in inner:
-                        narrowed = {k: v for k, v in candidates[r].items() if k in reach}
-                        if narrowed and len(narrowed) < len(candidates[r]):
-                            candidates[r] = narrowed
-                            changed = True
+        for name, wire, inner in nested:
+            found = candidates[name]
+            keep = {
+                g: level
+                for g, level in found.items()
+                if all(not candidates[r] or reach(g, wire) & set(candidates[r]) for r in inner)
+            }
+            if keep and len(keep) < len(found):
+                candidates[name] = found = keep
+                changed = True
+            if len(found) == 1:
+                reached = reach(next(iter(found)), wire)
+                for r in inner:
+                    narrowed = {k: v for k, v in candidates[r].items() if k in reached}
+                    if narrowed and len(narrowed) < len(candidates[r]):
+                        candidates[r] = narrowed
+                        changed = True
 
 
 # JSON-RPC's words for a request's and a response's payload, as SDK names use them.
@@ -347,15 +169,21 @@ def _assign(sdk: Sdk, gen: Generated, candidates: dict[str, dict[str, str]], mat
     # Of two SDK classes of one shape, the one no other class derives from is the class
     # (the other, a base the SDK's generator split off, becomes its second name).
     bases = {ref for d in sdk.classes.values() for ref in d.mro[1:]}
-    order_of = {n: (len(found) or 10**6, sdk.classes[n].ref in bases, n) for n, found in candidates.items()}
+
+    def own_name_first(name: str) -> bool:  # a candidate of its own name (and best level) goes first
+        found = candidates[name]
+        return name in found and found[name] == min(found.values(), key=LEVELS.index)
+
+    order_of = {
+        n: (not own_name_first(n), len(found) or 10**6, sdk.classes[n].ref in bases, n)
+        for n, found in candidates.items()
+    }
     for name in sorted(candidates, key=order_of.__getitem__):
         found = candidates[name]
         if not found:
             continue
         words = _words(name)
-        order = sorted(
-            found, key=lambda g: (LEVELS.index(found[g]), g != name, -len(words & _words(g)), g in taken, g)
-        )
+        order = sorted(found, key=lambda g: (LEVELS.index(found[g]), g != name, -len(words & _words(g)), g in taken, g))
         best = order[0]
         if best in taken:
             # Two SDK classes of one shape: the second is the same class under another name.
@@ -386,7 +214,7 @@ def _commons(sdk: Sdk, gen: Generated, matching: Matching) -> None:
             and {k: v for k, v in gen.tags(g).items() if k in keys} == tags
             and _fields_alike(sdk, d, gen, g, matching)
         ]
-        if over and (below and over == below or len(over) >= 2):
+        if over and ((below and over == below) or len(over) >= 2):
             matching.commons[name] = tuple(over)
         else:
             matching.missing[name] = Missing(name, "no generated class has its wire keys", _nearest(d, gen))
@@ -421,11 +249,12 @@ def _types(sdk: Sdk, gen: Generated, matching: Matching) -> None:
     named = {n: t for n, t in gen.protocol.types.items() if t.kind != "object"}
     signatures = {n: gen.type_members(n) for n in named}
     taken: dict[str, str] = {}
-    for name, d in sorted(sdk.module.names.items()):
+    # Names that a generated type has too go first, so that no other name takes that type.
+    for name, d in sorted(sdk.module.names.items(), key=lambda item: (item[0] not in named, item[0])):
         if name in matching.second or name in matching.classes or name in matching.commons:
             continue
         if d.kind == "enum":
-            members = frozenset(("lit", _hashable(v)) for _, v in d.enum_members)
+            members = frozenset(("lit", hashable(v)) for _, v in d.enum_members)
         elif d.kind in ("alias", "root") and d.type is not None:
             members = sdk.members(d.type, matching)
         else:

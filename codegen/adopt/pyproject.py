@@ -74,7 +74,12 @@ def _plain(item: Any) -> Any:
     return item.unwrap() if hasattr(item, "unwrap") else item
 
 
-def edit_table(config: Config, version: int, values: dict[str, Any], style: dict[str, Any]) -> TableEdit:
+def edit_table(
+    config: Config, version: int, values: dict[str, Any], style: dict[str, Any], unset: dict[str, Any]
+) -> TableEdit:
+    """``values``: the version's model settings; ``style``: formatter and line length, set
+    in [tool.acp-codegen]; ``unset``: keys of [tool.acp-codegen] set only where the table
+    has none (``conversions = false``)."""
     if config.file is None:
         raise ConfigError("no pyproject.toml here: adopt writes its settings into [tool.acp-codegen]")
     before = config.file.read_text(encoding="utf-8")
@@ -86,6 +91,9 @@ def edit_table(config: Config, version: int, values: dict[str, Any], style: dict
     assert isinstance(table, Table)
     for key, value in style.items():
         if _plain(table.get(key)) != value:
+            table[key] = value
+    for key, value in unset.items():
+        if key not in table:
             table[key] = value
     name = f"v{version}"
     if name not in table:
@@ -104,8 +112,9 @@ def edit_table(config: Config, version: int, values: dict[str, Any], style: dict
     after = tomlkit.dumps(doc)
     if not after.endswith("\n"):
         after += "\n"
-    shown_doc = tomlkit.document()
-    shown_doc.append("tool", tomlkit.table(is_super_table=True))
-    shown_doc["tool"].append(SECTION, tomlkit.table(is_super_table=True))  # type: ignore[union-attr]
-    shown_doc["tool"][SECTION].append(name, versioned)  # type: ignore[index,union-attr]
-    return TableEdit(config.file, before, after, parse_config(config.file, after), tomlkit.dumps(shown_doc))
+    tool, section = tomlkit.table(is_super_table=True), tomlkit.table(is_super_table=True)
+    section.append(name, versioned)
+    tool.append(SECTION, section)
+    shown = tomlkit.document()
+    shown.append("tool", tool)
+    return TableEdit(config.file, before, after, parse_config(config.file, after), tomlkit.dumps(shown))

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..load import package_data
 
@@ -33,6 +33,7 @@ class SdkField:
     type: dict[str, Any]  # a reader term
     default: Any = None
     has_default: bool = False
+    null_absent: bool = False  # takes None for "not given" though its type has no None
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,15 @@ def _names(described: dict[str, Any]) -> dict[str, SdkName]:
     names = {}
     for name, d in described.items():
         fields = tuple(
-            SdkField(f["attr"], f["wire"], f["required"], f["type"], f.get("default"), "default" in f or "factory" in f)
+            SdkField(
+                f["attr"],
+                f["wire"],
+                f["required"],
+                f["type"],
+                f.get("default"),
+                "default" in f or "factory" in f,
+                f.get("null_absent", False),
+            )
             for f in d.get("fields", ())
         )
         names[name] = SdkName(
@@ -120,32 +129,53 @@ def _names(described: dict[str, Any]) -> dict[str, SdkName]:
 
 
 class Session:
-    """A running reader: the description, then one batch of corpus outcomes."""
+    """A running reader: the description (read when first asked for, so that the caller
+    works while the SDK's module imports), then one batch of corpus outcomes."""
 
-    def __init__(self, process: subprocess.Popen[str], module: Module) -> None:
-        self.process, self.module = process, module
+    def __init__(self, process: subprocess.Popen[str], errors: IO[str], root: Path, dotted: str) -> None:
+        self.process, self.errors, self.root, self.dotted = process, errors, root, dotted
+        self._module: Module | None = None
+
+    @property
+    def module(self) -> Module:
+        if self._module is None:
+            assert self.process.stdout is not None
+            line = self.process.stdout.readline()
+            if not line:
+                self.process.wait()
+                self.errors.seek(0)
+                error = self.errors.read().strip().splitlines()
+                last = error[-1] if error else f"exit {self.process.returncode}"
+                raise AdoptError(f"{self.dotted}: cannot import it: {last}")
+            self._module = _parse(json.loads(line), self.root)
+        return self._module
 
     def outcomes(self, messages: Sequence[tuple[str, Any]]) -> list[list[Any]]:
         assert self.process.stdin is not None and self.process.stdout is not None
+        self.module  # noqa: B018 - the description comes first on the stream
         self.process.stdin.write(json.dumps(list(messages)) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
-            raise AdoptError(f"{self.module.dotted}: the reader stopped while validating the corpus")
+            raise AdoptError(f"{self.dotted}: the reader stopped while validating the corpus")
         return list(json.loads(line))
 
 
 @contextmanager
-def reading(root: Path, dotted: str, python: str | None = None) -> Iterator[Session]:
-    """Import ``dotted`` from ``root`` in ``python`` (default: this interpreter) and yield
-    its description; the process stays up for ``Session.outcomes``."""
+def reading(
+    root: Path, dotted: str, python: str | None = None, names: Sequence[str] | None = None
+) -> Iterator[Session]:
+    """Import ``dotted`` from ``root`` in ``python`` (default: this interpreter); the
+    session describes it (``names`` where given, else its public names) and stays up for
+    ``Session.outcomes``."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     # stderr to a file: an import that writes much there cannot block on a full pipe.
     with package_data("codegen.adopt") as here, tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
         script = here / "reader.py"
         try:
             process = subprocess.Popen(
-                [python or sys.executable, "-X", "utf8", str(script), str(root), dotted],
+                [python or sys.executable, "-X", "utf8", str(script), str(root), dotted]
+                + ([",".join(names)] if names is not None else []),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errors,
@@ -157,14 +187,7 @@ def reading(root: Path, dotted: str, python: str | None = None) -> Iterator[Sess
         except OSError as exc:
             raise AdoptError(f"--python {python}: cannot run it: {exc}") from None
         try:
-            assert process.stdout is not None
-            line = process.stdout.readline()
-            if not line:
-                process.wait()
-                errors.seek(0)
-                error = errors.read().strip().splitlines()
-                raise AdoptError(f"{dotted}: cannot import it: {error[-1] if error else f'exit {process.returncode}'}")
-            yield Session(process, _parse(json.loads(line), root))
+            yield Session(process, errors, root, dotted)
         finally:
             if process.stdin:
                 process.stdin.close()

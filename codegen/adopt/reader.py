@@ -1,7 +1,9 @@
-"""Run as a script in the SDK's interpreter: ``python reader.py SRC_ROOT PACKAGE.MODULE``.
+"""Run as a script in the SDK's interpreter: ``python reader.py SRC_ROOT PACKAGE.MODULE
+[NAMES]``.
 
 It imports the module as its users do and prints one JSON line describing every public
-name: pydantic classes (fields: attribute, wire key, required, default, type; config;
+name (or, given ``NAMES``, comma-separated, those names: what another module's users
+import from this one): pydantic classes (fields: attribute, wire key, required, default, type; config;
 bases; own members), RootModel classes, Enum classes and type aliases. Then it answers
 one JSON line on stdin, a list of ``[public name, message]``, with one line of outcomes:
 ``["ok", dump]`` or ``["error", exception class]`` per message, the dump made as
@@ -125,7 +127,9 @@ def _default(info: Any) -> dict[str, Any]:
 
 
 def _config(cls: type[BaseModel]) -> dict[str, Any]:
-    return {k: v if isinstance(v, (str, int, float, bool, type(None))) else repr(v) for k, v in cls.model_config.items()}
+    return {
+        k: v if isinstance(v, (str, int, float, bool, type(None))) else repr(v) for k, v in cls.model_config.items()
+    }
 
 
 def _members(cls: type) -> list[dict[str, Any]]:
@@ -134,8 +138,15 @@ def _members(cls: type) -> list[dict[str, Any]]:
     fields = set(getattr(cls, "__pydantic_fields__", {}) or {})
     decorators: dict[str, Any] = {}
     infos = getattr(cls, "__pydantic_decorators__", None)
-    for group in ("validators", "field_validators", "root_validators", "field_serializers", "model_validators",
-                  "model_serializers", "computed_fields"):
+    for group in (
+        "validators",
+        "field_validators",
+        "root_validators",
+        "field_serializers",
+        "model_validators",
+        "model_serializers",
+        "computed_fields",
+    ):
         for name, decorator in (getattr(infos, group, None) or {}).items():
             decorators[name] = decorator.info  # inherited ones too: only names in the class's own body are read
     out = []
@@ -171,7 +182,16 @@ def model(cls: type[BaseModel]) -> dict[str, Any]:
     for attr, info in cls.model_fields.items():
         wire = info.validation_alias if isinstance(info.validation_alias, str) else info.alias or attr
         described["fields"].append(
-            {"attr": attr, "wire": wire, "required": info.is_required(), "type": term(info.annotation), **_default(info)}
+            {
+                "attr": attr,
+                "wire": wire,
+                "required": info.is_required(),
+                "type": term(info.annotation),
+                # A null read as "not given" without None in the type: acp-codegen's own
+                # models (default-on-null = "all") say so in the field's metadata.
+                "null_absent": any(getattr(m, "null_absent", False) is True for m in info.metadata),
+                **_default(info),
+            }
         )
     if described["kind"] == "root":
         described["root"] = term(cls.model_fields["root"].annotation)
@@ -220,10 +240,11 @@ def public_names(module: types.ModuleType) -> list[str]:
 
 def main() -> None:
     root, dotted = sys.argv[1], sys.argv[2]
+    wanted = sys.argv[3].split(",") if len(sys.argv) > 3 else None
     sys.path.insert(0, root)
     module = importlib.import_module(dotted)
     out: dict[str, Any] = {"module": dotted, "file": module.__file__, "pydantic": pydantic.VERSION, "names": {}}
-    for name in public_names(module):
+    for name in public_names(module) if wanted is None else wanted:
         value = getattr(module, name, None)
         described = describe(value, name) if value is not None else None
         out["names"][name] = described or {"kind": "other", "repr": repr(value)[:200]}
@@ -232,7 +253,9 @@ def main() -> None:
     out["private"] = {
         name: model(value)
         for name, value in vars(module).items()
-        if name.startswith("_") and isinstance(value, type) and issubclass(value, BaseModel)
+        if name.startswith("_")
+        and isinstance(value, type)
+        and issubclass(value, BaseModel)
         and value.__module__ == dotted
     }
     print(json.dumps(out, sort_keys=True), flush=True)

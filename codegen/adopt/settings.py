@@ -13,8 +13,8 @@ from typing import Any
 
 from ..ir import TypeExpr
 from ..names import model_field_name
-from .match import Generated, Matching
 from .read import Module, SdkName
+from .shapes import Generated, Matching
 
 # Suffix for a generated class whose name the SDK gives to another one (the untagged part
 # of a session update, whose name the tagged variant takes).
@@ -68,13 +68,24 @@ def derive(module: Module, matching: Matching, gen: Generated) -> Derived:
         aliases[name] = [public(g) for g in members]
     for name, targets in sorted(matching.commons.items()):
         aliases[name] = {"common": [public(g) for g in targets]}
+        keys = module.names[name].keys()
+        if keys != frozenset.intersection(*(gen.keys(g) for g in targets)):
+            aliases[name]["keys"] = sorted(keys)  # fewer than its classes share
     if aliases:
         values["aliases"] = aliases
-    roots = sorted(sdk for sdk, m in matching.types.items() if module.names[sdk].kind == "root")
+    roots = sorted(sdk for sdk in [*matching.types, *matching.unions] if module.names[sdk].kind == "root")
     if roots:
         values["root-models"] = roots
     enums = {n: dict(module.names[n].enum_members) for n, m in matching.types.items() if module.names[n].kind == "enum"}
     enums |= {n: dict(members) for n, members in matching.enums.items()}
+    for name, enum_members in sorted(matching.enums.items()):
+        known = {v for _, v in enum_members}
+        opened = sorted(g for g, t in gen.protocol.types.items() if t.open and {v.value for v in t.values} == known)
+        if opened:
+            out.notes.append(
+                f"{name}: an Enum of its own; {opened[0]} takes any string besides these values, so its fields"
+                " stay strings"
+            )
     if enums:
         values["enums"] = dict(sorted(enums.items()))
     formats = _string_formats(module, matching, gen)
@@ -138,7 +149,9 @@ def _string_formats(module: Module, matching: Matching, gen: Generated) -> dict[
                 kinds = _prims(f.type) - {"none"}
                 typed = sorted(kinds & set(FORMAT_TYPES))
                 seen.setdefault(fmt, Counter())[typed[0] if typed else "str"] += 1
-    return {fmt: kinds.most_common(1)[0][0] for fmt, kinds in sorted(seen.items()) if kinds.most_common(1)[0][0] != "str"}
+    return {
+        fmt: kinds.most_common(1)[0][0] for fmt, kinds in sorted(seen.items()) if kinds.most_common(1)[0][0] != "str"
+    }
 
 
 def _unknown_properties(module: Module, matching: Matching) -> str:
@@ -150,7 +163,7 @@ def _unknown_properties(module: Module, matching: Matching) -> str:
 
 def _takes_none(d: SdkName, wire: str) -> bool:
     f = next(f for f in d.fields if f.wire == wire)
-    return "none" in _prims(f.type)
+    return f.null_absent or "none" in _prims(f.type)
 
 
 def _default_on_null(module: Module, matching: Matching, gen: Generated) -> str:

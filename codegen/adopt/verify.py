@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .match import _single_literal
-from .read import Module, Session, SdkName, reading
+from .read import Module, SdkName, Session, reading
+from .shapes import single_literal
 
 
 @dataclass
@@ -45,16 +45,20 @@ def scratch_tree(module: Module, tmp: Path, writes: Mapping[str, str]) -> Path:
     return root
 
 
-def _shape(d: SdkName) -> tuple[dict[str, str], frozenset[str]]:
-    """attribute -> wire key, and the required wire keys (a tag counts as required)."""
-    return {f.attr: f.wire for f in d.fields}, frozenset(f.wire for f in d.fields if f.required or _single_literal(f))
+def _shape(d: SdkName) -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
+    """attribute -> wire key, the required wire keys, and those of single constants."""
+    return (
+        {f.attr: f.wire for f in d.fields},
+        frozenset(f.wire for f in d.fields if f.required),
+        frozenset(f.wire for f in d.fields if single_literal(f)),
+    )
 
 
 def compare_names(old: Module, new: Module, gained: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
     problems: dict[str, str] = {}
     for name, was in old.names.items():
         now = new.names.get(name)
-        if now is None:
+        if now is None or (now.kind == "other" and was.kind != "other"):
             problems[name] = "not importable from the new module"
             continue
         if was.kind == "enum":
@@ -66,27 +70,40 @@ def compare_names(old: Module, new: Module, gained: Mapping[str, tuple[str, ...]
         if now.kind not in ("model", "root"):
             problems[name] = f"a class before, now {now.kind}"
             continue
-        (attrs, required), (attrs_now, required_now) = _shape(was), _shape(now)
+        (attrs, required, _), (attrs_now, required_now, tags_now) = _shape(was), _shape(now)
         extra = set(gained.get(name, ()))
         lost = {a: w for a, w in attrs.items() if attrs_now.get(a) != w}
         added = {a: w for a, w in attrs_now.items() if a not in attrs and w not in extra}
         if lost or added:
             problems[name] = f"fields differ: before {sorted(lost.items())}, now {sorted(added.items())}"
-        elif required != required_now - extra:
+        # acp-codegen defaults a tag to its constant (reading still requires it): a tag the
+        # old class required is no difference.
+        elif required - tags_now != required_now - extra:
             problems[name] = f"required keys differ: before {sorted(required)}, now {sorted(required_now)}"
     return problems
 
 
-def _strip(value: Any, keys: frozenset[str]) -> Any:
+def _strip(value: Any, keys: frozenset[str], constants: frozenset[tuple[str, str]]) -> Any:
+    """``value`` without the ``keys`` (what only the new classes have) and without the
+    ``constants`` (a property that can hold one value only: written or left out, it says
+    the same; SDK base classes that always write single constants write more of them)."""
     if isinstance(value, dict):
-        return {k: _strip(v, keys) for k, v in value.items() if k not in keys}
+        return {
+            k: _strip(v, keys, constants)
+            for k, v in value.items()
+            if k not in keys and (k, json.dumps(v)) not in constants
+        }
     if isinstance(value, list):
-        return [_strip(v, keys) for v in value]
+        return [_strip(v, keys, constants) for v in value]
     return value
 
 
 def compare_messages(
-    old: Session, new: Session, messages: list[tuple[str, str, Any]], gained: frozenset[str]
+    old: Session,
+    new: Session,
+    messages: list[tuple[str, str, Any]],
+    gained: frozenset[str],
+    constants: frozenset[tuple[str, str]],
 ) -> tuple[int, dict[str, str]]:
     """``messages``: (label, public name, data). Outcomes are alike when both refuse, or both
     accept and dump the same JSON (keys only the new classes have aside)."""
@@ -95,7 +112,7 @@ def compare_messages(
     problems = {}
     for (label, _, data), a, b in zip(messages, before, after, strict=True):
         if a[0] == "ok" and b[0] == "ok":
-            alike = _strip(a[1], gained) == _strip(b[1], gained)
+            alike = _strip(a[1], gained, constants) == _strip(b[1], gained, constants)
         else:
             alike = a[0] == b[0]
         if not alike:
@@ -109,13 +126,14 @@ def verify(
     writes: Mapping[str, str],
     messages: list[tuple[str, str, Any]],
     gained: Mapping[str, tuple[str, ...]],
+    constants: frozenset[tuple[str, str]],
     python: str | None,
 ) -> Verdict:
     root = scratch_tree(old.module, tmp, writes)
     verdict = Verdict(names=len(old.module.names))
-    with reading(root, old.module.dotted, python) as new:
+    with reading(root, old.module.dotted, python, list(old.module.names)) as new:
         verdict.problems = compare_names(old.module, new.module, gained)
         keys = frozenset(k for ks in gained.values() for k in ks)
-        verdict.messages, differing = compare_messages(old, new, messages, keys)
+        verdict.messages, differing = compare_messages(old, new, messages, keys, constants)
     verdict.problems |= differing
     return verdict

@@ -145,18 +145,26 @@ class Declarations:
     def type_name(self, version: int, v1_name: str) -> str:
         return self.renames.get(v1_name, v1_name) if version == 2 else v1_name
 
-    def under(self, class_names: Mapping[str, str]) -> Declarations:
-        """The same declarations, naming types by the class names a user chose for them."""
+    def under(self, class_names: Mapping[int, Mapping[str, str]]) -> Declarations:
+        """The same declarations, naming types by the class names a user chose for them in
+        each version. A type both versions name alike in the schema but that a version's
+        choice names otherwise is renamed too (after the declared renames, whose indexes
+        are their places in the file)."""
 
-        def name(type_name: str) -> str:
-            return class_names.get(type_name, type_name)
+        def name(version: int, type_name: str) -> str:
+            return class_names.get(version, {}).get(type_name, type_name)
 
+        renames = {name(1, v1): name(2, v2) for v1, v2 in self.renames.items()}
+        declared = {*self.renames, *self.renames.values()}
+        for schema_name in sorted({n for v in VERSIONS for n in class_names.get(v, {})} - declared):
+            if name(1, schema_name) != name(2, schema_name):
+                renames.setdefault(name(1, schema_name), name(2, schema_name))
         return replace(
             self,
-            renames={name(v1): name(v2) for v1, v2 in self.renames.items()},
-            only_in={(version, name(t)): i for (version, t), i in self.only_in.items()},
-            fields=tuple(replace(f, type=name(f.type)) for f in self.fields),
-            invariants=tuple(replace(inv, type=name(inv.type)) for inv in self.invariants),
+            renames=renames,
+            only_in={(version, name(version, t)): i for (version, t), i in self.only_in.items()},
+            fields=tuple(replace(f, type=name(1, f.type)) for f in self.fields),
+            invariants=tuple(replace(inv, type=name(inv.version, inv.type)) for inv in self.invariants),
         )
 
 

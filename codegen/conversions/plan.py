@@ -214,17 +214,18 @@ def plan(
     sources: Iterable[VersionSources],
     source: Source | None,
     fragments: Mapping[int, set[str]] | None = None,
-    class_names: ClassNames = NO_CLASS_NAMES,
+    class_names: Mapping[int, ClassNames] | None = None,
 ) -> ConversionPlan | None:
     """Check the declared differences (``source``, the conversions file as read) against
     both versions; None without a conversions file.
 
     ``fragments`` (over a full upstream base): per version, the types the fragments define
     with or around a feature's items; conversions are limited to what they reach.
-    ``class_names``: the names chosen for classes (the protocols already carry them)."""
+    ``class_names``: per version, the names chosen for classes (the protocols already carry them)."""
     if source is None:
         return None
-    decl = load_declarations(source).under(class_names.chosen)
+    names = dict(class_names or {})
+    decl = load_declarations(source).under({v: n.chosen for v, n in names.items()})
     by_version = {p.version: p for p in protocols}
     sources_by_version = {int(s.meta.data["version"]): s for s in sources}
     if set(by_version) != set(VERSIONS):
@@ -236,7 +237,11 @@ def plan(
     full = {}
     for v, s in sorted(sources_by_version.items()):
         every = frozenset(s.meta.data.get("features", {}))
-        full[v] = by_version[v] if set(by_version[v].features) == every else build(select(s, every), class_names)
+        full[v] = (
+            by_version[v]
+            if set(by_version[v].features) == every
+            else build(select(s, every), names.get(v, NO_CLASS_NAMES))
+        )
     if fragments is not None:
         full = archive_scope(full, fragments, decl)
         by_version = archive_scope(by_version, fragments, decl)

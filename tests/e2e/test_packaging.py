@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, fresh_venv
 
 from codegen import __version__
 from codegen.cli import main
@@ -114,16 +113,13 @@ def test_installed_wheel_serves_an_sdk_repository(wheel: Path, upstream: Path, t
     """From a fresh virtualenv holding only the wheel (and mypy), in a repository that
     keeps an upstream base but no fragments: generate, import, check, edit, check, mypy."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    bin_dir = venv / "bin"
+    bin_dir = fresh_venv(venv, wheel, "mypy>=1.14,<3")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
 
     def run(*command: str | Path, cwd: Path, code: int = 0) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, check=False)
         assert done.returncode == code, f"{command}: exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
         return done
-
-    run(bin_dir / "python", "-m", "pip", "install", "--quiet", "--no-compile", wheel, "mypy>=1.14,<3", cwd=tmp_path)
 
     sdk = tmp_path / "sdk"
     for version in ("v1", "v2"):

@@ -74,6 +74,12 @@ _SCALARS = st.one_of(
 )
 
 
+# The strategy of each $ref target by (name, depth, exact), for each $defs (kept alive here,
+# so that its id stays its own): hypothesis validates and inspects every strategy it is
+# given anew, which cost far more than drawing from it; _complete asks at every example.
+_REF_STRATEGIES: dict[int, tuple[dict[str, Any], dict[tuple[str, int, bool], st.SearchStrategy[Any]]]] = {}
+
+
 def _near(schema: Any, defs: dict[str, Any], depth: int = 0, exact: bool = False) -> st.SearchStrategy[Any]:
     """Values near ``schema``: mostly of its shape, with any leaf swapped for a scalar of
     another JSON type now and then. ``exact``: values of its shape only, with every
@@ -83,7 +89,10 @@ def _near(schema: Any, defs: dict[str, Any], depth: int = 0, exact: bool = False
         return _SCALARS  # (exact: deeper down, only required properties are drawn)
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
-        return st.deferred(lambda: _near(defs[name], defs, depth + 1, exact))
+        built = _REF_STRATEGIES.setdefault(id(defs), (defs, {}))[1]
+        if (name, depth, exact) not in built:
+            built[name, depth, exact] = st.deferred(lambda: _near(defs[name], defs, depth + 1, exact))
+        return built[name, depth, exact]
     if exact and "const" in schema:  # (not also any value of its type)
         return st.just(schema["const"])
     if exact and isinstance(schema.get("enum"), list):
@@ -109,6 +118,22 @@ def _near(schema: Any, defs: dict[str, Any], depth: int = 0, exact: bool = False
     return st.one_of(*options, _SCALARS) if options else _SCALARS
 
 
+@st.composite
+def _objects(
+    draw: st.DrawFn, properties: dict[str, st.SearchStrategy[Any]], required: set[str], exact: bool, deep: bool
+) -> dict[str, Any]:
+    """An object of some of ``properties`` (see _of_type). A module-level composite:
+    st.composite reads a function's source each time it decorates one."""
+    value = {}
+    for name, sub in properties.items():
+        # Required keys are nearly always there (always, exact); optional ones about half the time.
+        if draw(st.integers(0, 9)) < ((10 if exact else 9) if name in required else 0 if deep else 5):
+            value[name] = draw(sub)
+    if not exact and draw(st.integers(0, 9)) == 0:
+        value[draw(st.sampled_from(["extra", "_meta", "x-other"]))] = draw(_SCALARS)
+    return value
+
+
 def _of_type(
     kind: str, schema: dict[str, Any], defs: dict[str, Any], depth: int, exact: bool = False
 ) -> st.SearchStrategy[Any]:
@@ -117,19 +142,7 @@ def _of_type(
         required = set(schema.get("required", []))
         # Built once here, not at every draw: the same values, without building the strategy again.
         properties = {name: _near(sub, defs, depth + 1, exact) for name, sub in schema.get("properties", {}).items()}
-
-        @st.composite
-        def objects(draw: st.DrawFn) -> dict[str, Any]:
-            value = {}
-            for name, sub in properties.items():
-                # Required keys are nearly always there (always, exact); optional ones about half the time.
-                if draw(st.integers(0, 9)) < ((10 if exact else 9) if name in required else 0 if deep else 5):
-                    value[name] = draw(sub)
-            if not exact and draw(st.integers(0, 9)) == 0:
-                value[draw(st.sampled_from(["extra", "_meta", "x-other"]))] = draw(_SCALARS)
-            return value
-
-        return objects()
+        return _objects(properties, required, exact, deep)
     if kind == "array":
         # (exact: at least minItems, however deep: a $ref reached through aliases is deeper)
         least = schema.get("minItems", 0) if exact and isinstance(schema.get("minItems"), int) else 0
@@ -209,24 +222,33 @@ def _drops_only(dumped: Any, value: Any) -> bool:
     return _same_json(dumped, value)
 
 
-# The adapter and the two validators of each type, and the licensed $defs of each package,
-# built once: they cost far more than checking one example. Keyed by the models module: one
-# per schema here (the fragments' two versions, one package per upstream release).
-_LICENSED_DEFS: dict[tuple[ModuleType, bool], dict[str, Any]] = {}
+# The adapter and the two validators of each type, built once: they cost far more than
+# checking one example. Keyed by the models module: one per schema here (the fragments' two
+# versions, one package per upstream release). A type's validators refer into a registry
+# of the $defs (and one of the licensed $defs), made once a schema: compiling every $defs
+# again for each type took 15 times as long as the reference does.
+_REGISTRIES: dict[tuple[ModuleType, bool | None], jsonschema_rs.Registry] = {}
 _CHECKERS: dict[tuple[ModuleType, str, bool], tuple[TypeAdapter[Any], Any, Any]] = {}
+_DEFS = "urn:acp-codegen:defs"
+
+
+def _registry(models: ModuleType, defs: dict[str, Any], null_absent: bool | None) -> jsonschema_rs.Registry:
+    """``defs`` as they are (``null_absent`` None), or as _licensed amends them."""
+    if (models, null_absent) not in _REGISTRIES:
+        resource = defs if null_absent is None else _licensed(defs, null_absent)
+        _REGISTRIES[models, null_absent] = jsonschema_rs.Registry([(_DEFS, {"$defs": resource})])
+    return _REGISTRIES[models, null_absent]
 
 
 def _checkers(
     models: ModuleType, schema: dict[str, Any], name: str, null_absent: bool
 ) -> tuple[TypeAdapter[Any], Any, Any]:
     if (models, name, null_absent) not in _CHECKERS:
-        defs = schema["$defs"]
-        if (models, null_absent) not in _LICENSED_DEFS:
-            _LICENSED_DEFS[models, null_absent] = _licensed(defs, null_absent)
+        ref = {"$ref": f"{_DEFS}#/$defs/{name}"}
         _CHECKERS[models, name, null_absent] = (
             TypeAdapter(getattr(models, name)),
-            jsonschema_rs.validator_for({"$defs": defs, "$ref": f"#/$defs/{name}"}),
-            jsonschema_rs.validator_for({"$defs": _LICENSED_DEFS[models, null_absent], "$ref": f"#/$defs/{name}"}),
+            jsonschema_rs.validator_for(ref, registry=_registry(models, schema["$defs"], None)),
+            jsonschema_rs.validator_for(ref, registry=_registry(models, schema["$defs"], null_absent)),
         )
     return _CHECKERS[models, name, null_absent]
 
@@ -294,14 +316,16 @@ def _property(
 def test_fragment_models_with_null_as_not_given_accept_what_the_widened_schema_accepts(tmp_path: Path) -> None:
     """``default-on-null = "all"``, over the edge fixture (optional not-null fields
     without upstream's markers) and the fragments."""
-    from codegen.options import ModelOptions
+    from codegen.options import ModelOptions, Settings
     from codegen.pipeline import generate
 
     for schema_dir, features in (
         (ROOT / "tests" / "fixtures" / "edge", {"edge_feature"}),
         (ROOT / "schema", {FEATURE}),
     ):
-        result = generate(schema_dir, frozenset(features), ROOT, options=ModelOptions(default_on_null="all"))
+        result = generate(
+            schema_dir, frozenset(features), ROOT, settings=Settings(options=ModelOptions(default_on_null="all"))
+        )
         package = f"acp_null_absent_{schema_dir.name}"
         models = imported_models(tmp_path, package, result.files)[1]
         protocol = next(p for p in result.protocols if p.version == 1)
@@ -329,7 +353,7 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
     that snapshot, generated (ruff's layout: faster than black's, the same models) and
     imported once."""
     from codegen.formatting import Style
-    from codegen.options import ModelOptions
+    from codegen.options import ModelOptions, Settings
     from codegen.pipeline import generate
 
     loaded: dict[tuple[str, str], dict[int, tuple[Any, ModuleType]]] = {}
@@ -350,7 +374,7 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
                 bases,
                 conversions=False,
                 style=Style("ruff"),
-                options=options,
+                settings=Settings(options=options),
             )
             out = tmp_path_factory.mktemp("upstream")
             # One name a release and mode: all import here.
@@ -421,9 +445,10 @@ def _complete(models: ModuleType, schema: dict[str, Any], name: str, examples: i
     classes = [v for v in _class_variants(schema, name) if isinstance(getattr(models, v, None), type)]
     drawn = [(v, {"$ref": f"#/$defs/{v}"}) for v in classes] or [(name, defs[name])]
     validators = {n: _checkers(models, schema, n, False)[1] for n, _ in drawn}
+    cases = {n: st.tuples(st.just(n), _near(s, defs, exact=True)) for n, s in drawn}  # built once, drawn from often
 
     @_settings(examples)
-    @given(st.sampled_from(drawn).flatmap(lambda d: st.tuples(st.just(d[0]), _near(d[1], defs, exact=True))))
+    @given(st.sampled_from(drawn).flatmap(lambda d: cases[d[0]]))
     def complete(case: tuple[str, Any]) -> None:
         variant, value = case
         assume(validators[variant].is_valid(value))

@@ -14,6 +14,7 @@ from conftest import ROOT
 from codegen.cli import main
 from codegen.errors import SchemaError
 from codegen.hoist import ClassNames
+from codegen.options import Settings
 from codegen.pipeline import RUNTIME_FILES, generate
 from codegen.write import strip_header, write_tree
 
@@ -44,7 +45,7 @@ def identifiers(source: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def files() -> dict[str, str]:
-    return generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, class_names=ClassNames(CHOSEN)).files
+    return generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, settings=Settings(ClassNames(CHOSEN))).files
 
 
 def test_every_file_uses_the_chosen_names_only(files: dict[str, str]) -> None:
@@ -122,7 +123,7 @@ print("ok")
 )
 def test_a_choice_that_cannot_work_names_its_key(chosen: dict[str, str], key: str, message: str) -> None:
     with pytest.raises(SchemaError) as error:
-        generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, class_names=ClassNames(chosen, "pyproject.toml"))
+        generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, settings=Settings(ClassNames(chosen, "pyproject.toml")))
     assert f"pyproject.toml: /tool/acp-codegen/class-names/{key}: {message}" in str(error.value)
 
 
@@ -150,19 +151,19 @@ def test_headers_say_where_the_names_were_chosen(files: dict[str, str]) -> None:
     assert [path for path, text in files.items() if line in text] == [p for p in files if p not in RUNTIME_FILES]
     assert not [path for path, text in files.items() if "pyproject" in text.split('"""', 1)[0]]
     chosen = ClassNames(CHOSEN, "tools/acp.toml")
-    models = generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, class_names=chosen).files["v1/models.py"]
+    models = generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, settings=Settings(chosen)).files["v1/models.py"]
     assert f"# Class names chosen: {len(CHOSEN)} (in tools/acp.toml [tool.acp-codegen].class-names)" in models
 
 
 def test_a_choice_passed_to_the_api_is_named_as_such_in_errors() -> None:
     with pytest.raises(SchemaError) as error:
-        generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, class_names=ClassNames({"Nope": "Other"}))
+        generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, settings=Settings(ClassNames({"Nope": "Other"})))
     assert str(error.value).startswith("class_names: /Nope: no generated class is named 'Nope'")
 
 
 def test_a_class_only_a_left_out_feature_has_is_no_error() -> None:
     chosen = ClassNames({"ArchiveSessionRequest": "ArchiveSessionParams"})
-    stable = generate(ROOT / "schema", frozenset(), ROOT, class_names=chosen).files
+    stable = generate(ROOT / "schema", frozenset(), ROOT, settings=Settings(chosen)).files
     plain = generate(ROOT / "schema", frozenset(), ROOT).files
     assert {p: strip_header(t) for p, t in stable.items()} == {p: strip_header(t) for p, t in plain.items()}
 
@@ -171,7 +172,7 @@ def test_two_classes_may_swap_names() -> None:
     chosen = ClassNames(
         {"ArchiveSessionRequest": "UnarchiveSessionRequest", "UnarchiveSessionRequest": "ArchiveSessionRequest"}
     )
-    models = generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, class_names=chosen).files["v1/models.py"]
+    models = generate(ROOT / "schema", frozenset({ARCHIVE}), ROOT, settings=Settings(chosen)).files["v1/models.py"]
     archive = models.split("class UnarchiveSessionRequest(", 1)[1].split("\nclass ", 1)[0]
     assert "archive" in archive.lower() and "unarchive" not in archive.split('"""')[1].lower()
 

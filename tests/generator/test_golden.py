@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from codegen.formatting import Style
 from codegen.hoist import ClassNames
-from codegen.options import ModelOptions
+from codegen.options import ModelOptions, Settings
 from codegen.pipeline import generate
 from codegen.write import same_content, write_tree
 
@@ -37,19 +37,28 @@ CASES = {
 SETTINGS: dict[str, dict[str, Any]] = {
     "sdk-style": {
         "conversions": False,
-        "class_names": ClassNames({"SessionInfo": "SessionSummary"}),
-        "options": ModelOptions(
-            default_on_null="all",
-            unknown_properties="drop",
-            field_names={"_meta": "field_meta", "ArchiveSessionRequest.sessionId": "archived_session"},
-            aliases={
-                "SessionInfo": "SessionSummary",
-                "ArchiveOrUnarchive": ["ArchiveSessionRequest", "UnarchiveSessionRequest"],
-                "SessionRequestFields": {"common": ["ArchiveSessionRequest", "UnarchiveSessionRequest"]},
-            },
-            root_models=("SessionUpdate",),
-            base_class="sdk_base:SdkBaseModel",  # tests/generator/sdk_base.py
-            regenerate="make gen-all",
+        "settings": Settings(
+            ClassNames({"SessionInfo": "SessionSummary"}),
+            ModelOptions(
+                default_on_null="all",
+                unknown_properties="drop",
+                field_names={"_meta": "field_meta", "ArchiveSessionRequest.sessionId": "archived_session"},
+                aliases={
+                    "SessionInfo": "SessionSummary",
+                    "ArchiveOrUnarchive": ["ArchiveSessionRequest", "UnarchiveSessionRequest"],
+                    "SessionRequestFields": {"common": ["ArchiveSessionRequest", "UnarchiveSessionRequest"]},
+                },
+                root_models=("SessionUpdate",),
+                base_class="sdk_base:SdkBaseModel",  # tests/sdk_base.py
+                regenerate="make gen-all",
+                string_formats={"date-time": "AwareDatetime"},
+                mixins={
+                    "UnarchiveSessionRequest": "sdk_base:UnarchiveMixin",
+                    "SessionRequestFields": ["sdk_base:Checked"],
+                    "SessionUpdate": "sdk_base:RootMixin",
+                },
+                enums={"Jsonrpc": {"field_2_0": "2.0"}},  # (the fragments have no closed enum: a class of its own)
+            ),
         ),
     }
 }

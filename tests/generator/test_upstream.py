@@ -26,6 +26,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from codegen.cli import main
 from codegen.errors import SchemaError
 from codegen.hoist import ClassNames
+from codegen.options import Settings
 from codegen.pipeline import generate, load_protocols
 
 FEATURE = "unstable_session_archive"
@@ -674,7 +675,7 @@ def test_a_class_names_key_spelled_the_old_way_is_pointed_to_the_new_name(upstre
             frozenset({FEATURE}),
             ROOT,
             _release(upstream, RELEASE_2026_11, SCHEMAS[1]),
-            ClassNames(dict.fromkeys(old, "Chosen"), "pyproject.toml"),
+            Settings(ClassNames(dict.fromkeys(old, "Chosen"), "pyproject.toml")),
         )
     for key, new in old.items():
         hint = f"; did you mean {new!r}?" if new else ""

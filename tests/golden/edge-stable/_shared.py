@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d38ae4a6f1c7e2fa37ee7d08623dc1b879e277f36d581f6f1188d7d4389ad16
-# Content sha256: 714f3deb943cdb301e004ac068db1dee68d91ef435c18ceaae788281e4ee4bcd
+# Inputs sha256: 67ada84f47dcbd977810727d8c0ce807d5ee3dcb34d174855d5d476be2cfc503
+# Content sha256: a19688df232ed8a051ffb5a92a34222251d6c02559605fbdcb5bfd7b9fda5cdc
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

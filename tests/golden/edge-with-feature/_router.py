@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 04c91e37587599d70f4b8c9ab673ca846d07289a539dfd5e1c999c282e2c00ea
-# Content sha256: b77e510f9ed26d3d6256d55ee21a9ce508398e30fee1ed5885e7138b277e4f6f
+# Inputs sha256: 9f8d91209a8d86d3f45dc5aa277dd20fa97a7837fe6413daf2ec66a71195a23b
+# Content sha256: b6a34364885b8b96b1339ca089a0b89ea54e355649b10651b8d94a63d5b5ed40
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 87dc82fab03bed90119f0f4518bf987941dec2ca2895b7c970c0931377676aa0
-# Content sha256: 39241c94c80d9b0654745a17d0a25b1325a2f25a32f48171e1073ebe0217d6b0
+# Inputs sha256: 1e82dc8948b80f1628d705b40467880cd703be476684767e49288919ac3c95b8
+# Content sha256: 8f4ebc877477e255f06cc5c8e10a99ec61d39d311f591eb5e2eb68f0b56dedcd
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

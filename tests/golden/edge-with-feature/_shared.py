@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 33283fd6a80e66aec97ae48bdc364b2af13524a900c623d8d775b1f56b87273a
-# Content sha256: 4fbc988318700429fb085ce86103517248e731a3efab0342f665a95610caf0a6
+# Inputs sha256: 81f56e88c10fab55d4281dd5cec461a6834a6793d1e36e1c88755650b1e07c26
+# Content sha256: b064c4772c99aac40dd725c6904a046da922c078e6ddf4c13ea930ba1bc1528c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ffe70eb58cc37afa9b13be99dd40172f7d3238d5ed9273bea25a70d1f886dbf1
-# Content sha256: 09792626b9e832ca4feb09b022173ce57c2618602d40414a841b3fe3ad48f09c
+# Inputs sha256: cb9d9ed5ed6fb5d60b86600a1f92bcb87d52b4093e21ca52221a265777adcf5d
+# Content sha256: bc0f82be25a7f2915634ebe0f7f6a28929aabca3c772043d7ca93f5753fa221d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

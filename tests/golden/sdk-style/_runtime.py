@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2a2a15a37a1bcff377a8c6de6796c1ae8c3b68c6bbd26a2488596f6698de21e8
-# Content sha256: 00f092bca2484ff57dc7ab57b346ae1640e0c29d039cfee25606a79dfaceadf0
+# Inputs sha256: 0e2131b76547de7cc195bd253ac8bf47fb749b7d7ba0a9201c7fa9725bb2fa2b
+# Content sha256: 9511ab4f240a21dcb5a653ed3fc6971309aa129a74e8493061042f8b63534961
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e630d5593c3f9dc89489b354deb9a438e72f5912553aeb36e0aaf0813f1ea0ff
-# Content sha256: 9b3d407dc605dc7a55d2d778ca98b78e46bc0643914dbb6657f8312bbac69f4d
+# Inputs sha256: adc7f15d46c50637ec065b6ea6b32f748014b5bd384e8fd4371bd121cdaa755f
+# Content sha256: df6c832fecb126d9fa2cc6f9eb56c377351759c9f2f64814a3dc45a2bc883269
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 38eeefbc7624e285c8998183dae89ff883277a4ceeee6774523cbb074d4d3a0e
-# Content sha256: 7c2834a8218f4457ee967fea47a55cf9e93520a28cca15e8c22f17bab8f9b939
+# Inputs sha256: 337419c9dfac976e211b7c07bb6d04f1cd58d901dec16f1c5586f07a29d7e85d
+# Content sha256: ba2cedafff926b50554f88a7438cb9e47b1a9b4cecf166adf0d9f2756cdcd8ba
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

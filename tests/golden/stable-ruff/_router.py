@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0ad057bfd53854d96fdc6b432d77f409a2be79b9b9837bcee0a8fa24b06a0b65
-# Content sha256: 0f53ca09f01b1a7a9364fe9d543e5f469d0dfe04860beb9b0389798432de9a53
+# Inputs sha256: 38e3e8ecd64fcfd0e69a1e23c417cb11cb31952d8364e86e31b4ce1920f31bb4
+# Content sha256: 46e48ace2a6e2bd9824f4f470c0553444f3b1a90d239cc648fe5c30e3498edc6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

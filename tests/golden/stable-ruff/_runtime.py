@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d35799296f01702bb7a55615b08f2c1d5dde86b990829bdac0ba09242f36fd0b
-# Content sha256: 5a64117f0128d39adf390c25279861e28f5061e047269f0f319cc5cb5a974a18
+# Inputs sha256: f76f94a8bcaa610662aaf29393ad9b333238d9b55049fe4e081afa42031222de
+# Content sha256: 9a633eac83ef6d9566206ad3bb53cb82c6bf11388c82526d4d766bb810971242
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73c94d27047f1204916096f8e7d704f4a0abe7d7e977e425a882486105c2674b
-# Content sha256: 26a850c214127a9533f956fcac6cd1740525b336d0bdfe11f95a086bd2720cef
+# Inputs sha256: daec1b37e1bdabcd1207cda18c50aad3f7f2ca4064930f7e8dc05c8fd6564fce
+# Content sha256: 06ada9babd766d1824d1fd12cb538d92d91ab09630f6aa7c183b3e958ee82c2b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

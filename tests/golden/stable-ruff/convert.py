@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0b38ef5b79e73cc479e423efaa7d2a0b23ab7d3c1ffa9a808fb7073e7b2b2288
-# Content sha256: 7a31486fbdcfb61bb012362a9dcec14cc2183625a230f7f25ae96ceabfefe187
+# Inputs sha256: 778b335032d687d9420e0957248bef610f19e045e1bcb5c5211eec7c13acbecd
+# Content sha256: b9f733ee42e19d6121e6ddb7cd8b4e67249f131e72f69939d9e9ad24180138ae
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a53a33e5218e35600c0b1a8a3d2ee9eefd80dfa91b253b272eb95956d2371026
-# Content sha256: ecf33783ea558d2357233c42904d7e8ce3f4f9d33485d08d25b5a8a12f564cbf
+# Inputs sha256: 3434d29ed431916896c9ff0e8c33f3c3dbed18bbacac79898389d47a9c3e98cf
+# Content sha256: 005fa0b915baeb755bc4121428629bc3356aadea5b7848526bf1246f51cad3f8
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

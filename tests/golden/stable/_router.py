@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7aeee23e02f895635fc1ed2ebe6118a247694d07aadb7b42f675cf646f277b67
-# Content sha256: 05ba46169518c84818b0e690cbf0699b68cd2394196506a03bf5d0e377bc32ea
+# Inputs sha256: b37f1a5445bf04541db78c6373c241ac01fb7e26ffd43198c7bb3cb6d5148360
+# Content sha256: eb281cc55d0636c2c2726ca082bec5a8c93e74ee84c9f7452e451be109f8ae9d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7b390bc80705988dded1fa9f501a279dc8ce7826b701367832495a2f66b7de55
-# Content sha256: ebf1ef36b4f5bfe654ac1fe748dd5037d100b0e5e212803856b67060b287e1c8
+# Inputs sha256: 46c2adbfbeb6e44717345eb5a186edbe6358b8d1f01f51635b93599592ae7904
+# Content sha256: 22be068db38806dc788032181abb5ddfb9fe6b59519b7fc6171a230c681a721a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 620d133340f6c09a4fc92b3ab7f92699bfb97f628d118289fd52464789d55202
-# Content sha256: 7c1e1dc1961237e9ad7b9c78445cf7fc5aabc64a4ecf5ab965625711dd8da0cc
+# Inputs sha256: 72065689b3443766d2c334eebb8934997a4628d22ebc7d9b8eca788a1565749b
+# Content sha256: cbf0dfca743a327bbf1b00b2028b301b75d76806b1865a9b177b1216ab28e0ce
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

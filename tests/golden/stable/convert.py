@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 79692dfe6d7a77d3987f7283d0b8cb0738f569fe476bf33055b92356f8546844
-# Content sha256: 3871be1dea9cdf63360aba42185700b38248309994ac8b252a265583cddf5af8
+# Inputs sha256: eb8d3e6b35be9f5a06462c7d4779854ab86e9b20ae88db73c4d047f213997b15
+# Content sha256: a0a08ff4fa71d8db81e3d2d74a52e39eb6efb5bb272ec0685d3fd3a969286297
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9617b5a9e7f6e466d296916e3bbfeb883042b49c8d5dc5e0abfa13e8d26f340a
-# Content sha256: e15cfaca40624079a8dd5024672bf5da561449d54d327d93b6f692dedfd100c2
+# Inputs sha256: c955e722c16872da436d347ec4aaa7f2387cfdf31b0ac06c33be6e1454dcd496
+# Content sha256: cb7400790d2a0cbdba61e596993025bf8f3bcbfa721c20202404ff6c50bd03e0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 076b9d9707185358d512fd453cd428aae20081e5f66fd07a7b2a64d86e83de30
-# Content sha256: ee278ef5218133e6ea90868de918cf7f404d6509f1df61a3785153a98ac8359f
+# Inputs sha256: 08863453f16d0efa865b5528a30603621937a6087c96ff216661979a927ebb0e
+# Content sha256: 57603d8ff7854a5d12551e571309fcc72d2d38246729e330b55bd8d5c0387f4d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

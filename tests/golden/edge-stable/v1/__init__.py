@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 30d3927d95c4183df5795f40425a11d18685cd8b7398e70e10c1f5129455379e
-# Content sha256: 2f7e0cb55a587902ad0ea1ce10071f95b71899899ccab4345b8bccb8094910a1
+# Inputs sha256: 50de4048358032cf96adfe8781c5bb1ef9931ec853f65312a508b468b64f7769
+# Content sha256: 1943d938b7925613ad1ec914f8e03429914f4935d4605aa4b27f3f0ef57f36ec
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2b9a32e330ef914d4ca47f30e88bf8e860505bc1e113d178312786e3b3b94bee
-# Content sha256: 54377c3644e9a8f9bd49aab292c989a7f547231918760574815b333da968b667
+# Inputs sha256: 690d9f539dd7053566af72c0d2ca28a5c4da6cdee216012214cbdc486120d599
+# Content sha256: 93f3284e84ab6ce3fd3f32aa1e184d4d762cdd7420571a735d5e1c15afc77a3f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b277e63cb8bc7594366b742fb21ea900057f9f997d8b58a715964e866b0bb63b
-# Content sha256: bf1692210d15dfd656d6c0c37b62527f84f0fcd262fc78ede164551d99599964
+# Inputs sha256: d5931950e5420f7476076870e469106979ea6a712b7c82a5a03ce72b84b08cb5
+# Content sha256: 587c3f6f3b8abbf82d4c97f3fe20c39c74930065c982df9ae227d5eb0f5e04f4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: da909d09f474cf6464bd38fa6bb1a0c7cfd68889d5086095016ade018778ebdd
-# Content sha256: 1d89667aa10adb53e7301adb36218ac20eb0ecef3920d8b26dd9a4ea565ca1a6
+# Inputs sha256: 78d0cf7029c311023f0737f23cd4f1ddedb62c05a40f4acd03e07a38f51a09fd
+# Content sha256: f13f2c8af9e9fe61652952958a9f421665c9a693dbca205b4a51438837fe873c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 756d025a003d9378aea642b4eb785374ab42bc3d46e6375b7a1faab9a9d369d6
-# Content sha256: b74a02dd5ffb732b3b57887865b223e3c237f6c6be754e2256d263a13203fcd9
+# Inputs sha256: 430ea2da60cba2fad14fc81b04ba7832d53469fcd9b3fdd79da940ce48a2e71a
+# Content sha256: 5e125ee3836a59c3e446b6dc9a477c451628ed187c2c7abf12cd495ce343fef3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0aa93bd86d993796d1f50fbe6936b12139bed5e97ac69c7dea757cffb093faac
-# Content sha256: 3bbd1502e1b6b87c814331390d8a2959a2108d89be0ccec40a999dd6c3d3b4ad
+# Inputs sha256: a83576e1e014f53ae39d2724a29c3e72607c1fb37f94a71a52915b214fb03ddc
+# Content sha256: 3fbdd2b78f5d3b486e63105eaa4ed86781b5a14100ff7e9b0cd8ce436cdc8e86
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b4dff3a6a9e1b4558d48d20ac5a5ac2ae76697d61b579cbf24fe1c14aadfd78
-# Content sha256: 1a3c0f30c6d2b6cda1bd3a611be1b1e75077396a4099dd63448d8867bec25ee1
+# Inputs sha256: 0f12443b63d6a21c3f87d2daae8b024a6b53ef87f9e922de4dcc9a2b3fa6d56d
+# Content sha256: 7e5239d5edd98279a40de07a5524ff8e272e9b10dc783e96b2904f7e547bc8c7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

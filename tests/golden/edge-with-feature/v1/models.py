@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2ac7fab798fac9f923c540b76d731e954ead292c2e0f9b27ab2000bd9b20e4fc
-# Content sha256: e9a028e46bda4f5b8846ded10f22475850343b9bf1d3624c7b7af44b6e2529cb
+# Inputs sha256: 934eb6c908091625d9dfbb512021fb4eea1a25ac00b37edbe7199ff9542dd415
+# Content sha256: 0f1a57338fdf7197c4fb3693a3ae140dda6909411586a2469a6b26c75f8a47e9
 
 """Wire models of ACP protocol v1.
 

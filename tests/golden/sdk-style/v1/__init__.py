@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: be28a2f5f51012e1b9181117bb5f135cdce97bf77f71c6f80c1456d682f298c0
-# Content sha256: b0d021243dbdf4bdaf06df6560ca137e0f47e66b006066bd817381eb319b9f1e
+# Inputs sha256: d57535d022dbf2c76f6244c70529d07b3a3c11c296d2cefb328d892c076ea118
+# Content sha256: d82363c287f600e3d4e9335d1bc892843bcb40268f2e8ad9b4ef57640726792b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

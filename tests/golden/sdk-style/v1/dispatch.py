@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2aed4118eb26d26532f425a11dd45cdcf770b6db7b49d596af93a7384190a75d
-# Content sha256: bfbcebc62f90074582ffa0463378aae25b20cc9b1aa727c4bc4f704b854d2a16
+# Inputs sha256: 315b522dc99280c17d73916542ef723aba6ec7dcd50335dae3f5ef4f6fd86ad3
+# Content sha256: 9623bd4eef19513624e3b360f34ecf20255d76e490246c3c542058b29e9c30b0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

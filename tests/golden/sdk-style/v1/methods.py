@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0a5c0eeef1cc21bf91eea93de1fbe2139f06992c4ac6a3a8bf83afcea4171f32
-# Content sha256: 52340515fcef71685e7c3814815cfdf158b9b199c18261eab167de5128fae90c
+# Inputs sha256: 6198612060df5b49702d6f3435bb9eb2f3f10c606bb9ce14e765dc3e201611d4
+# Content sha256: 82e52323fe364afba5cb6aeb2d741471049953c35af44b7f6cd2f393893d79a2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2c0b746cc512a78c3134b629b0d15c4adee054e6d4a39bdc9ce1568a98459905
-# Content sha256: bf51f456386568f4c5c551288ffddf88db1187cb79890affea1d2164ba4bcd9d
+# Inputs sha256: ae1282627bd6da0912afcbbb03f88359eb987e8675b5d8c847318c3788a6147f
+# Content sha256: 981156009d24243da330be27090f3863cad0b3264d377565b2a400152275806b
 
 """Wire models of ACP protocol v1.
 
@@ -22,10 +22,14 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
+from sdk_base import Checked as _Checked
+from sdk_base import RootMixin as _RootMixin
 from sdk_base import SdkBaseModel
+from sdk_base import UnarchiveMixin as _UnarchiveMixin
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
 
@@ -217,7 +221,7 @@ SessionId: TypeAlias = Annotated[
 ]
 
 
-class SessionRequestFields(SdkBaseModel):
+class SessionRequestFields(_Checked, SdkBaseModel):
     """
     What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
     """
@@ -532,7 +536,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
     ] = None
 
 
-class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
+class SessionUpdate(_RootMixin, RootModel[SessionUpdateSessionInfoUpdate]):
     root: Annotated[
         SessionUpdateSessionInfoUpdate,
         Field(
@@ -564,7 +568,7 @@ class SessionNotification(SdkBaseModel):
     ] = None
 
 
-class UnarchiveSessionRequest(SessionRequestFields):
+class UnarchiveSessionRequest(_UnarchiveMixin, SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -611,6 +615,12 @@ class UnarchiveSessionResponse(SdkBaseModel):
 
 ArchiveOrUnarchive = ArchiveSessionRequest | UnarchiveSessionRequest  # a union of classes
 SessionInfo = SessionSummary
+
+
+class Jsonrpc(Enum):
+    field_2_0 = "2.0"
+
+
 __all__ = [
     "AgentCapabilities",
     "ArchiveOrUnarchive",
@@ -618,6 +628,7 @@ __all__ = [
     "ArchiveSessionResponse",
     "Implementation",
     "InitializeResponse",
+    "Jsonrpc",
     "ListSessionsRequest",
     "ListSessionsResponse",
     "ProtocolVersion",

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0155e9d26319517cd06a2128a580b29bbb9428d68160fc7b79d665728cab5be6
-# Content sha256: 315e215150958453c8c1312c4e79e04a7dd74f3d3263d8636dd9c79d6fbc10f1
+# Inputs sha256: 3eaec5a13e235cf48e4fc6802a478abd211b42ccdd161608f9256ce17632964d
+# Content sha256: 972c6e9c923d1ac2f045d8535e0eb5ddde44a75a39d0e7631c9dfec512c95db1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

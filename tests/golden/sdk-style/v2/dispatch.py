@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 83304a2bf9d9e66a49b6331d4ac0692569b71522474ec9eb180e00596fecccc1
-# Content sha256: 80c8337a185c3ce77098b20015855d0c937aeab67809bf950988726a095fdba9
+# Inputs sha256: 78a0b640db6b236a1c77972c24b03bc435563a4c42603ca48411573092cabb98
+# Content sha256: 3c00dbfb17736769016bf844729d871f0a9d965b74d0eaf394cf7fdbf72c48ff
 
 """Method dispatch for the agent side of ACP protocol v2.
 

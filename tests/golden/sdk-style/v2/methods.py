@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9dc9588eccfdf256ae454cb654fcedfff158e7a8023d711ac58b411a13292bf7
-# Content sha256: 4552ba82779c8cf7f84360f6a1dabd872d70e789d885877cb6e3b9c746dfec8d
+# Inputs sha256: 5639bb007a8c25f96789b463af6d3f3f2f9c0c521bcdb29d35ea74ebaee1a630
+# Content sha256: e2bec89dbb7025d0b386be66a168e73173230f81e333874e068d43233359a94c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

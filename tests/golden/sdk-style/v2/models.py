@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 89d66c9dd00635f97193e8741c2de97f330d1f5b074b61e450dfcf4604cb6393
-# Content sha256: 357063111b57b559265017d36a823ddd305e56eddfa3158965c4c70db938cb2c
+# Inputs sha256: f0c3883bc53fbfd581ae27e79b000dbbdd077d2df40c7a03269047c02df81f20
+# Content sha256: 5666f049fbf58067402b0fe37f528aa0b5727bfcd2b0a3931b4e6de62adb8081
 
 """Wire models of ACP protocol v2.
 
@@ -22,10 +22,14 @@ and never adds keys that were not set.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
+from pydantic import AwareDatetime, ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr
+from sdk_base import Checked as _Checked
+from sdk_base import RootMixin as _RootMixin
 from sdk_base import SdkBaseModel
+from sdk_base import UnarchiveMixin as _UnarchiveMixin
 
 from .._runtime import ABSENT_ON_ERROR, NOT_NULL, SKIP_INVALID_ITEMS, TAG, Lenient, Tagged
 
@@ -143,7 +147,7 @@ SessionId: TypeAlias = Annotated[
 ]
 
 
-class SessionRequestFields(SdkBaseModel):
+class SessionRequestFields(_Checked, SdkBaseModel):
     """
     What ArchiveSessionRequest and UnarchiveSessionRequest have in common: each of them derives from this class.
     """
@@ -341,7 +345,7 @@ class SessionSummary(SdkBaseModel):
     ] = None
     title: Annotated[StrictStr | None, Field(description="Display title of the session."), ABSENT_ON_ERROR] = None
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(alias="updatedAt", description="When the session last saw activity, as an RFC 3339 date-time."),
         ABSENT_ON_ERROR,
     ] = None
@@ -402,7 +406,7 @@ class SessionInfoUpdate(SdkBaseModel):
         StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -460,7 +464,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
         StrictStr | None, Field(description="New display title; `null` removes the title."), ABSENT_ON_ERROR
     ] = None
     updated_at: Annotated[
-        StrictStr | None,
+        AwareDatetime | None,
         Field(
             alias="updatedAt",
             description="When the session last saw activity, as an RFC 3339 date-time. `null` removes it.",
@@ -483,7 +487,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
     ] = None
 
 
-class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
+class SessionUpdate(_RootMixin, RootModel[SessionUpdateSessionInfoUpdate]):
     root: Annotated[
         SessionUpdateSessionInfoUpdate,
         Field(
@@ -492,7 +496,7 @@ class SessionUpdate(RootModel[SessionUpdateSessionInfoUpdate]):
     ]
 
 
-class UnarchiveSessionRequest(SessionRequestFields):
+class UnarchiveSessionRequest(_UnarchiveMixin, SessionRequestFields):
     """
     **UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.
 
@@ -561,6 +565,12 @@ class UpdateSessionNotification(SdkBaseModel):
 
 ArchiveOrUnarchive = ArchiveSessionRequest | UnarchiveSessionRequest  # a union of classes
 SessionInfo = SessionSummary
+
+
+class Jsonrpc(Enum):
+    field_2_0 = "2.0"
+
+
 __all__ = [
     "AbsolutePath",
     "AgentCapabilities",
@@ -569,6 +579,7 @@ __all__ = [
     "ArchiveSessionResponse",
     "Implementation",
     "InitializeResponse",
+    "Jsonrpc",
     "ListSessionsRequest",
     "ListSessionsResponse",
     "ProtocolVersion",

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eca313a32d9d03217f66779b980456accc4abfb9d51b0253a04364f9f92efc0a
-# Content sha256: 6ce1010434c9dc6424800e4f74d3c2025633fb227b7b47fe0b7634574df078dc
+# Inputs sha256: bd5b0dad5cff2a8f2d1967c123135656e7c9b1f2bf9ca00be4502bd49d8603fd
+# Content sha256: e52af34522ea25a2255d65c6a721d85956a3ee7fa0f7ba9e2546ff49bc381f77
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2f45050f40eb9aba863ad794b8d8b981dd32ceb876ae3744374f8700eed97218
-# Content sha256: 445a639ef44883bffd3d65c0f75b2815f3d345c583855872ae74698fc5dce3ed
+# Inputs sha256: 4a00176c48cfd97d89c9b8b4bbc7bc587760aa3de2d70c873cce7af7c00cf057
+# Content sha256: 7ea2692c4543cc018ee82fb0cee4900d3991f86ae01cfcfdd35a8e9cf0e6b5eb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4c6b331f686f5959380156d0d1b506e04c39fc0d431f670cebbd659209c93821
-# Content sha256: 5dd660b8c83c40ed0cde5bc5ab4fb24ab83b17ca610a058ec3fad61f03a670fa
+# Inputs sha256: 9d38e92a3c1349525d433b81cb236fe6f5bdae314c65ac77a7e7ca0a6eb979aa
+# Content sha256: d7d2421aff86208090395060693d19e8c2a9057e456368608606e2394bef8031
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bc8394bc2961bb570ebd1b586275f9d3f18fedb3b928cdbb6fd2e2e25a973117
-# Content sha256: ae9002d7d9eacc4e82bb15e2f8e406b84636c6e853b774095cd3d9b93a43b079
+# Inputs sha256: 7a2caddbcb8a8c463c63a860407dc0b463a7e0921c8bfb887cbc2d035e029a53
+# Content sha256: 1fbd5a84847a3673e8ad074b970db46f48f920eaea01d4f7886a11822b4f03a5
 
 """Wire models of ACP protocol v1.
 

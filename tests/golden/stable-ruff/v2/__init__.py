@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 112a3040f8d5a33c2fdad83e7582d44e688b1fecb330d1ac360932f68160ab99
-# Content sha256: eb629f8611f6b905605ea42fed72e55c49624585d257d06d432c6b763f924451
+# Inputs sha256: ee780a53922c1c28fc3ffca1786e1c29dae7585fe19a1ede3d97fe69285dd122
+# Content sha256: 1a1ae0e448221c2ab0980e1996ef7037b36e707c4fcd61df3973ace9308c9e24
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

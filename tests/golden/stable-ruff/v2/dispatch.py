@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a27e6e2eedd16eb09eb8e826398b98a67f8df77e2df7383dac1a8cb03d6db09d
-# Content sha256: 3e9906134de7263bbaa9c0207faf496c8216e9efbd6501e1c3a8ff527550f6f7
+# Inputs sha256: 4abe7814f3ce43d94296fcb8ba652eb55df75101cdcfead59cb221cbaf2c55c5
+# Content sha256: 815d4dbf48bf520b55b7dcb7d32ad3f5e3931625590f753c8a18dcee90fc8b1c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

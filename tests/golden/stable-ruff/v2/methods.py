@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7067435c9d6b23bae925f42a4e26ff486010755a2641ad70963a6b2060130e57
-# Content sha256: d1d1c391158d6896eab2f4110fe8bde313c3117187d77fcfb56a796262864671
+# Inputs sha256: 5965ad711ff7bbc736f0b16263c671bf2a1f9b5bd645e28f67d3fbb11e98514d
+# Content sha256: 15322bea813d6a2c8700f6dc0e872dc49f243b519a7871d129b88d1c9e8f3ce1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1ff82e93151b0bd0f5501edb8b380a8de5d3b89ee30eab219060e7a89a95ef4c
-# Content sha256: 63cfa22b5794bb1e1857eecd1eb62dbbde5935d461d95498454fd43cad6a1a71
+# Inputs sha256: eec6ebf347f0616734e047e516c53b10afb23ede6755839b64dcf9a1606feb0a
+# Content sha256: c680689c793edbd2e7d5758ce6a4319ccc166916bdd42bedc51a672698be2ec6
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ed126229fcbf798b1919e12ee2a1b29d66671105565fbdf5dcb8d662a050a7bf
-# Content sha256: 825ba285efec21a1f2a278588e129a0ef3aa19c83dbd82b4f85fc0f49e805148
+# Inputs sha256: 1ed365584f791f9040e590232c26a976b132dc479c75b1e323b41c4408cb2150
+# Content sha256: 11c9540fd5a6571e376bd98063bf38645640685da49da09353e37fede4e91532
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b38a62bd3d75089722f36215cf947a447a4a7d05758d1e0c5bd8e412b0f580fb
-# Content sha256: 8b13ca413d5983d8fa6dd318a92c2f4d7440b1c06779c157c154b4ac3b3bc6fd
+# Inputs sha256: 91e2009e55d50de994f228c236c2faa5abf57d548c8d103ef6a8a51dfc821afd
+# Content sha256: 968b5821d3f84487e505337b2984efb2b6a4b9d9d2fa7307a493618b1a6d0e18
 
 """Method dispatch for the agent side of ACP protocol v1.
 

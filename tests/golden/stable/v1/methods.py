@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a0dca87d478c3639614c5d97b749c081476d7c23f895740f795ffbd3eb87da9
-# Content sha256: 007d0540c5660bd8f0ed32258b2917a3ce53fa8ed59fc73206d46da8ba042703
+# Inputs sha256: d89b16959ec7cdd1ccb0997e5b05dea587359eeaa62d5dcdf3c7d11323de2f5c
+# Content sha256: c2e6f409a50b755aa957c580adbfec1a7459ab86669974be59e7a785dd2dfe1b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

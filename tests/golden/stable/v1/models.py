@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 07ba53fde04dff2c6f8821c2d204ac57d02609ffbdcffbe0559e70ff15fbc707
-# Content sha256: d148cd024a9db828ef7df74c1f333563a430b8a86226ea953bfbbf8dcb981df2
+# Inputs sha256: db06b2936b7b4a10f1cfd46facb6161a1eddcd412877a030303b6a9fb978c328
+# Content sha256: f6d632e6e1c660fbf73c40e1d4219e7e4a622434e05258e891891a1ceb24e281
 
 """Wire models of ACP protocol v1.
 

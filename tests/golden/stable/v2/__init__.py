@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ba1998e88204b8866ab3fa7ab80812cbe044aac0d2c4eb61d580bc65a5601b28
-# Content sha256: da530a869ec283e20769dac47894fd51679c539e22609e0513e9e26c734b5622
+# Inputs sha256: 59a2633764bb9cee2f35db29572260cfcb58537ac5f7a6d82bc69c16cc481b98
+# Content sha256: a66bfa473fba41271625234f1d527654638766cdc284fbef30f2b6df0a3178bb
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97e5c9c6cdd78b2f40d9d815d111bdd36da1e3f8e3f4bdf5ca9996f4c2cdfd6c
-# Content sha256: 25f5578fcea035afc3421d13f9025e21f464eb8d78a939b9f112f9fc9454daa5
+# Inputs sha256: 35bdb11e225dca7099d2e6a60ce00c5aae3bbf648f90c89597d2274125558c5c
+# Content sha256: 3f1eda8f832899bd0785da4eb865ba42c41f15f032eb2062ba6db0df84a1b2b5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

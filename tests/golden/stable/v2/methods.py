@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 74805b70af2a6a470cbb4b7b8ed16ec412bb7534968eca5574cec7cb4988a964
-# Content sha256: 0b3890fbdea4db849763f952dc68d996238a0a0a21c4de768d48c777447b3e4c
+# Inputs sha256: 97facc633dec8ca7e9cadcdfa9fd856b6c695dfd77067e07c8e178f9b25811a6
+# Content sha256: da73147ab7e77956802282dd72e01ecfb2130888c4fa2e4b7e32fabce34a4d21
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

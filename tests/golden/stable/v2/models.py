@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e81c1e450c1401b15f6454da0b7f58687a87c1753b5c9cba472f8d26012b68b9
-# Content sha256: ece0c87e93b24ba57e738e5849de738c9e5e712f2a31573448851acd2df2b091
+# Inputs sha256: d244a7870d477ac02c25f69604e65840c24984b2a33cc78e823b60caedc455f0
+# Content sha256: 5c5f62dd934b9858f969db90cff654a8fe5525a502ef03581d2bd96e9e973f13
 
 """Wire models of ACP protocol v2.
 

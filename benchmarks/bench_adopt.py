@@ -1,0 +1,91 @@
+"""A1: ``acp-codegen adopt`` over the official Python SDK's schema module against one
+``acp-codegen generate`` of the table it writes.
+
+The SDK is ``agent-client-protocol`` 0.12.1 (``nox -s bench`` installs it, pinned, into the
+bench environment only): its ``acp`` package is copied into a scratch repository with
+upstream ``schema-v1.19.0`` (what its ``acp/schema.py`` was generated from) as the base.
+The subject is ``adopt --dry-run`` (it reads the module in a subprocess, matches, derives
+the settings, generates and verifies; only the writing is left out); the baseline is the
+pipeline's ``generate`` over the same repository once adopt has written its table. Target:
+at most 3x (issue: adopt costs no more than three generations).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import os
+import shutil
+import tempfile
+from argparse import Namespace
+from pathlib import Path
+
+from benchmarks import Ratio, compare
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = ROOT.parent / "shared" / "upstream" / "schema-v1.19.0" / "v1"
+TABLE = """
+[tool.acp-codegen]
+base-v1 = "schema/schema.json"
+out = "src/acp/_generated"
+features = ["unstable_session_archive"]
+"""
+
+
+def _repository(at: Path, sdk: Path) -> Path:
+    shutil.copytree(sdk, at / "src" / "acp", ignore=shutil.ignore_patterns("__pycache__"))
+    (at / "schema").mkdir(parents=True)
+    shutil.copyfile(BASE / "schema.unstable.json", at / "schema" / "schema.json")
+    shutil.copyfile(BASE / "meta.unstable.json", at / "schema" / "meta.json")
+    (at / "pyproject.toml").write_text(TABLE, encoding="utf-8")
+    return at
+
+
+def run() -> list[Ratio]:
+    spec = importlib.util.find_spec("acp")
+    if spec is None or not spec.submodule_search_locations or not (BASE / "schema.unstable.json").is_file():
+        print("A1   skipped: needs agent-client-protocol installed and upstream schema-v1.19.0")
+        return []
+    from codegen.adopt.command import run as adopt
+    from codegen.config import generation_arguments, load_config
+    from codegen.load import schema_location
+    from codegen.pipeline import generate
+
+    sdk = Path(next(iter(spec.submodule_search_locations)))
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = _repository(Path(tmp) / "fresh", sdk)
+        adopted = _repository(Path(tmp) / "adopted", sdk)
+        args = Namespace(module=Path("src/acp/schema.py"), version=1, python=None, dry_run=False)
+        try:
+            os.chdir(adopted)
+            with contextlib.redirect_stdout(io.StringIO()) as report:
+                code = adopt(args)
+            if code != 0:
+                print(f"A1   skipped: adopt exited {code}:\n{report.getvalue()[-2000:]}")
+                return []
+            config = load_config(adopted)
+
+            def subject() -> object:
+                os.chdir(fresh)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    return adopt(Namespace(**{**vars(args), "dry_run": True}))
+
+            def baseline() -> object:
+                with schema_location(config.fragments) as schema_dir:
+                    features = frozenset(config.features)
+                    return generate(schema_dir, features, config.root, config.bases, **generation_arguments(config))
+
+            return [
+                compare(
+                    "A1",
+                    "adopt --dry-run of agent-client-protocol 0.12.1's acp/schema.py vs one generate of its table",
+                    subject,
+                    baseline,
+                    target=3.0,
+                    repeat=3,
+                )
+            ]
+        finally:
+            os.chdir(here)
