@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6
+# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 57e7966a1324e9d6bf9ed1ac30ee14acbb8a657761030c0ec6ea938f4686291e
-# Content sha256: 955027684e6d343992ddcce421bf6c16f4fea34cfb325446af6beb8a736795f2
+# Inputs sha256: 08d19b84f4b9674acd9973f8662713f80ce97978f5b1b1f0a5b3143b9d94d304
+# Content sha256: c867e7387e5849abc96ccf65ccc5c164f2c79fcb8512bf7905e8a1ab76bcb2ea
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -17,6 +17,7 @@ handler call, and errors mapped to JSON-RPC codes without leaking tracebacks.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -194,7 +195,7 @@ def _present(
     return _present(_attribute(value, step), rest, [*at, step])
 
 
-def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
+def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
     """One pydantic-core pass from JSON text to a well-formed request of a bound method:
     the envelope (``jsonrpc``, ``id``, ``method``) and the params model together, as a
     union discriminated by ``method``. It accepts only what the general path would also
@@ -207,13 +208,13 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
     )
     envelopes = [
         create_model(
-            f"_Request_{b.route.key}",
+            f"_Request_{route.key}",
             jsonrpc=(literal[JSONRPC_VERSION], ...),
             id=(_FAST_ID, ...),
             method=(literal[name], ...),
-            params=(b.route.params, ...),
+            params=(route.params, ...),
         )
-        for name, b in bound.items()
+        for name, route in routes
     ]
     if not envelopes:
         return None
@@ -221,6 +222,27 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
         return TypeAdapter(envelopes[0])
     return TypeAdapter(
         annotated[union[tuple(envelopes)], Field(discriminator="method")]
+    )
+
+
+class _Compiled(NamedTuple):
+    params: dict[str, TypeAdapter[Any]]
+    results: dict[str, TypeAdapter[Any] | None]
+    requests: TypeAdapter[Any] | None
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(routes: tuple[tuple[str, Route], ...]) -> _Compiled:
+    """The validators of the bound routes, built once a process: building them costs tens
+    of milliseconds, and a server makes a router per connection. Adapters are immutable,
+    so routers share them."""
+    return _Compiled(
+        {name: TypeAdapter(route.params) for name, route in routes},
+        {
+            name: None if route.result is None else TypeAdapter(route.result)
+            for name, route in routes
+        },
+        _requests(routes),
     )
 
 
@@ -241,6 +263,12 @@ class BaseRouter:
         self.enabled_features = enabled
         # Methods gated on a feature that is off are not bound at all: they answer
         # exactly like a method this side never had.
+        on = tuple(
+            (name, route)
+            for name, route in routes.items()
+            if route.feature is None or route.feature in enabled
+        )
+        compiled = _compiled(on)
         self._bound: dict[str, _Bound] = {
             name: _Bound(
                 route,
@@ -249,13 +277,12 @@ class BaseRouter:
                 tuple(
                     (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
                 ),
-                TypeAdapter(route.params),
-                None if route.result is None else TypeAdapter(route.result),
+                compiled.params[name],
+                compiled.results[name],
             )
-            for name, route in routes.items()
-            if route.feature is None or route.feature in enabled
+            for name, route in on
         }
-        self._requests = _requests(self._bound)
+        self._requests = compiled.requests
 
     @property
     def methods(self) -> frozenset[str]:

@@ -8,6 +8,7 @@ handler call, and errors mapped to JSON-RPC codes without leaking tracebacks.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -185,7 +186,7 @@ def _present(
     return _present(_attribute(value, step), rest, [*at, step])
 
 
-def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
+def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
     """One pydantic-core pass from JSON text to a well-formed request of a bound method:
     the envelope (``jsonrpc``, ``id``, ``method``) and the params model together, as a
     union discriminated by ``method``. It accepts only what the general path would also
@@ -198,13 +199,13 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
     )
     envelopes = [
         create_model(
-            f"_Request_{b.route.key}",
+            f"_Request_{route.key}",
             jsonrpc=(literal[JSONRPC_VERSION], ...),
             id=(_FAST_ID, ...),
             method=(literal[name], ...),
-            params=(b.route.params, ...),
+            params=(route.params, ...),
         )
-        for name, b in bound.items()
+        for name, route in routes
     ]
     if not envelopes:
         return None
@@ -212,6 +213,27 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
         return TypeAdapter(envelopes[0])
     return TypeAdapter(
         annotated[union[tuple(envelopes)], Field(discriminator="method")]
+    )
+
+
+class _Compiled(NamedTuple):
+    params: dict[str, TypeAdapter[Any]]
+    results: dict[str, TypeAdapter[Any] | None]
+    requests: TypeAdapter[Any] | None
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(routes: tuple[tuple[str, Route], ...]) -> _Compiled:
+    """The validators of the bound routes, built once a process: building them costs tens
+    of milliseconds, and a server makes a router per connection. Adapters are immutable,
+    so routers share them."""
+    return _Compiled(
+        {name: TypeAdapter(route.params) for name, route in routes},
+        {
+            name: None if route.result is None else TypeAdapter(route.result)
+            for name, route in routes
+        },
+        _requests(routes),
     )
 
 
@@ -232,6 +254,12 @@ class BaseRouter:
         self.enabled_features = enabled
         # Methods gated on a feature that is off are not bound at all: they answer
         # exactly like a method this side never had.
+        on = tuple(
+            (name, route)
+            for name, route in routes.items()
+            if route.feature is None or route.feature in enabled
+        )
+        compiled = _compiled(on)
         self._bound: dict[str, _Bound] = {
             name: _Bound(
                 route,
@@ -240,13 +268,12 @@ class BaseRouter:
                 tuple(
                     (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
                 ),
-                TypeAdapter(route.params),
-                None if route.result is None else TypeAdapter(route.result),
+                compiled.params[name],
+                compiled.results[name],
             )
-            for name, route in routes.items()
-            if route.feature is None or route.feature in enabled
+            for name, route in on
         }
-        self._requests = _requests(self._bound)
+        self._requests = compiled.requests
 
     @property
     def methods(self) -> frozenset[str]:

@@ -363,6 +363,19 @@ def test_gate_decides_which_methods_are_routed(dispatch: ModuleType, handler: An
     assert on.enabled_features == {FEATURE} and off.enabled_features == frozenset()
 
 
+def test_routers_of_the_same_gate_share_their_validators_and_keep_their_handlers(
+    dispatch: ModuleType, models: ModuleType
+):
+    # A server makes a router per connection: the validators are built once a process.
+    first, second = (_handler_class(dispatch, models)() for _ in range(2))
+    a, b = (dispatch.Router(h, unstable_session_archive=True) for h in (first, second))
+    off = dispatch.Router(first)
+    assert a._requests is b._requests and a._requests is not off._requests
+    assert a._bound["session/list"].params is b._bound["session/list"].params
+    call(b, request("session/list", {}))
+    assert (first.calls, [key for key, _ in second.calls]) == ([], ["session_list"])
+
+
 @pytest.mark.parametrize("value", [*FILTER_VALUES, "bogus"])
 def test_gate_off_refuses_any_non_null_archived_filter(gated_router: Any, handler: Any, value: str):
     error = error_of(call(gated_router, request("session/list", {"archived": value})))

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f8d91209a8d86d3f45dc5aa277dd20fa97a7837fe6413daf2ec66a71195a23b
-# Content sha256: b6a34364885b8b96b1339ca089a0b89ea54e355649b10651b8d94a63d5b5ed40
+# Inputs sha256: 6ace7a20bb45eea9061bd69b1d1e9d4178efa093882a7f3da719823e25e97e10
+# Content sha256: 301ead74b4208d7f5b1dd4c79233877608d95306b4e41883e4a2d9dd318c504a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -17,6 +17,7 @@ handler call, and errors mapped to JSON-RPC codes without leaking tracebacks.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -194,7 +195,7 @@ def _present(
     return _present(_attribute(value, step), rest, [*at, step])
 
 
-def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
+def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
     """One pydantic-core pass from JSON text to a well-formed request of a bound method:
     the envelope (``jsonrpc``, ``id``, ``method``) and the params model together, as a
     union discriminated by ``method``. It accepts only what the general path would also
@@ -207,13 +208,13 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
     )
     envelopes = [
         create_model(
-            f"_Request_{b.route.key}",
+            f"_Request_{route.key}",
             jsonrpc=(literal[JSONRPC_VERSION], ...),
             id=(_FAST_ID, ...),
             method=(literal[name], ...),
-            params=(b.route.params, ...),
+            params=(route.params, ...),
         )
-        for name, b in bound.items()
+        for name, route in routes
     ]
     if not envelopes:
         return None
@@ -221,6 +222,27 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
         return TypeAdapter(envelopes[0])
     return TypeAdapter(
         annotated[union[tuple(envelopes)], Field(discriminator="method")]
+    )
+
+
+class _Compiled(NamedTuple):
+    params: dict[str, TypeAdapter[Any]]
+    results: dict[str, TypeAdapter[Any] | None]
+    requests: TypeAdapter[Any] | None
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(routes: tuple[tuple[str, Route], ...]) -> _Compiled:
+    """The validators of the bound routes, built once a process: building them costs tens
+    of milliseconds, and a server makes a router per connection. Adapters are immutable,
+    so routers share them."""
+    return _Compiled(
+        {name: TypeAdapter(route.params) for name, route in routes},
+        {
+            name: None if route.result is None else TypeAdapter(route.result)
+            for name, route in routes
+        },
+        _requests(routes),
     )
 
 
@@ -241,6 +263,12 @@ class BaseRouter:
         self.enabled_features = enabled
         # Methods gated on a feature that is off are not bound at all: they answer
         # exactly like a method this side never had.
+        on = tuple(
+            (name, route)
+            for name, route in routes.items()
+            if route.feature is None or route.feature in enabled
+        )
+        compiled = _compiled(on)
         self._bound: dict[str, _Bound] = {
             name: _Bound(
                 route,
@@ -249,13 +277,12 @@ class BaseRouter:
                 tuple(
                     (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
                 ),
-                TypeAdapter(route.params),
-                None if route.result is None else TypeAdapter(route.result),
+                compiled.params[name],
+                compiled.results[name],
             )
-            for name, route in routes.items()
-            if route.feature is None or route.feature in enabled
+            for name, route in on
         }
-        self._requests = _requests(self._bound)
+        self._requests = compiled.requests
 
     @property
     def methods(self) -> frozenset[str]:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 38e3e8ecd64fcfd0e69a1e23c417cb11cb31952d8364e86e31b4ce1920f31bb4
-# Content sha256: 46e48ace2a6e2bd9824f4f470c0553444f3b1a90d239cc648fe5c30e3498edc6
+# Inputs sha256: 06c22fe0e14bd40c3d1c4403ae71e94334935a210279385f90b7d34cc05bc69a
+# Content sha256: 96d306f70100d336ec7a8d46270f1963a179f4f0368c27fb955947bfed28e755
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -17,6 +17,7 @@ handler call, and errors mapped to JSON-RPC codes without leaking tracebacks.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -181,7 +182,7 @@ def _present(value: Any, path: FieldPath, at: list[int | str]) -> list[tuple[lis
     return _present(_attribute(value, step), rest, [*at, step])
 
 
-def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
+def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
     """One pydantic-core pass from JSON text to a well-formed request of a bound method:
     the envelope (``jsonrpc``, ``id``, ``method``) and the params model together, as a
     union discriminated by ``method``. It accepts only what the general path would also
@@ -194,19 +195,40 @@ def _requests(bound: Mapping[str, _Bound]) -> TypeAdapter[Any] | None:
     )
     envelopes = [
         create_model(
-            f"_Request_{b.route.key}",
+            f"_Request_{route.key}",
             jsonrpc=(literal[JSONRPC_VERSION], ...),
             id=(_FAST_ID, ...),
             method=(literal[name], ...),
-            params=(b.route.params, ...),
+            params=(route.params, ...),
         )
-        for name, b in bound.items()
+        for name, route in routes
     ]
     if not envelopes:
         return None
     if len(envelopes) == 1:
         return TypeAdapter(envelopes[0])
     return TypeAdapter(annotated[union[tuple(envelopes)], Field(discriminator="method")])
+
+
+class _Compiled(NamedTuple):
+    params: dict[str, TypeAdapter[Any]]
+    results: dict[str, TypeAdapter[Any] | None]
+    requests: TypeAdapter[Any] | None
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(routes: tuple[tuple[str, Route], ...]) -> _Compiled:
+    """The validators of the bound routes, built once a process: building them costs tens
+    of milliseconds, and a server makes a router per connection. Adapters are immutable,
+    so routers share them."""
+    return _Compiled(
+        {name: TypeAdapter(route.params) for name, route in routes},
+        {
+            name: None if route.result is None else TypeAdapter(route.result)
+            for name, route in routes
+        },
+        _requests(routes),
+    )
 
 
 def _accepted(
@@ -224,19 +246,24 @@ class BaseRouter:
         self.enabled_features = enabled
         # Methods gated on a feature that is off are not bound at all: they answer
         # exactly like a method this side never had.
+        on = tuple(
+            (name, route)
+            for name, route in routes.items()
+            if route.feature is None or route.feature in enabled
+        )
+        compiled = _compiled(on)
         self._bound: dict[str, _Bound] = {
             name: _Bound(
                 route,
                 getattr(handler, route.key),
                 tuple(f for f in route.gated_fields if f.feature not in enabled),
                 tuple((f.path, _accepted(f.values, enabled)) for f in route.enum_fields),
-                TypeAdapter(route.params),
-                None if route.result is None else TypeAdapter(route.result),
+                compiled.params[name],
+                compiled.results[name],
             )
-            for name, route in routes.items()
-            if route.feature is None or route.feature in enabled
+            for name, route in on
         }
-        self._requests = _requests(self._bound)
+        self._requests = compiled.requests
 
     @property
     def methods(self) -> frozenset[str]:
