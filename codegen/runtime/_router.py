@@ -186,17 +186,30 @@ def _present(
     return _present(_attribute(value, step), rest, [*at, step])
 
 
-def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
-    """One pydantic-core pass from JSON text to a well-formed request of a bound method:
-    the envelope (``jsonrpc``, ``id``, ``method``) and the params model together, as a
-    union discriminated by ``method``. It accepts only what the general path would also
-    accept, into the same params model; anything it rejects takes the general path."""
+# Per method: the params adapter and the result adapter (None: no result type).
+_Adapters = dict[str, tuple[TypeAdapter[Any], TypeAdapter[Any] | None]]
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(
+    routes: tuple[tuple[str, Route], ...],
+) -> tuple[_Adapters, TypeAdapter[Any] | None]:
+    """The bound methods' adapters, and one pydantic-core pass from JSON text to a
+    well-formed request of any of them: the envelope (``jsonrpc``, ``id``, ``method``) and
+    the params model together, as a union discriminated by ``method``. It accepts only
+    what the general path would also accept, into the same params model; anything it
+    rejects takes the general path. Built once a process (tens of milliseconds, and a
+    server makes a router per connection): adapters are immutable, routers share them.
+    """
+    adapters = {
+        name: (
+            TypeAdapter(r.params),
+            None if r.result is None else TypeAdapter(r.result),
+        )
+        for name, r in routes
+    }
     # The names are known only at run time, hence the untyped spellings.
-    literal, union, annotated = (
-        cast(Any, Literal),
-        cast(Any, Union),
-        cast(Any, Annotated),
-    )
+    literal, union, annotated = (cast(Any, t) for t in (Literal, Union, Annotated))
     envelopes = [
         create_model(
             f"_Request_{route.key}",
@@ -207,33 +220,10 @@ def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
         )
         for name, route in routes
     ]
-    if not envelopes:
-        return None
-    if len(envelopes) == 1:
-        return TypeAdapter(envelopes[0])
-    return TypeAdapter(
+    if len(envelopes) < 2:
+        return adapters, TypeAdapter(envelopes[0]) if envelopes else None
+    return adapters, TypeAdapter(
         annotated[union[tuple(envelopes)], Field(discriminator="method")]
-    )
-
-
-class _Compiled(NamedTuple):
-    params: dict[str, TypeAdapter[Any]]
-    results: dict[str, TypeAdapter[Any] | None]
-    requests: TypeAdapter[Any] | None
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled(routes: tuple[tuple[str, Route], ...]) -> _Compiled:
-    """The validators of the bound routes, built once a process: building them costs tens
-    of milliseconds, and a server makes a router per connection. Adapters are immutable,
-    so routers share them."""
-    return _Compiled(
-        {name: TypeAdapter(route.params) for name, route in routes},
-        {
-            name: None if route.result is None else TypeAdapter(route.result)
-            for name, route in routes
-        },
-        _requests(routes),
     )
 
 
@@ -259,7 +249,7 @@ class BaseRouter:
             for name, route in routes.items()
             if route.feature is None or route.feature in enabled
         )
-        compiled = _compiled(on)
+        adapters, self._requests = _compiled(on)
         self._bound: dict[str, _Bound] = {
             name: _Bound(
                 route,
@@ -268,12 +258,10 @@ class BaseRouter:
                 tuple(
                     (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
                 ),
-                compiled.params[name],
-                compiled.results[name],
+                *adapters[name],
             )
             for name, route in on
         }
-        self._requests = compiled.requests
 
     @property
     def methods(self) -> frozenset[str]:

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ace7a20bb45eea9061bd69b1d1e9d4178efa093882a7f3da719823e25e97e10
-# Content sha256: 301ead74b4208d7f5b1dd4c79233877608d95306b4e41883e4a2d9dd318c504a
+# Inputs sha256: bce83177ddfe5f71b4b2c96717d34502e89009424332f9e83ad2d36dfd0522c4
+# Content sha256: b60f357159ada71543fe4820d29e216462478048215a346dc1c4635535e43b02
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -195,17 +195,30 @@ def _present(
     return _present(_attribute(value, step), rest, [*at, step])
 
 
-def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
-    """One pydantic-core pass from JSON text to a well-formed request of a bound method:
-    the envelope (``jsonrpc``, ``id``, ``method``) and the params model together, as a
-    union discriminated by ``method``. It accepts only what the general path would also
-    accept, into the same params model; anything it rejects takes the general path."""
+# Per method: the params adapter and the result adapter (None: no result type).
+_Adapters = dict[str, tuple[TypeAdapter[Any], TypeAdapter[Any] | None]]
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(
+    routes: tuple[tuple[str, Route], ...],
+) -> tuple[_Adapters, TypeAdapter[Any] | None]:
+    """The bound methods' adapters, and one pydantic-core pass from JSON text to a
+    well-formed request of any of them: the envelope (``jsonrpc``, ``id``, ``method``) and
+    the params model together, as a union discriminated by ``method``. It accepts only
+    what the general path would also accept, into the same params model; anything it
+    rejects takes the general path. Built once a process (tens of milliseconds, and a
+    server makes a router per connection): adapters are immutable, routers share them.
+    """
+    adapters = {
+        name: (
+            TypeAdapter(r.params),
+            None if r.result is None else TypeAdapter(r.result),
+        )
+        for name, r in routes
+    }
     # The names are known only at run time, hence the untyped spellings.
-    literal, union, annotated = (
-        cast(Any, Literal),
-        cast(Any, Union),
-        cast(Any, Annotated),
-    )
+    literal, union, annotated = (cast(Any, t) for t in (Literal, Union, Annotated))
     envelopes = [
         create_model(
             f"_Request_{route.key}",
@@ -216,33 +229,10 @@ def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
         )
         for name, route in routes
     ]
-    if not envelopes:
-        return None
-    if len(envelopes) == 1:
-        return TypeAdapter(envelopes[0])
-    return TypeAdapter(
+    if len(envelopes) < 2:
+        return adapters, TypeAdapter(envelopes[0]) if envelopes else None
+    return adapters, TypeAdapter(
         annotated[union[tuple(envelopes)], Field(discriminator="method")]
-    )
-
-
-class _Compiled(NamedTuple):
-    params: dict[str, TypeAdapter[Any]]
-    results: dict[str, TypeAdapter[Any] | None]
-    requests: TypeAdapter[Any] | None
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled(routes: tuple[tuple[str, Route], ...]) -> _Compiled:
-    """The validators of the bound routes, built once a process: building them costs tens
-    of milliseconds, and a server makes a router per connection. Adapters are immutable,
-    so routers share them."""
-    return _Compiled(
-        {name: TypeAdapter(route.params) for name, route in routes},
-        {
-            name: None if route.result is None else TypeAdapter(route.result)
-            for name, route in routes
-        },
-        _requests(routes),
     )
 
 
@@ -268,7 +258,7 @@ class BaseRouter:
             for name, route in routes.items()
             if route.feature is None or route.feature in enabled
         )
-        compiled = _compiled(on)
+        adapters, self._requests = _compiled(on)
         self._bound: dict[str, _Bound] = {
             name: _Bound(
                 route,
@@ -277,12 +267,10 @@ class BaseRouter:
                 tuple(
                     (f.path, _accepted(f.values, enabled)) for f in route.enum_fields
                 ),
-                compiled.params[name],
-                compiled.results[name],
+                *adapters[name],
             )
             for name, route in on
         }
-        self._requests = compiled.requests
 
     @property
     def methods(self) -> frozenset[str]:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 06c22fe0e14bd40c3d1c4403ae71e94334935a210279385f90b7d34cc05bc69a
-# Content sha256: 96d306f70100d336ec7a8d46270f1963a179f4f0368c27fb955947bfed28e755
+# Inputs sha256: 909641c9cafb3c07c7379d941f5b7b36efb4f15c24cb55294af0f7daf5bad9ec
+# Content sha256: f77ace9042ac3bf2ebee55a5202720b33468c853583df2a9656eb9b866692773
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 
@@ -182,17 +182,30 @@ def _present(value: Any, path: FieldPath, at: list[int | str]) -> list[tuple[lis
     return _present(_attribute(value, step), rest, [*at, step])
 
 
-def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
-    """One pydantic-core pass from JSON text to a well-formed request of a bound method:
-    the envelope (``jsonrpc``, ``id``, ``method``) and the params model together, as a
-    union discriminated by ``method``. It accepts only what the general path would also
-    accept, into the same params model; anything it rejects takes the general path."""
+# Per method: the params adapter and the result adapter (None: no result type).
+_Adapters = dict[str, tuple[TypeAdapter[Any], TypeAdapter[Any] | None]]
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(
+    routes: tuple[tuple[str, Route], ...],
+) -> tuple[_Adapters, TypeAdapter[Any] | None]:
+    """The bound methods' adapters, and one pydantic-core pass from JSON text to a
+    well-formed request of any of them: the envelope (``jsonrpc``, ``id``, ``method``) and
+    the params model together, as a union discriminated by ``method``. It accepts only
+    what the general path would also accept, into the same params model; anything it
+    rejects takes the general path. Built once a process (tens of milliseconds, and a
+    server makes a router per connection): adapters are immutable, routers share them.
+    """
+    adapters = {
+        name: (
+            TypeAdapter(r.params),
+            None if r.result is None else TypeAdapter(r.result),
+        )
+        for name, r in routes
+    }
     # The names are known only at run time, hence the untyped spellings.
-    literal, union, annotated = (
-        cast(Any, Literal),
-        cast(Any, Union),
-        cast(Any, Annotated),
-    )
+    literal, union, annotated = (cast(Any, t) for t in (Literal, Union, Annotated))
     envelopes = [
         create_model(
             f"_Request_{route.key}",
@@ -203,32 +216,9 @@ def _requests(routes: tuple[tuple[str, Route], ...]) -> TypeAdapter[Any] | None:
         )
         for name, route in routes
     ]
-    if not envelopes:
-        return None
-    if len(envelopes) == 1:
-        return TypeAdapter(envelopes[0])
-    return TypeAdapter(annotated[union[tuple(envelopes)], Field(discriminator="method")])
-
-
-class _Compiled(NamedTuple):
-    params: dict[str, TypeAdapter[Any]]
-    results: dict[str, TypeAdapter[Any] | None]
-    requests: TypeAdapter[Any] | None
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled(routes: tuple[tuple[str, Route], ...]) -> _Compiled:
-    """The validators of the bound routes, built once a process: building them costs tens
-    of milliseconds, and a server makes a router per connection. Adapters are immutable,
-    so routers share them."""
-    return _Compiled(
-        {name: TypeAdapter(route.params) for name, route in routes},
-        {
-            name: None if route.result is None else TypeAdapter(route.result)
-            for name, route in routes
-        },
-        _requests(routes),
-    )
+    if len(envelopes) < 2:
+        return adapters, TypeAdapter(envelopes[0]) if envelopes else None
+    return adapters, TypeAdapter(annotated[union[tuple(envelopes)], Field(discriminator="method")])
 
 
 def _accepted(
@@ -251,19 +241,17 @@ class BaseRouter:
             for name, route in routes.items()
             if route.feature is None or route.feature in enabled
         )
-        compiled = _compiled(on)
+        adapters, self._requests = _compiled(on)
         self._bound: dict[str, _Bound] = {
             name: _Bound(
                 route,
                 getattr(handler, route.key),
                 tuple(f for f in route.gated_fields if f.feature not in enabled),
                 tuple((f.path, _accepted(f.values, enabled)) for f in route.enum_fields),
-                compiled.params[name],
-                compiled.results[name],
+                *adapters[name],
             )
             for name, route in on
         }
-        self._requests = compiled.requests
 
     @property
     def methods(self) -> frozenset[str]:
