@@ -177,6 +177,10 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
         sdk, version=1, out="src/acp/_generated", schema=V1_BASE / "schema.unstable.json",
         meta=V1_BASE / "meta.unstable.json",
     )  # fmt: skip
+    # The SDK importable as if installed: its stdio test spawns an agent with a minimal
+    # environment (no PYTHONPATH), which must import the module under test too.
+    (site,) = (venv.parent / "lib").glob("python*/site-packages")
+    (site / "sdk-under-test.pth").write_text(str(sdk / "src"), encoding="utf-8")
     before = suite(venv, sdk)
     assert before.get("passed", 0) > 150, before
 
@@ -188,6 +192,7 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
     assert "InitializeRequest._coerce_protocol_version" in report  # the SDK's own validator, carried
 
     after = suite(venv, sdk)
+    (site / "sdk-under-test.pth").unlink()
     print(f"the SDK's suite: {before} with its module, {after} adopted")
     # As with its own module: the same tests, none failing that passed there (its stdio tests
     # give a new process two seconds to start, which a loaded machine can miss either way).
