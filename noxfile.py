@@ -41,7 +41,13 @@ def check(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite. ``nox -s tests -- --update-goldens`` rewrites the golden files."""
-    _install(session, "test", bytecode=True)
+    _install(session, "test")
+    # Bytecode is written, once, into a tree of the session's own: pytest keeps its rewritten
+    # test modules between runs, and the hundreds of processes the suite starts (CLI runs,
+    # agents, fresh interpreters) compile nothing twice, where PYTHONDONTWRITEBYTECODE would
+    # have each compile all it imports again. No __pycache__ lands in the trees tests compare.
+    session.env["PYTHONDONTWRITEBYTECODE"] = ""
+    session.env["PYTHONPYCACHEPREFIX"] = str(Path(session.virtualenv.location) / "pycache")
     # `-m ""` lifts pyproject's `-m "not slow"`: the full-upstream renders, installs and
     # cross-process runs run here (and so in CI); a bare local `pytest` leaves them out.
     # A `-m` in posargs comes later and wins.
@@ -49,8 +55,7 @@ def tests(session: nox.Session) -> None:
     # expensive module- and session-scoped fixtures are built once (loadgroup's xdist_group
     # marks do not group under pytest 9 with xdist 3.8); modules go out in collection order,
     # the slowest first (tests/conftest.py). `-- -n 0` runs in one process.
-    # The suite starts hundreds of processes that import the checkout's own packages: their
-    # bytecode compiled once here (PYTHONDONTWRITEBYTECODE would have each compile them again).
+    # The checkout's own packages compiled before the workers start, so that they do not both.
     session.run("python", "-m", "compileall", "-q", "codegen", "generated", "examples", silent=True)
     session.run("pytest", "-m", "", "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
 
