@@ -58,6 +58,9 @@ KEYS: dict[str, Key] = {
     # "all": null (and Python's None) reads as "not given" in every optional not-null field
     "default-on-null": Key(str, "marked", choices=("marked", "all"), model=True),
     "unknown-properties": Key(str, "keep", choices=("keep", "drop"), model=True),  # "drop": extra="ignore"
+    # "optional": a required property whose schema admits null is optional, None when absent
+    # (as datamodel-code-generator writes it without its strict-nullable option)
+    "required-null": Key(str, "required", choices=("required", "optional"), model=True),
     # wire name (every class) or "Class.wireName" -> the Python attribute (checked against the schema later)
     "field-names": Key(dict, {}, item=str, model=True),
     # extra public name -> a generated class, a list of them (a union), or {common = [...]} (a
@@ -145,6 +148,7 @@ class Config:
             options = ModelOptions(
                 default_on_null=default_on_null or values["default-on-null"],
                 unknown_properties=unknown_properties or values["unknown-properties"],
+                required_null=values["required-null"],
                 field_names=values["field-names"],
                 aliases=values["aliases"],
                 root_models=tuple(values["root-models"]),

@@ -9,6 +9,7 @@ from typing import Any
 
 from .code_text import Code, identifier, py_literal
 from .ir import Protocol, model_fields
+from .markers import takes_null
 from .options import ModelOptions, alias_targets, common_keys, json_text, mixin_paths
 from .schema_terms import DEFS
 
@@ -124,6 +125,35 @@ def with_enums(options: ModelOptions, protocol: Protocol, schema: dict[str, Any]
             **({"description": protocol.types[name].description} if protocol.types[name].description else {}),
         }
     return {**schema, DEFS: defs}
+
+
+def with_optional_nulls(options: ModelOptions, protocol: Protocol, schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema to render, where ``required-null = "optional"``: a required property whose
+    schema admits null is no longer required there (nor in the ``allOf`` parts a class is
+    made of), so that its field is ``X | None = None``, as datamodel-code-generator writes
+    it without its strict-nullable option (the official SDK's early modules: ``id`` of
+    ``AgentResponse``, a ``RequestId``). The protocol itself, and so the router and the
+    conversions, still require it."""
+    if options.required_null != "optional":
+        return schema
+    defs = dict(schema[DEFS])
+    for name, definition in sorted(defs.items()):
+        if name not in protocol.types or protocol.types[name].kind != "object" or not isinstance(definition, dict):
+            continue
+        fields = model_fields(protocol, name)
+        nullable = {f.name for f in fields if f.required and takes_null(protocol, f.type, explicit=True)}
+        if not nullable:
+            continue
+        defs[name] = _not_requiring(definition, nullable)
+        if isinstance(definition.get("allOf"), list):
+            defs[name]["allOf"] = [_not_requiring(part, nullable) for part in definition["allOf"]]
+    return {**schema, DEFS: defs}
+
+
+def _not_requiring(part: Any, names: set[str]) -> Any:
+    if not isinstance(part, dict) or not isinstance(part.get("required"), list):
+        return dict(part) if isinstance(part, dict) else part
+    return {**part, "required": [r for r in part["required"] if r not in names]}
 
 
 def public_names(protocol: Protocol, options: ModelOptions) -> str:

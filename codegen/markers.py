@@ -11,19 +11,22 @@ from .code_text import Code, py_literal
 from .ir import Protocol, TypeExpr, model_fields
 
 
-def _takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset()) -> bool:
-    """Whether the schema lets ``expr`` be ``null``."""
-    if expr.nullable or expr.kind in ("null", "any") or (expr.kind == "const" and expr.const is None):
+def takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset(), explicit: bool = False) -> bool:
+    """Whether the schema lets ``expr`` be ``null``; ``explicit``: by naming null (a value
+    of any type does not count)."""
+    if expr.nullable or expr.kind == "null" or (expr.kind == "const" and expr.const is None):
         return True
+    if expr.kind == "any":
+        return not explicit
     if expr.kind == "union":
-        return any(_takes_null(protocol, v, seen) for v in expr.variants)
+        return any(takes_null(protocol, v, seen, explicit) for v in expr.variants)
     if expr.kind == "ref" and expr.ref in protocol.types and expr.ref not in seen:
         target = protocol.types[expr.ref]
         seen = seen | {expr.ref}
         if target.kind == "alias" and target.target is not None:
-            return _takes_null(protocol, target.target, seen)
+            return takes_null(protocol, target.target, seen, explicit)
         if target.kind == "union":
-            return any(_takes_null(protocol, v, seen) for v in target.variants)
+            return any(takes_null(protocol, v, seen, explicit) for v in target.variants)
     return False
 
 
@@ -79,7 +82,7 @@ def lenient_markers(protocol: Protocol, null_absent: bool = False) -> tuple[dict
                 used.add("NotOneOf")
             # Optional fields the schema does not let be null are typed `X | None = None`
             # (the default is "absent"); an explicit null on the wire must still fail.
-            not_null = not f.required and not _takes_null(protocol, f.type)
+            not_null = not f.required and not takes_null(protocol, f.type)
             if not_null and f.default is None:
                 names.append("NOT_NULL")
                 used.add("NOT_NULL")

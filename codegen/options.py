@@ -53,6 +53,7 @@ _BASE_CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-
 class ModelOptions:
     default_on_null: str = "marked"  # "marked": upstream's markers only; "all": every not-null optional field
     unknown_properties: str = "keep"  # "keep": extra="allow"; "drop": extra="ignore"
+    required_null: str = "required"  # "optional": a required property that admits null may be absent
     field_names: Mapping[str, str] = field(default_factory=dict)  # wire or "Class.wire" -> attribute
     # extra public name -> a class, a list of them (their union), or {common = [...]} (a class
     # of the fields they share, from which each of them derives)
@@ -84,6 +85,7 @@ class ModelOptions:
             + [f"string-format={k}={v}" for k, v in sorted(self.string_formats.items())]
             + [f"mixin={k}={v!r}" for k, v in sorted(self.mixins.items())]
             + [f"enum={k}={v!r}" for k, v in sorted(self.enums.items())]  # (members in order: their order is output)
+            + ([f"required-null={self.required_null}"] if self.required_null != "required" else [])
         )
 
     @property

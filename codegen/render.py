@@ -28,7 +28,7 @@ import jinja2
 
 from . import __version__
 from .code_text import Code, comment, docstring, identifier, py_literal
-from .customize import enum_classes, public_names, with_common_classes, with_enums, with_mixins
+from .customize import enum_classes, public_names, with_common_classes, with_enums, with_mixins, with_optional_nulls
 from .formatting import DEFAULT_STYLE, Style
 from .ir import Protocol, model_fields
 from .load import package_data
@@ -275,6 +275,7 @@ def render_models(protocol: Protocol, inputs: Inputs) -> str:
         template_data.setdefault(name, {})["acp_extra"] = Code('"allow"')
     schema = with_common_classes(options, protocol, template_data, payload)
     schema = with_enums(options, protocol, schema)
+    schema = with_optional_nulls(options, protocol, schema)
     mixins = with_mixins(options, protocol, template_data)
     with warnings.catch_warnings():
         # Unknown formats (uint16, ...) fall back to the base type; that is intended.

@@ -32,6 +32,7 @@ OWNED = (
     "base-class",
     "unknown-properties",
     "default-on-null",
+    "required-null",
 )
 # Written as a table of their own ([tool.acp-codegen.v1.class-names]) rather than inline.
 _TABLES = ("class-names", "field-names", "aliases", "enums", "mixins", "string-formats")

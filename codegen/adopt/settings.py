@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import TypeExpr
+from ..markers import takes_null
 from ..names import model_field_name
 from .read import Module, SdkName
 from .shapes import Generated, Matching
@@ -93,6 +94,8 @@ def derive(module: Module, matching: Matching, gen: Generated) -> Derived:
         values["string-formats"] = formats
     values["unknown-properties"] = _unknown_properties(module, matching)
     values["default-on-null"] = _default_on_null(module, matching, gen)
+    if _nulls_optional(module, matching, gen):
+        values["required-null"] = "optional"
     out.values = values
     return out
 
@@ -177,3 +180,17 @@ def _default_on_null(module: Module, matching: Matching, gen: Generated) -> str:
                 continue
             votes[_takes_none(d, wire)] += 1
     return "all" if votes[True] > votes[False] else "marked"
+
+
+def _nulls_optional(module: Module, matching: Matching, gen: Generated) -> bool:
+    """Whether the module's classes leave out, as not required, the required properties
+    whose schema admits null (datamodel-code-generator without its strict-nullable option):
+    ``required-null = "optional"``."""
+    votes: Counter[bool] = Counter()
+    for sdk, m in matching.classes.items():
+        d = module.names[sdk]
+        required = {f.wire for f in d.fields if f.required}
+        for wire, g in gen.fields[m.generated].items():
+            if g.required and wire in d.keys() and takes_null(gen.protocol, g.type, explicit=True):
+                votes[wire not in required] += 1
+    return votes[True] > votes[False]

@@ -55,8 +55,9 @@ TABLE = """
 [tool.acp-codegen]
 base-v{version} = "schema/schema.json"
 out = "{out}"
-features = ["unstable_session_archive"]
+features = {features}
 """
+FEATURE = "unstable_session_archive"
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
 
 
@@ -76,13 +77,15 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fresh_venv(tmp_path_factory.mktemp("adopt-venv") / "venv", wheel, "pytest", *SDK_TEST_PINS, pip=True)
 
 
-def repository(at: Path, *, version: int, out: str, schema: Path, meta: Path | None = None) -> Path:
+def repository(
+    at: Path, *, version: int, out: str, schema: Path, meta: Path | None = None, feature: bool = True
+) -> Path:
     (at / "schema").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(schema, at / "schema" / "schema.json")
     if meta is not None:
         shutil.copyfile(meta, at / "schema" / "meta.json")
     with open(at / "pyproject.toml", "a", encoding="utf-8") as table:
-        table.write(TABLE.format(version=version, out=out))
+        table.write(TABLE.format(version=version, out=out, features=json.dumps([FEATURE] if feature else [])))
     run("git", "init", "--quiet", cwd=at)
     run("git", "add", "--all", cwd=at)
     run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "before", cwd=at)
@@ -116,17 +119,23 @@ def suite(bin_dir: Path, at: Path, *tests: str) -> dict[str, int]:
     """The SDK's own tests: passed, failed, skipped. A test that failed is run once more
     (the SDK's stdio tests give a fresh interpreter two seconds to start)."""
     run(bin_dir / "python", "-m", "compileall", "-q", "src", cwd=at, check=False)
+    # The SDK importable as if installed: its stdio test spawns an agent with a minimal
+    # environment (no PYTHONPATH), which must import the module under test too.
+    (site,) = (bin_dir.parent / "lib").glob("python*/site-packages")
+    installed = site / "sdk-under-test.pth"
+    installed.write_text(str(at / "src"), encoding="utf-8")
     env = {**ENV, "PYTHONPATH": str(at / "src")}
-    out = run(bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests, cwd=at, check=False, env=env)
-    counts = _counts(out)
-    failed = re.findall(r"^FAILED (\S+)", out, re.M)
-    if failed:
-        again = run(
-            bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *failed, cwd=at, check=False, env=env
-        )
-        fixed = _counts(again).get("passed", 0)
-        counts["passed"] = counts.get("passed", 0) + fixed
-        counts["failed"] = counts.get("failed", 0) - fixed
+    command = (bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    try:
+        out = run(*command, *tests, cwd=at, check=False, env=env)
+        counts = _counts(out)
+        failed = re.findall(r"^FAILED (\S+)", out, re.M)
+        if failed:
+            fixed = _counts(run(*command, *failed, cwd=at, check=False, env=env)).get("passed", 0)
+            counts["passed"] = counts.get("passed", 0) + fixed
+            counts["failed"] = counts.get("failed", 0) - fixed
+    finally:
+        installed.unlink()
     return {k: v for k, v in counts.items() if v}
 
 
@@ -151,16 +160,16 @@ def guide_table() -> str:
     return found.group(1)
 
 
-def the_sdk_sdist(at: Path, bin_dir: Path) -> Path:
-    """agent-client-protocol 0.12.1's sdist, unpacked at ``at``."""
+def the_sdk_sdist(at: Path, bin_dir: Path, pin: str = SDK_PIN) -> Path:
+    """The official SDK's sdist (``pin``), unpacked at ``at``."""
     download = at.parent / "download"
     done = subprocess.run(
         [str(bin_dir / "python"), "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-         "--dest", str(download), SDK_PIN],
+         "--dest", str(download), pin],
         capture_output=True, text=True, check=False, env=ENV,
     )  # fmt: skip
     if done.returncode:
-        pytest.skip(f"cannot download {SDK_PIN}'s sdist: {done.stderr.strip().splitlines()[-1:]}")
+        pytest.skip(f"cannot download {pin}'s sdist: {done.stderr.strip().splitlines()[-1:]}")
     (archive,) = download.glob("agent_client_protocol-*.tar.gz")
     with tarfile.open(archive) as sdist:
         sdist.extractall(at.parent, filter="data")
@@ -177,10 +186,6 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
         sdk, version=1, out="src/acp/_generated", schema=V1_BASE / "schema.unstable.json",
         meta=V1_BASE / "meta.unstable.json",
     )  # fmt: skip
-    # The SDK importable as if installed: its stdio test spawns an agent with a minimal
-    # environment (no PYTHONPATH), which must import the module under test too.
-    (site,) = (venv.parent / "lib").glob("python*/site-packages")
-    (site / "sdk-under-test.pth").write_text(str(sdk / "src"), encoding="utf-8")
     before = suite(venv, sdk)
     assert before.get("passed", 0) > 150, before
 
@@ -192,7 +197,6 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
     assert "InitializeRequest._coerce_protocol_version" in report  # the SDK's own validator, carried
 
     after = suite(venv, sdk)
-    (site / "sdk-under-test.pth").unlink()
     print(f"the SDK's suite: {before} with its module, {after} adopted")
     # As with its own module: the same tests, none failing that passed there (its stdio tests
     # give a new process two seconds to start, which a loaded machine can miss either way).
@@ -218,6 +222,35 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
         text = GUIDE.read_text(encoding="utf-8")
         GUIDE.write_text(text.replace(guide_table(), table), encoding="utf-8")
     assert guide_table() == table, "docs/sdk-migration.md shows another table than adopt writes"
+
+
+OLD_SDK_PIN = "agent-client-protocol==0.7.0"
+OLD_BASE = SHARED_UPSTREAM / "history" / "v0.9.1"  # its acp/schema.py: "Schema ref: refs/tags/v0.9.1"
+
+
+@needs(OLD_BASE / "schema.json")
+def test_an_sdk_release_built_on_an_old_release_switches_too(venv: Path, tmp_path: Path) -> None:
+    """agent-client-protocol 0.7.0, over the upstream release it was generated from, which
+    predates the archive RFD (so without the feature). Its older datamodel-code-generator
+    wrote a required property that may be null as not required (``AgentResponse``'s
+    ``id``): adopt finds that and sets ``required-null``."""
+    sdk = the_sdk_sdist(tmp_path / "sdk", venv, OLD_SDK_PIN)
+    assert "refs/tags/v0.9.1" in (sdk / "src" / "acp" / "schema.py").read_text(encoding="utf-8")
+    repository(
+        sdk, version=1, out="src/acp/_generated", schema=OLD_BASE / "schema.json", meta=OLD_BASE / "meta.json",
+        feature=False,
+    )  # fmt: skip
+    before = suite(venv, sdk)
+    assert before.get("passed", 0) > 80, before
+
+    report = adopt(venv, sdk, "src/acp/schema.py", twice=True)
+    done, total = reproduced(report)
+    print(report.splitlines()[0], "|", re.findall(r"^verified: .*$", report, re.M))
+    assert done == total > 130
+    assert 'required-null = "optional"' in (sdk / "pyproject.toml").read_text(encoding="utf-8")
+    after = suite(venv, sdk)
+    print(f"the SDK 0.7.0's suite: {before} with its module, {after} adopted")
+    assert after == before
 
 
 @needs(PEER_V2, V2_BASE / "schema.unstable.json")

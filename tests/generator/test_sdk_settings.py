@@ -343,6 +343,48 @@ def test_string_formats_of_str_leave_the_models_as_they_are(sdk_schema: Path) ->
     assert "AnyUrl" not in plain["v1/models.py"] and "homepage: Annotated[StrictStr | None" in plain["v1/models.py"]
 
 
+# required-null
+
+
+def test_required_null_optional_makes_a_required_property_that_admits_null_optional(tmp_path: Path) -> None:
+    """As datamodel-code-generator writes it without its strict-nullable option (the official SDK's
+    early modules: ``AgentResponse``'s ``id``, a ``RequestId`` that may be null). A
+    required property of any type, which does not say null, stays required."""
+
+    def edit(schema: dict[str, Any]) -> None:
+        defs = schema["$defs"]
+        defs["Owner"] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+        defs["SessionInfo"]["properties"] |= {"owner": {"$ref": "#/$defs/Owner"}, "payload": {}}
+        defs["SessionInfo"]["required"] += ["owner", "payload"]
+
+    schema = copy_schema(tmp_path / "schema", edits={"v1/schema.json": edit})
+    made = {
+        mode: imported_models(
+            tmp_path / mode,
+            f"required_null_{mode}",
+            generate(
+                schema, ARCHIVE, ROOT, conversions=False, settings=Settings(options=ModelOptions(required_null=mode))
+            ).files,
+        )[1]
+        for mode in ("required", "optional")
+    }
+    try:
+        strict, loose = (made[m].SessionInfo for m in ("required", "optional"))
+        wire = {"sessionId": "s", "cwd": "/w", "payload": 1}
+        with pytest.raises(ValidationError, match="owner"):
+            strict.model_validate(wire)
+        assert strict.model_fields["owner"].is_required() and strict.model_fields["payload"].is_required()
+        assert not loose.model_fields["owner"].is_required() and loose.model_fields["owner"].default is None
+        assert loose.model_fields["payload"].is_required()
+        parsed = loose.model_validate(wire)
+        assert parsed.owner is None and _dump(parsed) == wire  # absent stays absent on the wire
+        assert _dump(loose.model_validate({**wire, "owner": None})) == {**wire, "owner": None}
+        with pytest.raises(ValidationError, match="payload"):
+            loose.model_validate({"sessionId": "s", "cwd": "/w"})
+    finally:
+        _forget("required_null_required", "required_null_optional")
+
+
 # mixins
 
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: af9acddcb3eccfa08aefbf3e2bc8f38a868f59dacf1a907044b4be0eac08ab0a
-# Content sha256: f2ecf0fc4e6741e0b0bbadad68c2fdbb93f4906976fcc336d134d64ae15b7296
+# Inputs sha256: 85f6566ae7b3ec24fffe79a8ecbcdeb99ee9c8f14b7794c5bdb5e1e81d1e14a4
+# Content sha256: a45521148898e80911046270da73b79a2813570b0be69985347a6b84ad03ddeb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 67ada84f47dcbd977810727d8c0ce807d5ee3dcb34d174855d5d476be2cfc503
-# Content sha256: a19688df232ed8a051ffb5a92a34222251d6c02559605fbdcb5bfd7b9fda5cdc
+# Inputs sha256: 9dc8635134e3a0d4fd0f6338ab3b98cb3b8828a4ef598f78fc53726b83bf2b98
+# Content sha256: df95d7b4a4255a63a0d551de0c95bea081f8e3a214b6009280aeb25ddb046af9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

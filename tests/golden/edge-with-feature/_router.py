@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bce83177ddfe5f71b4b2c96717d34502e89009424332f9e83ad2d36dfd0522c4
-# Content sha256: b60f357159ada71543fe4820d29e216462478048215a346dc1c4635535e43b02
+# Inputs sha256: bbbe9e28124b9fecb53c436ad8c0bd6d7336db24f8e4754c1993cf18027eeaba
+# Content sha256: 0735f0e8079ed13fa8ed23daec7d6cf07e06bccff17d485ff919ce26d1e1aa26
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

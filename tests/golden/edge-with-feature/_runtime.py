@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1e82dc8948b80f1628d705b40467880cd703be476684767e49288919ac3c95b8
-# Content sha256: 8f4ebc877477e255f06cc5c8e10a99ec61d39d311f591eb5e2eb68f0b56dedcd
+# Inputs sha256: 51491e2ba324db9a55da2b4e07576c3a0de22459bcb242ff9c911631adf5e51a
+# Content sha256: 5d234c65f1568c397d1223b709a1bb7d257c80dab1ae34708fae8c0b4dde6d68
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 81f56e88c10fab55d4281dd5cec461a6834a6793d1e36e1c88755650b1e07c26
-# Content sha256: b064c4772c99aac40dd725c6904a046da922c078e6ddf4c13ea930ba1bc1528c
+# Inputs sha256: 14c4dec9f82f9ab440ae145432292ea6250b481b385089f01660a6d1f4c902f8
+# Content sha256: 6f97865566a728f1c2f00d3d1c8ad0f7dbac375df8fa70cdbc6eaf2911e32f69
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6a4da9b93333406db7c1ecc3b244bd824a88408ecdcb244cbe910c213819e020
-# Content sha256: aee5323f8759e55cbca7d0b92dbd3e0af7b30ef3bed3ae97e8517f550f77659b
+# Inputs sha256: 14d541863e392d8612c3718a1bcbeac1c5d32945926537d21c49763af874f6aa
+# Content sha256: acd53af957a1e5e9997106897a9aa1dc6914fa82346e957032a344b0948b6bf8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

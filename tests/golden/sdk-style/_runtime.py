@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0e2131b76547de7cc195bd253ac8bf47fb749b7d7ba0a9201c7fa9725bb2fa2b
-# Content sha256: 9511ab4f240a21dcb5a653ed3fc6971309aa129a74e8493061042f8b63534961
+# Inputs sha256: 5f2633c24ad354281108b2119d66ee27e26f36d02e0057e27e26b0c6a7c0e31d
+# Content sha256: 9a2d572f4590105c3fbb36f279a080addbf53006d0ee5c440a8c086e90d90a8b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

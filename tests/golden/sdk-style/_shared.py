@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: adc7f15d46c50637ec065b6ea6b32f748014b5bd384e8fd4371bd121cdaa755f
-# Content sha256: df6c832fecb126d9fa2cc6f9eb56c377351759c9f2f64814a3dc45a2bc883269
+# Inputs sha256: 5aa80aba5686b857d57238b9e6edb4987d0bb3b295f1bcfd3a733809e5ace72b
+# Content sha256: 6d64654bfaa3992c1e40cc4582c8a697ae25a3d0a3348dd92b08271371ed5c9c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 337419c9dfac976e211b7c07bb6d04f1cd58d901dec16f1c5586f07a29d7e85d
-# Content sha256: ba2cedafff926b50554f88a7438cb9e47b1a9b4cecf166adf0d9f2756cdcd8ba
+# Inputs sha256: 153f4e0be128b905ccdca36a979b3e24c393dd5228af0bcc23b34cee041e1b73
+# Content sha256: 9448e139c0bbcc54f1413cd1e865be2813ff0b02591374837052e1e0d96788fa
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 909641c9cafb3c07c7379d941f5b7b36efb4f15c24cb55294af0f7daf5bad9ec
-# Content sha256: f77ace9042ac3bf2ebee55a5202720b33468c853583df2a9656eb9b866692773
+# Inputs sha256: f127a20b3380335a8fd461642acc2d5414da6c9efa2a3921334d0204813cccb1
+# Content sha256: c10ddefc0b91ac858c61e229c5c0b7943012a4da4b81657421505af45754e958
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f76f94a8bcaa610662aaf29393ad9b333238d9b55049fe4e081afa42031222de
-# Content sha256: 9a633eac83ef6d9566206ad3bb53cb82c6bf11388c82526d4d766bb810971242
+# Inputs sha256: 7560ca7c25ab8a8095a8aef83acce47113baf691b7dc2a0fd2eb289b092e0db3
+# Content sha256: 9da006fae491573f116704bfc0211410a36614d6d16956ee95a5c0669f9f382e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: daec1b37e1bdabcd1207cda18c50aad3f7f2ca4064930f7e8dc05c8fd6564fce
-# Content sha256: 06ada9babd766d1824d1fd12cb538d92d91ab09630f6aa7c183b3e958ee82c2b
+# Inputs sha256: a0544b8429338591b1741b0de28b25635a54a812f0d2c26c1a37ec6639ecbf53
+# Content sha256: 60cb4df1c426deb3f9c9a915846a62cb09bb7df1c910dcced756dcf45f643b2f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 778b335032d687d9420e0957248bef610f19e045e1bcb5c5211eec7c13acbecd
-# Content sha256: b9f733ee42e19d6121e6ddb7cd8b4e67249f131e72f69939d9e9ad24180138ae
+# Inputs sha256: 1499d91be142d50b83a2713bf433c4cbd53923b10f9cf2d5d8a90f32175abd19
+# Content sha256: d727394413311ea43f47a6d0984bc507adf76423bd58310057ec5155381abccf
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3434d29ed431916896c9ff0e8c33f3c3dbed18bbacac79898389d47a9c3e98cf
-# Content sha256: 005fa0b915baeb755bc4121428629bc3356aadea5b7848526bf1246f51cad3f8
+# Inputs sha256: 8d9a46a6f727fb2d8627f3190edb60f3af92d93f19bec48bf268fc0204621d9f
+# Content sha256: 78497cc132adc5fc3d250a383cae7a1c2804427b2eae7e8e4d6eb962e166915d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46c2adbfbeb6e44717345eb5a186edbe6358b8d1f01f51635b93599592ae7904
-# Content sha256: 22be068db38806dc788032181abb5ddfb9fe6b59519b7fc6171a230c681a721a
+# Inputs sha256: d5c1fd3cf1817d1b229405cffd99fbce87671aa439d863cc9a526826411a319b
+# Content sha256: c249e4a46c34d8fe6c78155544710bab6c769dbe6b629aacac0a5f698f2e2a0e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

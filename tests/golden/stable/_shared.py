@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72065689b3443766d2c334eebb8934997a4628d22ebc7d9b8eca788a1565749b
-# Content sha256: cbf0dfca743a327bbf1b00b2028b301b75d76806b1865a9b177b1216ab28e0ce
+# Inputs sha256: 6b7e7af41b2f6d2658d9dc9173a2b3ab9377ef7dc869025641110b39465f743a
+# Content sha256: 1953162c81fc8918342d4ebfa82538dac1eba912ba7747a46abf22f4aee5e101
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

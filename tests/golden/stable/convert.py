@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eb8d3e6b35be9f5a06462c7d4779854ab86e9b20ae88db73c4d047f213997b15
-# Content sha256: a0a08ff4fa71d8db81e3d2d74a52e39eb6efb5bb272ec0685d3fd3a969286297
+# Inputs sha256: 088f9dead19631aecc72c869d3c1a465d8b78f4d8678a95f861c26f2db50696f
+# Content sha256: 90fa56a6f065a90f65f90d6c2d5c1efbc0039ae630d19c575ef078ef4d7fd47f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c955e722c16872da436d347ec4aaa7f2387cfdf31b0ac06c33be6e1454dcd496
-# Content sha256: cb7400790d2a0cbdba61e596993025bf8f3bcbfa721c20202404ff6c50bd03e0
+# Inputs sha256: d1415870087764236b2be18af4b9d6d3c7b884a81eb06a959c21a5eed99d72b7
+# Content sha256: 0f5cc5787ab33d7cfe63670492c0f5b93c188da9ed620ba659345ff16f3c3373
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 08863453f16d0efa865b5528a30603621937a6087c96ff216661979a927ebb0e
-# Content sha256: 57603d8ff7854a5d12551e571309fcc72d2d38246729e330b55bd8d5c0387f4d
+# Inputs sha256: 1018433004c51becc6e66e2100415e1fabe10d8b2c7a0790802afc3485ae4302
+# Content sha256: 7c74d74d2fdec1e8b98ce3174285e2f295da8c6932c0a1733a5c82780429ebda
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

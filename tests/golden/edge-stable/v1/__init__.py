@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 50de4048358032cf96adfe8781c5bb1ef9931ec853f65312a508b468b64f7769
-# Content sha256: 1943d938b7925613ad1ec914f8e03429914f4935d4605aa4b27f3f0ef57f36ec
+# Inputs sha256: ac56fb0cb4944756c099d9c4087af5065ec04a8352b96d0d33707a6b1b15ff04
+# Content sha256: ba54aae5db6982c851b4caa59870dc814b7c60bf8cac2364d18527bd845f4405
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

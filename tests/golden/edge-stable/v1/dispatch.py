@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 690d9f539dd7053566af72c0d2ca28a5c4da6cdee216012214cbdc486120d599
-# Content sha256: 93f3284e84ab6ce3fd3f32aa1e184d4d762cdd7420571a735d5e1c15afc77a3f
+# Inputs sha256: e56deb8cf0a22a4fa1a5b9bd7f8aece9d28b21dd0c056494b0b693e8e3e23b5a
+# Content sha256: 476a0cbf470a4ec48953b302ceb79cac9f5849b6a9baf6bb61b5ec4a77bdc039
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d5931950e5420f7476076870e469106979ea6a712b7c82a5a03ce72b84b08cb5
-# Content sha256: 587c3f6f3b8abbf82d4c97f3fe20c39c74930065c982df9ae227d5eb0f5e04f4
+# Inputs sha256: 0cf2ce35e90838bef2598b81c056083753ebbcbcd9a117ca8c474fa31cd0d3bc
+# Content sha256: aaeef9dd320e53a60aa71de241968c8d56100681d04660ed297a0ea09effcc6f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 78d0cf7029c311023f0737f23cd4f1ddedb62c05a40f4acd03e07a38f51a09fd
-# Content sha256: f13f2c8af9e9fe61652952958a9f421665c9a693dbca205b4a51438837fe873c
+# Inputs sha256: cda807695d53fa52edd24a8de160e9db76d10d415803ef2324fe5cd9b539f456
+# Content sha256: 0179024fb3a506266deb96b56ce1ddecf8d9e240a4004759d82f2cbcb24d7e84
 
 """Wire models of ACP protocol v1.
 

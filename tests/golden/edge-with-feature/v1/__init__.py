@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 430ea2da60cba2fad14fc81b04ba7832d53469fcd9b3fdd79da940ce48a2e71a
-# Content sha256: 5e125ee3836a59c3e446b6dc9a477c451628ed187c2c7abf12cd495ce343fef3
+# Inputs sha256: 54c5acb89717ce300e46f42e2284ed8b2f11f8f338d6fd8840e8f1e04ddcbbcb
+# Content sha256: 61e8dd07438c0fbfc812e8a5585c3606a0b7812017a07c891d93e7922d6c8625
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a83576e1e014f53ae39d2724a29c3e72607c1fb37f94a71a52915b214fb03ddc
-# Content sha256: 3fbdd2b78f5d3b486e63105eaa4ed86781b5a14100ff7e9b0cd8ce436cdc8e86
+# Inputs sha256: 649bc0af849a353c2531fa67a952cee3ad41c2e6c3137574e5b33a7394e98f0f
+# Content sha256: f6cacc7a959c1f963176b9b3326ab77e46614be4ce3c97cf63dc9f7550531dd8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

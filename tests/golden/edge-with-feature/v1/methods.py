@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f12443b63d6a21c3f87d2daae8b024a6b53ef87f9e922de4dcc9a2b3fa6d56d
-# Content sha256: 7e5239d5edd98279a40de07a5524ff8e272e9b10dc783e96b2904f7e547bc8c7
+# Inputs sha256: 5433d49c5845ee26230c32e34bcaab5be72387259937d74a0e62f78861b11e8e
+# Content sha256: 73829af2d67f1d3a6de6fe6e7ff3d0fe95b97e3dfa81511c64298d8b3a9662bf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 934eb6c908091625d9dfbb512021fb4eea1a25ac00b37edbe7199ff9542dd415
-# Content sha256: 0f1a57338fdf7197c4fb3693a3ae140dda6909411586a2469a6b26c75f8a47e9
+# Inputs sha256: 3bfac8eb63662852a159fc7bb08153a5a6b724da0d907e1bbdea97e956ade87a
+# Content sha256: 9e27a79c2a5a1534a52270e37060bbbd5e1fe8bf333cfabb85b1eef8398b6ff4
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d57535d022dbf2c76f6244c70529d07b3a3c11c296d2cefb328d892c076ea118
-# Content sha256: d82363c287f600e3d4e9335d1bc892843bcb40268f2e8ad9b4ef57640726792b
+# Inputs sha256: 2bafe2098cb87d3f1dd311825ecdbd476bd78ace79e765a4e0c51a88ccd96fb7
+# Content sha256: e028a5811e446cf11118c77bc7ebd899804830821d24f86f2dc128b5341e1a9f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

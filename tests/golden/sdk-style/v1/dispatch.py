@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 315b522dc99280c17d73916542ef723aba6ec7dcd50335dae3f5ef4f6fd86ad3
-# Content sha256: 9623bd4eef19513624e3b360f34ecf20255d76e490246c3c542058b29e9c30b0
+# Inputs sha256: 53f6a6ef58e66271526739d6aff0304c4a0a30c5deb207a0e0ad01f32680b28d
+# Content sha256: 70d93c4c06ab617fbc2d751f62e017426639089986f95d5600edfa07c807644e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

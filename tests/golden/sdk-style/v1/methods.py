@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6198612060df5b49702d6f3435bb9eb2f3f10c606bb9ce14e765dc3e201611d4
-# Content sha256: 82e52323fe364afba5cb6aeb2d741471049953c35af44b7f6cd2f393893d79a2
+# Inputs sha256: f4895ae99fc3809710ba9217a14f660464b00eaab0c41ebc36b4c62d9cc653e6
+# Content sha256: 45513e3a1900ae949decbfb776321d4bcf02ebcc400dd94ab81c17761e771a5b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ae1282627bd6da0912afcbbb03f88359eb987e8675b5d8c847318c3788a6147f
-# Content sha256: 981156009d24243da330be27090f3863cad0b3264d377565b2a400152275806b
+# Inputs sha256: 2fcea78444859ac50341ba6d280964d3d3d878733d5eb99c9a8f6e44f4fd0d97
+# Content sha256: a07d43e89c6fdc5afba374141dd4d3fec55da717f1204d991c686cde3faea0a3
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3eaec5a13e235cf48e4fc6802a478abd211b42ccdd161608f9256ce17632964d
-# Content sha256: 972c6e9c923d1ac2f045d8535e0eb5ddde44a75a39d0e7631c9dfec512c95db1
+# Inputs sha256: a48684c2a7e135c6f107acd54f747065d400a92a7b4d570cbc0fe52822a6d842
+# Content sha256: 34f5e06d2bf2a828e46bd7477b533ead97c544d118626f2a996a546abaf38c95
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 78a0b640db6b236a1c77972c24b03bc435563a4c42603ca48411573092cabb98
-# Content sha256: 3c00dbfb17736769016bf844729d871f0a9d965b74d0eaf394cf7fdbf72c48ff
+# Inputs sha256: 2ba6950642b67e8ec404ef732434a82678e7da4a03fdb62344f7b8ce915c4659
+# Content sha256: 85e06eaf64c7abca0d050964d387f85d5435f9fed355b80df90f48058db7d8b5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

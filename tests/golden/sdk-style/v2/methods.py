@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5639bb007a8c25f96789b463af6d3f3f2f9c0c521bcdb29d35ea74ebaee1a630
-# Content sha256: e2bec89dbb7025d0b386be66a168e73173230f81e333874e068d43233359a94c
+# Inputs sha256: 981061155d1748400ded25520bd423f8869c0f8a4393f9e00048b02147635e55
+# Content sha256: 1dc5279cf8c95a7e0e63f492dc1dd1e239557746c0ffc3692165f948074fd988
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

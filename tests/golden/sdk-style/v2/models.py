@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f0c3883bc53fbfd581ae27e79b000dbbdd077d2df40c7a03269047c02df81f20
-# Content sha256: 5666f049fbf58067402b0fe37f528aa0b5727bfcd2b0a3931b4e6de62adb8081
+# Inputs sha256: 341f8e30a684de3bdb2e5a857a1b16e7d0d8a48c316d072ea0b22d749edc93ae
+# Content sha256: 5924e4d5cd9e6816f127eba8b7d07d082e5c091278fff60270210f7a5f569480
 
 """Wire models of ACP protocol v2.
 

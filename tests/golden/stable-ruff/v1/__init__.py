@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bd5b0dad5cff2a8f2d1967c123135656e7c9b1f2bf9ca00be4502bd49d8603fd
-# Content sha256: e52af34522ea25a2255d65c6a721d85956a3ee7fa0f7ba9e2546ff49bc381f77
+# Inputs sha256: 689a5e00222281d1de03cdcba268eba474120b1d7073328346f7cb0d991ee279
+# Content sha256: cab73e50eaf36aca091ee538accb16d5397d6c795765324a05e64246b8c93eeb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

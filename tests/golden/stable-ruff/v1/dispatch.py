@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4a00176c48cfd97d89c9b8b4bbc7bc587760aa3de2d70c873cce7af7c00cf057
-# Content sha256: 7ea2692c4543cc018ee82fb0cee4900d3991f86ae01cfcfdd35a8e9cf0e6b5eb
+# Inputs sha256: 1322c22f41ff790f709a030efbe41ea1985dffcb1a1b9f5bef652c73498e161e
+# Content sha256: a27022c2fb20d0fbbb0eee45d54d6c1488b855dd13af460e69f7463682fa3560
 
 """Method dispatch for the agent side of ACP protocol v1.
 

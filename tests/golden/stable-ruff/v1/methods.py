@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9d38e92a3c1349525d433b81cb236fe6f5bdae314c65ac77a7e7ca0a6eb979aa
-# Content sha256: d7d2421aff86208090395060693d19e8c2a9057e456368608606e2394bef8031
+# Inputs sha256: 6c5e9f8875d57035f0fbeb8d0cd3b062a9d470c276daa8735463625929af3f47
+# Content sha256: 5b544b51e9337dd801ed5933a97fab2253b8b0761e96d51a07170caa7fb7541b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

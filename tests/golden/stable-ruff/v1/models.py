@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7a2caddbcb8a8c463c63a860407dc0b463a7e0921c8bfb887cbc2d035e029a53
-# Content sha256: 1fbd5a84847a3673e8ad074b970db46f48f920eaea01d4f7886a11822b4f03a5
+# Inputs sha256: a5888a0238d8f8af99e159ce26dc115b56fd2b97ee31eeb6864a22ec3a4502fc
+# Content sha256: 3b7f752b2194a55d0d2d78a00ad33d8f0fb98398969bbe7eb98ccf6e5c4b834c
 
 """Wire models of ACP protocol v1.
 

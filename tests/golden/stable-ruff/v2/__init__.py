@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ee780a53922c1c28fc3ffca1786e1c29dae7585fe19a1ede3d97fe69285dd122
-# Content sha256: 1a1ae0e448221c2ab0980e1996ef7037b36e707c4fcd61df3973ace9308c9e24
+# Inputs sha256: d39ac1967c7b064610a983cd5efa5c6965a82df70596f3c94005d98d8e82bbe6
+# Content sha256: f189e08ad8430144a9c28624642361ff3dfa158c9b8c7bfa16b282d7b5d44a98
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

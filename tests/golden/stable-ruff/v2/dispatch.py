@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4abe7814f3ce43d94296fcb8ba652eb55df75101cdcfead59cb221cbaf2c55c5
-# Content sha256: 815d4dbf48bf520b55b7dcb7d32ad3f5e3931625590f753c8a18dcee90fc8b1c
+# Inputs sha256: c40dda68059d1abe9c72b86336773569feaee5e4cdddd3e6064bda7da79699b8
+# Content sha256: 554325c7ee91881ea28b6f9b9381743737600bae67ce6e0f272769ac52bbbe04
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5965ad711ff7bbc736f0b16263c671bf2a1f9b5bd645e28f67d3fbb11e98514d
-# Content sha256: 15322bea813d6a2c8700f6dc0e872dc49f243b519a7871d129b88d1c9e8f3ce1
+# Inputs sha256: 5d06067e4eeb753d9108ad80dcd315175841c8c3a1fd187af35c913b244574b1
+# Content sha256: 2368901f32e17cefb862d2ffd02740e098855691ad521b38888fbcea64ad10e9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eec6ebf347f0616734e047e516c53b10afb23ede6755839b64dcf9a1606feb0a
-# Content sha256: c680689c793edbd2e7d5758ce6a4319ccc166916bdd42bedc51a672698be2ec6
+# Inputs sha256: 6bb1bfe7321cb1a85d6c58d0455e71e93a767704fa3a70e132ac7af5f4c80520
+# Content sha256: c3486569e956efd8ff2eb3a06f78dcb1fcad0c200bc149cc19365bdc2f68c883
 
 """Wire models of ACP protocol v2.
 

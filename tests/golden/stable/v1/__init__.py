@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ed365584f791f9040e590232c26a976b132dc479c75b1e323b41c4408cb2150
-# Content sha256: 11c9540fd5a6571e376bd98063bf38645640685da49da09353e37fede4e91532
+# Inputs sha256: d95d9b2ddadba202dfc2ee21be37d8e5c060982c51a903c80ba1bfc7b6b1f559
+# Content sha256: 25064dc42787180f726344c004f8a604d291ed432816bcb3a5394fb019815291
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91e2009e55d50de994f228c236c2faa5abf57d548c8d103ef6a8a51dfc821afd
-# Content sha256: 968b5821d3f84487e505337b2984efb2b6a4b9d9d2fa7307a493618b1a6d0e18
+# Inputs sha256: 5d0d708895f4e89af5eff84fa127f18a98825cbc5b38ee0f78d8f2252f8ff582
+# Content sha256: 11d83396846f5e88aa2d484a8fb70c1a1f041fa1ca38c06410fa7aab4a69f946
 
 """Method dispatch for the agent side of ACP protocol v1.
 

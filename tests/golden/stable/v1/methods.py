@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d89b16959ec7cdd1ccb0997e5b05dea587359eeaa62d5dcdf3c7d11323de2f5c
-# Content sha256: c2e6f409a50b755aa957c580adbfec1a7459ab86669974be59e7a785dd2dfe1b
+# Inputs sha256: cef1da55472cee7970b79eb65436bd80f59b9182ab93a9e8e529d6e841623674
+# Content sha256: 1c60e74ce0b61f47fd94c4b5ca34a90f4866d95a3e3d6824051284c0f6ee77f8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

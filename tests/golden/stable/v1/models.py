@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db06b2936b7b4a10f1cfd46facb6161a1eddcd412877a030303b6a9fb978c328
-# Content sha256: f6d632e6e1c660fbf73c40e1d4219e7e4a622434e05258e891891a1ceb24e281
+# Inputs sha256: 065f841da0eaf993d420256ff9effded482d02307539600c05d77ff8f271fa35
+# Content sha256: 21834183248eb45269192847875e537aff2545993602dcb0c6a2dc7656fda839
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 59a2633764bb9cee2f35db29572260cfcb58537ac5f7a6d82bc69c16cc481b98
-# Content sha256: a66bfa473fba41271625234f1d527654638766cdc284fbef30f2b6df0a3178bb
+# Inputs sha256: 1ac75ddb932291d72cbe3f21eb7ab9a28ae8acfbeb6f419120f520155f05a44c
+# Content sha256: 15ed445cdbfdd808b1a303a925e45b9d141967c2f30bba91b6b129be99eff4ea
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 35bdb11e225dca7099d2e6a60ce00c5aae3bbf648f90c89597d2274125558c5c
-# Content sha256: 3f1eda8f832899bd0785da4eb865ba42c41f15f032eb2062ba6db0df84a1b2b5
+# Inputs sha256: 9cbef98ecdf8f074f4e11380bd4e482765f59977aab4a89f0f4cf73c32225f8d
+# Content sha256: 9300caffc595531bc4b019fb518ab58b9439eff6cec90783b4f244415e523e98
 
 """Method dispatch for the agent side of ACP protocol v2.
 

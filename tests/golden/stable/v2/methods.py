@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97facc633dec8ca7e9cadcdfa9fd856b6c695dfd77067e07c8e178f9b25811a6
-# Content sha256: da73147ab7e77956802282dd72e01ecfb2130888c4fa2e4b7e32fabce34a4d21
+# Inputs sha256: 7060d9b72abfb11c9a02e1abad149e5cefd22e9eb4fe7d491513cbeb6ca63802
+# Content sha256: 1b3aa0f2badc7ce5304b48979daf7a02d76bf75cc3d77d2c549806efc86da9f0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

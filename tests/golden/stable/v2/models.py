@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d244a7870d477ac02c25f69604e65840c24984b2a33cc78e823b60caedc455f0
-# Content sha256: 5c5f62dd934b9858f969db90cff654a8fe5525a502ef03581d2bd96e9e973f13
+# Inputs sha256: dbcae41c85ef4322701adfdb0e79a50aeb5632b2ada5ccb31e5c4268aebeb4bc
+# Content sha256: 939b2aacb8af26d4f0586fa112f87bb66413ffdc54b18982c6c829a576ec5ca2
 
 """Wire models of ACP protocol v2.
 
