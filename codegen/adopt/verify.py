@@ -76,9 +76,9 @@ def compare_names(old: Module, new: Module, gained: Mapping[str, tuple[str, ...]
         added = {a: w for a, w in attrs_now.items() if a not in attrs and w not in extra}
         if lost or added:
             problems[name] = f"fields differ: before {sorted(lost.items())}, now {sorted(added.items())}"
-        # acp-codegen defaults a tag to its constant (reading still requires it): a tag the
-        # old class required is no difference.
-        elif required - tags_now != required_now - extra:
+        # acp-codegen defaults a tag to its constant where it is a variant's (reading still
+        # requires it): whether a tag is required is no difference.
+        elif required - tags_now != required_now - extra - tags_now:
             problems[name] = f"required keys differ: before {sorted(required)}, now {sorted(required_now)}"
     return problems
 

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from conftest import ROOT, SCHEMA
 
+from codegen.adopt.read import Module, SdkField, SdkName
+from codegen.adopt.verify import compare_names
 from codegen.cli import main
 from codegen.features import select
 from codegen.load import load_version
@@ -404,3 +406,21 @@ def test_bad_input_exits_2_and_leaves_everything_as_it_was(
     assert adopt(repo, monkeypatch) == 2
     assert expected in capsys.readouterr().err
     assert snapshot(repo) == before
+
+
+def test_a_tag_required_on_both_sides_is_no_difference() -> None:
+    """The SDK 0.10.1's ``UntitledMultiSelectItems``: its ``type`` constant required in the
+    old class and in the generated one (not a union variant's tag, so not defaulted)."""
+
+    def module(*fields: SdkField) -> Module:
+        return Module("m.m", Path("m.py"), Path("."), {"Items": SdkName("Items", "model", fields=fields)})
+
+    tag = SdkField("type", "type", True, {"lit": ["string"]})
+    values = SdkField("enum", "enum", True, {"list": {"prim": "str"}})
+    optional_values = SdkField("enum", "enum", False, {"list": {"prim": "str"}})
+    defaulted_tag = SdkField("type", "type", False, {"lit": ["string"]}, "string", True)
+    assert compare_names(module(tag, values), module(tag, values), {}) == {}
+    assert compare_names(module(tag, values), module(defaulted_tag, values), {}) == {}
+    assert compare_names(module(tag, values), module(tag, optional_values), {}) == {
+        "Items": "required keys differ: before ['enum', 'type'], now ['type']"
+    }
