@@ -56,6 +56,8 @@ def _shape(d: SdkName) -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
 
 def compare_names(old: Module, new: Module, gained: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
     problems: dict[str, str] = {}
+    # A second name of a class (``SessionUpdate9 = SessionInfoUpdate``) gains what it gains.
+    by_ref = {old.names[n].ref: keys for n, keys in gained.items() if n in old.names and old.names[n].ref}
     for name, was in old.names.items():
         now = new.names.get(name)
         if now is None or (now.kind == "other" and was.kind != "other"):
@@ -71,7 +73,7 @@ def compare_names(old: Module, new: Module, gained: Mapping[str, tuple[str, ...]
             problems[name] = f"a class before, now {now.kind}"
             continue
         (attrs, required, _), (attrs_now, required_now, tags_now) = _shape(was), _shape(now)
-        extra = set(gained.get(name, ()))
+        extra = set(gained.get(name) or by_ref.get(was.ref, ()))
         lost = {a: w for a, w in attrs.items() if attrs_now.get(a) != w}
         added = {a: w for a, w in attrs_now.items() if a not in attrs and w not in extra}
         if lost or added:

@@ -424,3 +424,24 @@ def test_a_tag_required_on_both_sides_is_no_difference() -> None:
     assert compare_names(module(tag, values), module(tag, optional_values), {}) == {
         "Items": "required keys differ: before ['enum', 'type'], now ['type']"
     }
+
+
+def test_a_second_name_of_a_class_gains_what_the_class_gains() -> None:
+    """The SDK 0.7.1's ``SessionUpdate9 = SessionInfoUpdate``: the generated class gains the
+    archive feature's ``archived``, under either name."""
+    fields = (SdkField("sessionId", "sessionId", True, {"prim": "str"}),)
+    old = Module(
+        "m.m",
+        Path("m.py"),
+        Path("."),
+        {
+            "Info": SdkName("Info", "model", ref="m.m:Info", fields=fields),
+            "Info9": SdkName("Info9", "model", ref="m.m:Info", own=False, fields=fields),
+        },
+    )
+    more = (*fields, SdkField("archived", "archived", False, {"prim": "bool"}))
+    new = Module("m.m", Path("m.py"), Path("."), {n: SdkName(n, "model", fields=more) for n in ("Info", "Info9")})
+    assert compare_names(old, new, {"Info": ("archived",)}) == {}
+    assert compare_names(old, new, {}) == {
+        n: "fields differ: before [], now [('archived', 'archived')]" for n in ("Info", "Info9")
+    }
