@@ -8,10 +8,11 @@ table written before, so that running adopt again derives the same settings.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir import TypeExpr
+from ..ir import Field, TypeExpr
 from ..markers import takes_null
 from ..names import model_field_name
 from .read import Module, SdkName
@@ -172,25 +173,32 @@ def _takes_none(d: SdkName, wire: str) -> bool:
 def _default_on_null(module: Module, matching: Matching, gen: Generated) -> str:
     """``all`` where the module's optional fields take ``None`` though the schema does not
     let them be null (datamodel-code-generator's ``Optional[X] = None``), else ``marked``."""
-    votes: Counter[bool] = Counter()
+    votes = Counter(
+        _takes_none(d, wire)
+        for d, wire, g in _shared_fields(module, matching, gen)
+        if not (g.required or g.type.nullable or g.type.kind in ("any", "null"))
+    )
+    return "all" if votes[True] > votes[False] else "marked"
+
+
+def _shared_fields(module: Module, matching: Matching, gen: Generated) -> Iterator[tuple[SdkName, str, Field]]:
+    """Each matched class's fields that the module's class has too: (its class, wire key,
+    the generated field)."""
     for sdk, m in matching.classes.items():
         d = module.names[sdk]
+        keys = d.keys()
         for wire, g in gen.fields[m.generated].items():
-            if g.required or g.type.nullable or wire not in d.keys() or g.type.kind in ("any", "null"):
-                continue
-            votes[_takes_none(d, wire)] += 1
-    return "all" if votes[True] > votes[False] else "marked"
+            if wire in keys:
+                yield d, wire, g
 
 
 def _nulls_optional(module: Module, matching: Matching, gen: Generated) -> bool:
     """Whether the module's classes leave out, as not required, the required properties
     whose schema admits null (datamodel-code-generator without its strict-nullable option):
     ``required-null = "optional"``."""
-    votes: Counter[bool] = Counter()
-    for sdk, m in matching.classes.items():
-        d = module.names[sdk]
-        required = {f.wire for f in d.fields if f.required}
-        for wire, g in gen.fields[m.generated].items():
-            if g.required and wire in d.keys() and takes_null(gen.protocol, g.type, explicit=True):
-                votes[wire not in required] += 1
+    votes = Counter(
+        wire not in {f.wire for f in d.fields if f.required}
+        for d, wire, g in _shared_fields(module, matching, gen)
+        if g.required and takes_null(gen.protocol, g.type, explicit=True)
+    )
     return votes[True] > votes[False]
