@@ -5,6 +5,7 @@ the render or write stage, and no module grows past what one reader takes in."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,7 @@ def _imports(name: str, is_package: bool, source: str, known: set[str]) -> set[s
     return found - {name}
 
 
+@functools.cache  # every test reads the same tree: parse it once a run (read only)
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     known = set(modules)
