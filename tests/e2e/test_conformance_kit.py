@@ -1,6 +1,9 @@
 """``acp-codegen conformance`` against the reference agent, against one broken agent per
 scenario (``broken_agent.py``: exactly that scenario must fail), and against agents that
-exit, write garbage or never answer (clear failures, no hang, no traceback)."""
+exit, write garbage or never answer (clear failures, no hang, no traceback).
+
+The runs against the broken agents are CLI runs, a few at a time: each spends most of its
+seconds waiting for agent processes and turns."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,7 +33,12 @@ def kit(
     code = main(["conformance", "--timeout", "5", "--long-prompt", LONG_PROMPT, *options, "--", *agent])
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
-    return code, {(int(v), name): status for status, v, name in LINE.findall(out)}, out + err
+    return code, statuses(out), out + err
+
+
+def statuses(out: str) -> dict[tuple[int, str], str]:
+    """{(version, scenario): status} from the kit's output lines."""
+    return {(int(v), name): status for status, v, name in LINE.findall(out)}
 
 
 def broken(fault: str, tmp_path: Path) -> list[str]:
@@ -131,10 +141,46 @@ FAULT_RUNS = [pytest.param(s.name, 1, id=f"{s.name}-v1") for s in SCENARIOS] + [
 ]
 
 
+Run = tuple[int, dict[tuple[int, str], str], str, Path]
+
+
+def kit_process(folder: Path, fault: str, version: int) -> Run:
+    """``kit`` as a CLI run against a broken agent, and the JUnit report it wrote."""
+    junit = folder / "report.xml"
+    options = ("--timeout", "5", "--long-prompt", LONG_PROMPT, "--protocol", str(version), "--junit-xml", str(junit))
+    run = subprocess.run(
+        [sys.executable, "-m", "codegen", "conformance", *options, "--", *broken(fault, folder)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = run.stdout + run.stderr
+    assert "Traceback" not in out
+    return run.returncode, statuses(run.stdout), out, junit
+
+
+@pytest.fixture(scope="module")
+def fault_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[tuple[str, int], Future[Run]]]:
+    """The kit's runs against the broken agents the session selected, three at a time."""
+    selected = [
+        (item.callspec.params["scenario"], item.callspec.params["version"])
+        for item in request.session.items
+        if isinstance(item, pytest.Function)
+        and item.originalname == "test_each_scenario_fails_against_its_broken_agent"
+    ]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        yield {
+            (fault, version): pool.submit(kit_process, tmp_path_factory.mktemp(f"{fault}-v{version}"), fault, version)
+            for fault, version in selected
+        }
+
+
 @pytest.mark.parametrize(("scenario", "version"), FAULT_RUNS)
-def test_each_scenario_fails_against_its_broken_agent(scenario, version, capsys, tmp_path):
-    junit = tmp_path / "report.xml"
-    code, results, out = kit(capsys, broken(scenario, tmp_path), "--protocol", str(version), "--junit-xml", str(junit))
+def test_each_scenario_fails_against_its_broken_agent(scenario, version, fault_runs):
+    code, results, out, junit = fault_runs[scenario, version].result()
     assert code == 1, out
     assert [key for key, status in results.items() if status == "FAIL"] == [(version, scenario)], out
     assert len(results) == len(SCENARIOS), out
@@ -194,7 +240,7 @@ def test_agents_that_cannot_talk_fail_clearly_without_hanging(name, tmp_path):
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr
-    results = {(int(v), s): status for status, v, s in LINE.findall(run.stdout)}
+    results = statuses(run.stdout)
     # The first scenario of each version fails saying why; the rest are skipped, not passed.
     assert results[(1, "initialize")] == results[(2, "initialize")] == "FAIL"
     assert set(results.values()) == {"FAIL", "SKIP"}
