@@ -17,15 +17,36 @@ from codegen.cli import main
 from codegen.write import strip_header
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def new_project(folder: Path) -> Path:
     """A throwaway SDK-like project: the repo's fragments and a [tool.acp-codegen] table."""
-    copy_schema(tmp_path / "schema")
-    (tmp_path / "pyproject.toml").write_text(
+    copy_schema(folder / "schema")
+    (folder / "pyproject.toml").write_text(
         '[tool.acp-codegen]\nschema-dir = "schema"\nout = "pkg/generated"\nfeatures = ["unstable_session_archive"]\n'
     )
-    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(new_project(tmp_path))
     return tmp_path
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``generate`` writes in a new project, generated once for the tests that start
+    from a generated tree (the bytes do not depend on where the project is)."""
+    folder = new_project(tmp_path_factory.mktemp("first-run"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        assert main(["generate"]) == 0
+    return folder / "pkg" / "generated"
+
+
+@pytest.fixture
+def generated(project: Path, first_run: Path) -> Path:
+    """``project`` after ``generate``: its generated package."""
+    return shutil.copytree(first_run, project / "pkg" / "generated")
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -44,18 +65,16 @@ def test_generate_then_check_is_clean(project: Path, capsys: pytest.CaptureFixtu
     assert main(["check"]) == 0
 
 
-def test_generated_matches_the_repository_package(project: Path) -> None:
-    assert main(["generate"]) == 0
+def test_generated_matches_the_repository_package(generated: Path) -> None:
     # Headers may differ: a file whose content did not change keeps the header of the run
     # that last changed it (see codegen.write.keep_unchanged).
-    ours = {k: strip_header(v.decode()) for k, v in snapshot(project / "pkg" / "generated").items()}
+    ours = {k: strip_header(v.decode()) for k, v in snapshot(generated).items()}
     committed = {k: strip_header(v.decode()) for k, v in snapshot(ROOT / "generated").items() if "__pycache__" not in k}
     assert ours == committed
 
 
-def test_check_catches_a_hand_edit(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["generate"])
-    models = project / "pkg" / "generated" / "v1" / "models.py"
+def test_check_catches_a_hand_edit(generated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    models = generated / "v1" / "models.py"
     models.write_text(models.read_text().replace("class SessionInfo(", "class SessionInfoX("))
     capsys.readouterr()
     assert main(["check"]) == 1
@@ -65,15 +84,13 @@ def test_check_catches_a_hand_edit(project: Path, capsys: pytest.CaptureFixture[
     assert "nox -s generate" in captured.err
 
 
-def test_check_catches_a_stray_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["generate"])
-    (project / "pkg" / "generated" / "v1" / "extra.py").write_text("x = 1\n")
+def test_check_catches_a_stray_file(generated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (generated / "v1" / "extra.py").write_text("x = 1\n")
     assert main(["check"]) == 1
     assert "v1/extra.py" in capsys.readouterr().out
 
 
-def test_check_catches_a_schema_edit(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["generate"])
+def test_check_catches_a_schema_edit(project: Path, generated: Path, capsys: pytest.CaptureFixture[str]) -> None:
     edit_json(
         project / "schema" / "v2" / "schema.json",
         lambda d: d["$defs"]["SessionInfo"].__setitem__("description", "Changed."),
@@ -84,8 +101,7 @@ def test_check_catches_a_schema_edit(project: Path, capsys: pytest.CaptureFixtur
     assert "+    Changed." in out and "v2/models.py" in out
 
 
-def test_check_catches_a_template_edit(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    main(["generate"])
+def test_check_catches_a_template_edit(project: Path, generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     templates = project / "templates-copy"
     shutil.copytree(render.TEMPLATES, templates)
     methods = templates / "methods.py.jinja"
@@ -155,10 +171,9 @@ BAD_INPUTS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_input_exits_2_names_file_and_pointer_and_keeps_output(
-    case: str, project: Path, capsys: pytest.CaptureFixture[str]
+    case: str, project: Path, generated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["generate"]) == 0
-    before = snapshot(project / "pkg" / "generated")
+    before = snapshot(generated)
     file, breaker, expected = BAD_INPUTS[case]
     breaker(project / "schema" / file)
     capsys.readouterr()
@@ -166,7 +181,7 @@ def test_bad_input_exits_2_names_file_and_pointer_and_keeps_output(
     err = capsys.readouterr().err
     assert expected in err
     assert "Traceback" not in err
-    assert snapshot(project / "pkg" / "generated") == before
+    assert snapshot(generated) == before
 
 
 def test_unknown_feature_option_is_an_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -193,16 +208,14 @@ def test_command_line_entry_point_prints_no_traceback(project: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_check_on_an_unchanged_tree_renders_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert main(["generate"]) == 0
-
+def test_check_on_an_unchanged_tree_renders_nothing(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def must_not_render(*args: object, **kwargs: object) -> str:
         raise AssertionError("check rendered although nothing changed")
 
     monkeypatch.setattr("codegen.pipeline.render_models", must_not_render)
     assert main(["check"]) == 0
     # A one-character hand edit defeats the recorded content hash, so check renders (and fails here).
-    models = project / "pkg" / "generated" / "v2" / "models.py"
+    models = generated / "v2" / "models.py"
     models.write_text(models.read_text().replace("camelCase", "camelcase", 1) + " ")
     with pytest.raises(AssertionError, match="check rendered"):
         main(["check"])
@@ -212,11 +225,9 @@ def test_check_on_an_unchanged_tree_renders_nothing(project: Path, monkeypatch: 
 
 
 def test_an_upgrade_with_the_same_output_leaves_check_green_and_rewrites_nothing(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    project: Path, generated: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["generate"]) == 0
-    out = project / "pkg" / "generated"
-    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.rglob("*.py")}
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in generated.rglob("*.py")}
     # A new acp-codegen (another version, another generator source) and a whitespace-only
     # reformat of a fragment: every header's inputs hash is now stale, no content is.
     monkeypatch.setattr(render, "__version__", "9.9.9")
@@ -227,11 +238,12 @@ def test_an_upgrade_with_the_same_output_leaves_check_green_and_rewrites_nothing
     assert main(["check"]) == 0
     assert main(["generate"]) == 0
     assert "nothing written" in capsys.readouterr().out
-    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.rglob("*.py")} == before
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in generated.rglob("*.py")} == before
 
 
-def test_a_content_change_rewrites_with_the_new_header(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert main(["generate"]) == 0
+def test_a_content_change_rewrites_with_the_new_header(
+    project: Path, generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(render, "__version__", "9.9.9")
     edit_json(
         project / "schema" / "v1" / "schema.json",
@@ -244,18 +256,16 @@ def test_a_content_change_rewrites_with_the_new_header(project: Path, monkeypatc
     assert (project / "pkg" / "generated" / "v2" / "models.py").read_text().startswith("# Generated by acp-codegen 0.")
 
 
-def test_check_catches_a_hand_edit_of_the_header(project: Path) -> None:
-    main(["generate"])
-    methods = project / "pkg" / "generated" / "v1" / "methods.py"
+def test_check_catches_a_hand_edit_of_the_header(generated: Path) -> None:
+    methods = generated / "v1" / "methods.py"
     methods.write_text(methods.read_text().replace("# Features: ", "# Features: my_own, ", 1))
     assert main(["check"]) == 1
 
 
-def test_strip_header_keeps_only_the_content(project: Path) -> None:
+def test_strip_header_keeps_only_the_content(generated: Path) -> None:
     from codegen.write import strip_header
 
-    main(["generate"])
-    text = (project / "pkg" / "generated" / "v1" / "methods.py").read_text()
+    text = (generated / "v1" / "methods.py").read_text()
     body = strip_header(text)
     assert text.endswith(body) and text.startswith("# Generated by acp-codegen")
     assert not body.lstrip().startswith("#") and body.lstrip().startswith('"""JSON-RPC methods')
@@ -273,11 +283,9 @@ def _formatter_check(tool: str, line_length: int, path: Path) -> subprocess.Comp
     return subprocess.run([*command, f"--line-length={line_length}", str(path)], capture_output=True, text=True)
 
 
-def test_default_output_passes_black_check(project: Path) -> None:
-    assert main(["generate"]) == 0
-    out = project / "pkg" / "generated"
-    assert "# Formatter: black, line length 88" in (out / "v1" / "models.py").read_text()
-    done = _formatter_check("black", 88, out)
+def test_default_output_passes_black_check(generated: Path) -> None:
+    assert "# Formatter: black, line length 88" in (generated / "v1" / "models.py").read_text()
+    done = _formatter_check("black", 88, generated)
     assert done.returncode == 0, done.stderr
 
 
