@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from codegen.formatting import forget_layouts
+
 
 @dataclass(frozen=True)
 class Ratio:
@@ -41,10 +43,12 @@ class Ratio:
 
 
 def best_of(fn: Callable[[], object], repeat: int = 5, number: int = 1) -> float:
-    """Median seconds per call over ``repeat`` rounds of ``number`` calls (after one warm-up)."""
+    """Median seconds per call over ``repeat`` rounds of ``number`` calls (after one warm-up),
+    each round with no layouts of black remembered, as in a CLI run."""
     fn()
     rounds = []
     for _ in range(repeat):
+        forget_layouts()
         start = time.perf_counter()
         for _ in range(number):
             fn()
@@ -63,13 +67,15 @@ def compare(
 ) -> Ratio:
     """Time subject and baseline interleaved, so that machine noise hits both alike. Each
     round starts with the garbage of the one before collected, so that neither side pays
-    for the other's (a generation leaves its garbage to be collected after it)."""
+    for the other's (a generation leaves its garbage to be collected after it), and, as a
+    CLI run does, with no layouts of black remembered (see codegen.formatting.remember)."""
     subject()
     baseline()
     s_rounds, b_rounds = [], []
     for _ in range(repeat):
         for fn, rounds in ((subject, s_rounds), (baseline, b_rounds)):
             gc.collect()
+            forget_layouts()
             start = time.perf_counter()
             for _ in range(number):
                 fn()

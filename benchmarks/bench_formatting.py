@@ -72,7 +72,7 @@ def _figure(label: str, method: str, size: int, threshold: int, pieces: list[str
 
     def laid_out(on: bool) -> None:
         with _workers(method, on), paused_gc():
-            formatting._map(lay_out, job)
+            formatting._map(lay_out, job["draft"])
 
     workers = "forked workers" if method == "fork" else "spawned workers"
     return compare(

@@ -29,7 +29,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -50,6 +50,12 @@ BLACK_PIECE = 4_000
 # On a machine busy with other work, workers pay later (F1 read 0.99x at 99,000 there).
 BLACK_PARALLEL = 32_000
 BLACK_PARALLEL_AFRESH = 160_000
+# black's layout of each piece laid out in this process, by line length and piece: black's
+# output depends on those two alone, and a process that lays out much of the same code
+# again pays for it once (``diff``'s two sides, a build script, a test run). Emptied
+# when it would hold more than LAID_OUT_PIECES pieces (a few tens of MB).
+LAID_OUT_PIECES = 4_000
+_laid_out: dict[tuple[int, str], str] = {}
 
 T = TypeVar("T")
 
@@ -131,20 +137,38 @@ def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
     # Without the blank lines at its end (black drops them), a piece that has black's
     # layout is one black reads once.
     pieces = {name: [p.rstrip("\n") + "\n" for p in _pieces(source, BLACK_PIECE)] for name, source in sources.items()}
-    # Imported here, before any worker starts: a forked worker inherits it, where it would
-    # otherwise import black itself (0.2 s), in every run.
-    import black  # noqa: F401
+    every = [piece for parts in pieces.values() for piece in parts]
+    known = {piece: _laid_out[line_length, piece] for piece in every if (line_length, piece) in _laid_out}
+    todo = list(dict.fromkeys(piece for piece in every if piece not in known))
+    if todo:
+        # Imported here, before any worker starts: a forked worker inherits it, where it
+        # would otherwise import black itself (0.2 s), in every run.
+        import black  # noqa: F401
 
-    with paused_gc():
-        laid_out = iter(_map(functools.partial(_lay_out, line_length=line_length), pieces))
-        return {name: "\n\n".join(next(laid_out) for _ in parts) for name, parts in pieces.items()}
+        with paused_gc():
+            new = dict(zip(todo, _map(functools.partial(_lay_out, line_length=line_length), todo), strict=True))
+        remember(((line_length, piece), text) for piece, text in new.items())
+        known |= new
+    return {name: "\n\n".join(known[piece] for piece in parts) for name, parts in pieces.items()}
 
 
-def _map(function: functools.partial[str], pieces: Mapping[str, list[str]]) -> list[str]:
+def remember(layouts: Iterable[tuple[tuple[int, str], str]]) -> None:
+    """Keep black's ``layouts`` of pieces ((line length, piece), laid out) for later runs."""
+    entries = list(layouts)
+    if len(_laid_out) + len(entries) > LAID_OUT_PIECES:
+        _laid_out.clear()
+    _laid_out.update(entries[:LAID_OUT_PIECES])
+
+
+def forget_layouts() -> None:
+    """Start as a fresh process does, laying out every piece (benchmarks time CLI runs)."""
+    _laid_out.clear()
+
+
+def _map(function: functools.partial[str], jobs: Sequence[str]) -> list[str]:
     """``function`` over every piece, in order: in worker processes when there is enough
     work for their start method and this is no worker itself, else (or when workers cannot
     start or die) here."""
-    jobs = [piece for parts in pieces.values() for piece in parts]
     threshold = BLACK_PARALLEL if _start_method() == "fork" else BLACK_PARALLEL_AFRESH
     workers = min(len(jobs), _cores()) if sum(map(len, jobs)) >= threshold and not _in_a_worker() else 1
     if workers > 1:
@@ -200,10 +224,11 @@ def in_background(calls: Mapping[str, Callable[[], T]]) -> Iterator[Callable[[st
     def result(name: str) -> T:
         while worker is not None and name not in received:
             try:
-                sent, value = reader.recv()
+                sent, value, layouts = reader.recv()
             except (EOFError, OSError):  # the worker died: what is left is made here
                 break
             received[sent] = value
+            remember(layouts)
         value = received.get(name)
         return value[0] if value is not None else calls[name]()
 
@@ -221,14 +246,18 @@ def in_background(calls: Mapping[str, Callable[[], T]]) -> Iterator[Callable[[st
 def _send_results(calls: Mapping[str, Callable[[], object]], connection: Connection, scratch: str) -> None:
     """A background worker's work: each call's result, or None where it raised or cannot
     be sent (``send`` pickles before it writes); the parent then makes that call itself.
-    Temporary files go under ``scratch``, which the parent removes."""
+    With each, the layouts black made for it (see remember). Temporary files go under
+    ``scratch``, which the parent removes."""
     gc.disable()
     tempfile.tempdir = scratch
     for name, call in calls.items():
+        known = set(_laid_out)
         try:
-            connection.send((name, (call(),)))
+            value = call()
+            made = [(key, text) for key, text in _laid_out.items() if key not in known]
+            connection.send((name, (value,), made))
         except Exception:
-            connection.send((name, None))
+            connection.send((name, None, []))
     connection.close()
 
 

@@ -78,6 +78,12 @@ async def r():
 '''
 
 
+@pytest.fixture(autouse=True)
+def no_layouts_remembered() -> None:
+    """Each test starts as a fresh process does: black lays out every piece it is given."""
+    formatting.forget_layouts()
+
+
 def _rendered(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The fragments' modules as rendered, before any formatting."""
     seen: dict[str, str] = {}
@@ -141,9 +147,9 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     ran: list[int] = []
     real_map = formatting._map
 
-    def counting_map(function: Any, pieces: dict[str, list[str]]) -> list[str]:
-        ran.append(sum(map(len, pieces.values())))
-        return real_map(function, pieces)
+    def counting_map(function: Any, jobs: list[str]) -> list[str]:
+        ran.append(len(jobs))
+        return real_map(function, jobs)
 
     made: list[int] = []
 
@@ -212,8 +218,8 @@ def test_workers_start_for_enough_work_for_their_start_method(
     threshold = formatting.BLACK_PARALLEL if method == "fork" else formatting.BLACK_PARALLEL_AFRESH
     assert formatting.BLACK_PARALLEL < formatting.BLACK_PARALLEL_AFRESH
     size = int(threshold * scale)
-    pieces = {"m.py": ["#" * (size // 20 + 1)] * 20}  # 20 pieces, `size` characters in all (at least)
-    assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces["m.py"]]
+    pieces = ["#" * (size // 20 + 1)] * 20  # 20 pieces, `size` characters in all (at least)
+    assert formatting._map(functools.partial(len), pieces) == [len(p) for p in pieces]
     assert made == ([2] if pool else [])
 
 
@@ -260,6 +266,57 @@ def test_a_black_failure_names_black(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(formatting, "_lay_out", fail)
     with pytest.raises(RuntimeError, match=r"^black failed on generated code: cannot parse$"):
         format_modules({"m.py": "x = 1\n"}, formatting.Style())
+
+
+def test_a_process_lays_out_each_piece_once_a_line_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(formatting, "_cores", lambda: 1)  # pieces laid out here, where they are seen
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    seen: list[tuple[int, str]] = []
+
+    def lay_out(source: str, line_length: int) -> str:
+        seen.append((line_length, source))
+        return _lay_out(source, line_length)
+
+    monkeypatch.setattr(formatting, "_lay_out", lay_out)
+    first = _black({"a.py": TRICKY}, 88)
+    assert first == {"a.py": _lay_out(TRICKY, 88)}
+    pieces = len(seen)
+    assert pieces > 2
+    longer = TRICKY + "class Z:\n    pass\n"  # its last piece differs from TRICKY's
+    again = _black({"b.py": TRICKY, "c.py": longer}, 88)
+    assert again == {"b.py": first["a.py"], "c.py": _lay_out(longer, 88)}
+    assert len(seen) == pieces + 1
+    assert _black({"a.py": TRICKY}, 100) == {"a.py": _lay_out(TRICKY, 100)}
+    assert len(seen) == 2 * pieces + 1 and {length for length, _ in seen[-pieces:]} == {100}
+
+
+def test_the_layouts_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(formatting, "_cores", lambda: 1)
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    monkeypatch.setattr(formatting, "LAID_OUT_PIECES", 2)
+    assert len(_pieces(TRICKY, 100)) > 2
+    for line_length in (88, 100):
+        assert _black({"m.py": TRICKY}, line_length) == {"m.py": _lay_out(TRICKY, line_length)}
+        assert 0 < len(formatting._laid_out) <= 2
+
+
+def _pid_and_layout(source: str) -> tuple[int, dict[str, str]]:
+    return os.getpid(), _black({"m.py": source}, 88)
+
+
+def test_layouts_made_in_a_background_worker_are_known_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
+    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
+    with in_background({"m": functools.partial(_pid_and_layout, TRICKY)}) as result:
+        pid, laid_out = result("m")
+    assert pid != os.getpid() and laid_out == {"m.py": _lay_out(TRICKY, 88)}
+
+    def nothing_here(source: str, line_length: int) -> str:
+        raise AssertionError("laid out again here")
+
+    monkeypatch.setattr(formatting, "_lay_out", nothing_here)
+    assert _black({"m.py": TRICKY}, 88) == laid_out
 
 
 def test_the_collector_is_left_as_it_was(tmp_path: Path) -> None:
@@ -408,6 +465,7 @@ def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.Monk
     monkeypatch.setattr(pipeline, "in_background", spying)
     in_worker = pipeline.generate(ROOT / "schema", FEATURES, ROOT).files
     assert made == ["v2/models.py"]
+    formatting.forget_layouts()  # laid out here again, not taken from what the worker sent
     monkeypatch.setattr(pipeline, "BACKGROUND_TYPES", 10**6)
     assert pipeline.generate(ROOT / "schema", FEATURES, ROOT).files == in_worker
     assert made == ["v2/models.py"]  # the second run used no worker

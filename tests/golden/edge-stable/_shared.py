@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9dc8635134e3a0d4fd0f6338ab3b98cb3b8828a4ef598f78fc53726b83bf2b98
-# Content sha256: df95d7b4a4255a63a0d551de0c95bea081f8e3a214b6009280aeb25ddb046af9
+# Inputs sha256: d2ee263637ca8e71526e244642dbca082caa9a1f871e7561521f57e8ae836449
+# Content sha256: 3324c50fdfe67a9811a07f7cbcd4d67461fd9641ad2ccaab6555d6decda467ed
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

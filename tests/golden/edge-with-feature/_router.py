@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bbbe9e28124b9fecb53c436ad8c0bd6d7336db24f8e4754c1993cf18027eeaba
-# Content sha256: 0735f0e8079ed13fa8ed23daec7d6cf07e06bccff17d485ff919ce26d1e1aa26
+# Inputs sha256: d9d3b2919a8f50804b8bdbe6b4ecbccb5515da9929966d3c4e7bc8cbcc66c830
+# Content sha256: 93227384e1e84e0d91660d26d38b384784a5ec02341c83edcebb56ac2ab71ba3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

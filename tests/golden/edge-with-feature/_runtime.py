@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 51491e2ba324db9a55da2b4e07576c3a0de22459bcb242ff9c911631adf5e51a
-# Content sha256: 5d234c65f1568c397d1223b709a1bb7d257c80dab1ae34708fae8c0b4dde6d68
+# Inputs sha256: 7bd71523d24e7e82d7e4262405a01ff743f1c32df55c3905fc39d4695f0a4a57
+# Content sha256: 219dad9726d548e8a1c2673c987c5c9030ceaf915c4ac9640584d5a604d014d7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 14c4dec9f82f9ab440ae145432292ea6250b481b385089f01660a6d1f4c902f8
-# Content sha256: 6f97865566a728f1c2f00d3d1c8ad0f7dbac375df8fa70cdbc6eaf2911e32f69
+# Inputs sha256: 09b1104786c124df299070d6d48a0ee66f0861123bb715d6079782cbd88290fa
+# Content sha256: 7a6ee7e3cc81a7f799cfdf7aa959c58dd832a8880d6c40c04b55f15b8dd8be70
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

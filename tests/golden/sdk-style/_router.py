@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 14d541863e392d8612c3718a1bcbeac1c5d32945926537d21c49763af874f6aa
-# Content sha256: acd53af957a1e5e9997106897a9aa1dc6914fa82346e957032a344b0948b6bf8
+# Inputs sha256: ec003beacc51ab3c15a3c65c6505e363ae6841461b2a3b79c701ea3bb9e22552
+# Content sha256: c84c2760a3b0c0af8de567743f5c3056c0d20d6157f88383d8916a97512a7ea2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

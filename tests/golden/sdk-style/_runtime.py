@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5f2633c24ad354281108b2119d66ee27e26f36d02e0057e27e26b0c6a7c0e31d
-# Content sha256: 9a2d572f4590105c3fbb36f279a080addbf53006d0ee5c440a8c086e90d90a8b
+# Inputs sha256: e0a2efbe8cb09747cbc3a778b51be52fcebed8157378bf6031a5910b0271e6ae
+# Content sha256: 7ef26d4ccb96d9f2451f41f7917cc39ad92ebf897727904287f24b065781b76f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5aa80aba5686b857d57238b9e6edb4987d0bb3b295f1bcfd3a733809e5ace72b
-# Content sha256: 6d64654bfaa3992c1e40cc4582c8a697ae25a3d0a3348dd92b08271371ed5c9c
+# Inputs sha256: 4bec80ab17053ae5571584993aa3c6a18b8677895a6c58b6c767082b13dec8e4
+# Content sha256: 1c9fc0f074fb8b881ae3ef1fdc849295ceb00a633edf1fab76b53396bcfbb752
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

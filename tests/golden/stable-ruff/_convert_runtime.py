@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 153f4e0be128b905ccdca36a979b3e24c393dd5228af0bcc23b34cee041e1b73
-# Content sha256: 9448e139c0bbcc54f1413cd1e865be2813ff0b02591374837052e1e0d96788fa
+# Inputs sha256: 642543b9874c1eda226d448d2ecf2686353d7c522fe2af0b9874d425546ca1d9
+# Content sha256: 5f1be6483a2342dd8011c0c08587c2295a9f9bcd219e6fc73a62ab3b2d34f7e0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

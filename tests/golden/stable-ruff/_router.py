@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f127a20b3380335a8fd461642acc2d5414da6c9efa2a3921334d0204813cccb1
-# Content sha256: c10ddefc0b91ac858c61e229c5c0b7943012a4da4b81657421505af45754e958
+# Inputs sha256: b23db05fd29343460bb27b880a4929a10d57f8fa957d865839ced20a2201e539
+# Content sha256: 801c5dd5cd605497c86713b2e93b4d4341a991f8eb72f0499379a077c722ecc5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7560ca7c25ab8a8095a8aef83acce47113baf691b7dc2a0fd2eb289b092e0db3
-# Content sha256: 9da006fae491573f116704bfc0211410a36614d6d16956ee95a5c0669f9f382e
+# Inputs sha256: 3e784a7473b52895fd2bbf771bb642b9999f41a90b930a381ed38f8e3efa5c7d
+# Content sha256: 0cbe8228c3153cb5c0d68af035b112c4580a54fc01de7d603bc772aa7876f196
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

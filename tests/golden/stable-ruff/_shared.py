@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a0544b8429338591b1741b0de28b25635a54a812f0d2c26c1a37ec6639ecbf53
-# Content sha256: 60cb4df1c426deb3f9c9a915846a62cb09bb7df1c910dcced756dcf45f643b2f
+# Inputs sha256: 8e54fc28bf0eceea7792e519f5595fa3759bb5cad569c77472cf68a3024656fc
+# Content sha256: 0ddad13e8176939859ea870e42d4952429742bee6722bd199f5d0d89642a5f58
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1499d91be142d50b83a2713bf433c4cbd53923b10f9cf2d5d8a90f32175abd19
-# Content sha256: d727394413311ea43f47a6d0984bc507adf76423bd58310057ec5155381abccf
+# Inputs sha256: e915a0b3d5ab0f2e5c222ff7eda77cebf857b2634da9b08b8957eb5e70863037
+# Content sha256: 557607ad2238bc1cb455276b5b4ef8fdf57816564ad4a466ca2fbb8b6edaee0a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

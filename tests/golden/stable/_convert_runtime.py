@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8d9a46a6f727fb2d8627f3190edb60f3af92d93f19bec48bf268fc0204621d9f
-# Content sha256: 78497cc132adc5fc3d250a383cae7a1c2804427b2eae7e8e4d6eb962e166915d
+# Inputs sha256: 1eeebe1931eedea120c44d5829bb4afd379ca3cdae7a8a8bf9978c3f4773f23c
+# Content sha256: b0cb94d6f0bf59481ccd8badf2302560071be8db78817402d9fa943fa35b02f7
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 85f6566ae7b3ec24fffe79a8ecbcdeb99ee9c8f14b7794c5bdb5e1e81d1e14a4
-# Content sha256: a45521148898e80911046270da73b79a2813570b0be69985347a6b84ad03ddeb
+# Inputs sha256: 983ea072104393942374e0464b1a9c97a3d5fad41fcb64aa1a7f31c1684542ea
+# Content sha256: eb42eb8653586e3de1aa6ef03cbec5c65b9f650bf6ccd785076be26be80aa3cc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d5c1fd3cf1817d1b229405cffd99fbce87671aa439d863cc9a526826411a319b
-# Content sha256: c249e4a46c34d8fe6c78155544710bab6c769dbe6b629aacac0a5f698f2e2a0e
+# Inputs sha256: 30f51f8f777c012096fbd88ea291b466d732934e50f1f8c85a64d3cb129de012
+# Content sha256: a010cfbacc2077fa2be3325788909c034796181bc4ec1f9b438a631415b29ae1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

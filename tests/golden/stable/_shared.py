@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6b7e7af41b2f6d2658d9dc9173a2b3ab9377ef7dc869025641110b39465f743a
-# Content sha256: 1953162c81fc8918342d4ebfa82538dac1eba912ba7747a46abf22f4aee5e101
+# Inputs sha256: c5b3810114730644b6b2551f802472101cd92ddd3cbb72a823fd37653fab2552
+# Content sha256: 8a4a04b40cb7e4887387de694fc9306a2cf51d6dcb4db9c5cc418c5f3c468d43
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 088f9dead19631aecc72c869d3c1a465d8b78f4d8678a95f861c26f2db50696f
-# Content sha256: 90fa56a6f065a90f65f90d6c2d5c1efbc0039ae630d19c575ef078ef4d7fd47f
+# Inputs sha256: 72a1e908bd98afa9a1f7e27ae8a0d1d8474523411bba19eaa2f9ef39ab6cce80
+# Content sha256: 6163e70e77d94f6d46007765611b648195b97180d6d80c2c4ae82b73025ff3c7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

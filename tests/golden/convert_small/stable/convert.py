@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d1415870087764236b2be18af4b9d6d3c7b884a81eb06a959c21a5eed99d72b7
-# Content sha256: 0f5cc5787ab33d7cfe63670492c0f5b93c188da9ed620ba659345ff16f3c3373
+# Inputs sha256: f5fbc760d5621e3ebfcaa2ddbd7c4b56c7bb27d5abc5c9cc2202c12b1b68d71c
+# Content sha256: d3c1bb483b986e42a363ecf4585e564d1d5f8070fb59a73dbb9f2c63fb5ff27e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

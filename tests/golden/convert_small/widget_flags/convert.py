@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1018433004c51becc6e66e2100415e1fabe10d8b2c7a0790802afc3485ae4302
-# Content sha256: 7c74d74d2fdec1e8b98ce3174285e2f295da8c6932c0a1733a5c82780429ebda
+# Inputs sha256: e752d72dc6dec172864892efdb7fe7c27d7ecab758182695fce8640761cfd615
+# Content sha256: 0ddabc732360607d2215cc4430c27e38d13df7b4717a655d3b2351c615ef58a8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ac56fb0cb4944756c099d9c4087af5065ec04a8352b96d0d33707a6b1b15ff04
-# Content sha256: ba54aae5db6982c851b4caa59870dc814b7c60bf8cac2364d18527bd845f4405
+# Inputs sha256: 84c8f2acfed031cc59b04e8dfd41a48278a3bb9e4de3071e75193695c399a64c
+# Content sha256: fe6b99fde6d8a8380f7fa3856d6bbda762235de0d0820c35f0e2e76cd4f1baba
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e56deb8cf0a22a4fa1a5b9bd7f8aece9d28b21dd0c056494b0b693e8e3e23b5a
-# Content sha256: 476a0cbf470a4ec48953b302ceb79cac9f5849b6a9baf6bb61b5ec4a77bdc039
+# Inputs sha256: 7b47d013b3a1e51097fc68c24130cfa31a106ea82ebb1c30b0839ecc87a8c6cc
+# Content sha256: 0097515f72dce2896c5e9a775022cd0f33e21afbc1fee9aee30ba56f538f58ba
 
 """Method dispatch for the agent side of ACP protocol v1.
 

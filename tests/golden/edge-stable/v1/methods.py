@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0cf2ce35e90838bef2598b81c056083753ebbcbcd9a117ca8c474fa31cd0d3bc
-# Content sha256: aaeef9dd320e53a60aa71de241968c8d56100681d04660ed297a0ea09effcc6f
+# Inputs sha256: 0a7d05125f48dbc6b6c73cf8aeaa91a655721caea09b87d232348f089df013d3
+# Content sha256: fde4899794ba426adb026c1e42d798215d14d1833a4695334adc42cf5d0e1f61
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cda807695d53fa52edd24a8de160e9db76d10d415803ef2324fe5cd9b539f456
-# Content sha256: 0179024fb3a506266deb96b56ce1ddecf8d9e240a4004759d82f2cbcb24d7e84
+# Inputs sha256: 5474dc11699de447202fc6fcb6c65a2f28c26db74a7a51ae634a9c14200aee99
+# Content sha256: ef9432df52095ce8e56197a2889de5ead75e75ed527df0071bf98e93dd19d562
 
 """Wire models of ACP protocol v1.
 

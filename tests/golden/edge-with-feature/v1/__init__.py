@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54c5acb89717ce300e46f42e2284ed8b2f11f8f338d6fd8840e8f1e04ddcbbcb
-# Content sha256: 61e8dd07438c0fbfc812e8a5585c3606a0b7812017a07c891d93e7922d6c8625
+# Inputs sha256: c5462f34fac4ea2d9c914876a25fc6a1518249f1dec98b712b48a967fa7bf33f
+# Content sha256: 525e402d1898e62756086fb59b2a38ed745a7dc25a1a46d99efb3e8bb6bb98c2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 649bc0af849a353c2531fa67a952cee3ad41c2e6c3137574e5b33a7394e98f0f
-# Content sha256: f6cacc7a959c1f963176b9b3326ab77e46614be4ce3c97cf63dc9f7550531dd8
+# Inputs sha256: 0fee208707987c9c989a7d4c8d112878001e7c22629db1aa127d45e4d0ff7b36
+# Content sha256: 0a0bda010b20914eb0a7be9805075ae0f2aafed122ced3eddca67f7b30fea492
 
 """Method dispatch for the agent side of ACP protocol v1.
 

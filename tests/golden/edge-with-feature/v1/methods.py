@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5433d49c5845ee26230c32e34bcaab5be72387259937d74a0e62f78861b11e8e
-# Content sha256: 73829af2d67f1d3a6de6fe6e7ff3d0fe95b97e3dfa81511c64298d8b3a9662bf
+# Inputs sha256: 45bbf12ee86bbd068964f28ca592d32f30cd3e199bf74288c419c21b6452b17c
+# Content sha256: 4eba2b5dbb0ea0dc9a50b9da537ae2fa1cc55ddc939af9dccc6ae4b6330569bf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3bfac8eb63662852a159fc7bb08153a5a6b724da0d907e1bbdea97e956ade87a
-# Content sha256: 9e27a79c2a5a1534a52270e37060bbbd5e1fe8bf333cfabb85b1eef8398b6ff4
+# Inputs sha256: ec6df35226a1e5763a4d25fc9d0c395f79b299d752f2479dbf4f122c3abbcdc1
+# Content sha256: 3298306b63f6558c9562d7837726c6badf7da65f16755bf5d8c65fb871de3171
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2bafe2098cb87d3f1dd311825ecdbd476bd78ace79e765a4e0c51a88ccd96fb7
-# Content sha256: e028a5811e446cf11118c77bc7ebd899804830821d24f86f2dc128b5341e1a9f
+# Inputs sha256: 0cc88b19f527978cb96c066deaed79d546ebd021919c19d78d255a984f126aa0
+# Content sha256: 025de04020f644bbb7a7908ff8e22e43cb85764f042c5443e1e9ad9f7d59818f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 53f6a6ef58e66271526739d6aff0304c4a0a30c5deb207a0e0ad01f32680b28d
-# Content sha256: 70d93c4c06ab617fbc2d751f62e017426639089986f95d5600edfa07c807644e
+# Inputs sha256: 83b6b6d2601583d86c32482d11c6714d3126dba57d4cc8910dcf529e4490fc55
+# Content sha256: 94dcbbe8ed52bbfbfc19fa7cd95104bd9069a2c5189ad32383c894fa5460ff96
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f4895ae99fc3809710ba9217a14f660464b00eaab0c41ebc36b4c62d9cc653e6
-# Content sha256: 45513e3a1900ae949decbfb776321d4bcf02ebcc400dd94ab81c17761e771a5b
+# Inputs sha256: 0e9f8e1ef9f8ec6eaf6f25089fcfb37bb6ba107381d7ec48fda62a0236b55c97
+# Content sha256: a26007ad0d4e7b2f79eed1e9b5e84ff8411edac0ded8feca0a7ddd3d8f929c28
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2fcea78444859ac50341ba6d280964d3d3d878733d5eb99c9a8f6e44f4fd0d97
-# Content sha256: a07d43e89c6fdc5afba374141dd4d3fec55da717f1204d991c686cde3faea0a3
+# Inputs sha256: c3842e48fbf5bd325480434d4a4d1894e1761a580a0fdd561170b747f1714804
+# Content sha256: 4e19cd1360158ec9e47253679b61f9d16e91c37f3f9ed593f43921b067f82f14
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a48684c2a7e135c6f107acd54f747065d400a92a7b4d570cbc0fe52822a6d842
-# Content sha256: 34f5e06d2bf2a828e46bd7477b533ead97c544d118626f2a996a546abaf38c95
+# Inputs sha256: c28c2c640bbbb8e536b31a2eefda6de3cdf55d9a94ab96f7097dbbb0662c5daf
+# Content sha256: 79f95214a65ba3849a1409280d75cdf0bb379edf6ca00b66480ec502392dd884
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2ba6950642b67e8ec404ef732434a82678e7da4a03fdb62344f7b8ce915c4659
-# Content sha256: 85e06eaf64c7abca0d050964d387f85d5435f9fed355b80df90f48058db7d8b5
+# Inputs sha256: b3aa018b7abb72ce52b22fce01a8a52b71b2e71609583fbb98e24a2a23d0ea55
+# Content sha256: 8f388470822badc9d5d46af071c1da0c0cbcc16903fc96ce61463e52cfe6eb75
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 981061155d1748400ded25520bd423f8869c0f8a4393f9e00048b02147635e55
-# Content sha256: 1dc5279cf8c95a7e0e63f492dc1dd1e239557746c0ffc3692165f948074fd988
+# Inputs sha256: f7f4c72a6df79dd1dd09b3c907028e8666d6152b8b702f5278bfdfa5d06962eb
+# Content sha256: 44a4d8b1ece2317db4680ad76628dd436b0c9769e422c230f25edf37aa2babe2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 341f8e30a684de3bdb2e5a857a1b16e7d0d8a48c316d072ea0b22d749edc93ae
-# Content sha256: 5924e4d5cd9e6816f127eba8b7d07d082e5c091278fff60270210f7a5f569480
+# Inputs sha256: 5980618f069ea525ef39d09b2e4efbe5fb2819f0dd0dbfc763bee4c5a0d4c27b
+# Content sha256: ee242934c9ec4941a09b1d65c2c74c40c94f923a7b321e0d7356111fddf0080b
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 689a5e00222281d1de03cdcba268eba474120b1d7073328346f7cb0d991ee279
-# Content sha256: cab73e50eaf36aca091ee538accb16d5397d6c795765324a05e64246b8c93eeb
+# Inputs sha256: 21378675de2750b6003034085d387b009592eff251e9c330ea1479c9f442b896
+# Content sha256: faa473cf3ffc8839f28caed3583f75222f6c0385bc14634a8927eade3c298675
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1322c22f41ff790f709a030efbe41ea1985dffcb1a1b9f5bef652c73498e161e
-# Content sha256: a27022c2fb20d0fbbb0eee45d54d6c1488b855dd13af460e69f7463682fa3560
+# Inputs sha256: f9ea87cb1049da8cda6c28359cbd94ba35cd589cc6f48d587ae146fd0ed3649c
+# Content sha256: a71785434202e063bedc78b6e0016922f1417f35c336b15b005f91c0f95bd481
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c5e9f8875d57035f0fbeb8d0cd3b062a9d470c276daa8735463625929af3f47
-# Content sha256: 5b544b51e9337dd801ed5933a97fab2253b8b0761e96d51a07170caa7fb7541b
+# Inputs sha256: 6940ce2584bba353ea22dabc935f3d22a760b4ea6534d07b4da216815f7e2115
+# Content sha256: 7080dcb508ec8ae2138a4ba003d4e0df28a7b90a17f3806f43687f81a6c5d3b5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a5888a0238d8f8af99e159ce26dc115b56fd2b97ee31eeb6864a22ec3a4502fc
-# Content sha256: 3b7f752b2194a55d0d2d78a00ad33d8f0fb98398969bbe7eb98ccf6e5c4b834c
+# Inputs sha256: a7557715eee20f35770b4053849bb78452eb4734a730dd3dbb4b37ca13a9e340
+# Content sha256: 40608919236dddefedd99c0117f71c17ffd1929c95a1a58e7d3f961c34170592
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d39ac1967c7b064610a983cd5efa5c6965a82df70596f3c94005d98d8e82bbe6
-# Content sha256: f189e08ad8430144a9c28624642361ff3dfa158c9b8c7bfa16b282d7b5d44a98
+# Inputs sha256: 46fddb582ea65fb797c5a0951233723415e2357c8cd65d9638117e37606f9b9d
+# Content sha256: bf9cfb9d0889aa6d17aaf5ee18f29bedb9f7ae3b4fd87b0e05a7935406549590
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c40dda68059d1abe9c72b86336773569feaee5e4cdddd3e6064bda7da79699b8
-# Content sha256: 554325c7ee91881ea28b6f9b9381743737600bae67ce6e0f272769ac52bbbe04
+# Inputs sha256: 409f7ba37e879beb6bce631db5afc91027dd88930efb7fc01abc8f068a2f154a
+# Content sha256: 25c64fcbdd8b91ff1e08d96e37d255ca03b59f62cb56a80dd31e7c8012dfc9cb
 
 """Method dispatch for the agent side of ACP protocol v2.
 

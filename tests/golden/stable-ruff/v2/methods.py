@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5d06067e4eeb753d9108ad80dcd315175841c8c3a1fd187af35c913b244574b1
-# Content sha256: 2368901f32e17cefb862d2ffd02740e098855691ad521b38888fbcea64ad10e9
+# Inputs sha256: a9720b2e10ce0801591bc7734a3d39250c543ed92660e63aea9bab14e4328768
+# Content sha256: 04866d9bf727c2197fe9ecb61178ca27cb40d75d1c14509c32c50073c0e722ac
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

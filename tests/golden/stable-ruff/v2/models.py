@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6bb1bfe7321cb1a85d6c58d0455e71e93a767704fa3a70e132ac7af5f4c80520
-# Content sha256: c3486569e956efd8ff2eb3a06f78dcb1fcad0c200bc149cc19365bdc2f68c883
+# Inputs sha256: cabc7c7f70566e456573200d9f6deec4861de1bb3680d1afe67a40ac4c485403
+# Content sha256: 306e606dcd40fef1d78bc3b59b5ad7bbbfc68cfe523c53270c505352a1417757
 
 """Wire models of ACP protocol v2.
 

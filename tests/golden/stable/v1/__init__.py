@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d95d9b2ddadba202dfc2ee21be37d8e5c060982c51a903c80ba1bfc7b6b1f559
-# Content sha256: 25064dc42787180f726344c004f8a604d291ed432816bcb3a5394fb019815291
+# Inputs sha256: 6b73782aa556025d59acef51278218ba5d7f3ce78f068201a15b1069a783868c
+# Content sha256: 0fcf4b8d8e943685192d88c1835ac42c56ff1c8db9d19f857bf435886be65172
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

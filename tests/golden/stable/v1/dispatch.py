@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5d0d708895f4e89af5eff84fa127f18a98825cbc5b38ee0f78d8f2252f8ff582
-# Content sha256: 11d83396846f5e88aa2d484a8fb70c1a1f041fa1ca38c06410fa7aab4a69f946
+# Inputs sha256: e6defe1a264c86b36f41303e51b225c13b14b2817e5c3572a4819d0319998013
+# Content sha256: 0d3206b32459220ff4501ec98c33c5cc88520076897a30703cf2168d5f5d8a5b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

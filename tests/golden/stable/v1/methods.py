@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cef1da55472cee7970b79eb65436bd80f59b9182ab93a9e8e529d6e841623674
-# Content sha256: 1c60e74ce0b61f47fd94c4b5ca34a90f4866d95a3e3d6824051284c0f6ee77f8
+# Inputs sha256: 36f7a4b42178c0fa8733ce3e4929b1dd11074ac2ffce731e88881777bf078840
+# Content sha256: 118c7fd1fd1f536fb3adb1e3cf11d3e3ff3bb17462230eb7123826239697c698
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

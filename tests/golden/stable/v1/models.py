@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 065f841da0eaf993d420256ff9effded482d02307539600c05d77ff8f271fa35
-# Content sha256: 21834183248eb45269192847875e537aff2545993602dcb0c6a2dc7656fda839
+# Inputs sha256: 4bb47679aedfbb6657c9d450729d1492351451a8b5ba6f2289891c64bd46f27a
+# Content sha256: fcec3ea882133231c7ca1334a540bbc40f8c5a8005e4bbb100e54c8d4e7d4173
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ac75ddb932291d72cbe3f21eb7ab9a28ae8acfbeb6f419120f520155f05a44c
-# Content sha256: 15ed445cdbfdd808b1a303a925e45b9d141967c2f30bba91b6b129be99eff4ea
+# Inputs sha256: 62fdf1f2517b592460ba9acdea388dfc43d30c9a70e48b67aff030743eb338f5
+# Content sha256: aa447dbe28c4e639415a48f8d699bb8d34e856bf474953c1a6027638e1817672
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

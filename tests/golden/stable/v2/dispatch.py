@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9cbef98ecdf8f074f4e11380bd4e482765f59977aab4a89f0f4cf73c32225f8d
-# Content sha256: 9300caffc595531bc4b019fb518ab58b9439eff6cec90783b4f244415e523e98
+# Inputs sha256: 68f97d0997d9733c11cd77232685ed01412defac02acc8568b74edf62233ed73
+# Content sha256: 66ca179fc7b58a5f0802849965fa1b5357b73530d1daa5295021a10c1d088a58
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7060d9b72abfb11c9a02e1abad149e5cefd22e9eb4fe7d491513cbeb6ca63802
-# Content sha256: 1b3aa0f2badc7ce5304b48979daf7a02d76bf75cc3d77d2c549806efc86da9f0
+# Inputs sha256: dddb11a69a756f8b816c47cd7feaebd70f812a4ccde2d685c892df6fa15d3afd
+# Content sha256: b551d002a7f29df9bdd68203d76fa706236f63f7d0c425e4bbf9c2faf10398d6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

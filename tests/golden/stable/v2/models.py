@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dbcae41c85ef4322701adfdb0e79a50aeb5632b2ada5ccb31e5c4268aebeb4bc
-# Content sha256: 939b2aacb8af26d4f0586fa112f87bb66413ffdc54b18982c6c829a576ec5ca2
+# Inputs sha256: 146c31767e58b75b8848d32ed492ee125846ce82d3882122e87aee31d9f17c5d
+# Content sha256: fe5d32addfe03128adb487db025eddf2a6c070e23b4be130a3a6e932337d1e49
 
 """Wire models of ACP protocol v2.
 
