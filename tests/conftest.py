@@ -210,6 +210,41 @@ def install_ts_sdk(folder: Path = TS_AGENT) -> Path:
     return folder
 
 
+# A scenario's line in the conformance kit's output: status, protocol version, scenario.
+KIT_LINE = re.compile(r"^(PASS|FAIL|SKIP)  v(\d)  (\S+)", re.M)
+KitRun = tuple[int, dict[tuple[int, str], str], str]
+
+
+def kit_statuses(out: str) -> dict[tuple[int, str], str]:
+    """{(version, scenario): status} from the conformance kit's output."""
+    return {(int(v), name): status for status, v, name in KIT_LINE.findall(out)}
+
+
+def run_kit(*args: str) -> KitRun:
+    """``acp-codegen conformance ARGS`` as a process: its exit status, the statuses it
+    printed and its stdout and stderr, which hold no traceback."""
+    run = subprocess.run(
+        [sys.executable, "-m", "codegen", "conformance", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = run.stdout + run.stderr
+    assert "Traceback" not in out
+    return run.returncode, kit_statuses(run.stdout), out
+
+
+def selected_params(request: pytest.FixtureRequest, test: str, *names: str) -> list[tuple[Any, ...]]:
+    """The parameters ``names`` of each item of ``test`` the session runs: a module fixture
+    starts their slow runs together, each test then waits for its own."""
+    return [
+        tuple(item.callspec.params[name] for name in names)
+        for item in request.session.items
+        if isinstance(item, pytest.Function) and item.originalname == test
+    ]
+
+
 @pytest.fixture(scope="session")
 def ts_sdk() -> Path:
     """The folder of the TypeScript SDK test agent and client, its SDK installed."""

@@ -7,7 +7,6 @@ seconds waiting for agent processes and turns."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -16,14 +15,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, KitRun, kit_statuses, run_kit, selected_params
 
 from codegen.cli import main
 from codegen.conformance.scenarios import SCENARIOS
 
 BROKEN = Path(__file__).resolve().parent / "broken_agent.py"
 LONG_PROMPT = "/delay 30 a long turn"  # the reference agent's way to keep a turn running
-LINE = re.compile(r"^(PASS|FAIL|SKIP)  v(\d)  (\S+)", re.M)
 
 
 def kit(
@@ -33,12 +31,7 @@ def kit(
     code = main(["conformance", "--timeout", "5", "--long-prompt", LONG_PROMPT, *options, "--", *agent])
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
-    return code, statuses(out), out + err
-
-
-def statuses(out: str) -> dict[tuple[int, str], str]:
-    """{(version, scenario): status} from the kit's output lines."""
-    return {(int(v), name): status for status, v, name in LINE.findall(out)}
+    return code, kit_statuses(out), out + err
 
 
 def broken(fault: str, tmp_path: Path) -> list[str]:
@@ -141,36 +134,19 @@ FAULT_RUNS = [pytest.param(s.name, 1, id=f"{s.name}-v1") for s in SCENARIOS] + [
 ]
 
 
-Run = tuple[int, dict[tuple[int, str], str], str, Path]
-
-
-def kit_process(folder: Path, fault: str, version: int) -> Run:
+def kit_process(folder: Path, fault: str, version: int) -> tuple[KitRun, Path]:
     """``kit`` as a CLI run against a broken agent, and the JUnit report it wrote."""
     junit = folder / "report.xml"
     options = ("--timeout", "5", "--long-prompt", LONG_PROMPT, "--protocol", str(version), "--junit-xml", str(junit))
-    run = subprocess.run(
-        [sys.executable, "-m", "codegen", "conformance", *options, "--", *broken(fault, folder)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    out = run.stdout + run.stderr
-    assert "Traceback" not in out
-    return run.returncode, statuses(run.stdout), out, junit
+    return run_kit(*options, "--", *broken(fault, folder)), junit
 
 
 @pytest.fixture(scope="module")
 def fault_runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[tuple[str, int], Future[Run]]]:
+) -> Iterator[dict[tuple[str, int], Future[tuple[KitRun, Path]]]]:
     """The kit's runs against the broken agents the session selected, three at a time."""
-    selected = [
-        (item.callspec.params["scenario"], item.callspec.params["version"])
-        for item in request.session.items
-        if isinstance(item, pytest.Function)
-        and item.originalname == "test_each_scenario_fails_against_its_broken_agent"
-    ]
+    selected = selected_params(request, "test_each_scenario_fails_against_its_broken_agent", "scenario", "version")
     with ThreadPoolExecutor(max_workers=3) as pool:
         yield {
             (fault, version): pool.submit(kit_process, tmp_path_factory.mktemp(f"{fault}-v{version}"), fault, version)
@@ -180,7 +156,7 @@ def fault_runs(
 
 @pytest.mark.parametrize(("scenario", "version"), FAULT_RUNS)
 def test_each_scenario_fails_against_its_broken_agent(scenario, version, fault_runs):
-    code, results, out, junit = fault_runs[scenario, version].result()
+    (code, results, out), junit = fault_runs[scenario, version].result()
     assert code == 1, out
     assert [key for key, status in results.items() if status == "FAIL"] == [(version, scenario)], out
     assert len(results) == len(SCENARIOS), out
@@ -240,7 +216,7 @@ def test_agents_that_cannot_talk_fail_clearly_without_hanging(name, tmp_path):
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr
-    results = statuses(run.stdout)
+    results = kit_statuses(run.stdout)
     # The first scenario of each version fails saying why; the rest are skipped, not passed.
     assert results[(1, "initialize")] == results[(2, "initialize")] == "FAIL"
     assert set(results.values()) == {"FAIL", "SKIP"}

@@ -14,18 +14,17 @@ broken modes run side by side, a few at a time.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TS_AGENT, install_ts_sdk
+from conftest import ROOT, TS_AGENT, KitRun, install_ts_sdk, run_kit, selected_params
 
 from codegen.conformance.scenarios import SCENARIOS
 
-LINE = re.compile(r"^(PASS|FAIL|SKIP)  v(\d)  (\S+)", re.M)
 BOTH = (1, 2)
 
 # Each --break mode of the agent: the scenarios that must fail, (version, scenario).
@@ -48,34 +47,21 @@ BROKEN = {
 }
 
 
-def kit(store: Path, *agent_options: str) -> tuple[int, dict[tuple[int, str], str], str]:
+def kit(store: Path, *agent_options: str) -> KitRun:
     """The kit with its default options: exit status, {(version, scenario): status}, output."""
-    agent = ["node", str(TS_AGENT / "agent.mjs"), "--store", str(store), *agent_options]
-    run = subprocess.run(
-        [sys.executable, "-m", "codegen", "conformance", "--", *agent],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    out = run.stdout + run.stderr
-    assert "Traceback" not in out
-    return run.returncode, {(int(v), name): status for status, v, name in LINE.findall(run.stdout)}, out
+    return run_kit("--", "node", str(TS_AGENT / "agent.mjs"), "--store", str(store), *agent_options)
 
 
 @pytest.fixture(scope="module")
 def broken_runs(
     ts_sdk: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Future[tuple[int, dict[tuple[int, str], str], str]]]:
-    """The kit's runs against the broken modes the session selected, started together."""
-    selected = [
-        item.callspec.params["mode"]
-        for item in request.session.items
-        if isinstance(item, pytest.Function) and item.originalname == "test_the_kit_fails_each_broken_rule"
-    ]
+) -> Iterator[dict[str, Future[KitRun]]]:
+    """The kit's runs against the broken modes the session selected, three at a time."""
+    selected = selected_params(request, "test_the_kit_fails_each_broken_rule", "mode")
     with ThreadPoolExecutor(max_workers=3) as pool:
         yield {
-            mode: pool.submit(kit, tmp_path_factory.mktemp(mode) / "store.json", "--break", mode) for mode in selected
+            mode: pool.submit(kit, tmp_path_factory.mktemp(mode) / "store.json", "--break", mode)
+            for (mode,) in selected
         }
 
 
