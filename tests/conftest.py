@@ -67,9 +67,9 @@ SLOWEST_MODULES = (
     "tests/generator/test_upstream.py",
     "tests/generated/test_wire.py",
     "tests/e2e/test_conformance_kit.py",
+    "tests/e2e/test_typescript_sdk.py",
     "tests/e2e/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
     "tests/e2e/test_cli.py",
-    "tests/e2e/test_typescript_sdk.py",
     "tests/e2e/test_sdk_dropin.py",
     "tests/e2e/test_archive_agent_hostile.py",
 )
