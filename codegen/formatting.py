@@ -138,7 +138,8 @@ def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
     # layout is one black reads once.
     pieces = {name: [p.rstrip("\n") + "\n" for p in _pieces(source, BLACK_PIECE)] for name, source in sources.items()}
     every = [piece for parts in pieces.values() for piece in parts]
-    known = {piece: _laid_out[line_length, piece] for piece in every if (line_length, piece) in _laid_out}
+    # .get, not `in` then [ ]: another thread's run may empty the dict in between.
+    known = {piece: text for piece in every if (text := _laid_out.get((line_length, piece))) is not None}
     todo = list(dict.fromkeys(piece for piece in every if piece not in known))
     if todo:
         # Imported here, before any worker starts: a forked worker inherits it, where it

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 30f51f8f777c012096fbd88ea291b466d732934e50f1f8c85a64d3cb129de012
-# Content sha256: a010cfbacc2077fa2be3325788909c034796181bc4ec1f9b438a631415b29ae1
+# Inputs sha256: 70fa5b4a0eb7c9a8fd2f40088a7e7a34c66d7a9be335a4493e6fd485c1ffd31d
+# Content sha256: 1221a02147746dd974c4e719ba9a0132f543abbaaed753e5c6b49dc67232901e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d2ee263637ca8e71526e244642dbca082caa9a1f871e7561521f57e8ae836449
-# Content sha256: 3324c50fdfe67a9811a07f7cbcd4d67461fd9641ad2ccaab6555d6decda467ed
+# Inputs sha256: d040fae15d25256bd174abca26754016847b9d1606ac3ec21b970fd08b7f4652
+# Content sha256: 396822806fa302903557395f324972c5179f6b2aa593487f3ff635403ab2c9fb
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

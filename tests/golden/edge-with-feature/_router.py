@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9d3b2919a8f50804b8bdbe6b4ecbccb5515da9929966d3c4e7bc8cbcc66c830
-# Content sha256: 93227384e1e84e0d91660d26d38b384784a5ec02341c83edcebb56ac2ab71ba3
+# Inputs sha256: 30d0699585733147ab45f18690d31d4c85564e18ab30074a5357d74693dd5796
+# Content sha256: 3db13da8d882e344a8de0ae995cebbbd764e005b3389d8ae61f856f179950343
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

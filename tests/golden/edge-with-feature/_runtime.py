@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7bd71523d24e7e82d7e4262405a01ff743f1c32df55c3905fc39d4695f0a4a57
-# Content sha256: 219dad9726d548e8a1c2673c987c5c9030ceaf915c4ac9640584d5a604d014d7
+# Inputs sha256: e98fc318960e3eb2c062a1bcbee8f0adf55f5a469960867f1acd36265217f685
+# Content sha256: 9783dfa52e46b0155bba0bb8275f6ee55ec1285a84db584cc5c814cd50bfc723
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

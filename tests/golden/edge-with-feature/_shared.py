@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 09b1104786c124df299070d6d48a0ee66f0861123bb715d6079782cbd88290fa
-# Content sha256: 7a6ee7e3cc81a7f799cfdf7aa959c58dd832a8880d6c40c04b55f15b8dd8be70
+# Inputs sha256: 4d820a0f9d9b255f92ee6af1ffd52a22eb3fcbeee9aa2cd21ded5371489d5ef8
+# Content sha256: 5fb89379d1fa9944c51bae23f3dcbc14a8ae60002b5872e3708d8b25c163ce87
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

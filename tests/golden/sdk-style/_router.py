@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ec003beacc51ab3c15a3c65c6505e363ae6841461b2a3b79c701ea3bb9e22552
-# Content sha256: c84c2760a3b0c0af8de567743f5c3056c0d20d6157f88383d8916a97512a7ea2
+# Inputs sha256: 44680884a472150511df4a9e930e9fae453479b6a5520a174a88d2dd089c2c7b
+# Content sha256: 22e4bd97cb18a624010f2cf260dd79ac224f378d9b92907e97bb4226285ca072
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e0a2efbe8cb09747cbc3a778b51be52fcebed8157378bf6031a5910b0271e6ae
-# Content sha256: 7ef26d4ccb96d9f2451f41f7917cc39ad92ebf897727904287f24b065781b76f
+# Inputs sha256: 6f1e93a3a1fb1f86de53fd4136f7487af1edfc9481e8b57cc616856b63528a83
+# Content sha256: 5e399484e4b77e70ddc89312db9556fd2b25cda99d3ff0b08b9ead7012558d3d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

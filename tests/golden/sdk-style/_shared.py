@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4bec80ab17053ae5571584993aa3c6a18b8677895a6c58b6c767082b13dec8e4
-# Content sha256: 1c9fc0f074fb8b881ae3ef1fdc849295ceb00a633edf1fab76b53396bcfbb752
+# Inputs sha256: 08cbe71ca2d7514530cc5da71bc1dadce473c1cb6eae421000982658b153b40d
+# Content sha256: 80949a07610d61a50aaadb941d10c686b58fc342ccb4d33900e5499c1a754ed0
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

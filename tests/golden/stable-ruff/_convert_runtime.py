@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 642543b9874c1eda226d448d2ecf2686353d7c522fe2af0b9874d425546ca1d9
-# Content sha256: 5f1be6483a2342dd8011c0c08587c2295a9f9bcd219e6fc73a62ab3b2d34f7e0
+# Inputs sha256: 0dfda1bb3488e1bc33843d24f5869bdb0b18b87adba890740e38d85cd997c1db
+# Content sha256: 106198b898a4f3c83b9a2405f4e2bd45b7f8f9981181db59df47c004149639ad
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

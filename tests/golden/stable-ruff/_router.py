@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b23db05fd29343460bb27b880a4929a10d57f8fa957d865839ced20a2201e539
-# Content sha256: 801c5dd5cd605497c86713b2e93b4d4341a991f8eb72f0499379a077c722ecc5
+# Inputs sha256: 9c9b2024d5ddba983ac8a098bd94d0d13e7882b85302256c17e0fe0984d5c257
+# Content sha256: 1a6a8506bb34455c5fcac8cf988c8a44376d343bbc9503980172f49d1d8f250b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3e784a7473b52895fd2bbf771bb642b9999f41a90b930a381ed38f8e3efa5c7d
-# Content sha256: 0cbe8228c3153cb5c0d68af035b112c4580a54fc01de7d603bc772aa7876f196
+# Inputs sha256: 1ae4925a29c347fb8ce886fd836de4924338494858ace8a57dc292de83095245
+# Content sha256: 3a08a8eb72b52345e9386e170dc26103bbae07129f1d780c485bf8255b5508de
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8e54fc28bf0eceea7792e519f5595fa3759bb5cad569c77472cf68a3024656fc
-# Content sha256: 0ddad13e8176939859ea870e42d4952429742bee6722bd199f5d0d89642a5f58
+# Inputs sha256: 7c0671b50b9125a839b7235405cd4511cec4a7b4517fddbd7fda918bcd0ffbd5
+# Content sha256: 9323a313252d50914b6db811086c5cc59553915905c558bce2645c325c511a43
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

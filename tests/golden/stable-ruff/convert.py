@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e915a0b3d5ab0f2e5c222ff7eda77cebf857b2634da9b08b8957eb5e70863037
-# Content sha256: 557607ad2238bc1cb455276b5b4ef8fdf57816564ad4a466ca2fbb8b6edaee0a
+# Inputs sha256: 15dd151e36fec972f78f83b2cbd7c4c0ffab0ceddf09bbe9f7fa67a86129fb08
+# Content sha256: 698c2a3562879e6f7aa376eb67ee14ae186764058d72c9ff420ad62b7269f008
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1eeebe1931eedea120c44d5829bb4afd379ca3cdae7a8a8bf9978c3f4773f23c
-# Content sha256: b0cb94d6f0bf59481ccd8badf2302560071be8db78817402d9fa943fa35b02f7
+# Inputs sha256: 767eb7fad0368e15400193d8abc047961e40132065324a6074b732f80066f5f4
+# Content sha256: b634dd76790a818bfd1555f6c3af99de649926fbb0a1cfacb7d07a1579e7e067
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

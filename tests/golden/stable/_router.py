@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 983ea072104393942374e0464b1a9c97a3d5fad41fcb64aa1a7f31c1684542ea
-# Content sha256: eb42eb8653586e3de1aa6ef03cbec5c65b9f650bf6ccd785076be26be80aa3cc
+# Inputs sha256: 0f2ed9a7553087b3ced476d697580bdb543426e29e85e2cc74b4bec08475ae25
+# Content sha256: 2262eb6957293c30cd26e75d60b6628fdd1f3736ce8a109809fa14f28f643590
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

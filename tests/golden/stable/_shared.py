@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c5b3810114730644b6b2551f802472101cd92ddd3cbb72a823fd37653fab2552
-# Content sha256: 8a4a04b40cb7e4887387de694fc9306a2cf51d6dcb4db9c5cc418c5f3c468d43
+# Inputs sha256: cfa5fe56f8bae43689002daa5f12c76770ba584278f562f4daa564f39bfa5d9e
+# Content sha256: e889aadf1a326027938d3088663b8dafe4e3b03647cf67306c9cc1219e0327bf
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72a1e908bd98afa9a1f7e27ae8a0d1d8474523411bba19eaa2f9ef39ab6cce80
-# Content sha256: 6163e70e77d94f6d46007765611b648195b97180d6d80c2c4ae82b73025ff3c7
+# Inputs sha256: 33fae8ad0c8979dfdcc5b1d17ac855a2589bc5ab2876fd56102c1ba296b4ec15
+# Content sha256: db4d571085a8d1e0c1a2d7e4c2acaa1cce43e5cbf21fba1dcf1cf778fdf4db52
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5fbc760d5621e3ebfcaa2ddbd7c4b56c7bb27d5abc5c9cc2202c12b1b68d71c
-# Content sha256: d3c1bb483b986e42a363ecf4585e564d1d5f8070fb59a73dbb9f2c63fb5ff27e
+# Inputs sha256: 07af3ecc200e59f562e38a038865c62b15d2fefa83eecfb85a84870897000172
+# Content sha256: a152e3b6f5664f3b493c808a78293b13265ff2744f35fc47458d0ba035181af9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e752d72dc6dec172864892efdb7fe7c27d7ecab758182695fce8640761cfd615
-# Content sha256: 0ddabc732360607d2215cc4430c27e38d13df7b4717a655d3b2351c615ef58a8
+# Inputs sha256: 02b099908db6f22b62e03298285e0eef51070ce54ca74c33ca7c76785320f862
+# Content sha256: f655177bfdcc822d01338bfc1df2b69a3b9b469560528414d74b056c421c8420
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

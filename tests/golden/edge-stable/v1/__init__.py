@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 84c8f2acfed031cc59b04e8dfd41a48278a3bb9e4de3071e75193695c399a64c
-# Content sha256: fe6b99fde6d8a8380f7fa3856d6bbda762235de0d0820c35f0e2e76cd4f1baba
+# Inputs sha256: 382990bdec14855efd1f7c0f8c5056cd6e71c80c6c9bd98002d55d7a850086ad
+# Content sha256: d01cf4d274d909463d09f7c7cc7ed086f7a09182ca0c6bb73028bed870d63efb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7b47d013b3a1e51097fc68c24130cfa31a106ea82ebb1c30b0839ecc87a8c6cc
-# Content sha256: 0097515f72dce2896c5e9a775022cd0f33e21afbc1fee9aee30ba56f538f58ba
+# Inputs sha256: 7549f7a6bda44d3b01b87e81906f4476b736b096583a903896329ce97b12a2e2
+# Content sha256: 11e930329b201b42108ee4c61f5ea5e5a5a2752e6dfdaeff95e7eec3d6af0d38
 
 """Method dispatch for the agent side of ACP protocol v1.
 

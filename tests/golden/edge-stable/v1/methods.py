@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0a7d05125f48dbc6b6c73cf8aeaa91a655721caea09b87d232348f089df013d3
-# Content sha256: fde4899794ba426adb026c1e42d798215d14d1833a4695334adc42cf5d0e1f61
+# Inputs sha256: 9c27442088b99d382a2b7fbf5f91a1ab9263b1f5857a5f8f859a9b9398d5da26
+# Content sha256: af5f60b053e29b9c3cb8b4868978c7e8c2c1bb4e5557ce4844c9d3372bac7e11
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5474dc11699de447202fc6fcb6c65a2f28c26db74a7a51ae634a9c14200aee99
-# Content sha256: ef9432df52095ce8e56197a2889de5ead75e75ed527df0071bf98e93dd19d562
+# Inputs sha256: 5122097aee4771c6a2e2c8094e098c87ab27a4d833549ab507e63702e339ccdc
+# Content sha256: df996785eeff780241df78ada030653091eee18a1f60ea227ff47a57e304f5b4
 
 """Wire models of ACP protocol v1.
 

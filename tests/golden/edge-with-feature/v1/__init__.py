@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c5462f34fac4ea2d9c914876a25fc6a1518249f1dec98b712b48a967fa7bf33f
-# Content sha256: 525e402d1898e62756086fb59b2a38ed745a7dc25a1a46d99efb3e8bb6bb98c2
+# Inputs sha256: d3542f551436534fa602370f8630bc8d84f72b61f50bf12a40785fec8ffc4f72
+# Content sha256: e1e80552a1d65391153a1e6d19bae96649b00963ead2cba5d7c992bcbe082519
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

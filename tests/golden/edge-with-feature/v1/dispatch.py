@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0fee208707987c9c989a7d4c8d112878001e7c22629db1aa127d45e4d0ff7b36
-# Content sha256: 0a0bda010b20914eb0a7be9805075ae0f2aafed122ced3eddca67f7b30fea492
+# Inputs sha256: 1e2073adf78861f27699aa357e4c3f65680aedade46e108e9f9a2ef86d29dba1
+# Content sha256: 25f2ff479be7b783aadb6f470638663518c747cb37949f12851c921d710d4071
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45bbf12ee86bbd068964f28ca592d32f30cd3e199bf74288c419c21b6452b17c
-# Content sha256: 4eba2b5dbb0ea0dc9a50b9da537ae2fa1cc55ddc939af9dccc6ae4b6330569bf
+# Inputs sha256: 03f747992346f1ff7bfcb043bd5af2b50a4a20f0589b4fe5a5153b9b73b4fb7c
+# Content sha256: 070059359ef5869572b9f6ed6f19a91e209b7be44cad1a620065675a817ea8eb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ec6df35226a1e5763a4d25fc9d0c395f79b299d752f2479dbf4f122c3abbcdc1
-# Content sha256: 3298306b63f6558c9562d7837726c6badf7da65f16755bf5d8c65fb871de3171
+# Inputs sha256: df518457955a4a36b96ffbbc1f49c0cdfc75b233023f4eef1d08f7cb62d1a1bc
+# Content sha256: 736e4e69123cabff11b2a8d6b78343777cc098939d99c10de07f50a23d47bb11
 
 """Wire models of ACP protocol v1.
 

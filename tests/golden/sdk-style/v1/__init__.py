@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0cc88b19f527978cb96c066deaed79d546ebd021919c19d78d255a984f126aa0
-# Content sha256: 025de04020f644bbb7a7908ff8e22e43cb85764f042c5443e1e9ad9f7d59818f
+# Inputs sha256: 7ff76e6a05d572d24bbcd8c08055617999b2c8cbb1c601502a6d79d27b74fbff
+# Content sha256: 1959b6b09f00e817bc000cc9f87d98d65cfa887e95819a4049f39db16bec94fc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 83b6b6d2601583d86c32482d11c6714d3126dba57d4cc8910dcf529e4490fc55
-# Content sha256: 94dcbbe8ed52bbfbfc19fa7cd95104bd9069a2c5189ad32383c894fa5460ff96
+# Inputs sha256: e29a628f90c5d2434a91d2c5532f45ed06455a4c8259e84a964c94020337f6cc
+# Content sha256: 83c0e8b2a7bc4ad75e659a8597a14d39d264d367a09270fb08352e9393375266
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0e9f8e1ef9f8ec6eaf6f25089fcfb37bb6ba107381d7ec48fda62a0236b55c97
-# Content sha256: a26007ad0d4e7b2f79eed1e9b5e84ff8411edac0ded8feca0a7ddd3d8f929c28
+# Inputs sha256: 56327731991837f3eb205baf27443d9399149a44e57cea4f863cb2e1fff020f9
+# Content sha256: 260d79d063451dd97cf58378d5fe032dce322e34a71b5fe64e59b3d44dea61e3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c3842e48fbf5bd325480434d4a4d1894e1761a580a0fdd561170b747f1714804
-# Content sha256: 4e19cd1360158ec9e47253679b61f9d16e91c37f3f9ed593f43921b067f82f14
+# Inputs sha256: 1e7372104c9e74fd2918616d02336cbb58ef3479c1aee1e66dd6f1941fdfbc31
+# Content sha256: 37bea96b0f9b066cfc45eaa4c7ae88c151ae2645ae34ebccac52f24959255c04
 
 """Wire models of ACP protocol v1.
 

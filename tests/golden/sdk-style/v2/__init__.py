@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c28c2c640bbbb8e536b31a2eefda6de3cdf55d9a94ab96f7097dbbb0662c5daf
-# Content sha256: 79f95214a65ba3849a1409280d75cdf0bb379edf6ca00b66480ec502392dd884
+# Inputs sha256: de91edf1e7939b69dadf236a2fa2ba531988558117e9d284a233d01222702553
+# Content sha256: 5c6360b3b3a2073b64eaa28092474fac5092847385a879e5d37e1ef875303a52
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b3aa018b7abb72ce52b22fce01a8a52b71b2e71609583fbb98e24a2a23d0ea55
-# Content sha256: 8f388470822badc9d5d46af071c1da0c0cbcc16903fc96ce61463e52cfe6eb75
+# Inputs sha256: a8b54387542a179535cff52cfcd6feb31e9fcb5ce70dd2d554d29729bc694664
+# Content sha256: cb031f3fbbe42633cdecfa47c728f8395d7fa26c2acf79fab66c85ccfd474625
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f7f4c72a6df79dd1dd09b3c907028e8666d6152b8b702f5278bfdfa5d06962eb
-# Content sha256: 44a4d8b1ece2317db4680ad76628dd436b0c9769e422c230f25edf37aa2babe2
+# Inputs sha256: eda35eec53c4a2471212d6c330c2ed72f63ab183bee22dd2a1cfdc947685e566
+# Content sha256: 1e16254a278b23f1343c878a6815cb96235f6079efe6fc817a796b5a33125e24
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5980618f069ea525ef39d09b2e4efbe5fb2819f0dd0dbfc763bee4c5a0d4c27b
-# Content sha256: ee242934c9ec4941a09b1d65c2c74c40c94f923a7b321e0d7356111fddf0080b
+# Inputs sha256: 7c5b6144514cd536bfe801155f8515f7d86fe003ca2f18a4eec0238c9e62c58f
+# Content sha256: 0f0f056bbda322d514dca2531152f44d1d4279c832c91211be70e3bc9ab48373
 
 """Wire models of ACP protocol v2.
 

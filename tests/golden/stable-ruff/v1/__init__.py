@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 21378675de2750b6003034085d387b009592eff251e9c330ea1479c9f442b896
-# Content sha256: faa473cf3ffc8839f28caed3583f75222f6c0385bc14634a8927eade3c298675
+# Inputs sha256: 64a98382545e1961fc8a34226cfdb7ece59f5e2f9a0883613eb5d4700fb7e0c9
+# Content sha256: f604ff3894ae650846cbf52e4de29c1d88de0570af5b6ce42be540218b09e939
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f9ea87cb1049da8cda6c28359cbd94ba35cd589cc6f48d587ae146fd0ed3649c
-# Content sha256: a71785434202e063bedc78b6e0016922f1417f35c336b15b005f91c0f95bd481
+# Inputs sha256: f897fbca1069dc881ea2c31af6cd7228be7386b40698e8e54c74d5add5ffab84
+# Content sha256: 04868bb7a86ca7447eff99f4cce210c12e7242c622361661bb7c056f59973fbc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6940ce2584bba353ea22dabc935f3d22a760b4ea6534d07b4da216815f7e2115
-# Content sha256: 7080dcb508ec8ae2138a4ba003d4e0df28a7b90a17f3806f43687f81a6c5d3b5
+# Inputs sha256: ac864f0d748bd921f8958256701f6779fa6a87f2c071f0eb0b6cd46451306d12
+# Content sha256: 1223af534635e23550492fda9aa7073c1af7f7456c3ef88e5fd953c8653685b5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a7557715eee20f35770b4053849bb78452eb4734a730dd3dbb4b37ca13a9e340
-# Content sha256: 40608919236dddefedd99c0117f71c17ffd1929c95a1a58e7d3f961c34170592
+# Inputs sha256: 135dc7606686861b0dc4327192e99cb66e9618d120d6233dcc32d8c94f143665
+# Content sha256: 5aa06881c71397f7fe36f2138cd485721ac995f8c28055980a71448cde369545
 
 """Wire models of ACP protocol v1.
 

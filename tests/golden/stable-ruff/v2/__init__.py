@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 46fddb582ea65fb797c5a0951233723415e2357c8cd65d9638117e37606f9b9d
-# Content sha256: bf9cfb9d0889aa6d17aaf5ee18f29bedb9f7ae3b4fd87b0e05a7935406549590
+# Inputs sha256: e57bf6af3ebf929745e3f6b869bce1dbb4887058fc9ba4dcd0ab0f3c00e8b4d7
+# Content sha256: bb37d7ce87b4e2d20f7c52b18ccae98a5419032f6055768c47f95be3eb2d90b2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 409f7ba37e879beb6bce631db5afc91027dd88930efb7fc01abc8f068a2f154a
-# Content sha256: 25c64fcbdd8b91ff1e08d96e37d255ca03b59f62cb56a80dd31e7c8012dfc9cb
+# Inputs sha256: 5ae44739435c7533f91f52cf398dec88a9b6614d29569e6e664fcff245f56158
+# Content sha256: c233496d76f04305bbed9f82dc9ca6a3bf2cecb6ca30d690b30c415e9713718c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

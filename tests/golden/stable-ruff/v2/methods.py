@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a9720b2e10ce0801591bc7734a3d39250c543ed92660e63aea9bab14e4328768
-# Content sha256: 04866d9bf727c2197fe9ecb61178ca27cb40d75d1c14509c32c50073c0e722ac
+# Inputs sha256: efd81de71e3b7af9628a93aebf239d2be6c0ad9989ad609605bf8bff384a6148
+# Content sha256: 3f413ed2b2f0b4257d4ddd763064b3016be66e0e17d421d463e308f87fdfaf57
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cabc7c7f70566e456573200d9f6deec4861de1bb3680d1afe67a40ac4c485403
-# Content sha256: 306e606dcd40fef1d78bc3b59b5ad7bbbfc68cfe523c53270c505352a1417757
+# Inputs sha256: 089d70a2b46887eca5da2f3f231df4221c7042b0b5eeb012cc11681d633d6e43
+# Content sha256: b229e1ea220bb2b314bdd263ed765bcf7a34765c3b4b39ffeca98146dd3d32d8
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6b73782aa556025d59acef51278218ba5d7f3ce78f068201a15b1069a783868c
-# Content sha256: 0fcf4b8d8e943685192d88c1835ac42c56ff1c8db9d19f857bf435886be65172
+# Inputs sha256: 7d274104c4b4119a2148f4650cfd07a48101319db09987ade0a036c193fb7475
+# Content sha256: 7af371749fda0b3668b7d292dcdc41937d63e8f01792aa8903d165e2334f129e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

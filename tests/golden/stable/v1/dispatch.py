@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e6defe1a264c86b36f41303e51b225c13b14b2817e5c3572a4819d0319998013
-# Content sha256: 0d3206b32459220ff4501ec98c33c5cc88520076897a30703cf2168d5f5d8a5b
+# Inputs sha256: 1d3304ef6fc2b2f27a7cc24800979bbb06fb418a3eddec7278ea3b24f57613ad
+# Content sha256: e290b5b5a36d686fd9a191cabd17f63511321261b1cb9b8c4bb61f00ec71c9f7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

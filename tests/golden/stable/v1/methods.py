@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 36f7a4b42178c0fa8733ce3e4929b1dd11074ac2ffce731e88881777bf078840
-# Content sha256: 118c7fd1fd1f536fb3adb1e3cf11d3e3ff3bb17462230eb7123826239697c698
+# Inputs sha256: 901a08da73a73b9b912aad61de57ce6a76335df13da26d72b41b69c6f65f3713
+# Content sha256: a93f21a18d590daee25407e88cc216bf93b45144480b4c801fd6929cb35436a5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

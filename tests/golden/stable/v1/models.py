@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4bb47679aedfbb6657c9d450729d1492351451a8b5ba6f2289891c64bd46f27a
-# Content sha256: fcec3ea882133231c7ca1334a540bbc40f8c5a8005e4bbb100e54c8d4e7d4173
+# Inputs sha256: 157f43c7121ab0b6979bc9290bd1c9ef99b31fe905fd6776a5598beb5e9b985e
+# Content sha256: 0cb9aa93d038e8697c22a77ec654304be23af1870c7735e4693e41c75ecdaf73
 
 """Wire models of ACP protocol v1.
 

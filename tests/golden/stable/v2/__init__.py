@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62fdf1f2517b592460ba9acdea388dfc43d30c9a70e48b67aff030743eb338f5
-# Content sha256: aa447dbe28c4e639415a48f8d699bb8d34e856bf474953c1a6027638e1817672
+# Inputs sha256: aba2838548aa73cdad325d2152aaa4f82cfcc50d991d8bc96e7643eceef07508
+# Content sha256: 4c8a2ce61f78a854e33d5fee08ed551fc15c80ffaf087f2e8b5e67ea9f37bbeb
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 68f97d0997d9733c11cd77232685ed01412defac02acc8568b74edf62233ed73
-# Content sha256: 66ca179fc7b58a5f0802849965fa1b5357b73530d1daa5295021a10c1d088a58
+# Inputs sha256: 11427a53ef7ec0d22eef2851e3bbc4613cd8c77e2a50e69a7fad4a6c99c8232b
+# Content sha256: 2093f4f49557c039da6c2279438265d0873133f2f89e527608e0c0566fe1a8f0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

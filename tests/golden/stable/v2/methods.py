@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dddb11a69a756f8b816c47cd7feaebd70f812a4ccde2d685c892df6fa15d3afd
-# Content sha256: b551d002a7f29df9bdd68203d76fa706236f63f7d0c425e4bbf9c2faf10398d6
+# Inputs sha256: 5af59eb2d08e0e3b7ba6a0a8ebdf2b10ad3f68b96bcb97dbffe599f8830f4141
+# Content sha256: 2a223d2898d1823cb887f98b75c72febaa4fb816c92329774014956b427f7761
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

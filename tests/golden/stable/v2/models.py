@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 146c31767e58b75b8848d32ed492ee125846ce82d3882122e87aee31d9f17c5d
-# Content sha256: fe5d32addfe03128adb487db025eddf2a6c070e23b4be130a3a6e932337d1e49
+# Inputs sha256: 9445594cc5667e05bab2604e508d921548cd509ad65da229465ad1f5930b026d
+# Content sha256: 159757eee28dcc9e85dd93c31f533701948e57ab51c5e0e2a773b864fc78939d
 
 """Wire models of ACP protocol v2.
 
