@@ -178,20 +178,29 @@ def the_sdk_sdist(at: Path, bin_dir: Path, pin: str = SDK_PIN) -> Path:
     return at
 
 
+def sdk_adopted(
+    venv: Path, at: Path, pin: str, schema: Path, meta: Path, *, feature: bool = True
+) -> tuple[Path, str, dict[str, int], str]:
+    """The SDK release ``pin`` from its sdist, at ``at``, over the upstream release it was
+    generated from (``schema``, ``meta``), and its pyproject.toml as shipped; its own
+    suite's counts with its own module; the report of ``acp-codegen adopt`` of its
+    ``acp/schema.py`` (run twice)."""
+    sdk = the_sdk_sdist(at, venv, pin)
+    shipped = (sdk / "pyproject.toml").read_text(encoding="utf-8")
+    repository(sdk, version=1, out="src/acp/_generated", schema=schema, meta=meta, feature=feature)
+    before = suite(venv, sdk)
+    report = adopt(venv, sdk, "src/acp/schema.py", twice=True)
+    print(report.splitlines()[0], "|", re.findall(r"^verified: .*$", report, re.M))
+    return sdk, shipped, before, report
+
+
 @needs(V1_BASE / "schema.unstable.json")
 def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    sdk = the_sdk_sdist(tmp_path / "sdk", venv)
-    its_own = (sdk / "pyproject.toml").read_text(encoding="utf-8")
-    repository(
-        sdk, version=1, out="src/acp/_generated", schema=V1_BASE / "schema.unstable.json",
-        meta=V1_BASE / "meta.unstable.json",
-    )  # fmt: skip
-    before = suite(venv, sdk)
+    sdk, its_own, before, report = sdk_adopted(
+        venv, tmp_path / "sdk", SDK_PIN, V1_BASE / "schema.unstable.json", V1_BASE / "meta.unstable.json"
+    )
     assert before.get("passed", 0) > 150, before
-
-    report = adopt(venv, sdk, "src/acp/schema.py", twice=True)
     done, total = reproduced(report)
-    print(report.splitlines()[0], "|", re.findall(r"^verified: .*$", report, re.M))
     assert done == total > 250
     assert (sdk / "src" / "acp" / "schema.py").read_text(encoding="utf-8").count("import") == 2  # models, base
     assert "InitializeRequest._coerce_protocol_version" in report  # the SDK's own validator, carried
@@ -234,18 +243,13 @@ def test_an_sdk_release_built_on_an_old_release_switches_too(venv: Path, tmp_pat
     predates the archive RFD (so without the feature). Its older datamodel-code-generator
     wrote a required property that may be null as not required (``AgentResponse``'s
     ``id``): adopt finds that and sets ``required-null``."""
-    sdk = the_sdk_sdist(tmp_path / "sdk", venv, OLD_SDK_PIN)
-    assert "refs/tags/v0.9.1" in (sdk / "src" / "acp" / "schema.py").read_text(encoding="utf-8")
-    repository(
-        sdk, version=1, out="src/acp/_generated", schema=OLD_BASE / "schema.json", meta=OLD_BASE / "meta.json",
-        feature=False,
-    )  # fmt: skip
-    before = suite(venv, sdk)
+    sdk, _, before, report = sdk_adopted(
+        venv, tmp_path / "sdk", OLD_SDK_PIN, OLD_BASE / "schema.json", OLD_BASE / "meta.json", feature=False
+    )
+    # The module as the SDK shipped it (committed before adopt) names that release.
+    assert "refs/tags/v0.9.1" in run("git", "show", "HEAD:src/acp/schema.py", cwd=sdk)
     assert before.get("passed", 0) > 80, before
-
-    report = adopt(venv, sdk, "src/acp/schema.py", twice=True)
     done, total = reproduced(report)
-    print(report.splitlines()[0], "|", re.findall(r"^verified: .*$", report, re.M))
     assert done == total > 130
     assert 'required-null = "optional"' in (sdk / "pyproject.toml").read_text(encoding="utf-8")
     after = suite(venv, sdk)
