@@ -76,7 +76,7 @@ def _level(sdk: Sdk, d: SdkName, gen: Generated, name: str) -> str | None:
             return None
     grequired = gen.required(name)
     # A tag is required on the wire even where a model defaults it (acp-codegen's do).
-    required = sdk.required(d) | {k for k in tags if k in grequired}
+    required = d.required_keys() | {k for k in tags if k in grequired}
     if keys == gkeys:
         return "exact" if required == grequired else "required"
     if keys < gkeys and required == grequired:

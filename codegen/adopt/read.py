@@ -59,6 +59,9 @@ class SdkName:
     def keys(self) -> frozenset[str]:
         return frozenset(f.wire for f in self.fields)
 
+    def required_keys(self) -> frozenset[str]:
+        return frozenset(f.wire for f in self.fields if f.required)
+
 
 @dataclass(frozen=True)
 class Module:

@@ -197,7 +197,7 @@ def _nulls_optional(module: Module, matching: Matching, gen: Generated) -> bool:
     whose schema admits null (datamodel-code-generator without its strict-nullable option):
     ``required-null = "optional"``."""
     votes = Counter(
-        wire not in {f.wire for f in d.fields if f.required}
+        wire not in d.required_keys()
         for d, wire, g in _shared_fields(module, matching, gen)
         if g.required and takes_null(gen.protocol, g.type, explicit=True)
     )

@@ -172,9 +172,6 @@ class Sdk:
     def tags(self, d: SdkName) -> dict[str, Any]:
         return {f.wire: f.type["lit"][0] for f in d.fields if single_literal(f)}
 
-    def required(self, d: SdkName) -> frozenset[str]:
-        return frozenset(f.wire for f in d.fields if f.required)
-
     def members(
         self, term: dict[str, Any] | None, matching: Matching, seen: frozenset[str] = frozenset()
     ) -> frozenset[tuple[Any, ...]]:

@@ -49,7 +49,7 @@ def _shape(d: SdkName) -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
     """attribute -> wire key, the required wire keys, and those of single constants."""
     return (
         {f.attr: f.wire for f in d.fields},
-        frozenset(f.wire for f in d.fields if f.required),
+        d.required_keys(),
         frozenset(f.wire for f in d.fields if single_literal(f)),
     )
 
