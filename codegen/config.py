@@ -22,7 +22,7 @@ from .errors import did_you_mean
 from .formatting import Style
 from .hoist import ClassNames
 from .load import BUILTIN_FRAGMENTS, BUILTIN_PREFIX, display_name
-from .options import DEFAULT_REGENERATE, ModelOptions, Settings
+from .options import DEFAULT_REGENERATE, ModelOptions, Settings, required_null
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,7 +34,7 @@ SECTION = "acp-codegen"
 
 @dataclass(frozen=True)
 class Key:
-    kind: type  # the TOML value's Python type
+    kind: type | tuple[type, ...]  # the TOML value's Python type (or types: a string or a list)
     default: Any
     item: type | None = None  # for lists: the type of every item
     path: bool = False  # a path relative to pyproject.toml
@@ -59,8 +59,9 @@ KEYS: dict[str, Key] = {
     "default-on-null": Key(str, "marked", choices=("marked", "all"), model=True),
     "unknown-properties": Key(str, "keep", choices=("keep", "drop"), model=True),  # "drop": extra="ignore"
     # "optional": a required property whose schema admits null is optional, None when absent
-    # (as datamodel-code-generator writes it without its strict-nullable option)
-    "required-null": Key(str, "required", choices=("required", "optional"), model=True),
+    # (as datamodel-code-generator writes it without its strict-nullable option); a list of
+    # public class names: in those classes only (checked against the schema later)
+    "required-null": Key((str, list), "required", item=str, choices=("required", "optional"), model=True),
     # wire name (every class) or "Class.wireName" -> the Python attribute (checked against the schema later)
     "field-names": Key(dict, {}, item=str, model=True),
     # extra public name -> a generated class, a list of them (a union), or {common = [...]} (a
@@ -76,6 +77,9 @@ KEYS: dict[str, Key] = {
     # Enum class name -> {member = value, ...}: a closed enum of that name, or a class of its own (checked later)
     "enums": Key(dict, {}, model=True),
     "regenerate": Key(str, DEFAULT_REGENERATE),  # the command headers and `check` name
+    # the SDK template set (a shipped one by name, or a folder) and the SDK files it makes or
+    # wires: {templates = "python-sdk", meta = "src/acp/meta.py", ...} (codegen.adopt.wire)
+    "sdk": Key(dict, {}, item=str, model=True),
 }
 MODEL_KEYS = tuple(key for key, spec in KEYS.items() if spec.model)
 _VERSION_TABLE = re.compile(r"v([1-9][0-9]*)\Z")  # [tool.acp-codegen.v2]
@@ -148,7 +152,7 @@ class Config:
             options = ModelOptions(
                 default_on_null=default_on_null or values["default-on-null"],
                 unknown_properties=unknown_properties or values["unknown-properties"],
-                required_null=values["required-null"],
+                required_null=required_null(values["required-null"]),
                 field_names=values["field-names"],
                 aliases=values["aliases"],
                 root_models=tuple(values["root-models"]),
@@ -193,14 +197,16 @@ def _value(pyproject: Path, root: Path, key: str, value: Any, table: str = SECTI
     where = f"{pyproject}: [tool.{table}].{key}"
     # TOML booleans are Python ints too; an integer key must not take `true`.
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        what = "a path string" if spec.path else _TYPE_NAMES.get(kind, kind.__name__)
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        what = "a path string" if spec.path else " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
         raise ConfigError(f"{where} must be {what}, not {value!r}")
-    items = value.values() if isinstance(value, dict) else value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
     if spec.item is not None and not all(isinstance(item, spec.item) for item in items):
         container = "a table of" if isinstance(value, dict) else "a list of"
         raise ConfigError(f"{where} must be {container} {_PLURALS.get(spec.item, spec.item.__name__)}, not {value!r}")
-    if spec.choices and value not in spec.choices:
-        raise ConfigError(f"{where} must be one of {', '.join(map(repr, spec.choices))}, not {value!r}")
+    if spec.choices and not isinstance(value, (list, dict)) and value not in spec.choices:
+        listed = " (or a list)" if isinstance(kind, tuple) and list in kind else ""
+        raise ConfigError(f"{where} must be one of {', '.join(map(repr, spec.choices))}{listed}, not {value!r}")
     if spec.bounds and not spec.bounds[0] <= value <= spec.bounds[1]:
         raise ConfigError(f"{where} must be from {spec.bounds[0]} to {spec.bounds[1]}, not {value!r}")
     if spec.path and not (key == "schema-dir" and value.startswith(BUILTIN_PREFIX)):

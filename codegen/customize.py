@@ -128,17 +128,20 @@ def with_enums(options: ModelOptions, protocol: Protocol, schema: dict[str, Any]
 
 
 def with_optional_nulls(options: ModelOptions, protocol: Protocol, schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema to render, where ``required-null = "optional"``: a required property whose
-    schema admits null is no longer required there (nor in the ``allOf`` parts a class is
-    made of), so that its field is ``X | None = None``, as datamodel-code-generator writes
-    it without its strict-nullable option (the official SDK's early modules: ``id`` of
-    ``AgentResponse``, a ``RequestId``). The protocol itself, and so the router and the
-    conversions, still require it."""
-    if options.required_null != "optional":
+    """The schema to render, where ``required-null = "optional"`` (every class) or names the
+    class: a required property whose schema admits null is no longer required there (nor in
+    the ``allOf`` parts a class is made of), so that its field is ``X | None = None``, as
+    datamodel-code-generator writes it without its strict-nullable option (the official
+    SDK's early modules: ``id`` of ``AgentResponse``, a ``RequestId``; 0.12.0's response
+    classes only). The protocol itself, and so the router and the conversions, still
+    require it."""
+    if options.required_null == "required":
         return schema
     defs = dict(schema[DEFS])
     for name, definition in sorted(defs.items()):
         if name not in protocol.types or protocol.types[name].kind != "object" or not isinstance(definition, dict):
+            continue
+        if not options.nulls_optional(name):
             continue
         fields = model_fields(protocol, name)
         nullable = {f.name for f in fields if f.required and takes_null(protocol, f.type, explicit=True)}

@@ -53,7 +53,9 @@ _BASE_CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-
 class ModelOptions:
     default_on_null: str = "marked"  # "marked": upstream's markers only; "all": every not-null optional field
     unknown_properties: str = "keep"  # "keep": extra="allow"; "drop": extra="ignore"
-    required_null: str = "required"  # "optional": a required property that admits null may be absent
+    # "optional": a required property that admits null may be absent; a tuple of public class
+    # names: so in those classes only
+    required_null: str | tuple[str, ...] = "required"
     field_names: Mapping[str, str] = field(default_factory=dict)  # wire or "Class.wire" -> attribute
     # extra public name -> a class, a list of them (their union), or {common = [...]} (a class
     # of the fields they share, from which each of them derives)
@@ -85,8 +87,13 @@ class ModelOptions:
             + [f"string-format={k}={v}" for k, v in sorted(self.string_formats.items())]
             + [f"mixin={k}={v!r}" for k, v in sorted(self.mixins.items())]
             + [f"enum={k}={v!r}" for k, v in sorted(self.enums.items())]  # (members in order: their order is output)
-            + ([f"required-null={self.required_null}"] if self.required_null != "required" else [])
+            + ([f"required-null={_listed(self.required_null)}"] if self.required_null != "required" else [])
         )
+
+    def nulls_optional(self, name: str) -> bool:
+        """Whether class ``name``'s required properties that admit null are optional (``required-null``)."""
+        nulls = self.required_null
+        return nulls == "optional" or (isinstance(nulls, tuple) and name in nulls)
 
     @property
     def string_types(self) -> dict[str, str]:
@@ -105,6 +112,18 @@ class ModelOptions:
 
 
 DEFAULT_OPTIONS = ModelOptions()
+
+
+def _listed(value: str | tuple[str, ...]) -> str:
+    return value if isinstance(value, str) else "[" + ", ".join(sorted(value)) + "]"
+
+
+def required_null(value: str | list[str]) -> str | tuple[str, ...]:
+    """``required-null`` as written (a string, or a list of class names) as ``ModelOptions``
+    holds it: a list as a tuple, an empty one as the default."""
+    if isinstance(value, str):
+        return value
+    return tuple(value) or "required"
 
 
 @dataclass(frozen=True)
@@ -434,6 +453,25 @@ def _member_problems(options: ModelOptions, name: str, members: object) -> list[
     return problems
 
 
+def _required_null_problems(
+    options: ModelOptions, _: tuple[Protocol, ...], complete: Callable[[], tuple[Protocol, ...]]
+) -> list[Problem]:
+    """A list of ``required-null`` names generated classes (after ``class-names``)."""
+    if isinstance(options.required_null, str):
+        return []
+    kinds = {n: t.kind for p in complete() for n, t in p.types.items()}
+    classes = {n for n, kind in kinds.items() if kind == "object"}
+    problems = []
+    for i, name in enumerate(options.required_null):
+        if name in kinds and name not in classes:
+            message = f"{name!r} is {_KINDS[kinds[name]]}, not a class"
+            problems.append(options.problem(message, "required-null", str(i)))
+        elif name not in classes:
+            message = f"no generated class is named {name!r}" + did_you_mean(name, classes)
+            problems.append(options.problem(message, "required-null", str(i)))
+    return problems
+
+
 # Every option key with a check of its own, run where the key has a value.
 _CHECKS: dict[str, Check] = {
     "base-class": _base_class_problems,
@@ -443,4 +481,5 @@ _CHECKS: dict[str, Check] = {
     "string-formats": _string_format_problems,
     "mixins": _mixin_problems,
     "enums": _enum_problems,
+    "required-null": _required_null_problems,
 }

@@ -79,8 +79,8 @@ def _level(sdk: Sdk, d: SdkName, gen: Generated, name: str) -> str | None:
     required = d.required_keys() | {k for k in tags if k in grequired}
     if keys == gkeys:
         return "exact" if required == grequired else "required"
-    if keys < gkeys and required == grequired:
-        return "gains"  # every key it gains is optional
+    if keys < gkeys and required ^ grequired <= gen.required_null(name):
+        return "gains"  # every key it gains is optional (required-null may leave nullable ones so)
     return None
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Field, TypeExpr
-from ..markers import takes_null
 from ..names import model_field_name
 from .read import Module, SdkName
 from .shapes import Generated, Matching
@@ -95,8 +94,9 @@ def derive(module: Module, matching: Matching, gen: Generated) -> Derived:
         values["string-formats"] = formats
     values["unknown-properties"] = _unknown_properties(module, matching)
     values["default-on-null"] = _default_on_null(module, matching, gen)
-    if _nulls_optional(module, matching, gen):
-        values["required-null"] = "optional"
+    nulls = _required_null(module, matching, gen)
+    if nulls != "required":
+        values["required-null"] = nulls if isinstance(nulls, str) else sorted(public(g) for g in nulls)
     out.values = values
     return out
 
@@ -192,13 +192,18 @@ def _shared_fields(module: Module, matching: Matching, gen: Generated) -> Iterat
                 yield d, wire, g
 
 
-def _nulls_optional(module: Module, matching: Matching, gen: Generated) -> bool:
+def _required_null(module: Module, matching: Matching, gen: Generated) -> str | list[str]:
     """Whether the module's classes leave out, as not required, the required properties
-    whose schema admits null (datamodel-code-generator without its strict-nullable option):
-    ``required-null = "optional"``."""
-    votes = Counter(
-        wire not in d.required_keys()
-        for d, wire, g in _shared_fields(module, matching, gen)
-        if g.required and takes_null(gen.protocol, g.type, explicit=True)
-    )
-    return votes[True] > votes[False]
+    whose schema admits null (datamodel-code-generator without its strict-nullable option),
+    class by class (the majority of a class's such fields): ``"optional"`` where every class
+    that has such a field does, ``"required"`` where none does, else the generated names of
+    the classes that do (the official SDK 0.12.0: its response classes, not its requests)."""
+    votes: dict[str, Counter[bool]] = {}
+    for sdk, m in matching.classes.items():
+        d = module.names[sdk]
+        for wire in gen.required_null(m.generated) & d.keys():
+            votes.setdefault(m.generated, Counter())[wire not in d.required_keys()] += 1
+    optional = sorted(name for name, v in votes.items() if v[True] > v[False])
+    if not optional:
+        return "required"
+    return "optional" if len(optional) == len(votes) else optional

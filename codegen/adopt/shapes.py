@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Field, Protocol, TypeExpr, model_fields
+from ..markers import takes_null
 from .read import Module, SdkField, SdkName
 
 _PRIMS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "none": "null"}
@@ -79,6 +80,12 @@ class Generated:
 
     def tags(self, name: str) -> dict[str, Any]:
         return self._tags[name]
+
+    def required_null(self, name: str) -> frozenset[str]:
+        """The required keys whose schema admits null: an SDK may leave them optional
+        (``required-null``)."""
+        fields = self.fields[name]
+        return frozenset(w for w in self._required[name] if takes_null(self.protocol, fields[w].type, explicit=True))
 
     def over(self, keys: frozenset[str]) -> list[str]:
         """The classes that have every one of ``keys``, by name."""

@@ -445,3 +445,31 @@ def test_a_second_name_of_a_class_gains_what_the_class_gains() -> None:
     assert compare_names(old, new, {}) == {
         n: "fields differ: before [], now [('archived', 'archived')]" for n in ("Info", "Info9")
     }
+
+
+@pytest.mark.parametrize(
+    ("summary", "params", "derived"),
+    [
+        ("Optional[str] = None", "Optional[str]", ["Summary"]),  # mixed, as the SDK 0.12.0's module is
+        ("Optional[str] = None", "Optional[str] = None", "optional"),
+    ],
+)
+def test_required_null_is_derived_class_by_class(
+    summary: str, params: str, derived: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A required property that may be null, in two classes of the base: where the module
+    leaves it out in one class and requires it in the other, ``required-null`` lists the
+    one; where every class agrees, the version-wide form. (Summary also has fewer keys
+    than the class it matches: it gains the archive feature's.)"""
+    module = SDK_MODULE.replace(
+        "class ListParams(BaseModel):\n", f"class ListParams(BaseModel):\n    owner: {params}\n"
+    ).replace("class Summary(BaseModel):\n", f"class Summary(BaseModel):\n    owner: {summary}\n")
+    repo = sdk_repository(tmp_path / "sdk", module)
+    base = repo / "schema" / "base.json"
+    schema = json.loads(base.read_text(encoding="utf-8"))
+    for name in ("SessionInfo", "ListSessionsRequest"):
+        schema["$defs"][name]["properties"]["owner"] = {"type": ["string", "null"]}
+        schema["$defs"][name]["required"] = [*schema["$defs"][name].get("required", []), "owner"]
+    base.write_text(json.dumps(schema), encoding="utf-8")
+    assert adopt(repo, monkeypatch) == 0  # every name reproduced, verified against the module
+    assert table_of(repo)["v1"].get("required-null") == derived

@@ -385,6 +385,34 @@ def test_required_null_optional_makes_a_required_property_that_admits_null_optio
         _forget("required_null_required", "required_null_optional")
 
 
+def test_required_null_as_a_list_makes_it_so_in_those_classes_only(tmp_path: Path) -> None:
+    """The official SDK 0.12.0: its response classes leave their nullable ``id`` out, its
+    request classes require it; a list of classes says so."""
+
+    def edit(schema: dict[str, Any]) -> None:
+        for name in ("SessionInfo", "ListSessionsRequest"):
+            schema["$defs"][name]["properties"]["owner"] = {"type": ["string", "null"]}
+            schema["$defs"][name]["required"] = [*schema["$defs"][name].get("required", []), "owner"]
+
+    schema = copy_schema(tmp_path / "schema", edits={"v1/schema.json": edit})
+    options = ModelOptions(required_null=("SessionInfo",))
+    files = generate(schema, ARCHIVE, ROOT, conversions=False, settings=Settings(options=options)).files
+    models = imported_models(tmp_path / "out", "required_null_listed", files)[1]
+    try:
+        info, listing = models.SessionInfo, models.ListSessionsRequest
+        assert not info.model_fields["owner"].is_required() and info.model_fields["owner"].default is None
+        assert info.model_validate({"sessionId": "s", "cwd": "/w"}).owner is None
+        assert listing.model_fields["owner"].is_required()
+        with pytest.raises(ValidationError, match="owner"):
+            listing.model_validate({"cwd": "/w"})
+    finally:
+        _forget("required_null_listed")
+    # The string forms keep the digests they had; a list is an input of its own.
+    assert ModelOptions(required_null="optional").parts()[-1] == "required-null=optional"
+    assert "required-null" not in " ".join(ModelOptions(required_null="required", regenerate="x").parts())
+    assert options.parts()[-1] == "required-null=[SessionInfo]"
+
+
 # mixins
 
 
@@ -729,11 +757,14 @@ def test_the_settings_over_upstream_pass_mypy_strict(upstream: Path, tmp_path: P
         ("string-formats = {uri = 1}", "string-formats must be a table of strings"),
         ("mixins = 'a:B'", "mixins must be a table"),
         ("enums = ['Role']", "enums must be a table"),
+        ('required-null = "some"', "required-null must be one of 'required', 'optional' (or a list), not 'some'"),
+        ("required-null = [1]", "required-null must be a list of strings"),
+        ("required-null = 1", "required-null must be a string or a list, not 1"),
     ],
 )
 def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
     (tmp_path / "pyproject.toml").write_text(f"[tool.acp-codegen]\n{table}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("?", r"\?")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(tmp_path)
 
 
@@ -823,6 +854,11 @@ def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
             ModelOptions(mixins={"SessionId": "sdk.ext:Members"}),
             "mixins/SessionId: 'SessionId' is a type alias, not a class (root-models makes a RootModel class of it)",
         ),
+        (
+            ModelOptions(required_null=("SessionInfo", "SesionInfoUpdate")),
+            "required-null/1: no generated class is named 'SesionInfoUpdate'; did you mean 'SessionInfoUpdate'?",
+        ),
+        (ModelOptions(required_null=("SessionUpdate",)), "required-null/0: 'SessionUpdate' is a union, not a class"),
     ],
 )
 def test_setting_errors_name_the_key(options: ModelOptions, message: str) -> None:
