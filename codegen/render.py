@@ -67,9 +67,9 @@ def _finalize(value: Any) -> Any:
     )
 
 
-def environment() -> jinja2.Environment:
-    """The Jinja environment of the templates directory (``TEMPLATES``)."""
-    return _environment(TEMPLATES)
+def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
+    """The Jinja environment of a templates directory (``TEMPLATES``, or an SDK template set)."""
+    return _environment(templates)
 
 
 @functools.cache  # compiled templates are kept (edits on disk are still seen): compiling costs more than rendering

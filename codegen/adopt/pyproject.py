@@ -33,9 +33,10 @@ OWNED = (
     "unknown-properties",
     "default-on-null",
     "required-null",
+    "sdk",
 )
 # Written as a table of their own ([tool.acp-codegen.v1.class-names]) rather than inline.
-_TABLES = ("class-names", "field-names", "aliases", "enums", "mixins", "string-formats")
+_TABLES = ("class-names", "field-names", "aliases", "enums", "mixins", "string-formats", "sdk")
 
 
 @dataclass

@@ -1,0 +1,367 @@
+"""The edits adopt's wiring makes to an SDK's hand-written modules, with libcst (which keeps
+their formatting and comments): a feature's methods into a class or a function, a feature's
+keywords into a method's signature and its params class's call, the imports the new code
+needs; and the same taken out where the feature is off. See ``wire.py``."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from ..formatting import Style, format_modules
+from ..sdk_methods import SdkMethod
+from .read import AdoptError
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _keys_in(node: cst.CSTNode, keys: Iterable[str]) -> set[str]:
+    text = _code(node)
+    return {k for k in keys if re.search(rf"""\[\s*["']{re.escape(k)}["']\s*\]""", text)}
+
+
+def _find(body: Iterable[cst.CSTNode], kind: type, name: str) -> Any:
+    return next((n for n in body if isinstance(n, kind) and n.name.value == name), None)
+
+
+class Edit:
+    """One SDK file: its tree, what it gains, and the names the gains need."""
+
+    def __init__(self, path: Path, text: str, style: Style) -> None:
+        self.path = path
+        self.module = cst.parse_module(text)
+        self.style = style
+        self.changes: list[str] = []
+        self.needed: set[str] = set()  # names the new code uses
+        self.dropped: set[str] = set()  # names the removed code used
+
+    def relaid(self, node: cst.FunctionDef, *, nested: bool) -> cst.FunctionDef:
+        """A def laid out anew by the repository's formatter (one whose signature changed)."""
+        text = _code(_without_trailing_comma(node))
+        if nested:
+            text = "class _:\n" + "".join("    " + line if line.strip() else line for line in text.splitlines(True))
+        laid = format_modules({"def.py": text}, self.style)["def.py"]
+        tree = cst.parse_module(laid)
+        new = tree.body[0]
+        if nested:
+            assert isinstance(new, cst.ClassDef) and isinstance(new.body, cst.IndentedBlock)
+            new = new.body.body[0]
+        assert isinstance(new, cst.FunctionDef)
+        return new.with_changes(leading_lines=node.leading_lines)
+
+
+def _without_trailing_comma(fn: cst.FunctionDef) -> cst.FunctionDef:
+    """The formatter decides the layout anew: a trailing comma would keep it exploded."""
+    p = fn.params
+    if isinstance(p.star_kwarg, cst.Param):
+        return fn.with_changes(
+            params=p.with_changes(star_kwarg=p.star_kwarg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        )
+    for attr in ("kwonly_params", "params", "posonly_params"):
+        items = list(getattr(p, attr))
+        if items:
+            items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return fn.with_changes(params=p.with_changes(**{attr: items}))
+    return fn
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            for part in (*n.decorators, n.params, n.returns, n.body):
+                if part is not None:
+                    part.visit(self)
+            return False
+
+        def visit_Param(self, n: cst.Param) -> bool:
+            if n.annotation:
+                n.annotation.visit(self)
+            if n.default:
+                n.default.visit(self)
+            return False
+
+    node.visit(Names())
+    return found
+
+
+def _params_of(fn: cst.FunctionDef) -> list[str]:
+    return [p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)]
+
+
+def _with_keyword(fn: cst.FunctionDef, param: cst.Param, call_class: str, meta_attr: str | None) -> cst.FunctionDef:
+    """``fn`` with ``param`` before its ``**kwargs`` and ``name=name`` in its calls of ``call_class``."""
+    params = list(fn.params.params)
+    params.append(param.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_param=cst.SimpleWhitespace("")))
+    name = param.name.value
+
+    class Calls(cst.CSTTransformer):
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+            if not (isinstance(updated.func, cst.Name) and updated.func.value == call_class):
+                return updated
+            if any(a.keyword and a.keyword.value == name for a in updated.args):
+                return updated
+            args = list(updated.args)
+            at = next((i for i, a in enumerate(args) if a.keyword and a.keyword.value == meta_attr), len(args))
+            args.insert(at, cst.Arg(value=cst.Name(name), keyword=cst.Name(name)))
+            return updated.with_changes(args=args)
+
+    changed = fn.with_changes(params=fn.params.with_changes(params=params))
+    result = changed.visit(Calls())
+    assert isinstance(result, cst.FunctionDef)
+    return result
+
+
+def _without_keyword(fn: cst.FunctionDef, name: str, call_class: str) -> cst.FunctionDef:
+    params = [p for p in fn.params.params if p.name.value != name]
+    kwonly = [p for p in fn.params.kwonly_params if p.name.value != name]
+
+    class Calls(cst.CSTTransformer):
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+            if isinstance(updated.func, cst.Name) and updated.func.value == call_class:
+                return updated.with_changes(
+                    args=[a for a in updated.args if not (a.keyword and a.keyword.value == name)]
+                )
+            return updated
+
+    result = fn.with_changes(params=fn.params.with_changes(params=params, kwonly_params=kwonly)).visit(Calls())
+    assert isinstance(result, cst.FunctionDef)
+    return result
+
+
+def merge_class(edit: Edit, rendered: cst.Module, name: str, side: str, table: tuple[SdkMethod, ...]) -> None:
+    """The SDK's class ``name`` gains the rendered methods of the enabled features."""
+    cls = _find(edit.module.body, cst.ClassDef, name)
+    source = _find(rendered.body, cst.ClassDef, name)
+    if cls is None or source is None or not isinstance(cls.body, cst.IndentedBlock):
+        raise AdoptError(f"no class {name} to add methods to")
+    body = list(cls.body.body)
+    mine = {m.name for m in table if m.side == side}
+    for m in table:
+        if m.side != side or not m.featured:
+            continue
+        at = next((i for i, n in enumerate(body) if isinstance(n, cst.FunctionDef) and n.name.value == m.name), None)
+        new = _find(source.body.body, cst.FunctionDef, m.name) if m.enabled else None
+        if m.feature:  # the method is the feature's
+            if new is None and at is not None:
+                edit.dropped |= _names_in(body[at])
+                del body[at]
+                edit.changes.append(f"{name} loses {m.name} ({m.wire}: {m.feature} is off)")
+            elif new is not None and at is None:
+                last = max((i for i, n in enumerate(body) if isinstance(n, cst.FunctionDef) and n.name.value in mine),
+                           default=len(body) - 1)  # fmt: skip
+                body.insert(last + 1, new)
+                edit.needed |= _names_in(new)
+                edit.changes.append(f"{name} gains {m.name} ({m.wire})")
+            elif new is not None and at is not None and _code(body[at]).strip() != _code(new).strip():
+                edit.dropped |= _names_in(body[at])
+                body[at] = new.with_changes(leading_lines=body[at].leading_lines)
+                edit.needed |= _names_in(new)
+                edit.changes.append(f"{name}.{m.name} as the template set writes it ({m.wire})")
+            continue
+        if at is not None:
+            fn = _keywords(edit, f"{name}.{m.name}", m, body[at], new)
+            if fn is not body[at]:
+                body[at] = edit.relaid(fn, nested=True)
+    if body != list(cls.body.body):
+        new_cls = cls.with_changes(body=cls.body.with_changes(body=body))
+        edit.module = edit.module.with_changes(body=[new_cls if n is cls else n for n in edit.module.body])
+
+
+def _keywords(
+    edit: Edit, label: str, m: SdkMethod, fn: cst.FunctionDef, new: cst.FunctionDef | None
+) -> cst.FunctionDef:
+    """An existing method's def with the keywords of the enabled features (as ``new``, the
+    rendered def, writes them) and without those of the features that are off."""
+    for k in m.keywords:
+        if not k.feature:
+            continue
+        present = k.name in _params_of(fn)
+        if k.enabled and not present and new is not None:
+            param = next((p for p in new.params.params if p.name.value == k.name), None)
+            if param is not None:
+                fn = _with_keyword(fn, param, m.params, m.meta_attr)
+                edit.needed |= _names_in(param)
+                edit.changes.append(f"{label} gains the keyword {k.name} ({k.feature})")
+        elif not k.enabled and present:
+            edit.dropped |= {n for p in fn.params.params if p.name.value == k.name for n in _names_in(p)}
+            fn = _without_keyword(fn, k.name, m.params)
+            edit.changes.append(f"{label} loses the keyword {k.name} ({k.feature} is off)")
+    return fn
+
+
+def merge_function(edit: Edit, rendered: cst.Module, name: str, side: str, table: tuple[SdkMethod, ...]) -> None:
+    """The SDK's function ``name`` gains the rendered statements of the enabled features'
+    methods (a statement is a method's when it names its meta key: ``AGENT_METHODS["x"]``)."""
+    fn = _find(edit.module.body, cst.FunctionDef, name)
+    source = _find(rendered.body, cst.FunctionDef, name)
+    if fn is None or source is None or not isinstance(fn.body, cst.IndentedBlock):
+        raise AdoptError(f"no function {name} to add routes to")
+    assert isinstance(source.body, cst.IndentedBlock)
+    body = list(fn.body.body)
+    keys = {m.key for m in table if m.side == side}
+    for m in table:
+        if m.side != side or not m.feature:
+            continue
+        here = [i for i, n in enumerate(body) if m.key in _keys_in(n, [m.key])]
+        new = [n for n in source.body.body if m.key in _keys_in(n, [m.key])] if m.enabled else []
+        if not new and here:
+            for i in reversed(here):
+                edit.dropped |= _names_in(body[i])
+                del body[i]
+            edit.changes.append(f"{name} no longer routes {m.wire} ({m.feature} is off)")
+        elif new and not here:
+            # after the last route of the same kind (requests, notifications), else of any
+            alike = {k.key for k in table if k.side == side and k.kind == m.kind}
+            last = max(
+                (i for i, n in enumerate(body) if _keys_in(n, alike)),
+                default=max((i for i, n in enumerate(body) if _keys_in(n, keys)), default=len(body) - 2),
+            )
+            body[last + 1 : last + 1] = new
+            for n in new:
+                edit.needed |= _names_in(n)
+            edit.changes.append(f"{name} routes {m.wire} to {m.name}")
+    if body != list(fn.body.body):
+        new_fn = fn.with_changes(body=fn.body.with_changes(body=body))
+        edit.module = edit.module.with_changes(body=[new_fn if n is fn else n for n in edit.module.body])
+
+
+def _bound(module: cst.Module) -> set[str]:
+    """Names the module binds at its top level (imports, defs, classes, assignments)."""
+    tree = ast.parse(module.code)
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return bound
+
+
+def _local_names(module: cst.Module) -> set[str]:
+    """Parameters and local variables of every function (``router``, ``agent``, ``self``)."""
+    tree = ast.parse(module.code)
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            out |= {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+            out |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+    return out
+
+
+def module_of(path: Path, root: Path) -> str:
+    rel = path.with_suffix("").relative_to(root).parts
+    return ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+
+
+def _resolve(node: cst.ImportFrom, here: str) -> str:
+    """The absolute dotted module of ``from ..x import y`` in module ``here``."""
+    target = _code(node.module).strip() if node.module else ""
+    level = len(node.relative)
+    if not level:
+        return target
+    base = here.split(".")[:-level]
+    return ".".join([*base, target] if target else base)
+
+
+def add_imports(
+    edit: Edit, root: Path, schema: str, public: set[str], removable: set[str], homes: Mapping[str, str]
+) -> None:
+    """The names the new code needs imported, each from where the package defines it (the
+    models from ``schema``); the removed code's models, where nothing else uses them."""
+    here = module_of(edit.path, root)
+    bound = _bound(edit.module)
+    missing = sorted(edit.needed - bound - _local_names(edit.module) - _BUILTINS)
+    unused = edit.dropped - _names_in(edit.module.with_changes(body=[n for n in edit.module.body if not _is_import(n)]))
+    drop = {n for n in unused & removable if n in bound}
+    wanted: dict[str, list[str]] = {}
+    for name in missing:
+        home = schema if name in public else homes.get(name)
+        if home is None:
+            raise AdoptError(
+                f"the new code uses {name}, which this file does not import and no module of the package defines"
+            )
+        wanted.setdefault(home, []).append(name)
+    if not wanted and not drop:
+        return
+    body = list(edit.module.body)
+    for home, names in sorted(wanted.items()):
+        at = next(
+            (i for i, n in enumerate(body) if _is_import(n) and isinstance(n.body[0], cst.ImportFrom)
+             and not isinstance(n.body[0].names, cst.ImportStar) and _resolve(n.body[0], here) == home),
+            None,
+        )  # fmt: skip
+        if at is None:
+            last = max((i for i, n in enumerate(body) if _is_import(n)), default=-1)
+            body.insert(last + 1, _import_statement(edit, _relative(home, here), names))
+        else:
+            stmt = body[at].body[0]
+            present = [_code(a).strip().rstrip(",").strip() for a in stmt.names]
+            new = _import_statement(edit, _code(stmt).split(" import ", 1)[0][len("from ") :], present + names)
+            body[at] = new.with_changes(leading_lines=body[at].leading_lines)
+    for i, node in enumerate(body):
+        if (
+            drop
+            and _is_import(node)
+            and isinstance(node.body[0], cst.ImportFrom)
+            and _resolve(node.body[0], here) == schema
+        ):
+            stmt = node.body[0]
+            kept = [n for a in stmt.names if (n := _code(a).strip().rstrip(",").strip()) not in drop]
+            if kept:
+                body[i] = _import_statement(
+                    edit, _code(stmt).split(" import ", 1)[0][len("from ") :], kept
+                ).with_changes(leading_lines=node.leading_lines)
+    edit.module = edit.module.with_changes(body=body)
+
+
+def _is_import(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.SimpleStatementLine) and isinstance(node.body[0], (cst.Import, cst.ImportFrom))
+
+
+def _relative(home: str, here: str) -> str:
+    """``home`` as a relative import from module ``here``, where they share a package."""
+    a, b = home.split("."), here.split(".")[:-1]
+    common = 0
+    while common < min(len(a), len(b)) and a[common] == b[common]:
+        common += 1
+    if not common:
+        return home
+    return "." * (len(b) - common + 1) + ".".join(a[common:])
+
+
+def _import_statement(edit: Edit, source: str, names: list[str]) -> cst.SimpleStatementLine:
+    """``from source import names``, sorted and laid out by the repository's formatter."""
+    text = f"from {source} import ({', '.join(dict.fromkeys(names))},)\n"
+    laid = format_modules({"imports.py": text}, edit.style)["imports.py"]
+    node = cst.parse_module(laid).body[0]
+    assert isinstance(node, cst.SimpleStatementLine)
+    return node

@@ -1,0 +1,362 @@
+"""Stage 7 of adopt, wire: the SDK's own modules gain the methods of the enabled features,
+in the SDK's idiom, from an SDK template set (``docs/dispatch.md``, "SDK template sets").
+
+The SDK's files, each a role, found by what they hold:
+
+- ``meta``: the method tables (``AGENT_METHODS = {...}``, ``PROTOCOL_VERSION``) nearest the
+  schema module; rendered whole by the template set;
+- ``agent-router``: a function that routes the agent's methods with that ``AGENT_METHODS``
+  (``router.route_request(AGENT_METHODS["session_fork"], ForkSessionRequest, agent, "fork_session")``);
+- ``interface``: the module of the protocol class that function takes (``agent: Agent``);
+- ``client-connection``: a class whose methods send the agent's methods.
+
+For each role but ``meta`` the template set renders a module with the SDK's class or
+function holding every enabled method; ``cst_edits`` takes from it only what a feature adds
+(and takes out what a feature that is off added). Everything else in the SDK's files stays
+as it is, and running it again changes nothing. The SDK's existing routes say its naming
+rule (``session/fork`` -> ``fork_session``) and which methods it counts as unstable.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import libcst as cst
+
+from ..code_text import Code
+from ..config import ConfigError
+from ..formatting import Style, format_modules
+from ..ir import Protocol
+from ..load import display_name
+from ..options import ModelOptions
+from ..render import TEMPLATES, environment
+from ..sdk_methods import SdkMethod, meta_listing, method_table
+from .cst_edits import Edit, add_imports, merge_class, merge_function, module_of
+from .read import AdoptError
+
+ROLES = ("meta", "interface", "agent-router", "client-connection")
+SHIPPED = "python-sdk"  # the template set for the official Python SDK's idiom
+METHODS_TABLE = "AGENT_METHODS"  # the meta module's table of the agent's methods
+
+
+@dataclass
+class Conventions:
+    """What the SDK's role files say of themselves."""
+
+    classes: dict[str, dict[str, str]] = field(default_factory=dict)  # role -> side -> class name
+    function: str = ""  # the agent router's function
+    known: dict[str, str] = field(default_factory=dict)  # meta key -> the SDK's Python method name
+    unstable: set[str] = field(default_factory=set)  # meta keys the SDK routes with unstable=True
+
+
+@dataclass
+class Wiring:
+    texts: dict[Path, str] = field(default_factory=dict)  # file -> its new text (changed files only)
+    before: dict[Path, str] = field(default_factory=dict)
+    changes: list[str] = field(default_factory=list)  # what each file gains or loses, for the report
+    problems: dict[str, str] = field(default_factory=dict)  # file -> why it was not changed
+    modules: list[str] = field(default_factory=list)  # dotted names of the wired modules (verified to import)
+    routes: dict[str, str] = field(default_factory=dict)  # meta key -> wire name, the features' agent methods
+
+    def diff(self, root: Path) -> str:
+        out: list[str] = []
+        for path, text in self.texts.items():
+            name = display_name(path, root)
+            before, after = self.before[path].splitlines(True), text.splitlines(True)
+            out += difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")
+        return "".join(out)
+
+
+def _parsed(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
+        return None
+
+
+def _key(node: ast.AST) -> str | None:
+    """``"session_fork"`` of ``AGENT_METHODS["session_fork"]``."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == METHODS_TABLE:
+        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            return node.slice.value
+    return None
+
+
+def _name(node: ast.expr | None) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        return _name(node.value)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.rsplit(".", 1)[-1]
+    return None
+
+
+def _imports_from(tree: ast.Module, here: str, module: str, name: str) -> bool:
+    """Whether module ``here`` imports ``name`` from ``module`` (relatively or not)."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            base = here.split(".")[: -node.level] if node.level else []
+            if ".".join([*base, *([node.module] if node.module else [])]) == module:
+                return True
+    return False
+
+
+def _routes(fn: ast.FunctionDef) -> list[ast.Call]:
+    return [
+        c
+        for c in ast.walk(fn)
+        if isinstance(c, ast.Call)
+        and isinstance(c.func, ast.Attribute)
+        and c.func.attr in ("route_request", "route_notification")
+        and c.args
+        and _key(c.args[0])
+    ]
+
+
+def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
+    """The role files of the SDK package a schema module belongs to (see the module's
+    docstring); the roles it has no file for are left out."""
+    top = src / module_of(schema_module, src).split(".")[0]
+    here = schema_module.parent
+    trees = {
+        p: t
+        for p in sorted(top.rglob("*.py"), key=lambda p: (len(p.relative_to(top).parts), p.as_posix()))
+        if p != schema_module and "__pycache__" not in p.parts and (t := _parsed(p)) is not None
+    }
+
+    def distance(p: Path) -> int:  # directories between the file and the schema module
+        common = len([a for a, b in zip(p.parent.parts, here.parts, strict=False) if a == b])
+        return len(p.parent.parts) + len(here.parts) - 2 * common
+
+    metas = [
+        p
+        for p, t in trees.items()
+        if {METHODS_TABLE, "PROTOCOL_VERSION"}
+        <= {t.id for n in t.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    ]
+    if not metas:
+        return {}
+    meta = min(metas, key=distance)
+    found = {"meta": meta}
+    meta_module = module_of(meta, src)
+    users = {p: t for p, t in trees.items() if _imports_from(t, module_of(p, src), meta_module, METHODS_TABLE)}
+    for path, tree in users.items():
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and _routes(node) and "agent-router" not in found:
+                found["agent-router"] = path
+                handler = node.args.args[0] if node.args.args else None
+                agent = _name(handler.annotation) if handler is not None else None
+                home = next((p for p, t in trees.items() if _defines_protocol(t, agent)), None)
+                if home is not None:
+                    found["interface"] = home
+            elif isinstance(node, ast.ClassDef) and len(_sends(node)) >= 2 and "client-connection" not in found:
+                found["client-connection"] = path
+    return {role: found[role] for role in ROLES if role in found}
+
+
+def _defines_protocol(tree: ast.Module, name: str | None) -> bool:
+    return any(
+        isinstance(n, ast.ClassDef) and n.name == name and any(_name(b) == "Protocol" for b in n.bases)
+        for n in tree.body
+    )
+
+
+def _sends(cls: ast.ClassDef) -> dict[str, str]:
+    """A class's methods that name an agent method: Python name -> meta key."""
+    return {
+        fn.name: key
+        for fn in cls.body
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for c in ast.walk(fn)
+        if (key := _key(c))
+    }
+
+
+def conventions(files: Mapping[str, Path]) -> Conventions:
+    """The SDK's class and function names, method names and unstable methods, from its files."""
+    out = Conventions()
+    router = _parsed(files["agent-router"]) if "agent-router" in files else None
+    for node in router.body if router else ():
+        if isinstance(node, ast.FunctionDef) and _routes(node):
+            out.function = node.name
+            for call in _routes(node):
+                key, attr = _key(call.args[0]), call.args[3] if len(call.args) > 3 else None
+                if key and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                    out.known[key] = attr.value
+                if key and any(k.arg == "unstable" and getattr(k.value, "value", None) is True for k in call.keywords):
+                    out.unstable.add(key)
+            handler = node.args.args[0] if node.args.args else None
+            agent = _name(handler.annotation) if handler is not None else None
+            interface = _parsed(files["interface"]) if "interface" in files else None
+            if agent and interface is not None:
+                protocols = [
+                    n.name
+                    for n in interface.body
+                    if isinstance(n, ast.ClassDef) and any(_name(b) == "Protocol" for b in n.bases)
+                ]
+                others = [n for n in protocols if n != agent]
+                # the client's protocol: the one other protocol class beside the agent's
+                out.classes["interface"] = {"agent": agent, **({"client": others[0]} if len(others) == 1 else {})}
+            break
+    connection = _parsed(files["client-connection"]) if "client-connection" in files else None
+    for node in connection.body if connection else ():
+        if isinstance(node, ast.ClassDef) and len(sends := _sends(node)) >= 2:
+            out.classes["client-connection"] = {"agent": node.name}
+            for name, key in sends.items():
+                out.known.setdefault(key, name)
+            break
+    return out
+
+
+def template_set(name: str, root: Path) -> Path:
+    """The folder of the shipped set ``name``, or the repository's folder of that path."""
+    shipped = TEMPLATES / "sdk"
+    if "/" not in name and "\\" not in name and (shipped / name).is_dir():
+        return shipped / name
+    folder = root / name
+    if not folder.is_dir():
+        sets = ", ".join(sorted(p.name for p in shipped.iterdir() if p.is_dir()))
+        raise ConfigError(f"sdk templates = {name!r}: neither a shipped template set ({sets}) nor a folder ({folder})")
+    return folder
+
+
+def setting(found: Mapping[str, Path], written: Mapping[str, str], root: Path) -> dict[str, str]:
+    """``[tool.acp-codegen.v<N>.sdk]``: what the table says (the user's), else what was found."""
+    out = {"templates": written.get("templates", SHIPPED)}
+    for role in ROLES:
+        if role in written:
+            out[role] = written[role]
+        elif role in found:
+            out[role] = found[role].relative_to(root).as_posix()
+    unknown = sorted(set(written) - {*ROLES, "templates"})
+    if unknown:
+        raise ConfigError(f"sdk: unknown key {unknown[0]!r}; the keys are templates, {', '.join(ROLES)}")
+    return out
+
+
+def _context(before: str) -> dict[str, Any]:
+    """What the template sees of the file it replaces: its leading comments, its names."""
+    comments = []
+    for line in before.splitlines():
+        if not line.startswith("#"):
+            break
+        comments.append(Code(line))
+    try:
+        tree = ast.parse(before)
+    except SyntaxError:
+        return {"comments": comments, "names": []}
+    names = [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+    return {"comments": comments, "names": names}
+
+
+@dataclass(frozen=True)
+class Sdk:
+    """The SDK a wiring changes: its repository, source root, schema module and settings."""
+
+    root: Path
+    src: Path
+    schema_module: Path
+    setting: Mapping[str, str]
+    options: ModelOptions
+    style: Style
+
+
+def wire(sdk: Sdk, complete: Protocol, selected: Protocol, meta: Mapping[str, Any]) -> Wiring:
+    """The SDK files' new texts. ``complete``/``selected``: the version with every feature /
+    with the selected ones, both under the SDK's names; ``meta``: the version's meta file."""
+    files = {role: sdk.root / path for role, path in sdk.setting.items() if role in ROLES}
+    found = conventions(files)
+    table = method_table(complete, meta, selected.features, sdk.options, found.known, found.unstable)
+    out = Wiring(routes={m.key: m.wire for m in table if m.side == "agent" and m.feature and m.enabled})
+    listing: dict[str, dict[str, str]] = {"agent": {}, "client": {}, "protocol": {}}
+    for side, key, wire_name in meta_listing(complete, meta, selected.features):
+        listing.setdefault(side, {})[key] = wire_name
+    env = environment(template_set(sdk.setting.get("templates", SHIPPED), sdk.root))
+    for role, path in files.items():
+        name = display_name(path, sdk.root)
+        try:
+            template = env.get_template(role.replace("-", "_") + ".py.jinja")
+        except jinja2.TemplateNotFound:
+            continue  # the set makes nothing of this role
+        try:
+            before = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            out.problems[name] = f"cannot read it: {exc}"
+            continue
+        context = {
+            "methods": list(table),
+            "version": selected.version,
+            "features": list(selected.features),
+            "listing": listing,
+            "targets": {"classes": found.classes.get(role, {}), "function": found.function},
+            "existing": _context(before),
+        }
+        try:
+            rendered = format_modules({"role.py": template.render(**context)}, sdk.style)["role.py"]
+            if role == "meta":
+                after, changes = rendered, ["regenerated by the template set"]
+            else:
+                after, changes = _merged(sdk, path, before, rendered, role, found, table, complete, selected)
+        except cst.ParserSyntaxError as exc:
+            out.problems[name] = f"cannot parse it ({str(exc).splitlines()[0]}); left as it is"
+            continue
+        except (AdoptError, jinja2.TemplateError, ValueError, RuntimeError) as exc:
+            out.problems[name] = f"{exc}; left as it is"
+            continue
+        out.modules.append(module_of(path, sdk.src))
+        if after != before:
+            out.texts[path], out.before[path] = after, before
+            out.changes += [f"{name}: {c}" for c in changes]
+    return out
+
+
+def _merged(
+    sdk: Sdk,
+    path: Path,
+    before: str,
+    rendered: str,
+    role: str,
+    found: Conventions,
+    table: tuple[SdkMethod, ...],
+    complete: Protocol,
+    selected: Protocol,
+) -> tuple[str, list[str]]:
+    edit = Edit(path, before, sdk.style)
+    source = cst.parse_module(rendered)
+    if role == "agent-router":
+        merge_function(edit, source, found.function, "agent", table)
+    else:
+        for side, name in found.classes.get(role, {}).items():
+            merge_class(edit, source, name, side, table)
+    if edit.changes:
+        public = set(complete.types) | _bound_names(sdk.schema_module)
+        removable = set(complete.types) - set(selected.types)
+        add_imports(edit, sdk.src, module_of(sdk.schema_module, sdk.src), public, removable, _homes(path, sdk.src))
+    return edit.module.code, edit.changes
+
+
+def _homes(path: Path, src: Path) -> dict[str, str]:
+    """Each top-level function and class of the file's top package -> the module defining it."""
+    top = src / module_of(path, src).split(".")[0]
+    out: dict[str, str] = {}
+    for file in sorted(top.rglob("*.py")):
+        tree = _parsed(file)
+        for node in tree.body if tree else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.setdefault(node.name, module_of(file, src))
+    return out
+
+
+def _bound_names(module: Path) -> set[str]:
+    """Names a module imports (the schema module's base class, after adopt)."""
+    tree = _parsed(module)
+    return {a.asname or a.name for n in (tree.body if tree else ()) if isinstance(n, ast.ImportFrom) for a in n.names}
