@@ -79,8 +79,8 @@ def _level(sdk: Sdk, d: SdkName, gen: Generated, name: str) -> str | None:
     required = d.required_keys() | {k for k in tags if k in grequired}
     if keys == gkeys:
         return "exact" if required == grequired else "required"
-    if keys < gkeys and required ^ grequired <= gen.required_null(name):
-        return "gains"  # every key it gains is optional (required-null may leave nullable ones so)
+    if keys < gkeys and required == grequired:
+        return "gains"  # every key it gains is optional
     return None
 
 
@@ -101,6 +101,10 @@ def match(module: Module, protocol: Protocol) -> Matching:
     _commons(sdk, gen, matching)
     _types(sdk, gen, matching)
     _generated_aliases(gen, matching)
+    for name, first in sorted(matching.second.items()):
+        if first in matching.missing:  # (no alias of it is written: it would name no class)
+            del matching.second[name]
+            matching.missing[name] = Missing(name, f"a second name of {first}, which is not reproduced")
     return matching
 
 

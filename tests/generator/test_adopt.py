@@ -367,6 +367,9 @@ def test_a_name_it_cannot_reproduce_exits_1_with_the_nearest_class(
         class Odd(BaseModel):
             session_id: str = Field(alias="sessionId")
             colour: str
+
+
+        Odd1 = Odd
         """
     )
     repo = sdk_repository(tmp_path / "sdk", extra)
@@ -374,6 +377,9 @@ def test_a_name_it_cannot_reproduce_exits_1_with_the_nearest_class(
     assert adopt(repo, monkeypatch) == 1
     out = capsys.readouterr().out
     assert "Odd: no generated class has its wire keys (nearest: " in out
+    # Its second name is not reproduced either (an alias of it would name no class: exit 2).
+    assert "Odd1: a second name of Odd, which is not reproduced" in out
+    assert "adopt oldsdk.models: 15 of 17 public names reproduced" in out
     # The table is written; the module and the output are not.
     assert "class-names" in table_of(repo)["v1"]
     assert (repo / "src" / "oldsdk" / "models.py").read_text(encoding="utf-8") == module
@@ -448,28 +454,28 @@ def test_a_second_name_of_a_class_gains_what_the_class_gains() -> None:
 
 
 @pytest.mark.parametrize(
-    ("summary", "params", "derived"),
+    ("program", "page", "derived"),
     [
-        ("Optional[str] = None", "Optional[str]", ["Summary"]),  # mixed, as the SDK 0.12.0's module is
+        ("Optional[str] = None", "Optional[str]", ["Program"]),  # mixed, as the SDK 0.12.0's module is
         ("Optional[str] = None", "Optional[str] = None", "optional"),
     ],
 )
 def test_required_null_is_derived_class_by_class(
-    summary: str, params: str, derived: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    program: str, page: str, derived: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A required property that may be null, in two classes of the base: where the module
     leaves it out in one class and requires it in the other, ``required-null`` lists the
-    one; where every class agrees, the version-wide form. (Summary also has fewer keys
-    than the class it matches: it gains the archive feature's.)"""
-    module = SDK_MODULE.replace(
-        "class ListParams(BaseModel):\n", f"class ListParams(BaseModel):\n    owner: {params}\n"
-    ).replace("class Summary(BaseModel):\n", f"class Summary(BaseModel):\n    owner: {summary}\n")
+    one; where every class agrees, the version-wide form."""
+    module = SDK_MODULE.replace("class Page(BaseModel):\n", f"class Page(BaseModel):\n    owner: {page}\n").replace(
+        "class Program(BaseModel):\n", f"class Program(BaseModel):\n    owner: {program}\n"
+    )
     repo = sdk_repository(tmp_path / "sdk", module)
     base = repo / "schema" / "base.json"
     schema = json.loads(base.read_text(encoding="utf-8"))
-    for name in ("SessionInfo", "ListSessionsRequest"):
+    for name in ("Implementation", "ListSessionsResponse"):
         schema["$defs"][name]["properties"]["owner"] = {"type": ["string", "null"]}
         schema["$defs"][name]["required"] = [*schema["$defs"][name].get("required", []), "owner"]
     base.write_text(json.dumps(schema), encoding="utf-8")
     assert adopt(repo, monkeypatch) == 0  # every name reproduced, verified against the module
     assert table_of(repo)["v1"].get("required-null") == derived
+
