@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .adopt import command as adopt_command
+from .adopt.wire import wiring_of
 from .config import KEYS, Config, ConfigError, generation_arguments, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
@@ -158,19 +159,26 @@ def _run(argv: list[str] | None) -> int:
         arguments = generation_arguments(config, vars(args))
         settings: Settings = arguments["settings"]
         with schema_location(spec) as schema_dir:
-            if args.command == "check" and up_to_date(
-                schema_dir,
-                out,
-                features,
-                config.root,
-                bases,
-                **arguments,
+            # (an SDK's wired files are checked too: no shortcut where the settings name them)
+            wires = bool(config["sdk"]) or any("sdk" in table for table in config.versions.values())
+            if (
+                args.command == "check"
+                and not wires
+                and up_to_date(
+                    schema_dir,
+                    out,
+                    features,
+                    config.root,
+                    bases,
+                    **arguments,
+                )
             ):
                 print(f"{out}: up to date")
                 return 0
             result = generate(schema_dir, features, config.root, bases, **arguments)
+        wirings = [w for p in result.protocols if (w := wiring_of(config, p.version, result)) is not None]
         if args.command == "check":
-            diff = diff_tree(out, result.files, out.name)
+            diff = diff_tree(out, result.files, out.name) + "".join(w.diff(config.root) for w in wirings)
             if diff:
                 sys.stdout.write(diff)
                 print(f"\n{out} is out of date; run `{settings.options.regenerate}` to regenerate it.", file=sys.stderr)
@@ -183,6 +191,8 @@ def _run(argv: list[str] | None) -> int:
         unchanged = read_tree(out) == files
         if not unchanged:
             write_tree(out, files)
+        for wiring in wirings:  # the SDK's own files, after the output they import from
+            wiring.write()
     except SchemaError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -197,4 +207,7 @@ def _run(argv: list[str] | None) -> int:
     print(_naming_summary(result, settings))
     for line in result.notes():
         print(line)
-    return 0
+    problems = {name: why for w in wirings for name, why in w.problems.items()}
+    for wiring in wirings:
+        print("\n".join(wiring.report()))
+    return 1 if problems else 0

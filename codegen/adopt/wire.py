@@ -30,17 +30,19 @@ import jinja2
 import libcst as cst
 
 from ..code_text import Code
-from ..config import ConfigError
+from ..config import Config, ConfigError, generation_arguments
 from ..formatting import Style, format_modules
 from ..ir import Protocol
-from ..load import display_name
+from ..load import display_name, schema_location
 from ..options import ModelOptions
+from ..pipeline import Generation, load_protocols
 from ..render import TEMPLATES, environment
 from ..sdk_methods import SdkMethod, meta_listing, method_table
 from .cst_edits import Edit, add_imports, merge_class, merge_function, module_of
-from .read import AdoptError
+from .read import AdoptError, locate
 
 ROLES = ("meta", "interface", "agent-router", "client-connection")
+SETTING_KEYS = ("templates", "models", *ROLES)
 SHIPPED = "python-sdk"  # the template set for the official Python SDK's idiom
 METHODS_TABLE = "AGENT_METHODS"  # the meta module's table of the agent's methods
 
@@ -63,6 +65,23 @@ class Wiring:
     problems: dict[str, str] = field(default_factory=dict)  # file -> why it was not changed
     modules: list[str] = field(default_factory=list)  # dotted names of the wired modules (verified to import)
     routes: dict[str, str] = field(default_factory=dict)  # meta key -> wire name, the features' agent methods
+
+    def write(self) -> None:
+        for path, text in self.texts.items():
+            temporary = path.with_name(f".{path.name}.acp-codegen")
+            temporary.write_text(text, encoding="utf-8")
+            temporary.replace(path)
+
+    def report(self) -> list[str]:
+        lines = []
+        if self.modules:
+            routed = f"; routes {', '.join(self.routes.values())}" if self.routes else ""
+            lines.append(f"wired: {len(self.modules)} modules of the SDK ({', '.join(self.modules)}){routed}")
+            lines += [f"  {change}" for change in self.changes]
+        if self.problems:
+            lines.append("not wired:")
+            lines += [f"  {name}: {why}" for name, why in sorted(self.problems.items())]
+        return lines
 
     def diff(self, root: Path) -> str:
         out: list[str] = []
@@ -229,18 +248,51 @@ def template_set(name: str, root: Path) -> Path:
     return folder
 
 
-def setting(found: Mapping[str, Path], written: Mapping[str, str], root: Path) -> dict[str, str]:
-    """``[tool.acp-codegen.v<N>.sdk]``: what the table says (the user's), else what was found."""
-    out = {"templates": written.get("templates", SHIPPED)}
+def setting(found: Mapping[str, Path], written: Mapping[str, str], models: Path, root: Path) -> dict[str, str]:
+    """``[tool.acp-codegen.v<N>.sdk]``: what the table says (the user's), else what was found;
+    ``models``, the SDK's module of the models, which its files import them from."""
+    _checked(written)
+    out = {"templates": written.get("templates", SHIPPED), "models": models.relative_to(root).as_posix()}
     for role in ROLES:
         if role in written:
             out[role] = written[role]
         elif role in found:
             out[role] = found[role].relative_to(root).as_posix()
-    unknown = sorted(set(written) - {*ROLES, "templates"})
-    if unknown:
-        raise ConfigError(f"sdk: unknown key {unknown[0]!r}; the keys are templates, {', '.join(ROLES)}")
     return out
+
+
+def _checked(written: Mapping[str, str], version: int | None = None) -> None:
+    unknown = sorted(set(written) - set(SETTING_KEYS))
+    if unknown:
+        table = f"[tool.acp-codegen.v{version}.sdk]" if version else "sdk"
+        raise ConfigError(f"{table}: unknown key {unknown[0]!r}; the keys are {', '.join(SETTING_KEYS)}")
+
+
+def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | None:
+    """The wiring a configuration asks of one version of a generation (its ``sdk`` table),
+    or None where it asks none."""
+    written = config.versions.get(version, {}).get("sdk", config["sdk"])
+    if not written:
+        return None
+    if "models" not in written:
+        raise ConfigError(f"[tool.acp-codegen.v{version}.sdk]: 'models' is missing (the SDK's module of the models)")
+    _checked(written, version)
+    arguments = generation_arguments(config)
+    settings = arguments["settings"]
+    selected = next(p for p in generation.protocols if p.version == version)
+    meta = next(s for s in generation.sources if int(s.meta.data["version"]) == version).meta.data
+    every = frozenset(meta.get("features", {}))
+    complete = selected
+    if every != frozenset(selected.features):
+        with schema_location(config.fragments) as schema_dir:
+            protocols, _ = load_protocols(schema_dir, every, config.root, config.bases, settings)
+        complete = next(p for p in protocols if p.version == version)
+    models = config.root / written["models"]
+    if not models.is_file():
+        raise ConfigError(f"[tool.acp-codegen.v{version}.sdk]: models = {written['models']!r}: no such file")
+    src, _ = locate(models)
+    sdk = Sdk(config.root, src, models, written, settings.of(version).options, arguments["style"])
+    return wire(sdk, complete, selected, meta)
 
 
 def _context(before: str) -> dict[str, Any]:
@@ -276,7 +328,8 @@ def wire(sdk: Sdk, complete: Protocol, selected: Protocol, meta: Mapping[str, An
     files = {role: sdk.root / path for role, path in sdk.setting.items() if role in ROLES}
     found = conventions(files)
     table = method_table(complete, meta, selected.features, sdk.options, found.known, found.unstable)
-    out = Wiring(routes={m.key: m.wire for m in table if m.side == "agent" and m.feature and m.enabled})
+    routed = "agent-router" in files
+    out = Wiring(routes={m.key: m.wire for m in table if routed and m.side == "agent" and m.feature and m.enabled})
     listing: dict[str, dict[str, str]] = {"agent": {}, "client": {}, "protocol": {}}
     for side, key, wire_name in meta_listing(complete, meta, selected.features):
         listing.setdefault(side, {})[key] = wire_name
