@@ -70,6 +70,8 @@ class Module:
     root: Path  # the source root it is imported from
     names: dict[str, SdkName]
     private: dict[str, SdkName] = field(default_factory=dict)  # its classes without a public name
+    # what its top-level imports bind from its own package: name -> (module, name there; "": the module)
+    imported: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def described(self, name: str) -> SdkName | None:
         return self.names.get(name) or self.private.get(name)
@@ -97,7 +99,9 @@ def locate(module_file: Path) -> tuple[Path, str]:
 
 
 def _parse(data: dict[str, Any], root: Path) -> Module:
-    return Module(data["module"], Path(data["file"]), root, _names(data["names"]), _names(data.get("private", {})))
+    imported = {name: (source, original) for name, (source, original) in data.get("imported", {}).items()}
+    names, private = _names(data["names"]), _names(data.get("private", {}))
+    return Module(data["module"], Path(data["file"]), root, names, private, imported)
 
 
 def _names(described: dict[str, Any]) -> dict[str, SdkName]:

@@ -4,7 +4,8 @@
 It imports the module as its users do and prints one JSON line describing every public
 name (or, given ``NAMES``, comma-separated, those names: what another module's users
 import from this one): pydantic classes (fields: attribute, wire key, required, default, type; config;
-bases; own members), RootModel classes, Enum classes and type aliases. Then it answers
+bases; own members), RootModel classes, Enum classes and type aliases, and the names its
+imports bind from the SDK's own package (which the new module re-exports). Then it answers
 one JSON line on stdin, a list of ``[public name, message]``, with one line of outcomes:
 ``["ok", dump]`` or ``["error", exception class]`` per message, the dump made as
 ``model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)``.
@@ -238,12 +239,34 @@ def public_names(module: types.ModuleType) -> list[str]:
     return [n for n in dict.fromkeys(names) if not n.startswith("_")]
 
 
+def imported(module: types.ModuleType) -> dict[str, list[str]]:
+    """The names the module's top-level imports bind from its own top-level package
+    (``from acp._schema_base import BaseModel``): name -> [the module it comes from, its name
+    there] (``""`` for ``import acp.meta as meta``). Star imports are its public names already."""
+    top = module.__name__.split(".")[0]
+    tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+    found: list[tuple[str, str, str]] = []  # (name, source, original)
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            spelled = "." * node.level + (node.module or "")
+            source = importlib.util.resolve_name(spelled, module.__package__) if node.level else spelled
+            found += [(a.asname or a.name, source, a.name) for a in node.names if a.name != "*"]
+        elif isinstance(node, ast.Import):
+            found += [(a.asname, a.name, "") for a in node.names if a.asname]
+    return {
+        name: [source, original]
+        for name, source, original in found
+        if (source == top or source.startswith(top + ".")) and hasattr(module, name)
+    }
+
+
 def main() -> None:
     root, dotted = sys.argv[1], sys.argv[2]
     wanted = sys.argv[3].split(",") if len(sys.argv) > 3 else None
     sys.path.insert(0, root)
     module = importlib.import_module(dotted)
     out: dict[str, Any] = {"module": dotted, "file": module.__file__, "pydantic": pydantic.VERSION, "names": {}}
+    out["imported"] = imported(module)
     for name in public_names(module) if wanted is None else wanted:
         value = getattr(module, name, None)
         described = describe(value, name) if value is not None else None

@@ -202,7 +202,11 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
     assert before.get("passed", 0) > 150, before
     done, total = reproduced(report)
     assert done == total > 250
-    assert (sdk / "src" / "acp" / "schema.py").read_text(encoding="utf-8").count("import") == 2  # models, base
+    # The models, the base class, and the helpers the module imported from acp._deserialize.
+    imports = re.findall(
+        r"^(?:from|import) (\S+)", (sdk / "src" / "acp" / "schema.py").read_text(encoding="utf-8"), re.M
+    )
+    assert imports == ["acp._generated.v1.models", "acp._schema_ext", "acp._deserialize", "acp._deserialize"]
     assert "InitializeRequest._coerce_protocol_version" in report  # the SDK's own validator, carried
 
     after = suite(venv, sdk)
@@ -293,6 +297,14 @@ def test_the_sdk_v2_module_switches_and_refuses_known_tags_itself(venv: Path, tm
     report = adopt(venv, sdk, "src/acp/experimental/v2/schema.py", "--version", "2")
     done, total = reproduced(report)
     assert done == total > 300
+    # What the module imported from the SDK's package stays importable from it: its base
+    # class (from _schema_base) and _deserialize's helpers.
+    check = (
+        "from acp.experimental.v2._schema_base import BaseModel as Base;"
+        " from acp.experimental.v2.schema import BaseModel, coerce_protocol_version, TextContentBlock;"
+        " print(BaseModel is Base, issubclass(TextContentBlock, Base), callable(coerce_protocol_version))"
+    )
+    assert run(venv / "python", "-c", check, cwd=sdk / "src").split() == ["True", "True", "True"]
     assert suite(venv, sdk, test) == {"passed": 3}
     without_reserved_tags()
     assert suite(venv, sdk, test) == {"passed": 3}

@@ -479,3 +479,39 @@ def test_required_null_is_derived_class_by_class(
     assert adopt(repo, monkeypatch) == 0  # every name reproduced, verified against the module
     assert table_of(repo)["v1"].get("required-null") == derived
 
+
+def test_what_the_module_imported_from_its_package_stays_importable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK's v2 module imports its ``BaseModel`` from ``_schema_base`` and helpers from
+    ``_deserialize``: its users may import them from it. pydantic's and the standard
+    library's names are not re-exported, nor a name the models provide (``Jsonrpc``, which
+    the module's own class replaced)."""
+    module = SDK_MODULE.replace(
+        "from enum import Enum\n",
+        "from enum import Enum\n\nimport oldsdk._helpers as helpers\nfrom oldsdk import _helpers\n"
+        "from oldsdk._helpers import Jsonrpc, Marker as SdkMarker, lenient\n"
+        "from ._helpers import lenient as _lenient\n",
+    )
+    repo = sdk_repository(tmp_path / "sdk", module)
+    helpers = "class Marker:\n    pass\n\n\ndef lenient() -> str:\n    return 'yes'\n\n\nJsonrpc = 1\n"
+    (repo / "src" / "oldsdk" / "_helpers.py").write_text(helpers, encoding="utf-8")
+    assert adopt(repo, monkeypatch) == 0
+    found = run_in(
+        repo,
+        """
+        import json
+        from oldsdk.models import Jsonrpc, SdkMarker, _helpers, _lenient, helpers, lenient
+        try:
+            from oldsdk.models import Field
+            leaked = True
+        except ImportError:
+            leaked = False
+        names = [SdkMarker.__name__, lenient(), _lenient(), helpers.__name__, _helpers.__name__]
+        print(json.dumps([*names, Jsonrpc("2.0").name, leaked]))
+        """,
+    )
+    assert found == ["Marker", "yes", "yes", "oldsdk._helpers", "oldsdk._helpers", "field_2_0", False]
+    new = (repo / "src" / "oldsdk" / "models.py").read_text(encoding="utf-8")
+    assert adopt(repo, monkeypatch) == 0  # again: the same module
+    assert (repo / "src" / "oldsdk" / "models.py").read_text(encoding="utf-8") == new
