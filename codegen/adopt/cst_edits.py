@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -323,10 +323,7 @@ def add_imports(
             last = max((i for i, n in enumerate(body) if _is_import(n)), default=-1)
             body.insert(last + 1, _import_statement(edit, _relative(home, here), names))
         else:
-            stmt = body[at].body[0]
-            present = [_code(a).strip().rstrip(",").strip() for a in stmt.names]
-            new = _import_statement(edit, _code(stmt).split(" import ", 1)[0][len("from ") :], present + names)
-            body[at] = new.with_changes(leading_lines=body[at].leading_lines)
+            body[at] = _rewritten(edit, body[at], lambda present, new=names: present + new)
     for i, node in enumerate(body):
         if (
             drop
@@ -334,12 +331,7 @@ def add_imports(
             and isinstance(node.body[0], cst.ImportFrom)
             and _resolve(node.body[0], here) == schema
         ):
-            stmt = node.body[0]
-            kept = [n for a in stmt.names if (n := _code(a).strip().rstrip(",").strip()) not in drop]
-            if kept:
-                body[i] = _import_statement(
-                    edit, _code(stmt).split(" import ", 1)[0][len("from ") :], kept
-                ).with_changes(leading_lines=node.leading_lines)
+            body[i] = _rewritten(edit, node, lambda present: [n for n in present if n not in drop])
     edit.module = edit.module.with_changes(body=body)
 
 
@@ -358,9 +350,19 @@ def _relative(home: str, here: str) -> str:
     return "." * (len(b) - common + 1) + ".".join(a[common:])
 
 
+def _rewritten(edit: Edit, line: cst.SimpleStatementLine, names: Callable[[list[str]], list[str]]) -> Any:
+    """An import statement of the file with ``names(its names)`` instead, as the formatter
+    lays it out (without a trailing comma, so that a list that shrinks fits a line again)."""
+    stmt = line.body[0]
+    assert isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar)
+    present = [_code(a).strip().rstrip(",").strip() for a in stmt.names]
+    source = _code(stmt).split(" import ", 1)[0][len("from ") :]
+    return _import_statement(edit, source, names(present)).with_changes(leading_lines=line.leading_lines)
+
+
 def _import_statement(edit: Edit, source: str, names: list[str]) -> cst.SimpleStatementLine:
     """``from source import names``, sorted and laid out by the repository's formatter."""
-    text = f"from {source} import ({', '.join(dict.fromkeys(names))},)\n"
+    text = f"from {source} import ({', '.join(dict.fromkeys(names))})\n"
     laid = format_modules({"imports.py": text}, edit.style)["imports.py"]
     node = cst.parse_module(laid).body[0]
     assert isinstance(node, cst.SimpleStatementLine)

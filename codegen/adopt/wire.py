@@ -168,6 +168,7 @@ def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
     found = {"meta": meta}
     meta_module = module_of(meta, src)
     users = {p: t for p, t in trees.items() if _imports_from(t, module_of(p, src), meta_module, METHODS_TABLE)}
+    senders = 0
     for path, tree in users.items():
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and _routes(node) and "agent-router" not in found:
@@ -177,8 +178,8 @@ def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
                 home = next((p for p, t in trees.items() if _defines_protocol(t, agent)), None)
                 if home is not None:
                     found["interface"] = home
-            elif isinstance(node, ast.ClassDef) and len(_sends(node)) >= 2 and "client-connection" not in found:
-                found["client-connection"] = path
+            elif isinstance(node, ast.ClassDef) and (count := len(_sends(node))) > senders:
+                found["client-connection"], senders = path, count  # the class that sends the most
     return {role: found[role] for role in ROLES if role in found}
 
 
@@ -227,12 +228,12 @@ def conventions(files: Mapping[str, Path]) -> Conventions:
                 out.classes["interface"] = {"agent": agent, **({"client": others[0]} if len(others) == 1 else {})}
             break
     connection = _parsed(files["client-connection"]) if "client-connection" in files else None
-    for node in connection.body if connection else ():
-        if isinstance(node, ast.ClassDef) and len(sends := _sends(node)) >= 2:
-            out.classes["client-connection"] = {"agent": node.name}
-            for name, key in sends.items():
-                out.known.setdefault(key, name)
-            break
+    classes = [n for n in (connection.body if connection else ()) if isinstance(n, ast.ClassDef) and _sends(n)]
+    if classes:
+        sender = max(classes, key=lambda n: len(_sends(n)))
+        out.classes["client-connection"] = {"agent": sender.name}
+        for name, key in _sends(sender).items():
+            out.known.setdefault(key, name)
     return out
 
 
