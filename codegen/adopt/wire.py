@@ -367,10 +367,20 @@ def wire(sdk: Sdk, complete: Protocol, selected: Protocol, meta: Mapping[str, An
             out.problems[name] = f"{exc}; left as it is"
             continue
         out.modules.append(module_of(path, sdk.src))
+        if role == "agent-router" and (unrouted := _unrouted(after, found.function, out.routes)):
+            out.problems[name] = f"{found.function} does not route {', '.join(unrouted)} after the wiring"
+            continue
         if after != before:
             out.texts[path], out.before[path] = after, before
             out.changes += [f"{name}: {c}" for c in changes]
     return out
+
+
+def _unrouted(text: str, function: str, routes: Mapping[str, str]) -> list[str]:
+    """The features' methods (meta key -> wire name) the router function does not route."""
+    fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == function)
+    routed = {_key(call.args[0]) for call in _routes(fn)}
+    return [wire_name for key, wire_name in routes.items() if key not in routed]
 
 
 def _merged(
