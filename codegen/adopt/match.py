@@ -278,8 +278,23 @@ def _types(sdk: Sdk, gen: Generated, matching: Matching) -> None:
             matching.enums[name] = d.enum_members  # an Enum no generated type has: written as it is
         elif members and all(m[0] == "ref" for m in members - {("kind", "null")}):
             matching.unions[name] = tuple(sorted(str(m[1]) for m in members if m[0] == "ref"))
+        elif cover := _unions_of(members, {g: sig for g, sig in signatures.items() if named[g].kind == "union"}):
+            matching.unions[name] = cover
         else:
             matching.missing[name] = Missing(name, "no generated type has its members", None)
+
+
+def _unions_of(members: frozenset[tuple[Any, ...]], unions: dict[str, frozenset[tuple[Any, ...]]]) -> tuple[str, ...]:
+    """Generated unions whose members are ``members`` together, the largest first and none
+    inside one taken (datamodel-code-generator's ``Model`` of the schema root: the union of
+    the message unions, whose catch-all variants are ``Any``); empty where there are none such."""
+    inside = {g: sig for g, sig in sorted(unions.items()) if len(sig) > 1 and sig <= members}
+    parts: list[str] = []
+    for g, sig in sorted(inside.items(), key=lambda item: (-len(item[1]), item[0])):
+        if not any(sig <= inside[p] for p in parts):  # (one of the same members, or fewer, is in)
+            parts.append(g)
+    together = frozenset().union(*(inside[g] for g in parts))
+    return tuple(sorted(parts)) if parts and together == members else ()
 
 
 def reverse(mapping: Mapping[str, Matched]) -> dict[str, str]:

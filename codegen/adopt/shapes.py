@@ -177,7 +177,19 @@ class Sdk:
         return self.by_ref.get(ref)
 
     def tags(self, d: SdkName) -> dict[str, Any]:
-        return {f.wire: f.type["lit"][0] for f in d.fields if single_literal(f)}
+        """Wire key -> the one string a field can hold: a ``Literal`` of one value, or an
+        ``Enum`` of one member (datamodel-code-generator's ``Jsonrpc`` for ``"2.0"``)."""
+        out = {}
+        for f in d.fields:
+            if single_literal(f):
+                out[f.wire] = f.type["lit"][0]
+            elif "ref" in f.type:
+                enum = self.module.names.get(self.name_of(f.type["ref"]) or "")
+                if enum is not None and enum.kind == "enum" and len(enum.enum_members) == 1:
+                    value = enum.enum_members[0][1]
+                    if isinstance(value, str):
+                        out[f.wire] = value
+        return out
 
     def members(
         self, term: dict[str, Any] | None, matching: Matching, seen: frozenset[str] = frozenset()

@@ -515,3 +515,90 @@ def test_what_the_module_imported_from_its_package_stays_importable(
     new = (repo / "src" / "oldsdk" / "models.py").read_text(encoding="utf-8")
     assert adopt(repo, monkeypatch) == 0  # again: the same module
     assert (repo / "src" / "oldsdk" / "models.py").read_text(encoding="utf-8") == new
+
+
+# A release of the protocol as upstream's early ones were (before v0.7.0): a message union
+# whose properties (`jsonrpc`) every variant has, and request and notice unions whose
+# catch-all variant takes anything; the schema's root, which datamodel-code-generator
+# writes as a class `Model`, is a union of those unions.
+EARLY_BASE = {
+    "$defs": {
+        "Ping": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        "Pong": {"type": "object", "properties": {"at": {"type": "integer"}}, "required": ["at"]},
+        "Note": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        "Asked": {"anyOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Pong"}, {"title": "ExtRequest"}]},
+        "Told": {"anyOf": [{"$ref": "#/$defs/Note"}, {"title": "ExtNotice"}]},
+        "Message": {
+            "type": "object",
+            "properties": {"jsonrpc": {"type": "string", "enum": ["2.0"]}},
+            "required": ["jsonrpc"],
+            "anyOf": [
+                {"title": "Request", "properties": {"method": {"type": "string"}}, "required": ["method"]},
+                {"title": "Notice", "properties": {"note": {"$ref": "#/$defs/Note"}}, "required": ["note"]},
+            ],
+        },
+    }
+}
+EARLY_MODULE = """
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, RootModel
+
+
+class Jsonrpc(Enum):
+    field_2_0 = "2.0"
+
+
+class Ping(BaseModel):
+    id: str
+
+
+class Pong(BaseModel):
+    at: int
+
+
+class Note(BaseModel):
+    text: str
+
+
+class RequestMessage(BaseModel):
+    jsonrpc: Jsonrpc
+    method: str
+
+
+class NoticeMessage(BaseModel):
+    jsonrpc: Jsonrpc
+    note: Note
+
+
+class Model(RootModel[Union[Ping, Pong, Any, Note]]):
+    root: Union[Ping, Pong, Any, Note]
+"""
+
+
+def test_an_early_release_s_messages_and_root_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The official SDK 0.4.5 to 0.6.2: the message classes' ``jsonrpc`` is an Enum of one
+    member, a tag as a one-value ``Literal`` is; ``Model`` is the union of the schema's
+    unions, written as such an alias."""
+    table = '[tool.acp-codegen]\nbase-v1 = "schema/base.json"\nout = "src/oldsdk/generated"\n'
+    repo = sdk_repository(tmp_path / "sdk", EARLY_MODULE, table)
+    (repo / "schema" / "base.json").write_text(json.dumps(EARLY_BASE), encoding="utf-8")
+    (repo / "schema" / "meta.json").write_text(json.dumps({"version": 1}), encoding="utf-8")
+    assert adopt(repo, monkeypatch) == 0
+    v1 = table_of(repo)["v1"]
+    assert v1["class-names"] == {"MessageNotice": "NoticeMessage", "MessageRequest": "RequestMessage"}
+    assert v1["aliases"] == {"Model": ["Asked", "Told"]} and v1["root-models"] == ["Model"]
+    found = run_in(
+        repo,
+        """
+        import json, typing
+        from oldsdk.models import Model, RequestMessage
+        members = typing.get_args(Model.model_fields["root"].annotation)
+        print(json.dumps([sorted(getattr(m, "__name__", str(m)) for m in members),
+                          RequestMessage(jsonrpc="2.0", method="m").model_dump(mode="json")]))
+        """,
+    )
+    assert found == [["Any", "Note", "Ping", "Pong"], {"jsonrpc": "2.0", "method": "m"}]
