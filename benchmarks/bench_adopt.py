@@ -5,7 +5,9 @@ The SDK is ``agent-client-protocol`` 0.12.1 (``nox -s bench`` installs it, pinne
 bench environment only): its ``acp`` package is copied into a scratch repository with
 upstream ``schema-v1.19.0`` (what its ``acp/schema.py`` was generated from) as the base.
 The subject is ``adopt --dry-run`` (it reads the module in a subprocess, matches, derives
-the settings, generates and verifies; only the writing is left out); the baseline is the
+the settings, generates, wires the feature's methods into the SDK's meta module, handler
+protocol, router and client connection, and verifies, importing the wired modules; only
+the writing is left out); the baseline is the
 pipeline's ``generate`` over the same repository once adopt has written its table. Target:
 at most 3x (issue: adopt costs no more than three generations).
 """
@@ -62,8 +64,8 @@ def run() -> list[Ratio]:
             os.chdir(adopted)
             with contextlib.redirect_stdout(io.StringIO()) as report:
                 code = adopt(args)
-            if code != 0:
-                print(f"A1   skipped: adopt exited {code}:\n{report.getvalue()[-2000:]}")
+            if code != 0 or "wired: 4 modules" not in report.getvalue():
+                print(f"A1   skipped: adopt exited {code} (or wired less):\n{report.getvalue()[-2000:]}")
                 return []
             config = load_config(adopted)
 
@@ -80,7 +82,7 @@ def run() -> list[Ratio]:
             return [
                 compare(
                     "A1",
-                    "adopt --dry-run of agent-client-protocol 0.12.1's acp/schema.py vs one generate of its table",
+                    "adopt --dry-run (wiring included) of agent-client-protocol 0.12.1's acp/schema.py vs one generate",
                     subject,
                     baseline,
                     target=3.0,

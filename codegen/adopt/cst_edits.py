@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -292,11 +292,9 @@ def _resolve(node: cst.ImportFrom, here: str) -> str:
     return ".".join([*base, target] if target else base)
 
 
-def add_imports(
-    edit: Edit, root: Path, schema: str, public: set[str], removable: set[str], homes: Mapping[str, str]
-) -> None:
-    """The names the new code needs imported, each from where the package defines it (the
-    models from ``schema``); the removed code's models, where nothing else uses them."""
+def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where: Callable[[str], str | None]) -> None:
+    """The names the new code needs, imported from where ``where`` says each is defined (the
+    models from ``schema``); the removed code's ``removable`` names, where nothing else uses them."""
     here = module_of(edit.path, root)
     bound = _bound(edit.module)
     missing = sorted(edit.needed - bound - _local_names(edit.module) - _BUILTINS)
@@ -304,24 +302,24 @@ def add_imports(
     drop = {n for n in unused & removable if n in bound}
     wanted: dict[str, list[str]] = {}
     for name in missing:
-        home = schema if name in public else homes.get(name)
-        if home is None:
+        module = where(name)
+        if module is None:
             raise AdoptError(
                 f"the new code uses {name}, which this file does not import and no module of the package defines"
             )
-        wanted.setdefault(home, []).append(name)
+        wanted.setdefault(module, []).append(name)
     if not wanted and not drop:
         return
     body = list(edit.module.body)
-    for home, names in sorted(wanted.items()):
+    for source, names in sorted(wanted.items()):
         at = next(
             (i for i, n in enumerate(body) if _is_import(n) and isinstance(n.body[0], cst.ImportFrom)
-             and not isinstance(n.body[0].names, cst.ImportStar) and _resolve(n.body[0], here) == home),
+             and not isinstance(n.body[0].names, cst.ImportStar) and _resolve(n.body[0], here) == source),
             None,
         )  # fmt: skip
         if at is None:
             last = max((i for i, n in enumerate(body) if _is_import(n)), default=-1)
-            body.insert(last + 1, _import_statement(edit, _relative(home, here), names))
+            body.insert(last + 1, _import_statement(edit, _relative(source, here), names))
         else:
             body[at] = _rewritten(edit, body[at], lambda present, new=names: present + new)
     for i, node in enumerate(body):
