@@ -216,3 +216,25 @@ def test_method_names_follow_the_sdk_s_own_rule() -> None:
         ("cursor", "str | None", "None", None),
         ("archived", "SessionArchiveFilter | None", "None", FEATURE),
     ]
+
+
+def test_a_router_template_that_leaves_a_method_out_is_reported(tmp_path: Path, monkeypatch, capsys) -> None:
+    at = tmp_path / "sdk"
+    folder = at / "sdk-templates"
+    folder.mkdir(parents=True)
+    # The router's function, routing the methods without a feature only.
+    (folder / "agent_router.py.jinja").write_text(
+        "def {{ targets.function | ident }}(agent):\n{% for m in methods if m.side == 'agent' and not m.feature %}\n"
+        "    router.route_request(AGENT_METHODS[{{ m.key | py }}], {{ m.params | ident }}, agent, {{ m.name | py }})\n"
+        "{% endfor %}\n",
+        encoding="utf-8",
+    )
+    src = SDK / "src"
+    found = {role: p.relative_to(SDK).as_posix() for role, p in find_roles(src / "relay" / "schema.py", src).items()}
+    sdk_repository(at, [FEATURE], {"templates": "sdk-templates", "models": "src/relay/schema.py", **found})
+    router = (at / "src" / "relay" / "routing.py").read_bytes()
+    monkeypatch.chdir(at)
+    assert main(["generate"]) == 1
+    out = capsys.readouterr().out
+    assert "src/relay/routing.py: build_agent_router does not route session/archive, session/unarchive" in out
+    assert (at / "src" / "relay" / "routing.py").read_bytes() == router
