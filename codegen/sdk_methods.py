@@ -123,8 +123,8 @@ class _Annotations:
         if kind == "array":
             return [f"list[{' | '.join(self.parts(expr.items, seen)) if expr.items else 'Any'}]"]
         if kind == "object":
-            inner = " | ".join(self.parts(expr.additional, seen)) if expr.additional else "Any"
-            return [f"dict[str, {inner}]"]
+            values = " | ".join(self.parts(expr.additional, seen)) if expr.additional else "Any"
+            return [f"dict[str, {values}]"]
         if kind == "const":
             return [f"Literal[{py_literal(expr.const)}]"]
         plain = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}

@@ -31,7 +31,7 @@ def _keys_in(node: cst.CSTNode, keys: Iterable[str]) -> set[str]:
 
 
 def _find(body: Iterable[cst.CSTNode], kind: type, name: str) -> Any:
-    return next((n for n in body if isinstance(n, kind) and n.name.value == name), None)
+    return next((n for n in body if isinstance(n, kind) and getattr(n, "name").value == name), None)  # noqa: B009
 
 
 class Edit:
@@ -51,11 +51,10 @@ class Edit:
         if nested:
             text = "class _:\n" + "".join("    " + line if line.strip() else line for line in text.splitlines(True))
         laid = format_modules({"def.py": text}, self.style)["def.py"]
-        tree = cst.parse_module(laid)
-        new = tree.body[0]
+        top = cst.parse_module(laid).body[0]
         if nested:
-            assert isinstance(new, cst.ClassDef) and isinstance(new.body, cst.IndentedBlock)
-            new = new.body.body[0]
+            assert isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock)
+        new = top.body.body[0] if isinstance(top, cst.ClassDef) else top
         assert isinstance(new, cst.FunctionDef)
         return new.with_changes(leading_lines=node.leading_lines)
 
@@ -176,14 +175,18 @@ def merge_class(edit: Edit, rendered: cst.Module, name: str, side: str, table: t
                 edit.needed |= _names_in(new)
                 edit.changes.append(f"{name} gains {m.name} ({m.wire})")
             elif new is not None and at is not None and _code(body[at]).strip() != _code(new).strip():
-                edit.dropped |= _names_in(body[at])
-                body[at] = new.with_changes(leading_lines=body[at].leading_lines)
+                old = body[at]
+                assert isinstance(old, cst.FunctionDef)
+                edit.dropped |= _names_in(old)
+                body[at] = new.with_changes(leading_lines=old.leading_lines)
                 edit.needed |= _names_in(new)
                 edit.changes.append(f"{name}.{m.name} as the template set writes it ({m.wire})")
             continue
         if at is not None:
-            fn = _keywords(edit, f"{name}.{m.name}", m, body[at], new)
-            if fn is not body[at]:
+            own = body[at]
+            assert isinstance(own, cst.FunctionDef)
+            fn = _keywords(edit, f"{name}.{m.name}", m, own, new)
+            if fn is not own:
                 body[at] = edit.relaid(fn, nested=True)
     if body != list(cls.body.body):
         new_cls = cls.with_changes(body=cls.body.with_changes(body=body))
@@ -312,25 +315,29 @@ def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where:
         return
     body = list(edit.module.body)
     for source, names in sorted(wanted.items()):
-        at = next(
-            (i for i, n in enumerate(body) if _is_import(n) and isinstance(n.body[0], cst.ImportFrom)
-             and not isinstance(n.body[0].names, cst.ImportStar) and _resolve(n.body[0], here) == source),
-            None,
-        )  # fmt: skip
-        if at is None:
+        at = next((i for i, n in enumerate(body) if (f := _from_import(n)) and _resolve(f, here) == source), None)
+        line = body[at] if at is not None else None
+        if at is None or not isinstance(line, cst.SimpleStatementLine):
             last = max((i for i, n in enumerate(body) if _is_import(n)), default=-1)
             body.insert(last + 1, _import_statement(edit, _relative(source, here), names))
         else:
-            body[at] = _rewritten(edit, body[at], lambda present, new=names: present + new)
+            body[at] = _rewritten(edit, line, add=names)
     for i, node in enumerate(body):
         if (
             drop
-            and _is_import(node)
-            and isinstance(node.body[0], cst.ImportFrom)
-            and _resolve(node.body[0], here) == schema
+            and isinstance(node, cst.SimpleStatementLine)
+            and (f := _from_import(node))
+            and _resolve(f, here) == schema
         ):
-            body[i] = _rewritten(edit, node, lambda present: [n for n in present if n not in drop])
+            body[i] = _rewritten(edit, node, drop=drop)
     edit.module = edit.module.with_changes(body=body)
+
+
+def _from_import(node: cst.CSTNode) -> cst.ImportFrom | None:
+    """The ``from x import a, b`` a statement line is (not a star import), if it is one."""
+    if isinstance(node, cst.SimpleStatementLine) and isinstance(stmt := node.body[0], cst.ImportFrom):
+        return None if isinstance(stmt.names, cst.ImportStar) else stmt
+    return None
 
 
 def _is_import(node: cst.CSTNode) -> bool:
@@ -348,14 +355,17 @@ def _relative(home: str, here: str) -> str:
     return "." * (len(b) - common + 1) + ".".join(a[common:])
 
 
-def _rewritten(edit: Edit, line: cst.SimpleStatementLine, names: Callable[[list[str]], list[str]]) -> Any:
-    """An import statement of the file with ``names(its names)`` instead, as the formatter
+def _rewritten(
+    edit: Edit, line: cst.SimpleStatementLine, add: Iterable[str] = (), drop: Iterable[str] = ()
+) -> cst.SimpleStatementLine:
+    """An import statement of the file with the names ``add`` and without ``drop``, as the formatter
     lays it out (without a trailing comma, so that a list that shrinks fits a line again)."""
     stmt = line.body[0]
     assert isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar)
     present = [_code(a).strip().rstrip(",").strip() for a in stmt.names]
     source = _code(stmt).split(" import ", 1)[0][len("from ") :]
-    return _import_statement(edit, source, names(present)).with_changes(leading_lines=line.leading_lines)
+    names = [n for n in present if n not in set(drop)] + list(add)
+    return _import_statement(edit, source, names).with_changes(leading_lines=line.leading_lines)
 
 
 def _import_statement(edit: Edit, source: str, names: list[str]) -> cst.SimpleStatementLine:

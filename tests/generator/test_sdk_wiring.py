@@ -103,8 +103,9 @@ def test_the_feature_wires_in_and_out_byte_for_byte(tmp_path: Path, monkeypatch:
     assert "# The handlers' models, as the router validates them." in wired["interfaces.py"]
     assert "    # Listing is stable since protocol 1.\n" in wired["routing.py"]
     assert wired["routing.py"].count("unstable=True") == 2
-    assert "ListSessionsRequest(cursor=cursor, cwd=cwd, archived=archived, field_meta=kwargs or None)" in (
-        wired["connection.py"]
+    assert (
+        "ListSessionsRequest(cursor=cursor, cwd=cwd, archived=archived, field_meta=kwargs or None)"
+        in (wired["connection.py"])
     )
 
     # The wired SDK imports, routes the methods and sends them as the wire says.
