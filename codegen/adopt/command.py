@@ -35,6 +35,7 @@ from .read import AdoptError, Module, locate, reading
 from .settings import Derived, derive
 from .shapes import Generated, Matching
 from .verify import Verdict, verify
+from .wire import Wiring, find_roles, setting, wiring_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +60,7 @@ class Plan:
     ext_path: Path
     replacement: str
     verdict: Verdict = field(default_factory=Verdict)
+    wiring: Wiring = field(default_factory=Wiring)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     print(_report(plan, missing))
     if args.dry_run:
         print("\n" + plan.edit.shown)
-        return 1 if missing else 0
+        if plan.wiring.texts:
+            print(plan.wiring.diff(plan.edit.config.root))
+        return 1 if missing or plan.wiring.problems else 0
     plan.edit.write()
     if plan.carried.text is not None and (not plan.ext_path.exists() or plan.ext_path.read_text() != plan.carried.text):
         plan.ext_path.write_text(plan.carried.text, encoding="utf-8")
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
             copy.write_text(module_file.read_text(encoding="utf-8"), encoding="utf-8")
             print(f"kept the old module as {copy} (it is not tracked by git)")
         module_file.write_text(plan.replacement, encoding="utf-8")
-    return 0
+    plan.wiring.write()
+    return 1 if plan.wiring.problems else 0
 
 
 def _tracked(path: Path) -> bool:
@@ -147,12 +152,18 @@ def _plan(args: argparse.Namespace) -> Plan:
         )
 
         values = dict(derived.values)
+        # The SDK's own modules that the template set makes or wires (its meta module, router...).
+        found = find_roles(module.file, root)
+        if found:
+            written = config.versions.get(version, {}).get("sdk", config["sdk"])
+            values["sdk"] = setting(found, written, module.file, config.root)
         if carried.base_class:
             values["base-class"] = carried.base_class
         if carried.mixins:
             values["mixins"] = carried.mixins
         edit = edit_table(config, version, values, _style(config), {"conversions": False} if conversions_off else {})
-        files = _generate(edit.config)
+        generation = _generate(edit.config)
+        files = generation.files
         if carried.text is not None:  # laid out as the generated code is, in the repository's style
             style = generation_arguments(edit.config)["style"]
             carried.text = format_modules({"ext.py": carried.text}, style)["ext.py"]
@@ -167,6 +178,9 @@ def _plan(args: argparse.Namespace) -> Plan:
         if carried.text is not None:
             writes[ext_path.relative_to(root).as_posix()] = carried.text
         plan = Plan(module, derived, carried, matching, edit, files, ext_path, replacement)
+        if "sdk" in values:
+            plan.wiring = wiring_of(edit.config, version, generation) or Wiring()
+            writes |= {path.relative_to(root).as_posix(): text for path, text in plan.wiring.texts.items()}
         if not matching.missing:
             with tempfile.TemporaryDirectory(prefix="acp-codegen-adopt-") as tmp:
                 plan.verdict = verify(
@@ -177,7 +191,11 @@ def _plan(args: argparse.Namespace) -> Plan:
                     {n: m.gained for n, m in matching.classes.items() if m.gained},
                     gen.constants(),
                     args.python,
+                    plan.wiring.modules,
                 )
+            for name in plan.wiring.modules:  # a wired module that does not import is the wiring's problem
+                if name in plan.verdict.problems:
+                    plan.wiring.problems[name] = plan.verdict.problems.pop(name)
     return plan
 
 
@@ -257,12 +275,11 @@ def _messages(
     return out
 
 
-def _generate(config: Config) -> dict[str, str]:
+def _generate(config: Config) -> Generation:
     with schema_location(config.fragments) as schema_dir:
-        result: Generation = generate(
+        return generate(
             schema_dir, frozenset(config.features), config.root, config.bases, **generation_arguments(config)
         )
-    return result.files
 
 
 def _report(plan: Plan, missing: dict[str, str]) -> str:
@@ -294,6 +311,7 @@ def _report(plan: Plan, missing: dict[str, str]) -> str:
     lines += [f"  problem: {p}" for p in plan.carried.problems]
     if not m.missing:
         lines.append(f"verified: {plan.verdict.names} names, {plan.verdict.messages} messages")
+    lines += plan.wiring.report()
     if missing:
         lines.append("not reproduced:")
         lines += [f"  {name}: {why}" for name, why in sorted(missing.items())]
