@@ -220,12 +220,17 @@ def kit_statuses(out: str) -> dict[tuple[int, str], str]:
     return {(int(v), name): status for status, v, name in KIT_LINE.findall(out)}
 
 
-def run_kit(*args: str) -> KitRun:
+def run_kit(
+    *args: str, tool: Iterable[str | Path] = (sys.executable, "-m", "codegen"), env: Mapping[str, str] | None = None
+) -> KitRun:
     """``acp-codegen conformance ARGS`` as a process: its exit status, the statuses it
-    printed and its stdout and stderr, which hold no traceback."""
+    printed and its stdout and stderr, which hold no traceback. ``tool`` is the checkout's
+    unless given (an installed ``acp-codegen``); ``env`` the kit's environment, which the
+    agent it starts inherits."""
     run = subprocess.run(
-        [sys.executable, "-m", "codegen", "conformance", *args],
+        [str(part) for part in (*tool, "conformance", *args)],
         cwd=ROOT,
+        env=None if env is None else dict(env),
         capture_output=True,
         text=True,
         timeout=300,
