@@ -16,7 +16,7 @@ from typing import Any
 from .code_text import Code, identifier, py_literal
 from .ir import Method, Protocol, TypeExpr, model_fields, python_field_name
 from .options import ModelOptions
-from .schema_terms import method_sections
+from .schema_terms import DEFS, FEATURE_KEY, method_sections, sides_of
 
 # The wire key of the metadata property, which SDKs take as ``**kwargs``.
 META_KEY = "_meta"
@@ -199,20 +199,35 @@ def method_table(
                 names=frozenset(annotate.names | {m.params, *([m.result] if m.result else [])}),
             )
         )
-    order = {(side, key): i for i, (side, key, _) in enumerate(meta_listing(complete, meta, complete.features))}
+    order = {(side, key): i for i, (side, key, _) in enumerate(meta_listing(complete, meta))}
     return tuple(sorted(out, key=lambda s: order.get((s.side, s.key), len(order))))
 
 
-def meta_listing(complete: Protocol, meta: Mapping[str, Any], enabled: Iterable[str]) -> list[tuple[str, str, str]]:
+def meta_listing(
+    complete: Protocol, meta: Mapping[str, Any], off: Iterable[tuple[str, str]] = ()
+) -> list[tuple[str, str, str]]:
     """(side, meta key, wire name) as the version's meta file lists them, in its order, less
-    the methods of features that are off; the methods it lists but does not type stay."""
-    on = frozenset(enabled)
-    off = {(m.name, m.side) for m in complete.methods if m.feature and m.feature not in on}
+    the methods ``off`` names ((wire name, side): of features that are off, see ``gated_off``);
+    the methods it lists but does not type stay."""
+    left_out = set(off)
     if not meta:  # no file at hand: the built methods, by side
-        return [(m.side, m.key, m.name) for m in complete.methods if (m.name, m.side) not in off]
+        return [(m.side, m.key, m.name) for m in complete.methods if (m.name, m.side) not in left_out]
     return [
         (side, key, wire)
         for section, side in method_sections(dict(meta))
         for key, wire in meta.get(section, {}).items()
-        if (wire, side) not in off
+        if (wire, side) not in left_out
     ]
+
+
+def gated_off(schemas: Iterable[Mapping[str, Any]], enabled: Iterable[str]) -> set[tuple[str, str]]:
+    """(wire name, side) of each method whose types a feature that is off marks, read from
+    the schema documents themselves: a base too old for a feature has no version with it."""
+    on = frozenset(enabled)
+    return {
+        (d["x-method"], side)
+        for doc in schemas
+        for d in doc.get(DEFS, {}).values()
+        if isinstance(d, dict) and isinstance(d.get("x-method"), str) and d.get(FEATURE_KEY) not in (None, *on)
+        for side in sides_of(d.get("x-side"))
+    }

@@ -32,13 +32,14 @@ import libcst as cst
 
 from ..code_text import Code
 from ..config import Config, ConfigError, generation_arguments
+from ..errors import SchemaError
 from ..formatting import Style, format_modules
 from ..ir import Protocol
 from ..load import display_name, schema_location
 from ..options import ModelOptions
 from ..pipeline import Generation, load_protocols
 from ..render import TEMPLATES, environment
-from ..sdk_methods import SdkMethod, meta_listing, method_table
+from ..sdk_methods import SdkMethod, gated_off, meta_listing, method_table
 from .cst_edits import Edit, add_imports, merge_class, merge_function, module_of
 from .read import AdoptError, locate
 
@@ -282,19 +283,24 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     arguments = generation_arguments(config)
     settings = arguments["settings"]
     selected = next(p for p in generation.protocols if p.version == version)
-    meta = next(s for s in generation.sources if int(s.meta.data["version"]) == version).meta.data
+    sources = next(s for s in generation.sources if int(s.meta.data["version"]) == version)
+    meta = sources.meta.data
+    off = gated_off((s.data for s in sources.schemas), selected.features)
     every = frozenset(meta.get("features", {}))
     complete = selected
     if every != frozenset(selected.features):
-        with schema_location(config.fragments) as schema_dir:
-            protocols, _ = load_protocols(schema_dir, every, config.root, config.bases, settings)
-        complete = next(p for p in protocols if p.version == version)
+        try:
+            with schema_location(config.fragments) as schema_dir:
+                protocols, _ = load_protocols(schema_dir, every, config.root, config.bases, settings)
+            complete = next(p for p in protocols if p.version == version)
+        except SchemaError:
+            pass  # a base older than what a feature extends: no feature can be on, none to take out
     models = config.root / written["models"]
     if not models.is_file():
         raise ConfigError(f"[tool.acp-codegen.v{version}.sdk]: models = {written['models']!r}: no such file")
     src, _ = locate(models)
     sdk = Sdk(config.root, src, models, written, settings.of(version).options, arguments["style"])
-    return wire(sdk, complete, selected, meta)
+    return wire(sdk, complete, selected, meta, off)
 
 
 def _context(before: str) -> dict[str, Any]:
@@ -324,16 +330,19 @@ class Sdk:
     style: Style
 
 
-def wire(sdk: Sdk, complete: Protocol, selected: Protocol, meta: Mapping[str, Any]) -> Wiring:
+def wire(
+    sdk: Sdk, complete: Protocol, selected: Protocol, meta: Mapping[str, Any], off: set[tuple[str, str]]
+) -> Wiring:
     """The SDK files' new texts. ``complete``/``selected``: the version with every feature /
-    with the selected ones, both under the SDK's names; ``meta``: the version's meta file."""
+    with the selected ones, both under the SDK's names; ``meta``: the version's meta file;
+    ``off``: the methods of features that are off (``gated_off``)."""
     files = {role: sdk.root / path for role, path in sdk.setting.items() if role in ROLES}
     found = conventions(files)
     table = method_table(complete, meta, selected.features, sdk.options, found.known, found.unstable)
     routed = "agent-router" in files
     out = Wiring(routes={m.key: m.wire for m in table if routed and m.side == "agent" and m.feature and m.enabled})
     listing: dict[str, dict[str, str]] = {"agent": {}, "client": {}, "protocol": {}}
-    for side, key, wire_name in meta_listing(complete, meta, selected.features):
+    for side, key, wire_name in meta_listing(complete, meta, off):
         listing.setdefault(side, {})[key] = wire_name
     env = environment(template_set(sdk.setting.get("templates", SHIPPED), sdk.root))
     befores, rendered = {}, {}

@@ -15,14 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCHEMA
+from conftest import FIXTURES, SCHEMA, SHARED_UPSTREAM
 
 from codegen.adopt.wire import find_roles, setting
 from codegen.cli import main
 from codegen.ir import Method
 from codegen.options import DEFAULT_OPTIONS
-from codegen.pipeline import load_protocols
-from codegen.sdk_methods import method_name, method_table, naming_rule
+from codegen.pipeline import load_protocols, load_sources
+from codegen.sdk_methods import gated_off, meta_listing, method_name, method_table, naming_rule
 
 FEATURE = "unstable_session_archive"
 SDK = FIXTURES / "adopt" / "sdk_idiom"
@@ -239,3 +239,20 @@ def test_a_router_template_that_leaves_a_method_out_is_reported(tmp_path: Path, 
     out = capsys.readouterr().out
     assert "src/relay/routing.py: build_agent_router does not route session/archive, session/unarchive" in out
     assert (at / "src" / "relay" / "routing.py").read_bytes() == router
+
+
+@pytest.mark.skipif(not (SHARED_UPSTREAM / "history" / "v0.9.1").is_dir(), reason="../shared/upstream is absent")
+def test_a_base_older_than_the_feature_lists_none_of_its_methods() -> None:
+    """Over upstream v0.9.1 (before the types the RFD extends) no version with the feature
+    can be built; the methods it marks are still known to be the feature's, so that the meta
+    module lists the base's own methods only."""
+    base = SHARED_UPSTREAM / "history" / "v0.9.1" / "schema.json"
+    protocol = load_protocols(SCHEMA, frozenset(), bases={1: base})[0][0]
+    sources = load_sources(SCHEMA, None, {1: base}, validate=False, features=frozenset())[0]
+    off = gated_off((s.data for s in sources.schemas), ())
+    assert off == {("session/archive", "agent"), ("session/unarchive", "agent")}
+    listed = meta_listing(protocol, sources.meta.data, off)
+    assert [key for side, key, _ in listed if side == "agent"] == [
+        "authenticate", "initialize", "session_cancel", "session_list", "session_load", "session_new",
+        "session_prompt", "session_set_mode", "session_set_model",
+    ]  # fmt: skip
