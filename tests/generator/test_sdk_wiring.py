@@ -44,6 +44,16 @@ def sdk_repository(at: Path, features: list[str], sdk: dict[str, str] | None = N
     return at
 
 
+def with_own_set(at: Path, templates: dict[str, str]) -> Path:
+    """The SDK with a template set of its own, ``sdk-templates/`` (file name -> text)."""
+    (at / "sdk-templates").mkdir(parents=True)
+    for name, text in templates.items():
+        (at / "sdk-templates" / name).write_text(text, encoding="utf-8")
+    src = SDK / "src"
+    found = {role: p.relative_to(SDK).as_posix() for role, p in find_roles(src / "relay" / "schema.py", src).items()}
+    return sdk_repository(at, [FEATURE], {"templates": "sdk-templates", "models": "src/relay/schema.py", **found})
+
+
 def texts(at: Path) -> dict[str, str]:
     return {name: (at / "src" / "relay" / name).read_text(encoding="utf-8") for name in WIRED}
 
@@ -169,17 +179,11 @@ def test_a_file_that_does_not_parse_is_reported_and_left(tmp_path: Path, monkeyp
 
 
 def test_a_template_set_of_the_repository_s_own(tmp_path: Path, monkeypatch) -> None:
-    at = tmp_path / "sdk"
-    folder = at / "sdk-templates"
-    folder.mkdir(parents=True)
-    (folder / "meta.py.jinja").write_text(
+    meta = (
         "{% for m in methods if m.enabled %}\n{{ m.key | ident }} = {{ m.wire | py }}  # {{ m.kind | ident }}"
-        "{% if m.feature %}, {{ m.feature | ident }}{% endif +%}\n{% endfor %}\n",
-        encoding="utf-8",
+        "{% if m.feature %}, {{ m.feature | ident }}{% endif +%}\n{% endfor %}\n"
     )
-    src = SDK / "src"
-    found = {role: p.relative_to(SDK).as_posix() for role, p in find_roles(src / "relay" / "schema.py", src).items()}
-    sdk_repository(at, [FEATURE], {"templates": "sdk-templates", "models": "src/relay/schema.py", **found})
+    at = with_own_set(tmp_path / "sdk", {"meta.py.jinja": meta})
     own = texts(at)
     monkeypatch.chdir(at)
     assert main(["generate"]) == 0
@@ -220,25 +224,19 @@ def test_method_names_follow_the_sdk_s_own_rule() -> None:
 
 
 def test_a_router_template_that_leaves_a_method_out_is_reported(tmp_path: Path, monkeypatch, capsys) -> None:
-    at = tmp_path / "sdk"
-    folder = at / "sdk-templates"
-    folder.mkdir(parents=True)
     # The router's function, routing the methods without a feature only.
-    (folder / "agent_router.py.jinja").write_text(
+    router = (
         "def {{ targets.function | ident }}(agent):\n{% for m in methods if m.side == 'agent' and not m.feature %}\n"
         "    router.route_request(AGENT_METHODS[{{ m.key | py }}], {{ m.params | ident }}, agent, {{ m.name | py }})\n"
-        "{% endfor %}\n",
-        encoding="utf-8",
+        "{% endfor %}\n"
     )
-    src = SDK / "src"
-    found = {role: p.relative_to(SDK).as_posix() for role, p in find_roles(src / "relay" / "schema.py", src).items()}
-    sdk_repository(at, [FEATURE], {"templates": "sdk-templates", "models": "src/relay/schema.py", **found})
-    router = (at / "src" / "relay" / "routing.py").read_bytes()
+    at = with_own_set(tmp_path / "sdk", {"agent_router.py.jinja": router})
+    before = (at / "src" / "relay" / "routing.py").read_bytes()
     monkeypatch.chdir(at)
     assert main(["generate"]) == 1
     out = capsys.readouterr().out
     assert "src/relay/routing.py: build_agent_router does not route session/archive, session/unarchive" in out
-    assert (at / "src" / "relay" / "routing.py").read_bytes() == router
+    assert (at / "src" / "relay" / "routing.py").read_bytes() == before
 
 
 @pytest.mark.skipif(not (SHARED_UPSTREAM / "history" / "v0.9.1").is_dir(), reason="../shared/upstream is absent")
