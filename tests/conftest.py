@@ -63,6 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # collection order (`--dist loadfile --no-loadscope-reorder` in noxfile.py): one of them
 # started last would leave the other worker idle at the end of the run.
 SLOWEST_MODULES = (
+    "tests/e2e/test_sdk_releases.py",  # (a test per release of the official SDK: adopt and its suite)
     "tests/generator/test_releases.py",
     "tests/generator/test_upstream.py",
     "tests/generated/test_wire.py",

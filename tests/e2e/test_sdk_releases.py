@@ -1,0 +1,172 @@
+"""Every release of the official Python SDK (``agent-client-protocol``) on the package index
+switches with ``acp-codegen adopt`` alone, over the upstream release its ``acp/schema.py``
+was generated from (its header's ``Schema ref: refs/tags/<tag>``), where that tag is at
+hand (``../shared/upstream/history/<tag>/`` or ``../shared/upstream/<tag>/v1/``):
+
+* ``adopt --dry-run`` exits 0, every public name reproduced, with the archive feature on
+  where the tag has what the RFD extends and off where it has not;
+* where the sdist ships its tests, the SDK's suite gives after ``adopt`` what it gave with
+  its own module.
+
+Each release is a test of its own; the table of docs/sdk-migration.md holds a row per
+release (its base tag, the names, the suite's counts and the settings adopt derived that
+are not the defaults), which ``--update-goldens`` rewrites. A release whose header names no
+tag, or a tag not at hand, is skipped with the reason, and its row says so.
+
+The sdists come from the package index, into a git-ignored cache (``the_sdk_sdist``); the
+tests skip where the index cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import SHARED_UPSTREAM, fresh_venv
+from test_sdk_dropin import (
+    ENV,
+    GUIDE,
+    PIP_OFFLINE_FAST,
+    SDK_TEST_PINS,
+    adopt,
+    repository,
+    reproduced,
+    run,
+    same_results,
+    suite,
+    the_sdk_sdist,
+)
+
+pytestmark = pytest.mark.slow
+
+# Every release on the package index, newest first (`pip index versions agent-client-protocol`;
+# test_the_list_is_the_index_s holds them in step).
+RELEASES = (
+    "0.12.1", "0.12.0", "0.11.1", "0.11.0", "0.10.1", "0.10.0", "0.9.0", "0.8.1", "0.8.0", "0.7.1", "0.7.0",
+    "0.6.3", "0.6.2", "0.5.0", "0.4.9", "0.4.5", "0.3.0", "0.0.1",
+)  # fmt: skip
+# Releases adopt does not switch yet, and why (each an expected failure: strict, so that
+# one that switches is noticed).
+LEFT_OUT = {
+    "0.6.3": "its StdioMcpServer has a `type` tag its own script added (the schema's stdio server has none)",
+    "0.4.5": "every name reproduced, but its classes type the protocol's closed enums as `str`, and its suite"
+    " sends a `PermissionOption.kind` the protocol does not have (`allow`), which the adopted models refuse",
+}
+# The types the archive RFD extends: with all of them, the feature is on.
+RFD_TYPES = ("ListSessionsRequest", "SessionCapabilities", "SessionInfo", "SessionInfoUpdate")
+TABLE_MARK = "<!-- sdk-releases: each release's row is written by tests/e2e/test_sdk_releases.py -->"
+NOT_AT_HAND = "its base tag is not at hand"
+# The keys the test writes itself (the repository's table before adopt).
+GIVEN = ("base-v1", "out", "features")
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One virtualenv for every release: the built wheel, what the SDK's tests need, pip."""
+    return fresh_venv(tmp_path_factory.mktemp("releases-venv") / "venv", wheel, "pytest", *SDK_TEST_PINS, pip=True)
+
+
+def base_of(tag: str) -> tuple[Path, Path | None] | None:
+    """The upstream schema (and meta) of ``tag``, as the SDK's scripts fetched it, if at hand."""
+    for folder, stem in (
+        (SHARED_UPSTREAM / "history" / tag, "schema"),
+        (SHARED_UPSTREAM / tag / "v1", "schema.unstable"),
+    ):
+        if (folder / f"{stem}.json").is_file():
+            meta = folder / f"{stem.replace('schema', 'meta')}.json"
+            return folder / f"{stem}.json", meta if meta.is_file() else None
+    return None
+
+
+def derived(pyproject: Path) -> str:
+    """The settings adopt wrote that are not the defaults: strings in full, a list of up to
+    four in full, longer lists and tables by their length."""
+    import tomllib  # (Python 3.11 and later, as the SDK's releases)
+
+    table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["acp-codegen"]
+    values = {k: v for k, v in table.items() if k not in GIVEN and k != "v1"} | table.get("v1", {})
+    shown = []
+    for key, value in values.items():
+        if isinstance(value, dict) or (isinstance(value, list) and len(value) > 4):
+            shown.append(f"`{key}` ({len(value)})")
+        else:
+            shown.append(f"`{key} = {json.dumps(value)}`")
+    return ", ".join(shown)
+
+
+def counts(found: dict[str, int]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in found.items())
+
+
+def row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def check_row(request: pytest.FixtureRequest, release: str, line: str) -> None:
+    """The release's row of the guide's table is ``line`` (``--update-goldens`` writes it)."""
+    text = GUIDE.read_text(encoding="utf-8")
+    assert TABLE_MARK in text, f"docs/sdk-migration.md has no table after {TABLE_MARK}"
+    found = re.search(rf"^\| {re.escape(release)} \|.*$", text, re.M)
+    if request.config.getoption("--update-goldens"):
+        assert found, f"docs/sdk-migration.md's table has no row for {release}"
+        GUIDE.write_text(text[: found.start()] + line + text[found.end() :], encoding="utf-8")
+        return
+    if found and found.group(0).endswith(f"left out: {NOT_AT_HAND} |") and not line.endswith(f"{NOT_AT_HAND} |"):
+        return  # (the table was written without that base; here it is at hand, and the run holds)
+    assert found and found.group(0) == line, f"docs/sdk-migration.md's row of {release} is not what the run gave"
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        pytest.param(r, marks=pytest.mark.xfail(reason=LEFT_OUT[r], strict=True)) if r in LEFT_OUT else r
+        for r in RELEASES
+    ],
+)
+def test_the_sdk_release_switches(release: str, venv: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    sdk = the_sdk_sdist(tmp_path / "sdk", venv, f"agent-client-protocol=={release}")
+    header = "".join((sdk / "src" / "acp" / "schema.py").read_text(encoding="utf-8").splitlines(True)[:5])
+    tag = re.search(r"Schema ref: refs/tags/(\S+)", header)
+    base = base_of(tag.group(1)) if tag else None
+    if tag is None or base is None:
+        why = "its acp/schema.py names no upstream tag" if tag is None else NOT_AT_HAND
+        check_row(request, release, row(release, tag.group(1) if tag else "none", "", "", "", "", f"left out: {why}"))
+        pytest.skip(f"{release}: {why}")
+    schema, meta = base
+    defs = json.loads(schema.read_text(encoding="utf-8"))["$defs"]
+    feature = all(name in defs for name in RFD_TYPES)
+    repository(sdk, version=1, out="src/acp/_generated", schema=schema, meta=meta, feature=feature)
+    on = "on" if feature else "off"
+    if release in LEFT_OUT:
+        check_row(request, release, row(release, tag.group(1), on, "", "", "", f"left out: {LEFT_OUT[release]}"))
+
+    dry = run(venv / "acp-codegen", "adopt", "src/acp/schema.py", "--dry-run", cwd=sdk)  # (exit 0)
+    done, total = reproduced(dry)
+    assert done == total > 0
+    shipped = (sdk / "tests").is_dir()
+    before = suite(venv, sdk) if shipped else {}
+    adopt(venv, sdk, "src/acp/schema.py")
+    after = suite(venv, sdk) if shipped else {}
+    same_results(before, after)
+    print(f"{release} over {tag.group(1)}: {done} names; its suite {before} with its module, {after} adopted")
+    results = (counts(before), counts(after)) if shipped else ("no tests in the sdist", "")
+    check_row(
+        request,
+        release,
+        row(release, tag.group(1), on, f"{done} of {total}", *results, derived(sdk / "pyproject.toml")),
+    )
+
+
+def test_the_list_is_the_index_s(venv: Path, tmp_path: Path) -> None:
+    """RELEASES is every release the package index lists."""
+    done = subprocess.run(
+        [str(venv / "python"), "-m", "pip", "index", "versions", *PIP_OFFLINE_FAST, "agent-client-protocol"],
+        capture_output=True, text=True, check=False, env=ENV, cwd=tmp_path,
+    )  # fmt: skip
+    listed = re.search(r"^Available versions: (.*)$", done.stdout, re.M)
+    if done.returncode or listed is None:
+        pytest.skip(f"cannot reach the package index: {done.stderr.strip().splitlines()[-1:]}")
+    assert tuple(listed.group(1).split(", ")) == RELEASES
