@@ -72,6 +72,7 @@ SLOWEST_MODULES = (
     "tests/e2e/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
     "tests/e2e/test_cli.py",
     "tests/e2e/test_sdk_dropin.py",
+    "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite on and off)
     "tests/e2e/test_archive_agent_hostile.py",
 )
 
