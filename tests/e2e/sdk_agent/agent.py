@@ -246,6 +246,33 @@ class ArchiveAgent(Agent):
         if turn is not None:
             turn.set()
 
+    # -- what this agent does not offer: -32601, not the Agent protocol's empty stubs ---
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        raise RequestError.method_not_found("authenticate")
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        raise RequestError.method_not_found("session/set_mode")
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool, **kwargs: Any) -> None:
+        raise RequestError.method_not_found("session/set_config_option")
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        raise RequestError.method_not_found("session/fork")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
     # -- archive --------------------------------------------------------------------
 
     async def archive_session(self, session_id: str, **kwargs: Any) -> ArchiveSessionResponse | None:

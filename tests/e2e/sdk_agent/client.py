@@ -27,6 +27,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import ClientCapabilities, Implementation, SessionInfoUpdate
 from acp.stdio import spawn_agent_process
+from pydantic import BaseModel
 
 FILTERS: dict[str, dict[str, Any]] = {
     "omitted": {},
@@ -44,6 +45,9 @@ class RecordingClient(Client):
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
+
+    def on_connect(self, conn: Any) -> None:
+        return None
 
     async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
         raise RequestError.method_not_found("session/request_permission")
@@ -66,6 +70,11 @@ async def listing(conn: Any, cwd: str, archived: dict[str, Any]) -> dict[str, An
             return {"ids": ids, "archived": flags, "pages": pages}
 
 
+def dumped(result: BaseModel | None) -> dict[str, Any] | None:
+    """A result as the wire had it (``None`` where the agent answered ``null``)."""
+    return None if result is None else result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 async def error_code(call: Any) -> int | None:
     try:
         await call
@@ -85,18 +94,12 @@ async def drive(cwd: str, agent: list[str], agent_cwd: str | None) -> dict[str, 
         sessions = [(await conn.new_session(cwd=cwd, mcp_servers=[])).session_id for _ in range(3)]
         target = sessions[0]
         seen: dict[str, Any] = {
-            "initialize": init.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "initialize": dumped(init),
             "sessions": sessions,
         }
-        seen["archive"] = [
-            (await conn.archive_session(session_id=target)).model_dump(by_alias=True, exclude_none=True)
-            for _ in range(2)
-        ]
+        seen["archive"] = [dumped(await conn.archive_session(session_id=target)) for _ in range(2)]
         seen["archived"] = {name: await listing(conn, cwd, f) for name, f in FILTERS.items()}
-        seen["unarchive"] = [
-            (await conn.unarchive_session(session_id=target)).model_dump(by_alias=True, exclude_none=True)
-            for _ in range(2)
-        ]
+        seen["unarchive"] = [dumped(await conn.unarchive_session(session_id=target)) for _ in range(2)]
         seen["unarchived"] = {name: await listing(conn, cwd, f) for name, f in FILTERS.items()}
         unknown = f"sess_unknown_{uuid.uuid4().hex}"
         seen["errors"] = {
