@@ -13,7 +13,8 @@ it), gains the session-archive RFD end to end, in its own idiom:
   -32002 for an unknown id, against the reference agent and the TypeScript SDK's agent;
 * the SDK's own suite gives what it gives with its own module, with the feature on and
   off; off, the SDK's hand-written files are byte for byte the sdist's; a second adopt
-  changes no byte; ``--dry-run`` shows the wiring as a diff and writes nothing;
+  changes no byte; ``--dry-run`` shows the wiring as a diff and writes nothing; after adopt,
+  ``acp-codegen generate`` with the feature switched off takes the wiring out, and on puts it back;
 * without ``use_unstable_protocol`` the SDK answers the RFD's methods -32601 and warns, as
   for its other unstable methods;
 * the SDK's v2 module: ``adopt --version 2`` adds the RFD's methods to its meta module with
@@ -176,8 +177,8 @@ def test_an_agent_on_the_adopted_sdk_passes_the_kit(venv: Path, adopted: Path, t
     print(out.splitlines()[-1])
     assert code == 0, out
     expected = {(1, s.name): "PASS" for s in SCENARIOS}
-    # The SDK 0.12.1 routes no session/delete (test_unstable_methods_...): not advertised,
-    # and the kit skips what needs it, as docs/conformance.md says.
+    # Neither release's agent router routes session/delete (test_unstable_methods_...): the
+    # agent does not advertise it, and the kit skips what needs it, as docs/conformance.md says.
     expected[(1, "deleted-id")] = expected[(1, "delete-archived")] = "SKIP"
     assert results == expected, out
     assert out.count("the agent does not advertise session/delete") == 2, out
