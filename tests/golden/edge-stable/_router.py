@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f2ed9a7553087b3ced476d697580bdb543426e29e85e2cc74b4bec08475ae25
-# Content sha256: 2262eb6957293c30cd26e75d60b6628fdd1f3736ce8a109809fa14f28f643590
+# Inputs sha256: 23793dfcb2f13ca56665b0be2daea7dc0170ad9cb69bb5c3ce3f0f1bd4902fb7
+# Content sha256: 9f50b2ba1a27bc8b77cc5a99cabe78632280a462b0bdf4535b51f4e86a936c9c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

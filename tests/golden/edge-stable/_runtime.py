@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 70fa5b4a0eb7c9a8fd2f40088a7e7a34c66d7a9be335a4493e6fd485c1ffd31d
-# Content sha256: 1221a02147746dd974c4e719ba9a0132f543abbaaed753e5c6b49dc67232901e
+# Inputs sha256: dde8739e978df69e65d8b595062c1e6bc947a2656be3198d4ba336baa6b05f24
+# Content sha256: 8e7314cf9e90996d986b34c6017da00dc7bf47373930215f7963be40882d2a7f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d040fae15d25256bd174abca26754016847b9d1606ac3ec21b970fd08b7f4652
-# Content sha256: 396822806fa302903557395f324972c5179f6b2aa593487f3ff635403ab2c9fb
+# Inputs sha256: 3c33c4cf4c16e1a3f97b40251257363b06f473ac17ee561faa6d89e5fbd33c42
+# Content sha256: 39cb8b9b08db3475bd65cdbc9e59bb79e2586fd3a6225611c6a8a22006e88f36
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

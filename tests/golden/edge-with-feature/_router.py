@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 30d0699585733147ab45f18690d31d4c85564e18ab30074a5357d74693dd5796
-# Content sha256: 3db13da8d882e344a8de0ae995cebbbd764e005b3389d8ae61f856f179950343
+# Inputs sha256: 1a87316d02ded725c5d53bd387efb0362b74072bc501cd8286c476ee255badcf
+# Content sha256: 98205527bbc748aa8aee6f10561932d934067cd5de74800796795abad513cdb6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e98fc318960e3eb2c062a1bcbee8f0adf55f5a469960867f1acd36265217f685
-# Content sha256: 9783dfa52e46b0155bba0bb8275f6ee55ec1285a84db584cc5c814cd50bfc723
+# Inputs sha256: 774bdda97971bcebc6fb68385fb9670167507f9805c02435f504db9a0d3401c1
+# Content sha256: 8eab41b18bfd10b055e68310ae6f0a991e3711116277fec06dc38872fca48462
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

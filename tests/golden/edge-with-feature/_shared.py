@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d820a0f9d9b255f92ee6af1ffd52a22eb3fcbeee9aa2cd21ded5371489d5ef8
-# Content sha256: 5fb89379d1fa9944c51bae23f3dcbc14a8ae60002b5872e3708d8b25c163ce87
+# Inputs sha256: b1b8318ca58c7df5ed3be74a8a70f721ed0166af247dbf1adb8958594503319c
+# Content sha256: bbf21e8a4046eb1ddedb40e3dd31662ebcbbdac70b26a9a390185f997ddea8b1
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

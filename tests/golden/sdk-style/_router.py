@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 44680884a472150511df4a9e930e9fae453479b6a5520a174a88d2dd089c2c7b
-# Content sha256: 22e4bd97cb18a624010f2cf260dd79ac224f378d9b92907e97bb4226285ca072
+# Inputs sha256: 475a4e0125153f0a4eb1efcc619b6ce4c48ff88c907387d9305a06e963b84f6f
+# Content sha256: 55e1f3bb15fe37be0a8daaf22b6b39a15f170cd599796d21d2230428cfaf99d5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6f1e93a3a1fb1f86de53fd4136f7487af1edfc9481e8b57cc616856b63528a83
-# Content sha256: 5e399484e4b77e70ddc89312db9556fd2b25cda99d3ff0b08b9ead7012558d3d
+# Inputs sha256: ac2be43e4f4b0877c66fdf2aebafc8fd7ec97e36dc42a20164ba3b34a4bc7a44
+# Content sha256: c7f2501b27ef5f9309a4f54de397e3f0c77b491f1ad07a353312481e5556bbff
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

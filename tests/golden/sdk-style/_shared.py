@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 08cbe71ca2d7514530cc5da71bc1dadce473c1cb6eae421000982658b153b40d
-# Content sha256: 80949a07610d61a50aaadb941d10c686b58fc342ccb4d33900e5499c1a754ed0
+# Inputs sha256: 58cf800958fadf9aeab19b64a65687c43e508de394c1056761ef512c2eb1a759
+# Content sha256: d48f5055ee1b66ff5d27714643236767b5001a532af7e6442f428d5618a4bc3d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

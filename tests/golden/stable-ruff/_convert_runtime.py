@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0dfda1bb3488e1bc33843d24f5869bdb0b18b87adba890740e38d85cd997c1db
-# Content sha256: 106198b898a4f3c83b9a2405f4e2bd45b7f8f9981181db59df47c004149639ad
+# Inputs sha256: 0a01cc2a01ff0dd33e61c4589ce9a18483af3ee9943c2125c1dc2c5ce62fda2a
+# Content sha256: 142aea247e109a4cde7fd368f228e1caa4c9f0ef655651cf0b2c560ccd7e4cb6
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9c9b2024d5ddba983ac8a098bd94d0d13e7882b85302256c17e0fe0984d5c257
-# Content sha256: 1a6a8506bb34455c5fcac8cf988c8a44376d343bbc9503980172f49d1d8f250b
+# Inputs sha256: ef8499969f1ce03ca531ffe1ad370b28e52cbbce430fdcb75ea97fcdd89fc32f
+# Content sha256: 2e5addb82155a2c5f7bf6f41a0616dd70482c7fdf740c0235180bc06dd4c215b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1ae4925a29c347fb8ce886fd836de4924338494858ace8a57dc292de83095245
-# Content sha256: 3a08a8eb72b52345e9386e170dc26103bbae07129f1d780c485bf8255b5508de
+# Inputs sha256: ffa314832d553bd4b1076af831fc74258209dad9a6ce29f66ffe43a938908b87
+# Content sha256: 412fd89763878d648ab40ca8134abd5c3196de925ae931fcd194e7ffd16c6057
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

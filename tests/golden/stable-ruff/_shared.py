@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c0671b50b9125a839b7235405cd4511cec4a7b4517fddbd7fda918bcd0ffbd5
-# Content sha256: 9323a313252d50914b6db811086c5cc59553915905c558bce2645c325c511a43
+# Inputs sha256: 69f79dd7c3fab78ae49c98af68fbebcd1dad49b909c24324bfbdf97efe0f15cf
+# Content sha256: b089e974171f51006e054dca1400e89ecd162a8adca990e32ce79e61f1800c0b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

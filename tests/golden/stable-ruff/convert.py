@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15dd151e36fec972f78f83b2cbd7c4c0ffab0ceddf09bbe9f7fa67a86129fb08
-# Content sha256: 698c2a3562879e6f7aa376eb67ee14ae186764058d72c9ff420ad62b7269f008
+# Inputs sha256: 6d01a3d5ebf55e6cd9ccd4648d4f46a9bec017fb17f00187042eefadc7a784b4
+# Content sha256: 62b5fdc290c3b1a5dac308b8bec90f46c1c34ba3f3e7b663464c2e4960722789
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

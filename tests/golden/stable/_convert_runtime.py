@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 767eb7fad0368e15400193d8abc047961e40132065324a6074b732f80066f5f4
-# Content sha256: b634dd76790a818bfd1555f6c3af99de649926fbb0a1cfacb7d07a1579e7e067
+# Inputs sha256: 49aa33550c6ecaa09b6c945b67fd48258933a9f6e6f3237195eb4af5c432e64b
+# Content sha256: ac6a60534231c58f6a120fc1c883a7ec9dcdaf08724f1c32ec3c5c6512fab1b9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cfa5fe56f8bae43689002daa5f12c76770ba584278f562f4daa564f39bfa5d9e
-# Content sha256: e889aadf1a326027938d3088663b8dafe4e3b03647cf67306c9cc1219e0327bf
+# Inputs sha256: b6cbfd2185b3c35912ecf92b2e232864445a09939319dcc84901c2aa39d0e95e
+# Content sha256: 4aa33bd539b133e41df85964d20ba6484e3fdf5ad5b455345f3a8b076f62a814
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

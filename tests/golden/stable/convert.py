@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 33fae8ad0c8979dfdcc5b1d17ac855a2589bc5ab2876fd56102c1ba296b4ec15
-# Content sha256: db4d571085a8d1e0c1a2d7e4c2acaa1cce43e5cbf21fba1dcf1cf778fdf4db52
+# Inputs sha256: 3943346129926b65a95eb52f21edd144e3e0d5c617484ee9e5ff04ab9c4714c9
+# Content sha256: 86b18a65b8c51ff752c0d3960b3afde25cbbb0feffe34e1ea5f0a27078fb6a32
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 07af3ecc200e59f562e38a038865c62b15d2fefa83eecfb85a84870897000172
-# Content sha256: a152e3b6f5664f3b493c808a78293b13265ff2744f35fc47458d0ba035181af9
+# Inputs sha256: e5049762f19f0f0be76543fd8479f5043838e7a24440f8fd7778a91197db6bbd
+# Content sha256: 57841c5eb56cc3570db2cfe58089ff1a9f8abeb8a4b085aa2c2fe4807a4b2743
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 382990bdec14855efd1f7c0f8c5056cd6e71c80c6c9bd98002d55d7a850086ad
-# Content sha256: d01cf4d274d909463d09f7c7cc7ed086f7a09182ca0c6bb73028bed870d63efb
+# Inputs sha256: 0aca57e391b9b1da4a0cc93c4174873e804e8c2ca8279adf81108c9dc08bd135
+# Content sha256: fd2fb90fe65cafe1dfde751ef5f3b2794c975dc6112ad9bd7dc8df923ce3552f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

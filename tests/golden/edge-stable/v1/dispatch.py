@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7549f7a6bda44d3b01b87e81906f4476b736b096583a903896329ce97b12a2e2
-# Content sha256: 11e930329b201b42108ee4c61f5ea5e5a5a2752e6dfdaeff95e7eec3d6af0d38
+# Inputs sha256: fbb4ce5f969fec17bd1ad6940b869878cb1829973d8d3b6fac73a8845c4d1e95
+# Content sha256: 2187f849b73ec2e2c65c7e12765fe0c9ba78340cd03284b0433318d1932e22cb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c27442088b99d382a2b7fbf5f91a1ab9263b1f5857a5f8f859a9b9398d5da26
-# Content sha256: af5f60b053e29b9c3cb8b4868978c7e8c2c1bb4e5557ce4844c9d3372bac7e11
+# Inputs sha256: f21c72e3d6033f376d89458a5277095d16a21d40fdc56f51fcce3eb3970678ea
+# Content sha256: 4e41b395cd7ad1a6078171cd6f0f412012b7b9a90f9feea0017a86773911b363
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

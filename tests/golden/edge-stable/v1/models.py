@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5122097aee4771c6a2e2c8094e098c87ab27a4d833549ab507e63702e339ccdc
-# Content sha256: df996785eeff780241df78ada030653091eee18a1f60ea227ff47a57e304f5b4
+# Inputs sha256: 169a0b75971be6b148506cd4fe54a620085c3ec64e683f171aceaa68ba8ad5ff
+# Content sha256: 82068c88fe4653f32eb189826b421c647d0f5d59ccecb979a299a1021d4eda40
 
 """Wire models of ACP protocol v1.
 

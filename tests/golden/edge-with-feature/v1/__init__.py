@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d3542f551436534fa602370f8630bc8d84f72b61f50bf12a40785fec8ffc4f72
-# Content sha256: e1e80552a1d65391153a1e6d19bae96649b00963ead2cba5d7c992bcbe082519
+# Inputs sha256: 4dadfa581828512aebd39e7d4edd4b351ddb9796ef40e6c683f298170f4f9a2c
+# Content sha256: 94869e12c6fce6e23dc4b5d1f8e9db2219cf3e70722d74f744233fe95748d746
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

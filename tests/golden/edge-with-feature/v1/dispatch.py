@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1e2073adf78861f27699aa357e4c3f65680aedade46e108e9f9a2ef86d29dba1
-# Content sha256: 25f2ff479be7b783aadb6f470638663518c747cb37949f12851c921d710d4071
+# Inputs sha256: 88cd16444744e961c478c3867fdc7142cd5acc58b828721c3cc5e6910a76ee41
+# Content sha256: 08e998330ed6b5dea79509d9ad7ace51526f34518249669dd7d8b90b6642e102
 
 """Method dispatch for the agent side of ACP protocol v1.
 

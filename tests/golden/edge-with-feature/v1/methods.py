@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03f747992346f1ff7bfcb043bd5af2b50a4a20f0589b4fe5a5153b9b73b4fb7c
-# Content sha256: 070059359ef5869572b9f6ed6f19a91e209b7be44cad1a620065675a817ea8eb
+# Inputs sha256: 00a2738583e53f9b7fcf03e384aaf926a473a1d02b70215f01d31843004ac227
+# Content sha256: d6a750fc4d4cdb97df2d03cabd3bc538e3fd5c5cbd1a13c61be1cf9626bcbeea
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

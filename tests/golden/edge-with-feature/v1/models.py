@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: df518457955a4a36b96ffbbc1f49c0cdfc75b233023f4eef1d08f7cb62d1a1bc
-# Content sha256: 736e4e69123cabff11b2a8d6b78343777cc098939d99c10de07f50a23d47bb11
+# Inputs sha256: a6e4b2389843adcfd51c55776e71d0fff1ff6ba748866da145b9ca58e9d79fb5
+# Content sha256: c1676a215eaf96e8f2720000dd5352e9c413e0ae8f3f38eae831675829f68397
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7ff76e6a05d572d24bbcd8c08055617999b2c8cbb1c601502a6d79d27b74fbff
-# Content sha256: 1959b6b09f00e817bc000cc9f87d98d65cfa887e95819a4049f39db16bec94fc
+# Inputs sha256: 9bf88bcb4648f7f1b4cd8266746419551da848598a758502f6ed439667f2fb87
+# Content sha256: 00e6e2344bb0cdecb5e025bff6fbd769f3bc95b8d39a88bd45c9c8e766eb9416
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e29a628f90c5d2434a91d2c5532f45ed06455a4c8259e84a964c94020337f6cc
-# Content sha256: 83c0e8b2a7bc4ad75e659a8597a14d39d264d367a09270fb08352e9393375266
+# Inputs sha256: e1ee4214833e9c4695637ca2bfa554d3e61771f9c59596d75adfe5883414b42d
+# Content sha256: da35f48720354b35883a233124106c49896121f08eaf624e492b6cfc296cbcce
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 56327731991837f3eb205baf27443d9399149a44e57cea4f863cb2e1fff020f9
-# Content sha256: 260d79d063451dd97cf58378d5fe032dce322e34a71b5fe64e59b3d44dea61e3
+# Inputs sha256: 3186f9e932a1fa8968509570c75faf5dcf21a7cc0a371923877f2d4d3ca01f42
+# Content sha256: a8356964c9b5f697a7283794384ce6d32baaa1cdfa75fcc0157f88c7e446b324
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

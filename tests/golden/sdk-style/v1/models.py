@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1e7372104c9e74fd2918616d02336cbb58ef3479c1aee1e66dd6f1941fdfbc31
-# Content sha256: 37bea96b0f9b066cfc45eaa4c7ae88c151ae2645ae34ebccac52f24959255c04
+# Inputs sha256: d0d7d6fbff81273173b9b5c3f2fc8ae87998f9a593d5846d1c0da1217d17a9a5
+# Content sha256: c2920bb457202be0aab9dd5d694340b59eca6c382b9d07ae237d6e4fd661c3d0
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: de91edf1e7939b69dadf236a2fa2ba531988558117e9d284a233d01222702553
-# Content sha256: 5c6360b3b3a2073b64eaa28092474fac5092847385a879e5d37e1ef875303a52
+# Inputs sha256: a6fffcd513f7256c957ad2a14a4f22db9dabdb5e8a6a3374567a3604c12b513b
+# Content sha256: 2f7d5d5b373790dd29be784e5ad71d95a2575bc9fc8662ba0c1713d2f54a8aec
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

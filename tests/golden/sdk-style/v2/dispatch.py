@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a8b54387542a179535cff52cfcd6feb31e9fcb5ce70dd2d554d29729bc694664
-# Content sha256: cb031f3fbbe42633cdecfa47c728f8395d7fa26c2acf79fab66c85ccfd474625
+# Inputs sha256: db3cb17c1d5aa09d0b7ae3c9be9ea680d3e20b481814606844de7803d19ad505
+# Content sha256: 8635f53738805937b3d31e23ef3e58e6871e33cda42a80f8a28b7aece5980c03
 
 """Method dispatch for the agent side of ACP protocol v2.
 

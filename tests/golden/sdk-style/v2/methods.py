@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eda35eec53c4a2471212d6c330c2ed72f63ab183bee22dd2a1cfdc947685e566
-# Content sha256: 1e16254a278b23f1343c878a6815cb96235f6079efe6fc817a796b5a33125e24
+# Inputs sha256: cee2a49a3ecdd907b67a49a6b519c8bcbfa2e4033cb37255f7dbef04fc3a1e29
+# Content sha256: 1559f2031f8e96857c1813fa3c644574dff9b7e4d9c8796cccc5be8f97f90b48
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

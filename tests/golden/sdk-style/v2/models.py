@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7c5b6144514cd536bfe801155f8515f7d86fe003ca2f18a4eec0238c9e62c58f
-# Content sha256: 0f0f056bbda322d514dca2531152f44d1d4279c832c91211be70e3bc9ab48373
+# Inputs sha256: 65cdbd0f675cd15f3dd6bef94baa20ecde9fba38be351d0cea9fd043cd27a763
+# Content sha256: de3d8a81d03948482cc0884cee45df1a781351598c1d2d2e06a0eeb2ec6bebd0
 
 """Wire models of ACP protocol v2.
 

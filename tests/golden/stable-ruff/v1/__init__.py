@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 64a98382545e1961fc8a34226cfdb7ece59f5e2f9a0883613eb5d4700fb7e0c9
-# Content sha256: f604ff3894ae650846cbf52e4de29c1d88de0570af5b6ce42be540218b09e939
+# Inputs sha256: 051fc76f85f26073a13913e9817090dcd9d9d2ff66d9a3a7830006e523f07214
+# Content sha256: dec627ec21b02531e31f7e6434be9fcb23620ecb058a674af7cda905002e963f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

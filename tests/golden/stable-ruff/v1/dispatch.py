@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f897fbca1069dc881ea2c31af6cd7228be7386b40698e8e54c74d5add5ffab84
-# Content sha256: 04868bb7a86ca7447eff99f4cce210c12e7242c622361661bb7c056f59973fbc
+# Inputs sha256: f26c1c22e5c6d3c8365e855dc26d434649899985dc5f3c2e661b31f50a4f6725
+# Content sha256: 163d617be84c8d83ad39c53ec96851f114ff3c240db1136d9121462b8305a070
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ac864f0d748bd921f8958256701f6779fa6a87f2c071f0eb0b6cd46451306d12
-# Content sha256: 1223af534635e23550492fda9aa7073c1af7f7456c3ef88e5fd953c8653685b5
+# Inputs sha256: 3ae0b053550236724a143edb1be31b517333fac341c006e55fa806d1810f1544
+# Content sha256: d49021101b400b2c5ae034605859909ff8b93f1a6a2824ad1079b443c3ade5c8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

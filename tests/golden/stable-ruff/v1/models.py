@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 135dc7606686861b0dc4327192e99cb66e9618d120d6233dcc32d8c94f143665
-# Content sha256: 5aa06881c71397f7fe36f2138cd485721ac995f8c28055980a71448cde369545
+# Inputs sha256: 111fcabfc6b91c4062b8cc6fff689035e839fca102c87f0aa38851b8ceee8d39
+# Content sha256: c5f548115338e42f07004277eedfab70f6802ae3c7b9477de7b905d7d83ae6ed
 
 """Wire models of ACP protocol v1.
 

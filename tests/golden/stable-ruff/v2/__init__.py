@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e57bf6af3ebf929745e3f6b869bce1dbb4887058fc9ba4dcd0ab0f3c00e8b4d7
-# Content sha256: bb37d7ce87b4e2d20f7c52b18ccae98a5419032f6055768c47f95be3eb2d90b2
+# Inputs sha256: 4ba07eb3070c2dcc88f91765e7325cdb8bb616257ac49feab6e6c0d055c80406
+# Content sha256: 381a6d0fe0ba508384b91ce4ad69d7bcd7ea4013983d426a192736e9b7f4976b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

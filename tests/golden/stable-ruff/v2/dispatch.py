@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5ae44739435c7533f91f52cf398dec88a9b6614d29569e6e664fcff245f56158
-# Content sha256: c233496d76f04305bbed9f82dc9ca6a3bf2cecb6ca30d690b30c415e9713718c
+# Inputs sha256: e3ae90a34be6d4783f89724848b2920b02f49ba6de9a4408571ba89c77e5e897
+# Content sha256: 573d6a74565844369264415825ce4fe25d6e38b5c1c20fe367740cec3de93747
 
 """Method dispatch for the agent side of ACP protocol v2.
 

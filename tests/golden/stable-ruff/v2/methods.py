@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: efd81de71e3b7af9628a93aebf239d2be6c0ad9989ad609605bf8bff384a6148
-# Content sha256: 3f413ed2b2f0b4257d4ddd763064b3016be66e0e17d421d463e308f87fdfaf57
+# Inputs sha256: 0e95a990b5422370688dac562482e975405caccf45d92b246b33fb731560183b
+# Content sha256: 91f57668347751d863f24550b6b48b751fedc84d4c2c9839c6b9275aea03085d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 089d70a2b46887eca5da2f3f231df4221c7042b0b5eeb012cc11681d633d6e43
-# Content sha256: b229e1ea220bb2b314bdd263ed765bcf7a34765c3b4b39ffeca98146dd3d32d8
+# Inputs sha256: 69040b9733d86467cd49c74f2a5d4dbd28b16e82bad9225c948798ed795f1580
+# Content sha256: a84241666497243b2438dca0a5a228af58588e5cd155e68c32c6c034a55a233f
 
 """Wire models of ACP protocol v2.
 

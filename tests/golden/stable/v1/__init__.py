@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7d274104c4b4119a2148f4650cfd07a48101319db09987ade0a036c193fb7475
-# Content sha256: 7af371749fda0b3668b7d292dcdc41937d63e8f01792aa8903d165e2334f129e
+# Inputs sha256: 4be7e1dc9705546ba4ab75a2bf0e82a39dcb0419f673f71ae4dda194029e8c94
+# Content sha256: 02a84449b2806d9b1bd6edf5765304e58d0ce38023bf1f4f0086a84ff1d512a7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

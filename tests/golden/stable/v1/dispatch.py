@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d3304ef6fc2b2f27a7cc24800979bbb06fb418a3eddec7278ea3b24f57613ad
-# Content sha256: e290b5b5a36d686fd9a191cabd17f63511321261b1cb9b8c4bb61f00ec71c9f7
+# Inputs sha256: 9464498d47b689c484d4052be9a1e608a09db70f749e9dfdc66fb4f67cd5f44d
+# Content sha256: 4a27b0984338dd58aa56d6ac8f9328d19f1c10af6a1c4c5b29290181721dc8f2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 901a08da73a73b9b912aad61de57ce6a76335df13da26d72b41b69c6f65f3713
-# Content sha256: a93f21a18d590daee25407e88cc216bf93b45144480b4c801fd6929cb35436a5
+# Inputs sha256: d3bdc376b5252e581b295c9fb7ce08bd9f3665472523b250379a9c122d9572b2
+# Content sha256: f3987ee7027f7a41dd5edb2da27a843a8e40ad17e4c64e67a38890c5d6e6bbda
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 157f43c7121ab0b6979bc9290bd1c9ef99b31fe905fd6776a5598beb5e9b985e
-# Content sha256: 0cb9aa93d038e8697c22a77ec654304be23af1870c7735e4693e41c75ecdaf73
+# Inputs sha256: dfe10539b3bfe551cc9acbc5c2fb4cc1b751d1b2197421a1cd0438537d7d31b4
+# Content sha256: 49609541e9ce77f425262b73794219df595938ad6b6a045990981f43c6bbd440
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aba2838548aa73cdad325d2152aaa4f82cfcc50d991d8bc96e7643eceef07508
-# Content sha256: 4c8a2ce61f78a854e33d5fee08ed551fc15c80ffaf087f2e8b5e67ea9f37bbeb
+# Inputs sha256: 057b53418fdeb9f48d746930bc61d023f2c14f6ff016d0689f210f05ecae3317
+# Content sha256: df73a35c70f9d4e55381e57939aaef7e8d8bd3db1f0e7d308b31a35559829d79
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 11427a53ef7ec0d22eef2851e3bbc4613cd8c77e2a50e69a7fad4a6c99c8232b
-# Content sha256: 2093f4f49557c039da6c2279438265d0873133f2f89e527608e0c0566fe1a8f0
+# Inputs sha256: d410ef4bf8814fa7aaedf29072d324aa33932b013aecc299ee2f503ff73b2c3d
+# Content sha256: 0078211f53dcd6a2142d18dfad5e8589ff7858cc9dc66c170e48306c96fc3dbf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

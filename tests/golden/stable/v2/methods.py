@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5af59eb2d08e0e3b7ba6a0a8ebdf2b10ad3f68b96bcb97dbffe599f8830f4141
-# Content sha256: 2a223d2898d1823cb887f98b75c72febaa4fb816c92329774014956b427f7761
+# Inputs sha256: 616c5b124b4396511504f067eb300fbe94b6da9c558e9bac8b18942ef9c33caa
+# Content sha256: b4798e9614d4c0adf326188da93936d53bd6fd55b540f3edd1f7d0d325b15cea
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9445594cc5667e05bab2604e508d921548cd509ad65da229465ad1f5930b026d
-# Content sha256: 159757eee28dcc9e85dd93c31f533701948e57ab51c5e0e2a773b864fc78939d
+# Inputs sha256: 03e098843ebb4b515192603b96567f951c9c6dfc9a39fa5271f1769b34b0f7c8
+# Content sha256: ac38bdc783609082064d113046a6a40dae7171087c1ffd5b028c196aea0263dd
 
 """Wire models of ACP protocol v2.
 
