@@ -67,9 +67,10 @@ def _finalize(value: Any) -> Any:
     )
 
 
-def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
-    """The Jinja environment of a templates directory (``TEMPLATES``, or an SDK template set)."""
-    return _environment(templates)
+def environment(templates: Path | None = None) -> jinja2.Environment:
+    """The Jinja environment of a templates directory (``TEMPLATES``, or an SDK template set).
+    ``TEMPLATES`` is read at each call: tests point it elsewhere."""
+    return _environment(TEMPLATES if templates is None else templates)
 
 
 @functools.cache  # compiled templates are kept (edits on disk are still seen): compiling costs more than rendering

@@ -17,16 +17,18 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..config import Config, ConfigError, generation_arguments, load_config
 from ..errors import SchemaError
 from ..formatting import format_modules
+from ..ir import Protocol
 from ..load import display_name, schema_location
 from ..options import DEFAULT_SETTINGS
 from ..pipeline import Generation, conversion_plan, generate, load_protocols, read_declarations
+from ..schema_terms import schema_nodes
 from .carry import Carried, carry
 from .corpus import drawn, fixed
 from .match import match, reverse
@@ -135,12 +137,15 @@ def _plan(args: argparse.Namespace) -> Plan:
             protocols, sources = load_protocols(schema_dir, frozenset(config.features), config.root, config.bases)
             conversions_off = _conversions(schema_dir, config, protocols, sources)
         module = old.module
+        protocol = next(p for p in protocols if p.version == version)
+        gone = _without_features_off(module, sources, protocol, frozenset(config.features))
         if not any(d.kind in ("model", "root") for d in module.names.values()):
             raise AdoptError(f"{args.module}: no pydantic classes among its public names")
-        protocol = next(p for p in protocols if p.version == version)
         matching = match(module, protocol)
         gen = Generated(protocol)
         derived = derive(module, matching, gen)
+        if gone:
+            derived.notes.append(f"{', '.join(gone)}: of a feature that is off, not kept")
         if conversions_off:
             derived.notes.append(
                 f"conversions = false: the declared v1 <-> v2 differences do not hold: {conversions_off}"
@@ -233,6 +238,30 @@ def _all_names(models: str) -> set[str]:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             return set(ast.literal_eval(node.value))
     return set()
+
+
+def _without_features_off(module: Module, sources: Any, protocol: Protocol, enabled: frozenset[str]) -> list[str]:
+    """A module adopt wrote with a feature that is now off still exports that feature's
+    classes and fields (``x-feature`` definitions and properties): they are the feature's,
+    not the SDK's, and go with it. Takes them out of ``module``; returns the classes."""
+    mine = next((v for v in sources if int(v.meta.data["version"]) == protocol.version), None)
+    off, keys = set(), set()
+    for doc in mine.schemas if mine else ():
+        for name, d in doc.data.get("$defs", {}).items():
+            if isinstance(d, dict) and d.get("x-feature") not in (None, *enabled):
+                off.add(name)
+            for path, node in schema_nodes(d):
+                gated = node.get("x-feature") not in (None, *enabled)
+                if gated and len(path) > 1 and path[-2] == "properties" and isinstance(path[-1], str):
+                    keys.add(path[-1])
+    keys -= {f.name for t in protocol.types.values() for f in t.fields}  # a key the selection has stays
+    gone = sorted(name for name in module.names if name in off)
+    for name in gone:
+        del module.names[name]
+    for name, d in module.names.items():
+        if any(f.wire in keys for f in d.fields):
+            module.names[name] = replace(d, fields=tuple(f for f in d.fields if f.wire not in keys))
+    return gone
 
 
 def _conversions(schema_dir: Path, config: Config, protocols: Any, sources: Any) -> str | None:

@@ -365,12 +365,13 @@ def test_dry_run_shows_the_wiring_as_a_diff_and_writes_nothing(
 
 
 @V1
-def test_the_feature_switched_off_and_on_again_by_generate(
-    venv: Path, sdk_on: tuple[Path, str], tmp_path: Path
+@pytest.mark.parametrize("command", [["generate"], ["adopt", "src/acp/schema.py"]], ids=["generate", "adopt"])
+def test_the_feature_switched_off_and_on_again(
+    venv: Path, sdk_on: tuple[Path, str], tmp_path: Path, command: list[str]
 ) -> None:
-    """After adopt, the SDK regenerates with ``acp-codegen generate`` (its ``nox -s generate``):
-    the feature switched off takes the wiring out, byte for byte the sdist's files again, and
-    switched on puts back what adopt wrote."""
+    """After adopt, the SDK regenerates with ``acp-codegen generate`` (its ``nox -s generate``),
+    or runs adopt again: the feature switched off takes the wiring out, byte for byte the
+    sdist's files again, and switched on puts back what adopt wrote."""
     adopted, _ = sdk_on
     sdk = tmp_path / "sdk"
     shutil.copytree(adopted, sdk, ignore=shutil.ignore_patterns("__pycache__"))
@@ -378,7 +379,7 @@ def test_the_feature_switched_off_and_on_again_by_generate(
     on = pyproject.read_text(encoding="utf-8")
     assert on.count('features = ["unstable_session_archive"]') == 1
     pyproject.write_text(on.replace('features = ["unstable_session_archive"]', "features = []"), encoding="utf-8")
-    report = run(venv / "acp-codegen", "generate", cwd=sdk)
+    report = run(venv / "acp-codegen", *command, cwd=sdk)
     assert "build_agent_router no longer routes session/archive" in report
     assert run("git", "diff", "HEAD", "--", *WIRED, cwd=sdk) == ""
     check = (
@@ -387,8 +388,8 @@ def test_the_feature_switched_off_and_on_again_by_generate(
     shipped = len(json.loads((V1_BASE / "meta.unstable.json").read_text(encoding="utf-8"))["agentMethods"])
     assert run(venv / "python", "-c", check, cwd=sdk / "src").split() == ["False", str(shipped)]
     pyproject.write_text(on, encoding="utf-8")
-    run(venv / "acp-codegen", "generate", cwd=sdk)
-    for path in WIRED:
+    run(venv / "acp-codegen", *command, cwd=sdk)
+    for path in (*WIRED, "src/acp/schema.py"):
         assert (sdk / path).read_bytes() == (adopted / path).read_bytes(), path
 
 
