@@ -6,7 +6,8 @@ wheel in a virtualenv of their own (docs/sdk-migration.md).
   from): a ``[tool.acp-codegen]`` of ``base-v1``, ``out`` and ``features`` only; adopt
   exits 0, the SDK's own suite gives after it what it gave before, a second run changes no
   byte, ``url`` fields are ``AnyUrl`` as in the SDK, and the table adopt writes is the one
-  the migration guide shows (``--update-goldens`` rewrites the guide's block).
+  the migration guide shows (``--update-goldens`` rewrites the guide's block), as is its
+  row of the guide's table of every release (tests/e2e/test_sdk_releases.py).
 * The SDK's protocol-v2 module (``../shared/peers/python-sdk-v2``) over
   ``schema-v2.0.0-alpha.3`` with ``--version 2``: the SDK's own v2 test passes against the
   adopted package, also with the SDK's ``_reserved_tags`` emptied (which fails it on the
@@ -47,6 +48,12 @@ SDK_TEST_PINS = (
 )
 GUIDE = ROOT / "docs" / "sdk-migration.md"
 GUIDE_MARK = "<!-- adopt-table: what `acp-codegen adopt` writes, checked by tests/e2e/test_sdk_dropin.py -->"
+# The table of every SDK release in the guide (tests/e2e/test_sdk_releases.py; this
+# module's 0.12.1 test writes that release's row).
+RELEASES_MARK = "<!-- sdk-releases: each release's row is written by tests/e2e/test_sdk_releases.py -->"
+NOT_AT_HAND = "its base tag is not at hand"
+# The keys of the repository's table before adopt (the test's own): not adopt's settings.
+GIVEN = ("base-v1", "out", "features")
 V1_BASE = SHARED_UPSTREAM / "schema-v1.19.0" / "v1"
 V2_BASE = SHARED_UPSTREAM / "schema-v2.0.0-alpha.3" / "v2"
 NEWEST_V1 = SHARED_UPSTREAM / "2026-11" / "v1" / "schema.unstable.json"
@@ -175,6 +182,57 @@ def guide_table() -> str:
     return found.group(1)
 
 
+def derived(pyproject: Path) -> str:
+    """The settings adopt wrote that are not the defaults: strings in full, a list of up to
+    four in full, longer lists and tables by their length."""
+    import tomllib  # (Python 3.11 and later, as the SDK's releases)
+
+    table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["acp-codegen"]
+    values = {k: v for k, v in table.items() if k not in GIVEN and k != "v1"} | table.get("v1", {})
+    shown = []
+    for key, value in values.items():
+        if isinstance(value, dict) or (isinstance(value, list) and len(value) > 4):
+            shown.append(f"`{key}` ({len(value)})")
+        else:
+            shown.append(f"`{key} = {json.dumps(value)}`")
+    return ", ".join(shown)
+
+
+def counts(found: dict[str, int]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in found.items())
+
+
+def row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def check_row(request: pytest.FixtureRequest, release: str, line: str) -> None:
+    """The release's row of the guide's table is ``line`` (``--update-goldens`` writes it)."""
+    text = GUIDE.read_text(encoding="utf-8")
+    assert RELEASES_MARK in text, f"docs/sdk-migration.md has no table after {RELEASES_MARK}"
+    found = re.search(rf"^\| {re.escape(release)} \|.*$", text, re.M)
+    if request.config.getoption("--update-goldens"):
+        assert found, f"docs/sdk-migration.md's table has no row for {release}"
+        GUIDE.write_text(text[: found.start()] + line + text[found.end() :], encoding="utf-8")
+        return
+    if found and found.group(0).endswith(f"left out: {NOT_AT_HAND} |") and not line.endswith(f"{NOT_AT_HAND} |"):
+        return  # (the table was written without that base; here it is at hand, and the run holds)
+    assert found and found.group(0) == line, f"docs/sdk-migration.md's row of {release} is not what the run gave"
+
+
+def switched_row(
+    release: str, sdk: Path, feature: bool, report: str, before: dict[str, int], after: dict[str, int]
+) -> str:
+    """The guide's row of a release that adopt switched: its base tag (as the module it
+    shipped names it), the names, its suite's counts (where it has one), the settings."""
+    tag = re.search(r"Schema ref: refs/tags/(\S+)", run("git", "show", "HEAD:src/acp/schema.py", cwd=sdk))
+    assert tag, "its acp/schema.py names no upstream tag"
+    done, total = reproduced(report)
+    results = (counts(before), counts(after)) if before else ("no tests in the sdist", "")
+    on = "on" if feature else "off"
+    return row(release, tag.group(1), on, f"{done} of {total}", *results, derived(sdk / "pyproject.toml"))
+
+
 def the_sdk_sdist(at: Path, bin_dir: Path, pin: str = SDK_PIN) -> Path:
     """The official SDK's sdist (``pin``), unpacked at ``at``: downloaded once into
     ``SDIST_CACHE`` (git-ignored), then taken from there."""
@@ -254,6 +312,8 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
         text = GUIDE.read_text(encoding="utf-8")
         GUIDE.write_text(text.replace(guide_table(), table), encoding="utf-8")
     assert guide_table() == table, "docs/sdk-migration.md shows another table than adopt writes"
+    # Its row of the guide's table of every release (test_sdk_releases.py leaves it to this test).
+    check_row(request, SDK_PIN.split("==")[1], switched_row(SDK_PIN.split("==")[1], sdk, True, report, before, after))
 
 
 @needs(PEER_V2, V2_BASE / "schema.unstable.json")

@@ -9,7 +9,8 @@ hand (``../shared/upstream/history/<tag>/`` or ``../shared/upstream/<tag>/v1/``)
 * where the sdist ships its tests, the SDK's suite gives after ``adopt`` what it gave with
   its own module.
 
-Each release is a test of its own; the table of docs/sdk-migration.md holds a row per
+Each release is a test of its own (0.12.1, the pinned one, is test_sdk_dropin.py's: it
+adopts it twice and checks more, and writes its row); the table of docs/sdk-migration.md holds a row per
 release (its base tag, the names, the suite's counts and the settings adopt derived that
 are not the defaults), which ``--update-goldens`` rewrites. A release whose header names no
 tag, or a tag not at hand, is skipped with the reason, and its row says so.
@@ -29,14 +30,18 @@ import pytest
 from conftest import SHARED_UPSTREAM, fresh_venv
 from test_sdk_dropin import (
     ENV,
-    GUIDE,
+    NOT_AT_HAND,
     PIP_OFFLINE_FAST,
+    SDK_PIN,
     SDK_TEST_PINS,
     adopt,
+    check_row,
     repository,
     reproduced,
+    row,
     same_results,
     suite,
+    switched_row,
     the_sdk_sdist,
 )
 
@@ -57,10 +62,6 @@ LEFT_OUT = {
 }
 # The types the archive RFD extends: with all of them, the feature is on.
 RFD_TYPES = ("ListSessionsRequest", "SessionCapabilities", "SessionInfo", "SessionInfoUpdate")
-TABLE_MARK = "<!-- sdk-releases: each release's row is written by tests/e2e/test_sdk_releases.py -->"
-NOT_AT_HAND = "its base tag is not at hand"
-# The keys the test writes itself (the repository's table before adopt).
-GIVEN = ("base-v1", "out", "features")
 
 
 @pytest.fixture(scope="module")
@@ -81,49 +82,12 @@ def base_of(tag: str) -> tuple[Path, Path | None] | None:
     return None
 
 
-def derived(pyproject: Path) -> str:
-    """The settings adopt wrote that are not the defaults: strings in full, a list of up to
-    four in full, longer lists and tables by their length."""
-    import tomllib  # (Python 3.11 and later, as the SDK's releases)
-
-    table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["acp-codegen"]
-    values = {k: v for k, v in table.items() if k not in GIVEN and k != "v1"} | table.get("v1", {})
-    shown = []
-    for key, value in values.items():
-        if isinstance(value, dict) or (isinstance(value, list) and len(value) > 4):
-            shown.append(f"`{key}` ({len(value)})")
-        else:
-            shown.append(f"`{key} = {json.dumps(value)}`")
-    return ", ".join(shown)
-
-
-def counts(found: dict[str, int]) -> str:
-    return ", ".join(f"{n} {k}" for k, n in found.items())
-
-
-def row(*cells: str) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
-def check_row(request: pytest.FixtureRequest, release: str, line: str) -> None:
-    """The release's row of the guide's table is ``line`` (``--update-goldens`` writes it)."""
-    text = GUIDE.read_text(encoding="utf-8")
-    assert TABLE_MARK in text, f"docs/sdk-migration.md has no table after {TABLE_MARK}"
-    found = re.search(rf"^\| {re.escape(release)} \|.*$", text, re.M)
-    if request.config.getoption("--update-goldens"):
-        assert found, f"docs/sdk-migration.md's table has no row for {release}"
-        GUIDE.write_text(text[: found.start()] + line + text[found.end() :], encoding="utf-8")
-        return
-    if found and found.group(0).endswith(f"left out: {NOT_AT_HAND} |") and not line.endswith(f"{NOT_AT_HAND} |"):
-        return  # (the table was written without that base; here it is at hand, and the run holds)
-    assert found and found.group(0) == line, f"docs/sdk-migration.md's row of {release} is not what the run gave"
-
-
 @pytest.mark.parametrize(
     "release",
     [
         pytest.param(r, marks=pytest.mark.xfail(reason=LEFT_OUT[r], strict=True)) if r in LEFT_OUT else r
         for r in RELEASES
+        if f"agent-client-protocol=={r}" != SDK_PIN  # (test_sdk_dropin.py's test of it writes its row)
     ],
 )
 def test_the_sdk_release_switches(release: str, venv: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
@@ -153,12 +117,7 @@ def test_the_sdk_release_switches(release: str, venv: Path, tmp_path: Path, requ
     after = suite(venv, sdk) if shipped else {}
     same_results(before, after)
     print(f"{release} over {tag.group(1)}: {done} names; its suite {before} with its module, {after} adopted")
-    results = (counts(before), counts(after)) if shipped else ("no tests in the sdist", "")
-    check_row(
-        request,
-        release,
-        row(release, tag.group(1), on, f"{done} of {total}", *results, derived(sdk / "pyproject.toml")),
-    )
+    check_row(request, release, switched_row(release, sdk, feature, report, before, after))
 
 
 def test_the_list_is_the_index_s(venv: Path, tmp_path: Path) -> None:
