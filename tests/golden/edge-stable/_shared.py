@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c33c4cf4c16e1a3f97b40251257363b06f473ac17ee561faa6d89e5fbd33c42
-# Content sha256: 39cb8b9b08db3475bd65cdbc9e59bb79e2586fd3a6225611c6a8a22006e88f36
+# Inputs sha256: 090774141cdbc62f3cfc401c5c4f5dbfca01e6959550abe5b00fe653ca89d73c
+# Content sha256: 89101bdf7139b455340a4e1732a54e813c97cf4481978710c3d418ca04f2d541
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a87316d02ded725c5d53bd387efb0362b74072bc501cd8286c476ee255badcf
-# Content sha256: 98205527bbc748aa8aee6f10561932d934067cd5de74800796795abad513cdb6
+# Inputs sha256: 2b0f35750c5b6ebcb8b5094d1dee6e6e86fb04619d5d734f1a401778280747c1
+# Content sha256: 8b7a052ff7147e8c8f1544f83054c65b5a9cac397c521cb1dc5d4ab960355611
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

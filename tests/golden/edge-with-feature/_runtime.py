@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 774bdda97971bcebc6fb68385fb9670167507f9805c02435f504db9a0d3401c1
-# Content sha256: 8eab41b18bfd10b055e68310ae6f0a991e3711116277fec06dc38872fca48462
+# Inputs sha256: cd52989f01c8ea72f2278bd6fb85c2dd32f884c6e624ee4c3865ee550bd8ee60
+# Content sha256: 98213d41a253236ee5b461006b254b10e060e8478ca191564325d3cff0d8be85
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1b8318ca58c7df5ed3be74a8a70f721ed0166af247dbf1adb8958594503319c
-# Content sha256: bbf21e8a4046eb1ddedb40e3dd31662ebcbbdac70b26a9a390185f997ddea8b1
+# Inputs sha256: 53579f073eda9403b737ff04ee26a719f46b77079264d7532b47d70fa9b16baf
+# Content sha256: f3a09a76a9756326f71ea854224554b325fbe1521361106c7fa032bbaf2f3a18
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

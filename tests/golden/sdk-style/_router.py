@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 475a4e0125153f0a4eb1efcc619b6ce4c48ff88c907387d9305a06e963b84f6f
-# Content sha256: 55e1f3bb15fe37be0a8daaf22b6b39a15f170cd599796d21d2230428cfaf99d5
+# Inputs sha256: 7bed1b396bb79a4aba77e6a3087d048891c4d49e6120eb6d2205f171d5b9159e
+# Content sha256: ba191ac6f646e8543e7a905552c6a47c23a1c0e419164755f567f981a623cd78
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ac2be43e4f4b0877c66fdf2aebafc8fd7ec97e36dc42a20164ba3b34a4bc7a44
-# Content sha256: c7f2501b27ef5f9309a4f54de397e3f0c77b491f1ad07a353312481e5556bbff
+# Inputs sha256: 680bcf4db379b74c6796cbe6775745a96d2ef3bd152997d5c032c75733ec17a9
+# Content sha256: 2c2b793007d53d4caaa97fad6616faf6035e2a672f813c34b7880fad76cfe58b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

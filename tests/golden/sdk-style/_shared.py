@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 58cf800958fadf9aeab19b64a65687c43e508de394c1056761ef512c2eb1a759
-# Content sha256: d48f5055ee1b66ff5d27714643236767b5001a532af7e6442f428d5618a4bc3d
+# Inputs sha256: 5d747463ebbea7dbc147f3cb177922861d232684ed8d17bf5963a39428ef665a
+# Content sha256: f2a7a2dd0c5ee8ea237ff1fc59194e49ea9f7c4ca6ca520612469d48de5319d8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0a01cc2a01ff0dd33e61c4589ce9a18483af3ee9943c2125c1dc2c5ce62fda2a
-# Content sha256: 142aea247e109a4cde7fd368f228e1caa4c9f0ef655651cf0b2c560ccd7e4cb6
+# Inputs sha256: fd37381aeac77c62e05ee6db5aa5e75625ee7fac23a3f81113b4577f9be94973
+# Content sha256: fe816a2236685b08a7c55cc277e509650ec4b001c4c45a78785d3d89612b4ae3
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

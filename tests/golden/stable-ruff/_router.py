@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ef8499969f1ce03ca531ffe1ad370b28e52cbbce430fdcb75ea97fcdd89fc32f
-# Content sha256: 2e5addb82155a2c5f7bf6f41a0616dd70482c7fdf740c0235180bc06dd4c215b
+# Inputs sha256: d7cd4157454f473a5de86710ef716f2abb2e14ff30a447affe70d7479057055b
+# Content sha256: 4eb0bd7b089296bff509114d3e56ec5f2296723a052412d349ac7614de90dcb6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

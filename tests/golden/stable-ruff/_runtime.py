@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ffa314832d553bd4b1076af831fc74258209dad9a6ce29f66ffe43a938908b87
-# Content sha256: 412fd89763878d648ab40ca8134abd5c3196de925ae931fcd194e7ffd16c6057
+# Inputs sha256: 54c71046d105f09df31154e8d602a42583c8526c7a8f31641118e1fb8af919e0
+# Content sha256: 39df2d6bc3961218c92a3f0168aedc1722c8978a259e815de757d2f0f948e86d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 69f79dd7c3fab78ae49c98af68fbebcd1dad49b909c24324bfbdf97efe0f15cf
-# Content sha256: b089e974171f51006e054dca1400e89ecd162a8adca990e32ce79e61f1800c0b
+# Inputs sha256: b64d9ac13483617abc141cf62c9d7c0d22fab0c576d274764162266d0b1ad50c
+# Content sha256: a374dc9c8bef3ca86a671834e547b97019ea0bc86b97cea235fc0f0f0f075fa8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6d01a3d5ebf55e6cd9ccd4648d4f46a9bec017fb17f00187042eefadc7a784b4
-# Content sha256: 62b5fdc290c3b1a5dac308b8bec90f46c1c34ba3f3e7b663464c2e4960722789
+# Inputs sha256: 87023024b6fd3e9df4f936ec369997fcdcb8fdf10cd1560299a02f80ef6c94d2
+# Content sha256: 05645f8761d1883f2b0b906b294b22ff4fb85c886d2116cddb3f9336c5b9ebd5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

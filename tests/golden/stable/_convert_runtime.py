@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 49aa33550c6ecaa09b6c945b67fd48258933a9f6e6f3237195eb4af5c432e64b
-# Content sha256: ac6a60534231c58f6a120fc1c883a7ec9dcdaf08724f1c32ec3c5c6512fab1b9
+# Inputs sha256: 3e64aca7a902cbc68a7590550902d5e45225a5ff633868e23b7bfa973fb499b1
+# Content sha256: 98e90611b1b3221f2aae2086513205eb9bd9b6fe85c657c24e26655fe7aebe41
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 23793dfcb2f13ca56665b0be2daea7dc0170ad9cb69bb5c3ce3f0f1bd4902fb7
-# Content sha256: 9f50b2ba1a27bc8b77cc5a99cabe78632280a462b0bdf4535b51f4e86a936c9c
+# Inputs sha256: c13d5940f77845e7d9a5be8434c628a20028488cfc961c8ed87b6a890ed997fd
+# Content sha256: c6bfc9a5a6faee18e940343dd3c704d5c67cd881c17ddff99f991ae2cae4c872
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dde8739e978df69e65d8b595062c1e6bc947a2656be3198d4ba336baa6b05f24
-# Content sha256: 8e7314cf9e90996d986b34c6017da00dc7bf47373930215f7963be40882d2a7f
+# Inputs sha256: 2891dded4ea4450b75c987c3c11e0f0567bf4d58603c75a6d27d498e5483dafc
+# Content sha256: 1f0507787898ae8e8cb6206bc37d3f5efe61d7b6bce1dd1e14aad95cc85198aa
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b6cbfd2185b3c35912ecf92b2e232864445a09939319dcc84901c2aa39d0e95e
-# Content sha256: 4aa33bd539b133e41df85964d20ba6484e3fdf5ad5b455345f3a8b076f62a814
+# Inputs sha256: fd7d7cb37cb53920f0825c62a5eb0c0cd7c9aedce24395075bb8679674be3e55
+# Content sha256: 3941fb727e41d5d517f8990c9cce0e5613c0b2538e648f2c9641c2c3f9e96f67
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

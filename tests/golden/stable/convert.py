@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3943346129926b65a95eb52f21edd144e3e0d5c617484ee9e5ff04ab9c4714c9
-# Content sha256: 86b18a65b8c51ff752c0d3960b3afde25cbbb0feffe34e1ea5f0a27078fb6a32
+# Inputs sha256: 21d4a6c3419851483ac34137f316b0e5e43bd2a530eb240a9a9ebdcb7f34cfb3
+# Content sha256: 799464bc06c5b573042d2b271328fa189e45fee1dce7b71e58c6ebecf71b7f6e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e5049762f19f0f0be76543fd8479f5043838e7a24440f8fd7778a91197db6bbd
-# Content sha256: 57841c5eb56cc3570db2cfe58089ff1a9f8abeb8a4b085aa2c2fe4807a4b2743
+# Inputs sha256: cacb1f16ea80126f0fd9e8875b7f2659141831a365c68513036817535442f6b9
+# Content sha256: 5f1c5a4379dc27504c48aa8b8ad4038b20b8eb408da6b94c1c71e466ca68ae8b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

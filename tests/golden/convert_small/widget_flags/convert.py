@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ff66f5609721f356d1abe1cf31b542b460ffccea6d55ebf892693f8d7771da05
-# Content sha256: 7440209ad9b69b26a220b48a903b1d3d828e4fed2677cbec00e6d6d56e710e98
+# Inputs sha256: 1307d41c6e750f64e0f9eb344722b5b5bb25c6256bc4352fde3114976019d965
+# Content sha256: 201f66d51479109449355af60becf167fed954396862acceb17faf654848a97c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0aca57e391b9b1da4a0cc93c4174873e804e8c2ca8279adf81108c9dc08bd135
-# Content sha256: fd2fb90fe65cafe1dfde751ef5f3b2794c975dc6112ad9bd7dc8df923ce3552f
+# Inputs sha256: b121cc0528dfdaf61b816f9aec0ea68321d442774db78e2c11f42d55d592edf4
+# Content sha256: 010ad1a5b4bbe42074410c7c6b58a2a5aacb1fc82fcce49f7e35c49aeaa15659
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbb4ce5f969fec17bd1ad6940b869878cb1829973d8d3b6fac73a8845c4d1e95
-# Content sha256: 2187f849b73ec2e2c65c7e12765fe0c9ba78340cd03284b0433318d1932e22cb
+# Inputs sha256: 50015d9e24a8269a446c63b5c28d186458b6cdef79e7163c9741ad2a9000f442
+# Content sha256: f8e13da65e0be08fc5ce5c95ba01903c2ffc7ad17689517d9d80d774ad8fd8f2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

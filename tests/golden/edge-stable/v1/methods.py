@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f21c72e3d6033f376d89458a5277095d16a21d40fdc56f51fcce3eb3970678ea
-# Content sha256: 4e41b395cd7ad1a6078171cd6f0f412012b7b9a90f9feea0017a86773911b363
+# Inputs sha256: f527f7e5182a261d6eadf108de9cb3302183f125ea7a1647e17ee3c6b8a9a005
+# Content sha256: 15882ee6dbbaba157758e84794cc5c2c0fcb632b1ebd8034b121e157e3689aad
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

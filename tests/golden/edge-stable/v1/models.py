@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 169a0b75971be6b148506cd4fe54a620085c3ec64e683f171aceaa68ba8ad5ff
-# Content sha256: 82068c88fe4653f32eb189826b421c647d0f5d59ccecb979a299a1021d4eda40
+# Inputs sha256: f7c11ec3605a04137e4e21a5dee7196b201fbbee976b42e089ecfff42683fd54
+# Content sha256: bc20a62006eb82989204b2237cd856716a984d8cbe8589a46df7d8dd6bef5e19
 
 """Wire models of ACP protocol v1.
 

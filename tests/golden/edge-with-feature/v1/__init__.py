@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4dadfa581828512aebd39e7d4edd4b351ddb9796ef40e6c683f298170f4f9a2c
-# Content sha256: 94869e12c6fce6e23dc4b5d1f8e9db2219cf3e70722d74f744233fe95748d746
+# Inputs sha256: 20c6bb682711c7100a1a3355fc3e74b103d7a181f9419e59d289e808eefdfeb4
+# Content sha256: 14563879ff1f0e99af9f2ec8b481ef076f3368be69b065387ed53869a3042306
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 88cd16444744e961c478c3867fdc7142cd5acc58b828721c3cc5e6910a76ee41
-# Content sha256: 08e998330ed6b5dea79509d9ad7ace51526f34518249669dd7d8b90b6642e102
+# Inputs sha256: 636a66a1d9407d492d40b53a5a6d9d0574e43b5a9b0a687daf41ea028fcfda90
+# Content sha256: 002e5dbb47a0bd4f32de655a80ca9a89c5a955f4f10f67260e9092bc562f0edf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 00a2738583e53f9b7fcf03e384aaf926a473a1d02b70215f01d31843004ac227
-# Content sha256: d6a750fc4d4cdb97df2d03cabd3bc538e3fd5c5cbd1a13c61be1cf9626bcbeea
+# Inputs sha256: f421adba02ddf2c5cb73e28c0cfb965423793a12ee46893d4f5dca94430d4ccf
+# Content sha256: f9561f14529e8247805dee85a437867ac7877bac23d1ddb9062c09bfccfcc259
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

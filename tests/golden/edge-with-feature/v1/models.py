@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a6e4b2389843adcfd51c55776e71d0fff1ff6ba748866da145b9ca58e9d79fb5
-# Content sha256: c1676a215eaf96e8f2720000dd5352e9c413e0ae8f3f38eae831675829f68397
+# Inputs sha256: a318fd6948d663676817cbacdc84e56c43a6e6d388948ae378ef87c45ac862af
+# Content sha256: c4d3d88ead1980632ec192e51fbb5dc5820468b2ee4cbeed5967b729ffec96ee
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9bf88bcb4648f7f1b4cd8266746419551da848598a758502f6ed439667f2fb87
-# Content sha256: 00e6e2344bb0cdecb5e025bff6fbd769f3bc95b8d39a88bd45c9c8e766eb9416
+# Inputs sha256: 8af9e49495112a12714fba7244283a580921f2b913af1272ede47376a41ae1be
+# Content sha256: 8a5ea5e04dd02749686d70f6c2ffa3b79e1775aca0f5a6c40ae61b57a9727c25
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

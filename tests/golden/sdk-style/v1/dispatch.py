@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e1ee4214833e9c4695637ca2bfa554d3e61771f9c59596d75adfe5883414b42d
-# Content sha256: da35f48720354b35883a233124106c49896121f08eaf624e492b6cfc296cbcce
+# Inputs sha256: 138c810aa145d6e8319de49abe7258e9098ead246471487dfe228124c11b5b32
+# Content sha256: 56d850532976fa785a3b3580de5c39729d230b6ea2a22adabf21bcc8b9d1cc36
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3186f9e932a1fa8968509570c75faf5dcf21a7cc0a371923877f2d4d3ca01f42
-# Content sha256: a8356964c9b5f697a7283794384ce6d32baaa1cdfa75fcc0157f88c7e446b324
+# Inputs sha256: 7753055530addddabcadfb1295982840dc4db04e7c28704fd5220c098580a80c
+# Content sha256: 41f775591cf784c6b2d121d8a43a32e41206a6f85e02d0576eb8b50680a8e2ca
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

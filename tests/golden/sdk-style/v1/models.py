@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d0d7d6fbff81273173b9b5c3f2fc8ae87998f9a593d5846d1c0da1217d17a9a5
-# Content sha256: c2920bb457202be0aab9dd5d694340b59eca6c382b9d07ae237d6e4fd661c3d0
+# Inputs sha256: 4aba043f9d0e5b6180383c88c000c7d6d3633a326fe8005f93127f011a104c32
+# Content sha256: 9cd7e49da976d4fbfdfb73b4b1ca9ab2ac5d788adc974968ad332120af951fb2
 
 """Wire models of ACP protocol v1.
 

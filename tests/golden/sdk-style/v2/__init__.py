@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a6fffcd513f7256c957ad2a14a4f22db9dabdb5e8a6a3374567a3604c12b513b
-# Content sha256: 2f7d5d5b373790dd29be784e5ad71d95a2575bc9fc8662ba0c1713d2f54a8aec
+# Inputs sha256: 03cbf0e8fea9e074f80c24a0e12ea7d51d625dcf4495d1526a073a933d5a3719
+# Content sha256: 0964c27d0f96d6d011d2e999401368ca5ea9695660a5f476e07dab3b85971d3e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: db3cb17c1d5aa09d0b7ae3c9be9ea680d3e20b481814606844de7803d19ad505
-# Content sha256: 8635f53738805937b3d31e23ef3e58e6871e33cda42a80f8a28b7aece5980c03
+# Inputs sha256: 2491c44e35290ab6c0c1051a4d1f74d8999af83a5baeb68bcd7c2da1c9e0a937
+# Content sha256: 71d2f6a8aeee04c462dac7724c743e52eb49243856cc2586fcade44973659601
 
 """Method dispatch for the agent side of ACP protocol v2.
 

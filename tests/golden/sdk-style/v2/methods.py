@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cee2a49a3ecdd907b67a49a6b519c8bcbfa2e4033cb37255f7dbef04fc3a1e29
-# Content sha256: 1559f2031f8e96857c1813fa3c644574dff9b7e4d9c8796cccc5be8f97f90b48
+# Inputs sha256: 6703a5eada32d036368d08c689f8e9cc661ac13605bfb6eaac5b03641a3d2b50
+# Content sha256: 36b43cb62d25cbafe4266e4e51d62aed2206e3ff494086bfeb03cbba0b4a684f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

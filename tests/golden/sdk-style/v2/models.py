@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 65cdbd0f675cd15f3dd6bef94baa20ecde9fba38be351d0cea9fd043cd27a763
-# Content sha256: de3d8a81d03948482cc0884cee45df1a781351598c1d2d2e06a0eeb2ec6bebd0
+# Inputs sha256: d1c82d8252fea9e8d7d36083361bcee1599c44c9373078d0590648ae7ce4a0e6
+# Content sha256: ecc09152146f857e539a4c4355bfaad7762bbd1cf5d24fbb46522ee4581f38f3
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 051fc76f85f26073a13913e9817090dcd9d9d2ff66d9a3a7830006e523f07214
-# Content sha256: dec627ec21b02531e31f7e6434be9fcb23620ecb058a674af7cda905002e963f
+# Inputs sha256: d4f580d1c46bfed70ced53e67dc5fae3e501602fdf7dfd82a677b9e6429c65cc
+# Content sha256: a7487cebe5e48254f3f0ec6853e442bd4d4f6f028d741efcfc2aceadf6dd6d1b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f26c1c22e5c6d3c8365e855dc26d434649899985dc5f3c2e661b31f50a4f6725
-# Content sha256: 163d617be84c8d83ad39c53ec96851f114ff3c240db1136d9121462b8305a070
+# Inputs sha256: 6cfb40bf2f8f09a023852b43bd50d9369c7c3f37f0f84254ad82270ad1971984
+# Content sha256: d548f55306d4c7dcbbd47d2b0354efc2b12ad9ef46305ff5e95fc11ca4bf69f0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3ae0b053550236724a143edb1be31b517333fac341c006e55fa806d1810f1544
-# Content sha256: d49021101b400b2c5ae034605859909ff8b93f1a6a2824ad1079b443c3ade5c8
+# Inputs sha256: bc07091a902f5db8205b175526264d5202e924b48e339f9148bccf0a5ef0f1ec
+# Content sha256: 9c27d7bda5f7a3621ba30c03a6d5d4be81875fa3c4ae0912ea30c70052f7f434
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 111fcabfc6b91c4062b8cc6fff689035e839fca102c87f0aa38851b8ceee8d39
-# Content sha256: c5f548115338e42f07004277eedfab70f6802ae3c7b9477de7b905d7d83ae6ed
+# Inputs sha256: 96d47395db743bd2289d14918b0a245ac2db3a7475d667db7cf1a3b84a53ee06
+# Content sha256: 1d2e029d75599a7303ff54c1270c7bfcd068cc94344d161205873a2f096484c6
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4ba07eb3070c2dcc88f91765e7325cdb8bb616257ac49feab6e6c0d055c80406
-# Content sha256: 381a6d0fe0ba508384b91ce4ad69d7bcd7ea4013983d426a192736e9b7f4976b
+# Inputs sha256: 5f12e27131817d5ef5f325a8504b1a4ce5c181a019a5b450daf0b10c1a214187
+# Content sha256: 0de84515bda75630c5120fdb89291eeec17e97240870c612be52c7ba57787f3d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e3ae90a34be6d4783f89724848b2920b02f49ba6de9a4408571ba89c77e5e897
-# Content sha256: 573d6a74565844369264415825ce4fe25d6e38b5c1c20fe367740cec3de93747
+# Inputs sha256: dc600fbf5bd56d604c64bb7e16b019122cbf2de3fe58338af0c1adaa1af35fc4
+# Content sha256: 6dece06d121c6017db04e2d56800a2d4ac119ed7ee6ebdc5126297d6a71c0f01
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0e95a990b5422370688dac562482e975405caccf45d92b246b33fb731560183b
-# Content sha256: 91f57668347751d863f24550b6b48b751fedc84d4c2c9839c6b9275aea03085d
+# Inputs sha256: 8a67996f40065c908369a70de731ea04571181d3af326a90dd19db6ebd01c110
+# Content sha256: 4b6f649c8d4abb637e7915df734bef74b83a8f8d3f47eef0fb522f2db894e54b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 69040b9733d86467cd49c74f2a5d4dbd28b16e82bad9225c948798ed795f1580
-# Content sha256: a84241666497243b2438dca0a5a228af58588e5cd155e68c32c6c034a55a233f
+# Inputs sha256: a968675d78034f09953b7bfa02187f1ea1a1e198f88ac730ca412f3e68b8a800
+# Content sha256: 4d6a1ee2f984eb198e6720934fa75c30c340516efbf2d3e0547f599d28bac2d4
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4be7e1dc9705546ba4ab75a2bf0e82a39dcb0419f673f71ae4dda194029e8c94
-# Content sha256: 02a84449b2806d9b1bd6edf5765304e58d0ce38023bf1f4f0086a84ff1d512a7
+# Inputs sha256: 0758093b19b9f3d5585c8e28c07d683213271bb2efba8c9a62a0e38e0ff08804
+# Content sha256: 8ef1ebb8feab26e214ec996637cf812b3191efdd905fc8b2da57521b657bbfcf
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9464498d47b689c484d4052be9a1e608a09db70f749e9dfdc66fb4f67cd5f44d
-# Content sha256: 4a27b0984338dd58aa56d6ac8f9328d19f1c10af6a1c4c5b29290181721dc8f2
+# Inputs sha256: 7bd0236b874edbdb17cafe85141123bfe9842c242056c9c6137dae44d36c41e7
+# Content sha256: e900106902a839ea6a9686e6646cad1c90fe9a17a5852035ee9aecf5743ff00a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d3bdc376b5252e581b295c9fb7ce08bd9f3665472523b250379a9c122d9572b2
-# Content sha256: f3987ee7027f7a41dd5edb2da27a843a8e40ad17e4c64e67a38890c5d6e6bbda
+# Inputs sha256: 76c98c81de61f02f7d20d27dd905c6aac8fb807b3206e6d5363141f900a7818b
+# Content sha256: 969b70eab3f60340d9e5f4be511aab797fdbbbe619352bc794f8dbff7cfa07fc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

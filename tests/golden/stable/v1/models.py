@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dfe10539b3bfe551cc9acbc5c2fb4cc1b751d1b2197421a1cd0438537d7d31b4
-# Content sha256: 49609541e9ce77f425262b73794219df595938ad6b6a045990981f43c6bbd440
+# Inputs sha256: 3c013c34b1fd71569095a5aa098065e473194993bf9d6b749b3f5402015a6913
+# Content sha256: c2fa1751ee466f453e2d284abefb3fdcdf4834c45718cfe6ad2d8be428e83fe7
 
 """Wire models of ACP protocol v1.
 

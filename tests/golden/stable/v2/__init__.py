@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 057b53418fdeb9f48d746930bc61d023f2c14f6ff016d0689f210f05ecae3317
-# Content sha256: df73a35c70f9d4e55381e57939aaef7e8d8bd3db1f0e7d308b31a35559829d79
+# Inputs sha256: b1de2ee8203d32562d2091d6bc2e9589d749ffecd3767cb08a8eb755e1242c91
+# Content sha256: cdaf135e8944a7e207b8e8b431b4d4cb1cf621b4ebdd7b9256047ad613948dba
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d410ef4bf8814fa7aaedf29072d324aa33932b013aecc299ee2f503ff73b2c3d
-# Content sha256: 0078211f53dcd6a2142d18dfad5e8589ff7858cc9dc66c170e48306c96fc3dbf
+# Inputs sha256: 720e126851c788fb5ab2d5c989f097206e8f9e312a01ee11fbcd0b918fbe4b34
+# Content sha256: 7a1b66e6d72bca61440e373f0b53016539191a408d62ccb9903a1616656ff8be
 
 """Method dispatch for the agent side of ACP protocol v2.
 

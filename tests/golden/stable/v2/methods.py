@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 616c5b124b4396511504f067eb300fbe94b6da9c558e9bac8b18942ef9c33caa
-# Content sha256: b4798e9614d4c0adf326188da93936d53bd6fd55b540f3edd1f7d0d325b15cea
+# Inputs sha256: fd68d09d8fd081d7c7237ac025625ff8e646ed8646113d37d181dcece3fb9a93
+# Content sha256: 28432313f0ce82c888465690e4a6f84c2eff9fb27a2f9269f96e0aadabb97783
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03e098843ebb4b515192603b96567f951c9c6dfc9a39fa5271f1769b34b0f7c8
-# Content sha256: ac38bdc783609082064d113046a6a40dae7171087c1ffd5b028c196aea0263dd
+# Inputs sha256: 32797adbd2ae6ca94c8d7ef1149ba072f8403c4419c0f9ea9d51a0679dc9d293
+# Content sha256: 801b7284241cb9bc6826b810aa536f0430f5083f13a11efff9942746fb3c0908
 
 """Wire models of ACP protocol v2.
 
