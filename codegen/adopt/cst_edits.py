@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,9 @@ def _find(body: Iterable[cst.CSTNode], kind: type, name: str) -> Any:
 
 
 class Edit:
-    """One SDK file: its tree, what it gains, and the names the gains need."""
+    """One SDK file: its tree, what it gains, and the names the gains need. Statements it
+    wrote anew (a def whose signature changed, an import) are laid out by the repository's
+    formatter at the end, all files' together (``laid_out``)."""
 
     def __init__(self, path: Path, text: str, style: Style) -> None:
         self.path = path
@@ -44,19 +46,43 @@ class Edit:
         self.changes: list[str] = []
         self.needed: set[str] = set()  # names the new code uses
         self.dropped: set[str] = set()  # names the removed code used
+        self.unlaid: list[tuple[cst.CSTNode, bool]] = []  # (statement, whether it sits in a class)
 
     def relaid(self, node: cst.FunctionDef, *, nested: bool) -> cst.FunctionDef:
-        """A def laid out anew by the repository's formatter (one whose signature changed)."""
-        text = _code(_without_trailing_comma(node))
-        if nested:
-            text = "class _:\n" + "".join("    " + line if line.strip() else line for line in text.splitlines(True))
-        laid = format_modules({"def.py": text}, self.style)["def.py"]
-        top = cst.parse_module(laid).body[0]
-        if nested:
-            assert isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock)
-        new = top.body.body[0] if isinstance(top, cst.ClassDef) else top
-        assert isinstance(new, cst.FunctionDef)
-        return new.with_changes(leading_lines=node.leading_lines)
+        """A def to be laid out anew (one whose signature changed)."""
+        node = _without_trailing_comma(node)
+        self.unlaid.append((node, nested))
+        return node
+
+
+def laid_out(edits: Sequence[Edit], style: Style) -> None:
+    """Each edit's statements written anew, laid out by the formatter in one run."""
+    pieces = {}
+    for i, edit in enumerate(edits):
+        for j, (node, nested) in enumerate(edit.unlaid):
+            text = _code(node.with_changes(leading_lines=()))
+            if nested:  # laid out where it stands: in a class
+                text = "class _:\n" + "".join("    " + line if line.strip() else line for line in text.splitlines(True))
+            pieces[f"{i}_{j}.py"] = text
+    laid = format_modules(pieces, style) if pieces else {}
+    for i, edit in enumerate(edits):
+        swaps: dict[int, cst.CSTNode] = {}
+        for j, (node, nested) in enumerate(edit.unlaid):
+            top = cst.parse_module(laid[f"{i}_{j}.py"]).body[0]
+            new = top.body.body[0] if nested and isinstance(top, cst.ClassDef) else top
+            swaps[id(node)] = new.with_changes(leading_lines=getattr(node, "leading_lines", ()))
+        if swaps:  # one pass: a pass makes new parents, so later nodes would not be found by identity
+            edit.module = edit.module.visit(_Swap(swaps))
+        edit.unlaid = []
+
+
+class _Swap(cst.CSTTransformer):
+    def __init__(self, swaps: dict[int, cst.CSTNode]) -> None:
+        super().__init__()
+        self.swaps = swaps
+
+    def on_leave(self, original_node: Any, updated_node: Any) -> Any:
+        return self.swaps.get(id(original_node), updated_node)
 
 
 def _without_trailing_comma(fn: cst.FunctionDef) -> cst.FunctionDef:
@@ -319,9 +345,9 @@ def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where:
         line = body[at] if at is not None else None
         if at is None or not isinstance(line, cst.SimpleStatementLine):
             last = max((i for i, n in enumerate(body) if _is_import(n)), default=-1)
-            body.insert(last + 1, _import_statement(edit, _relative(source, here), names))
+            body.insert(last + 1, _unlaid(edit, _import_statement(edit, _relative(source, here), names)))
         else:
-            body[at] = _rewritten(edit, line, add=names)
+            body[at] = _unlaid(edit, _rewritten(edit, line, add=names))
     for i, node in enumerate(body):
         if (
             drop
@@ -329,7 +355,7 @@ def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where:
             and (f := _from_import(node))
             and _resolve(f, here) == schema
         ):
-            body[i] = _rewritten(edit, node, drop=drop)
+            body[i] = _unlaid(edit, _rewritten(edit, node, drop=drop))
     edit.module = edit.module.with_changes(body=body)
 
 
@@ -368,10 +394,13 @@ def _rewritten(
     return _import_statement(edit, source, names).with_changes(leading_lines=line.leading_lines)
 
 
+def _unlaid(edit: Edit, node: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    edit.unlaid.append((node, False))
+    return node
+
+
 def _import_statement(edit: Edit, source: str, names: list[str]) -> cst.SimpleStatementLine:
-    """``from source import names``, sorted and laid out by the repository's formatter."""
-    text = f"from {source} import ({', '.join(dict.fromkeys(names))})\n"
-    laid = format_modules({"imports.py": text}, edit.style)["imports.py"]
-    node = cst.parse_module(laid).body[0]
+    """``from source import names``, to be sorted and laid out by the repository's formatter."""
+    node = cst.parse_statement(f"from {source} import ({', '.join(dict.fromkeys(names))})\n")
     assert isinstance(node, cst.SimpleStatementLine)
     return node

@@ -137,7 +137,8 @@ def _names(described: dict[str, Any]) -> dict[str, SdkName]:
 
 class Session:
     """A running reader: the description (read when first asked for, so that the caller
-    works while the SDK's module imports), then one batch of corpus outcomes."""
+    works while the SDK's module imports), then one batch of corpus outcomes, then the
+    imports of other modules."""
 
     def __init__(self, process: subprocess.Popen[str], errors: IO[str], root: Path, dotted: str) -> None:
         self.process, self.errors, self.root, self.dotted = process, errors, root, dotted
@@ -166,6 +167,16 @@ class Session:
         if not line:
             raise AdoptError(f"{self.dotted}: the reader stopped while validating the corpus")
         return list(json.loads(line))
+
+    def imports(self, modules: Sequence[str]) -> dict[str, str]:
+        """Each of ``modules`` that does not import beside the module, with the error."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(list(modules)) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise AdoptError(f"{self.dotted}: the reader stopped while importing {', '.join(modules)}")
+        return dict(json.loads(line))
 
 
 @contextmanager

@@ -8,7 +8,8 @@ bases; own members), RootModel classes, Enum classes and type aliases, and the n
 imports bind from the SDK's own package (which the new module re-exports). Then it answers
 one JSON line on stdin, a list of ``[public name, message]``, with one line of outcomes:
 ``["ok", dump]`` or ``["error", exception class]`` per message, the dump made as
-``model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)``.
+``model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)``; and a
+further line, a list of module names, with the modules that do not import and why.
 
 It imports nothing but the standard library and pydantic: the SDK's interpreter need not
 have acp-codegen. Types are described as terms: ``{"ref": "module:qualname"}``,
@@ -289,6 +290,18 @@ def main() -> None:
     for name, data in json.loads(line):
         results.append(_outcome(getattr(module, name, None), data))
     print(json.dumps(results), flush=True)
+    # Then, optionally, a list of the SDK's modules to import (those adopt wired): the
+    # ones that fail, with their error.
+    line = sys.stdin.readline()
+    if not line.strip():
+        return
+    failed = {}
+    for name in json.loads(line):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # any failure to import is the answer
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    print(json.dumps(failed), flush=True)
 
 
 def _outcome(tp: Any, data: Any) -> list[Any]:

@@ -11,10 +11,7 @@ reported), and every message of the corpus must be accepted alike and dumped ali
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,34 +139,7 @@ def verify(
         verdict.problems = compare_names(old.module, new.module, gained)
         keys = frozenset(k for ks in gained.values() for k in ks)
         verdict.messages, differing = compare_messages(old, new, messages, keys, constants)
+        if modules:
+            differing |= {name: f"does not import: {why}" for name, why in new.imports(modules).items()}
     verdict.problems |= differing
-    verdict.problems |= importable(root, modules, python)
     return verdict
-
-
-_IMPORT_EACH = """
-import importlib, json, sys
-failed = {}
-for name in sys.argv[1:]:
-    try:
-        importlib.import_module(name)
-    except Exception as exc:
-        failed[name] = f"{type(exc).__name__}: {exc}"
-print(json.dumps(failed))
-"""
-
-
-def importable(root: Path, modules: Sequence[str], python: str | None) -> dict[str, str]:
-    """Each of ``modules`` that does not import from ``root`` in ``python``, with the error."""
-    if not modules:
-        return {}
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    done = subprocess.run(
-        [python or sys.executable, "-X", "utf8", "-c", _IMPORT_EACH, *modules],
-        cwd=root, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    try:
-        failed = json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        return {modules[0]: f"the SDK's interpreter failed: {done.stderr.strip()[-300:]}"}
-    return {name: f"does not import: {why}" for name, why in failed.items()}
