@@ -159,24 +159,22 @@ class Session:
         return self._module
 
     def outcomes(self, messages: Sequence[tuple[str, Any]]) -> list[list[Any]]:
-        assert self.process.stdin is not None and self.process.stdout is not None
         self.module  # noqa: B018 - the description comes first on the stream
-        self.process.stdin.write(json.dumps(list(messages)) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise AdoptError(f"{self.dotted}: the reader stopped while validating the corpus")
-        return list(json.loads(line))
+        return list(self._ask(list(messages), "validating the corpus"))
 
     def imports(self, modules: Sequence[str]) -> dict[str, str]:
         """Each of ``modules`` that does not import beside the module, with the error."""
+        return dict(self._ask(list(modules), f"importing {', '.join(modules)}"))
+
+    def _ask(self, request: list[Any], doing: str) -> Any:
+        """One JSON line to the reader, one back."""
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(list(modules)) + "\n")
+        self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
-            raise AdoptError(f"{self.dotted}: the reader stopped while importing {', '.join(modules)}")
-        return dict(json.loads(line))
+            raise AdoptError(f"{self.dotted}: the reader stopped while {doing}")
+        return json.loads(line)
 
 
 @contextmanager
