@@ -160,7 +160,7 @@ def _run(argv: list[str] | None) -> int:
         settings: Settings = arguments["settings"]
         with schema_location(spec) as schema_dir:
             # (an SDK's wired files are checked too: no shortcut where the settings name them)
-            wires = bool(config["sdk"]) or any("sdk" in table for table in config.versions.values())
+            wires = any(config.sdk(version) for version in (1, 2, *config.versions))
             if (
                 args.command == "check"
                 and not wires

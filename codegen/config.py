@@ -137,6 +137,10 @@ class Config:
     def line_length(self) -> int:
         return int(self.values["line-length"])
 
+    def sdk(self, version: int) -> Mapping[str, str]:
+        """The ``sdk`` table that applies to a protocol version (its own, else the top-level one)."""
+        return dict(self.versions.get(version, {}).get("sdk", self.values["sdk"]))
+
     @property
     def conversions(self) -> bool:
         return bool(self.values["conversions"])

@@ -8,6 +8,7 @@ description with an UNSTABLE notice, as upstream does for its unstable items.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +68,31 @@ def _with_notice(node: dict[str, Any]) -> None:
 
 def _gated_off(node: Any, enabled: frozenset[str]) -> bool:
     return isinstance(node, dict) and node.get(FEATURE_KEY, None) not in (None, *enabled)
+
+
+@dataclass(frozen=True)
+class GatedOff:
+    """What the features that are off mark in a version's schema documents: read from the
+    documents themselves, since a base too old for a feature has no version built with it."""
+
+    definitions: frozenset[str]
+    methods: frozenset[tuple[str, str]]  # (wire name, side) of the definitions that carry one
+    properties: frozenset[str]  # property names, in any definition
+
+
+def gated_off(schemas: Iterable[dict[str, Any]], enabled: Iterable[str]) -> GatedOff:
+    on = frozenset(enabled)
+    definitions, methods, properties = set(), set(), set()
+    for doc in schemas:
+        for name, definition in doc.get(DEFS, {}).items():
+            if _gated_off(definition, on):
+                definitions.add(name)
+                if isinstance(definition.get("x-method"), str):
+                    methods |= {(definition["x-method"], side) for side in sides_of(definition.get("x-side"))}
+            for path, node in schema_nodes(definition):
+                if _gated_off(node, on) and len(path) > 1 and path[-2] == "properties" and isinstance(path[-1], str):
+                    properties.add(path[-1])
+    return GatedOff(frozenset(definitions), frozenset(methods), frozenset(properties))
 
 
 def _prune(schema: dict[str, Any], enabled: frozenset[str]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 from .code_text import Code, identifier, py_literal
 from .ir import Method, Protocol, TypeExpr, model_fields, python_field_name
 from .options import ModelOptions
-from .schema_terms import DEFS, FEATURE_KEY, method_sections, sides_of
+from .schema_terms import method_sections
 
 # The wire key of the metadata property, which SDKs take as ``**kwargs``.
 META_KEY = "_meta"
@@ -207,7 +207,8 @@ def meta_listing(
     complete: Protocol, meta: Mapping[str, Any], off: Iterable[tuple[str, str]] = ()
 ) -> list[tuple[str, str, str]]:
     """(side, meta key, wire name) as the version's meta file lists them, in its order, less
-    the methods ``off`` names ((wire name, side): of features that are off, see ``gated_off``);
+    the methods ``off`` names ((wire name, side): of features that are off, see
+    ``features.gated_off``);
     the methods it lists but does not type stay."""
     left_out = set(off)
     if not meta:  # no file at hand: the built methods, by side
@@ -218,16 +219,3 @@ def meta_listing(
         for key, wire in meta.get(section, {}).items()
         if (wire, side) not in left_out
     ]
-
-
-def gated_off(schemas: Iterable[Mapping[str, Any]], enabled: Iterable[str]) -> set[tuple[str, str]]:
-    """(wire name, side) of each method whose types a feature that is off marks, read from
-    the schema documents themselves: a base too old for a feature has no version with it."""
-    on = frozenset(enabled)
-    return {
-        (d["x-method"], side)
-        for doc in schemas
-        for d in doc.get(DEFS, {}).values()
-        if isinstance(d, dict) and isinstance(d.get("x-method"), str) and d.get(FEATURE_KEY) not in (None, *on)
-        for side in sides_of(d.get("x-side"))
-    }

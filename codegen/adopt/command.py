@@ -23,12 +23,12 @@ from typing import Any
 
 from ..config import Config, ConfigError, generation_arguments, load_config
 from ..errors import SchemaError
+from ..features import gated_off
 from ..formatting import format_modules
 from ..ir import Protocol
 from ..load import display_name, schema_location
 from ..options import DEFAULT_SETTINGS
 from ..pipeline import Generation, conversion_plan, generate, load_protocols, read_declarations
-from ..schema_terms import schema_nodes
 from .carry import Carried, carry
 from .corpus import drawn, fixed
 from .match import match, reverse
@@ -160,8 +160,7 @@ def _plan(args: argparse.Namespace) -> Plan:
         # The SDK's own modules that the template set makes or wires (its meta module, router...).
         found = find_roles(module.file, root)
         if found:
-            written = config.versions.get(version, {}).get("sdk", config["sdk"])
-            values["sdk"] = setting(found, written, module.file, config.root)
+            values["sdk"] = setting(found, config.sdk(version), module.file, config.root)
         if carried.base_class:
             values["base-class"] = carried.base_class
         if carried.mixins:
@@ -198,9 +197,7 @@ def _plan(args: argparse.Namespace) -> Plan:
                     args.python,
                     plan.wiring.modules,
                 )
-            for name in plan.wiring.modules:  # a wired module that does not import is the wiring's problem
-                if name in plan.verdict.problems:
-                    plan.wiring.problems[name] = plan.verdict.problems.pop(name)
+            plan.wiring.problems |= plan.verdict.unimportable  # the wiring's problems, not the names
     return plan
 
 
@@ -245,17 +242,9 @@ def _without_features_off(module: Module, sources: Any, protocol: Protocol, enab
     classes and fields (``x-feature`` definitions and properties): they are the feature's,
     not the SDK's, and go with it. Takes them out of ``module``; returns the classes."""
     mine = next((v for v in sources if int(v.meta.data["version"]) == protocol.version), None)
-    off, keys = set(), set()
-    for doc in mine.schemas if mine else ():
-        for name, d in doc.data.get("$defs", {}).items():
-            if isinstance(d, dict) and d.get("x-feature") not in (None, *enabled):
-                off.add(name)
-            for path, node in schema_nodes(d):
-                gated = node.get("x-feature") not in (None, *enabled)
-                if gated and len(path) > 1 and path[-2] == "properties" and isinstance(path[-1], str):
-                    keys.add(path[-1])
-    keys -= {f.name for t in protocol.types.values() for f in t.fields}  # a key the selection has stays
-    gone = sorted(name for name in module.names if name in off)
+    off = gated_off((s.data for s in (mine.schemas if mine else ())), enabled)
+    keys = off.properties - {f.name for t in protocol.types.values() for f in t.fields}  # a key the selection has stays
+    gone = sorted(name for name in module.names if name in off.definitions)
     for name in gone:
         del module.names[name]
     for name, d in module.names.items():
@@ -341,6 +330,8 @@ def _report(plan: Plan, missing: dict[str, str]) -> str:
     if not m.missing:
         lines.append(f"verified: {plan.verdict.names} names, {plan.verdict.messages} messages")
     lines += plan.wiring.report()
+    if missing and plan.wiring.texts:
+        lines.append("  (the wiring is not written while names are not reproduced)")
     if missing:
         lines.append("not reproduced:")
         lines += [f"  {name}: {why}" for name, why in sorted(missing.items())]

@@ -39,10 +39,9 @@ class Edit:
     wrote anew (a def whose signature changed, an import) are laid out by the repository's
     formatter at the end, all files' together (``laid_out``)."""
 
-    def __init__(self, path: Path, text: str, style: Style) -> None:
+    def __init__(self, path: Path, text: str) -> None:
         self.path = path
         self.module = cst.parse_module(text)
-        self.style = style
         self.changes: list[str] = []
         self.needed: set[str] = set()  # names the new code uses
         self.dropped: set[str] = set()  # names the removed code used
@@ -277,9 +276,8 @@ def merge_function(edit: Edit, rendered: cst.Module, name: str, side: str, table
         edit.module = edit.module.with_changes(body=[new_fn if n is fn else n for n in edit.module.body])
 
 
-def _bound(module: cst.Module) -> set[str]:
+def _bound(tree: ast.Module) -> set[str]:
     """Names the module binds at its top level (imports, defs, classes, assignments)."""
-    tree = ast.parse(module.code)
     bound: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -292,9 +290,8 @@ def _bound(module: cst.Module) -> set[str]:
     return bound
 
 
-def _local_names(module: cst.Module) -> set[str]:
+def _local_names(tree: ast.Module) -> set[str]:
     """Parameters and local variables of every function (``router``, ``agent``, ``self``)."""
-    tree = ast.parse(module.code)
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -311,22 +308,23 @@ def module_of(path: Path, root: Path) -> str:
     return ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
 
 
+def absolute(here: str, level: int, module: str | None) -> str:
+    """The dotted module ``from <level dots><module> import ...`` names in module ``here``."""
+    base = here.split(".")[:-level] if level else []
+    return ".".join([*base, *([module] if module else [])])
+
+
 def _resolve(node: cst.ImportFrom, here: str) -> str:
-    """The absolute dotted module of ``from ..x import y`` in module ``here``."""
-    target = _code(node.module).strip() if node.module else ""
-    level = len(node.relative)
-    if not level:
-        return target
-    base = here.split(".")[:-level]
-    return ".".join([*base, target] if target else base)
+    return absolute(here, len(node.relative), _code(node.module).strip() if node.module else None)
 
 
 def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where: Callable[[str], str | None]) -> None:
     """The names the new code needs, imported from where ``where`` says each is defined (the
     models from ``schema``); the removed code's ``removable`` names, where nothing else uses them."""
     here = module_of(edit.path, root)
-    bound = _bound(edit.module)
-    missing = sorted(edit.needed - bound - _local_names(edit.module) - _BUILTINS)
+    tree = ast.parse(edit.module.code)
+    bound = _bound(tree)
+    missing = sorted(edit.needed - bound - _local_names(tree) - _BUILTINS)
     unused = edit.dropped - _names_in(edit.module.with_changes(body=[n for n in edit.module.body if not _is_import(n)]))
     drop = {n for n in unused & removable if n in bound}
     wanted: dict[str, list[str]] = {}
@@ -345,9 +343,9 @@ def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where:
         line = body[at] if at is not None else None
         if at is None or not isinstance(line, cst.SimpleStatementLine):
             last = max((i for i, n in enumerate(body) if _is_import(n)), default=-1)
-            body.insert(last + 1, _unlaid(edit, _import_statement(edit, _relative(source, here), names)))
+            body.insert(last + 1, _unlaid(edit, _import_statement(_relative(source, here), names)))
         else:
-            body[at] = _unlaid(edit, _rewritten(edit, line, add=names))
+            body[at] = _unlaid(edit, _rewritten(line, add=names))
     for i, node in enumerate(body):
         if (
             drop
@@ -355,7 +353,7 @@ def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where:
             and (f := _from_import(node))
             and _resolve(f, here) == schema
         ):
-            body[i] = _unlaid(edit, _rewritten(edit, node, drop=drop))
+            body[i] = _unlaid(edit, _rewritten(node, drop=drop))
     edit.module = edit.module.with_changes(body=body)
 
 
@@ -382,7 +380,7 @@ def _relative(home: str, here: str) -> str:
 
 
 def _rewritten(
-    edit: Edit, line: cst.SimpleStatementLine, add: Iterable[str] = (), drop: Iterable[str] = ()
+    line: cst.SimpleStatementLine, add: Iterable[str] = (), drop: Iterable[str] = ()
 ) -> cst.SimpleStatementLine:
     """An import statement of the file with the names ``add`` and without ``drop``, as the formatter
     lays it out (without a trailing comma, so that a list that shrinks fits a line again)."""
@@ -391,7 +389,7 @@ def _rewritten(
     present = [_code(a).strip().rstrip(",").strip() for a in stmt.names]
     source = _code(stmt).split(" import ", 1)[0][len("from ") :]
     names = [n for n in present if n not in set(drop)] + list(add)
-    return _import_statement(edit, source, names).with_changes(leading_lines=line.leading_lines)
+    return _import_statement(source, names).with_changes(leading_lines=line.leading_lines)
 
 
 def _unlaid(edit: Edit, node: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
@@ -399,7 +397,7 @@ def _unlaid(edit: Edit, node: cst.SimpleStatementLine) -> cst.SimpleStatementLin
     return node
 
 
-def _import_statement(edit: Edit, source: str, names: list[str]) -> cst.SimpleStatementLine:
+def _import_statement(source: str, names: list[str]) -> cst.SimpleStatementLine:
     """``from source import names``, to be sorted and laid out by the repository's formatter."""
     node = cst.parse_statement(f"from {source} import ({', '.join(dict.fromkeys(names))})\n")
     assert isinstance(node, cst.SimpleStatementLine)

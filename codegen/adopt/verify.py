@@ -26,6 +26,7 @@ class Verdict:
     names: int = 0
     messages: int = 0
     problems: dict[str, str] = field(default_factory=dict)  # public name or message -> what differs
+    unimportable: dict[str, str] = field(default_factory=dict)  # a wired module -> why it does not import
 
 
 def scratch_tree(module: Module, tmp: Path, writes: Mapping[str, str]) -> Path:
@@ -140,6 +141,6 @@ def verify(
         keys = frozenset(k for ks in gained.values() for k in ks)
         verdict.messages, differing = compare_messages(old, new, messages, keys, constants)
         if modules:
-            differing |= {name: f"does not import: {why}" for name, why in new.imports(modules).items()}
+            verdict.unimportable = {name: f"does not import: {why}" for name, why in new.imports(modules).items()}
     verdict.problems |= differing
     return verdict

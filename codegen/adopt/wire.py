@@ -33,14 +33,15 @@ import libcst as cst
 from ..code_text import Code
 from ..config import Config, ConfigError, generation_arguments
 from ..errors import SchemaError
+from ..features import gated_off
 from ..formatting import Style, format_modules
 from ..ir import Protocol
 from ..load import display_name, schema_location
 from ..options import ModelOptions
 from ..pipeline import Generation, load_protocols
 from ..render import TEMPLATES, environment
-from ..sdk_methods import SdkMethod, gated_off, meta_listing, method_table
-from .cst_edits import Edit, add_imports, merge_class, merge_function, module_of
+from ..sdk_methods import SdkMethod, meta_listing, method_table
+from .cst_edits import Edit, absolute, add_imports, merge_class, merge_function, module_of
 from .cst_edits import laid_out as laid_out_anew
 from .read import AdoptError, locate
 
@@ -95,9 +96,11 @@ class Wiring:
         return "".join(out)
 
 
-def _parsed(path: Path) -> ast.Module | None:
+def _parsed(path: Path, *needles: str) -> ast.Module | None:
+    """The file's tree; None where it does not parse, or holds none of ``needles`` (given any)."""
     try:
-        return ast.parse(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return ast.parse(text) if not needles or any(n in text for n in needles) else None
     except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
         return None
 
@@ -126,8 +129,7 @@ def _imports_from(tree: ast.Module, here: str, module: str, name: str) -> bool:
     """Whether module ``here`` imports ``name`` from ``module`` (relatively or not)."""
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
-            base = here.split(".")[: -node.level] if node.level else []
-            if ".".join([*base, *([node.module] if node.module else [])]) == module:
+            if absolute(here, node.level, node.module) == module:
                 return True
     return False
 
@@ -152,7 +154,8 @@ def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
     trees = {
         p: t
         for p in sorted(top.rglob("*.py"), key=lambda p: (len(p.relative_to(top).parts), p.as_posix()))
-        if p != schema_module and "__pycache__" not in p.parts and (t := _parsed(p)) is not None
+        # (only the files that can hold a role are parsed: not the generated models, say)
+        if p != schema_module and "__pycache__" not in p.parts and (t := _parsed(p, METHODS_TABLE, "Protocol"))
     }
 
     def distance(p: Path) -> int:  # directories between the file and the schema module
@@ -275,7 +278,7 @@ def _checked(written: Mapping[str, str], version: int | None = None) -> None:
 def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | None:
     """The wiring a configuration asks of one version of a generation (its ``sdk`` table),
     or None where it asks none."""
-    written = config.versions.get(version, {}).get("sdk", config["sdk"])
+    written = config.sdk(version)
     if not written:
         return None
     if "models" not in written:
@@ -286,7 +289,7 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     selected = next(p for p in generation.protocols if p.version == version)
     sources = next(s for s in generation.sources if int(s.meta.data["version"]) == version)
     meta = sources.meta.data
-    off = gated_off((s.data for s in sources.schemas), selected.features)
+    off = gated_off((s.data for s in sources.schemas), selected.features).methods
     every = frozenset(meta.get("features", {}))
     complete = selected
     if every != frozenset(selected.features):
@@ -332,11 +335,11 @@ class Sdk:
 
 
 def wire(
-    sdk: Sdk, complete: Protocol, selected: Protocol, meta: Mapping[str, Any], off: set[tuple[str, str]]
+    sdk: Sdk, complete: Protocol, selected: Protocol, meta: Mapping[str, Any], off: frozenset[tuple[str, str]]
 ) -> Wiring:
     """The SDK files' new texts. ``complete``/``selected``: the version with every feature /
     with the selected ones, both under the SDK's names; ``meta``: the version's meta file;
-    ``off``: the methods of features that are off (``gated_off``)."""
+    ``off``: the methods of features that are off (``features.gated_off``)."""
     files = {role: sdk.root / path for role, path in sdk.setting.items() if role in ROLES}
     found = conventions(files)
     table = method_table(complete, meta, selected.features, sdk.options, found.known, found.unstable)
@@ -442,7 +445,7 @@ def _merged(
     table: tuple[SdkMethod, ...],
     imports: _Imports,
 ) -> Edit:
-    edit = Edit(path, before, sdk.style)
+    edit = Edit(path, before)
     source = cst.parse_module(rendered)
     if role == "agent-router":
         merge_function(edit, source, found.function, "agent", table)

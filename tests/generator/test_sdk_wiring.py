@@ -19,10 +19,11 @@ from conftest import FIXTURES, SCHEMA, SHARED_UPSTREAM
 
 from codegen.adopt.wire import find_roles, setting
 from codegen.cli import main
+from codegen.features import gated_off
 from codegen.ir import Method
 from codegen.options import DEFAULT_OPTIONS
 from codegen.pipeline import load_protocols, load_sources
-from codegen.sdk_methods import gated_off, meta_listing, method_name, method_table, naming_rule
+from codegen.sdk_methods import meta_listing, method_name, method_table, naming_rule
 
 FEATURE = "unstable_session_archive"
 SDK = FIXTURES / "adopt" / "sdk_idiom"
@@ -247,7 +248,7 @@ def test_a_base_older_than_the_feature_lists_none_of_its_methods() -> None:
     base = SHARED_UPSTREAM / "history" / "v0.9.1" / "schema.json"
     protocol = load_protocols(SCHEMA, frozenset(), bases={1: base})[0][0]
     sources = load_sources(SCHEMA, None, {1: base}, validate=False, features=frozenset())[0]
-    off = gated_off((s.data for s in sources.schemas), ())
+    off = gated_off((s.data for s in sources.schemas), ()).methods
     assert off == {("session/archive", "agent"), ("session/unarchive", "agent")}
     listed = meta_listing(protocol, sources.meta.data, off)
     assert [key for side, key, _ in listed if side == "agent"] == [
