@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2891dded4ea4450b75c987c3c11e0f0567bf4d58603c75a6d27d498e5483dafc
-# Content sha256: 1f0507787898ae8e8cb6206bc37d3f5efe61d7b6bce1dd1e14aad95cc85198aa
+# Inputs sha256: 738262ecee160d8315de97c9a6251e221753fbe6bdf79fb6226b7c0a460d85eb
+# Content sha256: a6d743759abc0312ed629244e2a9b55731933a7e456127e94165138d2092c8bb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

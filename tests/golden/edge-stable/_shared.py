@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 090774141cdbc62f3cfc401c5c4f5dbfca01e6959550abe5b00fe653ca89d73c
-# Content sha256: 89101bdf7139b455340a4e1732a54e813c97cf4481978710c3d418ca04f2d541
+# Inputs sha256: 4436f61d58a630dacecfe17a78918a7ae9295413400879cb6536d2dfb64f9699
+# Content sha256: 106d87fdc1fd9c854b8a2c4dbcf5687caca5eadd28b063d866ca69aa3e5d82d1
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2b0f35750c5b6ebcb8b5094d1dee6e6e86fb04619d5d734f1a401778280747c1
-# Content sha256: 8b7a052ff7147e8c8f1544f83054c65b5a9cac397c521cb1dc5d4ab960355611
+# Inputs sha256: 1ccdd976bae379afba58f10d98fb18a661620bb315302228332029b0e9055a00
+# Content sha256: 13a30a13a23b88ad39244081be9cc3f6a1b947ca2d0043fd7bc81b9419bb69a2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cd52989f01c8ea72f2278bd6fb85c2dd32f884c6e624ee4c3865ee550bd8ee60
-# Content sha256: 98213d41a253236ee5b461006b254b10e060e8478ca191564325d3cff0d8be85
+# Inputs sha256: b030844e824887a193f2566a59e502e80deb4aa178675a8bec16ff7da96612fd
+# Content sha256: 1f23fd0cf39a47996a3e0eba9b314d4f656a52e101411ef36528e3845a2b5720
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

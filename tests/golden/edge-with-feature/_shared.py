@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 53579f073eda9403b737ff04ee26a719f46b77079264d7532b47d70fa9b16baf
-# Content sha256: f3a09a76a9756326f71ea854224554b325fbe1521361106c7fa032bbaf2f3a18
+# Inputs sha256: 0d9b91b8c20ac48197c3d42a176f28897320493ff425bf1472803c5203d81fc2
+# Content sha256: a23f796b8f104550d1f1e25d43176725793bc6cf9e0a56c92594fb40bada813a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

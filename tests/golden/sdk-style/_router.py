@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7bed1b396bb79a4aba77e6a3087d048891c4d49e6120eb6d2205f171d5b9159e
-# Content sha256: ba191ac6f646e8543e7a905552c6a47c23a1c0e419164755f567f981a623cd78
+# Inputs sha256: b8fefd48c43fa9dbb7f070f8cddbe12fc5896cee9298c294a6b1947dde5bb5eb
+# Content sha256: a7964e5d3e3f8e734a089f162fc09baec5dbb6b361da8689e95ffee135e24b7f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

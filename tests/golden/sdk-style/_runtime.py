@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 680bcf4db379b74c6796cbe6775745a96d2ef3bd152997d5c032c75733ec17a9
-# Content sha256: 2c2b793007d53d4caaa97fad6616faf6035e2a672f813c34b7880fad76cfe58b
+# Inputs sha256: 74fedb49395042dc39f63033756363aa67aa335fbc1e9e0bc8fc5face1ea208b
+# Content sha256: aee53522f4e93907b40827e18d03bad4fbc55cdfe2463eba2a79117650a98321
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5d747463ebbea7dbc147f3cb177922861d232684ed8d17bf5963a39428ef665a
-# Content sha256: f2a7a2dd0c5ee8ea237ff1fc59194e49ea9f7c4ca6ca520612469d48de5319d8
+# Inputs sha256: 7baca85c6bae672a2d1c0fa706fd3cfe285f54a4e396dd98d3b0e24af1381e3d
+# Content sha256: 88f03d71308f84c0d9d089ae2fc8882a93d03d7e83c9211c17cd70ba5c5c420d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

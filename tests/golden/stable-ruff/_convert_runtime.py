@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fd37381aeac77c62e05ee6db5aa5e75625ee7fac23a3f81113b4577f9be94973
-# Content sha256: fe816a2236685b08a7c55cc277e509650ec4b001c4c45a78785d3d89612b4ae3
+# Inputs sha256: c7b3c81f8333421ad2c91a857503eb79805a683afd33f98817309bc11968748e
+# Content sha256: 8bdb36169cd5c9221abd3baa8ae9ab9fafaa18098265326d487e4042b7b84763
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d7cd4157454f473a5de86710ef716f2abb2e14ff30a447affe70d7479057055b
-# Content sha256: 4eb0bd7b089296bff509114d3e56ec5f2296723a052412d349ac7614de90dcb6
+# Inputs sha256: 11dc43e7961f9b1ffe4651f4c1b9e826c4ec8c8a0593ef6139232edfe31d04e5
+# Content sha256: a011a90098ef51fed57f55f41f7e4a39eeeda068135595d2bead2ed4246c8a9f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

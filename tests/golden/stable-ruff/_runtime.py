@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 54c71046d105f09df31154e8d602a42583c8526c7a8f31641118e1fb8af919e0
-# Content sha256: 39df2d6bc3961218c92a3f0168aedc1722c8978a259e815de757d2f0f948e86d
+# Inputs sha256: 78103aac72e3352794e7c6df460867dc4b25e4b1a5ce1fc5df3c448fdee34266
+# Content sha256: 4cd6b45722ece76c45f689f99dce9235871a78eb34d25aab5d39f5b6abdbcd15
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

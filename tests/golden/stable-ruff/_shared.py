@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b64d9ac13483617abc141cf62c9d7c0d22fab0c576d274764162266d0b1ad50c
-# Content sha256: a374dc9c8bef3ca86a671834e547b97019ea0bc86b97cea235fc0f0f0f075fa8
+# Inputs sha256: 004d90bba4326ca4d4242483e4a36ed3bbb543e16ef01890f1797aa3c0ff41df
+# Content sha256: 75261f66fda0dda1f9d428492ddac7f0b48d1ffa40a05f0ff4b2b2cbd7a76fc0
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 87023024b6fd3e9df4f936ec369997fcdcb8fdf10cd1560299a02f80ef6c94d2
-# Content sha256: 05645f8761d1883f2b0b906b294b22ff4fb85c886d2116cddb3f9336c5b9ebd5
+# Inputs sha256: 444d63294bf0dea6782d80937dc7ccb3276714197351cded9f2861bfc0fd14c8
+# Content sha256: 2322af746a4607786dac052639a573b645d079113301e60bce1a5092abd36e20
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

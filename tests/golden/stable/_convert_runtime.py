@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3e64aca7a902cbc68a7590550902d5e45225a5ff633868e23b7bfa973fb499b1
-# Content sha256: 98e90611b1b3221f2aae2086513205eb9bd9b6fe85c657c24e26655fe7aebe41
+# Inputs sha256: 663ddcbfec74c8ca267297a1784812bd7ad683d3c56bee15802ace5c73d40419
+# Content sha256: 5f96aefaabcb466560977aef66d6f800849c375513449441a0a6af6493466f0e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

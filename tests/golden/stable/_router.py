@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c13d5940f77845e7d9a5be8434c628a20028488cfc961c8ed87b6a890ed997fd
-# Content sha256: c6bfc9a5a6faee18e940343dd3c704d5c67cd881c17ddff99f991ae2cae4c872
+# Inputs sha256: a8d20b06a039f607e19a46d559e1f36369bcbba5a50fa9b4239e3740d74692d0
+# Content sha256: 37c6470609576f9436726c004889d90e30858ca67d8350c2e948ff28719bb32e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

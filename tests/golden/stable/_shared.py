@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fd7d7cb37cb53920f0825c62a5eb0c0cd7c9aedce24395075bb8679674be3e55
-# Content sha256: 3941fb727e41d5d517f8990c9cce0e5613c0b2538e648f2c9641c2c3f9e96f67
+# Inputs sha256: 9f34e884144f95d5f99e186f0df763f18e676087de92b1da1e3af77bb95ec566
+# Content sha256: 3e9bcd5dbfe8602c852b4552bca31f8c379ba7267246af14d7d83f530e3e9694
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

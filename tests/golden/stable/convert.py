@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 21d4a6c3419851483ac34137f316b0e5e43bd2a530eb240a9a9ebdcb7f34cfb3
-# Content sha256: 799464bc06c5b573042d2b271328fa189e45fee1dce7b71e58c6ebecf71b7f6e
+# Inputs sha256: f4f91ae22999d3672ebc69b2d7246e184bb2960ddf2832a52cf8c3cc4cc975c7
+# Content sha256: c8bd138d177b0e61b3dec837bc39b1035972a0fee3a5e5b8aafc80a3bb1edb00
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

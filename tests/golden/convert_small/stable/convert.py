@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cacb1f16ea80126f0fd9e8875b7f2659141831a365c68513036817535442f6b9
-# Content sha256: 5f1c5a4379dc27504c48aa8b8ad4038b20b8eb408da6b94c1c71e466ca68ae8b
+# Inputs sha256: 64d513564c21643e13eb2fa9ea1b61bfd1ead3938fe4e0411b540996361d95ec
+# Content sha256: 2ab7f270e33b69d603ae2b1d58aeadc7770508b71de08278b679e5a26086ee81
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1307d41c6e750f64e0f9eb344722b5b5bb25c6256bc4352fde3114976019d965
-# Content sha256: 201f66d51479109449355af60becf167fed954396862acceb17faf654848a97c
+# Inputs sha256: b792368c8c31ed682cf1cd6269bb68df4c12fd597c99f193b1fd9b971da307d1
+# Content sha256: ce046f6ae0d7a9932ba07e526bc4a065318979e90fcc65e96f7460a3384990c7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b121cc0528dfdaf61b816f9aec0ea68321d442774db78e2c11f42d55d592edf4
-# Content sha256: 010ad1a5b4bbe42074410c7c6b58a2a5aacb1fc82fcce49f7e35c49aeaa15659
+# Inputs sha256: 04b51c78da516aba513b10503ceb37e61259d0758cf66250761b59a08f11d082
+# Content sha256: 27305c2047f3a2e2131b66b2c180db6ef875d7196e909cd187e388f5eb34d298
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 50015d9e24a8269a446c63b5c28d186458b6cdef79e7163c9741ad2a9000f442
-# Content sha256: f8e13da65e0be08fc5ce5c95ba01903c2ffc7ad17689517d9d80d774ad8fd8f2
+# Inputs sha256: 47cdeaefa373fb44746fa0ae343cd0b1fcc994b4c9c7411dbdf4a9cb9680f349
+# Content sha256: 3ec5b5542ee782dac8a373e812ea48b823b251e2d4626268031a700174f8d201
 
 """Method dispatch for the agent side of ACP protocol v1.
 

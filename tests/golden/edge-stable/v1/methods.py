@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f527f7e5182a261d6eadf108de9cb3302183f125ea7a1647e17ee3c6b8a9a005
-# Content sha256: 15882ee6dbbaba157758e84794cc5c2c0fcb632b1ebd8034b121e157e3689aad
+# Inputs sha256: 173b6dc21ac1b89614b4db14395f9de88e69c51b14c986566b347b0e50f24a89
+# Content sha256: 8fa24d8085743b9571cb0e16e7a89dba920c9629dac1d856b1faaea06ccc7960
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

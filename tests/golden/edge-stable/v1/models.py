@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7c11ec3605a04137e4e21a5dee7196b201fbbee976b42e089ecfff42683fd54
-# Content sha256: bc20a62006eb82989204b2237cd856716a984d8cbe8589a46df7d8dd6bef5e19
+# Inputs sha256: e83fb6e8385d8c66a1c5ce425609037849c897500ac8cbe44a49c6047abdd14f
+# Content sha256: 7ea0e1979fe819a3dafa3d746ac199c855b2d6e5af073dfa8a5e3aa327c3176a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 20c6bb682711c7100a1a3355fc3e74b103d7a181f9419e59d289e808eefdfeb4
-# Content sha256: 14563879ff1f0e99af9f2ec8b481ef076f3368be69b065387ed53869a3042306
+# Inputs sha256: 9b845d91df650f7086d37eceb550cf2a908299a7cd8b75fbbb89767d407fe63f
+# Content sha256: 2be9e41495613c083bf48de578987fdb79b56041563fd810be8c5d47afed379c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

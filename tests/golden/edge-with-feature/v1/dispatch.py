@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 636a66a1d9407d492d40b53a5a6d9d0574e43b5a9b0a687daf41ea028fcfda90
-# Content sha256: 002e5dbb47a0bd4f32de655a80ca9a89c5a955f4f10f67260e9092bc562f0edf
+# Inputs sha256: 8e804e470b21784ae1375b371f67a53827deefa506e720e85efb2ac8b0a04fde
+# Content sha256: 2485bf893c95043ef4d104aaa93e5291369d93ac23585ed491792089340f0540
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f421adba02ddf2c5cb73e28c0cfb965423793a12ee46893d4f5dca94430d4ccf
-# Content sha256: f9561f14529e8247805dee85a437867ac7877bac23d1ddb9062c09bfccfcc259
+# Inputs sha256: e4c9cb69eb4e4bcb50b6905b5b4f0337af98c07746bbc5387fc56f1ffa3de0da
+# Content sha256: c91cd0d3820edd8d89ce534d03a94cc3ea03df38bce0262cbd97c332554d69d7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a318fd6948d663676817cbacdc84e56c43a6e6d388948ae378ef87c45ac862af
-# Content sha256: c4d3d88ead1980632ec192e51fbb5dc5820468b2ee4cbeed5967b729ffec96ee
+# Inputs sha256: 26ec626f2e6813e7c424bce7eacf4ae10af4755d8df43e5969cfcdf2ba9f7f88
+# Content sha256: 1c784faca8588151e71ae8abae94f53fe97d280124f019b052289c07bffe18f7
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8af9e49495112a12714fba7244283a580921f2b913af1272ede47376a41ae1be
-# Content sha256: 8a5ea5e04dd02749686d70f6c2ffa3b79e1775aca0f5a6c40ae61b57a9727c25
+# Inputs sha256: 498ffcf6a7587dcc25b3ba33faabfecbe71c922d540f81fb3ce8cc0c77f8d946
+# Content sha256: 5f5e06cbaee471b70b6b1fcc588a181ce1aab176b78e6158b0dc565cf4d0f30e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

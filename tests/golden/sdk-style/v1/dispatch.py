@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 138c810aa145d6e8319de49abe7258e9098ead246471487dfe228124c11b5b32
-# Content sha256: 56d850532976fa785a3b3580de5c39729d230b6ea2a22adabf21bcc8b9d1cc36
+# Inputs sha256: f45828c2c797f974c4615d18571b80163aa5e167a4bbcb542ca893910faa3a28
+# Content sha256: 32934bedf17dbef201b4917f959d63099486621f951b23c4c3c98f714da3a75f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

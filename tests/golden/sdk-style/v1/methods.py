@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7753055530addddabcadfb1295982840dc4db04e7c28704fd5220c098580a80c
-# Content sha256: 41f775591cf784c6b2d121d8a43a32e41206a6f85e02d0576eb8b50680a8e2ca
+# Inputs sha256: 06ee29ab4487b0ecb88fdec2b46523abfff651317ef8e644606f0c9940df6b54
+# Content sha256: 412693dca22ae14c9eed3a3ac9ed0adff8480367c6d09ce58c0cfd70b28d1c6a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

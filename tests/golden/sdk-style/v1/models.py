@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4aba043f9d0e5b6180383c88c000c7d6d3633a326fe8005f93127f011a104c32
-# Content sha256: 9cd7e49da976d4fbfdfb73b4b1ca9ab2ac5d788adc974968ad332120af951fb2
+# Inputs sha256: 8487aac17acf5f35441bdc0fcb49312fd25c1d032ab4af994504a7ba2e3e8e52
+# Content sha256: 5bc93e763240ed5c83031fb0382c554920ca3dfacc8dec0d1f0de55dde27d5e2
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 03cbf0e8fea9e074f80c24a0e12ea7d51d625dcf4495d1526a073a933d5a3719
-# Content sha256: 0964c27d0f96d6d011d2e999401368ca5ea9695660a5f476e07dab3b85971d3e
+# Inputs sha256: 521579bde27e5266d3d777f3262a75ada34ff3a9f499c2eb2596e1cd8bdb9100
+# Content sha256: fcab6414fb14f7b00ebcae8e22fa3ba3029440e2ceae03760968da07c802e411
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

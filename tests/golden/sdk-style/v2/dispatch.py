@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2491c44e35290ab6c0c1051a4d1f74d8999af83a5baeb68bcd7c2da1c9e0a937
-# Content sha256: 71d2f6a8aeee04c462dac7724c743e52eb49243856cc2586fcade44973659601
+# Inputs sha256: 30b6e8c6dba862bd21cdf99db30305408e1434cc8784bec65a49faf1fc8be3c7
+# Content sha256: 672bd21f59adc4d6bc2588935b83abce8ddbacf9f865a42f5d79a8bbd4799e33
 
 """Method dispatch for the agent side of ACP protocol v2.
 

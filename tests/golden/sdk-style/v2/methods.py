@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6703a5eada32d036368d08c689f8e9cc661ac13605bfb6eaac5b03641a3d2b50
-# Content sha256: 36b43cb62d25cbafe4266e4e51d62aed2206e3ff494086bfeb03cbba0b4a684f
+# Inputs sha256: f8a06fcf602c034b91b34367894fd0424320b4d93490a50ad7c1523390784547
+# Content sha256: 1189d98599a8ade1a6619e5b7fa63b44795289897652e384df2533e9cb77dad2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

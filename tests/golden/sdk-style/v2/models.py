@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d1c82d8252fea9e8d7d36083361bcee1599c44c9373078d0590648ae7ce4a0e6
-# Content sha256: ecc09152146f857e539a4c4355bfaad7762bbd1cf5d24fbb46522ee4581f38f3
+# Inputs sha256: 7e221b3fae7ee791bfab90ea142d5de4bdb55077b59bb5107041177b4c01c05e
+# Content sha256: 693dd9d1a9c9f1cec236e8bbe471f087bb4ca4572f55eca3b9fe0bd74539d646
 
 """Wire models of ACP protocol v2.
 

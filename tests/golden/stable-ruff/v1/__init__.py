@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d4f580d1c46bfed70ced53e67dc5fae3e501602fdf7dfd82a677b9e6429c65cc
-# Content sha256: a7487cebe5e48254f3f0ec6853e442bd4d4f6f028d741efcfc2aceadf6dd6d1b
+# Inputs sha256: a941227d2fb807dc29c34fe3fe6d01a85993b57df46177621468c05986f00aee
+# Content sha256: 8852cda5e50d82e38084af7b4be68967cd6a905f5f8229076a8379e42554d886
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6cfb40bf2f8f09a023852b43bd50d9369c7c3f37f0f84254ad82270ad1971984
-# Content sha256: d548f55306d4c7dcbbd47d2b0354efc2b12ad9ef46305ff5e95fc11ca4bf69f0
+# Inputs sha256: 40e8398dd95e17ce237dbebfc698f9b3509a548b02a313a9ba3211cd726bcc52
+# Content sha256: f41117548b74d618fe0e044cfd309d628e63c90028761320f7584be14a208ef1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

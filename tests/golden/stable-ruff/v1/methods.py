@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bc07091a902f5db8205b175526264d5202e924b48e339f9148bccf0a5ef0f1ec
-# Content sha256: 9c27d7bda5f7a3621ba30c03a6d5d4be81875fa3c4ae0912ea30c70052f7f434
+# Inputs sha256: 823694edbbbfb055dd169512ffa34d0e06578b966e908251886c55ed0075353d
+# Content sha256: ef5ca0f1dce9747ec8d4decbfdf78eea450a5dfe08aa67b8efa2fea06228d573
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

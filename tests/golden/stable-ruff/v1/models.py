@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 96d47395db743bd2289d14918b0a245ac2db3a7475d667db7cf1a3b84a53ee06
-# Content sha256: 1d2e029d75599a7303ff54c1270c7bfcd068cc94344d161205873a2f096484c6
+# Inputs sha256: 7394f54fcdc50146a5e7a0cbfd7a4100d941fc8f7ed829fa391e57bc330f10d2
+# Content sha256: 4b93e22f8aefc8ebb5b0eb5f1329dc992aeaf575c8e31c3d93058a49fa17916e
 
 """Wire models of ACP protocol v1.
 

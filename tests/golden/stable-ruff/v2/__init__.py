@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5f12e27131817d5ef5f325a8504b1a4ce5c181a019a5b450daf0b10c1a214187
-# Content sha256: 0de84515bda75630c5120fdb89291eeec17e97240870c612be52c7ba57787f3d
+# Inputs sha256: 582cb56ff6ba04b96b588709452f45c1f5ec0260c1f1f533db955c034df5f139
+# Content sha256: 48f30c3203ba326e266f13f9c02351426ae8ef972e5b44542d4efd873bebb094
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dc600fbf5bd56d604c64bb7e16b019122cbf2de3fe58338af0c1adaa1af35fc4
-# Content sha256: 6dece06d121c6017db04e2d56800a2d4ac119ed7ee6ebdc5126297d6a71c0f01
+# Inputs sha256: e136af6106e16024c7e2270d765eb3b682ac140e8cd81cd5728f37364dd6d836
+# Content sha256: d929a868e5459f8f512a280e45135ebd137d938fde4197612327d743b4820060
 
 """Method dispatch for the agent side of ACP protocol v2.
 

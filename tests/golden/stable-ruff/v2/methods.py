@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8a67996f40065c908369a70de731ea04571181d3af326a90dd19db6ebd01c110
-# Content sha256: 4b6f649c8d4abb637e7915df734bef74b83a8f8d3f47eef0fb522f2db894e54b
+# Inputs sha256: fd6202a0ae16f3236d8fb2baaae80264767f22341137c1dc0e775093fd0eeb53
+# Content sha256: 5359875c0d57875e08953ad8a0f91003914c03096a8455e7677c34c7264527d9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a968675d78034f09953b7bfa02187f1ea1a1e198f88ac730ca412f3e68b8a800
-# Content sha256: 4d6a1ee2f984eb198e6720934fa75c30c340516efbf2d3e0547f599d28bac2d4
+# Inputs sha256: 88becdc2708a88e3663c44aaaab264e10d07065229d7b49d7d3d208ab3a7da82
+# Content sha256: d6afa41f0c191dece189c6a72da8002786048be1e005e3ca444c6818bf5d7c18
 
 """Wire models of ACP protocol v2.
 

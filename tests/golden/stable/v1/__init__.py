@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0758093b19b9f3d5585c8e28c07d683213271bb2efba8c9a62a0e38e0ff08804
-# Content sha256: 8ef1ebb8feab26e214ec996637cf812b3191efdd905fc8b2da57521b657bbfcf
+# Inputs sha256: aaae323983eb7892cd8ad1782c9ffdcee175896b874d4789b1d43104f2459ac8
+# Content sha256: a6e25c67f39ba1c1bbcc42456113365f920c4214eeadac956af1a6f071b59cb0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

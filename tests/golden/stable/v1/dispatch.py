@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7bd0236b874edbdb17cafe85141123bfe9842c242056c9c6137dae44d36c41e7
-# Content sha256: e900106902a839ea6a9686e6646cad1c90fe9a17a5852035ee9aecf5743ff00a
+# Inputs sha256: b655ac737d5f21958f56d26843cd90c02c827f47b905567d6c620086fa41a0b9
+# Content sha256: 5be1a93edd4838fcc5f38565080c0104f0ba9256eb4fc19a1e367b81c9022668
 
 """Method dispatch for the agent side of ACP protocol v1.
 

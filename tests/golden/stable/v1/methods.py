@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 76c98c81de61f02f7d20d27dd905c6aac8fb807b3206e6d5363141f900a7818b
-# Content sha256: 969b70eab3f60340d9e5f4be511aab797fdbbbe619352bc794f8dbff7cfa07fc
+# Inputs sha256: 03b938ce4cba952769638f811ed08de70f3a27d6e7a784f80d5a894ff9c6a89d
+# Content sha256: c215915db8cf87af828a834d511e4b280c78aff8ebc4c34a5ede987376d482f6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

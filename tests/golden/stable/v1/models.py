@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c013c34b1fd71569095a5aa098065e473194993bf9d6b749b3f5402015a6913
-# Content sha256: c2fa1751ee466f453e2d284abefb3fdcdf4834c45718cfe6ad2d8be428e83fe7
+# Inputs sha256: dca8394a3e1e32f95633d6f1c21749722ece95a2f4574abaff256953fc0c447f
+# Content sha256: 28bb9ed8b57548ab8b80eee5d21b0921ce879c9fa995e8e5d3af9b135074b6b7
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1de2ee8203d32562d2091d6bc2e9589d749ffecd3767cb08a8eb755e1242c91
-# Content sha256: cdaf135e8944a7e207b8e8b431b4d4cb1cf621b4ebdd7b9256047ad613948dba
+# Inputs sha256: 6a7f5ab60949c481752b1fe7e33585e89654649af0d1740bb4fe164d900f58dc
+# Content sha256: e1318aa1c24ab9316322a76b3e5b18fc25d1339cf916db1ea1a199a9a716debc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

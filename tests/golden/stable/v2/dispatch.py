@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 720e126851c788fb5ab2d5c989f097206e8f9e312a01ee11fbcd0b918fbe4b34
-# Content sha256: 7a1b66e6d72bca61440e373f0b53016539191a408d62ccb9903a1616656ff8be
+# Inputs sha256: 734030d3291f942f2a50969f921b325166bd200ca3742a52247b4f064df38f51
+# Content sha256: 932e2858369f22c160511b77cd35752c2976c0814686b5345c1e5287e6601ba1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

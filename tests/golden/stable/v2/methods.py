@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fd68d09d8fd081d7c7237ac025625ff8e646ed8646113d37d181dcece3fb9a93
-# Content sha256: 28432313f0ce82c888465690e4a6f84c2eff9fb27a2f9269f96e0aadabb97783
+# Inputs sha256: ecb6bb1a99525673e56ce0d080ad25469041b744ba2a6834cf3a33ab76fc4fc4
+# Content sha256: 4ffed65e13d2a458aef22471c096753191955136ef59f168b31cb5244a5fc663
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 32797adbd2ae6ca94c8d7ef1149ba072f8403c4419c0f9ea9d51a0679dc9d293
-# Content sha256: 801b7284241cb9bc6826b810aa536f0430f5083f13a11efff9942746fb3c0908
+# Inputs sha256: 470045edc0c83c6ed243217636a3ef5f17d526f076bc786828257b37d7c4de0c
+# Content sha256: e8f0215c0ccf96358e69680999023ed65adf042c607fc432680f6bbb68c4a298
 
 """Wire models of ACP protocol v2.
 
