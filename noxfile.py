@@ -1,4 +1,4 @@
-"""Sessions: generate, check, tests, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
+"""Sessions: generate, check, tests, ecosystem, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
 ``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
@@ -38,9 +38,8 @@ def check(session: nox.Session) -> None:
     session.run("acp-codegen", "check", *session.posargs)
 
 
-@nox.session
-def tests(session: nox.Session) -> None:
-    """The test suite. ``nox -s tests -- --update-goldens`` rewrites the golden files."""
+def _pytest(session: nox.Session, marks: str) -> None:
+    """pytest over the tests that ``marks`` selects, on every core, from the tests environment."""
     _install(session, "test")
     # Bytecode is written, once, into a tree of the session's own: pytest keeps its rewritten
     # test modules between runs, and the hundreds of processes the suite starts (CLI runs,
@@ -48,16 +47,31 @@ def tests(session: nox.Session) -> None:
     # have each compile all it imports again. No __pycache__ lands in the trees tests compare.
     session.env["PYTHONDONTWRITEBYTECODE"] = ""
     session.env["PYTHONPYCACHEPREFIX"] = str(Path(session.virtualenv.location) / "pycache")
-    # `-m ""` lifts pyproject's `-m "not slow"`: the full-upstream renders, installs and
-    # cross-process runs run here (and so in CI); a bare local `pytest` leaves them out.
-    # A `-m` in posargs comes later and wins.
     # On every core (pytest-xdist). loadfile runs each module on one worker, so that its
     # expensive module- and session-scoped fixtures are built once (loadgroup's xdist_group
     # marks do not group under pytest 9 with xdist 3.8); modules go out in collection order,
-    # the slowest first (tests/conftest.py). `-- -n 0` runs in one process.
+    # the slowest first (tests/conftest.py). `-- -n 0` runs in one process; a `-m` in posargs
+    # comes later and wins.
     # The checkout's own packages compiled before the workers start, so that they do not both.
     session.run("python", "-m", "compileall", "-q", "codegen", "generated", "examples", silent=True)
-    session.run("pytest", "-m", "", "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
+    session.run("pytest", "-m", marks, "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite. ``nox -s tests -- --update-goldens`` rewrites the golden files.
+
+    Everything but the ``ecosystem`` tests: the ``slow`` ones too (full-upstream renders,
+    installs, cross-process runs), which a bare local ``pytest`` leaves out."""
+    _pytest(session, "not ecosystem")
+
+
+@nox.session
+def ecosystem(session: nox.Session) -> None:
+    """The tests against the ecosystem's published packages: every release of the official
+    SDK adopted with its own suite, agents from npm and PyPI through the conformance kit.
+    Downloads are cached; where a registry cannot be reached they skip, saying so."""
+    _pytest(session, "ecosystem")
 
 
 @nox.session
