@@ -49,7 +49,7 @@ from test_sdk_dropin import (
     repository,
     run,
     same_results,
-    suite,
+    steady_suite,
     the_sdk_sdist,
     tree,
 )
@@ -131,7 +131,8 @@ def sdk_older(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return at
 
 
-@pytest.fixture(params=["0.12.1", OLDER_PIN.split("==")[1]])
+# The older release is the ecosystem session's (nox -s ecosystem): README's command runs 0.12.1.
+@pytest.fixture(params=["0.12.1", pytest.param(OLDER_PIN.split("==")[1], marks=pytest.mark.ecosystem)])
 def adopted(request: pytest.FixtureRequest) -> Path:
     """The SDK copy adopted with the feature, of each release."""
     if request.param == "0.12.1":
@@ -139,17 +140,6 @@ def adopted(request: pytest.FixtureRequest) -> Path:
         return sdk
     older: Path = request.getfixturevalue("sdk_older")
     return older
-
-
-def steady_suite(venv: Path, at: Path) -> dict[str, int]:
-    """The SDK's suite (``suite``: a failed test is run once more), run whole once more where
-    a test still failed: the SDK's tests give a turn or a new process one or two seconds,
-    which a loaded machine can miss. The run with fewer failures."""
-    first = suite(venv, at)
-    if not first.get("failed"):
-        return first
-    second = suite(venv, at)
-    return min(first, second, key=lambda counts: counts.get("failed", 0))
 
 
 def sdk_env(sdk: Path) -> dict[str, str]:
@@ -315,11 +305,8 @@ def test_with_the_feature_on_the_sdk_suite_is_unchanged_and_only_the_wired_files
 
 
 @V1
-def test_with_the_feature_off_the_sdk_files_are_its_own(
-    venv: Path, sdk_off: tuple[Path, str], sdk_own: tuple[Path, dict[str, int]]
-) -> None:
+def test_with_the_feature_off_the_sdk_files_are_its_own(sdk_off: tuple[Path, str]) -> None:
     sdk, report = sdk_off
-    _, own = sdk_own
     assert re.search(r"^wired: 4 modules of the SDK \([^)]*\)$", report, re.M), report
     # meta.py, interfaces.py, agent/router.py and client/connection.py as the sdist has them.
     assert run("git", "diff", "HEAD", "--", *WIRED, cwd=sdk) == ""
@@ -338,6 +325,15 @@ def test_with_the_feature_off_the_sdk_files_are_its_own(
         if "archive" in line.lower()
     }
     assert mentions and all(re.fullmatch(r"#   builtin:session-archive/v[12]/(schema|meta)\.json", m) for m in mentions)
+
+
+@V1
+@pytest.mark.ecosystem  # (the SDK's suite once more: README's command runs it with the feature on)
+def test_with_the_feature_off_the_sdk_suite_is_unchanged(
+    venv: Path, sdk_off: tuple[Path, str], sdk_own: tuple[Path, dict[str, int]]
+) -> None:
+    sdk, _ = sdk_off
+    _, own = sdk_own
     off = steady_suite(venv, sdk)
     print(f"the SDK's suite: {own} with its own module, {off} adopted with the feature off")
     same_results(own, off)
@@ -365,7 +361,11 @@ def test_dry_run_shows_the_wiring_as_a_diff_and_writes_nothing(
 
 
 @V1
-@pytest.mark.parametrize("command", [["generate"], ["adopt", "src/acp/schema.py"]], ids=["generate", "adopt"])
+@pytest.mark.parametrize(
+    "command",
+    [["generate"], pytest.param(["adopt", "src/acp/schema.py"], marks=pytest.mark.ecosystem)],
+    ids=["generate", "adopt"],
+)
 def test_the_feature_switched_off_and_on_again(
     venv: Path, sdk_on: tuple[Path, str], tmp_path: Path, command: list[str]
 ) -> None:
