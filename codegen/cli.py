@@ -22,7 +22,7 @@ from .diff import command as diff_command
 from .errors import SchemaError
 from .formatting import FORMATTERS
 from .hoist import RULES
-from .load import BUILTIN_FRAGMENTS, schema_location
+from .load import BUILTIN_FRAGMENTS, display_name, schema_location
 from .options import Settings
 from .pipeline import Generation, generate, up_to_date
 from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
@@ -157,7 +157,8 @@ def _generate(
     result = generate(schema_dir, features, config.root, bases, **arguments)
     for (table, name), public in sorted(stale.items()):
         where = f"[tool.acp-codegen{'.' + table if table else ''}.class-names]"
-        notes.append(f"{config.file}: {where} {name} = {public!r} taken out: the base has no {name} any more")
+        origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
+        notes.append(f"{origin}: {where} {name} = {public!r} taken out: the base has no {name} any more")
     return result, config, arguments["settings"]
 
 

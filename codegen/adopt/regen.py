@@ -289,19 +289,23 @@ def _changed(root: Path, command: str, script: Path, bound: dict[str, Path], sty
         return found
     finder = _StepCalls(set(bound))
     edit.module.visit(finder)
-    if not finder.calls:
-        return found  # already taken over: the steps are imported no more, or not called
-    blocks = {id(block) for block, _ in finder.calls}
-    if len(blocks) > 1 or finder.used:
-        what = f"uses {', '.join(sorted(finder.used))} otherwise than as a step" if finder.used else "steps apart"
-        found.problem = f"{display_name(script, root)} calls the old pipeline's {what}; make it run acp-codegen"
+    name = display_name(script, root)
+    if finder.used or len({id(block) for block, _ in finder.calls}) > 1:
+        what = (
+            f"uses {', '.join(sorted(finder.used))} of the old pipeline otherwise than by calling it"
+            if finder.used
+            else "calls the old pipeline's steps in more than one place"
+        )
+        found.problem = f"{name} {what}; make it run `acp-codegen generate` in their place"
         return found
+    if not finder.calls:
+        return found  # nothing of the old pipeline left to take out
     depth = len(script.parent.relative_to(root).parts)
     run = _laid(_run_statement(_root_name(edit.module, depth)), finder.depth, style)
     replaced = _Replaced({id(stmt) for _, stmt in finder.calls}, run)
     edit.module = edit.module.visit(replaced)
     names = [cst.Module(body=[]).code_for_node(stmt.body[0]).strip() for _, stmt in finder.calls]
-    found.changes.append(f"{display_name(script, root)}: {', '.join(names)} -> acp-codegen generate")
+    found.changes.append(f"{name}: {', '.join(names)} -> acp-codegen generate")
     # The steps' imports go (a step may import the package it regenerates when imported).
     unused = set(bound) - _other_names(edit.module, set(bound))
     edit.module = edit.module.visit(_Unimported(unused))
