@@ -28,7 +28,6 @@ import libcst as cst
 
 from ..formatting import Style, format_modules
 from ..load import display_name
-from .cst_edits import Edit
 
 # The command the driver runs: acp-codegen in the interpreter that runs the script (the
 # SDK's development environment, which holds acp-codegen), in the repository's root.
@@ -112,7 +111,8 @@ def _python_files(root: Path) -> Iterator[Path]:
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root).parts
         if parts[0] in ("src", "tests", "test", "docs", "examples") or any(
-            p.startswith(".") or p in ("__pycache__", "node_modules", "build", "dist") for p in parts
+            p.startswith(".") or p in ("__pycache__", "node_modules", "build", "dist", "venv", "site-packages")
+            for p in parts
         ):
             continue
         yield path
@@ -128,7 +128,11 @@ def _parsed(path: Path) -> ast.Module | None:
 def _names_a_path(path: Path, tails: set[tuple[str, ...]]) -> bool:
     """Whether a script names one of the files (``ROOT / "src" / "acp" / "schema.py"`` or
     ``"src/acp/schema.py"``): a step of the old pipeline, which writes or reads it."""
-    tree = _parsed(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    tree = _parsed(path) if any(name in text for _, name in tails) else None  # (most scripts name none)
     if tree is None:
         return False
     for node in ast.walk(tree):
@@ -283,12 +287,12 @@ def _changed(root: Path, command: str, script: Path, bound: dict[str, Path], sty
     before = script.read_text(encoding="utf-8")
     found = Regeneration(command, script, before, before)
     try:
-        edit = Edit(script, before)
+        module = cst.parse_module(before)
     except cst.ParserSyntaxError as exc:
         found.problem = f"cannot parse {display_name(script, root)} ({str(exc).splitlines()[0]})"
         return found
     finder = _StepCalls(set(bound))
-    edit.module.visit(finder)
+    module.visit(finder)
     name = display_name(script, root)
     if finder.used or len({id(block) for block, _ in finder.calls}) > 1:
         what = (
@@ -301,22 +305,22 @@ def _changed(root: Path, command: str, script: Path, bound: dict[str, Path], sty
     if not finder.calls:
         return found  # nothing of the old pipeline left to take out
     depth = len(script.parent.relative_to(root).parts)
-    run = _laid(_run_statement(_root_name(edit.module, depth)), finder.depth, style)
+    run = _laid(_run_statement(_root_name(module, depth)), finder.depth, style)
     replaced = _Replaced({id(stmt) for _, stmt in finder.calls}, run)
-    edit.module = edit.module.visit(replaced)
+    module = module.visit(replaced)
     names = [cst.Module(body=[]).code_for_node(stmt.body[0]).strip() for _, stmt in finder.calls]
     found.changes.append(f"{name}: {', '.join(names)} -> acp-codegen generate")
     # The steps' imports go (a step may import the package it regenerates when imported).
-    unused = set(bound) - _other_names(edit.module, set(bound))
-    edit.module = edit.module.visit(_Unimported(unused))
-    needed = {"subprocess", "sys"} | ({"Path"} if "Path(" in run and not _binds(edit.module, "Path") else set())
-    missing = sorted(n for n in needed if not _binds(edit.module, n))
+    unused = set(bound) - _other_names(module, set(bound))
+    module = module.visit(_Unimported(unused))
+    needed = {"subprocess", "sys"} | ({"Path"} if "Path(" in run and not _binds(module, "Path") else set())
+    missing = sorted(n for n in needed if not _binds(module, n))
     if missing:
         lines = ["from pathlib import Path\n" if n == "Path" else f"import {n}\n" for n in missing]
-        at = max((i for i, n in enumerate(edit.module.body) if _is_import(n)), default=-1) + 1
+        at = max((i for i, n in enumerate(module.body) if _is_import(n)), default=-1) + 1
         new = [cst.parse_statement(line) for line in lines]
-        edit.module = edit.module.with_changes(body=[*edit.module.body[:at], *new, *edit.module.body[at:]])
-    found.after = edit.module.code
+        module = module.with_changes(body=[*module.body[:at], *new, *module.body[at:]])
+    found.after = module.code
     return found
 
 
