@@ -130,10 +130,10 @@ def _names_a_path(path: Path, tails: set[tuple[str, ...]]) -> bool:
     ``"src/acp/schema.py"``): a step of the old pipeline, which writes or reads it."""
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    tree = _parsed(path) if any(name in text for _, name in tails) else None  # (most scripts name none)
-    if tree is None:
+        if not any(name in text for _, name in tails):  # (most scripts name none: not parsed)
+            return False
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return False
     for node in ast.walk(tree):
         parts: list[str] = []
@@ -178,7 +178,7 @@ def _readme_targets(root: Path) -> list[str]:
     for readme in sorted(root.glob("README*")):
         text = readme.read_text(encoding="utf-8", errors="replace")
         for line in text.splitlines():
-            if re.search(r"gen|schema|regenerat", line, re.I):
+            if re.search(r"\bgen|schema|regenerat", line, re.I):  # (`make gen-all`, not "agent")
                 out += [t for t in _MAKE.findall(line) if t not in out]
     return out
 
@@ -250,7 +250,7 @@ def _step_calls(script: Path, root: Path, steps: set[Path]) -> dict[str, Path]:
     (``from scripts import gen_schema``) or a function it imports from one -> that step."""
     tree = _parsed(script)
     out: dict[str, Path] = {}
-    for node in tree.body if tree else ():
+    for node in ast.walk(tree) if tree else ():  # (an import in ``main()`` too)
         if isinstance(node, ast.ImportFrom):
             base = _module_path(root, script, node.module or "", node.level)
             for alias in node.names:

@@ -209,12 +209,13 @@ def test_a_driver_that_uses_a_step_otherwise_and_a_repository_without_one(tmp_pa
 
 
 def test_a_driver_without_a_root_of_its_own_gains_what_it_needs(tmp_path: Path) -> None:
-    """No ``ROOT``, no ``sys`` or ``subprocess`` imported: the run of acp-codegen still runs in
-    the repository's root, from any directory (a ``codegen`` of the test's records it)."""
+    """No ``ROOT``, no ``sys`` or ``subprocess`` imported, the step imported in ``main()``: the
+    run of acp-codegen still runs in the repository's root, from any directory (a ``codegen``
+    of the test's records it)."""
     repo = with_pipeline(tmp_path / "sdk", makefile=None)
     (repo / "src" / "oldsdk").mkdir(parents=True)
     (repo / "scripts" / "regen.py").write_text(
-        "import gen_models\n\n\ndef main():\n    gen_models.generate()\n\n\nif __name__ == '__main__':\n    main()\n",
+        "def main():\n    import gen_models\n\n    gen_models.generate()\n\n\nif __name__ == '__main__':\n    main()\n",
         encoding="utf-8",
     )
     found = take_over(repo, owned(repo), Style("black", 88))
@@ -231,7 +232,8 @@ def test_a_driver_without_a_root_of_its_own_gains_what_it_needs(tmp_path: Path) 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [str(repo), ["generate"]]
-    assert "from pathlib import Path\nimport subprocess\nimport sys\n" in found.after
+    assert found.after.startswith("from pathlib import Path\nimport subprocess\nimport sys\n")
+    assert "gen_models" not in found.after
 
 
 def test_a_new_base_without_a_class_the_sdk_named(tmp_path: Path) -> None:
