@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .adopt import command as adopt_command
+from .adopt.pyproject import all_names, generated_names, stale_class_names, without_class_names
 from .adopt.wire import wiring_of
 from .config import KEYS, Config, ConfigError, generation_arguments, load_config
 from .conformance import command as conformance_command
@@ -21,7 +22,7 @@ from .diff import command as diff_command
 from .errors import SchemaError
 from .formatting import FORMATTERS
 from .hoist import RULES
-from .load import BUILTIN_FRAGMENTS, schema_location
+from .load import BUILTIN_FRAGMENTS, display_name, schema_location
 from .options import Settings
 from .pipeline import Generation, generate, up_to_date
 from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
@@ -132,6 +133,46 @@ def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Pat
     return schema_dir, out, frozenset(features)
 
 
+def _generate(
+    args: argparse.Namespace,
+    config: Config,
+    schema_dir: Path,
+    features: frozenset[str],
+    bases: dict[int, Path],
+    notes: list[str],
+) -> tuple[Generation, Config, Settings]:
+    """The generation; where a new base has no class that a class-names entry names and the
+    output had (not a typo: a class the base dropped), ``generate`` takes the entry out of
+    pyproject.toml, says so in ``notes``, and generates again. The entry is never pointed at
+    another class; ``check`` only reports (it writes nothing)."""
+    arguments = generation_arguments(config, vars(args))
+    try:
+        return generate(schema_dir, features, config.root, bases, **arguments), config, arguments["settings"]
+    except SchemaError as exc:
+        stale = stale_class_names(config, exc.problems) if args.command == "generate" else {}
+        if not stale:
+            raise
+    config = without_class_names(config, stale)
+    arguments = generation_arguments(config, vars(args))
+    result = generate(schema_dir, features, config.root, bases, **arguments)
+    for (table, name), public in sorted(stale.items()):
+        where = f"[tool.acp-codegen{'.' + table if table else ''}.class-names]"
+        origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
+        notes.append(f"{origin}: {where} {name} = {public!r} taken out: the base has no {name} any more")
+    return result, config, arguments["settings"]
+
+
+def _dropped(result: Generation, out: Path, files: dict[str, str]) -> list[str]:
+    """The public names the models export no more (a new base dropped their classes)."""
+    notes = []
+    for p in result.protocols:
+        path = f"v{p.version}/models.py"
+        gone = generated_names(out, p.version) - all_names(files[path]) if path in files else set()
+        if gone:
+            notes.append(f"v{p.version}: no longer generated (not in the base): {', '.join(sorted(gone))}")
+    return notes
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
@@ -158,6 +199,7 @@ def _run(argv: list[str] | None) -> int:
         bases = _bases(args, config)
         arguments = generation_arguments(config, vars(args))
         settings: Settings = arguments["settings"]
+        notes: list[str] = []
         with schema_location(spec) as schema_dir:
             # (an SDK's wired files are checked too: no shortcut where the settings name them)
             wires = any(config.sdk(version) for version in (1, 2, *config.versions))
@@ -175,7 +217,7 @@ def _run(argv: list[str] | None) -> int:
             ):
                 print(f"{out}: up to date")
                 return 0
-            result = generate(schema_dir, features, config.root, bases, **arguments)
+            result, config, settings = _generate(args, config, schema_dir, features, bases, notes)
         wirings = [w for p in result.protocols if (w := wiring_of(config, p.version, result)) is not None]
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name) + "".join(w.diff(config.root) for w in wirings)
@@ -188,6 +230,7 @@ def _run(argv: list[str] | None) -> int:
         # Files whose content is unchanged keep their bytes (and their header), so that a
         # new acp-codegen or a reformatted fragment rewrites nothing unless the code changes.
         files = keep_unchanged(out, result.files)
+        notes += _dropped(result, out, files)
         unchanged = read_tree(out) == files
         if not unchanged:
             write_tree(out, files)
@@ -205,7 +248,7 @@ def _run(argv: list[str] | None) -> int:
     action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
     print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result, settings))
-    for line in result.notes():
+    for line in [*result.notes(), *notes]:
         print(line)
     problems = {name: why for w in wirings for name, why in w.problems.items()}
     for wiring in wirings:

@@ -12,7 +12,6 @@ not); 2 on bad input (nothing is written).
 from __future__ import annotations
 
 import argparse
-import ast
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ from typing import Any
 from ..config import Config, ConfigError, generation_arguments, load_config
 from ..errors import SchemaError
 from ..features import gated_off
-from ..formatting import format_modules
+from ..formatting import Style, format_modules
 from ..ir import Protocol
 from ..load import display_name, schema_location
 from ..options import DEFAULT_SETTINGS
@@ -32,12 +31,13 @@ from ..pipeline import Generation, conversion_plan, generate, load_protocols, re
 from .carry import Carried, carry
 from .corpus import drawn, fixed
 from .match import match, reverse
-from .pyproject import TableEdit, edit_table
+from .pyproject import TableEdit, all_names, edit_table
 from .read import AdoptError, Module, locate, reading
+from .regen import Regeneration, take_over
 from .settings import Derived, derive
 from .shapes import Generated, Matching
 from .verify import Verdict, verify
-from .wire import Wiring, find_roles, setting, wiring_of
+from .wire import ROLES, Wiring, find_roles, setting, wiring_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +63,7 @@ class Plan:
     replacement: str
     verdict: Verdict = field(default_factory=Verdict)
     wiring: Wiring = field(default_factory=Wiring)
+    regeneration: Regeneration = field(default_factory=Regeneration)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n" + plan.edit.shown)
         if plan.wiring.texts:
             print(plan.wiring.diff(plan.edit.config.root))
-        return 1 if missing or plan.wiring.problems else 0
+        print(plan.regeneration.diff(plan.edit.config.root), end="")
+        return 1 if missing or plan.wiring.problems or plan.regeneration.problem else 0
     plan.edit.write()
     if plan.carried.text is not None and (not plan.ext_path.exists() or plan.ext_path.read_text() != plan.carried.text):
         plan.ext_path.write_text(plan.carried.text, encoding="utf-8")
@@ -106,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"kept the old module as {copy} (it is not tracked by git)")
         module_file.write_text(plan.replacement, encoding="utf-8")
     plan.wiring.write()
-    return 1 if plan.wiring.problems else 0
+    plan.regeneration.write()
+    return 1 if plan.wiring.problems or plan.regeneration.problem else 0
 
 
 def _tracked(path: Path) -> bool:
@@ -165,7 +168,14 @@ def _plan(args: argparse.Namespace) -> Plan:
             values["base-class"] = carried.base_class
         if carried.mixins:
             values["mixins"] = carried.mixins
-        edit = edit_table(config, version, values, _style(config), {"conversions": False} if conversions_off else {})
+        style = _style(config)
+        owned = [module.file, *(config.root / p for r, p in values.get("sdk", {}).items() if r in ROLES)]
+        laid = Style(style.get("formatter", config.formatter), style.get("line-length", config.line_length))
+        regeneration = take_over(config.root, owned, laid)
+        if regeneration.command and not regeneration.problem:
+            style["regenerate"] = regeneration.command  # what headers and `check` name
+        unset = {"conversions": False} if conversions_off else {}
+        edit = edit_table(config, version, values, style, unset, out.relative_to(config.root).as_posix())
         generation = _generate(edit.config)
         files = generation.files
         if carried.text is not None:  # laid out as the generated code is, in the repository's style
@@ -182,6 +192,7 @@ def _plan(args: argparse.Namespace) -> Plan:
         if carried.text is not None:
             writes[ext_path.relative_to(root).as_posix()] = carried.text
         plan = Plan(module, derived, carried, matching, edit, files, ext_path, replacement)
+        plan.regeneration = regeneration
         if "sdk" in values:
             plan.wiring = wiring_of(edit.config, version, generation) or Wiring()
             writes |= {path.relative_to(root).as_posix(): text for path, text in plan.wiring.texts.items()}
@@ -213,7 +224,7 @@ def _replacement(
         f'(`acp-codegen adopt` moved them there; `{regenerate}` regenerates them)."""\n\n'
         f"from {out_dotted}.v{version}.models import *  # noqa: F403\n"
     )
-    provided = _all_names(files[f"v{version}/models.py"])
+    provided = all_names(files[f"v{version}/models.py"])
     ext_dotted, base_class = base
     if base_class and base_class.startswith(f"{ext_dotted}:"):
         name = base_class.split(":")[1]
@@ -227,14 +238,6 @@ def _replacement(
         else:
             text += f"from {source} import {original}{f' as {name}' if name != original else ''}  # noqa: F401\n"
     return text
-
-
-def _all_names(models: str) -> set[str]:
-    """``__all__`` of a generated models module: what its star import provides."""
-    for node in ast.parse(models).body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            return set(ast.literal_eval(node.value))
-    return set()
 
 
 def _without_features_off(module: Module, sources: Any, protocol: Protocol, enabled: frozenset[str]) -> list[str]:
@@ -330,6 +333,7 @@ def _report(plan: Plan, missing: dict[str, str]) -> str:
     if not m.missing:
         lines.append(f"verified: {plan.verdict.names} names, {plan.verdict.messages} messages")
     lines += plan.wiring.report()
+    lines += plan.regeneration.report()
     if missing and plan.wiring.texts:
         lines.append("  (the wiring is not written while names are not reproduced)")
     if missing:

@@ -10,6 +10,7 @@ changes no byte.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,11 +78,17 @@ def _plain(item: Any) -> Any:
 
 
 def edit_table(
-    config: Config, version: int, values: dict[str, Any], style: dict[str, Any], unset: dict[str, Any]
+    config: Config,
+    version: int,
+    values: dict[str, Any],
+    style: dict[str, Any],
+    unset: dict[str, Any],
+    out: str | None = None,
 ) -> TableEdit:
-    """``values``: the version's model settings; ``style``: formatter and line length, set
-    in [tool.acp-codegen]; ``unset``: keys of [tool.acp-codegen] set only where the table
-    has none (``conversions = false``)."""
+    """``values``: the version's model settings; ``style``: formatter, line length and
+    ``regenerate``, set in [tool.acp-codegen]; ``unset``: keys of [tool.acp-codegen] set only
+    where the table has none (``conversions = false``); ``out``: the output directory, which
+    the repository's own ruff is told to leave alone (see ``_excluded``)."""
     if config.file is None:
         raise ConfigError("no pyproject.toml here: adopt writes its settings into [tool.acp-codegen]")
     before = config.file.read_text(encoding="utf-8")
@@ -97,6 +104,8 @@ def edit_table(
     for key, value in unset.items():
         if key not in table:
             table[key] = value
+    if out is not None:
+        _excluded(doc, out)
     name = f"v{version}"
     if name not in table:
         table.append(name, tomlkit.table())
@@ -120,3 +129,72 @@ def edit_table(
     shown = tomlkit.document()
     shown.append("tool", tool)
     return TableEdit(config.file, before, after, parse_config(config.file, after), tomlkit.dumps(shown))
+
+
+def _excluded(doc: tomlkit.TOMLDocument, out: str) -> None:
+    """The output directory in ``extend-exclude`` of the repository's ``[tool.ruff]``: acp-codegen
+    lays the output out itself (its formatter, line length); the repository's ruff run over
+    the whole tree (``ruff check --fix``, ``ruff format .``, as the official SDK's ``make
+    gen-all`` does) would lint and re-lay it in the repository's own rules, and ``acp-codegen
+    check`` would find it changed."""
+    ruff = doc["tool"].get("ruff")
+    if not isinstance(ruff, Table):
+        return
+    listed = [*_plain(ruff.get("exclude", [])), *_plain(ruff.get("extend-exclude", []))]
+    if any(str(p).strip("/") == out for p in listed):
+        return
+    if "extend-exclude" in ruff:
+        ruff["extend-exclude"].append(out)
+    else:
+        ruff["extend-exclude"] = [out]
+
+
+def stale_class_names(config: Config, problems: list[Any]) -> dict[tuple[str, str], str]:
+    """The class-names entries a new base made stale, from a generation's problems: the
+    entry's generated name is no class of the base any more, and the public name it gave was
+    generated last time (it is in ``out``'s models: not a typo, a class the base dropped).
+    (table, generated name) -> the public name; empty unless every problem is such an entry."""
+    stale: dict[tuple[str, str], str] = {}
+    for problem in problems:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in problem.pointer.split("/")[1:]]
+        if parts[:2] != ["tool", SECTION] or len(parts) not in (4, 5) or parts[-2] != "class-names":
+            return {}
+        table = parts[2] if len(parts) == 5 else ""
+        values = config.versions.get(int(table[1:]), {}) if table else config.values
+        public = values.get("class-names", {}).get(parts[-1])
+        versions = [int(table[1:])] if table else [1, 2]
+        if public is None or not any(public in generated_names(config.out, v) for v in versions):
+            return {}
+        stale[(table, parts[-1])] = public
+    return stale
+
+
+def generated_names(out: Path, version: int) -> set[str]:
+    """``__all__`` of the models of one version in the output, as it is on disk."""
+    try:
+        return all_names((out / f"v{version}" / "models.py").read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return set()
+
+
+def all_names(models: str) -> set[str]:
+    """``__all__`` of a generated models module: what its star import provides."""
+    for node in ast.parse(models).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def without_class_names(config: Config, stale: dict[tuple[str, str], str]) -> Config:
+    """pyproject.toml without the stale class-names entries (written in place, as adopt
+    writes it), and the settings it gives now."""
+    assert config.file is not None
+    before = config.file.read_text(encoding="utf-8")
+    doc = tomlkit.parse(before)
+    section = doc["tool"][SECTION]
+    for table, key in stale:
+        names = (section[table] if table else section)["class-names"]
+        del names[key]
+    after = tomlkit.dumps(doc)
+    TableEdit(config.file, before, after, config, "").write()
+    return parse_config(config.file, after)

@@ -18,7 +18,12 @@ it), gains the session-archive RFD end to end, in its own idiom:
 * without ``use_unstable_protocol`` the SDK answers the RFD's methods -32601 and warns, as
   for its other unstable methods;
 * the SDK's v2 module: ``adopt --version 2`` adds the RFD's methods to its meta module with
-  the feature on, and leaves it byte for byte alone with it off.
+  the feature on, and leaves it byte for byte alone with it off;
+* the SDK's own regeneration command (``scripts/gen_all.py``, which ``make gen-all`` runs;
+  offline, ``--no-download``) runs acp-codegen after adopt: it changes no byte (nor does the
+  target's ruff over the tree), check is clean, the wired files stay the sdist's with the
+  feature off; (ecosystem) the suite and the kit hold after it, and the same command moves
+  the SDK to ``schema-v1.21.0``: it imports, its suite passes, the RFD's methods are routed.
 
 The agent and the client run on an older release too, 0.10.1 over upstream v0.12.2 (what its
 module was generated from), adopted the same way: they follow the SDK's conventions, not
@@ -166,13 +171,18 @@ def test_an_agent_on_the_adopted_sdk_passes_the_kit(venv: Path, adopted: Path, t
     )  # fmt: skip
     print(out.splitlines()[-1])
     assert code == 0, out
-    expected = {(1, s.name): "PASS" for s in SCENARIOS}
-    # Neither release's agent router routes session/delete (test_unstable_methods_...): the
-    # agent does not advertise it, and the kit skips what needs it, as docs/conformance.md says.
-    expected[(1, "deleted-id")] = expected[(1, "delete-archived")] = "SKIP"
-    assert results == expected, out
+    assert results == kit_expected(), out
     assert out.count("the agent does not advertise session/delete") == 2, out
     assert f"{len(SCENARIOS) - 2} passed, 0 failed, 2 skipped" in out
+
+
+def kit_expected() -> dict[tuple[int, str], str]:
+    """Every scenario passes but two: neither release's agent router routes session/delete
+    (test_unstable_methods_...): the agent does not advertise it, and the kit skips what
+    needs it, as docs/conformance.md says."""
+    expected = {(1, s.name): "PASS" for s in SCENARIOS}
+    expected[(1, "deleted-id")] = expected[(1, "delete-archived")] = "SKIP"
+    return expected
 
 
 def jsonrpc(
@@ -296,8 +306,9 @@ def test_with_the_feature_on_the_sdk_suite_is_unchanged_and_only_the_wired_files
     assert re.search(r"^wired: 4 modules of the SDK .*; routes session/archive, session/unarchive$", report, re.M)
     wired = (f" M {path}" for path in WIRED)
     assert changed(sdk) == sorted(
-        [" M pyproject.toml", " M src/acp/schema.py", *wired, "?? src/acp/_generated/", "?? src/acp/_schema_ext.py"]
-    )
+        [" M pyproject.toml", " M scripts/gen_all.py", " M src/acp/schema.py", *wired, "?? src/acp/_generated/",
+         "?? src/acp/_schema_ext.py"]
+    )  # fmt: skip
     on = steady_suite(venv, sdk)
     print(f"the SDK's suite: {own} with its own module, {on} adopted with the feature on")
     assert sum(own.values()) == 201 and own.get("skipped") == 2, own  # (199 passed, 2 skipped unloaded)
@@ -312,6 +323,7 @@ def test_with_the_feature_off_the_sdk_files_are_its_own(sdk_off: tuple[Path, str
     assert run("git", "diff", "HEAD", "--", *WIRED, cwd=sdk) == ""
     assert changed(sdk) == [
         " M pyproject.toml",
+        " M scripts/gen_all.py",
         " M src/acp/schema.py",
         "?? src/acp/_generated/",
         "?? src/acp/_schema_ext.py",
@@ -348,7 +360,7 @@ def test_dry_run_shows_the_wiring_as_a_diff_and_writes_nothing(
     report = run(venv / "acp-codegen", "adopt", "src/acp/schema.py", "--dry-run", cwd=own)
     assert tree(own) == before
     diff = report[report.index("--- a/src/acp/") :]
-    assert re.findall(r"^\+\+\+ b/(\S+)$", diff, re.M) == list(WIRED)
+    assert re.findall(r"^\+\+\+ b/(\S+)$", diff, re.M) == [*WIRED, "scripts/gen_all.py"]
     # The diff is the wiring adopt writes: applied to the sdist, the four files are the
     # adopted SDK's, byte for byte.
     applied = tmp_path / "applied"
@@ -356,7 +368,7 @@ def test_dry_run_shows_the_wiring_as_a_diff_and_writes_nothing(
     (tmp_path / "wiring.diff").write_text(diff, encoding="utf-8")
     run("git", "apply", tmp_path / "wiring.diff", cwd=applied)
     sdk, _ = sdk_on
-    for path in WIRED:
+    for path in (*WIRED, "scripts/gen_all.py"):
         assert (applied / path).read_bytes() == (sdk / path).read_bytes(), path
 
 
@@ -426,3 +438,119 @@ def test_the_v2_meta_module_gains_the_rfd_methods_with_the_feature_only(
         "session/unarchive",
         "False",
     ]
+
+
+# -- the SDK's own regeneration command (scripts/gen_all.py, `make gen-all`) -------------
+
+V1_21 = SHARED_UPSTREAM / "schema-v1.21.0" / "v1"
+# The sdist ships scripts/gen_all.py but not the Makefile whose `gen-all` target runs it.
+GEN_ALL = "python scripts/gen_all.py"
+
+
+def gen_all(venv: Path, sdk: Path, *args: str, version: str | None = None) -> str:
+    """The SDK's regeneration command offline (``--no-download``), in its development
+    environment (``uv run`` puts it first), as ``ACP_SCHEMA_VERSION=<ref> make gen-all`` runs it."""
+    env = {**ENV, "PATH": f"{venv}:{ENV.get('PATH', '')}", "RUFF_NO_CACHE": "true"}
+    if version:
+        env["ACP_SCHEMA_VERSION"] = version
+    return run(venv / "python", "scripts/gen_all.py", "--no-download", *args, cwd=sdk, env=env)
+
+
+def copied(adopted: Path, at: Path) -> Path:
+    shutil.copytree(adopted, at, ignore=shutil.ignore_patterns("__pycache__"))
+    run("git", "add", "--all", cwd=at)
+    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "adopted", cwd=at)
+    return at
+
+
+@V1
+def test_the_sdk_s_regeneration_command_keeps_it_adopted(venv: Path, sdk_on: tuple[Path, str], tmp_path: Path) -> None:
+    adopted, report = sdk_on
+    assert f"regeneration: `{GEN_ALL}` runs acp-codegen" in report
+    assert (
+        "  scripts/gen_all.py: gen_schema.generate_schema(), gen_meta.generate_meta(),"
+        ' gen_signature.gen_signature(ROOT / "src" / "acp") -> acp-codegen generate'
+    ) in report
+    pyproject = (adopted / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'regenerate = "{GEN_ALL}"' in pyproject
+    assert f"Do not edit: run `{GEN_ALL}`." in (adopted / "src/acp/_generated/v1/models.py").read_text(encoding="utf-8")
+    sdk = copied(adopted, tmp_path / "sdk")
+    # Run as the target runs it: the script (with its formatting step), then ruff over the
+    # whole tree; then again. Not a byte changes, and check finds everything up to date.
+    out = gen_all(venv, sdk)
+    assert "up to date, nothing written" in out and "Generated schema using local schema files" in out, out
+    run(venv / "python", "-m", "ruff", "check", "--fix", cwd=sdk, env={**ENV, "RUFF_NO_CACHE": "true"})
+    run(venv / "python", "-m", "ruff", "format", ".", cwd=sdk, env={**ENV, "RUFF_NO_CACHE": "true"})
+    assert changed(sdk) == []
+    gen_all(venv, sdk, "--no-format")
+    assert changed(sdk) == []
+    assert "src/acp/_generated: up to date" in run(venv / "acp-codegen", "check", cwd=sdk)
+
+
+@V1
+def test_with_the_feature_off_the_command_leaves_the_wired_files_the_sdk_s(
+    venv: Path, sdk_off: tuple[Path, str], tmp_path: Path
+) -> None:
+    sdk = copied(sdk_off[0], tmp_path / "sdk")
+    gen_all(venv, sdk, "--no-format")
+    assert changed(sdk) == []
+    assert run("git", "diff", "HEAD~1", "--", *WIRED, cwd=sdk) == ""  # the sdist's, byte for byte
+
+
+@V1
+@pytest.mark.ecosystem
+def test_after_the_command_the_suite_and_the_kit_hold(
+    venv: Path, sdk_on: tuple[Path, str], sdk_own: tuple[Path, dict[str, int]], tmp_path: Path
+) -> None:
+    sdk = copied(sdk_on[0], tmp_path / "sdk")
+    gen_all(venv, sdk, "--no-format")
+    assert changed(sdk) == []
+    after = steady_suite(venv, sdk)
+    print(f"the SDK's suite: {sdk_own[1]} with its own module, {after} after its regeneration command")
+    same_results(sdk_own[1], after)
+    agent = (venv / "python", AGENT, "--store", tmp_path / "sessions.json")
+    code, results, out = run_kit(
+        "--protocol", "1", "--long-prompt", LONG_PROMPT, "--", *map(str, agent),
+        tool=(venv / "acp-codegen",), env=sdk_env(sdk),
+    )  # fmt: skip
+    assert code == 0 and results == kit_expected(), out
+
+
+@needs(V1_21 / "schema.unstable.json", V1_21 / "meta.unstable.json")
+@pytest.mark.ecosystem
+def test_one_command_moves_the_sdk_to_a_newer_release(
+    venv: Path, sdk_on: tuple[Path, str], sdk_own: tuple[Path, dict[str, int]], tmp_path: Path
+) -> None:
+    """0.12.1 (built on schema-v1.19.0) to schema-v1.21.0: its schema where the script keeps
+    it (``schema/``, as ``ACP_SCHEMA_VERSION=schema-v1.21.0 make gen-all`` fetches it), then
+    the script. v1.21.0 drops the env_var auth method: the SDK's EnvVarAuthMethod is said to
+    be gone, its class-names entry taken out; every other name is kept."""
+    sdk = copied(sdk_on[0], tmp_path / "sdk")
+    shutil.copyfile(V1_21 / "schema.unstable.json", sdk / "schema" / "schema.json")
+    shutil.copyfile(V1_21 / "meta.unstable.json", sdk / "schema" / "meta.json")
+    out = gen_all(venv, sdk, version="schema-v1.21.0")
+    assert "Generated schema using ref: refs/tags/schema-v1.21.0" in out
+    assert (
+        "pyproject.toml: [tool.acp-codegen.v1.class-names] AuthMethodEnvVarTagged = 'EnvVarAuthMethod' taken out:"
+        " the base has no AuthMethodEnvVarTagged any more"
+    ) in out, out
+    assert "v1: no longer generated (not in the base): AuthEnvVar, AuthMethodEnvVar, EnvVarAuthMethod" in out
+    check = "import acp, acp.schema as s; print(hasattr(s, 'CompactionUpdate'), hasattr(s, 'ArchiveSessionRequest'))"
+    assert run(venv / "python", "-c", check, cwd=sdk / "src").split() == ["True", "True"]
+    run("git", "add", "--all", cwd=sdk)
+    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "moved", cwd=sdk)
+    gen_all(venv, sdk, version="schema-v1.21.0")  # once more: not a byte changes
+    assert changed(sdk) == []
+    assert "up to date" in run(venv / "acp-codegen", "check", cwd=sdk)
+    moved = steady_suite(venv, sdk)
+    print(f"the SDK's suite: {sdk_own[1]} over schema-v1.19.0, {moved} moved to schema-v1.21.0")
+    same_results(sdk_own[1], moved)
+    # The RFD's methods are still routed: an unknown session is the agent's -32002, not -32601.
+    agent = [venv / "python", AGENT, "--store", tmp_path / "sessions.json"]
+    calls = [
+        ("initialize", {"protocolVersion": 1}),
+        ("session/archive", {"sessionId": "sess_x"}),
+        ("session/unarchive", {"sessionId": "sess_x"}),
+    ]
+    responses, _ = jsonrpc(agent, sdk_env(sdk), calls)
+    assert [r["error"]["code"] for r in responses[1:]] == [-32002, -32002]
