@@ -61,18 +61,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 # The modules that take longest (`--durations`), longest first. xdist hands modules out in
 # collection order (`--dist loadfile --no-loadscope-reorder` in noxfile.py): one of them
-# started last would leave the other worker idle at the end of the run.
+# started last would leave the other worker idle at the end of the run. `nox -s tests` and
+# `nox -s ecosystem` (the tests marked ecosystem) each take the ones they select in this order.
 SLOWEST_MODULES = (
-    "tests/e2e/test_sdk_releases.py",  # (a test per release of the official SDK: adopt and its suite)
+    "tests/e2e/test_sdk_releases.py",  # (ecosystem: a test per release of the official SDK, adopt and its suite)
+    "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
     "tests/generator/test_releases.py",
     "tests/generator/test_upstream.py",
     "tests/generated/test_wire.py",
     "tests/e2e/test_conformance_kit.py",
-    "tests/e2e/test_typescript_sdk.py",
     "tests/e2e/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
-    "tests/e2e/test_cli.py",
     "tests/e2e/test_sdk_dropin.py",
-    "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite on and off)
+    "tests/generator/test_adopt_regen.py",
+    "tests/e2e/test_typescript_sdk.py",
+    "tests/e2e/test_cli.py",
     "tests/e2e/test_archive_agent_hostile.py",
 )
 
