@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"acp-codegen conformance: interrupted ({exc.name}); the agent's processes are stopped", file=sys.stderr)
         return 128 + exc.signum
     stopped = [t for t in tried if t.auth is not None]
-    no_archive = not any(t.archive for t in tried)
+    no_archive = not stopped and not any(t.archive for t in tried)
     notes = [f"protocol {t.version}: {t.auth}; its remaining scenarios were not run" for t in stopped]
     if no_archive:
         notes.append(

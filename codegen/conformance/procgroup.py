@@ -3,8 +3,9 @@
 The agent runs in a session (and process group) of its own, so a launcher's children
 (an npm wrapper's real binary) are stopped with it, and a Ctrl-C at the terminal reaches
 the kit alone, which then stops them itself. Where ``/proc`` is there (Linux), processes
-that left the group but descend from the agent, seen while it still ran, are stopped too;
-elsewhere the group is what the kit can reach.
+that left the group but descend from one of its members when the kit stops it are
+stopped too; elsewhere (and for a daemon whose parent had already exited) the group is
+what the kit can reach.
 """
 
 from __future__ import annotations
@@ -38,14 +39,16 @@ def _table() -> dict[int, tuple[int, int, str, int]]:
     return table
 
 
-def descendants(leader: int) -> set[Ident]:
-    """The live processes below ``leader`` (by parent), in its group or not."""
+def descendants(group: int) -> set[Ident]:
+    """The live processes below the group's leader or any of its members (by parent), in the
+    group or not: a launcher that exited has left its children to init, still in the group."""
     table = _table()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
     found: set[Ident] = set()
-    todo = list(children.get(leader, ()))
+    todo = [group, *(pid for pid, stat in table.items() if stat[1] == group)]
+    todo = [child for pid in todo for child in children.get(pid, ())]
     while todo:
         pid = todo.pop()
         found.add((pid, table[pid][3]))

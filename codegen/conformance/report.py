@@ -23,7 +23,10 @@ def line(outcome: Outcome) -> str:
 def summary(outcomes: Sequence[Outcome], seconds: float, notes: Sequence[str] = ()) -> str:
     """The counts, then one line for each thing that limits what they say."""
     counts = Counter(o.status for o in outcomes)
-    text = f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped in {seconds:.1f}s"
+    text = f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
+    if counts["auth"]:
+        text += f", {counts['auth']} stopped (authentication required)"
+    text += f" in {seconds:.1f}s"
     return "\n".join([text, *(_printable(note) for note in notes)])
 
 

@@ -102,7 +102,7 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
             if done.error is not None:
                 raise AuthRequired(
                     f"authenticate with method {options.authenticate!r} was refused: error"
-                    f" {done.error.get('code')} ({shown(done.error.get('message'))}); {offered(agent)}",
+                    f" {done.error.get('code')} ({shown(done.error.get('message'))}); {offered(agent, hint=False)}",
                     done.exchange,
                 )
     except Verdict:
@@ -115,10 +115,11 @@ def _other_version(answered: Any, version: int) -> bool:
     return type(answered) is int and answered != version
 
 
-def offered(agent: AgentProcess) -> str:
+def offered(agent: AgentProcess, hint: bool = True) -> str:
     if not agent.auth_methods:
         return "its initialize offers no authMethods"
-    return f"its initialize offers authMethods {', '.join(agent.auth_methods)} (--authenticate METHOD_ID runs one)"
+    text = f"its initialize offers authMethods {', '.join(agent.auth_methods)}"
+    return text + " (--authenticate METHOD_ID runs one)" if hint else text
 
 
 def needs_auth(agent: AgentProcess, cwd: str) -> str | None:
