@@ -102,13 +102,20 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
             if done.error is not None:
                 raise AuthRequired(
                     f"authenticate with method {options.authenticate!r} was refused: error"
-                    f" {done.error.get('code')} ({shown(done.error.get('message'))}); {offered(agent, hint=False)}",
+                    f" {done.error.get('code')} ({_error_text(done.error)}); {offered(agent, hint=False)}",
                     done.exchange,
                 )
     except Verdict:
         agent.stop()
         raise
     return agent, reply
+
+
+def _error_text(error: dict[str, Any]) -> str:
+    """An error's message, and its data where the agent says more there."""
+    text = str(error.get("message"))
+    data = error.get("data")
+    return shown(text if data is None else f"{text}: {data if isinstance(data, str) else shown(data)}")
 
 
 def _other_version(answered: Any, version: int) -> bool:
@@ -136,7 +143,7 @@ def needs_auth(agent: AgentProcess, cwd: str) -> str | None:
         return None
     return (
         f"the agent requires authentication: it refused {method} with error {error.get('code')}"
-        f" ({shown(error.get('message'))}); {offered(agent)}"
+        f" ({_error_text(error)}); {offered(agent)}"
     )
 
 
