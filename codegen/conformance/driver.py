@@ -75,7 +75,9 @@ def shown(message: Any, *focus: str) -> str:
         spans = [found[max((p for p in found if p == t[: len(p)]), key=len)] for t in targets]
     if len(_printable(text)) <= MAX_SHOWN:
         return _printable(text)
-    keep = [(0, SHOWN_HEAD)] + [(start, min(end, start + (MAX_SHOWN - SHOWN_HEAD) // len(spans) - 6)) for start, end in spans]
+    keep = [(0, SHOWN_HEAD)] + [
+        (start, min(end, start + (MAX_SHOWN - SHOWN_HEAD) // len(spans) - 6)) for start, end in spans
+    ]
     keep = _merged(keep)
     budget = MAX_SHOWN - sum(end - start for start, end in keep) - 3 * len(keep)
     for i in range(len(keep) - 1, -1, -1):  # the rest goes to what follows each kept part, last first
@@ -379,7 +381,11 @@ class AgentProcess:
             ):
                 raise Failure("a JSON-RPC error needs an integer code and a string message (at /error)", exchange)
             if self.auth_refusal is None and is_auth_refusal(error, self.auth_methods):
-                self.auth_refusal = (pending.method, error, ("> " + shown(pending.sent), "< " + shown(message, "/error")))
+                self.auth_refusal = (
+                    pending.method,
+                    error,
+                    ("> " + shown(pending.sent), "< " + shown(message, "/error")),
+                )
             return
         model = self.models.result(pending.method) if self.models else None
         if model is not None:
@@ -403,7 +409,9 @@ class AgentProcess:
             first = exc.errors(include_url=False)[0]
             where = pointer(key, *_path(message.get(key), first["loc"]))
             exchange = (*("> " + shown(m) for m in before), "< " + shown(message, *focus, where))
-            raise Failure(f"{model.__name__} does not accept the message at {where}: {first['msg']}", exchange) from None
+            raise Failure(
+                f"{model.__name__} does not accept the message at {where}: {first['msg']}", exchange
+            ) from None
 
 
 def is_auth_refusal(error: dict[str, Any], methods: Iterable[str]) -> bool:

@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -94,9 +94,11 @@ def start(command: Sequence[str], version: int, options: Options) -> tuple[Agent
             raise
         agent.models = models
         methods = reply.result.get("authMethods")
-        agent.auth_methods = tuple(
-            m["id"] for m in methods if isinstance(m, dict) and isinstance(m.get("id"), str)
-        ) if isinstance(methods, list) else ()
+        agent.auth_methods = (
+            tuple(m["id"] for m in methods if isinstance(m, dict) and isinstance(m.get("id"), str))
+            if isinstance(methods, list)
+            else ()
+        )
         if options.authenticate is not None:
             done = agent.call("authenticate", {"methodId": options.authenticate})
             if done.error is not None:
@@ -131,10 +133,13 @@ def offered(agent: AgentProcess, hint: bool = True) -> str:
 
 def needs_auth(agent: AgentProcess, cwd: str) -> str | None:
     """Why the agent needs authentication, if it refused a request for want of it and
-    refuses a ``session/new`` too (an agent that creates sessions did not refuse for that)."""
+    refuses a ``session/new`` (in ``cwd``) too: an agent that creates sessions did not
+    refuse for that."""
     if agent.auth_refusal is None:
         return None
     method, error, _ = agent.auth_refusal
+    agent.auth_refusal = None
+    os.makedirs(cwd, exist_ok=True)
     try:
         probe = agent.call("session/new", {"cwd": cwd, "mcpServers": []})
     except Failure:
@@ -147,89 +152,115 @@ def needs_auth(agent: AgentProcess, cwd: str) -> str | None:
     )
 
 
+def _first_start(
+    command: Sequence[str], version: int, options: Options, tried: Tried
+) -> tuple[AgentProcess, dict[str, Any]]:
+    """The version's first agent and its initialize result; ``Skip`` (quoting the exchange)
+    when it answered another version, ``Failure`` when it could not be initialized."""
+    try:
+        agent, reply = start(command, version, options)
+    except Failure as exc:
+        raise Failure(f"starting the agent: {exc.message}", exc.exchange) from None
+    tried.answered = reply.result.get("protocolVersion")
+    if _other_version(tried.answered, version):
+        agent.stop()
+        shown_init = ("> " + shown(reply.sent), "< " + shown(reply.received.message, "/result/protocolVersion"))
+        raise Skip(_not_spoken(tried.answered, version), shown_init)
+    tried.archive = Caps.read(version, reply.result).archive
+    return agent, reply.result
+
+
 def run_version(
     command: Sequence[str], version: int, scenarios: Sequence[Scenario], options: Options, tried: Tried | None = None
-) -> Iterator[Outcome]:
+) -> Generator[Outcome, None, None]:
     """Each scenario's outcome as soon as it is known; ``tried`` learns what the agent
     answered. A version that stops for want of authentication yields one ``auth`` outcome
     (for the scenario in progress) and no more."""
-    tried = tried or Tried(version)
-    root = tempfile.mkdtemp(prefix=f"acp-conformance-v{version}-")
-    agent: AgentProcess | None = None
-    init: dict[str, Any] = {}
-    cannot: str | None = None  # why the scenarios cannot run: every later one is skipped
-    shown_init: tuple[str, ...] = ()  # the initialize exchange that decided `cannot`
+    run = _VersionRun(command, version, options, tried or Tried(version))
+    try:
+        for scenario in scenarios:
+            outcome = run.outcome(scenario)
+            yield outcome
+            if outcome.status == "auth":
+                return
+    finally:
+        run.close()
 
-    def restart() -> tuple[AgentProcess, dict[str, Any]]:
-        nonlocal agent
-        if agent is not None:
-            agent.stop(options.timeout)  # time to save its state: a restart must not depend on speed
-            agent = None
-        fresh, reply = start(command, version, options)
-        if _other_version(reply.result.get("protocolVersion"), version):
+
+class _VersionRun:
+    """One version's agent (restarted after a failure) and its scenarios' directories."""
+
+    def __init__(self, command: Sequence[str], version: int, options: Options, tried: Tried) -> None:
+        self.command, self.version, self.options, self.tried = command, version, options, tried
+        self.root = tempfile.mkdtemp(prefix=f"acp-conformance-v{version}-")
+        self.agent: AgentProcess | None = None
+        self.init: dict[str, Any] = {}
+        self.cannot: str | None = None  # why the scenarios cannot run: every later one is skipped
+
+    def close(self) -> None:
+        if self.agent is not None:
+            self.agent.stop()
+            self.agent = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def restart(self) -> tuple[AgentProcess, dict[str, Any]]:
+        if self.agent is not None:
+            self.agent.stop(self.options.timeout)  # time to save its state: a restart must not depend on speed
+            self.agent = None
+        fresh, reply = start(self.command, self.version, self.options)
+        if _other_version(reply.result.get("protocolVersion"), self.version):
             fresh.stop()
             raise Failure("after a restart, the agent answered another protocolVersion", reply.exchange)
         return fresh, reply.result
 
-    try:
-        for scenario in scenarios:
-            began = time.monotonic()
-            status: Status = "pass"
-            reason = ""
-            exchange: tuple[str, ...] = ()
-            try:
-                if cannot is not None:
-                    raise Skip(cannot, shown_init if scenario.name == "initialize" else ())
-                if agent is None:
-                    try:
-                        agent, reply = start(command, version, options)
-                    except Failure as exc:
-                        cannot = "the agent could not be initialized (see the first failure)"
-                        raise Failure(f"starting the agent: {exc.message}", exc.exchange) from None
-                    init = reply.result
-                    tried.answered = init.get("protocolVersion")
-                    if _other_version(tried.answered, version):
-                        agent.stop()
-                        agent = None
-                        cannot = _not_spoken(tried.answered, version)
-                        shown_init = ("> " + shown(reply.sent), "< " + shown(reply.received.message, "/result/protocolVersion"))
-                        raise Skip(cannot, shown_init if scenario.name == "initialize" else ())
-                    tried.archive = Caps.read(version, init).archive
-                if scenario.needs_archive and not Caps.read(version, init).archive:
-                    raise Skip("the agent does not advertise the archive capability")
-                cwd = os.path.join(root, scenario.name)
-                os.makedirs(cwd)
-                ctx = Context(agent, version, init, cwd, options, restart)
-                try:
-                    scenario.run(ctx)
-                    ctx.agent.pump(time.monotonic())  # whatever else it sent is checked too
-                finally:
-                    agent, init = ctx.agent, ctx.init
-            except Verdict as exc:
-                status, reason, exchange = exc.status, exc.message, exc.exchange
-            except CannotStart:
-                raise
-            except Exception as exc:  # the agent sent something the kit did not foresee
-                status, reason = "fail", f"unexpected {type(exc).__name__}: {exc}"
-            if status in ("fail", "skip") and agent is not None and agent.auth_refusal is not None:
-                probe = os.path.join(root, f"{scenario.name}-auth")
-                os.makedirs(probe, exist_ok=True)
-                why = needs_auth(agent, probe)
-                if why is not None:
-                    status, reason, exchange = "auth", why, ()
-                agent.auth_refusal = None
-            if status == "auth":
-                tried.auth = reason
-            if status in ("fail", "auth") and agent is not None:
-                agent.stop()
-                agent = None
-            yield Outcome(version, scenario, status, reason, exchange, time.monotonic() - began)
-            if status == "auth":
-                return
-    finally:
-        if agent is not None:
+    def outcome(self, scenario: Scenario) -> Outcome:
+        began = time.monotonic()
+        status: Status = "pass"
+        reason = ""
+        exchange: tuple[str, ...] = ()
+        try:
+            self.run(scenario)
+        except Verdict as exc:
+            status, reason, exchange = exc.status, exc.message, exc.exchange
+        except CannotStart:
+            raise
+        except Exception as exc:  # the agent sent something the kit did not foresee
+            status, reason = "fail", f"unexpected {type(exc).__name__}: {exc}"
+        agent = self.agent
+        if status in ("fail", "skip") and agent is not None and agent.auth_refusal is not None:
+            why = needs_auth(agent, os.path.join(self.root, f"{scenario.name}-auth"))
+            if why is not None:
+                status, reason, exchange = "auth", why, ()
+        if status == "auth":
+            self.tried.auth = reason
+        if status in ("fail", "auth") and agent is not None:
             agent.stop()
-        shutil.rmtree(root, ignore_errors=True)
+            self.agent = None
+        return Outcome(self.version, scenario, status, reason, exchange, time.monotonic() - began)
+
+    def run(self, scenario: Scenario) -> None:
+        if self.cannot is not None:
+            raise Skip(self.cannot)
+        if self.agent is None:
+            try:
+                self.agent, self.init = _first_start(self.command, self.version, self.options, self.tried)
+            except Verdict as exc:
+                self.cannot = (
+                    exc.message
+                    if isinstance(exc, Skip)
+                    else "the agent could not be initialized (see the first failure)"
+                )
+                raise
+        if scenario.needs_archive and not Caps.read(self.version, self.init).archive:
+            raise Skip("the agent does not advertise the archive capability")
+        cwd = os.path.join(self.root, scenario.name)
+        os.makedirs(cwd)
+        ctx = Context(self.agent, self.version, self.init, cwd, self.options, self.restart)
+        try:
+            scenario.run(ctx)
+            ctx.agent.pump(time.monotonic())  # whatever else it sent is checked too
+        finally:
+            self.agent, self.init = ctx.agent, ctx.init
 
 
 def _not_spoken(answered: int, version: int) -> str:

@@ -273,14 +273,15 @@ def test_a_value_a_lenient_reader_would_drop_still_fails_the_kit():
 
 # -- what the agent answered, what the environment lacks, what was checked at all
 
-# The five-line stand-in for the agents that speak protocol 1 only: it answers every
+# The stand-in for the agents that speak protocol 1 only: it answers every
 # initialize with protocol 1 and no capabilities, as ACP's negotiation has them do.
 STAND_IN = """
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("method") == "initialize":
-        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}}), flush=True)
+        reply = {"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}}
+        print(json.dumps(reply), flush=True)
 """
 SPEAKS_1_ONLY = "the agent speaks protocol 1 only (it answered protocolVersion 1 to an initialize for protocol 2)"
 NOTHING_OF_THE_RFD = "nothing of the session-archive RFD was checked: no protocol version tried advertises the archive"
@@ -357,7 +358,10 @@ def test_a_cut_quote_keeps_the_member_the_verdict_names():
     ("fault", "refusal"),
     [
         ("needs-auth", "it refused session/new with error -32000 (Authentication required)"),
-        ("needs-login", "it refused session/new with error -32603 (Not logged in: authenticate with agent-login first)"),
+        (
+            "needs-login",
+            "it refused session/new with error -32603 (Not logged in: authenticate with agent-login first)",
+        ),
     ],
 )
 def test_an_agent_that_needs_authentication_stops_each_version_with_one_line_not_a_failure(
@@ -382,7 +386,10 @@ def test_authenticate_runs_the_method_the_user_names_after_initialize(capsys, tm
     agent = broken("needs-auth", tmp_path)
     only = ("--protocol", "1", "--only", "archive-unarchive", "persistence")  # persistence starts it again
     code, results, out = kit(capsys, agent, "--authenticate", "agent-key", *only)
-    assert code == 3 and "authenticate with method 'agent-key' was refused: error -32000 (BROKEN_AGENT_KEY is not set)" in out
+    assert (
+        code == 3
+        and "authenticate with method 'agent-key' was refused: error -32000 (BROKEN_AGENT_KEY is not set)" in out
+    )
     monkeypatch.setenv("BROKEN_AGENT_KEY", "set")  # the agent reads its key from the environment
     code, results, out = kit(capsys, agent, "--authenticate", "agent-key", *only)
     assert code == 0, out
