@@ -247,6 +247,8 @@ class AgentProcess:
         while time.monotonic() < deadline and procgroup.alive(proc.pid, others):
             time.sleep(0.02)
         procgroup.stop(proc.pid, others, STOP_GRACE_S)
+        if proc.poll() is None:  # where there are no process groups
+            proc.kill()
         try:
             proc.wait(STOP_GRACE_S)
         except subprocess.TimeoutExpired:

@@ -58,6 +58,8 @@ def descendants(group: int) -> set[Ident]:
 
 def alive(group: int, others: set[Ident]) -> bool:
     """Whether a process of the group, or one of ``others``, still runs (zombies do not)."""
+    if not hasattr(os, "killpg"):
+        return False  # no process groups (Windows): the caller stops the process it started
     if not PROC.is_dir():
         try:
             os.killpg(group, 0)
@@ -88,7 +90,7 @@ def signal_all(group: int, others: set[Ident], signum: int) -> None:
 
 def stop(group: int, others: set[Ident], wait: float) -> None:
     """Terminate, then after ``wait`` seconds kill, whatever of them still runs."""
-    for signum in (signal.SIGTERM, signal.SIGKILL):
+    for signum in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
         if not alive(group, others):
             return
         signal_all(group, others, signum)

@@ -49,7 +49,6 @@ class Tried:
     """What a version's run learnt of the agent, for the run's verdict."""
 
     version: int
-    answered: Any = None  # the protocolVersion of its initialize result
     archive: bool = False  # it speaks the version and advertises the archive capability
     auth: str | None = None  # why the version stopped for want of authentication
 
@@ -161,11 +160,11 @@ def _first_start(
         agent, reply = start(command, version, options)
     except Failure as exc:
         raise Failure(f"starting the agent: {exc.message}", exc.exchange) from None
-    tried.answered = reply.result.get("protocolVersion")
-    if _other_version(tried.answered, version):
+    answered = reply.result.get("protocolVersion")
+    if _other_version(answered, version):
         agent.stop()
         shown_init = ("> " + shown(reply.sent), "< " + shown(reply.received.message, "/result/protocolVersion"))
-        raise Skip(_not_spoken(tried.answered, version), shown_init)
+        raise Skip(_not_spoken(answered, version), shown_init)
     tried.archive = Caps.read(version, reply.result).archive
     return agent, reply.result
 
