@@ -187,8 +187,8 @@ class AgentProcess:
     _write_lock: threading.Lock = field(default_factory=threading.Lock)
     _eof: bool = False
     auth_methods: tuple[str, ...] = ()  # the ids of the authMethods its initialize offered
-    # The first request the agent refused for want of authentication: (method, exchange).
-    auth_refusal: tuple[str, dict[str, Any], tuple[str, ...]] | None = None
+    # The first request the agent refused for want of authentication: (method, error).
+    auth_refusal: tuple[str, dict[str, Any]] | None = None
 
     def start(self) -> None:
         """Spawn the command in a session of its own; ``OSError`` (not found, not
@@ -383,11 +383,7 @@ class AgentProcess:
             ):
                 raise Failure("a JSON-RPC error needs an integer code and a string message (at /error)", exchange)
             if self.auth_refusal is None and is_auth_refusal(error, self.auth_methods):
-                self.auth_refusal = (
-                    pending.method,
-                    error,
-                    ("> " + shown(pending.sent), "< " + shown(message, "/error")),
-                )
+                self.auth_refusal = (pending.method, error)
             return
         model = self.models.result(pending.method) if self.models else None
         if model is not None:

@@ -136,7 +136,7 @@ def needs_auth(agent: AgentProcess, cwd: str) -> str | None:
     refuse for that."""
     if agent.auth_refusal is None:
         return None
-    method, error, _ = agent.auth_refusal
+    method, error = agent.auth_refusal
     agent.auth_refusal = None
     os.makedirs(cwd, exist_ok=True)
     try:
