@@ -315,6 +315,28 @@ def test_a_protocol_1_agent_with_archive_passes_the_default_run(capsys):
     assert code == 0 and NOTHING_OF_THE_RFD not in out, out
 
 
+# Speaks protocol 2 only: answers 2 to any initialize, with a protocol 2 result.
+SPEAKS_2 = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    result = {"protocolVersion": 2, "info": {"name": "v2-only", "version": "1"}, "capabilities": {}}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
+"""
+
+
+def test_an_agent_that_answers_protocol_2_to_protocol_1_is_skipped_there(capsys):
+    code, results, out = kit(capsys, [sys.executable, "-c", SPEAKS_2], "--only", "initialize", "capability")
+    assert results == {
+        (1, "initialize"): "SKIP",
+        (1, "capability"): "SKIP",
+        (2, "initialize"): "PASS",
+        (2, "capability"): "SKIP",
+    }, out
+    assert "the agent does not speak protocol 1 (it answered protocolVersion 2 to an initialize for protocol 1)" in out
+    assert code == 4 and NOTHING_OF_THE_RFD in out, out
+
+
 # Claims whichever version it is asked for, with a protocol 1 result (no `info`), its
 # protocolVersion after a long capability object: past where a plain cut would end.
 CLAIMS_EVERY_VERSION = """
