@@ -25,7 +25,7 @@ from .scenarios import BY_NAME, SCENARIOS
 PASSED, FAILED, USAGE, AUTH, NO_ARCHIVE = 0, 1, 2, 3, 4
 EXIT_STATUS = f"""exit status:
   {PASSED}  no scenario failed and at least one passed
-  {FAILED}  a scenario failed, or every scenario was skipped
+  {FAILED}  a scenario failed, or every scenario was skipped (the agent advertising archive)
   {USAGE}  usage error, or the agent command cannot be started
   {AUTH}  the agent requires authentication (a version stopped; see --authenticate)
   {NO_ARCHIVE}  no protocol version tried advertises the archive capability: nothing of
