@@ -30,7 +30,7 @@ class Scenario:
 def _initialize(ctx: Context) -> None:
     # The runner has read the version the agent answered (another one: the version's
     # scenarios are skipped before this runs) and checked the result against that version's
-    # InitializeResponse; this stays in case a restarted agent is run here another time.
+    # InitializeResponse; the check below is only a guard.
     agreed = ctx.init.get("protocolVersion")
     if agreed != ctx.version:
         raise Skip(f"the agent does not speak protocol {ctx.version} (it answered protocolVersion {shown(agreed)})")
