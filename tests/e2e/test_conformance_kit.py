@@ -303,18 +303,6 @@ def test_an_agent_that_answers_protocol_1_to_protocol_2_is_skipped_there_not_fai
     assert NOTHING_OF_THE_RFD in capsys.readouterr().out  # the summary still says it
 
 
-def test_a_protocol_1_agent_with_archive_passes_the_default_run(capsys):
-    # TURN_ENDS_BETWEEN answers protocol 1 to any initialize and advertises archive and list.
-    code, results, out = kit(capsys, [sys.executable, "-c", TURN_ENDS_BETWEEN], "--only", "initialize", "capability")
-    assert results == {
-        (1, "initialize"): "PASS",
-        (1, "capability"): "PASS",
-        (2, "initialize"): "SKIP",
-        (2, "capability"): "SKIP",
-    }, out
-    assert code == 0 and NOTHING_OF_THE_RFD not in out, out
-
-
 # Speaks protocol 2 only: answers 2 to any initialize, with a protocol 2 result.
 SPEAKS_2 = """
 import json, sys
@@ -323,18 +311,32 @@ for line in sys.stdin:
     result = {"protocolVersion": 2, "info": {"name": "v2-only", "version": "1"}, "capabilities": {}}
     print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
 """
+# (agent, {(version, scenario): status} of initialize and capability, the skip's reason, exit)
+ONE_VERSION = {
+    # TURN_ENDS_BETWEEN answers protocol 1 to any initialize and advertises archive and list.
+    "protocol 1 with archive": (
+        TURN_ENDS_BETWEEN,
+        ("PASS", "PASS", "SKIP", "SKIP"),
+        "the agent speaks protocol 1 only (it answered protocolVersion 1 to an initialize for protocol 2)",
+        0,
+    ),
+    "protocol 2 without archive": (
+        SPEAKS_2,
+        ("SKIP", "SKIP", "PASS", "SKIP"),
+        "the agent does not speak protocol 1 (it answered protocolVersion 2 to an initialize for protocol 1)",
+        4,
+    ),
+}
 
 
-def test_an_agent_that_answers_protocol_2_to_protocol_1_is_skipped_there(capsys):
-    code, results, out = kit(capsys, [sys.executable, "-c", SPEAKS_2], "--only", "initialize", "capability")
-    assert results == {
-        (1, "initialize"): "SKIP",
-        (1, "capability"): "SKIP",
-        (2, "initialize"): "PASS",
-        (2, "capability"): "SKIP",
-    }, out
-    assert "the agent does not speak protocol 1 (it answered protocolVersion 2 to an initialize for protocol 1)" in out
-    assert code == 4 and NOTHING_OF_THE_RFD in out, out
+@pytest.mark.parametrize("name", ONE_VERSION)
+def test_an_agent_that_speaks_one_version_runs_there_and_is_skipped_in_the_other(capsys, name):
+    agent, statuses, reason, exit_status = ONE_VERSION[name]
+    code, results, out = kit(capsys, [sys.executable, "-c", agent], "--only", "initialize", "capability")
+    keys = [(1, "initialize"), (1, "capability"), (2, "initialize"), (2, "capability")]
+    assert results == dict(zip(keys, statuses, strict=True)), out
+    assert reason in out and "FAIL" not in out, out
+    assert code == exit_status and (NOTHING_OF_THE_RFD in out) == (exit_status == 4), out
 
 
 # Claims whichever version it is asked for, with a protocol 1 result (no `info`), its
