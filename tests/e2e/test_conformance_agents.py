@@ -5,9 +5,10 @@ dependency of the tool):
 - ``@zed-industries/codex-acp`` 0.16.0 (npm: a node launcher that starts the real binary,
   which ignores the end of its input, as a child): speaks protocol 1 only, advertises no
   archive, needs a login for sessions. No FAIL, protocol 2 skipped, and no process left.
-- ``fast-agent-mcp`` 0.10.48 (PyPI, ``fast-agent-acp --model passthrough``): answers a
-  protocol 2 ``initialize`` with ``protocolVersion`` 2 and a protocol 1 result, a true
-  FAIL that names both.
+- ``fast-agent-mcp`` 0.10.48 (PyPI, ``fast-agent-acp --model passthrough``; Python 3.12 to
+  3.15, the newest found on PATH or in pyenv's versions): answers a protocol 2
+  ``initialize`` with ``protocolVersion`` 2 and a protocol 1 result, a true FAIL that
+  names both.
 
 Each is installed once into ``.agent_cache/`` beside this file (git-ignored), in a prefix
 of its own, and runs with a ``HOME`` of its own and no credentials. Where the registry
@@ -34,6 +35,7 @@ pytestmark = pytest.mark.ecosystem
 AGENT_CACHE = Path(__file__).resolve().parent / ".agent_cache"
 CODEX_ACP = ("@zed-industries/codex-acp", "0.16.0")
 FAST_AGENT = ("fast-agent-mcp", "0.10.48")
+FAST_AGENT_PYTHONS = ((3, 12), (3, 16))  # its Requires-Python: >=3.12, <3.16
 # Never handed to an agent: the runs are those of a user with no key at hand.
 CREDENTIALS = ("OPENAI_API_KEY", "CODEX_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY")
 NOT_INHERITED = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", *CREDENTIALS)
@@ -53,13 +55,13 @@ def setup_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
 
 
-def unreachable_or_fail(what: str, done: subprocess.CompletedProcess[str], probe: list[str]) -> None:
+def unreachable_or_fail(what: str, output: str, probe: list[str]) -> None:
     """A failed install: a skip where ``probe`` (a request to the registry alone) fails
     too, else a failure with the installer's output."""
     reached = subprocess.run(probe, capture_output=True, text=True, env=setup_env(), timeout=120)
     if reached.returncode:
         pytest.skip(f"cannot reach the registry for {what}: {(reached.stderr or reached.stdout).strip()[-300:]}")
-    pytest.fail(f"installing {what} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    pytest.fail(f"installing {what} failed:\n{output}")
 
 
 @pytest.fixture(scope="module")
@@ -82,52 +84,46 @@ def codex_acp() -> Path:
             )
             if done.returncode:
                 shutil.rmtree(prefix, ignore_errors=True)
-                unreachable_or_fail(f"{package}@{version}", done, ["npm", "ping", "--cache", str(cache)])
+                output = done.stdout[-3000:] + done.stderr[-3000:]
+                unreachable_or_fail(f"{package}@{version}", output, ["npm", "ping", "--cache", str(cache)])
     return launcher
 
 
-def python_312() -> str | None:
-    """A Python 3.12 or newer on this machine (fast-agent-mcp 0.10.48 requires one); never
-    downloaded. Each candidate is run: a version manager's shim may name one it lacks."""
-    candidates = [shutil.which(f"python3.{v}") for v in range(12, 16)]
-    if shutil.which("uv"):
-        env = {**setup_env(), "UV_PYTHON_DOWNLOADS": "never"}
-        found = subprocess.run(["uv", "python", "find", ">=3.12"], capture_output=True, text=True, env=env)
-        candidates.insert(0, found.stdout.strip() if found.returncode == 0 else None)
-    for python in filter(None, candidates):
-        check = [python, "-c", "import sys; print(sys.version_info >= (3, 12))"]
-        if subprocess.run(check, capture_output=True, text=True, env=setup_env()).stdout.strip() == "True":
-            return python
-    return None
+def newest_python(lowest: tuple[int, int], below: tuple[int, int]) -> str | None:
+    """The newest Python from ``lowest`` up to (not including) ``below`` on this machine,
+    never downloaded: ``python3.N`` on PATH, and each in pyenv's versions folder. Each
+    candidate is run: pyenv's shims on PATH fail for the versions it has not selected."""
+    on_path = (shutil.which(f"python3.{minor}") for minor in range(lowest[1], below[1]))
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found = {}
+    for python in [*filter(None, on_path), *map(str, sorted(pyenv.glob("*/bin/python3")))]:
+        asked = subprocess.run(
+            [python, "-c", "import sys; print(*sys.version_info[:3])"], capture_output=True, text=True, env=setup_env()
+        )
+        version = tuple(map(int, asked.stdout.split())) if asked.returncode == 0 else ()
+        if lowest <= version[:2] < below:
+            found.setdefault(version, python)  # (PATH's first)
+    return found[max(found)] if found else None
 
 
 @pytest.fixture(scope="module")
-def fast_agent() -> Path:
+def fast_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     package, version = FAST_AGENT
-    python = python_312()
+    python = newest_python(*FAST_AGENT_PYTHONS)
     if python is None:
-        pytest.skip(f"{package} {version} requires Python >= 3.12, and none is installed here")
+        lowest, below = (".".join(map(str, v)) for v in FAST_AGENT_PYTHONS)
+        pytest.skip(f"{package} {version} needs a Python >= {lowest}, < {below}: none on PATH or in pyenv's versions")
     with installing(f"fast-agent-mcp-{version}") as prefix:
         server = prefix / "bin" / "fast-agent-acp"
         if not server.exists():
             shutil.rmtree(prefix, ignore_errors=True)
-            done = subprocess.run(
-                [python, "-m", "venv", str(prefix)], capture_output=True, text=True, env=setup_env(), timeout=300
-            )
-            assert done.returncode == 0, done.stderr
-            pip = [str(prefix / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-            retries = ["--retries", "1", "--timeout", "15"]
-            done = subprocess.run(
-                [*pip, "install", "--quiet", *retries, f"{package}=={version}"],
-                capture_output=True,
-                text=True,
-                env=setup_env(),
-                timeout=900,
-            )
-            if done.returncode:
-                probe = [*pip, "download", "--quiet", "--no-deps", *retries, "--dest", str(prefix / "probe")]
-                shutil.rmtree(prefix / "bin", ignore_errors=True)  # (not taken for an install next time)
-                unreachable_or_fail(f"{package}=={version}", done, [*probe, f"{package}=={version}"])
+            try:
+                fresh_venv(prefix, f"{package}=={version}", python=python)
+            except AssertionError as failed:
+                shutil.rmtree(prefix, ignore_errors=True)  # (no half install taken next time)
+                pip = [python, "-m", "pip", "--disable-pip-version-check", "download", "--quiet", "--no-deps"]
+                probe = [*pip, "--retries", "1", "--timeout", "15", "--dest", str(tmp_path_factory.mktemp("probe"))]
+                unreachable_or_fail(f"{package}=={version}", str(failed), [*probe, f"{package}=={version}"])
     return server
 
 
@@ -175,5 +171,9 @@ def test_fast_agent_fails_protocol_2_for_a_protocol_1_result_claimed_as_2(fast_a
     assert code == 1, out
     assert [key for key, status in results.items() if status == "FAIL"] == [(2, "initialize")], out
     assert "the agent answered protocolVersion 2, but its result does not fit protocol 2" in out, out
-    assert "InitializeResponse does not accept the message at /result/" in out
+    # What does not fit: v2's required `info` (0.10.48 sends v1's `agentInfo`), and the quote
+    # keeps the version it claimed.
+    assert "InitializeResponse does not accept the message at /result/info: Field required" in out, out
+    (answer,) = [line for line in out.splitlines() if line.lstrip().startswith("< ")]
+    assert '"protocolVersion":2' in answer, out
     assert processes_under(fast_agent.parents[1]) == []
