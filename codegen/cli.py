@@ -87,7 +87,15 @@ def _parser() -> argparse.ArgumentParser:
     text = "move an SDK's schema module to acp-codegen: settings, moved code, one import (see `adopt --help`)"
     adopt_command.add_arguments(sub.add_parser("adopt", help=text, description=adopt_command.__doc__))
     text = "check an agent's session archive against the RFD (see `conformance --help`)"
-    conformance_command.add_arguments(sub.add_parser("conformance", help=text, description=conformance_command.__doc__))
+    conformance_command.add_arguments(
+        sub.add_parser(
+            "conformance",
+            help=text,
+            description=conformance_command.__doc__,
+            epilog=conformance_command.EXIT_STATUS,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     return parser
 
 

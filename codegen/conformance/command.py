@@ -1,21 +1,36 @@
-"""``acp-codegen conformance [options] -- AGENT COMMAND...``: run the RFD scenarios.
-
-Exit status: 0 when no scenario failed (and at least one passed); 1 when one failed or
-none could run; 2 on a usage error or an agent command that cannot be started.
+"""Run the session-archive RFD's scenarios against an agent: acp-codegen conformance
+[options] -- AGENT COMMAND... (the command that starts the agent on stdio). See
+docs/conformance.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 from . import report
 from .context import Options
+from .driver import stop_all
 from .models import ModelsMissing
-from .runner import CannotStart, Outcome, run_version
+from .runner import CannotStart, Outcome, Tried, run_version
 from .scenarios import BY_NAME, SCENARIOS
+
+PASSED, FAILED, USAGE, AUTH, NO_ARCHIVE = 0, 1, 2, 3, 4
+EXIT_STATUS = f"""exit status:
+  {PASSED}  no scenario failed and at least one passed
+  {FAILED}  a scenario failed, or every scenario was skipped (the agent advertising archive)
+  {USAGE}  usage error, or the agent command cannot be started
+  {AUTH}  the agent requires authentication (a version stopped; see --authenticate)
+  {NO_ARCHIVE}  no protocol version tried advertises the archive capability: nothing of
+     the RFD was checked (--allow-no-archive: 0 instead)
+  130, 143  interrupted (Ctrl-C, SIGTERM); every process the kit started is stopped"""
 
 # Tried in turn by active-archive while a turn ends before the agent answers session/archive.
 DEFAULT_LONG_PROMPTS = (
@@ -50,6 +65,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " give longer ones, tried in turn when a turn ends before the agent answers the archive"
         " (default: count to 2000, then to 20000)",
     )
+    parser.add_argument(
+        "--authenticate",
+        metavar="METHOD_ID",
+        help="after initialize, run ACP authenticate with this id of the agent's authMethods (for agents"
+        " that authenticate from their environment, such as an API key in a variable)",
+    )
+    parser.add_argument(
+        "--allow-no-archive",
+        action="store_true",
+        help=f"exit {PASSED}, not {NO_ARCHIVE}, when no version tried advertises archive (for surveys of agents)",
+    )
     parser.add_argument("--list-scenarios", action="store_true", help="print the scenarios and exit")
     parser.add_argument("agent", nargs=argparse.REMAINDER, help="the agent command, after --")
 
@@ -74,29 +100,81 @@ def run(args: argparse.Namespace) -> int:
         return 2
     selected = [s for s in SCENARIOS if not args.only or s.name in args.only]
     options = Options(
-        args.timeout, args.start_timeout, args.turn_timeout, tuple(args.long_prompt or DEFAULT_LONG_PROMPTS)
+        args.timeout,
+        args.start_timeout,
+        args.turn_timeout,
+        tuple(args.long_prompt or DEFAULT_LONG_PROMPTS),
+        args.authenticate,
     )
     versions = (1, 2) if args.protocol == "both" else (int(args.protocol),)
     began = time.monotonic()
     outcomes: list[Outcome] = []
+    tried = [Tried(version) for version in versions]
     try:
-        for version in versions:
-            for outcome in run_version(command, version, selected, options):
-                print(report.line(outcome), flush=True)
-                outcomes.append(outcome)
+        with _interruptible():
+            for each in tried:
+                with closing(run_version(command, each.version, selected, options, each)) as results:
+                    for outcome in results:
+                        print(report.line(outcome), flush=True)
+                        outcomes.append(outcome)
     except (CannotStart, ModelsMissing) as exc:
         print(f"acp-codegen conformance: {exc}", file=sys.stderr)
-        return 2
-    print(report.summary(outcomes, time.monotonic() - began))
+        return USAGE
+    except _Interrupted as exc:
+        print(f"acp-codegen conformance: interrupted ({exc.name}); the agent's processes are stopped", file=sys.stderr)
+        return 128 + exc.signum
+    stopped = [t for t in tried if t.auth is not None]
+    no_archive = not stopped and not any(t.archive for t in tried)
+    notes = [f"protocol {t.version}: {t.auth}; its remaining scenarios were not run" for t in stopped]
+    if no_archive:
+        notes.append(
+            "nothing of the session-archive RFD was checked: no protocol version tried advertises the archive"
+            " capability"
+        )
+    print(report.summary(outcomes, time.monotonic() - began, notes))
     if args.junit_xml is not None:
         try:
             report.junit(outcomes, args.junit_xml)
         except OSError as exc:
             print(f"acp-codegen conformance: cannot write {args.junit_xml}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return USAGE
     if any(o.status == "fail" for o in outcomes):
-        return 1
+        return FAILED
+    if stopped:
+        return AUTH
+    if no_archive and not args.allow_no_archive:
+        return NO_ARCHIVE
     if not any(o.status == "pass" for o in outcomes):
         print("nothing was checked: every scenario was skipped", file=sys.stderr)
-        return 1
-    return 0
+        return FAILED
+    return PASSED
+
+
+class _Interrupted(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C and SIGTERM (a CI job cancelled) end the run as an exception, and whatever
+    ends it, every agent still running is stopped (the agents run in sessions of their own:
+    a Ctrl-C at the terminal reaches the kit only). Only the main thread can handle
+    signals: elsewhere (the kit called from a thread) the handlers stay as they are."""
+    main = threading.current_thread() is threading.main_thread()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise _Interrupted(signum)
+
+    signums = (signal.SIGINT, signal.SIGTERM) if main else ()
+    previous = {s: signal.signal(s, interrupt) for s in signums}
+    try:
+        yield
+    finally:
+        for signum in signums:
+            signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C does not cut the stopping short
+        stop_all()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -72,6 +72,7 @@ class Options:
     start_timeout: float  # for a fresh process to answer initialize
     turn_timeout: float  # for a prompt turn to end
     long_prompts: tuple[str, ...]  # prompts that keep the agent busy, each longer than the one before
+    authenticate: str | None = None  # the authMethod id to run ACP `authenticate` with after initialize
 
 
 class Context:

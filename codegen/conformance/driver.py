@@ -11,19 +11,24 @@ from __future__ import annotations
 import itertools
 import json
 import queue
+import re
 import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
 from ..errors import _printable, pointer
+from . import procgroup
 from .models import MessageModels
 
 MAX_SHOWN = 300  # characters of one message quoted in a report
+SHOWN_HEAD = 40  # of a cut message, the start kept whatever else is (its id and method)
+AUTH_REQUIRED = -32000  # ACP's "authentication required"
 # The longest line read from an agent; a longer one fails the scenario (and is skipped to
 # its end in bounded pieces) instead of growing the kit's memory without limit.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -31,7 +36,7 @@ STOP_GRACE_S = 2.0
 
 
 class Verdict(Exception):
-    status: Literal["fail", "skip"]
+    status: Literal["fail", "skip", "auth"]
 
     def __init__(self, message: str, exchange: tuple[str, ...] = ()) -> None:
         super().__init__(message)
@@ -51,11 +56,75 @@ class Skip(Verdict):
     status = "skip"
 
 
-def shown(message: Any) -> str:
-    """One message as a single printable line, cut to a readable length."""
-    text = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-    text = _printable(text)
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+class AuthRequired(Verdict):
+    """The agent refused a step because the user has not authenticated: the environment's
+    verdict, not the agent's."""
+
+    status = "auth"
+
+
+def shown(message: Any, *focus: str) -> str:
+    """One message as a single printable line, cut to a readable length. A cut keeps the
+    start of the message and, for each JSON pointer in ``focus``, the member it names (key
+    and value; the object that lacks it, for a missing key): what decided the verdict."""
+    if isinstance(message, str):
+        text, spans = message, []
+    else:
+        targets = [tuple(_unescape(t) for t in f.split("/")[1:]) for f in focus if f.startswith("/")]
+        text, found = _dump(message, (), targets)
+        spans = [found[max((p for p in found if p == t[: len(p)]), key=len)] for t in targets]
+    if len(_printable(text)) <= MAX_SHOWN:
+        return _printable(text)
+    keep = [(0, SHOWN_HEAD)] + [
+        (start, min(end, start + (MAX_SHOWN - SHOWN_HEAD) // len(spans) - 6)) for start, end in spans
+    ]
+    keep = _merged(keep)
+    budget = MAX_SHOWN - sum(end - start for start, end in keep) - 3 * len(keep)
+    for i in range(len(keep) - 1, -1, -1):  # the rest goes to what follows each kept part, last first
+        start, end = keep[i]
+        limit = keep[i + 1][0] if i + 1 < len(keep) else len(text)
+        grow = max(0, min(budget, limit - end))
+        keep[i], budget = (start, end + grow), budget - grow
+    keep = _merged(keep)
+    parts = [_printable(text[start:end]) for start, end in keep]
+    out = "...".join(parts)
+    return out + "..." if keep[-1][1] < len(text) else out
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _dump(
+    value: Any, path: tuple[str, ...], targets: list[tuple[str, ...]]
+) -> tuple[str, dict[tuple[str, ...], tuple[int, int]]]:
+    """``value`` as compact JSON, with the span of each member on the way to a target (from its
+    key to the end of its value; the whole text for the root)."""
+    dumped = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    found = {path: (0, len(dumped))}
+    if not isinstance(value, (dict, list)) or not any(t[: len(path)] == path and len(t) > len(path) for t in targets):
+        return dumped, found
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    at = 1  # past the opening bracket
+    for i, (key, item) in enumerate(items):
+        prefix = ("," if i else "") + (json.dumps(key, ensure_ascii=False) + ":" if isinstance(value, dict) else "")
+        text, inner = _dump(item, (*path, str(key)), targets)
+        begin = at + (1 if i else 0)
+        for sub, (start, end) in inner.items():
+            shift = at + len(prefix)
+            found[sub] = (begin, shift + end) if sub == (*path, str(key)) else (shift + start, shift + end)
+        at += len(prefix) + len(text)
+    return dumped, found
 
 
 @dataclass
@@ -82,7 +151,8 @@ class Reply:
 
     @property
     def exchange(self) -> tuple[str, ...]:
-        return ("> " + shown(self.sent), "< " + shown(self.received.message))
+        """The request and its answer; a cut answer keeps its error."""
+        return ("> " + shown(self.sent), "< " + shown(self.received.message, "/error"))
 
 
 @dataclass
@@ -100,7 +170,7 @@ def in_order(sent: list[tuple[int, dict[str, Any]]], received: list[Received]) -
     return tuple(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
-@dataclass
+@dataclass(eq=False)  # (hashed by identity: kept in RUNNING)
 class AgentProcess:
     command: list[str]
     timeout: float
@@ -116,12 +186,21 @@ class AgentProcess:
     received_count: int = 0  # every message the agent wrote so far, in arrival order
     _write_lock: threading.Lock = field(default_factory=threading.Lock)
     _eof: bool = False
+    auth_methods: tuple[str, ...] = ()  # the ids of the authMethods its initialize offered
+    # The first request the agent refused for want of authentication: (method, error).
+    auth_refusal: tuple[str, dict[str, Any]] | None = None
 
     def start(self) -> None:
-        """Spawn the command; ``OSError`` (not found, not executable) goes to the caller."""
+        """Spawn the command in a session of its own; ``OSError`` (not found, not
+        executable) goes to the caller."""
         self._proc = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
+        RUNNING.add(self)
         assert self._proc.stdout is not None and self._proc.stderr is not None
         threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True).start()
         threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()
@@ -146,24 +225,35 @@ class AgentProcess:
 
     def stop(self, grace: float = STOP_GRACE_S) -> None:
         """End of input first (agents flush and exit on it; ``grace`` seconds), then terminate,
-        then kill."""
+        then kill, ``STOP_GRACE_S`` apart: the agent and every process it started (its
+        process group, and its descendants that left it)."""
         proc = self._proc
         if proc is None:
             return
         self._proc = None
+        others = procgroup.descendants(proc.pid)  # while the tree still hangs together
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
         except OSError:
             pass
-        for step, wait in ((None, grace), (proc.terminate, STOP_GRACE_S), (proc.kill, STOP_GRACE_S)):
-            if step is not None:
-                step()
-            try:
-                proc.wait(wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        deadline = time.monotonic() + grace
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+        # A launcher may exit at end of input and leave its child running, or wait for a
+        # child that ignores it: whatever of the group is left gets the rest of the grace.
+        while time.monotonic() < deadline and procgroup.alive(proc.pid, others):
+            time.sleep(0.02)
+        procgroup.stop(proc.pid, others, STOP_GRACE_S)
+        if proc.poll() is None:  # where there are no process groups
+            proc.kill()
+        try:
+            proc.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        RUNNING.discard(self)
 
     # -- sending -------------------------------------------------------------------
 
@@ -292,29 +382,53 @@ class AgentProcess:
                 isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)
             ):
                 raise Failure("a JSON-RPC error needs an integer code and a string message (at /error)", exchange)
+            if self.auth_refusal is None and is_auth_refusal(error, self.auth_methods):
+                self.auth_refusal = (pending.method, error)
             return
         model = self.models.result(pending.method) if self.models else None
         if model is not None:
-            self._validate(model, message, "result", exchange)
+            self._validate(model, message, "result", (pending.sent,))
 
     def _check_notification(self, message: dict[str, Any]) -> None:
         if self.models is None:
             return
         model = self.models.notification(message["method"], message.get("params"))
         if model is not None:
-            self._validate(model, message, "params", ("< " + shown(message),))
+            self._validate(model, message, "params")
 
     @staticmethod
-    def _validate(model: Any, message: dict[str, Any], key: str, exchange: tuple[str, ...]) -> None:
+    def _validate(model: Any, message: dict[str, Any], key: str, before: Iterable[Any] = (), *focus: str) -> None:
+        """Check ``message[key]`` against ``model``; a Failure quotes the messages ``before``
+        it, then the message, cut around the pointer (and ``focus``) it names."""
         try:
             # Strict, from JSON text: "true" is not a boolean, 1 is not a string.
             model.model_validate_json(json.dumps(message.get(key)), strict=True)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             where = pointer(key, *_path(message.get(key), first["loc"]))
+            exchange = (*("> " + shown(m) for m in before), "< " + shown(message, *focus, where))
             raise Failure(
                 f"{model.__name__} does not accept the message at {where}: {first['msg']}", exchange
             ) from None
+
+
+def is_auth_refusal(error: dict[str, Any], methods: Iterable[str]) -> bool:
+    """An error that says the user must authenticate first: ACP's code, or one that names an
+    auth method the agent offered."""
+    if error.get("code") == AUTH_REQUIRED:
+        return True
+    text = json.dumps([error.get("message"), error.get("data")], ensure_ascii=False)
+    return any(re.search(rf"(?<![\w-]){re.escape(m)}(?![\w-])", text) for m in methods if m)
+
+
+# Every agent process started and not yet stopped, for ``stop_all``.
+RUNNING: set[AgentProcess] = set()
+
+
+def stop_all() -> None:
+    """Stop every agent still running (the run was interrupted, or ended in an error)."""
+    for agent in list(RUNNING):
+        agent.stop(0.0)
 
 
 def _path(data: Any, loc: tuple[int | str, ...]) -> list[str | int]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import _printable
 from .runner import Outcome
 
-LABEL = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
+LABEL = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP", "auth": "AUTH"}
 
 
 def line(outcome: Outcome) -> str:
@@ -20,9 +20,14 @@ def line(outcome: Outcome) -> str:
     return "\n".join([text, *("      " + part for part in outcome.exchange)])
 
 
-def summary(outcomes: Sequence[Outcome], seconds: float) -> str:
+def summary(outcomes: Sequence[Outcome], seconds: float, notes: Sequence[str] = ()) -> str:
+    """The counts, then one line for each thing that limits what they say."""
     counts = Counter(o.status for o in outcomes)
-    return f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped in {seconds:.1f}s"
+    text = f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
+    if counts["auth"]:
+        text += f", {counts['auth']} stopped (authentication required)"
+    text += f" in {seconds:.1f}s"
+    return "\n".join([text, *(_printable(note) for note in notes)])
 
 
 def junit(outcomes: Sequence[Outcome], path: Path) -> None:
@@ -37,7 +42,7 @@ def junit(outcomes: Sequence[Outcome], path: Path) -> None:
             name=f"acp-conformance.v{version}",
             tests=str(len(mine)),
             failures=str(counts["fail"]),
-            errors="0",
+            errors=str(counts["auth"]),
             skipped=str(counts["skip"]),
             time=f"{sum(o.seconds for o in mine):.3f}",
         )
@@ -53,6 +58,8 @@ def junit(outcomes: Sequence[Outcome], path: Path) -> None:
                 # Escaped like the text output: XML 1.0 cannot hold most control characters.
                 failure = ET.SubElement(case, "failure", message=_printable(outcome.reason))
                 failure.text = "\n".join([f"RFD section: {outcome.scenario.section}", *outcome.exchange])
+            elif outcome.status == "auth":  # the environment's verdict, not the agent's
+                ET.SubElement(case, "error", message=_printable(outcome.reason), type="authentication required")
             elif outcome.status == "skip":
                 skipped = ET.SubElement(case, "skipped", message=_printable(outcome.reason))
                 skipped.text = "\n".join(outcome.exchange) or None

@@ -28,8 +28,9 @@ class Scenario:
 
 
 def _initialize(ctx: Context) -> None:
-    # The runner has sent initialize and the driver checked the result against the
-    # generated InitializeResponse; what is left is the version the agent agreed to.
+    # The runner has read the version the agent answered (another one: the version's
+    # scenarios are skipped before this runs) and checked the result against that version's
+    # InitializeResponse; the check below is only a guard.
     agreed = ctx.init.get("protocolVersion")
     if agreed != ctx.version:
         raise Skip(f"the agent does not speak protocol {ctx.version} (it answered protocolVersion {shown(agreed)})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -41,7 +42,13 @@ FAULTS = (
     "persistence",  # every process starts with an empty database
     "bad-update",  # session_info_update archived as the string "true" (for a session in a turn)
     "hang-unknown",  # never answers session/archive of an unknown id
+    # Not faults of the agent: the environment's (or one that only looks like it).
+    "needs-auth",  # offers authMethods, refuses sessions with -32000 until `authenticate` with agent-key works
+    "needs-login",  # the same, refused with -32603 naming the auth method agent-login
+    "filter-invalid-32000",  # unsupported archived values get -32000, though nothing needs authentication
 )
+AUTH_METHODS = {"needs-auth": "agent-key", "needs-login": "agent-login"}
+KEY_VARIABLE = "BROKEN_AGENT_KEY"  # `authenticate` works when it is set
 
 
 class Proxy:
@@ -57,6 +64,7 @@ class Proxy:
         self.cursors: dict[str, tuple[Any, Any, Any]] = {}  # cursor -> (cwd, archived, last session)
         self.own_ids = (f"proxy-{n}" for n in itertools.count())
         self.version = 1
+        self.authenticated = False
 
     # -- plumbing
 
@@ -70,13 +78,37 @@ class Proxy:
         self.child.stdin.write(json.dumps(message).encode() + b"\n")
         self.child.stdin.flush()
 
-    def answer(self, message: dict[str, Any], result: Any = None, error: int | None = None) -> None:
+    def answer(
+        self, message: dict[str, Any], result: Any = None, error: int | None = None, text: str = "broken on purpose"
+    ) -> None:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         if error is None:
             reply["result"] = result if result is not None else {}
         else:
-            reply["error"] = {"code": error, "message": "broken on purpose"}
+            reply["error"] = {"code": error, "message": text}
         self.to_client(reply)
+
+    def refuse_unauthenticated(self, message: dict[str, Any]) -> bool:
+        """needs-auth, needs-login: ``authenticate`` and the refusals before it."""
+        method, auth = message.get("method"), AUTH_METHODS.get(self.fault)
+        if auth is None or "id" not in message:
+            return False
+        if method == "authenticate":
+            if (message.get("params") or {}).get("methodId") != auth:
+                self.answer(message, error=-32602, text=f"unknown auth method; offered: {auth}")
+            elif not os.environ.get(KEY_VARIABLE):
+                self.answer(message, error=-32000, text=f"{KEY_VARIABLE} is not set")
+            else:
+                self.authenticated = True
+                self.answer(message)
+            return True
+        if method == "initialize" or self.authenticated:
+            return False
+        if self.fault == "needs-auth":
+            self.answer(message, error=-32000, text="Authentication required")
+        else:
+            self.answer(message, error=-32603, text=f"Not logged in: authenticate with {auth} first")
+        return True
 
     def side_request(self, method: str, params: dict[str, Any]) -> None:
         """A request of the proxy's own; its answer is swallowed."""
@@ -91,6 +123,8 @@ class Proxy:
         fault = self.fault
         if method == "initialize":
             self.version = params.get("protocolVersion", 1)
+        if self.refuse_unauthenticated(message):
+            return None
         if method == "session/prompt":
             self.in_turn.add(sid)
         if method in ("session/archive", "session/unarchive"):
@@ -115,6 +149,8 @@ class Proxy:
                 params["archived"] = "include"
             if fault == "filter-invalid" and params.get("archived") not in (None, "exclude", "include", "only"):
                 params["archived"] = "exclude"
+            if fault == "filter-invalid-32000" and params.get("archived") not in (None, "exclude", "include", "only"):
+                return self.answer(message, error=-32000, text="Authentication required")
             issued = self.cursors.get(params.get("cursor"))
             if fault == "cursor-filters" and issued is not None:
                 params["cwd"], params["archived"] = issued[0], issued[1]
@@ -167,6 +203,9 @@ class Proxy:
         return self.to_client(message)
 
     def break_initialize(self, result: dict[str, Any]) -> None:
+        if self.fault in AUTH_METHODS:
+            name = f"Key in {KEY_VARIABLE}"
+            result["authMethods"] = [{"id": AUTH_METHODS[self.fault], "name": name}]
         if self.fault == "initialize":
             del result["protocolVersion"]
         if self.fault == "capability":

@@ -7,8 +7,10 @@ seconds waiting for agent processes and turns."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -267,3 +269,223 @@ def test_a_value_a_lenient_reader_would_drop_still_fails_the_kit():
     assert "load_session" not in model.model_validate(result).agent_capabilities.model_fields_set
     with pytest.raises(Failure, match="at /result/agentCapabilities/loadSession: Input should be a valid boolean"):
         AgentProcess._validate(model, {"result": result}, "result", ())
+
+
+# -- what the agent answered, what the environment lacks, what was checked at all
+
+# The stand-in for the agents that speak protocol 1 only: it answers every
+# initialize with protocol 1 and no capabilities, as ACP's negotiation has them do.
+STAND_IN = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        reply = {"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}}
+        print(json.dumps(reply), flush=True)
+"""
+SPEAKS_1_ONLY = "the agent speaks protocol 1 only (it answered protocolVersion 1 to an initialize for protocol 2)"
+NOTHING_OF_THE_RFD = "nothing of the session-archive RFD was checked: no protocol version tried advertises the archive"
+
+
+def test_an_agent_that_answers_protocol_1_to_protocol_2_is_skipped_there_not_failed(capsys):
+    code, results, out = kit(capsys, [sys.executable, "-c", STAND_IN])
+    assert "FAIL" not in out, out
+    assert results[(1, "initialize")] == "PASS"
+    assert [s for (v, _), s in results.items() if v == 2] == ["SKIP"] * len(SCENARIOS), out
+    assert out.count(SPEAKS_1_ONLY) == len(SCENARIOS), out
+    # The initialize skip quotes the answer that decided it.
+    v2 = out[out.index("SKIP  v2  initialize") :].splitlines()
+    assert v2[1].strip().startswith("> ") and '"protocolVersion":2' in v2[1], v2
+    assert v2[2].strip().startswith("< ") and '"protocolVersion":1' in v2[2], v2
+    # No version advertises archive: nothing of the RFD was checked, and the exit says so.
+    assert code == 4 and NOTHING_OF_THE_RFD in out, out
+    assert main(["conformance", "--allow-no-archive", "--", sys.executable, "-c", STAND_IN]) == 0
+    assert NOTHING_OF_THE_RFD in capsys.readouterr().out  # the summary still says it
+
+
+# Speaks protocol 2 only: answers 2 to any initialize, with a protocol 2 result.
+SPEAKS_2 = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    result = {"protocolVersion": 2, "info": {"name": "v2-only", "version": "1"}, "capabilities": {}}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
+"""
+# (agent, {(version, scenario): status} of initialize and capability, the skip's reason, exit)
+ONE_VERSION = {
+    # TURN_ENDS_BETWEEN answers protocol 1 to any initialize and advertises archive and list.
+    "protocol 1 with archive": (
+        TURN_ENDS_BETWEEN,
+        ("PASS", "PASS", "SKIP", "SKIP"),
+        "the agent speaks protocol 1 only (it answered protocolVersion 1 to an initialize for protocol 2)",
+        0,
+    ),
+    "protocol 2 without archive": (
+        SPEAKS_2,
+        ("SKIP", "SKIP", "PASS", "SKIP"),
+        "the agent does not speak protocol 1 (it answered protocolVersion 2 to an initialize for protocol 1)",
+        4,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ONE_VERSION)
+def test_an_agent_that_speaks_one_version_runs_there_and_is_skipped_in_the_other(capsys, name):
+    agent, statuses, reason, exit_status = ONE_VERSION[name]
+    code, results, out = kit(capsys, [sys.executable, "-c", agent], "--only", "initialize", "capability")
+    keys = [(1, "initialize"), (1, "capability"), (2, "initialize"), (2, "capability")]
+    assert results == dict(zip(keys, statuses, strict=True)), out
+    assert reason in out and "FAIL" not in out, out
+    assert code == exit_status and (NOTHING_OF_THE_RFD in out) == (exit_status == 4), out
+
+
+# Claims whichever version it is asked for, with a protocol 1 result (no `info`), its
+# protocolVersion after a long capability object: past where a plain cut would end.
+CLAIMS_EVERY_VERSION = """
+import json, sys
+caps = {"promptCapabilities": {"image": True}, "_meta": {"note": "x" * 400}}
+for line in sys.stdin:
+    m = json.loads(line)
+    result = {"agentCapabilities": caps, "protocolVersion": m["params"]["protocolVersion"]}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
+"""
+
+
+def test_an_agent_that_claims_protocol_2_with_a_protocol_1_result_fails_naming_both(capsys):
+    code, results, out = kit(capsys, [sys.executable, "-c", CLAIMS_EVERY_VERSION], "--only", "initialize")
+    assert results == {(1, "initialize"): "PASS", (2, "initialize"): "FAIL"}, out
+    assert code == 1
+    assert (
+        "starting the agent: the agent answered protocolVersion 2, but its result does not fit protocol 2:"
+        " InitializeResponse does not accept the message at /result/info: Field required" in out
+    ), out
+    quoted = out[out.index("FAIL  v2") :].splitlines()[2]
+    assert quoted.strip().startswith('< {"jsonrpc":"2.0","id":1,"result":{') and '"protocolVersion":2' in quoted
+    assert len(quoted.strip()) <= 2 + 320, quoted  # still cut
+
+
+def test_a_cut_quote_keeps_the_member_the_verdict_names():
+    from codegen.conformance.driver import MAX_SHOWN, shown
+
+    message = {"jsonrpc": "2.0", "id": 7, "result": {"a": "x" * 500, "b/c": {"deep": [0, {"v": 42}]}, "z": "y" * 500}}
+    plain = shown(message)
+    assert len(plain) == MAX_SHOWN and plain.endswith("...") and '"v":42' not in plain
+    kept = shown(message, "/result/b~1c/deep/1/v")
+    assert kept.startswith('{"jsonrpc":"2.0","id":7') and '"v":42' in kept and len(kept) <= MAX_SHOWN, kept
+    # A missing member: the object that lacks it is where the cut keeps.
+    missing = shown(message, "/result/b~1c/info")
+    assert '"b/c":{"deep":[0,{"v":42}]}' in missing, missing
+    assert shown({"short": 1}, "/short") == '{"short":1}'  # short messages whole, as before
+
+
+@pytest.mark.parametrize(
+    ("fault", "refusal"),
+    [
+        ("needs-auth", "it refused session/new with error -32000 (Authentication required)"),
+        (
+            "needs-login",
+            "it refused session/new with error -32603 (Not logged in: authenticate with agent-login first)",
+        ),
+    ],
+)
+def test_an_agent_that_needs_authentication_stops_each_version_with_one_line_not_a_failure(
+    capsys, tmp_path, fault, refusal
+):
+    method = {"needs-auth": "agent-key", "needs-login": "agent-login"}[fault]
+    junit = tmp_path / "report.xml"
+    code, results, out = kit(capsys, broken(fault, tmp_path), "--junit-xml", str(junit))
+    assert code == 3 and "FAIL" not in out, out
+    why = f"the agent requires authentication: {refusal}; its initialize offers authMethods {method}"
+    stops = [line for line in out.splitlines() if line.startswith("AUTH")]
+    assert len(stops) == 2 and all(why in line for line in stops), out
+    # Each version stops at the scenario that met the refusal: nothing after it is reported.
+    assert [(v, s) for (v, _), s in results.items()] == [(v, s) for v in (1, 2) for s in ("PASS", "PASS", "AUTH")], out
+    assert "4 passed, 0 failed, 0 skipped, 2 stopped (authentication required)" in out
+    errors = ET.parse(junit).getroot().findall("./testsuite/testcase/error")
+    assert len(errors) == 2 and all(why in e.get("message", "") for e in errors)
+
+
+def test_authenticate_runs_the_method_the_user_names_after_initialize(capsys, tmp_path, monkeypatch):
+    agent = broken("needs-auth", tmp_path)
+    only = ("--protocol", "1", "--only", "archive-unarchive", "persistence")  # persistence starts it again
+    code, results, out = kit(capsys, agent, "--authenticate", "agent-key", *only)
+    assert (
+        code == 3
+        and "authenticate with method 'agent-key' was refused: error -32000 (BROKEN_AGENT_KEY is not set)" in out
+    )
+    monkeypatch.setenv("BROKEN_AGENT_KEY", "set")  # the agent reads its key from the environment
+    code, results, out = kit(capsys, agent, "--authenticate", "agent-key", *only)
+    assert code == 0, out
+    assert results == {(1, "archive-unarchive"): "PASS", (1, "persistence"): "PASS"}, out
+
+
+def test_error_32000_from_an_agent_that_creates_sessions_is_a_failure(capsys, tmp_path):
+    # The kit asks for a session/new before it calls a refusal the environment's.
+    code, results, out = kit(capsys, broken("filter-invalid-32000", tmp_path), "--protocol", "1")
+    assert code == 1, out
+    assert [k for k, s in results.items() if s == "FAIL"] == [(1, "filter-invalid")], out
+    assert "expected error -32602, got error -32000" in out and "AUTH" not in out
+
+
+# -- no process left behind
+
+LAUNCHER = Path(__file__).resolve().parent / "launcher_agent.py"
+# (agent mode, launcher options, kit options, signal sent to the kit once all started, exit)
+PROCESS_RUNS = {
+    "passed": ("v1", (), (), None, 4),
+    "passed, the launcher gone": ("v1", ("--exit-early",), (), None, 4),
+    "failed": ("garbage", (), (), None, 1),
+    "timed out": ("silent", (), ("--start-timeout", "1"), None, 1),
+    "interrupted": ("silent", (), (), signal.SIGINT, 130),
+    "terminated": ("silent", ("--exit-early",), (), signal.SIGTERM, 143),
+}
+
+
+def running(pid: int) -> bool:
+    """Whether the process runs (a zombie, left for its parent to reap, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def launched_run(folder: Path, name: str) -> tuple[int, str, list[int]]:
+    """The kit (a process) against the launcher agent: its exit status, output, and the pids
+    of the launcher, the agent and the agent's helper in a session of its own."""
+    mode, launcher, options, signum, _ = PROCESS_RUNS[name]
+    pids = folder / "pids"
+    agent = [sys.executable, str(LAUNCHER), str(pids), mode, *launcher]
+    kit = subprocess.Popen(
+        [sys.executable, "-m", "codegen", "conformance", "--protocol", "1", *options, "--", *agent],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if signum is not None:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and len(pids.read_text().split()) == 3) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        kit.send_signal(signum)
+    out, _ = kit.communicate(timeout=120)
+    return kit.returncode, out, [int(pid) for pid in pids.read_text().split()]
+
+
+@pytest.fixture(scope="module")
+def process_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[tuple[int, str, list[int]]]]]:
+    # Each run waits seconds for processes that ignore end of input and SIGTERM: side by side.
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        yield {name: pool.submit(launched_run, tmp_path_factory.mktemp("launcher"), name) for name in PROCESS_RUNS}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+@pytest.mark.parametrize("name", PROCESS_RUNS)
+def test_no_process_the_kit_started_is_left_whatever_ended_the_run(name, process_runs):
+    code, out, pids = process_runs[name].result()
+    assert code == PROCESS_RUNS[name][4], out
+    assert "Traceback" not in out
+    assert len(pids) == 3, pids  # launcher, agent, helper: each started
+    assert [pid for pid in pids if running(pid)] == [], out
+    if code > 128:
+        assert "interrupted" in out and "the agent's processes are stopped" in out
