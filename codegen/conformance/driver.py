@@ -8,6 +8,7 @@ Nothing here waits without a deadline.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import queue
@@ -170,6 +171,25 @@ def in_order(sent: list[tuple[int, dict[str, Any]]], received: list[Received]) -
     return tuple(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
+# Errors of a spawn that say nothing about the command: the kernel could not take the new
+# process's arguments or resources just then (EFAULT from execve was seen once on a loaded
+# machine, EAGAIN is fork's). Such a spawn is tried again; any other error is the command's.
+TRANSIENT_SPAWN_ERRORS = (errno.EAGAIN, errno.EFAULT)
+
+
+def spawn(command: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(command, **options)``, tried up to three times where it fails for a
+    transient reason."""
+    delays = [0.1, 0.3]
+    while True:
+        try:
+            return subprocess.Popen(command, **options)
+        except OSError as exc:
+            if exc.errno not in TRANSIENT_SPAWN_ERRORS or not delays:
+                raise
+            time.sleep(delays.pop(0))
+
+
 @dataclass(eq=False)  # (hashed by identity: kept in RUNNING)
 class AgentProcess:
     command: list[str]
@@ -193,12 +213,8 @@ class AgentProcess:
     def start(self) -> None:
         """Spawn the command in a session of its own; ``OSError`` (not found, not
         executable) goes to the caller."""
-        self._proc = subprocess.Popen(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+        self._proc = spawn(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
         )
         RUNNING.add(self)
         assert self._proc.stdout is not None and self._proc.stderr is not None

@@ -20,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from codegen.conformance.driver import spawn
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_SIZE = 3
 
@@ -54,7 +56,7 @@ KEY_VARIABLE = "BROKEN_AGENT_KEY"  # `authenticate` works when it is set
 class Proxy:
     def __init__(self, fault: str, command: list[str]) -> None:
         self.fault = fault
-        self.child = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.child = spawn(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.lock = threading.Lock()
         self.pending: dict[Any, dict[str, Any]] = {}  # request id -> request, for rewriting answers
         self.created: set[str] = set()

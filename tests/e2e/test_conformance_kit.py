@@ -7,6 +7,8 @@ seconds waiting for agent processes and turns."""
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +22,7 @@ import pytest
 from conftest import ROOT, KitRun, kit_statuses, run_kit, selected_params
 
 from codegen.cli import main
+from codegen.conformance import driver
 from codegen.conformance.scenarios import SCENARIOS
 
 BROKEN = Path(__file__).resolve().parent / "broken_agent.py"
@@ -489,3 +492,42 @@ def test_no_process_the_kit_started_is_left_whatever_ended_the_run(name, process
     assert [pid for pid in pids if running(pid)] == [], out
     if code > 128:
         assert "interrupted" in out and "the agent's processes are stopped" in out
+
+
+@pytest.mark.parametrize(
+    ("errors", "spawned"),
+    [((), True), ((errno.EFAULT,), True), ((errno.EAGAIN, errno.EFAULT), True), ((errno.EFAULT,) * 3, False)],
+)
+def test_a_spawn_that_fails_for_a_transient_reason_is_tried_again(monkeypatch, errors, spawned):
+    """EFAULT (seen once from execve on a loaded machine) and EAGAIN say nothing about the
+    command: up to three tries. Any other error is the command's, and raised at once."""
+    calls = []
+
+    def popen(command, **options):
+        calls.append(command)
+        if len(calls) <= len(errors):
+            raise OSError(errors[len(calls) - 1], os.strerror(errors[len(calls) - 1]))
+        return "process"
+
+    monkeypatch.setattr(driver.subprocess, "Popen", popen)
+    monkeypatch.setattr(driver.time, "sleep", lambda seconds: None)
+    if spawned:
+        assert driver.spawn(["agent"]) == "process"
+        assert len(calls) == len(errors) + 1
+    else:
+        with pytest.raises(OSError) as raised:
+            driver.spawn(["agent"])
+        assert raised.value.errno == errno.EFAULT and len(calls) == 3
+
+
+def test_a_spawn_that_fails_for_the_command_is_not_tried_again(monkeypatch):
+    calls = []
+
+    def popen(command, **options):
+        calls.append(command)
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", command[0])
+
+    monkeypatch.setattr(driver.subprocess, "Popen", popen)
+    with pytest.raises(FileNotFoundError):
+        driver.spawn(["no-such-agent"])
+    assert len(calls) == 1
