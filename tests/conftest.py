@@ -66,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 SLOWEST_MODULES = (
     "tests/e2e/test_sdk_releases.py",  # (ecosystem: a test per release of the official SDK, adopt and its suite)
     "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
+    "tests/e2e/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
     "tests/generator/test_releases.py",
     "tests/generator/test_upstream.py",
     "tests/generated/test_wire.py",
