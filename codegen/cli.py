@@ -14,8 +14,8 @@ from pathlib import Path
 
 from . import __version__
 from .adopt import command as adopt_command
-from .adopt.pyproject import all_names, generated_names, stale_class_names, without_class_names
-from .adopt.wire import wiring_of
+from .adopt.pyproject import TableEdit, all_names, generated_names, stale_class_names, without_class_names
+from .adopt.wire import Wiring, wiring_of
 from .config import KEYS, Config, ConfigError, generation_arguments, load_config
 from .conformance import command as conformance_command
 from .diff import command as diff_command
@@ -148,26 +148,28 @@ def _generate(
     features: frozenset[str],
     bases: dict[int, Path],
     notes: list[str],
-) -> tuple[Generation, Config, Settings]:
+) -> tuple[Generation, Config, Settings, TableEdit | None]:
     """The generation; where a new base has no class that a class-names entry names and the
     output had (not a typo: a class the base dropped), ``generate`` takes the entry out of
-    pyproject.toml, says so in ``notes``, and generates again. The entry is never pointed at
-    another class; ``check`` only reports (it writes nothing)."""
+    pyproject.toml (the edit, for the caller to write with the output), says so in
+    ``notes``, and generates again. The entry is never pointed at another class; ``check``
+    only reports (it writes nothing)."""
     arguments = generation_arguments(config, vars(args))
     try:
-        return generate(schema_dir, features, config.root, bases, **arguments), config, arguments["settings"]
+        return generate(schema_dir, features, config.root, bases, **arguments), config, arguments["settings"], None
     except SchemaError as exc:
         stale = stale_class_names(config, exc.problems) if args.command == "generate" else {}
         if not stale:
             raise
-    config = without_class_names(config, stale)
+    edit = without_class_names(config, stale)
+    config = edit.config
     arguments = generation_arguments(config, vars(args))
     result = generate(schema_dir, features, config.root, bases, **arguments)
     for (table, name), public in sorted(stale.items()):
         where = f"[tool.acp-codegen{'.' + table if table else ''}.class-names]"
         origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
         notes.append(f"{origin}: {where} {name} = {public!r} taken out: the base has no {name} any more")
-    return result, config, arguments["settings"]
+    return result, config, arguments["settings"], edit
 
 
 def _dropped(result: Generation, out: Path, files: dict[str, str]) -> list[str]:
@@ -179,6 +181,17 @@ def _dropped(result: Generation, out: Path, files: dict[str, str]) -> list[str]:
         if gone:
             notes.append(f"v{p.version}: no longer generated (not in the base): {', '.join(sorted(gone))}")
     return notes
+
+
+def _write(out: Path, files: dict[str, str], edits: list[Wiring | TableEdit]) -> bool:
+    """The output (where it changed: whether it did not), then the edits: the SDK's own files
+    after the output they import from, the settings last, with the files they gave."""
+    unchanged = read_tree(out) == files
+    if not unchanged:
+        write_tree(out, files)
+    for edit in edits:
+        edit.write()
+    return unchanged
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,7 +238,7 @@ def _run(argv: list[str] | None) -> int:
             ):
                 print(f"{out}: up to date")
                 return 0
-            result, config, settings = _generate(args, config, schema_dir, features, bases, notes)
+            result, config, settings, pyproject = _generate(args, config, schema_dir, features, bases, notes)
         wirings = [w for p in result.protocols if (w := wiring_of(config, p.version, result)) is not None]
         if args.command == "check":
             diff = diff_tree(out, result.files, out.name) + "".join(w.diff(config.root) for w in wirings)
@@ -239,11 +252,7 @@ def _run(argv: list[str] | None) -> int:
         # new acp-codegen or a reformatted fragment rewrites nothing unless the code changes.
         files = keep_unchanged(out, result.files)
         notes += _dropped(result, out, files)
-        unchanged = read_tree(out) == files
-        if not unchanged:
-            write_tree(out, files)
-        for wiring in wirings:  # the SDK's own files, after the output they import from
-            wiring.write()
+        unchanged = _write(out, files, [*wirings, *([pyproject] if pyproject else [])])
     except SchemaError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -185,9 +185,9 @@ def all_names(models: str) -> set[str]:
     return set()
 
 
-def without_class_names(config: Config, stale: dict[tuple[str, str], str]) -> Config:
-    """pyproject.toml without the stale class-names entries (written in place, as adopt
-    writes it), and the settings it gives now."""
+def without_class_names(config: Config, stale: dict[tuple[str, str], str]) -> TableEdit:
+    """pyproject.toml without the stale class-names entries, and the settings it gives: an
+    edit the caller writes once the generation with them has succeeded."""
     assert config.file is not None
     before = config.file.read_text(encoding="utf-8")
     doc = tomlkit.parse(before)
@@ -196,5 +196,4 @@ def without_class_names(config: Config, stale: dict[tuple[str, str], str]) -> Co
         names = (section[table] if table else section)["class-names"]
         del names[key]
     after = tomlkit.dumps(doc)
-    TableEdit(config.file, before, after, config, "").write()
-    return parse_config(config.file, after)
+    return TableEdit(config.file, before, after, parse_config(config.file, after), "")

@@ -269,3 +269,28 @@ def test_a_new_base_without_a_class_the_sdk_named(tmp_path: Path) -> None:
     with contextlib.redirect_stderr(io.StringIO()) as err:
         assert acp_codegen(repo, "generate")[0] == 2
     assert "class-names/SessionNope: no generated class is named 'SessionNope'" in err.getvalue()
+
+
+def test_a_dropped_class_another_setting_names_stops_the_run_and_writes_nothing(tmp_path: Path) -> None:
+    """Where the generation without the dropped class's class-names entry fails too (here
+    required-null names it), the run stops naming it, and pyproject.toml and the output are
+    left as they were: the entry is taken out only with the files it gives."""
+    farewell = "\n\nclass Farewell(BaseModel):\n    reason: str\n"
+    repo = sdk_repository(tmp_path / "sdk", SDK_MODULE + farewell)
+    base = repo / "schema" / "base.json"
+    data = json.loads(base.read_text(encoding="utf-8"))
+    notice = {"type": "object", "properties": {"reason": {"type": ["string", "null"]}}, "required": ["reason"]}
+    base.write_text(json.dumps({"$defs": {**data["$defs"], "FarewellNotice": notice}}), encoding="utf-8")
+    assert acp_codegen(repo, "adopt", "src/oldsdk/models.py")[0] == 0
+    pyproject = repo / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(
+        text.replace("[tool.acp-codegen.v1]\n", '[tool.acp-codegen.v1]\nrequired-null = ["Farewell"]\n')
+    )
+    assert acp_codegen(repo, "generate")[0] == 0, "required-null names a class of this base"
+    base.write_text(json.dumps(data), encoding="utf-8")  # the next release: no FarewellNotice
+    before = snapshot(repo)
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert acp_codegen(repo, "generate")[0] == 2
+    assert "required-null/0: no generated class is named 'Farewell'" in err.getvalue()
+    assert snapshot(repo) == before
