@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ccdd976bae379afba58f10d98fb18a661620bb315302228332029b0e9055a00
-# Content sha256: 13a30a13a23b88ad39244081be9cc3f6a1b947ca2d0043fd7bc81b9419bb69a2
+# Inputs sha256: 742648c53d400505c44f0b3fadde448873271dfa03c2391bab24a3105e60ffe9
+# Content sha256: 07f442be89d6351dec617b4f94d5e0e3c9706cbb00214841db611c5504846a78
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b030844e824887a193f2566a59e502e80deb4aa178675a8bec16ff7da96612fd
-# Content sha256: 1f23fd0cf39a47996a3e0eba9b314d4f656a52e101411ef36528e3845a2b5720
+# Inputs sha256: 27ebc1b9ae0eb7a0c1df3be0111d909d9e65f461411d52f285f6ca2d5d920656
+# Content sha256: 6b27662a22d3723b0541cfcf579db1a30f4d5c32083c147158b972ccd4672ec0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d9b91b8c20ac48197c3d42a176f28897320493ff425bf1472803c5203d81fc2
-# Content sha256: a23f796b8f104550d1f1e25d43176725793bc6cf9e0a56c92594fb40bada813a
+# Inputs sha256: 1dc172731795e7fe4feb3d7e57ef464328a2e5846f7ebf75cebe600d42ac1c29
+# Content sha256: 67910bdf493c4f0746bab84fce3e7e4b20b8d2c43dc23169d6fc968cb7f851b5
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b8fefd48c43fa9dbb7f070f8cddbe12fc5896cee9298c294a6b1947dde5bb5eb
-# Content sha256: a7964e5d3e3f8e734a089f162fc09baec5dbb6b361da8689e95ffee135e24b7f
+# Inputs sha256: bc8f30d3349bbd8f210ad0178f253b385f139d5347aba73a5493de6321bdbff5
+# Content sha256: fdb3fe03e3b16f36f89d5905594d61a6d5f0ec06f22566f43a3ab7accfe78c6e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

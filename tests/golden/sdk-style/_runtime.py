@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 74fedb49395042dc39f63033756363aa67aa335fbc1e9e0bc8fc5face1ea208b
-# Content sha256: aee53522f4e93907b40827e18d03bad4fbc55cdfe2463eba2a79117650a98321
+# Inputs sha256: 11bc562e8476c2eee316ae43df910fabd8ac1ecbda11cdaf16211e464a750625
+# Content sha256: bd9e836360a43c0932f486c56ac98bc01bcbdfd8b85c1add696ba0dd8afdecff
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7baca85c6bae672a2d1c0fa706fd3cfe285f54a4e396dd98d3b0e24af1381e3d
-# Content sha256: 88f03d71308f84c0d9d089ae2fc8882a93d03d7e83c9211c17cd70ba5c5c420d
+# Inputs sha256: 15a376aa6ac37caaf6e22abd03198025ba7d135150d5ce6741173c10d4cf9fce
+# Content sha256: 195b2d5b3ae0d28a2a1053348f7187a3d26275cef763db098cef8d3a7cc31ad1
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c7b3c81f8333421ad2c91a857503eb79805a683afd33f98817309bc11968748e
-# Content sha256: 8bdb36169cd5c9221abd3baa8ae9ab9fafaa18098265326d487e4042b7b84763
+# Inputs sha256: 173a15a9456a77a6e911d516d705999d5cde94b21464f51f3e64341622a8485d
+# Content sha256: 9bb86b33174c08a647b7db407afc0c9220ee786d06896ed6ca45bb3692e9d0a3
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 11dc43e7961f9b1ffe4651f4c1b9e826c4ec8c8a0593ef6139232edfe31d04e5
-# Content sha256: a011a90098ef51fed57f55f41f7e4a39eeeda068135595d2bead2ed4246c8a9f
+# Inputs sha256: 884dada3e281fbf815f4147aa8085ef7cb752eabbfbbce4e94da37159a848146
+# Content sha256: aa2567e6b1d00788c2f7002892d2d43b8b102d449c13d44162ee39411037927b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

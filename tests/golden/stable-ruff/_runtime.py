@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 78103aac72e3352794e7c6df460867dc4b25e4b1a5ce1fc5df3c448fdee34266
-# Content sha256: 4cd6b45722ece76c45f689f99dce9235871a78eb34d25aab5d39f5b6abdbcd15
+# Inputs sha256: fa721afc36d5f89b94aa97b170677f6d1994dd04f355d2981da3c7d6190bc448
+# Content sha256: a67fac820e1075e3b29678bbf7c09a21ed0e4041c83b7c10d38c684a0f0e41ea
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

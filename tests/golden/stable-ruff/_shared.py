@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 004d90bba4326ca4d4242483e4a36ed3bbb543e16ef01890f1797aa3c0ff41df
-# Content sha256: 75261f66fda0dda1f9d428492ddac7f0b48d1ffa40a05f0ff4b2b2cbd7a76fc0
+# Inputs sha256: a94408eb4a6c6c09754170648cb812bbaf61318ac2192dcb2c186e7a91a32ce7
+# Content sha256: e3f51b523c8462ffbd237d906a48e350dbb819d33a88b167ff0bcbf7a1e68e71
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

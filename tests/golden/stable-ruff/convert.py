@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 444d63294bf0dea6782d80937dc7ccb3276714197351cded9f2861bfc0fd14c8
-# Content sha256: 2322af746a4607786dac052639a573b645d079113301e60bce1a5092abd36e20
+# Inputs sha256: b936bed34cba239ff73da0acf6fbac4017365fb87015d36e2774538a330cec5b
+# Content sha256: 41792592e7a116c235a06f2e52be8f58b1bb0431b91fe5a229fc3057516025e9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

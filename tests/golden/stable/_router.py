@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a8d20b06a039f607e19a46d559e1f36369bcbba5a50fa9b4239e3740d74692d0
-# Content sha256: 37c6470609576f9436726c004889d90e30858ca67d8350c2e948ff28719bb32e
+# Inputs sha256: 60b998ee341c894613f4eaa8e7d052081fc6a9eab8fd6ea64b8665192ed8b45a
+# Content sha256: 68d2519d3330aed779643322874be6b6c7f6cbf69f2dad58ea21e4fe5b23a2e9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 738262ecee160d8315de97c9a6251e221753fbe6bdf79fb6226b7c0a460d85eb
-# Content sha256: a6d743759abc0312ed629244e2a9b55731933a7e456127e94165138d2092c8bb
+# Inputs sha256: 45be9bed5d242e47db5ae9a665c960cfc824e4ff546c415c5914311df644f037
+# Content sha256: 3fac7740e28c34a5ecd2812e085376b7b715a33f08500f15312d8c38f27b1a6f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

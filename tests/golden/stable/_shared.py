@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f34e884144f95d5f99e186f0df763f18e676087de92b1da1e3af77bb95ec566
-# Content sha256: 3e9bcd5dbfe8602c852b4552bca31f8c379ba7267246af14d7d83f530e3e9694
+# Inputs sha256: 5e0e3cd827f728100f911b405c1bc130fdecbb46f5982f57a36592ea8a13deca
+# Content sha256: 7ca5c1b328a33ebd12402fd062253767fe3a6c2c915ea76c08637faabdf3712e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f4f91ae22999d3672ebc69b2d7246e184bb2960ddf2832a52cf8c3cc4cc975c7
-# Content sha256: c8bd138d177b0e61b3dec837bc39b1035972a0fee3a5e5b8aafc80a3bb1edb00
+# Inputs sha256: 58a47d357a20b5ec6b8e732c890718e4fae8d6c4547771f2293f7c401bdbdb6a
+# Content sha256: c5bc02200487bfb4610a5832aeaee267f781d292cacb4e747ac45a01ced9f4ce
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 64d513564c21643e13eb2fa9ea1b61bfd1ead3938fe4e0411b540996361d95ec
-# Content sha256: 2ab7f270e33b69d603ae2b1d58aeadc7770508b71de08278b679e5a26086ee81
+# Inputs sha256: 0c72e14a0f1b305bc9a68254cf33327781599e4c6fb0263d4405326c7d7980d1
+# Content sha256: 976cba71fd8ede8cebbcbbdf8f0672c985e7b281bd35ecaf8b811517f0bcdfdf
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b792368c8c31ed682cf1cd6269bb68df4c12fd597c99f193b1fd9b971da307d1
-# Content sha256: ce046f6ae0d7a9932ba07e526bc4a065318979e90fcc65e96f7460a3384990c7
+# Inputs sha256: 4822d50d4cd8056804cb9467cd56780b20177cb06e6fb671f5313bd7f55a947a
+# Content sha256: ab5b47a7a96f142d2c5d6f8b3a7f7b2b71af5718d9017cd00953b4e788c8e89e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

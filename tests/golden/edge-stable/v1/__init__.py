@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 04b51c78da516aba513b10503ceb37e61259d0758cf66250761b59a08f11d082
-# Content sha256: 27305c2047f3a2e2131b66b2c180db6ef875d7196e909cd187e388f5eb34d298
+# Inputs sha256: d41d458bfbb8f86042585533c793ee37e3290622270d4877a5be446d8c36f6e8
+# Content sha256: fcd71a959d51c30bf073915dfec18f50f82f9a4c28498539412fa26466dbbe1c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

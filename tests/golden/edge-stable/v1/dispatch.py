@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 47cdeaefa373fb44746fa0ae343cd0b1fcc994b4c9c7411dbdf4a9cb9680f349
-# Content sha256: 3ec5b5542ee782dac8a373e812ea48b823b251e2d4626268031a700174f8d201
+# Inputs sha256: 2c7c38d1c3a263383e0956f4507bc0a3c4ab68265781fbe9002263a6da40344e
+# Content sha256: 8554266064b44133adb9e0aab2d45860767bdfee2c9d3c25301e7365736dd577
 
 """Method dispatch for the agent side of ACP protocol v1.
 

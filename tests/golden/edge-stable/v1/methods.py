@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 173b6dc21ac1b89614b4db14395f9de88e69c51b14c986566b347b0e50f24a89
-# Content sha256: 8fa24d8085743b9571cb0e16e7a89dba920c9629dac1d856b1faaea06ccc7960
+# Inputs sha256: 69d6cd2e30fd6ad5c46ed3efd313b2c2a4b081e6dc14036710186ee0dc85782e
+# Content sha256: f88b6d79737f1948e8e53bc42d1a192e575c74067f1f35073c1e84e5f625cdb3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e83fb6e8385d8c66a1c5ce425609037849c897500ac8cbe44a49c6047abdd14f
-# Content sha256: 7ea0e1979fe819a3dafa3d746ac199c855b2d6e5af073dfa8a5e3aa327c3176a
+# Inputs sha256: 085bc6a3563ce899fb095833ae32a1d1e698ac4ee8f4d86d202649016579be55
+# Content sha256: c26f05dcaddd3bf5f092490581b79f5c0b3fb850ad1984aaaa2a34d65a0a767a
 
 """Wire models of ACP protocol v1.
 

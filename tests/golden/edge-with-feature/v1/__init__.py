@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b845d91df650f7086d37eceb550cf2a908299a7cd8b75fbbb89767d407fe63f
-# Content sha256: 2be9e41495613c083bf48de578987fdb79b56041563fd810be8c5d47afed379c
+# Inputs sha256: ade926e51d6a596a3b3ac75eed6ebc6006289efaea8def9fb6a7d1c1882f9b6e
+# Content sha256: 217f90c02f3fca8ef8ef09fa0b7a0414ab8e1ffe6e39aea23a045d6f76666962
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e804e470b21784ae1375b371f67a53827deefa506e720e85efb2ac8b0a04fde
-# Content sha256: 2485bf893c95043ef4d104aaa93e5291369d93ac23585ed491792089340f0540
+# Inputs sha256: ad9208e6e1b8cb0824e9a5c181904405318c890977be060858cd31ade25af9c2
+# Content sha256: 01bcd8581cb00b4641790940a5abde94c6a9e4bb3ead47b1fb9366109e9b031d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e4c9cb69eb4e4bcb50b6905b5b4f0337af98c07746bbc5387fc56f1ffa3de0da
-# Content sha256: c91cd0d3820edd8d89ce534d03a94cc3ea03df38bce0262cbd97c332554d69d7
+# Inputs sha256: 5e0927ce8fab213c4f0afb1bfe6b4f34d013bc12892e91fc91c273397e327a51
+# Content sha256: 530de0eb8d2f368c94cf5d56a4dab94b068b8aff7767de13460b6e1017342f41
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

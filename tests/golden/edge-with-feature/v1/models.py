@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26ec626f2e6813e7c424bce7eacf4ae10af4755d8df43e5969cfcdf2ba9f7f88
-# Content sha256: 1c784faca8588151e71ae8abae94f53fe97d280124f019b052289c07bffe18f7
+# Inputs sha256: bbd285d749f6b4a6e8635c9698786251faab52b89ac53bfea7d515f2c198de63
+# Content sha256: 72333f9f94dae87f35ad8b817a4fc64582946327a11b5b7edf4c250debf5b3a5
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 498ffcf6a7587dcc25b3ba33faabfecbe71c922d540f81fb3ce8cc0c77f8d946
-# Content sha256: 5f5e06cbaee471b70b6b1fcc588a181ce1aab176b78e6158b0dc565cf4d0f30e
+# Inputs sha256: 5c8cc0c8ccdebf05eb0ac6f29a2e87fe0d7df60342199a1bf36c1f122d4c8953
+# Content sha256: d2be6a592b4ea341f8e0818b9115e2807cc8e5ba6eda931d733e49a0b18dd576
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f45828c2c797f974c4615d18571b80163aa5e167a4bbcb542ca893910faa3a28
-# Content sha256: 32934bedf17dbef201b4917f959d63099486621f951b23c4c3c98f714da3a75f
+# Inputs sha256: eec60253d0e3e7e585f3f538a165692db0651dd3a63730971e2771212652913d
+# Content sha256: d927308da53d952b63c6855969e41f123653b03f2b47b27d5f429795d673a95d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 06ee29ab4487b0ecb88fdec2b46523abfff651317ef8e644606f0c9940df6b54
-# Content sha256: 412693dca22ae14c9eed3a3ac9ed0adff8480367c6d09ce58c0cfd70b28d1c6a
+# Inputs sha256: e61f220841a10a978a6442ff19405e2fa8398b46c1f6c1ff83f3e263a3cdedf2
+# Content sha256: 9b5c0de2979d92f7a96747657252a4003908c92cbab5c4a6686745cdfdd98a63
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

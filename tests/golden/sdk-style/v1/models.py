@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8487aac17acf5f35441bdc0fcb49312fd25c1d032ab4af994504a7ba2e3e8e52
-# Content sha256: 5bc93e763240ed5c83031fb0382c554920ca3dfacc8dec0d1f0de55dde27d5e2
+# Inputs sha256: 7aba854b49c6f8829788d74ad81839fdc24f15750dbb6690e82729de1322bc03
+# Content sha256: d5fb5701a224687bf53dc35351acf747c6eddc6d494db18cb946b9633d3cb8ad
 
 """Wire models of ACP protocol v1.
 

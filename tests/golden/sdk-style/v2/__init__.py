@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 521579bde27e5266d3d777f3262a75ada34ff3a9f499c2eb2596e1cd8bdb9100
-# Content sha256: fcab6414fb14f7b00ebcae8e22fa3ba3029440e2ceae03760968da07c802e411
+# Inputs sha256: f7da55728c747139bde8ef75de2527f5695b7c172a396f21fee4e685bcee5691
+# Content sha256: ad9d86e6ab0aea8b8aed9e6ee464a99fab98acb762081ffe0c4e922ad78127dd
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 30b6e8c6dba862bd21cdf99db30305408e1434cc8784bec65a49faf1fc8be3c7
-# Content sha256: 672bd21f59adc4d6bc2588935b83abce8ddbacf9f865a42f5d79a8bbd4799e33
+# Inputs sha256: ba5c3f7a51ac7178382f2d9d8c83b3f33e407575dea654e47f4537322d4f1ebd
+# Content sha256: 3f9ae171c7e11fb2afc35f7962f230167ca1f347cbbdc6cf39b620121113df58
 
 """Method dispatch for the agent side of ACP protocol v2.
 

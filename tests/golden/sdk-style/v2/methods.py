@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f8a06fcf602c034b91b34367894fd0424320b4d93490a50ad7c1523390784547
-# Content sha256: 1189d98599a8ade1a6619e5b7fa63b44795289897652e384df2533e9cb77dad2
+# Inputs sha256: b87dfbca651ea7654b5eacc750d1ebba2060470aa8d859df551b59010a7bdac8
+# Content sha256: 105d406fbb96b0f7ba7e591358e4c134373ba6732cba3ac01be2ae2eddb95a93
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7e221b3fae7ee791bfab90ea142d5de4bdb55077b59bb5107041177b4c01c05e
-# Content sha256: 693dd9d1a9c9f1cec236e8bbe471f087bb4ca4572f55eca3b9fe0bd74539d646
+# Inputs sha256: 87fdf9472d507d77622da80f06ed8d76d9e39b8422637cdc0ddd0a0d34e2ea03
+# Content sha256: 76fffd1e86e72ef877145af2e95e5bc9faac406fa8fa00e3b7038ff479a2789a
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a941227d2fb807dc29c34fe3fe6d01a85993b57df46177621468c05986f00aee
-# Content sha256: 8852cda5e50d82e38084af7b4be68967cd6a905f5f8229076a8379e42554d886
+# Inputs sha256: c5a0bd15de887912153536dc8b4b68aa8545baa3091ebb42d88647a5117fddc8
+# Content sha256: 04bbae699e16168edfd193fff09d21ffbcdc94c4aa2ccb91a372de7e741e52f5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

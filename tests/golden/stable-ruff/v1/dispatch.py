@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 40e8398dd95e17ce237dbebfc698f9b3509a548b02a313a9ba3211cd726bcc52
-# Content sha256: f41117548b74d618fe0e044cfd309d628e63c90028761320f7584be14a208ef1
+# Inputs sha256: 9f74988da7cf97c298b1d45ae734fb9d68138b6486f98ac54e4206009a4b9ba6
+# Content sha256: f17d2bf9f3b4d75a5ce48fa8d6eec4fb1fa1018e5bf64ba0b26573bd7031c885
 
 """Method dispatch for the agent side of ACP protocol v1.
 

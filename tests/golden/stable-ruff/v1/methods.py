@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 823694edbbbfb055dd169512ffa34d0e06578b966e908251886c55ed0075353d
-# Content sha256: ef5ca0f1dce9747ec8d4decbfdf78eea450a5dfe08aa67b8efa2fea06228d573
+# Inputs sha256: 15f071e7d31cc30ac3f3aa1051e8a52958c439e2f7e7f309826040ab1f401e61
+# Content sha256: af40417a5a946dac5c0b2831a6cf1596352222f1df171e8161b3cd9aa2bb8a49
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

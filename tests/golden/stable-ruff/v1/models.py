@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7394f54fcdc50146a5e7a0cbfd7a4100d941fc8f7ed829fa391e57bc330f10d2
-# Content sha256: 4b93e22f8aefc8ebb5b0eb5f1329dc992aeaf575c8e31c3d93058a49fa17916e
+# Inputs sha256: de6272e11bf3080b7f0aecb877a703e1b3edd2fa7e29c2fcc3fab43c92a87363
+# Content sha256: d49bc23343f3622720f86e51dc70075dcf618c1ac754cc3125281e4c14e70e07
 
 """Wire models of ACP protocol v1.
 

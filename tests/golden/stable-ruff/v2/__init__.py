@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 582cb56ff6ba04b96b588709452f45c1f5ec0260c1f1f533db955c034df5f139
-# Content sha256: 48f30c3203ba326e266f13f9c02351426ae8ef972e5b44542d4efd873bebb094
+# Inputs sha256: 476c9de8ef006d705c56577d9439d96bec4e238f40ff7e7723c51852d8d2fb4d
+# Content sha256: edcf5ec911f468515f6d3470b3c11cd13e836d52fe406a29b5c59d748c614641
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

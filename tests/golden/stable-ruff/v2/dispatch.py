@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e136af6106e16024c7e2270d765eb3b682ac140e8cd81cd5728f37364dd6d836
-# Content sha256: d929a868e5459f8f512a280e45135ebd137d938fde4197612327d743b4820060
+# Inputs sha256: ab3c97f610dabc302391871799e2074420fcf498f125eb7c179968f68edaf615
+# Content sha256: 2b4290b49b34751548baf583d9a87ef10c5e83aaafd3147f82e6bbd3e8443a6a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fd6202a0ae16f3236d8fb2baaae80264767f22341137c1dc0e775093fd0eeb53
-# Content sha256: 5359875c0d57875e08953ad8a0f91003914c03096a8455e7677c34c7264527d9
+# Inputs sha256: 347c46b5d7cd906fa2c3f75d88d4d99cf218be48130bd4f36811e9b9d78550dd
+# Content sha256: 967a2def5ae755c4ee7f155dba615c1c3559a4da73188f1128d6734a67bb4695
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

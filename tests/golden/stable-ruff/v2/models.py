@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 88becdc2708a88e3663c44aaaab264e10d07065229d7b49d7d3d208ab3a7da82
-# Content sha256: d6afa41f0c191dece189c6a72da8002786048be1e005e3ca444c6818bf5d7c18
+# Inputs sha256: 98cd76d3358e894bba9f06a9ae2e4a13c7bc4db8d831b4cb921abeddefb78a29
+# Content sha256: 0e643824523355376d05825822d877f4c42ff049a0bd2bda5cf605ffc9326967
 
 """Wire models of ACP protocol v2.
 

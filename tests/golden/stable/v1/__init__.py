@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aaae323983eb7892cd8ad1782c9ffdcee175896b874d4789b1d43104f2459ac8
-# Content sha256: a6e25c67f39ba1c1bbcc42456113365f920c4214eeadac956af1a6f071b59cb0
+# Inputs sha256: cd6f7cd9086c8ddf3c37875f142892734aff88cfda321b4986aaf33133a12fe9
+# Content sha256: 3c32cb94b3a4509567b63379ce641fc66fbbf8257c38300524a214cd41d135fd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

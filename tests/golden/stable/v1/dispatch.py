@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b655ac737d5f21958f56d26843cd90c02c827f47b905567d6c620086fa41a0b9
-# Content sha256: 5be1a93edd4838fcc5f38565080c0104f0ba9256eb4fc19a1e367b81c9022668
+# Inputs sha256: 1dfe92bf88b1c4ecd638f8853e658fca7543b4834ddc0dc7ee37fd9602ea42da
+# Content sha256: ec40765c2e6592285b18ff6180e169a2deea652b198bd6194e9690a3cab6d085
 
 """Method dispatch for the agent side of ACP protocol v1.
 

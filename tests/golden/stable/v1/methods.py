@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03b938ce4cba952769638f811ed08de70f3a27d6e7a784f80d5a894ff9c6a89d
-# Content sha256: c215915db8cf87af828a834d511e4b280c78aff8ebc4c34a5ede987376d482f6
+# Inputs sha256: c729bdff472e63134846c2772c3b7624e2c78c1ccc9da2fae79a6947bd271f32
+# Content sha256: aea6fa06d8ea070c0f6eb1009161e85b092e616105160edc994e6d6481cb9a58
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

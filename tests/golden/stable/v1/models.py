@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dca8394a3e1e32f95633d6f1c21749722ece95a2f4574abaff256953fc0c447f
-# Content sha256: 28bb9ed8b57548ab8b80eee5d21b0921ce879c9fa995e8e5d3af9b135074b6b7
+# Inputs sha256: 71b244da9d10ccdb0f5d2a6d9bb05543463110395735b5c2c8576047ff45fa25
+# Content sha256: 49b0ef27f8162b1544091688fba79ae6b4d656752a40ae33acc00bb0e2d29a77
 
 """Wire models of ACP protocol v1.
 

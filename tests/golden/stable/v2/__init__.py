@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a7f5ab60949c481752b1fe7e33585e89654649af0d1740bb4fe164d900f58dc
-# Content sha256: e1318aa1c24ab9316322a76b3e5b18fc25d1339cf916db1ea1a199a9a716debc
+# Inputs sha256: f7a1c20d216806285b3c39a7b884589173a5176b0a0b41f308e8ab83b973a55a
+# Content sha256: 8bed4c013b03144d543077843162936582dac2a68c719bfdfbaeada9c97a4b70
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 734030d3291f942f2a50969f921b325166bd200ca3742a52247b4f064df38f51
-# Content sha256: 932e2858369f22c160511b77cd35752c2976c0814686b5345c1e5287e6601ba1
+# Inputs sha256: 2d5445ea75da45ad7bf90349ed2999d583e1cd64a3df2a98d1fb927603d5334d
+# Content sha256: d2c0596d9dc257b60edfbc43c6fe6831b26684cf6ce1df4cde61a2c2afacc58e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

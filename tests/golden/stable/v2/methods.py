@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ecb6bb1a99525673e56ce0d080ad25469041b744ba2a6834cf3a33ab76fc4fc4
-# Content sha256: 4ffed65e13d2a458aef22471c096753191955136ef59f168b31cb5244a5fc663
+# Inputs sha256: e1ab921eaa75899b66eb83ad372d1140e7068b6e87c2dd00b1aa5f573b02caa1
+# Content sha256: 6bf35e1c5b65c6c6b75abe8c0f2409e04a8066af6ba59c3701595f03fd591e35
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

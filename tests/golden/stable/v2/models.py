@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 470045edc0c83c6ed243217636a3ef5f17d526f076bc786828257b37d7c4de0c
-# Content sha256: e8f0215c0ccf96358e69680999023ed65adf042c607fc432680f6bbb68c4a298
+# Inputs sha256: 91147322ed90d63750bd66840de45a5920739f0a4e3cf2bff928f6b29b0ab39a
+# Content sha256: 68ff46f900d00f528d2c3857ae3e7afd80d465e668887f5e8d8132797c704c1d
 
 """Wire models of ACP protocol v2.
 
