@@ -1,7 +1,7 @@
 """The edits adopt's wiring makes to an SDK's hand-written modules, with libcst (which keeps
 their formatting and comments): a feature's methods into a class or a function, a feature's
 keywords into a method's signature and its params class's call (and, for a method that says
-it takes its params class, every field of the class it lacks), the imports the new code
+it takes its params class, the fields of the class and no others), the imports the new code
 needs; and the same taken out where the feature is off. See ``wire.py``."""
 
 from __future__ import annotations
@@ -232,8 +232,9 @@ def _keywords(
     """An existing method's def with the keywords of the enabled features (as ``new``, the
     rendered def, writes them) and without those of the features that are off. A def that
     takes its params class (``@param_model(NewSessionRequest)``) also gains a keyword for
-    each field of the class it lacks: the signatures follow the models when a newer base
-    adds a field, as the SDK's own ``gen_signature.py`` kept them."""
+    each field of the class it lacks, and loses those of fields the class no longer has: the
+    signatures follow the models when a newer base changes them, as the SDK's own
+    ``gen_signature.py`` kept them."""
     takes = _takes(fn, m.params)
     for k in m.keywords:
         if not k.feature and not takes:
@@ -250,6 +251,12 @@ def _keywords(
             edit.dropped |= {n for p in fn.params.params if p.name.value == k.name for n in _names_in(p)}
             fn = _without_keyword(fn, k.name, m.params)
             edit.changes.append(f"{label} loses the keyword {k.name} ({k.feature} is off)")
+    fields = {k.name for k in m.keywords}
+    for p in (*fn.params.params[1:], *fn.params.kwonly_params) if takes else ():
+        if p.name.value not in fields:  # a field the newer base dropped
+            edit.dropped |= _names_in(p)
+            fn = _without_keyword(fn, p.name.value, m.params)
+            edit.changes.append(f"{label} loses the keyword {p.name.value} (no field of {m.params} any more)")
     return fn
 
 

@@ -170,16 +170,18 @@ print(json.dumps([sent, {m: [r[2], r[3]] for m, r in routes.items()}]))
 def test_a_method_that_takes_its_params_class_gains_the_fields_it_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], features: list[str]
 ) -> None:
-    """The SDK behind its models (a newer base added ``cwd`` to ``session/list``'s params):
-    a def that says it takes ``ListSessionsRequest`` (``@param_model``) gains the keyword,
-    and the connection sends it, as the SDK's ``gen_signature.py`` kept signatures in step;
-    a def that does not say so is left as it is. Again: nothing changes, check agrees."""
+    """The SDK behind its models (a newer base added ``cwd`` to ``session/list``'s params and
+    dropped ``legacy``): a def that says it takes ``ListSessionsRequest`` (``@param_model``)
+    gains the one keyword and loses the other, and the connection sends what the model has,
+    as the SDK's ``gen_signature.py`` kept signatures in step; a def that does not say so
+    is left as it is. Again: nothing changes, check agrees."""
     at = sdk_repository(tmp_path / "sdk", features)
     src = at / "src" / "relay"
+    legacy = "self, legacy: int | None = None, cursor"
     for name, old, new in [
-        ("interfaces.py", "self, cwd: str | None = None, cursor", "self, cursor"),
-        ("connection.py", "self, cwd: str | None = None, cursor", "self, cursor"),
-        ("connection.py", "cursor=cursor, cwd=cwd,", "cursor=cursor,"),
+        ("interfaces.py", "self, cwd: str | None = None, cursor", legacy),
+        ("connection.py", "self, cwd: str | None = None, cursor", legacy),
+        ("connection.py", "cursor=cursor, cwd=cwd,", "legacy=legacy, cursor=cursor,"),
     ]:
         text = (src / name).read_text(encoding="utf-8")
         assert old in text
@@ -192,6 +194,7 @@ def test_a_method_that_takes_its_params_class_gains_the_fields_it_lacks(
     report = capsys.readouterr().out
     for label in ("interfaces.py: Agent.list_sessions", "connection.py: ClientSideConnection.list_sessions"):
         assert f"{label} gains the keyword cwd (a field of ListSessionsRequest)" in report
+        assert f"{label} loses the keyword legacy (no field of ListSessionsRequest any more)" in report
     wired = texts(at)
     archived = ", archived: SessionArchiveFilter | None=None" if features else ""
     for name, cls in (("interfaces.py", "Agent"), ("connection.py", "ClientSideConnection")):
@@ -205,6 +208,7 @@ def test_a_method_that_takes_its_params_class_gains_the_fields_it_lacks(
         )
         assert ast.unparse(fn.args) == f"self, cursor: str | None=None, cwd: str | None=None{archived}, **kwargs: Any"
     assert "ListSessionsRequest(cursor=cursor, cwd=cwd," in wired["connection.py"]
+    assert "legacy" not in wired["connection.py"] + wired["interfaces.py"]
     assert wired["interfaces.py"].endswith(undecorated)
     assert main(["generate"]) == 0
     assert texts(at) == wired
