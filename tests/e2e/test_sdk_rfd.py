@@ -579,14 +579,14 @@ def test_a_field_a_newer_release_adds_reaches_the_sdk_s_signatures(
         assert f"{label} gains the keyword foo_bar (a field of NewSessionRequest)" in out, out
     check = """
 import inspect, json
-from acp.agent.router import build_agent_router
+import acp.agent.router  # (the wired router imports)
 from acp.client.connection import ClientSideConnection
 from acp.interfaces import Agent
-from acp.meta import AGENT_METHODS
 def keywords(method):
     return [p for p in inspect.signature(method).parameters if p not in ("self", "kwargs")]
 sends = "foo_bar=foo_bar" in inspect.getsource(ClientSideConnection.new_session)
-methods = [m for m in ("archive_session", "unarchive_session") if hasattr(Agent, m) and hasattr(ClientSideConnection, m)]
+both = (Agent, ClientSideConnection)
+methods = [m for m in ("archive_session", "unarchive_session") if all(hasattr(c, m) for c in both)]
 print(json.dumps([keywords(Agent.new_session), keywords(ClientSideConnection.new_session), sends, methods]))
 """
     agent, client, sends, methods = json.loads(run(venv / "python", "-c", check, cwd=sdk / "src"))
