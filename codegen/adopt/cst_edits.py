@@ -1,6 +1,7 @@
 """The edits adopt's wiring makes to an SDK's hand-written modules, with libcst (which keeps
 their formatting and comments): a feature's methods into a class or a function, a feature's
-keywords into a method's signature and its params class's call, the imports the new code
+keywords into a method's signature and its params class's call (and, for a method that says
+it takes its params class, the fields of the class and no others), the imports the new code
 needs; and the same taken out where the feature is off. See ``wire.py``."""
 
 from __future__ import annotations
@@ -136,9 +137,14 @@ def _params_of(fn: cst.FunctionDef) -> list[str]:
 
 
 def _with_keyword(fn: cst.FunctionDef, param: cst.Param, call_class: str, meta_attr: str | None) -> cst.FunctionDef:
-    """``fn`` with ``param`` before its ``**kwargs`` and ``name=name`` in its calls of ``call_class``."""
+    """``fn`` with ``param`` before its ``**kwargs`` (a required one before the first with a default)
+    and ``name=name`` in its calls of ``call_class``."""
     params = list(fn.params.params)
-    params.append(param.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_param=cst.SimpleWhitespace("")))
+    defaulted = (i for i, p in enumerate(params) if p.default is not None and param.default is None)
+    at = next(defaulted, len(params))
+    params.insert(
+        at, param.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_param=cst.SimpleWhitespace(""))
+    )
     name = param.name.value
 
     class Calls(cst.CSTTransformer):
@@ -184,10 +190,12 @@ def merge_class(edit: Edit, rendered: cst.Module, name: str, side: str, table: t
     body = list(cls.body.body)
     mine = {m.name for m in table if m.side == side}
     for m in table:
-        if m.side != side or not m.featured:
+        if m.side != side:
             continue
         at = next((i for i, n in enumerate(body) if isinstance(n, cst.FunctionDef) and n.name.value == m.name), None)
         new = _find(source.body.body, cst.FunctionDef, m.name) if m.enabled else None
+        if not m.featured and (at is None or not _takes(body[at], m.params)):
+            continue  # (an SDK's method of its own: only one that takes the params class keeps in step)
         if m.feature:  # the method is the feature's
             if new is None and at is not None:
                 edit.dropped |= _names_in(body[at])
@@ -222,9 +230,14 @@ def _keywords(
     edit: Edit, label: str, m: SdkMethod, fn: cst.FunctionDef, new: cst.FunctionDef | None
 ) -> cst.FunctionDef:
     """An existing method's def with the keywords of the enabled features (as ``new``, the
-    rendered def, writes them) and without those of the features that are off."""
+    rendered def, writes them) and without those of the features that are off. A def that
+    takes its params class (``@param_model(NewSessionRequest)``) also gains a keyword for
+    each field of the class it lacks, and loses those of fields the class no longer has: the
+    signatures follow the models when a newer base changes them, as the SDK's own
+    ``gen_signature.py`` kept them."""
+    takes = _takes(fn, m.params)
     for k in m.keywords:
-        if not k.feature:
+        if not k.feature and not takes:
             continue
         present = k.name in _params_of(fn)
         if k.enabled and not present and new is not None:
@@ -232,12 +245,33 @@ def _keywords(
             if param is not None:
                 fn = _with_keyword(fn, param, m.params, m.meta_attr)
                 edit.needed |= _names_in(param)
-                edit.changes.append(f"{label} gains the keyword {k.name} ({k.feature})")
-        elif not k.enabled and present:
+                why = k.feature or f"a field of {m.params}"
+                edit.changes.append(f"{label} gains the keyword {k.name} ({why})")
+        elif k.feature and not k.enabled and present:
             edit.dropped |= {n for p in fn.params.params if p.name.value == k.name for n in _names_in(p)}
             fn = _without_keyword(fn, k.name, m.params)
             edit.changes.append(f"{label} loses the keyword {k.name} ({k.feature} is off)")
+    fields = {k.name for k in m.keywords}
+    for p in (*fn.params.params[1:], *fn.params.kwonly_params) if takes else ():
+        if p.name.value not in fields:  # a field the newer base dropped
+            edit.dropped |= _names_in(p)
+            fn = _without_keyword(fn, p.name.value, m.params)
+            edit.changes.append(f"{label} loses the keyword {p.name.value} (no field of {m.params} any more)")
     return fn
+
+
+def _takes(fn: cst.CSTNode, params: str) -> bool:
+    """Whether a def says its keywords are the fields of ``params``: a decorator called with
+    that class alone (the SDK's ``@param_model(NewSessionRequest)``)."""
+    if not isinstance(fn, cst.FunctionDef):
+        return False
+    for d in fn.decorators:
+        call = d.decorator
+        if isinstance(call, cst.Call) and len(call.args) == 1 and not call.args[0].keyword:
+            value = call.args[0].value
+            if isinstance(value, cst.Name) and value.value == params:
+                return True
+    return False
 
 
 def merge_function(edit: Edit, rendered: cst.Module, name: str, side: str, table: tuple[SdkMethod, ...]) -> None:

@@ -23,7 +23,9 @@ it), gains the session-archive RFD end to end, in its own idiom:
   offline, ``--no-download``) runs acp-codegen after adopt: it changes no byte (nor does the
   target's ruff over the tree), check is clean, the wired files stay the sdist's with the
   feature off; (ecosystem) the suite and the kit hold after it, and the same command moves
-  the SDK to ``schema-v1.21.0``: it imports, its suite passes, the RFD's methods are routed.
+  the SDK to ``schema-v1.21.0``: it imports, its suite passes, the RFD's methods are routed;
+  a property the newer release adds to a request type reaches the methods that take it, as
+  the SDK's ``gen_signature.py`` kept them (acp-codegen's wiring does it now).
 
 The agent and the client run on an older release too, 0.10.1 over upstream v0.12.2 (what its
 module was generated from), adopted the same way: they follow the SDK's conventions, not
@@ -554,3 +556,46 @@ def test_one_command_moves_the_sdk_to_a_newer_release(
     ]
     responses, _ = jsonrpc(agent, sdk_env(sdk), calls)
     assert [r["error"]["code"] for r in responses[1:]] == [-32002, -32002]
+
+
+@needs(V1_21 / "schema.unstable.json", V1_21 / "meta.unstable.json")
+def test_a_field_a_newer_release_adds_reaches_the_sdk_s_signatures(
+    venv: Path, sdk_on: tuple[Path, str], tmp_path: Path
+) -> None:
+    """What the SDK's gen_signature.py did, the command still does: a request type of the
+    newer release gains an optional property (``session/new``'s ``fooBar``, in a copy of
+    schema-v1.21.0), and the methods that take it (``@param_model(NewSessionRequest)``) gain
+    the keyword; the client's connection sends it. The RFD's methods stay wired; a second
+    run changes no byte and check is clean."""
+    sdk = copied(sdk_on[0], tmp_path / "sdk")
+    schema = json.loads((V1_21 / "schema.unstable.json").read_text(encoding="utf-8"))
+    new_session = schema["$defs"]["NewSessionRequest"]
+    assert "fooBar" not in new_session["properties"]
+    new_session["properties"]["fooBar"] = {"type": ["string", "null"], "description": "A property of a later release."}
+    (sdk / "schema" / "schema.json").write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
+    shutil.copyfile(V1_21 / "meta.unstable.json", sdk / "schema" / "meta.json")
+    out = gen_all(venv, sdk, version="schema-v1.21.0")
+    for label in ("interfaces.py: Agent.new_session", "connection.py: ClientSideConnection.new_session"):
+        assert f"{label} gains the keyword foo_bar (a field of NewSessionRequest)" in out, out
+    check = """
+import inspect, json
+import acp.agent.router  # (the wired router imports)
+from acp.client.connection import ClientSideConnection
+from acp.interfaces import Agent
+def keywords(method):
+    return [p for p in inspect.signature(method).parameters if p not in ("self", "kwargs")]
+sends = "foo_bar=foo_bar" in inspect.getsource(ClientSideConnection.new_session)
+both = (Agent, ClientSideConnection)
+methods = [m for m in ("archive_session", "unarchive_session") if all(hasattr(c, m) for c in both)]
+print(json.dumps([keywords(Agent.new_session), keywords(ClientSideConnection.new_session), sends, methods]))
+"""
+    agent, client, sends, methods = json.loads(run(venv / "python", "-c", check, cwd=sdk / "src"))
+    assert agent == client == ["cwd", "additional_directories", "mcp_servers", "foo_bar"]
+    assert sends and methods == ["archive_session", "unarchive_session"]
+    router = (sdk / "src" / "acp" / "agent" / "router.py").read_text(encoding="utf-8")
+    assert 'AGENT_METHODS["session_archive"]' in router and 'AGENT_METHODS["session_unarchive"]' in router
+    run("git", "add", "--all", cwd=sdk)
+    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "moved", cwd=sdk)
+    gen_all(venv, sdk, version="schema-v1.21.0")
+    assert changed(sdk) == []
+    assert "up to date" in run(venv / "acp-codegen", "check", cwd=sdk)

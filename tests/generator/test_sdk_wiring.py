@@ -166,6 +166,55 @@ print(json.dumps([sent, {m: [r[2], r[3]] for m, r in routes.items()}]))
     assert texts(at) == own
 
 
+@pytest.mark.parametrize("features", [[FEATURE], []], ids=["on", "off"])
+def test_a_method_that_takes_its_params_class_gains_the_fields_it_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], features: list[str]
+) -> None:
+    """The SDK behind its models (a newer base added ``cwd`` to ``session/list``'s params and
+    dropped ``legacy``): a def that says it takes ``ListSessionsRequest`` (``@param_model``)
+    gains the one keyword and loses the other, and the connection sends what the model has,
+    as the SDK's ``gen_signature.py`` kept signatures in step; a def that does not say so
+    is left as it is. Again: nothing changes, check agrees."""
+    at = sdk_repository(tmp_path / "sdk", features)
+    src = at / "src" / "relay"
+    legacy = "self, legacy: int | None = None, cursor"
+    for name, old, new in [
+        ("interfaces.py", "self, cwd: str | None = None, cursor", legacy),
+        ("connection.py", "self, cwd: str | None = None, cursor", legacy),
+        ("connection.py", "cursor=cursor, cwd=cwd,", "legacy=legacy, cursor=cursor,"),
+    ]:
+        text = (src / name).read_text(encoding="utf-8")
+        assert old in text
+        (src / name).write_text(text.replace(old, new), encoding="utf-8")
+    undecorated = "class Other(Protocol):\n    async def list_sessions(self, cursor: str | None = None) -> None: ...\n"
+    with open(src / "interfaces.py", "a", encoding="utf-8") as interfaces:
+        interfaces.write(f"\n\n{undecorated}")
+    monkeypatch.chdir(at)
+    assert main(["generate"]) == 0
+    report = capsys.readouterr().out
+    for label in ("interfaces.py: Agent.list_sessions", "connection.py: ClientSideConnection.list_sessions"):
+        assert f"{label} gains the keyword cwd (a field of ListSessionsRequest)" in report
+        assert f"{label} loses the keyword legacy (no field of ListSessionsRequest any more)" in report
+    wired = texts(at)
+    archived = ", archived: SessionArchiveFilter | None=None" if features else ""
+    for name, cls in (("interfaces.py", "Agent"), ("connection.py", "ClientSideConnection")):
+        tree = ast.parse(wired[name])
+        fn = next(
+            f
+            for c in tree.body
+            if isinstance(c, ast.ClassDef) and c.name == cls
+            for f in c.body
+            if isinstance(f, ast.AsyncFunctionDef) and f.name == "list_sessions"
+        )
+        assert ast.unparse(fn.args) == f"self, cursor: str | None=None, cwd: str | None=None{archived}, **kwargs: Any"
+    assert "ListSessionsRequest(cursor=cursor, cwd=cwd," in wired["connection.py"]
+    assert "legacy" not in wired["connection.py"] + wired["interfaces.py"]
+    assert wired["interfaces.py"].endswith(undecorated)
+    assert main(["generate"]) == 0
+    assert texts(at) == wired
+    assert main(["check"]) == 0
+
+
 def test_a_file_that_does_not_parse_is_reported_and_left(tmp_path: Path, monkeypatch, capsys) -> None:
     at = sdk_repository(tmp_path / "sdk", [FEATURE])
     broken = at / "src" / "relay" / "connection.py"
