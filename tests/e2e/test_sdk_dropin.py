@@ -329,6 +329,7 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
 
 
 @needs(PEER_V2, V2_BASE / "schema.unstable.json")
+@pytest.mark.ecosystem  # (the peer's v2 module whole, with its own test; test_sdk_rfd adopts it in README's command)
 def test_the_sdk_v2_module_switches_and_refuses_known_tags_itself(venv: Path, tmp_path: Path) -> None:
     sdk = tmp_path / "sdk-v2"
     shutil.copytree(PEER_V2 / "acp", sdk / "src" / "acp")

@@ -256,7 +256,8 @@ def test_unstable_methods_need_the_unstable_protocol_and_delete_is_not_routed(
 
 
 @V1
-@pytest.mark.parametrize("agent", ["reference", "typescript"])
+# The TypeScript SDK's agent (npm) is the ecosystem session's.
+@pytest.mark.parametrize("agent", ["reference", pytest.param("typescript", marks=pytest.mark.ecosystem)])
 def test_a_client_on_the_adopted_sdk_uses_the_rfd(
     agent: str, venv: Path, adopted: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -411,7 +412,7 @@ def test_the_feature_switched_off_and_on_again(
 
 
 @needs(PEER_V2, V2_BASE / "schema.unstable.json")
-@pytest.mark.parametrize("feature", [True, False], ids=["on", "off"])
+@pytest.mark.parametrize("feature", [True, pytest.param(False, marks=pytest.mark.ecosystem)], ids=["on", "off"])
 def test_the_v2_meta_module_gains_the_rfd_methods_with_the_feature_only(
     feature: bool, venv: Path, tmp_path: Path
 ) -> None:

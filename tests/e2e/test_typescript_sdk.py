@@ -25,6 +25,9 @@ from conftest import ROOT, TS_AGENT, KitRun, install_ts_sdk, run_kit, selected_p
 
 from codegen.conformance.scenarios import SCENARIOS
 
+# A peer SDK from npm (npm ci of the pinned release): the ecosystem session's (nox -s ecosystem).
+pytestmark = pytest.mark.ecosystem
+
 BOTH = (1, 2)
 
 # Each --break mode of the agent: the scenarios that must fail, (version, scenario).

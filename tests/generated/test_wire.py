@@ -42,6 +42,11 @@ from generated.v2 import models as v2
 FEATURE = "unstable_session_archive"
 # Upstream v1 of each release at hand: 2026-08 (the top folder) and the newest, 2026-11.
 UPSTREAM_V1 = {r: UPSTREAM_RELEASES[r] / "v1" / "schema.unstable.json" for r in ("2026-08", "2026-11")}
+# The property sweeps run over the newest release in README's command; over every release,
+# and with the other null reading, in the ecosystem session (nox -s ecosystem).
+NEWEST = "2026-11"
+ECOSYSTEM = pytest.mark.ecosystem
+EVERY_RELEASE = [pytest.param(r, marks=() if r == NEWEST else ECOSYSTEM) for r in sorted(UPSTREAM_RELEASES)]
 LENIENT = "x-deserialize-default-on-error"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
 NULL_AS_DEFAULT = "x-deserialize-default-on-null"
@@ -388,7 +393,11 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("release", "default_on_null"), [*((r, "marked") for r in sorted(UPSTREAM_V1)), ("2026-11", "all")]
+    ("release", "default_on_null"),
+    [
+        *(pytest.param(r, "marked", marks=() if r == NEWEST else ECOSYSTEM) for r in sorted(UPSTREAM_V1)),
+        pytest.param("2026-11", "all", marks=ECOSYSTEM),
+    ],
 )
 def test_upstream_models_accept_what_the_schema_accepts(
     release: str, default_on_null: str, upstream_models: Any
@@ -484,7 +493,7 @@ def test_fragment_models_type_every_property(version: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
+@pytest.mark.parametrize("release", EVERY_RELEASE)
 def test_upstream_models_type_every_property(release: str, upstream_models: Any) -> None:
     for protocol, models in upstream_models(release).values():
         _check_complete(models, protocol.schema, COMPLETE_UPSTREAM_EXAMPLES)
@@ -529,7 +538,7 @@ def test_fragment_model_fields_are_right_at_import(models: ModuleType) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
+@pytest.mark.parametrize("release", EVERY_RELEASE)
 def test_upstream_model_fields_are_right_at_import(release: str, upstream_models: Any) -> None:
     for _, models in upstream_models(release).values():
         found = _fields_at_import(models)
@@ -537,7 +546,7 @@ def test_upstream_model_fields_are_right_at_import(release: str, upstream_models
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
+@pytest.mark.parametrize("release", EVERY_RELEASE)
 def test_upstream_tags_default_and_none_is_a_class_name(release: str, upstream_models: Any) -> None:
     for _, models in upstream_models(release).values():
         classes = {n for n, c in vars(models).items() if isinstance(c, type) and issubclass(c, BaseModel)}
@@ -554,7 +563,7 @@ def test_upstream_tags_default_and_none_is_a_class_name(release: str, upstream_m
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", sorted(UPSTREAM_RELEASES))
+@pytest.mark.parametrize("release", EVERY_RELEASE)
 @pytest.mark.parametrize("mode", ["form", "url"])
 def test_upstream_request_scoped_elicitation_is_the_request_variant(
     release: str, mode: str, upstream_models: Any
@@ -573,6 +582,7 @@ def test_upstream_request_scoped_elicitation_is_the_request_variant(
 
 
 @pytest.mark.slow
+@ECOSYSTEM
 def test_schema_v1_19_0_titled_items_and_custom_property_kinds_parse(upstream_models: Any) -> None:
     models = upstream_models("schema-v1.19.0")[1][1]
     titled = TypeAdapter(models.MultiSelectItems).validate_python({"anyOf": [{"const": "a", "title": "A"}]})

@@ -9,7 +9,9 @@ between each two adjacent releases.
 Cheap but faithful: in-process pipeline calls; a release whose files are byte for byte
 another's is rendered once (generation is deterministic); ruff's layout (formatting is
 tested elsewhere); the v1 fragments alone (the v2 fragments have no base here, so their
-output is the same for every release). Skipped without the reference data.
+output is the same for every release). Skipped without the reference data. The sweeps over
+every tag are the ecosystem session's (``nox -s ecosystem``); README's command keeps the
+CLI's refusal of one old release with the feature.
 """
 
 from __future__ import annotations
@@ -138,6 +140,7 @@ def _differences(release: Release, result: Generation, context: set[str]) -> lis
 
 
 @pytest.mark.slow
+@pytest.mark.ecosystem
 def test_every_release_generates_without_the_feature_as_the_release_it_is(releases, rendered):
     _, packages = rendered
     context = set(json.loads((ROOT / "schema" / "v1" / "schema.json").read_text(encoding="utf-8"))["$defs"])
@@ -146,6 +149,7 @@ def test_every_release_generates_without_the_feature_as_the_release_it_is(releas
 
 
 @pytest.mark.slow
+@pytest.mark.ecosystem
 def test_methods_named_by_the_old_convention_are_generated_with_a_note(rendered):
     _, packages = rendered
     notes = packages["v0.0.14"][1].notes()
@@ -167,6 +171,7 @@ def test_methods_named_by_the_old_convention_are_generated_with_a_note(rendered)
 
 
 @pytest.mark.slow
+@pytest.mark.ecosystem
 def test_untitled_variants_take_the_names_newer_titles_give(rendered):
     """The official Python SDK 0.7.0 was generated from v0.10.3; v0.10.7 titles the variants."""
     _, packages = rendered
@@ -201,6 +206,7 @@ def _imports(python: Path | str, rendered: tuple[Path, dict[str, tuple[str, Gene
 
 
 @pytest.mark.slow
+@pytest.mark.ecosystem
 def test_every_release_imports_on_the_newest_pydantic(rendered):
     import pydantic
 
@@ -208,11 +214,13 @@ def test_every_release_imports_on_the_newest_pydantic(rendered):
 
 
 @pytest.mark.slow
+@pytest.mark.ecosystem
 def test_every_release_imports_on_the_oldest_pydantic(rendered, lowest_pydantic_python):
     assert _imports(lowest_pydantic_python, rendered) == LOWEST_PYDANTIC
 
 
 @pytest.mark.slow
+@pytest.mark.ecosystem
 def test_with_the_feature_a_release_without_what_it_extends_is_refused_naming_it(releases, fragments):
     refused, loaded = [], []
     for release in {r.key: r for r in releases}.values():
@@ -251,6 +259,7 @@ def test_the_cli_refuses_an_old_release_with_the_feature_and_generates_it_withou
 
 
 @pytest.mark.slow
+@pytest.mark.ecosystem
 def test_diff_runs_between_each_two_adjacent_releases(releases, capsys, monkeypatch):
     # Each release is the new side of one pair and the old side of the next: loaded once
     # (a load is a function of the input as named).
