@@ -110,10 +110,11 @@ print(codegen.__file__)
 
 @pytest.mark.slow
 def test_installed_wheel_serves_an_sdk_repository(wheel: Path, upstream: Path, tmp_path: Path) -> None:
-    """From a fresh virtualenv holding only the wheel (and mypy), in a repository that
-    keeps an upstream base but no fragments: generate, import, check, edit, check, mypy."""
+    """From a fresh virtualenv holding only the wheel, in a repository that keeps an upstream
+    base but no fragments: generate, import, check, edit, check. (The same render passes
+    mypy --strict in test_upstream.py: the output does not depend on where the tool is.)"""
     venv = tmp_path / "venv"
-    bin_dir = fresh_venv(venv, wheel, "mypy>=1.14,<3")
+    bin_dir = fresh_venv(venv, wheel)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
 
     def run(*command: str | Path, cwd: Path, code: int = 0) -> subprocess.CompletedProcess[str]:
@@ -152,8 +153,7 @@ def test_installed_wheel_serves_an_sdk_repository(wheel: Path, upstream: Path, t
     stale = run(bin_dir / "acp-codegen", "check", cwd=sdk, code=1)
     assert "-class Edited(BaseModel):" in stale.stdout and "+class ArchiveSessionRequest(BaseModel):" in stale.stdout
     run(bin_dir / "acp-codegen", "generate", cwd=sdk)
-
-    run(bin_dir / "mypy", "--strict", "--cache-dir", tmp_path / "mypy-cache", "src/my_sdk/generated", cwd=sdk)
+    assert "up to date" in run(bin_dir / "acp-codegen", "check", cwd=sdk).stdout
 
 
 def test_pre_commit_hooks_run_commands_the_package_installs(capsys: pytest.CaptureFixture[str]) -> None:

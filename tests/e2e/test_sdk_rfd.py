@@ -412,7 +412,8 @@ def test_the_feature_switched_off_and_on_again(
 
 
 @needs(PEER_V2, V2_BASE / "schema.unstable.json")
-@pytest.mark.parametrize("feature", [True, pytest.param(False, marks=pytest.mark.ecosystem)], ids=["on", "off"])
+@pytest.mark.ecosystem  # (the peer SDK's unreleased v2 module, as test_sdk_dropin's test of it)
+@pytest.mark.parametrize("feature", [True, False], ids=["on", "off"])
 def test_the_v2_meta_module_gains_the_rfd_methods_with_the_feature_only(
     feature: bool, venv: Path, tmp_path: Path
 ) -> None:
@@ -560,6 +561,7 @@ def test_one_command_moves_the_sdk_to_a_newer_release(
 
 
 @needs(V1_21 / "schema.unstable.json", V1_21 / "meta.unstable.json")
+@pytest.mark.ecosystem  # (a move to a newer release, as above; test_sdk_wiring holds the rule in README's command)
 def test_a_field_a_newer_release_adds_reaches_the_sdk_s_signatures(
     venv: Path, sdk_on: tuple[Path, str], tmp_path: Path
 ) -> None:
