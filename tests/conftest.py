@@ -65,16 +65,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # `nox -s ecosystem` (the tests marked ecosystem) each take the ones they select in this order.
 SLOWEST_MODULES = (
     "tests/e2e/test_sdk_releases.py",  # (ecosystem: a test per release of the official SDK, adopt and its suite)
+    "tests/generator/test_releases.py",  # (ecosystem: every upstream release tag)
     "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
-    "tests/e2e/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
-    "tests/generator/test_releases.py",
-    "tests/generator/test_upstream.py",
-    "tests/generated/test_wire.py",
     "tests/e2e/test_conformance_kit.py",
+    "tests/generator/test_upstream.py",
+    "tests/e2e/test_typescript_sdk.py",  # (ecosystem)
+    "tests/e2e/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
     "tests/e2e/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
     "tests/e2e/test_sdk_dropin.py",
+    "tests/generated/test_wire.py",
+    "tests/generator/test_sdk_settings.py",
+    "tests/hostile/test_fuzz_generated.py",
     "tests/generator/test_adopt_regen.py",
-    "tests/e2e/test_typescript_sdk.py",
     "tests/e2e/test_cli.py",
     "tests/e2e/test_archive_agent_hostile.py",
 )

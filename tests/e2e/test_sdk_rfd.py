@@ -319,6 +319,7 @@ def test_with_the_feature_on_the_sdk_suite_is_unchanged_and_only_the_wired_files
 
 
 @V1
+@pytest.mark.ecosystem  # (adopt with the feature off; README's command switches it off after adopt, by generate)
 def test_with_the_feature_off_the_sdk_files_are_its_own(sdk_off: tuple[Path, str]) -> None:
     sdk, report = sdk_off
     assert re.search(r"^wired: 4 modules of the SDK \([^)]*\)$", report, re.M), report

@@ -521,6 +521,7 @@ def test_an_undeclared_difference_in_the_archive_surface_stops_conversions(upstr
     assert not (tmp_path / "out" / "convert.py").exists() and (tmp_path / "out" / "v2" / "models.py").is_file()
 
 
+@pytest.mark.ecosystem  # (the older snapshot against the newest: test_diff_cli runs the diff in README's command)
 @pytest.mark.parametrize("version", [1, 2])
 def test_diff_between_the_two_snapshots_runs(upstream: Path, version: int, capsys):
     old, new = (upstream / f"v{version}" / SCHEMAS[1]), (upstream / RELEASE_2026_11 / f"v{version}" / SCHEMAS[1])
