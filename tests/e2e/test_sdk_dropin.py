@@ -35,7 +35,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT, SHARED_UPSTREAM, fresh_venv
 
-pytestmark = pytest.mark.slow
+# adopt from the wheel over SDK modules other than the one README's command adopts
+# (test_sdk_rfd.py: 0.12.1 with the wiring): the ecosystem session's (nox -s ecosystem).
+pytestmark = [pytest.mark.slow, pytest.mark.ecosystem]
 
 SDK_PIN = "agent-client-protocol==0.12.1"
 # What the SDK's own suite imports (its dev dependency group), pinned.
@@ -284,7 +286,6 @@ def sdk_adopted(
 
 
 @needs(V1_BASE / "schema.unstable.json")
-@pytest.mark.ecosystem  # (the pinned release's row of the every-release table: test_sdk_releases.py's session)
 def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     sdk, its_own, before, report = sdk_adopted(
         venv, tmp_path / "sdk", SDK_PIN, V1_BASE / "schema.unstable.json", V1_BASE / "meta.unstable.json"
@@ -329,7 +330,6 @@ def test_the_official_sdk_switches_with_adopt_alone(venv: Path, tmp_path: Path, 
 
 
 @needs(PEER_V2, V2_BASE / "schema.unstable.json")
-@pytest.mark.ecosystem  # (the peer's v2 module whole, with its own test; test_sdk_rfd adopts it in README's command)
 def test_the_sdk_v2_module_switches_and_refuses_known_tags_itself(venv: Path, tmp_path: Path) -> None:
     sdk = tmp_path / "sdk-v2"
     shutil.copytree(PEER_V2 / "acp", sdk / "src" / "acp")
