@@ -8,7 +8,6 @@ Nothing here waits without a deadline.
 
 from __future__ import annotations
 
-import errno
 import itertools
 import json
 import queue
@@ -23,8 +22,8 @@ from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
+from .. import processes
 from ..errors import _printable, pointer
-from . import procgroup
 from .models import MessageModels
 
 MAX_SHOWN = 300  # characters of one message quoted in a report
@@ -171,25 +170,6 @@ def in_order(sent: list[tuple[int, dict[str, Any]]], received: list[Received]) -
     return tuple(text for _, text in sorted(lines, key=lambda line: line[0]))
 
 
-# Errors of a spawn that say nothing about the command: the kernel could not take the new
-# process's arguments or resources just then (EFAULT from execve was seen once on a loaded
-# machine, EAGAIN is fork's). Such a spawn is tried again; any other error is the command's.
-TRANSIENT_SPAWN_ERRORS = (errno.EAGAIN, errno.EFAULT)
-
-
-def spawn(command: list[str], **options: Any) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen(command, **options)``, tried up to three times where it fails for a
-    transient reason."""
-    delays = [0.1, 0.3]
-    while True:
-        try:
-            return subprocess.Popen(command, **options)
-        except OSError as exc:
-            if exc.errno not in TRANSIENT_SPAWN_ERRORS or not delays:
-                raise
-            time.sleep(delays.pop(0))
-
-
 @dataclass(eq=False)  # (hashed by identity: kept in RUNNING)
 class AgentProcess:
     command: list[str]
@@ -213,7 +193,7 @@ class AgentProcess:
     def start(self) -> None:
         """Spawn the command in a session of its own; ``OSError`` (not found, not
         executable) goes to the caller."""
-        self._proc = spawn(
+        self._proc = processes.spawn(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
         )
         RUNNING.add(self)
@@ -247,7 +227,7 @@ class AgentProcess:
         if proc is None:
             return
         self._proc = None
-        others = procgroup.descendants(proc.pid)  # while the tree still hangs together
+        others = processes.descendants(proc.pid)  # while the tree still hangs together
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
@@ -260,9 +240,9 @@ class AgentProcess:
             pass
         # A launcher may exit at end of input and leave its child running, or wait for a
         # child that ignores it: whatever of the group is left gets the rest of the grace.
-        while time.monotonic() < deadline and procgroup.alive(proc.pid, others):
+        while time.monotonic() < deadline and processes.alive(proc.pid, others):
             time.sleep(0.02)
-        procgroup.stop(proc.pid, others, STOP_GRACE_S)
+        processes.stop(proc.pid, others, STOP_GRACE_S)
         if proc.poll() is None:  # where there are no process groups
             proc.kill()
         try:

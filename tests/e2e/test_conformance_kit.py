@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, KitRun, kit_statuses, run_kit, selected_params
 
+from codegen import processes
 from codegen.cli import main
-from codegen.conformance import driver
 from codegen.conformance.scenarios import SCENARIOS
 
 BROKEN = Path(__file__).resolve().parent / "broken_agent.py"
@@ -509,14 +509,14 @@ def test_a_spawn_that_fails_for_a_transient_reason_is_tried_again(monkeypatch, e
             raise OSError(errors[len(calls) - 1], os.strerror(errors[len(calls) - 1]))
         return "process"
 
-    monkeypatch.setattr(driver.subprocess, "Popen", popen)
-    monkeypatch.setattr(driver.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(processes.subprocess, "Popen", popen)
+    monkeypatch.setattr(processes.time, "sleep", lambda seconds: None)
     if spawned:
-        assert driver.spawn(["agent"]) == "process"
+        assert processes.spawn(["agent"]) == "process"
         assert len(calls) == len(errors) + 1
     else:
         with pytest.raises(OSError) as raised:
-            driver.spawn(["agent"])
+            processes.spawn(["agent"])
         assert raised.value.errno == errno.EFAULT and len(calls) == 3
 
 
@@ -527,7 +527,7 @@ def test_a_spawn_that_fails_for_the_command_is_not_tried_again(monkeypatch):
         calls.append(command)
         raise FileNotFoundError(errno.ENOENT, "No such file or directory", command[0])
 
-    monkeypatch.setattr(driver.subprocess, "Popen", popen)
+    monkeypatch.setattr(processes.subprocess, "Popen", popen)
     with pytest.raises(FileNotFoundError):
-        driver.spawn(["no-such-agent"])
+        processes.spawn(["no-such-agent"])
     assert len(calls) == 1

@@ -1,4 +1,5 @@
-"""The processes an agent command started, found and stopped as one.
+"""Child processes: started (tried again on a transient failure), and the processes a
+command started found and stopped as one.
 
 The agent runs in a session (and process group) of its own, so a launcher's children
 (an npm wrapper's real binary) are stopped with it, and a Ctrl-C at the terminal reaches
@@ -10,10 +11,13 @@ what the kit can reach.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 PROC = Path("/proc")
 # A process: (pid, start time in clock ticks since boot), so that a pid the system has
@@ -97,3 +101,22 @@ def stop(group: int, others: set[Ident], wait: float) -> None:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline and alive(group, others):
             time.sleep(0.02)
+
+
+# Errors of a spawn that say nothing about the command: the kernel could not take the new
+# process's arguments or resources just then (EFAULT from execve was seen once on a loaded
+# machine, EAGAIN is fork's). Such a spawn is tried again; any other error is the command's.
+TRANSIENT_SPAWN_ERRORS = (errno.EAGAIN, errno.EFAULT)
+
+
+def spawn(command: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(command, **options)``, tried up to three times where it fails for a
+    transient reason."""
+    delays = [0.1, 0.3]
+    while True:
+        try:
+            return subprocess.Popen(command, **options)
+        except OSError as exc:
+            if exc.errno not in TRANSIENT_SPAWN_ERRORS or not delays:
+                raise
+            time.sleep(delays.pop(0))
