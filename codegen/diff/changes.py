@@ -1,6 +1,7 @@
-"""The changes a schema comparison finds, and the recorder every comparer builds on:
-it judges each change by ``RULES`` (whom it breaks, on the wire and in code) and locates
-it in the schema files."""
+"""The changes a schema comparison finds, the errors that leave it incomplete (a side that
+``generate`` refuses), and the recorder every comparer builds on: it judges each change by
+``RULES`` (whom it breaks on the wire, in each direction, and in code) and locates it in the
+schema files."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import pointer
+from ..errors import SchemaError, pointer
 from ..ir import Protocol, TypeDef, TypeExpr
 from .rules import RULES
-from .usage import RECEIVER, SENDER, Use, usage
+from .usage import DIRECTIONS, UNREACHED, Use, usage
 
 ChangeKind = Literal["added", "removed", "changed"]
 Which = Literal["old", "new"]
@@ -34,6 +35,7 @@ class Change:
     side: str | None = None  # methods: the side that handles it
     code: bool = False  # breaks code written against the generated package
     surface: str = ""  # upstream's layout: "stable" (schema.json) or "unstable" (only schema.unstable.json)
+    directions: tuple[str, ...] = ()  # the wire directions it breaks: "old-to-new", "new-to-old"
 
     @property
     def wire_breaking(self) -> bool:
@@ -56,6 +58,7 @@ class Change:
             "kind": self.kind,
             "rule": self.rule,
             "breaks": list(self.breaks),
+            "directions": list(self.directions),
             "feature": self.feature,
             "location": self.location,
         }
@@ -78,6 +81,28 @@ class FileChange:
     removed: int
 
 
+@dataclass(frozen=True)
+class Finding:
+    """An error that leaves the comparison incomplete: not a change, and never compatible."""
+
+    kind: str  # "generation-failed"
+    side: Which  # the input it is in
+    file: str  # as shown to users; "" when the error names none
+    pointer: str
+    message: str
+
+    def as_json(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+def generation_failed(side: Which, exc: Exception) -> list[Finding]:
+    """``generate`` refused one side: one finding per problem it named."""
+    if isinstance(exc, SchemaError) and exc.problems:
+        return [Finding("generation-failed", side, p.file, p.pointer, p.message) for p in exc.problems]
+    reason = str(exc).splitlines()[0] if str(exc) else ""
+    return [Finding("generation-failed", side, "", "", f"{type(exc).__name__}: {reason}".rstrip(": "))]
+
+
 @dataclass
 class Report:
     old_label: str
@@ -89,6 +114,7 @@ class Report:
     counterparts: dict[str, str] = dataclasses.field(default_factory=dict)  # old side's file -> new side's
     old_prefix: str = ""  # how the old input's file names start (shown relative to it)
     new_prefix: str = ""
+    errors: list[Finding] = dataclasses.field(default_factory=list)
 
     @property
     def breaking(self) -> list[Change]:
@@ -172,14 +198,14 @@ class Recorder:
     ) -> None:
         r = RULES[rule]
         breaks: set[str] = set()
-        if not uses:  # not reachable from any message: assume both directions
-            if r.sender:
-                breaks.add("senders of messages that use it (not reachable from any method)")
-            if r.receiver:
-                breaks.add("receivers of messages that use it (not reachable from any method)")
-        for use in uses:
-            if (use.position == SENDER and r.sender) or (use.position == RECEIVER and r.receiver):
-                breaks.add(use.who)
+        directions = []
+        for direction in DIRECTIONS:
+            roles = r.roles(direction)
+            hit = {u.who(direction) for u in uses if u.role in roles}
+            if roles and not uses:  # not reachable from any message: assume every role
+                hit = {UNREACHED[direction]}
+            breaks |= hit
+            directions += [direction] if hit else []
         if kind == "property" and group.endswith("Capabilities"):
             kind = "capability"
         self.changes.append(
@@ -198,6 +224,7 @@ class Recorder:
                 group,
                 side,
                 r.code,
+                directions=tuple(directions),
             )
         )
 

@@ -1,7 +1,8 @@
 """``acp-codegen diff OLD NEW``: load both sides through the pipeline, compare, report.
 
-Exit status: 0, or 1 when ``--fail-on`` says the changes found should fail the run;
-2 on bad input on either side (``file: /json/pointer: message``, no traceback).
+Exit status: 0, or 1 when ``--fail-on`` says the changes found should fail the run (a side
+that ``generate`` refuses fails it at every level but ``never``); 2 on bad input on either
+side (``file: /json/pointer: message``, no traceback).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..method_inference import infer_method_types
 from ..pipeline import generate
 from ..schema_terms import DEFS
 from ..validate import declared_features, validate_version
-from .changes import Change, Report
+from .changes import Change, Report, Which, generation_failed
 from .compare import compare
 from .files import file_changes
 from .inputs import GIT_PREFIX, InputError, Side, VersionUnknown, open_sides
@@ -121,7 +122,10 @@ def _max_chars(text: str) -> int:
 
 
 def fails(report: Report, fail_on: str) -> bool:
-    """Whether ``--fail-on`` fails the run on these changes."""
+    """Whether ``--fail-on`` fails the run: on these changes, or on any error (the comparison
+    is incomplete, so nothing may pass as compatible)."""
+    if report.errors and fail_on != "never":
+        return True
     test: dict[str, Callable[[Change], bool]] = {
         "never": lambda c: False,
         "any": lambda c: True,
@@ -238,17 +242,18 @@ def build_report(args: argparse.Namespace) -> Report:
                 "Generated files not compared for upstream's layout: generate over a release with --base-v1/--base-v2"
             )
         elif not args.no_generated:
-            try:
-                shown_dir = display_name(config.schema_dir, config.root)
-                if PurePosixPath(shown_dir).is_absolute():
-                    shown_dir = "schema"
-                old_files = generated_files(old_sides[""], old, shown_dir)
-                new_files = generated_files(new_sides[""], new, shown_dir)
-            except Exception as exc:  # the protocol diff stands on its own when generation fails
-                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                report.files_note = f"Generated files not compared: generation failed ({type(exc).__name__}: {reason})"
-            else:
-                report.files = file_changes(old_files, new_files)
+            shown_dir = display_name(config.schema_dir, config.root)
+            if PurePosixPath(shown_dir).is_absolute():
+                shown_dir = "schema"
+            generated = {}
+            pairs: tuple[tuple[Which, Side, Loaded], ...] = (("old", old_sides[""], old), ("new", new_sides[""], new))
+            for which, side, loaded in pairs:
+                try:
+                    generated[which] = generated_files(side, loaded, shown_dir)
+                except Exception as exc:  # the protocol diff stands; the failure is an error of its own
+                    report.errors += generation_failed(which, exc)
+            if not report.errors:
+                report.files = file_changes(generated["old"], generated["new"])
     return report
 
 

@@ -9,9 +9,9 @@ reported once, at its definition (references compare by name). A type that disap
 while another with the same shape appears is a rename.
 
 Whether a change breaks anyone follows ``RULES`` (also the table in docs/diff.md). On the
-wire: per rule, whether it breaks the sender of a request that uses the type, and whether
-it breaks the receiver of a response or notification that uses it; which of the two
-applies comes from where each type is reachable from (``usage``). In code: whether code
+wire: per rule and per direction (an old sender's message read by a new receiver, a new
+sender's read by an old receiver), the message roles in which it breaks; which roles reach
+a type, and who sends and receives them, comes from ``usage``. In code: whether code
 written against the generated package still imports, type-checks and behaves.
 """
 
@@ -25,6 +25,7 @@ from .changes import Change, Where
 from .definitions import DefinitionComparer
 from .methods import MethodComparer
 from .rules import RULES
+from .usage import DIRECTIONS
 
 
 class _Comparer(DefinitionComparer, MethodComparer):
@@ -104,7 +105,7 @@ def compare(
         if o is None or n is None:
             rule = "version-added" if o is None else "version-removed"
             r = RULES[rule]
-            who = ("peers that speak only this version",) if r.sender else ()
+            who = ("peers that speak only this version",) if r.wire else ()
             changes.append(
                 Change(
                     version,
@@ -116,6 +117,7 @@ def compare(
                     breaks=who,
                     group="protocol",
                     code=r.code,
+                    directions=tuple(d for d in DIRECTIONS if r.roles(d)),
                 )
             )
             continue

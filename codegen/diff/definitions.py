@@ -88,9 +88,12 @@ class DefinitionComparer(Recorder):
             tail = ("properties", name) if top else ()
             if o is None and n is not None:
                 kind = "required" if n.required else "optional"
+                rule = f"property-added-{kind}"
+                if top and not w.old_def.extra_allowed:
+                    rule = "property-added-required-closed" if n.required else "property-added-closed"
                 self.at(
                     w,
-                    f"property-added-{kind}",
+                    rule,
                     "property",
                     path,
                     "added",

@@ -7,7 +7,7 @@ from typing import Literal
 
 from ..ir import Method
 from .changes import ChangeKind, Recorder
-from .usage import OTHER, RECEIVER, SELF, SENDER, Use
+from .usage import call_use
 
 
 class MethodComparer(Recorder):
@@ -53,10 +53,7 @@ class MethodComparer(Recorder):
         carrier = (self.old if side == "old" else self.new).types.get(m.params)
         location = self.location(carrier, side=side) if carrier else ""
         # A request change hits its callers; a notification change hits whoever receives it.
-        if m.kind == "request":
-            use = Use(SENDER, f"{OTHER.get(m.side, 'peers')} calling `{m.name}`")
-        else:
-            use = Use(RECEIVER, f"{SELF.get(m.side, 'peers')} receiving `{m.name}`")
+        use = call_use(m.kind, m.name, m.side)
         self.emit(
             rule,
             "method",

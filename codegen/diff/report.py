@@ -1,5 +1,6 @@
 """Reports: JSON (everything), Markdown sized for a pull-request comment, and GitHub Actions
-workflow commands that annotate the schema lines a change is at."""
+workflow commands that annotate the schema lines a change is at. Errors (a side that
+``generate`` refuses) come first in each, and a report with errors calls nothing compatible."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .changes import Change, Report
+from .changes import Change, Finding, Report
 from .inputs import GIT_PREFIX
 from .rules import RULES
 
@@ -31,7 +32,9 @@ def to_json(report: Report) -> str:
             "breaking": len(report.breaking),
             "wireBreaking": sum(c.wire_breaking for c in report.changes),
             "codeBreaking": sum(c.code for c in report.changes),
+            "errors": len(report.errors),
         },
+        "errors": [e.as_json() for e in report.errors],
         "changes": [c.as_json() for c in report.changes],
     }
     if report.files is not None:
@@ -60,14 +63,24 @@ def scope(c: Change) -> str:
     return f"v{c.version}" + (f" {c.surface}" if c.surface else "")
 
 
+def failed_sides(report: Report) -> str:
+    """Where generation failed: "the new side", "the old and new sides"."""
+    sides = [s for s in ("old", "new") if any(e.side == s for e in report.errors)]
+    return f"the {' and '.join(sides)} side{'s' if len(sides) > 1 else ''}"
+
+
 def summary_line(report: Report) -> str:
-    """One line of counts."""
+    """One line of counts. With errors, the comparison is incomplete: what no rule calls
+    breaking is "other", never "compatible"."""
     changes = report.changes
     breaking = len(report.breaking)
     wire = sum(c.wire_breaking for c in changes)
     code = sum(c.code for c in changes)
-    text = f"{_plural(len(changes), 'change')}: {breaking} breaking ({wire} wire, {code} code)"
-    text += f", {len(changes) - breaking} compatible"
+    text = ""
+    if report.errors:
+        text = f"{_plural(len(report.errors), 'error')}: generation failed on {failed_sides(report)}; "
+    text += f"{_plural(len(changes), 'change')}: {breaking} breaking ({wire} wire, {code} code)"
+    text += f", {len(changes) - breaking} {'other' if report.errors else 'compatible'}"
     scopes = sorted({scope(c) for c in changes}, key=lambda s: (int(s.split()[0][1:]), s))
     if scopes:
         text += " (" + ", ".join(f"{s}: {sum(scope(c) == s for c in changes)}" for s in scopes) + ")"
@@ -99,6 +112,11 @@ def short_location(report: Report, location: str) -> str:
     return f"`{_md(location)}`"
 
 
+def _error_item(report: Report, e: Finding) -> str:
+    where = f"{short_location(report, f'{e.file}#{e.pointer}')}: " if e.file else ""
+    return f"- generation failed on the {e.side} side: {where}`{_md(e.message)}`"
+
+
 def _item(report: Report, c: Change, location: bool) -> list[str]:
     head = "" if c.breaking else f"{c.change} "
     feature = f"; feature `{_md(c.feature)}`" if c.feature else ""
@@ -128,6 +146,8 @@ def _render(report: Report, cut: _Cut, command: str) -> str:
         "",
         f"**{summary_line(report)}**",
     ]
+    if report.errors:  # never cut: without them the rest reads as complete
+        lines += ["", "### Errors", ""] + [_error_item(report, e) for e in report.errors]
     if breaking:
         lines += ["", "### Breaking changes"]
         block = None
@@ -160,6 +180,13 @@ def _render(report: Report, cut: _Cut, command: str) -> str:
             lines += [f"| `{_md(f.path)}` | {f.status} | {f.added} | {f.removed} |" for f in report.files]
         else:
             lines.append(", ".join(f"`{_md(f.path)}`" for f in report.files))
+    elif report.errors:
+        lines += [
+            "",
+            "### Generated files",
+            "",
+            f"Not compared: generation failed on {failed_sides(report)} (see Errors).",
+        ]
     elif report.files_note:
         lines += ["", "### Generated files", "", _md(report.files_note)]
     left_out = _left_out(cut, len(breaking), compatible, report)
@@ -334,24 +361,35 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _props(where: tuple[str, int] | None, title: str) -> str:
+    props = [f"file={_escape_property(where[0])}", f"line={where[1]}"] if where else []
+    return ",".join([*props, f"title={_escape_property(title)}"])
+
+
 def github_lines(report: Report) -> Iterable[str]:
     locate = _Locator(report)
+    for e in report.errors:
+        where = locate(f"{e.file}#{e.pointer}") if e.file else None
+        props = _props(where, f"Generation failed ({e.side} side)")
+        if e.file and where is None:  # a file with no schema text to number lines in (conversions.json)
+            props = f"file={_escape_property(_repo_path(e.file))},{props}"
+        place = f"{e.file}: {e.pointer}: " if e.file else ""
+        yield f"::error {props}::{_escape_data(f'generation failed on the {e.side} side: {place}{e.message}')}"
     for c in sorted(report.changes, key=lambda c: (not c.breaking, _order(c))):
         where = locate(c.location) if c.location else None
         level = "error" if c.breaking else "notice"
         kinds = [k for k, hit in (("wire", c.wire_breaking), ("code", c.code)) if hit]
         title = (f"Breaking schema change ({', '.join(kinds)})" if kinds else "Schema change") + f": {c.rule}"
-        props = [f"file={_escape_property(where[0])}", f"line={where[1]}"] if where else []
-        props.append(f"title={_escape_property(title)}")
         message = f"{scope(c)} {c.path}: {c.detail}"
         if c.feature:
             message += f"; feature {c.feature}"
         if c.breaking:
             message += f". {_verdicts(c)}"
-        yield f"::{level} {','.join(props)}::{_escape_data(message)}"
+        yield f"::{level} {_props(where, title)}::{_escape_data(message)}"
 
 
 def to_github(report: Report) -> str:
-    """GitHub Actions workflow commands: an error per breaking change, a notice per other
-    change, each at the schema file and line of the change; breaking changes first."""
+    """GitHub Actions workflow commands: an error per error (a side ``generate`` refuses) and
+    per breaking change, a notice per other change, each at the schema file and line it is
+    at; errors first, then breaking changes."""
     return "".join(line + "\n" for line in github_lines(report))

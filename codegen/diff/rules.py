@@ -1,30 +1,52 @@
-"""The breaking-change rules: one per kind of change, with its wire and code verdicts."""
+"""The breaking-change rules: one per kind of change, with its wire and code verdicts.
+
+On the wire every change is judged in both directions a message can travel between an old
+and a new peer: an old sender's message read by a new receiver, and a new sender's message
+read by an old receiver. A rule says, per direction, in which message roles it breaks:
+every role (the receiver refuses or misreads the message), requests only (the receiver
+silently ignores something only the old side knows, so the old caller's answer changes),
+or none. ``usage`` says which roles reach a type and who sends and receives them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .usage import NOTIFICATION, OLD_TO_NEW, REQUEST, RESPONSE
+
+ALL = frozenset({REQUEST, RESPONSE, NOTIFICATION})
+REQUESTS = frozenset({REQUEST})
+NO: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class Rule:
     id: str
     what: str  # the change, as the table in docs/diff.md says it
-    sender: bool  # breaks whoever sends a request that uses the type
-    receiver: bool  # breaks whoever receives a response or notification that uses the type
+    old_to_new: frozenset[str]  # message roles in which an old sender's message breaks with a new receiver
+    new_to_old: frozenset[str]  # message roles in which a new sender's message breaks with an old receiver
     why: str
     code: bool  # breaks code written against the generated package (imports, type-checks, behaviour)
     code_why: str
+
+    def roles(self, direction: str) -> frozenset[str]:
+        return self.old_to_new if direction == OLD_TO_NEW else self.new_to_old
+
+    @property
+    def wire(self) -> bool:
+        """Breaks some message in some direction."""
+        return bool(self.old_to_new or self.new_to_old)
 
 
 RULES: dict[str, Rule] = {
     r.id: r
     for r in (
-        Rule("type-added", "type added", False, False, "nothing used it before", False, "a new class"),
+        Rule("type-added", "type added", NO, NO, "nothing used it before", False, "a new class"),
         Rule(
             "type-removed",
             "type removed",
-            False,
-            False,
+            NO,
+            NO,
             "not on the wire; its users' changes are reported there",
             True,
             "imports of the class fail",
@@ -32,8 +54,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "type-renamed",
             "type renamed, same shape",
-            False,
-            False,
+            NO,
+            NO,
             "type names never reach the wire",
             True,
             "the class has a new name",
@@ -41,8 +63,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "type-kind-changed",
             "type becomes another kind (object, enum, union, alias)",
-            True,
-            True,
+            ALL,
+            ALL,
             "incompatible",
             True,
             "a different class shape",
@@ -50,44 +72,62 @@ RULES: dict[str, Rule] = {
         Rule(
             "property-added-optional",
             "optional property added",
-            False,
-            False,
-            "old peers omit or ignore it",
+            NO,
+            NO,
+            "old senders omit it; old receivers ignore it",
             False,
             "a new attribute with a default",
         ),
         Rule(
             "property-added-required",
             "required property added",
+            ALL,
+            NO,
+            "old senders omit it; old receivers ignore it",
             True,
+            "constructors must now pass it",
+        ),
+        Rule(
+            "property-added-closed",
+            "optional property added to an object that refuses unknown properties",
+            NO,
+            ALL,
+            "old receivers refuse it",
             False,
-            "old senders omit it",
+            "a new attribute with a default",
+        ),
+        Rule(
+            "property-added-required-closed",
+            "required property added to an object that refuses unknown properties",
+            ALL,
+            ALL,
+            "old senders omit it; old receivers refuse it",
             True,
             "constructors must now pass it",
         ),
         Rule(
             "property-removed-optional",
             "optional property removed",
-            False,
-            False,
-            "unknown properties are kept",
+            REQUESTS,
+            NO,
+            "old senders may still send it and new receivers ignore it: a request's answer no longer honours it",
             True,
             "the attribute disappears",
         ),
         Rule(
             "property-removed-required",
             "required property removed",
-            False,
-            True,
-            "old receivers expect it",
+            REQUESTS,
+            ALL,
+            "old receivers expect it; old senders of a request still send it and new receivers ignore it",
             True,
             "the attribute disappears",
         ),
         Rule(
             "property-removed-closed",
             "optional property removed from an object that refuses unknown properties",
-            True,
-            False,
+            ALL,
+            NO,
             "old senders may still send it",
             True,
             "the attribute disappears",
@@ -95,8 +135,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "property-removed-required-closed",
             "required property removed from an object that refuses unknown properties",
-            True,
-            True,
+            ALL,
+            ALL,
             "old senders still send it; old receivers expect it",
             True,
             "the attribute disappears",
@@ -104,8 +144,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "property-made-required",
             "property becomes required",
-            True,
-            False,
+            ALL,
+            NO,
             "old senders may omit it",
             True,
             "constructors must now pass it",
@@ -113,8 +153,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "property-made-optional",
             "property becomes optional",
-            False,
-            True,
+            NO,
+            ALL,
             "old receivers expect it",
             True,
             "readers get `None` where the type said a value",
@@ -122,8 +162,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "nullable-added",
             "`null` becomes allowed",
-            False,
-            True,
+            NO,
+            ALL,
             "old receivers refuse `null`",
             True,
             "readers get `None` where the type said a value",
@@ -131,8 +171,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "nullable-removed",
             "`null` no longer allowed",
-            True,
-            False,
+            ALL,
+            NO,
             "old senders may send `null`",
             True,
             "code that passes `None` no longer type-checks",
@@ -140,8 +180,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "type-changed",
             "value type changed (e.g. string to integer)",
-            True,
-            True,
+            ALL,
+            ALL,
             "incompatible",
             True,
             "the attribute's type changes",
@@ -149,8 +189,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "format-changed",
             "string/number format changed",
-            True,
-            True,
+            ALL,
+            ALL,
             "values valid for one may not be valid",
             True,
             "the attribute's Python type or validation changes",
@@ -158,18 +198,18 @@ RULES: dict[str, Rule] = {
         Rule(
             "ref-changed",
             "reference to another type (not a rename)",
-            True,
-            True,
+            ALL,
+            ALL,
             "a different shape",
             True,
             "the attribute holds another class",
         ),
-        Rule("const-changed", "constant value changed", True, True, "incompatible", True, "the literal changes"),
+        Rule("const-changed", "constant value changed", ALL, ALL, "incompatible", True, "the literal changes"),
         Rule(
             "enum-value-added",
             "value added to a closed enum",
-            False,
-            True,
+            NO,
+            ALL,
             "old receivers refuse it",
             False,
             "the `Literal` gains a member",
@@ -177,8 +217,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "enum-value-removed",
             "value removed from a closed enum",
-            True,
-            False,
+            ALL,
+            NO,
             "old senders may send it",
             True,
             "code that passes it no longer type-checks",
@@ -186,8 +226,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "enum-value-added-open",
             "value added to an open enum",
-            False,
-            False,
+            NO,
+            NO,
             "any string was accepted",
             False,
             "the `Literal` gains a member; any string was accepted",
@@ -195,17 +235,17 @@ RULES: dict[str, Rule] = {
         Rule(
             "enum-value-removed-open",
             "value removed from an open enum",
-            False,
-            False,
-            "any string is accepted",
+            REQUESTS,
+            NO,
+            "any string is accepted, but a request's old senders may send it and get the fallback's answer",
             False,
             "any string is still accepted",
         ),
         Rule(
             "enum-opened",
             "closed enum becomes open",
-            False,
-            True,
+            NO,
+            ALL,
             "old receivers refuse other strings",
             True,
             "readers get `str` where the type said a `Literal`",
@@ -213,8 +253,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "enum-closed",
             "open enum becomes closed",
-            True,
-            False,
+            ALL,
+            NO,
             "old senders may send other strings",
             True,
             "code that passes other strings no longer type-checks",
@@ -222,8 +262,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "variant-added",
             "union variant added",
-            False,
-            True,
+            NO,
+            ALL,
             "old receivers cannot parse it",
             False,
             "the union gains a member",
@@ -231,8 +271,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "variant-removed",
             "union variant removed",
-            True,
-            False,
+            ALL,
+            NO,
             "old senders may send it",
             True,
             "code that builds it no longer type-checks",
@@ -240,8 +280,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "message-variant-added",
             "a method's message added to a union of messages",
-            False,
-            False,
+            NO,
+            NO,
             "reported as the method; nobody sees it before using the method",
             False,
             "reported as the method",
@@ -249,8 +289,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "message-variant-removed",
             "a method's message removed from a union of messages",
-            False,
-            False,
+            NO,
+            NO,
             "reported as the method, where it breaks",
             False,
             "reported as the method",
@@ -258,8 +298,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "discriminator-changed",
             "union discriminator changed",
-            True,
-            True,
+            ALL,
+            ALL,
             "variants are told apart differently",
             True,
             "variants are told apart by another field",
@@ -267,8 +307,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "bases-changed",
             "object extends other types",
-            True,
-            True,
+            ALL,
+            ALL,
             "a different shape",
             True,
             "a different class hierarchy",
@@ -276,8 +316,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "extra-closed",
             "object stops accepting unknown properties",
-            True,
-            False,
+            ALL,
+            NO,
             "old senders may add some",
             True,
             "unknown keys now fail validation",
@@ -285,8 +325,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "extra-opened",
             "object starts accepting unknown properties",
-            False,
-            True,
+            NO,
+            ALL,
             "old receivers refuse them",
             False,
             "more input is accepted",
@@ -294,8 +334,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "default-changed",
             "default value changed",
-            True,
-            True,
+            ALL,
+            ALL,
             "an omitted value means something else",
             True,
             "an omitted attribute holds another value",
@@ -303,8 +343,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "default-extended",
             "object default gains keys, the old ones unchanged",
-            False,
-            False,
+            NO,
+            NO,
             "defaults of properties added beside it",
             False,
             "the old keys keep their values",
@@ -312,8 +352,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "feature-gated",
             "item becomes gated by a feature",
-            True,
-            True,
+            ALL,
+            ALL,
             "it leaves the stable surface",
             True,
             "it is absent unless the feature is enabled",
@@ -321,8 +361,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "feature-stabilised",
             "item no longer gated by a feature",
-            False,
-            False,
+            NO,
+            NO,
             "it joins the stable surface",
             False,
             "it is present with or without the feature",
@@ -330,26 +370,26 @@ RULES: dict[str, Rule] = {
         Rule(
             "method-added",
             "method added",
-            False,
-            False,
-            "old peers never call it",
+            NO,
+            NO,
+            "old callers never call it; new callers learn from capabilities whether the peer has it",
             False,
             "a new handler method with a default",
         ),
         Rule(
             "method-removed",
             "method removed",
-            True,
-            True,
-            "calls get -32601 (method not found)",
+            ALL,
+            NO,
+            "old callers get -32601 (method not found); new callers never call it",
             True,
             "its handler, tables and types disappear",
         ),
         Rule(
             "method-side-changed",
             "method moves to the other side (x-side)",
-            True,
-            True,
+            ALL,
+            ALL,
             "the other peer handles it",
             True,
             "its handler moves to the other side's interface",
@@ -357,8 +397,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "method-kind-changed",
             "request becomes notification or back",
-            True,
-            True,
+            ALL,
+            ALL,
             "a reply is expected or not",
             True,
             "a handler returns a result or nothing",
@@ -366,8 +406,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "method-type-changed",
             "method's params or result type replaced",
-            True,
-            True,
+            ALL,
+            ALL,
             "a different shape",
             True,
             "its handler takes or returns another class",
@@ -375,8 +415,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "version-added",
             "protocol version added",
-            False,
-            False,
+            NO,
+            NO,
             "old peers never negotiate it",
             False,
             "a new package beside the old",
@@ -384,8 +424,8 @@ RULES: dict[str, Rule] = {
         Rule(
             "version-removed",
             "protocol version removed",
-            True,
-            True,
+            ALL,
+            ALL,
             "peers that speak only it are cut off",
             True,
             "its package disappears",
@@ -394,19 +434,18 @@ RULES: dict[str, Rule] = {
 }
 
 
-def wire_verdict(rule: Rule) -> str:
-    """Whom on the wire the rule breaks, as the table's wire column says it."""
-    who = [w for w, hit in (("senders", rule.sender), ("receivers", rule.receiver)) if hit]
-    return " and ".join(who) or "no"
+def _roles(roles: frozenset[str]) -> str:
+    return "breaks" if roles == ALL else "requests" if roles == REQUESTS else "no"
 
 
 def rules_markdown() -> str:
     """The table of rules in docs/diff.md, from ``RULES``."""
     lines = [
-        "| rule | change | wire: breaks old | why | code: breaks | why |",
-        "| --- | --- | :---: | --- | :---: | --- |",
+        "| rule | change | old sender, new receiver | new sender, old receiver | why | code: breaks | why |",
+        "| --- | --- | :---: | :---: | --- | :---: | --- |",
     ]
     for r in RULES.values():
         code = "yes" if r.code else "no"
-        lines.append(f"| `{r.id}` | {r.what} | {wire_verdict(r)} | {r.why} | {code} | {r.code_why} |")
+        wire = f"{_roles(r.old_to_new)} | {_roles(r.new_to_old)}"
+        lines.append(f"| `{r.id}` | {r.what} | {wire} | {r.why} | {code} | {r.code_why} |")
     return "\n".join(lines) + "\n"

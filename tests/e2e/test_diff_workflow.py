@@ -150,13 +150,14 @@ def pull_request(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "repo", home
 
 
-def _edit(repo: Path, change: Any) -> None:
-    edit_json(repo / "schema" / "v1" / "schema.json", lambda data: change(data["$defs"]))
+def _edit(repo: Path, change: Any, version: str = "v1") -> None:
+    edit_json(repo / "schema" / version / "schema.json", lambda data: change(data["$defs"]))
 
 
 def test_the_comment_is_posted_then_updated_and_breaking_changes_fail(pull_request: tuple[Path, Path]) -> None:
     repo, home = pull_request
-    _edit(repo, lambda defs: defs["SessionInfo"]["properties"].update(note={"type": "string"}))
+    for version in ("v1", "v2"):  # in v1 only, generate would refuse it (no conversion declared): an error
+        _edit(repo, lambda defs: defs["SessionInfo"]["properties"].update(note={"type": "string"}), version)
     _edit(repo, lambda defs: defs["SessionInfo"].update(description="A session, now with a note."))
     failed, log, state = _run_workflow(repo, home)
     assert not failed, log

@@ -1,9 +1,11 @@
-"""Schema diff: each breaking-change rule, pinned by a small fixture pair in both directions.
+"""Schema diff: each breaking-change rule, pinned by a small fixture pair.
 
-Every case changes a type ``Subject`` that the fixture protocol uses either in the params
-of a request (``thing/do``, whose sender the ``sender`` column is about) or in its result
-(whose receiver the ``receiver`` column is about). The test asserts the rule fires, at the
-expected path, with nothing else reported, and that its wire and code verdicts are the table's.
+Every case changes a type ``Subject`` that the fixture protocol uses in the params of a
+request (``thing/do``: clients send, agents receive), in its result (agents send, clients
+receive) or in a notification (``thing/happened``: agents send, clients receive). The test
+asserts the rule fires, at the expected path, with nothing else reported, and that its
+wire verdict in each direction (an old sender to a new receiver, a new sender to an old
+receiver) names exactly the parties the table's roles give, and its code verdict is the table's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 from conftest import ROOT
 
 from codegen.diff import RULES, compare, rules_markdown
+from codegen.diff.usage import DIRECTIONS, NEW_TO_OLD, OLD_TO_NEW, UNREACHED
 from codegen.features import select
 from codegen.ir import Protocol, build
 from codegen.load import Source, VersionSources
@@ -57,7 +60,11 @@ MESSAGES = {
 def protocol(defs: dict[str, Any], placement: str, methods: dict[str, Any] | None = None, version: int = 1) -> Protocol:
     """Validate and build a one-version protocol whose request or response uses ``Subject``."""
     all_defs = {k: v for k, v in {**MESSAGES, **defs}.items() if v is not None}  # None deletes a definition
-    holder = {"request": "DoThingRequest", "response": "DoThingResponse"}.get(placement)
+    holder = {
+        "request": "DoThingRequest",
+        "response": "DoThingResponse",
+        "notification": "ThingHappenedNotification",
+    }.get(placement)
     if "Subject" in all_defs and holder in all_defs:
         all_defs[holder] = {**all_defs[holder], "properties": {"subject": {"$ref": "#/$defs/Subject"}}}
     meta = {"version": version, "features": {FEATURE: "a test feature"}, **(methods or METHODS)}
@@ -101,6 +108,10 @@ CASES: dict[str, Case] = {
     "type-kind-changed": Case({"Subject": OBJ}, {"Subject": {"type": "string"}}, "Subject"),
     "property-added-optional": Case({"Subject": OBJ}, {"Subject": A}, "Subject.a"),
     "property-added-required": Case({"Subject": OBJ}, {"Subject": _req(a={"type": "string"})}, "Subject.a"),
+    "property-added-closed": Case({"Subject": {**OBJ, **CLOSED}}, {"Subject": {**A, **CLOSED}}, "Subject.a"),
+    "property-added-required-closed": Case(
+        {"Subject": {**OBJ, **CLOSED}}, {"Subject": {**_req(a={"type": "string"}), **CLOSED}}, "Subject.a"
+    ),
     "property-removed-optional": Case({"Subject": A}, {"Subject": OBJ}, "Subject.a"),
     "property-removed-required": Case({"Subject": _req(a={"type": "string"})}, {"Subject": OBJ}, "Subject.a"),
     "property-removed-closed": Case({"Subject": {**A, **CLOSED}}, {"Subject": {**OBJ, **CLOSED}}, "Subject.a"),
@@ -253,8 +264,34 @@ def test_every_rule_has_a_case() -> None:
     assert set(CASES) | VERSION_RULES == set(RULES)
 
 
-@pytest.mark.parametrize("placement", ["request", "response"])
-@pytest.mark.parametrize("rule", sorted(CASES))
+# Who breaks, per placement of ``Subject`` and direction: the party that sees the failure.
+WHO = {
+    "request": {
+        OLD_TO_NEW: "old clients sending `thing/do` to new agents",
+        NEW_TO_OLD: "new clients sending `thing/do` to old agents",
+    },
+    "response": {
+        OLD_TO_NEW: "new clients receiving `thing/do` results from old agents",
+        NEW_TO_OLD: "old clients receiving `thing/do` results from new agents",
+    },
+    "notification": {
+        OLD_TO_NEW: "new clients receiving `thing/happened` from old agents",
+        NEW_TO_OLD: "old clients receiving `thing/happened` from new agents",
+    },
+}
+# Changes to the method table rework the notification; they are pinned by the other two.
+METHOD_TABLE = {"method-side-changed", "method-kind-changed", "message-variant-added", "message-variant-removed"}
+
+
+@pytest.mark.parametrize(
+    ("rule", "placement"),
+    [
+        (rule, placement)
+        for rule in sorted(CASES)
+        for placement in ("request", "response", "notification")
+        if not (placement == "notification" and rule in METHOD_TABLE)
+    ],
+)
 def test_rule_fires_once_with_the_tables_verdict(rule: str, placement: str) -> None:
     case = CASES[rule]
     old = _side(case.old, placement, case.old_methods)
@@ -263,19 +300,22 @@ def test_rule_fires_once_with_the_tables_verdict(rule: str, placement: str) -> N
     assert {c.rule for c in changes} == {rule, *case.also}, [c.as_json() for c in changes]
     fired = [c for c in changes if c.rule == rule]
     assert [c.path for c in fired] == [case.path]
-    r = RULES[rule]
-    if fired[0].kind == "method":
-        expected = r.sender or r.receiver  # a method change hits its callers or receivers whatever the placement
-    elif fired[0].path == "Extra":
-        expected = r.sender or r.receiver  # used nowhere: both directions are assumed
+    change, r = fired[0], RULES[rule]
+    if change.kind == "method":  # a method change hits its callers or receivers whatever the placement
+        role = "request" if change.path in ("thing/do", "thing/undo") else "notification"
+        assert all(f"`{change.path}`" in b for b in change.breaks), change.breaks
+        expected_directions = [d for d in DIRECTIONS if role in r.roles(d)]
+        assert len(change.breaks) == len(expected_directions)
+    elif change.path == "Extra":  # used nowhere: every role is assumed
+        expected_directions = [d for d in DIRECTIONS if r.roles(d)]
+        assert change.breaks == tuple(sorted(UNREACHED[d] for d in expected_directions))
     else:
-        expected = r.sender if placement == "request" else r.receiver
-    assert fired[0].wire_breaking is expected
-    assert fired[0].code is r.code
-    assert fired[0].breaking is (expected or r.code)
-    if fired[0].wire_breaking and fired[0].kind != "method":
-        who = "sending `thing/do`" if placement == "request" else "receiving `thing/do` results"
-        assert any(who in b for b in fired[0].breaks), fired[0].breaks
+        expected_directions = [d for d in DIRECTIONS if placement in r.roles(d)]
+        assert change.breaks == tuple(sorted(WHO[placement][d] for d in expected_directions))
+    assert list(change.directions) == expected_directions
+    assert change.wire_breaking is bool(expected_directions)
+    assert change.code is r.code
+    assert change.breaking is (bool(expected_directions) or r.code)
 
 
 @pytest.mark.parametrize("rule", sorted(VERSION_RULES))
@@ -285,7 +325,7 @@ def test_version_rules(rule: str) -> None:
     old, new = ((v1,), (v1, v2)) if rule == "version-added" else ((v1, v2), (v1,))
     changes = compare(old, new)
     assert [(c.rule, c.path) for c in changes] == [(rule, "v2")]
-    assert changes[0].wire_breaking is (RULES[rule].sender or RULES[rule].receiver)
+    assert changes[0].wire_breaking is RULES[rule].wire
     assert changes[0].code is RULES[rule].code
 
 
@@ -298,7 +338,10 @@ def test_change_inside_a_shared_type_is_reported_once_at_its_definition() -> Non
         defs["DoThingResponse"] = {**defs["DoThingResponse"], "properties": {"s": {"$ref": "#/$defs/Subject"}}}
     changes = compare((protocol(old_defs, "none"),), (protocol(new_defs, "none"),))
     assert [(c.rule, c.path) for c in changes] == [("property-added-required", "Subject.a")]
-    assert changes[0].breaks == ("clients sending `thing/do`",)
+    assert changes[0].breaks == (  # old senders omit it: old clients' requests, and old agents' results
+        "new clients receiving `thing/do` results from old agents",
+        "old clients sending `thing/do` to new agents",
+    )
 
 
 def test_rename_is_not_reported_as_removed_and_added_nor_at_its_users() -> None:
