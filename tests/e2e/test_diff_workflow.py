@@ -179,6 +179,17 @@ def test_the_comment_is_posted_then_updated_and_breaking_changes_fail(pull_reque
     assert match, log
     assert lines[int(match.group(1)) - 1].strip().startswith('"archived"')
 
+    # A third push: a property generate refuses (v1 only, no conversion declared) is an error.
+    _edit(repo, lambda defs: defs["ArchiveSessionRequest"]["properties"].update(reason={"type": "string"}))
+    failed, log, state = _run_workflow(repo, home)
+    assert failed and "## Fail on breaking changes: exit 1" in log, log
+    [comment] = state["comments"]
+    assert "### Errors" in comment["body"] and "generation failed on the new side" in comment["body"]
+    lines = (repo / "schema" / "v1" / "schema.json").read_text(encoding="utf-8").splitlines()
+    match = re.search(r"::error file=schema/v1/schema.json,line=([0-9]+),title=Generation failed \(new side\)::", log)
+    assert match, log
+    assert lines[int(match.group(1)) - 1].strip().startswith('"reason"')
+
 
 def test_bad_schema_input_fails_the_diff_step_with_its_message(pull_request: tuple[Path, Path]) -> None:
     repo, home = pull_request
