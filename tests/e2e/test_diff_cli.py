@@ -20,7 +20,6 @@ from codegen.diff.command import load_side
 from codegen.diff.inputs import open_sides
 
 FEATURE = "unstable_session_archive"
-FAIL_ON_LEVELS = ("never", "breaking", "wire-breaking", "code-breaking", "any")
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -467,100 +466,3 @@ def test_the_builtin_fragments_are_a_side_named_as_such(tmp_path: Path, capsys: 
     assert "file=builtin%3Asession-archive/v1/schema.json,line=" in out and "ListSessionsRequest.archived" in out
     code, _, err = _run(capsys, "builtin:nope", "schema")
     assert code == 2 and "builtin:nope: /: no such built-in fragment set" in err
-
-
-# --- issue 52: a generation failure is a finding; who breaks, in both directions ---------------
-
-
-def _add_reason_to_v1_archive(data: dict[str, Any]) -> None:
-    """Valid schema, but v1-only with no conversion declared: ``generate`` refuses it."""
-    data["$defs"]["ArchiveSessionRequest"]["properties"]["reason"] = {"type": "string"}
-
-
-@pytest.fixture
-def ungeneratable_pair(tmp_path: Path) -> tuple[Path, Path]:
-    old = copy_schema(tmp_path / "old")
-    new = copy_schema(tmp_path / "new", edits={"v1/schema.json": _add_reason_to_v1_archive})
-    return old, new
-
-
-REASON = "/$defs/ArchiveSessionRequest/properties/reason"
-
-
-def test_a_generation_failure_is_an_error_in_every_format(
-    ungeneratable_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    old, new = ungeneratable_pair
-    new_file = f"{new.as_posix()}/v1/schema.json"
-    code, out, _ = _run(capsys, str(old), str(new), "--format", "json")
-    report = json.loads(out)
-    assert code == 0  # --fail-on never: the report is still written, for the comment
-    [error] = report["errors"]
-    assert (error["kind"], error["side"], error["file"], error["pointer"]) == (
-        "generation-failed",
-        "new",
-        new_file,
-        REASON,
-    )
-    assert "no declaration in conversions.json covers it" in error["message"]
-    assert report["summary"]["errors"] == 1
-    _, out, _ = _run(capsys, str(old), str(new))
-    lines = out.splitlines()
-    assert "compatible" not in lines[3], lines[3]
-    assert lines[3].startswith("**1 error: generation failed on the new side;")
-    errors = lines.index("### Errors")
-    assert errors < lines.index("### Other changes")
-    assert lines[errors + 2].startswith(f"- generation failed on the new side: `v1/schema.json#{REASON}`: ")
-    _, out, _ = _run(capsys, str(old), str(new), "--format", "github")
-    first = out.splitlines()[0]
-    assert first.startswith(f"::error file={new_file},line=")
-    assert "title=Generation failed (new side)" in first and "conversions.json" in first
-    text = Path(new_file).read_text(encoding="utf-8").splitlines()
-    line = int(first.split("line=", 1)[1].split(",", 1)[0])
-    assert text[line - 1].strip().startswith('"reason": {')
-
-
-@pytest.mark.parametrize(("fail_on", "expected"), [(f, 0 if f == "never" else 1) for f in FAIL_ON_LEVELS])
-def test_a_generation_failure_fails_every_fail_on_level(
-    ungeneratable_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str], fail_on: str, expected: int
-) -> None:
-    old, new = ungeneratable_pair
-    code, _, _ = _run(capsys, str(old), str(new), "--fail-on", fail_on)
-    assert code == expected
-
-
-def _breaks(capsys: pytest.CaptureFixture[str], tmp_path: Path, edit: Any) -> dict[str, Any]:
-    old = copy_schema(tmp_path / "old")
-    new = copy_schema(tmp_path / "new", edits={"v1/schema.json": edit})
-    code, out, err = _run(capsys, str(old), str(new), "--format", "json", "--no-generated")
-    assert code == 0, err
-    [change] = json.loads(out)["changes"]
-    return dict(change)
-
-
-def _require(type_name: str, prop: str) -> Any:
-    def edit(data: dict[str, Any]) -> None:
-        definition = data["$defs"][type_name]
-        definition["required"] = [*definition.get("required", []), prop]
-
-    return edit
-
-
-@pytest.mark.parametrize(("type_name", "prop"), [("ListSessionsResponse", "nextCursor"), ("SessionInfo", "title")])
-def test_a_response_property_made_required_breaks_new_clients_with_old_agents(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, type_name: str, prop: str
-) -> None:
-    change = _breaks(capsys, tmp_path, _require(type_name, prop))
-    assert (change["path"], change["rule"]) == (f"{type_name}.{prop}", "property-made-required")
-    assert change["wireBreaking"] is True
-    assert change["breaks"] == ["new clients receiving `session/list` results from old agents"]
-    assert change["directions"] == ["old-to-new"]
-
-
-def test_a_request_filter_removed_breaks_old_clients_that_send_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    change = _breaks(capsys, tmp_path, lambda d: d["$defs"]["ListSessionsRequest"]["properties"].pop("archived"))
-    assert (change["path"], change["rule"]) == ("ListSessionsRequest.archived", "property-removed-optional")
-    assert change["wireBreaking"] is True
-    assert change["breaks"] == ["old clients sending `session/list` to new agents"]

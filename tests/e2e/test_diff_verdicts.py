@@ -1,0 +1,116 @@
+"""``acp-codegen diff`` verdicts over the repository's fragments: a side that ``generate``
+refuses is an error in every format and fails ``--fail-on``; wire breaks name the party in
+the direction that breaks (an old sender to a new receiver, or back), in requests and
+responses alike."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import copy_schema
+
+from codegen.cli import main
+from codegen.diff.command import FAIL_ON
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["diff", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _add_reason_to_v1_archive(data: dict[str, Any]) -> None:
+    """Valid schema, but v1-only with no conversion declared: ``generate`` refuses it."""
+    data["$defs"]["ArchiveSessionRequest"]["properties"]["reason"] = {"type": "string"}
+
+
+@pytest.fixture
+def ungeneratable_pair(tmp_path: Path) -> tuple[Path, Path]:
+    old = copy_schema(tmp_path / "old")
+    new = copy_schema(tmp_path / "new", edits={"v1/schema.json": _add_reason_to_v1_archive})
+    return old, new
+
+
+REASON = "/$defs/ArchiveSessionRequest/properties/reason"
+
+
+def test_a_generation_failure_is_an_error_in_every_format(
+    ungeneratable_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = ungeneratable_pair
+    new_file = f"{new.as_posix()}/v1/schema.json"
+    code, out, _ = _run(capsys, str(old), str(new), "--format", "json")
+    report = json.loads(out)
+    assert code == 0  # --fail-on never: the report is still written, for the comment
+    [error] = report["errors"]
+    assert (error["kind"], error["side"], error["file"], error["pointer"]) == (
+        "generation-failed",
+        "new",
+        new_file,
+        REASON,
+    )
+    assert "no declaration in conversions.json covers it" in error["message"]
+    assert report["summary"]["errors"] == 1
+    _, out, _ = _run(capsys, str(old), str(new))
+    lines = out.splitlines()
+    assert "compatible" not in lines[3], lines[3]
+    assert lines[3].startswith("**1 error: generation failed on the new side;")
+    errors = lines.index("### Errors")
+    assert errors < lines.index("### Other changes")
+    assert lines[errors + 2].startswith(f"- generation failed on the new side: `v1/schema.json#{REASON}`: ")
+    _, out, _ = _run(capsys, str(old), str(new), "--format", "github")
+    first = out.splitlines()[0]
+    assert first.startswith(f"::error file={new_file},line=")
+    assert "title=Generation failed (new side)" in first and "conversions.json" in first
+    text = Path(new_file).read_text(encoding="utf-8").splitlines()
+    line = int(first.split("line=", 1)[1].split(",", 1)[0])
+    assert text[line - 1].strip().startswith('"reason": {')
+
+
+@pytest.mark.parametrize(("fail_on", "expected"), [(f, 0 if f == "never" else 1) for f in FAIL_ON])
+def test_a_generation_failure_fails_every_fail_on_level(
+    ungeneratable_pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str], fail_on: str, expected: int
+) -> None:
+    old, new = ungeneratable_pair
+    code, _, _ = _run(capsys, str(old), str(new), "--fail-on", fail_on)
+    assert code == expected
+
+
+def _breaks(capsys: pytest.CaptureFixture[str], tmp_path: Path, edit: Any) -> dict[str, Any]:
+    old = copy_schema(tmp_path / "old")
+    new = copy_schema(tmp_path / "new", edits={"v1/schema.json": edit})
+    code, out, err = _run(capsys, str(old), str(new), "--format", "json", "--no-generated")
+    assert code == 0, err
+    [change] = json.loads(out)["changes"]
+    return dict(change)
+
+
+def _require(type_name: str, prop: str) -> Any:
+    def edit(data: dict[str, Any]) -> None:
+        definition = data["$defs"][type_name]
+        definition["required"] = [*definition.get("required", []), prop]
+
+    return edit
+
+
+@pytest.mark.parametrize(("type_name", "prop"), [("ListSessionsResponse", "nextCursor"), ("SessionInfo", "title")])
+def test_a_response_property_made_required_breaks_new_clients_with_old_agents(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, type_name: str, prop: str
+) -> None:
+    change = _breaks(capsys, tmp_path, _require(type_name, prop))
+    assert (change["path"], change["rule"]) == (f"{type_name}.{prop}", "property-made-required")
+    assert change["wireBreaking"] is True
+    assert change["breaks"] == ["new clients receiving `session/list` results from old agents"]
+    assert change["directions"] == ["old-to-new"]
+
+
+def test_a_request_filter_removed_breaks_old_clients_that_send_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    change = _breaks(capsys, tmp_path, lambda d: d["$defs"]["ListSessionsRequest"]["properties"].pop("archived"))
+    assert (change["path"], change["rule"]) == ("ListSessionsRequest.archived", "property-removed-optional")
+    assert change["wireBreaking"] is True
+    assert change["breaks"] == ["old clients sending `session/list` to new agents"]
