@@ -21,10 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from tests.support import reference_data as rd
 
+ROOT = rd.ROOT
 SCRIPT = ROOT / "tests" / "support" / "reference_data.py"
 ENTRIES = rd.read_manifest()
 DATA = rd.reference_dir()

@@ -1,5 +1,5 @@
 """``acp-codegen diff`` on upstream's own layout and real history: the 2026-08 snapshot
-(``../shared/upstream``, with meta files) against the 2026-11 release (``2026-11/``, no meta
+(``upstream/`` of the reference data, with meta files) against the 2026-11 release (``2026-11/``, no meta
 files, an ``x-side`` value this tool does not know). Skipped when the snapshots are absent."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from codegen.cli import main
 from codegen.diff import Report
 from codegen.diff.command import add_arguments, build_report
 from codegen.diff.report import DEFAULT_MAX_CHARS, github_lines, scope, to_json, to_markdown
+from tests.support.reference_data import require
 
 ANNOTATION = re.compile(
     r"::(error|notice) file=([^,:]+),line=([0-9]+),title=[^,:]+%3A ([a-z-]+)::(v[0-9]+(?: [a-z]+)?) (\S+): "
@@ -30,8 +31,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 @pytest.fixture(scope="module")
 def release_report() -> Report:
-    if not (SHARED_UPSTREAM / "2026-11").is_dir():
-        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
+    require(SHARED_UPSTREAM / "2026-11")
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     return build_report(parser.parse_args([str(SHARED_UPSTREAM), str(SHARED_UPSTREAM / "2026-11")]))

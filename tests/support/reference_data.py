@@ -66,6 +66,7 @@ def missing(path: Path | str) -> str:
 
 def require(path: Path) -> Path:
     """``path`` if it exists; otherwise the calling test skips, naming the fetch command."""
+    __tracebackhide__ = True  # pytest reports the skip at the test's line
     if not path.exists():
         import pytest  # only the tests have it; the fetch runs without
 
