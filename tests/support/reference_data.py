@@ -247,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         written = fetch(entries, args.dest.resolve(), locations, args.npm_tarball)
     except FetchError as error:
         print(f"fetch_data: {error}", file=sys.stderr)
+        sources = ", ".join(f"--{name} (${env})" for name, (_, env) in SOURCES.items())
+        print(f"Each source can be pointed at a copy: {sources}, --npm-tarball (${NPM_TARBALL_ENV}).", file=sys.stderr)
         return 1
     print(f"fetch_data: {len(written)} files checked and written to {args.dest}")
     if args.dest.resolve() != reference_dir():
