@@ -90,20 +90,22 @@ def test_github_annotations_parse_and_point_at_real_lines(release_report: Report
     assert levels == sorted(levels)  # every ::error before any ::notice
     where = {(scope(c), c.path, c.rule): c.location for c in release_report.changes}
     assert len(where) == len(release_report.changes)
-    new_release = str(release_report.new_label) + "/"
+    # (a file inside the checkout is shown relative to it, as GitHub wants; ../shared is not)
+    new_release = Path(release_report.new_label).resolve()
     for line in lines:
         match = ANNOTATION.match(line)
         assert match, line
         file, number = match.group(2), int(match.group(3))
         text = Path(file).read_text(encoding="utf-8").splitlines()
-        assert file.startswith(new_release) and 1 <= number <= len(text)
+        assert Path(file).resolve().is_relative_to(new_release) and 1 <= number <= len(text)
         location_file, _, pointer = where[(match.group(5), match.group(6), match.group(4))].partition("#")
         tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
         if location_file == file:  # in the new release: the line of the change itself
             last = tokens[-1]
             assert f'"{last}":' in text[number - 1] if not last.isdigit() else text[number - 1].strip() == "{"
         else:  # a removal: shown in the new file, at a parent that is still there
-            assert location_file.replace(str(release_report.old_label), str(release_report.new_label)) == file
+            old_file = Path(location_file).resolve().relative_to(Path(release_report.old_label).resolve())
+            assert new_release / old_file == Path(file).resolve()
             here = text[number - 1]
             assert number == 1 or here.strip() == "{" or any(f'"{t}":' in here for t in tokens if not t.isdigit())
 
