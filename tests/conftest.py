@@ -282,6 +282,7 @@ NOT_SOURCE = shutil.ignore_patterns(
     ".hypothesis",
     "node_modules",
     ".npm-cache",
+    ".reference",  # the fetched reference data (nox -s fetch_data): not part of the source
 )
 
 
