@@ -150,3 +150,19 @@ def test_tests_read_the_folder_the_environment_names_and_skip_naming_the_fetch(
     monkeypatch.delenv(rd.DIR_ENV)
     shared = ROOT.parent / "shared"
     assert rd.reference_dir() == (shared if shared.is_dir() else ROOT / ".reference")
+
+
+@pytest.mark.ecosystem
+def test_the_npm_release_comes_from_the_registry_with_the_manifest_s_sums(tmp_path: Path) -> None:
+    """npm as it is configured (the registry is reachable where git hosts may not be)."""
+    env = {k: v for k, v in os.environ.items() if k not in (rd.NPM_TARBALL_ENV, "ACP_REFERENCE_NPM_REGISTRY")}
+    command = [sys.executable, str(SCRIPT), "--dest", str(tmp_path / "out"), "--only", "upstream/2026-11/"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    unreachable = ("ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNREFUSED", "ECONNRESET", "npm is not installed")
+    if done.returncode != 0 and any(sign in done.stderr for sign in unreachable):
+        pytest.skip(f"cannot run npm against its registry: {done.stderr.strip()[-300:]}")
+    assert done.returncode == 0, done.stderr
+    expected = [e for e in ENTRIES if e.destination.startswith("upstream/2026-11/")]
+    assert f"{len(expected)} files checked" in done.stdout
+    for entry in expected:
+        assert hashlib.sha256((tmp_path / "out" / entry.destination).read_bytes()).hexdigest() == entry.sha256
