@@ -99,8 +99,14 @@ class Entry:
 
 
 def read_manifest(path: Path = MANIFEST) -> list[Entry]:
-    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
-    return [Entry(*row) for row in rows if row != [""]]
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line and not line.startswith("#"):
+            fields = line.split("\t")
+            if len(fields) != len(Entry.__dataclass_fields__):
+                raise FetchError(f"{path.name}:{number}: expected 5 tab-separated fields, found {len(fields)}")
+            entries.append(Entry(*fields))
+    return entries
 
 
 def _run(command: list[str], what: str, cwd: Path | None = None) -> bytes:
@@ -115,7 +121,8 @@ def _run(command: list[str], what: str, cwd: Path | None = None) -> bytes:
 
 
 class GitSource:
-    """Every branch and tag of a repository, fetched once into a bare cache; files by ``ref:path``."""
+    """Every branch and tag of a repository, fetched into a bare cache (a later run fetches only
+    what is new); files read by ``ref:path``."""
 
     def __init__(self, name: str, url: str, cache: Path) -> None:
         self.name, self.url, self.git_dir = name, url, cache / f"{name}.git"
@@ -241,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(f"--{name}", default=os.environ.get(env, default), help=f"{what} (${env})")
     parser.add_argument("--npm-tarball", default=os.environ.get(NPM_TARBALL_ENV, ""), help=f"${NPM_TARBALL_ENV}")
     args = parser.parse_args(argv)
-    entries = [e for e in read_manifest() if e.destination.startswith(args.only)]
     locations = {name: getattr(args, name.replace("-", "_")) for name in SOURCES}
     try:
+        entries = [e for e in read_manifest() if e.destination.startswith(args.only)]
         written = fetch(entries, args.dest.resolve(), locations, args.npm_tarball)
     except FetchError as error:
         print(f"fetch_data: {error}", file=sys.stderr)
