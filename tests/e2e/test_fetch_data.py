@@ -154,6 +154,7 @@ def test_tests_read_the_folder_the_environment_names_and_skip_naming_the_fetch(
     assert rd.reference_dir() == (shared if shared.is_dir() else ROOT / ".reference")
 
 
+@pytest.mark.slow
 @pytest.mark.ecosystem
 def test_the_npm_release_comes_from_the_registry_with_the_manifest_s_sums(tmp_path: Path) -> None:
     """npm as it is configured (the registry is reachable where git hosts may not be)."""
