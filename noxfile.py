@@ -1,4 +1,4 @@
-"""Sessions: generate, check, tests, ecosystem, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
+"""Sessions: generate, check, tests, ecosystem, fetch_data, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
 ``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
@@ -72,6 +72,15 @@ def ecosystem(session: nox.Session) -> None:
     SDK adopted with its own suite, agents from npm and PyPI through the conformance kit.
     Downloads are cached; where a registry cannot be reached they skip, saying so."""
     _pytest(session, "ecosystem")
+
+
+@nox.session(name="fetch_data", venv_backend="none")
+def fetch_data(session: nox.Session) -> None:
+    """Fetch the tests' reference data (upstream schemas, the RFD, peer code) into
+    ``.reference/`` where ``../shared`` is absent: each file from where upstream publishes it,
+    checked against ``tests/support/reference.tsv``. Standard library, git and npm only;
+    ``nox -s fetch_data -- --help`` lists the options that point each source elsewhere."""
+    session.run("python3", "tests/support/reference_data.py", *session.posargs, external=True)
 
 
 @nox.session

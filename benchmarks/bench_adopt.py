@@ -24,9 +24,10 @@ from argparse import Namespace
 from pathlib import Path
 
 from benchmarks import Ratio, compare
+from tests.support.reference_data import missing, reference_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE = ROOT.parent / "shared" / "upstream" / "schema-v1.19.0" / "v1"
+BASE = reference_dir() / "upstream" / "schema-v1.19.0" / "v1"
 TABLE = """
 [tool.acp-codegen]
 base-v1 = "schema/schema.json"
@@ -46,8 +47,11 @@ def _repository(at: Path, sdk: Path) -> Path:
 
 def run() -> list[Ratio]:
     spec = importlib.util.find_spec("acp")
-    if spec is None or not spec.submodule_search_locations or not (BASE / "schema.unstable.json").is_file():
-        print("A1   skipped: needs agent-client-protocol installed and upstream schema-v1.19.0")
+    if spec is None or not spec.submodule_search_locations:
+        print("A1   skipped: needs agent-client-protocol installed")
+        return []
+    if not (BASE / "schema.unstable.json").is_file():
+        print(f"A1   skipped: {missing(BASE / 'schema.unstable.json')}")
         return []
     from codegen.adopt.command import run as adopt
     from codegen.config import generation_arguments, load_config

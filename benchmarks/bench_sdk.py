@@ -35,6 +35,7 @@ from typing import Any
 from benchmarks import Ratio, compare
 from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
 from codegen.options import ModelOptions, Settings
+from tests.support.reference_data import missing
 
 SDK = "agent-client-protocol"
 PACKAGE = "acp_bench_models"
@@ -124,7 +125,7 @@ def _sdk_keeping_unknown(tmp: Path) -> tuple[Any, str]:
 
 def run() -> list[Ratio]:
     if not UPSTREAM_V1.is_file():
-        print(f"S1   skipped: upstream v1 schema not present at {UPSTREAM_V1}")
+        print(f"S1   skipped: {missing(UPSTREAM_V1)}")
         print("S2   skipped: same")
         return []
     if importlib.util.find_spec("acp") is None:

@@ -18,16 +18,17 @@ import warnings
 from pathlib import Path
 
 from benchmarks import Ratio, compare
+from tests.support.reference_data import missing, reference_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-UPSTREAM = ROOT.parent / "shared" / "upstream"
+UPSTREAM = reference_dir() / "upstream"
 BASE = UPSTREAM / "v1" / "schema.unstable.json"
 FEATURES = frozenset({"unstable_session_archive"})
 
 
 def run() -> list[Ratio]:
     if not BASE.is_file():
-        print(f"G3   skipped: upstream schemas not present at {UPSTREAM}")
+        print(f"G3   skipped: {missing(BASE)}")
         return []
     from datamodel_code_generator import DataModelType, InputFileType, generate
 

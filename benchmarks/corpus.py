@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from codegen.adopt.corpus import CORPUS_FILE, read_corpus
+from tests.support.reference_data import reference_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_V1 = ROOT / "codegen" / "adopt" / CORPUS_FILE
-UPSTREAM_V1 = ROOT.parent / "shared" / "upstream" / "v1" / "schema.json"
+UPSTREAM_V1 = reference_dir() / "upstream" / "v1" / "schema.json"
 FEATURES = frozenset({"unstable_session_archive"})
 
 

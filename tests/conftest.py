@@ -33,11 +33,18 @@ from typing import Any
 
 import pytest
 
+from tests.support.reference_data import reference_dir, require
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schema"
 GOLDEN = ROOT / "tests" / "golden"
 FIXTURES = ROOT / "tests" / "fixtures"
-SHARED_UPSTREAM = ROOT.parent / "shared" / "upstream"
+# The reference data: ../shared beside the checkout, else what `nox -s fetch_data` fetched into
+# .reference/ (tests/support/reference_data.py). Tests that need a part of it skip with
+# `require(path)` or `needs(path)`, whose reason names that command.
+SHARED_UPSTREAM = reference_dir() / "upstream"
+# How the generator names files there (relative to the checkout), as its messages show them.
+UPSTREAM_SHOWN = Path(os.path.relpath(SHARED_UPSTREAM, ROOT)).as_posix()
 # Every upstream release at hand, by name: the folder that holds its v1/ (and v2/) schemas.
 # 2026-08 is the top folder; schema-v1.19.0 (v1 only) is what the official Python SDK is built from.
 UPSTREAM_RELEASES = {
@@ -155,9 +162,7 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
 
 @pytest.fixture
 def upstream() -> Path:
-    if not SHARED_UPSTREAM.is_dir():
-        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
-    return SHARED_UPSTREAM
+    return require(SHARED_UPSTREAM)
 
 
 def imported_models(
@@ -277,6 +282,7 @@ NOT_SOURCE = shutil.ignore_patterns(
     ".hypothesis",
     "node_modules",
     ".npm-cache",
+    ".reference",  # the fetched reference data (nox -s fetch_data): not part of the source
 )
 
 
@@ -344,8 +350,7 @@ def upstream_render() -> Callable[[str, str, bool], Any]:
     ``"2026-11"``), ``schema`` (``"schema.json"`` or ``"schema.unstable.json"``), with or
     without the archive feature. A render takes seconds: each one is made once a session
     (once a worker), and its result is only read."""
-    if not SHARED_UPSTREAM.is_dir():
-        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
+    require(SHARED_UPSTREAM)
     from codegen.pipeline import generate  # lowest_pydantic's environment has no generator
 
     @functools.cache

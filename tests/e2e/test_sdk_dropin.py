@@ -8,7 +8,7 @@ wheel in a virtualenv of their own (docs/sdk-migration.md).
   byte, ``url`` fields are ``AnyUrl`` as in the SDK, and the table adopt writes is the one
   the migration guide shows (``--update-goldens`` rewrites the guide's block), as is its
   row of the guide's table of every release (tests/e2e/test_sdk_releases.py).
-* The SDK's protocol-v2 module (``../shared/peers/python-sdk-v2``) over
+* The SDK's protocol-v2 module (``peers/python-sdk-v2`` of the reference data) over
   ``schema-v2.0.0-alpha.3`` with ``--version 2``: the SDK's own v2 test passes against the
   adopted package, also with the SDK's ``_reserved_tags`` emptied (which fails it on the
   SDK's own module: the catch-all variants refuse known tags by themselves).
@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT, SHARED_UPSTREAM, fresh_venv
+
+from tests.support.reference_data import needs
 
 # adopt from the wheel over SDK modules other than the one README's command adopts
 # (test_sdk_rfd.py: 0.12.1 with the wiring): the ecosystem session's (nox -s ecosystem).
@@ -179,13 +181,6 @@ def _counts(out: str) -> dict[str, int]:
     lines = re.findall(r"^=* ?(\d+ (?:passed|failed|skipped|errors?)[^\n]*) in [0-9.]+s", out, re.M)
     assert lines, out[-3000:]
     return {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|errors?)", lines[-1])}
-
-
-def needs(*paths: Path) -> pytest.MarkDecorator:
-    """Skip where the reference data is absent: decided at collection, before the
-    virtualenv is built."""
-    missing = [path for path in paths if not path.exists()]
-    return pytest.mark.skipif(bool(missing), reason=f"not present: {missing[:1]}")
 
 
 def guide_table() -> str:

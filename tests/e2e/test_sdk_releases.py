@@ -1,7 +1,7 @@
 """Every release of the official Python SDK (``agent-client-protocol``) on the package index
 switches with ``acp-codegen adopt`` alone, over the upstream release its ``acp/schema.py``
 was generated from (its header's ``Schema ref: refs/tags/<tag>``), where that tag is at
-hand (``../shared/upstream/history/<tag>/`` or ``../shared/upstream/<tag>/v1/``):
+hand (``upstream/history/<tag>/`` or ``upstream/<tag>/v1/`` of the reference data):
 
 * ``adopt`` exits 0, every public name reproduced, with the archive feature on where the
   tag has what the RFD extends and off where it has not (``--dry-run``, which makes the
@@ -45,6 +45,8 @@ from test_sdk_dropin import (
     the_sdk_sdist,
 )
 
+from tests.support.reference_data import needs
+
 pytestmark = [pytest.mark.slow, pytest.mark.ecosystem]
 
 # Every release on the package index, newest first (`pip index versions agent-client-protocol`;
@@ -84,7 +86,7 @@ def base_of(tag: str) -> tuple[Path, Path | None] | None:
 
 # Without the reference data no release has its base, and the table's rows are not this run's
 # to hold: every release skips (before its sdist is downloaded), rows untouched.
-@pytest.mark.skipif(not SHARED_UPSTREAM.is_dir(), reason=f"not present: {SHARED_UPSTREAM} (the releases' base tags)")
+@needs(SHARED_UPSTREAM)
 @pytest.mark.parametrize(
     "release",
     [

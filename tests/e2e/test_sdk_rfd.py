@@ -62,6 +62,7 @@ from test_sdk_dropin import (
 )
 
 from codegen.conformance.scenarios import SCENARIOS
+from tests.support.reference_data import require
 
 pytestmark = pytest.mark.slow
 
@@ -127,8 +128,7 @@ def sdk_older(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An older release, adopted with the feature over the upstream tag its module was
     generated from: the agent and the client hold to the SDK's conventions, not to one
     release's files."""
-    if not (OLDER_BASE / "schema.json").is_file():
-        pytest.skip(f"not present: {OLDER_BASE}")
+    require(OLDER_BASE / "schema.json")
     at = the_sdk_sdist(tmp_path_factory.mktemp("rfd-older") / "sdk", venv, OLDER_PIN)
     repository(
         at, version=1, out="src/acp/_generated", schema=OLDER_BASE / "schema.json", meta=OLDER_BASE / "meta.json"

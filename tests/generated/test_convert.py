@@ -21,8 +21,9 @@ from generated import convert
 from generated.convert import ConversionError
 from generated.v1 import models as m1
 from generated.v2 import models as m2
+from tests.support.reference_data import reference_dir, require
 
-RFD = ROOT.parent / "shared" / "rfd" / "session-archive.md"
+RFD = reference_dir() / "rfd" / "session-archive.md"
 ARCHIVE = "unstable_session_archive"
 PROTOCOLS: dict[int, Protocol] = {p.version: p for p in load_protocols(ROOT / "schema", frozenset({ARCHIVE}), ROOT)[0]}
 DECLARATIONS: dict[str, Any] = json.loads((ROOT / "schema" / "conversions.json").read_text(encoding="utf-8"))
@@ -170,8 +171,7 @@ def test_rfd_initialize_example_without_agent_info_cannot_become_v2() -> None:
 
 
 def test_every_json_example_of_the_rfd_is_covered() -> None:
-    if not RFD.is_file():
-        pytest.skip(f"RFD text not present at {RFD}")
+    require(RFD)
     blocks = re.findall(r"```json[^\n]*\n(.*?)```", RFD.read_text(encoding="utf-8"), flags=re.S)
     ours = [v1 for v1, _, _ in RFD_EXAMPLES.values()] + [INIT_V1]
     assert blocks

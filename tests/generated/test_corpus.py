@@ -16,6 +16,7 @@ import jsonschema_rs
 import pytest
 
 from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
+from tests.support.reference_data import require
 
 MESSAGES = load()
 IDS = [f"{n}-{name}" for n, (name, _) in enumerate(MESSAGES, 1)]
@@ -32,9 +33,7 @@ COVERED_UNIONS = {
 
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
-    if not UPSTREAM_V1.is_file():
-        pytest.skip(f"upstream v1 schema not present at {UPSTREAM_V1}")
-    data: dict[str, Any] = json.loads(UPSTREAM_V1.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(require(UPSTREAM_V1).read_text(encoding="utf-8"))
     return data
 
 

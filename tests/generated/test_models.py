@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from generated import FEATURES, PROTOCOL_VERSIONS
@@ -15,9 +15,10 @@ from generated.v1 import methods as v1_methods
 from generated.v1 import models as v1
 from generated.v2 import methods as v2_methods
 from generated.v2 import models as v2
+from tests.support.reference_data import reference_dir, require
 
 FIXTURE = json.loads((FIXTURES / "rfd_examples.json").read_text())
-RFD = ROOT.parent / "shared" / "rfd" / "session-archive.md"
+RFD = reference_dir() / "rfd" / "session-archive.md"
 VERSIONS = {1: (v1, v1_methods), 2: (v2, v2_methods)}
 
 
@@ -44,8 +45,7 @@ def test_package_covers_both_versions_with_the_feature() -> None:
 
 
 def test_fixture_lists_exactly_the_rfd_examples() -> None:
-    if not RFD.is_file():
-        pytest.skip(f"RFD not present at {RFD}")
+    require(RFD)
     blocks = [json.loads(b) for b in re.findall(r"```json[^\n]*\n(.*?)```", RFD.read_text(), re.S)]
     assert [e["message"] for e in FIXTURE["examples"]] == blocks
 

@@ -38,6 +38,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from generated.v1 import models as v1
 from generated.v2 import models as v2
+from tests.support.reference_data import missing
 
 FEATURE = "unstable_session_archive"
 # Upstream v1 of each release at hand: 2026-08 (the top folder) and the newest, 2026-11.
@@ -370,7 +371,7 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
             bases = {v: base / f"v{v}" / "schema.unstable.json" for v in (1, 2)}
             bases = {v: path for v, path in bases.items() if path.is_file()}
             if not bases:
-                pytest.skip(f"upstream schema not present at {base}")
+                pytest.skip(missing(base))
             options = ModelOptions(default_on_null=default_on_null)
             result = generate(
                 ROOT / "schema",

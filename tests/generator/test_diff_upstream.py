@@ -1,5 +1,5 @@
 """``acp-codegen diff`` on upstream's own layout and real history: the 2026-08 snapshot
-(``../shared/upstream``, with meta files) against the 2026-11 release (``2026-11/``, no meta
+(``upstream/`` of the reference data, with meta files) against the 2026-11 release (``2026-11/``, no meta
 files, an ``x-side`` value this tool does not know). Skipped when the snapshots are absent."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from codegen.cli import main
 from codegen.diff import Report
 from codegen.diff.command import add_arguments, build_report
 from codegen.diff.report import DEFAULT_MAX_CHARS, github_lines, scope, to_json, to_markdown
+from tests.support.reference_data import require
 
 ANNOTATION = re.compile(
     r"::(error|notice) file=([^,:]+),line=([0-9]+),title=[^,:]+%3A ([a-z-]+)::(v[0-9]+(?: [a-z]+)?) (\S+): "
@@ -30,8 +31,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 @pytest.fixture(scope="module")
 def release_report() -> Report:
-    if not (SHARED_UPSTREAM / "2026-11").is_dir():
-        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
+    require(SHARED_UPSTREAM / "2026-11")
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     return build_report(parser.parse_args([str(SHARED_UPSTREAM), str(SHARED_UPSTREAM / "2026-11")]))
@@ -90,20 +90,22 @@ def test_github_annotations_parse_and_point_at_real_lines(release_report: Report
     assert levels == sorted(levels)  # every ::error before any ::notice
     where = {(scope(c), c.path, c.rule): c.location for c in release_report.changes}
     assert len(where) == len(release_report.changes)
-    new_release = str(release_report.new_label) + "/"
+    # (a file inside the checkout is shown relative to it, as GitHub wants; ../shared is not)
+    new_release = Path(release_report.new_label).resolve()
     for line in lines:
         match = ANNOTATION.match(line)
         assert match, line
         file, number = match.group(2), int(match.group(3))
         text = Path(file).read_text(encoding="utf-8").splitlines()
-        assert file.startswith(new_release) and 1 <= number <= len(text)
+        assert Path(file).resolve().is_relative_to(new_release) and 1 <= number <= len(text)
         location_file, _, pointer = where[(match.group(5), match.group(6), match.group(4))].partition("#")
         tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
         if location_file == file:  # in the new release: the line of the change itself
             last = tokens[-1]
             assert f'"{last}":' in text[number - 1] if not last.isdigit() else text[number - 1].strip() == "{"
         else:  # a removal: shown in the new file, at a parent that is still there
-            assert location_file.replace(str(release_report.old_label), str(release_report.new_label)) == file
+            old_file = Path(location_file).resolve().relative_to(Path(release_report.old_label).resolve())
+            assert new_release / old_file == Path(file).resolve()
             here = text[number - 1]
             assert number == 1 or here.strip() == "{" or any(f'"{t}":' in here for t in tokens if not t.isdigit())
 

@@ -15,6 +15,7 @@ from codegen.errors import SchemaError
 from codegen.features import select
 from codegen.hoist import Derived, hoist
 from codegen.pipeline import load_sources
+from tests.support.reference_data import require
 
 
 def _tagged(tag: str, value: str, extends: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -295,8 +296,8 @@ def _base(name: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Derived]
     """What the naming stage reads for v1 (fragments, laid over the base if any), what it
     names, and the words a later release might reuse: labels, derived names, definitions."""
     path = BASES[name]
-    if path is not None and not path.is_file():
-        pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
+    if path is not None:
+        require(path)
     sources = load_sources(
         ROOT / "schema", ROOT, {1: path} if path else None, validate=True, features=frozenset({ARCHIVE})
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, JsonEdit, copy_schema
+from conftest import ROOT, UPSTREAM_SHOWN, JsonEdit, copy_schema
 
 from codegen.cli import main
 from codegen.errors import SchemaError
@@ -226,7 +226,7 @@ def test_feature_marked_additions_are_added_to_the_base_types(upstream):
     assert not new_types & set(base.schema.data["$defs"])
     assert merged.meta.data["agentMethods"]["session_archive"] == "session/archive"
     assert merged.meta.data["agentMethods"]["initialize"] == "initialize"
-    assert [s.name for s in merged.extra_inputs] == ["../shared/upstream/v1/meta.json"]
+    assert [s.name for s in merged.extra_inputs] == [f"{UPSTREAM_SHOWN}/v1/meta.json"]
 
 
 @pytest.mark.parametrize(
@@ -265,7 +265,7 @@ def test_cli_exits_2_on_a_conflict_and_leaves_the_output_alone(upstream, tmp_pat
     )
     err = capsys.readouterr().err
     assert code == 2
-    assert "/$defs/SessionInfo/properties/archived" in err and f"../shared/upstream/{BASE_2026_11}" in err
+    assert "/$defs/SessionInfo/properties/archived" in err and f"{UPSTREAM_SHOWN}/{BASE_2026_11}" in err
     assert "Traceback" not in err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 

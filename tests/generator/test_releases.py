@@ -1,4 +1,4 @@
-"""Every upstream release tag that carries a schema (``../shared/upstream/history/``: 92,
+"""Every upstream release tag that carries a schema (``upstream/history/`` of the reference data: 92,
 v0.0.13 to v1.7.0, ``releases.tsv`` in date order), given as a user gives it:
 ``generate --no-conversions --base-v1 <tag>/schema.json``. Without the archive feature
 each generates as the release it is and its models import on the newest and the oldest
@@ -36,6 +36,7 @@ from codegen.errors import SchemaError
 from codegen.formatting import Style
 from codegen.pipeline import Generation, generate, load_protocols
 from codegen.write import strip_header, write_tree
+from tests.support.reference_data import require
 
 HISTORY = SHARED_UPSTREAM / "history"
 FEATURE = "unstable_session_archive"
@@ -70,9 +71,7 @@ class Release:
 
 @pytest.fixture(scope="module")
 def releases() -> list[Release]:
-    if not (HISTORY / "releases.tsv").is_file():
-        pytest.skip(f"upstream release history not present at {HISTORY}")
-    rows = [line.split("\t") for line in (HISTORY / "releases.tsv").read_text(encoding="utf-8").splitlines()[1:]]
+    rows = [line.split("\t") for line in require(HISTORY / "releases.tsv").read_text(encoding="utf-8").splitlines()[1:]]
     out = [Release(tag, HISTORY / tag / "schema.json", HISTORY / tag / "meta.json") for tag, *_ in rows]
     return [r if r.meta and r.meta.is_file() else Release(r.tag, r.schema, None) for r in out]
 

@@ -24,6 +24,7 @@ from codegen.ir import Method
 from codegen.options import DEFAULT_OPTIONS
 from codegen.pipeline import load_protocols, load_sources
 from codegen.sdk_methods import meta_listing, method_name, method_table, naming_rule
+from tests.support.reference_data import needs
 
 FEATURE = "unstable_session_archive"
 SDK = FIXTURES / "adopt" / "sdk_idiom"
@@ -289,7 +290,7 @@ def test_a_router_template_that_leaves_a_method_out_is_reported(tmp_path: Path, 
     assert (at / "src" / "relay" / "routing.py").read_bytes() == before
 
 
-@pytest.mark.skipif(not (SHARED_UPSTREAM / "history" / "v0.9.1").is_dir(), reason="../shared/upstream is absent")
+@needs(SHARED_UPSTREAM / "history" / "v0.9.1")
 def test_a_base_older_than_the_feature_lists_none_of_its_methods() -> None:
     """Over upstream v0.9.1 (before the types the RFD extends) no version with the feature
     can be built; the methods it marks are still known to be the feature's, so that the meta

@@ -1,6 +1,6 @@
 """Generation against the full upstream ACP schemas, with the archive fragments overlaid.
 
-Every test here needs ``../shared/upstream`` (the ``upstream`` fixture skips without it).
+Every test here needs the reference data's ``upstream/`` (the ``upstream`` fixture skips without it).
 The full renders of all four schemas with and without the feature, byte-for-byte
 determinism across processes, and mypy on the output are slow; they run with
 the ``slow`` marker, deselected by a bare ``pytest`` (``pytest -m slow tests/generator/test_upstream.py``).
@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, SHARED_UPSTREAM, UPSTREAM_RELEASES
+from conftest import ROOT, SHARED_UPSTREAM, UPSTREAM_RELEASES, UPSTREAM_SHOWN
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.cli import main
@@ -74,7 +74,7 @@ def test_every_upstream_schema_overlays_with_and_without_the_feature(upstream: P
         # upstream's mcp/message (x-side "both") is listed for each peer, when the base has it
         if "MessageMcpRequest" in protocol.types:
             assert protocol.method("mcp/message", "agent") and protocol.method("mcp/message", "client")
-    assert all(s.schemas[0].name == f"../shared/upstream/v{i}/{schema}" for i, s in enumerate(sources, 1))
+    assert all(s.schemas[0].name == f"{UPSTREAM_SHOWN}/v{i}/{schema}" for i, s in enumerate(sources, 1))
 
 
 def test_the_naming_stage_is_deterministic_across_hash_seeds(upstream: Path):
