@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from codegen.formatting import forget_layouts
+from codegen.render.workers import forget_layouts
 
 
 @dataclass(frozen=True)

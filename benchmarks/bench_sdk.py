@@ -34,7 +34,7 @@ from typing import Any
 
 from benchmarks import Ratio, compare
 from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
-from codegen.options import ModelOptions, Settings
+from codegen.config.settings import ModelOptions, Settings
 
 SDK = "agent-client-protocol"
 PACKAGE = "acp_bench_models"

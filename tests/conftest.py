@@ -166,7 +166,7 @@ def imported_models(
     """``files`` (a generation's) written as package ``package`` under ``root``, and its
     models module of each version imported. The modules stay imported (pydantic resolves
     their annotations through them); ``root`` leaves ``sys.path`` again."""
-    from codegen.write import write_tree
+    from codegen.write.tree import write_tree
 
     write_tree(root / package, dict(files))
     sys.path.insert(0, str(root))
@@ -346,7 +346,7 @@ def upstream_render() -> Callable[[str, str, bool], Any]:
     (once a worker), and its result is only read."""
     if not SHARED_UPSTREAM.is_dir():
         pytest.skip(f"upstream ACP schemas not present at {SHARED_UPSTREAM}")
-    from codegen.pipeline import generate  # lowest_pydantic's environment has no generator
+    from codegen.generate.pipeline import generate
 
     @functools.cache
     def render(release: str, schema: str, enabled: bool) -> Any:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import pointer
-from ..ir import Protocol, TypeDef, TypeExpr
+from ..protocol.ir import Protocol, TypeDef, TypeExpr
 from .rules import RULES
 from .usage import RECEIVER, SENDER, Use, usage
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Protocol, TypeDef
+from ..protocol.ir import Protocol, TypeDef
 from ..schema_terms import message_role
 
 SENDER = "request"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, copy_schema, edit_json
 
-from codegen import render
 from codegen.cli import main
+from codegen import resources
 from codegen.write import strip_header
 
 
@@ -103,10 +103,10 @@ def test_check_catches_a_schema_edit(project: Path, generated: Path, capsys: pyt
 
 def test_check_catches_a_template_edit(project: Path, generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     templates = project / "templates-copy"
-    shutil.copytree(render.TEMPLATES, templates)
+    shutil.copytree(resources.TEMPLATES, templates)
     methods = templates / "methods.py.jinja"
     methods.write_text(methods.read_text().replace("Methods an agent handles", "Methods the agent handles"))
-    monkeypatch.setattr(render, "TEMPLATES", templates)
+    monkeypatch.setattr(resources, "TEMPLATES", templates)
     assert main(["check"]) == 1
 
 
@@ -212,7 +212,7 @@ def test_check_on_an_unchanged_tree_renders_nothing(generated: Path, monkeypatch
     def must_not_render(*args: object, **kwargs: object) -> str:
         raise AssertionError("check rendered although nothing changed")
 
-    monkeypatch.setattr("codegen.pipeline.render_models", must_not_render)
+    monkeypatch.setattr("codegen.generate.pipeline.render_models", must_not_render)
     assert main(["check"]) == 0
     # A one-character hand edit defeats the recorded content hash, so check renders (and fails here).
     models = generated / "v2" / "models.py"

@@ -20,10 +20,10 @@ from conftest import ROOT, fresh_venv
 
 from codegen import __version__
 from codegen.cli import main
-from codegen.config import tomllib  # tomli before Python 3.11
-from codegen.load import BUILTIN_FRAGMENTS
-from codegen.pipeline import PACKAGE_TEMPLATES, RUNTIME_FILES, VERSION_TEMPLATES
-from codegen.render import MODELS_TEMPLATES
+from codegen.config.table import tomllib
+from codegen.generate.pipeline import PACKAGE_TEMPLATES, RUNTIME_FILES, VERSION_TEMPLATES
+from codegen.render.models import MODELS_TEMPLATES
+from codegen.resources import BUILTIN_FRAGMENTS
 
 # Checkout folder -> installed package; everything in them ships (bytecode caches aside).
 MAPPED = {

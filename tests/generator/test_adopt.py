@@ -23,8 +23,8 @@ from conftest import ROOT, SCHEMA
 from codegen.adopt.read import Module, SdkField, SdkName
 from codegen.adopt.verify import compare_names
 from codegen.cli import main
-from codegen.features import select
-from codegen.load import load_version
+from codegen.protocol.features import select
+from codegen.protocol.load import load_version
 
 FEATURE = "unstable_session_archive"
 

@@ -23,7 +23,7 @@ from test_adopt import SDK_MODULE, sdk_repository, snapshot, table_of
 
 from codegen.adopt.regen import take_over
 from codegen.cli import main
-from codegen.formatting import Style
+from codegen.style import Style
 
 # The old pipeline: a step that writes the module, and the driver that calls it, then the
 # repository's formatter, as the official SDK's scripts/gen_all.py does.

@@ -151,7 +151,7 @@ def test_planning_does_not_reach_output_stages(module: str) -> None:
 
 def test_templates_do_not_compute_plans() -> None:
     """Routes and the conversion plan are made in pipeline.py, not called from templates."""
-    from codegen import render
+    from codegen.render import models as render
 
     env = render.environment()
     assert "dispatch_routes" not in env.globals

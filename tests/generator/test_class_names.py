@@ -12,11 +12,12 @@ import pytest
 from conftest import ROOT
 
 from codegen.cli import main
+from codegen.config.settings import Settings
 from codegen.errors import SchemaError
-from codegen.hoist import ClassNames
-from codegen.options import Settings
-from codegen.pipeline import RUNTIME_FILES, generate
-from codegen.write import strip_header, write_tree
+from codegen.generate.pipeline import RUNTIME_FILES, generate
+from codegen.protocol.class_names import ClassNames
+from codegen.write import strip_header
+from codegen.write.tree import write_tree
 
 ARCHIVE = "unstable_session_archive"
 # A schema name used by models, methods, dispatch and convert; a request whose chosen name

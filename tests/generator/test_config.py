@@ -14,10 +14,11 @@ from conftest import ROOT
 
 from codegen import __version__
 from codegen.cli import _parser, main
-from codegen.config import KEYS, ConfigError, load_config
-from codegen.load import BUILTIN_FRAGMENTS
-from codegen.pipeline import generate
-from codegen.render import CONTENT_LINE
+from codegen.config.table import KEYS, load_config
+from codegen.errors import ConfigError
+from codegen.generate.pipeline import generate
+from codegen.render.models import CONTENT_LINE
+from codegen.resources import BUILTIN_FRAGMENTS
 
 ARCHIVE = "unstable_session_archive"
 

@@ -15,10 +15,10 @@ import pytest
 from conftest import ROOT
 
 from codegen.diff import RULES, compare, rules_markdown
-from codegen.features import select
-from codegen.ir import Protocol, build
-from codegen.load import Source, VersionSources
-from codegen.validate import validate_version
+from codegen.protocol.features import select
+from codegen.protocol.ir import Protocol, build
+from codegen.protocol.load import Source, VersionSources
+from codegen.protocol.validate import validate_version
 
 FEATURE = "unstable_thing"
 

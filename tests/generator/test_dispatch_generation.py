@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from conftest import ROOT, copy_schema
 
-from codegen.dispatch import routes
-from codegen.pipeline import generate, load_protocols
+from codegen.generate.pipeline import generate, load_protocols
+from codegen.plan.dispatch import routes
 
 FEATURE = "unstable_session_archive"
 VERSIONS = (1, 2)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from codegen.errors import SchemaError
-from codegen.features import select, unstable_notice
-from codegen.load import Source, VersionSources
+from codegen.protocol.features import select, unstable_notice
+from codegen.protocol.load import Source, VersionSources
 
 FEATURE = "unstable_thing"
 GATED = {"type": "string", "x-feature": FEATURE}

@@ -20,8 +20,11 @@ from typing import Any
 import pytest
 from conftest import ROOT
 
-from codegen import formatting, pipeline
-from codegen.formatting import _black, _lay_out, _pieces, format_modules, in_background, paused_gc
+from codegen.generate import pipeline
+from codegen.render import formatting, workers
+from codegen.render.formatting import _black, _lay_out, _pieces, format_modules
+from codegen.render.workers import in_background, paused_gc
+from codegen.style import Style
 
 FEATURES = frozenset({"unstable_session_archive"})
 
@@ -81,7 +84,7 @@ async def r():
 @pytest.fixture(autouse=True)
 def no_layouts_remembered() -> None:
     """Each test starts as a fresh process does: black lays out every piece it is given."""
-    formatting.forget_layouts()
+    workers.forget_layouts()
 
 
 def _rendered(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
@@ -142,8 +145,8 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     rendered = _rendered(monkeypatch)
     serial = {name: _lay_out(source, 88) for name, source in rendered.items()}
     monkeypatch.setattr(formatting, "BLACK_PIECE", 2_000)  # many pieces
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)  # workers on a one-core machine too
-    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")  # and on macOS
+    monkeypatch.setattr(workers, "_cores", lambda: 2)  # workers on a one-core machine too
+    monkeypatch.setattr(workers, "_start_method", lambda: "fork")  # and on macOS
     ran: list[int] = []
     real_map = formatting._map
 
@@ -158,7 +161,7 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
         return ProcessPoolExecutor(workers, **kwargs)
 
     monkeypatch.setattr(formatting, "_map", counting_map)
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", pool)
     assert _black(rendered, 88) == serial
     assert ran and ran[0] > len(rendered)
     assert made == [2]
@@ -176,9 +179,9 @@ def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: py
         made.append(workers)
         return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), **kwargs)
 
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", pool)
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)
-    monkeypatch.setattr(formatting, "_start_method", lambda: method)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(workers, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "_start_method", lambda: method)
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
     monkeypatch.setattr(formatting, "BLACK_PARALLEL_AFRESH", 200)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
@@ -212,9 +215,9 @@ def test_workers_start_for_enough_work_for_their_start_method(
         made.append(workers)
         return ProcessPoolExecutor(workers, **kwargs)
 
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", counting)
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)
-    monkeypatch.setattr(formatting, "_start_method", lambda: method)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(workers, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "_start_method", lambda: method)
     threshold = formatting.BLACK_PARALLEL if method == "fork" else formatting.BLACK_PARALLEL_AFRESH
     assert formatting.BLACK_PARALLEL < formatting.BLACK_PARALLEL_AFRESH
     size = int(threshold * scale)
@@ -228,11 +231,11 @@ def test_the_start_method_is_not_fixed_for_the_host() -> None:
     (in a fresh process: this one has made pools already)."""
     script = (
         "import multiprocessing\n"
-        "from codegen import formatting\n"
-        "assert formatting._start_method() == multiprocessing.get_all_start_methods()[0]\n"
+        "from codegen.render import workers\n"
+        "assert workers._start_method() == multiprocessing.get_all_start_methods()[0]\n"
         "assert multiprocessing.get_start_method(allow_none=True) is None\n"
         "multiprocessing.set_start_method('spawn')\n"
-        "assert formatting._start_method() == 'spawn'\n"
+        "assert workers._start_method() == 'spawn'\n"
     )
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True)
 
@@ -250,9 +253,9 @@ def test_without_working_processes_black_runs_here(failure: str, monkeypatch: py
         tried.append(failure)
         raise OSError("no semaphores in this sandbox")
 
-    monkeypatch.setattr(formatting, "ProcessPoolExecutor", no_processes if failure == "no processes" else BrokenPool)
-    monkeypatch.setattr(formatting, "_cores", lambda: 4)
-    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", no_processes if failure == "no processes" else BrokenPool)
+    monkeypatch.setattr(workers, "_cores", lambda: 4)
+    monkeypatch.setattr(workers, "_start_method", lambda: "fork")
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
     monkeypatch.setattr(formatting, "BLACK_PARALLEL", 200)
     assert _black({"m.py": TRICKY}, 88) == {"m.py": _lay_out(TRICKY, 88)}
@@ -265,11 +268,11 @@ def test_a_black_failure_names_black(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(formatting, "_lay_out", fail)
     with pytest.raises(RuntimeError, match=r"^black failed on generated code: cannot parse$"):
-        format_modules({"m.py": "x = 1\n"}, formatting.Style())
+        format_modules({"m.py": "x = 1\n"}, Style())
 
 
 def test_a_process_lays_out_each_piece_once_a_line_length(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(formatting, "_cores", lambda: 1)  # pieces laid out here, where they are seen
+    monkeypatch.setattr(workers, "_cores", lambda: 1)  # pieces laid out here, where they are seen
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
     seen: list[tuple[int, str]] = []
 
@@ -291,13 +294,13 @@ def test_a_process_lays_out_each_piece_once_a_line_length(monkeypatch: pytest.Mo
 
 
 def test_the_layouts_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(formatting, "_cores", lambda: 1)
+    monkeypatch.setattr(workers, "_cores", lambda: 1)
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
-    monkeypatch.setattr(formatting, "LAID_OUT_PIECES", 2)
+    monkeypatch.setattr(workers, "LAID_OUT_PIECES", 2)
     assert len(_pieces(TRICKY, 100)) > 2
     for line_length in (88, 100):
         assert _black({"m.py": TRICKY}, line_length) == {"m.py": _lay_out(TRICKY, line_length)}
-        assert 0 < len(formatting._laid_out) <= 2
+        assert 0 < len(workers._laid_out) <= 2
 
 
 def _pid_and_layout(source: str) -> tuple[int, dict[str, str]]:
@@ -305,8 +308,8 @@ def _pid_and_layout(source: str) -> tuple[int, dict[str, str]]:
 
 
 def test_layouts_made_in_a_background_worker_are_known_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "_start_method", lambda: "fork")
+    monkeypatch.setattr(workers, "_cores", lambda: 2)
     monkeypatch.setattr(formatting, "BLACK_PIECE", 100)
     with in_background({"m": functools.partial(_pid_and_layout, TRICKY)}) as result:
         pid, laid_out = result("m")
@@ -340,7 +343,7 @@ def test_black_lays_out_ruffs_draft_reading_most_of_it_once(monkeypatch: pytest.
     """black reads its input a second time only when its first pass changed it; after ruff
     format, nearly every piece already has black's layout."""
     rendered = _rendered(monkeypatch)
-    monkeypatch.setattr(formatting, "_cores", lambda: 1)  # pieces laid out here, where they are seen
+    monkeypatch.setattr(workers, "_cores", lambda: 1)  # pieces laid out here, where they are seen
     seen: list[tuple[str, str]] = []
 
     def lay_out(source: str, line_length: int) -> str:
@@ -348,7 +351,7 @@ def test_black_lays_out_ruffs_draft_reading_most_of_it_once(monkeypatch: pytest.
         return seen[-1][1]
 
     monkeypatch.setattr(formatting, "_lay_out", lay_out)
-    laid_out = format_modules(rendered, formatting.Style())
+    laid_out = format_modules(rendered, Style())
     unchanged = sum(len(source) for source, out in seen if source == out)
     assert unchanged >= 0.9 * sum(len(source) for source, _ in seen)
     for name, text in laid_out.items():
@@ -364,7 +367,7 @@ def test_where_ruff_and_black_differ_blacks_layout_keeps_ruffs_split() -> None:
         " validate_default=True)] = {}  # type: ignore[assignment]\n"
     )
     assert _lay_out(line, 88).count("\n") == 2  # black alone: still one long line
-    laid_out = format_modules({"m.py": line}, formatting.Style())["m.py"]
+    laid_out = format_modules({"m.py": line}, Style())["m.py"]
     assert laid_out.splitlines()[1:4] == [
         "    capabilities: Annotated[",
         "        Capabilities,",
@@ -394,8 +397,8 @@ def _pid_unless_in(parent: int) -> int:
 def test_calls_in_background_run_in_a_forked_worker_where_one_helps(
     method: str, cores: int, in_a_worker: bool, elsewhere: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(formatting, "_start_method", lambda: method)
-    monkeypatch.setattr(formatting, "_cores", lambda: cores)
+    monkeypatch.setattr(workers, "_start_method", lambda: method)
+    monkeypatch.setattr(workers, "_cores", lambda: cores)
     if in_a_worker:  # a worker of some pool (perhaps daemonic, which may not start processes)
         monkeypatch.setattr(multiprocessing, "parent_process", object)
     with in_background({"a": os.getpid, "b": functools.partial(len, "abc")}) as result:
@@ -406,8 +409,8 @@ def test_calls_in_background_run_in_a_forked_worker_where_one_helps(
 def test_a_call_that_fails_in_the_worker_is_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its error, if it raises one here, is this process's own; a worker that dies or
     cannot start changes nothing but the time."""
-    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "_start_method", lambda: "fork")
+    monkeypatch.setattr(workers, "_cores", lambda: 2)
     here = os.getpid()
     with in_background({"a": functools.partial(_pid_unless_in, here), "b": os.getpid}) as result:
         assert result("a") == here  # the worker raised; made again here
@@ -437,8 +440,8 @@ def _make_a_temporary_directory_and_wait(marker: str) -> None:
 def test_a_worker_killed_mid_call_leaves_no_temporary_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """This process failed while the worker worked (a bad conversions file, say): the
     worker is killed and cleans up nothing itself; its temporary files go all the same."""
-    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "_start_method", lambda: "fork")
+    monkeypatch.setattr(workers, "_cores", lambda: 2)
     marker = tmp_path / "made"
     call = functools.partial(_make_a_temporary_directory_and_wait, str(marker))
     with pytest.raises(RuntimeError, match="failed here"), in_background({"a": call}):
@@ -453,10 +456,10 @@ def test_a_worker_killed_mid_call_leaves_no_temporary_files(tmp_path: Path, monk
 
 
 def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(formatting, "_start_method", lambda: "fork")
-    monkeypatch.setattr(formatting, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "_start_method", lambda: "fork")
+    monkeypatch.setattr(workers, "_cores", lambda: 2)
     made: list[str] = []
-    real = formatting.in_background
+    real = workers.in_background
 
     def spying(calls: dict[str, Any]) -> Any:
         made.extend(calls)
@@ -465,7 +468,7 @@ def test_models_rendered_in_a_worker_are_the_same_bytes(monkeypatch: pytest.Monk
     monkeypatch.setattr(pipeline, "in_background", spying)
     in_worker = pipeline.generate(ROOT / "schema", FEATURES, ROOT).files
     assert made == ["v2/models.py"]
-    formatting.forget_layouts()  # laid out here again, not taken from what the worker sent
+    workers.forget_layouts()  # laid out here again, not taken from what the worker sent
     monkeypatch.setattr(pipeline, "BACKGROUND_TYPES", 10**6)
     assert pipeline.generate(ROOT / "schema", FEATURES, ROOT).files == in_worker
     assert made == ["v2/models.py"]  # the second run used no worker

@@ -15,11 +15,12 @@ import pytest
 from conftest import FIXTURES, GOLDEN, ROOT
 from pydantic import ValidationError
 
-from codegen.formatting import Style
-from codegen.hoist import ClassNames
-from codegen.options import ModelOptions, Settings
-from codegen.pipeline import generate
-from codegen.write import same_content, write_tree
+from codegen.config.settings import ModelOptions, Settings
+from codegen.generate.pipeline import generate
+from codegen.protocol.class_names import ClassNames
+from codegen.style import Style
+from codegen.write.headers import same_content
+from codegen.write.tree import write_tree
 
 EDGE = FIXTURES / "edge"
 

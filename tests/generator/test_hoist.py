@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from codegen.cli import main
 from codegen.errors import SchemaError
-from codegen.features import select
-from codegen.hoist import Derived, hoist
-from codegen.pipeline import load_sources
+from codegen.protocol.features import select
+from codegen.protocol.hoist import Derived, hoist
+from codegen.protocol.sources import load_sources
 
 
 def _tagged(tag: str, value: str, extends: str | None = None, **extra: Any) -> dict[str, Any]:

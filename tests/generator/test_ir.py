@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from codegen.ir import TypeExpr, _fields, _typedef, expr, model_fields, shape
-from codegen.pipeline import load_protocols
+from codegen.generate.pipeline import load_protocols
+from codegen.protocol.ir import TypeExpr, _fields, _typedef, expr, model_fields, shape
 from codegen.schema_terms import DEFS
 
 

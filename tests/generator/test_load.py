@@ -11,7 +11,7 @@ import pytest
 from conftest import SCHEMA
 
 from codegen.errors import SchemaError
-from codegen.load import MAX_DEPTH, find_version_dirs, load_version, parse_json, read_json
+from codegen.protocol.load import MAX_DEPTH, find_version_dirs, load_version, parse_json, read_json
 
 
 def _problems(error: pytest.ExceptionInfo[SchemaError]) -> list[str]:

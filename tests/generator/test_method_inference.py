@@ -11,9 +11,9 @@ import pytest
 
 from codegen.cli import main
 from codegen.errors import SchemaError
-from codegen.load import Source, VersionSources
-from codegen.method_inference import infer_method_types
-from codegen.validate import validate_version
+from codegen.protocol.load import Source, VersionSources
+from codegen.protocol.method_inference import infer_method_types
+from codegen.protocol.validate import validate_version
 
 OBJ = {"type": "object", "properties": {"sessionId": {"type": "string"}}, "required": ["sessionId"]}
 

@@ -33,9 +33,10 @@ from codegen.cli import main
 from codegen.diff import command
 from codegen.diff.inputs import Side
 from codegen.errors import SchemaError
-from codegen.formatting import Style
-from codegen.pipeline import Generation, generate, load_protocols
-from codegen.write import strip_header, write_tree
+from codegen.generate.pipeline import Generation, generate, load_protocols
+from codegen.style import Style
+from codegen.write import strip_header
+from codegen.write.tree import write_tree
 
 HISTORY = SHARED_UPSTREAM / "history"
 FEATURE = "unstable_session_archive"

@@ -10,11 +10,13 @@ import pytest
 from conftest import ROOT
 from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
 
-from codegen.formatting import DEFAULT_STYLE, Style, format_modules
-from codegen.ir import _excluded_tags
-from codegen.pipeline import RUNTIME_FILES, generate
-from codegen.render import RUNTIME, Inputs, render_runtime
-from codegen.write import read_stamps, strip_header
+from codegen.generate.pipeline import RUNTIME_FILES, generate
+from codegen.protocol.ir import _excluded_tags
+from codegen.render.formatting import format_modules
+from codegen.render.runtime import render_runtime
+from codegen.resources import RUNTIME
+from codegen.style import DEFAULT_STYLE, Style
+from codegen.write.headers import Inputs, read_stamps, strip_header
 from generated import _runtime, _shared
 from generated.v1 import models as v1
 
@@ -34,7 +36,7 @@ def test_the_committed_runtime_files_are_the_source_modules_formatted(name: str)
 @pytest.mark.parametrize("name", RUNTIME_FILES)
 def test_the_runtime_sources_are_kept_in_the_default_layout(name: str) -> None:
     # A run copies them as they are in the default style, so they must be what it would write.
-    module = render_runtime(name, Inputs((), (), (), DEFAULT_STYLE, runtime=(name,)))
+    module = render_runtime(name, Inputs((), (), (), DEFAULT_STYLE, runtime=(name,)).header())
     assert format_python(module, DEFAULT_STYLE) == module, (
         f"codegen/runtime/{name} is not laid out as generated code is by default:"
         " run `black --line-length 88 --target-version py310 codegen/runtime`"
@@ -53,7 +55,7 @@ def test_runtime_files_follow_the_style() -> None:
 def test_a_runtime_file_digest_follows_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `check` must see an edited runtime module as a changed input.
     (tmp_path / "_runtime.py").write_bytes((RUNTIME / "_runtime.py").read_bytes())
-    monkeypatch.setattr("codegen.render.RUNTIME", tmp_path)
+    monkeypatch.setattr("codegen.resources.RUNTIME", tmp_path)
     inputs = Inputs((), (), (), runtime=("_runtime.py",))
     before = inputs.digest()
     (tmp_path / "_runtime.py").write_text("# edited\n", encoding="utf-8")

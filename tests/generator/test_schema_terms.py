@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codegen.features import _prune
+from codegen.protocol.features import _prune
 from codegen.schema_terms import copy_json, features_inside, iter_refs, ref_target, schema_nodes, variants_key
 
 DOC = {

@@ -23,11 +23,12 @@ from pydantic import BaseModel, ValidationError
 from test_golden import SETTINGS
 
 from codegen.cli import main
-from codegen.config import ConfigError, load_config
-from codegen.errors import SchemaError
-from codegen.options import ModelOptions, Settings
-from codegen.pipeline import generate, load_protocols, up_to_date
-from codegen.write import strip_header, write_tree
+from codegen.config.settings import ModelOptions, Settings
+from codegen.config.table import load_config
+from codegen.errors import ConfigError, SchemaError
+from codegen.generate.pipeline import generate, load_protocols, up_to_date
+from codegen.write import strip_header
+from codegen.write.tree import write_tree
 
 ARCHIVE = frozenset({"unstable_session_archive"})
 EDGE = FIXTURES / "edge"
@@ -634,7 +635,7 @@ def test_model_settings_leave_the_runtime_files_as_they_were() -> None:
     """A runtime file is copied as it is: a model setting changes neither it nor the inputs
     its header records (kept as they were, as `generate` keeps unchanged files, they stay
     true for `check`); the command its header names does."""
-    from codegen.pipeline import RUNTIME_FILES
+    from codegen.generate.pipeline import RUNTIME_FILES
 
     def runtime(options: ModelOptions) -> dict[str, str]:
         files = generate(ROOT / "schema", ARCHIVE, ROOT, settings=Settings(options=options)).files

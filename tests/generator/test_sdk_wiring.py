@@ -17,13 +17,14 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, SCHEMA, SHARED_UPSTREAM
 
-from codegen.adopt.wire import find_roles, setting
+from codegen.adopt.discover import find_roles, setting
 from codegen.cli import main
-from codegen.features import gated_off
-from codegen.ir import Method
-from codegen.options import DEFAULT_OPTIONS
-from codegen.pipeline import load_protocols, load_sources
-from codegen.sdk_methods import meta_listing, method_name, method_table, naming_rule
+from codegen.config.settings import DEFAULT_OPTIONS
+from codegen.generate.pipeline import load_protocols
+from codegen.generate.sdk.methods import meta_listing, method_name, method_table, naming_rule
+from codegen.protocol.features import gated_off
+from codegen.protocol.ir import Method
+from codegen.protocol.sources import load_sources
 
 FEATURE = "unstable_session_archive"
 SDK = FIXTURES / "adopt" / "sdk_idiom"

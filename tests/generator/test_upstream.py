@@ -24,10 +24,10 @@ from conftest import ROOT, SHARED_UPSTREAM, UPSTREAM_RELEASES
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.cli import main
+from codegen.config.settings import Settings
 from codegen.errors import SchemaError
-from codegen.hoist import ClassNames
-from codegen.options import Settings
-from codegen.pipeline import generate, load_protocols
+from codegen.generate.pipeline import generate, load_protocols
+from codegen.protocol.class_names import ClassNames
 
 FEATURE = "unstable_session_archive"
 SCHEMAS = ("schema.json", "schema.unstable.json")

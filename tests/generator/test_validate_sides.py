@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from codegen.errors import SchemaError
-from codegen.features import select
-from codegen.ir import build
-from codegen.load import Source, VersionSources
-from codegen.pipeline import load_protocols
-from codegen.validate import validate_version
+from codegen.generate.pipeline import load_protocols
+from codegen.protocol.features import select
+from codegen.protocol.ir import build
+from codegen.protocol.load import Source, VersionSources
+from codegen.protocol.validate import validate_version
 
 
 def _message(side: str) -> dict[str, Any]:

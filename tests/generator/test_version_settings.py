@@ -13,12 +13,12 @@ from conftest import ROOT
 from test_class_names import identifiers
 
 from codegen.cli import main
-from codegen.config import ConfigError, load_config
-from codegen.errors import SchemaError
-from codegen.hoist import ClassNames
-from codegen.options import ModelOptions, Settings
-from codegen.pipeline import generate
-from codegen.write import write_tree
+from codegen.config.settings import ModelOptions, Settings
+from codegen.config.table import load_config
+from codegen.errors import ConfigError, SchemaError
+from codegen.generate.pipeline import generate
+from codegen.protocol.class_names import ClassNames
+from codegen.write.tree import write_tree
 
 ARCHIVE = frozenset({"unstable_session_archive"})
 TOP = ClassNames({"SessionInfo": "SessionSummary", "ArchiveSessionRequest": "ArchiveParams"})

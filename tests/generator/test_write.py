@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from codegen.write import MARKER, OutputError, diff_tree, read_tree, strip_header, write_tree
+from codegen.errors import OutputError
+from codegen.write.headers import MARKER, strip_header
+from codegen.write.tree import diff_tree, read_tree, write_tree
 
 OURS = f"{MARKER} 0.0 (test)\n\n__all__ = []\n"
 
