@@ -339,7 +339,7 @@ def fresh_venv(venv: Path, *requirements: str | Path, pip: bool = False, python:
 
 @pytest.fixture(scope="session")
 def upstream_render() -> Callable[[str, str, bool], Any]:
-    """``upstream_render(release, schema, enabled)``: ``codegen.pipeline.generate`` of the
+    """``upstream_render(release, schema, enabled)``: ``codegen.generate.pipeline.generate`` of the
     fragments over both versions of an upstream release (``""``: the top folder, 2026-08;
     ``"2026-11"``), ``schema`` (``"schema.json"`` or ``"schema.unstable.json"``), with or
     without the archive feature. A render takes seconds: each one is made once a session

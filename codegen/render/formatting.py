@@ -87,7 +87,6 @@ def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
     # layout is one black reads once.
     pieces = {name: [p.rstrip("\n") + "\n" for p in _pieces(source, BLACK_PIECE)] for name, source in sources.items()}
     every = [piece for parts in pieces.values() for piece in parts]
-    # .get, not `in` then [ ]: another thread's run may empty the dict in between.
     known = {piece: text for piece in every if (text := recalled((line_length, piece))) is not None}
     todo = list(dict.fromkeys(piece for piece in every if piece not in known))
     if todo:
@@ -96,18 +95,8 @@ def _black(sources: Mapping[str, str], line_length: int) -> dict[str, str]:
         import black  # noqa: F401
 
         with paused_gc():
-            new = dict(
-                zip(
-                    todo,
-                    map_pieces(
-                        functools.partial(_lay_out, line_length=line_length),
-                        todo,
-                        BLACK_PARALLEL,
-                        BLACK_PARALLEL_AFRESH,
-                    ),
-                    strict=True,
-                )
-            )
+            lay_out = functools.partial(_lay_out, line_length=line_length)
+            new = dict(zip(todo, _map(lay_out, todo), strict=True))
         remember(((line_length, piece), text) for piece, text in new.items())
         known |= new
     return {name: "\n\n".join(known[piece] for piece in parts) for name, parts in pieces.items()}

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, copy_schema, edit_json
 
-from codegen.cli import main
 from codegen import resources
-from codegen.write import strip_header
+from codegen.cli import main
+from codegen.write import headers, strip_header
 
 
 def new_project(folder: Path) -> Path:
@@ -67,7 +67,7 @@ def test_generate_then_check_is_clean(project: Path, capsys: pytest.CaptureFixtu
 
 def test_generated_matches_the_repository_package(generated: Path) -> None:
     # Headers may differ: a file whose content did not change keeps the header of the run
-    # that last changed it (see codegen.write.keep_unchanged).
+    # that last changed it (see codegen.write.tree.keep_unchanged).
     ours = {k: strip_header(v.decode()) for k, v in snapshot(generated).items()}
     committed = {k: strip_header(v.decode()) for k, v in snapshot(ROOT / "generated").items() if "__pycache__" not in k}
     assert ours == committed
@@ -230,8 +230,8 @@ def test_an_upgrade_with_the_same_output_leaves_check_green_and_rewrites_nothing
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in generated.rglob("*.py")}
     # A new acp-codegen (another version, another generator source) and a whitespace-only
     # reformat of a fragment: every header's inputs hash is now stale, no content is.
-    monkeypatch.setattr(render, "__version__", "9.9.9")
-    monkeypatch.setattr(render, "generator_digest", lambda: "f" * 64)
+    monkeypatch.setattr(headers, "__version__", "9.9.9")
+    monkeypatch.setattr(headers, "generator_digest", lambda: "f" * 64)
     fragment = project / "schema" / "v1" / "schema.json"
     fragment.write_text(json.dumps(json.loads(fragment.read_text()), indent=4) + "\n")
     capsys.readouterr()
@@ -244,7 +244,7 @@ def test_an_upgrade_with_the_same_output_leaves_check_green_and_rewrites_nothing
 def test_a_content_change_rewrites_with_the_new_header(
     project: Path, generated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(render, "__version__", "9.9.9")
+    monkeypatch.setattr(headers, "__version__", "9.9.9")
     edit_json(
         project / "schema" / "v1" / "schema.json",
         lambda d: d["$defs"]["SessionInfo"].__setitem__("description", "Changed."),

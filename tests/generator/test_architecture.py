@@ -1,6 +1,8 @@
-"""The layering of ``codegen``: no import cycles (function-level imports included), the
-schema vocabulary and code-text helpers depend on nothing, no planning stage reaches
-the render or write stage, and no module grows past what one reader takes in."""
+"""The layering of ``codegen``, as rules between packages: the shared top-level modules import
+no package; each stage of generate imports only the stages before it (protocol, config, plan,
+render, write, generate); a command package (adopt, diff, conformance, ...) imports shared
+modules, stages and generate, never another command. No import cycles (function-level imports
+included), and no module grows past what one reader takes in."""
 
 from __future__ import annotations
 
@@ -8,31 +10,53 @@ import ast
 import functools
 from pathlib import Path
 
-import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "codegen"
 
-# Stages that decide what to generate; they hand plain data to render.
-PLANNING = (
-    "codegen.schema_terms",
-    "codegen.code_text",
-    "codegen.load",
-    "codegen.method_inference",
-    "codegen.validate",
-    "codegen.names",
-    "codegen.patterns",
-    "codegen.features",
-    "codegen.hoist",
-    "codegen.models_schema",
-    "codegen.ir",
-    "codegen.overlay",
-    "codegen.dispatch",
-    "codegen.conversions",
-)
+# generate's stages in the order data flows, each allowed to import the ones before it (and
+# the shared top-level modules, "shared"). Every other subpackage of codegen but runtime is
+# a command beside the pipeline (adopt, diff, conformance, ... found, not listed).
+STAGES = ("protocol", "config", "plan", "render", "write", "generate")
+# What each stage may import besides itself: the ones before it, except that write (bytes
+# and provenance) needs only the settings that headers record, not protocol, plan or render.
+ALLOWED: dict[str, set[str]] = {
+    "shared": {"shared"},
+    "protocol": {"shared"},
+    "config": {"shared", "protocol"},
+    "plan": {"shared", "protocol", "config"},
+    "render": {"shared", "protocol", "config", "plan"},
+    "write": {"shared", "config"},
+    "generate": {"shared", *STAGES},
+    "runtime": set(),  # copied into the output: imports only itself
+}
+# The command line: parses and dispatches to every command.
+ENTRY = {"codegen.cli", "codegen.__main__"}
 # The house's limit: a module past it is split by subject (as codegen/diff/compare.py was).
 MAX_LINES = 500
-OUTPUT = ("codegen.render", "codegen.formatting", "codegen.write", "codegen.pipeline", "codegen.cli")
+
+
+def _layer(module: str) -> str:
+    """The room a module lives in: a stage, "runtime", a command package's name, or "shared"
+    for the top-level modules (codegen.errors, codegen.resources, ...)."""
+    parts = module.split(".")
+    if len(parts) == 1 or (len(parts) == 2 and not (PACKAGE / parts[1]).is_dir()):
+        return "shared"
+    return parts[1]
+
+
+def _violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that crosses the rules: a stage reaching a later stage or a command; a
+    shared module reaching a package; a command reaching another command."""
+    out = []
+    for module, targets in sorted(graph.items()):
+        if module in ENTRY:
+            continue
+        here = _layer(module)
+        # a command may import the shared modules, every stage, runtime, and itself
+        allowed = ALLOWED.get(here, {"shared", "runtime", *STAGES})
+        out += [f"{module} -> {t}" for t in sorted(targets) if _layer(t) not in allowed | {here}]
+    return out
 
 
 def _module_name(path: Path) -> str:
@@ -111,9 +135,36 @@ def test_graph_sees_function_level_and_relative_imports() -> None:
     # names.py once imported validate inside a function: the checker must see such imports.
     known = set(_modules())
     source = "def f():\n    from .validate import ref_target\n"
-    assert _imports("codegen.names", False, source, known) == {"codegen.validate"}
-    assert _imports("codegen.diff.compare", False, "from ..ir import TypeExpr\n", known) == {"codegen.ir"}
+    assert _imports("codegen.protocol.names", False, source, known) == {"codegen.protocol.validate"}
+    found = _imports("codegen.diff.compare", False, "from ..protocol.ir import TypeExpr\n", known)
+    assert found == {"codegen.protocol.ir"}
     assert _imports("codegen.cli", False, "from .diff import command\n", known) == {"codegen.diff.command"}
+    assert _imports("codegen.generate.sdk.wire", False, "from ...errors import fail\n", known) == {"codegen.errors"}
+
+
+def test_rules_find_a_crossing() -> None:
+    """The rules flag a stage that reaches a later stage, a shared module that reaches a
+    package, and a command that reaches another; they let a command use generate."""
+    graph = {
+        "codegen.protocol.ir": {"codegen.render.models", "codegen.errors"},
+        "codegen.errors": {"codegen.protocol.load"},
+        "codegen.diff.command": {"codegen.adopt.read", "codegen.generate.pipeline"},
+        "codegen.write.headers": {"codegen.config.settings", "codegen.style"},
+        "codegen.cli": {"codegen.adopt.command"},
+    }
+    assert _violations(graph) == [
+        "codegen.diff.command -> codegen.adopt.read",
+        "codegen.errors -> codegen.protocol.load",
+        "codegen.protocol.ir -> codegen.render.models",
+    ]
+    assert _layer("codegen.resources") == "shared" and _layer("codegen.protocol.ir") == "protocol"
+
+
+def test_imports_follow_the_rules_between_packages() -> None:
+    graph = _graph()
+    layers = {_layer(m) for m in graph}
+    assert set(STAGES) | {"shared", "runtime", "adopt", "diff", "conformance"} <= layers
+    assert not _violations(graph), "imports across the rules:\n" + "\n".join(_violations(graph))
 
 
 def test_cycle_finder_finds_a_cycle() -> None:
@@ -134,26 +185,21 @@ def test_no_module_over_the_line_limit() -> None:
     assert not over, f"modules over {MAX_LINES} lines (split them by subject): {over}"
 
 
-def test_vocabulary_and_code_text_stand_alone() -> None:
+def test_the_vocabulary_and_the_layout_stand_alone() -> None:
     graph = _graph()
     assert graph["codegen.schema_terms"] == set()
     assert graph["codegen.code_text"] == set()
-    # black's worker processes import it: where processes are spawned, nothing else comes along
-    assert graph["codegen.formatting"] == set()
-
-
-@pytest.mark.parametrize("module", PLANNING)
-def test_planning_does_not_reach_output_stages(module: str) -> None:
-    graph = _graph()
-    reached = _reach(graph, module) & set(OUTPUT)
-    assert not reached, f"{module} imports {sorted(reached)}"
+    assert graph["codegen.style"] == set()
+    # black's worker processes import them: where processes are spawned, nothing else comes along
+    assert graph["codegen.render.workers"] == set()
+    assert _reach(graph, "codegen.render.formatting") == {"codegen.style", "codegen.render.workers"}
 
 
 def test_templates_do_not_compute_plans() -> None:
-    """Routes and the conversion plan are made in pipeline.py, not called from templates."""
-    from codegen.render import models as render
+    """Routes and the conversion plan are made in generate/pipeline.py, not called from templates."""
+    from codegen.render.templates import environment
 
-    env = render.environment()
+    env = environment()
     assert "dispatch_routes" not in env.globals
     templates = PACKAGE.parent / "templates"
     for template in templates.rglob("*.jinja"):

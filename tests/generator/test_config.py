@@ -17,8 +17,8 @@ from codegen.cli import _parser, main
 from codegen.config.table import KEYS, load_config
 from codegen.errors import ConfigError
 from codegen.generate.pipeline import generate
-from codegen.render.models import CONTENT_LINE
 from codegen.resources import BUILTIN_FRAGMENTS
+from codegen.write.headers import CONTENT_LINE
 
 ARCHIVE = "unstable_session_archive"
 

@@ -15,7 +15,7 @@ from codegen.write import strip_header
 DIGEST = r"""
 import hashlib, json, sys
 from pathlib import Path
-from codegen.pipeline import generate
+from codegen.generate.pipeline import generate
 from codegen.write import strip_header
 root = Path(sys.argv[1])
 files = generate(root / "schema", frozenset({"unstable_session_archive"}), root).files

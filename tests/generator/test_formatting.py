@@ -170,7 +170,7 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """macOS and Windows start workers by spawning them, Linux from Python 3.14 by a fork
-    server: they import only ``codegen.formatting`` and get their work by pickling."""
+    server: they import only ``codegen.render.formatting`` (and what it imports) and get their work by pickling."""
     if method not in multiprocessing.get_all_start_methods():
         pytest.skip(f"{method} is not available on this platform")  # forkserver: not on Windows
     made: list[int] = []

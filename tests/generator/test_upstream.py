@@ -79,7 +79,7 @@ def test_every_upstream_schema_overlays_with_and_without_the_feature(upstream: P
 
 def test_the_naming_stage_is_deterministic_across_hash_seeds(upstream: Path):
     script = (
-        "import json, sys; from pathlib import Path; from codegen.pipeline import load_protocols;"
+        "import json, sys; from pathlib import Path; from codegen.generate.pipeline import load_protocols;"
         f"ps, _ = load_protocols(Path('schema'), frozenset({{{FEATURE!r}}}), Path('.'),"
         f" {{2: Path({str(upstream / 'v2' / SCHEMAS[1])!r})}});"
         "print(json.dumps([[p.schema, sorted(p.derived_names)] for p in ps], sort_keys=False))"

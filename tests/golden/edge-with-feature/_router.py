@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 742648c53d400505c44f0b3fadde448873271dfa03c2391bab24a3105e60ffe9
-# Content sha256: 07f442be89d6351dec617b4f94d5e0e3c9706cbb00214841db611c5504846a78
+# Inputs sha256: 67bb2cbc858df95efe82af40e8cb7b1a0ac84cec687951be67aad3bf9482e87c
+# Content sha256: a4ccccf9ca27a3b9954a29195d0d5bd09ddb019a78763ef57d5dfc7979a66a4c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

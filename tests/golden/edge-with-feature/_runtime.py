@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27ebc1b9ae0eb7a0c1df3be0111d909d9e65f461411d52f285f6ca2d5d920656
-# Content sha256: 6b27662a22d3723b0541cfcf579db1a30f4d5c32083c147158b972ccd4672ec0
+# Inputs sha256: 69bffc3ff9ab3f6b85d6616b944cc587013867a403373b7fdb21a075e96957f4
+# Content sha256: 8f3fd7d2546707a19f0674cce95d2990b63e4f1c769e9af47ea8f4ab3354e7f6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

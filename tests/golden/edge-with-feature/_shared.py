@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dc172731795e7fe4feb3d7e57ef464328a2e5846f7ebf75cebe600d42ac1c29
-# Content sha256: 67910bdf493c4f0746bab84fce3e7e4b20b8d2c43dc23169d6fc968cb7f851b5
+# Inputs sha256: a98e4270b61ff4d092b2dad66ad552b49afbe2c765414bef4181c35d627ac5dc
+# Content sha256: 7145b45c686fd079319a025dcc5ddaf366d52e799d71dcba26d7493616d288dc
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bc8f30d3349bbd8f210ad0178f253b385f139d5347aba73a5493de6321bdbff5
-# Content sha256: fdb3fe03e3b16f36f89d5905594d61a6d5f0ec06f22566f43a3ab7accfe78c6e
+# Inputs sha256: a2d413c719e86206515d0ff1d20e76084d278258eec6adac570f0c069526dc24
+# Content sha256: 583eb1bf2b793ce2c7dc00a2760aef8d433d491efa8f656cf8878ea2a15617f8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 11bc562e8476c2eee316ae43df910fabd8ac1ecbda11cdaf16211e464a750625
-# Content sha256: bd9e836360a43c0932f486c56ac98bc01bcbdfd8b85c1add696ba0dd8afdecff
+# Inputs sha256: 0c42cd8ee2b1fcea870933facd7af3920e6fdce6f0768f8d837338e2fcfdc3a4
+# Content sha256: 5ca720b848d8e66d82aa0975d451f3d448efaac0e249340d864ca5a796dce882
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 15a376aa6ac37caaf6e22abd03198025ba7d135150d5ce6741173c10d4cf9fce
-# Content sha256: 195b2d5b3ae0d28a2a1053348f7187a3d26275cef763db098cef8d3a7cc31ad1
+# Inputs sha256: 1b38553607f5624a9915f615a5a1fb2a170f36be5be6d1644aca64aa8ad965ea
+# Content sha256: 0d277c651e52d7f72e8c3d44e0c6228a958e005043e4f1de59f3622abe0270ed
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 173a15a9456a77a6e911d516d705999d5cde94b21464f51f3e64341622a8485d
-# Content sha256: 9bb86b33174c08a647b7db407afc0c9220ee786d06896ed6ca45bb3692e9d0a3
+# Inputs sha256: 82e391f5f67bc218e98dc71544fcf4c11672d11af6455ffa3deb82a1f4d52b34
+# Content sha256: b644ab68972c14210143f322275425ebfd6524c25ad8d065276b199bdc5a4062
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 884dada3e281fbf815f4147aa8085ef7cb752eabbfbbce4e94da37159a848146
-# Content sha256: aa2567e6b1d00788c2f7002892d2d43b8b102d449c13d44162ee39411037927b
+# Inputs sha256: 4176668635b3b1d264e1dffd3242baf357c2f18ebeb156a8680c1536dee6f332
+# Content sha256: 08b3b71b63558e55a47a737819be2eba0cd731b044db5c239583a743721c823c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

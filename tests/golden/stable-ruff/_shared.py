@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a94408eb4a6c6c09754170648cb812bbaf61318ac2192dcb2c186e7a91a32ce7
-# Content sha256: e3f51b523c8462ffbd237d906a48e350dbb819d33a88b167ff0bcbf7a1e68e71
+# Inputs sha256: b0decd43774d38b1c0fd4656ad0d1f1dc8395af8d26d04573d8f104d30ae5b54
+# Content sha256: 906499602bad13042e44e1aa7ed4d2cce040ac585e77446b65106910f93128d1
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

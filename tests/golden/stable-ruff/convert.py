@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b936bed34cba239ff73da0acf6fbac4017365fb87015d36e2774538a330cec5b
-# Content sha256: 41792592e7a116c235a06f2e52be8f58b1bb0431b91fe5a229fc3057516025e9
+# Inputs sha256: 735fb15bd01a5721d2277cc941be7b6a76a3a464f992b7db952134d73aa05c2f
+# Content sha256: eed5331dd4c3fb6c56f08ee3191c7d95899763296ecd52b9562fdad24196aa5e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d1cf79fcb83062c64d992b5ee6322de48ca6b1f47bc2c7e3df003f87c973385
-# Content sha256: 3cc84eaa1ab7691aa352a1f81b4a9aab1a6d811924274836bd0fba5411f34340
+# Inputs sha256: e7e25d585e3826a879fcc87cd7db40f8551e9ce8d26398ef6080434845f03964
+# Content sha256: 61bf5f8bfefd475ab1fbd4d2fb6d62a0bce0368b0c3c524a45912e978b3b829c
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60b998ee341c894613f4eaa8e7d052081fc6a9eab8fd6ea64b8665192ed8b45a
-# Content sha256: 68d2519d3330aed779643322874be6b6c7f6cbf69f2dad58ea21e4fe5b23a2e9
+# Inputs sha256: 8abacc103733a08b45fe5f0a05da81200501788d86e3f0c8a30713098a577a77
+# Content sha256: c33ebb23bc40cbcc52b010626f4ff66a6f0e9219b4439ce2036a7d8c36a2f771
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45be9bed5d242e47db5ae9a665c960cfc824e4ff546c415c5914311df644f037
-# Content sha256: 3fac7740e28c34a5ecd2812e085376b7b715a33f08500f15312d8c38f27b1a6f
+# Inputs sha256: 64572791e06945233ce5dab75f86d002208db3db905414d0734c4bb6e6aabcb2
+# Content sha256: 7c2daf4283a1e76d2c892f8c5d6d0d3b8e3868178b8e8d9dc42a8d2d22e87964
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0e3cd827f728100f911b405c1bc130fdecbb46f5982f57a36592ea8a13deca
-# Content sha256: 7ca5c1b328a33ebd12402fd062253767fe3a6c2c915ea76c08637faabdf3712e
+# Inputs sha256: d32e2c17b51dce21321cb07872ec97f3a5921f1b549f81ff917e7652a0ccfa30
+# Content sha256: 34740a5bbc4f1e039301c66fa03926a1be385285abc78696cf4aa29d7588ceee
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c72e14a0f1b305bc9a68254cf33327781599e4c6fb0263d4405326c7d7980d1
-# Content sha256: 976cba71fd8ede8cebbcbbdf8f0672c985e7b281bd35ecaf8b811517f0bcdfdf
+# Inputs sha256: e56179b40c183943ab39049a850465d15692e5fa661a6a53cfeddaad790a226e
+# Content sha256: cccd4ba96dbbb8252954c3e7a0647163609611d343a63fc23ed4c7f6a9854a58
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

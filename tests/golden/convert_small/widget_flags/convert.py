@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4822d50d4cd8056804cb9467cd56780b20177cb06e6fb671f5313bd7f55a947a
-# Content sha256: ab5b47a7a96f142d2c5d6f8b3a7f7b2b71af5718d9017cd00953b4e788c8e89e
+# Inputs sha256: 0629e1acfd44ac62ad3d98ceed622eb2074cd2144d883f2bc9c45dc541b867de
+# Content sha256: 4e90aacc625abb702f33259ac052370e140dfb1c5d5c6c1602836c3c1a615ab0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d41d458bfbb8f86042585533c793ee37e3290622270d4877a5be446d8c36f6e8
-# Content sha256: fcd71a959d51c30bf073915dfec18f50f82f9a4c28498539412fa26466dbbe1c
+# Inputs sha256: c0d21d44707886f504c5f84e3854cd086053cd2694cfca4b40d95fc519634eb3
+# Content sha256: bde89226f2dfe68433597b9f78bbda39c391441bbee56085f45d80015debfbc5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c7c38d1c3a263383e0956f4507bc0a3c4ab68265781fbe9002263a6da40344e
-# Content sha256: 8554266064b44133adb9e0aab2d45860767bdfee2c9d3c25301e7365736dd577
+# Inputs sha256: 248b396044a5898160d7730ef45970d872847165700caf9d86d2ecfb337420e5
+# Content sha256: c10d54ae8b026adb9b5f0ee5ef2824a9f5dcef4a02844e5732db0d0feba21f63
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 69d6cd2e30fd6ad5c46ed3efd313b2c2a4b081e6dc14036710186ee0dc85782e
-# Content sha256: f88b6d79737f1948e8e53bc42d1a192e575c74067f1f35073c1e84e5f625cdb3
+# Inputs sha256: 48e84c85537889b522d0b3537cb36d78f7b9e9eb46d0c95f2976141683fdfb17
+# Content sha256: 7582d0f7958bcd79ba85f712ccff9855716b683265fdf0dcc89028c0932afa46
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 085bc6a3563ce899fb095833ae32a1d1e698ac4ee8f4d86d202649016579be55
-# Content sha256: c26f05dcaddd3bf5f092490581b79f5c0b3fb850ad1984aaaa2a34d65a0a767a
+# Inputs sha256: daf3d6e3f8a09953617b489f056fa71256a1dac0efc1ea8eb63da470529453eb
+# Content sha256: 022a518c6d3c40fb802af27495f8e4bd09f09832f56d767ac76e0c2bc4b4d124
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ade926e51d6a596a3b3ac75eed6ebc6006289efaea8def9fb6a7d1c1882f9b6e
-# Content sha256: 217f90c02f3fca8ef8ef09fa0b7a0414ab8e1ffe6e39aea23a045d6f76666962
+# Inputs sha256: c6406b1ad689c4ef03851a76e207a2832f1f2f8a54810d5c3fec1f91b3185ef3
+# Content sha256: 984f28a6d8d9ff23d55a93ebcab09ea54d85bf798d43bb18cc9c23f68453147a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

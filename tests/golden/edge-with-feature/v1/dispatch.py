@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ad9208e6e1b8cb0824e9a5c181904405318c890977be060858cd31ade25af9c2
-# Content sha256: 01bcd8581cb00b4641790940a5abde94c6a9e4bb3ead47b1fb9366109e9b031d
+# Inputs sha256: 6c250acef6ff3000a77d8f8638fe7d0e5008d15693e709d340e37ecaacc141bd
+# Content sha256: 3e04de5e6af587d5ad8417ec0841cd424936f9c5ea3f3dad8ee8fc76e759a8ed
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0927ce8fab213c4f0afb1bfe6b4f34d013bc12892e91fc91c273397e327a51
-# Content sha256: 530de0eb8d2f368c94cf5d56a4dab94b068b8aff7767de13460b6e1017342f41
+# Inputs sha256: 482e526e94c0fd940052ab5340c1810487aede5a3a43018bac36266652a180a9
+# Content sha256: e4508b261c128be26a714b27cce52ba81f2906a15f4e2db956accc1c098e484a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

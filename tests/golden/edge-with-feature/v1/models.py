@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bbd285d749f6b4a6e8635c9698786251faab52b89ac53bfea7d515f2c198de63
-# Content sha256: 72333f9f94dae87f35ad8b817a4fc64582946327a11b5b7edf4c250debf5b3a5
+# Inputs sha256: 3da551d14560b5b85470b9d5f87b052bd821fe4b8b82cb1500bf873b0a9ae2e0
+# Content sha256: a0d1f05223de1d5204e2042dac2ef3bc19709d215c0ca76b69e884c470fab23d
 
 """Wire models of ACP protocol v1.
 

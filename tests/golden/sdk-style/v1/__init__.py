@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5c8cc0c8ccdebf05eb0ac6f29a2e87fe0d7df60342199a1bf36c1f122d4c8953
-# Content sha256: d2be6a592b4ea341f8e0818b9115e2807cc8e5ba6eda931d733e49a0b18dd576
+# Inputs sha256: 348ace9d0eeda8eef7f6a404c33424574de09114f981d8c386e12c59ea4b5711
+# Content sha256: c4476ba3f497c8270aad92c7f9ffc1a5eef9a71745c7e4c8695f0833b6638bb0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

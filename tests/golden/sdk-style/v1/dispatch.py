@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eec60253d0e3e7e585f3f538a165692db0651dd3a63730971e2771212652913d
-# Content sha256: d927308da53d952b63c6855969e41f123653b03f2b47b27d5f429795d673a95d
+# Inputs sha256: c70e94bb0fa68f8bb198d24204dbcc9b61a2ae0178ef155ba76c32c49b06ea8a
+# Content sha256: 781c21c8d9efa65da265a49678242795ca63864bd27446d4dd5dd8554a64605c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

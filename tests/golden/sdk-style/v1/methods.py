@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e61f220841a10a978a6442ff19405e2fa8398b46c1f6c1ff83f3e263a3cdedf2
-# Content sha256: 9b5c0de2979d92f7a96747657252a4003908c92cbab5c4a6686745cdfdd98a63
+# Inputs sha256: 7bbbe9457e66d8933210c5d166f543b805f0a612b042a6394645d1a58f934fde
+# Content sha256: f6b570ea155211a3dc70d5e717fee0082e559f5e3053506822c721a798347503
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

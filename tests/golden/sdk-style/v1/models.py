@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7aba854b49c6f8829788d74ad81839fdc24f15750dbb6690e82729de1322bc03
-# Content sha256: d5fb5701a224687bf53dc35351acf747c6eddc6d494db18cb946b9633d3cb8ad
+# Inputs sha256: 4b7e6a4079bdcd2510b38f2d7a2755a1736cdd530d53d7a9748bb45081756a5a
+# Content sha256: 370d6c256536748bf4c238d689a5c2a0628b838685447e08e381a66c43fc2003
 
 """Wire models of ACP protocol v1.
 

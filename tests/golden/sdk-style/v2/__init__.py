@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f7da55728c747139bde8ef75de2527f5695b7c172a396f21fee4e685bcee5691
-# Content sha256: ad9d86e6ab0aea8b8aed9e6ee464a99fab98acb762081ffe0c4e922ad78127dd
+# Inputs sha256: 94ef03ac71271249a3c7d4fe204c0013cf61284f931e947c2410d2feaa2f4515
+# Content sha256: adc8b4968d5012fa10a2682df9a77062dc511d0edb2934b5ba2bfc7fb9d6c9d4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ba5c3f7a51ac7178382f2d9d8c83b3f33e407575dea654e47f4537322d4f1ebd
-# Content sha256: 3f9ae171c7e11fb2afc35f7962f230167ca1f347cbbdc6cf39b620121113df58
+# Inputs sha256: 39c8f4653feaf7bb31804f934788762a5f0e33bbcb68d3babdcb5f464134da02
+# Content sha256: 5b7cc712313f3d69149dc72f8dd9f726f1f051414d121278d15a9a5e668fc723
 
 """Method dispatch for the agent side of ACP protocol v2.
 

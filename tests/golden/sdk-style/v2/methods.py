@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b87dfbca651ea7654b5eacc750d1ebba2060470aa8d859df551b59010a7bdac8
-# Content sha256: 105d406fbb96b0f7ba7e591358e4c134373ba6732cba3ac01be2ae2eddb95a93
+# Inputs sha256: 4a9d77bd22d6b45c52d71f5a60f3ff9c930476d01bbc017995be77bc5b4f9949
+# Content sha256: 0713608d4ece1e9c192215d4cc515e8185e364e11050d08a4af7df8ce00b4211
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 87fdf9472d507d77622da80f06ed8d76d9e39b8422637cdc0ddd0a0d34e2ea03
-# Content sha256: 76fffd1e86e72ef877145af2e95e5bc9faac406fa8fa00e3b7038ff479a2789a
+# Inputs sha256: cdeff9ff508e604fe9f0697ea871f569d300dafe26d2f867161d85247e51fe97
+# Content sha256: f03ea68452e2d63532d7d154a6586979a0604997dd9cba151bf7e1d1829bf887
 
 """Wire models of ACP protocol v2.
 

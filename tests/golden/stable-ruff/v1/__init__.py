@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c5a0bd15de887912153536dc8b4b68aa8545baa3091ebb42d88647a5117fddc8
-# Content sha256: 04bbae699e16168edfd193fff09d21ffbcdc94c4aa2ccb91a372de7e741e52f5
+# Inputs sha256: 228d01ea4405f00fc97195063160c19fd94a5db0c8dd8a938e752460d4a61b10
+# Content sha256: aaacab3d4bd498f8e800ced31ab11bb7b242b5472b905b468234ef7e9be1f318
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9f74988da7cf97c298b1d45ae734fb9d68138b6486f98ac54e4206009a4b9ba6
-# Content sha256: f17d2bf9f3b4d75a5ce48fa8d6eec4fb1fa1018e5bf64ba0b26573bd7031c885
+# Inputs sha256: 5878b7626c868025f3d2c9d6467452edcddf5d24a3038da07d29570714f82a9a
+# Content sha256: 07e0d36916dbfb8bf53f71402be9a9069173455d4fb00613b375b364cfbdf9e8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

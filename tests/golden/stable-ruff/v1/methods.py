@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15f071e7d31cc30ac3f3aa1051e8a52958c439e2f7e7f309826040ab1f401e61
-# Content sha256: af40417a5a946dac5c0b2831a6cf1596352222f1df171e8161b3cd9aa2bb8a49
+# Inputs sha256: a253eb83790655270a4633cb1234c7334bcb7ade3f4d165b600796137e9adcbf
+# Content sha256: 07fa90acce37d6f13e5445f26f8bec38cd00cfbc63c504ef71d7b4662fd339cb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de6272e11bf3080b7f0aecb877a703e1b3edd2fa7e29c2fcc3fab43c92a87363
-# Content sha256: d49bc23343f3622720f86e51dc70075dcf618c1ac754cc3125281e4c14e70e07
+# Inputs sha256: 1407087ab2b521faf558201a970acfdcfb54650c29bc635672e6f8df78071d6d
+# Content sha256: 643b0a58906fc14c2ae44bb586ec89265f68d705bd16e7274b9dc78ade54d8af
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 476c9de8ef006d705c56577d9439d96bec4e238f40ff7e7723c51852d8d2fb4d
-# Content sha256: edcf5ec911f468515f6d3470b3c11cd13e836d52fe406a29b5c59d748c614641
+# Inputs sha256: ac884eb1c3e89c4f1ca51e303bcf97fad33d574ccc95063d3df0ec98c549938c
+# Content sha256: b89024df479fa361c84903a7a440e0ee25f3263256b223f460f5fa75c32b4e94
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ab3c97f610dabc302391871799e2074420fcf498f125eb7c179968f68edaf615
-# Content sha256: 2b4290b49b34751548baf583d9a87ef10c5e83aaafd3147f82e6bbd3e8443a6a
+# Inputs sha256: 0d33a4bd6c05eeb53120e139855659cd54bd99b15748faba77023326dcb2b7f7
+# Content sha256: e9908fecb0d9b308e41d2abf2c694092b834056f0ec114f559f5f4258bc2a2b9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 347c46b5d7cd906fa2c3f75d88d4d99cf218be48130bd4f36811e9b9d78550dd
-# Content sha256: 967a2def5ae755c4ee7f155dba615c1c3559a4da73188f1128d6734a67bb4695
+# Inputs sha256: f134abc1343e987ab149568657def2717293b7cd35325b54a0cc388b9fe34e71
+# Content sha256: 3d8d1850080cce727fdaa637352da60504bba4ec2a3057e9f02ba415e4781ca4
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

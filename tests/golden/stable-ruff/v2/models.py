@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98cd76d3358e894bba9f06a9ae2e4a13c7bc4db8d831b4cb921abeddefb78a29
-# Content sha256: 0e643824523355376d05825822d877f4c42ff049a0bd2bda5cf605ffc9326967
+# Inputs sha256: f486d6d1d74b55d54f48b162084dcad4bdefa8738bf5bcb289ccb0b8d4e42275
+# Content sha256: 479e0f60cdc6e8d2e946496edd19f98d6358c37d83bda20fcc6c833cf6e03d00
 
 """Wire models of ACP protocol v2.
 

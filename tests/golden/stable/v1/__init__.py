@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cd6f7cd9086c8ddf3c37875f142892734aff88cfda321b4986aaf33133a12fe9
-# Content sha256: 3c32cb94b3a4509567b63379ce641fc66fbbf8257c38300524a214cd41d135fd
+# Inputs sha256: b1b57d95508e0f50b1ca2f8894d297219d51c26d14cafeca7be7ccf0b785d961
+# Content sha256: 47ce036aae00e1c2146c2252e2845b4c10d1e55c6cb653d51abc506ffc601e8a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dfe92bf88b1c4ecd638f8853e658fca7543b4834ddc0dc7ee37fd9602ea42da
-# Content sha256: ec40765c2e6592285b18ff6180e169a2deea652b198bd6194e9690a3cab6d085
+# Inputs sha256: f98cc5b6cc324c6a39b96e1492aab71af127c89bef04ae113559044ef90655d0
+# Content sha256: 40821462dc2e44bd020d6f373d77e4689239a6ccae2d1bc3132b769f2e3fd3d2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c729bdff472e63134846c2772c3b7624e2c78c1ccc9da2fae79a6947bd271f32
-# Content sha256: aea6fa06d8ea070c0f6eb1009161e85b092e616105160edc994e6d6481cb9a58
+# Inputs sha256: ee8790a1b91d8b237efaaa0d30a82f3c0b99687878ec528dc4c740b84bfb6758
+# Content sha256: db3453f8f68697911ca5c0b18173620eda8b71101e4e42d62077d05c294f5e15
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

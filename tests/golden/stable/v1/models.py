@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71b244da9d10ccdb0f5d2a6d9bb05543463110395735b5c2c8576047ff45fa25
-# Content sha256: 49b0ef27f8162b1544091688fba79ae6b4d656752a40ae33acc00bb0e2d29a77
+# Inputs sha256: 203ed9239537e52d092ece1f7db95948f182cddfa28b49ed362a5b0a92151ed0
+# Content sha256: 21be59aad871544bb85c1e3bc098a315b734396b3573c682386218acae81cb8a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7a1c20d216806285b3c39a7b884589173a5176b0a0b41f308e8ab83b973a55a
-# Content sha256: 8bed4c013b03144d543077843162936582dac2a68c719bfdfbaeada9c97a4b70
+# Inputs sha256: 22bd0c2614bafea9c56592c496894952cebb8c876f6f0c8bd39214e9fb7590d5
+# Content sha256: bb21998064a607def59ef0874738ab5fae9bb98851d420e8b02735e2a70d2074
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

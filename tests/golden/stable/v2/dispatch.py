@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d5445ea75da45ad7bf90349ed2999d583e1cd64a3df2a98d1fb927603d5334d
-# Content sha256: d2c0596d9dc257b60edfbc43c6fe6831b26684cf6ce1df4cde61a2c2afacc58e
+# Inputs sha256: 1e9482b411417a9ef3d8053df2deb4f51b126ce6c23ddb3ff5257eafad39d6f2
+# Content sha256: a686c9ea95a8d02b33a4cf4a6c2942139f93a3c4ada696790677d2128ce2a941
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1ab921eaa75899b66eb83ad372d1140e7068b6e87c2dd00b1aa5f573b02caa1
-# Content sha256: 6bf35e1c5b65c6c6b75abe8c0f2409e04a8066af6ba59c3701595f03fd591e35
+# Inputs sha256: 72b50da70a7fd733a10a4fc6fff2196ad0f675339039e1f6aae1fd3b263b3fd3
+# Content sha256: 360c7ef678fa642ce76677e946cad0d467a60845c70f0a9d0de52e725c9a9af6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

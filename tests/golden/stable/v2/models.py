@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91147322ed90d63750bd66840de45a5920739f0a4e3cf2bff928f6b29b0ab39a
-# Content sha256: 68ff46f900d00f528d2c3857ae3e7afd80d465e668887f5e8d8132797c704c1d
+# Inputs sha256: 8798622e12c981bcecc3ffb64fe502d27203cde6d8f8689a357c64969348d20c
+# Content sha256: eb462ab6e28690db4fb05f592fe5e668c111966db9b06e6b1ebf4fdaa2fdf632
 
 """Wire models of ACP protocol v2.
 
