@@ -90,25 +90,30 @@ SHAPING_TOOLS = ("datamodel-code-generator", "jinja2", "ruff")
 # The packages whose every module ``generate`` may run (a module added to one is covered as
 # it is), and the top-level modules it does not import: the command line, and the process
 # helpers of the commands that run agents. Command packages (adopt, diff, conformance, ...)
-# only read the output. tests/write/test_digest.py holds this to what generate imports.
+# only read the output. tests/generator/test_digest.py holds this to what generate imports.
 PIPELINE_PACKAGES = ("protocol", "config", "plan", "render", "write", "generate")
 NOT_RUN_BY_GENERATE = ("cli.py", "__main__.py", "processes.py")
+CODEGEN = Path(__file__).resolve().parent.parent
 
 
-def generator_sources() -> list[Path]:
+def generator_sources(package: Path = CODEGEN) -> list[Path]:
     """The source files ``generator_digest`` hashes, in a stable order."""
-    package = Path(__file__).resolve().parent.parent
     top = [p for p in package.glob("*.py") if p.name not in NOT_RUN_BY_GENERATE]
     return sorted([*top, *(p for sub in PIPELINE_PACKAGES for p in (package / sub).rglob("*.py"))])
+
+
+def digest_of_sources(package: Path = CODEGEN) -> str:
+    """The hash of the generator's own source under ``package`` (see ``generator_sources``)."""
+    return _sha(
+        f"{p.relative_to(package).as_posix()}={hashlib.sha256(p.read_bytes()).hexdigest()}"
+        for p in generator_sources(package)
+    )
 
 
 @functools.cache
 def generator_digest() -> str:
     """The generator's own source is an input too: changing it may change the output."""
-    package = Path(__file__).resolve().parent.parent
-    return _sha(
-        f"{p.relative_to(package).as_posix()}={hashlib.sha256(p.read_bytes()).hexdigest()}" for p in generator_sources()
-    )
+    return digest_of_sources()
 
 
 @functools.cache

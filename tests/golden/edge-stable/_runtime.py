@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 64572791e06945233ce5dab75f86d002208db3db905414d0734c4bb6e6aabcb2
-# Content sha256: 7c2daf4283a1e76d2c892f8c5d6d0d3b8e3868178b8e8d9dc42a8d2d22e87964
+# Inputs sha256: a3908e065e5f043dbac55d001ff824c039792dd9008ace3a6bfc0e64e3bdf144
+# Content sha256: 8fd9fe55c5b330dde4f98b84f84fcec9b6b6cb4e8ca24ae89ca97c825535192f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 07aed28d6de70db41c0420a7d681d0fa7b41524e3c95bff0492226a1aef4fd2d
-# Content sha256: 2ab94d046c3aa846c130fee2eaf23c71f5fb5f2fe0a04335f0f4d0cff7b8da14
+# Inputs sha256: 7b55c88b31b5853f87dff257bb4e6898cbf904e2d6d132d3572b437bfaca24e0
+# Content sha256: f1078c499cd556763ea9334fc2cb73c81224beb671ba8855ce490e2ec1aa26d5
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

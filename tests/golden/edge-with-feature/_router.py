@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 67bb2cbc858df95efe82af40e8cb7b1a0ac84cec687951be67aad3bf9482e87c
-# Content sha256: a4ccccf9ca27a3b9954a29195d0d5bd09ddb019a78763ef57d5dfc7979a66a4c
+# Inputs sha256: 7323e5ffb79b8386676e500d0b1bbfabe25ec06aa75a8f0880d3d6fbdb7ff07f
+# Content sha256: 57db848697526b844dcd96ff52e78d9ccb3bdd4ded064b65eed8c7972ea15de1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

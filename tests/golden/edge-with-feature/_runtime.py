@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 69bffc3ff9ab3f6b85d6616b944cc587013867a403373b7fdb21a075e96957f4
-# Content sha256: 8f3fd7d2546707a19f0674cce95d2990b63e4f1c769e9af47ea8f4ab3354e7f6
+# Inputs sha256: 8cce971e75b2c4484321cb08bc31dd29369209993a8fb8f78fe7de6af77fc1b1
+# Content sha256: 4f282e7a44aad1ba0ce5e1393660f89637965127fd30c655536d9554ac5df0a1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a98e4270b61ff4d092b2dad66ad552b49afbe2c765414bef4181c35d627ac5dc
-# Content sha256: 7145b45c686fd079319a025dcc5ddaf366d52e799d71dcba26d7493616d288dc
+# Inputs sha256: 48f8e2375416bf16d1211efcd968e41234aa929cf06e8feb067e3f00dcac666e
+# Content sha256: 76a361d06b3268f716d474116b33e61a9b3ad5de607943197d3c4dffd083d471
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

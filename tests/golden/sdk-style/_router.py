@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a2d413c719e86206515d0ff1d20e76084d278258eec6adac570f0c069526dc24
-# Content sha256: 583eb1bf2b793ce2c7dc00a2760aef8d433d491efa8f656cf8878ea2a15617f8
+# Inputs sha256: bd9658b22902cb1a4e6bc7cc33ea1514265fbacbf980d070285d75c44b228b68
+# Content sha256: a75ca2de9c6cebf0104a373f4f6e0a20abb51b892bd6dde30c5a7be560af84fd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0c42cd8ee2b1fcea870933facd7af3920e6fdce6f0768f8d837338e2fcfdc3a4
-# Content sha256: 5ca720b848d8e66d82aa0975d451f3d448efaac0e249340d864ca5a796dce882
+# Inputs sha256: f976dab69b34f75d6ec7ba4d1a5419fbb0ee90c296be4debee4258f09330ecfb
+# Content sha256: fc9602fb76dbc3e71aa13565789a7a583bb4dd930b11c23b5991f0a75074560e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1b38553607f5624a9915f615a5a1fb2a170f36be5be6d1644aca64aa8ad965ea
-# Content sha256: 0d277c651e52d7f72e8c3d44e0c6228a958e005043e4f1de59f3622abe0270ed
+# Inputs sha256: 03c7400b2e56b46194adb071ddd556d18825fef209e19c23cb4246e9898faad4
+# Content sha256: 2093cb28b6ce0799195823e5f35013ddf155de2da0b9476cec5f7ce4d00f004b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 82e391f5f67bc218e98dc71544fcf4c11672d11af6455ffa3deb82a1f4d52b34
-# Content sha256: b644ab68972c14210143f322275425ebfd6524c25ad8d065276b199bdc5a4062
+# Inputs sha256: 378ff6f9c5a62b9ef578af0921499ac8bb33c76e3b55ced4a264b3d10d53ee4d
+# Content sha256: 7b29af054520d6ec2b11b60753ac3dfd7844dadc403351a47023527b370466b2
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

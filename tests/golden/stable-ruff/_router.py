@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4176668635b3b1d264e1dffd3242baf357c2f18ebeb156a8680c1536dee6f332
-# Content sha256: 08b3b71b63558e55a47a737819be2eba0cd731b044db5c239583a743721c823c
+# Inputs sha256: 413f40439161148e803b745b033970562bd5af4e07b77f61b4fc1bfb7fb1dbc4
+# Content sha256: d80f08ad341d547020fd29fd21d88337b126566e44e3a85baa56d888c30caf5b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: da3df678b5168c9f3d99225b4548d5b89a44218b0abdc25d32650d46e42e0002
-# Content sha256: 7ddb3e40a6ad430041a43a40d791ea369582df685680348a5618566e66db0650
+# Inputs sha256: ea29bb4239e4f85c9c7ee5f2e26c5c61384df289389231d1ee1a4ebf66a105e7
+# Content sha256: ce7aa8309d1f20a87655daf6c71c255b01f75bb7ce7290f60d20c0ce6dcf055c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b0decd43774d38b1c0fd4656ad0d1f1dc8395af8d26d04573d8f104d30ae5b54
-# Content sha256: 906499602bad13042e44e1aa7ed4d2cce040ac585e77446b65106910f93128d1
+# Inputs sha256: 794663bf5bb624e4e12eda27fe29882291b82ae3327c5ac46eeaffaffe96df2b
+# Content sha256: 1eb8bfb06dc4e9e6d2eadcb97a72c4852f7807bbbb657281e5940c94e2aee345
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 735fb15bd01a5721d2277cc941be7b6a76a3a464f992b7db952134d73aa05c2f
-# Content sha256: eed5331dd4c3fb6c56f08ee3191c7d95899763296ecd52b9562fdad24196aa5e
+# Inputs sha256: 68fee07fcbafdbbe5be901777e9faafc39c7627616d038c78c538963e7968329
+# Content sha256: 4e884ca27d3d65138a7706db01331d911216b36b734603db2e0dbfff2067fcef
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

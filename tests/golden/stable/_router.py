@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8abacc103733a08b45fe5f0a05da81200501788d86e3f0c8a30713098a577a77
-# Content sha256: c33ebb23bc40cbcc52b010626f4ff66a6f0e9219b4439ce2036a7d8c36a2f771
+# Inputs sha256: b1c65c1636a2dfa27f3340933423212b39e1832f0f3889fe427f05a86b1bbe8e
+# Content sha256: 864f8eacce9e535bf1f734988fb0c43284c54f03f139aceff7210b6bfcde4f5a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

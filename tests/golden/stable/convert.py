@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 15fc898bb81ca4f2532c6c197e61366e9d80251b4eaea7ba48ae54b139a7b564
-# Content sha256: 983c3c1bbd23de188bc602a50c6735847f7951d8126fd534d07db04002a6c8db
+# Inputs sha256: 422b0c55bd332d42bcf3cfa687432bb0fd8926fdfb78f08c42922e7c864e8200
+# Content sha256: 2cc32f867997ea0a865473bdc5e17a057ed9180d9fa09dd07238b609bf679f15
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

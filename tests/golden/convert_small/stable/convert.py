@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e56179b40c183943ab39049a850465d15692e5fa661a6a53cfeddaad790a226e
-# Content sha256: cccd4ba96dbbb8252954c3e7a0647163609611d343a63fc23ed4c7f6a9854a58
+# Inputs sha256: f524203b6809d5485c374af5973e29147479ede0ed95a5e214a4bffbfd51ac38
+# Content sha256: f431dc3715ef576987956a9e231b3e77d7e62f4ecab80dcf7ef063ba171e3f0d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0629e1acfd44ac62ad3d98ceed622eb2074cd2144d883f2bc9c45dc541b867de
-# Content sha256: 4e90aacc625abb702f33259ac052370e140dfb1c5d5c6c1602836c3c1a615ab0
+# Inputs sha256: e92a34f5102ea50149d017789bb270edad1105095ebc795e5d8d33ce8f080859
+# Content sha256: c9fb8362c9791fee3e66bc07284c300f6b81f701fcafc49ad37b8c9921e47f89
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c0d21d44707886f504c5f84e3854cd086053cd2694cfca4b40d95fc519634eb3
-# Content sha256: bde89226f2dfe68433597b9f78bbda39c391441bbee56085f45d80015debfbc5
+# Inputs sha256: 223c11febecbf8ef2ffb825926953654c76c6147955452d5398e6bea808eb193
+# Content sha256: e079d577d72185636badbb74a6fc134cbfbbf82849e9a5bd51a99a7a4f2a8207
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 248b396044a5898160d7730ef45970d872847165700caf9d86d2ecfb337420e5
-# Content sha256: c10d54ae8b026adb9b5f0ee5ef2824a9f5dcef4a02844e5732db0d0feba21f63
+# Inputs sha256: 9a851f2a052824579da59af034e982ef08ade32eac4226eb009c74711d94f27d
+# Content sha256: 8d2d1a499f08861b523544b5115e238df05a49864772c65fec030a82013df40d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 48e84c85537889b522d0b3537cb36d78f7b9e9eb46d0c95f2976141683fdfb17
-# Content sha256: 7582d0f7958bcd79ba85f712ccff9855716b683265fdf0dcc89028c0932afa46
+# Inputs sha256: 1641bc07db9147f586f863782b96fa1ed45ca369a77f129db0ab551772e78ebb
+# Content sha256: 30104703593801bee4547be2dfdd0e25626d63358e064f66db2a1712823c008e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: daf3d6e3f8a09953617b489f056fa71256a1dac0efc1ea8eb63da470529453eb
-# Content sha256: 022a518c6d3c40fb802af27495f8e4bd09f09832f56d767ac76e0c2bc4b4d124
+# Inputs sha256: 6979f88b281db8a991e2b726a904bfb37728fa03aa0337704e2aad42c63cd55c
+# Content sha256: c769993b2310b012395c38d0044bbc17e5230c5bd941cc56167deb3911f3c2de
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c6406b1ad689c4ef03851a76e207a2832f1f2f8a54810d5c3fec1f91b3185ef3
-# Content sha256: 984f28a6d8d9ff23d55a93ebcab09ea54d85bf798d43bb18cc9c23f68453147a
+# Inputs sha256: 5442baa797921436c660a8e7a51a71cf3d7c7a74746fa293ac8c66f0e0f0a726
+# Content sha256: 05eb50edd95bfd495a1a181b0651f3bfe08bb89ef43950c00ba71772ec9435e6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c250acef6ff3000a77d8f8638fe7d0e5008d15693e709d340e37ecaacc141bd
-# Content sha256: 3e04de5e6af587d5ad8417ec0841cd424936f9c5ea3f3dad8ee8fc76e759a8ed
+# Inputs sha256: 7f7517717c66e228566402bc055c8861f440578d2f1072399f22dd3f16806d5b
+# Content sha256: 6dd5d23e888075b7053373cfe4c52c3776ae47f96b837f2a8231b57cc8a22b5e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 482e526e94c0fd940052ab5340c1810487aede5a3a43018bac36266652a180a9
-# Content sha256: e4508b261c128be26a714b27cce52ba81f2906a15f4e2db956accc1c098e484a
+# Inputs sha256: d603b50fc200984ee9fb2ae7015ca6eacaab31a557541f645d9731f0e94ff90b
+# Content sha256: 84bef883661d0613151c98c6af62eaf4a87e3e2af93e1ec14713bf61e80413c4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3da551d14560b5b85470b9d5f87b052bd821fe4b8b82cb1500bf873b0a9ae2e0
-# Content sha256: a0d1f05223de1d5204e2042dac2ef3bc19709d215c0ca76b69e884c470fab23d
+# Inputs sha256: 1fa45eb99531dfbc3f886b6dca2ed88f3473d5df4d22372b10af49a3674473ac
+# Content sha256: 9b9e56aec3f207465a4d94667615797314a11aa181674441169f36af2e81605a
 
 """Wire models of ACP protocol v1.
 

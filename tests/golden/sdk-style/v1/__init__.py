@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 348ace9d0eeda8eef7f6a404c33424574de09114f981d8c386e12c59ea4b5711
-# Content sha256: c4476ba3f497c8270aad92c7f9ffc1a5eef9a71745c7e4c8695f0833b6638bb0
+# Inputs sha256: 97a4eae6372b9f1ffa34c0e673cfe64de41375e44516c62cd6c3cbbd84ee583e
+# Content sha256: 5ca70215ee9c6dc051056d464e3ff0a58c0429732e2b51d586b40467da717016
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

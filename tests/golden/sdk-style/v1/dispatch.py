@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c70e94bb0fa68f8bb198d24204dbcc9b61a2ae0178ef155ba76c32c49b06ea8a
-# Content sha256: 781c21c8d9efa65da265a49678242795ca63864bd27446d4dd5dd8554a64605c
+# Inputs sha256: 3413db2062e55d38ee888ba72f2c0b189f39f2f373cb12ed5c30c445b7929210
+# Content sha256: 2b78bae89281466d89f77ebe5f1aaa1c761892f16d4b07f63f6501477a95322a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7bbbe9457e66d8933210c5d166f543b805f0a612b042a6394645d1a58f934fde
-# Content sha256: f6b570ea155211a3dc70d5e717fee0082e559f5e3053506822c721a798347503
+# Inputs sha256: 083c2bf639f9ca8dcf06cdff67824f883b4329f6a4cb7bb154fa7d0d8f67fc6e
+# Content sha256: eb1362651288e99a92b02dbed94c72fbeedcc2d6a7220cdd502074b1b659b1d6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4b7e6a4079bdcd2510b38f2d7a2755a1736cdd530d53d7a9748bb45081756a5a
-# Content sha256: 370d6c256536748bf4c238d689a5c2a0628b838685447e08e381a66c43fc2003
+# Inputs sha256: 97451880d523d1e8c87f2bcf742e9074a1edf961e6a821f93a88696e2d492e9c
+# Content sha256: 716d98bb8e2e2656f46eda7ddd262104735345970cc28d5eb4bf06095defcb6c
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 94ef03ac71271249a3c7d4fe204c0013cf61284f931e947c2410d2feaa2f4515
-# Content sha256: adc8b4968d5012fa10a2682df9a77062dc511d0edb2934b5ba2bfc7fb9d6c9d4
+# Inputs sha256: e03deb22f3428fe27aa65e8fef5c6aa534ee2d087e78333e774b14b2aa8c1b36
+# Content sha256: 6e7aa89bd75dccb25ad8e254d109866697269ddfab6ca0917eab13c46396839a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

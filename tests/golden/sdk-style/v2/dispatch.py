@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 39c8f4653feaf7bb31804f934788762a5f0e33bbcb68d3babdcb5f464134da02
-# Content sha256: 5b7cc712313f3d69149dc72f8dd9f726f1f051414d121278d15a9a5e668fc723
+# Inputs sha256: b6bf6cad5645c9051e49cdd8cfac1e977a25641f986b3fe0ac41461413bd2f70
+# Content sha256: d780db959447b4058b1057528c940e752fa56ccdb8d0e44cd02cdf163e5172c3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4a9d77bd22d6b45c52d71f5a60f3ff9c930476d01bbc017995be77bc5b4f9949
-# Content sha256: 0713608d4ece1e9c192215d4cc515e8185e364e11050d08a4af7df8ce00b4211
+# Inputs sha256: a73edf893235eaf1c3e76ea996f9ee0dd08206a30f0e6ef82aecdcd391f0042a
+# Content sha256: 86afb98fa6eadcdf82389fa9cf659c2436990f0e5f8e946214700640519fd79f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cdeff9ff508e604fe9f0697ea871f569d300dafe26d2f867161d85247e51fe97
-# Content sha256: f03ea68452e2d63532d7d154a6586979a0604997dd9cba151bf7e1d1829bf887
+# Inputs sha256: 9e6cc67f2202797b427a088aba433281e25fc363f983e020246d87ae1a7b6e4d
+# Content sha256: 7d871b6350fb524c0367c7b437effbdd4a4885db5f3397bbaaa430441eb0facb
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 228d01ea4405f00fc97195063160c19fd94a5db0c8dd8a938e752460d4a61b10
-# Content sha256: aaacab3d4bd498f8e800ced31ab11bb7b242b5472b905b468234ef7e9be1f318
+# Inputs sha256: 9dc6dcf02e12637379e3c811f19f6f299a43aa9552a5e67672227a123697ebfd
+# Content sha256: 78a80ed1e480d80b57369425f5cc23a729c31c3846be6c368df6bc84a0ba3fdd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5878b7626c868025f3d2c9d6467452edcddf5d24a3038da07d29570714f82a9a
-# Content sha256: 07e0d36916dbfb8bf53f71402be9a9069173455d4fb00613b375b364cfbdf9e8
+# Inputs sha256: de76356353330c4f6cab0ec627599562cfa08593267284bb1a4fc3a0c5f444c2
+# Content sha256: 2a9ebe7839170a7e122e75ab29680a42cf0f3bb383ff5fcccae5fe35eb0caed7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a253eb83790655270a4633cb1234c7334bcb7ade3f4d165b600796137e9adcbf
-# Content sha256: 07fa90acce37d6f13e5445f26f8bec38cd00cfbc63c504ef71d7b4662fd339cb
+# Inputs sha256: 36367f13d8c17602a9f4a1ff2ec53b17c43ffbba805c836ac7aaa41d9c11998d
+# Content sha256: 52f00406f6aa6eaf3b2a2b3f2fa69eb920a75294c7cd8c77ccbd5692e92ce0cd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1407087ab2b521faf558201a970acfdcfb54650c29bc635672e6f8df78071d6d
-# Content sha256: 643b0a58906fc14c2ae44bb586ec89265f68d705bd16e7274b9dc78ade54d8af
+# Inputs sha256: ee21340f8243e5bf8f4042b4c9c97edad20d97612d6661522e66f49f3098bcc6
+# Content sha256: 79ac3d5efb8177bc1dff1c632e475a55322bb99a5e7447f81b84d9328ca1a224
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ac884eb1c3e89c4f1ca51e303bcf97fad33d574ccc95063d3df0ec98c549938c
-# Content sha256: b89024df479fa361c84903a7a440e0ee25f3263256b223f460f5fa75c32b4e94
+# Inputs sha256: e04a435c3d598d1aa81f2e43909109eb41a457e9376f74b8f6f4d49d5d5cbbeb
+# Content sha256: f53d439b2c6aade6b94bffa1975910ce094b7ae7b71b97e9cb2c9f2bf13b23fc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

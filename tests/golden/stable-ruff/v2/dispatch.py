@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0d33a4bd6c05eeb53120e139855659cd54bd99b15748faba77023326dcb2b7f7
-# Content sha256: e9908fecb0d9b308e41d2abf2c694092b834056f0ec114f559f5f4258bc2a2b9
+# Inputs sha256: f8dcb2fa637865bad7b0a867852205479f22fbeaeff47461b025995ca94198c7
+# Content sha256: 2fe4c79e00c85a3ec44986d83b2b7af5e47f5fd5154510ee6335264d7c103812
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f134abc1343e987ab149568657def2717293b7cd35325b54a0cc388b9fe34e71
-# Content sha256: 3d8d1850080cce727fdaa637352da60504bba4ec2a3057e9f02ba415e4781ca4
+# Inputs sha256: 9efe8289aa0001c8caac0bc62d2a1ecd9c53ad90bd149104fdb52e3e71d169d8
+# Content sha256: 9102b98d1ba4b7ba9675bceed4e6979e6ab1f34bb6a1e0f7f9e26cb136a7e7b9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f486d6d1d74b55d54f48b162084dcad4bdefa8738bf5bcb289ccb0b8d4e42275
-# Content sha256: 479e0f60cdc6e8d2e946496edd19f98d6358c37d83bda20fcc6c833cf6e03d00
+# Inputs sha256: 97b25eb4a84538b2a216305a112a377eeef2e9c427316cd9c208a41fabdecb80
+# Content sha256: 42e45327baa1ee61108510f843728e31c3c7368ac607472a34560fa774b2a92f
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1b57d95508e0f50b1ca2f8894d297219d51c26d14cafeca7be7ccf0b785d961
-# Content sha256: 47ce036aae00e1c2146c2252e2845b4c10d1e55c6cb653d51abc506ffc601e8a
+# Inputs sha256: 271b7e499e92f26240b424f2394949f8b0f5b52c6057deafe7db8145f055baa7
+# Content sha256: 1afc12d85b8f29fdcdb5d8078a5e224eaad30b184c774de6e58b0b6b85053958
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f98cc5b6cc324c6a39b96e1492aab71af127c89bef04ae113559044ef90655d0
-# Content sha256: 40821462dc2e44bd020d6f373d77e4689239a6ccae2d1bc3132b769f2e3fd3d2
+# Inputs sha256: d602ab750d6ff7885664c4c215be51f485d2d0e868a4e76d0a6234468f47188d
+# Content sha256: 2f18a22acfe069cab8e087c0ebc8010d40c22a0bf63bc5084aac2ec67c3535e5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ee8790a1b91d8b237efaaa0d30a82f3c0b99687878ec528dc4c740b84bfb6758
-# Content sha256: db3453f8f68697911ca5c0b18173620eda8b71101e4e42d62077d05c294f5e15
+# Inputs sha256: ef55291efd9492d060c04482ab50aa01306e7be01de4ede8d0f83dc02c7c5b35
+# Content sha256: d086312452c5512c2542d7e45a2437ea574a2a701c147ff6cccf9e2ee63883a3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

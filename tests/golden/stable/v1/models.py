@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 203ed9239537e52d092ece1f7db95948f182cddfa28b49ed362a5b0a92151ed0
-# Content sha256: 21be59aad871544bb85c1e3bc098a315b734396b3573c682386218acae81cb8a
+# Inputs sha256: 40540864dd32dea4b7a95d88986e32fb85ae09baa702e4c70ca281e2d11f6045
+# Content sha256: f6949bafdaedcbc159507b64dea331b980b2b41220920acf464f81ce180efb44
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22bd0c2614bafea9c56592c496894952cebb8c876f6f0c8bd39214e9fb7590d5
-# Content sha256: bb21998064a607def59ef0874738ab5fae9bb98851d420e8b02735e2a70d2074
+# Inputs sha256: 0c5cd3a40c21aa03685d1ddb1f0c93476487daa9a26d285ad1c1cc9483019984
+# Content sha256: 984d8f17a3d5dbdc82ef0e601e3feb8dd9f3482378da20fa5667e64e6d7985aa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1e9482b411417a9ef3d8053df2deb4f51b126ce6c23ddb3ff5257eafad39d6f2
-# Content sha256: a686c9ea95a8d02b33a4cf4a6c2942139f93a3c4ada696790677d2128ce2a941
+# Inputs sha256: 12e6521bd9b470d30a603d8a1d65ee4d44a1104313387fdd860a2e3dff66af8b
+# Content sha256: b48ab2579e88fedfa8df9e7c94603948f7cea38207002d62b6d363b00421803c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72b50da70a7fd733a10a4fc6fff2196ad0f675339039e1f6aae1fd3b263b3fd3
-# Content sha256: 360c7ef678fa642ce76677e946cad0d467a60845c70f0a9d0de52e725c9a9af6
+# Inputs sha256: a43f94928ad59c8fcf1badd5ec3302b2a3769d477784d21d65080b53e615a83a
+# Content sha256: 970d013b7972522d0688f3f2f81da7fcadab96d2e7d08af9f2189d7737ec1289
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

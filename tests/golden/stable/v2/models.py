@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8798622e12c981bcecc3ffb64fe502d27203cde6d8f8689a357c64969348d20c
-# Content sha256: eb462ab6e28690db4fb05f592fe5e668c111966db9b06e6b1ebf4fdaa2fdf632
+# Inputs sha256: 6aa985a37a0d0c8ec5e32f522c9a4ffc9295c3a98eb291abcf42be3e2284bca5
+# Content sha256: 0624f4010b78b0c01bf970d04af41cccf0bc292b7c64f57e54b7221d10d88009
 
 """Wire models of ACP protocol v2.
 
