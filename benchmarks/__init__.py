@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from codegen.formatting import forget_layouts
+from codegen.render.workers import forget_layouts
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def compare(
     """Time subject and baseline interleaved, so that machine noise hits both alike. Each
     round starts with the garbage of the one before collected, so that neither side pays
     for the other's (a generation leaves its garbage to be collected after it), and, as a
-    CLI run does, with no layouts of black remembered (see codegen.formatting.remember)."""
+    CLI run does, with no layouts of black remembered (see codegen.render.workers.remember)."""
     subject()
     baseline()
     s_rounds, b_rounds = [], []

@@ -54,9 +54,9 @@ def run() -> list[Ratio]:
         print(f"A1   skipped: {missing(BASE / 'schema.unstable.json')}")
         return []
     from codegen.adopt.command import run as adopt
-    from codegen.config import generation_arguments, load_config
-    from codegen.load import schema_location
-    from codegen.pipeline import generate
+    from codegen.config.table import generation_arguments, load_config
+    from codegen.generate.pipeline import generate
+    from codegen.resources import schema_location
 
     sdk = Path(next(iter(spec.submodule_search_locations)))
     here = Path.cwd()

@@ -30,8 +30,10 @@ from unittest import mock
 from benchmarks import Ratio, compare
 from benchmarks.bench_upstream import BASE
 from benchmarks.corpus import generate_upstream_v1
-from codegen import formatting
-from codegen.formatting import BLACK_PIECE, DEFAULT_LINE_LENGTH, Style, paused_gc
+from codegen.render import formatting, workers
+from codegen.render.formatting import BLACK_PIECE
+from codegen.render.workers import paused_gc
+from codegen.style import DEFAULT_LINE_LENGTH, Style
 
 FORKED = (16_000, 24_000, 32_000, 48_000, 64_000, 96_000, 128_000, 192_000, 256_000)
 AFRESH = (80_000, 160_000, 240_000, 320_000, 480_000)
@@ -87,7 +89,7 @@ def _figure(label: str, method: str, size: int, threshold: int, pieces: list[str
 
 
 def run() -> list[Ratio]:
-    if formatting._cores() < 2:
+    if workers._cores() < 2:
         print("F1   skipped: one core, no workers")
         return []
     import black  # noqa: F401  (as _black does before workers start)

@@ -9,9 +9,9 @@ import warnings
 from pathlib import Path
 
 from benchmarks import Ratio, compare
-from codegen.formatting import FORMATTERS, Style
-from codegen.pipeline import generate, up_to_date
-from codegen.write import write_tree
+from codegen.generate.pipeline import generate, up_to_date
+from codegen.style import FORMATTERS, Style
+from codegen.write.tree import write_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 FEATURES = frozenset({"unstable_session_archive"})

@@ -34,7 +34,7 @@ from typing import Any
 
 from benchmarks import Ratio, compare
 from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
-from codegen.options import ModelOptions, Settings
+from codegen.config.settings import ModelOptions, Settings
 from tests.support.reference_data import missing
 
 SDK = "agent-client-protocol"

@@ -33,8 +33,8 @@ def run() -> list[Ratio]:
     from datamodel_code_generator import DataModelType, InputFileType, generate
 
     from benchmarks.bench_generate import bare_formatters
-    from codegen.formatting import FORMATTERS, Style
-    from codegen.pipeline import generate as acp_generate
+    from codegen.generate.pipeline import generate as acp_generate
+    from codegen.style import FORMATTERS, Style
 
     text = BASE.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:

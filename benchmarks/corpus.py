@@ -29,7 +29,7 @@ def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> di
     """The files of upstream v1 with the archive fragments overlaid (v1 only, as
     ``acp-codegen generate --base-v1``; the fragments alone where ``base`` is None).
     ``settings``: more keyword arguments of ``generate`` (``settings=Settings(...)``)."""
-    from codegen.pipeline import generate
+    from codegen.generate.pipeline import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         schema_dir = Path(tmp) / "schema"
@@ -39,7 +39,7 @@ def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> di
 
 def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1, **settings: Any) -> Path:
     """``generate_upstream_v1`` written as package ``package`` under ``out``; returns ``out``."""
-    from codegen.write import write_tree
+    from codegen.write.tree import write_tree
 
     write_tree(out / package, generate_upstream_v1(base, **settings))
     return out

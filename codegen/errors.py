@@ -1,4 +1,6 @@
-"""Errors the generator reports to its user: always a file, a JSON pointer and a reason."""
+"""The one hierarchy of errors acp-codegen reports to its user (exit status 2, no
+traceback): ``CodegenError`` and its kinds. A schema problem always names a file, a JSON
+pointer and a reason; a configuration error names ``pyproject.toml`` and the key."""
 
 from __future__ import annotations
 
@@ -28,7 +30,11 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-class SchemaError(Exception):
+class CodegenError(Exception):
+    """Bad input or an output that cannot be written: the command prints the message and exits 2."""
+
+
+class SchemaError(CodegenError):
     """One or more problems in the input; the CLI prints them and exits 2."""
 
     def __init__(self, problems: list[Problem] | Problem) -> None:
@@ -44,3 +50,15 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 
 def fail(file: str, ptr: str, message: str) -> SchemaError:
     return SchemaError(Problem(file, ptr, message))
+
+
+class ConfigError(CodegenError):
+    """A ``[tool.acp-codegen]`` table (or a command-line value) that cannot be used."""
+
+
+class OutputError(CodegenError):
+    """The output cannot be written (not ours to replace, a path outside it, the disk)."""
+
+
+class AdoptError(CodegenError):
+    """Bad input to adopt (exit 2): the message says what and where."""

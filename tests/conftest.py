@@ -171,7 +171,7 @@ def imported_models(
     """``files`` (a generation's) written as package ``package`` under ``root``, and its
     models module of each version imported. The modules stay imported (pydantic resolves
     their annotations through them); ``root`` leaves ``sys.path`` again."""
-    from codegen.write import write_tree
+    from codegen.write.tree import write_tree
 
     write_tree(root / package, dict(files))
     sys.path.insert(0, str(root))
@@ -345,13 +345,13 @@ def fresh_venv(venv: Path, *requirements: str | Path, pip: bool = False, python:
 
 @pytest.fixture(scope="session")
 def upstream_render() -> Callable[[str, str, bool], Any]:
-    """``upstream_render(release, schema, enabled)``: ``codegen.pipeline.generate`` of the
+    """``upstream_render(release, schema, enabled)``: ``codegen.generate.pipeline.generate`` of the
     fragments over both versions of an upstream release (``""``: the top folder, 2026-08;
     ``"2026-11"``), ``schema`` (``"schema.json"`` or ``"schema.unstable.json"``), with or
     without the archive feature. A render takes seconds: each one is made once a session
     (once a worker), and its result is only read."""
     require(SHARED_UPSTREAM)
-    from codegen.pipeline import generate  # lowest_pydantic's environment has no generator
+    from codegen.generate.pipeline import generate  # lowest_pydantic's environment has no generator
 
     @functools.cache
     def render(release: str, schema: str, enabled: bool) -> Any:

@@ -1,4 +1,4 @@
-"""Stage 4 of adopt, carry: the code the SDK added to its classes moves into a module of
+"""Carry: the code the SDK added to its classes moves into a module of
 its own beside the old one, wired in through ``base-class`` and ``mixins``.
 
 The classes' common base, when the module defines it, moves whole (its own module's
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir import Field
+from ..protocol.ir import Field
 from .read import Module
 from .shapes import Generated, Matching
 

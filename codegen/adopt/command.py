@@ -20,24 +20,28 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, ConfigError, generation_arguments, load_config
-from ..errors import SchemaError
-from ..features import gated_off
-from ..formatting import Style, format_modules
-from ..ir import Protocol
-from ..load import display_name, schema_location
-from ..options import DEFAULT_SETTINGS
-from ..pipeline import Generation, conversion_plan, generate, load_protocols, read_declarations
+from ..config.edit import TableEdit, all_names
+from ..config.settings import DEFAULT_SETTINGS
+from ..config.table import Config, generation_arguments, load_config
+from ..errors import AdoptError, ConfigError, SchemaError
+from ..generate.pipeline import Generation, conversion_plan, generate, load_protocols, read_declarations
+from ..generate.sdk.edits import locate
+from ..generate.sdk.wire import ROLES, Wiring, wiring_of
+from ..protocol.features import gated_off
+from ..protocol.ir import Protocol
+from ..render.formatting import format_modules
+from ..resources import display_name, schema_location
+from ..style import Style
 from .carry import Carried, carry
 from .corpus import drawn, fixed
+from .discover import find_roles, setting
 from .match import match, reverse
-from .pyproject import TableEdit, all_names, edit_table
-from .read import AdoptError, Module, locate, reading
+from .pyproject import edit_table
+from .read import Module, reading
 from .regen import Regeneration, take_over
 from .settings import Derived, derive
 from .shapes import Generated, Matching
 from .verify import Verdict, verify
-from .wire import ROLES, Wiring, find_roles, setting, wiring_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         plan.ext_path.write_text(plan.carried.text, encoding="utf-8")
     if missing:
         return 1
-    from ..write import keep_unchanged, read_tree, write_tree
+    from ..write.tree import keep_unchanged, read_tree, write_tree
 
     out = plan.edit.config.out
     files = keep_unchanged(out, plan.files)

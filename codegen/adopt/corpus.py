@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..load import package_data
+from ..resources import package_data
 from ..schema_terms import ref_target, variants_key
 
 CORPUS_FILE = "corpus_v1.txt"

@@ -1,4 +1,4 @@
-"""Stage 2 of adopt, match: each public name of the SDK's module to what acp-codegen
+"""Match: each public name of the SDK's module to what acp-codegen
 generates over the same base, by what it means on the wire, never by its name.
 
 Classes first. A candidate generated class has the same wire keys, the same required
@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..ir import Protocol
+from ..protocol.ir import Protocol
 from .read import Module, SdkName
 from .shapes import Generated, Matched, Matching, Missing, Sdk, hashable
 

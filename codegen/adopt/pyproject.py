@@ -1,4 +1,4 @@
-"""Stage 6 of adopt: the settings written into the repository's ``pyproject.toml``, in
+"""The settings written into the repository's ``pyproject.toml``, in
 place (tomlkit), keeping its comments, its order and every other table.
 
 Model settings go into ``[tool.acp-codegen.v<N>]`` (the version adopted; the other
@@ -10,16 +10,15 @@ changes no byte.
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import Table
 
-from ..config import SECTION, Config, ConfigError, parse_config
+from ..config.edit import TableEdit
+from ..config.table import SECTION, Config, parse_config
+from ..errors import ConfigError
 
 # What adopt derives for a version table; the version's other keys are the user's.
 OWNED = (
@@ -38,21 +37,6 @@ OWNED = (
 )
 # Written as a table of their own ([tool.acp-codegen.v1.class-names]) rather than inline.
 _TABLES = ("class-names", "field-names", "aliases", "enums", "mixins", "string-formats", "sdk")
-
-
-@dataclass
-class TableEdit:
-    path: Path
-    before: str
-    after: str
-    config: Config  # the settings the new text gives
-    shown: str  # the version table, as TOML, for the report and --dry-run
-
-    def write(self) -> None:
-        if self.after != self.before:
-            temporary = self.path.with_name(f".{self.path.name}.adopt")
-            temporary.write_text(self.after, encoding="utf-8")
-            temporary.replace(self.path)
 
 
 def _item(key: str, value: Any) -> Any:
@@ -147,53 +131,3 @@ def _excluded(doc: tomlkit.TOMLDocument, out: str) -> None:
         ruff["extend-exclude"].append(out)
     else:
         ruff["extend-exclude"] = [out]
-
-
-def stale_class_names(config: Config, problems: list[Any]) -> dict[tuple[str, str], str]:
-    """The class-names entries a new base made stale, from a generation's problems: the
-    entry's generated name is no class of the base any more, and the public name it gave was
-    generated last time (it is in ``out``'s models: not a typo, a class the base dropped).
-    (table, generated name) -> the public name; empty unless every problem is such an entry."""
-    stale: dict[tuple[str, str], str] = {}
-    for problem in problems:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in problem.pointer.split("/")[1:]]
-        if parts[:2] != ["tool", SECTION] or len(parts) not in (4, 5) or parts[-2] != "class-names":
-            return {}
-        table = parts[2] if len(parts) == 5 else ""
-        values = config.versions.get(int(table[1:]), {}) if table else config.values
-        public = values.get("class-names", {}).get(parts[-1])
-        versions = [int(table[1:])] if table else [1, 2]
-        if public is None or not any(public in generated_names(config.out, v) for v in versions):
-            return {}
-        stale[(table, parts[-1])] = public
-    return stale
-
-
-def generated_names(out: Path, version: int) -> set[str]:
-    """``__all__`` of the models of one version in the output, as it is on disk."""
-    try:
-        return all_names((out / f"v{version}" / "models.py").read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return set()
-
-
-def all_names(models: str) -> set[str]:
-    """``__all__`` of a generated models module: what its star import provides."""
-    for node in ast.parse(models).body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            return set(ast.literal_eval(node.value))
-    return set()
-
-
-def without_class_names(config: Config, stale: dict[tuple[str, str], str]) -> TableEdit:
-    """pyproject.toml without the stale class-names entries, and the settings it gives: an
-    edit the caller writes once the generation with them has succeeded."""
-    assert config.file is not None
-    before = config.file.read_text(encoding="utf-8")
-    doc = tomlkit.parse(before)
-    section = doc["tool"][SECTION]
-    for table, key in stale:
-        names = (section[table] if table else section)["class-names"]
-        del names[key]
-    after = tomlkit.dumps(doc)
-    return TableEdit(config.file, before, after, parse_config(config.file, after), "")

@@ -1,4 +1,4 @@
-"""Stage 1 of adopt, read: the SDK's module as its users see it.
+"""Read: the SDK's module as its users see it.
 
 ``reader.py`` runs in the SDK's interpreter (``--python``) and describes every public
 name; this side turns the description into ``Module``. The same process then answers the
@@ -18,11 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..load import package_data
-
-
-class AdoptError(Exception):
-    """Bad input to adopt (exit 2): the message says what and where."""
+from ..errors import AdoptError
+from ..resources import package_data
 
 
 @dataclass(frozen=True)
@@ -80,22 +77,6 @@ class Module:
         """Object ref -> the public name that is its own (first such, in module order)."""
         own = {d.ref: n for n, d in reversed(self.names.items()) if d.ref and d.own}
         return own | {d.ref: n for n, d in reversed(self.names.items()) if d.ref and d.ref not in own}
-
-
-def locate(module_file: Path) -> tuple[Path, str]:
-    """The source root a module file is imported from, and its dotted name: the first
-    directory upwards that is no package (has no ``__init__.py``)."""
-    path = module_file.absolute()
-    if path.suffix != ".py" or not path.is_file():
-        raise AdoptError(f"{module_file}: not a Python module file")
-    parts = [path.stem] if path.stem != "__init__" else []
-    directory = path.parent
-    while (directory / "__init__.py").is_file():
-        parts.insert(0, directory.name)
-        directory = directory.parent
-    if not parts:
-        raise AdoptError(f"{module_file}: a package's __init__.py without a package")
-    return directory, ".".join(parts)
 
 
 def _parse(data: dict[str, Any], root: Path) -> Module:

@@ -1,4 +1,4 @@
-"""Stage 8 of adopt: the SDK's own regeneration command runs acp-codegen.
+"""The SDK's own regeneration command runs acp-codegen.
 
 An SDK that generated its schema module had a command for it, which its maintainers keep
 running when the schema advances: a Makefile target (``ACP_SCHEMA_VERSION=<ref> make
@@ -26,8 +26,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..formatting import Style, format_modules
-from ..load import display_name
+from ..render.formatting import format_modules
+from ..resources import display_name
+from ..style import Style
 
 # The command the driver runs: acp-codegen in the interpreter that runs the script (the
 # SDK's development environment, which holds acp-codegen), in the repository's root.

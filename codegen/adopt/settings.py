@@ -1,4 +1,4 @@
-"""Stage 3 of adopt: the ``[tool.acp-codegen]`` settings that give the matched generated
+"""The ``[tool.acp-codegen]`` settings that give the matched generated
 types the module's public names, attributes and Python types.
 
 Everything here is derived from the match and the module; nothing is read from a
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir import Field, TypeExpr
-from ..names import model_field_name
+from ..protocol.ir import Field, TypeExpr
+from ..protocol.names import model_field_name
 from .read import Module, SdkName
 from .shapes import Generated, Matching
 

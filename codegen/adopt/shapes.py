@@ -9,8 +9,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir import Field, Protocol, TypeExpr, model_fields
-from ..markers import takes_null
+from ..plan.markers import takes_null
+from ..protocol.ir import Field, Protocol, TypeExpr, model_fields
 from .read import Module, SdkField, SdkName
 
 _PRIMS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "none": "null"}

@@ -1,4 +1,4 @@
-"""Stage 5 of adopt, verify: the adopted package, built in a scratch copy of the SDK's
+"""Verify: the adopted package, built in a scratch copy of the SDK's
 package, against the module as it is, before anything of the SDK's is replaced.
 
 In the copy the module is already the one import of the generated models, beside the

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import did_you_mean
-from .formatting import Style
-from .hoist import ClassNames
-from .load import BUILTIN_FRAGMENTS, BUILTIN_PREFIX, display_name
-from .options import DEFAULT_REGENERATE, ModelOptions, Settings, required_null
+from ..errors import ConfigError, did_you_mean
+from ..protocol.class_names import ClassNames
+from ..resources import BUILTIN_FRAGMENTS, BUILTIN_PREFIX, display_name
+from ..style import Style
+from .settings import DEFAULT_REGENERATE, ModelOptions, Settings, required_null
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -85,10 +85,6 @@ MODEL_KEYS = tuple(key for key, spec in KEYS.items() if spec.model)
 _VERSION_TABLE = re.compile(r"v([1-9][0-9]*)\Z")  # [tool.acp-codegen.v2]
 _TYPE_NAMES = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table"}
 _PLURALS = {str: "strings", int: "integers"}
-
-
-class ConfigError(Exception):
-    pass
 
 
 @dataclass(frozen=True)

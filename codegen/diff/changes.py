@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import SchemaError, pointer
-from ..ir import Protocol, TypeDef, TypeExpr
+from ..protocol.ir import Protocol, TypeDef, TypeExpr
 from .rules import RULES
 from .usage import DIRECTIONS, UNREACHED, Use, usage
 

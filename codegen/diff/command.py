@@ -20,15 +20,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..config import ConfigError, load_config
-from ..errors import Problem, SchemaError, fail
-from ..features import select
-from ..ir import Protocol, build
-from ..load import Source, VersionSources, display_name, find_version_dirs, load_version
-from ..method_inference import infer_method_types
-from ..pipeline import generate
+from ..config.table import load_config
+from ..errors import ConfigError, Problem, SchemaError
+from ..generate.pipeline import generate
+from ..protocol.ir import Protocol
+from ..protocol.load import Source, VersionSources, find_version_dirs
+from ..protocol.sources import load_protocols
+from ..resources import display_name
 from ..schema_terms import DEFS
-from ..validate import declared_features, validate_version
 from .changes import Change, Report, Which, generation_failed
 from .compare import compare
 from .files import file_changes
@@ -52,25 +51,10 @@ def _inside(side: Side, src: Source) -> str:
 
 
 def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
-    """Load, validate, select and build every version of one side; ``None`` keeps every declared feature."""
+    """Every version of one side through the one loader (``protocol.sources``); ``None`` keeps
+    every declared feature."""
     try:
-        sources = []
-        for directory in find_version_dirs(side.schema_dir, side.root):
-            version_sources = load_version(directory, side.root)
-            if side.upstream:
-                version_sources = infer_method_types(version_sources)
-            validate_version(version_sources, int(directory.name[1:]))
-            sources.append(version_sources)
-        declared = {f for s in sources for f in declared_features(s.meta)}
-        if features is not None and features - declared:
-            unknown = sorted(features - declared)[0]
-            raise fail(
-                display_name(side.schema_dir, side.root),
-                "",
-                f"unknown feature {unknown!r}; declared: {', '.join(sorted(declared)) or 'none'}",
-            )
-        enabled = frozenset(declared) if features is None else features
-        protocols = tuple(build(select(s, enabled)) for s in sources)
+        protocols, sources, enabled = load_protocols(side.schema_dir, features, side.root, upstream=side.upstream)
     except SchemaError as exc:
         raise side.translate(exc) from None
     names = {src.name: side.shown(src.name) for s in sources for src in (*s.schemas, s.meta)}
@@ -83,7 +67,7 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
     texts = {}
     for src in (src for s in sources for src in s.schemas):
         texts[_inside(side, src)] = (names[src.name], (side.root / src.name).read_text(encoding="utf-8"))
-    return Loaded(protocols, enabled, names, raw, texts, tuple(sources))
+    return Loaded(protocols, enabled, names, raw, texts, sources)
 
 
 def generated_files(side: Side, loaded: Loaded, schema_dir: str = "schema") -> dict[str, str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..ir import Protocol, shape
+from ..protocol.ir import Protocol, shape
 from .changes import Change, Where
 from .definitions import DefinitionComparer
 from .methods import MethodComparer

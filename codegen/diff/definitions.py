@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from ..ir import Field, Protocol, TypeDef, TypeExpr
+from ..protocol.ir import Field, Protocol, TypeDef, TypeExpr
 from .changes import ChangeKind, Recorder, Where, Which, variant_place
 
 

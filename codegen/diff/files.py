@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Literal
 
-from ..write import strip_header
+from ..write.headers import strip_header
 from .changes import FileChange
 
 

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..errors import Problem, SchemaError, fail
-from ..load import BUILTIN_PREFIX, META_FILE, display_name, read_json, schema_location
+from ..errors import CodegenError, Problem, SchemaError, fail
+from ..protocol.load import META_FILE, read_json
+from ..resources import BUILTIN_PREFIX, display_name, schema_location
 from ..schema_terms import DEFS, SIDES, features_inside, sides_of
 
 GIT_PREFIX = "git:"
@@ -38,7 +39,7 @@ _SECTION = {side: section for section, side in SIDES.items()}
 SURFACES = {"stable": "schema.json", "unstable": "schema.unstable.json"}
 
 
-class InputError(Exception):
+class InputError(CodegenError):
     """An input that is not schema text at all (a bad git ref, a missing path)."""
 
 

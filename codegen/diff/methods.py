@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..ir import Method
+from ..protocol.ir import Method
 from .changes import ChangeKind, Recorder
 from .usage import call_use
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Protocol, TypeDef
+from ..protocol.ir import Protocol, TypeDef
 from ..schema_terms import message_role
 
 REQUEST, RESPONSE, NOTIFICATION = "request", "response", "notification"

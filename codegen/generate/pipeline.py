@@ -1,32 +1,41 @@
 """The whole pipeline in one call: schema directory in, ``{relative path: source}`` out.
 
-Nothing is written here (see ``write``), so a failure at any stage leaves the previous
-output untouched.
+The stages in the order ``generate`` calls them: ``protocol`` (the one loader: load,
+validate, overlay, features, names, IR), ``config`` (the settings checked against the IR),
+``plan`` (conversions, dispatch routes), ``render`` (models, templates, runtime modules,
+then the layout), ``write`` (headers stamped). Nothing is written here (see
+``generate.command``), so a failure at any stage leaves the previous output untouched.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .code_text import Code
-from .conversions import CONVERSIONS_FILE, ConversionPlan
-from .conversions import plan as plan_conversions
-from .dispatch import routes as dispatch_routes
-from .errors import Problem, SchemaError, fail, pointer
-from .features import Selection, select
-from .formatting import DEFAULT_STYLE, Style, forks_workers, format_modules, in_background, paused_gc
-from .hoist import VARIANT_RULES
-from .ir import Protocol, build
-from .load import Source, VersionSources, display_name, find_version_dirs, load_version, read_json
-from .options import DEFAULT_OPTIONS, DEFAULT_SETTINGS, ModelOptions, Settings, check_settings, shared_by
-from .overlay import feature_types, load_base, overlay
-from .render import MODELS_TEMPLATES, Inputs, environment, render_models, render_runtime, render_template
-from .schema_terms import KNOWN_SIDES, SIDES
-from .validate import not_understood, validate_version
-from .write import read_stamps, read_tree, stamp
+from ..code_text import Code
+from ..config.checks import check_class_names, check_settings
+from ..config.settings import DEFAULT_OPTIONS, DEFAULT_SETTINGS, ModelOptions, Settings
+from ..errors import Problem, SchemaError, pointer
+from ..plan.conversions import CONVERSIONS_FILE, ConversionPlan
+from ..plan.conversions import plan as plan_conversions
+from ..plan.dispatch import routes as dispatch_routes
+from ..protocol.class_names import ClassNames
+from ..protocol.ir import Protocol
+from ..protocol.load import Source, VersionSources, read_json
+from ..protocol.overlay import feature_types
+from ..protocol.sources import build_protocols, declared, enabled, load_sources
+from ..protocol.validate import not_understood
+from ..render.formatting import format_modules
+from ..render.models import MODELS_TEMPLATES, render_models
+from ..render.runtime import render_runtime
+from ..render.templates import environment, render_template
+from ..render.workers import forks_workers, in_background, paused_gc
+from ..schema_terms import KNOWN_SIDES, SIDES
+from ..style import DEFAULT_STYLE, Style
+from ..write.headers import Inputs, read_stamps, stamp
+from ..write.tree import read_tree
 
 # Per-version modules rendered from Jinja templates: (template, output file name).
 VERSION_TEMPLATES = (
@@ -66,28 +75,6 @@ class Generation:
         return lines + [f"note: {n}" for s in self.sources for n in s.notes]
 
 
-def load_sources(
-    schema_dir: Path, root: Path | None, bases: Mapping[int, Path] | None, *, validate: bool, features: frozenset[str]
-) -> tuple[VersionSources, ...]:
-    """Every version directory's inputs, laid over its base where ``bases`` names one
-    (a base too old for an enabled feature is refused there, see ``overlay``)."""
-    sources = []
-    bases = dict(bases or {})
-    dirs = find_version_dirs(schema_dir, root)
-    unmatched = sorted(set(bases) - {int(d.name[1:]) for d in dirs})
-    if unmatched:
-        raise fail(display_name(bases[unmatched[0]], root), "", f"base for v{unmatched[0]}, which has no fragments")
-    for directory in dirs:
-        version = int(directory.name[1:])
-        version_sources = load_version(directory, root)
-        if validate:
-            validate_version(version_sources, version)
-        if version in bases:
-            version_sources = overlay(load_base(bases[version], version, root), version_sources, features)
-        sources.append(version_sources)
-    return tuple(sources)
-
-
 def load_protocols(
     schema_dir: Path,
     features: frozenset[str],
@@ -95,38 +82,30 @@ def load_protocols(
     bases: Mapping[int, Path] | None = None,
     settings: Settings = DEFAULT_SETTINGS,
 ) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
-    """Load, validate, select features and build the IR of every version directory;
-    where ``bases`` names an upstream schema for a version, overlay the fragments on it.
-    Each version is built under its own settings (``settings.of(version)``)."""
-    sources = load_sources(schema_dir, root, bases, validate=True, features=features)
-    declared = {f for s in sources for f in s.meta.data.get("features", {})}
-    unknown = sorted(features - declared)
-    if unknown:
-        raise fail(
-            display_name(schema_dir, root),
-            "",
-            f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(declared)) or 'none'}",
-        )
+    """Every version's IR through the one loader (``protocol.sources``), each version built
+    under its own settings (``settings.of(version)``), and the settings checked against it."""
+
+    def names(version: int) -> tuple[ClassNames, Mapping[str, str]]:
+        of = settings.of(version)
+        return of.class_names, of.options.field_names
+
+    sources = load_sources(schema_dir, root, bases, features=features)
+    enabled(sources, features, schema_dir, root)
     versions = [int(s.meta.data["version"]) for s in sources]
     unmatched = sorted(set(settings.versions) - set(versions))
     if unmatched:
         where = pointer("tool", "acp-codegen", f"v{unmatched[0]}")
         message = f"there is no protocol version {unmatched[0]} (versions: {', '.join(map(str, versions))})"
         raise SchemaError(Problem(settings.options.origin, where, message))
-
-    def built(selection: Selection) -> Protocol:
-        of = settings.of(selection.version)
-        return build(selection, of.class_names, of.options.field_names)
-
-    protocols = tuple(built(select(s, features)) for s in sources)
+    protocols = build_protocols(sources, features, names)
 
     # Every version with every feature: a chosen name that only a left-out feature has is
     # fine (the same settings serve generations with fewer features). Built once, if asked.
     @functools.cache
     def complete() -> tuple[Protocol, ...]:
-        return tuple(built(select(s, frozenset(s.meta.data.get("features", {})))) for s in sources)
+        return tuple(p for s in sources for p in build_protocols((s,), declared((s,)), names))
 
-    _check_class_names(settings, protocols, complete)
+    check_class_names(settings, protocols, complete)
     if any(settings.of(v).options != DEFAULT_OPTIONS for v in versions):
         check_settings(settings, protocols, complete)
     # enums: a name no type of the version has, with every feature, is an Enum class of its own
@@ -134,45 +113,6 @@ def load_protocols(
         every = {p.version: frozenset(p.types) for p in complete()}
         protocols = tuple(replace(p, every_type=every[p.version]) for p in protocols)
     return protocols, sources
-
-
-def _generated_names(protocols: Iterable[Protocol]) -> set[str]:
-    return {p.chosen_names.get(n, n) for p in protocols for n in p.types}
-
-
-def _labels(protocols: Iterable[Protocol]) -> dict[str, set[str]]:
-    """The label of each union variant (see ``hoist.Derived``) -> the name it has in the
-    versions where no other variant has that label (where hoisting once named it bare)."""
-    out: dict[str, set[str]] = {}
-    for p in protocols:
-        named: dict[str, list[str]] = {}
-        for name, derived in p.derived_names.items():
-            if derived.rule in VARIANT_RULES:
-                named.setdefault(derived.label, []).append(p.chosen_names.get(name, name))
-        for label, names in named.items():
-            out.setdefault(label, set()).update(names if len(names) == 1 else ())
-    return out
-
-
-def _check_class_names(
-    settings: Settings, protocols: tuple[Protocol, ...], complete: Callable[[], tuple[Protocol, ...]]
-) -> None:
-    """Every chosen name must name a class of some version it applies to, with every feature."""
-    problems = []
-    for of, versions in shared_by(settings, (p.version for p in protocols), "class-names"):
-        names = of.class_names
-        if not names.unknown(_generated_names(p for p in protocols if p.version in versions)):
-            continue
-        every = [p for p in complete() if p.version in versions]
-        elsewhere: dict[str, list[str]] = {}  # the classes of the other versions
-        for p in complete():
-            if p.version not in versions:
-                for name in _generated_names([p]):
-                    elsewhere.setdefault(name, []).append(f"v{p.version}")
-        found = {name: " and ".join(where) for name, where in elsewhere.items()}
-        problems += names.unknown(_generated_names(every), _labels(every), found)
-    if problems:
-        raise SchemaError(problems)
 
 
 def _files(sources: VersionSources) -> tuple[tuple[str, str], ...]:
@@ -287,7 +227,7 @@ def _render_templates(
         routes = dispatch_routes(protocol)
         for template, name in VERSION_TEMPLATES:
             texts[prefix + name] = render_template(
-                env, template, manifest[prefix + name], protocol=protocol, routes=routes
+                env, template, manifest[prefix + name].header(), protocol=protocol, routes=routes
             )
     enabled = [Code(repr(f)) for f in sorted(features)]
     # MethodSpec.side: the known sides, then any a base brought that this tool does not know.
@@ -296,7 +236,13 @@ def _render_templates(
     for template, path in PACKAGE_TEMPLATES:
         if path in manifest:
             texts[path] = render_template(
-                env, template, manifest[path], protocols=protocols, features=enabled, plan=convert_plan, sides=sides
+                env,
+                template,
+                manifest[path].header(),
+                protocols=protocols,
+                features=enabled,
+                plan=convert_plan,
+                sides=sides,
             )
     return texts
 
@@ -325,7 +271,9 @@ def generate(
     # Planned before anything is rendered: a conversions file that does not hold fails fast.
     convert_plan = conversion_plan(protocols, sources, declarations, settings) if CONVERT_PATH in manifest else None
     models = {
-        f"v{p.version}/{MODELS}": functools.partial(render_models, p, manifest[f"v{p.version}/{MODELS}"])
+        f"v{p.version}/{MODELS}": functools.partial(
+            render_models, p, manifest[f"v{p.version}/{MODELS}"].options, manifest[f"v{p.version}/{MODELS}"].header()
+        )
         for p in protocols
     }
     # datamodel-code-generator and black do most of a run's work: where worker processes
@@ -344,7 +292,7 @@ def generate(
         laid_out: dict[str, str] = {}
         for name in RUNTIME_FILES:
             if name in manifest:
-                (laid_out if style == DEFAULT_STYLE else texts)[name] = render_runtime(name, manifest[name])
+                (laid_out if style == DEFAULT_STYLE else texts)[name] = render_runtime(name, manifest[name].header())
         laid_out |= format_modules(texts, style)
         laid_out |= {name: done(name) for name in later}
     files = {path: stamp(text) for path, text in laid_out.items()}

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .code_text import Code, identifier, py_literal
-from .ir import Protocol, model_fields
+from ..code_text import Code, identifier, py_literal
+from ..config.settings import ModelOptions, alias_targets, common_keys, json_text, mixin_paths
+from ..protocol.ir import Protocol, model_fields
+from ..schema_terms import DEFS
 from .markers import takes_null
-from .options import ModelOptions, alias_targets, common_keys, json_text, mixin_paths
-from .schema_terms import DEFS
 
 
 def aliases_for(options: ModelOptions, protocol: Protocol) -> list[tuple[str, tuple[str, ...], bool]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .ir import Field, Method, Protocol, TypeDef, TypeExpr
+from ..protocol.ir import Field, Method, Protocol, TypeDef, TypeExpr
 
 # The router is the agent's inbound side: methods an agent handles, plus any the
 # protocol defines for both ends.

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .code_text import Code, py_literal
-from .ir import Protocol, TypeExpr, model_fields
+from ..code_text import Code, py_literal
+from ..protocol.ir import Protocol, TypeExpr, model_fields
 
 
 def takes_null(protocol: Protocol, expr: TypeExpr, seen: frozenset[str] = frozenset(), explicit: bool = False) -> bool:

@@ -1,4 +1,4 @@
-"""Stage 3, feature selection: keep what the enabled features allow, prune the rest.
+"""Feature selection: keep what the enabled features allow, prune the rest.
 
 Items the session-archive RFD adds carry ``"x-feature": "<name>"``: whole definitions,
 single properties, or single union variants. Generating without a feature removes
@@ -12,9 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import Problem, SchemaError, pointer
-from .load import VersionSources
-from .schema_terms import (
+from ..errors import Problem, SchemaError, pointer
+from ..schema_terms import (
     DEFS,
     FEATURE_KEY,
     UNION_KEYWORDS,
@@ -25,6 +24,7 @@ from .schema_terms import (
     schema_nodes,
     sides_of,
 )
+from .load import VersionSources
 
 
 def unstable_notice(feature: str) -> str:

@@ -1,4 +1,4 @@
-"""Stage 4, the intermediate representation every renderer reads.
+"""The intermediate representation every renderer reads.
 
 A protocol version is a set of named types and a set of methods. Types are one of
 four kinds (object, enum, union, alias); every schema expression inside them is
@@ -17,12 +17,8 @@ from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import Any, Literal
 
-from .errors import pointer
-from .features import Selection
-from .hoist import NO_CLASS_NAMES, ClassNames, Derived, hoist, rename
-from .models_schema import models_schema
-from .names import model_field_name
-from .schema_terms import (
+from ..errors import pointer
+from ..schema_terms import (
     DEFS,
     FEATURE_KEY,
     LENIENT,
@@ -34,6 +30,11 @@ from .schema_terms import (
     sides_of,
     variants_key,
 )
+from .class_names import NO_CLASS_NAMES, ClassNames, rename
+from .features import Selection
+from .hoist import Derived, hoist
+from .models_schema import models_schema
+from .names import model_field_name
 
 Kind = Literal["ref", "string", "integer", "number", "boolean", "null", "object", "array", "any", "const", "union"]
 PRIMITIVES = ("string", "integer", "number", "boolean", "null", "object", "array")

@@ -1,4 +1,4 @@
-"""Stage 1, load: read a version directory (schema fragments plus ``meta.json``) as data.
+"""Load: read a version directory (schema fragments plus ``meta.json``) as data.
 
 Nothing here interprets the schema; it only turns bytes into JSON values, refusing
 what JSON cannot say unambiguously (duplicate keys, NaN, invalid UTF-8).
@@ -6,20 +6,16 @@ what JSON cannot say unambiguously (duplicate keys, NaN, invalid UTF-8).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import importlib.resources
 import json
-import os
 import re
 from collections import Counter
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import Problem, SchemaError, fail, pointer
+from ..errors import Problem, SchemaError, fail, pointer
+from ..resources import display_name
 
 META_FILE = "meta.json"
 VERSION_DIR = re.compile(r"v[1-9][0-9]*\Z")
@@ -50,60 +46,6 @@ class VersionSources:
     def overlaid(self) -> bool:
         """Whether the fragments were laid over a full upstream base."""
         return self.fragments is not None
-
-
-# The session-archive fragments shipped inside the package (schema/ of the checkout,
-# codegen.fragments once installed), as named in config and on the command line.
-BUILTIN_PREFIX = "builtin:"
-BUILTIN_FRAGMENTS = BUILTIN_PREFIX + "session-archive"
-_BUILTIN_PACKAGES = {BUILTIN_FRAGMENTS: "codegen.fragments"}
-# (directory, name) pairs in force: files under such a directory are shown as name/...
-_NAMED_DIRS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("acp_codegen_named_dirs", default=())
-
-
-@contextlib.contextmanager
-def package_data(package: str) -> Iterator[Path]:
-    """A data directory of the installed package (``codegen.templates``, ...) as a real
-    path, found through the import system: the same from a wheel or an editable install."""
-    with importlib.resources.as_file(importlib.resources.files(package)) as path:
-        yield Path(path)
-
-
-@contextlib.contextmanager
-def schema_location(spec: str | Path) -> Iterator[Path]:
-    """The fragment directory ``spec`` names: a path, or ``builtin:<name>``. Files of the
-    built-in fragments are shown (and recorded in headers) as ``builtin:<name>/v1/...``
-    within this block, so the output does not depend on where the package is installed."""
-    text = str(spec)
-    if not text.startswith(BUILTIN_PREFIX):
-        yield Path(spec)
-        return
-    if text not in _BUILTIN_PACKAGES:
-        raise fail(text, "", f"no such built-in fragment set; built in: {', '.join(sorted(_BUILTIN_PACKAGES))}")
-    with package_data(_BUILTIN_PACKAGES[text]) as directory:
-        token = _NAMED_DIRS.set(((os.path.abspath(directory), text), *_NAMED_DIRS.get()))
-        try:
-            yield directory
-        finally:
-            _NAMED_DIRS.reset(token)
-
-
-def display_name(path: Path, root: Path | None = None) -> str:
-    """A stable, machine-independent name for a file: relative to root when inside it.
-    Paths are normalised lexically (not through symlinks), so a linked checkout names
-    files the way its user sees them."""
-    path = Path(os.path.abspath(path))
-    for directory, name in _NAMED_DIRS.get():
-        try:
-            return f"{name}/{path.relative_to(directory).as_posix()}".removesuffix("/.")
-        except ValueError:
-            pass
-    if root is not None:
-        try:
-            return path.relative_to(os.path.abspath(root)).as_posix()
-        except ValueError:
-            pass
-    return path.as_posix()
 
 
 def _reject_constant(token: str) -> Any:

@@ -1,4 +1,4 @@
-"""Stage 1a, for upstream releases: the types of the methods a release's meta file lists
+"""For upstream releases: the types of the methods a release's meta file lists
 but its schema does not mark, found by upstream's naming convention.
 
 Releases up to v0.0.31 mark no type with ``x-method``, and later ones up to v0.2.3 mark
@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import Problem, SchemaError, pointer
+from ..errors import Problem, SchemaError, pointer
+from ..schema_terms import DEFS, copy_json, message_role, method_sections, ref_target, sides_of, variants_key
 from .load import Source, VersionSources
-from .schema_terms import DEFS, copy_json, message_role, method_sections, ref_target, sides_of, variants_key
 from .validate import is_class_name
 
 # (side of the method, role of the type) -> the union of upstream that lists such types.

@@ -1,4 +1,4 @@
-"""The JSON Schema document the models are generated from (stage 4, beside the IR).
+"""The JSON Schema document the models are generated from (built with the IR).
 
 The IR keeps a hoisted variant as "base + its own properties", so a change to the base is
 one change, at the base. The models need every property of a variant on its own class, so
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .schema_terms import DEFS, copy_json, ref_target, schema_nodes, variants_key
+from ..schema_terms import DEFS, copy_json, ref_target, schema_nodes, variants_key
 
 
 def flatten_variant(

@@ -1,4 +1,4 @@
-"""Part of stage 2, validate: the Python names that schema text turns into.
+"""Part of validation: the Python names that schema text turns into.
 
 Property names become model attributes and method keys become handler method names.
 A property name that cannot be an attribute is mangled by datamodel-code-generator
@@ -17,9 +17,9 @@ import functools
 import keyword
 from typing import Any
 
-from .errors import Problem, pointer
+from ..errors import Problem, pointer
+from ..schema_terms import ref_target, schema_nodes
 from .load import Source
-from .schema_terms import ref_target, schema_nodes
 
 
 def _inherited(schema: dict[str, Any], defs: dict[str, Any], seen: frozenset[str] = frozenset()) -> list[str]:

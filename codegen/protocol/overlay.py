@@ -1,4 +1,4 @@
-"""Stage 1b, overlay: lay the archive fragments over a full upstream ACP schema.
+"""Overlay: lay the archive fragments over a full upstream ACP schema.
 
 A *base* is an upstream ``schema.json`` or ``schema.unstable.json`` with, optionally,
 its sibling ``meta.json`` / ``meta.unstable.json``. What the fragments lay over it is
@@ -31,11 +31,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import Problem, SchemaError, fail, pointer
-from .ir import expr, shape
-from .load import Source, VersionSources, display_name, read_json
-from .method_inference import infer_method_types
-from .schema_terms import (
+from ..errors import Problem, SchemaError, fail, pointer
+from ..resources import display_name
+from ..schema_terms import (
     DEFS,
     FEATURE_KEY,
     METHODS_SUFFIX,
@@ -50,6 +48,9 @@ from .schema_terms import (
     sides_of,
     variants_key,
 )
+from .ir import expr, shape
+from .load import Source, VersionSources, read_json
+from .method_inference import infer_method_types
 from .validate import validate_version
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

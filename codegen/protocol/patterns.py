@@ -1,4 +1,4 @@
-"""Part of stage 2, validate: ``pattern`` keywords that the generated models can compile.
+"""Part of validation: ``pattern`` keywords that the generated models can compile.
 
 A ``pattern`` becomes ``Field(pattern=...)``, which pydantic compiles when the models
 module is imported, with its own regex engine (no look-around, no backreferences). A
@@ -15,9 +15,9 @@ from typing import Any
 from pydantic_core import SchemaError as CoreSchemaError
 from pydantic_core import SchemaValidator, core_schema
 
-from .errors import Problem, pointer
+from ..errors import Problem, pointer
+from ..schema_terms import Path, schema_nodes
 from .load import Source
-from .schema_terms import Path, schema_nodes
 
 
 def _patterns(node: Any) -> Iterator[tuple[Path, Any]]:

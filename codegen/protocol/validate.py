@@ -1,4 +1,4 @@
-"""Stage 2, validate: check the loaded fragments against JSON Schema's meta-schema and
+"""Validate: check the loaded fragments against JSON Schema's meta-schema and
 this project's rules, so that later stages may rely on them.
 
 Every problem is reported as ``file: /json/pointer: message``; all problems found are
@@ -14,11 +14,8 @@ from typing import Any
 
 import jsonschema_rs
 
-from .errors import Problem, SchemaError, pointer
-from .load import Source, VersionSources
-from .names import method_key_problem, property_name_problems
-from .patterns import pattern_problems
-from .schema_terms import (
+from ..errors import Problem, SchemaError, pointer
+from ..schema_terms import (
     DEFS,
     KNOWN_SIDES,
     LENIENT_MARKERS,
@@ -35,6 +32,9 @@ from .schema_terms import (
     sides_of,
     unknown_sides,
 )
+from .load import Source, VersionSources
+from .names import method_key_problem, property_name_problems
+from .patterns import pattern_problems
 
 # What may name a type, a method, a method key and a feature. Anything else is refused
 # rather than mangled: these names become Python identifiers and dictionary keys.

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from codegen.ir import Protocol, TypeDef, TypeExpr
-from codegen.pipeline import load_protocols
+from codegen.generate.pipeline import load_protocols
+from codegen.protocol.ir import Protocol, TypeDef, TypeExpr
 from generated import convert
 from generated.convert import ConversionError
 from generated.v1 import models as m1

@@ -19,7 +19,7 @@ from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.pipeline import load_protocols
+from codegen.generate.pipeline import load_protocols
 from generated import _runtime
 from generated._runtime import (
     InternalError,

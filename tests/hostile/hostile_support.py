@@ -81,7 +81,7 @@ def fake_previous_output(out: Path) -> None:
 
 def expected_files(versions: tuple[int, ...]) -> set[str]:
     """What a generation without conversions writes: the pipeline's own table, nothing else."""
-    from codegen.pipeline import (
+    from codegen.generate.pipeline import (
         CONVERT_RUNTIME,
         CONVERT_TEMPLATE,
         MODELS,

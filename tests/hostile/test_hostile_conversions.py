@@ -20,9 +20,9 @@ from conftest import ROOT
 from hostile_corpus import PAYLOADS, materialise
 from hostile_support import FEATURE, copy_schema, edit, generate_args, names_in, read_doc, run_cli, snapshot
 
-from codegen.load import display_name
+from codegen.resources import display_name
 
-pytest.importorskip("codegen.conversions", reason="conversions (issue 3) are not merged")
+pytest.importorskip("codegen.plan.conversions", reason="conversions (issue 3) are not merged")
 
 CONVERSIONS = "conversions.json"
 PAYLOAD_NAMES = {"__import__", "lipsum", "system", "touch"}

@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT
 from hostile_support import FEATURE, copy_schema, read_doc, write_doc
 
-from codegen.pipeline import generate, load_protocols
+from codegen.generate.pipeline import generate, load_protocols
 
 VERSIONS = ("v1", "v2")
 DATA_KEYWORDS = ("const", "default", "enum", "examples")

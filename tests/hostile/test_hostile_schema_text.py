@@ -35,9 +35,9 @@ from hostile_support import (
 )
 
 from codegen.errors import Problem, SchemaError
-from codegen.ir import Protocol
-from codegen.load import display_name
-from codegen.pipeline import load_protocols
+from codegen.generate.pipeline import load_protocols
+from codegen.protocol.ir import Protocol
+from codegen.resources import display_name
 
 CASES = cases()
 PACKAGE = "hostile_pkg"

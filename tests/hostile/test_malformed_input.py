@@ -22,7 +22,7 @@ from hostile_support import (
     snapshot,
 )
 
-from codegen.load import display_name
+from codegen.resources import display_name
 
 SCHEMA = "v1/schema.json"
 META = "v1/meta.json"

@@ -15,9 +15,10 @@ from typing import Any
 
 import libcst as cst
 
-from ..formatting import Style, format_modules
-from ..sdk_methods import SdkMethod
-from .read import AdoptError
+from ...errors import AdoptError
+from ...render.formatting import format_modules
+from ...style import Style
+from .methods import SdkMethod
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -436,3 +437,19 @@ def _import_statement(source: str, names: list[str]) -> cst.SimpleStatementLine:
     node = cst.parse_statement(f"from {source} import ({', '.join(dict.fromkeys(names))})\n")
     assert isinstance(node, cst.SimpleStatementLine)
     return node
+
+
+def locate(module_file: Path) -> tuple[Path, str]:
+    """The source root a module file is imported from, and its dotted name: the first
+    directory upwards that is no package (has no ``__init__.py``)."""
+    path = module_file.absolute()
+    if path.suffix != ".py" or not path.is_file():
+        raise AdoptError(f"{module_file}: not a Python module file")
+    parts = [path.stem] if path.stem != "__init__" else []
+    directory = path.parent
+    while (directory / "__init__.py").is_file():
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    if not parts:
+        raise AdoptError(f"{module_file}: a package's __init__.py without a package")
+    return directory, ".".join(parts)

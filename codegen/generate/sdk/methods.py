@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .code_text import Code, identifier, py_literal
-from .ir import Method, Protocol, TypeExpr, model_fields, python_field_name
-from .options import ModelOptions
-from .schema_terms import method_sections
+from ...code_text import Code, identifier, py_literal
+from ...config.settings import ModelOptions
+from ...protocol.ir import Method, Protocol, TypeExpr, model_fields, python_field_name
+from ...schema_terms import method_sections
 
 # The wire key of the metadata property, which SDKs take as ``**kwargs``.
 META_KEY = "_meta"

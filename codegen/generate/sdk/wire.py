@@ -1,7 +1,7 @@
-"""Stage 7 of adopt, wire: the SDK's own modules gain the methods of the enabled features,
-in the SDK's idiom, from an SDK template set (``docs/dispatch.md``, "SDK template sets").
+"""SDK wiring, run by generate (and by adopt): the SDK's own modules gain the methods of
+the enabled features, in the SDK's idiom, from an SDK template set (``docs/dispatch.md``, "SDK template sets").
 
-The SDK's files, each a role, found by what they hold:
+The SDK's files, each a role (adopt finds them by what they hold, ``adopt.discover``):
 
 - ``meta``: the method tables (``AGENT_METHODS = {...}``, ``PROTOCOL_VERSION``) nearest the
   schema module; rendered whole by the template set;
@@ -11,7 +11,7 @@ The SDK's files, each a role, found by what they hold:
 - ``client-connection``: a class whose methods send the agent's methods.
 
 For each role but ``meta`` the template set renders a module with the SDK's class or
-function holding every enabled method; ``cst_edits`` takes from it only what a feature adds
+function holding every enabled method; ``edits`` takes from it only what a feature adds
 (and takes out what a feature that is off added). Everything else in the SDK's files stays
 as it is, and running it again changes nothing. The SDK's existing routes say its naming
 rule (``session/fork`` -> ``fork_session``) and which methods it counts as unstable.
@@ -30,20 +30,21 @@ from typing import Any
 import jinja2
 import libcst as cst
 
-from ..code_text import Code
-from ..config import Config, ConfigError, generation_arguments
-from ..errors import SchemaError
-from ..features import gated_off
-from ..formatting import Style, format_modules
-from ..ir import Protocol
-from ..load import display_name, schema_location
-from ..options import ModelOptions
+from ... import resources
+from ...code_text import Code
+from ...config.settings import ModelOptions
+from ...config.table import Config, generation_arguments
+from ...errors import AdoptError, ConfigError, SchemaError
+from ...protocol.features import gated_off
+from ...protocol.ir import Protocol
+from ...render.formatting import format_modules
+from ...render.templates import environment
+from ...resources import display_name, schema_location
+from ...style import Style
 from ..pipeline import Generation, load_protocols
-from ..render import TEMPLATES, environment
-from ..sdk_methods import SdkMethod, meta_listing, method_table
-from .cst_edits import Edit, absolute, add_imports, merge_class, merge_function, module_of
-from .cst_edits import laid_out as laid_out_anew
-from .read import AdoptError, locate
+from .edits import Edit, absolute, add_imports, locate, merge_class, merge_function, module_of
+from .edits import laid_out as laid_out_anew
+from .methods import SdkMethod, meta_listing, method_table
 
 ROLES = ("meta", "interface", "agent-router", "client-connection")
 SETTING_KEYS = ("templates", "models", *ROLES)
@@ -146,56 +147,6 @@ def _routes(fn: ast.FunctionDef) -> list[ast.Call]:
     ]
 
 
-def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
-    """The role files of the SDK package a schema module belongs to (see the module's
-    docstring); the roles it has no file for are left out."""
-    top = src / module_of(schema_module, src).split(".")[0]
-    here = schema_module.parent
-    trees = {
-        p: t
-        for p in sorted(top.rglob("*.py"), key=lambda p: (len(p.relative_to(top).parts), p.as_posix()))
-        # (only the files that can hold a role are parsed: not the generated models, say)
-        if p != schema_module and "__pycache__" not in p.parts and (t := _parsed(p, METHODS_TABLE, "Protocol"))
-    }
-
-    def distance(p: Path) -> int:  # directories between the file and the schema module
-        common = len([a for a, b in zip(p.parent.parts, here.parts, strict=False) if a == b])
-        return len(p.parent.parts) + len(here.parts) - 2 * common
-
-    metas = [
-        p
-        for p, t in trees.items()
-        if {METHODS_TABLE, "PROTOCOL_VERSION"}
-        <= {t.id for n in t.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    ]
-    if not metas:
-        return {}
-    meta = min(metas, key=distance)
-    found = {"meta": meta}
-    meta_module = module_of(meta, src)
-    users = {p: t for p, t in trees.items() if _imports_from(t, module_of(p, src), meta_module, METHODS_TABLE)}
-    senders = 0
-    for path, tree in users.items():
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and _routes(node) and "agent-router" not in found:
-                found["agent-router"] = path
-                handler = node.args.args[0] if node.args.args else None
-                agent = _name(handler.annotation) if handler is not None else None
-                home = next((p for p, t in trees.items() if _defines_protocol(t, agent)), None)
-                if home is not None:
-                    found["interface"] = home
-            elif isinstance(node, ast.ClassDef) and (count := len(_sends(node))) > senders:
-                found["client-connection"], senders = path, count  # the class that sends the most
-    return {role: found[role] for role in ROLES if role in found}
-
-
-def _defines_protocol(tree: ast.Module, name: str | None) -> bool:
-    return any(
-        isinstance(n, ast.ClassDef) and n.name == name and any(_name(b) == "Protocol" for b in n.bases)
-        for n in tree.body
-    )
-
-
 def _sends(cls: ast.ClassDef) -> dict[str, str]:
     """A class's methods that name an agent method: Python name -> meta key."""
     return {
@@ -245,7 +196,7 @@ def conventions(files: Mapping[str, Path]) -> Conventions:
 
 def template_set(name: str, root: Path) -> Path:
     """The folder of the shipped set ``name``, or the repository's folder of that path."""
-    shipped = TEMPLATES / "sdk"
+    shipped = resources.TEMPLATES / "sdk"
     if "/" not in name and "\\" not in name and (shipped / name).is_dir():
         return shipped / name
     folder = root / name
@@ -253,19 +204,6 @@ def template_set(name: str, root: Path) -> Path:
         sets = ", ".join(sorted(p.name for p in shipped.iterdir() if p.is_dir()))
         raise ConfigError(f"sdk templates = {name!r}: neither a shipped template set ({sets}) nor a folder ({folder})")
     return folder
-
-
-def setting(found: Mapping[str, Path], written: Mapping[str, str], models: Path, root: Path) -> dict[str, str]:
-    """``[tool.acp-codegen.v<N>.sdk]``: what the table says (the user's), else what was found;
-    ``models``, the SDK's module of the models, which its files import them from."""
-    _checked(written)
-    out = {"templates": written.get("templates", SHIPPED), "models": models.relative_to(root).as_posix()}
-    for role in ROLES:
-        if role in written:
-            out[role] = written[role]
-        elif role in found:
-            out[role] = found[role].relative_to(root).as_posix()
-    return out
 
 
 def _checked(written: Mapping[str, str], version: int | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Stage 4b, conversions: declared v1 <-> v2 differences, checked against the IR.
+"""Conversions: declared v1 <-> v2 differences, checked against the IR.
 
 ``schema/conversions.json`` declares, as data, how two protocol versions differ (renamed
 types, renamed fields, fields or types that exist in one version only, value rules,

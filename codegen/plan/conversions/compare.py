@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from ..errors import Problem, pointer
-from ..ir import Field, Protocol, TypeDef, TypeExpr, shape
+from ...errors import Problem, pointer
+from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, shape
 from .declarations import CONVERSIONS_FILE, VALUE_RULES, Declarations, FieldDecl
 from .plan_types import MethodMap
 

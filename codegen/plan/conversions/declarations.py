@@ -9,8 +9,8 @@ from typing import Any
 
 import jsonschema_rs
 
-from ..errors import Problem, SchemaError, pointer
-from ..load import Source
+from ...errors import Problem, SchemaError, pointer
+from ...protocol.load import Source
 
 CONVERSIONS_FILE = "conversions.json"
 VERSIONS = (1, 2)

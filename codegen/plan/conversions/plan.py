@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..code_text import Code, identifier, py_literal
-from ..errors import Problem, SchemaError
-from ..features import select
-from ..hoist import NO_CLASS_NAMES, ClassNames
-from ..ir import Protocol, TypeDef, TypeExpr, build, python_field_name
-from ..load import Source, VersionSources
+from ...code_text import Code, identifier, py_literal
+from ...errors import Problem, SchemaError
+from ...protocol.class_names import NO_CLASS_NAMES, ClassNames
+from ...protocol.features import select
+from ...protocol.ir import Protocol, TypeDef, TypeExpr, build, python_field_name
+from ...protocol.load import Source, VersionSources
 from .compare import Comparison, FieldPair, archive_scope, check_methods, compare, field_names, stale
 from .declarations import VALUE_RULES, VERSIONS, load_declarations
 from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant

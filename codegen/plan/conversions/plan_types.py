@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..code_text import Code
-from ..load import Source
+from ...code_text import Code
+from ...protocol.load import Source
 from .declarations import VERSIONS
 
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60b998ee341c894613f4eaa8e7d052081fc6a9eab8fd6ea64b8665192ed8b45a
-# Content sha256: 68d2519d3330aed779643322874be6b6c7f6cbf69f2dad58ea21e4fe5b23a2e9
+# Inputs sha256: b1c65c1636a2dfa27f3340933423212b39e1832f0f3889fe427f05a86b1bbe8e
+# Content sha256: 864f8eacce9e535bf1f734988fb0c43284c54f03f139aceff7210b6bfcde4f5a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 742648c53d400505c44f0b3fadde448873271dfa03c2391bab24a3105e60ffe9
-# Content sha256: 07f442be89d6351dec617b4f94d5e0e3c9706cbb00214841db611c5504846a78
+# Inputs sha256: 7323e5ffb79b8386676e500d0b1bbfabe25ec06aa75a8f0880d3d6fbdb7ff07f
+# Content sha256: 57db848697526b844dcd96ff52e78d9ccb3bdd4ded064b65eed8c7972ea15de1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27ebc1b9ae0eb7a0c1df3be0111d909d9e65f461411d52f285f6ca2d5d920656
-# Content sha256: 6b27662a22d3723b0541cfcf579db1a30f4d5c32083c147158b972ccd4672ec0
+# Inputs sha256: 8cce971e75b2c4484321cb08bc31dd29369209993a8fb8f78fe7de6af77fc1b1
+# Content sha256: 4f282e7a44aad1ba0ce5e1393660f89637965127fd30c655536d9554ac5df0a1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

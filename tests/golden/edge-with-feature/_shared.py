@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dc172731795e7fe4feb3d7e57ef464328a2e5846f7ebf75cebe600d42ac1c29
-# Content sha256: 67910bdf493c4f0746bab84fce3e7e4b20b8d2c43dc23169d6fc968cb7f851b5
+# Inputs sha256: 48f8e2375416bf16d1211efcd968e41234aa929cf06e8feb067e3f00dcac666e
+# Content sha256: 76a361d06b3268f716d474116b33e61a9b3ad5de607943197d3c4dffd083d471
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

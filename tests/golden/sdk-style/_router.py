@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bc8f30d3349bbd8f210ad0178f253b385f139d5347aba73a5493de6321bdbff5
-# Content sha256: fdb3fe03e3b16f36f89d5905594d61a6d5f0ec06f22566f43a3ab7accfe78c6e
+# Inputs sha256: bd9658b22902cb1a4e6bc7cc33ea1514265fbacbf980d070285d75c44b228b68
+# Content sha256: a75ca2de9c6cebf0104a373f4f6e0a20abb51b892bd6dde30c5a7be560af84fd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 11bc562e8476c2eee316ae43df910fabd8ac1ecbda11cdaf16211e464a750625
-# Content sha256: bd9e836360a43c0932f486c56ac98bc01bcbdfd8b85c1add696ba0dd8afdecff
+# Inputs sha256: f976dab69b34f75d6ec7ba4d1a5419fbb0ee90c296be4debee4258f09330ecfb
+# Content sha256: fc9602fb76dbc3e71aa13565789a7a583bb4dd930b11c23b5991f0a75074560e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

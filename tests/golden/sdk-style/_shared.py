@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 15a376aa6ac37caaf6e22abd03198025ba7d135150d5ce6741173c10d4cf9fce
-# Content sha256: 195b2d5b3ae0d28a2a1053348f7187a3d26275cef763db098cef8d3a7cc31ad1
+# Inputs sha256: 03c7400b2e56b46194adb071ddd556d18825fef209e19c23cb4246e9898faad4
+# Content sha256: 2093cb28b6ce0799195823e5f35013ddf155de2da0b9476cec5f7ce4d00f004b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

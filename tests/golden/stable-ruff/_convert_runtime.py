@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 173a15a9456a77a6e911d516d705999d5cde94b21464f51f3e64341622a8485d
-# Content sha256: 9bb86b33174c08a647b7db407afc0c9220ee786d06896ed6ca45bb3692e9d0a3
+# Inputs sha256: 378ff6f9c5a62b9ef578af0921499ac8bb33c76e3b55ced4a264b3d10d53ee4d
+# Content sha256: 7b29af054520d6ec2b11b60753ac3dfd7844dadc403351a47023527b370466b2
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

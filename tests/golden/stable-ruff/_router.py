@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 884dada3e281fbf815f4147aa8085ef7cb752eabbfbbce4e94da37159a848146
-# Content sha256: aa2567e6b1d00788c2f7002892d2d43b8b102d449c13d44162ee39411037927b
+# Inputs sha256: 413f40439161148e803b745b033970562bd5af4e07b77f61b4fc1bfb7fb1dbc4
+# Content sha256: d80f08ad341d547020fd29fd21d88337b126566e44e3a85baa56d888c30caf5b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fa721afc36d5f89b94aa97b170677f6d1994dd04f355d2981da3c7d6190bc448
-# Content sha256: a67fac820e1075e3b29678bbf7c09a21ed0e4041c83b7c10d38c684a0f0e41ea
+# Inputs sha256: ea29bb4239e4f85c9c7ee5f2e26c5c61384df289389231d1ee1a4ebf66a105e7
+# Content sha256: ce7aa8309d1f20a87655daf6c71c255b01f75bb7ce7290f60d20c0ce6dcf055c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a94408eb4a6c6c09754170648cb812bbaf61318ac2192dcb2c186e7a91a32ce7
-# Content sha256: e3f51b523c8462ffbd237d906a48e350dbb819d33a88b167ff0bcbf7a1e68e71
+# Inputs sha256: 794663bf5bb624e4e12eda27fe29882291b82ae3327c5ac46eeaffaffe96df2b
+# Content sha256: 1eb8bfb06dc4e9e6d2eadcb97a72c4852f7807bbbb657281e5940c94e2aee345
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

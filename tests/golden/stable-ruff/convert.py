@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b936bed34cba239ff73da0acf6fbac4017365fb87015d36e2774538a330cec5b
-# Content sha256: 41792592e7a116c235a06f2e52be8f58b1bb0431b91fe5a229fc3057516025e9
+# Inputs sha256: 68fee07fcbafdbbe5be901777e9faafc39c7627616d038c78c538963e7968329
+# Content sha256: 4e884ca27d3d65138a7706db01331d911216b36b734603db2e0dbfff2067fcef
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

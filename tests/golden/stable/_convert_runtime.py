@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d1cf79fcb83062c64d992b5ee6322de48ca6b1f47bc2c7e3df003f87c973385
-# Content sha256: 3cc84eaa1ab7691aa352a1f81b4a9aab1a6d811924274836bd0fba5411f34340
+# Inputs sha256: c346fad4bd6a8e353d9de3c6a4bc7858d5c1ee25d5ee1bdb0ffe1447c6c8c3e7
+# Content sha256: 36baee493d31f222e846b20d94506c9c57d7191b04ea6aeefe87f44dcf110b50
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0e3cd827f728100f911b405c1bc130fdecbb46f5982f57a36592ea8a13deca
-# Content sha256: 7ca5c1b328a33ebd12402fd062253767fe3a6c2c915ea76c08637faabdf3712e
+# Inputs sha256: fd7363c7813f454281bbff04c3b1aa62e0e495ec28bc68d664fa7e9b65f90007
+# Content sha256: ac843bb46c7241d968e6ccdecb17fa8d66718a153937c5c190059dcec3665ab4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

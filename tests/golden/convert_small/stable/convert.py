@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c72e14a0f1b305bc9a68254cf33327781599e4c6fb0263d4405326c7d7980d1
-# Content sha256: 976cba71fd8ede8cebbcbbdf8f0672c985e7b281bd35ecaf8b811517f0bcdfdf
+# Inputs sha256: f524203b6809d5485c374af5973e29147479ede0ed95a5e214a4bffbfd51ac38
+# Content sha256: f431dc3715ef576987956a9e231b3e77d7e62f4ecab80dcf7ef063ba171e3f0d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d41d458bfbb8f86042585533c793ee37e3290622270d4877a5be446d8c36f6e8
-# Content sha256: fcd71a959d51c30bf073915dfec18f50f82f9a4c28498539412fa26466dbbe1c
+# Inputs sha256: 223c11febecbf8ef2ffb825926953654c76c6147955452d5398e6bea808eb193
+# Content sha256: e079d577d72185636badbb74a6fc134cbfbbf82849e9a5bd51a99a7a4f2a8207
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

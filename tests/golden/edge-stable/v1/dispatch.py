@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c7c38d1c3a263383e0956f4507bc0a3c4ab68265781fbe9002263a6da40344e
-# Content sha256: 8554266064b44133adb9e0aab2d45860767bdfee2c9d3c25301e7365736dd577
+# Inputs sha256: 9a851f2a052824579da59af034e982ef08ade32eac4226eb009c74711d94f27d
+# Content sha256: 8d2d1a499f08861b523544b5115e238df05a49864772c65fec030a82013df40d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

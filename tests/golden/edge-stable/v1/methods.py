@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 69d6cd2e30fd6ad5c46ed3efd313b2c2a4b081e6dc14036710186ee0dc85782e
-# Content sha256: f88b6d79737f1948e8e53bc42d1a192e575c74067f1f35073c1e84e5f625cdb3
+# Inputs sha256: 1641bc07db9147f586f863782b96fa1ed45ca369a77f129db0ab551772e78ebb
+# Content sha256: 30104703593801bee4547be2dfdd0e25626d63358e064f66db2a1712823c008e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 085bc6a3563ce899fb095833ae32a1d1e698ac4ee8f4d86d202649016579be55
-# Content sha256: c26f05dcaddd3bf5f092490581b79f5c0b3fb850ad1984aaaa2a34d65a0a767a
+# Inputs sha256: 6979f88b281db8a991e2b726a904bfb37728fa03aa0337704e2aad42c63cd55c
+# Content sha256: c769993b2310b012395c38d0044bbc17e5230c5bd941cc56167deb3911f3c2de
 
 """Wire models of ACP protocol v1.
 

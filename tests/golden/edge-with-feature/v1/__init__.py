@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ade926e51d6a596a3b3ac75eed6ebc6006289efaea8def9fb6a7d1c1882f9b6e
-# Content sha256: 217f90c02f3fca8ef8ef09fa0b7a0414ab8e1ffe6e39aea23a045d6f76666962
+# Inputs sha256: 5442baa797921436c660a8e7a51a71cf3d7c7a74746fa293ac8c66f0e0f0a726
+# Content sha256: 05eb50edd95bfd495a1a181b0651f3bfe08bb89ef43950c00ba71772ec9435e6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ad9208e6e1b8cb0824e9a5c181904405318c890977be060858cd31ade25af9c2
-# Content sha256: 01bcd8581cb00b4641790940a5abde94c6a9e4bb3ead47b1fb9366109e9b031d
+# Inputs sha256: 7f7517717c66e228566402bc055c8861f440578d2f1072399f22dd3f16806d5b
+# Content sha256: 6dd5d23e888075b7053373cfe4c52c3776ae47f96b837f2a8231b57cc8a22b5e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0927ce8fab213c4f0afb1bfe6b4f34d013bc12892e91fc91c273397e327a51
-# Content sha256: 530de0eb8d2f368c94cf5d56a4dab94b068b8aff7767de13460b6e1017342f41
+# Inputs sha256: d603b50fc200984ee9fb2ae7015ca6eacaab31a557541f645d9731f0e94ff90b
+# Content sha256: 84bef883661d0613151c98c6af62eaf4a87e3e2af93e1ec14713bf61e80413c4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bbd285d749f6b4a6e8635c9698786251faab52b89ac53bfea7d515f2c198de63
-# Content sha256: 72333f9f94dae87f35ad8b817a4fc64582946327a11b5b7edf4c250debf5b3a5
+# Inputs sha256: 1fa45eb99531dfbc3f886b6dca2ed88f3473d5df4d22372b10af49a3674473ac
+# Content sha256: 9b9e56aec3f207465a4d94667615797314a11aa181674441169f36af2e81605a
 
 """Wire models of ACP protocol v1.
 

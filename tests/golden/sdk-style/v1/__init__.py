@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5c8cc0c8ccdebf05eb0ac6f29a2e87fe0d7df60342199a1bf36c1f122d4c8953
-# Content sha256: d2be6a592b4ea341f8e0818b9115e2807cc8e5ba6eda931d733e49a0b18dd576
+# Inputs sha256: 97a4eae6372b9f1ffa34c0e673cfe64de41375e44516c62cd6c3cbbd84ee583e
+# Content sha256: 5ca70215ee9c6dc051056d464e3ff0a58c0429732e2b51d586b40467da717016
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

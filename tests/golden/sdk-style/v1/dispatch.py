@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eec60253d0e3e7e585f3f538a165692db0651dd3a63730971e2771212652913d
-# Content sha256: d927308da53d952b63c6855969e41f123653b03f2b47b27d5f429795d673a95d
+# Inputs sha256: 3413db2062e55d38ee888ba72f2c0b189f39f2f373cb12ed5c30c445b7929210
+# Content sha256: 2b78bae89281466d89f77ebe5f1aaa1c761892f16d4b07f63f6501477a95322a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

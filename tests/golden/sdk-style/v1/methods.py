@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e61f220841a10a978a6442ff19405e2fa8398b46c1f6c1ff83f3e263a3cdedf2
-# Content sha256: 9b5c0de2979d92f7a96747657252a4003908c92cbab5c4a6686745cdfdd98a63
+# Inputs sha256: 083c2bf639f9ca8dcf06cdff67824f883b4329f6a4cb7bb154fa7d0d8f67fc6e
+# Content sha256: eb1362651288e99a92b02dbed94c72fbeedcc2d6a7220cdd502074b1b659b1d6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

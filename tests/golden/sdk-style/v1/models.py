@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7aba854b49c6f8829788d74ad81839fdc24f15750dbb6690e82729de1322bc03
-# Content sha256: d5fb5701a224687bf53dc35351acf747c6eddc6d494db18cb946b9633d3cb8ad
+# Inputs sha256: 97451880d523d1e8c87f2bcf742e9074a1edf961e6a821f93a88696e2d492e9c
+# Content sha256: 716d98bb8e2e2656f46eda7ddd262104735345970cc28d5eb4bf06095defcb6c
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f7da55728c747139bde8ef75de2527f5695b7c172a396f21fee4e685bcee5691
-# Content sha256: ad9d86e6ab0aea8b8aed9e6ee464a99fab98acb762081ffe0c4e922ad78127dd
+# Inputs sha256: e03deb22f3428fe27aa65e8fef5c6aa534ee2d087e78333e774b14b2aa8c1b36
+# Content sha256: 6e7aa89bd75dccb25ad8e254d109866697269ddfab6ca0917eab13c46396839a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ba5c3f7a51ac7178382f2d9d8c83b3f33e407575dea654e47f4537322d4f1ebd
-# Content sha256: 3f9ae171c7e11fb2afc35f7962f230167ca1f347cbbdc6cf39b620121113df58
+# Inputs sha256: b6bf6cad5645c9051e49cdd8cfac1e977a25641f986b3fe0ac41461413bd2f70
+# Content sha256: d780db959447b4058b1057528c940e752fa56ccdb8d0e44cd02cdf163e5172c3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b87dfbca651ea7654b5eacc750d1ebba2060470aa8d859df551b59010a7bdac8
-# Content sha256: 105d406fbb96b0f7ba7e591358e4c134373ba6732cba3ac01be2ae2eddb95a93
+# Inputs sha256: a73edf893235eaf1c3e76ea996f9ee0dd08206a30f0e6ef82aecdcd391f0042a
+# Content sha256: 86afb98fa6eadcdf82389fa9cf659c2436990f0e5f8e946214700640519fd79f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

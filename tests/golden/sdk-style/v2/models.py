@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 87fdf9472d507d77622da80f06ed8d76d9e39b8422637cdc0ddd0a0d34e2ea03
-# Content sha256: 76fffd1e86e72ef877145af2e95e5bc9faac406fa8fa00e3b7038ff479a2789a
+# Inputs sha256: 9e6cc67f2202797b427a088aba433281e25fc363f983e020246d87ae1a7b6e4d
+# Content sha256: 7d871b6350fb524c0367c7b437effbdd4a4885db5f3397bbaaa430441eb0facb
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c5a0bd15de887912153536dc8b4b68aa8545baa3091ebb42d88647a5117fddc8
-# Content sha256: 04bbae699e16168edfd193fff09d21ffbcdc94c4aa2ccb91a372de7e741e52f5
+# Inputs sha256: 9dc6dcf02e12637379e3c811f19f6f299a43aa9552a5e67672227a123697ebfd
+# Content sha256: 78a80ed1e480d80b57369425f5cc23a729c31c3846be6c368df6bc84a0ba3fdd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9f74988da7cf97c298b1d45ae734fb9d68138b6486f98ac54e4206009a4b9ba6
-# Content sha256: f17d2bf9f3b4d75a5ce48fa8d6eec4fb1fa1018e5bf64ba0b26573bd7031c885
+# Inputs sha256: de76356353330c4f6cab0ec627599562cfa08593267284bb1a4fc3a0c5f444c2
+# Content sha256: 2a9ebe7839170a7e122e75ab29680a42cf0f3bb383ff5fcccae5fe35eb0caed7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15f071e7d31cc30ac3f3aa1051e8a52958c439e2f7e7f309826040ab1f401e61
-# Content sha256: af40417a5a946dac5c0b2831a6cf1596352222f1df171e8161b3cd9aa2bb8a49
+# Inputs sha256: 36367f13d8c17602a9f4a1ff2ec53b17c43ffbba805c836ac7aaa41d9c11998d
+# Content sha256: 52f00406f6aa6eaf3b2a2b3f2fa69eb920a75294c7cd8c77ccbd5692e92ce0cd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

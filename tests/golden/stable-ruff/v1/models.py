@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de6272e11bf3080b7f0aecb877a703e1b3edd2fa7e29c2fcc3fab43c92a87363
-# Content sha256: d49bc23343f3622720f86e51dc70075dcf618c1ac754cc3125281e4c14e70e07
+# Inputs sha256: ee21340f8243e5bf8f4042b4c9c97edad20d97612d6661522e66f49f3098bcc6
+# Content sha256: 79ac3d5efb8177bc1dff1c632e475a55322bb99a5e7447f81b84d9328ca1a224
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 476c9de8ef006d705c56577d9439d96bec4e238f40ff7e7723c51852d8d2fb4d
-# Content sha256: edcf5ec911f468515f6d3470b3c11cd13e836d52fe406a29b5c59d748c614641
+# Inputs sha256: e04a435c3d598d1aa81f2e43909109eb41a457e9376f74b8f6f4d49d5d5cbbeb
+# Content sha256: f53d439b2c6aade6b94bffa1975910ce094b7ae7b71b97e9cb2c9f2bf13b23fc
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

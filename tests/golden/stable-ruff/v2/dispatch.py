@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ab3c97f610dabc302391871799e2074420fcf498f125eb7c179968f68edaf615
-# Content sha256: 2b4290b49b34751548baf583d9a87ef10c5e83aaafd3147f82e6bbd3e8443a6a
+# Inputs sha256: f8dcb2fa637865bad7b0a867852205479f22fbeaeff47461b025995ca94198c7
+# Content sha256: 2fe4c79e00c85a3ec44986d83b2b7af5e47f5fd5154510ee6335264d7c103812
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 347c46b5d7cd906fa2c3f75d88d4d99cf218be48130bd4f36811e9b9d78550dd
-# Content sha256: 967a2def5ae755c4ee7f155dba615c1c3559a4da73188f1128d6734a67bb4695
+# Inputs sha256: 9efe8289aa0001c8caac0bc62d2a1ecd9c53ad90bd149104fdb52e3e71d169d8
+# Content sha256: 9102b98d1ba4b7ba9675bceed4e6979e6ab1f34bb6a1e0f7f9e26cb136a7e7b9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98cd76d3358e894bba9f06a9ae2e4a13c7bc4db8d831b4cb921abeddefb78a29
-# Content sha256: 0e643824523355376d05825822d877f4c42ff049a0bd2bda5cf605ffc9326967
+# Inputs sha256: 97b25eb4a84538b2a216305a112a377eeef2e9c427316cd9c208a41fabdecb80
+# Content sha256: 42e45327baa1ee61108510f843728e31c3c7368ac607472a34560fa774b2a92f
 
 """Wire models of ACP protocol v2.
 

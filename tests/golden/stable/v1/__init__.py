@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cd6f7cd9086c8ddf3c37875f142892734aff88cfda321b4986aaf33133a12fe9
-# Content sha256: 3c32cb94b3a4509567b63379ce641fc66fbbf8257c38300524a214cd41d135fd
+# Inputs sha256: 271b7e499e92f26240b424f2394949f8b0f5b52c6057deafe7db8145f055baa7
+# Content sha256: 1afc12d85b8f29fdcdb5d8078a5e224eaad30b184c774de6e58b0b6b85053958
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dfe92bf88b1c4ecd638f8853e658fca7543b4834ddc0dc7ee37fd9602ea42da
-# Content sha256: ec40765c2e6592285b18ff6180e169a2deea652b198bd6194e9690a3cab6d085
+# Inputs sha256: d602ab750d6ff7885664c4c215be51f485d2d0e868a4e76d0a6234468f47188d
+# Content sha256: 2f18a22acfe069cab8e087c0ebc8010d40c22a0bf63bc5084aac2ec67c3535e5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

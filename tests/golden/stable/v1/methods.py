@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c729bdff472e63134846c2772c3b7624e2c78c1ccc9da2fae79a6947bd271f32
-# Content sha256: aea6fa06d8ea070c0f6eb1009161e85b092e616105160edc994e6d6481cb9a58
+# Inputs sha256: ef55291efd9492d060c04482ab50aa01306e7be01de4ede8d0f83dc02c7c5b35
+# Content sha256: d086312452c5512c2542d7e45a2437ea574a2a701c147ff6cccf9e2ee63883a3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71b244da9d10ccdb0f5d2a6d9bb05543463110395735b5c2c8576047ff45fa25
-# Content sha256: 49b0ef27f8162b1544091688fba79ae6b4d656752a40ae33acc00bb0e2d29a77
+# Inputs sha256: 40540864dd32dea4b7a95d88986e32fb85ae09baa702e4c70ca281e2d11f6045
+# Content sha256: f6949bafdaedcbc159507b64dea331b980b2b41220920acf464f81ce180efb44
 
 """Wire models of ACP protocol v1.
 

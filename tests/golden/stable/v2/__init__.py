@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7a1c20d216806285b3c39a7b884589173a5176b0a0b41f308e8ab83b973a55a
-# Content sha256: 8bed4c013b03144d543077843162936582dac2a68c719bfdfbaeada9c97a4b70
+# Inputs sha256: 0c5cd3a40c21aa03685d1ddb1f0c93476487daa9a26d285ad1c1cc9483019984
+# Content sha256: 984d8f17a3d5dbdc82ef0e601e3feb8dd9f3482378da20fa5667e64e6d7985aa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

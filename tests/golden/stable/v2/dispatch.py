@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d5445ea75da45ad7bf90349ed2999d583e1cd64a3df2a98d1fb927603d5334d
-# Content sha256: d2c0596d9dc257b60edfbc43c6fe6831b26684cf6ce1df4cde61a2c2afacc58e
+# Inputs sha256: 12e6521bd9b470d30a603d8a1d65ee4d44a1104313387fdd860a2e3dff66af8b
+# Content sha256: b48ab2579e88fedfa8df9e7c94603948f7cea38207002d62b6d363b00421803c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

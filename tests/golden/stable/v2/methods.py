@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1ab921eaa75899b66eb83ad372d1140e7068b6e87c2dd00b1aa5f573b02caa1
-# Content sha256: 6bf35e1c5b65c6c6b75abe8c0f2409e04a8066af6ba59c3701595f03fd591e35
+# Inputs sha256: a43f94928ad59c8fcf1badd5ec3302b2a3769d477784d21d65080b53e615a83a
+# Content sha256: 970d013b7972522d0688f3f2f81da7fcadab96d2e7d08af9f2189d7737ec1289
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91147322ed90d63750bd66840de45a5920739f0a4e3cf2bff928f6b29b0ab39a
-# Content sha256: 68ff46f900d00f528d2c3857ae3e7afd80d465e668887f5e8d8132797c704c1d
+# Inputs sha256: 6aa985a37a0d0c8ec5e32f522c9a4ffc9295c3a98eb291abcf42be3e2284bca5
+# Content sha256: 0624f4010b78b0c01bf970d04af41cccf0bc292b7c64f57e54b7221d10d88009
 
 """Wire models of ACP protocol v2.
 

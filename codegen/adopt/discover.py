@@ -1,0 +1,86 @@
+"""Adopt's discovery of an SDK's role files (``meta``, ``interface``, ``agent-router``,
+``client-connection``: see ``generate.sdk.wire``), found by what they hold, and the
+``[tool.acp-codegen.v<N>.sdk]`` table adopt writes from them. ``generate`` reads the table
+and wires; it never searches."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..generate.sdk.edits import module_of
+from ..generate.sdk.wire import (
+    METHODS_TABLE,
+    ROLES,
+    SHIPPED,
+    _checked,
+    _imports_from,
+    _name,
+    _parsed,
+    _routes,
+    _sends,
+)
+
+
+def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
+    """The role files of the SDK package a schema module belongs to (see the module's
+    docstring); the roles it has no file for are left out."""
+    top = src / module_of(schema_module, src).split(".")[0]
+    here = schema_module.parent
+    trees = {
+        p: t
+        for p in sorted(top.rglob("*.py"), key=lambda p: (len(p.relative_to(top).parts), p.as_posix()))
+        # (only the files that can hold a role are parsed: not the generated models, say)
+        if p != schema_module and "__pycache__" not in p.parts and (t := _parsed(p, METHODS_TABLE, "Protocol"))
+    }
+
+    def distance(p: Path) -> int:  # directories between the file and the schema module
+        common = len([a for a, b in zip(p.parent.parts, here.parts, strict=False) if a == b])
+        return len(p.parent.parts) + len(here.parts) - 2 * common
+
+    metas = [
+        p
+        for p, t in trees.items()
+        if {METHODS_TABLE, "PROTOCOL_VERSION"}
+        <= {t.id for n in t.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    ]
+    if not metas:
+        return {}
+    meta = min(metas, key=distance)
+    found = {"meta": meta}
+    meta_module = module_of(meta, src)
+    users = {p: t for p, t in trees.items() if _imports_from(t, module_of(p, src), meta_module, METHODS_TABLE)}
+    senders = 0
+    for path, tree in users.items():
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and _routes(node) and "agent-router" not in found:
+                found["agent-router"] = path
+                handler = node.args.args[0] if node.args.args else None
+                agent = _name(handler.annotation) if handler is not None else None
+                home = next((p for p, t in trees.items() if _defines_protocol(t, agent)), None)
+                if home is not None:
+                    found["interface"] = home
+            elif isinstance(node, ast.ClassDef) and (count := len(_sends(node))) > senders:
+                found["client-connection"], senders = path, count  # the class that sends the most
+    return {role: found[role] for role in ROLES if role in found}
+
+
+def _defines_protocol(tree: ast.Module, name: str | None) -> bool:
+    return any(
+        isinstance(n, ast.ClassDef) and n.name == name and any(_name(b) == "Protocol" for b in n.bases)
+        for n in tree.body
+    )
+
+
+def setting(found: Mapping[str, Path], written: Mapping[str, str], models: Path, root: Path) -> dict[str, str]:
+    """``[tool.acp-codegen.v<N>.sdk]``: what the table says (the user's), else what was found;
+    ``models``, the SDK's module of the models, which its files import them from."""
+    _checked(written)
+    out = {"templates": written.get("templates", SHIPPED), "models": models.relative_to(root).as_posix()}
+    for role in ROLES:
+        if role in written:
+            out[role] = written[role]
+        elif role in found:
+            out[role] = found[role].relative_to(root).as_posix()
+    return out
