@@ -27,7 +27,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_UPSTREAM, fresh_venv
+from support import SHARED_UPSTREAM, fresh_venv
 from test_sdk_dropin import (
     ENV,
     NOT_AT_HAND,

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SHARED_UPSTREAM, fresh_venv, run_kit
+from support import ROOT, SHARED_UPSTREAM, fresh_venv, run_kit
 from test_sdk_dropin import (
     ENV,
     PEER_V2,
@@ -65,7 +65,7 @@ from codegen.conformance.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.slow
 
-HERE = Path(__file__).resolve().parent / "sdk_agent"
+HERE = ROOT / "tests" / "agents" / "sdk_agent"
 AGENT = HERE / "agent.py"
 CLIENT = HERE / "client.py"
 LONG_PROMPT = "/delay 30 a long turn"  # the agent's way to keep a turn running

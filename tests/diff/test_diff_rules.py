@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from codegen.diff import RULES, compare, rules_markdown
 from codegen.protocol.features import select

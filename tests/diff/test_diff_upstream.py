@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_UPSTREAM, SchemaCopy
+from support import SHARED_UPSTREAM, SchemaCopy
 
 from codegen.cli import main
 from codegen.diff import Report

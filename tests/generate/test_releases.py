@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOWEST_PYDANTIC, ROOT, SHARED_UPSTREAM, copy_schema
+from support import LOWEST_PYDANTIC, ROOT, SHARED_UPSTREAM, copy_schema
 
 from codegen.cli import main
 from codegen.diff import command

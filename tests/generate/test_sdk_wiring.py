@@ -2,7 +2,7 @@
 ``tests/fixtures/adopt/sdk_idiom``: a small SDK in the official Python SDK's conventions,
 generated with the archive fragments alone, through ``acp-codegen generate`` and ``check``.
 
-The official SDK itself, from its sdist, is wired by ``adopt`` in tests/e2e/test_sdk_rfd.py.
+The official SDK itself, from its sdist, is wired by ``adopt`` in tests/adopt/test_sdk_rfd.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCHEMA, SHARED_UPSTREAM
+from support import FIXTURES, SCHEMA, SHARED_UPSTREAM
 
 from codegen.adopt.discover import find_roles, setting
 from codegen.cli import main

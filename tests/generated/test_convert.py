@@ -10,10 +10,10 @@ import string
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
+from support import ROOT
 
 from codegen.generate.pipeline import load_protocols
 from codegen.protocol.ir import Protocol, TypeDef, TypeExpr

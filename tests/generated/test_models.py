@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from support import FIXTURES, ROOT
 
 from generated import FEATURES, PROTOCOL_VERSIONS
 from generated.v1 import methods as v1_methods

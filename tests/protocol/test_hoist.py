@@ -6,9 +6,9 @@ import functools
 from typing import Any
 
 import pytest
-from conftest import ROOT, SHARED_UPSTREAM
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import ROOT, SHARED_UPSTREAM
 
 from codegen.cli import main
 from codegen.errors import SchemaError

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from codegen.write import headers
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a3908e065e5f043dbac55d001ff824c039792dd9008ace3a6bfc0e64e3bdf144
-# Content sha256: 8fd9fe55c5b330dde4f98b84f84fcec9b6b6cb4e8ca24ae89ca97c825535192f
+# Inputs sha256: 058fa6bea49772c115c31090ef81afb3ee1acacff52ebb85eec34e022de1759e
+# Content sha256: 3a3320f95f38388695340eb818ef059e8bdca1d066772e6338366596272eddc9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

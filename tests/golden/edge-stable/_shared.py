@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7b55c88b31b5853f87dff257bb4e6898cbf904e2d6d132d3572b437bfaca24e0
-# Content sha256: f1078c499cd556763ea9334fc2cb73c81224beb671ba8855ce490e2ec1aa26d5
+# Inputs sha256: e2bf12118a8c75e6cecf47e502a645b405a8df91f6c5c685a8f564c484f6a65f
+# Content sha256: a322a93a3506cd058093d65b94474fff205977c3ed76d8930346466d02a92c8e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7323e5ffb79b8386676e500d0b1bbfabe25ec06aa75a8f0880d3d6fbdb7ff07f
-# Content sha256: 57db848697526b844dcd96ff52e78d9ccb3bdd4ded064b65eed8c7972ea15de1
+# Inputs sha256: 505242c4682e33a0ed88e62b9f04e2f34bcdd7d71fd9524c44ca1165e6309eab
+# Content sha256: 6ad6b58ded27e69dd4da75bece85695b654b0a7829d7ea9ba122071d5381d93d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8cce971e75b2c4484321cb08bc31dd29369209993a8fb8f78fe7de6af77fc1b1
-# Content sha256: 4f282e7a44aad1ba0ce5e1393660f89637965127fd30c655536d9554ac5df0a1
+# Inputs sha256: 43f52db8d65fed152e54d6ed4ca9aed80c73cdc8c6fe3b6f7bc1e2f78eab5c5b
+# Content sha256: f4a84476a2a0542791167a107e56ed05ebb4ec3364fee72b6ed0cbca07b792fc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

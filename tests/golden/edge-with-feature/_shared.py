@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 48f8e2375416bf16d1211efcd968e41234aa929cf06e8feb067e3f00dcac666e
-# Content sha256: 76a361d06b3268f716d474116b33e61a9b3ad5de607943197d3c4dffd083d471
+# Inputs sha256: 843f97f5346a6f508bcfb443fb4b1ec1411f964b73ee117bf38570064749b46f
+# Content sha256: 37fa45e24c978d515769bbe4f9a55afe0e1a2ff18ef6ff08bd4bfa2d768bf428
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bd9658b22902cb1a4e6bc7cc33ea1514265fbacbf980d070285d75c44b228b68
-# Content sha256: a75ca2de9c6cebf0104a373f4f6e0a20abb51b892bd6dde30c5a7be560af84fd
+# Inputs sha256: 826d114e76bf9c3d06cf614be0ea87bb5ad7ad1bf963032ed9a1a67823f7f83e
+# Content sha256: e737a3d2f89f3bfa0709ecfb1367b57b0e496f58bf1b878760b4bdb4156705c2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f976dab69b34f75d6ec7ba4d1a5419fbb0ee90c296be4debee4258f09330ecfb
-# Content sha256: fc9602fb76dbc3e71aa13565789a7a583bb4dd930b11c23b5991f0a75074560e
+# Inputs sha256: d0e699208cfe05f2e9ba176aa0dfcce5a35a92e4e9e8ebfcd137c6309de600a6
+# Content sha256: dd5a0c8e5d2665495d157275e8e8654d2c407c27236e33de0b11d4dc99effe03
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

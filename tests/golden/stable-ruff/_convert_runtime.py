@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 378ff6f9c5a62b9ef578af0921499ac8bb33c76e3b55ced4a264b3d10d53ee4d
-# Content sha256: 7b29af054520d6ec2b11b60753ac3dfd7844dadc403351a47023527b370466b2
+# Inputs sha256: c5cf0713b13e52baa66e64fd29b6a80d7e230983688f8f5d538766c15c88421f
+# Content sha256: 4d3a2529dc466979c845bbfa40e3f2f94310af8e882c95829185493d334173f0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 413f40439161148e803b745b033970562bd5af4e07b77f61b4fc1bfb7fb1dbc4
-# Content sha256: d80f08ad341d547020fd29fd21d88337b126566e44e3a85baa56d888c30caf5b
+# Inputs sha256: a3665f6660d73ed7da7f3ef09e6a6851299ef6ab3839550b09ada18bb9654435
+# Content sha256: 735926a81f437aa1797e42787cc550944833a9a00cb2361e25ccc2be4836638c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ea29bb4239e4f85c9c7ee5f2e26c5c61384df289389231d1ee1a4ebf66a105e7
-# Content sha256: ce7aa8309d1f20a87655daf6c71c255b01f75bb7ce7290f60d20c0ce6dcf055c
+# Inputs sha256: 85f2b4cf8aea6a6066f7d197334b3d41fe68f23d0173824ece1c443ab4625ec8
+# Content sha256: f6bb2695ac1872d0ee719a03668521dc009780b83570100b7b4fdbf283ee0676
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 794663bf5bb624e4e12eda27fe29882291b82ae3327c5ac46eeaffaffe96df2b
-# Content sha256: 1eb8bfb06dc4e9e6d2eadcb97a72c4852f7807bbbb657281e5940c94e2aee345
+# Inputs sha256: d7346a654d3032b7087eaf2cce7f2fc92abb7007503987b9b5e147ed355ce34e
+# Content sha256: 1c1dc3e3432f9d0cede0ab75f0450d941d89204552d6d3263ad1259d7dbceb90
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

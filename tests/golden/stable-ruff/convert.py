@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68fee07fcbafdbbe5be901777e9faafc39c7627616d038c78c538963e7968329
-# Content sha256: 4e884ca27d3d65138a7706db01331d911216b36b734603db2e0dbfff2067fcef
+# Inputs sha256: ddad6a6a1ab3f2b42b3accf0d7550a3a9a3d146cb99061ca4a76f3d1e1133c9b
+# Content sha256: 1706c24b10be36b7a4d90c977d4f6e40e49ab8174901dfc80224b5c68473cc93
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

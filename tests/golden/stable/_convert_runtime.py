@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c346fad4bd6a8e353d9de3c6a4bc7858d5c1ee25d5ee1bdb0ffe1447c6c8c3e7
-# Content sha256: 36baee493d31f222e846b20d94506c9c57d7191b04ea6aeefe87f44dcf110b50
+# Inputs sha256: 8cc55e4f34d4115913d487e9aac64b9b22d51b9fd404391ce79cf5d3d9e360c8
+# Content sha256: 8acfffdeeaa166796777f2929de5d1a6819ab3bbcef8a17496b2f78330baeedb
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

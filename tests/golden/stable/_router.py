@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1c65c1636a2dfa27f3340933423212b39e1832f0f3889fe427f05a86b1bbe8e
-# Content sha256: 864f8eacce9e535bf1f734988fb0c43284c54f03f139aceff7210b6bfcde4f5a
+# Inputs sha256: be591d77ddca9b5847e5047885c793e5394590f877ca0b932179bd9e5876419e
+# Content sha256: b8afe49140aabcdc0e5c3357193fd42bbe33606e117e9b519fc35b75bdaa810b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fd7363c7813f454281bbff04c3b1aa62e0e495ec28bc68d664fa7e9b65f90007
-# Content sha256: ac843bb46c7241d968e6ccdecb17fa8d66718a153937c5c190059dcec3665ab4
+# Inputs sha256: e80c9efd55918b9821f29bf459992c0a138c9134a267cb5f7fbdeef2df596341
+# Content sha256: f358f174408be7cc443282ae578bdbe5f5be3032166516c9f1b34ecf55cb000d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 422b0c55bd332d42bcf3cfa687432bb0fd8926fdfb78f08c42922e7c864e8200
-# Content sha256: 2cc32f867997ea0a865473bdc5e17a057ed9180d9fa09dd07238b609bf679f15
+# Inputs sha256: ac58c0a5e85f0a7540d00c6f85b08d5e28d686bc6ed1053a48ece77d5153a9e9
+# Content sha256: 5a369f9432c235f86cbfc782675b8eff50d7fe11f1d0909b438a32bcde9b0bcd
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

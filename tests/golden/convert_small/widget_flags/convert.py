@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e92a34f5102ea50149d017789bb270edad1105095ebc795e5d8d33ce8f080859
-# Content sha256: c9fb8362c9791fee3e66bc07284c300f6b81f701fcafc49ad37b8c9921e47f89
+# Inputs sha256: d9159503be1d6b0ccf420d436de7d21215e0890c67949b886288bc253c8b95f7
+# Content sha256: 91e5240c8436805541b4b8009d8bc827111e7fd1b341776a380699650895cc3a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 223c11febecbf8ef2ffb825926953654c76c6147955452d5398e6bea808eb193
-# Content sha256: e079d577d72185636badbb74a6fc134cbfbbf82849e9a5bd51a99a7a4f2a8207
+# Inputs sha256: fb5dda83da0acc36b91f5898419456be8016a2be11dfcb9a1a5f6bf15a76c3d4
+# Content sha256: 00ca049d6a4db825d3f739db5df61c23cc998787fb4e6f24144c11eb9c4fe783
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

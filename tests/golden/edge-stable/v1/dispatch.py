@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a851f2a052824579da59af034e982ef08ade32eac4226eb009c74711d94f27d
-# Content sha256: 8d2d1a499f08861b523544b5115e238df05a49864772c65fec030a82013df40d
+# Inputs sha256: 8872808c4810d09d702d9ac49faf92665d41b35ef2689998b5ded606811c4a89
+# Content sha256: 614654648bb125195c1b7fde2edb2a47894afae79597bff7b4cfed04d51637f7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

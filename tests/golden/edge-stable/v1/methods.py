@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1641bc07db9147f586f863782b96fa1ed45ca369a77f129db0ab551772e78ebb
-# Content sha256: 30104703593801bee4547be2dfdd0e25626d63358e064f66db2a1712823c008e
+# Inputs sha256: 6e762ee1aae7c668c92c8e9fc1b8da68b30d3ddaa45737f8c568f3aaf807f8b7
+# Content sha256: ae451fbed38a98439d35654391f86c202f5c0fff7c35415c16385dd0a3543f82
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6979f88b281db8a991e2b726a904bfb37728fa03aa0337704e2aad42c63cd55c
-# Content sha256: c769993b2310b012395c38d0044bbc17e5230c5bd941cc56167deb3911f3c2de
+# Inputs sha256: b0c15389c58b847c5efc60cb2ff18f873d098c97485a94caa1f5eb7d6a96629e
+# Content sha256: 6ee39f5e94fcd352bca3aad76e97d2b05b6877148fa8788a138410f7fbeaa816
 
 """Wire models of ACP protocol v1.
 

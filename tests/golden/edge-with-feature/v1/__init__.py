@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5442baa797921436c660a8e7a51a71cf3d7c7a74746fa293ac8c66f0e0f0a726
-# Content sha256: 05eb50edd95bfd495a1a181b0651f3bfe08bb89ef43950c00ba71772ec9435e6
+# Inputs sha256: bf40955556666fbc3ea496098367bf0985284fe81378369d92dab94b821cdbec
+# Content sha256: 601b2e9f03617fb698b141d8151c08f882210a908816d8e99f0fa6ac8a799910
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f7517717c66e228566402bc055c8861f440578d2f1072399f22dd3f16806d5b
-# Content sha256: 6dd5d23e888075b7053373cfe4c52c3776ae47f96b837f2a8231b57cc8a22b5e
+# Inputs sha256: 055c820c7266c1cf36b587663cea4d1406bb53d8dc6b1f76a72ffb3e9de671f5
+# Content sha256: 5e135b3a0a944a932dbb266c9dba890d3d017b9a8aa9627cc5acab4bf65b93a2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d603b50fc200984ee9fb2ae7015ca6eacaab31a557541f645d9731f0e94ff90b
-# Content sha256: 84bef883661d0613151c98c6af62eaf4a87e3e2af93e1ec14713bf61e80413c4
+# Inputs sha256: e4c73a051c02dfd803a16d3498040a4e62eb86cf132d1e1f5226e851286dee09
+# Content sha256: 643e8527ee911824738ade011a3267b3cfbb9f36d5c25d2db3940efadf3141e8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

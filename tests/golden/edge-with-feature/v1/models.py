@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1fa45eb99531dfbc3f886b6dca2ed88f3473d5df4d22372b10af49a3674473ac
-# Content sha256: 9b9e56aec3f207465a4d94667615797314a11aa181674441169f36af2e81605a
+# Inputs sha256: df6586ad46b365e305b53fa641371112c36fbe2531280ea8cf4807acce85a615
+# Content sha256: b2f17e71547a5cbd46622c4e8e6a5f4e75ccb3df39717482d6d422c7fc51f5e8
 
 """Wire models of ACP protocol v1.
 

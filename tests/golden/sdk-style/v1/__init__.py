@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 97a4eae6372b9f1ffa34c0e673cfe64de41375e44516c62cd6c3cbbd84ee583e
-# Content sha256: 5ca70215ee9c6dc051056d464e3ff0a58c0429732e2b51d586b40467da717016
+# Inputs sha256: d29bea8ef0bd45525e87d16ce0aa2b04cd172355c7b60dfc71b70f3befb24ae0
+# Content sha256: 630630b6aa37393248d7e73d7d76f672ecdff0ef4ab65359743b3409eb1e9c42
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

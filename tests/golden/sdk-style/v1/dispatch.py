@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3413db2062e55d38ee888ba72f2c0b189f39f2f373cb12ed5c30c445b7929210
-# Content sha256: 2b78bae89281466d89f77ebe5f1aaa1c761892f16d4b07f63f6501477a95322a
+# Inputs sha256: ab89dcc2f7194ad2623532b157bb4b04777be64838dc7bc270c80cd7efff8896
+# Content sha256: 1fb58c6c059b8e70210ac6ea29ac719f8082a1a7ab31bf65d103035d5bb5e1dc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 083c2bf639f9ca8dcf06cdff67824f883b4329f6a4cb7bb154fa7d0d8f67fc6e
-# Content sha256: eb1362651288e99a92b02dbed94c72fbeedcc2d6a7220cdd502074b1b659b1d6
+# Inputs sha256: ba153eb8981a63db33003718f4071e615a4bcc407756d036b65d94b39b300dc0
+# Content sha256: 82f8be61eb85e8d1d823da642c1641b74f476eb6ed10a14b68e4c39b4f864bf1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

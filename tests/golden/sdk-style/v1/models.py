@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 97451880d523d1e8c87f2bcf742e9074a1edf961e6a821f93a88696e2d492e9c
-# Content sha256: 716d98bb8e2e2656f46eda7ddd262104735345970cc28d5eb4bf06095defcb6c
+# Inputs sha256: 023aea090da9cbed07c0a28c74594c576b3ab8b3d50ae9dabc10bf6513005fd2
+# Content sha256: 9283a97668e8c0375a2a2cee13e5d91d71765216957351792cd26bfee79bda19
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e03deb22f3428fe27aa65e8fef5c6aa534ee2d087e78333e774b14b2aa8c1b36
-# Content sha256: 6e7aa89bd75dccb25ad8e254d109866697269ddfab6ca0917eab13c46396839a
+# Inputs sha256: 1e60bf37db1cf557f741481bb5b30447b91b92fdd8ff250f8307f2d694ec5f5f
+# Content sha256: c94937a911f9914328910f49edb3e4e104dd99f182672ad2267a3905cec4565e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

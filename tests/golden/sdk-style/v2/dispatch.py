@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b6bf6cad5645c9051e49cdd8cfac1e977a25641f986b3fe0ac41461413bd2f70
-# Content sha256: d780db959447b4058b1057528c940e752fa56ccdb8d0e44cd02cdf163e5172c3
+# Inputs sha256: 4e0e257eabe8f3a48a99f05e557a783e5cdb8c035e755a5b56bf877e7cf8a67f
+# Content sha256: 44f597ce9466866d785ba6ce0fbbdaee8b2e62b029fc83de454ae98d86fe4983
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a73edf893235eaf1c3e76ea996f9ee0dd08206a30f0e6ef82aecdcd391f0042a
-# Content sha256: 86afb98fa6eadcdf82389fa9cf659c2436990f0e5f8e946214700640519fd79f
+# Inputs sha256: c7b9c789b68ce9e15b9417ec96f11245e079f86d6b7b44dac8a66e1df41de667
+# Content sha256: 1fb80e292db70a00a28b23f8162b7b0932b05f085056275d52896f4d103eb42e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9e6cc67f2202797b427a088aba433281e25fc363f983e020246d87ae1a7b6e4d
-# Content sha256: 7d871b6350fb524c0367c7b437effbdd4a4885db5f3397bbaaa430441eb0facb
+# Inputs sha256: e8ab3a9795fbfc3c7f5d184e1a69e9187e284303e4e6058454fbc6493eeca7b3
+# Content sha256: 7fa7d597ab2ccae6881ec58d6f68dde1d91a62a7f94d25c44b3a2feb3fce1a70
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9dc6dcf02e12637379e3c811f19f6f299a43aa9552a5e67672227a123697ebfd
-# Content sha256: 78a80ed1e480d80b57369425f5cc23a729c31c3846be6c368df6bc84a0ba3fdd
+# Inputs sha256: af3f9c1c0ca6987a38a1ede69f21f3fa07dc2a68198c1bf1f671a7f7dbb3b50c
+# Content sha256: 91b74a6f930e32ec8a58a139cf0bb0fa6f87863e4871e66c1ab1d5415e081590
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de76356353330c4f6cab0ec627599562cfa08593267284bb1a4fc3a0c5f444c2
-# Content sha256: 2a9ebe7839170a7e122e75ab29680a42cf0f3bb383ff5fcccae5fe35eb0caed7
+# Inputs sha256: 547ae8966332f19744c1bc4a4ce73bcfef401748b1f0d33603affda08d306f59
+# Content sha256: cd078948f1b021b8daa041efe303d3250b6c7ce38366564a290230d66fa36da7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36367f13d8c17602a9f4a1ff2ec53b17c43ffbba805c836ac7aaa41d9c11998d
-# Content sha256: 52f00406f6aa6eaf3b2a2b3f2fa69eb920a75294c7cd8c77ccbd5692e92ce0cd
+# Inputs sha256: 157b78080203179a6abffaa5f4c1a546748090f0925f06105f44c061c7df682c
+# Content sha256: 7f3934ca38cf1520bb5f1c70339b214581dead4a134220cd293ea4d924b4db79
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

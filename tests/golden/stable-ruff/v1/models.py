@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ee21340f8243e5bf8f4042b4c9c97edad20d97612d6661522e66f49f3098bcc6
-# Content sha256: 79ac3d5efb8177bc1dff1c632e475a55322bb99a5e7447f81b84d9328ca1a224
+# Inputs sha256: e4272131c4c5d0ff61b0ae4723a0478c1c992a41ca6afa6d01b14ef489046709
+# Content sha256: abf03dcf82f5f488ea767c87f091759f9bdb42b298372d152562973e005e775e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e04a435c3d598d1aa81f2e43909109eb41a457e9376f74b8f6f4d49d5d5cbbeb
-# Content sha256: f53d439b2c6aade6b94bffa1975910ce094b7ae7b71b97e9cb2c9f2bf13b23fc
+# Inputs sha256: 9202ff08d2e9cb24d77ed530e25767f7e246031e244b0b7125a545157c68e6b6
+# Content sha256: 1e9e0c565d1e74c4e3268b3bc54aff69a55bd783100988a852db2f506b6a7c43
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

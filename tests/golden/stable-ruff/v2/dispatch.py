@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f8dcb2fa637865bad7b0a867852205479f22fbeaeff47461b025995ca94198c7
-# Content sha256: 2fe4c79e00c85a3ec44986d83b2b7af5e47f5fd5154510ee6335264d7c103812
+# Inputs sha256: 2c40463c07c9659503563f7883efafa1cd44712d5f9e0b6acd882bab457f45de
+# Content sha256: ab75f21dc9950dc76e8d9fd600dbf9dc2f2a2a66ae23781b415c588a32c225b6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 97b25eb4a84538b2a216305a112a377eeef2e9c427316cd9c208a41fabdecb80
-# Content sha256: 42e45327baa1ee61108510f843728e31c3c7368ac607472a34560fa774b2a92f
+# Inputs sha256: 42da7b15fc492043c9f0c68cb2b55576434bef2a54696058989c170adc6666c8
+# Content sha256: 4b8cbd26dc153ac9d10f2e2c2212f5f1ac8e4454188ca42a9a7231d725dac4a1
 
 """Wire models of ACP protocol v2.
 

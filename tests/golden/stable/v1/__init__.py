@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 271b7e499e92f26240b424f2394949f8b0f5b52c6057deafe7db8145f055baa7
-# Content sha256: 1afc12d85b8f29fdcdb5d8078a5e224eaad30b184c774de6e58b0b6b85053958
+# Inputs sha256: 25772f5216b9136344a6b429e94f32ad3669e3dc2b9c98073df4bf7a9243194c
+# Content sha256: 3a4e6026f1d7e2d36af43adbadcd4679b8dfcee83abc7178ac12731ae70f8047
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d602ab750d6ff7885664c4c215be51f485d2d0e868a4e76d0a6234468f47188d
-# Content sha256: 2f18a22acfe069cab8e087c0ebc8010d40c22a0bf63bc5084aac2ec67c3535e5
+# Inputs sha256: 906e4237f9a02a699b5153873367341ba19f1f0029522cf5b9371da96941b316
+# Content sha256: 83a8dece39c86d0ee78a0ef3fa34ba95f115ffb3ad4def57a65dc771d3b747b3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ef55291efd9492d060c04482ab50aa01306e7be01de4ede8d0f83dc02c7c5b35
-# Content sha256: d086312452c5512c2542d7e45a2437ea574a2a701c147ff6cccf9e2ee63883a3
+# Inputs sha256: 4a9ddcb1c4f4de5e9833d2e172bbef49684ca1fd4873c3b5ce3d69fc4163cda5
+# Content sha256: 2efb19e85783d10d7361dd984442919a0042aa1b48c6965326c1105238ce1e55
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 40540864dd32dea4b7a95d88986e32fb85ae09baa702e4c70ca281e2d11f6045
-# Content sha256: f6949bafdaedcbc159507b64dea331b980b2b41220920acf464f81ce180efb44
+# Inputs sha256: e1e657e1a559d67001ed4e1df0a5977171674ef58085f37e0348d7d312132ef0
+# Content sha256: daf2c7f08feac31400c33d67e2a525f9dcf9f5aeda56a5f2e497fe28706fc35d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c5cd3a40c21aa03685d1ddb1f0c93476487daa9a26d285ad1c1cc9483019984
-# Content sha256: 984d8f17a3d5dbdc82ef0e601e3feb8dd9f3482378da20fa5667e64e6d7985aa
+# Inputs sha256: 243d19174d218f9ae31af42967308f624e11dc6b965c4d4d382744b54224746b
+# Content sha256: c8ffe3f89f50ddca10721af46a76fa9f40373ab2383575e7a430afa11aabd434
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

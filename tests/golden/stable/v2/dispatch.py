@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 12e6521bd9b470d30a603d8a1d65ee4d44a1104313387fdd860a2e3dff66af8b
-# Content sha256: b48ab2579e88fedfa8df9e7c94603948f7cea38207002d62b6d363b00421803c
+# Inputs sha256: ab6d65d45e4c38d4c62a257b55b5ec1be23fee2c10a2ffdfb9e052f88eea9464
+# Content sha256: 1003d7dbfaa7e812c7d7948098c8e05cd74059342497c8ef41843b75fd511930
 
 """Method dispatch for the agent side of ACP protocol v2.
 

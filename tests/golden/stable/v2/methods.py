@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a43f94928ad59c8fcf1badd5ec3302b2a3769d477784d21d65080b53e615a83a
-# Content sha256: 970d013b7972522d0688f3f2f81da7fcadab96d2e7d08af9f2189d7737ec1289
+# Inputs sha256: 97d75ca3a1d25d5a215ac9eb9acf70393d9d83491997ec81ea09f7c5fa4b7aba
+# Content sha256: 6d1f7259da001a29d9e818d4cd522ef65332be3e881f2106d3ea296797345c99
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

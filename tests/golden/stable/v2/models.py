@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6aa985a37a0d0c8ec5e32f522c9a4ffc9295c3a98eb291abcf42be3e2284bca5
-# Content sha256: 0624f4010b78b0c01bf970d04af41cccf0bc292b7c64f57e54b7221d10d88009
+# Inputs sha256: c1c489c2883d69586e22ecd133f830a7a7df1ddb3447c6715a95c14f22825469
+# Content sha256: 42a87f5ba03ccab95287a279d881fc55dc34e9e233d1d9693fd1946a0555cd7b
 
 """Wire models of ACP protocol v2.
 
