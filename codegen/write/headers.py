@@ -141,7 +141,7 @@ class Inputs:
     templates: tuple[str, ...]
     features: tuple[str, ...]
     style: Style = DEFAULT_STYLE
-    class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen), see codegen.hoist.ClassNames
+    class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen), see codegen.protocol.class_names.ClassNames
     class_names_source: str = ""  # where they were chosen (ClassNames.source), for the header
     runtime: tuple[str, ...] = ()  # files copied from codegen/runtime/
     options: ModelOptions = DEFAULT_OPTIONS  # [tool.acp-codegen] settings of the models

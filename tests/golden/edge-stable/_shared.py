@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e2bf12118a8c75e6cecf47e502a645b405a8df91f6c5c685a8f564c484f6a65f
-# Content sha256: a322a93a3506cd058093d65b94474fff205977c3ed76d8930346466d02a92c8e
+# Inputs sha256: b49507cf905175cb92cb7de33d46e363051ac050c7423d78e5f0504b074c328f
+# Content sha256: 3c31b3d8efda364d31f6f8281dd849535bc00ce1b9ec852b4ee25cb6e6d5d9a8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

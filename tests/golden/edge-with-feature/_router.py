@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 505242c4682e33a0ed88e62b9f04e2f34bcdd7d71fd9524c44ca1165e6309eab
-# Content sha256: 6ad6b58ded27e69dd4da75bece85695b654b0a7829d7ea9ba122071d5381d93d
+# Inputs sha256: db6bbaa1016671d2a93750017dc5cd17306b573bbb480f5a4c337f0c47775c79
+# Content sha256: 5455b828914488151066b39ba95628e7df278e780bb3093b9a91c0632078bdc7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

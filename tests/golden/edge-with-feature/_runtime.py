@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 43f52db8d65fed152e54d6ed4ca9aed80c73cdc8c6fe3b6f7bc1e2f78eab5c5b
-# Content sha256: f4a84476a2a0542791167a107e56ed05ebb4ec3364fee72b6ed0cbca07b792fc
+# Inputs sha256: 782a6fdbe0ede0feb0571cf868fbd61039c2eb729da8d427ed5eadd2d0b43a32
+# Content sha256: 62beaf4e636ee516aae532e6b897c32b9ddaf940deb11f8a117516888f2e1ddb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

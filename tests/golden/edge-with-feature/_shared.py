@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 843f97f5346a6f508bcfb443fb4b1ec1411f964b73ee117bf38570064749b46f
-# Content sha256: 37fa45e24c978d515769bbe4f9a55afe0e1a2ff18ef6ff08bd4bfa2d768bf428
+# Inputs sha256: 8c5a0399ea01c0e1577d30d8add26be576bb8be6def7c9684355b15f4dc30fb7
+# Content sha256: 632bef5030284a9fd31644e1ba9fcd9f8692001b13c57750af790f6e15de158d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 826d114e76bf9c3d06cf614be0ea87bb5ad7ad1bf963032ed9a1a67823f7f83e
-# Content sha256: e737a3d2f89f3bfa0709ecfb1367b57b0e496f58bf1b878760b4bdb4156705c2
+# Inputs sha256: 645d34828506d6e8fd8affa929625b06eb8f2c19b962556f6ee357af69baf7e9
+# Content sha256: a8e532df3f72b7d3fc3f954e9bff1de79a809f383e54378a20682e1d9c878ae6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d0e699208cfe05f2e9ba176aa0dfcce5a35a92e4e9e8ebfcd137c6309de600a6
-# Content sha256: dd5a0c8e5d2665495d157275e8e8654d2c407c27236e33de0b11d4dc99effe03
+# Inputs sha256: ccffce18f2f3585d6195b1aa3f9f612228d40ed5da83d2ad5e11f422cfd2de0b
+# Content sha256: fc8580b20dfda2268301bd22f49efead9dbc8e5161f28b19a73f187a03e07d1d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c7916e18c80e83383686899d32aa7244a019b67f472a7f7014c5afcc512d9967
-# Content sha256: 988bea71954b7f56caa0b3563a84efa935a4da0e049ede62109ce1c1f209a492
+# Inputs sha256: 7a5dc4f7859a1c7311e35cf073c23916f0e6b6e0c1e9e77e21436e7a3d2e032d
+# Content sha256: dbb2671ae793e7051eb3158f3577f695f77fa5412ff33b733b63750bc73a302c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c5cf0713b13e52baa66e64fd29b6a80d7e230983688f8f5d538766c15c88421f
-# Content sha256: 4d3a2529dc466979c845bbfa40e3f2f94310af8e882c95829185493d334173f0
+# Inputs sha256: 9a7450fbbc2b73a66c511f2089d286503bdf1a2f42dfba705626a0e2df28ad9c
+# Content sha256: d671a946a8cc5e3fd4234df7f213699421f1ae1823229cee14f0f81605ba81ca
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a3665f6660d73ed7da7f3ef09e6a6851299ef6ab3839550b09ada18bb9654435
-# Content sha256: 735926a81f437aa1797e42787cc550944833a9a00cb2361e25ccc2be4836638c
+# Inputs sha256: dd73b3c5b34456430cd6d8abeb1b5a9400cb1e9ac5ab4776b9d9a2468d44ad74
+# Content sha256: 53ed5601f9095054fec32215c003f52817a63a917fbe0cd846d896c8c93b2fa7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

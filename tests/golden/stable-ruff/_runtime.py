@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 85f2b4cf8aea6a6066f7d197334b3d41fe68f23d0173824ece1c443ab4625ec8
-# Content sha256: f6bb2695ac1872d0ee719a03668521dc009780b83570100b7b4fdbf283ee0676
+# Inputs sha256: 76665605457dabb87fdc4576451831d64792900b1710ffac98bb2750b2c94628
+# Content sha256: 2f834533851feba8f786681ba3d6f0f5ea52ac5bdf6505bc72f92d9723ef456f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

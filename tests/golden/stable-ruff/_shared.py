@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d7346a654d3032b7087eaf2cce7f2fc92abb7007503987b9b5e147ed355ce34e
-# Content sha256: 1c1dc3e3432f9d0cede0ab75f0450d941d89204552d6d3263ad1259d7dbceb90
+# Inputs sha256: 2b6eba72284ffe25ea83989f7dac7f954e63cb31a6cc9a395311625fddbf4bdd
+# Content sha256: db9f7e69e9afd03ce51d63807e63b18c259714f89d21605d7ab828762faac7a3
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

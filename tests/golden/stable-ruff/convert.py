@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ddad6a6a1ab3f2b42b3accf0d7550a3a9a3d146cb99061ca4a76f3d1e1133c9b
-# Content sha256: 1706c24b10be36b7a4d90c977d4f6e40e49ab8174901dfc80224b5c68473cc93
+# Inputs sha256: 03cf5585f638c22e8dfa4574f2e4f12af00c50ffbe72947ba84f1e55c704b240
+# Content sha256: b27e56cf71f6618f47ec999e468cca9ac46d4d051ec46890e726f01ec6d3127c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

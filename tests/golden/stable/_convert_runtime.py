@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8cc55e4f34d4115913d487e9aac64b9b22d51b9fd404391ce79cf5d3d9e360c8
-# Content sha256: 8acfffdeeaa166796777f2929de5d1a6819ab3bbcef8a17496b2f78330baeedb
+# Inputs sha256: af17f6ae9a880abbf1df653200d83014622a2a3179a759452721a9c08ff5043e
+# Content sha256: 714cd26e08480a7dff3e57d54582a5031676f6d0835937105da562c630bf5f72
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: be591d77ddca9b5847e5047885c793e5394590f877ca0b932179bd9e5876419e
-# Content sha256: b8afe49140aabcdc0e5c3357193fd42bbe33606e117e9b519fc35b75bdaa810b
+# Inputs sha256: 4d620ab7790da4921a1eaacf726fd6034100677ebaad78be52697de3cf910d9e
+# Content sha256: 826a97fde940bc1819374e375fa9bf459f39608b903daeeefdd4ac7ec6e8aa4a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

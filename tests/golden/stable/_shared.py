@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e80c9efd55918b9821f29bf459992c0a138c9134a267cb5f7fbdeef2df596341
-# Content sha256: f358f174408be7cc443282ae578bdbe5f5be3032166516c9f1b34ecf55cb000d
+# Inputs sha256: 0319495427eb0c93aa9cd723e71959b8145779f7d410f9211e60b2b39e235361
+# Content sha256: 4ef7abdc73fed11566d37fedc8b127a7e83ccf4d9d52affb69cff9a146bd68e2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ac58c0a5e85f0a7540d00c6f85b08d5e28d686bc6ed1053a48ece77d5153a9e9
-# Content sha256: 5a369f9432c235f86cbfc782675b8eff50d7fe11f1d0909b438a32bcde9b0bcd
+# Inputs sha256: 69518200e7b1622b49c6a300ca0253ab1ecbe3582b1f687ba8ce87caaa22bfd0
+# Content sha256: 4ff78d367a82d45010380f1a58a29176c19d140fe8d27dc91bfbb555ecad71f4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0419455591b36e5ca2cd311989ce42c30146aa38cdd24dc1cbda1046cdce1bf5
-# Content sha256: 19121b31c0544b81046379e622140fc43d45915bfce374d24cf448b80c274432
+# Inputs sha256: fbe8ffc2d9a3b39de36a7f3afb40f8b8e3aba1081bcc7d37efcb75f8f3b9be16
+# Content sha256: 4baa32963387d568af4886d2944d4c399236e7fae16713ec0dd54db6f7c6cac5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

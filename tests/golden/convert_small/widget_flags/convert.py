@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9159503be1d6b0ccf420d436de7d21215e0890c67949b886288bc253c8b95f7
-# Content sha256: 91e5240c8436805541b4b8009d8bc827111e7fd1b341776a380699650895cc3a
+# Inputs sha256: e7b7b3abf822968b5eb457e68102e9c0dfd7694da9d66a69d949e629d5e9b5c7
+# Content sha256: 0584b810d05ed36caca52c45ba0d4fb992f4e89e74a2e15e33c9603d5233edfb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fb5dda83da0acc36b91f5898419456be8016a2be11dfcb9a1a5f6bf15a76c3d4
-# Content sha256: 00ca049d6a4db825d3f739db5df61c23cc998787fb4e6f24144c11eb9c4fe783
+# Inputs sha256: 750fb7ee116986b6189e35dff0f576048e92bf7400a6e16849591ba1675eabbc
+# Content sha256: c3d19161bd9e6ea74ee7b3d9db3e65af4a5a10ee454844c7eaa579948b191ceb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

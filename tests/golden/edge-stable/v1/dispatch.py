@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8872808c4810d09d702d9ac49faf92665d41b35ef2689998b5ded606811c4a89
-# Content sha256: 614654648bb125195c1b7fde2edb2a47894afae79597bff7b4cfed04d51637f7
+# Inputs sha256: cc2a548f71385e1f725ed5bfe2745d9ef969c3823c5e6ad1501cae29d3eda22d
+# Content sha256: 392fdd8765b6a26cd10e76e82dd9110d1961ce4e4f761059764d1441a95a7dfc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

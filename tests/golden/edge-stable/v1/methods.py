@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e762ee1aae7c668c92c8e9fc1b8da68b30d3ddaa45737f8c568f3aaf807f8b7
-# Content sha256: ae451fbed38a98439d35654391f86c202f5c0fff7c35415c16385dd0a3543f82
+# Inputs sha256: 040f894882d3a8712b5a35fc6a108c520a87619609e940e00378cd473d7d68b4
+# Content sha256: b6dc4559d7c39f927835df9729510922e9215f7b45172e2308338525085af712
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b0c15389c58b847c5efc60cb2ff18f873d098c97485a94caa1f5eb7d6a96629e
-# Content sha256: 6ee39f5e94fcd352bca3aad76e97d2b05b6877148fa8788a138410f7fbeaa816
+# Inputs sha256: 96b70a922fe02c8b9de882fa5e775724f877d4c00b0aa84c00d42d67723424f9
+# Content sha256: 7eb8f41f1acecb35a3e66871897883218aae55969224328bf22df0d1085e6c0c
 
 """Wire models of ACP protocol v1.
 

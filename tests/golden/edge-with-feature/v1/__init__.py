@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf40955556666fbc3ea496098367bf0985284fe81378369d92dab94b821cdbec
-# Content sha256: 601b2e9f03617fb698b141d8151c08f882210a908816d8e99f0fa6ac8a799910
+# Inputs sha256: 8da3bbe77fa39788e8c3cfbe23257d99e3e171b8d77e1be80c0c377e52837f85
+# Content sha256: d8b64f3bd1b90eda0cdee012022f9b3147eacb67e51132d80989a4e0ebfcd45f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

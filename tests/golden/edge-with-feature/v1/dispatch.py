@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 055c820c7266c1cf36b587663cea4d1406bb53d8dc6b1f76a72ffb3e9de671f5
-# Content sha256: 5e135b3a0a944a932dbb266c9dba890d3d017b9a8aa9627cc5acab4bf65b93a2
+# Inputs sha256: 9350c090e41d3317a09fa9443bafded26e4faed65fa32f5a8bec5f3f05fbffd2
+# Content sha256: 43300e4473ed9a002310edcfcc55651c448656a2c9f2c58b20f26817bf450280
 
 """Method dispatch for the agent side of ACP protocol v1.
 

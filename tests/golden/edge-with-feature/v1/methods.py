@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e4c73a051c02dfd803a16d3498040a4e62eb86cf132d1e1f5226e851286dee09
-# Content sha256: 643e8527ee911824738ade011a3267b3cfbb9f36d5c25d2db3940efadf3141e8
+# Inputs sha256: 4d5a8d1dd1e7f4671c330f328c4d89682835393cdd9a01ed34035c5e55ee018e
+# Content sha256: c076dfa89d2e7ba67f4a083018a52bb1b1184abdbdf1e37bf44623acc5157833
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: df6586ad46b365e305b53fa641371112c36fbe2531280ea8cf4807acce85a615
-# Content sha256: b2f17e71547a5cbd46622c4e8e6a5f4e75ccb3df39717482d6d422c7fc51f5e8
+# Inputs sha256: dfbff4d005fa76fc430613863d690bd3d86f343d2651f77e8eede54dab250d1f
+# Content sha256: 63d895bdf12f2d9a72160f2bdc860eb974905b5e5de4701a5081f25e4bc2b330
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d29bea8ef0bd45525e87d16ce0aa2b04cd172355c7b60dfc71b70f3befb24ae0
-# Content sha256: 630630b6aa37393248d7e73d7d76f672ecdff0ef4ab65359743b3409eb1e9c42
+# Inputs sha256: 896511a17c15e00655ede4a75c33d5c6ee4103fca9566d7bf15657a92f29e493
+# Content sha256: 8361804f8a00cab507514f529685a06e10a38ba328e9daee544b82c21feda501
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ab89dcc2f7194ad2623532b157bb4b04777be64838dc7bc270c80cd7efff8896
-# Content sha256: 1fb58c6c059b8e70210ac6ea29ac719f8082a1a7ab31bf65d103035d5bb5e1dc
+# Inputs sha256: 006e31579f1f42e3c59dd8c0364fcb7a6be29ca45bab68d84f93ba23855e39d2
+# Content sha256: 4a3b9a0c8da81b70d523d5d0bbaa0cd758627752ea936ba7a3e618fa41a69d96
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ba153eb8981a63db33003718f4071e615a4bcc407756d036b65d94b39b300dc0
-# Content sha256: 82f8be61eb85e8d1d823da642c1641b74f476eb6ed10a14b68e4c39b4f864bf1
+# Inputs sha256: 006c4fd0e87d1b6ada826742789ec1528fbcc41b99a831312772f033bac869e2
+# Content sha256: 5bc9aa980b9524ee7d80bc8eabb5c519a747215d0664de75c8700a014d39affb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

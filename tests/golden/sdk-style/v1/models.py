@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 023aea090da9cbed07c0a28c74594c576b3ab8b3d50ae9dabc10bf6513005fd2
-# Content sha256: 9283a97668e8c0375a2a2cee13e5d91d71765216957351792cd26bfee79bda19
+# Inputs sha256: c6575408576999341714c5a8d237a1653a78efcc2f6cd17cad4140c35214ce97
+# Content sha256: c71adc8bb3ebe11bcaf2e73bea1e44b5fe0cb5507ad03f1a713b767d007a1431
 
 """Wire models of ACP protocol v1.
 

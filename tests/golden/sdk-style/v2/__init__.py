@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1e60bf37db1cf557f741481bb5b30447b91b92fdd8ff250f8307f2d694ec5f5f
-# Content sha256: c94937a911f9914328910f49edb3e4e104dd99f182672ad2267a3905cec4565e
+# Inputs sha256: 94ce9d52015e8b958baa89a93ed64a7bcc9f89144e76c23cfd4a5fb7d37db3b7
+# Content sha256: 91dc0d017d847a381f299039715be29db5c6290795f3a4979e0d56c40603fb7b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4e0e257eabe8f3a48a99f05e557a783e5cdb8c035e755a5b56bf877e7cf8a67f
-# Content sha256: 44f597ce9466866d785ba6ce0fbbdaee8b2e62b029fc83de454ae98d86fe4983
+# Inputs sha256: dc91d2b5c8a8034c4d7080c82fbc004d44bf290f21b60e602037cae448852905
+# Content sha256: f4f595e30a29c7a1b0ac9e21dd3b8fc04a6efa2a53e61a4b1afa7b7c830819a7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

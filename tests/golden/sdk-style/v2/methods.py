@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c7b9c789b68ce9e15b9417ec96f11245e079f86d6b7b44dac8a66e1df41de667
-# Content sha256: 1fb80e292db70a00a28b23f8162b7b0932b05f085056275d52896f4d103eb42e
+# Inputs sha256: 293976452ca6efbe5cf5797648f1874a0afa8f82d95bdb1945b150e6ca1d2886
+# Content sha256: 68d8a64d98b7d3ff33afa3f9b171f868261e6b907877cb7942c844d4acf605f3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

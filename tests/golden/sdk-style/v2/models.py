@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e8ab3a9795fbfc3c7f5d184e1a69e9187e284303e4e6058454fbc6493eeca7b3
-# Content sha256: 7fa7d597ab2ccae6881ec58d6f68dde1d91a62a7f94d25c44b3a2feb3fce1a70
+# Inputs sha256: 55be66da100db68c92f4fee6c2918a38ee8d2fadb80abf068e719698c53ee921
+# Content sha256: 2f139ed82c5a9775bf1e00b0d6f42eb74e81576b09b1a0ee8a618b3441c0945d
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: af3f9c1c0ca6987a38a1ede69f21f3fa07dc2a68198c1bf1f671a7f7dbb3b50c
-# Content sha256: 91b74a6f930e32ec8a58a139cf0bb0fa6f87863e4871e66c1ab1d5415e081590
+# Inputs sha256: 9a519b615824628ff53037baa54be6233638f617d7e635e4a5d1f5aa14a3d370
+# Content sha256: 1fe9287ca88c33f00575064e453c9ce168a95fe8880da3ed48b3a237b768da7c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 547ae8966332f19744c1bc4a4ce73bcfef401748b1f0d33603affda08d306f59
-# Content sha256: cd078948f1b021b8daa041efe303d3250b6c7ce38366564a290230d66fa36da7
+# Inputs sha256: 2a60a21f71d4a26cb5979dc7ac05347a51311478612489ab905150927fa8a236
+# Content sha256: a0f7e76911b11d9f13ada2057e8fe676a031c27c288774ea0b7e561e49fd3d13
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 157b78080203179a6abffaa5f4c1a546748090f0925f06105f44c061c7df682c
-# Content sha256: 7f3934ca38cf1520bb5f1c70339b214581dead4a134220cd293ea4d924b4db79
+# Inputs sha256: a0be0edc153c2ea4f5b9afb144e4820682ad57faec7946888e5bacf5f8c2cb9f
+# Content sha256: 846bd587398bd15c3feb24fed79bcf9c62da08ea38cf0faadb6b606f71ab527c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

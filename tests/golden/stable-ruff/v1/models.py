@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e4272131c4c5d0ff61b0ae4723a0478c1c992a41ca6afa6d01b14ef489046709
-# Content sha256: abf03dcf82f5f488ea767c87f091759f9bdb42b298372d152562973e005e775e
+# Inputs sha256: 939bccedc67578aeb279a6dca12331fc4417bb82292961b2281711afe10972d2
+# Content sha256: 3cc5a3213dedfa77b1730271489860d2d1d24c88e8a005171b6ffd25c160a413
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9202ff08d2e9cb24d77ed530e25767f7e246031e244b0b7125a545157c68e6b6
-# Content sha256: 1e9e0c565d1e74c4e3268b3bc54aff69a55bd783100988a852db2f506b6a7c43
+# Inputs sha256: ec15d2c270d803a1a513f68ce68647a4352308940d76ab18076285d332128e7d
+# Content sha256: 38d97911134b2f5f8410566d138eaba58233b0ca627538017c7a2538a46d6908
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

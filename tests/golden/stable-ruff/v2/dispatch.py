@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2c40463c07c9659503563f7883efafa1cd44712d5f9e0b6acd882bab457f45de
-# Content sha256: ab75f21dc9950dc76e8d9fd600dbf9dc2f2a2a66ae23781b415c588a32c225b6
+# Inputs sha256: dafeac0fafc965c5e9131fc7d406e4f656d059cee833b80ef8f153a7107ce033
+# Content sha256: b265d94f4319a49aba15321033c164b89ca958e4dfd45007510e4736b14e6a43
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dfe05e491aca2ec84a8e3cf8bed82426c06d55b086825e6f0d5d109ae2436d67
-# Content sha256: ed01082f8f64cf78c7e02691d97c9081ef51b932689a543360ded1b20f565473
+# Inputs sha256: 56535bdb1703565c212fb002692e4badd3d067ed51c02390e8b4660c9a2fdc5b
+# Content sha256: 0004bd06d4c600207736fcd3b1538d047fa7fd48b79508d140a027739fb731be
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

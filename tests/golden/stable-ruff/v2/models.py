@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 42da7b15fc492043c9f0c68cb2b55576434bef2a54696058989c170adc6666c8
-# Content sha256: 4b8cbd26dc153ac9d10f2e2c2212f5f1ac8e4454188ca42a9a7231d725dac4a1
+# Inputs sha256: f291005e86bf6fea39b472bdd1b1218a16eecabc941b8882ba927cf8cc1cc90d
+# Content sha256: 8f6a06677997975c266a041e1358020d47d41788ffa7472db270e061607df85d
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 25772f5216b9136344a6b429e94f32ad3669e3dc2b9c98073df4bf7a9243194c
-# Content sha256: 3a4e6026f1d7e2d36af43adbadcd4679b8dfcee83abc7178ac12731ae70f8047
+# Inputs sha256: e9f422cde354f5f451d1c101dbbe023d7577bba4603c9ede043655b857d1bf67
+# Content sha256: 1b1a82c37621c14fd902fcf0100b4e1b6371f9d27724ae276041fe5bfd84cf81
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

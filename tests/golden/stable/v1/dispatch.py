@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 906e4237f9a02a699b5153873367341ba19f1f0029522cf5b9371da96941b316
-# Content sha256: 83a8dece39c86d0ee78a0ef3fa34ba95f115ffb3ad4def57a65dc771d3b747b3
+# Inputs sha256: 19d728de68920603a46d82f0a06080561ece20bf94b976ca30ae5bc782fbbdbf
+# Content sha256: 5853c0a289196dc165f7c1403479f5b82ec1be359fbcfad746309b58f4745c88
 
 """Method dispatch for the agent side of ACP protocol v1.
 

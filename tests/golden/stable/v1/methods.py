@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a9ddcb1c4f4de5e9833d2e172bbef49684ca1fd4873c3b5ce3d69fc4163cda5
-# Content sha256: 2efb19e85783d10d7361dd984442919a0042aa1b48c6965326c1105238ce1e55
+# Inputs sha256: 4cc7e0fbfec299f3bd9ad6f95bfe6d4f0f199bc4bf9d4aca494bf86289aa36bc
+# Content sha256: d75c379fc1c24e1d3c82fed909bfe9f370565aeb5f196112d9e3a0e0a6812515
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

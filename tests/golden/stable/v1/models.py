@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1e657e1a559d67001ed4e1df0a5977171674ef58085f37e0348d7d312132ef0
-# Content sha256: daf2c7f08feac31400c33d67e2a525f9dcf9f5aeda56a5f2e497fe28706fc35d
+# Inputs sha256: 0452fabdd3716a3f0a3b852641003cfaa53ceb6038a1c4d32a804c9d7140737b
+# Content sha256: 3b43ba302801771cb7ab9e233cbfe008a8826bbf3a4a43a411a821aba556f010
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 243d19174d218f9ae31af42967308f624e11dc6b965c4d4d382744b54224746b
-# Content sha256: c8ffe3f89f50ddca10721af46a76fa9f40373ab2383575e7a430afa11aabd434
+# Inputs sha256: 1a902a305fe813a5a4a4b8561741d4617861a379773dadfe83117fb681a69736
+# Content sha256: a3d312e67d37ab936aa71b748253b944223d601355b9498fdc92b1fe71958e74
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

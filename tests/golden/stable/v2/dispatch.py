@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ab6d65d45e4c38d4c62a257b55b5ec1be23fee2c10a2ffdfb9e052f88eea9464
-# Content sha256: 1003d7dbfaa7e812c7d7948098c8e05cd74059342497c8ef41843b75fd511930
+# Inputs sha256: 4d071525f4d41d2b583503457db103e8c387919776d7d1cf8045a938778c34c7
+# Content sha256: e2e1aa128fe99dfebbe8d7627ed82d0412307b2e1b8406f2b71de09732193984
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97d75ca3a1d25d5a215ac9eb9acf70393d9d83491997ec81ea09f7c5fa4b7aba
-# Content sha256: 6d1f7259da001a29d9e818d4cd522ef65332be3e881f2106d3ea296797345c99
+# Inputs sha256: 9a4a8a97bec7a9cd772dca5b0f5a43800ea47b5b0ffda4630ff0b565a4324c3b
+# Content sha256: d941a43a8f84632a1fb82913ead74b4812c62bcfa3fd918100bce92608c5d122
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c1c489c2883d69586e22ecd133f830a7a7df1ddb3447c6715a95c14f22825469
-# Content sha256: 42a87f5ba03ccab95287a279d881fc55dc34e9e233d1d9693fd1946a0555cd7b
+# Inputs sha256: 08822a623fda2f7e9f9d9ee79fa3b284b63564e4eb78176024a4ed3f3a5a026d
+# Content sha256: 89ea0d02b1d30da7fb7db390667e62390a3fbf01ef1b4aff9a487b20fcca95f9
 
 """Wire models of ACP protocol v2.
 
