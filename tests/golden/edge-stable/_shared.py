@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b49507cf905175cb92cb7de33d46e363051ac050c7423d78e5f0504b074c328f
-# Content sha256: 3c31b3d8efda364d31f6f8281dd849535bc00ce1b9ec852b4ee25cb6e6d5d9a8
+# Inputs sha256: 195c23cf1354c60bb025a4bb3f78fd4e6679bae46a996e98be561c45980728d9
+# Content sha256: c143bd842f2ecfd2ad51abcf4b9463e9a6e2c7868d03c8a72cd37bc11a145f4d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

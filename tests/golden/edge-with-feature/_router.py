@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db6bbaa1016671d2a93750017dc5cd17306b573bbb480f5a4c337f0c47775c79
-# Content sha256: 5455b828914488151066b39ba95628e7df278e780bb3093b9a91c0632078bdc7
+# Inputs sha256: d9a426319bdabf13b4d5d92b00b09aefcecabe08827d038c7a7b0f181476d027
+# Content sha256: 6e9516898944269d8e4e63be9b61940af3000567cc4967e3a32e5420d608227f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 782a6fdbe0ede0feb0571cf868fbd61039c2eb729da8d427ed5eadd2d0b43a32
-# Content sha256: 62beaf4e636ee516aae532e6b897c32b9ddaf940deb11f8a117516888f2e1ddb
+# Inputs sha256: 618e2a271bbe5cda12dac80a515b5b41680ca066bfa1b01538f402af17a76824
+# Content sha256: ac9a99a2cfb06edf5befc3a00385e7aea391b11453c0da5c5e17117891ac5f3d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c5a0399ea01c0e1577d30d8add26be576bb8be6def7c9684355b15f4dc30fb7
-# Content sha256: 632bef5030284a9fd31644e1ba9fcd9f8692001b13c57750af790f6e15de158d
+# Inputs sha256: 22eb49f0b6efd9838d1ddd9daae3fab36612d0672ada522f012ef4eacbe9b836
+# Content sha256: 83161580a33df5a0650fb5a5f0b2a437ce7330276d9c5a34bd79d583dcebaa6f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 645d34828506d6e8fd8affa929625b06eb8f2c19b962556f6ee357af69baf7e9
-# Content sha256: a8e532df3f72b7d3fc3f954e9bff1de79a809f383e54378a20682e1d9c878ae6
+# Inputs sha256: 85fe0b6f4329adccf237ff5cc9532e15b5bf824d0d20081b73f8be0373ef8685
+# Content sha256: 5776cf3deec33d7a93acf253e13fb3953bd55ce7980ce96bd76838c293542ff1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

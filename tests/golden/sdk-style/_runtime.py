@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ccffce18f2f3585d6195b1aa3f9f612228d40ed5da83d2ad5e11f422cfd2de0b
-# Content sha256: fc8580b20dfda2268301bd22f49efead9dbc8e5161f28b19a73f187a03e07d1d
+# Inputs sha256: 1d60805aaf126e3a883048031c85300859d5acd4ee9f078110afa6afedca0017
+# Content sha256: 6e98730e04af84275b088296611601b6228274e632c8ca0dd03f9875948c2fe2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7a5dc4f7859a1c7311e35cf073c23916f0e6b6e0c1e9e77e21436e7a3d2e032d
-# Content sha256: dbb2671ae793e7051eb3158f3577f695f77fa5412ff33b733b63750bc73a302c
+# Inputs sha256: e37574efe6487833c3ff56dc54c27d14b36cbb7b338f588538f43433cd12d295
+# Content sha256: 65f6d21665a9aa34bd1c4231cdfa699a34fa1c791ff3d673c18b274bb2b73912
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

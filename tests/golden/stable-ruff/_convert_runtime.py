@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9a7450fbbc2b73a66c511f2089d286503bdf1a2f42dfba705626a0e2df28ad9c
-# Content sha256: d671a946a8cc5e3fd4234df7f213699421f1ae1823229cee14f0f81605ba81ca
+# Inputs sha256: 134e566b1cdbc514bb45f779215f38dd78d0f62349779fb23e18643d9ff5b90f
+# Content sha256: c1e2e998be41c8f1698f002add74d6b210dc055ddcc3ff14a4b6bf15929625e7
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

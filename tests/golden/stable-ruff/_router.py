@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dd73b3c5b34456430cd6d8abeb1b5a9400cb1e9ac5ab4776b9d9a2468d44ad74
-# Content sha256: 53ed5601f9095054fec32215c003f52817a63a917fbe0cd846d896c8c93b2fa7
+# Inputs sha256: 7bd0c4b2eb3f51a6d965e6e4299d5aedf814cc94e360c761376a629d4533cf4d
+# Content sha256: b8c66d76caea313ea33cc8d3bbde60b6d7d4326cd6319f6f9cc5777bb7c28a48
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

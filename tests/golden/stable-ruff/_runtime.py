@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 76665605457dabb87fdc4576451831d64792900b1710ffac98bb2750b2c94628
-# Content sha256: 2f834533851feba8f786681ba3d6f0f5ea52ac5bdf6505bc72f92d9723ef456f
+# Inputs sha256: caf77b93c7e29a341d2ba38069cb1afbdc4145562ba60b806eb47b144649fc73
+# Content sha256: d25912603af8d11bc93ed67b66c01f2e2e7d66af35ac5b39b91eff2b25720165
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 03cf5585f638c22e8dfa4574f2e4f12af00c50ffbe72947ba84f1e55c704b240
-# Content sha256: b27e56cf71f6618f47ec999e468cca9ac46d4d051ec46890e726f01ec6d3127c
+# Inputs sha256: b574381cbee521d8f09b46d8949129ac0cb4aebd98349d729d17084391afd3cc
+# Content sha256: f95224a7388d2a398659fde3a5536584d844ad2b3b8874383e55e1f04f1eebf5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

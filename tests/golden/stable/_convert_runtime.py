@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: af17f6ae9a880abbf1df653200d83014622a2a3179a759452721a9c08ff5043e
-# Content sha256: 714cd26e08480a7dff3e57d54582a5031676f6d0835937105da562c630bf5f72
+# Inputs sha256: bc5e3a2b45e28cfb8409e35b924abae294f6aa225f52cfd2b20f52e01a82ec3a
+# Content sha256: a2911fb12773d90a692489d026b71a6b98a2d01709ac607a579432c24387e8c4
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbe8ffc2d9a3b39de36a7f3afb40f8b8e3aba1081bcc7d37efcb75f8f3b9be16
-# Content sha256: 4baa32963387d568af4886d2944d4c399236e7fae16713ec0dd54db6f7c6cac5
+# Inputs sha256: 14a703fdc3a5be2db91045c236803d528d3fcec441cae8b2ac08027fba1a1ee7
+# Content sha256: 1aff8aa4956493af8dfea515f584d76d5459d495f349c52793d4e2425257d950
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

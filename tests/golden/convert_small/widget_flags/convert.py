@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7b7b3abf822968b5eb457e68102e9c0dfd7694da9d66a69d949e629d5e9b5c7
-# Content sha256: 0584b810d05ed36caca52c45ba0d4fb992f4e89e74a2e15e33c9603d5233edfb
+# Inputs sha256: 8b94f7d73ee47c00dc169cff94c8cc80a625021c5fae1d9e9112d6be3f34635b
+# Content sha256: a2808224f0ee12ebc3408233d23c4e7deded11fad7e72344291be1f15d4c4eb2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 750fb7ee116986b6189e35dff0f576048e92bf7400a6e16849591ba1675eabbc
-# Content sha256: c3d19161bd9e6ea74ee7b3d9db3e65af4a5a10ee454844c7eaa579948b191ceb
+# Inputs sha256: 31e6131331a9f57c3ec1c7ca7fe243491e581c2028473f766ab5bb06a91aed0c
+# Content sha256: 6184b066f281ff0431231cec748ae91f357d8b305a3b1346b6ccda8869eb58b7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc2a548f71385e1f725ed5bfe2745d9ef969c3823c5e6ad1501cae29d3eda22d
-# Content sha256: 392fdd8765b6a26cd10e76e82dd9110d1961ce4e4f761059764d1441a95a7dfc
+# Inputs sha256: 519ef8d333c11140502716296f70c4064dcd818ac8112e00799073ba59ca2f81
+# Content sha256: 887349bd56ec5d3257f3b1a94b65b56dcdaa3d45ff3ce4ca3e5b8821fbf8c270
 
 """Method dispatch for the agent side of ACP protocol v1.
 

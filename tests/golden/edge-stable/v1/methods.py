@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 040f894882d3a8712b5a35fc6a108c520a87619609e940e00378cd473d7d68b4
-# Content sha256: b6dc4559d7c39f927835df9729510922e9215f7b45172e2308338525085af712
+# Inputs sha256: 4b85c438661b2de6ce4a776fb8517f98e5dd48166e2ec59f02a190a51b38c16b
+# Content sha256: dbb6cbe23633bc9cd9a8e95e80082a58867c03372cd4b6fc0c23e442c5307884
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 96b70a922fe02c8b9de882fa5e775724f877d4c00b0aa84c00d42d67723424f9
-# Content sha256: 7eb8f41f1acecb35a3e66871897883218aae55969224328bf22df0d1085e6c0c
+# Inputs sha256: 6fd85bb33f0bdc59c73cba29efc63aa95749223c4a357185570c7835cdb41f95
+# Content sha256: 5f19d55af537e5e7077667f9d51496b301756321f73bf61fd58877605b6a807e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8da3bbe77fa39788e8c3cfbe23257d99e3e171b8d77e1be80c0c377e52837f85
-# Content sha256: d8b64f3bd1b90eda0cdee012022f9b3147eacb67e51132d80989a4e0ebfcd45f
+# Inputs sha256: 3927bfe484473162c7cfec3592ec694295554d0832a9afb555903635afa79e3c
+# Content sha256: b3da62c70048b48bdf4b2d9ede7c2214fd02ab0db6ccc419595ad9a168cba5c2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

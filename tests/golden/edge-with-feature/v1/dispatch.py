@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9350c090e41d3317a09fa9443bafded26e4faed65fa32f5a8bec5f3f05fbffd2
-# Content sha256: 43300e4473ed9a002310edcfcc55651c448656a2c9f2c58b20f26817bf450280
+# Inputs sha256: dde44c1e990fe291de30468154b5a2bb7a1fb6d98a79861a1189582a327acd84
+# Content sha256: d38296caad78e509b7ea180200a947c10002fe7aa65f91f9bb9c8dbd8191e52d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d5a8d1dd1e7f4671c330f328c4d89682835393cdd9a01ed34035c5e55ee018e
-# Content sha256: c076dfa89d2e7ba67f4a083018a52bb1b1184abdbdf1e37bf44623acc5157833
+# Inputs sha256: bc7b985ba803ab56a03dd5071befebc3fd2d91fc800625756c224ea1be439b95
+# Content sha256: 8a84aecd3fabd52141708bde9fa4dfcc5f1f2e415f0e4bf607b3322694702d5d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dfbff4d005fa76fc430613863d690bd3d86f343d2651f77e8eede54dab250d1f
-# Content sha256: 63d895bdf12f2d9a72160f2bdc860eb974905b5e5de4701a5081f25e4bc2b330
+# Inputs sha256: 11074ee971d8d4d6e28d8265c6baac8eb326db7908f74e35bdc5179e3c072761
+# Content sha256: 36d6420c5fc5cb74948d20d457a4f4f7c4be280c1cd01828852e7858413d2837
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 896511a17c15e00655ede4a75c33d5c6ee4103fca9566d7bf15657a92f29e493
-# Content sha256: 8361804f8a00cab507514f529685a06e10a38ba328e9daee544b82c21feda501
+# Inputs sha256: 007a6ffb7b328f3af0e8a03cbe56ecba8b8ef1692902080e49bb10b1af0e4227
+# Content sha256: 54a35c75be4d990e5199bb8485b887f9c73f248cfc7a96d9ca5212baa0150cac
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

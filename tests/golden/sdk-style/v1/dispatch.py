@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 006e31579f1f42e3c59dd8c0364fcb7a6be29ca45bab68d84f93ba23855e39d2
-# Content sha256: 4a3b9a0c8da81b70d523d5d0bbaa0cd758627752ea936ba7a3e618fa41a69d96
+# Inputs sha256: 0862953ea14bd19b8015a22f893df98d6a264e0c37b91d52129b2a5a8f6af274
+# Content sha256: 0179e0fb96aac5c8bd059a1c97ca4f9c641b8dff2a006a523055e5fbded745a9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

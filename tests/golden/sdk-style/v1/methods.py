@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 006c4fd0e87d1b6ada826742789ec1528fbcc41b99a831312772f033bac869e2
-# Content sha256: 5bc9aa980b9524ee7d80bc8eabb5c519a747215d0664de75c8700a014d39affb
+# Inputs sha256: 1283f38ac8ed9e92bacc3e0b530fdb9a6f92abc25b3a4faaecbee4e143640389
+# Content sha256: 9d8d39b365189b0da98aac6ac300f9a321e7fb8614262d7af0d1fa28836195e2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c6575408576999341714c5a8d237a1653a78efcc2f6cd17cad4140c35214ce97
-# Content sha256: c71adc8bb3ebe11bcaf2e73bea1e44b5fe0cb5507ad03f1a713b767d007a1431
+# Inputs sha256: c22bf0f40f2c05c9cdc8fed6485ac36d588cbd125f6b047e780c5bd57f249272
+# Content sha256: 2541426c43bb75e45c1216ba883d2e7c2488769bcb8d94207d1b3f8e8155288b
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 94ce9d52015e8b958baa89a93ed64a7bcc9f89144e76c23cfd4a5fb7d37db3b7
-# Content sha256: 91dc0d017d847a381f299039715be29db5c6290795f3a4979e0d56c40603fb7b
+# Inputs sha256: 6cf6003f0c21ed0c6a857addf67929be201c7b7c8a86d95efb6966974dc1e55d
+# Content sha256: 794c993a3c45e94de6b7b10a9eff8a7618c73a9d3ad3cd4230a13db58c5f3251
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: dc91d2b5c8a8034c4d7080c82fbc004d44bf290f21b60e602037cae448852905
-# Content sha256: f4f595e30a29c7a1b0ac9e21dd3b8fc04a6efa2a53e61a4b1afa7b7c830819a7
+# Inputs sha256: 68ef2f3987e76b78bfebd640a9dccc68826890989f769fbde5c46b566abfe72d
+# Content sha256: baf4f29f9179124c815ca68be9499b7b12818d99dbd7180bfd9e769e3a767d84
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 293976452ca6efbe5cf5797648f1874a0afa8f82d95bdb1945b150e6ca1d2886
-# Content sha256: 68d8a64d98b7d3ff33afa3f9b171f868261e6b907877cb7942c844d4acf605f3
+# Inputs sha256: e12877f93a36edd84b880422d040783bb48bfc1d7d3f5896b3bc63221370fded
+# Content sha256: a67ed4e09a3ceb80ac2b16421522390d81c90352170c71fd4648c3ca583b843a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 55be66da100db68c92f4fee6c2918a38ee8d2fadb80abf068e719698c53ee921
-# Content sha256: 2f139ed82c5a9775bf1e00b0d6f42eb74e81576b09b1a0ee8a618b3441c0945d
+# Inputs sha256: a2f0b426fef44d2b58d842cca18f3ef6c5a7d6f4bbdddc4d00f55579a3d48056
+# Content sha256: eb4c880719125c2e5f804fe4a7f5e201b94b0f9c221d07c04c3916c0938e1456
 
 """Wire models of ACP protocol v2.
 

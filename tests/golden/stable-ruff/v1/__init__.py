@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9a519b615824628ff53037baa54be6233638f617d7e635e4a5d1f5aa14a3d370
-# Content sha256: 1fe9287ca88c33f00575064e453c9ce168a95fe8880da3ed48b3a237b768da7c
+# Inputs sha256: 5f92e7574b88a24de31d440ba61d6a7fb31429135918402d90a8350c5ed0b5df
+# Content sha256: e5420cfde7ac02cdfe56405d78f3c50fedaec7bf73152c51a7c5c33f636803f9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2a60a21f71d4a26cb5979dc7ac05347a51311478612489ab905150927fa8a236
-# Content sha256: a0f7e76911b11d9f13ada2057e8fe676a031c27c288774ea0b7e561e49fd3d13
+# Inputs sha256: 72287c59e9f492646a9f707deabd836843df185c1dccfec664b557146b41f2d9
+# Content sha256: f2b2e05393734e231d261d60b8c0162fb802adc8fa1531a08a26d9cd53072fce
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a0be0edc153c2ea4f5b9afb144e4820682ad57faec7946888e5bacf5f8c2cb9f
-# Content sha256: 846bd587398bd15c3feb24fed79bcf9c62da08ea38cf0faadb6b606f71ab527c
+# Inputs sha256: 0912dd184c0f5af98d075a909e98c74564d51f5c004a72ed7817d9b34b2f656b
+# Content sha256: e4679e7e30052144d4bc9c1fc63ee4343306e1ceec7394b6a8172e3f1fb93e15
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

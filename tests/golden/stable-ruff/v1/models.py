@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 939bccedc67578aeb279a6dca12331fc4417bb82292961b2281711afe10972d2
-# Content sha256: 3cc5a3213dedfa77b1730271489860d2d1d24c88e8a005171b6ffd25c160a413
+# Inputs sha256: 5453ac49bfce7b6015b201c51b0e48a3ac33dbbc0273e3c58ec7f00000e617c6
+# Content sha256: 52a1ea6a64af72818907dd591d8523a720a5637a26934832745725135804be0d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ec15d2c270d803a1a513f68ce68647a4352308940d76ab18076285d332128e7d
-# Content sha256: 38d97911134b2f5f8410566d138eaba58233b0ca627538017c7a2538a46d6908
+# Inputs sha256: 24eb89309362d53ad03f109b73af0b6142a40f5c7817261aa827de63037727ff
+# Content sha256: 6bdfa552f9b9ad9987bfebcb670fdc99ce62b4fff2d4b2d2d3f705a9a457092a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

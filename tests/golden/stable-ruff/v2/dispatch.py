@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dafeac0fafc965c5e9131fc7d406e4f656d059cee833b80ef8f153a7107ce033
-# Content sha256: b265d94f4319a49aba15321033c164b89ca958e4dfd45007510e4736b14e6a43
+# Inputs sha256: abde19668aa501dc36232cdc2c7b1854adabfc3e5f1008a4732d60598f9fbc69
+# Content sha256: 06adc380952d46d69450da54618772decadb72ec548faa90de9f474642d49ffe
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 56535bdb1703565c212fb002692e4badd3d067ed51c02390e8b4660c9a2fdc5b
-# Content sha256: 0004bd06d4c600207736fcd3b1538d047fa7fd48b79508d140a027739fb731be
+# Inputs sha256: f966cbf3853a13c489587deb5dad048aeccfa00e700b1ef468cecaabc3af6b56
+# Content sha256: ccf807eb3ad45dfd348baefab50fa9903230288948f195f11a8f6394238d9995
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

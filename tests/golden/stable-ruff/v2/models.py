@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f291005e86bf6fea39b472bdd1b1218a16eecabc941b8882ba927cf8cc1cc90d
-# Content sha256: 8f6a06677997975c266a041e1358020d47d41788ffa7472db270e061607df85d
+# Inputs sha256: fc914ca973d7d2afeaf776eae6921c0e5e30a3f494cc28003d4f0306df1c552d
+# Content sha256: edc561f48e1f44515d3de2e3e434400cfde85707fe504ded9edae82539c131c5
 
 """Wire models of ACP protocol v2.
 

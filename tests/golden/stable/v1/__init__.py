@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e9f422cde354f5f451d1c101dbbe023d7577bba4603c9ede043655b857d1bf67
-# Content sha256: 1b1a82c37621c14fd902fcf0100b4e1b6371f9d27724ae276041fe5bfd84cf81
+# Inputs sha256: bfdee45a99a3de24a3065f10c71793f0f76171dc8cd7d76b87fc6180818cf6dd
+# Content sha256: 346d9b9f5b4629bf3b3bbfb2389d7949aace2d9d038f9bb14d15471ae904ac60
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 19d728de68920603a46d82f0a06080561ece20bf94b976ca30ae5bc782fbbdbf
-# Content sha256: 5853c0a289196dc165f7c1403479f5b82ec1be359fbcfad746309b58f4745c88
+# Inputs sha256: fadf87e0b48183131d53c55971d73c26fdc1ccfd94e2506dfd5ea9b76a73c182
+# Content sha256: 9b4cbc031949e39b267fc45e659cc0a204ea803a256c4964fb1151840ef8a6d0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

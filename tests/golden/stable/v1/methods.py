@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4cc7e0fbfec299f3bd9ad6f95bfe6d4f0f199bc4bf9d4aca494bf86289aa36bc
-# Content sha256: d75c379fc1c24e1d3c82fed909bfe9f370565aeb5f196112d9e3a0e0a6812515
+# Inputs sha256: 0d24ae6f15a99771d9bd8addd85f4ed6001a02c3e6de025fd607dabecbb4e8b0
+# Content sha256: da895c2903801986ec45869477afd61dc9580b8aee001e1e9883fc8e97fa6ee7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

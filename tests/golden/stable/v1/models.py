@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0452fabdd3716a3f0a3b852641003cfaa53ceb6038a1c4d32a804c9d7140737b
-# Content sha256: 3b43ba302801771cb7ab9e233cbfe008a8826bbf3a4a43a411a821aba556f010
+# Inputs sha256: b37918ecf928c6b272ac2a3e831fdb6d68ba5069bb276204dc6a1ceb2d5aa978
+# Content sha256: 678e80ff7fc686506994c84520b0e516b5ff27280a0ec1e0eb51045f75659b8e
 
 """Wire models of ACP protocol v1.
 

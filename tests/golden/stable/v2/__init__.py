@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a902a305fe813a5a4a4b8561741d4617861a379773dadfe83117fb681a69736
-# Content sha256: a3d312e67d37ab936aa71b748253b944223d601355b9498fdc92b1fe71958e74
+# Inputs sha256: 3ebbfb5986f761acf3e5c576eddc65150220dfaae63cad7381051fc34d17e70c
+# Content sha256: c9febb3b8c2092cd7bb405151b33368cb5fadc9f06135a166d2b319f67b6a646
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d071525f4d41d2b583503457db103e8c387919776d7d1cf8045a938778c34c7
-# Content sha256: e2e1aa128fe99dfebbe8d7627ed82d0412307b2e1b8406f2b71de09732193984
+# Inputs sha256: 73fb956bfdf286e3d7be4e4ccc4a6ef215a61bb0a24128e835eaf3c8912cea4e
+# Content sha256: 7fd10475cfead6ae7135184a4874ee6a141b208e63e1266bb8847935fb417bf1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a4a8a97bec7a9cd772dca5b0f5a43800ea47b5b0ffda4630ff0b565a4324c3b
-# Content sha256: d941a43a8f84632a1fb82913ead74b4812c62bcfa3fd918100bce92608c5d122
+# Inputs sha256: 0b88e93f5e2ba32e37441576b8904479cea9b28655ff19f1a01d6d4b64b187b8
+# Content sha256: 5f847f207ba5fd2ca0e8aa7918392df41085c74b01b9851f35fd35903e0f79a8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 08822a623fda2f7e9f9d9ee79fa3b284b63564e4eb78176024a4ed3f3a5a026d
-# Content sha256: 89ea0d02b1d30da7fb7db390667e62390a3fbf01ef1b4aff9a487b20fcca95f9
+# Inputs sha256: 3c19b8f50f2cd64293c1c561ffb613f545a447d43c388be9a4e482d473c3339d
+# Content sha256: 87518390c3aa89672b0401b20eb3eac4f139953c63f8ce4e25d27da6bce5087f
 
 """Wire models of ACP protocol v2.
 
