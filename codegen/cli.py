@@ -36,8 +36,9 @@ def _command(package: str) -> ModuleType:
     return importlib.import_module(f"codegen.{package}.command")
 
 
-def _parser(chosen: str | None) -> argparse.ArgumentParser:
-    """The command line; only the ``chosen`` command's options are read (and its code imported)."""
+def _parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The command line: where a command is ``chosen``, only its options are read (and its
+    code imported); else every command's."""
     # Raw text: argparse would wrap the --version line at the terminal's width.
     parser = argparse.ArgumentParser(
         prog="acp-codegen", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -46,7 +47,7 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"acp-codegen {__version__} {where}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text, package in COMMANDS:
-        if name != chosen:
+        if chosen is not None and name != chosen:
             sub.add_parser(name, help=text)
             continue
         module = _command(package)
