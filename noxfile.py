@@ -95,7 +95,7 @@ def lint(session: nox.Session) -> None:
 # The oldest pydantic the generated package supports (codegen.render.templates.PYDANTIC_MINIMUM;
 # a test keeps the two in step). The tests session runs on the newest in range.
 LOWEST_PYDANTIC = "2.10.0"
-# The newest Python on the machine (pyenv: 3.10 - 3.13); tests/generator/test_upstream.NEWEST_PYTHON.
+# The newest Python on the machine (pyenv: 3.10 - 3.13); tests/generate/test_upstream.NEWEST_PYTHON.
 NEWEST_PYTHON = "3.13"
 # pyenv's own interpreter where there is one: its shims run only the versions it has selected.
 _PYENV = sorted(Path.home().glob(f".pyenv/versions/{NEWEST_PYTHON}.*/bin/python{NEWEST_PYTHON}"))
@@ -144,7 +144,7 @@ def mypy_newest(session: nox.Session) -> None:
     schemas present) a full upstream render."""
     _install(session, "test")
     session.run("mypy", "--strict", "--python-version", NEWEST_PYTHON, "generated")
-    session.run("pytest", "tests/generator/test_upstream.py", "-m", "slow", "-k", "mypy", *session.posargs)
+    session.run("pytest", "tests/generate/test_upstream.py", "-m", "slow", "-k", "mypy", *session.posargs)
 
 
 # The official Python SDK, the baseline of benchmarks S1/S2: pinned, and installed into the

@@ -8,18 +8,37 @@ Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad inpu
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from . import __version__
-from .adopt import command as adopt_command
-from .conformance import command as conformance_command
-from .diff import command as diff_command
-from .generate import command as generate_command
+
+# Every command: its name, its line in the help, and the package whose ``command`` module
+# runs it, imported only when that command runs (``generate`` loads no other command's code).
+COMMANDS = (
+    ("generate", "write the generated package", "generate"),
+    ("check", "exit 1 with a diff when the generated package is out of date", "generate"),
+    ("diff", "compare two schema sets in protocol terms (see `diff --help`)", "diff"),
+    (
+        "adopt",
+        "move an SDK's schema module to acp-codegen: settings, moved code, one import (see `adopt --help`)",
+        "adopt",
+    ),
+    ("conformance", "check an agent's session archive against the RFD (see `conformance --help`)", "conformance"),
+)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _command(package: str) -> ModuleType:
+    return importlib.import_module(f"codegen.{package}.command")
+
+
+def _parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The command line: where a command is ``chosen``, only its options are read (and its
+    code imported); else every command's."""
     # Raw text: argparse would wrap the --version line at the terminal's width.
     parser = argparse.ArgumentParser(
         prog="acp-codegen", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -27,25 +46,15 @@ def _parser() -> argparse.ArgumentParser:
     where = f"from {Path(__file__).resolve().parent} (Python {sys.version.split()[0]})"
     parser.add_argument("--version", action="version", version=f"acp-codegen {__version__} {where}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (
-        ("generate", "write the generated package"),
-        ("check", "exit 1 with a diff when the generated package is out of date"),
-    ):
-        generate_command.add_arguments(sub.add_parser(name, help=text, description=text))
-    text = "compare two schema sets in protocol terms (see `diff --help`)"
-    diff_command.add_arguments(sub.add_parser("diff", help=text, description=diff_command.__doc__))
-    text = "move an SDK's schema module to acp-codegen: settings, moved code, one import (see `adopt --help`)"
-    adopt_command.add_arguments(sub.add_parser("adopt", help=text, description=adopt_command.__doc__))
-    text = "check an agent's session archive against the RFD (see `conformance --help`)"
-    conformance_command.add_arguments(
-        sub.add_parser(
-            "conformance",
-            help=text,
-            description=conformance_command.__doc__,
-            epilog=conformance_command.EXIT_STATUS,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    )
+    for name, text, package in COMMANDS:
+        if chosen is not None and name != chosen:
+            sub.add_parser(name, help=text)
+            continue
+        module = _command(package)
+        options: dict[str, Any] = {"description": text if package == "generate" else module.__doc__}
+        if hasattr(module, "EXIT_STATUS"):  # (conformance: its exit statuses after the options)
+            options |= {"epilog": module.EXIT_STATUS, "formatter_class": argparse.RawDescriptionHelpFormatter}
+        module.add_arguments(sub.add_parser(name, help=text, **options))
     return parser
 
 
@@ -60,11 +69,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "diff":
-        return diff_command.run(args)
-    if args.command == "conformance":
-        return conformance_command.run(args)
-    if args.command == "adopt":
-        return adopt_command.run(args)
-    return generate_command.run(args)
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = _parser(chosen).parse_args(argv)
+    package = next(package for name, _, package in COMMANDS if name == args.command)
+    return int(_command(package).run(args))

@@ -1,13 +1,13 @@
-"""Shared paths and fixtures for the three test folders: ``generator/`` (the code generator),
-``generated/`` (the generated package) and ``e2e/`` (CLI runs, packaging, agent processes,
-the conformance kit, the docs' snippets), plus ``hostile/`` (hostile and malformed input).
+"""Fixtures and hooks for every test folder. The folders mirror codegen's packages
+(``protocol/``, ``config/``, ``plan/``, ``render/``, ``write/``, ``generate/``, ``adopt/``,
+``diff/``, ``conformance/``); ``generated/`` tests the generated package, ``examples/`` the
+reference agent, ``hostile/`` hostile and malformed input across the tool; the modules at
+the top test the tool as a whole (architecture, packaging, the docs' snippets). What test
+modules share as code is the ``support`` package beside this file, never this file.
 
 ``pytest --update-goldens`` (or ``nox -s tests -- --update-goldens``) rewrites golden files
 from the current generator instead of comparing against them. Tests marked ``slow`` are
 deselected by a bare ``pytest``; ``pytest -m ""`` (what ``nox -s tests`` runs) runs them too.
-
-Test modules import the paths below with ``from conftest import ROOT`` (pytest puts this
-folder on ``sys.path`` when it loads this file).
 
 ``nox -s tests`` runs the suite on every core (pytest-xdist) with ``--dist loadfile``: each
 module runs whole on one worker, so that its module- and session-scoped fixtures (the
@@ -19,47 +19,28 @@ from __future__ import annotations
 import difflib
 import fcntl
 import functools
-import importlib
-import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-
-from tests.support.reference_data import reference_dir, require
-
-ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = ROOT / "schema"
-GOLDEN = ROOT / "tests" / "golden"
-FIXTURES = ROOT / "tests" / "fixtures"
-# The reference data: ../shared beside the checkout, else what `nox -s fetch_data` fetched into
-# .reference/ (tests/support/reference_data.py). Tests that need a part of it skip with
-# `require(path)` or `needs(path)`, whose reason names that command.
-SHARED_UPSTREAM = reference_dir() / "upstream"
-# How the generator names files there (relative to the checkout), as its messages show them.
-UPSTREAM_SHOWN = Path(os.path.relpath(SHARED_UPSTREAM, ROOT)).as_posix()
-# Every upstream release at hand, by name: the folder that holds its v1/ (and v2/) schemas.
-# 2026-08 is the top folder; schema-v1.19.0 (v1 only) is what the official Python SDK is built from.
-UPSTREAM_RELEASES = {
-    "2026-08": SHARED_UPSTREAM,
-    "2026-11": SHARED_UPSTREAM / "2026-11",
-    "schema-v1.19.0": SHARED_UPSTREAM / "schema-v1.19.0",
-}
-
-# The oldest pydantic the generated package supports, as noxfile.py pins it for CI.
-_NOXFILE = (ROOT / "noxfile.py").read_text(encoding="utf-8")
-LOWEST_PYDANTIC = re.search(r'^LOWEST_PYDANTIC = "([0-9.]+)"', _NOXFILE, re.M)[1]
-
-JsonEdit = Callable[[Any], None]
-# The type of the ``schema_copy`` fixture, for test signatures.
-SchemaCopy = Callable[..., Path]
+from support import (
+    GOLDEN,
+    LOWEST_PYDANTIC,
+    NOT_SOURCE,
+    ROOT,
+    SCHEMA,
+    SHARED_UPSTREAM,
+    SchemaCopy,
+    copy_schema,
+    fresh_venv,
+    install_ts_sdk,
+)
+from support.reference_data import require
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,21 +52,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # started last would leave the other worker idle at the end of the run. `nox -s tests` and
 # `nox -s ecosystem` (the tests marked ecosystem) each take the ones they select in this order.
 SLOWEST_MODULES = (
-    "tests/e2e/test_sdk_releases.py",  # (ecosystem: a test per release of the official SDK, adopt and its suite)
-    "tests/generator/test_releases.py",  # (ecosystem: every upstream release tag)
-    "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
-    "tests/e2e/test_conformance_kit.py",
-    "tests/generator/test_upstream.py",
-    "tests/e2e/test_typescript_sdk.py",  # (ecosystem)
-    "tests/e2e/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
-    "tests/e2e/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
-    "tests/e2e/test_sdk_dropin.py",
+    "tests/adopt/test_sdk_releases.py",  # (ecosystem: a test per release of the official SDK, adopt and its suite)
+    "tests/generate/test_releases.py",  # (ecosystem: every upstream release tag)
+    "tests/adopt/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
+    "tests/conformance/test_conformance_kit.py",
+    "tests/generate/test_upstream.py",
+    "tests/conformance/test_typescript_sdk.py",  # (ecosystem)
+    "tests/conformance/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
+    "tests/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
+    "tests/adopt/test_sdk_dropin.py",
     "tests/generated/test_wire.py",
-    "tests/generator/test_sdk_settings.py",
+    "tests/config/test_sdk_settings.py",
     "tests/hostile/test_fuzz_generated.py",
-    "tests/generator/test_adopt_regen.py",
-    "tests/e2e/test_cli.py",
-    "tests/e2e/test_archive_agent_hostile.py",
+    "tests/adopt/test_adopt_regen.py",
+    "tests/generate/test_cli.py",
+    "tests/examples/test_archive_agent_hostile.py",
 )
 
 
@@ -95,34 +76,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return SLOWEST_MODULES.index(module) if module in SLOWEST_MODULES else len(SLOWEST_MODULES)
 
     items.sort(key=rank)  # stable: the order within a module, and of the others, is kept
-
-
-def edit_json(path: Path, change: JsonEdit) -> None:
-    """Apply ``change`` to the JSON document at ``path`` and write it back (indented, ASCII:
-    control characters and surrogates stay escapes)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-
-
-def copy_schema(
-    dest: Path,
-    *,
-    source: Path = SCHEMA,
-    versions: Iterable[str] | None = None,
-    edits: Mapping[str, JsonEdit] | None = None,
-) -> Path:
-    """Copy a schema directory (the repository's fragments unless ``source`` says otherwise;
-    only the ``versions`` subfolders, such as ``"v1"``, when given) to ``dest``, then apply
-    each edit to the JSON file it is keyed by, relative to ``dest`` (``"v1/schema.json"``)."""
-    if versions is None:
-        shutil.copytree(source, dest)
-    else:
-        for version in versions:
-            shutil.copytree(source / version, dest / version)
-    for rel, change in (edits or {}).items():
-        edit_json(dest / rel, change)
-    return dest
 
 
 @pytest.fixture
@@ -165,22 +118,6 @@ def upstream() -> Path:
     return require(SHARED_UPSTREAM)
 
 
-def imported_models(
-    root: Path, package: str, files: Mapping[str, str], versions: Iterable[int] = (1,)
-) -> dict[int, ModuleType]:
-    """``files`` (a generation's) written as package ``package`` under ``root``, and its
-    models module of each version imported. The modules stay imported (pydantic resolves
-    their annotations through them); ``root`` leaves ``sys.path`` again."""
-    from codegen.write.tree import write_tree
-
-    write_tree(root / package, dict(files))
-    sys.path.insert(0, str(root))
-    try:
-        return {v: importlib.import_module(f"{package}.v{v}.models") for v in versions}
-    finally:
-        sys.path.remove(str(root))
-
-
 @pytest.fixture(scope="session")
 def lowest_pydantic_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Python with nothing but the oldest pydantic in range (and what it needs), for
@@ -193,97 +130,10 @@ def lowest_pydantic_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"cannot install pydantic=={LOWEST_PYDANTIC}: {str(exc)[-500:]}")
 
 
-TS_AGENT = ROOT / "tests" / "e2e" / "ts_agent"
-
-
-def install_ts_sdk(folder: Path = TS_AGENT) -> Path:
-    """The official TypeScript SDK at the version package-lock.json pins, in
-    ``folder/node_modules`` (git-ignored): ``npm ci`` once, with npm's cache in
-    ``folder/.npm-cache`` (git-ignored), then reused while it matches the pin. Skips where
-    node or npm is missing; fails with npm's output where the install fails."""
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        pytest.skip(f"{' and '.join(missing)} not found on PATH: the TypeScript SDK tests need Node.js and npm")
-    pinned = json.loads((folder / "package-lock.json").read_text())["packages"]["node_modules/@agentclientprotocol/sdk"]
-    installed = folder / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
-    with open(folder / "package-lock.json", "rb") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one install even if test processes run side by side
-        if installed.exists() and json.loads(installed.read_text())["version"] == pinned["version"]:
-            return folder
-        run = subprocess.run(
-            ["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--cache", str(folder / ".npm-cache")],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    if run.returncode != 0:
-        pytest.fail(f"npm ci in {folder} failed:\n{run.stdout}\n{run.stderr}")
-    return folder
-
-
-# A scenario's line in the conformance kit's output: status, protocol version, scenario
-# (AUTH: where the version stopped for want of authentication).
-KIT_LINE = re.compile(r"^(PASS|FAIL|SKIP|AUTH)  v(\d)  (\S+)", re.M)
-KitRun = tuple[int, dict[tuple[int, str], str], str]
-
-
-def kit_statuses(out: str) -> dict[tuple[int, str], str]:
-    """{(version, scenario): status} from the conformance kit's output."""
-    return {(int(v), name): status for status, v, name in KIT_LINE.findall(out)}
-
-
-def run_kit(
-    *args: str, tool: Iterable[str | Path] = (sys.executable, "-m", "codegen"), env: Mapping[str, str] | None = None
-) -> KitRun:
-    """``acp-codegen conformance ARGS`` as a process: its exit status, the statuses it
-    printed and its stdout and stderr, which hold no traceback. ``tool`` is the checkout's
-    unless given (an installed ``acp-codegen``); ``env`` the kit's environment, which the
-    agent it starts inherits."""
-    run = subprocess.run(
-        [str(part) for part in (*tool, "conformance", *args)],
-        cwd=ROOT,
-        env=None if env is None else dict(env),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    out = run.stdout + run.stderr
-    assert "Traceback" not in out
-    return run.returncode, kit_statuses(run.stdout), out
-
-
-def selected_params(request: pytest.FixtureRequest, test: str, *names: str) -> list[tuple[Any, ...]]:
-    """The parameters ``names`` of each item of ``test`` the session runs: a module fixture
-    starts their slow runs together, each test then waits for its own."""
-    return [
-        tuple(item.callspec.params[name] for name in names)
-        for item in request.session.items
-        if isinstance(item, pytest.Function) and item.originalname == test
-    ]
-
-
 @pytest.fixture(scope="session")
 def ts_sdk() -> Path:
     """The folder of the TypeScript SDK test agent and client, its SDK installed."""
     return install_ts_sdk()
-
-
-# Build from a clean copy: setuptools reuses a stale build/ directory, which could hide a missing file.
-NOT_SOURCE = shutil.ignore_patterns(
-    ".git",
-    ".nox",
-    ".venv",
-    "build",
-    "dist",
-    "*.egg-info",
-    "__pycache__",
-    ".*_cache",
-    ".hypothesis",
-    "node_modules",
-    ".npm-cache",
-    ".reference",  # the fetched reference data (nox -s fetch_data): not part of the source
-)
 
 
 @pytest.fixture(scope="session")
@@ -318,29 +168,6 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def wheel(dist: Path) -> Path:
     (found,) = dist.glob("acp_codegen-*.whl")
     return found
-
-
-def fresh_venv(venv: Path, *requirements: str | Path, pip: bool = False, python: str | Path = sys.executable) -> Path:
-    """A new virtualenv at ``venv`` with ``requirements`` installed (not editable), its ``bin``
-    folder. Made by uv where it is on PATH (seconds; venv and pip take half a minute), by the
-    standard venv and pip otherwise. Bytecode is compiled at install: where
-    PYTHONDONTWRITEBYTECODE is set, every process would compile pydantic and the generator
-    again (a second or two each; the official SDK's own tests give a process two seconds to
-    start). ``pip``: pip in it too (a uv environment has none unless seeded). ``python``: the
-    interpreter it is made for (this one unless given)."""
-    inside = venv / "bin" / "python"
-    uv = shutil.which("uv")
-    if uv:
-        commands = [[uv, "venv", "--quiet", *(["--seed"] if pip else []), "--python", python, venv]]
-        commands.append([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", inside, *requirements])
-    else:
-        commands = [[python, "-m", "venv", venv]]
-        commands.append([inside, "-m", "pip", "install", "--quiet", *requirements])
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    for command in commands:  # (run beside the venv: no project's settings in the way)
-        done = subprocess.run([str(c) for c in command], cwd=venv.parent, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
-    return venv / "bin"
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """An SDK's own model code, as the ``sdk-style`` golden case names it: its base model
 (``base-class = "sdk_base:SdkBaseModel"``), configured as the official Python SDK
-configures its own, and per-class members (``mixins``). Here, beside ``conftest.py``, it
+configures its own, and per-class members (``mixins``). Here, at the top of tests/, it
 is importable from every test folder (``tests/generated`` runs on the oldest pydantic)."""
 
 from __future__ import annotations

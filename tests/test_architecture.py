@@ -10,7 +10,7 @@ import ast
 import functools
 from pathlib import Path
 
-from conftest import ROOT
+from support import ROOT
 
 PACKAGE = ROOT / "codegen"
 

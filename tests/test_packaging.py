@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, fresh_venv
+from support import ROOT, fresh_venv
 
 from codegen import __version__
 from codegen.cli import main

@@ -127,17 +127,12 @@ def _tracked(path: Path) -> bool:
 
 
 def _plan(args: argparse.Namespace) -> Plan:
+    """What adopting the module means, decided whole before anything is written: the
+    module read in the SDK's interpreter, matched to the generated types, the settings that
+    reproduce its names, the generation under them, and the result verified."""
     config = load_config()
     version = args.version
-    if version not in config.bases:
-        where = config.file or "pyproject.toml"
-        raise AdoptError(f"{where}: [tool.acp-codegen] names no base-v{version}: adopt matches against that schema")
-    root, dotted = locate(args.module)
-    out = config.out.absolute()
-    try:
-        out_dotted = ".".join(out.relative_to(root).parts)
-    except ValueError:
-        raise AdoptError(f"out = {out}: not inside {root}, where {dotted} is imported from") from None
+    root, dotted, out_dotted = _where(args, config)
     with reading(root, dotted, args.python) as old:
         # The base is loaded while the SDK's interpreter imports the module.
         with schema_location(config.fragments) as schema_dir:
@@ -162,51 +157,34 @@ def _plan(args: argparse.Namespace) -> Plan:
         carried = carry(
             module, module.file.read_text(encoding="utf-8"), matching, gen, ext_dotted, derived.chosen, out_dotted
         )
-
-        values = dict(derived.values)
-        # The SDK's own modules that the template set makes or wires (its meta module, router...).
-        found = find_roles(module.file, root)
-        if found:
-            values["sdk"] = setting(found, config.sdk(version), module.file, config.root)
-        if carried.base_class:
-            values["base-class"] = carried.base_class
-        if carried.mixins:
-            values["mixins"] = carried.mixins
-        style = _style(config)
-        owned = [module.file, *(config.root / p for r, p in values.get("sdk", {}).items() if r in ROLES)]
-        laid = Style(style.get("formatter", config.formatter), style.get("line-length", config.line_length))
-        regeneration = take_over(config.root, owned, laid)
-        if regeneration.command and not regeneration.problem:
-            style["regenerate"] = regeneration.command  # what headers and `check` name
+        values = _values(config, version, module, root, derived, carried)
+        style, regeneration = _regeneration(config, module, values)
         unset = {"conversions": False} if conversions_off else {}
+        out = config.out.absolute()
         edit = edit_table(config, version, values, style, unset, out.relative_to(config.root).as_posix())
         generation = _generate(edit.config)
         files = generation.files
         if carried.text is not None:  # laid out as the generated code is, in the repository's style
-            style = generation_arguments(edit.config)["style"]
-            carried.text = format_modules({"ext.py": carried.text}, style)["ext.py"]
-        prefix = f"v{version}/"
+            carried.text = format_modules({"ext.py": carried.text}, generation_arguments(edit.config)["style"])[
+                "ext.py"
+            ]
         replacement = _replacement(
             module, version, out_dotted, edit.config["regenerate"], (ext_dotted, carried.base_class), files
         )
-        rel_out = out.relative_to(root).as_posix()
-        writes = {f"{rel_out}/{path}": text for path, text in files.items()}
-        writes[module.file.relative_to(root).as_posix()] = replacement
         ext_path = module.file.with_name(f"_{stem}_ext.py")
-        if carried.text is not None:
-            writes[ext_path.relative_to(root).as_posix()] = carried.text
         plan = Plan(module, derived, carried, matching, edit, files, ext_path, replacement)
         plan.regeneration = regeneration
         if "sdk" in values:
             plan.wiring = wiring_of(edit.config, version, generation) or Wiring()
-            writes |= {path.relative_to(root).as_posix(): text for path, text in plan.wiring.texts.items()}
         if not matching.missing:
+            writes = _writes(plan, root, out)
+            messages = _messages(module, matching, protocol, derived, f"v{version}/")
             with tempfile.TemporaryDirectory(prefix="acp-codegen-adopt-") as tmp:
                 plan.verdict = verify(
                     old,
                     Path(tmp),
                     writes,
-                    _messages(module, matching, protocol, derived, prefix),
+                    messages,
                     {n: m.gained for n, m in matching.classes.items() if m.gained},
                     gen.constants(),
                     args.python,
@@ -214,6 +192,62 @@ def _plan(args: argparse.Namespace) -> Plan:
                 )
             plan.wiring.problems |= plan.verdict.unimportable  # the wiring's problems, not the names
     return plan
+
+
+def _where(args: argparse.Namespace, config: Config) -> tuple[Path, str, str]:
+    """The module's source root and dotted name, and the output's dotted name beside it;
+    the configuration must name the base adopt matches against."""
+    if args.version not in config.bases:
+        where = config.file or "pyproject.toml"
+        raise AdoptError(
+            f"{where}: [tool.acp-codegen] names no base-v{args.version}: adopt matches against that schema"
+        )
+    root, dotted = locate(args.module)
+    out = config.out.absolute()
+    try:
+        out_dotted = ".".join(out.relative_to(root).parts)
+    except ValueError:
+        raise AdoptError(f"out = {out}: not inside {root}, where {dotted} is imported from") from None
+    return root, dotted, out_dotted
+
+
+def _values(
+    config: Config, version: int, module: Module, root: Path, derived: Derived, carried: Carried
+) -> dict[str, Any]:
+    """The version table's settings: the derived names, the SDK's own modules the template
+    set makes or wires (its meta module, router...), the moved base class and mixins."""
+    values = dict(derived.values)
+    found = find_roles(module.file, root)
+    if found:
+        values["sdk"] = setting(found, config.sdk(version), module.file, config.root)
+    if carried.base_class:
+        values["base-class"] = carried.base_class
+    if carried.mixins:
+        values["mixins"] = carried.mixins
+    return values
+
+
+def _regeneration(config: Config, module: Module, values: dict[str, Any]) -> tuple[dict[str, Any], Regeneration]:
+    """The top-level settings (the repository's layout; the command that regenerates, where
+    adopt takes over the SDK's own) and that take-over."""
+    style = _style(config)
+    owned = [module.file, *(config.root / p for r, p in values.get("sdk", {}).items() if r in ROLES)]
+    laid = Style(style.get("formatter", config.formatter), style.get("line-length", config.line_length))
+    regeneration = take_over(config.root, owned, laid)
+    if regeneration.command and not regeneration.problem:
+        style["regenerate"] = regeneration.command  # what headers and `check` name
+    return style, regeneration
+
+
+def _writes(plan: Plan, root: Path, out: Path) -> dict[str, str]:
+    """Every file the plan writes, by its path under the source root (what verify builds)."""
+    rel_out = out.relative_to(root).as_posix()
+    writes = {f"{rel_out}/{path}": text for path, text in plan.files.items()}
+    writes[plan.module.file.relative_to(root).as_posix()] = plan.replacement
+    if plan.carried.text is not None:
+        writes[plan.ext_path.relative_to(root).as_posix()] = plan.carried.text
+    writes |= {path.relative_to(root).as_posix(): text for path, text in plan.wiring.texts.items()}
+    return writes
 
 
 def _replacement(

@@ -70,7 +70,7 @@ KEYS: dict[str, Key] = {
     # named unions and other type aliases written as RootModel classes
     "root-models": Key(list, [], item=str, model=True),
     "base-class": Key(str, None, model=True),  # "package.module:Name", a subclass of pydantic.BaseModel
-    # JSON Schema format -> the Python type its strings become (options.STRING_TYPES; checked later)
+    # JSON Schema format -> the Python type its strings become (settings.STRING_TYPES; checked later)
     "string-formats": Key(dict, {}, item=str, model=True),
     # public class name -> "package.module:Name" or a list of them, its first bases (checked later)
     "mixins": Key(dict, {}, model=True),
@@ -277,7 +277,7 @@ def _version_table(pyproject: Path, root: Path, name: str, table: Any) -> dict[s
 
 
 def generation_arguments(config: Config, flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``pipeline.generate``'s keyword arguments from the settings; ``flags``, the command
+    """``generate.pipeline.generate``'s keyword arguments from the settings; ``flags``, the command
     line's options (``formatter``, ``no_conversions``...), win where they are set."""
     flags = flags or {}
     origin = display_name(config.file, config.root) if config.file else "pyproject.toml"

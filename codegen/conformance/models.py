@@ -9,8 +9,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..errors import CodegenError
 
-class ModelsMissing(Exception):
+
+class ModelsMissing(CodegenError):
     pass
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import __version__
+from ..errors import CodegenError
 from .context import Caps, Context, Options
 from .driver import AgentProcess, AuthRequired, Failure, Reply, Skip, Verdict, is_auth_refusal, shown
 from .models import MessageModels
@@ -30,7 +31,7 @@ from .scenarios import Scenario
 Status = Literal["pass", "fail", "skip", "auth"]
 
 
-class CannotStart(Exception):
+class CannotStart(CodegenError):
     """The command could not be spawned at all (not found, not executable)."""
 
 

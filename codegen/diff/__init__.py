@@ -1,7 +1,7 @@
 """``acp-codegen diff``: what a schema change means in protocol terms, and whom it breaks.
 
 Modules, in the order a run goes through them: ``inputs`` (what the user named, as schema
-directories), ``command`` (load both sides through the pipeline, build the report),
+directories), ``command`` (load both sides through the one loader, ``protocol.sources``; build the report),
 ``usage`` (which messages reach each type), ``compare`` (the one entry point: the changes,
 judged by ``rules``; types compared in ``definitions``, method tables in ``methods``, both
 recorded by ``changes``), ``files`` (which generated files differ),

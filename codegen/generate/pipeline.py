@@ -264,7 +264,7 @@ def generate(
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Generation:
     """Every output file of the fragments in ``schema_dir`` (over ``bases``), with the
-    ``features`` enabled, under the model ``settings`` (see ``options.Settings``)."""
+    ``features`` enabled, under the model ``settings`` (see ``config.settings.Settings``)."""
     protocols, sources = load_protocols(schema_dir, features, root, bases, settings)
     declarations = read_declarations(schema_dir, root, conversions)
     manifest = plan(sources, features, declarations, style=style, settings=settings)

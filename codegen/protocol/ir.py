@@ -160,7 +160,7 @@ class Protocol:
     methods: tuple[Method, ...]
     features: tuple[str, ...]  # enabled for this generation
     declared_features: dict[str, str] = dataclass_field(default_factory=dict)
-    derived_names: dict[str, Derived] = dataclass_field(default_factory=dict)  # class names made by codegen.hoist
+    derived_names: dict[str, Derived] = dataclass_field(default_factory=dict)  # class names made by hoist
     chosen_names: dict[str, str] = dataclass_field(default_factory=dict)  # chosen class name -> generated name
     # Attributes an SDK chose: wire name, or "Class.wire", -> attribute (see model_fields).
     field_names: Mapping[str, str] = dataclass_field(default_factory=dict)

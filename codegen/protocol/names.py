@@ -39,7 +39,7 @@ def _resolver() -> Any:
     from datamodel_code_generator import PythonVersion
     from datamodel_code_generator.model.field_name import PydanticFieldNameResolver
 
-    # The options render.render_models passes (snake_case_field, remove_special_field_name_prefix).
+    # The options render.models.call_datamodel_codegen passes (snake_case_field, remove_special_field_name_prefix).
     return PydanticFieldNameResolver(
         snake_case_field=True, remove_special_field_name_prefix=True, target_python_version=PythonVersion.PY_310
     )

@@ -269,10 +269,17 @@ def _alias_cycles(defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
     return problems
 
 
-def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]]) -> list[Problem]:  # noqa: C901 - every method rule in one place, each an independent check
+def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]]) -> list[Problem]:
     """Methods: meta.json and the x-method markers must agree, and each request has a response."""
+    listed, declared = _listed_methods(sources.meta)
+    marked_problems, marked = _marked_methods(sources.meta, defs, declared)
+    return listed + marked_problems + _pairing_problems(sources.meta, marked)
+
+
+def _listed_methods(meta: Source) -> tuple[list[Problem], set[tuple[str, str]]]:
+    """The meta file's method tables: keys and names as the rules say, none listed twice;
+    and the (method, side) pairs they declare."""
     problems: list[Problem] = []
-    meta = sources.meta
     declared: set[tuple[str, str]] = set()  # (method, side)
     for section, side in method_sections(meta.data):
         for key, method in meta.data.get(section, {}).items():
@@ -286,48 +293,68 @@ def _method_problems(sources: VersionSources, defs: dict[str, tuple[Source, Any]
             elif (method, side) in declared:
                 problems.append(Problem(meta.name, here, f"method {method!r} is listed twice"))
             declared.add((method, side))
+    return problems, declared
+
+
+def _marked_methods(
+    meta: Source, defs: dict[str, tuple[Source, Any]], declared: set[tuple[str, str]]
+) -> tuple[list[Problem], dict[tuple[str, str], dict[str, list[str]]]]:
+    """The types marked with x-method: each needs x-side and a message role in its name, and
+    its method listed for its side; and, per (method, side), the marked types by role."""
+    problems: list[Problem] = []
     marked: dict[tuple[str, str], dict[str, list[str]]] = {}
     for name, (src, schema) in sorted(defs.items()):
         if not isinstance(schema, dict) or "x-method" not in schema:
             continue
         marked_method, marked_side = str(schema["x-method"]), schema.get("x-side")
         here = pointer(DEFS, name)
+        role = message_role(name)
         if marked_side is None:
             problems.append(Problem(src.name, here, "a type with x-method needs x-side"))
-            continue
-        role = message_role(name)
-        if role is None:
+        elif role is None:
             problems.append(
                 Problem(src.name, here, "a type with x-method must be named *Request, *Response or *Notification")
             )
-            continue
-        if not is_side(marked_side):
-            continue  # reported by _x_keyword_problems
-        listed_elsewhere = sorted(s for m, s in declared if m == marked_method and s != marked_side)
-        if unknown_sides(marked_side) and listed_elsewhere:
-            # Upstream's new sides are carried through, but a method the meta gives to a
-            # known side and a type gives to another is a typo, not new vocabulary.
-            problems.append(
-                Problem(
-                    src.name,
-                    pointer(DEFS, name, "x-side"),
-                    f"x-side must be one of {KNOWN_SIDES}: {marked_side!r}"
-                    f" ({meta.name} lists {marked_method!r} for {', '.join(listed_elsewhere)})",
-                )
-            )
-            continue
-        for side in sides_of(marked_side):
-            if side not in SIDES.values() and (marked_method, side) not in declared:
-                continue  # an unknown side without a method table: its types are still generated
-            if (marked_method, side) not in declared:
-                problems.append(
-                    Problem(
-                        src.name,
-                        pointer(DEFS, name, "x-method"),
-                        f"method {marked_method!r} ({side} side) is not listed in {meta.name}",
-                    )
-                )
-            marked.setdefault((marked_method, side), {}).setdefault(role, []).append(name)
+        elif is_side(marked_side):  # (an x-side that is no side: reported by _x_keyword_problems)
+            problems += _marked_side_problems(meta, src, name, marked_method, marked_side, declared, role, marked)
+    return problems, marked
+
+
+def _marked_side_problems(
+    meta: Source,
+    src: Source,
+    name: str,
+    method: str,
+    marked_side: Any,
+    declared: set[tuple[str, str]],
+    role: str,
+    marked: dict[tuple[str, str], dict[str, list[str]]],
+) -> list[Problem]:
+    """One marked type's sides against the meta file's tables; records it in ``marked``."""
+    listed_elsewhere = sorted(s for m, s in declared if m == method and s != marked_side)
+    if unknown_sides(marked_side) and listed_elsewhere:
+        # Upstream's new sides are carried through, but a method the meta gives to a
+        # known side and a type gives to another is a typo, not new vocabulary.
+        message = (
+            f"x-side must be one of {KNOWN_SIDES}: {marked_side!r}"
+            f" ({meta.name} lists {method!r} for {', '.join(listed_elsewhere)})"
+        )
+        return [Problem(src.name, pointer(DEFS, name, "x-side"), message)]
+    problems = []
+    for side in sides_of(marked_side):
+        if side not in SIDES.values() and (method, side) not in declared:
+            continue  # an unknown side without a method table: its types are still generated
+        if (method, side) not in declared:
+            message = f"method {method!r} ({side} side) is not listed in {meta.name}"
+            problems.append(Problem(src.name, pointer(DEFS, name, "x-method"), message))
+        marked.setdefault((method, side), {}).setdefault(role, []).append(name)
+    return problems
+
+
+def _pairing_problems(meta: Source, marked: dict[tuple[str, str], dict[str, list[str]]]) -> list[Problem]:
+    """Each listed method's types: one of each role; a request with its response, or a
+    notification."""
+    problems: list[Problem] = []
     for section, side in method_sections(meta.data):
         for key, method in meta.data.get(section, {}).items():
             roles = marked.get((method, side), {})

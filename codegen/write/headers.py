@@ -90,7 +90,7 @@ SHAPING_TOOLS = ("datamodel-code-generator", "jinja2", "ruff")
 # The packages whose every module ``generate`` may run (a module added to one is covered as
 # it is), and the top-level modules it does not import: the command line, and the process
 # helpers of the commands that run agents. Command packages (adopt, diff, conformance, ...)
-# only read the output. tests/generator/test_digest.py holds this to what generate imports.
+# only read the output. tests/write/test_digest.py holds this to what generate imports.
 PIPELINE_PACKAGES = ("protocol", "config", "plan", "render", "write", "generate")
 NOT_RUN_BY_GENERATE = ("cli.py", "__main__.py", "processes.py")
 CODEGEN = Path(__file__).resolve().parent.parent
@@ -141,7 +141,7 @@ class Inputs:
     templates: tuple[str, ...]
     features: tuple[str, ...]
     style: Style = DEFAULT_STYLE
-    class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen), see codegen.hoist.ClassNames
+    class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen), see codegen.protocol.class_names.ClassNames
     class_names_source: str = ""  # where they were chosen (ClassNames.source), for the header
     runtime: tuple[str, ...] = ()  # files copied from codegen/runtime/
     options: ModelOptions = DEFAULT_OPTIONS  # [tool.acp-codegen] settings of the models

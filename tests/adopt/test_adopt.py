@@ -2,8 +2,8 @@
 protocol from before the archive RFD (the fragments with every archive item pruned, so
 that no upstream files are needed): what it matches, the settings it writes, the code it
 moves, what it leaves out and why, and its exit codes on bad input. The official SDK's
-modules and the other styles are adopted from the built wheel in tests/e2e/test_adopt.py
-and tests/e2e/test_sdk_dropin.py.
+modules and the other styles are adopted from the built wheel in tests/adopt/test_sdk_dropin.py
+and tests/adopt/test_sdk_dropin.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SCHEMA
+from support import ROOT, SCHEMA
 
 from codegen.adopt.read import Module, SdkField, SdkName
 from codegen.adopt.verify import compare_names
@@ -34,7 +34,7 @@ FEATURE = "unstable_session_archive"
 # JSON-RPC version no schema definition has, a RootModel of the update union and a second
 # name for one class.
 SDK_MODULE = '''
-"""The SDK's wire models (a fixture of tests/generator/test_adopt.py)."""
+"""The SDK's wire models (a fixture of tests/adopt/test_adopt.py)."""
 
 from __future__ import annotations
 
@@ -269,7 +269,7 @@ def test_the_other_settings_follow_the_module(adopted: tuple[Path, str, dict[str
         "Summary": ["oldsdk._models_ext:SummaryMixin"],
     }
     # From the repository's own [tool.ruff]. Conversions stay on: over this base the archive
-    # surface of v1 is the v2 fragments' (tests/e2e/test_sdk_dropin.py sees them go off).
+    # surface of v1 is the v2 fragments' (tests/adopt/test_sdk_dropin.py sees them go off).
     assert (table["formatter"], table["line-length"]) == ("ruff", 100)
     assert "conversions" not in table
 

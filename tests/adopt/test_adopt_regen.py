@@ -5,7 +5,7 @@ script beside it that writes the schema module. After adopt that command runs ac
 run again, it changes no byte, and ``acp-codegen check`` finds nothing to do. Then ``generate``
 over a newer base that dropped a class the SDK named. The official SDK's own command (``make
 gen-all``, ``scripts/gen_all.py``) is taken over from the built wheel in
-tests/e2e/test_sdk_rfd.py.
+tests/adopt/test_sdk_rfd.py.
 """
 
 from __future__ import annotations

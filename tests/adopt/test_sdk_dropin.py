@@ -7,7 +7,7 @@ wheel in a virtualenv of their own (docs/sdk-migration.md).
   exits 0, the SDK's own suite gives after it what it gave before, a second run changes no
   byte, ``url`` fields are ``AnyUrl`` as in the SDK, and the table adopt writes is the one
   the migration guide shows (``--update-goldens`` rewrites the guide's block), as is its
-  row of the guide's table of every release (tests/e2e/test_sdk_releases.py).
+  row of the guide's table of every release (tests/adopt/test_sdk_releases.py).
 * The SDK's protocol-v2 module (``peers/python-sdk-v2`` of the reference data) over
   ``schema-v2.0.0-alpha.3`` with ``--version 2``: the SDK's own v2 test passes against the
   adopted package, also with the SDK's ``_reserved_tags`` emptied (which fails it on the
@@ -33,9 +33,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, SHARED_UPSTREAM, fresh_venv
-
-from tests.support.reference_data import needs
+from support import FIXTURES, ROOT, SHARED_UPSTREAM, fresh_venv
+from support.reference_data import needs
 
 # adopt from the wheel over SDK modules other than the one README's command adopts
 # (test_sdk_rfd.py: 0.12.1 with the wiring): the ecosystem session's (nox -s ecosystem).
@@ -51,10 +50,10 @@ SDK_TEST_PINS = (
     "python-dotenv==1.2.4",
 )
 GUIDE = ROOT / "docs" / "sdk-migration.md"
-GUIDE_MARK = "<!-- adopt-table: what `acp-codegen adopt` writes, checked by tests/e2e/test_sdk_dropin.py -->"
-# The table of every SDK release in the guide (tests/e2e/test_sdk_releases.py; this
+GUIDE_MARK = "<!-- adopt-table: what `acp-codegen adopt` writes, checked by tests/adopt/test_sdk_dropin.py -->"
+# The table of every SDK release in the guide (tests/adopt/test_sdk_releases.py; this
 # module's 0.12.1 test writes that release's row).
-RELEASES_MARK = "<!-- sdk-releases: each release's row is written by tests/e2e/test_sdk_releases.py -->"
+RELEASES_MARK = "<!-- sdk-releases: each release's row is written by tests/adopt/test_sdk_releases.py -->"
 NOT_AT_HAND = "its base tag is not at hand"
 # The keys of the repository's table before adopt (the test's own): not adopt's settings.
 GIVEN = ("base-v1", "out", "features")
@@ -70,7 +69,7 @@ features = {features}
 """
 FEATURE = "unstable_session_archive"
 # The SDK's sdists, downloaded once (git-ignored; NOT_SOURCE keeps ".*_cache" out of the build).
-SDIST_CACHE = ROOT / "tests" / "e2e" / ".sdist_cache"
+SDIST_CACHE = ROOT / "tests" / "adopt" / ".sdist_cache"
 # Where the index cannot be reached, pip says so in seconds rather than minutes of retries.
 PIP_OFFLINE_FAST = ("--retries", "1", "--timeout", "15")
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}

@@ -27,7 +27,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_UPSTREAM, fresh_venv
+from support import SHARED_UPSTREAM, fresh_venv
+from support.reference_data import needs
 from test_sdk_dropin import (
     ENV,
     NOT_AT_HAND,
@@ -44,8 +45,6 @@ from test_sdk_dropin import (
     switched_row,
     the_sdk_sdist,
 )
-
-from tests.support.reference_data import needs
 
 pytestmark = [pytest.mark.slow, pytest.mark.ecosystem]
 

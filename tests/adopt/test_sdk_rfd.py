@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SHARED_UPSTREAM, fresh_venv, run_kit
+from support import ROOT, SHARED_UPSTREAM, fresh_venv, run_kit
+from support.reference_data import require
 from test_sdk_dropin import (
     ENV,
     PEER_V2,
@@ -62,11 +63,10 @@ from test_sdk_dropin import (
 )
 
 from codegen.conformance.scenarios import SCENARIOS
-from tests.support.reference_data import require
 
 pytestmark = pytest.mark.slow
 
-HERE = Path(__file__).resolve().parent / "sdk_agent"
+HERE = ROOT / "tests" / "agents" / "sdk_agent"
 AGENT = HERE / "agent.py"
 CLIENT = HERE / "client.py"
 LONG_PROMPT = "/delay 30 a long turn"  # the agent's way to keep a turn running

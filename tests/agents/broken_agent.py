@@ -1,6 +1,6 @@
 """A deliberately broken agent for the conformance kit's tests.
 
-``python tests/e2e/broken_agent.py FAULT --db PATH`` runs the reference agent
+``python tests/agents/broken_agent.py FAULT --db PATH`` runs the reference agent
 behind a proxy that breaks exactly one RFD requirement, named after the kit scenario
 that checks it (``ok`` breaks nothing). The proxy keeps a little state (which ids were
 created, archived, deleted; which filters each cursor came from) to break only what

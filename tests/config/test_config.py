@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from codegen import __version__
 from codegen.cli import _parser, main

@@ -18,9 +18,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT, UPSTREAM_RELEASES, copy_schema, imported_models
 from pydantic import BaseModel, ValidationError
-from test_golden import SETTINGS
+from support import FIXTURES, ROOT, UPSTREAM_RELEASES, copy_schema, imported_models
+from support.golden_cases import SETTINGS
 
 from codegen.cli import main
 from codegen.config.settings import ModelOptions, Settings

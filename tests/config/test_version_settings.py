@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from test_class_names import identifiers
+from support import ROOT, identifiers
 
 from codegen.cli import main
 from codegen.config.settings import ModelOptions, Settings

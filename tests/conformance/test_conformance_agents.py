@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import KitRun, fresh_venv, run_kit
+from support import KitRun, fresh_venv, run_kit
 
 from codegen.conformance.scenarios import SCENARIOS
 

@@ -19,13 +19,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, KitRun, kit_statuses, run_kit, selected_params
+from support import ROOT, KitRun, kit_statuses, run_kit, selected_params
 
 from codegen import processes
 from codegen.cli import main
 from codegen.conformance.scenarios import SCENARIOS
 
-BROKEN = Path(__file__).resolve().parent / "broken_agent.py"
+BROKEN = ROOT / "tests" / "agents" / "broken_agent.py"
 LONG_PROMPT = "/delay 30 a long turn"  # the reference agent's way to keep a turn running
 
 
@@ -432,7 +432,7 @@ def test_error_32000_from_an_agent_that_creates_sessions_is_a_failure(capsys, tm
 
 # -- no process left behind
 
-LAUNCHER = Path(__file__).resolve().parent / "launcher_agent.py"
+LAUNCHER = ROOT / "tests" / "agents" / "launcher_agent.py"
 # (agent mode, launcher options, kit options, signal sent to the kit once all started, exit)
 PROCESS_RUNS = {
     "passed": ("v1", (), (), None, 4),

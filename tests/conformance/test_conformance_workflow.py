@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import yaml
-from conftest import ROOT
+from support import ROOT
 
 WORKFLOW = ROOT / "docs" / "examples" / "acp-conformance.yml"
 NOT_RUN = ("actions/checkout@", "actions/setup-python@", "actions/upload-artifact@")
@@ -79,7 +79,7 @@ def test_the_job_passes_the_reference_agent_and_uploads_its_report(tmp_path):
 
 
 def test_a_failed_scenario_fails_the_job_and_the_report_is_still_uploaded(tmp_path):
-    broken = ROOT / "tests" / "e2e" / "broken_agent.py"
+    broken = ROOT / "tests" / "agents" / "broken_agent.py"
     agent = [sys.executable, str(broken), "unknown-id", "--db", str(tmp_path / "agent.sqlite3")]
     failed, log, [upload] = _run_job(tmp_path, agent)
     assert failed and "## Run the conformance kit: exit 1" in log, log

@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TS_AGENT, KitRun, install_ts_sdk, run_kit, selected_params
+from support import ROOT, TS_AGENT, KitRun, install_ts_sdk, run_kit, selected_params
 
 from codegen.conformance.scenarios import SCENARIOS
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, copy_schema, edit_json
+from support import ROOT, copy_schema, edit_json
 
 from codegen.cli import main
 from codegen.diff import compare

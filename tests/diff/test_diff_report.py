@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SchemaCopy
+from support import ROOT, SchemaCopy
 
 from codegen.cli import main
 from codegen.diff import Change, Report, file_changes

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from codegen.diff import RULES, compare, rules_markdown
+from codegen.diff.usage import DIRECTIONS, NEW_TO_OLD, OLD_TO_NEW, UNREACHED
 from codegen.protocol.features import select
 from codegen.protocol.ir import Protocol, build
 from codegen.protocol.load import Source, VersionSources
 from codegen.protocol.validate import validate_version
-from codegen.diff.usage import DIRECTIONS, NEW_TO_OLD, OLD_TO_NEW, UNREACHED
 
 FEATURE = "unstable_thing"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import copy_schema
+from support import copy_schema
 
 from codegen.cli import main
 from codegen.diff.command import FAIL_ON

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT, copy_schema, edit_json
+from support import ROOT, copy_schema, edit_json
 
 WORKFLOW = ROOT / "docs" / "examples" / "schema-diff.yml"
 MARKER = "<!-- acp-codegen diff -->"

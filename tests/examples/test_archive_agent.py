@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 import generated.v1.models
 import generated.v2.models

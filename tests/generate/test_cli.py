@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, copy_schema, edit_json
+from support import ROOT, copy_schema, edit_json
 
 from codegen import resources
 from codegen.cli import main

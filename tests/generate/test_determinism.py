@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from conftest import ROOT
+from support import ROOT
 
 from codegen.write import strip_header
 

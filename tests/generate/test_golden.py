@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import FIXTURES, GOLDEN, ROOT
 from pydantic import ValidationError
+from support import FIXTURES, GOLDEN, ROOT
+from support.golden_cases import SETTINGS
 
-from codegen.config.settings import ModelOptions, Settings
 from codegen.generate.pipeline import generate
-from codegen.protocol.class_names import ClassNames
 from codegen.style import Style
 from codegen.write.headers import same_content
 from codegen.write.tree import write_tree
@@ -33,35 +31,6 @@ CASES = {
     "stable-ruff": (ROOT / "schema", frozenset(), Style("ruff", 100)),
     # An SDK's settings (docs/sdk-migration.md): every model option away from its default.
     "sdk-style": (ROOT / "schema", frozenset({"unstable_session_archive"}), Style("ruff", 120)),
-}
-# Keyword arguments of generate beyond the style, per case.
-SETTINGS: dict[str, dict[str, Any]] = {
-    "sdk-style": {
-        "conversions": False,
-        "settings": Settings(
-            ClassNames({"SessionInfo": "SessionSummary"}),
-            ModelOptions(
-                default_on_null="all",
-                unknown_properties="drop",
-                field_names={"_meta": "field_meta", "ArchiveSessionRequest.sessionId": "archived_session"},
-                aliases={
-                    "SessionInfo": "SessionSummary",
-                    "ArchiveOrUnarchive": ["ArchiveSessionRequest", "UnarchiveSessionRequest"],
-                    "SessionRequestFields": {"common": ["ArchiveSessionRequest", "UnarchiveSessionRequest"]},
-                },
-                root_models=("SessionUpdate",),
-                base_class="sdk_base:SdkBaseModel",  # tests/sdk_base.py
-                regenerate="make gen-all",
-                string_formats={"date-time": "AwareDatetime"},
-                mixins={
-                    "UnarchiveSessionRequest": "sdk_base:UnarchiveMixin",
-                    "SessionRequestFields": ["sdk_base:Checked"],
-                    "SessionUpdate": "sdk_base:RootMixin",
-                },
-                enums={"Jsonrpc": {"field_2_0": "2.0"}},  # (the fragments have no closed enum: a class of its own)
-            ),
-        ),
-    }
 }
 
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOWEST_PYDANTIC, ROOT, SHARED_UPSTREAM, copy_schema
+from support import LOWEST_PYDANTIC, ROOT, SHARED_UPSTREAM, copy_schema
+from support.reference_data import require
 
 from codegen.cli import main
 from codegen.diff import command
@@ -37,7 +38,6 @@ from codegen.generate.pipeline import Generation, generate, load_protocols
 from codegen.style import Style
 from codegen.write import strip_header
 from codegen.write.tree import write_tree
-from tests.support.reference_data import require
 
 HISTORY = SHARED_UPSTREAM / "history"
 FEATURE = "unstable_session_archive"

@@ -2,7 +2,7 @@
 ``tests/fixtures/adopt/sdk_idiom``: a small SDK in the official Python SDK's conventions,
 generated with the archive fragments alone, through ``acp-codegen generate`` and ``check``.
 
-The official SDK itself, from its sdist, is wired by ``adopt`` in tests/e2e/test_sdk_rfd.py.
+The official SDK itself, from its sdist, is wired by ``adopt`` in tests/adopt/test_sdk_rfd.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCHEMA, SHARED_UPSTREAM
+from support import FIXTURES, SCHEMA, SHARED_UPSTREAM
+from support.reference_data import needs
 
 from codegen.adopt.discover import find_roles, setting
 from codegen.cli import main
@@ -25,7 +26,6 @@ from codegen.generate.sdk.methods import meta_listing, method_name, method_table
 from codegen.protocol.features import gated_off
 from codegen.protocol.ir import Method
 from codegen.protocol.sources import load_sources
-from tests.support.reference_data import needs
 
 FEATURE = "unstable_session_archive"
 SDK = FIXTURES / "adopt" / "sdk_idiom"

@@ -3,7 +3,7 @@
 Every test here needs the reference data's ``upstream/`` (the ``upstream`` fixture skips without it).
 The full renders of all four schemas with and without the feature, byte-for-byte
 determinism across processes, and mypy on the output are slow; they run with
-the ``slow`` marker, deselected by a bare ``pytest`` (``pytest -m slow tests/generator/test_upstream.py``).
+the ``slow`` marker, deselected by a bare ``pytest`` (``pytest -m slow tests/generate/test_upstream.py``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, SHARED_UPSTREAM, UPSTREAM_RELEASES, UPSTREAM_SHOWN
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from support import ROOT, SHARED_UPSTREAM, UPSTREAM_RELEASES, UPSTREAM_SHOWN
 
 from codegen.cli import main
 from codegen.config.settings import Settings

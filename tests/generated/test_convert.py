@@ -10,10 +10,11 @@ import string
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
+from support import ROOT
+from support.reference_data import reference_dir, require
 
 from codegen.generate.pipeline import load_protocols
 from codegen.protocol.ir import Protocol, TypeDef, TypeExpr
@@ -21,7 +22,6 @@ from generated import convert
 from generated.convert import ConversionError
 from generated.v1 import models as m1
 from generated.v2 import models as m2
-from tests.support.reference_data import reference_dir, require
 
 RFD = reference_dir() / "rfd" / "session-archive.md"
 ARCHIVE = "unstable_session_archive"

@@ -14,9 +14,9 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
+from support.reference_data import require
 
 from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
-from tests.support.reference_data import require
 
 MESSAGES = load()
 IDS = [f"{n}-{name}" for n, (name, _) in enumerate(MESSAGES, 1)]

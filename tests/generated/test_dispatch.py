@@ -15,9 +15,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import ROOT
 
 from codegen.generate.pipeline import load_protocols
 from generated import _runtime

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOWEST_PYDANTIC, ROOT
 from pydantic import ValidationError
+from support import LOWEST_PYDANTIC, ROOT
 
 from generated.v1 import models as v1
 from generated.v2 import models as v2

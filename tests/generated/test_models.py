@@ -7,15 +7,15 @@ import re
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from support import FIXTURES
+from support.reference_data import reference_dir, require
 
 from generated import FEATURES, PROTOCOL_VERSIONS
 from generated.v1 import methods as v1_methods
 from generated.v1 import models as v1
 from generated.v2 import methods as v2_methods
 from generated.v2 import models as v2
-from tests.support.reference_data import reference_dir, require
 
 FIXTURE = json.loads((FIXTURES / "rfd_examples.json").read_text())
 RFD = reference_dir() / "rfd" / "session-archive.md"

@@ -1,8 +1,8 @@
-"""The golden ``sdk-style`` package (an SDK's settings, ``tests/generator/test_golden.py``)
+"""The golden ``sdk-style`` package (an SDK's settings, ``tests/generate/test_golden.py``)
 as its users meet it: the SDK's mixins applied by pydantic, formatted strings typed, an
 Enum of its own. It
 imports nothing of the generator, so ``nox -s lowest_pydantic`` runs it on the oldest
-pydantic too. The generator side of these settings is in tests/generator/test_sdk_settings.py."""
+pydantic too. The generator side of these settings is in tests/config/test_sdk_settings.py."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import GOLDEN
 from pydantic import ValidationError
 from sdk_base import CHECKED, Checked, SdkBaseModel, UnarchiveMixin
+from support import GOLDEN
 
 PACKAGE = "sdk_style_golden"
 

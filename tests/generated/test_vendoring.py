@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pydantic
-from conftest import ROOT
+from support import ROOT
 
 SCRIPT = r"""
 import importlib.util, json, sys

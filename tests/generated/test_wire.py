@@ -31,14 +31,14 @@ from typing import Any, get_args
 
 import jsonschema_rs
 import pytest
-from conftest import ROOT, UPSTREAM_RELEASES, imported_models
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from support import ROOT, UPSTREAM_RELEASES, imported_models
+from support.reference_data import missing
 
 from generated.v1 import models as v1
 from generated.v2 import models as v2
-from tests.support.reference_data import missing
 
 FEATURE = "unstable_session_archive"
 # Upstream v1 of each release at hand: 2026-08 (the top folder) and the newest, 2026-11.
@@ -350,7 +350,7 @@ def _fragment_protocols() -> dict[int, Any]:
     return {p.version: p for p in protocols}
 
 
-# -- upstream: every release at hand (conftest.UPSTREAM_RELEASES), generated once per module --
+# -- upstream: every release at hand (support.UPSTREAM_RELEASES), generated once per module --
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 from test_wire import FEATURE, FRAGMENT_EXAMPLES, _property, _type_names
 
 from generated.v1 import models as v1

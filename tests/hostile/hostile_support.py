@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import copy_schema as copy_schema_dir
-from conftest import edit_json
+from support import copy_schema as copy_schema_dir
+from support import edit_json
 
 from codegen.cli import main
 

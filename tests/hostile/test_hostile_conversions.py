@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from hostile_corpus import PAYLOADS, materialise
 from hostile_support import FEATURE, copy_schema, edit, generate_args, names_in, read_doc, run_cli, snapshot
+from support import ROOT
 
 from codegen.resources import display_name
 

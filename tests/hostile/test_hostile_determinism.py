@@ -1,5 +1,5 @@
 """Determinism: the same bytes for any order of keys whose order means nothing (the same
-bytes for any ``PYTHONHASHSEED`` are pinned by ``tests/generator/test_determinism.py``).
+bytes for any ``PYTHONHASHSEED`` are pinned by ``tests/generate/test_determinism.py``).
 
 What order means: a model's fields follow its schema's ``properties`` order (the wire and
 the docs show fields in that order, so it is kept); the order of list items (``anyOf``
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from hostile_support import FEATURE, copy_schema, read_doc, write_doc
+from support import ROOT
 
 from codegen.generate.pipeline import generate, load_protocols
 

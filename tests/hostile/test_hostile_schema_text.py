@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from hostile_corpus import CANARY, EXPECTED_REFUSED, FILE_NAME_POSITION, POSITIONS, Case, cases, materialise
 from hostile_support import (
     FEATURE,
@@ -33,6 +32,7 @@ from hostile_support import (
     snapshot,
     write_doc,
 )
+from support import ROOT
 
 from codegen.errors import Problem, SchemaError
 from codegen.generate.pipeline import load_protocols

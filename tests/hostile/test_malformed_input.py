@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from hostile_support import (
     FEATURE,
     copy_schema,
@@ -21,6 +20,7 @@ from hostile_support import (
     run_cli,
     snapshot,
 )
+from support import ROOT
 
 from codegen.resources import display_name
 

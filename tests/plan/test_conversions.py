@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT, SCHEMA, SchemaCopy
+from support import FIXTURES, ROOT, SCHEMA, SchemaCopy
 
 from codegen import cli
 from codegen.errors import SchemaError

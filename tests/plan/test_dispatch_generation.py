@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, copy_schema
+from support import ROOT, copy_schema
 
 from codegen.generate.pipeline import generate, load_protocols
 from codegen.plan.dispatch import routes

@@ -3,13 +3,12 @@ that names the class, in both versions; refused, naming the key, when they canno
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from support import ROOT, identifiers
 
 from codegen.cli import main
 from codegen.config.settings import Settings
@@ -27,21 +26,6 @@ CHOSEN = {
     "ArchiveSessionRequest": "ArchiveSessionParams",
     "SessionUpdateSessionInfoUpdate": "SessionInfoChanged",
 }
-
-
-def identifiers(source: str) -> set[str]:
-    """Every name the code uses or defines (strings and comments aside)."""
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-        elif isinstance(node, ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.alias):
-            names.add(node.asname or node.name)
-    return names
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from codegen.generate.pipeline import load_protocols
 from codegen.protocol.ir import TypeExpr, _fields, _typedef, expr, model_fields, shape

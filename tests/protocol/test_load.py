@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from conftest import SCHEMA
+from support import SCHEMA
 
 from codegen.errors import SchemaError
 from codegen.protocol.load import MAX_DEPTH, find_version_dirs, load_version, parse_json, read_json

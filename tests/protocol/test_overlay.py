@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, UPSTREAM_SHOWN, JsonEdit, copy_schema
+from support import ROOT, UPSTREAM_SHOWN, JsonEdit, copy_schema
 
 from codegen.cli import main
 from codegen.errors import SchemaError

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from codegen.generate import pipeline
 from codegen.render import formatting, workers

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from conftest import ROOT
 from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
+from support import ROOT
 
 from codegen.generate.pipeline import RUNTIME_FILES, generate
 from codegen.protocol.ir import _excluded_tags

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from support import ROOT
 
 from codegen.write import headers
 
@@ -61,6 +61,21 @@ def test_generate_imports_no_command_package(imported: list[str]) -> None:
     commands = sorted(rooms - set(headers.PIPELINE_PACKAGES))
     assert not commands, f"generate imports command packages it does not use: {commands}"
     assert "codegen.cli" not in imported
+
+
+def test_the_command_line_loads_no_other_command(tmp_path: Path) -> None:
+    """``acp-codegen check`` through the command line imports generate's code alone."""
+    script = (
+        "import json, sys\nfrom codegen.cli import main\nstatus = main(['check', '--out', sys.argv[1]])\n"
+        "rooms = {m.split('.')[1] for m in sys.modules if m.startswith('codegen.')}\n"
+        "print(json.dumps([status, sorted(rooms)]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    status, rooms = json.loads(done.stdout.splitlines()[-1])
+    assert status == 1 and "generate" in rooms
+    assert not {"adopt", "diff", "conformance"} & set(rooms), rooms
 
 
 def test_the_checks_above_can_fail() -> None:

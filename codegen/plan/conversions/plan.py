@@ -4,6 +4,7 @@ annotations check a source-version value on its way to the target version."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...code_text import Code, identifier, py_literal
@@ -90,93 +91,139 @@ def _attr(wire: str, taken: set[str]) -> str:
     return identifier(name)
 
 
+@dataclass(frozen=True)
+class _Direction:
+    """One direction of conversion (``source`` -> ``target``) over a comparison."""
+
+    cmp: Comparison
+    source: int
+    target: int
+    shared: frozenset[str]  # the source version's names of the types both versions have
+
+    @property
+    def proto(self) -> Protocol:
+        return self.cmp.v1 if self.source == 1 else self.cmp.v2
+
+    @property
+    def target_proto(self) -> Protocol:
+        return self.cmp.v1 if self.target == 1 else self.cmp.v2
+
+
 def _converters(
     cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[FieldPair]]
 ) -> list[Converter]:
+    """Both directions' converters, each direction's in the order a module defines them."""
     out: list[Converter] = []
-    protos = {1: cmp.v1, 2: cmp.v2}
     for source, target in ((1, 2), (2, 1)):
-        proto = protos[source]
         shared = frozenset(p[0 if source == 1 else 1].name for p in pairs)
-        built: dict[str, Converter] = {}
-        ordered = sorted(pairs, key=lambda p: _depth(p[0], cmp.v1))
-        for td1, td2 in ordered:
-            src, dst = (td1, td2) if source == 1 else (td2, td1)
-            common: dict[str, Any] = dict(
-                source=source,
-                target=target,
-                source_type=src.name,
-                target_type=dst.name,
-                cls=class_name(source, target, src.name),
-                function=function_name(source, target, src.name),
+        out += _direction_converters(_Direction(cmp, source, target, shared), pairs, field_pairs)
+    return out
+
+
+def _direction_converters(
+    way: _Direction, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[FieldPair]]
+) -> list[Converter]:
+    """One direction's converters: built base first (a converter extends its bases'), then
+    placed objects first, unions after the types they name."""
+    built: dict[str, Converter] = {}
+    for td1, td2 in sorted(pairs, key=lambda p: _depth(p[0], way.cmp.v1)):
+        src, dst = (td1, td2) if way.source == 1 else (td2, td1)
+        common: dict[str, Any] = dict(
+            source=way.source,
+            target=way.target,
+            source_type=src.name,
+            target_type=dst.name,
+            cls=class_name(way.source, way.target, src.name),
+            function=function_name(way.source, way.target, src.name),
+        )
+        if src.kind == "union":
+            union = " | ".join(annotation(v, way.proto, way.source, way.target, None, way.shared) for v in src.variants)
+            built[src.name] = Converter(kind="union", union=Code(union), **common)
+        elif src.kind == "object":
+            built[src.name] = _object_converter(way, src, dst, field_pairs[td1.name], td1.name, built, common)
+    # Objects first (their annotations resolve late); unions after the types they name.
+    order = {c.source_type: (c.kind != "object", _union_depth(c.source_type, way.proto)) for c in built.values()}
+    placed: dict[str, Converter] = {}
+    for converter in sorted(built.values(), key=lambda c: (order[c.source_type], c.source_type)):
+        _place(converter, built, way.proto, placed)
+    return list(placed.values())
+
+
+def _object_converter(
+    way: _Direction,
+    src: TypeDef,
+    dst: TypeDef,
+    pairs: list[FieldPair],
+    v1_name: str,
+    built: Mapping[str, Converter],
+    common: dict[str, Any],
+) -> Converter:
+    """An object's converter: its own fields after its bases', the fills and invariants it
+    keeps, and the target names a dump must not collide with."""
+    base_convs = [built[b] for b in src.bases if b in built]
+    own, fills = _own_fields(way, dst, pairs, base_convs)
+    all_fields = tuple(f for b in base_convs for f in b.all_fields) + tuple(own)
+    by_wire = {f.source: f for f in all_fields}
+    written = {f.target for f in all_fields if f.target is not None}
+    target_fields = field_names(dst, way.target_proto)
+    collisions = {f.target for f in all_fields if f.target is not None and f.target != f.source}
+    collisions |= {fl.key for fl in fills}
+    collisions |= {n for n in target_fields if n not in written and n not in by_wire}
+    return Converter(
+        kind="object",
+        bases=tuple(built[b].cls for b in src.bases if b in built),
+        fields=tuple(own),
+        all_fields=all_fields,
+        fills=tuple(fills),
+        invariants=tuple(_invariants(way, v1_name, by_wire, base_convs)),
+        collisions=tuple(sorted(collisions)),
+        extra_allowed=src.extra_allowed,
+        **common,
+    )
+
+
+def _own_fields(
+    way: _Direction, dst: TypeDef, pairs: list[FieldPair], base_convs: list[Converter]
+) -> tuple[list[ConvField], list[Fill]]:
+    """The fields an object's converter adds to its bases', and the target-only fields it
+    fills (with the bases' fills)."""
+    taken = {f.attr for b in base_convs for f in b.all_fields}
+    own = []
+    fills = [fl for b in base_convs for fl in b.fills]
+    for pair in pairs:
+        fs, ft = (pair.v1, pair.v2) if way.source == 1 else (pair.v2, pair.v1)
+        d = pair.decl
+        if fs is None:  # exists in the target only
+            fill = d.fill if d is not None else None
+            # (a fill whose condition field was pruned has nothing to fill)
+            if fill is not None and ft is not None and dst.field(fill.when) is not None:
+                fills.append(Fill(ft.name, fill.when, py_literal(fill.value)))
+            continue
+        rule = VALUE_RULES.get(d.value or "same", {}).get((way.source, way.target)) if d else None
+        own.append(
+            ConvField(
+                attr=_attr(fs.name, taken),
+                source=fs.name,
+                target=ft.name if ft is not None else None,
+                annotation=annotation(fs.type, way.proto, way.source, way.target, rule, way.shared),
+                required=fs.required,
+                target_requires=ft is not None and ft.required and (not fs.required or fs.type.nullable),
+                null_to_absent=ft is not None and fs.type.nullable and not ft.type.nullable,
             )
-            if src.kind == "union":
-                union = " | ".join(annotation(v, proto, source, target, None, shared) for v in src.variants)
-                built[src.name] = Converter(kind="union", union=Code(union), **common)
-                continue
-            if src.kind != "object":
-                continue
-            base_convs = [built[b] for b in src.bases if b in built]
-            taken = {f.attr for b in base_convs for f in b.all_fields}
-            own = []
-            fills = [fl for b in base_convs for fl in b.fills]
-            for pair in field_pairs[td1.name]:
-                f1, f2, d = pair.v1, pair.v2, pair.decl
-                fs, ft = (f1, f2) if source == 1 else (f2, f1)
-                if fs is None:  # exists in the target only
-                    if d is not None and d.fill is not None and ft is not None:
-                        if dst.field(d.fill.when) is None:
-                            continue  # the condition field was pruned: nothing to fill
-                        fills.append(Fill(ft.name, d.fill.when, py_literal(d.fill.value)))
-                    continue
-                rule = VALUE_RULES.get(d.value or "same", {}).get((source, target)) if d else None
-                own.append(
-                    ConvField(
-                        attr=_attr(fs.name, taken),
-                        source=fs.name,
-                        target=ft.name if ft is not None else None,
-                        annotation=annotation(fs.type, proto, source, target, rule, shared),
-                        required=fs.required,
-                        target_requires=ft is not None and ft.required and (not fs.required or fs.type.nullable),
-                        null_to_absent=ft is not None and fs.type.nullable and not ft.type.nullable,
-                    )
-                )
-            all_fields = tuple(f for b in base_convs for f in b.all_fields) + tuple(own)
-            by_wire = {f.source: f for f in all_fields}
-            invariants = [i for b in base_convs for i in b.invariants]
-            for inv in cmp.decl.invariants:
-                if inv.version == source and inv.type == td1.name:
-                    if inv.if_field in by_wire and inv.then_field in by_wire:
-                        invariants.append(
-                            Invariant(
-                                by_wire[inv.if_field].attr,
-                                by_wire[inv.then_field].attr,
-                                inv.then_field,
-                                inv.why or "invariant",
-                            )
-                        )
-            written = {f.target for f in all_fields if f.target is not None}
-            target_fields = field_names(dst, protos[target])
-            collisions = {f.target for f in all_fields if f.target is not None and f.target != f.source}
-            collisions |= {fl.key for fl in fills}
-            collisions |= {n for n in target_fields if n not in written and n not in by_wire}
-            built[src.name] = Converter(
-                kind="object",
-                bases=tuple(built[b].cls for b in src.bases if b in built),
-                fields=tuple(own),
-                all_fields=all_fields,
-                fills=tuple(fills),
-                invariants=tuple(invariants),
-                collisions=tuple(sorted(collisions)),
-                extra_allowed=src.extra_allowed,
-                **common,
-            )
-        # Objects first (their annotations resolve late); unions after the types they name.
-        order = {c.source_type: (c.kind != "object", _union_depth(c.source_type, proto)) for c in built.values()}
-        placed: dict[str, Converter] = {}
-        for converter in sorted(built.values(), key=lambda c: (order[c.source_type], c.source_type)):
-            _place(converter, built, proto, placed)
-        out.extend(placed.values())
+        )
+    return own, fills
+
+
+def _invariants(
+    way: _Direction, v1_name: str, by_wire: Mapping[str, ConvField], base_convs: list[Converter]
+) -> list[Invariant]:
+    """The bases' invariants, and those declared for this type in the source version whose
+    fields the converter has."""
+    out = [i for b in base_convs for i in b.invariants]
+    for inv in way.cmp.decl.invariants:
+        if inv.version == way.source and inv.type == v1_name and inv.if_field in by_wire and inv.then_field in by_wire:
+            then = by_wire[inv.then_field]
+            out.append(Invariant(by_wire[inv.if_field].attr, then.attr, inv.then_field, inv.why or "invariant"))
     return out
 
 

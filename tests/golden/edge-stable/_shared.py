@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7b55c88b31b5853f87dff257bb4e6898cbf904e2d6d132d3572b437bfaca24e0
-# Content sha256: f1078c499cd556763ea9334fc2cb73c81224beb671ba8855ce490e2ec1aa26d5
+# Inputs sha256: 195c23cf1354c60bb025a4bb3f78fd4e6679bae46a996e98be561c45980728d9
+# Content sha256: c143bd842f2ecfd2ad51abcf4b9463e9a6e2c7868d03c8a72cd37bc11a145f4d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

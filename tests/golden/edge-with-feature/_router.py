@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7323e5ffb79b8386676e500d0b1bbfabe25ec06aa75a8f0880d3d6fbdb7ff07f
-# Content sha256: 57db848697526b844dcd96ff52e78d9ccb3bdd4ded064b65eed8c7972ea15de1
+# Inputs sha256: d9a426319bdabf13b4d5d92b00b09aefcecabe08827d038c7a7b0f181476d027
+# Content sha256: 6e9516898944269d8e4e63be9b61940af3000567cc4967e3a32e5420d608227f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8cce971e75b2c4484321cb08bc31dd29369209993a8fb8f78fe7de6af77fc1b1
-# Content sha256: 4f282e7a44aad1ba0ce5e1393660f89637965127fd30c655536d9554ac5df0a1
+# Inputs sha256: 618e2a271bbe5cda12dac80a515b5b41680ca066bfa1b01538f402af17a76824
+# Content sha256: ac9a99a2cfb06edf5befc3a00385e7aea391b11453c0da5c5e17117891ac5f3d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

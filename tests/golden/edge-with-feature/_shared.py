@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 48f8e2375416bf16d1211efcd968e41234aa929cf06e8feb067e3f00dcac666e
-# Content sha256: 76a361d06b3268f716d474116b33e61a9b3ad5de607943197d3c4dffd083d471
+# Inputs sha256: 22eb49f0b6efd9838d1ddd9daae3fab36612d0672ada522f012ef4eacbe9b836
+# Content sha256: 83161580a33df5a0650fb5a5f0b2a437ce7330276d9c5a34bd79d583dcebaa6f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bd9658b22902cb1a4e6bc7cc33ea1514265fbacbf980d070285d75c44b228b68
-# Content sha256: a75ca2de9c6cebf0104a373f4f6e0a20abb51b892bd6dde30c5a7be560af84fd
+# Inputs sha256: 85fe0b6f4329adccf237ff5cc9532e15b5bf824d0d20081b73f8be0373ef8685
+# Content sha256: 5776cf3deec33d7a93acf253e13fb3953bd55ce7980ce96bd76838c293542ff1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f976dab69b34f75d6ec7ba4d1a5419fbb0ee90c296be4debee4258f09330ecfb
-# Content sha256: fc9602fb76dbc3e71aa13565789a7a583bb4dd930b11c23b5991f0a75074560e
+# Inputs sha256: 1d60805aaf126e3a883048031c85300859d5acd4ee9f078110afa6afedca0017
+# Content sha256: 6e98730e04af84275b088296611601b6228274e632c8ca0dd03f9875948c2fe2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 03c7400b2e56b46194adb071ddd556d18825fef209e19c23cb4246e9898faad4
-# Content sha256: 2093cb28b6ce0799195823e5f35013ddf155de2da0b9476cec5f7ce4d00f004b
+# Inputs sha256: e37574efe6487833c3ff56dc54c27d14b36cbb7b338f588538f43433cd12d295
+# Content sha256: 65f6d21665a9aa34bd1c4231cdfa699a34fa1c791ff3d673c18b274bb2b73912
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

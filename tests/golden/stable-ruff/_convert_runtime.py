@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 378ff6f9c5a62b9ef578af0921499ac8bb33c76e3b55ced4a264b3d10d53ee4d
-# Content sha256: 7b29af054520d6ec2b11b60753ac3dfd7844dadc403351a47023527b370466b2
+# Inputs sha256: 134e566b1cdbc514bb45f779215f38dd78d0f62349779fb23e18643d9ff5b90f
+# Content sha256: c1e2e998be41c8f1698f002add74d6b210dc055ddcc3ff14a4b6bf15929625e7
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

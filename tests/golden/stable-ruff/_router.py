@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 413f40439161148e803b745b033970562bd5af4e07b77f61b4fc1bfb7fb1dbc4
-# Content sha256: d80f08ad341d547020fd29fd21d88337b126566e44e3a85baa56d888c30caf5b
+# Inputs sha256: 7bd0c4b2eb3f51a6d965e6e4299d5aedf814cc94e360c761376a629d4533cf4d
+# Content sha256: b8c66d76caea313ea33cc8d3bbde60b6d7d4326cd6319f6f9cc5777bb7c28a48
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ea29bb4239e4f85c9c7ee5f2e26c5c61384df289389231d1ee1a4ebf66a105e7
-# Content sha256: ce7aa8309d1f20a87655daf6c71c255b01f75bb7ce7290f60d20c0ce6dcf055c
+# Inputs sha256: caf77b93c7e29a341d2ba38069cb1afbdc4145562ba60b806eb47b144649fc73
+# Content sha256: d25912603af8d11bc93ed67b66c01f2e2e7d66af35ac5b39b91eff2b25720165
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 794663bf5bb624e4e12eda27fe29882291b82ae3327c5ac46eeaffaffe96df2b
-# Content sha256: 1eb8bfb06dc4e9e6d2eadcb97a72c4852f7807bbbb657281e5940c94e2aee345
+# Inputs sha256: 1f3b84e17bd22223e69a39f2e318a4d92f5a3b0f986e73746299a4416373cdcb
+# Content sha256: ac47af36114c900be59ea26742ef0cfbc7321ea94fa2d51658108e7e9dd81e87
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68fee07fcbafdbbe5be901777e9faafc39c7627616d038c78c538963e7968329
-# Content sha256: 4e884ca27d3d65138a7706db01331d911216b36b734603db2e0dbfff2067fcef
+# Inputs sha256: b574381cbee521d8f09b46d8949129ac0cb4aebd98349d729d17084391afd3cc
+# Content sha256: f95224a7388d2a398659fde3a5536584d844ad2b3b8874383e55e1f04f1eebf5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

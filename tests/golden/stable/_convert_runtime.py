@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c346fad4bd6a8e353d9de3c6a4bc7858d5c1ee25d5ee1bdb0ffe1447c6c8c3e7
-# Content sha256: 36baee493d31f222e846b20d94506c9c57d7191b04ea6aeefe87f44dcf110b50
+# Inputs sha256: bc5e3a2b45e28cfb8409e35b924abae294f6aa225f52cfd2b20f52e01a82ec3a
+# Content sha256: a2911fb12773d90a692489d026b71a6b98a2d01709ac607a579432c24387e8c4
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

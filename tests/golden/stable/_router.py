@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1c65c1636a2dfa27f3340933423212b39e1832f0f3889fe427f05a86b1bbe8e
-# Content sha256: 864f8eacce9e535bf1f734988fb0c43284c54f03f139aceff7210b6bfcde4f5a
+# Inputs sha256: eda2c871b6916ee9b566646a7541b734f6ac2c2388d7b8a955ef52cdea801d69
+# Content sha256: 7501df1967e5a69cd2baa9b391b5c91d3f9f86402618b970b096b03b2cbe8e99
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

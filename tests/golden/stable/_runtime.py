@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a3908e065e5f043dbac55d001ff824c039792dd9008ace3a6bfc0e64e3bdf144
-# Content sha256: 8fd9fe55c5b330dde4f98b84f84fcec9b6b6cb4e8ca24ae89ca97c825535192f
+# Inputs sha256: 1dcc495f3fac33d925d888de4d610f577ec20d291854d0268c9c689782b958e4
+# Content sha256: 94315f06830ab5f4347420e844cf29cd17f3c8f7528a0fab5bbbecf7de92fc16
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

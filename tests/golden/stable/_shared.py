@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fd7363c7813f454281bbff04c3b1aa62e0e495ec28bc68d664fa7e9b65f90007
-# Content sha256: ac843bb46c7241d968e6ccdecb17fa8d66718a153937c5c190059dcec3665ab4
+# Inputs sha256: c0ba4edded3c0cf2e7aae7acbe4c55ba511c9b7fbc11babadef9ef46623b15ae
+# Content sha256: 523c1b09d64a41cdbe2ccdd141034f879f151676b18d9bc5d6c84b7de564369f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

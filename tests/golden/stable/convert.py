@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 422b0c55bd332d42bcf3cfa687432bb0fd8926fdfb78f08c42922e7c864e8200
-# Content sha256: 2cc32f867997ea0a865473bdc5e17a057ed9180d9fa09dd07238b609bf679f15
+# Inputs sha256: c0fcd6827ca536575b6296482474ae9aca5f24cb8e4a9364c31dda994aae8d8c
+# Content sha256: c008108e55ad827b5072b4d124ddb5fd5662a922c40f303f65788dfa00a962da
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

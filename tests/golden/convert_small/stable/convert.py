@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f524203b6809d5485c374af5973e29147479ede0ed95a5e214a4bffbfd51ac38
-# Content sha256: f431dc3715ef576987956a9e231b3e77d7e62f4ecab80dcf7ef063ba171e3f0d
+# Inputs sha256: 14a703fdc3a5be2db91045c236803d528d3fcec441cae8b2ac08027fba1a1ee7
+# Content sha256: 1aff8aa4956493af8dfea515f584d76d5459d495f349c52793d4e2425257d950
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e92a34f5102ea50149d017789bb270edad1105095ebc795e5d8d33ce8f080859
-# Content sha256: c9fb8362c9791fee3e66bc07284c300f6b81f701fcafc49ad37b8c9921e47f89
+# Inputs sha256: 8b94f7d73ee47c00dc169cff94c8cc80a625021c5fae1d9e9112d6be3f34635b
+# Content sha256: a2808224f0ee12ebc3408233d23c4e7deded11fad7e72344291be1f15d4c4eb2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

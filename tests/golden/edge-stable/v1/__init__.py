@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 223c11febecbf8ef2ffb825926953654c76c6147955452d5398e6bea808eb193
-# Content sha256: e079d577d72185636badbb74a6fc134cbfbbf82849e9a5bd51a99a7a4f2a8207
+# Inputs sha256: 31e6131331a9f57c3ec1c7ca7fe243491e581c2028473f766ab5bb06a91aed0c
+# Content sha256: 6184b066f281ff0431231cec748ae91f357d8b305a3b1346b6ccda8869eb58b7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

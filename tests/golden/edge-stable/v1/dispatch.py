@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a851f2a052824579da59af034e982ef08ade32eac4226eb009c74711d94f27d
-# Content sha256: 8d2d1a499f08861b523544b5115e238df05a49864772c65fec030a82013df40d
+# Inputs sha256: 519ef8d333c11140502716296f70c4064dcd818ac8112e00799073ba59ca2f81
+# Content sha256: 887349bd56ec5d3257f3b1a94b65b56dcdaa3d45ff3ce4ca3e5b8821fbf8c270
 
 """Method dispatch for the agent side of ACP protocol v1.
 

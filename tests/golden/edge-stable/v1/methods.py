@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1641bc07db9147f586f863782b96fa1ed45ca369a77f129db0ab551772e78ebb
-# Content sha256: 30104703593801bee4547be2dfdd0e25626d63358e064f66db2a1712823c008e
+# Inputs sha256: 4b85c438661b2de6ce4a776fb8517f98e5dd48166e2ec59f02a190a51b38c16b
+# Content sha256: dbb6cbe23633bc9cd9a8e95e80082a58867c03372cd4b6fc0c23e442c5307884
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6979f88b281db8a991e2b726a904bfb37728fa03aa0337704e2aad42c63cd55c
-# Content sha256: c769993b2310b012395c38d0044bbc17e5230c5bd941cc56167deb3911f3c2de
+# Inputs sha256: 6fd85bb33f0bdc59c73cba29efc63aa95749223c4a357185570c7835cdb41f95
+# Content sha256: 5f19d55af537e5e7077667f9d51496b301756321f73bf61fd58877605b6a807e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5442baa797921436c660a8e7a51a71cf3d7c7a74746fa293ac8c66f0e0f0a726
-# Content sha256: 05eb50edd95bfd495a1a181b0651f3bfe08bb89ef43950c00ba71772ec9435e6
+# Inputs sha256: 3927bfe484473162c7cfec3592ec694295554d0832a9afb555903635afa79e3c
+# Content sha256: b3da62c70048b48bdf4b2d9ede7c2214fd02ab0db6ccc419595ad9a168cba5c2
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f7517717c66e228566402bc055c8861f440578d2f1072399f22dd3f16806d5b
-# Content sha256: 6dd5d23e888075b7053373cfe4c52c3776ae47f96b837f2a8231b57cc8a22b5e
+# Inputs sha256: dde44c1e990fe291de30468154b5a2bb7a1fb6d98a79861a1189582a327acd84
+# Content sha256: d38296caad78e509b7ea180200a947c10002fe7aa65f91f9bb9c8dbd8191e52d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d603b50fc200984ee9fb2ae7015ca6eacaab31a557541f645d9731f0e94ff90b
-# Content sha256: 84bef883661d0613151c98c6af62eaf4a87e3e2af93e1ec14713bf61e80413c4
+# Inputs sha256: bc7b985ba803ab56a03dd5071befebc3fd2d91fc800625756c224ea1be439b95
+# Content sha256: 8a84aecd3fabd52141708bde9fa4dfcc5f1f2e415f0e4bf607b3322694702d5d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

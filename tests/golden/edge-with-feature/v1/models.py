@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1fa45eb99531dfbc3f886b6dca2ed88f3473d5df4d22372b10af49a3674473ac
-# Content sha256: 9b9e56aec3f207465a4d94667615797314a11aa181674441169f36af2e81605a
+# Inputs sha256: 11074ee971d8d4d6e28d8265c6baac8eb326db7908f74e35bdc5179e3c072761
+# Content sha256: 36d6420c5fc5cb74948d20d457a4f4f7c4be280c1cd01828852e7858413d2837
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 97a4eae6372b9f1ffa34c0e673cfe64de41375e44516c62cd6c3cbbd84ee583e
-# Content sha256: 5ca70215ee9c6dc051056d464e3ff0a58c0429732e2b51d586b40467da717016
+# Inputs sha256: 007a6ffb7b328f3af0e8a03cbe56ecba8b8ef1692902080e49bb10b1af0e4227
+# Content sha256: 54a35c75be4d990e5199bb8485b887f9c73f248cfc7a96d9ca5212baa0150cac
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3413db2062e55d38ee888ba72f2c0b189f39f2f373cb12ed5c30c445b7929210
-# Content sha256: 2b78bae89281466d89f77ebe5f1aaa1c761892f16d4b07f63f6501477a95322a
+# Inputs sha256: 0862953ea14bd19b8015a22f893df98d6a264e0c37b91d52129b2a5a8f6af274
+# Content sha256: 0179e0fb96aac5c8bd059a1c97ca4f9c641b8dff2a006a523055e5fbded745a9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

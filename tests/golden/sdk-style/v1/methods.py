@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 083c2bf639f9ca8dcf06cdff67824f883b4329f6a4cb7bb154fa7d0d8f67fc6e
-# Content sha256: eb1362651288e99a92b02dbed94c72fbeedcc2d6a7220cdd502074b1b659b1d6
+# Inputs sha256: 1283f38ac8ed9e92bacc3e0b530fdb9a6f92abc25b3a4faaecbee4e143640389
+# Content sha256: 9d8d39b365189b0da98aac6ac300f9a321e7fb8614262d7af0d1fa28836195e2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

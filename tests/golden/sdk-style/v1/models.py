@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 97451880d523d1e8c87f2bcf742e9074a1edf961e6a821f93a88696e2d492e9c
-# Content sha256: 716d98bb8e2e2656f46eda7ddd262104735345970cc28d5eb4bf06095defcb6c
+# Inputs sha256: c22bf0f40f2c05c9cdc8fed6485ac36d588cbd125f6b047e780c5bd57f249272
+# Content sha256: 2541426c43bb75e45c1216ba883d2e7c2488769bcb8d94207d1b3f8e8155288b
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e03deb22f3428fe27aa65e8fef5c6aa534ee2d087e78333e774b14b2aa8c1b36
-# Content sha256: 6e7aa89bd75dccb25ad8e254d109866697269ddfab6ca0917eab13c46396839a
+# Inputs sha256: 6cf6003f0c21ed0c6a857addf67929be201c7b7c8a86d95efb6966974dc1e55d
+# Content sha256: 794c993a3c45e94de6b7b10a9eff8a7618c73a9d3ad3cd4230a13db58c5f3251
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b6bf6cad5645c9051e49cdd8cfac1e977a25641f986b3fe0ac41461413bd2f70
-# Content sha256: d780db959447b4058b1057528c940e752fa56ccdb8d0e44cd02cdf163e5172c3
+# Inputs sha256: 68ef2f3987e76b78bfebd640a9dccc68826890989f769fbde5c46b566abfe72d
+# Content sha256: baf4f29f9179124c815ca68be9499b7b12818d99dbd7180bfd9e769e3a767d84
 
 """Method dispatch for the agent side of ACP protocol v2.
 

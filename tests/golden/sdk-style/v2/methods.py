@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a73edf893235eaf1c3e76ea996f9ee0dd08206a30f0e6ef82aecdcd391f0042a
-# Content sha256: 86afb98fa6eadcdf82389fa9cf659c2436990f0e5f8e946214700640519fd79f
+# Inputs sha256: e12877f93a36edd84b880422d040783bb48bfc1d7d3f5896b3bc63221370fded
+# Content sha256: a67ed4e09a3ceb80ac2b16421522390d81c90352170c71fd4648c3ca583b843a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9e6cc67f2202797b427a088aba433281e25fc363f983e020246d87ae1a7b6e4d
-# Content sha256: 7d871b6350fb524c0367c7b437effbdd4a4885db5f3397bbaaa430441eb0facb
+# Inputs sha256: a2f0b426fef44d2b58d842cca18f3ef6c5a7d6f4bbdddc4d00f55579a3d48056
+# Content sha256: eb4c880719125c2e5f804fe4a7f5e201b94b0f9c221d07c04c3916c0938e1456
 
 """Wire models of ACP protocol v2.
 

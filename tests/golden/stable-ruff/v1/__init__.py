@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9dc6dcf02e12637379e3c811f19f6f299a43aa9552a5e67672227a123697ebfd
-# Content sha256: 78a80ed1e480d80b57369425f5cc23a729c31c3846be6c368df6bc84a0ba3fdd
+# Inputs sha256: 5f92e7574b88a24de31d440ba61d6a7fb31429135918402d90a8350c5ed0b5df
+# Content sha256: e5420cfde7ac02cdfe56405d78f3c50fedaec7bf73152c51a7c5c33f636803f9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de76356353330c4f6cab0ec627599562cfa08593267284bb1a4fc3a0c5f444c2
-# Content sha256: 2a9ebe7839170a7e122e75ab29680a42cf0f3bb383ff5fcccae5fe35eb0caed7
+# Inputs sha256: 72287c59e9f492646a9f707deabd836843df185c1dccfec664b557146b41f2d9
+# Content sha256: f2b2e05393734e231d261d60b8c0162fb802adc8fa1531a08a26d9cd53072fce
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36367f13d8c17602a9f4a1ff2ec53b17c43ffbba805c836ac7aaa41d9c11998d
-# Content sha256: 52f00406f6aa6eaf3b2a2b3f2fa69eb920a75294c7cd8c77ccbd5692e92ce0cd
+# Inputs sha256: 0912dd184c0f5af98d075a909e98c74564d51f5c004a72ed7817d9b34b2f656b
+# Content sha256: e4679e7e30052144d4bc9c1fc63ee4343306e1ceec7394b6a8172e3f1fb93e15
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ee21340f8243e5bf8f4042b4c9c97edad20d97612d6661522e66f49f3098bcc6
-# Content sha256: 79ac3d5efb8177bc1dff1c632e475a55322bb99a5e7447f81b84d9328ca1a224
+# Inputs sha256: 5453ac49bfce7b6015b201c51b0e48a3ac33dbbc0273e3c58ec7f00000e617c6
+# Content sha256: 52a1ea6a64af72818907dd591d8523a720a5637a26934832745725135804be0d
 
 """Wire models of ACP protocol v1.
 

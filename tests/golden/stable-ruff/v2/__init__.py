@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e04a435c3d598d1aa81f2e43909109eb41a457e9376f74b8f6f4d49d5d5cbbeb
-# Content sha256: f53d439b2c6aade6b94bffa1975910ce094b7ae7b71b97e9cb2c9f2bf13b23fc
+# Inputs sha256: 24eb89309362d53ad03f109b73af0b6142a40f5c7817261aa827de63037727ff
+# Content sha256: 6bdfa552f9b9ad9987bfebcb670fdc99ce62b4fff2d4b2d2d3f705a9a457092a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

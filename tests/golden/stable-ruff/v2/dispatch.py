@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f8dcb2fa637865bad7b0a867852205479f22fbeaeff47461b025995ca94198c7
-# Content sha256: 2fe4c79e00c85a3ec44986d83b2b7af5e47f5fd5154510ee6335264d7c103812
+# Inputs sha256: abde19668aa501dc36232cdc2c7b1854adabfc3e5f1008a4732d60598f9fbc69
+# Content sha256: 06adc380952d46d69450da54618772decadb72ec548faa90de9f474642d49ffe
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9efe8289aa0001c8caac0bc62d2a1ecd9c53ad90bd149104fdb52e3e71d169d8
-# Content sha256: 9102b98d1ba4b7ba9675bceed4e6979e6ab1f34bb6a1e0f7f9e26cb136a7e7b9
+# Inputs sha256: f966cbf3853a13c489587deb5dad048aeccfa00e700b1ef468cecaabc3af6b56
+# Content sha256: ccf807eb3ad45dfd348baefab50fa9903230288948f195f11a8f6394238d9995
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 97b25eb4a84538b2a216305a112a377eeef2e9c427316cd9c208a41fabdecb80
-# Content sha256: 42e45327baa1ee61108510f843728e31c3c7368ac607472a34560fa774b2a92f
+# Inputs sha256: fc914ca973d7d2afeaf776eae6921c0e5e30a3f494cc28003d4f0306df1c552d
+# Content sha256: edc561f48e1f44515d3de2e3e434400cfde85707fe504ded9edae82539c131c5
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 271b7e499e92f26240b424f2394949f8b0f5b52c6057deafe7db8145f055baa7
-# Content sha256: 1afc12d85b8f29fdcdb5d8078a5e224eaad30b184c774de6e58b0b6b85053958
+# Inputs sha256: bfdee45a99a3de24a3065f10c71793f0f76171dc8cd7d76b87fc6180818cf6dd
+# Content sha256: 346d9b9f5b4629bf3b3bbfb2389d7949aace2d9d038f9bb14d15471ae904ac60
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d602ab750d6ff7885664c4c215be51f485d2d0e868a4e76d0a6234468f47188d
-# Content sha256: 2f18a22acfe069cab8e087c0ebc8010d40c22a0bf63bc5084aac2ec67c3535e5
+# Inputs sha256: fadf87e0b48183131d53c55971d73c26fdc1ccfd94e2506dfd5ea9b76a73c182
+# Content sha256: 9b4cbc031949e39b267fc45e659cc0a204ea803a256c4964fb1151840ef8a6d0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

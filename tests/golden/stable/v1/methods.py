@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ef55291efd9492d060c04482ab50aa01306e7be01de4ede8d0f83dc02c7c5b35
-# Content sha256: d086312452c5512c2542d7e45a2437ea574a2a701c147ff6cccf9e2ee63883a3
+# Inputs sha256: 0d24ae6f15a99771d9bd8addd85f4ed6001a02c3e6de025fd607dabecbb4e8b0
+# Content sha256: da895c2903801986ec45869477afd61dc9580b8aee001e1e9883fc8e97fa6ee7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

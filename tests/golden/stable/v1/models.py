@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 40540864dd32dea4b7a95d88986e32fb85ae09baa702e4c70ca281e2d11f6045
-# Content sha256: f6949bafdaedcbc159507b64dea331b980b2b41220920acf464f81ce180efb44
+# Inputs sha256: b37918ecf928c6b272ac2a3e831fdb6d68ba5069bb276204dc6a1ceb2d5aa978
+# Content sha256: 678e80ff7fc686506994c84520b0e516b5ff27280a0ec1e0eb51045f75659b8e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c5cd3a40c21aa03685d1ddb1f0c93476487daa9a26d285ad1c1cc9483019984
-# Content sha256: 984d8f17a3d5dbdc82ef0e601e3feb8dd9f3482378da20fa5667e64e6d7985aa
+# Inputs sha256: 3ebbfb5986f761acf3e5c576eddc65150220dfaae63cad7381051fc34d17e70c
+# Content sha256: c9febb3b8c2092cd7bb405151b33368cb5fadc9f06135a166d2b319f67b6a646
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

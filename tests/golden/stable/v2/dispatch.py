@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 12e6521bd9b470d30a603d8a1d65ee4d44a1104313387fdd860a2e3dff66af8b
-# Content sha256: b48ab2579e88fedfa8df9e7c94603948f7cea38207002d62b6d363b00421803c
+# Inputs sha256: 73fb956bfdf286e3d7be4e4ccc4a6ef215a61bb0a24128e835eaf3c8912cea4e
+# Content sha256: 7fd10475cfead6ae7135184a4874ee6a141b208e63e1266bb8847935fb417bf1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

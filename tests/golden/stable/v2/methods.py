@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a43f94928ad59c8fcf1badd5ec3302b2a3769d477784d21d65080b53e615a83a
-# Content sha256: 970d013b7972522d0688f3f2f81da7fcadab96d2e7d08af9f2189d7737ec1289
+# Inputs sha256: 0b88e93f5e2ba32e37441576b8904479cea9b28655ff19f1a01d6d4b64b187b8
+# Content sha256: 5f847f207ba5fd2ca0e8aa7918392df41085c74b01b9851f35fd35903e0f79a8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

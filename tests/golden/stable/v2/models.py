@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6aa985a37a0d0c8ec5e32f522c9a4ffc9295c3a98eb291abcf42be3e2284bca5
-# Content sha256: 0624f4010b78b0c01bf970d04af41cccf0bc292b7c64f57e54b7221d10d88009
+# Inputs sha256: 3c19b8f50f2cd64293c1c561ffb613f545a447d43c388be9a4e482d473c3339d
+# Content sha256: 87518390c3aa89672b0401b20eb3eac4f139953c63f8ce4e25d27da6bce5087f
 
 """Wire models of ACP protocol v2.
 
