@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60b998ee341c894613f4eaa8e7d052081fc6a9eab8fd6ea64b8665192ed8b45a
-# Content sha256: 68d2519d3330aed779643322874be6b6c7f6cbf69f2dad58ea21e4fe5b23a2e9
+# Inputs sha256: 47ff3e6a4365b7a57677f7386b984787d8e02fbc36f45e272644a001bec52926
+# Content sha256: e0ad4bd953358574dc63e64599e49203316135a138fc663bf95f91d1c451fe1a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

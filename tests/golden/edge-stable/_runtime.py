@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45be9bed5d242e47db5ae9a665c960cfc824e4ff546c415c5914311df644f037
-# Content sha256: 3fac7740e28c34a5ecd2812e085376b7b715a33f08500f15312d8c38f27b1a6f
+# Inputs sha256: a7c2e7da4495cf831fd4121218b6e1b40c0690acfda7d0e5668ef21b8cdaf988
+# Content sha256: f5d78bf8c36dfc483ee47540a3b2d44ec9405dfb2d1eb14f882256320255f6c9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

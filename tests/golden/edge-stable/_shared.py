@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a5fc7c9bc3fc598f8a0ec2a9fdea686a96b8a053472c6834a407189ae47126ee
-# Content sha256: 35c34d53e1069ecd015915a478899522770c17d4224ee6e6a8e11feedc8d6bc9
+# Inputs sha256: 5b477ad3314367a0eadd61d931a8c6ab52837fe6438e44a3da2b8202d3ceacfc
+# Content sha256: 7e097d708e4b986670945759c936b568c9ce56f0e73497cb65255256905539e8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

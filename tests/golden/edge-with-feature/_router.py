@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 742648c53d400505c44f0b3fadde448873271dfa03c2391bab24a3105e60ffe9
-# Content sha256: 07f442be89d6351dec617b4f94d5e0e3c9706cbb00214841db611c5504846a78
+# Inputs sha256: 23946c2b336be406c7b6700726e5d596a28ce25bcdd2ed42e0c46acf1a960ead
+# Content sha256: 99dedf4fd5a432c93bf7373e4a13605c966997bbd80436868921e23e274a7884
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27ebc1b9ae0eb7a0c1df3be0111d909d9e65f461411d52f285f6ca2d5d920656
-# Content sha256: 6b27662a22d3723b0541cfcf579db1a30f4d5c32083c147158b972ccd4672ec0
+# Inputs sha256: c17da7a6f6055a4edf86f4db021b6d6567cda70c1dd5d8a49deb22dc4e20ea37
+# Content sha256: 10b92d4fb7ab4ab774415a37918b0282d146cecf9af95cbbad592b76a8033721
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dc172731795e7fe4feb3d7e57ef464328a2e5846f7ebf75cebe600d42ac1c29
-# Content sha256: 67910bdf493c4f0746bab84fce3e7e4b20b8d2c43dc23169d6fc968cb7f851b5
+# Inputs sha256: 28ce6931effb1bf2366346a9daf229e3bb510c636652379d4b53b3a0a9f58a02
+# Content sha256: 4aeeb1dcfd1d321ebb78b2679653b7f1aa39785cb714dff7ea2c14404dd698e3
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

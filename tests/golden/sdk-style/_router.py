@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bc8f30d3349bbd8f210ad0178f253b385f139d5347aba73a5493de6321bdbff5
-# Content sha256: fdb3fe03e3b16f36f89d5905594d61a6d5f0ec06f22566f43a3ab7accfe78c6e
+# Inputs sha256: 2761f87041df8ac9a5d78b732eacafbb61ae466a216ea76adf6055cc20bee27b
+# Content sha256: a018ee9849384ae4b1eba762c9a132e9b26ba54469c8c6d83ccefc7240fb88d1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 11bc562e8476c2eee316ae43df910fabd8ac1ecbda11cdaf16211e464a750625
-# Content sha256: bd9e836360a43c0932f486c56ac98bc01bcbdfd8b85c1add696ba0dd8afdecff
+# Inputs sha256: e3a213140b12d951d7b8df31c61835cbf338699779567a0cd91758d4e5bc0910
+# Content sha256: b6b480f204c7863fdb309e3cccb609959897de9fc8bd3068caaf0077ea43773a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -7,10 +7,10 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 15a376aa6ac37caaf6e22abd03198025ba7d135150d5ce6741173c10d4cf9fce
-# Content sha256: 195b2d5b3ae0d28a2a1053348f7187a3d26275cef763db098cef8d3a7cc31ad1
+# Inputs sha256: 537749d8ae3b88fc919a8bce296d30f15f7d3d221e8785680c07a65865aa9f14
+# Content sha256: fbdf3d1d6632be2e7a9cf1930cab86fd5d4fa0c6e32e16488ea4914d4e130cd2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

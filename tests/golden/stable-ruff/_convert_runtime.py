@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_convert_runtime.py
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 173a15a9456a77a6e911d516d705999d5cde94b21464f51f3e64341622a8485d
-# Content sha256: 9bb86b33174c08a647b7db407afc0c9220ee786d06896ed6ca45bb3692e9d0a3
+# Inputs sha256: 829e40464af958c5a4893753dcc0588d87ea2c21de1f547087753e8c0979d296
+# Content sha256: 1a38c1d9512035e94b00c85a7773ac6d4d2df33d1dd210343e1898432396c706
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 884dada3e281fbf815f4147aa8085ef7cb752eabbfbbce4e94da37159a848146
-# Content sha256: aa2567e6b1d00788c2f7002892d2d43b8b102d449c13d44162ee39411037927b
+# Inputs sha256: de1dd7b703d9a84349a3070b2605f9be2955eb8f579b8722d353713c21abe88d
+# Content sha256: 0c1adda6a9cf3d5f6d726c261e40f1b3f477ca2dd15d7cf24a76160a8064e5e6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

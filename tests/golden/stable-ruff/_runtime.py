@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fa721afc36d5f89b94aa97b170677f6d1994dd04f355d2981da3c7d6190bc448
-# Content sha256: a67fac820e1075e3b29678bbf7c09a21ed0e4041c83b7c10d38c684a0f0e41ea
+# Inputs sha256: 4c24b7f7b2fbfc5b35a4e9f734a0c59d596cd20ee304cf174c4a15f474026308
+# Content sha256: 48490a2de2624c027b19387b1ca7f5f3e94707ff3b73094686555523b7206d05
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

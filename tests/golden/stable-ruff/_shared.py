@@ -6,10 +6,10 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a94408eb4a6c6c09754170648cb812bbaf61318ac2192dcb2c186e7a91a32ce7
-# Content sha256: e3f51b523c8462ffbd237d906a48e350dbb819d33a88b167ff0bcbf7a1e68e71
+# Inputs sha256: b2ac18da1bf5b013c325288ec7f188bb5eab6e70706b5596349560e17fca7042
+# Content sha256: 94242ca3c747d36b4ce2debed94b2d64c35a8ab24bede99d17e3ffbbf9db663d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

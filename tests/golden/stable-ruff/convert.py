@@ -7,10 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b936bed34cba239ff73da0acf6fbac4017365fb87015d36e2774538a330cec5b
-# Content sha256: 41792592e7a116c235a06f2e52be8f58b1bb0431b91fe5a229fc3057516025e9
+# Inputs sha256: 2b1c5cf7e2a835aa4f63222fba3a64d144645c0395c47494cee81f39c1707e9d
+# Content sha256: 6c58c0c329e6e0cfb537c147d596b6ae26b31dc242e43dfd342ae30bca611dff
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_convert_runtime.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d1cf79fcb83062c64d992b5ee6322de48ca6b1f47bc2c7e3df003f87c973385
-# Content sha256: 3cc84eaa1ab7691aa352a1f81b4a9aab1a6d811924274836bd0fba5411f34340
+# Inputs sha256: ba0fe5c70c83342da48ae5490f4bcebb9d940f7ed7fa1ad1db63b54bf4afb3ef
+# Content sha256: e12a91fe1b176f823ff8142ac816862b8d96f1a3e1894f2e2bdcdaaac6e749f0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -6,10 +6,10 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0e3cd827f728100f911b405c1bc130fdecbb46f5982f57a36592ea8a13deca
-# Content sha256: 7ca5c1b328a33ebd12402fd062253767fe3a6c2c915ea76c08637faabdf3712e
+# Inputs sha256: 62f6e07402370230f9dbfde72835b587ffbae02afc601e7c2260a5eee2b6ebd8
+# Content sha256: 06aa3aa429fe9dfab3ab24c7ac1ddecd4305d3266e240bbb59acda325425c39d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

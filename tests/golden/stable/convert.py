@@ -7,10 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 58a47d357a20b5ec6b8e732c890718e4fae8d6c4547771f2293f7c401bdbdb6a
-# Content sha256: c5bc02200487bfb4610a5832aeaee267f781d292cacb4e747ac45a01ced9f4ce
+# Inputs sha256: bf3e240ccec516df82203c90c6210d1a31eb2f720938e39d508c1f1203cd23a4
+# Content sha256: 51ccd91f2c57695ce8e7a95198bf73732030d0f978b67d0353af666d9d72629f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

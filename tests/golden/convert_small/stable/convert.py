@@ -7,10 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c72e14a0f1b305bc9a68254cf33327781599e4c6fb0263d4405326c7d7980d1
-# Content sha256: 976cba71fd8ede8cebbcbbdf8f0672c985e7b281bd35ecaf8b811517f0bcdfdf
+# Inputs sha256: 95c9293afc325982d8decea72caadf9e17771a6d27c6de54465b4c0f9a2129e7
+# Content sha256: 03ea243257445608786cca9eb663bf5b56c0d1e771892ac8bad615327ed0deda
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

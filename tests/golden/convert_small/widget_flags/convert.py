@@ -7,10 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: widget_flags
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4822d50d4cd8056804cb9467cd56780b20177cb06e6fb671f5313bd7f55a947a
-# Content sha256: ab5b47a7a96f142d2c5d6f8b3a7f7b2b71af5718d9017cd00953b4e788c8e89e
+# Inputs sha256: a3135777241d9df2c907a252af843bbc1e893926d6b1b74bc9915041a1f13394
+# Content sha256: d684afa8e15377f42686c87e80ee23f63ecca6348b24539279e5f451b5adb8ee
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d41d458bfbb8f86042585533c793ee37e3290622270d4877a5be446d8c36f6e8
-# Content sha256: fcd71a959d51c30bf073915dfec18f50f82f9a4c28498539412fa26466dbbe1c
+# Inputs sha256: 68dde18e8bb1d40b72079537249b2ce6d8255638d49de93b5a7f44a5231fe0e5
+# Content sha256: 6bcb20d59bbdf199dcf10ff377b2293be8f2298dd400cd947672451cd4691b4b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

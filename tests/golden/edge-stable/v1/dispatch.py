@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c7c38d1c3a263383e0956f4507bc0a3c4ab68265781fbe9002263a6da40344e
-# Content sha256: 8554266064b44133adb9e0aab2d45860767bdfee2c9d3c25301e7365736dd577
+# Inputs sha256: 762411754958d14ece2fba3259ba9c1a97ec00bb37213448763e8c42c2f5e84a
+# Content sha256: 9d9763dda32b11829aa9734cfd69921883af8867f2d9938acbd28eca10c96929
 
 """Method dispatch for the agent side of ACP protocol v1.
 

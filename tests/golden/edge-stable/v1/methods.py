@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 69d6cd2e30fd6ad5c46ed3efd313b2c2a4b081e6dc14036710186ee0dc85782e
-# Content sha256: f88b6d79737f1948e8e53bc42d1a192e575c74067f1f35073c1e84e5f625cdb3
+# Inputs sha256: fe6abf2447b69155ea4864c9eb4c6c2852d81deedb26e159833bc048698bcba5
+# Content sha256: 17a243888572e326127f47c419145d7c93e57c69b370aa5bf7ba3bea57a4fbc9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

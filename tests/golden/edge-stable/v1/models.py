@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 085bc6a3563ce899fb095833ae32a1d1e698ac4ee8f4d86d202649016579be55
-# Content sha256: c26f05dcaddd3bf5f092490581b79f5c0b3fb850ad1984aaaa2a34d65a0a767a
+# Inputs sha256: 5b477aeaa24fa583236a6f0f59571b6ae4003d343237fbd0b99160a23cda488b
+# Content sha256: 8af74f3a486f01715fc22763fabeab7b15c840a7e849c009aaa09a1334499aa4
 
 """Wire models of ACP protocol v1.
 

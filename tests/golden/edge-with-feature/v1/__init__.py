@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ade926e51d6a596a3b3ac75eed6ebc6006289efaea8def9fb6a7d1c1882f9b6e
-# Content sha256: 217f90c02f3fca8ef8ef09fa0b7a0414ab8e1ffe6e39aea23a045d6f76666962
+# Inputs sha256: 8164bc87d8ced94511c62e3a1a1c3276f7bcd0a06debd7c0f96b21ecfe2ce3fa
+# Content sha256: 9729614b357d9f13f079abde9f1e36f4938efd2582dbda56b0eebf50b523763b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

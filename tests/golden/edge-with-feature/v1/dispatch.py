@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ad9208e6e1b8cb0824e9a5c181904405318c890977be060858cd31ade25af9c2
-# Content sha256: 01bcd8581cb00b4641790940a5abde94c6a9e4bb3ead47b1fb9366109e9b031d
+# Inputs sha256: 94bcbead79c365ea39e2b4417396dd922a7b148079f1b17b96557d47e0c4d22c
+# Content sha256: b86f27671c8c9d78515e14b76423ebb27e0cb8711380337a03f5d410e880c26b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

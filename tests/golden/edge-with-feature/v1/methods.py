@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0927ce8fab213c4f0afb1bfe6b4f34d013bc12892e91fc91c273397e327a51
-# Content sha256: 530de0eb8d2f368c94cf5d56a4dab94b068b8aff7767de13460b6e1017342f41
+# Inputs sha256: 0a0175192b9a8e189bf2510b417c117ebecdd4bb82c5ad3317fb1eb798a55624
+# Content sha256: c00dde740fb5ab08b4abcbeedaab131362b2e5374c45cb401c1d583b0a6d87e7
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

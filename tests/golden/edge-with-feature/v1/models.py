@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bbd285d749f6b4a6e8635c9698786251faab52b89ac53bfea7d515f2c198de63
-# Content sha256: 72333f9f94dae87f35ad8b817a4fc64582946327a11b5b7edf4c250debf5b3a5
+# Inputs sha256: 40648f0ce6ae7719124fa90ef91186a6f4b453e2bc78953b387d8dc760c25b03
+# Content sha256: a43d85edef48d65d268bc6b7beaee2abc1afe61e74a96e2100ce615e9adc197c
 
 """Wire models of ACP protocol v1.
 

@@ -5,10 +5,10 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5c8cc0c8ccdebf05eb0ac6f29a2e87fe0d7df60342199a1bf36c1f122d4c8953
-# Content sha256: d2be6a592b4ea341f8e0818b9115e2807cc8e5ba6eda931d733e49a0b18dd576
+# Inputs sha256: ce4f4dae0f28b207448227ced74a1c71dd38cd1ac5823966e3066b8442cce81d
+# Content sha256: 3c36544f0b6bbe3392a8071e2db35340e70af17be757c957b47e4903a61f2fda
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,10 +5,10 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eec60253d0e3e7e585f3f538a165692db0651dd3a63730971e2771212652913d
-# Content sha256: d927308da53d952b63c6855969e41f123653b03f2b47b27d5f429795d673a95d
+# Inputs sha256: 7e7addd1eae25a3cd280e1bfb0f0ec207c1fbdb7cd320b83a1d6f39ba30824f5
+# Content sha256: 5cf15860a22a1fd004a427a77ca76fc68e8e91886f431a5370c08f16643958eb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,10 +5,10 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e61f220841a10a978a6442ff19405e2fa8398b46c1f6c1ff83f3e263a3cdedf2
-# Content sha256: 9b5c0de2979d92f7a96747657252a4003908c92cbab5c4a6686745cdfdd98a63
+# Inputs sha256: d9768fcdd1161b2ccbd16937c191ffb3888ed2eee0034e05a58d374321db6f7c
+# Content sha256: 935a4824db457bb96141f49698f3e365d6ecf2c00a667e7083a14f2ad431c3dd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -7,10 +7,10 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7aba854b49c6f8829788d74ad81839fdc24f15750dbb6690e82729de1322bc03
-# Content sha256: d5fb5701a224687bf53dc35351acf747c6eddc6d494db18cb946b9633d3cb8ad
+# Inputs sha256: 382d5177c8b54a0e8f4c34641663fa7b10ed82498e73ad665673db75319be038
+# Content sha256: 23b372e85960aa6399582fe32cdc4f1cf8d52f83c97bcd711bc1759eddca2800
 
 """Wire models of ACP protocol v1.
 

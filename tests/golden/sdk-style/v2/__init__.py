@@ -5,10 +5,10 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f7da55728c747139bde8ef75de2527f5695b7c172a396f21fee4e685bcee5691
-# Content sha256: ad9d86e6ab0aea8b8aed9e6ee464a99fab98acb762081ffe0c4e922ad78127dd
+# Inputs sha256: d3485b58e7043fe8ed06aca990c3f1cfd309d1539ad39b348d491d2277f689af
+# Content sha256: 84af20b9ec7e73e715191da08f75383370374819552e27f473ae7f026f5e0e4f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -5,10 +5,10 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ba5c3f7a51ac7178382f2d9d8c83b3f33e407575dea654e47f4537322d4f1ebd
-# Content sha256: 3f9ae171c7e11fb2afc35f7962f230167ca1f347cbbdc6cf39b620121113df58
+# Inputs sha256: 7a7e18acdbbcacc7a3b380801a50d58524c05e06f99e14f7167cbfb7779a1b41
+# Content sha256: c988b3c72e59ea038988977d2fd1f1a3bcafd73d42c9f6115d4d3865eac26341
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -5,10 +5,10 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b87dfbca651ea7654b5eacc750d1ebba2060470aa8d859df551b59010a7bdac8
-# Content sha256: 105d406fbb96b0f7ba7e591358e4c134373ba6732cba3ac01be2ae2eddb95a93
+# Inputs sha256: eb3cb0d5682a5a1453f907283bf57201c7b44f076aead7319733798e80711bf6
+# Content sha256: a9712b6998c708b07623d66917beb16fec1d2692727de1d26098b0031b27e082
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -7,10 +7,10 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 87fdf9472d507d77622da80f06ed8d76d9e39b8422637cdc0ddd0a0d34e2ea03
-# Content sha256: 76fffd1e86e72ef877145af2e95e5bc9faac406fa8fa00e3b7038ff479a2789a
+# Inputs sha256: 2ddf557b12996ae3021dfc07de2dc5caa406c5940071fbbe2d91ca0c056ba0b9
+# Content sha256: e1460ea8297dbf6a4a79593b8a9fe69105949c8b282a5fc4bd4803c7482eaa5c
 
 """Wire models of ACP protocol v2.
 

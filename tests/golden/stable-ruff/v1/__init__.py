@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c5a0bd15de887912153536dc8b4b68aa8545baa3091ebb42d88647a5117fddc8
-# Content sha256: 04bbae699e16168edfd193fff09d21ffbcdc94c4aa2ccb91a372de7e741e52f5
+# Inputs sha256: 2d5c75598f151ea375210fbabc97ebcd17b4eed16e2b0588a3f9882067752207
+# Content sha256: b3300784ded4b250157d2f7334512aaffa4a612678947345283232455df2a08d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

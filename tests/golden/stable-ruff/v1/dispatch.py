@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9f74988da7cf97c298b1d45ae734fb9d68138b6486f98ac54e4206009a4b9ba6
-# Content sha256: f17d2bf9f3b4d75a5ce48fa8d6eec4fb1fa1018e5bf64ba0b26573bd7031c885
+# Inputs sha256: 763af393eb94d635ccc90e2d5a3f464220b6d4ebf3d06ab5580a5b47bacc411c
+# Content sha256: b22728b707594ffa7aa91a2a68f6bf14f9d0db863f14c29cdfaddf2795883b4e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15f071e7d31cc30ac3f3aa1051e8a52958c439e2f7e7f309826040ab1f401e61
-# Content sha256: af40417a5a946dac5c0b2831a6cf1596352222f1df171e8161b3cd9aa2bb8a49
+# Inputs sha256: f52c719099fcaaf9ab395452e8fedd39066871f27d0147dfb0c34f0436d25a41
+# Content sha256: 78c2753fa324a0664f4f8a26147033052c0a601884a0f7f9b0bd574b5a611ecc
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

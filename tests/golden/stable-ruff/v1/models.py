@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de6272e11bf3080b7f0aecb877a703e1b3edd2fa7e29c2fcc3fab43c92a87363
-# Content sha256: d49bc23343f3622720f86e51dc70075dcf618c1ac754cc3125281e4c14e70e07
+# Inputs sha256: 2dd5aa488c97bd9f549173fac4544e617e2a8b4a784f4102f96447035849363a
+# Content sha256: 94e120b294b37918362172c87316e1be1a85cd6242a1c7d753f6f90fcdd353ee
 
 """Wire models of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 476c9de8ef006d705c56577d9439d96bec4e238f40ff7e7723c51852d8d2fb4d
-# Content sha256: edcf5ec911f468515f6d3470b3c11cd13e836d52fe406a29b5c59d748c614641
+# Inputs sha256: 805f7d078e389610a7d1390e8df77641ec287dc477795a68356c5597337d350b
+# Content sha256: cf8d9647a51da33329a3bf70eb4a0e3a4ac4aa5375a3f1d037a08dd13bd50796
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

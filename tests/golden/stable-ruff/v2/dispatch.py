@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ab3c97f610dabc302391871799e2074420fcf498f125eb7c179968f68edaf615
-# Content sha256: 2b4290b49b34751548baf583d9a87ef10c5e83aaafd3147f82e6bbd3e8443a6a
+# Inputs sha256: 63e53cbddd70731ea882753eaa6defb230e9dca699ddc4be9450d1db4437d461
+# Content sha256: e7e3cf582372437ac3d3ac414f33faca1bd7638bae66f535f9df8aa48a60937f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 347c46b5d7cd906fa2c3f75d88d4d99cf218be48130bd4f36811e9b9d78550dd
-# Content sha256: 967a2def5ae755c4ee7f155dba615c1c3559a4da73188f1128d6734a67bb4695
+# Inputs sha256: 78c08fbc82f70f34c45e03444fc3fd7da32e48032514a26bc48b6b53015da574
+# Content sha256: 2affb890cb0974e1d3688006ede49df07c25ca064ea6fffea2ec0ea4a564ace3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

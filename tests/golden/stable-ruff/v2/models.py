@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98cd76d3358e894bba9f06a9ae2e4a13c7bc4db8d831b4cb921abeddefb78a29
-# Content sha256: 0e643824523355376d05825822d877f4c42ff049a0bd2bda5cf605ffc9326967
+# Inputs sha256: a456859e3ca05a7c3071efa985b94c508952e939800d2fcb8364590efcbd637d
+# Content sha256: 96cad4531dc0955258133f595ce4c5571fa2e9f924bf467ac4f25eff59a2eb87
 
 """Wire models of ACP protocol v2.
 

@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cd6f7cd9086c8ddf3c37875f142892734aff88cfda321b4986aaf33133a12fe9
-# Content sha256: 3c32cb94b3a4509567b63379ce641fc66fbbf8257c38300524a214cd41d135fd
+# Inputs sha256: 9057201cd9da1a1c1adbdffa42ced406c257e3f54a484dd1d437b3e113e1fc5e
+# Content sha256: 00f9a72c06a4ad3583977098ce04bbe42bd0776fe9a868b3ef0583f4a86d05d3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

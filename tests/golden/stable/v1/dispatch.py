@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dfe92bf88b1c4ecd638f8853e658fca7543b4834ddc0dc7ee37fd9602ea42da
-# Content sha256: ec40765c2e6592285b18ff6180e169a2deea652b198bd6194e9690a3cab6d085
+# Inputs sha256: 80a0ad5dac7f8973b923c761125944936a1ae006e0a1f20e31965fc8a12fc3ae
+# Content sha256: ea9450e1e1a83816289a4bfbb669abfcc98d6568fb4bf10841e7d0687d8700a9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

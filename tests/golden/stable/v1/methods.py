@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c729bdff472e63134846c2772c3b7624e2c78c1ccc9da2fae79a6947bd271f32
-# Content sha256: aea6fa06d8ea070c0f6eb1009161e85b092e616105160edc994e6d6481cb9a58
+# Inputs sha256: 1c4f76cc678361067f4ef6af43535c52014b9d71c766142195a4911e18c05427
+# Content sha256: 4f6d882df71eb16dc1e2e277359fa2c5cecb89f055c329b95755395fdb7dd7cf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

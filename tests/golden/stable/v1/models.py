@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71b244da9d10ccdb0f5d2a6d9bb05543463110395735b5c2c8576047ff45fa25
-# Content sha256: 49b0ef27f8162b1544091688fba79ae6b4d656752a40ae33acc00bb0e2d29a77
+# Inputs sha256: 6264d9fb2599ea844a4c6915b413b135d893fe7e56e60277cb8fc377f441129d
+# Content sha256: cd2d89c22b175308cec64235b53b2170264effb45a9868ae091bfbcec459c23f
 
 """Wire models of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7a1c20d216806285b3c39a7b884589173a5176b0a0b41f308e8ab83b973a55a
-# Content sha256: 8bed4c013b03144d543077843162936582dac2a68c719bfdfbaeada9c97a4b70
+# Inputs sha256: f6f3c63ccdf8c658ddaeb77a18f6b3f3abdffa65365b32d65e0498719b281245
+# Content sha256: e6d298b9bbdc03890b41a572b605f7621b08f1b2fa31e61792fb836be02a6faa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

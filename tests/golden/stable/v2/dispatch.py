@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d5445ea75da45ad7bf90349ed2999d583e1cd64a3df2a98d1fb927603d5334d
-# Content sha256: d2c0596d9dc257b60edfbc43c6fe6831b26684cf6ce1df4cde61a2c2afacc58e
+# Inputs sha256: 05c32ce490b5d46716f98b711201087fe8b526a33740ae3029917b78585a55fb
+# Content sha256: ddcb8814be3e5b64ed4b8c8defecdf04ed274c737873ba4769cc3877c8138744
 
 """Method dispatch for the agent side of ACP protocol v2.
 

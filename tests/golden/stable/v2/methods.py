@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1ab921eaa75899b66eb83ad372d1140e7068b6e87c2dd00b1aa5f573b02caa1
-# Content sha256: 6bf35e1c5b65c6c6b75abe8c0f2409e04a8066af6ba59c3701595f03fd591e35
+# Inputs sha256: bea188410e55420029e737f3257709352e47144179512855927d7ce4efc94e22
+# Content sha256: 275499cbc8517e6da57662e481343063670b85aa0a3b73ea3340032c90e935bb
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91147322ed90d63750bd66840de45a5920739f0a4e3cf2bff928f6b29b0ab39a
-# Content sha256: 68ff46f900d00f528d2c3857ae3e7afd80d465e668887f5e8d8132797c704c1d
+# Inputs sha256: 529ab52f5964c806472a9961b5d492d74c36fca07cee9388840f7725ef4ebde6
+# Content sha256: ca371657f5b0b9724094244d7e92a1d71c8518501c93a69564e461229eb62c19
 
 """Wire models of ACP protocol v2.
 
