@@ -43,7 +43,7 @@ class Ratio:
         else:
             verdict = f"target <= {self.target}x, {'ok' if self.ok else 'OVER TARGET'}"
         return (
-            f"{self.name:4} {self.ratio:6.2f}x  ({verdict})  "
+            f"{self.name:4} {self.ratio:6.3f}x  ({verdict})  "
             f"{self.what}: {self.subject_s * 1e3:.2f} ms vs baseline {self.baseline_s * 1e3:.2f} ms"
         )
 
