@@ -7,12 +7,17 @@ Each ``bench_*.py`` module defines ``run() -> list[Ratio]``; ``python -m benchma
 from __future__ import annotations
 
 import gc
+import math
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from codegen.render.workers import forget_layouts
+
+# For ``compare(sample_s=...)``: a sample long enough that the clock's and the scheduler's
+# granularity are a small part of it, short enough for fifteen rounds a side in two seconds.
+SAMPLE_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -22,10 +27,11 @@ class Ratio:
     subject_s: float
     baseline_s: float
     target: float | None  # the ratio must stay at or below this; None: for information
+    paired: float | None = None  # the ratio as measured round by round (compare's sample_s), if so
 
     @property
     def ratio(self) -> float:
-        return self.subject_s / self.baseline_s
+        return self.paired if self.paired is not None else self.subject_s / self.baseline_s
 
     @property
     def ok(self) -> bool:
@@ -37,7 +43,7 @@ class Ratio:
         else:
             verdict = f"target <= {self.target}x, {'ok' if self.ok else 'OVER TARGET'}"
         return (
-            f"{self.name:4} {self.ratio:6.2f}x  ({verdict})  "
+            f"{self.name:4} {self.ratio:6.3f}x  ({verdict})  "
             f"{self.what}: {self.subject_s * 1e3:.2f} ms vs baseline {self.baseline_s * 1e3:.2f} ms"
         )
 
@@ -64,20 +70,55 @@ def compare(
     target: float | None,
     repeat: int = 5,
     number: int = 1,
+    sample_s: float | None = None,
 ) -> Ratio:
     """Time subject and baseline interleaved, so that machine noise hits both alike. Each
     round starts with the garbage of the one before collected, so that neither side pays
     for the other's (a generation leaves its garbage to be collected after it), and, as a
-    CLI run does, with no layouts of black remembered (see codegen.render.workers.remember)."""
+    CLI run does, with no layouts of black remembered (see codegen.render.workers.remember).
+    The figure is each side's median round.
+
+    ``sample_s`` is for calls far shorter than the machine's noise, which moves a
+    sub-millisecond sample by its whole length: each sample is then a batch of as many
+    calls as make the faster side's last at least ``sample_s``, timed in this process's CPU
+    time (what other processes take from it is not counted), the two sides take turns
+    going first, and the figure is the median of the rounds' own ratios (a slow phase of
+    the machine slows both samples of a round alike)."""
     subject()
     baseline()
-    s_rounds, b_rounds = [], []
-    for _ in range(repeat):
-        for fn, rounds in ((subject, s_rounds), (baseline, b_rounds)):
+    if sample_s is not None:
+        number = max(number, _calls_lasting(sample_s, subject, baseline))
+    clock = time.perf_counter if sample_s is None else time.process_time
+    s_rounds: list[float] = []
+    b_rounds: list[float] = []
+    for i in range(repeat):
+        sides = [(subject, s_rounds), (baseline, b_rounds)]
+        if sample_s is not None and i % 2:
+            sides.reverse()
+        for fn, rounds in sides:
             gc.collect()
             forget_layouts()
-            start = time.perf_counter()
+            start = clock()
             for _ in range(number):
                 fn()
-            rounds.append((time.perf_counter() - start) / number)
-    return Ratio(name, what, statistics.median(s_rounds), statistics.median(b_rounds), target)
+            rounds.append((clock() - start) / number)
+    subject_s, baseline_s = statistics.median(s_rounds), statistics.median(b_rounds)
+    if sample_s is None:
+        return Ratio(name, what, subject_s, baseline_s, target)
+    paired = statistics.median(s / b for s, b in zip(s_rounds, b_rounds, strict=True))
+    return Ratio(name, what, subject_s, baseline_s, target, paired)
+
+
+def _calls_lasting(seconds: float, *fns: Callable[[], object]) -> int:
+    """How many calls of the fastest of ``fns`` last at least ``seconds`` (each timed over a
+    tenth of that)."""
+    fastest = min(_seconds_per_call(fn, seconds / 10) for fn in fns)
+    return max(1, math.ceil(seconds / fastest))
+
+
+def _seconds_per_call(fn: Callable[[], object], seconds: float) -> float:
+    calls, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        fn()
+        calls += 1
+    return elapsed / calls

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import generated.v2.dispatch
-from benchmarks import Ratio, compare
+from benchmarks import SAMPLE_S, Ratio, compare
 from examples.archive_agent.agent import ArchiveAgent, ArchiveHandlerV2
 from examples.archive_agent.stdio import Peer
 from examples.archive_agent.store import SessionRow, Store
@@ -180,8 +180,8 @@ def run() -> list[Ratio]:
                     large.call({}),
                     small.call({}),
                     target=2.0,
-                    repeat=7,
-                    number=50,
+                    repeat=15,
+                    sample_s=SAMPLE_S,
                 )
             ]
             cwd = "/work/project-1"
@@ -192,8 +192,8 @@ def run() -> list[Ratio]:
                     large.call({"cwd": cwd, "archived": "only", "cursor": large.middle_cursor(cwd, "only")}),
                     small.call({"cwd": cwd, "archived": "only", "cursor": small.middle_cursor(cwd, "only")}),
                     target=2.0,
-                    repeat=7,
-                    number=50,
+                    repeat=15,
+                    sample_s=SAMPLE_S,
                 )
             )
             return [*results, notice]

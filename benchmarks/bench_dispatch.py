@@ -15,7 +15,7 @@ import importlib
 import json
 from typing import Any
 
-from benchmarks import Ratio, compare
+from benchmarks import SAMPLE_S, Ratio, compare
 
 BATCH = 2000
 MESSAGE = json.dumps({"jsonrpc": "2.0", "id": 17, "method": "session/archive", "params": {"sessionId": "sess_abc123"}})
@@ -60,7 +60,8 @@ def run() -> list[Ratio]:
                     lambda s=subject: loop.run_until_complete(s()),
                     lambda: loop.run_until_complete(baseline()),
                     target=1.2,
-                    repeat=7,
+                    repeat=15,
+                    sample_s=SAMPLE_S,
                 )
             )
     finally:

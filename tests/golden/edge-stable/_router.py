@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eda2c871b6916ee9b566646a7541b734f6ac2c2388d7b8a955ef52cdea801d69
-# Content sha256: 7501df1967e5a69cd2baa9b391b5c91d3f9f86402618b970b096b03b2cbe8e99
+# Inputs sha256: a020697c2cb16a57363905fd5ed279bec5764f48ae17baccbb26765ab2dae6fa
+# Content sha256: b66418483eda1cadd1df1a3514c14682f83612179c07735cc023f993a76ae2e1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

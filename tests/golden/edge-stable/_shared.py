@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 195c23cf1354c60bb025a4bb3f78fd4e6679bae46a996e98be561c45980728d9
-# Content sha256: c143bd842f2ecfd2ad51abcf4b9463e9a6e2c7868d03c8a72cd37bc11a145f4d
+# Inputs sha256: 663f9876af0bde29fa99569e78eabb1cdc4824c504229de067fdc4ae2e084c04
+# Content sha256: 79049cf9a6d6db675c2570dbe8978ebcc11ba664e0d70ab69e8088b7f3ad3d90
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9a426319bdabf13b4d5d92b00b09aefcecabe08827d038c7a7b0f181476d027
-# Content sha256: 6e9516898944269d8e4e63be9b61940af3000567cc4967e3a32e5420d608227f
+# Inputs sha256: a076bd37742af7ea64dbbc0eb6bc67c1b612fb84b66ba6bfa96c6d8ed701bbc4
+# Content sha256: b89d71ca1b9a9f9bbc978ec41ecec670e152a355ee1b0cfdc922277017fed1a9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 618e2a271bbe5cda12dac80a515b5b41680ca066bfa1b01538f402af17a76824
-# Content sha256: ac9a99a2cfb06edf5befc3a00385e7aea391b11453c0da5c5e17117891ac5f3d
+# Inputs sha256: badfdee88789f6749a6e64178f379cd0dce20cf4bb75aa8a99c2873e9be84590
+# Content sha256: b0540f84799f0d49a90547ac7e56cc589b5ab51ef7d5a0c6e809ed870fdb558c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/shared.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 22eb49f0b6efd9838d1ddd9daae3fab36612d0672ada522f012ef4eacbe9b836
-# Content sha256: 83161580a33df5a0650fb5a5f0b2a437ce7330276d9c5a34bd79d583dcebaa6f
+# Inputs sha256: 0742305827300209b02dbc6ea421febd6caf1a0a57f7fae1b25b6969e99f2f67
+# Content sha256: b334508382e9018d18190bcdb1fd7d46e305f492fb97675a4d6fc413d3ca2c28
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

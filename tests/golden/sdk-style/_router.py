@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 85fe0b6f4329adccf237ff5cc9532e15b5bf824d0d20081b73f8be0373ef8685
-# Content sha256: 5776cf3deec33d7a93acf253e13fb3953bd55ce7980ce96bd76838c293542ff1
+# Inputs sha256: e530f8765d5065668d68df5bfc924e494a4fc842f8af89e8cb529f0cf792f300
+# Content sha256: c5b8c0e426a6e324b53970e7dec1483289d66a760f15ee45eb68b285d7921c3b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: unstable_session_archive
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1d60805aaf126e3a883048031c85300859d5acd4ee9f078110afa6afedca0017
-# Content sha256: 6e98730e04af84275b088296611601b6228274e632c8ca0dd03f9875948c2fe2
+# Inputs sha256: 6de58be18d070de5c7965707bff37ddb5be490dfcd2e8603695fdfaed7ce64c9
+# Content sha256: ef360bebdcc0cdbc72534c5c110c6438e72d59269108c4b3d8736d6ac4bc5c14
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

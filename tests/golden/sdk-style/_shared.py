@@ -7,10 +7,10 @@
 #   templates/shared.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e37574efe6487833c3ff56dc54c27d14b36cbb7b338f588538f43433cd12d295
-# Content sha256: 65f6d21665a9aa34bd1c4231cdfa699a34fa1c791ff3d673c18b274bb2b73912
+# Inputs sha256: 54219b7fd2af92622f53ab2870a231d0a81d58eb5c1990650a69881c9692574d
+# Content sha256: 2152a5fc37bfbc9985237d51ee2ac70acff496e88d092b36039fe3a4d530d741
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_convert_runtime.py
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 134e566b1cdbc514bb45f779215f38dd78d0f62349779fb23e18643d9ff5b90f
-# Content sha256: c1e2e998be41c8f1698f002add74d6b210dc055ddcc3ff14a4b6bf15929625e7
+# Inputs sha256: 65e8f71c5bf9580e1c0f2be06a4d62c24c1bfee0bf71647687155d70337c9208
+# Content sha256: e54c7fbd6c5d1a470e6b6ff98f93025ad5bd3c6180e69c74f99cb2cedf2bff00
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

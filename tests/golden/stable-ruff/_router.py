@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_router.py
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7bd0c4b2eb3f51a6d965e6e4299d5aedf814cc94e360c761376a629d4533cf4d
-# Content sha256: b8c66d76caea313ea33cc8d3bbde60b6d7d4326cd6319f6f9cc5777bb7c28a48
+# Inputs sha256: cc4d421c7762db0918cd4c07b47cbba84a63bc7b0dab8ec0589733ebf3972022
+# Content sha256: e3fa87e0804231581d99e3522748f14ff5f161b1b0d4487bd71a5de47501743f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: caf77b93c7e29a341d2ba38069cb1afbdc4145562ba60b806eb47b144649fc73
-# Content sha256: d25912603af8d11bc93ed67b66c01f2e2e7d66af35ac5b39b91eff2b25720165
+# Inputs sha256: 1b1ebbf871f92d493a3aee46eac109352faee9f2958a950e0a8421103403a071
+# Content sha256: 747410e9629b78154817c26d836f5555b3ad1f8e49772b2a453c221bc2b4d614
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

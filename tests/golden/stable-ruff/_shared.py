@@ -6,10 +6,10 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1f3b84e17bd22223e69a39f2e318a4d92f5a3b0f986e73746299a4416373cdcb
-# Content sha256: ac47af36114c900be59ea26742ef0cfbc7321ea94fa2d51658108e7e9dd81e87
+# Inputs sha256: bd64f098cdb8b250735ff8c95d5064b3ec6c1f7560de7c315a41e9267eb264f5
+# Content sha256: dbc18e11cf373e870107c181718dd641b2422e33938f5c6cf8869a91731ade45
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -7,10 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b574381cbee521d8f09b46d8949129ac0cb4aebd98349d729d17084391afd3cc
-# Content sha256: f95224a7388d2a398659fde3a5536584d844ad2b3b8874383e55e1f04f1eebf5
+# Inputs sha256: ffd4abee8c44b5910e930263adc568304d35715893fa59ebff7105122cef4624
+# Content sha256: 7eea57bf8945095fe27cda91afd0bb2ba8d55abb8953aeeb3abeb2f45179f21d
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

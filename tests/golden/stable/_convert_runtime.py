@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_convert_runtime.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc5e3a2b45e28cfb8409e35b924abae294f6aa225f52cfd2b20f52e01a82ec3a
-# Content sha256: a2911fb12773d90a692489d026b71a6b98a2d01709ac607a579432c24387e8c4
+# Inputs sha256: 662c0d4f411c181581acfabc92f6db212a72cff4d58a8fa2ea113388868199af
+# Content sha256: 6095b97a75298f5a79a468110485cf42c7193911655266042313afdd0e8853c1
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -2,10 +2,10 @@
 # Inputs:
 #   codegen/runtime/_runtime.py
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dcc495f3fac33d925d888de4d610f577ec20d291854d0268c9c689782b958e4
-# Content sha256: 94315f06830ab5f4347420e844cf29cd17f3c8f7528a0fab5bbbecf7de92fc16
+# Inputs sha256: f8f94939dca94fdb0618fc03ee5295ddf728eb3d23987ad515afe800681ac467
+# Content sha256: 5aa92e033b9764662e3a57b20dd460b09a0891e24152782c93b141b9461b2d6d
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,10 +6,10 @@
 #   schema/v2/meta.json
 #   templates/shared.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c0ba4edded3c0cf2e7aae7acbe4c55ba511c9b7fbc11babadef9ef46623b15ae
-# Content sha256: 523c1b09d64a41cdbe2ccdd141034f879f151676b18d9bc5d6c84b7de564369f
+# Inputs sha256: 5a385d88c48fe66f01fe27d6f995fb28e359d8ece4bfb6c004f50a624c05b66c
+# Content sha256: befb6111f300cb5b2e5d954395cc55578da70970b110313a648ec2d7da54904d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

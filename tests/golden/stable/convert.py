@@ -7,10 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c0fcd6827ca536575b6296482474ae9aca5f24cb8e4a9364c31dda994aae8d8c
-# Content sha256: c008108e55ad827b5072b4d124ddb5fd5662a922c40f303f65788dfa00a962da
+# Inputs sha256: 54b4be09e75703deb95bd75eeffd1e239911bfc5acbcdc7493b22f9312270f59
+# Content sha256: 0704b54043646a2bbfbf6d48085ef089ffab487214eb33f824f15cbd78e12414
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -7,10 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 14a703fdc3a5be2db91045c236803d528d3fcec441cae8b2ac08027fba1a1ee7
-# Content sha256: 1aff8aa4956493af8dfea515f584d76d5459d495f349c52793d4e2425257d950
+# Inputs sha256: 091142d93f415a411fa3578cc82fc51af4461828287a664e6abf407dc1cceaf2
+# Content sha256: c08b3c3fdfb8a4347472302d519aeec6f44603a76167f4070d119504ca090bf6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -7,10 +7,10 @@
 #   tests/fixtures/convert_small/conversions.json
 #   templates/convert.py.jinja
 # Features: widget_flags
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8b94f7d73ee47c00dc169cff94c8cc80a625021c5fae1d9e9112d6be3f34635b
-# Content sha256: a2808224f0ee12ebc3408233d23c4e7deded11fad7e72344291be1f15d4c4eb2
+# Inputs sha256: dec51f33b46a3d8890246e8f5fd2ea19fb0d5f246fb77aba35859f792a3968a8
+# Content sha256: 9d8b1d7e68c581af6572938402d6b2ec0fd9b36994fbbcc05849a640f1d4f1ca
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 31e6131331a9f57c3ec1c7ca7fe243491e581c2028473f766ab5bb06a91aed0c
-# Content sha256: 6184b066f281ff0431231cec748ae91f357d8b305a3b1346b6ccda8869eb58b7
+# Inputs sha256: fa009114d09040826370fc189382a6b9ecbc6db3e1db8d5ffc07adc7ac875d88
+# Content sha256: 2809e430fe1275d0d8abb89467e30c0c78bfb0e9824cf8da115dd1614d533c76
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 519ef8d333c11140502716296f70c4064dcd818ac8112e00799073ba59ca2f81
-# Content sha256: 887349bd56ec5d3257f3b1a94b65b56dcdaa3d45ff3ce4ca3e5b8821fbf8c270
+# Inputs sha256: 55c0ea020037892df13cc1c63638996d348c43288aceb86dec28aa721185b7ab
+# Content sha256: 4ad429405ed4b5580c6bca509eaa53011a87d284b07ce8e3ad8404470ec30bd5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4b85c438661b2de6ce4a776fb8517f98e5dd48166e2ec59f02a190a51b38c16b
-# Content sha256: dbb6cbe23633bc9cd9a8e95e80082a58867c03372cd4b6fc0c23e442c5307884
+# Inputs sha256: 8ccd8119cafe4f95e5fa5feb10cbe23c548caa82c00ffe8d8680d4bb2d1ed75e
+# Content sha256: ba8700faec6ac4241439f4d18090465ef75c63730c4a0d46e65da44263cfcfc5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

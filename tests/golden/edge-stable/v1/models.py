@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6fd85bb33f0bdc59c73cba29efc63aa95749223c4a357185570c7835cdb41f95
-# Content sha256: 5f19d55af537e5e7077667f9d51496b301756321f73bf61fd58877605b6a807e
+# Inputs sha256: 2b85eadde3c944f56f12a47e44469570335210738a5a96afc84d6749e03a8021
+# Content sha256: ecbe26148441356011f560c161019a44ee9e0e8cd00cfc7e05917b653ab57fd4
 
 """Wire models of ACP protocol v1.
 

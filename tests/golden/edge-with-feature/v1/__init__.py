@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3927bfe484473162c7cfec3592ec694295554d0832a9afb555903635afa79e3c
-# Content sha256: b3da62c70048b48bdf4b2d9ede7c2214fd02ab0db6ccc419595ad9a168cba5c2
+# Inputs sha256: f7b252a5e3fcd6e22bad1af8660b7be5c8156614a3547e6cff7b05a88dc5381c
+# Content sha256: c7f7c268dd1e51f1532d4112e326e6b564064b1df2dd4a09e8901c61309421ab
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dde44c1e990fe291de30468154b5a2bb7a1fb6d98a79861a1189582a327acd84
-# Content sha256: d38296caad78e509b7ea180200a947c10002fe7aa65f91f9bb9c8dbd8191e52d
+# Inputs sha256: 5fac31858f3c59fe84134e7feef763fe339a86d0ab4c1c368ab388b45bad4b23
+# Content sha256: cbfe099c6e6473218dde154e1ff93be0664c3fb4086748f7888b0e8659f92387
 
 """Method dispatch for the agent side of ACP protocol v1.
 

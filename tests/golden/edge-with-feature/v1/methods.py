@@ -4,10 +4,10 @@
 #   tests/fixtures/edge/v1/meta.json
 #   templates/methods.py.jinja
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc7b985ba803ab56a03dd5071befebc3fd2d91fc800625756c224ea1be439b95
-# Content sha256: 8a84aecd3fabd52141708bde9fa4dfcc5f1f2e415f0e4bf607b3322694702d5d
+# Inputs sha256: 6ecfc7c6ef09a6e67fd97b5dbd69ea94076d792fb419cc9dfc6e5d673ee9ef44
+# Content sha256: c431aac4b7ab00ca51808be58be5e194dc084d5b218de40fed5d5cf722568ea8
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: edge_feature
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 11074ee971d8d4d6e28d8265c6baac8eb326db7908f74e35bdc5179e3c072761
-# Content sha256: 36d6420c5fc5cb74948d20d457a4f4f7c4be280c1cd01828852e7858413d2837
+# Inputs sha256: fdf7494de4aecde69595ee400bcef7f0370dcbe2b0d65c83980cc7498be3743c
+# Content sha256: 50fa4301977515b2650de22a4567a2f7d952533e056ec230470114b4d975d4a8
 
 """Wire models of ACP protocol v1.
 

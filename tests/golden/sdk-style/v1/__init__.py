@@ -5,10 +5,10 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 007a6ffb7b328f3af0e8a03cbe56ecba8b8ef1692902080e49bb10b1af0e4227
-# Content sha256: 54a35c75be4d990e5199bb8485b887f9c73f248cfc7a96d9ca5212baa0150cac
+# Inputs sha256: d15a0f48907c5a3442c713ef1fa45f05bf6bcd277e17016c1f3c3673861cb005
+# Content sha256: 8b978e735305e5ab13cee13f7654b93d5334bd1e34485348abbcf5672c6d8920
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

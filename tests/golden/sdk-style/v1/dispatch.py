@@ -5,10 +5,10 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0862953ea14bd19b8015a22f893df98d6a264e0c37b91d52129b2a5a8f6af274
-# Content sha256: 0179e0fb96aac5c8bd059a1c97ca4f9c641b8dff2a006a523055e5fbded745a9
+# Inputs sha256: 4f72a1b10ea7e58023d44b729d45169a87122bac96af4788101e11b31cb6b86f
+# Content sha256: c0d083b00e01073341f676c6c4a03175f2611adcf5bb8d2c1c98c68839104aff
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -5,10 +5,10 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1283f38ac8ed9e92bacc3e0b530fdb9a6f92abc25b3a4faaecbee4e143640389
-# Content sha256: 9d8d39b365189b0da98aac6ac300f9a321e7fb8614262d7af0d1fa28836195e2
+# Inputs sha256: 8b37c509cf62b63e11b61c3d2092587f8f40704776ebed77f0360c73cd94e00d
+# Content sha256: 861cdc72340c1650f9229313e79da674c39390741a140a9140c6e0f388f9eca2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

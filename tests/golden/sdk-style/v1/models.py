@@ -7,10 +7,10 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c22bf0f40f2c05c9cdc8fed6485ac36d588cbd125f6b047e780c5bd57f249272
-# Content sha256: 2541426c43bb75e45c1216ba883d2e7c2488769bcb8d94207d1b3f8e8155288b
+# Inputs sha256: dbaab44e6a8ae4db58654d6ca7502cc4979a55b613265100a896275b0f94df91
+# Content sha256: 00112c2316acf823376d3c429118125088dbde7492ccbe4b2b9ffdba2628c15c
 
 """Wire models of ACP protocol v1.
 

@@ -5,10 +5,10 @@
 #   templates/version_init.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6cf6003f0c21ed0c6a857addf67929be201c7b7c8a86d95efb6966974dc1e55d
-# Content sha256: 794c993a3c45e94de6b7b10a9eff8a7618c73a9d3ad3cd4230a13db58c5f3251
+# Inputs sha256: d5062f3e5af1c2cb058260de175c5944e34be7a4870787110656b8b59518a918
+# Content sha256: a3ac37907360b9901c0e4c8f8d5f154a5439198ad827d66051d10b892d0a8a73
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

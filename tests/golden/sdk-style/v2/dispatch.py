@@ -5,10 +5,10 @@
 #   templates/dispatch.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 68ef2f3987e76b78bfebd640a9dccc68826890989f769fbde5c46b566abfe72d
-# Content sha256: baf4f29f9179124c815ca68be9499b7b12818d99dbd7180bfd9e769e3a767d84
+# Inputs sha256: f0e9a57b081ee83a77b9af97ffe824c9d712209e605870cd548681b21d84ef3d
+# Content sha256: 8f7c9b57267e7555f30a9152ae71370d28e5d8f364c4703bb34fa154a201bd27
 
 """Method dispatch for the agent side of ACP protocol v2.
 

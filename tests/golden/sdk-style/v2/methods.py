@@ -5,10 +5,10 @@
 #   templates/methods.py.jinja
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e12877f93a36edd84b880422d040783bb48bfc1d7d3f5896b3bc63221370fded
-# Content sha256: a67ed4e09a3ceb80ac2b16421522390d81c90352170c71fd4648c3ca583b843a
+# Inputs sha256: 0a41f56ecc72e934ec88404d2bb4ee7220e14bc8628321ca60b5a8675841f863
+# Content sha256: 7ceab720182f92417084dbe883b2a76c500041c683210cb0ba5bbb08218215a7
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

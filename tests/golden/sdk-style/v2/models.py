@@ -7,10 +7,10 @@
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: unstable_session_archive
 # Class names chosen: 1 (in the class_names argument)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a2f0b426fef44d2b58d842cca18f3ef6c5a7d6f4bbdddc4d00f55579a3d48056
-# Content sha256: eb4c880719125c2e5f804fe4a7f5e201b94b0f9c221d07c04c3916c0938e1456
+# Inputs sha256: 937899199e73c1b1b9fea2440385e473f40b2a994f24f4d56ec2ae7c06fe10a5
+# Content sha256: d8e52b48328558518846a8e7aa967719eded65ed909ea7c299421f42bf1f2db9
 
 """Wire models of ACP protocol v2.
 

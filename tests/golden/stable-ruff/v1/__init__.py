@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5f92e7574b88a24de31d440ba61d6a7fb31429135918402d90a8350c5ed0b5df
-# Content sha256: e5420cfde7ac02cdfe56405d78f3c50fedaec7bf73152c51a7c5c33f636803f9
+# Inputs sha256: 80a6a9daadb868ff5386b7a0c351d4eef7b5c6a5f7a086bca07ea954a1ad5986
+# Content sha256: 310404b44f04ff967b9d7c64e02b58c97614f6d17ad358b9916d4e08f443996a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 72287c59e9f492646a9f707deabd836843df185c1dccfec664b557146b41f2d9
-# Content sha256: f2b2e05393734e231d261d60b8c0162fb802adc8fa1531a08a26d9cd53072fce
+# Inputs sha256: 45d216772f84a521c84aba167e8fa374ad2938fc164aca0ac1c149b8647d42d5
+# Content sha256: 0c0cbb881ffa55777b43bf3108c12b1017766edcbbbfbb651b449dc9ea8396fa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0912dd184c0f5af98d075a909e98c74564d51f5c004a72ed7817d9b34b2f656b
-# Content sha256: e4679e7e30052144d4bc9c1fc63ee4343306e1ceec7394b6a8172e3f1fb93e15
+# Inputs sha256: 3f1d7f1bcf469f63ec3db259e13d5d9790cb80777b12f77602b0470fd5926ce5
+# Content sha256: 775b40351261346c4ff12a10901ae897b317e1d5b22d4ad31982a668288e0dd0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5453ac49bfce7b6015b201c51b0e48a3ac33dbbc0273e3c58ec7f00000e617c6
-# Content sha256: 52a1ea6a64af72818907dd591d8523a720a5637a26934832745725135804be0d
+# Inputs sha256: 9dcfe0ff99fa5111f7e03859ef6082cc4b397a464a84fdbd0bfa32a9a96fcfac
+# Content sha256: 8c5c0a530eab6427a03f040e5e75bfd9960fec1d923d2ee66b8b07a9885ba8f1
 
 """Wire models of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24eb89309362d53ad03f109b73af0b6142a40f5c7817261aa827de63037727ff
-# Content sha256: 6bdfa552f9b9ad9987bfebcb670fdc99ce62b4fff2d4b2d2d3f705a9a457092a
+# Inputs sha256: fdf724d05eec0f8817d8a5c6f16b87ebc2de6256a54408d90c817b32c8a99bc8
+# Content sha256: b74ad6738c98c61c69f1bfd8fdf72e17e6682c652a5023f115f8e2bba4b14ddb
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

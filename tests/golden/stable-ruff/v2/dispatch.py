@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: abde19668aa501dc36232cdc2c7b1854adabfc3e5f1008a4732d60598f9fbc69
-# Content sha256: 06adc380952d46d69450da54618772decadb72ec548faa90de9f474642d49ffe
+# Inputs sha256: 562f5f8cfd2343e474b5ea34b1f7de20323413f15b7833c1472f45e9d654ea40
+# Content sha256: 857548a4388c17929cd3c93e478be67b17b73fdae5c95c3f1ea2169a61a92b95
 
 """Method dispatch for the agent side of ACP protocol v2.
 

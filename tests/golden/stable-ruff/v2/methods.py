@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f966cbf3853a13c489587deb5dad048aeccfa00e700b1ef468cecaabc3af6b56
-# Content sha256: ccf807eb3ad45dfd348baefab50fa9903230288948f195f11a8f6394238d9995
+# Inputs sha256: c1535f29859604232ccca7202e5af75b5e93a4e7e7ed4436ed9162d7a982bc85
+# Content sha256: 76b5e4fb96b773f26d9f5b4e6e2766871932b806a4662f217bf4e1651a391334
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

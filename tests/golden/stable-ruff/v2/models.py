@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fc914ca973d7d2afeaf776eae6921c0e5e30a3f494cc28003d4f0306df1c552d
-# Content sha256: edc561f48e1f44515d3de2e3e434400cfde85707fe504ded9edae82539c131c5
+# Inputs sha256: 68a637f0b9d8f47ee63a156fd43c59e90617dd55456fb21b828937b4bac576de
+# Content sha256: 147701746ad9dc65985ae705f671e832ceb7c06bfaf01536a6995abf49a067ab
 
 """Wire models of ACP protocol v2.
 

@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bfdee45a99a3de24a3065f10c71793f0f76171dc8cd7d76b87fc6180818cf6dd
-# Content sha256: 346d9b9f5b4629bf3b3bbfb2389d7949aace2d9d038f9bb14d15471ae904ac60
+# Inputs sha256: a90f724508ee369007960bec23a5109b1e57fa48a94ead2529acdee4d67d88e9
+# Content sha256: 14dd69d8219d24046ed7c3fa8768a70e363ffaad61ce24b37683bbfd350bd803
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fadf87e0b48183131d53c55971d73c26fdc1ccfd94e2506dfd5ea9b76a73c182
-# Content sha256: 9b4cbc031949e39b267fc45e659cc0a204ea803a256c4964fb1151840ef8a6d0
+# Inputs sha256: 62fdd84dde441e7abc79825326a5a8a18bafacd1c69f7b245de08b1bab94040a
+# Content sha256: 6439861bba7e7a344363f0073f2055a2a43111b393d58f131932288f390dd5ad
 
 """Method dispatch for the agent side of ACP protocol v1.
 

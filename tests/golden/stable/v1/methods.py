@@ -4,10 +4,10 @@
 #   schema/v1/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d24ae6f15a99771d9bd8addd85f4ed6001a02c3e6de025fd607dabecbb4e8b0
-# Content sha256: da895c2903801986ec45869477afd61dc9580b8aee001e1e9883fc8e97fa6ee7
+# Inputs sha256: d7eeb9ebd90b9709e754a0c62245a11fd4c36c608e414b0c079efd2f728bd530
+# Content sha256: 131b67f38f54e0dbae40bc7eb05ab86c39556e87fae08713518ed5c8b77f4f5a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b37918ecf928c6b272ac2a3e831fdb6d68ba5069bb276204dc6a1ceb2d5aa978
-# Content sha256: 678e80ff7fc686506994c84520b0e516b5ff27280a0ec1e0eb51045f75659b8e
+# Inputs sha256: 9c1ca7be778c258301dcd8f427644e748454e7825eb080bd83d9ab668008dc7d
+# Content sha256: 177bee5fde6d6e74663a60ea44d412ab2c20340cee99e7199e71f8c210ad5c81
 
 """Wire models of ACP protocol v1.
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/version_init.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ebbfb5986f761acf3e5c576eddc65150220dfaae63cad7381051fc34d17e70c
-# Content sha256: c9febb3b8c2092cd7bb405151b33368cb5fadc9f06135a166d2b319f67b6a646
+# Inputs sha256: c488642b9f21896b736a7f76bdd5bdb925163ed1ac6931c03a11fbfa8b2fc50f
+# Content sha256: d59978f91629e13ea15ac8fd203a31fd7814d9718a55d26816c1d5056bf4c4a7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/dispatch.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 73fb956bfdf286e3d7be4e4ccc4a6ef215a61bb0a24128e835eaf3c8912cea4e
-# Content sha256: 7fd10475cfead6ae7135184a4874ee6a141b208e63e1266bb8847935fb417bf1
+# Inputs sha256: da1dde465c1b39fedb060b8c2deb57bc6b6094cae5c24121bfecea84b51ddfb7
+# Content sha256: b68e2201c41a9fc7cf59635c834e0d05fd215729c9437786ca75b652be630251
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -4,10 +4,10 @@
 #   schema/v2/meta.json
 #   templates/methods.py.jinja
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0b88e93f5e2ba32e37441576b8904479cea9b28655ff19f1a01d6d4b64b187b8
-# Content sha256: 5f847f207ba5fd2ca0e8aa7918392df41085c74b01b9851f35fd35903e0f79a8
+# Inputs sha256: fb387ac0e596205cd4f22d2a2f66a6fd95712b50bd0f549a3894af49cf422eec
+# Content sha256: 130ee6974359941b49d3da596d8c60fc83c0c913d0395165c1448f61112d2cfb
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -6,10 +6,10 @@
 #   templates/datamodel/pydantic_v2/BaseModel.jinja2
 #   templates/datamodel/pydantic_v2/ConfigDict.jinja2
 # Features: (none: stable surface)
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c19b8f50f2cd64293c1c561ffb613f545a447d43c388be9a4e482d473c3339d
-# Content sha256: 87518390c3aa89672b0401b20eb3eac4f139953c63f8ce4e25d27da6bce5087f
+# Inputs sha256: 60aa9bbda00866508a179dddefaab117d8861b1955db6ea22ddc99b4c55c445c
+# Content sha256: 57ca978d6644be1fcbeaa252b1c7e3f4767cbf7fe55bc0cb3a90b7253b06305b
 
 """Wire models of ACP protocol v2.
 
