@@ -34,10 +34,11 @@ from .match import match, reverse
 from .pyproject import TableEdit, all_names, edit_table
 from .read import AdoptError, Module, locate, reading
 from .regen import Regeneration, take_over
+from .roles import ROLES, find_roles
 from .settings import Derived, derive
 from .shapes import Generated, Matching
 from .verify import Verdict, verify
-from .wire import ROLES, Wiring, find_roles, setting, wiring_of
+from .wire import Wiring, setting, wiring_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, SCHEMA, SHARED_UPSTREAM
 
-from codegen.adopt.wire import find_roles, setting
+from codegen.adopt.roles import find_roles
+from codegen.adopt.wire import setting
 from codegen.cli import main
 from codegen.features import gated_off
 from codegen.ir import Method
