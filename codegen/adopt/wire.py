@@ -24,6 +24,7 @@ which of the others are served without the SDK's unstable marker.
 from __future__ import annotations
 
 import ast
+import builtins
 import difflib
 import functools
 from collections.abc import Mapping
@@ -51,6 +52,7 @@ from .gates import chosen_names, disagreements, stable_methods
 from .read import AdoptError, locate
 from .roles import ROLES, ROUTERS, SENDERS, TABLES, Conventions, _key, _parsed, _routes, conventions
 
+_BUILTINS = frozenset(dir(builtins))
 SETTING_KEYS = ("templates", "models", *ROLES)
 SHIPPED = "python-sdk"  # the template set for the official Python SDK's idiom
 
@@ -245,7 +247,7 @@ def wire(
             continue  # the set makes nothing of this role
         except (OSError, UnicodeDecodeError, jinja2.TemplateError, ValueError) as exc:
             out.problems[name] = f"{exc}; left as it is"
-    laid_out = format_modules(rendered, sdk.style)  # all roles in one formatter run
+    laid_out = _shadowing_marked(format_modules(rendered, sdk.style), sdk.style)  # all roles in one formatter run
     imports = _Imports(sdk, complete, selected)
     edits: dict[str, Edit | str] = {}  # role -> its edit, or the meta module's new text
     for role, path in files.items():
@@ -275,6 +277,52 @@ def wire(
         if after != before:
             out.texts[path], out.before[path] = after, before
             out.changes += [f"{name}: {c}" for c in changes]
+    return out
+
+
+def _shadowing(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.arg]]:
+    """(def, parameter) of each parameter that takes a builtin's name."""
+    return [
+        (fn, a)
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        for a in (*fn.args.args, *fn.args.kwonlyargs)
+        if a.arg in _BUILTINS
+    ]
+
+
+def _shadowing_marked(texts: Mapping[str, str], style: Style) -> dict[str, str]:
+    """Rendered modules with ``# noqa: A002`` on each line where a parameter takes a
+    builtin's name (``id``: the keyword must be the params class's field, as the SDK's
+    router passes them), as a maintainer silences the linter there. A def laid out over
+    several lines gets one parameter a line first (a trailing comma), so that the comment
+    stays on the parameter's line when the SDK's formatter runs."""
+    trees = {}
+    for name, text in texts.items():
+        try:
+            trees[name] = ast.parse(text)
+        except SyntaxError:
+            continue
+    again = {}
+    for name, tree in trees.items():
+        lines = texts[name].splitlines(keepends=True)
+        for fn, _ in {id(fn): (fn, a) for fn, a in _shadowing(tree)}.values():
+            params = [*fn.args.args, *fn.args.kwonlyargs, *([fn.args.kwarg] if fn.args.kwarg else [])]
+            last = params[-1]
+            line = lines[last.lineno - 1]
+            shared = len({p.lineno for p in params}) < len(params)
+            if fn.lineno != last.lineno and shared and not line[last.end_col_offset or 0 :].lstrip().startswith(","):
+                at = last.end_col_offset or 0
+                lines[last.lineno - 1] = line[:at] + "," + line[at:]
+        if "".join(lines) != texts[name]:
+            again[name] = "".join(lines)
+    out = {**texts, **(format_modules(again, style) if again else {})}
+    for name in trees:
+        lines = out[name].splitlines(keepends=True)
+        for i in sorted({a.lineno - 1 for _, a in _shadowing(ast.parse(out[name]))}):
+            if "#" not in lines[i]:
+                lines[i] = lines[i].rstrip("\n") + "  # noqa: A002\n"
+        out[name] = "".join(lines)
     return out
 
 

@@ -16,6 +16,7 @@ import asyncio
 import enum
 import inspect
 import json
+import os
 import re
 import sys
 import types
@@ -55,21 +56,17 @@ def sample(tp: Any, depth: int = 0) -> Any:
     if isinstance(tp, type) and issubclass(tp, RootModel):
         return tp(sample(tp.model_fields["root"].annotation, depth + 1))
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        fields = {
-            name: sample(f.annotation, depth + 1) for name, f in tp.model_fields.items() if f.is_required()
-        }
+        fields = {name: sample(f.annotation, depth + 1) for name, f in tp.model_fields.items() if f.is_required()}
         return tp(**fields)
-    if tp is bool:
-        return True
-    if tp is int:
-        return 1
-    if tp is float:
-        return 1.0
-    if tp is str:
-        return "file:///tmp/every-method"
-    if isinstance(tp, type) and "Url" in tp.__name__:
-        return "file:///tmp/every-method"
-    return None
+    return plain(tp)
+
+
+def plain(tp: Any) -> Any:
+    """A value of a plain type (a URL's, too: a string will do)."""
+    values = {bool: True, int: 1, float: 1.0, str: "file:///tmp/every-method"}
+    if tp in values:
+        return values[tp]
+    return "file:///tmp/every-method" if isinstance(tp, type) and "Url" in tp.__name__ else None
 
 
 def hints(fn: Any) -> dict[str, Any]:
@@ -132,7 +129,7 @@ async def call_all(conn: Any, cls: type, table: dict[str, str], key_table: str, 
             continue
         try:
             await getattr(conn, name)(**arguments(getattr(cls, name)))
-        except Exception as exc:  # noqa: BLE001 - each method's outcome is the result
+        except Exception as exc:  # (each method's outcome is the result)
             errors[table[key]] = getattr(exc, "code", repr(exc))
 
 
@@ -172,7 +169,9 @@ async def client_main() -> None:
             return None
 
     command = [__file__, "agent", *sys.argv[2:]]
-    async with acp.spawn_agent_process(Client(), sys.executable, *command, use_unstable_protocol=UNSTABLE) as (
+    async with acp.spawn_agent_process(
+        Client(), sys.executable, *command, env=dict(os.environ), use_unstable_protocol=UNSTABLE
+    ) as (
         conn,
         _process,
     ):
