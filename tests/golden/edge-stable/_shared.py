@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a5fc7c9bc3fc598f8a0ec2a9fdea686a96b8a053472c6834a407189ae47126ee
-# Content sha256: 35c34d53e1069ecd015915a478899522770c17d4224ee6e6a8e11feedc8d6bc9
+# Inputs sha256: 617fbf5c4fb691646478c4d08b0b728ade72e3656f2b43e02cb7ceaa56020888
+# Content sha256: a4b9e42d0696d8db0dd1ec60cae9d836d20775c73923f4db9e0b72a27cdc473d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

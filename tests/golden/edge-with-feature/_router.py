@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 742648c53d400505c44f0b3fadde448873271dfa03c2391bab24a3105e60ffe9
-# Content sha256: 07f442be89d6351dec617b4f94d5e0e3c9706cbb00214841db611c5504846a78
+# Inputs sha256: 9fee8fa7d42ece6dae48ef654c75461b91afda4d38fa6d4065cda1e9b203d4e6
+# Content sha256: 76d592b22d806b05f582d93c8c1a5935b734578e39245171a2611a75f4a59c7e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

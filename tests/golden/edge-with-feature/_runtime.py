@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27ebc1b9ae0eb7a0c1df3be0111d909d9e65f461411d52f285f6ca2d5d920656
-# Content sha256: 6b27662a22d3723b0541cfcf579db1a30f4d5c32083c147158b972ccd4672ec0
+# Inputs sha256: 9215527631b4cb9d5b41c5887f6cf113ce1eef8e7bb60acd0439d4d6edbc2fd7
+# Content sha256: f68d2c8f501a83a9a3942f188cfc906a84c9e713db4cea28d2e70681053cb1c1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dc172731795e7fe4feb3d7e57ef464328a2e5846f7ebf75cebe600d42ac1c29
-# Content sha256: 67910bdf493c4f0746bab84fce3e7e4b20b8d2c43dc23169d6fc968cb7f851b5
+# Inputs sha256: acdf73eff1c210892e8d4dbd57340d70c4096fd16c664466e66bb09ad11fe2ec
+# Content sha256: 6253d96be40894f4a9cbf7f3f2b23ba80510fcc69eec516f2579550bad2d6d46
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bc8f30d3349bbd8f210ad0178f253b385f139d5347aba73a5493de6321bdbff5
-# Content sha256: fdb3fe03e3b16f36f89d5905594d61a6d5f0ec06f22566f43a3ab7accfe78c6e
+# Inputs sha256: 649557722284d92e2e3df88d9a20a61951398f9a51a8d7bc71b7115d416e9520
+# Content sha256: 5e727e35a7e4d2f0e857e0784259fe89d1f048ad53f1052e101501235905ac1c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

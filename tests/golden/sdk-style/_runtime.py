@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 11bc562e8476c2eee316ae43df910fabd8ac1ecbda11cdaf16211e464a750625
-# Content sha256: bd9e836360a43c0932f486c56ac98bc01bcbdfd8b85c1add696ba0dd8afdecff
+# Inputs sha256: b33d4cf08f0a72c693d4b8b663c55e6b5e8f0bb87817af2f38699f3ee03e38a4
+# Content sha256: 7d0f855f081660d8fae188f109775688660a23f1abf32262777d0e3135cbe32f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 15a376aa6ac37caaf6e22abd03198025ba7d135150d5ce6741173c10d4cf9fce
-# Content sha256: 195b2d5b3ae0d28a2a1053348f7187a3d26275cef763db098cef8d3a7cc31ad1
+# Inputs sha256: 245da9d45fffb04bbe1e3f61b23dfd94f9e75e2a77624ab72c11f7cd16e5b2ee
+# Content sha256: 4cb121dc12e0a8fb61e6ab0920f4f599121b827e597ba35f9be59dd7368081b9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

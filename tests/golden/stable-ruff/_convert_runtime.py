@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 173a15a9456a77a6e911d516d705999d5cde94b21464f51f3e64341622a8485d
-# Content sha256: 9bb86b33174c08a647b7db407afc0c9220ee786d06896ed6ca45bb3692e9d0a3
+# Inputs sha256: 4eeea4ee53b948d91c674a51ae8341816e79ab7231fc024d14dfc467bce1a499
+# Content sha256: c31fef3f3e735c0d5e52175fa404a4e01c814b7ef700a865a32fddff8bd34198
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

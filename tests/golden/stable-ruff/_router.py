@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 884dada3e281fbf815f4147aa8085ef7cb752eabbfbbce4e94da37159a848146
-# Content sha256: aa2567e6b1d00788c2f7002892d2d43b8b102d449c13d44162ee39411037927b
+# Inputs sha256: c67b036203f8c43d81a6f7131366b5c056d147c3c9444a0aa2200bcad709e846
+# Content sha256: 2f5a119eda501b7b4d3a0d518d6a061647f8815d1676da75c67f9f9bf290c731
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

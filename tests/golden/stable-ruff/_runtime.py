@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fa721afc36d5f89b94aa97b170677f6d1994dd04f355d2981da3c7d6190bc448
-# Content sha256: a67fac820e1075e3b29678bbf7c09a21ed0e4041c83b7c10d38c684a0f0e41ea
+# Inputs sha256: dd9917256088122bd64828f4d561a0c457615fd5543725a557c947af654036de
+# Content sha256: df527f0692763963484a955c4ea90b4edac667677ba413d053204c7c6d6d6aac
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a94408eb4a6c6c09754170648cb812bbaf61318ac2192dcb2c186e7a91a32ce7
-# Content sha256: e3f51b523c8462ffbd237d906a48e350dbb819d33a88b167ff0bcbf7a1e68e71
+# Inputs sha256: d78758eeafd2c316f03e49bcded8c9a08ed60dee99671774d48d8c05e5817d8c
+# Content sha256: a878e6538a5e23a41c3053ba73e761ab333f3ed1851edb5cb7279da79c1d23b9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b936bed34cba239ff73da0acf6fbac4017365fb87015d36e2774538a330cec5b
-# Content sha256: 41792592e7a116c235a06f2e52be8f58b1bb0431b91fe5a229fc3057516025e9
+# Inputs sha256: b9b6cacd850d7da224314e6cd21ae7a7974027dd667f0b8e00a5b3f919e7dc33
+# Content sha256: f963149d752d45bab8523c5cb80049721009ad89d10c8b375699e7be45fb3875
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d1cf79fcb83062c64d992b5ee6322de48ca6b1f47bc2c7e3df003f87c973385
-# Content sha256: 3cc84eaa1ab7691aa352a1f81b4a9aab1a6d811924274836bd0fba5411f34340
+# Inputs sha256: b3b89d6820c92ba2622044c84aebf9e5e3d28f624f8413c9823f60f7853b99b1
+# Content sha256: 61d0bf4c95364c403c78db3f868aa2ee886222391e42fc95d007f6b99377273e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60b998ee341c894613f4eaa8e7d052081fc6a9eab8fd6ea64b8665192ed8b45a
-# Content sha256: 68d2519d3330aed779643322874be6b6c7f6cbf69f2dad58ea21e4fe5b23a2e9
+# Inputs sha256: 01fa59802038a7018ad8a01258e2d85fbbaae44349a5f3cd60989399941be8d9
+# Content sha256: cdd8d717eec062f315aee12eeb1e5b66711197327243c5058a1e1d7a3bbe8333
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

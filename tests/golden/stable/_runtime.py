@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45be9bed5d242e47db5ae9a665c960cfc824e4ff546c415c5914311df644f037
-# Content sha256: 3fac7740e28c34a5ecd2812e085376b7b715a33f08500f15312d8c38f27b1a6f
+# Inputs sha256: 913e6ea03b9021e315b5717048849a127419016cd29b83ac4317b7774d916a4c
+# Content sha256: 702d001a3ba5754a736bb8bee118463658b1acba13ca4fe18d315802555aed82
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0e3cd827f728100f911b405c1bc130fdecbb46f5982f57a36592ea8a13deca
-# Content sha256: 7ca5c1b328a33ebd12402fd062253767fe3a6c2c915ea76c08637faabdf3712e
+# Inputs sha256: 72152950345e470403581dd710058139a9ec7409e623f6efabd8bd8fe0ec94b0
+# Content sha256: 52ae63cc4a0f85959e093dd9a52eccee964cf4c753d2245bb0473795fb4bc450
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 58a47d357a20b5ec6b8e732c890718e4fae8d6c4547771f2293f7c401bdbdb6a
-# Content sha256: c5bc02200487bfb4610a5832aeaee267f781d292cacb4e747ac45a01ced9f4ce
+# Inputs sha256: ba56d09e5115225a0803e2a25326e71bcfddea6bc7222446af8961ee278053a7
+# Content sha256: 442a9fba3465eb596715750ca0b58b2ed09bca047bdaf009c34640f815c2e1ab
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0c72e14a0f1b305bc9a68254cf33327781599e4c6fb0263d4405326c7d7980d1
-# Content sha256: 976cba71fd8ede8cebbcbbdf8f0672c985e7b281bd35ecaf8b811517f0bcdfdf
+# Inputs sha256: 72ed521961c8ea6d866945e34fb2dc3d2b0515f704a955ad8dc1fa1b2474656e
+# Content sha256: 529956ee54bc2422606962f29084f44d1746a3d6c3ac76e8516e1f47751da902
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4822d50d4cd8056804cb9467cd56780b20177cb06e6fb671f5313bd7f55a947a
-# Content sha256: ab5b47a7a96f142d2c5d6f8b3a7f7b2b71af5718d9017cd00953b4e788c8e89e
+# Inputs sha256: f3b915d08b7a2e3dde275c7ff4722e51b23556f8eefa0deb022cfb99dec902bb
+# Content sha256: 58776a57d929dc185f80118efe71d1d896bb61ff1d835eb080ec37c7da523a0e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d41d458bfbb8f86042585533c793ee37e3290622270d4877a5be446d8c36f6e8
-# Content sha256: fcd71a959d51c30bf073915dfec18f50f82f9a4c28498539412fa26466dbbe1c
+# Inputs sha256: 1b91e677bdbeb980d16d0d1dee96cfad0541f83fa85c340642f2494fbb8f8df5
+# Content sha256: f2568fb0d8d0da1904f4183b8e83e82a91d3b38472420982defbe9177683e147
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

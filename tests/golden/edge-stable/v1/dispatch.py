@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c7c38d1c3a263383e0956f4507bc0a3c4ab68265781fbe9002263a6da40344e
-# Content sha256: 8554266064b44133adb9e0aab2d45860767bdfee2c9d3c25301e7365736dd577
+# Inputs sha256: f87f69086a5046c08401fba8f08c5370a511dc5563deb59fc4ee095441186e0f
+# Content sha256: 67dd889cff4148bb8f67caa583dfdd812cdb15be0db51a0a0922df859761c093
 
 """Method dispatch for the agent side of ACP protocol v1.
 

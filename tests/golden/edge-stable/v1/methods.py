@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 69d6cd2e30fd6ad5c46ed3efd313b2c2a4b081e6dc14036710186ee0dc85782e
-# Content sha256: f88b6d79737f1948e8e53bc42d1a192e575c74067f1f35073c1e84e5f625cdb3
+# Inputs sha256: c792387898d2f380edd4ddbe16834b4c4f6ae964c1515f8755d99e735092dd06
+# Content sha256: 358d14e8dcca4fdf5da5ab3901625a3393ab0cad7dd334c22fd38a8ffb58580c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

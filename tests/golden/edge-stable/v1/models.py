@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 085bc6a3563ce899fb095833ae32a1d1e698ac4ee8f4d86d202649016579be55
-# Content sha256: c26f05dcaddd3bf5f092490581b79f5c0b3fb850ad1984aaaa2a34d65a0a767a
+# Inputs sha256: 9536692f0fe564038c5726672121439edc843eb72f04d0e583940275c33103ef
+# Content sha256: e2dbe9b218a3f7c31deead9a410be52d13bf180fd533349cf30bd52480b9ec1f
 
 """Wire models of ACP protocol v1.
 

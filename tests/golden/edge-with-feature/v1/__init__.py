@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ade926e51d6a596a3b3ac75eed6ebc6006289efaea8def9fb6a7d1c1882f9b6e
-# Content sha256: 217f90c02f3fca8ef8ef09fa0b7a0414ab8e1ffe6e39aea23a045d6f76666962
+# Inputs sha256: fa8deeea6df0f5ca9547487a2352a680e9498c0595156e12f231c70ccc2c8448
+# Content sha256: e94422f067e2a73b940d27347376d673dda571b70afc7d6395dde783a6f9b8da
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ad9208e6e1b8cb0824e9a5c181904405318c890977be060858cd31ade25af9c2
-# Content sha256: 01bcd8581cb00b4641790940a5abde94c6a9e4bb3ead47b1fb9366109e9b031d
+# Inputs sha256: 4c34e65bcaf44acdb091d0d2a57dec1fde976f639cf01afc5abf8518981b392c
+# Content sha256: d9fd49f8049c14efe8b1b65912184fea5ff50049d02e82796f8c440b110ab002
 
 """Method dispatch for the agent side of ACP protocol v1.
 

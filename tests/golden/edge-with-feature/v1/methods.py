@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e0927ce8fab213c4f0afb1bfe6b4f34d013bc12892e91fc91c273397e327a51
-# Content sha256: 530de0eb8d2f368c94cf5d56a4dab94b068b8aff7767de13460b6e1017342f41
+# Inputs sha256: 29e452259c6cdcf6f15893d25908d45f1edde7993ff5baa15f5bc2695bc5a583
+# Content sha256: fca8e9cd308e19acf10eb9242b7353e66226dbed070a03336f3c97ff3a463269
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bbd285d749f6b4a6e8635c9698786251faab52b89ac53bfea7d515f2c198de63
-# Content sha256: 72333f9f94dae87f35ad8b817a4fc64582946327a11b5b7edf4c250debf5b3a5
+# Inputs sha256: e8624ceefa98fbc22f4c7114d0441b44efa518d1bdc67ad9d022e5490c60b9d7
+# Content sha256: c2d2456d015dee14a1f3cb0ea9b788117e3f7d5469cbe91dbe0bf02f7a2f5f7b
 
 """Wire models of ACP protocol v1.
 

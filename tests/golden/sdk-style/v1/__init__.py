@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5c8cc0c8ccdebf05eb0ac6f29a2e87fe0d7df60342199a1bf36c1f122d4c8953
-# Content sha256: d2be6a592b4ea341f8e0818b9115e2807cc8e5ba6eda931d733e49a0b18dd576
+# Inputs sha256: b40d93611398884b78c1b91c2d6cdbab971e4c79e607d9ade52fed4378180275
+# Content sha256: 9577f690e91701faa4dd4958389eaf829be1d54dbdf12a9a47daf7e7ba7c6afe
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

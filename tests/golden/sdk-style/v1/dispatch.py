@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eec60253d0e3e7e585f3f538a165692db0651dd3a63730971e2771212652913d
-# Content sha256: d927308da53d952b63c6855969e41f123653b03f2b47b27d5f429795d673a95d
+# Inputs sha256: 415ade7ec2a95317497af87811c14e21ac8c17f3b029c0c8b17b608db72416f5
+# Content sha256: e0146c30bf1560242292c5af04fbda859e76fd684cab377a60ffd9a96bc03367
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e61f220841a10a978a6442ff19405e2fa8398b46c1f6c1ff83f3e263a3cdedf2
-# Content sha256: 9b5c0de2979d92f7a96747657252a4003908c92cbab5c4a6686745cdfdd98a63
+# Inputs sha256: 4e5f3dea183c0df71fd1844ee7afc094621a40606393023476e36a5889270f01
+# Content sha256: ca789ff46be2713f1eb4b5872ee2bcbd74f78d928cb76f7068730824a9a32a24
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7aba854b49c6f8829788d74ad81839fdc24f15750dbb6690e82729de1322bc03
-# Content sha256: d5fb5701a224687bf53dc35351acf747c6eddc6d494db18cb946b9633d3cb8ad
+# Inputs sha256: 72bdb730054def03bb7e9f63d14ec0909a7f2461fd301e97ca3c9b765b384980
+# Content sha256: f7b7a595b9741c3a228ccf0bda230cd26e2b95d83c97cabf53d3bf25752da311
 
 """Wire models of ACP protocol v1.
 
@@ -487,6 +487,7 @@ class SessionInfoUpdate(SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,
@@ -525,6 +526,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,

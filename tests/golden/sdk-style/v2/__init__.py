@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f7da55728c747139bde8ef75de2527f5695b7c172a396f21fee4e685bcee5691
-# Content sha256: ad9d86e6ab0aea8b8aed9e6ee464a99fab98acb762081ffe0c4e922ad78127dd
+# Inputs sha256: 30e6070bc210791f395eba90b9a9f6d23027b1c74d9ff60acdf33ec323c6e357
+# Content sha256: fea4d9b4bd434a1bf73014376450360e4a6cb15b4346eaff0240e9aa04893f34
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ba5c3f7a51ac7178382f2d9d8c83b3f33e407575dea654e47f4537322d4f1ebd
-# Content sha256: 3f9ae171c7e11fb2afc35f7962f230167ca1f347cbbdc6cf39b620121113df58
+# Inputs sha256: 7c8e45df296d36c3b5633955ae1e119e08f5c73b6d350e8183b4705a8202c019
+# Content sha256: b19a71899c62251757973f3c4802555e48a37a4842cc00ca61744cae0ce72238
 
 """Method dispatch for the agent side of ACP protocol v2.
 

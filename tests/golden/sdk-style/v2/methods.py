@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b87dfbca651ea7654b5eacc750d1ebba2060470aa8d859df551b59010a7bdac8
-# Content sha256: 105d406fbb96b0f7ba7e591358e4c134373ba6732cba3ac01be2ae2eddb95a93
+# Inputs sha256: 0b9812d3267fddf2afcd6d8e680fe80ec7e341eb7504c4c09203b6ca5630a57f
+# Content sha256: e72311444f95deae8fae79d067484b50755b5fb5fd145f08a30027b3f785dac0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

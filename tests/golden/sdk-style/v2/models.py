@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 87fdf9472d507d77622da80f06ed8d76d9e39b8422637cdc0ddd0a0d34e2ea03
-# Content sha256: 76fffd1e86e72ef877145af2e95e5bc9faac406fa8fa00e3b7038ff479a2789a
+# Inputs sha256: 78ba80ea128f725054da55d9bb2ec01d5b4d4f438e9154955f863026ff7886d8
+# Content sha256: e2696682ce0d0dc0e12d19c67447396657e0f4373c1fb4988c72b1b0915e6593
 
 """Wire models of ACP protocol v2.
 
@@ -418,6 +418,7 @@ class SessionInfoUpdate(SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,
@@ -476,6 +477,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c5a0bd15de887912153536dc8b4b68aa8545baa3091ebb42d88647a5117fddc8
-# Content sha256: 04bbae699e16168edfd193fff09d21ffbcdc94c4aa2ccb91a372de7e741e52f5
+# Inputs sha256: c994322e82da87ad7673de87e26a9dfdd365e08804251fb082049452fe807df6
+# Content sha256: cd04ac8dc9df87a38adf47b1f14bb82bb231489236588c28569190a00e2fc96e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

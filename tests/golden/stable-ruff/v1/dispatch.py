@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9f74988da7cf97c298b1d45ae734fb9d68138b6486f98ac54e4206009a4b9ba6
-# Content sha256: f17d2bf9f3b4d75a5ce48fa8d6eec4fb1fa1018e5bf64ba0b26573bd7031c885
+# Inputs sha256: 478fe65b36c86980010eab99f8e1cad6185123385194d644618b409f4e0ba3ac
+# Content sha256: 6cfda5133dfa55cb930dcea8374ea7d2529989f27869da3dd4a8b38a74583e3c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

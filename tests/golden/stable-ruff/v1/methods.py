@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 15f071e7d31cc30ac3f3aa1051e8a52958c439e2f7e7f309826040ab1f401e61
-# Content sha256: af40417a5a946dac5c0b2831a6cf1596352222f1df171e8161b3cd9aa2bb8a49
+# Inputs sha256: 81115aa8aaa33285a1c05615d62c495471757433997f66114ebbd54ddf5daba0
+# Content sha256: fed5c47b03c980c0886f1b1e1896986f3e59f173d397745829a9a39d5b16948f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de6272e11bf3080b7f0aecb877a703e1b3edd2fa7e29c2fcc3fab43c92a87363
-# Content sha256: d49bc23343f3622720f86e51dc70075dcf618c1ac754cc3125281e4c14e70e07
+# Inputs sha256: 3bb7c9ed759caaf261ccaf9d891548abfc54575aab8cccff83bbf183d56fdb9f
+# Content sha256: cca15ed3945cc8085b35b06124658d3833e8a655d69dedd502f50251e93094eb
 
 """Wire models of ACP protocol v1.
 

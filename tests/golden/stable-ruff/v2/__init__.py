@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 476c9de8ef006d705c56577d9439d96bec4e238f40ff7e7723c51852d8d2fb4d
-# Content sha256: edcf5ec911f468515f6d3470b3c11cd13e836d52fe406a29b5c59d748c614641
+# Inputs sha256: 44a01c2a96c4b66be856a76995ccdde026bc40b66b30b70d5a9bfdf010933ef1
+# Content sha256: 469cf51aa278d551d2ccc9615e432d4991c3d16cf65a57c941ca4a7f59147aa7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ab3c97f610dabc302391871799e2074420fcf498f125eb7c179968f68edaf615
-# Content sha256: 2b4290b49b34751548baf583d9a87ef10c5e83aaafd3147f82e6bbd3e8443a6a
+# Inputs sha256: d3be98c4300f3d6333b65f3ab0d1e3ba2715bcc23cd8bc03f30557f451c9a3fe
+# Content sha256: 1b37bba8413ee34c88e6e33e7eec31bd7c1edead82ec4d0ce901801ff52d3d2e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

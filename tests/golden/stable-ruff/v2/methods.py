@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 347c46b5d7cd906fa2c3f75d88d4d99cf218be48130bd4f36811e9b9d78550dd
-# Content sha256: 967a2def5ae755c4ee7f155dba615c1c3559a4da73188f1128d6734a67bb4695
+# Inputs sha256: 682d6610fc5844c076225b9244f4ee7ac4a5606222a52ea0d2ba9b460d47d8f8
+# Content sha256: 91624b92492624e39be4b6a70c105a05615f115fae1f2882fa342865b84a7408
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 98cd76d3358e894bba9f06a9ae2e4a13c7bc4db8d831b4cb921abeddefb78a29
-# Content sha256: 0e643824523355376d05825822d877f4c42ff049a0bd2bda5cf605ffc9326967
+# Inputs sha256: f2e396f71ba7623e3475429661ac5927fae4fd84cd1cc80509ca7ae279855eca
+# Content sha256: 3323b1476aa123d190226000142ce4b298bdd4a5df245fc48a580109d8d47826
 
 """Wire models of ACP protocol v2.
 

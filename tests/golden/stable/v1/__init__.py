@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cd6f7cd9086c8ddf3c37875f142892734aff88cfda321b4986aaf33133a12fe9
-# Content sha256: 3c32cb94b3a4509567b63379ce641fc66fbbf8257c38300524a214cd41d135fd
+# Inputs sha256: 803b96ef2f5535fd170a8afd80e431a9cff5e5de40dff1e8e8c8e28ae0164ef9
+# Content sha256: 79cd1f08bb38bbd7b546eb2a242c7945898fe2eb0c209f7908ca3b835662d42a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dfe92bf88b1c4ecd638f8853e658fca7543b4834ddc0dc7ee37fd9602ea42da
-# Content sha256: ec40765c2e6592285b18ff6180e169a2deea652b198bd6194e9690a3cab6d085
+# Inputs sha256: 83ab62aa9ea3adcb046ebb0d9d710ba474c8ece2ffa09b0a880c540c61373189
+# Content sha256: b2b20d8830977d32d4e290bb8a6e4ab8262b98e978fb2460d9ac5ec383d105a8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

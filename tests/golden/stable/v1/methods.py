@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c729bdff472e63134846c2772c3b7624e2c78c1ccc9da2fae79a6947bd271f32
-# Content sha256: aea6fa06d8ea070c0f6eb1009161e85b092e616105160edc994e6d6481cb9a58
+# Inputs sha256: 5c0affe3672dedaf2653d39a3d4ac4b972ffa239666b25d718ab617a340952ec
+# Content sha256: 960c1f6d0bc8e6736d5b5aa70d0bf4d3abf71752ec79c676cd8cd66e5c8f2038
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71b244da9d10ccdb0f5d2a6d9bb05543463110395735b5c2c8576047ff45fa25
-# Content sha256: 49b0ef27f8162b1544091688fba79ae6b4d656752a40ae33acc00bb0e2d29a77
+# Inputs sha256: 067c417d9398f7f262496ab9b1027d5a2a42895ca3cf47f550754438eb8bde34
+# Content sha256: 612c4740ce2eb68481c8021321e06050c996d3178c9e2b967e4d606d39c7d9b9
 
 """Wire models of ACP protocol v1.
 

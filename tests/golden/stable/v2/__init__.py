@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7a1c20d216806285b3c39a7b884589173a5176b0a0b41f308e8ab83b973a55a
-# Content sha256: 8bed4c013b03144d543077843162936582dac2a68c719bfdfbaeada9c97a4b70
+# Inputs sha256: 39a24d7e2a07330a7f65b8ecbbab733cd15052d33a21103c22e5f9ebe2aac2e8
+# Content sha256: d1a4a11e21d79bbb0af5bacd48a7bb52432d815cab70d44bea648335e3cee487
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d5445ea75da45ad7bf90349ed2999d583e1cd64a3df2a98d1fb927603d5334d
-# Content sha256: d2c0596d9dc257b60edfbc43c6fe6831b26684cf6ce1df4cde61a2c2afacc58e
+# Inputs sha256: 26e1cd54e3c2c9d410533b7a88475ad97d07bd0bbc713a64c41f1e217ab796f7
+# Content sha256: d7cb932cc2940a799879581503f3ff5665bafe01e8cbf2d07008210e4aba614d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

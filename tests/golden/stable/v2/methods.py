@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1ab921eaa75899b66eb83ad372d1140e7068b6e87c2dd00b1aa5f573b02caa1
-# Content sha256: 6bf35e1c5b65c6c6b75abe8c0f2409e04a8066af6ba59c3701595f03fd591e35
+# Inputs sha256: c421a1e111cdcedc39563dc8babf80d3d51a97aa842ce99bdaddfc97ad8403c2
+# Content sha256: cdd26d4069b20627b418b3d3b8a7b5ddcdc33ed279cbe6602cc1ca0a4ab7c04b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91147322ed90d63750bd66840de45a5920739f0a4e3cf2bff928f6b29b0ab39a
-# Content sha256: 68ff46f900d00f528d2c3857ae3e7afd80d465e668887f5e8d8132797c704c1d
+# Inputs sha256: 31dc522e6e550ace068eb54059e8f68ec4a10302563ab660ad50265f51f21647
+# Content sha256: e125803198afce482f8512a04a5ae92ef55ba7f9cfb83ea61297ec5ac4118309
 
 """Wire models of ACP protocol v2.
 
