@@ -26,8 +26,19 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def _keys_in(node: cst.CSTNode, keys: Iterable[str]) -> set[str]:
-    text = _code(node)
+def _keys_in(
+    node: cst.CSTNode, keys: Iterable[str], texts: dict[int, tuple[cst.CSTNode, str]] | None = None
+) -> set[str]:
+    """The meta keys of ``keys`` a statement names (``texts``: statements' code by identity,
+    each kept with its node so that no other node takes its id: a body searched once a
+    method prints each statement once)."""
+    if texts is None:
+        text = _code(node)
+    elif id(node) in texts:
+        text = texts[id(node)][1]
+    else:
+        text = _code(node)
+        texts[id(node)] = (node, text)
     return {k for k in keys if re.search(rf"""\[\s*["']{re.escape(k)}["']\s*\]""", text)}
 
 
@@ -295,13 +306,14 @@ def merge_function(edit: Edit, rendered: cst.Module, name: str, side: str, table
     assert isinstance(source.body, cst.IndentedBlock)
     body = list(fn.body.body)
     keys = {m.key for m in table if m.side == side}
+    texts: dict[int, tuple[cst.CSTNode, str]] = {}
     for m in table:
         if m.side != side:
             continue
-        here = [i for i, n in enumerate(body) if m.key in _keys_in(n, [m.key])]
+        here = [i for i, n in enumerate(body) if m.key in _keys_in(n, [m.key], texts)]
         if not m.feature and (here or m.union):
             continue  # the SDK's own route (or one it wires by hand): as its maintainers wrote it
-        new = [n for n in source.body.body if m.key in _keys_in(n, [m.key])] if m.enabled else []
+        new = [n for n in source.body.body if m.key in _keys_in(n, [m.key], texts)] if m.enabled else []
         if not new and here:
             for i in reversed(here):
                 edit.dropped |= _names_in(body[i])
@@ -310,10 +322,10 @@ def merge_function(edit: Edit, rendered: cst.Module, name: str, side: str, table
         elif new and not here:
 
             def routed(k: SdkMethod) -> int | None:
-                return max((i for i, n in enumerate(body) if _keys_in(n, [k.key])), default=None)
+                return max((i for i, n in enumerate(body) if _keys_in(n, [k.key], texts)), default=None)
 
             # (no route of its kind: after the last route of any, else before the function's last statement)
-            last = max((i for i, n in enumerate(body) if _keys_in(n, keys)), default=len(body) - 2)
+            last = max((i for i, n in enumerate(body) if _keys_in(n, keys, texts)), default=len(body) - 2)
             at = _beside(m, table, side, routed, last)
             body[at:at] = new
             for n in new:
