@@ -68,6 +68,7 @@ SLOWEST_MODULES = (
     "tests/generator/test_releases.py",  # (ecosystem: every upstream release tag)
     "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
     "tests/e2e/test_conformance_kit.py",
+    "tests/e2e/test_sdk_every_method.py",  # (0.12.1 adopted once more: every method reached; ecosystem: the move)
     "tests/generator/test_upstream.py",
     "tests/e2e/test_typescript_sdk.py",  # (ecosystem)
     "tests/e2e/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
