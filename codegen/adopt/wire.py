@@ -215,11 +215,11 @@ def wire(
         if m.side in routers and m.enabled and not m.union and (m.side, m.key) not in found.routed
     ]
     out.notes = disagreements(table, found.routed, found.unstable, sdk.stable, sdk.names)
-    out.notes += [
-        f"  {m.wire}: its params are a union; not wired (wire it by hand, as the SDK wires its other such methods)"
-        for m in table
-        if m.side in routers and m.enabled and m.union and (m.side, m.key) not in found.routed
+    unions = [
+        m.wire for m in table if m.side in routers and m.enabled and m.union and (m.side, m.key) not in found.routed
     ]
+    if unions:  # (the SDK wires such a method by hand, as 0.12.1 wires session/set_config_option)
+        out.notes.append(f"not wired, their params a union (wire them by hand): {', '.join(dict.fromkeys(unions))}")
     listing: dict[str, dict[str, str]] = {"agent": {}, "client": {}, "protocol": {}}
     for side, key, wire_name in meta_listing(complete, meta, off):
         listing.setdefault(side, {})[key] = wire_name
