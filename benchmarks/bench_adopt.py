@@ -5,8 +5,9 @@ The SDK is ``agent-client-protocol`` 0.12.1 (``nox -s bench`` installs it, pinne
 bench environment only): its ``acp`` package is copied into a scratch repository with
 upstream ``schema-v1.19.0`` (what its ``acp/schema.py`` was generated from) as the base.
 The subject is ``adopt --dry-run`` (it reads the module in a subprocess, matches, derives
-the settings, generates, wires the feature's methods into the SDK's meta module, handler
-protocol, router and client connection, and verifies, importing the wired modules; only
+the settings, generates, wires every method of the base and the feature into the SDK's
+meta module, handler protocols, routers and connections, and verifies, importing the wired
+modules; only
 the writing is left out); the baseline is the
 pipeline's ``generate`` over the same repository once adopt has written its table. Target:
 at most 3x (issue: adopt costs no more than three generations).
@@ -33,6 +34,7 @@ TABLE = """
 base-v1 = "schema/schema.json"
 out = "src/acp/_generated"
 features = ["unstable_session_archive"]
+stable-meta-v1 = "schema/meta.stable.json"
 """
 
 
@@ -41,6 +43,7 @@ def _repository(at: Path, sdk: Path) -> Path:
     (at / "schema").mkdir(parents=True)
     shutil.copyfile(BASE / "schema.unstable.json", at / "schema" / "schema.json")
     shutil.copyfile(BASE / "meta.unstable.json", at / "schema" / "meta.json")
+    shutil.copyfile(BASE / "meta.json", at / "schema" / "meta.stable.json")
     (at / "pyproject.toml").write_text(TABLE, encoding="utf-8")
     return at
 
@@ -68,7 +71,7 @@ def run() -> list[Ratio]:
             os.chdir(adopted)
             with contextlib.redirect_stdout(io.StringIO()) as report:
                 code = adopt(args)
-            if code != 0 or "wired: 4 modules" not in report.getvalue():
+            if code != 0 or "wired: 6 modules" not in report.getvalue():
                 print(f"A1   skipped: adopt exited {code} (or wired less):\n{report.getvalue()[-2000:]}")
                 return []
             config = load_config(adopted)

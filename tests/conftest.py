@@ -56,6 +56,7 @@ SLOWEST_MODULES = (
     "tests/generate/test_releases.py",  # (ecosystem: every upstream release tag)
     "tests/adopt/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
     "tests/conformance/test_conformance_kit.py",
+    "tests/adopt/test_sdk_every_method.py",  # (0.12.1 adopted once more: every method reached; ecosystem: the move)
     "tests/generate/test_upstream.py",
     "tests/conformance/test_typescript_sdk.py",  # (ecosystem)
     "tests/conformance/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)

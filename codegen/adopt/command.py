@@ -26,7 +26,8 @@ from ..config.table import Config, generation_arguments, load_config
 from ..errors import AdoptError, ConfigError, SchemaError
 from ..generate.pipeline import Generation, conversion_plan, generate, load_protocols, read_declarations
 from ..generate.sdk.edits import locate
-from ..generate.sdk.wire import ROLES, Wiring, wiring_of
+from ..generate.sdk.roles import ROLES
+from ..generate.sdk.wire import Wiring, wiring_of
 from ..protocol.features import gated_off
 from ..protocol.ir import Protocol
 from ..render.formatting import format_modules

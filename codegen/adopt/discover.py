@@ -10,17 +10,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..generate.sdk.edits import module_of
-from ..generate.sdk.wire import (
+from ..generate.sdk.roles import (
     METHODS_TABLE,
     ROLES,
+    ROUTERS,
+    SENDERS,
     SHIPPED,
-    _checked,
+    TABLES,
     _imports_from,
     _name,
     _parsed,
     _routes,
     _sends,
 )
+from ..generate.sdk.wire import _checked
 
 
 def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
@@ -32,7 +35,7 @@ def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
         p: t
         for p in sorted(top.rglob("*.py"), key=lambda p: (len(p.relative_to(top).parts), p.as_posix()))
         # (only the files that can hold a role are parsed: not the generated models, say)
-        if p != schema_module and "__pycache__" not in p.parts and (t := _parsed(p, METHODS_TABLE, "Protocol"))
+        if p != schema_module and "__pycache__" not in p.parts and (t := _parsed(p, *TABLES.values(), "Protocol"))
     }
 
     def distance(p: Path) -> int:  # directories between the file and the schema module
@@ -50,19 +53,26 @@ def find_roles(schema_module: Path, src: Path) -> dict[str, Path]:
     meta = min(metas, key=distance)
     found = {"meta": meta}
     meta_module = module_of(meta, src)
-    users = {p: t for p, t in trees.items() if _imports_from(t, module_of(p, src), meta_module, METHODS_TABLE)}
-    senders = 0
-    for path, tree in users.items():
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and _routes(node) and "agent-router" not in found:
-                found["agent-router"] = path
-                handler = node.args.args[0] if node.args.args else None
-                agent = _name(handler.annotation) if handler is not None else None
-                home = next((p for p, t in trees.items() if _defines_protocol(t, agent)), None)
+    for role, side in ROUTERS.items():
+        table = TABLES[side]
+        users = {p: t for p, t in trees.items() if _imports_from(t, module_of(p, src), meta_module, table)}
+        for path, tree in users.items():
+            fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and _routes(n, table)), None)
+            if fn is not None:
+                found[role] = path
+                handler = fn.args.args[0] if fn.args.args else None
+                protocol = _name(handler.annotation) if handler is not None else None
+                home = next((p for p, t in trees.items() if _defines_protocol(t, protocol)), None)
                 if home is not None:
-                    found["interface"] = home
-            elif isinstance(node, ast.ClassDef) and (count := len(_sends(node))) > senders:
-                found["client-connection"], senders = path, count  # the class that sends the most
+                    found.setdefault("interface", home)
+                break
+    for role, side in SENDERS.items():
+        table, senders = TABLES[side], 0
+        users = {p: t for p, t in trees.items() if _imports_from(t, module_of(p, src), meta_module, table)}
+        for path, tree in users.items():
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and (count := len(_sends(node, table))) > senders:
+                    found[role], senders = path, count  # the class that sends the most
     return {role: found[role] for role in ROLES if role in found}
 
 

@@ -50,6 +50,9 @@ KEYS: dict[str, Key] = {
     "features": Key(list, [], item=str),
     "base-v1": Key(str, None, path=True),  # an upstream schema file the v1 fragments are overlaid on
     "base-v2": Key(str, None, path=True),
+    # the base's stable meta.json (methods outside it are wired with the SDK's unstable marker)
+    "stable-meta-v1": Key(str, None, path=True),
+    "stable-meta-v2": Key(str, None, path=True),
     "conversions": Key(bool, True),  # false: no convert.py even when the fragments declare conversions
     "formatter": Key(str, "black", choices=("black", "ruff")),  # lays out the generated code
     "line-length": Key(int, 88, bounds=(40, 320)),
@@ -78,8 +81,10 @@ KEYS: dict[str, Key] = {
     "enums": Key(dict, {}, model=True),
     "regenerate": Key(str, DEFAULT_REGENERATE),  # the command headers and `check` name
     # the SDK template set (a shipped one by name, or a folder) and the SDK files it makes or
-    # wires: {templates = "python-sdk", meta = "src/acp/meta.py", ...} (codegen.adopt.wire)
+    # wires: {templates = "python-sdk", meta = "src/acp/meta.py", ...} (codegen.generate.sdk.wire)
     "sdk": Key(dict, {}, item=str, model=True),
+    # wire name -> the Python name an SDK's wiring gives a method it adds ("session/delete" = "delete_session")
+    "method-names": Key(dict, {}, item=str),
 }
 MODEL_KEYS = tuple(key for key, spec in KEYS.items() if spec.model)
 _VERSION_TABLE = re.compile(r"v([1-9][0-9]*)\Z")  # [tool.acp-codegen.v2]

@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 279cffa2aaa9fbaf987ced23c55ba3eca19a37c0ef3748af9e2b4aafb39c71df
-# Content sha256: e86ab78c3d86e460bda21085dc80b684f2346f747016d4213c0194077da7df59
+# Inputs sha256: 45ce725be09cba72c02c66ce9eb771530c6f7e6b4e1d44766652470d56ee7be2
+# Content sha256: 61cb3979d91d0683232d2c78af98ff25e4804d82d7e8510f3125151d06b34f03
 
 """Wire models of ACP protocol v1.
 
@@ -529,6 +529,7 @@ class SessionInfoUpdate(BaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -571,6 +572,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,

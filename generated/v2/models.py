@@ -8,8 +8,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d96373d1b58098597b39d5ea414a7c14a295c575859bfbe28f1cb00f786b21c9
-# Content sha256: c45779ef4e81fa1c00d66675c8ddaebeee9f81cbd8a530d85be60c9c34702a49
+# Inputs sha256: 670f4fdf16b24a3e9c2b2ccf37214d24a7da51fb65c71ede938cfac714f640e8
+# Content sha256: 35ce2f74cb73cbb1071680ef036ccefc370c4098d20e1d7312a47ded6c275bb5
 
 """Wire models of ACP protocol v2.
 
@@ -442,6 +442,7 @@ class SessionInfoUpdate(BaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,
@@ -504,6 +505,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, BaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     meta: Annotated[
         dict[str, Any] | None,

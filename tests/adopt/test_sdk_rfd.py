@@ -5,23 +5,25 @@ it), gains the session-archive RFD end to end, in its own idiom:
 
 * ``sdk_agent/agent.py``, an agent on the adopted SDK's public API (``Agent``,
   ``run_agent(..., use_unstable_protocol=True)``, ``acp.schema``, ``RequestError``), passes
-  ``acp-codegen conformance --protocol 1``: every scenario but the two that need
-  ``session/delete``, which the SDK 0.12.1's agent router does not route (so the agent does
-  not advertise it; the kit skips them, saying so);
+  ``acp-codegen conformance --protocol 1``: every scenario, the two that need
+  ``session/delete`` too, which adopt wires as every other method of the base (issue 51;
+  0.10.1's base has no ``session/delete``: its agent does not advertise it, and the kit
+  skips those two, saying so);
 * ``sdk_agent/client.py``, a client on the SDK's ``spawn_agent_process`` and
   ``ClientSideConnection``, archives, lists under each filter value, unarchives and gets
   -32002 for an unknown id, against the reference agent and the TypeScript SDK's agent;
 * the SDK's own suite gives what it gives with its own module, with the feature on and
-  off; off, the SDK's hand-written files are byte for byte the sdist's; a second adopt
+  off; off, the SDK's hand-written files hold nothing of the RFD; a second adopt
   changes no byte; ``--dry-run`` shows the wiring as a diff and writes nothing; after adopt,
   ``acp-codegen generate`` with the feature switched off takes the wiring out, and on puts it back;
 * without ``use_unstable_protocol`` the SDK answers the RFD's methods -32601 and warns, as
-  for its other unstable methods;
+  for its other unstable methods, and serves ``session/delete``, stable in its base
+  (``schema/meta.stable.json``, the base's ``meta.json``, named by ``stable-meta-v1``);
 * the SDK's v2 module: ``adopt --version 2`` adds the RFD's methods to its meta module with
   the feature on, and leaves it byte for byte alone with it off;
 * the SDK's own regeneration command (``scripts/gen_all.py``, which ``make gen-all`` runs;
   offline, ``--no-download``) runs acp-codegen after adopt: it changes no byte (nor does the
-  target's ruff over the tree), check is clean, the wired files stay the sdist's with the
+  target's ruff over the tree), check is clean, the wired files stay free of the RFD with the
   feature off; (ecosystem) the suite and the kit hold after it, and the same command moves
   the SDK to ``schema-v1.21.0``: it imports, its suite passes, the RFD's methods are routed;
   a property the newer release adds to a request type reaches the methods that take it, as
@@ -71,7 +73,11 @@ AGENT = HERE / "agent.py"
 CLIENT = HERE / "client.py"
 LONG_PROMPT = "/delay 30 a long turn"  # the agent's way to keep a turn running
 # The SDK's hand-written modules the wiring changes.
-WIRED = ("src/acp/meta.py", "src/acp/interfaces.py", "src/acp/agent/router.py", "src/acp/client/connection.py")
+WIRED = (
+    "src/acp/meta.py", "src/acp/interfaces.py", "src/acp/agent/router.py", "src/acp/client/connection.py",
+    "src/acp/client/router.py", "src/acp/agent/connection.py",
+)  # fmt: skip
+STABLE_META = "schema/meta.stable.json"  # the base's stable meta.json, where the SDK keeps it
 V1 = needs(V1_BASE / "schema.unstable.json", V1_BASE / "meta.unstable.json")
 OLDER_PIN = "agent-client-protocol==0.10.1"
 OLDER_BASE = SHARED_UPSTREAM / "history" / "v0.12.2"  # its acp/schema.py: "Schema ref: refs/tags/v0.12.2"
@@ -93,12 +99,19 @@ def sdist(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def sdk_copy(sdist: Path, at: Path, *, feature: bool) -> Path:
-    """A fresh copy of the sdist with the three lines of ``[tool.acp-codegen]``, committed."""
+    """A fresh copy of the sdist with the three lines of ``[tool.acp-codegen]`` and the
+    base's stable meta (``stable-meta-v1``), committed."""
     shutil.copytree(sdist, at)
-    return repository(
+    (at / "schema").mkdir()
+    shutil.copyfile(V1_BASE / "meta.json", at / STABLE_META)
+    repository(
         at, version=1, out="src/acp/_generated", schema=V1_BASE / "schema.unstable.json",
         meta=V1_BASE / "meta.unstable.json", feature=feature,
     )  # fmt: skip
+    with open(at / "pyproject.toml", "a", encoding="utf-8") as table:  # (still [tool.acp-codegen])
+        table.write(f'stable-meta-v1 = "{STABLE_META}"\n')
+    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-am", "stable meta", cwd=at)
+    return at
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +147,7 @@ def sdk_older(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         at, version=1, out="src/acp/_generated", schema=OLDER_BASE / "schema.json", meta=OLDER_BASE / "meta.json"
     )
     report = adopt(venv, at, "src/acp/schema.py")
-    assert re.search(r"^wired: 4 modules of the SDK .*; routes session/archive, session/unarchive$", report, re.M)
+    assert re.search(r"^wired: 6 modules of the SDK .*; routes session/archive, session/unarchive$", report, re.M)
     return at
 
 
@@ -152,6 +165,15 @@ def adopted(request: pytest.FixtureRequest) -> Path:
 def sdk_env(sdk: Path) -> dict[str, str]:
     """The environment of a process that imports the SDK copy ``sdk`` as ``acp``."""
     return {**ENV, "PYTHONPATH": str(sdk / "src")}
+
+
+def assert_free_of_the_rfd(sdk: Path) -> None:
+    """The wired files route, declare and send nothing of the RFD, and still the base's
+    methods the SDK lacked (session/delete)."""
+    for path in WIRED:
+        text = (sdk / path).read_text(encoding="utf-8")
+        assert "archive" not in text.lower(), path
+    assert 'AGENT_METHODS["session_delete"]' in (sdk / "src/acp/agent/router.py").read_text(encoding="utf-8")
 
 
 def changed(at: Path) -> list[str]:
@@ -173,17 +195,26 @@ def test_an_agent_on_the_adopted_sdk_passes_the_kit(venv: Path, adopted: Path, t
     )  # fmt: skip
     print(out.splitlines()[-1])
     assert code == 0, out
-    assert results == kit_expected(), out
-    assert out.count("the agent does not advertise session/delete") == 2, out
-    assert f"{len(SCENARIOS) - 2} passed, 0 failed, 2 skipped" in out
+    # session/delete: where the base has it, the SDK's Agent declares it (adopt wires it) and the agent serves it
+    deletes = (
+        "session/delete" in json.loads((sdk / "schema/meta.json").read_text(encoding="utf-8"))["agentMethods"].values()
+    )
+    assert ("async def delete_session" in (sdk / "src/acp/interfaces.py").read_text(encoding="utf-8")) == deletes
+    assert results == kit_expected(deletes), out
+    if deletes:  # (0.12.1: its base has session/delete, which adopt wires)
+        assert f"{len(SCENARIOS)} passed, 0 failed, 0 skipped" in out
+    else:
+        assert out.count("the agent does not advertise session/delete") == 2, out
+        assert f"{len(SCENARIOS) - 2} passed, 0 failed, 2 skipped" in out
 
 
-def kit_expected() -> dict[tuple[int, str], str]:
-    """Every scenario passes but two: neither release's agent router routes session/delete
-    (test_unstable_methods_...): the agent does not advertise it, and the kit skips what
-    needs it, as docs/conformance.md says."""
+def kit_expected(deletes: bool = True) -> dict[tuple[int, str], str]:
+    """Every scenario passes; where the SDK's base has no session/delete (0.10.1's), the
+    agent does not advertise it, and the kit skips the two that need it, as
+    docs/conformance.md says."""
     expected = {(1, s.name): "PASS" for s in SCENARIOS}
-    expected[(1, "deleted-id")] = expected[(1, "delete-archived")] = "SKIP"
+    if not deletes:
+        expected[(1, "deleted-id")] = expected[(1, "delete-archived")] = "SKIP"
     return expected
 
 
@@ -215,41 +246,38 @@ def jsonrpc(
 
 
 @V1
-def test_unstable_methods_need_the_unstable_protocol_and_delete_is_not_routed(
+def test_unstable_methods_need_the_unstable_protocol_and_delete_is_served_without(
     venv: Path, sdk_on: tuple[Path, str], tmp_path: Path
 ) -> None:
     sdk, _ = sdk_on
     agent = [venv / "python", AGENT, "--store", tmp_path / "sessions.json"]
     opened = [("initialize", {"protocolVersion": 1}), ("session/new", {"cwd": str(tmp_path), "mcpServers": []})]
     # Without use_unstable_protocol: -32601 and the SDK's warning, for the RFD's methods as
-    # for session/fork, which the SDK itself counts as unstable.
+    # for session/fork, which the SDK itself counts as unstable; session/delete, stable in
+    # the base, is served (the agent's own "unknown session").
     unstable = ["session/archive", "session/unarchive", "session/fork"]
     calls = [*opened, *((method, {"sessionId": "sess_x", "cwd": str(tmp_path)}) for method in unstable)]
+    calls.append(("session/delete", {"sessionId": "sess_x"}))
     responses, stderr = jsonrpc([*agent, "--no-unstable-protocol"], sdk_env(sdk), calls)
-    assert [r["error"] for r in responses[2:]] == [
+    assert [r["error"] for r in responses[2:-1]] == [
         {"code": -32601, "message": "Method not found", "data": {"method": method}} for method in unstable
     ]
+    assert responses[-1]["error"]["code"] == -32002
     assert [line for line in stderr.splitlines() if "UserWarning" in line] == [
         line for method in unstable for line in stderr.splitlines() if UNSTABLE_WARNING.format(method) in line
     ]
     for method in unstable:
         assert stderr.count(UNSTABLE_WARNING.format(method)) == 1, stderr
 
-    # With it: the RFD's methods are routed; session/delete is not (the SDK has no route
-    # for it, whatever the agent implements), hence no delete capability.
+    # With it: the RFD's methods are routed, and session/delete, which the agent advertises.
     responses, stderr = jsonrpc(
         agent,
         sdk_env(sdk),
         [*opened, ("session/delete", {"sessionId": "sess_x"}), ("session/archive", {"sessionId": "sess_x"})],
     )
-    assert responses[2]["error"] == {
-        "code": -32601,
-        "message": "Method not found",
-        "data": {"method": "session/delete"},
-    }
-    assert responses[3]["error"]["code"] == -32002  # routed: the agent's own "unknown session"
+    assert [r["error"]["code"] for r in responses[2:]] == [-32002, -32002]  # routed: "unknown session"
     assert "UserWarning" not in stderr
-    assert "delete" not in responses[0]["result"]["agentCapabilities"]["sessionCapabilities"]
+    assert responses[0]["result"]["agentCapabilities"]["sessionCapabilities"]["delete"] == {}
 
 
 # -- a client on the SDK -------------------------------------------------------------
@@ -306,7 +334,7 @@ def test_with_the_feature_on_the_sdk_suite_is_unchanged_and_only_the_wired_files
 ) -> None:
     sdk, report = sdk_on
     _, own = sdk_own
-    assert re.search(r"^wired: 4 modules of the SDK .*; routes session/archive, session/unarchive$", report, re.M)
+    assert re.search(r"^wired: 6 modules of the SDK .*; routes session/archive, session/unarchive$", report, re.M)
     wired = (f" M {path}" for path in WIRED)
     assert changed(sdk) == sorted(
         [" M pyproject.toml", " M scripts/gen_all.py", " M src/acp/schema.py", *wired, "?? src/acp/_generated/",
@@ -322,16 +350,15 @@ def test_with_the_feature_on_the_sdk_suite_is_unchanged_and_only_the_wired_files
 @pytest.mark.ecosystem  # (adopt with the feature off; README's command switches it off after adopt, by generate)
 def test_with_the_feature_off_the_sdk_files_are_its_own(sdk_off: tuple[Path, str]) -> None:
     sdk, report = sdk_off
-    assert re.search(r"^wired: 4 modules of the SDK \([^)]*\)$", report, re.M), report
-    # meta.py, interfaces.py, agent/router.py and client/connection.py as the sdist has them.
-    assert run("git", "diff", "HEAD", "--", *WIRED, cwd=sdk) == ""
-    assert changed(sdk) == [
-        " M pyproject.toml",
-        " M scripts/gen_all.py",
-        " M src/acp/schema.py",
-        "?? src/acp/_generated/",
-        "?? src/acp/_schema_ext.py",
-    ]
+    assert re.search(r"^wired: 6 modules of the SDK \([^)]*\)$", report, re.M), report
+    # The files gain the base's methods the SDK lacked, and nothing of the RFD (meta.py, which
+    # lists every method of the base already, is the sdist's).
+    assert "session/delete -> delete_session (agent)" in report
+    wired = (f" M {path}" for path in WIRED if path != "src/acp/meta.py")
+    assert changed(sdk) == sorted(
+        [" M pyproject.toml", " M scripts/gen_all.py", " M src/acp/schema.py", *wired,
+         "?? src/acp/_generated/", "?? src/acp/_schema_ext.py"]
+    )  # fmt: skip
     # No part of the RFD anywhere in the package: "archive" only in the generated files'
     # headers, which name the fragments they were generated with.
     mentions = {
@@ -386,8 +413,8 @@ def test_the_feature_switched_off_and_on_again(
     venv: Path, sdk_on: tuple[Path, str], tmp_path: Path, command: list[str]
 ) -> None:
     """After adopt, the SDK regenerates with ``acp-codegen generate`` (its ``nox -s generate``),
-    or runs adopt again: the feature switched off takes the wiring out, byte for byte the
-    sdist's files again, and switched on puts back what adopt wrote."""
+    or runs adopt again: the feature switched off takes the RFD's wiring out (the base's
+    methods stay wired), and switched on puts back what adopt wrote."""
     adopted, _ = sdk_on
     sdk = tmp_path / "sdk"
     shutil.copytree(adopted, sdk, ignore=shutil.ignore_patterns("__pycache__"))
@@ -397,7 +424,7 @@ def test_the_feature_switched_off_and_on_again(
     pyproject.write_text(on.replace('features = ["unstable_session_archive"]', "features = []"), encoding="utf-8")
     report = run(venv / "acp-codegen", *command, cwd=sdk)
     assert "build_agent_router no longer routes session/archive" in report
-    assert run("git", "diff", "HEAD", "--", *WIRED, cwd=sdk) == ""
+    assert_free_of_the_rfd(sdk)
     check = (
         "import acp.meta, acp.schema; print(hasattr(acp.schema, 'ArchiveSessionRequest'), len(acp.meta.AGENT_METHODS))"
     )
@@ -499,7 +526,7 @@ def test_with_the_feature_off_the_command_leaves_the_wired_files_the_sdk_s(
     sdk = copied(sdk_off[0], tmp_path / "sdk")
     gen_all(venv, sdk, "--no-format")
     assert changed(sdk) == []
-    assert run("git", "diff", "HEAD~1", "--", *WIRED, cwd=sdk) == ""  # the sdist's, byte for byte
+    assert_free_of_the_rfd(sdk)
 
 
 @V1

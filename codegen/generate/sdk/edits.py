@@ -27,8 +27,19 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def _keys_in(node: cst.CSTNode, keys: Iterable[str]) -> set[str]:
-    text = _code(node)
+def _keys_in(
+    node: cst.CSTNode, keys: Iterable[str], texts: dict[int, tuple[cst.CSTNode, str]] | None = None
+) -> set[str]:
+    """The meta keys of ``keys`` a statement names (``texts``: statements' code by identity,
+    each kept with its node so that no other node takes its id: a body searched once a
+    method prints each statement once)."""
+    if texts is None:
+        text = _code(node)
+    elif id(node) in texts:
+        text = texts[id(node)][1]
+    else:
+        text = _code(node)
+        texts[id(node)] = (node, text)
     return {k for k in keys if re.search(rf"""\[\s*["']{re.escape(k)}["']\s*\]""", text)}
 
 
@@ -189,12 +200,18 @@ def merge_class(edit: Edit, rendered: cst.Module, name: str, side: str, table: t
     if cls is None or source is None or not isinstance(cls.body, cst.IndentedBlock):
         raise AdoptError(f"no class {name} to add methods to")
     body = list(cls.body.body)
-    mine = {m.name for m in table if m.side == side}
     for m in table:
         if m.side != side:
             continue
         at = next((i for i, n in enumerate(body) if isinstance(n, cst.FunctionDef) and n.name.value == m.name), None)
         new = _find(source.body.body, cst.FunctionDef, m.name) if m.enabled else None
+        if not m.feature and at is None:
+            # a method of the base the SDK lacks (one that takes its params class under another name it has)
+            if new is not None and not m.union and not any(_takes(n, m.params) for n in body):
+                body.insert(_among(body, m, table, side), new)
+                edit.needed |= _names_in(new)
+                edit.changes.append(f"{name} gains {m.name} ({m.wire})")
+            continue
         if not m.featured and (at is None or not _takes(body[at], m.params)):
             continue  # (an SDK's method of its own: only one that takes the params class keeps in step)
         if m.feature:  # the method is the feature's
@@ -203,9 +220,7 @@ def merge_class(edit: Edit, rendered: cst.Module, name: str, side: str, table: t
                 del body[at]
                 edit.changes.append(f"{name} loses {m.name} ({m.wire}: {m.feature} is off)")
             elif new is not None and at is None:
-                last = max((i for i, n in enumerate(body) if isinstance(n, cst.FunctionDef) and n.name.value in mine),
-                           default=len(body) - 1)  # fmt: skip
-                body.insert(last + 1, new)
+                body.insert(_among(body, m, table, side), new)
                 edit.needed |= _names_in(new)
                 edit.changes.append(f"{name} gains {m.name} ({m.wire})")
             elif new is not None and at is not None and _code(body[at]).strip() != _code(new).strip():
@@ -225,6 +240,13 @@ def merge_class(edit: Edit, rendered: cst.Module, name: str, side: str, table: t
     if body != list(cls.body.body):
         new_cls = cls.with_changes(body=cls.body.with_changes(body=body))
         edit.module = edit.module.with_changes(body=[new_cls if n is cls else n for n in edit.module.body])
+
+
+def _among(body: list[Any], m: SdkMethod, table: tuple[SdkMethod, ...], side: str) -> int:
+    """Where a new def goes in a class body: beside its siblings (``_beside``)."""
+    defs = {n.name.value: i for i, n in enumerate(body) if isinstance(n, cst.FunctionDef)}
+    last = max((defs[k.name] for k in table if k.side == side and k.name in defs), default=len(body) - 1)
+    return _beside(m, table, side, lambda k: defs.get(k.name), last)
 
 
 def _keywords(
@@ -285,30 +307,49 @@ def merge_function(edit: Edit, rendered: cst.Module, name: str, side: str, table
     assert isinstance(source.body, cst.IndentedBlock)
     body = list(fn.body.body)
     keys = {m.key for m in table if m.side == side}
+    texts: dict[int, tuple[cst.CSTNode, str]] = {}
     for m in table:
-        if m.side != side or not m.feature:
+        if m.side != side:
             continue
-        here = [i for i, n in enumerate(body) if m.key in _keys_in(n, [m.key])]
-        new = [n for n in source.body.body if m.key in _keys_in(n, [m.key])] if m.enabled else []
+        here = [i for i, n in enumerate(body) if m.key in _keys_in(n, [m.key], texts)]
+        if not m.feature and (here or m.union):
+            continue  # the SDK's own route (or one it wires by hand): as its maintainers wrote it
+        new = [n for n in source.body.body if m.key in _keys_in(n, [m.key], texts)] if m.enabled else []
         if not new and here:
             for i in reversed(here):
                 edit.dropped |= _names_in(body[i])
                 del body[i]
             edit.changes.append(f"{name} no longer routes {m.wire} ({m.feature} is off)")
         elif new and not here:
-            # after the last route of the same kind (requests, notifications), else of any
-            alike = {k.key for k in table if k.side == side and k.kind == m.kind}
-            last = max(
-                (i for i, n in enumerate(body) if _keys_in(n, alike)),
-                default=max((i for i, n in enumerate(body) if _keys_in(n, keys)), default=len(body) - 2),
-            )
-            body[last + 1 : last + 1] = new
+
+            def routed(k: SdkMethod) -> int | None:
+                return max((i for i, n in enumerate(body) if _keys_in(n, [k.key], texts)), default=None)
+
+            # (no route of its kind: after the last route of any, else before the function's last statement)
+            last = max((i for i, n in enumerate(body) if _keys_in(n, keys, texts)), default=len(body) - 2)
+            at = _beside(m, table, side, routed, last)
+            body[at:at] = new
             for n in new:
                 edit.needed |= _names_in(n)
             edit.changes.append(f"{name} routes {m.wire} to {m.name}")
     if body != list(fn.body.body):
         new_fn = fn.with_changes(body=fn.body.with_changes(body=body))
         edit.module = edit.module.with_changes(body=[new_fn if n is fn else n for n in edit.module.body])
+
+
+def _beside(
+    m: SdkMethod, table: Sequence[SdkMethod], side: str, where: Callable[[SdkMethod], int | None], last: int
+) -> int:
+    """Where a new method's block goes among its siblings (the SDK's methods of the side and
+    kind, in the meta's order): after the nearest one before it, else before the nearest
+    one after it, else after the last of its kind, else after ``last``."""
+    alike = [k for k in table if k.side == side and k.kind == m.kind]
+    mine = alike.index(m)
+    before = [i for k in reversed(alike[:mine]) if (i := where(k)) is not None]
+    if before:
+        return before[0] + 1
+    after = [i for k in alike[mine + 1 :] if (i := where(k)) is not None]
+    return after[0] if after else last + 1
 
 
 def _bound(tree: ast.Module) -> set[str]:

@@ -9,7 +9,7 @@ Python name by the rule the SDK's existing methods follow (``naming_rule``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +57,10 @@ class SdkMethod:
     meta_attr: str | None  # the params' attribute for _meta, if it has one
     feature: str | None  # the feature the method belongs to
     enabled: bool  # whether the selected features include it
-    unstable: bool  # whether the SDK counts it as unstable (a feature's, or marked so by the SDK)
+    unstable: bool  # gated: a feature's, marked so by the SDK, or outside the base's stable meta
     names: frozenset[str]  # the models' names its signature uses (to import)
+    union: bool = False  # the params are a union of classes (keywords: none; the SDK wires such by hand)
+    result_model: bool = True  # the result is a class (not an alias of any JSON value)
 
     @property
     def featured(self) -> bool:
@@ -148,13 +150,19 @@ def method_table(
     options: ModelOptions,
     known: Mapping[str, str] | None = None,
     unstable: Iterable[str] = (),
+    stable: Collection[tuple[str, str]] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[SdkMethod, ...]:
     """Every method of ``complete`` (a version built with every feature, under the SDK's
     class names), in the order of its ``meta`` listing. ``known``: the SDK's Python names
     by meta key, which also decide the rule for the others; ``unstable``: meta keys the SDK
-    marks unstable itself."""
+    marks unstable itself; ``stable``: (side, wire name) of the base's stable meta, where
+    the meta read is not that one (a method outside it is gated); ``names``: wire name ->
+    the Python name a maintainer chose (``method-names``), for a method the SDK does not
+    name itself."""
     on = frozenset(enabled)
     known = dict(known or {})
+    chosen = dict(names or {})
     rule = naming_rule(complete, known)
     marked = frozenset(unstable)
     out = []
@@ -187,7 +195,7 @@ def method_table(
                 key=m.key,
                 side=m.side,
                 kind=m.kind,
-                name=known.get(m.key) or method_name(rule, m, m.params),
+                name=known.get(m.key) or chosen.get(m.name) or method_name(rule, m, m.params),
                 params=m.params,
                 result=m.result,
                 result_required=result_required,
@@ -195,8 +203,12 @@ def method_table(
                 meta_attr=meta_field.py_name if meta_field else None,
                 feature=m.feature,
                 enabled=m.feature is None or m.feature in on,
-                unstable=m.key in marked or (m.feature or "").startswith("unstable"),
+                unstable=m.key in marked
+                or (m.feature or "").startswith("unstable")
+                or (stable is not None and (m.side, m.name) not in stable),
                 names=frozenset(annotate.names | {m.params, *([m.result] if m.result else [])}),
+                union=complete.types[m.params].kind == "union" if m.params in complete.types else False,
+                result_model=m.result is None or complete.types[m.result].kind == "object",
             )
         )
     order = {(side, key): i for i, (side, key, _) in enumerate(meta_listing(complete, meta))}
@@ -219,3 +231,11 @@ def meta_listing(
         for key, wire in meta.get(section, {}).items()
         if (wire, side) not in left_out
     ]
+
+
+def listed(meta: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
+    """(side, wire name) of every method a meta file lists (the base's stable ``meta.json``:
+    what an SDK serves without its unstable marker)."""
+    return frozenset(
+        (side, wire) for section, side in method_sections(dict(meta)) for wire in meta.get(section, {}).values()
+    )

@@ -1,25 +1,30 @@
-"""SDK wiring, run by generate (and by adopt): the SDK's own modules gain the methods of
-the enabled features, in the SDK's idiom, from an SDK template set (``docs/dispatch.md``, "SDK template sets").
+"""SDK wiring, run by generate (and by adopt): the SDK's own modules serve and call every method of the base
+and of the enabled features, in the SDK's idiom, from an SDK template set
+(``docs/dispatch.md``, "SDK template sets").
 
-The SDK's files, each a role (adopt finds them by what they hold, ``adopt.discover``):
+The SDK's files, each a role, found by what they hold:
 
 - ``meta``: the method tables (``AGENT_METHODS = {...}``, ``PROTOCOL_VERSION``) nearest the
   schema module; rendered whole by the template set;
-- ``agent-router``: a function that routes the agent's methods with that ``AGENT_METHODS``
-  (``router.route_request(AGENT_METHODS["session_fork"], ForkSessionRequest, agent, "fork_session")``);
-- ``interface``: the module of the protocol class that function takes (``agent: Agent``);
-- ``client-connection``: a class whose methods send the agent's methods.
+- ``agent-router`` / ``client-router``: a function that routes one side's methods with its
+  table (``router.route_request(AGENT_METHODS["session_fork"], ForkSessionRequest, agent, "fork_session")``);
+- ``interface``: the module of the protocol classes those functions take (``agent: Agent``);
+- ``client-connection`` / ``agent-connection``: the class that sends the other side's methods
+  (``ClientSideConnection`` sends ``AGENT_METHODS``, ``AgentSideConnection`` ``CLIENT_METHODS``).
 
 For each role but ``meta`` the template set renders a module with the SDK's class or
-function holding every enabled method; ``edits`` takes from it only what a feature adds
-(and takes out what a feature that is off added). Everything else in the SDK's files stays
-as it is, and running it again changes nothing. The SDK's existing routes say its naming
-rule (``session/fork`` -> ``fork_session``) and which methods it counts as unstable.
+function holding every enabled method; ``edits`` takes from it what the SDK lacks (and
+takes out what a feature that is off added). What the SDK wrote itself stays as it is (a
+route it gates otherwise than the base is reported, not changed), and running it again
+changes nothing. The SDK's existing routes say its naming rule (``session/fork`` ->
+``fork_session``) and which methods it counts as unstable; the base's stable meta says
+which of the others are served without the SDK's unstable marker.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import difflib
 import functools
 from collections.abc import Mapping
@@ -30,7 +35,6 @@ from typing import Any
 import jinja2
 import libcst as cst
 
-from ... import resources
 from ...code_text import Code
 from ...config.settings import ModelOptions
 from ...config.table import Config, generation_arguments
@@ -39,27 +43,28 @@ from ...protocol.features import gated_off
 from ...protocol.ir import Protocol
 from ...render.formatting import format_modules
 from ...render.templates import environment
-from ...resources import display_name, schema_location
+from ...resources import TEMPLATES, display_name, schema_location
 from ...style import Style
 from ..pipeline import Generation, load_protocols
-from .edits import Edit, absolute, add_imports, locate, merge_class, merge_function, module_of
+from .edits import Edit, add_imports, locate, merge_class, merge_function, module_of
 from .edits import laid_out as laid_out_anew
+from .gates import chosen_names, disagreements, stable_methods
 from .methods import SdkMethod, meta_listing, method_table
+from .roles import (
+    ROLES,
+    ROUTERS,
+    SENDERS,
+    SETTING_KEYS,
+    SHIPPED,
+    TABLES,
+    Conventions,
+    _key,
+    _parsed,
+    _routes,
+    conventions,
+)
 
-ROLES = ("meta", "interface", "agent-router", "client-connection")
-SETTING_KEYS = ("templates", "models", *ROLES)
-SHIPPED = "python-sdk"  # the template set for the official Python SDK's idiom
-METHODS_TABLE = "AGENT_METHODS"  # the meta module's table of the agent's methods
-
-
-@dataclass
-class Conventions:
-    """What the SDK's role files say of themselves."""
-
-    classes: dict[str, dict[str, str]] = field(default_factory=dict)  # role -> side -> class name
-    function: str = ""  # the agent router's function
-    known: dict[str, str] = field(default_factory=dict)  # meta key -> the SDK's Python method name
-    unstable: set[str] = field(default_factory=set)  # meta keys the SDK routes with unstable=True
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass
@@ -70,6 +75,8 @@ class Wiring:
     problems: dict[str, str] = field(default_factory=dict)  # file -> why it was not changed
     modules: list[str] = field(default_factory=list)  # dotted names of the wired modules (verified to import)
     routes: dict[str, str] = field(default_factory=dict)  # meta key -> wire name, the features' agent methods
+    added: list[str] = field(default_factory=list)  # "wire name -> Python name (side)" of each method wired anew
+    notes: list[str] = field(default_factory=list)  # where the SDK and the base disagree; nothing changed
 
     def write(self) -> None:
         for path, text in self.texts.items():
@@ -83,6 +90,9 @@ class Wiring:
             routed = f"; routes {', '.join(self.routes.values())}" if self.routes else ""
             lines.append(f"wired: {len(self.modules)} modules of the SDK ({', '.join(self.modules)}){routed}")
             lines += [f"  {change}" for change in self.changes]
+        if self.added:
+            lines.append(f"methods wired anew, {len(self.added)}: {', '.join(self.added)}")
+        lines += self.notes
         if self.problems:
             lines.append("not wired:")
             lines += [f"  {name}: {why}" for name, why in sorted(self.problems.items())]
@@ -97,106 +107,9 @@ class Wiring:
         return "".join(out)
 
 
-def _parsed(path: Path, *needles: str) -> ast.Module | None:
-    """The file's tree; None where it does not parse, or holds none of ``needles`` (given any)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        return ast.parse(text) if not needles or any(n in text for n in needles) else None
-    except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
-        return None
-
-
-def _key(node: ast.AST) -> str | None:
-    """``"session_fork"`` of ``AGENT_METHODS["session_fork"]``."""
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == METHODS_TABLE:
-        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-            return node.slice.value
-    return None
-
-
-def _name(node: ast.expr | None) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Subscript):
-        return _name(node.value)
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value.rsplit(".", 1)[-1]
-    return None
-
-
-def _imports_from(tree: ast.Module, here: str, module: str, name: str) -> bool:
-    """Whether module ``here`` imports ``name`` from ``module`` (relatively or not)."""
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
-            if absolute(here, node.level, node.module) == module:
-                return True
-    return False
-
-
-def _routes(fn: ast.FunctionDef) -> list[ast.Call]:
-    return [
-        c
-        for c in ast.walk(fn)
-        if isinstance(c, ast.Call)
-        and isinstance(c.func, ast.Attribute)
-        and c.func.attr in ("route_request", "route_notification")
-        and c.args
-        and _key(c.args[0])
-    ]
-
-
-def _sends(cls: ast.ClassDef) -> dict[str, str]:
-    """A class's methods that name an agent method: Python name -> meta key."""
-    return {
-        fn.name: key
-        for fn in cls.body
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-        for c in ast.walk(fn)
-        if (key := _key(c))
-    }
-
-
-def conventions(files: Mapping[str, Path]) -> Conventions:
-    """The SDK's class and function names, method names and unstable methods, from its files."""
-    out = Conventions()
-    router = _parsed(files["agent-router"]) if "agent-router" in files else None
-    for node in router.body if router else ():
-        if isinstance(node, ast.FunctionDef) and _routes(node):
-            out.function = node.name
-            for call in _routes(node):
-                key, attr = _key(call.args[0]), call.args[3] if len(call.args) > 3 else None
-                if key and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
-                    out.known[key] = attr.value
-                if key and any(k.arg == "unstable" and getattr(k.value, "value", None) is True for k in call.keywords):
-                    out.unstable.add(key)
-            handler = node.args.args[0] if node.args.args else None
-            agent = _name(handler.annotation) if handler is not None else None
-            interface = _parsed(files["interface"]) if "interface" in files else None
-            if agent and interface is not None:
-                protocols = [
-                    n.name
-                    for n in interface.body
-                    if isinstance(n, ast.ClassDef) and any(_name(b) == "Protocol" for b in n.bases)
-                ]
-                others = [n for n in protocols if n != agent]
-                # the client's protocol: the one other protocol class beside the agent's
-                out.classes["interface"] = {"agent": agent, **({"client": others[0]} if len(others) == 1 else {})}
-            break
-    connection = _parsed(files["client-connection"]) if "client-connection" in files else None
-    classes = [n for n in (connection.body if connection else ()) if isinstance(n, ast.ClassDef) and _sends(n)]
-    if classes:
-        sender = max(classes, key=lambda n: len(_sends(n)))
-        out.classes["client-connection"] = {"agent": sender.name}
-        for name, key in _sends(sender).items():
-            out.known.setdefault(key, name)
-    return out
-
-
 def template_set(name: str, root: Path) -> Path:
     """The folder of the shipped set ``name``, or the repository's folder of that path."""
-    shipped = resources.TEMPLATES / "sdk"
+    shipped = TEMPLATES / "sdk"
     if "/" not in name and "\\" not in name and (shipped / name).is_dir():
         return shipped / name
     folder = root / name
@@ -241,8 +154,12 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     if not models.is_file():
         raise ConfigError(f"[tool.acp-codegen.v{version}.sdk]: models = {written['models']!r}: no such file")
     src, _ = locate(models)
-    sdk = Sdk(config.root, src, models, written, settings.of(version).options, arguments["style"])
-    return wire(sdk, complete, selected, meta, off)
+    stable, unknown = stable_methods(config, version)
+    options = settings.of(version).options
+    sdk = Sdk(config.root, src, models, written, options, arguments["style"], stable, chosen_names(config))
+    out = wire(sdk, complete, selected, meta, off)
+    out.notes += [unknown] if unknown and out.added else []
+    return out
 
 
 def _context(before: str) -> dict[str, Any]:
@@ -270,6 +187,8 @@ class Sdk:
     setting: Mapping[str, str]
     options: ModelOptions
     style: Style
+    stable: frozenset[tuple[str, str]] | None = None  # the base's stable methods (gates.stable_methods)
+    names: Mapping[str, str] = field(default_factory=dict)  # method-names: wire name -> Python name
 
 
 def wire(
@@ -280,9 +199,24 @@ def wire(
     ``off``: the methods of features that are off (``features.gated_off``)."""
     files = {role: sdk.root / path for role, path in sdk.setting.items() if role in ROLES}
     found = conventions(files)
-    table = method_table(complete, meta, selected.features, sdk.options, found.known, found.unstable)
-    routed = "agent-router" in files
-    out = Wiring(routes={m.key: m.wire for m in table if routed and m.side == "agent" and m.feature and m.enabled})
+    # the SDK's names: what it routes and sends, else the protocol method that takes the params class
+    known = {**{m.key: found.takers[m.params] for m in complete.methods if m.params in found.takers}, **found.known}
+    table = method_table(complete, meta, selected.features, sdk.options, known, found.unstable, sdk.stable, sdk.names)
+    routers = {side: role for role, side in ROUTERS.items() if role in files and role in found.functions}
+    out = Wiring(
+        routes={m.key: m.wire for m in table if "agent" in routers and m.side == "agent" and m.feature and m.enabled}
+    )
+    out.added = [
+        f"{m.wire} -> {m.name} ({m.side}{', unstable' if m.unstable else ''})"
+        for m in table
+        if m.side in routers and m.enabled and not m.union and (m.side, m.key) not in found.routed
+    ]
+    out.notes = disagreements(table, found.routed, found.unstable, sdk.stable, sdk.names)
+    unions = [
+        m.wire for m in table if m.side in routers and m.enabled and m.union and (m.side, m.key) not in found.routed
+    ]
+    if unions:  # (the SDK wires such a method by hand, as 0.12.1 wires session/set_config_option)
+        out.notes.append(f"not wired, their params a union (wire them by hand): {', '.join(dict.fromkeys(unions))}")
     listing: dict[str, dict[str, str]] = {"agent": {}, "client": {}, "protocol": {}}
     for side, key, wire_name in meta_listing(complete, meta, off):
         listing.setdefault(side, {})[key] = wire_name
@@ -298,7 +232,11 @@ def wire(
                 "version": selected.version,
                 "features": list(selected.features),
                 "listing": listing,
-                "targets": {"classes": found.classes.get(role, {}), "function": found.function},
+                "targets": {
+                    "classes": found.classes.get(role, {}),
+                    "function": found.functions.get(role, ""),
+                    "table": TABLES.get(ROUTERS.get(role) or SENDERS.get(role, ""), ""),
+                },
                 "existing": _context(befores[role]),
             }
             rendered[f"{role}.py"] = template.render(**context)
@@ -306,7 +244,7 @@ def wire(
             continue  # the set makes nothing of this role
         except (OSError, UnicodeDecodeError, jinja2.TemplateError, ValueError) as exc:
             out.problems[name] = f"{exc}; left as it is"
-    laid_out = format_modules(rendered, sdk.style)  # all roles in one formatter run
+    laid_out = _shadowing_marked(format_modules(rendered, sdk.style), sdk.style)  # all roles in one formatter run
     imports = _Imports(sdk, complete, selected)
     edits: dict[str, Edit | str] = {}  # role -> its edit, or the meta module's new text
     for role, path in files.items():
@@ -329,12 +267,59 @@ def wire(
             (edit, ["regenerated by the template set"]) if isinstance(edit, str) else (edit.module.code, edit.changes)
         )
         out.modules.append(module_of(path, sdk.src))
-        if role == "agent-router" and (unrouted := _unrouted(after, found.function, out.routes)):
-            out.problems[name] = f"{found.function} does not route {', '.join(unrouted)} after the wiring"
+        function = found.functions.get(role, "")
+        if role == "agent-router" and (unrouted := _unrouted(after, function, out.routes)):
+            out.problems[name] = f"{function} does not route {', '.join(unrouted)} after the wiring"
             continue
         if after != before:
             out.texts[path], out.before[path] = after, before
             out.changes += [f"{name}: {c}" for c in changes]
+    return out
+
+
+def _shadowing(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.arg]]:
+    """(def, parameter) of each parameter that takes a builtin's name."""
+    return [
+        (fn, a)
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        for a in (*fn.args.args, *fn.args.kwonlyargs)
+        if a.arg in _BUILTINS
+    ]
+
+
+def _shadowing_marked(texts: Mapping[str, str], style: Style) -> dict[str, str]:
+    """Rendered modules with ``# noqa: A002`` on each line where a parameter takes a
+    builtin's name (``id``: the keyword must be the params class's field, as the SDK's
+    router passes them), as a maintainer silences the linter there. A def laid out over
+    several lines gets one parameter a line first (a trailing comma), so that the comment
+    stays on the parameter's line when the SDK's formatter runs."""
+    trees = {}
+    for name, text in texts.items():
+        try:
+            trees[name] = ast.parse(text)
+        except SyntaxError:
+            continue
+    again = {}
+    for name, tree in trees.items():
+        lines = texts[name].splitlines(keepends=True)
+        for fn, _ in {id(fn): (fn, a) for fn, a in _shadowing(tree)}.values():
+            params = [*fn.args.args, *fn.args.kwonlyargs, *([fn.args.kwarg] if fn.args.kwarg else [])]
+            last = params[-1]
+            line = lines[last.lineno - 1]
+            shared = len({p.lineno for p in params}) < len(params)
+            if fn.lineno != last.lineno and shared and not line[last.end_col_offset or 0 :].lstrip().startswith(","):
+                at = last.end_col_offset or 0
+                lines[last.lineno - 1] = line[:at] + "," + line[at:]
+        if "".join(lines) != texts[name]:
+            again[name] = "".join(lines)
+    out = {**texts, **(format_modules(again, style) if again else {})}
+    for name in trees:
+        lines = out[name].splitlines(keepends=True)
+        for i in sorted({a.lineno - 1 for _, a in _shadowing(ast.parse(out[name]))}):
+            if "#" not in lines[i]:
+                lines[i] = lines[i].rstrip("\n") + "  # noqa: A002\n"
+        out[name] = "".join(lines)
     return out
 
 
@@ -385,8 +370,8 @@ def _merged(
 ) -> Edit:
     edit = Edit(path, before)
     source = cst.parse_module(rendered)
-    if role == "agent-router":
-        merge_function(edit, source, found.function, "agent", table)
+    if role in ROUTERS:
+        merge_function(edit, source, found.functions.get(role, ""), ROUTERS[role], table)
     else:
         for side, name in found.classes.get(role, {}).items():
             merge_class(edit, source, name, side, table)

@@ -12,8 +12,10 @@ SDK's README and examples, not from this repository's reference agent.
 - Sessions live in one JSON file (``--store``), rewritten whole (a temporary file, then
   ``os.replace``) after every change, so a restarted agent finds them. One process at a time.
 - ``initialize`` advertises ``loadSession`` and ``sessionCapabilities`` ``list``, ``archive``,
-  ``resume`` and ``close``; not ``delete``: the SDK 0.12.1's agent router has no route for
-  ``session/delete`` (it answers -32601 whatever the agent implements).
+  ``resume`` and ``close``, and ``delete`` where the SDK's ``Agent`` declares ``delete_session``
+  (adopt wires every method of the base: an SDK's own router may not route ``session/delete``,
+  and then it answers -32601 whatever the agent implements). ``session/delete`` forgets the
+  session, archived or not; its id is then unknown (-32002).
 - A prompt is echoed (``echo #<n>: <text>``, ``n`` counting the session's prompts); one that
   starts with ``/delay SECONDS`` first waits that long, or until it is cancelled, archived or
   closed (``stopReason`` ``cancelled``).
@@ -45,7 +47,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import acp.schema
 from acp import PROTOCOL_VERSION, Agent, RequestError, run_agent, text_block, update_agent_message, update_user_message
+from acp.interfaces import Agent as AgentProtocol
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -70,6 +74,8 @@ from acp.schema import (
 )
 
 VIEWS = ("exclude", "include", "only")
+# Whether the SDK serves session/delete: its Agent protocol declares the method.
+DELETES = hasattr(AgentProtocol, "delete_session") and hasattr(acp.schema, "SessionDeleteCapabilities")
 DELAY = re.compile(r"^/delay\s+(\d+(?:\.\d+)?)\s*")
 
 
@@ -147,6 +153,7 @@ class ArchiveAgent(Agent):
                     archive=SessionArchiveCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    **({"delete": acp.schema.SessionDeleteCapabilities()} if DELETES else {}),
                 ),
             ),
             agent_info=Implementation(name="sdk-archive-agent", title="Archive agent on the Python SDK", version="1"),
@@ -204,6 +211,13 @@ class ArchiveAgent(Agent):
         self._session(session_id)
         self._stop(session_id)
         return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> Any:
+        self._session(session_id)
+        self._stop(session_id)
+        del self._store.sessions[session_id]
+        self._store.save()
+        return acp.schema.DeleteSessionResponse()
 
     # -- turns ----------------------------------------------------------------------
 

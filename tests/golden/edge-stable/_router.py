@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a020697c2cb16a57363905fd5ed279bec5764f48ae17baccbb26765ab2dae6fa
-# Content sha256: b66418483eda1cadd1df1a3514c14682f83612179c07735cc023f993a76ae2e1
+# Inputs sha256: 0eac401537e50ddcac6e3e9f54e9285a311c8696210790fc77e7b7d9a2ec504d
+# Content sha256: abd5ba515831dec0c3631ceeab2bbedbb0b4302f024a2ac789ec89d124ee89de
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 663f9876af0bde29fa99569e78eabb1cdc4824c504229de067fdc4ae2e084c04
-# Content sha256: 79049cf9a6d6db675c2570dbe8978ebcc11ba664e0d70ab69e8088b7f3ad3d90
+# Inputs sha256: 1cb89aa792ba42e919d4c604aac09eafee4213ce5ef6b82de349bcd012b84e16
+# Content sha256: b6ba9fb8af8fb6e2efcff62f6f59acb6f7c80562cd847a4315293c6f75bd95ee
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a076bd37742af7ea64dbbc0eb6bc67c1b612fb84b66ba6bfa96c6d8ed701bbc4
-# Content sha256: b89d71ca1b9a9f9bbc978ec41ecec670e152a355ee1b0cfdc922277017fed1a9
+# Inputs sha256: 93fb8c178462b31f5460669719ef1401c29bb902186675014e9351d30e92e45d
+# Content sha256: 79721136283484d35098719d0d03c0693f589e3820a8d3ac1576dfc0ce923d9d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: badfdee88789f6749a6e64178f379cd0dce20cf4bb75aa8a99c2873e9be84590
-# Content sha256: b0540f84799f0d49a90547ac7e56cc589b5ab51ef7d5a0c6e809ed870fdb558c
+# Inputs sha256: 03f76ddfbe69b57365c17c6666079113f3336556f6b9be1579ec178a52809370
+# Content sha256: e4c2a33456c975d80f8a0090ccb7c55c383fcaf934f98f86a35a9cc4b156b0c9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

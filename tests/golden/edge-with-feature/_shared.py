@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0742305827300209b02dbc6ea421febd6caf1a0a57f7fae1b25b6969e99f2f67
-# Content sha256: b334508382e9018d18190bcdb1fd7d46e305f492fb97675a4d6fc413d3ca2c28
+# Inputs sha256: 99df39a6f723288579049a9fd68b80545a1adc2575d0fae0e661108e6da67586
+# Content sha256: 4994abd180810cfee07fd9a2bdfad6b29ce6c5bce4fcdbae5d49186e67a34eee
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

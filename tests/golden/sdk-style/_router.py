@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e530f8765d5065668d68df5bfc924e494a4fc842f8af89e8cb529f0cf792f300
-# Content sha256: c5b8c0e426a6e324b53970e7dec1483289d66a760f15ee45eb68b285d7921c3b
+# Inputs sha256: 6005cedaa14fb27706ccc7a797669005aad245280edcdd3833a9044bca567c93
+# Content sha256: f4c180818e51e6280b84e1895389acfda9fc35f1943ef448b9257f2f6d79ab30
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

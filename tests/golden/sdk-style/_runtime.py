@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6de58be18d070de5c7965707bff37ddb5be490dfcd2e8603695fdfaed7ce64c9
-# Content sha256: ef360bebdcc0cdbc72534c5c110c6438e72d59269108c4b3d8736d6ac4bc5c14
+# Inputs sha256: 653fcb73c8de4014e96bcaef002da6f026d70806599ab261be287a8c72241922
+# Content sha256: e15ce5e432df95d3fbde513e63ab428f21ff8aa377bd318a78c9d741664b72b6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

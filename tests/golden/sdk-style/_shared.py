@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 54219b7fd2af92622f53ab2870a231d0a81d58eb5c1990650a69881c9692574d
-# Content sha256: 2152a5fc37bfbc9985237d51ee2ac70acff496e88d092b36039fe3a4d530d741
+# Inputs sha256: 3dd194e6e1ec5206fa3473f49dee36b6f677ef2079c093d0626131c3a781504f
+# Content sha256: 4397a6ca7eaf54bcec6cb65cc4d66dd7972370544873c3f8e7bb928101bea88d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

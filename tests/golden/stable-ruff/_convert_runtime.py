@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 65e8f71c5bf9580e1c0f2be06a4d62c24c1bfee0bf71647687155d70337c9208
-# Content sha256: e54c7fbd6c5d1a470e6b6ff98f93025ad5bd3c6180e69c74f99cb2cedf2bff00
+# Inputs sha256: 6f303e8049041350fc29b273a8134f62ce86a37f27e7543d4e97d3a49b5afd86
+# Content sha256: 7acb40d8c088a83a3f7e4086f32478c6ee300f4a90a9f118b508fce0f76fe609
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cc4d421c7762db0918cd4c07b47cbba84a63bc7b0dab8ec0589733ebf3972022
-# Content sha256: e3fa87e0804231581d99e3522748f14ff5f161b1b0d4487bd71a5de47501743f
+# Inputs sha256: d6ecb5dcf2beae1ff0d251714eec22ee5701cf07ce8e76f214deae0eeab55e2b
+# Content sha256: 4fd5314fb0b9b19bb4877b941426a6af81e35666345996ac9ea1f084a77435e3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

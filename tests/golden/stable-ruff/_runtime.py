@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b1ebbf871f92d493a3aee46eac109352faee9f2958a950e0a8421103403a071
-# Content sha256: 747410e9629b78154817c26d836f5555b3ad1f8e49772b2a453c221bc2b4d614
+# Inputs sha256: 5262c42d2b4216f41af299dc8a92ebc317f72f85685013eaca437056e6c934fb
+# Content sha256: 1afbc7783379b0fa368d8535fef33dab1362d39f5bb759051a3e26f586d1b372
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

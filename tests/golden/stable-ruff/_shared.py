@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bd64f098cdb8b250735ff8c95d5064b3ec6c1f7560de7c315a41e9267eb264f5
-# Content sha256: dbc18e11cf373e870107c181718dd641b2422e33938f5c6cf8869a91731ade45
+# Inputs sha256: dface81a223408b06fc776893992435edda10027739dc12c11eea9c79e2c1f5e
+# Content sha256: 44e07decd221079a724643dbbf0cd4cb493637614e9564a22cd444c1373c57e7
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ffd4abee8c44b5910e930263adc568304d35715893fa59ebff7105122cef4624
-# Content sha256: 7eea57bf8945095fe27cda91afd0bb2ba8d55abb8953aeeb3abeb2f45179f21d
+# Inputs sha256: 32678b47176d0d964bd27a5801bdb20dce83a8f5746e1c3ed883ebf361e2abcf
+# Content sha256: 7248317404041db4e8d37f7ed3afef9e13448dadc99a2c30ce192c226b50d008
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 662c0d4f411c181581acfabc92f6db212a72cff4d58a8fa2ea113388868199af
-# Content sha256: 6095b97a75298f5a79a468110485cf42c7193911655266042313afdd0e8853c1
+# Inputs sha256: feab28affd7ad0125a3d3db48095ec6c83e9e95cbd8cd4c16bda0e08a63443ea
+# Content sha256: 1926fef9a6463709de31a7d3df8f7a3f6188a645e5127c1bf42c4c90c36c46f9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

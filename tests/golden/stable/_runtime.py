@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f8f94939dca94fdb0618fc03ee5295ddf728eb3d23987ad515afe800681ac467
-# Content sha256: 5aa92e033b9764662e3a57b20dd460b09a0891e24152782c93b141b9461b2d6d
+# Inputs sha256: e743b45762a68384eb6ea36d0d038120be0f354bc69ff8db73f695bf640e97f4
+# Content sha256: 061b81880c304c6e769b26e204a115261536315c21b6656b8e313d3eb5dbf641
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5a385d88c48fe66f01fe27d6f995fb28e359d8ece4bfb6c004f50a624c05b66c
-# Content sha256: befb6111f300cb5b2e5d954395cc55578da70970b110313a648ec2d7da54904d
+# Inputs sha256: 604ad589e2b024055aac30e99cc03aacb150fcc86df8d2285052c816dca98220
+# Content sha256: 4b886f157a7171e4f732e996351dd699e17888b7d92afe52456d3a21fdae7ca8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54b4be09e75703deb95bd75eeffd1e239911bfc5acbcdc7493b22f9312270f59
-# Content sha256: 0704b54043646a2bbfbf6d48085ef089ffab487214eb33f824f15cbd78e12414
+# Inputs sha256: c3aaac1d0c13ced1886853601385be0fda8c2c883ef55b4d76be050bd343811f
+# Content sha256: 7db18a1c2f8ab69ebea146350389bcc994ce38684599370d3554bc10c2f63891
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 091142d93f415a411fa3578cc82fc51af4461828287a664e6abf407dc1cceaf2
-# Content sha256: c08b3c3fdfb8a4347472302d519aeec6f44603a76167f4070d119504ca090bf6
+# Inputs sha256: 07e65de43c5d321b21448c58268578cb47536f1e490579f5773470e79f287323
+# Content sha256: 5f44a630c4196324a3dd8c98e80b225081b5476ebd98736e5d86988f6641216e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

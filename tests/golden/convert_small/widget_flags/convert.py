@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dec51f33b46a3d8890246e8f5fd2ea19fb0d5f246fb77aba35859f792a3968a8
-# Content sha256: 9d8b1d7e68c581af6572938402d6b2ec0fd9b36994fbbcc05849a640f1d4f1ca
+# Inputs sha256: dd0a41807f9d42a2d047c5012552e7a7475e33bebe57af37ec99d4e92c95cee1
+# Content sha256: c25fc252ce81a044b396f503802d5ab1d1a9a711311d931330a73153df3c902e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

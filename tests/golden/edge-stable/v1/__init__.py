@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fa009114d09040826370fc189382a6b9ecbc6db3e1db8d5ffc07adc7ac875d88
-# Content sha256: 2809e430fe1275d0d8abb89467e30c0c78bfb0e9824cf8da115dd1614d533c76
+# Inputs sha256: c10141e4bd59c81c53337d17e625026fde08a5bb1ba4811ec6b2c6218bb4fa87
+# Content sha256: 92850225d7c776f31dc81e002bd3747c8e2483176279eb63827402556080116e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 55c0ea020037892df13cc1c63638996d348c43288aceb86dec28aa721185b7ab
-# Content sha256: 4ad429405ed4b5580c6bca509eaa53011a87d284b07ce8e3ad8404470ec30bd5
+# Inputs sha256: 553f65425efd7089bfc419b4461d2340c85e588f5e1e34df8c3cee2fe080b4b6
+# Content sha256: 778f238b347d08fd71c99258ae27f800172e6fef2b769f67fcb26f456c29258d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

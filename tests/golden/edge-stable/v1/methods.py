@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8ccd8119cafe4f95e5fa5feb10cbe23c548caa82c00ffe8d8680d4bb2d1ed75e
-# Content sha256: ba8700faec6ac4241439f4d18090465ef75c63730c4a0d46e65da44263cfcfc5
+# Inputs sha256: a86ff600baac36483ac453afeedf8a0e7a687a1adc99829e85d3453d80044376
+# Content sha256: 054a06c9c5e9962088da316ad03d44e6fb5c5d54ec7a1e9bc950d217d561853f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

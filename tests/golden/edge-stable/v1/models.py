@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2b85eadde3c944f56f12a47e44469570335210738a5a96afc84d6749e03a8021
-# Content sha256: ecbe26148441356011f560c161019a44ee9e0e8cd00cfc7e05917b653ab57fd4
+# Inputs sha256: 9bc36a1624607764b041d0a18cb4eba9125a0705fad0e27e1752d5aa350d31b7
+# Content sha256: ea2157ecd7475ba987c45bfd7b11292b21897429b33d7c68d0f6a02ee8effe27
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7b252a5e3fcd6e22bad1af8660b7be5c8156614a3547e6cff7b05a88dc5381c
-# Content sha256: c7f7c268dd1e51f1532d4112e326e6b564064b1df2dd4a09e8901c61309421ab
+# Inputs sha256: 014d876c710ccfca6937b7850da1953ad14e046aa6797830810af24f49f1dba8
+# Content sha256: 15100bc4401073a1b8d79e1b67f174e83a2ab29bfb03ab81ca1f10793a004924
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5fac31858f3c59fe84134e7feef763fe339a86d0ab4c1c368ab388b45bad4b23
-# Content sha256: cbfe099c6e6473218dde154e1ff93be0664c3fb4086748f7888b0e8659f92387
+# Inputs sha256: d74d390d2eb662e14f6f1f6453a124fbed0ad618dff2fa3971be3d8f0f2de06c
+# Content sha256: e7df51ce10dc444adf7f57111dd50977109038d291b4d9028bd96756da171826
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ecfc7c6ef09a6e67fd97b5dbd69ea94076d792fb419cc9dfc6e5d673ee9ef44
-# Content sha256: c431aac4b7ab00ca51808be58be5e194dc084d5b218de40fed5d5cf722568ea8
+# Inputs sha256: cb13d2fe4d5572a3eb421c9b60112bd64371b70a799d2ad00cc1885f1c26848d
+# Content sha256: 2a96ac8c30f8d9260e7e4cabb5e109ce522183acde73c6cb33fe09d314297aee
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

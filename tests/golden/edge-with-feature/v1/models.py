@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fdf7494de4aecde69595ee400bcef7f0370dcbe2b0d65c83980cc7498be3743c
-# Content sha256: 50fa4301977515b2650de22a4567a2f7d952533e056ec230470114b4d975d4a8
+# Inputs sha256: 5849a414f203542e8c88dd6533c60024642f8b84b1e56ad9f7c9c03e3b644a77
+# Content sha256: 53266947e0a663e903ff4c85640564bb3e2a6d6ed140cb2e8c8b0430e6bae8e7
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d15a0f48907c5a3442c713ef1fa45f05bf6bcd277e17016c1f3c3673861cb005
-# Content sha256: 8b978e735305e5ab13cee13f7654b93d5334bd1e34485348abbcf5672c6d8920
+# Inputs sha256: 4333905cbed3ad60277a1e7323047a27b59921d10e6ef62fff0527b06541d677
+# Content sha256: 545379fe9ea31eb6accae135dbaed25c3bfdd713166b19c11151de8d9d51208b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4f72a1b10ea7e58023d44b729d45169a87122bac96af4788101e11b31cb6b86f
-# Content sha256: c0d083b00e01073341f676c6c4a03175f2611adcf5bb8d2c1c98c68839104aff
+# Inputs sha256: bf3937c3a7d81bf5099ed66098dd9f30391b4fe34aef0459900b67f52fffa5d9
+# Content sha256: 2f88e820242e8e452cf404a9652e4c7c1ca6326218aaecc0cc42717dd8f1a4cf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8b37c509cf62b63e11b61c3d2092587f8f40704776ebed77f0360c73cd94e00d
-# Content sha256: 861cdc72340c1650f9229313e79da674c39390741a140a9140c6e0f388f9eca2
+# Inputs sha256: 3f5053a6885710aec66737e35476cb59e1340d26a358cda752c84a3daeef250f
+# Content sha256: 11fc5c44a54c04ce443e30f2dca082376f39e678c4114aa4d04fbfb8f5564820
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: dbaab44e6a8ae4db58654d6ca7502cc4979a55b613265100a896275b0f94df91
-# Content sha256: 00112c2316acf823376d3c429118125088dbde7492ccbe4b2b9ffdba2628c15c
+# Inputs sha256: f66af74abfdfacc66c6a4679008017f08573761c4276f165c008ea244cfb7099
+# Content sha256: c17a1f43376310705421f515cdc73e0a2ca1b27f0151e8284f598335cc3b1d5e
 
 """Wire models of ACP protocol v1.
 
@@ -487,6 +487,7 @@ class SessionInfoUpdate(SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,
@@ -525,6 +526,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d5062f3e5af1c2cb058260de175c5944e34be7a4870787110656b8b59518a918
-# Content sha256: a3ac37907360b9901c0e4c8f8d5f154a5439198ad827d66051d10b892d0a8a73
+# Inputs sha256: 6cdca6345a249b08bba9807c282d022554dc94137b08e2696a0ce194ea5a3f74
+# Content sha256: 2ada604e489d50abab46d6ef26ae62d713277aa3325fc3541a2a02caeffd48d4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

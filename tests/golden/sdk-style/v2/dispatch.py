@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f0e9a57b081ee83a77b9af97ffe824c9d712209e605870cd548681b21d84ef3d
-# Content sha256: 8f7c9b57267e7555f30a9152ae71370d28e5d8f364c4703bb34fa154a201bd27
+# Inputs sha256: ffa3ce087a26259b8798cbf2722d83f855391d1825993c530ada6c997250644a
+# Content sha256: e3dea83331bd1c19b01a0f79f385fbaac194766f2208535dc14cd1661ffe9ee4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0a41f56ecc72e934ec88404d2bb4ee7220e14bc8628321ca60b5a8675841f863
-# Content sha256: 7ceab720182f92417084dbe883b2a76c500041c683210cb0ba5bbb08218215a7
+# Inputs sha256: 8056b1906e9757a74eb4720d301fe3601fa8b8cb60f7cc1b91950dde766f4a00
+# Content sha256: a73653c9b31e48203f30158d5cf80a6aaaded1519d644847f057ace289fdf8bd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 937899199e73c1b1b9fea2440385e473f40b2a994f24f4d56ec2ae7c06fe10a5
-# Content sha256: d8e52b48328558518846a8e7aa967719eded65ed909ea7c299421f42bf1f2db9
+# Inputs sha256: 89e74329aab8786be7d8f83139f5934d5002b250335f99d9ff9f9566b97f5f21
+# Content sha256: 3e2649c8aa706499967a64d482da81e3f9b3ba9f023bd2b40b955bf9ea53a09c
 
 """Wire models of ACP protocol v2.
 
@@ -418,6 +418,7 @@ class SessionInfoUpdate(SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,
@@ -476,6 +477,7 @@ class SessionUpdateSessionInfoUpdate(Tagged, SdkBaseModel):
         Field(
             description="**UNSTABLE** (feature `unstable_session_archive`): not part of the stable protocol yet; it may change or be removed.\n\nNew archive state. Omitted and `null` both leave it unchanged: unlike `title`, `null` clears nothing, since a session is always either archived or not."
         ),
+        ABSENT_ON_ERROR,
     ] = None
     field_meta: Annotated[
         dict[str, Any] | None,

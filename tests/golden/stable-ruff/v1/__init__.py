@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 80a6a9daadb868ff5386b7a0c351d4eef7b5c6a5f7a086bca07ea954a1ad5986
-# Content sha256: 310404b44f04ff967b9d7c64e02b58c97614f6d17ad358b9916d4e08f443996a
+# Inputs sha256: f2be45f012ccd3b262faf642899305c2db8473ab1e139925f8bbcdca2612b993
+# Content sha256: 8bf27fea72166014ac2c15a7f1b840c7780d0fa5e6e1fd8107de7265e9288ac7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

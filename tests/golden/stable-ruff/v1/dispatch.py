@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 45d216772f84a521c84aba167e8fa374ad2938fc164aca0ac1c149b8647d42d5
-# Content sha256: 0c0cbb881ffa55777b43bf3108c12b1017766edcbbbfbb651b449dc9ea8396fa
+# Inputs sha256: c1025031189696caf87a3734fbbb450329d0b7128064c2e2f6796e7254d30b9e
+# Content sha256: 662dd056aeee47a2a491399ce3f43ba0a3fa4a32657e28203aa2f9999cae4447
 
 """Method dispatch for the agent side of ACP protocol v1.
 

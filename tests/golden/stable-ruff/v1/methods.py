@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3f1d7f1bcf469f63ec3db259e13d5d9790cb80777b12f77602b0470fd5926ce5
-# Content sha256: 775b40351261346c4ff12a10901ae897b317e1d5b22d4ad31982a668288e0dd0
+# Inputs sha256: fbc9c3eb46fad5f9058fbd3456870b6fa330a2f02fb6007a5668fbeeb845e2d9
+# Content sha256: a587a3c4468f2348633ac10fbb4f1491f4a18ffef01d5f74e11e9af1a4735661
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

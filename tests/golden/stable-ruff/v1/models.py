@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9dcfe0ff99fa5111f7e03859ef6082cc4b397a464a84fdbd0bfa32a9a96fcfac
-# Content sha256: 8c5c0a530eab6427a03f040e5e75bfd9960fec1d923d2ee66b8b07a9885ba8f1
+# Inputs sha256: 97c3f762f061575b8a8f47d9acba84747813098de068b35e7846ffdd200dfccd
+# Content sha256: f4eca1180471cd321e1e333c67914335357b1badead7cb71f2ac26c3774f2196
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fdf724d05eec0f8817d8a5c6f16b87ebc2de6256a54408d90c817b32c8a99bc8
-# Content sha256: b74ad6738c98c61c69f1bfd8fdf72e17e6682c652a5023f115f8e2bba4b14ddb
+# Inputs sha256: 096d313a786cbffc4356219a05e819d7c6d45ce166f1e6e42000ad857fe255af
+# Content sha256: ab8e366c5a24b5c1122353cb06ff47166d76d4aee019e2e2b9e970034b35118d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 562f5f8cfd2343e474b5ea34b1f7de20323413f15b7833c1472f45e9d654ea40
-# Content sha256: 857548a4388c17929cd3c93e478be67b17b73fdae5c95c3f1ea2169a61a92b95
+# Inputs sha256: 8b12258aa29f24c3f97d1c8ef24cfa01ffa56e1310c99777396a6343ab89ad4f
+# Content sha256: 4c644acf9c1c875b799f41c07b24803b39613446b33428527e9fe5517e903fb2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c1535f29859604232ccca7202e5af75b5e93a4e7e7ed4436ed9162d7a982bc85
-# Content sha256: 76b5e4fb96b773f26d9f5b4e6e2766871932b806a4662f217bf4e1651a391334
+# Inputs sha256: e0f641319d3d8cebb1210289e67a12bb73b48a540951a4cc1c6e707cce33da1b
+# Content sha256: 718437eb41ccab3f90fc6bcb201cd56f0dab93e972eff9730ebedfffc47b8c45
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

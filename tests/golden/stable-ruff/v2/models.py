@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68a637f0b9d8f47ee63a156fd43c59e90617dd55456fb21b828937b4bac576de
-# Content sha256: 147701746ad9dc65985ae705f671e832ceb7c06bfaf01536a6995abf49a067ab
+# Inputs sha256: 0a1b1887c1937c31c2ae18ceedf7f6055a246308ff7b240ea27911f9334b0ee5
+# Content sha256: 1442cab747ba4eb585a6e464d1e3ff81968a9a7f904b88e1eadaacb1684ecf4a
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a90f724508ee369007960bec23a5109b1e57fa48a94ead2529acdee4d67d88e9
-# Content sha256: 14dd69d8219d24046ed7c3fa8768a70e363ffaad61ce24b37683bbfd350bd803
+# Inputs sha256: 3cb465fab7c12b9c5f15f2a28dfea75d135bbb5f549c62c54113fafc87c5899b
+# Content sha256: 837a800f55e7952f597d85827134ea1dae82c641efea378f449f35fba48172f1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

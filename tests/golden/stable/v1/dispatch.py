@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62fdd84dde441e7abc79825326a5a8a18bafacd1c69f7b245de08b1bab94040a
-# Content sha256: 6439861bba7e7a344363f0073f2055a2a43111b393d58f131932288f390dd5ad
+# Inputs sha256: 02be2ca3748a80a2ef55175892467252da6c02d4c8a3efb12e286b5cd5110228
+# Content sha256: 4b5c68204a7d741d73b5fe5753c3d7a4906dff5c8b77a3fd6209802cb02ee1ad
 
 """Method dispatch for the agent side of ACP protocol v1.
 

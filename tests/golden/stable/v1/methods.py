@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d7eeb9ebd90b9709e754a0c62245a11fd4c36c608e414b0c079efd2f728bd530
-# Content sha256: 131b67f38f54e0dbae40bc7eb05ab86c39556e87fae08713518ed5c8b77f4f5a
+# Inputs sha256: 7eccca8982dd9fd4cc4eefc4b10d32c8fe716f72fa43c99731f2ca37a466c6a9
+# Content sha256: ccde4cbb25e7c15ac4532ca41e0b16756bb568c1c85984b2e372b5082bcce987
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

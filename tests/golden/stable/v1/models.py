@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c1ca7be778c258301dcd8f427644e748454e7825eb080bd83d9ab668008dc7d
-# Content sha256: 177bee5fde6d6e74663a60ea44d412ab2c20340cee99e7199e71f8c210ad5c81
+# Inputs sha256: 3866445e294115f92a5f662e8793c4fe342bf3042f88c8423184b70ca1970dbc
+# Content sha256: d611eb0515ae0b7ae4695b70d0ff669758f2790a5441b4ea24b039699197ab4a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c488642b9f21896b736a7f76bdd5bdb925163ed1ac6931c03a11fbfa8b2fc50f
-# Content sha256: d59978f91629e13ea15ac8fd203a31fd7814d9718a55d26816c1d5056bf4c4a7
+# Inputs sha256: 6116d51ddba88ba608848df42eab2f2ccfe347d13699f8530a54a3cccc705fad
+# Content sha256: 86bdce3b7ab1c18a61ba62c7daef05e54b4c5258386238cbe3e6cb80d7d966bf
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

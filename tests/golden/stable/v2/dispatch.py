@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: da1dde465c1b39fedb060b8c2deb57bc6b6094cae5c24121bfecea84b51ddfb7
-# Content sha256: b68e2201c41a9fc7cf59635c834e0d05fd215729c9437786ca75b652be630251
+# Inputs sha256: 9356c9500d3c3818bdecf90a3a86bf66d71dc6c11d9601c99307e70e01f91a51
+# Content sha256: f461338eddfe790f1d68de47f2e45ec12b80793354f47a960c4fc6a89da9802a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fb387ac0e596205cd4f22d2a2f66a6fd95712b50bd0f549a3894af49cf422eec
-# Content sha256: 130ee6974359941b49d3da596d8c60fc83c0c913d0395165c1448f61112d2cfb
+# Inputs sha256: c3f2653b1be8175e8dc4efebfdf864439d16a1e49bc69f806bb77143e6191ddb
+# Content sha256: e79361977885a4249fc238dc5453c866369ea00ffc3efe6a4ed062743797cf63
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

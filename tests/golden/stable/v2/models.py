@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60aa9bbda00866508a179dddefaab117d8861b1955db6ea22ddc99b4c55c445c
-# Content sha256: 57ca978d6644be1fcbeaa252b1c7e3f4767cbf7fe55bc0cb3a90b7253b06305b
+# Inputs sha256: adfc2e2f86e52af5679d3e2fa0367a99a2e66b15fba06444fd938175c38ea3fd
+# Content sha256: b07e1676cee50604dcecd3338be5535033f5eb322c6d7b14f480a5aa2f59969a
 
 """Wire models of ACP protocol v2.
 
