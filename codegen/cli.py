@@ -1,4 +1,4 @@
-"""Command line: ``acp-codegen generate``, ``check``, ``diff``, ``adopt`` and ``conformance``.
+"""Command line: ``acp-codegen generate``, ``check``, ``diff``, ``adopt``, ``conformance`` and ``polyfill``.
 
 Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad input
 (the message names the file and JSON pointer; the output is left untouched).
@@ -25,6 +25,7 @@ from .hoist import RULES
 from .load import BUILTIN_FRAGMENTS, display_name, schema_location
 from .options import Settings
 from .pipeline import Generation, generate, up_to_date
+from .polyfill import command as polyfill_command
 from .write import OutputError, diff_tree, keep_unchanged, read_tree, write_tree
 
 
@@ -93,6 +94,16 @@ def _parser() -> argparse.ArgumentParser:
             help=text,
             description=conformance_command.__doc__,
             epilog=conformance_command.EXIT_STATUS,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
+    text = "run an agent behind a proxy that gives it the session archive RFD (see `polyfill --help`)"
+    polyfill_command.add_arguments(
+        sub.add_parser(
+            "polyfill",
+            help=text,
+            description=polyfill_command.__doc__,
+            epilog=polyfill_command.EXIT_STATUS,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     )
@@ -212,6 +223,8 @@ def _run(argv: list[str] | None) -> int:
         return conformance_command.run(args)
     if args.command == "adopt":
         return adopt_command.run(args)
+    if args.command == "polyfill":
+        return polyfill_command.run(args)
     try:
         config = load_config()
         if args.verbose:  # on stderr, before anything can fail: stdout carries results only
