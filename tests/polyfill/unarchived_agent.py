@@ -68,7 +68,8 @@ def main() -> int:
         message = json.loads(line)
         method = message.get("method")
         if method in HIDDEN and "id" in message:
-            _write(out, lock, {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}})
+            refusal = {"code": -32601, "message": "Method not found"}
+            _write(out, lock, {"jsonrpc": "2.0", "id": message["id"], "error": refusal})
             continue
         if method in ("initialize", "session/list") and "id" in message:
             lists[json.dumps(message["id"])] = method
