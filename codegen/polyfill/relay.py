@@ -3,9 +3,9 @@ stdout), and the proxy's own requests to the agent.
 
 Lines pass through as they are: the client's are parsed to route them (they are few),
 the agent's only where they may be a response the proxy must see. A line that starts as
-a request or notification does (``_CALL``: scalar members, then ``"method"``; what agents
-write), so the stream of ``session/update`` notifications is copied without being
-decoded.
+a request or notification does (``is_call``: scalar members, then ``"method"``; what
+agents write) is not, so the stream of ``session/update`` notifications is copied without
+being decoded, a chunk of lines in one write.
 
 The proxy's own requests carry string ids with a random prefix of this process; the
 agent's answers to them never reach the client. A client request whose id happens to
@@ -27,9 +27,19 @@ from typing import IO, Any
 logger = logging.getLogger(__name__)
 
 INTERNAL_ERROR = -32603
+CHUNK = 1 << 16
+# How nearly every agent writes a notification or request: decided with one comparison.
+_CALL_STARTS = (b'{"jsonrpc":"2.0","method":', b'{"jsonrpc": "2.0", "method": ', b'{"method":', b'{"method": ')
 _CALL = re.compile(
     rb'\s*\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[-+.\deE]+|true|false|null)\s*,\s*)*"method"\s*:'
 )
+
+
+def is_call(line: bytes) -> bool:
+    """Whether a line is certainly a request or notification (its ``method`` a member of the
+    top-level object); False where it may be anything else, for the caller to decode."""
+    return line.startswith(_CALL_STARTS) or _CALL.match(line) is not None
+
 
 # A watch: called with the agent's response to a client request; returns the message to
 # send the client instead, or None to send the agent's line as it is.
@@ -172,12 +182,38 @@ class Relay:
     # -- agent -> client -----------------------------------------------------------------
 
     def pump_agent(self) -> None:
-        """Until the agent's output ends; then every request still waiting for it fails."""
-        for line in self.agent_out:
-            if _CALL.match(line) or not (self._own or self._watched or self._pending or self._renamed):
-                self.to_client(line)
+        """Until the agent's output ends. What the agent wrote is read as it comes, in
+        chunks; the lines that pass through go on together, in one write per chunk."""
+        parts: list[bytes] = []  # a line not yet ended, in pieces (a long one is not copied each time)
+        while chunk := self.agent_out.read1(CHUNK):  # type: ignore[attr-defined]
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                parts.append(chunk)
                 continue
+            data = b"".join([*parts, chunk[: end + 1]]) if parts else chunk[: end + 1]
+            parts = [chunk[end + 1 :]] if end + 1 < len(chunk) else []
+            if not (self._own or self._watched or self._pending or self._renamed):
+                self.to_client(data)
+                continue
+            self._lines(data)
+        if parts:
+            self._lines(b"".join(parts))
+
+    def _lines(self, data: bytes) -> None:
+        passing: list[bytes] = []
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start) + 1 or len(data)
+            line, start = data[start:end], end
+            if is_call(line):
+                passing.append(line)
+                continue
+            if passing:
+                self.to_client(b"".join(passing))
+                passing = []
             self.from_agent(line)
+        if passing:
+            self.to_client(b"".join(passing))
 
     def from_agent(self, line: bytes) -> None:
         try:
