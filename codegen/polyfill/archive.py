@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 INVALID_PARAMS, RESOURCE_NOT_FOUND = -32602, -32002
 OWN = ("session/archive", "session/unarchive", "session/list")
 LOOKUP_PAGES = 1000  # agent pages read to find one session id
+TURN_END_WAIT_S = 5.0  # for a cancelled v1 turn to end before the archive is answered
 
 
 class Refused(Exception):
@@ -60,6 +61,7 @@ class Polyfill:
         self.closed_by_archive: set[str] = set()  # closed here by an archive; a prompt is refused
         self.created: dict[str, Created] = {}
         self.listed: set[str] = set()  # ids the agent's list has shown
+        self.turns: dict[str, threading.Event] = {}  # v1: set once the prompt's response went out
         self._numbers = itertools.count()
         self.workers: list[threading.Thread] = []
 
@@ -123,6 +125,12 @@ class Polyfill:
                 )
             )
             return True
+        if method == "session/prompt" and self.version == 1:
+            ended = threading.Event()
+            with self._lock:
+                self.turns[sid] = ended
+            self.relay.watch(message["id"], lambda m: None, after=lambda: self._turn_ended(sid, ended))
+            return False
         watch = {
             "session/load": lambda m: self._opened(m, sid),
             "session/resume": lambda m: self._opened(m, sid),
@@ -132,6 +140,12 @@ class Polyfill:
         if watch is not None:
             self.relay.watch(message["id"], watch)
         return False
+
+    def _turn_ended(self, sid: str, ended: threading.Event) -> None:
+        with self._lock:
+            if self.turns.get(sid) is ended:
+                del self.turns[sid]
+        ended.set()
 
     def _created(self, message: dict[str, Any], cwd: Any) -> None:
         sid = _obj(message.get("result")).get("sessionId")
@@ -205,6 +219,12 @@ class Polyfill:
                 closed = self.relay.request("session/close", {"sessionId": sid})
                 if "error" in closed:
                     logger.warning("polyfill: the agent refused session/close of %s: %s", sid, closed["error"])
+            with self._lock:
+                turn = self.turns.get(sid)
+            if turn is not None:
+                # Archived once the work stopped: an agent may end the turn some time after
+                # the cancel, or (without close) only when it is done.
+                turn.wait(TURN_END_WAIT_S)
         self.store.set_archived(sid, True, cwd)
         return {}
 

@@ -97,7 +97,7 @@ class Relay:
         self._to_agent = threading.Lock()
         self._own: dict[str, _Call] = {}
         self._renamed: dict[str, Any] = {}  # own id -> the client's id it stands for
-        self._watched: dict[str, Watch] = {}
+        self._watched: dict[str, tuple[Watch, Callable[[], None] | None]] = {}
         self._pending: dict[str, Any] = {}  # client requests the agent has not answered
 
     # -- writing ---------------------------------------------------------------------
@@ -145,10 +145,11 @@ class Relay:
     def notify_agent(self, method: str, params: dict[str, Any]) -> None:
         self.to_agent(encode({"jsonrpc": "2.0", "method": method, "params": params}))
 
-    def watch(self, request_id: Any, watch: Watch) -> None:
-        """Have the agent's response to the client's request ``request_id`` pass ``watch``."""
+    def watch(self, request_id: Any, watch: Watch, after: Callable[[], None] | None = None) -> None:
+        """Have the agent's response to the client's request ``request_id`` pass ``watch``,
+        and call ``after`` once it has gone to the client."""
         with self._lock:
-            self._watched[id_key(request_id)] = watch
+            self._watched[id_key(request_id)] = (watch, after)
 
     # -- client -> agent -----------------------------------------------------------------
 
@@ -230,7 +231,7 @@ class Relay:
             if renamed is not None:
                 key = id_key(renamed)
             self._pending.pop(key, None)
-            watch = self._watched.pop(key, None)
+            watch, after = self._watched.pop(key, (None, None))
         if call is not None:
             call.response = message
             call.done.set()
@@ -245,6 +246,8 @@ class Relay:
             except Exception:  # a bug of ours must not cost the client its answer
                 logger.exception("polyfill: handling the response to %s failed", renamed or message.get("id"))
         self.to_client(line if replaced is None else encode(replaced))
+        if after is not None:
+            after()
 
     def agent_gone(self, why: str) -> None:
         """The agent's output ended (``why``: how it exited): the proxy's own requests fail,
