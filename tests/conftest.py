@@ -1,6 +1,7 @@
 """Shared paths and fixtures for the three test folders: ``generator/`` (the code generator),
 ``generated/`` (the generated package) and ``e2e/`` (CLI runs, packaging, agent processes,
-the conformance kit, the docs' snippets), plus ``hostile/`` (hostile and malformed input).
+the conformance kit, the docs' snippets), plus ``hostile/`` (hostile and malformed input)
+and ``polyfill/`` (``acp-codegen polyfill``).
 
 ``pytest --update-goldens`` (or ``nox -s tests -- --update-goldens``) rewrites golden files
 from the current generator instead of comparing against them. Tests marked ``slow`` are
@@ -68,6 +69,7 @@ SLOWEST_MODULES = (
     "tests/generator/test_releases.py",  # (ecosystem: every upstream release tag)
     "tests/e2e/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
     "tests/e2e/test_conformance_kit.py",
+    "tests/polyfill/test_polyfill_agents.py",  # (the kit through the polyfill, five agents)
     "tests/generator/test_upstream.py",
     "tests/e2e/test_typescript_sdk.py",  # (ecosystem)
     "tests/e2e/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)

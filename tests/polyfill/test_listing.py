@@ -101,3 +101,18 @@ def test_pages_fill_past_the_agents_filtered_pages_without_gaps_or_repeats(tmp_p
     assert all(len(page) == 3 for page in kept[:-1])
     assert agent.asked >= 6  # the agent's 6 pages, some asked again to go on inside them
     assert len(_all(lister, "include")[0]) == 3
+
+
+def test_the_docs_name_every_option_of_the_command() -> None:
+    import argparse
+
+    from conftest import ROOT
+
+    from codegen.cli import _parser
+
+    [sub] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    options = {s for a in sub.choices["polyfill"]._actions for s in a.option_strings} - {"-h", "--help"}
+    assert options == {"--store"}
+    for page in ("docs/polyfill.md", "docs/cli.md"):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert all(f"`{o}" in text or f"[{o}" in text for o in options), page
