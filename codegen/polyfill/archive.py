@@ -30,7 +30,7 @@ from .store import Store
 
 logger = logging.getLogger(__name__)
 
-INVALID_PARAMS, RESOURCE_NOT_FOUND = -32602, -32002
+INVALID_REQUEST, INVALID_PARAMS, RESOURCE_NOT_FOUND = -32600, -32602, -32002
 OWN = ("session/archive", "session/unarchive", "session/list")
 LOOKUP_PAGES = 1000  # agent pages read to find one session id
 TURN_END_WAIT_S = 5.0  # for a cancelled v1 turn to end before the archive is answered
@@ -40,6 +40,11 @@ class Refused(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
+
+
+def _valid_id(value: Any) -> bool:
+    """JSON-RPC 2.0: a string, a number or null (a bool is no number)."""
+    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -103,6 +108,9 @@ class Polyfill:
         params = message.get("params")
         sid = _obj(params).get("sessionId")
         if method in OWN:
+            if has_id and not _valid_id(message["id"]):
+                self.relay.send_client(error(None, INVALID_REQUEST, "Invalid Request", {"reason": "invalid id"}))
+                return True
             worker = threading.Thread(target=self._serve, args=(message,), daemon=True)
             self.workers = [w for w in self.workers if w.is_alive()] + [worker]
             worker.start()

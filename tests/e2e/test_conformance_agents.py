@@ -8,7 +8,9 @@ dependency of the tool):
 - ``fast-agent-mcp`` 0.10.48 (PyPI, ``fast-agent-acp --model passthrough``; Python 3.12 to
   3.15, the newest found on PATH or in pyenv's versions): answers a protocol 2
   ``initialize`` with ``protocolVersion`` 2 and a protocol 1 result, a true FAIL that
-  names both.
+  names both. Through ``acp-codegen polyfill`` (the same wheel) protocol 1 gains the RFD:
+  every scenario passes but ``persistence`` (fast-agent forgets sessions that never had a
+  prompt when it restarts) and those that need ``session/delete``.
 
 Each is installed once into ``.agent_cache/`` beside this file (git-ignored), in a prefix
 of its own, and runs with a ``HOME`` of its own and no credentials. Where the registry

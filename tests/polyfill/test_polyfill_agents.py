@@ -192,6 +192,23 @@ def test_two_polyfill_processes_share_archive_state_and_it_survives_them(venv: P
     with Client(command) as one, Client(command) as other:
         for client in (one, other):
             client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        # Malformed requests of the RFD's methods get their JSON-RPC errors from the polyfill.
+        for method, params, code in (
+            ("session/archive", [], -32602),
+            ("session/unarchive", {"sessionId": 7}, -32602),
+            ("session/list", {"archived": "all"}, -32602),
+            ("session/list", {"cursor": "forged.0123"}, -32602),
+            ("session/archive", {"sessionId": "sess_never_made"}, -32002),
+        ):
+            assert other.call(method, params)["error"]["code"] == code, (method, params)
+        assert other.proc.stdin is not None
+        other.proc.stdin.write(b'{"jsonrpc":"2.0","id":{},"method":"session/archive","params":{"sessionId":"x"}}\n')
+        other.proc.stdin.flush()
+        assert other.inbox.get(timeout=30) == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": "Invalid Request", "data": {"reason": "invalid id"}},
+        }
         sid = one.call("session/new", {"cwd": cwd, "mcpServers": []})["result"]["sessionId"]
         assert one.call("session/archive", {"sessionId": sid}) == {"jsonrpc": "2.0", "id": 3, "result": {}}
         assert other.listed(cwd, "only") == {sid: True}
