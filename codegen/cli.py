@@ -1,4 +1,4 @@
-"""Command line: ``acp-codegen generate``, ``check``, ``diff``, ``adopt`` and ``conformance``.
+"""Command line: ``acp-codegen generate``, ``check``, ``diff``, ``adopt``, ``conformance`` and ``polyfill``.
 It parses and dispatches; each command runs itself (``generate.command``, ``diff.command``...).
 
 Exit status: 0 success; 1 ``check`` found ``generated/`` out of date; 2 bad input
@@ -29,6 +29,11 @@ COMMANDS = (
         "adopt",
     ),
     ("conformance", "check an agent's session archive against the RFD (see `conformance --help`)", "conformance"),
+    (
+        "polyfill",
+        "run an agent behind a proxy that gives it the session archive RFD (see `polyfill --help`)",
+        "polyfill",
+    ),
 )
 
 

@@ -1,6 +1,6 @@
 """Fixtures and hooks for every test folder. The folders mirror codegen's packages
 (``protocol/``, ``config/``, ``plan/``, ``render/``, ``write/``, ``generate/``, ``adopt/``,
-``diff/``, ``conformance/``); ``generated/`` tests the generated package, ``examples/`` the
+``diff/``, ``conformance/``, ``polyfill/``); ``generated/`` tests the generated package, ``examples/`` the
 reference agent, ``hostile/`` hostile and malformed input across the tool; the modules at
 the top test the tool as a whole (architecture, packaging, the docs' snippets). What test
 modules share as code is the ``support`` package beside this file, never this file.
@@ -56,6 +56,7 @@ SLOWEST_MODULES = (
     "tests/generate/test_releases.py",  # (ecosystem: every upstream release tag)
     "tests/adopt/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
     "tests/conformance/test_conformance_kit.py",
+    "tests/polyfill/test_polyfill_agents.py",  # (the kit through the polyfill, five agents)
     "tests/adopt/test_sdk_every_method.py",  # (0.12.1 adopted once more: every method reached; ecosystem: the move)
     "tests/generate/test_upstream.py",
     "tests/conformance/test_typescript_sdk.py",  # (ecosystem)

@@ -2,43 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..errors import CodegenError
+from ..shipped import ModelsMissing, reference_module
 
-
-class ModelsMissing(CodegenError):
-    pass
+__all__ = ["MessageModels", "ModelsMissing"]
 
 
 def _models(version: int) -> tuple[ModuleType, ModuleType]:
-    """The generated ``models`` and ``methods`` modules of one protocol version.
-
-    The one place that knows where they live: the copy shipped inside the installed tool
-    (``codegen.reference``) when there is one, else the ``generated/`` package of the
-    checkout this ``codegen`` was imported from.
-    """
-    if importlib.util.find_spec("codegen.reference") is not None:
-        package = "codegen.reference"
-    else:
-        package = "generated"
-        checkout = str(Path(__file__).resolve().parents[2])
-        if importlib.util.find_spec(package) is None and (Path(checkout) / package).is_dir():
-            sys.path.append(checkout)  # an editable install maps only codegen/
-        if importlib.util.find_spec(package) is None:
-            raise ModelsMissing("the generated models are not installed (no codegen.reference, no generated/)")
-    try:
-        return (
-            importlib.import_module(f"{package}.v{version}.models"),
-            importlib.import_module(f"{package}.v{version}.methods"),
-        )
-    except ModuleNotFoundError:
-        raise ModelsMissing(f"{package} has no protocol v{version}") from None
+    """The generated ``models`` and ``methods`` modules of one protocol version."""
+    return reference_module(version, "models"), reference_module(version, "methods")
 
 
 class MessageModels:

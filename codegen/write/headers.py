@@ -92,7 +92,7 @@ SHAPING_TOOLS = ("datamodel-code-generator", "jinja2", "ruff")
 # helpers of the commands that run agents. Command packages (adopt, diff, conformance, ...)
 # only read the output. tests/write/test_digest.py holds this to what generate imports.
 PIPELINE_PACKAGES = ("protocol", "config", "plan", "render", "write", "generate")
-NOT_RUN_BY_GENERATE = ("cli.py", "__main__.py", "processes.py")
+NOT_RUN_BY_GENERATE = ("cli.py", "__main__.py", "processes.py", "shipped.py")
 CODEGEN = Path(__file__).resolve().parent.parent
 
 

@@ -234,9 +234,12 @@ def test_the_command_synopsis_lists_every_option_of_the_parser() -> None:
 def test_options_the_docs_name_are_the_parsers(doc: str) -> None:
     options, top = _generate_options()
     [sub] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    # cli.md has a section of each command's own (adopt, conformance, diff)
+    # cli.md has a section of each command's own (adopt, conformance, diff, polyfill)
     others = {
-        s for name in ("adopt", "conformance", "diff") for a in sub.choices[name]._actions for s in a.option_strings
+        s
+        for name in ("adopt", "conformance", "diff", "polyfill")
+        for a in sub.choices[name]._actions
+        for s in a.option_strings
     }
     named = re.findall(r"`(--[a-z][a-z0-9-]*)", (ROOT / doc).read_text(encoding="utf-8"))
     assert named and not set(named) - set(options) - top - others, f"{doc} names options the parser lacks"

@@ -8,7 +8,9 @@ dependency of the tool):
 - ``fast-agent-mcp`` 0.10.48 (PyPI, ``fast-agent-acp --model passthrough``; Python 3.12 to
   3.15, the newest found on PATH or in pyenv's versions): answers a protocol 2
   ``initialize`` with ``protocolVersion`` 2 and a protocol 1 result, a true FAIL that
-  names both.
+  names both. Through ``acp-codegen polyfill`` (the same wheel) protocol 1 gains the RFD:
+  every scenario passes but ``persistence`` (fast-agent forgets sessions that never had a
+  prompt when it restarts) and those that need ``session/delete``.
 
 Each is installed once into ``.agent_cache/`` beside this file (git-ignored), in a prefix
 of its own, and runs with a ``HOME`` of its own and no credentials. Where the registry
@@ -176,4 +178,27 @@ def test_fast_agent_fails_protocol_2_for_a_protocol_1_result_claimed_as_2(fast_a
     assert "InitializeResponse does not accept the message at /result/info: Field required" in out, out
     (answer,) = [line for line in out.splitlines() if line.lstrip().startswith("< ")]
     assert '"protocolVersion":2' in answer, out
+    assert processes_under(fast_agent.parents[1]) == []
+
+
+def test_fast_agent_through_the_polyfill(fast_agent, kit_tool, tmp_path):
+    """``acp-codegen polyfill`` (same wheel) in front of fast-agent: protocol 1 gains the RFD.
+    fast-agent lists a session only after its first prompt and forgets one that never had
+    a prompt when it restarts (its session/resume and session/load then answer -32002): the
+    polyfill lists such a session while the connection that created it lasts, so every
+    scenario passes but ``persistence``, whose sessions had no prompt and are gone after the
+    restart. ``active-archive`` passes or is skipped: the passthrough model's turns end
+    before or after the archive arrives, and the kit proves nothing from a turn already over.
+    Protocol 2 keeps fast-agent's own FAIL: the polyfill reads the version it claims, finds
+    no protocol 2 session capability there and steps aside."""
+    polyfill = (kit_tool.parent / "acp-codegen", "polyfill", "--store", tmp_path / "state.sqlite3", "--")
+    code, results, out = run_agent(kit_tool, tmp_path / "home", *polyfill, fast_agent, "--model", "passthrough")
+    assert code == 1, out
+    v1 = {name: status for (version, name), status in results.items() if version == 1}
+    assert v1.pop("active-archive") in ("PASS", "SKIP"), out
+    expected = {s.name: "PASS" for s in SCENARIOS if s.name != "active-archive"}
+    expected.update({"deleted-id": "SKIP", "delete-archived": "SKIP", "persistence": "FAIL"})
+    assert v1 == expected, out
+    assert "after restarting the agent:" in out and "missing from session/list (archived=only)" in out, out
+    assert [key for key, status in results.items() if status == "FAIL" and key[0] == 2] == [(2, "initialize")], out
     assert processes_under(fast_agent.parents[1]) == []

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e743b45762a68384eb6ea36d0d038120be0f354bc69ff8db73f695bf640e97f4
-# Content sha256: 061b81880c304c6e769b26e204a115261536315c21b6656b8e313d3eb5dbf641
+# Inputs sha256: f7a96863acce66eeb2b53a4bfec6f94120226d2c5b2b73ad2a9a6f684c36804f
+# Content sha256: 77d4213b8987ece805da97ddb89a7ee882fdcbf88acfbcc3fe21cfc55b7c4cd5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 93fb8c178462b31f5460669719ef1401c29bb902186675014e9351d30e92e45d
-# Content sha256: 79721136283484d35098719d0d03c0693f589e3820a8d3ac1576dfc0ce923d9d
+# Inputs sha256: acb40ba2a1ab08b83c88daafd35c2edf5f09e074f2af68d8378fc01e38d73a16
+# Content sha256: 7d8f145e2aad106fc547c6ab132a06b4d64dd5ef0f91960abf68c65719d9e70d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03f76ddfbe69b57365c17c6666079113f3336556f6b9be1579ec178a52809370
-# Content sha256: e4c2a33456c975d80f8a0090ccb7c55c383fcaf934f98f86a35a9cc4b156b0c9
+# Inputs sha256: 46fcb56f45e3ddaf5e8666d35efb981f4324f8b3dcfbdf26423f43f62902a285
+# Content sha256: 5d86b50dcd941c0f37e477a074f3319d998d873926de218627b0d675e3f457fa
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

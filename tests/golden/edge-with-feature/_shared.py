@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99df39a6f723288579049a9fd68b80545a1adc2575d0fae0e661108e6da67586
-# Content sha256: 4994abd180810cfee07fd9a2bdfad6b29ce6c5bce4fcdbae5d49186e67a34eee
+# Inputs sha256: 4a01c2162497d053b9101afb639e41a2b839e1a30e26828739bb46a95aee2d43
+# Content sha256: 8847b080fa80461cb27bf29d1c0ce11df24d6e5130f79adb7a98b17a85a19337
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

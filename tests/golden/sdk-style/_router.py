@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6005cedaa14fb27706ccc7a797669005aad245280edcdd3833a9044bca567c93
-# Content sha256: f4c180818e51e6280b84e1895389acfda9fc35f1943ef448b9257f2f6d79ab30
+# Inputs sha256: 344859d05be9438e9993275beda05246ab2530b15974539d8d2580913911a69c
+# Content sha256: 9ac4687c96dd2045d9424597e03569b265b2491fd0e34a2f745cb18689513055
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

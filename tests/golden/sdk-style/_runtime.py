@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 653fcb73c8de4014e96bcaef002da6f026d70806599ab261be287a8c72241922
-# Content sha256: e15ce5e432df95d3fbde513e63ab428f21ff8aa377bd318a78c9d741664b72b6
+# Inputs sha256: 6b95e2c690f94d1b8bb5916f8de3e958736db0ab4a079265ef2e247f5f233c68
+# Content sha256: 5699147fe87572b1e4bc7e28b31e36423ad02a162c6a048289727835b603a00a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

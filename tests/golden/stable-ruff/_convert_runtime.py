@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6f303e8049041350fc29b273a8134f62ce86a37f27e7543d4e97d3a49b5afd86
-# Content sha256: 7acb40d8c088a83a3f7e4086f32478c6ee300f4a90a9f118b508fce0f76fe609
+# Inputs sha256: f0cb68b3160eefea6987dcf8a13476f374447bfce59dc063511c98cb2fb535bd
+# Content sha256: 41d7e69e94a0e5c8b450847aff224693e258709dc634a1b2978858a2498f90a4
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d6ecb5dcf2beae1ff0d251714eec22ee5701cf07ce8e76f214deae0eeab55e2b
-# Content sha256: 4fd5314fb0b9b19bb4877b941426a6af81e35666345996ac9ea1f084a77435e3
+# Inputs sha256: e03570713b13a8da03de1483dd726d6905cdae9dad67a79d2fd4b20fbea8193b
+# Content sha256: bd07505cb5199227a42248ae48f039395a4c51dcda797503179f119a24df6d19
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5262c42d2b4216f41af299dc8a92ebc317f72f85685013eaca437056e6c934fb
-# Content sha256: 1afbc7783379b0fa368d8535fef33dab1362d39f5bb759051a3e26f586d1b372
+# Inputs sha256: beb81d3c28e1c3f27776bba7dce436f3708d8567b44c6a3cedf1a5e65a153051
+# Content sha256: 975b02e651baa603956e30df6187b2cdb04a32bb5497ab870d9e764bc443c7c6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

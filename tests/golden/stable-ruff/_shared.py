@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dface81a223408b06fc776893992435edda10027739dc12c11eea9c79e2c1f5e
-# Content sha256: 44e07decd221079a724643dbbf0cd4cb493637614e9564a22cd444c1373c57e7
+# Inputs sha256: f17de4cd7c787cbdd00184219af7bedd864545691a485119fc894162b4e28d1a
+# Content sha256: 62be9b8a25e2131c64b6e755b1db9406c20afd9aba896ac9bef51dd3d2756edb
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 32678b47176d0d964bd27a5801bdb20dce83a8f5746e1c3ed883ebf361e2abcf
-# Content sha256: 7248317404041db4e8d37f7ed3afef9e13448dadc99a2c30ce192c226b50d008
+# Inputs sha256: 1cef4429a1fced8f4e182e9fa6ff4bb5fb1f5b34bc039a348f0f01d897bab1d1
+# Content sha256: fa8118c92c7d41250dd56e2b0a2bc5d4b134b487f12e743a1e92ec88ef623f81
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: feab28affd7ad0125a3d3db48095ec6c83e9e95cbd8cd4c16bda0e08a63443ea
-# Content sha256: 1926fef9a6463709de31a7d3df8f7a3f6188a645e5127c1bf42c4c90c36c46f9
+# Inputs sha256: aa3419b79544c0443a2e8c25ad90f4f03023d7000b27e842559ac4a7290b63f1
+# Content sha256: 9a4f5b4e899c3f4720f86f19cc30d1c26dce645f9547e19ca693c85714487fe3
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0eac401537e50ddcac6e3e9f54e9285a311c8696210790fc77e7b7d9a2ec504d
-# Content sha256: abd5ba515831dec0c3631ceeab2bbedbb0b4302f024a2ac789ec89d124ee89de
+# Inputs sha256: aa94105876bee3d8a72649601ba78dbf6d753e56a0d26cbf34e249a43fe0b031
+# Content sha256: a9b2ec67408ba44dbad97a732520c3fde161ec7f0724ebd294cb1168e7e44a20
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 604ad589e2b024055aac30e99cc03aacb150fcc86df8d2285052c816dca98220
-# Content sha256: 4b886f157a7171e4f732e996351dd699e17888b7d92afe52456d3a21fdae7ca8
+# Inputs sha256: 85c7f030fc812860024fc577262a3021118b55693f91d8a27ce6b971df3df163
+# Content sha256: 44e28ac3e8d54cc0129375d70614a571e71381336d2036940851aa1c42b885c4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

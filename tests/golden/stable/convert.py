@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c3aaac1d0c13ced1886853601385be0fda8c2c883ef55b4d76be050bd343811f
-# Content sha256: 7db18a1c2f8ab69ebea146350389bcc994ce38684599370d3554bc10c2f63891
+# Inputs sha256: cc8bb4e0f70ad32e75315f6a72e5ff4a1ce5ee87a97fbe44b13307b3abfcc7e2
+# Content sha256: 1709c3a0ff6d08d312f3ad3f28e727c68470e69177eaecd5b68d2409bde8f6a5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

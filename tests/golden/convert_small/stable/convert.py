@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 07e65de43c5d321b21448c58268578cb47536f1e490579f5773470e79f287323
-# Content sha256: 5f44a630c4196324a3dd8c98e80b225081b5476ebd98736e5d86988f6641216e
+# Inputs sha256: 23b0340da05702b97da3228867ab477af7058baf3055d0160a54b66da49de2c0
+# Content sha256: 239deaf012a02f04decdf9bda29c3f4d13dee567f8d475bb14e9bb35acd9f498
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

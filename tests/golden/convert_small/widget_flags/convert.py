@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd0a41807f9d42a2d047c5012552e7a7475e33bebe57af37ec99d4e92c95cee1
-# Content sha256: c25fc252ce81a044b396f503802d5ab1d1a9a711311d931330a73153df3c902e
+# Inputs sha256: 2fc9b20ac55e905a6ac9dc303c8ea1c17d443a6126ea4d81aa9c386527bb989d
+# Content sha256: 7e95d0dcf944f733460afa4966d0f6865f51ab1add0b9aa8fd313f9fe9114590
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c10141e4bd59c81c53337d17e625026fde08a5bb1ba4811ec6b2c6218bb4fa87
-# Content sha256: 92850225d7c776f31dc81e002bd3747c8e2483176279eb63827402556080116e
+# Inputs sha256: f67283f03e083e8c0cf672f449df48a7571bb59b28343a8d31d6bbf5d567024b
+# Content sha256: 46d2ef110594729933a63e7636626035fd2aa4103838c8a718ae182396372c4d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 553f65425efd7089bfc419b4461d2340c85e588f5e1e34df8c3cee2fe080b4b6
-# Content sha256: 778f238b347d08fd71c99258ae27f800172e6fef2b769f67fcb26f456c29258d
+# Inputs sha256: db1fe1a88bd642f81b3abd06f7786e21e4b34cf407d08bbc06dd3ba92cb26fb5
+# Content sha256: 86089f841f9753f52ec18a86e69f8194b19245bdf29119442fe064d4adb88a48
 
 """Method dispatch for the agent side of ACP protocol v1.
 

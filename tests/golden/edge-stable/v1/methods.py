@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a86ff600baac36483ac453afeedf8a0e7a687a1adc99829e85d3453d80044376
-# Content sha256: 054a06c9c5e9962088da316ad03d44e6fb5c5d54ec7a1e9bc950d217d561853f
+# Inputs sha256: 3a9cc79d62a236647faf4e1dbe15db74d830c24ea2270c3bc4daea89839b1241
+# Content sha256: 903d06c7980709bb506ea7df2a4c303a1dc90b5810d481b663cead972030c1e0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

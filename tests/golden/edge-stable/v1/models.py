@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9bc36a1624607764b041d0a18cb4eba9125a0705fad0e27e1752d5aa350d31b7
-# Content sha256: ea2157ecd7475ba987c45bfd7b11292b21897429b33d7c68d0f6a02ee8effe27
+# Inputs sha256: bd007f3039ac7b6580c2160df8413085e45a5a17a990386fb22df0734f445c80
+# Content sha256: aa9dff0ecf234b628ce04c88567b8cda323523791333116941c425eca6e38d96
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 014d876c710ccfca6937b7850da1953ad14e046aa6797830810af24f49f1dba8
-# Content sha256: 15100bc4401073a1b8d79e1b67f174e83a2ab29bfb03ab81ca1f10793a004924
+# Inputs sha256: 4275d319e2f1b438f4d87af691bf7cf6ef0ff1937aac2de72c3f7cbb92145ee0
+# Content sha256: 8201773351c326402dd942494fe385280250c780cd7e1bae83909f494f6b9bb8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d74d390d2eb662e14f6f1f6453a124fbed0ad618dff2fa3971be3d8f0f2de06c
-# Content sha256: e7df51ce10dc444adf7f57111dd50977109038d291b4d9028bd96756da171826
+# Inputs sha256: e9d069eb3235fa35c8c25e45bda47402542ef4282a027fc96e7af7e14abd2d36
+# Content sha256: 89bbfb7bb42e4ef1a2f6c7223a746f1c1d71be3da8fce794a2fc4506da0293b7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

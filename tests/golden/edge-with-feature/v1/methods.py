@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cb13d2fe4d5572a3eb421c9b60112bd64371b70a799d2ad00cc1885f1c26848d
-# Content sha256: 2a96ac8c30f8d9260e7e4cabb5e109ce522183acde73c6cb33fe09d314297aee
+# Inputs sha256: 219ecc540ddc3ba00a2ac7e030c3c4b8795ed4e4be663627fb1ff21996b4aaca
+# Content sha256: 860e6ed9256dd353094f4864069d9981a48217d678462f96905d5cea4910115a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

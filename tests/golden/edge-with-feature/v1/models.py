@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5849a414f203542e8c88dd6533c60024642f8b84b1e56ad9f7c9c03e3b644a77
-# Content sha256: 53266947e0a663e903ff4c85640564bb3e2a6d6ed140cb2e8c8b0430e6bae8e7
+# Inputs sha256: f55120d2935926d7a0042cd9befef413ac443d55434400c1c8237f9d09fa9412
+# Content sha256: 6393407ee973c1e37d7ecdf7ae55a2f9975816f5ad909b0c6dbec1eec5023db5
 
 """Wire models of ACP protocol v1.
 

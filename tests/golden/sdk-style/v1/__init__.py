@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4333905cbed3ad60277a1e7323047a27b59921d10e6ef62fff0527b06541d677
-# Content sha256: 545379fe9ea31eb6accae135dbaed25c3bfdd713166b19c11151de8d9d51208b
+# Inputs sha256: b9143d2588c10b5c5d1de2bf84def48d2113a0abfedb00083143b71aa1427032
+# Content sha256: 63bf1d23448454330a5676b355ace6553825c92c55e5998f3b9e9a3015dbac88
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bf3937c3a7d81bf5099ed66098dd9f30391b4fe34aef0459900b67f52fffa5d9
-# Content sha256: 2f88e820242e8e452cf404a9652e4c7c1ca6326218aaecc0cc42717dd8f1a4cf
+# Inputs sha256: 6bf966b9c4e3a4b3673d5d5af3368640fc85951618f09e1e47594734acf478db
+# Content sha256: b998f489b51e758b9c6ab1d48c6f6b111c47bbcc561e111f92b0c67f3301af98
 
 """Method dispatch for the agent side of ACP protocol v1.
 

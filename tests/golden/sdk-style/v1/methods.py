@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3f5053a6885710aec66737e35476cb59e1340d26a358cda752c84a3daeef250f
-# Content sha256: 11fc5c44a54c04ce443e30f2dca082376f39e678c4114aa4d04fbfb8f5564820
+# Inputs sha256: 0836d34fca180573567be611d3d13366b9c490c10220d7d44506a05fcfc38d49
+# Content sha256: 388b360c3c97130b4a4a0c6edcfb23c1bb0e314d06adbddc38e866c6e4faa74f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

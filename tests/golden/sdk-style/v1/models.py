@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f66af74abfdfacc66c6a4679008017f08573761c4276f165c008ea244cfb7099
-# Content sha256: c17a1f43376310705421f515cdc73e0a2ca1b27f0151e8284f598335cc3b1d5e
+# Inputs sha256: 3c5d18f2e441da7fb92f72d8a373d86f1fb3492889b19b2c978c5e377f4fdb75
+# Content sha256: e2f534d733af7e3235cbe872609923511edb5794909cb06dfb0b5504fa11c8f0
 
 """Wire models of ACP protocol v1.
 

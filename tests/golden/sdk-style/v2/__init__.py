@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6cdca6345a249b08bba9807c282d022554dc94137b08e2696a0ce194ea5a3f74
-# Content sha256: 2ada604e489d50abab46d6ef26ae62d713277aa3325fc3541a2a02caeffd48d4
+# Inputs sha256: 16c56a437e7924e5e193825b53ece120b9d0f9d19270b402a7739eaf78efadcd
+# Content sha256: adfa750ff614b7db95396bd951657e511a2de7e1ffd0a2b68ee0dcc950b13677
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

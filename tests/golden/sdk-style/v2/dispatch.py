@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ffa3ce087a26259b8798cbf2722d83f855391d1825993c530ada6c997250644a
-# Content sha256: e3dea83331bd1c19b01a0f79f385fbaac194766f2208535dc14cd1661ffe9ee4
+# Inputs sha256: 804c3bc0f512f2a0f23a262f4672e8ccae91af5e12cd37b7daeec01fe7b06019
+# Content sha256: 025fb34aeaa751ad3513cbf3b3bef94ec51e6224235b48a22dce16fc96cf6fa9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8056b1906e9757a74eb4720d301fe3601fa8b8cb60f7cc1b91950dde766f4a00
-# Content sha256: a73653c9b31e48203f30158d5cf80a6aaaded1519d644847f057ace289fdf8bd
+# Inputs sha256: ca296bb5891420cddebce983daa161d6f267bdb6981bbd313afe343465c0bcbb
+# Content sha256: e42d3f7a0ac8bf404b8bdf19a1e961411ffd478ba3ce6a36bdcdeefb8669e0d6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 89e74329aab8786be7d8f83139f5934d5002b250335f99d9ff9f9566b97f5f21
-# Content sha256: 3e2649c8aa706499967a64d482da81e3f9b3ba9f023bd2b40b955bf9ea53a09c
+# Inputs sha256: 60d228cfe9bcc729a300d5aa66a20f7d481a47b7f1217c9307188e14272f90fb
+# Content sha256: 01282b2236e2f6daaddd446354ac3ef234460ebd03e34a85ed14a2300696300c
 
 """Wire models of ACP protocol v2.
 

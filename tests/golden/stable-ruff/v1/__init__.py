@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f2be45f012ccd3b262faf642899305c2db8473ab1e139925f8bbcdca2612b993
-# Content sha256: 8bf27fea72166014ac2c15a7f1b840c7780d0fa5e6e1fd8107de7265e9288ac7
+# Inputs sha256: 1efe396158ed652686638cd5560acb83bd1e4073adc568a3d01cff3ca967fdc6
+# Content sha256: 1f479029a4a660be318497095ea0a89076cb4577a06af27bbfff68aff090d831
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

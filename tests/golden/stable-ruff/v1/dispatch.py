@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c1025031189696caf87a3734fbbb450329d0b7128064c2e2f6796e7254d30b9e
-# Content sha256: 662dd056aeee47a2a491399ce3f43ba0a3fa4a32657e28203aa2f9999cae4447
+# Inputs sha256: 93e6efd958eca8909bff8d34acdca801dc545fddcba48faef8c0569c90711c4e
+# Content sha256: c7d5dd857b87582c5f12ef873bb6e7d7b53246da341f48d97aacc2b532adb9b8
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fbc9c3eb46fad5f9058fbd3456870b6fa330a2f02fb6007a5668fbeeb845e2d9
-# Content sha256: a587a3c4468f2348633ac10fbb4f1491f4a18ffef01d5f74e11e9af1a4735661
+# Inputs sha256: ebed5f4df58f51191080398a3bca3449e721756fd969ca78725a3f7680a2e8df
+# Content sha256: f0e378629a3199f28e99355e37e295097040ff10147099260067e1e180bc2c05
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 97c3f762f061575b8a8f47d9acba84747813098de068b35e7846ffdd200dfccd
-# Content sha256: f4eca1180471cd321e1e333c67914335357b1badead7cb71f2ac26c3774f2196
+# Inputs sha256: 8be18e5df0a1c446da276ffe202dbb70cbababd00e291a9a0b62cdd7d7cbb305
+# Content sha256: 350bd255ada582c21d6a64cd2d2e3a06e22f4e99533b1f41706f38c8989261bd
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 096d313a786cbffc4356219a05e819d7c6d45ce166f1e6e42000ad857fe255af
-# Content sha256: ab8e366c5a24b5c1122353cb06ff47166d76d4aee019e2e2b9e970034b35118d
+# Inputs sha256: 1c4d88a957a5fd056b8970ac074d5e44db0ec0a4e38e251f1f60c405485e19ef
+# Content sha256: 29fd49a87160ed7aec2e46dd932c6690c82c291e0b200e4ff701c25bbfc22185
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

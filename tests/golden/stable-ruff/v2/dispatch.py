@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8b12258aa29f24c3f97d1c8ef24cfa01ffa56e1310c99777396a6343ab89ad4f
-# Content sha256: 4c644acf9c1c875b799f41c07b24803b39613446b33428527e9fe5517e903fb2
+# Inputs sha256: e3eaa7709784549e20950d91e5a2915a9a6c65c449994147a356841e921fa616
+# Content sha256: bad6879bcf8f13e59501036080c120450ca3c483d26a9f2af1e6b768258462dc
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0f641319d3d8cebb1210289e67a12bb73b48a540951a4cc1c6e707cce33da1b
-# Content sha256: 718437eb41ccab3f90fc6bcb201cd56f0dab93e972eff9730ebedfffc47b8c45
+# Inputs sha256: a864662b7ff0162f44403528c907e8bb30aa93cbedcd4302c9443b38eacf1f2b
+# Content sha256: 3db1367584f11086b8149ed34c51d814dd5ceb605d53632e08043a7b33ff0578
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0a1b1887c1937c31c2ae18ceedf7f6055a246308ff7b240ea27911f9334b0ee5
-# Content sha256: 1442cab747ba4eb585a6e464d1e3ff81968a9a7f904b88e1eadaacb1684ecf4a
+# Inputs sha256: c29d033f19eac95cecf30e44bd1252863067c674761346872777a266af652f2b
+# Content sha256: 7a9f65def9adfb0a0dfa2c2e83f34a2d98f9838ef44fef6c1422a795e5a801e5
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3cb465fab7c12b9c5f15f2a28dfea75d135bbb5f549c62c54113fafc87c5899b
-# Content sha256: 837a800f55e7952f597d85827134ea1dae82c641efea378f449f35fba48172f1
+# Inputs sha256: 33d60df537f7aabc254d7692ec3d699721331ef15942af7aaf60b252dc1a5dd4
+# Content sha256: dddd8d43cb42ffaf2eb5d3c5d38160b045e1573a34002554bc17deb4683da225
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

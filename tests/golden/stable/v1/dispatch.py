@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 02be2ca3748a80a2ef55175892467252da6c02d4c8a3efb12e286b5cd5110228
-# Content sha256: 4b5c68204a7d741d73b5fe5753c3d7a4906dff5c8b77a3fd6209802cb02ee1ad
+# Inputs sha256: 66245656b09a231af02509379a315d52660e20860ff5bf6cbc673895f1b06d40
+# Content sha256: 17588ede454e2eabfa4c41fd6057a0b48a5f770b518a0534f42642a203a5609d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7eccca8982dd9fd4cc4eefc4b10d32c8fe716f72fa43c99731f2ca37a466c6a9
-# Content sha256: ccde4cbb25e7c15ac4532ca41e0b16756bb568c1c85984b2e372b5082bcce987
+# Inputs sha256: 20652307a478ada61902b355dff1197a461fdc87c6565e3d4c10e7bc93bc7255
+# Content sha256: 641acff3f707ae77ca03cf6c8c34153a3104ab69915652a9b1c20943c42cd4c0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

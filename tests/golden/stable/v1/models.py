@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3866445e294115f92a5f662e8793c4fe342bf3042f88c8423184b70ca1970dbc
-# Content sha256: d611eb0515ae0b7ae4695b70d0ff669758f2790a5441b4ea24b039699197ab4a
+# Inputs sha256: 28e515d6b5fe2b3c68f54c9628a6f152f11141b422c474a2c7e13bf271158857
+# Content sha256: 208687d3a9469e8fac08813c28a2daf980b057e801d12b0c957258c5283ce485
 
 """Wire models of ACP protocol v1.
 

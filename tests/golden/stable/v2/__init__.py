@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6116d51ddba88ba608848df42eab2f2ccfe347d13699f8530a54a3cccc705fad
-# Content sha256: 86bdce3b7ab1c18a61ba62c7daef05e54b4c5258386238cbe3e6cb80d7d966bf
+# Inputs sha256: 6091046c488d8496e0edcfca4c022af1d2e5ff43c7c694f68d2b0b73f87502a2
+# Content sha256: df798832cec5a94f94b3a6503d22773f6dd436535aed0bb6d33f6b6ddf1756c4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

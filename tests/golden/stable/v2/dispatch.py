@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9356c9500d3c3818bdecf90a3a86bf66d71dc6c11d9601c99307e70e01f91a51
-# Content sha256: f461338eddfe790f1d68de47f2e45ec12b80793354f47a960c4fc6a89da9802a
+# Inputs sha256: b36a74c83fdd33db5d8ce1ce0610afdb182a470e163e4a19be1c05ca1692e75b
+# Content sha256: 8c3d05534bb1f10775f900e2b68f7ccfbf9e6de5dce797778342342736c29810
 
 """Method dispatch for the agent side of ACP protocol v2.
 

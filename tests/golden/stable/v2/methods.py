@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c3f2653b1be8175e8dc4efebfdf864439d16a1e49bc69f806bb77143e6191ddb
-# Content sha256: e79361977885a4249fc238dc5453c866369ea00ffc3efe6a4ed062743797cf63
+# Inputs sha256: 4133ed8f6af9b41421f7f3e094366997815ff1dbc8ee2c0f9102ed1163094ad9
+# Content sha256: ed653cfa7a07f8ecf33777f1f2dd3b20879bb57de800fbd70bec3bdc1fc860f9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: adfc2e2f86e52af5679d3e2fa0367a99a2e66b15fba06444fd938175c38ea3fd
-# Content sha256: b07e1676cee50604dcecd3338be5535033f5eb322c6d7b14f480a5aa2f59969a
+# Inputs sha256: 5e6eff20d8c0abe75d94c983d01b4ccc80291ab2a7fb160d113b14a15b28caf6
+# Content sha256: 471dcc35b81c6ad8f519c56f7929e83e417ac1a918ac61199d6ca282097e523d
 
 """Wire models of ACP protocol v2.
 
