@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 89f148d4d13c3f4314e000369d87779400f5beb3d67d8824cdb0d20a61e0cfd7
-# Content sha256: 9ec5197413246a1e3ce5b3f2c76b94e475ca18c51dd65fe00b86595ea7391983
+# Inputs sha256: 0615ebb22b3165034aa924eaf4751e119df86c73044d607d7541e46d5938722f
+# Content sha256: bdc8bdcff30a47fa440adece9f606c7e036456ba994d47a4133f6a0b87295282
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

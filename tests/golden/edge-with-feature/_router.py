@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: acb40ba2a1ab08b83c88daafd35c2edf5f09e074f2af68d8378fc01e38d73a16
-# Content sha256: 7d8f145e2aad106fc547c6ab132a06b4d64dd5ef0f91960abf68c65719d9e70d
+# Inputs sha256: b841b3e7a027b00d9f6135bec31e178cec7615e55eca66186f3f99b3354d7c70
+# Content sha256: 099ee2fdc23c9bc9df9f20def70d84083e0e8a41c319bcfcf62c5c553827fc3c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46fcb56f45e3ddaf5e8666d35efb981f4324f8b3dcfbdf26423f43f62902a285
-# Content sha256: 5d86b50dcd941c0f37e477a074f3319d998d873926de218627b0d675e3f457fa
+# Inputs sha256: a3852be4d1a60a245845542dc278ea405a2d0f5629f9cde307edc3057fcebe81
+# Content sha256: 2a72e1457b87ce98205da0734114217d9472af474f69d8f90a25d262871b7864
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

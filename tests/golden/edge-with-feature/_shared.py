@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a01c2162497d053b9101afb639e41a2b839e1a30e26828739bb46a95aee2d43
-# Content sha256: 8847b080fa80461cb27bf29d1c0ce11df24d6e5130f79adb7a98b17a85a19337
+# Inputs sha256: 06019a05eb8035a00a780a6a44b633ff9bcddcd9eff241cec293be7b42a4773c
+# Content sha256: 129a350787c0b4fe8bd4d7013e44d0606e18b76cedc9bf250352c3134aa838b9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 344859d05be9438e9993275beda05246ab2530b15974539d8d2580913911a69c
-# Content sha256: 9ac4687c96dd2045d9424597e03569b265b2491fd0e34a2f745cb18689513055
+# Inputs sha256: 758df478eb7e4bb1520fc3c5172872ad7dd515b84496ba25d8e99173829967d4
+# Content sha256: bb29981c9d28b4d17cea51afff3d5b5f3a23d397dcfa2a4e8ebfc189ad4ea84f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

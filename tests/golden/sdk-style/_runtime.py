@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6b95e2c690f94d1b8bb5916f8de3e958736db0ab4a079265ef2e247f5f233c68
-# Content sha256: 5699147fe87572b1e4bc7e28b31e36423ad02a162c6a048289727835b603a00a
+# Inputs sha256: 45ec8b59eb826abd3413af4a55482204788bdc1006af678206086bb651457068
+# Content sha256: b9d7e9937dc4d830074f198f8e7c119f75dbaeb3b8d329ccb34db998b64e6c0a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 929004061cb467d268221a4690b53a5e6056fb8e8dbf7a1d27943f40d9f83134
-# Content sha256: 74f52b3bfb9179452a213f0430c6d31063d3c9703b90bab3a02d53a948a4ed33
+# Inputs sha256: 4343c1b9d312fb95213fa73aba377670f3ca7aaac7237dc4be99ac310185ffb7
+# Content sha256: f7efabc2240efb2425d89c1de6621436983db65309d2d20788c5b3c30ecf578b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f0cb68b3160eefea6987dcf8a13476f374447bfce59dc063511c98cb2fb535bd
-# Content sha256: 41d7e69e94a0e5c8b450847aff224693e258709dc634a1b2978858a2498f90a4
+# Inputs sha256: 9c6bc0941f91eb1a5e93f576a42f3559e4135d7cfe4bb8bba33818b80132a1c2
+# Content sha256: 8e326109464851d0bd2f26982558ace3a9b45370f8750fcfc7aed4bc2fa9321e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

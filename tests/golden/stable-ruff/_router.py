@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e03570713b13a8da03de1483dd726d6905cdae9dad67a79d2fd4b20fbea8193b
-# Content sha256: bd07505cb5199227a42248ae48f039395a4c51dcda797503179f119a24df6d19
+# Inputs sha256: 1787715a5706d70637c04cc3ac4fcf25e86619c33d7ca93d6612cb5a55800f1b
+# Content sha256: 7d6ed40d043211341170574992112f6d7e4db0ac92db8e229c64d86ee2f674c9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

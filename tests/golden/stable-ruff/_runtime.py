@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: beb81d3c28e1c3f27776bba7dce436f3708d8567b44c6a3cedf1a5e65a153051
-# Content sha256: 975b02e651baa603956e30df6187b2cdb04a32bb5497ab870d9e764bc443c7c6
+# Inputs sha256: 106eb1f18ce0eaeb68ad0dbb625e45be69395f8f8cb57c3c3eaaa1fa36f12474
+# Content sha256: 22ed8cce7f854370bdb9b24c659492f3818b6b2169ee9b0b3e1a23273bcd7b2a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f17de4cd7c787cbdd00184219af7bedd864545691a485119fc894162b4e28d1a
-# Content sha256: 62be9b8a25e2131c64b6e755b1db9406c20afd9aba896ac9bef51dd3d2756edb
+# Inputs sha256: 330d981ad3e725ec5a580273384daa37a473a5e0df31ed70dd2743caa53c372b
+# Content sha256: 1b7cb223f23bb3b3dd3ce5f13ca91e3b9646d4757e9d54fa08d1f9bf33701572
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1cef4429a1fced8f4e182e9fa6ff4bb5fb1f5b34bc039a348f0f01d897bab1d1
-# Content sha256: fa8118c92c7d41250dd56e2b0a2bc5d4b134b487f12e743a1e92ec88ef623f81
+# Inputs sha256: 381ccf2db31cf385499d1e9e9d0e49d899384b3b6e77a6d5865fecde21ea6ed3
+# Content sha256: 9b62b309381fcadb26114a7929e01874af077ca69b90dadc511bbde7f992bb49
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

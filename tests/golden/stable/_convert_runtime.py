@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aa3419b79544c0443a2e8c25ad90f4f03023d7000b27e842559ac4a7290b63f1
-# Content sha256: 9a4f5b4e899c3f4720f86f19cc30d1c26dce645f9547e19ca693c85714487fe3
+# Inputs sha256: 9ff42be53b8ddd44c8dad830141f568315ca81138bd12e599c6661dbf6ac5a57
+# Content sha256: c28108f55894675d3235c539f817679072ab12e3e4fca3cc62258c98fd3af9e9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

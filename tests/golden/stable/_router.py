@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aa94105876bee3d8a72649601ba78dbf6d753e56a0d26cbf34e249a43fe0b031
-# Content sha256: a9b2ec67408ba44dbad97a732520c3fde161ec7f0724ebd294cb1168e7e44a20
+# Inputs sha256: 62d8d988e4ae47b003e50de103c8d26b74db11e47bbf3de6e1c3f4640fc49962
+# Content sha256: e1012da35c655cbed0f3455a213612cb316602962108b0c74eb7657dfbf9460d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7a96863acce66eeb2b53a4bfec6f94120226d2c5b2b73ad2a9a6f684c36804f
-# Content sha256: 77d4213b8987ece805da97ddb89a7ee882fdcbf88acfbcc3fe21cfc55b7c4cd5
+# Inputs sha256: 49f00452589c9d1dd2b6bc02521be438f5e63cdf996c120fdc3a360565d4109c
+# Content sha256: 30ef57981a81ff44433e3779801c5607a19aa7d121fb9d79f69fd92fc3e4ed3c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 85c7f030fc812860024fc577262a3021118b55693f91d8a27ce6b971df3df163
-# Content sha256: 44e28ac3e8d54cc0129375d70614a571e71381336d2036940851aa1c42b885c4
+# Inputs sha256: 0e3279429a987539a6d2aa1ba143945e8209017a89c6b2008ebad375b3f59576
+# Content sha256: 970cabbbbe93f67236138345cf0a49542e2a6347b2193101bcddc420747cc2e4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

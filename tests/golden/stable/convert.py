@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc8bb4e0f70ad32e75315f6a72e5ff4a1ce5ee87a97fbe44b13307b3abfcc7e2
-# Content sha256: 1709c3a0ff6d08d312f3ad3f28e727c68470e69177eaecd5b68d2409bde8f6a5
+# Inputs sha256: 920fa6e91016348e6e2aee8e9ef8a5a19a43e152aeab6232c82b5f8d4668ed53
+# Content sha256: f3b6c1ca413af3c0642c089be95228bae6bf16e65242c768823d82a1b33d39c7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

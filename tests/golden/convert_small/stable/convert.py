@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 23b0340da05702b97da3228867ab477af7058baf3055d0160a54b66da49de2c0
-# Content sha256: 239deaf012a02f04decdf9bda29c3f4d13dee567f8d475bb14e9bb35acd9f498
+# Inputs sha256: 171461332c86258705cc7cc7391cbb32915f31b5ba6025a251e7f53228bcec64
+# Content sha256: b8f10539e44c05e194bcf520bfc1c33414ac00fab167ec67913e215e65b67cff
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

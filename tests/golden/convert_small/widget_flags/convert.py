@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2fc9b20ac55e905a6ac9dc303c8ea1c17d443a6126ea4d81aa9c386527bb989d
-# Content sha256: 7e95d0dcf944f733460afa4966d0f6865f51ab1add0b9aa8fd313f9fe9114590
+# Inputs sha256: 7662bc26514073c1248da11cd04b769f42d1265016299a73340931953f4b97cf
+# Content sha256: ab0e76bf569448fc4da9fcf328fb526697f4c945a82e44afad2ca3427f47dd08
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f67283f03e083e8c0cf672f449df48a7571bb59b28343a8d31d6bbf5d567024b
-# Content sha256: 46d2ef110594729933a63e7636626035fd2aa4103838c8a718ae182396372c4d
+# Inputs sha256: e680d6108482c272980a1d09ba572b85370392baea3aab16819008ca9f213465
+# Content sha256: 49259c2ad7aedf5ebdd3ca17fad118ae728d5c2b03b9b5f5c04df2a663c1f2d0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

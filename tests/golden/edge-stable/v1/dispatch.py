@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db1fe1a88bd642f81b3abd06f7786e21e4b34cf407d08bbc06dd3ba92cb26fb5
-# Content sha256: 86089f841f9753f52ec18a86e69f8194b19245bdf29119442fe064d4adb88a48
+# Inputs sha256: 84678435b4dd027cd5c114552e9438421c27af80cecd25f0086ec6b0d2e42af4
+# Content sha256: 1e53f772c060a3e5b0c08611f1f52cde0b8f65924fcbf8ccebf7d98d086717b3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a9cc79d62a236647faf4e1dbe15db74d830c24ea2270c3bc4daea89839b1241
-# Content sha256: 903d06c7980709bb506ea7df2a4c303a1dc90b5810d481b663cead972030c1e0
+# Inputs sha256: 536963355ca316ee4d1672cb5b863d712c65faa4bc0d0a6f9ea9b2c960a70681
+# Content sha256: abf7f1f13eccf7632462dcbc1cc66de37fadc0a141cc183ef905739de264831b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bd007f3039ac7b6580c2160df8413085e45a5a17a990386fb22df0734f445c80
-# Content sha256: aa9dff0ecf234b628ce04c88567b8cda323523791333116941c425eca6e38d96
+# Inputs sha256: 9904a137a16b159d876f40c5438e71f7f260591c8de6a476cdc315881faee62f
+# Content sha256: 45f723ce3542719e6510c3446ebf167dfb21300518f65750fcdece6630cd184f
 
 """Wire models of ACP protocol v1.
 

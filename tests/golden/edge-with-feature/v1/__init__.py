@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4275d319e2f1b438f4d87af691bf7cf6ef0ff1937aac2de72c3f7cbb92145ee0
-# Content sha256: 8201773351c326402dd942494fe385280250c780cd7e1bae83909f494f6b9bb8
+# Inputs sha256: 5e579f37633d12037f76d366d657481c618df12d35851f41e6acf8024f1178f3
+# Content sha256: dd2657e97db632631cfd56fca84a98b172f8323a4782681aa3055a1659c6a524
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

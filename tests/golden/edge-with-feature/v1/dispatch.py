@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e9d069eb3235fa35c8c25e45bda47402542ef4282a027fc96e7af7e14abd2d36
-# Content sha256: 89bbfb7bb42e4ef1a2f6c7223a746f1c1d71be3da8fce794a2fc4506da0293b7
+# Inputs sha256: 1c1c43bae6adfa0e20505eea26c2e3fedfd4f8093ac02c5013e59dd54e816544
+# Content sha256: c47da7bb8e6b71b626902558a4b2ba4bb395832379453384746f63f502c7e69e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 219ecc540ddc3ba00a2ac7e030c3c4b8795ed4e4be663627fb1ff21996b4aaca
-# Content sha256: 860e6ed9256dd353094f4864069d9981a48217d678462f96905d5cea4910115a
+# Inputs sha256: c9758ed488ad4466c5f6d37ebeab6c1bf10da57bfa82771479da9afc0035850b
+# Content sha256: df826d93a0ef68d32aba20dc65853bbd2167f82717e41bbb64d775b8a398abdf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f55120d2935926d7a0042cd9befef413ac443d55434400c1c8237f9d09fa9412
-# Content sha256: 6393407ee973c1e37d7ecdf7ae55a2f9975816f5ad909b0c6dbec1eec5023db5
+# Inputs sha256: d162da42cc03cff468943f6f82f82a5b2fdd8dc4118eb881a888d49e606bcb59
+# Content sha256: 0e9730f402003948f4492d34ded0116f407df2ce9bc8503e6ea6a2d8216ea52f
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b9143d2588c10b5c5d1de2bf84def48d2113a0abfedb00083143b71aa1427032
-# Content sha256: 63bf1d23448454330a5676b355ace6553825c92c55e5998f3b9e9a3015dbac88
+# Inputs sha256: 3e75fb0f1c0b3bb01290f5936fb7f93ce0b5aa7eba1f8bdf93799ed9c6d66294
+# Content sha256: dcd37819a5f9f2a626299999bbe8533037b46f156394e39671388d0d019883c8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6bf966b9c4e3a4b3673d5d5af3368640fc85951618f09e1e47594734acf478db
-# Content sha256: b998f489b51e758b9c6ab1d48c6f6b111c47bbcc561e111f92b0c67f3301af98
+# Inputs sha256: 4bd744d8e62d3487cc10059af1c81557db74ec24a7269d90b3e44ffb95b2c41b
+# Content sha256: a249b170eb0c4f583516f613bcdf4bacadb6fcfea00a80d67cdc0f4048286596
 
 """Method dispatch for the agent side of ACP protocol v1.
 

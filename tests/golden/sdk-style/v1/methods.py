@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0836d34fca180573567be611d3d13366b9c490c10220d7d44506a05fcfc38d49
-# Content sha256: 388b360c3c97130b4a4a0c6edcfb23c1bb0e314d06adbddc38e866c6e4faa74f
+# Inputs sha256: 6b157720e800d3ecaeb4f6e0ba8d000acf114e437dc964157ea54be78d609ad5
+# Content sha256: cda889166ac794fe9f67679237a9d35741622c42a7746e5e4a3ece5183872b3d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3c5d18f2e441da7fb92f72d8a373d86f1fb3492889b19b2c978c5e377f4fdb75
-# Content sha256: e2f534d733af7e3235cbe872609923511edb5794909cb06dfb0b5504fa11c8f0
+# Inputs sha256: 3f59fd3c39b83aa6f106e103a3b154b565468c3845835cd9cea7a727cdb3b79d
+# Content sha256: 470c7eb6cf04fcc1ecdac6f0330b23ca3c2a8a3c092d841a56e6f0863d72a34f
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 16c56a437e7924e5e193825b53ece120b9d0f9d19270b402a7739eaf78efadcd
-# Content sha256: adfa750ff614b7db95396bd951657e511a2de7e1ffd0a2b68ee0dcc950b13677
+# Inputs sha256: 5800d522676a5cbb2348c9cb58bf548b04bed952c9222f73c3387e89c72fa05f
+# Content sha256: bbcb8ed6489b0a5852cb30dd5b1c425d0926180ebfc5d3e4b8504445c605eb5a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 804c3bc0f512f2a0f23a262f4672e8ccae91af5e12cd37b7daeec01fe7b06019
-# Content sha256: 025fb34aeaa751ad3513cbf3b3bef94ec51e6224235b48a22dce16fc96cf6fa9
+# Inputs sha256: bf31cbde6f5dd434ac32d8751e1a4bb13bcd09814090d2ddc5753b893555cd81
+# Content sha256: ca89ab173f01269dc04050594af98cc2af7d904ebdc9d4687001e7ee7dfaf733
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ca296bb5891420cddebce983daa161d6f267bdb6981bbd313afe343465c0bcbb
-# Content sha256: e42d3f7a0ac8bf404b8bdf19a1e961411ffd478ba3ce6a36bdcdeefb8669e0d6
+# Inputs sha256: a9d31c88cc17d33f3ddc24187f34948f0bb06102823f7a8de4cbe22a2f3561be
+# Content sha256: 92d24b7b5386f187d561585be348eba0a430c7b3f5e0f8a66080cb1e0cbf16ef
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

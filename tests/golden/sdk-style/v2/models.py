@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 60d228cfe9bcc729a300d5aa66a20f7d481a47b7f1217c9307188e14272f90fb
-# Content sha256: 01282b2236e2f6daaddd446354ac3ef234460ebd03e34a85ed14a2300696300c
+# Inputs sha256: ddba28b9cca4ad7081495f3d7242f39ae5c0f05e777bf63c09926e775c55d9af
+# Content sha256: 1de8f1105240cad435af9a147f412b76e61ec1946747bc99d0cdc6499990c248
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1efe396158ed652686638cd5560acb83bd1e4073adc568a3d01cff3ca967fdc6
-# Content sha256: 1f479029a4a660be318497095ea0a89076cb4577a06af27bbfff68aff090d831
+# Inputs sha256: 9d6815cef31e49fd411b73dc15f79405a810a555b96e3b06eca97f7f02486e6e
+# Content sha256: b60abb8a2698da029903bb736aeb00470e085eebc64ac4a3925a8a7ed341271c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 93e6efd958eca8909bff8d34acdca801dc545fddcba48faef8c0569c90711c4e
-# Content sha256: c7d5dd857b87582c5f12ef873bb6e7d7b53246da341f48d97aacc2b532adb9b8
+# Inputs sha256: e47bdece85d09849c732818696af7c11725d99ffdcb7febcdf0d1d86873a6f2c
+# Content sha256: 23069a5db471dd94c01dbd84c76b630a416ff3cec4476bbbc5a1951421a8de22
 
 """Method dispatch for the agent side of ACP protocol v1.
 

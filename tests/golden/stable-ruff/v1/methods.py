@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ebed5f4df58f51191080398a3bca3449e721756fd969ca78725a3f7680a2e8df
-# Content sha256: f0e378629a3199f28e99355e37e295097040ff10147099260067e1e180bc2c05
+# Inputs sha256: 7c178dc821946adfe540730f6278f919867d4de88b010bc1df6911e1fdc88b49
+# Content sha256: 6e49cb6358791c957e7f4a313d5a7fd56e88912df85db8f3b873b34748b9ece9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8be18e5df0a1c446da276ffe202dbb70cbababd00e291a9a0b62cdd7d7cbb305
-# Content sha256: 350bd255ada582c21d6a64cd2d2e3a06e22f4e99533b1f41706f38c8989261bd
+# Inputs sha256: 36798d8b901a4dff4acc3ea94ce624c12324f66c0eeea916c478f26c3324a827
+# Content sha256: cd3c5a82287ae56c30f42db8ae423a857a4805ceb4d7f0bd1e6f16e804735713
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1c4d88a957a5fd056b8970ac074d5e44db0ec0a4e38e251f1f60c405485e19ef
-# Content sha256: 29fd49a87160ed7aec2e46dd932c6690c82c291e0b200e4ff701c25bbfc22185
+# Inputs sha256: a21efaef3358686b5131c8ef437767e965b01996f84a481e0a5e7964887943b4
+# Content sha256: a47e2a2ee24446d6c09c6847df36470e6e2efee8e79f81e310d3358d7dd0b127
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

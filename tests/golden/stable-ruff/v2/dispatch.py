@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e3eaa7709784549e20950d91e5a2915a9a6c65c449994147a356841e921fa616
-# Content sha256: bad6879bcf8f13e59501036080c120450ca3c483d26a9f2af1e6b768258462dc
+# Inputs sha256: 53893dcaf444dd409d38b5e5f06a46d6d62b7522cdd7502fd57f0a8daa4689d5
+# Content sha256: 018b98be56c71a24d963950e0ca464e0b4e0403cc040483cb64ffb1a21830dd7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a864662b7ff0162f44403528c907e8bb30aa93cbedcd4302c9443b38eacf1f2b
-# Content sha256: 3db1367584f11086b8149ed34c51d814dd5ceb605d53632e08043a7b33ff0578
+# Inputs sha256: 568dc14d6c2f32af562f6081817f6a0e4c5f3d62a2b6699717c29ee162453eb8
+# Content sha256: dfc40efa9d7606f235bc3bc8373815cf9b765e965edd3b68ef7ea02bb7a8c34b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c29d033f19eac95cecf30e44bd1252863067c674761346872777a266af652f2b
-# Content sha256: 7a9f65def9adfb0a0dfa2c2e83f34a2d98f9838ef44fef6c1422a795e5a801e5
+# Inputs sha256: 1acbd1841bab45754156dd3bdadd0b4d68b3fe41719d10f27d25f6623e188c5e
+# Content sha256: 6525b469c597bb47a04d69d11defffee800eb98599463b675a33cba6ab5c17ef
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 33d60df537f7aabc254d7692ec3d699721331ef15942af7aaf60b252dc1a5dd4
-# Content sha256: dddd8d43cb42ffaf2eb5d3c5d38160b045e1573a34002554bc17deb4683da225
+# Inputs sha256: 803c5d2d3674aaddb8bee622ed3c52908c61b3a3a6db932f861d522a603c4c0d
+# Content sha256: de3c47b80d144d1b5cce9498ad4eca07cd78c6c9f999fa94a93be5dd41a7758f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 66245656b09a231af02509379a315d52660e20860ff5bf6cbc673895f1b06d40
-# Content sha256: 17588ede454e2eabfa4c41fd6057a0b48a5f770b518a0534f42642a203a5609d
+# Inputs sha256: 551c58bbc1568a77c1e3ef861462d97d5afbbe873dd39563d930538a947ac434
+# Content sha256: 94a16448c8d8c3858b7e7975c835ad17aa3b8f9fafb934958c7466b33651560d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

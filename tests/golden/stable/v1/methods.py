@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 20652307a478ada61902b355dff1197a461fdc87c6565e3d4c10e7bc93bc7255
-# Content sha256: 641acff3f707ae77ca03cf6c8c34153a3104ab69915652a9b1c20943c42cd4c0
+# Inputs sha256: 4d90328101c33ec4457e46c9f5bdc86d6a0002fee0b9e168b6e613e4addd411d
+# Content sha256: 2b69481adca052829c504a8574be3f85821586631e4a896ab1f53f81edfad969
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 28e515d6b5fe2b3c68f54c9628a6f152f11141b422c474a2c7e13bf271158857
-# Content sha256: 208687d3a9469e8fac08813c28a2daf980b057e801d12b0c957258c5283ce485
+# Inputs sha256: 887e50f21d2e1b5b2dd57007c5585a1fecba677e0ea940734144aadb53bb0959
+# Content sha256: b3515b0cdeaeefa14b6f6c1be3c1d9496d05562578627902862c16a3ae24b595
 
 """Wire models of ACP protocol v1.
 

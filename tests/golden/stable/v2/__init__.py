@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6091046c488d8496e0edcfca4c022af1d2e5ff43c7c694f68d2b0b73f87502a2
-# Content sha256: df798832cec5a94f94b3a6503d22773f6dd436535aed0bb6d33f6b6ddf1756c4
+# Inputs sha256: 43f6eb50e294716dbee4393cde75bcfb7176474d93ea6307d61a7e22cd8982bb
+# Content sha256: 9424739067370d2e7737700ed5e79d7aa61a8eb5b6fdebe1624d173d7e427b89
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b36a74c83fdd33db5d8ce1ce0610afdb182a470e163e4a19be1c05ca1692e75b
-# Content sha256: 8c3d05534bb1f10775f900e2b68f7ccfbf9e6de5dce797778342342736c29810
+# Inputs sha256: f916b359a4049fb701cae254857e7b8e13b2ad8abc4fa8d513e73e168a9eb7ee
+# Content sha256: 2ced2fa6ba5c5130ef782168949bd79d0eceee42cd45dcad9e7c383a7ecfc514
 
 """Method dispatch for the agent side of ACP protocol v2.
 

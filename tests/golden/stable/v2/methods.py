@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4133ed8f6af9b41421f7f3e094366997815ff1dbc8ee2c0f9102ed1163094ad9
-# Content sha256: ed653cfa7a07f8ecf33777f1f2dd3b20879bb57de800fbd70bec3bdc1fc860f9
+# Inputs sha256: bc5e9d6f6d236994b55444f3fae236c79ba7090e22bdfeb8b52cef01f180268d
+# Content sha256: 2d4aa0afaef0b2dbf4c0a06ce643d19cf8f1488cdb0d1e139952c31d9126ea7f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e6eff20d8c0abe75d94c983d01b4ccc80291ab2a7fb160d113b14a15b28caf6
-# Content sha256: 471dcc35b81c6ad8f519c56f7929e83e417ac1a918ac61199d6ca282097e523d
+# Inputs sha256: e2ab26012e67be4ebfd58fccc7f810d9ba8cb211caeaee6c9a62a4ed142618dc
+# Content sha256: 06d0821ec265bcc8cb03f3da2a26e34cd0288450d814f01da3213d4684daeea9
 
 """Wire models of ACP protocol v2.
 
