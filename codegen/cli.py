@@ -41,12 +41,19 @@ def _command(package: str) -> ModuleType:
     return importlib.import_module(f"codegen.{package}.command")
 
 
+def _plain(text: str | None) -> str:
+    """A docstring as --help shows it: plain text, without reST's literal markup."""
+    return (text or "").replace("``", "")
+
+
 def _parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """The command line: where a command is ``chosen``, only its options are read (and its
     code imported); else every command's."""
     # Raw text: argparse would wrap the --version line at the terminal's width.
     parser = argparse.ArgumentParser(
-        prog="acp-codegen", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="acp-codegen",
+        description=_plain(__doc__.splitlines()[0]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     where = f"from {Path(__file__).resolve().parent} (Python {sys.version.split()[0]})"
     parser.add_argument("--version", action="version", version=f"acp-codegen {__version__} {where}")
@@ -56,9 +63,9 @@ def _parser(chosen: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=text)
             continue
         module = _command(package)
-        options: dict[str, Any] = {"description": text if package == "generate" else module.__doc__}
+        options: dict[str, Any] = {"description": text if package == "generate" else _plain(module.__doc__)}
         if hasattr(module, "EXIT_STATUS"):  # (conformance: its exit statuses after the options)
-            options |= {"epilog": module.EXIT_STATUS, "formatter_class": argparse.RawDescriptionHelpFormatter}
+            options |= {"epilog": _plain(module.EXIT_STATUS), "formatter_class": argparse.RawDescriptionHelpFormatter}
         module.add_arguments(sub.add_parser(name, help=text, **options))
     return parser
 

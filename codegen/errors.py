@@ -56,6 +56,14 @@ class ConfigError(CodegenError):
     """A ``[tool.acp-codegen]`` table (or a command-line value) that cannot be used."""
 
 
+class MissingPath(ConfigError):
+    """A path the command line or the settings name that does not exist: named as missing,
+    not as a problem inside a document (no JSON pointer)."""
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(f"{path}: missing: no such {what}")
+
+
 class OutputError(CodegenError):
     """The output cannot be written (not ours to replace, a path outside it, the disk)."""
 

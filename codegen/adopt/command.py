@@ -69,6 +69,7 @@ class Plan:
     verdict: Verdict = field(default_factory=Verdict)
     wiring: Wiring = field(default_factory=Wiring)
     regeneration: Regeneration = field(default_factory=Regeneration)
+    features: list[str] = field(default_factory=list)  # the report's lines on the features
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,6 +176,9 @@ def _plan(args: argparse.Namespace) -> Plan:
         ext_path = module.file.with_name(f"_{stem}_ext.py")
         plan = Plan(module, derived, carried, matching, edit, files, ext_path, replacement)
         plan.regeneration = regeneration
+        enabled = frozenset(edit.config.features)
+        off = generation.features_off(enabled)
+        plan.features = [f"features: {', '.join(sorted(enabled)) or 'none'}", *([off] if off else [])]
         if "sdk" in values:
             plan.wiring = wiring_of(edit.config, version, generation) or Wiring()
         if not matching.missing:
@@ -345,7 +349,7 @@ def _generate(config: Config) -> Generation:
 def _report(plan: Plan, missing: dict[str, str]) -> str:
     m, module = plan.matching, plan.module
     total = len(module.names)
-    lines = [f"adopt {module.dotted}: {total - len(missing)} of {total} public names reproduced"]
+    lines = [f"adopt {module.dotted}: {total - len(missing)} of {total} public names reproduced", *plan.features]
     renamed = len(plan.derived.chosen)
     lines.append(
         f"  matched: {len(m.classes)} classes ({renamed} renamed), {len(m.types)} unions, aliases and enums,"

@@ -258,14 +258,26 @@ def parse_config(pyproject: Path, text: str) -> Config:
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: tool.{SECTION} must be a table")
     versions: dict[int, dict[str, Any]] = {}
+    _no_unknown_keys(f"{pyproject}: [tool.{SECTION}]", [k for k in table if not _VERSION_TABLE.match(k)], list(KEYS))
     for key in sorted(table):
         if match := _VERSION_TABLE.match(key):
             versions[int(match[1])] = _version_table(pyproject, root, key, table[key])
-        elif key not in KEYS:
-            raise ConfigError(f"{pyproject}: [tool.{SECTION}]: unknown key {key!r}{_closest(key, list(KEYS))}")
         else:
             values[key] = _value(pyproject, root, key, table[key])
     return Config(root, pyproject, True, values, dict(sorted(versions.items())), others)
+
+
+def _no_unknown_keys(where: str, keys: list[str], valid: list[str]) -> None:
+    """Every key of a table that is not in ``valid``, reported at once, each with its closest
+    valid key."""
+    unknown = sorted(key for key in keys if key not in valid)
+    if len(unknown) == 1:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}{_closest(unknown[0], valid)}")
+    if unknown:
+        listed = ", ".join(
+            f"{key!r}" + (f" ({hint[2:]})" if (hint := did_you_mean(key, valid)) else "") for key in unknown
+        )
+        raise ConfigError(f"{where}: unknown keys {listed}; valid keys: {', '.join(valid)}")
 
 
 def _version_table(pyproject: Path, root: Path, name: str, table: Any) -> dict[str, Any]:
@@ -276,8 +288,7 @@ def _version_table(pyproject: Path, root: Path, name: str, table: Any) -> dict[s
     for key in sorted(table):
         if key in KEYS and not KEYS[key].model:
             raise ConfigError(f"{where}: {key!r} is set for every version, in [tool.{SECTION}]")
-        if key not in KEYS:
-            raise ConfigError(f"{where}: unknown key {key!r}{_closest(key, list(MODEL_KEYS))}")
+    _no_unknown_keys(where, list(table), list(MODEL_KEYS))
     return {key: _value(pyproject, root, key, value, f"{SECTION}.{name}") for key, value in table.items()}
 
 

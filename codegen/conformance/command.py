@@ -1,6 +1,5 @@
 """Run the session-archive RFD's scenarios against an agent: acp-codegen conformance
-[options] -- AGENT COMMAND... (the command that starts the agent on stdio). See
-docs/conformance.md.
+[options] -- AGENT COMMAND... (the command that starts the agent on stdio).
 """
 
 from __future__ import annotations

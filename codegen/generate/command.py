@@ -19,6 +19,7 @@ from ..config.settings import Settings
 from ..config.table import KEYS, Config, generation_arguments, load_config
 from ..errors import ConfigError, OutputError, SchemaError
 from ..protocol.hoist import RULES
+from ..protocol.sources import UnknownFeature
 from ..resources import BUILTIN_FRAGMENTS, display_name, schema_location
 from ..style import FORMATTERS
 from ..write.tree import diff_tree, keep_unchanged, read_tree, write_tree
@@ -164,6 +165,13 @@ def _write(out: Path, files: dict[str, str], edits: list[Wiring | TableEdit]) ->
     return unchanged
 
 
+def feature_origin(config: Config, unknown: list[str]) -> str:
+    """Where the unknown features were asked for: the table's ``features``, else ``--feature``."""
+    if config.file is not None and set(unknown) & set(config.features):
+        return f"{config.file}: [tool.acp-codegen] features: "
+    return "--feature: "
+
+
 def run(args: argparse.Namespace) -> int:
     """``generate`` or ``check`` (``args.command``): exit 0, 1 (check: out of date; an SDK
     file not wired) or 2 (bad input, named)."""
@@ -208,6 +216,9 @@ def run(args: argparse.Namespace) -> int:
         files = keep_unchanged(out, result.files)
         notes += _dropped(result, out, files)
         unchanged = _write(out, files, [*wirings, *([pyproject] if pyproject else [])])
+    except UnknownFeature as exc:
+        print(f"acp-codegen: {exc.message(feature_origin(config, exc.unknown))}", file=sys.stderr)
+        return 2
     except SchemaError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -220,6 +231,8 @@ def run(args: argparse.Namespace) -> int:
     action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
     print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result, settings))
+    if bases and (off := result.features_off(features)):
+        print(off)
     for line in [*result.notes(), *notes]:
         print(line)
     problems = {name: why for w in wirings for name, why in w.problems.items()}

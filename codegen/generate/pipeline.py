@@ -63,6 +63,20 @@ class Generation:
     sources: tuple[VersionSources, ...]
     files: dict[str, str]
 
+    def features_off(self, enabled: frozenset[str]) -> str | None:
+        """One line where a feature the fragments declare is off, naming the settings that turn
+        it on (off is the default, which should never go unsaid)."""
+        off = sorted(declared(self.sources) - enabled)
+        if not off:
+            return None
+        listed = ", ".join(off)
+        toml = ", ".join(f'"{name}"' for name in off)
+        flags = " ".join(f"--feature {name}" for name in off)
+        return (
+            f"off: {listed} (nothing it adds is generated); turn it on with features = [{toml}]"
+            f" in [tool.acp-codegen] of pyproject.toml, or {flags}"
+        )
+
     def notes(self) -> list[str]:
         """Lines for the summary: upstream vocabulary carried through without being
         understood, and fragment context that differs from a base (the base wins)."""

@@ -1,5 +1,5 @@
 """Run an agent behind the session-archive polyfill: acp-codegen polyfill [--store PATH]
--- AGENT COMMAND... (the command that starts the agent on stdio). See docs/polyfill.md.
+-- AGENT COMMAND... (the command that starts the agent on stdio).
 """
 
 from __future__ import annotations

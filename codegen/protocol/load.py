@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, SchemaError, fail, pointer
+from ..errors import MissingPath, Problem, SchemaError, fail, pointer
 from ..resources import display_name
 
 META_FILE = "meta.json"
@@ -148,7 +148,7 @@ def load_version(directory: Path, root: Path | None = None) -> VersionSources:
     """Read every ``*.json`` fragment in a version directory and its ``meta.json``."""
     shown = display_name(directory, root)
     if not directory.is_dir():
-        raise fail(shown, "", "schema directory does not exist")
+        raise MissingPath(shown, "schema directory")
     files = sorted(p for p in directory.glob("*.json") if p.name != META_FILE)
     if not files:
         raise fail(shown, "", "no schema fragments (*.json) in this directory")
@@ -161,7 +161,7 @@ def load_version(directory: Path, root: Path | None = None) -> VersionSources:
 def find_version_dirs(schema_dir: Path, root: Path | None = None) -> list[Path]:
     """Version directories are named ``v<N>``; they are returned in numeric order."""
     if not schema_dir.is_dir():
-        raise fail(display_name(schema_dir, root), "", "schema directory does not exist")
+        raise MissingPath(display_name(schema_dir, root), "schema directory")
     dirs = [p for p in schema_dir.iterdir() if p.is_dir() and p.name[:1] == "v" and p.name[1:].isdigit()]
     # str.isdigit also accepts "01" and non-ASCII digits ("v\u0661" is 1 to int()): two
     # directories could then claim one version and one output package; refuse instead.

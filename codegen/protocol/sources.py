@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..errors import fail
+from ..errors import Problem, SchemaError, did_you_mean, fail
 from ..resources import display_name
 from .class_names import NO_CLASS_NAMES, ClassNames
 from .features import select
@@ -66,12 +66,23 @@ def enabled(
         return known
     unknown = sorted(features - known)
     if unknown:
-        raise fail(
-            display_name(schema_dir, root),
-            "",
-            f"unknown feature {unknown[0]!r}; declared: {', '.join(sorted(known)) or 'none'}",
-        )
+        raise UnknownFeature(display_name(schema_dir, root), unknown, known)
     return features
+
+
+class UnknownFeature(SchemaError):
+    """Features that no version of the schema declares. The schema is not at fault: a command
+    that knows where the names were set (``features`` in pyproject.toml, ``--feature``)
+    says so with ``where``."""
+
+    def __init__(self, schema: str, unknown: list[str], known: frozenset[str]) -> None:
+        self.unknown, self.known = unknown, known
+        super().__init__([Problem(schema, "", self.message())])
+
+    def message(self, where: str = "") -> str:
+        names = ", ".join(f"{name!r}{did_you_mean(name, self.known)}" for name in self.unknown)
+        declared = ", ".join(sorted(self.known)) or "none"
+        return f"{where}unknown feature {names}; the schema declares: {declared}"
 
 
 # A version's names: the class names chosen for it and its fields' Python names (see

@@ -89,8 +89,8 @@ SHAPING_TOOLS = ("datamodel-code-generator", "jinja2", "ruff")
 
 # The packages whose every module ``generate`` may run (a module added to one is covered as
 # it is), and the top-level modules it does not import: the command line, and the process
-# helpers and the shipped models' loader of the commands that run agents. Command packages (adopt, diff, conformance, ...)
-# only read the output. tests/write/test_digest.py holds this to what generate imports.
+# helpers and the shipped models' loader of the commands that run agents. Command packages
+# (adopt, diff, conformance, ...) only read the output. tests/write/test_digest.py holds this to what generate imports.
 PIPELINE_PACKAGES = ("protocol", "config", "plan", "render", "write", "generate")
 NOT_RUN_BY_GENERATE = ("cli.py", "__main__.py", "processes.py", "shipped.py")
 CODEGEN = Path(__file__).resolve().parent.parent

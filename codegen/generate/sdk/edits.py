@@ -484,6 +484,8 @@ def locate(module_file: Path) -> tuple[Path, str]:
     """The source root a module file is imported from, and its dotted name: the first
     directory upwards that is no package (has no ``__init__.py``)."""
     path = module_file.absolute()
+    if not path.exists():
+        raise AdoptError(f"{module_file}: missing: no such file")
     if path.suffix != ".py" or not path.is_file():
         raise AdoptError(f"{module_file}: not a Python module file")
     parts = [path.stem] if path.stem != "__init__" else []

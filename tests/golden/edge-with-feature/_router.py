@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b841b3e7a027b00d9f6135bec31e178cec7615e55eca66186f3f99b3354d7c70
-# Content sha256: 099ee2fdc23c9bc9df9f20def70d84083e0e8a41c319bcfcf62c5c553827fc3c
+# Inputs sha256: 9b3019c18795d174f63eb02cf886592619e20649e509c90503b1a29780eb2fba
+# Content sha256: 6d898f263fb87874217fee02317d58b55ac7e4707e7a3b1784e5db97d033330f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

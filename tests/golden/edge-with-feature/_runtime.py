@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a3852be4d1a60a245845542dc278ea405a2d0f5629f9cde307edc3057fcebe81
-# Content sha256: 2a72e1457b87ce98205da0734114217d9472af474f69d8f90a25d262871b7864
+# Inputs sha256: 0d5183770f1d8eea3c4cceeec228c4209ffebf83ab97ca0cef98392cac6d8943
+# Content sha256: 2003af095a6c4938d5ad6c8a7054eeb21992c1de710bc1b8dfbb64b3613027da
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 06019a05eb8035a00a780a6a44b633ff9bcddcd9eff241cec293be7b42a4773c
-# Content sha256: 129a350787c0b4fe8bd4d7013e44d0606e18b76cedc9bf250352c3134aa838b9
+# Inputs sha256: 761c5abf9f1da3640a9a41c1231662ec7547345b8fc1717fbf3b91697a6ebc9b
+# Content sha256: 6cdb6af0e5b18669e86355f3bdd976f8284841bdca3e20be53fb730dc45455ab
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 758df478eb7e4bb1520fc3c5172872ad7dd515b84496ba25d8e99173829967d4
-# Content sha256: bb29981c9d28b4d17cea51afff3d5b5f3a23d397dcfa2a4e8ebfc189ad4ea84f
+# Inputs sha256: 2b8d0ddbaf4cc8a17fa7c4c23bc1e521616d46daba11315eff9039531e0191ca
+# Content sha256: bf0842b72aa63bbaed0f729834d5525c4644f15e76b730906bfd0f024dcaf182
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 45ec8b59eb826abd3413af4a55482204788bdc1006af678206086bb651457068
-# Content sha256: b9d7e9937dc4d830074f198f8e7c119f75dbaeb3b8d329ccb34db998b64e6c0a
+# Inputs sha256: 69444e65b69ea9077ee7bcc0842b75fbcd7ce18b9d1ecd7735c7866b05ef3998
+# Content sha256: d23b2538d26c1f28e33260b709924577f8b229c6d93474ee4ffeaf2ef02915bb
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4343c1b9d312fb95213fa73aba377670f3ca7aaac7237dc4be99ac310185ffb7
-# Content sha256: f7efabc2240efb2425d89c1de6621436983db65309d2d20788c5b3c30ecf578b
+# Inputs sha256: 68d9c213bd00d936baaa497590aca10b8cfe8346cb44d2df21a4a32a03012893
+# Content sha256: 102910a31f924fad6ac417cc259babc481fff9e0c449daf6d54f9f8a864ff3f8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

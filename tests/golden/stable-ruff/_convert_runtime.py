@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9c6bc0941f91eb1a5e93f576a42f3559e4135d7cfe4bb8bba33818b80132a1c2
-# Content sha256: 8e326109464851d0bd2f26982558ace3a9b45370f8750fcfc7aed4bc2fa9321e
+# Inputs sha256: 89fa5751bc10d3ad755a43cdeafcae94653757308210c21208ddf061ab3e9585
+# Content sha256: d872fb0a1412d0ec2c7173a7587b1daaf9c62b1d9b540cd24e413488253b4714
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1787715a5706d70637c04cc3ac4fcf25e86619c33d7ca93d6612cb5a55800f1b
-# Content sha256: 7d6ed40d043211341170574992112f6d7e4db0ac92db8e229c64d86ee2f674c9
+# Inputs sha256: 60544a0697bf092a70ecfedbba90797255344f0313262058522c7f81f95d7233
+# Content sha256: feaf51506e9841c87b3c495557a00b1bd468d7e755fc0bb44e46d55e07ae584d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

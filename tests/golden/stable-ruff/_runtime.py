@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 106eb1f18ce0eaeb68ad0dbb625e45be69395f8f8cb57c3c3eaaa1fa36f12474
-# Content sha256: 22ed8cce7f854370bdb9b24c659492f3818b6b2169ee9b0b3e1a23273bcd7b2a
+# Inputs sha256: 222f97bffdfa70e0ace030d3fccaf3e9c784e3b1f9cd06347b7180ce2f2f8bc6
+# Content sha256: 8a8f32533ba471e41b00412f76f9c7f71025b040961e9d327b79a68e07b88918
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

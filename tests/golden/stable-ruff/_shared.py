@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 330d981ad3e725ec5a580273384daa37a473a5e0df31ed70dd2743caa53c372b
-# Content sha256: 1b7cb223f23bb3b3dd3ce5f13ca91e3b9646d4757e9d54fa08d1f9bf33701572
+# Inputs sha256: ebf86050d714effd2b793e0157c754c1770f25fcb4b24384ce787f3b0632d083
+# Content sha256: 37207fbd8443282bec0a0bc0bbb73ad62df322e0c936ed0c626627ff6fb2ab38
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 381ccf2db31cf385499d1e9e9d0e49d899384b3b6e77a6d5865fecde21ea6ed3
-# Content sha256: 9b62b309381fcadb26114a7929e01874af077ca69b90dadc511bbde7f992bb49
+# Inputs sha256: 322cacef78842be4bc5299423dab6c35461271f70e685179ac5b6a63d1080812
+# Content sha256: 78cd46fdfb33249e689631e6a07b642281faa318ac3f588138149ace699f3283
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ff42be53b8ddd44c8dad830141f568315ca81138bd12e599c6661dbf6ac5a57
-# Content sha256: c28108f55894675d3235c539f817679072ab12e3e4fca3cc62258c98fd3af9e9
+# Inputs sha256: 01331d0d76b5130adde646ed4f4f7cbb433a5c45600b123c1442c76654b7fe38
+# Content sha256: 5dddbd042c206df262c84f245bfc0e0cf2c6458547fa4d644957cc33bc328bfb
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62d8d988e4ae47b003e50de103c8d26b74db11e47bbf3de6e1c3f4640fc49962
-# Content sha256: e1012da35c655cbed0f3455a213612cb316602962108b0c74eb7657dfbf9460d
+# Inputs sha256: 55c2a07abf5f8a887afa65eb64b969383e163d603fdfaa9471454685b332cbb3
+# Content sha256: ddd99a5c7c8d09274ddc90d888375c0af6825912bfd7dcf486e5810cd4d89525
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 49f00452589c9d1dd2b6bc02521be438f5e63cdf996c120fdc3a360565d4109c
-# Content sha256: 30ef57981a81ff44433e3779801c5607a19aa7d121fb9d79f69fd92fc3e4ed3c
+# Inputs sha256: c04f19ccefa8d861d2a39e59ecf598a326df2295eb5e18784430ae52326cf927
+# Content sha256: 0bf512e19b623014fe0517d2405dc6f22112bc2b3ff8286292ef06597bc28408
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

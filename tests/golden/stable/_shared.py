@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e3279429a987539a6d2aa1ba143945e8209017a89c6b2008ebad375b3f59576
-# Content sha256: 970cabbbbe93f67236138345cf0a49542e2a6347b2193101bcddc420747cc2e4
+# Inputs sha256: 334d7deac97848790a1e3aac34d68acbe199d5b79bb6110d741765621f218bbb
+# Content sha256: eebf8b9eea6d10063e72c8d4cb1975d37493cb972601946fbeef627c97d2979a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

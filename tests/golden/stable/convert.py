@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 920fa6e91016348e6e2aee8e9ef8a5a19a43e152aeab6232c82b5f8d4668ed53
-# Content sha256: f3b6c1ca413af3c0642c089be95228bae6bf16e65242c768823d82a1b33d39c7
+# Inputs sha256: b7190c1c770a841fb70aff2de8f810d3d5823f4496a47ce1b86e0e0edd139a74
+# Content sha256: 9b4f6eb8125d92d3ea5d77a2555014e131c9850ef90f331466fc4f60c6a77a7c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 171461332c86258705cc7cc7391cbb32915f31b5ba6025a251e7f53228bcec64
-# Content sha256: b8f10539e44c05e194bcf520bfc1c33414ac00fab167ec67913e215e65b67cff
+# Inputs sha256: 3fe287269c18b94fee1fb5d2d702ee818261ac0d997b9cff256332261bc70b4b
+# Content sha256: cab87e9680f10de6ce6cfb6f2f64fcb274964825af73941e5c39797661e6e6e1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

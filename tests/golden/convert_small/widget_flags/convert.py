@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7662bc26514073c1248da11cd04b769f42d1265016299a73340931953f4b97cf
-# Content sha256: ab0e76bf569448fc4da9fcf328fb526697f4c945a82e44afad2ca3427f47dd08
+# Inputs sha256: cf2c789b5bb6d3223acc76d7190315aa756129dc7e2a0c56aa5dcc6a22235502
+# Content sha256: 2a16ee040c2456c8173834e7f3f614f2c3cd8bb3a073e983bec1c20adab1f7a9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

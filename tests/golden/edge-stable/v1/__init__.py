@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e680d6108482c272980a1d09ba572b85370392baea3aab16819008ca9f213465
-# Content sha256: 49259c2ad7aedf5ebdd3ca17fad118ae728d5c2b03b9b5f5c04df2a663c1f2d0
+# Inputs sha256: 99120a80d9ff808ba7e84537324fe0d12b517ba07a8741ce5e8c7122434cc8c7
+# Content sha256: b6a4e88c74150917eaa523d5eb2c5fc35a2509be2ae2ade7cea58550f98d4b1f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 84678435b4dd027cd5c114552e9438421c27af80cecd25f0086ec6b0d2e42af4
-# Content sha256: 1e53f772c060a3e5b0c08611f1f52cde0b8f65924fcbf8ccebf7d98d086717b3
+# Inputs sha256: dc72bfce0b032f15c0ac1914997a6a82c0a2cf23996d73500c1062fc0320c500
+# Content sha256: e9376a7f82199dca68120c5218c0a3c30d0c7e928ccdfec1dfe551ae00bcf29f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 536963355ca316ee4d1672cb5b863d712c65faa4bc0d0a6f9ea9b2c960a70681
-# Content sha256: abf7f1f13eccf7632462dcbc1cc66de37fadc0a141cc183ef905739de264831b
+# Inputs sha256: 5c8ddd63fbeb539ce51e899cb000e082a8e09faa4bf540541b17fac899999d89
+# Content sha256: f2f989c28a293251e6b66d66e3f067b32bfd5e3b8572ee0dace0105515ec66d2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9904a137a16b159d876f40c5438e71f7f260591c8de6a476cdc315881faee62f
-# Content sha256: 45f723ce3542719e6510c3446ebf167dfb21300518f65750fcdece6630cd184f
+# Inputs sha256: ae40e484025d89da072d7c73c60af65576cb58c08fea6dbbbe82f40ff4527e15
+# Content sha256: 16870864241526c755d9331ab3a3181f9fdfcc77276db5ff9b859d54a18d203e
 
 """Wire models of ACP protocol v1.
 

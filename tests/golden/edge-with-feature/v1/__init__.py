@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e579f37633d12037f76d366d657481c618df12d35851f41e6acf8024f1178f3
-# Content sha256: dd2657e97db632631cfd56fca84a98b172f8323a4782681aa3055a1659c6a524
+# Inputs sha256: a1c33d814b47a433c50a8cdfac496dfeb696350deccff12fa6f2630ac4d70508
+# Content sha256: f4f58fe9187ef6df0ea6341ff2082a499c477d3c65fd73478c962ea45ec477e7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c1c43bae6adfa0e20505eea26c2e3fedfd4f8093ac02c5013e59dd54e816544
-# Content sha256: c47da7bb8e6b71b626902558a4b2ba4bb395832379453384746f63f502c7e69e
+# Inputs sha256: 699567e39d5707e7ec2a0fb457a3821b1214004d1fba57c760264507f0f86407
+# Content sha256: 9fc9f184146caa113c59cfbb63717c7d67f501b3a76df3bbcdbebcab3b58d813
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c9758ed488ad4466c5f6d37ebeab6c1bf10da57bfa82771479da9afc0035850b
-# Content sha256: df826d93a0ef68d32aba20dc65853bbd2167f82717e41bbb64d775b8a398abdf
+# Inputs sha256: e9278495b0690d345de842e59cce7a63618944a9b96d86775f873c42d1b20b59
+# Content sha256: e63809da87f875d41f860083b58e03d4f44c5c9586d643aed98879b75d033bf6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

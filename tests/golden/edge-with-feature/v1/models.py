@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d162da42cc03cff468943f6f82f82a5b2fdd8dc4118eb881a888d49e606bcb59
-# Content sha256: 0e9730f402003948f4492d34ded0116f407df2ce9bc8503e6ea6a2d8216ea52f
+# Inputs sha256: fe368fb7fa4a07b6d997e79b433e3478cac73c1731f98e43c6e8cf88fd9c2db8
+# Content sha256: d5cac57688560ce04f5eb716da110adf47e9cdfcbb4783e5bd2a957f28450de0
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3e75fb0f1c0b3bb01290f5936fb7f93ce0b5aa7eba1f8bdf93799ed9c6d66294
-# Content sha256: dcd37819a5f9f2a626299999bbe8533037b46f156394e39671388d0d019883c8
+# Inputs sha256: 455cdaceff69517e4d877d1a620cb8d83cd1213589b586eb933842a18ac5aabc
+# Content sha256: 60ae6684c4264e8f700bdff2057cc8493a8f299b5daa21626f9f1deb7c8ca551
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

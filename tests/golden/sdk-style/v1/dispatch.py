@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4bd744d8e62d3487cc10059af1c81557db74ec24a7269d90b3e44ffb95b2c41b
-# Content sha256: a249b170eb0c4f583516f613bcdf4bacadb6fcfea00a80d67cdc0f4048286596
+# Inputs sha256: 89f48895e759b0a755c0b1f9567ddfd3c2ed3278a8a1eb982ade76225247e091
+# Content sha256: 41a7cee4dd4ac1351b9a6357cf1fcfbbbc37d5df22d44529ed82dd7f0dc33860
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6b157720e800d3ecaeb4f6e0ba8d000acf114e437dc964157ea54be78d609ad5
-# Content sha256: cda889166ac794fe9f67679237a9d35741622c42a7746e5e4a3ece5183872b3d
+# Inputs sha256: c67e1788b752704fe5145a2d93bef9b02137946cd5dea5abe5e7346e24335482
+# Content sha256: 5892c16cb211dc405ead794b582cd679c413459c6ecaf3547e1035677ed0c121
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

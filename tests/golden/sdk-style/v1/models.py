@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3f59fd3c39b83aa6f106e103a3b154b565468c3845835cd9cea7a727cdb3b79d
-# Content sha256: 470c7eb6cf04fcc1ecdac6f0330b23ca3c2a8a3c092d841a56e6f0863d72a34f
+# Inputs sha256: c467b955053ef85a3d00e3ffa0cd713a355756232d91cdd6be993bf5a573e053
+# Content sha256: f931a4d3c7ba282d8a49402687e3352d61a3214c22a1a296664212ed0cd115cf
 
 """Wire models of ACP protocol v1.
 

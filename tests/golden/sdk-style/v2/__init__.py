@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5800d522676a5cbb2348c9cb58bf548b04bed952c9222f73c3387e89c72fa05f
-# Content sha256: bbcb8ed6489b0a5852cb30dd5b1c425d0926180ebfc5d3e4b8504445c605eb5a
+# Inputs sha256: 253e72a2999674b33c6130cc2ae1980fddef2cbe9493d1d57d431d782f33f186
+# Content sha256: 993bd9dd281f877b33b0939378e6e551d406f4f450828db267d7708e2da2e863
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

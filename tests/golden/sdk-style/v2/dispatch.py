@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bf31cbde6f5dd434ac32d8751e1a4bb13bcd09814090d2ddc5753b893555cd81
-# Content sha256: ca89ab173f01269dc04050594af98cc2af7d904ebdc9d4687001e7ee7dfaf733
+# Inputs sha256: 8d0ff331c6000beeec24f531ec4b67dd91e9352a236c85b10ffa472d4a607cc5
+# Content sha256: 9da54625590bc1af932188fc5e161022879abc70494fc36f3612e343756816c7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

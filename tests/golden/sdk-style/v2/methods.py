@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a9d31c88cc17d33f3ddc24187f34948f0bb06102823f7a8de4cbe22a2f3561be
-# Content sha256: 92d24b7b5386f187d561585be348eba0a430c7b3f5e0f8a66080cb1e0cbf16ef
+# Inputs sha256: cfe098c227477883d58440129842d8940fabfe37dbde00514b8e69a61690cc5b
+# Content sha256: 5b3291a5f1e952e3319e38a787916d80ff59670a5ed636cba9cb175bb30ddf6b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ddba28b9cca4ad7081495f3d7242f39ae5c0f05e777bf63c09926e775c55d9af
-# Content sha256: 1de8f1105240cad435af9a147f412b76e61ec1946747bc99d0cdc6499990c248
+# Inputs sha256: f7c4f1a617977828c420b644a9b4a33e68291ce3c21329fe77518a422cf525f2
+# Content sha256: 09deca9e621f42771b6d361933c24a501d34a46e263e5cd911c122e1f98e36bc
 
 """Wire models of ACP protocol v2.
 

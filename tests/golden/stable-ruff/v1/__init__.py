@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9d6815cef31e49fd411b73dc15f79405a810a555b96e3b06eca97f7f02486e6e
-# Content sha256: b60abb8a2698da029903bb736aeb00470e085eebc64ac4a3925a8a7ed341271c
+# Inputs sha256: 0d30f1488de8a691531f428e81db3e4e53f5f971090953f9348273ddd1c9f1d9
+# Content sha256: a7b92d227c9b963e340077de2ba840f40b24007f2f8ce7d8cf6f098b5d63510c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

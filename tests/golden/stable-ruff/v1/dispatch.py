@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e47bdece85d09849c732818696af7c11725d99ffdcb7febcdf0d1d86873a6f2c
-# Content sha256: 23069a5db471dd94c01dbd84c76b630a416ff3cec4476bbbc5a1951421a8de22
+# Inputs sha256: cfd70b574c0da0723bb365479fc077f1717eabc294dd735b76105bb429b5c9e0
+# Content sha256: 7e3f77c2125737855d79b9ba1a32d6de746ef292f24293b79f3dcb89de48f9b7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c178dc821946adfe540730f6278f919867d4de88b010bc1df6911e1fdc88b49
-# Content sha256: 6e49cb6358791c957e7f4a313d5a7fd56e88912df85db8f3b873b34748b9ece9
+# Inputs sha256: 2adafd36eadf8e344798524016044319e6fdf7ccd0acdc0b01289962a9afa81b
+# Content sha256: 11d70a08ad2e44483698fd527f4b80481dfc7379db14923d8c2d3d619bfab61c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36798d8b901a4dff4acc3ea94ce624c12324f66c0eeea916c478f26c3324a827
-# Content sha256: cd3c5a82287ae56c30f42db8ae423a857a4805ceb4d7f0bd1e6f16e804735713
+# Inputs sha256: b7dac9a0e2381163958c0b84676e4969ecf8e523d4570ea7cd29cb64c44a2759
+# Content sha256: 77cbdb93bd5d1cd30712e5f9549b46d46df04b07447ffa06a11edd8c9d831a3b
 
 """Wire models of ACP protocol v1.
 

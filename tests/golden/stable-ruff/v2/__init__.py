@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a21efaef3358686b5131c8ef437767e965b01996f84a481e0a5e7964887943b4
-# Content sha256: a47e2a2ee24446d6c09c6847df36470e6e2efee8e79f81e310d3358d7dd0b127
+# Inputs sha256: bad9733c23890a0740f9302bdc86c2fea592b19d752f44c76ad6879e4b56619e
+# Content sha256: c6c9cef07e9bc3b095674f2b7290f627c67ec455f024bdebb4057103151f50e1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

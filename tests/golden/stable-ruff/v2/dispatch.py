@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53893dcaf444dd409d38b5e5f06a46d6d62b7522cdd7502fd57f0a8daa4689d5
-# Content sha256: 018b98be56c71a24d963950e0ca464e0b4e0403cc040483cb64ffb1a21830dd7
+# Inputs sha256: 23a67156d95263b004168459d555a34050f7db5de99556f7111f13960453fb4d
+# Content sha256: dab84dc1f256fa830eadd385a8ec4fd914dd01d326c51255ae301b78f69487f0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 568dc14d6c2f32af562f6081817f6a0e4c5f3d62a2b6699717c29ee162453eb8
-# Content sha256: dfc40efa9d7606f235bc3bc8373815cf9b765e965edd3b68ef7ea02bb7a8c34b
+# Inputs sha256: 6a8de986b675dc470e7ddb84fdc5f1b72567111805669774980e74b2ac2cd338
+# Content sha256: 7d1acaf07b7c2b6afdb7b2e32d6f223cd4febfb769f2c49b3755f0b7ab61c811
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

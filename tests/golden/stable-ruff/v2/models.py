@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1acbd1841bab45754156dd3bdadd0b4d68b3fe41719d10f27d25f6623e188c5e
-# Content sha256: 6525b469c597bb47a04d69d11defffee800eb98599463b675a33cba6ab5c17ef
+# Inputs sha256: eb196d79ac17065b572be74d1faf5f22b61479c30e8d3777ae2ea2bc8bf58315
+# Content sha256: 2fd998a54b81e63f57dc81f83482be4ba51e8d1b7086875e7d8dc2c8afa5f5e4
 
 """Wire models of ACP protocol v2.
 

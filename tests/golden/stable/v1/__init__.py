@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 803c5d2d3674aaddb8bee622ed3c52908c61b3a3a6db932f861d522a603c4c0d
-# Content sha256: de3c47b80d144d1b5cce9498ad4eca07cd78c6c9f999fa94a93be5dd41a7758f
+# Inputs sha256: 0f5a6421320e903bcfe9e5ed2831ae565dc3dbb65d74bce34b4070d43a019cfc
+# Content sha256: 31390ac527074c100b6d51bdc4ae320c763b6956d8db9ea73bdb9e977d009f1e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

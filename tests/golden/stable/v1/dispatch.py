@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 551c58bbc1568a77c1e3ef861462d97d5afbbe873dd39563d930538a947ac434
-# Content sha256: 94a16448c8d8c3858b7e7975c835ad17aa3b8f9fafb934958c7466b33651560d
+# Inputs sha256: c08402684acaf66e16d3e640f13c8f99df587137b381b65900e5063a76b9cd5b
+# Content sha256: f829068f76ec57373ae3047612b87ce7cacc55c921aed9c410c9dcbaeb46ecd2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4d90328101c33ec4457e46c9f5bdc86d6a0002fee0b9e168b6e613e4addd411d
-# Content sha256: 2b69481adca052829c504a8574be3f85821586631e4a896ab1f53f81edfad969
+# Inputs sha256: ef9da9b9d2fbeca2912a3704bbdba2e3f6ec184905081394da4ccd92b6c787e5
+# Content sha256: 42d75897fe7b35566896e3552fa99878d50c21c956f09e3760d8d91949fb196d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 887e50f21d2e1b5b2dd57007c5585a1fecba677e0ea940734144aadb53bb0959
-# Content sha256: b3515b0cdeaeefa14b6f6c1be3c1d9496d05562578627902862c16a3ae24b595
+# Inputs sha256: 0e37cdca06226031eab37e278e42de5bde240bd8c1eda4d50f788b92d7c8b905
+# Content sha256: b1168a5aba8562002af8862f67215a43cfe12e2ef98994518b0c3401c8ae711c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 43f6eb50e294716dbee4393cde75bcfb7176474d93ea6307d61a7e22cd8982bb
-# Content sha256: 9424739067370d2e7737700ed5e79d7aa61a8eb5b6fdebe1624d173d7e427b89
+# Inputs sha256: ed99105b72ffdacc90799acc247698d6de100fcca7d8c441b65f810df788f409
+# Content sha256: d5c45f315dce5b245d4230e6071c01088ea84d65520661f6f13f098d4cd09c0a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f916b359a4049fb701cae254857e7b8e13b2ad8abc4fa8d513e73e168a9eb7ee
-# Content sha256: 2ced2fa6ba5c5130ef782168949bd79d0eceee42cd45dcad9e7c383a7ecfc514
+# Inputs sha256: ae6472abcaa481f48223e67bc862c64b0a8caf95886dae38887489d4056710b1
+# Content sha256: baaba77d190432868f5e30426b45fa210d5979682408e284efef70db72f9de94
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc5e9d6f6d236994b55444f3fae236c79ba7090e22bdfeb8b52cef01f180268d
-# Content sha256: 2d4aa0afaef0b2dbf4c0a06ce643d19cf8f1488cdb0d1e139952c31d9126ea7f
+# Inputs sha256: c0570e1a705bcde95a588b2fba1e48ab915022a1036ac1862d2ff013d249a6eb
+# Content sha256: 02aab0be646e2ebbdda1eb586346c5b436df70ac0041980283d468d63256305e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

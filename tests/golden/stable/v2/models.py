@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e2ab26012e67be4ebfd58fccc7f810d9ba8cb211caeaee6c9a62a4ed142618dc
-# Content sha256: 06d0821ec265bcc8cb03f3da2a26e34cd0288450d814f01da3213d4684daeea9
+# Inputs sha256: 73a0d2e86ef0d2074ac6c56491e1cb52a424990d02502d5d577eaa4fc0081ece
+# Content sha256: 4d3fe4f147739f066a76ce6fd3069eb8860364323f2d8182ce478ffb20e7109b
 
 """Wire models of ACP protocol v2.
 
