@@ -30,12 +30,13 @@ from ..generate.sdk.roles import ROLES
 from ..generate.sdk.wire import Wiring, wiring_of
 from ..protocol.features import gated_off
 from ..protocol.ir import Protocol
+from ..protocol.load import find_version_dirs
 from ..render.formatting import format_modules
 from ..resources import display_name, schema_location
 from ..style import Style
 from .carry import Carried, carry
 from .corpus import drawn, fixed
-from .discover import find_roles, setting
+from .discover import find_roles, setting, version_modules
 from .match import match, reverse
 from .pyproject import edit_table
 from .read import Module, reading
@@ -138,7 +139,11 @@ def _plan(args: argparse.Namespace) -> Plan:
     with reading(root, dotted, args.python) as old:
         # The base is loaded while the SDK's interpreter imports the module.
         with schema_location(config.fragments) as schema_dir:
-            protocols, sources = load_protocols(schema_dir, frozenset(config.features), config.root, config.bases)
+            every = [int(d.name[1:]) for d in find_version_dirs(schema_dir, config.root)]
+            versions, said = _versions(config, version, old.module.file, root, every)
+            protocols, sources = load_protocols(
+                schema_dir, frozenset(config.features), config.root, config.bases, versions=frozenset(versions)
+            )
             conversions_off = _conversions(schema_dir, config, protocols, sources)
         module = old.module
         protocol = next(p for p in protocols if p.version == version)
@@ -161,6 +166,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         )
         values = _values(config, version, module, root, derived, carried)
         style, regeneration = _regeneration(config, module, values)
+        if versions != every or config.chosen_versions:  # (a list written before is kept true)
+            style["versions"] = versions
         unset = {"conversions": False} if conversions_off else {}
         out = config.out.absolute()
         edit = edit_table(config, version, values, style, unset, out.relative_to(config.root).as_posix())
@@ -177,8 +184,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         plan = Plan(module, derived, carried, matching, edit, files, ext_path, replacement)
         plan.regeneration = regeneration
         enabled = frozenset(edit.config.features)
-        off = generation.features_off(enabled)
-        plan.features = [f"features: {', '.join(sorted(enabled)) or 'none'}", *([off] if off else [])]
+        off = generation.features_off(enabled, "acp-codegen adopt")
+        plan.features = [f"features: {', '.join(sorted(enabled)) or 'none'}", *([off] if off else []), said]
         if "sdk" in values:
             plan.wiring = wiring_of(edit.config, version, generation) or Wiring()
         if not matching.missing:
@@ -214,6 +221,27 @@ def _where(args: argparse.Namespace, config: Config) -> tuple[Path, str, str]:
     except ValueError:
         raise AdoptError(f"out = {out}: not inside {root}, where {dotted} is imported from") from None
     return root, dotted, out_dotted
+
+
+def _versions(config: Config, version: int, module: Path, root: Path, every: list[int]) -> tuple[list[int], str]:
+    """The protocol versions the SDK has, which adopt generates: the one adopted, those the
+    settings name (a base, a table of their own, ``versions``), and those the SDK has a schema
+    module of; with the report's line on them."""
+    listed = {version, *config.bases, *config.versions, *(config.chosen_versions or ())}
+    found = version_modules(module, root, sorted(set(every) - listed), config.out.absolute())
+    versions = sorted((listed | set(found)) & set(every))
+    line = f"versions: {', '.join(map(str, versions))}"
+    left = [v for v in every if v not in versions]
+    if left:
+        named = ", ".join(f"v{v}" for v in left)
+        line += (
+            f" ({named} not generated: no base-v<N> set and no v<N> schema module in the SDK;"
+            " versions in [tool.acp-codegen] lists the versions generated)"
+        )
+    for v, path in sorted(found.items()):
+        if v not in config.bases:
+            line += f"\n  v{v}: {path.relative_to(root)} found; adopt it with --version {v} once base-v{v} is set"
+    return versions, line
 
 
 def _values(
@@ -303,7 +331,7 @@ def _conversions(schema_dir: Path, config: Config, protocols: Any, sources: Any)
     """Why conversions go off (``conversions = false``), where they are on and the declared
     differences do not hold between the versions this repository generates (a base for one
     version only, typically): the output would not generate. None: they stay as they are."""
-    if not config.conversions:
+    if not config.conversions or len(protocols) < 2:  # (one version generated: nothing converts)
         return None
     try:
         conversion_plan(protocols, sources, read_declarations(schema_dir, config.root, True), DEFAULT_SETTINGS)

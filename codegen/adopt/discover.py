@@ -6,7 +6,7 @@ and wires; it never searches."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..generate.sdk.edits import module_of
@@ -94,3 +94,21 @@ def setting(found: Mapping[str, Path], written: Mapping[str, str], models: Path,
         elif role in found:
             out[role] = found[role].relative_to(root).as_posix()
     return out
+
+
+def version_modules(schema_module: Path, src: Path, versions: Iterable[int], out: Path) -> dict[int, Path]:
+    """The SDK's schema modules of other protocol versions: a module named as the adopted
+    one in a ``v<N>`` package of the same SDK (``acp/experimental/v2/schema.py``), outside
+    the generated output."""
+    top = src / module_of(schema_module, src).split(".")[0]
+    candidates = sorted(
+        p
+        for p in top.rglob(schema_module.name)
+        if p != schema_module and "__pycache__" not in p.parts and not p.is_relative_to(out)
+    )
+    found = {}
+    for version in versions:
+        hits = [p for p in candidates if f"v{version}" in p.relative_to(top).parts[:-1]]
+        if hits:
+            found[version] = hits[0]
+    return found

@@ -39,7 +39,7 @@ class Key:
     item: type | None = None  # for lists: the type of every item
     path: bool = False  # a path relative to pyproject.toml
     choices: tuple[Any, ...] = ()  # the allowed values, when only some are
-    bounds: tuple[int, int] | None = None  # for integers: the allowed range, inclusive
+    bounds: tuple[int, int] | None = None  # for integers (and lists of them): the allowed range, inclusive
     model: bool = False  # a model setting: a [tool.acp-codegen.v<N>] table may hold it for one version
 
 
@@ -48,6 +48,8 @@ KEYS: dict[str, Key] = {
     "schema-dir": Key(str, BUILTIN_FRAGMENTS, path=True),  # "builtin:..." names fragments shipped in the package
     "out": Key(str, "generated", path=True),
     "features": Key(list, [], item=str),
+    # the protocol versions generated (none listed: every v<N> directory of schema-dir)
+    "versions": Key(list, [], item=int, bounds=(1, 99)),
     "base-v1": Key(str, None, path=True),  # an upstream schema file the v1 fragments are overlaid on
     "base-v2": Key(str, None, path=True),
     # the base's stable meta.json (methods outside it are wired with the SDK's unstable marker)
@@ -124,6 +126,11 @@ class Config:
     @property
     def features(self) -> tuple[str, ...]:
         return tuple(self.values["features"])
+
+    @property
+    def chosen_versions(self) -> frozenset[int] | None:
+        """The versions ``versions`` lists; None where it lists none (every version)."""
+        return frozenset(self.values["versions"]) or None
 
     @property
     def bases(self) -> dict[int, Path]:
@@ -206,14 +213,19 @@ def _value(pyproject: Path, root: Path, key: str, value: Any, table: str = SECTI
         what = "a path string" if spec.path else " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
         raise ConfigError(f"{where} must be {what}, not {value!r}")
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    if spec.item is not None and not all(isinstance(item, spec.item) for item in items):
+    if spec.item is not None and not all(
+        isinstance(item, spec.item) and (spec.item is bool or not isinstance(item, bool)) for item in items
+    ):
         container = "a table of" if isinstance(value, dict) else "a list of"
         raise ConfigError(f"{where} must be {container} {_PLURALS.get(spec.item, spec.item.__name__)}, not {value!r}")
     if spec.choices and not isinstance(value, (list, dict)) and value not in spec.choices:
         listed = " (or a list)" if isinstance(kind, tuple) and list in kind else ""
         raise ConfigError(f"{where} must be one of {', '.join(map(repr, spec.choices))}{listed}, not {value!r}")
-    if spec.bounds and not spec.bounds[0] <= value <= spec.bounds[1]:
-        raise ConfigError(f"{where} must be from {spec.bounds[0]} to {spec.bounds[1]}, not {value!r}")
+    if spec.bounds:
+        low, high = spec.bounds
+        if not all(low <= n <= high for n in (value if isinstance(value, list) else [value])):
+            what = "hold integers" if isinstance(value, list) else "be"
+            raise ConfigError(f"{where} must {what} from {low} to {high}, not {value!r}")
     if spec.path and not (key == "schema-dir" and value.startswith(BUILTIN_PREFIX)):
         if not value:
             raise ConfigError(f"{where} must not be empty")
@@ -301,4 +313,5 @@ def generation_arguments(config: Config, flags: Mapping[str, Any] | None = None)
         "conversions": config.conversions and not flags.get("no_conversions"),
         "style": Style(flags.get("formatter") or config.formatter, flags.get("line_length") or config.line_length),
         "settings": config.settings(origin, flags.get("default_on_null"), flags.get("unknown_properties")),
+        "versions": config.chosen_versions,
     }

@@ -23,7 +23,7 @@ from ..plan.conversions import plan as plan_conversions
 from ..plan.dispatch import routes as dispatch_routes
 from ..protocol.class_names import ClassNames
 from ..protocol.ir import Protocol
-from ..protocol.load import Source, VersionSources, read_json
+from ..protocol.load import Source, VersionSources, find_version_dirs, read_json
 from ..protocol.overlay import feature_types
 from ..protocol.sources import build_protocols, declared, enabled, load_sources
 from ..protocol.validate import not_understood
@@ -63,18 +63,19 @@ class Generation:
     sources: tuple[VersionSources, ...]
     files: dict[str, str]
 
-    def features_off(self, enabled: frozenset[str]) -> str | None:
+    def features_off(self, enabled: frozenset[str], again: str = "") -> str | None:
         """One line where a feature the fragments declare is off, naming the settings that turn
-        it on (off is the default, which should never go unsaid)."""
+        it on (off is the default, which should never go unsaid): the table's ``features``, and
+        ``generate``'s option or, where ``again`` names another command, that command run again."""
         off = sorted(declared(self.sources) - enabled)
         if not off:
             return None
         listed = ", ".join(off)
         toml = ", ".join(f'"{name}"' for name in off)
-        flags = " ".join(f"--feature {name}" for name in off)
+        then = f"then run {again} again" if again else "or " + " ".join(f"--feature {name}" for name in off)
         return (
             f"off: {listed} (nothing it adds is generated); turn it on with features = [{toml}]"
-            f" in [tool.acp-codegen] of pyproject.toml, or {flags}"
+            f" in [tool.acp-codegen] of pyproject.toml, {then}"
         )
 
     def notes(self) -> list[str]:
@@ -95,22 +96,28 @@ def load_protocols(
     root: Path | None = None,
     bases: Mapping[int, Path] | None = None,
     settings: Settings = DEFAULT_SETTINGS,
+    versions: frozenset[int] | None = None,
 ) -> tuple[tuple[Protocol, ...], tuple[VersionSources, ...]]:
-    """Every version's IR through the one loader (``protocol.sources``), each version built
-    under its own settings (``settings.of(version)``), and the settings checked against it."""
+    """Every version's IR (of ``versions`` only, where given) through the one loader
+    (``protocol.sources``), each version built under its own settings
+    (``settings.of(version)``), and the settings checked against it."""
 
     def names(version: int) -> tuple[ClassNames, Mapping[str, str]]:
         of = settings.of(version)
         return of.class_names, of.options.field_names
 
-    sources = load_sources(schema_dir, root, bases, features=features)
+    every = [int(d.name[1:]) for d in find_version_dirs(schema_dir, root)]
+    for key, asked in (("versions", sorted(versions or ())), *((f"v{v}", [v]) for v in sorted(settings.versions))):
+        unmatched = [v for v in asked if v not in every]
+        if unmatched:
+            message = f"there is no protocol version {unmatched[0]} (versions: {', '.join(map(str, every))})"
+            raise SchemaError(Problem(settings.options.origin, pointer("tool", "acp-codegen", key), message))
+    left_out = sorted(set(bases or ()) - set(versions or bases or ()))
+    if left_out:
+        message = f"base-v{left_out[0]} is set, but versions leaves v{left_out[0]} out"
+        raise SchemaError(Problem(settings.options.origin, pointer("tool", "acp-codegen", "versions"), message))
+    sources = load_sources(schema_dir, root, bases, features=features, versions=versions)
     enabled(sources, features, schema_dir, root)
-    versions = [int(s.meta.data["version"]) for s in sources]
-    unmatched = sorted(set(settings.versions) - set(versions))
-    if unmatched:
-        where = pointer("tool", "acp-codegen", f"v{unmatched[0]}")
-        message = f"there is no protocol version {unmatched[0]} (versions: {', '.join(map(str, versions))})"
-        raise SchemaError(Problem(settings.options.origin, where, message))
     protocols = build_protocols(sources, features, names)
 
     # Every version with every feature: a chosen name that only a left-out feature has is
@@ -120,12 +127,12 @@ def load_protocols(
         return tuple(p for s in sources for p in build_protocols((s,), declared((s,)), names))
 
     check_class_names(settings, protocols, complete)
-    if any(settings.of(v).options != DEFAULT_OPTIONS for v in versions):
+    if any(settings.of(p.version).options != DEFAULT_OPTIONS for p in protocols):
         check_settings(settings, protocols, complete)
     # enums: a name no type of the version has, with every feature, is an Enum class of its own
-    if any(settings.of(v).options.enums for v in versions):
-        every = {p.version: frozenset(p.types) for p in complete()}
-        protocols = tuple(replace(p, every_type=every[p.version]) for p in protocols)
+    if any(settings.of(p.version).options.enums for p in protocols):
+        types = {p.version: frozenset(p.types) for p in complete()}
+        protocols = tuple(replace(p, every_type=types[p.version]) for p in protocols)
     return protocols, sources
 
 
@@ -177,7 +184,7 @@ def plan(
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
         if template == CONVERT_TEMPLATE:
-            if declarations is None:
+            if declarations is None or len(by_version) < 2:  # one version: nothing to convert to
                 continue
             extra = ((declarations.name, declarations.sha256),)
         if alike:
@@ -276,10 +283,12 @@ def generate(
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
     settings: Settings = DEFAULT_SETTINGS,
+    versions: frozenset[int] | None = None,
 ) -> Generation:
-    """Every output file of the fragments in ``schema_dir`` (over ``bases``), with the
-    ``features`` enabled, under the model ``settings`` (see ``config.settings.Settings``)."""
-    protocols, sources = load_protocols(schema_dir, features, root, bases, settings)
+    """Every output file of the fragments in ``schema_dir`` (over ``bases``; of ``versions``
+    only, where given), with the ``features`` enabled, under the model ``settings`` (see
+    ``config.settings.Settings``)."""
+    protocols, sources = load_protocols(schema_dir, features, root, bases, settings, versions)
     declarations = read_declarations(schema_dir, root, conversions)
     manifest = plan(sources, features, declarations, style=style, settings=settings)
     # Planned before anything is rendered: a conversions file that does not hold fails fast.
@@ -323,6 +332,7 @@ def up_to_date(
     conversions: bool = True,
     style: Style = DEFAULT_STYLE,
     settings: Settings = DEFAULT_SETTINGS,
+    versions: frozenset[int] | None = None,
 ) -> bool:
     """True when every file under ``out`` records today's inputs and is unedited.
 
@@ -332,7 +342,7 @@ def up_to_date(
     show, what differs.
     """
     try:
-        sources = load_sources(schema_dir, root, bases, validate=False, features=features)
+        sources = load_sources(schema_dir, root, bases, validate=False, features=features, versions=versions)
         declarations = read_declarations(schema_dir, root, conversions)
         manifest = plan(sources, features, declarations, style=style, settings=settings)
     except Exception:  # unreadable or invalid input: the full run that follows reports it

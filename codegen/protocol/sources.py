@@ -27,14 +27,15 @@ def load_sources(
     validate: bool = True,
     features: frozenset[str] = frozenset(),
     upstream: bool = False,
+    versions: frozenset[int] | None = None,
 ) -> tuple[VersionSources, ...]:
-    """Every version directory's inputs, laid over its base where ``bases`` names one
-    (a base too old for an enabled feature is refused there, see ``overlay``). ``upstream``:
-    the directories hold an upstream release's files, whose unmarked method types are
-    found by name before validation (``method_inference``)."""
+    """Every version directory's inputs (those of ``versions`` only, where given, and only
+    their bases), laid over its base where ``bases`` names one (a base too old for an enabled feature is refused
+    there, see ``overlay``). ``upstream``: the directories hold an upstream release's files,
+    whose unmarked method types are found by name before validation (``method_inference``)."""
     sources = []
-    bases = dict(bases or {})
-    dirs = find_version_dirs(schema_dir, root)
+    bases = {v: path for v, path in (bases or {}).items() if versions is None or v in versions}
+    dirs = [d for d in find_version_dirs(schema_dir, root) if versions is None or int(d.name[1:]) in versions]
     unmatched = sorted(set(bases) - {int(d.name[1:]) for d in dirs})
     if unmatched:
         raise fail(display_name(bases[unmatched[0]], root), "", f"base for v{unmatched[0]}, which has no fragments")

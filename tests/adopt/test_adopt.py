@@ -268,10 +268,35 @@ def test_the_other_settings_follow_the_module(adopted: tuple[Path, str, dict[str
         "ListParams": ["oldsdk._models_ext:ListParamsMixin"],
         "Summary": ["oldsdk._models_ext:SummaryMixin"],
     }
-    # From the repository's own [tool.ruff]. Conversions stay on: over this base the archive
-    # surface of v1 is the v2 fragments' (tests/adopt/test_sdk_dropin.py sees them go off).
+    # From the repository's own [tool.ruff]. Conversions are left alone: with one version
+    # generated nothing converts (tests/adopt/test_sdk_dropin.py sees them go off over two).
     assert (table["formatter"], table["line-length"]) == ("ruff", 100)
     assert "conversions" not in table
+
+
+def test_only_the_versions_the_sdk_has_are_generated(adopted: tuple[Path, str, dict[str, str]]) -> None:
+    repo, report, _ = adopted
+    # No base-v2 and no v2 schema module: v1 alone, and the report says why and where to change it.
+    assert table_of(repo)["versions"] == [1]
+    assert "versions: 1 (v2 not generated: no base-v<N> set and no v<N> schema module in the SDK;" in report
+    out = repo / "src" / "oldsdk" / "generated"
+    assert sorted(p.name for p in out.iterdir() if p.is_dir() and p.name != "__pycache__") == ["v1"]
+    assert not (out / "convert.py").exists()
+
+
+def test_a_v2_schema_module_in_the_sdk_keeps_v2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = sdk_repository(tmp_path / "sdk")
+    v2 = repo / "src" / "oldsdk" / "experimental" / "v2"
+    v2.mkdir(parents=True)
+    (v2 / "models.py").write_text('"""The v2 models of the SDK, not adopted yet."""\n', encoding="utf-8")
+    assert adopt(repo, monkeypatch) == 0
+    report = capsys.readouterr().out
+    assert "versions: 1, 2\n" in report
+    assert "v2: oldsdk/experimental/v2/models.py found; adopt it with --version 2 once base-v2 is set" in report
+    assert "versions" not in table_of(repo)
+    assert (repo / "src" / "oldsdk" / "generated" / "v2" / "models.py").is_file()
 
 
 def test_the_file_keeps_its_comments_and_other_tables(adopted: tuple[Path, str, dict[str, str]]) -> None:
@@ -356,6 +381,19 @@ def test_dry_run_prints_the_table_and_writes_nothing(
     out = capsys.readouterr().out
     assert "[tool.acp-codegen.v1.class-names]" in out and 'SessionInfo = "Summary"' in out
     assert snapshot(repo) == before
+
+
+def test_with_the_feature_off_the_report_says_how_to_turn_it_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = sdk_repository(tmp_path / "sdk", table=TABLE.replace(f'features = ["{FEATURE}"]\n', ""))
+    assert adopt(repo, monkeypatch, "--dry-run") == 0
+    report = capsys.readouterr().out
+    assert "features: none\n" in report
+    assert (
+        f'off: {FEATURE} (nothing it adds is generated); turn it on with features = ["{FEATURE}"] in'
+        " [tool.acp-codegen] of pyproject.toml, then run acp-codegen adopt again\n"
+    ) in report
 
 
 def test_a_name_it_cannot_reproduce_exits_1_with_the_nearest_class(

@@ -335,6 +335,9 @@ def test_with_the_feature_on_the_sdk_suite_is_unchanged_and_only_the_wired_files
     sdk, report = sdk_on
     _, own = sdk_own
     assert re.search(r"^wired: 6 modules of the SDK .*; routes session/archive, session/unarchive$", report, re.M)
+    # 0.12.1 has no v2 module and no base-v2: the output is v1's alone, and the report says so.
+    assert re.search(r"^versions: 1 \(v2 not generated: ", report, re.M), report
+    assert sorted(p.name for p in (sdk / "src/acp/_generated").glob("v*")) == ["v1"]
     wired = (f" M {path}" for path in WIRED)
     assert changed(sdk) == sorted(
         [" M pyproject.toml", " M scripts/gen_all.py", " M src/acp/schema.py", *wired, "?? src/acp/_generated/",

@@ -75,6 +75,8 @@ def test_other_tools_tables_are_left_alone(tmp_path: Path) -> None:
     [
         ('features = "unstable_session_archive"', "features must be a list, not 'unstable_session_archive'"),
         ("features = [1]", "features must be a list of strings, not [1]"),
+        ("versions = [true]", "versions must be a list of integers, not [True]"),  # (TOML's true is no 1)
+        ("versions = [1, 0]", "versions must hold integers from 1 to 99, not [1, 0]"),
         ("out = true", "out must be a path string, not True"),
         ('out = ""', "out must not be empty"),
         ("[tool.acp-codegen.out]", "out must be a path string, not {}"),

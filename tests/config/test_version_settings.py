@@ -176,6 +176,11 @@ string-formats = {date-time = "AwareDatetime"}
             "[tool.acp-codegen.v3]\naliases = {X = 'SessionInfo'}\n",
             "/tool/acp-codegen/v3: there is no protocol version 3",
         ),
+        ("versions = [1, 3]\n", "/tool/acp-codegen/versions: there is no protocol version 3 (versions: 1, 2)"),
+        (
+            "versions = [1]\nbase-v2 = 'v2.json'\n",
+            "/tool/acp-codegen/versions: base-v2 is set, but versions leaves v2 out",
+        ),
     ],
 )
 def test_a_problem_names_the_table_it_was_written_in(
@@ -185,6 +190,23 @@ def test_a_problem_names_the_table_it_was_written_in(
     assert main(["generate"]) == 2
     assert f"pyproject.toml: {message}" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_versions_lists_the_versions_generated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One version listed: its package alone, no conversions (nothing to convert to), and a
+    version table of another version is kept for when it is listed again."""
+    out = _project(tmp_path, monkeypatch, "versions = [2]\n[tool.acp-codegen.v1]\nroot-models = ['Nope']\n")
+    assert main(["generate"]) == 0, capsys.readouterr().err
+    assert "(v2: " in capsys.readouterr().out
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.py") if "/" in p.relative_to(out).as_posix()) == [
+        "v2/__init__.py", "v2/dispatch.py", "v2/methods.py", "v2/models.py"
+    ]  # fmt: skip
+    assert not (out / "convert.py").exists() and not (out / "_convert_runtime.py").exists()
+    assert main(["check"]) == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.acp-codegen]\nfeatures = ["unstable_session_archive"]\n')
+    assert main(["check"]) == 1  # every version now: v1 and convert.py are missing
 
 
 def test_the_top_level_key_still_applies_where_no_table_replaces_it() -> None:

@@ -146,7 +146,9 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     if every != frozenset(selected.features):
         try:
             with schema_location(config.fragments) as schema_dir:
-                protocols, _ = load_protocols(schema_dir, every, config.root, config.bases, settings)
+                protocols, _ = load_protocols(
+                    schema_dir, every, config.root, config.bases, settings, arguments["versions"]
+                )
             complete = next(p for p in protocols if p.version == version)
         except SchemaError:
             pass  # a base older than what a feature extends: no feature can be on, none to take out

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 55c2a07abf5f8a887afa65eb64b969383e163d603fdfaa9471454685b332cbb3
-# Content sha256: ddd99a5c7c8d09274ddc90d888375c0af6825912bfd7dcf486e5810cd4d89525
+# Inputs sha256: 1de264338e17ac18ae95aba9771011f58044bc49d8eb02042b762d8c0c3ad0a4
+# Content sha256: 860c6623adf5329a37adb2c462dac6eb40fcffed30096db73e7d5b9413a893a1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c04f19ccefa8d861d2a39e59ecf598a326df2295eb5e18784430ae52326cf927
-# Content sha256: 0bf512e19b623014fe0517d2405dc6f22112bc2b3ff8286292ef06597bc28408
+# Inputs sha256: 6fa15f6193c84c77469429b80f07028f6d6b54f850a59ac5f70312f67b54da7b
+# Content sha256: ab4071ee9799b6d47825c78577eca314f96a1b36bc19f39114377b9684e2a44e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c3b87ce9ca1e16a5bd92a3e45bb2795680ba1e475ed1cbff0bd0cf77967298dc
-# Content sha256: 01140392d5bb42e5b0477c336c6ac6e3a6c03486aaf1d7be473d5a3d52718e60
+# Inputs sha256: 37bce7ae2f20cbe83cf8743c0baf1bda22f565ab5a437dbe707eb54beaec0c21
+# Content sha256: f38425d7257402c1f65fc95200c00b958cdb1b3356356d21d4a0d4aa32ad97d6
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b3019c18795d174f63eb02cf886592619e20649e509c90503b1a29780eb2fba
-# Content sha256: 6d898f263fb87874217fee02317d58b55ac7e4707e7a3b1784e5db97d033330f
+# Inputs sha256: 5b1b0bcbd7d0c50bacee704bc745c2b54ce57186377f1e4a16e8246871aeb741
+# Content sha256: d47f1c0b4dfd529dffb01de1307066f34a143466b9f2727a74db3ba8a29a232a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d5183770f1d8eea3c4cceeec228c4209ffebf83ab97ca0cef98392cac6d8943
-# Content sha256: 2003af095a6c4938d5ad6c8a7054eeb21992c1de710bc1b8dfbb64b3613027da
+# Inputs sha256: ece249517ed706f1e22b6a0dfb1c96c9d464243f20af5659de99301b8995bedb
+# Content sha256: 9719780d456befd2081376c40ac1fe6791436333ebc0303721fad9ef00a113b8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

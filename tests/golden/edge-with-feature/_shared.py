@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 761c5abf9f1da3640a9a41c1231662ec7547345b8fc1717fbf3b91697a6ebc9b
-# Content sha256: 6cdb6af0e5b18669e86355f3bdd976f8284841bdca3e20be53fb730dc45455ab
+# Inputs sha256: 9d4c24348fffc8fe95aa27e373df73192ac69f24530b885b2cd73e35d5319127
+# Content sha256: de8e1849ff26c9bbc6a0a81d2e6d3f0b4c169e6c7476f25dcb0898a35bf15a6f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

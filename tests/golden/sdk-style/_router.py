@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2b8d0ddbaf4cc8a17fa7c4c23bc1e521616d46daba11315eff9039531e0191ca
-# Content sha256: bf0842b72aa63bbaed0f729834d5525c4644f15e76b730906bfd0f024dcaf182
+# Inputs sha256: 5fd8e01e56357fd4f2a0e6741d6a3405182cf22da35e8c5158ca177888bf826e
+# Content sha256: 618c839324f6778f68310c0576cee0c73a5ec51eab5804a925a15ef2cee542df
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 69444e65b69ea9077ee7bcc0842b75fbcd7ce18b9d1ecd7735c7866b05ef3998
-# Content sha256: d23b2538d26c1f28e33260b709924577f8b229c6d93474ee4ffeaf2ef02915bb
+# Inputs sha256: bb4c90617f83d3f4fb233cbe52e3f0bf86caade3c27507213f7448aa00adbeaf
+# Content sha256: d65c880971550c843fa2c6914f20e1e17a883bbde517d91fbb15e8421cd26f10
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 68d9c213bd00d936baaa497590aca10b8cfe8346cb44d2df21a4a32a03012893
-# Content sha256: 102910a31f924fad6ac417cc259babc481fff9e0c449daf6d54f9f8a864ff3f8
+# Inputs sha256: 71aac4ef5d34e5ff1e5ed0b9a0eaa5f92fbfea5468f434f380886b28c6d8e146
+# Content sha256: 291aba2a129bbc5701bc5952586c2466c68e9709d0f125d932f6e8f9013e2128
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

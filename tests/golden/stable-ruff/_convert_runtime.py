@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 89fa5751bc10d3ad755a43cdeafcae94653757308210c21208ddf061ab3e9585
-# Content sha256: d872fb0a1412d0ec2c7173a7587b1daaf9c62b1d9b540cd24e413488253b4714
+# Inputs sha256: 5f80677e28bec8ba7d326df326d635f3a80d8b874f8981b397fa0e69e2a1deb0
+# Content sha256: bbe94bba88171463ee6efc3b83299d8cd6b7c32bf1fe246bbe022766b2cc29fd
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

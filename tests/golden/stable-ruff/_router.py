@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 60544a0697bf092a70ecfedbba90797255344f0313262058522c7f81f95d7233
-# Content sha256: feaf51506e9841c87b3c495557a00b1bd468d7e755fc0bb44e46d55e07ae584d
+# Inputs sha256: d2f46a7388989941e92cd4c5bb981dffcba2a5541e5e6ef1a7165aeb509d060d
+# Content sha256: 0deaab913fbb6531f9fd4335caa65ce9a8290544d3a800e36c5dbf80144cab97
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

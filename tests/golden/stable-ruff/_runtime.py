@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 222f97bffdfa70e0ace030d3fccaf3e9c784e3b1f9cd06347b7180ce2f2f8bc6
-# Content sha256: 8a8f32533ba471e41b00412f76f9c7f71025b040961e9d327b79a68e07b88918
+# Inputs sha256: bb290ee99234d5ee6d85cd7444ca7aeaabd319f3768f173e70cf1ea58f840c1b
+# Content sha256: 227f3eff3d4c21419dbb2a0c702644c1180ca296fe0d2a2c838990fa64cd4efa
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ebf86050d714effd2b793e0157c754c1770f25fcb4b24384ce787f3b0632d083
-# Content sha256: 37207fbd8443282bec0a0bc0bbb73ad62df322e0c936ed0c626627ff6fb2ab38
+# Inputs sha256: 628870231e7075a711d5c292c84a86b37a66b062b5379911961326be6e766885
+# Content sha256: 3f4e6a035bbce2aa2f905da0f66b630d44a873494bde6aecf9cf257073ebc92f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 01331d0d76b5130adde646ed4f4f7cbb433a5c45600b123c1442c76654b7fe38
-# Content sha256: 5dddbd042c206df262c84f245bfc0e0cf2c6458547fa4d644957cc33bc328bfb
+# Inputs sha256: 3beac4ff07a3a470da9ae0befe455117fe8ef44a1fe63f207ea404f6ce891312
+# Content sha256: 54e39bfabd7a428c80ca327f0a9f65c04ad89fbb0b99bf2486344e68d13006ff
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 334d7deac97848790a1e3aac34d68acbe199d5b79bb6110d741765621f218bbb
-# Content sha256: eebf8b9eea6d10063e72c8d4cb1975d37493cb972601946fbeef627c97d2979a
+# Inputs sha256: ddae471d4323b25ce654cb99072a8b243c6e8e0492f5533c8031b64888ece643
+# Content sha256: 3672d446efe479f5b0b82eeb3e6acfa23fd06a8b442e5c8a2c1411238c020c3d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b7190c1c770a841fb70aff2de8f810d3d5823f4496a47ce1b86e0e0edd139a74
-# Content sha256: 9b4f6eb8125d92d3ea5d77a2555014e131c9850ef90f331466fc4f60c6a77a7c
+# Inputs sha256: 380fb5c56939e8e79e7c3349c9e87f945d768a1f961661ee6bc2c40c603159ae
+# Content sha256: e0dc031cd08bee4416700240c99990f0ade97a6d0ebdf9c662406131a745b100
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3fe287269c18b94fee1fb5d2d702ee818261ac0d997b9cff256332261bc70b4b
-# Content sha256: cab87e9680f10de6ce6cfb6f2f64fcb274964825af73941e5c39797661e6e6e1
+# Inputs sha256: 6d2798d4d3761a5a7dbf37ccbe90b8ca9f5cdad23dea501f124c485d637aa857
+# Content sha256: 69f3b5f301b6f35dca137a513c454ba4f9dab61d7f9f7eb56960021d2b9e8a53
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

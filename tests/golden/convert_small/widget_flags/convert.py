@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cf2c789b5bb6d3223acc76d7190315aa756129dc7e2a0c56aa5dcc6a22235502
-# Content sha256: 2a16ee040c2456c8173834e7f3f614f2c3cd8bb3a073e983bec1c20adab1f7a9
+# Inputs sha256: 9c494ca81632de877cf0326b7594ed488514d8e4a9eb3a2cac0a879811884a55
+# Content sha256: 243c99fa637c9d3e03ea197a314315fa63edd0d9e87340347d15932b85777fdd
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99120a80d9ff808ba7e84537324fe0d12b517ba07a8741ce5e8c7122434cc8c7
-# Content sha256: b6a4e88c74150917eaa523d5eb2c5fc35a2509be2ae2ade7cea58550f98d4b1f
+# Inputs sha256: 8586c4385e0924e62a4bf46250dfb1852b6afe41353426585c4389cfd56211ca
+# Content sha256: 99479ff1b8792c8c21e44c377bc4b10f76d0d20daf8c3ad14667f78b2cbfd4ec
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

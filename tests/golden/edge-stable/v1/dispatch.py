@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dc72bfce0b032f15c0ac1914997a6a82c0a2cf23996d73500c1062fc0320c500
-# Content sha256: e9376a7f82199dca68120c5218c0a3c30d0c7e928ccdfec1dfe551ae00bcf29f
+# Inputs sha256: 7a26043b72adf6ba62d1614bfb0d8f72031ad7c7b776a493c35a3a242641e012
+# Content sha256: 0eff367e598b9fa3aefbad441f7ebabb67359908062a17d9ee00481f07054205
 
 """Method dispatch for the agent side of ACP protocol v1.
 

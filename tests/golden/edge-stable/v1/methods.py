@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5c8ddd63fbeb539ce51e899cb000e082a8e09faa4bf540541b17fac899999d89
-# Content sha256: f2f989c28a293251e6b66d66e3f067b32bfd5e3b8572ee0dace0105515ec66d2
+# Inputs sha256: 502092855f4d929596f4fbe816a94fa1a1ef733c0bb564b71d9cace20b0e3932
+# Content sha256: 59755ce9fc1dd78c69c7e089855a5c41563700ac9d3ab098a5a1c1b74e076f66
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

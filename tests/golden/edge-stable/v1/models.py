@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ae40e484025d89da072d7c73c60af65576cb58c08fea6dbbbe82f40ff4527e15
-# Content sha256: 16870864241526c755d9331ab3a3181f9fdfcc77276db5ff9b859d54a18d203e
+# Inputs sha256: c70fbbc0aebadd7e6f8bcfb7a8ffb203b36bcf5f5a56ed7a98590858548fb605
+# Content sha256: 2476d951c91ea579f2b944bbde85ebb4cc575cd9501d50c835cb8bdce41dcfb8
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a1c33d814b47a433c50a8cdfac496dfeb696350deccff12fa6f2630ac4d70508
-# Content sha256: f4f58fe9187ef6df0ea6341ff2082a499c477d3c65fd73478c962ea45ec477e7
+# Inputs sha256: f9c99ada2ae52c31f2249dc1889a853a0f3f92419eef4e09c076961cc52a3959
+# Content sha256: 83bdf9da1cbc8e356eb03831fb93d1dffabc951fbf089a40cb49b0c153052943
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

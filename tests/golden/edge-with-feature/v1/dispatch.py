@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 699567e39d5707e7ec2a0fb457a3821b1214004d1fba57c760264507f0f86407
-# Content sha256: 9fc9f184146caa113c59cfbb63717c7d67f501b3a76df3bbcdbebcab3b58d813
+# Inputs sha256: 9e3cd0c947d47514ee1deaa438a85c08d41f595b8e343b89ef8d4554a95f41a2
+# Content sha256: e544e0e79a5984d3ab88c0d4c449ba17138600bf3737d69ac36c5fe595f344c5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e9278495b0690d345de842e59cce7a63618944a9b96d86775f873c42d1b20b59
-# Content sha256: e63809da87f875d41f860083b58e03d4f44c5c9586d643aed98879b75d033bf6
+# Inputs sha256: d761b858836cadedb7d0cc6f7c182a4b930f068475a180d8675314427bbfc46a
+# Content sha256: 73add17d90238d81e671da0d3d1dd6382098553038224ea62363d319a6476f29
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

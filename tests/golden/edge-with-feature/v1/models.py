@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fe368fb7fa4a07b6d997e79b433e3478cac73c1731f98e43c6e8cf88fd9c2db8
-# Content sha256: d5cac57688560ce04f5eb716da110adf47e9cdfcbb4783e5bd2a957f28450de0
+# Inputs sha256: 5fcf55c9922657c105a8c7dd7cfb1fbe67114d56b1c5dcf16b19e8717dfdf820
+# Content sha256: 2f9e053aeaa2d0e836e80794b91d5debba3eec0fe66b2e221e63a242f2f6c172
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 455cdaceff69517e4d877d1a620cb8d83cd1213589b586eb933842a18ac5aabc
-# Content sha256: 60ae6684c4264e8f700bdff2057cc8493a8f299b5daa21626f9f1deb7c8ca551
+# Inputs sha256: 0c0548292540649daf7d6dcb3c80e1d6f73aaeae856134cee6d69f72f9d81fc1
+# Content sha256: b51e8b88b9327f41a08d1ff80a9f2a8fb9d2d2a1808ce5e96d15ab328694fefb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

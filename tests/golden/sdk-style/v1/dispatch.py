@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 89f48895e759b0a755c0b1f9567ddfd3c2ed3278a8a1eb982ade76225247e091
-# Content sha256: 41a7cee4dd4ac1351b9a6357cf1fcfbbbc37d5df22d44529ed82dd7f0dc33860
+# Inputs sha256: 6e5e3e8c772d1a2c08b899aec59dc869e3af912f781f4e9212fafa8a7074986a
+# Content sha256: abffc571777b2278fab40055f5d561be7361e5dbdc552ca5b9f3e548dd028265
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c67e1788b752704fe5145a2d93bef9b02137946cd5dea5abe5e7346e24335482
-# Content sha256: 5892c16cb211dc405ead794b582cd679c413459c6ecaf3547e1035677ed0c121
+# Inputs sha256: 95ccf563059a51be130b437ce2fcb3e6e59a18578906419a603d5d2a09f3c413
+# Content sha256: 1e55296f0ee648450348db81711769c7c27effbbbbe4ce81e727fb60fcc64459
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c467b955053ef85a3d00e3ffa0cd713a355756232d91cdd6be993bf5a573e053
-# Content sha256: f931a4d3c7ba282d8a49402687e3352d61a3214c22a1a296664212ed0cd115cf
+# Inputs sha256: 54f9cb55001da7025d3e5a83ea1ea6f9786dea4b51d44c469712bfcda5e7a3d8
+# Content sha256: 3588cb80e7edbee9e8730f8aa13afe09c5a5072d48fe24a08daa295e15f0faf9
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 253e72a2999674b33c6130cc2ae1980fddef2cbe9493d1d57d431d782f33f186
-# Content sha256: 993bd9dd281f877b33b0939378e6e551d406f4f450828db267d7708e2da2e863
+# Inputs sha256: 96f2f98dec54dd2a6952e7f486385ec96361456f7563d0ba21a22753ecd0b277
+# Content sha256: dfe3d401768c340face92da3ee648b594e0038b365d469364e1bcdae39919ba6
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

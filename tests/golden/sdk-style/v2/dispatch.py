@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8d0ff331c6000beeec24f531ec4b67dd91e9352a236c85b10ffa472d4a607cc5
-# Content sha256: 9da54625590bc1af932188fc5e161022879abc70494fc36f3612e343756816c7
+# Inputs sha256: e9456e8168aed45edb686bd6eebbb6321eb80440faacc68f7f2cbb628fc403ad
+# Content sha256: e03ef00fd1ddaa8ec94b9366e3b3ca5bf987a7a445631531ff00b1ddc52fee8c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cfe098c227477883d58440129842d8940fabfe37dbde00514b8e69a61690cc5b
-# Content sha256: 5b3291a5f1e952e3319e38a787916d80ff59670a5ed636cba9cb175bb30ddf6b
+# Inputs sha256: cdfcddca6245cd06e776b40b2bcd23c37b0d815b336eadccd228d517d86d1c0f
+# Content sha256: 622ac449a73b94e110b0ae9116816a8e2bb3fafcf4f4089153c7d56c5eab5202
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f7c4f1a617977828c420b644a9b4a33e68291ce3c21329fe77518a422cf525f2
-# Content sha256: 09deca9e621f42771b6d361933c24a501d34a46e263e5cd911c122e1f98e36bc
+# Inputs sha256: 8b1247f0738c4f45eb967960dca2cea83169600a80519dc60611aeacce8b09f9
+# Content sha256: 38736000b9572ece0cdec58320564c6e6d4ef366a50c903d76bc62ca86216cc1
 
 """Wire models of ACP protocol v2.
 

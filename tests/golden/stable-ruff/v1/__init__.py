@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0d30f1488de8a691531f428e81db3e4e53f5f971090953f9348273ddd1c9f1d9
-# Content sha256: a7b92d227c9b963e340077de2ba840f40b24007f2f8ce7d8cf6f098b5d63510c
+# Inputs sha256: bc462f4ab58c82bce9d9a49325904a24f76d5dd532e65f593aba8d775cb6c27c
+# Content sha256: ec3d4a99d9a78df9a9ece8c89264cf52e7573f2bfacc6f417f7e1bb50dd02de1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cfd70b574c0da0723bb365479fc077f1717eabc294dd735b76105bb429b5c9e0
-# Content sha256: 7e3f77c2125737855d79b9ba1a32d6de746ef292f24293b79f3dcb89de48f9b7
+# Inputs sha256: 26766fcd7cc98115e16b4afc55291255a6b9a624ac1cd2245ba74473d4f27724
+# Content sha256: 78587dd0c0fd9defb99e7a8db7a65e12025207693341f94e69b308f033224211
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2adafd36eadf8e344798524016044319e6fdf7ccd0acdc0b01289962a9afa81b
-# Content sha256: 11d70a08ad2e44483698fd527f4b80481dfc7379db14923d8c2d3d619bfab61c
+# Inputs sha256: 41207c9c3bddbb8533d7e0a7c1b617908c8feefff5a22845db325559ea0a7612
+# Content sha256: a1ffa0d85648e59ba8c49525bf831d58d333d37988e513311f016c1936da45fd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

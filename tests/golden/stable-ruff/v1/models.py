@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b7dac9a0e2381163958c0b84676e4969ecf8e523d4570ea7cd29cb64c44a2759
-# Content sha256: 77cbdb93bd5d1cd30712e5f9549b46d46df04b07447ffa06a11edd8c9d831a3b
+# Inputs sha256: c714f4d593681a94151fda871777e2486aae83c07712d920e4a82783cd02a08a
+# Content sha256: c598a93a1edddaccfcd66607cfff0dbce5e9a0da2c475c55a37f8ef64972dbc4
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bad9733c23890a0740f9302bdc86c2fea592b19d752f44c76ad6879e4b56619e
-# Content sha256: c6c9cef07e9bc3b095674f2b7290f627c67ec455f024bdebb4057103151f50e1
+# Inputs sha256: 84a17bfcc3413e9030e3e99a7d427ff03426f1d73bc92abf7ee3274192b4edaa
+# Content sha256: 93d7b423c1c9139b996304f3e333b69e00f18b427750cb148f48354d6f9ca0ff
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

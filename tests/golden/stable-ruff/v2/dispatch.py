@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 23a67156d95263b004168459d555a34050f7db5de99556f7111f13960453fb4d
-# Content sha256: dab84dc1f256fa830eadd385a8ec4fd914dd01d326c51255ae301b78f69487f0
+# Inputs sha256: 44b46794bf2f207bc8d6d33badfcb3bd881178bfb2c827606e26232b4fbd2dcc
+# Content sha256: c01cdae0bbccbfa8db4a4dbb381055ae239042145d66b1795d4568e54c7ffab4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6a8de986b675dc470e7ddb84fdc5f1b72567111805669774980e74b2ac2cd338
-# Content sha256: 7d1acaf07b7c2b6afdb7b2e32d6f223cd4febfb769f2c49b3755f0b7ab61c811
+# Inputs sha256: 8a44790e7d3e3df1e621ed94a95589fc3cf1ae993ec0b34826653f7a2e3fd02e
+# Content sha256: 2ffcef2ab556bbb061d8bf009d4da1a774de983f7f23c12516aa12f5450d4f1a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eb196d79ac17065b572be74d1faf5f22b61479c30e8d3777ae2ea2bc8bf58315
-# Content sha256: 2fd998a54b81e63f57dc81f83482be4ba51e8d1b7086875e7d8dc2c8afa5f5e4
+# Inputs sha256: af0d0c6c34dcca371d2ecb4a7e90fdd5829f028747d2f58c724c4f3df926d1e8
+# Content sha256: 2f2c0772d6f7aff8a82176de928b005a1d2bb2fd62e86bde81ee8c0aa1789042
 
 """Wire models of ACP protocol v2.
 

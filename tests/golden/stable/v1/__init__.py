@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f5a6421320e903bcfe9e5ed2831ae565dc3dbb65d74bce34b4070d43a019cfc
-# Content sha256: 31390ac527074c100b6d51bdc4ae320c763b6956d8db9ea73bdb9e977d009f1e
+# Inputs sha256: 856a7bcfa3585ff1f7086d90470e30efdb00ae497bb5b5c82cff10b556d8355e
+# Content sha256: 4d3e8fc28e1935ebe1b893d2b3ea6c9402cabad723a5d3007d00c5b30a00a528
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c08402684acaf66e16d3e640f13c8f99df587137b381b65900e5063a76b9cd5b
-# Content sha256: f829068f76ec57373ae3047612b87ce7cacc55c921aed9c410c9dcbaeb46ecd2
+# Inputs sha256: 55fef44047da44beedf0951ae4da8565bd3bd11fe0f280c809524160f4ed2d2a
+# Content sha256: 8bd1a5084eea17e063b8b7411aba43a842d33fbd1f7722e9219aceb62b4b90cc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ef9da9b9d2fbeca2912a3704bbdba2e3f6ec184905081394da4ccd92b6c787e5
-# Content sha256: 42d75897fe7b35566896e3552fa99878d50c21c956f09e3760d8d91949fb196d
+# Inputs sha256: ce4a822f059c29ccc43e066b628d0d11ca435ddb930de5adcae05d5af6adee32
+# Content sha256: de7e0be9de98cef9f3c5f77c4134ce2c1aae27e0d1d9965cf3984b3e8a958744
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0e37cdca06226031eab37e278e42de5bde240bd8c1eda4d50f788b92d7c8b905
-# Content sha256: b1168a5aba8562002af8862f67215a43cfe12e2ef98994518b0c3401c8ae711c
+# Inputs sha256: 9f47bc7e8a245491b49ffc8c9f8f64392558dcf55f6d90bcfd0bda5956f56ea6
+# Content sha256: 25a3df88674fb85dd14f6dbdbcf31665c2eedebffc76d07e084326ebb1ee330d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ed99105b72ffdacc90799acc247698d6de100fcca7d8c441b65f810df788f409
-# Content sha256: d5c45f315dce5b245d4230e6071c01088ea84d65520661f6f13f098d4cd09c0a
+# Inputs sha256: 66fa9152003a93e71cc48e380fdf2d024789098cf8c02a97dd3c217584abee35
+# Content sha256: 17b09fa628ae4531dca3aca6cc8bbcb401b03feed4298ae768f8b4287215b2c6
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ae6472abcaa481f48223e67bc862c64b0a8caf95886dae38887489d4056710b1
-# Content sha256: baaba77d190432868f5e30426b45fa210d5979682408e284efef70db72f9de94
+# Inputs sha256: e3a8989a625f05a2fc7b212d240d5648267394f4997da50a0784cf519456eb06
+# Content sha256: 0b316d1f085240115cb42cb1cefe80e04769fa9435184f4bd753a38ec7f3f7fc
 
 """Method dispatch for the agent side of ACP protocol v2.
 

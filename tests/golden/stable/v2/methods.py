@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c0570e1a705bcde95a588b2fba1e48ab915022a1036ac1862d2ff013d249a6eb
-# Content sha256: 02aab0be646e2ebbdda1eb586346c5b436df70ac0041980283d468d63256305e
+# Inputs sha256: f2b68c97dc703b8c50f0fcb7a1348f858bb21133b520b805e586ba63ecfe185b
+# Content sha256: a18b7b68439f4c81fa9e79db88f9c66e7235e0133888c4a42c75d96af5c2a4c3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 73a0d2e86ef0d2074ac6c56491e1cb52a424990d02502d5d577eaa4fc0081ece
-# Content sha256: 4d3fe4f147739f066a76ce6fd3069eb8860364323f2d8182ce478ffb20e7109b
+# Inputs sha256: 0854966e6697b3620e8e290df12049adcf911c23409cde47045cc60c9cd4ea48
+# Content sha256: c32c2d96fcab4a587e9fc7fc2f002be1412e5bfd6cc762c41488324248fdc5ac
 
 """Wire models of ACP protocol v2.
 
