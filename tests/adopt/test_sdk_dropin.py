@@ -33,7 +33,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from support import FIXTURES, ROOT, SHARED_UPSTREAM, fresh_venv
+from support import FIXTURES, ROOT, SHARED_UPSTREAM
 from support.reference_data import needs
 
 # adopt from the wheel over SDK modules other than the one README's command adopts
@@ -82,13 +82,6 @@ def run(*command: str | Path, cwd: Path, check: bool = True, env: dict[str, str]
     if check:
         assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stdout[-4000:]}{done.stderr[-3000:]}"
     return done.stdout + done.stderr
-
-
-@pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtualenv holding the built wheel (not editable), what the SDK's tests need, and
-    pip (it downloads the SDK's sdist)."""
-    return fresh_venv(tmp_path_factory.mktemp("adopt-venv") / "venv", wheel, "pytest", *SDK_TEST_PINS, pip=True)
 
 
 def repository(

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import fresh_venv, run_kit
-from test_sdk_dropin import SDK_TEST_PINS, V1_BASE, adopt, needs, repository, run, the_sdk_sdist
+from support import run_kit
+from test_sdk_dropin import V1_BASE, adopt, needs, repository, run
 from test_sdk_rfd import AGENT, LONG_PROMPT, V1_21, copied, gen_all, sdk_env
 
 pytestmark = pytest.mark.slow
@@ -37,18 +37,6 @@ EVERY = Path(__file__).resolve().parents[1] / "agents" / "sdk_agent" / "every_me
 RFD = {"session/archive", "session/unarchive"}
 STABLE_META = "schema/meta.stable.json"  # where the SDK keeps the base's stable meta.json
 V1 = needs(V1_BASE / "schema.unstable.json", V1_BASE / "meta.unstable.json", V1_BASE / "meta.json")
-
-
-@pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built wheel (not editable), what the SDK's tests need, and pip (for the sdist)."""
-    return fresh_venv(tmp_path_factory.mktemp("every-venv") / "venv", wheel, "pytest", *SDK_TEST_PINS, pip=True)
-
-
-@pytest.fixture(scope="module")
-def sdist(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The SDK 0.12.1's sdist, unpacked once; each fixture below works on a copy of it."""
-    return the_sdk_sdist(tmp_path_factory.mktemp("every-sdist") / "sdk", venv)
 
 
 def methods(meta: Path) -> dict[str, set[str]]:

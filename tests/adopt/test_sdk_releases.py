@@ -27,14 +27,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import SHARED_UPSTREAM, fresh_venv
+from support import SHARED_UPSTREAM
 from support.reference_data import needs
 from test_sdk_dropin import (
     ENV,
     NOT_AT_HAND,
     PIP_OFFLINE_FAST,
     SDK_PIN,
-    SDK_TEST_PINS,
     adopt,
     check_row,
     repository,
@@ -63,12 +62,6 @@ LEFT_OUT = {
 }
 # The types the archive RFD extends: with all of them, the feature is on.
 RFD_TYPES = ("ListSessionsRequest", "SessionCapabilities", "SessionInfo", "SessionInfoUpdate")
-
-
-@pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One virtualenv for every release: the built wheel, what the SDK's tests need, pip."""
-    return fresh_venv(tmp_path_factory.mktemp("releases-venv") / "venv", wheel, "pytest", *SDK_TEST_PINS, pip=True)
 
 
 def base_of(tag: str) -> tuple[Path, Path | None] | None:

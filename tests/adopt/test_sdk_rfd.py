@@ -46,12 +46,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, SHARED_UPSTREAM, fresh_venv, run_kit
+from support import ROOT, SHARED_UPSTREAM, run_kit
 from support.reference_data import require
 from test_sdk_dropin import (
     ENV,
     PEER_V2,
-    SDK_TEST_PINS,
     V1_BASE,
     V2_BASE,
     adopt,
@@ -84,18 +83,6 @@ OLDER_BASE = SHARED_UPSTREAM / "history" / "v0.12.2"  # its acp/schema.py: "Sche
 UNSTABLE_WARNING = (
     "UserWarning: The method {} is part of the unstable protocol, please enable `use_unstable_protocol` flag to use it."
 )
-
-
-@pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built wheel (not editable), what the SDK's tests need, and pip (for the sdist)."""
-    return fresh_venv(tmp_path_factory.mktemp("rfd-venv") / "venv", wheel, "pytest", *SDK_TEST_PINS, pip=True)
-
-
-@pytest.fixture(scope="module")
-def sdist(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The SDK 0.12.1's sdist, unpacked once; each fixture below works on a copy of it."""
-    return the_sdk_sdist(tmp_path_factory.mktemp("rfd-sdist") / "sdk", venv)
 
 
 def sdk_copy(sdist: Path, at: Path, *, feature: bool) -> Path:
