@@ -166,10 +166,10 @@ class Lister:
             sessions = [s for s in result.get("sessions") or [] if isinstance(s, dict)]
             keys = [_key(s.get("sessionId")) for s in sessions]
             self.listed.update(keys)
-            seen.shown.update(keys)
             states = self.store.states(keys)
             given_here = list(skipped)  # digests of this page's sessions given, carried on
             for index, (info, key) in enumerate(zip(sessions, keys, strict=True)):
+                seen.shown.add(key)  # only once looked at: the rest of the page may be gone next time
                 mark = digest(key)
                 if mark in skipped or key in seen.given:
                     continue

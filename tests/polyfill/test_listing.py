@@ -186,6 +186,19 @@ def test_a_session_created_here_that_the_agent_stopped_listing_comes_at_the_end(
     assert sorted(_flat(lister, "include")) == sorted(created)
 
 
+def test_a_session_created_here_that_leaves_the_rest_of_an_agent_page_is_not_lost(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3", ["agent"], "/w")
+    agent = Agent(6, 6)
+    created = {sid: Created(n, "/w") for n, sid in enumerate(agent.ids)}
+    lister = Lister(store, agent.ask, created, set(), Listings(), page_size=3)
+    first = lister.page({"cwd": "/w"}, "exclude", "/w", None)
+    assert [s["sessionId"] for s in first["sessions"]] == agent.ids[:3]
+    agent.ids.remove("sess_004")  # on the page the agent gave, past the polyfill's page
+    rest = lister.page({"cwd": "/w"}, "exclude", "/w", first["nextCursor"])
+    assert [s["sessionId"] for s in rest["sessions"]] == ["sess_003", "sess_005", "sess_004"]
+    assert "nextCursor" not in rest
+
+
 def test_the_docs_name_every_option_of_the_command() -> None:
     import argparse
 
