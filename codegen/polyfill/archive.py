@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..shipped import reference_module
-from .listing import BadCursor, Created, Lister
+from .listing import BadCursor, Created, Lister, Listings
 from .relay import INTERNAL_ERROR, AgentGone, Relay, error
 from .store import Store
 
@@ -66,6 +66,7 @@ class Polyfill:
         self.closed_by_archive: set[str] = set()  # closed here by an archive; a prompt is refused
         self.created: dict[str, Created] = {}
         self.listed: set[str] = set()  # ids the agent's list has shown
+        self.listings = Listings()  # what each recent session/list sequence has given and met
         self.turns: dict[str, threading.Event] = {}  # v1: set once the prompt's response went out
         self._numbers = itertools.count()
         self.workers: list[threading.Thread] = []
@@ -277,7 +278,7 @@ class Polyfill:
         view = valid.archived or "exclude"
         cwd = valid.cwd
         forwarded = {k: v for k, v in params.items() if k not in ("archived", "cursor")}
-        lister = Lister(self.store, self._ask_list, self.created, self.listed, **_size(self.page_size))
+        lister = Lister(self.store, self._ask_list, self.created, self.listed, self.listings, **_size(self.page_size))
         try:
             return lister.page(forwarded, view, cwd, valid.cursor)
         except BadCursor as exc:

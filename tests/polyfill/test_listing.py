@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 
 from codegen.polyfill.archive import Refused, validated
-from codegen.polyfill.listing import BadCursor, Created, Lister, Position, read_cursor, write_cursor
+from codegen.polyfill.listing import (
+    BadCursor,
+    Created,
+    Lister,
+    Listings,
+    Position,
+    digest,
+    read_cursor,
+    write_cursor,
+)
 from codegen.polyfill.store import Store
 
 KEY = b"k" * 32
@@ -37,7 +46,7 @@ def test_the_filter_values_and_the_archive_params(version: int) -> None:
 
 
 def test_a_cursor_is_bound_to_its_filters_and_signed() -> None:
-    at = Position("agent", "agent-cursor-7", 3, "sess_9")
+    at = Position("agent", "agent-cursor-7", given=digest("sess_9") + digest("sess_4"), token="listing-1")
     cursor = write_cursor(KEY, at, "exclude", "/w")
     assert read_cursor(KEY, cursor, "exclude", "/w") == at
     for view, cwd in (("only", "/w"), ("include", "/w"), ("exclude", "/other"), ("exclude", None)):
@@ -88,7 +97,7 @@ def test_pages_fill_past_the_agents_filtered_pages_without_gaps_or_repeats(tmp_p
         store.set_archived(sid, True, "/w")
     store.set_deleted("sess_007")
     created = {"sess_new": Created(0, "/w"), "sess_001": Created(1, "/w"), "sess_far": Created(2, "/elsewhere")}
-    lister = Lister(store, agent.ask, created, set(), page_size=3)
+    lister = Lister(store, agent.ask, created, set(), Listings(), page_size=3)
     only = _all(lister, "only")
     assert [s for page in only for s in page] == archived
     assert all(len(page) == 3 for page in only[:-1])
@@ -101,6 +110,93 @@ def test_pages_fill_past_the_agents_filtered_pages_without_gaps_or_repeats(tmp_p
     assert all(len(page) == 3 for page in kept[:-1])
     assert agent.asked >= 6  # the agent's 6 pages, some asked again to go on inside them
     assert len(_all(lister, "include")[0]) == 3
+
+
+class Shuffling(Agent):
+    """Gives each page in another order at every call (as an agent sorting sessions of
+    equal times unstably would)."""
+
+    def ask(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().ask(params)
+        turn = self.asked % len(result["sessions"] or [1])
+        result["sessions"] = result["sessions"][turn:] + result["sessions"][:turn]
+        return result
+
+
+def _flat(lister: Lister, view: str, fresh: bool = False) -> list[str]:
+    """Every session id given while following nextCursor; ``fresh``: each page asked of a
+    process that remembers nothing of the listing (the cursor alone)."""
+    given, cursor = [], None
+    for _ in range(100):
+        if fresh:
+            lister.listings = Listings()
+        result = lister.page({"cwd": "/w"}, view, "/w", cursor)
+        given += [s["sessionId"] for s in result["sessions"]]
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return given
+    raise AssertionError("nextCursor never ended")
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_an_agent_that_reorders_its_page_between_calls_loses_and_repeats_nothing(tmp_path: Path, fresh: bool) -> None:
+    store = Store(tmp_path / "s.sqlite3", ["agent"], "/w")
+    agent = Shuffling(40, 10)
+    for sid in agent.ids[::3]:
+        store.set_archived(sid, True, "/w")
+    lister = Lister(store, agent.ask, {}, set(), Listings(), page_size=3)
+    for view, expected in (("exclude", set(agent.ids) - set(agent.ids[::3])), ("only", set(agent.ids[::3]))):
+        given = _flat(lister, view, fresh)
+        assert sorted(given) == sorted(expected), view  # each once: no gap, no repeat
+
+
+def test_a_session_moved_to_a_later_agent_page_is_not_given_twice(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3", ["agent"], "/w")
+    agent = Agent(12, 4)
+    lister = Lister(store, agent.ask, {}, set(), Listings(), page_size=3)
+    first = lister.page({"cwd": "/w"}, "exclude", "/w", None)
+    assert [s["sessionId"] for s in first["sessions"]] == agent.ids[:3]
+    # Updated since (its agent orders by update time, oldest first): it moves to page 3.
+    agent.ids.remove("sess_001")
+    agent.ids.insert(9, "sess_001")
+    given = [s["sessionId"] for s in first["sessions"]]
+    cursor = first.get("nextCursor")
+    while cursor is not None:
+        result = lister.page({"cwd": "/w"}, "exclude", "/w", cursor)
+        given += [s["sessionId"] for s in result["sessions"]]
+        cursor = result.get("nextCursor")
+    assert sorted(given) == sorted(agent.ids)
+
+
+def test_a_session_created_here_that_the_agent_stopped_listing_comes_at_the_end(tmp_path: Path) -> None:
+    # opencode lists its 100 most recently updated sessions and those open in its process:
+    # one created here, listed once, then closed by an archive, falls out of every page.
+    store = Store(tmp_path / "s.sqlite3", ["agent"], "/w")
+    agent = Agent(10, 4)
+    created = {sid: Created(n, "/w") for n, sid in enumerate(agent.ids)}
+    listed: set[str] = set()
+    lister = Lister(store, agent.ask, created, listed, Listings(), page_size=3)
+    assert sorted(_flat(lister, "include")) == agent.ids
+    assert listed == set(agent.ids)
+    for sid in ("sess_002", "sess_007"):
+        store.set_archived(sid, True, "/w")
+        agent.ids.remove(sid)
+    assert _flat(lister, "only") == ["sess_002", "sess_007"]
+    assert _flat(lister, "exclude") == agent.ids
+    assert sorted(_flat(lister, "include")) == sorted(created)
+
+
+def test_a_session_created_here_that_leaves_the_rest_of_an_agent_page_is_not_lost(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3", ["agent"], "/w")
+    agent = Agent(6, 6)
+    created = {sid: Created(n, "/w") for n, sid in enumerate(agent.ids)}
+    lister = Lister(store, agent.ask, created, set(), Listings(), page_size=3)
+    first = lister.page({"cwd": "/w"}, "exclude", "/w", None)
+    assert [s["sessionId"] for s in first["sessions"]] == agent.ids[:3]
+    agent.ids.remove("sess_004")  # on the page the agent gave, past the polyfill's page
+    rest = lister.page({"cwd": "/w"}, "exclude", "/w", first["nextCursor"])
+    assert [s["sessionId"] for s in rest["sessions"]] == ["sess_003", "sess_005", "sess_004"]
+    assert "nextCursor" not in rest
 
 
 def test_the_docs_name_every_option_of_the_command() -> None:
