@@ -62,8 +62,8 @@ def _workers(method: str, on: bool) -> Iterator[None]:
     with (
         mock.patch.object(formatting, "BLACK_PARALLEL", threshold),
         mock.patch.object(formatting, "BLACK_PARALLEL_AFRESH", threshold),
-        mock.patch.object(formatting, "_start_method", lambda: method),
-        mock.patch.object(formatting, "ProcessPoolExecutor", started),
+        mock.patch.object(workers, "_start_method", lambda: method),
+        mock.patch.object(workers, "ProcessPoolExecutor", started),
     ):
         yield
 

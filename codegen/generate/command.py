@@ -204,13 +204,7 @@ def run(args: argparse.Namespace) -> int:
             result, config, settings, pyproject = _generate(args, config, schema_dir, features, bases, notes)
         wirings = [w for p in result.protocols if (w := wiring_of(config, p.version, result)) is not None]
         if args.command == "check":
-            diff = diff_tree(out, result.files, out.name) + "".join(w.diff(config.root) for w in wirings)
-            if diff:
-                sys.stdout.write(diff)
-                print(f"\n{out} is out of date; run `{settings.options.regenerate}` to regenerate it.", file=sys.stderr)
-                return 1
-            print(f"{out}: up to date ({len(result.files)} files)")
-            return 0
+            return _compare(out, result, [*wirings], config.root, settings.options.regenerate)
         # Files whose content is unchanged keep their bytes (and their header), so that a
         # new acp-codegen or a reformatted fragment rewrites nothing unless the code changes.
         files = keep_unchanged(out, result.files)
@@ -227,15 +221,40 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.verbose:
         print(config.describe())
+    _report(out, result, settings, features, unchanged, over_a_base=bool(bases), notes=notes)
+    for wiring in wirings:
+        print("\n".join(wiring.report()))
+    return 1 if any(w.problems for w in wirings) else 0
+
+
+def _compare(out: Path, result: Generation, wirings: list[Wiring], root: Path, regenerate: str) -> int:
+    """``check``: the differences from what generate would write (exit 1), or none (0)."""
+    diff = diff_tree(out, result.files, out.name) + "".join(w.diff(root) for w in wirings)
+    if diff:
+        sys.stdout.write(diff)
+        print(f"\n{out} is out of date; run `{regenerate}` to regenerate it.", file=sys.stderr)
+        return 1
+    print(f"{out}: up to date ({len(result.files)} files)")
+    return 0
+
+
+def _report(
+    out: Path,
+    result: Generation,
+    settings: Settings,
+    features: frozenset[str],
+    unchanged: bool,
+    *,
+    over_a_base: bool,
+    notes: list[str],
+) -> None:
+    """What generate wrote, the names it derived, a feature left off (over a base, where
+    the SDK's users would miss it) and the notes of the run."""
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
     print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result, settings))
-    if bases and (off := result.features_off(features)):
+    if over_a_base and (off := result.features_off(features)):
         print(off)
     for line in [*result.notes(), *notes]:
         print(line)
-    problems = {name: why for w in wirings for name, why in w.problems.items()}
-    for wiring in wirings:
-        print("\n".join(wiring.report()))
-    return 1 if problems else 0

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1de264338e17ac18ae95aba9771011f58044bc49d8eb02042b762d8c0c3ad0a4
-# Content sha256: 860c6623adf5329a37adb2c462dac6eb40fcffed30096db73e7d5b9413a893a1
+# Inputs sha256: d6accb4d0ec2e1bf7c3296917389094996891057da925e727fa6de31ce2473d8
+# Content sha256: f266e41fc0aba297530725daed98e121c25e53358639d4d9c70d5e91e6c1c6f7
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

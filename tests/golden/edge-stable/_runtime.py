@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6fa15f6193c84c77469429b80f07028f6d6b54f850a59ac5f70312f67b54da7b
-# Content sha256: ab4071ee9799b6d47825c78577eca314f96a1b36bc19f39114377b9684e2a44e
+# Inputs sha256: ee27765d7e336ee8f43599d5caff53ce675224223d641bff36def932cdc1a0e7
+# Content sha256: 8a0ff0fea1a028249c1fcb0031545cba78cdfa8e3179b25e161e7e49558444ef
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 37bce7ae2f20cbe83cf8743c0baf1bda22f565ab5a437dbe707eb54beaec0c21
-# Content sha256: f38425d7257402c1f65fc95200c00b958cdb1b3356356d21d4a0d4aa32ad97d6
+# Inputs sha256: bb9a90df6e4bdc93fa1c3e470a037dd53917470cc0b927017d515d4cbfab2c55
+# Content sha256: cd4965b3ce96a3b7838bbf91c8d768bea271f4d3ada22dda2295af175740b0b1
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b1b0bcbd7d0c50bacee704bc745c2b54ce57186377f1e4a16e8246871aeb741
-# Content sha256: d47f1c0b4dfd529dffb01de1307066f34a143466b9f2727a74db3ba8a29a232a
+# Inputs sha256: 85863014481d4ce7e373f81a67fe8d1a9a5b9f0ba9a9cb5e94f0557c4c99e9d0
+# Content sha256: 20d75f878c059c5583a1c7427de1aa191452be002cd91e90888b0560e9d10a47
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

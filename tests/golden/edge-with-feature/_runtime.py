@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ece249517ed706f1e22b6a0dfb1c96c9d464243f20af5659de99301b8995bedb
-# Content sha256: 9719780d456befd2081376c40ac1fe6791436333ebc0303721fad9ef00a113b8
+# Inputs sha256: 0270e1512c9795fecda2635a5259064556f4aa053b781b46e2379f0c8e60847c
+# Content sha256: 32fc17a72eeb017f3c71a836fdff4ad5e65c5151f0ba8ba19475479b136e7590
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d4c24348fffc8fe95aa27e373df73192ac69f24530b885b2cd73e35d5319127
-# Content sha256: de8e1849ff26c9bbc6a0a81d2e6d3f0b4c169e6c7476f25dcb0898a35bf15a6f
+# Inputs sha256: de5d9b79e9af71e4fb90d303172fab903bc994bc54985bd326209c7f778fdbce
+# Content sha256: 3f1f88e52303c50b388ec01a0ac201cd8b16113cf31ce0011e49e05ad9aab9e2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5fd8e01e56357fd4f2a0e6741d6a3405182cf22da35e8c5158ca177888bf826e
-# Content sha256: 618c839324f6778f68310c0576cee0c73a5ec51eab5804a925a15ef2cee542df
+# Inputs sha256: 6f829fa250f749510b41bf98407473344d0766d361dacd5c56a0a4d5b1701f9d
+# Content sha256: 74f38f3b48603c42be9e25b0505d72b7699f5e2b118c636762638ced7fe4f5af
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

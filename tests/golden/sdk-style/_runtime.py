@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bb4c90617f83d3f4fb233cbe52e3f0bf86caade3c27507213f7448aa00adbeaf
-# Content sha256: d65c880971550c843fa2c6914f20e1e17a883bbde517d91fbb15e8421cd26f10
+# Inputs sha256: f44f00a298923b4ada1ef4990b3e5f0fb357aca6210d9602d9381e0e38e49b46
+# Content sha256: a33ef1844c85221e9e3beeb9147a8f225b852244aeb97ddbd916b88367b0b9d5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 71aac4ef5d34e5ff1e5ed0b9a0eaa5f92fbfea5468f434f380886b28c6d8e146
-# Content sha256: 291aba2a129bbc5701bc5952586c2466c68e9709d0f125d932f6e8f9013e2128
+# Inputs sha256: 1642b11efb2db22689c191eebc2421ed4d0bf4efd6fc924ff0987c2b46c7b694
+# Content sha256: 6fcce1aea2b368edff0770c41cf132d8b36fd56ee1dfd6c01c65460c09c46371
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

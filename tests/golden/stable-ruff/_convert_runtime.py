@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5f80677e28bec8ba7d326df326d635f3a80d8b874f8981b397fa0e69e2a1deb0
-# Content sha256: bbe94bba88171463ee6efc3b83299d8cd6b7c32bf1fe246bbe022766b2cc29fd
+# Inputs sha256: 223da365505c89856f2edb360ad0be06fa9e35367d96c6382873230b5a6c5825
+# Content sha256: c2a6093a1859d50c725e2e0ec2ea4753516c4f996f0ddad5283e1386eee2d187
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d2f46a7388989941e92cd4c5bb981dffcba2a5541e5e6ef1a7165aeb509d060d
-# Content sha256: 0deaab913fbb6531f9fd4335caa65ce9a8290544d3a800e36c5dbf80144cab97
+# Inputs sha256: b1d644009cad55693921afcce3460490f455a1c5cc29014ccf3df6c6f1e49dda
+# Content sha256: cb105e769bb221a39b80b748ec86bf99d4d72197745160ef6c1fc2ff0026568f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

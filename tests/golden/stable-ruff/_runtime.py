@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bb290ee99234d5ee6d85cd7444ca7aeaabd319f3768f173e70cf1ea58f840c1b
-# Content sha256: 227f3eff3d4c21419dbb2a0c702644c1180ca296fe0d2a2c838990fa64cd4efa
+# Inputs sha256: 1b9a8b8d5b2e2d7a5bffff9a060cd3c140fc2d53f9b6337e782490de56286890
+# Content sha256: ac16d77a7d9023652e30881bba80a18f207a9d6a21e27b4e8c5dc46434fdb148
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

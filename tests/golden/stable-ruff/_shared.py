@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 628870231e7075a711d5c292c84a86b37a66b062b5379911961326be6e766885
-# Content sha256: 3f4e6a035bbce2aa2f905da0f66b630d44a873494bde6aecf9cf257073ebc92f
+# Inputs sha256: 81480d6b17814720f43f2da9bb41e9974eb505b57c264ad0d4e8d45dbd9eef14
+# Content sha256: d74a92b7afa57d3cda8cc35f27952225e47a4aa98a3cc9e900c4084f4542df2c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

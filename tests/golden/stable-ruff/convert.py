@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a789e282a6cab1c8ac2df033f14520b6d00ae5e40aa6575dcd557d5480f8b1e6
-# Content sha256: dbd0b606deb58049e8bdb9f869284476d5aa637a88b2d1953a4dd05cad510ec9
+# Inputs sha256: 3010d39d08294ba12094981e235c2ad7030007080081f25435359e59ceaa489a
+# Content sha256: 149e5467eb560ba886a91ec9ed90b5a069fcc186d53a65d6cecca386af9024a1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

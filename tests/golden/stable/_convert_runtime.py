@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3beac4ff07a3a470da9ae0befe455117fe8ef44a1fe63f207ea404f6ce891312
-# Content sha256: 54e39bfabd7a428c80ca327f0a9f65c04ad89fbb0b99bf2486344e68d13006ff
+# Inputs sha256: b38c4780f8e5dbf8721000cd27a6eaf7ab84bdbdafbe15989b62b16d6890d921
+# Content sha256: 7cbca80bcd3f2025648f5949945eee92630574cb91a1856f55e3f2ce1fd9ff94
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

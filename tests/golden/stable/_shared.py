@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ddae471d4323b25ce654cb99072a8b243c6e8e0492f5533c8031b64888ece643
-# Content sha256: 3672d446efe479f5b0b82eeb3e6acfa23fd06a8b442e5c8a2c1411238c020c3d
+# Inputs sha256: 778f5decbb2d1d2d01018c15107318b6704fbd4443d0d2cfd398546422dd3f13
+# Content sha256: a685febe90475ec7b7aa98c3e67eea4e4c0ca671c654b6fcd749d75f5d8e835a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 380fb5c56939e8e79e7c3349c9e87f945d768a1f961661ee6bc2c40c603159ae
-# Content sha256: e0dc031cd08bee4416700240c99990f0ade97a6d0ebdf9c662406131a745b100
+# Inputs sha256: 46e150e5be6e78c0a1a4b23ae2b0e55b4d9ba05259cfc77b2409fcde4b603bc1
+# Content sha256: 4b7a9be63b186cbcf9f98628316cb4c184a0491e7106d20f91e4a783bf2bfa99
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

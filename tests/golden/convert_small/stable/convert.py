@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d2798d4d3761a5a7dbf37ccbe90b8ca9f5cdad23dea501f124c485d637aa857
-# Content sha256: 69f3b5f301b6f35dca137a513c454ba4f9dab61d7f9f7eb56960021d2b9e8a53
+# Inputs sha256: 47c3a25712abd23d297d44a970cbcedac2af4273ab78e5ca95d079525ebb0e1e
+# Content sha256: cb4f2be98c4774b7ef757fb7f85b4507e8980f3d49b078d40de1f4c7105e450e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

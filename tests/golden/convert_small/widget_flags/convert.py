@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c494ca81632de877cf0326b7594ed488514d8e4a9eb3a2cac0a879811884a55
-# Content sha256: 243c99fa637c9d3e03ea197a314315fa63edd0d9e87340347d15932b85777fdd
+# Inputs sha256: 5c34d61f56bbb3871d7b4eb8fd5304dda4d0ce62faf185fa00d85a6182338f34
+# Content sha256: 7be1abb323b96b778a3a6131dcd947a6c6ef6924a3581372704fe4aa126be3fc
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

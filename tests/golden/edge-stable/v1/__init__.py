@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8586c4385e0924e62a4bf46250dfb1852b6afe41353426585c4389cfd56211ca
-# Content sha256: 99479ff1b8792c8c21e44c377bc4b10f76d0d20daf8c3ad14667f78b2cbfd4ec
+# Inputs sha256: 84420566aae0411309076b8e85c3a0bc1eea0e15aea4d470b19372d918b781a5
+# Content sha256: 6748b3716f5e97af251acd938af0020a358252da2397042246a96b9558bd030b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a26043b72adf6ba62d1614bfb0d8f72031ad7c7b776a493c35a3a242641e012
-# Content sha256: 0eff367e598b9fa3aefbad441f7ebabb67359908062a17d9ee00481f07054205
+# Inputs sha256: 8e8a08a6b6a1c920042489e11dbae34be8b87abd9d327169a0f6fa59b5e41dee
+# Content sha256: a8d185273495c691590b9dcd937b3f388c5a258caa77d1063b8e38c157fe6e13
 
 """Method dispatch for the agent side of ACP protocol v1.
 

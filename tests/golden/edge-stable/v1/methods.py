@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 502092855f4d929596f4fbe816a94fa1a1ef733c0bb564b71d9cace20b0e3932
-# Content sha256: 59755ce9fc1dd78c69c7e089855a5c41563700ac9d3ab098a5a1c1b74e076f66
+# Inputs sha256: 16d530cf1a0d016f99ba5f06f0926fae672ea9693b68bea9e55e367d34bf0160
+# Content sha256: cee078895aa83d594d12e4cd080bfbbe5c391541cbb904b997e87ac7ab3482fe
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

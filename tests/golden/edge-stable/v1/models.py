@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c70fbbc0aebadd7e6f8bcfb7a8ffb203b36bcf5f5a56ed7a98590858548fb605
-# Content sha256: 2476d951c91ea579f2b944bbde85ebb4cc575cd9501d50c835cb8bdce41dcfb8
+# Inputs sha256: 62d88ed3527324225558e94057c67683c5efbb3b813f522840d8dfe8030f82fc
+# Content sha256: 3d75cb37db55e42627677b4a659e0258130eff3931b5fcf7bede88c4a99af741
 
 """Wire models of ACP protocol v1.
 

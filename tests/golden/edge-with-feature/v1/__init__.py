@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f9c99ada2ae52c31f2249dc1889a853a0f3f92419eef4e09c076961cc52a3959
-# Content sha256: 83bdf9da1cbc8e356eb03831fb93d1dffabc951fbf089a40cb49b0c153052943
+# Inputs sha256: 966a0b705bd15f43c58831df137592306a7c9c5d8f1fb2bc007ce4254d2a204b
+# Content sha256: c22434d407a1ec2798261113602c5e3482008d875df18507e050d67acd08c05b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e3cd0c947d47514ee1deaa438a85c08d41f595b8e343b89ef8d4554a95f41a2
-# Content sha256: e544e0e79a5984d3ab88c0d4c449ba17138600bf3737d69ac36c5fe595f344c5
+# Inputs sha256: 171b619aee5f265a43af64968c5946c07259419a4477ce2ee1da7d2cac33e8a6
+# Content sha256: badb4fb8e2b0a1e7e7c710ecb3e9ad399700e2bb9647113aebf124de0fe7626f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d761b858836cadedb7d0cc6f7c182a4b930f068475a180d8675314427bbfc46a
-# Content sha256: 73add17d90238d81e671da0d3d1dd6382098553038224ea62363d319a6476f29
+# Inputs sha256: c876822f973a82d1edd75039ade776e252f79a151e518340fa6093275223759a
+# Content sha256: 94776df891b4a5c62fd4a30a88baf9866f95db0ff9e7c97b6e5e012133c43375
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5fcf55c9922657c105a8c7dd7cfb1fbe67114d56b1c5dcf16b19e8717dfdf820
-# Content sha256: 2f9e053aeaa2d0e836e80794b91d5debba3eec0fe66b2e221e63a242f2f6c172
+# Inputs sha256: 6e18da7dc9104a0ec9daaf5a2a1d76c507e66bba318c4ee41f8269912c791c05
+# Content sha256: 9569337cc7263621d61348c33f23ad5dc1f49c84bfd5282a74f0d3b1acd780fc
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0c0548292540649daf7d6dcb3c80e1d6f73aaeae856134cee6d69f72f9d81fc1
-# Content sha256: b51e8b88b9327f41a08d1ff80a9f2a8fb9d2d2a1808ce5e96d15ab328694fefb
+# Inputs sha256: a080da510fad05a50b0a8e45882e9ed59b4730ce953ea76243510e365816c2c1
+# Content sha256: c2987ebc0265fbce7b315d30e1cc9ae2d559823bc339c5e758c4584994e8442a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6e5e3e8c772d1a2c08b899aec59dc869e3af912f781f4e9212fafa8a7074986a
-# Content sha256: abffc571777b2278fab40055f5d561be7361e5dbdc552ca5b9f3e548dd028265
+# Inputs sha256: a0a7270c742619e23f682ea76b5150e4af091b14a419bb87d584fc0676c6e759
+# Content sha256: 1fd753dfad135c0dcba7f48176e2868fbd02fcc60ba3fe66e2655852841c1ba3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

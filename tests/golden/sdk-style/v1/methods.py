@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 95ccf563059a51be130b437ce2fcb3e6e59a18578906419a603d5d2a09f3c413
-# Content sha256: 1e55296f0ee648450348db81711769c7c27effbbbbe4ce81e727fb60fcc64459
+# Inputs sha256: c3851db1f45a9d73e75b8a9bf815b5cf204e17a1d447f1633f6504a7c9beed2c
+# Content sha256: a4fd7b2bf21f9f7a6ff8ac836a9433cdb0d9a4b5a196afe91a76a32a09536c2a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

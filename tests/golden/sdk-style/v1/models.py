@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 54f9cb55001da7025d3e5a83ea1ea6f9786dea4b51d44c469712bfcda5e7a3d8
-# Content sha256: 3588cb80e7edbee9e8730f8aa13afe09c5a5072d48fe24a08daa295e15f0faf9
+# Inputs sha256: eec8e41a447c5dc81c2386957b71a5282692c83d3bd1adfd235e68180f2cf0a3
+# Content sha256: 7c65b52e769ce295a89cf01383b69a9600e6e3abb06270c3eeea33e0f2e527a1
 
 """Wire models of ACP protocol v1.
 

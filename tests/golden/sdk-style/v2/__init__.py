@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 96f2f98dec54dd2a6952e7f486385ec96361456f7563d0ba21a22753ecd0b277
-# Content sha256: dfe3d401768c340face92da3ee648b594e0038b365d469364e1bcdae39919ba6
+# Inputs sha256: 7ef900b3c753b02c260b0856bf09d8a8408c9c3a04c05c8e6ba66ba044d0cc26
+# Content sha256: 140acbc2f132fee5dcefc42748de9ecfd6a71308c16b274b5dd92761619f7c91
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e9456e8168aed45edb686bd6eebbb6321eb80440faacc68f7f2cbb628fc403ad
-# Content sha256: e03ef00fd1ddaa8ec94b9366e3b3ca5bf987a7a445631531ff00b1ddc52fee8c
+# Inputs sha256: d831d14da0392048e0f65ea11d5a9748de90c627a72ca69e75342974253e873b
+# Content sha256: 4ea5ea503f20205dcc9e8ffdc3fd1e0e7abdff8ecddf090db6069bc0445785d2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

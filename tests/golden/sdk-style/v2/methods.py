@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cdfcddca6245cd06e776b40b2bcd23c37b0d815b336eadccd228d517d86d1c0f
-# Content sha256: 622ac449a73b94e110b0ae9116816a8e2bb3fafcf4f4089153c7d56c5eab5202
+# Inputs sha256: b94db379a9512fa25493c4946e26c3041b3a4658b5c29e924e8b1af28d591d50
+# Content sha256: 546d0b0819fdecd985af530f154f1a70a5549533d8fc282c88de6cf97b9fa88d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

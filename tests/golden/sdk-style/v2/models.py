@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8b1247f0738c4f45eb967960dca2cea83169600a80519dc60611aeacce8b09f9
-# Content sha256: 38736000b9572ece0cdec58320564c6e6d4ef366a50c903d76bc62ca86216cc1
+# Inputs sha256: 6edad6cba7bc9da360057ebc96ed8ef42df8637dafda6b4c00c876726098061b
+# Content sha256: 206986b9bef168fbee2c4a9da9430544c1b810852433ab53b4f7531e3406223e
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bc462f4ab58c82bce9d9a49325904a24f76d5dd532e65f593aba8d775cb6c27c
-# Content sha256: ec3d4a99d9a78df9a9ece8c89264cf52e7573f2bfacc6f417f7e1bb50dd02de1
+# Inputs sha256: dbc4b98a97d03d393e5b32a1f1862b8e7486d880b5fabbf9e4d5a12551b64ac1
+# Content sha256: 723fe7f51dd29fc1971ce98a9d4a0f9c1467668eb29e4cd248ed6d72399b3c25
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

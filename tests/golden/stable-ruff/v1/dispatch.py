@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 26766fcd7cc98115e16b4afc55291255a6b9a624ac1cd2245ba74473d4f27724
-# Content sha256: 78587dd0c0fd9defb99e7a8db7a65e12025207693341f94e69b308f033224211
+# Inputs sha256: 8684597b7b183187d48e46137d912f25f75f91e79a1b545bd960e893a01fdef5
+# Content sha256: 734948925aaedd147084d9d9ac60e7c9eeec1d128c48679c1882bc4bfc63ecc0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

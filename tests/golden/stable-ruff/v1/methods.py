@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 41207c9c3bddbb8533d7e0a7c1b617908c8feefff5a22845db325559ea0a7612
-# Content sha256: a1ffa0d85648e59ba8c49525bf831d58d333d37988e513311f016c1936da45fd
+# Inputs sha256: 06b300f210ace021c5e88c80daab3c02cc4a2cda9bdc0ec6786236a18e37388a
+# Content sha256: 8a6f981d220d19d9654bacf461e2a546090d64a79d6ae1e806ce7cf2b6c6d1e5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

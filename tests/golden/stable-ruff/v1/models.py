@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c714f4d593681a94151fda871777e2486aae83c07712d920e4a82783cd02a08a
-# Content sha256: c598a93a1edddaccfcd66607cfff0dbce5e9a0da2c475c55a37f8ef64972dbc4
+# Inputs sha256: 91f0453e126c59b6fea6955fd5d6d46e8a6e2804bf901dcba7769cf28139f031
+# Content sha256: 09194304802f4c193ed706a4ee4041994e241bb6ab483fd541953a812ebbe5f5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 84a17bfcc3413e9030e3e99a7d427ff03426f1d73bc92abf7ee3274192b4edaa
-# Content sha256: 93d7b423c1c9139b996304f3e333b69e00f18b427750cb148f48354d6f9ca0ff
+# Inputs sha256: 5080ddefdbe901f496bb1e308e327c7f1bcf379bab5f9859615202507b00148d
+# Content sha256: cd15a105bbb6894cc7289fbf35eb32645b7ae46771a78839d0812714dbb3fb6c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 44b46794bf2f207bc8d6d33badfcb3bd881178bfb2c827606e26232b4fbd2dcc
-# Content sha256: c01cdae0bbccbfa8db4a4dbb381055ae239042145d66b1795d4568e54c7ffab4
+# Inputs sha256: 73ad07af03e51dbf79af0bd47448b60cfa552c05c14818fd6b904d211dcdc7a8
+# Content sha256: df626761d3cbf676afe2206f0a3852a5f73ce4b7eac753bacfc8d76c23583887
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8a44790e7d3e3df1e621ed94a95589fc3cf1ae993ec0b34826653f7a2e3fd02e
-# Content sha256: 2ffcef2ab556bbb061d8bf009d4da1a774de983f7f23c12516aa12f5450d4f1a
+# Inputs sha256: 757719520e4e26182743feced8da1a94c1052fb4a247c51585f7a371fcf0cc21
+# Content sha256: fc725a0578306c605eebf5c33ed16505d8f8fb5818405af320d594843a5b1b12
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

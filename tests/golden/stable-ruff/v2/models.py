@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: af0d0c6c34dcca371d2ecb4a7e90fdd5829f028747d2f58c724c4f3df926d1e8
-# Content sha256: 2f2c0772d6f7aff8a82176de928b005a1d2bb2fd62e86bde81ee8c0aa1789042
+# Inputs sha256: 53dbc117a01ceea0bf0308a368fcbd7aeb344a59efaf58ab68ceaab89dc7aa3c
+# Content sha256: 09bddb69a40a8cf7cc6c02499e445140ef1b08f57c8f223907415b3958d292a6
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 856a7bcfa3585ff1f7086d90470e30efdb00ae497bb5b5c82cff10b556d8355e
-# Content sha256: 4d3e8fc28e1935ebe1b893d2b3ea6c9402cabad723a5d3007d00c5b30a00a528
+# Inputs sha256: 7c58935c61e882528ca9b6fc46ea6b8b057dc51a5a80be8519ff360fab3e0f03
+# Content sha256: df6438909eaf81d15056320e0b76fd7381649c4278358fe1fd753a8cb25d39a4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 55fef44047da44beedf0951ae4da8565bd3bd11fe0f280c809524160f4ed2d2a
-# Content sha256: 8bd1a5084eea17e063b8b7411aba43a842d33fbd1f7722e9219aceb62b4b90cc
+# Inputs sha256: 556a7a089e9fbd517d0fa4280355391312155a24c255bcaa17f1e3c84e3f8450
+# Content sha256: 50b206a93abcca2c76d98655c7b1415f13189ddc657edc5cfcb3040c00b49747
 
 """Method dispatch for the agent side of ACP protocol v1.
 

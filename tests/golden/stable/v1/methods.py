@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ce4a822f059c29ccc43e066b628d0d11ca435ddb930de5adcae05d5af6adee32
-# Content sha256: de7e0be9de98cef9f3c5f77c4134ce2c1aae27e0d1d9965cf3984b3e8a958744
+# Inputs sha256: 1bb4c15e3ee6f69f92eabeea7a72c341825033ca67165016b77ff0011f05cd1c
+# Content sha256: d0dcdac5588a91d4734f6dae1c5b0d288e2712156a674755d9f365840c4cc759
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

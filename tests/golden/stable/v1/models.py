@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f47bc7e8a245491b49ffc8c9f8f64392558dcf55f6d90bcfd0bda5956f56ea6
-# Content sha256: 25a3df88674fb85dd14f6dbdbcf31665c2eedebffc76d07e084326ebb1ee330d
+# Inputs sha256: 3ebdd95c7046d2a0c4d0d5434195ab1745eb7664e9cfdd89734e3c7c52c81a54
+# Content sha256: ea9a106f0b032cc0eb3b38d0155142ba5e7823d0a2d1dd92453e24122ae2e0b8
 
 """Wire models of ACP protocol v1.
 

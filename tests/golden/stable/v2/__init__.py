@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 66fa9152003a93e71cc48e380fdf2d024789098cf8c02a97dd3c217584abee35
-# Content sha256: 17b09fa628ae4531dca3aca6cc8bbcb401b03feed4298ae768f8b4287215b2c6
+# Inputs sha256: 0ef116e66d2a1d2fbc9ca7497bc4f948169801eb7f53c8b70409d6e0773763a0
+# Content sha256: 91f3274d62ce17ede6fe21a4b996c2d3692b89268c3d5d8cd8faaa815faeecaa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

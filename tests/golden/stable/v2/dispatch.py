@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e3a8989a625f05a2fc7b212d240d5648267394f4997da50a0784cf519456eb06
-# Content sha256: 0b316d1f085240115cb42cb1cefe80e04769fa9435184f4bd753a38ec7f3f7fc
+# Inputs sha256: 563a560ab3bb99054db6aa444b8569c1c1d5da7188bd95425654ca25f759e1b0
+# Content sha256: 864da1c7beea4b4af6f3df3b4009142f817b5b098cc28c9f7fa0f3b0003d561e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

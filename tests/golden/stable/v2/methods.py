@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f2b68c97dc703b8c50f0fcb7a1348f858bb21133b520b805e586ba63ecfe185b
-# Content sha256: a18b7b68439f4c81fa9e79db88f9c66e7235e0133888c4a42c75d96af5c2a4c3
+# Inputs sha256: 815f00eaef33f5c96682ab5b221d4fcb0313a5dc939f54302762878a14da7a5a
+# Content sha256: 8700fa87b19eecd66c94cf82c0fb09f08c4819a4221c7f41b97aeaa41c098ef5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0854966e6697b3620e8e290df12049adcf911c23409cde47045cc60c9cd4ea48
-# Content sha256: c32c2d96fcab4a587e9fc7fc2f002be1412e5bfd6cc762c41488324248fdc5ac
+# Inputs sha256: 416e4e70e173d6fd53181aa9e3c0af2fdbab9e63ae5413b757c4a9830eb47b97
+# Content sha256: 699c14648f45e846a0c04061811a6a65e4f9572b4de118d5759e98754318043e
 
 """Wire models of ACP protocol v2.
 
