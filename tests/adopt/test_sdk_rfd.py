@@ -169,6 +169,20 @@ def changed(at: Path) -> list[str]:
     return sorted(line for line in status.splitlines() if "__pycache__" not in line)
 
 
+@V1
+def test_the_table_tested_is_readme_s_quickstart(sdist: Path, tmp_path: Path) -> None:
+    """The settings these tests adopt with are those README's quickstart writes, as written."""
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"cat >> pyproject.toml <<'END'\n(.*?)\nEND\n", readme, re.S)
+    assert block, "README.md has no quickstart table"
+    at = sdk_copy(sdist, tmp_path / "sdk", feature=True)
+    tested = tomllib.loads((at / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["acp-codegen"]
+    assert tested == tomllib.loads(block[1])["tool"]["acp-codegen"]
+    assert (at / tested["base-v1"]).is_file() and (at / tested["stable-meta-v1"]).is_file()
+
+
 # -- the agent on the SDK and the kit ------------------------------------------------
 
 
