@@ -28,14 +28,13 @@ from typing import Any
 
 import pytest
 from support import run_kit
-from test_sdk_dropin import V1_BASE, adopt, needs, repository, run
-from test_sdk_rfd import AGENT, LONG_PROMPT, V1_21, copied, gen_all, sdk_env
+from test_sdk_dropin import V1_BASE, adopt, needs
+from test_sdk_rfd import AGENT, LONG_PROMPT, STABLE_META, V1_21, copied, gen_all, sdk_copy, sdk_env
 
 pytestmark = pytest.mark.slow
 
 EVERY = Path(__file__).resolve().parents[1] / "agents" / "sdk_agent" / "every_method.py"
 RFD = {"session/archive", "session/unarchive"}
-STABLE_META = "schema/meta.stable.json"  # where the SDK keeps the base's stable meta.json
 V1 = needs(V1_BASE / "schema.unstable.json", V1_BASE / "meta.unstable.json", V1_BASE / "meta.json")
 
 
@@ -46,18 +45,8 @@ def methods(meta: Path) -> dict[str, set[str]]:
 
 
 def adopted_copy(sdist: Path, at: Path, venv: Path, *, feature: bool) -> tuple[Path, str]:
-    """The sdist with ``[tool.acp-codegen]`` (base-v1, out, features, the stable meta),
-    committed, then adopted."""
-    shutil.copytree(sdist, at)
-    (at / "schema").mkdir()
-    shutil.copyfile(V1_BASE / "meta.json", at / STABLE_META)
-    repository(
-        at, version=1, out="src/acp/_generated", schema=V1_BASE / "schema.unstable.json",
-        meta=V1_BASE / "meta.unstable.json", feature=feature,
-    )  # fmt: skip
-    with open(at / "pyproject.toml", "a", encoding="utf-8") as table:  # (still [tool.acp-codegen])
-        table.write(f'stable-meta-v1 = "{STABLE_META}"\n')
-    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-am", "stable meta", cwd=at)
+    """The sdist with README's ``[tool.acp-codegen]`` (``sdk_copy``), then adopted."""
+    sdk_copy(sdist, at, feature=feature)
     return at, adopt(venv, at, "src/acp/schema.py")
 
 

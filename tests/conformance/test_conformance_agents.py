@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from support import KitRun, fresh_venv, run_kit
+from support import KitRun, fresh_venv, processes_naming, run_kit
 
 from codegen.conformance.scenarios import SCENARIOS
 
@@ -144,16 +144,7 @@ def run_agent(kit_tool: Path, home: Path, *agent: str | Path) -> KitRun:
 
 def processes_under(prefix: Path) -> list[str]:
     """Processes (not zombies) whose command line names a file under ``prefix``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if stat[stat.rindex(")") + 2] != "Z" and str(prefix) in command:
-            found.append(f"{entry.name}: {command}")
-    return found
+    return processes_naming(str(prefix))
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the processes left from /proc")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, fresh_venv, run_kit
+from support import ROOT, fresh_venv, processes_naming, run_kit
 
 from codegen.conformance.scenarios import SCENARIOS
 
@@ -61,18 +61,9 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def left_running(marker: str) -> list[str]:
-    """Processes (not zombies) whose command line names ``marker`` (a run's own path): the
-    agent's, and the polyfill's watchdog, which names it too and exits right after the polyfill."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if stat[stat.rindex(")") + 2] != "Z" and marker in command:
-            found.append(f"{entry.name}: {command}")
-    return found
+    """The agent's processes, and the polyfill's watchdog, which names the run's path too and
+    exits right after the polyfill."""
+    return processes_naming(marker)
 
 
 def gone_soon(marker: str, seconds: float = 10.0) -> list[str]:

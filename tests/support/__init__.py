@@ -201,6 +201,21 @@ NOT_SOURCE = shutil.ignore_patterns(
 )
 
 
+def processes_naming(marker: str) -> list[str]:
+    """Live processes (not zombies) whose command line names ``marker``, a run's own path:
+    what a run left behind."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2] != "Z" and marker in command:
+            found.append(f"{entry.name}: {command}")
+    return found
+
+
 def fresh_venv(venv: Path, *requirements: str | Path, pip: bool = False, python: str | Path = sys.executable) -> Path:
     """A new virtualenv at ``venv`` with ``requirements`` installed (not editable), its ``bin``
     folder. Made by uv where it is on PATH (seconds; venv and pip take half a minute), by the
