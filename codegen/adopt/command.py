@@ -140,6 +140,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         # The base is loaded while the SDK's interpreter imports the module.
         with schema_location(config.fragments) as schema_dir:
             every = [int(d.name[1:]) for d in find_version_dirs(schema_dir, config.root)]
+            if version not in every:
+                raise AdoptError(f"{display_name(schema_dir, config.root)}: no v{version} fragments to adopt against")
             versions, said = _versions(config, version, old.module.file, root, every)
             protocols, sources = load_protocols(
                 schema_dir, frozenset(config.features), config.root, config.bases, versions=frozenset(versions)

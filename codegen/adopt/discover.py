@@ -101,10 +101,11 @@ def version_modules(schema_module: Path, src: Path, versions: Iterable[int], out
     one in a ``v<N>`` package of the same SDK (``acp/experimental/v2/schema.py``), outside
     the generated output."""
     top = src / module_of(schema_module, src).split(".")[0]
+    mine, out = schema_module.resolve(), out.resolve()
     candidates = sorted(
         p
         for p in top.rglob(schema_module.name)
-        if p != schema_module and "__pycache__" not in p.parts and not p.is_relative_to(out)
+        if "__pycache__" not in p.parts and p.resolve() != mine and not p.resolve().is_relative_to(out)
     )
     found = {}
     for version in versions:

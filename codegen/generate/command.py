@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             result, config, settings, pyproject = _generate(args, config, schema_dir, features, bases, notes)
         wirings = [w for p in result.protocols if (w := wiring_of(config, p.version, result)) is not None]
         if args.command == "check":
-            return _compare(out, result, [*wirings], config.root, settings.options.regenerate)
+            return _compare(out, result, wirings, config.root, settings.options.regenerate)
         # Files whose content is unchanged keep their bytes (and their header), so that a
         # new acp-codegen or a reformatted fragment rewrites nothing unless the code changes.
         files = keep_unchanged(out, result.files)

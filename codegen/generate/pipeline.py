@@ -112,7 +112,7 @@ def load_protocols(
         if unmatched:
             message = f"there is no protocol version {unmatched[0]} (versions: {', '.join(map(str, every))})"
             raise SchemaError(Problem(settings.options.origin, pointer("tool", "acp-codegen", key), message))
-    left_out = sorted(set(bases or ()) - set(versions or bases or ()))
+    left_out = sorted(set(bases or ()) - versions) if versions else []
     if left_out:
         message = f"base-v{left_out[0]} is set, but versions leaves v{left_out[0]} out"
         raise SchemaError(Problem(settings.options.origin, pointer("tool", "acp-codegen", "versions"), message))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -449,6 +450,20 @@ def test_bad_input_exits_2_and_leaves_everything_as_it_was(
     before = snapshot(repo)
     assert adopt(repo, monkeypatch) == 2
     assert expected in capsys.readouterr().err
+    assert snapshot(repo) == before
+
+
+def test_a_version_the_fragments_lack_exits_2_naming_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = TABLE.replace(
+        "[tool.acp-codegen]\n", '[tool.acp-codegen]\nschema-dir = "fragments"\nbase-v2 = "schema/base.json"\n'
+    )
+    repo = sdk_repository(tmp_path / "sdk", table=table)
+    shutil.copytree(SCHEMA / "v1", repo / "fragments" / "v1")
+    before = snapshot(repo)
+    assert adopt(repo, monkeypatch, "--version", "2") == 2
+    assert "fragments: no v2 fragments to adopt against" in capsys.readouterr().err
     assert snapshot(repo) == before
 
 

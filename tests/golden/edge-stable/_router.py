@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d6accb4d0ec2e1bf7c3296917389094996891057da925e727fa6de31ce2473d8
-# Content sha256: f266e41fc0aba297530725daed98e121c25e53358639d4d9c70d5e91e6c1c6f7
+# Inputs sha256: 42269068c231d4b9977ef592ecb201261e983541230f375119065f36dff0ef33
+# Content sha256: 7c7383cb76eb4ef08a62d268483b5fb802e865ea409d115400137e0d55259a11
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb9a90df6e4bdc93fa1c3e470a037dd53917470cc0b927017d515d4cbfab2c55
-# Content sha256: cd4965b3ce96a3b7838bbf91c8d768bea271f4d3ada22dda2295af175740b0b1
+# Inputs sha256: 40b9919485d64f68a8333efd6c6e15013e6eff757df795ae9e635c50a2602485
+# Content sha256: 92af5d1a1a16c7007d49a45448b36a47c993e82586d9ce1aa4604a35b7900356
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

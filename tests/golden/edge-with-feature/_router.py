@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 85863014481d4ce7e373f81a67fe8d1a9a5b9f0ba9a9cb5e94f0557c4c99e9d0
-# Content sha256: 20d75f878c059c5583a1c7427de1aa191452be002cd91e90888b0560e9d10a47
+# Inputs sha256: f8078af34c40bdb411a48ca6bc979b49e7b17e340e75693cc0a9a89b8461d45a
+# Content sha256: 7fca28ae753cf9fd0bd3d0f68339acd86f0d7a64dc78925c578f27148b96f481
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0270e1512c9795fecda2635a5259064556f4aa053b781b46e2379f0c8e60847c
-# Content sha256: 32fc17a72eeb017f3c71a836fdff4ad5e65c5151f0ba8ba19475479b136e7590
+# Inputs sha256: 15fb00865517feb75ed4af4d617e0a4970ab564802e9ca7a016ff63576fba4bc
+# Content sha256: e7c779f01667afb951abde0f31efbfa1b6fba12d27adb4ce4234cb9509e45b4c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

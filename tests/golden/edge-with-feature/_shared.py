@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: de5d9b79e9af71e4fb90d303172fab903bc994bc54985bd326209c7f778fdbce
-# Content sha256: 3f1f88e52303c50b388ec01a0ac201cd8b16113cf31ce0011e49e05ad9aab9e2
+# Inputs sha256: 1a26a3bad450440ffe00e10beb401b8fd0b721afa00119b153adf6046d64be9d
+# Content sha256: 69d9be36e593fe08f4bcf30f0d2dc565dc107ac655997fd4828f66d0d49d43e6
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

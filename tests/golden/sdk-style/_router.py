@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6f829fa250f749510b41bf98407473344d0766d361dacd5c56a0a4d5b1701f9d
-# Content sha256: 74f38f3b48603c42be9e25b0505d72b7699f5e2b118c636762638ced7fe4f5af
+# Inputs sha256: ac2ec6447ad589e340cdb186261fcb6df9d4178bd43cfb8201a2063ab82db150
+# Content sha256: 01c7879ebd67e564b41430e339e78ffcf3aaa5b874c724431036d66bdf1501a6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f44f00a298923b4ada1ef4990b3e5f0fb357aca6210d9602d9381e0e38e49b46
-# Content sha256: a33ef1844c85221e9e3beeb9147a8f225b852244aeb97ddbd916b88367b0b9d5
+# Inputs sha256: 7e8aa4a9fb10847c9b215d27d4407b6cbf1cfc98572d40841d91e637d4cd88a5
+# Content sha256: 3152e007ec7dbf6394a3f176ab85b86cb4a0a7d58c2eb28d6e1f9b98920dd388
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

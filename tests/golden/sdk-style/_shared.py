@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1642b11efb2db22689c191eebc2421ed4d0bf4efd6fc924ff0987c2b46c7b694
-# Content sha256: 6fcce1aea2b368edff0770c41cf132d8b36fd56ee1dfd6c01c65460c09c46371
+# Inputs sha256: 84f02e790403eaad02a2a44556b7fed6774701ff27f12453b454dc06fdf1a4a3
+# Content sha256: 445bea45fe20f260d9dd3a6fa46f4e9e13dcabd4565b06e8c94c5fbbe0e09511
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

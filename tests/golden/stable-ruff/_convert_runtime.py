@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 223da365505c89856f2edb360ad0be06fa9e35367d96c6382873230b5a6c5825
-# Content sha256: c2a6093a1859d50c725e2e0ec2ea4753516c4f996f0ddad5283e1386eee2d187
+# Inputs sha256: ab0f1183b50eebf561d5538cb5fe648d98f30e3fbdbae00cd0016be05e83c58c
+# Content sha256: b920699e53e12c56e88195aae304f5ed922e010c3d18e4175e58382849c66578
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b1d644009cad55693921afcce3460490f455a1c5cc29014ccf3df6c6f1e49dda
-# Content sha256: cb105e769bb221a39b80b748ec86bf99d4d72197745160ef6c1fc2ff0026568f
+# Inputs sha256: 7fd2713f8858e027829ef4da6c7a0acba9ffb7a7d9e1a7468049f6d8b7a84010
+# Content sha256: 530bcc14abb5dc9f2583525ae9b1d7fa8f96604ea89c2d02125432a59a1b36d2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b9a8b8d5b2e2d7a5bffff9a060cd3c140fc2d53f9b6337e782490de56286890
-# Content sha256: ac16d77a7d9023652e30881bba80a18f207a9d6a21e27b4e8c5dc46434fdb148
+# Inputs sha256: 105334eeb80ac84cec9b9081f4133b5b942a0c99f388c0f6e6d5b7cbcd6242a7
+# Content sha256: 972ae120ff11717989bc9d120bafb1ad882d1dc82a72a6fe2c3f7a2bfcd98044
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 81480d6b17814720f43f2da9bb41e9974eb505b57c264ad0d4e8d45dbd9eef14
-# Content sha256: d74a92b7afa57d3cda8cc35f27952225e47a4aa98a3cc9e900c4084f4542df2c
+# Inputs sha256: 3aed0bb50c9ea47653ad9517e54dfb6a924ca7c6be695046c97bbd18e61ef63d
+# Content sha256: 788589f9c06e6b02c1867024ca00f644c593866a3e8c5c0e534162396ec3b525
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

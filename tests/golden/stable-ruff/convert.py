@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3010d39d08294ba12094981e235c2ad7030007080081f25435359e59ceaa489a
-# Content sha256: 149e5467eb560ba886a91ec9ed90b5a069fcc186d53a65d6cecca386af9024a1
+# Inputs sha256: 09e40660276b187fccfa1fb8bb3529db36bf13a8f1b69f9749c1d298e23e7367
+# Content sha256: 8bf0586edaafb6414cba2fdbb5077c4387ed9594116d53459c21d6f09f480072
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b38c4780f8e5dbf8721000cd27a6eaf7ab84bdbdafbe15989b62b16d6890d921
-# Content sha256: 7cbca80bcd3f2025648f5949945eee92630574cb91a1856f55e3f2ce1fd9ff94
+# Inputs sha256: bc40523b84d75cd50cf78adcefcede806174d6764995ba9d30bf0b98d2d572e6
+# Content sha256: e9949cac0f6c93e3f988dce6b281f6b04dfbd545b0f52b17bd904da7e8955036
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

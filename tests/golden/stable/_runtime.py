@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ee27765d7e336ee8f43599d5caff53ce675224223d641bff36def932cdc1a0e7
-# Content sha256: 8a0ff0fea1a028249c1fcb0031545cba78cdfa8e3179b25e161e7e49558444ef
+# Inputs sha256: c6c683523f245e2ea0e866ecfabd7e51e6c48c343d7cc4f342ea90bad2c07d46
+# Content sha256: 1fadec5dc25fdbbd2142474cf6f74db590bed57d5fa2bdcd910ce39003363ec4
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

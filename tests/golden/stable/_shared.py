@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 778f5decbb2d1d2d01018c15107318b6704fbd4443d0d2cfd398546422dd3f13
-# Content sha256: a685febe90475ec7b7aa98c3e67eea4e4c0ca671c654b6fcd749d75f5d8e835a
+# Inputs sha256: 142a7d9758770cef684d43fa78a36d01b7641e7b56b8ff35bed3c7e0583ab94e
+# Content sha256: f9b82ff5753f039ee18392dbe5706b84c11166d40ae2ccf282d497638dee8493
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46e150e5be6e78c0a1a4b23ae2b0e55b4d9ba05259cfc77b2409fcde4b603bc1
-# Content sha256: 4b7a9be63b186cbcf9f98628316cb4c184a0491e7106d20f91e4a783bf2bfa99
+# Inputs sha256: 6873621097b35801e8e79298da1eae8d79bd1c763aae637b2cb2610d3ee39aed
+# Content sha256: 8a08943de05f176e75f3d00bab8f1a33326f2be3c49e8d20a526aacc93bcbad9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 47c3a25712abd23d297d44a970cbcedac2af4273ab78e5ca95d079525ebb0e1e
-# Content sha256: cb4f2be98c4774b7ef757fb7f85b4507e8980f3d49b078d40de1f4c7105e450e
+# Inputs sha256: 1af09336d2e58aad39eb422de61ca7c7bf024e00291d301b588af2e7e5767803
+# Content sha256: 7a76e0b05d43a1b9ddafdc50a51e8fbefb7c813558ea74631d641e7b1610e43f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5c34d61f56bbb3871d7b4eb8fd5304dda4d0ce62faf185fa00d85a6182338f34
-# Content sha256: 7be1abb323b96b778a3a6131dcd947a6c6ef6924a3581372704fe4aa126be3fc
+# Inputs sha256: 41dae55519ac19c7124c8a47f80393037918809f8fa6f6733b3f53050b5893b4
+# Content sha256: 86ca86aafbf8169f4e8721bd9b42853f7dc03707287ef44c972e46e60d445a35
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 84420566aae0411309076b8e85c3a0bc1eea0e15aea4d470b19372d918b781a5
-# Content sha256: 6748b3716f5e97af251acd938af0020a358252da2397042246a96b9558bd030b
+# Inputs sha256: 48688ed7202b81e2a34db0f3ab9f26d453c9970779a9aafe116f5b3198ab84fa
+# Content sha256: 0eb2f6060c36c9a537514a6d5461c974f4c73cb233fc3b670291f3f21ce4b0bb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

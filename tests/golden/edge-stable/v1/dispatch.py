@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e8a08a6b6a1c920042489e11dbae34be8b87abd9d327169a0f6fa59b5e41dee
-# Content sha256: a8d185273495c691590b9dcd937b3f388c5a258caa77d1063b8e38c157fe6e13
+# Inputs sha256: 453884ae914dba1cdcb42a78291676e859f82f8bd7c828a5f3d32063492d2523
+# Content sha256: da166e51605f8d82d4dc4107cfbfe68eb7a3f7b62187899c41e377b3eecca734
 
 """Method dispatch for the agent side of ACP protocol v1.
 

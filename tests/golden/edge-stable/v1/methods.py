@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 16d530cf1a0d016f99ba5f06f0926fae672ea9693b68bea9e55e367d34bf0160
-# Content sha256: cee078895aa83d594d12e4cd080bfbbe5c391541cbb904b997e87ac7ab3482fe
+# Inputs sha256: def1241fb24ff7fb335105b7240f8dacb213f22e0f4fb792b2df59531854c64f
+# Content sha256: 8c9e81e98628c6046a1da46a98cb673af4f2953c986a13e0ae8418c6bd48c326
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62d88ed3527324225558e94057c67683c5efbb3b813f522840d8dfe8030f82fc
-# Content sha256: 3d75cb37db55e42627677b4a659e0258130eff3931b5fcf7bede88c4a99af741
+# Inputs sha256: 190793d5c5dc2d461eb6acfa5462a592b5d9b90937958fc2809b4b4e23163535
+# Content sha256: e0082d97cf269519f9da22cce1a789c91c7a95f957bec8a4f64b6c6f82ceff8b
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 966a0b705bd15f43c58831df137592306a7c9c5d8f1fb2bc007ce4254d2a204b
-# Content sha256: c22434d407a1ec2798261113602c5e3482008d875df18507e050d67acd08c05b
+# Inputs sha256: 1a934edb4f783010b2a5a8b69cc6898a1dec077d27de67975f4f4457701ffdda
+# Content sha256: d84c10519e923fdcbd18e9d39075b4d0df19c67c2ac5b81cc662616f4b172645
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 171b619aee5f265a43af64968c5946c07259419a4477ce2ee1da7d2cac33e8a6
-# Content sha256: badb4fb8e2b0a1e7e7c710ecb3e9ad399700e2bb9647113aebf124de0fe7626f
+# Inputs sha256: 8328af6c76765612ed8cac3bccfaea8e54681d074698f224575249acac97f472
+# Content sha256: 6c0082704d2d1af03cb327171c69ed8319e366f4271e36796611942a80a1a64d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

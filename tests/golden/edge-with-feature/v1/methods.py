@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c876822f973a82d1edd75039ade776e252f79a151e518340fa6093275223759a
-# Content sha256: 94776df891b4a5c62fd4a30a88baf9866f95db0ff9e7c97b6e5e012133c43375
+# Inputs sha256: 6f50ac60f7ea06d40681bc20f59c3794af43e7635ca3cca5cd45fceb1cb92690
+# Content sha256: f8dc6bac815f639ead45f4f5228a67db0c9d5707f95a461e592e2ebc33a17e57
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

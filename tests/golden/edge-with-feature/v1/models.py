@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e18da7dc9104a0ec9daaf5a2a1d76c507e66bba318c4ee41f8269912c791c05
-# Content sha256: 9569337cc7263621d61348c33f23ad5dc1f49c84bfd5282a74f0d3b1acd780fc
+# Inputs sha256: dd28c91b554b88fbcb0cdd09bdf3277ede1c1f2287e272f792609578e7976895
+# Content sha256: 428678b5fb32c389cf0a54ad6f0addeace75758a8026b8637d23ee63921d720f
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a080da510fad05a50b0a8e45882e9ed59b4730ce953ea76243510e365816c2c1
-# Content sha256: c2987ebc0265fbce7b315d30e1cc9ae2d559823bc339c5e758c4584994e8442a
+# Inputs sha256: 16cd78dfc2fdb4b75691959284d3bd071401abaed4ed02974374735fb52132d4
+# Content sha256: f7acbbb4ec0d978125189ea4a4a0003830a963fa22832620ca8cb27b1f75b741
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

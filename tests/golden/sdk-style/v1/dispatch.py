@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a0a7270c742619e23f682ea76b5150e4af091b14a419bb87d584fc0676c6e759
-# Content sha256: 1fd753dfad135c0dcba7f48176e2868fbd02fcc60ba3fe66e2655852841c1ba3
+# Inputs sha256: 8ae63296c302a064287a8309247d03c0d450c4d959dc45087d75f196a7e0b421
+# Content sha256: f9e42695db48311aaf030caafa3c86e8432eba80c089ae834f83b15a84d68090
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c3851db1f45a9d73e75b8a9bf815b5cf204e17a1d447f1633f6504a7c9beed2c
-# Content sha256: a4fd7b2bf21f9f7a6ff8ac836a9433cdb0d9a4b5a196afe91a76a32a09536c2a
+# Inputs sha256: 7e1509d38c867eb2d45a5087a60f700143cdea011663063a6d525348e4384081
+# Content sha256: 9b923714fa1b97413df7bf04d87b695c8a3c1834b243245b60cdaaa9fa83623c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

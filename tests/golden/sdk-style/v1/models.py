@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: eec8e41a447c5dc81c2386957b71a5282692c83d3bd1adfd235e68180f2cf0a3
-# Content sha256: 7c65b52e769ce295a89cf01383b69a9600e6e3abb06270c3eeea33e0f2e527a1
+# Inputs sha256: 1e04b53a85b17f4288daa757e985377f611167bb4d45406cb76282616c185f9e
+# Content sha256: 3d3a0146f6e0059f120689da06acb4fbf85fb3996ea2b98369d5accae2ee52ea
 
 """Wire models of ACP protocol v1.
 

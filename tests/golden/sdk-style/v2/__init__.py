@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7ef900b3c753b02c260b0856bf09d8a8408c9c3a04c05c8e6ba66ba044d0cc26
-# Content sha256: 140acbc2f132fee5dcefc42748de9ecfd6a71308c16b274b5dd92761619f7c91
+# Inputs sha256: 8c5155e9b89a5ac93dc7eb737c5acccf3dc4ab2e939dff2f33877700e5c6c3ab
+# Content sha256: c5ed9c654418e220867cac33af8b988fda645663723d387e628af5507d25c702
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

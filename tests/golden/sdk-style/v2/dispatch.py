@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d831d14da0392048e0f65ea11d5a9748de90c627a72ca69e75342974253e873b
-# Content sha256: 4ea5ea503f20205dcc9e8ffdc3fd1e0e7abdff8ecddf090db6069bc0445785d2
+# Inputs sha256: de608cfd9c92e21bfc01e0fc78e731fd08742d0067a896e5379583bba80c1f00
+# Content sha256: 384c60c7bd6343411270e13b8c0fdd4d229c5f1a3336d6794230910855eae836
 
 """Method dispatch for the agent side of ACP protocol v2.
 

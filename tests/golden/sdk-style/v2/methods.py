@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b94db379a9512fa25493c4946e26c3041b3a4658b5c29e924e8b1af28d591d50
-# Content sha256: 546d0b0819fdecd985af530f154f1a70a5549533d8fc282c88de6cf97b9fa88d
+# Inputs sha256: 860cf6b9c46936ec5e8f1ea6065a3801386211bc6bc35c05ea2ba8ea076d91b6
+# Content sha256: d36e5216d907137d653789d52cdac182ec2e39d54f1774f355d0280057f4cf86
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6edad6cba7bc9da360057ebc96ed8ef42df8637dafda6b4c00c876726098061b
-# Content sha256: 206986b9bef168fbee2c4a9da9430544c1b810852433ab53b4f7531e3406223e
+# Inputs sha256: 1f963a017cb2f61b5130ccd476d412b082cbd792bd7605f76d95ea38fdbf1c1b
+# Content sha256: 71f1f4feb623cd0d04baa92c73c9a84135de2b0533923743097f01de794960d6
 
 """Wire models of ACP protocol v2.
 

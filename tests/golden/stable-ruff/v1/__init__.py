@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dbc4b98a97d03d393e5b32a1f1862b8e7486d880b5fabbf9e4d5a12551b64ac1
-# Content sha256: 723fe7f51dd29fc1971ce98a9d4a0f9c1467668eb29e4cd248ed6d72399b3c25
+# Inputs sha256: c603cbdf41661bbf4920f3671b5d565e4ea7666e3ea466d366e9f2cf9a02063e
+# Content sha256: 6df0598f2e46b3612d34e82ea07a2f81d596b2164986cc48c34375a8571bcf97
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8684597b7b183187d48e46137d912f25f75f91e79a1b545bd960e893a01fdef5
-# Content sha256: 734948925aaedd147084d9d9ac60e7c9eeec1d128c48679c1882bc4bfc63ecc0
+# Inputs sha256: 3e308728c851db642b1b4162ff6f1a27c51a50c6c42c63ca843a7e0af1c17c0f
+# Content sha256: f1404af114e29307efaff7e6f9593e169fd7af6a248e6472d824476f3ca38d83
 
 """Method dispatch for the agent side of ACP protocol v1.
 

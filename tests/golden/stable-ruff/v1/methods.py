@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 06b300f210ace021c5e88c80daab3c02cc4a2cda9bdc0ec6786236a18e37388a
-# Content sha256: 8a6f981d220d19d9654bacf461e2a546090d64a79d6ae1e806ce7cf2b6c6d1e5
+# Inputs sha256: 2093bf41526084040e60f3caf691a90bc8b96a1eb0d5192f72fa003ad47d349f
+# Content sha256: 62aed15605f6254f193232500cf5914eb3f40336f7beb082fb5b0df85db7f2a6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 91f0453e126c59b6fea6955fd5d6d46e8a6e2804bf901dcba7769cf28139f031
-# Content sha256: 09194304802f4c193ed706a4ee4041994e241bb6ab483fd541953a812ebbe5f5
+# Inputs sha256: fcd0a21bef513d99311c5e3063cd9f2c78c726bf403197e76c8cb0d939a690e8
+# Content sha256: 9ac0586035cfb03cb981d6bb1a90ab9743882ae721f02da8d2f75fcd927429b2
 
 """Wire models of ACP protocol v1.
 

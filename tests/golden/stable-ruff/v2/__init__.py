@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5080ddefdbe901f496bb1e308e327c7f1bcf379bab5f9859615202507b00148d
-# Content sha256: cd15a105bbb6894cc7289fbf35eb32645b7ae46771a78839d0812714dbb3fb6c
+# Inputs sha256: 5d62e46d08851f8b72b69c689b68ef2dca004d251b971ea3c1ff38dda8149c6a
+# Content sha256: e848cde080b357e7e283d82e4be83ba90719e940c3e3ec75499295d6b7208fd8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 73ad07af03e51dbf79af0bd47448b60cfa552c05c14818fd6b904d211dcdc7a8
-# Content sha256: df626761d3cbf676afe2206f0a3852a5f73ce4b7eac753bacfc8d76c23583887
+# Inputs sha256: e5678a8d291c6e87aa4210cf641054dbfb28969881c4f48b7b1e2fde7fe7071f
+# Content sha256: f7a6ccf654a2b359d15714c80fc9b95ca4e2f7cbea7a54988b4f5fadd5d5acd7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

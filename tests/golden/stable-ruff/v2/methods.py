@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 757719520e4e26182743feced8da1a94c1052fb4a247c51585f7a371fcf0cc21
-# Content sha256: fc725a0578306c605eebf5c33ed16505d8f8fb5818405af320d594843a5b1b12
+# Inputs sha256: b7395eeca180a035ddaf3a7ffddd7ea14351172c5f5e2f038cca5e25e0f96fd9
+# Content sha256: 74f6b2ad7a10cb9a4fc675b1b959c5648a382686c8b5cda97a922e111b67ed24
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53dbc117a01ceea0bf0308a368fcbd7aeb344a59efaf58ab68ceaab89dc7aa3c
-# Content sha256: 09bddb69a40a8cf7cc6c02499e445140ef1b08f57c8f223907415b3958d292a6
+# Inputs sha256: f45a577c5fb385857a6ad5eb22ddd4f5e2e4bbce1aafbf133c4208e953bd6ca6
+# Content sha256: 7a5495a833ee7813848a2730a722e811e2ed795841910d17ba34c0f6c701e769
 
 """Wire models of ACP protocol v2.
 

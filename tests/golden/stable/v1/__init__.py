@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c58935c61e882528ca9b6fc46ea6b8b057dc51a5a80be8519ff360fab3e0f03
-# Content sha256: df6438909eaf81d15056320e0b76fd7381649c4278358fe1fd753a8cb25d39a4
+# Inputs sha256: e70964d54bb98f29577d089c1c0d2c4e6db189b9f62bc3bffa4f804039509e96
+# Content sha256: 772f6a047132a58694bb66a8d1599c0c426311119e7a52d1fa35d49c26f33b76
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

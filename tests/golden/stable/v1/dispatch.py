@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 556a7a089e9fbd517d0fa4280355391312155a24c255bcaa17f1e3c84e3f8450
-# Content sha256: 50b206a93abcca2c76d98655c7b1415f13189ddc657edc5cfcb3040c00b49747
+# Inputs sha256: 4280bd1980ed579ac29276742b04f9b58182ff5f7fb75eeb83264dba8c90992f
+# Content sha256: bf1e14a66f7022458a16b84e18ca6b20fc06d73815f4c6ce5ae64489b9f7b7c7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

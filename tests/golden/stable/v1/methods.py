@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1bb4c15e3ee6f69f92eabeea7a72c341825033ca67165016b77ff0011f05cd1c
-# Content sha256: d0dcdac5588a91d4734f6dae1c5b0d288e2712156a674755d9f365840c4cc759
+# Inputs sha256: 3913026340f1a3089c74895e91fcab5e36ec3dc4f12559b7617f4f59e3dfc6ee
+# Content sha256: 7e924ddc134c3d98a6d1f1a20ec17691a0087cf33f904f8e10a48873c1bfb38f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

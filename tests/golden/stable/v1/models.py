@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ebdd95c7046d2a0c4d0d5434195ab1745eb7664e9cfdd89734e3c7c52c81a54
-# Content sha256: ea9a106f0b032cc0eb3b38d0155142ba5e7823d0a2d1dd92453e24122ae2e0b8
+# Inputs sha256: 68511ff1c93b4a4c3f51ba9faf211db977b8d04c82bee4e331c01f63c14ea372
+# Content sha256: 32960a1135ce34c61af30e38cdfb2f1dccfb39d4fb7942a1a19b7bc16bc1c4cb
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0ef116e66d2a1d2fbc9ca7497bc4f948169801eb7f53c8b70409d6e0773763a0
-# Content sha256: 91f3274d62ce17ede6fe21a4b996c2d3692b89268c3d5d8cd8faaa815faeecaa
+# Inputs sha256: e894a6774e365374cc289b95498557d557fa71b302d054f142322b141740cc74
+# Content sha256: d4733725a9e516351c94a146865f8a2fc2c614793c2bef686e4d72f1f4931052
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 563a560ab3bb99054db6aa444b8569c1c1d5da7188bd95425654ca25f759e1b0
-# Content sha256: 864da1c7beea4b4af6f3df3b4009142f817b5b098cc28c9f7fa0f3b0003d561e
+# Inputs sha256: bad6f5ffa6aed6bfd7487e80c63a73e5d0b9f2fe624c87129f30f8b7b321135e
+# Content sha256: 03eee441557b990cc65b321e1dc4870ec402ccff091f7d7086108bcf043fba5c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 815f00eaef33f5c96682ab5b221d4fcb0313a5dc939f54302762878a14da7a5a
-# Content sha256: 8700fa87b19eecd66c94cf82c0fb09f08c4819a4221c7f41b97aeaa41c098ef5
+# Inputs sha256: 3952742205a1f96eff76452fffd0cdf29fbf7a53c0250256633d772884ed38ea
+# Content sha256: a2a10f21018c964f9d620b9c4bc868ac14a43a66c2bf0e1a6056489e8b093599
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

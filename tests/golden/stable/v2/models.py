@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 416e4e70e173d6fd53181aa9e3c0af2fdbab9e63ae5413b757c4a9830eb47b97
-# Content sha256: 699c14648f45e846a0c04061811a6a65e4f9572b4de118d5759e98754318043e
+# Inputs sha256: 5567520e9df0236bbaca9501803dd272a9c388d757a4089d501157c544b4935a
+# Content sha256: 0cce097004970d0d13f4403a7e3b0f301ab1170a42dfd7d437366805533f9f5a
 
 """Wire models of ACP protocol v2.
 
