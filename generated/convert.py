@@ -7,10 +7,10 @@
 #   schema/conversions.json
 #   templates/convert.py.jinja
 # Features: unstable_session_archive
-# Tools: black 26.10.1, datamodel-code-generator 0.89.0, jinja2 3.1.6, ruff 0.17.6
+# Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 218d9750601aed98bdb3282d5149c05c85e2e4ef588581a633b6df50a4147500
-# Content sha256: e5c441f670abf498b482e5a82382e643aec68856c710db46229ea8ffb76991d8
+# Inputs sha256: b07f3de63931ab58e7d6581184ebd750060aa197fbe2123a7421200f2a7c50f2
+# Content sha256: 4426b1b85b04ba0c99078a4b24a930ac714429747b1d313c0e54a62ac2ff4247
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

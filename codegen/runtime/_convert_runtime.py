@@ -6,20 +6,24 @@ derived from the schema and their tables. Nothing here depends on the schema.
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Annotated, Any, Final, TypeAlias
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    SerializationInfo,
     StringConstraints,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
 )
 from pydantic_core import PydanticCustomError
 
@@ -130,6 +134,162 @@ _Iso8601In: TypeAlias = Annotated[
 ]
 
 
+# Value rule `uri`: RFC 3986 requires a scheme; checked in pydantic-core.
+_URI: Final = r"^[A-Za-z][A-Za-z0-9+.-]*:"
+_URI_REASON: Final = "not a URI with a scheme, which v2 requires"
+
+
+def _check_regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except (re.error, RecursionError, OverflowError):
+        raise _fail(None, "not a regular expression, which v2 requires") from None
+    return value
+
+
+def _marker_in(value: bool) -> dict[str, Any] | None:
+    """A v1 boolean capability as a v2 support marker: an object, or null for false."""
+    return {} if value else None
+
+
+def _marker_out(value: dict[str, Any] | None) -> bool:
+    return value is not None
+
+
+def _env_list(value: dict[str, str]) -> list[dict[str, str]]:
+    return [{"name": k, "value": v} for k, v in value.items()]
+
+
+def _env_map(value: list[dict[str, Any]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in value:
+        name, text = item.get("name"), item.get("value")
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise _fail(None, "an environment variable needs a string name and value")
+        if name in out:
+            raise _fail(None, f"`{name}` is set twice; v1 names each variable once")
+        out[name] = text
+    return out
+
+
+def _to(value: Any) -> AfterValidator:
+    """A tag read in the source version, written as the target's."""
+    return AfterValidator(lambda _: value)
+
+
+_UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
+_RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
+_MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in)]
+_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out)]
+_EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list)]
+_EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map)]
+
+
+def _refuse(reason: str) -> Callable[[Any], Any]:
+    """A type that cannot convert in this direction (declared with its reason)."""
+
+    def refuse(value: Any) -> Any:
+        raise _fail(None, reason)
+
+    return refuse
+
+
+def _variants(
+    tag: str, tags: frozenset[str], refused: Mapping[str, str], target: int, name: str
+) -> BeforeValidator:
+    """A union's tag checked before its variants are tried: a tag the target has no form
+    for is refused with its reason, not with every variant's mismatch."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, dict) and isinstance(value.get(tag), str):
+            found = value[tag]
+            if found not in tags:
+                why = refused.get(found) or f"it has no v{target} form"
+                raise _fail(tag, f"{name} `{found}` cannot become v{target}: {why}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _git_patch(path: str, old: str | None, new: str) -> str:
+    """One `diff --git` section in Git's patch format for a whole-file change, absolute paths."""
+    head = [f"diff --git {path} {path}\n"]
+    if old is None:
+        head += ["new file mode 100644\n", "--- /dev/null\n", f"+++ {path}\n"]
+    else:
+        head += [f"--- {path}\n", f"+++ {path}\n"]
+    before = (old or "").splitlines(keepends=True)
+    after = new.splitlines(keepends=True)
+    hunks = list(difflib.unified_diff(before, after, n=3))[2:]  # the ---/+++ lines are written above
+    lines = []
+    for line in hunks:
+        if line.endswith("\n"):
+            lines.append(line)
+        else:  # the file's last line has no newline
+            lines += [line + "\n", "\\ No newline at end of file\n"]
+    return "".join(head + lines)
+
+
+def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
+    """A v1 diff (`path`, `oldText`, `newText`) as v2's: one change (`add` without old
+    text, else `modify`) and the whole-file patch in `git_patch` format."""
+    path, old, new = value.get("path"), value.get("oldText"), value.get("newText")
+    if not isinstance(path, str):
+        raise _fail("path", "a diff needs its path, a string")
+    if re.match(_ABSOLUTE_PATH, path) is None:
+        raise _fail("path", _ABSOLUTE_PATH_REASON)
+    if not isinstance(new, str):
+        raise _fail("newText", "a diff needs its new text, a string")
+    if old is not None and not isinstance(old, str):
+        raise _fail("oldText", "old text is a string or null")
+    for key in ("changes", "patch"):
+        if key in value:
+            raise _fail(key, f"unknown property `{key}` would become the v2 field of that name")
+    out = {k: v for k, v in value.items() if k not in ("path", "oldText", "newText")}
+    out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
+    out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
+    return out
+
+
+def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:
+    context = info.context if info is not None else None
+    supply = context.get("supply") if isinstance(context, Mapping) else None
+    return supply if isinstance(supply, Mapping) else {}
+
+
+def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, keep: bool) -> None:
+    """Set ``value`` at ``path`` into nested objects (made where absent); ``keep``: only where unset."""
+    for key in path[:-1]:
+        inner = data.get(key)
+        if not isinstance(inner, dict):
+            inner = data[key] = {}
+        data = inner
+    if not (keep and path[-1] in data):
+        data[path[-1]] = value
+
+
+def _reshape(
+    model: BaseModel,
+    data: dict[str, Any],
+    moves: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    fills: tuple[tuple[tuple[str, ...], str | None, Any], ...] = (),
+    supplied: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> dict[str, Any]:
+    """The target's shape from a dump: fields moved into nested objects, the values the
+    caller supplied (kept by the validator on the model, by supply key), then fills."""
+    for key, path in moves:
+        if key in data:
+            _put(data, path, data.pop(key), keep=False)
+    given = (model.__pydantic_private__ or {}).get("_supplied", {})
+    for key, path in supplied:
+        if key in given:
+            _put(data, path, given[key], keep=False)
+    for path, when, value in fills:
+        if when is None or data.get(when) is not None:
+            _put(data, path, copy.deepcopy(value), keep=True)
+    return data
+
+
 def _check_fields(
     model: BaseModel,
     target: int,
@@ -137,11 +297,30 @@ def _check_fields(
     nulls: tuple[str, ...] = (),
     invariants: tuple[tuple[str, str, str, str], ...] = (),
     collisions: frozenset[str] = frozenset(),
+    info: ValidationInfo | None = None,
+    supplied: tuple[tuple[str | None, str | None, str, str], ...] = (),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
+    (omitted instead), source invariants, unknown properties that would shadow a field;
+    and values the target requires that the source may lack (``supplied``: the source
+    field that has it, the field read from elsewhere in the source, the caller's supply
+    key, the name written): the caller's supply wins, then what the source has.
     """
     fields_set = model.__pydantic_fields_set__
+    for has, read, key, written in supplied:
+        given = _supply(info).get(key)
+        if given is None and has is not None and has in fields_set and getattr(model, has) is not None:
+            continue
+        if given is None and read is not None:
+            given = getattr(model, read)
+        if given is None:
+            raise _fail(
+                written,
+                f"v{target} requires `{written}`; pass it as supply={{'{key}': ...}} to convert this",
+            )
+        if model.__pydantic_private__ is None:
+            object.__setattr__(model, "__pydantic_private__", {})
+        model.__pydantic_private__.setdefault("_supplied", {})[key] = given
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
             raise _fail(
@@ -191,6 +370,8 @@ def _error(
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
         reason = _ABSOLUTE_PATH_REASON
+    elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
+        reason = _URI_REASON
     else:
         reason = f"not valid v{version} input: {chosen['msg']}"
     return ConversionError(prefix + path, reason)
@@ -198,6 +379,7 @@ def _error(
 
 Adapters = Mapping[tuple[int, int], Mapping[str, TypeAdapter[Any]]]
 Methods = Mapping[int, Mapping[str, tuple[str, str, str | None]]]
+Names = Mapping[int, Mapping[str, str]]
 
 
 class Conversions:
@@ -205,9 +387,17 @@ class Conversions:
     by direction and source type name, and the methods both versions define (wire name ->
     kind, params type, result type)."""
 
-    def __init__(self, adapters: Adapters, methods: Methods) -> None:
+    def __init__(
+        self,
+        adapters: Adapters,
+        methods: Methods,
+        renamed: Names | None = None,
+        refused: Names | None = None,
+    ) -> None:
         self._adapters = adapters
         self._methods = methods
+        self._renamed = renamed or {}  # version -> method -> its name in the other version
+        self._refused = refused or {}  # version -> method of that version only -> why
         self._targets: dict[Any, TypeAdapter[Any]] = {}
 
     def _adapter(self, type_name: str, source: int, target: int) -> TypeAdapter[Any]:
@@ -229,11 +419,13 @@ class Conversions:
         source: int,
         target: int,
         prefix: tuple[str | int, ...] = (),
+        supply: Mapping[str, Any] | None = None,
     ) -> Any:
         adapter = self._adapter(type_name, source, target)
+        context = {"supply": supply} if supply else None
         try:
             return adapter.dump_python(
-                adapter.validate_python(value),
+                adapter.validate_python(value, context=context),
                 mode="json",
                 by_alias=True,
                 exclude_unset=True,
@@ -241,10 +433,20 @@ class Conversions:
         except ValidationError as exc:
             raise _error(exc, value, prefix, source) from None
 
-    def convert(self, type_name: str, value: Any, *, source: int, target: int) -> Any:
-        """Convert the wire value of ``type_name`` (its name in the source version)."""
+    def convert(
+        self,
+        type_name: str,
+        value: Any,
+        *,
+        source: int,
+        target: int,
+        supply: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Convert the wire value of ``type_name`` (its name in the source version).
+        ``supply``: values the target requires that the source does not carry, by the
+        keys docs/conversions.md lists (``messageId``, ``planId`` ...)."""
         try:
-            return self._convert(type_name, value, source, target)
+            return self._convert(type_name, value, source, target, (), supply)
         except ConversionError:
             raise
         # Nested deeper than copying or pydantic's serializer allows.
@@ -278,9 +480,12 @@ class Conversions:
             self._methods.get(source, {}).get(name) if isinstance(name, str) else None
         )
         if spec is None:
+            why = self._refused.get(source, {}).get(name) if isinstance(name, str) else None
             raise ConversionError(
                 ("method",),
-                f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
+                f"method {name!r} exists in v{source} only: {why}"
+                if why
+                else f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
             )
         return spec
 
@@ -291,12 +496,15 @@ class Conversions:
         source: int,
         target: int,
         method: str | None = None,
+        supply: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Convert a JSON-RPC message. Requests and notifications convert by their method;
-        responses (results and errors) need ``method``, the method of their request. Error
-        objects are the same in both versions and are carried as they are."""
+        """Convert a JSON-RPC message. Requests and notifications convert by their method,
+        and carry the target version's name of it; responses (results and errors) need
+        ``method``, the source version's method of their request. Error objects are the
+        same in both versions and are carried as they are. ``supply``: values the target
+        requires that the message does not carry (see ``convert``)."""
         try:
-            return self._convert_message(message, source, target, method)
+            return self._convert_message(message, source, target, method, supply)
         except ConversionError:
             raise
         # A value nested deeper than the stack (copying recurses) or pydantic's serializer
@@ -307,7 +515,12 @@ class Conversions:
             ) from None
 
     def _convert_message(
-        self, message: Mapping[str, Any], source: int, target: int, method: str | None
+        self,
+        message: Mapping[str, Any],
+        source: int,
+        target: int,
+        method: str | None,
+        supply: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         if (source, target) not in self._adapters:
             raise ConversionError((), f"no conversion from v{source} to v{target}")
@@ -336,10 +549,11 @@ class Conversions:
                 )
             if "params" in message:
                 out["params"] = self._convert(
-                    params, message["params"], source, target, ("params",)
+                    params, message["params"], source, target, ("params",), supply
                 )
             else:  # absent params must be allowed to be
-                self._convert(params, {}, source, target, ("params",))
+                self._convert(params, {}, source, target, ("params",), supply)
+            out["method"] = self._renamed.get(source, {}).get(name, name)
             return out
         if "result" in message or "error" in message:
             if method is None:
@@ -357,7 +571,7 @@ class Conversions:
                 )
             if "result" in message:
                 out["result"] = self._convert(
-                    result, message["result"], source, target, ("result",)
+                    result, message["result"], source, target, ("result",), supply
                 )
             return out
         raise ConversionError((), "not a JSON-RPC request, notification or response")

@@ -1,6 +1,6 @@
 """Both versions' IRs compared under the declarations: every difference must be declared,
-and every declaration must cover a difference. Over a full upstream base, the comparison
-is limited to the archive surface (``archive_scope``)."""
+and every declaration must cover a difference. Over full upstream bases, the comparison
+covers what the methods both versions define reach (``method_scope``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import Problem, pointer
 from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, shape
-from .declarations import CONVERSIONS_FILE, VALUE_RULES, Declarations, FieldDecl
+from .declarations import CONVERSIONS_FILE, VALUE_RULES, VERSIONS, Declarations, FieldDecl
 from .plan_types import MethodMap
 
 
@@ -20,6 +20,9 @@ class FieldPair:
     v1: Field | None
     v2: Field | None
     decl: FieldDecl | None
+
+    def field(self, version: int) -> Field | None:
+        return self.v1 if version == 1 else self.v2
 
 
 @dataclass
@@ -34,29 +37,64 @@ class Comparison:
     # Over a base, a declaration may find the versions agreeing (an older release has no
     # difference there); the fragments' own generation checks that each one is needed.
     over_base: bool = False
+    one_way: list[tuple[TypeDef, TypeDef]] = field(default_factory=list)  # converted v1 -> v2 only
+    flat: set[str] = field(default_factory=set)  # v1 names of pairs compared (and converted) flattened
 
     def problem(self, td: TypeDef, ptr: str, message: str) -> None:
         self.problems.append(Problem(td.file, ptr, message))
 
     def declared(self, section: str, index: int, message: str) -> None:
-        self.problems.append(Problem(self.decl.source.name, pointer(section, index), message))
+        name, local = self.decl.where(section, index)
+        self.problems.append(Problem(name, pointer(section, local), message))
+
+    def fields_of(self, td: TypeDef, version: int) -> tuple[Field, ...]:
+        """Its own fields, or with its bases' where the pair is compared flattened."""
+        proto = self.v1 if version == 1 else self.v2
+        v1_name = td.name if version == 1 else self.v1_name(td.name)
+        if v1_name not in self.flat:
+            return td.fields
+        return tuple(f for b in td.bases if b in proto.types for f in _all_fields(proto.types[b], proto)) + td.fields
+
+    def decl_why(self, section: str, index: int) -> str:
+        return self.decl.whys.get((section, index), "")
+
+    def v1_name(self, v2_name: str) -> str:
+        return next((k for k, v in self.decl.renames.items() if v == v2_name), v2_name)
+
+    def other_names(self, version: int) -> dict[str, str]:
+        """Type names of ``version`` as the other version names them (both kinds of rename)."""
+        if version == 1:
+            return {**self.decl.one_way, **self.decl.renames}
+        return {v: k for k, v in self.decl.renames.items()}
 
     def pairs(self) -> list[tuple[TypeDef, TypeDef]]:
         out = []
         v2_names = {self.decl.type_name(2, n) for n in self.v1.types}
+        one_way = list(self.decl.one_way)
         for name, td1 in self.v1.types.items():
+            if name in self.decl.one_way:
+                td2 = self.v2.types.get(self.decl.one_way[name])
+                if td2 is not None:
+                    self.one_way.append((td1, td2))
+                    self.used.add(("renamedTypes", self._rename_index(name)))
+                    continue
+                del one_way[one_way.index(name)]
             name2 = self.decl.type_name(2, name)
             td2 = self.v2.types.get(name2)
             if td2 is not None:
                 out.append((td1, td2))
                 if name in self.decl.renames:
-                    self.used.add(("renamedTypes", list(self.decl.renames).index(name)))
+                    self.used.add(("renamedTypes", self._rename_index(name)))
                 continue
             self._only_in(td1, 1)
         for name2, td2 in self.v2.types.items():
             if name2 not in v2_names:
                 self._only_in(td2, 2)
         return out
+
+    def _rename_index(self, v1_name: str) -> int:
+        data = self.decl.renamed_types
+        return next(i for i, r in enumerate(data) if r == v1_name)
 
     def _only_in(self, td: TypeDef, version: int) -> None:
         index = self.decl.only_in.get((version, td.name))
@@ -73,14 +111,28 @@ class Comparison:
 
     def compare_types(self, td1: TypeDef, td2: TypeDef) -> list[FieldPair]:
         """Problems for type-level differences; for objects, the matched field pairs."""
-        rename = self.decl.renames
+        rename = self.other_names(1)
         label = f"{td1.name}" if td1.name == td2.name else f"{td1.name} (v2 {td2.name})"
+        transformed = [self.decl.transform(1, td1.name), self.decl.transform(2, td2.name)]
+        for t in transformed:
+            if t is not None:
+                self.used.add(("transforms", t.index))
+        if all(transformed):  # converted by functions (or refused) both ways: nothing to match
+            return []
         if td1.kind != td2.kind:
             self.problem(td2, td2.pointer, f"type {label}: {td1.kind} in v1, {td2.kind} in v2")
             return []
         if td1.kind == "enum":
             if [v.value for v in td1.values] != [v.value for v in td2.values] or td1.open != td2.open:
-                self.problem(td2, td2.pointer, f"type {label}: enum values differ between v1 and v2")
+                index = self.decl.enums.get(td1.name)
+                if index is None:
+                    self.problem(
+                        td2,
+                        td2.pointer,
+                        f"type {label}: enum values differ between v1 and v2 (declare it in enums of {CONVERSIONS_FILE})",
+                    )
+                else:
+                    self.used.add(("enums", index))
             return []
         if td1.kind == "alias":
             if shape(td1.target, rename, nullable=False) != shape(td2.target, nullable=False) or (
@@ -91,35 +143,52 @@ class Comparison:
                 )
             return []
         if td1.kind == "union":
-            if shape(TypeExpr("union", variants=td1.variants), rename) != shape(
-                TypeExpr("union", variants=td2.variants)
-            ):
+            # Variants one version only has are declared with their types; the rest must match.
+            mine = {shape(v, rename) for v in td1.variants if not self._only(v, 1)}
+            theirs = {shape(v) for v in td2.variants if not self._only(v, 2)}
+            if mine != theirs:
                 self.problem(td2, td2.pointer, f"type {label}: union variants differ between v1 and v2")
             return []
         if tuple(rename.get(b, b) for b in td1.bases) != td2.bases:
-            self.problem(td2, td2.pointer, f"type {label}: extends {td1.bases} in v1 but {td2.bases} in v2")
+            # Another hierarchy (a variant that gained a tag, one that became another's):
+            # compared, and converted, field by field over the bases.
+            self.flat.add(td1.name)
         if td1.extra_allowed != td2.extra_allowed:
             self.problem(td2, td2.pointer, f"type {label}: unknown properties allowed in one version only")
         return self.compare_fields(td1, td2, label)
 
+    def _only(self, e: TypeExpr, version: int) -> bool:
+        return e.kind == "ref" and e.ref is not None and (version, e.ref) in self.decl.only_in
+
     def compare_fields(self, td1: TypeDef, td2: TypeDef, label: str) -> list[FieldPair]:
-        decls = {(d.v1, d.v2): d for d in self.decl.fields if d.type == td1.name}
-        by_v1 = {d.v1: d for d in decls.values() if d.v1 is not None}
-        by_v2 = {d.v2: d for d in decls.values() if d.v2 is not None}
+        decls = [d for d in self.decl.fields if d.type == td1.name]
+        by_v1 = {d.v1: d for d in decls if d.v1 is not None}
+        by_v2 = {d.v2: d for d in decls if d.v2 is not None}
+        # A field of a version's type that a declared path goes through (`plan` of `plan.entries`).
+        through = {v: {d.top(v) for d in decls if "." in (d.name(v) or "")} for v in VERSIONS}
+        fields1, fields2 = self.fields_of(td1, 1), self.fields_of(td2, 2)
+        names1, names2 = {f.name for f in fields1}, {f.name for f in fields2}
         pairs: list[FieldPair] = []
         matched2: set[str] = set()
-        for f1 in td1.fields:
+        for f1 in fields1:
             d = by_v1.get(f1.name)
             name2 = d.v2 if d is not None else f1.name
-            f2 = td2.field(name2) if name2 is not None else None
+            if d is not None and name2 is not None and "." in name2:  # moved into a nested object
+                if name2.split(".")[0] in names2:
+                    self.used.add(("fields", d.index))
+                pairs.append(FieldPair(f1, None, d))
+                continue
+            f2 = next((f for f in fields2 if f.name == name2), None) if name2 is not None else None
             if d is not None and d.v2 is None:
-                if td2.field(f1.name) is not None:
+                if f1.name in names2:
                     self.declared("fields", d.index, f"{td1.name}.{f1.name} is declared v1-only, but v2 has it too")
                 else:
                     self.used.add(("fields", d.index))
                     pairs.append(FieldPair(f1, None, d))
                 continue
             if f2 is None:
+                if f1.name in through[1]:
+                    continue
                 self.problem(
                     td1,
                     f1.pointer,
@@ -132,16 +201,26 @@ class Comparison:
                 self.used.add(("fields", d.index))
             pairs.append(FieldPair(f1, f2, d))
             self._compare_pair(td1, td2, label, f1, f2, d)
-        for f2 in td2.fields:
+        for d in decls:  # read from a nested object of v2, or written into one of v1
+            if d.v2 is not None and "." in d.v2 and d.v1 is None and d.top(2) in names2:
+                self.used.add(("fields", d.index))
+                pairs.append(FieldPair(None, None, d))
+            elif d.v1 is not None and "." in d.v1 and d.top(1) in names1:
+                self.used.add(("fields", d.index))
+                pairs.append(FieldPair(None, next((f for f in fields2 if f.name == d.v2), None), d))
+                matched2.add(d.v2 or "")
+        for f2 in fields2:
             if f2.name in matched2:
                 continue
             d = by_v2.get(f2.name)
             if d is not None and d.v1 is None:
-                if td1.field(f2.name) is not None:
+                if f2.name in names1:
                     self.declared("fields", d.index, f"{td2.name}.{f2.name} is declared v2-only, but v1 has it too")
                 else:
                     self.used.add(("fields", d.index))
                     pairs.append(FieldPair(None, f2, d))
+                continue
+            if f2.name in through[2]:
                 continue
             self.problem(
                 td2,
@@ -153,8 +232,12 @@ class Comparison:
 
     def _compare_pair(self, td1: TypeDef, td2: TypeDef, label: str, f1: Field, f2: Field, d: FieldDecl | None) -> None:
         where = f"{label}.{f1.name}" + (f" (v2 {f2.name})" if f2.name != f1.name else "")
-        accept = d.accept if d else frozenset()
-        if shape(f1.type, self.decl.renames, nullable=False) != shape(f2.type, nullable=False):
+        accept = set(d.accept) if d else set()
+        if d is not None and d.value == "marker":  # a marker object is nullable where a boolean is not
+            accept.add("nullable")
+        if d is not None and (d.supply or d.fill):  # the target's value comes from the caller or the fill
+            accept.add("required")
+        if shape(f1.type, self.other_names(1), nullable=False) != shape(f2.type, nullable=False):
             if d is None or d.value is None:
                 self.problem(
                     td2,
@@ -164,7 +247,7 @@ class Comparison:
                 )
             else:
                 self.used.add(("fields", d.index))
-        elif d is not None and d.value is not None and not self.over_base:
+        elif d is not None and d.value not in (None, "tag") and not self.over_base:
             self.declared("fields", d.index, f"{where}: value rule {d.value!r} declared, but both versions agree")
         for flag, differs in (
             ("required", f1.required != f2.required),
@@ -183,6 +266,10 @@ class Comparison:
                 self.declared("fields", d.index, f"{where}: accepts a {flag} difference both versions lack")
 
 
+def _all_fields(td: TypeDef, proto: Protocol) -> tuple[Field, ...]:
+    return tuple(f for b in td.bases if b in proto.types for f in _all_fields(proto.types[b], proto)) + td.fields
+
+
 def _has_flag(f: Field, flag: str) -> bool:
     return bool(f.required if flag == "required" else f.type.nullable)
 
@@ -192,41 +279,74 @@ def _describe(e: TypeExpr | None) -> str:
 
 
 def check_methods(cmp: Comparison) -> list[MethodMap]:
+    """The methods both versions define (by name, or as declared renames), each with its
+    counterpart's name; a method of one version only must be declared."""
     out = []
-    v2_methods = {(m.name, m.side): m for m in cmp.v2.methods}
-    v1_keys = set()
+    decl = cmp.decl
+    v2_by_name = {m.name: m for m in cmp.v2.methods}
+    v1_names = set()
+    renamed_back = {v: k for k, v in decl.method_renames.items()}
     for m in cmp.v1.methods:
-        v1_keys.add((m.name, m.side))
-        m2 = v2_methods.get((m.name, m.side))
+        v1_names.add(m.name)
+        name2 = decl.method_renames.get(m.name, m.name)
+        m2 = v2_by_name.get(name2)
         if m2 is None:
-            cmp.problems.append(
-                Problem(cmp.decl.source.name, "", f"method {m.name} ({m.side}) exists in v1 only: it cannot convert")
-            )
+            _method_only_in(cmp, m.name, m.side, 1)
             continue
-        expected = (m.kind, cmp.decl.type_name(2, m.params), cmp.decl.type_name(2, m.result) if m.result else None)
+        expected = (m.kind, decl.type_name(2, m.params), decl.type_name(2, m.result) if m.result else None)
         if (m2.kind, m2.params, m2.result) != expected:
             cmp.problems.append(
                 Problem(
-                    cmp.decl.source.name,
+                    decl.source.name,
                     "",
                     f"method {m.name}: v1 {m.kind} {m.params} -> {m.result}, v2 {m2.kind} {m2.params} -> {m2.result}",
                 )
             )
             continue
-        out.append(MethodMap(1, m.name, m.kind, m.params, m.result))
-        out.append(MethodMap(2, m2.name, m2.kind, m2.params, m2.result))
-    for key, m2 in v2_methods.items():
-        if key not in v1_keys:
-            cmp.problems.append(
-                Problem(cmp.decl.source.name, "", f"method {m2.name} ({m2.side}) exists in v2 only: it cannot convert")
-            )
+        if m.name in decl.method_renames:
+            cmp.used.add(("renamedMethods", list(decl.method_renames).index(m.name)))
+        out.append(MethodMap(1, m.name, m.kind, m.params, m.result, m2.name))
+        out.append(MethodMap(2, m2.name, m2.kind, m2.params, m2.result, m.name))
+    for m2 in cmp.v2.methods:
+        if renamed_back.get(m2.name, m2.name) not in v1_names:
+            _method_only_in(cmp, m2.name, m2.side, 2)
     for version, proto in ((1, cmp.v1), (2, cmp.v2)):
-        names = [m.name for m in proto.methods]
-        for name in sorted({n for n in names if names.count(n) > 1}):
+        # One method on two sides converts alike when its types are the same (mcp/message).
+        specs: dict[str, set[tuple[str, str, str | None]]] = {}
+        for m in proto.methods:
+            specs.setdefault(m.name, set()).add((m.kind, m.params, m.result))
+        for name in sorted(n for n, s in specs.items() if len(s) > 1):
             cmp.problems.append(
-                Problem(cmp.decl.source.name, "", f"v{version} method {name} exists on two sides; messages cannot tell")
+                Problem(decl.source.name, "", f"v{version} method {name} exists on two sides; messages cannot tell")
             )
-    return sorted(out, key=lambda m: (m.version, m.name))
+    unique = {(m.version, m.name): m for m in out}
+    return sorted(unique.values(), key=lambda m: (m.version, m.name))
+
+
+def _method_only_in(cmp: Comparison, name: str, side: str, version: int) -> None:
+    declared = cmp.decl.methods_only_in.get((version, name))
+    if declared is not None:
+        cmp.used.add(("methodsOnlyIn", declared[0]))
+        return
+    cmp.problems.append(
+        Problem(
+            cmp.decl.source.name,
+            "",
+            f"method {name} ({side}) exists in v{version} only: declare it in methodsOnlyIn (or a rename in "
+            f"renamedMethods) in {CONVERSIONS_FILE}",
+        )
+    )
+
+
+def refused_methods(cmp: Comparison) -> dict[int, dict[str, str]]:
+    """Per version, the methods it alone has that the declarations explain: why they cannot convert."""
+    out: dict[int, dict[str, str]] = {1: {}, 2: {}}
+    for version, proto in ((1, cmp.v1), (2, cmp.v2)):
+        for m in proto.methods:
+            declared = cmp.decl.methods_only_in.get((version, m.name))
+            if declared is not None:
+                out[version][m.name] = declared[1]
+    return out
 
 
 def field_names(td: TypeDef, proto: Protocol) -> list[str]:
@@ -252,6 +372,9 @@ def _reach(proto: Protocol, roots: set[str], decl: Declarations) -> set[str]:
         seen.add(name)
         td = proto.types[name]
         refs = [*td.bases, *(td.target.refs() if td.target else ())]
+        v1 = v1_name.get(name, name)
+        if decl.transform(1, v1) and decl.transform(2, decl.type_name(2, v1)):
+            continue  # converted by functions both ways: what its fields name is not compared
         for variant in td.variants:
             refs += variant.refs()
         for f in td.fields:
@@ -261,28 +384,32 @@ def _reach(proto: Protocol, roots: set[str], decl: Declarations) -> set[str]:
     return seen
 
 
-def archive_scope(
-    protocols: Mapping[int, Protocol], fragments: Mapping[int, set[str]], decl: Declarations
-) -> dict[int, Protocol]:
-    """Over a full upstream base, conversions cover the archive surface only: the types the
-    fragments define or extend with a feature's items, the messages of methods using them,
-    and every type these reach (in either version). The rest of upstream is out of scope."""
+def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[int, Protocol]:
+    """Over full upstream bases, conversions cover the messages of the methods both versions
+    define: the types their params and results reach (in either version), and nothing else
+    (the message envelopes, the types of a method one version alone has)."""
     reached: set[str] = set()  # by v1 name
     v1_name = {v2: v1 for v1, v2 in decl.renames.items()}
     for version, proto in protocols.items():
-        roots = set(fragments[version])
-        for m in proto.methods:
-            if m.params in roots or m.result in roots:
-                roots |= {m.params, *([m.result] if m.result else [])}
+        roots = {
+            t
+            for m in proto.methods
+            if (version, m.name) not in decl.methods_only_in
+            for t in (m.params, m.result)
+            if t is not None
+        }
         found = _reach(proto, roots, decl)
         reached |= {v1_name.get(n, n) for n in found} if version == 2 else found
+    reached |= {v1 for v1, v2 in decl.one_way.items() if v2 in {decl.type_name(2, n) for n in reached}}
     out = {}
     for version, proto in protocols.items():
         names = {decl.type_name(version, n) for n in reached}
+        if version == 1:
+            names |= {n for n in reached if n in decl.one_way}
         out[version] = replace(
             proto,
             types={n: t for n, t in proto.types.items() if n in names},
-            methods=tuple(m for m in proto.methods if m.params in names),
+            methods=tuple(m for m in proto.methods if m.params in names or (version, m.name) in decl.methods_only_in),
         )
     return out
 
@@ -311,7 +438,7 @@ def stale(decl: Declarations, full: Comparison) -> list[Problem]:
             for v, p in ((1, full.v1), (2, full.v2))
         )
     }
-    for section in ("renamedTypes", "typesOnlyIn", "fields"):
+    for section in ("renamedTypes", "typesOnlyIn", "enums", "fields", "transforms", "renamedMethods", "methodsOnlyIn"):
         for index, _ in enumerate(data.get(section, [])):
             if section == "fields" and index in upstream_only:
                 continue  # a field of full upstream schemas only: these fragments do not have it
@@ -331,7 +458,7 @@ def stale(decl: Declarations, full: Comparison) -> list[Problem]:
                 break
     for f in decl.fields:
         # A fill condition naming no field would silently never fill (issue 7: hostile names).
-        if f.fill is not None and (f.v1 is None) != (f.v2 is None):
+        if f.fill is not None and f.fill.when is not None and (f.v1 is None) != (f.v2 is None):
             version = 1 if f.v1 is not None else 2
             proto = full.v1 if version == 1 else full.v2
             td = proto.types.get(decl.type_name(version, f.type))

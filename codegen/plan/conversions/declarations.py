@@ -3,8 +3,9 @@ records (checked against the schema, then for contradictions between entries).""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import jsonschema_rs
@@ -16,17 +17,33 @@ CONVERSIONS_FILE = "conversions.json"
 VERSIONS = (1, 2)
 
 # Value rules: how a field's value changes between versions, as the annotation that
-# checks (and, for date-time, rewrites) a source string on its way to the target.
-# Directions without an entry copy the value unchanged (it is checked as the source
-# version types it). The annotations are defined by templates/convert.py.jinja.
+# checks (and, for some, rewrites) a source value on its way to the target. Directions
+# without an entry copy the value unchanged (it is checked as the source version types
+# it). The annotations are defined by the runtime (codegen/runtime/_convert_runtime.py).
+# String rules replace every string leaf of the field's type; whole-value rules
+# (WHOLE_VALUE_RULES) replace the field's annotation.
 VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     "same": {},
     "absolute-path": {(1, 2): "_AbsolutePathIn"},
     "date-time": {(1, 2): "_Iso8601In"},
+    "uri": {(1, 2): "_UriIn"},
+    "regex": {(1, 2): "_RegexIn"},
+    "marker": {(1, 2): "_MarkerIn", (2, 1): "_MarkerOut"},
+    "env-list": {(1, 2): "_EnvListIn", (2, 1): "_EnvMapIn"},
+    "tag": {},  # a discriminator constant: the source's is read, the target's written
 }
+WHOLE_VALUE_RULES = frozenset({"marker", "env-list", "tag"})
+
+# Transforms: a type whose shape differs beyond fields, converted by a function of the
+# runtime (by direction: the declaration names the source version).
+TRANSFORMS: dict[str, str] = {"git-patch": "_diff_to_git_patch"}
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z_$][A-Za-z0-9_$]*$"}
+# A field's wire name, or a dotted path into objects the target nests (`session.prompt`).
 _FIELD_NAME = {"type": ["string", "null"], "minLength": 1}
+_METHOD = {"type": "string", "minLength": 1}
+_WHY = {"type": "string"}
+_LOSSY = {"type": "boolean"}
 DECLARATIONS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -40,7 +57,13 @@ DECLARATIONS_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["v1", "v2"],
-                "properties": {"v1": _NAME, "v2": _NAME, "why": {"type": "string"}},
+                "properties": {
+                    "v1": _NAME,
+                    "v2": _NAME,
+                    # v1 -> v2 only: the v2 type converts back to its own v1 namesake
+                    "oneWay": {"type": "boolean"},
+                    "why": _WHY,
+                },
             },
         },
         "typesOnlyIn": {
@@ -49,7 +72,16 @@ DECLARATIONS_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["type", "version"],
-                "properties": {"type": _NAME, "version": {"enum": list(VERSIONS)}, "why": {"type": "string"}},
+                "properties": {"type": _NAME, "version": {"enum": list(VERSIONS)}, "why": _WHY},
+            },
+        },
+        "enums": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["type"],
+                "properties": {"type": _NAME, "why": _WHY},
             },
         },
         "fields": {
@@ -67,12 +99,50 @@ DECLARATIONS_SCHEMA: dict[str, Any] = {
                     "fill": {
                         "type": "object",
                         "additionalProperties": False,
-                        "required": ["when", "value"],
+                        "required": ["value"],
                         "properties": {"when": {"type": "string"}, "value": {}},
                     },
+                    "supply": {"type": "string", "minLength": 1},
+                    "from": {"type": "string", "minLength": 1},
+                    "lossy": _LOSSY,
                     "upstream": {"type": "boolean"},
-                    "why": {"type": "string"},
+                    "why": _WHY,
                 },
+            },
+        },
+        "transforms": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["type", "from"],
+                "properties": {
+                    "type": _NAME,
+                    "from": {"enum": list(VERSIONS)},
+                    "function": {"enum": sorted(TRANSFORMS)},
+                    "refuse": {"type": "string", "minLength": 1},
+                    "lossy": _LOSSY,
+                    "why": _WHY,
+                },
+                "oneOf": [{"required": ["function"]}, {"required": ["refuse"]}],
+            },
+        },
+        "renamedMethods": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["v1", "v2"],
+                "properties": {"v1": _METHOD, "v2": _METHOD, "why": _WHY},
+            },
+        },
+        "methodsOnlyIn": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["method", "version", "why"],
+                "properties": {"method": _METHOD, "version": {"enum": list(VERSIONS)}, "why": _WHY},
             },
         },
         "invariants": {
@@ -86,19 +156,21 @@ DECLARATIONS_SCHEMA: dict[str, Any] = {
                     "type": _NAME,
                     "if": {"type": "string"},
                     "then": {"type": "string"},
-                    "why": {"type": "string"},
+                    "why": _WHY,
                 },
             },
         },
     },
 }
+SECTIONS = tuple(k for k in DECLARATIONS_SCHEMA["properties"] if k not in ("$comment", "versions"))
 
 
 @dataclass(frozen=True)
 class FillDecl:
-    """Set a target-only field to ``value`` when the field ``when`` is non-null."""
+    """Set a target-only field to ``value`` (when the field ``when`` is non-null, where
+    given); on a field both versions have, the value the target takes when it is absent."""
 
-    when: str
+    when: str | None
     value: Any
 
 
@@ -116,7 +188,8 @@ class InvariantDecl:
 
 @dataclass(frozen=True)
 class FieldDecl:
-    """One entry of ``fields``: a field's names in both versions and how its value converts."""
+    """One entry of ``fields``: a field's names in both versions and how its value converts.
+    A name may be a dotted path: the field lives in an object nested in the type."""
 
     index: int
     type: str  # v1 type name
@@ -127,23 +200,65 @@ class FieldDecl:
     fill: FillDecl | None
     why: str
     upstream: bool = False  # about a field only full upstream schemas have: the fragments may lack it
+    supply: str | None = None  # the caller's `supply` key that gives a value the target requires
+    source_path: str | None = None  # ("from") where else in the source the value may be read
+    lossy: bool = False  # the value may not survive a round trip
 
     def name(self, version: int) -> str | None:
         return self.v1 if version == 1 else self.v2
 
+    def top(self, version: int) -> str | None:
+        """The field of the type itself that the name is, or that the path goes through."""
+        name = self.name(version)
+        return name.split(".")[0] if name is not None else None
+
+
+@dataclass(frozen=True)
+class TransformDecl:
+    """A type converted from version ``source`` by a runtime function, or refused."""
+
+    index: int
+    type: str  # the type's name in the source version
+    source: int
+    function: str | None
+    refuse: str | None
+    lossy: bool
+    why: str
+
 
 @dataclass(frozen=True)
 class Declarations:
-    """A loaded and checked ``conversions.json``."""
+    """Loaded and checked declarations (one file, or several merged: see ``where``)."""
 
     source: Source
     renames: dict[str, str]  # v1 type -> v2 type
     only_in: dict[tuple[int, str], int]  # (version, type) -> index
     fields: tuple[FieldDecl, ...]
     invariants: tuple[InvariantDecl, ...]
+    one_way: dict[str, str] = dataclass_field(default_factory=dict)  # v1 type -> v2 type, v1 -> v2 only
+    enums: dict[str, int] = dataclass_field(default_factory=dict)  # v1 enum name -> index
+    transforms: tuple[TransformDecl, ...] = ()
+    method_renames: dict[str, str] = dataclass_field(default_factory=dict)  # v1 method -> v2 method
+    methods_only_in: dict[tuple[int, str], tuple[int, str]] = dataclass_field(default_factory=dict)  # -> (index, why)
+    renamed_types: tuple[str, ...] = ()  # the v1 names of renamedTypes, in order
+    whys: dict[tuple[str, int], str] = dataclass_field(default_factory=dict)  # (section, index) -> why
+    # Per section, the files merged: (name, entries) in order, to locate an entry.
+    parts: tuple[tuple[str, dict[str, int]], ...] = ()
 
     def type_name(self, version: int, v1_name: str) -> str:
         return self.renames.get(v1_name, v1_name) if version == 2 else v1_name
+
+    def where(self, section: str, index: int) -> tuple[str, int]:
+        """The file an entry (by its index over the merged files) comes from, and its index there."""
+        for name, counts in self.parts:
+            count = counts.get(section, 0)
+            if index < count:
+                return name, index
+            index -= count
+        return self.source.name, index
+
+    def transform(self, source: int, type_name: str) -> TransformDecl | None:
+        return next((t for t in self.transforms if t.source == source and t.type == type_name), None)
 
     def under(self, class_names: Mapping[int, Mapping[str, str]]) -> Declarations:
         """The same declarations, naming types by the class names a user chose for them in
@@ -162,44 +277,97 @@ class Declarations:
         return replace(
             self,
             renames=renames,
+            one_way={name(1, v1): name(2, v2) for v1, v2 in self.one_way.items()},
+            renamed_types=tuple(name(1, t) for t in self.renamed_types),
             only_in={(version, name(version, t)): i for (version, t), i in self.only_in.items()},
+            enums={name(1, t): i for t, i in self.enums.items()},
             fields=tuple(replace(f, type=name(1, f.type)) for f in self.fields),
             invariants=tuple(replace(inv, type=name(inv.version, inv.type)) for inv in self.invariants),
+            transforms=tuple(replace(t, type=name(t.source, t.type)) for t in self.transforms),
         )
 
 
-def load_declarations(source: Source) -> Declarations:
-    data = source.data
-    errors = jsonschema_rs.Draft202012Validator(DECLARATIONS_SCHEMA).iter_errors(data)
-    problems = [Problem(source.name, pointer(*e.instance_path), e.message) for e in errors]
+def merged(sources: Sequence[Source]) -> tuple[dict[str, Any], tuple[tuple[str, dict[str, int]], ...]]:
+    """Several declaration files as one: their sections concatenated in order, after each
+    file was checked against the schema. A later file's entry overrides an earlier one
+    about the same thing (its place is kept, its content replaced)."""
+    problems = []
+    for source in sources:
+        errors = jsonschema_rs.Draft202012Validator(DECLARATIONS_SCHEMA).iter_errors(source.data)
+        problems += [Problem(source.name, pointer(*e.instance_path), e.message) for e in errors]
     if problems:
         raise SchemaError(problems)
+    data: dict[str, Any] = {"versions": list(VERSIONS)}
+    parts = []
+    for source in sources:
+        counts = {}
+        for section in SECTIONS:
+            entries = list(data.get(section, []))
+            added = 0
+            for entry in source.data.get(section, []):
+                key = _key(section, entry)
+                at = next((i for i, e in enumerate(entries) if _key(section, e) == key), None)
+                if at is None:
+                    entries.append(entry)
+                    added += 1
+                else:
+                    entries[at] = entry
+            data[section] = entries
+            counts[section] = added
+        parts.append((source.name, counts))
+    return data, tuple(parts)
+
+
+def _key(section: str, entry: Mapping[str, Any]) -> Any:
+    """What an entry is about: two entries with one key declare the same thing."""
+    if section == "fields":
+        return (entry["type"], entry["v1"], entry["v2"])
+    if section in ("renamedTypes", "renamedMethods"):
+        return entry["v1"]
+    if section == "transforms":
+        return (entry["type"], entry["from"])
+    if section == "methodsOnlyIn":
+        return (entry["method"], entry["version"])
+    if section == "invariants":
+        return (entry["version"], entry["type"], entry["if"], entry["then"])
+    return (entry["type"], entry.get("version"))
+
+
+def load_declarations(source: Source, *more: Source) -> Declarations:
+    """The declarations of ``source`` and, merged after it, of ``more`` (see ``merged``)."""
+    data, parts = merged((source, *more))
     problems = []
+
+    def problem(section: str, index: int, message: str, *rest: str | int) -> None:
+        name, local = Declarations.where(_where, section, index)
+        problems.append(Problem(name, pointer(section, local, *rest), message))
+
+    _where = Declarations(source, {}, {}, (), (), parts=parts)
     renames: dict[str, str] = {}
+    one_way: dict[str, str] = {}
     for i, r in enumerate(data.get("renamedTypes", [])):
-        if r["v1"] in renames:
-            problems.append(Problem(source.name, pointer("renamedTypes", i), f"{r['v1']} is renamed twice"))
-        renames[r["v1"]] = r["v2"]
+        table = one_way if r.get("oneWay") else renames
+        table[r["v1"]] = r["v2"]
     only_in = {(o["version"], o["type"]): i for i, o in enumerate(data.get("typesOnlyIn", []))}
     fields = []
     seen: set[tuple[str, int, str]] = set()
     for i, f in enumerate(data.get("fields", [])):
-        where = pointer("fields", i)
         if f["v1"] is None and f["v2"] is None:
-            problems.append(Problem(source.name, where, "names no field: at most one of v1 and v2 may be null"))
+            problem("fields", i, "names no field: at most one of v1 and v2 may be null")
             continue
-        if "fill" in f and (f["v1"] is None) == (f["v2"] is None):
-            problems.append(Problem(source.name, where + "/fill", "only a field of one version can be filled in"))
-        if (f["v1"] is None or f["v2"] is None) and ("value" in f or "accept" in f):
-            problems.append(Problem(source.name, where, "a field of one version only has no value rule or accept"))
+        one_side = (f["v1"] is None) != (f["v2"] is None)
+        if "fill" in f and not one_side and "when" in f["fill"]:
+            problem("fields", i, "a fill condition is for a field of one version only", "fill")
+        if one_side and ("value" in f or "accept" in f):
+            problem("fields", i, "a field of one version only has no value rule or accept")
         for version in VERSIONS:
             name = f[f"v{version}"]
             if name is not None:
                 key = (f["type"], version, name)
                 if key in seen:
-                    problems.append(Problem(source.name, where, f"{f['type']}.{name} (v{version}) is declared twice"))
+                    problem("fields", i, f"{f['type']}.{name} (v{version}) is declared twice")
                 seen.add(key)
-        fill = FillDecl(f["fill"]["when"], f["fill"]["value"]) if "fill" in f else None
+        fill = FillDecl(f["fill"].get("when"), f["fill"]["value"]) if "fill" in f else None
         fields.append(
             FieldDecl(
                 i,
@@ -211,12 +379,38 @@ def load_declarations(source: Source) -> Declarations:
                 fill,
                 f.get("why", ""),
                 f.get("upstream", False),
+                f.get("supply"),
+                f.get("from"),
+                f.get("lossy", False),
             )
         )
     invariants = tuple(
         InvariantDecl(i, d["version"], d["type"], d["if"], d["then"], d.get("why", ""))
         for i, d in enumerate(data.get("invariants", []))
     )
+    transforms = tuple(
+        TransformDecl(i, t["type"], t["from"], t.get("function"), t.get("refuse"), t.get("lossy", False), t.get("why", ""))
+        for i, t in enumerate(data.get("transforms", []))
+    )
+    methods_only_in = {
+        (m["version"], m["method"]): (i, m["why"]) for i, m in enumerate(data.get("methodsOnlyIn", []))
+    }
+    method_renames = {m["v1"]: m["v2"] for m in data.get("renamedMethods", [])}
+    enums = {e["type"]: i for i, e in enumerate(data.get("enums", []))}
     if problems:
         raise SchemaError(problems)
-    return Declarations(source, renames, only_in, tuple(fields), invariants)
+    return Declarations(
+        source,
+        renames,
+        only_in,
+        tuple(fields),
+        invariants,
+        one_way=one_way,
+        enums=enums,
+        transforms=transforms,
+        method_renames=method_renames,
+        methods_only_in=methods_only_in,
+        renamed_types=tuple(r["v1"] for r in data.get("renamedTypes", [])),
+        whys={(k, i): e.get("why", "") for k in SECTIONS for i, e in enumerate(data.get(k, []))},
+        parts=parts,
+    )

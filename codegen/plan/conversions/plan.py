@@ -3,7 +3,7 @@ annotations check a source-version value on its way to the target version."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,11 +11,11 @@ from ...code_text import Code, identifier, py_literal
 from ...errors import Problem, SchemaError
 from ...protocol.class_names import NO_CLASS_NAMES, ClassNames
 from ...protocol.features import select
-from ...protocol.ir import Protocol, TypeDef, TypeExpr, build, python_field_name
+from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, build, python_field_name
 from ...protocol.load import Source, VersionSources
-from .compare import Comparison, FieldPair, archive_scope, check_methods, compare, field_names, stale
-from .declarations import VALUE_RULES, VERSIONS, load_declarations
-from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant
+from .compare import Comparison, FieldPair, check_methods, compare, field_names, method_scope, refused_methods, stale
+from .declarations import TRANSFORMS, VALUE_RULES, VERSIONS, WHOLE_VALUE_RULES, TransformDecl, load_declarations
+from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant, Supplied
 
 
 def class_name(source: int, target: int, type_name: str) -> str:
@@ -38,7 +38,13 @@ def _is_string(e: TypeExpr, proto: Protocol) -> bool:
 
 
 def annotation(
-    e: TypeExpr, proto: Protocol, source: int, target: int, leaf: str | None, shared: frozenset[str]
+    e: TypeExpr,
+    proto: Protocol,
+    source: int,
+    target: int,
+    leaf: str | None,
+    shared: frozenset[str],
+    narrow: Mapping[str, tuple[Any, ...]] | None = None,
 ) -> Code:
     """The Python annotation that checks a source-version value of this expression.
     Refs to shared object and union types become the converter of that type (a type of
@@ -52,13 +58,16 @@ def annotation(
             text = "dict[str, Any]" if td.kind == "object" else "Any"
         elif td.kind in ("object", "union"):
             text = class_name(source, target, td.name)
+        elif td.kind == "enum" and narrow is not None and td.name in narrow:
+            # The target's enum is closed: only the values it has convert.
+            text = f"Literal[{', '.join(py_literal(v) for v in narrow[td.name])}]" if narrow[td.name] else "None"
         elif td.kind == "enum":
             text = " | ".join(
                 [f"Literal[{', '.join(py_literal(v.value) for v in td.values)}]"] + (["str"] if td.open else [])
             )
         else:
             assert td.target is not None
-            text = annotation(td.target, proto, source, target, leaf, shared)
+            text = annotation(td.target, proto, source, target, leaf, shared, narrow)
     elif e.kind == "string":
         text = "_Rfc3339" if e.format == "date-time" else "str"
     elif e.kind in ("integer", "number", "boolean", "null"):
@@ -66,15 +75,15 @@ def annotation(
     elif e.kind == "const":
         text = f"Literal[{py_literal(e.const)}]"
     elif e.kind == "array":
-        inner = annotation(e.items, proto, source, target, leaf, shared) if e.items else "Any"
+        inner = annotation(e.items, proto, source, target, leaf, shared, narrow) if e.items else "Any"
         text = f"list[{inner}]"
     elif e.kind == "object":
         inner = (
-            annotation(e.additional, proto, source, target, leaf, shared) if e.additional and not e.fields else "Any"
+            annotation(e.additional, proto, source, target, leaf, shared, narrow) if e.additional and not e.fields else "Any"
         )
         text = f"dict[str, {inner}]"
     elif e.kind == "union":
-        text = " | ".join(annotation(v, proto, source, target, leaf, shared) for v in e.variants)
+        text = " | ".join(annotation(v, proto, source, target, leaf, shared, narrow) for v in e.variants)
     else:
         text = "Any"
     if e.nullable and text not in ("Any", "None"):
@@ -98,7 +107,8 @@ class _Direction:
     cmp: Comparison
     source: int
     target: int
-    shared: frozenset[str]  # the source version's names of the types both versions have
+    shared: frozenset[str]  # the source version's names of the types that convert
+    narrow: Mapping[str, tuple[Any, ...]]  # source enums whose target is closed: the values both have
 
     @property
     def proto(self) -> Protocol:
@@ -108,6 +118,31 @@ class _Direction:
     def target_proto(self) -> Protocol:
         return self.cmp.v1 if self.target == 1 else self.cmp.v2
 
+    def annotation(self, e: TypeExpr, leaf: str | None = None) -> Code:
+        return annotation(e, self.proto, self.source, self.target, leaf, self.shared, self.narrow)
+
+    def v1_name(self, name: str) -> str:
+        return name if self.source == 1 else self.cmp.v1_name(name)
+
+    def transform(self, td: TypeDef) -> TransformDecl | None:
+        """The transform converting this source type, its own or its nearest base's."""
+        found = self.cmp.decl.transform(self.source, td.name)
+        for base in td.bases:
+            if found is None and base in self.proto.types:
+                found = self.transform(self.proto.types[base])
+        return found
+
+
+def _narrowed(cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], source: int) -> dict[str, tuple[Any, ...]]:
+    out = {}
+    for td1, td2 in pairs:
+        src, dst = (td1, td2) if source == 1 else (td2, td1)
+        if src.kind == dst.kind == "enum" and not dst.open:
+            theirs = {v.value for v in dst.values}
+            if src.open or any(v.value not in theirs for v in src.values):
+                out[src.name] = tuple(v.value for v in src.values if v.value in theirs)
+    return out
+
 
 def _converters(
     cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[FieldPair]]
@@ -115,8 +150,10 @@ def _converters(
     """Both directions' converters, each direction's in the order a module defines them."""
     out: list[Converter] = []
     for source, target in ((1, 2), (2, 1)):
-        shared = frozenset(p[0 if source == 1 else 1].name for p in pairs)
-        out += _direction_converters(_Direction(cmp, source, target, shared), pairs, field_pairs)
+        way_pairs = pairs + cmp.one_way if source == 1 else pairs
+        shared = frozenset(p[0 if source == 1 else 1].name for p in way_pairs)
+        way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source))
+        out += _direction_converters(way, way_pairs, field_pairs)
     return out
 
 
@@ -136,9 +173,16 @@ def _direction_converters(
             cls=class_name(way.source, way.target, src.name),
             function=function_name(way.source, way.target, src.name),
         )
-        if src.kind == "union":
-            union = " | ".join(annotation(v, way.proto, way.source, way.target, None, way.shared) for v in src.variants)
-            built[src.name] = Converter(kind="union", union=Code(union), **common)
+        transform = way.transform(src) if src.kind == "object" else None
+        if transform is not None:
+            function = TRANSFORMS[transform.function] if transform.function else None
+            built[src.name] = Converter(
+                kind="function",
+                union=Code(function or f"_refuse({py_literal(transform.refuse)})"),
+                **common,
+            )
+        elif src.kind == "union":
+            built[src.name] = _union_converter(way, src, common)
         elif src.kind == "object":
             built[src.name] = _object_converter(way, src, dst, field_pairs[td1.name], td1.name, built, common)
     # Objects first (their annotations resolve late); unions after the types they name.
@@ -147,6 +191,61 @@ def _direction_converters(
     for converter in sorted(built.values(), key=lambda c: (order[c.source_type], c.source_type)):
         _place(converter, built, way.proto, placed)
     return list(placed.values())
+
+
+def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> Converter:
+    """A union's converter: the variants that convert; the tag of one that cannot is refused
+    with the reason its declaration gives."""
+    converting = [v for v in src.variants if not (v.kind == "ref" and v.ref in way.proto.types and v.ref not in way.shared)]
+    union = " | ".join(way.annotation(v) for v in converting) or "None"
+    tag = src.discriminator or _common_tag(src, way.proto)
+    refused: list[tuple[str, str]] = []
+    tags: list[str] = []
+    if tag is not None:
+        for v in src.variants:
+            value = _tag_value(v, tag, way.proto)
+            if value is None:
+                continue
+            if v in converting:
+                tags.append(value)
+            else:
+                index = way.cmp.decl.only_in.get((way.source, v.ref or ""))
+                why = way.cmp.decl_why("typesOnlyIn", index) if index is not None else ""
+                refused.append((value, why or f"it has no v{way.target} form"))
+    # The tags are checked first only where a variant is declared not to convert (its reason then
+    # is the error, not every variant's mismatch).
+    return Converter(
+        kind="union",
+        union=Code(union),
+        tag=tag,
+        refused_tags=tuple(refused),
+        tags=tuple(tags) if refused else (),
+        **common,
+    )
+
+
+def _tag_value(e: TypeExpr, tag: str, proto: Protocol) -> str | None:
+    if e.kind != "ref" or e.ref not in proto.types:
+        return None
+    found = next((f for f in _flat_fields(proto.types[e.ref], proto) if f.name == tag), None)
+    return found.type.const if found is not None and found.type.kind == "const" else None
+
+
+def _common_tag(td: TypeDef, proto: Protocol) -> str | None:
+    """The field every tagged variant of a union names itself by (a constant), if any."""
+    counts: dict[str, int] = {}
+    tagged = 0
+    for v in td.variants:
+        if v.kind == "ref" and v.ref in proto.types:
+            consts = [f.name for f in _flat_fields(proto.types[v.ref], proto) if f.type.kind == "const"]
+            tagged += bool(consts)
+            for name in consts:
+                counts[name] = counts.get(name, 0) + 1
+    return next((n for n, c in sorted(counts.items()) if c == tagged and tagged > 1), None)
+
+
+def _flat_fields(td: TypeDef, proto: Protocol) -> tuple[Field, ...]:
+    return tuple(f for b in td.bases if b in proto.types for f in _flat_fields(proto.types[b], proto)) + td.fields
 
 
 def _object_converter(
@@ -159,59 +258,112 @@ def _object_converter(
     common: dict[str, Any],
 ) -> Converter:
     """An object's converter: its own fields after its bases', the fills and invariants it
-    keeps, and the target names a dump must not collide with."""
-    base_convs = [built[b] for b in src.bases if b in built]
-    own, fills = _own_fields(way, dst, pairs, base_convs)
+    keeps, and the target names a dump must not collide with. A pair compared flattened is
+    converted flat, its bases' fields its own."""
+    flat = v1_name in way.cmp.flat
+    base_convs = [] if flat else [built[b] for b in src.bases if b in built]
+    own, fills, supplied = _own_fields(way, src, dst, pairs, base_convs)
     all_fields = tuple(f for b in base_convs for f in b.all_fields) + tuple(own)
     by_wire = {f.source: f for f in all_fields}
     written = {f.target for f in all_fields if f.target is not None}
     target_fields = field_names(dst, way.target_proto)
     collisions = {f.target for f in all_fields if f.target is not None and f.target != f.source}
-    collisions |= {fl.key for fl in fills}
+    collisions |= {fl.key for fl in fills} | {s.path[0] for s in supplied} | {f.nest[0] for f in all_fields if f.nest}
     collisions |= {n for n in target_fields if n not in written and n not in by_wire}
     return Converter(
         kind="object",
-        bases=tuple(built[b].cls for b in src.bases if b in built),
+        bases=tuple(c.cls for c in base_convs),
         fields=tuple(own),
         all_fields=all_fields,
         fills=tuple(fills),
+        supplied=tuple(supplied),
         invariants=tuple(_invariants(way, v1_name, by_wire, base_convs)),
-        collisions=tuple(sorted(collisions)),
+        collisions=tuple(sorted(collisions - {f.source for f in all_fields if not f.read})),
         extra_allowed=src.extra_allowed,
         **common,
     )
 
 
+def _path(name: str) -> tuple[str, ...]:
+    return tuple(name.split("."))
+
+
+def _nested_field(proto: Protocol, td: TypeDef, path: tuple[str, ...]) -> Field | None:
+    """The field a dotted path names, through objects (and the variants of unions)."""
+    found = next((f for f in _flat_fields(td, proto) if f.name == path[0]), None)
+    if found is None or len(path) == 1:
+        return found
+    for name in found.type.refs():
+        inner = proto.types.get(name)
+        if inner is None:
+            continue
+        candidates = [inner] if inner.kind == "object" else [
+            proto.types[r] for v in inner.variants for r in v.refs() if r in proto.types
+        ]
+        for c in candidates:
+            hit = _nested_field(proto, c, path[1:])
+            if hit is not None:
+                return hit
+    return None
+
+
 def _own_fields(
-    way: _Direction, dst: TypeDef, pairs: list[FieldPair], base_convs: list[Converter]
-) -> tuple[list[ConvField], list[Fill]]:
+    way: _Direction, src: TypeDef, dst: TypeDef, pairs: list[FieldPair], base_convs: list[Converter]
+) -> tuple[list[ConvField], list[Fill], list[Supplied]]:
     """The fields an object's converter adds to its bases', and the target-only fields it
-    fills (with the bases' fills)."""
+    fills or takes from the caller (with the bases')."""
     taken = {f.attr for b in base_convs for f in b.all_fields}
     own = []
     fills = [fl for b in base_convs for fl in b.fills]
+    supplied = [s for b in base_convs for s in b.supplied]
+    dst_names = {f.name for f in _flat_fields(dst, way.target_proto)}
     for pair in pairs:
-        fs, ft = (pair.v1, pair.v2) if way.source == 1 else (pair.v2, pair.v1)
+        fs, ft = pair.field(way.source), pair.field(way.target)
         d = pair.decl
+        source_name = d.name(way.source) if d is not None else (fs.name if fs else None)
+        target_name = d.name(way.target) if d is not None else (ft.name if ft else None)
+        if fs is None and source_name is not None and "." in source_name:
+            fs = _nested_field(way.proto, src, _path(source_name))  # read from a nested object
         if fs is None:  # exists in the target only
-            fill = d.fill if d is not None else None
-            # (a fill whose condition field was pruned has nothing to fill)
-            if fill is not None and ft is not None and dst.field(fill.when) is not None:
-                fills.append(Fill(ft.name, fill.when, py_literal(fill.value)))
+            if target_name is None or d is None:
+                continue
+            path = _path(target_name)
+            if d.supply is not None:
+                read = _path(d.source_path) if d.source_path else ()
+                supplied.append(Supplied(_attr(d.supply, taken), path, d.supply, read))
+            elif d.fill is not None and (d.fill.when is None or d.fill.when in dst_names):
+                # (a fill whose condition field was pruned has nothing to fill)
+                fills.append(Fill(path, d.fill.when, py_literal(d.fill.value)))
             continue
-        rule = VALUE_RULES.get(d.value or "same", {}).get((way.source, way.target)) if d else None
+        rule_name = d.value if d is not None else None
+        rule = VALUE_RULES.get(rule_name or "same", {}).get((way.source, way.target))
+        if rule_name == "tag" and ft is not None and ft.type.kind == "const" and fs.type.kind == "const":
+            text = Code(f"Annotated[Literal[{py_literal(fs.type.const)}], _to({py_literal(ft.type.const)})]")
+        elif rule is not None and rule_name in WHOLE_VALUE_RULES:
+            text = Code(f"{rule} | None" if fs.type.nullable else rule)
+        else:
+            text = way.annotation(fs.type, rule)
+        nest = _path(target_name) if target_name is not None and "." in target_name else ()
+        read = _path(source_name) if source_name is not None and "." in source_name else ()
+        supply = d.supply if d is not None and ft is not None else None
+        default = py_literal(d.fill.value) if d is not None and d.fill is not None and ft is not None else None
+        requires = ft is not None and ft.required and (not fs.required or fs.type.nullable)
         own.append(
             ConvField(
-                attr=_attr(fs.name, taken),
-                source=fs.name,
-                target=ft.name if ft is not None else None,
-                annotation=annotation(fs.type, way.proto, way.source, way.target, rule, way.shared),
-                required=fs.required,
-                target_requires=ft is not None and ft.required and (not fs.required or fs.type.nullable),
+                attr=_attr(fs.name if not read else "_".join(read), taken),
+                source=fs.name if not read else source_name or fs.name,
+                target=None if target_name is None else (".".join(nest) if nest else target_name),
+                annotation=text,
+                required=fs.required and not read,
+                target_requires=requires and supply is None and default is None,
                 null_to_absent=ft is not None and fs.type.nullable and not ft.type.nullable,
+                read=read,
+                nest=nest,
+                supply=supply if requires else None,
+                default=default if requires else None,
             )
         )
-    return own, fills
+    return own, fills, supplied
 
 
 def _invariants(
@@ -251,7 +403,8 @@ def _depth(td: TypeDef, proto: Protocol) -> int:
 
 
 SWITCH_OFF = (
-    "over an upstream base, conversions cover the archive surface; declare the differences reported here,"
+    "over upstream bases, conversions cover every method both versions define; declare the differences reported"
+    " here (declarations in [tool.acp-codegen] adds a file of them),"
     " or switch conversions off: --no-conversions on the command line, conversions = false in [tool.acp-codegen]"
 )
 
@@ -262,17 +415,18 @@ def plan(
     source: Source | None,
     fragments: Mapping[int, set[str]] | None = None,
     class_names: Mapping[int, ClassNames] | None = None,
+    more: Sequence[Source] = (),
 ) -> ConversionPlan | None:
-    """Check the declared differences (``source``, the conversions file as read) against
-    both versions; None without a conversions file.
+    """Check the declared differences (``source``, the conversions file as read, and
+    ``more`` merged after it) against both versions; None without a conversions file.
 
-    ``fragments`` (over a full upstream base): per version, the types the fragments define
-    with or around a feature's items; conversions are limited to what they reach.
+    ``fragments`` (over full upstream bases): per version, the types the fragments define
+    with or around a feature's items; conversions then cover the methods both versions define.
     ``class_names``: per version, the names chosen for classes (the protocols already carry them)."""
     if source is None:
         return None
     names = dict(class_names or {})
-    decl = load_declarations(source).under({v: n.chosen for v, n in names.items()})
+    decl = load_declarations(source, *more).under({v: n.chosen for v, n in names.items()})
     by_version = {p.version: p for p in protocols}
     sources_by_version = {int(s.meta.data["version"]): s for s in sources}
     if set(by_version) != set(VERSIONS):
@@ -290,8 +444,8 @@ def plan(
             else build(select(s, every), names.get(v, NO_CLASS_NAMES))
         )
     if fragments is not None:
-        full = archive_scope(full, fragments, decl)
-        by_version = archive_scope(by_version, fragments, decl)
+        full = method_scope(full, decl)
+        by_version = method_scope(by_version, decl)
     over_base = fragments is not None
     full_cmp, _, _ = compare(decl, full[1], full[2], over_base)
     cmp, pairs, field_pairs = compare(decl, by_version[1], by_version[2], over_base)
@@ -304,4 +458,26 @@ def plan(
         if fragments is not None:
             problems.append(Problem(source.name, "", SWITCH_OFF))
         raise SchemaError(problems)
-    return ConversionPlan(source, tuple(_converters(cmp, pairs, field_pairs)), tuple(methods))
+    refused = refused_methods(cmp)
+    return ConversionPlan(
+        source,
+        tuple(_converters(cmp, pairs, field_pairs)),
+        tuple(methods),
+        tuple((v, name, why) for v in VERSIONS for name, why in sorted(refused[v].items())),
+        _lossy(cmp),
+    )
+
+
+def _lossy(cmp: Comparison) -> tuple[tuple[int, int, str, tuple[str, ...]], ...]:
+    """Per direction and source type, the fields a round trip may not give back as they were."""
+    out: dict[tuple[int, int, str], set[str]] = {}
+    for d in cmp.decl.fields:
+        if d.lossy:
+            for source in VERSIONS:
+                name = d.top(source)
+                if name is not None:
+                    out.setdefault((source, 3 - source, cmp.decl.type_name(source, d.type)), set()).add(name)
+    for t in cmp.decl.transforms:
+        if t.lossy:
+            out.setdefault((t.source, 3 - t.source, t.type), set()).add("*")
+    return tuple((s, t, name, tuple(sorted(fields))) for (s, t, name), fields in sorted(out.items()))

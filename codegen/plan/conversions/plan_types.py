@@ -22,15 +22,35 @@ class ConvField:
     required: bool  # in the source version
     target_requires: bool  # the target requires a value the source may omit or null
     null_to_absent: bool  # the target cannot say null: a null is omitted (null and omission are equivalent)
+    read: tuple[str, ...] = ()  # a path into nested source objects the value is read from (else ``source``)
+    nest: tuple[str, ...] = ()  # a path into nested target objects the value is written to (else ``target``)
+    supply: str | None = None  # the caller's supply key that gives the value where the source has none
+    default: Code | None = None  # the value the target takes where the source has none
 
 
 @dataclass(frozen=True)
 class Fill:
-    """A target-only field set to ``value`` when the written ``when`` field is non-null."""
+    """A target-only field (at ``path`` into nested objects) set to ``value`` where it is
+    absent and, where ``when`` is given, that written field is non-null."""
 
-    key: str
-    when: str
+    path: tuple[str, ...]
+    when: str | None
     value: Code
+
+    @property
+    def key(self) -> str:
+        return self.path[0]
+
+
+@dataclass(frozen=True)
+class Supplied:
+    """A target-only field (at ``path``) the caller supplies (``supply`` key), else read from
+    the source at ``read`` (where given); the target requires it."""
+
+    attr: str  # holds the value read from the source (``read``), if any
+    path: tuple[str, ...]
+    supply: str
+    read: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,15 +71,20 @@ class Converter:
     target: int
     source_type: str
     target_type: str
-    kind: Literal["object", "union"]
+    kind: Literal["object", "union", "function"]
     cls: str
     function: str
     bases: tuple[str, ...] = ()
     fields: tuple[ConvField, ...] = ()
-    union: Code | None = None
+    union: Code | None = None  # union: the variants; function: the function's name in the runtime
+    # union: the discriminator the variants are told by, and the tags that cannot convert (-> why)
+    tag: str | None = None
+    refused_tags: tuple[tuple[str, str], ...] = ()
+    tags: tuple[str, ...] = ()  # union: the tags that convert
     # Effective over the class hierarchy (a subclass's hooks replace its base's).
     all_fields: tuple[ConvField, ...] = ()
     fills: tuple[Fill, ...] = ()
+    supplied: tuple[Supplied, ...] = ()
     invariants: tuple[Invariant, ...] = ()
     collisions: tuple[str, ...] = ()
     extra_allowed: bool = True
@@ -74,7 +99,35 @@ class Converter:
 
     @property
     def checks(self) -> bool:
-        return bool(self.required_in_target or self.nulls_to_absent or self.invariants or self.collisions)
+        return bool(
+            self.required_in_target
+            or self.nulls_to_absent
+            or self.invariants
+            or self.collisions
+            or self.supplied
+            or self.supplies
+        )
+
+    @property
+    def supplies(self) -> tuple[ConvField, ...]:
+        """Fields both versions have whose value the caller supplies where the source has none."""
+        return tuple(f for f in self.all_fields if f.supply)
+
+    @property
+    def fills_only(self) -> bool:
+        """Reshaped by fills of a single key on a condition alone (their plain serializer)."""
+        return not (self.supplied or self.moved or self.supplies) and all(
+            fl.when is not None and len(fl.path) == 1 for fl in self.fills
+        )
+
+    @property
+    def moved(self) -> tuple[ConvField, ...]:
+        """Fields written into nested objects of the target."""
+        return tuple(f for f in self.all_fields if f.nest)
+
+    @property
+    def reshapes(self) -> bool:
+        return bool(self.fills or self.supplied or self.moved or self.supplies)
 
 
 @dataclass(frozen=True)
@@ -84,6 +137,7 @@ class MethodMap:
     kind: str
     params: str
     result: str | None
+    counterpart: str  # the method's name in the other version
 
 
 @dataclass(frozen=True)
@@ -91,6 +145,8 @@ class ConversionPlan:
     source: Source
     converters: tuple[Converter, ...]
     methods: tuple[MethodMap, ...]
+    refused_methods: tuple[tuple[int, str, str], ...] = ()  # (version, method, why): one version only
+    lossy: tuple[tuple[int, int, str, tuple[str, ...]], ...] = ()  # (source, target, type, wire fields or "*")
 
     versions: tuple[int, ...] = VERSIONS
     directions: tuple[tuple[int, int], ...] = ((1, 2), (2, 1))

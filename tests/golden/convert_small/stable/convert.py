@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1af09336d2e58aad39eb422de61ca7c7bf024e00291d301b588af2e7e5767803
-# Content sha256: 7a76e0b05d43a1b9ddafdc50a51e8fbefb7c813558ea74631d641e7b1610e43f
+# Inputs sha256: 890f2c3c3e475c9ecce73051c69440a13dad8a9e60a41dbaa2730ea4ffdea199
+# Content sha256: e546903f5f23e058efed4da2fad3382987aa17e02c50a0a6f3a4d472c14dfa77
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 41dae55519ac19c7124c8a47f80393037918809f8fa6f6733b3f53050b5893b4
-# Content sha256: 86ca86aafbf8169f4e8721bd9b42853f7dc03707287ef44c972e46e60d445a35
+# Inputs sha256: 201a7706e3c02d96b843444422e7725a42c3c56baf63ec33629114a5bc129ed6
+# Content sha256: 5fd3e71548721f3b91b287226f15f770319dc96ffed43617e65c3d17f27736c8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
