@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71954cf718fc656fe8d754d5c56f1c3cbc03638343641f660fbf09dd1c9dae47
-# Content sha256: d0d51a5f27883146d3bd33ffec06aee055b317050a9b7e783174bc7e5a96d506
+# Inputs sha256: d8f4165e537a1092ad5fe494af6e42a4c584dbfa18110c939cd6f371d42bb4b7
+# Content sha256: cdc0cc7d39f0bf6dc273e9e37c6467fa8965fed72069994d6dfe25f68fc19377
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -28,6 +28,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     SerializationInfo,
     StringConstraints,
     TypeAdapter,
@@ -181,17 +182,25 @@ def _env_map(value: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def _as_is(value: Any) -> Any:
+    return value
+
+
+# A value whose type the conversion changed is written as it now is.
+_AS_IS: Final = PlainSerializer(_as_is, return_type=Any)
+
+
 def _to(value: Any) -> AfterValidator:
-    """A tag read in the source version, written as the target's."""
+    """A tag read in the source version, written as the target's (with ``_AS_IS``)."""
     return AfterValidator(lambda _: value)
 
 
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
-_MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in)]
-_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out)]
-_EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list)]
-_EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map)]
+_MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
+_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS]
+_EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
+_EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
 
 
 def _refuse(reason: str) -> Callable[[Any], Any]:

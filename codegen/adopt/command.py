@@ -336,7 +336,10 @@ def _conversions(schema_dir: Path, config: Config, protocols: Any, sources: Any)
     if not config.conversions or len(protocols) < 2:  # (one version generated: nothing converts)
         return None
     try:
-        conversion_plan(protocols, sources, read_declarations(schema_dir, config.root, True), DEFAULT_SETTINGS)
+        declared = read_declarations(
+            schema_dir, config.root, True, any(s.overlaid for s in sources), config.declarations
+        )
+        conversion_plan(protocols, sources, declared, DEFAULT_SETTINGS)
     except SchemaError as exc:
         return str(exc.problems[0])
     return None

@@ -56,6 +56,8 @@ KEYS: dict[str, Key] = {
     "stable-meta-v1": Key(str, None, path=True),
     "stable-meta-v2": Key(str, None, path=True),
     "conversions": Key(bool, True),  # false: no convert.py even when the fragments declare conversions
+    # Files of declared v1/v2 differences laid over those of upstream's releases (a newer draft's).
+    "declarations": Key(list, [], item=str),
     "formatter": Key(str, "black", choices=("black", "ruff")),  # lays out the generated code
     "line-length": Key(int, 88, bounds=(40, 320)),
     # generated class name -> the name an SDK keeps public (checked against the schema later)
@@ -152,6 +154,11 @@ class Config:
     @property
     def conversions(self) -> bool:
         return bool(self.values["conversions"])
+
+    @property
+    def declarations(self) -> tuple[Path, ...]:
+        """The user's declaration files, relative to the pyproject.toml that names them."""
+        return tuple(self.root / p for p in self.values["declarations"])
 
     def settings(
         self, origin: str, default_on_null: str | None = None, unknown_properties: str | None = None
@@ -311,6 +318,7 @@ def generation_arguments(config: Config, flags: Mapping[str, Any] | None = None)
     origin = display_name(config.file, config.root) if config.file else "pyproject.toml"
     return {
         "conversions": config.conversions and not flags.get("no_conversions"),
+        "declarations": config.declarations,
         "style": Style(flags.get("formatter") or config.formatter, flags.get("line_length") or config.line_length),
         "settings": config.settings(origin, flags.get("default_on_null"), flags.get("unknown_properties")),
         "versions": config.chosen_versions,

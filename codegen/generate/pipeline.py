@@ -10,7 +10,7 @@ then the layout), ``write`` (headers stamped). Nothing is written here (see
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from ..plan.dispatch import routes as dispatch_routes
 from ..protocol.class_names import ClassNames
 from ..protocol.ir import Protocol
 from ..protocol.load import Source, VersionSources, find_version_dirs, read_json
+from ..plan.conversions import UPSTREAM_DECLARATIONS
 from ..protocol.overlay import feature_types
 from ..protocol.sources import build_protocols, declared, enabled, load_sources
 from ..protocol.validate import not_understood
@@ -32,6 +33,7 @@ from ..render.models import MODELS_TEMPLATES, render_models
 from ..render.runtime import render_runtime
 from ..render.templates import environment, render_template
 from ..render.workers import forks_workers, in_background, paused_gc
+from ..resources import BUILTIN_FRAGMENTS, schema_location
 from ..schema_terms import KNOWN_SIDES, SIDES
 from ..style import DEFAULT_STYLE, Style
 from ..write.headers import Inputs, read_stamps, stamp
@@ -146,16 +148,28 @@ MODELS = "models.py"
 BACKGROUND_TYPES = 10
 
 
-def read_declarations(schema_dir: Path, root: Path | None, conversions: bool) -> Source | None:
-    """The conversions file, read once per run (None: absent, or conversions off)."""
+def read_declarations(
+    schema_dir: Path, root: Path | None, conversions: bool, over_bases: bool = False, extra: Sequence[Path] = ()
+) -> tuple[Source, ...]:
+    """The declared differences, read once per run (none: no conversions file, or conversions
+    off): the fragments' conversions file; over upstream bases, then the declarations of
+    upstream's releases that ship with the tool, and the user's own files (``extra``), each
+    overriding what the files before it say about the same thing."""
     path = schema_dir / CONVERSIONS_FILE
-    return read_json(path, root) if conversions and path.is_file() else None
+    if not (conversions and path.is_file()):
+        return ()
+    found = [read_json(path, root)]
+    if over_bases:
+        with schema_location(BUILTIN_FRAGMENTS) as builtin:
+            found.append(read_json(builtin / UPSTREAM_DECLARATIONS, root))
+        found += [read_json(p, root) for p in extra]
+    return tuple(found)
 
 
 def plan(
     sources: tuple[VersionSources, ...],
     features: frozenset[str],
-    declarations: Source | None,
+    declarations: tuple[Source, ...],
     *,
     style: Style = DEFAULT_STYLE,
     settings: Settings = DEFAULT_SETTINGS,
@@ -184,9 +198,9 @@ def plan(
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
         if template == CONVERT_TEMPLATE:
-            if declarations is None or len(by_version) < 2:  # one version: nothing to convert to
+            if not declarations or len(by_version) < 2:  # one version: nothing to convert to
                 continue
-            extra = ((declarations.name, declarations.sha256),)
+            extra = tuple((d.name, d.sha256) for d in declarations)
         if alike:
             out[path] = Inputs(all_inputs + extra, (template,), enabled, style, *_chosen(first), options=first.options)
         else:
@@ -219,16 +233,17 @@ def _feature_types(sources: tuple[VersionSources, ...], settings: Settings) -> d
 def conversion_plan(
     protocols: tuple[Protocol, ...],
     sources: tuple[VersionSources, ...],
-    declarations: Source | None,
+    declarations: tuple[Source, ...],
     settings: Settings,
 ) -> ConversionPlan | None:
-    """The v1 <-> v2 converters, or the conversions file's problems (SchemaError)."""
+    """The v1 <-> v2 converters, or the declarations' problems (SchemaError)."""
     return plan_conversions(
         protocols,
         sources,
-        declarations,
+        declarations[0] if declarations else None,
         _feature_types(sources, settings),
         {p.version: settings.of(p.version).class_names for p in protocols},
+        more=declarations[1:],
     )
 
 
@@ -281,6 +296,7 @@ def generate(
     bases: Mapping[int, Path] | None = None,
     *,
     conversions: bool = True,
+    declarations: Sequence[Path] = (),
     style: Style = DEFAULT_STYLE,
     settings: Settings = DEFAULT_SETTINGS,
     versions: frozenset[int] | None = None,
@@ -289,10 +305,10 @@ def generate(
     only, where given), with the ``features`` enabled, under the model ``settings`` (see
     ``config.settings.Settings``)."""
     protocols, sources = load_protocols(schema_dir, features, root, bases, settings, versions)
-    declarations = read_declarations(schema_dir, root, conversions)
-    manifest = plan(sources, features, declarations, style=style, settings=settings)
+    declared = read_declarations(schema_dir, root, conversions, bool(bases), declarations)
+    manifest = plan(sources, features, declared, style=style, settings=settings)
     # Planned before anything is rendered: a conversions file that does not hold fails fast.
-    convert_plan = conversion_plan(protocols, sources, declarations, settings) if CONVERT_PATH in manifest else None
+    convert_plan = conversion_plan(protocols, sources, declared, settings) if CONVERT_PATH in manifest else None
     models = {
         f"v{p.version}/{MODELS}": functools.partial(
             render_models, p, manifest[f"v{p.version}/{MODELS}"].options, manifest[f"v{p.version}/{MODELS}"].header()
@@ -330,6 +346,7 @@ def up_to_date(
     bases: Mapping[int, Path] | None = None,
     *,
     conversions: bool = True,
+    declarations: Sequence[Path] = (),
     style: Style = DEFAULT_STYLE,
     settings: Settings = DEFAULT_SETTINGS,
     versions: frozenset[int] | None = None,
@@ -343,8 +360,8 @@ def up_to_date(
     """
     try:
         sources = load_sources(schema_dir, root, bases, validate=False, features=features, versions=versions)
-        declarations = read_declarations(schema_dir, root, conversions)
-        manifest = plan(sources, features, declarations, style=style, settings=settings)
+        declared = read_declarations(schema_dir, root, conversions, bool(bases), declarations)
+        manifest = plan(sources, features, declared, style=style, settings=settings)
     except Exception:  # unreadable or invalid input: the full run that follows reports it
         return False
     on_disk = read_tree(out)

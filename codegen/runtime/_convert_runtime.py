@@ -19,6 +19,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     SerializationInfo,
     StringConstraints,
     TypeAdapter,
@@ -172,17 +173,25 @@ def _env_map(value: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def _as_is(value: Any) -> Any:
+    return value
+
+
+# A value whose type the conversion changed is written as it now is.
+_AS_IS: Final = PlainSerializer(_as_is, return_type=Any)
+
+
 def _to(value: Any) -> AfterValidator:
-    """A tag read in the source version, written as the target's."""
+    """A tag read in the source version, written as the target's (with ``_AS_IS``)."""
     return AfterValidator(lambda _: value)
 
 
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
-_MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in)]
-_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out)]
-_EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list)]
-_EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map)]
+_MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
+_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS]
+_EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
+_EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
 
 
 def _refuse(reason: str) -> Callable[[Any], Any]:

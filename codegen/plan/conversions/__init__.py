@@ -19,8 +19,8 @@ two IRs under the declarations), ``plan_types`` and ``plan`` (the converters).
 
 from __future__ import annotations
 
-from .declarations import CONVERSIONS_FILE, VALUE_RULES, VERSIONS
+from .declarations import CONVERSIONS_FILE, UPSTREAM_DECLARATIONS, VALUE_RULES, VERSIONS
 from .plan import plan
 from .plan_types import ConversionPlan, Converter
 
-__all__ = ["CONVERSIONS_FILE", "VALUE_RULES", "VERSIONS", "ConversionPlan", "Converter", "plan"]
+__all__ = ["CONVERSIONS_FILE", "UPSTREAM_DECLARATIONS", "VALUE_RULES", "VERSIONS", "ConversionPlan", "Converter", "plan"]

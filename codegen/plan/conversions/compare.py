@@ -47,11 +47,10 @@ class Comparison:
         name, local = self.decl.where(section, index)
         self.problems.append(Problem(name, pointer(section, local), message))
 
-    def fields_of(self, td: TypeDef, version: int) -> tuple[Field, ...]:
+    def fields_of(self, td: TypeDef, version: int, flat: bool) -> tuple[Field, ...]:
         """Its own fields, or with its bases' where the pair is compared flattened."""
         proto = self.v1 if version == 1 else self.v2
-        v1_name = td.name if version == 1 else self.v1_name(td.name)
-        if v1_name not in self.flat:
+        if not flat:
             return td.fields
         return tuple(f for b in td.bases if b in proto.types for f in _all_fields(proto.types[b], proto)) + td.fields
 
@@ -146,7 +145,9 @@ class Comparison:
             # Variants one version only has are declared with their types; the rest must match.
             mine = {shape(v, rename) for v in td1.variants if not self._only(v, 1)}
             theirs = {shape(v) for v in td2.variants if not self._only(v, 2)}
-            if mine != theirs:
+            if mine != theirs and td1.name in self.decl.enums:  # a set of values (or spellings) declared
+                self.used.add(("enums", self.decl.enums[td1.name]))
+            elif mine != theirs:
                 self.problem(td2, td2.pointer, f"type {label}: union variants differ between v1 and v2")
             return []
         if tuple(rename.get(b, b) for b in td1.bases) != td2.bases:
@@ -166,7 +167,8 @@ class Comparison:
         by_v2 = {d.v2: d for d in decls if d.v2 is not None}
         # A field of a version's type that a declared path goes through (`plan` of `plan.entries`).
         through = {v: {d.top(v) for d in decls if "." in (d.name(v) or "")} for v in VERSIONS}
-        fields1, fields2 = self.fields_of(td1, 1), self.fields_of(td2, 2)
+        flat = td1.name in self.flat
+        fields1, fields2 = self.fields_of(td1, 1, flat), self.fields_of(td2, 2, flat)
         names1, names2 = {f.name for f in fields1}, {f.name for f in fields2}
         pairs: list[FieldPair] = []
         matched2: set[str] = set()
@@ -289,7 +291,7 @@ def check_methods(cmp: Comparison) -> list[MethodMap]:
     for m in cmp.v1.methods:
         v1_names.add(m.name)
         name2 = decl.method_renames.get(m.name, m.name)
-        m2 = v2_by_name.get(name2)
+        m2 = v2_by_name.get(name2) if (1, m.name) not in decl.methods_only_in else None
         if m2 is None:
             _method_only_in(cmp, m.name, m.side, 1)
             continue
@@ -308,13 +310,14 @@ def check_methods(cmp: Comparison) -> list[MethodMap]:
         out.append(MethodMap(1, m.name, m.kind, m.params, m.result, m2.name))
         out.append(MethodMap(2, m2.name, m2.kind, m2.params, m2.result, m.name))
     for m2 in cmp.v2.methods:
-        if renamed_back.get(m2.name, m2.name) not in v1_names:
+        if renamed_back.get(m2.name, m2.name) not in v1_names or (2, m2.name) in decl.methods_only_in:
             _method_only_in(cmp, m2.name, m2.side, 2)
     for version, proto in ((1, cmp.v1), (2, cmp.v2)):
         # One method on two sides converts alike when its types are the same (mcp/message).
         specs: dict[str, set[tuple[str, str, str | None]]] = {}
         for m in proto.methods:
-            specs.setdefault(m.name, set()).add((m.kind, m.params, m.result))
+            if (version, m.name) not in decl.methods_only_in:
+                specs.setdefault(m.name, set()).add((m.kind, m.params, m.result))
         for name in sorted(n for n, s in specs.items() if len(s) > 1):
             cmp.problems.append(
                 Problem(decl.source.name, "", f"v{version} method {name} exists on two sides; messages cannot tell")
@@ -376,7 +379,8 @@ def _reach(proto: Protocol, roots: set[str], decl: Declarations) -> set[str]:
         if decl.transform(1, v1) and decl.transform(2, decl.type_name(2, v1)):
             continue  # converted by functions both ways: what its fields name is not compared
         for variant in td.variants:
-            refs += variant.refs()
+            if not (variant.kind == "ref" and (proto.version, variant.ref) in decl.only_in):
+                refs += variant.refs()  # (a variant of this version only does not convert)
         for f in td.fields:
             if (v1_name.get(name, name), f.name) not in dropped:
                 refs += f.type.refs()
@@ -389,6 +393,7 @@ def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[
     define: the types their params and results reach (in either version), and nothing else
     (the message envelopes, the types of a method one version alone has)."""
     reached: set[str] = set()  # by v1 name
+    found: dict[int, set[str]] = {}
     v1_name = {v2: v1 for v1, v2 in decl.renames.items()}
     for version, proto in protocols.items():
         roots = {
@@ -398,12 +403,13 @@ def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[
             for t in (m.params, m.result)
             if t is not None
         }
-        found = _reach(proto, roots, decl)
-        reached |= {v1_name.get(n, n) for n in found} if version == 2 else found
-    reached |= {v1 for v1, v2 in decl.one_way.items() if v2 in {decl.type_name(2, n) for n in reached}}
+        found[version] = _reach(proto, roots, decl)
+        reached |= {v1_name.get(n, n) for n in found[version]} if version == 2 else found[version]
     out = {}
     for version, proto in protocols.items():
-        names = {decl.type_name(version, n) for n in reached}
+        # A type of either version's reach, in its counterpart's name; and what this version's
+        # own reach has under its own names (a base of only this version's hierarchy).
+        names = {decl.type_name(version, n) for n in reached} | found[version]
         if version == 1:
             names |= {n for n in reached if n in decl.one_way}
         out[version] = replace(
@@ -421,7 +427,7 @@ def compare(
     v1 type the matched field pairs."""
     cmp = Comparison(decl, v1, v2, over_base=over_base)
     pairs = cmp.pairs()
-    field_pairs = {td1.name: cmp.compare_types(td1, td2) for td1, td2 in pairs}
+    field_pairs = {td1.name: cmp.compare_types(td1, td2) for td1, td2 in pairs + cmp.one_way}
     return cmp, pairs, field_pairs
 
 

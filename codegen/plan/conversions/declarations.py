@@ -3,7 +3,7 @@ records (checked against the schema, then for contradictions between entries).""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import Any
@@ -14,6 +14,8 @@ from ...errors import Problem, SchemaError, pointer
 from ...protocol.load import Source
 
 CONVERSIONS_FILE = "conversions.json"
+# The differences between upstream's published v1 and v2 schemas, shipped beside the fragments.
+UPSTREAM_DECLARATIONS = "upstream-conversions.json"
 VERSIONS = (1, 2)
 
 # Value rules: how a field's value changes between versions, as the annotation that
@@ -256,6 +258,16 @@ class Declarations:
                 return name, index
             index -= count
         return self.source.name, index
+
+    def applicable(self, v1_types: Iterable[str], v2_types: Iterable[str]) -> Declarations:
+        """Without the renames a release pair does not have (both types must exist): one file
+        declares several pairs, and a pair that kept the name keeps it."""
+        ones, twos = set(v1_types), set(v2_types)
+
+        def keep(table: Mapping[str, str]) -> dict[str, str]:
+            return {a: b for a, b in table.items() if a in ones and b in twos}
+
+        return replace(self, renames=keep(self.renames), one_way=keep(self.one_way))
 
     def transform(self, source: int, type_name: str) -> TransformDecl | None:
         return next((t for t in self.transforms if t.source == source and t.type == type_name), None)

@@ -196,7 +196,12 @@ def _direction_converters(
 def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> Converter:
     """A union's converter: the variants that convert; the tag of one that cannot is refused
     with the reason its declaration gives."""
-    converting = [v for v in src.variants if not (v.kind == "ref" and v.ref in way.proto.types and v.ref not in way.shared)]
+    types = way.proto.types
+    converting = [
+        v
+        for v in src.variants
+        if not (v.kind == "ref" and v.ref in types and types[v.ref].kind in ("object", "union") and v.ref not in way.shared)
+    ]
     union = " | ".join(way.annotation(v) for v in converting) or "None"
     tag = src.discriminator or _common_tag(src, way.proto)
     refused: list[tuple[str, str]] = []
@@ -338,7 +343,7 @@ def _own_fields(
         rule_name = d.value if d is not None else None
         rule = VALUE_RULES.get(rule_name or "same", {}).get((way.source, way.target))
         if rule_name == "tag" and ft is not None and ft.type.kind == "const" and fs.type.kind == "const":
-            text = Code(f"Annotated[Literal[{py_literal(fs.type.const)}], _to({py_literal(ft.type.const)})]")
+            text = Code(f"Annotated[Literal[{py_literal(fs.type.const)}], _to({py_literal(ft.type.const)}), _AS_IS]")
         elif rule is not None and rule_name in WHOLE_VALUE_RULES:
             text = Code(f"{rule} | None" if fs.type.nullable else rule)
         else:
@@ -426,8 +431,10 @@ def plan(
     if source is None:
         return None
     names = dict(class_names or {})
-    decl = load_declarations(source, *more).under({v: n.chosen for v, n in names.items()})
     by_version = {p.version: p for p in protocols}
+    decl = load_declarations(source, *more).under({v: n.chosen for v, n in names.items()})
+    if len(by_version) == 2:
+        decl = decl.applicable(by_version[1].every_type or set(by_version[1].types), by_version[2].every_type or set(by_version[2].types))
     sources_by_version = {int(s.meta.data["version"]): s for s in sources}
     if set(by_version) != set(VERSIONS):
         raise SchemaError(
