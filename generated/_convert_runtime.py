@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d8f4165e537a1092ad5fe494af6e42a4c584dbfa18110c939cd6f371d42bb4b7
-# Content sha256: cdc0cc7d39f0bf6dc273e9e37c6467fa8965fed72069994d6dfe25f68fc19377
+# Inputs sha256: 7f8c719cb4e8a4fc13b30683cdb7b2d4ef1fa003c237a694fdef43bee020d556
+# Content sha256: c443da8213e590a8076549fbd7929312ceec84f2e0b263fcebc859ad73e91572
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -336,9 +336,11 @@ def _check_fields(
                 written,
                 f"v{target} requires `{written}`; pass it as supply={{'{key}': ...}} to convert this",
             )
-        if model.__pydantic_private__ is None:
-            object.__setattr__(model, "__pydantic_private__", {})
-        model.__pydantic_private__.setdefault("_supplied", {})[key] = given
+        private = model.__pydantic_private__
+        if private is None:
+            private = {}
+            object.__setattr__(model, "__pydantic_private__", private)
+        private.setdefault("_supplied", {})[key] = given
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
             raise _fail(

@@ -327,9 +327,11 @@ def _check_fields(
                 written,
                 f"v{target} requires `{written}`; pass it as supply={{'{key}': ...}} to convert this",
             )
-        if model.__pydantic_private__ is None:
-            object.__setattr__(model, "__pydantic_private__", {})
-        model.__pydantic_private__.setdefault("_supplied", {})[key] = given
+        private = model.__pydantic_private__
+        if private is None:
+            private = {}
+            object.__setattr__(model, "__pydantic_private__", private)
+        private.setdefault("_supplied", {})[key] = given
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
             raise _fail(

@@ -35,7 +35,7 @@ def _problems(schema_dir: Path, features: frozenset[str] = frozenset({ARCHIVE}))
     root = schema_dir.parent
     with pytest.raises(SchemaError) as info:
         protocols, sources = load_protocols(schema_dir, features, root)
-        plan(protocols, sources, read_declarations(schema_dir, root, True))
+        plan(protocols, sources, *read_declarations(schema_dir, root, True))
     return str(info.value)
 
 
@@ -179,7 +179,7 @@ def test_without_a_conversions_file_no_convert_module_is_generated(tmp_path: Pat
     schema_dir = schema_copy()
     (schema_dir / CONVERSIONS_FILE).unlink()
     protocols, sources = load_protocols(schema_dir, frozenset({ARCHIVE}), tmp_path)
-    assert read_declarations(schema_dir, tmp_path, True) is None
+    assert read_declarations(schema_dir, tmp_path, True) == ()
     assert plan(protocols, sources, None) is None
 
 
@@ -235,7 +235,7 @@ def test_an_upstream_only_declaration_is_not_stale_where_the_fragments_lack_the_
     assert f"/fields/{_field_count()}: covers no difference" in _problems(stale)
     schema_dir = schema_copy("flagged/schema", edits={CONVERSIONS_FILE: _upstream_only(True)})
     protocols, sources = load_protocols(schema_dir, frozenset({ARCHIVE}), schema_dir.parent)
-    assert plan(protocols, sources, read_declarations(schema_dir, schema_dir.parent, True)) is not None
+    assert plan(protocols, sources, *read_declarations(schema_dir, schema_dir.parent, True)) is not None
 
 
 def _field_count() -> int:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ...errors import Problem, pointer
-from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, shape
+from ...protocol.ir import Field, Method, Protocol, TypeDef, TypeExpr, shape
 from .declarations import CONVERSIONS_FILE, VALUE_RULES, VERSIONS, Declarations, FieldDecl
 from .plan_types import MethodMap
 
@@ -92,8 +92,8 @@ class Comparison:
         return out
 
     def _rename_index(self, v1_name: str) -> int:
-        data = self.decl.renamed_types
-        return next(i for i, r in enumerate(data) if r == v1_name)
+        """Its place in renamedTypes (-1: a rename the chosen class names make, not a declaration)."""
+        return next((i for i, r in enumerate(self.decl.renamed_types) if r == v1_name), -1)
 
     def _only_in(self, td: TypeDef, version: int) -> None:
         index = self.decl.only_in.get((version, td.name))
@@ -285,13 +285,16 @@ def check_methods(cmp: Comparison) -> list[MethodMap]:
     counterpart's name; a method of one version only must be declared."""
     out = []
     decl = cmp.decl
-    v2_by_name = {m.name: m for m in cmp.v2.methods}
+    def alone(m: Method, version: int) -> bool:
+        return one_version_only(decl, cmp.v1, cmp.v2, m, version)
+
+    v2_by_name = {m.name: m for m in cmp.v2.methods if not alone(m, 2)}
     v1_names = set()
     renamed_back = {v: k for k, v in decl.method_renames.items()}
     for m in cmp.v1.methods:
         v1_names.add(m.name)
         name2 = decl.method_renames.get(m.name, m.name)
-        m2 = v2_by_name.get(name2) if (1, m.name) not in decl.methods_only_in else None
+        m2 = v2_by_name.get(name2) if not alone(m, 1) else None
         if m2 is None:
             _method_only_in(cmp, m.name, m.side, 1)
             continue
@@ -310,13 +313,13 @@ def check_methods(cmp: Comparison) -> list[MethodMap]:
         out.append(MethodMap(1, m.name, m.kind, m.params, m.result, m2.name))
         out.append(MethodMap(2, m2.name, m2.kind, m2.params, m2.result, m.name))
     for m2 in cmp.v2.methods:
-        if renamed_back.get(m2.name, m2.name) not in v1_names or (2, m2.name) in decl.methods_only_in:
+        if renamed_back.get(m2.name, m2.name) not in v1_names or alone(m2, 2):
             _method_only_in(cmp, m2.name, m2.side, 2)
     for version, proto in ((1, cmp.v1), (2, cmp.v2)):
         # One method on two sides converts alike when its types are the same (mcp/message).
         specs: dict[str, set[tuple[str, str, str | None]]] = {}
         for m in proto.methods:
-            if (version, m.name) not in decl.methods_only_in:
+            if not alone(m, version):
                 specs.setdefault(m.name, set()).add((m.kind, m.params, m.result))
         for name in sorted(n for n, s in specs.items() if len(s) > 1):
             cmp.problems.append(
@@ -324,6 +327,21 @@ def check_methods(cmp: Comparison) -> list[MethodMap]:
             )
     unique = {(m.version, m.name): m for m in out}
     return sorted(unique.values(), key=lambda m: (m.version, m.name))
+
+
+def one_version_only(decl: Declarations, v1: Protocol, v2: Protocol, m: Method, version: int) -> bool:
+    """A method declared of one version only. One declared so for both versions (mcp/message:
+    a notification in v1, a request in 2026-11's v2) is so only where the two differ."""
+    if (version, m.name) not in decl.methods_only_in:
+        return False
+    if (3 - version, m.name) not in decl.methods_only_in:
+        return True
+    other = next((o for o in (v2 if version == 1 else v1).methods if o.name == m.name), None)
+    if other is None:
+        return True
+    one, two = (m, other) if version == 1 else (other, m)
+    mapped = (one.kind, decl.type_name(2, one.params), decl.type_name(2, one.result) if one.result else None)
+    return mapped != (two.kind, two.params, two.result)
 
 
 def _method_only_in(cmp: Comparison, name: str, side: str, version: int) -> None:
@@ -347,7 +365,7 @@ def refused_methods(cmp: Comparison) -> dict[int, dict[str, str]]:
     for version, proto in ((1, cmp.v1), (2, cmp.v2)):
         for m in proto.methods:
             declared = cmp.decl.methods_only_in.get((version, m.name))
-            if declared is not None:
+            if declared is not None and one_version_only(cmp.decl, cmp.v1, cmp.v2, m, version):
                 out[version][m.name] = declared[1]
     return out
 
@@ -399,7 +417,7 @@ def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[
         roots = {
             t
             for m in proto.methods
-            if (version, m.name) not in decl.methods_only_in
+            if not one_version_only(decl, protocols[1], protocols[2], m, version)
             for t in (m.params, m.result)
             if t is not None
         }

@@ -218,13 +218,14 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
                 why = way.cmp.decl_why("typesOnlyIn", index) if index is not None else ""
                 refused.append((value, why or f"it has no v{way.target} form"))
     # The tags are checked first only where a variant is declared not to convert (its reason then
-    # is the error, not every variant's mismatch).
+    # is the error, not every variant's mismatch, and an unknown variant of an open union is refused).
+    declared = any(v.kind == "ref" and (way.source, v.ref) in way.cmp.decl.only_in for v in src.variants)
     return Converter(
         kind="union",
         union=Code(union),
         tag=tag,
         refused_tags=tuple(refused),
-        tags=tuple(tags) if refused else (),
+        tags=tuple(tags) if refused or declared else (),
         **common,
     )
 
@@ -352,7 +353,10 @@ def _own_fields(
         read = _path(source_name) if source_name is not None and "." in source_name else ()
         supply = d.supply if d is not None and ft is not None else None
         default = py_literal(d.fill.value) if d is not None and d.fill is not None and ft is not None else None
-        requires = ft is not None and ft.required and (not fs.required or fs.type.nullable)
+        # (a value read from a nested object is absent where the object is)
+        requires = ft is not None and ft.required and (not fs.required or fs.type.nullable or bool(read))
+        if default is not None and requires and ft is not None:
+            fills.append(Fill((ft.name,), None, default))
         own.append(
             ConvField(
                 attr=_attr(fs.name if not read else "_".join(read), taken),

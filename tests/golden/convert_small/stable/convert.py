@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 890f2c3c3e475c9ecce73051c69440a13dad8a9e60a41dbaa2730ea4ffdea199
-# Content sha256: e546903f5f23e058efed4da2fad3382987aa17e02c50a0a6f3a4d472c14dfa77
+# Inputs sha256: 672e652a748f4d74981112eb6bdac9671ad81c4c85977389071e0d667e06af87
+# Content sha256: d5c4ea5a6a87b5cc69b1d21efc9163b4a4596571b650bef65556bf8c262a90d4
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

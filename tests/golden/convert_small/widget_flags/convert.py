@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 201a7706e3c02d96b843444422e7725a42c3c56baf63ec33629114a5bc129ed6
-# Content sha256: 5fd3e71548721f3b91b287226f15f770319dc96ffed43617e65c3d17f27736c8
+# Inputs sha256: 31cebe51b84022055a91773dc273de05ce6886a7e8c79f5c5a5abaa94daa15a1
+# Content sha256: 26c55ee847c9eb388f56d58b532dbf4eb0d0cafe66113e8f837ca7f1f3b24d33
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

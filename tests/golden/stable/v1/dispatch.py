@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4280bd1980ed579ac29276742b04f9b58182ff5f7fb75eeb83264dba8c90992f
-# Content sha256: bf1e14a66f7022458a16b84e18ca6b20fc06d73815f4c6ce5ae64489b9f7b7c7
+# Inputs sha256: 2db28c0487c648e39341fb3c5815a530076caafe1b79326f1c1cd1c3fbc84a00
+# Content sha256: 0978b0008d9d06a8b5c3fea5ce0ca6f77da5d9bebafb75bb019bd4a0aaa49cc9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

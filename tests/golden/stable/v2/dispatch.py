@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bad6f5ffa6aed6bfd7487e80c63a73e5d0b9f2fe624c87129f30f8b7b321135e
-# Content sha256: 03eee441557b990cc65b321e1dc4870ec402ccff091f7d7086108bcf043fba5c
+# Inputs sha256: 2abb4ae06e32e4832fafc11f82e2b82f2b350a0c1eff3817390bf244e05603ab
+# Content sha256: b28f399906b5fae0cb0251cf794c44846f66978fd3440f72a4d0b7f8d98fb71c
 
 """Method dispatch for the agent side of ACP protocol v2.
 
