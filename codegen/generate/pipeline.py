@@ -18,13 +18,12 @@ from ..code_text import Code
 from ..config.checks import check_class_names, check_settings
 from ..config.settings import DEFAULT_OPTIONS, DEFAULT_SETTINGS, ModelOptions, Settings
 from ..errors import Problem, SchemaError, pointer
-from ..plan.conversions import CONVERSIONS_FILE, ConversionPlan
+from ..plan.conversions import CONVERSIONS_FILE, UPSTREAM_DECLARATIONS, ConversionPlan
 from ..plan.conversions import plan as plan_conversions
 from ..plan.dispatch import routes as dispatch_routes
 from ..protocol.class_names import ClassNames
 from ..protocol.ir import Protocol
 from ..protocol.load import Source, VersionSources, find_version_dirs, read_json
-from ..plan.conversions import UPSTREAM_DECLARATIONS
 from ..protocol.overlay import feature_types
 from ..protocol.sources import build_protocols, declared, enabled, load_sources
 from ..protocol.validate import not_understood
@@ -55,8 +54,8 @@ CONVERT_TEMPLATE = "convert.py.jinja"
 CONVERT_PATH = "convert.py"
 # Package-level modules copied from codegen/runtime/ as they are (the last one only with
 # convert.py, which imports it).
-RUNTIME_FILES = ("_runtime.py", "_router.py", "_convert_runtime.py")
-CONVERT_RUNTIME = "_convert_runtime.py"
+RUNTIME_FILES = ("_runtime.py", "_router.py", "_convert_rules.py", "_convert_runtime.py")
+CONVERT_RUNTIME = ("_convert_rules.py", "_convert_runtime.py")  # only where convert.py is
 
 
 @dataclass(frozen=True)
@@ -206,7 +205,7 @@ def plan(
         else:
             out[path] = Inputs(all_inputs + extra, (template,), enabled, style, options=copied, versions=per_version)
     for name in RUNTIME_FILES:
-        if name != CONVERT_RUNTIME or CONVERT_PATH in out:
+        if name not in CONVERT_RUNTIME or CONVERT_PATH in out:
             out[name] = Inputs((), (), enabled, style, runtime=(name,), options=copied)
     return dict(sorted(out.items()))
 

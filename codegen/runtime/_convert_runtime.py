@@ -6,28 +6,42 @@ derived from the schema and their tables. Nothing here depends on the schema.
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Final, TypeAlias
 
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
     SerializationInfo,
     StringConstraints,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import PydanticCustomError
 
+from ._convert_rules import (  # noqa: F401  (the value rules and transforms convert.py names)
+    _ABSOLUTE_PATH,
+    _ABSOLUTE_PATH_REASON,
+    _AS_IS,
+    _URI,
+    _URI_REASON,
+    _diff_to_git_patch,
+    _EnvListIn,
+    _EnvMapIn,
+    _fail,
+    _MarkerIn,
+    _MarkerOut,
+    _refuse,
+    _RegexIn,
+    _to,
+    _UriIn,
+    _variants,
+)
 from ._runtime import wire_path
 
 
@@ -46,17 +60,6 @@ class ConversionError(ValueError):
             "/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path
         )
 
-
-def _fail(field: str | None, reason: str) -> PydanticCustomError:
-    return PydanticCustomError(
-        "acp_conversion", "{reason}", {"reason": reason, "field": field}
-    )
-
-
-# Value rule `absolute-path`: POSIX root, Windows drive root, or UNC path. Checked in
-# pydantic-core (no Python call per value).
-_ABSOLUTE_PATH: Final = r"^(?:/|[A-Za-z]:[\\/]|\\\\)"
-_ABSOLUTE_PATH_REASON: Final = "a relative path cannot become a v2 AbsolutePath"
 
 # RFC 3339 date-time. The pattern is the fast path (checked in pydantic-core); it leaves
 # out February 29th, which the Python fallback checks against the calendar.
@@ -133,131 +136,6 @@ _Iso8601In: TypeAlias = Annotated[
     | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
     Field(union_mode="left_to_right"),
 ]
-
-
-# Value rule `uri`: RFC 3986 requires a scheme; checked in pydantic-core.
-_URI: Final = r"^[A-Za-z][A-Za-z0-9+.-]*:"
-_URI_REASON: Final = "not a URI with a scheme, which v2 requires"
-
-
-def _check_regex(value: str) -> str:
-    try:
-        re.compile(value)
-    except (re.error, RecursionError, OverflowError):
-        raise _fail(None, "not a regular expression, which v2 requires") from None
-    return value
-
-
-def _marker_in(value: bool) -> dict[str, Any] | None:
-    """A v1 boolean capability as a v2 support marker: an object, or null for false."""
-    return {} if value else None
-
-
-def _marker_out(value: dict[str, Any] | None) -> bool:
-    return value is not None
-
-
-def _env_list(value: dict[str, str]) -> list[dict[str, str]]:
-    return [{"name": k, "value": v} for k, v in value.items()]
-
-
-def _env_map(value: list[dict[str, Any]]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in value:
-        name, text = item.get("name"), item.get("value")
-        if not isinstance(name, str) or not isinstance(text, str):
-            raise _fail(None, "an environment variable needs a string name and value")
-        if name in out:
-            raise _fail(None, f"`{name}` is set twice; v1 names each variable once")
-        out[name] = text
-    return out
-
-
-def _as_is(value: Any) -> Any:
-    return value
-
-
-# A value whose type the conversion changed is written as it now is.
-_AS_IS: Final = PlainSerializer(_as_is, return_type=Any)
-
-
-def _to(value: Any) -> AfterValidator:
-    """A tag read in the source version, written as the target's (with ``_AS_IS``)."""
-    return AfterValidator(lambda _: value)
-
-
-_UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
-_RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
-_MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
-_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS]
-_EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
-_EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
-
-
-def _refuse(reason: str) -> Callable[[Any], Any]:
-    """A type that cannot convert in this direction (declared with its reason)."""
-
-    def refuse(value: Any) -> Any:
-        raise _fail(None, reason)
-
-    return refuse
-
-
-def _variants(
-    tag: str, tags: frozenset[str], refused: Mapping[str, str], target: int, name: str
-) -> BeforeValidator:
-    """A union's tag checked before its variants are tried: a tag the target has no form
-    for is refused with its reason, not with every variant's mismatch."""
-
-    def check(value: Any) -> Any:
-        if isinstance(value, dict) and isinstance(value.get(tag), str):
-            found = value[tag]
-            if found not in tags:
-                why = refused.get(found) or f"it has no v{target} form"
-                raise _fail(tag, f"{name} `{found}` cannot become v{target}: {why}")
-        return value
-
-    return BeforeValidator(check)
-
-
-def _git_patch(path: str, old: str | None, new: str) -> str:
-    """One `diff --git` section in Git's patch format for a whole-file change, absolute paths."""
-    head = [f"diff --git {path} {path}\n"]
-    if old is None:
-        head += ["new file mode 100644\n", "--- /dev/null\n", f"+++ {path}\n"]
-    else:
-        head += [f"--- {path}\n", f"+++ {path}\n"]
-    before = (old or "").splitlines(keepends=True)
-    after = new.splitlines(keepends=True)
-    hunks = list(difflib.unified_diff(before, after, n=3))[2:]  # the ---/+++ lines are written above
-    lines = []
-    for line in hunks:
-        if line.endswith("\n"):
-            lines.append(line)
-        else:  # the file's last line has no newline
-            lines += [line + "\n", "\\ No newline at end of file\n"]
-    return "".join(head + lines)
-
-
-def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
-    """A v1 diff (`path`, `oldText`, `newText`) as v2's: one change (`add` without old
-    text, else `modify`) and the whole-file patch in `git_patch` format."""
-    path, old, new = value.get("path"), value.get("oldText"), value.get("newText")
-    if not isinstance(path, str):
-        raise _fail("path", "a diff needs its path, a string")
-    if re.match(_ABSOLUTE_PATH, path) is None:
-        raise _fail("path", _ABSOLUTE_PATH_REASON)
-    if not isinstance(new, str):
-        raise _fail("newText", "a diff needs its new text, a string")
-    if old is not None and not isinstance(old, str):
-        raise _fail("oldText", "old text is a string or null")
-    for key in ("changes", "patch"):
-        if key in value:
-            raise _fail(key, f"unknown property `{key}` would become the v2 field of that name")
-    out = {k: v for k, v in value.items() if k not in ("path", "oldText", "newText")}
-    out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
-    out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
-    return out
 
 
 def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:

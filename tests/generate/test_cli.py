@@ -57,7 +57,8 @@ def test_generate_then_check_is_clean(project: Path, capsys: pytest.CaptureFixtu
     assert main(["generate"]) == 0
     out = project / "pkg" / "generated"
     assert sorted(snapshot(out)) == [
-        "__init__.py", "_convert_runtime.py", "_router.py", "_runtime.py", "_shared.py", "convert.py",
+        "__init__.py", "_convert_rules.py", "_convert_runtime.py", "_router.py", "_runtime.py", "_shared.py",
+        "convert.py",
         "v1/__init__.py", "v1/dispatch.py", "v1/methods.py", "v1/models.py",
         "v2/__init__.py", "v2/dispatch.py", "v2/methods.py", "v2/models.py",
     ]  # fmt: skip

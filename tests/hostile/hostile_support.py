@@ -91,7 +91,7 @@ def expected_files(versions: tuple[int, ...]) -> set[str]:
     )
 
     package = {path for template, path in PACKAGE_TEMPLATES if template != CONVERT_TEMPLATE}
-    package |= {name for name in RUNTIME_FILES if name != CONVERT_RUNTIME}
+    package |= {name for name in RUNTIME_FILES if name not in CONVERT_RUNTIME}
     names = {MODELS, *(name for _, name in VERSION_TEMPLATES)}
     return package | {f"v{v}/{name}" for v in versions for name in names}
 

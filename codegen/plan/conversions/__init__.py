@@ -23,4 +23,12 @@ from .declarations import CONVERSIONS_FILE, UPSTREAM_DECLARATIONS, VALUE_RULES, 
 from .plan import plan
 from .plan_types import ConversionPlan, Converter
 
-__all__ = ["CONVERSIONS_FILE", "UPSTREAM_DECLARATIONS", "VALUE_RULES", "VERSIONS", "ConversionPlan", "Converter", "plan"]
+__all__ = [
+    "CONVERSIONS_FILE",
+    "UPSTREAM_DECLARATIONS",
+    "VALUE_RULES",
+    "VERSIONS",
+    "ConversionPlan",
+    "Converter",
+    "plan",
+]

@@ -357,7 +357,7 @@ def load_declarations(source: Source, *more: Source) -> Declarations:
     _where = Declarations(source, {}, {}, (), (), parts=parts)
     renames: dict[str, str] = {}
     one_way: dict[str, str] = {}
-    for i, r in enumerate(data.get("renamedTypes", [])):
+    for r in data.get("renamedTypes", []):
         table = one_way if r.get("oneWay") else renames
         table[r["v1"]] = r["v2"]
     only_in = {(o["version"], o["type"]): i for i, o in enumerate(data.get("typesOnlyIn", []))}
@@ -401,12 +401,12 @@ def load_declarations(source: Source, *more: Source) -> Declarations:
         for i, d in enumerate(data.get("invariants", []))
     )
     transforms = tuple(
-        TransformDecl(i, t["type"], t["from"], t.get("function"), t.get("refuse"), t.get("lossy", False), t.get("why", ""))
+        TransformDecl(
+            i, t["type"], t["from"], t.get("function"), t.get("refuse"), t.get("lossy", False), t.get("why", "")
+        )
         for i, t in enumerate(data.get("transforms", []))
     )
-    methods_only_in = {
-        (m["version"], m["method"]): (i, m["why"]) for i, m in enumerate(data.get("methodsOnlyIn", []))
-    }
+    methods_only_in = {(m["version"], m["method"]): (i, m["why"]) for i, m in enumerate(data.get("methodsOnlyIn", []))}
     method_renames = {m["v1"]: m["v2"] for m in data.get("renamedMethods", [])}
     enums = {e["type"]: i for i, e in enumerate(data.get("enums", []))}
     if problems:

@@ -79,7 +79,9 @@ def annotation(
         text = f"list[{inner}]"
     elif e.kind == "object":
         inner = (
-            annotation(e.additional, proto, source, target, leaf, shared, narrow) if e.additional and not e.fields else "Any"
+            annotation(e.additional, proto, source, target, leaf, shared, narrow)
+            if e.additional and not e.fields
+            else "Any"
         )
         text = f"dict[str, {inner}]"
     elif e.kind == "union":
@@ -200,7 +202,9 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
     converting = [
         v
         for v in src.variants
-        if not (v.kind == "ref" and v.ref in types and types[v.ref].kind in ("object", "union") and v.ref not in way.shared)
+        if not (
+            v.kind == "ref" and v.ref in types and types[v.ref].kind in ("object", "union") and v.ref not in way.shared
+        )
     ]
     union = " | ".join(way.annotation(v) for v in converting) or "None"
     tag = src.discriminator or _common_tag(src, way.proto)
@@ -303,9 +307,11 @@ def _nested_field(proto: Protocol, td: TypeDef, path: tuple[str, ...]) -> Field 
         inner = proto.types.get(name)
         if inner is None:
             continue
-        candidates = [inner] if inner.kind == "object" else [
-            proto.types[r] for v in inner.variants for r in v.refs() if r in proto.types
-        ]
+        candidates = (
+            [inner]
+            if inner.kind == "object"
+            else [proto.types[r] for v in inner.variants for r in v.refs() if r in proto.types]
+        )
         for c in candidates:
             hit = _nested_field(proto, c, path[1:])
             if hit is not None:
@@ -438,7 +444,9 @@ def plan(
     by_version = {p.version: p for p in protocols}
     decl = load_declarations(source, *more).under({v: n.chosen for v, n in names.items()})
     if len(by_version) == 2:
-        decl = decl.applicable(by_version[1].every_type or set(by_version[1].types), by_version[2].every_type or set(by_version[2].types))
+        decl = decl.applicable(
+            by_version[1].every_type or set(by_version[1].types), by_version[2].every_type or set(by_version[2].types)
+        )
     sources_by_version = {int(s.meta.data["version"]): s for s in sources}
     if set(by_version) != set(VERSIONS):
         raise SchemaError(
