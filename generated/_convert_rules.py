@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eb2a62fd057c6c840b6b72b80433142ff9d22f6c417989ad1353049bb53df30f
-# Content sha256: ff926a7ec0960d6509b3c08a7b994ab24b4923c024069d9e7fa9d122645b382a
+# Inputs sha256: f81387921c9fbf4e51583ff252b908787aa77dd8087c27629ae3d9b8c9905dd8
+# Content sha256: 08632071976a6c7922bc538139b88de969a10ce951adba44c2ad6ac12cccfa21
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -71,6 +71,15 @@ def _env_map(value: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def _non_empty(value: list[Any]) -> list[Any]:
+    if not value:
+        raise _fail(None, "v2 requires at least one item here")
+    return value
+
+
+_NON_EMPTY: Final = AfterValidator(_non_empty)
+
+
 def _as_is(value: Any) -> Any:
     return value
 
@@ -87,7 +96,9 @@ def _to(value: Any) -> AfterValidator:
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
 _MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
-_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS]
+_MarkerOut: TypeAlias = Annotated[
+    dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS
+]
 _EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
 _EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
 
@@ -127,7 +138,9 @@ def _git_patch(path: str, old: str | None, new: str) -> str:
         head += [f"--- {path}\n", f"+++ {path}\n"]
     before = (old or "").splitlines(keepends=True)
     after = new.splitlines(keepends=True)
-    hunks = list(difflib.unified_diff(before, after, n=3))[2:]  # the ---/+++ lines are written above
+    hunks = list(difflib.unified_diff(before, after, n=3))[
+        2:
+    ]  # the ---/+++ lines are written above
     lines = []
     for line in hunks:
         if line.endswith("\n"):
@@ -151,7 +164,9 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
         raise _fail("oldText", "old text is a string or null")
     for key in ("changes", "patch"):
         if key in value:
-            raise _fail(key, f"unknown property `{key}` would become the v2 field of that name")
+            raise _fail(
+                key, f"unknown property `{key}` would become the v2 field of that name"
+            )
     out = {k: v for k, v in value.items() if k not in ("path", "oldText", "newText")}
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 931eb1101b112e5e2fc713aea33e12e4d19cb5ed02f346c7741541e213b6b42b
-# Content sha256: 822275855a18dedb959d8fbc0780aa74d4b9875601c3305844a2fa2838cefb9e
+# Inputs sha256: b3af4df39449fc776a01357c0339313aab6c1e3b0c0e9e3ddb853f1d9f748e84
+# Content sha256: 87bbd722b720b0bf6d103faea2672f06a156c8040518309c6d5e78d258cb33a3
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -37,6 +37,7 @@ from ._convert_rules import (  # noqa: F401  (the value rules and transforms con
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
     _AS_IS,
+    _NON_EMPTY,
     _URI,
     _URI_REASON,
     _diff_to_git_patch,
@@ -205,7 +206,12 @@ def _check_fields(
     fields_set = model.__pydantic_fields_set__
     for has, read, key, written in supplied:
         given = _supply(info).get(key)
-        if given is None and has is not None and has in fields_set and getattr(model, has) is not None:
+        if (
+            given is None
+            and has is not None
+            and has in fields_set
+            and getattr(model, has) is not None
+        ):
             continue
         if given is None and read is not None:
             given = getattr(model, read)
@@ -270,6 +276,8 @@ def _error(
         reason = _ABSOLUTE_PATH_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
+    elif chosen["type"] == "literal_error":
+        reason = f"{chosen['input']!r} has no form in the other version here (it takes {ctx.get('expected')})"
     else:
         reason = f"not valid v{version} input: {chosen['msg']}"
     return ConversionError(prefix + path, reason)
@@ -294,7 +302,9 @@ class Conversions:
     ) -> None:
         self._adapters = adapters
         self._methods = methods
-        self._renamed = renamed or {}  # version -> method -> its name in the other version
+        self._renamed = (
+            renamed or {}
+        )  # version -> method -> its name in the other version
         self._refused = refused or {}  # version -> method of that version only -> why
         self._targets: dict[Any, TypeAdapter[Any]] = {}
 
@@ -378,12 +388,18 @@ class Conversions:
             self._methods.get(source, {}).get(name) if isinstance(name, str) else None
         )
         if spec is None:
-            why = self._refused.get(source, {}).get(name) if isinstance(name, str) else None
+            why = (
+                self._refused.get(source, {}).get(name)
+                if isinstance(name, str)
+                else None
+            )
             raise ConversionError(
                 ("method",),
-                f"method {name!r} exists in v{source} only: {why}"
-                if why
-                else f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
+                (
+                    f"method {name!r} exists in v{source} only: {why}"
+                    if why
+                    else f"method {name!r} is not covered by the v{source} schema; it cannot be converted"
+                ),
             )
         return spec
 

@@ -202,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{out}: up to date")
                 return 0
             result, config, settings, pyproject = _generate(args, config, schema_dir, features, bases, notes)
+            notes += _one_base(config, result, bases)
         wirings = [w for p in result.protocols if (w := wiring_of(config, p.version, result)) is not None]
         if args.command == "check":
             return _compare(out, result, wirings, config.root, settings.options.regenerate)
@@ -225,6 +226,23 @@ def run(args: argparse.Namespace) -> int:
     for wiring in wirings:
         print("\n".join(wiring.report()))
     return 1 if any(w.problems for w in wirings) else 0
+
+
+def _one_base(config: Config, result: Generation, bases: dict[int, Path]) -> list[str]:
+    """Where a base is set for some versions only and ``versions`` names none: which were
+    generated, and how to have the others."""
+    generated = sorted(p.version for p in result.protocols)
+    if config.chosen_versions or not bases or set(generated) != set(bases):
+        return []
+    left = [v for v in (1, 2) if v not in bases]
+    if not left:
+        return []
+    other = left[0]
+    return [
+        f"versions: {', '.join(map(str, generated))} (v{other} not generated: only "
+        f"{', '.join(f'base-v{v}' for v in sorted(bases))} is set; base-v{other} adds upstream's v{other} "
+        f"with conversions, versions = [1, 2] with conversions = false the fragments' own)"
+    ]
 
 
 def _compare(out: Path, result: Generation, wirings: list[Wiring], root: Path, regenerate: str) -> int:

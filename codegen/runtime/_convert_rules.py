@@ -62,6 +62,15 @@ def _env_map(value: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def _non_empty(value: list[Any]) -> list[Any]:
+    if not value:
+        raise _fail(None, "v2 requires at least one item here")
+    return value
+
+
+_NON_EMPTY: Final = AfterValidator(_non_empty)
+
+
 def _as_is(value: Any) -> Any:
     return value
 
@@ -78,7 +87,9 @@ def _to(value: Any) -> AfterValidator:
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
 _MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
-_MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS]
+_MarkerOut: TypeAlias = Annotated[
+    dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS
+]
 _EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
 _EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
 
@@ -118,7 +129,9 @@ def _git_patch(path: str, old: str | None, new: str) -> str:
         head += [f"--- {path}\n", f"+++ {path}\n"]
     before = (old or "").splitlines(keepends=True)
     after = new.splitlines(keepends=True)
-    hunks = list(difflib.unified_diff(before, after, n=3))[2:]  # the ---/+++ lines are written above
+    hunks = list(difflib.unified_diff(before, after, n=3))[
+        2:
+    ]  # the ---/+++ lines are written above
     lines = []
     for line in hunks:
         if line.endswith("\n"):
@@ -142,7 +155,9 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
         raise _fail("oldText", "old text is a string or null")
     for key in ("changes", "patch"):
         if key in value:
-            raise _fail(key, f"unknown property `{key}` would become the v2 field of that name")
+            raise _fail(
+                key, f"unknown property `{key}` would become the v2 field of that name"
+            )
     out = {k: v for k, v in value.items() if k not in ("path", "oldText", "newText")}
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}

@@ -28,6 +28,7 @@ from ._convert_rules import (  # noqa: F401  (the value rules and transforms con
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
     _AS_IS,
+    _NON_EMPTY,
     _URI,
     _URI_REASON,
     _diff_to_git_patch,
@@ -196,7 +197,12 @@ def _check_fields(
     fields_set = model.__pydantic_fields_set__
     for has, read, key, written in supplied:
         given = _supply(info).get(key)
-        if given is None and has is not None and has in fields_set and getattr(model, has) is not None:
+        if (
+            given is None
+            and has is not None
+            and has in fields_set
+            and getattr(model, has) is not None
+        ):
             continue
         if given is None and read is not None:
             given = getattr(model, read)
@@ -261,6 +267,8 @@ def _error(
         reason = _ABSOLUTE_PATH_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
+    elif chosen["type"] == "literal_error":
+        reason = f"{chosen['input']!r} has no form in the other version here (it takes {ctx.get('expected')})"
     else:
         reason = f"not valid v{version} input: {chosen['msg']}"
     return ConversionError(prefix + path, reason)
@@ -285,7 +293,9 @@ class Conversions:
     ) -> None:
         self._adapters = adapters
         self._methods = methods
-        self._renamed = renamed or {}  # version -> method -> its name in the other version
+        self._renamed = (
+            renamed or {}
+        )  # version -> method -> its name in the other version
         self._refused = refused or {}  # version -> method of that version only -> why
         self._targets: dict[Any, TypeAdapter[Any]] = {}
 
@@ -369,12 +379,18 @@ class Conversions:
             self._methods.get(source, {}).get(name) if isinstance(name, str) else None
         )
         if spec is None:
-            why = self._refused.get(source, {}).get(name) if isinstance(name, str) else None
+            why = (
+                self._refused.get(source, {}).get(name)
+                if isinstance(name, str)
+                else None
+            )
             raise ConversionError(
                 ("method",),
-                f"method {name!r} exists in v{source} only: {why}"
-                if why
-                else f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
+                (
+                    f"method {name!r} exists in v{source} only: {why}"
+                    if why
+                    else f"method {name!r} is not covered by the v{source} schema; it cannot be converted"
+                ),
             )
         return spec
 

@@ -39,6 +39,12 @@ class Comparison:
     over_base: bool = False
     one_way: list[tuple[TypeDef, TypeDef]] = field(default_factory=list)  # converted v1 -> v2 only
     flat: set[str] = field(default_factory=set)  # v1 names of pairs compared (and converted) flattened
+    # Each version's every type (before the method scope): what nested paths and the variants
+    # that do not convert are looked up in.
+    whole: dict[int, Protocol] = field(default_factory=dict)
+
+    def lookup(self, version: int) -> Protocol:
+        return self.whole.get(version) or (self.v1 if version == 1 else self.v2)
 
     def problem(self, td: TypeDef, ptr: str, message: str) -> None:
         self.problems.append(Problem(td.file, ptr, message))
@@ -441,11 +447,15 @@ def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[
 
 
 def compare(
-    decl: Declarations, v1: Protocol, v2: Protocol, over_base: bool = False
+    decl: Declarations,
+    v1: Protocol,
+    v2: Protocol,
+    over_base: bool = False,
+    whole: dict[int, Protocol] | None = None,
 ) -> tuple[Comparison, list[tuple[TypeDef, TypeDef]], dict[str, list[FieldPair]]]:
     """Compare two versions: the comparison (with its problems), the type pairs, and per
-    v1 type the matched field pairs."""
-    cmp = Comparison(decl, v1, v2, over_base=over_base)
+    v1 type the matched field pairs. ``whole``: each version before a scope limited it."""
+    cmp = Comparison(decl, v1, v2, over_base=over_base, whole=dict(whole or {}))
     pairs = cmp.pairs()
     field_pairs = {td1.name: cmp.compare_types(td1, td2) for td1, td2 in pairs + cmp.one_way}
     return cmp, pairs, field_pairs

@@ -33,8 +33,10 @@ VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     "marker": {(1, 2): "_MarkerIn", (2, 1): "_MarkerOut"},
     "env-list": {(1, 2): "_EnvListIn", (2, 1): "_EnvMapIn"},
     "tag": {},  # a discriminator constant: the source's is read, the target's written
+    "non-empty": {(1, 2): "_NON_EMPTY"},  # a list the target requires to have an item
 }
 WHOLE_VALUE_RULES = frozenset({"marker", "env-list", "tag"})
+WRAPPING_RULES = frozenset({"non-empty"})  # checks added to the field's own annotation
 
 # Transforms: a type whose shape differs beyond fields, converted by a function of the
 # runtime (by direction: the declaration names the source version).

@@ -14,7 +14,15 @@ from ...protocol.features import select
 from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, build, python_field_name
 from ...protocol.load import Source, VersionSources
 from .compare import Comparison, FieldPair, check_methods, compare, field_names, method_scope, refused_methods, stale
-from .declarations import TRANSFORMS, VALUE_RULES, VERSIONS, WHOLE_VALUE_RULES, TransformDecl, load_declarations
+from .declarations import (
+    TRANSFORMS,
+    VALUE_RULES,
+    VERSIONS,
+    WHOLE_VALUE_RULES,
+    WRAPPING_RULES,
+    TransformDecl,
+    load_declarations,
+)
 from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant, Supplied
 
 
@@ -185,6 +193,11 @@ def _direction_converters(
             )
         elif src.kind == "union":
             built[src.name] = _union_converter(way, src, common)
+        elif (
+            src.kind == "alias" and src.target is not None and src.target.kind == "ref" and src.target.ref in way.shared
+        ):
+            # Another name for a type that converts (2026-11's InitializeProxyRequest): its converter.
+            built[src.name] = Converter(kind="union", union=way.annotation(src.target), **common)
         elif src.kind == "object":
             built[src.name] = _object_converter(way, src, dst, field_pairs[td1.name], td1.name, built, common)
     # Objects first (their annotations resolve late); unions after the types they name.
@@ -198,21 +211,30 @@ def _direction_converters(
 def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> Converter:
     """A union's converter: the variants that convert; the tag of one that cannot is refused
     with the reason its declaration gives."""
-    types = way.proto.types
+    whole = way.cmp.lookup(way.source)
+    types = whole.types
+    # A variant converts where it is a value (an alias, an enum) or has a converter.
     converting = [
         v
         for v in src.variants
         if not (
-            v.kind == "ref" and v.ref in types and types[v.ref].kind in ("object", "union") and v.ref not in way.shared
+            v.kind == "ref"
+            and (v.ref not in types or types[v.ref].kind in ("object", "union"))
+            and v.ref not in way.shared
         )
     ]
+    # A value the target's union does not have (v1's null request id) does not convert.
+    target = _target_union(way, src)
+    if target is not None:
+        theirs = {_value_shape(v, way.target_proto) for v in target.variants}
+        converting = [v for v in converting if v.kind == "ref" or _value_shape(v, way.proto) in theirs]
     union = " | ".join(way.annotation(v) for v in converting) or "None"
-    tag = src.discriminator or _common_tag(src, way.proto)
+    tag = src.discriminator or _common_tag(src, whole)
     refused: list[tuple[str, str]] = []
     tags: list[str] = []
     if tag is not None:
         for v in src.variants:
-            value = _tag_value(v, tag, way.proto)
+            value = _tag_value(v, tag, whole)
             if value is None:
                 continue
             if v in converting:
@@ -232,6 +254,23 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
         tags=tuple(tags) if refused or declared else (),
         **common,
     )
+
+
+def _value_shape(e: TypeExpr, proto: Protocol) -> Any:
+    """A union variant's kind of value, through aliases (``integer``, ``array``, ``null``...)."""
+    while e.kind == "ref" and e.ref in proto.types and proto.types[e.ref].kind == "alias":
+        target = proto.types[e.ref].target
+        if target is None:
+            break
+        e = target
+    return (e.kind, e.const) if e.kind != "ref" else ("ref", e.ref)
+
+
+def _target_union(way: _Direction, src: TypeDef) -> TypeDef | None:
+    decl = way.cmp.decl
+    name = decl.type_name(2, src.name) if way.source == 1 else way.cmp.v1_name(src.name)
+    found = way.target_proto.types.get(name)
+    return found if found is not None and found.kind == "union" else None
 
 
 def _tag_value(e: TypeExpr, tag: str, proto: Protocol) -> str | None:
@@ -335,7 +374,7 @@ def _own_fields(
         source_name = d.name(way.source) if d is not None else (fs.name if fs else None)
         target_name = d.name(way.target) if d is not None else (ft.name if ft else None)
         if fs is None and source_name is not None and "." in source_name:
-            fs = _nested_field(way.proto, src, _path(source_name))  # read from a nested object
+            fs = _nested_field(way.cmp.lookup(way.source), src, _path(source_name))  # read from a nested object
         if fs is None:  # exists in the target only
             if target_name is None or d is None:
                 continue
@@ -353,6 +392,8 @@ def _own_fields(
             text = Code(f"Annotated[Literal[{py_literal(fs.type.const)}], _to({py_literal(ft.type.const)}), _AS_IS]")
         elif rule is not None and rule_name in WHOLE_VALUE_RULES:
             text = Code(f"{rule} | None" if fs.type.nullable else rule)
+        elif rule is not None and rule_name in WRAPPING_RULES:
+            text = Code(f"Annotated[{way.annotation(fs.type)}, {rule}]")
         else:
             text = way.annotation(fs.type, rule)
         nest = _path(target_name) if target_name is not None and "." in target_name else ()
@@ -462,12 +503,13 @@ def plan(
             if set(by_version[v].features) == every
             else build(select(s, every), names.get(v, NO_CLASS_NAMES))
         )
+    whole = dict(by_version)
     if fragments is not None:
         full = method_scope(full, decl)
         by_version = method_scope(by_version, decl)
     over_base = fragments is not None
     full_cmp, _, _ = compare(decl, full[1], full[2], over_base)
-    cmp, pairs, field_pairs = compare(decl, by_version[1], by_version[2], over_base)
+    cmp, pairs, field_pairs = compare(decl, by_version[1], by_version[2], over_base, whole)
     methods = check_methods(cmp)
     # Over a base, a declaration may cover nothing inside the archive surface (the base
     # already agrees there); the fragments' own generation checks that each one is needed.
