@@ -166,7 +166,13 @@ class Comparison:
         return self.compare_fields(td1, td2, label)
 
     def _only(self, e: TypeExpr, version: int) -> bool:
-        return e.kind == "ref" and e.ref is not None and (version, e.ref) in self.decl.only_in
+        """A variant of this version only (not one a v1 type becomes one way)."""
+        return (
+            e.kind == "ref"
+            and e.ref is not None
+            and (version, e.ref) in self.decl.only_in
+            and not (version == 2 and e.ref in self.decl.one_way.values())
+        )
 
     def compare_fields(self, td1: TypeDef, td2: TypeDef, label: str) -> list[FieldPair]:  # noqa: C901 (one walk over both sides)
         decls = [d for d in self.decl.fields if d.type == td1.name]
@@ -405,7 +411,8 @@ def _reach(proto: Protocol, roots: set[str], decl: Declarations) -> set[str]:
         if decl.transform(1, v1) and decl.transform(2, decl.type_name(2, v1)):
             continue  # converted by functions both ways: what its fields name is not compared
         for variant in td.variants:
-            if not (variant.kind == "ref" and (proto.version, variant.ref) in decl.only_in):
+            alone = (proto.version, variant.ref) in decl.only_in and variant.ref not in decl.one_way.values()
+            if not (variant.kind == "ref" and alone):
                 refs += variant.refs()  # (a variant of this version only does not convert)
         for f in td.fields:
             if (v1_name.get(name, name), f.name) not in dropped:

@@ -262,14 +262,22 @@ class Declarations:
         return self.source.name, index
 
     def applicable(self, v1_types: Iterable[str], v2_types: Iterable[str]) -> Declarations:
-        """Without the renames a release pair does not have (both types must exist): one file
-        declares several pairs, and a pair that kept the name keeps it."""
+        """Without what a release pair does not have: renames whose types are not both there,
+        types declared of one version only that both have (one file declares several pairs)."""
         ones, twos = set(v1_types), set(v2_types)
 
         def keep(table: Mapping[str, str]) -> dict[str, str]:
             return {a: b for a, b in table.items() if a in ones and b in twos}
 
-        return replace(self, renames=keep(self.renames), one_way=keep(self.one_way))
+        renames = keep(self.renames)
+        back = {b: a for a, b in renames.items()}
+        # A type declared of one version only that this pair has in both keeps its counterpart.
+        paired = {
+            1: {t for t in ones if renames.get(t, t) in twos and (t in renames or t not in back)},
+            2: {t for t in twos if back.get(t, t) in ones and (t in back or t not in renames)},
+        }
+        only_in = {key: i for key, i in self.only_in.items() if key[1] not in paired[key[0]]}
+        return replace(self, renames=renames, one_way=keep(self.one_way), only_in=only_in)
 
     def transform(self, source: int, type_name: str) -> TransformDecl | None:
         return next((t for t in self.transforms if t.source == source and t.type == type_name), None)

@@ -242,7 +242,8 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
             else:
                 index = way.cmp.decl.only_in.get((way.source, v.ref or ""))
                 why = way.cmp.decl_why("typesOnlyIn", index) if index is not None else ""
-                refused.append((value, why or f"it has no v{way.target} form"))
+                if value not in dict(refused):  # (v2's state updates share one tag)
+                    refused.append((value, why or f"it has no v{way.target} form"))
     # The tags are checked first only where a variant is declared not to convert (its reason then
     # is the error, not every variant's mismatch, and an unknown variant of an open union is refused).
     declared = any(v.kind == "ref" and (way.source, v.ref) in way.cmp.decl.only_in for v in src.variants)
