@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3af4df39449fc776a01357c0339313aab6c1e3b0c0e9e3ddb853f1d9f748e84
-# Content sha256: 87bbd722b720b0bf6d103faea2672f06a156c8040518309c6d5e78d258cb33a3
+# Inputs sha256: c4f2c4c2e177f40dc6b1e047b8ca44c6863aede8c64f275e6f9ea3c6783488dc
+# Content sha256: 2a22e67894bf6447e8f735668994351f28c556ba49eb2a1780e0a39128abe5d1
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -33,24 +33,12 @@ from pydantic import (
     ValidationInfo,
 )
 
-from ._convert_rules import (  # noqa: F401  (the value rules and transforms convert.py names)
+from ._convert_rules import (
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
-    _AS_IS,
-    _NON_EMPTY,
     _URI,
     _URI_REASON,
-    _diff_to_git_patch,
-    _EnvListIn,
-    _EnvMapIn,
     _fail,
-    _MarkerIn,
-    _MarkerOut,
-    _refuse,
-    _RegexIn,
-    _to,
-    _UriIn,
-    _variants,
 )
 from ._runtime import wire_path
 

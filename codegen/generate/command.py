@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from ..config.edit import TableEdit, all_names, generated_names, stale_class_names, without_class_names
 from ..config.settings import Settings
@@ -23,7 +24,7 @@ from ..protocol.sources import UnknownFeature
 from ..resources import BUILTIN_FRAGMENTS, display_name, schema_location
 from ..style import FORMATTERS
 from ..write.tree import diff_tree, keep_unchanged, read_tree, write_tree
-from .pipeline import Generation, generate, up_to_date
+from .pipeline import Generation, generate, one_base_versions, up_to_date
 from .sdk.wire import Wiring, wiring_of
 
 
@@ -112,6 +113,14 @@ def _settings(args: argparse.Namespace, config: Config) -> tuple[Path | str, Pat
     return schema_dir, out, frozenset(features)
 
 
+def _arguments(args: argparse.Namespace, config: Config, schema_dir: Path, bases: dict[int, Path]) -> dict[str, Any]:
+    """``generate``'s keyword arguments; over a base for some versions only, and where
+    ``versions`` names none, the versions with a base."""
+    arguments = generation_arguments(config, vars(args))
+    arguments["versions"] = arguments["versions"] or one_base_versions(schema_dir, config.root, bases)
+    return arguments
+
+
 def _generate(
     args: argparse.Namespace,
     config: Config,
@@ -125,7 +134,7 @@ def _generate(
     pyproject.toml (the edit, for the caller to write with the output), says so in
     ``notes``, and generates again. The entry is never pointed at another class; ``check``
     only reports (it writes nothing)."""
-    arguments = generation_arguments(config, vars(args))
+    arguments = _arguments(args, config, schema_dir, bases)
     try:
         return generate(schema_dir, features, config.root, bases, **arguments), config, arguments["settings"], None
     except SchemaError as exc:
@@ -134,7 +143,7 @@ def _generate(
             raise
     edit = without_class_names(config, stale)
     config = edit.config
-    arguments = generation_arguments(config, vars(args))
+    arguments = _arguments(args, config, schema_dir, bases)
     result = generate(schema_dir, features, config.root, bases, **arguments)
     for (table, name), public in sorted(stale.items()):
         where = f"[tool.acp-codegen{'.' + table if table else ''}.class-names]"
@@ -196,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
                     features,
                     config.root,
                     bases,
-                    **arguments,
+                    **_arguments(args, config, schema_dir, bases),
                 )
             ):
                 print(f"{out}: up to date")

@@ -91,11 +91,12 @@ class Generation:
         return lines + [f"note: {n}" for s in self.sources for n in s.notes]
 
 
-def one_base_versions(every: Sequence[int], bases: Mapping[int, Path] | None) -> frozenset[int] | None:
-    """The versions generated where ``versions`` names none: every one, or over upstream bases
-    for some versions only, those (upstream's v1 and the fragments' own v2 are not one
-    protocol's two versions: they do not convert)."""
-    if bases and set(every) - set(bases):
+def one_base_versions(schema_dir: Path, root: Path | None, bases: Mapping[int, Path]) -> frozenset[int] | None:
+    """The versions a run generates where ``versions`` names none: every one; over upstream
+    bases for some of the fragments' versions only, those (upstream's v1 and the fragments'
+    own v2 are not one protocol's two versions: they do not convert)."""
+    every = {int(d.name[1:]) for d in find_version_dirs(schema_dir, root)}
+    if bases and set(bases) < every:
         return frozenset(bases)
     return None
 
@@ -117,7 +118,6 @@ def load_protocols(
         return of.class_names, of.options.field_names
 
     every = [int(d.name[1:]) for d in find_version_dirs(schema_dir, root)]
-    versions = versions or one_base_versions(every, bases)
     for key, asked in (("versions", sorted(versions or ())), *((f"v{v}", [v]) for v in sorted(settings.versions))):
         unmatched = [v for v in asked if v not in every]
         if unmatched:

@@ -24,24 +24,12 @@ from pydantic import (
     ValidationInfo,
 )
 
-from ._convert_rules import (  # noqa: F401  (the value rules and transforms convert.py names)
+from ._convert_rules import (
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
-    _AS_IS,
-    _NON_EMPTY,
     _URI,
     _URI_REASON,
-    _diff_to_git_patch,
-    _EnvListIn,
-    _EnvMapIn,
     _fail,
-    _MarkerIn,
-    _MarkerOut,
-    _refuse,
-    _RegexIn,
-    _to,
-    _UriIn,
-    _variants,
 )
 from ._runtime import wire_path
 

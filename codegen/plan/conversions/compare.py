@@ -187,6 +187,8 @@ class Comparison:
         matched2: set[str] = set()
         for f1 in fields1:
             d = by_v1.get(f1.name)
+            if d is not None and d.v2 is not None and d.v2 not in names2 and "." not in d.v2 and f1.name in names2:
+                d = replace(d, v2=f1.name)  # a rename this pair does not have: both kept the name
             name2 = d.v2 if d is not None else f1.name
             if d is not None and name2 is not None and "." in name2:  # moved into a nested object
                 if name2.split(".")[0] in names2:

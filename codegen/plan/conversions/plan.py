@@ -197,7 +197,7 @@ def _direction_converters(
             src.kind == "alias" and src.target is not None and src.target.kind == "ref" and src.target.ref in way.shared
         ):
             # Another name for a type that converts (2026-11's InitializeProxyRequest): its converter.
-            built[src.name] = Converter(kind="union", union=way.annotation(src.target), **common)
+            built[src.name] = Converter(kind="union", union=way.annotation(src.target), typed=False, **common)
         elif src.kind == "object":
             built[src.name] = _object_converter(way, src, dst, field_pairs[td1.name], td1.name, built, common)
     # Objects first (their annotations resolve late); unions after the types they name.
@@ -253,6 +253,7 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
         tag=tag,
         refused_tags=tuple(refused),
         tags=tuple(tags) if refused or declared else (),
+        typed=bool(converting) and all(v.kind == "ref" and v.ref in way.shared for v in converting),
         **common,
     )
 

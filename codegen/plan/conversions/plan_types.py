@@ -81,6 +81,7 @@ class Converter:
     tag: str | None = None
     refused_tags: tuple[tuple[str, str], ...] = ()
     tags: tuple[str, ...] = ()  # union: the tags that convert
+    typed: bool = True  # has a typed function (its source values are generated models)
     # Effective over the class hierarchy (a subclass's hooks replace its base's).
     all_fields: tuple[ConvField, ...] = ()
     fills: tuple[Fill, ...] = ()
