@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, UPSTREAM_SHOWN, JsonEdit, copy_schema
+from support import ROOT, SCHEMA, UPSTREAM_SHOWN, JsonEdit, copy_schema
 
 from codegen.cli import main
 from codegen.errors import SchemaError
@@ -430,6 +430,7 @@ def test_a_run_over_a_base_reads_each_input_file_once(tmp_path, monkeypatch):
     from collections import Counter
 
     from codegen.generate.pipeline import generate
+    from codegen.plan.conversions import UPSTREAM_DECLARATIONS
 
     base = _stable_base(tmp_path)
     schema_dir = copy_schema(tmp_path / "schema")  # both versions and conversions.json: every stage runs
@@ -443,6 +444,8 @@ def test_a_run_over_a_base_reads_each_input_file_once(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_bytes", counted)
     result = generate(schema_dir, FEATURE, tmp_path, {1: base})
     assert "convert.py" in result.files and result.sources[0].overlaid
-    inputs = sorted(p.resolve() for p in (*schema_dir.rglob("*.json"), *base.parent.glob("*.json")))
-    assert len(inputs) == 7
+    # Over a base, upstream's declarations are read from the tool's own fragments, not the copy's.
+    ours = [p for p in schema_dir.rglob("*.json") if p.name != UPSTREAM_DECLARATIONS]
+    inputs = sorted(p.resolve() for p in (*ours, *base.parent.glob("*.json"), SCHEMA / UPSTREAM_DECLARATIONS))
+    assert len(inputs) == 8
     assert {p: reads[p] for p in inputs} == dict.fromkeys(inputs, 1)

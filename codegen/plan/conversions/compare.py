@@ -4,13 +4,12 @@ covers what the methods both versions define reach (``method_scope``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ...errors import Problem, pointer
-from ...protocol.ir import Field, Method, Protocol, TypeDef, TypeExpr, shape
+from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, shape
+from .annotations import flat_fields
 from .declarations import CONVERSIONS_FILE, VALUE_RULES, VERSIONS, Declarations, FieldDecl
-from .plan_types import MethodMap
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ class Comparison:
         proto = self.v1 if version == 1 else self.v2
         if not flat:
             return td.fields
-        return tuple(f for b in td.bases if b in proto.types for f in _all_fields(proto.types[b], proto)) + td.fields
+        return tuple(f for b in td.bases if b in proto.types for f in flat_fields(proto.types[b], proto)) + td.fields
 
     def decl_why(self, section: str, index: int) -> str:
         return self.decl.whys.get((section, index), "")
@@ -283,10 +282,6 @@ class Comparison:
                 self.declared("fields", d.index, f"{where}: accepts a {flag} difference both versions lack")
 
 
-def _all_fields(td: TypeDef, proto: Protocol) -> tuple[Field, ...]:
-    return tuple(f for b in td.bases if b in proto.types for f in _all_fields(proto.types[b], proto)) + td.fields
-
-
 def _has_flag(f: Field, flag: str) -> bool:
     return bool(f.required if flag == "required" else f.type.nullable)
 
@@ -295,164 +290,9 @@ def _describe(e: TypeExpr | None) -> str:
     return e.describe() if e else "nothing"
 
 
-def check_methods(cmp: Comparison) -> list[MethodMap]:
-    """The methods both versions define (by name, or as declared renames), each with its
-    counterpart's name; a method of one version only must be declared."""
-    out = []
-    decl = cmp.decl
-
-    def alone(m: Method, version: int) -> bool:
-        return one_version_only(decl, cmp.v1, cmp.v2, m, version)
-
-    v2_by_name = {m.name: m for m in cmp.v2.methods if not alone(m, 2)}
-    v1_names = set()
-    renamed_back = {v: k for k, v in decl.method_renames.items()}
-    for m in cmp.v1.methods:
-        v1_names.add(m.name)
-        name2 = decl.method_renames.get(m.name, m.name)
-        m2 = v2_by_name.get(name2) if not alone(m, 1) else None
-        if m2 is None:
-            _method_only_in(cmp, m.name, m.side, 1)
-            continue
-        expected = (m.kind, decl.type_name(2, m.params), decl.type_name(2, m.result) if m.result else None)
-        if (m2.kind, m2.params, m2.result) != expected:
-            cmp.problems.append(
-                Problem(
-                    decl.source.name,
-                    "",
-                    f"method {m.name}: v1 {m.kind} {m.params} -> {m.result}, v2 {m2.kind} {m2.params} -> {m2.result}",
-                )
-            )
-            continue
-        if m.name in decl.method_renames:
-            cmp.used.add(("renamedMethods", list(decl.method_renames).index(m.name)))
-        out.append(MethodMap(1, m.name, m.kind, m.params, m.result, m2.name))
-        out.append(MethodMap(2, m2.name, m2.kind, m2.params, m2.result, m.name))
-    for m2 in cmp.v2.methods:
-        if renamed_back.get(m2.name, m2.name) not in v1_names or alone(m2, 2):
-            _method_only_in(cmp, m2.name, m2.side, 2)
-    for version, proto in ((1, cmp.v1), (2, cmp.v2)):
-        # One method on two sides converts alike when its types are the same (mcp/message).
-        specs: dict[str, set[tuple[str, str, str | None]]] = {}
-        for m in proto.methods:
-            if not alone(m, version):
-                specs.setdefault(m.name, set()).add((m.kind, m.params, m.result))
-        for name in sorted(n for n, s in specs.items() if len(s) > 1):
-            cmp.problems.append(
-                Problem(decl.source.name, "", f"v{version} method {name} exists on two sides; messages cannot tell")
-            )
-    unique = {(m.version, m.name): m for m in out}
-    return sorted(unique.values(), key=lambda m: (m.version, m.name))
-
-
-def one_version_only(decl: Declarations, v1: Protocol, v2: Protocol, m: Method, version: int) -> bool:
-    """A method declared of one version only. One declared so for both versions (mcp/message:
-    a notification in v1, a request in 2026-11's v2) is so only where the two differ."""
-    if (version, m.name) not in decl.methods_only_in:
-        return False
-    if (3 - version, m.name) not in decl.methods_only_in:
-        return True
-    other = next((o for o in (v2 if version == 1 else v1).methods if o.name == m.name), None)
-    if other is None:
-        return True
-    one, two = (m, other) if version == 1 else (other, m)
-    mapped = (one.kind, decl.type_name(2, one.params), decl.type_name(2, one.result) if one.result else None)
-    return mapped != (two.kind, two.params, two.result)
-
-
-def _method_only_in(cmp: Comparison, name: str, side: str, version: int) -> None:
-    declared = cmp.decl.methods_only_in.get((version, name))
-    if declared is not None:
-        cmp.used.add(("methodsOnlyIn", declared[0]))
-        return
-    cmp.problems.append(
-        Problem(
-            cmp.decl.source.name,
-            "",
-            f"method {name} ({side}) exists in v{version} only: declare it in methodsOnlyIn (or a rename in "
-            f"renamedMethods) in {CONVERSIONS_FILE}",
-        )
-    )
-
-
-def refused_methods(cmp: Comparison) -> dict[int, dict[str, str]]:
-    """Per version, the methods it alone has that the declarations explain: why they cannot convert."""
-    out: dict[int, dict[str, str]] = {1: {}, 2: {}}
-    for version, proto in ((1, cmp.v1), (2, cmp.v2)):
-        for m in proto.methods:
-            declared = cmp.decl.methods_only_in.get((version, m.name))
-            if declared is not None and one_version_only(cmp.decl, cmp.v1, cmp.v2, m, version):
-                out[version][m.name] = declared[1]
-    return out
-
-
 def field_names(td: TypeDef, proto: Protocol) -> list[str]:
     names = [n for b in td.bases if b in proto.types for n in field_names(proto.types[b], proto)]
     return names + [f.name for f in td.fields]
-
-
-def _reach(proto: Protocol, roots: set[str], decl: Declarations) -> set[str]:
-    """Every type the roots reach. A field declared to exist in this version only is
-    dropped on conversion, so what it alone reaches is out of scope."""
-    dropped = {
-        (d.type, d.name(proto.version))
-        for d in decl.fields
-        if d.name(proto.version) is not None and d.name(3 - proto.version) is None
-    }
-    v1_name = {v2: v1 for v1, v2 in decl.renames.items()} if proto.version == 2 else {}
-    seen: set[str] = set()
-    todo = sorted(r for r in roots if r in proto.types)
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        td = proto.types[name]
-        refs = [*td.bases, *(td.target.refs() if td.target else ())]
-        v1 = v1_name.get(name, name)
-        if decl.transform(1, v1) and decl.transform(2, decl.type_name(2, v1)):
-            continue  # converted by functions both ways: what its fields name is not compared
-        for variant in td.variants:
-            alone = (proto.version, variant.ref) in decl.only_in and variant.ref not in decl.one_way.values()
-            if not (variant.kind == "ref" and alone):
-                refs += variant.refs()  # (a variant of this version only does not convert)
-        for f in td.fields:
-            if (v1_name.get(name, name), f.name) not in dropped:
-                refs += f.type.refs()
-        todo += [r for r in refs if r in proto.types and r not in seen]
-    return seen
-
-
-def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[int, Protocol]:
-    """Over full upstream bases, conversions cover the messages of the methods both versions
-    define: the types their params and results reach (in either version), and nothing else
-    (the message envelopes, the types of a method one version alone has)."""
-    reached: set[str] = set()  # by v1 name
-    found: dict[int, set[str]] = {}
-    v1_name = {v2: v1 for v1, v2 in decl.renames.items()}
-    for version, proto in protocols.items():
-        roots = {
-            t
-            for m in proto.methods
-            if not one_version_only(decl, protocols[1], protocols[2], m, version)
-            for t in (m.params, m.result)
-            if t is not None
-        }
-        found[version] = _reach(proto, roots, decl)
-        reached |= {v1_name.get(n, n) for n in found[version]} if version == 2 else found[version]
-    out = {}
-    for version, proto in protocols.items():
-        # A type of either version's reach, in its counterpart's name; and what this version's
-        # own reach has under its own names (a base of only this version's hierarchy).
-        names = {decl.type_name(version, n) for n in reached} | found[version]
-        if version == 1:
-            names |= {n for n in reached if n in decl.one_way}
-        out[version] = replace(
-            proto,
-            types={n: t for n, t in proto.types.items() if n in names},
-            methods=tuple(m for m in proto.methods if m.params in names or (version, m.name) in decl.methods_only_in),
-        )
-    return out
 
 
 def compare(

@@ -7,13 +7,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...code_text import Code, identifier, py_literal
+from ...code_text import Code, py_literal
 from ...errors import Problem, SchemaError
 from ...protocol.class_names import NO_CLASS_NAMES, ClassNames
 from ...protocol.features import select
-from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, build, python_field_name
+from ...protocol.ir import Protocol, TypeDef, TypeExpr, build
 from ...protocol.load import Source, VersionSources
-from .compare import Comparison, FieldPair, check_methods, compare, field_names, method_scope, refused_methods, stale
+from .annotations import (
+    annotation,
+    attr_name,
+    class_name,
+    common_tag,
+    dotted,
+    flat_fields,
+    function_name,
+    nested_field,
+    tag_value,
+    value_shape,
+)
+from .compare import Comparison, FieldPair, compare, field_names, stale
 from .declarations import (
     TRANSFORMS,
     VALUE_RULES,
@@ -23,91 +35,8 @@ from .declarations import (
     TransformDecl,
     load_declarations,
 )
+from .methods import check_methods, method_scope, refused_methods
 from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant, Supplied
-
-
-def class_name(source: int, target: int, type_name: str) -> str:
-    return f"_V{source}ToV{target}{identifier(type_name)}"
-
-
-def function_name(source: int, target: int, type_name: str) -> str:
-    return identifier(f"{python_field_name(type_name)}_v{source}_to_v{target}")
-
-
-def _is_string(e: TypeExpr, proto: Protocol) -> bool:
-    seen = set()
-    while e.kind == "ref" and e.ref in proto.types and e.ref not in seen:
-        seen.add(e.ref)
-        td = proto.types[e.ref]
-        if td.kind != "alias" or td.target is None:
-            return False
-        e = td.target
-    return e.kind == "string"
-
-
-def annotation(
-    e: TypeExpr,
-    proto: Protocol,
-    source: int,
-    target: int,
-    leaf: str | None,
-    shared: frozenset[str],
-    narrow: Mapping[str, tuple[Any, ...]] | None = None,
-) -> Code:
-    """The Python annotation that checks a source-version value of this expression.
-    Refs to shared object and union types become the converter of that type (a type of
-    one version only can only appear in a dropped field: it is checked as a JSON object);
-    ``leaf`` (a value rule's annotation) replaces every string leaf."""
-    if leaf is not None and _is_string(e, proto):
-        text = leaf
-    elif e.kind == "ref" and e.ref in proto.types:
-        td = proto.types[e.ref]
-        if td.kind in ("object", "union") and td.name not in shared:
-            text = "dict[str, Any]" if td.kind == "object" else "Any"
-        elif td.kind in ("object", "union"):
-            text = class_name(source, target, td.name)
-        elif td.kind == "enum" and narrow is not None and td.name in narrow:
-            # The target's enum is closed: only the values it has convert.
-            text = f"Literal[{', '.join(py_literal(v) for v in narrow[td.name])}]" if narrow[td.name] else "None"
-        elif td.kind == "enum":
-            text = " | ".join(
-                [f"Literal[{', '.join(py_literal(v.value) for v in td.values)}]"] + (["str"] if td.open else [])
-            )
-        else:
-            assert td.target is not None
-            text = annotation(td.target, proto, source, target, leaf, shared, narrow)
-    elif e.kind == "string":
-        text = "_Rfc3339" if e.format == "date-time" else "str"
-    elif e.kind in ("integer", "number", "boolean", "null"):
-        text = {"integer": "int", "number": "float", "boolean": "bool", "null": "None"}[e.kind]
-    elif e.kind == "const":
-        text = f"Literal[{py_literal(e.const)}]"
-    elif e.kind == "array":
-        inner = annotation(e.items, proto, source, target, leaf, shared, narrow) if e.items else "Any"
-        text = f"list[{inner}]"
-    elif e.kind == "object":
-        inner = (
-            annotation(e.additional, proto, source, target, leaf, shared, narrow)
-            if e.additional and not e.fields
-            else "Any"
-        )
-        text = f"dict[str, {inner}]"
-    elif e.kind == "union":
-        text = " | ".join(annotation(v, proto, source, target, leaf, shared, narrow) for v in e.variants)
-    else:
-        text = "Any"
-    if e.nullable and text not in ("Any", "None"):
-        text = f"{text} | None"
-    return Code(text)
-
-
-def _attr(wire: str, taken: set[str]) -> str:
-    base = "f_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in python_field_name(wire))
-    name, n = base, 2
-    while name in taken:
-        name, n = f"{base}_{n}", n + 1
-    taken.add(name)
-    return identifier(name)
 
 
 @dataclass(frozen=True)
@@ -226,15 +155,15 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
     # A value the target's union does not have (v1's null request id) does not convert.
     target = _target_union(way, src)
     if target is not None:
-        theirs = {_value_shape(v, way.target_proto) for v in target.variants}
-        converting = [v for v in converting if v.kind == "ref" or _value_shape(v, way.proto) in theirs]
+        theirs = {value_shape(v, way.target_proto) for v in target.variants}
+        converting = [v for v in converting if v.kind == "ref" or value_shape(v, way.proto) in theirs]
     union = " | ".join(way.annotation(v) for v in converting) or "None"
-    tag = src.discriminator or _common_tag(src, whole)
+    tag = src.discriminator or common_tag(src, whole)
     refused: list[tuple[str, str]] = []
     tags: list[str] = []
     if tag is not None:
         for v in src.variants:
-            value = _tag_value(v, tag, whole)
+            value = tag_value(v, tag, whole)
             if value is None:
                 continue
             if v in converting:
@@ -258,45 +187,11 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
     )
 
 
-def _value_shape(e: TypeExpr, proto: Protocol) -> Any:
-    """A union variant's kind of value, through aliases (``integer``, ``array``, ``null``...)."""
-    while e.kind == "ref" and e.ref in proto.types and proto.types[e.ref].kind == "alias":
-        target = proto.types[e.ref].target
-        if target is None:
-            break
-        e = target
-    return (e.kind, e.const) if e.kind != "ref" else ("ref", e.ref)
-
-
 def _target_union(way: _Direction, src: TypeDef) -> TypeDef | None:
     decl = way.cmp.decl
     name = decl.type_name(2, src.name) if way.source == 1 else way.cmp.v1_name(src.name)
     found = way.target_proto.types.get(name)
     return found if found is not None and found.kind == "union" else None
-
-
-def _tag_value(e: TypeExpr, tag: str, proto: Protocol) -> str | None:
-    if e.kind != "ref" or e.ref not in proto.types:
-        return None
-    found = next((f for f in _flat_fields(proto.types[e.ref], proto) if f.name == tag), None)
-    return found.type.const if found is not None and found.type.kind == "const" else None
-
-
-def _common_tag(td: TypeDef, proto: Protocol) -> str | None:
-    """The field every tagged variant of a union names itself by (a constant), if any."""
-    counts: dict[str, int] = {}
-    tagged = 0
-    for v in td.variants:
-        if v.kind == "ref" and v.ref in proto.types:
-            consts = [f.name for f in _flat_fields(proto.types[v.ref], proto) if f.type.kind == "const"]
-            tagged += bool(consts)
-            for name in consts:
-                counts[name] = counts.get(name, 0) + 1
-    return next((n for n, c in sorted(counts.items()) if c == tagged and tagged > 1), None)
-
-
-def _flat_fields(td: TypeDef, proto: Protocol) -> tuple[Field, ...]:
-    return tuple(f for b in td.bases if b in proto.types for f in _flat_fields(proto.types[b], proto)) + td.fields
 
 
 def _object_converter(
@@ -335,31 +230,6 @@ def _object_converter(
     )
 
 
-def _path(name: str) -> tuple[str, ...]:
-    return tuple(name.split("."))
-
-
-def _nested_field(proto: Protocol, td: TypeDef, path: tuple[str, ...]) -> Field | None:
-    """The field a dotted path names, through objects (and the variants of unions)."""
-    found = next((f for f in _flat_fields(td, proto) if f.name == path[0]), None)
-    if found is None or len(path) == 1:
-        return found
-    for name in found.type.refs():
-        inner = proto.types.get(name)
-        if inner is None:
-            continue
-        candidates = (
-            [inner]
-            if inner.kind == "object"
-            else [proto.types[r] for v in inner.variants for r in v.refs() if r in proto.types]
-        )
-        for c in candidates:
-            hit = _nested_field(proto, c, path[1:])
-            if hit is not None:
-                return hit
-    return None
-
-
 def _own_fields(
     way: _Direction, src: TypeDef, dst: TypeDef, pairs: list[FieldPair], base_convs: list[Converter]
 ) -> tuple[list[ConvField], list[Fill], list[Supplied]]:
@@ -369,21 +239,21 @@ def _own_fields(
     own = []
     fills = [fl for b in base_convs for fl in b.fills]
     supplied = [s for b in base_convs for s in b.supplied]
-    dst_names = {f.name for f in _flat_fields(dst, way.target_proto)}
+    dst_names = {f.name for f in flat_fields(dst, way.target_proto)}
     for pair in pairs:
         fs, ft = pair.field(way.source), pair.field(way.target)
         d = pair.decl
         source_name = d.name(way.source) if d is not None else (fs.name if fs else None)
         target_name = d.name(way.target) if d is not None else (ft.name if ft else None)
         if fs is None and source_name is not None and "." in source_name:
-            fs = _nested_field(way.cmp.lookup(way.source), src, _path(source_name))  # read from a nested object
+            fs = nested_field(way.cmp.lookup(way.source), src, dotted(source_name))  # read from a nested object
         if fs is None:  # exists in the target only
             if target_name is None or d is None:
                 continue
-            path = _path(target_name)
+            path = dotted(target_name)
             if d.supply is not None:
-                read = _path(d.source_path) if d.source_path else ()
-                supplied.append(Supplied(_attr(d.supply, taken), path, d.supply, read))
+                read = dotted(d.source_path) if d.source_path else ()
+                supplied.append(Supplied(attr_name(d.supply, taken), path, d.supply, read))
             elif d.fill is not None and (d.fill.when is None or d.fill.when in dst_names):
                 # (a fill whose condition field was pruned has nothing to fill)
                 fills.append(Fill(path, d.fill.when, py_literal(d.fill.value)))
@@ -398,8 +268,8 @@ def _own_fields(
             text = Code(f"Annotated[{way.annotation(fs.type)}, {rule}]")
         else:
             text = way.annotation(fs.type, rule)
-        nest = _path(target_name) if target_name is not None and "." in target_name else ()
-        read = _path(source_name) if source_name is not None and "." in source_name else ()
+        nest = dotted(target_name) if target_name is not None and "." in target_name else ()
+        read = dotted(source_name) if source_name is not None and "." in source_name else ()
         supply = d.supply if d is not None and ft is not None else None
         default = py_literal(d.fill.value) if d is not None and d.fill is not None and ft is not None else None
         # (a value read from a nested object is absent where the object is)
@@ -408,7 +278,7 @@ def _own_fields(
             fills.append(Fill((ft.name,), None, default))
         own.append(
             ConvField(
-                attr=_attr(fs.name if not read else "_".join(read), taken),
+                attr=attr_name(fs.name if not read else "_".join(read), taken),
                 source=fs.name if not read else source_name or fs.name,
                 target=None if target_name is None else (".".join(nest) if nest else target_name),
                 annotation=text,

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 40b9919485d64f68a8333efd6c6e15013e6eff757df795ae9e635c50a2602485
-# Content sha256: 92af5d1a1a16c7007d49a45448b36a47c993e82586d9ce1aa4604a35b7900356
+# Inputs sha256: 47b4143f907372c4fe5f71adcedfb576619e87646eb36b8e95527a9d369b2095
+# Content sha256: bd35fcc733e7b3542848ea73e7ad5d118fcf5ad25fd8c05aec56220960eb644e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

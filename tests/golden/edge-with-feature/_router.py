@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f8078af34c40bdb411a48ca6bc979b49e7b17e340e75693cc0a9a89b8461d45a
-# Content sha256: 7fca28ae753cf9fd0bd3d0f68339acd86f0d7a64dc78925c578f27148b96f481
+# Inputs sha256: 433e9d76508eef653ffd53b2bb30e32e74a40aba2c226e7e3b570b75a0ee3697
+# Content sha256: a5e85e92f67058c352f52a4ee19d259219faf286fe7f79b98368df7f247b7fb8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 15fb00865517feb75ed4af4d617e0a4970ab564802e9ca7a016ff63576fba4bc
-# Content sha256: e7c779f01667afb951abde0f31efbfa1b6fba12d27adb4ce4234cb9509e45b4c
+# Inputs sha256: 063b5da1ede54439f04a33b0252f0144d0700879b6e1cffefd97e78943b0167f
+# Content sha256: fc41fbeb3265ddc2cec3eadf3250c493ef2a304d65fd1536e0c1e764c8ad9ca7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

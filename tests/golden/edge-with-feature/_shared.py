@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a26a3bad450440ffe00e10beb401b8fd0b721afa00119b153adf6046d64be9d
-# Content sha256: 69d9be36e593fe08f4bcf30f0d2dc565dc107ac655997fd4828f66d0d49d43e6
+# Inputs sha256: c6986f2015c31c69f7efb23d80978ddddf3b3df7489d9b1fbeeede6deb8a3f45
+# Content sha256: 75b6943e5a7d4e2111768ec420e06c984c92d4d3f20cdfbda39ce7507eb2d649
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ac2ec6447ad589e340cdb186261fcb6df9d4178bd43cfb8201a2063ab82db150
-# Content sha256: 01c7879ebd67e564b41430e339e78ffcf3aaa5b874c724431036d66bdf1501a6
+# Inputs sha256: 4751537f45d9653f9bc2626afd2ed1c4e86882fab8c4d3330d5ff517e54cac78
+# Content sha256: dadf5cba7ec986579fe4390d4b9235345237f4b081bf95338b4ee74316ec79a2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7e8aa4a9fb10847c9b215d27d4407b6cbf1cfc98572d40841d91e637d4cd88a5
-# Content sha256: 3152e007ec7dbf6394a3f176ab85b86cb4a0a7d58c2eb28d6e1f9b98920dd388
+# Inputs sha256: f6bcd86c1e9daeaac99b3662eefc8ddd9c765a02fdeb97029006f66178dd4ca5
+# Content sha256: e33972555ba2031fd3ec461bd2536b9d787ec8ecc73e3685e3c6dfb442e5268c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 84f02e790403eaad02a2a44556b7fed6774701ff27f12453b454dc06fdf1a4a3
-# Content sha256: 445bea45fe20f260d9dd3a6fa46f4e9e13dcabd4565b06e8c94c5fbbe0e09511
+# Inputs sha256: 3e34a05b8b97a7723d17863f063ea9ebf826f0c1cfda8d2ac99dd2fbe6a2e301
+# Content sha256: bcfdabdd55c662ba8bf76ad803852b49e4f714bf5a09ebb6a6caf62dd95b9066
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

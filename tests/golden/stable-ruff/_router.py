@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7fd2713f8858e027829ef4da6c7a0acba9ffb7a7d9e1a7468049f6d8b7a84010
-# Content sha256: 530bcc14abb5dc9f2583525ae9b1d7fa8f96604ea89c2d02125432a59a1b36d2
+# Inputs sha256: 63d96cb26cbaf61cdbc71b3154d60c5000d7d728ad43d5f2d0ed0caff3da0852
+# Content sha256: ce7c17c08955dae3f852045a589b18d9e4ce32e57c0c5176d562cef192b67666
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 105334eeb80ac84cec9b9081f4133b5b942a0c99f388c0f6e6d5b7cbcd6242a7
-# Content sha256: 972ae120ff11717989bc9d120bafb1ad882d1dc82a72a6fe2c3f7a2bfcd98044
+# Inputs sha256: 24cc5ba4a18e8e1c50d405192203930c86465de680beaf3d50ed09049526b728
+# Content sha256: 02ed2414b6b3fd24db427bf14b34cb304259e1c1c68a8c647e32514d0eb88db7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3aed0bb50c9ea47653ad9517e54dfb6a924ca7c6be695046c97bbd18e61ef63d
-# Content sha256: 788589f9c06e6b02c1867024ca00f644c593866a3e8c5c0e534162396ec3b525
+# Inputs sha256: 19f9b97ebe494a2bec311c2d8ed8bddeb319b28ec78316d4bf544581cc5e17c8
+# Content sha256: ae421038b2a322438a47f69dded6b7be298892720aa80c649b05e0c3d249155f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

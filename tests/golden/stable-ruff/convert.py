@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 09e40660276b187fccfa1fb8bb3529db36bf13a8f1b69f9749c1d298e23e7367
-# Content sha256: 8bf0586edaafb6414cba2fdbb5077c4387ed9594116d53459c21d6f09f480072
+# Inputs sha256: 0fa8e9d8ebc95550c370e045f3a4fcf9ed41a5f2f6d493d304ee11624357a03c
+# Content sha256: 8740475a278e59ffd4a24cdc90a43e20199c0e16a44c905cf0fb3472f10feb86
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc40523b84d75cd50cf78adcefcede806174d6764995ba9d30bf0b98d2d572e6
-# Content sha256: e9949cac0f6c93e3f988dce6b281f6b04dfbd545b0f52b17bd904da7e8955036
+# Inputs sha256: dfe301f6287adffa947008330648e4a83e453e9e3e2bc899bc82b38c4b844d6d
+# Content sha256: c57c998b560f17b22e95b21f46e6bcef4bcd82272ca2e52a3db2492a520aa76b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -26,12 +26,20 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializationInfo,
     StringConstraints,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
 )
-from pydantic_core import PydanticCustomError
 
+from ._convert_rules import (
+    _ABSOLUTE_PATH,
+    _ABSOLUTE_PATH_REASON,
+    _URI,
+    _URI_REASON,
+    _fail,
+)
 from ._runtime import wire_path
 
 
@@ -50,17 +58,6 @@ class ConversionError(ValueError):
             "/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path
         )
 
-
-def _fail(field: str | None, reason: str) -> PydanticCustomError:
-    return PydanticCustomError(
-        "acp_conversion", "{reason}", {"reason": reason, "field": field}
-    )
-
-
-# Value rule `absolute-path`: POSIX root, Windows drive root, or UNC path. Checked in
-# pydantic-core (no Python call per value).
-_ABSOLUTE_PATH: Final = r"^(?:/|[A-Za-z]:[\\/]|\\\\)"
-_ABSOLUTE_PATH_REASON: Final = "a relative path cannot become a v2 AbsolutePath"
 
 # RFC 3339 date-time. The pattern is the fast path (checked in pydantic-core); it leaves
 # out February 29th, which the Python fallback checks against the calendar.
@@ -139,6 +136,45 @@ _Iso8601In: TypeAlias = Annotated[
 ]
 
 
+def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:
+    context = info.context if info is not None else None
+    supply = context.get("supply") if isinstance(context, Mapping) else None
+    return supply if isinstance(supply, Mapping) else {}
+
+
+def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, keep: bool) -> None:
+    """Set ``value`` at ``path`` into nested objects (made where absent); ``keep``: only where unset."""
+    for key in path[:-1]:
+        inner = data.get(key)
+        if not isinstance(inner, dict):
+            inner = data[key] = {}
+        data = inner
+    if not (keep and path[-1] in data):
+        data[path[-1]] = value
+
+
+def _reshape(
+    model: BaseModel,
+    data: dict[str, Any],
+    moves: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    fills: tuple[tuple[tuple[str, ...], str | None, Any], ...] = (),
+    supplied: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> dict[str, Any]:
+    """The target's shape from a dump: fields moved into nested objects, the values the
+    caller supplied (kept by the validator on the model, by supply key), then fills."""
+    for key, path in moves:
+        if key in data:
+            _put(data, path, data.pop(key), keep=False)
+    given = (model.__pydantic_private__ or {}).get("_supplied", {})
+    for key, path in supplied:
+        if key in given:
+            _put(data, path, given[key], keep=False)
+    for path, when, value in fills:
+        if when is None or data.get(when) is not None:
+            _put(data, path, copy.deepcopy(value), keep=True)
+    return data
+
+
 def _check_fields(
     model: BaseModel,
     target: int,
@@ -146,11 +182,37 @@ def _check_fields(
     nulls: tuple[str, ...] = (),
     invariants: tuple[tuple[str, str, str, str], ...] = (),
     collisions: frozenset[str] = frozenset(),
+    info: ValidationInfo | None = None,
+    supplied: tuple[tuple[str | None, str | None, str, str], ...] = (),
 ) -> None:
     """Checks a converter declares: target-required fields, nulls the target cannot say
-    (omitted instead), source invariants, unknown properties that would shadow a field.
+    (omitted instead), source invariants, unknown properties that would shadow a field;
+    and values the target requires that the source may lack (``supplied``: the source
+    field that has it, the field read from elsewhere in the source, the caller's supply
+    key, the name written): the caller's supply wins, then what the source has.
     """
     fields_set = model.__pydantic_fields_set__
+    for has, read, key, written in supplied:
+        given = _supply(info).get(key)
+        if (
+            given is None
+            and has is not None
+            and has in fields_set
+            and getattr(model, has) is not None
+        ):
+            continue
+        if given is None and read is not None:
+            given = getattr(model, read)
+        if given is None:
+            raise _fail(
+                written,
+                f"v{target} requires `{written}`; pass it as supply={{'{key}': ...}} to convert this",
+            )
+        private = model.__pydantic_private__
+        if private is None:
+            private = {}
+            object.__setattr__(model, "__pydantic_private__", private)
+        private.setdefault("_supplied", {})[key] = given
     for attr, wire, written in required:
         if attr not in fields_set or getattr(model, attr) is None:
             raise _fail(
@@ -200,6 +262,10 @@ def _error(
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
         reason = _ABSOLUTE_PATH_REASON
+    elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
+        reason = _URI_REASON
+    elif chosen["type"] == "literal_error":
+        reason = f"{chosen['input']!r} has no form in the other version here (it takes {ctx.get('expected')})"
     else:
         reason = f"not valid v{version} input: {chosen['msg']}"
     return ConversionError(prefix + path, reason)
@@ -207,6 +273,7 @@ def _error(
 
 Adapters = Mapping[tuple[int, int], Mapping[str, TypeAdapter[Any]]]
 Methods = Mapping[int, Mapping[str, tuple[str, str, str | None]]]
+Names = Mapping[int, Mapping[str, str]]
 
 
 class Conversions:
@@ -214,9 +281,19 @@ class Conversions:
     by direction and source type name, and the methods both versions define (wire name ->
     kind, params type, result type)."""
 
-    def __init__(self, adapters: Adapters, methods: Methods) -> None:
+    def __init__(
+        self,
+        adapters: Adapters,
+        methods: Methods,
+        renamed: Names | None = None,
+        refused: Names | None = None,
+    ) -> None:
         self._adapters = adapters
         self._methods = methods
+        self._renamed = (
+            renamed or {}
+        )  # version -> method -> its name in the other version
+        self._refused = refused or {}  # version -> method of that version only -> why
         self._targets: dict[Any, TypeAdapter[Any]] = {}
 
     def _adapter(self, type_name: str, source: int, target: int) -> TypeAdapter[Any]:
@@ -238,11 +315,13 @@ class Conversions:
         source: int,
         target: int,
         prefix: tuple[str | int, ...] = (),
+        supply: Mapping[str, Any] | None = None,
     ) -> Any:
         adapter = self._adapter(type_name, source, target)
+        context = {"supply": supply} if supply else None
         try:
             return adapter.dump_python(
-                adapter.validate_python(value),
+                adapter.validate_python(value, context=context),
                 mode="json",
                 by_alias=True,
                 exclude_unset=True,
@@ -250,10 +329,20 @@ class Conversions:
         except ValidationError as exc:
             raise _error(exc, value, prefix, source) from None
 
-    def convert(self, type_name: str, value: Any, *, source: int, target: int) -> Any:
-        """Convert the wire value of ``type_name`` (its name in the source version)."""
+    def convert(
+        self,
+        type_name: str,
+        value: Any,
+        *,
+        source: int,
+        target: int,
+        supply: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Convert the wire value of ``type_name`` (its name in the source version).
+        ``supply``: values the target requires that the source does not carry, by the
+        keys docs/conversions.md lists (``messageId``, ``planId`` ...)."""
         try:
-            return self._convert(type_name, value, source, target)
+            return self._convert(type_name, value, source, target, (), supply)
         except ConversionError:
             raise
         # Nested deeper than copying or pydantic's serializer allows.
@@ -287,9 +376,18 @@ class Conversions:
             self._methods.get(source, {}).get(name) if isinstance(name, str) else None
         )
         if spec is None:
+            why = (
+                self._refused.get(source, {}).get(name)
+                if isinstance(name, str)
+                else None
+            )
             raise ConversionError(
                 ("method",),
-                f"method {name!r} is not covered by the v{source} schema; it cannot be converted",
+                (
+                    f"method {name!r} exists in v{source} only: {why}"
+                    if why
+                    else f"method {name!r} is not covered by the v{source} schema; it cannot be converted"
+                ),
             )
         return spec
 
@@ -300,12 +398,15 @@ class Conversions:
         source: int,
         target: int,
         method: str | None = None,
+        supply: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Convert a JSON-RPC message. Requests and notifications convert by their method;
-        responses (results and errors) need ``method``, the method of their request. Error
-        objects are the same in both versions and are carried as they are."""
+        """Convert a JSON-RPC message. Requests and notifications convert by their method,
+        and carry the target version's name of it; responses (results and errors) need
+        ``method``, the source version's method of their request. Error objects are the
+        same in both versions and are carried as they are. ``supply``: values the target
+        requires that the message does not carry (see ``convert``)."""
         try:
-            return self._convert_message(message, source, target, method)
+            return self._convert_message(message, source, target, method, supply)
         except ConversionError:
             raise
         # A value nested deeper than the stack (copying recurses) or pydantic's serializer
@@ -316,7 +417,12 @@ class Conversions:
             ) from None
 
     def _convert_message(
-        self, message: Mapping[str, Any], source: int, target: int, method: str | None
+        self,
+        message: Mapping[str, Any],
+        source: int,
+        target: int,
+        method: str | None,
+        supply: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         if (source, target) not in self._adapters:
             raise ConversionError((), f"no conversion from v{source} to v{target}")
@@ -345,10 +451,11 @@ class Conversions:
                 )
             if "params" in message:
                 out["params"] = self._convert(
-                    params, message["params"], source, target, ("params",)
+                    params, message["params"], source, target, ("params",), supply
                 )
             else:  # absent params must be allowed to be
-                self._convert(params, {}, source, target, ("params",))
+                self._convert(params, {}, source, target, ("params",), supply)
+            out["method"] = self._renamed.get(source, {}).get(name, name)
             return out
         if "result" in message or "error" in message:
             if method is None:
@@ -366,7 +473,7 @@ class Conversions:
                 )
             if "result" in message:
                 out["result"] = self._convert(
-                    result, message["result"], source, target, ("result",)
+                    result, message["result"], source, target, ("result",), supply
                 )
             return out
         raise ConversionError((), "not a JSON-RPC request, notification or response")

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 42269068c231d4b9977ef592ecb201261e983541230f375119065f36dff0ef33
-# Content sha256: 7c7383cb76eb4ef08a62d268483b5fb802e865ea409d115400137e0d55259a11
+# Inputs sha256: bd0c1b83d5a122a97b03bb1148a1d34f36197a1b5c195ad0e75cde0b0b281a65
+# Content sha256: 9ad400e3cb5f40561b0912dfebb09392916160ac06b8c6130fa957a90980da68
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c6c683523f245e2ea0e866ecfabd7e51e6c48c343d7cc4f342ea90bad2c07d46
-# Content sha256: 1fadec5dc25fdbbd2142474cf6f74db590bed57d5fa2bdcd910ce39003363ec4
+# Inputs sha256: 68624a5deaa385d758e3ff90d892cacbc787767130026f3ac5732a764de2464c
+# Content sha256: c2a054d6112e254dee8bd6ed4826e6547cca3431a5e321c31d0e7644837e00db
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

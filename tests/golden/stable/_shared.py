@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 142a7d9758770cef684d43fa78a36d01b7641e7b56b8ff35bed3c7e0583ab94e
-# Content sha256: f9b82ff5753f039ee18392dbe5706b84c11166d40ae2ccf282d497638dee8493
+# Inputs sha256: 65076fd00ae0aacc290f1869d7a7c6bf72e742a04c6e0a3074845908baf90e6a
+# Content sha256: c8c0d6bb58e253969f27b99f498ec2332f675b9fe52e3b9defd2d7d2974bbac2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6873621097b35801e8e79298da1eae8d79bd1c763aae637b2cb2610d3ee39aed
-# Content sha256: 8a08943de05f176e75f3d00bab8f1a33326f2be3c49e8d20a526aacc93bcbad9
+# Inputs sha256: 52385725ac85053ec19eef251a25bd8657f6b8046350a3eb75b5b2e6b5101b92
+# Content sha256: cb59ade65b6c9ac93d9f49da55c2b0aa24ade8e126bfe37f4150ac0d3e6bce99
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 672e652a748f4d74981112eb6bdac9671ad81c4c85977389071e0d667e06af87
-# Content sha256: d5c4ea5a6a87b5cc69b1d21efc9163b4a4596571b650bef65556bf8c262a90d4
+# Inputs sha256: 2e7539a2b479490b3d46731c589c0e2c1898ea6d761b6c97bd90e2250a9c69d1
+# Content sha256: bb718df7628b092c2f994e2aba83fa97d6e6d9a5d9af2711ce7867d587ac3fb7
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

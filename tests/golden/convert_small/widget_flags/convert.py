@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 31cebe51b84022055a91773dc273de05ce6886a7e8c79f5c5a5abaa94daa15a1
-# Content sha256: 26c55ee847c9eb388f56d58b532dbf4eb0d0cafe66113e8f837ca7f1f3b24d33
+# Inputs sha256: 3a181c59d50cefc772272d73e3dccde433ce70634bdb85ec31aa3a33aac8b430
+# Content sha256: 8744350ddfc851ec545df61cc596816dc98f8994dfcd5846b5fbf14705d1d0e0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

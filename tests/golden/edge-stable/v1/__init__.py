@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 48688ed7202b81e2a34db0f3ab9f26d453c9970779a9aafe116f5b3198ab84fa
-# Content sha256: 0eb2f6060c36c9a537514a6d5461c974f4c73cb233fc3b670291f3f21ce4b0bb
+# Inputs sha256: 1430bd27a779fbf9178538a539f1fbc88438cf184578c2644e898eb6433fecc6
+# Content sha256: 1b746b764342b9c9f431bd63778078684afb684ef4e6c7e075a7f454ea9987a4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

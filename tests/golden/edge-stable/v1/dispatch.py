@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 453884ae914dba1cdcb42a78291676e859f82f8bd7c828a5f3d32063492d2523
-# Content sha256: da166e51605f8d82d4dc4107cfbfe68eb7a3f7b62187899c41e377b3eecca734
+# Inputs sha256: 38ccf4365bd1355890a906cac63037a35b66f90298e25f5b7f9e680b24158f45
+# Content sha256: e7880a76e52af41bcd9d4ed838e9dd8913ae1241d8515bf0f71554c9d81fdeb1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

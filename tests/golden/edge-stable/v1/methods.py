@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: def1241fb24ff7fb335105b7240f8dacb213f22e0f4fb792b2df59531854c64f
-# Content sha256: 8c9e81e98628c6046a1da46a98cb673af4f2953c986a13e0ae8418c6bd48c326
+# Inputs sha256: 6849d998031c170d0599c71c8f617a145c9cb9999505b46fd8159fe1fd8653bc
+# Content sha256: afb95069845d96a1b3c761915fc1b36c8216e69f8fcae54ed7e48162883d69f1
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 190793d5c5dc2d461eb6acfa5462a592b5d9b90937958fc2809b4b4e23163535
-# Content sha256: e0082d97cf269519f9da22cce1a789c91c7a95f957bec8a4f64b6c6f82ceff8b
+# Inputs sha256: 2525eaaca1fd8461fd5cc1b36974c00a4f44d4c63a9a304a9fc46a5ba4c1e54d
+# Content sha256: e2f156308ab4377223ad6b07aaeef2d9ecebb0a172933c23c1c3e3c8565d8506
 
 """Wire models of ACP protocol v1.
 

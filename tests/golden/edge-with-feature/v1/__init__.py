@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a934edb4f783010b2a5a8b69cc6898a1dec077d27de67975f4f4457701ffdda
-# Content sha256: d84c10519e923fdcbd18e9d39075b4d0df19c67c2ac5b81cc662616f4b172645
+# Inputs sha256: 83e56b2b9f588aec5a9f43190ff3e29d1fca31ed33c052f7112b75699f93c8d3
+# Content sha256: 674eca663022f1cc4e7d2aebcf28121ddd347223fb8bf00bdf09e4f8abe625ca
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8328af6c76765612ed8cac3bccfaea8e54681d074698f224575249acac97f472
-# Content sha256: 6c0082704d2d1af03cb327171c69ed8319e366f4271e36796611942a80a1a64d
+# Inputs sha256: ff4947aa73b3300c604afd6822198cab375aa3b1db0fe2122a5651ce12936922
+# Content sha256: 288c2ebc5a106d39704f3411d163843d1c3fe11f98013527d7229b0963329a7e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6f50ac60f7ea06d40681bc20f59c3794af43e7635ca3cca5cd45fceb1cb92690
-# Content sha256: f8dc6bac815f639ead45f4f5228a67db0c9d5707f95a461e592e2ebc33a17e57
+# Inputs sha256: cc5bf08ed4d58a371855cf3ee2d02a7e3f7a6eccb05e8556dff22502ce148c2a
+# Content sha256: ffcb84ebc1d54837e8b973c745a411d5258b0b1114af42555e152ea8f77b409c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd28c91b554b88fbcb0cdd09bdf3277ede1c1f2287e272f792609578e7976895
-# Content sha256: 428678b5fb32c389cf0a54ad6f0addeace75758a8026b8637d23ee63921d720f
+# Inputs sha256: 40115cd6d5d96df8655c3f4f208b508974b9173b55718f248360d3566c4d4835
+# Content sha256: 6ac87d11f0fcc1035333ef876e9fb0b87f216936e754b2c7a451349df1e47f04
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 16cd78dfc2fdb4b75691959284d3bd071401abaed4ed02974374735fb52132d4
-# Content sha256: f7acbbb4ec0d978125189ea4a4a0003830a963fa22832620ca8cb27b1f75b741
+# Inputs sha256: 2784364ae74ced2c790d72d00a6a24be43a5a8982560f23c4d2775ee321404ac
+# Content sha256: 23d82d62b600b864ab11e21160c0419346c9ebca7bf7f32ea820433fbfbef73f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8ae63296c302a064287a8309247d03c0d450c4d959dc45087d75f196a7e0b421
-# Content sha256: f9e42695db48311aaf030caafa3c86e8432eba80c089ae834f83b15a84d68090
+# Inputs sha256: 6a36121cfe7bd02fdc09a1bb9a2e7ffffbe62395ea02c764df16248121cb5250
+# Content sha256: 8e41f8b823c29938c7f29f8e800893fd380600c8c3dd4d61b13bf89422f39b61
 
 """Method dispatch for the agent side of ACP protocol v1.
 

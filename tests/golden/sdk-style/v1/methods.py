@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7e1509d38c867eb2d45a5087a60f700143cdea011663063a6d525348e4384081
-# Content sha256: 9b923714fa1b97413df7bf04d87b695c8a3c1834b243245b60cdaaa9fa83623c
+# Inputs sha256: a2aada7aa971cc43d5fe35545dfca12b3af82569cd015f1908884ef176563146
+# Content sha256: a40945763238fe3c7a33ea8de2255495854fd6fa27bed30cb1c3d7d49b0432e6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1e04b53a85b17f4288daa757e985377f611167bb4d45406cb76282616c185f9e
-# Content sha256: 3d3a0146f6e0059f120689da06acb4fbf85fb3996ea2b98369d5accae2ee52ea
+# Inputs sha256: 067cdedbfac25cf9e5e5a3edfe89b1eaa1ab91a8c3e5ca1ef2ea68415d0eaebc
+# Content sha256: 1246cee260c890d18fcfe1bf6a832a6aae2150e408a9d04fa4a8e9f1f2c0457e
 
 """Wire models of ACP protocol v1.
 

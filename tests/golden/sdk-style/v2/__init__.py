@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8c5155e9b89a5ac93dc7eb737c5acccf3dc4ab2e939dff2f33877700e5c6c3ab
-# Content sha256: c5ed9c654418e220867cac33af8b988fda645663723d387e628af5507d25c702
+# Inputs sha256: 3dad879437aa45955dfd79926f715c6df29adce420a55ecc5ce0daf51a47dbf1
+# Content sha256: 3c3e95d78fa295eb12376e9f6cce9b5a63f73bb52dc4e61790657746c539bc9b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

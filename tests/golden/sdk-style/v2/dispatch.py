@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: de608cfd9c92e21bfc01e0fc78e731fd08742d0067a896e5379583bba80c1f00
-# Content sha256: 384c60c7bd6343411270e13b8c0fdd4d229c5f1a3336d6794230910855eae836
+# Inputs sha256: 0e4d66ee67b50d3695f3cd7ece9957cab40777bbdbba3b81cf8c019f1ae90572
+# Content sha256: a94424a50f74ee42c90c084135ec18cd722f2c7c8075b8efe86b8867eca4abb1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 860cf6b9c46936ec5e8f1ea6065a3801386211bc6bc35c05ea2ba8ea076d91b6
-# Content sha256: d36e5216d907137d653789d52cdac182ec2e39d54f1774f355d0280057f4cf86
+# Inputs sha256: 2fc4fc276daf2707632ba9596dd2489490d98507e16e1d1608c82ab7e69af566
+# Content sha256: d7ec6a78bcf85cc984ee6f46e2489bc555ced68bed4499bfaeb8c1beebd0deef
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

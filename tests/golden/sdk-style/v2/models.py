@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1f963a017cb2f61b5130ccd476d412b082cbd792bd7605f76d95ea38fdbf1c1b
-# Content sha256: 71f1f4feb623cd0d04baa92c73c9a84135de2b0533923743097f01de794960d6
+# Inputs sha256: f595058e6dca344078d9fa8b4ce4fb0c951804f437d992fd39a3a1160b401ac8
+# Content sha256: 69494e5ae23ab61cf2c19599a69358f355b36894f836a108010cfa91e4e56133
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c603cbdf41661bbf4920f3671b5d565e4ea7666e3ea466d366e9f2cf9a02063e
-# Content sha256: 6df0598f2e46b3612d34e82ea07a2f81d596b2164986cc48c34375a8571bcf97
+# Inputs sha256: 6522f3097461ae20d0df5f7ca149118f90bcf30d9199f5a5cfbce08dd7cf06b8
+# Content sha256: 9f7af966efdd4f6876f6fdace47357cd747eaf31e23fc478cdcb38b251744622
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

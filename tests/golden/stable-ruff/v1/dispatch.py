@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3e308728c851db642b1b4162ff6f1a27c51a50c6c42c63ca843a7e0af1c17c0f
-# Content sha256: f1404af114e29307efaff7e6f9593e169fd7af6a248e6472d824476f3ca38d83
+# Inputs sha256: 84aebdfcec8a10b0982baa785417b5b866ab81486a6d0c97bd67f00a1d7437a8
+# Content sha256: 40ad4f931bceb2f4a1b66a69058030fd6f20b75bc6e3d78f2083d0cabc4e4e3a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

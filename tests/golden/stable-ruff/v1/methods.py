@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2093bf41526084040e60f3caf691a90bc8b96a1eb0d5192f72fa003ad47d349f
-# Content sha256: 62aed15605f6254f193232500cf5914eb3f40336f7beb082fb5b0df85db7f2a6
+# Inputs sha256: ee2db622fef5af122a0d23138b402e6c21a2d43a2d0d073ebc56271fb023017c
+# Content sha256: 7b879d1a20338c2fe5fe68a93abc58f0567674236cbb64d755714ccf585f8c9e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fcd0a21bef513d99311c5e3063cd9f2c78c726bf403197e76c8cb0d939a690e8
-# Content sha256: 9ac0586035cfb03cb981d6bb1a90ab9743882ae721f02da8d2f75fcd927429b2
+# Inputs sha256: c7653b4199ef3743c42d4cd33363695c17ed4f7cc3b3ef22d42988d0c8bc1a0c
+# Content sha256: aeaf0913edb3e5b1255df888866a552793d868d436f8f5418c8440dee30cce1d
 
 """Wire models of ACP protocol v1.
 

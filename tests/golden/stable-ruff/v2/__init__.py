@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5d62e46d08851f8b72b69c689b68ef2dca004d251b971ea3c1ff38dda8149c6a
-# Content sha256: e848cde080b357e7e283d82e4be83ba90719e940c3e3ec75499295d6b7208fd8
+# Inputs sha256: ac2c236c65c7339d689287116235a64e13f9e9d46131b3daeadcd0dbd177afd2
+# Content sha256: b5a90a31ee305f5d2ee8d285ea9bd8ff171e8bd33e737609c9bd1a30d945ab0b
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

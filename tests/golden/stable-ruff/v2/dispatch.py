@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5678a8d291c6e87aa4210cf641054dbfb28969881c4f48b7b1e2fde7fe7071f
-# Content sha256: f7a6ccf654a2b359d15714c80fc9b95ca4e2f7cbea7a54988b4f5fadd5d5acd7
+# Inputs sha256: 9d8b700e6de6fded3affc7daeff26647b0a0fa61d7cbcb5e4fd87a3699ddcc1c
+# Content sha256: 77e8a9af8f10470f74337ffcce16fe473fe947bd41a138b4d86a76d2f19250c6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b7395eeca180a035ddaf3a7ffddd7ea14351172c5f5e2f038cca5e25e0f96fd9
-# Content sha256: 74f6b2ad7a10cb9a4fc675b1b959c5648a382686c8b5cda97a922e111b67ed24
+# Inputs sha256: 97babab528172ff347c56185ec48c1e0118c7a3eeb05ad6b4965bb620e5d5ea3
+# Content sha256: 3eda69584dd5c1a0d781f6f0825d882242edcf5d4857216d334eda79e9ffc4e4
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f45a577c5fb385857a6ad5eb22ddd4f5e2e4bbce1aafbf133c4208e953bd6ca6
-# Content sha256: 7a5495a833ee7813848a2730a722e811e2ed795841910d17ba34c0f6c701e769
+# Inputs sha256: 029f1df3d8e912c595b7dba60ac73e285a3f6ef6a6f8e0d852ed58cff8493e56
+# Content sha256: 00e419b37cd957a549672b6d87d9450e00aee8e0427b8c13c4179968e8de984e
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e70964d54bb98f29577d089c1c0d2c4e6db189b9f62bc3bffa4f804039509e96
-# Content sha256: 772f6a047132a58694bb66a8d1599c0c426311119e7a52d1fa35d49c26f33b76
+# Inputs sha256: 3ade2d3db4afe9fd2da3f0d53dfe66f4b64183e0d2ce9a142542648f6841f0af
+# Content sha256: 94bf657c13b8e1e7b312f0db986a3fdc83bd6bf902a77a989d443621e5abeed9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2db28c0487c648e39341fb3c5815a530076caafe1b79326f1c1cd1c3fbc84a00
-# Content sha256: 0978b0008d9d06a8b5c3fea5ce0ca6f77da5d9bebafb75bb019bd4a0aaa49cc9
+# Inputs sha256: 41154b077e16d87a23b7a57c7d45c70d38943cba9f675fced436a0d8b4027f51
+# Content sha256: 2cd4ab6c0e342c8ae45f20c3f34095125064347515b1b6f1f53f3a887c540b58
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 68511ff1c93b4a4c3f51ba9faf211db977b8d04c82bee4e331c01f63c14ea372
-# Content sha256: 32960a1135ce34c61af30e38cdfb2f1dccfb39d4fb7942a1a19b7bc16bc1c4cb
+# Inputs sha256: b0c5889f04ebb54d06b192841c058e32d1dacfa879a9238f0add6bc8b79b04be
+# Content sha256: bb6b59929fd853f0234e5259d4c9f6978ebfc125f0e7538281d615561ba8ab5d
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e894a6774e365374cc289b95498557d557fa71b302d054f142322b141740cc74
-# Content sha256: d4733725a9e516351c94a146865f8a2fc2c614793c2bef686e4d72f1f4931052
+# Inputs sha256: 01a6e2b56907a859be2bfa88872269914154981105a9d329afb41c16d702a612
+# Content sha256: ffa616aa46123dfd44b5ca4c564aa9f63239e0256bcb9a48c9258e9273b0ec00
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

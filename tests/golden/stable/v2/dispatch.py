@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2abb4ae06e32e4832fafc11f82e2b82f2b350a0c1eff3817390bf244e05603ab
-# Content sha256: b28f399906b5fae0cb0251cf794c44846f66978fd3440f72a4d0b7f8d98fb71c
+# Inputs sha256: 94fac782e8269b275852cfe39d059dd51fa3f16134bc38d6bf532bacfe9f5488
+# Content sha256: 6360ba8c34ddd3584e589eeaf8a00afc7e5794182b82fe8cfc0510837772c552
 
 """Method dispatch for the agent side of ACP protocol v2.
 

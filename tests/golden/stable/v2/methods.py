@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3952742205a1f96eff76452fffd0cdf29fbf7a53c0250256633d772884ed38ea
-# Content sha256: a2a10f21018c964f9d620b9c4bc868ac14a43a66c2bf0e1a6056489e8b093599
+# Inputs sha256: 0db1c42510f9b00375284fa3be3f5efd4bde8a7445c75056bf17824ae039a3c5
+# Content sha256: ee3cc091865d5a9f33d2f1ef11fcac7aede0d1eb08fe0a840de5f3f8a4eca5e2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5567520e9df0236bbaca9501803dd272a9c388d757a4089d501157c544b4935a
-# Content sha256: 0cce097004970d0d13f4403a7e3b0f301ab1170a42dfd7d437366805533f9f5a
+# Inputs sha256: e93b9728b03f383450819b2e89229d25ee9281638f19f18c1fdc827b94160d29
+# Content sha256: c7170161fda88600c8f250237f8c9073969d77e64bb257032b97e5f4b18163c9
 
 """Wire models of ACP protocol v2.
 
