@@ -155,8 +155,8 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
     # A value the target's union does not have (v1's null request id) does not convert.
     target = _target_union(way, src)
     if target is not None:
-        theirs = {value_shape(v, way.target_proto) for v in target.variants}
-        converting = [v for v in converting if v.kind == "ref" or value_shape(v, way.proto) in theirs]
+        theirs = {value_shape(v, way.cmp.lookup(way.target)) for v in target.variants}
+        converting = [v for v in converting if v.kind == "ref" or value_shape(v, whole) in theirs]
     union = " | ".join(way.annotation(v) for v in converting) or "None"
     tag = src.discriminator or common_tag(src, whole)
     refused: list[tuple[str, str]] = []
