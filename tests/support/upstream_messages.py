@@ -354,9 +354,10 @@ def message_for(pair: str, mp: MethodPair, version: int, choose: Chooser) -> dic
 # -- the package generated over a pair -------------------------------------------------------
 
 
-def generate_command(pair: str, out: Path, feature: bool = True) -> list[str]:
-    """``acp-codegen generate`` over ``pair`` with the fragments shipped with the installed tool."""
-    v1, v2 = PAIRS[pair]
+def generate_command(pair: str, out: Path, feature: bool = True, bases: tuple[Path, Path] | None = None) -> list[str]:
+    """``acp-codegen generate`` over ``pair`` (or other ``bases``) with the fragments shipped
+    with the installed tool."""
+    v1, v2 = bases or PAIRS[pair]
     features = ["--feature", FEATURE] if feature else []
     return [
         sys.executable,
@@ -376,11 +377,13 @@ def generate_command(pair: str, out: Path, feature: bool = True) -> list[str]:
     ]
 
 
-def run_generate(pair: str, out: Path, feature: bool = True) -> subprocess.CompletedProcess[str]:
+def run_generate(
+    pair: str, out: Path, feature: bool = True, bases: tuple[Path, Path] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The command run in an empty folder (no pyproject.toml to read settings from)."""
     with tempfile.TemporaryDirectory() as cwd:
         return subprocess.run(
-            generate_command(pair, out, feature), cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+            generate_command(pair, out, feature, bases), cwd=cwd, capture_output=True, text=True, timeout=600, check=False
         )
 
 
