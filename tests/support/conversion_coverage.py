@@ -45,31 +45,40 @@ def _percent(part: int, whole: int) -> str:
 
 def report(tallies: dict[tuple[str, int], Tally], failures: bool, examples: bool, limit: int) -> bool:
     """Print the figures (and the failure groups); True where the measurement passes."""
-    print(f"{'pair':26} {'direction':9} {'messages':>8} {'converted':>10} {'refused':>8} {'broken':>7} {'round trip failed':>18}")
+    columns = ("messages", "converted", "refused", "broken", "round trip failed")
+
+    def row(label: str, source: int, tally: Tally) -> str:
+        cells = (
+            str(tally.total),
+            _percent(tally.converted, tally.total),
+            str(tally.refused),
+            str(tally.broken),
+            str(tally.round_trip_failed) if source == 1 else "-",
+        )
+        direction = f"v{source} -> v{3 - source}"
+        return f"{label:26} {direction:9} " + " ".join(f"{c:>{len(h)}}" for c, h in zip(cells, columns, strict=True))
+
+    print(f"{'pair':26} {'direction':9} " + " ".join(columns))
     totals = {1: Tally(), 2: Tally()}
     for (pair, source), tally in tallies.items():
         totals[source].add(tally)
-        trips = str(tally.round_trip_failed) if source == 1 else "-"
-        print(
-            f"{pair:26} v{source} -> v{3 - source}  {tally.total:8} {_percent(tally.converted, tally.total):>10}"
-            f" {tally.refused:8} {tally.broken:7} {trips:>18}"
-        )
+        print(row(pair, source, tally))
     for source, tally in totals.items():
-        trips = str(tally.round_trip_failed) if source == 1 else "-"
-        print(
-            f"{'total':26} v{source} -> v{3 - source}  {tally.total:8} {_percent(tally.converted, tally.total):>10}"
-            f" {tally.refused:8} {tally.broken:7} {trips:>18}"
-        )
+        print(row("total", source, tally))
     forward = totals[1]
     rate = forward.converted / forward.total if forward.total else 0.0
     ok = rate >= COVERAGE_THRESHOLD and not forward.broken and not totals[2].broken and not forward.round_trip_failed
-    print(f"v1 -> v2 converts {100 * rate:.1f}% in total (threshold {100 * COVERAGE_THRESHOLD:.0f}%): {'ok' if ok else 'FAILS'}")
+    verdict = "ok" if ok else "FAILS"
+    print(f"v1 -> v2 converts {100 * rate:.1f}% in total (threshold {100 * COVERAGE_THRESHOLD:.0f}%): {verdict}")
     if failures:
         for (pair, source), tally in tallies.items():
             groups = sorted((tally.groups or {}).items(), key=lambda item: (-item[1], item[0]))
             if not groups:
                 continue
-            print(f"\n== {pair}, v{source} -> v{3 - source}: {len(groups)} groups (count, status, method, pointer, reason)")
+            print(f"\n== {pair}, v{source} -> v{3 - source}: {len(groups)} groups")
+            print(
+                "count  status     method                             pointer                                  reason"
+            )
             for key, count in groups[:limit]:
                 status, method, pointer, reason = key
                 print(f"{count:5}  {status:10} {method:34} {pointer or '/':40} {reason[:200]}")

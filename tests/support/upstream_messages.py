@@ -13,7 +13,10 @@ definition under the hypothesis this project tests with (``'many' object has no 
 keywords upstream's schemas use ($ref, allOf, anyOf, oneOf, const, enum, type, properties,
 required, additionalProperties, items, minimum, maximum, minLength); every value it makes is
 checked against the schema with jsonschema_rs and dropped when invalid (``not`` and the rare
-ambiguous oneOf are left to that check).
+ambiguous oneOf are left to that check). Each branch of a union is equally likely, optional
+properties are present about half the time near the top and rarer deeper down, and strings
+in fields that v1 describes as URIs, absolute paths or date-times are mostly such
+(``REALISTIC``). The figures of the coverage measurement are over that distribution.
 """
 
 from __future__ import annotations
@@ -47,7 +50,10 @@ PAIRS: dict[str, tuple[Path, Path]] = {
         UPSTREAM / "schema-v1.21.0" / "v1" / "schema.unstable.json",
         UPSTREAM / "schema-v2.0.0-alpha.3" / "v2" / "schema.unstable.json",
     ),
-    "2026-11": (UPSTREAM / "2026-11" / "v1" / "schema.unstable.json", UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"),
+    "2026-11": (
+        UPSTREAM / "2026-11" / "v1" / "schema.unstable.json",
+        UPSTREAM / "2026-11" / "v2" / "schema.unstable.json",
+    ),
 }
 
 # The methods the migration guide renames (its "Method changes" table): v1 name -> v2 name.
@@ -232,7 +238,7 @@ class Generator:
             return self._flatten(merged, choose, depth)
         return schema
 
-    def _gen(self, schema: Any, choose: Chooser, depth: int) -> Any:
+    def _gen(self, schema: Any, choose: Chooser, depth: int, field: str = "") -> Any:
         if schema is True or schema == {}:
             return self._any(choose, depth)
         schema = self._flatten(schema, choose, depth)
@@ -251,9 +257,10 @@ class Generator:
             items = schema.get("items", {})
             count = 0 if depth >= MAX_DEPTH else choose.index(3 if depth < 3 else 2)
             count = max(count, schema.get("minItems", 0))
-            return [self._gen(items, choose, depth + 1) for _ in range(count)]
+            return [self._gen(items, choose, depth + 1, field) for _ in range(count)]
         if kind == "string":
-            text = choose.text()
+            pool = _realistic(field)
+            text = pool[choose.index(len(pool))] if pool and choose.chance(90) else choose.text()
             while len(text) < schema.get("minLength", 0):
                 text += "x"
             return text
@@ -278,12 +285,14 @@ class Generator:
         out: dict[str, Any] = {}
         for key, sub in schema.get("properties", {}).items():
             if key in required or (depth < MAX_DEPTH and choose.chance(percent)):
-                out[key] = self._gen(sub, choose, depth + 1)
+                out[key] = self._gen(sub, choose, depth + 1, key)
         closed = schema.get("additionalProperties") is False or schema.get("unevaluatedProperties") is False
         extra = schema.get("additionalProperties")
         if not closed and depth < MAX_DEPTH and choose.chance(8):
             key = "extraField" if schema.get("properties") else choose.text() or "k"
-            out.setdefault(key, self._gen(extra, choose, depth + 1) if isinstance(extra, dict) else self._any(choose, depth + 1))
+            out.setdefault(
+                key, self._gen(extra, choose, depth + 1) if isinstance(extra, dict) else self._any(choose, depth + 1)
+            )
         return out
 
     def _any(self, choose: Chooser, depth: int) -> Any:
@@ -300,6 +309,31 @@ class Generator:
         if pick == 4:
             return [self._any(choose, depth + 1) for _ in range(choose.index(3))]
         return {choose.text() or "k": self._any(choose, depth + 1) for _ in range(choose.index(3))}
+
+
+# Strings of the forms v1 asks for in its descriptions only (a URI, an absolute path, an RFC
+# 3339 date-time, a media type), where v2 states them in the schema: a realistic v1 message
+# holds one; the generator gives one nine times in ten by the field's name, and otherwise
+# any string, so that conversions meet both.
+REALISTIC = {
+    "uri": ("file:///home/user/project/src/main.rs", "https://example.com/a?b=c", "zed://settings"),
+    "path": ("/home/user/project", "/tmp/with space/é", "/"),
+    "date-time": ("2026-08-14T09:31:07Z", "2026-01-01T00:00:00.5+02:00"),
+    "media-type": ("text/plain", "image/png", "application/json"),
+}
+
+
+def _realistic(field: str) -> tuple[str, ...]:
+    name = field.lower()
+    if name.endswith(("uri", "url")):
+        return REALISTIC["uri"]
+    if name in ("cwd", "root") or name.endswith(("path", "directories")):
+        return REALISTIC["path"]
+    if name.endswith("at") and field[-2:] == "At":
+        return REALISTIC["date-time"]
+    if name == "mimetype":
+        return REALISTIC["media-type"]
+    return ()
 
 
 def _merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -383,7 +417,12 @@ def run_generate(
     """The command run in an empty folder (no pyproject.toml to read settings from)."""
     with tempfile.TemporaryDirectory() as cwd:
         return subprocess.run(
-            generate_command(pair, out, feature, bases), cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+            generate_command(pair, out, feature, bases),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
 
 
@@ -565,7 +604,7 @@ def allowed_difference(
       approximation, since the walk is over the v1 message);
     - inside a value of a type LOSSY lists with "*" (v1 -> v2 by the walk; v2 -> v1 by the
       same type name, which most shared types keep);
-    - a value the caller supplied, added where the input had none.
+    - a value the caller supplied, where the input had none (or null).
     """
     forward, backward = lossy.get((1, 2), {}), lossy.get((2, 1), {})
     backward_fields = {f for fields in backward.values() for f in fields if f != "*"}
@@ -576,11 +615,14 @@ def allowed_difference(
             field = path[depth]
             if any(field in forward.get(n, ()) for n in names) or field in backward_fields:
                 return True
-    if what == "added" and isinstance(path[-1], str) and path[-1] in supply:
-        node = back
+    if what in ("added", "changed") and path:
+        node, before = back, original
         for key in path:
             node = node[key]
-        return bool(node == supply[path[-1]])
+            before = before[key] if what == "changed" else None
+        # A value the caller supplied (under its v2 name: ``info`` comes back as ``clientInfo``)
+        # where the input had none, or null.
+        return before is None and any(node == supplied for supplied in supply.values())
     return False
 
 
@@ -607,8 +649,15 @@ def round_trip_problems(
     for path, what in differences(original, returned):
         along = walker.types(mp.v1_type, original, path)
         if not allowed_difference(lossy, along, path, what, original, returned, SUPPLY):
-            problems.append(("".join(f"/{p}" for p in path), f"round trip: {what}"))
+            said = "removed (was null)" if what == "removed" and _at(original, path) is None else what
+            problems.append(("".join(f"/{p}" for p in path), f"round trip: {said}"))
     return problems
+
+
+def _at(doc: Any, path: Path_) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
 
 
 def describe(outcome: Outcome) -> str:
