@@ -111,4 +111,3 @@ def run() -> list[Ratio]:
             + ")"
         )
         return [compare("R5", what, subject, baseline, target=2.0, repeat=15, sample_s=SAMPLE_S)]
-
