@@ -63,10 +63,14 @@ def turn(
 def _package(out: Path) -> tuple[Any, Any]:
     """The convert module and the v1 models of the package generated over the pair."""
     from codegen.generate.pipeline import generate
+    from codegen.resources import BUILTIN_FRAGMENTS, schema_location
     from codegen.write.tree import write_tree
 
     v1, v2 = PAIRS[PAIR]
-    write_tree(out / PACKAGE, generate(ROOT / "schema", FEATURES, ROOT, {1: v1, 2: v2}).files)
+    # The fragments the installed tool ships (the checkout's schema/ in the bench session's
+    # editable install), as `acp-codegen generate` takes them by default.
+    with schema_location(BUILTIN_FRAGMENTS) as fragments:
+        write_tree(out / PACKAGE, generate(fragments, FEATURES, ROOT, {1: v1, 2: v2}).files)
     sys.path.insert(0, str(out))
     return importlib.import_module(f"{PACKAGE}.convert"), importlib.import_module(f"{PACKAGE}.v1.models")
 
