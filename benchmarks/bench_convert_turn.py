@@ -24,18 +24,10 @@ from typing import Any
 from benchmarks import SAMPLE_S, Ratio, compare
 from benchmarks.corpus import FEATURES, ROOT, load
 from tests.support.reference_data import missing
-from tests.support.upstream_messages import PAIRS, RENAMED_METHODS, body_of, load_schema, methods
+from tests.support.upstream_messages import PAIRS, RENAMED_METHODS, SUPPLY, body_of, load_schema, methods
 
 PAIR = "2026-08"
 PACKAGE = "acp_bench_turn"
-# What the caller supplies for what v2 requires and v1 does not carry.
-SUPPLY: dict[str, Any] = {
-    "messageId": "msg_01J9Z3M0AA",
-    "planId": "plan_01J9Z3M0AB",
-    "title": "Allow this action?",
-    "stopReason": "end_turn",
-    "info": {"name": "bench-peer", "version": "1.0.0"},
-}
 
 
 def turn(
