@@ -18,6 +18,7 @@ skips, naming ``nox -s fetch_data``, where the reference data is absent.
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -126,7 +127,9 @@ def test_a_valid_message_converts_to_a_valid_one_or_is_refused(
         # Without the caller's values (the conversion may refuse for want of them), and with them.
         for supply in (None, SUPPLY):
             outcome = convert_once(convert, pair, mp, message, source, supply)
-            assert outcome.status in ("converted", "refused"), describe(outcome)
+            assert outcome.status in ("converted", "refused"), (
+                f"{describe(outcome)}\ninput (supply={supply}): {json.dumps(message, ensure_ascii=False)}"
+            )
 
     check()
 
