@@ -688,7 +688,10 @@ def round_trip_problems(
         tokens = [t.replace("~1", "/").replace("~0", "~") for t in back.pointer.split("/")[1:]]
         path: Path_ = tuple(int(t) if t.isdigit() else t for t in tokens[1:])  # (below params/result)
         v2_body = body_of(v2_message)
-        along = TypesAlongPath(load_schema(PAIRS[pair][1])).types(mp.v2_type, v2_body, path)
+        names = TypesAlongPath(load_schema(PAIRS[pair][1])).types(mp.v2_type, v2_body, path)
+        v2_models = sys.modules.get(convert.__name__.rpartition(".")[0] + ".v2.models")
+        classes = classes_along_path(v2_models, mp.v2_type, v2_body, path)
+        along = [(names[i] if i < len(names) else set()) | classes[i] for i in range(len(classes))]
         if path and allowed_difference(lossy, along, path, "refused", v2_body, v2_body, {}):
             return []
         return [(back.pointer, f"back to v1 refused: {back.reason}")]
