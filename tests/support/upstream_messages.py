@@ -644,21 +644,20 @@ def allowed_difference(
     """Whether a round trip v1 -> v2 -> v1 may differ from its input at ``path``:
 
     - a field declared lossy: some key along the path names a field LOSSY lists for the
-      type holding it (the v1 -> v2 entries by the types the v1 schema walk found; the
-      v2 -> v1 entries, whose names are v2's, by field name alone, whichever type: an
-      approximation, since the walk is over the v1 message);
-    - inside a value of a type LOSSY lists with "*" (v1 -> v2 by the walk; v2 -> v1 by the
-      same type name, which most shared types keep);
+      type holding it, the types being those the walk found ($defs and generated classes);
+      the v2 -> v1 entries, keyed by v2's names, are matched by the same names along the
+      v1 path (an approximation: most shared types keep their name; a v2 -> v1 loss on a
+      type renamed between the versions shows as a failure here, to be read and judged);
+    - inside a value of a type LOSSY lists with "*" (matched likewise);
     - a value the caller supplied, where the input had none (or null).
     """
     forward, backward = lossy.get((1, 2), {}), lossy.get((2, 1), {})
-    backward_fields = {f for fields in backward.values() for f in fields if f != "*"}
     for depth, names in enumerate(along):
         if any("*" in forward.get(n, ()) or "*" in backward.get(n, ()) for n in names):
             return True
         if depth < len(path) and isinstance(path[depth], str):
             field = path[depth]
-            if any(field in forward.get(n, ()) for n in names) or field in backward_fields:
+            if any(field in forward.get(n, ()) or field in backward.get(n, ()) for n in names):
                 return True
     if what in ("added", "changed") and path:
         node, before = back, original
