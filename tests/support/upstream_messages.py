@@ -60,9 +60,11 @@ PAIRS: dict[str, tuple[Path, Path]] = {
 RENAMED_METHODS = {"authenticate": "auth/login", "logout": "auth/logout"}
 
 # What a caller supplies for what v2 requires and a v1 message does not carry (and back):
-# convert_message(..., supply=SUPPLY). The keys are the ones issue 57's API names.
+# convert_message(..., supply=SUPPLY). The keys are the ones issue 57's API names, and those
+# the conversions ask for by name in their refusals.
 SUPPLY: dict[str, Any] = {
     "messageId": "msg_supplied",
+    "userMessageId": "msg_user_supplied",  # (2026-11's v2 prompt response names the user message)
     "planId": "plan_supplied",
     "title": "Supplied title",
     "stopReason": "end_turn",
