@@ -486,9 +486,32 @@ def convert_once(
         outcome = Outcome("broken", pointer="", reason=f"raised {type(error).__name__}: {error}")
     else:
         outcome = _judge(pair, mp, message, out, target)
+        if outcome.status == "converted":
+            outcome = _carried(convert, mp, message, out, source)
     if message != before:
         return Outcome("broken", reason="the input was modified")
     return outcome
+
+
+# Members of the message's params or result that no version defines: the generator's
+# unknown property, and _meta (defined in both, never converted).
+CARRIED = ("_meta", "extraField")
+
+
+def _carried(convert: ModuleType, mp: MethodPair, message: Mapping[str, Any], out: Any, source: int) -> Outcome:
+    """The converted outcome, or "broken" where the params' or result's own ``_meta`` or
+    unknown property did not come through as it was (unless LOSSY declares it for the
+    source type)."""
+    lossy = (getattr(convert, "LOSSY", None) or {}).get((source, 3 - source), {}).get(mp.side(source)[1], ())
+    body, result = body_of(message), body_of(out)
+    if isinstance(body, dict) and isinstance(result, dict):
+        for key in CARRIED:
+            if key in body and "*" not in lossy and key not in lossy and result.get(key, ...) != body[key]:
+                where = "/result" if mp.kind == "response" else "/params"
+                return Outcome(
+                    "broken", out, f"{where}/{key}", f"`{key}` was not carried: {result.get(key, '(absent)')!r}"
+                )
+    return Outcome("converted", out)
 
 
 def _judge(pair: str, mp: MethodPair, message: Mapping[str, Any], out: Any, target: int) -> Outcome:
