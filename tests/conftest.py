@@ -59,11 +59,13 @@ SLOWEST_MODULES = (
     "tests/polyfill/test_polyfill_agents.py",  # (the kit through the polyfill, five agents)
     "tests/adopt/test_sdk_every_method.py",  # (0.12.1 adopted once more: every method reached; ecosystem: the move)
     "tests/generate/test_upstream.py",
+    "tests/generated/test_convert_upstream.py",  # (six generations over upstream pairs, every method pair)
     "tests/conformance/test_typescript_sdk.py",  # (ecosystem)
     "tests/conformance/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
     "tests/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
     "tests/adopt/test_sdk_dropin.py",
     "tests/generated/test_wire.py",
+    "tests/generated/test_convert_migration_guide.py",  # (two generations over 2026-08)
     "tests/config/test_sdk_settings.py",
     "tests/hostile/test_fuzz_generated.py",
     "tests/adopt/test_adopt_regen.py",
