@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c4f2c4c2e177f40dc6b1e047b8ca44c6863aede8c64f275e6f9ea3c6783488dc
-# Content sha256: 2a22e67894bf6447e8f735668994351f28c556ba49eb2a1780e0a39128abe5d1
+# Inputs sha256: 666d47ee734cab74b3446a44f3f53efc99232b1a45f0c18f3199b8eb19198a6c
+# Content sha256: 8bf08bc53322c36cb5cb7a08ba399ee96b7a149de4e246c46e5aa2ffdf90bcb2
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -189,20 +189,15 @@ def _check_fields(
     (omitted instead), source invariants, unknown properties that would shadow a field;
     and values the target requires that the source may lack (``supplied``: the source
     field that has it, the field read from elsewhere in the source, the caller's supply
-    key, the name written): the caller's supply wins, then what the source has.
+    key, the name written): what the source has wins, then the caller's supply.
     """
     fields_set = model.__pydantic_fields_set__
     for has, read, key, written in supplied:
-        given = _supply(info).get(key)
-        if (
-            given is None
-            and has is not None
-            and has in fields_set
-            and getattr(model, has) is not None
-        ):
-            continue
-        if given is None and read is not None:
-            given = getattr(model, read)
+        if has is not None and has in fields_set and getattr(model, has) is not None:
+            continue  # the source carries it
+        given = getattr(model, read) if read is not None else None
+        if given is None:
+            given = _supply(info).get(key)
         if given is None:
             raise _fail(
                 written,
@@ -251,8 +246,8 @@ def _error(
     chosen = next((e for e in errors if e["type"] == "acp_conversion"), errors[0])
     path = wire_path(value, tuple(chosen["loc"]))
     ctx = chosen.get("ctx") or {}
-    if ctx.get("field") is not None:
-        path += (ctx["field"],)
+    if ctx.get("field") is not None:  # (a dotted field lives in nested objects)
+        path += tuple(str(ctx["field"]).split("."))
     elif chosen["type"] == "missing" and chosen["loc"]:
         path += (chosen["loc"][-1],)
     if chosen["type"] == "acp_conversion":

@@ -180,20 +180,15 @@ def _check_fields(
     (omitted instead), source invariants, unknown properties that would shadow a field;
     and values the target requires that the source may lack (``supplied``: the source
     field that has it, the field read from elsewhere in the source, the caller's supply
-    key, the name written): the caller's supply wins, then what the source has.
+    key, the name written): what the source has wins, then the caller's supply.
     """
     fields_set = model.__pydantic_fields_set__
     for has, read, key, written in supplied:
-        given = _supply(info).get(key)
-        if (
-            given is None
-            and has is not None
-            and has in fields_set
-            and getattr(model, has) is not None
-        ):
-            continue
-        if given is None and read is not None:
-            given = getattr(model, read)
+        if has is not None and has in fields_set and getattr(model, has) is not None:
+            continue  # the source carries it
+        given = getattr(model, read) if read is not None else None
+        if given is None:
+            given = _supply(info).get(key)
         if given is None:
             raise _fail(
                 written,
@@ -242,8 +237,8 @@ def _error(
     chosen = next((e for e in errors if e["type"] == "acp_conversion"), errors[0])
     path = wire_path(value, tuple(chosen["loc"]))
     ctx = chosen.get("ctx") or {}
-    if ctx.get("field") is not None:
-        path += (ctx["field"],)
+    if ctx.get("field") is not None:  # (a dotted field lives in nested objects)
+        path += tuple(str(ctx["field"]).split("."))
     elif chosen["type"] == "missing" and chosen["loc"]:
         path += (chosen["loc"][-1],)
     if chosen["type"] == "acp_conversion":

@@ -48,6 +48,7 @@ class _Direction:
     target: int
     shared: frozenset[str]  # the source version's names of the types that convert
     narrow: Mapping[str, tuple[Any, ...]]  # source enums whose target is closed: the values both have
+    messages: frozenset[str] = frozenset()  # the source's params and result types of methods
 
     @property
     def proto(self) -> Protocol:
@@ -58,7 +59,8 @@ class _Direction:
         return self.cmp.v1 if self.target == 1 else self.cmp.v2
 
     def annotation(self, e: TypeExpr, leaf: str | None = None) -> Code:
-        return annotation(e, self.proto, self.source, self.target, leaf, self.shared, self.narrow)
+        # (looked up among every type: an alias a scope left out still names its values)
+        return annotation(e, self.cmp.lookup(self.source), self.source, self.target, leaf, self.shared, self.narrow)
 
     def v1_name(self, name: str) -> str:
         return name if self.source == 1 else self.cmp.v1_name(name)
@@ -91,7 +93,9 @@ def _converters(
     for source, target in ((1, 2), (2, 1)):
         way_pairs = pairs + cmp.one_way if source == 1 else pairs
         shared = frozenset(p[0 if source == 1 else 1].name for p in way_pairs)
-        way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source))
+        proto = cmp.v1 if source == 1 else cmp.v2
+        messages = frozenset(t for m in proto.methods for t in (m.params, m.result) if t)
+        way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source), messages)
         out += _direction_converters(way, way_pairs, field_pairs)
     return out
 
@@ -122,10 +126,9 @@ def _direction_converters(
             )
         elif src.kind == "union":
             built[src.name] = _union_converter(way, src, common)
-        elif (
-            src.kind == "alias" and src.target is not None and src.target.kind == "ref" and src.target.ref in way.shared
-        ):
-            # Another name for a type that converts (2026-11's InitializeProxyRequest): its converter.
+        elif src.kind == "alias" and src.target is not None and src.name in way.messages:
+            # A method's params or result that names another type (2026-11's
+            # InitializeProxyRequest) or any value (mcp/message's result): converted as that.
             built[src.name] = Converter(kind="union", union=way.annotation(src.target), typed=False, **common)
         elif src.kind == "object":
             built[src.name] = _object_converter(way, src, dst, field_pairs[td1.name], td1.name, built, common)
