@@ -1,8 +1,8 @@
 """R5: a whole realistic v1 turn converted to v2, message by message: the corpus's messages
 (``benchmarks/corpus.py``: initialize, authenticate, session/new, the prompts, their
 ``session/update`` notifications, the permission round, the prompt's response, the cancel)
-as JSON-RPC text, each parsed, converted by ``convert_message`` (with the caller's
-``messageId``, ``planId`` and the rest supplied) and emitted as JSON, against parsing and
+as JSON-RPC text, each converted by ``convert_message_json`` (text in, text out, with the caller's
+``messageId``, ``planId`` and the rest supplied), against parsing and
 emitting each message's params or result with the generated v1 models
 (``model_validate_json`` + ``model_dump_json``). Both over the package generated over
 upstream's 2026-08 pair (``schema.unstable.json``, the archive feature on).
@@ -91,9 +91,9 @@ def run() -> list[Ratio]:
             kept.append((name, text, method))
         bodies = [(getattr(models, name), json.dumps(body_of(json.loads(text)))) for name, text, _ in kept]
 
-        def subject() -> None:
+        def subject() -> None:  # a line of the wire in, a line out, as a proxy converts them
             for _, text, method in kept:
-                json.dumps(convert.convert_message(json.loads(text), source=1, target=2, method=method, supply=SUPPLY))
+                convert.convert_message_json(text, source=1, target=2, method=method, supply=SUPPLY)
 
         def baseline() -> None:
             for model, body in bodies:
@@ -101,7 +101,7 @@ def run() -> list[Ratio]:
 
         left_out = len(corpus) - len(messages)
         what = (
-            f"a v1 turn of {len(kept)} corpus messages -> v2 by convert_message (parse, convert, emit)"
+            f"a v1 turn of {len(kept)} corpus messages -> v2 by convert_message_json (parse, convert, emit)"
             f" vs model_validate_json + model_dump_json of each ({left_out} of methods v2 lacks left out"
             + (f", {len(refused)} refused: {'; '.join(refused)}" if refused else "")
             + ")"

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f81387921c9fbf4e51583ff252b908787aa77dd8087c27629ae3d9b8c9905dd8
-# Content sha256: 08632071976a6c7922bc538139b88de969a10ce951adba44c2ad6ac12cccfa21
+# Inputs sha256: c4e7f8f4be8ce9bbc257a0d99a945dfbd84bfbc2efa91cb580522ffddfc8a41e
+# Content sha256: c7ab47449c203a58d1321bc5d480c6476ce7e5224741a9f9a2637f4bc09d56c1
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -19,7 +19,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Final, TypeAlias
 
-from pydantic import AfterValidator, BeforeValidator, PlainSerializer, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Discriminator,
+    PlainSerializer,
+    StringConstraints,
+)
 from pydantic_core import PydanticCustomError
 
 # A POSIX root, a Windows drive root or a UNC path (as _convert_runtime's absolute-path rule).
@@ -127,6 +133,19 @@ def _variants(
         return value
 
     return BeforeValidator(check)
+
+
+def _tagged(tag: str, classes: Mapping[Any, str]) -> Discriminator:
+    """The variant of a union, by its tag (read from the input, or from the converter class
+    when writing), so that one variant is tried rather than all."""
+
+    def pick(value: Any) -> str | None:
+        if isinstance(value, dict):
+            found = value.get(tag)
+            return found if isinstance(found, str) else None
+        return classes.get(type(value))
+
+    return Discriminator(pick)
 
 
 def _git_patch(path: str, old: str | None, new: str) -> str:

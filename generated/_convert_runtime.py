@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 666d47ee734cab74b3446a44f3f53efc99232b1a45f0c18f3199b8eb19198a6c
-# Content sha256: 8bf08bc53322c36cb5cb7a08ba399ee96b7a149de4e246c46e5aa2ffdf90bcb2
+# Inputs sha256: b97f5afe6de5eeaad5efc730a2516cf8794026a41989093f04d05cfb3dadc593
+# Content sha256: c2bdf72df8362733655d9ad10d0da24fb7cb6d616f16d115273f619a8ea02600
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -32,6 +32,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
 )
+from pydantic_core import from_json, to_json
 
 from ._convert_rules import (
     _ABSOLUTE_PATH,
@@ -266,6 +267,9 @@ def _error(
     return ConversionError(prefix + path, reason)
 
 
+# Envelope values that are JSON as they are (a float may be NaN; bool is an int's subclass).
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
 Adapters = Mapping[tuple[int, int], Mapping[str, TypeAdapter[Any]]]
 Methods = Mapping[int, Mapping[str, tuple[str, str, str | None]]]
 Names = Mapping[int, Mapping[str, str]]
@@ -423,15 +427,15 @@ class Conversions:
             raise ConversionError((), f"no conversion from v{source} to v{target}")
         if not isinstance(message, Mapping):
             raise ConversionError((), "a JSON-RPC message is an object")
-        out = {
-            k: copy.deepcopy(v)
-            for k, v in message.items()
-            if k not in ("params", "result")
-        }
-        try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-            json.dumps(out, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ConversionError((), f"the message is not JSON: {exc}") from None
+        out = {k: v for k, v in message.items() if k not in ("params", "result")}
+        # The envelope (id, error ...) is carried as it is, so it must be JSON already; the
+        # usual one (strings and integers) is, and needs no copy.
+        if any(type(v) not in _SCALARS for v in out.values()):
+            out = copy.deepcopy(out)
+            try:
+                json.dumps(out, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise ConversionError((), f"the message is not JSON: {exc}") from None
         if "method" in message:
             name = message["method"]
             if method is not None and method != name:
@@ -472,6 +476,26 @@ class Conversions:
                 )
             return out
         raise ConversionError((), "not a JSON-RPC request, notification or response")
+
+    def convert_message_json(
+        self,
+        data: str | bytes,
+        *,
+        source: int,
+        target: int,
+        method: str | None = None,
+        supply: Mapping[str, Any] | None = None,
+    ) -> str:
+        """``convert_message`` from JSON text to JSON text (a line of the wire), read and
+        written by pydantic-core rather than the standard library."""
+        try:
+            message = from_json(data)
+        except ValueError as exc:  # not JSON, or nested deeper than it reads
+            raise ConversionError((), f"not JSON: {exc}") from None
+        converted = self.convert_message(
+            message, source=source, target=target, method=method, supply=supply
+        )
+        return to_json(converted).decode()
 
     def convert_model(
         self, type_name: str, value: BaseModel, model: Any, source: int, target: int

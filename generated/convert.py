@@ -9,14 +9,15 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b07f3de63931ab58e7d6581184ebd750060aa197fbe2123a7421200f2a7c50f2
-# Content sha256: 4426b1b85b04ba0c99078a4b24a930ac714429747b1d313c0e54a62ac2ff4247
+# Inputs sha256: a71d32b68698ff6621bc9255334a588b300256c1d329a30cd0db86eeb700752a
+# Content sha256: a49076b90a0fd5148602bdc6bc237eda83b05df6aa33ff4074d6c32ce2e772c1
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
 
-- ``convert_message(message, source=1, target=2, method=None)`` converts a whole JSON-RPC
-  message (a request, a notification, or a response given the method of its request).
+- ``convert_message(message, source=1, target=2, method=None, supply=None)`` converts a
+  whole JSON-RPC message (a request, a notification, or a response given the method of its
+  request), ``convert_message_json`` the same from and to JSON text.
 - ``convert(type_name, value, source=..., target=...)`` converts one wire value of a type,
   ``convert_json`` the same from and to JSON text.
 - ``<type>_v1_to_v2`` / ``<type>_v2_to_v1`` convert the generated models.
@@ -560,6 +561,7 @@ _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)
 convert = _CONVERSIONS.convert
 convert_json = _CONVERSIONS.convert_json
 convert_message = _CONVERSIONS.convert_message
+convert_message_json = _CONVERSIONS.convert_message_json
 
 
 def agent_capabilities_v1_to_v2(value: _m1.AgentCapabilities) -> _m2.AgentCapabilities:
@@ -911,6 +913,7 @@ __all__ = [
     "convert",
     "convert_json",
     "convert_message",
+    "convert_message_json",
     "agent_capabilities_v1_to_v2",
     "agent_capabilities_v2_to_v1",
     "archive_session_request_v1_to_v2",

@@ -10,7 +10,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Final, TypeAlias
 
-from pydantic import AfterValidator, BeforeValidator, PlainSerializer, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Discriminator,
+    PlainSerializer,
+    StringConstraints,
+)
 from pydantic_core import PydanticCustomError
 
 # A POSIX root, a Windows drive root or a UNC path (as _convert_runtime's absolute-path rule).
@@ -118,6 +124,19 @@ def _variants(
         return value
 
     return BeforeValidator(check)
+
+
+def _tagged(tag: str, classes: Mapping[Any, str]) -> Discriminator:
+    """The variant of a union, by its tag (read from the input, or from the converter class
+    when writing), so that one variant is tried rather than all."""
+
+    def pick(value: Any) -> str | None:
+        if isinstance(value, dict):
+            found = value.get(tag)
+            return found if isinstance(found, str) else None
+        return classes.get(type(value))
+
+    return Discriminator(pick)
 
 
 def _git_patch(path: str, old: str | None, new: str) -> str:

@@ -23,6 +23,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
 )
+from pydantic_core import from_json, to_json
 
 from ._convert_rules import (
     _ABSOLUTE_PATH,
@@ -257,6 +258,9 @@ def _error(
     return ConversionError(prefix + path, reason)
 
 
+# Envelope values that are JSON as they are (a float may be NaN; bool is an int's subclass).
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
 Adapters = Mapping[tuple[int, int], Mapping[str, TypeAdapter[Any]]]
 Methods = Mapping[int, Mapping[str, tuple[str, str, str | None]]]
 Names = Mapping[int, Mapping[str, str]]
@@ -414,15 +418,15 @@ class Conversions:
             raise ConversionError((), f"no conversion from v{source} to v{target}")
         if not isinstance(message, Mapping):
             raise ConversionError((), "a JSON-RPC message is an object")
-        out = {
-            k: copy.deepcopy(v)
-            for k, v in message.items()
-            if k not in ("params", "result")
-        }
-        try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-            json.dumps(out, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ConversionError((), f"the message is not JSON: {exc}") from None
+        out = {k: v for k, v in message.items() if k not in ("params", "result")}
+        # The envelope (id, error ...) is carried as it is, so it must be JSON already; the
+        # usual one (strings and integers) is, and needs no copy.
+        if any(type(v) not in _SCALARS for v in out.values()):
+            out = copy.deepcopy(out)
+            try:
+                json.dumps(out, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise ConversionError((), f"the message is not JSON: {exc}") from None
         if "method" in message:
             name = message["method"]
             if method is not None and method != name:
@@ -463,6 +467,26 @@ class Conversions:
                 )
             return out
         raise ConversionError((), "not a JSON-RPC request, notification or response")
+
+    def convert_message_json(
+        self,
+        data: str | bytes,
+        *,
+        source: int,
+        target: int,
+        method: str | None = None,
+        supply: Mapping[str, Any] | None = None,
+    ) -> str:
+        """``convert_message`` from JSON text to JSON text (a line of the wire), read and
+        written by pydantic-core rather than the standard library."""
+        try:
+            message = from_json(data)
+        except ValueError as exc:  # not JSON, or nested deeper than it reads
+            raise ConversionError((), f"not JSON: {exc}") from None
+        converted = self.convert_message(
+            message, source=source, target=target, method=method, supply=supply
+        )
+        return to_json(converted).decode()
 
     def convert_model(
         self, type_name: str, value: BaseModel, model: Any, source: int, target: int

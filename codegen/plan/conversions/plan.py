@@ -179,9 +179,17 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
     # The tags are checked first only where a variant is declared not to convert (its reason then
     # is the error, not every variant's mismatch, and an unknown variant of an open union is refused).
     declared = any(v.kind == "ref" and (way.source, v.ref) in way.cmp.decl.only_in for v in src.variants)
+    # Variants each told by a tag of its own are validated by that tag alone (a tagged union:
+    # one variant tried, not every one, where a union has several).
+    by_tag = {tag_value(v, tag, whole): v for v in converting} if tag is not None else {}
+    if len(converting) > 1 and None not in by_tag and len(by_tag) == len(converting):
+        union = " | ".join(f"Annotated[{way.annotation(v)}, Tag({py_literal(t)})]" for t, v in by_tag.items())
     return Converter(
         kind="union",
         union=Code(union),
+        tagged=tuple((way.annotation(v), str(t)) for t, v in by_tag.items())
+        if len(by_tag) == len(converting) > 1 and None not in by_tag
+        else (),
         tag=tag,
         refused_tags=tuple(refused),
         tags=tuple(tags) if refused or declared else (),

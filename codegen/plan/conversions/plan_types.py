@@ -82,6 +82,7 @@ class Converter:
     refused_tags: tuple[tuple[str, str], ...] = ()
     tags: tuple[str, ...] = ()  # union: the tags that convert
     typed: bool = True  # has a typed function (its source values are generated models)
+    tagged: tuple[tuple[Code, str], ...] = ()  # union: (converter, tag) where each variant has its own tag
     # Effective over the class hierarchy (a subclass's hooks replace its base's).
     all_fields: tuple[ConvField, ...] = ()
     fills: tuple[Fill, ...] = ()
