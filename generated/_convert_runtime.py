@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b97f5afe6de5eeaad5efc730a2516cf8794026a41989093f04d05cfb3dadc593
-# Content sha256: c2bdf72df8362733655d9ad10d0da24fb7cb6d616f16d115273f619a8ea02600
+# Inputs sha256: 0b78cfa383a522f29bba277024729faaf5bcfc2e629aed7787b1d470084d6500
+# Content sha256: f48a527dd7915089390364c101caca9e5f665fb612db4ba152000b0c24b8c892
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -26,7 +26,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializationInfo,
     StringConstraints,
     TypeAdapter,
     ValidationError,
@@ -40,6 +39,7 @@ from ._convert_rules import (
     _URI,
     _URI_REASON,
     _fail,
+    _supply,
 )
 from ._runtime import wire_path
 
@@ -135,45 +135,6 @@ _Iso8601In: TypeAlias = Annotated[
     | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
     Field(union_mode="left_to_right"),
 ]
-
-
-def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:
-    context = info.context if info is not None else None
-    supply = context.get("supply") if isinstance(context, Mapping) else None
-    return supply if isinstance(supply, Mapping) else {}
-
-
-def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, keep: bool) -> None:
-    """Set ``value`` at ``path`` into nested objects (made where absent); ``keep``: only where unset."""
-    for key in path[:-1]:
-        inner = data.get(key)
-        if not isinstance(inner, dict):
-            inner = data[key] = {}
-        data = inner
-    if not (keep and path[-1] in data):
-        data[path[-1]] = value
-
-
-def _reshape(
-    model: BaseModel,
-    data: dict[str, Any],
-    moves: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    fills: tuple[tuple[tuple[str, ...], str | None, Any], ...] = (),
-    supplied: tuple[tuple[str, tuple[str, ...]], ...] = (),
-) -> dict[str, Any]:
-    """The target's shape from a dump: fields moved into nested objects, the values the
-    caller supplied (kept by the validator on the model, by supply key), then fills."""
-    for key, path in moves:
-        if key in data:
-            _put(data, path, data.pop(key), keep=False)
-    given = (model.__pydantic_private__ or {}).get("_supplied", {})
-    for key, path in supplied:
-        if key in given:
-            _put(data, path, given[key], keep=False)
-    for path, when, value in fills:
-        if when is None or data.get(when) is not None:
-            _put(data, path, copy.deepcopy(value), keep=True)
-    return data
 
 
 def _check_fields(

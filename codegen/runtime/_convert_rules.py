@@ -1,10 +1,12 @@
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
-version's union variants, and a v1 diff as a v2 git patch. Nothing here depends on the schema.
+version's union variants, a v1 diff as a v2 git patch, and the target's shape (fields moved
+into nested objects, fills, supplied values). Nothing here depends on the schema.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from collections.abc import Callable, Mapping
@@ -12,10 +14,13 @@ from typing import Annotated, Any, Final, TypeAlias
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
     BeforeValidator,
     Discriminator,
     PlainSerializer,
+    SerializationInfo,
     StringConstraints,
+    ValidationInfo,
 )
 from pydantic_core import PydanticCustomError
 
@@ -181,3 +186,42 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
     return out
+
+
+def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:
+    context = info.context if info is not None else None
+    supply = context.get("supply") if isinstance(context, Mapping) else None
+    return supply if isinstance(supply, Mapping) else {}
+
+
+def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, keep: bool) -> None:
+    """Set ``value`` at ``path`` into nested objects (made where absent); ``keep``: only where unset."""
+    for key in path[:-1]:
+        inner = data.get(key)
+        if not isinstance(inner, dict):
+            inner = data[key] = {}
+        data = inner
+    if not (keep and path[-1] in data):
+        data[path[-1]] = value
+
+
+def _reshape(
+    model: BaseModel,
+    data: dict[str, Any],
+    moves: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    fills: tuple[tuple[tuple[str, ...], str | None, Any], ...] = (),
+    supplied: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> dict[str, Any]:
+    """The target's shape from a dump: fields moved into nested objects, the values the
+    caller supplied (kept by the validator on the model, by supply key), then fills."""
+    for key, path in moves:
+        if key in data:
+            _put(data, path, data.pop(key), keep=False)
+    given = (model.__pydantic_private__ or {}).get("_supplied", {})
+    for key, path in supplied:
+        if key in given:
+            _put(data, path, given[key], keep=False)
+    for path, when, value in fills:
+        if when is None or data.get(when) is not None:
+            _put(data, path, copy.deepcopy(value), keep=True)
+    return data

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bd0c1b83d5a122a97b03bb1148a1d34f36197a1b5c195ad0e75cde0b0b281a65
-# Content sha256: 9ad400e3cb5f40561b0912dfebb09392916160ac06b8c6130fa957a90980da68
+# Inputs sha256: a3faf4e3531bd7d0bef8546ae896447229333bb263dc4d3fdb7da10e7677ca76
+# Content sha256: 9ba8519d9aea8b367565960f32a1d0b544a5e33104a46bf8d56e27de72d4a760
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 47b4143f907372c4fe5f71adcedfb576619e87646eb36b8e95527a9d369b2095
-# Content sha256: bd35fcc733e7b3542848ea73e7ad5d118fcf5ad25fd8c05aec56220960eb644e
+# Inputs sha256: 05dd5de2c4e35f43d42f1e7ef92cb165879bc360b0d0aa94da0add8726276c3e
+# Content sha256: 4f1c2cb4d6446aec3c620142b6ccae461a6dc3c742e721f3012622d473db0e9f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

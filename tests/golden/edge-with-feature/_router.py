@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 433e9d76508eef653ffd53b2bb30e32e74a40aba2c226e7e3b570b75a0ee3697
-# Content sha256: a5e85e92f67058c352f52a4ee19d259219faf286fe7f79b98368df7f247b7fb8
+# Inputs sha256: 3be19e148008eb271302387d297013d581cb9af5dbd61ff763346fce4a7ae1e5
+# Content sha256: 228c680d9af5ec9a8e860848ecf966db7ab1da79cc89c1960650f8df9a0f3b1a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

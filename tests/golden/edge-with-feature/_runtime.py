@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 063b5da1ede54439f04a33b0252f0144d0700879b6e1cffefd97e78943b0167f
-# Content sha256: fc41fbeb3265ddc2cec3eadf3250c493ef2a304d65fd1536e0c1e764c8ad9ca7
+# Inputs sha256: b51b1837782362f49614d0e01f059d63d4e12ff62d6a8c31837a9f327039df28
+# Content sha256: a104fd5e2f1f8696a23cd243b7fa9a9e8b73c9acdebdcee6edce8970e6fd0a58
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c6986f2015c31c69f7efb23d80978ddddf3b3df7489d9b1fbeeede6deb8a3f45
-# Content sha256: 75b6943e5a7d4e2111768ec420e06c984c92d4d3f20cdfbda39ce7507eb2d649
+# Inputs sha256: cca2bd91e5c341fada4f60cfe66c5e50ddc359e69d33d499123d304b0300bfed
+# Content sha256: e2e8294fe80937aeaadfd9f4199aa24d941186ac3b5620f6f5e8fcb6601049d7
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

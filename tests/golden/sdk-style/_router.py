@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4751537f45d9653f9bc2626afd2ed1c4e86882fab8c4d3330d5ff517e54cac78
-# Content sha256: dadf5cba7ec986579fe4390d4b9235345237f4b081bf95338b4ee74316ec79a2
+# Inputs sha256: 5ed38fce5aa9c082d410be3cf2725ab5c1e357073ea28d56010b621d0d0248f1
+# Content sha256: 97d7c707c2da32d4b2c32634c9b9b695251035e3dc3179642ba8f43175246693
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f6bcd86c1e9daeaac99b3662eefc8ddd9c765a02fdeb97029006f66178dd4ca5
-# Content sha256: e33972555ba2031fd3ec461bd2536b9d787ec8ecc73e3685e3c6dfb442e5268c
+# Inputs sha256: ae9431acab723a027a08a439e48f7e78cd4bde94acfb09194ff264596ddd21dc
+# Content sha256: a56d3d9ccb46d6f1701447f7789a0292401a8072a34314d91de9982d837376da
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3e34a05b8b97a7723d17863f063ea9ebf826f0c1cfda8d2ac99dd2fbe6a2e301
-# Content sha256: bcfdabdd55c662ba8bf76ad803852b49e4f714bf5a09ebb6a6caf62dd95b9066
+# Inputs sha256: b5bb17f75e8d3c9eb71c1b45cfdc4a10366519f21ed9cc6575180f999be385d2
+# Content sha256: 4d9de999c950a81a309558807b418ed687dfdaf8ffe01b9dc980f29239724cc2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

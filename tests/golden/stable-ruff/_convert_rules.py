@@ -4,22 +4,33 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ffc3678ea4598dc6f73965b66501dfb234987cbc381c3c7381b332745c29593e
-# Content sha256: 78d02b8572b7c9511f90ce2757bee7adc25d164424e25f6f6ec9143778ccdcb7
+# Inputs sha256: c24b9fd0ed2cfbccae1388ee25741f8253a6de122828f6f4a406871ce85f8c7d
+# Content sha256: d74fe0d8fdebf1740432abf981ae4c6147b5f7dae944859cc1604707317a3f03
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
-version's union variants, and a v1 diff as a v2 git patch. Nothing here depends on the schema.
+version's union variants, a v1 diff as a v2 git patch, and the target's shape (fields moved
+into nested objects, fills, supplied values). Nothing here depends on the schema.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Final, TypeAlias
 
-from pydantic import AfterValidator, BeforeValidator, PlainSerializer, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Discriminator,
+    PlainSerializer,
+    SerializationInfo,
+    StringConstraints,
+    ValidationInfo,
+)
 from pydantic_core import PydanticCustomError
 
 # A POSIX root, a Windows drive root or a UNC path (as _convert_runtime's absolute-path rule).
@@ -125,6 +136,19 @@ def _variants(
     return BeforeValidator(check)
 
 
+def _tagged(tag: str, classes: Mapping[Any, str]) -> Discriminator:
+    """The variant of a union, by its tag (read from the input, or from the converter class
+    when writing), so that one variant is tried rather than all."""
+
+    def pick(value: Any) -> str | None:
+        if isinstance(value, dict):
+            found = value.get(tag)
+            return found if isinstance(found, str) else None
+        return classes.get(type(value))
+
+    return Discriminator(pick)
+
+
 def _git_patch(path: str, old: str | None, new: str) -> str:
     """One `diff --git` section in Git's patch format for a whole-file change, absolute paths."""
     head = [f"diff --git {path} {path}\n"]
@@ -165,3 +189,42 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
     return out
+
+
+def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:
+    context = info.context if info is not None else None
+    supply = context.get("supply") if isinstance(context, Mapping) else None
+    return supply if isinstance(supply, Mapping) else {}
+
+
+def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, keep: bool) -> None:
+    """Set ``value`` at ``path`` into nested objects (made where absent); ``keep``: only where unset."""
+    for key in path[:-1]:
+        inner = data.get(key)
+        if not isinstance(inner, dict):
+            inner = data[key] = {}
+        data = inner
+    if not (keep and path[-1] in data):
+        data[path[-1]] = value
+
+
+def _reshape(
+    model: BaseModel,
+    data: dict[str, Any],
+    moves: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    fills: tuple[tuple[tuple[str, ...], str | None, Any], ...] = (),
+    supplied: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> dict[str, Any]:
+    """The target's shape from a dump: fields moved into nested objects, the values the
+    caller supplied (kept by the validator on the model, by supply key), then fills."""
+    for key, path in moves:
+        if key in data:
+            _put(data, path, data.pop(key), keep=False)
+    given = (model.__pydantic_private__ or {}).get("_supplied", {})
+    for key, path in supplied:
+        if key in given:
+            _put(data, path, given[key], keep=False)
+    for path, when, value in fills:
+        if when is None or data.get(when) is not None:
+            _put(data, path, copy.deepcopy(value), keep=True)
+    return data

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6d0b2ab95eb9859edde373e82607a5355a094383443aa55caf38f2c699159441
-# Content sha256: e399c07e9be582e1bf61308328952cd01a951a42aef8008938ff655e7b98218b
+# Inputs sha256: f2ff338c4d2733c4664aa06ae2f1f609816bd978c05d097527d8dd6f50d02564
+# Content sha256: dc3668b82a65c48b428eb484f8b243716c04031b20966f319de40c4bdd53a677
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -26,12 +26,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializationInfo,
     StringConstraints,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
 )
+from pydantic_core import from_json, to_json
 
 from ._convert_rules import (
     _ABSOLUTE_PATH,
@@ -39,6 +39,7 @@ from ._convert_rules import (
     _URI,
     _URI_REASON,
     _fail,
+    _supply,
 )
 from ._runtime import wire_path
 
@@ -132,45 +133,6 @@ _Iso8601In: TypeAlias = Annotated[
 ]
 
 
-def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:
-    context = info.context if info is not None else None
-    supply = context.get("supply") if isinstance(context, Mapping) else None
-    return supply if isinstance(supply, Mapping) else {}
-
-
-def _put(data: dict[str, Any], path: tuple[str, ...], value: Any, keep: bool) -> None:
-    """Set ``value`` at ``path`` into nested objects (made where absent); ``keep``: only where unset."""
-    for key in path[:-1]:
-        inner = data.get(key)
-        if not isinstance(inner, dict):
-            inner = data[key] = {}
-        data = inner
-    if not (keep and path[-1] in data):
-        data[path[-1]] = value
-
-
-def _reshape(
-    model: BaseModel,
-    data: dict[str, Any],
-    moves: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    fills: tuple[tuple[tuple[str, ...], str | None, Any], ...] = (),
-    supplied: tuple[tuple[str, tuple[str, ...]], ...] = (),
-) -> dict[str, Any]:
-    """The target's shape from a dump: fields moved into nested objects, the values the
-    caller supplied (kept by the validator on the model, by supply key), then fills."""
-    for key, path in moves:
-        if key in data:
-            _put(data, path, data.pop(key), keep=False)
-    given = (model.__pydantic_private__ or {}).get("_supplied", {})
-    for key, path in supplied:
-        if key in given:
-            _put(data, path, given[key], keep=False)
-    for path, when, value in fills:
-        if when is None or data.get(when) is not None:
-            _put(data, path, copy.deepcopy(value), keep=True)
-    return data
-
-
 def _check_fields(
     model: BaseModel,
     target: int,
@@ -185,20 +147,15 @@ def _check_fields(
     (omitted instead), source invariants, unknown properties that would shadow a field;
     and values the target requires that the source may lack (``supplied``: the source
     field that has it, the field read from elsewhere in the source, the caller's supply
-    key, the name written): the caller's supply wins, then what the source has.
+    key, the name written): what the source has wins, then the caller's supply.
     """
     fields_set = model.__pydantic_fields_set__
     for has, read, key, written in supplied:
-        given = _supply(info).get(key)
-        if (
-            given is None
-            and has is not None
-            and has in fields_set
-            and getattr(model, has) is not None
-        ):
-            continue
-        if given is None and read is not None:
-            given = getattr(model, read)
+        if has is not None and has in fields_set and getattr(model, has) is not None:
+            continue  # the source carries it
+        given = getattr(model, read) if read is not None else None
+        if given is None:
+            given = _supply(info).get(key)
         if given is None:
             raise _fail(
                 written,
@@ -247,8 +204,8 @@ def _error(
     chosen = next((e for e in errors if e["type"] == "acp_conversion"), errors[0])
     path = wire_path(value, tuple(chosen["loc"]))
     ctx = chosen.get("ctx") or {}
-    if ctx.get("field") is not None:
-        path += (ctx["field"],)
+    if ctx.get("field") is not None:  # (a dotted field lives in nested objects)
+        path += tuple(str(ctx["field"]).split("."))
     elif chosen["type"] == "missing" and chosen["loc"]:
         path += (chosen["loc"][-1],)
     if chosen["type"] == "acp_conversion":
@@ -263,6 +220,9 @@ def _error(
         reason = f"not valid v{version} input: {chosen['msg']}"
     return ConversionError(prefix + path, reason)
 
+
+# Envelope values that are JSON as they are (a float may be NaN; bool is an int's subclass).
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 Adapters = Mapping[tuple[int, int], Mapping[str, TypeAdapter[Any]]]
 Methods = Mapping[int, Mapping[str, tuple[str, str, str | None]]]
@@ -409,11 +369,15 @@ class Conversions:
             raise ConversionError((), f"no conversion from v{source} to v{target}")
         if not isinstance(message, Mapping):
             raise ConversionError((), "a JSON-RPC message is an object")
-        out = {k: copy.deepcopy(v) for k, v in message.items() if k not in ("params", "result")}
-        try:  # the envelope (id, error ...) is carried as it is, so it must be JSON already
-            json.dumps(out, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ConversionError((), f"the message is not JSON: {exc}") from None
+        out = {k: v for k, v in message.items() if k not in ("params", "result")}
+        # The envelope (id, error ...) is carried as it is, so it must be JSON already; the
+        # usual one (strings and integers) is, and needs no copy.
+        if any(type(v) not in _SCALARS for v in out.values()):
+            out = copy.deepcopy(out)
+            try:
+                json.dumps(out, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise ConversionError((), f"the message is not JSON: {exc}") from None
         if "method" in message:
             name = message["method"]
             if method is not None and method != name:
@@ -448,6 +412,26 @@ class Conversions:
                 )
             return out
         raise ConversionError((), "not a JSON-RPC request, notification or response")
+
+    def convert_message_json(
+        self,
+        data: str | bytes,
+        *,
+        source: int,
+        target: int,
+        method: str | None = None,
+        supply: Mapping[str, Any] | None = None,
+    ) -> str:
+        """``convert_message`` from JSON text to JSON text (a line of the wire), read and
+        written by pydantic-core rather than the standard library."""
+        try:
+            message = from_json(data)
+        except ValueError as exc:  # not JSON, or nested deeper than it reads
+            raise ConversionError((), f"not JSON: {exc}") from None
+        converted = self.convert_message(
+            message, source=source, target=target, method=method, supply=supply
+        )
+        return to_json(converted).decode()
 
     def convert_model(
         self, type_name: str, value: BaseModel, model: Any, source: int, target: int

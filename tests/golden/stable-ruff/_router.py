@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 63d96cb26cbaf61cdbc71b3154d60c5000d7d728ad43d5f2d0ed0caff3da0852
-# Content sha256: ce7c17c08955dae3f852045a589b18d9e4ce32e57c0c5176d562cef192b67666
+# Inputs sha256: b36b880cd2c8aa581b661fb2dbf43d9cc08ca7d20cc088ca20e9763307389e1c
+# Content sha256: 5bce88ee24d8dcb84e2342848ed48072f5d61849a6029d7dce2eeec0f4850f8b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

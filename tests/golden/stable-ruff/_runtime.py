@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 24cc5ba4a18e8e1c50d405192203930c86465de680beaf3d50ed09049526b728
-# Content sha256: 02ed2414b6b3fd24db427bf14b34cb304259e1c1c68a8c647e32514d0eb88db7
+# Inputs sha256: 2f647cf2a3a137629fdc4a773989e9ff8cf695784dab8a5d991e7c05469bba9c
+# Content sha256: aa5d09318f8222c799f741c9b62bf2150108db096651c2efe5e903994470f6be
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

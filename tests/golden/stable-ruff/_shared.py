@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 19f9b97ebe494a2bec311c2d8ed8bddeb319b28ec78316d4bf544581cc5e17c8
-# Content sha256: ae421038b2a322438a47f69dded6b7be298892720aa80c649b05e0c3d249155f
+# Inputs sha256: af7172db7cd4ad78cf4bc4fa59ab022f93c4eb5d55da771ba8d9420ccfba18c9
+# Content sha256: 5758a55e73df46a2aeb344a1a865f708990dbf1693383ed5aa2b4c4562e37cfa
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,14 +9,15 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0fa8e9d8ebc95550c370e045f3a4fcf9ed41a5f2f6d493d304ee11624357a03c
-# Content sha256: 8740475a278e59ffd4a24cdc90a43e20199c0e16a44c905cf0fb3472f10feb86
+# Inputs sha256: 2e27b679f4df7c14aa1ae0edfba4b616db18264706326b499067c2c1909a6b0d
+# Content sha256: edddefd34cda825541a80f1a79bff9ef55e309b11cd24d22305480c81fc602d2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
 
-- ``convert_message(message, source=1, target=2, method=None)`` converts a whole JSON-RPC
-  message (a request, a notification, or a response given the method of its request).
+- ``convert_message(message, source=1, target=2, method=None, supply=None)`` converts a
+  whole JSON-RPC message (a request, a notification, or a response given the method of its
+  request), ``convert_message_json`` the same from and to JSON text.
 - ``convert(type_name, value, source=..., target=...)`` converts one wire value of a type,
   ``convert_json`` the same from and to JSON text.
 - ``<type>_v1_to_v2`` / ``<type>_v2_to_v1`` convert the generated models.
@@ -399,6 +400,7 @@ _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)
 convert = _CONVERSIONS.convert
 convert_json = _CONVERSIONS.convert_json
 convert_message = _CONVERSIONS.convert_message
+convert_message_json = _CONVERSIONS.convert_message_json
 
 
 def agent_capabilities_v1_to_v2(value: _m1.AgentCapabilities) -> _m2.AgentCapabilities:
@@ -608,6 +610,7 @@ __all__ = [
     "convert",
     "convert_json",
     "convert_message",
+    "convert_message_json",
     "agent_capabilities_v1_to_v2",
     "agent_capabilities_v2_to_v1",
     "implementation_v1_to_v2",

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 68624a5deaa385d758e3ff90d892cacbc787767130026f3ac5732a764de2464c
-# Content sha256: c2a054d6112e254dee8bd6ed4826e6547cca3431a5e321c31d0e7644837e00db
+# Inputs sha256: 6f4ddcf3b0447621c5a2d4c898a1df8505c8e34d3fb0034d8cf0e096bdd8df04
+# Content sha256: 5dd4b87137075628ad3a3fcff88200bd672bef213659019d9731386726758205
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

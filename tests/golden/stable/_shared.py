@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 65076fd00ae0aacc290f1869d7a7c6bf72e742a04c6e0a3074845908baf90e6a
-# Content sha256: c8c0d6bb58e253969f27b99f498ec2332f675b9fe52e3b9defd2d7d2974bbac2
+# Inputs sha256: 3c62d65d37a82bf39812e3628e1b04f43786e0d89283acd1ad30ea31d4353b9e
+# Content sha256: d6f1ff2c2d29a8888b092ba1cb7ba004431a373c86878728372fd205675398dc
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

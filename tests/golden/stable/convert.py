@@ -9,14 +9,15 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 52385725ac85053ec19eef251a25bd8657f6b8046350a3eb75b5b2e6b5101b92
-# Content sha256: cb59ade65b6c9ac93d9f49da55c2b0aa24ade8e126bfe37f4150ac0d3e6bce99
+# Inputs sha256: 944d7732fca273be9d9a9901d8466024cb55bef29a1b321a154ba83729a0a546
+# Content sha256: e00ba1a60b66889ae3bc2b3c9f5e562f96b7ae1ea8dc4ccc5c758cad6395e159
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
 
-- ``convert_message(message, source=1, target=2, method=None)`` converts a whole JSON-RPC
-  message (a request, a notification, or a response given the method of its request).
+- ``convert_message(message, source=1, target=2, method=None, supply=None)`` converts a
+  whole JSON-RPC message (a request, a notification, or a response given the method of its
+  request), ``convert_message_json`` the same from and to JSON text.
 - ``convert(type_name, value, source=..., target=...)`` converts one wire value of a type,
   ``convert_json`` the same from and to JSON text.
 - ``<type>_v1_to_v2`` / ``<type>_v2_to_v1`` convert the generated models.
@@ -415,6 +416,7 @@ _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)
 convert = _CONVERSIONS.convert
 convert_json = _CONVERSIONS.convert_json
 convert_message = _CONVERSIONS.convert_message
+convert_message_json = _CONVERSIONS.convert_message_json
 
 
 def agent_capabilities_v1_to_v2(value: _m1.AgentCapabilities) -> _m2.AgentCapabilities:
@@ -666,6 +668,7 @@ __all__ = [
     "convert",
     "convert_json",
     "convert_message",
+    "convert_message_json",
     "agent_capabilities_v1_to_v2",
     "agent_capabilities_v2_to_v1",
     "implementation_v1_to_v2",

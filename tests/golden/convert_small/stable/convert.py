@@ -9,14 +9,15 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2e7539a2b479490b3d46731c589c0e2c1898ea6d761b6c97bd90e2250a9c69d1
-# Content sha256: bb718df7628b092c2f994e2aba83fa97d6e6d9a5d9af2711ce7867d587ac3fb7
+# Inputs sha256: 0df4ec38240eb10d89672c2c29ee2a67c465fb9d53480d684795ab529cd5ace7
+# Content sha256: 7796da48e31012f8f38715b538deb36e406a642012e3f986f532cfd02f3dff74
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
 
-- ``convert_message(message, source=1, target=2, method=None)`` converts a whole JSON-RPC
-  message (a request, a notification, or a response given the method of its request).
+- ``convert_message(message, source=1, target=2, method=None, supply=None)`` converts a
+  whole JSON-RPC message (a request, a notification, or a response given the method of its
+  request), ``convert_message_json`` the same from and to JSON text.
 - ``convert(type_name, value, source=..., target=...)`` converts one wire value of a type,
   ``convert_json`` the same from and to JSON text.
 - ``<type>_v1_to_v2`` / ``<type>_v2_to_v1`` convert the generated models.
@@ -186,6 +187,7 @@ _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)
 convert = _CONVERSIONS.convert
 convert_json = _CONVERSIONS.convert_json
 convert_message = _CONVERSIONS.convert_message
+convert_message_json = _CONVERSIONS.convert_message_json
 
 
 def get_widget_request_v1_to_v2(value: _m1.GetWidgetRequest) -> _m2.GetWidgetRequest:
@@ -257,6 +259,7 @@ __all__ = [
     "convert",
     "convert_json",
     "convert_message",
+    "convert_message_json",
     "changed_widget_notification_v2_to_v1",
     "get_widget_request_v1_to_v2",
     "get_widget_request_v2_to_v1",

@@ -9,14 +9,15 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3a181c59d50cefc772272d73e3dccde433ce70634bdb85ec31aa3a33aac8b430
-# Content sha256: 8744350ddfc851ec545df61cc596816dc98f8994dfcd5846b5fbf14705d1d0e0
+# Inputs sha256: 7fa67bd72f56c66ade2ac20fe7f7614d2aa88d09c74dbb0ca058669eb7d00d4b
+# Content sha256: 9789aa10a8ce73eedf9b2e6d090eabd0d6aa735de11ca71f123079458c079f3e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
 
-- ``convert_message(message, source=1, target=2, method=None)`` converts a whole JSON-RPC
-  message (a request, a notification, or a response given the method of its request).
+- ``convert_message(message, source=1, target=2, method=None, supply=None)`` converts a
+  whole JSON-RPC message (a request, a notification, or a response given the method of its
+  request), ``convert_message_json`` the same from and to JSON text.
 - ``convert(type_name, value, source=..., target=...)`` converts one wire value of a type,
   ``convert_json`` the same from and to JSON text.
 - ``<type>_v1_to_v2`` / ``<type>_v2_to_v1`` convert the generated models.
@@ -205,6 +206,7 @@ _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)
 convert = _CONVERSIONS.convert
 convert_json = _CONVERSIONS.convert_json
 convert_message = _CONVERSIONS.convert_message
+convert_message_json = _CONVERSIONS.convert_message_json
 
 
 def get_widget_request_v1_to_v2(value: _m1.GetWidgetRequest) -> _m2.GetWidgetRequest:
@@ -276,6 +278,7 @@ __all__ = [
     "convert",
     "convert_json",
     "convert_message",
+    "convert_message_json",
     "changed_widget_notification_v2_to_v1",
     "get_widget_request_v1_to_v2",
     "get_widget_request_v2_to_v1",

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1430bd27a779fbf9178538a539f1fbc88438cf184578c2644e898eb6433fecc6
-# Content sha256: 1b746b764342b9c9f431bd63778078684afb684ef4e6c7e075a7f454ea9987a4
+# Inputs sha256: d5765b2c61a9c3eaaf4aece9369d7ebb3fefcd6714381008444502c4a3c8abef
+# Content sha256: 31bbb67e654bfc5eae2c641ff3587ac3ae9024b76e65afc03f9c8440d80c0e6e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 38ccf4365bd1355890a906cac63037a35b66f90298e25f5b7f9e680b24158f45
-# Content sha256: e7880a76e52af41bcd9d4ed838e9dd8913ae1241d8515bf0f71554c9d81fdeb1
+# Inputs sha256: cc71cd63d1898c2c2bd82d1ba934a6cd66ba4e20fd578fb089e70e7767680cc3
+# Content sha256: a0c24524051ee9974ebecf71badebf3dc4ca5b29fcb9a715523c4e362d148d2a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6849d998031c170d0599c71c8f617a145c9cb9999505b46fd8159fe1fd8653bc
-# Content sha256: afb95069845d96a1b3c761915fc1b36c8216e69f8fcae54ed7e48162883d69f1
+# Inputs sha256: 99813b28f00937de5aaad11dd4a0df458e560c9e1df5fd6d8415d060e860125d
+# Content sha256: b68a6abe8a3e7ffdd91b4d07b746556ec37f8ebba805389be85591e3fb97b1cf
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

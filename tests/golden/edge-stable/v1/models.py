@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2525eaaca1fd8461fd5cc1b36974c00a4f44d4c63a9a304a9fc46a5ba4c1e54d
-# Content sha256: e2f156308ab4377223ad6b07aaeef2d9ecebb0a172933c23c1c3e3c8565d8506
+# Inputs sha256: cb453268e3cd0b6f25616268fcc43a6a08d34ed0832b6e8318eb8b2e08e739a5
+# Content sha256: 2c69937d6585c8df8e637172890fb177955f9fc51fb4388fbc7b1dd76f1f12a8
 
 """Wire models of ACP protocol v1.
 

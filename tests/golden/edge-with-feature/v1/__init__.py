@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 83e56b2b9f588aec5a9f43190ff3e29d1fca31ed33c052f7112b75699f93c8d3
-# Content sha256: 674eca663022f1cc4e7d2aebcf28121ddd347223fb8bf00bdf09e4f8abe625ca
+# Inputs sha256: c51100d3081fdd9b2787bb758326e54a9bcd893e26d99c337cde3a5135ac2651
+# Content sha256: 22c990a4395f97fc1bd3332d19a4d9fc9832acf96369b8fb093e8a8650286768
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

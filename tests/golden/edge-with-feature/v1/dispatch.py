@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ff4947aa73b3300c604afd6822198cab375aa3b1db0fe2122a5651ce12936922
-# Content sha256: 288c2ebc5a106d39704f3411d163843d1c3fe11f98013527d7229b0963329a7e
+# Inputs sha256: 06b38100c4e3550ee7803b1bd205fcd116a030c2262855e74662c1a3c85196ed
+# Content sha256: b1940c16fed4451556e94993e392dd461509492e166d58aef1124e71c65c39c6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

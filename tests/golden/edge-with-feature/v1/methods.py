@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc5bf08ed4d58a371855cf3ee2d02a7e3f7a6eccb05e8556dff22502ce148c2a
-# Content sha256: ffcb84ebc1d54837e8b973c745a411d5258b0b1114af42555e152ea8f77b409c
+# Inputs sha256: 398c68409af7fe9d996eb511e8c29879e4aef3d33cbdfee4bf2b0257bed41817
+# Content sha256: 3f9aed16710005b238ca933f1049ea857cf58253d0830c5a0304435c9ee41ea2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

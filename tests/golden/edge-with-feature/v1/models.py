@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 40115cd6d5d96df8655c3f4f208b508974b9173b55718f248360d3566c4d4835
-# Content sha256: 6ac87d11f0fcc1035333ef876e9fb0b87f216936e754b2c7a451349df1e47f04
+# Inputs sha256: 800c214a664430b524aebf54806e64fdc0ae28525fd0c2673219bf76d29df29e
+# Content sha256: 2d9274222621a19175c1b14c86c1af09947078dad27d866a974eed1f5b499d8a
 
 """Wire models of ACP protocol v1.
 

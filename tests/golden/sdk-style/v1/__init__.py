@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2784364ae74ced2c790d72d00a6a24be43a5a8982560f23c4d2775ee321404ac
-# Content sha256: 23d82d62b600b864ab11e21160c0419346c9ebca7bf7f32ea820433fbfbef73f
+# Inputs sha256: 9924d4bcd4588c7a864dd18de789eb829659eff585cb790f06a9967cd9c00706
+# Content sha256: 077de496f62aea5fbf149943c4ec592579f257bc6651a35b1d0e02f6cb7abb45
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

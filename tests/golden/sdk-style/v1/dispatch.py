@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6a36121cfe7bd02fdc09a1bb9a2e7ffffbe62395ea02c764df16248121cb5250
-# Content sha256: 8e41f8b823c29938c7f29f8e800893fd380600c8c3dd4d61b13bf89422f39b61
+# Inputs sha256: 9e20a3c31556c015c29ef8781677fd2e3db2149e559daf0c0f2d5ffd3ad0e39e
+# Content sha256: c295f0d481bd133a8c0a78f3ee8c3e4a6b30399d662b3409effb928a4dc328e7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a2aada7aa971cc43d5fe35545dfca12b3af82569cd015f1908884ef176563146
-# Content sha256: a40945763238fe3c7a33ea8de2255495854fd6fa27bed30cb1c3d7d49b0432e6
+# Inputs sha256: 1abc6c700bdca8692fbf7f21106f6910b28bd10e9c2b93aa44d3ed1b1b839d1e
+# Content sha256: 8b503d77126e20588bd321ad1d39195f662468a2d2e806a8579f3a29540f7786
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

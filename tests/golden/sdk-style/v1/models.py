@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 067cdedbfac25cf9e5e5a3edfe89b1eaa1ab91a8c3e5ca1ef2ea68415d0eaebc
-# Content sha256: 1246cee260c890d18fcfe1bf6a832a6aae2150e408a9d04fa4a8e9f1f2c0457e
+# Inputs sha256: d2046dfdc66b7bc0cac5288988fbfc58ec58a366ed48542fdc16e4b2952765c0
+# Content sha256: 5edb56f83371ce282365d517536b50a7bda11e40110c6ef386fc52534f331992
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3dad879437aa45955dfd79926f715c6df29adce420a55ecc5ce0daf51a47dbf1
-# Content sha256: 3c3e95d78fa295eb12376e9f6cce9b5a63f73bb52dc4e61790657746c539bc9b
+# Inputs sha256: 123a547951e6ab8f6a70b8e66f2530f95382fee9f28dea820f073cdd182882c1
+# Content sha256: 8ae2c5a5803779046e6d07f0e8431280a67ae6d1ed1ef0fbe07eebf334467f52
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0e4d66ee67b50d3695f3cd7ece9957cab40777bbdbba3b81cf8c019f1ae90572
-# Content sha256: a94424a50f74ee42c90c084135ec18cd722f2c7c8075b8efe86b8867eca4abb1
+# Inputs sha256: 3721bf2a6b9f48c8d0f470140018fe85121d135dd2c7f73407949ef74a88e4f3
+# Content sha256: 3fd75ecf22e0da49da534c257d619945017e5f6e81863f07f85530895a75b238
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2fc4fc276daf2707632ba9596dd2489490d98507e16e1d1608c82ab7e69af566
-# Content sha256: d7ec6a78bcf85cc984ee6f46e2489bc555ced68bed4499bfaeb8c1beebd0deef
+# Inputs sha256: b878ae3dd460585edbe01edcf319a29473bae65c3e900aafc65191d0b334d43e
+# Content sha256: 15b787b5ee67494357f6edb8db266a85ba6fcb350fdb7b1230ffe8a87ea3ccdf
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

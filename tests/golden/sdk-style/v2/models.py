@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f595058e6dca344078d9fa8b4ce4fb0c951804f437d992fd39a3a1160b401ac8
-# Content sha256: 69494e5ae23ab61cf2c19599a69358f355b36894f836a108010cfa91e4e56133
+# Inputs sha256: 9096212897d121df0a825086abc9474a16c5f457e404cc86a0f98d3c5740e03b
+# Content sha256: fa41a62d633fe1a320bef5fc27f7eb3f052c96344df7f64b1eda166b3af15d8f
 
 """Wire models of ACP protocol v2.
 

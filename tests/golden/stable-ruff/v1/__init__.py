@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6522f3097461ae20d0df5f7ca149118f90bcf30d9199f5a5cfbce08dd7cf06b8
-# Content sha256: 9f7af966efdd4f6876f6fdace47357cd747eaf31e23fc478cdcb38b251744622
+# Inputs sha256: 2250c22ce5f73c2221ea985d6cebf529870586b874b772b6214b4140b87464c8
+# Content sha256: 7307dc7603dd50f7923af249e23f8e02f04e10bb401a6c559bc76f3be9f07787
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

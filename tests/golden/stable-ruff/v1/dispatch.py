@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 84aebdfcec8a10b0982baa785417b5b866ab81486a6d0c97bd67f00a1d7437a8
-# Content sha256: 40ad4f931bceb2f4a1b66a69058030fd6f20b75bc6e3d78f2083d0cabc4e4e3a
+# Inputs sha256: 76b07beb3e5da1d46a747d83afa33a925c98db09ec7d17fe4aac434d7a96739b
+# Content sha256: cf2dbeff858548e4cc240bbd295f07319f55073c629479481a98699fd44bdbfd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

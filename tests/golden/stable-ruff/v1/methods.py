@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ee2db622fef5af122a0d23138b402e6c21a2d43a2d0d073ebc56271fb023017c
-# Content sha256: 7b879d1a20338c2fe5fe68a93abc58f0567674236cbb64d755714ccf585f8c9e
+# Inputs sha256: d2f8471415cb53a9f7345f4d704aeeb107d92ae86a90acef66db78021437eb32
+# Content sha256: 15fd37f2507fa4f2b06c0d07ca98e40a070ce6d5fa6860eee47c540f9a26af3a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c7653b4199ef3743c42d4cd33363695c17ed4f7cc3b3ef22d42988d0c8bc1a0c
-# Content sha256: aeaf0913edb3e5b1255df888866a552793d868d436f8f5418c8440dee30cce1d
+# Inputs sha256: e4c8449266a8deaa403519c229295c9679a9016ff9dd42e0c66d4b6004385f28
+# Content sha256: 27d35209e8ecc043ec23144ae2db8031ae01a1614e0558a37166882fe955d587
 
 """Wire models of ACP protocol v1.
 

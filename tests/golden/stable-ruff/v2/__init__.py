@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ac2c236c65c7339d689287116235a64e13f9e9d46131b3daeadcd0dbd177afd2
-# Content sha256: b5a90a31ee305f5d2ee8d285ea9bd8ff171e8bd33e737609c9bd1a30d945ab0b
+# Inputs sha256: f7104124a40c6885839a7a01fd8011ee060bb3918066e44b463464b67594f607
+# Content sha256: 0b4128e369b57c06022fe9c4c1ee68c839e77823bccd3723cffcbcbe34ee9483
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

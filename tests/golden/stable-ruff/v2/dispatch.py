@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9d8b700e6de6fded3affc7daeff26647b0a0fa61d7cbcb5e4fd87a3699ddcc1c
-# Content sha256: 77e8a9af8f10470f74337ffcce16fe473fe947bd41a138b4d86a76d2f19250c6
+# Inputs sha256: a39cfa5f9262f1f240d7730856321124b3777287ec8739559c43cac037306fc1
+# Content sha256: 0889dc9413ff3b90fdc74ebc2e0e7434540f0e0267f3df51f1438a3a741c2b30
 
 """Method dispatch for the agent side of ACP protocol v2.
 

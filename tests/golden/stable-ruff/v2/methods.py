@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 97babab528172ff347c56185ec48c1e0118c7a3eeb05ad6b4965bb620e5d5ea3
-# Content sha256: 3eda69584dd5c1a0d781f6f0825d882242edcf5d4857216d334eda79e9ffc4e4
+# Inputs sha256: 55445838d4ff2b5a6406950fb5fe0cd8832d12305da754b1b558b34c67004c63
+# Content sha256: 6fa2e62c5706d1b70b55089f89ec23c5e3a705488ffa97b9620bbb3a7db3ddff
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 029f1df3d8e912c595b7dba60ac73e285a3f6ef6a6f8e0d852ed58cff8493e56
-# Content sha256: 00e419b37cd957a549672b6d87d9450e00aee8e0427b8c13c4179968e8de984e
+# Inputs sha256: 331f1bdf9e280021d5c0727b90a87aab4238f892c04c7b9bda95c178715af80a
+# Content sha256: 62add9916f1039ba7ea067dc492a1450695467d7e93326884b2f556af2874c08
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ade2d3db4afe9fd2da3f0d53dfe66f4b64183e0d2ce9a142542648f6841f0af
-# Content sha256: 94bf657c13b8e1e7b312f0db986a3fdc83bd6bf902a77a989d443621e5abeed9
+# Inputs sha256: 1070aa3ed14cfc55b5b53587f9e8330d7d4c311567a8aa13e5e1679758762689
+# Content sha256: 7f48ead357490641b3c0308ad9d1651a3e5d2d0545fa385d17add138b1d91fa8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

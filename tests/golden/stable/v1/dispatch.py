@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 41154b077e16d87a23b7a57c7d45c70d38943cba9f675fced436a0d8b4027f51
-# Content sha256: 2cd4ab6c0e342c8ae45f20c3f34095125064347515b1b6f1f53f3a887c540b58
+# Inputs sha256: c8b8290008ace5580fc43fa2e62b3dd8102b566e14f971271766274a2ed50cfa
+# Content sha256: 704f338d51b2f4cb4b0357fd52b2de2cd31f6d31f76cab5b4db610bc8366ab1e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

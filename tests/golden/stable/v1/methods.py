@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b07634c05c647220bc4926336ac5f52b56b5627949bb8af310ffdaee1cdffbc1
-# Content sha256: 88fa39f0ac642332d903065c9c2988b43eb780bcacd9dc6f78959b08cbdfa582
+# Inputs sha256: 4799fc2979ed9b6ef359f0b4a6b147da26d04b4c5c8ca2007a210feb46dd8867
+# Content sha256: fbae876a7077dc7e82df732a3a0d1b82ca23c9e91cd5badcf8abd78dcc6f0fc4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b0c5889f04ebb54d06b192841c058e32d1dacfa879a9238f0add6bc8b79b04be
-# Content sha256: bb6b59929fd853f0234e5259d4c9f6978ebfc125f0e7538281d615561ba8ab5d
+# Inputs sha256: adaf44609f7e9beca312b6d1b717b6bae794c62867f4dae86fe16cf66210001a
+# Content sha256: e2c1c49a33e5b6d545c2bb4c392230c68b1c4dc0129c45c90959c5ef24143be2
 
 """Wire models of ACP protocol v1.
 

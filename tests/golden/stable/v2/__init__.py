@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 01a6e2b56907a859be2bfa88872269914154981105a9d329afb41c16d702a612
-# Content sha256: ffa616aa46123dfd44b5ca4c564aa9f63239e0256bcb9a48c9258e9273b0ec00
+# Inputs sha256: a459e31f11b98fb09e933ca37f3d4a0a73b1498e9ca0e95658a574fe041ce085
+# Content sha256: fc066ecaa04d5da07f7231e5de893981dd927c9a51bad36e69172b7c23220186
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 94fac782e8269b275852cfe39d059dd51fa3f16134bc38d6bf532bacfe9f5488
-# Content sha256: 6360ba8c34ddd3584e589eeaf8a00afc7e5794182b82fe8cfc0510837772c552
+# Inputs sha256: cef6afb46e7589a5318bf26fefcd5a64703c34152b05d5191d2f2e8b78fe59e7
+# Content sha256: 677914001ac7af5bd34af7e7d1ad37c3365b614ccaba3ba92b898191476d4813
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0db1c42510f9b00375284fa3be3f5efd4bde8a7445c75056bf17824ae039a3c5
-# Content sha256: ee3cc091865d5a9f33d2f1ef11fcac7aede0d1eb08fe0a840de5f3f8a4eca5e2
+# Inputs sha256: 2058b04a7ac33126200331a9afe490ab080223f53c378b6d3005225b307416cc
+# Content sha256: c8de7d3cd0190a1e708699e5520d383d166e994db657783630a47a574d4a30fc
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e93b9728b03f383450819b2e89229d25ee9281638f19f18c1fdc827b94160d29
-# Content sha256: c7170161fda88600c8f250237f8c9073969d77e64bb257032b97e5f4b18163c9
+# Inputs sha256: 739cd13ff1a81672e863498b7f89794eb110b50448eab28e5e301b5773c99d3e
+# Content sha256: 3ab7dc887822ebb99e40975666518b829c90a03fc2531c9942cb853745e79627
 
 """Wire models of ACP protocol v2.
 
