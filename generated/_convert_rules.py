@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 61e91dca7f0a51bba29c52a52443294794186d79009415dbd136c48e6296ef41
-# Content sha256: 129e35e502355434cf484cb3bb0b0f0f8ad0bf0e5ed9c3bee58ec536fb740c4a
+# Inputs sha256: 91c9fa9e53c945cc67819d8f07b46c523e5a35beefc57e5fb93e22b541481ec3
+# Content sha256: 08f80ec7c3afe6d01c3d8ff7c1cd94e5ece5d15dec9c302746f01b1b03436935
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -88,7 +88,21 @@ def _non_empty(value: list[Any]) -> list[Any]:
     return value
 
 
+def _unit_interval(value: float | None) -> float | None:
+    if value is not None and not 0 <= value <= 1:
+        raise _fail(None, "v2 bounds it to 0 through 1")
+    return value
+
+
+def _non_negative(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise _fail(None, "v2 requires it to be 0 or more")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
+_UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
+_NON_NEGATIVE: Final = AfterValidator(_non_negative)
 
 
 def _as_is(value: Any) -> Any:

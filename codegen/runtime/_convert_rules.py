@@ -79,7 +79,21 @@ def _non_empty(value: list[Any]) -> list[Any]:
     return value
 
 
+def _unit_interval(value: float | None) -> float | None:
+    if value is not None and not 0 <= value <= 1:
+        raise _fail(None, "v2 bounds it to 0 through 1")
+    return value
+
+
+def _non_negative(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise _fail(None, "v2 requires it to be 0 or more")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
+_UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
+_NON_NEGATIVE: Final = AfterValidator(_non_negative)
 
 
 def _as_is(value: Any) -> Any:

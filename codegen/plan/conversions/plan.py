@@ -90,8 +90,11 @@ def _converters(
 ) -> list[Converter]:
     """Both directions' converters, each direction's in the order a module defines them."""
     out: list[Converter] = []
+    # A one-way rename converts back too where the v2 type has no v1 namesake (v1's stable
+    # schema has `plan` alone: v2's `plan_update` becomes it).
+    back = [(td1, td2) for td1, td2 in cmp.one_way if cmp.v1_name(td2.name) not in cmp.lookup(1).types]
     for source, target in ((1, 2), (2, 1)):
-        way_pairs = pairs + cmp.one_way if source == 1 else pairs
+        way_pairs = pairs + cmp.one_way if source == 1 else pairs + back
         shared = frozenset(p[0 if source == 1 else 1].name for p in way_pairs)
         proto = cmp.v1 if source == 1 else cmp.v2
         messages = frozenset(t for m in proto.methods for t in (m.params, m.result) if t)
