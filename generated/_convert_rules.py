@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91c9fa9e53c945cc67819d8f07b46c523e5a35beefc57e5fb93e22b541481ec3
-# Content sha256: 08f80ec7c3afe6d01c3d8ff7c1cd94e5ece5d15dec9c302746f01b1b03436935
+# Inputs sha256: f1316594dffd46cdead863d82545fe2f34d5635bb71b0594c83af95cbccddaba
+# Content sha256: 43f457f090973f163d2bb2dfd8ba17fda31ba6f54614755fedc7252637cd1d7d
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -119,6 +119,10 @@ def _to(value: Any) -> AfterValidator:
 
 
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
+# Value rule `currency`: three capital letters (ISO 4217), as v2 requires.
+_CURRENCY: Final = r"^[A-Z]{3}$"
+_CURRENCY_REASON: Final = "not an ISO 4217 currency code, which v2 requires"
+_CurrencyIn: TypeAlias = Annotated[str, StringConstraints(pattern=_CURRENCY)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
 _MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
 _MarkerOut: TypeAlias = Annotated[

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0b78cfa383a522f29bba277024729faaf5bcfc2e629aed7787b1d470084d6500
-# Content sha256: f48a527dd7915089390364c101caca9e5f665fb612db4ba152000b0c24b8c892
+# Inputs sha256: f72e27998b1fa3916ef8ae8be079c1b1d696633fb2c7ca556026900150ceedea
+# Content sha256: 43d5f0830dbcaa9e3499a5b4652b2c878ca6f2b5d778d5db5ff974dd7564a236
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -36,6 +36,8 @@ from pydantic_core import from_json, to_json
 from ._convert_rules import (
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
+    _CURRENCY,
+    _CURRENCY_REASON,
     _URI,
     _URI_REASON,
     _fail,
@@ -221,6 +223,10 @@ def _error(
         reason = _ABSOLUTE_PATH_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
+    elif (
+        chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _CURRENCY
+    ):
+        reason = _CURRENCY_REASON
     elif chosen["type"] == "literal_error":
         reason = f"{chosen['input']!r} has no form in the other version here (it takes {ctx.get('expected')})"
     else:

@@ -110,6 +110,10 @@ def _to(value: Any) -> AfterValidator:
 
 
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
+# Value rule `currency`: three capital letters (ISO 4217), as v2 requires.
+_CURRENCY: Final = r"^[A-Z]{3}$"
+_CURRENCY_REASON: Final = "not an ISO 4217 currency code, which v2 requires"
+_CurrencyIn: TypeAlias = Annotated[str, StringConstraints(pattern=_CURRENCY)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
 _MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
 _MarkerOut: TypeAlias = Annotated[

@@ -27,6 +27,8 @@ from pydantic_core import from_json, to_json
 from ._convert_rules import (
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
+    _CURRENCY,
+    _CURRENCY_REASON,
     _URI,
     _URI_REASON,
     _fail,
@@ -212,6 +214,10 @@ def _error(
         reason = _ABSOLUTE_PATH_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
+    elif (
+        chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _CURRENCY
+    ):
+        reason = _CURRENCY_REASON
     elif chosen["type"] == "literal_error":
         reason = f"{chosen['input']!r} has no form in the other version here (it takes {ctx.get('expected')})"
     else:

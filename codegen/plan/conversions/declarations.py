@@ -30,6 +30,7 @@ VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     "date-time": {(1, 2): "_Iso8601In"},
     "uri": {(1, 2): "_UriIn"},
     "regex": {(1, 2): "_RegexIn"},
+    "currency": {(1, 2): "_CurrencyIn"},  # an ISO 4217 code, as v2 spells it
     "marker": {(1, 2): "_MarkerIn", (2, 1): "_MarkerOut"},
     "env-list": {(1, 2): "_EnvListIn", (2, 1): "_EnvMapIn"},
     "tag": {},  # a discriminator constant: the source's is read, the target's written
