@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f1316594dffd46cdead863d82545fe2f34d5635bb71b0594c83af95cbccddaba
-# Content sha256: 43f457f090973f163d2bb2dfd8ba17fda31ba6f54614755fedc7252637cd1d7d
+# Inputs sha256: 55b72b2370a68fc3d5e455344e015049f11957ccd34660a2e7b9fe73e361b61f
+# Content sha256: f6c4014d9b69bae6e8edef822f67db5e5ca9cf50edf82a0e62eb2fba690c393c
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -130,6 +130,20 @@ _MarkerOut: TypeAlias = Annotated[
 ]
 _EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
 _EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
+
+
+def _not_one_of(known: tuple[Any, ...]) -> AfterValidator:
+    """A catch-all variant's tag: a known value belongs to its own variant (this error is not
+    the conversion's reason, so the known variant's is reported)."""
+
+    def check(value: Any) -> Any:
+        if value in known:
+            raise PydanticCustomError(
+                "acp_known_value", "a variant of its own has this value"
+            )
+        return value
+
+    return AfterValidator(check)
 
 
 def _refuse(reason: str) -> Callable[[Any], Any]:

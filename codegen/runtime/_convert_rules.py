@@ -123,6 +123,20 @@ _EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS
 _EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
 
 
+def _not_one_of(known: tuple[Any, ...]) -> AfterValidator:
+    """A catch-all variant's tag: a known value belongs to its own variant (this error is not
+    the conversion's reason, so the known variant's is reported)."""
+
+    def check(value: Any) -> Any:
+        if value in known:
+            raise PydanticCustomError(
+                "acp_known_value", "a variant of its own has this value"
+            )
+        return value
+
+    return AfterValidator(check)
+
+
 def _refuse(reason: str) -> Callable[[Any], Any]:
     """A type that cannot convert in this direction (declared with its reason)."""
 

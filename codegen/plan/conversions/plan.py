@@ -282,6 +282,8 @@ def _own_fields(
             text = Code(f"Annotated[{way.annotation(fs.type)}, {rule}]")
         else:
             text = way.annotation(fs.type, rule)
+        if fs.not_one_of:  # the catch-all variant of an open union: not a value a variant of its own has
+            text = Code(f"Annotated[{text}, _not_one_of(({''.join(py_literal(v) + ', ' for v in fs.not_one_of)}))]")
         nest = dotted(target_name) if target_name is not None and "." in target_name else ()
         read = dotted(source_name) if source_name is not None and "." in source_name else ()
         supply = d.supply if d is not None and ft is not None else None
