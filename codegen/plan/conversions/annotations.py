@@ -48,7 +48,11 @@ def annotation(
         text = leaf
     elif e.kind == "ref" and e.ref in proto.types:
         td = proto.types[e.ref]
-        if td.kind in ("object", "union") and td.name not in shared:
+        converting = [v for v in td.variants if v.kind == "ref" and v.ref in shared] if td.kind == "union" else []
+        if td.kind == "union" and td.name not in shared and converting:
+            # A union of one version only (2026-11's open AvailableCommand): its variants that convert.
+            text = " | ".join(annotation(v, proto, source, target, leaf, shared, narrow) for v in converting)
+        elif td.kind in ("object", "union") and td.name not in shared:
             text = "dict[str, Any]" if td.kind == "object" else "Any"
         elif td.kind in ("object", "union"):
             text = class_name(source, target, td.name)
