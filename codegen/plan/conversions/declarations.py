@@ -361,7 +361,7 @@ def _key(section: str, entry: Mapping[str, Any]) -> Any:
 def load_declarations(source: Source, *more: Source) -> Declarations:
     """The declarations of ``source`` and, merged after it, of ``more`` (see ``merged``)."""
     data, parts = merged((source, *more))
-    problems = []
+    problems: list[Problem] = []
 
     def problem(section: str, index: int, message: str, *rest: str | int) -> None:
         name, local = Declarations.where(_where, section, index)
