@@ -508,6 +508,22 @@ def test_an_older_release_generates_with_notes_for_the_context_it_has_otherwise(
     assert all(p.types["SessionInfo"].field("archived") is not None for p in protocols)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("release", ["", "schema-v1.19.0", "schema-v1.21.0", RELEASE_2026_11])
+def test_readme_one_base_quickstart_works_over_every_published_v1(upstream: Path, tmp_path: Path, release: str, capsys):
+    # README's line, as written, over each published v1 schema: v1 alone, and it says why.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "acp-codegen generate --base-v1 schema/v1/schema.unstable.json" in readme
+    base = upstream / release / "v1" / "schema.unstable.json"
+    out = tmp_path / "src" / "my_sdk" / "generated"
+    args = ["generate", "--base-v1", str(base), "--feature", "unstable_session_archive", "--out", str(out)]
+    assert main(args) == 0, capsys.readouterr().err
+    said = capsys.readouterr().out
+    assert "versions: 1 (v2 not generated: only base-v1 is set;" in said
+    assert (out / "v1" / "models.py").is_file() and not (out / "v2").exists() and not (out / "convert.py").exists()
+    assert main(["check", *args[1:]]) == 0
+
+
 def test_an_undeclared_difference_in_the_archive_surface_stops_conversions(upstream: Path, tmp_path: Path, capsys):
     bases = _older_base(upstream, tmp_path, undeclared=True)
     args = ["generate", "--out", str(tmp_path / "out"), "--base-v1", str(bases[1]), "--base-v2", str(bases[2])]

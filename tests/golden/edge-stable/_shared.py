@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 05dd5de2c4e35f43d42f1e7ef92cb165879bc360b0d0aa94da0add8726276c3e
-# Content sha256: 4f1c2cb4d6446aec3c620142b6ccae461a6dc3c742e721f3012622d473db0e9f
+# Inputs sha256: 2a1cfa0d74507d669d2cf248e177e6d9eb920d6df81d58d55d0b87419161b444
+# Content sha256: 1f46fb551653ca18c267a41dcfe739cda82a0c8acd15ee3f33c23d93683bbcee
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3be19e148008eb271302387d297013d581cb9af5dbd61ff763346fce4a7ae1e5
-# Content sha256: 228c680d9af5ec9a8e860848ecf966db7ab1da79cc89c1960650f8df9a0f3b1a
+# Inputs sha256: 4406ab5fbd73d595eccc95d591c52ee7f0d844d79a97c52b7bea907cb34e38cd
+# Content sha256: 8c6993250de46f7fc8899e0a0f5f38a76248ecec621a64702e4b1f676d4eaed5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

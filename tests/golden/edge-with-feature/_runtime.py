@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b51b1837782362f49614d0e01f059d63d4e12ff62d6a8c31837a9f327039df28
-# Content sha256: a104fd5e2f1f8696a23cd243b7fa9a9e8b73c9acdebdcee6edce8970e6fd0a58
+# Inputs sha256: 1130dbc3cab114558616f2bdbaf7fb1ce92945eee44c86059e0865277fc07d07
+# Content sha256: fa70bd8da6c1d03435cb6bbb367c7038e39a1d9e3185ca86f042eab680652a94
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

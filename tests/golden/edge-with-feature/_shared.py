@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cca2bd91e5c341fada4f60cfe66c5e50ddc359e69d33d499123d304b0300bfed
-# Content sha256: e2e8294fe80937aeaadfd9f4199aa24d941186ac3b5620f6f5e8fcb6601049d7
+# Inputs sha256: 8a6381eb4d4b6b989fd5331008d229cecd7c973d642c449753775ce4ec9bf346
+# Content sha256: a9cf39b04be704be42b46f8a9ba0dddc61ecb24fdf74464a8b3af13b7c0de1e5
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

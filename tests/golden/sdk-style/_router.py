@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5ed38fce5aa9c082d410be3cf2725ab5c1e357073ea28d56010b621d0d0248f1
-# Content sha256: 97d7c707c2da32d4b2c32634c9b9b695251035e3dc3179642ba8f43175246693
+# Inputs sha256: 2b29b894f702e248197308821a0ef28435c3340966a3ed2cbfda7d2917a688ee
+# Content sha256: 8f5049704ba904fc78084b6a091a62a3f2abd4831676a4cf4efb758c8db8fc07
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

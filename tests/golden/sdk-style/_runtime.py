@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ae9431acab723a027a08a439e48f7e78cd4bde94acfb09194ff264596ddd21dc
-# Content sha256: a56d3d9ccb46d6f1701447f7789a0292401a8072a34314d91de9982d837376da
+# Inputs sha256: 6eb987ae293132c47eb2520cd546da624b2d341bc64930896fed81eaa9fd0a84
+# Content sha256: e9851c228e91e1aab4de5115bb2d4ce400888370ce221dad5acd87043edd18ac
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

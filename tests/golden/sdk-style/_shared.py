@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b5bb17f75e8d3c9eb71c1b45cfdc4a10366519f21ed9cc6575180f999be385d2
-# Content sha256: 4d9de999c950a81a309558807b418ed687dfdaf8ffe01b9dc980f29239724cc2
+# Inputs sha256: 6895e9e877e60b91a2eea055cf3d382b6da055c26bed1a9abfee036c9a9804cf
+# Content sha256: 62de6480323c1f0c86501c825a1ec9ead55d9c13798599a41c1705c57cd290a3
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

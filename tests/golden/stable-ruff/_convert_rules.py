@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c24b9fd0ed2cfbccae1388ee25741f8253a6de122828f6f4a406871ce85f8c7d
-# Content sha256: d74fe0d8fdebf1740432abf981ae4c6147b5f7dae944859cc1604707317a3f03
+# Inputs sha256: 2ff545c7374e6b8c7afdc1b62968221badf69c37a6a764491147077140b5c5f0
+# Content sha256: 37ca7d03025e3be8b724c8de59c30fb7eb96fc4eae340de3f8415587463ef38e
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -86,7 +86,21 @@ def _non_empty(value: list[Any]) -> list[Any]:
     return value
 
 
+def _unit_interval(value: float | None) -> float | None:
+    if value is not None and not 0 <= value <= 1:
+        raise _fail(None, "v2 bounds it to 0 through 1")
+    return value
+
+
+def _non_negative(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise _fail(None, "v2 requires it to be 0 or more")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
+_UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
+_NON_NEGATIVE: Final = AfterValidator(_non_negative)
 
 
 def _as_is(value: Any) -> Any:
@@ -103,11 +117,27 @@ def _to(value: Any) -> AfterValidator:
 
 
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
+# Value rule `currency`: three capital letters (ISO 4217), as v2 requires.
+_CURRENCY: Final = r"^[A-Z]{3}$"
+_CURRENCY_REASON: Final = "not an ISO 4217 currency code, which v2 requires"
+_CurrencyIn: TypeAlias = Annotated[str, StringConstraints(pattern=_CURRENCY)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
 _MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
 _MarkerOut: TypeAlias = Annotated[dict[str, Any] | None, AfterValidator(_marker_out), _AS_IS]
 _EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
 _EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
+
+
+def _not_one_of(known: tuple[Any, ...]) -> AfterValidator:
+    """A catch-all variant's tag: a known value belongs to its own variant (this error is not
+    the conversion's reason, so the known variant's is reported)."""
+
+    def check(value: Any) -> Any:
+        if value in known:
+            raise PydanticCustomError("acp_known_value", "a variant of its own has this value")
+        return value
+
+    return AfterValidator(check)
 
 
 def _refuse(reason: str) -> Callable[[Any], Any]:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f2ff338c4d2733c4664aa06ae2f1f609816bd978c05d097527d8dd6f50d02564
-# Content sha256: dc3668b82a65c48b428eb484f8b243716c04031b20966f319de40c4bdd53a677
+# Inputs sha256: 91b04acdc4fa9658149c6fdb6620dbd6fb350a3da1a165cc4d4995e9d84e5978
+# Content sha256: 738ed61863321d08cfcef9efbad2b138990b2273f4975d49b6c4719e1ca6755f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -36,6 +36,8 @@ from pydantic_core import from_json, to_json
 from ._convert_rules import (
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
+    _CURRENCY,
+    _CURRENCY_REASON,
     _URI,
     _URI_REASON,
     _fail,
@@ -214,6 +216,8 @@ def _error(
         reason = _ABSOLUTE_PATH_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
+    elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _CURRENCY:
+        reason = _CURRENCY_REASON
     elif chosen["type"] == "literal_error":
         reason = f"{chosen['input']!r} has no form in the other version here (it takes {ctx.get('expected')})"
     else:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b36b880cd2c8aa581b661fb2dbf43d9cc08ca7d20cc088ca20e9763307389e1c
-# Content sha256: 5bce88ee24d8dcb84e2342848ed48072f5d61849a6029d7dce2eeec0f4850f8b
+# Inputs sha256: 5457a30000a3b098257b5796077fcbf3ff548cc89ff581d7674b4245f2902956
+# Content sha256: 1beebde0955b17f627ace27bd4c9ae5116acae0d5aeb27770b01fad163f593cf
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2f647cf2a3a137629fdc4a773989e9ff8cf695784dab8a5d991e7c05469bba9c
-# Content sha256: aa5d09318f8222c799f741c9b62bf2150108db096651c2efe5e903994470f6be
+# Inputs sha256: ae2a039d4d072bbbe61b0a449e3ee9438d846c3eee0ccbad543516ab1cede414
+# Content sha256: cdb8df5b822aba6acf41d4eb3f189e25a0f650c4f11883a35194078d6dba2c74
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: af7172db7cd4ad78cf4bc4fa59ab022f93c4eb5d55da771ba8d9420ccfba18c9
-# Content sha256: 5758a55e73df46a2aeb344a1a865f708990dbf1693383ed5aa2b4c4562e37cfa
+# Inputs sha256: cec09c6579710ffa989c7e2ef1620dd68f86e2fffa66f3a8f059df21e6f98fee
+# Content sha256: 1d4d2f06b807ae3b23271e10a234f308d49759a3092afa4793364d2a1d211307
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

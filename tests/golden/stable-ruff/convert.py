@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e27b679f4df7c14aa1ae0edfba4b616db18264706326b499067c2c1909a6b0d
-# Content sha256: edddefd34cda825541a80f1a79bff9ef55e309b11cd24d22305480c81fc602d2
+# Inputs sha256: b5c2c6e2c49329cb04135e643ff1671c03bcefa33f6583b07c81f2a4196ae085
+# Content sha256: 2d496252aab4317859820f6ada4f6cbd94378116a6072124938a107591803c7a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

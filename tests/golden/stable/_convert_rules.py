@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 29e7d01d8aef014eea29bf77ade8abc9990d42aecb514a1086b88b6beaa8de68
-# Content sha256: 51ef68fe8dcc28f47b25a1e9e2999e0be74a085037720fe93781458a3970b842
+# Inputs sha256: 1c12eff08747cee0abdbc60bb7efe1387c17cb155d6f1e7b11ab61709c375c0f
+# Content sha256: 6f66f568ba2c0245a79725e6fdc4435409ba916c078fe9f41e7ae9d3f305e601
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -88,7 +88,21 @@ def _non_empty(value: list[Any]) -> list[Any]:
     return value
 
 
+def _unit_interval(value: float | None) -> float | None:
+    if value is not None and not 0 <= value <= 1:
+        raise _fail(None, "v2 bounds it to 0 through 1")
+    return value
+
+
+def _non_negative(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise _fail(None, "v2 requires it to be 0 or more")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
+_UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
+_NON_NEGATIVE: Final = AfterValidator(_non_negative)
 
 
 def _as_is(value: Any) -> Any:
@@ -105,6 +119,10 @@ def _to(value: Any) -> AfterValidator:
 
 
 _UriIn: TypeAlias = Annotated[str, StringConstraints(pattern=_URI)]
+# Value rule `currency`: three capital letters (ISO 4217), as v2 requires.
+_CURRENCY: Final = r"^[A-Z]{3}$"
+_CURRENCY_REASON: Final = "not an ISO 4217 currency code, which v2 requires"
+_CurrencyIn: TypeAlias = Annotated[str, StringConstraints(pattern=_CURRENCY)]
 _RegexIn: TypeAlias = Annotated[str, AfterValidator(_check_regex)]
 _MarkerIn: TypeAlias = Annotated[bool, AfterValidator(_marker_in), _AS_IS]
 _MarkerOut: TypeAlias = Annotated[
@@ -112,6 +130,20 @@ _MarkerOut: TypeAlias = Annotated[
 ]
 _EnvListIn: TypeAlias = Annotated[dict[str, str], AfterValidator(_env_list), _AS_IS]
 _EnvMapIn: TypeAlias = Annotated[list[dict[str, Any]], AfterValidator(_env_map), _AS_IS]
+
+
+def _not_one_of(known: tuple[Any, ...]) -> AfterValidator:
+    """A catch-all variant's tag: a known value belongs to its own variant (this error is not
+    the conversion's reason, so the known variant's is reported)."""
+
+    def check(value: Any) -> Any:
+        if value in known:
+            raise PydanticCustomError(
+                "acp_known_value", "a variant of its own has this value"
+            )
+        return value
+
+    return AfterValidator(check)
 
 
 def _refuse(reason: str) -> Callable[[Any], Any]:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf2050508745f0b228442de71314e556cedf9568624dd38937cb6d38b6f5d5c0
-# Content sha256: 89c818946a0abf3018f6082bd428a546fdafa989bbf922d0bfacb7e6bc4a25be
+# Inputs sha256: bcee9381bb0f69d9a4b47dc052963e5dd97bb0180c50a83d9d84f5fac6f74689
+# Content sha256: ba026a225955a7ccd26842cddecbce9cdfcc0983418aeb9fbb7de734f1d49bc9
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -36,6 +36,8 @@ from pydantic_core import from_json, to_json
 from ._convert_rules import (
     _ABSOLUTE_PATH,
     _ABSOLUTE_PATH_REASON,
+    _CURRENCY,
+    _CURRENCY_REASON,
     _URI,
     _URI_REASON,
     _fail,
@@ -221,6 +223,10 @@ def _error(
         reason = _ABSOLUTE_PATH_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
+    elif (
+        chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _CURRENCY
+    ):
+        reason = _CURRENCY_REASON
     elif chosen["type"] == "literal_error":
         reason = f"{chosen['input']!r} has no form in the other version here (it takes {ctx.get('expected')})"
     else:

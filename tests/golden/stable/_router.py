@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a3faf4e3531bd7d0bef8546ae896447229333bb263dc4d3fdb7da10e7677ca76
-# Content sha256: 9ba8519d9aea8b367565960f32a1d0b544a5e33104a46bf8d56e27de72d4a760
+# Inputs sha256: 83284d1bb35ace1ef6a38e8acaeadade12773800535a1e76a4e1f6d90db9acea
+# Content sha256: b0145f335d12ec227a541aa9133f9443c039060c4d56bf92f369d6196c44985a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6f4ddcf3b0447621c5a2d4c898a1df8505c8e34d3fb0034d8cf0e096bdd8df04
-# Content sha256: 5dd4b87137075628ad3a3fcff88200bd672bef213659019d9731386726758205
+# Inputs sha256: 9e986db3dad057028c042b108ea85c69e830c8fcd8a526591a96afba9497c55f
+# Content sha256: 67304bc70a2672ebc246f7828af6a5b4fd85242690eacaf095edd958c21e7f37
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

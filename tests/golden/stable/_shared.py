@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3c62d65d37a82bf39812e3628e1b04f43786e0d89283acd1ad30ea31d4353b9e
-# Content sha256: d6f1ff2c2d29a8888b092ba1cb7ba004431a373c86878728372fd205675398dc
+# Inputs sha256: 76fcd235dcec29b2758725e77ee4fbbc6207f07e331e20c8a4afffa6643d2ab2
+# Content sha256: 80791b7f490533690e7b5e199bc4f6e84112a3450d288777a261f64aef06c13d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

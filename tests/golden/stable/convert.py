@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 944d7732fca273be9d9a9901d8466024cb55bef29a1b321a154ba83729a0a546
-# Content sha256: e00ba1a60b66889ae3bc2b3c9f5e562f96b7ae1ea8dc4ccc5c758cad6395e159
+# Inputs sha256: 1735766cbafcf196f14e58b3575ea6f2b6791a2d86716bac059325ea6d029ec7
+# Content sha256: d03e14361c82d1a639fb8d082e5a74586fa011da2cf29822b994ff90a363c670
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

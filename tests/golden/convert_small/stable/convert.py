@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0df4ec38240eb10d89672c2c29ee2a67c465fb9d53480d684795ab529cd5ace7
-# Content sha256: 7796da48e31012f8f38715b538deb36e406a642012e3f986f532cfd02f3dff74
+# Inputs sha256: db4d4d121f3dbc640deffd8cbafbc47233ae957b02f9317a32fda68879d26e98
+# Content sha256: badc8aeb1444b98d7d67723362c70b455493b2c170b65bf1e882c1cfa8d86cbd
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7fa67bd72f56c66ade2ac20fe7f7614d2aa88d09c74dbb0ca058669eb7d00d4b
-# Content sha256: 9789aa10a8ce73eedf9b2e6d090eabd0d6aa735de11ca71f123079458c079f3e
+# Inputs sha256: 4fa96de0d6d3d142e458f7aa78c103625f86d8e2737151aa1cdf492918f94f3d
+# Content sha256: 7914ac4ba976143c79b64aa6a91ed8d014c8408fe5c1efe0616dc33017a2b356
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d5765b2c61a9c3eaaf4aece9369d7ebb3fefcd6714381008444502c4a3c8abef
-# Content sha256: 31bbb67e654bfc5eae2c641ff3587ac3ae9024b76e65afc03f9c8440d80c0e6e
+# Inputs sha256: 17130f6d5b6fbfbc01ef1eb48e46125636f7d5673b2f50e2b8aa762eab60e16c
+# Content sha256: 221ae4563e2d35601f5ea7cbe2cf56c80b1d32202f37ef500e636a4cc1507433
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

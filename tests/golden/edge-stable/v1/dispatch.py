@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc71cd63d1898c2c2bd82d1ba934a6cd66ba4e20fd578fb089e70e7767680cc3
-# Content sha256: a0c24524051ee9974ebecf71badebf3dc4ca5b29fcb9a715523c4e362d148d2a
+# Inputs sha256: 21bdaacb7c4701d034cb2625517570e98e100956a5b0834d958aaff991d7b8c8
+# Content sha256: e4c0efc5b44f07c4de7510f0e82681c97a3519cc88ef498fa8c878dcc6ff7e92
 
 """Method dispatch for the agent side of ACP protocol v1.
 

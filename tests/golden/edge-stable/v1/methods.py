@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99813b28f00937de5aaad11dd4a0df458e560c9e1df5fd6d8415d060e860125d
-# Content sha256: b68a6abe8a3e7ffdd91b4d07b746556ec37f8ebba805389be85591e3fb97b1cf
+# Inputs sha256: 7c1ebdfffc5cd8d563dd7ccf5ffe75f42f513f1eb071b95729ca4769b80e0fee
+# Content sha256: 4c021c9c247ac582d43dbbded8ef7e17d94adb9a9d41f694033b87618255bfd2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

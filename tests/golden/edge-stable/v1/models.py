@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cb453268e3cd0b6f25616268fcc43a6a08d34ed0832b6e8318eb8b2e08e739a5
-# Content sha256: 2c69937d6585c8df8e637172890fb177955f9fc51fb4388fbc7b1dd76f1f12a8
+# Inputs sha256: 92cd1522f67ed50f2929fd58619a5a6437990a77998240a160e9fa2f3279eebf
+# Content sha256: f578093a3e244635cbe19714be24447ae54c8d550053664beb1cd48ed83b418a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c51100d3081fdd9b2787bb758326e54a9bcd893e26d99c337cde3a5135ac2651
-# Content sha256: 22c990a4395f97fc1bd3332d19a4d9fc9832acf96369b8fb093e8a8650286768
+# Inputs sha256: 58b276cf9d41512da594ae82a055586d78e1560bd481945bf97cffe26be740b6
+# Content sha256: 796effd6650840e7e931d9b4081cf875de2a5579b16f27ab4f6231b0fbf9940c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

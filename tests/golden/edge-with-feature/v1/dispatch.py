@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 06b38100c4e3550ee7803b1bd205fcd116a030c2262855e74662c1a3c85196ed
-# Content sha256: b1940c16fed4451556e94993e392dd461509492e166d58aef1124e71c65c39c6
+# Inputs sha256: 8c01c849d172b3e96f7154835f34513032cb228563c322a37597c8ba899f429e
+# Content sha256: fb08fd023fa9ef705f2a411f15f89c5df402c13232c63550cc40a8b1a0d5e72a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

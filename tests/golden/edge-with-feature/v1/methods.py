@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 398c68409af7fe9d996eb511e8c29879e4aef3d33cbdfee4bf2b0257bed41817
-# Content sha256: 3f9aed16710005b238ca933f1049ea857cf58253d0830c5a0304435c9ee41ea2
+# Inputs sha256: 08db3ee3f93d563c8b08e16a675aeda430462260b470ae575b3b095e5d9d9245
+# Content sha256: ae6f3100f0ad063d9a1be2a9a5b70df56462848009d9f8d8be1a358bacea95fd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 800c214a664430b524aebf54806e64fdc0ae28525fd0c2673219bf76d29df29e
-# Content sha256: 2d9274222621a19175c1b14c86c1af09947078dad27d866a974eed1f5b499d8a
+# Inputs sha256: c1d519180fa798ee35c0acf12d2cca36be9b3523b6ed2c3941bb225e25afdd75
+# Content sha256: 1b1bab22f2e1a6f33e1640ffb34971eb28fe10427de964eff5fc4bed79796a78
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9924d4bcd4588c7a864dd18de789eb829659eff585cb790f06a9967cd9c00706
-# Content sha256: 077de496f62aea5fbf149943c4ec592579f257bc6651a35b1d0e02f6cb7abb45
+# Inputs sha256: b844927cdc2309b324a92d4bcf7488d4eefbd239d857a751d3338cda985bd59e
+# Content sha256: 4f6da5cfbfa6b4b366d9141ab028de2fe6edfdc6d58222aff2ee2abb71578abd
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9e20a3c31556c015c29ef8781677fd2e3db2149e559daf0c0f2d5ffd3ad0e39e
-# Content sha256: c295f0d481bd133a8c0a78f3ee8c3e4a6b30399d662b3409effb928a4dc328e7
+# Inputs sha256: c80a16dcb5238187d8fa3549cdb7c8612a26e68faaa54c01953974d0d0d53e43
+# Content sha256: 39cc4a5fa6d29fdedd8f67abced1fbd9ef8f179d34375ab4f196d0ceb5f0c2f1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

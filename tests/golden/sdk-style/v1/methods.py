@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1abc6c700bdca8692fbf7f21106f6910b28bd10e9c2b93aa44d3ed1b1b839d1e
-# Content sha256: 8b503d77126e20588bd321ad1d39195f662468a2d2e806a8579f3a29540f7786
+# Inputs sha256: cc1e00fd3fef9575c4154dc942360d4e261cbbbac79fb62547092b0a91bf6ec9
+# Content sha256: 9cf8cc2d7baebf4ee494c8fd0fc866d9a5c21c001ef64d36cb99c8a7918ffff3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d2046dfdc66b7bc0cac5288988fbfc58ec58a366ed48542fdc16e4b2952765c0
-# Content sha256: 5edb56f83371ce282365d517536b50a7bda11e40110c6ef386fc52534f331992
+# Inputs sha256: 211ad71a9ccbee0b705b5b493deade6580ca9f32ecb642be236e425cf1ce6b42
+# Content sha256: cba0c21c1eeb319cdd77ad3a35832e879970dee7c6fe0bd5d7ef93e20d48cb9b
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 123a547951e6ab8f6a70b8e66f2530f95382fee9f28dea820f073cdd182882c1
-# Content sha256: 8ae2c5a5803779046e6d07f0e8431280a67ae6d1ed1ef0fbe07eebf334467f52
+# Inputs sha256: e8f853187aa51cc20d3f62d59a10f3ee7d81849651f2190d838def626705da4d
+# Content sha256: 3c53d9a901e0c2e4610071e9a508f50a8a11acdbae1ec77f926220a27c306e49
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3721bf2a6b9f48c8d0f470140018fe85121d135dd2c7f73407949ef74a88e4f3
-# Content sha256: 3fd75ecf22e0da49da534c257d619945017e5f6e81863f07f85530895a75b238
+# Inputs sha256: 605b911c9ee8bfd91c3a58a55dedae7b237803ec539601e128c5a40505459760
+# Content sha256: c8d0985c864ea3f991ff976e160a0d300d87fd6bcd4137a1e7d546e795190aa9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b878ae3dd460585edbe01edcf319a29473bae65c3e900aafc65191d0b334d43e
-# Content sha256: 15b787b5ee67494357f6edb8db266a85ba6fcb350fdb7b1230ffe8a87ea3ccdf
+# Inputs sha256: 691dcea0334f34c6ebf97c688400be84dfba03b49c8b8f5d1fecd5daac11c498
+# Content sha256: aaf17801ac8cd52b229c1b558e71f3741e6c335482d75712e4fdc1327970ead6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9096212897d121df0a825086abc9474a16c5f457e404cc86a0f98d3c5740e03b
-# Content sha256: fa41a62d633fe1a320bef5fc27f7eb3f052c96344df7f64b1eda166b3af15d8f
+# Inputs sha256: 40eda8c7c5652c23b83a89dd523220c01b62bbf50e1d3aaa7662d6c5aa8b751c
+# Content sha256: 3323c902397016228b24bc02a992ce0ae964b3e14baad750cbf867e7cf71d123
 
 """Wire models of ACP protocol v2.
 

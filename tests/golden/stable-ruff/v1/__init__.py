@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2250c22ce5f73c2221ea985d6cebf529870586b874b772b6214b4140b87464c8
-# Content sha256: 7307dc7603dd50f7923af249e23f8e02f04e10bb401a6c559bc76f3be9f07787
+# Inputs sha256: 78d1152bc5976219d4082a8ada075ecc56d7ce5e5da4f574116e3e1469d65d88
+# Content sha256: be5ee099b1fe59cfa81b5e9afafcc2dc4704561def9d42db840b2ff589efeb64
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 76b07beb3e5da1d46a747d83afa33a925c98db09ec7d17fe4aac434d7a96739b
-# Content sha256: cf2dbeff858548e4cc240bbd295f07319f55073c629479481a98699fd44bdbfd
+# Inputs sha256: 3357ab0dd5a1776ea43b52334fe4e904bf453c9ab22700ef2dcfac3077a41529
+# Content sha256: 0ab11331131d79ff8bca114a64c51935a4c2e17ad4b06d9d7b1e8dd9984f7d83
 
 """Method dispatch for the agent side of ACP protocol v1.
 

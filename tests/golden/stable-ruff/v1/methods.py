@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d2f8471415cb53a9f7345f4d704aeeb107d92ae86a90acef66db78021437eb32
-# Content sha256: 15fd37f2507fa4f2b06c0d07ca98e40a070ce6d5fa6860eee47c540f9a26af3a
+# Inputs sha256: 207896a146ed00bd5bb38e40bd408859b05f69d1d68cf738d4dce5ea6c635d4d
+# Content sha256: a23ece2afc55504ee03265e6a92af52384b52b54f0948af84aa83cb3221179d6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

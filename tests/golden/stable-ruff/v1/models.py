@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e4c8449266a8deaa403519c229295c9679a9016ff9dd42e0c66d4b6004385f28
-# Content sha256: 27d35209e8ecc043ec23144ae2db8031ae01a1614e0558a37166882fe955d587
+# Inputs sha256: 6c510e444161a7e1649c522947b8a567dc136e008f531654312be5c408ffa1c9
+# Content sha256: db125802ab7c42a98da15eaa86f677dcb110bca25d672d678752e8c9cdff0c37
 
 """Wire models of ACP protocol v1.
 

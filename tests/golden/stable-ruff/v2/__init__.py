@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f7104124a40c6885839a7a01fd8011ee060bb3918066e44b463464b67594f607
-# Content sha256: 0b4128e369b57c06022fe9c4c1ee68c839e77823bccd3723cffcbcbe34ee9483
+# Inputs sha256: ee6dcccb97efa7082603e79b56d2c4012e2d10b2d6e0bdbc8098469abde840d1
+# Content sha256: 932c849ba246035c3f68d00b4d2991aa08303d89a2f3cd39dbf64d81b9351b15
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a39cfa5f9262f1f240d7730856321124b3777287ec8739559c43cac037306fc1
-# Content sha256: 0889dc9413ff3b90fdc74ebc2e0e7434540f0e0267f3df51f1438a3a741c2b30
+# Inputs sha256: 02e917f4fb9f1b17c00ff2925f0974bbc6daf8c00b4b33fb594dbab0cefcb255
+# Content sha256: 575336358dee7b0035f47763f0dec440cc0c023c9d031a2f85ec5469c4ac7fe6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 55445838d4ff2b5a6406950fb5fe0cd8832d12305da754b1b558b34c67004c63
-# Content sha256: 6fa2e62c5706d1b70b55089f89ec23c5e3a705488ffa97b9620bbb3a7db3ddff
+# Inputs sha256: cb4041730445d2d89570001023063ec2d0a4c425da09dadb53d7197ce1bd8515
+# Content sha256: 6b1e6a5e73373e1ff94a9c7ff48f96175775071c72a1c8b0c2a3158cd85a0c77
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

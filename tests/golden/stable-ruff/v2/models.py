@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 331f1bdf9e280021d5c0727b90a87aab4238f892c04c7b9bda95c178715af80a
-# Content sha256: 62add9916f1039ba7ea067dc492a1450695467d7e93326884b2f556af2874c08
+# Inputs sha256: c655857650742725140131b4e99efedf308dd1350357f625d383194af14b20ab
+# Content sha256: 829d8f7852d68cda064be0d8d676c7d8b8328911f231998a94730ccd25cf485a
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1070aa3ed14cfc55b5b53587f9e8330d7d4c311567a8aa13e5e1679758762689
-# Content sha256: 7f48ead357490641b3c0308ad9d1651a3e5d2d0545fa385d17add138b1d91fa8
+# Inputs sha256: 28e3c93af676b3c8200f885b67cc4e3f1d925bea7423aec8dfffadeb61c2c4a5
+# Content sha256: cec80fcb73acdb837558a93290c3dd0922fde0607779cf9b5ed7cd3ebff2acaa
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

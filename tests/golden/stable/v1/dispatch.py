@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c8b8290008ace5580fc43fa2e62b3dd8102b566e14f971271766274a2ed50cfa
-# Content sha256: 704f338d51b2f4cb4b0357fd52b2de2cd31f6d31f76cab5b4db610bc8366ab1e
+# Inputs sha256: 83b5b92e930867ee0009fcdb33e09903e7e928f15306e6cee3ab9915b1e356d7
+# Content sha256: 12dc5006f5577987562575b2faeb149d6b52bff180647acfe3921db19beb8bc2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4799fc2979ed9b6ef359f0b4a6b147da26d04b4c5c8ca2007a210feb46dd8867
-# Content sha256: fbae876a7077dc7e82df732a3a0d1b82ca23c9e91cd5badcf8abd78dcc6f0fc4
+# Inputs sha256: 6a2a16207527cded60d9df5a32fd27164ad6edef4649db862cc8daab658b9349
+# Content sha256: cc306b4e9d61f43d0b10008db04a26be8387136cb031b2976032f280e3adda71
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

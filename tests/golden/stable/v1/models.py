@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: adaf44609f7e9beca312b6d1b717b6bae794c62867f4dae86fe16cf66210001a
-# Content sha256: e2c1c49a33e5b6d545c2bb4c392230c68b1c4dc0129c45c90959c5ef24143be2
+# Inputs sha256: 284e9657fc72245d2d28a2769e8b0e221a470569e98c44610c0258c9d08f0acd
+# Content sha256: 954e2e3940025ae538459f82c900df8c50512defcbdc3bdbcde71873cd27b8a0
 
 """Wire models of ACP protocol v1.
 

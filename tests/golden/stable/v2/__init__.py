@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a459e31f11b98fb09e933ca37f3d4a0a73b1498e9ca0e95658a574fe041ce085
-# Content sha256: fc066ecaa04d5da07f7231e5de893981dd927c9a51bad36e69172b7c23220186
+# Inputs sha256: 2a285109baaff8ca10fc62ccc66fbeb13880246fc4d5967cb1c1422fd8e6e9a5
+# Content sha256: c5ea9f85081e0d51236918d51a670682d22c7a49d777a2818677d21cdc4a9d3c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

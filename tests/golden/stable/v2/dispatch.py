@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cef6afb46e7589a5318bf26fefcd5a64703c34152b05d5191d2f2e8b78fe59e7
-# Content sha256: 677914001ac7af5bd34af7e7d1ad37c3365b614ccaba3ba92b898191476d4813
+# Inputs sha256: b670c4854a4305711c7690a2059408e45cf1744a86b95f482baea884768d4a71
+# Content sha256: 9d5457762f6db0adbbe6fd266e9e2c6bd4f352a8400264470b63a060453833fa
 
 """Method dispatch for the agent side of ACP protocol v2.
 

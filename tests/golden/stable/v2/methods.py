@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2058b04a7ac33126200331a9afe490ab080223f53c378b6d3005225b307416cc
-# Content sha256: c8de7d3cd0190a1e708699e5520d383d166e994db657783630a47a574d4a30fc
+# Inputs sha256: e5b0b7579e68a5087c1fc02ca7c7454d4ed036297ac54e78a469b91de0869d69
+# Content sha256: da25587fadb7aa5d796793856fe55efa79db37bd344ef13dcb2c49127ffb53ea
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

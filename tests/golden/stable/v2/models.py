@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 739cd13ff1a81672e863498b7f89794eb110b50448eab28e5e301b5773c99d3e
-# Content sha256: 3ab7dc887822ebb99e40975666518b829c90a03fc2531c9942cb853745e79627
+# Inputs sha256: 4c1da9451934b7b2c9a1d870ec7081af99623a7526bf6cf5f0da699b84ba3bfd
+# Content sha256: ac7f8cc86ad804c5507931c59fff260ba4516fa4a0ab65283cfbd8a733165615
 
 """Wire models of ACP protocol v2.
 
