@@ -156,11 +156,11 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     if not models.is_file():
         raise ConfigError(f"[tool.acp-codegen.v{version}.sdk]: models = {written['models']!r}: no such file")
     src, _ = locate(models)
-    stable, unknown = stable_methods(config, version)
+    stable, gate_note = stable_methods(config, version)
     options = settings.of(version).options
     sdk = Sdk(config.root, src, models, written, options, arguments["style"], stable, chosen_names(config))
     out = wire(sdk, complete, selected, meta, off)
-    out.notes += [unknown] if unknown and out.added else []
+    out.notes += [gate_note] if gate_note and out.added else []
     return out
 
 
