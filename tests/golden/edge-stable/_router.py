@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 42269068c231d4b9977ef592ecb201261e983541230f375119065f36dff0ef33
-# Content sha256: 7c7383cb76eb4ef08a62d268483b5fb802e865ea409d115400137e0d55259a11
+# Inputs sha256: 630c6cf154b401e1470b2d0b2275411485c9cf84d58331f7c41a10a46561efac
+# Content sha256: 38f3859e45ddc14a070bce8e80dd469ea42735ff2bc757a71a1eef5ad719ccfa
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f8078af34c40bdb411a48ca6bc979b49e7b17e340e75693cc0a9a89b8461d45a
-# Content sha256: 7fca28ae753cf9fd0bd3d0f68339acd86f0d7a64dc78925c578f27148b96f481
+# Inputs sha256: 1163cbfa5a6c1e912d86e1cd40b734983c105725645930536b629062de082279
+# Content sha256: 27afa84d3419ec53a69e7c65463c4fd06303604399d4041412b8938b781afb44
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

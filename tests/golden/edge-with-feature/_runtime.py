@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 15fb00865517feb75ed4af4d617e0a4970ab564802e9ca7a016ff63576fba4bc
-# Content sha256: e7c779f01667afb951abde0f31efbfa1b6fba12d27adb4ce4234cb9509e45b4c
+# Inputs sha256: 99e477693941930af22c73f69a521fe8fb414166ff329053b1474ab1bf315087
+# Content sha256: 03daf65c3cc77b1f2c6e29ad59e120921d4305b966d124b0d656e77ca6e998bc
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a26a3bad450440ffe00e10beb401b8fd0b721afa00119b153adf6046d64be9d
-# Content sha256: 69d9be36e593fe08f4bcf30f0d2dc565dc107ac655997fd4828f66d0d49d43e6
+# Inputs sha256: bff02c9e9d9cbe88ca0f23dcd0e477aa1ba6a0be32c12adee107703194e30602
+# Content sha256: ba2adfe8d6fee033774721c139f06ccf0b0a859ecafa84c3105a25ddcb8a185d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ac2ec6447ad589e340cdb186261fcb6df9d4178bd43cfb8201a2063ab82db150
-# Content sha256: 01c7879ebd67e564b41430e339e78ffcf3aaa5b874c724431036d66bdf1501a6
+# Inputs sha256: 27ac7072a39e8f0e717e6f6a31f02e6d419d6fe7aa42f23676c5bc4a9cf8c9f1
+# Content sha256: 43ff150125da69a20a81d9a08f48d14ea83edc421df76295c5d991f761d40460
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

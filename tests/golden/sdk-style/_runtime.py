@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7e8aa4a9fb10847c9b215d27d4407b6cbf1cfc98572d40841d91e637d4cd88a5
-# Content sha256: 3152e007ec7dbf6394a3f176ab85b86cb4a0a7d58c2eb28d6e1f9b98920dd388
+# Inputs sha256: 1be7f4f7df7ea31509cbecfb73cb90f48f12e6c119c91a0819d817a350b4dffd
+# Content sha256: e276914dc00688c7b0f7eb7894e0ba144d8672469ee64a64c644a25168500db7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 84f02e790403eaad02a2a44556b7fed6774701ff27f12453b454dc06fdf1a4a3
-# Content sha256: 445bea45fe20f260d9dd3a6fa46f4e9e13dcabd4565b06e8c94c5fbbe0e09511
+# Inputs sha256: 6a61899ed25471df1f559402de6a4cebf05490982bb90e4404a8a2fab1c63d2e
+# Content sha256: 8718932f3687db1c89def2689412f983a5afdf28d9c660cbe9659cce18aa635a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

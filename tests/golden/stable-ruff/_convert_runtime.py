@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ab0f1183b50eebf561d5538cb5fe648d98f30e3fbdbae00cd0016be05e83c58c
-# Content sha256: b920699e53e12c56e88195aae304f5ed922e010c3d18e4175e58382849c66578
+# Inputs sha256: e32de5ce78702263868f093573ad5de75e8d915883069328d2175edac39f48f0
+# Content sha256: bba3a0a49ccd1a7f0f91792d331f1c9a2388de34c775dde04c948ad4663d8202
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7fd2713f8858e027829ef4da6c7a0acba9ffb7a7d9e1a7468049f6d8b7a84010
-# Content sha256: 530bcc14abb5dc9f2583525ae9b1d7fa8f96604ea89c2d02125432a59a1b36d2
+# Inputs sha256: 92b09bf676cdf79788eb1ee623addd1acd0dd56aff93df1668f54de778218084
+# Content sha256: f823642a2d0508b2380be06f3602baa4d2223915fe35f84e38ecb0c187070927
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

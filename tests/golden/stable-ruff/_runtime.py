@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 105334eeb80ac84cec9b9081f4133b5b942a0c99f388c0f6e6d5b7cbcd6242a7
-# Content sha256: 972ae120ff11717989bc9d120bafb1ad882d1dc82a72a6fe2c3f7a2bfcd98044
+# Inputs sha256: c009b0c01a222d1119a02d9a9b06e478e9313ce9312726cb339366ddf8030745
+# Content sha256: b538bb09f46151de4eb8ece574795499c5970afe1178476fc212b0ad1201e2e5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3aed0bb50c9ea47653ad9517e54dfb6a924ca7c6be695046c97bbd18e61ef63d
-# Content sha256: 788589f9c06e6b02c1867024ca00f644c593866a3e8c5c0e534162396ec3b525
+# Inputs sha256: 0588bdc1200fbdf44f1ffe3acc8ba58b97ef5a4e3d8e1ace66828ab246c86b9b
+# Content sha256: feb295b1c29e1a978deacaacd0badae520232266e328957c6780c8679fcf9f64
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 09e40660276b187fccfa1fb8bb3529db36bf13a8f1b69f9749c1d298e23e7367
-# Content sha256: 8bf0586edaafb6414cba2fdbb5077c4387ed9594116d53459c21d6f09f480072
+# Inputs sha256: f830bec106f4f70ae212042ad624125fbb9e28627046a4261bb8cfa4ee5e4814
+# Content sha256: fedf76eb89bd3949e80b5d4a9f314289fa6f9dfa427f71f6855791d2608de1ce
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

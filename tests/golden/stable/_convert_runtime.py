@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc40523b84d75cd50cf78adcefcede806174d6764995ba9d30bf0b98d2d572e6
-# Content sha256: e9949cac0f6c93e3f988dce6b281f6b04dfbd545b0f52b17bd904da7e8955036
+# Inputs sha256: fb6e09675deb3b18c54415baf7cfe5ac0056ac0354470311f92b9556952d55f3
+# Content sha256: 296db11ab274da945377b8fbbdb2fbb3fbb6ac4a299968ea1773129e65abee02
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

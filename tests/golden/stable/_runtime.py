@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c6c683523f245e2ea0e866ecfabd7e51e6c48c343d7cc4f342ea90bad2c07d46
-# Content sha256: 1fadec5dc25fdbbd2142474cf6f74db590bed57d5fa2bdcd910ce39003363ec4
+# Inputs sha256: 5b4d3d7ca6ac4367149b5992eea6d9417498d0676ba2273ced964592b3c33531
+# Content sha256: 73a5fd23ca08cc04b7d362b8d49feec31cdb628c0500a3034ee1313b0d745fbd
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 142a7d9758770cef684d43fa78a36d01b7641e7b56b8ff35bed3c7e0583ab94e
-# Content sha256: f9b82ff5753f039ee18392dbe5706b84c11166d40ae2ccf282d497638dee8493
+# Inputs sha256: 9a977d451f59ef95a39f03319a3b9b55db910a049178a007239f4ecbef1d7038
+# Content sha256: ffade098badabf440bc1f4caf2ad8bdf27bf3c3652ff385c2e25759e5cfdc383
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6873621097b35801e8e79298da1eae8d79bd1c763aae637b2cb2610d3ee39aed
-# Content sha256: 8a08943de05f176e75f3d00bab8f1a33326f2be3c49e8d20a526aacc93bcbad9
+# Inputs sha256: cf4d9830f85312bcff3eb1590fd3c474d427849114464779580342e6b7305f39
+# Content sha256: 49a4410c6f7fe6a70898368c49a11e3df60a96fb30bd3bc951aff51fcf0f820a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 48688ed7202b81e2a34db0f3ab9f26d453c9970779a9aafe116f5b3198ab84fa
-# Content sha256: 0eb2f6060c36c9a537514a6d5461c974f4c73cb233fc3b670291f3f21ce4b0bb
+# Inputs sha256: 4e420e2d06bc88eec8f1a14746c12f723947b4aa272f2976566dc4d6772864f6
+# Content sha256: 41a0c5f526529c7e614e5fd1861b9538444f9306f06d34375651abc267edefa0
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

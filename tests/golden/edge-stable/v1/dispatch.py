@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 453884ae914dba1cdcb42a78291676e859f82f8bd7c828a5f3d32063492d2523
-# Content sha256: da166e51605f8d82d4dc4107cfbfe68eb7a3f7b62187899c41e377b3eecca734
+# Inputs sha256: 6db836d2f03ae505651ef98322bfd10f760c043555ea3ad9ca1ae8eaa26632c7
+# Content sha256: 1842ce39b65ef1258b5b78c3163e06628c9bbc93f82595443d57c4777d21f3fb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: def1241fb24ff7fb335105b7240f8dacb213f22e0f4fb792b2df59531854c64f
-# Content sha256: 8c9e81e98628c6046a1da46a98cb673af4f2953c986a13e0ae8418c6bd48c326
+# Inputs sha256: 441088d21875edd55680dd964e32f9d7dbef966630a7c24a3b940949250f7422
+# Content sha256: 581e3e21ef6f74fc339d2054bdab7c1a5093fd4b86f1c0533f888ac0f237958e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

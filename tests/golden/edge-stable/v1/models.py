@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 190793d5c5dc2d461eb6acfa5462a592b5d9b90937958fc2809b4b4e23163535
-# Content sha256: e0082d97cf269519f9da22cce1a789c91c7a95f957bec8a4f64b6c6f82ceff8b
+# Inputs sha256: 66343b4208f99e76c5da64a0fdab5d01375b7462bc4178a02d9ad63f4220e653
+# Content sha256: a193cd1360a299bd7a6561b4450fa547ff44e6e90a82a740945463f4d56dd11a
 
 """Wire models of ACP protocol v1.
 

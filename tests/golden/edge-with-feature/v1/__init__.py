@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a934edb4f783010b2a5a8b69cc6898a1dec077d27de67975f4f4457701ffdda
-# Content sha256: d84c10519e923fdcbd18e9d39075b4d0df19c67c2ac5b81cc662616f4b172645
+# Inputs sha256: 45440cde4c3385c1f0f117aeb3ca7ae0f454283bb4b153aac4ca72c5f7103e9d
+# Content sha256: a22eaa5fe414308f3bc6bf9ff90634e6b41e88c33b7b803b56d44fc7112098ee
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8328af6c76765612ed8cac3bccfaea8e54681d074698f224575249acac97f472
-# Content sha256: 6c0082704d2d1af03cb327171c69ed8319e366f4271e36796611942a80a1a64d
+# Inputs sha256: 64566c74e05414b30ea0c5f0e1048edb46fc425bf15c5a33211c5456523c36b4
+# Content sha256: 545e08342680508a2fc07ece139e0cc59db7fd6b2e0e1e94126cabdaae837b84
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6f50ac60f7ea06d40681bc20f59c3794af43e7635ca3cca5cd45fceb1cb92690
-# Content sha256: f8dc6bac815f639ead45f4f5228a67db0c9d5707f95a461e592e2ebc33a17e57
+# Inputs sha256: 0d6c8f3451c74b6d887523dbaa5b5dc82913b5695f0ed98f51085be5eb63c822
+# Content sha256: dd3b81be03e8a6b1436e420ef7a20ff4cc9a440c815dffa1f3524fbd05802c85
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

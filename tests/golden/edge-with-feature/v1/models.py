@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd28c91b554b88fbcb0cdd09bdf3277ede1c1f2287e272f792609578e7976895
-# Content sha256: 428678b5fb32c389cf0a54ad6f0addeace75758a8026b8637d23ee63921d720f
+# Inputs sha256: b40a7ec0017b3bba1fc7d845fe896b81793af47bf345766b5e58b289b480b4d6
+# Content sha256: 81480828208897f195e6467a2cd21bb15b5c93860dfd7b5fb1721f8b258fb587
 
 """Wire models of ACP protocol v1.
 

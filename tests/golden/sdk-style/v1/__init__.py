@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 16cd78dfc2fdb4b75691959284d3bd071401abaed4ed02974374735fb52132d4
-# Content sha256: f7acbbb4ec0d978125189ea4a4a0003830a963fa22832620ca8cb27b1f75b741
+# Inputs sha256: 9da100af0ed5d95503ef4622601a97ac18393e2c05042d5790aa2c1bab1e7fd5
+# Content sha256: 8c25e01998b7e529f0841a9eb2c3ac57d422e193eff225cb0dacffc484893bd8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8ae63296c302a064287a8309247d03c0d450c4d959dc45087d75f196a7e0b421
-# Content sha256: f9e42695db48311aaf030caafa3c86e8432eba80c089ae834f83b15a84d68090
+# Inputs sha256: b9850d1b3d48b8b23335ffde3b6f8ea434d86e6ff752baa5b4d1d6d0f8235d06
+# Content sha256: de928838b0a5e950ef1b13c339b3d199ea8e4bbd8e676a3dfee9b250ca0ff320
 
 """Method dispatch for the agent side of ACP protocol v1.
 

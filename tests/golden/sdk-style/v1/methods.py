@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7e1509d38c867eb2d45a5087a60f700143cdea011663063a6d525348e4384081
-# Content sha256: 9b923714fa1b97413df7bf04d87b695c8a3c1834b243245b60cdaaa9fa83623c
+# Inputs sha256: 84372d16c1751d1b35b7b104c1c12ae400a53304ad0e39bed326f6dfed9140bb
+# Content sha256: 5138a775c92b8b202af284d01f05ed7e23364413a648e0fcc44f31f406eb0e39
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

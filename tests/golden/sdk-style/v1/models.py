@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1e04b53a85b17f4288daa757e985377f611167bb4d45406cb76282616c185f9e
-# Content sha256: 3d3a0146f6e0059f120689da06acb4fbf85fb3996ea2b98369d5accae2ee52ea
+# Inputs sha256: 5b78cfe3cc345b87bc395ab1309bc502fbd82758d9093a463365bb007adf70d4
+# Content sha256: f22c01e9d31826e10cd1c68b8c9bc3beefc9702e00f061e1db5990d8b5713412
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8c5155e9b89a5ac93dc7eb737c5acccf3dc4ab2e939dff2f33877700e5c6c3ab
-# Content sha256: c5ed9c654418e220867cac33af8b988fda645663723d387e628af5507d25c702
+# Inputs sha256: 30a80444b6e43ef4c9a2664fc665e807414cf125954bd89b516f12c836930155
+# Content sha256: dda0e4ad05c23fb476b68093fd8690726759703da3e783768179fef96625fd9e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

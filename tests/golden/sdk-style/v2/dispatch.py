@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: de608cfd9c92e21bfc01e0fc78e731fd08742d0067a896e5379583bba80c1f00
-# Content sha256: 384c60c7bd6343411270e13b8c0fdd4d229c5f1a3336d6794230910855eae836
+# Inputs sha256: b9f04fc60b9b65b502ec2bf01c65affb3c70bfeefe85092eb5dc12c8d9580b30
+# Content sha256: a6bd25ed601c737df2cf822f5e93feb585de387a9f426197f7c73d110cd5402c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 860cf6b9c46936ec5e8f1ea6065a3801386211bc6bc35c05ea2ba8ea076d91b6
-# Content sha256: d36e5216d907137d653789d52cdac182ec2e39d54f1774f355d0280057f4cf86
+# Inputs sha256: 4e1d3057c50ed17800e9f57e787509977e5974c6fd58bed1f84809b488c09db7
+# Content sha256: 67f38954288cd1ee89e60171cbe016b5a242a696748f5665246563342c19574f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1f963a017cb2f61b5130ccd476d412b082cbd792bd7605f76d95ea38fdbf1c1b
-# Content sha256: 71f1f4feb623cd0d04baa92c73c9a84135de2b0533923743097f01de794960d6
+# Inputs sha256: 34dbc1844365c47ef5c7260c5caa66755c0c46c912399747b1d9d911e77d2f67
+# Content sha256: 4cddf67b0b6f525898e6960f6d0f7877b29b12bfd6bb55a28931462c6ee10405
 
 """Wire models of ACP protocol v2.
 

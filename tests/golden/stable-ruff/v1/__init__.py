@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c603cbdf41661bbf4920f3671b5d565e4ea7666e3ea466d366e9f2cf9a02063e
-# Content sha256: 6df0598f2e46b3612d34e82ea07a2f81d596b2164986cc48c34375a8571bcf97
+# Inputs sha256: a11de8065bb802eea48a1ece7beaf196e0429511111e7cda6447c4739af0cb95
+# Content sha256: 9e9b27145a96976e6e76530986cd7be65a1a9b5775716c6253cb2c7af43e7a90
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

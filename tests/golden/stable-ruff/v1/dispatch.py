@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3e308728c851db642b1b4162ff6f1a27c51a50c6c42c63ca843a7e0af1c17c0f
-# Content sha256: f1404af114e29307efaff7e6f9593e169fd7af6a248e6472d824476f3ca38d83
+# Inputs sha256: 4dbbd6833e49a867a6b24386352efc56446de1fff7eefa47c6f7b2c7be314591
+# Content sha256: 8d90813c63cbaa5e7edf886f33298090f301a733cd4d294399039ec35a38cf6a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2093bf41526084040e60f3caf691a90bc8b96a1eb0d5192f72fa003ad47d349f
-# Content sha256: 62aed15605f6254f193232500cf5914eb3f40336f7beb082fb5b0df85db7f2a6
+# Inputs sha256: acab05cf9c948a9bed641961f8f1782f5c7d388501173c635a7207b549329928
+# Content sha256: c900cc55e8c2b707044b3153cc2f172646298f61c985842930bd21d6ecdec34e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fcd0a21bef513d99311c5e3063cd9f2c78c726bf403197e76c8cb0d939a690e8
-# Content sha256: 9ac0586035cfb03cb981d6bb1a90ab9743882ae721f02da8d2f75fcd927429b2
+# Inputs sha256: 1e30e9fa807420b01fc5dcffb16cb9b6fbec41d415595a6c66921debe3610ee1
+# Content sha256: f412b4fa5950398fe38e927f43472f3221891ad7637ef887b46442e67f6a4662
 
 """Wire models of ACP protocol v1.
 

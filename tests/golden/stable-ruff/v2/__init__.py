@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5d62e46d08851f8b72b69c689b68ef2dca004d251b971ea3c1ff38dda8149c6a
-# Content sha256: e848cde080b357e7e283d82e4be83ba90719e940c3e3ec75499295d6b7208fd8
+# Inputs sha256: da2dfd0c1f57218a62242cec4660504a5a8eff3b1161c22455f0980303d8b437
+# Content sha256: 2154864784a966583a18669de1cb1a023505ce162e1fd3c30441434c71dbeed7
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

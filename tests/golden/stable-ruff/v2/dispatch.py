@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5678a8d291c6e87aa4210cf641054dbfb28969881c4f48b7b1e2fde7fe7071f
-# Content sha256: f7a6ccf654a2b359d15714c80fc9b95ca4e2f7cbea7a54988b4f5fadd5d5acd7
+# Inputs sha256: 4b0d807eef5431e1f13b9640a3eadbc6022be7771cc487f49fcac9897a4bff2d
+# Content sha256: 02ba8901894238167b3eb390d6bbf57a8c344e2bfe94ae1c7805b5e2d3bdfe11
 
 """Method dispatch for the agent side of ACP protocol v2.
 

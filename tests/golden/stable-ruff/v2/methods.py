@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b7395eeca180a035ddaf3a7ffddd7ea14351172c5f5e2f038cca5e25e0f96fd9
-# Content sha256: 74f6b2ad7a10cb9a4fc675b1b959c5648a382686c8b5cda97a922e111b67ed24
+# Inputs sha256: 7ef767ca5e231f1c3619a9e9b6196ad1c690fb1a3d517f2280af821e55a07e8e
+# Content sha256: 1d0d856316422c9ad6cd6aa882ae982af709ef9bf58945518a2ffc62bf0c0944
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f45a577c5fb385857a6ad5eb22ddd4f5e2e4bbce1aafbf133c4208e953bd6ca6
-# Content sha256: 7a5495a833ee7813848a2730a722e811e2ed795841910d17ba34c0f6c701e769
+# Inputs sha256: 1ebebba17789dd2921309a61bafe0704037af6e73f2f695300c33c93cbdd8be4
+# Content sha256: 6e712236b903df220619d0543cce17db5a7b1d5f9d65744fd2283cc8ddb93775
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e70964d54bb98f29577d089c1c0d2c4e6db189b9f62bc3bffa4f804039509e96
-# Content sha256: 772f6a047132a58694bb66a8d1599c0c426311119e7a52d1fa35d49c26f33b76
+# Inputs sha256: e1a313d362d8ed789a8a6916ad31dd6a790a405f84613c8ac72cc5e692407ca6
+# Content sha256: 34e25b4ec4470e3ef520894620a99e22c6ebdf9c4434436826e31f9e562121f4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4280bd1980ed579ac29276742b04f9b58182ff5f7fb75eeb83264dba8c90992f
-# Content sha256: bf1e14a66f7022458a16b84e18ca6b20fc06d73815f4c6ce5ae64489b9f7b7c7
+# Inputs sha256: 55f68432e0f98e8cc3d1470f4e15249fe6160573b34fd4e8928ceb585b09cc8b
+# Content sha256: 3f2b27da6594748d6b855e111cb5a798c44489f62c2eb9a94b0f3b7c04a414e6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

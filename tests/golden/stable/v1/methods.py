@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3913026340f1a3089c74895e91fcab5e36ec3dc4f12559b7617f4f59e3dfc6ee
-# Content sha256: 7e924ddc134c3d98a6d1f1a20ec17691a0087cf33f904f8e10a48873c1bfb38f
+# Inputs sha256: f60e50de9b55d3c4411cbc34a0245579953fdcf1d7bb9be394ea7decc4ad1413
+# Content sha256: affaea3906584fe85bd399833db7f12faf62d0da3f6bb5c130f456f8551d8f44
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

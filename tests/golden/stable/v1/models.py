@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 68511ff1c93b4a4c3f51ba9faf211db977b8d04c82bee4e331c01f63c14ea372
-# Content sha256: 32960a1135ce34c61af30e38cdfb2f1dccfb39d4fb7942a1a19b7bc16bc1c4cb
+# Inputs sha256: 0dee4e0508643aca2b8abbb51eb60e6a5eba165a698a74892c22f4428cc02c2f
+# Content sha256: 064ee6e59591c5e360514199ce3f047c686e655a8e58fd788fb0d88851f61def
 
 """Wire models of ACP protocol v1.
 

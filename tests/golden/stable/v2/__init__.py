@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e894a6774e365374cc289b95498557d557fa71b302d054f142322b141740cc74
-# Content sha256: d4733725a9e516351c94a146865f8a2fc2c614793c2bef686e4d72f1f4931052
+# Inputs sha256: 7817dc0b606aa827adb51e6bd93302c9a532fa932ef02b3b53622c016e2aea0f
+# Content sha256: 7eb1cda3b9257bba841f019cd521ad04fa51f26a498be990356bcd8576bcd00d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

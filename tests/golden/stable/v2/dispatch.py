@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bad6f5ffa6aed6bfd7487e80c63a73e5d0b9f2fe624c87129f30f8b7b321135e
-# Content sha256: 03eee441557b990cc65b321e1dc4870ec402ccff091f7d7086108bcf043fba5c
+# Inputs sha256: 7289c01eaff4074a1793957d985042cee129aa58426e0f84ae68418712120462
+# Content sha256: b18da9f5c4ef50a5b07d745a31d1376b23189ab8a3020fe8d4a783eabd76fd68
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3952742205a1f96eff76452fffd0cdf29fbf7a53c0250256633d772884ed38ea
-# Content sha256: a2a10f21018c964f9d620b9c4bc868ac14a43a66c2bf0e1a6056489e8b093599
+# Inputs sha256: 8d76b8c6ce2817e884b99234fdf35d5f3c6c0ef2c2d77aedcbcc982bfe024097
+# Content sha256: 576d669c6c07465905e0c96e58fae6610d1f7356c02233ddf71bdec34919807f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5567520e9df0236bbaca9501803dd272a9c388d757a4089d501157c544b4935a
-# Content sha256: 0cce097004970d0d13f4403a7e3b0f301ab1170a42dfd7d437366805533f9f5a
+# Inputs sha256: 8a6b4680953785428cff74e274b78745e3ea4e05b0733e5041114c43471cbe36
+# Content sha256: c35f7341ab78abb9019b513af2a25dff7af4fb46c57e9541788183b5a12db782
 
 """Wire models of ACP protocol v2.
 
