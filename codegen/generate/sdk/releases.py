@@ -115,14 +115,14 @@ def build(upstream: Path) -> dict[str, Any]:
             found.setdefault(_key(history / row["tag"] / "schema.json"), []).append((row["tag"], None))
     releases = []
     for (schema, meta), seen in found.items():
-        known = {stable for _, stable in seen if stable is not None}
-        stable = known.pop() if len(known) == 1 else None
+        known = {listing for _, listing in seen if listing is not None}
+        agreed = known.pop() if len(known) == 1 else None  # none, or two that differ: not known
         releases.append({
             "releases": list(dict.fromkeys(name for name, _ in seen)),
             "schema": schema,
             "meta": meta,
-            "stable": None if stable is None else {
-                side: sorted(w for s, w in stable if s == side) for side in sorted({s for s, _ in stable})
+            "stable": None if agreed is None else {
+                side: sorted(w for s, w in agreed if s == side) for side in sorted({s for s, _ in agreed})
             },
         })  # fmt: skip
     return {"about": ABOUT, "releases": releases}
