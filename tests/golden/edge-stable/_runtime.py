@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b4d3d7ca6ac4367149b5992eea6d9417498d0676ba2273ced964592b3c33531
-# Content sha256: 73a5fd23ca08cc04b7d362b8d49feec31cdb628c0500a3034ee1313b0d745fbd
+# Inputs sha256: d3bc6cf1f94621a68fbf8b04cf7c158f396cd91a7eef6e33ee08436dfe10220d
+# Content sha256: e665ece11583234bf287454d702aafcad51b2f5a4e64a0861b0ab853b1f84c29
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9754a0ee4e580c77391ed203b1849528195a839215642ff981317d617fea68ea
-# Content sha256: 44ab670c4845fb4b89c9ef52d074db04e57e84ca3f7ae9f75fa354e7e3a7a842
+# Inputs sha256: 1101db73256b783527f4a8eafd8206df52738b327cddba90542b6b8192e43448
+# Content sha256: 54ef573e6ebec67506de4ba8a494051b80a2723e590635afdd74efe895b79558
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

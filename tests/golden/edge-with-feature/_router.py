@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1163cbfa5a6c1e912d86e1cd40b734983c105725645930536b629062de082279
-# Content sha256: 27afa84d3419ec53a69e7c65463c4fd06303604399d4041412b8938b781afb44
+# Inputs sha256: 7b2d391163d0570c4e98d7bd6ae18a4d970ccb88d53410822fff570e3cedd988
+# Content sha256: 4451ab5fdec5085471db476232f0e9a9b76224cef7ddac60e0c53dc915a85d03
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

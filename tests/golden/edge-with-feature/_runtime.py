@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99e477693941930af22c73f69a521fe8fb414166ff329053b1474ab1bf315087
-# Content sha256: 03daf65c3cc77b1f2c6e29ad59e120921d4305b966d124b0d656e77ca6e998bc
+# Inputs sha256: f352ffa97db5017ddaac178f6ab10504d39801d9203881159a191ac173612554
+# Content sha256: 206d3dbd6bf6da5ecedae232bb949622b7c1d0e0a6cd915e7b42147cec6c39db
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

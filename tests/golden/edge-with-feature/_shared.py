@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bff02c9e9d9cbe88ca0f23dcd0e477aa1ba6a0be32c12adee107703194e30602
-# Content sha256: ba2adfe8d6fee033774721c139f06ccf0b0a859ecafa84c3105a25ddcb8a185d
+# Inputs sha256: 1090dba20d08b7cfe06636df69518077d090027630a090aaac3a6c89827abb26
+# Content sha256: 5c6cf9b8e5564d0ba632cd83c9da0e36a18b5168deaf83cc7b5b1180b1d79f1b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 27ac7072a39e8f0e717e6f6a31f02e6d419d6fe7aa42f23676c5bc4a9cf8c9f1
-# Content sha256: 43ff150125da69a20a81d9a08f48d14ea83edc421df76295c5d991f761d40460
+# Inputs sha256: ae62d9d2016d614d39baadaaea7be1b86cbb1cdd43a3b170ed271b815232fbb2
+# Content sha256: 5b9df728c0dbf662ea084f2cdf90f9b24cf77def4f8bd4477403459840793b2e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

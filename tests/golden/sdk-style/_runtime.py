@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1be7f4f7df7ea31509cbecfb73cb90f48f12e6c119c91a0819d817a350b4dffd
-# Content sha256: e276914dc00688c7b0f7eb7894e0ba144d8672469ee64a64c644a25168500db7
+# Inputs sha256: 00b68a8a3b20be06b2bb1998e58a77bff315fb5d3ce0e5ed46825e424664562e
+# Content sha256: 229a5336e960e27b02dfe054f826abcd4cc2bd9e84c40a9138aff701e8fa1533
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6a61899ed25471df1f559402de6a4cebf05490982bb90e4404a8a2fab1c63d2e
-# Content sha256: 8718932f3687db1c89def2689412f983a5afdf28d9c660cbe9659cce18aa635a
+# Inputs sha256: fb8ad4ef6c730cba91c759c99e7e5d533169ae0fd7400c8478702eafbc9a3f47
+# Content sha256: a83c42ea3fd49f0b3a4b67dfcc8dabac092f6217efbc4f80cca465f26c1bf05b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e32de5ce78702263868f093573ad5de75e8d915883069328d2175edac39f48f0
-# Content sha256: bba3a0a49ccd1a7f0f91792d331f1c9a2388de34c775dde04c948ad4663d8202
+# Inputs sha256: bae60025f7d8a0db80122568b325882caee58e566f3a5d44b53960478a85b914
+# Content sha256: 08a9fcf7f274044f2c0f60848386d8a019826595966a5eb1150dade3ee88f62f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

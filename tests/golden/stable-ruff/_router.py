@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 92b09bf676cdf79788eb1ee623addd1acd0dd56aff93df1668f54de778218084
-# Content sha256: f823642a2d0508b2380be06f3602baa4d2223915fe35f84e38ecb0c187070927
+# Inputs sha256: ebd9fc4c61e029861c856292555466a659106e9a672373956e91f04b7bae4299
+# Content sha256: 6c605b27949a703db1af464e29514cec2898a25fb2738d803bc47df20646f869
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c009b0c01a222d1119a02d9a9b06e478e9313ce9312726cb339366ddf8030745
-# Content sha256: b538bb09f46151de4eb8ece574795499c5970afe1178476fc212b0ad1201e2e5
+# Inputs sha256: 074ace2fb29a3ea9748d908292ae113f2c06754bfcca7493b92186554fc6274e
+# Content sha256: 3d08ef534a287f3e96e3f1b83c94c0774bf3b260fceb07cd9fe6169bc885dbe8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

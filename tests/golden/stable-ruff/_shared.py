@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0588bdc1200fbdf44f1ffe3acc8ba58b97ef5a4e3d8e1ace66828ab246c86b9b
-# Content sha256: feb295b1c29e1a978deacaacd0badae520232266e328957c6780c8679fcf9f64
+# Inputs sha256: b555ca3c0db7cc76d33188aac2f5157b99ff953ae85bdcd918889180463c0779
+# Content sha256: 9fefff3094897ccfa258c410014b9fcd2ec8054ee0c348af4e27ca8d0ce30e94
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f830bec106f4f70ae212042ad624125fbb9e28627046a4261bb8cfa4ee5e4814
-# Content sha256: fedf76eb89bd3949e80b5d4a9f314289fa6f9dfa427f71f6855791d2608de1ce
+# Inputs sha256: 52729d3e2eb2b5c66a092da4ae2af1359c444cceb4f0827589b51ce648f8e551
+# Content sha256: 7f853c3f43f4b231125bcf5b8b1f32ab0c52a9a5ca90dc99868c0b7bec046c19
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fb6e09675deb3b18c54415baf7cfe5ac0056ac0354470311f92b9556952d55f3
-# Content sha256: 296db11ab274da945377b8fbbdb2fbb3fbb6ac4a299968ea1773129e65abee02
+# Inputs sha256: 6ae2b1e45a2e523aa82966813890250c07f7be476c359bc8aa23369963d7cc99
+# Content sha256: f9348012eb59c5ed756987479d86e3061325b5c85d5d48ae505e49744038dd51
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

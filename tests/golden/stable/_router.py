@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 630c6cf154b401e1470b2d0b2275411485c9cf84d58331f7c41a10a46561efac
-# Content sha256: 38f3859e45ddc14a070bce8e80dd469ea42735ff2bc757a71a1eef5ad719ccfa
+# Inputs sha256: 493fea7561613e81e3da66f5200ddc236b84063d3dfe7ddcc100de0768450313
+# Content sha256: 6bc7513d58ca7844cc2ef2dcf388326822db163a595b15acc379e3f9c75ca477
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a977d451f59ef95a39f03319a3b9b55db910a049178a007239f4ecbef1d7038
-# Content sha256: ffade098badabf440bc1f4caf2ad8bdf27bf3c3652ff385c2e25759e5cfdc383
+# Inputs sha256: 9549c7d2e9a42955e820ffb1c30525abd30926271a892b669715c6e57b11912b
+# Content sha256: 34c52b5ab6d788f40dd4676747d20c6a0e14c18762d89bbaae79d698d628e195
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

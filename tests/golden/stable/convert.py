@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cf4d9830f85312bcff3eb1590fd3c474d427849114464779580342e6b7305f39
-# Content sha256: 49a4410c6f7fe6a70898368c49a11e3df60a96fb30bd3bc951aff51fcf0f820a
+# Inputs sha256: 60f39d08a9cd4dda67d8764f4c707a9c9c6dea34945aa0b164444d1d6d52d393
+# Content sha256: a7aa4ee9865436ec05ae341dc45b5a01c278bbaa7f88c0974d0b5760ca0fdfc9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4e420e2d06bc88eec8f1a14746c12f723947b4aa272f2976566dc4d6772864f6
-# Content sha256: 41a0c5f526529c7e614e5fd1861b9538444f9306f06d34375651abc267edefa0
+# Inputs sha256: 7cd7254d6e31bb0d7b9471f6e16ebb47646393cdcf1cbed831e36f39bb8ec606
+# Content sha256: 3ce6e9c2c6608ed5b460798611450b9a8a1cec4df60cf1003d01c7cbe15809a5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

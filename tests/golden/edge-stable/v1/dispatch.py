@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6db836d2f03ae505651ef98322bfd10f760c043555ea3ad9ca1ae8eaa26632c7
-# Content sha256: 1842ce39b65ef1258b5b78c3163e06628c9bbc93f82595443d57c4777d21f3fb
+# Inputs sha256: 36f036b39fb06238cba26e9b52738858d7691c06f802515f7bba3b2126cfec0b
+# Content sha256: 86b660dee556402f50f396d355267a363153676f5f93d1422c63889c3c2ea21a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

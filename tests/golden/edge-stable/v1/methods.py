@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 441088d21875edd55680dd964e32f9d7dbef966630a7c24a3b940949250f7422
-# Content sha256: 581e3e21ef6f74fc339d2054bdab7c1a5093fd4b86f1c0533f888ac0f237958e
+# Inputs sha256: 42a44cf10b09b5d5c7fc5a452cf070191ffd51daa178e89a991f62650470c57c
+# Content sha256: 7761c6af0d6fe13cf6dad6bfc86836528f2642b3e347f8ca3e8fe35affee31a2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 66343b4208f99e76c5da64a0fdab5d01375b7462bc4178a02d9ad63f4220e653
-# Content sha256: a193cd1360a299bd7a6561b4450fa547ff44e6e90a82a740945463f4d56dd11a
+# Inputs sha256: cce1f54dfba16ed690c3b8a0f340a39d2eab35b6b03722dc64a4ed14c67582a0
+# Content sha256: 981dd1d7a12343b8ffcc12e005d44dcb0821b7aae3474da4c9decf46560aaf2a
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45440cde4c3385c1f0f117aeb3ca7ae0f454283bb4b153aac4ca72c5f7103e9d
-# Content sha256: a22eaa5fe414308f3bc6bf9ff90634e6b41e88c33b7b803b56d44fc7112098ee
+# Inputs sha256: 6964578bb0e5608633ef4f8e0c67ea310aaba3f87e856584ab491e2b33baf398
+# Content sha256: f0b126883490e8983c911f7a281569f0556669bb90ec5bba46ada5408be00d07
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

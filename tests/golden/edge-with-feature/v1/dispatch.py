@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 64566c74e05414b30ea0c5f0e1048edb46fc425bf15c5a33211c5456523c36b4
-# Content sha256: 545e08342680508a2fc07ece139e0cc59db7fd6b2e0e1e94126cabdaae837b84
+# Inputs sha256: ac4420c96b5d329d46cff983d45f438d5aae78edeac4a8a92bae801b77296cc1
+# Content sha256: 1d06121323bf54d2f8a4a7ef870dc713921e8a41af21c8cb5bcbc22e2ee1ff8f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d6c8f3451c74b6d887523dbaa5b5dc82913b5695f0ed98f51085be5eb63c822
-# Content sha256: dd3b81be03e8a6b1436e420ef7a20ff4cc9a440c815dffa1f3524fbd05802c85
+# Inputs sha256: 046e4f4fb24bc927d65e2aaa11d30e442b58df1630cc04017d94a06737ca66c7
+# Content sha256: c4efb2ad367819c760cc5964b0bcdb3bf94ce731ef3080925609cdf488904e6c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b40a7ec0017b3bba1fc7d845fe896b81793af47bf345766b5e58b289b480b4d6
-# Content sha256: 81480828208897f195e6467a2cd21bb15b5c93860dfd7b5fb1721f8b258fb587
+# Inputs sha256: 904f7d56669cb0c0d78e0a957d02e3c0a09827ac68ecec4e81f405ba08f5f5a9
+# Content sha256: 41b520a7a450588cb64905cd1c4d768234fb0ccaa23a3d3acfdb8ac5fe21f66b
 
 """Wire models of ACP protocol v1.
 

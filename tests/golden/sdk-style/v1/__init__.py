@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9da100af0ed5d95503ef4622601a97ac18393e2c05042d5790aa2c1bab1e7fd5
-# Content sha256: 8c25e01998b7e529f0841a9eb2c3ac57d422e193eff225cb0dacffc484893bd8
+# Inputs sha256: 09ebfbd2418508694b177a454aad67183098685199ab84372ff29a1aff387863
+# Content sha256: 6902268a733a11b67f25cac30a3cdb9c059b41e8e920df1e228b37a2df42bf04
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

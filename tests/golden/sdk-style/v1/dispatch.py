@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b9850d1b3d48b8b23335ffde3b6f8ea434d86e6ff752baa5b4d1d6d0f8235d06
-# Content sha256: de928838b0a5e950ef1b13c339b3d199ea8e4bbd8e676a3dfee9b250ca0ff320
+# Inputs sha256: cb04958fedb023190841beb442cdf361cd5dc65f7d9f0428b3f07b097a80a79d
+# Content sha256: e6ab1b927fdde012896ccef73ea85468d4e36bf2af9f7652d6ad551a2fa53eaa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 84372d16c1751d1b35b7b104c1c12ae400a53304ad0e39bed326f6dfed9140bb
-# Content sha256: 5138a775c92b8b202af284d01f05ed7e23364413a648e0fcc44f31f406eb0e39
+# Inputs sha256: 36f442244cf7e722c3044bd62934d957a289eab9bc8150045958fda017d4299c
+# Content sha256: ee7da76931aba3f238624c6e7901d154a8b96eb591e6ad18a73ff430a1c7875b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5b78cfe3cc345b87bc395ab1309bc502fbd82758d9093a463365bb007adf70d4
-# Content sha256: f22c01e9d31826e10cd1c68b8c9bc3beefc9702e00f061e1db5990d8b5713412
+# Inputs sha256: c8530b5d7849d037ee39cef4444e1f36e21cf5994eb3d0c8531c69caa7e3c661
+# Content sha256: fe3f391e3c8018d2624ec3bd436eeddcd50711ed9f6f2be8ea483e4834709efb
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 30a80444b6e43ef4c9a2664fc665e807414cf125954bd89b516f12c836930155
-# Content sha256: dda0e4ad05c23fb476b68093fd8690726759703da3e783768179fef96625fd9e
+# Inputs sha256: f5fec0f77fffd6f880c86d0fe6d6661369cb36877647584d5c4b76561a3a388d
+# Content sha256: c8789ba6f092ff129d8b4b61a75e8caca5cf7fc4f7130673acd92d4eb4bba33e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

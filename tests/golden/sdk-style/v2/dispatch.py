@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b9f04fc60b9b65b502ec2bf01c65affb3c70bfeefe85092eb5dc12c8d9580b30
-# Content sha256: a6bd25ed601c737df2cf822f5e93feb585de387a9f426197f7c73d110cd5402c
+# Inputs sha256: e7516aa975249de3d2467d4e39fc2cb42eba4b42ec6fd5e28dabf4d66787a5fd
+# Content sha256: 3002d7b6b696c98d74347600567e1f431519b145adc34faf252107a47271fee3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4e1d3057c50ed17800e9f57e787509977e5974c6fd58bed1f84809b488c09db7
-# Content sha256: 67f38954288cd1ee89e60171cbe016b5a242a696748f5665246563342c19574f
+# Inputs sha256: e26bb8063bfa4a9f1fe016accaebab6e82fe28e6bcdd481a8d5f622a9845c4f1
+# Content sha256: ecdae0d24b84cee231b1d497c9cb307bff363f2059ea135a74674d66c30edaa9
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

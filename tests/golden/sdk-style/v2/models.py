@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 34dbc1844365c47ef5c7260c5caa66755c0c46c912399747b1d9d911e77d2f67
-# Content sha256: 4cddf67b0b6f525898e6960f6d0f7877b29b12bfd6bb55a28931462c6ee10405
+# Inputs sha256: c50df31acbc144be92bdd9e3709b52b4c13f4ecacb3c836cfe3aceed32810304
+# Content sha256: b5d4901367363c27e431c786cbfbbd7005d16026162f61e555af6a2c62cef10b
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a11de8065bb802eea48a1ece7beaf196e0429511111e7cda6447c4739af0cb95
-# Content sha256: 9e9b27145a96976e6e76530986cd7be65a1a9b5775716c6253cb2c7af43e7a90
+# Inputs sha256: 7b08ca99deff2e5db17282eae5df644e576f060fc45820e3bc8bb4aa359c51e0
+# Content sha256: 25581d2ec53bedd061e0d01bda9b53db85a791d39d1e1949a6f0f9246a1e50e7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4dbbd6833e49a867a6b24386352efc56446de1fff7eefa47c6f7b2c7be314591
-# Content sha256: 8d90813c63cbaa5e7edf886f33298090f301a733cd4d294399039ec35a38cf6a
+# Inputs sha256: bbcc2a0649841018542624431b97118ba689e4c2d26356bca6d99778a51ddaf8
+# Content sha256: 212c17ffc9bc9bbe6a1e2db251463b550b867c2755f4a464ef97313f861af068
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: acab05cf9c948a9bed641961f8f1782f5c7d388501173c635a7207b549329928
-# Content sha256: c900cc55e8c2b707044b3153cc2f172646298f61c985842930bd21d6ecdec34e
+# Inputs sha256: f91d63a4d3bf8c2d882ac7603cd03f026175c61e688c9f85dc51222a1017f236
+# Content sha256: 1809d591ba576291df8a7b5d6cc08407e953484391af8827b42d19c96fdca9c9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1e30e9fa807420b01fc5dcffb16cb9b6fbec41d415595a6c66921debe3610ee1
-# Content sha256: f412b4fa5950398fe38e927f43472f3221891ad7637ef887b46442e67f6a4662
+# Inputs sha256: 1eabfe53019f8e6921a10ae7129b39c17ecea70a482953a36138b1a39b338e42
+# Content sha256: f941b741e32645c5f00798f5d2432acfbc95a9f32f40d7c14b525a6c13dde1e0
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: da2dfd0c1f57218a62242cec4660504a5a8eff3b1161c22455f0980303d8b437
-# Content sha256: 2154864784a966583a18669de1cb1a023505ce162e1fd3c30441434c71dbeed7
+# Inputs sha256: dbe0880ed6ea653b823d3464ad1942a318cc86888a329690cc9a0ff345adc3b1
+# Content sha256: b9bae6c356503e64667e1c1a867a1fa9a7500cc7fe5cd4a132c2abad5fc8c2f1
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4b0d807eef5431e1f13b9640a3eadbc6022be7771cc487f49fcac9897a4bff2d
-# Content sha256: 02ba8901894238167b3eb390d6bbf57a8c344e2bfe94ae1c7805b5e2d3bdfe11
+# Inputs sha256: d20fcde5e1711cdedec03c6f07eee22aafda443d4f979e9a8caabc708d9710c1
+# Content sha256: a09db8e627501e6e931eaf1dabc7f236eacd76f34b1d435c3f659bcbfa95632c
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7ef767ca5e231f1c3619a9e9b6196ad1c690fb1a3d517f2280af821e55a07e8e
-# Content sha256: 1d0d856316422c9ad6cd6aa882ae982af709ef9bf58945518a2ffc62bf0c0944
+# Inputs sha256: f730870903a740084422ea32952e9bc5eb69906d48793d07b9c04b49c45fdde4
+# Content sha256: e73f82913dd3966992ee255b8d20fa579e86f305456ce1d5f4293627341a8523
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1ebebba17789dd2921309a61bafe0704037af6e73f2f695300c33c93cbdd8be4
-# Content sha256: 6e712236b903df220619d0543cce17db5a7b1d5f9d65744fd2283cc8ddb93775
+# Inputs sha256: b758fe8ef5f09e1cb3ab382eb1df46a02240e302dbdb609d083cbb23945404bd
+# Content sha256: df45eef5f9c483208d82daef0ea127be243e451ad59bf7bd0d7bfb5be27c0c15
 
 """Wire models of ACP protocol v2.
 

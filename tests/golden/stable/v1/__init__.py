@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1a313d362d8ed789a8a6916ad31dd6a790a405f84613c8ac72cc5e692407ca6
-# Content sha256: 34e25b4ec4470e3ef520894620a99e22c6ebdf9c4434436826e31f9e562121f4
+# Inputs sha256: 56818dd808a72727b7feead1e02cb443be15eb85ee97e4f6fd40e4196fe96f07
+# Content sha256: cabfbade5b9c1b36f055261ac9dd069d13bf2cd4075374d89f32e96a9d9fb769
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

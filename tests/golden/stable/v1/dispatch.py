@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 55f68432e0f98e8cc3d1470f4e15249fe6160573b34fd4e8928ceb585b09cc8b
-# Content sha256: 3f2b27da6594748d6b855e111cb5a798c44489f62c2eb9a94b0f3b7c04a414e6
+# Inputs sha256: 3e9dc86e9610b508bda8fa3f408ee0764ac05dec86d20beaf25abb079d1d954a
+# Content sha256: 8cee768beacf9ce9426987e47cac0db18cff7916b99153a0516a6e9143351827
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f60e50de9b55d3c4411cbc34a0245579953fdcf1d7bb9be394ea7decc4ad1413
-# Content sha256: affaea3906584fe85bd399833db7f12faf62d0da3f6bb5c130f456f8551d8f44
+# Inputs sha256: 84b1b9cb40baca9c9e6b938e7c01308dc7a2fd96b021047b1e5876c4609dc839
+# Content sha256: d7c18b79ac3ac1e9736c2d6aabe2a451729bd56b6fe3a3ca8eb91843d5ac9d8b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

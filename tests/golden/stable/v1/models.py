@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0dee4e0508643aca2b8abbb51eb60e6a5eba165a698a74892c22f4428cc02c2f
-# Content sha256: 064ee6e59591c5e360514199ce3f047c686e655a8e58fd788fb0d88851f61def
+# Inputs sha256: b7fd08741852c42caf6762f25a90f9a5562729b3a54e8e7102baecca7259050e
+# Content sha256: dea342c066d55fed0896d860d4059bdbf9a4d56d5c0692db92608afbe87df865
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7817dc0b606aa827adb51e6bd93302c9a532fa932ef02b3b53622c016e2aea0f
-# Content sha256: 7eb1cda3b9257bba841f019cd521ad04fa51f26a498be990356bcd8576bcd00d
+# Inputs sha256: 10c4adc37d51300aebf7f854e9bb2f952c94eeb50e2431e8f569e9388d4b1231
+# Content sha256: dbd23e7114afe30ec669975cc770edc98d3ff31edb1f48787006c665e5ffaed6
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

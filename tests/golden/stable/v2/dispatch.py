@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7289c01eaff4074a1793957d985042cee129aa58426e0f84ae68418712120462
-# Content sha256: b18da9f5c4ef50a5b07d745a31d1376b23189ab8a3020fe8d4a783eabd76fd68
+# Inputs sha256: facc7431b7b5db4e42e7a30d74d52caf3e706ab2e3cd07c0d4246e26a98e6cf1
+# Content sha256: 6814a838e9e500b06254f71edafc1e192e73c077d797e77b0ece8236586c7dfb
 
 """Method dispatch for the agent side of ACP protocol v2.
 

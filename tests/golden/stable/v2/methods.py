@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8d76b8c6ce2817e884b99234fdf35d5f3c6c0ef2c2d77aedcbcc982bfe024097
-# Content sha256: 576d669c6c07465905e0c96e58fae6610d1f7356c02233ddf71bdec34919807f
+# Inputs sha256: 304a6e06fb6a013ccbf58c921ef5ef7b5d0787e9b0baf9eef0e923d5fd0f6c53
+# Content sha256: 31624b6021fbcb98fffe08091e5d6ce7a3f06b825f18a007f120da9c39553504
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8a6b4680953785428cff74e274b78745e3ea4e05b0733e5041114c43471cbe36
-# Content sha256: c35f7341ab78abb9019b513af2a25dff7af4fb46c57e9541788183b5a12db782
+# Inputs sha256: 5a57fb250d472c5de686189485620cb5027b4152b0ba8b378aaefe93be39e34a
+# Content sha256: 265985f2c44d5f51c248b62d9d6fd29b5aa4b05540403b0c276ca546467ef00c
 
 """Wire models of ACP protocol v2.
 
