@@ -160,7 +160,9 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     options = settings.of(version).options
     sdk = Sdk(config.root, src, models, written, options, arguments["style"], stable, chosen_names(config))
     out = wire(sdk, complete, selected, meta, off)
-    out.notes += [gate_note] if gate_note and out.added else []
+    # said where the listing was read: a method wired anew, or a route the SDK gates itself
+    if gate_note and (out.added or out.notes):
+        out.notes.insert(0, gate_note)
     return out
 
 

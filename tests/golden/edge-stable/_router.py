@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 493fea7561613e81e3da66f5200ddc236b84063d3dfe7ddcc100de0768450313
-# Content sha256: 6bc7513d58ca7844cc2ef2dcf388326822db163a595b15acc379e3f9c75ca477
+# Inputs sha256: 5f36e84051e5a9343e72d8bc05585b35fa21f51d691f9d66db2d4b268c98dc29
+# Content sha256: 0581dfb17105807184bad38dbd915624cd1ea026d68eaf4775b4d7b627784988
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1101db73256b783527f4a8eafd8206df52738b327cddba90542b6b8192e43448
-# Content sha256: 54ef573e6ebec67506de4ba8a494051b80a2723e590635afdd74efe895b79558
+# Inputs sha256: 587dadb9a6e9529a1961b1817cf7f0c62241c4a18ddede7f64d54e8662d825d1
+# Content sha256: f3fff1d88967abb8005ee4ee4ed9034c2609e0c3ac36344b16231504b98be3ac
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7b2d391163d0570c4e98d7bd6ae18a4d970ccb88d53410822fff570e3cedd988
-# Content sha256: 4451ab5fdec5085471db476232f0e9a9b76224cef7ddac60e0c53dc915a85d03
+# Inputs sha256: 3dbec7e8e28354f69a7e1dfb3187019ed63ae9c9806ce77080c72f650f741cae
+# Content sha256: ca6ab09fe90d2bdaf2366065398b18b9a4b7d8b46e247068421972968728e802
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f352ffa97db5017ddaac178f6ab10504d39801d9203881159a191ac173612554
-# Content sha256: 206d3dbd6bf6da5ecedae232bb949622b7c1d0e0a6cd915e7b42147cec6c39db
+# Inputs sha256: faaf9424286edc7d1c768b2a8fbf1256495da4b2bdacd1101658e7ff5374c67e
+# Content sha256: b9fea4502b33e9a070cfb3c1333c37f02d964a81ff424a01e480e1f1d9623a6f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

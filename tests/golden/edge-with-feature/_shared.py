@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1090dba20d08b7cfe06636df69518077d090027630a090aaac3a6c89827abb26
-# Content sha256: 5c6cf9b8e5564d0ba632cd83c9da0e36a18b5168deaf83cc7b5b1180b1d79f1b
+# Inputs sha256: ada055f4ec50ad80ba3ca08c10488e2e3fc1c88373695470719f3f9038ff7e7f
+# Content sha256: 5f80817c6511b5470529f32a4c23f3b79d6f4d220bbc037450e16dbeef354425
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ae62d9d2016d614d39baadaaea7be1b86cbb1cdd43a3b170ed271b815232fbb2
-# Content sha256: 5b9df728c0dbf662ea084f2cdf90f9b24cf77def4f8bd4477403459840793b2e
+# Inputs sha256: 58e9eeecd7d1883ace0026a3257459a0ddd593f4c699b733647ac7584b0c7284
+# Content sha256: 7bcc0711c112eed2bc329a946929dfb8b343e5801095047a9ffbabe733c4a08b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 00b68a8a3b20be06b2bb1998e58a77bff315fb5d3ce0e5ed46825e424664562e
-# Content sha256: 229a5336e960e27b02dfe054f826abcd4cc2bd9e84c40a9138aff701e8fa1533
+# Inputs sha256: 6df7fb926060dcd41fd6745e30a16b9fdfd8d1073ab818aa69486232a244b208
+# Content sha256: 85239988c7a9945befaf446e6ccf9bd2fe1a10d06036d38d8c95647e636aa101
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fb8ad4ef6c730cba91c759c99e7e5d533169ae0fd7400c8478702eafbc9a3f47
-# Content sha256: a83c42ea3fd49f0b3a4b67dfcc8dabac092f6217efbc4f80cca465f26c1bf05b
+# Inputs sha256: 42ffe2df26c5c457e2e455cbaef2eeceba2bef54b0015f7e74e19d612d7be939
+# Content sha256: cf1289f655996e41364a5fa3cbffce2f65637692c4ee746b3d95055dec154a23
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

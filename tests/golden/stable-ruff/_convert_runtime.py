@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bae60025f7d8a0db80122568b325882caee58e566f3a5d44b53960478a85b914
-# Content sha256: 08a9fcf7f274044f2c0f60848386d8a019826595966a5eb1150dade3ee88f62f
+# Inputs sha256: f7748d394f492cc14d15c9cc4e9c3a3cd2750e847ea0a5b16ba5bfcfc49aa1a6
+# Content sha256: e09316f34a3a23487e94ac85dd008a59a3b02ed44446eb232e7592f227558a58
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ebd9fc4c61e029861c856292555466a659106e9a672373956e91f04b7bae4299
-# Content sha256: 6c605b27949a703db1af464e29514cec2898a25fb2738d803bc47df20646f869
+# Inputs sha256: fa88f296ce4dacd5a57ec8e1acbc6ee943c7de1122444766b9ec064b361d3132
+# Content sha256: 6cc3f99334da472a09a8fd6c204ad5419c8f7089b917567abd3d32eecb10e61b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 074ace2fb29a3ea9748d908292ae113f2c06754bfcca7493b92186554fc6274e
-# Content sha256: 3d08ef534a287f3e96e3f1b83c94c0774bf3b260fceb07cd9fe6169bc885dbe8
+# Inputs sha256: ea4e54683c4c8c5d25dcc3b44313d16e7289a910e57906c7572d6b7f2c495fc3
+# Content sha256: 8de4831df08cc5d24a179c7536053c4fec742047fd86cf6ca3d3439dbfdd4e5c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b555ca3c0db7cc76d33188aac2f5157b99ff953ae85bdcd918889180463c0779
-# Content sha256: 9fefff3094897ccfa258c410014b9fcd2ec8054ee0c348af4e27ca8d0ce30e94
+# Inputs sha256: a443ec4d9fbe838403d15b2e85953e0e270c51176c16eed605988d36a5e9711c
+# Content sha256: 64c8f3893d37eeff1cbd51c4e93d232498bb886e94c46e6d250478f1962f4c30
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

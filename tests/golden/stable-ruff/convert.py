@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 52729d3e2eb2b5c66a092da4ae2af1359c444cceb4f0827589b51ce648f8e551
-# Content sha256: 7f853c3f43f4b231125bcf5b8b1f32ab0c52a9a5ca90dc99868c0b7bec046c19
+# Inputs sha256: 4d1c3bba5ec2dc1af22a7bfac7479f2ecdf2d1bac5d38534e4b1b75a020c5751
+# Content sha256: ae6522968b751a8c7ddf2c537c6d7f71edd75df706cffed6a91e443c7e72c915
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

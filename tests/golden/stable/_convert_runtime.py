@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6ae2b1e45a2e523aa82966813890250c07f7be476c359bc8aa23369963d7cc99
-# Content sha256: f9348012eb59c5ed756987479d86e3061325b5c85d5d48ae505e49744038dd51
+# Inputs sha256: 4c97e9b2cbef1477660d48e6dcc636d062aaa8c10c83a9d785515af207f54df1
+# Content sha256: 930e34f3e807ace9d05524c67ebab89a3aac73df79c81f542d73483a140f8ada
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d3bc6cf1f94621a68fbf8b04cf7c158f396cd91a7eef6e33ee08436dfe10220d
-# Content sha256: e665ece11583234bf287454d702aafcad51b2f5a4e64a0861b0ab853b1f84c29
+# Inputs sha256: 932bad0d8cda129c090ebff71033052f1a017233729e9d5d8ae55b8703ca176b
+# Content sha256: 97d2814b48fcd58dba4754e6698dd2e5de550cf4661e2b2e69516ce1d3f7d2e2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

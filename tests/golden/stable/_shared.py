@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9549c7d2e9a42955e820ffb1c30525abd30926271a892b669715c6e57b11912b
-# Content sha256: 34c52b5ab6d788f40dd4676747d20c6a0e14c18762d89bbaae79d698d628e195
+# Inputs sha256: 6ba6c242e5ff6186435d1121002f33d87deae18783893aae8b9cff8d2b78ff53
+# Content sha256: c1fd5e30bdaf2dfc6334383f6da5c046f70b30c26ba3ca4dd6593c8fa2a9b605
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 60f39d08a9cd4dda67d8764f4c707a9c9c6dea34945aa0b164444d1d6d52d393
-# Content sha256: a7aa4ee9865436ec05ae341dc45b5a01c278bbaa7f88c0974d0b5760ca0fdfc9
+# Inputs sha256: 056be434fc723d0d6fd858b57377ec9d56317912bb3c451455cb852b7726d88e
+# Content sha256: a3155d781b22d593291e017172f57d61301a5459aec55499c149226a4fdacdbe
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7cd7254d6e31bb0d7b9471f6e16ebb47646393cdcf1cbed831e36f39bb8ec606
-# Content sha256: 3ce6e9c2c6608ed5b460798611450b9a8a1cec4df60cf1003d01c7cbe15809a5
+# Inputs sha256: c6e5a611405c1fae1cae697c88450bb27b63575463bfb108a501e28a1d5953ca
+# Content sha256: 85c49ea065e25feea9e8c39b5e03fcf7c7cd3a3d054995886e23906cc83d978e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

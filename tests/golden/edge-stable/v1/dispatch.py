@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 36f036b39fb06238cba26e9b52738858d7691c06f802515f7bba3b2126cfec0b
-# Content sha256: 86b660dee556402f50f396d355267a363153676f5f93d1422c63889c3c2ea21a
+# Inputs sha256: 647e13e8525eec9c47613ef814b732867447eda3628ef413da1dc811049051e7
+# Content sha256: aa3963c93beba8382d2a55e3968914f9ebac5f4386358aa83135a218ce7f4b06
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 42a44cf10b09b5d5c7fc5a452cf070191ffd51daa178e89a991f62650470c57c
-# Content sha256: 7761c6af0d6fe13cf6dad6bfc86836528f2642b3e347f8ca3e8fe35affee31a2
+# Inputs sha256: 6c36c7d222dbf7717dd0fb2837550159c3f6e8abc7315ee452da206df58160a1
+# Content sha256: 5ccc1db92a473564424ff53e1cb805cb6d5019d0b0c816880f2186bf99fc0da3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

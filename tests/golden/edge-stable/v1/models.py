@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cce1f54dfba16ed690c3b8a0f340a39d2eab35b6b03722dc64a4ed14c67582a0
-# Content sha256: 981dd1d7a12343b8ffcc12e005d44dcb0821b7aae3474da4c9decf46560aaf2a
+# Inputs sha256: 3224941f6f2d107af4a34ea08659d8aeb2f2a91665ea618308d4ee51061325cf
+# Content sha256: 48efb81d975be604ef9a30a5162f43d0210c22a0a876cb9c62bf3b087c87cb61
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6964578bb0e5608633ef4f8e0c67ea310aaba3f87e856584ab491e2b33baf398
-# Content sha256: f0b126883490e8983c911f7a281569f0556669bb90ec5bba46ada5408be00d07
+# Inputs sha256: d17b359b8f0894c08f5ddaa0ac432c45ab30f0af9cdcdd3a2a5261477e34d7cc
+# Content sha256: c7b95bf2f1a7fc0ef6adc401ca9e18807daf3aa623fe88e137f097996fdf7d1c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

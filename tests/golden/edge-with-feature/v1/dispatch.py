@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ac4420c96b5d329d46cff983d45f438d5aae78edeac4a8a92bae801b77296cc1
-# Content sha256: 1d06121323bf54d2f8a4a7ef870dc713921e8a41af21c8cb5bcbc22e2ee1ff8f
+# Inputs sha256: f13bb64f812a42933234113c218bbd3fce35781ee39324e6c828ba2382de7452
+# Content sha256: 5d0b7e7b4206883db63a3385184ff35aad49b6672d4aa3221bcd6972cd4abae0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

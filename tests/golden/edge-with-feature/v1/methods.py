@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 046e4f4fb24bc927d65e2aaa11d30e442b58df1630cc04017d94a06737ca66c7
-# Content sha256: c4efb2ad367819c760cc5964b0bcdb3bf94ce731ef3080925609cdf488904e6c
+# Inputs sha256: 4983583d4ce26496973868811f2bf10e5bd48cf12030c90f9e9edee01e7882b3
+# Content sha256: ae22ed6223463a0766958ce66cfc20d8177777e5a73e6f4e3157caab116e65c3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 904f7d56669cb0c0d78e0a957d02e3c0a09827ac68ecec4e81f405ba08f5f5a9
-# Content sha256: 41b520a7a450588cb64905cd1c4d768234fb0ccaa23a3d3acfdb8ac5fe21f66b
+# Inputs sha256: d7a92d9722ec50d7b29717b1875d5d045b4436c5d1d3be7326b089b92ed89b05
+# Content sha256: 0b305aa1f109624be175a69646637c882ccb858a3160a109c67307856b169444
 
 """Wire models of ACP protocol v1.
 

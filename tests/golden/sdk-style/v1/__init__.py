@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 09ebfbd2418508694b177a454aad67183098685199ab84372ff29a1aff387863
-# Content sha256: 6902268a733a11b67f25cac30a3cdb9c059b41e8e920df1e228b37a2df42bf04
+# Inputs sha256: 7cb15d2e004c44664affbe6863772c364bbc138af6494c400e4b5fc1efd52a15
+# Content sha256: 1d1d906bc5d37467e84fd0d178cbb13e41df7f6ac41a914fd3056b66501437b4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cb04958fedb023190841beb442cdf361cd5dc65f7d9f0428b3f07b097a80a79d
-# Content sha256: e6ab1b927fdde012896ccef73ea85468d4e36bf2af9f7652d6ad551a2fa53eaa
+# Inputs sha256: 129153b00bfe85836b0500f6bcc8f150754255fb5071019b8dbe7fc3d0c761eb
+# Content sha256: 8930ab372a781c7faaebd6aa1bee279109994b360819e6977e8323016cb81090
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 36f442244cf7e722c3044bd62934d957a289eab9bc8150045958fda017d4299c
-# Content sha256: ee7da76931aba3f238624c6e7901d154a8b96eb591e6ad18a73ff430a1c7875b
+# Inputs sha256: 34e5aa5d482d77992ab2a45b2f362e7cb809a225f5c5db841a5960f5240ace95
+# Content sha256: 936b2a9bd89d876c602800fafca4dbe9d55b3351df7c3ab6394c174192aebbc9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

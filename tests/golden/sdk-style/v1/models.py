@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c8530b5d7849d037ee39cef4444e1f36e21cf5994eb3d0c8531c69caa7e3c661
-# Content sha256: fe3f391e3c8018d2624ec3bd436eeddcd50711ed9f6f2be8ea483e4834709efb
+# Inputs sha256: bcfc608c4ee681ced14e56e79758f7c939f7964d179124d8b3da1537eeb26da2
+# Content sha256: 6046376ee697c97e341201887d9e51848df81723d333444b7c11da8d09c9aa26
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f5fec0f77fffd6f880c86d0fe6d6661369cb36877647584d5c4b76561a3a388d
-# Content sha256: c8789ba6f092ff129d8b4b61a75e8caca5cf7fc4f7130673acd92d4eb4bba33e
+# Inputs sha256: 767d192972665147ac8132c922c610953ae7a3bfea6d95f4aa61a2dfc74f9261
+# Content sha256: a74fd2101f52edabb102a672e600db3de1be12fd4fac57d6c163677789379d3a
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

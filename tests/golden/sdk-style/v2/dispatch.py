@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e7516aa975249de3d2467d4e39fc2cb42eba4b42ec6fd5e28dabf4d66787a5fd
-# Content sha256: 3002d7b6b696c98d74347600567e1f431519b145adc34faf252107a47271fee3
+# Inputs sha256: adcea176070d533b5d795e9b0a99ecc54a3c1b46fa9adc3fd64d5f35c3e5663e
+# Content sha256: 92ae857e9742e91138aabf9d1f80fae7357a424099b439876b21f8f750aacad6
 
 """Method dispatch for the agent side of ACP protocol v2.
 

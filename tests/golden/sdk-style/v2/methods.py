@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e26bb8063bfa4a9f1fe016accaebab6e82fe28e6bcdd481a8d5f622a9845c4f1
-# Content sha256: ecdae0d24b84cee231b1d497c9cb307bff363f2059ea135a74674d66c30edaa9
+# Inputs sha256: c1f450543af334cde5c6664f3076017ab65048fbedc7e9560d0b7fb34e874928
+# Content sha256: b98bce2a14226e7500f8de54e6eb40cc8d18515aa601c281ae3cd5c02cd36405
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

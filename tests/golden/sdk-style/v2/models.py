@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c50df31acbc144be92bdd9e3709b52b4c13f4ecacb3c836cfe3aceed32810304
-# Content sha256: b5d4901367363c27e431c786cbfbbd7005d16026162f61e555af6a2c62cef10b
+# Inputs sha256: db096c74f66bba1cb10722be6b4581868f07aacfb6a4fbf298235fbae62fa5c1
+# Content sha256: af7d35c200088d6808741d746f57ffd7b04ec73fe7a8f15dd75326361761d488
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7b08ca99deff2e5db17282eae5df644e576f060fc45820e3bc8bb4aa359c51e0
-# Content sha256: 25581d2ec53bedd061e0d01bda9b53db85a791d39d1e1949a6f0f9246a1e50e7
+# Inputs sha256: 61f94d585458658b5f0cb6c9c82204cf19d7e9a0c5586b98c56c284a74340925
+# Content sha256: 168ffca0da47958bac97803355b85258fe354f28c6a1c22d03b51f1e60bd18e5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bbcc2a0649841018542624431b97118ba689e4c2d26356bca6d99778a51ddaf8
-# Content sha256: 212c17ffc9bc9bbe6a1e2db251463b550b867c2755f4a464ef97313f861af068
+# Inputs sha256: 951915e3d4371898e884d4c68a4ec2c6aafa74ed4a1015461f41ec15d9635d45
+# Content sha256: 8f4dae38145c2cae87104516af53c78bd4b71adf4744d78c165a18f4e6a08a75
 
 """Method dispatch for the agent side of ACP protocol v1.
 

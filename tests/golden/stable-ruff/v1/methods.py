@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f91d63a4d3bf8c2d882ac7603cd03f026175c61e688c9f85dc51222a1017f236
-# Content sha256: 1809d591ba576291df8a7b5d6cc08407e953484391af8827b42d19c96fdca9c9
+# Inputs sha256: eca4e45601bccb40acce6c0d9cf819ccd3f22ce82eb5ba4d24aef2898f8290c0
+# Content sha256: 1308b8200c2e415945a0317c7999efa3d5ff04e8626f7255a72e13999d7d742e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1eabfe53019f8e6921a10ae7129b39c17ecea70a482953a36138b1a39b338e42
-# Content sha256: f941b741e32645c5f00798f5d2432acfbc95a9f32f40d7c14b525a6c13dde1e0
+# Inputs sha256: b7845887370d21b321d103c0f4e66986bfe4bcf2304dc796342c56ea5778131f
+# Content sha256: 224b38e5b14afe28be9dea54eaa27e254a65a914f05ce6e0eebc3817f3f0e4e0
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dbe0880ed6ea653b823d3464ad1942a318cc86888a329690cc9a0ff345adc3b1
-# Content sha256: b9bae6c356503e64667e1c1a867a1fa9a7500cc7fe5cd4a132c2abad5fc8c2f1
+# Inputs sha256: 46f78c409d6ed364099b278438ac8a5f3a1e47cdc3e375a4e28f165209a69ca5
+# Content sha256: 51816b79d306cb0a925e479a9ea9e03e4cb0dfe547e6bc479eef9693b165fd1f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

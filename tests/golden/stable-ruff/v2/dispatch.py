@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d20fcde5e1711cdedec03c6f07eee22aafda443d4f979e9a8caabc708d9710c1
-# Content sha256: a09db8e627501e6e931eaf1dabc7f236eacd76f34b1d435c3f659bcbfa95632c
+# Inputs sha256: 09104597afd9d738ef1ce55ba4e880f774479585c86cc8b546a03927e0d3e34f
+# Content sha256: bc720931ca92b52b1f6aa6f8c69c36fd93268a884e89296c9ff4cd454d2e73e3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

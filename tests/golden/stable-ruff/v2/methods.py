@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f730870903a740084422ea32952e9bc5eb69906d48793d07b9c04b49c45fdde4
-# Content sha256: e73f82913dd3966992ee255b8d20fa579e86f305456ce1d5f4293627341a8523
+# Inputs sha256: 748db659f8a8db2da7937694312f300456100ddb4ba89d4a4e8b453878733181
+# Content sha256: 494ef85c09be6c15000bf804793cd341e6620d03a0dd51b61e77319298ddfcc6
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b758fe8ef5f09e1cb3ab382eb1df46a02240e302dbdb609d083cbb23945404bd
-# Content sha256: df45eef5f9c483208d82daef0ea127be243e451ad59bf7bd0d7bfb5be27c0c15
+# Inputs sha256: 3bb4964afd27388d1cd7ad230067503f17fa27e07cf289a880a8fcba6ae6a4e0
+# Content sha256: 003587d2d1bbd43ac154d95e4878c04443c58fb06530016c255ec4529f51b429
 
 """Wire models of ACP protocol v2.
 

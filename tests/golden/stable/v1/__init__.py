@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 56818dd808a72727b7feead1e02cb443be15eb85ee97e4f6fd40e4196fe96f07
-# Content sha256: cabfbade5b9c1b36f055261ac9dd069d13bf2cd4075374d89f32e96a9d9fb769
+# Inputs sha256: aa2efc3b08593739095f0e477ce3b69d046aade6aecbfbac75a0997ba991cb93
+# Content sha256: 7a74090d05bd73b611836830c6ed7f45f42ff2568f2a57cfedf1feaacf8bc96e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

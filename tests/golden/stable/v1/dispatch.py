@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3e9dc86e9610b508bda8fa3f408ee0764ac05dec86d20beaf25abb079d1d954a
-# Content sha256: 8cee768beacf9ce9426987e47cac0db18cff7916b99153a0516a6e9143351827
+# Inputs sha256: ec57ca16adbe9514995ee7425baa09b236c7e2af20992d5ec0db2d537b3fdefb
+# Content sha256: 8e7472648d41165dc6bd5fd8905024d136ac03e68e7511e23d224505f34e403b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 84b1b9cb40baca9c9e6b938e7c01308dc7a2fd96b021047b1e5876c4609dc839
-# Content sha256: d7c18b79ac3ac1e9736c2d6aabe2a451729bd56b6fe3a3ca8eb91843d5ac9d8b
+# Inputs sha256: a94d53f4100af1a9f9a9e1a6e362cd65329b50033e94c08479d83c0d74c3c8bd
+# Content sha256: 4742358541d61b72fb7d5dd42d4237cf99d11fd70c0fb0c01825fca8eb7a4f8f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

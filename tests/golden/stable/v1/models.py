@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b7fd08741852c42caf6762f25a90f9a5562729b3a54e8e7102baecca7259050e
-# Content sha256: dea342c066d55fed0896d860d4059bdbf9a4d56d5c0692db92608afbe87df865
+# Inputs sha256: 8e75d112b63ab014b28e5a1d202b45e940db8cb3deae1f889fcfc85e755b9187
+# Content sha256: 4d3d51cf68bc85bc89625875e28536aabc3f598a0023769b6bab8727eea2a879
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 10c4adc37d51300aebf7f854e9bb2f952c94eeb50e2431e8f569e9388d4b1231
-# Content sha256: dbd23e7114afe30ec669975cc770edc98d3ff31edb1f48787006c665e5ffaed6
+# Inputs sha256: 441744708541fa51ce45c517ed355e626403549fecc82dc81b8e83577dfc6ca0
+# Content sha256: 02b9aa5b6d045b3e87e2457cc3c4b1518b3943e57e4041aa2f45e97e015ab9a4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

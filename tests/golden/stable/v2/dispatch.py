@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: facc7431b7b5db4e42e7a30d74d52caf3e706ab2e3cd07c0d4246e26a98e6cf1
-# Content sha256: 6814a838e9e500b06254f71edafc1e192e73c077d797e77b0ece8236586c7dfb
+# Inputs sha256: 1119a6ce999b9451f1319c1708bb584fee193fee549ca3936d8862845150c4c7
+# Content sha256: 2d41406b7646c9a9953fe34e5338cfc2e0de60cdaba271088a3ba5d5cad7bb25
 
 """Method dispatch for the agent side of ACP protocol v2.
 

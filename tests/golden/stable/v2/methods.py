@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 304a6e06fb6a013ccbf58c921ef5ef7b5d0787e9b0baf9eef0e923d5fd0f6c53
-# Content sha256: 31624b6021fbcb98fffe08091e5d6ce7a3f06b825f18a007f120da9c39553504
+# Inputs sha256: 5556abb4c09d387fe3814f8768e62a2be0cb91cfdcfb8fb6c4499a06f6402b4b
+# Content sha256: 055d49a840b1536aab03afee71a811d7dc4a5c93daecc1a033d0486ac07d86ff
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

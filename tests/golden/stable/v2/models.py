@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5a57fb250d472c5de686189485620cb5027b4152b0ba8b378aaefe93be39e34a
-# Content sha256: 265985f2c44d5f51c248b62d9d6fd29b5aa4b05540403b0c276ca546467ef00c
+# Inputs sha256: 6cd64fcae00c4509c0927068ada24147706a0e9a75bdd0ae7ea2254bace6f573
+# Content sha256: 0771d295089ae0193c77d021c1da038d86bba897bc7f03a5b9c266f55d9f1a97
 
 """Wire models of ACP protocol v2.
 
