@@ -17,7 +17,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from benchmarks import SAMPLE_S, Ratio, compare
+from benchmarks import Ratio, compare
 from tests.support.reference_data import missing, reference_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,21 +57,14 @@ def run() -> list[Ratio]:
                         formatters=bare_formatters(formatter),
                     )
 
-            # With ruff no worker of ours runs, so CPU time (ruff's processes included) measures
-            # what the wall clock does on an idle machine, and holds on a busy one; black lays
-            # out in workers, which the wall clock credits where a core is free.
-            cpu = formatter == "ruff"
             results.append(
                 compare(
                     f"G3 {formatter}",
-                    f"upstream v1 schema.unstable.json + overlay vs bare datamodel-codegen, {formatter}"
-                    + (", CPU" if cpu else ""),
+                    f"upstream v1 schema.unstable.json + overlay vs bare datamodel-codegen, {formatter}",
                     subject,
                     baseline,
                     target=1.3,
-                    repeat=5,
-                    sample_s=SAMPLE_S if cpu else None,
-                    children=cpu,
+                    repeat=3,
                 )
             )
         return results
