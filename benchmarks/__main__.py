@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -23,10 +24,14 @@ def main(argv: list[str]) -> int:
         return 2
     over = 0
     for name in chosen:
+        # The load, with each module: rows that use a core the baseline does not (F1, F2) read
+        # higher on a busy machine, and a run's figures are read against it.
+        print(f"-- {name} (load {os.getloadavg()[0]:.2f})", flush=True)
         module = importlib.import_module(f"benchmarks.bench_{name}")
         for result in module.run():
             print(result.line(), flush=True)
             over += not result.ok
+    print(f"-- done (load {os.getloadavg()[0]:.2f}): {over} over target", flush=True)
     return 1 if over else 0
 
 

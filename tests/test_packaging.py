@@ -136,7 +136,7 @@ def test_installed_wheel_serves_an_sdk_repository(wheel: Path, upstream: Path, t
     assert version.startswith(f"acp-codegen {__version__} from {venv}"), version
     # From a subdirectory: the repository's pyproject.toml is found above it.
     done = run(bin_dir / "acp-codegen", "generate", cwd=sdk / "src")
-    assert f"wrote 15 files to {out}" in done.stdout  # with convert.py and its two runtime modules: both versions have a base
+    assert f"wrote 15 files to {out}" in done.stdout  # convert.py and its two runtime modules: two bases
     assert f"config: [tool.acp-codegen] in {sdk / 'pyproject.toml'}" in done.stdout
     header = (out / "v1" / "models.py").read_text(encoding="utf-8").split("# Content sha256:")[0]
     assert "#   schema/v1/schema.unstable.json\n" in header

@@ -97,9 +97,11 @@ CODEGEN = Path(__file__).resolve().parent.parent
 
 
 def generator_sources(package: Path = CODEGEN) -> list[Path]:
-    """The source files ``generator_digest`` hashes, in a stable order."""
+    """The source files ``generator_digest`` hashes, in a stable order, with the pipeline's
+    data (the table of upstream's releases the SDK wiring's gate reads)."""
     top = [p for p in package.glob("*.py") if p.name not in NOT_RUN_BY_GENERATE]
-    return sorted([*top, *(p for sub in PIPELINE_PACKAGES for p in (package / sub).rglob("*.py"))])
+    own = (p for sub in PIPELINE_PACKAGES for suffix in ("*.py", "*.json") for p in (package / sub).rglob(suffix))
+    return sorted([*top, *own])
 
 
 def digest_of_sources(package: Path = CODEGEN) -> str:

@@ -11,6 +11,9 @@ implementing its ``Agent`` protocol and a client implementing ``Client``, talkin
 * adopt's report lists each method it wired anew with its Python name, and the two routes
   the SDK gates although its base calls them stable (``session/close``, ``session/resume``),
   which stay as the SDK wrote them;
+* the base is README's, the unstable pair alone: acp-codegen knows it as upstream's
+  schema-v1.19.0 and its stable methods (issue 58); a base edited so that it is no release
+  gets every method added gated, and the report says so, naming ``stable-meta-v1``;
 * (ecosystem) the same after the SDK's own regeneration command moves it to schema-v1.21.0,
   and the kit, with ``session/delete``, on the moved SDK.
 
@@ -27,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import run_kit
+from support import edit_json, run_kit
 from test_sdk_dropin import V1_BASE, adopt, needs
-from test_sdk_rfd import AGENT, LONG_PROMPT, STABLE_META, V1_21, copied, gen_all, sdk_copy, sdk_env
+from test_sdk_rfd import AGENT, LONG_PROMPT, V1_21, copied, gen_all, sdk_copy, sdk_env
 
 pytestmark = pytest.mark.slow
 
@@ -148,6 +151,7 @@ def test_the_report_names_every_method_wired_anew_and_what_it_left(sdk_on: tuple
     assert added["session/delete"] == "delete_session" and added["logout"] == "logout"
     assert "session/delete -> delete_session (agent)" in line  # stable: not gated
     assert "nes/start -> start_nes (agent, unstable)" in line
+    assert "gates: schema.json is upstream's schema-v1.19.0 = v1.4.0; what it calls stable is not gated" in report
     assert "  session/close: stable in the base, routed as unstable by the SDK itself; left as it is" in report
     assert "  session/resume: stable in the base, routed as unstable by the SDK itself; left as it is" in report
     router = (sdk_on[0] / "src/acp/agent/router.py").read_text(encoding="utf-8")
@@ -155,6 +159,20 @@ def test_the_report_names_every_method_wired_anew_and_what_it_left(sdk_on: tuple
         router.count('AGENT_METHODS["session_close"]') == 1
         and "unstable=True" in router.split("session_close")[1][:200]
     )
+
+
+@V1
+def test_a_base_that_is_no_release_gets_every_method_added_gated(venv: Path, sdist: Path, tmp_path: Path) -> None:
+    sdk = sdk_copy(sdist, tmp_path / "sdk", feature=True)
+    edit_json(sdk / "schema" / "schema.json", lambda s: s["$defs"]["DeleteSessionRequest"].update(description="ours"))
+    report = adopt(venv, sdk, "src/acp/schema.py", "--dry-run")
+    assert (
+        "gates: schema.json holds unstable methods and is no upstream release acp-codegen knows"
+        " (set stable-meta-v1); every method wired anew is gated as unstable"
+    ) in report.splitlines()
+    line = next(line for line in report.splitlines() if line.startswith("methods wired anew"))
+    added = re.findall(r"\S+ -> \w+ \(([^)]*)\)", line)
+    assert added and all(a.endswith(", unstable") for a in added), line
 
 
 @needs(V1_21 / "schema.unstable.json", V1_21 / "meta.unstable.json", V1_21 / "meta.json")
@@ -166,8 +184,8 @@ def test_moved_to_a_newer_release_every_method_is_still_reached(
     sdk = copied((sdk_on if feature else sdk_off)[0], tmp_path / "sdk")
     shutil.copyfile(V1_21 / "schema.unstable.json", sdk / "schema" / "schema.json")
     shutil.copyfile(V1_21 / "meta.unstable.json", sdk / "schema" / "meta.json")
-    shutil.copyfile(V1_21 / "meta.json", sdk / STABLE_META)
-    gen_all(venv, sdk, version="schema-v1.21.0")
+    out = gen_all(venv, sdk, version="schema-v1.21.0")
+    assert "gates: schema.json is upstream's schema-v1.21.0 = v1.7.0; what it calls stable is not gated" in out, out
     assert_every_method_reached(venv, sdk, V1_21, feature)
     assert_the_gate_follows_the_base(venv, sdk, V1_21, sdist)
     if not feature:

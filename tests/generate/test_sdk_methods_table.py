@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import SCHEMA, SHARED_UPSTREAM
+from support import SCHEMA, SHARED_UPSTREAM, edit_json
 
 from codegen.config.settings import DEFAULT_OPTIONS
 from codegen.config.table import Config, parse_config
@@ -24,6 +24,8 @@ from codegen.protocol.sources import load_sources
 
 FEATURE = "unstable_session_archive"
 BASE = SHARED_UPSTREAM / "schema-v1.19.0" / "v1"
+V1_21 = SHARED_UPSTREAM / "schema-v1.21.0" / "v1"
+HISTORY = SHARED_UPSTREAM / "history" / "v0.10.8"  # a tag the corpus keeps the unstable pair of alone
 pytestmark = pytest.mark.skipif(not (BASE / "meta.json").is_file(), reason=f"not present: {BASE}")
 # What the SDK 0.12.1's routers and connections name themselves (meta key -> Python name).
 SDK_NAMES = {
@@ -109,21 +111,28 @@ def config(at: Path, lines: str) -> Config:
     return parse_config(pyproject, text)
 
 
-def test_the_stable_meta_is_the_setting_s_else_upstream_s_sibling(tmp_path: Path) -> None:
+def sdk_layout(at: Path, release: Path, schema: str = "schema.unstable.json", meta: str = "meta.unstable.json") -> None:
+    """A release's unstable pair where the SDK keeps it: schema/schema.json, schema/meta.json."""
+    (at / "schema").mkdir(exist_ok=True)
+    shutil.copyfile(release / schema, at / "schema" / "schema.json")
+    shutil.copyfile(release / meta, at / "schema" / "meta.json")
+
+
+def test_the_stable_meta_is_the_setting_s_else_upstream_s_sibling_else_the_release_s(tmp_path: Path) -> None:
     expected = listed(json.loads((BASE / "meta.json").read_text(encoding="utf-8")))
     # upstream's layout: meta.json beside schema.unstable.json
     upstream = config(tmp_path, f'base-v1 = "{BASE / "schema.unstable.json"}"\n')
     assert stable_methods(upstream, 1) == (expected, None)
-    # the SDK's layout: the unstable pair copied to schema/schema.json, schema/meta.json
-    (tmp_path / "schema").mkdir()
-    shutil.copyfile(BASE / "schema.unstable.json", tmp_path / "schema" / "schema.json")
-    shutil.copyfile(BASE / "meta.unstable.json", tmp_path / "schema" / "meta.json")
-    unknown = config(tmp_path, 'base-v1 = "schema/schema.json"\n')
-    stable, note = stable_methods(unknown, 1)
-    assert stable == frozenset() and note and "set stable-meta-v1" in note  # every method added is gated
+    # the SDK's layout: the unstable pair alone, recognised as the release it is
+    sdk_layout(tmp_path, BASE)
+    table = config(tmp_path, 'base-v1 = "schema/schema.json"\n')
+    stable, note = stable_methods(table, 1)
+    assert stable == expected and note and "is upstream's schema-v1.19.0" in note
+    # the setting wins
     shutil.copyfile(BASE / "meta.json", tmp_path / "schema" / "meta.stable.json")
+    edit_json(tmp_path / "schema" / "meta.stable.json", lambda meta: meta["agentMethods"].pop("logout"))
     given = config(tmp_path, 'base-v1 = "schema/schema.json"\nstable-meta-v1 = "schema/meta.stable.json"\n')
-    assert stable_methods(given, 1) == (expected, None)
+    assert stable_methods(given, 1) == (expected - {("agent", "logout")}, None)
     missing = config(tmp_path, 'base-v1 = "schema/schema.json"\nstable-meta-v1 = "schema/nothing.json"\n')
     with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.acp-codegen\].stable-meta-v1: cannot read"):
         stable_methods(missing, 1)
@@ -131,6 +140,41 @@ def test_the_stable_meta_is_the_setting_s_else_upstream_s_sibling(tmp_path: Path
     shutil.copyfile(BASE / "schema.json", tmp_path / "schema" / "schema.json")
     assert stable_methods(config(tmp_path, 'base-v1 = "schema/schema.json"\n'), 1) == (None, None)
     assert stable_methods(config(tmp_path, ""), 1) == (None, None)
+
+
+@pytest.mark.skipif(not (V1_21 / "meta.json").is_file(), reason=f"not present: {V1_21}")
+def test_a_release_is_recognised_by_its_schema_and_meta_as_json(tmp_path: Path) -> None:
+    """schema-v1.21.0 has schema-v1.19.0's unstable meta and two stable methods more: the
+    schema tells them apart. Laid out anew, the same JSON is the same release; edited, none."""
+    sdk_layout(tmp_path, V1_21)
+    table = config(tmp_path, 'base-v1 = "schema/schema.json"\n')
+    expected = listed(json.loads((V1_21 / "meta.json").read_text(encoding="utf-8")))
+    assert expected > listed(json.loads((BASE / "meta.json").read_text(encoding="utf-8")))
+    stable, note = stable_methods(table, 1)
+    assert stable == expected and note and "schema-v1.21.0" in note
+    schema = tmp_path / "schema" / "schema.json"
+    schema.write_text(json.dumps(json.loads(schema.read_text(encoding="utf-8")), indent=4), encoding="utf-8")
+    assert stable_methods(table, 1)[0] == expected
+    # edited (one description), or beside another meta: no release, every method added is gated
+    edit_json(schema, lambda s: s["$defs"]["DeleteSessionRequest"].update(description="ours"))
+    stable, note = stable_methods(table, 1)
+    assert stable == frozenset() and note == (
+        "gates: schema.json holds unstable methods and is no upstream release acp-codegen knows"
+        " (set stable-meta-v1); every method wired anew is gated as unstable"
+    )
+    sdk_layout(tmp_path, V1_21)
+    edit_json(tmp_path / "schema" / "meta.json", lambda meta: meta["agentMethods"].pop("logout"))
+    assert stable_methods(table, 1)[0] == frozenset()
+
+
+@pytest.mark.skipif(not (HISTORY / "schema.json").is_file(), reason=f"not present: {HISTORY}")
+def test_a_release_whose_stable_methods_are_not_known_is_named(tmp_path: Path) -> None:
+    sdk_layout(tmp_path, HISTORY, "schema.json", "meta.json")
+    stable, note = stable_methods(config(tmp_path, 'base-v1 = "schema/schema.json"\n'), 1)
+    assert stable == frozenset() and note == (
+        "gates: schema.json is upstream's v0.10.8, whose stable methods acp-codegen does not know"
+        " (set stable-meta-v1); every method wired anew is gated as unstable"
+    )
 
 
 def test_a_chosen_method_name_must_be_an_identifier(tmp_path: Path) -> None:

@@ -6,9 +6,10 @@ Upstream publishes two meta files a release: ``meta.json`` lists the stable meth
 ``meta.unstable.json`` every method. An SDK usually keeps only the unstable pair (the
 official Python SDK copies it to ``schema/schema.json`` and ``schema/meta.json``), so the
 stable listing comes from ``stable-meta-v<N>`` where it is set, else from the upstream
-layout (``meta.json`` beside a ``schema.unstable.json`` base). A base that says nothing of
-unstable methods is stable as a whole; an unstable base without its stable listing gates
-every method the wiring adds, which is safe and reported.
+layout (``meta.json`` beside a ``schema.unstable.json`` base), else from the table of
+upstream's releases where the base is one of them (``releases.py``). A base that says
+nothing of unstable methods is stable as a whole; an unstable base without its stable
+listing gates every method the wiring adds, which is safe and reported.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from pathlib import Path
 from ...config.table import Config
 from ...errors import ConfigError
 from .methods import SdkMethod, listed
+from .releases import recognised
 
 UNSTABLE_MARK = "**UNSTABLE**"  # how upstream's descriptions mark what is not in the stable schema
 
 
 def stable_methods(config: Config, version: int) -> tuple[frozenset[tuple[str, str]] | None, str | None]:
     """(side, wire name) of the base's stable methods, or None where every method the meta
-    lists is stable (no base, or a stable one); and a note where it is not known."""
+    lists is stable (no base, or a stable one); and a note saying where they came from when
+    the table of releases said it, or that they are not known."""
     base = config.bases.get(version)
     if base is None:
         return None, None
@@ -48,11 +51,14 @@ def stable_methods(config: Config, version: int) -> tuple[frozenset[tuple[str, s
         unstable_base = False
     if not unstable_base:
         return None, None
-    note = (
-        f"gates: {base.name} holds unstable methods and its stable meta.json is not at hand"
-        f" (set {key}); every method wired anew is gated as unstable"
-    )
-    return frozenset(), note
+    release = recognised(base)
+    if release is not None and release.stable is not None:
+        return release.stable, f"gates: {base.name} is upstream's {release.label}; what it calls stable is not gated"
+    if release is not None:
+        which = f"is upstream's {release.label}, whose stable methods acp-codegen does not know"
+    else:
+        which = "holds unstable methods and is no upstream release acp-codegen knows"
+    return frozenset(), f"gates: {base.name} {which} (set {key}); every method wired anew is gated as unstable"
 
 
 def chosen_names(config: Config) -> dict[str, str]:

@@ -156,11 +156,13 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     if not models.is_file():
         raise ConfigError(f"[tool.acp-codegen.v{version}.sdk]: models = {written['models']!r}: no such file")
     src, _ = locate(models)
-    stable, unknown = stable_methods(config, version)
+    stable, gate_note = stable_methods(config, version)
     options = settings.of(version).options
     sdk = Sdk(config.root, src, models, written, options, arguments["style"], stable, chosen_names(config))
     out = wire(sdk, complete, selected, meta, off)
-    out.notes += [unknown] if unknown and out.added else []
+    # said where the listing was read: a method wired anew, or a route the SDK gates itself
+    if gate_note and (out.added or out.notes):
+        out.notes.insert(0, gate_note)
     return out
 
 

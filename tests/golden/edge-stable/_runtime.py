@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e986db3dad057028c042b108ea85c69e830c8fcd8a526591a96afba9497c55f
-# Content sha256: 67304bc70a2672ebc246f7828af6a5b4fd85242690eacaf095edd958c21e7f37
+# Inputs sha256: 233f0e4c9e3e3b577ec38b643ceb54b71b8db75478a3a6dcc796f7f6cc1d265e
+# Content sha256: 7c04a58b878d887e13bccb17664e58de289f1bd2877acd7568be2bdcabfee4be
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a1cfa0d74507d669d2cf248e177e6d9eb920d6df81d58d55d0b87419161b444
-# Content sha256: 1f46fb551653ca18c267a41dcfe739cda82a0c8acd15ee3f33c23d93683bbcee
+# Inputs sha256: 2c8c7e713ae67f7984eeaf2177c51f6c521a803a3c5d6114c8fd420bd01bb1d6
+# Content sha256: 5b41cc3b80275b9f9eaaedf054995523ace171e14b0cc8fdb1f4692271230db9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4406ab5fbd73d595eccc95d591c52ee7f0d844d79a97c52b7bea907cb34e38cd
-# Content sha256: 8c6993250de46f7fc8899e0a0f5f38a76248ecec621a64702e4b1f676d4eaed5
+# Inputs sha256: 9dd25bfdf13200f5b2220489f9e275c2356c4ae8583c37fe650a1ec4df03bc0d
+# Content sha256: 171a4a7c783ba57e9522ded57ba2bf1d8fe7f639a463b00bcce0714717e32b6d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1130dbc3cab114558616f2bdbaf7fb1ce92945eee44c86059e0865277fc07d07
-# Content sha256: fa70bd8da6c1d03435cb6bbb367c7038e39a1d9e3185ca86f042eab680652a94
+# Inputs sha256: 9f774179d7ac2acecf634046e703035d18d33ac77c37c6c94f51374fa71fcf07
+# Content sha256: e1bb4166f186ff3614e00db128b8acb49c8c23101cfe5433802ec22d5c6c1686
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

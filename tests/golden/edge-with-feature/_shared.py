@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8a6381eb4d4b6b989fd5331008d229cecd7c973d642c449753775ce4ec9bf346
-# Content sha256: a9cf39b04be704be42b46f8a9ba0dddc61ecb24fdf74464a8b3af13b7c0de1e5
+# Inputs sha256: b1b9878690e136e84ad55fc2b36929bd47cca991318030d924dd1a28eee571f4
+# Content sha256: 19f287c707ab498e70de24c8e58b69275e2c8bf951b10a683f1bf3dd1cd22b55
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2b29b894f702e248197308821a0ef28435c3340966a3ed2cbfda7d2917a688ee
-# Content sha256: 8f5049704ba904fc78084b6a091a62a3f2abd4831676a4cf4efb758c8db8fc07
+# Inputs sha256: 9bc4bbe4c1cae536b3e8471f7db64076e6061407216aa380bf04a8e9b574d6d3
+# Content sha256: f11a39f4977044c6ecd3403fb8515e9a781aef89201a67cb083be5db026bb827
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6eb987ae293132c47eb2520cd546da624b2d341bc64930896fed81eaa9fd0a84
-# Content sha256: e9851c228e91e1aab4de5115bb2d4ce400888370ce221dad5acd87043edd18ac
+# Inputs sha256: 3443c8a0f89761d20613db31d0b6405123ff967ab141389c3d345f041812bda1
+# Content sha256: dd154dac711e99d241d57fb57ff2f034fc144bbad3f650caa301d480d4519b6e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6895e9e877e60b91a2eea055cf3d382b6da055c26bed1a9abfee036c9a9804cf
-# Content sha256: 62de6480323c1f0c86501c825a1ec9ead55d9c13798599a41c1705c57cd290a3
+# Inputs sha256: a3868ecb2c04541b1b7b16f7f04e4e2703997e671e31e8e8b06e456e4e6b358e
+# Content sha256: 482bc523cb82ea94df2bbb9b9e40f3ce3a3f08e72b382c840251853473265545
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

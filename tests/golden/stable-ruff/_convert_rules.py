@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2ff545c7374e6b8c7afdc1b62968221badf69c37a6a764491147077140b5c5f0
-# Content sha256: 37ca7d03025e3be8b724c8de59c30fb7eb96fc4eae340de3f8415587463ef38e
+# Inputs sha256: 2e4118c1c39149922e6de035d8a20e3d57437e3a4f88375f4935570f1b1578b7
+# Content sha256: dd3788d217c8bc286f7cd35af8c596a26736190e5ef31f9c69ae5f1dcef2514d
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

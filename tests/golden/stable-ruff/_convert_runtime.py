@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 91b04acdc4fa9658149c6fdb6620dbd6fb350a3da1a165cc4d4995e9d84e5978
-# Content sha256: 738ed61863321d08cfcef9efbad2b138990b2273f4975d49b6c4719e1ca6755f
+# Inputs sha256: 88d33b6410d0413f5c3a333952f163034dacc0c9f0d297cc2e42cae97a88fec2
+# Content sha256: 285047ac1ded8edcb317bbd82d5ad7e0db9ac82a165e14fe1ded25e0740c6518
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

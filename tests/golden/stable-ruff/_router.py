@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5457a30000a3b098257b5796077fcbf3ff548cc89ff581d7674b4245f2902956
-# Content sha256: 1beebde0955b17f627ace27bd4c9ae5116acae0d5aeb27770b01fad163f593cf
+# Inputs sha256: 29788ef28117d1b8814dfb3702f6c48e6c1bb63ca36dde5c5adbb8432efc9e3f
+# Content sha256: 1717bbbccef7874bc02f752423d9964b65a5bcbeaeab48a1d8599d6d52d56e85
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ae2a039d4d072bbbe61b0a449e3ee9438d846c3eee0ccbad543516ab1cede414
-# Content sha256: cdb8df5b822aba6acf41d4eb3f189e25a0f650c4f11883a35194078d6dba2c74
+# Inputs sha256: afac695a69c4d09bf81e8bd530768f610c011ea544c915796832fe03a7ac1209
+# Content sha256: 9239ec9f3b65b2badf9f4ac668d924e11d085b13fbb69e1dc1d5a57a4f121d1f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

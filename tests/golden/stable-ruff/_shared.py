@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cec09c6579710ffa989c7e2ef1620dd68f86e2fffa66f3a8f059df21e6f98fee
-# Content sha256: 1d4d2f06b807ae3b23271e10a234f308d49759a3092afa4793364d2a1d211307
+# Inputs sha256: bf57821378c706f9b57a0f2751e067c61d44643c4e5d102cdeb2b8ac32b6a6ad
+# Content sha256: e814222baacfb04ad9fb59415dfe42d17af6f5ac0fc9b93c5b01a43aa2281225
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b5c2c6e2c49329cb04135e643ff1671c03bcefa33f6583b07c81f2a4196ae085
-# Content sha256: 2d496252aab4317859820f6ada4f6cbd94378116a6072124938a107591803c7a
+# Inputs sha256: 0e1ae165f2978ba93224027498b17b72b6eee0bd7225e3432b48cc4197377971
+# Content sha256: 058b52e51aae44d5acda7bec8515a60fb943956464e129d637c03c6313545a84
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

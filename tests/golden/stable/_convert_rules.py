@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c12eff08747cee0abdbc60bb7efe1387c17cb155d6f1e7b11ab61709c375c0f
-# Content sha256: 6f66f568ba2c0245a79725e6fdc4435409ba916c078fe9f41e7ae9d3f305e601
+# Inputs sha256: 646adba411bec52d5cbd9e29406a78be56620f9fe59f5f6c26e51531d5bd084a
+# Content sha256: a802289171aa2736e4d9b4713ca665132ed76a1017d19b55951c2e9b9db66ef4
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

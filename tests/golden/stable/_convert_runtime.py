@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bcee9381bb0f69d9a4b47dc052963e5dd97bb0180c50a83d9d84f5fac6f74689
-# Content sha256: ba026a225955a7ccd26842cddecbce9cdfcc0983418aeb9fbb7de734f1d49bc9
+# Inputs sha256: 857cb95ec40ddb52926a9ff06f6ab4f1eae4e924c8122273053bf35d8ce1c21d
+# Content sha256: 1a3bd6327ed4d0c38c2604533a038714dab9f43ff0217e1959c4bf369a956920
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

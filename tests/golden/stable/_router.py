@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 83284d1bb35ace1ef6a38e8acaeadade12773800535a1e76a4e1f6d90db9acea
-# Content sha256: b0145f335d12ec227a541aa9133f9443c039060c4d56bf92f369d6196c44985a
+# Inputs sha256: fe8f8722a01566f773561d7cb43c6922c090a8f06ed3ad2fbec5c7c29862df09
+# Content sha256: 40c8f60e052005d79522e0ce8d9dfa3c0cd065f647f60cb60a84d06f43810094
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

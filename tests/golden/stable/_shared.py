@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 76fcd235dcec29b2758725e77ee4fbbc6207f07e331e20c8a4afffa6643d2ab2
-# Content sha256: 80791b7f490533690e7b5e199bc4f6e84112a3450d288777a261f64aef06c13d
+# Inputs sha256: 01102c0acb2b382d86c35d1a6e557112fd177ff0ae0f5c0ea19b2943723e324e
+# Content sha256: 57cdc34dd0b9cf11da8d4d26066bd53392a646a97f21b733a2257da4aefc9197
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

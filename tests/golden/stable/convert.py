@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1735766cbafcf196f14e58b3575ea6f2b6791a2d86716bac059325ea6d029ec7
-# Content sha256: d03e14361c82d1a639fb8d082e5a74586fa011da2cf29822b994ff90a363c670
+# Inputs sha256: bc9347b32e9d9cce3660c86619ef4ab11454c89780925b91836b9d70839086b8
+# Content sha256: 371fd66f747de8ec91dfad7272bcd2340a3c3d28aaece5c24eb362a3eca7e7dd
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

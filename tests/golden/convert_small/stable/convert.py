@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db4d4d121f3dbc640deffd8cbafbc47233ae957b02f9317a32fda68879d26e98
-# Content sha256: badc8aeb1444b98d7d67723362c70b455493b2c170b65bf1e882c1cfa8d86cbd
+# Inputs sha256: 52052efa8f83d96efb3d33164b30397bc5f23c6f20220a2f7ab8b46053a06be7
+# Content sha256: c8f8321dbb11fa3ba0f2cef60f474f1d991f78782c74fa483d503cb1e0da18a6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4fa96de0d6d3d142e458f7aa78c103625f86d8e2737151aa1cdf492918f94f3d
-# Content sha256: 7914ac4ba976143c79b64aa6a91ed8d014c8408fe5c1efe0616dc33017a2b356
+# Inputs sha256: 9ecdf6f540183442e7e949cf35e17102aff1598b28cfdbac7267ab10608a8127
+# Content sha256: dff0798d78319962c59ddec89090bc6922171087e020d4c690507b74884541d0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

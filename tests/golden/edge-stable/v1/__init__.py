@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 17130f6d5b6fbfbc01ef1eb48e46125636f7d5673b2f50e2b8aa762eab60e16c
-# Content sha256: 221ae4563e2d35601f5ea7cbe2cf56c80b1d32202f37ef500e636a4cc1507433
+# Inputs sha256: 3949e89e7a2aa4b11f0b54d330948d1e9e456f0bbab0eaff6403ff2331327259
+# Content sha256: 631fe86b50b624dd8fe88a87793d1081a15514b1b87090ff763031595428418d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 21bdaacb7c4701d034cb2625517570e98e100956a5b0834d958aaff991d7b8c8
-# Content sha256: e4c0efc5b44f07c4de7510f0e82681c97a3519cc88ef498fa8c878dcc6ff7e92
+# Inputs sha256: e669adbe71c985ec335c8be032a9c7a5e57f43bac951c673631a67ef0dd5cddc
+# Content sha256: 1255e1684154746a89b38ad3757b247d5efae36bc2eb19dcf0c9ac4e2c616e95
 
 """Method dispatch for the agent side of ACP protocol v1.
 

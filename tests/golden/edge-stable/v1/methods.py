@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c1ebdfffc5cd8d563dd7ccf5ffe75f42f513f1eb071b95729ca4769b80e0fee
-# Content sha256: 4c021c9c247ac582d43dbbded8ef7e17d94adb9a9d41f694033b87618255bfd2
+# Inputs sha256: cc19ff68f9c9583485554d081bd774a122363cc34994ae883db66954da754013
+# Content sha256: 84e72aed06cd54065822d0af67f35426a32af1d0f161fa48861673cf532c8cc9
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

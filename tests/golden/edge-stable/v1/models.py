@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 92cd1522f67ed50f2929fd58619a5a6437990a77998240a160e9fa2f3279eebf
-# Content sha256: f578093a3e244635cbe19714be24447ae54c8d550053664beb1cd48ed83b418a
+# Inputs sha256: 6c2dbeffa1fcca71d47bc05742e8f88a1eb6e2265f88aa2d0580b1c0e67903dd
+# Content sha256: 7f7ad0464f8577db858be51bccd047edc137cfb6740aa8a803f08fb83209800c
 
 """Wire models of ACP protocol v1.
 

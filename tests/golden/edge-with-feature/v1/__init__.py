@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 58b276cf9d41512da594ae82a055586d78e1560bd481945bf97cffe26be740b6
-# Content sha256: 796effd6650840e7e931d9b4081cf875de2a5579b16f27ab4f6231b0fbf9940c
+# Inputs sha256: 64e8e6257436356d4316c8df75820f84d17c70b4627eb34213c006d85248f91b
+# Content sha256: de13dc9725edd097c20f49d8d532c2fa92fdae5c9d422ce94487cce8ab7ccdd1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c01c849d172b3e96f7154835f34513032cb228563c322a37597c8ba899f429e
-# Content sha256: fb08fd023fa9ef705f2a411f15f89c5df402c13232c63550cc40a8b1a0d5e72a
+# Inputs sha256: ab17168c509c7a5be7933d40ef480b61dd81da92755673880dea78ca6d59626a
+# Content sha256: e072b5a6568ec3fbb32bce2976181b644f4317ec010082bc6cfd4cabfaff5f8f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

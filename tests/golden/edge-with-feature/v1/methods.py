@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 08db3ee3f93d563c8b08e16a675aeda430462260b470ae575b3b095e5d9d9245
-# Content sha256: ae6f3100f0ad063d9a1be2a9a5b70df56462848009d9f8d8be1a358bacea95fd
+# Inputs sha256: f5e551a7e51937d9f64f775c5bae5da99fea2eaf5ca632492d56e3a7997395b6
+# Content sha256: f149b70fb9447453ec380cedd4b19e6d22d1675fc2513844fa0d1d0efd045334
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c1d519180fa798ee35c0acf12d2cca36be9b3523b6ed2c3941bb225e25afdd75
-# Content sha256: 1b1bab22f2e1a6f33e1640ffb34971eb28fe10427de964eff5fc4bed79796a78
+# Inputs sha256: c4c87e0481f301b119623ca6b65bb70cb2e25b7a133888698e9773b74fe1a971
+# Content sha256: 374a61d2a8c0c68bf40b914c9bf0d5bf4e720ea5ead621df0bb0f4c30a48bc9d
 
 """Wire models of ACP protocol v1.
 

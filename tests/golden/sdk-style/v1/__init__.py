@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b844927cdc2309b324a92d4bcf7488d4eefbd239d857a751d3338cda985bd59e
-# Content sha256: 4f6da5cfbfa6b4b366d9141ab028de2fe6edfdc6d58222aff2ee2abb71578abd
+# Inputs sha256: b27cab785b63fb2142af7201b5601a3197882808c9525bd31315bddbe16e0922
+# Content sha256: 050c46578ae5c1bd8164e82a11f681acdffaa7e936ad8d9827dd5a04a37502eb
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

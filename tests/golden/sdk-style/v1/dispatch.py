@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c80a16dcb5238187d8fa3549cdb7c8612a26e68faaa54c01953974d0d0d53e43
-# Content sha256: 39cc4a5fa6d29fdedd8f67abced1fbd9ef8f179d34375ab4f196d0ceb5f0c2f1
+# Inputs sha256: 34a596dfe49349c69d10b138d38c07c66bc3dbab3e736b701c39941b2e7bf9c6
+# Content sha256: 39cd02361c56d8a3cb32e8cd974041a67160c016af3b599efee8181e18ca7ee7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

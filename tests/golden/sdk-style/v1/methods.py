@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cc1e00fd3fef9575c4154dc942360d4e261cbbbac79fb62547092b0a91bf6ec9
-# Content sha256: 9cf8cc2d7baebf4ee494c8fd0fc866d9a5c21c001ef64d36cb99c8a7918ffff3
+# Inputs sha256: 564679097325e40e1f611acf3ea373e1ac1405dce1399233d2f33694b262f67d
+# Content sha256: dcd8b2cf5342f0bb41e0aeb7f855aa411e1d239d8e40d52cdb1282d27185704a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

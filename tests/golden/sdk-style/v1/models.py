@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 211ad71a9ccbee0b705b5b493deade6580ca9f32ecb642be236e425cf1ce6b42
-# Content sha256: cba0c21c1eeb319cdd77ad3a35832e879970dee7c6fe0bd5d7ef93e20d48cb9b
+# Inputs sha256: 4270cddacbff1963ab76bded83123681c355063a6b32394451b481543025596b
+# Content sha256: 4f021d8703c1c6de9b076a261f7873a011a54b62bbaccd8c30c0777d3190a971
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e8f853187aa51cc20d3f62d59a10f3ee7d81849651f2190d838def626705da4d
-# Content sha256: 3c53d9a901e0c2e4610071e9a508f50a8a11acdbae1ec77f926220a27c306e49
+# Inputs sha256: 508041628576ca1a8447e4927a0760fb1c4732b82409c26d479d6c9da4bb3c41
+# Content sha256: aa165b61b86693153af4d9db0b1210a37e7e5037af65050c1ee00b1ca641a864
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 605b911c9ee8bfd91c3a58a55dedae7b237803ec539601e128c5a40505459760
-# Content sha256: c8d0985c864ea3f991ff976e160a0d300d87fd6bcd4137a1e7d546e795190aa9
+# Inputs sha256: fc6d0b125b778ab998ec862ebb4fec7e7e0ea347ec3af3749f5642f15d976740
+# Content sha256: 5d7fed1692be9552c968947b02dfcd432087117c3917012021186ac2dffd6da8
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 691dcea0334f34c6ebf97c688400be84dfba03b49c8b8f5d1fecd5daac11c498
-# Content sha256: aaf17801ac8cd52b229c1b558e71f3741e6c335482d75712e4fdc1327970ead6
+# Inputs sha256: ae36c5af436963ef7920c020b32657c57d3647a31b32ed8ae03d21c4d7834f80
+# Content sha256: ec4f52fde7f6ca6a338499781793bd0c4221ff5459229c57025d79345c522e5e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 40eda8c7c5652c23b83a89dd523220c01b62bbf50e1d3aaa7662d6c5aa8b751c
-# Content sha256: 3323c902397016228b24bc02a992ce0ae964b3e14baad750cbf867e7cf71d123
+# Inputs sha256: bf7277b41a57592c144d706bd2ee7369205fa5b267feb64c35151c48afed8edb
+# Content sha256: 903d5668cb8109b462344c338e3fdb63fbb4f534300c29962e21cebb207dece0
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 78d1152bc5976219d4082a8ada075ecc56d7ce5e5da4f574116e3e1469d65d88
-# Content sha256: be5ee099b1fe59cfa81b5e9afafcc2dc4704561def9d42db840b2ff589efeb64
+# Inputs sha256: 113a40c4f9a0f5994acbc29e416dd2fbad96c90c74e05f1f0ceef429b6b3afaf
+# Content sha256: 8abab836d54b751699bff05bcfb92a574008557a354a9bc9c3b5abc3436fd166
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

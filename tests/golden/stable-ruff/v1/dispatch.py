@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3357ab0dd5a1776ea43b52334fe4e904bf453c9ab22700ef2dcfac3077a41529
-# Content sha256: 0ab11331131d79ff8bca114a64c51935a4c2e17ad4b06d9d7b1e8dd9984f7d83
+# Inputs sha256: b99dd37b1ca11b4e4d82de1d4a3a62634918dfdb9b2bde187169e9a276804fce
+# Content sha256: a9569a411fd77bfb01a34214204f79d5f7a5b6063f151647d9f3853ba82330da
 
 """Method dispatch for the agent side of ACP protocol v1.
 

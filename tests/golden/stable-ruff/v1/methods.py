@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 207896a146ed00bd5bb38e40bd408859b05f69d1d68cf738d4dce5ea6c635d4d
-# Content sha256: a23ece2afc55504ee03265e6a92af52384b52b54f0948af84aa83cb3221179d6
+# Inputs sha256: 32425930d43617aec8bf7b3d9a35907ff9003163a7d2db8371b82dab62df1253
+# Content sha256: ffc5fa643cff05ff96ace54b3736e5160d115bf19805753c4add1dd48619ab17
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

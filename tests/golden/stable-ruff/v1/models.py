@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6c510e444161a7e1649c522947b8a567dc136e008f531654312be5c408ffa1c9
-# Content sha256: db125802ab7c42a98da15eaa86f677dcb110bca25d672d678752e8c9cdff0c37
+# Inputs sha256: e389cbc4b695b352072376bcac7b05e0add67aab43e6f898c23d535ae5feb748
+# Content sha256: c26fd4a75788d2f83cff4593b18c7bcd34d69be1a770ad6713d63b3fb12f8f5b
 
 """Wire models of ACP protocol v1.
 

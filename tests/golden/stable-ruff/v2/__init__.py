@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ee6dcccb97efa7082603e79b56d2c4012e2d10b2d6e0bdbc8098469abde840d1
-# Content sha256: 932c849ba246035c3f68d00b4d2991aa08303d89a2f3cd39dbf64d81b9351b15
+# Inputs sha256: 2390e471407d4b1b13c0b8576c5f16da76f3bd979702bcdc474ed27e4e00005f
+# Content sha256: f15bba49fed827d5b4bc813d8c5f1c392d1d5fb1a76c847e40e5e26c7e5d75dd
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 02e917f4fb9f1b17c00ff2925f0974bbc6daf8c00b4b33fb594dbab0cefcb255
-# Content sha256: 575336358dee7b0035f47763f0dec440cc0c023c9d031a2f85ec5469c4ac7fe6
+# Inputs sha256: 16a9caa0a01dd77790c27a334dc4a47c954ddce8fcb08e13947376596d3f7b73
+# Content sha256: 2680a3f2c11493665f275b21a882a74643c0fbab2284523513f85955194e2fb9
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cb4041730445d2d89570001023063ec2d0a4c425da09dadb53d7197ce1bd8515
-# Content sha256: 6b1e6a5e73373e1ff94a9c7ff48f96175775071c72a1c8b0c2a3158cd85a0c77
+# Inputs sha256: f83835da4f3925c750885e9466064d272de340891d3e2080974b8d7608ac4b1f
+# Content sha256: 6c68124bd7057c2bed3f0f4bdb2f3f7d43aa427be04d1a89dfd96a4ef787241a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

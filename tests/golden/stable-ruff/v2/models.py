@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c655857650742725140131b4e99efedf308dd1350357f625d383194af14b20ab
-# Content sha256: 829d8f7852d68cda064be0d8d676c7d8b8328911f231998a94730ccd25cf485a
+# Inputs sha256: ba45c7e09d4136bc8b364f364af2d943b3e773dc75d1b2e2c59978ea7241e7b1
+# Content sha256: 046852569b6e3f2f8ea17649f19cbb88085b503d4666a5e00da6c35b27c32a52
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 28e3c93af676b3c8200f885b67cc4e3f1d925bea7423aec8dfffadeb61c2c4a5
-# Content sha256: cec80fcb73acdb837558a93290c3dd0922fde0607779cf9b5ed7cd3ebff2acaa
+# Inputs sha256: c50062e4bc2a7f107cc167ade2c7f697a35d13021009ec9b684ea99ac3b2bd11
+# Content sha256: abf272b43f59f252d753ee4c21358246421b27b1814a9026a4905e481298a47e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 83b5b92e930867ee0009fcdb33e09903e7e928f15306e6cee3ab9915b1e356d7
-# Content sha256: 12dc5006f5577987562575b2faeb149d6b52bff180647acfe3921db19beb8bc2
+# Inputs sha256: 019e702d605ea93906ff55b8747cd79343ed922245948c030483a64b2d522efd
+# Content sha256: 1128d2915c1c580ffda68e8c03beb45dd6b8d6f79e8a0ea8bd0d45800702294f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

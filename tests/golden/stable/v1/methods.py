@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a2a16207527cded60d9df5a32fd27164ad6edef4649db862cc8daab658b9349
-# Content sha256: cc306b4e9d61f43d0b10008db04a26be8387136cb031b2976032f280e3adda71
+# Inputs sha256: 1300e907db70e33236cd335f128bb3280d238d97fcf13d46ac7ec693c413ca6f
+# Content sha256: bf743f75fd67050f7a5cc0b8298e0a16366e53ee347763160253b855cbb23672
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

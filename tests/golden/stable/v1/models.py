@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 284e9657fc72245d2d28a2769e8b0e221a470569e98c44610c0258c9d08f0acd
-# Content sha256: 954e2e3940025ae538459f82c900df8c50512defcbdc3bdbcde71873cd27b8a0
+# Inputs sha256: 9f0d24bbe39112ef9d6cd54af79c4fd5157b538efa145ad7b18386f85095db32
+# Content sha256: 11b55368988c4968e8d2324c9f6200f098d2fb944b743fd95cba20459e3fb0ed
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a285109baaff8ca10fc62ccc66fbeb13880246fc4d5967cb1c1422fd8e6e9a5
-# Content sha256: c5ea9f85081e0d51236918d51a670682d22c7a49d777a2818677d21cdc4a9d3c
+# Inputs sha256: 3896a2444c53166a1acfb5251ef02f82026d5f51b81395cf07025778b4c825cf
+# Content sha256: 16a75cb69e3673cc477e1b89f178d085d3e787ea8dd957eeb0cc59c3c50bc96e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b670c4854a4305711c7690a2059408e45cf1744a86b95f482baea884768d4a71
-# Content sha256: 9d5457762f6db0adbbe6fd266e9e2c6bd4f352a8400264470b63a060453833fa
+# Inputs sha256: 3bdf190d7ce4c28d9586445e6c3e86defc028305a5dc8d0a31b501c54b00a00c
+# Content sha256: 23112d8457ea3fb93e57d0b12c9bb42a98115cb46bf00bd91dcc29e409ddef28
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e5b0b7579e68a5087c1fc02ca7c7454d4ed036297ac54e78a469b91de0869d69
-# Content sha256: da25587fadb7aa5d796793856fe55efa79db37bd344ef13dcb2c49127ffb53ea
+# Inputs sha256: 9e9a296dc0cf95f681799f94af9fb8ac557928d1dd8d8ca11b69017b0982c3aa
+# Content sha256: 89b4a4efd720aa9e1c47ab7118477cc79ac8e6a94fe80a9d0bb06228b62c5e8a
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

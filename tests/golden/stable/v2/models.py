@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c1da9451934b7b2c9a1d870ec7081af99623a7526bf6cf5f0da699b84ba3bfd
-# Content sha256: ac7f8cc86ad804c5507931c59fff260ba4516fa4a0ab65283cfbd8a733165615
+# Inputs sha256: 3f921d925e8b9b1a27b7a535ee764176b5865a53e7d89a8f76e20c0c5b3720b1
+# Content sha256: 4f3f3c3bcf741756f92a79ac445854e153ca1db8a20b1fff3b810fe909eb2690
 
 """Wire models of ACP protocol v2.
 
