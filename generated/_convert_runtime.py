@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f72e27998b1fa3916ef8ae8be079c1b1d696633fb2c7ca556026900150ceedea
-# Content sha256: 43d5f0830dbcaa9e3499a5b4652b2c878ca6f2b5d778d5db5ff974dd7564a236
+# Inputs sha256: 977b4591db235acc58ca60d297f7ddfe754d600dd0c2ce3f38a4d1a88ea038e8
+# Content sha256: 1aff438345c677dfde5235a71879cb8fc9fc350f24363fd7fb17d9fa2c3f732b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -456,7 +456,7 @@ class Conversions:
         """``convert_message`` from JSON text to JSON text (a line of the wire), read and
         written by pydantic-core rather than the standard library."""
         try:
-            message = from_json(data)
+            message = from_json(data, allow_inf_nan=False)  # (JSON has no NaN)
         except ValueError as exc:  # not JSON, or nested deeper than it reads
             raise ConversionError((), f"not JSON: {exc}") from None
         converted = self.convert_message(

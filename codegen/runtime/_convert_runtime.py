@@ -447,7 +447,7 @@ class Conversions:
         """``convert_message`` from JSON text to JSON text (a line of the wire), read and
         written by pydantic-core rather than the standard library."""
         try:
-            message = from_json(data)
+            message = from_json(data, allow_inf_nan=False)  # (JSON has no NaN)
         except ValueError as exc:  # not JSON, or nested deeper than it reads
             raise ConversionError((), f"not JSON: {exc}") from None
         converted = self.convert_message(

@@ -410,6 +410,15 @@ def test_convert_json_matches_convert() -> None:
     assert info.value.pointer == "/sessions/0/cwd"
 
 
+def test_convert_message_json_matches_convert_message() -> None:
+    message = {"jsonrpc": "2.0", "id": 7, "method": "session/list", "params": {"cwd": "/w", "archived": "only"}}
+    text = convert.convert_message_json(json.dumps(message), source=1, target=2)
+    assert json.loads(text) == convert.convert_message(message, source=1, target=2)
+    for bad in ('{"jsonrpc": "2.0", "id": NaN, "result": {}}', "{", '{"jsonrpc": "2.0", "id": 1, "method": "x"}'):
+        with pytest.raises(ConversionError):
+            convert.convert_message_json(bad, source=1, target=2, method="session/list")
+
+
 def test_unknown_direction_or_type_raises() -> None:
     with pytest.raises(ConversionError, match="no conversion from v1 to v3"):
         convert.convert("SessionInfo", {}, source=1, target=3)

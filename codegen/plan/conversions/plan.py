@@ -290,7 +290,7 @@ def _own_fields(
         default = py_literal(d.fill.value) if d is not None and d.fill is not None and ft is not None else None
         # (a value read from a nested object is absent where the object is)
         requires = ft is not None and ft.required and (not fs.required or fs.type.nullable or bool(read))
-        if default is not None and requires and ft is not None:
+        if default is not None and requires and ft is not None:  # the target's value where the source has none
             fills.append(Fill((ft.name,), None, default))
         own.append(
             ConvField(
@@ -304,7 +304,6 @@ def _own_fields(
                 read=read,
                 nest=nest,
                 supply=supply if requires else None,
-                default=default if requires else None,
             )
         )
     return own, fills, supplied

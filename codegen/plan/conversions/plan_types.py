@@ -25,7 +25,6 @@ class ConvField:
     read: tuple[str, ...] = ()  # a path into nested source objects the value is read from (else ``source``)
     nest: tuple[str, ...] = ()  # a path into nested target objects the value is written to (else ``target``)
     supply: str | None = None  # the caller's supply key that gives the value where the source has none
-    default: Code | None = None  # the value the target takes where the source has none
 
 
 @dataclass(frozen=True)

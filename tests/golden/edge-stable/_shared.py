@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c8c7e713ae67f7984eeaf2177c51f6c521a803a3c5d6114c8fd420bd01bb1d6
-# Content sha256: 5b41cc3b80275b9f9eaaedf054995523ace171e14b0cc8fdb1f4692271230db9
+# Inputs sha256: 68d952173ce9ac9e55b142a175a2a8bb60bcdd242d5a6ee4eac45b8856d47149
+# Content sha256: 218494c365716b6a8aa127c20d74109ac94d9b2a8033b816dd740faddc4c4f0e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

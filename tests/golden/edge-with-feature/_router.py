@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9dd25bfdf13200f5b2220489f9e275c2356c4ae8583c37fe650a1ec4df03bc0d
-# Content sha256: 171a4a7c783ba57e9522ded57ba2bf1d8fe7f639a463b00bcce0714717e32b6d
+# Inputs sha256: 05fac6f66a65358ed2e213cdcb09094ab0ea91f5539981571b51351483f3670a
+# Content sha256: 7a24aaf4e41a743474f6895122beda951d4ce7eee14e8aeab455e8b79896076b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

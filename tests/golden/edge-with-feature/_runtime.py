@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f774179d7ac2acecf634046e703035d18d33ac77c37c6c94f51374fa71fcf07
-# Content sha256: e1bb4166f186ff3614e00db128b8acb49c8c23101cfe5433802ec22d5c6c1686
+# Inputs sha256: c6b634dea56764a0c5cdf25fba2b07d4e11fbb0e4f60102a03d5b17ddbf30588
+# Content sha256: 2d1caf0ffb04fb86b7491448cafd20bac5f803ba81e6edd910f1c9710c6475df
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1b9878690e136e84ad55fc2b36929bd47cca991318030d924dd1a28eee571f4
-# Content sha256: 19f287c707ab498e70de24c8e58b69275e2c8bf951b10a683f1bf3dd1cd22b55
+# Inputs sha256: 917cdee56d3bd060cdcb0e7b4ed2405733462f6f198340903df5c18552af3f5c
+# Content sha256: 7156246774e1dfaae0b1fc3140d16d3307e88ff6ba375886f7e00883d09df301
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9bc4bbe4c1cae536b3e8471f7db64076e6061407216aa380bf04a8e9b574d6d3
-# Content sha256: f11a39f4977044c6ecd3403fb8515e9a781aef89201a67cb083be5db026bb827
+# Inputs sha256: 680d414d937bf9730680132241cdd9e33a344e96421e24ef6ddf87e1a8aab3ef
+# Content sha256: 505f2f327a32886144701c05d25809c53c206784d66b3a23a2164828d46a11ef
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

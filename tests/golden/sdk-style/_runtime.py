@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3443c8a0f89761d20613db31d0b6405123ff967ab141389c3d345f041812bda1
-# Content sha256: dd154dac711e99d241d57fb57ff2f034fc144bbad3f650caa301d480d4519b6e
+# Inputs sha256: 34d3ee608013d27c26e7dfd51c9aaa441f7b38dceb08a725982edbcc33bf4fb9
+# Content sha256: 8e381c358189fb7ef9f3ce6c0af3544f6c07821d7a28ff4422a1d9bea5d160c9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a3868ecb2c04541b1b7b16f7f04e4e2703997e671e31e8e8b06e456e4e6b358e
-# Content sha256: 482bc523cb82ea94df2bbb9b9e40f3ce3a3f08e72b382c840251853473265545
+# Inputs sha256: 4cfdfcf302dd4137c8b70e41a9ffb317d476a8d5258406b339852b888945d311
+# Content sha256: 3a6a0a874c6fefe1f65871b07c9029af367480920cd2bced32c08b5a9abd8b49
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

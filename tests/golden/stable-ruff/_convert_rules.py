@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2e4118c1c39149922e6de035d8a20e3d57437e3a4f88375f4935570f1b1578b7
-# Content sha256: dd3788d217c8bc286f7cd35af8c596a26736190e5ef31f9c69ae5f1dcef2514d
+# Inputs sha256: 3249f77ac1c06cad24b952d56b8848bd5b7680dc22687b93419187c5afe344b4
+# Content sha256: 92550761689d00f27c8bb657be8926c155aa8b4a022b47664f467f0b05ae74d7
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 88d33b6410d0413f5c3a333952f163034dacc0c9f0d297cc2e42cae97a88fec2
-# Content sha256: 285047ac1ded8edcb317bbd82d5ad7e0db9ac82a165e14fe1ded25e0740c6518
+# Inputs sha256: 1c9f433d5c2a4ef2f9fe2bca90dcf5a444393c1a727fe5db40d863a276a73f36
+# Content sha256: 6f237bfad6924ad86ffa6cbfaf7aeb6e31c5227e94d7cb7f9c6fadef53a8ca8a
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -429,7 +429,7 @@ class Conversions:
         """``convert_message`` from JSON text to JSON text (a line of the wire), read and
         written by pydantic-core rather than the standard library."""
         try:
-            message = from_json(data)
+            message = from_json(data, allow_inf_nan=False)  # (JSON has no NaN)
         except ValueError as exc:  # not JSON, or nested deeper than it reads
             raise ConversionError((), f"not JSON: {exc}") from None
         converted = self.convert_message(

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 29788ef28117d1b8814dfb3702f6c48e6c1bb63ca36dde5c5adbb8432efc9e3f
-# Content sha256: 1717bbbccef7874bc02f752423d9964b65a5bcbeaeab48a1d8599d6d52d56e85
+# Inputs sha256: a77f612d61f206223193f220c0eda1b690ce560527914ec326191830bf2853a0
+# Content sha256: 15118f85d6f782644b36a8c7d772f41df9602a1437f8f2b4bc282e8ca65095a1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

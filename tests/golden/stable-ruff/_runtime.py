@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: afac695a69c4d09bf81e8bd530768f610c011ea544c915796832fe03a7ac1209
-# Content sha256: 9239ec9f3b65b2badf9f4ac668d924e11d085b13fbb69e1dc1d5a57a4f121d1f
+# Inputs sha256: 616cb8201ab89a64d0abeb7a8f97e3f505bc2b286968d7c4074141a9644a1fb9
+# Content sha256: 55791e57698023d0a0fd3312166e7992fb7b0b610a3e2863921cb60752014748
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

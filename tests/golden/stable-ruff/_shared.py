@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bf57821378c706f9b57a0f2751e067c61d44643c4e5d102cdeb2b8ac32b6a6ad
-# Content sha256: e814222baacfb04ad9fb59415dfe42d17af6f5ac0fc9b93c5b01a43aa2281225
+# Inputs sha256: 101053a0e9d08760cfa85561f25cc134a474a11fc39220ead405d74d640f03d7
+# Content sha256: b7a4f1093f0df45401318b18c9df502d0ee9be35a2c6d99b1cb13c2624a286d5
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0e1ae165f2978ba93224027498b17b72b6eee0bd7225e3432b48cc4197377971
-# Content sha256: 058b52e51aae44d5acda7bec8515a60fb943956464e129d637c03c6313545a84
+# Inputs sha256: ac3e37245889b702d4739c2fab6917d54a02177962122342d95fb432c8e45bd0
+# Content sha256: 9bb760bc45a30381f989f3260010a0391016e34fe4edbbbfb2500c1546842414
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 646adba411bec52d5cbd9e29406a78be56620f9fe59f5f6c26e51531d5bd084a
-# Content sha256: a802289171aa2736e4d9b4713ca665132ed76a1017d19b55951c2e9b9db66ef4
+# Inputs sha256: 06d82f90ccb9dc4d97d1bd3fe70d98eff04309f57200f8086f803a32cc9504bd
+# Content sha256: 5d80126ca37336bae366e76bb102eb919556c924f3e275dfa05bf31b953580ed
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 857cb95ec40ddb52926a9ff06f6ab4f1eae4e924c8122273053bf35d8ce1c21d
-# Content sha256: 1a3bd6327ed4d0c38c2604533a038714dab9f43ff0217e1959c4bf369a956920
+# Inputs sha256: 848804f09e6f129802122cc1226f125ac850df42f49282fa723016562df0dd5b
+# Content sha256: a5c42cdf9e54dddc71a78411e2c6c67d8209d0f6f5ee1a88c5dacaa22b059148
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -456,7 +456,7 @@ class Conversions:
         """``convert_message`` from JSON text to JSON text (a line of the wire), read and
         written by pydantic-core rather than the standard library."""
         try:
-            message = from_json(data)
+            message = from_json(data, allow_inf_nan=False)  # (JSON has no NaN)
         except ValueError as exc:  # not JSON, or nested deeper than it reads
             raise ConversionError((), f"not JSON: {exc}") from None
         converted = self.convert_message(

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fe8f8722a01566f773561d7cb43c6922c090a8f06ed3ad2fbec5c7c29862df09
-# Content sha256: 40c8f60e052005d79522e0ce8d9dfa3c0cd065f647f60cb60a84d06f43810094
+# Inputs sha256: 1d04b65b25a0578605f6119e014cd1ee2b351ea2a3243968bc363ffe738f180e
+# Content sha256: f98db2809a88df18dafa8c6a6e9515c3b1252d8a2837e434c59b80b4b1d3061e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 233f0e4c9e3e3b577ec38b643ceb54b71b8db75478a3a6dcc796f7f6cc1d265e
-# Content sha256: 7c04a58b878d887e13bccb17664e58de289f1bd2877acd7568be2bdcabfee4be
+# Inputs sha256: aa51c2193eb09b962c97b0ee04ff1be454d70e22c5fa3f89ede2f82abcf9797e
+# Content sha256: 95fa61ac29d35beb268a44c1f0213d5c510e02a10fb5cb9d0dbdc9ab2dfe2680
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 01102c0acb2b382d86c35d1a6e557112fd177ff0ae0f5c0ea19b2943723e324e
-# Content sha256: 57cdc34dd0b9cf11da8d4d26066bd53392a646a97f21b733a2257da4aefc9197
+# Inputs sha256: 5519d2da592d7614c1ccf8c3e35c84fe3b6abef2e324970e111b95304ebf777e
+# Content sha256: 2aac438b4494916171bda6c9f15caeb463cd2695a9b98f3c16a88f622d3cae57
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc9347b32e9d9cce3660c86619ef4ab11454c89780925b91836b9d70839086b8
-# Content sha256: 371fd66f747de8ec91dfad7272bcd2340a3c3d28aaece5c24eb362a3eca7e7dd
+# Inputs sha256: 4c13aef0636b30298547f12e13caadbc7025130870c439e538847126c5e00c3c
+# Content sha256: 52bc60fd80c88f04fffe89e6401a916ac57bd1d730b9afa67338bdf8c705d138
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

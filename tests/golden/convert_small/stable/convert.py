@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 52052efa8f83d96efb3d33164b30397bc5f23c6f20220a2f7ab8b46053a06be7
-# Content sha256: c8f8321dbb11fa3ba0f2cef60f474f1d991f78782c74fa483d503cb1e0da18a6
+# Inputs sha256: 845920a83322543dece7fe3414de10a1480608fc2fc67762f576217a2b2a8a1e
+# Content sha256: cfdda8f761fe76498fcff2f7d138ae6c50d90941525104fc60786b945dd8e784
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

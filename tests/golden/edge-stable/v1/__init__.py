@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3949e89e7a2aa4b11f0b54d330948d1e9e456f0bbab0eaff6403ff2331327259
-# Content sha256: 631fe86b50b624dd8fe88a87793d1081a15514b1b87090ff763031595428418d
+# Inputs sha256: ee54e5505a9e812c87f4ad886447c2fcd11a9a21f57b746c70d25f3ea24766c8
+# Content sha256: 3c53ce98981cb429aa22a43351674ab0e936659a92acc5c995b42699ff8ac797
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e669adbe71c985ec335c8be032a9c7a5e57f43bac951c673631a67ef0dd5cddc
-# Content sha256: 1255e1684154746a89b38ad3757b247d5efae36bc2eb19dcf0c9ac4e2c616e95
+# Inputs sha256: 8e70d34796afb7aed4d1b2276a37c2aba29b6f5d880f9f111caaf92305d5fa55
+# Content sha256: af76dc569266392567a5c54fe7d2ee45d5b22c36c54ffc4d9b068ee7bb158d93
 
 """Method dispatch for the agent side of ACP protocol v1.
 

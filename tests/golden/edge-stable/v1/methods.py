@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc19ff68f9c9583485554d081bd774a122363cc34994ae883db66954da754013
-# Content sha256: 84e72aed06cd54065822d0af67f35426a32af1d0f161fa48861673cf532c8cc9
+# Inputs sha256: fe7a0d5cd1e9d085b70fc7255cd721c8dc5434bf8f9fafd17064109afddd91c9
+# Content sha256: 44432dacc44e71438edf70c47c1898321ac02cf43c9dc81c9a166d97977d3f5b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c2dbeffa1fcca71d47bc05742e8f88a1eb6e2265f88aa2d0580b1c0e67903dd
-# Content sha256: 7f7ad0464f8577db858be51bccd047edc137cfb6740aa8a803f08fb83209800c
+# Inputs sha256: 479f53825fc6ac9263e66126ebabbcce0bbe0d7646125a21962352a59d0edda5
+# Content sha256: 5f63ae26304fb73aab5d5261e171e862d657ff0cb8b399487b44fd28812ad7a3
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 64e8e6257436356d4316c8df75820f84d17c70b4627eb34213c006d85248f91b
-# Content sha256: de13dc9725edd097c20f49d8d532c2fa92fdae5c9d422ce94487cce8ab7ccdd1
+# Inputs sha256: 18595f2b14b98aa844c051101a140b38f8c94c24628bd1b342dbf810e0b4fc14
+# Content sha256: 2ca899668112dcc19ce6e79b8b7e550101562656e8bb5a2a2b67b4d6bdabd758
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ab17168c509c7a5be7933d40ef480b61dd81da92755673880dea78ca6d59626a
-# Content sha256: e072b5a6568ec3fbb32bce2976181b644f4317ec010082bc6cfd4cabfaff5f8f
+# Inputs sha256: eac05204e473f7cd8804d1241438b2492da4dcdb6a5d0af6c7f470775d16eaf3
+# Content sha256: 9f94ce06cad7351103c484f21662dd99e4fc8292ff5a8122809a867326cb66fa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

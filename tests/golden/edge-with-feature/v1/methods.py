@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5e551a7e51937d9f64f775c5bae5da99fea2eaf5ca632492d56e3a7997395b6
-# Content sha256: f149b70fb9447453ec380cedd4b19e6d22d1675fc2513844fa0d1d0efd045334
+# Inputs sha256: 33e94fbf2de122887924aae88451c9512a888535b4eefa4a1eb935ea0db90d94
+# Content sha256: 9d02b6f4b18b9693d5f07e19d9563939668dc7c53d37c3146cff1fcd340e07f2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

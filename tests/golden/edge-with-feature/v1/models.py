@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c4c87e0481f301b119623ca6b65bb70cb2e25b7a133888698e9773b74fe1a971
-# Content sha256: 374a61d2a8c0c68bf40b914c9bf0d5bf4e720ea5ead621df0bb0f4c30a48bc9d
+# Inputs sha256: 03cbdea071926ae463fba725809de4e5be744d946e83ab016097a811b4663b06
+# Content sha256: d6256cc89b632fcd857c12a6c8ea4fd20723dc9fdc44435649b50a18d7958a73
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b27cab785b63fb2142af7201b5601a3197882808c9525bd31315bddbe16e0922
-# Content sha256: 050c46578ae5c1bd8164e82a11f681acdffaa7e936ad8d9827dd5a04a37502eb
+# Inputs sha256: 66380d06fec9acb708c29e5c18cc507617d56bccaac27b0dd8c0ab7a053e845d
+# Content sha256: 31c3be19d1b1005b7d3d1ed0dc12679bdb980fc09f242c449684119504f07470
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 34a596dfe49349c69d10b138d38c07c66bc3dbab3e736b701c39941b2e7bf9c6
-# Content sha256: 39cd02361c56d8a3cb32e8cd974041a67160c016af3b599efee8181e18ca7ee7
+# Inputs sha256: 31fd113200a5201bf60ad57c2d61bbd388775f0c623d70fe0fca375d6297efe5
+# Content sha256: cc25e0b4cdb23bf9d4a854231ab95ab80fd578734a6964de15b1f74fc7549fa7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

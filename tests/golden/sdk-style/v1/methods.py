@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 564679097325e40e1f611acf3ea373e1ac1405dce1399233d2f33694b262f67d
-# Content sha256: dcd8b2cf5342f0bb41e0aeb7f855aa411e1d239d8e40d52cdb1282d27185704a
+# Inputs sha256: daa7a2b6bdcb5679c8dcaa7a3c4670f8da3fb4054e51372e1113b4d849bfc23c
+# Content sha256: 14c4d932e8f10ea269d7ffc6f55dea7e2a3270aa21721a8055da49a25ea58930
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

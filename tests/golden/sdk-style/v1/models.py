@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4270cddacbff1963ab76bded83123681c355063a6b32394451b481543025596b
-# Content sha256: 4f021d8703c1c6de9b076a261f7873a011a54b62bbaccd8c30c0777d3190a971
+# Inputs sha256: 2f10f72195215801c1abac32253a01f15b01f32fbaade6b5c5d0c44bda011caf
+# Content sha256: 6c2d5298587240a27d080787dc1090a859d1fc16569fa0b4eee7143d5b52f963
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 508041628576ca1a8447e4927a0760fb1c4732b82409c26d479d6c9da4bb3c41
-# Content sha256: aa165b61b86693153af4d9db0b1210a37e7e5037af65050c1ee00b1ca641a864
+# Inputs sha256: c1a0bf52b7c5af7c3af0ac4c558c22856a4cd76eda35be1235d9a5601f9c968b
+# Content sha256: 3441e5b9b5abfb9ced18b6a541d333cd139ce81e22a47510230155c0cb961b16
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fc6d0b125b778ab998ec862ebb4fec7e7e0ea347ec3af3749f5642f15d976740
-# Content sha256: 5d7fed1692be9552c968947b02dfcd432087117c3917012021186ac2dffd6da8
+# Inputs sha256: 158a6eeab50671689062899dd8457cde8270bfa2d7072bd997fa3d7777d1ca56
+# Content sha256: 5139de899f21f334d3158844ee3cb35468caf4ee70bdc9069d42f2cabf0c9830
 
 """Method dispatch for the agent side of ACP protocol v2.
 

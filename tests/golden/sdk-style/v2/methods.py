@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ae36c5af436963ef7920c020b32657c57d3647a31b32ed8ae03d21c4d7834f80
-# Content sha256: ec4f52fde7f6ca6a338499781793bd0c4221ff5459229c57025d79345c522e5e
+# Inputs sha256: 8e506d6532ec40cecfda4ac54278f76985c6ded347b386aec7709308679f82c8
+# Content sha256: 03da6658bec9e7dd568da191a83ca97e1e035746e4acef7dfa949fb1d33f13da
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bf7277b41a57592c144d706bd2ee7369205fa5b267feb64c35151c48afed8edb
-# Content sha256: 903d5668cb8109b462344c338e3fdb63fbb4f534300c29962e21cebb207dece0
+# Inputs sha256: baa7170b0817c64a1174bf2179b54ce8e2b282d940ad0842aa5b30885b36d4f7
+# Content sha256: e1266cbe4933cdd40d209d1edbbd6de5835bf6c8f7f73c957a892541269fdcf7
 
 """Wire models of ACP protocol v2.
 

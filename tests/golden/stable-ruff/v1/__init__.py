@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 113a40c4f9a0f5994acbc29e416dd2fbad96c90c74e05f1f0ceef429b6b3afaf
-# Content sha256: 8abab836d54b751699bff05bcfb92a574008557a354a9bc9c3b5abc3436fd166
+# Inputs sha256: 9d0ed826a388d17c3fcdc46ff9ca5e7707c92cb43a7b95cefb1f20d05a77494b
+# Content sha256: 1fed722856315da909799eec1c3654c802c95d748521014fe7be67c763f4328e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b99dd37b1ca11b4e4d82de1d4a3a62634918dfdb9b2bde187169e9a276804fce
-# Content sha256: a9569a411fd77bfb01a34214204f79d5f7a5b6063f151647d9f3853ba82330da
+# Inputs sha256: bb4dab678c8a67ec2d28752fc1dacfa26e4609c75e577d32372099d746230f61
+# Content sha256: 71f718d556c9f3dcb40b06ebeb566d8c9ecb5db6648b909c11d075989fe1f0cd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

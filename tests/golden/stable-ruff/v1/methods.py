@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 32425930d43617aec8bf7b3d9a35907ff9003163a7d2db8371b82dab62df1253
-# Content sha256: ffc5fa643cff05ff96ace54b3736e5160d115bf19805753c4add1dd48619ab17
+# Inputs sha256: 8e6530d2fada64649ffd39570b724d859db6e9d80c6c09d3ad26b90a1fab40ca
+# Content sha256: 180628346afffe22c2a1f5fad3f32aa725d5fc74bb75b1d133c857da44d34b1a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e389cbc4b695b352072376bcac7b05e0add67aab43e6f898c23d535ae5feb748
-# Content sha256: c26fd4a75788d2f83cff4593b18c7bcd34d69be1a770ad6713d63b3fb12f8f5b
+# Inputs sha256: a3d97c6c36940a4adb70f47a7a0d43f9e43908f59a202276a950b4a975edb775
+# Content sha256: b413bf3b0b7695ffb52c4b8e94a1683ac54c844d33654bfb95f958857386791e
 
 """Wire models of ACP protocol v1.
 

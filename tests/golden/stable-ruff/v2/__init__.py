@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2390e471407d4b1b13c0b8576c5f16da76f3bd979702bcdc474ed27e4e00005f
-# Content sha256: f15bba49fed827d5b4bc813d8c5f1c392d1d5fb1a76c847e40e5e26c7e5d75dd
+# Inputs sha256: 7d43b3280eacfd04fdcb907bb77bee0652295fb37b42f02f4fb6f4a7712e6114
+# Content sha256: 6a632bc3fa29a58722a57f453fc98fe4c6fba07e76f8a1dc465dfb01a7f9628c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 16a9caa0a01dd77790c27a334dc4a47c954ddce8fcb08e13947376596d3f7b73
-# Content sha256: 2680a3f2c11493665f275b21a882a74643c0fbab2284523513f85955194e2fb9
+# Inputs sha256: 32348dd3b6b2a63a9a4273d43212ee99795445800d52051f4fe398d6f5c56a79
+# Content sha256: 9acf0ab4ae72005f6712bfa611c1900abeafe851aa12fb3d848f5f48f10739dd
 
 """Method dispatch for the agent side of ACP protocol v2.
 

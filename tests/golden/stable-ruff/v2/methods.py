@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f83835da4f3925c750885e9466064d272de340891d3e2080974b8d7608ac4b1f
-# Content sha256: 6c68124bd7057c2bed3f0f4bdb2f3f7d43aa427be04d1a89dfd96a4ef787241a
+# Inputs sha256: cd68859080afaa10b2354ea8ddcbcacc682bca3f90a0c31919ef64c7fbdd4345
+# Content sha256: 7d4af9269533a655c1fbb931572d783a7fbdaf5daa0785795eafcb16c6701857
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

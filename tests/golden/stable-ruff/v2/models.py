@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ba45c7e09d4136bc8b364f364af2d943b3e773dc75d1b2e2c59978ea7241e7b1
-# Content sha256: 046852569b6e3f2f8ea17649f19cbb88085b503d4666a5e00da6c35b27c32a52
+# Inputs sha256: 35171e0be330d1f071925debb6ac1c7744d5e13c5d8e5e37abb63b23a5e576a8
+# Content sha256: bc5fa6f253ce447de9a7e3e10f2ebb0bf8f69ee8b906bea68dc7df3490b1c821
 
 """Wire models of ACP protocol v2.
 

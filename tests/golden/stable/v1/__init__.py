@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c50062e4bc2a7f107cc167ade2c7f697a35d13021009ec9b684ea99ac3b2bd11
-# Content sha256: abf272b43f59f252d753ee4c21358246421b27b1814a9026a4905e481298a47e
+# Inputs sha256: e39412544ea882e99a3e97246ba2b380731a77a550c4e816aeb80e87adfde103
+# Content sha256: 567b9ef0ad75431ee0f044e9ee3c49a7ec177349c417d6a6e6a407e49051ab4b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 019e702d605ea93906ff55b8747cd79343ed922245948c030483a64b2d522efd
-# Content sha256: 1128d2915c1c580ffda68e8c03beb45dd6b8d6f79e8a0ea8bd0d45800702294f
+# Inputs sha256: 1dc0323bc75c22d0c9108864b469cedf2114b4f8b5f488cd39921f28b6563eb5
+# Content sha256: 5dae827d90b5eabbbbb914e03011ca447b4a556f9872dd5f59ea1adce31ece3b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1300e907db70e33236cd335f128bb3280d238d97fcf13d46ac7ec693c413ca6f
-# Content sha256: bf743f75fd67050f7a5cc0b8298e0a16366e53ee347763160253b855cbb23672
+# Inputs sha256: 65d1913d78df731f4060dbb60240bef79c8e69979dc42feb1d9e18baf14f65fb
+# Content sha256: 022cd19eba9cfde5f74485d83e49a23d32bbab0b8527b5208a8d4fbc43a7cc0d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f0d24bbe39112ef9d6cd54af79c4fd5157b538efa145ad7b18386f85095db32
-# Content sha256: 11b55368988c4968e8d2324c9f6200f098d2fb944b743fd95cba20459e3fb0ed
+# Inputs sha256: 0b51afe8963491dc27a172cfb07543116f958f98a57dd33224a0e77d4f1cbfe2
+# Content sha256: 1e5f896091220a0b0c1de69edd26adb35c40d2b96b259cbc932167690303e166
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3896a2444c53166a1acfb5251ef02f82026d5f51b81395cf07025778b4c825cf
-# Content sha256: 16a75cb69e3673cc477e1b89f178d085d3e787ea8dd957eeb0cc59c3c50bc96e
+# Inputs sha256: 77d1e5b8552d3d2fc32123b4d3b7267d68879b382166d8e7bee3e0f296ff64d6
+# Content sha256: aef94ff7c06734c721156be59d9ce8fe6fc2ba21f7873389a874a16143bb8774
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

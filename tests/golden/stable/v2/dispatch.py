@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3bdf190d7ce4c28d9586445e6c3e86defc028305a5dc8d0a31b501c54b00a00c
-# Content sha256: 23112d8457ea3fb93e57d0b12c9bb42a98115cb46bf00bd91dcc29e409ddef28
+# Inputs sha256: 56ad84ec0e3a75f5bd57bf64669032725f309772d797f4b99bd98d9a81886302
+# Content sha256: 3e876687793f2aac8607243ca2418931b6fc8c0a80b5dcfccf5414d98bc34ef7
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e9a296dc0cf95f681799f94af9fb8ac557928d1dd8d8ca11b69017b0982c3aa
-# Content sha256: 89b4a4efd720aa9e1c47ab7118477cc79ac8e6a94fe80a9d0bb06228b62c5e8a
+# Inputs sha256: 2f08989259ec26304c11e95e3d9072c93f9c0c6316909d2db3afef846ab14f70
+# Content sha256: f8e57c48c79a04e3590fb951bedcb6235fcd9dea552516a336bed6c80e23a4e1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f921d925e8b9b1a27b7a535ee764176b5865a53e7d89a8f76e20c0c5b3720b1
-# Content sha256: 4f3f3c3bcf741756f92a79ac445854e153ca1db8a20b1fff3b810fe909eb2690
+# Inputs sha256: 452910fbfb524f1eaed27c0226bd3219d7ce28b7cfab1fe6aa5439259b4140ab
+# Content sha256: 9fa3d92fcb100fb58622d7b339e246c5c64d9e79fd5500720711f037c46ab917
 
 """Wire models of ACP protocol v2.
 
