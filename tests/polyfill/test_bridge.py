@@ -1,0 +1,350 @@
+"""The polyfill's version bridge, from the built wheel: a protocol 2 client (written from
+upstream's migration guide, ``support.acp_v2``) in front of an agent on the official Python
+SDK 0.12.1 that speaks protocol 1 only (``tests/agents/sdk_turn_agent.py``). Every message
+the client receives is checked against upstream's 2026-11 v2 ``schema.unstable.json``, and
+none is protocol 1's alone (no ``fs/*``, ``terminal/*`` request, no ``tool_call``, ``plan`` or
+``current_mode_update`` update).
+
+- ``initialize`` and ``session/new`` are protocol 2's (``info``, ``capabilities.session``
+  with ``archive``; the modes as a ``mode`` config option);
+- a whole turn: the prompt acknowledged with its ``messageId`` before the turn ends, the
+  ``user_message``, ``state_update`` running / requires_action / running / idle, message ids
+  on every chunk, ``tool_call_update`` creating the tool call with a v2 diff (``changes``, a
+  ``git_patch``), ``plan_update``, the permission request with ``title`` and a ``tool_call``
+  subject, the mode change as ``config_option_update``, commands tagged ``command``;
+- cancel; ``session/set_config_option`` of the mode; list, close, resume with replay,
+  archive, unarchive, an unknown method;
+- the conformance kit in protocol 2 through the polyfill: no failure;
+- a protocol 1 client still gets protocol 1 from the same agent through the polyfill.
+
+No agent process is left after any test. Without upstream's 2026-11 schema
+(``nox -s fetch_data``) the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import ROOT, SHARED_UPSTREAM, fresh_venv, processes_naming, run_kit
+from support.acp_v2 import V1_ONLY_UPDATES, Message, V2Client, V2Schema, is_response, is_state, update_of
+from support.reference_data import require
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the processes left from /proc"),
+]
+
+AGENT = ROOT / "tests" / "agents" / "sdk_turn_agent.py"
+SDK_PIN = "agent-client-protocol==0.12.1"
+V2_SCHEMA = SHARED_UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"
+TIMEOUT = 20.0
+TURN = [{"type": "text", "text": "/turn"}]
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built wheel (not editable) and the SDK as published, pinned; skipped where the SDK
+    cannot be installed but the wheel can."""
+    try:
+        return fresh_venv(tmp_path_factory.mktemp("bridge-venv") / "venv", wheel, SDK_PIN)
+    except AssertionError as failed:
+        fresh_venv(tmp_path_factory.mktemp("wheel-only") / "venv", wheel)  # (a broken wheel fails here)
+        pytest.skip(f"cannot install {SDK_PIN}: {str(failed)[-300:]}")
+
+
+@pytest.fixture(scope="module")
+def schema() -> V2Schema:
+    return V2Schema(require(V2_SCHEMA))
+
+
+def gone_soon(marker: str, seconds: float = 10.0) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while (left := processes_naming(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def polyfill(venv: Path, tmp_path: Path) -> list[str]:
+    agent = [str(venv / "python"), str(AGENT), "--store", str(tmp_path / "sessions.json")]
+    return [str(venv / "acp-codegen"), "polyfill", "--store", str(tmp_path / "state.sqlite3"), "--", *agent]
+
+
+@pytest.fixture
+def client(venv: Path, schema: V2Schema, tmp_path: Path) -> Iterator[V2Client]:
+    """The polyfill in front of the turn agent, spoken to in protocol 2, not yet initialized.
+    Afterwards: the polyfill exited 0 at the end of its input, and no process is left."""
+    with V2Client(polyfill(venv, tmp_path), schema, cwd=ROOT, timeout=TIMEOUT) as talking:
+        yield talking
+        assert talking.close() == 0
+    assert gone_soon(str(tmp_path)) == []
+
+
+def new_session(client: V2Client, cwd: Path) -> tuple[str, dict[str, Any]]:
+    result = client.result("session/new", {"cwd": str(cwd)})
+    return result["sessionId"], result
+
+
+def mode_option(result: dict[str, Any]) -> dict[str, Any]:
+    (option,) = [o for o in result.get("configOptions", []) if o.get("category") == "mode"]
+    return option
+
+
+def allow(request: Message) -> dict[str, Any]:
+    assert request["method"] == "session/request_permission", request
+    return {"outcome": {"outcome": "selected", "optionId": "allow"}}
+
+
+def kinds(messages: list[Message]) -> list[str]:
+    """The ``sessionUpdate`` of each update (``state_update:<state>``), and the methods and
+    ``response`` of the others: what a failing assertion shows."""
+    shown = []
+    for m in messages:
+        update = update_of(m)
+        if update is not None:
+            kind = update.get("sessionUpdate")
+            shown.append(f"{kind}:{update.get('state')}" if kind == "state_update" else str(kind))
+        else:
+            shown.append(m.get("method", "response"))
+    return shown
+
+
+def test_initialize_and_session_new_are_protocol_2(client: V2Client, tmp_path: Path) -> None:
+    init = client.initialize()
+    assert init["protocolVersion"] == 2, init
+    assert init["info"]["name"] and init["info"]["version"], init
+    assert "agentCapabilities" not in init and "agentInfo" not in init, init
+    session = init["capabilities"]["session"]
+    assert session["archive"] == {}, init  # the polyfill's
+    assert isinstance(session["prompt"]["image"], dict) and isinstance(session["prompt"]["embeddedContext"], dict), init
+    assert "audio" not in session["prompt"], init  # (v1's false is not support)
+    for v1_marker in ("list", "resume", "close", "loadSession"):
+        assert v1_marker not in session, init
+    sid, result = new_session(client, tmp_path)
+    assert sid and "modes" not in result, result
+    option = mode_option(result)
+    assert option["type"] == "select" and option["currentValue"] == "ask", option
+    assert option["configId"] and option["name"], option
+    assert [o["value"] for o in option["options"]] == ["ask", "code"], option
+
+
+def test_a_whole_turn_in_protocol_2(client: V2Client, tmp_path: Path) -> None:
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    before = len(client.received)
+    prompt_id = client.send("session/prompt", {"sessionId": sid, "prompt": TURN})
+    turn: list[Message] = []
+    permission_at = answered_at = None
+    while True:
+        message = client.next()
+        turn.append(message)
+        if message.get("method") == "session/request_permission":
+            permission_at = len(turn) - 1
+            client.answer(message, allow(message))
+            answered_at = len(turn)  # (what arrives from here on came after the answer)
+        elif "method" in message and "id" in message:
+            pytest.fail(f"an agent request the turn does not make: {message}")
+        if is_state(message, "idle"):
+            break
+    shown = kinds(turn)
+    idle = update_of(turn[-1])
+    assert idle == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}, shown
+
+    # The prompt is acknowledged before the turn ends, with the user message's id.
+    (answer_at,) = [i for i, m in enumerate(turn) if is_response(m, prompt_id)]
+    assert "result" in turn[answer_at], turn[answer_at]
+    user_id = turn[answer_at]["result"]["messageId"]
+    (user,) = [update_of(m, "user_message") for m in turn if update_of(m, "user_message")]
+    assert user["messageId"] == user_id and user["content"] == TURN, user
+
+    # running before any output; requires_action before the permission request, running after it.
+    def at(kind: str) -> list[int]:
+        return [i for i, m in enumerate(turn) if update_of(m, kind) is not None]
+
+    states = [(i, update_of(m)["state"]) for i, m in enumerate(turn) if update_of(m, "state_update")]
+    output = [i for i, m in enumerate(turn) if update_of(m) and not update_of(m, "state_update")]
+    output = [i for i in output if not update_of(turn[i], "user_message")]
+    assert states[0][1] == "running" and states[0][0] < min(output), shown
+    assert permission_at is not None and answered_at is not None, shown
+    last_state_before = [s for i, s in states if i < permission_at][-1]
+    assert last_state_before == "requires_action", shown
+    assert "running" in [s for i, s in states if i >= answered_at], shown
+    assert [s for _, s in states].count("idle") == 1, shown
+
+    # Message ids: one per message, all chunks of a message share it, a new message a new one.
+    thoughts = [update_of(turn[i]) for i in at("agent_thought_chunk")]
+    messages = at("agent_message_chunk")
+    assert len(thoughts) == 2 and len(messages) == 4, shown
+    assert len({t["messageId"] for t in thoughts}) == 1, thoughts
+    first, second = ([update_of(turn[i]) for i in messages[:2]], [update_of(turn[i]) for i in messages[2:]])
+    assert len({c["messageId"] for c in first}) == 1 and len({c["messageId"] for c in second}) == 1, shown
+    ids = [thoughts[0]["messageId"], first[0]["messageId"], second[0]["messageId"], user_id]
+    assert len(set(ids)) == 4, ids
+    assert "".join(c["content"]["text"] for c in first) == "I will edit notes.txt.", first
+
+    # The plan.
+    (plan,) = [update_of(turn[i])["plan"] for i in at("plan_update")]
+    assert plan["type"] == "items" and plan["planId"], plan
+    assert plan["entries"] == [
+        {"content": "Read notes.txt", "priority": "high", "status": "completed"},
+        {"content": "Edit notes.txt", "priority": "medium", "status": "in_progress"},
+    ], plan
+
+    # The tool call, created by a tool_call_update, with a v2 diff.
+    calls = [update_of(turn[i]) for i in at("tool_call_update")]
+    created = calls[0]
+    call_id = created["toolCallId"]
+    assert {c["toolCallId"] for c in calls} == {call_id}, calls
+    assert created["title"] and created["kind"] == "edit" and created["status"] == "pending", created
+    (diff,) = created["content"]
+    path = str(tmp_path / "notes.txt")
+    assert diff["type"] == "diff" and "oldText" not in diff and "newText" not in diff, diff
+    assert [(c["operation"], c["path"]) for c in diff["changes"]] == [("modify", path)], diff
+    assert diff["patch"]["format"] == "git_patch", diff
+    patch = diff["patch"]["text"]
+    assert patch.startswith("diff --git"), patch
+    assert "\n-old line\n" in patch and "\n+new line\n" in patch and path in patch, patch
+    completed = [i for i in at("tool_call_update") if update_of(turn[i]).get("status") == "completed"]
+    assert len(completed) == 1 and completed[0] > answered_at, shown
+
+    # The permission request: v2's title and tool_call subject.
+    request = turn[permission_at]["params"]
+    assert request["sessionId"] == sid and request["title"], request
+    assert request["subject"]["type"] == "tool_call", request
+    assert request["subject"]["toolCall"]["toolCallId"] == call_id, request
+    assert "toolCall" not in request, request
+    assert {o["kind"] for o in request["options"]} == {"allow_once", "reject_once"}, request
+
+    # The mode change, as a config option.
+    (changed,) = [update_of(turn[i]) for i in at("config_option_update")]
+    assert mode_option(changed)["currentValue"] == "code", changed
+
+    # The commands the agent announced after session/new, tagged.
+    everything = client.received
+    announced = [
+        update_of(m, "available_commands_update") for m in everything if update_of(m, "available_commands_update")
+    ]
+    assert announced, kinds(client.received[:before])
+    commands = announced[0]["availableCommands"]
+    assert [c["type"] for c in commands] == ["command"] * len(commands), commands
+    assert {c["name"] for c in commands} == {"turn", "delay"}, commands
+    (delay,) = [c for c in commands if c["name"] == "delay"]
+    assert delay["input"]["type"] == "text" and delay["input"]["hint"] == "seconds", delay
+
+    # Nothing of protocol 1's alone reached the client.
+    assert not [m for m in everything if (update_of(m) or {}).get("sessionUpdate") in V1_ONLY_UPDATES]
+    assert not [m for m in everything if str(m.get("method", "")).startswith(("fs/", "terminal/", "session/load"))]
+
+
+def test_cancel_ends_the_turn_with_an_idle_state(client: V2Client, tmp_path: Path) -> None:
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    prompt = [{"type": "text", "text": "/delay 30 a long turn"}]
+    started = time.monotonic()
+    response, _ = client.call("session/prompt", {"sessionId": sid, "prompt": prompt}, timeout=10)
+    assert time.monotonic() - started < 10 and response["result"]["messageId"], response
+    client.until(lambda m: is_state(m, "running"), timeout=10)
+    client.notify("session/cancel", {"sessionId": sid})
+    rest = client.until(lambda m: is_state(m, "idle"), timeout=10)
+    assert update_of(rest[-1])["stopReason"] == "cancelled", kinds(rest)
+    assert time.monotonic() - started < 20
+    # The session takes another prompt.
+    response, _ = client.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/delay 0"}]})
+    assert "result" in response, response
+    rest = client.until(lambda m: is_state(m, "idle"))
+    assert update_of(rest[-1])["stopReason"] == "end_turn", kinds(rest)
+
+
+def test_set_config_option_changes_the_agents_mode(client: V2Client, tmp_path: Path) -> None:
+    client.initialize()
+    sid, created = new_session(client, tmp_path)
+    config_id = mode_option(created)["configId"]
+    params = {"sessionId": sid, "configId": config_id, "type": "id", "value": "code"}
+    result = client.result("session/set_config_option", params)
+    assert mode_option(result)["currentValue"] == "code", result
+    # The agent has it: a resume (its session/resume result's modes) says code.
+    resumed = client.result("session/resume", {"sessionId": sid, "cwd": str(tmp_path)})
+    assert mode_option(resumed)["currentValue"] == "code", resumed
+    # A value the option does not have is refused.
+    bad = client.call("session/set_config_option", {**params, "value": "nonsense"})[0]
+    assert bad["error"]["code"] == -32602, bad
+    assert (
+        mode_option(client.result("session/resume", {"sessionId": sid, "cwd": str(tmp_path)}))["currentValue"] == "code"
+    )
+
+
+def test_list_close_resume_with_replay_archive_and_an_unknown_method(client: V2Client, tmp_path: Path) -> None:
+    client.initialize()
+    client.on_request = allow
+    sid, _ = new_session(client, tmp_path)
+    client.result("session/prompt", {"sessionId": sid, "prompt": TURN})
+    client.until(lambda m: is_state(m, "idle"))
+
+    listed = client.result("session/list", {"cwd": str(tmp_path)})["sessions"]
+    assert [s["sessionId"] for s in listed] == [sid], listed
+    assert [s["archived"] for s in listed] == [False], listed
+    assert client.result("session/close", {"sessionId": sid}) == {}
+
+    # Resume with replay: the history as v2 updates, before the result.
+    params = {"sessionId": sid, "cwd": str(tmp_path), "replayFrom": {"type": "start"}}
+    response, replay = client.call("session/resume", params)
+    assert "result" in response, response
+    assert mode_option(response["result"])["currentValue"] == "code", response  # (the turn changed it)
+    history = [update_of(m) for m in replay if update_of(m)]
+    texts = [(u["sessionUpdate"], u["content"]["text"]) for u in history if u["sessionUpdate"].endswith("_chunk")]
+    assert texts == [
+        ("user_message_chunk", "/turn"),
+        ("agent_message_chunk", "I will edit notes.txt."),
+        ("agent_message_chunk", "Done: notes.txt edited."),
+    ], kinds(replay)
+    chunk_ids = [u["messageId"] for u in history if u["sessionUpdate"].endswith("_chunk")]
+    assert len(set(chunk_ids)) == 3 and all(chunk_ids), history
+
+    # Archive and unarchive.
+    assert client.result("session/archive", {"sessionId": sid}) == {}
+    only = client.result("session/list", {"cwd": str(tmp_path), "archived": "only"})["sessions"]
+    assert [(s["sessionId"], s["archived"]) for s in only] == [(sid, True)], only
+    assert client.result("session/list", {"cwd": str(tmp_path)})["sessions"] == []
+    assert client.result("session/unarchive", {"sessionId": sid}) == {}
+    listed = client.result("session/list", {"cwd": str(tmp_path), "archived": "exclude"})["sessions"]
+    assert [(s["sessionId"], s["archived"]) for s in listed] == [(sid, False)], listed
+
+    unknown = client.call("foo/bar", {})[0]
+    assert unknown["error"]["code"] == -32601, unknown
+
+
+def test_the_conformance_kit_passes_protocol_2_through_the_bridge(venv: Path, schema: V2Schema, tmp_path: Path) -> None:
+    code, results, out = run_kit(
+        "--protocol", "2", "--long-prompt", "/delay 30 a long turn", "--", *polyfill(venv, tmp_path),
+        tool=(venv / "acp-codegen",),
+    )  # fmt: skip
+    v2 = {name: status for (version, name), status in results.items() if version == 2}
+    assert v2 and "FAIL" not in v2.values() and "PASS" in v2.values(), out
+    assert code == 0 and "0 failed" in out, out
+    assert gone_soon(str(tmp_path)) == []
+
+
+def test_a_protocol_1_client_still_gets_protocol_1(venv: Path, schema: V2Schema, tmp_path: Path) -> None:
+    with V2Client(polyfill(venv, tmp_path), schema, cwd=ROOT, timeout=TIMEOUT, check=False) as v1:
+        init = v1.result("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        assert init["protocolVersion"] == 1 and "info" not in init, init
+        assert init["agentCapabilities"]["sessionCapabilities"]["archive"] == {}, init
+        created = v1.result("session/new", {"cwd": str(tmp_path), "mcpServers": []})
+        assert created["modes"]["currentModeId"] == "ask" and "configOptions" not in created, created
+        v1.on_request = allow
+        response, turn = v1.call("session/prompt", {"sessionId": created["sessionId"], "prompt": TURN})
+        assert response["result"] == {"stopReason": "end_turn"}, response
+        shown = kinds(turn)
+        assert {"tool_call", "plan", "current_mode_update"} <= set(shown), shown
+        assert not {"state_update", "user_message", "plan_update", "config_option_update"} & set(shown), shown
+        (call,) = [update_of(m, "tool_call") for m in turn if update_of(m, "tool_call")]
+        assert call["content"][0]["oldText"] and call["content"][0]["newText"], call
+        (asked,) = [m for m in v1.received if m.get("method") == "session/request_permission"]
+        assert asked["params"]["toolCall"]["toolCallId"] == call["toolCallId"] and "subject" not in asked["params"]
+        chunks = [update_of(m) for m in turn if update_of(m, "agent_message_chunk")]
+        assert chunks and not [c for c in chunks if "messageId" in c], chunks  # passed through as written
+        assert v1.close() == 0
+    assert gone_soon(str(tmp_path)) == []
