@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import processes
 from .archive import Polyfill
+from .bridge import Bridge
 from .relay import Relay
 from .store import Store, default_path
 
@@ -122,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         processes.stop(agent.pid, processes.descendants(agent.pid), 2.0)
         return USAGE
     relay = Relay(agent.stdin, agent.stdout, sys.stdin.buffer, sys.stdout.buffer)
+    relay.bridge = Bridge(Path(command[0]).name)
     polyfill = Polyfill(relay, store)
     stopping = threading.Event()
 

@@ -22,7 +22,10 @@ import re
 import secrets
 import threading
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .bridge import Bridge
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +92,7 @@ class Relay:
         self.client_in, self.client_out = client_in, client_out
         self.prefix = prefix or f"acp-polyfill-{secrets.token_hex(8)}-"
         self.hook: Callable[[dict[str, Any]], bool] = lambda message: False
+        self.bridge: Bridge | None = None
         self.gone: str | None = None
         self.client_gone = False
         self._ids = itertools.count(1)
@@ -113,7 +117,28 @@ class Relay:
                 self.client_gone = True
 
     def send_client(self, message: dict[str, Any]) -> None:
-        self.to_client(encode(message))
+        """A message of the agent's side (the agent's version) for the client."""
+        self.deliver(message, encode(message))
+
+    def deliver(self, message: dict[str, Any], line: bytes) -> None:
+        """``line`` to the client as it is, or, where the bridge speaks another version to
+        the client, what the bridge makes of ``message``."""
+        bridge = self.bridge
+        if bridge is None or not bridge.interested:
+            self.to_client(line)
+            return
+        with bridge.lock:
+            self._run(bridge.from_agent(message))
+
+    def _run(self, actions: list[tuple[str, dict[str, Any]]]) -> None:
+        """The bridge's actions, in order: for the client as they are; for the agent through
+        the agent's side (the archive layer's hook), the bridge told of each that arrived."""
+        assert self.bridge is not None
+        for where, message in actions:
+            if where == "client":
+                self.to_client(encode(message))
+            elif self._forward(message, encode(message)):
+                self._run(self.bridge.forwarded(message))
 
     def to_agent(self, data: bytes) -> None:
         with self._to_agent:
@@ -163,14 +188,24 @@ class Relay:
             message = json.loads(line)
         except ValueError:
             message = None  # (not ours to judge: the agent answers it)
+        bridge = self.bridge
+        if isinstance(message, dict) and bridge is not None and bridge.wants(message):
+            with bridge.lock:
+                self._run(bridge.from_client(message))
+            return
+        self._forward(message, line)
+
+    def _forward(self, message: Any, line: bytes) -> bool:
+        """The client's message on its way to the agent (``line`` as written); False where
+        the hook took it."""
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             self.to_agent(line)  # responses to the agent's requests, and whatever else
-            return
+            return True
         if self.hook(message):
-            return
+            return False
         if "id" not in message:
             self.to_agent(line)
-            return
+            return True
         request_id = message["id"]
         with self._lock:
             if isinstance(request_id, str) and request_id.startswith(self.prefix):
@@ -179,6 +214,7 @@ class Relay:
                 line = encode({**message, "id": own})
             self._pending[id_key(request_id)] = request_id
         self.to_agent(line)
+        return True
 
     # -- agent -> client -----------------------------------------------------------------
 
@@ -193,20 +229,25 @@ class Relay:
                 continue
             data = b"".join([*parts, chunk[: end + 1]]) if parts else chunk[: end + 1]
             parts = [chunk[end + 1 :]] if end + 1 < len(chunk) else []
-            if not (self._own or self._watched or self._pending or self._renamed):
+            if not (self._own or self._watched or self._pending or self._renamed or self._bridged):
                 self.to_client(data)
                 continue
             self._lines(data)
         if parts:
             self._lines(b"".join(parts))
 
+    @property
+    def _bridged(self) -> bool:
+        return self.bridge is not None and self.bridge.interested
+
     def _lines(self, data: bytes) -> None:
+        bridged = self._bridged
         passing: list[bytes] = []
         start = 0
         while start < len(data):
             end = data.find(b"\n", start) + 1 or len(data)
             line, start = data[start:end], end
-            if is_call(line):
+            if not bridged and is_call(line):
                 passing.append(line)
                 continue
             if passing:
@@ -222,7 +263,10 @@ class Relay:
         except ValueError:
             message = None
         if not isinstance(message, dict) or "method" in message:
-            self.to_client(line)
+            if isinstance(message, dict):
+                self.deliver(message, line)
+            else:
+                self.to_client(line)
             return
         key = id_key(message.get("id"))
         with self._lock:
@@ -245,7 +289,7 @@ class Relay:
                 replaced = watch(message)
             except Exception:  # a bug of ours must not cost the client its answer
                 logger.exception("polyfill: handling the response to %s failed", renamed or message.get("id"))
-        self.to_client(line if replaced is None else encode(replaced))
+        self.deliver(replaced or message, line if replaced is None else encode(replaced))
         if after is not None:
             after()
 
