@@ -33,6 +33,8 @@ from support import ROOT, SHARED_UPSTREAM, fresh_venv, processes_naming, run_kit
 from support.acp_v2 import V1_ONLY_UPDATES, Message, V2Client, V2Schema, is_response, is_state, update_of
 from support.reference_data import require
 
+from codegen.conformance.scenarios import SCENARIOS
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the processes left from /proc"),
@@ -241,6 +243,34 @@ def test_a_whole_turn_in_protocol_2(client: V2Client, tmp_path: Path) -> None:
     assert not [m for m in everything if str(m.get("method", "")).startswith(("fs/", "terminal/", "session/load"))]
 
 
+def test_a_rejected_permission_fails_the_tool_call(client: V2Client, tmp_path: Path) -> None:
+    client.initialize()
+    client.on_request = lambda request: {"outcome": {"outcome": "selected", "optionId": "reject"}}
+    sid, _ = new_session(client, tmp_path)
+    client.result("session/prompt", {"sessionId": sid, "prompt": TURN})
+    turn = client.until(lambda m: is_state(m, "idle"))
+    assert update_of(turn[-1])["stopReason"] == "end_turn", kinds(turn)
+    statuses = [update_of(m)["status"] for m in turn if update_of(m, "tool_call_update")]
+    assert statuses == ["pending", "failed"], statuses
+
+
+def test_cancel_while_a_permission_waits(client: V2Client, tmp_path: Path) -> None:
+    """The guide's order: the client cancels, answers the pending permission request
+    ``cancelled``, takes the updates that follow, and the idle state says ``cancelled``."""
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    client.result("session/prompt", {"sessionId": sid, "prompt": TURN})
+    before = client.until(lambda m: m.get("method") == "session/request_permission")
+    assert is_state([m for m in before if update_of(m, "state_update")][-1], "requires_action"), kinds(before)
+    client.notify("session/cancel", {"sessionId": sid})
+    client.answer(before[-1], {"outcome": {"outcome": "cancelled"}})
+    rest = client.until(lambda m: is_state(m, "idle"))
+    assert update_of(rest[-1])["stopReason"] == "cancelled", kinds(rest)
+    statuses = [update_of(m)["status"] for m in rest if update_of(m, "tool_call_update")]
+    assert statuses == ["failed"], kinds(rest)
+    assert not [m for m in rest if update_of(m, "config_option_update")], kinds(rest)  # (the turn stopped first)
+
+
 def test_cancel_ends_the_turn_with_an_idle_state(client: V2Client, tmp_path: Path) -> None:
     client.initialize()
     sid, _ = new_session(client, tmp_path)
@@ -326,7 +356,9 @@ def test_the_conformance_kit_passes_protocol_2_through_the_bridge(venv: Path, sc
         tool=(venv / "acp-codegen",),
     )  # fmt: skip
     v2 = {name: status for (version, name), status in results.items() if version == 2}
-    assert v2 and "FAIL" not in v2.values() and "PASS" in v2.values(), out
+    # No session/delete; no session/load in protocol 2 for the kit's history scenario.
+    skipped = {"deleted-id", "delete-archived", "history"}
+    assert v2 == {s.name: "SKIP" if s.name in skipped else "PASS" for s in SCENARIOS}, out
     assert code == 0 and "0 failed" in out, out
     assert gone_soon(str(tmp_path)) == []
 
