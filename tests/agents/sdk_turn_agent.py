@@ -14,7 +14,8 @@ the polyfill's version bridge turns into protocol 2.
 - After ``session/new`` the agent sends ``available_commands_update`` (``turn``, and
   ``delay`` with an input hint).
 - A prompt starting with ``/delay SECONDS`` sends one message chunk and waits that long, or
-  until ``session/cancel`` or ``session/close`` (``stopReason`` ``cancelled``). Any other
+  until ``session/cancel`` or ``session/close`` (``stopReason`` ``cancelled``; both end every
+  turn of the session, where a client sent a prompt before the last one ended). Any other
   prompt (``/turn``) does a whole turn: two ``agent_thought_chunk``, two
   ``agent_message_chunk``, a ``plan`` of two entries, a ``tool_call`` (kind ``edit``, status
   ``pending``, a ``diff`` of ``notes.txt`` in the session's cwd), ``session/request_permission``
@@ -97,7 +98,7 @@ class TurnAgent(Agent):
         self._clock: int = data["clock"]
         self._sessions: dict[str, dict[str, Any]] = data["sessions"]
         self._open: set[str] = set()
-        self._turns: dict[str, asyncio.Event] = {}
+        self._turns: dict[str, set[asyncio.Event]] = {}  # each session's running turns
         self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
@@ -183,8 +184,7 @@ class TurnAgent(Agent):
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         self._session(session_id)
-        turn = self._turns.get(session_id)
-        if turn is not None:
+        for turn in self._turns.get(session_id, ()):
             turn.set()
         self._open.discard(session_id)
         return CloseSessionResponse()
@@ -218,7 +218,8 @@ class TurnAgent(Agent):
         self._clock += 1
         session["activity"] = self._clock
         self._save()
-        cancelled = self._turns[session_id] = asyncio.Event()
+        cancelled = asyncio.Event()
+        self._turns.setdefault(session_id, set()).add(cancelled)
         try:
             delay = DELAY.match(text)
             if delay:
@@ -232,7 +233,7 @@ class TurnAgent(Agent):
                 return await self._say(session_id, session, [f"waited: {text}"], "end_turn")
             return await self._turn(session_id, session, cancelled)
         finally:
-            del self._turns[session_id]
+            self._turns[session_id].discard(cancelled)
 
     async def _say(self, session_id: str, session: dict[str, Any], chunks: list[str], stop: str) -> PromptResponse:
         for chunk in chunks:
@@ -302,8 +303,7 @@ class TurnAgent(Agent):
         return await self._say(session_id, session, done, "end_turn")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        turn = self._turns.get(session_id)
-        if turn is not None:
+        for turn in self._turns.get(session_id, ()):
             turn.set()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

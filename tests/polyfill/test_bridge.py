@@ -308,6 +308,54 @@ def test_set_config_option_changes_the_agents_mode(client: V2Client, tmp_path: P
     )
 
 
+def test_set_config_option_refuses_an_unknown_config_id_and_session(client: V2Client, tmp_path: Path) -> None:
+    """The schema's SetSessionConfigOptionRequest: an unknown ``configId`` or value is
+    ``-32602``, and the configuration stays as it was; a session the agent does not have is
+    the agent's ``-32002``."""
+    client.initialize()
+    sid, created = new_session(client, tmp_path)
+    config_id = mode_option(created)["configId"]
+    unknown = client.call(
+        "session/set_config_option", {"sessionId": sid, "configId": "_nope", "type": "id", "value": "code"}
+    )
+    assert unknown[0].get("error", {}).get("code") == -32602, unknown[0]
+    params = {"sessionId": "sess_never_made", "configId": config_id, "type": "id", "value": "code"}
+    missing = client.call("session/set_config_option", params)[0]
+    assert missing.get("error", {}).get("code") == -32002, missing
+    resumed = client.result("session/resume", {"sessionId": sid, "cwd": str(tmp_path)})
+    assert mode_option(resumed)["currentValue"] == "ask", resumed
+
+
+def test_close_during_a_turn_ends_it_before_the_close_result(client: V2Client, tmp_path: Path) -> None:
+    """The schema's CloseSessionRequest: closing cancels the foreground work, and its final
+    updates and the idle ``state_update`` with ``cancelled`` come before the close result."""
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    client.result("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/delay 30 a long turn"}]})
+    client.until(lambda m: is_state(m, "running"))
+    response, before = client.call("session/close", {"sessionId": sid})
+    assert response.get("result") == {}, response
+    idle = [update_of(m) for m in before if is_state(m, "idle")]
+    assert idle == [{"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}], kinds(before)
+
+
+def test_a_prompt_sent_while_a_turn_runs_and_then_cancel(client: V2Client, tmp_path: Path) -> None:
+    """A second prompt while the first turn runs (the protocol 1 agent takes both at once);
+    ``session/cancel`` then ends the work (the agent answers both prompts): the client is
+    told, with an idle ``state_update`` ``cancelled``, and is never told the session is
+    idle while the first prompt still runs in the agent."""
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    client.result("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/delay 30 first"}]})
+    client.until(lambda m: is_state(m, "running"))
+    client.result("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/delay 0.5 second"}]})
+    early = client.gather(3)
+    assert not [m for m in early if is_state(m, "idle")], f"idle while the first prompt runs: {kinds(early)}"
+    client.notify("session/cancel", {"sessionId": sid})
+    rest = client.until(lambda m: is_state(m, "idle") and update_of(m).get("stopReason") == "cancelled", timeout=10)
+    assert rest, kinds(rest)
+
+
 def test_list_close_resume_with_replay_archive_and_an_unknown_method(client: V2Client, tmp_path: Path) -> None:
     client.initialize()
     client.on_request = allow

@@ -22,6 +22,7 @@ import json
 import queue
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -258,6 +259,23 @@ class V2Client:
             if "method" in message and "id" in message:
                 assert self.on_request is not None, f"an agent request the test did not expect: {message}"
                 self.answer(message, self.on_request(message))
+
+    def gather(self, seconds: float) -> list[Message]:
+        """The messages received in the next ``seconds`` (the agent's requests go to
+        ``on_request``)."""
+        got: list[Message] = []
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                got += self.until(lambda m: True, timeout=left)
+            except AssertionError as quiet:
+                if "nothing received" not in str(quiet):
+                    raise
+                break
+            if "method" in got[-1] and "id" in got[-1]:
+                assert self.on_request is not None, f"an agent request the test did not expect: {got[-1]}"
+                self.answer(got[-1], self.on_request(got[-1]))
+        return got
 
     def call(self, method: str, params: Any, timeout: float | None = None) -> tuple[Message, list[Message]]:
         """Send a request: its response, and the messages received before it."""
