@@ -15,7 +15,9 @@ the polyfill's version bridge turns into protocol 2.
   ``delay`` with an input hint).
 - A prompt starting with ``/delay SECONDS`` sends one message chunk and waits that long, or
   until ``session/cancel`` or ``session/close`` (``stopReason`` ``cancelled``; both end every
-  turn of the session, where a client sent a prompt before the last one ended). Any other
+  turn of the session, where a client sent a prompt before the last one ended). A prompt
+  starting with ``/fail`` sends one message chunk, then the prompt's answer is an error
+  (``-32603``). Any other
   prompt (``/turn``) does a whole turn: two ``agent_thought_chunk``, two
   ``agent_message_chunk``, a ``plan`` of two entries, a ``tool_call`` (kind ``edit``, status
   ``pending``, a ``diff`` of ``notes.txt`` in the session's cwd), ``session/request_permission``
@@ -221,6 +223,9 @@ class TurnAgent(Agent):
         cancelled = asyncio.Event()
         self._turns.setdefault(session_id, set()).add(cancelled)
         try:
+            if text.startswith("/fail"):
+                await self._update(session_id, update_agent_message_text("about to fail"))
+                raise RequestError.internal_error({"details": "the turn failed on purpose"})
             delay = DELAY.match(text)
             if delay:
                 await self._update(session_id, update_agent_message_text("working..."))

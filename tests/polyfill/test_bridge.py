@@ -271,6 +271,19 @@ def test_cancel_while_a_permission_waits(client: V2Client, tmp_path: Path) -> No
     assert not [m for m in rest if update_of(m, "config_option_update")], kinds(rest)  # (the turn stopped first)
 
 
+def test_a_failed_turn_ends_idle_with_the_error(client: V2Client, tmp_path: Path) -> None:
+    """The protocol 1 agent answers the prompt with an error after some output: the prompt
+    was acknowledged already, so the turn ends with the schema's ``error`` stop reason,
+    which carries the JSON-RPC error."""
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    client.result("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/fail now"}]})
+    turn = client.until(lambda m: is_state(m, "idle"))
+    idle = update_of(turn[-1])
+    assert idle["stopReason"] == "error" and idle["error"]["code"] == -32603, idle
+    assert [update_of(m)["content"]["text"] for m in turn if update_of(m, "agent_message_chunk")] == ["about to fail"]
+
+
 def test_cancel_ends_the_turn_with_an_idle_state(client: V2Client, tmp_path: Path) -> None:
     client.initialize()
     sid, _ = new_session(client, tmp_path)
