@@ -12,8 +12,14 @@ none is protocol 1's alone (no ``fs/*``, ``terminal/*`` request, no ``tool_call`
   on every chunk, ``tool_call_update`` creating the tool call with a v2 diff (``changes``, a
   ``git_patch``), ``plan_update``, the permission request with ``title`` and a ``tool_call``
   subject, the mode change as ``config_option_update``, commands tagged ``command``;
-- cancel; ``session/set_config_option`` of the mode; list, close, resume with replay,
-  archive, unarchive, an unknown method;
+- a rejected permission, cancel while a permission waits, cancel of a long turn, a turn the
+  agent answers with an error (the ``error`` stop reason);
+- ``session/set_config_option`` of the mode (the agent's mode changes), and of an unknown
+  option or session (``-32602``, ``-32002``);
+- what the schema's descriptions ask beyond the guide: ``session/close`` during a turn
+  sends the idle ``cancelled`` before its result; a prompt sent while a turn runs; a
+  message replayed by ``session/resume`` keeps its id;
+- list, close, resume with replay, archive, unarchive, an unknown method;
 - the conformance kit in protocol 2 through the polyfill: no failure;
 - a protocol 1 client still gets protocol 1 from the same agent through the polyfill.
 
@@ -79,7 +85,7 @@ def polyfill(venv: Path, tmp_path: Path) -> list[str]:
 
 
 @pytest.fixture
-def client(venv: Path, schema: V2Schema, tmp_path: Path) -> Iterator[V2Client]:
+def client(schema: V2Schema, venv: Path, tmp_path: Path) -> Iterator[V2Client]:
     """The polyfill in front of the turn agent, spoken to in protocol 2, not yet initialized.
     Afterwards: the polyfill exited 0 at the end of its input, and no process is left."""
     with V2Client(polyfill(venv, tmp_path), schema, cwd=ROOT, timeout=TIMEOUT) as talking:
@@ -429,7 +435,7 @@ def test_list_close_resume_with_replay_archive_and_an_unknown_method(client: V2C
     assert unknown["error"]["code"] == -32601, unknown
 
 
-def test_the_conformance_kit_passes_protocol_2_through_the_bridge(venv: Path, schema: V2Schema, tmp_path: Path) -> None:
+def test_the_conformance_kit_passes_protocol_2_through_the_bridge(venv: Path, tmp_path: Path) -> None:
     code, results, out = run_kit(
         "--protocol", "2", "--long-prompt", "/delay 30 a long turn", "--", *polyfill(venv, tmp_path),
         tool=(venv / "acp-codegen",),
@@ -442,8 +448,8 @@ def test_the_conformance_kit_passes_protocol_2_through_the_bridge(venv: Path, sc
     assert gone_soon(str(tmp_path)) == []
 
 
-def test_a_protocol_1_client_still_gets_protocol_1(venv: Path, schema: V2Schema, tmp_path: Path) -> None:
-    with V2Client(polyfill(venv, tmp_path), schema, cwd=ROOT, timeout=TIMEOUT, check=False) as v1:
+def test_a_protocol_1_client_still_gets_protocol_1(venv: Path, tmp_path: Path) -> None:
+    with V2Client(polyfill(venv, tmp_path), None, cwd=ROOT, timeout=TIMEOUT, check=False) as v1:
         init = v1.result("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         assert init["protocolVersion"] == 1 and "info" not in init, init
         assert init["agentCapabilities"]["sessionCapabilities"]["archive"] == {}, init

@@ -120,13 +120,14 @@ class V2Client:
     def __init__(
         self,
         command: list[str],
-        schema: V2Schema,
+        schema: V2Schema | None,
         *,
         cwd: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         check: bool = True,
     ) -> None:
+        assert schema is not None or not check, "checking needs a schema"
         self.schema = schema
         self.check = check
         self.timeout = timeout
@@ -159,6 +160,7 @@ class V2Client:
 
     def problems_received(self, message: Any) -> list[str]:
         s = self.schema
+        assert s is not None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return ["not a JSON-RPC 2.0 object (a batch is not expected here)"]
         method = message.get("method")
@@ -197,7 +199,7 @@ class V2Client:
 
     def _check_sent(self, message: Message) -> None:
         s = self.schema
-        if not self.check:
+        if not self.check or s is None:
             return
         method = message.get("method")
         if method is None:
