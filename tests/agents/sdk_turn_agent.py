@@ -17,7 +17,8 @@ the polyfill's version bridge turns into protocol 2.
   until ``session/cancel`` or ``session/close`` (``stopReason`` ``cancelled``; both end every
   turn of the session, where a client sent a prompt before the last one ended). A prompt
   starting with ``/fail`` sends one message chunk, then the prompt's answer is an error
-  (``-32603``). Any other
+  (``-32603``). A prompt ``/read PATH`` asks the client for the file (``fs/read_text_file``,
+  whatever the client's capabilities) and says what it got, or that it could not read it. Any other
   prompt (``/turn``) does a whole turn: two ``agent_thought_chunk``, two
   ``agent_message_chunk``, a ``plan`` of two entries, a ``tool_call`` (kind ``edit``, status
   ``pending``, a ``diff`` of ``notes.txt`` in the session's cwd), ``session/request_permission``
@@ -223,6 +224,13 @@ class TurnAgent(Agent):
         cancelled = asyncio.Event()
         self._turns.setdefault(session_id, set()).add(cancelled)
         try:
+            if text.startswith("/read "):  # (whatever the client's capabilities say, as agents do)
+                try:
+                    read = await self._conn.read_text_file(path=text[6:].strip(), session_id=session_id)
+                    said = f"read: {read.content}"
+                except Exception as failed:
+                    said = f"could not read: {failed}"
+                return await self._say(session_id, session, [said], "end_turn")
             if text.startswith("/fail"):
                 await self._update(session_id, update_agent_message_text("about to fail"))
                 raise RequestError.internal_error({"details": "the turn failed on purpose"})

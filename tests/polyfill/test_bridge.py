@@ -290,6 +290,20 @@ def test_a_failed_turn_ends_idle_with_the_error(client: V2Client, tmp_path: Path
     assert [update_of(m)["content"]["text"] for m in turn if update_of(m, "agent_message_chunk")] == ["about to fail"]
 
 
+def test_a_file_read_never_reaches_the_protocol_2_client(client: V2Client, tmp_path: Path) -> None:
+    """Protocol 2 has no ``fs/*``: the protocol 1 agent's ``fs/read_text_file`` is answered
+    with an error for the client, which never sees it, and the turn goes on."""
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    (tmp_path / "notes.txt").write_text("secret\n")
+    prompt = [{"type": "text", "text": f"/read {tmp_path / 'notes.txt'}"}]
+    client.result("session/prompt", {"sessionId": sid, "prompt": prompt})
+    turn = client.until(lambda m: is_state(m, "idle"))  # (an agent request here fails the test)
+    assert update_of(turn[-1])["stopReason"] == "end_turn", kinds(turn)
+    (said,) = [update_of(m)["content"]["text"] for m in turn if update_of(m, "agent_message_chunk")]
+    assert said.startswith("could not read"), said
+
+
 def test_cancel_ends_the_turn_with_an_idle_state(client: V2Client, tmp_path: Path) -> None:
     client.initialize()
     sid, _ = new_session(client, tmp_path)
