@@ -241,7 +241,17 @@ class Relay:
         return self.bridge is not None and self.bridge.interested
 
     def _lines(self, data: bytes) -> None:
-        bridged = self._bridged
+        if self._bridged:
+            with self.bridge.lock:  # type: ignore[union-attr]
+                whole = self.bridge.fast_lines(data) if data.endswith(b"\n") else None  # type: ignore[union-attr]
+                if whole is not None:
+                    self.to_client(whole)
+                else:
+                    self._some_lines(data, True)
+        else:
+            self._some_lines(data, False)
+
+    def _some_lines(self, data: bytes, bridged: bool) -> None:
         passing: list[bytes] = []
         start = 0
         while start < len(data):
@@ -250,6 +260,11 @@ class Relay:
             if not bridged and is_call(line):
                 passing.append(line)
                 continue
+            if bridged:
+                fast = self.bridge.fast(line)  # type: ignore[union-attr]
+                if fast is not None:
+                    passing.append(fast)
+                    continue
             if passing:
                 self.to_client(b"".join(passing))
                 passing = []
