@@ -111,7 +111,7 @@ class Bridge:
         self.agent_name = agent_name
         self.prefix = prefix or f"acp-bridge-{secrets.token_hex(6)}-"
         self.active = False
-        self.lock = threading.RLock()  # held by the relay while it runs one message's actions
+        self.lock = threading.RLock()  # held by the relay around each call, and over a read of the agent's
         self._initialize: str | None = None  # the key of the client's v2 initialize request
         self._caps: dict[str, Any] = {}
         self._numbers = itertools.count(1)
@@ -249,13 +249,12 @@ class Bridge:
         """The client's answer to one of the agent's requests: a permission answered puts the
         turn back to running once nothing else waits."""
         sid = self._permissions.pop(_key(message.get("id")), None)
-        actions: list[Action] = [("agent", message)]
         session = self._sessions.get(sid) if sid is not None else None
-        if session is not None and session.turn is not None:
+        if sid is not None and session is not None and session.turn is not None:
             session.turn.waiting.discard(_key(message.get("id")))
-            if not session.turn.waiting:
-                actions.append(_state(sid, "running"))  # type: ignore[arg-type]
-        return actions
+            if not session.turn.waiting:  # (said first: the agent's next update cannot overtake it)
+                return [_state(sid, "running"), ("agent", message)]
+        return [("agent", message)]
 
     def forwarded(self, message: dict[str, Any]) -> list[Action]:
         """A message has reached the agent: a prompt is accepted, and the v2 client hears so."""
