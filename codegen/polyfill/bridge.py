@@ -299,7 +299,7 @@ class Bridge:
 
     def _initialized(self, message: dict[str, Any]) -> list[Action]:
         result = message.get("result")
-        if not isinstance(result, dict) or result.get("protocolVersion") != 1:
+        if not isinstance(result, dict) or translate.spoken_version(result) != 1:
             return [("client", message)]  # an error, or an agent of the client's version: nothing to bridge
         self.active = True
         caps = obj(result.get("agentCapabilities"))

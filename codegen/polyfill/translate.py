@@ -51,6 +51,20 @@ def _markers(pairs: dict[str, Any]) -> dict[str, Any]:
 # -- initialize ---------------------------------------------------------------------------
 
 
+def spoken_version(result: Any) -> int | None:
+    """The protocol an agent's initialize result is written in: the ``protocolVersion`` it
+    names, except that a result naming 2 in protocol 1's shape (``agentCapabilities``, and
+    neither v2's required ``info`` nor ``capabilities``) is protocol 1's. fast-agent 0.10.48
+    echoes a client's 2 that way, and speaks 1 from then on."""
+    result = obj(result)
+    version = result.get("protocolVersion")
+    if type(version) is not int:
+        return None
+    if version == 2 and "agentCapabilities" in result and "info" not in result and "capabilities" not in result:
+        return 1
+    return version
+
+
 def initialize_request(params: dict[str, Any]) -> dict[str, Any]:
     """The client's v2 initialize params with v1's members beside them, so that an agent of
     either version reads them: the client has no file system and no terminal (v2 removed both)."""

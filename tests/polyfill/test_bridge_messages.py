@@ -336,3 +336,17 @@ def test_a_single_chunk_line_is_written_in_without_decoding(kind: str) -> None:
     assert out is not None and json.loads(out)["params"]["update"]["messageId"]
     assert bridge.fast(line) == out  # the same message goes on
     assert bridge.fast(json.dumps(update("tool_call", toolCallId="t")).encode()) is None
+
+
+def test_a_result_claiming_2_in_protocol_1s_shape_is_bridged_as_protocol_1() -> None:
+    """fast-agent 0.10.48 echoes the client's 2 with a v1 result, and speaks 1 after."""
+    claimed = {**V1_INIT, "protocolVersion": 2}
+    bridge = bridged(claimed)
+    assert bridge.active
+    # A real v2 result (info, capabilities) is the agent's own version.
+    other = Bridge("a")
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    other.from_client(request(0, "initialize", params))
+    v2 = {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}, "agentCapabilities": {}}
+    assert to("client", other.from_agent({"jsonrpc": "2.0", "id": 0, "result": v2}))[0]["result"] == v2
+    assert not other.active
