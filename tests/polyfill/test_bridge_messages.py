@@ -136,7 +136,11 @@ def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> Non
         init = {"protocolVersion": version, "clientCapabilities": {}}
         assert other.wants(request(0, "initialize", init)) == (version == 2)
         other.from_client(request(0, "initialize", init))
-        result = {"protocolVersion": agent_version, "agentCapabilities": {}}
+        result = (
+            {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}}
+            if agent_version == 2
+            else {"protocolVersion": 1, "agentCapabilities": {}}
+        )
         assert to("client", other.from_agent({"jsonrpc": "2.0", "id": 0, "result": result}))[0]["result"] == result
         assert not other.active
 
