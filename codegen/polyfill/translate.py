@@ -73,6 +73,8 @@ def initialize_request(params: dict[str, Any]) -> dict[str, Any]:
     v1_caps: dict[str, Any] = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
     if isinstance(caps.get("elicitation"), dict):
         v1_caps["elicitation"] = caps["elicitation"]
+    if isinstance(obj(caps.get("auth")).get("terminal"), dict):  # v2's marker, v1's boolean
+        v1_caps["auth"] = {"terminal": True}
     out.setdefault("clientCapabilities", v1_caps)
     if isinstance(params.get("info"), dict):
         out.setdefault("clientInfo", params["info"])
@@ -195,7 +197,7 @@ def mode_option(modes: dict[str, Any]) -> dict[str, Any]:
 
 def session_result(result: dict[str, Any], modes: dict[str, Any] | None) -> dict[str, Any]:
     """session/new, /load and /resume results as v2's: modes become a config option."""
-    out = {k: v for k, v in result.items() if k not in ("modes", "models", "configOptions")}
+    out = {k: v for k, v in result.items() if k not in ("modes", "configOptions")}
     options = config_options(result.get("configOptions"), modes)
     if options:
         out["configOptions"] = options
