@@ -421,13 +421,14 @@ class Bridge:
         head, sid = data[: found.end()], found[1].decode()
         kind_found = _KIND.search(data, len(head))
         kind = _CHUNK_KINDS.get(kind_found[1]) if kind_found is not None else None
+        if kind_found is None or kind is None or b'"messageId"' in data:
+            return None
         lines = data.count(b"\n")
-        if (
-            kind is None
-            or data.count(b'"sessionUpdate"') != lines
-            or data.count(kind_found[0]) != lines  # type: ignore[index]
-            or b'"messageId"' in data
-        ):
+        # The tag first (as TypeScript and serde write it): every line starting with the head
+        # and the tag is one of the kind. Else the tag's count and the kind's must be the lines'.
+        first = kind_found.start() == len(head)
+        start = data[: kind_found.end()] if first else head
+        if not first and (data.count(b'"sessionUpdate"') != lines or data.count(kind_found[0]) != lines):
             return None
         session = self._sessions.get(sid) or self._session(sid)
         if session.quiet:
@@ -435,11 +436,11 @@ class Bridge:
         if session.message is None or session.message[0] != kind or not session.message[2]:
             self._message_id(session, kind, None)  # (the first line's message, whatever the others are)
         assert session.message is not None
-        member = session.message[2]
-        out = data[len(head) :].replace(b"\n" + head, b"\n" + head + member)
-        if len(out) + len(head) - len(data) != (lines - 1) * len(member):
-            return None  # a line that does not start with the head: each line is looked at
-        return head + member + out
+        marked = head + session.message[2] + start[len(head) :]
+        out = data[len(start) :].replace(b"\n" + start, b"\n" + marked)
+        if len(out) + len(start) - len(data) != (lines - 1) * (len(marked) - len(start)):
+            return None  # a line that does not start so: each line is looked at
+        return marked + out
 
     def _updates(self, message: dict[str, Any], params: dict[str, Any], sid: str) -> list[Action]:
         update = obj(params.get("update"))

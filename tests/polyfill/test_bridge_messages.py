@@ -4,6 +4,7 @@ v2 client's messages in, a v1 agent's messages in, what each side gets out. Wher
 
 from __future__ import annotations
 
+import itertools
 import json
 from functools import cache
 from typing import Any
@@ -312,8 +313,12 @@ def test_what_v1_cannot_say_is_refused_to_the_side_that_said_it() -> None:
 
 
 def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() -> None:
-    lines = [update("agent_message_chunk", content={"type": "text", "text": f"{i} \\n \u00e9"}) for i in range(50)]
-    for separators in ((",", ":"), (", ", ": ")):
+    tag_first = [update("agent_message_chunk", content={"type": "text", "text": f"{i} \\n \u00e9"}) for i in range(50)]
+    tag_last = [  # (as pydantic writes the official Python SDK's)
+        {**m, "params": {"sessionId": SID, "update": {"content": TEXT, "sessionUpdate": "agent_thought_chunk"}}}
+        for m in tag_first
+    ]
+    for lines, separators in itertools.product((tag_first, tag_last), ((",", ":"), (", ", ": "))):
         data = b"".join(json.dumps(m, separators=separators).encode() + b"\n" for m in lines)
         fast, slow = bridged(), bridged()
         out = fast.fast_lines(data)
@@ -322,14 +327,16 @@ def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() 
         expected = [m for line in lines for m in to("client", slow.from_agent(line))]
         assert got == expected
     # A read holding anything else (a response, another kind, an id given) is looked at line by line.
-    chunk = json.dumps(lines[0]).encode() + b"\n"
-    for other in (
-        {"jsonrpc": "2.0", "id": 3, "result": {}},
-        update("tool_call", toolCallId="t"),
-        update("agent_message_chunk", content=TEXT, messageId="m"),
-    ):
-        assert bridged().fast_lines(chunk + json.dumps(other).encode() + b"\n" + chunk) is None
-    assert bridged().fast_lines(b" " + chunk + chunk) is None
+    for line in (tag_first[0], tag_last[0]):
+        chunk = json.dumps(line).encode() + b"\n"
+        for other in (
+            {"jsonrpc": "2.0", "id": 3, "result": {}},
+            update("tool_call", toolCallId="t"),
+            update("agent_message_chunk", content=TEXT, messageId="m"),
+            {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"content": TEXT}}},
+        ):
+            assert bridged().fast_lines(chunk + json.dumps(other).encode() + b"\n" + chunk) is None
+        assert bridged().fast_lines(b" " + chunk + chunk) is None
 
 
 @pytest.mark.parametrize("kind", ["user_message_chunk", "agent_thought_chunk"])
