@@ -1,5 +1,7 @@
 """P1: ``session/update`` notifications through ``acp-codegen polyfill`` against the same
-stream through a bare line relay, in one run.
+stream through a bare line relay, in one run. P2: the same turn bridged to a protocol 2
+client (every line decoded, translated and written again) against P1's polyfill run, which
+passes the lines through.
 
 An agent process (written here) answers ``initialize`` advertising ``session/list`` (so
 the polyfill serves it, not steps aside) and answers each ``session/prompt`` with
@@ -36,6 +38,8 @@ for line in sys.stdin.buffer:
     if method == "initialize":
         caps = {"sessionCapabilities": {"list": {}}}
         result = {"protocolVersion": 1, "agentCapabilities": caps}
+    elif method == "session/new":
+        result = {"sessionId": "sess_bench"}
     elif method == "session/prompt":
         sid = message["params"]["sessionId"]
         if sid not in streams:  # rendered once: the relays, not this agent, are measured
@@ -70,10 +74,14 @@ agent.wait()
 
 
 class _Client:
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], version: int = 1) -> None:
         self.proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.ids = 0
-        self.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        if version == 1:
+            self.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        else:
+            self.call("initialize", {"protocolVersion": 2, "info": {"name": "bench", "version": "1"}, "capabilities": {}})
+            self.call("session/new", {"cwd": str(ROOT)})
 
     def call(self, method: str, params: dict[str, object]) -> int:
         """Send a request, read up to its response; how many lines came before it."""
@@ -94,6 +102,17 @@ class _Client:
         streamed = self.call("session/prompt", {"sessionId": "sess_bench", "prompt": []})
         assert streamed == UPDATES, streamed
 
+    def bridged_turn(self) -> None:
+        """v2: the prompt is answered at once; the turn ends with the idle state update."""
+        assert self.call("session/prompt", {"sessionId": "sess_bench", "prompt": []}) == 0
+        assert self.proc.stdout is not None
+        streamed = 0
+        for line in self.proc.stdout:
+            if b'"state_update"' in line and json.loads(line)["params"]["update"]["state"] == "idle":
+                break
+            streamed += 1
+        assert streamed == UPDATES + 2, streamed  # (the user message and the running state first)
+
     def close(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
@@ -104,7 +123,9 @@ def run() -> list[Ratio]:
     agent = [sys.executable, "-c", AGENT, str(UPDATES)]
     with tempfile.TemporaryDirectory() as tmp:
         store = str(Path(tmp, "polyfill.sqlite3"))
-        polyfill = _Client([sys.executable, "-m", "codegen", "polyfill", "--store", store, "--", *agent])
+        command = [sys.executable, "-m", "codegen", "polyfill", "--store", store, "--", *agent]
+        polyfill = _Client(command)
+        bridged = _Client(command, version=2)
         bare = _Client([sys.executable, "-c", BARE_RELAY, *agent])
         try:
             return [
@@ -115,8 +136,18 @@ def run() -> list[Ratio]:
                     bare.turn,
                     target=1.3,
                     repeat=9,
-                )
+                ),
+                compare(
+                    "P2",
+                    f"the same {UPDATES} notifications bridged from a protocol 1 agent to a protocol 2 client vs"
+                    " passed through the polyfill (protocol 1 on both sides)",
+                    bridged.bridged_turn,
+                    polyfill.turn,
+                    target=2.0,
+                    repeat=21,  # (the baseline's dozen milliseconds move by a few from round to round)
+                ),
             ]
         finally:
             polyfill.close()
+            bridged.close()
             bare.close()

@@ -27,6 +27,7 @@ from ..shipped import reference_module
 from .listing import BadCursor, Created, Lister, Listings
 from .relay import INTERNAL_ERROR, AgentGone, Relay, error
 from .store import Store
+from .translate import spoken_version
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +77,9 @@ class Polyfill:
     def initialized(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The agent's initialize result: archive added where the agent lists and lacks it."""
         result = message.get("result")
-        version = _obj(result).get("protocolVersion")
+        version = spoken_version(result)
         self.active = False
-        if type(version) is not int or version not in (1, 2):
+        if version not in (1, 2):
             return None
         if version == 1:
             caps = _obj(_obj(result).get("agentCapabilities"))

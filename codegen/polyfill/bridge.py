@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 import secrets
 import threading
 from collections.abc import Callable
@@ -51,6 +52,15 @@ _BESIDE_MESSAGES = {
     "current_mode_update",
 }
 _CHUNKS = {"user_message_chunk": "user", "agent_message_chunk": "agent", "agent_thought_chunk": "thought"}
+# The stream of a turn is chunks, nearly all of them; a chunk that the line shows plainly
+# (the envelope first, one "sessionUpdate", no "messageId" anywhere) gets its id written in
+# without being decoded (``fast``).
+_UPDATE_HEAD = re.compile(
+    rb'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"method"\s*:\s*"session/update"\s*,\s*"params"\s*:\s*'
+    rb'\{\s*"sessionId"\s*:\s*"([^"\\]*)"\s*,\s*"update"\s*:\s*\{'
+)
+_KIND = re.compile(rb'"sessionUpdate"\s*:\s*"([a-z_]*)"')
+_CHUNK_KINDS = {kind.encode(): kind for kind in _CHUNKS}
 
 
 def _key(value: Any) -> str:
@@ -86,7 +96,8 @@ class _Session:
     plan_id: str
     modes: dict[str, Any] | None = None
     options: Any = None
-    message: tuple[str, str] | None = None  # (chunk kind, messageId) of the message being streamed
+    # (chunk kind, messageId, its member as written in by ``fast``) of the message being streamed
+    message: tuple[str, str, bytes] | None = None
     turn: _Turn | None = None
     quiet: bool = False  # a load standing in for a resume without replay: its replay is not passed on
 
@@ -100,13 +111,14 @@ class Bridge:
         self.agent_name = agent_name
         self.prefix = prefix or f"acp-bridge-{secrets.token_hex(6)}-"
         self.active = False
-        self.lock = threading.RLock()  # held by the relay while it runs one message's actions
+        self.lock = threading.RLock()  # held by the relay around each call, and over a read of the agent's
         self._initialize: str | None = None  # the key of the client's v2 initialize request
         self._caps: dict[str, Any] = {}
         self._numbers = itertools.count(1)
         self._sessions: dict[str, _Session] = {}
         self._answers: dict[str, Answer] = {}  # forwarded request id -> its answer's translation
         self._permissions: dict[str, str] = {}  # the agent's permission request id -> session
+        self._head: tuple[bytes, str] = (b"\0", "")  # the last chunk line's head up to its update, and its session
 
     def _id(self, kind: str) -> str:
         return f"{kind}-{self.prefix}{next(self._numbers)}"
@@ -237,13 +249,12 @@ class Bridge:
         """The client's answer to one of the agent's requests: a permission answered puts the
         turn back to running once nothing else waits."""
         sid = self._permissions.pop(_key(message.get("id")), None)
-        actions: list[Action] = [("agent", message)]
         session = self._sessions.get(sid) if sid is not None else None
-        if session is not None and session.turn is not None:
+        if sid is not None and session is not None and session.turn is not None:
             session.turn.waiting.discard(_key(message.get("id")))
-            if not session.turn.waiting:
-                actions.append(_state(sid, "running"))  # type: ignore[arg-type]
-        return actions
+            if not session.turn.waiting:  # (said first: the agent's next update cannot overtake it)
+                return [_state(sid, "running"), ("agent", message)]
+        return [("agent", message)]
 
     def forwarded(self, message: dict[str, Any]) -> list[Action]:
         """A message has reached the agent: a prompt is accepted, and the v2 client hears so."""
@@ -288,7 +299,7 @@ class Bridge:
 
     def _initialized(self, message: dict[str, Any]) -> list[Action]:
         result = message.get("result")
-        if not isinstance(result, dict) or result.get("protocolVersion") != 1:
+        if not isinstance(result, dict) or translate.spoken_version(result) != 1:
             return [("client", message)]  # an error, or an agent of the client's version: nothing to bridge
         self.active = True
         caps = obj(result.get("agentCapabilities"))
@@ -368,6 +379,69 @@ class Bridge:
         self._permissions[_key(message["id"])] = sid
         return [_state(sid, "requires_action"), ("client", request)] if first else [("client", request)]
 
+    def _message_id(self, session: _Session, kind: str, given: Any) -> str:
+        """A chunk's message: the id the agent gave, else the one of the chunk before it of
+        the same kind, else a new one."""
+        if isinstance(given, str):
+            session.message = (kind, given, b"")
+        elif session.message is None or session.message[0] != kind:
+            mid = self._id(f"msg-{_CHUNKS[kind]}")
+            session.message = (kind, mid, b'"messageId":' + json.dumps(mid).encode() + b",")
+        return session.message[1]
+
+    def fast(self, line: bytes) -> bytes | None:
+        """A chunk's line with its message id written in, b"" for one not passed on, None
+        for a line that ``from_agent`` must decode."""
+        head, sid = self._head
+        if not line.startswith(head):  # (a turn's lines share their head: matched once)
+            found = _UPDATE_HEAD.match(line)
+            if found is None:
+                return None
+            head, sid = self._head = (line[: found.end()], found[1].decode())
+        end = len(head)
+        found = _KIND.search(line, end)
+        kind = _CHUNK_KINDS.get(found[1]) if found is not None else None
+        if kind is None or line.count(b'"sessionUpdate"') != 1 or b'"messageId"' in line:
+            return None
+        session = self._sessions.get(sid) or self._session(sid)
+        if session.quiet:
+            return b""
+        if session.message is None or session.message[0] != kind or not session.message[2]:
+            self._message_id(session, kind, None)
+        assert session.message is not None
+        return line[:end] + session.message[2] + line[end:]
+
+    def fast_lines(self, data: bytes) -> bytes | None:
+        """Whole lines at once (``data`` ends with a newline) where each is a plain chunk of
+        one session and one kind, as a busy turn's reads are: every line's id written in
+        with a few passes over the bytes. None where one line is anything else."""
+        found = _UPDATE_HEAD.match(data)
+        if found is None:
+            return None
+        head, sid = data[: found.end()], found[1].decode()
+        kind_found = _KIND.search(data, len(head))
+        kind = _CHUNK_KINDS.get(kind_found[1]) if kind_found is not None else None
+        if kind_found is None or kind is None or b'"messageId"' in data:
+            return None
+        lines = data.count(b"\n")
+        # The tag first (as TypeScript and serde write it): every line starting with the head
+        # and the tag is one of the kind. Else the tag's count and the kind's must be the lines'.
+        first = kind_found.start() == len(head)
+        start = data[: kind_found.end()] if first else head
+        if not first and (data.count(b'"sessionUpdate"') != lines or data.count(kind_found[0]) != lines):
+            return None
+        session = self._sessions.get(sid) or self._session(sid)
+        if session.quiet:
+            return None  # (rare: a replay not passed on, line by line)
+        if session.message is None or session.message[0] != kind or not session.message[2]:
+            self._message_id(session, kind, None)  # (the first line's message, whatever the others are)
+        assert session.message is not None
+        marked = head + session.message[2] + start[len(head) :]
+        out = data[len(start) :].replace(b"\n" + start, b"\n" + marked)
+        if len(out) + len(start) - len(data) != (lines - 1) * (len(marked) - len(start)):
+            return None  # a line that does not start so: each line is looked at
+        return marked + out
+
     def _updates(self, message: dict[str, Any], params: dict[str, Any], sid: str) -> list[Action]:
         update = obj(params.get("update"))
         kind = update.get("sessionUpdate")
@@ -377,12 +451,7 @@ class Bridge:
         if kind not in _BESIDE_MESSAGES and kind not in _CHUNKS:
             session.message = None
         if kind in _CHUNKS:
-            given = update.get("messageId")
-            if isinstance(given, str):
-                session.message = (kind, given)
-            elif session.message is None or session.message[0] != kind:
-                session.message = (kind, self._id(f"msg-{_CHUNKS[kind]}"))
-            update = {**update, "messageId": session.message[1]}
+            update = {**update, "messageId": self._message_id(session, kind, update.get("messageId"))}
         elif kind in ("tool_call", "tool_call_update"):
             update = _tool_call(update)
         elif kind == "plan":

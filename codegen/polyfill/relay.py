@@ -132,13 +132,24 @@ class Relay:
 
     def _run(self, actions: list[tuple[str, dict[str, Any]]]) -> None:
         """The bridge's actions, in order: for the client as they are; for the agent through
-        the agent's side (the archive layer's hook), the bridge told of each that arrived."""
-        assert self.bridge is not None
+        the agent's side (the archive layer's hook). What the bridge says once a message is
+        accepted (a prompt's answer) goes to the client before the agent has the message, so
+        that nothing the agent answers can overtake it; the agent is written to outside the
+        bridge's lock, which the agent's pump takes."""
+        bridge = self.bridge
+        assert bridge is not None
         for where, message in actions:
             if where == "client":
                 self.to_client(encode(message))
-            elif self._forward(message, encode(message)):
-                self._run(self.bridge.forwarded(message))
+                continue
+
+            def accepted(message: dict[str, Any] = message) -> None:
+                with bridge.lock:
+                    said = bridge.forwarded(message)
+                for _, told in said:
+                    self.to_client(encode(told))
+
+            self._forward(message, encode(message), accepted)
 
     def to_agent(self, data: bytes) -> None:
         with self._to_agent:
@@ -191,21 +202,21 @@ class Relay:
         bridge = self.bridge
         if isinstance(message, dict) and bridge is not None and bridge.wants(message):
             with bridge.lock:
-                self._run(bridge.from_client(message))
+                actions = bridge.from_client(message)
+            self._run(actions)
             return
         self._forward(message, line)
 
-    def _forward(self, message: Any, line: bytes) -> bool:
-        """The client's message on its way to the agent (``line`` as written); False where
-        the hook took it."""
-        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            self.to_agent(line)  # responses to the agent's requests, and whatever else
-            return True
-        if self.hook(message):
-            return False
-        if "id" not in message:
-            self.to_agent(line)
-            return True
+    def _forward(self, message: Any, line: bytes, accepted: Callable[[], None] | None = None) -> None:
+        """The client's message on its way to the agent (``line`` as written), unless the
+        hook takes it; ``accepted`` is called right before it is written."""
+        if isinstance(message, dict) and isinstance(message.get("method"), str) and self.hook(message):
+            return
+        if accepted is not None:
+            accepted()
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str) or "id" not in message:
+            self.to_agent(line)  # notifications, responses to the agent's requests, and whatever else
+            return
         request_id = message["id"]
         with self._lock:
             if isinstance(request_id, str) and request_id.startswith(self.prefix):
@@ -214,7 +225,6 @@ class Relay:
                 line = encode({**message, "id": own})
             self._pending[id_key(request_id)] = request_id
         self.to_agent(line)
-        return True
 
     # -- agent -> client -----------------------------------------------------------------
 
@@ -241,7 +251,17 @@ class Relay:
         return self.bridge is not None and self.bridge.interested
 
     def _lines(self, data: bytes) -> None:
-        bridged = self._bridged
+        if self._bridged:
+            with self.bridge.lock:  # type: ignore[union-attr]
+                whole = self.bridge.fast_lines(data) if data.endswith(b"\n") else None  # type: ignore[union-attr]
+                if whole is not None:
+                    self.to_client(whole)
+                else:
+                    self._some_lines(data, True)
+        else:
+            self._some_lines(data, False)
+
+    def _some_lines(self, data: bytes, bridged: bool) -> None:
         passing: list[bytes] = []
         start = 0
         while start < len(data):
@@ -250,6 +270,11 @@ class Relay:
             if not bridged and is_call(line):
                 passing.append(line)
                 continue
+            if bridged:
+                fast = self.bridge.fast(line)  # type: ignore[union-attr]
+                if fast is not None:
+                    passing.append(fast)
+                    continue
             if passing:
                 self.to_client(b"".join(passing))
                 passing = []

@@ -51,6 +51,20 @@ def _markers(pairs: dict[str, Any]) -> dict[str, Any]:
 # -- initialize ---------------------------------------------------------------------------
 
 
+def spoken_version(result: Any) -> int | None:
+    """The protocol an agent's initialize result is written in: the ``protocolVersion`` it
+    names, except that a result naming 2 in protocol 1's shape (``agentCapabilities``, and
+    neither v2's required ``info`` nor ``capabilities``) is protocol 1's. fast-agent 0.10.48
+    echoes a client's 2 that way, and speaks 1 from then on."""
+    result = obj(result)
+    version = result.get("protocolVersion")
+    if type(version) is not int:
+        return None
+    if version == 2 and "agentCapabilities" in result and "info" not in result and "capabilities" not in result:
+        return 1
+    return version
+
+
 def initialize_request(params: dict[str, Any]) -> dict[str, Any]:
     """The client's v2 initialize params with v1's members beside them, so that an agent of
     either version reads them: the client has no file system and no terminal (v2 removed both)."""
@@ -59,6 +73,8 @@ def initialize_request(params: dict[str, Any]) -> dict[str, Any]:
     v1_caps: dict[str, Any] = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
     if isinstance(caps.get("elicitation"), dict):
         v1_caps["elicitation"] = caps["elicitation"]
+    if isinstance(obj(caps.get("auth")).get("terminal"), dict):  # v2's marker, v1's boolean
+        v1_caps["auth"] = {"terminal": True}
     out.setdefault("clientCapabilities", v1_caps)
     if isinstance(params.get("info"), dict):
         out.setdefault("clientInfo", params["info"])
@@ -181,7 +197,7 @@ def mode_option(modes: dict[str, Any]) -> dict[str, Any]:
 
 def session_result(result: dict[str, Any], modes: dict[str, Any] | None) -> dict[str, Any]:
     """session/new, /load and /resume results as v2's: modes become a config option."""
-    out = {k: v for k, v in result.items() if k not in ("modes", "models", "configOptions")}
+    out = {k: v for k, v in result.items() if k not in ("modes", "configOptions")}
     options = config_options(result.get("configOptions"), modes)
     if options:
         out["configOptions"] = options

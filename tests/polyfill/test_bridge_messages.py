@@ -1,0 +1,363 @@
+"""The version bridge (``codegen.polyfill.bridge``) message by message, without processes: a
+v2 client's messages in, a v1 agent's messages in, what each side gets out. Where the
+2026-11 v2 schema is at hand, every message for the client is validated against it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from support import SHARED_UPSTREAM
+
+from codegen.polyfill.bridge import Bridge
+
+V2_SCHEMA = SHARED_UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"
+SID = "sess_1"
+TEXT = {"type": "text", "text": "hi"}
+
+
+@cache
+def _v2() -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
+    schema = json.loads(V2_SCHEMA.read_text())
+    types: dict[tuple[str, str], str] = {}
+    for name, body in schema["$defs"].items():
+        if isinstance(body, dict) and "x-method" in body:
+            types.setdefault((body["x-method"], "result" if name.endswith("Response") else "params"), name)
+    return schema, types
+
+
+def valid_v2(message: dict[str, Any], method: str | None = None) -> None:
+    """``message`` for the client fits the 2026-11 v2 schema (``method``: the request a
+    response answers). Skipped where the schema is not at hand."""
+    if not V2_SCHEMA.exists():
+        return
+    import jsonschema_rs
+
+    schema, types = _v2()
+    if "method" in message:
+        name, value = types[(message["method"], "params")], message["params"]
+    elif "result" in message:
+        assert method is not None
+        name, value = types[(method, "result")], message["result"]
+    else:
+        return
+    errors = [
+        e.message
+        for e in jsonschema_rs.validator_for({"$ref": f"#/$defs/{name}", "$defs": schema["$defs"]}).iter_errors(value)
+    ]
+    assert errors == [], (name, value)
+
+
+def request(request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def update(variant: str, /, **fields: Any) -> dict[str, Any]:
+    body = {"sessionUpdate": variant, **fields}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": body}}
+
+
+def to(where: str, actions: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [m for w, m in actions if w == where]
+
+
+def updates(actions: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    out = [m["params"]["update"] for m in to("client", actions) if m.get("method") == "session/update"]
+    for message in to("client", actions):
+        valid_v2(message)
+    return out
+
+
+V1_INIT = {
+    "protocolVersion": 1,
+    "agentCapabilities": {
+        "loadSession": True,
+        "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+        "mcpCapabilities": {"http": True, "sse": False},
+        "sessionCapabilities": {"list": {}, "resume": {}, "archive": {}},
+    },
+    "authMethods": [{"id": "login", "name": "Log in"}],
+    "agentInfo": {"name": "agent", "title": "Agent", "version": "1.2"},
+}
+MODES = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
+
+
+def bridged(init: dict[str, Any] | None = None) -> Bridge:
+    """A bridge past initialize, with session ``SID`` created."""
+    bridge = Bridge("agent-cmd", prefix="bridge-")  # (two bridges give the same ids)
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    (sent,) = to("agent", bridge.from_client(request(0, "initialize", params)))
+    assert sent["params"]["clientCapabilities"] == {
+        "fs": {"readTextFile": False, "writeTextFile": False},
+        "terminal": False,
+    }
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": init or V1_INIT}))
+    valid_v2(answer, "initialize")
+    assert bridge.active
+    (new,) = to("agent", bridge.from_client(request(1, "session/new", {"cwd": "/w"})))
+    assert new["params"] == {"cwd": "/w", "mcpServers": []}
+    result = {"sessionId": SID, "modes": MODES, "configOptions": []}
+    (created,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 1, "result": result}))
+    valid_v2(created, "session/new")
+    return bridge
+
+
+def prompt(bridge: Bridge, request_id: Any = 7) -> tuple[Any, list[dict[str, Any]]]:
+    """A prompt forwarded: (the id the agent got, what the client got)."""
+    (sent,) = to(
+        "agent", bridge.from_client(request(request_id, "session/prompt", {"sessionId": SID, "prompt": [TEXT]}))
+    )
+    assert sent["id"] != request_id  # (its response ends the turn, not the client's request)
+    return sent["id"], to("client", bridge.forwarded(sent))
+
+
+def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> None:
+    bridge = Bridge("agent-cmd")
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    bridge.from_client(request(0, "initialize", params))
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": V1_INIT}))
+    assert answer["result"] == {
+        "protocolVersion": 2,
+        "info": {"name": "agent", "title": "Agent", "version": "1.2"},
+        "capabilities": {
+            "session": {
+                "prompt": {"image": {}, "embeddedContext": {}},
+                "mcp": {"stdio": {}, "http": {}},
+                "archive": {},
+            }
+        },
+        "authMethods": [{"methodId": "login", "name": "Log in", "type": "agent"}],
+    }
+    # An agent that answers 2 is spoken to as it is; a v1 client is never bridged.
+    for version, agent_version in ((2, 2), (1, 1)):
+        other = Bridge("a")
+        init = {"protocolVersion": version, "clientCapabilities": {}}
+        assert other.wants(request(0, "initialize", init)) == (version == 2)
+        other.from_client(request(0, "initialize", init))
+        result = (
+            {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}}
+            if agent_version == 2
+            else {"protocolVersion": 1, "agentCapabilities": {}}
+        )
+        assert to("client", other.from_agent({"jsonrpc": "2.0", "id": 0, "result": result}))[0]["result"] == result
+        assert not other.active
+
+
+def test_info_is_supplied_where_the_v1_agent_gives_none() -> None:
+    bridge = bridged({"protocolVersion": 1, "agentCapabilities": {}})
+    assert bridge.active
+
+
+def test_the_prompt_is_answered_at_once_and_the_turn_is_told_by_state_updates() -> None:
+    bridge = bridged()
+    own, got = prompt(bridge)
+    ack, user, running = got
+    assert ack["id"] == 7 and set(ack["result"]) == {"messageId"}
+    valid_v2(ack, "session/prompt")
+    assert user["params"]["update"] == {
+        "sessionUpdate": "user_message",
+        "messageId": ack["result"]["messageId"],
+        "content": [TEXT],
+    }
+    assert running["params"]["update"] == {"sessionUpdate": "state_update", "state": "running"}
+    stream = [
+        update("agent_thought_chunk", content=TEXT),
+        update("agent_thought_chunk", content=TEXT),
+        update("agent_message_chunk", content=TEXT),
+        update("tool_call", toolCallId="t1", title="Edit", kind="edit", status="pending"),
+        update("agent_message_chunk", content=TEXT),
+        update("usage_update", used=1, size=10),
+        update("agent_message_chunk", content=TEXT),
+        update("agent_message_chunk", content=TEXT, messageId="agent-own"),
+    ]
+    out = [u for message in stream for u in updates(bridge.from_agent(message))]
+    ids = [u.get("messageId") for u in out]
+    assert ids[0] == ids[1] and ids[2] not in (ids[0], None) and ids[4] == ids[6] != ids[2]
+    assert ids[7] == "agent-own" and out[3]["sessionUpdate"] == "tool_call_update"
+    (idle,) = updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "result": {"stopReason": "end_turn"}}))
+    assert idle == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+
+
+def test_a_prompt_the_agent_fails_ends_idle_with_the_error_and_one_refused_on_the_way_is_the_clients_error() -> None:
+    bridge = bridged()
+    own, _ = prompt(bridge)
+    failure = {"code": -32603, "message": "boom"}
+    (idle,) = updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "error": failure}))
+    assert idle == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "error", "error": failure}
+    # Refused before it reached the agent (the archive layer's -32002): the client's request fails.
+    (sent,) = to("agent", bridge.from_client(request(8, "session/prompt", {"sessionId": SID, "prompt": [TEXT]})))
+    refusal = {"code": -32002, "message": "archived"}
+    assert to("client", bridge.from_agent({"jsonrpc": "2.0", "id": sent["id"], "error": refusal})) == [
+        {"jsonrpc": "2.0", "id": 8, "error": refusal}
+    ]
+    # A session never opened on this connection.
+    (error,) = to("client", bridge.from_client(request(9, "session/prompt", {"sessionId": "other", "prompt": [TEXT]})))
+    assert error["error"]["code"] == -32002
+
+
+def test_a_permission_request_waits_as_requires_action_and_runs_again_once_answered() -> None:
+    bridge = bridged()
+    prompt(bridge)
+    call = {"toolCallId": "t1", "title": "Run tests?", "kind": "execute", "status": "pending"}
+    options = [{"optionId": "y", "name": "Yes", "kind": "allow_once"}]
+    asked = request("a1", "session/request_permission", {"sessionId": SID, "toolCall": call, "options": options})
+    waiting, forwarded = to("client", bridge.from_agent(asked))
+    assert waiting["params"]["update"]["state"] == "requires_action"
+    assert forwarded["id"] == "a1" and forwarded["params"]["title"] == "Run tests?"
+    assert forwarded["params"]["subject"] == {"type": "tool_call", "toolCall": call}
+    valid_v2(forwarded)
+    answer = {"jsonrpc": "2.0", "id": "a1", "result": {"outcome": {"outcome": "selected", "optionId": "y"}}}
+    actions = bridge.from_client(answer)
+    assert to("agent", actions) == [answer]
+    assert [u["state"] for u in updates(actions)] == ["running"]
+
+
+def test_tool_call_diffs_plans_commands_and_modes_take_their_v2_form() -> None:
+    bridge = bridged()
+    diff = {"type": "diff", "path": "/w/a.txt", "oldText": "a\n", "newText": "b\n"}
+    (call,) = updates(bridge.from_agent(update("tool_call", toolCallId="t1", title="Edit", content=[diff])))
+    (change,) = call["content"]
+    assert change["changes"] == [{"operation": "modify", "path": "/w/a.txt"}]
+    assert change["patch"]["format"] == "git_patch" and "-a\n+b\n" in change["patch"]["text"]
+    entries = [{"content": "x", "priority": "high", "status": "pending"}]
+    (plan,) = updates(bridge.from_agent(update("plan", entries=entries)))
+    (again,) = updates(bridge.from_agent(update("plan", entries=[])))
+    assert plan["plan"]["type"] == "items" and plan["plan"]["entries"] == entries
+    assert plan["plan"]["planId"] == again["plan"]["planId"]  # one v1 plan a session
+    commands = [{"name": "test", "description": "Run", "input": {"hint": "what"}}]
+    (listed,) = updates(bridge.from_agent(update("available_commands_update", availableCommands=commands)))
+    assert listed["availableCommands"] == [
+        {"type": "command", "name": "test", "description": "Run", "input": {"type": "text", "hint": "what"}}
+    ]
+    (mode,) = updates(bridge.from_agent(update("current_mode_update", currentModeId="code")))
+    assert mode["sessionUpdate"] == "config_option_update"
+    assert mode["configOptions"][0] == {
+        "configId": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": "code",
+        "options": [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}],
+    }
+
+
+def test_the_mode_option_sets_the_agents_mode_and_other_options_go_as_v1_options() -> None:
+    bridge = bridged()
+    params = {"sessionId": SID, "configId": "mode", "type": "id", "value": "code"}
+    (sent,) = to("agent", bridge.from_client(request(3, "session/set_config_option", params)))
+    assert sent["method"] == "session/set_mode" and sent["params"] == {"sessionId": SID, "modeId": "code"}
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 3, "result": {}}))
+    valid_v2(answer, "session/set_config_option")
+    assert answer["result"]["configOptions"][0]["currentValue"] == "code"
+    params = {"sessionId": SID, "configId": "model", "type": "id", "value": "m2"}
+    (sent,) = to("agent", bridge.from_client(request(4, "session/set_config_option", params)))
+    assert sent["params"] == {"sessionId": SID, "configId": "model", "value": "m2"}
+    option = {
+        "id": "model",
+        "name": "Model",
+        "type": "select",
+        "currentValue": "m2",
+        "options": [{"value": "m2", "name": "M2"}],
+    }
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 4, "result": {"configOptions": [option]}}))
+    valid_v2(answer, "session/set_config_option")
+    assert [o["configId"] for o in answer["result"]["configOptions"]] == ["mode", "model"]
+
+
+def test_resume_with_replay_is_load_and_the_replay_arrives_as_v2_updates() -> None:
+    bridge = bridged()
+    params = {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+    (sent,) = to("agent", bridge.from_client(request(5, "session/resume", params)))
+    assert sent["method"] == "session/load" and sent["params"] == {"sessionId": SID, "cwd": "/w", "mcpServers": []}
+    replay = [update("user_message_chunk", content=TEXT), update("agent_message_chunk", content=TEXT)]
+    out = [u for message in replay for u in updates(bridge.from_agent(message))]
+    assert out[0]["messageId"] != out[1]["messageId"]
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {"modes": MODES}}))
+    valid_v2(answer, "session/resume")
+    assert "modes" not in answer["result"] and answer["result"]["configOptions"][0]["configId"] == "mode"
+    # Without replay: v1's resume. Another replay point cannot be said in v1.
+    (sent,) = to("agent", bridge.from_client(request(6, "session/resume", {"sessionId": SID, "cwd": "/w"})))
+    assert sent["method"] == "session/resume"
+    bad = {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "message", "messageId": "m"}}
+    (error,) = to("client", bridge.from_client(request(7, "session/resume", bad)))
+    assert error["error"]["code"] == -32602 and error["error"]["data"]["errors"][0]["path"] == ["replayFrom", "type"]
+
+
+def test_a_resume_without_replay_over_load_passes_no_replay_on() -> None:
+    bridge = bridged({**V1_INIT, "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}}})
+    (sent,) = to("agent", bridge.from_client(request(5, "session/resume", {"sessionId": SID, "cwd": "/w"})))
+    assert sent["method"] == "session/load"
+    line = json.dumps(update("agent_message_chunk", content=TEXT)).encode() + b"\n"
+    assert bridge.fast_lines(line) is None and bridge.from_agent(json.loads(line)) == []
+    to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {}}))
+    assert updates(bridge.from_agent(json.loads(line)))[0]["messageId"]
+
+
+def test_what_v1_cannot_say_is_refused_to_the_side_that_said_it() -> None:
+    bridge = bridged()
+    for method in ("session/load", "session/set_mode", "terminal/cancel", "tool_call/cancel"):
+        (error,) = to("client", bridge.from_client(request(1, method, {"sessionId": SID})))
+        assert error["error"]["code"] == -32601 and error["error"]["data"]["method"] == method
+    sse = {"cwd": "/w", "mcpServers": [{"type": "acp", "name": "x", "id": "y"}]}
+    (error,) = to("client", bridge.from_client(request(2, "session/new", sse)))
+    assert error["error"]["code"] == -32602 and error["error"]["data"]["errors"][0]["path"] == ["mcpServers", 0, "type"]
+    (error,) = to("agent", bridge.from_agent(request("f", "fs/read_text_file", {"sessionId": SID, "path": "/w/a"})))
+    assert error["id"] == "f" and error["error"]["code"] == -32601
+    (login,) = to("agent", bridge.from_client(request(3, "auth/login", {"methodId": "login"})))
+    assert login["method"] == "authenticate"
+    unknown = request(4, "foo/bar", {})
+    assert to("agent", bridge.from_client(unknown)) == [unknown]  # the agent's own -32601 comes back as it is
+
+
+def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() -> None:
+    tag_first = [update("agent_message_chunk", content={"type": "text", "text": f"{i} \\n \u00e9"}) for i in range(50)]
+    tag_last = [  # (as pydantic writes the official Python SDK's)
+        {**m, "params": {"sessionId": SID, "update": {"content": TEXT, "sessionUpdate": "agent_thought_chunk"}}}
+        for m in tag_first
+    ]
+    for lines, separators in itertools.product((tag_first, tag_last), ((",", ":"), (", ", ": "))):
+        data = b"".join(json.dumps(m, separators=separators).encode() + b"\n" for m in lines)
+        fast, slow = bridged(), bridged()
+        out = fast.fast_lines(data)
+        assert out is not None
+        got = [json.loads(line) for line in out.splitlines()]
+        expected = [m for line in lines for m in to("client", slow.from_agent(line))]
+        assert got == expected
+    # A read holding anything else (a response, another kind, an id given) is looked at line by line.
+    for line in (tag_first[0], tag_last[0]):
+        chunk = json.dumps(line).encode() + b"\n"
+        for other in (
+            {"jsonrpc": "2.0", "id": 3, "result": {}},
+            update("tool_call", toolCallId="t"),
+            update("agent_message_chunk", content=TEXT, messageId="m"),
+            {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": {"content": TEXT}}},
+        ):
+            assert bridged().fast_lines(chunk + json.dumps(other).encode() + b"\n" + chunk) is None
+        assert bridged().fast_lines(b" " + chunk + chunk) is None
+
+
+@pytest.mark.parametrize("kind", ["user_message_chunk", "agent_thought_chunk"])
+def test_a_single_chunk_line_is_written_in_without_decoding(kind: str) -> None:
+    bridge = bridged()
+    line = json.dumps(update(kind, content=TEXT), separators=(",", ":")).encode() + b"\n"
+    out = bridge.fast(line)
+    assert out is not None and json.loads(out)["params"]["update"]["messageId"]
+    assert bridge.fast(line) == out  # the same message goes on
+    assert bridge.fast(json.dumps(update("tool_call", toolCallId="t")).encode()) is None
+
+
+def test_a_result_claiming_2_in_protocol_1s_shape_is_bridged_as_protocol_1() -> None:
+    """fast-agent 0.10.48 echoes the client's 2 with a v1 result, and speaks 1 after."""
+    claimed = {**V1_INIT, "protocolVersion": 2}
+    bridge = bridged(claimed)
+    assert bridge.active
+    # A real v2 result (info, capabilities) is the agent's own version.
+    other = Bridge("a")
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    other.from_client(request(0, "initialize", params))
+    v2 = {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}, "agentCapabilities": {}}
+    assert to("client", other.from_agent({"jsonrpc": "2.0", "id": 0, "result": v2}))[0]["result"] == v2
+    assert not other.active
