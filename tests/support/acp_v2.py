@@ -74,12 +74,14 @@ class V2Schema:
         self.client_requests = by_method("ClientRequest", "params")
         self.client_notifications = by_method("ClientNotification", "params")
         self.client_results = by_method("ClientResponse", "result")
-        update_kinds = set()
+        # {sessionUpdate: the $defs type of that variant}: an invalid update is checked
+        # against its variant too, whose errors say more than "not valid under any of anyOf".
+        self.update_types: dict[str, str] = {}
         for variant in self.defs["SessionUpdate"]["anyOf"]:
             kind = variant.get("properties", {}).get("sessionUpdate", {}).get("const")
             if kind is not None:
-                update_kinds.add(kind)
-        self.update_kinds = frozenset(update_kinds)
+                (self.update_types[kind],) = _refs(variant.get("allOf", []))
+        self.update_kinds = frozenset(self.update_types)
 
     def errors(self, name: str, instance: Any) -> list[str]:
         """What ``instance`` breaks of ``$defs[name]`` (nothing: it is valid)."""
@@ -178,11 +180,7 @@ class V2Client:
                 return [f"protocol 2 has no agent notification {method!r}"]
             problems = s.errors(s.agent_notifications[method], params)
             if method == "session/update" and isinstance(params, dict) and isinstance(params.get("update"), dict):
-                kind = params["update"].get("sessionUpdate")
-                if kind in V1_ONLY_UPDATES or (
-                    isinstance(kind, str) and not kind.startswith("_") and kind not in s.update_kinds
-                ):
-                    problems.append(f"session/update {kind!r} is not one of protocol 2's")
+                problems += self._update_problems(params["update"], bool(problems))
             return problems
         if "id" not in message:
             return ["neither a request, a notification nor a response"]
@@ -196,6 +194,19 @@ class V2Client:
         if asked not in s.agent_results:
             return [f"a result to {asked!r}, which protocol 2 does not have"]
         return s.errors(s.agent_results[asked], message["result"])
+
+    def _update_problems(self, update: dict[str, Any], invalid: bool) -> list[str]:
+        """What a session update breaks beyond its notification's schema: a kind protocol 2
+        does not have; where it is invalid, its own variant's errors."""
+        s = self.schema
+        assert s is not None
+        kind = update.get("sessionUpdate")
+        problems = s.errors(s.update_types[kind], update) if invalid and kind in s.update_types else []
+        if kind in V1_ONLY_UPDATES or (
+            isinstance(kind, str) and not kind.startswith("_") and kind not in s.update_kinds
+        ):
+            problems.append(f"session/update {kind!r} is not one of protocol 2's")
+        return problems
 
     def _check_sent(self, message: Message) -> None:
         s = self.schema
