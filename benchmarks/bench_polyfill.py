@@ -80,7 +80,8 @@ class _Client:
         if version == 1:
             self.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         else:
-            self.call("initialize", {"protocolVersion": 2, "info": {"name": "bench", "version": "1"}, "capabilities": {}})
+            info = {"name": "bench", "version": "1"}
+            self.call("initialize", {"protocolVersion": 2, "info": info, "capabilities": {}})
             self.call("session/new", {"cwd": str(ROOT)})
 
     def call(self, method: str, params: dict[str, object]) -> int:

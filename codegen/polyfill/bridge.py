@@ -100,6 +100,11 @@ class _Session:
     message: tuple[str, str, bytes] | None = None
     turn: _Turn | None = None
     quiet: bool = False  # a load standing in for a resume without replay: its replay is not passed on
+    # Each message this connection has shown, (its kind, its id), in order: a replay gives each
+    # the id it had live (the schema asks it), matched by kind in order. ``replayed``: how far a
+    # replay going on has come, None while none does.
+    history: list[tuple[str, str]] = field(default_factory=list)
+    replayed: int | None = None
 
 
 # What the v1 side answers to a request the bridge forwarded becomes the v2 client's answer.
@@ -214,6 +219,7 @@ class Bridge:
             return [("client", _error(message["id"], METHOD_NOT_FOUND, "Method not found", data))]
         session = self._session(sid)
         session.quiet = method == "session/load" and replay is None
+        session.replayed = 0 if method == "session/load" and replay is not None else None
         session.message = None
         self._expect(message["id"], lambda m: self._opened(m, sid, None))
         return [("agent", {**message, "method": method, "params": v1})]
@@ -227,6 +233,7 @@ class Bridge:
         own = self._id("prompt")
         prompt = params.get("prompt")
         session.turn = _Turn(message["id"], self._id("msg-user"), prompt if isinstance(prompt, list) else [])
+        session.history.append(("user_message_chunk", session.turn.user_message))
         session.message = None
         self._expect(own, lambda m: self._turn_ended(m, sid))
         return [("agent", {**message, "id": own})]
@@ -316,12 +323,14 @@ class Bridge:
         if not isinstance(result, dict):
             if sid is not None and sid in self._sessions:
                 self._sessions[sid].quiet = False
+                self._sessions[sid].replayed = None
             return [("client", message)]
         sid = sid if sid is not None else result.get("sessionId")
         if not isinstance(sid, str):
             return [("client", message)]
         session = self._session(sid)
         session.quiet = False
+        session.replayed = None
         session.message = None
         session.modes = obj(result.get("modes")) or None
         session.options = result.get("configOptions")
@@ -358,6 +367,7 @@ class Bridge:
         session.turn = None
         session.message = None
         if not turn.acked:  # refused before it reached the agent: the client's own error
+            session.history.remove(("user_message_chunk", turn.user_message))
             failure = message.get("error", {"code": -32603, "message": "Internal error"})
             return [("client", {"jsonrpc": "2.0", "id": turn.client_id, "error": failure})]
         if "error" in message:
@@ -383,11 +393,29 @@ class Bridge:
         """A chunk's message: the id the agent gave, else the one of the chunk before it of
         the same kind, else a new one."""
         if isinstance(given, str):
-            session.message = (kind, given, b"")
+            if session.message is None or session.message[:2] != (kind, given):
+                session.message = (kind, given, b"")
+                self._shown(session, kind, given)
         elif session.message is None or session.message[0] != kind:
-            mid = self._id(f"msg-{_CHUNKS[kind]}")
+            mid = self._shown(session, kind, None)
             session.message = (kind, mid, b'"messageId":' + json.dumps(mid).encode() + b",")
         return session.message[1]
+
+    def _shown(self, session: _Session, kind: str, given: str | None) -> str:
+        """A message starts: live, it is recorded; in a replay, it is the next recorded one of
+        its kind (where one is left) and keeps that one's id."""
+        if session.replayed is None:
+            mid = given or self._id(f"msg-{_CHUNKS[kind]}")
+            session.history.append((kind, mid))
+            return mid
+        for at in range(session.replayed, len(session.history)):
+            if session.history[at][0] == kind:
+                session.replayed = at + 1
+                return given or session.history[at][1]
+        mid = given or self._id(f"msg-{_CHUNKS[kind]}")
+        session.history.append((kind, mid))  # (a message this connection had not shown: the next replay keeps it too)
+        session.replayed = len(session.history)
+        return mid
 
     def fast(self, line: bytes) -> bytes | None:
         """A chunk's line with its message id written in, b"" for one not passed on, None

@@ -361,3 +361,30 @@ def test_a_result_claiming_2_in_protocol_1s_shape_is_bridged_as_protocol_1() -> 
     v2 = {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}, "agentCapabilities": {}}
     assert to("client", other.from_agent({"jsonrpc": "2.0", "id": 0, "result": v2}))[0]["result"] == v2
     assert not other.active
+
+
+def test_a_replay_gives_each_message_the_id_it_had_live() -> None:
+    bridge = bridged()
+    own, (ack, *_) = prompt(bridge)
+    live = [
+        update("agent_thought_chunk", content=TEXT),
+        update("agent_message_chunk", content=TEXT),
+        update("agent_message_chunk", content=TEXT),
+    ]
+    thought, message, _ = (u["messageId"] for m in live for u in updates(bridge.from_agent(m)))
+    updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "result": {"stopReason": "end_turn"}}))
+
+    def replay(request_id: int) -> list[str]:
+        params = {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+        to("agent", bridge.from_client(request(request_id, "session/resume", params)))
+        # v1's replay has no thoughts here, and a message of its own at the end.
+        replayed = [live[1], update("user_message_chunk", content=TEXT), update("agent_message_chunk", content=TEXT)]
+        replayed.insert(0, update("user_message_chunk", content=TEXT))
+        ids = [u["messageId"] for m in replayed for u in updates(bridge.from_agent(m))]
+        to("client", bridge.from_agent({"jsonrpc": "2.0", "id": request_id, "result": {}}))
+        return ids
+
+    first = replay(20)
+    assert first[:2] == [ack["result"]["messageId"], message] and thought not in first
+    assert len(set(first)) == 4
+    assert replay(21) == first  # (what the first replay added, the second keeps)
