@@ -389,18 +389,20 @@ def test_a_prompt_sent_while_a_turn_runs_and_then_cancel(client: V2Client, tmp_p
     assert rest, kinds(rest)
 
 
-def test_a_replayed_message_keeps_its_id(client: V2Client, tmp_path: Path) -> None:
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed-first"])
+def test_a_replayed_message_keeps_its_id(client: V2Client, tmp_path: Path, closed: bool) -> None:
     """The schema's PromptResponse: the user message's ``messageId`` ... "If retained and
     replayed, the message keeps this identifier." The protocol 1 agent replays it (on
     ``session/load``) without an id: in the connection that saw it live, the bridge knows
-    the id it gave."""
+    the id it gave, whether the session was closed before the resume or not."""
     client.initialize()
     sid, _ = new_session(client, tmp_path)
     prompt = [{"type": "text", "text": "/delay 0 remember me"}]
     user_id = client.result("session/prompt", {"sessionId": sid, "prompt": prompt})["messageId"]
     turn = client.until(lambda m: is_state(m, "idle"))
     (agent_id,) = {update_of(m)["messageId"] for m in turn if update_of(m, "agent_message_chunk")}
-    assert client.result("session/close", {"sessionId": sid}) == {}
+    if closed:
+        assert client.result("session/close", {"sessionId": sid}) == {}
     params = {"sessionId": sid, "cwd": str(tmp_path), "replayFrom": {"type": "start"}}
     _, replay = client.call("session/resume", params)
     replayed = [(update_of(m)["sessionUpdate"], update_of(m)["messageId"]) for m in replay if update_of(m)]
