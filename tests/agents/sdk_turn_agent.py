@@ -18,14 +18,15 @@ the polyfill's version bridge turns into protocol 2.
   turn of the session, where a client sent a prompt before the last one ended). A prompt
   starting with ``/fail`` sends one message chunk, then the prompt's answer is an error
   (``-32603``). A prompt ``/read PATH`` asks the client for the file (``fs/read_text_file``,
-  whatever the client's capabilities) and says what it got, or that it could not read it. Any other
-  prompt (``/turn``) does a whole turn: two ``agent_thought_chunk``, two
+  whatever the client's capabilities) and says what it got, or that it could not read it.
+- Any other prompt (``/turn``) does a whole turn: two ``agent_thought_chunk``, two
   ``agent_message_chunk``, a ``plan`` of two entries, a ``tool_call`` (kind ``edit``, status
   ``pending``, a ``diff`` of ``notes.txt`` in the session's cwd), ``session/request_permission``
   for it (``allow`` allow_once, ``reject`` reject_once), then ``tool_call_update``
   ``completed`` where allowed (``failed`` otherwise, also where the client cannot answer),
-  ``current_mode_update`` to ``code``, two more ``agent_message_chunk`` (a new message), and
-  ``end_turn`` (``cancelled`` where the turn was cancelled). No ``messageId`` anywhere.
+  the ``plan`` again (the edit ``completed`` where allowed), ``current_mode_update`` to
+  ``code``, two more ``agent_message_chunk`` (a new message), and ``end_turn``
+  (``cancelled`` where the turn was cancelled). No ``messageId`` anywhere.
 - ``session/load`` replays the history: the user's prompts (``user_message_chunk``) and the
   agent's messages (``agent_message_chunk``), one chunk each.
 - ``session/list``: newest activity first, the ``cwd`` filter, no pages.
@@ -309,6 +310,15 @@ class TurnAgent(Agent):
         )
         if cancelled.is_set() or session_id not in self._open:
             return PromptResponse(stop_reason="cancelled")
+        await self._update(
+            session_id,
+            update_plan(
+                [
+                    plan_entry("Read notes.txt", priority="high", status="completed"),
+                    plan_entry("Edit notes.txt", priority="medium", status="completed" if allowed else "pending"),
+                ]
+            ),
+        )
         session["mode"] = "code"
         self._save()
         await self._update(session_id, update_current_mode("code"))

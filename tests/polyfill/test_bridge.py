@@ -195,13 +195,14 @@ def test_a_whole_turn_in_protocol_2(client: V2Client, tmp_path: Path) -> None:
     assert len(set(ids)) == 4, ids
     assert "".join(c["content"]["text"] for c in first) == "I will edit notes.txt.", first
 
-    # The plan.
-    (plan,) = [update_of(turn[i])["plan"] for i in at("plan_update")]
-    assert plan["type"] == "items" and plan["planId"], plan
+    # The plan, sent twice by the agent: one plan (one planId), its entries replaced.
+    plan, again = [update_of(turn[i])["plan"] for i in at("plan_update")]
+    assert plan["type"] == again["type"] == "items" and plan["planId"] and again["planId"] == plan["planId"], again
     assert plan["entries"] == [
         {"content": "Read notes.txt", "priority": "high", "status": "completed"},
         {"content": "Edit notes.txt", "priority": "medium", "status": "in_progress"},
     ], plan
+    assert [e["status"] for e in again["entries"]] == ["completed", "completed"], again
 
     # The tool call, created by a tool_call_update, with a v2 diff.
     calls = [update_of(turn[i]) for i in at("tool_call_update")]
