@@ -14,9 +14,12 @@ v1 does not carry lives here:
   the user message's ``messageId``), then the ``user_message`` and ``state_update``
   ``running``; ``requires_action`` while a permission request waits; ``idle`` with the v1
   response's ``stopReason`` (an error response is stop reason ``error``);
-- message ids: a chunk continues the message of the chunk before it, of the same kind, until
-  a chunk of another kind, a tool call, a plan or the turn's end starts another;
-- each session's plan id, modes (a ``mode`` config option) and config options;
+- message ids (``sessions.py``), each session's plan id, modes (a ``mode`` config option)
+  and config options;
+- a prompt sent while another runs goes to the agent too; the session is idle once the
+  agent has answered every prompt. ``session/close`` (or a close the agent lacks) ends the
+  turns, idle ``cancelled`` before the result, and answers the agent's permission requests
+  still waiting ``cancelled``;
 - ``session/resume`` with ``replayFrom: {type: start}`` is v1's ``session/load``; without
   it, v1's ``session/resume`` or, where the agent has only load, a load whose replay is not
   passed on.
@@ -24,19 +27,15 @@ v1 does not carry lives here:
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
-import re
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_core import PydanticCustomError
-
 from . import translate
+from .sessions import CHUNKS, Session, Sessions, Turn
 from .translate import Untranslatable, obj
 
 logger = logging.getLogger(__name__)
@@ -51,16 +50,7 @@ _BESIDE_MESSAGES = {
     "config_option_update",
     "current_mode_update",
 }
-_CHUNKS = {"user_message_chunk": "user", "agent_message_chunk": "agent", "agent_thought_chunk": "thought"}
-# The stream of a turn is chunks, nearly all of them; a chunk that the line shows plainly
-# (the envelope first, one "sessionUpdate", no "messageId" anywhere) gets its id written in
-# without being decoded (``fast``).
-_UPDATE_HEAD = re.compile(
-    rb'\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"method"\s*:\s*"session/update"\s*,\s*"params"\s*:\s*'
-    rb'\{\s*"sessionId"\s*:\s*"([^"\\]*)"\s*,\s*"update"\s*:\s*\{'
-)
-_KIND = re.compile(rb'"sessionUpdate"\s*:\s*"([a-z_]*)"')
-_CHUNK_KINDS = {kind.encode(): kind for kind in _CHUNKS}
+CANCELLED = {"outcome": {"outcome": "cancelled"}}
 
 
 def _key(value: Any) -> str:
@@ -82,29 +72,9 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
     return {"jsonrpc": "2.0", "id": request_id, "error": body}
 
 
-@dataclass
-class _Turn:
-    client_id: Any
-    user_message: str
-    prompt: list[Any]
-    acked: bool = False
-    waiting: set[str] = field(default_factory=set)  # the agent's permission requests not answered
-
-
-@dataclass
-class _Session:
-    plan_id: str
-    modes: dict[str, Any] | None = None
-    options: Any = None
-    # (chunk kind, messageId, its member as written in by ``fast``) of the message being streamed
-    message: tuple[str, str, bytes] | None = None
-    turn: _Turn | None = None
-    quiet: bool = False  # a load standing in for a resume without replay: its replay is not passed on
-    # Each message this connection has shown, (its kind, its id), in order: a replay gives each
-    # the id it had live (the schema asks it), matched by kind in order. ``replayed``: how far a
-    # replay going on has come, None while none does.
-    history: list[tuple[str, str]] = field(default_factory=list)
-    replayed: int | None = None
+def _not_open(request_id: Any, sid: str) -> Action:
+    text = f"Session {sid} is not open on this connection: session/new or session/resume it"
+    return ("client", _error(request_id, RESOURCE_NOT_FOUND, text, {"sessionId": sid}))
 
 
 # What the v1 side answers to a request the bridge forwarded becomes the v2 client's answer.
@@ -114,30 +84,29 @@ Answer = Callable[[dict[str, Any]], list[Action]]
 class Bridge:
     def __init__(self, agent_name: str, prefix: str | None = None) -> None:
         self.agent_name = agent_name
-        self.prefix = prefix or f"acp-bridge-{secrets.token_hex(6)}-"
         self.active = False
         self.lock = threading.RLock()  # held by the relay around each call, and over a read of the agent's
+        self.sessions = Sessions(prefix or f"acp-bridge-{secrets.token_hex(6)}-")
         self._initialize: str | None = None  # the key of the client's v2 initialize request
         self._caps: dict[str, Any] = {}
-        self._numbers = itertools.count(1)
-        self._sessions: dict[str, _Session] = {}
         self._answers: dict[str, Answer] = {}  # forwarded request id -> its answer's translation
-        self._permissions: dict[str, str] = {}  # the agent's permission request id -> session
-        self._head: tuple[bytes, str] = (b"\0", "")  # the last chunk line's head up to its update, and its session
-
-    def _id(self, kind: str) -> str:
-        return f"{kind}-{self.prefix}{next(self._numbers)}"
-
-    def _session(self, sid: str) -> _Session:
-        session = self._sessions.get(sid)
-        if session is None:
-            session = self._sessions[sid] = _Session(plan_id=self._id("plan"))
-        return session
+        self._permissions: dict[str, tuple[str, Any]] = {}  # the agent's waiting permission requests: session, id
+        self._settled: set[str] = set()  # permission requests the bridge answered: the client's answer is dropped
 
     @property
     def interested(self) -> bool:
         """Whether the v1 side's messages must pass through ``from_agent``."""
         return self.active or self._initialize is not None
+
+    def fast(self, line: bytes) -> bytes | None:
+        """One line of the agent's, marked without decoding where it is a plain chunk; None
+        for a line ``from_agent`` must see."""
+        return self.sessions.chunk_line(line)
+
+    def fast_lines(self, data: bytes) -> bytes | None:
+        """A read of whole lines, marked without decoding where each is a plain chunk of
+        one session and kind; None where its lines must be looked at one by one."""
+        return self.sessions.chunk_read(data)
 
     # -- the client's messages -----------------------------------------------------------
 
@@ -153,18 +122,14 @@ class Bridge:
         method = message.get("method")
         if not self.active:
             params = message.get("params")
-            if method == "initialize" and "id" in message and isinstance(params, dict):
-                version = params.get("protocolVersion")
-                if type(version) is int and version >= 2:
-                    self._initialize = _key(message["id"])
-                    return [("agent", {**message, "params": translate.initialize_request(params)})]
+            if self.wants(message) and "id" in message and isinstance(params, dict):
+                self._initialize = _key(message["id"])
+                return [("agent", {**message, "params": translate.initialize_request(params)})]
             return [("agent", message)]
         if not isinstance(method, str):
             return self._client_answer(message)
         params = obj(message.get("params"))
         if "id" not in message:
-            if method == "session/cancel" and isinstance(params.get("sessionId"), str):
-                self._session(params["sessionId"])
             return [("agent", message)]
         try:
             return self._request(message, method, params)
@@ -181,9 +146,10 @@ class Bridge:
         if method in translate.RENAMED:
             return [("agent", {**message, "method": translate.RENAMED[method]})]
         if method == "session/new":
-            cwd = params.get("cwd")
-            self._expect(request_id, lambda m: self._opened(m, None, cwd))
+            self._expect(request_id, lambda m: self._opened(m, None))
             return [("agent", {**message, "params": translate.session_params(params)})]
+        if method == "session/list":
+            self._expect(request_id, self._listed)
         if not isinstance(sid, str):
             return [("agent", message)]
         if method == "session/resume":
@@ -193,12 +159,12 @@ class Bridge:
         if method == "session/set_config_option":
             return self._set_option(message, params, sid)
         if method == "session/close" and not self._caps.get("close"):
-            # No close in the agent: its turn is cancelled, and the session is closed here.
-            self._sessions.pop(sid, None)
+            # No close in the agent: its turns are cancelled, and the session is closed here.
             cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
-            return [("agent", cancel), ("client", {"jsonrpc": "2.0", "id": request_id, "result": {}})]
+            done = {"jsonrpc": "2.0", "id": request_id, "result": {}}
+            return [("agent", cancel), *self._close(sid), ("client", done)]
         if method == "session/close":
-            self._expect(request_id, lambda m: self._closed(m, sid))
+            self._expect(request_id, lambda m: [*self._close(sid), ("client", m)] if "result" in m else [("client", m)])
         return [("agent", message)]
 
     def _expect(self, request_id: Any, answer: Answer) -> None:
@@ -217,59 +183,68 @@ class Bridge:
             missing = "session/load (loadSession)" if replay is not None else "session/resume or session/load"
             data = {"method": "session/resume", "reason": f"the agent has no {missing}"}
             return [("client", _error(message["id"], METHOD_NOT_FOUND, "Method not found", data))]
-        session = self._session(sid)
+        session = self.sessions.get(sid)
         session.quiet = method == "session/load" and replay is None
         session.replayed = 0 if method == "session/load" and replay is not None else None
         session.message = None
-        self._expect(message["id"], lambda m: self._opened(m, sid, None))
+        self._expect(message["id"], lambda m: self._opened(m, sid))
         return [("agent", {**message, "method": method, "params": v1})]
 
     def _prompt(self, message: dict[str, Any], params: dict[str, Any], sid: str) -> list[Action]:
-        session = self._sessions.get(sid)
-        if session is None:
-            data = {"sessionId": sid}
-            text = f"Session {sid} is not open on this connection: session/new or session/resume it"
-            return [("client", _error(message["id"], RESOURCE_NOT_FOUND, text, data))]
-        own = self._id("prompt")
+        session = self.sessions.known(sid)
+        if session is None or not session.open:
+            return [_not_open(message["id"], sid)]
+        own = self.sessions.mint("prompt")
         prompt = params.get("prompt")
-        session.turn = _Turn(message["id"], self._id("msg-user"), prompt if isinstance(prompt, list) else [])
-        session.history.append(("user_message_chunk", session.turn.user_message))
+        turn = Turn(message["id"], self.sessions.mint("msg-user"), prompt if isinstance(prompt, list) else [])
+        session.turns.append(turn)
+        session.history.append(("user_message_chunk", turn.user_message))
         session.message = None
-        self._expect(own, lambda m: self._turn_ended(m, sid))
+        self._expect(own, lambda m: self._turn_ended(m, sid, turn))
         return [("agent", {**message, "id": own})]
 
     def _set_option(self, message: dict[str, Any], params: dict[str, Any], sid: str) -> list[Action]:
-        session = self._session(sid)
-        if params.get("configId") == translate.MODE_OPTION and translate.modes_shown(session.options, session.modes):
+        session = self.sessions.known(sid)
+        if session is None or not session.open:
+            return [_not_open(message["id"], sid)]
+        config_id = params.get("configId")
+        known = [o.get("configId") for o in translate.config_options(session.options, session.modes)]
+        if config_id not in known:
+            raise Untranslatable(["configId"], f"the session has no config option {config_id!r}")
+        if config_id == translate.MODE_OPTION and translate.modes_shown(session.options, session.modes):
             value = params.get("value")
             if params.get("type") != "id" or not isinstance(value, str):
                 raise Untranslatable(["value"], "the mode option takes a mode id (type id)")
             v1 = {"sessionId": sid, "modeId": value}
             if "_meta" in params:
                 v1["_meta"] = params["_meta"]
-            self._expect(message["id"], lambda m: self._mode_set(m, sid, value))
+            self._expect(message["id"], lambda m: self._mode_set(m, session, value))
             return [("agent", {**message, "method": "session/set_mode", "params": v1})]
-        self._expect(message["id"], lambda m: self._options_set(m, sid))
+        self._expect(message["id"], lambda m: self._options_set(m, session))
         return [("agent", {**message, "params": translate.set_config_option(params)})]
 
     def _client_answer(self, message: dict[str, Any]) -> list[Action]:
         """The client's answer to one of the agent's requests: a permission answered puts the
-        turn back to running once nothing else waits."""
-        sid = self._permissions.pop(_key(message.get("id")), None)
-        session = self._sessions.get(sid) if sid is not None else None
-        if sid is not None and session is not None and session.turn is not None:
-            session.turn.waiting.discard(_key(message.get("id")))
-            if not session.turn.waiting:  # (said first: the agent's next update cannot overtake it)
+        turn back to running once nothing else waits; one the bridge answered is dropped."""
+        key = _key(message.get("id"))
+        if key in self._settled:
+            self._settled.discard(key)
+            return []
+        sid, _ = self._permissions.pop(key, (None, None))
+        session = self.sessions.known(sid)
+        if sid is not None and session is not None and key in session.waiting:
+            session.waiting.discard(key)
+            if not session.waiting and session.turns:  # (said first: the agent's next update cannot overtake it)
                 return [_state(sid, "running"), ("agent", message)]
         return [("agent", message)]
 
     def forwarded(self, message: dict[str, Any]) -> list[Action]:
-        """A message has reached the agent: a prompt is accepted, and the v2 client hears so."""
+        """A message is on its way to the agent: a prompt is accepted, and the v2 client hears so."""
         if message.get("method") != "session/prompt":
             return []
         sid = obj(message.get("params")).get("sessionId")
-        session = self._sessions.get(sid) if isinstance(sid, str) else None
-        turn = session.turn if session is not None else None
+        session = self.sessions.known(sid)
+        turn = session.turns[-1] if session is not None and session.turns else None
         if turn is None or turn.acked:
             return []
         turn.acked = True
@@ -318,58 +293,72 @@ class Bridge:
         }
         return [("client", {**message, "result": translate.initialize_result(result, self.agent_name)})]
 
-    def _opened(self, message: dict[str, Any], sid: str | None, cwd: Any) -> list[Action]:
+    def _opened(self, message: dict[str, Any], sid: str | None) -> list[Action]:
         result = message.get("result")
-        if not isinstance(result, dict):
-            if sid is not None and sid in self._sessions:
-                self._sessions[sid].quiet = False
-                self._sessions[sid].replayed = None
-            return [("client", message)]
-        sid = sid if sid is not None else result.get("sessionId")
+        sid = sid if sid is not None else obj(result).get("sessionId")
         if not isinstance(sid, str):
             return [("client", message)]
-        session = self._session(sid)
-        session.quiet = False
-        session.replayed = None
-        session.message = None
+        session = self.sessions.get(sid)
+        session.quiet, session.replayed, session.message = False, None, None
+        if not isinstance(result, dict):
+            return [("client", message)]
+        session.open = True
         session.modes = obj(result.get("modes")) or None
         session.options = result.get("configOptions")
         return [("client", {**message, "result": translate.session_result(result, session.modes)})]
 
-    def _closed(self, message: dict[str, Any], sid: str) -> list[Action]:
-        if "result" in message:
-            self._sessions.pop(sid, None)
-        return [("client", message)]
+    def _listed(self, message: dict[str, Any]) -> list[Action]:
+        result = message.get("result")
+        return [("client", {**message, "result": translate.sessions(result)} if isinstance(result, dict) else message)]
 
-    def _mode_set(self, message: dict[str, Any], sid: str, value: str) -> list[Action]:
+    def _close(self, sid: str) -> list[Action]:
+        """The session closes: its turns end (idle ``cancelled``; what the agent answers to
+        them later is not passed on), and the agent's permission requests still waiting are
+        answered ``cancelled`` (the client's own answer to them is dropped)."""
+        session = self.sessions.get(sid)
+        session.open = False
+        session.message = None
+        actions: list[Action] = []
+        for key in session.waiting:
+            _, request_id = self._permissions.pop(key, (None, None))
+            self._settled.add(key)
+            actions.append(("agent", {"jsonrpc": "2.0", "id": request_id, "result": CANCELLED}))
+        session.waiting.clear()
+        if any(turn.acked for turn in session.turns):
+            actions.append(_state(sid, "idle", stopReason="cancelled"))
+        session.turns.clear()
+        return actions
+
+    def _mode_set(self, message: dict[str, Any], session: Session, value: str) -> list[Action]:
         if not isinstance(message.get("result"), dict):
             return [("client", message)]
-        session = self._session(sid)
         if session.modes is not None:
             session.modes = {**session.modes, "currentModeId": value}
         options = translate.config_options(session.options, session.modes)
         return [("client", {**message, "result": {"configOptions": options}})]
 
-    def _options_set(self, message: dict[str, Any], sid: str) -> list[Action]:
+    def _options_set(self, message: dict[str, Any], session: Session) -> list[Action]:
         result = message.get("result")
         if not isinstance(result, dict):
             return [("client", message)]
-        session = self._session(sid)
         session.options = result.get("configOptions")
         out = {**result, "configOptions": translate.config_options(session.options, session.modes)}
         return [("client", {**message, "result": out})]
 
-    def _turn_ended(self, message: dict[str, Any], sid: str) -> list[Action]:
-        session = self._sessions.get(sid)
-        turn = session.turn if session is not None else None
-        if session is None or turn is None:
-            return []
-        session.turn = None
+    def _turn_ended(self, message: dict[str, Any], sid: str, turn: Turn) -> list[Action]:
+        """The agent answered a prompt. The session is idle once it has answered every
+        prompt: with this one's stop reason (an error is stop reason ``error``)."""
+        session = self.sessions.get(sid)
+        if turn not in session.turns:
+            return []  # (ended already: the session was closed)
+        session.turns.remove(turn)
         session.message = None
         if not turn.acked:  # refused before it reached the agent: the client's own error
             session.history.remove(("user_message_chunk", turn.user_message))
             failure = message.get("error", {"code": -32603, "message": "Internal error"})
             return [("client", {"jsonrpc": "2.0", "id": turn.client_id, "error": failure})]
+        if session.turns:
+            return []
         if "error" in message:
             return [_state(sid, "idle", stopReason="error", error=message["error"])]
         result = obj(message.get("result"))
@@ -381,116 +370,33 @@ class Bridge:
 
     def _permission(self, message: dict[str, Any], params: dict[str, Any], sid: str) -> list[Action]:
         request = {**message, "params": translate.permission_request(params)}
-        session = self._sessions.get(sid)
-        if session is None or session.turn is None:
+        session = self.sessions.known(sid)
+        if session is None or not session.turns:
             return [("client", request)]
-        first = not session.turn.waiting
-        session.turn.waiting.add(_key(message["id"]))
-        self._permissions[_key(message["id"])] = sid
+        first = not session.waiting
+        key = _key(message["id"])
+        session.waiting.add(key)
+        self._permissions[key] = (sid, message["id"])
         return [_state(sid, "requires_action"), ("client", request)] if first else [("client", request)]
-
-    def _message_id(self, session: _Session, kind: str, given: Any) -> str:
-        """A chunk's message: the id the agent gave, else the one of the chunk before it of
-        the same kind, else a new one."""
-        if isinstance(given, str):
-            if session.message is None or session.message[:2] != (kind, given):
-                session.message = (kind, given, b"")
-                self._shown(session, kind, given)
-        elif session.message is None or session.message[0] != kind:
-            mid = self._shown(session, kind, None)
-            session.message = (kind, mid, b'"messageId":' + json.dumps(mid).encode() + b",")
-        return session.message[1]
-
-    def _shown(self, session: _Session, kind: str, given: str | None) -> str:
-        """A message starts: live, it is recorded; in a replay, it is the next recorded one of
-        its kind (where one is left) and keeps that one's id."""
-        if session.replayed is None:
-            mid = given or self._id(f"msg-{_CHUNKS[kind]}")
-            session.history.append((kind, mid))
-            return mid
-        for at in range(session.replayed, len(session.history)):
-            if session.history[at][0] == kind:
-                session.replayed = at + 1
-                return given or session.history[at][1]
-        mid = given or self._id(f"msg-{_CHUNKS[kind]}")
-        session.history.append((kind, mid))  # (a message this connection had not shown: the next replay keeps it too)
-        session.replayed = len(session.history)
-        return mid
-
-    def fast(self, line: bytes) -> bytes | None:
-        """A chunk's line with its message id written in, b"" for one not passed on, None
-        for a line that ``from_agent`` must decode."""
-        head, sid = self._head
-        if not line.startswith(head):  # (a turn's lines share their head: matched once)
-            found = _UPDATE_HEAD.match(line)
-            if found is None:
-                return None
-            head, sid = self._head = (line[: found.end()], found[1].decode())
-        end = len(head)
-        found = _KIND.search(line, end)
-        kind = _CHUNK_KINDS.get(found[1]) if found is not None else None
-        if kind is None or line.count(b'"sessionUpdate"') != 1 or b'"messageId"' in line:
-            return None
-        session = self._sessions.get(sid) or self._session(sid)
-        if session.quiet:
-            return b""
-        if session.message is None or session.message[0] != kind or not session.message[2]:
-            self._message_id(session, kind, None)
-        assert session.message is not None
-        return line[:end] + session.message[2] + line[end:]
-
-    def fast_lines(self, data: bytes) -> bytes | None:
-        """Whole lines at once (``data`` ends with a newline) where each is a plain chunk of
-        one session and one kind, as a busy turn's reads are: every line's id written in
-        with a few passes over the bytes. None where one line is anything else."""
-        found = _UPDATE_HEAD.match(data)
-        if found is None:
-            return None
-        head, sid = data[: found.end()], found[1].decode()
-        kind_found = _KIND.search(data, len(head))
-        kind = _CHUNK_KINDS.get(kind_found[1]) if kind_found is not None else None
-        if kind_found is None or kind is None or b'"messageId"' in data:
-            return None
-        lines = data.count(b"\n")
-        # The tag first (as TypeScript and serde write it): every line starting with the head
-        # and the tag is one of the kind. Else the tag's count and the kind's must be the lines'.
-        first = kind_found.start() == len(head)
-        start = data[: kind_found.end()] if first else head
-        if not first and (data.count(b'"sessionUpdate"') != lines or data.count(kind_found[0]) != lines):
-            return None
-        session = self._sessions.get(sid) or self._session(sid)
-        if session.quiet:
-            return None  # (rare: a replay not passed on, line by line)
-        if session.message is None or session.message[0] != kind or not session.message[2]:
-            self._message_id(session, kind, None)  # (the first line's message, whatever the others are)
-        assert session.message is not None
-        marked = head + session.message[2] + start[len(head) :]
-        out = data[len(start) :].replace(b"\n" + start, b"\n" + marked)
-        if len(out) + len(start) - len(data) != (lines - 1) * (len(marked) - len(start)):
-            return None  # a line that does not start so: each line is looked at
-        return marked + out
 
     def _updates(self, message: dict[str, Any], params: dict[str, Any], sid: str) -> list[Action]:
         update = obj(params.get("update"))
         kind = update.get("sessionUpdate")
-        session = self._session(sid)
+        session = self.sessions.get(sid)
         if session.quiet:
             return []  # the replay of a load that stands in for a resume without replay
-        if kind not in _BESIDE_MESSAGES and kind not in _CHUNKS:
+        if kind not in _BESIDE_MESSAGES and kind not in CHUNKS:
             session.message = None
-        if kind in _CHUNKS:
-            update = {**update, "messageId": self._message_id(session, kind, update.get("messageId"))}
+        if kind in CHUNKS:
+            update = {**update, "messageId": self.sessions.message_id(session, kind, update.get("messageId"))}
         elif kind in ("tool_call", "tool_call_update"):
-            update = _tool_call(update)
+            update = translate.tool_call(update)
         elif kind == "plan":
-            plan = {"type": "items", "planId": session.plan_id, "entries": update.get("entries", [])}
-            update = {
-                "sessionUpdate": "plan_update",
-                "plan": plan,
-                **{k: v for k, v in update.items() if k == "_meta"},
-            }
+            update = translate.plan(update, session.plan_id)
         elif kind == "available_commands_update":
             update = translate.commands(update)
+        elif kind == "session_info_update" and "updatedAt" in update:
+            update = {**update, "updatedAt": translate.timestamp(update["updatedAt"])}
         elif kind == "config_option_update":
             session.options = update.get("configOptions")
             update = {**update, "configOptions": translate.config_options(session.options, session.modes)}
@@ -502,18 +408,3 @@ class Bridge:
             options = translate.config_options(session.options, session.modes)
             update = {"sessionUpdate": "config_option_update", "configOptions": options}
         return [("client", {**message, "params": {**params, "update": update}})]
-
-
-def _tool_call(update: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return translate.tool_call(update)
-    except PydanticCustomError as exc:
-        # A diff v2 cannot carry (a relative path): shown as text rather than lost.
-        logger.warning("polyfill: a diff of tool call %s has no v2 form: %s", update.get("toolCallId"), exc)
-        kept = [c if obj(c).get("type") != "diff" else _diff_as_text(c) for c in update.get("content") or []]
-        return translate.tool_call({**update, "content": kept})
-
-
-def _diff_as_text(item: dict[str, Any]) -> dict[str, Any]:
-    text = f"{item.get('path')}: changed (the diff has no protocol 2 form: its path is not absolute)"
-    return {"type": "content", "content": {"type": "text", "text": text}}

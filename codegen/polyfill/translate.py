@@ -7,9 +7,16 @@ unknown members and ``_meta`` included, and what one version cannot say is refus
 
 from __future__ import annotations
 
+import logging
+import re
+from datetime import datetime
 from typing import Any
 
+from pydantic_core import PydanticCustomError
+
 from ..runtime._convert_rules import _diff_to_git_patch
+
+logger = logging.getLogger(__name__)
 
 # The synthesized config option that stands for a v1 agent's session modes.
 MODE_OPTION = "mode"
@@ -225,14 +232,52 @@ def tool_call(update: dict[str, Any]) -> dict[str, Any]:
         out["sessionUpdate"] = "tool_call_update"
     content = out.get("content")
     if isinstance(content, list):
-        out["content"] = [_tool_content(c) for c in content]
+        out["content"] = [_tool_content(c, update.get("toolCallId")) for c in content]
     return out
 
 
-def _tool_content(item: Any) -> Any:
-    if isinstance(item, dict) and item.get("type") == "diff" and "changes" not in item:
+def _tool_content(item: Any, call: Any) -> Any:
+    if not (isinstance(item, dict) and item.get("type") == "diff" and "changes" not in item):
+        return item
+    try:
         return {"type": "diff", **_diff_to_git_patch({k: v for k, v in item.items() if k != "type"})}
-    return item
+    except PydanticCustomError as exc:
+        # A diff v2 cannot carry (a relative path): shown as text rather than lost.
+        logger.warning("polyfill: a diff of tool call %s has no v2 form: %s", call, exc)
+        text = f"{item.get('path')}: changed (the diff has no protocol 2 form: {exc.message()})"
+        return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def plan(update: dict[str, Any], plan_id: str) -> dict[str, Any]:
+    """v1's plan (a session has one) as v2's ``items`` plan of the session's id."""
+    items = {"type": "items", "planId": plan_id, "entries": update.get("entries", [])}
+    return {"sessionUpdate": "plan_update", "plan": items, **{k: v for k, v in update.items() if k == "_meta"}}
+
+
+_OFFSET = re.compile(r"(?:[Zz]|[+-]\d\d:?\d\d)$")
+
+
+def timestamp(value: Any) -> Any:
+    """v1 asks ISO 8601 of ``updatedAt``, v2 RFC 3339, which needs an offset: a time without
+    one is the local time of this machine, where the agent runs."""
+    if not isinstance(value, str) or _OFFSET.search(value):
+        return value
+    try:
+        return datetime.fromisoformat(value).astimezone().isoformat()
+    except ValueError:
+        logger.warning("polyfill: updatedAt %r is no ISO 8601 time; passed on as it is", value)
+        return value
+
+
+def sessions(result: dict[str, Any]) -> dict[str, Any]:
+    """A session/list result: each session's ``updatedAt`` as v2 writes it."""
+    listed = result.get("sessions")
+    if not isinstance(listed, list):
+        return result
+    out = [
+        {**s, "updatedAt": timestamp(s["updatedAt"])} if isinstance(s, dict) and "updatedAt" in s else s for s in listed
+    ]
+    return {**result, "sessions": out}
 
 
 def commands(update: dict[str, Any]) -> dict[str, Any]:

@@ -253,15 +253,18 @@ def test_the_mode_option_sets_the_agents_mode_and_other_options_go_as_v1_options
     valid_v2(answer, "session/set_config_option")
     assert answer["result"]["configOptions"][0]["currentValue"] == "code"
     params = {"sessionId": SID, "configId": "model", "type": "id", "value": "m2"}
+    (unknown,) = to("client", bridge.from_client(request(4, "session/set_config_option", params)))
+    assert unknown["error"]["code"] == -32602 and unknown["error"]["data"]["errors"][0]["path"] == ["configId"]
+    (elsewhere,) = to(
+        "client", bridge.from_client(request(4, "session/set_config_option", {**params, "sessionId": "x"}))
+    )
+    assert elsewhere["error"]["code"] == -32002
+    choices = [{"value": "m1", "name": "M1"}, {"value": "m2", "name": "M2"}]
+    option = {"id": "model", "name": "Model", "type": "select", "currentValue": "m1", "options": choices}
+    updates(bridge.from_agent(update("config_option_update", configOptions=[option])))
     (sent,) = to("agent", bridge.from_client(request(4, "session/set_config_option", params)))
     assert sent["params"] == {"sessionId": SID, "configId": "model", "value": "m2"}
-    option = {
-        "id": "model",
-        "name": "Model",
-        "type": "select",
-        "currentValue": "m2",
-        "options": [{"value": "m2", "name": "M2"}],
-    }
+    option = {**option, "currentValue": "m2"}
     (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 4, "result": {"configOptions": [option]}}))
     valid_v2(answer, "session/set_config_option")
     assert [o["configId"] for o in answer["result"]["configOptions"]] == ["mode", "model"]
@@ -388,3 +391,50 @@ def test_a_replay_gives_each_message_the_id_it_had_live() -> None:
     assert first[:2] == [ack["result"]["messageId"], message] and thought not in first
     assert len(set(first)) == 4
     assert replay(21) == first  # (what the first replay added, the second keeps)
+
+
+@pytest.mark.parametrize("has_close", [True, False])
+def test_close_ends_the_turns_and_answers_what_waits_before_its_result(has_close: bool) -> None:
+    caps = {**V1_INIT["agentCapabilities"], "sessionCapabilities": {"list": {}, "close": {}} if has_close else {}}
+    bridge = bridged({**V1_INIT, "agentCapabilities": caps})
+    own, _ = prompt(bridge)
+    prompt(bridge, 8)  # a second prompt while the first runs: one turn, idle once both are answered
+    assert updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "result": {"stopReason": "end_turn"}})) == []
+    call = {"toolCallId": "t1", "title": "Run?"}
+    options = [{"optionId": "y", "name": "Yes", "kind": "allow_once"}]
+    bridge.from_agent(
+        request("a1", "session/request_permission", {"sessionId": SID, "toolCall": call, "options": options})
+    )
+    actions = bridge.from_client(request(9, "session/close", {"sessionId": SID}))
+    cancelled = {"jsonrpc": "2.0", "id": "a1", "result": {"outcome": {"outcome": "cancelled"}}}
+    if has_close:
+        assert to("agent", actions) == [request(9, "session/close", {"sessionId": SID})]
+        actions = bridge.from_agent({"jsonrpc": "2.0", "id": 9, "result": {}})
+        assert to("agent", actions) == [cancelled]
+    else:  # the bridge closes it: the turn cancelled in the agent
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": SID}}
+        assert to("agent", actions) == [cancel, cancelled]
+    idle, closed = to("client", actions)
+    assert idle["params"]["update"] == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
+    assert closed == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    # The client's late answer, and the agent's late end of the turn, go nowhere.
+    late = {"jsonrpc": "2.0", "id": "a1", "result": {"outcome": {"outcome": "selected", "optionId": "y"}}}
+    assert bridge.from_client(late) == []
+    (error,) = to("client", bridge.from_client(request(10, "session/prompt", {"sessionId": SID, "prompt": [TEXT]})))
+    assert error["error"]["code"] == -32002
+
+
+def test_times_without_an_offset_get_the_local_one() -> None:
+    bridge = bridged()
+    (info,) = updates(bridge.from_agent(update("session_info_update", updatedAt="2026-12-04T08:48:30.328992")))
+    assert info["updatedAt"].startswith("2026-12-04T") and info["updatedAt"][-6] in "+-"
+    to("agent", bridge.from_client(request(3, "session/list", {})))
+    listed = {
+        "sessions": [
+            {"sessionId": SID, "cwd": "/w", "updatedAt": "2026-12-04T08:48:30"},
+            {"sessionId": "b", "cwd": "/w"},
+        ]
+    }
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 3, "result": listed}))
+    first, second = answer["result"]["sessions"]
+    assert first["updatedAt"][-6] in "+-" and second == listed["sessions"][1]
