@@ -225,6 +225,7 @@ class Polyfill:
                 {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": update}}
             )
             self.relay.notify_agent("session/cancel", {"sessionId": sid})
+            self.relay.cancelled(sid)
             if self.has_close:
                 closed = self.relay.request("session/close", {"sessionId": sid})
                 if "error" in closed:

@@ -311,19 +311,26 @@ class Bridge:
         result = message.get("result")
         return [("client", {**message, "result": translate.sessions(result)} if isinstance(result, dict) else message)]
 
-    def _close(self, sid: str) -> list[Action]:
-        """The session closes: its turns end (idle ``cancelled``; what the agent answers to
-        them later is not passed on), and the agent's permission requests still waiting are
-        answered ``cancelled`` (the client's own answer to them is dropped)."""
+    def cancelled(self, sid: str) -> list[Action]:
+        """The session's turn was cancelled in the client's stead (the archive closes it): the
+        agent's permission requests still waiting are answered ``cancelled``, as a v1 client
+        answers them after its cancel (the client's own answer to them is dropped)."""
         session = self.sessions.get(sid)
-        session.open = False
-        session.message = None
         actions: list[Action] = []
         for key in session.waiting:
             _, request_id = self._permissions.pop(key, (None, None))
             self._settled.add(key)
             actions.append(("agent", {"jsonrpc": "2.0", "id": request_id, "result": CANCELLED}))
         session.waiting.clear()
+        return actions
+
+    def _close(self, sid: str) -> list[Action]:
+        """The session closes: its turns end (idle ``cancelled``; what the agent answers to
+        them later is not passed on), and what waits is answered (``cancelled``)."""
+        actions = self.cancelled(sid)
+        session = self.sessions.get(sid)
+        session.open = False
+        session.message = None
         if any(turn.acked for turn in session.turns):
             actions.append(_state(sid, "idle", stopReason="cancelled"))
         session.turns.clear()

@@ -130,6 +130,15 @@ class Relay:
         with bridge.lock:
             self._run(bridge.from_agent(message))
 
+    def cancelled(self, sid: str) -> None:
+        """The proxy cancelled the session's turn in the client's stead: the bridge answers
+        what the agent asked the client and is waiting for, as a v1 client does."""
+        bridge = self.bridge
+        if bridge is not None and bridge.active:
+            with bridge.lock:
+                actions = bridge.cancelled(sid)
+            self._run(actions)
+
     def _run(self, actions: list[tuple[str, dict[str, Any]]]) -> None:
         """The bridge's actions, in order: for the client as they are; for the agent through
         the agent's side (the archive layer's hook). What the bridge says once a message is

@@ -373,6 +373,22 @@ def test_close_during_a_turn_ends_it_before_the_close_result(client: V2Client, t
     assert idle == [{"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}], kinds(before)
 
 
+def test_archive_while_a_permission_waits_ends_the_turn_before_its_result(client: V2Client, tmp_path: Path) -> None:
+    """Archiving an open session cancels its turn in the client's stead: the permission
+    request the agent waits on is answered ``cancelled`` for it, the turn ends idle
+    ``cancelled`` before the archive result, and the client's own late answer goes nowhere."""
+    client.initialize()
+    sid, _ = new_session(client, tmp_path)
+    client.result("session/prompt", {"sessionId": sid, "prompt": TURN})
+    asked = client.until(lambda m: m.get("method") == "session/request_permission")[-1]
+    response, before = client.call("session/archive", {"sessionId": sid})
+    assert response.get("result") == {}, response
+    idle = [update_of(m) for m in before if is_state(m, "idle")]
+    assert idle == [{"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}], kinds(before)
+    client.answer(asked, allow(asked))
+    assert client.gather(1.0) == []
+
+
 def test_a_prompt_sent_while_a_turn_runs_and_then_cancel(client: V2Client, tmp_path: Path) -> None:
     """A second prompt while the first turn runs (the protocol 1 agent takes both at once);
     ``session/cancel`` then ends the work (the agent answers both prompts): the client is
