@@ -36,17 +36,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import re
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
 
 from acp import (
     PROTOCOL_VERSION,
-    Agent,
     RequestError,
     plan_entry,
     run_agent,
@@ -59,7 +55,6 @@ from acp import (
     update_user_message_text,
 )
 from acp.helpers import update_available_commands, update_current_mode
-from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AvailableCommand,
@@ -86,6 +81,7 @@ from acp.schema import (
     ToolCallUpdate,
     UnstructuredCommandInput,
 )
+from sdk_plain_agent import PlainAgent  # (beside this file: the directory a script runs from is on the path)
 
 DELAY = re.compile(r"^/delay\s+(\d+(?:\.\d+)?)\s*")
 MODES = ("ask", "code")
@@ -93,31 +89,13 @@ OLD_TEXT = "first line\nold line\nlast line\n"
 NEW_TEXT = "first line\nnew line\nlast line\n"
 
 
-class TurnAgent(Agent):
-    _conn: Client
+class TurnAgent(PlainAgent):
+    """The plain agent's sessions and store, with a whole turn, modes and commands."""
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        data = json.loads(path.read_text()) if path.exists() else {"clock": 0, "sessions": {}}
-        self._clock: int = data["clock"]
-        self._sessions: dict[str, dict[str, Any]] = data["sessions"]
-        self._open: set[str] = set()
-        self._turns: dict[str, set[asyncio.Event]] = {}  # each session's running turns
+        super().__init__(path, page_size=1000, lists=True, crash_on=None)
+        self._turns: dict[str, set[asyncio.Event]] = {}  # type: ignore[assignment]  # each session's running turns
         self._tasks: set[asyncio.Task[None]] = set()
-
-    def on_connect(self, conn: Client) -> None:
-        self._conn = conn
-
-    def _save(self) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as out:
-            json.dump({"clock": self._clock, "sessions": self._sessions}, out)
-        os.replace(tmp, self._path)
-
-    def _session(self, session_id: str) -> dict[str, Any]:
-        if session_id not in self._sessions:
-            raise RequestError.resource_not_found(session_id)
-        return self._sessions[session_id]
 
     def _modes(self, session: dict[str, Any]) -> SessionModeState:
         return SessionModeState(
@@ -328,12 +306,6 @@ class TurnAgent(Agent):
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         for turn in self._turns.get(session_id, ()):
             turn.set()
-
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return {"echoed": method, "params": params}
-
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
-        return None
 
 
 def main() -> None:
