@@ -140,11 +140,13 @@ class Bridge:
     def _request(self, message: dict[str, Any], method: str, params: dict[str, Any]) -> list[Action]:
         request_id = message["id"]
         sid = params.get("sessionId")
-        if method in translate.V2_ONLY:
-            data = {"method": method, "reason": translate.V2_ONLY[method]}
+        why = translate.only_in(method, 2)
+        if why is not None:
+            data = {"method": method, "reason": why}
             return [("client", _error(request_id, METHOD_NOT_FOUND, "Method not found", data))]
-        if method in translate.RENAMED:
-            return [("agent", {**message, "method": translate.RENAMED[method]})]
+        v1_name = translate.renamed(method)
+        if v1_name is not None:
+            return [("agent", {**message, "method": v1_name})]
         if method == "session/new":
             self._expect(request_id, lambda m: self._opened(m, None))
             return [("agent", {**message, "params": translate.session_params(params)})]
@@ -267,9 +269,10 @@ class Bridge:
             return [("client", message)] if answer is None else answer(message)
         if not isinstance(method, str):
             return [("client", message)]
-        if "id" in message and method.startswith(translate.V1_CLIENT_ONLY):
-            logger.warning("polyfill: the agent asked the v2 client for %s, which protocol 2 removed", method)
-            data = {"method": method, "reason": "the client speaks protocol 2, which has no client files or terminals"}
+        why = translate.only_in(method, 1) if "id" in message else None
+        if why is not None:
+            logger.warning("polyfill: the agent asked the v2 client for %s: %s", method, why)
+            data = {"method": method, "reason": f"the client speaks protocol 2: {why}"}
             return [("agent", _error(message["id"], METHOD_NOT_FOUND, "Method not found", data))]
         params = obj(message.get("params"))
         sid = params.get("sessionId")

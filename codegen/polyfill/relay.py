@@ -260,30 +260,33 @@ class Relay:
         return self.bridge is not None and self.bridge.interested
 
     def _lines(self, data: bytes) -> None:
-        if self._bridged:
-            with self.bridge.lock:  # type: ignore[union-attr]
-                whole = self.bridge.fast_lines(data) if data.endswith(b"\n") else None  # type: ignore[union-attr]
-                if whole is not None:
-                    self.to_client(whole)
-                else:
-                    self._some_lines(data, True)
-        else:
-            self._some_lines(data, False)
+        bridge = self.bridge
+        if bridge is None or not bridge.interested:
+            self._each_line(data, None)
+            return
+        with bridge.lock:
+            whole = bridge.fast_lines(data) if data.endswith(b"\n") else None
+            if whole is not None:
+                self.to_client(whole)
+            else:
+                self._each_line(data, bridge.fast)
 
-    def _some_lines(self, data: bytes, bridged: bool) -> None:
+    def _each_line(self, data: bytes, mark: Callable[[bytes], bytes | None] | None) -> None:
+        """Lines that pass go on together: requests and notifications as they are, or, with
+        the bridge, the chunk lines ``mark`` gives marked; the others one by one to
+        ``from_agent``."""
         passing: list[bytes] = []
         start = 0
         while start < len(data):
             end = data.find(b"\n", start) + 1 or len(data)
             line, start = data[start:end], end
-            if not bridged and is_call(line):
-                passing.append(line)
+            if mark is None:
+                passed = line if is_call(line) else None
+            else:
+                passed = mark(line)
+            if passed is not None:
+                passing.append(passed)
                 continue
-            if bridged:
-                fast = self.bridge.fast(line)  # type: ignore[union-attr]
-                if fast is not None:
-                    passing.append(fast)
-                    continue
             if passing:
                 self.to_client(b"".join(passing))
                 passing = []

@@ -7,6 +7,8 @@ unknown members and ``_meta`` included, and what one version cannot say is refus
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import re
 from datetime import datetime
@@ -14,22 +16,38 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError
 
+from ..resources import package_data
 from ..runtime._convert_rules import _diff_to_git_patch
 
 logger = logging.getLogger(__name__)
 
 # The synthesized config option that stands for a v1 agent's session modes.
 MODE_OPTION = "mode"
-# v2 methods a v1 agent cannot serve, and why (answered -32601 without asking the agent).
-V2_ONLY = {
-    "terminal/cancel": "v1 terminals are the client's, so a v1 agent owns no display terminal to cancel",
-    "tool_call/cancel": "v1 has no cancelling of one tool call",
-    "session/load": "v2 has no session/load: session/resume with replayFrom {type: start} replays",
-    "session/set_mode": "v2 has no modes: set the mode's config option with session/set_config_option",
-}
-# v1 requests of the agent to the client that v2 removed; the bridge refuses them to the agent.
-V1_CLIENT_ONLY = ("fs/", "terminal/")
-RENAMED = {"auth/login": "authenticate", "auth/logout": "logout"}
+
+
+@functools.cache
+def _declared() -> tuple[dict[str, str], dict[tuple[str, int], str]]:
+    """From upstream's v1/v2 differences as the tool ships them for the conversions (read
+    once, when a connection is first bridged): v1's name of each renamed v2 method, and why
+    each method of one version only has no counterpart."""
+    from ..plan.conversions import UPSTREAM_DECLARATIONS
+
+    with package_data("codegen.fragments") as directory:
+        declared = json.loads((directory / UPSTREAM_DECLARATIONS).read_text(encoding="utf-8"))
+    renames = {e["v2"]: e["v1"] for e in declared["renamedMethods"]}
+    return renames, {(e["method"], e["version"]): e["why"] for e in declared["methodsOnlyIn"]}
+
+
+def renamed(method: str) -> str | None:
+    """v1's name of a v2 method upstream renamed (``authenticate`` for ``auth/login``)."""
+    return _declared()[0].get(method)
+
+
+def only_in(method: str, version: int) -> str | None:
+    """Why ``method``, sent in ``version``, has no counterpart in the other (a request of it is
+    answered -32601 without reaching the other side); None where it has."""
+    whys = _declared()[1]
+    return whys.get((method, version)) or (None if version == 1 else whys.get((method, 1)))
 
 
 class Untranslatable(Exception):

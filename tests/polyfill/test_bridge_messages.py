@@ -147,8 +147,12 @@ def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> Non
 
 
 def test_info_is_supplied_where_the_v1_agent_gives_none() -> None:
-    bridge = bridged({"protocolVersion": 1, "agentCapabilities": {}})
-    assert bridge.active
+    bridge = Bridge("agent-cmd")
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    bridge.from_client(request(0, "initialize", params))
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}))
+    valid_v2(answer, "initialize")
+    assert answer["result"]["info"] == {"name": "agent-cmd", "version": "unknown"}
 
 
 def test_the_prompt_is_answered_at_once_and_the_turn_is_told_by_state_updates() -> None:
