@@ -64,6 +64,23 @@ def agent_key(command: Sequence[str], cwd: str) -> tuple[str, str]:
     return key, readable
 
 
+def _set_up(db: sqlite3.Connection) -> None:
+    """WAL and the tables. SQLite answers "locked" at once, without waiting for the busy
+    timeout, when two processes switch a new file to WAL together (one of them would
+    deadlock); every step is idempotent, so the loser tries again until the timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.executescript(_SCHEMA)
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class Store:
     """Archive and deletion state of one agent's sessions. Thread-safe (one connection,
     one lock): the polyfill's workers and its relay thread share it."""
@@ -73,9 +90,7 @@ class Store:
         self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         self._lock = threading.Lock()
         self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.executescript(_SCHEMA)
+        _set_up(self._db)
         self.agent, readable = agent_key(command, cwd)
         self._db.execute("INSERT OR IGNORE INTO agents VALUES (?, ?, ?)", (self.agent, readable, cwd))
         # The cursors' signing key: the same for every process, so a cursor one process gave

@@ -4,9 +4,11 @@ keyed so that two agents' sessions never mix."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import ROOT
@@ -17,6 +19,7 @@ COMMAND = ["some-agent", "--flag"]
 
 WRITER = """
 import sys
+from typing import Any
 from pathlib import Path
 from codegen.polyfill.store import Store
 store = Store(Path(sys.argv[1]), ["some-agent", "--flag"], "/work/project")
@@ -45,6 +48,28 @@ def test_two_processes_write_at_once_and_each_sees_the_other(tmp_path: Path) -> 
     assert len(states) == 300
     assert all(states[f"{name}-{i}"] == (i % 2 == 0, False) for name in ("first", "second") for i in range(150))
     assert store.cursor_key.hex() in keys
+
+
+def test_a_store_opened_while_another_process_switches_the_file_to_wal_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two processes creating the file together: SQLite answers the loser "locked" at once,
+    # without its busy timeout (seen on CI, about once in a thousand openings).
+    connect = sqlite3.connect
+    refusals: list[str] = []
+
+    class Racing(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if "journal_mode" in sql and len(refusals) < 3:
+                refusals.append(sql)
+                raise sqlite3.OperationalError("database is locked")
+            return super().execute(sql, *args)
+
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: connect(*a, **k, factory=Racing))
+    store = Store(tmp_path / "polyfill.sqlite3", COMMAND, "/work/project")
+    store.set_archived("kept", True, None)
+    assert len(refusals) == 3
+    assert store.state("kept") == (True, False)
 
 
 def test_state_survives_a_restart(tmp_path: Path) -> None:
