@@ -150,6 +150,9 @@ class Bridge:
         if method == "session/new":
             self._expect(request_id, lambda m: self._opened(m, None))
             return [("agent", {**message, "params": translate.session_params(params)})]
+        if method == "session/list" and not self._caps.get("list"):
+            data = {"method": method, "reason": "the agent (protocol 1) does not list sessions"}
+            return [("client", _error(request_id, METHOD_NOT_FOUND, "Method not found", data))]
         if method == "session/list":
             self._expect(request_id, self._listed)
         if not isinstance(sid, str):
@@ -291,6 +294,7 @@ class Bridge:
         session = obj(caps.get("sessionCapabilities"))
         self._caps = {
             "load": caps.get("loadSession") is True,
+            "list": isinstance(session.get("list"), dict),
             "resume": isinstance(session.get("resume"), dict),
             "close": isinstance(session.get("close"), dict),
         }

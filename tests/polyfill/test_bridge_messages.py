@@ -319,6 +319,16 @@ def test_what_v1_cannot_say_is_refused_to_the_side_that_said_it() -> None:
     assert to("agent", bridge.from_client(unknown)) == [unknown]  # the agent's own -32601 comes back as it is
 
 
+def test_list_where_the_agent_does_not_list_is_refused_and_otherwise_goes_to_it() -> None:
+    # v2's `session` capability promises list; a v1 agent promises it only with `list`.
+    lister = bridged()
+    (sent,) = to("agent", lister.from_client(request(2, "session/list", {"cwd": "/w"})))
+    assert sent["method"] == "session/list"
+    silent = bridged({**V1_INIT, "agentCapabilities": {"loadSession": True}})
+    (error,) = to("client", silent.from_client(request(2, "session/list", {"cwd": "/w"})))
+    assert error["error"]["code"] == -32601 and error["error"]["data"]["method"] == "session/list"
+
+
 def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() -> None:
     tag_first = [update("agent_message_chunk", content={"type": "text", "text": f"{i} \\n \u00e9"}) for i in range(50)]
     tag_last = [  # (as pydantic writes the official Python SDK's)
