@@ -13,7 +13,9 @@ v1 does not carry lives here:
 - the prompt lifecycle: ``session/prompt`` is answered as soon as the agent has it (with
   the user message's ``messageId``), then the ``user_message`` and ``state_update``
   ``running``; ``requires_action`` while a permission request waits; ``idle`` with the v1
-  response's ``stopReason`` (an error response is stop reason ``error``);
+  response's ``stopReason`` (an error response is stop reason ``error``, or ``cancelled``
+  after the client's ``session/cancel``: v1 asks agents to say ``cancelled`` there, and
+  some fail with the aborted request instead);
 - message ids (``sessions.py``), each session's plan id, modes (a ``mode`` config option)
   and config options;
 - a prompt sent while another runs goes to the agent too; the session is idle once the
@@ -130,6 +132,9 @@ class Bridge:
             return self._client_answer(message)
         params = obj(message.get("params"))
         if "id" not in message:
+            session = self.sessions.known(params.get("sessionId")) if method == "session/cancel" else None
+            for turn in session.turns if session is not None else []:
+                turn.cancelled = True
             return [("agent", message)]
         try:
             return self._request(message, method, params)
@@ -373,6 +378,8 @@ class Bridge:
             return [("client", {"jsonrpc": "2.0", "id": turn.client_id, "error": failure})]
         if session.turns:
             return []
+        if "error" in message and turn.cancelled:
+            return [_state(sid, "idle", stopReason="cancelled")]
         if "error" in message:
             return [_state(sid, "idle", stopReason="error", error=message["error"])]
         result = obj(message.get("result"))

@@ -38,6 +38,7 @@ class Turn:
     user_message: str
     prompt: list[Any]
     acked: bool = False
+    cancelled: bool = False  # the client sent session/cancel while it ran
 
 
 @dataclass

@@ -202,6 +202,21 @@ def test_a_prompt_the_agent_fails_ends_idle_with_the_error_and_one_refused_on_th
     assert error["error"]["code"] == -32002
 
 
+def test_a_turn_the_agent_fails_after_the_clients_cancel_ends_cancelled() -> None:
+    # v1 asks agents to answer a cancelled prompt `cancelled`; some fail with the aborted request.
+    bridge = bridged()
+    own, _ = prompt(bridge)
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": SID}}
+    assert to("agent", bridge.from_client(cancel)) == [cancel]
+    aborted = {"code": -32603, "message": "Internal error", "data": {"details": "Request was aborted."}}
+    (idle,) = updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "error": aborted}))
+    assert idle == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
+    # The next turn was not cancelled: its failure is an error again.
+    own, _ = prompt(bridge, 8)
+    (idle,) = updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "error": aborted}))
+    assert idle["stopReason"] == "error"
+
+
 def test_a_permission_request_waits_as_requires_action_and_runs_again_once_answered() -> None:
     bridge = bridged()
     prompt(bridge)
