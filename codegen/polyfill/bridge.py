@@ -74,6 +74,11 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
     return {"jsonrpc": "2.0", "id": request_id, "error": body}
 
 
+def _no_method(request_id: Any, method: str, reason: str) -> dict[str, Any]:
+    """-32601 for a method the other side cannot serve, with why."""
+    return _error(request_id, METHOD_NOT_FOUND, "Method not found", {"method": method, "reason": reason})
+
+
 def _not_open(request_id: Any, sid: str) -> Action:
     text = f"Session {sid} is not open on this connection: session/new or session/resume it"
     return ("client", _error(request_id, RESOURCE_NOT_FOUND, text, {"sessionId": sid}))
@@ -132,9 +137,9 @@ class Bridge:
             return self._client_answer(message)
         params = obj(message.get("params"))
         if "id" not in message:
-            session = self.sessions.known(params.get("sessionId")) if method == "session/cancel" else None
-            for turn in session.turns if session is not None else []:
-                turn.cancelled = True
+            if method == "session/cancel" and (session := self.sessions.known(params.get("sessionId"))):
+                for turn in session.turns:
+                    turn.cancelled = True
             return [("agent", message)]
         try:
             return self._request(message, method, params)
@@ -147,18 +152,16 @@ class Bridge:
         sid = params.get("sessionId")
         why = translate.only_in(method, 2)
         if why is not None:
-            data = {"method": method, "reason": why}
-            return [("client", _error(request_id, METHOD_NOT_FOUND, "Method not found", data))]
+            return [("client", _no_method(request_id, method, why))]
         v1_name = translate.renamed(method)
         if v1_name is not None:
             return [("agent", {**message, "method": v1_name})]
         if method == "session/new":
             self._expect(request_id, lambda m: self._opened(m, None))
             return [("agent", {**message, "params": translate.session_params(params)})]
-        if method == "session/list" and not self._caps.get("list"):
-            data = {"method": method, "reason": "the agent (protocol 1) does not list sessions"}
-            return [("client", _error(request_id, METHOD_NOT_FOUND, "Method not found", data))]
         if method == "session/list":
+            if not self._caps.get("list"):
+                return [("client", _no_method(request_id, method, "the agent (protocol 1) does not list sessions"))]
             self._expect(request_id, self._listed)
         if not isinstance(sid, str):
             return [("agent", message)]
@@ -191,8 +194,7 @@ class Bridge:
             method = "session/load"
         else:
             missing = "session/load (loadSession)" if replay is not None else "session/resume or session/load"
-            data = {"method": "session/resume", "reason": f"the agent has no {missing}"}
-            return [("client", _error(message["id"], METHOD_NOT_FOUND, "Method not found", data))]
+            return [("client", _no_method(message["id"], "session/resume", f"the agent has no {missing}"))]
         session = self.sessions.get(sid)
         session.quiet = method == "session/load" and replay is None
         session.replayed = 0 if method == "session/load" and replay is not None else None
@@ -280,8 +282,7 @@ class Bridge:
         why = translate.only_in(method, 1) if "id" in message else None
         if why is not None:
             logger.warning("polyfill: the agent asked the v2 client for %s: %s", method, why)
-            data = {"method": method, "reason": f"the client speaks protocol 2: {why}"}
-            return [("agent", _error(message["id"], METHOD_NOT_FOUND, "Method not found", data))]
+            return [("agent", _no_method(message["id"], method, f"the client speaks protocol 2: {why}"))]
         params = obj(message.get("params"))
         sid = params.get("sessionId")
         if method == "session/request_permission" and isinstance(sid, str) and "id" in message:

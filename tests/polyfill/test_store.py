@@ -19,7 +19,6 @@ COMMAND = ["some-agent", "--flag"]
 
 WRITER = """
 import sys
-from typing import Any
 from pathlib import Path
 from codegen.polyfill.store import Store
 store = Store(Path(sys.argv[1]), ["some-agent", "--flag"], "/work/project")
