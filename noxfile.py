@@ -92,7 +92,7 @@ def lint(session: nox.Session) -> None:
     session.run("mypy", "--strict", "codegen", "generated", "examples")
 
 
-# The oldest pydantic the generated package supports (codegen.render.templates.PYDANTIC_MINIMUM;
+# The oldest pydantic the generated package supports (acp_codegen.render.templates.PYDANTIC_MINIMUM;
 # a test keeps the two in step). The tests session runs on the newest in range.
 LOWEST_PYDANTIC = "2.10.0"
 # The newest Python on the machine (pyenv: 3.10 - 3.13); tests/generate/test_upstream.NEWEST_PYTHON.
@@ -111,7 +111,7 @@ GENERATED_ONLY_TESTS = (
 
 def _test_requirements() -> list[str]:
     project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
-    keep = ("jinja2", "jsonschema-rs", "tomli")  # what codegen.generate.pipeline.load_protocols imports
+    keep = ("jinja2", "jsonschema-rs", "tomli")  # what acp_codegen.generate.pipeline.load_protocols imports
     runtime = [r for r in project["dependencies"] if r.startswith(keep)]
     return runtime + project["optional-dependencies"]["test"]
 

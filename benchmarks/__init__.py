@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from codegen.render.workers import forget_layouts
+from acp_codegen.render.workers import forget_layouts
 
 # For ``compare(sample_s=...)``: a sample long enough that the clock's and the scheduler's
 # granularity are a small part of it, short enough for fifteen rounds a side in two seconds.
@@ -76,7 +76,7 @@ def compare(
     """Time subject and baseline interleaved, so that machine noise hits both alike. Each
     round starts with the garbage of the one before collected, so that neither side pays
     for the other's (a generation leaves its garbage to be collected after it), and, as a
-    CLI run does, with no layouts of black remembered (see codegen.render.workers.remember).
+    CLI run does, with no layouts of black remembered (see acp_codegen.render.workers.remember).
     The figure is each side's median round.
 
     ``sample_s`` is for calls far shorter than the machine's noise, which moves a

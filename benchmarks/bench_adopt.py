@@ -59,10 +59,10 @@ def run() -> list[Ratio]:
     if not (BASE / "schema.unstable.json").is_file():
         print(f"A1   skipped: {missing(BASE / 'schema.unstable.json')}")
         return []
-    from codegen.adopt.command import run as adopt
-    from codegen.config.table import generation_arguments, load_config
-    from codegen.generate.pipeline import generate
-    from codegen.resources import schema_location
+    from acp_codegen.adopt.command import run as adopt
+    from acp_codegen.config.table import generation_arguments, load_config
+    from acp_codegen.generate.pipeline import generate
+    from acp_codegen.resources import schema_location
 
     sdk = Path(next(iter(spec.submodule_search_locations)))
     here = Path.cwd()

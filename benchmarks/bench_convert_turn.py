@@ -54,9 +54,9 @@ def turn(
 
 def _package(out: Path) -> tuple[Any, Any]:
     """The convert module and the v1 models of the package generated over the pair."""
-    from codegen.generate.pipeline import generate
-    from codegen.resources import BUILTIN_FRAGMENTS, schema_location
-    from codegen.write.tree import write_tree
+    from acp_codegen.generate.pipeline import generate
+    from acp_codegen.resources import BUILTIN_FRAGMENTS, schema_location
+    from acp_codegen.write.tree import write_tree
 
     v1, v2 = PAIRS[PAIR]
     # The fragments the installed tool ships (the checkout's schema/ in the bench session's

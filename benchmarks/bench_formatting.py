@@ -27,13 +27,14 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from unittest import mock
 
+from acp_codegen.render import formatting, workers
+from acp_codegen.render.formatting import BLACK_PIECE
+from acp_codegen.render.workers import paused_gc
+from acp_codegen.style import DEFAULT_LINE_LENGTH, Style
+
 from benchmarks import Ratio, compare
 from benchmarks.bench_upstream import BASE
 from benchmarks.corpus import generate_upstream_v1
-from codegen.render import formatting, workers
-from codegen.render.formatting import BLACK_PIECE
-from codegen.render.workers import paused_gc
-from codegen.style import DEFAULT_LINE_LENGTH, Style
 
 FORKED = (16_000, 24_000, 32_000, 48_000, 64_000, 96_000, 128_000, 192_000, 256_000)
 AFRESH = (80_000, 160_000, 240_000, 320_000, 480_000)

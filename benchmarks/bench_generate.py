@@ -15,11 +15,12 @@ import warnings
 from pathlib import Path
 from unittest import mock
 
+from acp_codegen.generate.pipeline import generate, up_to_date
+from acp_codegen.render import workers
+from acp_codegen.style import FORMATTERS, Style
+from acp_codegen.write.tree import write_tree
+
 from benchmarks import SAMPLE_S, Ratio, compare
-from codegen.generate.pipeline import generate, up_to_date
-from codegen.render import workers
-from codegen.style import FORMATTERS, Style
-from codegen.write.tree import write_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 FEATURES = frozenset({"unstable_session_archive"})

@@ -124,7 +124,7 @@ def run() -> list[Ratio]:
     agent = [sys.executable, "-c", AGENT, str(UPDATES)]
     with tempfile.TemporaryDirectory() as tmp:
         store = str(Path(tmp, "polyfill.sqlite3"))
-        command = [sys.executable, "-m", "codegen", "polyfill", "--store", store, "--", *agent]
+        command = [sys.executable, "-m", "acp_codegen", "polyfill", "--store", store, "--", *agent]
         polyfill = _Client(command)
         bridged = _Client(command, version=2)
         bare = _Client([sys.executable, "-c", BARE_RELAY, *agent])

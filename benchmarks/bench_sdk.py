@@ -32,9 +32,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from acp_codegen.config.settings import ModelOptions, Settings
+
 from benchmarks import SAMPLE_S, Ratio, compare
 from benchmarks.corpus import UPSTREAM_V1, load, write_upstream_v1
-from codegen.config.settings import ModelOptions, Settings
 from tests.support.reference_data import missing
 
 SDK = "agent-client-protocol"

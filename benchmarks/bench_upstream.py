@@ -30,11 +30,11 @@ def run() -> list[Ratio]:
     if not BASE.is_file():
         print(f"G3   skipped: {missing(BASE)}")
         return []
+    from acp_codegen.generate.pipeline import generate as acp_generate
+    from acp_codegen.style import FORMATTERS, Style
     from datamodel_code_generator import DataModelType, InputFileType, generate
 
     from benchmarks.bench_generate import bare_formatters
-    from codegen.generate.pipeline import generate as acp_generate
-    from codegen.style import FORMATTERS, Style
 
     text = BASE.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:

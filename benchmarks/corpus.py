@@ -11,7 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from codegen.adopt.corpus import CORPUS_FILE, read_corpus
+from acp_codegen.adopt.corpus import CORPUS_FILE, read_corpus
+
 from tests.support.reference_data import reference_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +22,7 @@ FEATURES = frozenset({"unstable_session_archive"})
 
 
 def load(path: Path = CORPUS_V1) -> list[tuple[str, str]]:
-    """``(type name, message JSON text)`` per line (see ``codegen.adopt.corpus.read_corpus``)."""
+    """``(type name, message JSON text)`` per line (see ``acp_codegen.adopt.corpus.read_corpus``)."""
     return read_corpus(path)
 
 
@@ -29,7 +30,7 @@ def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> di
     """The files of upstream v1 with the archive fragments overlaid (v1 only, as
     ``acp-codegen generate --base-v1``; the fragments alone where ``base`` is None).
     ``settings``: more keyword arguments of ``generate`` (``settings=Settings(...)``)."""
-    from codegen.generate.pipeline import generate
+    from acp_codegen.generate.pipeline import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         schema_dir = Path(tmp) / "schema"
@@ -39,7 +40,7 @@ def generate_upstream_v1(base: Path | None = UPSTREAM_V1, **settings: Any) -> di
 
 def write_upstream_v1(out: Path, package: str, base: Path = UPSTREAM_V1, **settings: Any) -> Path:
     """``generate_upstream_v1`` written as package ``package`` under ``out``; returns ``out``."""
-    from codegen.write.tree import write_tree
+    from acp_codegen.write.tree import write_tree
 
     write_tree(out / package, generate_upstream_v1(base, **settings))
     return out

@@ -38,7 +38,7 @@ COMMANDS = (
 
 
 def _command(package: str) -> ModuleType:
-    return importlib.import_module(f"codegen.{package}.command")
+    return importlib.import_module(f"acp_codegen.{package}.command")
 
 
 def _plain(text: str | None) -> str:

@@ -1,5 +1,5 @@
 """Where the package's data lives and how files are named to users: the data directories
-of the installed package (``codegen.templates``, ``codegen.fragments``, ``codegen.runtime``),
+of the installed package (``acp_codegen.templates``, ``acp_codegen.fragments``, ``acp_codegen.runtime``),
 found through ``importlib.resources`` (the same from a wheel or an editable install), the
 built-in fragment sets (``builtin:<name>``), and the stable, machine-independent name of a
 file that messages and headers show."""
@@ -17,14 +17,14 @@ from pathlib import Path
 from .errors import fail
 
 # The session-archive fragments shipped inside the package (schema/ of the checkout,
-# codegen.fragments once installed), as named in config and on the command line.
+# acp_codegen.fragments once installed), as named in config and on the command line.
 BUILTIN_PREFIX = "builtin:"
 
 
 BUILTIN_FRAGMENTS = BUILTIN_PREFIX + "session-archive"
 
 
-_BUILTIN_PACKAGES = {BUILTIN_FRAGMENTS: "codegen.fragments"}
+_BUILTIN_PACKAGES = {BUILTIN_FRAGMENTS: "acp_codegen.fragments"}
 
 
 # (directory, name) pairs in force: files under such a directory are shown as name/...
@@ -33,7 +33,7 @@ _NAMED_DIRS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("acp_codegen_n
 
 @contextlib.contextmanager
 def package_data(package: str) -> Iterator[Path]:
-    """A data directory of the installed package (``codegen.templates``, ...) as a real
+    """A data directory of the installed package (``acp_codegen.templates``, ...) as a real
     path, found through the import system: the same from a wheel or an editable install."""
     with importlib.resources.as_file(importlib.resources.files(package)) as path:
         yield Path(path)
@@ -81,6 +81,6 @@ def display_name(path: Path, root: Path | None = None) -> str:
 # ``resources.TEMPLATES`` at each use: tests point it elsewhere.
 _resources = contextlib.ExitStack()
 atexit.register(_resources.close)
-TEMPLATES = _resources.enter_context(package_data("codegen.templates"))
+TEMPLATES = _resources.enter_context(package_data("acp_codegen.templates"))
 # Runtime modules of the output that do not depend on the schema (see codegen/runtime/).
-RUNTIME = _resources.enter_context(package_data("codegen.runtime"))
+RUNTIME = _resources.enter_context(package_data("acp_codegen.runtime"))

@@ -1,4 +1,4 @@
-"""The generated package this tool ships (``codegen.reference``, the committed
+"""The generated package this tool ships (``acp_codegen.reference``, the committed
 ``generated/``), found for the commands that speak ACP with it: the conformance kit
 validates agents' messages with its models, the polyfill validates the RFD's requests.
 
@@ -22,13 +22,13 @@ class ModelsMissing(CodegenError):
 
 
 def _package() -> str:
-    if importlib.util.find_spec("codegen.reference") is not None:
-        return "codegen.reference"
+    if importlib.util.find_spec("acp_codegen.reference") is not None:
+        return "acp_codegen.reference"
     checkout = str(Path(__file__).resolve().parents[1])
     if importlib.util.find_spec("generated") is None and (Path(checkout) / "generated").is_dir():
         sys.path.append(checkout)  # an editable install maps only codegen/
     if importlib.util.find_spec("generated") is None:
-        raise ModelsMissing("the generated models are not installed (no codegen.reference, no generated/)")
+        raise ModelsMissing("the generated models are not installed (no acp_codegen.reference, no generated/)")
     return "generated"
 
 

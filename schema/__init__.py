@@ -1,3 +1,3 @@
-"""The session-archive schema fragments; data, installed as ``codegen.fragments`` (named
+"""The session-archive schema fragments; data, installed as ``acp_codegen.fragments`` (named
 ``builtin:session-archive`` in config). A regular package so that editable installs can map it.
 """

@@ -176,13 +176,13 @@ def wheel(dist: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def upstream_render() -> Callable[[str, str, bool], Any]:
-    """``upstream_render(release, schema, enabled)``: ``codegen.generate.pipeline.generate`` of the
+    """``upstream_render(release, schema, enabled)``: ``acp_codegen.generate.pipeline.generate`` of the
     fragments over both versions of an upstream release (``""``: the top folder, 2026-08;
     ``"2026-11"``), ``schema`` (``"schema.json"`` or ``"schema.unstable.json"``), with or
     without the archive feature. A render takes seconds: each one is made once a session
     (once a worker), and its result is only read."""
     require(SHARED_UPSTREAM)
-    from codegen.generate.pipeline import generate  # lowest_pydantic's environment has no generator
+    from acp_codegen.generate.pipeline import generate  # lowest_pydantic's environment has no generator
 
     @functools.cache
     def render(release: str, schema: str, enabled: bool) -> Any:

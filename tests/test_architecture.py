@@ -31,14 +31,14 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": set(),  # copied into the output: imports only itself
 }
 # The command line: parses and dispatches to every command.
-ENTRY = {"codegen.cli", "codegen.__main__"}
+ENTRY = {"acp_codegen.cli", "acp_codegen.__main__"}
 # The house's limit: a module past it is split by subject (as codegen/diff/compare.py was).
 MAX_LINES = 500
 
 
 def _layer(module: str) -> str:
     """The room a module lives in: a stage, "runtime", a command package's name, or "shared"
-    for the top-level modules (codegen.errors, codegen.resources, ...)."""
+    for the top-level modules (acp_codegen.errors, acp_codegen.resources, ...)."""
     parts = module.split(".")
     if len(parts) == 1 or (len(parts) == 2 and not (PACKAGE / parts[1]).is_dir()):
         return "shared"
@@ -60,7 +60,8 @@ def _violations(graph: dict[str, set[str]]) -> list[str]:
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    """The installed name of a module of the checkout's ``codegen/`` (``acp_codegen.<...>``)."""
+    parts = ("acp_codegen", *path.relative_to(PACKAGE).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -135,29 +136,31 @@ def test_graph_sees_function_level_and_relative_imports() -> None:
     # names.py once imported validate inside a function: the checker must see such imports.
     known = set(_modules())
     source = "def f():\n    from .validate import ref_target\n"
-    assert _imports("codegen.protocol.names", False, source, known) == {"codegen.protocol.validate"}
-    found = _imports("codegen.diff.compare", False, "from ..protocol.ir import TypeExpr\n", known)
-    assert found == {"codegen.protocol.ir"}
-    assert _imports("codegen.cli", False, "from .diff import command\n", known) == {"codegen.diff.command"}
-    assert _imports("codegen.generate.sdk.wire", False, "from ...errors import fail\n", known) == {"codegen.errors"}
+    assert _imports("acp_codegen.protocol.names", False, source, known) == {"acp_codegen.protocol.validate"}
+    found = _imports("acp_codegen.diff.compare", False, "from ..protocol.ir import TypeExpr\n", known)
+    assert found == {"acp_codegen.protocol.ir"}
+    assert _imports("acp_codegen.cli", False, "from .diff import command\n", known) == {"acp_codegen.diff.command"}
+    assert _imports("acp_codegen.generate.sdk.wire", False, "from ...errors import fail\n", known) == {
+        "acp_codegen.errors"
+    }
 
 
 def test_rules_find_a_crossing() -> None:
     """The rules flag a stage that reaches a later stage, a shared module that reaches a
     package, and a command that reaches another; they let a command use generate."""
     graph = {
-        "codegen.protocol.ir": {"codegen.render.models", "codegen.errors"},
-        "codegen.errors": {"codegen.protocol.load"},
-        "codegen.diff.command": {"codegen.adopt.read", "codegen.generate.pipeline"},
-        "codegen.write.headers": {"codegen.config.settings", "codegen.style"},
-        "codegen.cli": {"codegen.adopt.command"},
+        "acp_codegen.protocol.ir": {"acp_codegen.render.models", "acp_codegen.errors"},
+        "acp_codegen.errors": {"acp_codegen.protocol.load"},
+        "acp_codegen.diff.command": {"acp_codegen.adopt.read", "acp_codegen.generate.pipeline"},
+        "acp_codegen.write.headers": {"acp_codegen.config.settings", "acp_codegen.style"},
+        "acp_codegen.cli": {"acp_codegen.adopt.command"},
     }
     assert _violations(graph) == [
-        "codegen.diff.command -> codegen.adopt.read",
-        "codegen.errors -> codegen.protocol.load",
-        "codegen.protocol.ir -> codegen.render.models",
+        "acp_codegen.diff.command -> acp_codegen.adopt.read",
+        "acp_codegen.errors -> acp_codegen.protocol.load",
+        "acp_codegen.protocol.ir -> acp_codegen.render.models",
     ]
-    assert _layer("codegen.resources") == "shared" and _layer("codegen.protocol.ir") == "protocol"
+    assert _layer("acp_codegen.resources") == "shared" and _layer("acp_codegen.protocol.ir") == "protocol"
 
 
 def test_imports_follow_the_rules_between_packages() -> None:
@@ -174,30 +177,30 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_import_cycles() -> None:
     graph = _graph()
-    assert "codegen.schema_terms" in graph and "codegen.diff.compare" in graph
+    assert "acp_codegen.schema_terms" in graph and "acp_codegen.diff.compare" in graph
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
 
 
 def test_no_module_over_the_line_limit() -> None:
     lines = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
-    assert "codegen.runtime._router" in lines  # runtime modules count too
+    assert "acp_codegen.runtime._router" in lines  # runtime modules count too
     over = {name: n for name, n in lines.items() if n > MAX_LINES}
     assert not over, f"modules over {MAX_LINES} lines (split them by subject): {over}"
 
 
 def test_the_vocabulary_and_the_layout_stand_alone() -> None:
     graph = _graph()
-    assert graph["codegen.schema_terms"] == set()
-    assert graph["codegen.code_text"] == set()
-    assert graph["codegen.style"] == set()
+    assert graph["acp_codegen.schema_terms"] == set()
+    assert graph["acp_codegen.code_text"] == set()
+    assert graph["acp_codegen.style"] == set()
     # black's worker processes import them: where processes are spawned, nothing else comes along
-    assert graph["codegen.render.workers"] == set()
-    assert _reach(graph, "codegen.render.formatting") == {"codegen.style", "codegen.render.workers"}
+    assert graph["acp_codegen.render.workers"] == set()
+    assert _reach(graph, "acp_codegen.render.formatting") == {"acp_codegen.style", "acp_codegen.render.workers"}
 
 
 def test_templates_do_not_compute_plans() -> None:
     """Routes and the conversion plan are made in generate/pipeline.py, not called from templates."""
-    from codegen.render.templates import environment
+    from acp_codegen.render.templates import environment
 
     env = environment()
     assert "dispatch_routes" not in env.globals

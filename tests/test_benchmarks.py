@@ -8,10 +8,10 @@ import importlib
 import pkgutil
 
 import pytest
+from acp_codegen.render import formatting, workers
 
 import benchmarks
 from benchmarks import bench_formatting
-from codegen.render import formatting, workers
 
 
 @pytest.mark.parametrize(

@@ -16,21 +16,20 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from acp_codegen import __version__
+from acp_codegen.cli import main
+from acp_codegen.config.table import tomllib
+from acp_codegen.generate.pipeline import PACKAGE_TEMPLATES, RUNTIME_FILES, VERSION_TEMPLATES
+from acp_codegen.render.models import MODELS_TEMPLATES
+from acp_codegen.resources import BUILTIN_FRAGMENTS
 from support import ROOT, fresh_venv
-
-from codegen import __version__
-from codegen.cli import main
-from codegen.config.table import tomllib
-from codegen.generate.pipeline import PACKAGE_TEMPLATES, RUNTIME_FILES, VERSION_TEMPLATES
-from codegen.render.models import MODELS_TEMPLATES
-from codegen.resources import BUILTIN_FRAGMENTS
 
 # Checkout folder -> installed package; everything in them ships (bytecode caches aside).
 MAPPED = {
-    "codegen": "codegen",
-    "templates": "codegen/templates",
-    "schema": "codegen/fragments",
-    "generated": "codegen/reference",
+    "codegen": "acp_codegen",
+    "templates": "acp_codegen/templates",
+    "schema": "acp_codegen/fragments",
+    "generated": "acp_codegen/reference",
 }
 
 
@@ -58,17 +57,19 @@ def test_wheel_holds_every_file_the_generator_reads(wheel: Path) -> None:
         for rel, data in files_under(ROOT / folder).items()
     }
     assert sorted(content) == sorted(expected)  # nothing missing, nothing stray
+    # One top-level name, the project's own: PyPI's `codegen` package installs a `codegen/` too.
+    assert {name.split("/")[0] for name in content} == {"acp_codegen"}
     assert content == expected  # byte for byte
     # The names the pipeline asks for, independently of the folder listing above.
     templates = {t for t, _ in (*VERSION_TEMPLATES, *PACKAGE_TEMPLATES)} | set(MODELS_TEMPLATES)
     for name in templates:
-        assert f"codegen/templates/{name}" in content, name
+        assert f"acp_codegen/templates/{name}" in content, name
     for name in RUNTIME_FILES:  # copied into every output, and shipped as the reference's own
-        assert f"codegen/runtime/{name}" in content, name
-        assert f"codegen/reference/{name}" in content, name
+        assert f"acp_codegen/runtime/{name}" in content, name
+        assert f"acp_codegen/reference/{name}" in content, name
     for name in ("conversions.json", "v1/schema.json", "v1/meta.json", "v2/schema.json", "v2/meta.json"):
-        assert f"codegen/fragments/{name}" in content, name
-    assert "acp-codegen = codegen.cli:main" in entry_points
+        assert f"acp_codegen/fragments/{name}" in content, name
+    assert "acp-codegen = acp_codegen.cli:main" in entry_points
 
 
 PYPROJECT = """\
@@ -88,7 +89,7 @@ ContentBlockText = "TextContentBlock"  # a derived name (v2 only; v1 has TextCon
 """
 
 IMPORT_CHECK = """\
-import codegen, codegen.reference.v1.models
+import acp_codegen, acp_codegen.reference.v1.models
 from my_sdk.generated.v1 import methods, models
 from my_sdk.generated import v2
 
@@ -104,7 +105,7 @@ assert type(listed.sessions[0]) is models.SessionSummary
 from my_sdk.generated import convert
 moved = convert.list_sessions_response_v1_to_v2(listed)
 assert type(moved.sessions[0]) is v2.models.SessionSummary and moved.sessions[0].archived is True
-print(codegen.__file__)
+print(acp_codegen.__file__)
 """
 
 
@@ -163,7 +164,7 @@ def test_pre_commit_hooks_run_commands_the_package_installs(capsys: pytest.Captu
     assert [h["id"] for h in hooks] == ["acp-codegen-check", "acp-codegen-generate"]
     for hook in hooks:
         script, command = hook["entry"].split()
-        assert scripts[script] == "codegen.cli:main"
+        assert scripts[script] == "acp_codegen.cli:main"
         # pre-commit installs this repository (language: python); the command takes no file names.
         assert (hook["language"], hook["pass_filenames"]) == ("python", False)
         with pytest.raises(SystemExit) as done:

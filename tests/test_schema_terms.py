@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from codegen.protocol.features import _prune
-from codegen.schema_terms import copy_json, features_inside, iter_refs, ref_target, schema_nodes, variants_key
+from acp_codegen.protocol.features import _prune
+from acp_codegen.schema_terms import copy_json, features_inside, iter_refs, ref_target, schema_nodes, variants_key
 
 DOC = {
     "$defs": {

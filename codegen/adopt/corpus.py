@@ -53,7 +53,7 @@ def fixed(version: int) -> list[tuple[str, str]]:
     """The realistic corpus of a protocol version (v1 only, today)."""
     if version != 1:
         return []
-    with package_data("codegen.adopt") as here:
+    with package_data("acp_codegen.adopt") as here:
         return read_corpus(here / CORPUS_FILE)
 
 

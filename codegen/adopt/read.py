@@ -167,7 +167,7 @@ def reading(
     ``Session.outcomes``."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     # stderr to a file: an import that writes much there cannot block on a full pipe.
-    with package_data("codegen.adopt") as here, tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
+    with package_data("acp_codegen.adopt") as here, tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
         script = here / "reader.py"
         try:
             process = subprocess.Popen(

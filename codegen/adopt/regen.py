@@ -32,7 +32,9 @@ from ..style import Style
 
 # The command the driver runs: acp-codegen in the interpreter that runs the script (the
 # SDK's development environment, which holds acp-codegen), in the repository's root.
-RUN = '[sys.executable, "-m", "codegen", "generate"]'
+RUN = '[sys.executable, "-m", "acp_codegen", "generate"]'
+# The same command written before the package was installed as acp_codegen: moved to the new name.
+_OLD_RUN = RUN.replace("acp_codegen", "codegen")
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 _RULE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:(?!=)")
 _SCRIPT = re.compile(r"(?:^|[\s'\"=])((?:[\w.-]+/)*[\w-]+\.py)\b")
@@ -86,6 +88,9 @@ def take_over(root: Path, owned: Iterable[Path], style: Style) -> Regeneration:
             text = script.read_text(encoding="utf-8", errors="replace")
             if RUN in text:
                 return Regeneration(command, script, text, text)
+            if _OLD_RUN in text:
+                changes = ["runs acp-codegen by its import name acp_codegen (`-m codegen` is another package's)"]
+                return Regeneration(command, script, text, text.replace(_OLD_RUN, RUN), changes)
             calls = _step_calls(script, root, steps)
             if calls:
                 return _changed(root, command, script, calls, style)

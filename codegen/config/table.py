@@ -85,7 +85,7 @@ KEYS: dict[str, Key] = {
     "enums": Key(dict, {}, model=True),
     "regenerate": Key(str, DEFAULT_REGENERATE),  # the command headers and `check` name
     # the SDK template set (a shipped one by name, or a folder) and the SDK files it makes or
-    # wires: {templates = "python-sdk", meta = "src/acp/meta.py", ...} (codegen.generate.sdk.wire)
+    # wires: {templates = "python-sdk", meta = "src/acp/meta.py", ...} (acp_codegen.generate.sdk.wire)
     "sdk": Key(dict, {}, item=str, model=True),
     # wire name -> the Python name an SDK's wiring gives a method it adds ("session/delete" = "delete_session")
     "method-names": Key(dict, {}, item=str),

@@ -90,7 +90,7 @@ def _bases(args: argparse.Namespace, config: Config) -> dict[int, Path]:
 
 
 def _naming_summary(result: Generation, settings: Settings) -> str:
-    """How many class names the generator derived, and by which rule (see codegen.protocol.hoist);
+    """How many class names the generator derived, and by which rule (see acp_codegen.protocol.hoist);
     how many entries of the class-names tables took effect."""
     parts = []
     for p in result.protocols:

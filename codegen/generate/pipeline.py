@@ -52,7 +52,7 @@ PACKAGE_TEMPLATES = (
 )
 CONVERT_TEMPLATE = "convert.py.jinja"
 CONVERT_PATH = "convert.py"
-# Package-level modules copied from codegen/runtime/ as they are (the last one only with
+# Package-level modules copied out of codegen/runtime/ as they are (the last one only with
 # convert.py, which imports it).
 RUNTIME_FILES = ("_runtime.py", "_router.py", "_convert_rules.py", "_convert_runtime.py")
 CONVERT_RUNTIME = ("_convert_rules.py", "_convert_runtime.py")  # only where convert.py is

@@ -1,4 +1,4 @@
-"""What an SDK's model settings (``codegen.config.settings``) make of the models module: the schema
+"""What an SDK's model settings (``acp_codegen.config.settings``) make of the models module: the schema
 and template data datamodel-code-generator is given for them, and the public names written
 after the classes."""
 

@@ -32,7 +32,7 @@ def _declared() -> tuple[dict[str, str], dict[tuple[str, int], str]]:
     each method of one version only has no counterpart."""
     from ..plan.conversions import UPSTREAM_DECLARATIONS
 
-    with package_data("codegen.fragments") as directory:
+    with package_data("acp_codegen.fragments") as directory:
         declared = json.loads((directory / UPSTREAM_DECLARATIONS).read_text(encoding="utf-8"))
     renames = {e["v2"]: e["v1"] for e in declared["renamedMethods"]}
     return renames, {(e["method"], e["version"]): e["why"] for e in declared["methodsOnlyIn"]}

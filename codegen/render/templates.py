@@ -1,5 +1,5 @@
 """Jinja: every module but the models comes from a template in ``templates/`` (installed as
-the package ``codegen.templates``). Schema text reaches generated code only through the
+the package ``acp_codegen.templates``). Schema text reaches generated code only through the
 filters below: the environment refuses to print any value that did not pass through one."""
 
 from __future__ import annotations

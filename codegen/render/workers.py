@@ -2,7 +2,7 @@
 pieces of work over the cores (a pool, longest first), ``in_background`` makes calls in one
 forked worker while this process goes on, ``paused_gc`` pauses the cyclic collector for a
 run. What a worker lays out it sends back with its result: black's layouts, kept per
-process (``remember``), travel with the scheduler. Imports nothing from codegen: black's
+process (``remember``), travel with the scheduler. Imports nothing of acp_codegen: black's
 worker processes import it.
 """
 

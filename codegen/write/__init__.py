@@ -1,5 +1,5 @@
 """Bytes: provenance headers (``headers``) and the output directory replaced atomically,
-read back and compared (``tree``). ``codegen.write.strip_header`` is public (the docs show it)."""
+read back and compared (``tree``). ``acp_codegen.write.strip_header`` is public (the docs show it)."""
 
 from .headers import strip_header
 

@@ -143,9 +143,9 @@ class Inputs:
     templates: tuple[str, ...]
     features: tuple[str, ...]
     style: Style = DEFAULT_STYLE
-    class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen), see codegen.protocol.class_names.ClassNames
+    class_names: tuple[tuple[str, str], ...] = ()  # (generated, chosen): protocol.class_names.ClassNames
     class_names_source: str = ""  # where they were chosen (ClassNames.source), for the header
-    runtime: tuple[str, ...] = ()  # files copied from codegen/runtime/
+    runtime: tuple[str, ...] = ()  # files copied out of codegen/runtime/
     options: ModelOptions = DEFAULT_OPTIONS  # [tool.acp-codegen] settings of the models
     # A package file where versions have settings of their own: each version's (the fields above hold none)
     versions: tuple[tuple[int, Settings], ...] = ()

@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.adopt.read import Module, SdkField, SdkName
+from acp_codegen.adopt.verify import compare_names
+from acp_codegen.cli import main
+from acp_codegen.protocol.features import select
+from acp_codegen.protocol.load import load_version
 from support import ROOT, SCHEMA
-
-from codegen.adopt.read import Module, SdkField, SdkName
-from codegen.adopt.verify import compare_names
-from codegen.cli import main
-from codegen.protocol.features import select
-from codegen.protocol.load import load_version
 
 FEATURE = "unstable_session_archive"
 

@@ -19,11 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp_codegen.adopt.regen import take_over
+from acp_codegen.cli import main
+from acp_codegen.style import Style
 from test_adopt import SDK_MODULE, sdk_repository, snapshot, table_of
-
-from codegen.adopt.regen import take_over
-from codegen.cli import main
-from codegen.style import Style
 
 # The old pipeline: a step that writes the module, and the driver that calls it, then the
 # repository's formatter, as the official SDK's scripts/gen_all.py does.
@@ -114,7 +113,7 @@ def test_the_command_the_readme_names_runs_acp_codegen(adopted: tuple[Path, str]
     assert "  scripts/regen.py: gen_models.generate() -> acp-codegen generate" in report
     driver = (repo / "scripts" / "regen.py").read_text(encoding="utf-8")
     assert "gen_models" not in driver  # the step's call and its import are gone
-    assert 'subprocess.call([sys.executable, "-m", "codegen", "generate"], cwd=ROOT)' in driver
+    assert 'subprocess.call([sys.executable, "-m", "acp_codegen", "generate"], cwd=ROOT)' in driver
     assert "ruff" in driver and "argparse" in driver  # the rest is the repository's own
     assert table_of(repo)["regenerate"] == "make gen"
     header = (repo / "src" / "oldsdk" / "generated" / "v1" / "models.py").read_text(encoding="utf-8")
@@ -145,7 +144,21 @@ def test_dry_run_shows_the_change_and_writes_nothing(tmp_path: Path) -> None:
     assert snapshot(repo) == before
     diff = report[report.index("--- a/scripts/regen.py") :]
     assert "-    gen_models.generate()\n" in diff and "-from scripts import gen_models  # noqa: E402\n" in diff
-    assert '+    if subprocess.call([sys.executable, "-m", "codegen", "generate"], cwd=ROOT):\n' in diff
+    assert '+    if subprocess.call([sys.executable, "-m", "acp_codegen", "generate"], cwd=ROOT):\n' in diff
+
+
+def test_a_driver_written_for_the_old_import_name_runs_acp_codegen_by_its_own(tmp_path: Path) -> None:
+    """A driver adopt wrote while the package was installed as ``codegen`` (a name another
+    package on the index installs) is moved to ``-m acp_codegen``, and nothing else changes."""
+    repo = with_pipeline(sdk_repository(tmp_path / "sdk"))
+    old = DRIVER.replace(
+        "    gen_models.generate()\n", '    subprocess.call([sys.executable, "-m", "codegen", "generate"])\n'
+    )
+    (repo / "scripts" / "regen.py").write_text(old, encoding="utf-8")
+    found = take_over(repo, [repo / "src" / "oldsdk" / "models.py"], Style("black", 88))
+    assert found.problem is None and found.command == "make gen"
+    assert found.after == old.replace('"-m", "codegen"', '"-m", "acp_codegen"')
+    assert found.changes == ["runs acp-codegen by its import name acp_codegen (`-m codegen` is another package's)"]
 
 
 def test_a_target_that_runs_a_step_itself_is_named_exit_1(tmp_path: Path) -> None:
@@ -210,7 +223,7 @@ def test_a_driver_that_uses_a_step_otherwise_and_a_repository_without_one(tmp_pa
 
 def test_a_driver_without_a_root_of_its_own_gains_what_it_needs(tmp_path: Path) -> None:
     """No ``ROOT``, no ``sys`` or ``subprocess`` imported, the step imported in ``main()``: the
-    run of acp-codegen still runs in the repository's root, from any directory (a ``codegen``
+    run of acp-codegen still runs in the repository's root, from any directory (an ``acp_codegen``
     of the test's records it)."""
     repo = with_pipeline(tmp_path / "sdk", makefile=None)
     (repo / "src" / "oldsdk").mkdir(parents=True)
@@ -221,7 +234,7 @@ def test_a_driver_without_a_root_of_its_own_gains_what_it_needs(tmp_path: Path) 
     found = take_over(repo, owned(repo), Style("black", 88))
     assert found.problem is None, found.problem
     found.write()
-    fake = tmp_path / "fake" / "codegen"
+    fake = tmp_path / "fake" / "acp_codegen"
     fake.mkdir(parents=True)
     (fake / "__main__.py").write_text(
         "import json, os, sys\nprint(json.dumps([os.getcwd(), sys.argv[1:]]))\n", encoding="utf-8"

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, SHARED_UPSTREAM, run_kit
 from support.reference_data import require
 from test_sdk_dropin import (
@@ -62,8 +63,6 @@ from test_sdk_dropin import (
     the_sdk_sdist,
     tree,
 )
-
-from codegen.conformance.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from codegen.processes import spawn
+from acp_codegen.processes import spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 HIDDEN = ("session/archive", "session/unarchive")

@@ -10,15 +10,14 @@ import stat
 from pathlib import Path
 
 import pytest
+from acp_codegen import __version__
+from acp_codegen.cli import _parser, main
+from acp_codegen.config.table import KEYS, load_config
+from acp_codegen.errors import ConfigError
+from acp_codegen.generate.pipeline import generate
+from acp_codegen.resources import BUILTIN_FRAGMENTS
+from acp_codegen.write.headers import CONTENT_LINE
 from support import ROOT
-
-from codegen import __version__
-from codegen.cli import _parser, main
-from codegen.config.table import KEYS, load_config
-from codegen.errors import ConfigError
-from codegen.generate.pipeline import generate
-from codegen.resources import BUILTIN_FRAGMENTS
-from codegen.write.headers import CONTENT_LINE
 
 ARCHIVE = "unstable_session_archive"
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from acp_codegen.cli import _parser, main
+from acp_codegen.config.table import load_config
+from acp_codegen.errors import ConfigError
 from support import SHARED_UPSTREAM
 from support.reference_data import require
-
-from codegen.cli import _parser, main
-from codegen.config.table import load_config
-from codegen.errors import ConfigError
 
 ARCHIVE = "unstable_session_archive"
 

@@ -18,17 +18,16 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.config.settings import ModelOptions, Settings
+from acp_codegen.config.table import load_config
+from acp_codegen.errors import ConfigError, SchemaError
+from acp_codegen.generate.pipeline import generate, load_protocols, up_to_date
+from acp_codegen.write import strip_header
+from acp_codegen.write.tree import write_tree
 from pydantic import BaseModel, ValidationError
 from support import FIXTURES, ROOT, UPSTREAM_RELEASES, copy_schema, imported_models
 from support.golden_cases import SETTINGS
-
-from codegen.cli import main
-from codegen.config.settings import ModelOptions, Settings
-from codegen.config.table import load_config
-from codegen.errors import ConfigError, SchemaError
-from codegen.generate.pipeline import generate, load_protocols, up_to_date
-from codegen.write import strip_header
-from codegen.write.tree import write_tree
 
 ARCHIVE = frozenset({"unstable_session_archive"})
 EDGE = FIXTURES / "edge"
@@ -635,7 +634,7 @@ def test_model_settings_leave_the_runtime_files_as_they_were() -> None:
     """A runtime file is copied as it is: a model setting changes neither it nor the inputs
     its header records (kept as they were, as `generate` keeps unchanged files, they stay
     true for `check`); the command its header names does."""
-    from codegen.generate.pipeline import RUNTIME_FILES
+    from acp_codegen.generate.pipeline import RUNTIME_FILES
 
     def runtime(options: ModelOptions) -> dict[str, str]:
         files = generate(ROOT / "schema", ARCHIVE, ROOT, settings=Settings(options=options)).files

@@ -9,15 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.config.settings import ModelOptions, Settings
+from acp_codegen.config.table import load_config
+from acp_codegen.errors import ConfigError, SchemaError
+from acp_codegen.generate.pipeline import generate
+from acp_codegen.protocol.class_names import ClassNames
+from acp_codegen.write.tree import write_tree
 from support import ROOT, identifiers
-
-from codegen.cli import main
-from codegen.config.settings import ModelOptions, Settings
-from codegen.config.table import load_config
-from codegen.errors import ConfigError, SchemaError
-from codegen.generate.pipeline import generate
-from codegen.protocol.class_names import ClassNames
-from codegen.write.tree import write_tree
 
 ARCHIVE = frozenset({"unstable_session_archive"})
 TOP = ClassNames({"SessionInfo": "SessionSummary", "ArchiveSessionRequest": "ArchiveParams"})

@@ -31,11 +31,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from acp_codegen.conformance.scenarios import SCENARIOS
 from support import SHARED_UPSTREAM, KitRun, fresh_venv, processes_naming, run_kit
 from support.acp_v2 import V2Client, V2Schema, is_state, update_of
 from support.reference_data import require
-
-from codegen.conformance.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.ecosystem
 

@@ -19,11 +19,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from acp_codegen import processes
+from acp_codegen.cli import main
+from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, KitRun, kit_statuses, run_kit, selected_params
-
-from codegen import processes
-from codegen.cli import main
-from codegen.conformance.scenarios import SCENARIOS
 
 BROKEN = ROOT / "tests" / "agents" / "broken_agent.py"
 LONG_PROMPT = "/delay 30 a long turn"  # the reference agent's way to keep a turn running
@@ -213,7 +212,7 @@ STUBS = {
 def test_agents_that_cannot_talk_fail_clearly_without_hanging(name, tmp_path):
     code, expected = STUBS[name]
     run = subprocess.run(
-        [sys.executable, "-m", "codegen", "conformance", "--start-timeout", "1", "--", sys.executable, "-c", code],
+        [sys.executable, "-m", "acp_codegen", "conformance", "--start-timeout", "1", "--", sys.executable, "-c", code],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -245,7 +244,7 @@ def test_list_scenarios_names_each_rfd_section(capsys):
 
 
 def test_an_oversized_line_fails_without_being_held_whole_and_the_next_line_still_reads():
-    from codegen.conformance.driver import AgentProcess, Failure
+    from acp_codegen.conformance.driver import AgentProcess, Failure
 
     reply = '{"jsonrpc":"2.0","id":1,"result":{}}'
     script = (
@@ -264,8 +263,8 @@ def test_an_oversized_line_fails_without_being_held_whole_and_the_next_line_stil
 def test_a_value_a_lenient_reader_would_drop_still_fails_the_kit():
     # `loadSession` carries upstream's default-on-error marker: the models, read as usual,
     # drop "yes"; the kit holds the agent to the schema's types.
-    from codegen.conformance.driver import AgentProcess, Failure
-    from codegen.conformance.models import MessageModels
+    from acp_codegen.conformance.driver import AgentProcess, Failure
+    from acp_codegen.conformance.models import MessageModels
 
     model = MessageModels(1).result("initialize")
     result = {"protocolVersion": 1, "agentCapabilities": {"loadSession": "yes"}}
@@ -368,7 +367,7 @@ def test_an_agent_that_claims_protocol_2_with_a_protocol_1_result_fails_naming_b
 
 
 def test_a_cut_quote_keeps_the_member_the_verdict_names():
-    from codegen.conformance.driver import MAX_SHOWN, shown
+    from acp_codegen.conformance.driver import MAX_SHOWN, shown
 
     message = {"jsonrpc": "2.0", "id": 7, "result": {"a": "x" * 500, "b/c": {"deep": [0, {"v": 42}]}, "z": "y" * 500}}
     plain = shown(message)
@@ -460,7 +459,7 @@ def launched_run(folder: Path, name: str) -> tuple[int, str, list[int]]:
     pids = folder / "pids"
     agent = [sys.executable, str(LAUNCHER), str(pids), mode, *launcher]
     kit = subprocess.Popen(
-        [sys.executable, "-m", "codegen", "conformance", "--protocol", "1", *options, "--", *agent],
+        [sys.executable, "-m", "acp_codegen", "conformance", "--protocol", "1", *options, "--", *agent],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

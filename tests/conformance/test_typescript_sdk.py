@@ -21,9 +21,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, TS_AGENT, KitRun, install_ts_sdk, run_kit, selected_params
-
-from codegen.conformance.scenarios import SCENARIOS
 
 # A peer SDK from npm (npm ci of the pinned release): the ecosystem session's (nox -s ecosystem).
 pytestmark = pytest.mark.ecosystem

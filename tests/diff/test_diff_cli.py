@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.diff import compare
+from acp_codegen.diff.command import load_side
+from acp_codegen.diff.inputs import open_sides
 from support import ROOT, copy_schema, edit_json
-
-from codegen.cli import main
-from codegen.diff import compare
-from codegen.diff.command import load_side
-from codegen.diff.inputs import open_sides
 
 FEATURE = "unstable_session_archive"
 
@@ -354,7 +353,7 @@ def test_malformed_input_as_a_process_prints_no_traceback(tmp_path: Path) -> Non
     bad = copy_schema(tmp_path / "bad")
     (bad / "v2" / "meta.json").write_text('{"version": "two"}', encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "codegen", "diff", str(ROOT / "schema"), str(bad)],
+        [sys.executable, "-m", "acp_codegen", "diff", str(ROOT / "schema"), str(bad)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -381,13 +380,13 @@ def test_unknown_feature_on_one_side_exits_2(
 def test_generation_failure_leaves_the_protocol_diff(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import codegen.diff.command
+    import acp_codegen.diff.command
 
     def broken(*_: object) -> None:
         raise RuntimeError("renderer exploded")
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(codegen.diff.command, "generate", broken)
+    monkeypatch.setattr(acp_codegen.diff.command, "generate", broken)
     code, out, _ = _run(capsys, "schema", "schema", "--old-features", "", "--format", "json")
     report = json.loads(out)
     assert code == 0 and report["summary"]["changes"] > 0
@@ -446,7 +445,7 @@ def test_identical_schema_elsewhere_changes_no_generated_file(
 def test_report_is_identical_for_any_hash_seed() -> None:
     outputs = {
         subprocess.run(
-            [sys.executable, "-m", "codegen", "diff", "schema", "schema", "--old-features", "", "--no-generated"],
+            [sys.executable, "-m", "acp_codegen", "diff", "schema", "schema", "--old-features", "", "--no-generated"],
             cwd=ROOT,
             env={**os.environ, "PYTHONHASHSEED": seed},
             capture_output=True,

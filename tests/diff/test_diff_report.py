@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.diff import Change, Report, file_changes
+from acp_codegen.diff.report import MARKER, pointer_lines, to_github, to_markdown
+from acp_codegen.write import strip_header
 from support import ROOT, SchemaCopy
-
-from codegen.cli import main
-from codegen.diff import Change, Report, file_changes
-from codegen.diff.report import MARKER, pointer_lines, to_github, to_markdown
-from codegen.write import strip_header
 
 # ::error file=F,line=N,title=T::message  (properties and message escaped as GitHub expects)
 ANNOTATION = re.compile(r"::(error|notice) file=([^,:]+),line=([0-9]+),title=([^,:]+)::(.+)\Z")

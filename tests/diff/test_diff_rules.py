@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from acp_codegen.diff import RULES, compare, rules_markdown
+from acp_codegen.diff.usage import DIRECTIONS, NEW_TO_OLD, OLD_TO_NEW, UNREACHED
+from acp_codegen.protocol.features import select
+from acp_codegen.protocol.ir import Protocol, build
+from acp_codegen.protocol.load import Source, VersionSources
+from acp_codegen.protocol.validate import validate_version
 from support import ROOT
-
-from codegen.diff import RULES, compare, rules_markdown
-from codegen.diff.usage import DIRECTIONS, NEW_TO_OLD, OLD_TO_NEW, UNREACHED
-from codegen.protocol.features import select
-from codegen.protocol.ir import Protocol, build
-from codegen.protocol.load import Source, VersionSources
-from codegen.protocol.validate import validate_version
 
 FEATURE = "unstable_thing"
 
@@ -401,8 +400,8 @@ def test_inline_variants_are_located_inside_their_union() -> None:
 
 
 def test_markdown_keeps_schema_text_inside_code_spans() -> None:
-    from codegen.diff import Report
-    from codegen.diff.report import to_markdown
+    from acp_codegen.diff import Report
+    from acp_codegen.diff.report import to_markdown
 
     hostile = "x`\n# injected [link](http://example.invalid)"
     old = _side({"Subject": OBJ}, "request", None)

@@ -10,13 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.diff import Report
+from acp_codegen.diff.command import add_arguments, build_report
+from acp_codegen.diff.report import DEFAULT_MAX_CHARS, github_lines, scope, to_json, to_markdown
 from support import SHARED_UPSTREAM, SchemaCopy
 from support.reference_data import require
-
-from codegen.cli import main
-from codegen.diff import Report
-from codegen.diff.command import add_arguments, build_report
-from codegen.diff.report import DEFAULT_MAX_CHARS, github_lines, scope, to_json, to_markdown
 
 ANNOTATION = re.compile(
     r"::(error|notice) file=([^,:]+),line=([0-9]+),title=[^,:]+%3A ([a-z-]+)::(v[0-9]+(?: [a-z]+)?) (\S+): "

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.diff.command import FAIL_ON
 from support import copy_schema
-
-from codegen.cli import main
-from codegen.diff.command import FAIL_ON
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp_codegen import resources
+from acp_codegen.cli import main
+from acp_codegen.write import headers, strip_header
 from support import ROOT, copy_schema, edit_json
-
-from codegen import resources
-from codegen.cli import main
-from codegen.write import headers, strip_header
 
 
 def new_project(folder: Path) -> Path:
@@ -68,7 +67,7 @@ def test_generate_then_check_is_clean(project: Path, capsys: pytest.CaptureFixtu
 
 def test_generated_matches_the_repository_package(generated: Path) -> None:
     # Headers may differ: a file whose content did not change keeps the header of the run
-    # that last changed it (see codegen.write.tree.keep_unchanged).
+    # that last changed it (see acp_codegen.write.tree.keep_unchanged).
     ours = {k: strip_header(v.decode()) for k, v in snapshot(generated).items()}
     committed = {k: strip_header(v.decode()) for k, v in snapshot(ROOT / "generated").items() if "__pycache__" not in k}
     assert ours == committed
@@ -203,7 +202,7 @@ def test_refuses_to_replace_a_directory_it_did_not_generate(project: Path, capsy
 def test_command_line_entry_point_prints_no_traceback(project: Path) -> None:
     (project / "schema" / "v1" / "schema.json").write_text("[1, 2")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "codegen", "generate"], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", "acp_codegen", "generate"], capture_output=True, text=True, env=env)
     assert proc.returncode == 2
     assert proc.stderr.startswith("schema/v1/schema.json: /: invalid JSON")
     assert "Traceback" not in proc.stderr
@@ -213,7 +212,7 @@ def test_check_on_an_unchanged_tree_renders_nothing(generated: Path, monkeypatch
     def must_not_render(*args: object, **kwargs: object) -> str:
         raise AssertionError("check rendered although nothing changed")
 
-    monkeypatch.setattr("codegen.generate.pipeline.render_models", must_not_render)
+    monkeypatch.setattr("acp_codegen.generate.pipeline.render_models", must_not_render)
     assert main(["check"]) == 0
     # A one-character hand edit defeats the recorded content hash, so check renders (and fails here).
     models = generated / "v2" / "models.py"
@@ -264,7 +263,7 @@ def test_check_catches_a_hand_edit_of_the_header(generated: Path) -> None:
 
 
 def test_strip_header_keeps_only_the_content(generated: Path) -> None:
-    from codegen.write import strip_header
+    from acp_codegen.write import strip_header
 
     text = (generated / "v1" / "methods.py").read_text()
     body = strip_header(text)
@@ -331,7 +330,7 @@ def test_bad_line_length_flag_exits_2(project: Path) -> None:
 
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     """`acp-codegen generate | head -1`: the closed pipe ends the run quietly."""
-    command = [sys.executable, "-m", "codegen", "generate", "--out", str(tmp_path / "out")]
+    command = [sys.executable, "-m", "acp_codegen", "generate", "--out", str(tmp_path / "out")]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None and process.stderr is not None
     assert process.stdout.readline().startswith("config: ")

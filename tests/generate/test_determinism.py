@@ -8,15 +8,14 @@ import os
 import subprocess
 import sys
 
+from acp_codegen.write import strip_header
 from support import ROOT
-
-from codegen.write import strip_header
 
 DIGEST = r"""
 import hashlib, json, sys
 from pathlib import Path
-from codegen.generate.pipeline import generate
-from codegen.write import strip_header
+from acp_codegen.generate.pipeline import generate
+from acp_codegen.write import strip_header
 root = Path(sys.argv[1])
 files = generate(root / "schema", frozenset({"unstable_session_archive"}), root).files
 print(json.dumps({

@@ -11,14 +11,13 @@ import importlib
 from pathlib import Path
 
 import pytest
+from acp_codegen.generate.pipeline import generate
+from acp_codegen.style import Style
+from acp_codegen.write.headers import same_content
+from acp_codegen.write.tree import write_tree
 from pydantic import ValidationError
 from support import FIXTURES, GOLDEN, ROOT
 from support.golden_cases import SETTINGS
-
-from codegen.generate.pipeline import generate
-from codegen.style import Style
-from codegen.write.headers import same_content
-from codegen.write.tree import write_tree
 
 EDGE = FIXTURES / "edge"
 

@@ -9,11 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
+from acp_codegen.generate.sdk.methods import listed
+from acp_codegen.generate.sdk.releases import TABLE, build, dumps, recognised
 from support import SHARED_UPSTREAM, edit_json
 from support.reference_data import require
-
-from codegen.generate.sdk.methods import listed
-from codegen.generate.sdk.releases import TABLE, build, dumps, recognised
 
 SHIPPED = Path(__file__).resolve().parents[2] / "codegen" / "generate" / "sdk" / TABLE
 V1_19 = SHARED_UPSTREAM / "schema-v1.19.0" / "v1"
@@ -23,7 +22,7 @@ V1_21 = SHARED_UPSTREAM / "schema-v1.21.0" / "v1"
 def test_the_shipped_table_is_the_corpus_s() -> None:
     require(SHARED_UPSTREAM / "history" / "releases.tsv")
     assert dumps(build(SHARED_UPSTREAM)) == SHIPPED.read_text(encoding="utf-8"), (
-        "stale: python -m codegen.generate.sdk.releases ../shared/upstream"
+        "stale: python -m acp_codegen.generate.sdk.releases ../shared/upstream"
     )
 
 

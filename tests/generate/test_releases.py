@@ -27,17 +27,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.diff import command
+from acp_codegen.diff.inputs import Side
+from acp_codegen.errors import SchemaError
+from acp_codegen.generate.pipeline import Generation, generate, load_protocols
+from acp_codegen.style import Style
+from acp_codegen.write import strip_header
+from acp_codegen.write.tree import write_tree
 from support import LOWEST_PYDANTIC, ROOT, SHARED_UPSTREAM, copy_schema
 from support.reference_data import require
-
-from codegen.cli import main
-from codegen.diff import command
-from codegen.diff.inputs import Side
-from codegen.errors import SchemaError
-from codegen.generate.pipeline import Generation, generate, load_protocols
-from codegen.style import Style
-from codegen.write import strip_header
-from codegen.write.tree import write_tree
 
 HISTORY = SHARED_UPSTREAM / "history"
 FEATURE = "unstable_session_archive"

@@ -12,15 +12,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from acp_codegen.config.settings import DEFAULT_OPTIONS
+from acp_codegen.config.table import Config, parse_config
+from acp_codegen.errors import ConfigError
+from acp_codegen.generate.pipeline import load_protocols
+from acp_codegen.generate.sdk.gates import chosen_names, disagreements, stable_methods
+from acp_codegen.generate.sdk.methods import SdkMethod, listed, method_table
+from acp_codegen.protocol.sources import load_sources
 from support import SCHEMA, SHARED_UPSTREAM, edit_json
-
-from codegen.config.settings import DEFAULT_OPTIONS
-from codegen.config.table import Config, parse_config
-from codegen.errors import ConfigError
-from codegen.generate.pipeline import load_protocols
-from codegen.generate.sdk.gates import chosen_names, disagreements, stable_methods
-from codegen.generate.sdk.methods import SdkMethod, listed, method_table
-from codegen.protocol.sources import load_sources
 
 FEATURE = "unstable_session_archive"
 BASE = SHARED_UPSTREAM / "schema-v1.19.0" / "v1"

@@ -15,17 +15,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp_codegen.adopt.discover import find_roles, setting
+from acp_codegen.cli import main
+from acp_codegen.config.settings import DEFAULT_OPTIONS
+from acp_codegen.generate.pipeline import load_protocols
+from acp_codegen.generate.sdk.methods import meta_listing, method_name, method_table, naming_rule
+from acp_codegen.protocol.features import gated_off
+from acp_codegen.protocol.ir import Method
+from acp_codegen.protocol.sources import load_sources
 from support import FIXTURES, SCHEMA, SHARED_UPSTREAM
 from support.reference_data import needs
-
-from codegen.adopt.discover import find_roles, setting
-from codegen.cli import main
-from codegen.config.settings import DEFAULT_OPTIONS
-from codegen.generate.pipeline import load_protocols
-from codegen.generate.sdk.methods import meta_listing, method_name, method_table, naming_rule
-from codegen.protocol.features import gated_off
-from codegen.protocol.ir import Method
-from codegen.protocol.sources import load_sources
 
 FEATURE = "unstable_session_archive"
 SDK = FIXTURES / "adopt" / "sdk_idiom"

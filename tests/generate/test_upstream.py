@@ -20,14 +20,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.config.settings import Settings
+from acp_codegen.errors import SchemaError
+from acp_codegen.generate.pipeline import generate, load_protocols
+from acp_codegen.protocol.class_names import ClassNames
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from support import ROOT, SHARED_UPSTREAM, UPSTREAM_RELEASES, UPSTREAM_SHOWN
-
-from codegen.cli import main
-from codegen.config.settings import Settings
-from codegen.errors import SchemaError
-from codegen.generate.pipeline import generate, load_protocols
-from codegen.protocol.class_names import ClassNames
 
 FEATURE = "unstable_session_archive"
 SCHEMAS = ("schema.json", "schema.unstable.json")
@@ -79,7 +78,7 @@ def test_every_upstream_schema_overlays_with_and_without_the_feature(upstream: P
 
 def test_the_naming_stage_is_deterministic_across_hash_seeds(upstream: Path):
     script = (
-        "import json, sys; from pathlib import Path; from codegen.generate.pipeline import load_protocols;"
+        "import json, sys; from pathlib import Path; from acp_codegen.generate.pipeline import load_protocols;"
         f"ps, _ = load_protocols(Path('schema'), frozenset({{{FEATURE!r}}}), Path('.'),"
         f" {{2: Path({str(upstream / 'v2' / SCHEMAS[1])!r})}});"
         "print(json.dumps([[p.schema, sorted(p.derived_names)] for p in ps], sort_keys=False))"
@@ -395,7 +394,7 @@ def test_cli_output_is_byte_identical_across_processes(upstream: Path, upstream_
         [
             sys.executable,
             "-m",
-            "codegen",
+            "acp_codegen",
             "generate",
             "--out",
             str(out),

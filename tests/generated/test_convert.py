@@ -10,14 +10,14 @@ import string
 from typing import Any
 
 import pytest
+from acp_codegen.generate.pipeline import load_protocols
+from acp_codegen.protocol.ir import Protocol, TypeDef, TypeExpr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from support import ROOT
 from support.reference_data import reference_dir, require
 
-from codegen.generate.pipeline import load_protocols
-from codegen.protocol.ir import Protocol, TypeDef, TypeExpr
 from generated import convert
 from generated.convert import ConversionError
 from generated.v1 import models as m1

@@ -15,11 +15,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from acp_codegen.generate.pipeline import load_protocols
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import ROOT
 
-from codegen.generate.pipeline import load_protocols
 from generated import _runtime
 from generated._runtime import (
     InternalError,

@@ -13,7 +13,7 @@ from support import ROOT
 
 SCRIPT = r"""
 import importlib.util, json, sys
-assert importlib.util.find_spec("codegen") is None, "codegen must not be importable here"
+assert importlib.util.find_spec("acp_codegen") is None, "acp_codegen must not be importable here"
 from vendored_acp import FEATURES
 from vendored_acp.v1.models import ListSessionsRequest, SessionInfo
 from vendored_acp.v2.methods import AGENT_METHODS

@@ -104,7 +104,7 @@ def _near(schema: Any, defs: dict[str, Any], depth: int = 0, exact: bool = False
     if exact and isinstance(schema.get("enum"), list):
         return st.sampled_from(schema["enum"])
     if exact and schema.get("properties") and schema.get("allOf"):
-        from codegen.protocol.models_schema import flatten_variant
+        from acp_codegen.protocol.models_schema import flatten_variant
 
         schema = flatten_variant(schema, defs)  # an object extending another: both objects' properties
     options: list[st.SearchStrategy[Any]] = []
@@ -322,8 +322,8 @@ def _property(
 def test_fragment_models_with_null_as_not_given_accept_what_the_widened_schema_accepts(tmp_path: Path) -> None:
     """``default-on-null = "all"``, over the edge fixture (optional not-null fields
     without upstream's markers) and the fragments."""
-    from codegen.config.settings import ModelOptions, Settings
-    from codegen.generate.pipeline import generate
+    from acp_codegen.config.settings import ModelOptions, Settings
+    from acp_codegen.generate.pipeline import generate
 
     for schema_dir, features in (
         (ROOT / "tests" / "fixtures" / "edge", {"edge_feature"}),
@@ -344,7 +344,7 @@ def _fragment_protocols() -> dict[int, Any]:
     # The schema loader names fields through datamodel-code-generator, which
     # `nox -s lowest_pydantic` cannot install (it refuses pydantic 2.10.0 - 2.10.2).
     pytest.importorskip("datamodel_code_generator")
-    from codegen.generate.pipeline import load_protocols
+    from acp_codegen.generate.pipeline import load_protocols
 
     protocols, _ = load_protocols(ROOT / "schema", frozenset({FEATURE}), ROOT)
     return {p.version: p for p in protocols}
@@ -358,9 +358,9 @@ def upstream_models(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """``load(release, default_on_null="marked")``: {version: (protocol, models module)} of
     that snapshot, generated (ruff's layout: faster than black's, the same models) and
     imported once."""
-    from codegen.config.settings import ModelOptions, Settings
-    from codegen.generate.pipeline import generate
-    from codegen.style import Style
+    from acp_codegen.config.settings import ModelOptions, Settings
+    from acp_codegen.generate.pipeline import generate
+    from acp_codegen.style import Style
 
     loaded: dict[tuple[str, str], dict[int, tuple[Any, ModuleType]]] = {}
 

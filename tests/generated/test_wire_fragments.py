@@ -52,7 +52,7 @@ def test_generated_only_tests_import_nothing_of_the_generator() -> None:
     script = (
         f"import sys; sys.path[:0] = {folders!r}\n"
         + "".join(f"import {m.stem}\n" for m in modules)
-        + "print(sorted({m.split('.')[0] for m in sys.modules} & {'codegen', 'datamodel_code_generator', 'black'}))"
+        + "print(sorted({m.split('.')[0] for m in sys.modules} & {'acp_codegen', 'datamodel_code_generator', 'black'}))"
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

@@ -100,7 +100,7 @@ def _method(doc: dict[str, Any], meta: dict[str, Any], i: int, key: str, method:
     for role in ("Request", "Response"):
         doc["$defs"][f"Hostile{i}{role}"] = {**_obj(value={"type": "string"}), "x-method": method, "x-side": "agent"}
     meta["agentMethods"][key] = method
-    from codegen.errors import pointer
+    from acp_codegen.errors import pointer
 
     return {
         "schema": (f"/$defs/Hostile{i}Request", f"/$defs/Hostile{i}Response"),
@@ -129,7 +129,7 @@ def _param_enum(doc: dict[str, Any], meta: dict[str, Any], i: int, p: str) -> di
 
 
 def _feature(doc: dict[str, Any], meta: dict[str, Any], i: int, name: str, text: str) -> dict[str, tuple[str, ...]]:
-    from codegen.errors import pointer
+    from acp_codegen.errors import pointer
 
     meta["features"][name] = text
     doc["$defs"][f"Hostile{i}"] = {**_obj(value={"type": "string"}), "x-feature": name}
@@ -137,14 +137,14 @@ def _feature(doc: dict[str, Any], meta: dict[str, Any], i: int, name: str, text:
 
 
 def _defs_key(doc: dict[str, Any], meta: dict[str, Any], i: int, p: str) -> dict[str, tuple[str, ...]]:
-    from codegen.errors import pointer
+    from acp_codegen.errors import pointer
 
     doc["$defs"][p] = _obj(value={"type": "string"})
     return {"schema": (pointer("$defs", p),)}
 
 
 def _property_name(doc: dict[str, Any], meta: dict[str, Any], i: int, p: str) -> dict[str, tuple[str, ...]]:
-    from codegen.errors import pointer
+    from acp_codegen.errors import pointer
 
     doc["$defs"][f"Hostile{i}"] = {**_obj(**{p: {"type": "string"}}), "required": [p]}
     return {"schema": (f"/$defs/Hostile{i}", pointer("$defs", f"Hostile{i}", "properties", p))}

@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from acp_codegen.cli import main
 from support import copy_schema as copy_schema_dir
 from support import edit_json
-
-from codegen.cli import main
 
 PROBE = Path(__file__).resolve().parent / "hostile_probe.py"
 FEATURE = "unstable_session_archive"
@@ -81,7 +80,7 @@ def fake_previous_output(out: Path) -> None:
 
 def expected_files(versions: tuple[int, ...]) -> set[str]:
     """What a generation without conversions writes: the pipeline's own table, nothing else."""
-    from codegen.generate.pipeline import (
+    from acp_codegen.generate.pipeline import (
         CONVERT_RUNTIME,
         CONVERT_TEMPLATE,
         MODELS,

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.resources import display_name
 from hostile_corpus import PAYLOADS, materialise
 from hostile_support import FEATURE, copy_schema, edit, generate_args, names_in, read_doc, run_cli, snapshot
 from support import ROOT
 
-from codegen.resources import display_name
-
-pytest.importorskip("codegen.plan.conversions", reason="conversions (issue 3) are not merged")
+pytest.importorskip("acp_codegen.plan.conversions", reason="conversions (issue 3) are not merged")
 
 CONVERSIONS = "conversions.json"
 PAYLOAD_NAMES = {"__import__", "lipsum", "system", "touch"}

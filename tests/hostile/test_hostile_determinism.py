@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.generate.pipeline import generate, load_protocols
 from hostile_support import FEATURE, copy_schema, read_doc, write_doc
 from support import ROOT
-
-from codegen.generate.pipeline import generate, load_protocols
 
 VERSIONS = ("v1", "v2")
 DATA_KEYWORDS = ("const", "default", "enum", "examples")

@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.errors import Problem, SchemaError
+from acp_codegen.generate.pipeline import load_protocols
+from acp_codegen.protocol.ir import Protocol
+from acp_codegen.resources import display_name
 from hostile_corpus import CANARY, EXPECTED_REFUSED, FILE_NAME_POSITION, POSITIONS, Case, cases, materialise
 from hostile_support import (
     FEATURE,
@@ -33,11 +37,6 @@ from hostile_support import (
     write_doc,
 )
 from support import ROOT
-
-from codegen.errors import Problem, SchemaError
-from codegen.generate.pipeline import load_protocols
-from codegen.protocol.ir import Protocol
-from codegen.resources import display_name
 
 CASES = cases()
 PACKAGE = "hostile_pkg"

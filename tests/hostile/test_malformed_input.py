@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.resources import display_name
 from hostile_support import (
     FEATURE,
     copy_schema,
@@ -21,8 +22,6 @@ from hostile_support import (
     snapshot,
 )
 from support import ROOT
-
-from codegen.resources import display_name
 
 SCHEMA = "v1/schema.json"
 META = "v1/meta.json"

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen import cli
+from acp_codegen.errors import SchemaError
+from acp_codegen.generate.pipeline import generate, load_protocols, read_declarations
+from acp_codegen.plan.conversions import CONVERSIONS_FILE, plan
 from support import FIXTURES, ROOT, SCHEMA, SchemaCopy
-
-from codegen import cli
-from codegen.errors import SchemaError
-from codegen.generate.pipeline import generate, load_protocols, read_declarations
-from codegen.plan.conversions import CONVERSIONS_FILE, plan
 
 SMALL = FIXTURES / "convert_small"
 ARCHIVE = "unstable_session_archive"
@@ -270,8 +269,8 @@ def test_conversions_can_be_switched_off(
 
 
 def test_the_conversions_key_must_be_a_boolean(tmp_path: Path) -> None:
-    from codegen.config.table import load_config
-    from codegen.errors import ConfigError
+    from acp_codegen.config.table import load_config
+    from acp_codegen.errors import ConfigError
 
     (tmp_path / "pyproject.toml").write_text('[tool.acp-codegen]\nconversions = "no"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="conversions must be true or false"):

@@ -13,10 +13,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from acp_codegen.generate.pipeline import generate, load_protocols
+from acp_codegen.plan.dispatch import routes
 from support import ROOT, copy_schema
-
-from codegen.generate.pipeline import generate, load_protocols
-from codegen.plan.dispatch import routes
 
 FEATURE = "unstable_session_archive"
 VERSIONS = (1, 2)

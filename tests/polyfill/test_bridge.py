@@ -35,11 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, SHARED_UPSTREAM, fresh_venv, processes_naming, run_kit
 from support.acp_v2 import V1_ONLY_UPDATES, Message, V2Client, V2Schema, is_response, is_state, update_of
 from support.reference_data import require
-
-from codegen.conformance.scenarios import SCENARIOS
 
 pytestmark = [
     pytest.mark.slow,

@@ -1,4 +1,4 @@
-"""The version bridge (``codegen.polyfill.bridge``) message by message, without processes: a
+"""The version bridge (``acp_codegen.polyfill.bridge``) message by message, without processes: a
 v2 client's messages in, a v1 agent's messages in, what each side gets out. Where the
 2026-11 v2 schema is at hand, every message for the client is validated against it."""
 
@@ -10,9 +10,8 @@ from functools import cache
 from typing import Any
 
 import pytest
+from acp_codegen.polyfill.bridge import Bridge
 from support import SHARED_UPSTREAM
-
-from codegen.polyfill.bridge import Bridge
 
 V2_SCHEMA = SHARED_UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"
 SID = "sess_1"

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from codegen.polyfill.archive import Refused, validated
-from codegen.polyfill.listing import (
+from acp_codegen.polyfill.archive import Refused, validated
+from acp_codegen.polyfill.listing import (
     BadCursor,
     Created,
     Lister,
@@ -20,7 +19,7 @@ from codegen.polyfill.listing import (
     read_cursor,
     write_cursor,
 )
-from codegen.polyfill.store import Store
+from acp_codegen.polyfill.store import Store
 
 KEY = b"k" * 32
 
@@ -202,9 +201,8 @@ def test_a_session_created_here_that_leaves_the_rest_of_an_agent_page_is_not_los
 def test_the_docs_name_every_option_of_the_command() -> None:
     import argparse
 
+    from acp_codegen.cli import _parser
     from support import ROOT
-
-    from codegen.cli import _parser
 
     [sub] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
     options = {s for a in sub.choices["polyfill"]._actions for s in a.option_strings} - {"-h", "--help"}

@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, fresh_venv, processes_naming, run_kit
-
-from codegen.conformance.scenarios import SCENARIOS
 
 pytestmark = [
     pytest.mark.slow,

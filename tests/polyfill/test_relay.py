@@ -10,8 +10,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 import pytest
-
-from codegen.polyfill.relay import AgentGone, Relay
+from acp_codegen.polyfill.relay import AgentGone, Relay
 
 
 class Wire:

@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.polyfill.store import Store, agent_key, default_path
 from support import ROOT
-
-from codegen.polyfill.store import Store, agent_key, default_path
 
 COMMAND = ["some-agent", "--flag"]
 
 WRITER = """
 import sys
 from pathlib import Path
-from codegen.polyfill.store import Store
+from acp_codegen.polyfill.store import Store
 store = Store(Path(sys.argv[1]), ["some-agent", "--flag"], "/work/project")
 name = sys.argv[2]
 for i in range(150):

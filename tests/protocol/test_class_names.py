@@ -8,15 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.config.settings import Settings
+from acp_codegen.errors import SchemaError
+from acp_codegen.generate.pipeline import RUNTIME_FILES, generate
+from acp_codegen.protocol.class_names import ClassNames
+from acp_codegen.write import strip_header
+from acp_codegen.write.tree import write_tree
 from support import ROOT, identifiers
-
-from codegen.cli import main
-from codegen.config.settings import Settings
-from codegen.errors import SchemaError
-from codegen.generate.pipeline import RUNTIME_FILES, generate
-from codegen.protocol.class_names import ClassNames
-from codegen.write import strip_header
-from codegen.write.tree import write_tree
 
 ARCHIVE = "unstable_session_archive"
 # A schema name used by models, methods, dispatch and convert; a request whose chosen name

@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from codegen.errors import SchemaError
-from codegen.protocol.features import select, unstable_notice
-from codegen.protocol.load import Source, VersionSources
+from acp_codegen.errors import SchemaError
+from acp_codegen.protocol.features import select, unstable_notice
+from acp_codegen.protocol.load import Source, VersionSources
 
 FEATURE = "unstable_thing"
 GATED = {"type": "string", "x-feature": FEATURE}

@@ -6,16 +6,15 @@ import functools
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.errors import SchemaError
+from acp_codegen.protocol.features import select
+from acp_codegen.protocol.hoist import Derived, hoist
+from acp_codegen.protocol.sources import load_sources
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import ROOT, SHARED_UPSTREAM
 from support.reference_data import require
-
-from codegen.cli import main
-from codegen.errors import SchemaError
-from codegen.protocol.features import select
-from codegen.protocol.hoist import Derived, hoist
-from codegen.protocol.sources import load_sources
 
 
 def _tagged(tag: str, value: str, extends: str | None = None, **extra: Any) -> dict[str, Any]:

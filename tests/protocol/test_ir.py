@@ -7,11 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from acp_codegen.generate.pipeline import load_protocols
+from acp_codegen.protocol.ir import TypeExpr, _fields, _typedef, expr, model_fields, shape
+from acp_codegen.schema_terms import DEFS
 from support import ROOT
-
-from codegen.generate.pipeline import load_protocols
-from codegen.protocol.ir import TypeExpr, _fields, _typedef, expr, model_fields, shape
-from codegen.schema_terms import DEFS
 
 
 def test_object_base_and_additional_values_have_their_own_fields() -> None:

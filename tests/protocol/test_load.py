@@ -8,10 +8,9 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from acp_codegen.errors import SchemaError
+from acp_codegen.protocol.load import MAX_DEPTH, find_version_dirs, load_version, parse_json, read_json
 from support import SCHEMA
-
-from codegen.errors import SchemaError
-from codegen.protocol.load import MAX_DEPTH, find_version_dirs, load_version, parse_json, read_json
 
 
 def _problems(error: pytest.ExceptionInfo[SchemaError]) -> list[str]:

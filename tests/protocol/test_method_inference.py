@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from codegen.cli import main
-from codegen.errors import SchemaError
-from codegen.protocol.load import Source, VersionSources
-from codegen.protocol.method_inference import infer_method_types
-from codegen.protocol.validate import validate_version
+from acp_codegen.cli import main
+from acp_codegen.errors import SchemaError
+from acp_codegen.protocol.load import Source, VersionSources
+from acp_codegen.protocol.method_inference import infer_method_types
+from acp_codegen.protocol.validate import validate_version
 
 OBJ = {"type": "object", "properties": {"sessionId": {"type": "string"}}, "required": ["sessionId"]}
 

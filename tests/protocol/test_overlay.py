@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.cli import main
+from acp_codegen.errors import SchemaError
+from acp_codegen.generate.pipeline import load_protocols
+from acp_codegen.protocol.overlay import load_base, meta_path, overlay
 from support import ROOT, SCHEMA, UPSTREAM_SHOWN, JsonEdit, copy_schema
-
-from codegen.cli import main
-from codegen.errors import SchemaError
-from codegen.generate.pipeline import load_protocols
-from codegen.protocol.overlay import load_base, meta_path, overlay
 
 FEATURE = frozenset({"unstable_session_archive"})
 FRAGMENT = "schema/v1/schema.json"
@@ -213,7 +212,7 @@ def test_a_method_renamed_against_the_base_meta_is_refused(upstream, tmp_path):
 def test_feature_marked_additions_are_added_to_the_base_types(upstream):
     base = load_base(upstream / "v1" / "schema.json", 1, ROOT)
     assert "archived" not in base.schema.data["$defs"]["SessionInfo"]["properties"]
-    from codegen.protocol.load import load_version
+    from acp_codegen.protocol.load import load_version
 
     merged = overlay(base, load_version(ROOT / "schema" / "v1", ROOT))
     info = merged.schemas[0].data["$defs"]["SessionInfo"]
@@ -288,7 +287,7 @@ def test_cli_refuses_a_base_for_a_version_without_fragments(upstream, tmp_path, 
 
 
 def test_pyproject_names_bases_relative_to_itself(tmp_path):
-    from codegen.config.table import load_config
+    from acp_codegen.config.table import load_config
 
     (tmp_path / "pyproject.toml").write_text(
         '[tool.acp-codegen]\nbase-v1 = "../up/v1/schema.json"\nbase-v2 = "up2/schema.unstable.json"\n', encoding="utf-8"
@@ -298,8 +297,8 @@ def test_pyproject_names_bases_relative_to_itself(tmp_path):
 
 
 def test_pyproject_base_must_be_a_path_string(tmp_path):
-    from codegen.config.table import load_config
-    from codegen.errors import ConfigError
+    from acp_codegen.config.table import load_config
+    from acp_codegen.errors import ConfigError
 
     (tmp_path / "pyproject.toml").write_text("[tool.acp-codegen]\nbase-v1 = 3\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="base-v1 must be a path string"):
@@ -309,7 +308,7 @@ def test_pyproject_base_must_be_a_path_string(tmp_path):
 def _stable_base(tmp_path: Path) -> Path:
     """The v1 fragments with every feature-marked item removed: a base the fragments
     must overlay cleanly onto, and that needs no upstream checkout."""
-    from codegen.protocol.features import FEATURE_KEY, _prune
+    from acp_codegen.protocol.features import FEATURE_KEY, _prune
 
     data = json.loads((ROOT / FRAGMENT).read_text(encoding="utf-8"))
     data["$defs"] = {
@@ -404,8 +403,8 @@ def test_context_differing_from_a_crafted_base_is_a_note_without_upstream(tmp_pa
 
 
 def test_a_side_this_tool_does_not_know_is_carried_through_unrouted(tmp_path):
-    from codegen.generate.pipeline import generate
-    from codegen.plan.dispatch import routes
+    from acp_codegen.generate.pipeline import generate
+    from acp_codegen.plan.dispatch import routes
 
     base = _stable_base(tmp_path)
     data = json.loads(base.read_text(encoding="utf-8"))
@@ -429,8 +428,8 @@ def test_a_side_this_tool_does_not_know_is_carried_through_unrouted(tmp_path):
 def test_a_run_over_a_base_reads_each_input_file_once(tmp_path, monkeypatch):
     from collections import Counter
 
-    from codegen.generate.pipeline import generate
-    from codegen.plan.conversions import UPSTREAM_DECLARATIONS
+    from acp_codegen.generate.pipeline import generate
+    from acp_codegen.plan.conversions import UPSTREAM_DECLARATIONS
 
     base = _stable_base(tmp_path)
     schema_dir = copy_schema(tmp_path / "schema")  # both versions and conversions.json: every stage runs

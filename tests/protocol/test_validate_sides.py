@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from codegen.errors import SchemaError
-from codegen.generate.pipeline import load_protocols
-from codegen.protocol.features import select
-from codegen.protocol.ir import build
-from codegen.protocol.load import Source, VersionSources
-from codegen.protocol.validate import validate_version
+from acp_codegen.errors import SchemaError
+from acp_codegen.generate.pipeline import load_protocols
+from acp_codegen.protocol.features import select
+from acp_codegen.protocol.ir import build
+from acp_codegen.protocol.load import Source, VersionSources
+from acp_codegen.protocol.validate import validate_version
 
 
 def _message(side: str) -> dict[str, Any]:

@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_codegen.generate import pipeline
+from acp_codegen.render import formatting, workers
+from acp_codegen.render.formatting import _black, _lay_out, _pieces, format_modules
+from acp_codegen.render.workers import in_background, paused_gc
+from acp_codegen.style import Style
 from support import ROOT
-
-from codegen.generate import pipeline
-from codegen.render import formatting, workers
-from codegen.render.formatting import _black, _lay_out, _pieces, format_modules
-from codegen.render.workers import in_background, paused_gc
-from codegen.style import Style
 
 FEATURES = frozenset({"unstable_session_archive"})
 
@@ -170,7 +169,7 @@ def test_worker_processes_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_workers_started_afresh_give_the_same_bytes(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """macOS and Windows start workers by spawning them, Linux from Python 3.14 by a fork
-    server: they import only ``codegen.render.formatting`` (and what it imports) and get their work by pickling."""
+    server: they import only ``acp_codegen.render.formatting`` (and what it imports) and get their work by pickling."""
     if method not in multiprocessing.get_all_start_methods():
         pytest.skip(f"{method} is not available on this platform")  # forkserver: not on Windows
     made: list[int] = []
@@ -231,7 +230,7 @@ def test_the_start_method_is_not_fixed_for_the_host() -> None:
     (in a fresh process: this one has made pools already)."""
     script = (
         "import multiprocessing\n"
-        "from codegen.render import workers\n"
+        "from acp_codegen.render import workers\n"
         "assert workers._start_method() == multiprocessing.get_all_start_methods()[0]\n"
         "assert multiprocessing.get_start_method(allow_none=True) is None\n"
         "multiprocessing.set_start_method('spawn')\n"

@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from acp_codegen.generate.pipeline import RUNTIME_FILES, generate
+from acp_codegen.protocol.ir import _excluded_tags
+from acp_codegen.render.formatting import format_modules
+from acp_codegen.render.runtime import render_runtime
+from acp_codegen.resources import RUNTIME
+from acp_codegen.style import DEFAULT_STYLE, Style
+from acp_codegen.write.headers import Inputs, read_stamps, strip_header
 from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, ValidationError
 from support import ROOT
 
-from codegen.generate.pipeline import RUNTIME_FILES, generate
-from codegen.protocol.ir import _excluded_tags
-from codegen.render.formatting import format_modules
-from codegen.render.runtime import render_runtime
-from codegen.resources import RUNTIME
-from codegen.style import DEFAULT_STYLE, Style
-from codegen.write.headers import Inputs, read_stamps, strip_header
 from generated import _runtime, _shared
 from generated.v1 import models as v1
 
@@ -55,7 +55,7 @@ def test_runtime_files_follow_the_style() -> None:
 def test_a_runtime_file_digest_follows_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `check` must see an edited runtime module as a changed input.
     (tmp_path / "_runtime.py").write_bytes((RUNTIME / "_runtime.py").read_bytes())
-    monkeypatch.setattr("codegen.resources.RUNTIME", tmp_path)
+    monkeypatch.setattr("acp_codegen.resources.RUNTIME", tmp_path)
     inputs = Inputs((), (), (), runtime=("_runtime.py",))
     before = inputs.digest()
     (tmp_path / "_runtime.py").write_text("# edited\n", encoding="utf-8")

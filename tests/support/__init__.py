@@ -102,7 +102,7 @@ def imported_models(
     """``files`` (a generation's) written as package ``package`` under ``root``, and its
     models module of each version imported. The modules stay imported (pydantic resolves
     their annotations through them); ``root`` leaves ``sys.path`` again."""
-    from codegen.write.tree import write_tree
+    from acp_codegen.write.tree import write_tree
 
     write_tree(root / package, dict(files))
     sys.path.insert(0, str(root))
@@ -155,7 +155,7 @@ def kit_statuses(out: str) -> dict[tuple[int, str], str]:
 
 
 def run_kit(
-    *args: str, tool: Iterable[str | Path] = (sys.executable, "-m", "codegen"), env: Mapping[str, str] | None = None
+    *args: str, tool: Iterable[str | Path] = (sys.executable, "-m", "acp_codegen"), env: Mapping[str, str] | None = None
 ) -> KitRun:
     """``acp-codegen conformance ARGS`` as a process: its exit status, the statuses it
     printed and its stdout and stderr, which hold no traceback. ``tool`` is the checkout's

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from codegen.config.settings import ModelOptions, Settings
-from codegen.protocol.class_names import ClassNames
+from acp_codegen.config.settings import ModelOptions, Settings
+from acp_codegen.protocol.class_names import ClassNames
 
 # Keyword arguments of generate beyond the style, per case.
 SETTINGS: dict[str, dict[str, Any]] = {

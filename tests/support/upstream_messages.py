@@ -398,7 +398,7 @@ def generate_command(pair: str, out: Path, feature: bool = True, bases: tuple[Pa
     return [
         sys.executable,
         "-m",
-        "codegen",
+        "acp_codegen",
         "generate",
         "--schema-dir",
         "builtin:session-archive",

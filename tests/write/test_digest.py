@@ -11,31 +11,31 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp_codegen.write import headers
 from support import ROOT
-
-from codegen.write import headers
 
 # Packages of data the generator reads through importlib.resources, not code it runs: the
 # runtime modules and templates are hashed file by file in each header (Inputs.runtime,
 # Inputs.templates), the fragments and the reference package are inputs or output.
-DATA_PACKAGES = {"codegen.runtime", "codegen.templates", "codegen.fragments", "codegen.reference"}
+DATA_PACKAGES = {"acp_codegen.runtime", "acp_codegen.templates", "acp_codegen.fragments", "acp_codegen.reference"}
 
 # A check run over the fragments into an empty directory (it renders everything and writes
 # nothing), in a fresh interpreter: every codegen module that generate loads, then or before.
 _RUN = """
 import argparse, json, sys
-from codegen.generate import command
+from acp_codegen.generate import command
 parser = argparse.ArgumentParser()
 command.add_arguments(parser)
 args = parser.parse_args(["--out", sys.argv[1]])
 args.command = "check"
 status = command.run(args)
-print(json.dumps([status, sorted(m for m in sys.modules if m == "codegen" or m.startswith("codegen."))]))
+print(json.dumps([status, sorted(m for m in sys.modules if m == "acp_codegen" or m.startswith("acp_codegen."))]))
 """
 
 
 def _module_file(name: str) -> Path:
-    path = ROOT.joinpath(*name.split("."))
+    """The checkout's file of an installed module (``acp_codegen`` is the folder ``codegen/``)."""
+    path = ROOT.joinpath("codegen", *name.split(".")[1:])
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
@@ -50,7 +50,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 def test_generate_imports_only_modules_the_digest_covers(imported: list[str]) -> None:
     hashed = set(headers.generator_sources())
-    assert "codegen.render.models" in imported and "codegen.generate.sdk.wire" in imported
+    assert "acp_codegen.render.models" in imported and "acp_codegen.generate.sdk.wire" in imported
     missing = [m for m in imported if _module_file(m) not in hashed]
     assert not missing, f"generate imports modules its inputs hash leaves out: {missing}"
 
@@ -60,14 +60,14 @@ def test_generate_imports_no_command_package(imported: list[str]) -> None:
     assert {"protocol", "render", "generate"} <= rooms
     commands = sorted(rooms - set(headers.PIPELINE_PACKAGES))
     assert not commands, f"generate imports command packages it does not use: {commands}"
-    assert "codegen.cli" not in imported
+    assert "acp_codegen.cli" not in imported
 
 
 def test_the_command_line_loads_no_other_command(tmp_path: Path) -> None:
     """``acp-codegen check`` through the command line imports generate's code alone."""
     script = (
-        "import json, sys\nfrom codegen.cli import main\nstatus = main(['check', '--out', sys.argv[1]])\n"
-        "rooms = {m.split('.')[1] for m in sys.modules if m.startswith('codegen.')}\n"
+        "import json, sys\nfrom acp_codegen.cli import main\nstatus = main(['check', '--out', sys.argv[1]])\n"
+        "rooms = {m.split('.')[1] for m in sys.modules if m.startswith('acp_codegen.')}\n"
         "print(json.dumps([status, sorted(rooms)]))"
     )
     done = subprocess.run(
@@ -81,9 +81,9 @@ def test_the_command_line_loads_no_other_command(tmp_path: Path) -> None:
 def test_the_checks_above_can_fail() -> None:
     # A module outside the hashed packages is seen as missing; adopt is a command package.
     hashed = set(headers.generator_sources())
-    assert _module_file("codegen.adopt.command") not in hashed
-    assert _module_file("codegen.cli") not in hashed
-    assert _module_file("codegen.protocol.load") in hashed
+    assert _module_file("acp_codegen.adopt.command") not in hashed
+    assert _module_file("acp_codegen.cli") not in hashed
+    assert _module_file("acp_codegen.protocol.load") in hashed
 
 
 def test_appending_a_comment_to_any_imported_module_changes_the_header(

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from codegen.errors import OutputError
-from codegen.write.headers import MARKER, strip_header
-from codegen.write.tree import diff_tree, read_tree, write_tree
+from acp_codegen.errors import OutputError
+from acp_codegen.write.headers import MARKER, strip_header
+from acp_codegen.write.tree import diff_tree, read_tree, write_tree
 
 OURS = f"{MARKER} 0.0 (test)\n\n__all__ = []\n"
 

@@ -9,7 +9,7 @@ line endings, is still the release). ``releases.json`` beside this module holds 
 and, per side, the names of the release's stable methods: facts, not upstream's files. It is
 derived from the reference corpus (``../shared/upstream``, see tests/support) by
 
-    python -m codegen.generate.sdk.releases ../shared/upstream
+    python -m acp_codegen.generate.sdk.releases ../shared/upstream
 
 and tests/generate/test_release_table.py derives it again and compares. The stable listing is a
 release's stable ``meta.json``, else the ``x-method`` markers of its stable ``schema.json``;
@@ -39,7 +39,7 @@ TABLE = "releases.json"
 SNAPSHOTS = {".": "main at b7f00054 (2026-08-22)", "2026-11": "@agentclientprotocol/sdk 2.4.0 (npm)"}
 _NOT_RELEASES = {"history", "docs"}
 ABOUT = (
-    "Derived from the reference corpus by python -m codegen.generate.sdk.releases; not edited by hand."
+    "Derived from the reference corpus by python -m acp_codegen.generate.sdk.releases; not edited by hand."
     " schema, meta: sha256 of a release's unstable schema and meta as JSON, keys sorted, no spaces"
     " (meta null: the release has none); stable: its stable methods by side, null where not known."
 )

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d04b65b25a0578605f6119e014cd1ee2b351ea2a3243968bc363ffe738f180e
-# Content sha256: f98db2809a88df18dafa8c6a6e9515c3b1252d8a2837e434c59b80b4b1d3061e
+# Inputs sha256: 99613aa729e45a9e4c89d1363be0d1c5ed679313d83c174dfd03ca7b0a3d0c37
+# Content sha256: 91aa5ad06bbdfc4560dc40cf89d543c4f4ee12f83daf2956a98aacd91f8edf07
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 05fac6f66a65358ed2e213cdcb09094ab0ea91f5539981571b51351483f3670a
-# Content sha256: 7a24aaf4e41a743474f6895122beda951d4ce7eee14e8aeab455e8b79896076b
+# Inputs sha256: dc4bcdc2a5724333cd99c9f16b339b8c212f07d40c6dba1724c9c37b15309ccd
+# Content sha256: 98512e6bef5199eccfd69dfd9ff97af503681d50fa20f00788f95bd93e9db0ab
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

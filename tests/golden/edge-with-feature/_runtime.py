@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c6b634dea56764a0c5cdf25fba2b07d4e11fbb0e4f60102a03d5b17ddbf30588
-# Content sha256: 2d1caf0ffb04fb86b7491448cafd20bac5f803ba81e6edd910f1c9710c6475df
+# Inputs sha256: 1c411dccf3bcb8a12a1b2f6ccefbd01404ea5e238f84669e7b7d7641c80fdcc5
+# Content sha256: 7f54da193c3359dfedab588858dd67732ebbf7ae058a42e95cfbfa453931bb84
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

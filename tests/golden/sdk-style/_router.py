@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 680d414d937bf9730680132241cdd9e33a344e96421e24ef6ddf87e1a8aab3ef
-# Content sha256: 505f2f327a32886144701c05d25809c53c206784d66b3a23a2164828d46a11ef
+# Inputs sha256: a16cf08432c401b84f13516330c8d74b565c586d80ef48849c3fa80218a58eb4
+# Content sha256: e10bdd49a8a3f6893f9746dcc3a55b02d62c9c94e883cbbd060f79f81dd88a29
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

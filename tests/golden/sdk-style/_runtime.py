@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 34d3ee608013d27c26e7dfd51c9aaa441f7b38dceb08a725982edbcc33bf4fb9
-# Content sha256: 8e381c358189fb7ef9f3ce6c0af3544f6c07821d7a28ff4422a1d9bea5d160c9
+# Inputs sha256: d68544971a97f32db4267287dde6dc5535e7398ec198557acb8f3246f3130e44
+# Content sha256: 477b89767dec7bcaffaee945563382bb8f6cc87f8f68ce788fa1397831846fa0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4cfdfcf302dd4137c8b70e41a9ffb317d476a8d5258406b339852b888945d311
-# Content sha256: 3a6a0a874c6fefe1f65871b07c9029af367480920cd2bced32c08b5a9abd8b49
+# Inputs sha256: 23a9452a26c59e0bdbee8f5c63a8d3bc7c097b0ca580691e9f11cf9ccd3cb25e
+# Content sha256: 24b4721fda933dc2e8cceeb4e0931b398e36ce59a894133981439225e91f389f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3249f77ac1c06cad24b952d56b8848bd5b7680dc22687b93419187c5afe344b4
-# Content sha256: 92550761689d00f27c8bb657be8926c155aa8b4a022b47664f467f0b05ae74d7
+# Inputs sha256: de48836b481a8d5f5ccd8182292c311d819ca080f6b500608daa452d4ae5a3f3
+# Content sha256: cbaea1bcea20f1ddd792cd61d2eb094f44893684fc9bb8c881881c78bd5df0bb
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

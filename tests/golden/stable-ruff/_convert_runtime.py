@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1c9f433d5c2a4ef2f9fe2bca90dcf5a444393c1a727fe5db40d863a276a73f36
-# Content sha256: 6f237bfad6924ad86ffa6cbfaf7aeb6e31c5227e94d7cb7f9c6fadef53a8ca8a
+# Inputs sha256: 9122216b7b11d2ee63d0e386c1c2d0e535c1132808aa0051627f4c8be4d8c1ad
+# Content sha256: d29d745d6690464663bd49bb73f862ea85f16b4dd112b777e583b042a2ee1609
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a77f612d61f206223193f220c0eda1b690ce560527914ec326191830bf2853a0
-# Content sha256: 15118f85d6f782644b36a8c7d772f41df9602a1437f8f2b4bc282e8ca65095a1
+# Inputs sha256: 42ed131796c00324fbce71ac33d29eb169b8f3be69f7e6d6d949900b04baa6be
+# Content sha256: 6b45e8bdc18e9c88f517837f1d89b2582edbf27be749ed11c7a7c8a5b9442e7f
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

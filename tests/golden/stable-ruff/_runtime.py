@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 616cb8201ab89a64d0abeb7a8f97e3f505bc2b286968d7c4074141a9644a1fb9
-# Content sha256: 55791e57698023d0a0fd3312166e7992fb7b0b610a3e2863921cb60752014748
+# Inputs sha256: 5d48ea569517ed57db04ef4f721f4ecec92559dfb70aea50ea22d172a038f2a8
+# Content sha256: befcc2c2baf9ef498e66a40c6695774b78ba46fc925a2bcbc33b3a04f1e7f5b2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 101053a0e9d08760cfa85561f25cc134a474a11fc39220ead405d74d640f03d7
-# Content sha256: b7a4f1093f0df45401318b18c9df502d0ee9be35a2c6d99b1cb13c2624a286d5
+# Inputs sha256: a21d72afc8f20dcc97833082097a22dc9c04c65b00cd7529b452f0de97f04055
+# Content sha256: 4f0990f40892a18ddf2daa33d0523499abce69d79cbb16b76bbfc095601f6dac
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

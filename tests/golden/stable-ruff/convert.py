@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ac3e37245889b702d4739c2fab6917d54a02177962122342d95fb432c8e45bd0
-# Content sha256: 9bb760bc45a30381f989f3260010a0391016e34fe4edbbbfb2500c1546842414
+# Inputs sha256: b677dc563c0c53873828cc89d57b2352424d6a34ad5503825a8b3cbb5cde29ca
+# Content sha256: 130728675a0136b3a5c5b2737526379149efbfb099a253431ed5e39d18614267
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

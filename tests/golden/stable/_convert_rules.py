@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 06d82f90ccb9dc4d97d1bd3fe70d98eff04309f57200f8086f803a32cc9504bd
-# Content sha256: 5d80126ca37336bae366e76bb102eb919556c924f3e275dfa05bf31b953580ed
+# Inputs sha256: b156707d3588c0e8fe85a8feb12323bc0b49854938fc6d4c53c917780ff27588
+# Content sha256: 9ff7b02392069e0d8ef927cc682e792b24a06fd8c88214e5e253e2f93c7a45c1
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 848804f09e6f129802122cc1226f125ac850df42f49282fa723016562df0dd5b
-# Content sha256: a5c42cdf9e54dddc71a78411e2c6c67d8209d0f6f5ee1a88c5dacaa22b059148
+# Inputs sha256: 9a98d048924a0ac4b6d8f43e7d671981d76df68abbe21cc61a0075ef6ec1582c
+# Content sha256: 6718cf7c9982d4dcadc5638f6339bd2b99b0e627576ee6b8d26f9d8e0ba71faa
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

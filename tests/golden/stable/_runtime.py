@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aa51c2193eb09b962c97b0ee04ff1be454d70e22c5fa3f89ede2f82abcf9797e
-# Content sha256: 95fa61ac29d35beb268a44c1f0213d5c510e02a10fb5cb9d0dbdc9ab2dfe2680
+# Inputs sha256: c4b356c6b2c65f4acc30868951c817b9ad7344085bd066f84a953ed7389c5528
+# Content sha256: 3ef5b1452ca6b3bf4bf2b3eb31d43a54fa99e03a821a63d9a84a15fb7c011409
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

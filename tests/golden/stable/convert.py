@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c13aef0636b30298547f12e13caadbc7025130870c439e538847126c5e00c3c
-# Content sha256: 52bc60fd80c88f04fffe89e6401a916ac57bd1d730b9afa67338bdf8c705d138
+# Inputs sha256: a567035f6586bea2e15e5ed5678a45a8377da56a57e42d1d5f81bc4de1cadf79
+# Content sha256: 3bac2156b0df1008458dc33aa2d93025e8ac98b794173d170de6aa6987b827db
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

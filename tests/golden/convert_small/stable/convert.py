@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 845920a83322543dece7fe3414de10a1480608fc2fc67762f576217a2b2a8a1e
-# Content sha256: cfdda8f761fe76498fcff2f7d138ae6c50d90941525104fc60786b945dd8e784
+# Inputs sha256: 9e28f643930a405f93cd943dbcc31113097dd2cf6f3dcfcb83292e35265398c9
+# Content sha256: 33add830a80338fc0272e03db25c50c2794492120a6a85b2c4a1486684c78c3c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f00dff970f0580f3bdbdc93b0c6e0d6d6dc93b6398d2671abaf6a7885f676166
-# Content sha256: 56e434d1ff09e657bcd7500761545417ba10d5444a2ab133c7d7b253005f7956
+# Inputs sha256: 6d99b94718086aaeda5268a2d06e89dcf67ec64affbc28a6bf3100c77c66e475
+# Content sha256: 5c64baf785654304f63663fa6533de5c624a3d343b068d88255ac93a8f40e00c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

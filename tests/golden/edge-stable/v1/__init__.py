@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ee54e5505a9e812c87f4ad886447c2fcd11a9a21f57b746c70d25f3ea24766c8
-# Content sha256: 3c53ce98981cb429aa22a43351674ab0e936659a92acc5c995b42699ff8ac797
+# Inputs sha256: bb207bda34a7b2c88528a4627fab6ddfa2ff05bbb081edd4aefc61c32e0275dd
+# Content sha256: e9e70d782ddaa15dcb10847ff0e00d9f513d9940537e9a6168da0afa15b93901
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

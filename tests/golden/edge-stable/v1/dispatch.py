@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e70d34796afb7aed4d1b2276a37c2aba29b6f5d880f9f111caaf92305d5fa55
-# Content sha256: af76dc569266392567a5c54fe7d2ee45d5b22c36c54ffc4d9b068ee7bb158d93
+# Inputs sha256: b46ebb72e5d1253b9abd736e94d92367a7832ff47de0b6aa081ff7fd15814b00
+# Content sha256: 01239657a3c586a3ac04922f8ea1f29ee07c7fc647673241d7363c1a26024e4c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fe7a0d5cd1e9d085b70fc7255cd721c8dc5434bf8f9fafd17064109afddd91c9
-# Content sha256: 44432dacc44e71438edf70c47c1898321ac02cf43c9dc81c9a166d97977d3f5b
+# Inputs sha256: a67767246c490a61467095b8de4b7faaf92211bb7d59dea2623ec12fcda947fe
+# Content sha256: 869fa33f6cdb93027e5a7fd790704e22a6ccc2eab8cf4e4775c837c75a847632
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

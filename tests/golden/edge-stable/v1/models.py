@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 479f53825fc6ac9263e66126ebabbcce0bbe0d7646125a21962352a59d0edda5
-# Content sha256: 5f63ae26304fb73aab5d5261e171e862d657ff0cb8b399487b44fd28812ad7a3
+# Inputs sha256: 1f028c78c0b84ab690739852d51e74a68f34f67ca159b4a2bb78eb51edc72499
+# Content sha256: 6297989e9cdf5bcbc17b8408db265256b8c040d6e7c80c2de3c0145c50409d0f
 
 """Wire models of ACP protocol v1.
 

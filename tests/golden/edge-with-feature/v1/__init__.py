@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 18595f2b14b98aa844c051101a140b38f8c94c24628bd1b342dbf810e0b4fc14
-# Content sha256: 2ca899668112dcc19ce6e79b8b7e550101562656e8bb5a2a2b67b4d6bdabd758
+# Inputs sha256: 46b0d328e14a3cf64befd5cc5612728bb7a3065e23f1ee8743ab90f8d0eece67
+# Content sha256: 7f03c853053388cad57c5a93287c18fceaf3f78f5d49ac34996595ecceb10376
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

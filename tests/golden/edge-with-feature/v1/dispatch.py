@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eac05204e473f7cd8804d1241438b2492da4dcdb6a5d0af6c7f470775d16eaf3
-# Content sha256: 9f94ce06cad7351103c484f21662dd99e4fc8292ff5a8122809a867326cb66fa
+# Inputs sha256: 1a21531ef6a6cb88fdd6b02eae4f0dafb7b8a5783ac482fba6885832faeb34ae
+# Content sha256: 2675d9786865e27331425da6b9cc2c8ef82f4f4cc5e3b6c11c746326ec46fdbd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 33e94fbf2de122887924aae88451c9512a888535b4eefa4a1eb935ea0db90d94
-# Content sha256: 9d02b6f4b18b9693d5f07e19d9563939668dc7c53d37c3146cff1fcd340e07f2
+# Inputs sha256: 27c6b150d4ab574abc4de49f7bad82bba9a6a5984045427fc97d6e1ae751d544
+# Content sha256: 1e01fe4c356281acfcd672527c5c94c4f6c85cbdc6600f2d3ad5f5ad35b63787
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03cbdea071926ae463fba725809de4e5be744d946e83ab016097a811b4663b06
-# Content sha256: d6256cc89b632fcd857c12a6c8ea4fd20723dc9fdc44435649b50a18d7958a73
+# Inputs sha256: b3191279b14e94a5140028c0a013ec884df0a83a6a1eeff1962ba6c94ebeb0aa
+# Content sha256: 507bd9e48a53bfd525b550f6f5a4a06863bc19453b291f4061f9ba0ae5157dc3
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 66380d06fec9acb708c29e5c18cc507617d56bccaac27b0dd8c0ab7a053e845d
-# Content sha256: 31c3be19d1b1005b7d3d1ed0dc12679bdb980fc09f242c449684119504f07470
+# Inputs sha256: 2d3094e3ceb096faa04d6a7546e7b999b9c72aab09e89b6604e36ddabea54d23
+# Content sha256: 21287f46505b39223e0650bdf40987d157f669fdba729603812f492029f6d31b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

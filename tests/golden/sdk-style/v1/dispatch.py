@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 31fd113200a5201bf60ad57c2d61bbd388775f0c623d70fe0fca375d6297efe5
-# Content sha256: cc25e0b4cdb23bf9d4a854231ab95ab80fd578734a6964de15b1f74fc7549fa7
+# Inputs sha256: 861938a2ef6f6dafa909ffe867a8201ba0143ce0144ed5e14ea73e8092aa5840
+# Content sha256: 44d71ff02401fbada5f0855abd8c264a0260d17b727abe708363e8508edae434
 
 """Method dispatch for the agent side of ACP protocol v1.
 

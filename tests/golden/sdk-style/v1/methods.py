@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: daa7a2b6bdcb5679c8dcaa7a3c4670f8da3fb4054e51372e1113b4d849bfc23c
-# Content sha256: 14c4d932e8f10ea269d7ffc6f55dea7e2a3270aa21721a8055da49a25ea58930
+# Inputs sha256: 7963082426855e3ef7e07a2446950780a55e4e071837a2687c07f91c8632b6e0
+# Content sha256: 20bc8bc8338c7eed553e8fd2b6e3e363e6a218d1d3f5640066317a7eaec34d15
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

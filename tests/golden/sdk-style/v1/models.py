@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2f10f72195215801c1abac32253a01f15b01f32fbaade6b5c5d0c44bda011caf
-# Content sha256: 6c2d5298587240a27d080787dc1090a859d1fc16569fa0b4eee7143d5b52f963
+# Inputs sha256: d8b399c355c66148160b8772f03d7c9af251808072d58d92656ab6a96935b0dd
+# Content sha256: 8b01533eb1bcf189f92039ee2cc2281d978e41b94a0f1834e52b8f4829441a8e
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c1a0bf52b7c5af7c3af0ac4c558c22856a4cd76eda35be1235d9a5601f9c968b
-# Content sha256: 3441e5b9b5abfb9ced18b6a541d333cd139ce81e22a47510230155c0cb961b16
+# Inputs sha256: 317af7cc831afae04ca45a1d300d1a83562415783c187adac583465bc1c8371e
+# Content sha256: c4ab5c2c3822be4e51ddf416d690963138286f7eb8216a73605bd711fb7c9506
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 158a6eeab50671689062899dd8457cde8270bfa2d7072bd997fa3d7777d1ca56
-# Content sha256: 5139de899f21f334d3158844ee3cb35468caf4ee70bdc9069d42f2cabf0c9830
+# Inputs sha256: 666ab733edefc447f04c975883e25e8900791b44c6ad4a06581aa15c3f49408b
+# Content sha256: 1ebcd6c891ec1f6c85105b439dc3be0b400d15bb9f9e15bbb90bf935c081f5a0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

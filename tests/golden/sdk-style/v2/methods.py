@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8e506d6532ec40cecfda4ac54278f76985c6ded347b386aec7709308679f82c8
-# Content sha256: 03da6658bec9e7dd568da191a83ca97e1e035746e4acef7dfa949fb1d33f13da
+# Inputs sha256: af9d103b5413a25c2cf5805b5bb1a89b97cb88917e814bddb9179f0c61e80a63
+# Content sha256: 4e1451c1e3a8e2251ffe03ddb6ebf37d63120f23c438e25de4157ffe3f00e7f3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: baa7170b0817c64a1174bf2179b54ce8e2b282d940ad0842aa5b30885b36d4f7
-# Content sha256: e1266cbe4933cdd40d209d1edbbd6de5835bf6c8f7f73c957a892541269fdcf7
+# Inputs sha256: fe6674835fb0c8c257f3c956ab9434f14b9c46dbad6ca466b49082bc5b87d397
+# Content sha256: bc66e659c856693fffc417c1e4c07a95359d280b84260a7c616b978c29c874c1
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9d0ed826a388d17c3fcdc46ff9ca5e7707c92cb43a7b95cefb1f20d05a77494b
-# Content sha256: 1fed722856315da909799eec1c3654c802c95d748521014fe7be67c763f4328e
+# Inputs sha256: 1b5502c2dd7baf4c639caffe8ececc47b8e418c7fca57a9881277214e8706a90
+# Content sha256: 33537e2dd7c1648d44c13ee75d56a2f2720863660f9034b7ba59cc08c5d55463
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

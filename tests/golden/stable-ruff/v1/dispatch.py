@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bb4dab678c8a67ec2d28752fc1dacfa26e4609c75e577d32372099d746230f61
-# Content sha256: 71f718d556c9f3dcb40b06ebeb566d8c9ecb5db6648b909c11d075989fe1f0cd
+# Inputs sha256: e9eb1819ba89add013e76638d7949636713a3db19dad480057cc7752967c3f4e
+# Content sha256: 3706bcd9a6ed78d85aec01d995018326bacec3e4d66041e59fbcb9dcc71307b6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

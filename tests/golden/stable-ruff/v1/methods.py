@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8e6530d2fada64649ffd39570b724d859db6e9d80c6c09d3ad26b90a1fab40ca
-# Content sha256: 180628346afffe22c2a1f5fad3f32aa725d5fc74bb75b1d133c857da44d34b1a
+# Inputs sha256: 5dace45c65964f251cd5c076841d65df881a56e8f779081d1e5f26dbd5dfe36f
+# Content sha256: 353970087a0f2e8d15ff2f70d4e2d06896e01ae0773411f6607f551301e87243
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a3d97c6c36940a4adb70f47a7a0d43f9e43908f59a202276a950b4a975edb775
-# Content sha256: b413bf3b0b7695ffb52c4b8e94a1683ac54c844d33654bfb95f958857386791e
+# Inputs sha256: 8742ed8bda2f851a7f65e6c342042767a8f6600bd09e96579ff814f2ee420863
+# Content sha256: 403e77d67ef4e9c9e838feac13d232f4049ac4e3c30fa3cf32a3bbe8ceb763d7
 
 """Wire models of ACP protocol v1.
 

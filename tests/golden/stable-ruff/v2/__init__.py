@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7d43b3280eacfd04fdcb907bb77bee0652295fb37b42f02f4fb6f4a7712e6114
-# Content sha256: 6a632bc3fa29a58722a57f453fc98fe4c6fba07e76f8a1dc465dfb01a7f9628c
+# Inputs sha256: 19d1bff6f82e64a75b37bf927b16be2ffcf3e576c5725e7068e46530209f6c39
+# Content sha256: 5425fa0224d60dc856c28619e4322dd2e727d7ea911d617b22e24a3abb466947
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 32348dd3b6b2a63a9a4273d43212ee99795445800d52051f4fe398d6f5c56a79
-# Content sha256: 9acf0ab4ae72005f6712bfa611c1900abeafe851aa12fb3d848f5f48f10739dd
+# Inputs sha256: 383d483881b7dd68bed7b7131ad95f164eeb207035fc81736745bd7a71424b88
+# Content sha256: 174022a9ac7cd253146bd077ec8818f5557c4b27f7aff6c42e8dc91315146b14
 
 """Method dispatch for the agent side of ACP protocol v2.
 

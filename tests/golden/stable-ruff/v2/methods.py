@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cd68859080afaa10b2354ea8ddcbcacc682bca3f90a0c31919ef64c7fbdd4345
-# Content sha256: 7d4af9269533a655c1fbb931572d783a7fbdaf5daa0785795eafcb16c6701857
+# Inputs sha256: 582b88edfd65cec5e81d5ad516cfc1d860084f7d9703e71d58f870c36ea3109f
+# Content sha256: 179a3ff9c66a87baa608dd6990e13dd503c1ae8949dc3491d8b60e85e4cfb961
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

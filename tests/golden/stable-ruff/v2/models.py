@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 35171e0be330d1f071925debb6ac1c7744d5e13c5d8e5e37abb63b23a5e576a8
-# Content sha256: bc5fa6f253ce447de9a7e3e10f2ebb0bf8f69ee8b906bea68dc7df3490b1c821
+# Inputs sha256: 2c4f103e10488952894db532a745485426c4256fd2174ee4866eb445d0a51972
+# Content sha256: 847c0d062bf36a9c5f77369fde20073f490a98e83ba5abaebc9801d52a2cc5ea
 
 """Wire models of ACP protocol v2.
 

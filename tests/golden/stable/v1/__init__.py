@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e39412544ea882e99a3e97246ba2b380731a77a550c4e816aeb80e87adfde103
-# Content sha256: 567b9ef0ad75431ee0f044e9ee3c49a7ec177349c417d6a6e6a407e49051ab4b
+# Inputs sha256: dcc222b15c173272491ededf6a2e6b6b86b9c291b5f1ddbd2770ef21695a5228
+# Content sha256: 259acf0f507849dcf38fb914e3593b091542daea2690c0978ea2d3c4a56cfa52
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1dc0323bc75c22d0c9108864b469cedf2114b4f8b5f488cd39921f28b6563eb5
-# Content sha256: 5dae827d90b5eabbbbb914e03011ca447b4a556f9872dd5f59ea1adce31ece3b
+# Inputs sha256: db0ce36cf823b202b4682999ac34220a40e17bab2cf029e3bcb470e8b10e0a2e
+# Content sha256: 3898c35d541e433ec89fce792da07dd1945b0fae658f9455dea4f0dd2eb78a25
 
 """Method dispatch for the agent side of ACP protocol v1.
 

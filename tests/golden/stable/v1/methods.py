@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 65d1913d78df731f4060dbb60240bef79c8e69979dc42feb1d9e18baf14f65fb
-# Content sha256: 022cd19eba9cfde5f74485d83e49a23d32bbab0b8527b5208a8d4fbc43a7cc0d
+# Inputs sha256: 5923b199b256b46fbc40be434fa126049f2838d8f984219bc44e8ca2e4b41363
+# Content sha256: af1f7e8bd357da017d569e127970767ef3fc95e75c003d3b5a44512b3d79a25e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

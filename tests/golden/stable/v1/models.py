@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0b51afe8963491dc27a172cfb07543116f958f98a57dd33224a0e77d4f1cbfe2
-# Content sha256: 1e5f896091220a0b0c1de69edd26adb35c40d2b96b259cbc932167690303e166
+# Inputs sha256: a6951c2baa7807e5f932712725b735ae5a17eead4c7aa5024aa1fd7d5ac20cf4
+# Content sha256: 341e0814fd10e0af547bdb82537ae1d363380472379eba89011d00e1f3c5906a
 
 """Wire models of ACP protocol v1.
 

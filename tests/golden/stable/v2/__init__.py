@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 77d1e5b8552d3d2fc32123b4d3b7267d68879b382166d8e7bee3e0f296ff64d6
-# Content sha256: aef94ff7c06734c721156be59d9ce8fe6fc2ba21f7873389a874a16143bb8774
+# Inputs sha256: a685abf2ffc86d3afcf6fe455f37d5b48b1e4b2d2f00c78de9acb92bcb57d547
+# Content sha256: 9ecbb29e6ce2a873ae5e5a623f7d2b68e705382d5e0ca4cdbcc84e97486e5608
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 56ad84ec0e3a75f5bd57bf64669032725f309772d797f4b99bd98d9a81886302
-# Content sha256: 3e876687793f2aac8607243ca2418931b6fc8c0a80b5dcfccf5414d98bc34ef7
+# Inputs sha256: e56a617a3a4e48438e8fa0f785241f438eedf6ff165f18ae134a30ee654b6650
+# Content sha256: 622a160435d2f7e8a83b495e2d4fa36caeda921359b0b394706c311a383daab1
 
 """Method dispatch for the agent side of ACP protocol v2.
 

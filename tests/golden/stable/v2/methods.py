@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2f08989259ec26304c11e95e3d9072c93f9c0c6316909d2db3afef846ab14f70
-# Content sha256: f8e57c48c79a04e3590fb951bedcb6235fcd9dea552516a336bed6c80e23a4e1
+# Inputs sha256: a653ba5b4a53c129190d7f1dd56d877c82d59881789875137cd4a090df1b5575
+# Content sha256: bdecfe94c6191deca37032a4a154b348e8321f48fb851d6224b820558f04a9b1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

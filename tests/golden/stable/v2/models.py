@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 452910fbfb524f1eaed27c0226bd3219d7ce28b7cfab1fe6aa5439259b4140ab
-# Content sha256: 9fa3d92fcb100fb58622d7b339e246c5c64d9e79fd5500720711f037c46ab917
+# Inputs sha256: 7a20c8d09a135f863e6a93a393449dbc3048cbbfefeff89acfdd1e92e39b3a4e
+# Content sha256: b03bc7ec02620501ded6f18c8e52b0c272feced17903d86eede7d8a3fe7b2fbc
 
 """Wire models of ACP protocol v2.
 
