@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a71d32b68698ff6621bc9255334a588b300256c1d329a30cd0db86eeb700752a
-# Content sha256: a49076b90a0fd5148602bdc6bc237eda83b05df6aa33ff4074d6c32ce2e772c1
+# Inputs sha256: ed37a902ad450eff7e719bf05c4b228d15944e251174d6ecfd8fa81d0a2d25c1
+# Content sha256: 0449cff67a4fa1104ef7683e8179ae255f9b1e1d6e2fe1bf6d12ba356e4f8f83
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -30,7 +30,7 @@ target version cannot say ``null`` (then it is omitted: the two mean the same).
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Annotated, Any, Final, Literal, TypeAlias, cast
 
 from pydantic import (
     Field,
@@ -40,15 +40,20 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _DEFAULT_OMITTED,
+    _FIRST_VALID,
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
+    _keep_omitted,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2
@@ -196,22 +201,32 @@ class _V1ToV2SessionInfo(_Converter):
 
     f_session_id: str = Field(alias="sessionId")
     f_cwd: _AbsolutePathIn = Field(alias="cwd")
-    f_additional_directories: list[_AbsolutePathIn] = Field(
-        _ABSENT, alias="additionalDirectories"
-    )
+    f_additional_directories: list[
+        Annotated[_AbsolutePathIn | Annotated[str, _DEFAULT_OMITTED], _FIRST_VALID]
+    ] = Field(_ABSENT, alias="additionalDirectories")
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2)."""
 
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionListCapabilities(_Converter):
@@ -232,6 +247,9 @@ class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
     f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2UnarchiveSessionRequest(_Converter):
@@ -555,6 +573,20 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
     },
 }
 """Methods both versions define: wire name -> (kind, params type, result type)."""
+
+
+LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
+    (1, 2): {
+        "SessionInfo": (
+            "additionalDirectories",
+            "updatedAt",
+        ),
+        "SessionInfoUpdate": ("updatedAt",),
+        "SessionUpdateSessionInfoUpdate": ("updatedAt",),
+    },
+    (2, 1): {},
+}
+"""By direction and source type, the fields whose values a round trip may not give back ("*": the whole value)."""
 
 
 _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)

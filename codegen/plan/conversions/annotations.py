@@ -5,7 +5,7 @@ dotted path, a union's tag)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...code_text import Code, identifier, py_literal
@@ -157,3 +157,41 @@ def nested_field(proto: Protocol, td: TypeDef, path: tuple[str, ...]) -> Field |
             if hit is not None:
                 return hit
     return None
+
+
+def schema_node(documents: Mapping[str, Any], files: Iterable[str], at: str) -> Any:
+    """The node a JSON pointer names in the first of ``files`` (names of ``documents``) that has it."""
+    for name in files:
+        node = documents.get(name)
+        for token in at.split("/")[1:]:
+            key = token.replace("~1", "/").replace("~0", "~")
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            return node
+    return None
+
+
+def states(node: Any, defs: Mapping[str, Any], stated: Callable[[Mapping[str, Any]], bool], leaf: bool) -> bool:
+    """Whether a schema node states a rule (``stated`` tells by one node's keywords): itself,
+    what it refers to (in ``defs``) or extends, every branch but null of a union, and, for a
+    rule of string leaves, the items and values it holds."""
+    seen: set[int] = set()
+
+    def walk(node: Any) -> bool:
+        if not isinstance(node, dict) or id(node) in seen:
+            return False
+        seen.add(id(node))
+        if stated(node):
+            return True
+        more: list[Any] = list(node.get("allOf", ()))
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            more.append(defs.get(ref.rsplit("/", 1)[-1]))
+        if leaf:
+            more += [node.get("items"), node.get("additionalProperties")]
+        if any(walk(n) for n in more):
+            return True
+        branches = [b for b in (*node.get("anyOf", ()), *node.get("oneOf", ())) if b != {"type": "null"}]
+        return bool(branches) and all(walk(b) for b in branches)
+
+    return walk(node)

@@ -4,14 +4,14 @@ annotations check a source-version value on its way to the target version."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...code_text import Code, py_literal
 from ...errors import Problem, SchemaError
 from ...protocol.class_names import NO_CLASS_NAMES, ClassNames
 from ...protocol.features import select
-from ...protocol.ir import Protocol, TypeDef, TypeExpr, build
+from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, build
 from ...protocol.load import Source, VersionSources
 from .annotations import (
     annotation,
@@ -22,11 +22,15 @@ from .annotations import (
     flat_fields,
     function_name,
     nested_field,
+    schema_node,
+    states,
     tag_value,
     value_shape,
 )
 from .compare import Comparison, FieldPair, compare, field_names, stale
 from .declarations import (
+    LEAF_RULES,
+    STATED_BY,
     TRANSFORMS,
     VALUE_RULES,
     VERSIONS,
@@ -35,7 +39,7 @@ from .declarations import (
     TransformDecl,
     load_declarations,
 )
-from .methods import check_methods, method_scope, refused_methods
+from .methods import check_methods, every_kind, method_scope, refused_methods
 from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant, Supplied
 
 
@@ -49,6 +53,10 @@ class _Direction:
     shared: frozenset[str]  # the source version's names of the types that convert
     narrow: Mapping[str, tuple[Any, ...]]  # source enums whose target is closed: the values both have
     messages: frozenset[str] = frozenset()  # the source's params and result types of methods
+    # The target version's schema files (name -> document) and their definitions, where the
+    # rules a field's schema states are read (``states``).
+    documents: Mapping[str, Any] = field(default_factory=dict)
+    defs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def proto(self) -> Protocol:
@@ -64,6 +72,14 @@ class _Direction:
 
     def v1_name(self, name: str) -> str:
         return name if self.source == 1 else self.cmp.v1_name(name)
+
+    def states(self, rule: str, ft: Field, dst: TypeDef) -> bool:
+        """Whether the target's schema states a checking value rule at the field; without the
+        schema files (a plan made from IRs alone) every declared rule holds."""
+        if not self.documents:
+            return True
+        node = schema_node(self.documents, (dst.file, *self.documents), ft.pointer)
+        return states(node, self.defs, STATED_BY[rule], rule in LEAF_RULES)
 
     def transform(self, td: TypeDef) -> TransformDecl | None:
         """The transform converting this source type, its own or its nearest base's."""
@@ -86,7 +102,10 @@ def _narrowed(cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], source: int
 
 
 def _converters(
-    cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[FieldPair]]
+    cmp: Comparison,
+    pairs: list[tuple[TypeDef, TypeDef]],
+    field_pairs: dict[str, list[FieldPair]],
+    sources: Mapping[int, VersionSources] | None = None,
 ) -> list[Converter]:
     """Both directions' converters, each direction's in the order a module defines them."""
     out: list[Converter] = []
@@ -98,7 +117,10 @@ def _converters(
         shared = frozenset(p[0 if source == 1 else 1].name for p in way_pairs)
         proto = cmp.v1 if source == 1 else cmp.v2
         messages = frozenset(t for m in proto.methods for t in (m.params, m.result) if t)
-        way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source), messages)
+        files = sources[target].schemas if sources and target in sources else ()
+        documents = {f.name: f.data for f in files}
+        defs = {k: v for f in reversed(files) if isinstance(f.data, dict) for k, v in f.data.get("$defs", {}).items()}
+        way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source), messages, documents, defs)
         out += _direction_converters(way, way_pairs, field_pairs)
     return out
 
@@ -274,14 +296,12 @@ def _own_fields(
             continue
         rule_name = d.value if d is not None else None
         rule = VALUE_RULES.get(rule_name or "same", {}).get((way.source, way.target))
-        if rule_name == "tag" and ft is not None and ft.type.kind == "const" and fs.type.kind == "const":
-            text = Code(f"Annotated[Literal[{py_literal(fs.type.const)}], _to({py_literal(ft.type.const)}), _AS_IS]")
-        elif rule is not None and rule_name in WHOLE_VALUE_RULES:
-            text = Code(f"{rule} | None" if fs.type.nullable else rule)
-        elif rule is not None and rule_name in WRAPPING_RULES:
-            text = Code(f"Annotated[{way.annotation(fs.type)}, {rule}]")
-        else:
-            text = way.annotation(fs.type, rule)
+        if rule is not None and rule_name in STATED_BY and (ft is None or not way.states(rule_name, ft, dst)):
+            rule = None  # the target does not state it here: the value is the source's
+        # Where the target reads an invalid value as its default, a value the rule refuses is
+        # omitted (an item, where it skips invalid items): what the target would read.
+        lenient = rule is not None and rule_name in STATED_BY and ft is not None and ft.lenient and not ft.required
+        text = _field_annotation(way, fs, ft, rule_name, rule, lenient)
         if fs.not_one_of:  # the catch-all variant of an open union: not a value a variant of its own has
             text = Code(f"Annotated[{text}, _not_one_of(({''.join(py_literal(v) + ', ' for v in fs.not_one_of)}))]")
         nest = dotted(target_name) if target_name is not None and "." in target_name else ()
@@ -304,9 +324,44 @@ def _own_fields(
                 read=read,
                 nest=nest,
                 supply=supply if requires else None,
+                omitted=lenient and not (ft is not None and ft.skip_invalid_items and fs.type.kind == "array"),
+                lossy=lenient,
             )
         )
     return own, fills, supplied
+
+
+def _field_annotation(
+    way: _Direction, fs: Field, ft: Field | None, rule_name: str | None, rule: str | None, lenient: bool
+) -> Code:
+    """The annotation of a source field's value: the value rule applied (a rule of string
+    leaves to each), or refusals omitted where the target reads them as its default."""
+
+    def checked(e: TypeExpr) -> Code:
+        if rule_name == "tag" and ft is not None and ft.type.kind == "const" and e.kind == "const":
+            return Code(f"Annotated[Literal[{py_literal(e.const)}], _to({py_literal(ft.type.const)}), _AS_IS]")
+        if rule is not None and rule_name in WHOLE_VALUE_RULES:
+            return Code(f"{rule} | None" if e.nullable else rule)
+        if rule is not None and rule_name in WRAPPING_RULES:
+            return Code(f"Annotated[{way.annotation(e)}, {rule}]")
+        return way.annotation(e, rule)
+
+    items = fs.type.items if fs.type.kind == "array" else None
+    if lenient and ft is not None and ft.skip_invalid_items and rule_name in LEAF_RULES and items is not None:
+        text = f"list[{_or_default(way, items, way.annotation(items, rule))}]"
+        return Code(f"{text} | None" if fs.type.nullable else text)
+    if lenient:
+        return _or_default(way, fs.type, checked(replace(fs.type, nullable=False)))
+    return checked(fs.type)
+
+
+def _or_default(way: _Direction, e: TypeExpr, checked: Code) -> Code:
+    """A value of ``e`` the rule checks (``checked``, of ``e`` without null) or, where it
+    refuses it, the value as the source types it, omitted: the target reads it as its
+    default. A null stays null."""
+    plain = way.annotation(replace(e, nullable=False))
+    null = " | None" if e.nullable else ""
+    return Code(f"Annotated[{checked} | Annotated[{plain}, _DEFAULT_OMITTED]{null}, _FIRST_VALID]")
 
 
 def _invariants(
@@ -390,6 +445,8 @@ def plan(
             if set(by_version[v].features) == every
             else build(select(s, every), names.get(v, NO_CLASS_NAMES))
         )
+    full = {v: every_kind(p) for v, p in full.items()}
+    by_version = {v: every_kind(p) for v, p in by_version.items()}
     whole = dict(by_version)
     if fragments is not None:
         full = method_scope(full, decl)
@@ -407,18 +464,24 @@ def plan(
             problems.append(Problem(source.name, "", SWITCH_OFF))
         raise SchemaError(problems)
     refused = refused_methods(cmp)
+    converters = tuple(_converters(cmp, pairs, field_pairs, sources_by_version))
     return ConversionPlan(
         source,
-        tuple(_converters(cmp, pairs, field_pairs)),
+        converters,
         tuple(methods),
         tuple((v, name, why) for v in VERSIONS for name, why in sorted(refused[v].items())),
-        _lossy(cmp),
+        _lossy(cmp, converters),
     )
 
 
-def _lossy(cmp: Comparison) -> tuple[tuple[int, int, str, tuple[str, ...]], ...]:
-    """Per direction and source type, the fields a round trip may not give back as they were."""
+def _lossy(cmp: Comparison, converters: Iterable[Converter]) -> tuple[tuple[int, int, str, tuple[str, ...]], ...]:
+    """Per direction and source type, the fields a round trip may not give back as they were:
+    those declared so, and those a value rule may drop (read as the target's default)."""
     out: dict[tuple[int, int, str], set[str]] = {}
+    for c in converters:
+        for f in c.all_fields:  # (a variant's, its base's too)
+            if f.lossy:
+                out.setdefault((c.source, c.target, c.source_type), set()).add(f.read[0] if f.read else f.source)
     for d in cmp.decl.fields:
         if d.lossy:
             for source in VERSIONS:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c4b356c6b2c65f4acc30868951c817b9ad7344085bd066f84a953ed7389c5528
-# Content sha256: 3ef5b1452ca6b3bf4bf2b3eb31d43a54fa99e03a821a63d9a84a15fb7c011409
+# Inputs sha256: f6f2879b3ce7c9d252c60ff370b807f0d1b0cb92f777c7894936394c6f4b9392
+# Content sha256: a2f89366a7b3dcb8dd287ae1e499a74f9e8f78ba889f936433614a4a5ba8db39
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a9a3888b59ed6a2bf3277ea3b799931faf5b35a5f08b0dce8e92dff2758965f
-# Content sha256: e321862b7e908b7252e0dc1e0e20821bc9b4eefef8a2ba4627df6074fd77e2a3
+# Inputs sha256: e09dd2af43d7d78da21ff0de82c6b75aa25f407643c3dd5d738ad167ce549513
+# Content sha256: 6e9f795365e90412fbd90311db8972ff66bd640f67df88d0bfe3d560982942f0
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

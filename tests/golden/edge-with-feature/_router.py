@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dc4bcdc2a5724333cd99c9f16b339b8c212f07d40c6dba1724c9c37b15309ccd
-# Content sha256: 98512e6bef5199eccfd69dfd9ff97af503681d50fa20f00788f95bd93e9db0ab
+# Inputs sha256: 6a8c193ab3c02d75b7b953bf11e6880b84d7b20691934454e917cc8c449b1022
+# Content sha256: ed28da49472a222e9eded6d0a806bb21b63af4a621f0b20cc48711b9483a6911
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

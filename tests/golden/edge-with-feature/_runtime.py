@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c411dccf3bcb8a12a1b2f6ccefbd01404ea5e238f84669e7b7d7641c80fdcc5
-# Content sha256: 7f54da193c3359dfedab588858dd67732ebbf7ae058a42e95cfbfa453931bb84
+# Inputs sha256: 4dfbe574f470ffab1d137c9633cd6aa1fb324e9763e433503d1081bf8853dbb5
+# Content sha256: 5229f76f319f47e41fe165f10b813a1680f346f69b3ce8e4928e6cf562a455ef
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

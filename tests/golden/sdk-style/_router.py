@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a16cf08432c401b84f13516330c8d74b565c586d80ef48849c3fa80218a58eb4
-# Content sha256: e10bdd49a8a3f6893f9746dcc3a55b02d62c9c94e883cbbd060f79f81dd88a29
+# Inputs sha256: c1cc3104c7ba0fbc4b785b24e47685972a72bb308b5c121bd0b9ec94a55565f7
+# Content sha256: 626422e2cce27653b0448d2417059ca898db07d7d3f8dec9b79b8876c4f310a0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

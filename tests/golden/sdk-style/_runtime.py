@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d68544971a97f32db4267287dde6dc5535e7398ec198557acb8f3246f3130e44
-# Content sha256: 477b89767dec7bcaffaee945563382bb8f6cc87f8f68ce788fa1397831846fa0
+# Inputs sha256: 4f9ac8a32425bb754c1a3b3f778343457f87d9cb0cb4d136a2bdf309de9cb5a3
+# Content sha256: 991f7b14f75dfc77934f4f6fa19e26cd74571de7217870f523290eeede4dad78
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 23a9452a26c59e0bdbee8f5c63a8d3bc7c097b0ca580691e9f11cf9ccd3cb25e
-# Content sha256: 24b4721fda933dc2e8cceeb4e0931b398e36ce59a894133981439225e91f389f
+# Inputs sha256: ed99b4c56a664ce29578af080c280585b9a98f148fd2f4f324922eb213ad033e
+# Content sha256: 6e15f457964cfaef9ad6ce7e3dc8f72f377fbe9fc9e278e101d8370b594f6406
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

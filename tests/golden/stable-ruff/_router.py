@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 42ed131796c00324fbce71ac33d29eb169b8f3be69f7e6d6d949900b04baa6be
-# Content sha256: 6b45e8bdc18e9c88f517837f1d89b2582edbf27be749ed11c7a7c8a5b9442e7f
+# Inputs sha256: 821310d6e2577b210b324dba945528d897ca57d210ecf7ee44d69b8b10192995
+# Content sha256: 0ae6908660eb7ae7542092208f4c90df3795e3196e94084d54fae7a358a4e723
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

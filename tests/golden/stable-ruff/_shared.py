@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a21d72afc8f20dcc97833082097a22dc9c04c65b00cd7529b452f0de97f04055
-# Content sha256: 4f0990f40892a18ddf2daa33d0523499abce69d79cbb16b76bbfc095601f6dac
+# Inputs sha256: 8f93aa1fa2623451593ec9f1a74e8ccba1157e3c3d0877504b1824cfb1c8134e
+# Content sha256: 3ab26acbba827ce27e93356b42d9412393a23a782459e4e857d5344a1315f7e8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99613aa729e45a9e4c89d1363be0d1c5ed679313d83c174dfd03ca7b0a3d0c37
-# Content sha256: 91aa5ad06bbdfc4560dc40cf89d543c4f4ee12f83daf2956a98aacd91f8edf07
+# Inputs sha256: fe859de87319cca33dc596cdb5d4ff109382e88b9659eee6a8698d50a17c0128
+# Content sha256: f5f185aa21df33b942ec395977b6fa82d09914966c87a5bebed76f7f42fddac6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b8693e5ae03e6b7469c0bcaeb5398bd5cbebb392c90f2f95b90d2920adf8577
-# Content sha256: 6910b61be31bf3e64110a31376ae8f922941383d9e2f1a6cfd7a4955954d9523
+# Inputs sha256: 3f9d7d46dad2767bb7640a5b42fc94f2ead24cb94c6a5fb858a0efda43955af9
+# Content sha256: 2ef376b1954d6b65eb841d7b186790f17c6010953f4f9d2786b9a79fc4bfad4f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e28f643930a405f93cd943dbcc31113097dd2cf6f3dcfcb83292e35265398c9
-# Content sha256: 33add830a80338fc0272e03db25c50c2794492120a6a85b2c4a1486684c78c3c
+# Inputs sha256: bced2ad090f96cda24ce3564d3aa4ef0980d09be354e20683550a360f8d933fc
+# Content sha256: 28ca6fce69a9b206df89c016493fa1b9e3f1349b54d786b718dbe599692226b5
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -38,15 +38,17 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d99b94718086aaeda5268a2d06e89dcf67ec64affbc28a6bf3100c77c66e475
-# Content sha256: 5c64baf785654304f63663fa6533de5c624a3d343b068d88255ac93a8f40e00c
+# Inputs sha256: 053902487f26497abf7a570282e6c71b6db74e633ef7633aa06264a2e83e25ea
+# Content sha256: c72f52b59327ece6966d066b2b263a8af2b6dca38965ed693a9434d08df1cf52
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -40,15 +40,17 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2

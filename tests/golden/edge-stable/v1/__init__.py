@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb207bda34a7b2c88528a4627fab6ddfa2ff05bbb081edd4aefc61c32e0275dd
-# Content sha256: e9e70d782ddaa15dcb10847ff0e00d9f513d9940537e9a6168da0afa15b93901
+# Inputs sha256: 9d3ac03791a0ba91d565df937ad5247c4ba9a672f0d83d29c129279386734676
+# Content sha256: 662b037a693f0803945b0f8a0273442b131ff615e163a2c05b16485e2e0317d7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

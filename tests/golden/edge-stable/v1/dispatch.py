@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b46ebb72e5d1253b9abd736e94d92367a7832ff47de0b6aa081ff7fd15814b00
-# Content sha256: 01239657a3c586a3ac04922f8ea1f29ee07c7fc647673241d7363c1a26024e4c
+# Inputs sha256: 0390babea7d9bafffac4686d4b46a8c6852bd882442acbf7ac633b21546776b3
+# Content sha256: 0306858ad7169466f2c7d93beec2b08b7fc449f44fb767856efd292a95e2aca4
 
 """Method dispatch for the agent side of ACP protocol v1.
 

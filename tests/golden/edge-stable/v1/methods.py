@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a67767246c490a61467095b8de4b7faaf92211bb7d59dea2623ec12fcda947fe
-# Content sha256: 869fa33f6cdb93027e5a7fd790704e22a6ccc2eab8cf4e4775c837c75a847632
+# Inputs sha256: 4ac01d7cd8b0ed375eca664295fcf07121f5e00c327048d3b7fc82518b168c2c
+# Content sha256: 4e59b5756c6916664346cdfb091a3ce8e3e33bc9f494533040b3b60ea29d500f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

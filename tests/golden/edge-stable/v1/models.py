@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f028c78c0b84ab690739852d51e74a68f34f67ca159b4a2bb78eb51edc72499
-# Content sha256: 6297989e9cdf5bcbc17b8408db265256b8c040d6e7c80c2de3c0145c50409d0f
+# Inputs sha256: dcce43dd7d6a9abecbaac1e539ef6e099d3b3204a8dfd923199e19857739e206
+# Content sha256: 7c4dfe1cedb920e54b344cb84d2e3a9f716f60501ee258c3d747162f6f673843
 
 """Wire models of ACP protocol v1.
 

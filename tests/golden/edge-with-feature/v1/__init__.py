@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46b0d328e14a3cf64befd5cc5612728bb7a3065e23f1ee8743ab90f8d0eece67
-# Content sha256: 7f03c853053388cad57c5a93287c18fceaf3f78f5d49ac34996595ecceb10376
+# Inputs sha256: 946917dc5cacc2770f7df35036e8b22d557dcbb0e05bd8e1586184dafbe045dd
+# Content sha256: c3ffe9744c8e70e13bf5e83db290d744820ede23a9593bc891f75c6ece560198
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

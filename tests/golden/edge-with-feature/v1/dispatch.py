@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a21531ef6a6cb88fdd6b02eae4f0dafb7b8a5783ac482fba6885832faeb34ae
-# Content sha256: 2675d9786865e27331425da6b9cc2c8ef82f4f4cc5e3b6c11c746326ec46fdbd
+# Inputs sha256: 80fb382c4f8147c638c0c74ff9dcb8950c32cdc018dd61f3cfaaf439fdba182d
+# Content sha256: f3727db76baebb20397ed822d37244df25a40ae244bc1e2770cfe0f90368439b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

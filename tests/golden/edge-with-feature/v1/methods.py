@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27c6b150d4ab574abc4de49f7bad82bba9a6a5984045427fc97d6e1ae751d544
-# Content sha256: 1e01fe4c356281acfcd672527c5c94c4f6c85cbdc6600f2d3ad5f5ad35b63787
+# Inputs sha256: b6564ada9259dbdd745e05309a961928c8d43184ec35dca73e8d58e434b8a156
+# Content sha256: 37b04a69d3215b23275724e1d18222890bad8028b6d3cd4ecb4e6e808f8a2298
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3191279b14e94a5140028c0a013ec884df0a83a6a1eeff1962ba6c94ebeb0aa
-# Content sha256: 507bd9e48a53bfd525b550f6f5a4a06863bc19453b291f4061f9ba0ae5157dc3
+# Inputs sha256: 5e151c7765e059519dbcf053ab92598528c3c9ec41176a3d1316ad99785c8ee4
+# Content sha256: ef495e344a640a2c385ff570e6c8046ae089248a324e26d52a893a285f19fea2
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2d3094e3ceb096faa04d6a7546e7b999b9c72aab09e89b6604e36ddabea54d23
-# Content sha256: 21287f46505b39223e0650bdf40987d157f669fdba729603812f492029f6d31b
+# Inputs sha256: dc325ae38ed78f029f4e775049c1db5469b655b82e9455f8fd2d06f37230b881
+# Content sha256: 28012b9064d3be02b76f412e0808810c97fc6b3104679817c52b6dbfe4940cb6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

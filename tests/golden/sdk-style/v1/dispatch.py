@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 861938a2ef6f6dafa909ffe867a8201ba0143ce0144ed5e14ea73e8092aa5840
-# Content sha256: 44d71ff02401fbada5f0855abd8c264a0260d17b727abe708363e8508edae434
+# Inputs sha256: ac1198f8f82f995ff4fcf97884c1d89a29b360514b1a098d8e65b8a3add6e179
+# Content sha256: fa05e926963cc8d408a72c1feaf4fa74e25fc35f6e75b185440d56235f4a111d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7963082426855e3ef7e07a2446950780a55e4e071837a2687c07f91c8632b6e0
-# Content sha256: 20bc8bc8338c7eed553e8fd2b6e3e363e6a218d1d3f5640066317a7eaec34d15
+# Inputs sha256: ef15a6f338cd7d30295d6e7b33d748b11936846452bdfb9c64d52a02cf173fa2
+# Content sha256: cea394bc17aac57fabe51b64590c7aaec5e4b5087bcd7ea03e9fd272aa75e202
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

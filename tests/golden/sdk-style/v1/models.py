@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d8b399c355c66148160b8772f03d7c9af251808072d58d92656ab6a96935b0dd
-# Content sha256: 8b01533eb1bcf189f92039ee2cc2281d978e41b94a0f1834e52b8f4829441a8e
+# Inputs sha256: 6dca944b3e25debc0778a01b6c83c58703e6f074bb28ae4b423d91c74f9879a4
+# Content sha256: e4211abc3fcdee908f637e3b966ba21a154167f86998663c3e86c1eacc7bcb49
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 317af7cc831afae04ca45a1d300d1a83562415783c187adac583465bc1c8371e
-# Content sha256: c4ab5c2c3822be4e51ddf416d690963138286f7eb8216a73605bd711fb7c9506
+# Inputs sha256: f01f6bf44a07695ec8124098fddf20497115f70994f46f7485acbe6662f7d3e5
+# Content sha256: 0c1cf7675bdfac5a047563a9d0c4f80abf8f29d6ba8db67e3302bc6da2df368c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

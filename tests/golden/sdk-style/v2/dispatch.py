@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 666ab733edefc447f04c975883e25e8900791b44c6ad4a06581aa15c3f49408b
-# Content sha256: 1ebcd6c891ec1f6c85105b439dc3be0b400d15bb9f9e15bbb90bf935c081f5a0
+# Inputs sha256: 83ad8eab86e187df019c85344cdf525c2f5beb90f5dca515e935c5273b09482e
+# Content sha256: 4acd26fc988d742523b00ca86af4e3afa0832fc1f1beaff3950a20dd3c980c7e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: af9d103b5413a25c2cf5805b5bb1a89b97cb88917e814bddb9179f0c61e80a63
-# Content sha256: 4e1451c1e3a8e2251ffe03ddb6ebf37d63120f23c438e25de4157ffe3f00e7f3
+# Inputs sha256: d13ab11a15c4d18f75418f5c0df2072e662af00790b0a9d7dcf6df0bc9833a5f
+# Content sha256: df00278006688ef5027d577e40f144b1fcc9c96922830845afcec1ef9c65e2c0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fe6674835fb0c8c257f3c956ab9434f14b9c46dbad6ca466b49082bc5b87d397
-# Content sha256: bc66e659c856693fffc417c1e4c07a95359d280b84260a7c616b978c29c874c1
+# Inputs sha256: cf96235633600bf8ecb00751357fa9c3eb45bb693091464214075a7a1f6d5a97
+# Content sha256: 3eae8ffafd89ca2c8122ec921b01e5da055e9b24ce7a9b00ad5e1dad7b4521e2
 
 """Wire models of ACP protocol v2.
 

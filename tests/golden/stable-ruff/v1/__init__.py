@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b5502c2dd7baf4c639caffe8ececc47b8e418c7fca57a9881277214e8706a90
-# Content sha256: 33537e2dd7c1648d44c13ee75d56a2f2720863660f9034b7ba59cc08c5d55463
+# Inputs sha256: 53a37be77b9939b689d5274f79dfbaf0e146bd1345223bedcc7f491c78d6d874
+# Content sha256: 467c71ff1ab16d270388d9eb29c7eef934f571e36bfe8aafe7b4cdd8748e58db
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

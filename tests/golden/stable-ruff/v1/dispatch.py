@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e9eb1819ba89add013e76638d7949636713a3db19dad480057cc7752967c3f4e
-# Content sha256: 3706bcd9a6ed78d85aec01d995018326bacec3e4d66041e59fbcb9dcc71307b6
+# Inputs sha256: 23999bf533c8cbdefca759822ac49033a68899b8b6d73842676143b6ff369237
+# Content sha256: a8af41389bd66f45f754cc0fca43ffa77983f4fb6a9363f76a3a2cdde33fa728
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5dace45c65964f251cd5c076841d65df881a56e8f779081d1e5f26dbd5dfe36f
-# Content sha256: 353970087a0f2e8d15ff2f70d4e2d06896e01ae0773411f6607f551301e87243
+# Inputs sha256: 36ee139907997bb9c27af5a4338873922bf0fd0bc3d50c294b45d3e74b2bc3d8
+# Content sha256: a55b2a615c2f888bf46d8f0f2b1eb3453f7c1e2a76620ab47db16ac5292f38b5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8742ed8bda2f851a7f65e6c342042767a8f6600bd09e96579ff814f2ee420863
-# Content sha256: 403e77d67ef4e9c9e838feac13d232f4049ac4e3c30fa3cf32a3bbe8ceb763d7
+# Inputs sha256: ccb4399322909ef5848abe7331d98bdb0cee8ede25aa0df2bd6eb3f91ee6450e
+# Content sha256: aaadf9c0805c9bf6fc0b70c72aa0f743aec9f28b60a94213413a6607ef22c982
 
 """Wire models of ACP protocol v1.
 

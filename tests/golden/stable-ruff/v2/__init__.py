@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 19d1bff6f82e64a75b37bf927b16be2ffcf3e576c5725e7068e46530209f6c39
-# Content sha256: 5425fa0224d60dc856c28619e4322dd2e727d7ea911d617b22e24a3abb466947
+# Inputs sha256: 2dab461b563e51a9baead40fd45f54c63f4fb5a61f2e297fd6978a40e4bd75e6
+# Content sha256: 6e931dd2abd822e3c7d11873745e786fbcd7fa25f7628080e5197e8a6c43f80f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 383d483881b7dd68bed7b7131ad95f164eeb207035fc81736745bd7a71424b88
-# Content sha256: 174022a9ac7cd253146bd077ec8818f5557c4b27f7aff6c42e8dc91315146b14
+# Inputs sha256: 748db14659bbb0eefe87b649f44b8b14aae09307266d16ce6a4f72b9b71a90fb
+# Content sha256: 1eda2b747f6c26877708251e6dbd1530b9821f00dcba5830280d1fe0ad1ce128
 
 """Method dispatch for the agent side of ACP protocol v2.
 

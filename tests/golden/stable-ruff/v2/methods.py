@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 582b88edfd65cec5e81d5ad516cfc1d860084f7d9703e71d58f870c36ea3109f
-# Content sha256: 179a3ff9c66a87baa608dd6990e13dd503c1ae8949dc3491d8b60e85e4cfb961
+# Inputs sha256: 5ffd8797853c9a660c97d5d9c203e22f54115d265fbd86058fdafac30c5e8c51
+# Content sha256: 338c229516ac4d94d94f54acea9a75c58aadd8f67a1ec5a1cc46ae0a2cddbbb3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2c4f103e10488952894db532a745485426c4256fd2174ee4866eb445d0a51972
-# Content sha256: 847c0d062bf36a9c5f77369fde20073f490a98e83ba5abaebc9801d52a2cc5ea
+# Inputs sha256: ba19d6ae7bf8c751725b77a4d771327f7a796f1a78cba13b7ab182109e63f4af
+# Content sha256: a8baa3c0b61d72602c08e7e51006194e6892c253e0b96582c5150b5cd1afc889
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dcc222b15c173272491ededf6a2e6b6b86b9c291b5f1ddbd2770ef21695a5228
-# Content sha256: 259acf0f507849dcf38fb914e3593b091542daea2690c0978ea2d3c4a56cfa52
+# Inputs sha256: 68bec07b82a4ca2827e1de675dc8e0ad0faf99277f3ca7acebbf2084a6ca4bba
+# Content sha256: e8036ce953d6a8c77be8a31c8d38c1134295a582202b6a80b9488d407dc8e52f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

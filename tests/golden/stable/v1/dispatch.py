@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db0ce36cf823b202b4682999ac34220a40e17bab2cf029e3bcb470e8b10e0a2e
-# Content sha256: 3898c35d541e433ec89fce792da07dd1945b0fae658f9455dea4f0dd2eb78a25
+# Inputs sha256: f6db8ed23708c54fdad4022a29fca50304dee4fd3a3942022770910bb72f6112
+# Content sha256: db290bdff559116dc37e5d25c6745f19c3377c871c742d3d279edc767c09a6fa
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5923b199b256b46fbc40be434fa126049f2838d8f984219bc44e8ca2e4b41363
-# Content sha256: af1f7e8bd357da017d569e127970767ef3fc95e75c003d3b5a44512b3d79a25e
+# Inputs sha256: b8f18403b61b50c36dbecd41a571eb93a84dfa37841c36aaabed5c4a215bd456
+# Content sha256: 5c268799f777ee1ffbf2d3423c48f374f97f49cd45e4e8cb5782c2a14397c199
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a6951c2baa7807e5f932712725b735ae5a17eead4c7aa5024aa1fd7d5ac20cf4
-# Content sha256: 341e0814fd10e0af547bdb82537ae1d363380472379eba89011d00e1f3c5906a
+# Inputs sha256: 9ab143383b9af9e17a20673eeec9dd4468492ba3b73d0145545750dcdb5cbf36
+# Content sha256: b02a5f16ef7dec379dd3aa3f6d843b26d37166523df78bd6740a807c9e89a1f2
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a685abf2ffc86d3afcf6fe455f37d5b48b1e4b2d2f00c78de9acb92bcb57d547
-# Content sha256: 9ecbb29e6ce2a873ae5e5a623f7d2b68e705382d5e0ca4cdbcc84e97486e5608
+# Inputs sha256: 9ac1d76b22683d249c24301f6367a4561cb6fba7ff64c187ca840ec025395190
+# Content sha256: 9e0b6ff731e1f07edd9c8eafc8311c259521fb4d66f4f0a8c760ce6072a9022c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e56a617a3a4e48438e8fa0f785241f438eedf6ff165f18ae134a30ee654b6650
-# Content sha256: 622a160435d2f7e8a83b495e2d4fa36caeda921359b0b394706c311a383daab1
+# Inputs sha256: 8376b443a16d1d652b1607c7b00684c15ce631e0b3458e80b0f649284c3e29b2
+# Content sha256: b14e6b8fa732d20f26c39e99adf5f2796400433e4c81b413b04a0428f1ab24c0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a653ba5b4a53c129190d7f1dd56d877c82d59881789875137cd4a090df1b5575
-# Content sha256: bdecfe94c6191deca37032a4a154b348e8321f48fb851d6224b820558f04a9b1
+# Inputs sha256: 57fe4af255228f27a8d6790a44ad48be4ce96c07a8f081a96caba908d1f16577
+# Content sha256: 08b9355fb0498c5495bb93217a5048fbe79f41c3073686eeca19d3f24cb97628
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a20c8d09a135f863e6a93a393449dbc3048cbbfefeff89acfdd1e92e39b3a4e
-# Content sha256: b03bc7ec02620501ded6f18c8e52b0c272feced17903d86eede7d8a3fe7b2fbc
+# Inputs sha256: 4923705ba3bae204f3bcf9c236d05fb6eb566d1f3a4dd8fec80879fc119f5d5e
+# Content sha256: 54e3fa9a00e6948eee65121112539ad90c7a64bb5841dcff7257e14c2e01bf1b
 
 """Wire models of ACP protocol v2.
 
