@@ -4,7 +4,7 @@ annotations check a source-version value on its way to the target version."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...code_text import Code, py_literal
@@ -19,10 +19,12 @@ from .annotations import (
     class_name,
     common_tag,
     dotted,
+    field_annotation,
     flat_fields,
     function_name,
     nested_field,
     schema_node,
+    skips_items,
     states,
     tag_value,
     value_shape,
@@ -34,8 +36,6 @@ from .declarations import (
     TRANSFORMS,
     VALUE_RULES,
     VERSIONS,
-    WHOLE_VALUE_RULES,
-    WRAPPING_RULES,
     TransformDecl,
     load_declarations,
 )
@@ -180,12 +180,24 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
             and v.ref not in way.shared
         )
     ]
-    # A value the target's union does not have (v1's null request id) does not convert.
+    # A value the target's union does not have (v1's null request id) does not convert: it is
+    # refused as what it is, not as a mismatch of every member that does.
     target = _target_union(way, src)
+    dropped: list[TypeExpr] = []
     if target is not None:
         theirs = {value_shape(v, way.cmp.lookup(way.target)) for v in target.variants}
-        converting = [v for v in converting if v.kind == "ref" or value_shape(v, whole) in theirs]
-    union = " | ".join(way.annotation(v) for v in converting) or "None"
+        dropped = [v for v in converting if v.kind != "ref" and value_shape(v, whole) not in theirs]
+        converting = [v for v in converting if v not in dropped]
+    union = (
+        " | ".join(
+            [way.annotation(v) for v in converting]
+            + [
+                f"Annotated[{way.annotation(v)}, AfterValidator(_refuse({py_literal(_no_form(v, way.target))}))]"
+                for v in dropped
+            ]
+        )
+        or "None"
+    )
     tag = src.discriminator or common_tag(src, whole)
     refused: list[tuple[str, str]] = []
     tags: list[str] = []
@@ -204,6 +216,8 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
     # The tags are checked first only where a variant is declared not to convert (its reason then
     # is the error, not every variant's mismatch, and an unknown variant of an open union is refused).
     declared = any(v.kind == "ref" and (way.source, v.ref) in way.cmp.decl.only_in for v in src.variants)
+    # (so is an open union's catch-all variant that does not convert: any other tag is refused)
+    declared = declared or (tag is not None and any(v not in converting and v.kind == "ref" for v in src.variants))
     # Variants each told by a tag of its own are validated by that tag alone (a tagged union:
     # one variant tried, not every one, where a union has several).
     by_tag = {tag_value(v, tag, whole): v for v in converting} if tag is not None else {}
@@ -221,6 +235,10 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
         typed=bool(converting) and all(v.kind == "ref" and v.ref in way.shared for v in converting),
         **common,
     )
+
+
+def _no_form(e: TypeExpr, target: int) -> str:
+    return f"{'null' if e.kind == 'null' else e.describe()} has no form in v{target} here"
 
 
 def _target_union(way: _Direction, src: TypeDef) -> TypeDef | None:
@@ -301,7 +319,7 @@ def _own_fields(
         # Where the target reads an invalid value as its default, a value the rule refuses is
         # omitted (an item, where it skips invalid items): what the target would read.
         lenient = rule is not None and rule_name in STATED_BY and ft is not None and ft.lenient and not ft.required
-        text = _field_annotation(way, fs, ft, rule_name, rule, lenient)
+        text = field_annotation(way.annotation, fs, ft, rule_name, rule, lenient)
         if fs.not_one_of:  # the catch-all variant of an open union: not a value a variant of its own has
             text = Code(f"Annotated[{text}, _not_one_of(({''.join(py_literal(v) + ', ' for v in fs.not_one_of)}))]")
         nest = dotted(target_name) if target_name is not None and "." in target_name else ()
@@ -324,44 +342,11 @@ def _own_fields(
                 read=read,
                 nest=nest,
                 supply=supply if requires else None,
-                omitted=lenient and not (ft is not None and ft.skip_invalid_items and fs.type.kind == "array"),
+                omitted=lenient and not (ft is not None and ft.skip_invalid_items and skips_items(fs, rule_name)),
                 lossy=lenient,
             )
         )
     return own, fills, supplied
-
-
-def _field_annotation(
-    way: _Direction, fs: Field, ft: Field | None, rule_name: str | None, rule: str | None, lenient: bool
-) -> Code:
-    """The annotation of a source field's value: the value rule applied (a rule of string
-    leaves to each), or refusals omitted where the target reads them as its default."""
-
-    def checked(e: TypeExpr) -> Code:
-        if rule_name == "tag" and ft is not None and ft.type.kind == "const" and e.kind == "const":
-            return Code(f"Annotated[Literal[{py_literal(e.const)}], _to({py_literal(ft.type.const)}), _AS_IS]")
-        if rule is not None and rule_name in WHOLE_VALUE_RULES:
-            return Code(f"{rule} | None" if e.nullable else rule)
-        if rule is not None and rule_name in WRAPPING_RULES:
-            return Code(f"Annotated[{way.annotation(e)}, {rule}]")
-        return way.annotation(e, rule)
-
-    items = fs.type.items if fs.type.kind == "array" else None
-    if lenient and ft is not None and ft.skip_invalid_items and rule_name in LEAF_RULES and items is not None:
-        text = f"list[{_or_default(way, items, way.annotation(items, rule))}]"
-        return Code(f"{text} | None" if fs.type.nullable else text)
-    if lenient:
-        return _or_default(way, fs.type, checked(replace(fs.type, nullable=False)))
-    return checked(fs.type)
-
-
-def _or_default(way: _Direction, e: TypeExpr, checked: Code) -> Code:
-    """A value of ``e`` the rule checks (``checked``, of ``e`` without null) or, where it
-    refuses it, the value as the source types it, omitted: the target reads it as its
-    default. A null stays null."""
-    plain = way.annotation(replace(e, nullable=False))
-    null = " | None" if e.nullable else ""
-    return Code(f"Annotated[{checked} | Annotated[{plain}, _DEFAULT_OMITTED]{null}, _FIRST_VALID]")
 
 
 def _invariants(

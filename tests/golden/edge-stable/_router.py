@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fe859de87319cca33dc596cdb5d4ff109382e88b9659eee6a8698d50a17c0128
-# Content sha256: f5f185aa21df33b942ec395977b6fa82d09914966c87a5bebed76f7f42fddac6
+# Inputs sha256: 8d016091aab70b90a0e42e41b221ea153efaa05599b4ba1e5b540914f1785b99
+# Content sha256: 3bb97335c371ba5fee177e643f476367f180bc740e6a87e26db640cc7dd5d4e3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

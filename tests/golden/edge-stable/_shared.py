@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e09dd2af43d7d78da21ff0de82c6b75aa25f407643c3dd5d738ad167ce549513
-# Content sha256: 6e9f795365e90412fbd90311db8972ff66bd640f67df88d0bfe3d560982942f0
+# Inputs sha256: 56ac326ce703ea6b3ab380c803474bb6e1110513741ba8fc100628f1b755c093
+# Content sha256: c26760ce86e13957b9e403c9690d5a64ece2cb3280cf9eafbb51098d41bc6b63
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

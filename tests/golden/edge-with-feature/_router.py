@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a8c193ab3c02d75b7b953bf11e6880b84d7b20691934454e917cc8c449b1022
-# Content sha256: ed28da49472a222e9eded6d0a806bb21b63af4a621f0b20cc48711b9483a6911
+# Inputs sha256: 2fe2f7ae948668c0114bacb903c0a59b061a7e78e58efa4bae5167df9b781ad6
+# Content sha256: d55d74d8545e985a154067efe48e1eb3d401bb6804822419b7f31a7c7d2be27a
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4dfbe574f470ffab1d137c9633cd6aa1fb324e9763e433503d1081bf8853dbb5
-# Content sha256: 5229f76f319f47e41fe165f10b813a1680f346f69b3ce8e4928e6cf562a455ef
+# Inputs sha256: 8591694f075f99b6f269bfb854128fb26c3384ba786263dda491a791e8f6846c
+# Content sha256: ff31f71ce18508fd21f10839e3fb56a5160709c3681c1b934a71c8629b81b469
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ceec3799884ba47bc48d700f3aa26a6115d61eed9dda7429b50de139a2270a45
-# Content sha256: 4f8993232d1d26ff857cb277f4df056c03ae7d05137f69d7209a51d25935491e
+# Inputs sha256: 9a8e68a47c061eeae71648e78476b700b223b66890ec2cc89a9eededd1326a0b
+# Content sha256: 36b80c89f644daed4ef36665e7129993d55186ffecbf2aada5922d6aa6456200
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

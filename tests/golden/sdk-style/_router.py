@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c1cc3104c7ba0fbc4b785b24e47685972a72bb308b5c121bd0b9ec94a55565f7
-# Content sha256: 626422e2cce27653b0448d2417059ca898db07d7d3f8dec9b79b8876c4f310a0
+# Inputs sha256: f9a44eebc973da27f97e3619f086a9cdf496507caa28816b90e11f51b1fccfec
+# Content sha256: f89b8b4599be8e90d144dbc90a46b9b55f388df8ead59017a195bbd65cbc6cce
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4f9ac8a32425bb754c1a3b3f778343457f87d9cb0cb4d136a2bdf309de9cb5a3
-# Content sha256: 991f7b14f75dfc77934f4f6fa19e26cd74571de7217870f523290eeede4dad78
+# Inputs sha256: 119b8018cb24ba2e4833d8e2cb93450dc734add74594d70564fdcfea27c761ea
+# Content sha256: b247707f12e5f0677f59b10c80e476dd421b33ee014ae2ce06c0f1be2b464122
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

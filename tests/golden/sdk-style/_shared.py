@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ed99b4c56a664ce29578af080c280585b9a98f148fd2f4f324922eb213ad033e
-# Content sha256: 6e15f457964cfaef9ad6ce7e3dc8f72f377fbe9fc9e278e101d8370b594f6406
+# Inputs sha256: 9389d8f10f6e05b321cab133867ca3bba63610a1ace70fa711751bdfaf8ac670
+# Content sha256: bb07135efaf61a36c05a83f36c0fefe1058233760ee2cb0e9561261aef9efb8a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1bdc50791de7d2e8e0dc0cb37b875bb435b68320b45f9731d6ef31755ca8e4c4
-# Content sha256: 05e159b9bdc69eb4a87734063d8e228bae3ac330c40c1279c62241d23e9e764f
+# Inputs sha256: 0d674b1c5cf9acbe3e6bb1f9a93de4fcdbb017e064d0dccdff9b633638cd348f
+# Content sha256: 834fb8f10bae76307a34deef48f49683bc1def41937456430cee4a6082042dfb
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target

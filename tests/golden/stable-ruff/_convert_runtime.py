@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 039f622bf33b8a9e9bed39e83ab36a4f222d4b25fb186cd72e2b7d3d70e3ca8f
-# Content sha256: c2d4aa4cfc6ccbb096ffd0acb09adff1f7984356c8f48f5e4ca9e3eac7f8a27c
+# Inputs sha256: 2d36850d954e22996cfd3f7b04e36d264b770fdeecc60ca9f0c34050334feddd
+# Content sha256: b66abb699f9e70f8925c94ab4e77f4218d6421e9944698c5acaf103e648aa41c
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 821310d6e2577b210b324dba945528d897ca57d210ecf7ee44d69b8b10192995
-# Content sha256: 0ae6908660eb7ae7542092208f4c90df3795e3196e94084d54fae7a358a4e723
+# Inputs sha256: 23919cc24af8bb1e609b5c21e74f0ff976012e6e712b8853c090a04cfcfab29e
+# Content sha256: 055b2cd2aaaac4c1796be800c6cc5a881183e490ec093e2074bfd133c212bb71
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

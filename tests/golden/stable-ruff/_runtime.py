@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0a25a4f031c6c65cc36050b49d3afd85a5729aeab12e75098fbc5bade4384f20
-# Content sha256: 85114715b8dc650614ef31edc186b92dd918ed83079604ad8a9597823151ac4b
+# Inputs sha256: 8f7f7e456b3552b5da6a8b449ea4ce36b05cb35c1bf479c51a2e3026a2468275
+# Content sha256: cd5c0e0d3f1b4deceb44703e00bfcb1354cd850450540b77fe4181934c9c64b6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8f93aa1fa2623451593ec9f1a74e8ccba1157e3c3d0877504b1824cfb1c8134e
-# Content sha256: 3ab26acbba827ce27e93356b42d9412393a23a782459e4e857d5344a1315f7e8
+# Inputs sha256: 7d17fbcec2494d21b48c70072ffc4056553dce7bef1c04b5f5013f1c36c6e95c
+# Content sha256: 93b1f0e5b4ffa2a02a61cd7a2ec4f486e171a43fe3bd9497c9482859a33a1dd4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0c8263a52e2a406c6212f83c94e3844df7e7bdb9adc1d2f7dece9031d4a80fa4
-# Content sha256: 29f9e7a5264bdac0186e447acf72aec50ccb42efe9984842dafc91e1c8bec9c3
+# Inputs sha256: 822856f39c181416abf98d36ec5598c151b6c848f8c4dbab688ed0be8bcc8520
+# Content sha256: 78800a990d585b846a95281b06aaaec9ab90a0102eb3920dffc5aca62cc4d8e8
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 84fdb5ab8424cfceded31108d1a0c5a7b43720be906fc94295a4316a08d9b677
-# Content sha256: e13353411acee7dd011bc9584b68928853c75a930a8589b7366e28e2566a09f8
+# Inputs sha256: f16c6593daa4418bbaef3136dac52c6b7e23c33b7c0ec7f8bf5f24972dd841df
+# Content sha256: a0bc905d200d4251b27f57f85b50b9954355051451bd044a71c717800857d804
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target

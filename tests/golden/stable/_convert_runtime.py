@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bd9105b6280bda66426a071b799aab714631ea4bbdcd77ca91d01ccbcb5d244b
-# Content sha256: 1f06a77361d2659678c38eaa712bdcd9a201dbc060b17e835810fe9f87066d66
+# Inputs sha256: ad5936541042379c0a6400ac116d65890810b586736b07d20827f54c300ad7ef
+# Content sha256: a6c33ea8687a72476e5a8bad826ef440d1461cf208af587119fb04fe8151d6fe
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the

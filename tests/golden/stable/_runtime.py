@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f6f2879b3ce7c9d252c60ff370b807f0d1b0cb92f777c7894936394c6f4b9392
-# Content sha256: a2f89366a7b3dcb8dd287ae1e499a74f9e8f78ba889f936433614a4a5ba8db39
+# Inputs sha256: e64331b143303678015b7f420ffd72125a37c91284f4cc131b1966d0024135be
+# Content sha256: 0c5af87557d71de6ad32bfa3efcd48a1a81da56a4e92cb88ab2efb3f3ce8d086
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

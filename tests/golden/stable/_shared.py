@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f9d7d46dad2767bb7640a5b42fc94f2ead24cb94c6a5fb858a0efda43955af9
-# Content sha256: 2ef376b1954d6b65eb841d7b186790f17c6010953f4f9d2786b9a79fc4bfad4f
+# Inputs sha256: 073f0c819e7f5f85d6c764a6481ef568483bf4033bd1a5af32dd3ecb20328299
+# Content sha256: c9072c106c32342ff5e04664d5012d917a81cdcff2775c14f70e51df182adf88
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f39491110bb15e7fb09ddfa3f32f92d8b61c4b80c3b22685fc1cf94cccf75098
-# Content sha256: 8f2e0fa7df5861b3f1eb57c6ecaa28b78c7d456f76cf8d0ee587a3d758aefd55
+# Inputs sha256: e4236f76a061ded0f62d40184313bbc5bd9393909a8b83499ad14a811d2fa791
+# Content sha256: 6cf0e6f53fed1174f9e92b0ebf69c0bba8d230158b3d618f9f170e2631bdfb88
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

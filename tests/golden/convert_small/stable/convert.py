@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bced2ad090f96cda24ce3564d3aa4ef0980d09be354e20683550a360f8d933fc
-# Content sha256: 28ca6fce69a9b206df89c016493fa1b9e3f1349b54d786b718dbe599692226b5
+# Inputs sha256: 661dd5d9528999191c849e97237435f256e0e15bf339ac6a1f900ff0c7b6ead0
+# Content sha256: 6ff457ac10336152b6a02f57eec374ce90c9a42fa5edf8a6a4fbac6a86316a07
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

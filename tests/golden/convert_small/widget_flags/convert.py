@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 053902487f26497abf7a570282e6c71b6db74e633ef7633aa06264a2e83e25ea
-# Content sha256: c72f52b59327ece6966d066b2b263a8af2b6dca38965ed693a9434d08df1cf52
+# Inputs sha256: 209f336dc68f570bdbd5ea433470178148fedac89f3e70b861bdc767435f8d5d
+# Content sha256: 034fbe7b800160390db55035b7edd9bae37d788795dea3340b61f37ce3648400
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d3ac03791a0ba91d565df937ad5247c4ba9a672f0d83d29c129279386734676
-# Content sha256: 662b037a693f0803945b0f8a0273442b131ff615e163a2c05b16485e2e0317d7
+# Inputs sha256: 70151390a0fa81110995692563dc24755e03911c790a4ed69240c0e4d6505e68
+# Content sha256: 8443baa2dcdf5d72075183c352fd25292dde589a9ad694a967683d106b069819
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0390babea7d9bafffac4686d4b46a8c6852bd882442acbf7ac633b21546776b3
-# Content sha256: 0306858ad7169466f2c7d93beec2b08b7fc449f44fb767856efd292a95e2aca4
+# Inputs sha256: c67d3eab85cd4cb3123f8ed4f6c2cd88e016ddb91f59495e720dce62a5888c60
+# Content sha256: c7c54658549378d3ceb101d92aea160a19f62b4b94b0636723a0db857eb04740
 
 """Method dispatch for the agent side of ACP protocol v1.
 

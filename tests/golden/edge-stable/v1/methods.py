@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ac01d7cd8b0ed375eca664295fcf07121f5e00c327048d3b7fc82518b168c2c
-# Content sha256: 4e59b5756c6916664346cdfb091a3ce8e3e33bc9f494533040b3b60ea29d500f
+# Inputs sha256: a36b3039edaa409edeae13773e373ca57d979881b5a677d832e092f7b458ec2b
+# Content sha256: cda77834330acc3fbb774a19b04b913da68eef27da50221a0d6250f5f02f92e4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

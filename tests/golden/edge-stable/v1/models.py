@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dcce43dd7d6a9abecbaac1e539ef6e099d3b3204a8dfd923199e19857739e206
-# Content sha256: 7c4dfe1cedb920e54b344cb84d2e3a9f716f60501ee258c3d747162f6f673843
+# Inputs sha256: bbedc7c4170c070049a79ca30244072e18b174bbe9f141a4c70864ad2779d933
+# Content sha256: dbafdeb14316997e8562548acffe49c63ec97573bd007e5e3c08f5b1e3677565
 
 """Wire models of ACP protocol v1.
 

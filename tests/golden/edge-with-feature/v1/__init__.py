@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 946917dc5cacc2770f7df35036e8b22d557dcbb0e05bd8e1586184dafbe045dd
-# Content sha256: c3ffe9744c8e70e13bf5e83db290d744820ede23a9593bc891f75c6ece560198
+# Inputs sha256: 6e03c0fde68c0db27f68f064560726487b454e6dab7735bb81ecbbcd7995de7c
+# Content sha256: 078f77fcd9394b900685221bdd0815370aee474a06fce994212a5650e4bd70cc
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 80fb382c4f8147c638c0c74ff9dcb8950c32cdc018dd61f3cfaaf439fdba182d
-# Content sha256: f3727db76baebb20397ed822d37244df25a40ae244bc1e2770cfe0f90368439b
+# Inputs sha256: 6bcd9d4db079d4c7cc4938e5e5507997876ab5b27f3aed852ce95720b646e172
+# Content sha256: 4db16791aa71846c0be31a6aa2373afe8b37e80288c49ea21f34f6e479d16772
 
 """Method dispatch for the agent side of ACP protocol v1.
 

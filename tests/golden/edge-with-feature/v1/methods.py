@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b6564ada9259dbdd745e05309a961928c8d43184ec35dca73e8d58e434b8a156
-# Content sha256: 37b04a69d3215b23275724e1d18222890bad8028b6d3cd4ecb4e6e808f8a2298
+# Inputs sha256: 940bc1ba97e69c1c46514c08072ad409b0acb82fe2c63da7ca183c90b0534937
+# Content sha256: 9748b7f8f9f3a8b0cca286b92b8226a0b96f1a11ae2a8ebe9bf68d336ef22b74
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e151c7765e059519dbcf053ab92598528c3c9ec41176a3d1316ad99785c8ee4
-# Content sha256: ef495e344a640a2c385ff570e6c8046ae089248a324e26d52a893a285f19fea2
+# Inputs sha256: e1dcf06ff7c6c997b6d43f6a32a32f5cbd1de594d6c6d72672ee92de353d5c53
+# Content sha256: 2979da2bf1298e9039a716a3e7c2362cbd7f7cd8e264010457bcd0b2c3b090d7
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: dc325ae38ed78f029f4e775049c1db5469b655b82e9455f8fd2d06f37230b881
-# Content sha256: 28012b9064d3be02b76f412e0808810c97fc6b3104679817c52b6dbfe4940cb6
+# Inputs sha256: 2d55a18d8877c2adbdcd8638023315129867354f023121582404d0edd1b1b3bb
+# Content sha256: c6553d15ddb4721c1baa3b7956c86e69558ceb574d28664e06707f5805997551
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ac1198f8f82f995ff4fcf97884c1d89a29b360514b1a098d8e65b8a3add6e179
-# Content sha256: fa05e926963cc8d408a72c1feaf4fa74e25fc35f6e75b185440d56235f4a111d
+# Inputs sha256: c50942b9b17b15b819396ec918baf4eed7eccfed2a8d613a44757323605dd3d8
+# Content sha256: 44848badbda038088acfae9b5de4ed0aade0851303511db81d0510f33c2d5034
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ef15a6f338cd7d30295d6e7b33d748b11936846452bdfb9c64d52a02cf173fa2
-# Content sha256: cea394bc17aac57fabe51b64590c7aaec5e4b5087bcd7ea03e9fd272aa75e202
+# Inputs sha256: 9133a5546e76b515ae1784a6b9da8c390b0bbb77a88e003cff73ab74db1fcb83
+# Content sha256: 554745ce983badcee1c5115c9c4014d780b49763a6276136038787ee8b365400
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

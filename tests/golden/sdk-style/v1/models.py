@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6dca944b3e25debc0778a01b6c83c58703e6f074bb28ae4b423d91c74f9879a4
-# Content sha256: e4211abc3fcdee908f637e3b966ba21a154167f86998663c3e86c1eacc7bcb49
+# Inputs sha256: c2bf1c9cd722a49357fe048037d82291a475de0468d3f047abf00b01dad91ac2
+# Content sha256: 42473f38e76f102a9d639cf985ca98930b172c2ee02b32a45014b6eefb2a9231
 
 """Wire models of ACP protocol v1.
 

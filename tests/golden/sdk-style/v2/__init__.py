@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f01f6bf44a07695ec8124098fddf20497115f70994f46f7485acbe6662f7d3e5
-# Content sha256: 0c1cf7675bdfac5a047563a9d0c4f80abf8f29d6ba8db67e3302bc6da2df368c
+# Inputs sha256: 3b351eecad6f8c5b65220123f38fde026309286457d4a0714708b384c7f2f447
+# Content sha256: 16d3d4aa7dc7920030fcaf0806043d454dd61706fa150123fa4b636e50c02f53
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

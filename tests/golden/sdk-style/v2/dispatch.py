@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 83ad8eab86e187df019c85344cdf525c2f5beb90f5dca515e935c5273b09482e
-# Content sha256: 4acd26fc988d742523b00ca86af4e3afa0832fc1f1beaff3950a20dd3c980c7e
+# Inputs sha256: 628e5051a9466c704f41eab72846eb9f18e7d607904bdf4d9ea6565bfaad8627
+# Content sha256: 254fc0162ed7a6a5bf812b610718e18fe606bdb096c3d4b5af01c65388a2c34f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

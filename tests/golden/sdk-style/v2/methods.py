@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d13ab11a15c4d18f75418f5c0df2072e662af00790b0a9d7dcf6df0bc9833a5f
-# Content sha256: df00278006688ef5027d577e40f144b1fcc9c96922830845afcec1ef9c65e2c0
+# Inputs sha256: 8e33d8f17f4933cc3928c947546f4b08807383e17529270b4419b616fac64989
+# Content sha256: fd91ee32ad3b3867ab747c0749b4020f7e0a83112afcca5372214991471dcd89
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cf96235633600bf8ecb00751357fa9c3eb45bb693091464214075a7a1f6d5a97
-# Content sha256: 3eae8ffafd89ca2c8122ec921b01e5da055e9b24ce7a9b00ad5e1dad7b4521e2
+# Inputs sha256: 4794a29ffe14443211132de30e792a401f47a6e7e1d6e06ea7d58856f6110b41
+# Content sha256: 1612c872084b8bdb173802ff95e39f33e3f0f7c11feb6434df328c27022eccaa
 
 """Wire models of ACP protocol v2.
 

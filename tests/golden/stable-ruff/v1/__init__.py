@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 53a37be77b9939b689d5274f79dfbaf0e146bd1345223bedcc7f491c78d6d874
-# Content sha256: 467c71ff1ab16d270388d9eb29c7eef934f571e36bfe8aafe7b4cdd8748e58db
+# Inputs sha256: 92bceea1bc17f12a9a861292d0a343def58effe7a43fe7a1c10f53bd0c6c90ab
+# Content sha256: d298268bc871fadc3d0049b2a889c6823aecaf6be09acb978ab3eb89c34cee0c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

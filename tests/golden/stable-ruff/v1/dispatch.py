@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 23999bf533c8cbdefca759822ac49033a68899b8b6d73842676143b6ff369237
-# Content sha256: a8af41389bd66f45f754cc0fca43ffa77983f4fb6a9363f76a3a2cdde33fa728
+# Inputs sha256: 394d23a292d5df60c0584e7e7db18feaad5a6f7fd2a7261cd9e2d7098e5bbc4b
+# Content sha256: e2839d5dda56a62c7c6eab32e725bc517bb522547ca87552e60f261583b1b101
 
 """Method dispatch for the agent side of ACP protocol v1.
 

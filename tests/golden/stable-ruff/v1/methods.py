@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36ee139907997bb9c27af5a4338873922bf0fd0bc3d50c294b45d3e74b2bc3d8
-# Content sha256: a55b2a615c2f888bf46d8f0f2b1eb3453f7c1e2a76620ab47db16ac5292f38b5
+# Inputs sha256: 26fa92aa8bbdb6a1189c54175e3801c8496c2280cd144a51ed5395aa517cde8d
+# Content sha256: 2a27773434b731a853b13a274140673949b79d19768ec3cb8314781d7ab706e5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

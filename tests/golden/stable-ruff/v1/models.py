@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ccb4399322909ef5848abe7331d98bdb0cee8ede25aa0df2bd6eb3f91ee6450e
-# Content sha256: aaadf9c0805c9bf6fc0b70c72aa0f743aec9f28b60a94213413a6607ef22c982
+# Inputs sha256: e452a9cb3d379f16a87a03c5489209b2d5316da776570719c5bf77f227e84ab1
+# Content sha256: d3d90625fc3ae5037f949664175ec7200d78fc4fd4c20643a105aef40140a453
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2dab461b563e51a9baead40fd45f54c63f4fb5a61f2e297fd6978a40e4bd75e6
-# Content sha256: 6e931dd2abd822e3c7d11873745e786fbcd7fa25f7628080e5197e8a6c43f80f
+# Inputs sha256: e5b055c806dc8dfdbd801b89f2a44e2a0940559a1e89bae1f77c5dd31d06683f
+# Content sha256: 445cb4fcbd122af1224e9d5796318482e6c223e2548858d4d28375f26418e39c
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 748db14659bbb0eefe87b649f44b8b14aae09307266d16ce6a4f72b9b71a90fb
-# Content sha256: 1eda2b747f6c26877708251e6dbd1530b9821f00dcba5830280d1fe0ad1ce128
+# Inputs sha256: 80753493edbc7b5eaf3880d5aff51fb5c237ad14b526fdab426c25b5051c4404
+# Content sha256: 0d806607dffec25ebcc6e257ce189aa209a1416963c512c447e0950fa0270ab4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

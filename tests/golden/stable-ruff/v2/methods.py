@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5ffd8797853c9a660c97d5d9c203e22f54115d265fbd86058fdafac30c5e8c51
-# Content sha256: 338c229516ac4d94d94f54acea9a75c58aadd8f67a1ec5a1cc46ae0a2cddbbb3
+# Inputs sha256: e6cc95d5e89da172957b6db7cc4cf469b9e5be47ff3552461efd124cd9aea081
+# Content sha256: d994326203ca20589691d8447d1c307e0df1ed65a39c500d1bb673a7e09532a0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ba19d6ae7bf8c751725b77a4d771327f7a796f1a78cba13b7ab182109e63f4af
-# Content sha256: a8baa3c0b61d72602c08e7e51006194e6892c253e0b96582c5150b5cd1afc889
+# Inputs sha256: 08b4e66074007fb4e38157c37d25f16d45a378f5e32e4e2d1a957e550f7912cb
+# Content sha256: b25d08df8340fa56c05212293ed08cdc634860b354dedf198495a0b0dbce09f0
 
 """Wire models of ACP protocol v2.
 

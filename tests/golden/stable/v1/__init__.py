@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 68bec07b82a4ca2827e1de675dc8e0ad0faf99277f3ca7acebbf2084a6ca4bba
-# Content sha256: e8036ce953d6a8c77be8a31c8d38c1134295a582202b6a80b9488d407dc8e52f
+# Inputs sha256: 124adb207ca546bbdc7d453ecad569df1a5df314918673938c31bdd5db0ec880
+# Content sha256: a0a5784f504e9a7fc872615524746c3dc3f1f6a3a75afd82b8bb075b5ad6f515
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

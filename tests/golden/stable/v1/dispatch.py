@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f6db8ed23708c54fdad4022a29fca50304dee4fd3a3942022770910bb72f6112
-# Content sha256: db290bdff559116dc37e5d25c6745f19c3377c871c742d3d279edc767c09a6fa
+# Inputs sha256: 90beb0272676797231e370f1caae86aba50dd6bff124df0abc6719e079f26a05
+# Content sha256: 4660901d7c6390e7eaf033195d38e926d96be8851f52f148f1fcc91d148d2205
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b8f18403b61b50c36dbecd41a571eb93a84dfa37841c36aaabed5c4a215bd456
-# Content sha256: 5c268799f777ee1ffbf2d3423c48f374f97f49cd45e4e8cb5782c2a14397c199
+# Inputs sha256: 7fa4434e6d5f4fe936c5adad05438ef3db1178bf093dcef3ba250047ed5930b5
+# Content sha256: 8714e625095e48f508705a1b11150d964b0cb50506bfd60a5350d20f970a4f03
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ab143383b9af9e17a20673eeec9dd4468492ba3b73d0145545750dcdb5cbf36
-# Content sha256: b02a5f16ef7dec379dd3aa3f6d843b26d37166523df78bd6740a807c9e89a1f2
+# Inputs sha256: f42dade82ecb3bfd38c86e9a5fa0d0cd834c267d6be179f66e694d2c003b1b96
+# Content sha256: a14b17040ef08a8a6a8b971d84b213f3b22e5587ff5d1e8d3ceb917ef495fbef
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ac1d76b22683d249c24301f6367a4561cb6fba7ff64c187ca840ec025395190
-# Content sha256: 9e0b6ff731e1f07edd9c8eafc8311c259521fb4d66f4f0a8c760ce6072a9022c
+# Inputs sha256: dc0ac5748bf50700ce9d1100069f2e7ccd8807a0f61fbfbe704177b8aebd3fdd
+# Content sha256: 9b79076c896086592461895456a3348ff96de80871605d44b7610d4ef584f1dd
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8376b443a16d1d652b1607c7b00684c15ce631e0b3458e80b0f649284c3e29b2
-# Content sha256: b14e6b8fa732d20f26c39e99adf5f2796400433e4c81b413b04a0428f1ab24c0
+# Inputs sha256: 3cc49051b14c4a7e697cc1726cc2af88e69db4edd6943fd0cfdc7533e717cc2a
+# Content sha256: 0885ec8f9da9e3d02ecdd4c148c1b916f225410211953cfb4d7cf93ad4272302
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 57fe4af255228f27a8d6790a44ad48be4ce96c07a8f081a96caba908d1f16577
-# Content sha256: 08b9355fb0498c5495bb93217a5048fbe79f41c3073686eeca19d3f24cb97628
+# Inputs sha256: 1bb743f5a70448dbd2b724f4ee99aa6ef9ac27fc7d7ce88afe62a97d9df84351
+# Content sha256: bdc7218d81ca73a96632a44fb619f22c159bfa695fcf0fce507cbe62e8e2db0f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4923705ba3bae204f3bcf9c236d05fb6eb566d1f3a4dd8fec80879fc119f5d5e
-# Content sha256: 54e3fa9a00e6948eee65121112539ad90c7a64bb5841dcff7257e14c2e01bf1b
+# Inputs sha256: 0cffcc7dd5ca006b564af1937e690adf3a2e2a10c4e45dc07796b28436062b93
+# Content sha256: 1a2171a9f76371b26599250dc4fb0293545427d80a041dca9e77ecf42540711f
 
 """Wire models of ACP protocol v2.
 
