@@ -383,16 +383,18 @@ def locate_error(report: Report, e: Finding) -> Finding:
 
 def github_lines(report: Report) -> Iterable[str]:
     locate = _Locator(report)
+    # Every ::error names a file and line: one that no file text locates (an error that names no
+    # file, a protocol version removed) is shown at the top of the new side's first schema file.
+    first = next((n for n in report.texts if n not in report.counterparts), next(iter(report.texts), ""))
     for e in report.errors:
-        # Every annotation names a file and line: an error no file text locates (an error that
-        # names no file) is shown at the top of the new side's first schema file.
-        shown = next((n for n in report.texts if n not in report.counterparts), next(iter(report.texts), ""))
-        where = (_repo_path(e.file), e.line) if e.line else (_repo_path(e.file or shown), 1)
+        at: tuple[str, int] = (_repo_path(e.file), e.line) if e.line else (_repo_path(e.file or first), 1)
         about = e.subject or (f"{e.file}: {e.pointer}" if e.file else "")
         message = f"generation failed on the {e.side} side: {about}{': ' if about else ''}{e.message}"
-        yield f"::error {_props(where, f'Generation failed ({e.side} side)')}::{_escape_data(message)}"
+        yield f"::error {_props(at, f'Generation failed ({e.side} side)')}::{_escape_data(message)}"
     for c in sorted(report.changes, key=lambda c: (not c.breaking, _order(c))):
         where = locate(c.location) if c.location else None
+        if where is None and c.breaking:
+            where = (_repo_path(first), 1)
         level = "error" if c.breaking else "notice"
         kinds = [k for k, hit in (("wire", c.wire_breaking), ("code", c.code)) if hit]
         title = (f"Breaking schema change ({', '.join(kinds)})" if kinds else "Schema change") + f": {c.rule}"

@@ -142,3 +142,15 @@ def test_a_request_filter_removed_breaks_old_clients_that_send_it(
     assert (change["path"], change["rule"]) == ("ListSessionsRequest.archived", "property-removed-optional")
     assert change["wireBreaking"] is True
     assert change["breaks"] == ["old clients sending `session/list` to new agents"]
+
+
+def test_every_error_annotation_names_a_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A protocol version removed has no schema line of its own: its ::error is still placed,
+    at the top of the new side's first file (GitHub drops an annotation without a file)."""
+    old = copy_schema(tmp_path / "old")
+    new = copy_schema(tmp_path / "new", versions=["v1"])
+    code, out, _ = _run(capsys, str(old), str(new), "--format", "github", "--no-generated", "--fail-on", "breaking")
+    assert code == 1
+    errors = [line for line in out.splitlines() if line.startswith("::error ")]
+    assert any("version-removed" in line for line in errors), errors
+    assert all(re.match(r"::error file=[^,]+,line=[1-9][0-9]*,", line) for line in errors), errors
