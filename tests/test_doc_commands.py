@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import NOT_SOURCE, ROOT, SHARED_UPSTREAM, sdk_sdist
+from support import NOT_SOURCE, ROOT, SHARED_UPSTREAM, run_script, sdk_sdist
 from support.reference_data import require
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -137,17 +137,7 @@ def test_every_command_the_docs_show_a_user_works_as_written(wheel: Path, tmp_pa
     for number, block in enumerate(found):
         here = work / f"sdk-{number}"
         shutil.copytree(template, here, symlinks=True)
-        script = work / f"block-{number}.sh"
-        script.write_text(block.text, encoding="utf-8")
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=here,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+        done = run_script(work / f"block-{number}.sh", block.text, here, env)
         if done.returncode or "Traceback (most recent call last)" in done.stderr:
             failures.append(
                 f"{block.where}: exit {done.returncode}\n{block.text}{done.stdout[-3000:]}{done.stderr[-3000:]}"

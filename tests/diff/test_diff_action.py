@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import NOT_SOURCE, ROOT, SHARED_UPSTREAM, edit_json
+from support import NOT_SOURCE, ROOT, SHARED_UPSTREAM, edit_json, run_script
 from support.reference_data import require
 
 ACTION = ROOT / "action.yml"
@@ -184,17 +184,9 @@ class Runner:
                 "CI": "true",
                 **{k: self.expand(str(v), inputs, outputs) for k, v in step.get("env", {}).items()},
             }
-            script = self.temp / f"step-{number}.sh"
-            script.write_text(self.expand(step["run"], inputs, outputs), encoding="utf-8")
             cwd = self.workspace / self.expand(step.get("working-directory", "."), inputs, outputs)
-            done = subprocess.run(
-                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                cwd=cwd,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            script = self.temp / f"step-{number}.sh"
+            done = run_script(script, self.expand(step["run"], inputs, outputs), cwd, env)
             log.append(f"## {step['name']}: exit {done.returncode}\n{done.stdout}{done.stderr}")
             annotations += [line for line in done.stdout.splitlines() if re.match(r"::(error|warning|notice)", line)]
             if "id" in step:

@@ -185,6 +185,16 @@ def selected_params(request: pytest.FixtureRequest, test: str, *names: str) -> l
     ]
 
 
+def run_script(
+    script: Path, text: str, cwd: Path, env: Mapping[str, str], timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """``text`` written to ``script`` and run as a CI runner runs a shell step (and as a user
+    pastes a block): bash without profiles, stopping at the first failing command (``-e``, pipefail)."""
+    script.write_text(text, encoding="utf-8")
+    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
 # The official Python SDK's sdists, downloaded once (git-ignored; NOT_SOURCE keeps ".*_cache" out
 # of the build).
 SDIST_CACHE = ROOT / "tests" / "adopt" / ".sdist_cache"
