@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from support import (
     GOLDEN,
     LOWEST_PYDANTIC,
@@ -41,6 +42,12 @@ from support import (
     install_ts_sdk,
 )
 from support.reference_data import needs, require, unnamed
+
+# The suite runs on every core beside agents and installs of its own, so the time a strategy
+# takes says nothing about the test: hypothesis's timing checks are off, and its examples
+# are counted, not timed.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

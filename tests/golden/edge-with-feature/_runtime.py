@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c411dccf3bcb8a12a1b2f6ccefbd01404ea5e238f84669e7b7d7641c80fdcc5
-# Content sha256: 7f54da193c3359dfedab588858dd67732ebbf7ae058a42e95cfbfa453931bb84
+# Inputs sha256: a9647f24fce0c248dcd09806939bf96328b50b88699de6a0255848bde9bcc39d
+# Content sha256: 8674c3994b1c09870884816d5aef9d5ec3b639a61e3ea1e0ab67e6c14330ed08
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f564ee4ec04de0f3beb2f96d7e82fa21c0d1af00f6b310b17a3971b030c2ffc6
-# Content sha256: ea2388066f1859ad9cba1cdc61d2515d3d58d933d54ca9339fc1b933f7b61c86
+# Inputs sha256: d1406f7acfed11468152f2063e4f504bed65d18ca55dd05f711502a096b5706a
+# Content sha256: 9798772929848aecf7d64eec730d6f6279f823dda07889cc8747c8a5ffa9897c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a16cf08432c401b84f13516330c8d74b565c586d80ef48849c3fa80218a58eb4
-# Content sha256: e10bdd49a8a3f6893f9746dcc3a55b02d62c9c94e883cbbd060f79f81dd88a29
+# Inputs sha256: f9fe57867b1ecb9e747209d92c12e0552166eac3f526dd8f61de88e532e1e272
+# Content sha256: 885fb8b18e531afcd72735e1f9ad803550bef06606e443cc894c54c9d8bb46dc
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

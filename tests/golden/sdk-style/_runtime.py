@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d68544971a97f32db4267287dde6dc5535e7398ec198557acb8f3246f3130e44
-# Content sha256: 477b89767dec7bcaffaee945563382bb8f6cc87f8f68ce788fa1397831846fa0
+# Inputs sha256: 93e21f03279084c899b3154c689707a55d7909b04a4a8446cc4862138033d15c
+# Content sha256: 4d6b113b33ef30a933feef463d1888ce2a3c88fc5ef551e24bc66f9fc4012a76
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

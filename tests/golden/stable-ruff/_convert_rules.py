@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de48836b481a8d5f5ccd8182292c311d819ca080f6b500608daa452d4ae5a3f3
-# Content sha256: cbaea1bcea20f1ddd792cd61d2eb094f44893684fc9bb8c881881c78bd5df0bb
+# Inputs sha256: dcd3a3884389f59d042e27631542a00a179dcea5ecfbf82e1d6b275e5baeefec
+# Content sha256: 8bcc3c985518f7532196b7deff78490adb849bd4899f1096e5f806691c537d3c
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

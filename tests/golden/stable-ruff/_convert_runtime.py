@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9122216b7b11d2ee63d0e386c1c2d0e535c1132808aa0051627f4c8be4d8c1ad
-# Content sha256: d29d745d6690464663bd49bb73f862ea85f16b4dd112b777e583b042a2ee1609
+# Inputs sha256: 67031d344f0717c2261bc8ea88d6d4839d48b9e7ac56f753195cc57c6f20d247
+# Content sha256: 5315f91a56cf5f38507a725fd735c064407ca7e6cda3ebdde91403b8186bc40f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

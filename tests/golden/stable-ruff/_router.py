@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 42ed131796c00324fbce71ac33d29eb169b8f3be69f7e6d6d949900b04baa6be
-# Content sha256: 6b45e8bdc18e9c88f517837f1d89b2582edbf27be749ed11c7a7c8a5b9442e7f
+# Inputs sha256: dece43735c3b9556d156545157d757fcc51b2be19c9f1c903024e3bcbc8169fb
+# Content sha256: ad06356a52cf807fb60498ee2c087b5ac2373fb5fae4374f58cd4a8f23b24bc3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

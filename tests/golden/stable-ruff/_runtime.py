@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5d48ea569517ed57db04ef4f721f4ecec92559dfb70aea50ea22d172a038f2a8
-# Content sha256: befcc2c2baf9ef498e66a40c6695774b78ba46fc925a2bcbc33b3a04f1e7f5b2
+# Inputs sha256: 90a189c529901a1dae194022d2cfa3a422c607e26f67d3f3d9051b809bc33387
+# Content sha256: 0bdda52235fc94b79372651f0aca11ac7457cf7f371d07b806afa9fde08fa9ad
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

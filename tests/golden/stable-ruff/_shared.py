@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a21d72afc8f20dcc97833082097a22dc9c04c65b00cd7529b452f0de97f04055
-# Content sha256: 4f0990f40892a18ddf2daa33d0523499abce69d79cbb16b76bbfc095601f6dac
+# Inputs sha256: b0ba4155c04c6de4c6d50dd3f47c294c521bb5b0956d13a3624823e51adf2a3f
+# Content sha256: d5b87f19d2c105e3ff2ca560bfdeb80af3b6c975c2c25fc32b89a2ebd40a643e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

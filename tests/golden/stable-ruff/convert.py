@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b677dc563c0c53873828cc89d57b2352424d6a34ad5503825a8b3cbb5cde29ca
-# Content sha256: 130728675a0136b3a5c5b2737526379149efbfb099a253431ed5e39d18614267
+# Inputs sha256: 81ce0683809637e98aad4ce591360b8be39e395a6166e0e7172a1385166b4a3d
+# Content sha256: 19c6fc63ebf8713d096f9a8528a15eb2950d7d8895f47566037aa953c640beed
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

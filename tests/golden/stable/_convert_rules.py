@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b156707d3588c0e8fe85a8feb12323bc0b49854938fc6d4c53c917780ff27588
-# Content sha256: 9ff7b02392069e0d8ef927cc682e792b24a06fd8c88214e5e253e2f93c7a45c1
+# Inputs sha256: c28ef8ebbc654ce030e062cbf7b06918917543df7557e0d831e52faa0100380a
+# Content sha256: a17600b91f71bd318cac6a8797fbe1d8db3d6871d4a9a019db06e36ad6b1e6c9
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a98d048924a0ac4b6d8f43e7d671981d76df68abbe21cc61a0075ef6ec1582c
-# Content sha256: 6718cf7c9982d4dcadc5638f6339bd2b99b0e627576ee6b8d26f9d8e0ba71faa
+# Inputs sha256: 0a2f9a1936c777a72b34f6466b95945172424bf0aa7a7f343c732ebcd4fc0644
+# Content sha256: 275e9ad4b1d4b3687ebb737e4bb36e5355aed735ae7887ad475c16d911969e8c
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

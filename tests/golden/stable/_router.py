@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99613aa729e45a9e4c89d1363be0d1c5ed679313d83c174dfd03ca7b0a3d0c37
-# Content sha256: 91aa5ad06bbdfc4560dc40cf89d543c4f4ee12f83daf2956a98aacd91f8edf07
+# Inputs sha256: 7e442a487cf9972e59b101938d3346a0de7253b0d95883e530401353e8bf6308
+# Content sha256: 78d9bf0a00096fc1bc25322147894799518b65052f2daec91240c9a0496d3e01
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

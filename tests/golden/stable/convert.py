@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a567035f6586bea2e15e5ed5678a45a8377da56a57e42d1d5f81bc4de1cadf79
-# Content sha256: 3bac2156b0df1008458dc33aa2d93025e8ac98b794173d170de6aa6987b827db
+# Inputs sha256: e27903f629ff8defd10668ea295841d4e103186059b689990f548cbf8377c0de
+# Content sha256: 0c659c59020717aabec67ab5ab2beb8be7c4e6073af20b82f2cc7ac1f1fa6622
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e28f643930a405f93cd943dbcc31113097dd2cf6f3dcfcb83292e35265398c9
-# Content sha256: 33add830a80338fc0272e03db25c50c2794492120a6a85b2c4a1486684c78c3c
+# Inputs sha256: 5e73a776bf26705fef0dfda9386dbe12a1f1a8ab30b55203dccf7409f377dd39
+# Content sha256: 2ca58b4594e5507b686717c92de7b45643e76acfbc266fe2bf5059eab1b02b7f
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

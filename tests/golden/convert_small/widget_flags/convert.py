@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d99b94718086aaeda5268a2d06e89dcf67ec64affbc28a6bf3100c77c66e475
-# Content sha256: 5c64baf785654304f63663fa6533de5c624a3d343b068d88255ac93a8f40e00c
+# Inputs sha256: 3d837d1408a8e4576c58795a9cfcc5124b21edfb840f07e904cad01d1d936efb
+# Content sha256: e2697febd9e0df2389ea9b3a27ff7c837cc6e821e2f7f185671087631ccb3eac
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb207bda34a7b2c88528a4627fab6ddfa2ff05bbb081edd4aefc61c32e0275dd
-# Content sha256: e9e70d782ddaa15dcb10847ff0e00d9f513d9940537e9a6168da0afa15b93901
+# Inputs sha256: 187f1931cd2092c9fc7e58a3837d51169d254f7408cc4a90d01ee7017543e14b
+# Content sha256: d2ff7745ad2309a5cac0dc43469feb968297befa248b8308ec4d98c977fb0971
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b46ebb72e5d1253b9abd736e94d92367a7832ff47de0b6aa081ff7fd15814b00
-# Content sha256: 01239657a3c586a3ac04922f8ea1f29ee07c7fc647673241d7363c1a26024e4c
+# Inputs sha256: 4ef53a3802264f90aaabf634942ba28dcca2052cca1a5241f2fd748f6c7797da
+# Content sha256: b7d695f711e78a5268d5a649e9f8d0ef8d5196dbe898188350db5b5c040926ba
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a67767246c490a61467095b8de4b7faaf92211bb7d59dea2623ec12fcda947fe
-# Content sha256: 869fa33f6cdb93027e5a7fd790704e22a6ccc2eab8cf4e4775c837c75a847632
+# Inputs sha256: 27722b991e3ac0f61aab9b964204f1b34b3ff69e87e704235f792f2b276ae3cc
+# Content sha256: 5b7a68425af5bc48f73e0a86c2615a2246b4972481118c0e884e83154c5dc777
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f028c78c0b84ab690739852d51e74a68f34f67ca159b4a2bb78eb51edc72499
-# Content sha256: 6297989e9cdf5bcbc17b8408db265256b8c040d6e7c80c2de3c0145c50409d0f
+# Inputs sha256: 842e8fcb68c05fd10ce1c74c28e51e59a51dd6ceb2b6f3cb9acb42b9b49fe45c
+# Content sha256: 3a6d5d7d875f611a9be5392ac168e63cd049f919569ec1180f133a8eb9bb3746
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46b0d328e14a3cf64befd5cc5612728bb7a3065e23f1ee8743ab90f8d0eece67
-# Content sha256: 7f03c853053388cad57c5a93287c18fceaf3f78f5d49ac34996595ecceb10376
+# Inputs sha256: 54764410f235b9dea3403e6b4bde5f734c9b9adc7a28bdb5fd47e2ed8d405210
+# Content sha256: 2bef4b1a6068433ea51f071c97e39d05743789170c37c224979303e1b7cf3ac1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

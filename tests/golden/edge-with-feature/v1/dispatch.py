@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a21531ef6a6cb88fdd6b02eae4f0dafb7b8a5783ac482fba6885832faeb34ae
-# Content sha256: 2675d9786865e27331425da6b9cc2c8ef82f4f4cc5e3b6c11c746326ec46fdbd
+# Inputs sha256: 97f6530b3b6d580eb7e438d90696972c61fb07dd9da32c83abbc8fb84d6a2dcf
+# Content sha256: 406620521b237c5ea4716722ccd077b73b0f84fb1b36658c3c0ce565abaa2cf0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27c6b150d4ab574abc4de49f7bad82bba9a6a5984045427fc97d6e1ae751d544
-# Content sha256: 1e01fe4c356281acfcd672527c5c94c4f6c85cbdc6600f2d3ad5f5ad35b63787
+# Inputs sha256: 516ad2017632d08bcb5035553f9e5594bb0a9c9c68b321eb09d11e5ec2832117
+# Content sha256: 2a4db334e6984b4289d9dbadd2ca814f3f90b7025c8c2bea871c48bcd02c4399
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3191279b14e94a5140028c0a013ec884df0a83a6a1eeff1962ba6c94ebeb0aa
-# Content sha256: 507bd9e48a53bfd525b550f6f5a4a06863bc19453b291f4061f9ba0ae5157dc3
+# Inputs sha256: 37aa9091392ce10529d07e0367afde03dfee245bfc2e7ed0039266d5bf7d8af9
+# Content sha256: 3bd40f4991574f853e6af6e641c4fa02b106f81c5de3201d29531c0479b34f2b
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2d3094e3ceb096faa04d6a7546e7b999b9c72aab09e89b6604e36ddabea54d23
-# Content sha256: 21287f46505b39223e0650bdf40987d157f669fdba729603812f492029f6d31b
+# Inputs sha256: a1c70fa4dc51d20827ad7dbdc1e8e5e59397f83291775c5a1b66c6034d5dbdde
+# Content sha256: ed9d6cec3530fa0c655bc80fddba55e6d9e32cb66f05d7337dc2aef014d3e703
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 861938a2ef6f6dafa909ffe867a8201ba0143ce0144ed5e14ea73e8092aa5840
-# Content sha256: 44d71ff02401fbada5f0855abd8c264a0260d17b727abe708363e8508edae434
+# Inputs sha256: 5d4f0f91f29d4282261ccab4f031ab48cd2868a8adad74a5ae6493aca679704b
+# Content sha256: ac618cea53dfc9da4529f69cddf917e87b2d66976d1418193b5634188c1ad429
 
 """Method dispatch for the agent side of ACP protocol v1.
 

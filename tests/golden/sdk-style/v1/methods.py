@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7963082426855e3ef7e07a2446950780a55e4e071837a2687c07f91c8632b6e0
-# Content sha256: 20bc8bc8338c7eed553e8fd2b6e3e363e6a218d1d3f5640066317a7eaec34d15
+# Inputs sha256: ccab4c7eec9cd4da0f426ed54fce0110510c0f0c957adc66b67e92633e2e2ae0
+# Content sha256: b42703e61c14d92a6a91542151f45a69b3e8e43f591153e7f0de40144cd95f4a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d8b399c355c66148160b8772f03d7c9af251808072d58d92656ab6a96935b0dd
-# Content sha256: 8b01533eb1bcf189f92039ee2cc2281d978e41b94a0f1834e52b8f4829441a8e
+# Inputs sha256: ad4218ddf4dffd7ebde0115218b225e2f8ee7f59ac254eff31027ca0c1c0b2a7
+# Content sha256: da54f79906f78c60d781b468297a98bcb2623e01f44837f10ef81bc730e2f6ec
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 317af7cc831afae04ca45a1d300d1a83562415783c187adac583465bc1c8371e
-# Content sha256: c4ab5c2c3822be4e51ddf416d690963138286f7eb8216a73605bd711fb7c9506
+# Inputs sha256: 2890618efeb165de3a6812d7df049eaad7fe12093310b812526b26d8fc175aa5
+# Content sha256: 7ca73cd706d4b6aa62e0f914351a2a4497ecf5841e9e727eb6369c9ceffa8319
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 666ab733edefc447f04c975883e25e8900791b44c6ad4a06581aa15c3f49408b
-# Content sha256: 1ebcd6c891ec1f6c85105b439dc3be0b400d15bb9f9e15bbb90bf935c081f5a0
+# Inputs sha256: d319a32fa133af78ef9eed00419bb0050ffb09a41e7d3b332acc267dbf691f2e
+# Content sha256: d03c5ba9e8df77835aa1d04c4e936412cadd869dcf52e4710c372821171cffd3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

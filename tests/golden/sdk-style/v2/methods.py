@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: af9d103b5413a25c2cf5805b5bb1a89b97cb88917e814bddb9179f0c61e80a63
-# Content sha256: 4e1451c1e3a8e2251ffe03ddb6ebf37d63120f23c438e25de4157ffe3f00e7f3
+# Inputs sha256: 074a2a3dd86fd740fee1793627e0b1f54820b3a1001a133e6c3aa7ca110d75fb
+# Content sha256: acf0ba957c93a61a3af5b807861a7a0a043ba833b78e689894659ca2b39014bc
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

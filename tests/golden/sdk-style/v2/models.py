@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fe6674835fb0c8c257f3c956ab9434f14b9c46dbad6ca466b49082bc5b87d397
-# Content sha256: bc66e659c856693fffc417c1e4c07a95359d280b84260a7c616b978c29c874c1
+# Inputs sha256: f284f258228bb2dbab412c3887432996767108cfb238ef30f66bfef75d9e1801
+# Content sha256: f545be8c6efaf66f42957c3d139e542796a60b720cbe2383dd30e1ebd1318652
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b5502c2dd7baf4c639caffe8ececc47b8e418c7fca57a9881277214e8706a90
-# Content sha256: 33537e2dd7c1648d44c13ee75d56a2f2720863660f9034b7ba59cc08c5d55463
+# Inputs sha256: d0c0eb7bae9f290172beadeb3e6b7f20cd43b30408c582e2cd6185ffe171cc56
+# Content sha256: a9b993bfac4b8c167589591d564ffb01e2460569c60d0d0d348dcfc97e532738
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

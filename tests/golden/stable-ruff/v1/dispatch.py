@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e9eb1819ba89add013e76638d7949636713a3db19dad480057cc7752967c3f4e
-# Content sha256: 3706bcd9a6ed78d85aec01d995018326bacec3e4d66041e59fbcb9dcc71307b6
+# Inputs sha256: f4f50fae04ccb6ef6a88d322ff65effa2ff665ba0f1d8b0e87303d321a944fc0
+# Content sha256: 7f12bc345a1b52ab3f7dbaddb24f7189ac1bf205101ddb6e60fa1c50ef42036d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5dace45c65964f251cd5c076841d65df881a56e8f779081d1e5f26dbd5dfe36f
-# Content sha256: 353970087a0f2e8d15ff2f70d4e2d06896e01ae0773411f6607f551301e87243
+# Inputs sha256: b1093cd67aa9e4406c315adaae2cbc48d81fe45c97b73b6f3e93f7a7a3acb2b0
+# Content sha256: 29610d70aadc4a1643aa7a3c06174a5ae4b8055901c5baf874e3cf5f3678666a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8742ed8bda2f851a7f65e6c342042767a8f6600bd09e96579ff814f2ee420863
-# Content sha256: 403e77d67ef4e9c9e838feac13d232f4049ac4e3c30fa3cf32a3bbe8ceb763d7
+# Inputs sha256: 344efc9ded1a861a463d79c6414955ed5013f5f32dc007bbee774da1d9b55b22
+# Content sha256: b3fd191f035d27a63e2583dbb80df00c5e3736ee988b84bee55af72f3d6816ec
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 19d1bff6f82e64a75b37bf927b16be2ffcf3e576c5725e7068e46530209f6c39
-# Content sha256: 5425fa0224d60dc856c28619e4322dd2e727d7ea911d617b22e24a3abb466947
+# Inputs sha256: be0980d0dd9a401a09d4238cfdaf7443f8e8badf32623855dd011b6f0c3875b8
+# Content sha256: 606af1d89c7b150e58aabe6eb417cbcea59299bdad900e6d35535961c741263e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

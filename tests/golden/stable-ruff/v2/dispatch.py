@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 383d483881b7dd68bed7b7131ad95f164eeb207035fc81736745bd7a71424b88
-# Content sha256: 174022a9ac7cd253146bd077ec8818f5557c4b27f7aff6c42e8dc91315146b14
+# Inputs sha256: d69b9f88f8d8d0d5b3fe45285cd9f3fb6b8ee96767bde772dcc1772e9a3ce0ac
+# Content sha256: ee896174c3a2fd7d3b438abac8cc62677a279c545809883eec9c1f0e0f9c3283
 
 """Method dispatch for the agent side of ACP protocol v2.
 

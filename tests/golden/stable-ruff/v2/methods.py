@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 582b88edfd65cec5e81d5ad516cfc1d860084f7d9703e71d58f870c36ea3109f
-# Content sha256: 179a3ff9c66a87baa608dd6990e13dd503c1ae8949dc3491d8b60e85e4cfb961
+# Inputs sha256: 936cd10d75bc2ffb808ea39af2c1da02e9602e6d63bc6310a6e5f5e625c6fc7d
+# Content sha256: e0e8260ccbc10336e836eaf57a7c16e6f28f08a74edec0b50ad9b8962630f815
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2c4f103e10488952894db532a745485426c4256fd2174ee4866eb445d0a51972
-# Content sha256: 847c0d062bf36a9c5f77369fde20073f490a98e83ba5abaebc9801d52a2cc5ea
+# Inputs sha256: c9a67fe6eef0d4028560a3d779881b60d1369861146b2b1d60cc2fd5eca3c4d0
+# Content sha256: 001b0b508d59745acf74cc89036a90d4774ffa2fea7b2459e10e9b27d558e235
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dcc222b15c173272491ededf6a2e6b6b86b9c291b5f1ddbd2770ef21695a5228
-# Content sha256: 259acf0f507849dcf38fb914e3593b091542daea2690c0978ea2d3c4a56cfa52
+# Inputs sha256: ef92cb2d4b042f94567b27c635af102208ec4e6a0d6d02b4af19aad1738a3307
+# Content sha256: eb8042ff28284775f1d3cd2162b0dbccaea1341299492297075821c5795a3d1f
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db0ce36cf823b202b4682999ac34220a40e17bab2cf029e3bcb470e8b10e0a2e
-# Content sha256: 3898c35d541e433ec89fce792da07dd1945b0fae658f9455dea4f0dd2eb78a25
+# Inputs sha256: 19a035d605f97ecc240a011c37df8234db12f3e126312866a70a3e7c9584b0e6
+# Content sha256: 0ef767169c25d345f36e152772fe3635397a1877e3e7ecf2aa0e1d7962ef38f3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

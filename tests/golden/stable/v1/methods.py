@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5923b199b256b46fbc40be434fa126049f2838d8f984219bc44e8ca2e4b41363
-# Content sha256: af1f7e8bd357da017d569e127970767ef3fc95e75c003d3b5a44512b3d79a25e
+# Inputs sha256: 4eb4b5cebc7afd27e4c39c05d2b3d128d8bfd845a702a6dc82dc3bdd54cdd9d2
+# Content sha256: 3878850a648a52d1621e33374506c06ccb22ad347449a656554f8c8caabc828a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

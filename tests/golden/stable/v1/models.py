@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a6951c2baa7807e5f932712725b735ae5a17eead4c7aa5024aa1fd7d5ac20cf4
-# Content sha256: 341e0814fd10e0af547bdb82537ae1d363380472379eba89011d00e1f3c5906a
+# Inputs sha256: ce2b7aff9aebfbbe969488faaaec8e8fe5d5128272371ede0988def53cde35ba
+# Content sha256: 163ecbd4c43fc074410968077c994ff41d66b54f211ef76d1846339f6a8ffeae
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a685abf2ffc86d3afcf6fe455f37d5b48b1e4b2d2f00c78de9acb92bcb57d547
-# Content sha256: 9ecbb29e6ce2a873ae5e5a623f7d2b68e705382d5e0ca4cdbcc84e97486e5608
+# Inputs sha256: dd31503ed2a50be5802b6832013a8aa9e818fc4c62ee0125e595f80518faf296
+# Content sha256: 20313d6adc5b22679ff4b4fcfe5f33bf41a4b42b1fca4d8c166b99d4799592c5
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

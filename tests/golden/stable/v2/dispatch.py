@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e56a617a3a4e48438e8fa0f785241f438eedf6ff165f18ae134a30ee654b6650
-# Content sha256: 622a160435d2f7e8a83b495e2d4fa36caeda921359b0b394706c311a383daab1
+# Inputs sha256: f1a912ba29d48af52af66efb6ec6f4e613adabc7ef9fda3a72b95c6f3dc38959
+# Content sha256: c2abe26c0c417ff6c2fe6b4d10b4fe77c2fd133a152c7a490a73e6e91f566d20
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a653ba5b4a53c129190d7f1dd56d877c82d59881789875137cd4a090df1b5575
-# Content sha256: bdecfe94c6191deca37032a4a154b348e8321f48fb851d6224b820558f04a9b1
+# Inputs sha256: 54b250fc143bc4803500c2c3b19698502ca94d92d41f22e854f63757f7e09dee
+# Content sha256: 8a45bef4e34dcff2c7bed5b51befad5a5ebfefc98dc311ce232df11e97726bd3
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

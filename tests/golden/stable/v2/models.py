@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a20c8d09a135f863e6a93a393449dbc3048cbbfefeff89acfdd1e92e39b3a4e
-# Content sha256: b03bc7ec02620501ded6f18c8e52b0c272feced17903d86eede7d8a3fe7b2fbc
+# Inputs sha256: 0531aaa65372d47c6bc3c2e6eec8df0b78763671447c715acac8d9d0e6aa63c6
+# Content sha256: 608cb00d9347ac1bf6595204853bce44cd644f2a81d5c2ce2da8cdbc278c9f79
 
 """Wire models of ACP protocol v2.
 
