@@ -1,8 +1,10 @@
-"""Sessions: generate, check, tests, ecosystem, fetch_data, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
+"""Sessions: generate, check, tests, ecosystem, fetch_data, lint, bench, schema_diff, build, lowest_pydantic,
+mypy_newest.
 ``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nox
@@ -161,6 +163,16 @@ def bench(session: nox.Session) -> None:
     except nox.command.CommandFailed:
         session.warn(f"could not install {SDK_PIN}: S1 and S2 are skipped")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """The sdist, and the wheel built from it, into ``dist/`` (emptied first): what users install
+    where no package index has acp-codegen (``pip install dist/acp_codegen-*.whl``)."""
+    session.install("build>=1.2,<2")
+    shutil.rmtree("dist", ignore_errors=True)
+    installer = ["--installer", "uv"] if session.venv_backend == "uv" else []
+    session.run("python", "-m", "build", *installer, "--outdir", "dist", ".")
 
 
 @nox.session(name="schema_diff")

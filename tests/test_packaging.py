@@ -30,6 +30,7 @@ MAPPED = {
     "templates": "acp_codegen/templates",
     "schema": "acp_codegen/fragments",
     "generated": "acp_codegen/reference",
+    "examples": "acp_codegen/examples",
 }
 
 

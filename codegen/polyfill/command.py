@@ -1,5 +1,9 @@
 """Run an agent behind the session-archive polyfill: acp-codegen polyfill [--store PATH]
--- AGENT COMMAND... (the command that starts the agent on stdio).
+-- AGENT COMMAND... (the command that starts the agent on stdio). An editor starts it in the
+agent's place. It gives the agent the session-archive RFD (session/archive, session/unarchive,
+the archived filter of session/list), keeping archive state in the store, and it bridges a
+protocol-2 client to a protocol-1 agent: a client that initializes with protocol 2, where the
+agent answers 1, speaks v2 to it, translated to and from the agent's v1.
 """
 
 from __future__ import annotations

@@ -27,12 +27,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import SHARED_UPSTREAM
+from support import PIP_OFFLINE_FAST, SHARED_UPSTREAM
 from support.reference_data import needs
 from test_sdk_dropin import (
     ENV,
     NOT_AT_HAND,
-    PIP_OFFLINE_FAST,
     SDK_PIN,
     adopt,
     check_row,

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0fed938786ef2a797d74d3918e2c57eb41e9072fe30308ff4da026572028123c
-# Content sha256: 5eb7e81435f8a0d752db20542483b1a91945d0c775ce7f44e6c0bb2094b8f38c
+# Inputs sha256: c33b2b1f8265c6ccb95ba4b796bf80ed00b5bfb58c77176f3dc4d992890b4682
+# Content sha256: c1368c8d2df4458fba05f2be5cea841deb5cea418d7a87c3362139d08609d60c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

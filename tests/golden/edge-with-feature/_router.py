@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 090a6829fe88ea25821828b8209c62a5df178b505c93b508edb88ea4cfde0b67
-# Content sha256: 18cc7bd033165108173ac917faf2813c6ecd16e7f106a3ae95b777fca9ace5d8
+# Inputs sha256: 454e70578c01c527224d5908d0a8b7d74c7e0410faf42829adccba50ccffda85
+# Content sha256: e43446f92f2af15786a88959799b01e9fc0d17500d3c910d2fda976845f74e0e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

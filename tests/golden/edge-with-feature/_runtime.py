@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a9647f24fce0c248dcd09806939bf96328b50b88699de6a0255848bde9bcc39d
-# Content sha256: 8674c3994b1c09870884816d5aef9d5ec3b639a61e3ea1e0ab67e6c14330ed08
+# Inputs sha256: 44136b9aca2b1ec8c909f4501e2ea3f84579d8f4ad5f11d911e294f17b36e0ad
+# Content sha256: d269f5f737b9df07986fac3d6da311f7e4ffdb5c0b895c820250163240172bea
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

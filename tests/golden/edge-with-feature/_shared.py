@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d1406f7acfed11468152f2063e4f504bed65d18ca55dd05f711502a096b5706a
-# Content sha256: 9798772929848aecf7d64eec730d6f6279f823dda07889cc8747c8a5ffa9897c
+# Inputs sha256: 05f7438be38b39b60fe7bbf9bf3a4e50661e21f4f946e672bb93968d828f810d
+# Content sha256: 3e06a9755ce117bfc16f5d26b281f6d571ed639f8b8a9f8fef88544b08011e6a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

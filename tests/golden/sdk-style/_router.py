@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f9fe57867b1ecb9e747209d92c12e0552166eac3f526dd8f61de88e532e1e272
-# Content sha256: 885fb8b18e531afcd72735e1f9ad803550bef06606e443cc894c54c9d8bb46dc
+# Inputs sha256: f06160fb8849afce55d63830cabb1f8b37d4b3e1faeaee504dc5eac2553ff137
+# Content sha256: a90cf0fb474fed935d2417b982acb63768667f39e86618d5ad0b27009c9662ee
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 93e21f03279084c899b3154c689707a55d7909b04a4a8446cc4862138033d15c
-# Content sha256: 4d6b113b33ef30a933feef463d1888ce2a3c88fc5ef551e24bc66f9fc4012a76
+# Inputs sha256: b34e2ee795440a30bf2f417a24a9604dba6dea9de287b6c821b368fa6f5cd9ef
+# Content sha256: 893ebe1a07b8ffae99955a756a1922475883c3e8e793cfc605f5a11e236d8f34
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dcd3a3884389f59d042e27631542a00a179dcea5ecfbf82e1d6b275e5baeefec
-# Content sha256: 8bcc3c985518f7532196b7deff78490adb849bd4899f1096e5f806691c537d3c
+# Inputs sha256: 7663b7bc6eb180429ed57f6c39a84d740494f14176cafc1feb838dfedf9ddc76
+# Content sha256: cd4327e728542e741cf99905cb2e5a7917215f1e8e1f1412fda81d012b5aa700
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 67031d344f0717c2261bc8ea88d6d4839d48b9e7ac56f753195cc57c6f20d247
-# Content sha256: 5315f91a56cf5f38507a725fd735c064407ca7e6cda3ebdde91403b8186bc40f
+# Inputs sha256: 0807be600ba31cd0faa3dcea7598b26b78bf081ef142f3553cbe10dd215919a9
+# Content sha256: 1f9a3998e6c764cc57cb18ef8485693aaee5ad5a6c5c5ef5bcb9db1225e68fcf
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dece43735c3b9556d156545157d757fcc51b2be19c9f1c903024e3bcbc8169fb
-# Content sha256: ad06356a52cf807fb60498ee2c087b5ac2373fb5fae4374f58cd4a8f23b24bc3
+# Inputs sha256: d740a898a841e6622db7510f31f520d75446fbc32674f58838c2b0223325f20f
+# Content sha256: b9ae6559728ff23b0b42031d7f641cc84402198a7502a3c7dec350adbadee40e
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 90a189c529901a1dae194022d2cfa3a422c607e26f67d3f3d9051b809bc33387
-# Content sha256: 0bdda52235fc94b79372651f0aca11ac7457cf7f371d07b806afa9fde08fa9ad
+# Inputs sha256: cb7b8348ccaa653bcd281150e4e61bc2117a4858e5fccf3ce8636a3d3c14ae46
+# Content sha256: 3277d9d093d07d723ee699e403cd2d8ecd0f839eb0b213ccaa5cf3a57a4b23be
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b0ba4155c04c6de4c6d50dd3f47c294c521bb5b0956d13a3624823e51adf2a3f
-# Content sha256: d5b87f19d2c105e3ff2ca560bfdeb80af3b6c975c2c25fc32b89a2ebd40a643e
+# Inputs sha256: 68449557c086f17c751e50799df9c396cef481918b16b01be5b3350f47724587
+# Content sha256: 49c3da6be2d432d4fef72e77e7288dbdb747363c261f683dc864e9b41ddc5443
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

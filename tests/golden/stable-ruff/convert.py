@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 81ce0683809637e98aad4ce591360b8be39e395a6166e0e7172a1385166b4a3d
-# Content sha256: 19c6fc63ebf8713d096f9a8528a15eb2950d7d8895f47566037aa953c640beed
+# Inputs sha256: 7740a8a3ac8ebcbc511efa4e8c51ebc2024ddb2963e12fafecdecb04939f845e
+# Content sha256: 52df23b0ac82114aee70468c95e166b1cbd619e1b47cec3b23c0f2b32372e541
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

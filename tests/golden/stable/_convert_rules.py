@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c28ef8ebbc654ce030e062cbf7b06918917543df7557e0d831e52faa0100380a
-# Content sha256: a17600b91f71bd318cac6a8797fbe1d8db3d6871d4a9a019db06e36ad6b1e6c9
+# Inputs sha256: cc1a3c5ac1cf61267c82027c7bba14a50b2f56ddbde6f4ce07e14e1b341e804b
+# Content sha256: 355ecd3b941bbb6fe43435011fd1fc6d541e1b4e2ed747efb83a132b3ad31375
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0a2f9a1936c777a72b34f6466b95945172424bf0aa7a7f343c732ebcd4fc0644
-# Content sha256: 275e9ad4b1d4b3687ebb737e4bb36e5355aed735ae7887ad475c16d911969e8c
+# Inputs sha256: 7b820776a6dc330f847a5d6e82fb3b9af155698ddabd704547d9c67a2c3008d9
+# Content sha256: 8eac272482c5671b19b584e6b9a76db12ae82a0aa46f25e11e29291a34b35a53
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e442a487cf9972e59b101938d3346a0de7253b0d95883e530401353e8bf6308
-# Content sha256: 78d9bf0a00096fc1bc25322147894799518b65052f2daec91240c9a0496d3e01
+# Inputs sha256: 32e1ad9553a5c40d4b34f848ce90d29cdfa102f71c552935f59b1e730b7b333e
+# Content sha256: cc272a8ea996a6fe078c4c479b43ad083903201f18e673c46f8efcf454282b02
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f879324a981f74443874f137090234152fd952430ec6068e10ba7c8f254c6929
-# Content sha256: 68963778a42bc055c2da57475a2fdc009373893581c88f6e6f12f9376ee082b9
+# Inputs sha256: a170473566bd543c4ee0910356db8836338c0469ee5c8042bc1e01ee7316b2e3
+# Content sha256: 1eb724a6de64f3c3e344484a4d350ef59aae2fd7974f05be7fe5303fff7e48a1
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

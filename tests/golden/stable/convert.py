@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e27903f629ff8defd10668ea295841d4e103186059b689990f548cbf8377c0de
-# Content sha256: 0c659c59020717aabec67ab5ab2beb8be7c4e6073af20b82f2cc7ac1f1fa6622
+# Inputs sha256: 8fab5c743666a138bff27f729ec343064912892c31732f3b8ab5482e8de14c36
+# Content sha256: c47a961878368e7dff9b1467dcb3a90bbb41aa9d0727549f2beab4d5090dcdc9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

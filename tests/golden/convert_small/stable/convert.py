@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e73a776bf26705fef0dfda9386dbe12a1f1a8ab30b55203dccf7409f377dd39
-# Content sha256: 2ca58b4594e5507b686717c92de7b45643e76acfbc266fe2bf5059eab1b02b7f
+# Inputs sha256: f7442c45a407a2538adfa54450139c9c6689ced1ac470c7bea68742c12980f73
+# Content sha256: 6de82c564905e2a686e27a9406176be0b11afc6d4c79ee0a0009737c1ecc9cb9
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3d837d1408a8e4576c58795a9cfcc5124b21edfb840f07e904cad01d1d936efb
-# Content sha256: e2697febd9e0df2389ea9b3a27ff7c837cc6e821e2f7f185671087631ccb3eac
+# Inputs sha256: 49b2bd612567dce6a33942cfc7736d54195daa026a488a69397e67569e158a3b
+# Content sha256: 46a03cfbfaa0a516fffbe92e2496d4fcc2fd373bd1b92330dde2c3e249415d38
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

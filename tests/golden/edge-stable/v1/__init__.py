@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 187f1931cd2092c9fc7e58a3837d51169d254f7408cc4a90d01ee7017543e14b
-# Content sha256: d2ff7745ad2309a5cac0dc43469feb968297befa248b8308ec4d98c977fb0971
+# Inputs sha256: f31a98f9321a369b823d6e1954d2bb29d61cf9088aa486e0ac68360d8ee2b5ac
+# Content sha256: 6c8f8c52aafbfea636f811054821b7967171510dce3606636b8c149cbd2a6554
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ef53a3802264f90aaabf634942ba28dcca2052cca1a5241f2fd748f6c7797da
-# Content sha256: b7d695f711e78a5268d5a649e9f8d0ef8d5196dbe898188350db5b5c040926ba
+# Inputs sha256: 9e3b46d0ed8bb1ddf4099cf691f97e14e28058884ff6d313c7a261dfc9898357
+# Content sha256: 42babe75a281f5807aaeac184ce544066a78de8d78f9d17825d048a8bc23ccb3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27722b991e3ac0f61aab9b964204f1b34b3ff69e87e704235f792f2b276ae3cc
-# Content sha256: 5b7a68425af5bc48f73e0a86c2615a2246b4972481118c0e884e83154c5dc777
+# Inputs sha256: 8eccb24275cc0b455d4387d3a149a72cf21e861556628ae628c53cbbfc3c24f2
+# Content sha256: 5f69da3055513cfbd5c18c1ab8febf60dacdd2325acb779cd91200e07cf2128a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

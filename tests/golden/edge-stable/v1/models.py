@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 842e8fcb68c05fd10ce1c74c28e51e59a51dd6ceb2b6f3cb9acb42b9b49fe45c
-# Content sha256: 3a6d5d7d875f611a9be5392ac168e63cd049f919569ec1180f133a8eb9bb3746
+# Inputs sha256: f896ce0bab014315fb39fba1eb03c407b59efe96fb1495049af02072cd44706e
+# Content sha256: 2d2c87492ec46235c05d0e5a128b7a28533a112a70e2063fb9b933d43ebcbe66
 
 """Wire models of ACP protocol v1.
 

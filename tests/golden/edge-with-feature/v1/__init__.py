@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54764410f235b9dea3403e6b4bde5f734c9b9adc7a28bdb5fd47e2ed8d405210
-# Content sha256: 2bef4b1a6068433ea51f071c97e39d05743789170c37c224979303e1b7cf3ac1
+# Inputs sha256: 3e8e8f694dec7e6a2882ada2c6a39dc1c6f2b065b591a06c96db266dbeb12aa9
+# Content sha256: 8940a6f13fa5c511f5782436581a5f5d6252ae93b6a51ac66b1fed7a883080a8
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

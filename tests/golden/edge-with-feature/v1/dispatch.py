@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97f6530b3b6d580eb7e438d90696972c61fb07dd9da32c83abbc8fb84d6a2dcf
-# Content sha256: 406620521b237c5ea4716722ccd077b73b0f84fb1b36658c3c0ce565abaa2cf0
+# Inputs sha256: 79dea0b3cff4ada96c3620afdd310188943a1c8aba6890ae4c057493a6b45507
+# Content sha256: 821a0c4593a205d92cd31478da60c13b32d05ee4000297f1a70f795435670d84
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 516ad2017632d08bcb5035553f9e5594bb0a9c9c68b321eb09d11e5ec2832117
-# Content sha256: 2a4db334e6984b4289d9dbadd2ca814f3f90b7025c8c2bea871c48bcd02c4399
+# Inputs sha256: 4e6b5e8f2d498f74332a1e14a7d43bbd0a8bae6cf27dfb08e036dac7b72ebeb4
+# Content sha256: 2e99c09b40839dd79fe36c63af7fac1154af0a00613ca24a0c44f4924f92b97b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 37aa9091392ce10529d07e0367afde03dfee245bfc2e7ed0039266d5bf7d8af9
-# Content sha256: 3bd40f4991574f853e6af6e641c4fa02b106f81c5de3201d29531c0479b34f2b
+# Inputs sha256: 56c1cf499a65a3e056951fd110cdea5f21f89bce92b618ea25654028f5187907
+# Content sha256: 9590b6e2ee561d09ec09cc051d0f1852608472d7fc1b775877ef528afa45e64b
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a1c70fa4dc51d20827ad7dbdc1e8e5e59397f83291775c5a1b66c6034d5dbdde
-# Content sha256: ed9d6cec3530fa0c655bc80fddba55e6d9e32cb66f05d7337dc2aef014d3e703
+# Inputs sha256: d0d1a3365405c42239faa52d42929bc5d6fbe25902df44f506a236f7406ff463
+# Content sha256: c9557ea8236d65e5f03e1f5e30fd1c49f6492135dd32dc424a1e83c5554048b1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5d4f0f91f29d4282261ccab4f031ab48cd2868a8adad74a5ae6493aca679704b
-# Content sha256: ac618cea53dfc9da4529f69cddf917e87b2d66976d1418193b5634188c1ad429
+# Inputs sha256: 0f3860c426e45906ab6cd035a69b06f7e30d62fdcc87d7acdef8a348ecea9a02
+# Content sha256: 5ff4d51e79ce2a8c635d2821aced062592c1b79d76aa0186534823ed02e17b2e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ccab4c7eec9cd4da0f426ed54fce0110510c0f0c957adc66b67e92633e2e2ae0
-# Content sha256: b42703e61c14d92a6a91542151f45a69b3e8e43f591153e7f0de40144cd95f4a
+# Inputs sha256: 9a277bc9143017d7fb1cd5c81a7f0957a754e9ca901976215ec3bf2905b27801
+# Content sha256: cfa78bb96bf3d5acb4f09cdefca7ad1a9b80b926e1d4c9423bc68baa67c67108
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ad4218ddf4dffd7ebde0115218b225e2f8ee7f59ac254eff31027ca0c1c0b2a7
-# Content sha256: da54f79906f78c60d781b468297a98bcb2623e01f44837f10ef81bc730e2f6ec
+# Inputs sha256: be5a62a5282071cdd358916c814ffd630c0bcfffd5972494dc5c228765da7ed4
+# Content sha256: 36cca534dad76ecdb90beb41e5e2ce261e1c87845f921c06638142ebdcfb6e0d
 
 """Wire models of ACP protocol v1.
 

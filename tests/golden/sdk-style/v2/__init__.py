@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2890618efeb165de3a6812d7df049eaad7fe12093310b812526b26d8fc175aa5
-# Content sha256: 7ca73cd706d4b6aa62e0f914351a2a4497ecf5841e9e727eb6369c9ceffa8319
+# Inputs sha256: 587be729297a5c7c673650768f747926832121aa75777508cbeddc625ae3d365
+# Content sha256: 231511f6921e4009b5caa9ecef720d7ce17bc9f50139a7c0daa3c8b105fbae28
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

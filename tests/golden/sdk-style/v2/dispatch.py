@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d319a32fa133af78ef9eed00419bb0050ffb09a41e7d3b332acc267dbf691f2e
-# Content sha256: d03c5ba9e8df77835aa1d04c4e936412cadd869dcf52e4710c372821171cffd3
+# Inputs sha256: f0c4e38ad64949b9c8c66b1e6f80c175526ace7d1b5d5759bd9fc13fb906967b
+# Content sha256: aefadbd13701e21ab9d50e97d87bb2a47abafcb38ddd4dee4eb19d7b55bac751
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 074a2a3dd86fd740fee1793627e0b1f54820b3a1001a133e6c3aa7ca110d75fb
-# Content sha256: acf0ba957c93a61a3af5b807861a7a0a043ba833b78e689894659ca2b39014bc
+# Inputs sha256: 162ac515523538a208186d9d85058c626eb11499390b9dd3ac7911d75b45329a
+# Content sha256: 0293ec2fb5d92bae2493ba377755e964cfc46cee308610eeab93ba721d09ee1f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f284f258228bb2dbab412c3887432996767108cfb238ef30f66bfef75d9e1801
-# Content sha256: f545be8c6efaf66f42957c3d139e542796a60b720cbe2383dd30e1ebd1318652
+# Inputs sha256: 0eebca424379d3eedba11ef453bfa081ee714204f5f9c390be7a6be7ef2eaad9
+# Content sha256: a1d22f11e95727e1fef26d567dbcadffd17226011561752b1f26be17b365271e
 
 """Wire models of ACP protocol v2.
 

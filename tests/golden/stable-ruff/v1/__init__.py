@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d0c0eb7bae9f290172beadeb3e6b7f20cd43b30408c582e2cd6185ffe171cc56
-# Content sha256: a9b993bfac4b8c167589591d564ffb01e2460569c60d0d0d348dcfc97e532738
+# Inputs sha256: 1f26361568e636e4055257062584cc893634fd52694262c4c2f7401c1f1c72b7
+# Content sha256: 61150bbf6ed5770217214942eb060612686d549958a95fd01a6f3af920972a00
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f4f50fae04ccb6ef6a88d322ff65effa2ff665ba0f1d8b0e87303d321a944fc0
-# Content sha256: 7f12bc345a1b52ab3f7dbaddb24f7189ac1bf205101ddb6e60fa1c50ef42036d
+# Inputs sha256: 3714ad0a5d6126a5e4c9916a0f56673fb45dcaf354c8fd96afebc0ef5ee658d0
+# Content sha256: e7f538824244076ee9d57d3badcd630676d0190ac4ab426fef76606b9ead9826
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b1093cd67aa9e4406c315adaae2cbc48d81fe45c97b73b6f3e93f7a7a3acb2b0
-# Content sha256: 29610d70aadc4a1643aa7a3c06174a5ae4b8055901c5baf874e3cf5f3678666a
+# Inputs sha256: f54c25c1abdfa5de8dd14ffa37ea703423276bb322dc3331c8529da1b9fc2185
+# Content sha256: 56053c65403f5951faf8c41023d3d7e8ee2b0a4b1c71cbcc983ff4bb5a0f923d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

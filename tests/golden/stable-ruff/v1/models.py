@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 344efc9ded1a861a463d79c6414955ed5013f5f32dc007bbee774da1d9b55b22
-# Content sha256: b3fd191f035d27a63e2583dbb80df00c5e3736ee988b84bee55af72f3d6816ec
+# Inputs sha256: d212aef1d99878ab47dc5992842152e516048bcb4112c741d87923c2dc864392
+# Content sha256: 4388d82de1beca8d9f49c7c0ec32feeceddfad1c30389200789ed6aa6a9dd10a
 
 """Wire models of ACP protocol v1.
 

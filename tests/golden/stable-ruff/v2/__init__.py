@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: be0980d0dd9a401a09d4238cfdaf7443f8e8badf32623855dd011b6f0c3875b8
-# Content sha256: 606af1d89c7b150e58aabe6eb417cbcea59299bdad900e6d35535961c741263e
+# Inputs sha256: 68de857bb38a4624a7409101c71fb29e19994f579e77b532c92106ed382ec0a1
+# Content sha256: 88682350ae3fe49c68e57d5283a3358cbf1488ac164c86b76a6f2a5dfa173e15
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d69b9f88f8d8d0d5b3fe45285cd9f3fb6b8ee96767bde772dcc1772e9a3ce0ac
-# Content sha256: ee896174c3a2fd7d3b438abac8cc62677a279c545809883eec9c1f0e0f9c3283
+# Inputs sha256: ce189429552e11026f91903fafdf09dd608b0abcaace78cbe55d2676640ac307
+# Content sha256: ce32b81ab51bfd83acc144c561eac92f3283f9d1424c52b05cf8f144f537294e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 936cd10d75bc2ffb808ea39af2c1da02e9602e6d63bc6310a6e5f5e625c6fc7d
-# Content sha256: e0e8260ccbc10336e836eaf57a7c16e6f28f08a74edec0b50ad9b8962630f815
+# Inputs sha256: 836e232096125388f38caf7d316405f6a77f7c21b8652d20d39c2f75ed3d18d3
+# Content sha256: 9f068da4cd30a70609e8b047f1e785a2e0029e0cdc351be2be1448b40aa61aab
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c9a67fe6eef0d4028560a3d779881b60d1369861146b2b1d60cc2fd5eca3c4d0
-# Content sha256: 001b0b508d59745acf74cc89036a90d4774ffa2fea7b2459e10e9b27d558e235
+# Inputs sha256: ca3b474efa2d2c85f9ba9ccc7bd2bb9325ae16db7f874db6415a918203edd79e
+# Content sha256: d9c41e6854872c05ff85017b0b83276b420a683d639755638a9307ec0f920679
 
 """Wire models of ACP protocol v2.
 

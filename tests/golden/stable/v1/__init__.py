@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ef92cb2d4b042f94567b27c635af102208ec4e6a0d6d02b4af19aad1738a3307
-# Content sha256: eb8042ff28284775f1d3cd2162b0dbccaea1341299492297075821c5795a3d1f
+# Inputs sha256: d9337ba1c4bae4301487b755020919056b0fd43e2e4f9dee3ae49a18bd127739
+# Content sha256: 4fc6a1982f36b01aa6aed2e8f05fe94a517e9131aa84e4278133f83e99c12796
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

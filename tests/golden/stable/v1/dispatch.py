@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 19a035d605f97ecc240a011c37df8234db12f3e126312866a70a3e7c9584b0e6
-# Content sha256: 0ef767169c25d345f36e152772fe3635397a1877e3e7ecf2aa0e1d7962ef38f3
+# Inputs sha256: 85db3c31aac716ed329ad0a3597cf9ca1e92fa8611139c4fe4397389d4585a26
+# Content sha256: 4ee50a34fb82762eb23bcf37ec4e66dc5abe1b6dceb75e9b1f6e4ecc3fc23cfc
 
 """Method dispatch for the agent side of ACP protocol v1.
 

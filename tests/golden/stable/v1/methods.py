@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4eb4b5cebc7afd27e4c39c05d2b3d128d8bfd845a702a6dc82dc3bdd54cdd9d2
-# Content sha256: 3878850a648a52d1621e33374506c06ccb22ad347449a656554f8c8caabc828a
+# Inputs sha256: ae093d63d532b4b2a54d6253ff7889d860a513a00cae47502bde0bf01a240fdc
+# Content sha256: 9744fa32dcd8e8d9a33a160ad883797a7b3f56df2d4885f3950783be93240db5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

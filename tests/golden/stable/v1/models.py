@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ce2b7aff9aebfbbe969488faaaec8e8fe5d5128272371ede0988def53cde35ba
-# Content sha256: 163ecbd4c43fc074410968077c994ff41d66b54f211ef76d1846339f6a8ffeae
+# Inputs sha256: 0453485a405cc361a11c6f6a1cd0881c2e4d4e4abd8a1ae7ec1d002eadf303e1
+# Content sha256: dccd9e2a2ee5f4fc24f8bd85e7c1d900ec60e0341649b0982b10c47b48441536
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd31503ed2a50be5802b6832013a8aa9e818fc4c62ee0125e595f80518faf296
-# Content sha256: 20313d6adc5b22679ff4b4fcfe5f33bf41a4b42b1fca4d8c166b99d4799592c5
+# Inputs sha256: da38844b789bf28bd3fbe0661ce82c529d90cb0f88a2497b2eb171f84f986612
+# Content sha256: e0909cf9e78feeb37c895aff34141c43185713c7ce13e37733a42154b5a10cd4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

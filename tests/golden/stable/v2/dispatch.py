@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f1a912ba29d48af52af66efb6ec6f4e613adabc7ef9fda3a72b95c6f3dc38959
-# Content sha256: c2abe26c0c417ff6c2fe6b4d10b4fe77c2fd133a152c7a490a73e6e91f566d20
+# Inputs sha256: fbf1fbe6bcc102af7a0d91cc634dd9e88ae5820e80a26e1fab900fc2d8f821e1
+# Content sha256: bff85c327c58c69053bb982786c0efa6e48c505f06b2d13c196b584741f35766
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54b250fc143bc4803500c2c3b19698502ca94d92d41f22e854f63757f7e09dee
-# Content sha256: 8a45bef4e34dcff2c7bed5b51befad5a5ebfefc98dc311ce232df11e97726bd3
+# Inputs sha256: 9329cd95b51cdcc4951c3295ddce2ecd239b23904a0caf68c8fe9216ac6c6184
+# Content sha256: a4e91752e2dc28a96687e8ffba4362be6eacdfe0c57db724e3324fcf6a5f3370
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0531aaa65372d47c6bc3c2e6eec8df0b78763671447c715acac8d9d0e6aa63c6
-# Content sha256: 608cb00d9347ac1bf6595204853bce44cd644f2a81d5c2ce2da8cdbc278c9f79
+# Inputs sha256: f461a224b86ac50b60845bf6439961ef0d4dfc161d173901ce76b5acf4d5edf6
+# Content sha256: 90d461528ada527e05dc5733d57a71b4f50e414110b11f6c80cb110558c5f443
 
 """Wire models of ACP protocol v2.
 
