@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eba6d5ef4b6aa664a7ae25fc8680ef2be9ec73e7e13c18a0fe8b81cbc46a9f10
-# Content sha256: aa970a5b2c72e3e181d9bc8ddcc8b91b1e95e33081d3eaecf86ef0620d8d4cd9
+# Inputs sha256: 693730c7e0f87f6899ec776f9a0cab144af23a8c278a751b8fe19b0e8987cd85
+# Content sha256: 8c1cb98de2b93ff73523435f6dd27cfd1a72ddf332d7622e96d5ecd5f83959ea
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -85,6 +85,7 @@ from ._runtime import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
 )
@@ -337,7 +338,7 @@ class Bridge(AgentSide):
         else:
             return self._resumed_here(message, sid)
         session = self.sessions.get(sid)
-        session.closed = False  # (its replay comes before the answer)
+        was_closed, session.closed = session.closed, False  # (its replay comes first)
         session.quiet = method == "session/load" and replay is None
         session.replayed = (
             0 if method == "session/load" and replay is not None else None
@@ -347,9 +348,21 @@ class Bridge(AgentSide):
         # (v1's load requires the servers its resume may omit; v2: omitted means none)
         v1["params"].setdefault("mcpServers", [])
         cwd = params["cwd"]
-        self._expect(
-            message["id"], lambda m: self._opened(m, sid, cwd, "session/resume")
-        )
+
+        def answered(answer: dict[str, Any]) -> list[Action]:
+            failure = as_object(answer.get("error"))
+            if method == "session/load" or failure.get("code") != METHOD_NOT_FOUND:
+                return self._opened(answer, sid, cwd, "session/resume")
+            # An agent that advertised resume and has none (qwen-code 0.15.10): through its
+            # load, or the bridge, as if it had not advertised it.
+            self._caps["resume"] = False
+            session.closed = was_closed
+            try:
+                return self._resume(message, params, sid)
+            except Refused as exc:
+                return [(CLIENT, error(message["id"], exc.code, exc.message, exc.data))]
+
+        self._expect(message["id"], answered)
         return [(AGENT, v1)]
 
     def _resumed_here(self, message: dict[str, Any], sid: str) -> list[Action]:
@@ -363,7 +376,7 @@ class Bridge(AgentSide):
             )
             raise Refused(RESOURCE_NOT_FOUND, text, {"sessionId": sid})
         session.open, session.closed = True, False
-        result = {"configOptions": self._options(session)}
+        result = {"configOptions": v1_options(session)}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         return [
             self._current_state(sid, session),

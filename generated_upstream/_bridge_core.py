@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62618da4ceac302cd6e6c61a5d591f726742d5a179a9162a36db64e0838a067d
-# Content sha256: 7626fcc4f09a767d635b9f459d49bf66ea71f74d74c6044f2b8d1957fa0ba263
+# Inputs sha256: 846ed7c72d7699b0a7f155435fd01b716ce9792cd89751a4ec47a515ef2f78aa
+# Content sha256: ca478a06d0a120edb824925740662f3dc505403ce4863fda0fdc8b10475d259a
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions, v1_options
+from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions
 from ._router import _valid_id, params_error_data
 from ._runtime import (
     INTERNAL_ERROR,
@@ -394,16 +394,3 @@ class BridgeCore:
             actions.append(state_action(sid, "idle", stopReason="cancelled"))
         session.turns.clear()
         return actions
-
-    def _options(self, session: Session) -> list[dict[str, Any]]:
-        """The session's config options in v2's form (those v2 cannot say are left out)."""
-        out = []
-        convert = self.tables.conversions.convert
-        for option in v1_options(session):
-            try:
-                out.append(convert("SessionConfigOption", option, source=1, target=2))
-            except ValueError as exc:
-                logger.warning(
-                    "bridge: a config option has no protocol 2 form: %s", exc
-                )
-        return out

@@ -76,6 +76,7 @@ from ._runtime import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
 )
@@ -328,7 +329,7 @@ class Bridge(AgentSide):
         else:
             return self._resumed_here(message, sid)
         session = self.sessions.get(sid)
-        session.closed = False  # (its replay comes before the answer)
+        was_closed, session.closed = session.closed, False  # (its replay comes first)
         session.quiet = method == "session/load" and replay is None
         session.replayed = (
             0 if method == "session/load" and replay is not None else None
@@ -338,9 +339,21 @@ class Bridge(AgentSide):
         # (v1's load requires the servers its resume may omit; v2: omitted means none)
         v1["params"].setdefault("mcpServers", [])
         cwd = params["cwd"]
-        self._expect(
-            message["id"], lambda m: self._opened(m, sid, cwd, "session/resume")
-        )
+
+        def answered(answer: dict[str, Any]) -> list[Action]:
+            failure = as_object(answer.get("error"))
+            if method == "session/load" or failure.get("code") != METHOD_NOT_FOUND:
+                return self._opened(answer, sid, cwd, "session/resume")
+            # An agent that advertised resume and has none (qwen-code 0.15.10): through its
+            # load, or the bridge, as if it had not advertised it.
+            self._caps["resume"] = False
+            session.closed = was_closed
+            try:
+                return self._resume(message, params, sid)
+            except Refused as exc:
+                return [(CLIENT, error(message["id"], exc.code, exc.message, exc.data))]
+
+        self._expect(message["id"], answered)
         return [(AGENT, v1)]
 
     def _resumed_here(self, message: dict[str, Any], sid: str) -> list[Action]:
@@ -354,7 +367,7 @@ class Bridge(AgentSide):
             )
             raise Refused(RESOURCE_NOT_FOUND, text, {"sessionId": sid})
         session.open, session.closed = True, False
-        result = {"configOptions": self._options(session)}
+        result = {"configOptions": v1_options(session)}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         return [
             self._current_state(sid, session),
