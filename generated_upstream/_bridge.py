@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 693730c7e0f87f6899ec776f9a0cab144af23a8c278a751b8fe19b0e8987cd85
-# Content sha256: 8c1cb98de2b93ff73523435f6dd27cfd1a72ddf332d7622e96d5ecd5f83959ea
+# Inputs sha256: 78750135e3c4ac441a724a1c704a7ca85087faaa230508af553fcd05a2dc86d5
+# Content sha256: 5dec17bfae54d09571e5b8eb19e0eceb1b54044c92806ba1da156a03b8fdfbd3
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -48,7 +48,6 @@ passes through unchanged. Then, the state v2 needs and v1 does not carry lives h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ._bridge_agent import AgentSide
@@ -111,15 +110,6 @@ class Bridge(AgentSide):
     once the client asks for protocol 2; ``agent_name`` is the agent's ``info.name`` where
     its v1 answer names none; ``index`` keeps the sessions opened, for ``session/list``.
     """
-
-    def __init__(
-        self,
-        tables: Callable[[], Tables],
-        agent_name: str,
-        prefix: str | None = None,
-        index: SessionIndex | None = None,
-    ) -> None:
-        super().__init__(tables, agent_name, prefix, index)
 
     # -- the client's messages -----------------------------------------------------------
 

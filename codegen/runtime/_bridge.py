@@ -39,7 +39,6 @@ passes through unchanged. Then, the state v2 needs and v1 does not carry lives h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ._bridge_agent import AgentSide
@@ -102,15 +101,6 @@ class Bridge(AgentSide):
     once the client asks for protocol 2; ``agent_name`` is the agent's ``info.name`` where
     its v1 answer names none; ``index`` keeps the sessions opened, for ``session/list``.
     """
-
-    def __init__(
-        self,
-        tables: Callable[[], Tables],
-        agent_name: str,
-        prefix: str | None = None,
-        index: SessionIndex | None = None,
-    ) -> None:
-        super().__init__(tables, agent_name, prefix, index)
 
     # -- the client's messages -----------------------------------------------------------
 
