@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 32e1ad9553a5c40d4b34f848ce90d29cdfa102f71c552935f59b1e730b7b333e
-# Content sha256: cc272a8ea996a6fe078c4c479b43ad083903201f18e673c46f8efcf454282b02
+# Inputs sha256: 97495052e72532eb0e05ef80179d701ebead0cededbba50c5b6ff99a1a86062a
+# Content sha256: 8e15172d8bffb2d893e8aa65a8892f01c8a0c49551e33c5d8008b766e135c7a2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c33b2b1f8265c6ccb95ba4b796bf80ed00b5bfb58c77176f3dc4d992890b4682
-# Content sha256: c1368c8d2df4458fba05f2be5cea841deb5cea418d7a87c3362139d08609d60c
+# Inputs sha256: 54b54175ef652d733b63d880631df8b53521c20209c52d535aa3278644b3f918
+# Content sha256: e0014908955844e0f27a1fae34e2b576fc22b01ebc4f0a885cc8234ead1a0357
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 81fd34989320a723b99e2b2fe54b55220b0d4d7b5f1b3bfa44a2a13c0aeec1fd
-# Content sha256: 2b4c77a47024cb502b8d70db229c452accfa95f4121e5a55242d9d51563a1fe0
+# Inputs sha256: 7995e662908eea2eea6611d1d6f043eea8c09622195dc4a17257a3a9fb6bfcfc
+# Content sha256: 849664943c91d0966fee948013ad13bf795ac0d109d0bd2324fa9fb229d34e83
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 454e70578c01c527224d5908d0a8b7d74c7e0410faf42829adccba50ccffda85
-# Content sha256: e43446f92f2af15786a88959799b01e9fc0d17500d3c910d2fda976845f74e0e
+# Inputs sha256: 815a8b750fb4e21fb08edf677962d16c8d061baa0eb0e312c1b35d87aa41a009
+# Content sha256: c42bb34388d57ecf921a5b41c151178058961c9859b9c6993d2d8650f27d782c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 44136b9aca2b1ec8c909f4501e2ea3f84579d8f4ad5f11d911e294f17b36e0ad
-# Content sha256: d269f5f737b9df07986fac3d6da311f7e4ffdb5c0b895c820250163240172bea
+# Inputs sha256: 6eab4cef493d47373727032ae63b39011a9cd7e6cc8a0681ee6f75b81a44803a
+# Content sha256: cf83690de8d11cf1a937accfa6fdf63e242f124878de8afa554af33a83dfc3b4
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

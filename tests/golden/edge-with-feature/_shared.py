@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 05f7438be38b39b60fe7bbf9bf3a4e50661e21f4f946e672bb93968d828f810d
-# Content sha256: 3e06a9755ce117bfc16f5d26b281f6d571ed639f8b8a9f8fef88544b08011e6a
+# Inputs sha256: 72a4e0332fe57ccb2db756719bbd1af45fed9e05633694193e8592ae26ef20aa
+# Content sha256: 32d08253a7d8c4d28964d339c4034e3394465e0e3c9191babf0c6a295c321f46
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f06160fb8849afce55d63830cabb1f8b37d4b3e1faeaee504dc5eac2553ff137
-# Content sha256: a90cf0fb474fed935d2417b982acb63768667f39e86618d5ad0b27009c9662ee
+# Inputs sha256: 8ab3579d96e5b09906e1f77e24b4e90e1521b703a5e4aa31225f1268bae86d11
+# Content sha256: 05b1e98b7b215df23278262a28ae486a729a5d343308ea5a183b8c46bad06ab0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b34e2ee795440a30bf2f417a24a9604dba6dea9de287b6c821b368fa6f5cd9ef
-# Content sha256: 893ebe1a07b8ffae99955a756a1922475883c3e8e793cfc605f5a11e236d8f34
+# Inputs sha256: 3a7bbfa2a65bba08c6192e94e0f3e55c564b9c87dcf7ddf7bb5d31865ebb88ce
+# Content sha256: 3e3338062122eea2b4699da65438d7afacd15ab2c8d0eebd518b54a21c1168a1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 06870066352126e15f75f884f29478c54b446ae81ab70e4c0d987e5012ad2cfb
-# Content sha256: 3071a5f27b336409a2f1bd5d984a7680269a17950da829da9e80a0dde591f1d9
+# Inputs sha256: 02bb6fb7496d9d33d4fa8edb5a40ad49cdcbe850faa135faacc23651fef9bbc5
+# Content sha256: 7f6b5c6f0abaac125babcc33042fbb0ccdf1efa9a838a266cf0b0890a98867ff
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

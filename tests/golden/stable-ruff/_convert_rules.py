@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7663b7bc6eb180429ed57f6c39a84d740494f14176cafc1feb838dfedf9ddc76
-# Content sha256: cd4327e728542e741cf99905cb2e5a7917215f1e8e1f1412fda81d012b5aa700
+# Inputs sha256: 37c60a21830ee7e225af987b8c2621f342d98939b303d49d01405eac747fcd12
+# Content sha256: d968f396451fec27705550fc45a48d179aa1f1390165ad0f24f05f13117ee117
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -19,6 +19,7 @@ import copy
 import difflib
 import re
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Annotated, Any, Final, TypeAlias
 
 from pydantic import (
@@ -219,6 +220,22 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
     return out
+
+
+def _local_offset(
+    year: str, month: str, day: str, hour: str, minute: str, second: str | None
+) -> str:
+    """This machine's UTC offset at a date and time of its own time zone."""
+    try:
+        when = datetime(int(year), int(month), int(day), int(hour), int(minute))
+        when = when.replace(second=min(int(second or 0), 59)).astimezone()
+    except (ValueError, OverflowError, OSError):
+        raise _fail(
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
+        ) from None
+    offset = when.strftime("%z")
+    return offset[:3] + ":" + offset[3:]
 
 
 def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:

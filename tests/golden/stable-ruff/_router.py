@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d740a898a841e6622db7510f31f520d75446fbc32674f58838c2b0223325f20f
-# Content sha256: b9ae6559728ff23b0b42031d7f641cc84402198a7502a3c7dec350adbadee40e
+# Inputs sha256: 6a178b7f1daa397b8cbf7c3c2714234e583e984997f5133c708db6e70b464efc
+# Content sha256: a9ac842c8d3b70a22a8d0801d9120866e75caec57c8d5793cb3c6dad18a875e9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

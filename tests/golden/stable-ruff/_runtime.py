@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cb7b8348ccaa653bcd281150e4e61bc2117a4858e5fccf3ce8636a3d3c14ae46
-# Content sha256: 3277d9d093d07d723ee699e403cd2d8ecd0f839eb0b213ccaa5cf3a57a4b23be
+# Inputs sha256: 7c63774c31f8fbbdfae4a07039b83e73301e728c8cf75673eb79a7ec93f0e426
+# Content sha256: b5ae3c50aaf807ffbf27c90ea2f8c9f45c2c6b32fc82df9446af5050bb90212a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

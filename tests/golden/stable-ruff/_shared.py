@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68449557c086f17c751e50799df9c396cef481918b16b01be5b3350f47724587
-# Content sha256: 49c3da6be2d432d4fef72e77e7288dbdb747363c261f683dc864e9b41ddc5443
+# Inputs sha256: 09017109e4ec5c90414dff6b3b2f672247ed80373c7d646c2f1cbe0e6363760f
+# Content sha256: 4c38f3ac5932a9a82161d0885cf4689c1e1e44f8dbe29246bbf7885b18dab18c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

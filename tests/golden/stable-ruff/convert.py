@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7740a8a3ac8ebcbc511efa4e8c51ebc2024ddb2963e12fafecdecb04939f845e
-# Content sha256: 52df23b0ac82114aee70468c95e166b1cbd619e1b47cec3b23c0f2b32372e541
+# Inputs sha256: 59fab5e344c3ee315dda61a5b462d5df7dc9f79924641382a11fe99dfc363a8f
+# Content sha256: a37a1ecf038ba2844c3bd00423d8f6224cb63f9c7f1e8f5ce3893070787f0444
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -242,7 +242,7 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
     f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -287,8 +287,8 @@ class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(_ABSENT, alias="additionalDirectories")
     f_title: str | None = Field(_ABSENT, alias="title")
     f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cc1a3c5ac1cf61267c82027c7bba14a50b2f56ddbde6f4ce07e14e1b341e804b
-# Content sha256: 355ecd3b941bbb6fe43435011fd1fc6d541e1b4e2ed747efb83a132b3ad31375
+# Inputs sha256: ec7e3cec49318070a699339c4e6e459e09597bf785fa42ff31922fb3a79095ae
+# Content sha256: 41a15ce8e25ec51f8b0a00c57ecba9460f930d7bb65d1fe73e6262bf5689c933
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -19,6 +19,7 @@ import copy
 import difflib
 import re
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Annotated, Any, Final, TypeAlias
 
 from pydantic import (
@@ -227,6 +228,22 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
     return out
+
+
+def _local_offset(
+    year: str, month: str, day: str, hour: str, minute: str, second: str | None
+) -> str:
+    """This machine's UTC offset at a date and time of its own time zone."""
+    try:
+        when = datetime(int(year), int(month), int(day), int(hour), int(minute))
+        when = when.replace(second=min(int(second or 0), 59)).astimezone()
+    except (ValueError, OverflowError, OSError):
+        raise _fail(
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
+        ) from None
+    offset = when.strftime("%z")
+    return offset[:3] + ":" + offset[3:]
 
 
 def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:

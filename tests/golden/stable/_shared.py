@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a170473566bd543c4ee0910356db8836338c0469ee5c8042bc1e01ee7316b2e3
-# Content sha256: 1eb724a6de64f3c3e344484a4d350ef59aae2fd7974f05be7fe5303fff7e48a1
+# Inputs sha256: eb38f66836fd09f4194e4f9645d6ea0887013ced78aa0f680e70430289dbd3ef
+# Content sha256: 0e3547237c0c8cbc1e7b809c62a7a51804a346f237184e6b9f0ddad31d3e86dc
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

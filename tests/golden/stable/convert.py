@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8fab5c743666a138bff27f729ec343064912892c31732f3b8ab5482e8de14c36
-# Content sha256: c47a961878368e7dff9b1467dcb3a90bbb41aa9d0727549f2beab4d5090dcdc9
+# Inputs sha256: e79fa95dd4e1cd7eb601dc4de61f79b57df81afdc8e0dedf580be24abc4ac9e7
+# Content sha256: cd6edf634512d058f523250893531c433bc547c8193a693eb44e717a8c32b7b2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -254,7 +254,7 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
     f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -299,8 +299,10 @@ class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_title: str | None = Field(_ABSENT, alias="title")
     f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")

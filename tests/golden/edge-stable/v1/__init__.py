@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f31a98f9321a369b823d6e1954d2bb29d61cf9088aa486e0ac68360d8ee2b5ac
-# Content sha256: 6c8f8c52aafbfea636f811054821b7967171510dce3606636b8c149cbd2a6554
+# Inputs sha256: 000b50e7d80f7426522d801e326849854e1866915258794096742547527a08c5
+# Content sha256: ba4b2bd109e75626f4d7bf117f22e06ab058af7d7a202955f1aa4c797533e7fe
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

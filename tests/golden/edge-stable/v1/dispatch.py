@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e3b46d0ed8bb1ddf4099cf691f97e14e28058884ff6d313c7a261dfc9898357
-# Content sha256: 42babe75a281f5807aaeac184ce544066a78de8d78f9d17825d048a8bc23ccb3
+# Inputs sha256: d25a70844c9b0f9e9399ebbac27160a1105917da30174025341c20b5b03bb9b4
+# Content sha256: 21e18289dddfd4e9c5b78fa431c09dfdb7f959f9029d5024a0e1076e391cb61b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8eccb24275cc0b455d4387d3a149a72cf21e861556628ae628c53cbbfc3c24f2
-# Content sha256: 5f69da3055513cfbd5c18c1ab8febf60dacdd2325acb779cd91200e07cf2128a
+# Inputs sha256: a4bd483f88a4307706c8a3da6e91af69094947d141e09cd439e5a78424bf8871
+# Content sha256: f44de9f24e7cc04e423bee7ae6faa376c3e25c1331f67ff79defec4d2769d5e3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f896ce0bab014315fb39fba1eb03c407b59efe96fb1495049af02072cd44706e
-# Content sha256: 2d2c87492ec46235c05d0e5a128b7a28533a112a70e2063fb9b933d43ebcbe66
+# Inputs sha256: fb449b791a2b8412f9289503b91b6eb251543a9b8274f2d4308125b29b334d2e
+# Content sha256: d0254fbab0378c31bc2556664adc4f5689c2b69b6edb1569a507f0e79e102ebd
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3e8e8f694dec7e6a2882ada2c6a39dc1c6f2b065b591a06c96db266dbeb12aa9
-# Content sha256: 8940a6f13fa5c511f5782436581a5f5d6252ae93b6a51ac66b1fed7a883080a8
+# Inputs sha256: 39babccec6247540f5d6aa2b473e8cb7ff9439b68502187a8593886a9b0967d0
+# Content sha256: 057f35d5f2325a466b8f04b2627b3771163be7762e9160d5c265171e6d8c4696
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

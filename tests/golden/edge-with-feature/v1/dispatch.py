@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 79dea0b3cff4ada96c3620afdd310188943a1c8aba6890ae4c057493a6b45507
-# Content sha256: 821a0c4593a205d92cd31478da60c13b32d05ee4000297f1a70f795435670d84
+# Inputs sha256: 9c2f412e21d1290066ca624785ef9544f960f423c48b0296f849c18ab85db745
+# Content sha256: 11310edc884ef40679dfc45d228d43ae27aff7040af8304efa94d4fa92016dd0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4e6b5e8f2d498f74332a1e14a7d43bbd0a8bae6cf27dfb08e036dac7b72ebeb4
-# Content sha256: 2e99c09b40839dd79fe36c63af7fac1154af0a00613ca24a0c44f4924f92b97b
+# Inputs sha256: 031ab8b8cc689a81d5ac9a8249333998a1a38aad04f70da42cbeb87b1874b2d3
+# Content sha256: 3ba91c90d4db2d8304ea145707b079fce7f185dba9c13f57cd27ffbbca653160
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 56c1cf499a65a3e056951fd110cdea5f21f89bce92b618ea25654028f5187907
-# Content sha256: 9590b6e2ee561d09ec09cc051d0f1852608472d7fc1b775877ef528afa45e64b
+# Inputs sha256: 349c181408f91a2bf801865902bea44908001f4ab848f5c1d7d87546952d9f69
+# Content sha256: 13df4f3de65a52e9e6be52e88a83655de5f47c22d85ef5e26fa9ef2cbce140b9
 
 """Wire models of ACP protocol v1.
 

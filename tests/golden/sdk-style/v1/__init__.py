@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d0d1a3365405c42239faa52d42929bc5d6fbe25902df44f506a236f7406ff463
-# Content sha256: c9557ea8236d65e5f03e1f5e30fd1c49f6492135dd32dc424a1e83c5554048b1
+# Inputs sha256: c5bde98114c520e6bc89f17cfd1aa989940475056c5f90cdebdd89b19c0c0674
+# Content sha256: f0332e91b5d20322cd4ce8b4c926e7b8136659f9b7ae87ab27761309586e3863
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0f3860c426e45906ab6cd035a69b06f7e30d62fdcc87d7acdef8a348ecea9a02
-# Content sha256: 5ff4d51e79ce2a8c635d2821aced062592c1b79d76aa0186534823ed02e17b2e
+# Inputs sha256: 438c4dcc3a7a554c5bb48f7ccc2cd64ab77d98b3a6847631a52c6ef4692ff483
+# Content sha256: 85671f902766a6d5a1880391c684d39f77afd86504eb49cfe696187617052af3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

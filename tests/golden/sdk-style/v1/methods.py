@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9a277bc9143017d7fb1cd5c81a7f0957a754e9ca901976215ec3bf2905b27801
-# Content sha256: cfa78bb96bf3d5acb4f09cdefca7ad1a9b80b926e1d4c9423bc68baa67c67108
+# Inputs sha256: 8be74feb145fafbd3429f09e260caf8d315e7fbbdf2be4add6a01887db857ab9
+# Content sha256: 965728f23507256bd0cf24f71eebcd0abbf14d519bc62a45fd769a17960931e6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

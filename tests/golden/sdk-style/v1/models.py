@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: be5a62a5282071cdd358916c814ffd630c0bcfffd5972494dc5c228765da7ed4
-# Content sha256: 36cca534dad76ecdb90beb41e5e2ce261e1c87845f921c06638142ebdcfb6e0d
+# Inputs sha256: a54ef8d4c4fbde288dbf49b2a860518b0ffe63145bf6076038092380cd1e9ea8
+# Content sha256: 6d482c02ec637a9d5bd467f23e67984eb6d3f5ebb23e942ec20f656cee4bf2d4
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 587be729297a5c7c673650768f747926832121aa75777508cbeddc625ae3d365
-# Content sha256: 231511f6921e4009b5caa9ecef720d7ce17bc9f50139a7c0daa3c8b105fbae28
+# Inputs sha256: 1a6eec69a205b47226776a311cd612d26b4aec3dadcdc70ced39ec3813c7e3dd
+# Content sha256: 1214eba6284749b345c66b01d6eb3c271e10b9b30318a668dd44c7985a442167
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f0c4e38ad64949b9c8c66b1e6f80c175526ace7d1b5d5759bd9fc13fb906967b
-# Content sha256: aefadbd13701e21ab9d50e97d87bb2a47abafcb38ddd4dee4eb19d7b55bac751
+# Inputs sha256: 56f0c228c9ac50f25f16b6c424b6645e1c029a83e794dfc42c2d3813b629c156
+# Content sha256: 6aa3e5606a739ff462d12b8038f5d0d62147e14adc765c6dd78de819c443d6e2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

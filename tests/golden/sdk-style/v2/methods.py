@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 162ac515523538a208186d9d85058c626eb11499390b9dd3ac7911d75b45329a
-# Content sha256: 0293ec2fb5d92bae2493ba377755e964cfc46cee308610eeab93ba721d09ee1f
+# Inputs sha256: afc25db8cdbdcdc09bc6d81c79b0822aa171cec973ae32e5e403af9b1f58069c
+# Content sha256: 8619f7ea2a61fa1864cf1e6e459ca3b5517f71ac53b718eb829504830a54b189
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

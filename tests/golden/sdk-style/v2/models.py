@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0eebca424379d3eedba11ef453bfa081ee714204f5f9c390be7a6be7ef2eaad9
-# Content sha256: a1d22f11e95727e1fef26d567dbcadffd17226011561752b1f26be17b365271e
+# Inputs sha256: a31c3b90741dac451bf1d4054958e2c5d2b39d10573ee302b66532834485cd83
+# Content sha256: f60fcd02ee37d55361efe343d8f0c50fb43d8540369a146ab73bf95514b59c3a
 
 """Wire models of ACP protocol v2.
 

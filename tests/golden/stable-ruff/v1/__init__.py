@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1f26361568e636e4055257062584cc893634fd52694262c4c2f7401c1f1c72b7
-# Content sha256: 61150bbf6ed5770217214942eb060612686d549958a95fd01a6f3af920972a00
+# Inputs sha256: b95be724dc5235781e4373c6e4f154d09cbabf71e2936562dca9ae7605fcff60
+# Content sha256: fc311db96e6a496458a416a5c276814d5fe376b8b8734af8044e736e39ce8a54
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3714ad0a5d6126a5e4c9916a0f56673fb45dcaf354c8fd96afebc0ef5ee658d0
-# Content sha256: e7f538824244076ee9d57d3badcd630676d0190ac4ab426fef76606b9ead9826
+# Inputs sha256: dcbbf7fcf1f97e74cca6f0b9e2a84b0bc963197a8d5300422e9bcf112d5787b1
+# Content sha256: 1ded7ba997dade26f3cc02ac9ccafa09a9ce0df2b1962017a7fe5e633b3ff399
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f54c25c1abdfa5de8dd14ffa37ea703423276bb322dc3331c8529da1b9fc2185
-# Content sha256: 56053c65403f5951faf8c41023d3d7e8ee2b0a4b1c71cbcc983ff4bb5a0f923d
+# Inputs sha256: 545b7345eb0a93e2efca72555f3be3653b6e53436c6dd390e2c19207e9666adc
+# Content sha256: 6c6c772ab581b80923e53e29cedb9f2628759a9f473f59cca830b13c3b95aacd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d212aef1d99878ab47dc5992842152e516048bcb4112c741d87923c2dc864392
-# Content sha256: 4388d82de1beca8d9f49c7c0ec32feeceddfad1c30389200789ed6aa6a9dd10a
+# Inputs sha256: 67a515fd006125948ff3c8086ea2e730f66f8f9e7e7a09ba52770beb2eecc89e
+# Content sha256: 3aa6d13cd6842e156c9b906e898758e98f886bc76ba2e040b84842f54efd7df0
 
 """Wire models of ACP protocol v1.
 

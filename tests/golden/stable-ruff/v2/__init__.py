@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 68de857bb38a4624a7409101c71fb29e19994f579e77b532c92106ed382ec0a1
-# Content sha256: 88682350ae3fe49c68e57d5283a3358cbf1488ac164c86b76a6f2a5dfa173e15
+# Inputs sha256: 104125844e86c35764c7a1fc1f723420e7a85260c6ac7e8d447994db6c19668c
+# Content sha256: 14ae4292dcd1571e76e8fbbe097a1c4861ca1dce073cd3f466929e7502b39626
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

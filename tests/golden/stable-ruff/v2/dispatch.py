@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ce189429552e11026f91903fafdf09dd608b0abcaace78cbe55d2676640ac307
-# Content sha256: ce32b81ab51bfd83acc144c561eac92f3283f9d1424c52b05cf8f144f537294e
+# Inputs sha256: 34a575f0f0a11f55e180a2eda5e35afa909c5c816b97bc3cf1e0bd8d1b23c212
+# Content sha256: efcac1cec3931dcf06bb483b3ab2a7f379b6face513f24532f4e952aea1f031a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 836e232096125388f38caf7d316405f6a77f7c21b8652d20d39c2f75ed3d18d3
-# Content sha256: 9f068da4cd30a70609e8b047f1e785a2e0029e0cdc351be2be1448b40aa61aab
+# Inputs sha256: 4af82668fdda12d910a5d368cc8ba3ddc696998335cb2d9b8c4a0aae07e05280
+# Content sha256: a0588986fb977107afe50fbb065f18719a0e873000cf66751d23f15c375f11aa
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ca3b474efa2d2c85f9ba9ccc7bd2bb9325ae16db7f874db6415a918203edd79e
-# Content sha256: d9c41e6854872c05ff85017b0b83276b420a683d639755638a9307ec0f920679
+# Inputs sha256: b7e9384d9e5ccfc3019178001dc6497ddf636b46cd04b3493394e72407c874e5
+# Content sha256: fa28232831809a7c1696c004412f7bcd2ed08703a14711a5d00f19940cec313f
 
 """Wire models of ACP protocol v2.
 

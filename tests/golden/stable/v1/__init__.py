@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9337ba1c4bae4301487b755020919056b0fd43e2e4f9dee3ae49a18bd127739
-# Content sha256: 4fc6a1982f36b01aa6aed2e8f05fe94a517e9131aa84e4278133f83e99c12796
+# Inputs sha256: 9b12d67f751f1785e420d105d0b55bbec7bf4726b5ad46437cc29b5982d054c0
+# Content sha256: d76ab65d11c1d0b2551a0bcafd5208c8f24434e86cf61a77f7e9d512f125ce4e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 85db3c31aac716ed329ad0a3597cf9ca1e92fa8611139c4fe4397389d4585a26
-# Content sha256: 4ee50a34fb82762eb23bcf37ec4e66dc5abe1b6dceb75e9b1f6e4ecc3fc23cfc
+# Inputs sha256: c62b43afe01258d93d0e30a665936cf4e2d9791c35fbf76080e207418fe11069
+# Content sha256: a0c1ad42deb3084a573a047474ebb0eeac2e7c676e6f3961985f78d1a38dc1d5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

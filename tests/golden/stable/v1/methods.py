@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ae093d63d532b4b2a54d6253ff7889d860a513a00cae47502bde0bf01a240fdc
-# Content sha256: 9744fa32dcd8e8d9a33a160ad883797a7b3f56df2d4885f3950783be93240db5
+# Inputs sha256: 45301055b910e2aee8d79478d905cb8ea4b839dab22080cff880afecd0f2585c
+# Content sha256: b0cca356cf04976ac67650324d889dbed7c2f0f556e5af4adf8d6058c1b5f277
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

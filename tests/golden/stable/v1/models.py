@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0453485a405cc361a11c6f6a1cd0881c2e4d4e4abd8a1ae7ec1d002eadf303e1
-# Content sha256: dccd9e2a2ee5f4fc24f8bd85e7c1d900ec60e0341649b0982b10c47b48441536
+# Inputs sha256: 1ef2492e2c9c9004dd2078a3bb49cddbcb9b73a4d0c62ad6e61605de1be310a2
+# Content sha256: 4a596ccdcb9c2f655b8adb34883ea03ab66c196ce0aa8efa6633b006f7953d39
 
 """Wire models of ACP protocol v1.
 

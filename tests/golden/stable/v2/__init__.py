@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: da38844b789bf28bd3fbe0661ce82c529d90cb0f88a2497b2eb171f84f986612
-# Content sha256: e0909cf9e78feeb37c895aff34141c43185713c7ce13e37733a42154b5a10cd4
+# Inputs sha256: fcb1d51a26d593d142eee23293e81ac44db0831aa7b25022ea1a68dd5eabaa46
+# Content sha256: 02450f96225b851d78734392e413fa364884c53a030ca176b62127b6aa9f3e8f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

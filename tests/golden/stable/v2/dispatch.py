@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbf1fbe6bcc102af7a0d91cc634dd9e88ae5820e80a26e1fab900fc2d8f821e1
-# Content sha256: bff85c327c58c69053bb982786c0efa6e48c505f06b2d13c196b584741f35766
+# Inputs sha256: f71636925a7f71ee32cdcf94175dc2a644631d2d96817ebe730244697ebc56b5
+# Content sha256: 17bd422b4930b1fef8a631e95da1be4eb76efb59287ae4006e7bc97deaddcaaf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9329cd95b51cdcc4951c3295ddce2ecd239b23904a0caf68c8fe9216ac6c6184
-# Content sha256: a4e91752e2dc28a96687e8ffba4362be6eacdfe0c57db724e3324fcf6a5f3370
+# Inputs sha256: bb7ad4298403cf4b38330e2420beb0d170de0d327ae8d884dd19805d62e40fbc
+# Content sha256: 019bedaf15e54fbd95f780566c57547cd0d84c76862906a74d84bdeafbfb6d37
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f461a224b86ac50b60845bf6439961ef0d4dfc161d173901ce76b5acf4d5edf6
-# Content sha256: 90d461528ada527e05dc5733d57a71b4f50e414110b11f6c80cb110558c5f443
+# Inputs sha256: 7ef86f358687d4975b70885677b9c3d8518ffdf11a5280eaa90f8ba5d32203f0
+# Content sha256: 5704a80a8fdf81c9d697db44b13022814e199ab505548a74a000ed46982506f2
 
 """Wire models of ACP protocol v2.
 
