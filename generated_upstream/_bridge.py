@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 78750135e3c4ac441a724a1c704a7ca85087faaa230508af553fcd05a2dc86d5
-# Content sha256: 5dec17bfae54d09571e5b8eb19e0eceb1b54044c92806ba1da156a03b8fdfbd3
+# Inputs sha256: e5ae1f60c5839571d344b3809e78fcb75a8f0003e223947e5c5c9d22db070b27
+# Content sha256: 6cd7c9440d357227ad3134ecb3b6eaac9809ec03b497fe66ebb07e993ccac49a
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value

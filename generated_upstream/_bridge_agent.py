@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46a1c526ebd343e56d9b2f15d7acca49821f423c0638406742d1c9a3408bc06d
-# Content sha256: e20e1112b92588a93ad6f303def01e41f7f8594e53ea64ff7066d5a9c8044b6e
+# Inputs sha256: cbda1317a664ab0174a497039083bdb71004ba77f8a10922ff30ffbd1e1ddb57
+# Content sha256: 8950da47b7599622bf61ae2cfe558868b64dd220e91a9fad5db36b9460f035eb
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

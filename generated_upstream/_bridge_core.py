@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 846ed7c72d7699b0a7f155435fd01b716ce9792cd89751a4ec47a515ef2f78aa
-# Content sha256: ca478a06d0a120edb824925740662f3dc505403ce4863fda0fdc8b10475d259a
+# Inputs sha256: 89a3e359314a6923a124c79e36cf689dcdd9bdd42ca1c744ca62267550bd722b
+# Content sha256: 79266d8f7115c94ef1555ca531a39eb3ade579356c88d66fc407acafa7077bd2
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b4603dc32930f03b6a8469a444645e1af83da218d993fe4073229403fb835f8
-# Content sha256: 08792301b8976daf61cac7d8666e4d9f259d89648f4401ff45523b36dde7a93a
+# Inputs sha256: 6cdc9ad593e4a2a12f3e27fa730580acff7347d88f306973f2af524706c66a2a
+# Content sha256: cb839010747a42c289d24bf2474ae9668b162bca0a2805c53016a4fd1fc707a9
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eba4a78e2d5484e39726263741097bce30e7694bf3e25f6d17facd7fa47b629f
-# Content sha256: a8c1fefe46d8429b76d64c1bbefad91199dfb33957ce01c2ea9adaf07948fc35
+# Inputs sha256: ca70f0b7c8e9d1ac42720f137dbe689f873a7df743436331b47fd3e764002d4e
+# Content sha256: eb408fe5aa68408603c05e11b321b6c8d60efdbdda3ca3cd87afb15d149a2b84
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

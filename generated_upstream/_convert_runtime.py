@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf8619fe885ffbb2993a385e5aa0fa6a79de33ea687fbb75c9e84c8174163def
-# Content sha256: 5fc7f08f3b2241a520870b23633f3a45a2e5e1b21dacf4dd75145e798f7f4d6f
+# Inputs sha256: 27cbfd3f47b961e15822385c4058e371b75401123c04293cf4d21ee026b8d30e
+# Content sha256: 10b4e8ad57893a7a428d700eb2c22502739b0482675949b482da7cc5f78594c8
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

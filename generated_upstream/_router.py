@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 06f996dd5a7018c75cf11b3e86bd364f27381ba694cc335f5fd74fed7d8b8ebb
-# Content sha256: 8fc88f4555edaee01e20aa65610cdfd163b204696f4411eea3095504421062e4
+# Inputs sha256: f4ffe46d0cbad025ba470e497ac04a9acd568f07c54dd5b5734f8635ccc76ff8
+# Content sha256: 9a2170819959b9d180240c1370e88fc48415d7de1db9e85e753c2dce3fc7da88
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

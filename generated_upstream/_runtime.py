@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b914579d4a0c9ba0bffeea4ac049ef2217089e307e5eddcdca4e5bc2e03c281
-# Content sha256: 76d451d0577a8640b7e765642e281e8fa196bb971b82e2f323e03de48b52e08c
+# Inputs sha256: 9d2dd70b8eb8661c2b81217e1920809eae23392dfde8cf383bc4548d790361b3
+# Content sha256: 23d2eee130aaef25e5c14d67046ba16c64e1b2d00b3bbd834073d05fd7ba289a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

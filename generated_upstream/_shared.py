@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91436a275f621bc521a1f300ef9c38fc199fa170b5a3e46bfdb3122fc61b3fc0
-# Content sha256: fb99580ce387acb9905446bc0d00e32e1c962686351f690f55b18158f8f2dd4a
+# Inputs sha256: db22574c1f00f57e182e4b055463909994acce23439f783c8f17fd0a356443c9
+# Content sha256: b4c686404cf3c5d2246395c8cdeb470870a4f036713c9239866bce4e51d89f5f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1dec321ac13e574e90edc5530109a56a3942fb50b221cfc71072eb999240b20
-# Content sha256: 63b649565d02955eb060d904c4efc7a8a641fb9f2f82a7a59c05bc4e3bac32a7
+# Inputs sha256: 674f47ff64048321d4256441dd9dbd20bb9af29b7d0cfb41e7933cf61730938a
+# Content sha256: e232d92902415f3d22156fc93d5f3a19183ccbdde822368280700f80a2a510d8
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 192c9dc29987c7a57f03ffbd71be989e42c98c7bbeba9996f40629554e6abf55
-# Content sha256: ace9259c1f52c66ef66b98fc82c1e200820ff7810da2a65f9fb69d9a0a1e0584
+# Inputs sha256: 0a7e85f6ea64d6416a4a3d1534fd8af3d5e33c4b9e51eabd6a6ff1aa14d7edbc
+# Content sha256: 32d13d1dca0494fa93252d5b761de724107deaab0199abe3477b98e3b3975dde
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.verbose:
         print(config.describe())
-    _report(out, result, settings, features, unchanged, notes=notes)
+    _report(out, result, settings, features, unchanged, over_a_base=bool(bases), notes=notes)
     for wiring in wirings:
         print("\n".join(wiring.report()))
     return 1 if any(w.problems for w in wirings) else 0
@@ -272,6 +272,7 @@ def _report(
     features: frozenset[str],
     unchanged: bool,
     *,
+    over_a_base: bool,
     notes: list[str],
 ) -> None:
     """What generate wrote, the names it derived, a feature left off (over a base and over

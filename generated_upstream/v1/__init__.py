@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ac59f005f648977028f379263a280ac9c9a304e7353b2bd89942b9c771210319
-# Content sha256: 30083b8d4a878b4e05b8fdf3dc9c5911a3461d6dc55f99b1543a1e00e617c815
+# Inputs sha256: 46390881bf633a0e11479be6c15acd66b3acbb057bd46e550a2857a862a5e950
+# Content sha256: d014ae511090eb28e6e73213d58a6d79d2d2576e42baba2001681111f206f02d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 208e768fdfeb79e9cf933ab8d1a1498886d2c7c3778074465b96d173575b896e
-# Content sha256: 2b2f973e67cf5ce4f0ea2bbda11b202303e392d92e406305e0c9e492b8373afd
+# Inputs sha256: 104ed009a73888ea5028e159259daf07873e4d1dce73745010eb40ddff148a56
+# Content sha256: c5450f42a6e5d178dd4acadaa9735a2e9d108f05b8c89bd1806c1d018834950e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97fdef86971900d7a2e88f327eac120dda6894652e3b544d61ec887d57677608
-# Content sha256: 1a5d0baf045551bc5538efaad9ce70451f490c9e19276281221b7ff71a85b93d
+# Inputs sha256: e6c86b50950c1dfbe6ba42180fd5a837832ac4cc46977dea0f5772db70db6d80
+# Content sha256: d133cc637c05bc98cf844354e3b45884b12ec78cd88596f859072a2b3c6de115
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c2cff72f6b0b3559d9bd4d0eac4b9cebbfff30fdcd3a7f328ebb347216cf5066
-# Content sha256: 2e541c8757f2575a712e3386b6737b0463d4586c72cadb7ab6cb53b87e47cc7a
+# Inputs sha256: 86b5143ac0a10abc5c953c6cf3a4e51efe309ffa286da7bc6a4fa51aea6a0b9a
+# Content sha256: 19285c0182b854a3983f5eca2b807e3b7bfe9b120b13d268089dd073feaeabca
 
 """Wire models of ACP protocol v1.
 

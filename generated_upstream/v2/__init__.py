@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cfdc32c39136d395cf074c94839226930df579b4b3c1c8826a2536d07a72726e
-# Content sha256: 3b3693418bb1465e4dea819afb2392ad85a4f166d5593ae64776d82e1d9553aa
+# Inputs sha256: b80e1e501ab125fcd0d9c084ae06856be2ec0dbf0e446273d816c0914d2e5866
+# Content sha256: f9d734ffd717bf2954e0b83191afe56876b1f372f7f07c6d882a99b62f584267
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

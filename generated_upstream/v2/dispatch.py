@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 745f564331e2fc8e1524914810b3122e4866dfb428f84cb02b64322accf0fae9
-# Content sha256: 14efed4d243092091b1259d4f55bcc0d252f536c0119277e764d75e2a42033e8
+# Inputs sha256: 750e5811f2b537d9936868c8d1982bfe41a1b3edc620ace9bfd762fa3d5f55a0
+# Content sha256: ad07dae0a01241345517c28c1c87da4ce524bb51e216baa90afa151d57071053
 
 """Method dispatch for the agent side of ACP protocol v2.
 

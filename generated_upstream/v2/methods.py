@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c69c7642f9648f5c08ef082ded060b5252118ea9ff970c531ddb9b23771d15d
-# Content sha256: 2998ec176a6dece29f45860885a03b29a770389f50edb1e933a943d26a064300
+# Inputs sha256: c4124888f4d733914daad978764062197dc9ad36dc8050d7337d977a40455758
+# Content sha256: dd11f87c637a4cd4e3c8558cb0d82968391eaade197a1fd5e5d88befcf1045e0
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7d4d1dfe28da1bbc2e088816c66107ddf2cfae946913a56c611a15ef9200ce6e
-# Content sha256: 90a905101ab722e75733619215a0d4795bc9cac59ef66f0831a62d4a9a58ec62
+# Inputs sha256: fe1cadf2f015ad2d341ac761d261689a6a1a5b4ff8522280ba87844bcead2325
+# Content sha256: a9d2e99f44d64cd65189379098b71dd493d65549a2609df8ae7885cdb11691fa
 
 """Wire models of ACP protocol v2.
 

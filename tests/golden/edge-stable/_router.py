@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97495052e72532eb0e05ef80179d701ebead0cededbba50c5b6ff99a1a86062a
-# Content sha256: 8e15172d8bffb2d893e8aa65a8892f01c8a0c49551e33c5d8008b766e135c7a2
+# Inputs sha256: b87d4e297876e566009e7ea5b681c9ce8158f5acb43269ce386b1a6e3306734b
+# Content sha256: 7d32042a5d66d63b936508c389c6e711cf760ba58977714a750e9bc998a0ea36
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

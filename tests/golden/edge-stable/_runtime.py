@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54b54175ef652d733b63d880631df8b53521c20209c52d535aa3278644b3f918
-# Content sha256: e0014908955844e0f27a1fae34e2b576fc22b01ebc4f0a885cc8234ead1a0357
+# Inputs sha256: 74d64886ccc29582419033c9716205bcb448ed4325fcb796196134d7c9ccb91e
+# Content sha256: 2bf2b52b1f63d8e8e0dca5472b8f676bc9dfc8ea24cadcdefa6f1f1461473ee7
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

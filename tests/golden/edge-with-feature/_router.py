@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 815a8b750fb4e21fb08edf677962d16c8d061baa0eb0e312c1b35d87aa41a009
-# Content sha256: c42bb34388d57ecf921a5b41c151178058961c9859b9c6993d2d8650f27d782c
+# Inputs sha256: 26ed4802cf71181aebb9f98644546d993525808bfe02fd7e3f217ec078a69351
+# Content sha256: 608c57fd05a8f96b7a9a4d6c5c0e7f3a1ca433618c8d7113c3b9faf76ba90eb5
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6eab4cef493d47373727032ae63b39011a9cd7e6cc8a0681ee6f75b81a44803a
-# Content sha256: cf83690de8d11cf1a937accfa6fdf63e242f124878de8afa554af33a83dfc3b4
+# Inputs sha256: 3315634de6ff0f4f12bde504e030a629d6e7e27bb3cb3f7a178d1bd137454b2a
+# Content sha256: d83c602a759d753819ccbcfee09198ad91b42131e90f3d24e192256a78a092f6
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72a4e0332fe57ccb2db756719bbd1af45fed9e05633694193e8592ae26ef20aa
-# Content sha256: 32d08253a7d8c4d28964d339c4034e3394465e0e3c9191babf0c6a295c321f46
+# Inputs sha256: 602ccb26fa6db62e6284d64ebd4db848eba2def434c3db7d947b89835683ac48
+# Content sha256: 00e05b3e53f887a50b0983f5278b173078bc086c15a9e5b39f496984b70514c4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8ab3579d96e5b09906e1f77e24b4e90e1521b703a5e4aa31225f1268bae86d11
-# Content sha256: 05b1e98b7b215df23278262a28ae486a729a5d343308ea5a183b8c46bad06ab0
+# Inputs sha256: bf9d44ac777bc362ac5dbb4965a10f29491d032b526f2cfd4f5ac8f4211082a4
+# Content sha256: 8aefb23c616de4c9303fbd57d3a1e1eeddd395b9acf0e49b2937d16468fcf3fd
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3a7bbfa2a65bba08c6192e94e0f3e55c564b9c87dcf7ddf7bb5d31865ebb88ce
-# Content sha256: 3e3338062122eea2b4699da65438d7afacd15ab2c8d0eebd518b54a21c1168a1
+# Inputs sha256: 7ca565b4b28661f7a78756ca447e03c625a172a07a065aad682aa82f76ce8b7f
+# Content sha256: 0f1df1e751f3ddfca41f76ac370454a37f037451d109f74b83de4562155fa909
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 02bb6fb7496d9d33d4fa8edb5a40ad49cdcbe850faa135faacc23651fef9bbc5
-# Content sha256: 7f6b5c6f0abaac125babcc33042fbb0ccdf1efa9a838a266cf0b0890a98867ff
+# Inputs sha256: 17053a241e665fbfa836f982c33c4c33bf047d0c19c559e7984f6791e77e9421
+# Content sha256: 8c6909a9267fcd2d3287bbb7d11126ef396c7fcbbcc7e9a96cba327a8c0d5d70
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 37c60a21830ee7e225af987b8c2621f342d98939b303d49d01405eac747fcd12
-# Content sha256: d968f396451fec27705550fc45a48d179aa1f1390165ad0f24f05f13117ee117
+# Inputs sha256: b8db66b03bb3ed065f08f6b25e23f34bfa84cc721157e3d0c76c78d9c64f73ea
+# Content sha256: 6c5f04b307d05fa4c4181f442f07e765e65b7b73791c8638f9f89cca4b7ca462
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

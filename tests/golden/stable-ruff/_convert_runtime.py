@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7ac7654795cf847b9abec5e9a89ed860e2314b25eb26531817bdbfedf17d07e6
-# Content sha256: 000def763c7d67fd06819499cc54d12c16ea3a8b4a2c7d92d502080c3bc49b63
+# Inputs sha256: ca5af08b37aa6d63b1ac012d8ed0f1cc04696a9534eedd8b071a0a0c5b445729
+# Content sha256: ee93feb31f1645803b962fdc2f32ebd8ddc581ede134d6efe9a5e270b650bb3a
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6a178b7f1daa397b8cbf7c3c2714234e583e984997f5133c708db6e70b464efc
-# Content sha256: a9ac842c8d3b70a22a8d0801d9120866e75caec57c8d5793cb3c6dad18a875e9
+# Inputs sha256: 4f98081c42aef4782e8fd0866e8ba26e75bdefc3608041b1cd7af615cf79b068
+# Content sha256: b237d0749a253d0151147d0322ca8c0c5b750b25e51b591b9750de1ae152d464
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c63774c31f8fbbdfae4a07039b83e73301e728c8cf75673eb79a7ec93f0e426
-# Content sha256: b5ae3c50aaf807ffbf27c90ea2f8c9f45c2c6b32fc82df9446af5050bb90212a
+# Inputs sha256: 8110a5603a8e5e6f435db20e8bf4d05d3c6b784b756cb1fe80e670991ad460f3
+# Content sha256: d5ab5e6deb1317e0c35c7e7e237c87d8bd69480af72d8f3f0a42f2ac4d7d3f42
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

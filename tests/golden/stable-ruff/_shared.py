@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 09017109e4ec5c90414dff6b3b2f672247ed80373c7d646c2f1cbe0e6363760f
-# Content sha256: 4c38f3ac5932a9a82161d0885cf4689c1e1e44f8dbe29246bbf7885b18dab18c
+# Inputs sha256: 7dd3e62d9143af8ad7b7c109e00e0a698b9cbc6d1e7b3b194f809259df56328b
+# Content sha256: ec51849df9347a6916fce6113e5bb0deeb047cf7a2150705e374b76981477fd7
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ec7e3cec49318070a699339c4e6e459e09597bf785fa42ff31922fb3a79095ae
-# Content sha256: 41a15ce8e25ec51f8b0a00c57ecba9460f930d7bb65d1fe73e6262bf5689c933
+# Inputs sha256: f55cb7e6ddf2c1f7ddd86f00d38ea83a6c6d71dde1e10f707c63cc36c2fc9ca2
+# Content sha256: 35b5327366e0ed30821de36c6b2379449fd677f3f9af4ba0fc7446c4fcc2038d
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 57bb79641cebb38ee829d64b48da108741e54ab30730ec6be87e2ca13da63e91
-# Content sha256: 0cb05faddeb335afec5c2dc77f996317dcc7041ead0b65f679cddb9683cc8e4e
+# Inputs sha256: 51bcf5c820fb5e8d630c6d2353da966f6e48e45c8384110fb993e41629b40516
+# Content sha256: 945355593eeb694ad2c9e4ba93ac3676378f1700ffdd3eb600bc6bcac725a1a8
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e79fa95dd4e1cd7eb601dc4de61f79b57df81afdc8e0dedf580be24abc4ac9e7
-# Content sha256: cd6edf634512d058f523250893531c433bc547c8193a693eb44e717a8c32b7b2
+# Inputs sha256: 68137c5f574815dc31db7c27ff8f19a3637b6a728e683435e602e53e064e1212
+# Content sha256: cc3715219c7a46aca08613e222de8d4988f452a38d87725e085ec16e4de03710
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9fe69773511ee7d527d0cabad15a69c810ff69175e2e40d5fdb8952e805d3284
-# Content sha256: 88bc0473f33fc261184954fbe3941117e24bf04478bb587a7cc7d5a58f8b2d2a
+# Inputs sha256: f2f1d6ce059676598c2818cc802a2830db723df992ae7ef897184b1e2144d7c9
+# Content sha256: 1eabe73b217ab26bd2a0a669c0b973e8324552a9464c773361e19b906b1357e6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 000b50e7d80f7426522d801e326849854e1866915258794096742547527a08c5
-# Content sha256: ba4b2bd109e75626f4d7bf117f22e06ab058af7d7a202955f1aa4c797533e7fe
+# Inputs sha256: 554d1cf526d6fc35b3589f58a8b53aae9947f6beda116a47b63d9c1ec2b4541c
+# Content sha256: 867200415f54cfa55cfc074296e19787c1752d069a7b47b0294bc0a8f5f7dc10
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d25a70844c9b0f9e9399ebbac27160a1105917da30174025341c20b5b03bb9b4
-# Content sha256: 21e18289dddfd4e9c5b78fa431c09dfdb7f959f9029d5024a0e1076e391cb61b
+# Inputs sha256: 392beb362f6e52c4a5b215a200fecc403dd4e06022929313460e27b70b2b4a6e
+# Content sha256: 58fa2060c279fad08d81707065bc2228083e5a9638df1a135eadaeccdd527d86
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4bd483f88a4307706c8a3da6e91af69094947d141e09cd439e5a78424bf8871
-# Content sha256: f44de9f24e7cc04e423bee7ae6faa376c3e25c1331f67ff79defec4d2769d5e3
+# Inputs sha256: 71a1f5348adce81303c3a45b0769cf82fee0a173487c178d921de7160eaeeda3
+# Content sha256: 1260cc9d4f4523efa50c8ea54cec7554c3e10f14a0758f34b362fbc8076534bd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fb449b791a2b8412f9289503b91b6eb251543a9b8274f2d4308125b29b334d2e
-# Content sha256: d0254fbab0378c31bc2556664adc4f5689c2b69b6edb1569a507f0e79e102ebd
+# Inputs sha256: c15b7c3479b890670248b1bc8f7b625a7fb125eaf68f08c7f3c24327a2bb57a7
+# Content sha256: 193aa215ad4816e18fbb4023bb282c0bc1594024b74bd3036b36643b6a9965ff
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39babccec6247540f5d6aa2b473e8cb7ff9439b68502187a8593886a9b0967d0
-# Content sha256: 057f35d5f2325a466b8f04b2627b3771163be7762e9160d5c265171e6d8c4696
+# Inputs sha256: 4037e60cf8fecb0df03c96c72571036ac0552fe0e91638a33b5851bb1673fc36
+# Content sha256: f0c215f43e9ae72cf8cf683ed693f8976bad0bc0b66347a273db2f3cf482832e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c2f412e21d1290066ca624785ef9544f960f423c48b0296f849c18ab85db745
-# Content sha256: 11310edc884ef40679dfc45d228d43ae27aff7040af8304efa94d4fa92016dd0
+# Inputs sha256: d9c23e05f7b28557470e566eead3d9070b2e21aca63926439ca241a296b32f96
+# Content sha256: 2edb8e68796b80c89e17f7ecd856edae46df840815606e73583cf52ca7486420
 
 """Method dispatch for the agent side of ACP protocol v1.
 

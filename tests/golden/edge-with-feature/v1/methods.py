@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 031ab8b8cc689a81d5ac9a8249333998a1a38aad04f70da42cbeb87b1874b2d3
-# Content sha256: 3ba91c90d4db2d8304ea145707b079fce7f185dba9c13f57cd27ffbbca653160
+# Inputs sha256: 2a67fd7e575bdab75a88bf39ec1b0e717a4a47dcc97b930f0f62f4647420f966
+# Content sha256: 0d5013f646c8d55d27bb2072f5a8e520256890790a1a9e430c115acf7a62169c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

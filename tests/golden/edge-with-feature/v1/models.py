@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 349c181408f91a2bf801865902bea44908001f4ab848f5c1d7d87546952d9f69
-# Content sha256: 13df4f3de65a52e9e6be52e88a83655de5f47c22d85ef5e26fa9ef2cbce140b9
+# Inputs sha256: 54cfa82cc7a9a7ee5674f70d8e082fa7dd16a9ddcf1cdc65637ccec02f6c63b1
+# Content sha256: e00152d13f3f317930c66f5cacf3f9fdf6030ad75c4dca85567542cbf0de4d9d
 
 """Wire models of ACP protocol v1.
 

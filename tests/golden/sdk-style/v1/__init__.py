@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c5bde98114c520e6bc89f17cfd1aa989940475056c5f90cdebdd89b19c0c0674
-# Content sha256: f0332e91b5d20322cd4ce8b4c926e7b8136659f9b7ae87ab27761309586e3863
+# Inputs sha256: 3aeabb0070d56598556df5f5dabb63f4c5a3cefce4171fbb0607c4b6b60c0af1
+# Content sha256: 826aab31df78eb4cbbc39e22b71a4c9784fc1fb9b4ebd149ee6b40815f46b4d3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

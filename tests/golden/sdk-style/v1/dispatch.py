@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 438c4dcc3a7a554c5bb48f7ccc2cd64ab77d98b3a6847631a52c6ef4692ff483
-# Content sha256: 85671f902766a6d5a1880391c684d39f77afd86504eb49cfe696187617052af3
+# Inputs sha256: 73cb4732c3c9a936a1f0672f8808ead320283f78c1a8565cd51cfe21a54e17d1
+# Content sha256: 5a0d082c0ec32254ae711a7815e10f1e9fa1414d63b743ae7e853735bdb52607
 
 """Method dispatch for the agent side of ACP protocol v1.
 

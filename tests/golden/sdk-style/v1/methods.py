@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8be74feb145fafbd3429f09e260caf8d315e7fbbdf2be4add6a01887db857ab9
-# Content sha256: 965728f23507256bd0cf24f71eebcd0abbf14d519bc62a45fd769a17960931e6
+# Inputs sha256: 9090c02f94c852942d2ade8a259a6b192d7c6f907190fba9a1e68ca2c0a703da
+# Content sha256: e029eeed9f89f9b823b1a040bc4a0eb82ea49f439f076baef96f17137a0af993
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a54ef8d4c4fbde288dbf49b2a860518b0ffe63145bf6076038092380cd1e9ea8
-# Content sha256: 6d482c02ec637a9d5bd467f23e67984eb6d3f5ebb23e942ec20f656cee4bf2d4
+# Inputs sha256: 436cdcf5ee51477aae9f4eed8ca6894d0a11784e3dde1499efa7b5972e497e5c
+# Content sha256: 7bb91d58fabd3b661082007cbf4951ae02600f71ba51e0d2b5baf9d8e6b04d53
 
 """Wire models of ACP protocol v1.
 

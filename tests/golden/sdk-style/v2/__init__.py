@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1a6eec69a205b47226776a311cd612d26b4aec3dadcdc70ced39ec3813c7e3dd
-# Content sha256: 1214eba6284749b345c66b01d6eb3c271e10b9b30318a668dd44c7985a442167
+# Inputs sha256: ae67d9153ddb5901d7ec1f20861115b852379a83919cc00165847e6a5afff35d
+# Content sha256: 27bac74aabf102ad7b8fbba1f857079eaa2f204c5ef29fb3685aa75bac33a8e2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 56f0c228c9ac50f25f16b6c424b6645e1c029a83e794dfc42c2d3813b629c156
-# Content sha256: 6aa3e5606a739ff462d12b8038f5d0d62147e14adc765c6dd78de819c443d6e2
+# Inputs sha256: 542462650f1763f667fb1e94a0f1aeeca2e29d3d046cfdf14b54df2c708262c2
+# Content sha256: 81e4eeac752b2a32f439643461210ed869594f5764f41e66be13f33cd115743b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: afc25db8cdbdcdc09bc6d81c79b0822aa171cec973ae32e5e403af9b1f58069c
-# Content sha256: 8619f7ea2a61fa1864cf1e6e459ca3b5517f71ac53b718eb829504830a54b189
+# Inputs sha256: ce0e6c1ac272b713c010d7e88983f9fdabcc3b677dff6683553e7d1b5de7eb9b
+# Content sha256: 987b6e2bc4d9dbc0d94dad30d6b4a28556446832a4408b367a763ab06cc6c86c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a31c3b90741dac451bf1d4054958e2c5d2b39d10573ee302b66532834485cd83
-# Content sha256: f60fcd02ee37d55361efe343d8f0c50fb43d8540369a146ab73bf95514b59c3a
+# Inputs sha256: e017983cfcab367b93f233280e62c52205f04781a9d29f16a35d0329a10ae3f5
+# Content sha256: 2be8df65917621e2624532edf53a5f19ea922db2a2f1a5c7660b49d76e748291
 
 """Wire models of ACP protocol v2.
 

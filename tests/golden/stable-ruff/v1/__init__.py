@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b95be724dc5235781e4373c6e4f154d09cbabf71e2936562dca9ae7605fcff60
-# Content sha256: fc311db96e6a496458a416a5c276814d5fe376b8b8734af8044e736e39ce8a54
+# Inputs sha256: a9469547f6c5b5e540e9e504c4f23a3011a561e26fc4b984fa8104f42cc8f86e
+# Content sha256: bfa908e671b585b9a15a713ff81fe571955decfd04e03f6bf972797a6a807e49
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dcbbf7fcf1f97e74cca6f0b9e2a84b0bc963197a8d5300422e9bcf112d5787b1
-# Content sha256: 1ded7ba997dade26f3cc02ac9ccafa09a9ce0df2b1962017a7fe5e633b3ff399
+# Inputs sha256: 244ccc3173d4b9c58cb7f0e040e0f324003d4527bfc8819138b917af5b86445d
+# Content sha256: f63f678a05e1c4ec05fb746a41a8a10c132d5ffbea2758fcc34e3ac6e4437ed2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

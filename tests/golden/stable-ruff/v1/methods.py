@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 545b7345eb0a93e2efca72555f3be3653b6e53436c6dd390e2c19207e9666adc
-# Content sha256: 6c6c772ab581b80923e53e29cedb9f2628759a9f473f59cca830b13c3b95aacd
+# Inputs sha256: 809c78c0e08afd301345eca99724ed3a0afc9a98f965d59113c08f0535985be1
+# Content sha256: f9d637d2c77e7f87c8adc157db930b4174fda2cd7d04143e6522a9b4200cd408
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

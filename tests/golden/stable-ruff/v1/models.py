@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 67a515fd006125948ff3c8086ea2e730f66f8f9e7e7a09ba52770beb2eecc89e
-# Content sha256: 3aa6d13cd6842e156c9b906e898758e98f886bc76ba2e040b84842f54efd7df0
+# Inputs sha256: ce27e247e4801bbce2f34f134ff7c988829ba1411efe2fb02ec91e4c875691ab
+# Content sha256: 37f00042b8bc306c48d3082955adbb78c454928d46b23d4619f77941727c04b2
 
 """Wire models of ACP protocol v1.
 

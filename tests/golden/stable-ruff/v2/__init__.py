@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 104125844e86c35764c7a1fc1f723420e7a85260c6ac7e8d447994db6c19668c
-# Content sha256: 14ae4292dcd1571e76e8fbbe097a1c4861ca1dce073cd3f466929e7502b39626
+# Inputs sha256: 87ef34febf1124120d8b666f51e9c4cfd51ea53b1597e1497925c11d369f1bb6
+# Content sha256: 315326bd4f8d7c13741594feb4c9c8ee3c4cd80d0a7de3743b43b5d2eae0bca4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

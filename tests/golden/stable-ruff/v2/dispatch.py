@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 34a575f0f0a11f55e180a2eda5e35afa909c5c816b97bc3cf1e0bd8d1b23c212
-# Content sha256: efcac1cec3931dcf06bb483b3ab2a7f379b6face513f24532f4e952aea1f031a
+# Inputs sha256: a15549d25a2071660e74b254ba76300d1745d10337c7cb2cc15464c5d8143a5d
+# Content sha256: 0603d1ab595d91b1bd2361e4823d61556eb605d4af991fe629c217e7593d0a7b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4af82668fdda12d910a5d368cc8ba3ddc696998335cb2d9b8c4a0aae07e05280
-# Content sha256: a0588986fb977107afe50fbb065f18719a0e873000cf66751d23f15c375f11aa
+# Inputs sha256: 624389fe0f95ca54e2ea81c3e33922e470ae11df84254a46e3ead5ff25d216ae
+# Content sha256: cb26b48c279e893128298ee7a49fdf8b43d4444f7b127245ef2b2592104ab5bd
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

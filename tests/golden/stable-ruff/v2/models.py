@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b7e9384d9e5ccfc3019178001dc6497ddf636b46cd04b3493394e72407c874e5
-# Content sha256: fa28232831809a7c1696c004412f7bcd2ed08703a14711a5d00f19940cec313f
+# Inputs sha256: 0c3abff55b3f5576f84fc34953eb20bfa8fdfd864feee90020d6bf93a9abe509
+# Content sha256: bc4ae9e20d462009872b0977084f075d54d2e787c4547d2c2d5d67695bd091de
 
 """Wire models of ACP protocol v2.
 

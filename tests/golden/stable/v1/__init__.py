@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b12d67f751f1785e420d105d0b55bbec7bf4726b5ad46437cc29b5982d054c0
-# Content sha256: d76ab65d11c1d0b2551a0bcafd5208c8f24434e86cf61a77f7e9d512f125ce4e
+# Inputs sha256: aa407d30b40d422fe4d3bad551ba4f8982f44f0e3a972b31f9bdfaf802978c20
+# Content sha256: 72183fef248971492f69d3fe28d0598e0411cc54fbda0a8fad036966296214c7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

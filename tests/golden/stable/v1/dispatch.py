@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c62b43afe01258d93d0e30a665936cf4e2d9791c35fbf76080e207418fe11069
-# Content sha256: a0c1ad42deb3084a573a047474ebb0eeac2e7c676e6f3961985f78d1a38dc1d5
+# Inputs sha256: 133f338705f85f1fb46f43106a331ae37a34d32cffbe6058cbd4a226063f084d
+# Content sha256: 9d05de88b68649b29e60b22e0a6cb4a76d6237906adcab3d4b48236af52daea1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

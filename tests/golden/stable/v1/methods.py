@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45301055b910e2aee8d79478d905cb8ea4b839dab22080cff880afecd0f2585c
-# Content sha256: b0cca356cf04976ac67650324d889dbed7c2f0f556e5af4adf8d6058c1b5f277
+# Inputs sha256: 6adf203c9880e8d1787d202a8acc5b54ffaa545657d77e96c444a689004ccda0
+# Content sha256: 55293adac54160c21d3353ba70fc65df0021ab5f38c02fc124a0c119341d5d2e
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ef2492e2c9c9004dd2078a3bb49cddbcb9b73a4d0c62ad6e61605de1be310a2
-# Content sha256: 4a596ccdcb9c2f655b8adb34883ea03ab66c196ce0aa8efa6633b006f7953d39
+# Inputs sha256: 543813a4ae18c5877e3c00d5b1f26174a1f215ad6b07183484138c88c772297d
+# Content sha256: b045d5225857e3d5c391fb9a6fe175eb9431313497e57ee83132d510fcd0ebf8
 
 """Wire models of ACP protocol v1.
 

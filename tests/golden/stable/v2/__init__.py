@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fcb1d51a26d593d142eee23293e81ac44db0831aa7b25022ea1a68dd5eabaa46
-# Content sha256: 02450f96225b851d78734392e413fa364884c53a030ca176b62127b6aa9f3e8f
+# Inputs sha256: f2bef60599ef72948579c78bff8fed3755a17fa57dc309efdabbad7d2790790b
+# Content sha256: 2a881acbee121bf72a9171b039e2d841b322ffbe83eec4f0d36f34290e71e423
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

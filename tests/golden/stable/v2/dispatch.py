@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f71636925a7f71ee32cdcf94175dc2a644631d2d96817ebe730244697ebc56b5
-# Content sha256: 17bd422b4930b1fef8a631e95da1be4eb76efb59287ae4006e7bc97deaddcaaf
+# Inputs sha256: 3dacbd2422bebf68258c5f748eaee3dcd1c1c080bc9cc36008f5e0d6bb76dce4
+# Content sha256: 8bcf0b7c13eabfdfbeb69058618c59be3ddcfb67d009c81e27c09853fe34413e
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb7ad4298403cf4b38330e2420beb0d170de0d327ae8d884dd19805d62e40fbc
-# Content sha256: 019bedaf15e54fbd95f780566c57547cd0d84c76862906a74d84bdeafbfb6d37
+# Inputs sha256: 006956394d9e7fd56391e65997f48a700d323b2889f16bed596fcd959e324a95
+# Content sha256: 3cf9ee08f73b95fbaaccab76e9664f47f2c1f3d597074bba821f75294e51a559
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ef86f358687d4975b70885677b9c3d8518ffdf11a5280eaa90f8ba5d32203f0
-# Content sha256: 5704a80a8fdf81c9d697db44b13022814e199ab505548a74a000ed46982506f2
+# Inputs sha256: bec2c81d5c01a9aadea3bddc722523cbdf4b8abe95fb79ee14ea99b9ef4ae7a3
+# Content sha256: b35bb31048aa55f0e3ce013e2d46a359e87578132a314dadb4c5dc1aaf3c727c
 
 """Wire models of ACP protocol v2.
 
