@@ -1,8 +1,10 @@
-"""Sessions: generate, check, tests, ecosystem, fetch_data, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
+"""Sessions: generate, generate_upstream, check, tests, ecosystem, fetch_data, lint, bench, schema_diff,
+build, lowest_pydantic, mypy_newest.
 ``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nox
@@ -31,6 +33,15 @@ def generate(session: nox.Session) -> None:
     session.run("acp-codegen", "generate", *session.posargs)
 
 
+@nox.session(name="generate_upstream")
+def generate_upstream(session: nox.Session) -> None:
+    """Regenerate ``generated_upstream/`` (the package the polyfill's version bridge runs on,
+    shipped as ``acp_codegen.upstream``) from upstream's newest v1 and v2 schemas in the
+    reference data (``../shared``, or ``nox -s fetch_data``), without upstream's descriptions."""
+    _install(session)
+    session.run("python", "-m", "acp_codegen.polyfill.upstream", *session.posargs)
+
+
 @nox.session
 def check(session: nox.Session) -> None:
     """Fail (with a diff) when ``generated/`` is not what ``generate`` would write."""
@@ -53,7 +64,8 @@ def _pytest(session: nox.Session, marks: str) -> None:
     # the slowest first (tests/conftest.py). `-- -n 0` runs in one process; a `-m` in posargs
     # comes later and wins.
     # The checkout's own packages compiled before the workers start, so that they do not both.
-    session.run("python", "-m", "compileall", "-q", "codegen", "generated", "examples", silent=True)
+    packages = ("codegen", "generated", "generated_upstream", "examples")
+    session.run("python", "-m", "compileall", "-q", *packages, silent=True)
     session.run("pytest", "-m", marks, "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
 
 
@@ -85,11 +97,11 @@ def fetch_data(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff on everything; mypy --strict on the generator, the generated package and the example agent."""
+    """ruff on everything; mypy --strict on the generator, the generated packages and the example agent."""
     _install(session, "lint", "test")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py", "examples")
-    session.run("mypy", "--strict", "codegen", "generated", "examples")
+    session.run("mypy", "--strict", "codegen", "generated", "generated_upstream", "examples")
 
 
 # The oldest pydantic the generated package supports (acp_codegen.render.templates.PYDANTIC_MINIMUM;
@@ -161,6 +173,16 @@ def bench(session: nox.Session) -> None:
     except nox.command.CommandFailed:
         session.warn(f"could not install {SDK_PIN}: S1 and S2 are skipped")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """The sdist, and the wheel built from it, into ``dist/`` (emptied first): what users install
+    where no package index has acp-codegen (``pip install dist/acp_codegen-*.whl``)."""
+    session.install("build>=1.2,<2")
+    shutil.rmtree("dist", ignore_errors=True)
+    installer = ["--installer", "uv"] if session.venv_backend == "uv" else []
+    session.run("python", "-m", "build", *installer, "--outdir", "dist", ".")
 
 
 @nox.session(name="schema_diff")

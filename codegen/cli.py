@@ -31,7 +31,8 @@ COMMANDS = (
     ("conformance", "check an agent's session archive against the RFD (see `conformance --help`)", "conformance"),
     (
         "polyfill",
-        "run an agent behind a proxy that gives it the session archive RFD (see `polyfill --help`)",
+        "run an agent behind a proxy that gives it the session archive RFD and bridges a protocol-2 client"
+        " to a protocol-1 agent (see `polyfill --help`)",
         "polyfill",
     ),
 )
@@ -52,7 +53,9 @@ def _parser(chosen: str | None = None) -> argparse.ArgumentParser:
     # Raw text: argparse would wrap the --version line at the terminal's width.
     parser = argparse.ArgumentParser(
         prog="acp-codegen",
-        description=_plain(__doc__.splitlines()[0]),
+        description="The Agent Client Protocol's session archive (RFD) as code: generate typed models, dispatch\n"
+        "and v1 <-> v2 conversions from JSON Schema, review schema changes, move an SDK to it, check an\n"
+        "agent against the RFD, and put the RFD and the v2-to-v1 bridge in front of an agent.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     where = f"from {Path(__file__).resolve().parent} (Python {sys.version.split()[0]})"

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f7b7614b102fb35899fc2219561a3b212cd2b0d46987c152bb1e6e3d44384102
-# Content sha256: 8da1621f25510293a66862a8846f24b50fe9d40186f5bd447a4ace9014d775e0
+# Inputs sha256: 9f0bd671e65288191ce565677dd4ce26faadb1853297f8009b983e3a24a35a93
+# Content sha256: 2bdb5c2e23d108b9770967d4d6580117b594a90648138c3165d042e15bb4cd89
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target
@@ -66,8 +66,13 @@ _RFC3339_FORM: Final = re.compile(
 )
 
 
-def _iso8601_to_rfc3339(value: str) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
+_OFFSET: Final = re.compile(r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
+
+
+def _iso8601_to_rfc3339(value: str, info: ValidationInfo | None) -> str:
+    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; one without an offset
+    takes the offset the caller supplies (``utcOffset``: an RFC 3339 offset, or ``local``,
+    this machine's time zone); refuse anything else."""
     match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
     if match is None:
         raise _fail(
@@ -76,10 +81,15 @@ def _iso8601_to_rfc3339(value: str) -> str:
         )
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     if zone is None:
-        raise _fail(
-            None,
-            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
-        )
+        zone = _supply(info).get("utcOffset")
+        if zone == "local":
+            zone = _local_offset(year, month, day, hour, minute, second)
+        if not isinstance(zone, str) or _OFFSET.match(zone) is None:
+            raise _fail(
+                None,
+                "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339"
+                " date-time; pass its offset as supply={'utcOffset': ...}",
+            )
     offset = (
         "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
     )
@@ -107,7 +117,7 @@ def _check_rfc3339(value: str) -> str:
     """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
     if _RFC3339_FORM.match(value) is None:
         raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value)
+    _iso8601_to_rfc3339(value, None)
     return value
 
 
@@ -326,6 +336,22 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
     return out
+
+
+def _local_offset(
+    year: str, month: str, day: str, hour: str, minute: str, second: str | None
+) -> str:
+    """This machine's UTC offset at a date and time of its own time zone."""
+    try:
+        when = datetime(int(year), int(month), int(day), int(hour), int(minute))
+        when = when.replace(second=min(int(second or 0), 59)).astimezone()
+    except (ValueError, OverflowError, OSError):
+        raise _fail(
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
+        ) from None
+    offset = when.strftime("%z")
+    return offset[:3] + ":" + offset[3:]
 
 
 def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:

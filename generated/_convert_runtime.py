@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 78eb5f03ecd5592bae97428c7cbcbd98b57881b04867412729c1f3647cd016bf
-# Content sha256: 8e3794f466450a02aa1f3a4a662cd99cd24b7c27a9485e853f7158715b551973
+# Inputs sha256: fcc8c58d7cf8fd660f8f26093b730834e473eccde3931364dd988d8f1152f4ab
+# Content sha256: 92fe9aa7b467e97b2a1964ef5d44a6c1a10d9ee01987dbbb07dff29162c74a9c
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the
@@ -218,7 +218,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

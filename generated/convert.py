@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ed37a902ad450eff7e719bf05c4b228d15944e251174d6ecfd8fa81d0a2d25c1
-# Content sha256: 0449cff67a4fa1104ef7683e8179ae255f9b1e1d6e2fe1bf6d12ba356e4f8f83
+# Inputs sha256: 4f8ebd2b11b37f6b60ab2315785e10d785e74acb33c9c968fbb7462b9cde8641
+# Content sha256: 28beb171b83a2a255da14e81ef3ac1302a9e84573f19028d7a9cb037705686de
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -343,7 +343,7 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
     f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_archived: Literal["exclude", "include", "only"] | str | None = Field(
         _ABSENT, alias="archived"
@@ -407,8 +407,10 @@ class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_title: str | None = Field(_ABSENT, alias="title")
     f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from support import (
     GOLDEN,
     LOWEST_PYDANTIC,
@@ -40,7 +41,13 @@ from support import (
     fresh_venv,
     install_ts_sdk,
 )
-from support.reference_data import require
+from support.reference_data import needs, require, unnamed
+
+# The suite runs on every core beside agents and installs of its own, so the time a strategy
+# takes says nothing about the test: hypothesis's timing checks are off, and its examples
+# are counted, not timed.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -75,11 +82,37 @@ SLOWEST_MODULES = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:  # decided at collection, as marks are (tests/test_reference_skips.py sees them)
+        if {"upstream", "upstream_render"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(needs(SHARED_UPSTREAM))
+
     def rank(item: pytest.Item) -> int:
         module = item.nodeid.split("::")[0]
         return SLOWEST_MODULES.index(module) if module in SLOWEST_MODULES else len(SLOWEST_MODULES)
 
     items.sort(key=rank)  # stable: the order within a module, and of the others, is kept
+
+
+def _hand_written(report: pytest.CollectReport | pytest.TestReport) -> None:
+    """A skip about absent reference data that does not say how to fetch it fails instead."""
+    if report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2])
+        if unnamed(reason):
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{reason}\na skip for absent reference data must name `nox -s fetch_data`:"
+                " skip with support.reference_data.require(path) or the mark needs(path)"
+            )
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    _hand_written(report)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    _hand_written(outcome.get_result())
 
 
 @pytest.fixture

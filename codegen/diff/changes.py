@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from ..errors import SchemaError, pointer
 from ..protocol.ir import Protocol, TypeDef, TypeExpr
-from .rules import RULES
+from ..schema_terms import DEFS
+from .rules import RULES, Rule
 from .usage import DIRECTIONS, UNREACHED, Use, usage
 
 ChangeKind = Literal["added", "removed", "changed"]
@@ -36,6 +37,7 @@ class Change:
     code: bool = False  # breaks code written against the generated package
     surface: str = ""  # upstream's layout: "stable" (schema.json) or "unstable" (only schema.unstable.json)
     directions: tuple[str, ...] = ()  # the wire directions it breaks: "old-to-new", "new-to-old"
+    code_breaks: tuple[str, ...] = ()  # whose code breaks, in words: "clients' code that reads it"
 
     @property
     def wire_breaking(self) -> bool:
@@ -58,6 +60,7 @@ class Change:
             "kind": self.kind,
             "rule": self.rule,
             "breaks": list(self.breaks),
+            "codeBreaks": list(self.code_breaks),
             "directions": list(self.directions),
             "feature": self.feature,
             "location": self.location,
@@ -90,9 +93,51 @@ class Finding:
     file: str  # as shown to users; "" when the error names none
     pointer: str
     message: str
+    subject: str = ""  # what it is about, by name: "ListSessionsResponse.nextCursor"
+    line: int = 0  # the line of ``file`` the pointer is at (0: not known)
 
-    def as_json(self) -> dict[str, str]:
+    def as_json(self) -> dict[str, str | int]:
         return dataclasses.asdict(self)
+
+
+def subject_of(document: Any, json_pointer: str) -> str:
+    """What a pointer into a schema or a declaration file is about, by name: ``Type.field``
+    (a schema's property, a field declaration), a type, or a method; "" when neither."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in json_pointer.split("/")[1:]]
+    if len(parts) >= 2 and parts[0] == DEFS:
+        return f"{parts[1]}.{parts[3]}" if len(parts) >= 4 and parts[2] == "properties" else parts[1]
+    entries = document.get(parts[0]) if parts and isinstance(document, dict) else None
+    if not (isinstance(entries, list) and len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) < len(entries)):
+        return ""
+    entry = entries[int(parts[1])]
+    names = {k: v for k, v in entry.items() if isinstance(v, str)} if isinstance(entry, dict) else {}
+    if "type" in names:  # fields, invariants, enums, transforms, typesOnlyIn (named by the v1 type)
+        field = names.get("v1") or names.get("v2") or names.get("if")
+        return f"{names['type']}.{field}" if field else names["type"]
+    if "method" in names:
+        return names["method"]
+    old, new = names.get("v1"), names.get("v2")  # renamed types and methods
+    return f"{old} (v2: {new})" if old and new and old != new else old or new or ""
+
+
+def code_breaks(rule: Rule, kind: str, uses: frozenset[Use]) -> tuple[str, ...]:
+    """Whose code a change breaks, in words: the code that sets the item (its messages'
+    senders', or callers' for a method) and the code that reads it (receivers', handlers')."""
+    if not rule.code:
+        return ()
+    if kind == "version":
+        return ("code that imports its package",)
+    sets, reads = ("calls", "handles") if kind == "method" else ("sets", "reads")
+
+    def whose(parties: set[str]) -> str:  # "" where some use is any peer's, or none is known
+        return "" if not parties or "" in parties else " and ".join(f"{p}'" for p in sorted(parties)) + " "
+
+    writers, readers = whose({u.sender for u in uses}), whose({u.receiver for u in uses})
+    hits = rule.code_hits
+    if len(hits) == 2 and writers == readers:
+        return (f"{writers}code that {sets} or {reads} it",)
+    sides = (("sets", writers, sets), ("reads", readers, reads))
+    return tuple(f"{who}code that {verb} it" for hit, who, verb in sides if hit in hits)
 
 
 def generation_failed(side: Which, exc: Exception) -> list[Finding]:
@@ -225,6 +270,7 @@ class Recorder:
                 side,
                 r.code,
                 directions=tuple(directions),
+                code_breaks=code_breaks(r, kind, uses),
             )
         )
 

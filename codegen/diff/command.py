@@ -1,8 +1,9 @@
 """``acp-codegen diff OLD NEW``: load both sides through the pipeline, compare, report.
 
-Exit status: 0, or 1 when ``--fail-on`` says the changes found should fail the run (a side
-that ``generate`` refuses fails it at every level but ``never``); 2 on bad input on either
-side (``file: /json/pointer: message``, no traceback).
+Exit status: 0 when nothing fails the run; 1 when ``--fail-on`` names a change found (breaking
+changes with ``--fail-on breaking``); 2 on bad input on either side (``file: /json/pointer:
+message``, no report); 3 when ``generate`` refuses a side, whatever ``--fail-on`` says: the
+report lists the errors first, and the comparison is incomplete.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .changes import Change, Report, Which, generation_failed
 from .compare import compare
 from .files import file_changes
 from .inputs import GIT_PREFIX, InputError, Side, VersionUnknown, open_sides
-from .report import DEFAULT_MAX_CHARS, to_github, to_json, to_markdown
+from .report import DEFAULT_MAX_CHARS, locate_error, to_github, to_json, to_markdown
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,9 @@ def load_side(side: Side, features: frozenset[str] | None = None) -> Loaded:
     texts = {}
     for src in (src for s in sources for src in s.schemas):
         texts[_inside(side, src)] = (names[src.name], (side.root / src.name).read_text(encoding="utf-8"))
+    for declared in sorted(side.schema_dir.glob("*.json")):  # conversions.json: generate's errors point there
+        shown = side.shown(display_name(declared, side.root))
+        texts[declared.name] = (shown, declared.read_text(encoding="utf-8"))
     return Loaded(protocols, enabled, names, raw, texts, sources)
 
 
@@ -105,11 +109,19 @@ def _max_chars(text: str) -> int:
     return value
 
 
-def fails(report: Report, fail_on: str) -> bool:
-    """Whether ``--fail-on`` fails the run: on these changes, or on any error (the comparison
-    is incomplete, so nothing may pass as compatible)."""
-    if report.errors and fail_on != "never":
-        return True
+EXIT_STATUS = """exit status:
+  0  nothing fails the run (with --fail-on never, the default: no error)
+  1  a change that --fail-on names (breaking, wire-breaking, code-breaking or any)
+  2  bad input on either side (file: /json/pointer: message); no report
+  3  an error: generate refuses a side, whatever --fail-on says (the report lists it first)
+"""
+
+
+def exit_status(report: Report, fail_on: str) -> int:
+    """3 on any error (the comparison is incomplete, so nothing may pass), else 1 where
+    ``--fail-on`` names a change found, else 0."""
+    if report.errors:
+        return 3
     test: dict[str, Callable[[Change], bool]] = {
         "never": lambda c: False,
         "any": lambda c: True,
@@ -117,7 +129,7 @@ def fails(report: Report, fail_on: str) -> bool:
         "wire-breaking": lambda c: c.wire_breaking,
         "code-breaking": lambda c: c.code,
     }
-    return any(test[fail_on](c) for c in report.changes)
+    return 1 if any(test[fail_on](c) for c in report.changes) else 0
 
 
 def _features(text: str | None) -> frozenset[str] | None:
@@ -143,8 +155,8 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
         "--fail-on",
         choices=FAIL_ON,
         default="never",
-        help="exit 1 on breaking changes (wire or code), on wire- or code-breaking ones only,"
-        " or on any change (default: never)",
+        help="exit 1 on breaking changes (wire or code), on wire- or code-breaking ones only, or on any"
+        " change (default: never); an error (generate refuses a side) exits 3 whatever this says",
     )
     cmd.add_argument(
         "--max-chars",
@@ -153,6 +165,12 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"markdown: cut the least important detail to stay under N characters"
         f" (default {DEFAULT_MAX_CHARS}, a pull-request comment's limit; 0: no limit)",
+    )
+    cmd.add_argument(
+        "--markdown-file",
+        type=Path,
+        metavar="PATH",
+        help="also write the Markdown report to PATH (one run gives a workflow its annotations and its comment)",
     )
     cmd.add_argument("--path", help="for git:REF inputs, the schema location in the repository (default: schema-dir)")
     for side in ("old", "new"):
@@ -235,7 +253,7 @@ def build_report(args: argparse.Namespace) -> Report:
                 try:
                     generated[which] = generated_files(side, loaded, shown_dir)
                 except Exception as exc:  # the protocol diff stands; the failure is an error of its own
-                    report.errors += generation_failed(which, exc)
+                    report.errors += [locate_error(report, e) for e in generation_failed(which, exc)]
             if not report.errors:
                 report.files = file_changes(generated["old"], generated["new"])
     return report
@@ -250,13 +268,20 @@ def run(args: argparse.Namespace) -> int:
     except (InputError, ConfigError) as exc:
         print(f"acp-codegen diff: {exc}", file=sys.stderr)
         return 2
+    markdown = to_markdown(report, args.max_chars, shlex.join(["acp-codegen", "diff", args.old, args.new]))
+    if args.markdown_file is not None:
+        try:
+            args.markdown_file.write_text(markdown, encoding="utf-8")
+        except OSError as exc:
+            print(f"acp-codegen diff: --markdown-file: {exc}", file=sys.stderr)
+            return 2
     if args.format == "json":
         sys.stdout.write(to_json(report))
     elif args.format == "github":
         sys.stdout.write(to_github(report))
     else:
-        sys.stdout.write(to_markdown(report, args.max_chars, shlex.join(["acp-codegen", "diff", args.old, args.new])))
-    return 1 if fails(report, args.fail_on) else 0
+        sys.stdout.write(markdown)
+    return exit_status(report, args.fail_on)
 
 
 def main(argv: list[str] | None = None) -> int:

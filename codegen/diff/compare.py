@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..protocol.ir import Protocol, shape
-from .changes import Change, Where
+from .changes import Change, Where, code_breaks
 from .definitions import DefinitionComparer
 from .methods import MethodComparer
 from .rules import RULES
@@ -118,6 +118,7 @@ def compare(
                     group="protocol",
                     code=r.code,
                     directions=tuple(d for d in DIRECTIONS if r.roles(d)),
+                    code_breaks=code_breaks(r, "version", frozenset()),
                 )
             )
             continue

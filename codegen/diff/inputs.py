@@ -107,8 +107,8 @@ def _local_sides(
     if not path.is_dir():
         raise InputError(f"{label}: no such file or directory")
     versions = sorted(p for p in path.iterdir() if p.is_dir() and _VERSION_DIR.match(p.name))
-    if not versions and _VERSION_DIR.match(path.name) and upstream_layout(path):
-        versions = [path]  # one version directory of upstream's
+    if not versions and upstream_layout(path):
+        versions = [path]  # one version directory of upstream's (or an SDK's schema/ holding its files)
     if any(upstream_layout(p) for p in versions):
         sides = {}
         for surface, file_name in SURFACES.items():
@@ -118,6 +118,9 @@ def _local_sides(
         return sides
     if versions:
         return {"": Side(label, path, root, prefix=prefix)}
+    if not _VERSION_DIR.match(path.name) and (path / SURFACES["stable"]).is_file():
+        # An SDK's schema folder holding one upstream schema and its meta (the official Python SDK's)
+        return {"": _file_side(label, [path / SURFACES["stable"]], root, tmp, prefix, version)}
     if (path / META_FILE).is_file() and _VERSION_DIR.match(path.name):
         # One version directory: give it a parent so the pipeline sees a schema directory.
         copy = tmp / "schema" / path.name
@@ -235,7 +238,9 @@ def _git_sides(
     rel = PurePosixPath(git_path)
     if rel.is_absolute() or ".." in rel.parts:
         raise InputError(f"--path {git_path}: must be relative to the repository root")
-    proc = _git(top, "archive", "--format=tar", ref, "--", rel.as_posix())
+    # A schema file comes with its folder: the meta file beside it says its methods and version.
+    is_file = _git(top, "cat-file", "-t", f"{ref}:{rel.as_posix()}").stdout.strip() == b"blob"
+    proc = _git(top, "archive", "--format=tar", ref, "--", (rel.parent if is_file else rel).as_posix())
     if proc.returncode:
         message = proc.stderr.decode(errors="replace").strip().splitlines()
         raise InputError(f"{spec}: {message[-1] if message else 'git archive failed'}")

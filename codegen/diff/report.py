@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .changes import Change, Finding, Report
+from .changes import Change, Finding, Report, subject_of
 from .inputs import GIT_PREFIX
 from .rules import RULES
 
@@ -97,7 +97,7 @@ def _order(c: Change) -> tuple[Any, ...]:
 
 def _verdicts(c: Change) -> str:
     wire = "breaks " + ", ".join(_line(b) for b in c.breaks) if c.breaks else "compatible"
-    code = f"breaks ({RULES[c.rule].code_why})" if c.code else "compatible"
+    code = f"breaks {' and '.join(c.code_breaks)} ({RULES[c.rule].code_why})" if c.code else "compatible"
     return f"wire: {wire}; code: {code}; rule `{c.rule}`"
 
 
@@ -107,14 +107,15 @@ def short_location(report: Report, location: str) -> str:
     for side_prefix, mark in ((report.new_prefix, ""), (report.old_prefix, "old ")):
         prefix = side_prefix.rstrip("/")
         if prefix and location.startswith(prefix) and location[len(prefix) : len(prefix) + 1] in ("/", ":", "#"):
-            rest = location[len(prefix) :]
-            return f"{mark}`{_md(rest if rest.startswith('#') else rest[1:])}`"
+            rest = location[len(prefix) :]  # a file input's own locations: its name, then the pointer
+            return f"{mark}`{_md(prefix.rpartition('/')[2] + rest if rest.startswith('#') else rest[1:])}`"
     return f"`{_md(location)}`"
 
 
 def _error_item(report: Report, e: Finding) -> str:
-    where = f"{short_location(report, f'{e.file}#{e.pointer}')}: " if e.file else ""
-    return f"- generation failed on the {e.side} side: {where}`{_md(e.message)}`"
+    where = short_location(report, e.file) + (f", line {e.line}" if e.line else "") if e.file else ""
+    about = f"`{_md(e.subject)}` ({where})" if e.subject else where
+    return f"- generation failed on the {e.side} side: {about}{': ' if about else ''}`{_md(e.message)}`"
 
 
 def _item(report: Report, c: Change, location: bool) -> list[str]:
@@ -366,17 +367,34 @@ def _props(where: tuple[str, int] | None, title: str) -> str:
     return ",".join([*props, f"title={_escape_property(title)}"])
 
 
+def locate_error(report: Report, e: Finding) -> Finding:
+    """An error with what it is about by name (``Type.field``, not ``conversions.json#/fields/11``)
+    and the line its pointer is at, read from the file's text (``report.texts``)."""
+    text = report.texts.get(e.file)
+    if text is None:
+        return e
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return e
+    line = _nearest(pointer_lines(text), e.pointer)
+    return dataclasses.replace(e, subject=subject_of(document, e.pointer), line=line)
+
+
 def github_lines(report: Report) -> Iterable[str]:
     locate = _Locator(report)
+    # Every ::error names a file and line: one that no file text locates (an error that names no
+    # file, a protocol version removed) is shown at the top of the new side's first schema file.
+    first = next((n for n in report.texts if n not in report.counterparts), next(iter(report.texts), ""))
     for e in report.errors:
-        where = locate(f"{e.file}#{e.pointer}") if e.file else None
-        props = _props(where, f"Generation failed ({e.side} side)")
-        if e.file and where is None:  # a file with no schema text to number lines in (conversions.json)
-            props = f"file={_escape_property(_repo_path(e.file))},{props}"
-        place = f"{e.file}: {e.pointer}: " if e.file else ""
-        yield f"::error {props}::{_escape_data(f'generation failed on the {e.side} side: {place}{e.message}')}"
+        at: tuple[str, int] = (_repo_path(e.file), e.line) if e.line else (_repo_path(e.file or first), 1)
+        about = e.subject or (f"{e.file}: {e.pointer}" if e.file else "")
+        message = f"generation failed on the {e.side} side: {about}{': ' if about else ''}{e.message}"
+        yield f"::error {_props(at, f'Generation failed ({e.side} side)')}::{_escape_data(message)}"
     for c in sorted(report.changes, key=lambda c: (not c.breaking, _order(c))):
         where = locate(c.location) if c.location else None
+        if where is None and c.breaking:
+            where = (_repo_path(first), 1)
         level = "error" if c.breaking else "notice"
         kinds = [k for k, hit in (("wire", c.wire_breaking), ("code", c.code)) if hit]
         title = (f"Breaking schema change ({', '.join(kinds)})" if kinds else "Schema change") + f": {c.rule}"

@@ -17,6 +17,22 @@ from .usage import NOTIFICATION, OLD_TO_NEW, REQUEST, RESPONSE
 ALL = frozenset({REQUEST, RESPONSE, NOTIFICATION})
 REQUESTS = frozenset({REQUEST})
 NO: frozenset[str] = frozenset()
+SETS, READS = frozenset({"sets"}), frozenset({"reads"})
+# The code-breaking rules that break one side's code only; the others break both.
+_CODE_HITS = {
+    "property-added-required": SETS,  # constructors must now pass it
+    "property-added-required-closed": SETS,
+    "property-made-required": SETS,
+    "nullable-removed": SETS,  # code that passes None
+    "enum-value-removed": SETS,
+    "enum-closed": SETS,
+    "variant-removed": SETS,  # code that builds it
+    "property-made-optional": READS,  # readers get None
+    "nullable-added": READS,
+    "enum-opened": READS,
+    "extra-closed": READS,  # parsing refuses unknown keys
+    "default-changed": READS,  # an omitted attribute reads as another value
+}
 
 
 @dataclass(frozen=True)
@@ -28,6 +44,12 @@ class Rule:
     why: str
     code: bool  # breaks code written against the generated package (imports, type-checks, behaviour)
     code_why: str
+
+    @property
+    def code_hits(self) -> frozenset[str]:
+        """Whose code a code break hits: code that sets the item (the message's sender's), code
+        that reads it (its receiver's), or both."""
+        return _CODE_HITS.get(self.id, SETS | READS) if self.code else NO
 
     def roles(self, direction: str) -> frozenset[str]:
         return self.old_to_new if direction == OLD_TO_NEW else self.new_to_old

@@ -21,6 +21,8 @@ class Use:
     role: str  # REQUEST (params), RESPONSE (a result) or NOTIFICATION
     old_to_new: str  # who breaks when an old sender's message meets a new receiver, in words
     new_to_old: str  # who breaks when a new sender's message meets an old receiver
+    sender: str = ""  # whose code builds the message ("agents", "clients"; "" when any peer's)
+    receiver: str = ""  # whose code reads it
 
     def who(self, direction: str) -> str:
         return self.old_to_new if direction == OLD_TO_NEW else self.new_to_old
@@ -33,17 +35,25 @@ SELF = {"agent": "agents", "client": "clients"}
 def message_use(role: str, message: str, sender: str, receiver: str) -> Use:
     """A message's use, named by the party that sees the failure: a request's sender (its call
     fails or is answered differently), a response's or notification's receiver."""
+    parties = (_party(sender), _party(receiver))
     if role == REQUEST:
         return Use(
             role,
             f"old {sender} sending {message} to new {receiver}",
             f"new {sender} sending {message} to old {receiver}",
+            *parties,
         )
     return Use(
         role,
         f"new {receiver} receiving {message} from old {sender}",
         f"old {receiver} receiving {message} from new {sender}",
+        *parties,
     )
+
+
+def _party(name: str) -> str:
+    """A side whose code a change can break, or "" where any peer's may ("peers")."""
+    return name if name in OTHER.values() else ""
 
 
 def call_use(kind: str, method: str, side: str) -> Use:
@@ -54,6 +64,8 @@ def call_use(kind: str, method: str, side: str) -> Use:
             REQUEST,
             f"old {caller} calling `{method}` on new {handler}",
             f"new {caller} calling `{method}` on old {handler}",
+            _party(caller),
+            _party(handler),
         )
     return message_use(NOTIFICATION, f"`{method}`", caller, handler)
 

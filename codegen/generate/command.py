@@ -275,13 +275,15 @@ def _report(
     over_a_base: bool,
     notes: list[str],
 ) -> None:
-    """What generate wrote, the names it derived, a feature left off (over a base, where
-    the SDK's users would miss it) and the notes of the run."""
+    """What generate wrote, the names it derived, a feature left off (over a base and over
+    the bundled fragments alike: off is the default, and never goes unsaid) and the notes."""
     summary = "; ".join(f"v{p.version}: {len(p.types)} types, {len(p.methods)} methods" for p in result.protocols)
     action = f"{out}: up to date, nothing written" if unchanged else f"wrote {len(result.files)} files to {out}"
     print(f"{action} ({summary}; features: {', '.join(sorted(features)) or 'none'})")
     print(_naming_summary(result, settings))
-    if over_a_base and (off := result.features_off(features)):
+    if off := result.features_off(features):
         print(off)
+    if over_a_base and len(result.protocols) == 2:
+        print(result.bridge.line())
     for line in [*result.notes(), *notes]:
         print(line)

@@ -1,5 +1,9 @@
 """Run an agent behind the session-archive polyfill: acp-codegen polyfill [--store PATH]
--- AGENT COMMAND... (the command that starts the agent on stdio).
+-- AGENT COMMAND... (the command that starts the agent on stdio). An editor starts it in the
+agent's place. It gives the agent the session-archive RFD (session/archive, session/unarchive,
+the archived filter of session/list), keeping archive state in the store, and it bridges a
+protocol-2 client to a protocol-1 agent: a client that initializes with protocol 2, where the
+agent answers 1, speaks v2 to it, translated to and from the agent's v1.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import processes
+from ..shipped import upstream_module
 from .archive import Polyfill
-from .bridge import Bridge
 from .relay import Relay
 from .store import Store, default_path
 
@@ -123,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
         processes.stop(agent.pid, processes.descendants(agent.pid), 2.0)
         return USAGE
     relay = Relay(agent.stdin, agent.stdout, sys.stdin.buffer, sys.stdout.buffer)
-    relay.bridge = Bridge(Path(command[0]).name)
+    # The version bridge of the package over upstream's newest release (its models and
+    # conversions are imported once a client asks for protocol 2); the store lists the
+    # sessions opened through it for an agent that cannot.
+    relay.bridge = upstream_module("bridge").Bridge(Path(command[0]).name, index=store)
     polyfill = Polyfill(relay, store)
     stopping = threading.Event()
 

@@ -1,6 +1,7 @@
 """A reference ACP agent for the session-archive feature: SQLite storage, stdio transport.
 
-Run it with ``python -m examples.archive_agent [--db PATH] [--page-size N]``; see
+Run it with ``python -m examples.archive_agent [--db PATH] [--page-size N] [--protocol 1|2]`` (installed:
+``python -m acp_codegen.examples.archive_agent``); see
 docs/agent.md.
 """
 

@@ -1,4 +1,5 @@
-"""``python -m examples.archive_agent [--db PATH] [--page-size N]``: serve ACP on stdin/stdout."""
+"""``python -m examples.archive_agent [--db PATH] [--page-size N] [--protocol 1|2]``: serve ACP on
+stdin/stdout (installed: ``python -m acp_codegen.examples.archive_agent``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import DEFAULT_DB_NAME
-from .agent import ArchiveAgent
+from .agent import SUPPORTED_VERSIONS, ArchiveAgent
 from .stdio import Peer, open_stdin, serve
 from .store import Store
 
@@ -24,7 +25,7 @@ def _positive(text: str) -> int:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m examples.archive_agent",
+        prog=f"python -m {__spec__.parent if __spec__ else 'examples.archive_agent'}",
         description="Reference ACP agent with session archive support (SQLite storage, JSON-RPC on stdio).",
     )
     parser.add_argument(
@@ -34,11 +35,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help=f"SQLite database file, shared safely by several agent processes (default: ./{DEFAULT_DB_NAME})",
     )
     parser.add_argument("--page-size", type=_positive, default=50, help="sessions per session/list page (default: 50)")
+    parser.add_argument(
+        "--protocol",
+        type=int,
+        choices=SUPPORTED_VERSIONS,
+        help="speak this protocol version only, as an agent written before v2 does (default: both, the client's"
+        " choice); `acp-codegen polyfill` bridges a v2 client to it with --protocol 1",
+    )
     return parser.parse_args(argv)
 
 
-async def run(store: Store, page_size: int) -> None:
-    agent = ArchiveAgent(store, Peer(sys.stdout.buffer), page_size)
+async def run(store: Store, page_size: int, versions: tuple[int, ...] = SUPPORTED_VERSIONS) -> None:
+    agent = ArchiveAgent(store, Peer(sys.stdout.buffer), page_size, versions)
     watcher = asyncio.create_task(agent.watch())  # archives and deletes by other processes
     try:
         await serve(await open_stdin(), agent.peer, agent.handle)
@@ -57,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     except (sqlite3.Error, OSError, RuntimeError) as exc:
         print(f"archive-agent: cannot use database {args.db}: {exc}", file=sys.stderr)
         return 2
-    asyncio.run(run(store, args.page_size))
+    asyncio.run(run(store, args.page_size, (args.protocol,) if args.protocol else SUPPORTED_VERSIONS))
     return 0
 
 

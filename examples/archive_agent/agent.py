@@ -29,18 +29,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-import generated.v1.dispatch
-import generated.v1.models
-import generated.v2.dispatch
-import generated.v2.models
-from generated._router import BaseRouter, Route
-from generated._runtime import (
+from ._generated import (
+    BaseRouter,
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
     ResourceNotFoundError,
+    Route,
+    dispatch_v1,
+    dispatch_v2,
+    models_v1,
+    models_v2,
 )
-
 from .stdio import Peer
 from .store import ArchiveFilter, CursorError, Store
 
@@ -99,8 +99,8 @@ _OWN_ROUTES = {
 }
 _LOAD_ROUTE = _route("session/load", "session_load", _SessionParams)  # v1 only: v2 has no session/load
 ROUTES: Mapping[int, Mapping[str, Route]] = {
-    1: {**generated.v1.dispatch.ROUTES, **_OWN_ROUTES, _LOAD_ROUTE.name: _LOAD_ROUTE},
-    2: {**generated.v2.dispatch.ROUTES, **_OWN_ROUTES},
+    1: {**dispatch_v1.ROUTES, **_OWN_ROUTES, _LOAD_ROUTE.name: _LOAD_ROUTE},
+    2: {**dispatch_v2.ROUTES, **_OWN_ROUTES},
 }
 # Before initialize: every method of either version is known, and all but initialize
 # answer "call initialize first" (after the same envelope checks as ever).
@@ -138,10 +138,13 @@ class OpenSession:
 
 
 class ArchiveAgent:
-    def __init__(self, store: Store, peer: Peer, page_size: int = 50) -> None:
+    def __init__(
+        self, store: Store, peer: Peer, page_size: int = 50, versions: tuple[int, ...] = SUPPORTED_VERSIONS
+    ) -> None:
         self.store = store
         self.peer = peer
         self.page_size = page_size
+        self.versions = versions  # the protocol versions it agrees to (--protocol: one of them)
         self.version: int | None = None
         self.models: ModuleType | None = None
         self.open: dict[str, OpenSession] = {}
@@ -214,13 +217,13 @@ class ArchiveAgent:
     async def initialize(self, params: _InitializeParams) -> dict[str, Any]:
         asked = params.protocol_version
         # ACP negotiation: echo the client's version when supported, else offer our latest.
-        version = asked if asked in SUPPORTED_VERSIONS else max(SUPPORTED_VERSIONS)
+        version = asked if asked in self.versions else max(self.versions)
         if self.version is not None and version != self.version:
             raise InvalidRequestError(data={"reason": f"already initialized with protocol {self.version}"})
         self.version = version
         self.router = self._routers[version]
         if version == 1:
-            m1 = generated.v1.models
+            m1 = models_v1
             self.models = m1
             response1 = m1.InitializeResponse(
                 protocol_version=1,
@@ -237,7 +240,7 @@ class ArchiveAgent:
                 agent_info=m1.Implementation(name=AGENT_NAME, version=AGENT_VERSION),
             )
             return response1.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        m2 = generated.v2.models
+        m2 = models_v2
         self.models = m2
         # v2: a present `session` object already promises list, close and resume.
         response2 = m2.InitializeResponse(
@@ -500,9 +503,9 @@ class _Methods:
         return self.models.ListSessionsResponse.model_validate(page)
 
 
-class ArchiveHandlerV1(_Methods, generated.v1.dispatch.AgentHandler):
-    models = generated.v1.models
+class ArchiveHandlerV1(_Methods, dispatch_v1.AgentHandler):
+    models = models_v1
 
 
-class ArchiveHandlerV2(_Methods, generated.v2.dispatch.AgentHandler):
-    models = generated.v2.models
+class ArchiveHandlerV2(_Methods, dispatch_v2.AgentHandler):
+    models = models_v2

@@ -22,7 +22,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, BinaryIO
 
-from generated._runtime import InternalError, InvalidRequestError, JsonRpcError, ParseError
+from ._generated import InternalError, InvalidRequestError, JsonRpcError, ParseError
 
 logger = logging.getLogger(__name__)
 

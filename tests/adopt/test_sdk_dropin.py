@@ -29,11 +29,10 @@ import os
 import re
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
-from support import FIXTURES, ROOT, SHARED_UPSTREAM
+from support import FIXTURES, ROOT, SHARED_UPSTREAM, sdk_sdist
 from support.reference_data import needs
 
 # adopt from the wheel over SDK modules other than the one README's command adopts
@@ -68,10 +67,6 @@ out = "{out}"
 features = {features}
 """
 FEATURE = "unstable_session_archive"
-# The SDK's sdists, downloaded once (git-ignored; NOT_SOURCE keeps ".*_cache" out of the build).
-SDIST_CACHE = ROOT / "tests" / "adopt" / ".sdist_cache"
-# Where the index cannot be reached, pip says so in seconds rather than minutes of retries.
-PIP_OFFLINE_FAST = ("--retries", "1", "--timeout", "15")
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
 
 
@@ -233,28 +228,7 @@ def switched_row(
 
 
 def the_sdk_sdist(at: Path, bin_dir: Path, pin: str = SDK_PIN) -> Path:
-    """The official SDK's sdist (``pin``), unpacked at ``at``: downloaded once into
-    ``SDIST_CACHE`` (git-ignored), then taken from there."""
-    archive = SDIST_CACHE / f"{pin.replace('==', '-').replace('-', '_', 2)}.tar.gz"
-    if not archive.is_file():
-        download = at.parent / "download"
-        done = subprocess.run(
-            [str(bin_dir / "python"), "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             *PIP_OFFLINE_FAST, "--dest", str(download), pin],
-            capture_output=True, text=True, check=False, env=ENV,
-        )  # fmt: skip
-        if done.returncode:
-            pytest.skip(f"cannot download {pin}'s sdist: {done.stderr.strip().splitlines()[-1:]}")
-        (downloaded,) = download.glob("agent_client_protocol-*.tar.gz")
-        SDIST_CACHE.mkdir(exist_ok=True)
-        partial = SDIST_CACHE / f".{archive.name}.{os.getpid()}"  # (whole, or not at all)
-        shutil.copyfile(downloaded, partial)
-        partial.replace(archive)
-    with tarfile.open(archive) as sdist:
-        sdist.extractall(at.parent, filter="data")
-    (unpacked,) = at.parent.glob("agent_client_protocol-*/")
-    unpacked.rename(at)
-    return at
+    return sdk_sdist(at, bin_dir, pin)
 
 
 def sdk_adopted(

@@ -29,12 +29,11 @@ from pathlib import Path
 
 import pytest
 from acp_codegen.generate.sdk.releases import recognised
-from support import SHARED_UPSTREAM
+from support import PIP_OFFLINE_FAST, SHARED_UPSTREAM
 from support.reference_data import needs
 from test_sdk_dropin import (
     ENV,
     NOT_AT_HAND,
-    PIP_OFFLINE_FAST,
     SDK_PIN,
     adopt,
     check_row,

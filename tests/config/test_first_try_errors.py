@@ -91,3 +91,20 @@ def test_generate_over_a_base_with_the_feature_off_says_so_and_how_to_turn_it_on
     ]
     assert main(["generate", "--base-v1", str(base), "--no-conversions", "--out", "out", "--feature", ARCHIVE]) == 0
     assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("off: ")]
+
+
+def test_generate_over_the_bundled_fragments_with_the_feature_off_says_so_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No base, no table: the fragments shipped inside the tool, and the archive feature off
+    by default. A run that generates nearly nothing says why, and how to turn it on."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate", "--out", "out"]) == 0
+    out = capsys.readouterr().out
+    assert "features: none" in out
+    assert [line for line in out.splitlines() if line.startswith("off: ")] == [
+        f'off: {ARCHIVE} (nothing it adds is generated); turn it on with features = ["{ARCHIVE}"]'
+        f" in [tool.acp-codegen] of pyproject.toml, or --feature {ARCHIVE}"
+    ]
+    assert main(["generate", "--out", "out", "--feature", ARCHIVE]) == 0
+    assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("off: ")]

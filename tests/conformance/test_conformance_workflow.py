@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import yaml
-from support import ROOT
+from support import ROOT, run_script
 
 WORKFLOW = ROOT / "docs" / "examples" / "acp-conformance.yml"
 NOT_RUN = ("actions/checkout@", "actions/setup-python@", "actions/upload-artifact@")
@@ -51,16 +50,7 @@ def _run_job(workspace: Path, agent: list[str]) -> tuple[bool, str, list[dict[st
         if step["name"].startswith("Install "):
             assert step["run"].startswith("python -m pip install ")
             continue
-        script = workspace / f"step-{number}.sh"
-        script.write_text(step["run"], encoding="utf-8")
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = run_script(workspace / f"step-{number}.sh", step["run"], workspace, env, timeout=300)
         log.append(f"## {step['name']}: exit {done.returncode}\n{done.stdout}{done.stderr}")
         failed = failed or done.returncode != 0
     return failed, "\n".join(log), uploads

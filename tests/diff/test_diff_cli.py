@@ -185,7 +185,7 @@ def test_markdown_report_groups_by_version_and_type(
         "",
         "- `ListSessionsRequest.archived`: now required; feature `unstable_session_archive`",
         "  - wire: breaks old clients sending `session/list` to new agents;"
-        " code: breaks (constructors must now pass it); rule `property-made-required`"
+        " code: breaks clients' code that sets it (constructors must now pass it); rule `property-made-required`"
         " · `v1/schema.json#/$defs/ListSessionsRequest/properties/archived`",
     ]
     assert "### Other changes" not in lines
@@ -210,7 +210,12 @@ def test_an_optional_response_property_removed_breaks_code_not_the_wire(
     assert (change["path"], change["rule"]) == ("ListSessionsResponse.nextCursor", "property-removed-optional")
     assert (change["wireBreaking"], change["codeBreaking"], change["breaking"]) == (False, True, True)
     _code, out, _ = _run(capsys, str(old), str(new), "--no-generated")
-    assert "  - wire: compatible; code: breaks (the attribute disappears); rule `property-removed-optional`" in out
+    # Whose code: the agents' that set the field in their results, the clients' that read it.
+    assert change["codeBreaks"] == ["agents' code that sets it", "clients' code that reads it"]
+    assert (
+        "  - wire: compatible; code: breaks agents' code that sets it and clients' code that reads it"
+        " (the attribute disappears); rule `property-removed-optional`"
+    ) in out
 
 
 @pytest.mark.parametrize(
@@ -389,7 +394,7 @@ def test_generation_failure_leaves_the_protocol_diff(
     monkeypatch.setattr(acp_codegen.diff.command, "generate", broken)
     code, out, _ = _run(capsys, "schema", "schema", "--old-features", "", "--format", "json")
     report = json.loads(out)
-    assert code == 0 and report["summary"]["changes"] > 0
+    assert code == 3 and report["summary"]["changes"] > 0
     assert "generated" not in report and "generatedNote" not in report
     assert report["errors"] == [
         {
@@ -398,8 +403,16 @@ def test_generation_failure_leaves_the_protocol_diff(
             "file": "",
             "pointer": "",
             "message": "RuntimeError: renderer exploded",
+            "subject": "",
+            "line": 0,
         }
         for side in ("old", "new")
+    ]
+    # An error that names no file is still annotated at a file and line of the pull request.
+    code, out, _ = _run(capsys, "schema", "schema", "--old-features", "", "--format", "github")
+    errors = [line for line in out.splitlines() if line.startswith("::error ")][:2]
+    assert [e.split("::")[1] for e in errors] == [
+        f"error file=schema/v1/schema.json,line=1,title=Generation failed ({side} side)" for side in ("old", "new")
     ]
 
 

@@ -291,7 +291,11 @@ def fuzz_store() -> Iterator[Store]:
         store.close()
 
 
-@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     protocol=st.sampled_from([1, 2]),
     items=st.lists(_item, max_size=15),

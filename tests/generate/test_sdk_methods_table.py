@@ -20,12 +20,13 @@ from acp_codegen.generate.sdk.gates import chosen_names, disagreements, stable_m
 from acp_codegen.generate.sdk.methods import SdkMethod, listed, method_table
 from acp_codegen.protocol.sources import load_sources
 from support import SCHEMA, SHARED_UPSTREAM, edit_json
+from support.reference_data import needs
 
 FEATURE = "unstable_session_archive"
 BASE = SHARED_UPSTREAM / "schema-v1.19.0" / "v1"
 V1_21 = SHARED_UPSTREAM / "schema-v1.21.0" / "v1"
 HISTORY = SHARED_UPSTREAM / "history" / "v0.6.2"  # one schema with unstable methods in it: no stable listing
-pytestmark = pytest.mark.skipif(not (BASE / "meta.json").is_file(), reason=f"not present: {BASE}")
+pytestmark = needs(BASE / "meta.json")
 # What the SDK 0.12.1's routers and connections name themselves (meta key -> Python name).
 SDK_NAMES = {
     "initialize": "initialize", "authenticate": "authenticate", "session_new": "new_session",
@@ -141,7 +142,7 @@ def test_the_stable_meta_is_the_setting_s_else_upstream_s_sibling_else_the_relea
     assert stable_methods(config(tmp_path, ""), 1) == (None, None)
 
 
-@pytest.mark.skipif(not (V1_21 / "meta.json").is_file(), reason=f"not present: {V1_21}")
+@needs(V1_21 / "meta.json")
 def test_a_release_is_recognised_by_its_schema_and_meta_as_json(tmp_path: Path) -> None:
     """schema-v1.21.0 has schema-v1.19.0's unstable meta and two stable methods more: the
     schema tells them apart. Laid out anew, the same JSON is the same release; edited, none."""
@@ -166,7 +167,7 @@ def test_a_release_is_recognised_by_its_schema_and_meta_as_json(tmp_path: Path) 
     assert stable_methods(table, 1)[0] == frozenset()
 
 
-@pytest.mark.skipif(not (HISTORY / "schema.json").is_file(), reason=f"not present: {HISTORY}")
+@needs(HISTORY / "schema.json")
 def test_a_release_whose_stable_methods_are_not_known_is_named(tmp_path: Path) -> None:
     sdk_layout(tmp_path, HISTORY, "schema.json", "meta.json")
     stable, note = stable_methods(config(tmp_path, 'base-v1 = "schema/schema.json"\n'), 1)

@@ -302,7 +302,7 @@ def test_updated_at_that_is_not_an_instant_is_left_out_as_v2_reads_it(v1: str, r
     assert convert.convert("SessionInfo", session, source=1, target=2) == {"sessionId": "s", "cwd": "/"}
     assert convert.LOSSY[(1, 2)]["SessionInfoUpdate"] == ("updatedAt",)
     with pytest.raises(PydanticCustomError, match=reason):
-        _iso8601_to_rfc3339(v1)
+        _iso8601_to_rfc3339(v1, None)
 
 
 def test_v2_updated_at_must_be_rfc3339() -> None:

@@ -571,7 +571,9 @@ _envelope = st.fixed_dictionaries(
 _KNOWN_CODES = {-32700, -32600, -32601, -32602, -32603, -32002}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(message=_envelope | _json, gate=st.booleans())
 def test_any_message_gets_one_well_formed_answer_or_none_for_a_notification(
     dispatch: ModuleType, models: ModuleType, message: Any, gate: bool

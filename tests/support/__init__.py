@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -182,6 +183,50 @@ def selected_params(request: pytest.FixtureRequest, test: str, *names: str) -> l
         for item in request.session.items
         if isinstance(item, pytest.Function) and item.originalname == test
     ]
+
+
+def run_script(
+    script: Path, text: str, cwd: Path, env: Mapping[str, str], timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """``text`` written to ``script`` and run as a CI runner runs a shell step (and as a user
+    pastes a block): bash without profiles, stopping at the first failing command (``-e``, pipefail)."""
+    script.write_text(text, encoding="utf-8")
+    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+# The official Python SDK's sdists, downloaded once (git-ignored; NOT_SOURCE keeps ".*_cache" out
+# of the build).
+SDIST_CACHE = ROOT / "tests" / "adopt" / ".sdist_cache"
+# Where the index cannot be reached, pip says so in seconds rather than minutes of retries.
+PIP_OFFLINE_FAST = ("--retries", "1", "--timeout", "15")
+
+
+def sdk_sdist(at: Path, bin_dir: Path, pin: str) -> Path:
+    """The official SDK's sdist (``pin``, exact: ``agent-client-protocol==0.12.1``), unpacked at
+    ``at``: downloaded once with ``bin_dir``'s pip into ``SDIST_CACHE``, then taken from there;
+    skipped, naming the pin, where it cannot be downloaded."""
+    archive = SDIST_CACHE / f"{pin.replace('==', '-').replace('-', '_', 2)}.tar.gz"
+    if not archive.is_file():
+        download = at.parent / "download"
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        done = subprocess.run(
+            [str(bin_dir / "python"), "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             *PIP_OFFLINE_FAST, "--dest", str(download), pin],
+            capture_output=True, text=True, check=False, env=env,
+        )  # fmt: skip
+        if done.returncode:
+            pytest.skip(f"cannot download {pin}'s sdist: {done.stderr.strip().splitlines()[-1:]}")
+        (downloaded,) = download.glob("agent_client_protocol-*.tar.gz")
+        SDIST_CACHE.mkdir(exist_ok=True)
+        partial = SDIST_CACHE / f".{archive.name}.{os.getpid()}"  # (whole, or not at all)
+        shutil.copyfile(downloaded, partial)
+        partial.replace(archive)
+    with tarfile.open(archive) as sdist:
+        sdist.extractall(at.parent, filter="data")
+    (unpacked,) = at.parent.glob("agent_client_protocol-*/")
+    unpacked.rename(at)
+    return at
 
 
 # Build from a clean copy: setuptools reuses a stale build/ directory, which could hide a missing file.

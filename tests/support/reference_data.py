@@ -4,8 +4,11 @@ official Python SDK's v2 module): where the tests find it, and the command that 
 The data is upstream's, not ours to copy into the repository. CI keeps it at ``../shared``
 beside the checkout; a fresh clone fetches it with ``nox -s fetch_data`` into ``.reference/``
 (git-ignored), taking each file from where it is published and checking it against the sha256
-sums in ``reference.tsv`` beside this module. Tests ask ``reference_dir()`` for the folder and
-skip with ``missing(path)``'s reason, which names that command.
+sums in ``reference.tsv`` beside this module. Tests ask ``reference_dir()`` for the folder, and a
+test that needs a file of it says so with ``require(path)`` (in the test or a fixture) or the
+mark ``needs(path)``: the one way to skip for absent reference data, whose reason names that
+command. A skip that mentions the folder without naming it fails the run (``unnamed``, checked
+by tests/conftest.py), and tests/test_reference_skips.py collects the suite without the data.
 
 The fetch needs only the standard library, git and npm. Each source can be pointed elsewhere
 (an option, or the environment variable named in ``SOURCES``), which is how its test runs it
@@ -81,6 +84,12 @@ def needs(*paths: Path) -> Any:
 
     absent = [path for path in paths if not path.exists()]
     return pytest.mark.skipif(bool(absent), reason=missing(absent[0]) if absent else "")
+
+
+def unnamed(reason: str) -> bool:
+    """A skip about the reference data that does not name the command fetching it: a test that
+    skipped by hand instead of through ``require`` or ``needs`` (tests/conftest.py fails it)."""
+    return str(reference_dir()) in reason and FETCH_COMMAND not in reason
 
 
 # -- the fetch ------------------------------------------------------------------------------

@@ -53,8 +53,8 @@ class _Direction:
     shared: frozenset[str]  # the source version's names of the types that convert
     narrow: Mapping[str, tuple[Any, ...]]  # source enums whose target is closed: the values both have
     messages: frozenset[str] = frozenset()  # the source's params and result types of methods
-    # The target version's schema files (name -> document) and their definitions, where the
-    # rules a field's schema states are read (``states``).
+    # v2's schema files (name -> document) and their definitions, where the rules a field's
+    # schema states are read (``states``): the value rules say what v2 requires.
     documents: Mapping[str, Any] = field(default_factory=dict)
     defs: Mapping[str, Any] = field(default_factory=dict)
 
@@ -73,12 +73,13 @@ class _Direction:
     def v1_name(self, name: str) -> str:
         return name if self.source == 1 else self.cmp.v1_name(name)
 
-    def states(self, rule: str, ft: Field, dst: TypeDef) -> bool:
-        """Whether the target's schema states a checking value rule at the field; without the
-        schema files (a plan made from IRs alone) every declared rule holds."""
+    def states(self, rule: str, v2_field: Field, v2_type: TypeDef) -> bool:
+        """Whether v2's schema states a checking value rule at the field (what a v1 value
+        must become, or a v2 value must be); without the schema files (a plan made from IRs
+        alone) every declared rule holds."""
         if not self.documents:
             return True
-        node = schema_node(self.documents, (dst.file, *self.documents), ft.pointer)
+        node = schema_node(self.documents, (v2_type.file, *self.documents), v2_field.pointer)
         return states(node, self.defs, STATED_BY[rule], rule in LEAF_RULES)
 
     def transform(self, td: TypeDef) -> TransformDecl | None:
@@ -117,7 +118,7 @@ def _converters(
         shared = frozenset(p[0 if source == 1 else 1].name for p in way_pairs)
         proto = cmp.v1 if source == 1 else cmp.v2
         messages = frozenset(t for m in proto.methods for t in (m.params, m.result) if t)
-        files = sources[target].schemas if sources and target in sources else ()
+        files = sources[2].schemas if sources and 2 in sources else ()
         documents = {f.name: f.data for f in files}
         defs = {k: v for f in reversed(files) if isinstance(f.data, dict) for k, v in f.data.get("$defs", {}).items()}
         way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source), messages, documents, defs)
@@ -314,11 +315,16 @@ def _own_fields(
             continue
         rule_name = d.value if d is not None else None
         rule = VALUE_RULES.get(rule_name or "same", {}).get((way.source, way.target))
-        if rule is not None and rule_name in STATED_BY and (ft is None or not way.states(rule_name, ft, dst)):
-            rule = None  # the target does not state it here: the value is the source's
+        v2_field, v2_type = (ft, dst) if way.target == 2 else (fs, src)
+        checking = rule is not None and rule_name in STATED_BY
+        if checking and not (v2_field is not None and way.states(str(rule_name), v2_field, v2_type)):
+            rule = None  # v2 does not state it here: the value is the source's
         # Where the target reads an invalid value as its default, a value the rule refuses is
         # omitted (an item, where it skips invalid items): what the target would read.
-        lenient = rule is not None and rule_name in STATED_BY and ft is not None and ft.lenient and not ft.required
+        lenient = (
+            way.target == 2 and rule is not None and rule_name in STATED_BY
+            and ft is not None and ft.lenient and not ft.required
+        )  # fmt: skip
         text = field_annotation(way.annotation, fs, ft, rule_name, rule, lenient)
         if fs.not_one_of:  # the catch-all variant of an open union: not a value a variant of its own has
             text = Code(f"Annotated[{text}, _not_one_of(({''.join(py_literal(v) + ', ' for v in fs.not_one_of)}))]")

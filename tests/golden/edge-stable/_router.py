@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8d016091aab70b90a0e42e41b221ea153efaa05599b4ba1e5b540914f1785b99
-# Content sha256: 3bb97335c371ba5fee177e643f476367f180bc740e6a87e26db640cc7dd5d4e3
+# Inputs sha256: 0f319221758691d8201bdc48929c39ba047bd172ea5a15a21a079e7b2c26280d
+# Content sha256: 1e8095a087fbaf23b85e500e88c8353addcb003867c735d44b72dff135cb3f24
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e64331b143303678015b7f420ffd72125a37c91284f4cc131b1966d0024135be
-# Content sha256: 0c5af87557d71de6ad32bfa3efcd48a1a81da56a4e92cb88ab2efb3f3ce8d086
+# Inputs sha256: 957dfb42ed704057f9984aaa157e26266fb79cc9ae68f06b6607587e5936b209
+# Content sha256: 0a1fc90c060c3651fa1d337c8493564396395ee7bdd9faa30db2d15f0525bfde
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 56ac326ce703ea6b3ab380c803474bb6e1110513741ba8fc100628f1b755c093
-# Content sha256: c26760ce86e13957b9e403c9690d5a64ece2cb3280cf9eafbb51098d41bc6b63
+# Inputs sha256: 5dcd7950d7a393e292eff06b4e9bc0042d26e4e14ae90e389858fcbeea6adabf
+# Content sha256: ccc046921f25a6976480bcd1e63eda91ee45855f6936e7ca604b44428dbd6241
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2fe2f7ae948668c0114bacb903c0a59b061a7e78e58efa4bae5167df9b781ad6
-# Content sha256: d55d74d8545e985a154067efe48e1eb3d401bb6804822419b7f31a7c7d2be27a
+# Inputs sha256: e2f5cac19e2c6ba7b5edfaaca4c13ec74447a797ccb6f1e5e5f685e033660ae7
+# Content sha256: 76a80f91e0b2a9c0b8533e6f110a69018432d04bb9c3d4f2e985be265cd00989
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

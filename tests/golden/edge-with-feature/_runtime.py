@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8591694f075f99b6f269bfb854128fb26c3384ba786263dda491a791e8f6846c
-# Content sha256: ff31f71ce18508fd21f10839e3fb56a5160709c3681c1b934a71c8629b81b469
+# Inputs sha256: bddbe94ea405fb5cb40f41abeee5ec367b8109c923179c9d1216ee62364b707b
+# Content sha256: cb6f90de530fffcdcd279a75cf812f10b125843f70ded9e53993208e74ec9043
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

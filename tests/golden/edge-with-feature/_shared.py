@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a8e68a47c061eeae71648e78476b700b223b66890ec2cc89a9eededd1326a0b
-# Content sha256: 36b80c89f644daed4ef36665e7129993d55186ffecbf2aada5922d6aa6456200
+# Inputs sha256: a5e0b3a2001799bc8056841db4e057bb03a1afc730dc97d58ed4f83be6948b6f
+# Content sha256: 5adbd785a7dbdab25b85e2b935a46fcdcbd36af867bf1a3671035e7a6c4931a5
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f9a44eebc973da27f97e3619f086a9cdf496507caa28816b90e11f51b1fccfec
-# Content sha256: f89b8b4599be8e90d144dbc90a46b9b55f388df8ead59017a195bbd65cbc6cce
+# Inputs sha256: 2845838adc918a76b3c595feadbf92c23aefe0c1aaddb626a0e04d25005c94c6
+# Content sha256: fa0b4989365da14c1286bb40bf05fdd3a9233a509352863a75953b009640e310
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 119b8018cb24ba2e4833d8e2cb93450dc734add74594d70564fdcfea27c761ea
-# Content sha256: b247707f12e5f0677f59b10c80e476dd421b33ee014ae2ce06c0f1be2b464122
+# Inputs sha256: b3541bf40da00f6d4b9618abfc5a3c03f976f2b1e96dbe06c0b72817fe0c2651
+# Content sha256: 907caae99634a1836747e1fdacb0c711df0d8e5bbee8e555ccfd55236fe91af9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9389d8f10f6e05b321cab133867ca3bba63610a1ace70fa711751bdfaf8ac670
-# Content sha256: bb07135efaf61a36c05a83f36c0fefe1058233760ee2cb0e9561261aef9efb8a
+# Inputs sha256: 35e3cd14f1adb98db6a223e0b7537acf1dd9e5b1bc4739b03ea764c94375a991
+# Content sha256: 7f308dc753c83a15466f98163695d1237cdf1cbc894132473ddc35c3029c18c2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2d36850d954e22996cfd3f7b04e36d264b770fdeecc60ca9f0c34050334feddd
-# Content sha256: b66abb699f9e70f8925c94ab4e77f4218d6421e9944698c5acaf103e648aa41c
+# Inputs sha256: 69965f6c2d04b68c80e246ee5d1cea44093f15a7ec196954fe5a1b5e4a411d5f
+# Content sha256: 3628d115857c7aa411557a1c55e3f5e91ecaed60ca721495dc6316575a1615f4
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the
@@ -205,7 +205,9 @@ def _error(
     if chosen["type"] == "acp_conversion":
         reason = str(ctx["reason"])
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _ABSOLUTE_PATH:
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON if version == 1 else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _CURRENCY:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 23919cc24af8bb1e609b5c21e74f0ff976012e6e712b8853c090a04cfcfab29e
-# Content sha256: 055b2cd2aaaac4c1796be800c6cc5a881183e490ec093e2074bfd133c212bb71
+# Inputs sha256: 3795608c6cfb5dfe82154455cf763b8fb4d4d41a4b1e61217e42c28b5aec634c
+# Content sha256: 992d7b732f045a9697de221f7aca4b1cfec85b2947236df0aa54c332580b8e35
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8f7f7e456b3552b5da6a8b449ea4ce36b05cb35c1bf479c51a2e3026a2468275
-# Content sha256: cd5c0e0d3f1b4deceb44703e00bfcb1354cd850450540b77fe4181934c9c64b6
+# Inputs sha256: 22309b3b34eb3be7191f53c37ffd66c66ee59753978676eb85e329bab5a1df20
+# Content sha256: a04dba0a8033551339215ce5614610493c289a173d2d75c2c69367682637b9e9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

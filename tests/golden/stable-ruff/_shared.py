@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7d17fbcec2494d21b48c70072ffc4056553dce7bef1c04b5f5013f1c36c6e95c
-# Content sha256: 93b1f0e5b4ffa2a02a61cd7a2ec4f486e171a43fe3bd9497c9482859a33a1dd4
+# Inputs sha256: 1dd4c6cf406673fdbb940ac83755feabd1215f07a7d9462f0a17226bc74d3366
+# Content sha256: 78963b331c5dd78c8fe7563099b717c3437674d7e955f24120a1099201b2d4e9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 822856f39c181416abf98d36ec5598c151b6c848f8c4dbab688ed0be8bcc8520
-# Content sha256: 78800a990d585b846a95281b06aaaec9ab90a0102eb3920dffc5aca62cc4d8e8
+# Inputs sha256: f51832d9ecf22269223faa232279d7ad1e04b474d4c1d8de3f5acdf6795c9b8c
+# Content sha256: 60446866a941f404e4ed70e1d09523ea581132ed80beaa63f9cd0cf4dcf424eb
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -262,7 +262,7 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
     f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -307,8 +307,8 @@ class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(_ABSENT, alias="additionalDirectories")
     f_title: str | None = Field(_ABSENT, alias="title")
     f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f16c6593daa4418bbaef3136dac52c6b7e23c33b7c0ec7f8bf5f24972dd841df
-# Content sha256: a0bc905d200d4251b27f57f85b50b9954355051451bd044a71c717800857d804
+# Inputs sha256: 4958182ec4d68ca4f142d98d9a7a87402d3fc461ce45d585ae1d3a8ff08c9b2a
+# Content sha256: 7d3e1ef4ac3d462ae068a6b0049f6a0767fbdd1ff6a7615a278656a64c2f8f70
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target
@@ -66,8 +66,13 @@ _RFC3339_FORM: Final = re.compile(
 )
 
 
-def _iso8601_to_rfc3339(value: str) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
+_OFFSET: Final = re.compile(r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
+
+
+def _iso8601_to_rfc3339(value: str, info: ValidationInfo | None) -> str:
+    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; one without an offset
+    takes the offset the caller supplies (``utcOffset``: an RFC 3339 offset, or ``local``,
+    this machine's time zone); refuse anything else."""
     match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
     if match is None:
         raise _fail(
@@ -76,10 +81,15 @@ def _iso8601_to_rfc3339(value: str) -> str:
         )
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     if zone is None:
-        raise _fail(
-            None,
-            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
-        )
+        zone = _supply(info).get("utcOffset")
+        if zone == "local":
+            zone = _local_offset(year, month, day, hour, minute, second)
+        if not isinstance(zone, str) or _OFFSET.match(zone) is None:
+            raise _fail(
+                None,
+                "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339"
+                " date-time; pass its offset as supply={'utcOffset': ...}",
+            )
     offset = (
         "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
     )
@@ -107,7 +117,7 @@ def _check_rfc3339(value: str) -> str:
     """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
     if _RFC3339_FORM.match(value) is None:
         raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value)
+    _iso8601_to_rfc3339(value, None)
     return value
 
 
@@ -326,6 +336,22 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
     return out
+
+
+def _local_offset(
+    year: str, month: str, day: str, hour: str, minute: str, second: str | None
+) -> str:
+    """This machine's UTC offset at a date and time of its own time zone."""
+    try:
+        when = datetime(int(year), int(month), int(day), int(hour), int(minute))
+        when = when.replace(second=min(int(second or 0), 59)).astimezone()
+    except (ValueError, OverflowError, OSError):
+        raise _fail(
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
+        ) from None
+    offset = when.strftime("%z")
+    return offset[:3] + ":" + offset[3:]
 
 
 def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:

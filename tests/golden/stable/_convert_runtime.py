@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ad5936541042379c0a6400ac116d65890810b586736b07d20827f54c300ad7ef
-# Content sha256: a6c33ea8687a72476e5a8bad826ef440d1461cf208af587119fb04fe8151d6fe
+# Inputs sha256: f85e49cb4a84f0b98cfaecba047604ae9b8414b35d959006c08c5bf8f8179b9f
+# Content sha256: d603454b454066b0ccef5a310f7b9b978d49a3defe84aca1140f9cffbcc68ded
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the
@@ -218,7 +218,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

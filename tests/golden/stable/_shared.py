@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 073f0c819e7f5f85d6c764a6481ef568483bf4033bd1a5af32dd3ecb20328299
-# Content sha256: c9072c106c32342ff5e04664d5012d917a81cdcff2775c14f70e51df182adf88
+# Inputs sha256: 8cff89f9e8a503ef32a70b2f857c836d4b083b95067e32ab8ce381967c0ab720
+# Content sha256: 3403e4738cc0fdbe232e79a1f222076ce20655e9e282979b996581010e8553a9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

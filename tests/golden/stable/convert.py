@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e4236f76a061ded0f62d40184313bbc5bd9393909a8b83499ad14a811d2fa791
-# Content sha256: 6cf0e6f53fed1174f9e92b0ebf69c0bba8d230158b3d618f9f170e2631bdfb88
+# Inputs sha256: 14ea12936a131a10c3696c5b9ed9bc3e41288bf563fa69dd3ab98d47a806feca
+# Content sha256: 6e3cd1675f22011582e4ffd5cc5fb998a46d0adbebb9f4dbbe8faf23252c5042
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -272,7 +272,7 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
     f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -317,8 +317,10 @@ class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_title: str | None = Field(_ABSENT, alias="title")
     f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")

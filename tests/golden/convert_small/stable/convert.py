@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 661dd5d9528999191c849e97237435f256e0e15bf339ac6a1f900ff0c7b6ead0
-# Content sha256: 6ff457ac10336152b6a02f57eec374ce90c9a42fa5edf8a6a4fbac6a86316a07
+# Inputs sha256: 71fd349dd1f31d2cb4c982ba2283e0069ca3d8a8ce35605ac1cd3b4e036481b3
+# Content sha256: 7f6908a59a9aba9b30c060a0231188208cc374c51c0aca54924b79e9189fffef
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -128,7 +128,9 @@ class _V2ToV1Widget(_Converter):
     """``Widget`` (v2) as ``Widget`` (v1)."""
 
     f_widget_id: str = Field(alias="widgetId")
-    f_location: str = Field(validation_alias="location", serialization_alias="path")
+    f_location: _AbsolutePathIn = Field(
+        validation_alias="location", serialization_alias="path"
+    )
     f_seen_at: _Rfc3339 | None = Field(_ABSENT, alias="seenAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 

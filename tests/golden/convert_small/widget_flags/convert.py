@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 209f336dc68f570bdbd5ea433470178148fedac89f3e70b861bdc767435f8d5d
-# Content sha256: 034fbe7b800160390db55035b7edd9bae37d788795dea3340b61f37ce3648400
+# Inputs sha256: b7b06e6aab9c26eb9dbc01910b6dfc5e841dd8ece58a49a9cf88a940d17c7f6a
+# Content sha256: 1a2521716a389cb2e38921cd10c4adf7d4e2308e686c2c0794b7fd55f1539d73
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -139,7 +139,9 @@ class _V2ToV1Widget(_Converter):
     """``Widget`` (v2) as ``Widget`` (v1)."""
 
     f_widget_id: str = Field(alias="widgetId")
-    f_location: str = Field(validation_alias="location", serialization_alias="path")
+    f_location: _AbsolutePathIn = Field(
+        validation_alias="location", serialization_alias="path"
+    )
     f_seen_at: _Rfc3339 | None = Field(_ABSENT, alias="seenAt")
     f_pinned: bool | None = Field(_ABSENT, alias="pinned")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")

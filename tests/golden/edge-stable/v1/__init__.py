@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 70151390a0fa81110995692563dc24755e03911c790a4ed69240c0e4d6505e68
-# Content sha256: 8443baa2dcdf5d72075183c352fd25292dde589a9ad694a967683d106b069819
+# Inputs sha256: 8b765f982076888f552d4f5df146fd6d78fa8bb74233dbd8cc355d9ceb85bad2
+# Content sha256: ec3873842d0349868529122ad0adb2d630edfda1e56f423abd5840093bd85d83
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

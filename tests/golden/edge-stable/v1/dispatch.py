@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c67d3eab85cd4cb3123f8ed4f6c2cd88e016ddb91f59495e720dce62a5888c60
-# Content sha256: c7c54658549378d3ceb101d92aea160a19f62b4b94b0636723a0db857eb04740
+# Inputs sha256: 99895daa55b60f6145b8e0b9cea0bed475debff475b3a862aef01334ca179d6d
+# Content sha256: df430906ce346438e7969ce6d4909aa2d16f4437ab31495f0df3751d06a33aee
 
 """Method dispatch for the agent side of ACP protocol v1.
 

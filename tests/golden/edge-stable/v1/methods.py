@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a36b3039edaa409edeae13773e373ca57d979881b5a677d832e092f7b458ec2b
-# Content sha256: cda77834330acc3fbb774a19b04b913da68eef27da50221a0d6250f5f02f92e4
+# Inputs sha256: 04f0f3fc1d3dccba66a46026533ebe7b8a9569e3cf1e98708496586d21c4050f
+# Content sha256: 654cf7cf5728f4ffdc5e6a564404dd3580f1b6b6346ad012bed57830d8851bc0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

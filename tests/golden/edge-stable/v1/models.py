@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bbedc7c4170c070049a79ca30244072e18b174bbe9f141a4c70864ad2779d933
-# Content sha256: dbafdeb14316997e8562548acffe49c63ec97573bd007e5e3c08f5b1e3677565
+# Inputs sha256: 139c516a5a602d4985a296923efb4593efbb910437f06b55d076af0007517f00
+# Content sha256: 3a3345737a2ac23c9bcc99530586108be87e210dd38607a50af2422138a1e1ad
 
 """Wire models of ACP protocol v1.
 

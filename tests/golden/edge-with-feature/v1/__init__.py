@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6e03c0fde68c0db27f68f064560726487b454e6dab7735bb81ecbbcd7995de7c
-# Content sha256: 078f77fcd9394b900685221bdd0815370aee474a06fce994212a5650e4bd70cc
+# Inputs sha256: eb5439278af413ed780c75bdcbacc5b2cc23144280ef1ee17e1ac90819deedb8
+# Content sha256: 7e2fd52f16288ec97126bb09248ff15c946e16714c247373f880596b3dcc8726
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6bcd9d4db079d4c7cc4938e5e5507997876ab5b27f3aed852ce95720b646e172
-# Content sha256: 4db16791aa71846c0be31a6aa2373afe8b37e80288c49ea21f34f6e479d16772
+# Inputs sha256: 5e4e59bc4613b920f700be0a317d08a48a391a0918215d792a8271022c300bc0
+# Content sha256: f2a6ca4f52c22f7c1ecb6780758877436201dcc5340eedc1d349e168653656c0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

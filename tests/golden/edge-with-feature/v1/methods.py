@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 940bc1ba97e69c1c46514c08072ad409b0acb82fe2c63da7ca183c90b0534937
-# Content sha256: 9748b7f8f9f3a8b0cca286b92b8226a0b96f1a11ae2a8ebe9bf68d336ef22b74
+# Inputs sha256: 9f2e8059e383d995d5f7f8d03c4bf14b8f3c8f8f6fd7898295e3d32f73d305e0
+# Content sha256: 8439f9513633f68b0eaf2df31913e985dcd69947b08fe1a8e244ff6bae3378cb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

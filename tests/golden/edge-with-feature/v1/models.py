@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1dcf06ff7c6c997b6d43f6a32a32f5cbd1de594d6c6d72672ee92de353d5c53
-# Content sha256: 2979da2bf1298e9039a716a3e7c2362cbd7f7cd8e264010457bcd0b2c3b090d7
+# Inputs sha256: 70b8b8043feaaa22cf555e1559a7764d9979feb4038f5c8dd7fad1e98cda9a30
+# Content sha256: 05a30c2d44a85da1963be9152ecd4f9a971b48b4d3fd834ed9271e90dec18dff
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2d55a18d8877c2adbdcd8638023315129867354f023121582404d0edd1b1b3bb
-# Content sha256: c6553d15ddb4721c1baa3b7956c86e69558ceb574d28664e06707f5805997551
+# Inputs sha256: b84794fdc8088b67538ebbe9d2f84a8eb9a9a26a1d59fcd790cca54a38f2214a
+# Content sha256: 48eb669cdae0f4f33ce3405f13eb6b5da6a7cae04fc5f12825661039d979bec5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

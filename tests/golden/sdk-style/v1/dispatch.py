@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c50942b9b17b15b819396ec918baf4eed7eccfed2a8d613a44757323605dd3d8
-# Content sha256: 44848badbda038088acfae9b5de4ed0aade0851303511db81d0510f33c2d5034
+# Inputs sha256: ee2919bedf34fdd742e347fee51cc69a829f04311bb3ad355046b9af1cb5e2b7
+# Content sha256: 617544b6e92abbb691c84c79c33aa330f9fb9d44b4d16cf7de000ac5555bf5d3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9133a5546e76b515ae1784a6b9da8c390b0bbb77a88e003cff73ab74db1fcb83
-# Content sha256: 554745ce983badcee1c5115c9c4014d780b49763a6276136038787ee8b365400
+# Inputs sha256: 982266e775f562ea01d89ca16cd759acfbb83dcf4eb71fc5b739e4367c6cc2b8
+# Content sha256: 2b84d4f9d1c023679fec15ebc7409aebbfc916c2f5b412e1e4d8605d1ce95026
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

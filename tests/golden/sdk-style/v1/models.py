@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c2bf1c9cd722a49357fe048037d82291a475de0468d3f047abf00b01dad91ac2
-# Content sha256: 42473f38e76f102a9d639cf985ca98930b172c2ee02b32a45014b6eefb2a9231
+# Inputs sha256: d5811e9f95366a7a4e92ef6740a0d1a77cb3f387a0e35eb21089bf4dd9899a2d
+# Content sha256: b431379f5895d872a89d83cdb43050a7781af5052c69fab7e1ccc00dec257207
 
 """Wire models of ACP protocol v1.
 

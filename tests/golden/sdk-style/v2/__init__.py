@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3b351eecad6f8c5b65220123f38fde026309286457d4a0714708b384c7f2f447
-# Content sha256: 16d3d4aa7dc7920030fcaf0806043d454dd61706fa150123fa4b636e50c02f53
+# Inputs sha256: b6da479a5141918047af5479bc00b825aca7b2c06de02aa25637893e83535fee
+# Content sha256: 7df0a81061c2b1faa64afc0d8c4c9c2cc0eadd88f7483d31bab5f5ce3536e646
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 628e5051a9466c704f41eab72846eb9f18e7d607904bdf4d9ea6565bfaad8627
-# Content sha256: 254fc0162ed7a6a5bf812b610718e18fe606bdb096c3d4b5af01c65388a2c34f
+# Inputs sha256: a405fed7eaf0331acb2658b0d676ae6b3548a4b72fc036eae77e8b751c5d8445
+# Content sha256: 3e676e636b1d6b9d1f8d547db0d8562412a7e439f141b82b50d9a8ceceb9dce4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8e33d8f17f4933cc3928c947546f4b08807383e17529270b4419b616fac64989
-# Content sha256: fd91ee32ad3b3867ab747c0749b4020f7e0a83112afcca5372214991471dcd89
+# Inputs sha256: f812e3ff5b1a058b09db811ff8ad5d3ce5e7d19464abb3066b67726246ece854
+# Content sha256: 0c3abb05cc8f97a1620b69303baaad0a25e012c0e0396cc98e205132102f7bcf
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

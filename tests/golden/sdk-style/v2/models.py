@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4794a29ffe14443211132de30e792a401f47a6e7e1d6e06ea7d58856f6110b41
-# Content sha256: 1612c872084b8bdb173802ff95e39f33e3f0f7c11feb6434df328c27022eccaa
+# Inputs sha256: dccef8ae4c208cca42114a0d01e36df18dbe92f3bb9497f38ae57f87d7d45287
+# Content sha256: 44f0c64af0835b1d9f75d72f34d99787884314b870390e4694854454ed6bf1f3
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 92bceea1bc17f12a9a861292d0a343def58effe7a43fe7a1c10f53bd0c6c90ab
-# Content sha256: d298268bc871fadc3d0049b2a889c6823aecaf6be09acb978ab3eb89c34cee0c
+# Inputs sha256: bf2b8827839ab0392a4da82f0def680d3eafda8f9cd473eaf81ed7cbeacaa9c3
+# Content sha256: fc74cf8a97750fdf69d3dbf342dfd306ad13b0750a317437b860d10d49d95421
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 394d23a292d5df60c0584e7e7db18feaad5a6f7fd2a7261cd9e2d7098e5bbc4b
-# Content sha256: e2839d5dda56a62c7c6eab32e725bc517bb522547ca87552e60f261583b1b101
+# Inputs sha256: c12ba9b563b48fec05a8572843c27901bd0d3b2e40c44d0f1329b353a4e55a88
+# Content sha256: f00fc6fd2bc40624ea82b8a6fbccba5dd27227c25d4396322204b6973c4faa55
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 26fa92aa8bbdb6a1189c54175e3801c8496c2280cd144a51ed5395aa517cde8d
-# Content sha256: 2a27773434b731a853b13a274140673949b79d19768ec3cb8314781d7ab706e5
+# Inputs sha256: f1c539b4c568609447fbe4c4cb6a24265a34727aae745c75344a2f22f6f83664
+# Content sha256: adb61c0de2c352a1ea616b5c4daf419fd961d54f60c69c5e0409f91825872c8b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e452a9cb3d379f16a87a03c5489209b2d5316da776570719c5bf77f227e84ab1
-# Content sha256: d3d90625fc3ae5037f949664175ec7200d78fc4fd4c20643a105aef40140a453
+# Inputs sha256: 1e36e35b747449dfe5baa1c857b553ae8462fab0e04416bdae0bb1f3e1a78c50
+# Content sha256: 9bc9e1b04c4522e9efe2eb0ad1de8164e3a234a479c5cadcbf9af1876cd7bcfb
 
 """Wire models of ACP protocol v1.
 

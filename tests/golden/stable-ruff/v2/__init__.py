@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e5b055c806dc8dfdbd801b89f2a44e2a0940559a1e89bae1f77c5dd31d06683f
-# Content sha256: 445cb4fcbd122af1224e9d5796318482e6c223e2548858d4d28375f26418e39c
+# Inputs sha256: c24bd3b74a5d7735fc61631c66bb03bb6c3d67b633c74203709fb1d97a8b8e72
+# Content sha256: 750b49f24178c19827bf4a4d255cef0ea692d562be5990eacff4455cb0103017
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

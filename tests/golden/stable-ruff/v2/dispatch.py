@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 80753493edbc7b5eaf3880d5aff51fb5c237ad14b526fdab426c25b5051c4404
-# Content sha256: 0d806607dffec25ebcc6e257ce189aa209a1416963c512c447e0950fa0270ab4
+# Inputs sha256: eca7e40f2040fe1b7d1a3a859820867dd299431bca216847d84d780d6c832ca6
+# Content sha256: 420fbaf3f6bffed97e0a5d4c419b182372bb5d2015c6f69819275e9592578c96
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e6cc95d5e89da172957b6db7cc4cf469b9e5be47ff3552461efd124cd9aea081
-# Content sha256: d994326203ca20589691d8447d1c307e0df1ed65a39c500d1bb673a7e09532a0
+# Inputs sha256: fe082295f8a091ee5cf8ad1107bb3c2b6adc60843b9a91343ca21aa248353a17
+# Content sha256: 165669359ee7c3b45d432bf0476a7ad452fbd2e100afdd84c5d8fa15e2626c49
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 08b4e66074007fb4e38157c37d25f16d45a378f5e32e4e2d1a957e550f7912cb
-# Content sha256: b25d08df8340fa56c05212293ed08cdc634860b354dedf198495a0b0dbce09f0
+# Inputs sha256: eb5844eef84e6386affc92cb12c1354bbb5a45da522d13ab98b9e856e9e2672a
+# Content sha256: 2d11e99952e290e8f5c0a7e7f8d606a7601f54af1cea2a5eac363376da527ad3
 
 """Wire models of ACP protocol v2.
 

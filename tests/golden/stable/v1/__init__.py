@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 124adb207ca546bbdc7d453ecad569df1a5df314918673938c31bdd5db0ec880
-# Content sha256: a0a5784f504e9a7fc872615524746c3dc3f1f6a3a75afd82b8bb075b5ad6f515
+# Inputs sha256: 20237cdc51f73d5bbbbf6cb182e169a657a2a3fb94c78d2ea1f3600e3840be76
+# Content sha256: 46fc11b2ec89b1d04095769e300ed09378438626e490c9a16b786df78aa31646
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90beb0272676797231e370f1caae86aba50dd6bff124df0abc6719e079f26a05
-# Content sha256: 4660901d7c6390e7eaf033195d38e926d96be8851f52f148f1fcc91d148d2205
+# Inputs sha256: 1b6e483ea7b05de4a7ad19a1a0ffab2fc7047571bef3b4bb5c5d39ee3f1fadbf
+# Content sha256: b4fffb51bdf7b1b72a7fb190b66b482fe7e8333f93b7a3dda560dabb49ea6f6d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

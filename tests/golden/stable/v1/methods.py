@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7fa4434e6d5f4fe936c5adad05438ef3db1178bf093dcef3ba250047ed5930b5
-# Content sha256: 8714e625095e48f508705a1b11150d964b0cb50506bfd60a5350d20f970a4f03
+# Inputs sha256: d5af4cafcad8ebd995523db1a0a6f0f49e3a098849a6d3e5c320a3f0755483a6
+# Content sha256: 8afaa97086a455d8dea7972d2a250ac0c4c7c7c9de37a625032cb0d1d0a781fb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f42dade82ecb3bfd38c86e9a5fa0d0cd834c267d6be179f66e694d2c003b1b96
-# Content sha256: a14b17040ef08a8a6a8b971d84b213f3b22e5587ff5d1e8d3ceb917ef495fbef
+# Inputs sha256: 2c9c4249df02776c8d01bb94f24687d67f2499ad9c409954d5bbe2cb473e2537
+# Content sha256: e072c9bd5e71b649f5c6733de20be712134831a515d1e9f76ad982247f18acc5
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dc0ac5748bf50700ce9d1100069f2e7ccd8807a0f61fbfbe704177b8aebd3fdd
-# Content sha256: 9b79076c896086592461895456a3348ff96de80871605d44b7610d4ef584f1dd
+# Inputs sha256: fefa7b8d511c98818c0694e9a4d1affe84d929710dd9bab4c42a12150168c50e
+# Content sha256: efff78da0d368075638b215d8c80bfef00e22aecbd8b9e2dbdcd8336ce0845e8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

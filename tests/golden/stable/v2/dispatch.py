@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3cc49051b14c4a7e697cc1726cc2af88e69db4edd6943fd0cfdc7533e717cc2a
-# Content sha256: 0885ec8f9da9e3d02ecdd4c148c1b916f225410211953cfb4d7cf93ad4272302
+# Inputs sha256: 41cb31a1adfbf69da1d1c155d370a60f185f0764f2312966da054e81d21c9ac5
+# Content sha256: 067b529471894943228f9acf09a7b55c5242d108ac0df228fc47e328d4afe4f0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1bb743f5a70448dbd2b724f4ee99aa6ef9ac27fc7d7ce88afe62a97d9df84351
-# Content sha256: bdc7218d81ca73a96632a44fb619f22c159bfa695fcf0fce507cbe62e8e2db0f
+# Inputs sha256: 30c14688286dd35bc64d6a9bf18086107bc1eccef7cdbfe0affbbdf4b1dd5eff
+# Content sha256: 722ec8b012f4c72374bd8a3afd3d68926b417f1f14d0cf24b69f7b94315ff841
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

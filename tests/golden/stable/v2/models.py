@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0cffcc7dd5ca006b564af1937e690adf3a2e2a10c4e45dc07796b28436062b93
-# Content sha256: 1a2171a9f76371b26599250dc4fb0293545427d80a041dca9e77ecf42540711f
+# Inputs sha256: 559e03c2e38adb96c5d57a3df86615157e9afe8581042e0544acffd23610856e
+# Content sha256: c67fba08cb42abcddb2004f9e741030ef7e4d7511532abf481220e989890b685
 
 """Wire models of ACP protocol v2.
 
