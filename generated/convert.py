@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db23ab1b7d629cc480d7865a9d836ad96e8f0a11824e513f866b6aac1811c4f9
-# Content sha256: ef443ff6bd2d1df593cd19a73afa6bd8e1da56be36bc44d6cd63923740c82754
+# Inputs sha256: 4f8ebd2b11b37f6b60ab2315785e10d785e74acb33c9c968fbb7462b9cde8641
+# Content sha256: 28beb171b83a2a255da14e81ef3ac1302a9e84573f19028d7a9cb037705686de
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -30,7 +30,7 @@ target version cannot say ``null`` (then it is omitted: the two mean the same).
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Annotated, Any, Final, Literal, TypeAlias, cast
 
 from pydantic import (
     Field,
@@ -40,15 +40,20 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _DEFAULT_OMITTED,
+    _FIRST_VALID,
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
+    _keep_omitted,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2
@@ -196,22 +201,32 @@ class _V1ToV2SessionInfo(_Converter):
 
     f_session_id: str = Field(alias="sessionId")
     f_cwd: _AbsolutePathIn = Field(alias="cwd")
-    f_additional_directories: list[_AbsolutePathIn] = Field(
-        _ABSENT, alias="additionalDirectories"
-    )
+    f_additional_directories: list[
+        Annotated[_AbsolutePathIn | Annotated[str, _DEFAULT_OMITTED], _FIRST_VALID]
+    ] = Field(_ABSENT, alias="additionalDirectories")
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2)."""
 
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionListCapabilities(_Converter):
@@ -232,6 +247,9 @@ class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
     f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2UnarchiveSessionRequest(_Converter):
@@ -557,6 +575,20 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
     },
 }
 """Methods both versions define: wire name -> (kind, params type, result type)."""
+
+
+LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
+    (1, 2): {
+        "SessionInfo": (
+            "additionalDirectories",
+            "updatedAt",
+        ),
+        "SessionInfoUpdate": ("updatedAt",),
+        "SessionUpdateSessionInfoUpdate": ("updatedAt",),
+    },
+    (2, 1): {},
+}
+"""By direction and source type, the fields whose values a round trip may not give back ("*": the whole value)."""
 
 
 _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e5ae1f60c5839571d344b3809e78fcb75a8f0003e223947e5c5c9d22db070b27
-# Content sha256: 6cd7c9440d357227ad3134ecb3b6eaac9809ec03b497fe66ebb07e993ccac49a
+# Inputs sha256: 6aa4a74e0c2d95f691735f7294ffe9818104dfd253eecb43bfb9725544cb9ecd
+# Content sha256: 1aeaa4726afc11e79c6c8e0dfe94ebf95ecbb045b8c2584c33420eea1d4d890d
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cbda1317a664ab0174a497039083bdb71004ba77f8a10922ff30ffbd1e1ddb57
-# Content sha256: 8950da47b7599622bf61ae2cfe558868b64dd220e91a9fad5db36b9460f035eb
+# Inputs sha256: b3afb61b83a5d086ab29cca27790f137822121aa28445de084f89d6db7520b0b
+# Content sha256: 009bdd5e7e09cd9e61babb3c7ad45963ffb8381abaff0d6d51302688b15f3abc
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

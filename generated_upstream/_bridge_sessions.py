@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6cdc9ad593e4a2a12f3e27fa730580acff7347d88f306973f2af524706c66a2a
-# Content sha256: cb839010747a42c289d24bf2474ae9668b162bca0a2805c53016a4fd1fc707a9
+# Inputs sha256: 6b0d715f8421cc5d56e04c6dedfc867214353e8bc2f6f9e9fe16c0a5ff33869c
+# Content sha256: aca087a5e236a926079cf337dbd54240aa707f8f4e10b0e5f4d3f372f62a610f
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f4ffe46d0cbad025ba470e497ac04a9acd568f07c54dd5b5734f8635ccc76ff8
-# Content sha256: 9a2170819959b9d180240c1370e88fc48415d7de1db9e85e753c2dce3fc7da88
+# Inputs sha256: bc6ff3156bf933bc2f5e446c7eb63d911942b825f46a928b066d8d2cab635713
+# Content sha256: c99ef3513f310983bcd89c66789071d39c3794d31a90974c3c90435cc3587050
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

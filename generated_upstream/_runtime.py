@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d2dd70b8eb8661c2b81217e1920809eae23392dfde8cf383bc4548d790361b3
-# Content sha256: 23d2eee130aaef25e5c14d67046ba16c64e1b2d00b3bbd834073d05fd7ba289a
+# Inputs sha256: 165f7f81c661bcaca047ec9a910150afaf46a0121e2e49c547f6fe65e44c91b1
+# Content sha256: a7d6dbc4a1fe2b5bbc0f1637eb9701cf275d881e36ac69304bf27bf22d83fcee
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db22574c1f00f57e182e4b055463909994acce23439f783c8f17fd0a356443c9
-# Content sha256: b4c686404cf3c5d2246395c8cdeb470870a4f036713c9239866bce4e51d89f5f
+# Inputs sha256: bf151a57d45cd52739d3689747a980749052407a4b1945c8bd5fec528c28fea6
+# Content sha256: 2a020f967627ff09e3157a2a454911ba438df848d70fd52b9e9146f41630bf5b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

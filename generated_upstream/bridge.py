@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 674f47ff64048321d4256441dd9dbd20bb9af29b7d0cfb41e7933cf61730938a
-# Content sha256: e232d92902415f3d22156fc93d5f3a19183ccbdde822368280700f80a2a510d8
+# Inputs sha256: 71a490bc88c01169f2a9e5cc6d0de79ebcdff567605f998390749234c62c6b3d
+# Content sha256: 6f78ca570b5ad843d4efaf09ae2dd35122c32890beb5c858edf5b248249a2f5d
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

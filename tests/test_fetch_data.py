@@ -30,17 +30,18 @@ SCRIPT = ROOT / "tests" / "support" / "reference_data.py"
 ENTRIES = rd.read_manifest()
 DATA = rd.reference_dir()
 INDEX = DATA / rd.HISTORY / "releases.tsv"
+TAGS_INDEX = DATA / rd.TAGS / "index.tsv"
 
 
-def _index() -> list[list[str]]:
-    return [line.split("\t") for line in rd.require(INDEX).read_text(encoding="utf-8").splitlines()]
+def _index(index: Path = INDEX) -> list[list[str]]:
+    return [line.split("\t") for line in rd.require(index).read_text(encoding="utf-8").splitlines()]
 
 
 def git_copy(at: Path, source: str, corrupt: str = "") -> str:
     """A repository with, for each ref the manifest names in ``source``, a commit of its files
     (read from the reference data), dated as the index of releases says, tagged with the ref.
     ``corrupt`` names a destination whose bytes get one more. Returns its URL."""
-    dates = {row[0]: row[2] for row in _index()[1:]}
+    dates = {row[0]: row[2] for index in (INDEX, TAGS_INDEX) for row in _index(index)[1:]}
     by_ref: dict[str, list[rd.Entry]] = defaultdict(list)
     for entry in ENTRIES:
         if entry.source == source:
@@ -50,9 +51,11 @@ def git_copy(at: Path, source: str, corrupt: str = "") -> str:
         day = datetime.strptime(dates.get(ref, "2026-08-22"), "%Y-%m-%d").replace(hour=12, tzinfo=timezone.utc)
         stream.write(f"commit refs/tags/{ref}\ncommitter T <t@example.org> {int(day.timestamp())} +0000\n".encode())
         stream.write(b"data 0\n")
-        for entry in entries:
+        # (a file two destinations take from one tag, as tags/ and schema-v1.19.0/ do, is written once)
+        spoilt = {e.path for e in entries if e.destination == corrupt}
+        for entry in {e.path: e for e in entries}.values():
             content = rd.require(DATA / entry.destination).read_bytes()
-            content += b"!" if entry.destination == corrupt else b""
+            content += b"!" if entry.path in spoilt else b""
             stream.write(f"M 100644 inline {entry.path}\ndata {len(content)}\n".encode() + content + b"\n")
     subprocess.run(["git", "init", "-q", "--bare", str(at)], check=True)
     command = ["git", f"--git-dir={at}", "fast-import", "--quiet"]
@@ -106,6 +109,9 @@ def test_the_manifest_names_each_file_once_with_a_source_and_a_sum() -> None:
     for folder in ("upstream/v1/", "upstream/2026-11/v2/", "upstream/schema-v1.19.0/v1/", "rfd/", "peers/"):
         assert any(d.startswith(folder) for d in destinations), folder
     assert len([d for d in destinations if d.startswith(rd.HISTORY) and d.endswith("/schema.json")]) == 92
+    # tags/: every tag's stable meta, the schema-v* tags' unstable pairs (the table of releases reads them)
+    assert len({d.split("/")[2] for d in destinations if d.startswith(rd.TAGS)}) == 55
+    assert len([d for d in destinations if d.startswith(rd.TAGS) and d.endswith("/schema.unstable.json")]) == 26
 
 
 def test_fetch_from_local_copies_lays_out_the_reference_data_byte_for_byte(tmp_path: Path) -> None:
@@ -119,8 +125,9 @@ def test_fetch_from_local_copies_lays_out_the_reference_data_byte_for_byte(tmp_p
         assert content == (DATA / entry.destination).read_bytes(), entry.destination
     # The index of releases: the tags in the same order, with the same dates and paths (the
     # copies' commit ids are their own).
-    fetched = [line.split("\t") for line in (out / rd.HISTORY / "releases.tsv").read_text().splitlines()]
-    assert [row[:1] + row[2:] for row in fetched] == [row[:1] + row[2:] for row in _index()]
+    for index in (INDEX, TAGS_INDEX):
+        fetched = _index(out / index.relative_to(DATA))
+        assert [row[:1] + row[2:] for row in fetched] == [row[:1] + row[2:] for row in _index(index)]
 
 
 def test_a_file_that_differs_fails_its_sum_by_name_and_nothing_is_written(tmp_path: Path) -> None:

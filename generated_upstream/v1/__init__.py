@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46390881bf633a0e11479be6c15acd66b3acbb057bd46e550a2857a862a5e950
-# Content sha256: d014ae511090eb28e6e73213d58a6d79d2d2576e42baba2001681111f206f02d
+# Inputs sha256: 097f64961d3e323210413c00bae4091e41e784312e3b6c890f88284c023d886b
+# Content sha256: eed4196219d0abd267696e904b743f09a894f1f4da234b4c9935da188e7aea8e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

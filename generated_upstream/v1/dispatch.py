@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 104ed009a73888ea5028e159259daf07873e4d1dce73745010eb40ddff148a56
-# Content sha256: c5450f42a6e5d178dd4acadaa9735a2e9d108f05b8c89bd1806c1d018834950e
+# Inputs sha256: 324bc54de9deeceda14cc3ea2d15ffdde09f7fd3daff8f75d4a225969a966de4
+# Content sha256: fa3d718d60c69c3af9a265a434c226f64ffae044465ec2303dc6473a8e737bbf
 
 """Method dispatch for the agent side of ACP protocol v1.
 

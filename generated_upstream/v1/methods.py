@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e6c86b50950c1dfbe6ba42180fd5a837832ac4cc46977dea0f5772db70db6d80
-# Content sha256: d133cc637c05bc98cf844354e3b45884b12ec78cd88596f859072a2b3c6de115
+# Inputs sha256: f8d15c279129f44fdcfffa8d728d5a2c4403b5b205ffbd706602ce87d2c4205f
+# Content sha256: a5b55c9c7b37419e1ea3c5460c86866c4d334cb2463758a268ae8343f4ec6e47
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 86b5143ac0a10abc5c953c6cf3a4e51efe309ffa286da7bc6a4fa51aea6a0b9a
-# Content sha256: 19285c0182b854a3983f5eca2b807e3b7bfe9b120b13d268089dd073feaeabca
+# Inputs sha256: e1f94dddcd1bd5a07100f0cffa9b0b22eba3d20b44ca065d3e14ef04777c5e64
+# Content sha256: 7d00dcac0bae6a334c1aac486866096c14136a4b6879c038f5b8a7fe9d95f55a
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b80e1e501ab125fcd0d9c084ae06856be2ec0dbf0e446273d816c0914d2e5866
-# Content sha256: f9d734ffd717bf2954e0b83191afe56876b1f372f7f07c6d882a99b62f584267
+# Inputs sha256: 082dd6077625a51df4907ca2a97098fcdb26f7f18d7c17a4deff0399bd105a7d
+# Content sha256: 216ba0dd4cc550ac375579c5e1a93a1c8b9e140374237b67606c95b16e0b7a24
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 750e5811f2b537d9936868c8d1982bfe41a1b3edc620ace9bfd762fa3d5f55a0
-# Content sha256: ad07dae0a01241345517c28c1c87da4ce524bb51e216baa90afa151d57071053
+# Inputs sha256: ad59cc2e7d5a9df7058c6b7d52e5e0cda24d8f7b7280533818d29263a1981ac6
+# Content sha256: f70718001ed7f98454ee58d57f33293ca5063102cf90dbcb91244a6660e30c1f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c4124888f4d733914daad978764062197dc9ad36dc8050d7337d977a40455758
-# Content sha256: dd11f87c637a4cd4e3c8558cb0d82968391eaade197a1fd5e5d88befcf1045e0
+# Inputs sha256: e7c24d698a6563bddb0e9b7feb859f38aba641249894dffa650ae8d1c3f3cce4
+# Content sha256: e28dda2ffa5c07cf9af0ed5ca2c5e94c723a24237d1b56489e8a6a9f02cc5f7c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fe1cadf2f015ad2d341ac761d261689a6a1a5b4ff8522280ba87844bcead2325
-# Content sha256: a9d2e99f44d64cd65189379098b71dd493d65549a2609df8ae7885cdb11691fa
+# Inputs sha256: 993a95c879e4f3aedcae11ba37126aaf3f2e7b26d1d68ae827e36ee8227ae12b
+# Content sha256: 22145bea3074a37c8a117f9566417ccb0685987928f7e1f500846f687f9c9b57
 
 """Wire models of ACP protocol v2.
 

@@ -127,7 +127,8 @@ def suite(bin_dir: Path, at: Path, *tests: str) -> dict[str, int]:
     installed = site / "sdk-under-test.pth"
     installed.write_text(str(at / "src"), encoding="utf-8")
     env = {**ENV, "PYTHONPATH": str(at / "src")}
-    command = (bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    # (0.11.0's sdist ships a test of scripts/ it does not ship: the rest still runs, the error counted)
+    command = (bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors")
     try:
         out = run(*command, *tests, cwd=at, check=False, env=env)
         counts = _counts(out)

@@ -1,7 +1,8 @@
 """Every release of the official Python SDK (``agent-client-protocol``) on the package index
 switches with ``acp-codegen adopt`` alone, over the upstream release its ``acp/schema.py``
 was generated from (its header's ``Schema ref: refs/tags/<tag>``), where that tag is at
-hand (``upstream/history/<tag>/`` or ``upstream/<tag>/v1/`` of the reference data):
+hand (``upstream/history/<tag>/``, ``upstream/<tag>/v1/`` or ``upstream/tags/<tag>/v1/`` of the
+reference data):
 
 * ``adopt`` exits 0, every public name reproduced, with the archive feature on where the
   tag has what the RFD extends and off where it has not (``--dry-run``, which makes the
@@ -27,6 +28,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from acp_codegen.generate.sdk.releases import recognised
 from support import PIP_OFFLINE_FAST, SHARED_UPSTREAM
 from support.reference_data import needs
 from test_sdk_dropin import (
@@ -68,6 +70,7 @@ def base_of(tag: str) -> tuple[Path, Path | None] | None:
     for folder, stem in (
         (SHARED_UPSTREAM / "history" / tag, "schema"),
         (SHARED_UPSTREAM / tag / "v1", "schema.unstable"),
+        (SHARED_UPSTREAM / "tags" / tag / "v1", "schema.unstable"),  # the schema-v* tags
     ):
         if (folder / f"{stem}.json").is_file():
             meta = folder / f"{stem.replace('schema', 'meta')}.json"
@@ -110,10 +113,29 @@ def test_the_sdk_release_switches(release: str, venv: Path, tmp_path: Path, requ
     report = adopt(venv, sdk, "src/acp/schema.py", *(() if shipped else ("--dry-run",)))  # (exit 0)
     done, total = reproduced(report)
     assert done == total > 0
+    stable_known(report, schema, tag.group(1))
     after = steady_suite(venv, sdk) if shipped else {}
     same_results(before, after)
     print(f"{release} over {tag.group(1)}: {done} names; its suite {before} with its module, {after} adopted")
     check_row(request, release, switched_row(release, sdk, feature, report, before, after))
+
+
+def stable_known(report: str, schema: Path, tag: str) -> None:
+    """Over a release that publishes its stable methods apart (every schema-v1.* tag does),
+    adopt knows them from its own table, no stable meta given: none that it wires anew is
+    gated as unstable, and the report says which release the base is."""
+    release = recognised(schema)
+    assert release is not None and tag in release.names, tag
+    if release.stable is None:
+        assert not tag.startswith("schema-v1."), tag
+        return
+    wired = next((line for line in report.splitlines() if line.startswith("methods wired anew")), None)
+    if wired is None:  # (nothing wired anew: no gate to tell of)
+        assert "stable-meta-v1" not in report, report
+        return
+    assert f"gates: schema.json is upstream's {release.label}; what it calls stable is not gated" in report
+    for wire, how in re.findall(r"(\S+) -> \w+ \(([^)]*)\)", wired):
+        assert how.endswith(", unstable") == ((how.split(",")[0], wire) not in release.stable), (wire, how)
 
 
 def test_the_list_is_the_index_s(venv: Path, tmp_path: Path) -> None:

@@ -38,6 +38,25 @@ def test_every_history_tag_is_recognised() -> None:
     assert release and release.stable == listed(json.loads((V1_19 / "meta.json").read_text(encoding="utf-8")))
 
 
+def test_every_tag_with_a_stable_meta_is_known_by_it_in_each_version() -> None:
+    """tags/ holds the stable meta of every tag that ships a stable/unstable pair: the tag's
+    unstable pair (in tags/ for the schema-v* tags, v1 and v2, else in history/) is known with
+    the methods that meta lists, whichever of the tags with the same pair the meta is of."""
+    tags = require(SHARED_UPSTREAM / "tags")
+    rows = [line.split("\t") for line in (tags / "index.tsv").read_text(encoding="utf-8").splitlines()[1:]]
+    stable_metas = [(tag, version) for tag, _, _, version, file, _ in rows if file == "meta.json"]
+    assert len({tag for tag, _ in stable_metas}) == 55 and ("schema-v1.16.0", "v2") in stable_metas
+    for tag, version in stable_metas:
+        folder = tags / tag / version
+        unstable = folder / "schema.unstable.json"
+        release = recognised(unstable if unstable.is_file() else SHARED_UPSTREAM / "history" / tag / "schema.json")
+        assert release is not None and tag in release.names, (tag, version)
+        assert release.stable == listed(json.loads((folder / "meta.json").read_text(encoding="utf-8"))), (tag, version)
+    # the base of the official SDK 0.11.x: session/delete and logout are stable there
+    release = recognised(tags / "schema-v1.16.0" / "v1" / "schema.unstable.json")
+    assert release and {("agent", "session/delete"), ("agent", "logout")} <= (release.stable or set())
+
+
 def corpus(at: Path) -> Path:
     """A corpus of its own: two folders with one unstable pair and different stable metas,
     one with another pair, and history tags holding those pairs (two tags the same)."""

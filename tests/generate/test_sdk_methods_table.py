@@ -25,7 +25,7 @@ from support.reference_data import needs
 FEATURE = "unstable_session_archive"
 BASE = SHARED_UPSTREAM / "schema-v1.19.0" / "v1"
 V1_21 = SHARED_UPSTREAM / "schema-v1.21.0" / "v1"
-HISTORY = SHARED_UPSTREAM / "history" / "v0.10.8"  # a tag the corpus keeps the unstable pair of alone
+HISTORY = SHARED_UPSTREAM / "history" / "v0.6.2"  # one schema with unstable methods in it: no stable listing
 pytestmark = needs(BASE / "meta.json")
 # What the SDK 0.12.1's routers and connections name themselves (meta key -> Python name).
 SDK_NAMES = {
@@ -172,7 +172,7 @@ def test_a_release_whose_stable_methods_are_not_known_is_named(tmp_path: Path) -
     sdk_layout(tmp_path, HISTORY, "schema.json", "meta.json")
     stable, note = stable_methods(config(tmp_path, 'base-v1 = "schema/schema.json"\n'), 1)
     assert stable == frozenset() and note == (
-        "gates: schema.json is upstream's v0.10.8, whose stable methods acp-codegen does not know"
+        "gates: schema.json is upstream's v0.6.2, whose stable methods acp-codegen does not know"
         " (set stable-meta-v1); every method wired anew is gated as unstable"
     )
 

@@ -15,10 +15,12 @@ from acp_codegen.protocol.ir import Protocol, TypeDef, TypeExpr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
+from pydantic_core import PydanticCustomError
 from support import ROOT
 from support.reference_data import reference_dir, require
 
 from generated import convert
+from generated._convert_rules import _iso8601_to_rfc3339
 from generated.convert import ConversionError
 from generated.v1 import models as m1
 from generated.v2 import models as m2
@@ -243,11 +245,15 @@ def test_relative_cwd_cannot_become_an_absolute_path(cwd: str) -> None:
     assert "relative path" in info.value.reason
 
 
-def test_relative_additional_directory_is_located_by_index() -> None:
-    session = {"sessionId": "a", "cwd": "/ok", "additionalDirectories": ["/a", "/b", "lib"]}
-    with pytest.raises(ConversionError) as info:
-        convert.convert("SessionInfo", session, source=1, target=2)
-    assert info.value.pointer == "/additionalDirectories/2"
+def test_a_relative_additional_directory_is_left_out_as_v2_skips_invalid_items() -> None:
+    """v2 reads additionalDirectories skipping an invalid item (x-deserialize-skip-invalid-items):
+    the conversion leaves the relative one out, the rest kept in order, and LOSSY says so."""
+    session = {"sessionId": "a", "cwd": "/ok", "additionalDirectories": ["/a", "lib", "/b"]}
+    assert convert.convert("SessionInfo", session, source=1, target=2)["additionalDirectories"] == ["/a", "/b"]
+    assert "additionalDirectories" in convert.LOSSY[(1, 2)]["SessionInfo"]
+    with pytest.raises(ConversionError) as info:  # (an item that is no string is not valid v1)
+        convert.convert("SessionInfo", {**session, "additionalDirectories": ["/a", 5]}, source=1, target=2)
+    assert info.value.pointer == "/additionalDirectories/1"
 
 
 @pytest.mark.parametrize(
@@ -287,11 +293,16 @@ def test_iso8601_updated_at_becomes_rfc3339(v1: str, v2: str) -> None:
         ("2026-10-28T09:30:00+24:00", "not a valid calendar date-time"),
     ],
 )
-def test_updated_at_that_is_not_an_instant_cannot_become_rfc3339(v1: str, reason: str) -> None:
-    with pytest.raises(ConversionError) as info:
-        convert.convert("SessionInfoUpdate", {"updatedAt": v1}, source=1, target=2)
-    assert info.value.pointer == "/updatedAt"
-    assert reason in info.value.reason
+def test_updated_at_that_is_not_an_instant_is_left_out_as_v2_reads_it(v1: str, reason: str) -> None:
+    """v2 reads an invalid updatedAt as its default (x-deserialize-default-on-error): the
+    conversion omits it (in an update, omitted leaves the value as it was; null would clear
+    it), and LOSSY says so. ``reason`` is why the value is not an RFC 3339 instant."""
+    assert convert.convert("SessionInfoUpdate", {"updatedAt": v1, "title": "t"}, source=1, target=2) == {"title": "t"}
+    session = {"sessionId": "s", "cwd": "/", "updatedAt": v1}
+    assert convert.convert("SessionInfo", session, source=1, target=2) == {"sessionId": "s", "cwd": "/"}
+    assert convert.LOSSY[(1, 2)]["SessionInfoUpdate"] == ("updatedAt",)
+    with pytest.raises(PydanticCustomError, match=reason):
+        _iso8601_to_rfc3339(v1, None)
 
 
 def test_v2_updated_at_must_be_rfc3339() -> None:
@@ -548,27 +559,32 @@ def _field_decl(type_v1: str, version: int, name: str) -> dict[str, Any] | None:
     return next((d for d in DECLARATIONS["fields"] if d["type"] == type_v1 and d[f"v{version}"] == name), None)
 
 
-def _expected_round_trip(value: Any, e: TypeExpr | None, version: int) -> Any:
+def _expected_round_trip(value: Any, e: TypeExpr | None, version: int, back: Any = None) -> Any:
     """What source -> other -> source gives, by the declarations: fields of the source
     version only are dropped (a fill puts them back), nulls the other version cannot
-    say come back omitted; everything else, unknown properties included, is kept."""
+    say come back omitted; everything else, unknown properties included, is kept. A field
+    ``convert.LOSSY`` lists may come back without its value, or without some of its items
+    (read as the other version's default there): as ``back`` has it, where it does."""
     proto = PROTOCOLS[version]
     if value is None or e is None:
         return value
     if e.kind == "array" and e.items is not None:
-        return [_expected_round_trip(v, e.items, version) for v in value]
+        parts = back if isinstance(back, list) and len(back) == len(value) else [None] * len(value)
+        return [_expected_round_trip(v, e.items, version, b) for v, b in zip(value, parts, strict=True)]
     if e.kind != "ref" or e.ref not in proto.types:
         return value
     td = proto.types[e.ref]
     if td.kind == "alias":
-        return _expected_round_trip(value, td.target, version)
-    if td.kind == "union":
-        return _expected_round_trip(value, td.variants[0], version)  # the fragments' unions have one variant
+        return _expected_round_trip(value, td.target, version, back)
+    if td.kind == "union":  # the fragments' unions have one variant
+        return _expected_round_trip(value, td.variants[0], version, back)
     if td.kind != "object":
         return value
     other = 3 - version
     type_v1 = v1_name(td.name, version)
     fields = {f.name: f for f in _fields(td, proto)}
+    lossy = set(getattr(convert, "LOSSY", {}).get((version, other), {}).get(td.name, ()))
+    back = back if isinstance(back, dict) else {}
     out = {}
     for key, item in value.items():
         f = fields.get(key)
@@ -580,12 +596,21 @@ def _expected_round_trip(value: Any, e: TypeExpr | None, version: int) -> Any:
             continue
         if item is None and decl is not None and "nullable" in decl.get("accept", []) and f.type.nullable:
             continue
-        out[key] = _expected_round_trip(item, f.type, version)
+        if key in lossy and key not in back:
+            continue
+        kept = _kept(item, back[key]) if key in lossy else item
+        out[key] = _expected_round_trip(kept, f.type, version, back.get(key))
     for d in DECLARATIONS["fields"]:
         if d["type"] == type_v1 and d[f"v{other}"] is None and "fill" in d and d[f"v{version}"] in fields:
             if out.get(d["fill"]["when"]) is not None:
                 out[d[f"v{version}"]] = d["fill"]["value"]
     return out
+
+
+def _kept(sent: Any, back: Any) -> Any:
+    """A lossy field's value as a round trip may give it back: a list without the items the
+    other version skipped."""
+    return [i for i in sent if i in back] if isinstance(sent, list) and isinstance(back, list) else sent
 
 
 DOCUMENTED_FAILURES = (
@@ -638,7 +663,7 @@ def test_round_trip_of_every_shared_type_is_lossless_or_a_documented_error(
     assert json.loads(convert.convert_json(name, json.dumps(value), source=source, target=target)) == converted
     TypeAdapter(getattr(MODELS[target], target_name)).validate_python(converted)  # valid in the target version
     back = convert.convert(target_name, converted, source=target, target=source)
-    assert back == _expected_round_trip(value, TypeExpr("ref", ref=name), source)
+    assert back == _expected_round_trip(value, TypeExpr("ref", ref=name), source, back)
 
 
 @pytest.mark.parametrize(

@@ -275,3 +275,28 @@ def test_the_conversions_key_must_be_a_boolean(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.acp-codegen]\nconversions = "no"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="conversions must be true or false"):
         load_config(tmp_path)
+
+
+def test_a_value_rule_holds_where_the_target_schema_states_it() -> None:
+    """Issue 64: read through $ref, allOf, every branch of a union but null, and (for the
+    string rules) the items a list holds; a keyword elsewhere does not count."""
+    from acp_codegen.plan.conversions.annotations import states
+    from acp_codegen.plan.conversions.declarations import LEAF_RULES, STATED_BY
+
+    defs = {"AbsolutePath": {"type": "string"}, "Stamp": {"type": "string", "format": "date-time"}}
+
+    def said(rule: str, node: dict[str, Any]) -> bool:
+        return states(node, defs, STATED_BY[rule], rule in LEAF_RULES)
+
+    assert said("date-time", {"type": ["string", "null"], "format": "date-time"})
+    assert not said("date-time", {"type": ["string", "null"], "x-deserialize-default-on-error": True})
+    assert said("date-time", {"anyOf": [{"$ref": "#/$defs/Stamp"}, {"type": "null"}]})
+    assert not said("date-time", {"anyOf": [{"$ref": "#/$defs/Stamp"}, {"type": "string"}]})  # one branch takes any
+    assert said("absolute-path", {"allOf": [{"$ref": "#/$defs/AbsolutePath"}]})
+    assert said("absolute-path", {"type": "array", "items": {"$ref": "#/$defs/AbsolutePath"}})
+    assert said("non-empty", {"type": "array", "items": {"type": "string"}, "minItems": 1})
+    assert not said("non-empty", {"type": "array", "items": {"type": "string", "minItems": 1}})  # (of the list)
+    assert said("non-negative", {"type": ["integer", "null"], "minimum": 0})
+    assert not said("non-negative", {"type": ["integer", "null"], "format": "uint64"})
+    assert said("unit-interval", {"type": "number", "minimum": 0, "maximum": 1})
+    assert not said("currency", {"type": "string"}) and said("currency", {"type": "string", "pattern": "^[A-Z]{3}$"})

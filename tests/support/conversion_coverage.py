@@ -11,8 +11,10 @@ compared with the input, differences allowed only where ``convert.LOSSY`` declar
 It generates each pair's package with the ``acp-codegen`` of the Python it runs on (the
 fragments shipped with that installation) into a temporary folder, or uses ``--packages DIR``
 (kept between runs: ``--reuse`` skips generating where the package is there already).
-Exit status 1 where v1 -> v2 converts less than the threshold, or anything breaks (an invalid
-output, an exception other than ConversionError, a changed input, a failed round trip).
+Exit status 1 where v1 -> v2 converts less than the threshold, where no message of a method
+pair (a method in one kind: ``mcp/message:notification``) converts in a direction, or anything
+breaks (an invalid output, an exception other than ConversionError, a changed input, a failed
+round trip).
 """
 
 from __future__ import annotations
@@ -67,9 +69,18 @@ def report(tallies: dict[tuple[str, int], Tally], failures: bool, examples: bool
         print(row("total", source, tally))
     forward = totals[1]
     rate = forward.converted / forward.total if forward.total else 0.0
+    # Every method and kind both versions define converts at least one message, each direction.
+    none = [
+        f"{pair} v{source} -> v{3 - source}: {m}" for (pair, source), t in tallies.items() for m in t.none_converted
+    ]
+    for line in none:
+        print(f"none converted: {line}")
     ok = rate >= COVERAGE_THRESHOLD and not forward.broken and not totals[2].broken and not forward.round_trip_failed
+    ok = ok and not none
     verdict = "ok" if ok else "FAILS"
     print(f"v1 -> v2 converts {100 * rate:.1f}% in total (threshold {100 * COVERAGE_THRESHOLD:.0f}%): {verdict}")
+    every = sum(len(t.by_message or {}) for t in tallies.values())
+    print(f"methods in each kind, per pair and direction, converting a message or more: {every - len(none)} of {every}")
     if failures:
         for (pair, source), tally in tallies.items():
             groups = sorted((tally.groups or {}).items(), key=lambda item: (-item[1], item[0]))

@@ -48,6 +48,7 @@ SOURCES = {
 # ... or the package's tarball itself, read instead of running npm.
 NPM_TARBALL_ENV = "ACP_REFERENCE_NPM_TARBALL"
 HISTORY = "upstream/history/"  # one folder a release tag; its index is releases.tsv
+TAGS = "upstream/tags/"  # stable metas, and the schema-v* tags' unstable pairs; its index is index.tsv
 
 
 # -- where the tests look ------------------------------------------------------------------
@@ -230,6 +231,9 @@ def fetch(entries: list[Entry], dest: Path, locations: dict[str, str], npm_tarba
     history = [e for e in entries if e.destination.startswith(HISTORY) and e.destination.endswith("/schema.json")]
     if history:
         _write_releases(history, entries, git["upstream"], dest / HISTORY / "releases.tsv")
+    tagged = [e for e in entries if e.destination.startswith(TAGS)]
+    if tagged:
+        _write_tags(tagged, git["upstream"], dest / TAGS / "index.tsv")
     return list(data)
 
 
@@ -241,6 +245,17 @@ def _write_releases(history: list[Entry], entries: list[Entry], upstream: GitSou
     for entry in history:
         commit, date = upstream.commit(entry.ref)
         lines.append("\t".join((entry.ref, commit, date, entry.path, metas.get(entry.ref, "-"))))
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _write_tags(tagged: list[Entry], upstream: GitSource, out: Path) -> None:
+    """The index of ``tags/``, in the manifest's order: tag, commit, date, protocol version, file
+    and its path in the tag, one row a file."""
+    commits = {ref: upstream.commit(ref) for ref in dict.fromkeys(e.ref for e in tagged)}
+    lines = ["tag\tcommit\tdate\tversion\tfile\tpath"]
+    for entry in tagged:
+        tag, version, file = entry.destination[len(TAGS) :].split("/")
+        lines.append("\t".join((tag, *commits[entry.ref], version, file, entry.path)))
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -30,6 +30,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -478,16 +479,20 @@ def convert_once(
     kwargs: dict[str, Any] = {"source": source, "target": target, "method": method}
     if supply is not None:
         kwargs["supply"] = supply
-    try:
-        out = convert.convert_message(message, **kwargs)
-    except convert.ConversionError as error:
-        outcome = Outcome("refused", pointer=error.pointer, reason=error.reason)
-    except Exception as error:  # (the contract: nothing but ConversionError)
-        outcome = Outcome("broken", pointer="", reason=f"raised {type(error).__name__}: {error}")
-    else:
-        outcome = _judge(pair, mp, message, out, target)
-        if outcome.status == "converted":
-            outcome = _carried(convert, mp, message, out, source)
+    with warnings.catch_warnings(record=True) as warned:  # (pydantic's serializer warns of a wrong shape)
+        warnings.simplefilter("always")
+        try:
+            out = convert.convert_message(message, **kwargs)
+        except convert.ConversionError as error:
+            outcome = Outcome("refused", pointer=error.pointer, reason=error.reason)
+        except Exception as error:  # (the contract: nothing but ConversionError)
+            outcome = Outcome("broken", pointer="", reason=f"raised {type(error).__name__}: {error}")
+        else:
+            outcome = _judge(pair, mp, message, out, target)
+            if outcome.status == "converted":
+                outcome = _carried(convert, mp, message, out, source)
+    if warned:
+        return Outcome("broken", reason=f"warned: {str(warned[0].message)[:300]}")
     if message != before:
         return Outcome("broken", reason="the input was modified")
     return outcome
@@ -772,6 +777,12 @@ class Tally:
     round_trip_failed: int = 0
     groups: dict[tuple[str, str, str, str], int] | None = None  # (status, method, pointer, reason) -> count
     examples: dict[tuple[str, str, str, str], Any] | None = None  # a message of each group
+    by_message: dict[str, int] | None = None  # method pair ("mcp/message:notification") -> messages converted
+
+    @property
+    def none_converted(self) -> list[str]:
+        """The method pairs (each method and kind) of which no message converted."""
+        return sorted(k for k, n in (self.by_message or {}).items() if not n)
 
     @property
     def total(self) -> int:
@@ -782,6 +793,9 @@ class Tally:
         self.refused += other.refused
         self.broken += other.broken
         self.round_trip_failed += other.round_trip_failed
+        for key, n in (other.by_message or {}).items():
+            self.by_message = self.by_message or {}
+            self.by_message[key] = self.by_message.get(key, 0) + n
         for key, n in (other.groups or {}).items():
             self.groups = self.groups or {}
             self.groups[key] = self.groups.get(key, 0) + n
@@ -802,9 +816,11 @@ def measure(convert: ModuleType, pair: str, source: int, count: int = COVERAGE_C
     SUPPLY; from v1, each converted one also round-tripped back."""
     import random
 
-    tally = Tally()
+    tally = Tally(by_message={})
     for mp in pair_methods(pair):
         method = mp.side(source)[0] + (" (result)" if mp.kind == "response" else "")
+        assert tally.by_message is not None
+        tally.by_message[mp.id] = 0
         for seed in seeds(count, f"{pair} {mp.id} v{source}"):
             rng = random.Random(seed)
             message = None
@@ -817,6 +833,7 @@ def measure(convert: ModuleType, pair: str, source: int, count: int = COVERAGE_C
             outcome = convert_once(convert, pair, mp, message, source, SUPPLY)
             if outcome.status == "converted":
                 tally.converted += 1
+                tally.by_message[mp.id] += 1
                 if source == 1:
                     problems = round_trip_problems(convert, pair, mp, message, outcome.output)
                     tally.round_trip_failed += bool(problems)

@@ -12,11 +12,13 @@ derived from the reference corpus (``../shared/upstream``, see tests/support) by
     python -m acp_codegen.generate.sdk.releases ../shared/upstream
 
 and tests/generate/test_release_table.py derives it again and compares. The stable listing is a
-release's stable ``meta.json``, else the ``x-method`` markers of its stable ``schema.json``;
-the corpus's ``history/`` keeps every tag's unstable pair alone, so a tag is recognised there
-but its stable methods are known only where a folder with the stable files holds the same
-pair (``schema-v1.19.0`` is tag ``v1.4.0``). Releases with the same pair and different stable
-listings would be ambiguous: their stable methods are then unknown too.
+release's stable ``meta.json``, else the ``x-method`` markers of its stable ``schema.json``.
+The corpus's ``history/`` keeps every tag's unstable v1 pair; ``tags/`` the stable ``meta.json``
+of every tag that ships a stable/unstable pair, and the ``schema-v*`` tags' unstable pairs of
+both versions (its ``index.tsv`` names them). A tag published as one schema alone (before
+``v0.7.0``) is recognised, its stable methods not known: it lists none apart. Releases with
+the same pair and different stable listings would be ambiguous: their stable methods are then
+unknown too.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from .methods import listed
 TABLE = "releases.json"
 # The corpus's folders that are no release tag, by what they are.
 SNAPSHOTS = {".": "main at b7f00054 (2026-08-22)", "2026-11": "@agentclientprotocol/sdk 2.4.0 (npm)"}
-_NOT_RELEASES = {"history", "docs"}
+_NOT_RELEASES = {"history", "tags", "docs"}
 ABOUT = (
     "Derived from the reference corpus by python -m acp_codegen.generate.sdk.releases; not edited by hand."
     " schema, meta: sha256 of a release's unstable schema and meta as JSON, keys sorted, no spaces"
@@ -103,6 +105,24 @@ def _folders(upstream: Path) -> list[tuple[str, Path, int]]:
     return out
 
 
+def _rows(index: Path) -> list[dict[str, str]]:
+    with open(index, encoding="utf-8", newline="") as rows:
+        return list(csv.DictReader(rows, delimiter="\t"))
+
+
+def _tagged(upstream: Path) -> list[tuple[str, Path]]:
+    """(tag, folder) of every stable ``meta.json`` in ``tags/`` (``<tag>/v<N>/``): its unstable
+    pair is beside it (the ``schema-v*`` tags) or in ``history/<tag>/`` (v1)."""
+    index = upstream / "tags" / "index.tsv"
+    if not index.is_file():
+        return []
+    return [
+        (row["tag"], upstream / "tags" / row["tag"] / row["version"])
+        for row in _rows(index)
+        if row["file"] == "meta.json"
+    ]
+
+
 def build(upstream: Path) -> dict[str, Any]:
     """The table, from the corpus at ``upstream``."""
     found: dict[Key, list[tuple[str, frozenset[tuple[str, str]] | None]]] = {}
@@ -110,9 +130,14 @@ def build(upstream: Path) -> dict[str, Any]:
         stable = listed(load_base(folder / "schema.json", version).meta.data)
         found.setdefault(_key(folder / "schema.unstable.json"), []).append((name, stable))
     history = upstream / "history"
-    with open(history / "releases.tsv", encoding="utf-8", newline="") as index:
-        for row in csv.DictReader(index, delimiter="\t"):
-            found.setdefault(_key(history / row["tag"] / "schema.json"), []).append((row["tag"], None))
+    for tag, folder in _tagged(upstream):
+        stable = listed(json.loads((folder / "meta.json").read_text(encoding="utf-8")))
+        unstable = folder / "schema.unstable.json"
+        found.setdefault(_key(unstable if unstable.is_file() else history / tag / "schema.json"), []).append(
+            (tag, stable)
+        )
+    for row in _rows(history / "releases.tsv"):
+        found.setdefault(_key(history / row["tag"] / "schema.json"), []).append((row["tag"], None))
     releases = []
     for (schema, meta), seen in found.items():
         known = {listing for _, listing in seen if listing is not None}

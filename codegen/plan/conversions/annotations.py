@@ -5,11 +5,13 @@ dotted path, a union's tag)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ...code_text import Code, identifier, py_literal
 from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, python_field_name
+from .declarations import LEAF_RULES, WHOLE_VALUE_RULES, WRAPPING_RULES
 
 
 def class_name(source: int, target: int, type_name: str) -> str:
@@ -91,6 +93,52 @@ def annotation(
     return Code(text)
 
 
+def field_annotation(
+    annotate: Callable[[TypeExpr, str | None], Code],
+    fs: Field,
+    ft: Field | None,
+    rule_name: str | None,
+    rule: str | None,
+    lenient: bool,
+) -> Code:
+    """The annotation of a source field's value: the value rule applied (a rule of string
+    leaves to each), or refusals omitted where the target reads them as its default
+    (``lenient``). ``annotate``: a type's annotation in the direction converted, a string
+    leaf's replaced where given."""
+
+    def checked(e: TypeExpr) -> Code:
+        if rule_name == "tag" and ft is not None and ft.type.kind == "const" and e.kind == "const":
+            return Code(f"Annotated[Literal[{py_literal(e.const)}], _to({py_literal(ft.type.const)}), _AS_IS]")
+        if rule is not None and rule_name in WHOLE_VALUE_RULES:
+            return Code(f"{rule} | None" if e.nullable else rule)
+        if rule is not None and rule_name in WRAPPING_RULES:
+            return Code(f"Annotated[{annotate(e, None)}, {rule}]")
+        return annotate(e, rule)
+
+    items = fs.type.items
+    if lenient and ft is not None and ft.skip_invalid_items and skips_items(fs, rule_name) and items is not None:
+        text = f"list[{_or_default(annotate, items, annotate(items, rule))}]"
+        return Code(f"{text} | None" if fs.type.nullable else text)
+    if lenient:
+        return _or_default(annotate, fs.type, checked(replace(fs.type, nullable=False)))
+    return checked(fs.type)
+
+
+def skips_items(fs: Field, rule_name: str | None) -> bool:
+    """A list whose items a rule of string leaves checks: where the target skips invalid
+    items, those the rule refuses are left out, not the list."""
+    return fs.type.kind == "array" and fs.type.items is not None and rule_name in LEAF_RULES
+
+
+def _or_default(annotate: Callable[[TypeExpr, str | None], Code], e: TypeExpr, checked: Code) -> Code:
+    """A value of ``e`` the rule checks (``checked``, of ``e`` without null) or, where it
+    refuses it, the value as the source types it, omitted: the target reads it as its
+    default. A null stays null."""
+    plain = annotate(replace(e, nullable=False), None)
+    null = " | None" if e.nullable else ""
+    return Code(f"Annotated[{checked} | Annotated[{plain}, _DEFAULT_OMITTED]{null}, _FIRST_VALID]")
+
+
 def attr_name(wire: str, taken: set[str]) -> str:
     base = "f_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in python_field_name(wire))
     name, n = base, 2
@@ -118,12 +166,14 @@ def tag_value(e: TypeExpr, tag: str, proto: Protocol) -> str | None:
 
 
 def common_tag(td: TypeDef, proto: Protocol) -> str | None:
-    """The field every tagged variant of a union names itself by (a constant), if any."""
+    """The field every tagged variant of a union names itself by (a constant, or, in an open
+    union's catch-all variant, any value but the others'), if any."""
     counts: dict[str, int] = {}
     tagged = 0
     for v in td.variants:
         if v.kind == "ref" and v.ref in proto.types:
-            consts = [f.name for f in flat_fields(proto.types[v.ref], proto) if f.type.kind == "const"]
+            fields = flat_fields(proto.types[v.ref], proto)
+            consts = [f.name for f in fields if f.type.kind == "const" or f.not_one_of]
             tagged += bool(consts)
             for name in consts:
                 counts[name] = counts.get(name, 0) + 1
@@ -157,3 +207,41 @@ def nested_field(proto: Protocol, td: TypeDef, path: tuple[str, ...]) -> Field |
             if hit is not None:
                 return hit
     return None
+
+
+def schema_node(documents: Mapping[str, Any], files: Iterable[str], at: str) -> Any:
+    """The node a JSON pointer names in the first of ``files`` (names of ``documents``) that has it."""
+    for name in files:
+        node = documents.get(name)
+        for token in at.split("/")[1:]:
+            key = token.replace("~1", "/").replace("~0", "~")
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            return node
+    return None
+
+
+def states(node: Any, defs: Mapping[str, Any], stated: Callable[[Mapping[str, Any]], bool], leaf: bool) -> bool:
+    """Whether a schema node states a rule (``stated`` tells by one node's keywords): itself,
+    what it refers to (in ``defs``) or extends, every branch but null of a union, and, for a
+    rule of string leaves, the items and values it holds."""
+    seen: set[int] = set()
+
+    def walk(node: Any) -> bool:
+        if not isinstance(node, dict) or id(node) in seen:
+            return False
+        seen.add(id(node))
+        if stated(node):
+            return True
+        more: list[Any] = list(node.get("allOf", ()))
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            more.append(defs.get(ref.rsplit("/", 1)[-1]))
+        if leaf:
+            more += [node.get("items"), node.get("additionalProperties")]
+        if any(walk(n) for n in more):
+            return True
+        branches = [b for b in (*node.get("anyOf", ()), *node.get("oneOf", ())) if b != {"type": "null"}]
+        return bool(branches) and all(walk(b) for b in branches)
+
+    return walk(node)

@@ -3,7 +3,7 @@ records (checked against the schema, then for contradictions between entries).""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import Any
@@ -39,6 +39,27 @@ VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     "unit-interval": {(1, 2): "_UNIT_INTERVAL"},  # a number the target bounds to 0..1
     "non-negative": {(1, 2): "_NON_NEGATIVE"},  # a number the target requires to be >= 0
 }
+
+
+def _number(value: Any, otherwise: float = 0) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else otherwise
+
+
+# A checking rule holds where the target version's schema states it at the field (one file
+# declares several release pairs: 2026-11's v2 has no `format: date-time` on an annotation's
+# `lastModified`, alpha.3's has): the keyword a schema node states it by. A rule of string
+# leaves is looked for in the items and values the field holds too.
+STATED_BY: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    "absolute-path": lambda node: str(node.get("$ref", "")).rsplit("/", 1)[-1] == "AbsolutePath",
+    "date-time": lambda node: node.get("format") == "date-time",
+    "uri": lambda node: node.get("format") == "uri",
+    "regex": lambda node: node.get("format") == "regex",
+    "currency": lambda node: "pattern" in node,
+    "non-empty": lambda node: _number(node.get("minItems")) >= 1,
+    "unit-interval": lambda node: "minimum" in node and "maximum" in node,
+    "non-negative": lambda node: _number(node.get("minimum"), -1) >= 0,
+}
+LEAF_RULES = frozenset({"absolute-path", "date-time", "uri", "regex", "currency"})
 WHOLE_VALUE_RULES = frozenset({"marker", "env-list", "tag"})
 WRAPPING_RULES = frozenset({"non-empty", "unit-interval", "non-negative"})  # checks added to the field's own annotation
 
@@ -150,7 +171,14 @@ DECLARATIONS_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["method", "version", "why"],
-                "properties": {"method": _METHOD, "version": {"enum": list(VERSIONS)}, "why": _WHY},
+                "properties": {
+                    "method": _METHOD,
+                    # one kind of a method both versions define in another (mcp/message: a
+                    # request and a notification); without it, the whole method
+                    "kind": {"enum": ["request", "notification"]},
+                    "version": {"enum": list(VERSIONS)},
+                    "why": _WHY,
+                },
             },
         },
         "invariants": {
@@ -248,6 +276,8 @@ class Declarations:
     transforms: tuple[TransformDecl, ...] = ()
     method_renames: dict[str, str] = dataclass_field(default_factory=dict)  # v1 method -> v2 method
     methods_only_in: dict[tuple[int, str], tuple[int, str]] = dataclass_field(default_factory=dict)  # -> (index, why)
+    # (version, method, kind) -> (index, why): a kind of a method that version alone has
+    kinds_only_in: dict[tuple[int, str, str], tuple[int, str]] = dataclass_field(default_factory=dict)
     renamed_types: tuple[str, ...] = ()  # the v1 names of renamedTypes, in order
     whys: dict[tuple[str, int], str] = dataclass_field(default_factory=dict)  # (section, index) -> why
     # Per section, the files merged: (name, entries) in order, to locate an entry.
@@ -353,7 +383,7 @@ def _key(section: str, entry: Mapping[str, Any]) -> Any:
     if section == "transforms":
         return (entry["type"], entry["from"])
     if section == "methodsOnlyIn":
-        return (entry["method"], entry["version"])
+        return (entry["method"], entry["version"], entry.get("kind"))
     if section == "invariants":
         return (entry["version"], entry["type"], entry["if"], entry["then"])
     return (entry["type"], entry.get("version"))
@@ -420,7 +450,9 @@ def load_declarations(source: Source, *more: Source) -> Declarations:
         )
         for i, t in enumerate(data.get("transforms", []))
     )
-    methods_only_in = {(m["version"], m["method"]): (i, m["why"]) for i, m in enumerate(data.get("methodsOnlyIn", []))}
+    alone = list(enumerate(data.get("methodsOnlyIn", [])))
+    methods_only_in = {(m["version"], m["method"]): (i, m["why"]) for i, m in alone if "kind" not in m}
+    kinds_only_in = {(m["version"], m["method"], m["kind"]): (i, m["why"]) for i, m in alone if "kind" in m}
     method_renames = {m["v1"]: m["v2"] for m in data.get("renamedMethods", [])}
     enums = {e["type"]: i for i, e in enumerate(data.get("enums", []))}
     if problems:
@@ -436,6 +468,7 @@ def load_declarations(source: Source, *more: Source) -> Declarations:
         transforms=transforms,
         method_renames=method_renames,
         methods_only_in=methods_only_in,
+        kinds_only_in=kinds_only_in,
         renamed_types=tuple(r["v1"] for r in data.get("renamedTypes", [])),
         whys={(k, i): e.get("why", "") for k in SECTIONS for i, e in enumerate(data.get(k, []))},
         parts=parts,

@@ -1,5 +1,6 @@
-"""The methods both versions define (by name or a declared rename), those of one version
-only, and the scope conversions cover over upstream bases: what those methods reach."""
+"""The methods both versions define (by name or a declared rename), each kind apart (a
+request, a notification), those of one version only, and the scope conversions cover over
+upstream bases: what those methods reach."""
 
 from __future__ import annotations
 
@@ -8,32 +9,55 @@ from dataclasses import replace
 
 from ...errors import Problem
 from ...protocol.ir import Method, Protocol
+from ...schema_terms import message_role, sides_of
 from .compare import Comparison
 from .declarations import CONVERSIONS_FILE, Declarations
 from .plan_types import MethodMap
 
 
+def every_kind(proto: Protocol) -> Protocol:
+    """``proto`` with each method in every kind its schema defines it. The IR lists a method
+    that is a request and a notification at once (upstream's ``mcp/message``, 2026-11's
+    ``proxy/successor``) as the request; a message says which it is by its id, so each
+    kind converts apart."""
+    added = []
+    have = {(m.name, m.side, m.kind) for m in proto.methods}
+    for m in proto.methods:
+        carriers = {
+            message_role(proto.chosen_names.get(t.name, t.name)): t.name
+            for t in proto.types.values()
+            if t.method == m.name and m.side in sides_of(t.side)
+        }
+        for kind in ("request", "notification"):
+            if kind in carriers and (m.name, m.side, kind) not in have:
+                have.add((m.name, m.side, kind))
+                result = carriers.get("response") if kind == "request" else None
+                added.append(replace(m, kind=kind, params=carriers[kind], result=result))
+    return replace(proto, methods=proto.methods + tuple(added)) if added else proto
+
+
 def check_methods(cmp: Comparison) -> list[MethodMap]:
-    """The methods both versions define (by name, or as declared renames), each with its
-    counterpart's name; a method of one version only must be declared."""
+    """The methods both versions define (by name, or as declared renames), each kind apart
+    and with its counterpart's name; a method, or a kind of one, of one version only must
+    be declared."""
     out = []
     decl = cmp.decl
 
     def alone(m: Method, version: int) -> bool:
         return one_version_only(decl, cmp.v1, cmp.v2, m, version)
 
-    v2_by_name = {m.name: m for m in cmp.v2.methods if not alone(m, 2)}
-    v1_names = set()
+    v2_by_kind = {(m.name, m.kind): m for m in cmp.v2.methods if not alone(m, 2)}
+    v1_kinds = set()
     renamed_back = {v: k for k, v in decl.method_renames.items()}
     for m in cmp.v1.methods:
-        v1_names.add(m.name)
+        v1_kinds.add((m.name, m.kind))
         name2 = decl.method_renames.get(m.name, m.name)
-        m2 = v2_by_name.get(name2) if not alone(m, 1) else None
+        m2 = v2_by_kind.get((name2, m.kind)) if not alone(m, 1) else None
         if m2 is None:
-            _method_only_in(cmp, m.name, m.side, 1)
+            _method_only_in(cmp, m, 1)
             continue
-        expected = (m.kind, decl.type_name(2, m.params), decl.type_name(2, m.result) if m.result else None)
-        if (m2.kind, m2.params, m2.result) != expected:
+        expected = (decl.type_name(2, m.params), decl.type_name(2, m.result) if m.result else None)
+        if (m2.params, m2.result) != expected:
             cmp.problems.append(
                 Problem(
                     decl.source.name,
@@ -47,60 +71,80 @@ def check_methods(cmp: Comparison) -> list[MethodMap]:
         out.append(MethodMap(1, m.name, m.kind, m.params, m.result, m2.name))
         out.append(MethodMap(2, m2.name, m2.kind, m2.params, m2.result, m.name))
     for m2 in cmp.v2.methods:
-        if renamed_back.get(m2.name, m2.name) not in v1_names or alone(m2, 2):
-            _method_only_in(cmp, m2.name, m2.side, 2)
+        if (renamed_back.get(m2.name, m2.name), m2.kind) not in v1_kinds or alone(m2, 2):
+            _method_only_in(cmp, m2, 2)
     for version, proto in ((1, cmp.v1), (2, cmp.v2)):
         # One method on two sides converts alike when its types are the same (mcp/message).
-        specs: dict[str, set[tuple[str, str, str | None]]] = {}
+        specs: dict[tuple[str, str], set[tuple[str, str | None]]] = {}
         for m in proto.methods:
             if not alone(m, version):
-                specs.setdefault(m.name, set()).add((m.kind, m.params, m.result))
-        for name in sorted(n for n, s in specs.items() if len(s) > 1):
+                specs.setdefault((m.name, m.kind), set()).add((m.params, m.result))
+        for name, kind in sorted(k for k, s in specs.items() if len(s) > 1):
             cmp.problems.append(
-                Problem(decl.source.name, "", f"v{version} method {name} exists on two sides; messages cannot tell")
+                Problem(decl.source.name, "", f"v{version} {kind} {name} exists on two sides; messages cannot tell")
             )
-    unique = {(m.version, m.name): m for m in out}
-    return sorted(unique.values(), key=lambda m: (m.version, m.name))
+    unique = {(m.version, m.name, m.kind): m for m in out}
+    return sorted(unique.values(), key=lambda m: (m.version, m.name, m.kind))
 
 
 def one_version_only(decl: Declarations, v1: Protocol, v2: Protocol, m: Method, version: int) -> bool:
-    """A method declared of one version only. One declared so for both versions (mcp/message:
-    a notification in v1, a request in 2026-11's v2) is so only where the two differ."""
+    """A method declared of one version only. One declared so for both versions is so only
+    where the two differ (in that kind)."""
     if (version, m.name) not in decl.methods_only_in:
         return False
     if (3 - version, m.name) not in decl.methods_only_in:
         return True
-    other = next((o for o in (v2 if version == 1 else v1).methods if o.name == m.name), None)
+    other = next((o for o in (v2 if version == 1 else v1).methods if (o.name, o.kind) == (m.name, m.kind)), None)
     if other is None:
         return True
     one, two = (m, other) if version == 1 else (other, m)
-    mapped = (one.kind, decl.type_name(2, one.params), decl.type_name(2, one.result) if one.result else None)
-    return mapped != (two.kind, two.params, two.result)
+    mapped = (decl.type_name(2, one.params), decl.type_name(2, one.result) if one.result else None)
+    return mapped != (two.params, two.result)
 
 
-def _method_only_in(cmp: Comparison, name: str, side: str, version: int) -> None:
-    declared = cmp.decl.methods_only_in.get((version, name))
+def _declared_alone(decl: Declarations, m: Method, version: int) -> tuple[int, str] | None:
+    """The declaration (index, why) of a method, or of its kind, of one version only."""
+    return decl.methods_only_in.get((version, m.name)) or decl.kinds_only_in.get((version, m.name, m.kind))
+
+
+def _counterpart(decl: Declarations, name: str, version: int) -> str:
+    """A method's name in the other version (the same, or a declared rename)."""
+    if version == 1:
+        return decl.method_renames.get(name, name)
+    return next((v1 for v1, v2 in decl.method_renames.items() if v2 == name), name)
+
+
+def _method_only_in(cmp: Comparison, m: Method, version: int) -> None:
+    declared = _declared_alone(cmp.decl, m, version)
     if declared is not None:
         cmp.used.add(("methodsOnlyIn", declared[0]))
         return
-    cmp.problems.append(
-        Problem(
-            cmp.decl.source.name,
-            "",
-            f"method {name} ({side}) exists in v{version} only: declare it in methodsOnlyIn (or a rename in "
-            f"renamedMethods) in {CONVERSIONS_FILE}",
-        )
+    there = _counterpart(cmp.decl, m.name, version)
+    kinds = sorted({o.kind for o in (cmp.v2 if version == 1 else cmp.v1).methods if o.name == there} - {m.kind})
+    what = (
+        f"method {m.name} as a {m.kind} ({m.side}) exists in v{version} only (v{3 - version} has it as a"
+        f' {" and a ".join(kinds)}): declare that kind in methodsOnlyIn ("kind": "{m.kind}")'
+        if kinds
+        else f"method {m.name} ({m.side}) exists in v{version} only: declare it in methodsOnlyIn (or a rename in "
+        "renamedMethods)"
     )
+    cmp.problems.append(Problem(cmp.decl.source.name, "", f"{what} in {CONVERSIONS_FILE}"))
 
 
 def refused_methods(cmp: Comparison) -> dict[int, dict[str, str]]:
-    """Per version, the methods it alone has that the declarations explain: why they cannot convert."""
+    """Per version, the methods it alone has that the declarations explain, and the methods
+    it alone has in one kind: why they cannot convert (a method converting in another kind
+    is refused in this one only)."""
     out: dict[int, dict[str, str]] = {1: {}, 2: {}}
     for version, proto in ((1, cmp.v1), (2, cmp.v2)):
+        there = {(o.name, o.kind) for o in (cmp.v2 if version == 1 else cmp.v1).methods}
         for m in proto.methods:
-            declared = cmp.decl.methods_only_in.get((version, m.name))
-            if declared is not None and one_version_only(cmp.decl, cmp.v1, cmp.v2, m, version):
-                out[version][m.name] = declared[1]
+            whole = cmp.decl.methods_only_in.get((version, m.name))
+            kind = cmp.decl.kinds_only_in.get((version, m.name, m.kind))
+            if whole is not None and one_version_only(cmp.decl, cmp.v1, cmp.v2, m, version):
+                out[version][m.name] = whole[1]
+            elif kind is not None and (_counterpart(cmp.decl, m.name, version), m.kind) not in there:
+                out[version][m.name] = kind[1]
     return out
 
 
@@ -148,6 +192,7 @@ def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[
             t
             for m in proto.methods
             if not one_version_only(decl, protocols[1], protocols[2], m, version)
+            and (version, m.name, m.kind) not in decl.kinds_only_in
             for t in (m.params, m.result)
             if t is not None
         }
@@ -163,6 +208,6 @@ def method_scope(protocols: Mapping[int, Protocol], decl: Declarations) -> dict[
         out[version] = replace(
             proto,
             types={n: t for n, t in proto.types.items() if n in names},
-            methods=tuple(m for m in proto.methods if m.params in names or (version, m.name) in decl.methods_only_in),
+            methods=tuple(m for m in proto.methods if m.params in names or _declared_alone(decl, m, version)),
         )
     return out

@@ -4,14 +4,14 @@ annotations check a source-version value on its way to the target version."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...code_text import Code, py_literal
 from ...errors import Problem, SchemaError
 from ...protocol.class_names import NO_CLASS_NAMES, ClassNames
 from ...protocol.features import select
-from ...protocol.ir import Protocol, TypeDef, TypeExpr, build
+from ...protocol.ir import Field, Protocol, TypeDef, TypeExpr, build
 from ...protocol.load import Source, VersionSources
 from .annotations import (
     annotation,
@@ -19,23 +19,27 @@ from .annotations import (
     class_name,
     common_tag,
     dotted,
+    field_annotation,
     flat_fields,
     function_name,
     nested_field,
+    schema_node,
+    skips_items,
+    states,
     tag_value,
     value_shape,
 )
 from .compare import Comparison, FieldPair, compare, field_names, stale
 from .declarations import (
+    LEAF_RULES,
+    STATED_BY,
     TRANSFORMS,
     VALUE_RULES,
     VERSIONS,
-    WHOLE_VALUE_RULES,
-    WRAPPING_RULES,
     TransformDecl,
     load_declarations,
 )
-from .methods import check_methods, method_scope, refused_methods
+from .methods import check_methods, every_kind, method_scope, refused_methods
 from .plan_types import ConversionPlan, Converter, ConvField, Fill, Invariant, Supplied
 
 
@@ -49,6 +53,10 @@ class _Direction:
     shared: frozenset[str]  # the source version's names of the types that convert
     narrow: Mapping[str, tuple[Any, ...]]  # source enums whose target is closed: the values both have
     messages: frozenset[str] = frozenset()  # the source's params and result types of methods
+    # v2's schema files (name -> document) and their definitions, where the rules a field's
+    # schema states are read (``states``): the value rules say what v2 requires.
+    documents: Mapping[str, Any] = field(default_factory=dict)
+    defs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def proto(self) -> Protocol:
@@ -64,6 +72,15 @@ class _Direction:
 
     def v1_name(self, name: str) -> str:
         return name if self.source == 1 else self.cmp.v1_name(name)
+
+    def states(self, rule: str, v2_field: Field, v2_type: TypeDef) -> bool:
+        """Whether v2's schema states a checking value rule at the field (what a v1 value
+        must become, or a v2 value must be); without the schema files (a plan made from IRs
+        alone) every declared rule holds."""
+        if not self.documents:
+            return True
+        node = schema_node(self.documents, (v2_type.file, *self.documents), v2_field.pointer)
+        return states(node, self.defs, STATED_BY[rule], rule in LEAF_RULES)
 
     def transform(self, td: TypeDef) -> TransformDecl | None:
         """The transform converting this source type, its own or its nearest base's."""
@@ -86,7 +103,10 @@ def _narrowed(cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], source: int
 
 
 def _converters(
-    cmp: Comparison, pairs: list[tuple[TypeDef, TypeDef]], field_pairs: dict[str, list[FieldPair]]
+    cmp: Comparison,
+    pairs: list[tuple[TypeDef, TypeDef]],
+    field_pairs: dict[str, list[FieldPair]],
+    sources: Mapping[int, VersionSources] | None = None,
 ) -> list[Converter]:
     """Both directions' converters, each direction's in the order a module defines them."""
     out: list[Converter] = []
@@ -98,7 +118,10 @@ def _converters(
         shared = frozenset(p[0 if source == 1 else 1].name for p in way_pairs)
         proto = cmp.v1 if source == 1 else cmp.v2
         messages = frozenset(t for m in proto.methods for t in (m.params, m.result) if t)
-        way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source), messages)
+        files = sources[2].schemas if sources and 2 in sources else ()
+        documents = {f.name: f.data for f in files}
+        defs = {k: v for f in reversed(files) if isinstance(f.data, dict) for k, v in f.data.get("$defs", {}).items()}
+        way = _Direction(cmp, source, target, shared, _narrowed(cmp, way_pairs, source), messages, documents, defs)
         out += _direction_converters(way, way_pairs, field_pairs)
     return out
 
@@ -158,12 +181,24 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
             and v.ref not in way.shared
         )
     ]
-    # A value the target's union does not have (v1's null request id) does not convert.
+    # A value the target's union does not have (v1's null request id) does not convert: it is
+    # refused as what it is, not as a mismatch of every member that does.
     target = _target_union(way, src)
+    dropped: list[TypeExpr] = []
     if target is not None:
         theirs = {value_shape(v, way.cmp.lookup(way.target)) for v in target.variants}
-        converting = [v for v in converting if v.kind == "ref" or value_shape(v, whole) in theirs]
-    union = " | ".join(way.annotation(v) for v in converting) or "None"
+        dropped = [v for v in converting if v.kind != "ref" and value_shape(v, whole) not in theirs]
+        converting = [v for v in converting if v not in dropped]
+    union = (
+        " | ".join(
+            [way.annotation(v) for v in converting]
+            + [
+                f"Annotated[{way.annotation(v)}, AfterValidator(_refuse({py_literal(_no_form(v, way.target))}))]"
+                for v in dropped
+            ]
+        )
+        or "None"
+    )
     tag = src.discriminator or common_tag(src, whole)
     refused: list[tuple[str, str]] = []
     tags: list[str] = []
@@ -182,6 +217,8 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
     # The tags are checked first only where a variant is declared not to convert (its reason then
     # is the error, not every variant's mismatch, and an unknown variant of an open union is refused).
     declared = any(v.kind == "ref" and (way.source, v.ref) in way.cmp.decl.only_in for v in src.variants)
+    # (so is an open union's catch-all variant that does not convert: any other tag is refused)
+    declared = declared or (tag is not None and any(v not in converting and v.kind == "ref" for v in src.variants))
     # Variants each told by a tag of its own are validated by that tag alone (a tagged union:
     # one variant tried, not every one, where a union has several).
     by_tag = {tag_value(v, tag, whole): v for v in converting} if tag is not None else {}
@@ -199,6 +236,10 @@ def _union_converter(way: _Direction, src: TypeDef, common: dict[str, Any]) -> C
         typed=bool(converting) and all(v.kind == "ref" and v.ref in way.shared for v in converting),
         **common,
     )
+
+
+def _no_form(e: TypeExpr, target: int) -> str:
+    return f"{'null' if e.kind == 'null' else e.describe()} has no form in v{target} here"
 
 
 def _target_union(way: _Direction, src: TypeDef) -> TypeDef | None:
@@ -274,14 +315,17 @@ def _own_fields(
             continue
         rule_name = d.value if d is not None else None
         rule = VALUE_RULES.get(rule_name or "same", {}).get((way.source, way.target))
-        if rule_name == "tag" and ft is not None and ft.type.kind == "const" and fs.type.kind == "const":
-            text = Code(f"Annotated[Literal[{py_literal(fs.type.const)}], _to({py_literal(ft.type.const)}), _AS_IS]")
-        elif rule is not None and rule_name in WHOLE_VALUE_RULES:
-            text = Code(f"{rule} | None" if fs.type.nullable else rule)
-        elif rule is not None and rule_name in WRAPPING_RULES:
-            text = Code(f"Annotated[{way.annotation(fs.type)}, {rule}]")
-        else:
-            text = way.annotation(fs.type, rule)
+        v2_field, v2_type = (ft, dst) if way.target == 2 else (fs, src)
+        checking = rule is not None and rule_name in STATED_BY
+        if checking and not (v2_field is not None and way.states(str(rule_name), v2_field, v2_type)):
+            rule = None  # v2 does not state it here: the value is the source's
+        # Where the target reads an invalid value as its default, a value the rule refuses is
+        # omitted (an item, where it skips invalid items): what the target would read.
+        lenient = (
+            way.target == 2 and rule is not None and rule_name in STATED_BY
+            and ft is not None and ft.lenient and not ft.required
+        )  # fmt: skip
+        text = field_annotation(way.annotation, fs, ft, rule_name, rule, lenient)
         if fs.not_one_of:  # the catch-all variant of an open union: not a value a variant of its own has
             text = Code(f"Annotated[{text}, _not_one_of(({''.join(py_literal(v) + ', ' for v in fs.not_one_of)}))]")
         nest = dotted(target_name) if target_name is not None and "." in target_name else ()
@@ -304,6 +348,8 @@ def _own_fields(
                 read=read,
                 nest=nest,
                 supply=supply if requires else None,
+                omitted=lenient and not (ft is not None and ft.skip_invalid_items and skips_items(fs, rule_name)),
+                lossy=lenient,
             )
         )
     return own, fills, supplied
@@ -390,6 +436,8 @@ def plan(
             if set(by_version[v].features) == every
             else build(select(s, every), names.get(v, NO_CLASS_NAMES))
         )
+    full = {v: every_kind(p) for v, p in full.items()}
+    by_version = {v: every_kind(p) for v, p in by_version.items()}
     whole = dict(by_version)
     if fragments is not None:
         full = method_scope(full, decl)
@@ -407,18 +455,24 @@ def plan(
             problems.append(Problem(source.name, "", SWITCH_OFF))
         raise SchemaError(problems)
     refused = refused_methods(cmp)
+    converters = tuple(_converters(cmp, pairs, field_pairs, sources_by_version))
     return ConversionPlan(
         source,
-        tuple(_converters(cmp, pairs, field_pairs)),
+        converters,
         tuple(methods),
         tuple((v, name, why) for v in VERSIONS for name, why in sorted(refused[v].items())),
-        _lossy(cmp),
+        _lossy(cmp, converters),
     )
 
 
-def _lossy(cmp: Comparison) -> tuple[tuple[int, int, str, tuple[str, ...]], ...]:
-    """Per direction and source type, the fields a round trip may not give back as they were."""
+def _lossy(cmp: Comparison, converters: Iterable[Converter]) -> tuple[tuple[int, int, str, tuple[str, ...]], ...]:
+    """Per direction and source type, the fields a round trip may not give back as they were:
+    those declared so, and those a value rule may drop (read as the target's default)."""
     out: dict[tuple[int, int, str], set[str]] = {}
+    for c in converters:
+        for f in c.all_fields:  # (a variant's, its base's too)
+            if f.lossy:
+                out.setdefault((c.source, c.target, c.source_type), set()).add(f.read[0] if f.read else f.source)
     for d in cmp.decl.fields:
         if d.lossy:
             for source in VERSIONS:

@@ -25,6 +25,11 @@ class ConvField:
     read: tuple[str, ...] = ()  # a path into nested source objects the value is read from (else ``source``)
     nest: tuple[str, ...] = ()  # a path into nested target objects the value is written to (else ``target``)
     supply: str | None = None  # the caller's supply key that gives the value where the source has none
+    # The target reads an invalid value as its default (x-deserialize-default-on-error): one the
+    # value rule refuses is omitted (``omitted``: the field; else the item, where the target
+    # skips invalid items), so LOSSY lists it.
+    omitted: bool = False
+    lossy: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,11 @@ class Converter:
         return tuple(f for f in self.all_fields if f.target_requires)
 
     @property
+    def omitted(self) -> tuple[ConvField, ...]:
+        """Fields a value rule's refusal omits (the attribute is still made, unset)."""
+        return tuple(f for f in self.all_fields if f.omitted)
+
+    @property
     def nulls_to_absent(self) -> tuple[ConvField, ...]:
         return tuple(f for f in self.all_fields if f.null_to_absent and not f.target_requires)
 
@@ -154,3 +164,18 @@ class ConversionPlan:
 
     def direction(self, source: int, target: int) -> tuple[Converter, ...]:
         return tuple(c for c in self.converters if c.source == source and c.target == target)
+
+    @property
+    def first_kinds(self) -> tuple[MethodMap, ...]:
+        """Each method in one kind: the request where it is a request and a notification."""
+        first: dict[tuple[int, str], MethodMap] = {}
+        for m in self.methods:
+            if first.setdefault((m.version, m.name), m).kind != "request" and m.kind == "request":
+                first[(m.version, m.name)] = m
+        return tuple(first.values())
+
+    @property
+    def other_kinds(self) -> tuple[MethodMap, ...]:
+        """The methods both versions define in a second kind as well (mcp/message's notification)."""
+        first = set(self.first_kinds)
+        return tuple(m for m in self.methods if m not in first)

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b87d4e297876e566009e7ea5b681c9ce8158f5acb43269ce386b1a6e3306734b
-# Content sha256: 7d32042a5d66d63b936508c389c6e711cf760ba58977714a750e9bc998a0ea36
+# Inputs sha256: 0f319221758691d8201bdc48929c39ba047bd172ea5a15a21a079e7b2c26280d
+# Content sha256: 1e8095a087fbaf23b85e500e88c8353addcb003867c735d44b72dff135cb3f24
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

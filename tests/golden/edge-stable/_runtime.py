@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 74d64886ccc29582419033c9716205bcb448ed4325fcb796196134d7c9ccb91e
-# Content sha256: 2bf2b52b1f63d8e8e0dca5472b8f676bc9dfc8ea24cadcdefa6f1f1461473ee7
+# Inputs sha256: 957dfb42ed704057f9984aaa157e26266fb79cc9ae68f06b6607587e5936b209
+# Content sha256: 0a1fc90c060c3651fa1d337c8493564396395ee7bdd9faa30db2d15f0525bfde
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

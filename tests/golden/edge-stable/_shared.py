@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: faa0eb5cda445d4dd015e46e7230e85ceb0ec6a1ad82714f269b014f571a032d
-# Content sha256: 904646a5ae9267a59d7aa3f65c2f7fa5e91cce6b0a8026a6f129ba0d1373c6bf
+# Inputs sha256: 5dcd7950d7a393e292eff06b4e9bc0042d26e4e14ae90e389858fcbeea6adabf
+# Content sha256: ccc046921f25a6976480bcd1e63eda91ee45855f6936e7ca604b44428dbd6241
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26ed4802cf71181aebb9f98644546d993525808bfe02fd7e3f217ec078a69351
-# Content sha256: 608c57fd05a8f96b7a9a4d6c5c0e7f3a1ca433618c8d7113c3b9faf76ba90eb5
+# Inputs sha256: e2f5cac19e2c6ba7b5edfaaca4c13ec74447a797ccb6f1e5e5f685e033660ae7
+# Content sha256: 76a80f91e0b2a9c0b8533e6f110a69018432d04bb9c3d4f2e985be265cd00989
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3315634de6ff0f4f12bde504e030a629d6e7e27bb3cb3f7a178d1bd137454b2a
-# Content sha256: d83c602a759d753819ccbcfee09198ad91b42131e90f3d24e192256a78a092f6
+# Inputs sha256: bddbe94ea405fb5cb40f41abeee5ec367b8109c923179c9d1216ee62364b707b
+# Content sha256: cb6f90de530fffcdcd279a75cf812f10b125843f70ded9e53993208e74ec9043
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 602ccb26fa6db62e6284d64ebd4db848eba2def434c3db7d947b89835683ac48
-# Content sha256: 00e05b3e53f887a50b0983f5278b173078bc086c15a9e5b39f496984b70514c4
+# Inputs sha256: a5e0b3a2001799bc8056841db4e057bb03a1afc730dc97d58ed4f83be6948b6f
+# Content sha256: 5adbd785a7dbdab25b85e2b935a46fcdcbd36af867bf1a3671035e7a6c4931a5
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

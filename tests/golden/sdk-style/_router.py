@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: bf9d44ac777bc362ac5dbb4965a10f29491d032b526f2cfd4f5ac8f4211082a4
-# Content sha256: 8aefb23c616de4c9303fbd57d3a1e1eeddd395b9acf0e49b2937d16468fcf3fd
+# Inputs sha256: 2845838adc918a76b3c595feadbf92c23aefe0c1aaddb626a0e04d25005c94c6
+# Content sha256: fa0b4989365da14c1286bb40bf05fdd3a9233a509352863a75953b009640e310
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

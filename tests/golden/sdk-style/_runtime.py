@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7ca565b4b28661f7a78756ca447e03c625a172a07a065aad682aa82f76ce8b7f
-# Content sha256: 0f1df1e751f3ddfca41f76ac370454a37f037451d109f74b83de4562155fa909
+# Inputs sha256: b3541bf40da00f6d4b9618abfc5a3c03f976f2b1e96dbe06c0b72817fe0c2651
+# Content sha256: 907caae99634a1836747e1fdacb0c711df0d8e5bbee8e555ccfd55236fe91af9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

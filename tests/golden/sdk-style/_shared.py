@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 17053a241e665fbfa836f982c33c4c33bf047d0c19c559e7984f6791e77e9421
-# Content sha256: 8c6909a9267fcd2d3287bbb7d11126ef396c7fcbbcc7e9a96cba327a8c0d5d70
+# Inputs sha256: 35e3cd14f1adb98db6a223e0b7537acf1dd9e5b1bc4739b03ea764c94375a991
+# Content sha256: 7f308dc753c83a15466f98163695d1237cdf1cbc894132473ddc35c3029c18c2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

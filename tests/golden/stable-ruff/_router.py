@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4f98081c42aef4782e8fd0866e8ba26e75bdefc3608041b1cd7af615cf79b068
-# Content sha256: b237d0749a253d0151147d0322ca8c0c5b750b25e51b591b9750de1ae152d464
+# Inputs sha256: 3795608c6cfb5dfe82154455cf763b8fb4d4d41a4b1e61217e42c28b5aec634c
+# Content sha256: 992d7b732f045a9697de221f7aca4b1cfec85b2947236df0aa54c332580b8e35
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

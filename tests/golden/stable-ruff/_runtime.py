@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8110a5603a8e5e6f435db20e8bf4d05d3c6b784b756cb1fe80e670991ad460f3
-# Content sha256: d5ab5e6deb1317e0c35c7e7e237c87d8bd69480af72d8f3f0a42f2ac4d7d3f42
+# Inputs sha256: 22309b3b34eb3be7191f53c37ffd66c66ee59753978676eb85e329bab5a1df20
+# Content sha256: a04dba0a8033551339215ce5614610493c289a173d2d75c2c69367682637b9e9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7dd3e62d9143af8ad7b7c109e00e0a698b9cbc6d1e7b3b194f809259df56328b
-# Content sha256: ec51849df9347a6916fce6113e5bb0deeb047cf7a2150705e374b76981477fd7
+# Inputs sha256: 1dd4c6cf406673fdbb940ac83755feabd1215f07a7d9462f0a17226bc74d3366
+# Content sha256: 78963b331c5dd78c8fe7563099b717c3437674d7e955f24120a1099201b2d4e9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

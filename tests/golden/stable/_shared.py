@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90b93f24cad94fe91912ffc5af44957de3d61bb1ddcc746ece240e23ad9830db
-# Content sha256: d46356efb8b5533ca7de239fdce8bf3c5c3d72346cdf3abbc7567e247419161d
+# Inputs sha256: 8cff89f9e8a503ef32a70b2f857c836d4b083b95067e32ab8ce381967c0ab720
+# Content sha256: 3403e4738cc0fdbe232e79a1f222076ce20655e9e282979b996581010e8553a9
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

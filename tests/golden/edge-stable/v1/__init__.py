@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 554d1cf526d6fc35b3589f58a8b53aae9947f6beda116a47b63d9c1ec2b4541c
-# Content sha256: 867200415f54cfa55cfc074296e19787c1752d069a7b47b0294bc0a8f5f7dc10
+# Inputs sha256: 8b765f982076888f552d4f5df146fd6d78fa8bb74233dbd8cc355d9ceb85bad2
+# Content sha256: ec3873842d0349868529122ad0adb2d630edfda1e56f423abd5840093bd85d83
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

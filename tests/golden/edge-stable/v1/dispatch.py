@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 392beb362f6e52c4a5b215a200fecc403dd4e06022929313460e27b70b2b4a6e
-# Content sha256: 58fa2060c279fad08d81707065bc2228083e5a9638df1a135eadaeccdd527d86
+# Inputs sha256: 99895daa55b60f6145b8e0b9cea0bed475debff475b3a862aef01334ca179d6d
+# Content sha256: df430906ce346438e7969ce6d4909aa2d16f4437ab31495f0df3751d06a33aee
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71a1f5348adce81303c3a45b0769cf82fee0a173487c178d921de7160eaeeda3
-# Content sha256: 1260cc9d4f4523efa50c8ea54cec7554c3e10f14a0758f34b362fbc8076534bd
+# Inputs sha256: 04f0f3fc1d3dccba66a46026533ebe7b8a9569e3cf1e98708496586d21c4050f
+# Content sha256: 654cf7cf5728f4ffdc5e6a564404dd3580f1b6b6346ad012bed57830d8851bc0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

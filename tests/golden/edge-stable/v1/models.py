@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c15b7c3479b890670248b1bc8f7b625a7fb125eaf68f08c7f3c24327a2bb57a7
-# Content sha256: 193aa215ad4816e18fbb4023bb282c0bc1594024b74bd3036b36643b6a9965ff
+# Inputs sha256: 139c516a5a602d4985a296923efb4593efbb910437f06b55d076af0007517f00
+# Content sha256: 3a3345737a2ac23c9bcc99530586108be87e210dd38607a50af2422138a1e1ad
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4037e60cf8fecb0df03c96c72571036ac0552fe0e91638a33b5851bb1673fc36
-# Content sha256: f0c215f43e9ae72cf8cf683ed693f8976bad0bc0b66347a273db2f3cf482832e
+# Inputs sha256: eb5439278af413ed780c75bdcbacc5b2cc23144280ef1ee17e1ac90819deedb8
+# Content sha256: 7e2fd52f16288ec97126bb09248ff15c946e16714c247373f880596b3dcc8726
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

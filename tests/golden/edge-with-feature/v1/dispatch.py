@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d9c23e05f7b28557470e566eead3d9070b2e21aca63926439ca241a296b32f96
-# Content sha256: 2edb8e68796b80c89e17f7ecd856edae46df840815606e73583cf52ca7486420
+# Inputs sha256: 5e4e59bc4613b920f700be0a317d08a48a391a0918215d792a8271022c300bc0
+# Content sha256: f2a6ca4f52c22f7c1ecb6780758877436201dcc5340eedc1d349e168653656c0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2a67fd7e575bdab75a88bf39ec1b0e717a4a47dcc97b930f0f62f4647420f966
-# Content sha256: 0d5013f646c8d55d27bb2072f5a8e520256890790a1a9e430c115acf7a62169c
+# Inputs sha256: 9f2e8059e383d995d5f7f8d03c4bf14b8f3c8f8f6fd7898295e3d32f73d305e0
+# Content sha256: 8439f9513633f68b0eaf2df31913e985dcd69947b08fe1a8e244ff6bae3378cb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

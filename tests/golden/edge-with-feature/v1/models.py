@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54cfa82cc7a9a7ee5674f70d8e082fa7dd16a9ddcf1cdc65637ccec02f6c63b1
-# Content sha256: e00152d13f3f317930c66f5cacf3f9fdf6030ad75c4dca85567542cbf0de4d9d
+# Inputs sha256: 70b8b8043feaaa22cf555e1559a7764d9979feb4038f5c8dd7fad1e98cda9a30
+# Content sha256: 05a30c2d44a85da1963be9152ecd4f9a971b48b4d3fd834ed9271e90dec18dff
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3aeabb0070d56598556df5f5dabb63f4c5a3cefce4171fbb0607c4b6b60c0af1
-# Content sha256: 826aab31df78eb4cbbc39e22b71a4c9784fc1fb9b4ebd149ee6b40815f46b4d3
+# Inputs sha256: b84794fdc8088b67538ebbe9d2f84a8eb9a9a26a1d59fcd790cca54a38f2214a
+# Content sha256: 48eb669cdae0f4f33ce3405f13eb6b5da6a7cae04fc5f12825661039d979bec5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

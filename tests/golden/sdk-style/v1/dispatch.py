@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 73cb4732c3c9a936a1f0672f8808ead320283f78c1a8565cd51cfe21a54e17d1
-# Content sha256: 5a0d082c0ec32254ae711a7815e10f1e9fa1414d63b743ae7e853735bdb52607
+# Inputs sha256: ee2919bedf34fdd742e347fee51cc69a829f04311bb3ad355046b9af1cb5e2b7
+# Content sha256: 617544b6e92abbb691c84c79c33aa330f9fb9d44b4d16cf7de000ac5555bf5d3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 9090c02f94c852942d2ade8a259a6b192d7c6f907190fba9a1e68ca2c0a703da
-# Content sha256: e029eeed9f89f9b823b1a040bc4a0eb82ea49f439f076baef96f17137a0af993
+# Inputs sha256: 982266e775f562ea01d89ca16cd759acfbb83dcf4eb71fc5b739e4367c6cc2b8
+# Content sha256: 2b84d4f9d1c023679fec15ebc7409aebbfc916c2f5b412e1e4d8605d1ce95026
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

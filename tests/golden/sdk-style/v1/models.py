@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 436cdcf5ee51477aae9f4eed8ca6894d0a11784e3dde1499efa7b5972e497e5c
-# Content sha256: 7bb91d58fabd3b661082007cbf4951ae02600f71ba51e0d2b5baf9d8e6b04d53
+# Inputs sha256: d5811e9f95366a7a4e92ef6740a0d1a77cb3f387a0e35eb21089bf4dd9899a2d
+# Content sha256: b431379f5895d872a89d83cdb43050a7781af5052c69fab7e1ccc00dec257207
 
 """Wire models of ACP protocol v1.
 

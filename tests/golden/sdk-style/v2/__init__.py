@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ae67d9153ddb5901d7ec1f20861115b852379a83919cc00165847e6a5afff35d
-# Content sha256: 27bac74aabf102ad7b8fbba1f857079eaa2f204c5ef29fb3685aa75bac33a8e2
+# Inputs sha256: b6da479a5141918047af5479bc00b825aca7b2c06de02aa25637893e83535fee
+# Content sha256: 7df0a81061c2b1faa64afc0d8c4c9c2cc0eadd88f7483d31bab5f5ce3536e646
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

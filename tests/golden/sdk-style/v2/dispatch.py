@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 542462650f1763f667fb1e94a0f1aeeca2e29d3d046cfdf14b54df2c708262c2
-# Content sha256: 81e4eeac752b2a32f439643461210ed869594f5764f41e66be13f33cd115743b
+# Inputs sha256: a405fed7eaf0331acb2658b0d676ae6b3548a4b72fc036eae77e8b751c5d8445
+# Content sha256: 3e676e636b1d6b9d1f8d547db0d8562412a7e439f141b82b50d9a8ceceb9dce4
 
 """Method dispatch for the agent side of ACP protocol v2.
 

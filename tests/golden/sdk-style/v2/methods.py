@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ce0e6c1ac272b713c010d7e88983f9fdabcc3b677dff6683553e7d1b5de7eb9b
-# Content sha256: 987b6e2bc4d9dbc0d94dad30d6b4a28556446832a4408b367a763ab06cc6c86c
+# Inputs sha256: f812e3ff5b1a058b09db811ff8ad5d3ce5e7d19464abb3066b67726246ece854
+# Content sha256: 0c3abb05cc8f97a1620b69303baaad0a25e012c0e0396cc98e205132102f7bcf
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

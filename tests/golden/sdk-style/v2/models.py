@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e017983cfcab367b93f233280e62c52205f04781a9d29f16a35d0329a10ae3f5
-# Content sha256: 2be8df65917621e2624532edf53a5f19ea922db2a2f1a5c7660b49d76e748291
+# Inputs sha256: dccef8ae4c208cca42114a0d01e36df18dbe92f3bb9497f38ae57f87d7d45287
+# Content sha256: 44f0c64af0835b1d9f75d72f34d99787884314b870390e4694854454ed6bf1f3
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a9469547f6c5b5e540e9e504c4f23a3011a561e26fc4b984fa8104f42cc8f86e
-# Content sha256: bfa908e671b585b9a15a713ff81fe571955decfd04e03f6bf972797a6a807e49
+# Inputs sha256: bf2b8827839ab0392a4da82f0def680d3eafda8f9cd473eaf81ed7cbeacaa9c3
+# Content sha256: fc74cf8a97750fdf69d3dbf342dfd306ad13b0750a317437b860d10d49d95421
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

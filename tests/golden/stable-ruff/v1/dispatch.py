@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 244ccc3173d4b9c58cb7f0e040e0f324003d4527bfc8819138b917af5b86445d
-# Content sha256: f63f678a05e1c4ec05fb746a41a8a10c132d5ffbea2758fcc34e3ac6e4437ed2
+# Inputs sha256: c12ba9b563b48fec05a8572843c27901bd0d3b2e40c44d0f1329b353a4e55a88
+# Content sha256: f00fc6fd2bc40624ea82b8a6fbccba5dd27227c25d4396322204b6973c4faa55
 
 """Method dispatch for the agent side of ACP protocol v1.
 

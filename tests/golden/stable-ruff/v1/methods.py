@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 809c78c0e08afd301345eca99724ed3a0afc9a98f965d59113c08f0535985be1
-# Content sha256: f9d637d2c77e7f87c8adc157db930b4174fda2cd7d04143e6522a9b4200cd408
+# Inputs sha256: f1c539b4c568609447fbe4c4cb6a24265a34727aae745c75344a2f22f6f83664
+# Content sha256: adb61c0de2c352a1ea616b5c4daf419fd961d54f60c69c5e0409f91825872c8b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

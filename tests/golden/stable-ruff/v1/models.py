@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ce27e247e4801bbce2f34f134ff7c988829ba1411efe2fb02ec91e4c875691ab
-# Content sha256: 37f00042b8bc306c48d3082955adbb78c454928d46b23d4619f77941727c04b2
+# Inputs sha256: 1e36e35b747449dfe5baa1c857b553ae8462fab0e04416bdae0bb1f3e1a78c50
+# Content sha256: 9bc9e1b04c4522e9efe2eb0ad1de8164e3a234a479c5cadcbf9af1876cd7bcfb
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 87ef34febf1124120d8b666f51e9c4cfd51ea53b1597e1497925c11d369f1bb6
-# Content sha256: 315326bd4f8d7c13741594feb4c9c8ee3c4cd80d0a7de3743b43b5d2eae0bca4
+# Inputs sha256: c24bd3b74a5d7735fc61631c66bb03bb6c3d67b633c74203709fb1d97a8b8e72
+# Content sha256: 750b49f24178c19827bf4a4d255cef0ea692d562be5990eacff4455cb0103017
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a15549d25a2071660e74b254ba76300d1745d10337c7cb2cc15464c5d8143a5d
-# Content sha256: 0603d1ab595d91b1bd2361e4823d61556eb605d4af991fe629c217e7593d0a7b
+# Inputs sha256: eca7e40f2040fe1b7d1a3a859820867dd299431bca216847d84d780d6c832ca6
+# Content sha256: 420fbaf3f6bffed97e0a5d4c419b182372bb5d2015c6f69819275e9592578c96
 
 """Method dispatch for the agent side of ACP protocol v2.
 

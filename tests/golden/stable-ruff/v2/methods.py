@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 624389fe0f95ca54e2ea81c3e33922e470ae11df84254a46e3ead5ff25d216ae
-# Content sha256: cb26b48c279e893128298ee7a49fdf8b43d4444f7b127245ef2b2592104ab5bd
+# Inputs sha256: fe082295f8a091ee5cf8ad1107bb3c2b6adc60843b9a91343ca21aa248353a17
+# Content sha256: 165669359ee7c3b45d432bf0476a7ad452fbd2e100afdd84c5d8fa15e2626c49
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

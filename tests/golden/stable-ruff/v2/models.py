@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0c3abff55b3f5576f84fc34953eb20bfa8fdfd864feee90020d6bf93a9abe509
-# Content sha256: bc4ae9e20d462009872b0977084f075d54d2e787c4547d2c2d5d67695bd091de
+# Inputs sha256: eb5844eef84e6386affc92cb12c1354bbb5a45da522d13ab98b9e856e9e2672a
+# Content sha256: 2d11e99952e290e8f5c0a7e7f8d606a7601f54af1cea2a5eac363376da527ad3
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aa407d30b40d422fe4d3bad551ba4f8982f44f0e3a972b31f9bdfaf802978c20
-# Content sha256: 72183fef248971492f69d3fe28d0598e0411cc54fbda0a8fad036966296214c7
+# Inputs sha256: 20237cdc51f73d5bbbbf6cb182e169a657a2a3fb94c78d2ea1f3600e3840be76
+# Content sha256: 46fc11b2ec89b1d04095769e300ed09378438626e490c9a16b786df78aa31646
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 133f338705f85f1fb46f43106a331ae37a34d32cffbe6058cbd4a226063f084d
-# Content sha256: 9d05de88b68649b29e60b22e0a6cb4a76d6237906adcab3d4b48236af52daea1
+# Inputs sha256: 1b6e483ea7b05de4a7ad19a1a0ffab2fc7047571bef3b4bb5c5d39ee3f1fadbf
+# Content sha256: b4fffb51bdf7b1b72a7fb190b66b482fe7e8333f93b7a3dda560dabb49ea6f6d
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6adf203c9880e8d1787d202a8acc5b54ffaa545657d77e96c444a689004ccda0
-# Content sha256: 55293adac54160c21d3353ba70fc65df0021ab5f38c02fc124a0c119341d5d2e
+# Inputs sha256: d5af4cafcad8ebd995523db1a0a6f0f49e3a098849a6d3e5c320a3f0755483a6
+# Content sha256: 8afaa97086a455d8dea7972d2a250ac0c4c7c7c9de37a625032cb0d1d0a781fb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 543813a4ae18c5877e3c00d5b1f26174a1f215ad6b07183484138c88c772297d
-# Content sha256: b045d5225857e3d5c391fb9a6fe175eb9431313497e57ee83132d510fcd0ebf8
+# Inputs sha256: 2c9c4249df02776c8d01bb94f24687d67f2499ad9c409954d5bbe2cb473e2537
+# Content sha256: e072c9bd5e71b649f5c6733de20be712134831a515d1e9f76ad982247f18acc5
 
 """Wire models of ACP protocol v1.
 

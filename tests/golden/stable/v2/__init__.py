@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f2bef60599ef72948579c78bff8fed3755a17fa57dc309efdabbad7d2790790b
-# Content sha256: 2a881acbee121bf72a9171b039e2d841b322ffbe83eec4f0d36f34290e71e423
+# Inputs sha256: fefa7b8d511c98818c0694e9a4d1affe84d929710dd9bab4c42a12150168c50e
+# Content sha256: efff78da0d368075638b215d8c80bfef00e22aecbd8b9e2dbdcd8336ce0845e8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3dacbd2422bebf68258c5f748eaee3dcd1c1c080bc9cc36008f5e0d6bb76dce4
-# Content sha256: 8bcf0b7c13eabfdfbeb69058618c59be3ddcfb67d009c81e27c09853fe34413e
+# Inputs sha256: 41cb31a1adfbf69da1d1c155d370a60f185f0764f2312966da054e81d21c9ac5
+# Content sha256: 067b529471894943228f9acf09a7b55c5242d108ac0df228fc47e328d4afe4f0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 006956394d9e7fd56391e65997f48a700d323b2889f16bed596fcd959e324a95
-# Content sha256: 3cf9ee08f73b95fbaaccab76e9664f47f2c1f3d597074bba821f75294e51a559
+# Inputs sha256: 30c14688286dd35bc64d6a9bf18086107bc1eccef7cdbfe0affbbdf4b1dd5eff
+# Content sha256: 722ec8b012f4c72374bd8a3afd3d68926b417f1f14d0cf24b69f7b94315ff841
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bec2c81d5c01a9aadea3bddc722523cbdf4b8abe95fb79ee14ea99b9ef4ae7a3
-# Content sha256: b35bb31048aa55f0e3ce013e2d46a359e87578132a314dadb4c5dc1aaf3c727c
+# Inputs sha256: 559e03c2e38adb96c5d57a3df86615157e9afe8581042e0544acffd23610856e
+# Content sha256: c67fba08cb42abcddb2004f9e741030ef7e4d7511532abf481220e989890b685
 
 """Wire models of ACP protocol v2.
 
