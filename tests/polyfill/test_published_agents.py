@@ -13,7 +13,7 @@ version bridge translates. The same four checks each time, each in a session of 
   client and the turn ends ``end_turn``. In protocol 2: ``requires_action`` before the
   permission request, which carries ``title`` and a ``tool_call`` subject;
 - ``cancel``: ``session/cancel`` while the stand-in streams; the turn ends ``cancelled``;
-- ``list``: ``session/list`` with the session's ``cwd`` names the session.
+- ``list``: ``session/list`` with the session's ``cwd`` names the ``plain`` check's session.
 
 Every message the protocol 2 client receives is checked against upstream's 2026-11 v2
 schema (``support.acp_v2``); one that is not valid fails the check it came in. The bar is
@@ -148,6 +148,12 @@ def schema() -> V2Schema:
     return V2Schema(require(V2_SCHEMA))
 
 
+def said_now(message: Message) -> str:
+    """The text of an agent message chunk (an agent may send an empty one first)."""
+    chunk = update_of(message, "agent_message_chunk")
+    return str(chunk["content"].get("text") or "") if chunk else ""
+
+
 # -- one version's side of each check ----------------------------------------------------
 
 
@@ -158,6 +164,7 @@ class Talk:
     def __init__(self, client: V2Client, version: int, work: Path) -> None:
         self.client, self.version, self.work = client, version, work
         self.asked: list[Message] = []  # the agent's permission requests
+        self.prompted: str | None = None  # a session that has had a prompt
         client.on_request = self._permission
 
     def _permission(self, request: Message) -> Any:
@@ -181,7 +188,7 @@ class Talk:
 
     def turn(self, sid: str, text: str, cancel: bool = False) -> tuple[str, list[Message]]:
         """A prompt's turn: its stop reason and what was received meanwhile, less other
-        sessions' updates (``cancel``: ``session/cancel`` once the reply has begun)."""
+        sessions' updates (``cancel``: ``session/cancel`` once the reply's text has begun)."""
         prompt = [{"type": "text", "text": text}]
         prompt_id = self.client.send("session/prompt", {"sessionId": sid, "prompt": prompt})
 
@@ -190,7 +197,7 @@ class Talk:
 
         got: list[Message] = []
         if cancel:
-            got += self.client.until(lambda m: of_this(m) and update_of(m, "agent_message_chunk") is not None, TIMEOUT)
+            got += self.client.until(lambda m: of_this(m) and bool(said_now(m)), TIMEOUT)
             self.client.notify("session/cancel", {"sessionId": sid})
         if self.version == 1:
             got += self.client.until(lambda m: is_response(m, prompt_id), TIMEOUT)
@@ -231,7 +238,8 @@ class Talk:
     # -- the checks ------------------------------------------------------------------------
 
     def plain(self) -> None:
-        stop, got = self.turn(self.new_session(), "hi there")
+        self.prompted = self.new_session()
+        stop, got = self.turn(self.prompted, "hi there")
         assert stop == "end_turn", f"stop reason {stop}"
         text, ids = self.said(got)
         assert text.strip() == REPLY, f"the reply was {text!r}"
@@ -263,8 +271,12 @@ class Talk:
         assert stop == "cancelled", f"stop reason {stop}"
 
     def list(self) -> None:
-        sid = self.new_session()
-        self.turn(sid, "hi there")  # (some agents list a session only once it has a prompt)
+        """The plain check's session (some agents list a session only once it has had a
+        prompt; each session of claude-code-acp is a process of its own, seconds to start)."""
+        sid = self.prompted
+        if sid is None:
+            sid = self.new_session()
+            self.turn(sid, "hi there")
         listed = self.client.result("session/list", {"cwd": str(self.work)}, timeout=TIMEOUT)["sessions"]
         assert sid in [s["sessionId"] for s in listed], f"{sid} not listed: {listed}"
 
