@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from acp_codegen.polyfill.bridge import Bridge
+from generated_upstream.bridge import Bridge
 from support import SHARED_UPSTREAM
 
 V2_SCHEMA = SHARED_UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"
@@ -89,10 +89,8 @@ def bridged(init: dict[str, Any] | None = None) -> Bridge:
     bridge = Bridge("agent-cmd", prefix="bridge-")  # (two bridges give the same ids)
     params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
     (sent,) = to("agent", bridge.from_client(request(0, "initialize", params)))
-    assert sent["params"]["clientCapabilities"] == {
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
-    }
+    # v2 has no file system and no terminal for the agent: v1's defaults (false) say so.
+    assert sent["params"]["clientCapabilities"] == {}
     (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": init or V1_INIT}))
     valid_v2(answer, "initialize")
     assert bridge.active
@@ -123,7 +121,7 @@ def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> Non
         "info": {"name": "agent", "title": "Agent", "version": "1.2"},
         "capabilities": {
             "session": {
-                "prompt": {"image": {}, "embeddedContext": {}},
+                "prompt": {"image": {}, "audio": None, "embeddedContext": {}},  # (v1's false: no support)
                 "mcp": {"stdio": {}, "http": {}},
                 "archive": {},
             }
@@ -296,7 +294,8 @@ def test_resume_with_replay_is_load_and_the_replay_arrives_as_v2_updates() -> No
     replay = [update("user_message_chunk", content=TEXT), update("agent_message_chunk", content=TEXT)]
     out = [u for message in replay for u in updates(bridge.from_agent(message))]
     assert out[0]["messageId"] != out[1]["messageId"]
-    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {"modes": MODES}}))
+    state, answer = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {"modes": MODES}}))
+    assert state["params"]["update"] == {"sessionUpdate": "state_update", "state": "idle"}  # (before the result)
     valid_v2(answer, "session/resume")
     assert "modes" not in answer["result"] and answer["result"]["configOptions"][0]["configId"] == "mode"
     # Without replay: v1's resume. Another replay point cannot be said in v1.
@@ -333,14 +332,18 @@ def test_what_v1_cannot_say_is_refused_to_the_side_that_said_it() -> None:
     assert to("agent", bridge.from_client(unknown)) == [unknown]  # the agent's own -32601 comes back as it is
 
 
-def test_list_where_the_agent_does_not_list_is_refused_and_otherwise_goes_to_it() -> None:
+def test_list_goes_to_an_agent_that_lists_and_is_served_from_the_sessions_opened_for_one_that_does_not() -> None:
     # v2's `session` capability promises list; a v1 agent promises it only with `list`.
     lister = bridged()
     (sent,) = to("agent", lister.from_client(request(2, "session/list", {"cwd": "/w"})))
     assert sent["method"] == "session/list"
     silent = bridged({**V1_INIT, "agentCapabilities": {"loadSession": True}})
-    (error,) = to("client", silent.from_client(request(2, "session/list", {"cwd": "/w"})))
-    assert error["error"]["code"] == -32601 and error["error"]["data"]["method"] == "session/list"
+    assert to("agent", silent.from_client(request(2, "session/list", {"cwd": "/w"}))) == []
+    (answer,) = to("client", silent.from_client(request(3, "session/list", {"cwd": "/w"})))
+    valid_v2(answer, "session/list")
+    assert [(s["sessionId"], s["cwd"]) for s in answer["result"]["sessions"]] == [(SID, "/w")]
+    (other,) = to("client", silent.from_client(request(4, "session/list", {"cwd": "/elsewhere"})))
+    assert other["result"] == {"sessions": []}
 
 
 def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() -> None:
@@ -370,7 +373,7 @@ def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() 
         assert bridged().fast_lines(b" " + chunk + chunk) is None
 
 
-@pytest.mark.parametrize("kind", ["user_message_chunk", "agent_thought_chunk"])
+@pytest.mark.parametrize("kind", ["agent_message_chunk", "agent_thought_chunk"])
 def test_a_single_chunk_line_is_written_in_without_decoding(kind: str) -> None:
     bridge = bridged()
     line = json.dumps(update(kind, content=TEXT), separators=(",", ":")).encode() + b"\n"
@@ -378,6 +381,14 @@ def test_a_single_chunk_line_is_written_in_without_decoding(kind: str) -> None:
     assert out is not None and json.loads(out)["params"]["update"]["messageId"]
     assert bridge.fast(line) == out  # the same message goes on
     assert bridge.fast(json.dumps(update("tool_call", toolCallId="t")).encode()) is None
+    # What the conversions may change is decoded: the user's chunks (an echo during a turn),
+    # annotations, another block than text.
+    for other in (
+        update("user_message_chunk", content=TEXT),
+        update(kind, content={**TEXT, "annotations": {"lastModified": "yesterday"}}),
+        update(kind, content={"type": "resource_link", "uri": "file:///w/a", "name": "a"}),
+    ):
+        assert bridge.fast(json.dumps(other, separators=(",", ":")).encode() + b"\n") is None
 
 
 def test_a_result_claiming_2_in_protocol_1s_shape_is_bridged_as_protocol_1() -> None:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c4b356c6b2c65f4acc30868951c817b9ad7344085bd066f84a953ed7389c5528
-# Content sha256: 3ef5b1452ca6b3bf4bf2b3eb31d43a54fa99e03a821a63d9a84a15fb7c011409
+# Inputs sha256: 903a6a79d9d0a1b99e408265e6286b8fe42a4dd3a30ca3baee38295be4d320ef
+# Content sha256: 58c2276f38f8106b45b73b4d3521912d2a4008be7c6138185dad6bb5c30128a9
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

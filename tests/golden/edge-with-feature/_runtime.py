@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c411dccf3bcb8a12a1b2f6ccefbd01404ea5e238f84669e7b7d7641c80fdcc5
-# Content sha256: 7f54da193c3359dfedab588858dd67732ebbf7ae058a42e95cfbfa453931bb84
+# Inputs sha256: 9849b87d4f6ede493fc2bf6226de93e2459d2a9bac9436bf011e28f741da53a9
+# Content sha256: 321784a4bb6e03a2ed9c87a2af8536deba318adc7a33fea90f88763269bf3f53
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a16cf08432c401b84f13516330c8d74b565c586d80ef48849c3fa80218a58eb4
-# Content sha256: e10bdd49a8a3f6893f9746dcc3a55b02d62c9c94e883cbbd060f79f81dd88a29
+# Inputs sha256: 2a29c6acf3c273325029d66f1c597ef7f1dd780a56e88cee95a35a5ee897cf9c
+# Content sha256: 7b8d17b8cfb55bf216c0f1f1973e142cd814539d7522abd8f6c2703280af645c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d68544971a97f32db4267287dde6dc5535e7398ec198557acb8f3246f3130e44
-# Content sha256: 477b89767dec7bcaffaee945563382bb8f6cc87f8f68ce788fa1397831846fa0
+# Inputs sha256: 21094a36d0695cc6cdfccf2a1841e415e8ac2ae3de910dc93662caabebbfe746
+# Content sha256: 316b4b016f1fe96d7382d306647ac50d05270be8a0a97f8c5c770a455fd1b0d0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

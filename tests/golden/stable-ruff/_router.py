@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 42ed131796c00324fbce71ac33d29eb169b8f3be69f7e6d6d949900b04baa6be
-# Content sha256: 6b45e8bdc18e9c88f517837f1d89b2582edbf27be749ed11c7a7c8a5b9442e7f
+# Inputs sha256: bafb1875b3470142460ce6307e550db6ba6c4ffd2cfa947fdb3e1ece9df77669
+# Content sha256: 5d96d9459ab9eae25e4df816e047449f589a1f4e8547319ccd1195736112b427
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5d48ea569517ed57db04ef4f721f4ecec92559dfb70aea50ea22d172a038f2a8
-# Content sha256: befcc2c2baf9ef498e66a40c6695774b78ba46fc925a2bcbc33b3a04f1e7f5b2
+# Inputs sha256: e0474dc5ab50518e9a0b3358869019fcb407fa4f645e61b1bb4a9c96f6ef1a6a
+# Content sha256: 7c3b58603f0412b85ec3f9c37569dfa50fd2a991ada4f8e7c5ffc2d712f65c6f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a21d72afc8f20dcc97833082097a22dc9c04c65b00cd7529b452f0de97f04055
-# Content sha256: 4f0990f40892a18ddf2daa33d0523499abce69d79cbb16b76bbfc095601f6dac
+# Inputs sha256: 78f7d926356cc9a8f77e975f9582e2453eb24aacaac404619092b9940576dee7
+# Content sha256: a69c02954f2b8351c5c1903474194b3fd9ea6775c0d1b876f416cd5a16835fa7
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

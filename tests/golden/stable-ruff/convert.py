@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b677dc563c0c53873828cc89d57b2352424d6a34ad5503825a8b3cbb5cde29ca
-# Content sha256: 130728675a0136b3a5c5b2737526379149efbfb099a253431ed5e39d18614267
+# Inputs sha256: 5c14e219cdbae34b02b956110f646591b1d38b532f56544ee363f6ad56f3894a
+# Content sha256: d5baa6729544be60050c1e6b273b3d5ac85fe46ec1c5b2c1c65dcc5029ad005e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

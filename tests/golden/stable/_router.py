@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99613aa729e45a9e4c89d1363be0d1c5ed679313d83c174dfd03ca7b0a3d0c37
-# Content sha256: 91aa5ad06bbdfc4560dc40cf89d543c4f4ee12f83daf2956a98aacd91f8edf07
+# Inputs sha256: 741d974b374e0cabd19ae604e2f25f9f879f5cd9f3eed88784f4b2379c4630dc
+# Content sha256: 6b0466997e35f4a41e2ae61f6cd95a729ae654a4440a5293ab1ac7ff2ec450a0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a567035f6586bea2e15e5ed5678a45a8377da56a57e42d1d5f81bc4de1cadf79
-# Content sha256: 3bac2156b0df1008458dc33aa2d93025e8ac98b794173d170de6aa6987b827db
+# Inputs sha256: 883007244d367857a97405bb1068d8b1e28bcc0de0478d9c43c7999eba23f97a
+# Content sha256: 57c928c41ee0ea3605f0eb314ed7260b1e35d69b62adc70c5e5dc1a765d9127e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

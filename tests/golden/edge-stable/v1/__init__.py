@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb207bda34a7b2c88528a4627fab6ddfa2ff05bbb081edd4aefc61c32e0275dd
-# Content sha256: e9e70d782ddaa15dcb10847ff0e00d9f513d9940537e9a6168da0afa15b93901
+# Inputs sha256: 2bfe7d8f74def1da9abf950026e116d2b0b8d9e139a537454fb74e5e35de5231
+# Content sha256: 1f82530643006cc52c1812925f78ac3787bbecb2b0db1bcb95be4d8d646e701c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

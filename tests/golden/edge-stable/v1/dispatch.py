@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b46ebb72e5d1253b9abd736e94d92367a7832ff47de0b6aa081ff7fd15814b00
-# Content sha256: 01239657a3c586a3ac04922f8ea1f29ee07c7fc647673241d7363c1a26024e4c
+# Inputs sha256: bb68fa3404d4aae3cda6ca358258816f8249c71c3cdd81a6eeb31b342502301a
+# Content sha256: 634b6c4760e29fd62bf53aed88e18a35c48490bed814cb53e3182d62b29ad6ba
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a67767246c490a61467095b8de4b7faaf92211bb7d59dea2623ec12fcda947fe
-# Content sha256: 869fa33f6cdb93027e5a7fd790704e22a6ccc2eab8cf4e4775c837c75a847632
+# Inputs sha256: 1cf73a305e1da4437f518145a003afe56c16e2de4313eb4229b7645ce0279fbd
+# Content sha256: e2a3a5df98251ac66549dbd833ed6ea352f0294ca25dd7a0052349171d547d78
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

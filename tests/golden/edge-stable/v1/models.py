@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f028c78c0b84ab690739852d51e74a68f34f67ca159b4a2bb78eb51edc72499
-# Content sha256: 6297989e9cdf5bcbc17b8408db265256b8c040d6e7c80c2de3c0145c50409d0f
+# Inputs sha256: 7448692c47d5c8429267769d72450a0c3ae5c61332852427d79eb4b5021e22c9
+# Content sha256: 5f09a8a6d06c7aaff045cd47475425e62b26e15aac51d23676ccd05e7b1997dd
 
 """Wire models of ACP protocol v1.
 

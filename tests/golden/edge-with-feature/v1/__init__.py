@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46b0d328e14a3cf64befd5cc5612728bb7a3065e23f1ee8743ab90f8d0eece67
-# Content sha256: 7f03c853053388cad57c5a93287c18fceaf3f78f5d49ac34996595ecceb10376
+# Inputs sha256: f834b04bcdfe6dd47abb064c844de1d98d0b7de98b6340c610f8bc0aa2b5cfcd
+# Content sha256: 05a7f433cf38d99b02cd48645af7ca74e6e338ddd435ea9440e21e500f4a7413
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

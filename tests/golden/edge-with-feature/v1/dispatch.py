@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a21531ef6a6cb88fdd6b02eae4f0dafb7b8a5783ac482fba6885832faeb34ae
-# Content sha256: 2675d9786865e27331425da6b9cc2c8ef82f4f4cc5e3b6c11c746326ec46fdbd
+# Inputs sha256: 148f33cfbc36a9cc3ee24b1f1a991533cd804686fea6dfb6c5ec834da43d8fc2
+# Content sha256: 55dc2de979b9572f3cf7cee05e8b31c1a8bae02da44471fd58cb1fae45fdb43f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27c6b150d4ab574abc4de49f7bad82bba9a6a5984045427fc97d6e1ae751d544
-# Content sha256: 1e01fe4c356281acfcd672527c5c94c4f6c85cbdc6600f2d3ad5f5ad35b63787
+# Inputs sha256: d878993073de8a8dbc5ad43db1fca551637273249bdabdfa1a0fa13b1f905187
+# Content sha256: fc91624e64c1371fbdf2ea7febadabd9fd2f3d893852faaf326feca534e63571
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

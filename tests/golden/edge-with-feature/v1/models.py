@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3191279b14e94a5140028c0a013ec884df0a83a6a1eeff1962ba6c94ebeb0aa
-# Content sha256: 507bd9e48a53bfd525b550f6f5a4a06863bc19453b291f4061f9ba0ae5157dc3
+# Inputs sha256: c69a70cd37ef6b3e68042697aba7fa4cb0a9547459d962a323633feaf0a03a17
+# Content sha256: c3d775bd8cff8ef766e6ed1cf9269bcce10082d037f2d0fa79187ff15d93a58a
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2d3094e3ceb096faa04d6a7546e7b999b9c72aab09e89b6604e36ddabea54d23
-# Content sha256: 21287f46505b39223e0650bdf40987d157f669fdba729603812f492029f6d31b
+# Inputs sha256: db558199e19f5124800aa1701211ae23dcb52c4996dd5345ef20635a39ca05bb
+# Content sha256: b8752d7b7eaa50199de0220b5c585069f4868a0bdc206dde8576bef16a62abc3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

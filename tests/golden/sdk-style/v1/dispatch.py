@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 861938a2ef6f6dafa909ffe867a8201ba0143ce0144ed5e14ea73e8092aa5840
-# Content sha256: 44d71ff02401fbada5f0855abd8c264a0260d17b727abe708363e8508edae434
+# Inputs sha256: 38044dac1580cac286fc4e636153df149d478ac4dcecaf67f0d826b1527a93d6
+# Content sha256: b1c1942cccbe432470310ad83910732f4d7f69031b3a6de712e60d99f4301f99
 
 """Method dispatch for the agent side of ACP protocol v1.
 

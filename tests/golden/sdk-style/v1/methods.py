@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7963082426855e3ef7e07a2446950780a55e4e071837a2687c07f91c8632b6e0
-# Content sha256: 20bc8bc8338c7eed553e8fd2b6e3e363e6a218d1d3f5640066317a7eaec34d15
+# Inputs sha256: 5b8c2df51b3447ae9c569ab358d4f285d4bf506636b7bc0e21f444cf59439f50
+# Content sha256: 019bebe4e02f520020fa5367872a7f3c1173d65040d33d5c7939bbd1eb05ebdb
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d8b399c355c66148160b8772f03d7c9af251808072d58d92656ab6a96935b0dd
-# Content sha256: 8b01533eb1bcf189f92039ee2cc2281d978e41b94a0f1834e52b8f4829441a8e
+# Inputs sha256: 605e5cb5c827cef232c1d09a5ce1033a616c66722fd1f15d1979604f8bee94ed
+# Content sha256: 798840956088a7585952e5a404ee286acec7534554707456a3b276b173efbe67
 
 """Wire models of ACP protocol v1.
 

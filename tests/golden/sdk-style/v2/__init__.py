@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 317af7cc831afae04ca45a1d300d1a83562415783c187adac583465bc1c8371e
-# Content sha256: c4ab5c2c3822be4e51ddf416d690963138286f7eb8216a73605bd711fb7c9506
+# Inputs sha256: b2d6e8cfb216e1c90e8941650a027957bf980ab15b345a148dccc533404017c5
+# Content sha256: 6b06a03b9e9651cac8dc09a2ee436c4e36570ce4f41a20844c1ff9f37a5f764d
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

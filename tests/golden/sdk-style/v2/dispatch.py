@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 666ab733edefc447f04c975883e25e8900791b44c6ad4a06581aa15c3f49408b
-# Content sha256: 1ebcd6c891ec1f6c85105b439dc3be0b400d15bb9f9e15bbb90bf935c081f5a0
+# Inputs sha256: ba1afda0cc8d0bd4f31c1c784ce4a99d1d2655317ec13cb364a16b770f515e6a
+# Content sha256: f8e343d753d6d92a6f7b63b3a5291bbdf633021347b8db901df9d4fdacb73ec3
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: af9d103b5413a25c2cf5805b5bb1a89b97cb88917e814bddb9179f0c61e80a63
-# Content sha256: 4e1451c1e3a8e2251ffe03ddb6ebf37d63120f23c438e25de4157ffe3f00e7f3
+# Inputs sha256: 8eda86ef82e8e8c520060807cb0fc86b9ca5a487031ae36d499c8d622e14a0ed
+# Content sha256: 44e4b1a5bd470235b4ac9342668da430f4ed8d8811b944e33ab43b15750dbd1c
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fe6674835fb0c8c257f3c956ab9434f14b9c46dbad6ca466b49082bc5b87d397
-# Content sha256: bc66e659c856693fffc417c1e4c07a95359d280b84260a7c616b978c29c874c1
+# Inputs sha256: 4d1f233c47e290ffad26c2a3d871a0d19f57f8de368f9eb1aaf33c61ab85b492
+# Content sha256: 751a560ba9ad710c2353472a3c52462ada41a6e9c6ce63a5585575a5ce1a53a4
 
 """Wire models of ACP protocol v2.
 

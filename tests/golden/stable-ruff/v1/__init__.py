@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b5502c2dd7baf4c639caffe8ececc47b8e418c7fca57a9881277214e8706a90
-# Content sha256: 33537e2dd7c1648d44c13ee75d56a2f2720863660f9034b7ba59cc08c5d55463
+# Inputs sha256: e32df246f6a4250731e0e610930d1137a26b57acd07a33743b2587af9857b426
+# Content sha256: af085492c9b126dec9dede86a695e7178e76410d94f079de3f4f7419596999ab
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e9eb1819ba89add013e76638d7949636713a3db19dad480057cc7752967c3f4e
-# Content sha256: 3706bcd9a6ed78d85aec01d995018326bacec3e4d66041e59fbcb9dcc71307b6
+# Inputs sha256: 433efe309e81fb3c9d18fb67271fcd812d8215bb93139779ac2ea51f9238b6de
+# Content sha256: 07d968d69f0a39bf0c18b8b79a2b6c4dfaf8a41bb768a78c10291f5510f06315
 
 """Method dispatch for the agent side of ACP protocol v1.
 

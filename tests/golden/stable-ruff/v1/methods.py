@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5dace45c65964f251cd5c076841d65df881a56e8f779081d1e5f26dbd5dfe36f
-# Content sha256: 353970087a0f2e8d15ff2f70d4e2d06896e01ae0773411f6607f551301e87243
+# Inputs sha256: 2f84d6208c576c990fcca5e2b0fbeafcfb36db0de5eebf15dc7ebebd8193f228
+# Content sha256: 27bf5942679b292c69ee497e6ba7f1f0fdc87906acfda41d1bf4fa31f98080a5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8742ed8bda2f851a7f65e6c342042767a8f6600bd09e96579ff814f2ee420863
-# Content sha256: 403e77d67ef4e9c9e838feac13d232f4049ac4e3c30fa3cf32a3bbe8ceb763d7
+# Inputs sha256: ba11082046e2aaa03a990c2c58252fec47d9c68d956858fc82d620f89c1bcd45
+# Content sha256: ec2da38b283a1a980cdc8195eb0f8aa37b5272ee14d6ad230e7e6584d4c1dc45
 
 """Wire models of ACP protocol v1.
 

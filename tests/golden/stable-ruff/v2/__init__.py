@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 19d1bff6f82e64a75b37bf927b16be2ffcf3e576c5725e7068e46530209f6c39
-# Content sha256: 5425fa0224d60dc856c28619e4322dd2e727d7ea911d617b22e24a3abb466947
+# Inputs sha256: 64df2cbace869f563e6d7cadc00bce325480b9a63b1cac1b7998cf77ae614f23
+# Content sha256: 2f7a2615c54e2d4113b3ca8fc32c26540a7d97c7b5dee77e322ff2e1484241f2
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

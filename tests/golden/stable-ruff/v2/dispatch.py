@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 383d483881b7dd68bed7b7131ad95f164eeb207035fc81736745bd7a71424b88
-# Content sha256: 174022a9ac7cd253146bd077ec8818f5557c4b27f7aff6c42e8dc91315146b14
+# Inputs sha256: 0c07167d0ec86865d19820b414b4143a8d015c02834724d2a26716ce43855452
+# Content sha256: ea5c6f9e458b0d1ede28edc65130a8de1e733806ef96f6d009a52094f71eee64
 
 """Method dispatch for the agent side of ACP protocol v2.
 

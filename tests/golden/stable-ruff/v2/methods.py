@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 582b88edfd65cec5e81d5ad516cfc1d860084f7d9703e71d58f870c36ea3109f
-# Content sha256: 179a3ff9c66a87baa608dd6990e13dd503c1ae8949dc3491d8b60e85e4cfb961
+# Inputs sha256: 2c7154275423a475a605d5e76bd06c0d9d4ce1c1376287af9612ce76c5c534af
+# Content sha256: 40ed488ae85b87036e155e185fa91ea4bfe6845dfc477b878341279441a2f323
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

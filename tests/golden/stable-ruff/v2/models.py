@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2c4f103e10488952894db532a745485426c4256fd2174ee4866eb445d0a51972
-# Content sha256: 847c0d062bf36a9c5f77369fde20073f490a98e83ba5abaebc9801d52a2cc5ea
+# Inputs sha256: d06e4785518599a1aa10fd8c00d4b5778c62a597fdd09417793f90ae5912c862
+# Content sha256: 77931744c335c2b7806c27d8044c836c3798d917543cf72ea2a6de24f68de21a
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dcc222b15c173272491ededf6a2e6b6b86b9c291b5f1ddbd2770ef21695a5228
-# Content sha256: 259acf0f507849dcf38fb914e3593b091542daea2690c0978ea2d3c4a56cfa52
+# Inputs sha256: 02b918d98265986f4d2ae32a45cbd20572ef3f1bb567ef0d9b91d5a64d30a57d
+# Content sha256: 7ab2899451f792ea828049d04e03c074d3c9c6bcc145c364333d7871cb2c03b5
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db0ce36cf823b202b4682999ac34220a40e17bab2cf029e3bcb470e8b10e0a2e
-# Content sha256: 3898c35d541e433ec89fce792da07dd1945b0fae658f9455dea4f0dd2eb78a25
+# Inputs sha256: bce9ba3329155672edfe53801014d4f7aff0dcb5a3d084e7b5cad7c7291dfed4
+# Content sha256: 5253f68f59934e3869e47d2ab03a36ee0da382b9eac2a9ad77149a0ec82b9d06
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5923b199b256b46fbc40be434fa126049f2838d8f984219bc44e8ca2e4b41363
-# Content sha256: af1f7e8bd357da017d569e127970767ef3fc95e75c003d3b5a44512b3d79a25e
+# Inputs sha256: 00f0301be8c3c50221bd3c7fc50c67fc1fff5c78edb5acc1200b1e8a9f7a7dd5
+# Content sha256: b6730606e7c42ed9aaae9f0fb4d8ac5ff5f0d8a94addd70e8eb1adce9e9228c4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

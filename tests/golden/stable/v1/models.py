@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a6951c2baa7807e5f932712725b735ae5a17eead4c7aa5024aa1fd7d5ac20cf4
-# Content sha256: 341e0814fd10e0af547bdb82537ae1d363380472379eba89011d00e1f3c5906a
+# Inputs sha256: 8f37d68e1d5ec1421ee5f19771469666fa2f6219d3eee9135b0d4d01d7253e39
+# Content sha256: 7a7b13fd52282dedb69db6d9451707bbd5b5b2cebb06ae017ee1a3892b1951d4
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a685abf2ffc86d3afcf6fe455f37d5b48b1e4b2d2f00c78de9acb92bcb57d547
-# Content sha256: 9ecbb29e6ce2a873ae5e5a623f7d2b68e705382d5e0ca4cdbcc84e97486e5608
+# Inputs sha256: 43e699e652dbc7627dfa18f4edd53157562e54130a2d9ee1399e634b397271c9
+# Content sha256: 7e9912c5c8208da228496689c1eee00998bb6520b688e55d6077960857fbe943
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

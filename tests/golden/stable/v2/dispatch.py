@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e56a617a3a4e48438e8fa0f785241f438eedf6ff165f18ae134a30ee654b6650
-# Content sha256: 622a160435d2f7e8a83b495e2d4fa36caeda921359b0b394706c311a383daab1
+# Inputs sha256: 495dc188c5f44787ad09c0d77fae7cc1cf26f602a0eced2dffc73a3d2ac2d9d8
+# Content sha256: 6070bb822993500e72eeaf13cef6d441533456b548f1113355a00b1c787ff32d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a653ba5b4a53c129190d7f1dd56d877c82d59881789875137cd4a090df1b5575
-# Content sha256: bdecfe94c6191deca37032a4a154b348e8321f48fb851d6224b820558f04a9b1
+# Inputs sha256: b9b241436f34c06e42263f581301a7e81a6af7a7e2cd5007f99e2efc274dbc9c
+# Content sha256: ea932aab8e8a08814932a75780e165256c82837e896ce418fdd9792ea55a489f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

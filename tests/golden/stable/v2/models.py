@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a20c8d09a135f863e6a93a393449dbc3048cbbfefeff89acfdd1e92e39b3a4e
-# Content sha256: b03bc7ec02620501ded6f18c8e52b0c272feced17903d86eede7d8a3fe7b2fbc
+# Inputs sha256: cac95c32ce77cc16e4acd4083e660ee1bdc43b1c77727181c3eb4fcc0d2c083c
+# Content sha256: 515219a49d1687f70ef9195a0a15fdfdc49d5333de828df2cc0654ab8b54c077
 
 """Wire models of ACP protocol v2.
 
