@@ -292,11 +292,13 @@ def run_checks(command: list[str], env: dict[str, str], version: int, work: Path
         assert init["protocolVersion"] == version, init
         for check in CHECKS:
             (work / "standin.txt").unlink(missing_ok=True)
+            started = time.monotonic()
             try:
                 getattr(talk, check)()
                 verdicts[check] = ""
             except AssertionError as failed:
                 verdicts[check] = str(failed)[:1500] or repr(failed)
+            print(f"v{version} {check}: {time.monotonic() - started:.1f} s", file=sys.stderr)
         if version == 2:
             # It exits with the agent's status (143 where it had to end an agent that
             # outlives its input, as claude-code-acp does), and leaves nothing behind.
