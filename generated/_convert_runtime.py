@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8f88e00cb37e9ff862e9d0756365a57c3d400427fcfb07945d9a7fa41caa4e71
-# Content sha256: 6b3956ae625a8f2911558a297fa04e02758f7b7d49cde98fad1a6edfbdc4c8f8
+# Inputs sha256: cddd383bad6f439cdda94d2ab832c7853d42586311ffcabcff638eed63ff12d5
+# Content sha256: 10e2d71d100a631afcadd04d1750d432401ba3bdd5999d53621c659a10379f8b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -231,7 +231,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a0e9736d95d2bd99f8fc5e6a81372b36ef5fe1184ee2166783001e70f7b3620f
-# Content sha256: 2ae8c1cbcc1cb54f4540e1fa0af212af90ef6970d50ced81b1a8ae966122b7ac
+# Inputs sha256: daf7be0ce3163cbb2176610596e9535789b8e28b2f3c9102522849e042f4a484
+# Content sha256: 5370e0b94a4d8a435919ef4ce74ae8e9ca9131cc6a38262a42c2c23174cdc8a6
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -245,9 +245,8 @@ class Bridge(AgentSide):
         if method == "initialize":
             return self._initialize_request(message)
         self._validated(method, message.get("params"))
-        sid = str(
-            params.get("sessionId")
-        )  # (a string where the method has one: validated)
+        # (a string where the method has one: validated)
+        sid = str(params.get("sessionId"))
         if method == "session/new":
             cwd = params["cwd"]
             self._expect(

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ba8a89c69ad564e6b66a5b7107893f97cb5df8a0d7d7f18e539f94c0844afd57
-# Content sha256: c1b1dc0a6b4ccb010b3d9d60a5dce3e8328ee3cb268a7618b6ebe189dd9acd1b
+# Inputs sha256: 54d2134914d9671fbecef3949c19435b0499beb1bb511b24ee84e3947e243b5d
+# Content sha256: 7927952f78249be53a3e52acc536444f3dc0f6f21470340231900b054ff47579
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.
@@ -270,14 +270,13 @@ class AgentSide(BridgeCore):
             session.message = None
         supply: dict[str, Any] | None = None
         if kind in CHUNKS:
+            # The agent's echo of a live prompt: the client has it as the user_message.
             if (
                 kind == "user_message_chunk"
                 and session.turns
                 and session.replayed is None
             ):
-                return (
-                    []
-                )  # the agent's echo of the prompt, which the client has as user_message
+                return []
             assert isinstance(kind, str)
             supply = {
                 "messageId": self.sessions.message_id(

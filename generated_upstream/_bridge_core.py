@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: edf1d6bb2018853ed0a07ea58d8201408dad3fa85ddc95c9c4c60cac48cb7061
-# Content sha256: 3bdeea75d179cf4164ad7b1138fd4656c0b13976e86cd0e53b3af75a073033bc
+# Inputs sha256: 622d6195bdda302efbe05a3a93376a37dfa6a064e1a66656752da28e7b31c716
+# Content sha256: cb9129de787e064da2d620e3512455c5e5fd0671ee0951d52f9ea00c978944bb
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -229,9 +229,8 @@ class BridgeCore:
             None  # the key of the client's v2 initialize request
         )
         self._caps: dict[str, bool] = {}
-        self._answers: dict[str, Answer] = (
-            {}
-        )  # forwarded request id -> its answer's conversion
+        # Forwarded request id -> its answer's conversion.
+        self._answers: dict[str, Answer] = {}
         # The agent's requests the client has: their v2 method; waiting permission requests:
         # their session and id; those the bridge answered (the client's answer is dropped).
         self._asked: dict[str, str] = {}

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fea780d813203f9c57eef10b4b9dbd6589ec530574b5a2981dda1000882a59ac
-# Content sha256: 8786fecd98f35b4591440398fa9bbff8a049a9643c82fa17ad43466547368432
+# Inputs sha256: c625e46a97ba9370d295467a8c5723dfefcaf0d27b23658dcc24053ad0431c94
+# Content sha256: 598b527ff29b5279365d7944203e4ee05029b1a766cb10ec163dd80b63e0136c
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions
@@ -52,7 +52,7 @@ _FAST_KINDS = {
 }
 # A key as written (a key inside a string is escaped: ``\\"type\\"``, never ``"type"``).
 _TYPE = b'"type"'
-_TEXT_TYPE = re.compile(rb'"type"\s*:\s*"text"')
+_TEXT_TYPES = (b'"type":"text"', b'"type": "text"')  # (as JSON writers space it)
 _MARKS = (b'"messageId"', b'"annotations"')
 # The synthesized config option that stands for a v1 agent's session modes.
 MODE_OPTION = "mode"
@@ -73,23 +73,17 @@ class Turn:
 class Session:
     plan_id: str
     open: bool = False  # created, resumed or loaded on this connection, and not closed
-    closed: bool = (
-        False  # closed on this connection: the agent's messages for it are dropped
-    )
+    closed: bool = False  # closed here: the agent's messages for it are dropped
     cwd: str | None = None
     modes: dict[str, Any] | None = None
     options: Any = None  # the agent's own config options (v1), as last given
     # (chunk kind, messageId, its member as written into a line) of the message being streamed
     message: tuple[str, str, bytes] | None = None
-    turns: list[Turn] = field(
-        default_factory=list
-    )  # prompts the agent works on, oldest first
-    waiting: set[str] = field(
-        default_factory=set
-    )  # the agent's permission requests not answered
-    quiet: bool = (
-        False  # a load standing in for a resume without replay: its replay is not passed on
-    )
+    # The prompts the agent works on, oldest first; its permission requests not answered.
+    turns: list[Turn] = field(default_factory=list)
+    waiting: set[str] = field(default_factory=set)
+    # A load standing in for a resume without replay: its replay is not passed on.
+    quiet: bool = False
     # Each message this connection has shown, (its kind, its id), in order; ``replayed``: how
     # far a replay going on has come, None while none does.
     history: list[tuple[str, str]] = field(default_factory=list)
@@ -178,7 +172,7 @@ class Sessions:
             kind is None
             or line.count(b'"sessionUpdate"') != 1
             or line.count(_TYPE) != 1
-            or _TEXT_TYPE.search(line, end) is None
+            or not any(text in line for text in _TEXT_TYPES)
             or any(mark in line for mark in _MARKS)
         ):
             return None
@@ -202,7 +196,7 @@ class Sessions:
         if kind_found is None or kind is None or any(mark in data for mark in _MARKS):
             return None
         lines = data.count(b"\n")
-        if data.count(_TYPE) != lines or len(_TEXT_TYPE.findall(data)) != lines:
+        if data.count(_TYPE) != lines or sum(map(data.count, _TEXT_TYPES)) != lines:
             return None  # a line whose block is not text alone
         # The tag first (as TypeScript and serde write it): every line starting with the head
         # and the tag is one of the kind. Else the tag's count and the kind's must be the lines'.

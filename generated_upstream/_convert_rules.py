@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: af324d7b58744c22612b8b843cd658dc61d2316203decca0e8da5f97b04bc9a6
-# Content sha256: 09d1e1ca3ecd8060f909df088a1a32430f673b0a71009e747a238b0d8f4e6b05
+# Inputs sha256: f3cefca84aa5affb4866698ec9db94f33027d4f960c169a922171391dc0e284e
+# Content sha256: c06546ba95b4ccf6c3aacd7107fe6c827273d305918c214bf463ca14f838f5af
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 42a5f711656b6c94755376cb7fc66f2fc0f5fd141dcfcd23bf4aa0a0a82b7482
-# Content sha256: a04cf770fb44fd3aed40bdc79e11b856b11a410c15ec2d3d99dd298f2c374f18
+# Inputs sha256: ea3c84222c937e7e601356e5e7b8b85362fe04f66a3df9e024c59a3f56592db7
+# Content sha256: 54db6dac4b873cacc5c77e7e0fe20df5556d798d4ff526f9f817f1b61ed62cc3
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -231,7 +231,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 454c265552c3e7d5ea6a9d96e6114554b8d3d6f8c4dadcf17be55b664e8b1059
-# Content sha256: 130be3b54e15eba2c59d60d410a527842ad97a8adbee6f7b94bd0f5f0847a771
+# Inputs sha256: bf8987f3918c4ce9b783863ea66306f9b2d85b214185d0e351fcd233d107490f
+# Content sha256: 3d1ef6a0d501f3b47c21d339c6531ceabd66de3537c7e8e299ef275584562b4b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3e2471f5e02fe03240b8417a22146b9872db52bd0469789386d4b47c2cba71d
-# Content sha256: 94153e0c57c2c6da3613b11f91f62d75aa3085ef3a0950c89772f5d0f8885dda
+# Inputs sha256: b6766df8ddf891fa21eb245cc00fee7379577252e046e80e2267fd96ccd4da49
+# Content sha256: f812bd9793916f96a1df9445d9088a66ab2a114f8b194096be83ad15ccd1ca80
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b622a1eec3ee69a4c39b55f348d49849f478bc011f95d944b32accf23bf6a254
-# Content sha256: 1200c6ffd9b7fdcc11f6f4b06fb36cc7f111d775111204c8c3db461ef518bbfe
+# Inputs sha256: d050a4bc3637847082cd8e4f048fe0abdc3791cb505dc19680830e2c09c6a3eb
+# Content sha256: 7070735248f03899baad6eb5ee71947067eefa9dc8428de6318bd8fbe604fd35
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a9f0701cfe2bf1ac9e3c88cfc251c21331707e2af8371a83ea981c593679269
-# Content sha256: d7f30f2203cd1e0159890b1ec059231c4f071939c9d675305aa45f1ef9e827db
+# Inputs sha256: b8668a81f1d0682387416b86a3edf2b9435d307bc8383752fe1adcb660bf860e
+# Content sha256: fd7675ff7209ecc889d320be0888bcfa7065486e6247c3b5bb2d8cec33d22d70
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ad6324f22a40263bb5ae65faf07137e1fcc58413ab99aa2cf8a86f3d855c341
-# Content sha256: 17a5e8e68f4291caa6d7ac1f82be6dcc59f072661024a211ef52cc91332e7cd0
+# Inputs sha256: 6d6cc2637108b5098d8f8db85b369294be2c8d73f2ee2dcd3c35f872df3c4852
+# Content sha256: e874fd0e8e0bebb282cc3c6035708f15f796c32f6ef88f67ee040130b93833d0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -3536,8 +3536,10 @@ class _V2ToV1ForkSessionRequest(_Converter):
     """``ForkSessionRequest`` (v2) as ``ForkSessionRequest`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_mcp_servers: list[_V2ToV1McpServer] = Field(_ABSENT, alias="mcpServers")
     f_system_prompt: _V2ToV1SystemPrompt | None = Field(_ABSENT, alias="systemPrompt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
@@ -3757,7 +3759,7 @@ class _V2ToV1ListProvidersResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
     f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_archived: Literal["exclude", "include", "only"] | str | None = Field(
         _ABSENT, alias="archived"
@@ -3871,7 +3873,7 @@ class _V2ToV1McpServerStdioTagged(_Converter):
     """``McpServerStdioTagged`` (v2) as ``McpServerStdio`` (v1)."""
 
     f_name: str = Field(alias="name")
-    f_command: str = Field(alias="command")
+    f_command: _AbsolutePathIn = Field(alias="command")
     f_args: list[str] = Field(_ABSENT, alias="args")
     f_env: list[_V2ToV1EnvVariable] = Field(_ABSENT, alias="env")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
@@ -3921,8 +3923,10 @@ class _V2ToV1MultiSelectItemsString(_V2ToV1StringMultiSelectItems):
 class _V2ToV1NewSessionRequest(_Converter):
     """``NewSessionRequest`` (v2) as ``NewSessionRequest`` (v1)."""
 
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_mcp_servers: list[_V2ToV1McpServer] = Field(_ABSENT, alias="mcpServers")
     f_system_prompt: _V2ToV1SystemPrompt | None = Field(_ABSENT, alias="systemPrompt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
@@ -4220,8 +4224,10 @@ class _V2ToV1ResumeSessionRequest(_Converter):
     """``ResumeSessionRequest`` (v2) as ``ResumeSessionRequest`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_mcp_servers: list[_V2ToV1McpServer] = Field(_ABSENT, alias="mcpServers")
     f_system_prompt: _V2ToV1SystemPrompt | None = Field(_ABSENT, alias="systemPrompt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
@@ -4428,8 +4434,10 @@ class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_title: str | None = Field(_ABSENT, alias="title")
     f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")
@@ -4602,8 +4610,8 @@ class _V2ToV1SubagentUpdate(_Converter):
         _ABSENT, alias="capabilities"
     )
     f_state: _V2ToV1StateUpdate | None = Field(_ABSENT, alias="state")
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
-    f_additional_directories: list[str] | None = Field(
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] | None = Field(
         _ABSENT, alias="additionalDirectories"
     )
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
@@ -4882,7 +4890,7 @@ class _V2ToV1ToolCallContentTerminal(_V2ToV1Terminal):
 class _V2ToV1ToolCallLocation(_Converter):
     """``ToolCallLocation`` (v2) as ``ToolCallLocation`` (v1)."""
 
-    f_path: str = Field(alias="path")
+    f_path: _AbsolutePathIn = Field(alias="path")
     f_line: int | None = Field(_ABSENT, alias="line")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 

@@ -236,9 +236,8 @@ class Bridge(AgentSide):
         if method == "initialize":
             return self._initialize_request(message)
         self._validated(method, message.get("params"))
-        sid = str(
-            params.get("sessionId")
-        )  # (a string where the method has one: validated)
+        # (a string where the method has one: validated)
+        sid = str(params.get("sessionId"))
         if method == "session/new":
             cwd = params["cwd"]
             self._expect(

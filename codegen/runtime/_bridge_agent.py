@@ -261,14 +261,13 @@ class AgentSide(BridgeCore):
             session.message = None
         supply: dict[str, Any] | None = None
         if kind in CHUNKS:
+            # The agent's echo of a live prompt: the client has it as the user_message.
             if (
                 kind == "user_message_chunk"
                 and session.turns
                 and session.replayed is None
             ):
-                return (
-                    []
-                )  # the agent's echo of the prompt, which the client has as user_message
+                return []
             assert isinstance(kind, str)
             supply = {
                 "messageId": self.sessions.message_id(

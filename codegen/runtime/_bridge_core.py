@@ -220,9 +220,8 @@ class BridgeCore:
             None  # the key of the client's v2 initialize request
         )
         self._caps: dict[str, bool] = {}
-        self._answers: dict[str, Answer] = (
-            {}
-        )  # forwarded request id -> its answer's conversion
+        # Forwarded request id -> its answer's conversion.
+        self._answers: dict[str, Answer] = {}
         # The agent's requests the client has: their v2 method; waiting permission requests:
         # their session and id; those the bridge answered (the client's answer is dropped).
         self._asked: dict[str, str] = {}

@@ -222,7 +222,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

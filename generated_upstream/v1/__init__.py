@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9af7ebfec8d1749528671057ac05c974dfb6ecfcb63ca947538ecbfe9416c664
-# Content sha256: 904c5701ce543c113cfe0e76e4c06222327b1b8622a9fa5662bf37000641c5ee
+# Inputs sha256: 46e2016d6aefa0253384486d4930ec35d2d189286797c129051c9b339a7d41b7
+# Content sha256: 8a3e3d3d5cd156708ec861fb54e2a93096828c60aff81dd9b9b80411fb0df7c4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

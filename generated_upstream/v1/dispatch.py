@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f0e9c4c2f0652739a26c1022ff5b80c8c57c2a9d4577843daf278351ca5c024a
-# Content sha256: 40a08553fb22260a28a3016d185b1608bbb0fede646858815af9ee8f5cd36890
+# Inputs sha256: 9af44c1cea3237869e9e7fdcab6eee8b788525bf9c92624edb34a47882965a08
+# Content sha256: 2f21921fe2150febfb4f15f21fb12fccb6e9f7d037e6c56d644d5af75297fbeb
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1bac6f9687b89a90b9cc3dc741e1aa800a890aba140c449ee3fb2bcbdc07b483
-# Content sha256: 758fda27bc40b03870eb73f6b47d8c6de8738d7095d6cd20fa91b8432598cb0f
+# Inputs sha256: c12ea7d1079afa4a127de5b2958c3d257db662bbf4ec34cea0f3fc9e22a96de7
+# Content sha256: 34efdfe74271ee8e8b7ff4d3dc51cd2610039f353a310ec91289a94ecbf84e98
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3efb438a0759dbd99bd99f58f245e68c2c61e6ad6fc3c7dc999205952960b243
-# Content sha256: 114a642441addc4b9dac0777983af99c6d3238e6486040d808012b2e018da8c4
+# Inputs sha256: aefbdb63e6e41b763ac5c400495c55a33e94d6cc8cbc8892ec5cf93927dd688c
+# Content sha256: a6420e3c11832ae8e992cb717a081663c701dccb71e1e86adba394ba59b7a29f
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 53ad5f9a3be3102041d3d4c6473971843edfe5e0b327745f4f002ed57e688e2b
-# Content sha256: eabfb4b7532e338ed54d44b44630f3117f82f8a3c0c003d6273edcc003cda78f
+# Inputs sha256: 0b6f1ce090e8c4852586b30883de1655bc127ad53d67f976dc31af740f3b8f83
+# Content sha256: b75fbca35200e42f9759d6176e8366a3171594dfbf93326643896c7f59460500
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6acab3a910a79e7ebdf186fd0e5403a33d99c5f16ce507e6bf26ec9d958deb64
-# Content sha256: a275f6182159431ae85fcc77c4d792f37b404e4a9687e96622a0009c1739b249
+# Inputs sha256: fa7a99138d0f70ccd3bc1f68c84eba73e5883b75b04d944e88e7f7ac4dcf1c6f
+# Content sha256: bf2970a2c51eafe5b8af88207d0ee60e49c0eb0fff6595a40908947f3c4816d2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

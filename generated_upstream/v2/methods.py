@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6a38c52ac208d81a2971fe5eda0005c40468672d7caa0f0d0e8238d46509cc73
-# Content sha256: db843ceed34915c5a511cba791b01200d9f4285e5fe82138971c5c2e318c8221
+# Inputs sha256: 9d114488b89d1fdcc3935fb3c659a5d97a7bb9782f8792a44a0a15d01c8fc877
+# Content sha256: 9b6749dcba5cbf95f76cd661495b7f10641523cda78d1ff78ee43ba4d0ebe4ef
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 961c484243f364e79b97a7d998048514699fe18d4b800907472c54de4a544877
-# Content sha256: 73ce143908a966bc017cce29b87bf5e60609e4c93fe70ad7eb9bab61c67a4115
+# Inputs sha256: d2b97281acdfccb5dc7803dfc139b2ce53bff02974697273ae4a49e585b81b92
+# Content sha256: e48d5816714cb22c9b61a7986555329be59be4377b0835b885b55e790aa4c428
 
 """Wire models of ACP protocol v2.
 

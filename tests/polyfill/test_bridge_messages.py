@@ -1,114 +1,17 @@
-"""The version bridge (``acp_codegen.polyfill.bridge``) message by message, without processes: a
-v2 client's messages in, a v1 agent's messages in, what each side gets out. Where the
-2026-11 v2 schema is at hand, every message for the client is validated against it."""
+"""The version bridge (the runtime's ``_bridge``, as ``generated_upstream`` carries it)
+message by message, without processes: a v2 client's messages in, a v1 agent's messages in,
+what each side gets out. Where the 2026-11 v2 schema is at hand, every message for the
+client is validated against it (``support.bridge``)."""
 
 from __future__ import annotations
 
 import itertools
 import json
-from functools import cache
-from typing import Any
 
 import pytest
+from support.bridge import MODES, SID, TEXT, V1_INIT, bridged, prompt, request, to, update, updates, valid_v2
+
 from generated_upstream.bridge import Bridge
-from support import SHARED_UPSTREAM
-
-V2_SCHEMA = SHARED_UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"
-SID = "sess_1"
-TEXT = {"type": "text", "text": "hi"}
-
-
-@cache
-def _v2() -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
-    schema = json.loads(V2_SCHEMA.read_text())
-    types: dict[tuple[str, str], str] = {}
-    for name, body in schema["$defs"].items():
-        if isinstance(body, dict) and "x-method" in body:
-            types.setdefault((body["x-method"], "result" if name.endswith("Response") else "params"), name)
-    return schema, types
-
-
-def valid_v2(message: dict[str, Any], method: str | None = None) -> None:
-    """``message`` for the client fits the 2026-11 v2 schema (``method``: the request a
-    response answers). Skipped where the schema is not at hand."""
-    if not V2_SCHEMA.exists():
-        return
-    import jsonschema_rs
-
-    schema, types = _v2()
-    if "method" in message:
-        name, value = types[(message["method"], "params")], message["params"]
-    elif "result" in message:
-        assert method is not None
-        name, value = types[(method, "result")], message["result"]
-    else:
-        return
-    errors = [
-        e.message
-        for e in jsonschema_rs.validator_for({"$ref": f"#/$defs/{name}", "$defs": schema["$defs"]}).iter_errors(value)
-    ]
-    assert errors == [], (name, value)
-
-
-def request(request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-
-
-def update(variant: str, /, **fields: Any) -> dict[str, Any]:
-    body = {"sessionUpdate": variant, **fields}
-    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": body}}
-
-
-def to(where: str, actions: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    return [m for w, m in actions if w == where]
-
-
-def updates(actions: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    out = [m["params"]["update"] for m in to("client", actions) if m.get("method") == "session/update"]
-    for message in to("client", actions):
-        valid_v2(message)
-    return out
-
-
-V1_INIT = {
-    "protocolVersion": 1,
-    "agentCapabilities": {
-        "loadSession": True,
-        "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-        "mcpCapabilities": {"http": True, "sse": False},
-        "sessionCapabilities": {"list": {}, "resume": {}, "archive": {}},
-    },
-    "authMethods": [{"id": "login", "name": "Log in"}],
-    "agentInfo": {"name": "agent", "title": "Agent", "version": "1.2"},
-}
-MODES = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
-
-
-def bridged(init: dict[str, Any] | None = None) -> Bridge:
-    """A bridge past initialize, with session ``SID`` created."""
-    bridge = Bridge("agent-cmd", prefix="bridge-")  # (two bridges give the same ids)
-    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
-    (sent,) = to("agent", bridge.from_client(request(0, "initialize", params)))
-    # v2 has no file system and no terminal for the agent: v1's defaults (false) say so.
-    assert sent["params"]["clientCapabilities"] == {}
-    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": init or V1_INIT}))
-    valid_v2(answer, "initialize")
-    assert bridge.active
-    (new,) = to("agent", bridge.from_client(request(1, "session/new", {"cwd": "/w"})))
-    assert new["params"] == {"cwd": "/w", "mcpServers": []}
-    result = {"sessionId": SID, "modes": MODES, "configOptions": []}
-    (created,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 1, "result": result}))
-    valid_v2(created, "session/new")
-    return bridge
-
-
-def prompt(bridge: Bridge, request_id: Any = 7) -> tuple[Any, list[dict[str, Any]]]:
-    """A prompt forwarded: (the id the agent got, what the client got)."""
-    (sent,) = to(
-        "agent", bridge.from_client(request(request_id, "session/prompt", {"sessionId": SID, "prompt": [TEXT]}))
-    )
-    assert sent["id"] != request_id  # (its response ends the turn, not the client's request)
-    return sent["id"], to("client", bridge.forwarded(sent))
 
 
 def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> None:
@@ -477,3 +380,88 @@ def test_times_without_an_offset_get_the_local_one() -> None:
     (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 3, "result": listed}))
     first, second = answer["result"]["sessions"]
     assert first["updatedAt"][-6] in "+-" and second == listed["sessions"][1]
+
+
+@pytest.mark.parametrize("running", [False, True], ids=["idle", "during-a-turn"])
+def test_resume_without_replay_sends_the_current_state_before_its_result(running: bool) -> None:
+    """2026-11's ResumeSessionResponse: "The agent MUST send a current `state_update` after any
+    requested history replay and before this response, even without replay."""
+    bridge = bridged()
+    if running:
+        prompt(bridge)
+    (sent,) = to("agent", bridge.from_client(request(5, "session/resume", {"sessionId": SID, "cwd": "/w"})))
+    assert sent["method"] == "session/resume"
+    state, answer = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {}}))
+    assert state["params"]["update"] == {"sessionUpdate": "state_update", "state": "running" if running else "idle"}
+    assert answer["id"] == 5 and "result" in answer
+    valid_v2(state)
+    valid_v2(answer, "session/resume")
+
+
+def test_an_agent_without_the_baseline_methods_still_gets_the_session_capability_and_each_is_served() -> None:
+    """v2's ``capabilities.session`` promises list, resume and close: where the v1 agent has
+    none of them, the bridge serves each (list: the sessions opened through it; close: the
+    turn ended and the session forgotten; resume: a session the agent still has open)."""
+    bare = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "a", "version": "1"}}
+    bridge = Bridge("agent-cmd", prefix="bridge-")
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    bridge.from_client(request(0, "initialize", params))
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": bare}))
+    valid_v2(answer, "initialize")
+    assert isinstance(answer["result"]["capabilities"]["session"], dict), answer
+    to("agent", bridge.from_client(request(1, "session/new", {"cwd": "/w"})))
+    to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": SID}}))
+    served = []
+    for request_id, method, params in (
+        (2, "session/list", {}),
+        (3, "session/close", {"sessionId": SID}),
+        (4, "session/resume", {"sessionId": SID, "cwd": "/w"}),
+        (5, "session/resume", {"sessionId": "never-opened", "cwd": "/w"}),
+    ):
+        actions = bridge.from_client(request(request_id, method, params))
+        assert [m.get("method") for m in to("agent", actions)] in ([], ["session/cancel"]), (method, actions)
+        (answer,) = [m for m in to("client", actions) if "method" not in m]
+        valid_v2(answer, method)
+        served.append(answer.get("result", answer.get("error")))
+    listed, closed, resumed, unknown = served
+    assert [s["sessionId"] for s in listed["sessions"]] == [SID] and closed == {} and "code" not in resumed
+    assert unknown["code"] == -32002, unknown
+    # Replay needs the agent's load: -32602 on replayFrom, the method itself is served.
+    replay = {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+    (refused,) = to("client", bridge.from_client(request(6, "session/resume", replay)))
+    assert refused["error"]["code"] == -32602 and refused["error"]["data"]["errors"][0]["path"] == ["replayFrom"]
+
+
+def test_the_agents_echo_of_a_live_prompt_is_not_shown_twice_and_a_replay_keeps_it() -> None:
+    bridge = bridged()
+    own, got = prompt(bridge)
+    user_id = got[0]["result"]["messageId"]
+    assert [m["params"]["update"]["sessionUpdate"] for m in got[1:]] == ["user_message", "state_update"]
+    echo = update("user_message_chunk", content=TEXT)
+    assert to("client", bridge.from_agent(echo)) == []  # (the client has it as user_message)
+    assert bridge.fast(json.dumps(echo, separators=(",", ":")).encode() + b"\n") is None
+    updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "result": {"stopReason": "end_turn"}}))
+    params = {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+    to("agent", bridge.from_client(request(8, "session/resume", params)))
+    (replayed,) = updates(bridge.from_agent(echo))
+    assert replayed == {"sessionUpdate": "user_message_chunk", "content": TEXT, "messageId": user_id}
+
+
+def test_after_close_the_agents_messages_for_the_session_are_not_passed_on() -> None:
+    """2026-11's CloseSessionRequest: "After the close response, the Agent sends no other
+    messages for the session on that connection." A v1 agent may still: the bridge holds them."""
+    bridge = bridged(
+        {
+            **V1_INIT,
+            "agentCapabilities": {**V1_INIT["agentCapabilities"], "sessionCapabilities": {"list": {}, "close": {}}},
+        }
+    )
+    to("agent", bridge.from_client(request(9, "session/close", {"sessionId": SID})))
+    to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 9, "result": {}}))
+    assert bridge.from_agent(update("agent_message_chunk", content=TEXT)) == []
+    asked = request(
+        "late", "session/request_permission", {"sessionId": SID, "toolCall": {"toolCallId": "t"}, "options": []}
+    )
+    assert bridge.from_agent(asked) == [
+        ("agent", {"jsonrpc": "2.0", "id": "late", "result": {"outcome": {"outcome": "cancelled"}}})
+    ]

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 741d974b374e0cabd19ae604e2f25f9f879f5cd9f3eed88784f4b2379c4630dc
-# Content sha256: 6b0466997e35f4a41e2ae61f6cd95a729ae654a4440a5293ab1ac7ff2ec450a0
+# Inputs sha256: 36628f4d9355a7fc34828fbd7f256017e539e0faaba3ec7663e989ec40ad7077
+# Content sha256: 372aa54ba8c6f24ef8186f5f42f010dcd50a82dac82d7c3a7edd42e2173c499d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

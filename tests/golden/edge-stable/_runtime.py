@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 903a6a79d9d0a1b99e408265e6286b8fe42a4dd3a30ca3baee38295be4d320ef
-# Content sha256: 58c2276f38f8106b45b73b4d3521912d2a4008be7c6138185dad6bb5c30128a9
+# Inputs sha256: e120839620548c52ec3bec4a8e9210d4e840bd72604001ece5fdc96ba2dedf57
+# Content sha256: 1dd0881498f3e35ed59661de65f777126c594a4c8aa48917f863b0a1b5200707
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d16adb4af03139bb45b147d83d7d7407e615b690100e4e9d98c208d4bd36f059
-# Content sha256: db84518fbda7f4af22e09d2c38c962a8273dd79dff69ef14bf61726d40229393
+# Inputs sha256: f5579bdd8fe1c780ccd46d8263d7e68e7ca010aae9eed7e3f6fd00268e5187a1
+# Content sha256: fb944b93b61937b511bbbee2af661d6037fae2868fa984e7629a2bb201b82a27
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

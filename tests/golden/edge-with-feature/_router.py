@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03ee73d1ee947b338ebc30725af587fc66337d5edac0fed2046839d3f527c118
-# Content sha256: aca388ce72367db979a38543bea9576026171b8407620ae4c82ecc25863aec60
+# Inputs sha256: 237513a2b0bfb9ea0bf7baf7842df04ef025606a9a7959c80c98d72b85369bbb
+# Content sha256: 6463f850d7ccedbeb2a325239914985076d8366f424f2c1367657ae25c664fb8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

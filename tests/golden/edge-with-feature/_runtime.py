@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9849b87d4f6ede493fc2bf6226de93e2459d2a9bac9436bf011e28f741da53a9
-# Content sha256: 321784a4bb6e03a2ed9c87a2af8536deba318adc7a33fea90f88763269bf3f53
+# Inputs sha256: c93495580967d4b9dadac8c0b4efe48d8760007ca97bf2f68eb27b8d2733559c
+# Content sha256: b5c947b1d95b4be384cb11afaff5ae1567ed8a3ff8e9c9dfb1d61adcd3b2e503
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

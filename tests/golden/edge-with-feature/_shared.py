@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ade30240d0a768fbf1f925907b6787c571bc3bf4a9bf85c2c7b00a624a21f6b4
-# Content sha256: 29e97d7aa3b4418624ffe0eb74dc0fd69634dee54153339eea75928958fc20bc
+# Inputs sha256: 79db2b18c0cae2dd400c387bd1f37f52921568220af93cc2bd2e1b0652582bdc
+# Content sha256: 82efc96c0c4cd2ba055adf725591c199e6d90f021b3b38ebe74f8c64d4ce40af
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2a29c6acf3c273325029d66f1c597ef7f1dd780a56e88cee95a35a5ee897cf9c
-# Content sha256: 7b8d17b8cfb55bf216c0f1f1973e142cd814539d7522abd8f6c2703280af645c
+# Inputs sha256: f779f2b4ec85b99c676cba77456d7c452b7268b4ce1a37dd9761f03fd3b512c9
+# Content sha256: 3db2ac37aaf0742c6025bba5e41a2067e6567b1f61d99957d5237afd2b5a8daa
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

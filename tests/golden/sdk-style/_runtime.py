@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 21094a36d0695cc6cdfccf2a1841e415e8ac2ae3de910dc93662caabebbfe746
-# Content sha256: 316b4b016f1fe96d7382d306647ac50d05270be8a0a97f8c5c770a455fd1b0d0
+# Inputs sha256: 619a702a24115a3fd5343ab65246857fba8d837459d3bce94396b23cc12fa348
+# Content sha256: 844e160a454483c85ee7f33893d2f7abad7793d72c3728dcd87044f885d29486
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9709643b1cf6075dbda8c9f1428f476947dd5a40534c477eb5336ade76ff909a
-# Content sha256: b8bbeafa687cdef459ac6ffc6083efab6c935fff4767c079032d93dd9c74cb7d
+# Inputs sha256: 6b416a2519548465a2b77085c45d0800bf39bb3e73b9fdf71fd8b3372407b1ac
+# Content sha256: 7dc7c4c2e588e1fe54498ec2638c0db4ee37199d283d62a5dc6a2e503b41528a
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

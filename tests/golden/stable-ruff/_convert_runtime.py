@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6402b1bb79e71682dc2c3b711dadd6b8097a793a7691b6e50922e51b190faab5
-# Content sha256: 90bbf8c25841e6d130f259ff4a73b038f9d821695a2278e5a97c32ee0898472b
+# Inputs sha256: b99983e63e8ac9e42a6cfb3bdb0a54e33212a2fe98979da2914caf589545a6df
+# Content sha256: e3c3fa99c69d6c7e806ffae482c9dea758409996d3353febc5b3caad86095340
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -224,7 +224,9 @@ def _error(
     if chosen["type"] == "acp_conversion":
         reason = str(ctx["reason"])
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _ABSOLUTE_PATH:
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON if version == 1 else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _CURRENCY:

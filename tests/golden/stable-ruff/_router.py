@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bafb1875b3470142460ce6307e550db6ba6c4ffd2cfa947fdb3e1ece9df77669
-# Content sha256: 5d96d9459ab9eae25e4df816e047449f589a1f4e8547319ccd1195736112b427
+# Inputs sha256: 282949c2aadf52cfb1445539fe3d689e41790346037a2fc6d6737ef3b192460c
+# Content sha256: 1b1f3941ab453da38439669f99bb9795123e31117329cda408bdacbd2bb16c86
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

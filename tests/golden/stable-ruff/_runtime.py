@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e0474dc5ab50518e9a0b3358869019fcb407fa4f645e61b1bb4a9c96f6ef1a6a
-# Content sha256: 7c3b58603f0412b85ec3f9c37569dfa50fd2a991ada4f8e7c5ffc2d712f65c6f
+# Inputs sha256: 9675fef91127612b2b9a974fa3169ef1390d3d8c7579506dd0aacc7c7c15fe8d
+# Content sha256: 471c528aa2f9494b54cd5afcaaee7dc2eded99057ced94bfa1707a48b84cb509
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

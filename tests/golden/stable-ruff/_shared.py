@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 78f7d926356cc9a8f77e975f9582e2453eb24aacaac404619092b9940576dee7
-# Content sha256: a69c02954f2b8351c5c1903474194b3fd9ea6775c0d1b876f416cd5a16835fa7
+# Inputs sha256: 4ac204a117fe9f4a648965cc733800d2f9c586469cea8c0ed2ad2e7740cc41d5
+# Content sha256: bfabcf2d8ac047f21742ed5f85b7775db01728019333562bd0e28911f3d1be2b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6cbf9160cf6d88ea6e58807fe2b821b4791b741e300220fd8c647bcd0bdd5a65
-# Content sha256: 99a81b0e81fd082db864b593b2f66f969c1452dd820b77c068a5f5fc8e3d9c2b
+# Inputs sha256: 0f53455ef3bd351e4a43064ba28944b0c99e3b2df90291bb0dca3907aed98a24
+# Content sha256: 9c7cf669ae88ada4c77c99d95ff7220703cf300e8067d8a6589688d2aece3359
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 609a710772981ba97102a769490381b6f3f869588aa499a35ac8c521bf1122c5
-# Content sha256: 2b7f58028dd1a2509ccfa44d3756ae86b69ff64b76b3f968646d6e53265937b0
+# Inputs sha256: e34d5fb60dcae23077421de3b8a68cec9bc81847ed53d0139665e53b05ea5440
+# Content sha256: 9523e7d82c561d864a379c038522cc633791737b0b83f21a3fc74c58a351b193
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -231,7 +231,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

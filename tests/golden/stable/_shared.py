@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7acd589bc29f433b941c6fb06e749ba0b946d4ed4937100f93694d300e66ddc1
-# Content sha256: e3e7219468d09a3f307807f2086f890322c5e486ef0b0d90968f7901b8b980f4
+# Inputs sha256: eedad92fd9db3433507486f82d784af2423688623a83e2b6b4ea3d5f7794fdba
+# Content sha256: 0dceae3b42edc5e68e7436b489ae0b9a5e53bb0d3cefa9387a2ebe42cbc62f36
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2bfe7d8f74def1da9abf950026e116d2b0b8d9e139a537454fb74e5e35de5231
-# Content sha256: 1f82530643006cc52c1812925f78ac3787bbecb2b0db1bcb95be4d8d646e701c
+# Inputs sha256: abd89e7870e354b2de257b359c1c2d518a321b8183133d0a01e640d28f3def58
+# Content sha256: 0b952dc3c962a9e5cfc865d74ef59f0bbe40233266353ceabff2b2c23d1e9785
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

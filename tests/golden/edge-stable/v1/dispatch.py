@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb68fa3404d4aae3cda6ca358258816f8249c71c3cdd81a6eeb31b342502301a
-# Content sha256: 634b6c4760e29fd62bf53aed88e18a35c48490bed814cb53e3182d62b29ad6ba
+# Inputs sha256: 18ba01a9a262f9c13c21bbe1eb9227d4b2053ce6b45ee1b0f2ad7d92c8a9f78d
+# Content sha256: 78e38248ab3f446efe115493f34e3fb884d5499a70e644ef11526e014abbc46b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1cf73a305e1da4437f518145a003afe56c16e2de4313eb4229b7645ce0279fbd
-# Content sha256: e2a3a5df98251ac66549dbd833ed6ea352f0294ca25dd7a0052349171d547d78
+# Inputs sha256: 380d98baf915ca47ef847ac345019b6c04c7008aa61c795bb266f3641593c161
+# Content sha256: b5d3b895b32dafbbd698d90edd705b047af07ef7116fac5d8f30ed0847a77bdd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

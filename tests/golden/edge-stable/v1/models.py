@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7448692c47d5c8429267769d72450a0c3ae5c61332852427d79eb4b5021e22c9
-# Content sha256: 5f09a8a6d06c7aaff045cd47475425e62b26e15aac51d23676ccd05e7b1997dd
+# Inputs sha256: 3f47119eb0af07ea7f9f4a0270321e71651d7e0e94b6e12231086ca2dc119996
+# Content sha256: 52665fdeb2e69b9172e7a5ab2968038d4318294591a0d341449c2dbf8c34378c
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f834b04bcdfe6dd47abb064c844de1d98d0b7de98b6340c610f8bc0aa2b5cfcd
-# Content sha256: 05a7f433cf38d99b02cd48645af7ca74e6e338ddd435ea9440e21e500f4a7413
+# Inputs sha256: a2c6444b19ffc0a8162d0132469643dbfa46a27ae04af533d6ff0a613000e19e
+# Content sha256: 903b5b9402bede5c5f2114d834d804bdd8f4b30a206d0bd97c81962cb185276e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 148f33cfbc36a9cc3ee24b1f1a991533cd804686fea6dfb6c5ec834da43d8fc2
-# Content sha256: 55dc2de979b9572f3cf7cee05e8b31c1a8bae02da44471fd58cb1fae45fdb43f
+# Inputs sha256: a02682a172aff430f1b66b2918cae766888039f5f0ee1142343b98e55ed279c0
+# Content sha256: fa26e88e65f87415bfd94e3c77615c35bee998aab6b8bf8e741b4f45b08227b7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

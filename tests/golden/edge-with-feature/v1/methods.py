@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d878993073de8a8dbc5ad43db1fca551637273249bdabdfa1a0fa13b1f905187
-# Content sha256: fc91624e64c1371fbdf2ea7febadabd9fd2f3d893852faaf326feca534e63571
+# Inputs sha256: 63a77e48c562a2683337170a5e1eb509c26f2893becf5ca7577e070e09177ce8
+# Content sha256: ccac78537c03baf072f2cbbecf8c12a267f399eda3fcaf2a6d3cbf09b58b59e5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c69a70cd37ef6b3e68042697aba7fa4cb0a9547459d962a323633feaf0a03a17
-# Content sha256: c3d775bd8cff8ef766e6ed1cf9269bcce10082d037f2d0fa79187ff15d93a58a
+# Inputs sha256: 4ad34c07f4a30063110b1549da05d8a7d7f4862cc54e48fa386530b26b7ded27
+# Content sha256: 682337385f76bc6402d3c9fd1a6376c5f26616a5c7bdba0b3ead68d971aca2ba
 
 """Wire models of ACP protocol v1.
 

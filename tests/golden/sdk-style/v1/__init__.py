@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: db558199e19f5124800aa1701211ae23dcb52c4996dd5345ef20635a39ca05bb
-# Content sha256: b8752d7b7eaa50199de0220b5c585069f4868a0bdc206dde8576bef16a62abc3
+# Inputs sha256: 75ed4fa92dc203562e956e50165f4e576cb97fb353193ed91b97327483d96ec2
+# Content sha256: 674ea8cc47d72b23311b6d223dedc72bd1a0fe6ac4c2cf9087db80d95d702a1d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

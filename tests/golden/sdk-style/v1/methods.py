@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 5b8c2df51b3447ae9c569ab358d4f285d4bf506636b7bc0e21f444cf59439f50
-# Content sha256: 019bebe4e02f520020fa5367872a7f3c1173d65040d33d5c7939bbd1eb05ebdb
+# Inputs sha256: d27c8ecd0cedb4ee5fc25be2d96c9a577004cab3f5bf02e4266f372693cd2129
+# Content sha256: 01c04a1484da82d55d6c08db6f31b9d909038ae7eb32dbb3d7969594d8ecc9ac
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 605e5cb5c827cef232c1d09a5ce1033a616c66722fd1f15d1979604f8bee94ed
-# Content sha256: 798840956088a7585952e5a404ee286acec7534554707456a3b276b173efbe67
+# Inputs sha256: 4d6c554d6d819756caef1aad093349d6d0145833fc0362ab21e972d9ecc429de
+# Content sha256: 40eb83d1d6a8c508d39af92144ebbf2677341e36e9e3e38dd95eeb81fd198bd2
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b2d6e8cfb216e1c90e8941650a027957bf980ab15b345a148dccc533404017c5
-# Content sha256: 6b06a03b9e9651cac8dc09a2ee436c4e36570ce4f41a20844c1ff9f37a5f764d
+# Inputs sha256: 4064267fee568e3567798878749e225cc297e34bd298dde6ac7d8280b1b2e1e5
+# Content sha256: b081d0713042029ad439527d274eb5f23802451efeb6c6cd654b7d32a7cb9152
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ba1afda0cc8d0bd4f31c1c784ce4a99d1d2655317ec13cb364a16b770f515e6a
-# Content sha256: f8e343d753d6d92a6f7b63b3a5291bbdf633021347b8db901df9d4fdacb73ec3
+# Inputs sha256: 070d6a2324208ea31cf7d8e66e9589cab6cdfc0304b592be6f42f7d3ca2a47d6
+# Content sha256: 289d028866f0c2e44a5f7213fc447e4350182ac30addac214053456399092095
 
 """Method dispatch for the agent side of ACP protocol v2.
 

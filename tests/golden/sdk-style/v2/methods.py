@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8eda86ef82e8e8c520060807cb0fc86b9ca5a487031ae36d499c8d622e14a0ed
-# Content sha256: 44e4b1a5bd470235b4ac9342668da430f4ed8d8811b944e33ab43b15750dbd1c
+# Inputs sha256: 0225ff79191a9059bc6ea6d7b285dacaad93de5aba9e1d431153db1a08b37d3c
+# Content sha256: 492ca374556be619e7bf7b464687ac3430b3ae54e3082fd0265ff9f5f6ac05c5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4d1f233c47e290ffad26c2a3d871a0d19f57f8de368f9eb1aaf33c61ab85b492
-# Content sha256: 751a560ba9ad710c2353472a3c52462ada41a6e9c6ce63a5585575a5ce1a53a4
+# Inputs sha256: da926cd8fd5bd45bb4323697d28fa6f75b610d04c9bb09d492f282ee240fc4ef
+# Content sha256: 56cbb70ef3a479c4ab758fdde4bbb1368486528270739708b6f018d04e8bd1da
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e32df246f6a4250731e0e610930d1137a26b57acd07a33743b2587af9857b426
-# Content sha256: af085492c9b126dec9dede86a695e7178e76410d94f079de3f4f7419596999ab
+# Inputs sha256: ccbc39c2cf32188886891c31e29f4763842279af92d19aa375fc2d704278f109
+# Content sha256: 6701d6be155eeffb5ec804edef19f498af08a19fb393740f34d8608be0256bf4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 433efe309e81fb3c9d18fb67271fcd812d8215bb93139779ac2ea51f9238b6de
-# Content sha256: 07d968d69f0a39bf0c18b8b79a2b6c4dfaf8a41bb768a78c10291f5510f06315
+# Inputs sha256: 77ff63eac2abf125c369514aaf3a6c3e3d87584f806f9a2d760a098251465f71
+# Content sha256: b2e07de1124d4271b6b5d8fc1265817ed854b2d07b609ef2801798e29671820b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

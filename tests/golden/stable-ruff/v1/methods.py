@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2f84d6208c576c990fcca5e2b0fbeafcfb36db0de5eebf15dc7ebebd8193f228
-# Content sha256: 27bf5942679b292c69ee497e6ba7f1f0fdc87906acfda41d1bf4fa31f98080a5
+# Inputs sha256: 883c4ef7ae59f36710cbe748a33c7509fa7eb082b65c2a5f31f4212b849ad352
+# Content sha256: 9cfe7116a88c950e70f859e4b2862031b91cd8443128688be923122d068637be
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ba11082046e2aaa03a990c2c58252fec47d9c68d956858fc82d620f89c1bcd45
-# Content sha256: ec2da38b283a1a980cdc8195eb0f8aa37b5272ee14d6ad230e7e6584d4c1dc45
+# Inputs sha256: 9de014ebfd81dea2ca52282765fd34a93e66f233dc2299dbb25d612436ddb3f6
+# Content sha256: d14093329a059a1262dbdf63187d3dcdc0818504e6a4e96f4ed1d86ad36bb6c4
 
 """Wire models of ACP protocol v1.
 

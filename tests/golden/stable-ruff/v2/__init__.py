@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 64df2cbace869f563e6d7cadc00bce325480b9a63b1cac1b7998cf77ae614f23
-# Content sha256: 2f7a2615c54e2d4113b3ca8fc32c26540a7d97c7b5dee77e322ff2e1484241f2
+# Inputs sha256: b012c81a30a356f2d73eaac9d8cfe86e853891454c742def01d17b45fa7bbcec
+# Content sha256: a722daf6f7cf0d2f518ccffb3c338e5e75ce773eff5469b7e24525049a25a6d9
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0c07167d0ec86865d19820b414b4143a8d015c02834724d2a26716ce43855452
-# Content sha256: ea5c6f9e458b0d1ede28edc65130a8de1e733806ef96f6d009a52094f71eee64
+# Inputs sha256: 708a706b0aa7d34103f36f65faab219715a4ec6601e3c7b63ba00b2a01ffe961
+# Content sha256: 2f106c59aadcb46041f212d0275284be06a1f6911a40ce7e2188737b3f79c0b8
 
 """Method dispatch for the agent side of ACP protocol v2.
 

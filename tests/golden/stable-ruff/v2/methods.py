@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2c7154275423a475a605d5e76bd06c0d9d4ce1c1376287af9612ce76c5c534af
-# Content sha256: 40ed488ae85b87036e155e185fa91ea4bfe6845dfc477b878341279441a2f323
+# Inputs sha256: 022b303233d5ff845d178a32707a734a8ca77235bd1da53ac40774d9dfef9d46
+# Content sha256: b9bd4bd22aa17f51ca4a19a8ff346f2c2efe638825cba0f53bf8ec177fd11876
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

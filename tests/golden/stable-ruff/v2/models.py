@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d06e4785518599a1aa10fd8c00d4b5778c62a597fdd09417793f90ae5912c862
-# Content sha256: 77931744c335c2b7806c27d8044c836c3798d917543cf72ea2a6de24f68de21a
+# Inputs sha256: 235f589fb8b6a3ce743d6e23c8dd4ccf360188a814e187b597bba2671ac23b25
+# Content sha256: 9c8419aea5a0b94a257d31fb4dcd2c8fe77a4d88063ebe98d658d748d8230a2e
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 02b918d98265986f4d2ae32a45cbd20572ef3f1bb567ef0d9b91d5a64d30a57d
-# Content sha256: 7ab2899451f792ea828049d04e03c074d3c9c6bcc145c364333d7871cb2c03b5
+# Inputs sha256: 46646b7adc798c9f9058153037a8725b8ff465702672fc257a4fef0d46d6eaa8
+# Content sha256: 80d842c362594165a2555c644761da345f4b423aef8a55737376389b472deed3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

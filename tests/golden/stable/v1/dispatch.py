@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bce9ba3329155672edfe53801014d4f7aff0dcb5a3d084e7b5cad7c7291dfed4
-# Content sha256: 5253f68f59934e3869e47d2ab03a36ee0da382b9eac2a9ad77149a0ec82b9d06
+# Inputs sha256: 3ee52841dbce9f1769735e1967de7aabffebc1e284726369d69fc26176e7e3ca
+# Content sha256: 29f82e1cecad86c1a5b0fe31e5a6e0a6097c13181207d148ad90da8797173906
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 00f0301be8c3c50221bd3c7fc50c67fc1fff5c78edb5acc1200b1e8a9f7a7dd5
-# Content sha256: b6730606e7c42ed9aaae9f0fb4d8ac5ff5f0d8a94addd70e8eb1adce9e9228c4
+# Inputs sha256: 4dbf97d36f27c6fdc17562a8549059beb215618686a5a44b6993e6b9f9520df9
+# Content sha256: fcc582fdc39f61ac607b5ccb26e47001fe47b0d1b9d22f8e33c3e8e0691a3b7c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

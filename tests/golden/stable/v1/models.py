@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8f37d68e1d5ec1421ee5f19771469666fa2f6219d3eee9135b0d4d01d7253e39
-# Content sha256: 7a7b13fd52282dedb69db6d9451707bbd5b5b2cebb06ae017ee1a3892b1951d4
+# Inputs sha256: 70c3ebff1c19524e057ba9c6ea2c521de069571800ec6b83934f9d1755aa8d44
+# Content sha256: 63637c385f7e38484d6e756592958e2ac8869f5250cc1d3ec7c8d3063c2d4a79
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 43e699e652dbc7627dfa18f4edd53157562e54130a2d9ee1399e634b397271c9
-# Content sha256: 7e9912c5c8208da228496689c1eee00998bb6520b688e55d6077960857fbe943
+# Inputs sha256: 2e3c8c0b978504ac00bf07993218db69698f3fe52033161f3a79a6ccd79d46fe
+# Content sha256: dd3f2ca322c8247d90b9eb2bf7a8cc02e66a3f693a2f504847cf055614e4f066
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

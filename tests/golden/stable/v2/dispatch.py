@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 495dc188c5f44787ad09c0d77fae7cc1cf26f602a0eced2dffc73a3d2ac2d9d8
-# Content sha256: 6070bb822993500e72eeaf13cef6d441533456b548f1113355a00b1c787ff32d
+# Inputs sha256: f45372bb11d5583c7c747883ce7035b81392967ad2d04d22a6c9145eb8f087d9
+# Content sha256: 5b6608c69f8f01c0cfda52071a8cb1bfcc98dba733de43bddd046e1b31d1e2f2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b9b241436f34c06e42263f581301a7e81a6af7a7e2cd5007f99e2efc274dbc9c
-# Content sha256: ea932aab8e8a08814932a75780e165256c82837e896ce418fdd9792ea55a489f
+# Inputs sha256: e711a64cb9dbdc4a11a0b0cbe29578f1c7aac4681e58af4453743b25b39934ab
+# Content sha256: 06a5c04dc148e7ac0200229f437ae12fceeddd1e22431526dc0662e97810e029
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cac95c32ce77cc16e4acd4083e660ee1bdc43b1c77727181c3eb4fcc0d2c083c
-# Content sha256: 515219a49d1687f70ef9195a0a15fdfdc49d5333de828df2cc0654ab8b54c077
+# Inputs sha256: dbbb26f0287f9fbbe3a5eaa3e8379d480303544952074a9be1fd20b37080f0fe
+# Content sha256: bc5223a73e87ccd3d03b3068aceb17d614f6ceb4649f85f14203d901cbf2d5e4
 
 """Wire models of ACP protocol v2.
 
