@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54d2134914d9671fbecef3949c19435b0499beb1bb511b24ee84e3947e243b5d
-# Content sha256: 7927952f78249be53a3e52acc536444f3dc0f6f21470340231900b054ff47579
+# Inputs sha256: 46a1c526ebd343e56d9b2f15d7acca49821f423c0638406742d1c9a3408bc06d
+# Content sha256: e20e1112b92588a93ad6f303def01e41f7f8594e53ea64ff7066d5a9c8044b6e
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 622d6195bdda302efbe05a3a93376a37dfa6a064e1a66656752da28e7b31c716
-# Content sha256: cb9129de787e064da2d620e3512455c5e5fd0671ee0951d52f9ea00c978944bb
+# Inputs sha256: 62618da4ceac302cd6e6c61a5d591f726742d5a179a9162a36db64e0838a067d
+# Content sha256: 7626fcc4f09a767d635b9f459d49bf66ea71f74d74c6044f2b8d1957fa0ba263
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both

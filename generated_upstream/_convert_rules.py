@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f3cefca84aa5affb4866698ec9db94f33027d4f960c169a922171391dc0e284e
-# Content sha256: c06546ba95b4ccf6c3aacd7107fe6c827273d305918c214bf463ca14f838f5af
+# Inputs sha256: eba4a78e2d5484e39726263741097bce30e7694bf3e25f6d17facd7fa47b629f
+# Content sha256: a8c1fefe46d8429b76d64c1bbefad91199dfb33957ce01c2ea9adaf07948fc35
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ea3c84222c937e7e601356e5e7b8b85362fe04f66a3df9e024c59a3f56592db7
-# Content sha256: 54db6dac4b873cacc5c77e7e0fe20df5556d798d4ff526f9f817f1b61ed62cc3
+# Inputs sha256: bf8619fe885ffbb2993a385e5aa0fa6a79de33ea687fbb75c9e84c8174163def
+# Content sha256: 5fc7f08f3b2241a520870b23633f3a45a2e5e1b21dacf4dd75145e798f7f4d6f
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf8987f3918c4ce9b783863ea66306f9b2d85b214185d0e351fcd233d107490f
-# Content sha256: 3d1ef6a0d501f3b47c21d339c6531ceabd66de3537c7e8e299ef275584562b4b
+# Inputs sha256: 06f996dd5a7018c75cf11b3e86bd364f27381ba694cc335f5fd74fed7d8b8ebb
+# Content sha256: 8fc88f4555edaee01e20aa65610cdfd163b204696f4411eea3095504421062e4
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b6766df8ddf891fa21eb245cc00fee7379577252e046e80e2267fd96ccd4da49
-# Content sha256: f812bd9793916f96a1df9445d9088a66ab2a114f8b194096be83ad15ccd1ca80
+# Inputs sha256: 1b914579d4a0c9ba0bffeea4ac049ef2217089e307e5eddcdca4e5bc2e03c281
+# Content sha256: 76d451d0577a8640b7e765642e281e8fa196bb971b82e2f323e03de48b52e08c
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

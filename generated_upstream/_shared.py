@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d050a4bc3637847082cd8e4f048fe0abdc3791cb505dc19680830e2c09c6a3eb
-# Content sha256: 7070735248f03899baad6eb5ee71947067eefa9dc8428de6318bd8fbe604fd35
+# Inputs sha256: 91436a275f621bc521a1f300ef9c38fc199fa170b5a3e46bfdb3122fc61b3fc0
+# Content sha256: fb99580ce387acb9905446bc0d00e32e1c962686351f690f55b18158f8f2dd4a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b8668a81f1d0682387416b86a3edf2b9435d307bc8383752fe1adcb660bf860e
-# Content sha256: fd7675ff7209ecc889d320be0888bcfa7065486e6247c3b5bb2d8cec33d22d70
+# Inputs sha256: b1dec321ac13e574e90edc5530109a56a3942fb50b221cfc71072eb999240b20
+# Content sha256: 63b649565d02955eb060d904c4efc7a8a641fb9f2f82a7a59c05bc4e3bac32a7
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d6cc2637108b5098d8f8db85b369294be2c8d73f2ee2dcd3c35f872df3c4852
-# Content sha256: e874fd0e8e0bebb282cc3c6035708f15f796c32f6ef88f67ee040130b93833d0
+# Inputs sha256: 192c9dc29987c7a57f03ffbd71be989e42c98c7bbeba9996f40629554e6abf55
+# Content sha256: ace9259c1f52c66ef66b98fc82c1e200820ff7810da2a65f9fb69d9a0a1e0584
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -2974,7 +2974,7 @@ class _V2ToV1BlobResourceContents(_Converter):
 
     f_blob: str = Field(alias="blob")
     f_mime_type: str | None = Field(_ABSENT, alias="mimeType")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -3111,7 +3111,7 @@ class _V2ToV1ImageContent(_Converter):
     f_annotations: _V2ToV1Annotations | None = Field(_ABSENT, alias="annotations")
     f_data: str = Field(alias="data")
     f_mime_type: str = Field(alias="mimeType")
-    f_uri: str | None = Field(_ABSENT, alias="uri")
+    f_uri: _UriIn | None = Field(_ABSENT, alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -3144,7 +3144,7 @@ class _V2ToV1ResourceLink(_Converter):
     f_name: str = Field(alias="name")
     f_size: int | None = Field(_ABSENT, alias="size")
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
     f_icons: list[dict[str, Any]] | None = Field(
         _ABSENT, validation_alias="icons", exclude=True
@@ -3842,7 +3842,7 @@ class _V2ToV1McpServerHttp(_Converter):
     """``McpServerHttp`` (v2) as ``McpServerHttp`` (v1)."""
 
     f_name: str = Field(alias="name")
-    f_url: str = Field(alias="url")
+    f_url: _UriIn = Field(alias="url")
     f_headers: list[_V2ToV1HttpHeader] = Field(_ABSENT, alias="headers")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -3995,7 +3995,7 @@ class _V2ToV1PlanFile(_Converter):
     """``PlanFile`` (v2) as ``PlanFile`` (v1)."""
 
     f_plan_id: str = Field(alias="planId")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -4114,7 +4114,7 @@ class _V2ToV1ProviderCurrentConfig(_Converter):
     f_api_type: Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str = (
         Field(alias="apiType")
     )
-    f_base_url: str = Field(alias="baseUrl")
+    f_base_url: _UriIn = Field(alias="baseUrl")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -4693,7 +4693,7 @@ class _V2ToV1SetProviderRequest(_Converter):
     f_api_type: Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str = (
         Field(alias="apiType")
     )
-    f_base_url: str = Field(alias="baseUrl")
+    f_base_url: _UriIn = Field(alias="baseUrl")
     f_headers: dict[str, str] = Field(_ABSENT, alias="headers")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -4864,7 +4864,7 @@ class _V2ToV1TextResourceContents(_Converter):
 
     f_mime_type: str | None = Field(_ABSENT, alias="mimeType")
     f_text: str = Field(alias="text")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46e2016d6aefa0253384486d4930ec35d2d189286797c129051c9b339a7d41b7
-# Content sha256: 8a3e3d3d5cd156708ec861fb54e2a93096828c60aff81dd9b9b80411fb0df7c4
+# Inputs sha256: ac59f005f648977028f379263a280ac9c9a304e7353b2bd89942b9c771210319
+# Content sha256: 30083b8d4a878b4e05b8fdf3dc9c5911a3461d6dc55f99b1543a1e00e617c815
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

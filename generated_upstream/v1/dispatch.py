@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9af44c1cea3237869e9e7fdcab6eee8b788525bf9c92624edb34a47882965a08
-# Content sha256: 2f21921fe2150febfb4f15f21fb12fccb6e9f7d037e6c56d644d5af75297fbeb
+# Inputs sha256: 208e768fdfeb79e9cf933ab8d1a1498886d2c7c3778074465b96d173575b896e
+# Content sha256: 2b2f973e67cf5ce4f0ea2bbda11b202303e392d92e406305e0c9e492b8373afd
 
 """Method dispatch for the agent side of ACP protocol v1.
 

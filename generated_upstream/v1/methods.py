@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c12ea7d1079afa4a127de5b2958c3d257db662bbf4ec34cea0f3fc9e22a96de7
-# Content sha256: 34efdfe74271ee8e8b7ff4d3dc51cd2610039f353a310ec91289a94ecbf84e98
+# Inputs sha256: 97fdef86971900d7a2e88f327eac120dda6894652e3b544d61ec887d57677608
+# Content sha256: 1a5d0baf045551bc5538efaad9ce70451f490c9e19276281221b7ff71a85b93d
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aefbdb63e6e41b763ac5c400495c55a33e94d6cc8cbc8892ec5cf93927dd688c
-# Content sha256: a6420e3c11832ae8e992cb717a081663c701dccb71e1e86adba394ba59b7a29f
+# Inputs sha256: c2cff72f6b0b3559d9bd4d0eac4b9cebbfff30fdcd3a7f328ebb347216cf5066
+# Content sha256: 2e541c8757f2575a712e3386b6737b0463d4586c72cadb7ab6cb53b87e47cc7a
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0b6f1ce090e8c4852586b30883de1655bc127ad53d67f976dc31af740f3b8f83
-# Content sha256: b75fbca35200e42f9759d6176e8366a3171594dfbf93326643896c7f59460500
+# Inputs sha256: cfdc32c39136d395cf074c94839226930df579b4b3c1c8826a2536d07a72726e
+# Content sha256: 3b3693418bb1465e4dea819afb2392ad85a4f166d5593ae64776d82e1d9553aa
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fa7a99138d0f70ccd3bc1f68c84eba73e5883b75b04d944e88e7f7ac4dcf1c6f
-# Content sha256: bf2970a2c51eafe5b8af88207d0ee60e49c0eb0fff6595a40908947f3c4816d2
+# Inputs sha256: 745f564331e2fc8e1524914810b3122e4866dfb428f84cb02b64322accf0fae9
+# Content sha256: 14efed4d243092091b1259d4f55bcc0d252f536c0119277e764d75e2a42033e8
 
 """Method dispatch for the agent side of ACP protocol v2.
 

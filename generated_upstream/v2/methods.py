@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d114488b89d1fdcc3935fb3c659a5d97a7bb9782f8792a44a0a15d01c8fc877
-# Content sha256: 9b6749dcba5cbf95f76cd661495b7f10641523cda78d1ff78ee43ba4d0ebe4ef
+# Inputs sha256: 1c69c7642f9648f5c08ef082ded060b5252118ea9ff970c531ddb9b23771d15d
+# Content sha256: 2998ec176a6dece29f45860885a03b29a770389f50edb1e933a943d26a064300
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

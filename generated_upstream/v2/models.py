@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d2b97281acdfccb5dc7803dfc139b2ce53bff02974697273ae4a49e585b81b92
-# Content sha256: e48d5816714cb22c9b61a7986555329be59be4377b0835b885b55e790aa4c428
+# Inputs sha256: 7d4d1dfe28da1bbc2e088816c66107ddf2cfae946913a56c611a15ef9200ce6e
+# Content sha256: 90a905101ab722e75733619215a0d4795bc9cac59ef66f0831a62d4a9a58ec62
 
 """Wire models of ACP protocol v2.
 
