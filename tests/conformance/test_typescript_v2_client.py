@@ -56,6 +56,7 @@ class Recorded(V2Client):
 
     def __init__(self, schema: V2Schema) -> None:  # (V2Client's own starts the agent)
         self.schema, self.check, self.pending, self.agent_requests = schema, True, {}, {}
+        self.batches = False
 
 
 def transcript_problems(schema: V2Schema, transcript: Path) -> list[str]:
