@@ -11,7 +11,8 @@ version bridge translates. The same four checks each time, each in a session of 
 - ``tool``: the stand-in calls a tool of the agent's that asks permission; the client
   allows it once, the tool runs (its file is written), the agent's tool call reaches the
   client and the turn ends ``end_turn``. In protocol 2: ``requires_action`` before the
-  permission request, which carries ``title`` and a ``tool_call`` subject;
+  permission request, which carries ``title`` and a ``tool_call`` subject, and ``running``
+  again after the client's answer;
 - ``cancel``: ``session/cancel`` while the stand-in streams; the turn ends ``cancelled``;
 - ``list``: ``session/list`` with the session's ``cwd`` names the ``plain`` check's session.
 
@@ -265,6 +266,8 @@ class Talk:
             at = next(i for i, m in enumerate(got) if m.get("method") == "session/request_permission")
             states = [u["state"] for m in got[:at] if (u := update_of(m, "state_update"))]
             assert states[-1:] == ["requires_action"], f"states before the permission request: {states}"
+            after = [u["state"] for m in got[at:] if (u := update_of(m, "state_update"))]
+            assert after[:1] == ["running"], f"states after the client's answer: {after}"
         assert call_id in {c["toolCallId"] for c in calls}, f"the tool call {call_id} never reported: {calls}"
 
     def cancel(self) -> None:
