@@ -1,4 +1,5 @@
-"""Sessions: generate, check, tests, ecosystem, fetch_data, lint, bench, schema_diff, lowest_pydantic, mypy_newest.
+"""Sessions: generate, generate_upstream, check, tests, ecosystem, fetch_data, lint, bench, schema_diff,
+lowest_pydantic, mypy_newest.
 ``nox -s tests`` is what CI runs."""
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ def generate(session: nox.Session) -> None:
     session.run("acp-codegen", "generate", *session.posargs)
 
 
+@nox.session(name="generate_upstream")
+def generate_upstream(session: nox.Session) -> None:
+    """Regenerate ``generated_upstream/`` (the package the polyfill's version bridge runs on,
+    shipped as ``acp_codegen.upstream``) from upstream's newest v1 and v2 schemas in the
+    reference data (``../shared``, or ``nox -s fetch_data``), without upstream's descriptions."""
+    _install(session)
+    session.run("python", "-m", "acp_codegen.polyfill.upstream", *session.posargs)
+
+
 @nox.session
 def check(session: nox.Session) -> None:
     """Fail (with a diff) when ``generated/`` is not what ``generate`` would write."""
@@ -53,7 +63,7 @@ def _pytest(session: nox.Session, marks: str) -> None:
     # the slowest first (tests/conftest.py). `-- -n 0` runs in one process; a `-m` in posargs
     # comes later and wins.
     # The checkout's own packages compiled before the workers start, so that they do not both.
-    session.run("python", "-m", "compileall", "-q", "codegen", "generated", "examples", silent=True)
+    session.run("python", "-m", "compileall", "-q", "codegen", "generated", "generated_upstream", "examples", silent=True)
     session.run("pytest", "-m", marks, "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
 
 

@@ -26,6 +26,7 @@ from benchmarks import Ratio, compare
 
 ROOT = Path(__file__).resolve().parent.parent
 UPDATES = 20_000
+PROMPT = [{"type": "text", "text": "go"}]  # (v2 refuses an empty prompt)
 
 AGENT = r"""
 import json, sys
@@ -100,12 +101,12 @@ class _Client:
         raise RuntimeError(f"the relay closed its output during {method}")
 
     def turn(self) -> None:
-        streamed = self.call("session/prompt", {"sessionId": "sess_bench", "prompt": []})
+        streamed = self.call("session/prompt", {"sessionId": "sess_bench", "prompt": PROMPT})
         assert streamed == UPDATES, streamed
 
     def bridged_turn(self) -> None:
         """v2: the prompt is answered at once; the turn ends with the idle state update."""
-        assert self.call("session/prompt", {"sessionId": "sess_bench", "prompt": []}) == 0
+        assert self.call("session/prompt", {"sessionId": "sess_bench", "prompt": PROMPT}) == 0
         assert self.proc.stdout is not None
         streamed = 0
         for line in self.proc.stdout:

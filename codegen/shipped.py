@@ -1,9 +1,11 @@
-"""The generated package this tool ships (``acp_codegen.reference``, the committed
-``generated/``), found for the commands that speak ACP with it: the conformance kit
-validates agents' messages with its models, the polyfill validates the RFD's requests.
+"""The generated packages this tool ships, found for the commands that speak ACP with
+them: ``acp_codegen.reference`` (the committed ``generated/``), whose models the
+conformance kit validates agents' messages with and the polyfill the RFD's requests; and
+``acp_codegen.upstream`` (``generated_upstream/``, over upstream's newest release), whose
+version bridge the polyfill runs.
 
-The one place that knows where it lives: the copy inside the installed tool when there is
-one, else the ``generated/`` package of the checkout this ``codegen`` was imported from.
+The one place that knows where they live: the copy inside the installed tool when there
+is one, else the package of the checkout this ``codegen`` was imported from.
 """
 
 from __future__ import annotations
@@ -21,15 +23,15 @@ class ModelsMissing(CodegenError):
     pass
 
 
-def _package() -> str:
-    if importlib.util.find_spec("acp_codegen.reference") is not None:
-        return "acp_codegen.reference"
+def _package(installed: str = "acp_codegen.reference", checkout_name: str = "generated") -> str:
+    if importlib.util.find_spec(installed) is not None:
+        return installed
     checkout = str(Path(__file__).resolve().parents[1])
-    if importlib.util.find_spec("generated") is None and (Path(checkout) / "generated").is_dir():
+    if importlib.util.find_spec(checkout_name) is None and (Path(checkout) / checkout_name).is_dir():
         sys.path.append(checkout)  # an editable install maps only codegen/
-    if importlib.util.find_spec("generated") is None:
-        raise ModelsMissing("the generated models are not installed (no acp_codegen.reference, no generated/)")
-    return "generated"
+    if importlib.util.find_spec(checkout_name) is None:
+        raise ModelsMissing(f"the generated models are not installed (no {installed}, no {checkout_name}/)")
+    return checkout_name
 
 
 def reference_module(version: int | None, name: str) -> ModuleType:
@@ -41,3 +43,9 @@ def reference_module(version: int | None, name: str) -> ModuleType:
         return importlib.import_module(f"{where}.{name}")
     except ModuleNotFoundError:
         raise ModelsMissing(f"{package} has no protocol v{version}") from None
+
+
+def upstream_module(name: str) -> ModuleType:
+    """A top-level module of the package generated over upstream's newest release
+    (``bridge``, ``convert``, ...)."""
+    return importlib.import_module(f"{_package('acp_codegen.upstream', 'generated_upstream')}.{name}")

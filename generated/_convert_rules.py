@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 55b72b2370a68fc3d5e455344e015049f11957ccd34660a2e7b9fe73e361b61f
-# Content sha256: f6c4014d9b69bae6e8edef822f67db5e5ca9cf50edf82a0e62eb2fba690c393c
+# Inputs sha256: 1d675b0fcd14ac55385d49637eec757f208ff83518c5666a3699b3ecad0c6703
+# Content sha256: 82301f6c76792dfceda4d4aa389339c1b785ccd61a1ab13b4af33fd2e680bc94
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -19,6 +19,7 @@ import copy
 import difflib
 import re
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Annotated, Any, Final, TypeAlias
 
 from pydantic import (
@@ -227,6 +228,22 @@ def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
     out["changes"] = [{"operation": "add" if old is None else "modify", "path": path}]
     out["patch"] = {"format": "git_patch", "text": _git_patch(path, old, new)}
     return out
+
+
+def _local_offset(
+    year: str, month: str, day: str, hour: str, minute: str, second: str | None
+) -> str:
+    """This machine's UTC offset at a date and time of its own time zone."""
+    try:
+        when = datetime(int(year), int(month), int(day), int(hour), int(minute))
+        when = when.replace(second=min(int(second or 0), 59)).astimezone()
+    except (ValueError, OverflowError, OSError):
+        raise _fail(
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
+        ) from None
+    offset = when.strftime("%z")
+    return offset[:3] + ":" + offset[3:]
 
 
 def _supply(info: ValidationInfo | SerializationInfo | None) -> Mapping[str, Any]:

@@ -19,7 +19,7 @@ import pytest
 from acp_codegen import __version__
 from acp_codegen.cli import main
 from acp_codegen.config.table import tomllib
-from acp_codegen.generate.pipeline import PACKAGE_TEMPLATES, RUNTIME_FILES, VERSION_TEMPLATES
+from acp_codegen.generate.pipeline import BRIDGE_FILES, PACKAGE_TEMPLATES, RUNTIME_FILES, VERSION_TEMPLATES
 from acp_codegen.render.models import MODELS_TEMPLATES
 from acp_codegen.resources import BUILTIN_FRAGMENTS
 from support import ROOT, fresh_venv
@@ -30,6 +30,7 @@ MAPPED = {
     "templates": "acp_codegen/templates",
     "schema": "acp_codegen/fragments",
     "generated": "acp_codegen/reference",
+    "generated_upstream": "acp_codegen/upstream",
 }
 
 
@@ -64,9 +65,10 @@ def test_wheel_holds_every_file_the_generator_reads(wheel: Path) -> None:
     templates = {t for t, _ in (*VERSION_TEMPLATES, *PACKAGE_TEMPLATES)} | set(MODELS_TEMPLATES)
     for name in templates:
         assert f"acp_codegen/templates/{name}" in content, name
-    for name in RUNTIME_FILES:  # copied into every output, and shipped as the reference's own
+    for name in RUNTIME_FILES:  # copied into the outputs, and shipped as the packages' own
         assert f"acp_codegen/runtime/{name}" in content, name
-        assert f"acp_codegen/reference/{name}" in content, name
+        assert f"acp_codegen/upstream/{name}" in content, name  # (the bridge's package has every one)
+        assert (f"acp_codegen/reference/{name}" in content) == (name not in BRIDGE_FILES), name
     for name in ("conversions.json", "v1/schema.json", "v1/meta.json", "v2/schema.json", "v2/meta.json"):
         assert f"acp_codegen/fragments/{name}" in content, name
     assert "acp-codegen = acp_codegen.cli:main" in entry_points

@@ -54,6 +54,8 @@ class ModelOptions:
     mixins: Mapping[str, str | list[str]] = field(default_factory=dict)
     # Enum class name -> member name -> value, in order: a closed enum of that name, or a class of its own
     enums: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # False: the bases' descriptions are left out (the package acp-codegen ships over upstream's schemas)
+    base_descriptions: bool = True
     origin: str = field(default="pyproject.toml", compare=False)  # where the tables were written, for errors
     # key -> the table it was written in where that is a version's ("v2": [tool.acp-codegen.v2])
     tables: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -74,6 +76,7 @@ class ModelOptions:
             + [f"mixin={k}={v!r}" for k, v in sorted(self.mixins.items())]
             + [f"enum={k}={v!r}" for k, v in sorted(self.enums.items())]  # (members in order: their order is output)
             + ([f"required-null={_listed(self.required_null)}"] if self.required_null != "required" else [])
+            + ([] if self.base_descriptions else ["base-descriptions=false"])
         )
 
     def nulls_optional(self, name: str) -> bool:

@@ -283,5 +283,7 @@ def _report(
     print(_naming_summary(result, settings))
     if over_a_base and (off := result.features_off(features)):
         print(off)
+    if over_a_base and len(result.protocols) == 2:
+        print(result.bridge.line())
     for line in [*result.notes(), *notes]:
         print(line)

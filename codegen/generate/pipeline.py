@@ -18,6 +18,7 @@ from ..code_text import Code
 from ..config.checks import check_class_names, check_settings
 from ..config.settings import DEFAULT_OPTIONS, DEFAULT_SETTINGS, ModelOptions, Settings
 from ..errors import Problem, SchemaError, pointer
+from ..plan.bridge import BridgePlan, bridge_plan
 from ..plan.conversions import CONVERSIONS_FILE, UPSTREAM_DECLARATIONS, ConversionPlan
 from ..plan.conversions import plan as plan_conversions
 from ..plan.dispatch import routes as dispatch_routes
@@ -49,13 +50,28 @@ PACKAGE_TEMPLATES = (
     ("shared.py.jinja", "_shared.py"),
     ("package_init.py.jinja", "__init__.py"),
     ("convert.py.jinja", "convert.py"),  # only with schema/conversions.json
+    ("bridge.py.jinja", "bridge.py"),  # only where the bridge plan serves it
 )
 CONVERT_TEMPLATE = "convert.py.jinja"
 CONVERT_PATH = "convert.py"
-# Package-level modules copied out of codegen/runtime/ as they are (the last one only with
-# convert.py, which imports it).
-RUNTIME_FILES = ("_runtime.py", "_router.py", "_convert_rules.py", "_convert_runtime.py")
+BRIDGE_TEMPLATE = "bridge.py.jinja"
+# Package-level modules copied out of codegen/runtime/ as they are (the conversions' only
+# with convert.py, which imports them; the bridge's only with bridge.py).
+RUNTIME_FILES = (
+    "_runtime.py",
+    "_router.py",
+    "_convert_rules.py",
+    "_convert_runtime.py",
+    "_bridge_sessions.py",
+    "_bridge_core.py",
+    "_bridge_agent.py",
+    "_bridge.py",
+)
 CONVERT_RUNTIME = ("_convert_rules.py", "_convert_runtime.py")  # only where convert.py is
+# Listed by ``plan`` wherever convert.py is; ``generate`` leaves them out where the bridge
+# plan does not serve the bridge (a function of the same inputs: ``up_to_date`` takes the
+# files present or absent together).
+BRIDGE_FILES = ("bridge.py", "_bridge_sessions.py", "_bridge_core.py", "_bridge_agent.py", "_bridge.py")
 
 
 @dataclass(frozen=True)
@@ -63,6 +79,7 @@ class Generation:
     protocols: tuple[Protocol, ...]
     sources: tuple[VersionSources, ...]
     files: dict[str, str]
+    bridge: BridgePlan  # whether the package got the version bridge: what it serves, or why not
 
     def features_off(self, enabled: frozenset[str], again: str = "") -> str | None:
         """One line where a feature the fragments declare is off, naming the settings that turn
@@ -127,7 +144,10 @@ def load_protocols(
     if left_out:
         message = f"base-v{left_out[0]} is set, but versions leaves v{left_out[0]} out"
         raise SchemaError(Problem(settings.options.origin, pointer("tool", "acp-codegen", "versions"), message))
-    sources = load_sources(schema_dir, root, bases, features=features, versions=versions)
+    descriptions = settings.options.base_descriptions
+    sources = load_sources(
+        schema_dir, root, bases, features=features, versions=versions, base_descriptions=descriptions
+    )
     enabled(sources, features, schema_dir, root)
     protocols = build_protocols(sources, features, names)
 
@@ -206,7 +226,7 @@ def plan(
     all_inputs = tuple(f for s in sources for f in _files(s))
     for template, path in PACKAGE_TEMPLATES:
         extra: tuple[tuple[str, str], ...] = ()
-        if template == CONVERT_TEMPLATE:
+        if template in (CONVERT_TEMPLATE, BRIDGE_TEMPLATE):
             if not declarations or len(by_version) < 2:  # one version: nothing to convert to
                 continue
             extra = tuple((d.name, d.sha256) for d in declarations)
@@ -215,7 +235,7 @@ def plan(
         else:
             out[path] = Inputs(all_inputs + extra, (template,), enabled, style, options=copied, versions=per_version)
     for name in RUNTIME_FILES:
-        if name not in CONVERT_RUNTIME or CONVERT_PATH in out:
+        if name not in (*CONVERT_RUNTIME, *BRIDGE_FILES) or CONVERT_PATH in out:
             out[name] = Inputs((), (), enabled, style, runtime=(name,), options=copied)
     return dict(sorted(out.items()))
 
@@ -261,6 +281,7 @@ def _render_templates(
     sources: tuple[VersionSources, ...],
     manifest: Mapping[str, Inputs],
     convert_plan: ConversionPlan | None,
+    bridge: BridgePlan,
     features: frozenset[str],
 ) -> dict[str, str]:
     """Every module a Jinja template makes, unformatted."""
@@ -287,6 +308,7 @@ def _render_templates(
                 protocols=protocols,
                 features=enabled,
                 plan=convert_plan,
+                bridge=bridge,
                 sides=sides,
             )
     return texts
@@ -318,6 +340,9 @@ def generate(
     manifest = plan(sources, features, declared, style=style, settings=settings)
     # Planned before anything is rendered: a conversions file that does not hold fails fast.
     convert_plan = conversion_plan(protocols, sources, declared, settings) if CONVERT_PATH in manifest else None
+    bridge = bridge_plan(protocols, convert_plan)
+    if not bridge.served:
+        manifest = {path: inputs for path, inputs in manifest.items() if path not in BRIDGE_FILES}
     models = {
         f"v{p.version}/{MODELS}": functools.partial(
             render_models, p, manifest[f"v{p.version}/{MODELS}"].options, manifest[f"v{p.version}/{MODELS}"].header()
@@ -334,7 +359,7 @@ def generate(
     }
     with in_background(later) as done:
         texts = {name: render() for name, render in models.items() if name not in later}
-        texts |= _render_templates(protocols, sources, manifest, convert_plan, features)
+        texts |= _render_templates(protocols, sources, manifest, convert_plan, bridge, features)
         # The runtime modules' sources are kept in the default style's layout: only another
         # style lays them out (with the rest, in the same pass).
         laid_out: dict[str, str] = {}
@@ -344,7 +369,7 @@ def generate(
         laid_out |= format_modules(texts, style)
         laid_out |= {name: done(name) for name in later}
     files = {path: stamp(text) for path, text in laid_out.items()}
-    return Generation(protocols, sources, dict(sorted(files.items())))
+    return Generation(protocols, sources, dict(sorted(files.items())), bridge)
 
 
 def up_to_date(
@@ -374,6 +399,8 @@ def up_to_date(
     except Exception:  # unreadable or invalid input: the full run that follows reports it
         return False
     on_disk = read_tree(out)
+    if not any(path in on_disk for path in BRIDGE_FILES):
+        manifest = {path: inputs for path, inputs in manifest.items() if path not in BRIDGE_FILES}
     if sorted(on_disk) != sorted(manifest):
         return False
     for rel, inputs in manifest.items():

@@ -23,11 +23,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..runtime._bridge import spoken_version
 from ..shipped import reference_module
 from .listing import BadCursor, Created, Lister, Listings
 from .relay import INTERNAL_ERROR, AgentGone, Relay, error
 from .store import Store
-from .translate import spoken_version
 
 logger = logging.getLogger(__name__)
 

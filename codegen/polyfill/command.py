@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import processes
+from ..shipped import upstream_module
 from .archive import Polyfill
-from .bridge import Bridge
 from .relay import Relay
 from .store import Store, default_path
 
@@ -123,7 +123,10 @@ def run(args: argparse.Namespace) -> int:
         processes.stop(agent.pid, processes.descendants(agent.pid), 2.0)
         return USAGE
     relay = Relay(agent.stdin, agent.stdout, sys.stdin.buffer, sys.stdout.buffer)
-    relay.bridge = Bridge(Path(command[0]).name)
+    # The version bridge of the package over upstream's newest release (its models and
+    # conversions are imported once a client asks for protocol 2); the store lists the
+    # sessions opened through it for an agent that cannot.
+    relay.bridge = upstream_module("bridge").Bridge(Path(command[0]).name, index=store)
     polyfill = Polyfill(relay, store)
     stopping = threading.Event()
 

@@ -1,8 +1,9 @@
 """The two pumps between the client (our stdin and stdout) and the agent (its stdin and
 stdout), and the proxy's own requests to the agent.
 
-Lines pass through as they are: the client's are parsed to route them (they are few),
-the agent's only where they may be a response the proxy must see. A line that starts as
+Lines pass through as they are: the client's are parsed to route them (they are few; with
+the version bridge, the bridge reads them first), the agent's only where they may be a
+response the proxy must see. A line that starts as
 a request or notification does (``is_call``: scalar members, then ``"method"``; what
 agents write) is not, so the stream of ``session/update`` notifications is copied without
 being decoded, a chunk of lines in one write.
@@ -24,8 +25,8 @@ import threading
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .bridge import Bridge
+if TYPE_CHECKING:  # (the polyfill runs the copy in the shipped package: shipped.upstream_module)
+    from ..runtime._bridge import Bridge
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +54,19 @@ class AgentGone(Exception):
     """The agent exited (or stopped reading) before it answered."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: Any) -> bytes:
+    """A message (or a batch's answer) as a line; a line as it is."""
+    if isinstance(message, bytes):
+        return message if message.endswith(b"\n") else message + b"\n"
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def decoded(line: bytes) -> Any:
+    """A line's JSON value; None where it is none."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
 
 
 def id_key(value: Any) -> str:
@@ -139,17 +151,22 @@ class Relay:
                 actions = bridge.cancelled(sid)
             self._run(actions)
 
-    def _run(self, actions: list[tuple[str, dict[str, Any]]]) -> None:
+    def _run(self, actions: list[tuple[str, Any]]) -> None:
         """The bridge's actions, in order: for the client as they are; for the agent through
-        the agent's side (the archive layer's hook). What the bridge says once a message is
-        accepted (a prompt's answer) goes to the client before the agent has the message, so
-        that nothing the agent answers can overtake it; the agent is written to outside the
-        bridge's lock, which the agent's pump takes."""
+        the agent's side (the archive layer's hook), a line it passes on as it was read
+        decoded for the hook. What the bridge says once a message is accepted (a prompt's
+        answer) goes to the client before the agent has the message, so that nothing the
+        agent answers can overtake it; the agent is written to outside the bridge's lock,
+        which the agent's pump takes."""
         bridge = self.bridge
         assert bridge is not None
-        for where, message in actions:
+        for where, payload in actions:
             if where == "client":
-                self.to_client(encode(message))
+                self.to_client(encode(payload))
+                continue
+            message = decoded(payload) if isinstance(payload, bytes) else payload
+            if not isinstance(message, dict) or message.get("method") != "session/prompt":
+                self._forward(message, encode(payload))
                 continue
 
             def accepted(message: dict[str, Any] = message) -> None:
@@ -158,7 +175,7 @@ class Relay:
                 for _, told in said:
                     self.to_client(encode(told))
 
-            self._forward(message, encode(message), accepted)
+            self._forward(message, encode(payload), accepted)
 
     def to_agent(self, data: bytes) -> None:
         with self._to_agent:
@@ -204,17 +221,13 @@ class Relay:
             self.from_client(line)
 
     def from_client(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None  # (not ours to judge: the agent answers it)
         bridge = self.bridge
-        if isinstance(message, dict) and bridge is not None and bridge.wants(message):
-            with bridge.lock:
-                actions = bridge.from_client(message)
-            self._run(actions)
+        if bridge is None:
+            self._forward(decoded(line), line)  # (what is no message is the agent's to answer)
             return
-        self._forward(message, line)
+        with bridge.lock:
+            actions = bridge.from_client_line(line)
+        self._run(actions)
 
     def _forward(self, message: Any, line: bytes, accepted: Callable[[], None] | None = None) -> None:
         """The client's message on its way to the agent (``line`` as written), unless the

@@ -19,7 +19,9 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 BUSY_TIMEOUT_MS = 10_000
 FILE_NAME = "polyfill.sqlite3"
@@ -34,6 +36,14 @@ CREATE TABLE IF NOT EXISTS sessions (
     deleted INTEGER NOT NULL DEFAULT 0,
     cwd TEXT,
     changed_at REAL NOT NULL,
+    PRIMARY KEY (agent, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS opened (
+    agent TEXT NOT NULL,
+    id TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    title TEXT,
+    active_at REAL NOT NULL,
     PRIMARY KEY (agent, id)
 ) WITHOUT ROWID;
 """
@@ -82,8 +92,10 @@ def _set_up(db: sqlite3.Connection) -> None:
 
 
 class Store:
-    """Archive and deletion state of one agent's sessions. Thread-safe (one connection,
-    one lock): the polyfill's workers and its relay thread share it."""
+    """Archive and deletion state of one agent's sessions, and the sessions opened through
+    the polyfill (the version bridge lists them for an agent that cannot list: a
+    ``SessionIndex``). Thread-safe (one connection, one lock): the polyfill's workers and
+    its relay thread share it."""
 
     def __init__(self, path: Path, command: Sequence[str], cwd: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +149,32 @@ class Store:
                 " cwd = COALESCE(excluded.cwd, sessions.cwd), changed_at = excluded.changed_at",
                 (self.agent, session_id, int(archived), cwd, time.time()),
             )
+
+    def opened(self, session_id: str, cwd: str, title: str | None = None) -> None:
+        """A session was created, resumed or prompted through the polyfill (a title: the
+        agent named it)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO opened VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, id) DO UPDATE SET"
+                " cwd = excluded.cwd, title = COALESCE(excluded.title, opened.title), active_at = excluded.active_at",
+                (self.agent, session_id, cwd, title, time.time()),
+            )
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """The sessions opened through the polyfill and not deleted, the most recently active
+        first, as v1's ``SessionInfo``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT o.id, o.cwd, o.title, o.active_at FROM opened o LEFT JOIN sessions s"
+                " ON s.agent = o.agent AND s.id = o.id WHERE o.agent = ? AND COALESCE(s.deleted, 0) = 0"
+                " ORDER BY o.active_at DESC, o.id",
+                (self.agent,),
+            ).fetchall()
+        out = []
+        for session_id, cwd, title, active_at in rows:
+            when = datetime.fromtimestamp(active_at, timezone.utc).isoformat().replace("+00:00", "Z")
+            out.append({"sessionId": session_id, "cwd": cwd, "updatedAt": when, **({"title": title} if title else {})})
+        return out
 
     def set_deleted(self, session_id: str) -> None:
         with self._lock:

@@ -111,12 +111,17 @@ def _read(path: Path, root: Path | None) -> Source:
         raise SchemaError([replace(p, file=_shown(path, root)) for p in exc.problems]) from None
 
 
-def load_base(path: Path, version: int, root: Path | None = None) -> Base:
+def load_base(path: Path, version: int, root: Path | None = None, descriptions: bool = True) -> Base:
     """Read and validate a base schema (and its sibling meta when present), the types of
-    the methods it lists but does not mark found by name."""
+    the methods it lists but does not mark found by name. ``descriptions=False``: without
+    the base's descriptions (upstream's prose, which a package shipped with this tool may
+    not carry; its names and structure are facts of the protocol)."""
     if not path.is_file():
         raise fail(_shown(path, root), "", "base schema file does not exist")
     schema = _read(path, root)
+    if not descriptions:
+        for _, node in schema_nodes(schema.data):
+            node.pop("description", None)
     meta_file = meta_path(path)
     if meta_file.is_file():
         meta = _read(meta_file, root)

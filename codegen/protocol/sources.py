@@ -28,6 +28,7 @@ def load_sources(
     features: frozenset[str] = frozenset(),
     upstream: bool = False,
     versions: frozenset[int] | None = None,
+    base_descriptions: bool = True,
 ) -> tuple[VersionSources, ...]:
     """Every version directory's inputs (those of ``versions`` only, where given, and only
     their bases), laid over its base where ``bases`` names one (a base too old for an enabled feature is refused
@@ -47,7 +48,8 @@ def load_sources(
         if validate:
             validate_version(version_sources, version)
         if version in bases:
-            version_sources = overlay(load_base(bases[version], version, root), version_sources, features)
+            base = load_base(bases[version], version, root, base_descriptions)
+            version_sources = overlay(base, version_sources, features)
         sources.append(version_sources)
     return tuple(sources)
 

@@ -32,6 +32,7 @@ from ._convert_rules import (
     _URI,
     _URI_REASON,
     _fail,
+    _local_offset,
     _supply,
 )
 from ._runtime import wire_path
@@ -72,8 +73,13 @@ _RFC3339_FORM: Final = re.compile(
 )
 
 
-def _iso8601_to_rfc3339(value: str) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
+_OFFSET: Final = re.compile(r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
+
+
+def _iso8601_to_rfc3339(value: str, info: ValidationInfo | None) -> str:
+    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; one without an offset
+    takes the offset the caller supplies (``utcOffset``: an RFC 3339 offset, or ``local``,
+    this machine's time zone); refuse anything else."""
     match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
     if match is None:
         raise _fail(
@@ -82,10 +88,15 @@ def _iso8601_to_rfc3339(value: str) -> str:
         )
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     if zone is None:
-        raise _fail(
-            None,
-            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
-        )
+        zone = _supply(info).get("utcOffset")
+        if zone == "local":
+            zone = _local_offset(year, month, day, hour, minute, second)
+        if not isinstance(zone, str) or _OFFSET.match(zone) is None:
+            raise _fail(
+                None,
+                "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339"
+                " date-time; pass its offset as supply={'utcOffset': ...}",
+            )
     offset = (
         "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
     )
@@ -113,7 +124,7 @@ def _check_rfc3339(value: str) -> str:
     """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
     if _RFC3339_FORM.match(value) is None:
         raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value)
+    _iso8601_to_rfc3339(value, None)
     return value
 
 
@@ -211,7 +222,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

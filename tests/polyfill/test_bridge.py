@@ -421,8 +421,10 @@ def test_a_replayed_message_keeps_its_id(client: V2Client, tmp_path: Path, close
         assert client.result("session/close", {"sessionId": sid}) == {}
     params = {"sessionId": sid, "cwd": str(tmp_path), "replayFrom": {"type": "start"}}
     _, replay = client.call("session/resume", params)
-    replayed = [(update_of(m)["sessionUpdate"], update_of(m)["messageId"]) for m in replay if update_of(m)]
+    *history, state = [update_of(m) for m in replay if update_of(m)]
+    replayed = [(u["sessionUpdate"], u["messageId"]) for u in history]
     assert replayed == [("user_message_chunk", user_id), ("agent_message_chunk", agent_id)], replayed
+    assert state == {"sessionUpdate": "state_update", "state": "idle"}, kinds(replay)  # (after the replay)
 
 
 def test_list_close_resume_with_replay_archive_and_an_unknown_method(client: V2Client, tmp_path: Path) -> None:

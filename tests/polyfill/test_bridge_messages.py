@@ -1,116 +1,17 @@
-"""The version bridge (``acp_codegen.polyfill.bridge``) message by message, without processes: a
-v2 client's messages in, a v1 agent's messages in, what each side gets out. Where the
-2026-11 v2 schema is at hand, every message for the client is validated against it."""
+"""The version bridge (the runtime's ``_bridge``, as ``generated_upstream`` carries it)
+message by message, without processes: a v2 client's messages in, a v1 agent's messages in,
+what each side gets out. Where the 2026-11 v2 schema is at hand, every message for the
+client is validated against it (``support.bridge``)."""
 
 from __future__ import annotations
 
 import itertools
 import json
-from functools import cache
-from typing import Any
 
 import pytest
-from acp_codegen.polyfill.bridge import Bridge
-from support import SHARED_UPSTREAM
+from support.bridge import MODES, SID, TEXT, V1_INIT, bridged, prompt, request, to, update, updates, valid_v2
 
-V2_SCHEMA = SHARED_UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"
-SID = "sess_1"
-TEXT = {"type": "text", "text": "hi"}
-
-
-@cache
-def _v2() -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
-    schema = json.loads(V2_SCHEMA.read_text())
-    types: dict[tuple[str, str], str] = {}
-    for name, body in schema["$defs"].items():
-        if isinstance(body, dict) and "x-method" in body:
-            types.setdefault((body["x-method"], "result" if name.endswith("Response") else "params"), name)
-    return schema, types
-
-
-def valid_v2(message: dict[str, Any], method: str | None = None) -> None:
-    """``message`` for the client fits the 2026-11 v2 schema (``method``: the request a
-    response answers). Skipped where the schema is not at hand."""
-    if not V2_SCHEMA.exists():
-        return
-    import jsonschema_rs
-
-    schema, types = _v2()
-    if "method" in message:
-        name, value = types[(message["method"], "params")], message["params"]
-    elif "result" in message:
-        assert method is not None
-        name, value = types[(method, "result")], message["result"]
-    else:
-        return
-    errors = [
-        e.message
-        for e in jsonschema_rs.validator_for({"$ref": f"#/$defs/{name}", "$defs": schema["$defs"]}).iter_errors(value)
-    ]
-    assert errors == [], (name, value)
-
-
-def request(request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-
-
-def update(variant: str, /, **fields: Any) -> dict[str, Any]:
-    body = {"sessionUpdate": variant, **fields}
-    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SID, "update": body}}
-
-
-def to(where: str, actions: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    return [m for w, m in actions if w == where]
-
-
-def updates(actions: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    out = [m["params"]["update"] for m in to("client", actions) if m.get("method") == "session/update"]
-    for message in to("client", actions):
-        valid_v2(message)
-    return out
-
-
-V1_INIT = {
-    "protocolVersion": 1,
-    "agentCapabilities": {
-        "loadSession": True,
-        "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-        "mcpCapabilities": {"http": True, "sse": False},
-        "sessionCapabilities": {"list": {}, "resume": {}, "archive": {}},
-    },
-    "authMethods": [{"id": "login", "name": "Log in"}],
-    "agentInfo": {"name": "agent", "title": "Agent", "version": "1.2"},
-}
-MODES = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
-
-
-def bridged(init: dict[str, Any] | None = None) -> Bridge:
-    """A bridge past initialize, with session ``SID`` created."""
-    bridge = Bridge("agent-cmd", prefix="bridge-")  # (two bridges give the same ids)
-    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
-    (sent,) = to("agent", bridge.from_client(request(0, "initialize", params)))
-    assert sent["params"]["clientCapabilities"] == {
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
-    }
-    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": init or V1_INIT}))
-    valid_v2(answer, "initialize")
-    assert bridge.active
-    (new,) = to("agent", bridge.from_client(request(1, "session/new", {"cwd": "/w"})))
-    assert new["params"] == {"cwd": "/w", "mcpServers": []}
-    result = {"sessionId": SID, "modes": MODES, "configOptions": []}
-    (created,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 1, "result": result}))
-    valid_v2(created, "session/new")
-    return bridge
-
-
-def prompt(bridge: Bridge, request_id: Any = 7) -> tuple[Any, list[dict[str, Any]]]:
-    """A prompt forwarded: (the id the agent got, what the client got)."""
-    (sent,) = to(
-        "agent", bridge.from_client(request(request_id, "session/prompt", {"sessionId": SID, "prompt": [TEXT]}))
-    )
-    assert sent["id"] != request_id  # (its response ends the turn, not the client's request)
-    return sent["id"], to("client", bridge.forwarded(sent))
+from generated_upstream.bridge import Bridge
 
 
 def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> None:
@@ -123,7 +24,7 @@ def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> Non
         "info": {"name": "agent", "title": "Agent", "version": "1.2"},
         "capabilities": {
             "session": {
-                "prompt": {"image": {}, "embeddedContext": {}},
+                "prompt": {"image": {}, "audio": None, "embeddedContext": {}},  # (v1's false: no support)
                 "mcp": {"stdio": {}, "http": {}},
                 "archive": {},
             }
@@ -296,7 +197,8 @@ def test_resume_with_replay_is_load_and_the_replay_arrives_as_v2_updates() -> No
     replay = [update("user_message_chunk", content=TEXT), update("agent_message_chunk", content=TEXT)]
     out = [u for message in replay for u in updates(bridge.from_agent(message))]
     assert out[0]["messageId"] != out[1]["messageId"]
-    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {"modes": MODES}}))
+    state, answer = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {"modes": MODES}}))
+    assert state["params"]["update"] == {"sessionUpdate": "state_update", "state": "idle"}  # (before the result)
     valid_v2(answer, "session/resume")
     assert "modes" not in answer["result"] and answer["result"]["configOptions"][0]["configId"] == "mode"
     # Without replay: v1's resume. Another replay point cannot be said in v1.
@@ -333,14 +235,18 @@ def test_what_v1_cannot_say_is_refused_to_the_side_that_said_it() -> None:
     assert to("agent", bridge.from_client(unknown)) == [unknown]  # the agent's own -32601 comes back as it is
 
 
-def test_list_where_the_agent_does_not_list_is_refused_and_otherwise_goes_to_it() -> None:
+def test_list_goes_to_an_agent_that_lists_and_is_served_from_the_sessions_opened_for_one_that_does_not() -> None:
     # v2's `session` capability promises list; a v1 agent promises it only with `list`.
     lister = bridged()
     (sent,) = to("agent", lister.from_client(request(2, "session/list", {"cwd": "/w"})))
     assert sent["method"] == "session/list"
     silent = bridged({**V1_INIT, "agentCapabilities": {"loadSession": True}})
-    (error,) = to("client", silent.from_client(request(2, "session/list", {"cwd": "/w"})))
-    assert error["error"]["code"] == -32601 and error["error"]["data"]["method"] == "session/list"
+    assert to("agent", silent.from_client(request(2, "session/list", {"cwd": "/w"}))) == []
+    (answer,) = to("client", silent.from_client(request(3, "session/list", {"cwd": "/w"})))
+    valid_v2(answer, "session/list")
+    assert [(s["sessionId"], s["cwd"]) for s in answer["result"]["sessions"]] == [(SID, "/w")]
+    (other,) = to("client", silent.from_client(request(4, "session/list", {"cwd": "/elsewhere"})))
+    assert other["result"] == {"sessions": []}
 
 
 def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() -> None:
@@ -370,7 +276,7 @@ def test_a_read_of_plain_chunks_gets_the_ids_line_by_line_decoding_would_give() 
         assert bridged().fast_lines(b" " + chunk + chunk) is None
 
 
-@pytest.mark.parametrize("kind", ["user_message_chunk", "agent_thought_chunk"])
+@pytest.mark.parametrize("kind", ["agent_message_chunk", "agent_thought_chunk"])
 def test_a_single_chunk_line_is_written_in_without_decoding(kind: str) -> None:
     bridge = bridged()
     line = json.dumps(update(kind, content=TEXT), separators=(",", ":")).encode() + b"\n"
@@ -378,6 +284,14 @@ def test_a_single_chunk_line_is_written_in_without_decoding(kind: str) -> None:
     assert out is not None and json.loads(out)["params"]["update"]["messageId"]
     assert bridge.fast(line) == out  # the same message goes on
     assert bridge.fast(json.dumps(update("tool_call", toolCallId="t")).encode()) is None
+    # What the conversions may change is decoded: the user's chunks (an echo during a turn),
+    # annotations, another block than text.
+    for other in (
+        update("user_message_chunk", content=TEXT),
+        update(kind, content={**TEXT, "annotations": {"lastModified": "yesterday"}}),
+        update(kind, content={"type": "resource_link", "uri": "file:///w/a", "name": "a"}),
+    ):
+        assert bridge.fast(json.dumps(other, separators=(",", ":")).encode() + b"\n") is None
 
 
 def test_a_result_claiming_2_in_protocol_1s_shape_is_bridged_as_protocol_1() -> None:
@@ -466,3 +380,88 @@ def test_times_without_an_offset_get_the_local_one() -> None:
     (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 3, "result": listed}))
     first, second = answer["result"]["sessions"]
     assert first["updatedAt"][-6] in "+-" and second == listed["sessions"][1]
+
+
+@pytest.mark.parametrize("running", [False, True], ids=["idle", "during-a-turn"])
+def test_resume_without_replay_sends_the_current_state_before_its_result(running: bool) -> None:
+    """2026-11's ResumeSessionResponse: "The agent MUST send a current `state_update` after any
+    requested history replay and before this response, even without replay."""
+    bridge = bridged()
+    if running:
+        prompt(bridge)
+    (sent,) = to("agent", bridge.from_client(request(5, "session/resume", {"sessionId": SID, "cwd": "/w"})))
+    assert sent["method"] == "session/resume"
+    state, answer = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {}}))
+    assert state["params"]["update"] == {"sessionUpdate": "state_update", "state": "running" if running else "idle"}
+    assert answer["id"] == 5 and "result" in answer
+    valid_v2(state)
+    valid_v2(answer, "session/resume")
+
+
+def test_an_agent_without_the_baseline_methods_still_gets_the_session_capability_and_each_is_served() -> None:
+    """v2's ``capabilities.session`` promises list, resume and close: where the v1 agent has
+    none of them, the bridge serves each (list: the sessions opened through it; close: the
+    turn ended and the session forgotten; resume: a session the agent still has open)."""
+    bare = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "a", "version": "1"}}
+    bridge = Bridge("agent-cmd", prefix="bridge-")
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    bridge.from_client(request(0, "initialize", params))
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": bare}))
+    valid_v2(answer, "initialize")
+    assert isinstance(answer["result"]["capabilities"]["session"], dict), answer
+    to("agent", bridge.from_client(request(1, "session/new", {"cwd": "/w"})))
+    to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": SID}}))
+    served = []
+    for request_id, method, params in (
+        (2, "session/list", {}),
+        (3, "session/close", {"sessionId": SID}),
+        (4, "session/resume", {"sessionId": SID, "cwd": "/w"}),
+        (5, "session/resume", {"sessionId": "never-opened", "cwd": "/w"}),
+    ):
+        actions = bridge.from_client(request(request_id, method, params))
+        assert [m.get("method") for m in to("agent", actions)] in ([], ["session/cancel"]), (method, actions)
+        (answer,) = [m for m in to("client", actions) if "method" not in m]
+        valid_v2(answer, method)
+        served.append(answer.get("result", answer.get("error")))
+    listed, closed, resumed, unknown = served
+    assert [s["sessionId"] for s in listed["sessions"]] == [SID] and closed == {} and "code" not in resumed
+    assert unknown["code"] == -32002, unknown
+    # Replay needs the agent's load: -32602 on replayFrom, the method itself is served.
+    replay = {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+    (refused,) = to("client", bridge.from_client(request(6, "session/resume", replay)))
+    assert refused["error"]["code"] == -32602 and refused["error"]["data"]["errors"][0]["path"] == ["replayFrom"]
+
+
+def test_the_agents_echo_of_a_live_prompt_is_not_shown_twice_and_a_replay_keeps_it() -> None:
+    bridge = bridged()
+    own, got = prompt(bridge)
+    user_id = got[0]["result"]["messageId"]
+    assert [m["params"]["update"]["sessionUpdate"] for m in got[1:]] == ["user_message", "state_update"]
+    echo = update("user_message_chunk", content=TEXT)
+    assert to("client", bridge.from_agent(echo)) == []  # (the client has it as user_message)
+    assert bridge.fast(json.dumps(echo, separators=(",", ":")).encode() + b"\n") is None
+    updates(bridge.from_agent({"jsonrpc": "2.0", "id": own, "result": {"stopReason": "end_turn"}}))
+    params = {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+    to("agent", bridge.from_client(request(8, "session/resume", params)))
+    (replayed,) = updates(bridge.from_agent(echo))
+    assert replayed == {"sessionUpdate": "user_message_chunk", "content": TEXT, "messageId": user_id}
+
+
+def test_after_close_the_agents_messages_for_the_session_are_not_passed_on() -> None:
+    """2026-11's CloseSessionRequest: "After the close response, the Agent sends no other
+    messages for the session on that connection." A v1 agent may still: the bridge holds them."""
+    bridge = bridged(
+        {
+            **V1_INIT,
+            "agentCapabilities": {**V1_INIT["agentCapabilities"], "sessionCapabilities": {"list": {}, "close": {}}},
+        }
+    )
+    to("agent", bridge.from_client(request(9, "session/close", {"sessionId": SID})))
+    to("client", bridge.from_agent({"jsonrpc": "2.0", "id": 9, "result": {}}))
+    assert bridge.from_agent(update("agent_message_chunk", content=TEXT)) == []
+    asked = request(
+        "late", "session/request_permission", {"sessionId": SID, "toolCall": {"toolCallId": "t"}, "options": []}
+    )
+    assert bridge.from_agent(asked) == [
+        ("agent", {"jsonrpc": "2.0", "id": "late", "result": {"outcome": {"outcome": "cancelled"}}})
+    ]

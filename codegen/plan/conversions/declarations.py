@@ -26,7 +26,8 @@ VERSIONS = (1, 2)
 # (WHOLE_VALUE_RULES) replace the field's annotation.
 VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     "same": {},
-    "absolute-path": {(1, 2): "_AbsolutePathIn"},
+    # (v2 -> v1: a v2 value must be what v2 types it, as its date-times are checked)
+    "absolute-path": {(1, 2): "_AbsolutePathIn", (2, 1): "_AbsolutePathIn"},
     "date-time": {(1, 2): "_Iso8601In"},
     "uri": {(1, 2): "_UriIn"},
     "regex": {(1, 2): "_RegexIn"},

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a9a3888b59ed6a2bf3277ea3b799931faf5b35a5f08b0dce8e92dff2758965f
-# Content sha256: e321862b7e908b7252e0dc1e0e20821bc9b4eefef8a2ba4627df6074fd77e2a3
+# Inputs sha256: f5579bdd8fe1c780ccd46d8263d7e68e7ca010aae9eed7e3f6fd00268e5187a1
+# Content sha256: fb944b93b61937b511bbbee2af661d6037fae2868fa984e7629a2bb201b82a27
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dc4bcdc2a5724333cd99c9f16b339b8c212f07d40c6dba1724c9c37b15309ccd
-# Content sha256: 98512e6bef5199eccfd69dfd9ff97af503681d50fa20f00788f95bd93e9db0ab
+# Inputs sha256: 237513a2b0bfb9ea0bf7baf7842df04ef025606a9a7959c80c98d72b85369bbb
+# Content sha256: 6463f850d7ccedbeb2a325239914985076d8366f424f2c1367657ae25c664fb8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

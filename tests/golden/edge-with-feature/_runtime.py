@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c411dccf3bcb8a12a1b2f6ccefbd01404ea5e238f84669e7b7d7641c80fdcc5
-# Content sha256: 7f54da193c3359dfedab588858dd67732ebbf7ae058a42e95cfbfa453931bb84
+# Inputs sha256: c93495580967d4b9dadac8c0b4efe48d8760007ca97bf2f68eb27b8d2733559c
+# Content sha256: b5c947b1d95b4be384cb11afaff5ae1567ed8a3ff8e9c9dfb1d61adcd3b2e503
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

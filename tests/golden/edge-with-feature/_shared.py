@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f564ee4ec04de0f3beb2f96d7e82fa21c0d1af00f6b310b17a3971b030c2ffc6
-# Content sha256: ea2388066f1859ad9cba1cdc61d2515d3d58d933d54ca9339fc1b933f7b61c86
+# Inputs sha256: 79db2b18c0cae2dd400c387bd1f37f52921568220af93cc2bd2e1b0652582bdc
+# Content sha256: 82efc96c0c4cd2ba055adf725591c199e6d90f021b3b38ebe74f8c64d4ce40af
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a16cf08432c401b84f13516330c8d74b565c586d80ef48849c3fa80218a58eb4
-# Content sha256: e10bdd49a8a3f6893f9746dcc3a55b02d62c9c94e883cbbd060f79f81dd88a29
+# Inputs sha256: f779f2b4ec85b99c676cba77456d7c452b7268b4ce1a37dd9761f03fd3b512c9
+# Content sha256: 3db2ac37aaf0742c6025bba5e41a2067e6567b1f61d99957d5237afd2b5a8daa
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d68544971a97f32db4267287dde6dc5535e7398ec198557acb8f3246f3130e44
-# Content sha256: 477b89767dec7bcaffaee945563382bb8f6cc87f8f68ce788fa1397831846fa0
+# Inputs sha256: 619a702a24115a3fd5343ab65246857fba8d837459d3bce94396b23cc12fa348
+# Content sha256: 844e160a454483c85ee7f33893d2f7abad7793d72c3728dcd87044f885d29486
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

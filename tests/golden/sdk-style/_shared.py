@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 23a9452a26c59e0bdbee8f5c63a8d3bc7c097b0ca580691e9f11cf9ccd3cb25e
-# Content sha256: 24b4721fda933dc2e8cceeb4e0931b398e36ce59a894133981439225e91f389f
+# Inputs sha256: f5ce5745e4c9db169887b472a70a87716241d0ac2b432521a1290ac35b4ec68b
+# Content sha256: 3201f46cb47f625f118adff933c6faf74fc83ba5ad0aa12724ba11d8c7c2734d
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9122216b7b11d2ee63d0e386c1c2d0e535c1132808aa0051627f4c8be4d8c1ad
-# Content sha256: d29d745d6690464663bd49bb73f862ea85f16b4dd112b777e583b042a2ee1609
+# Inputs sha256: b99983e63e8ac9e42a6cfb3bdb0a54e33212a2fe98979da2914caf589545a6df
+# Content sha256: e3c3fa99c69d6c7e806ffae482c9dea758409996d3353febc5b3caad86095340
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -41,6 +41,7 @@ from ._convert_rules import (
     _URI,
     _URI_REASON,
     _fail,
+    _local_offset,
     _supply,
 )
 from ._runtime import wire_path
@@ -79,8 +80,13 @@ _RFC3339_FORM: Final = re.compile(
 )
 
 
-def _iso8601_to_rfc3339(value: str) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
+_OFFSET: Final = re.compile(r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
+
+
+def _iso8601_to_rfc3339(value: str, info: ValidationInfo | None) -> str:
+    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; one without an offset
+    takes the offset the caller supplies (``utcOffset``: an RFC 3339 offset, or ``local``,
+    this machine's time zone); refuse anything else."""
     match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
     if match is None:
         raise _fail(
@@ -89,10 +95,15 @@ def _iso8601_to_rfc3339(value: str) -> str:
         )
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     if zone is None:
-        raise _fail(
-            None,
-            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
-        )
+        zone = _supply(info).get("utcOffset")
+        if zone == "local":
+            zone = _local_offset(year, month, day, hour, minute, second)
+        if not isinstance(zone, str) or _OFFSET.match(zone) is None:
+            raise _fail(
+                None,
+                "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339"
+                " date-time; pass its offset as supply={'utcOffset': ...}",
+            )
     offset = "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
     try:
         # A leap second (60) is valid RFC 3339; datetime cannot hold it.
@@ -118,7 +129,7 @@ def _check_rfc3339(value: str) -> str:
     """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
     if _RFC3339_FORM.match(value) is None:
         raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value)
+    _iso8601_to_rfc3339(value, None)
     return value
 
 
@@ -213,7 +224,9 @@ def _error(
     if chosen["type"] == "acp_conversion":
         reason = str(ctx["reason"])
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _ABSOLUTE_PATH:
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON if version == 1 else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _CURRENCY:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 42ed131796c00324fbce71ac33d29eb169b8f3be69f7e6d6d949900b04baa6be
-# Content sha256: 6b45e8bdc18e9c88f517837f1d89b2582edbf27be749ed11c7a7c8a5b9442e7f
+# Inputs sha256: 282949c2aadf52cfb1445539fe3d689e41790346037a2fc6d6737ef3b192460c
+# Content sha256: 1b1f3941ab453da38439669f99bb9795123e31117329cda408bdacbd2bb16c86
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5d48ea569517ed57db04ef4f721f4ecec92559dfb70aea50ea22d172a038f2a8
-# Content sha256: befcc2c2baf9ef498e66a40c6695774b78ba46fc925a2bcbc33b3a04f1e7f5b2
+# Inputs sha256: 9675fef91127612b2b9a974fa3169ef1390d3d8c7579506dd0aacc7c7c15fe8d
+# Content sha256: 471c528aa2f9494b54cd5afcaaee7dc2eded99057ced94bfa1707a48b84cb509
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a21d72afc8f20dcc97833082097a22dc9c04c65b00cd7529b452f0de97f04055
-# Content sha256: 4f0990f40892a18ddf2daa33d0523499abce69d79cbb16b76bbfc095601f6dac
+# Inputs sha256: 4ac204a117fe9f4a648965cc733800d2f9c586469cea8c0ed2ad2e7740cc41d5
+# Content sha256: bfabcf2d8ac047f21742ed5f85b7775db01728019333562bd0e28911f3d1be2b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

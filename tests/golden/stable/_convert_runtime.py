@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9a98d048924a0ac4b6d8f43e7d671981d76df68abbe21cc61a0075ef6ec1582c
-# Content sha256: 6718cf7c9982d4dcadc5638f6339bd2b99b0e627576ee6b8d26f9d8e0ba71faa
+# Inputs sha256: e34d5fb60dcae23077421de3b8a68cec9bc81847ed53d0139665e53b05ea5440
+# Content sha256: 9523e7d82c561d864a379c038522cc633791737b0b83f21a3fc74c58a351b193
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters
@@ -41,6 +41,7 @@ from ._convert_rules import (
     _URI,
     _URI_REASON,
     _fail,
+    _local_offset,
     _supply,
 )
 from ._runtime import wire_path
@@ -81,8 +82,13 @@ _RFC3339_FORM: Final = re.compile(
 )
 
 
-def _iso8601_to_rfc3339(value: str) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; refuse anything else."""
+_OFFSET: Final = re.compile(r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
+
+
+def _iso8601_to_rfc3339(value: str, info: ValidationInfo | None) -> str:
+    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; one without an offset
+    takes the offset the caller supplies (``utcOffset``: an RFC 3339 offset, or ``local``,
+    this machine's time zone); refuse anything else."""
     match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
     if match is None:
         raise _fail(
@@ -91,10 +97,15 @@ def _iso8601_to_rfc3339(value: str) -> str:
         )
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     if zone is None:
-        raise _fail(
-            None,
-            "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339 date-time",
-        )
+        zone = _supply(info).get("utcOffset")
+        if zone == "local":
+            zone = _local_offset(year, month, day, hour, minute, second)
+        if not isinstance(zone, str) or _OFFSET.match(zone) is None:
+            raise _fail(
+                None,
+                "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339"
+                " date-time; pass its offset as supply={'utcOffset': ...}",
+            )
     offset = (
         "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
     )
@@ -122,7 +133,7 @@ def _check_rfc3339(value: str) -> str:
     """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
     if _RFC3339_FORM.match(value) is None:
         raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value)
+    _iso8601_to_rfc3339(value, None)
     return value
 
 
@@ -220,7 +231,11 @@ def _error(
         chosen["type"] == "string_pattern_mismatch"
         and ctx.get("pattern") == _ABSOLUTE_PATH
     ):
-        reason = _ABSOLUTE_PATH_REASON
+        reason = (
+            _ABSOLUTE_PATH_REASON
+            if version == 1
+            else "not an absolute path, which v2 requires"
+        )
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _URI:
         reason = _URI_REASON
     elif (

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99613aa729e45a9e4c89d1363be0d1c5ed679313d83c174dfd03ca7b0a3d0c37
-# Content sha256: 91aa5ad06bbdfc4560dc40cf89d543c4f4ee12f83daf2956a98aacd91f8edf07
+# Inputs sha256: 36628f4d9355a7fc34828fbd7f256017e539e0faaba3ec7663e989ec40ad7077
+# Content sha256: 372aa54ba8c6f24ef8186f5f42f010dcd50a82dac82d7c3a7edd42e2173c499d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c4b356c6b2c65f4acc30868951c817b9ad7344085bd066f84a953ed7389c5528
-# Content sha256: 3ef5b1452ca6b3bf4bf2b3eb31d43a54fa99e03a821a63d9a84a15fb7c011409
+# Inputs sha256: e120839620548c52ec3bec4a8e9210d4e840bd72604001ece5fdc96ba2dedf57
+# Content sha256: 1dd0881498f3e35ed59661de65f777126c594a4c8aa48917f863b0a1b5200707
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5b8693e5ae03e6b7469c0bcaeb5398bd5cbebb392c90f2f95b90d2920adf8577
-# Content sha256: 6910b61be31bf3e64110a31376ae8f922941383d9e2f1a6cfd7a4955954d9523
+# Inputs sha256: eedad92fd9db3433507486f82d784af2423688623a83e2b6b4ea3d5f7794fdba
+# Content sha256: 0dceae3b42edc5e68e7436b489ae0b9a5e53bb0d3cefa9387a2ebe42cbc62f36
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

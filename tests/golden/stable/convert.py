@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a567035f6586bea2e15e5ed5678a45a8377da56a57e42d1d5f81bc4de1cadf79
-# Content sha256: 3bac2156b0df1008458dc33aa2d93025e8ac98b794173d170de6aa6987b827db
+# Inputs sha256: 8507734cc4e28e2bf54a66f3d945b34ab77d7ec38f796682b4fef6cb19be5688
+# Content sha256: a3f86994d604e29e7ede14c05f97adcf237a91348012ceb6b2fc158b9b0ae068
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -254,7 +254,7 @@ class _V2ToV1InitializeResponse(_Converter):
 class _V2ToV1ListSessionsRequest(_Converter):
     """``ListSessionsRequest`` (v2) as ``ListSessionsRequest`` (v1)."""
 
-    f_cwd: str | None = Field(_ABSENT, alias="cwd")
+    f_cwd: _AbsolutePathIn | None = Field(_ABSENT, alias="cwd")
     f_cursor: str | None = Field(_ABSENT, alias="cursor")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -299,8 +299,10 @@ class _V2ToV1SessionInfo(_Converter):
     """``SessionInfo`` (v2) as ``SessionInfo`` (v1)."""
 
     f_session_id: str = Field(alias="sessionId")
-    f_cwd: str = Field(alias="cwd")
-    f_additional_directories: list[str] = Field(_ABSENT, alias="additionalDirectories")
+    f_cwd: _AbsolutePathIn = Field(alias="cwd")
+    f_additional_directories: list[_AbsolutePathIn] = Field(
+        _ABSENT, alias="additionalDirectories"
+    )
     f_title: str | None = Field(_ABSENT, alias="title")
     f_updated_at: _Rfc3339 | None = Field(_ABSENT, alias="updatedAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")

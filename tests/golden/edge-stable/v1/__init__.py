@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb207bda34a7b2c88528a4627fab6ddfa2ff05bbb081edd4aefc61c32e0275dd
-# Content sha256: e9e70d782ddaa15dcb10847ff0e00d9f513d9940537e9a6168da0afa15b93901
+# Inputs sha256: abd89e7870e354b2de257b359c1c2d518a321b8183133d0a01e640d28f3def58
+# Content sha256: 0b952dc3c962a9e5cfc865d74ef59f0bbe40233266353ceabff2b2c23d1e9785
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b46ebb72e5d1253b9abd736e94d92367a7832ff47de0b6aa081ff7fd15814b00
-# Content sha256: 01239657a3c586a3ac04922f8ea1f29ee07c7fc647673241d7363c1a26024e4c
+# Inputs sha256: 18ba01a9a262f9c13c21bbe1eb9227d4b2053ce6b45ee1b0f2ad7d92c8a9f78d
+# Content sha256: 78e38248ab3f446efe115493f34e3fb884d5499a70e644ef11526e014abbc46b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a67767246c490a61467095b8de4b7faaf92211bb7d59dea2623ec12fcda947fe
-# Content sha256: 869fa33f6cdb93027e5a7fd790704e22a6ccc2eab8cf4e4775c837c75a847632
+# Inputs sha256: 380d98baf915ca47ef847ac345019b6c04c7008aa61c795bb266f3641593c161
+# Content sha256: b5d3b895b32dafbbd698d90edd705b047af07ef7116fac5d8f30ed0847a77bdd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f028c78c0b84ab690739852d51e74a68f34f67ca159b4a2bb78eb51edc72499
-# Content sha256: 6297989e9cdf5bcbc17b8408db265256b8c040d6e7c80c2de3c0145c50409d0f
+# Inputs sha256: 3f47119eb0af07ea7f9f4a0270321e71651d7e0e94b6e12231086ca2dc119996
+# Content sha256: 52665fdeb2e69b9172e7a5ab2968038d4318294591a0d341449c2dbf8c34378c
 
 """Wire models of ACP protocol v1.
 

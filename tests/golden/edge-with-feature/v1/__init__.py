@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46b0d328e14a3cf64befd5cc5612728bb7a3065e23f1ee8743ab90f8d0eece67
-# Content sha256: 7f03c853053388cad57c5a93287c18fceaf3f78f5d49ac34996595ecceb10376
+# Inputs sha256: a2c6444b19ffc0a8162d0132469643dbfa46a27ae04af533d6ff0a613000e19e
+# Content sha256: 903b5b9402bede5c5f2114d834d804bdd8f4b30a206d0bd97c81962cb185276e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a21531ef6a6cb88fdd6b02eae4f0dafb7b8a5783ac482fba6885832faeb34ae
-# Content sha256: 2675d9786865e27331425da6b9cc2c8ef82f4f4cc5e3b6c11c746326ec46fdbd
+# Inputs sha256: a02682a172aff430f1b66b2918cae766888039f5f0ee1142343b98e55ed279c0
+# Content sha256: fa26e88e65f87415bfd94e3c77615c35bee998aab6b8bf8e741b4f45b08227b7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 27c6b150d4ab574abc4de49f7bad82bba9a6a5984045427fc97d6e1ae751d544
-# Content sha256: 1e01fe4c356281acfcd672527c5c94c4f6c85cbdc6600f2d3ad5f5ad35b63787
+# Inputs sha256: 63a77e48c562a2683337170a5e1eb509c26f2893becf5ca7577e070e09177ce8
+# Content sha256: ccac78537c03baf072f2cbbecf8c12a267f399eda3fcaf2a6d3cbf09b58b59e5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

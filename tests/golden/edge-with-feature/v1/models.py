@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3191279b14e94a5140028c0a013ec884df0a83a6a1eeff1962ba6c94ebeb0aa
-# Content sha256: 507bd9e48a53bfd525b550f6f5a4a06863bc19453b291f4061f9ba0ae5157dc3
+# Inputs sha256: 4ad34c07f4a30063110b1549da05d8a7d7f4862cc54e48fa386530b26b7ded27
+# Content sha256: 682337385f76bc6402d3c9fd1a6376c5f26616a5c7bdba0b3ead68d971aca2ba
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2d3094e3ceb096faa04d6a7546e7b999b9c72aab09e89b6604e36ddabea54d23
-# Content sha256: 21287f46505b39223e0650bdf40987d157f669fdba729603812f492029f6d31b
+# Inputs sha256: 75ed4fa92dc203562e956e50165f4e576cb97fb353193ed91b97327483d96ec2
+# Content sha256: 674ea8cc47d72b23311b6d223dedc72bd1a0fe6ac4c2cf9087db80d95d702a1d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

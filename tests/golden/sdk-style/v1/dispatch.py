@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 861938a2ef6f6dafa909ffe867a8201ba0143ce0144ed5e14ea73e8092aa5840
-# Content sha256: 44d71ff02401fbada5f0855abd8c264a0260d17b727abe708363e8508edae434
+# Inputs sha256: 59323053d24a5a8c53048c430c17d9c7fd359d6de58b21780c2b3d6323eb703c
+# Content sha256: 5f007d1ff1d7491c110c84060474938e103bd00f2c01b811b58e7abf58a81fd5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 7963082426855e3ef7e07a2446950780a55e4e071837a2687c07f91c8632b6e0
-# Content sha256: 20bc8bc8338c7eed553e8fd2b6e3e363e6a218d1d3f5640066317a7eaec34d15
+# Inputs sha256: d27c8ecd0cedb4ee5fc25be2d96c9a577004cab3f5bf02e4266f372693cd2129
+# Content sha256: 01c04a1484da82d55d6c08db6f31b9d909038ae7eb32dbb3d7969594d8ecc9ac
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d8b399c355c66148160b8772f03d7c9af251808072d58d92656ab6a96935b0dd
-# Content sha256: 8b01533eb1bcf189f92039ee2cc2281d978e41b94a0f1834e52b8f4829441a8e
+# Inputs sha256: 4d6c554d6d819756caef1aad093349d6d0145833fc0362ab21e972d9ecc429de
+# Content sha256: 40eb83d1d6a8c508d39af92144ebbf2677341e36e9e3e38dd95eeb81fd198bd2
 
 """Wire models of ACP protocol v1.
 

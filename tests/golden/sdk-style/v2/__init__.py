@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 317af7cc831afae04ca45a1d300d1a83562415783c187adac583465bc1c8371e
-# Content sha256: c4ab5c2c3822be4e51ddf416d690963138286f7eb8216a73605bd711fb7c9506
+# Inputs sha256: 4064267fee568e3567798878749e225cc297e34bd298dde6ac7d8280b1b2e1e5
+# Content sha256: b081d0713042029ad439527d274eb5f23802451efeb6c6cd654b7d32a7cb9152
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 666ab733edefc447f04c975883e25e8900791b44c6ad4a06581aa15c3f49408b
-# Content sha256: 1ebcd6c891ec1f6c85105b439dc3be0b400d15bb9f9e15bbb90bf935c081f5a0
+# Inputs sha256: 070d6a2324208ea31cf7d8e66e9589cab6cdfc0304b592be6f42f7d3ca2a47d6
+# Content sha256: 289d028866f0c2e44a5f7213fc447e4350182ac30addac214053456399092095
 
 """Method dispatch for the agent side of ACP protocol v2.
 

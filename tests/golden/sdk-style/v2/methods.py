@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: af9d103b5413a25c2cf5805b5bb1a89b97cb88917e814bddb9179f0c61e80a63
-# Content sha256: 4e1451c1e3a8e2251ffe03ddb6ebf37d63120f23c438e25de4157ffe3f00e7f3
+# Inputs sha256: 0225ff79191a9059bc6ea6d7b285dacaad93de5aba9e1d431153db1a08b37d3c
+# Content sha256: 492ca374556be619e7bf7b464687ac3430b3ae54e3082fd0265ff9f5f6ac05c5
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

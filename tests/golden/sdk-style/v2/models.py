@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: fe6674835fb0c8c257f3c956ab9434f14b9c46dbad6ca466b49082bc5b87d397
-# Content sha256: bc66e659c856693fffc417c1e4c07a95359d280b84260a7c616b978c29c874c1
+# Inputs sha256: da926cd8fd5bd45bb4323697d28fa6f75b610d04c9bb09d492f282ee240fc4ef
+# Content sha256: 56cbb70ef3a479c4ab758fdde4bbb1368486528270739708b6f018d04e8bd1da
 
 """Wire models of ACP protocol v2.
 

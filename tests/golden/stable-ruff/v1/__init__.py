@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1b5502c2dd7baf4c639caffe8ececc47b8e418c7fca57a9881277214e8706a90
-# Content sha256: 33537e2dd7c1648d44c13ee75d56a2f2720863660f9034b7ba59cc08c5d55463
+# Inputs sha256: ccbc39c2cf32188886891c31e29f4763842279af92d19aa375fc2d704278f109
+# Content sha256: 6701d6be155eeffb5ec804edef19f498af08a19fb393740f34d8608be0256bf4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

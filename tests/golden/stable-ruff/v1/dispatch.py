@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e9eb1819ba89add013e76638d7949636713a3db19dad480057cc7752967c3f4e
-# Content sha256: 3706bcd9a6ed78d85aec01d995018326bacec3e4d66041e59fbcb9dcc71307b6
+# Inputs sha256: 77ff63eac2abf125c369514aaf3a6c3e3d87584f806f9a2d760a098251465f71
+# Content sha256: b2e07de1124d4271b6b5d8fc1265817ed854b2d07b609ef2801798e29671820b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5dace45c65964f251cd5c076841d65df881a56e8f779081d1e5f26dbd5dfe36f
-# Content sha256: 353970087a0f2e8d15ff2f70d4e2d06896e01ae0773411f6607f551301e87243
+# Inputs sha256: 883c4ef7ae59f36710cbe748a33c7509fa7eb082b65c2a5f31f4212b849ad352
+# Content sha256: 9cfe7116a88c950e70f859e4b2862031b91cd8443128688be923122d068637be
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

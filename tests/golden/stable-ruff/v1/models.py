@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8742ed8bda2f851a7f65e6c342042767a8f6600bd09e96579ff814f2ee420863
-# Content sha256: 403e77d67ef4e9c9e838feac13d232f4049ac4e3c30fa3cf32a3bbe8ceb763d7
+# Inputs sha256: 9de014ebfd81dea2ca52282765fd34a93e66f233dc2299dbb25d612436ddb3f6
+# Content sha256: d14093329a059a1262dbdf63187d3dcdc0818504e6a4e96f4ed1d86ad36bb6c4
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 19d1bff6f82e64a75b37bf927b16be2ffcf3e576c5725e7068e46530209f6c39
-# Content sha256: 5425fa0224d60dc856c28619e4322dd2e727d7ea911d617b22e24a3abb466947
+# Inputs sha256: b012c81a30a356f2d73eaac9d8cfe86e853891454c742def01d17b45fa7bbcec
+# Content sha256: a722daf6f7cf0d2f518ccffb3c338e5e75ce773eff5469b7e24525049a25a6d9
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 383d483881b7dd68bed7b7131ad95f164eeb207035fc81736745bd7a71424b88
-# Content sha256: 174022a9ac7cd253146bd077ec8818f5557c4b27f7aff6c42e8dc91315146b14
+# Inputs sha256: 708a706b0aa7d34103f36f65faab219715a4ec6601e3c7b63ba00b2a01ffe961
+# Content sha256: 2f106c59aadcb46041f212d0275284be06a1f6911a40ce7e2188737b3f79c0b8
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 582b88edfd65cec5e81d5ad516cfc1d860084f7d9703e71d58f870c36ea3109f
-# Content sha256: 179a3ff9c66a87baa608dd6990e13dd503c1ae8949dc3491d8b60e85e4cfb961
+# Inputs sha256: 022b303233d5ff845d178a32707a734a8ca77235bd1da53ac40774d9dfef9d46
+# Content sha256: b9bd4bd22aa17f51ca4a19a8ff346f2c2efe638825cba0f53bf8ec177fd11876
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2c4f103e10488952894db532a745485426c4256fd2174ee4866eb445d0a51972
-# Content sha256: 847c0d062bf36a9c5f77369fde20073f490a98e83ba5abaebc9801d52a2cc5ea
+# Inputs sha256: 235f589fb8b6a3ce743d6e23c8dd4ccf360188a814e187b597bba2671ac23b25
+# Content sha256: 9c8419aea5a0b94a257d31fb4dcd2c8fe77a4d88063ebe98d658d748d8230a2e
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dcc222b15c173272491ededf6a2e6b6b86b9c291b5f1ddbd2770ef21695a5228
-# Content sha256: 259acf0f507849dcf38fb914e3593b091542daea2690c0978ea2d3c4a56cfa52
+# Inputs sha256: 46646b7adc798c9f9058153037a8725b8ff465702672fc257a4fef0d46d6eaa8
+# Content sha256: 80d842c362594165a2555c644761da345f4b423aef8a55737376389b472deed3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

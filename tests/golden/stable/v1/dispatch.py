@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db0ce36cf823b202b4682999ac34220a40e17bab2cf029e3bcb470e8b10e0a2e
-# Content sha256: 3898c35d541e433ec89fce792da07dd1945b0fae658f9455dea4f0dd2eb78a25
+# Inputs sha256: 3ee52841dbce9f1769735e1967de7aabffebc1e284726369d69fc26176e7e3ca
+# Content sha256: 29f82e1cecad86c1a5b0fe31e5a6e0a6097c13181207d148ad90da8797173906
 
 """Method dispatch for the agent side of ACP protocol v1.
 

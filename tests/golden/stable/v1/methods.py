@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5923b199b256b46fbc40be434fa126049f2838d8f984219bc44e8ca2e4b41363
-# Content sha256: af1f7e8bd357da017d569e127970767ef3fc95e75c003d3b5a44512b3d79a25e
+# Inputs sha256: 4dbf97d36f27c6fdc17562a8549059beb215618686a5a44b6993e6b9f9520df9
+# Content sha256: fcc582fdc39f61ac607b5ccb26e47001fe47b0d1b9d22f8e33c3e8e0691a3b7c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a6951c2baa7807e5f932712725b735ae5a17eead4c7aa5024aa1fd7d5ac20cf4
-# Content sha256: 341e0814fd10e0af547bdb82537ae1d363380472379eba89011d00e1f3c5906a
+# Inputs sha256: 70c3ebff1c19524e057ba9c6ea2c521de069571800ec6b83934f9d1755aa8d44
+# Content sha256: 63637c385f7e38484d6e756592958e2ac8869f5250cc1d3ec7c8d3063c2d4a79
 
 """Wire models of ACP protocol v1.
 

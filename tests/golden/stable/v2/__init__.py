@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a685abf2ffc86d3afcf6fe455f37d5b48b1e4b2d2f00c78de9acb92bcb57d547
-# Content sha256: 9ecbb29e6ce2a873ae5e5a623f7d2b68e705382d5e0ca4cdbcc84e97486e5608
+# Inputs sha256: 2e3c8c0b978504ac00bf07993218db69698f3fe52033161f3a79a6ccd79d46fe
+# Content sha256: dd3f2ca322c8247d90b9eb2bf7a8cc02e66a3f693a2f504847cf055614e4f066
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

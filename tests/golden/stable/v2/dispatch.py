@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e56a617a3a4e48438e8fa0f785241f438eedf6ff165f18ae134a30ee654b6650
-# Content sha256: 622a160435d2f7e8a83b495e2d4fa36caeda921359b0b394706c311a383daab1
+# Inputs sha256: f45372bb11d5583c7c747883ce7035b81392967ad2d04d22a6c9145eb8f087d9
+# Content sha256: 5b6608c69f8f01c0cfda52071a8cb1bfcc98dba733de43bddd046e1b31d1e2f2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

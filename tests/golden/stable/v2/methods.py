@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a653ba5b4a53c129190d7f1dd56d877c82d59881789875137cd4a090df1b5575
-# Content sha256: bdecfe94c6191deca37032a4a154b348e8321f48fb851d6224b820558f04a9b1
+# Inputs sha256: e711a64cb9dbdc4a11a0b0cbe29578f1c7aac4681e58af4453743b25b39934ab
+# Content sha256: 06a5c04dc148e7ac0200229f437ae12fceeddd1e22431526dc0662e97810e029
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7a20c8d09a135f863e6a93a393449dbc3048cbbfefeff89acfdd1e92e39b3a4e
-# Content sha256: b03bc7ec02620501ded6f18c8e52b0c272feced17903d86eede7d8a3fe7b2fbc
+# Inputs sha256: dbbb26f0287f9fbbe3a5eaa3e8379d480303544952074a9be1fd20b37080f0fe
+# Content sha256: bc5223a73e87ccd3d03b3068aceb17d614f6ceb4649f85f14203d901cbf2d5e4
 
 """Wire models of ACP protocol v2.
 
