@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: daf7be0ce3163cbb2176610596e9535789b8e28b2f3c9102522849e042f4a484
-# Content sha256: 5370e0b94a4d8a435919ef4ce74ae8e9ca9131cc6a38262a42c2c23174cdc8a6
+# Inputs sha256: 181870c9ad375902ce119e089325fe7bdfea46431095996822a35c8c8a3693b7
+# Content sha256: 0728007d8600528ff86c55b0aa14758913f4b9ea1bb5f9f35c8374d31ae0754b
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 622d6195bdda302efbe05a3a93376a37dfa6a064e1a66656752da28e7b31c716
-# Content sha256: cb9129de787e064da2d620e3512455c5e5fd0671ee0951d52f9ea00c978944bb
+# Inputs sha256: b3600f7bb0d2a6f2051f9994d3d4b9c6e514ddc504b539ef9dc95491f4db25ce
+# Content sha256: b0bb5af31a454ce793381a55480ae5f2756d80fc777d2f8f49f2fb99029226b1
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both

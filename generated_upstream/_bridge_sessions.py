@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c625e46a97ba9370d295467a8c5723dfefcaf0d27b23658dcc24053ad0431c94
-# Content sha256: 598b527ff29b5279365d7944203e4ee05029b1a766cb10ec163dd80b63e0136c
+# Inputs sha256: 7f25c09c34f267d3b96f3a34015714479b9f5e8782de241db2ff5198922dc54d
+# Content sha256: 868f87c3ec111e0726ea80569b9d69f78bc232f2ccf3e5b489215f902e96ef4d
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

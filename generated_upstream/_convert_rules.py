@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f3cefca84aa5affb4866698ec9db94f33027d4f960c169a922171391dc0e284e
-# Content sha256: c06546ba95b4ccf6c3aacd7107fe6c827273d305918c214bf463ca14f838f5af
+# Inputs sha256: a0095e5dbddb102d3c14bb2aaea87b68b42d2dde00e843c2ce650257ab14cf86
+# Content sha256: 400e84d80ef5b7ec1097052ebd5d3cbca6e0a366a25efd02064c9feccc3467c4
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -101,9 +101,16 @@ def _non_negative(value: int | None) -> int | None:
     return value
 
 
+def _positive(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise _fail(None, "v2 counts it from 1")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
 _UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
 _NON_NEGATIVE: Final = AfterValidator(_non_negative)
+_POSITIVE: Final = AfterValidator(_positive)
 
 
 def _as_is(value: Any) -> Any:

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ea3c84222c937e7e601356e5e7b8b85362fe04f66a3df9e024c59a3f56592db7
-# Content sha256: 54db6dac4b873cacc5c77e7e0fe20df5556d798d4ff526f9f817f1b61ed62cc3
+# Inputs sha256: 26b1275ad37a35b3a98584237dbcf0eba00d243bd0660582cbd61f0097411b36
+# Content sha256: 7dcb6bf1d8a3666a5c88663d9fcd9fe9a84a60a98b119615524756dc71ced15b
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf8987f3918c4ce9b783863ea66306f9b2d85b214185d0e351fcd233d107490f
-# Content sha256: 3d1ef6a0d501f3b47c21d339c6531ceabd66de3537c7e8e299ef275584562b4b
+# Inputs sha256: 0fb79393706711f152608d200f871a3f71a476778570452f28e05a65e35f2b97
+# Content sha256: eaff03f7389e53a7031c1e1fa59d66802a624573d4cf9278e1dd63acfb2aa02d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b6766df8ddf891fa21eb245cc00fee7379577252e046e80e2267fd96ccd4da49
-# Content sha256: f812bd9793916f96a1df9445d9088a66ab2a114f8b194096be83ad15ccd1ca80
+# Inputs sha256: 4ca18e0f912c2a816de57f1826e7dd3822482db82ea0812fcbed4daeef8da520
+# Content sha256: d60272414e3adbdd69ad7e6103ee7b2a4ff4a693150e4667ff07a28f669a36f4
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b8668a81f1d0682387416b86a3edf2b9435d307bc8383752fe1adcb660bf860e
-# Content sha256: fd7675ff7209ecc889d320be0888bcfa7065486e6247c3b5bb2d8cec33d22d70
+# Inputs sha256: fbfb8b5ce6bb2e69a6a5acfa0963a3ac2cb016f7ad086a9513d8654810f60310
+# Content sha256: 5f4e0e292fe370328db3b1cc7d7607d30f48218642ba78de317b64b3b43768f5
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.
@@ -28,10 +28,14 @@ a client first asks for protocol 2 (``tables``).
 from __future__ import annotations
 
 import functools
-from typing import Final
+from typing import Final, TypeVar
 
 from ._bridge import AGENT, CLIENT, Action, MemoryIndex, SessionIndex, Tables, encode
 from ._bridge import Bridge as _Bridge
+from ._bridge_asyncio import bridged_streams as _bridged_streams
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
 
 SERVES: Final = "v2 as of upstream's 2026-11 draft"
 """Which v2 the bridge speaks to the client."""
@@ -64,6 +68,15 @@ class Bridge(_Bridge):
         super().__init__(tables, agent_name, prefix, index)
 
 
+def bridged_streams(
+    first: _A, second: _B, *, agent: str | None = None
+) -> tuple[_A, _B]:
+    """The client's byte streams (reader and writer, in either order), as a connection of
+    protocol 1 is to use them, with a ``Bridge`` between: what an SDK's agent connection
+    runs, in process (``_bridge_asyncio``). Anything else comes back as it is."""
+    return _bridged_streams(first, second, agent=agent, bridge=Bridge)
+
+
 __all__ = [
     "AGENT",
     "CLIENT",
@@ -72,6 +85,7 @@ __all__ = [
     "Bridge",
     "MemoryIndex",
     "SessionIndex",
+    "bridged_streams",
     "encode",
     "tables",
 ]

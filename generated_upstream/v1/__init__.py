@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46e2016d6aefa0253384486d4930ec35d2d189286797c129051c9b339a7d41b7
-# Content sha256: 8a3e3d3d5cd156708ec861fb54e2a93096828c60aff81dd9b9b80411fb0df7c4
+# Inputs sha256: a02fecd25e9d260b75ebd9e7c2b23566321a248ab79b0fea0599c649f6e7f2c1
+# Content sha256: a6f743418eade5c2fddae54926ec1b5934c38cea413443c23cc9e0d2ea750e47
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9af44c1cea3237869e9e7fdcab6eee8b788525bf9c92624edb34a47882965a08
-# Content sha256: 2f21921fe2150febfb4f15f21fb12fccb6e9f7d037e6c56d644d5af75297fbeb
+# Inputs sha256: 382f8e1f75024be3f9116ce1bf937a90c4d569ae61ebd14c92570b296899888f
+# Content sha256: 0347386c649a976c37c0127a0d94ab2db8319e2ffc50915b7350a61c757db471
 
 """Method dispatch for the agent side of ACP protocol v1.
 

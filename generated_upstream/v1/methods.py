@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c12ea7d1079afa4a127de5b2958c3d257db662bbf4ec34cea0f3fc9e22a96de7
-# Content sha256: 34efdfe74271ee8e8b7ff4d3dc51cd2610039f353a310ec91289a94ecbf84e98
+# Inputs sha256: ad2ee85fcd38a967f03bae4b2886ce9f2c5ea6344fd9c965aabe29450b7a974f
+# Content sha256: 8b421081b08b2a4454264c88ee712a098291f2f1a87a36ec80186fd54dec2749
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aefbdb63e6e41b763ac5c400495c55a33e94d6cc8cbc8892ec5cf93927dd688c
-# Content sha256: a6420e3c11832ae8e992cb717a081663c701dccb71e1e86adba394ba59b7a29f
+# Inputs sha256: 477ae281cebce3a0a6bc472c340777c71d08c42a91602ca8c4796e67308bc869
+# Content sha256: aef57dfa68d96c560be975079894db8f48300cd051eee2fdb642546c5346792a
 
 """Wire models of ACP protocol v1.
 

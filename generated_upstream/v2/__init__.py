@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0b6f1ce090e8c4852586b30883de1655bc127ad53d67f976dc31af740f3b8f83
-# Content sha256: b75fbca35200e42f9759d6176e8366a3171594dfbf93326643896c7f59460500
+# Inputs sha256: 145d596b4172a0ff595cbba5a93212aa2d6ea5d6facd546e62656ea5bc521963
+# Content sha256: ba565cf64ee5e9661c3b64585a6db5571e99700499810695d1b47d301d22defb
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fa7a99138d0f70ccd3bc1f68c84eba73e5883b75b04d944e88e7f7ac4dcf1c6f
-# Content sha256: bf2970a2c51eafe5b8af88207d0ee60e49c0eb0fff6595a40908947f3c4816d2
+# Inputs sha256: 4a9e48e0fc53b78ff0cc8d74e154a70960540cbcac865ac99b854a821475856f
+# Content sha256: 9b677d0425ac95e74c234a3d003352c7788de828131185605b77d439c5f7924b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d114488b89d1fdcc3935fb3c659a5d97a7bb9782f8792a44a0a15d01c8fc877
-# Content sha256: 9b6749dcba5cbf95f76cd661495b7f10641523cda78d1ff78ee43ba4d0ebe4ef
+# Inputs sha256: 7953513f422de2e2f51e7b44ac03bd9182df0210ab6c1bf32c967fc03e2cabeb
+# Content sha256: 24fa1c6fed29f5860d4dd0bcf52205bf1eb14bc5e87e72867be4c6b093e92465
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

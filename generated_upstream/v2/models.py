@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d2b97281acdfccb5dc7803dfc139b2ce53bff02974697273ae4a49e585b81b92
-# Content sha256: e48d5816714cb22c9b61a7986555329be59be4377b0835b885b55e790aa4c428
+# Inputs sha256: 6b6cc58532cbe11f98a2a984c55210347048aa5b05f16dba7128a6996f4e5c40
+# Content sha256: 687d1043dafd14ed8c0f584b164406e2fe2050a81958576cb91f1b962af0ad55
 
 """Wire models of ACP protocol v2.
 
