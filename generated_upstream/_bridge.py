@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 181870c9ad375902ce119e089325fe7bdfea46431095996822a35c8c8a3693b7
-# Content sha256: 0728007d8600528ff86c55b0aa14758913f4b9ea1bb5f9f35c8374d31ae0754b
+# Inputs sha256: 7b5258a3ae986f336e78522e8989e9cc7336d7766770e71b89e546c3621e247a
+# Content sha256: 47f6161267c5cd088a3b8088ae644626c1310787892ddbb570dad88cedb7324c
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -263,6 +263,8 @@ class Bridge(AgentSide):
             return self._set_option(message, params, sid)
         if method == "session/close":
             return self._close_request(message, sid)
+        if method == "session/archive":
+            return self._archive_request(message, sid)
         v1 = self._to_v1(message)
         self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
         return [(AGENT, v1)]
@@ -413,6 +415,20 @@ class Bridge(AgentSide):
             set_mode = {**message, "method": "session/set_mode", "params": v1_params}
             return [(AGENT, set_mode)]
         self._expect(message["id"], lambda m: self._options_set(m, session))
+        return [(AGENT, self._to_v1(message))]
+
+    def _archive_request(self, message: dict[str, Any], sid: str) -> list[Action]:
+        """The RFD: archiving a session open on the connection closes it (its turn ends,
+        idle ``cancelled``, before the result; a prompt then is -32002 until a resume, which
+        an unarchive is not)."""
+
+        def archived(answer: dict[str, Any]) -> list[Action]:
+            session = self.sessions.known(sid)
+            if "result" not in answer or session is None or not session.open:
+                return self._to_client(answer, "session/archive")
+            return [*self._close(sid), *self._to_client(answer, "session/archive")]
+
+        self._expect(message["id"], archived)
         return [(AGENT, self._to_v1(message))]
 
     def _close_request(self, message: dict[str, Any], sid: str) -> list[Action]:
