@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eba6d5ef4b6aa664a7ae25fc8680ef2be9ec73e7e13c18a0fe8b81cbc46a9f10
-# Content sha256: aa970a5b2c72e3e181d9bc8ddcc8b91b1e95e33081d3eaecf86ef0620d8d4cd9
+# Inputs sha256: d85aa70ce97e9c6c2312a8b41a4e377fdf450548ed3f682ee3047b3155da9436
+# Content sha256: 1d0fdb7dcb3e61f8f07b85f15c8a4d9fe3b25fd3b82af96d96a090aaee42b3bf
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -263,6 +263,8 @@ class Bridge(AgentSide):
             return self._set_option(message, params, sid)
         if method == "session/close":
             return self._close_request(message, sid)
+        if method == "session/archive":
+            return self._archive_request(message, sid)
         v1 = self._to_v1(message)
         self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
         return [(AGENT, v1)]
@@ -413,6 +415,20 @@ class Bridge(AgentSide):
             set_mode = {**message, "method": "session/set_mode", "params": v1_params}
             return [(AGENT, set_mode)]
         self._expect(message["id"], lambda m: self._options_set(m, session))
+        return [(AGENT, self._to_v1(message))]
+
+    def _archive_request(self, message: dict[str, Any], sid: str) -> list[Action]:
+        """The RFD: archiving a session open on the connection closes it (its turn ends,
+        idle ``cancelled``, before the result; a prompt then is -32002 until a resume, which
+        an unarchive is not)."""
+
+        def archived(answer: dict[str, Any]) -> list[Action]:
+            session = self.sessions.known(sid)
+            if "result" not in answer or session is None or not session.open:
+                return self._to_client(answer, "session/archive")
+            return [*self._close(sid), *self._to_client(answer, "session/archive")]
+
+        self._expect(message["id"], archived)
         return [(AGENT, self._to_v1(message))]
 
     def _close_request(self, message: dict[str, Any], sid: str) -> list[Action]:

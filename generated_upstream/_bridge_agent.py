@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46a1c526ebd343e56d9b2f15d7acca49821f423c0638406742d1c9a3408bc06d
-# Content sha256: e20e1112b92588a93ad6f303def01e41f7f8594e53ea64ff7066d5a9c8044b6e
+# Inputs sha256: d72cde83876043ebd007520f0beebada8a701b180789ca6789cdb5e94b5b0e30
+# Content sha256: 7db48fcadb06847d7b3db02185cb90ce91e27d7fb291d2cbcbcc937ad605b026
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

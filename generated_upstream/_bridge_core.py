@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 62618da4ceac302cd6e6c61a5d591f726742d5a179a9162a36db64e0838a067d
-# Content sha256: 7626fcc4f09a767d635b9f459d49bf66ea71f74d74c6044f2b8d1957fa0ba263
+# Inputs sha256: 277c707f61e156ea63ff09807f56781c1962228bb9ceaaf57fac07b57129197a
+# Content sha256: 7268f721bf9891cf891c7fdbeed669653f8afb63a7357ed1ee3f5f89985d2290
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b4603dc32930f03b6a8469a444645e1af83da218d993fe4073229403fb835f8
-# Content sha256: 08792301b8976daf61cac7d8666e4d9f259d89648f4401ff45523b36dde7a93a
+# Inputs sha256: e987960287b68787644fdb126ecec797e11739227d8b33d86d54ba8846c9cd6a
+# Content sha256: d27cf927309e14d8ebf90a79629c4b4bb112b5fdce0bf6b6208be2d0b45edb78
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eba4a78e2d5484e39726263741097bce30e7694bf3e25f6d17facd7fa47b629f
-# Content sha256: a8c1fefe46d8429b76d64c1bbefad91199dfb33957ce01c2ea9adaf07948fc35
+# Inputs sha256: 81a3acfa7e1f9f7a62fa76825a06b6bc4614852d6d37a4067141ae2f7e938e62
+# Content sha256: 2c00580120fe9f74f8ef70b4d2bb196a78677a3846439626af2392945e7d903d
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -101,9 +101,16 @@ def _non_negative(value: int | None) -> int | None:
     return value
 
 
+def _positive(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise _fail(None, "v2 counts it from 1")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
 _UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
 _NON_NEGATIVE: Final = AfterValidator(_non_negative)
+_POSITIVE: Final = AfterValidator(_positive)
 
 
 def _as_is(value: Any) -> Any:

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 06f996dd5a7018c75cf11b3e86bd364f27381ba694cc335f5fd74fed7d8b8ebb
-# Content sha256: 8fc88f4555edaee01e20aa65610cdfd163b204696f4411eea3095504421062e4
+# Inputs sha256: 5c9f9bc87a930b184b3ecea8b708dc091316da6505a2b40e2ac5050d4049c1b6
+# Content sha256: 9f95b732037adc2957a5629efc426cc67241e81712822b3ff47d7cf9adc017e3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

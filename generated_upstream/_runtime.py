@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b914579d4a0c9ba0bffeea4ac049ef2217089e307e5eddcdca4e5bc2e03c281
-# Content sha256: 76d451d0577a8640b7e765642e281e8fa196bb971b82e2f323e03de48b52e08c
+# Inputs sha256: 2e2b96e3d57f15adbe21e0ec34c5fcca7570b7d745b2975080de7d9f03dd3f64
+# Content sha256: 9a44ca42aab1271250a1426732312af2dadea05cca5ff65f3c1d6816235ef930
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91436a275f621bc521a1f300ef9c38fc199fa170b5a3e46bfdb3122fc61b3fc0
-# Content sha256: fb99580ce387acb9905446bc0d00e32e1c962686351f690f55b18158f8f2dd4a
+# Inputs sha256: e36790e26d7df8d42d32639350b1b59b2f3b9990766109c711e159d806904da4
+# Content sha256: 4950dc48ad245d6cb9ea2e2a97725deb250bd764d04bc4e5e9f7bde0cd088391
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b1dec321ac13e574e90edc5530109a56a3942fb50b221cfc71072eb999240b20
-# Content sha256: 63b649565d02955eb060d904c4efc7a8a641fb9f2f82a7a59c05bc4e3bac32a7
+# Inputs sha256: 8e2f6773e9c4c4d3391137b200ae5907276c2dd8de0e1d92458cd1a2dc0a8f03
+# Content sha256: d2407e0cc2a7de8f2f913610404545566ff5ce82840d5ef1b1bd224bde776055
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.
@@ -28,10 +28,14 @@ a client first asks for protocol 2 (``tables``).
 from __future__ import annotations
 
 import functools
-from typing import Final
+from typing import Final, TypeVar
 
 from ._bridge import AGENT, CLIENT, Action, MemoryIndex, SessionIndex, Tables, encode
 from ._bridge import Bridge as _Bridge
+from ._bridge_asyncio import bridged_streams as _bridged_streams
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
 
 SERVES: Final = "v2 as of upstream's 2026-11 draft"
 """Which v2 the bridge speaks to the client."""
@@ -64,6 +68,15 @@ class Bridge(_Bridge):
         super().__init__(tables, agent_name, prefix, index)
 
 
+def bridged_streams(
+    first: _A, second: _B, *, agent: str | None = None
+) -> tuple[_A, _B]:
+    """The client's byte streams (reader and writer, in either order), as a connection of
+    protocol 1 is to use them, with a ``Bridge`` between: what an SDK's agent connection
+    runs, in process (``_bridge_asyncio``). Anything else comes back as it is."""
+    return _bridged_streams(first, second, agent=agent, bridge=Bridge)
+
+
 __all__ = [
     "AGENT",
     "CLIENT",
@@ -72,6 +85,7 @@ __all__ = [
     "Bridge",
     "MemoryIndex",
     "SessionIndex",
+    "bridged_streams",
     "encode",
     "tables",
 ]

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 192c9dc29987c7a57f03ffbd71be989e42c98c7bbeba9996f40629554e6abf55
-# Content sha256: ace9259c1f52c66ef66b98fc82c1e200820ff7810da2a65f9fb69d9a0a1e0584
+# Inputs sha256: 244ed20941a56ac50ed9461043f915490c6905f032ba06036d5546cf8c6d9538
+# Content sha256: 56a96b8ab82629755043e9b3401526a43aaf7950b406e5ae3901095eaa7ebd33
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -51,6 +51,7 @@ from ._convert_rules import (
     _AS_IS,
     _NON_EMPTY,
     _NON_NEGATIVE,
+    _POSITIVE,
     _UNIT_INTERVAL,
     _CurrencyIn,
     _diff_to_git_patch,
@@ -2685,7 +2686,7 @@ class _V1ToV2ToolCallLocation(_Converter):
     """``ToolCallLocation`` (v1) as ``ToolCallLocation`` (v2)."""
 
     f_path: _AbsolutePathIn = Field(alias="path")
-    f_line: int | None = Field(_ABSENT, alias="line")
+    f_line: Annotated[int | None, _POSITIVE] = Field(_ABSENT, alias="line")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -6760,7 +6761,7 @@ _ONE_VERSION_ONLY: Final[dict[int, dict[str, str]]] = {
     1: {
         "fs/read_text_file": "v2 removed the client file system; offer files through an MCP server",
         "fs/write_text_file": "v2 removed the client file system; offer files through an MCP server",
-        "mcp/message": "a notification in v1 and a request in v2 (2026-11): the two cannot answer one another",
+        "mcp/message": "v1's mcp/message (a notification, or schema-v1.19.0's request on a connection) and 2026-11's request naming its server cannot answer one another",
         "session/load": 'v2 replays with `session/resume` and `replayFrom: {"type": "start"}`, which needs the session\'s state',
         "session/set_mode": "v2 has no modes: set the mode's config option with `session/set_config_option`, which needs its config id",
         "terminal/create": "v2 removed client terminals; offer them through an MCP server",
@@ -6770,7 +6771,7 @@ _ONE_VERSION_ONLY: Final[dict[int, dict[str, str]]] = {
         "terminal/wait_for_exit": "v2 removed client terminals; offer them through an MCP server",
     },
     2: {
-        "mcp/message": "a request in v2 (2026-11) and a notification in v1: the two cannot answer one another",
+        "mcp/message": "2026-11's mcp/message names its server; v1's (a notification, or schema-v1.19.0's request on a connection) cannot answer it",
         "terminal/cancel": "v1 terminals are the client's; an agent-owned display terminal is v2's",
         "tool_call/cancel": "v1 has no cancelling of one tool call",
     },
@@ -6783,13 +6784,17 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
         "AgentCapabilities": (
             "loadSession",
             "mcpCapabilities",
+            "nes",
+            "positionEncoding",
             "promptCapabilities",
             "sessionCapabilities",
         ),
         "AuthCapabilities": ("terminal",),
         "ClientCapabilities": (
             "fs",
+            "nes",
             "plan",
+            "positionEncodings",
             "session",
             "subagents",
             "terminal",
@@ -6810,6 +6815,7 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
             "http",
             "sse",
         ),
+        "MessageMcpRequest": ("connectionId",),
         "NewSessionResponse": (
             "configOptions",
             "modes",
@@ -6840,8 +6846,10 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
         "SessionUpdateToolCall": ("sessionUpdate",),
     },
     (2, 1): {
+        "AgentAuthCapabilities": ("status",),
         "AgentCapabilities": ("session",),
         "ClientAuthCapabilities": ("terminal",),
+        "ForkSessionRequest": ("systemPrompt",),
         "ForkSessionResponse": (
             "availableCommands",
             "configOptions",
@@ -6862,6 +6870,11 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
             "http",
             "stdio",
         ),
+        "MessageMcpRequest": (
+            "requestId",
+            "serverId",
+        ),
+        "NewSessionRequest": ("systemPrompt",),
         "NewSessionResponse": (
             "availableCommands",
             "configOptions",
@@ -6880,12 +6893,20 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
         ),
         "RequiresActionStateUpdate": ("background",),
         "ResourceLink": ("icons",),
-        "ResumeSessionRequest": ("replayFrom",),
+        "ResumeSessionRequest": (
+            "replayFrom",
+            "systemPrompt",
+        ),
         "ResumeSessionResponse": (
             "availableCommands",
             "configOptions",
         ),
         "RunningStateUpdate": ("background",),
+        "SessionCapabilities": (
+            "status",
+            "systemPrompt",
+            "title",
+        ),
         "SessionStatusResponse": ("state",),
         "SessionUpdatePlan": (
             "plan",
@@ -6893,9 +6914,13 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
         ),
         "SessionUpdateToolCall": (
             "capabilities",
+            "name",
             "sessionUpdate",
         ),
-        "ToolCallUpdate": ("capabilities",),
+        "ToolCallUpdate": (
+            "capabilities",
+            "name",
+        ),
         "UnknownStateUpdate": ("background",),
     },
 }

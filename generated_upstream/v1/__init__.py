@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ac59f005f648977028f379263a280ac9c9a304e7353b2bd89942b9c771210319
-# Content sha256: 30083b8d4a878b4e05b8fdf3dc9c5911a3461d6dc55f99b1543a1e00e617c815
+# Inputs sha256: b2c63d43d6816b67a9798b89592e495e95ff2dd69fac476a166f6524e11a2dfd
+# Content sha256: 5a9e640dcd86ed40156e8e40f41b4fd11b806fc5d8982c8dad1fefd6fb9de0a4
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 208e768fdfeb79e9cf933ab8d1a1498886d2c7c3778074465b96d173575b896e
-# Content sha256: 2b2f973e67cf5ce4f0ea2bbda11b202303e392d92e406305e0c9e492b8373afd
+# Inputs sha256: 64e1af0634da8eccf0d01208878a93bfd8ea800831cd1a5fc0207092b183eb19
+# Content sha256: 9d181ea1001cbda9e82073ebc13ee78b704118b1250325831e5a202ee065eafe
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97fdef86971900d7a2e88f327eac120dda6894652e3b544d61ec887d57677608
-# Content sha256: 1a5d0baf045551bc5538efaad9ce70451f490c9e19276281221b7ff71a85b93d
+# Inputs sha256: a631a3196d029a2e59a0b6d2ca149f11e7b293828a26a6af71882f790c9a7919
+# Content sha256: 3fc3f3b129ad7c8a52f3ca8b9bef44f86e3571a787bfcf14dd7fe12b02991320
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

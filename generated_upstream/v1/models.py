@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c2cff72f6b0b3559d9bd4d0eac4b9cebbfff30fdcd3a7f328ebb347216cf5066
-# Content sha256: 2e541c8757f2575a712e3386b6737b0463d4586c72cadb7ab6cb53b87e47cc7a
+# Inputs sha256: bf7e99c6c8771e6dc7e48e773cc3af87a1f2c35ef1126cd7dd8cf8da1a43f168
+# Content sha256: b9f67a053442f147742481634dfabef70de1351854a7552fc979af84e8720a45
 
 """Wire models of ACP protocol v1.
 

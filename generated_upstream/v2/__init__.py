@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: cfdc32c39136d395cf074c94839226930df579b4b3c1c8826a2536d07a72726e
-# Content sha256: 3b3693418bb1465e4dea819afb2392ad85a4f166d5593ae64776d82e1d9553aa
+# Inputs sha256: dd0bebbea18ea6922e41f4f0677dd6f0e54b2e50c2574179cd7a6408cab90acb
+# Content sha256: ada48da058d6ba1ca66e2979db94b24ecad02b4f15360e00f514e5dacd507255
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 745f564331e2fc8e1524914810b3122e4866dfb428f84cb02b64322accf0fae9
-# Content sha256: 14efed4d243092091b1259d4f55bcc0d252f536c0119277e764d75e2a42033e8
+# Inputs sha256: 96b392c971fb776b317128a581cbb1bf6be488f33ee2e29ebe75f7b378fdc252
+# Content sha256: 637a4e5d627b6d812f6fd419b8bba368969acc03d5b74cab8767566fef4d2a36
 
 """Method dispatch for the agent side of ACP protocol v2.
 

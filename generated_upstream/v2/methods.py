@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1c69c7642f9648f5c08ef082ded060b5252118ea9ff970c531ddb9b23771d15d
-# Content sha256: 2998ec176a6dece29f45860885a03b29a770389f50edb1e933a943d26a064300
+# Inputs sha256: c1930c8e4bc4687ca25fc3e832a6cbe435d8804eae13b23a56688de487e7320b
+# Content sha256: fc9f0949a3c1d8d9fc2abd265492e8944362125d82722a54c9ff84cab27d146d
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

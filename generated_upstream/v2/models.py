@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7d4d1dfe28da1bbc2e088816c66107ddf2cfae946913a56c611a15ef9200ce6e
-# Content sha256: 90a905101ab722e75733619215a0d4795bc9cac59ef66f0831a62d4a9a58ec62
+# Inputs sha256: f5c1cfc2fc4ae29e87d40c584ab2434d928b6e22c4227e6e0975e852a8392eb2
+# Content sha256: 27985dc693bdfe3954dbd150ff578236d8d532c7f207661ee4373aa08285bd6e
 
 """Wire models of ACP protocol v2.
 

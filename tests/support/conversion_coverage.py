@@ -11,7 +11,9 @@ compared with the input, differences allowed only where ``convert.LOSSY`` declar
 It generates each pair's package with the ``acp-codegen`` of the Python it runs on (the
 fragments shipped with that installation) into a temporary folder, or uses ``--packages DIR``
 (kept between runs: ``--reuse`` skips generating where the package is there already).
-Exit status 1 where v1 -> v2 converts less than the threshold, or anything breaks (an invalid
+Exit status 1 where v1 -> v2 converts less than the threshold over upstream's own release
+pairs (``THRESHOLD_PAIRS``; the official SDK's older v1 beside the newest v2 is measured
+alone), or anything breaks (an invalid
 output, an exception other than ConversionError, a changed input, a failed round trip).
 """
 
@@ -31,6 +33,7 @@ from support.upstream_messages import (
     COVERAGE_COUNT,
     COVERAGE_THRESHOLD,
     PAIRS,
+    THRESHOLD_PAIRS,
     Tally,
     generated_convert,
     import_convert,
@@ -61,15 +64,20 @@ def report(tallies: dict[tuple[str, int], Tally], failures: bool, examples: bool
     print(f"{'pair':26} {'direction':9} " + " ".join(columns))
     totals = {1: Tally(), 2: Tally()}
     for (pair, source), tally in tallies.items():
-        totals[source].add(tally)
+        if pair in THRESHOLD_PAIRS:
+            totals[source].add(tally)
         print(row(pair, source, tally))
     for source, tally in totals.items():
-        print(row("total", source, tally))
+        print(row("total", source, tally))  # (of the upstream pairs the threshold is over)
     forward = totals[1]
-    rate = forward.converted / forward.total if forward.total else 0.0
-    ok = rate >= COVERAGE_THRESHOLD and not forward.broken and not totals[2].broken and not forward.round_trip_failed
+    rate = forward.converted / forward.total if forward.total else 1.0
+    broken = any(t.broken or (s == 1 and t.round_trip_failed) for (_, s), t in tallies.items())
+    ok = rate >= COVERAGE_THRESHOLD and not broken
     verdict = "ok" if ok else "FAILS"
-    print(f"v1 -> v2 converts {100 * rate:.1f}% in total (threshold {100 * COVERAGE_THRESHOLD:.0f}%): {verdict}")
+    print(
+        f"v1 -> v2 converts {100 * rate:.1f}% in total over {', '.join(THRESHOLD_PAIRS)}"
+        f" (threshold {100 * COVERAGE_THRESHOLD:.0f}%); nothing broken: {verdict}"
+    )
     if failures:
         for (pair, source), tally in tallies.items():
             groups = sorted((tally.groups or {}).items(), key=lambda item: (-item[1], item[0]))
