@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97495052e72532eb0e05ef80179d701ebead0cededbba50c5b6ff99a1a86062a
-# Content sha256: 8e15172d8bffb2d893e8aa65a8892f01c8a0c49551e33c5d8008b766e135c7a2
+# Inputs sha256: 89d26d5b9100c24f1ea4d4a194c7c38a5aeea073b1ff29ee61b27312e8fe375e
+# Content sha256: 52d9922ac7ed79aca076a49ee18d66f34ffbf790e4ff8b2b4cc2168e08986522
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

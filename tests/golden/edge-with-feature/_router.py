@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 815a8b750fb4e21fb08edf677962d16c8d061baa0eb0e312c1b35d87aa41a009
-# Content sha256: c42bb34388d57ecf921a5b41c151178058961c9859b9c6993d2d8650f27d782c
+# Inputs sha256: 0d8014e68a8eea7e44cb93d2146f5829e0c68a7b8f3375dcbd0dfe6d07bc3425
+# Content sha256: 40d126e663905e698bc8bb8174b6d6904c3a55b75f37c9ca7fcaa6f63cf7d399
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6eab4cef493d47373727032ae63b39011a9cd7e6cc8a0681ee6f75b81a44803a
-# Content sha256: cf83690de8d11cf1a937accfa6fdf63e242f124878de8afa554af33a83dfc3b4
+# Inputs sha256: e394a56e90b1841c08e52df64a661a32cb94ebec30177593582569b09b85776b
+# Content sha256: ee851a92562ae0bbadff53f1effead566ecb65d46cb29493574492850a75d43b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72a4e0332fe57ccb2db756719bbd1af45fed9e05633694193e8592ae26ef20aa
-# Content sha256: 32d08253a7d8c4d28964d339c4034e3394465e0e3c9191babf0c6a295c321f46
+# Inputs sha256: f971ea2ab94372aefc9b3d5b4931b92fde2908cf5aabe2beb0cabbf33f0eca2e
+# Content sha256: 833548295d46d54cedbc364d40c5044546888cadd5a38a121e0c58cbfa345efc
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8ab3579d96e5b09906e1f77e24b4e90e1521b703a5e4aa31225f1268bae86d11
-# Content sha256: 05b1e98b7b215df23278262a28ae486a729a5d343308ea5a183b8c46bad06ab0
+# Inputs sha256: 26e4f7ee7d771c4889ca5659761ddf5161ffcd2c6f5518e5e6dbb56bbe88c61a
+# Content sha256: 8865be64ceea15ee7d55bee510dbb6b6e7abe1b077f5435b0f9f004ce759d74b
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

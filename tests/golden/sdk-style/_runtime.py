@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3a7bbfa2a65bba08c6192e94e0f3e55c564b9c87dcf7ddf7bb5d31865ebb88ce
-# Content sha256: 3e3338062122eea2b4699da65438d7afacd15ab2c8d0eebd518b54a21c1168a1
+# Inputs sha256: e7b8cfafdb2525f5559f420eb79b4001dea069c09fb9263cc8df4b3f4deb96d7
+# Content sha256: d99d9ffc29d55beb5213571e376020217eb8059a0380c57ea857af89a3c26ca0
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

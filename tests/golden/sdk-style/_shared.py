@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 02bb6fb7496d9d33d4fa8edb5a40ad49cdcbe850faa135faacc23651fef9bbc5
-# Content sha256: 7f6b5c6f0abaac125babcc33042fbb0ccdf1efa9a838a266cf0b0890a98867ff
+# Inputs sha256: ae69f53a9d7b92d7e6f9ca4072770f153f7681eeb30e67f298075dc9b9cacf6a
+# Content sha256: 6418e9ab20314ce6313590ce5daecd27bdf04e6bdcaaffe422acdb716a25505e
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

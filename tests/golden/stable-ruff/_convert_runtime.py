@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7ac7654795cf847b9abec5e9a89ed860e2314b25eb26531817bdbfedf17d07e6
-# Content sha256: 000def763c7d67fd06819499cc54d12c16ea3a8b4a2c7d92d502080c3bc49b63
+# Inputs sha256: cc2ef77aea4bf94befd9b5e230d328d29558cb54ac4b903e3932e9028597e170
+# Content sha256: 74a5790a98d0b73cb62bb96a70c1c02fded7995bcb26b38d5e92742bb9da796d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

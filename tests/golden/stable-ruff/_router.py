@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6a178b7f1daa397b8cbf7c3c2714234e583e984997f5133c708db6e70b464efc
-# Content sha256: a9ac842c8d3b70a22a8d0801d9120866e75caec57c8d5793cb3c6dad18a875e9
+# Inputs sha256: e811d8d3e5750323286544c337f896a9655521d8be3504267cf1a145aa791cba
+# Content sha256: cde552ffd1c6766669219af4716a11604d1ef3ad994b87b2fcc6fc5bf045e0f6
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

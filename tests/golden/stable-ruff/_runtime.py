@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c63774c31f8fbbdfae4a07039b83e73301e728c8cf75673eb79a7ec93f0e426
-# Content sha256: b5ae3c50aaf807ffbf27c90ea2f8c9f45c2c6b32fc82df9446af5050bb90212a
+# Inputs sha256: 16588ebbdb55d070300d8638f33ad9249dbbfaa97c57e4828353119b3b835cd2
+# Content sha256: 65e9afe47823b327aa488cd743692b476e1ede0804188210f3e7fca405af2bc5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

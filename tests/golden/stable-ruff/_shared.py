@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 09017109e4ec5c90414dff6b3b2f672247ed80373c7d646c2f1cbe0e6363760f
-# Content sha256: 4c38f3ac5932a9a82161d0885cf4689c1e1e44f8dbe29246bbf7885b18dab18c
+# Inputs sha256: 1499678fb8c133cb1a1a565863abe1bd9cf29afdec45a0ff67025bb72c5b2772
+# Content sha256: 3d5f3fd014eb4477d5b434ef587215493236b09a2396f3bd6d3dbc1f2487a233
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

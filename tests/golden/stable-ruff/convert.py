@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 59fab5e344c3ee315dda61a5b462d5df7dc9f79924641382a11fe99dfc363a8f
-# Content sha256: a37a1ecf038ba2844c3bd00423d8f6224cb63f9c7f1e8f5ce3893070787f0444
+# Inputs sha256: 1702588100826de2f733f878e015bf147852f3606bf4441f03f643f1f1590d81
+# Content sha256: b97ef2d70c984cacbd73f00139131493145f5e73abdf36d224ba69a0ee12712a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

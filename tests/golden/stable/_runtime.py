@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54b54175ef652d733b63d880631df8b53521c20209c52d535aa3278644b3f918
-# Content sha256: e0014908955844e0f27a1fae34e2b576fc22b01ebc4f0a885cc8234ead1a0357
+# Inputs sha256: 0c9707445bbf99836ce805bf7e52511e38ea777ba1a6958a2d7eeea9ce74e85e
+# Content sha256: dab39bd8792611177c32e42f0acb6880005fd31861d89f2f6997bfc758de07f3
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

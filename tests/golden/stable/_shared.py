@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eb38f66836fd09f4194e4f9645d6ea0887013ced78aa0f680e70430289dbd3ef
-# Content sha256: 0e3547237c0c8cbc1e7b809c62a7a51804a346f237184e6b9f0ddad31d3e86dc
+# Inputs sha256: aed22f62bf0ee87b1dced38015cb6ba7b8612ce1402e694d1717aee3ed74e423
+# Content sha256: 17573b0b9bccc78dfad6bbf5fd45422dd8a009cba62e4f09832c956ee4c9eec2
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

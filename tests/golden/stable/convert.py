@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e79fa95dd4e1cd7eb601dc4de61f79b57df81afdc8e0dedf580be24abc4ac9e7
-# Content sha256: cd6edf634512d058f523250893531c433bc547c8193a693eb44e717a8c32b7b2
+# Inputs sha256: de106c387f542c23fd4e6c72c86d0ab74f6afd138c7d782c5d9bab2b9a40025b
+# Content sha256: 231663f2ff09967b4b7b1cb1171517b61b75880677d5c6dff4a11a20d118bca6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

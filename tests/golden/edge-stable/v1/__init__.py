@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 000b50e7d80f7426522d801e326849854e1866915258794096742547527a08c5
-# Content sha256: ba4b2bd109e75626f4d7bf117f22e06ab058af7d7a202955f1aa4c797533e7fe
+# Inputs sha256: af3ff162f7524fe866b456507e014b603108c6a61ee580204b68fa42356c2c17
+# Content sha256: de7c736122f6e3657292ecc3c13dde2e3a957cff941097ae3a80a8ffa8c2d479
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d25a70844c9b0f9e9399ebbac27160a1105917da30174025341c20b5b03bb9b4
-# Content sha256: 21e18289dddfd4e9c5b78fa431c09dfdb7f959f9029d5024a0e1076e391cb61b
+# Inputs sha256: 28a4ee3205ba4466d0a76acc95eca2d4ae5d38b1b328fb49b005c4da0a7cabe2
+# Content sha256: 35043bc21d3fe8f0dad9c44b139c13f94b250d432491f06aaf85623d3c0bef71
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4bd483f88a4307706c8a3da6e91af69094947d141e09cd439e5a78424bf8871
-# Content sha256: f44de9f24e7cc04e423bee7ae6faa376c3e25c1331f67ff79defec4d2769d5e3
+# Inputs sha256: 9e5c517bbf7df35bab1765d85565757cd9e244da0f7efe1ba9adc577491b2c3e
+# Content sha256: 2b72760c8c5d455e49fb2d5c82e8823e696d5a042ecebc287c6ca5eb9929b193
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fb449b791a2b8412f9289503b91b6eb251543a9b8274f2d4308125b29b334d2e
-# Content sha256: d0254fbab0378c31bc2556664adc4f5689c2b69b6edb1569a507f0e79e102ebd
+# Inputs sha256: 90457eda3a34c5169ff6b799040d5a4bb00ed9a588cdfbaad5f3b37bdc739a8d
+# Content sha256: 2cfa8fb1d223c2c54321ec186624f2f3a41b39be848cea89e8fc52bd5010a78e
 
 """Wire models of ACP protocol v1.
 

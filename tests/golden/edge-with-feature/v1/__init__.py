@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39babccec6247540f5d6aa2b473e8cb7ff9439b68502187a8593886a9b0967d0
-# Content sha256: 057f35d5f2325a466b8f04b2627b3771163be7762e9160d5c265171e6d8c4696
+# Inputs sha256: 6d636d527ce5547ed859f47a4341646a84e993f005276639572ba7ae4b29c8e4
+# Content sha256: 4a5754689f6f22cdb782175fcd769a9128e3f0714d0d693771af8562e57cd6a3
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c2f412e21d1290066ca624785ef9544f960f423c48b0296f849c18ab85db745
-# Content sha256: 11310edc884ef40679dfc45d228d43ae27aff7040af8304efa94d4fa92016dd0
+# Inputs sha256: c654ce9d5e6ca26bce717e89a93d4c7db007fc41630122fe5b3cd3a8951ade47
+# Content sha256: 8fb80d8a4df5bc29e27c7ed9bb177d5d01c5ddd363075635d16b888b4dfdfee9
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 031ab8b8cc689a81d5ac9a8249333998a1a38aad04f70da42cbeb87b1874b2d3
-# Content sha256: 3ba91c90d4db2d8304ea145707b079fce7f185dba9c13f57cd27ffbbca653160
+# Inputs sha256: 4c1d1d80f3bc823480f3135c20625e86dfdd58d2b6ccd261f874d6c3e6fafa5d
+# Content sha256: 084aa68626ff5e247e96218fa47c76713b5c2e684754c07adea3faf79a59a612
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 349c181408f91a2bf801865902bea44908001f4ab848f5c1d7d87546952d9f69
-# Content sha256: 13df4f3de65a52e9e6be52e88a83655de5f47c22d85ef5e26fa9ef2cbce140b9
+# Inputs sha256: 54fa95cce6eb8cc0d387a65c897ca1d70575bc7feaa4603e9b9b4da1471a1f15
+# Content sha256: 5ba53039affd0c52523266ae4b32314a220b395177516bf98282b5319650ddd5
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c5bde98114c520e6bc89f17cfd1aa989940475056c5f90cdebdd89b19c0c0674
-# Content sha256: f0332e91b5d20322cd4ce8b4c926e7b8136659f9b7ae87ab27761309586e3863
+# Inputs sha256: cf8a3496bb8069d103c9c7b57f6781f5cf5c629abf6aec236d48c3ada3c14916
+# Content sha256: 8feec32509400fd957c63ab4efbb572ca070e7fa566074d4ea59b1f011166282
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

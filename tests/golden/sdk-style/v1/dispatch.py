@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 438c4dcc3a7a554c5bb48f7ccc2cd64ab77d98b3a6847631a52c6ef4692ff483
-# Content sha256: 85671f902766a6d5a1880391c684d39f77afd86504eb49cfe696187617052af3
+# Inputs sha256: 1343c14eacd2d08c177d8cc13f433296d661f56fd3637b3caea0d9399789550c
+# Content sha256: 8b24f22860bd4391ee78fbdc624779e4f321ca00ad00440437c46de57afdbd52
 
 """Method dispatch for the agent side of ACP protocol v1.
 

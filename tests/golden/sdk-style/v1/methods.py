@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8be74feb145fafbd3429f09e260caf8d315e7fbbdf2be4add6a01887db857ab9
-# Content sha256: 965728f23507256bd0cf24f71eebcd0abbf14d519bc62a45fd769a17960931e6
+# Inputs sha256: f8cf980bbb1239ca40f4985197405d75d233df5d762cbb1b37a50b0c435e28a9
+# Content sha256: e6866d941a52f12375738b805b5fdd10296d85cd6fd524590b12ebd8d349c6a4
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

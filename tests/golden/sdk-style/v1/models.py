@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a54ef8d4c4fbde288dbf49b2a860518b0ffe63145bf6076038092380cd1e9ea8
-# Content sha256: 6d482c02ec637a9d5bd467f23e67984eb6d3f5ebb23e942ec20f656cee4bf2d4
+# Inputs sha256: 6842f6610c2d2aec86f77a35c5b7bb42407e78c4c232e5916212c5ef9eceb0c7
+# Content sha256: f4208b8f99d04bb2dbd946872c04dc84876d1a70cba8d4639829cc79ffd0ce90
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1a6eec69a205b47226776a311cd612d26b4aec3dadcdc70ced39ec3813c7e3dd
-# Content sha256: 1214eba6284749b345c66b01d6eb3c271e10b9b30318a668dd44c7985a442167
+# Inputs sha256: c6dd8f42beafa8cd1e9bc1245311bb5736f8bebdd637bb1059210d1cb4307596
+# Content sha256: 7015f78df274c1702db71bd70adb08e2d98fcf0fbbf4a0337c21759ced187b16
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 56f0c228c9ac50f25f16b6c424b6645e1c029a83e794dfc42c2d3813b629c156
-# Content sha256: 6aa3e5606a739ff462d12b8038f5d0d62147e14adc765c6dd78de819c443d6e2
+# Inputs sha256: 670fa12d3b8c40e31e33db86ebba438171acb85addce8c154a7f0511924c51cd
+# Content sha256: f02f30e1b5f3c2ba70dbd3fc0c3d9b14ca11d5ffcd577aadb9253a021e7b1b8f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: afc25db8cdbdcdc09bc6d81c79b0822aa171cec973ae32e5e403af9b1f58069c
-# Content sha256: 8619f7ea2a61fa1864cf1e6e459ca3b5517f71ac53b718eb829504830a54b189
+# Inputs sha256: 302ec52b71ff95d8304dd4a26c19d15e49602b14fcc0de3d73c3a57f34c5442a
+# Content sha256: d2cd8d74a38fba4a7d9a30eb5b68cc1e62ae4000653370f0f7d796d16e728794
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

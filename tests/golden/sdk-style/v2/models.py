@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a31c3b90741dac451bf1d4054958e2c5d2b39d10573ee302b66532834485cd83
-# Content sha256: f60fcd02ee37d55361efe343d8f0c50fb43d8540369a146ab73bf95514b59c3a
+# Inputs sha256: 358157ab7d357997dcd0e02f88a1b634ec40c63087b0c77de5cf524f5324fa63
+# Content sha256: 3c07e5b5e3c09e263843fd9743745e7a0b1383387d2acc678d15b7dc3335fe64
 
 """Wire models of ACP protocol v2.
 

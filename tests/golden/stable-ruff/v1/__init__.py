@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b95be724dc5235781e4373c6e4f154d09cbabf71e2936562dca9ae7605fcff60
-# Content sha256: fc311db96e6a496458a416a5c276814d5fe376b8b8734af8044e736e39ce8a54
+# Inputs sha256: 0c6eb2f220a1b661b5ed4738bb62a8722da4ed630baa0954efdb8ec574a47d3c
+# Content sha256: d4da4f7ea5dafbed96a993f2973569e2fbe964fb64a0e6af5f2c5102df7c184a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

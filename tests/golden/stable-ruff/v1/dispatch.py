@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dcbbf7fcf1f97e74cca6f0b9e2a84b0bc963197a8d5300422e9bcf112d5787b1
-# Content sha256: 1ded7ba997dade26f3cc02ac9ccafa09a9ce0df2b1962017a7fe5e633b3ff399
+# Inputs sha256: 85e2064053799cfd5678c1f6dafb762464b1be2f6f225a031c391063ebb09af9
+# Content sha256: d87aebd093bb0418813b1d41aa2f80ff66e132d5096c0d10682ec8167ba8a68b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 545b7345eb0a93e2efca72555f3be3653b6e53436c6dd390e2c19207e9666adc
-# Content sha256: 6c6c772ab581b80923e53e29cedb9f2628759a9f473f59cca830b13c3b95aacd
+# Inputs sha256: f9c8ed952e0c17b18b8bd3c4a8966697dd7c3795c597ac3c3c91d0a6c8d6918e
+# Content sha256: 59ca3255a3a4a9ad9485cff82190da3b82948096624ed1c5bf7b43f5c8cade26
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 67a515fd006125948ff3c8086ea2e730f66f8f9e7e7a09ba52770beb2eecc89e
-# Content sha256: 3aa6d13cd6842e156c9b906e898758e98f886bc76ba2e040b84842f54efd7df0
+# Inputs sha256: b9e3584d768dffcb4016e51c92dd77bcb5a56820a96b0a192ad23025cd4cf8c8
+# Content sha256: 3e9842637a3f6a4104320ce9067606e55eb09cd0cc1083d3f4617c77b4bb8ee6
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 104125844e86c35764c7a1fc1f723420e7a85260c6ac7e8d447994db6c19668c
-# Content sha256: 14ae4292dcd1571e76e8fbbe097a1c4861ca1dce073cd3f466929e7502b39626
+# Inputs sha256: 36e4f3d3fde0415a0df6382911dc7e6aa3e97d9db542a85cf0f10481f0d1efb6
+# Content sha256: 5e4b3ff62e665b62068a8ef7b33e3cb13b7cd8ef39f821f3c813af963b727b00
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 34a575f0f0a11f55e180a2eda5e35afa909c5c816b97bc3cf1e0bd8d1b23c212
-# Content sha256: efcac1cec3931dcf06bb483b3ab2a7f379b6face513f24532f4e952aea1f031a
+# Inputs sha256: 5a6aa9ffc15556e4c2a8676b3228d7c706bb9b7aff6bb3f99d9272db978100b5
+# Content sha256: fcaaa673f3e94051182b6645ee3b5e4a3c1db6c3d2fdf9c283949461c0c2b364
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4af82668fdda12d910a5d368cc8ba3ddc696998335cb2d9b8c4a0aae07e05280
-# Content sha256: a0588986fb977107afe50fbb065f18719a0e873000cf66751d23f15c375f11aa
+# Inputs sha256: cb2de06abb213755ecb6410d5d5b0ddf033392a3cb7caa066273c3877405421b
+# Content sha256: 1b259d000911ba1c2eddf2777acc121badc21ba03162e8c43c43088eb4c70e75
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b7e9384d9e5ccfc3019178001dc6497ddf636b46cd04b3493394e72407c874e5
-# Content sha256: fa28232831809a7c1696c004412f7bcd2ed08703a14711a5d00f19940cec313f
+# Inputs sha256: 70e4a13e2e01db041ab87444492938d971acc48fcba0eff6d46d5112e28a5972
+# Content sha256: f8dfb3fd2f2d3bc46d1e7e066ee14f6e676aa8745db91c895670abeef96986e3
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b12d67f751f1785e420d105d0b55bbec7bf4726b5ad46437cc29b5982d054c0
-# Content sha256: d76ab65d11c1d0b2551a0bcafd5208c8f24434e86cf61a77f7e9d512f125ce4e
+# Inputs sha256: 526347493db8f4c7772b27a86bbb9b87ed8345b0188d298f924ca58948f2c01f
+# Content sha256: f08da5cda2d8a8c96d696b1805b47b86dd939fac7084872a3bef3f5adc654ee9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c62b43afe01258d93d0e30a665936cf4e2d9791c35fbf76080e207418fe11069
-# Content sha256: a0c1ad42deb3084a573a047474ebb0eeac2e7c676e6f3961985f78d1a38dc1d5
+# Inputs sha256: 0496110a2139430a90a40ac4f9d3cb70e402e90fc7c31dd72be7cadd13d4407a
+# Content sha256: ebf0ac8edda6e1788f2a453e9d44e27409dfa66ce7a5c69eec12458e6fa36b1f
 
 """Method dispatch for the agent side of ACP protocol v1.
 

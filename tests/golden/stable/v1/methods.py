@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45301055b910e2aee8d79478d905cb8ea4b839dab22080cff880afecd0f2585c
-# Content sha256: b0cca356cf04976ac67650324d889dbed7c2f0f556e5af4adf8d6058c1b5f277
+# Inputs sha256: 03e56e7c28b9c1477a1a2a6a46663db5a07560afa39dc8aeb935c8b6f510e8e2
+# Content sha256: 4747e794152d6e0f5ff9ff6a5ca4fd1547931c02f075d2bbb3a68076ba5aa643
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

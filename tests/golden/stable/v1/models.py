@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ef2492e2c9c9004dd2078a3bb49cddbcb9b73a4d0c62ad6e61605de1be310a2
-# Content sha256: 4a596ccdcb9c2f655b8adb34883ea03ab66c196ce0aa8efa6633b006f7953d39
+# Inputs sha256: 71b246858c6f4c87a996e664ea88c2916e4ee81387a60ecaf1a6091cb29efbdb
+# Content sha256: a2442fdd7f211cbd6c346e2be131e7109155954081b91467fe4ff1dac0cf908b
 
 """Wire models of ACP protocol v1.
 

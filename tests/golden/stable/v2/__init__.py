@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fcb1d51a26d593d142eee23293e81ac44db0831aa7b25022ea1a68dd5eabaa46
-# Content sha256: 02450f96225b851d78734392e413fa364884c53a030ca176b62127b6aa9f3e8f
+# Inputs sha256: 8c5a24000d95c1e5036f0fe783ec0422e8e471a3ff30faab99e17b205617392d
+# Content sha256: e97d39d9f9b8b9c3e1a6f59559efc5613c4f7afe33fbdfc311c05ec7f3299a88
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f71636925a7f71ee32cdcf94175dc2a644631d2d96817ebe730244697ebc56b5
-# Content sha256: 17bd422b4930b1fef8a631e95da1be4eb76efb59287ae4006e7bc97deaddcaaf
+# Inputs sha256: 813cc79c276473512c9e0f04799cf710ebb251990ec917f11272b22786b281d6
+# Content sha256: eac14158ddba5ec2dd7ed775c9cf1bc97d408fcf8f3f3d1716d0ca7296a454bd
 
 """Method dispatch for the agent side of ACP protocol v2.
 

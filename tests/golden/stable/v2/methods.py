@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb7ad4298403cf4b38330e2420beb0d170de0d327ae8d884dd19805d62e40fbc
-# Content sha256: 019bedaf15e54fbd95f780566c57547cd0d84c76862906a74d84bdeafbfb6d37
+# Inputs sha256: 2244ded334f904de6ef63aace9391d8e4673610a914dc44245b49617eb6ad72d
+# Content sha256: 822d8d5ad679ee01d608a498cc6b7356aba4ee00719b13bb030800276eee0493
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ef86f358687d4975b70885677b9c3d8518ffdf11a5280eaa90f8ba5d32203f0
-# Content sha256: 5704a80a8fdf81c9d697db44b13022814e199ab505548a74a000ed46982506f2
+# Inputs sha256: 618add983c56b8232ee961d26b78a1da3bb0deb41b916d5f8a1015c0ae9f6405
+# Content sha256: 1cac438516de57deb3a370b184d5ce79f2994f802a6cd8a47a5fb13f98fe8877
 
 """Wire models of ACP protocol v2.
 
