@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 86376ef6072e5ce7bb94d16bc0ff2f7d82e8baccab4820c4cddd9c140d5802d5
-# Content sha256: 8129a1c1d449fc4af9e8addbb416a0fc9f88166acba47ffb4f9fea836d433e68
+# Inputs sha256: dd81779188eaac5b1b4b484da8d8c650f90fe35cb57a01bced3d94d1a00b56a9
+# Content sha256: af00c1f13bb42f12692cf13fc85a99199705734c44ab0a3df6581ffa6973b312
 
 """The version bridge's asyncio host: a connection written for protocol 1 (an SDK's agent
 side, say) serves a client that speaks protocol 2, in process.
@@ -188,10 +188,12 @@ class _Host:
             self.midline = not data.endswith(b"\n")
             return
         end = data.rfind(b"\n") + 1
-        data, self.rest = data[:end], data[end:]
+        if end < len(data):
+            data, self.rest = data[:end], data[end:]
         if not data:
             return
-        whole = self.bridge.fast_lines(data)
+        # (a connection writes a message a write, as the SDKs do: one line is the cheaper look)
+        whole = self.bridge.fast(data) if data.find(b"\n") + 1 == end else self.bridge.fast_lines(data)
         if whole is not None:
             self.to_client(whole)
             return
