@@ -49,6 +49,7 @@ import pytest
 from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, SHARED_UPSTREAM, run_kit
 from support.reference_data import require
+from support.sdk import sdk_env
 from test_sdk_dropin import (
     ENV,
     PEER_V2,
@@ -139,11 +140,6 @@ def adopted(request: pytest.FixtureRequest) -> Path:
         return sdk
     older: Path = request.getfixturevalue("sdk_older")
     return older
-
-
-def sdk_env(sdk: Path) -> dict[str, str]:
-    """The environment of a process that imports the SDK copy ``sdk`` as ``acp``."""
-    return {**ENV, "PYTHONPATH": str(sdk / "src")}
 
 
 def assert_free_of_the_rfd(sdk: Path) -> None:
