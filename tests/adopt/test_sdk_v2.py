@@ -37,10 +37,10 @@ from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, SHARED_UPSTREAM, processes_naming, run_kit
 from support.acp_v2 import V1_ONLY_UPDATES, Message, V2Client, V2Schema, is_response, is_state, update_of
 from support.reference_data import require
-from support.sdk import ENV, V2_DRAFT, adopted_with_v2, run, sdk_env, tree, turn_agent
+from support.sdk import ENV, V1_BASE, V2_DRAFT, adopted_with_v2, repository, run, sdk_env, tree, turn_agent
 from test_sdk_dropin import steady_suite
 from test_sdk_rfd import AGENT as ARCHIVE_AGENT
-from test_sdk_rfd import LONG_PROMPT, kit_expected
+from test_sdk_rfd import LONG_PROMPT, kit_expected, readme_table, readme_table_of
 
 pytestmark = pytest.mark.slow
 
@@ -102,6 +102,17 @@ def kinds(messages: list[Message]) -> list[str]:
 
 
 # -- adopt ---------------------------------------------------------------------------------
+
+
+def test_the_table_adopted_is_readme_s_quickstart(adopted: tuple[Path, str], sdist: Path, tmp_path: Path) -> None:
+    """What adopt left of the table it was given is README's quickstart, as written."""
+    fresh = repository(
+        shutil.copytree(sdist, tmp_path / "sdk"), version=1, out="src/acp/_generated",
+        schema=V1_BASE / "schema.unstable.json", meta=V1_BASE / "meta.unstable.json", v2=V2_DRAFT,
+    )  # fmt: skip
+    assert readme_table_of(fresh) == readme_table()
+    given = readme_table_of(adopted[0])
+    assert {k: given[k] for k in readme_table()} == readme_table()
 
 
 def test_adopt_says_which_v2_it_serves_and_wires_the_agent_connection(adopted: tuple[Path, str]) -> None:
