@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b815eb2b08979810a7f76e2f6193eec5e31d7fe1c9acd31385456b664dc7391b
-# Content sha256: c0a77bd4750562cbb0c9532fd73d3cfd7fd3dfbca4744e921a590cb2dbfb2bd4
+# Inputs sha256: 25f27e46e502b87a121931525d4624433701162ef9a0a5c08ddfde63b2c7035d
+# Content sha256: f996299c88eb6a511b4bea47b52f2b3de003e38f3b4c011ec5204bdf3920d361
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

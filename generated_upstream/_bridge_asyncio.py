@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd81779188eaac5b1b4b484da8d8c650f90fe35cb57a01bced3d94d1a00b56a9
-# Content sha256: af00c1f13bb42f12692cf13fc85a99199705734c44ab0a3df6581ffa6973b312
+# Inputs sha256: f2b1c28d7b84827c9d945434f75288bb6244a9e79a53bb7ed98ab5b979c1dd5a
+# Content sha256: de5d1eec04e0bc912a5a0e02b1c832f0c7d424a187f79a6dc916a615d7924942
 
 """The version bridge's asyncio host: a connection written for protocol 1 (an SDK's agent
 side, say) serves a client that speaks protocol 2, in process.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3600f7bb0d2a6f2051f9994d3d4b9c6e514ddc504b539ef9dc95491f4db25ce
-# Content sha256: b0bb5af31a454ce793381a55480ae5f2756d80fc777d2f8f49f2fb99029226b1
+# Inputs sha256: 6e28e42d1f05bb61e9dda3b28eb79f8db761f9ebaa23c88ee04abd910b95ab28
+# Content sha256: c4217353c2ce63d458d732ffba45bd9462b5cb5ec312aad5453e04e31a15cd81
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions, v1_options
+from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions
 from ._router import _valid_id, params_error_data
 from ._runtime import (
     INTERNAL_ERROR,
@@ -394,16 +394,3 @@ class BridgeCore:
             actions.append(state_action(sid, "idle", stopReason="cancelled"))
         session.turns.clear()
         return actions
-
-    def _options(self, session: Session) -> list[dict[str, Any]]:
-        """The session's config options in v2's form (those v2 cannot say are left out)."""
-        out = []
-        convert = self.tables.conversions.convert
-        for option in v1_options(session):
-            try:
-                out.append(convert("SessionConfigOption", option, source=1, target=2))
-            except ValueError as exc:
-                logger.warning(
-                    "bridge: a config option has no protocol 2 form: %s", exc
-                )
-        return out

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f25c09c34f267d3b96f3a34015714479b9f5e8782de241db2ff5198922dc54d
-# Content sha256: 868f87c3ec111e0726ea80569b9d69f78bc232f2ccf3e5b489215f902e96ef4d
+# Inputs sha256: 0d46f5254f141d7f02e71cc3990c6811e089dc12e3a2770c21ad9db2446e5752
+# Content sha256: 0d78dc1b04d1804aba309bbd990e6e5bb46334cef8da51e145a30235ceb13bfc
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions
@@ -50,9 +50,12 @@ _KIND = re.compile(rb'"sessionUpdate"\s*:\s*"([a-z_]*)"')
 _FAST_KINDS = {
     kind.encode(): kind for kind in ("agent_message_chunk", "agent_thought_chunk")
 }
-# A key as written (a key inside a string is escaped: ``\\"type\\"``, never ``"type"``).
-_TYPE = b'"type"'
-_TEXT_TYPES = (b'"type":"text"', b'"type": "text"')  # (as JSON writers space it)
+# The update's content, a text block (after the tag, where the tag comes first). What the
+# line holds besides is checked for these keys, as written (a key inside a string is
+# escaped: ``\\"messageId\\"``, never ``"messageId"``).
+_TEXT_BLOCK = re.compile(
+    rb'\s*,?\s*"content"\s*:\s*\{\s*"type"\s*:\s*"text"\s*,\s*"text"\s*:\s*"'
+)
 _MARKS = (b'"messageId"', b'"annotations"')
 # The synthesized config option that stands for a v1 agent's session modes.
 MODE_OPTION = "mode"
@@ -169,10 +172,11 @@ class Sessions:
         found = _KIND.search(line, end)
         kind = _FAST_KINDS.get(found[1]) if found is not None else None
         if (
-            kind is None
+            found is None
+            or kind is None
+            or _TEXT_BLOCK.match(line, found.end() if found.start() == end else end)
+            is None
             or line.count(b'"sessionUpdate"') != 1
-            or line.count(_TYPE) != 1
-            or not any(text in line for text in _TEXT_TYPES)
             or any(mark in line for mark in _MARKS)
         ):
             return None
@@ -196,12 +200,14 @@ class Sessions:
         if kind_found is None or kind is None or any(mark in data for mark in _MARKS):
             return None
         lines = data.count(b"\n")
-        if data.count(_TYPE) != lines or sum(map(data.count, _TEXT_TYPES)) != lines:
-            return None  # a line whose block is not text alone
-        # The tag first (as TypeScript and serde write it): every line starting with the head
-        # and the tag is one of the kind. Else the tag's count and the kind's must be the lines'.
+        # The tag first (as TypeScript and serde write it): every line starting with the head,
+        # the tag and the text block is one of the kind. Else the tag's count and the kind's
+        # must be the lines'.
         first = kind_found.start() == len(head)
-        start = data[: kind_found.end()] if first else head
+        block = _TEXT_BLOCK.match(data, kind_found.end() if first else len(head))
+        if block is None:
+            return None
+        start = data[: block.end()]
         if not first and (
             data.count(b'"sessionUpdate"') != lines
             or data.count(kind_found[0]) != lines

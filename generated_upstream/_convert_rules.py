@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a0095e5dbddb102d3c14bb2aaea87b68b42d2dde00e843c2ce650257ab14cf86
-# Content sha256: 400e84d80ef5b7ec1097052ebd5d3cbca6e0a366a25efd02064c9feccc3467c4
+# Inputs sha256: 8f1281d2140de615fda6106735165b2c2c24e4d0b197ea7014eda7deb162da16
+# Content sha256: cffb73cdcd08f834821341724939fcae35152d9f9d871f3ae988aa637c59c1cf
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 26b1275ad37a35b3a98584237dbcf0eba00d243bd0660582cbd61f0097411b36
-# Content sha256: 7dcb6bf1d8a3666a5c88663d9fcd9fe9a84a60a98b119615524756dc71ced15b
+# Inputs sha256: 233aa0e4c23f5253913dadec80e8b4faba7ccaf3db1a5e1580430fd47ceae147
+# Content sha256: ee76626eeb02e7af84565820f0f8c1a6699a8b8462da67548ec842377a68af8d
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

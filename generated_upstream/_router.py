@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0fb79393706711f152608d200f871a3f71a476778570452f28e05a65e35f2b97
-# Content sha256: eaff03f7389e53a7031c1e1fa59d66802a624573d4cf9278e1dd63acfb2aa02d
+# Inputs sha256: 39da03110e78f8c6f5b87f1a10e2acb3a9ecbb15ff15e6a73338a34ce28e1428
+# Content sha256: ef5a526ad1dced438ddef79f4f99919872fada99f9d10fba9efe0528a0433125
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ca18e0f912c2a816de57f1826e7dd3822482db82ea0812fcbed4daeef8da520
-# Content sha256: d60272414e3adbdd69ad7e6103ee7b2a4ff4a693150e4667ff07a28f669a36f4
+# Inputs sha256: 93be13d00eb4ac90597c00b4b2514e2fe5284d2ddcb8f27d82428e60ea0460f8
+# Content sha256: d6fc6e1ce39520dd89b891caa5b604ef7dc5ed6275b6607dfbb1e398f78973a4
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 86fc4e8af1a874da02f363233de0af40466a08782097f04364ec3326623875c5
-# Content sha256: 1fc67522385e31d556113b52035f92b064cc218709a548841b10207fd3f7de43
+# Inputs sha256: e10fc8f70c54380039352969b998e937f033eb191485bcca40fbb6951b785010
+# Content sha256: 7c9d3d4a1353ebed81aee99f2080f0d7fe494d007cfe1cfc11b1ac38c693cc8c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbfb8b5ce6bb2e69a6a5acfa0963a3ac2cb016f7ad086a9513d8654810f60310
-# Content sha256: 5f4e0e292fe370328db3b1cc7d7607d30f48218642ba78de317b64b3b43768f5
+# Inputs sha256: 8123b568fed991dfdab548c870c72f5461503cc5f3441f6b77f8d0479bf15402
+# Content sha256: 2f2054c9a4e741ff77070694dc9f7f0f93e0cde368f7489d445c50cbd02a8a4e
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3009f88ca410ae9829c2f4e7bdeade06640f4e7335aeb1be4e70dccef7ff7847
-# Content sha256: 15d3a3506339a8fbabfe2aa7ff585e27aa8aae3f86662bc6074e3529b5d8ae62
+# Inputs sha256: 31800d14e3989b87d2758fdadc981930e622208006825bd5d59e42e7314fa1e7
+# Content sha256: ae2da8e18821d9df37936c5cb8a0dd8a4238fe663ea673411cf748ee05ae46de
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -2975,7 +2975,7 @@ class _V2ToV1BlobResourceContents(_Converter):
 
     f_blob: str = Field(alias="blob")
     f_mime_type: str | None = Field(_ABSENT, alias="mimeType")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -3112,7 +3112,7 @@ class _V2ToV1ImageContent(_Converter):
     f_annotations: _V2ToV1Annotations | None = Field(_ABSENT, alias="annotations")
     f_data: str = Field(alias="data")
     f_mime_type: str = Field(alias="mimeType")
-    f_uri: str | None = Field(_ABSENT, alias="uri")
+    f_uri: _UriIn | None = Field(_ABSENT, alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -3145,7 +3145,7 @@ class _V2ToV1ResourceLink(_Converter):
     f_name: str = Field(alias="name")
     f_size: int | None = Field(_ABSENT, alias="size")
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
     f_icons: list[dict[str, Any]] | None = Field(
         _ABSENT, validation_alias="icons", exclude=True
@@ -3843,7 +3843,7 @@ class _V2ToV1McpServerHttp(_Converter):
     """``McpServerHttp`` (v2) as ``McpServerHttp`` (v1)."""
 
     f_name: str = Field(alias="name")
-    f_url: str = Field(alias="url")
+    f_url: _UriIn = Field(alias="url")
     f_headers: list[_V2ToV1HttpHeader] = Field(_ABSENT, alias="headers")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -3996,7 +3996,7 @@ class _V2ToV1PlanFile(_Converter):
     """``PlanFile`` (v2) as ``PlanFile`` (v1)."""
 
     f_plan_id: str = Field(alias="planId")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -4115,7 +4115,7 @@ class _V2ToV1ProviderCurrentConfig(_Converter):
     f_api_type: Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str = (
         Field(alias="apiType")
     )
-    f_base_url: str = Field(alias="baseUrl")
+    f_base_url: _UriIn = Field(alias="baseUrl")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -4694,7 +4694,7 @@ class _V2ToV1SetProviderRequest(_Converter):
     f_api_type: Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str = (
         Field(alias="apiType")
     )
-    f_base_url: str = Field(alias="baseUrl")
+    f_base_url: _UriIn = Field(alias="baseUrl")
     f_headers: dict[str, str] = Field(_ABSENT, alias="headers")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
@@ -4865,7 +4865,7 @@ class _V2ToV1TextResourceContents(_Converter):
 
     f_mime_type: str | None = Field(_ABSENT, alias="mimeType")
     f_text: str = Field(alias="text")
-    f_uri: str = Field(alias="uri")
+    f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 

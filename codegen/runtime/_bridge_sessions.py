@@ -41,9 +41,12 @@ _KIND = re.compile(rb'"sessionUpdate"\s*:\s*"([a-z_]*)"')
 _FAST_KINDS = {
     kind.encode(): kind for kind in ("agent_message_chunk", "agent_thought_chunk")
 }
-# A key as written (a key inside a string is escaped: ``\\"type\\"``, never ``"type"``).
-_TYPE = b'"type"'
-_TEXT_TYPES = (b'"type":"text"', b'"type": "text"')  # (as JSON writers space it)
+# The update's content, a text block (after the tag, where the tag comes first). What the
+# line holds besides is checked for these keys, as written (a key inside a string is
+# escaped: ``\\"messageId\\"``, never ``"messageId"``).
+_TEXT_BLOCK = re.compile(
+    rb'\s*,?\s*"content"\s*:\s*\{\s*"type"\s*:\s*"text"\s*,\s*"text"\s*:\s*"'
+)
 _MARKS = (b'"messageId"', b'"annotations"')
 # The synthesized config option that stands for a v1 agent's session modes.
 MODE_OPTION = "mode"
@@ -160,10 +163,11 @@ class Sessions:
         found = _KIND.search(line, end)
         kind = _FAST_KINDS.get(found[1]) if found is not None else None
         if (
-            kind is None
+            found is None
+            or kind is None
+            or _TEXT_BLOCK.match(line, found.end() if found.start() == end else end)
+            is None
             or line.count(b'"sessionUpdate"') != 1
-            or line.count(_TYPE) != 1
-            or not any(text in line for text in _TEXT_TYPES)
             or any(mark in line for mark in _MARKS)
         ):
             return None
@@ -187,12 +191,14 @@ class Sessions:
         if kind_found is None or kind is None or any(mark in data for mark in _MARKS):
             return None
         lines = data.count(b"\n")
-        if data.count(_TYPE) != lines or sum(map(data.count, _TEXT_TYPES)) != lines:
-            return None  # a line whose block is not text alone
-        # The tag first (as TypeScript and serde write it): every line starting with the head
-        # and the tag is one of the kind. Else the tag's count and the kind's must be the lines'.
+        # The tag first (as TypeScript and serde write it): every line starting with the head,
+        # the tag and the text block is one of the kind. Else the tag's count and the kind's
+        # must be the lines'.
         first = kind_found.start() == len(head)
-        start = data[: kind_found.end()] if first else head
+        block = _TEXT_BLOCK.match(data, kind_found.end() if first else len(head))
+        if block is None:
+            return None
+        start = data[: block.end()]
         if not first and (
             data.count(b'"sessionUpdate"') != lines
             or data.count(kind_found[0]) != lines

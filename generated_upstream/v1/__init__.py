@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a02fecd25e9d260b75ebd9e7c2b23566321a248ab79b0fea0599c649f6e7f2c1
-# Content sha256: a6f743418eade5c2fddae54926ec1b5934c38cea413443c23cc9e0d2ea750e47
+# Inputs sha256: fbde00e4694b86f640596fb105002598fe9bc74aa7290b32c8b19b9295d036c3
+# Content sha256: 402ceacd51eb9f8c098903e2948072955a20b55bb86262f8b7e0509cbb8cb67e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 382f8e1f75024be3f9116ce1bf937a90c4d569ae61ebd14c92570b296899888f
-# Content sha256: 0347386c649a976c37c0127a0d94ab2db8319e2ffc50915b7350a61c757db471
+# Inputs sha256: b6dd1d827abeb9aff0eede1c6607f17a24c4ea6f34ba611f42e7760ff10c7d4d
+# Content sha256: dfacb99fd869101e6b8e0722b2c093a783e1538f68146638bfe6d11378d2b715
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ad2ee85fcd38a967f03bae4b2886ce9f2c5ea6344fd9c965aabe29450b7a974f
-# Content sha256: 8b421081b08b2a4454264c88ee712a098291f2f1a87a36ec80186fd54dec2749
+# Inputs sha256: bc434b388bcdb6ca3b3e083153f7bc69950dc9c509e54a745681e182cf24a0c8
+# Content sha256: f254ac86895e98ceb8e0eafd2cfd065625e6a2f417030eb21745610a8ec8ca10
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

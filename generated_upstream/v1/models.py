@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 477ae281cebce3a0a6bc472c340777c71d08c42a91602ca8c4796e67308bc869
-# Content sha256: aef57dfa68d96c560be975079894db8f48300cd051eee2fdb642546c5346792a
+# Inputs sha256: 50db03a57cf6637e8ed57cb9015afaa4ae256f52a2575da5b1c45e20b89ec29b
+# Content sha256: b3c85514327f6bfc5b2ed0b1861403fc3aa3e71393444f572a5fce4d4381c071
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 145d596b4172a0ff595cbba5a93212aa2d6ea5d6facd546e62656ea5bc521963
-# Content sha256: ba565cf64ee5e9661c3b64585a6db5571e99700499810695d1b47d301d22defb
+# Inputs sha256: f9948d7b770ebd69d987002d7bf65e61ee869a1848711a6b699dc045e87b4eac
+# Content sha256: 709a64fb3187f6e8f0f9e759284bf0cf1c5bb54330066f90291470078f3d9260
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4a9e48e0fc53b78ff0cc8d74e154a70960540cbcac865ac99b854a821475856f
-# Content sha256: 9b677d0425ac95e74c234a3d003352c7788de828131185605b77d439c5f7924b
+# Inputs sha256: 75215d1dae9e34a35324653262d78f1e0055cd0817727a19f4b112fbe3ef07ff
+# Content sha256: 4c32b9a2391659a1cffdac4556ed2554273dd9072d58d56074ebd1046894d627
 
 """Method dispatch for the agent side of ACP protocol v2.
 

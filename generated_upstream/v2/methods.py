@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7953513f422de2e2f51e7b44ac03bd9182df0210ab6c1bf32c967fc03e2cabeb
-# Content sha256: 24fa1c6fed29f5860d4dd0bcf52205bf1eb14bc5e87e72867be4c6b093e92465
+# Inputs sha256: 9d62ff526a4ffaf9fbaae3992930ff8af8fa4f6ac334bc515d0f9400be146139
+# Content sha256: 7e5647462342f2c43dc8a8693cb04f0bf6b6196140dd2433e2a3288bd3bc16f2
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6b6cc58532cbe11f98a2a984c55210347048aa5b05f16dba7128a6996f4e5c40
-# Content sha256: 687d1043dafd14ed8c0f584b164406e2fe2050a81958576cb91f1b962af0ad55
+# Inputs sha256: 5bfcc897b0935438188bc2e52d5f4b51f6ed3807dbad4c0bd5f7929a741fbcf1
+# Content sha256: 3d0e7cb9e4439945eef640855d961dbe4d2a69e2e91295b400c8451e4c63c645
 
 """Wire models of ACP protocol v2.
 

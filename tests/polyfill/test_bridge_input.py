@@ -34,7 +34,7 @@ def only_client(actions: list[tuple[str, Any]]) -> Any:
 
 def still_serves(bridge: Bridge) -> None:
     """The session goes on: a prompt is forwarded and acknowledged."""
-    own, got = prompt(bridge, "after")
+    _, got = prompt(bridge, "after")
     assert got[0]["id"] == "after" and got[0]["result"]["messageId"], got
 
 

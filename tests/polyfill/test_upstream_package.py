@@ -6,6 +6,7 @@ bridge. Without the reference data (``nox -s fetch_data``) the tests skip."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import cache
 
 import pytest
@@ -31,9 +32,23 @@ def committed() -> dict[str, str]:
 @pytest.mark.slow
 def test_the_committed_package_is_a_fresh_generation() -> None:
     files, on_disk = fresh(), committed()
-    assert sorted(on_disk) == sorted(files), f"{upstream.OUT}/ has missing or extra files; run `nox -s generate_upstream`"
+    again = "run `nox -s generate_upstream`"
+    assert sorted(on_disk) == sorted(files), f"{upstream.OUT}/ has missing or extra files; {again}"
     for rel, text in files.items():
-        assert same_content(on_disk[rel], text), f"{upstream.OUT}/{rel} is stale; run `nox -s generate_upstream`"
+        assert same_content(on_disk[rel], text), f"{upstream.OUT}/{rel} is stale; {again}"
+
+
+def descriptions(node: object) -> Iterator[str]:
+    """The longest line of each description (a docstring or a description literal would hold it whole)."""
+    if isinstance(node, dict):
+        text = node.get("description")
+        if isinstance(text, str) and len(line := max(text.splitlines() or [""], key=len)) > 30:
+            yield line
+        for value in node.values():
+            yield from descriptions(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from descriptions(value)
 
 
 def test_no_description_of_upstreams_is_shipped() -> None:
@@ -42,21 +57,7 @@ def test_no_description_of_upstreams_is_shipped() -> None:
     texts = "\n".join(committed().values())
     for version in (1, 2):
         schema = json.loads(require(upstream.bases(SHARED_UPSTREAM)[version]).read_text(encoding="utf-8"))
-        found = []
-
-        def walk(node: object) -> None:
-            if isinstance(node, dict):
-                text = node.get("description")
-                # (a line of the prose, as a docstring or a description literal would hold it)
-                if isinstance(text, str) and (line := max(text.splitlines() or [""], key=len)) and len(line) > 30:
-                    found.append(line)
-                for value in node.values():
-                    walk(value)
-            elif isinstance(node, list):
-                for value in node:
-                    walk(value)
-
-        walk(schema)
+        found = list(descriptions(schema))
         assert len(found) > 300, len(found)  # (the check has something to find)
         shipped = [line for line in found if line in texts or json.dumps(line)[1:-1] in texts]
         assert shipped == [], shipped[:5]
@@ -70,4 +71,3 @@ def test_the_package_has_the_bridge_and_the_generator_says_why_a_package_has_non
     assert {"bridge.py", "_bridge.py", "_bridge_sessions.py"} <= set(committed())
     # generated/ is the archive surface alone: no prompt lifecycle to bridge.
     assert not (ROOT / "generated" / "bridge.py").exists()
-

@@ -143,6 +143,7 @@ class V2Client:
         self.agent_requests: dict[Any, str] = {}  # the agent's request id -> method, for our answers
         self.ids = iter(range(1, 1_000_000))
         self.on_request: Callable[[Message], Any] | None = None
+        self.batches = False  # whether an array (a batch's answer) may arrive
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -163,6 +164,8 @@ class V2Client:
     def problems_received(self, message: Any) -> list[str]:
         s = self.schema
         assert s is not None
+        if isinstance(message, list) and self.batches:
+            return self._batch_problems(message)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return ["not a JSON-RPC 2.0 object (a batch is not expected here)"]
         method = message.get("method")
@@ -194,6 +197,16 @@ class V2Client:
         if asked not in s.agent_results:
             return [f"a result to {asked!r}, which protocol 2 does not have"]
         return s.errors(s.agent_results[asked], message["result"])
+
+    def _batch_problems(self, answers: list[Any]) -> list[str]:
+        """A batch's answer: a non-empty array of responses, each valid."""
+        if not answers:
+            return ["an empty array (a batch is answered with its responses, or not at all)"]
+        problems = []
+        for answer in answers:
+            is_call = isinstance(answer, dict) and "method" in answer
+            problems += ["a batch's answer holds a request"] if is_call else self.problems_received(answer)
+        return problems
 
     def _update_problems(self, update: dict[str, Any], invalid: bool) -> list[str]:
         """What a session update breaks beyond its notification's schema: a kind protocol 2
@@ -256,7 +269,7 @@ class V2Client:
         message = json.loads(line)
         self.received.append(message)
         self.check_received(message)
-        if "method" in message and "id" in message:
+        if isinstance(message, dict) and "method" in message and "id" in message:
             self.agent_requests[message["id"]] = message["method"]
         return message
 

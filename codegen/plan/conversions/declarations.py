@@ -29,7 +29,7 @@ VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     # (v2 -> v1: a v2 value must be what v2 types it, as its date-times are checked)
     "absolute-path": {(1, 2): "_AbsolutePathIn", (2, 1): "_AbsolutePathIn"},
     "date-time": {(1, 2): "_Iso8601In"},
-    "uri": {(1, 2): "_UriIn"},
+    "uri": {(1, 2): "_UriIn", (2, 1): "_UriIn"},
     "regex": {(1, 2): "_RegexIn"},
     "currency": {(1, 2): "_CurrencyIn"},  # an ISO 4217 code, as v2 spells it
     "marker": {(1, 2): "_MarkerIn", (2, 1): "_MarkerOut"},

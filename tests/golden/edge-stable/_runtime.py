@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e120839620548c52ec3bec4a8e9210d4e840bd72604001ece5fdc96ba2dedf57
-# Content sha256: 1dd0881498f3e35ed59661de65f777126c594a4c8aa48917f863b0a1b5200707
+# Inputs sha256: 54b54175ef652d733b63d880631df8b53521c20209c52d535aa3278644b3f918
+# Content sha256: e0014908955844e0f27a1fae34e2b576fc22b01ebc4f0a885cc8234ead1a0357
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5579bdd8fe1c780ccd46d8263d7e68e7ca010aae9eed7e3f6fd00268e5187a1
-# Content sha256: fb944b93b61937b511bbbee2af661d6037fae2868fa984e7629a2bb201b82a27
+# Inputs sha256: 7995e662908eea2eea6611d1d6f043eea8c09622195dc4a17257a3a9fb6bfcfc
+# Content sha256: 849664943c91d0966fee948013ad13bf795ac0d109d0bd2324fa9fb229d34e83
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 237513a2b0bfb9ea0bf7baf7842df04ef025606a9a7959c80c98d72b85369bbb
-# Content sha256: 6463f850d7ccedbeb2a325239914985076d8366f424f2c1367657ae25c664fb8
+# Inputs sha256: 815a8b750fb4e21fb08edf677962d16c8d061baa0eb0e312c1b35d87aa41a009
+# Content sha256: c42bb34388d57ecf921a5b41c151178058961c9859b9c6993d2d8650f27d782c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c93495580967d4b9dadac8c0b4efe48d8760007ca97bf2f68eb27b8d2733559c
-# Content sha256: b5c947b1d95b4be384cb11afaff5ae1567ed8a3ff8e9c9dfb1d61adcd3b2e503
+# Inputs sha256: 6eab4cef493d47373727032ae63b39011a9cd7e6cc8a0681ee6f75b81a44803a
+# Content sha256: cf83690de8d11cf1a937accfa6fdf63e242f124878de8afa554af33a83dfc3b4
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 79db2b18c0cae2dd400c387bd1f37f52921568220af93cc2bd2e1b0652582bdc
-# Content sha256: 82efc96c0c4cd2ba055adf725591c199e6d90f021b3b38ebe74f8c64d4ce40af
+# Inputs sha256: 72a4e0332fe57ccb2db756719bbd1af45fed9e05633694193e8592ae26ef20aa
+# Content sha256: 32d08253a7d8c4d28964d339c4034e3394465e0e3c9191babf0c6a295c321f46
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f779f2b4ec85b99c676cba77456d7c452b7268b4ce1a37dd9761f03fd3b512c9
-# Content sha256: 3db2ac37aaf0742c6025bba5e41a2067e6567b1f61d99957d5237afd2b5a8daa
+# Inputs sha256: 8ab3579d96e5b09906e1f77e24b4e90e1521b703a5e4aa31225f1268bae86d11
+# Content sha256: 05b1e98b7b215df23278262a28ae486a729a5d343308ea5a183b8c46bad06ab0
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 619a702a24115a3fd5343ab65246857fba8d837459d3bce94396b23cc12fa348
-# Content sha256: 844e160a454483c85ee7f33893d2f7abad7793d72c3728dcd87044f885d29486
+# Inputs sha256: 3a7bbfa2a65bba08c6192e94e0f3e55c564b9c87dcf7ddf7bb5d31865ebb88ce
+# Content sha256: 3e3338062122eea2b4699da65438d7afacd15ab2c8d0eebd518b54a21c1168a1
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

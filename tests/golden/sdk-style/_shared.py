@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f5ce5745e4c9db169887b472a70a87716241d0ac2b432521a1290ac35b4ec68b
-# Content sha256: 3201f46cb47f625f118adff933c6faf74fc83ba5ad0aa12724ba11d8c7c2734d
+# Inputs sha256: 02bb6fb7496d9d33d4fa8edb5a40ad49cdcbe850faa135faacc23651fef9bbc5
+# Content sha256: 7f6b5c6f0abaac125babcc33042fbb0ccdf1efa9a838a266cf0b0890a98867ff
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6b416a2519548465a2b77085c45d0800bf39bb3e73b9fdf71fd8b3372407b1ac
-# Content sha256: 7dc7c4c2e588e1fe54498ec2638c0db4ee37199d283d62a5dc6a2e503b41528a
+# Inputs sha256: 37c60a21830ee7e225af987b8c2621f342d98939b303d49d01405eac747fcd12
+# Content sha256: d968f396451fec27705550fc45a48d179aa1f1390165ad0f24f05f13117ee117
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

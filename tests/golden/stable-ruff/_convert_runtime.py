@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b99983e63e8ac9e42a6cfb3bdb0a54e33212a2fe98979da2914caf589545a6df
-# Content sha256: e3c3fa99c69d6c7e806ffae482c9dea758409996d3353febc5b3caad86095340
+# Inputs sha256: 7ac7654795cf847b9abec5e9a89ed860e2314b25eb26531817bdbfedf17d07e6
+# Content sha256: 000def763c7d67fd06819499cc54d12c16ea3a8b4a2c7d92d502080c3bc49b63
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

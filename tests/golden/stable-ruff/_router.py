@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 282949c2aadf52cfb1445539fe3d689e41790346037a2fc6d6737ef3b192460c
-# Content sha256: 1b1f3941ab453da38439669f99bb9795123e31117329cda408bdacbd2bb16c86
+# Inputs sha256: 6a178b7f1daa397b8cbf7c3c2714234e583e984997f5133c708db6e70b464efc
+# Content sha256: a9ac842c8d3b70a22a8d0801d9120866e75caec57c8d5793cb3c6dad18a875e9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9675fef91127612b2b9a974fa3169ef1390d3d8c7579506dd0aacc7c7c15fe8d
-# Content sha256: 471c528aa2f9494b54cd5afcaaee7dc2eded99057ced94bfa1707a48b84cb509
+# Inputs sha256: 7c63774c31f8fbbdfae4a07039b83e73301e728c8cf75673eb79a7ec93f0e426
+# Content sha256: b5ae3c50aaf807ffbf27c90ea2f8c9f45c2c6b32fc82df9446af5050bb90212a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4ac204a117fe9f4a648965cc733800d2f9c586469cea8c0ed2ad2e7740cc41d5
-# Content sha256: bfabcf2d8ac047f21742ed5f85b7775db01728019333562bd0e28911f3d1be2b
+# Inputs sha256: 09017109e4ec5c90414dff6b3b2f672247ed80373c7d646c2f1cbe0e6363760f
+# Content sha256: 4c38f3ac5932a9a82161d0885cf4689c1e1e44f8dbe29246bbf7885b18dab18c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

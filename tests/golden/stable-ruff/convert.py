@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0c5d492f74952f85832cc61241486c9c7c4be021328e17c878291830f1435c02
-# Content sha256: 5a6cf4ca18e2d62e2410c6478fd506d17577fc57a8d4e68a899483e9662c2d43
+# Inputs sha256: 59fab5e344c3ee315dda61a5b462d5df7dc9f79924641382a11fe99dfc363a8f
+# Content sha256: a37a1ecf038ba2844c3bd00423d8f6224cb63f9c7f1e8f5ce3893070787f0444
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f53455ef3bd351e4a43064ba28944b0c99e3b2df90291bb0dca3907aed98a24
-# Content sha256: 9c7cf669ae88ada4c77c99d95ff7220703cf300e8067d8a6589688d2aece3359
+# Inputs sha256: ec7e3cec49318070a699339c4e6e459e09597bf785fa42ff31922fb3a79095ae
+# Content sha256: 41a15ce8e25ec51f8b0a00c57ecba9460f930d7bb65d1fe73e6262bf5689c933
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

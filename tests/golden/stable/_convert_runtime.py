@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e34d5fb60dcae23077421de3b8a68cec9bc81847ed53d0139665e53b05ea5440
-# Content sha256: 9523e7d82c561d864a379c038522cc633791737b0b83f21a3fc74c58a351b193
+# Inputs sha256: 57bb79641cebb38ee829d64b48da108741e54ab30730ec6be87e2ca13da63e91
+# Content sha256: 0cb05faddeb335afec5c2dc77f996317dcc7041ead0b65f679cddb9683cc8e4e
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 36628f4d9355a7fc34828fbd7f256017e539e0faaba3ec7663e989ec40ad7077
-# Content sha256: 372aa54ba8c6f24ef8186f5f42f010dcd50a82dac82d7c3a7edd42e2173c499d
+# Inputs sha256: 97495052e72532eb0e05ef80179d701ebead0cededbba50c5b6ff99a1a86062a
+# Content sha256: 8e15172d8bffb2d893e8aa65a8892f01c8a0c49551e33c5d8008b766e135c7a2
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eedad92fd9db3433507486f82d784af2423688623a83e2b6b4ea3d5f7794fdba
-# Content sha256: 0dceae3b42edc5e68e7436b489ae0b9a5e53bb0d3cefa9387a2ebe42cbc62f36
+# Inputs sha256: eb38f66836fd09f4194e4f9645d6ea0887013ced78aa0f680e70430289dbd3ef
+# Content sha256: 0e3547237c0c8cbc1e7b809c62a7a51804a346f237184e6b9f0ddad31d3e86dc
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

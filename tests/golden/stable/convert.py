@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8507734cc4e28e2bf54a66f3d945b34ab77d7ec38f796682b4fef6cb19be5688
-# Content sha256: a3f86994d604e29e7ede14c05f97adcf237a91348012ceb6b2fc158b9b0ae068
+# Inputs sha256: e79fa95dd4e1cd7eb601dc4de61f79b57df81afdc8e0dedf580be24abc4ac9e7
+# Content sha256: cd6edf634512d058f523250893531c433bc547c8193a693eb44e717a8c32b7b2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

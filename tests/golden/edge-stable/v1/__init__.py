@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: abd89e7870e354b2de257b359c1c2d518a321b8183133d0a01e640d28f3def58
-# Content sha256: 0b952dc3c962a9e5cfc865d74ef59f0bbe40233266353ceabff2b2c23d1e9785
+# Inputs sha256: 000b50e7d80f7426522d801e326849854e1866915258794096742547527a08c5
+# Content sha256: ba4b2bd109e75626f4d7bf117f22e06ab058af7d7a202955f1aa4c797533e7fe
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 18ba01a9a262f9c13c21bbe1eb9227d4b2053ce6b45ee1b0f2ad7d92c8a9f78d
-# Content sha256: 78e38248ab3f446efe115493f34e3fb884d5499a70e644ef11526e014abbc46b
+# Inputs sha256: d25a70844c9b0f9e9399ebbac27160a1105917da30174025341c20b5b03bb9b4
+# Content sha256: 21e18289dddfd4e9c5b78fa431c09dfdb7f959f9029d5024a0e1076e391cb61b
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 380d98baf915ca47ef847ac345019b6c04c7008aa61c795bb266f3641593c161
-# Content sha256: b5d3b895b32dafbbd698d90edd705b047af07ef7116fac5d8f30ed0847a77bdd
+# Inputs sha256: a4bd483f88a4307706c8a3da6e91af69094947d141e09cd439e5a78424bf8871
+# Content sha256: f44de9f24e7cc04e423bee7ae6faa376c3e25c1331f67ff79defec4d2769d5e3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

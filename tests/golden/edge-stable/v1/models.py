@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3f47119eb0af07ea7f9f4a0270321e71651d7e0e94b6e12231086ca2dc119996
-# Content sha256: 52665fdeb2e69b9172e7a5ab2968038d4318294591a0d341449c2dbf8c34378c
+# Inputs sha256: fb449b791a2b8412f9289503b91b6eb251543a9b8274f2d4308125b29b334d2e
+# Content sha256: d0254fbab0378c31bc2556664adc4f5689c2b69b6edb1569a507f0e79e102ebd
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a2c6444b19ffc0a8162d0132469643dbfa46a27ae04af533d6ff0a613000e19e
-# Content sha256: 903b5b9402bede5c5f2114d834d804bdd8f4b30a206d0bd97c81962cb185276e
+# Inputs sha256: 39babccec6247540f5d6aa2b473e8cb7ff9439b68502187a8593886a9b0967d0
+# Content sha256: 057f35d5f2325a466b8f04b2627b3771163be7762e9160d5c265171e6d8c4696
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

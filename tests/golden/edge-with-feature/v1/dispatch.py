@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a02682a172aff430f1b66b2918cae766888039f5f0ee1142343b98e55ed279c0
-# Content sha256: fa26e88e65f87415bfd94e3c77615c35bee998aab6b8bf8e741b4f45b08227b7
+# Inputs sha256: 9c2f412e21d1290066ca624785ef9544f960f423c48b0296f849c18ab85db745
+# Content sha256: 11310edc884ef40679dfc45d228d43ae27aff7040af8304efa94d4fa92016dd0
 
 """Method dispatch for the agent side of ACP protocol v1.
 

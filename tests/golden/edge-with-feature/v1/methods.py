@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 63a77e48c562a2683337170a5e1eb509c26f2893becf5ca7577e070e09177ce8
-# Content sha256: ccac78537c03baf072f2cbbecf8c12a267f399eda3fcaf2a6d3cbf09b58b59e5
+# Inputs sha256: 031ab8b8cc689a81d5ac9a8249333998a1a38aad04f70da42cbeb87b1874b2d3
+# Content sha256: 3ba91c90d4db2d8304ea145707b079fce7f185dba9c13f57cd27ffbbca653160
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4ad34c07f4a30063110b1549da05d8a7d7f4862cc54e48fa386530b26b7ded27
-# Content sha256: 682337385f76bc6402d3c9fd1a6376c5f26616a5c7bdba0b3ead68d971aca2ba
+# Inputs sha256: 349c181408f91a2bf801865902bea44908001f4ab848f5c1d7d87546952d9f69
+# Content sha256: 13df4f3de65a52e9e6be52e88a83655de5f47c22d85ef5e26fa9ef2cbce140b9
 
 """Wire models of ACP protocol v1.
 

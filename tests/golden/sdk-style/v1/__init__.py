@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 75ed4fa92dc203562e956e50165f4e576cb97fb353193ed91b97327483d96ec2
-# Content sha256: 674ea8cc47d72b23311b6d223dedc72bd1a0fe6ac4c2cf9087db80d95d702a1d
+# Inputs sha256: c5bde98114c520e6bc89f17cfd1aa989940475056c5f90cdebdd89b19c0c0674
+# Content sha256: f0332e91b5d20322cd4ce8b4c926e7b8136659f9b7ae87ab27761309586e3863
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

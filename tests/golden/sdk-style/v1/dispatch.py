@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 59323053d24a5a8c53048c430c17d9c7fd359d6de58b21780c2b3d6323eb703c
-# Content sha256: 5f007d1ff1d7491c110c84060474938e103bd00f2c01b811b58e7abf58a81fd5
+# Inputs sha256: 438c4dcc3a7a554c5bb48f7ccc2cd64ab77d98b3a6847631a52c6ef4692ff483
+# Content sha256: 85671f902766a6d5a1880391c684d39f77afd86504eb49cfe696187617052af3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d27c8ecd0cedb4ee5fc25be2d96c9a577004cab3f5bf02e4266f372693cd2129
-# Content sha256: 01c04a1484da82d55d6c08db6f31b9d909038ae7eb32dbb3d7969594d8ecc9ac
+# Inputs sha256: 8be74feb145fafbd3429f09e260caf8d315e7fbbdf2be4add6a01887db857ab9
+# Content sha256: 965728f23507256bd0cf24f71eebcd0abbf14d519bc62a45fd769a17960931e6
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4d6c554d6d819756caef1aad093349d6d0145833fc0362ab21e972d9ecc429de
-# Content sha256: 40eb83d1d6a8c508d39af92144ebbf2677341e36e9e3e38dd95eeb81fd198bd2
+# Inputs sha256: a54ef8d4c4fbde288dbf49b2a860518b0ffe63145bf6076038092380cd1e9ea8
+# Content sha256: 6d482c02ec637a9d5bd467f23e67984eb6d3f5ebb23e942ec20f656cee4bf2d4
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4064267fee568e3567798878749e225cc297e34bd298dde6ac7d8280b1b2e1e5
-# Content sha256: b081d0713042029ad439527d274eb5f23802451efeb6c6cd654b7d32a7cb9152
+# Inputs sha256: 1a6eec69a205b47226776a311cd612d26b4aec3dadcdc70ced39ec3813c7e3dd
+# Content sha256: 1214eba6284749b345c66b01d6eb3c271e10b9b30318a668dd44c7985a442167
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

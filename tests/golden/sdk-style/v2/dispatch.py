@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 070d6a2324208ea31cf7d8e66e9589cab6cdfc0304b592be6f42f7d3ca2a47d6
-# Content sha256: 289d028866f0c2e44a5f7213fc447e4350182ac30addac214053456399092095
+# Inputs sha256: 56f0c228c9ac50f25f16b6c424b6645e1c029a83e794dfc42c2d3813b629c156
+# Content sha256: 6aa3e5606a739ff462d12b8038f5d0d62147e14adc765c6dd78de819c443d6e2
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0225ff79191a9059bc6ea6d7b285dacaad93de5aba9e1d431153db1a08b37d3c
-# Content sha256: 492ca374556be619e7bf7b464687ac3430b3ae54e3082fd0265ff9f5f6ac05c5
+# Inputs sha256: afc25db8cdbdcdc09bc6d81c79b0822aa171cec973ae32e5e403af9b1f58069c
+# Content sha256: 8619f7ea2a61fa1864cf1e6e459ca3b5517f71ac53b718eb829504830a54b189
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

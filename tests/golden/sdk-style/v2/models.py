@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: da926cd8fd5bd45bb4323697d28fa6f75b610d04c9bb09d492f282ee240fc4ef
-# Content sha256: 56cbb70ef3a479c4ab758fdde4bbb1368486528270739708b6f018d04e8bd1da
+# Inputs sha256: a31c3b90741dac451bf1d4054958e2c5d2b39d10573ee302b66532834485cd83
+# Content sha256: f60fcd02ee37d55361efe343d8f0c50fb43d8540369a146ab73bf95514b59c3a
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ccbc39c2cf32188886891c31e29f4763842279af92d19aa375fc2d704278f109
-# Content sha256: 6701d6be155eeffb5ec804edef19f498af08a19fb393740f34d8608be0256bf4
+# Inputs sha256: b95be724dc5235781e4373c6e4f154d09cbabf71e2936562dca9ae7605fcff60
+# Content sha256: fc311db96e6a496458a416a5c276814d5fe376b8b8734af8044e736e39ce8a54
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

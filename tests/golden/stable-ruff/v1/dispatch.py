@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 77ff63eac2abf125c369514aaf3a6c3e3d87584f806f9a2d760a098251465f71
-# Content sha256: b2e07de1124d4271b6b5d8fc1265817ed854b2d07b609ef2801798e29671820b
+# Inputs sha256: dcbbf7fcf1f97e74cca6f0b9e2a84b0bc963197a8d5300422e9bcf112d5787b1
+# Content sha256: 1ded7ba997dade26f3cc02ac9ccafa09a9ce0df2b1962017a7fe5e633b3ff399
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 883c4ef7ae59f36710cbe748a33c7509fa7eb082b65c2a5f31f4212b849ad352
-# Content sha256: 9cfe7116a88c950e70f859e4b2862031b91cd8443128688be923122d068637be
+# Inputs sha256: 545b7345eb0a93e2efca72555f3be3653b6e53436c6dd390e2c19207e9666adc
+# Content sha256: 6c6c772ab581b80923e53e29cedb9f2628759a9f473f59cca830b13c3b95aacd
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

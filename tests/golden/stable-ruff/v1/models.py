@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9de014ebfd81dea2ca52282765fd34a93e66f233dc2299dbb25d612436ddb3f6
-# Content sha256: d14093329a059a1262dbdf63187d3dcdc0818504e6a4e96f4ed1d86ad36bb6c4
+# Inputs sha256: 67a515fd006125948ff3c8086ea2e730f66f8f9e7e7a09ba52770beb2eecc89e
+# Content sha256: 3aa6d13cd6842e156c9b906e898758e98f886bc76ba2e040b84842f54efd7df0
 
 """Wire models of ACP protocol v1.
 

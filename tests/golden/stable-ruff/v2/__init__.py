@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b012c81a30a356f2d73eaac9d8cfe86e853891454c742def01d17b45fa7bbcec
-# Content sha256: a722daf6f7cf0d2f518ccffb3c338e5e75ce773eff5469b7e24525049a25a6d9
+# Inputs sha256: 104125844e86c35764c7a1fc1f723420e7a85260c6ac7e8d447994db6c19668c
+# Content sha256: 14ae4292dcd1571e76e8fbbe097a1c4861ca1dce073cd3f466929e7502b39626
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 708a706b0aa7d34103f36f65faab219715a4ec6601e3c7b63ba00b2a01ffe961
-# Content sha256: 2f106c59aadcb46041f212d0275284be06a1f6911a40ce7e2188737b3f79c0b8
+# Inputs sha256: 34a575f0f0a11f55e180a2eda5e35afa909c5c816b97bc3cf1e0bd8d1b23c212
+# Content sha256: efcac1cec3931dcf06bb483b3ab2a7f379b6face513f24532f4e952aea1f031a
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 022b303233d5ff845d178a32707a734a8ca77235bd1da53ac40774d9dfef9d46
-# Content sha256: b9bd4bd22aa17f51ca4a19a8ff346f2c2efe638825cba0f53bf8ec177fd11876
+# Inputs sha256: 4af82668fdda12d910a5d368cc8ba3ddc696998335cb2d9b8c4a0aae07e05280
+# Content sha256: a0588986fb977107afe50fbb065f18719a0e873000cf66751d23f15c375f11aa
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 235f589fb8b6a3ce743d6e23c8dd4ccf360188a814e187b597bba2671ac23b25
-# Content sha256: 9c8419aea5a0b94a257d31fb4dcd2c8fe77a4d88063ebe98d658d748d8230a2e
+# Inputs sha256: b7e9384d9e5ccfc3019178001dc6497ddf636b46cd04b3493394e72407c874e5
+# Content sha256: fa28232831809a7c1696c004412f7bcd2ed08703a14711a5d00f19940cec313f
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46646b7adc798c9f9058153037a8725b8ff465702672fc257a4fef0d46d6eaa8
-# Content sha256: 80d842c362594165a2555c644761da345f4b423aef8a55737376389b472deed3
+# Inputs sha256: 9b12d67f751f1785e420d105d0b55bbec7bf4726b5ad46437cc29b5982d054c0
+# Content sha256: d76ab65d11c1d0b2551a0bcafd5208c8f24434e86cf61a77f7e9d512f125ce4e
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ee52841dbce9f1769735e1967de7aabffebc1e284726369d69fc26176e7e3ca
-# Content sha256: 29f82e1cecad86c1a5b0fe31e5a6e0a6097c13181207d148ad90da8797173906
+# Inputs sha256: c62b43afe01258d93d0e30a665936cf4e2d9791c35fbf76080e207418fe11069
+# Content sha256: a0c1ad42deb3084a573a047474ebb0eeac2e7c676e6f3961985f78d1a38dc1d5
 
 """Method dispatch for the agent side of ACP protocol v1.
 

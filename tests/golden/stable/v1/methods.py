@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4dbf97d36f27c6fdc17562a8549059beb215618686a5a44b6993e6b9f9520df9
-# Content sha256: fcc582fdc39f61ac607b5ccb26e47001fe47b0d1b9d22f8e33c3e8e0691a3b7c
+# Inputs sha256: 45301055b910e2aee8d79478d905cb8ea4b839dab22080cff880afecd0f2585c
+# Content sha256: b0cca356cf04976ac67650324d889dbed7c2f0f556e5af4adf8d6058c1b5f277
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

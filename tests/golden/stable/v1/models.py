@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 70c3ebff1c19524e057ba9c6ea2c521de069571800ec6b83934f9d1755aa8d44
-# Content sha256: 63637c385f7e38484d6e756592958e2ac8869f5250cc1d3ec7c8d3063c2d4a79
+# Inputs sha256: 1ef2492e2c9c9004dd2078a3bb49cddbcb9b73a4d0c62ad6e61605de1be310a2
+# Content sha256: 4a596ccdcb9c2f655b8adb34883ea03ab66c196ce0aa8efa6633b006f7953d39
 
 """Wire models of ACP protocol v1.
 

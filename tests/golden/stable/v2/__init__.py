@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2e3c8c0b978504ac00bf07993218db69698f3fe52033161f3a79a6ccd79d46fe
-# Content sha256: dd3f2ca322c8247d90b9eb2bf7a8cc02e66a3f693a2f504847cf055614e4f066
+# Inputs sha256: fcb1d51a26d593d142eee23293e81ac44db0831aa7b25022ea1a68dd5eabaa46
+# Content sha256: 02450f96225b851d78734392e413fa364884c53a030ca176b62127b6aa9f3e8f
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f45372bb11d5583c7c747883ce7035b81392967ad2d04d22a6c9145eb8f087d9
-# Content sha256: 5b6608c69f8f01c0cfda52071a8cb1bfcc98dba733de43bddd046e1b31d1e2f2
+# Inputs sha256: f71636925a7f71ee32cdcf94175dc2a644631d2d96817ebe730244697ebc56b5
+# Content sha256: 17bd422b4930b1fef8a631e95da1be4eb76efb59287ae4006e7bc97deaddcaaf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

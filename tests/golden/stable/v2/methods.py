@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e711a64cb9dbdc4a11a0b0cbe29578f1c7aac4681e58af4453743b25b39934ab
-# Content sha256: 06a5c04dc148e7ac0200229f437ae12fceeddd1e22431526dc0662e97810e029
+# Inputs sha256: bb7ad4298403cf4b38330e2420beb0d170de0d327ae8d884dd19805d62e40fbc
+# Content sha256: 019bedaf15e54fbd95f780566c57547cd0d84c76862906a74d84bdeafbfb6d37
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

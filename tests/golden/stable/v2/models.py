@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dbbb26f0287f9fbbe3a5eaa3e8379d480303544952074a9be1fd20b37080f0fe
-# Content sha256: bc5223a73e87ccd3d03b3068aceb17d614f6ceb4649f85f14203d901cbf2d5e4
+# Inputs sha256: 7ef86f358687d4975b70885677b9c3d8518ffdf11a5280eaa90f8ba5d32203f0
+# Content sha256: 5704a80a8fdf81c9d697db44b13022814e199ab505548a74a000ed46982506f2
 
 """Wire models of ACP protocol v2.
 
