@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1d675b0fcd14ac55385d49637eec757f208ff83518c5666a3699b3ecad0c6703
-# Content sha256: 82301f6c76792dfceda4d4aa389339c1b785ccd61a1ab13b4af33fd2e680bc94
+# Inputs sha256: 8c8109ce747994ffac99897fa96c0c9a38536ce656d71519f7fb591bbba08740
+# Content sha256: 3b690a71dfb014176fdda37ab389ea60f678667efd47dcc22c2f510876ae9ce4
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -101,9 +101,16 @@ def _non_negative(value: int | None) -> int | None:
     return value
 
 
+def _positive(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise _fail(None, "v2 counts it from 1")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
 _UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
 _NON_NEGATIVE: Final = AfterValidator(_non_negative)
+_POSITIVE: Final = AfterValidator(_positive)
 
 
 def _as_is(value: Any) -> Any:
