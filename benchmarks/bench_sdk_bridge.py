@@ -16,18 +16,15 @@ chunk gets its ``messageId`` written into its line undecoded). Target: at most 2
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import os
 import shutil
 import sys
 import tempfile
-from argparse import Namespace
 from pathlib import Path
 
 from benchmarks import Ratio, compare
-from benchmarks.bench_adopt import BASE, _repository
+from benchmarks.bench_adopt import BASE, _repository, adopted
 from benchmarks.bench_polyfill import _Client
 from tests.support.reference_data import missing, reference_dir
 
@@ -71,27 +68,19 @@ def run() -> list[Ratio]:
     if absent:
         print(f"B1   skipped: {missing(absent[0])}")
         return []
-    from acp_codegen.adopt.command import run as adopt
-
     sdk = Path(next(iter(spec.submodule_search_locations)))
-    here = Path.cwd()
     with tempfile.TemporaryDirectory() as tmp:
-        adopted = _repository(Path(tmp) / "adopted", sdk)
-        (adopted / "schema" / "v2").mkdir()
-        shutil.copyfile(V2_BASE, adopted / "schema" / "v2" / "schema.json")
-        with open(adopted / "pyproject.toml", "a", encoding="utf-8") as table:
+        repository = _repository(Path(tmp) / "adopted", sdk)
+        (repository / "schema" / "v2").mkdir()
+        shutil.copyfile(V2_BASE, repository / "schema" / "v2" / "schema.json")
+        with open(repository / "pyproject.toml", "a", encoding="utf-8") as table:
             table.write('base-v2 = "schema/v2/schema.json"\n')
-        try:
-            os.chdir(adopted)
-            with contextlib.redirect_stdout(io.StringIO()) as report:
-                code = adopt(Namespace(module=Path("src/acp/schema.py"), version=1, python=None, dry_run=False))
-        finally:
-            os.chdir(here)
-        if code != 0 or "serves: protocol 1, and 2 through the version bridge" not in report.getvalue():
-            print(f"B1   skipped: adopt exited {code} (or serves no v2):\n{report.getvalue()[-2000:]}")
+        code, report = adopted(repository)
+        if code != 0 or "serves: protocol 1, and 2 through the version bridge" not in report:
+            print(f"B1   skipped: adopt exited {code} (or serves no v2):\n{report[-2000:]}")
             return []
         agent = [sys.executable, "-c", AGENT, str(UPDATES)]
-        env = {**os.environ, "PYTHONPATH": str(adopted / "src")}
+        env = {**os.environ, "PYTHONPATH": str(repository / "src")}
         v1 = _Client(agent, updates=UPDATES, env=env)
         v2 = _Client(agent, version=2, updates=UPDATES, env=env)
         try:

@@ -35,7 +35,19 @@ from typing import Any
 import pytest
 from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, SHARED_UPSTREAM, processes_naming, run_kit
-from support.acp_v2 import V1_ONLY_UPDATES, Message, V2Client, V2Schema, is_response, is_state, update_of
+from support.acp_v2 import (
+    V1_ONLY_UPDATES,
+    Message,
+    V2Client,
+    V2Schema,
+    allow,
+    is_response,
+    is_state,
+    kinds,
+    mode_option,
+    new_session,
+    update_of,
+)
 from support.reference_data import require
 from support.sdk import ENV, V1_BASE, V2_DRAFT, adopted_with_v2, repository, run, sdk_env, tree, turn_agent
 from test_sdk_dropin import steady_suite
@@ -70,35 +82,6 @@ def client(adopted: tuple[Path, str], venv: Path, schema: V2Schema, tmp_path: Pa
     with V2Client(command, schema, cwd=ROOT, env=env, timeout=TIMEOUT) as talking:
         yield talking
         assert talking.close() == 0
-
-
-def new_session(client: V2Client, cwd: Path) -> tuple[str, dict[str, Any]]:
-    result = client.result("session/new", {"cwd": str(cwd)})
-    return result["sessionId"], result
-
-
-def mode_option(result: dict[str, Any]) -> dict[str, Any]:
-    (option,) = [o for o in result.get("configOptions", []) if o.get("category") == "mode"]
-    return option
-
-
-def allow(request: Message) -> dict[str, Any]:
-    assert request["method"] == "session/request_permission", request
-    return {"outcome": {"outcome": "selected", "optionId": "allow"}}
-
-
-def kinds(messages: list[Message]) -> list[str]:
-    """Each message as a failing assertion shows it: its update's kind, else its method."""
-    shown = []
-    for m in messages:
-        update = update_of(m)
-        if update is None:
-            shown.append(m.get("method", "response"))
-        elif update.get("sessionUpdate") == "state_update":
-            shown.append(f"state_update:{update.get('state')}")
-        else:
-            shown.append(str(update.get("sessionUpdate")))
-    return shown
 
 
 # -- adopt ---------------------------------------------------------------------------------
