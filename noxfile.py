@@ -63,7 +63,8 @@ def _pytest(session: nox.Session, marks: str) -> None:
     # the slowest first (tests/conftest.py). `-- -n 0` runs in one process; a `-m` in posargs
     # comes later and wins.
     # The checkout's own packages compiled before the workers start, so that they do not both.
-    session.run("python", "-m", "compileall", "-q", "codegen", "generated", "generated_upstream", "examples", silent=True)
+    packages = ("codegen", "generated", "generated_upstream", "examples")
+    session.run("python", "-m", "compileall", "-q", *packages, silent=True)
     session.run("pytest", "-m", marks, "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs)
 
 
@@ -95,11 +96,11 @@ def fetch_data(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff on everything; mypy --strict on the generator, the generated package and the example agent."""
+    """ruff on everything; mypy --strict on the generator, the generated packages and the example agent."""
     _install(session, "lint", "test")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", "codegen", "tests", "noxfile.py", "examples")
-    session.run("mypy", "--strict", "codegen", "generated", "examples")
+    session.run("mypy", "--strict", "codegen", "generated", "generated_upstream", "examples")
 
 
 # The oldest pydantic the generated package supports (acp_codegen.render.templates.PYDANTIC_MINIMUM;

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d85aa70ce97e9c6c2312a8b41a4e377fdf450548ed3f682ee3047b3155da9436
-# Content sha256: 1d0fdb7dcb3e61f8f07b85f15c8a4d9fe3b25fd3b82af96d96a090aaee42b3bf
+# Inputs sha256: fff1e59c40fa08ff30211cd61201a7c424c4b5ccceb8ce50a4898895d32b1499
+# Content sha256: 02b2293cc588ffeec46d1203981ada4bd8060031ee03c55346f98fe0ffd551b5
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -48,7 +48,6 @@ passes through unchanged. Then, the state v2 needs and v1 does not carry lives h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ._bridge_agent import AgentSide
@@ -85,6 +84,7 @@ from ._runtime import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
 )
@@ -110,15 +110,6 @@ class Bridge(AgentSide):
     once the client asks for protocol 2; ``agent_name`` is the agent's ``info.name`` where
     its v1 answer names none; ``index`` keeps the sessions opened, for ``session/list``.
     """
-
-    def __init__(
-        self,
-        tables: Callable[[], Tables],
-        agent_name: str,
-        prefix: str | None = None,
-        index: SessionIndex | None = None,
-    ) -> None:
-        super().__init__(tables, agent_name, prefix, index)
 
     # -- the client's messages -----------------------------------------------------------
 
@@ -339,7 +330,7 @@ class Bridge(AgentSide):
         else:
             return self._resumed_here(message, sid)
         session = self.sessions.get(sid)
-        session.closed = False  # (its replay comes before the answer)
+        was_closed, session.closed = session.closed, False  # (its replay comes first)
         session.quiet = method == "session/load" and replay is None
         session.replayed = (
             0 if method == "session/load" and replay is not None else None
@@ -349,9 +340,21 @@ class Bridge(AgentSide):
         # (v1's load requires the servers its resume may omit; v2: omitted means none)
         v1["params"].setdefault("mcpServers", [])
         cwd = params["cwd"]
-        self._expect(
-            message["id"], lambda m: self._opened(m, sid, cwd, "session/resume")
-        )
+
+        def answered(answer: dict[str, Any]) -> list[Action]:
+            failure = as_object(answer.get("error"))
+            if method == "session/load" or failure.get("code") != METHOD_NOT_FOUND:
+                return self._opened(answer, sid, cwd, "session/resume")
+            # An agent that advertised resume and has none (qwen-code 0.15.10): through its
+            # load, or the bridge, as if it had not advertised it.
+            self._caps["resume"] = False
+            session.closed = was_closed
+            try:
+                return self._resume(message, params, sid)
+            except Refused as exc:
+                return [(CLIENT, error(message["id"], exc.code, exc.message, exc.data))]
+
+        self._expect(message["id"], answered)
         return [(AGENT, v1)]
 
     def _resumed_here(self, message: dict[str, Any], sid: str) -> list[Action]:
@@ -365,7 +368,7 @@ class Bridge(AgentSide):
             )
             raise Refused(RESOURCE_NOT_FOUND, text, {"sessionId": sid})
         session.open, session.closed = True, False
-        result = {"configOptions": self._options(session)}
+        result = {"configOptions": v1_options(session)}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         return [
             self._current_state(sid, session),

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a9fa6cb474bd920a84248ac6b9dc0191d2122b7b07e9773394483d85f9466c75
-# Content sha256: 5d73af1cca2db7868d70cf76a98946d75eda5d7fae01aa63d5744fc84e59afd5
+# Inputs sha256: 5371780fafa81a6b868fdf7849409bf1bbaa11fab1b7304c41c836238e5ee9c9
+# Content sha256: bde0de9d2914da5512af1ced66db598d9a4fe45bf9422f8153a0e6ead3e4969e
 
 """The version bridge's asyncio host: a connection written for protocol 1 (an SDK's agent
 side, say) serves a client that speaks protocol 2, in process.
@@ -188,10 +188,12 @@ class _Host:
             self.midline = not data.endswith(b"\n")
             return
         end = data.rfind(b"\n") + 1
-        data, self.rest = data[:end], data[end:]
+        if end < len(data):
+            data, self.rest = data[:end], data[end:]
         if not data:
             return
-        whole = self.bridge.fast_lines(data)
+        # (a connection writes a message a write, as the SDKs do: one line is the cheaper look)
+        whole = self.bridge.fast(data) if data.find(b"\n") + 1 == end else self.bridge.fast_lines(data)
         if whole is not None:
             self.to_client(whole)
             return

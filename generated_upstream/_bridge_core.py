@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 277c707f61e156ea63ff09807f56781c1962228bb9ceaaf57fac07b57129197a
-# Content sha256: 7268f721bf9891cf891c7fdbeed669653f8afb63a7357ed1ee3f5f89985d2290
+# Inputs sha256: 37a694bfd695f3d4fd8eb60197e8537c6e3c5b015133b343ad0b28e741583796
+# Content sha256: c6d660eccb737a14a9277603d2ccdbcfef0f2ac503ded78f0411ba4de52eafe9
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions, v1_options
+from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions
 from ._router import _valid_id, params_error_data
 from ._runtime import (
     INTERNAL_ERROR,
@@ -394,16 +394,3 @@ class BridgeCore:
             actions.append(state_action(sid, "idle", stopReason="cancelled"))
         session.turns.clear()
         return actions
-
-    def _options(self, session: Session) -> list[dict[str, Any]]:
-        """The session's config options in v2's form (those v2 cannot say are left out)."""
-        out = []
-        convert = self.tables.conversions.convert
-        for option in v1_options(session):
-            try:
-                out.append(convert("SessionConfigOption", option, source=1, target=2))
-            except ValueError as exc:
-                logger.warning(
-                    "bridge: a config option has no protocol 2 form: %s", exc
-                )
-        return out

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e987960287b68787644fdb126ecec797e11739227d8b33d86d54ba8846c9cd6a
-# Content sha256: d27cf927309e14d8ebf90a79629c4b4bb112b5fdce0bf6b6208be2d0b45edb78
+# Inputs sha256: 9e957f873d4ce3353ac53ec03b031581fe2fa19fd2c50b7299ee5abf578a861f
+# Content sha256: 1948e8928c3ae4385b08be90331e3d30f3e8dbb1eb33aeae34b264d6665dc5db
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 81a3acfa7e1f9f7a62fa76825a06b6bc4614852d6d37a4067141ae2f7e938e62
-# Content sha256: 2c00580120fe9f74f8ef70b4d2bb196a78677a3846439626af2392945e7d903d
+# Inputs sha256: 2bd65cb2d924972f1c935692d6b1c496cec82d18757be44b6d4723df42696e75
+# Content sha256: 9f326bafc3615c94051424ae57bb02250199d2f533f07a7c78cc41321d0e0005
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

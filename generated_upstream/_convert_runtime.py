@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5781377cf2e63c18954b52a7b946eb76c99e121ce9bc4ae94da05604c189c614
-# Content sha256: 50c24bcca3ca650109ef8880b3a57ccba0bf2f3d0f54839457519456d5e8572a
+# Inputs sha256: 888e200c9bd7078f4131a9ac1841829f3b41fdacce1dee8bd431d8052b5b6510
+# Content sha256: eeee4f1f93ba16ab299e0be643c08ac78f090f38ba1c1aeaef107bccf02f0170
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5c9f9bc87a930b184b3ecea8b708dc091316da6505a2b40e2ac5050d4049c1b6
-# Content sha256: 9f95b732037adc2957a5629efc426cc67241e81712822b3ff47d7cf9adc017e3
+# Inputs sha256: f0d9e9bd30a3789cdecc0e08eb53cbad0d84579389a81e8dba90dd2fbca2d2d3
+# Content sha256: c0bc169518038af4120219683117bd7d9361380657b2f2c058f4c2275baf1aa8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2e2b96e3d57f15adbe21e0ec34c5fcca7570b7d745b2975080de7d9f03dd3f64
-# Content sha256: 9a44ca42aab1271250a1426732312af2dadea05cca5ff65f3c1d6816235ef930
+# Inputs sha256: de6cdf90f93050096eb2dc928f71d21bf7dede4eccb9f77575352b85d69e72f3
+# Content sha256: 0c53024d19c748f4ab1c14200edc798e6650e60e939536c891ea336825311eb8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e36790e26d7df8d42d32639350b1b59b2f3b9990766109c711e159d806904da4
-# Content sha256: 4950dc48ad245d6cb9ea2e2a97725deb250bd764d04bc4e5e9f7bde0cd088391
+# Inputs sha256: 626dc7438c2b83df61b36abd71dcb2a36c38947c38759db4f91ac5988af3392e
+# Content sha256: bd65832e0c722b898ae6974713ba30817d7afb67575a5d8f697c9a7f90f51116
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

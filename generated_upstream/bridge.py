@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e2f6773e9c4c4d3391137b200ae5907276c2dd8de0e1d92458cd1a2dc0a8f03
-# Content sha256: d2407e0cc2a7de8f2f913610404545566ff5ce82840d5ef1b1bd224bde776055
+# Inputs sha256: 49afd9cb0bb54ac46ee06979ae8bd07b18f5b2e30592308a4a8a3e9e7b0eca3a
+# Content sha256: d1ccc760d42d0a292c65f77bf6903032aa88ad601026d13b7f7494141229e2f7
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

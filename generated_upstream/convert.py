@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 244ed20941a56ac50ed9461043f915490c6905f032ba06036d5546cf8c6d9538
-# Content sha256: 56a96b8ab82629755043e9b3401526a43aaf7950b406e5ae3901095eaa7ebd33
+# Inputs sha256: 17e087f5a675bb03347eef69489ff199f906946c6609e40c5bd9c5e8d633c9ba
+# Content sha256: 0fb5df09e8dbcb387b88df5af7184323a59f124362c7a3c9021fbba1a393682b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -39,7 +39,6 @@ passes through unchanged. Then, the state v2 needs and v1 does not carry lives h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ._bridge_agent import AgentSide
@@ -76,6 +75,7 @@ from ._runtime import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
 )
@@ -101,15 +101,6 @@ class Bridge(AgentSide):
     once the client asks for protocol 2; ``agent_name`` is the agent's ``info.name`` where
     its v1 answer names none; ``index`` keeps the sessions opened, for ``session/list``.
     """
-
-    def __init__(
-        self,
-        tables: Callable[[], Tables],
-        agent_name: str,
-        prefix: str | None = None,
-        index: SessionIndex | None = None,
-    ) -> None:
-        super().__init__(tables, agent_name, prefix, index)
 
     # -- the client's messages -----------------------------------------------------------
 
@@ -330,7 +321,7 @@ class Bridge(AgentSide):
         else:
             return self._resumed_here(message, sid)
         session = self.sessions.get(sid)
-        session.closed = False  # (its replay comes before the answer)
+        was_closed, session.closed = session.closed, False  # (its replay comes first)
         session.quiet = method == "session/load" and replay is None
         session.replayed = (
             0 if method == "session/load" and replay is not None else None
@@ -340,9 +331,21 @@ class Bridge(AgentSide):
         # (v1's load requires the servers its resume may omit; v2: omitted means none)
         v1["params"].setdefault("mcpServers", [])
         cwd = params["cwd"]
-        self._expect(
-            message["id"], lambda m: self._opened(m, sid, cwd, "session/resume")
-        )
+
+        def answered(answer: dict[str, Any]) -> list[Action]:
+            failure = as_object(answer.get("error"))
+            if method == "session/load" or failure.get("code") != METHOD_NOT_FOUND:
+                return self._opened(answer, sid, cwd, "session/resume")
+            # An agent that advertised resume and has none (qwen-code 0.15.10): through its
+            # load, or the bridge, as if it had not advertised it.
+            self._caps["resume"] = False
+            session.closed = was_closed
+            try:
+                return self._resume(message, params, sid)
+            except Refused as exc:
+                return [(CLIENT, error(message["id"], exc.code, exc.message, exc.data))]
+
+        self._expect(message["id"], answered)
         return [(AGENT, v1)]
 
     def _resumed_here(self, message: dict[str, Any], sid: str) -> list[Action]:
@@ -356,7 +359,7 @@ class Bridge(AgentSide):
             )
             raise Refused(RESOURCE_NOT_FOUND, text, {"sessionId": sid})
         session.open, session.closed = True, False
-        result = {"configOptions": self._options(session)}
+        result = {"configOptions": v1_options(session)}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         return [
             self._current_state(sid, session),

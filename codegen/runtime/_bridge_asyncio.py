@@ -179,10 +179,12 @@ class _Host:
             self.midline = not data.endswith(b"\n")
             return
         end = data.rfind(b"\n") + 1
-        data, self.rest = data[:end], data[end:]
+        if end < len(data):
+            data, self.rest = data[:end], data[end:]
         if not data:
             return
-        whole = self.bridge.fast_lines(data)
+        # (a connection writes a message a write, as the SDKs do: one line is the cheaper look)
+        whole = self.bridge.fast(data) if data.find(b"\n") + 1 == end else self.bridge.fast_lines(data)
         if whole is not None:
             self.to_client(whole)
             return

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions, v1_options
+from ._bridge_sessions import MemoryIndex, Session, SessionIndex, Sessions
 from ._router import _valid_id, params_error_data
 from ._runtime import (
     INTERNAL_ERROR,
@@ -385,16 +385,3 @@ class BridgeCore:
             actions.append(state_action(sid, "idle", stopReason="cancelled"))
         session.turns.clear()
         return actions
-
-    def _options(self, session: Session) -> list[dict[str, Any]]:
-        """The session's config options in v2's form (those v2 cannot say are left out)."""
-        out = []
-        convert = self.tables.conversions.convert
-        for option in v1_options(session):
-            try:
-                out.append(convert("SessionConfigOption", option, source=1, target=2))
-            except ValueError as exc:
-                logger.warning(
-                    "bridge: a config option has no protocol 2 form: %s", exc
-                )
-        return out

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b2c63d43d6816b67a9798b89592e495e95ff2dd69fac476a166f6524e11a2dfd
-# Content sha256: 5a9e640dcd86ed40156e8e40f41b4fd11b806fc5d8982c8dad1fefd6fb9de0a4
+# Inputs sha256: 98bc11532f4b14b654b4104b0bf0f31c44e697a593b82455d0cd460f2bcd7382
+# Content sha256: 4620a0b61cdc21370dbfbd653c9fc8e3b2b7616773515277ac1d40f65c70bd64
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

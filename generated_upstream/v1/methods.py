@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a631a3196d029a2e59a0b6d2ca149f11e7b293828a26a6af71882f790c9a7919
-# Content sha256: 3fc3f3b129ad7c8a52f3ca8b9bef44f86e3571a787bfcf14dd7fe12b02991320
+# Inputs sha256: 98fab6ace0d112626062cd951937ca1cc55d4ca98875cadf332de61091a1fb5d
+# Content sha256: 8ea04b185ef67cc0d22c565c241361f13bb154857d845b983f0afe6dffae0d2b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf7e99c6c8771e6dc7e48e773cc3af87a1f2c35ef1126cd7dd8cf8da1a43f168
-# Content sha256: b9f67a053442f147742481634dfabef70de1351854a7552fc979af84e8720a45
+# Inputs sha256: 6c8b86473eb10382780247688d89425ad6e4469e76fbcc73b62cdc89d59f3997
+# Content sha256: 2383f9d6550343ad17bb4f258721dad3cee923cd5193c6d9a5d88a47d2f5bfa6
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dd0bebbea18ea6922e41f4f0677dd6f0e54b2e50c2574179cd7a6408cab90acb
-# Content sha256: ada48da058d6ba1ca66e2979db94b24ecad02b4f15360e00f514e5dacd507255
+# Inputs sha256: 137d9a622a4f4c3a5a023701da19030836fe25510eaeb2a465b4db6c811062c2
+# Content sha256: 15ce7d2eb477e47855ef35c985e39b7d75d9f3101b31239b4d1119c4b7ff61f8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

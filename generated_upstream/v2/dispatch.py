@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 96b392c971fb776b317128a581cbb1bf6be488f33ee2e29ebe75f7b378fdc252
-# Content sha256: 637a4e5d627b6d812f6fd419b8bba368969acc03d5b74cab8767566fef4d2a36
+# Inputs sha256: fbc33c50c899b48f0a00f0cb19b2c14510ecd0d58c05dfc7b6085d0ddd6ff454
+# Content sha256: abfdc2fdf023a98f7d56aec8f270780bbc319b7f09f5ec365841678c6c625121
 
 """Method dispatch for the agent side of ACP protocol v2.
 

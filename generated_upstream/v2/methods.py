@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c1930c8e4bc4687ca25fc3e832a6cbe435d8804eae13b23a56688de487e7320b
-# Content sha256: fc9f0949a3c1d8d9fc2abd265492e8944362125d82722a54c9ff84cab27d146d
+# Inputs sha256: 3b4e7172edf23e0010c6e9963e73fc02598ce0585bb626a7d4588b3c8d5d9425
+# Content sha256: d6f8b618fa9325d011c0d5a750d8d0319dbe7aa29f69f9d61e8918c2a81ac93f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

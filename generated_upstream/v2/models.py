@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f5c1cfc2fc4ae29e87d40c584ab2434d928b6e22c4227e6e0975e852a8392eb2
-# Content sha256: 27985dc693bdfe3954dbd150ff578236d8d532c7f207661ee4373aa08285bd6e
+# Inputs sha256: 33736b7c6aba53ea5ac59c1a7f9e2083610a4b3c7d2cb7f6b4c130cc70b738b9
+# Content sha256: 19870689e3faaa34745c43993f4a588ea8a42fab96112172dc1f345ca7c75426
 
 """Wire models of ACP protocol v2.
 

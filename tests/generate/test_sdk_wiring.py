@@ -352,7 +352,8 @@ def test_the_agent_connection_hands_its_streams_to_the_bridge_and_back(tmp_path:
     alone); the import is local, the text as the SDK's ruff lays it out; again: nothing
     changes; without the bridge: the SDK's file byte for byte."""
     from acp_codegen.errors import AdoptError
-    from acp_codegen.generate.sdk.edits import Edit, bridge_hook
+    from acp_codegen.generate.sdk.bridge import bridge_hook
+    from acp_codegen.generate.sdk.edits import Edit
 
     path = tmp_path / "connection.py"
     hooked = Edit(path, AGENT_CONNECTION)
@@ -382,5 +383,5 @@ def test_the_agent_connection_hands_its_streams_to_the_bridge_and_back(tmp_path:
     assert unhooked.module.code == AGENT_CONNECTION and unhooked.changes == []
     # A connection built on no two of its parameters: said, not guessed.
     single = Edit(path, AGENT_CONNECTION.replace("input_stream, output_stream, **kwargs)", "input_stream, **kwargs)"))
-    with pytest.raises(AdoptError, match="AgentSideConnection.__init__ passes no two of its parameters"):
+    with pytest.raises(AdoptError, match=r"AgentSideConnection\.__init__ passes no two of its parameters"):
         bridge_hook(single, "AgentSideConnection", ".._generated.bridge")

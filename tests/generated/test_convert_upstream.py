@@ -170,7 +170,8 @@ def test_ninety_percent_of_v1_messages_convert_in_total(tallies: dict[tuple[str,
     for (pair, source), tally in tallies.items():
         if source == 1 and pair in THRESHOLD_PAIRS:
             forward.add(tally)
-    assert forward.total >= len(THRESHOLD_PAIRS) * COVERAGE_COUNT * 20  # every pair measured, dozens of method pairs each
+    # every pair measured, dozens of method pairs each
+    assert forward.total >= len(THRESHOLD_PAIRS) * COVERAGE_COUNT * 20
     rate = forward.converted / forward.total
     assert rate >= COVERAGE_THRESHOLD, (
         f"{100 * rate:.1f}% of {forward.total} v1 messages convert; the most frequent failures:\n"

@@ -93,7 +93,9 @@ def test_a_protocol_1_client_sees_every_byte_as_written() -> None:
     run(test)
 
 
-async def _initialized(client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter, agent_in: Any, agent_out: Any) -> None:
+async def _initialized(
+    client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter, agent_in: Any, agent_out: Any
+) -> None:
     client_out.write(line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": V2_INIT}))
     asked = await read(agent_in)
     assert asked["method"] == "initialize"

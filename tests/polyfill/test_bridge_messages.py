@@ -467,6 +467,27 @@ def test_after_close_the_agents_messages_for_the_session_are_not_passed_on() -> 
     ]
 
 
+@pytest.mark.parametrize("load", [True, False], ids=["then-load", "then-the-bridge"])
+def test_an_agent_that_advertises_resume_but_has_none_is_resumed_another_way(load: bool) -> None:
+    """qwen-code 0.15.10 advertises ``sessionCapabilities.resume`` and answers -32601: v2's
+    ``session`` capability promised resume, so the bridge resumes through load, or itself."""
+    caps = {"loadSession": load, "sessionCapabilities": {"list": {}, "resume": {}}}
+    bridge = bridged({**V1_INIT, "agentCapabilities": caps})
+    params = {"sessionId": SID, "cwd": "/w"}
+    (sent,) = to("agent", bridge.from_client(request(5, "session/resume", params)))
+    assert sent["method"] == "session/resume"
+    missing = {"jsonrpc": "2.0", "id": 5, "error": {"code": -32601, "message": "Method not found"}}
+    actions = bridge.from_agent(missing)
+    if load:
+        (again,) = to("agent", actions)
+        assert again["method"] == "session/load" and to("client", actions) == []
+        actions = bridge.from_agent({"jsonrpc": "2.0", "id": 5, "result": {}})
+    state, answer = to("client", actions)
+    assert state["params"]["update"] == {"sessionUpdate": "state_update", "state": "idle"}
+    assert answer["id"] == 5 and "result" in answer, answer
+    valid_v2(answer, "session/resume")
+
+
 def test_archive_closes_an_open_session_before_its_result() -> None:
     """The RFD: archiving a session open on the connection ends its turn and closes it (the
     idle ``cancelled`` before the result); a prompt then is -32002, and unarchive does not

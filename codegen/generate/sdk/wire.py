@@ -47,7 +47,8 @@ from ...render.templates import environment
 from ...resources import TEMPLATES, display_name, schema_location
 from ...style import Style
 from ..pipeline import Generation, load_protocols
-from .edits import BRIDGE_HOST, Edit, add_imports, bridge_hook, locate, merge_class, merge_function, module_of, relative
+from .bridge import BRIDGE_HOST, bridge_hook
+from .edits import Edit, add_imports, locate, merge_class, merge_function, module_of, relative
 from .edits import laid_out as laid_out_anew
 from .gates import chosen_names, disagreements, stable_methods
 from .methods import SdkMethod, meta_listing, method_table

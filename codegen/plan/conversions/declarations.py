@@ -41,7 +41,8 @@ VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     "positive": {(1, 2): "_POSITIVE"},  # a number the target requires to be >= 1 (a line number)
 }
 WHOLE_VALUE_RULES = frozenset({"marker", "env-list", "tag"})
-WRAPPING_RULES = frozenset({"non-empty", "unit-interval", "non-negative", "positive"})  # checks added to the field's own annotation
+# Checks added to the field's own annotation.
+WRAPPING_RULES = frozenset({"non-empty", "unit-interval", "non-negative", "positive"})
 
 # Transforms: a type whose shape differs beyond fields, converted by a function of the
 # runtime (by direction: the declaration names the source version).

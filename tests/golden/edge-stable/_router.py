@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 89d26d5b9100c24f1ea4d4a194c7c38a5aeea073b1ff29ee61b27312e8fe375e
-# Content sha256: 52d9922ac7ed79aca076a49ee18d66f34ffbf790e4ff8b2b4cc2168e08986522
+# Inputs sha256: b85a9e563ef8a1e7aa0578042315f33b0157be4a51b3e4fd4df96cd0a7c898d2
+# Content sha256: b4c9e2afa92ff030b097b38aea5a9f785253e965765a69964e849e78da2004f1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

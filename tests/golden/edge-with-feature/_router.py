@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d8014e68a8eea7e44cb93d2146f5829e0c68a7b8f3375dcbd0dfe6d07bc3425
-# Content sha256: 40d126e663905e698bc8bb8174b6d6904c3a55b75f37c9ca7fcaa6f63cf7d399
+# Inputs sha256: 225a1b284eee5d1d03cf8936b88443af7dde70b3a5c2233407e2c75724883048
+# Content sha256: 0544b04f4b45aa03c780f55183bf0d0526553efeeafd1bbff265fe9454e3f5bb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 26e4f7ee7d771c4889ca5659761ddf5161ffcd2c6f5518e5e6dbb56bbe88c61a
-# Content sha256: 8865be64ceea15ee7d55bee510dbb6b6e7abe1b077f5435b0f9f004ce759d74b
+# Inputs sha256: 719521be4c924659a9be176a7c0aa90872e1d5de652d1566015d2c971b31c9cc
+# Content sha256: b6563c9486e65b25e81ad26a4ff94e4d4d4711f8eee46a4acb2f3a2c06589be1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: e7b8cfafdb2525f5559f420eb79b4001dea069c09fb9263cc8df4b3f4deb96d7
-# Content sha256: d99d9ffc29d55beb5213571e376020217eb8059a0380c57ea857af89a3c26ca0
+# Inputs sha256: cc300ad28d46710b3fb5be4d7c45a714c95957fc995a43fac7f578f27902ee93
+# Content sha256: fdf6e591f634cbab52d09b496986a7903ca2f92d9902e6b11927565bce848402
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 8395e2cf5de12f18b382b0260ddb23e680656398ed1c150514211c3f3306fb7b
-# Content sha256: b3f44a4db938b37abe32da719d1986a56fe8db4c13f6e5fa999dbc8b1e2e158f
+# Inputs sha256: 14801ad8da9860ece8900ada19b8bff93b151ebdf05cf97b0e08dd16b57fa316
+# Content sha256: 7d58a1553d5bf495b3f5e83f21326540c92452b62e8fcaf4853056db1f7ae4f4
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

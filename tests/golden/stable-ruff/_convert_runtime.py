@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cc2ef77aea4bf94befd9b5e230d328d29558cb54ac4b903e3932e9028597e170
-# Content sha256: 74a5790a98d0b73cb62bb96a70c1c02fded7995bcb26b38d5e92742bb9da796d
+# Inputs sha256: 6e2e54bbf16b7d0170c77f4feaf6cc4a7f1f25ef83deedf2d5fb9bab23a0bf43
+# Content sha256: f1649f004dd6800f334346a91f7fbcba35522ae7fa4edecfc69e32050068d888
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e811d8d3e5750323286544c337f896a9655521d8be3504267cf1a145aa791cba
-# Content sha256: cde552ffd1c6766669219af4716a11604d1ef3ad994b87b2fcc6fc5bf045e0f6
+# Inputs sha256: bd8ab4ccd573242933a26df3285d3150022b31bd2d03cee97e076476f1c3e735
+# Content sha256: 1ed04450b3516126b88aa9503a1fd30e1240645263620d336b17e03a6dd2024d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

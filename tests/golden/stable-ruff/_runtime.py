@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 16588ebbdb55d070300d8638f33ad9249dbbfaa97c57e4828353119b3b835cd2
-# Content sha256: 65e9afe47823b327aa488cd743692b476e1ede0804188210f3e7fca405af2bc5
+# Inputs sha256: a9bbfb5d9f1dba8495cbff354924c196e427f39ec3beac27f76c3e7a500b2ae4
+# Content sha256: 349416aa46a0bea56936173a956b298f3f822be9a9623f1c54787579bfcf947a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

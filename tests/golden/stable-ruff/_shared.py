@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1499678fb8c133cb1a1a565863abe1bd9cf29afdec45a0ff67025bb72c5b2772
-# Content sha256: 3d5f3fd014eb4477d5b434ef587215493236b09a2396f3bd6d3dbc1f2487a233
+# Inputs sha256: 9324dca403dce35b98552d04c7891dd5cb0da6cd43b0c91bf885e38d6f4a9efa
+# Content sha256: d9b37065fd9c7810749edab2604ce81fba853e8e066a6936dad37c483ccb4432
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

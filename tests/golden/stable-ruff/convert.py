@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1702588100826de2f733f878e015bf147852f3606bf4441f03f643f1f1590d81
-# Content sha256: b97ef2d70c984cacbd73f00139131493145f5e73abdf36d224ba69a0ee12712a
+# Inputs sha256: fcddbb1866f44137be41e96ae6de97b170517f8cefb55d89650165de044475b6
+# Content sha256: 9e50542d7e348507951354eb22f0b0e5320f82958d66f9446b7c4aa6fba2217b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

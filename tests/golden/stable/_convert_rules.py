@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e9f86aeae47096b3658f839ed3c9d478b15d877ff2ea75fcf0b034a86563a7b4
-# Content sha256: 6b5ec8abd5316b7bc2c09a2487b4f1a8a6002165e67e7d0b701a349962a799be
+# Inputs sha256: 200dfa0a721efff6e5c2b1e50426cac351e7b7137a409346438e98ab51b73b7a
+# Content sha256: 323f3f54d1622c141f8d87fe53da02579152fd1b54b1832af5b022cc575feab2
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a3d0abc4b7450e4ba753b9067fd5587d78263f315c4a918b34b97c45ea9986b9
-# Content sha256: f6f3483bb2d9236a6af5d74d7f8b39a6f40b4ad9ed18c1fae00046961b66000d
+# Inputs sha256: 93175fa5f29809b6299ea6cb6ce7c3386fd7ea58e26b8c9f0ed160f5923d243d
+# Content sha256: 2f66909ce3842aadcc71b639cdd72d71eab2c2fa240fa00390f1614efc888cd0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: aed22f62bf0ee87b1dced38015cb6ba7b8612ce1402e694d1717aee3ed74e423
-# Content sha256: 17573b0b9bccc78dfad6bbf5fd45422dd8a009cba62e4f09832c956ee4c9eec2
+# Inputs sha256: 7521a9825a9365e5690fbceeb52441b039ff16cf89843dc61aa7f5888f006deb
+# Content sha256: ed82e26016fbaee7fe73ea29bc2decc510ec27f1fd87d422a1e186b58854aa09
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: de106c387f542c23fd4e6c72c86d0ab74f6afd138c7d782c5d9bab2b9a40025b
-# Content sha256: 231663f2ff09967b4b7b1cb1171517b61b75880677d5c6dff4a11a20d118bca6
+# Inputs sha256: 4f89025b6b00f4b1072ce51eeddb84b8d76f68d67846bca99ac9163010d8c3d8
+# Content sha256: 13c1ee07f6d93cba3c4d92479f295dbb28dc4f55521f4d3e6c6511d96c69070c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

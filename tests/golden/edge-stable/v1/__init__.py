@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: af3ff162f7524fe866b456507e014b603108c6a61ee580204b68fa42356c2c17
-# Content sha256: de7c736122f6e3657292ecc3c13dde2e3a957cff941097ae3a80a8ffa8c2d479
+# Inputs sha256: 66d451eee9a474f649f421fda144303b693f4df1b072c36aedd29fef3db4740b
+# Content sha256: a67abf8def59e05f867b05a87ebe3ac0d6a784e4ad168a0a34f7c84f295e9827
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

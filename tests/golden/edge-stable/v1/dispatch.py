@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 28a4ee3205ba4466d0a76acc95eca2d4ae5d38b1b328fb49b005c4da0a7cabe2
-# Content sha256: 35043bc21d3fe8f0dad9c44b139c13f94b250d432491f06aaf85623d3c0bef71
+# Inputs sha256: dfe1f96821039239cc45fbd27d4c71d65bf1ce1140f961cbc6117736abf2d483
+# Content sha256: 75463868a05dff020ea619c48331f8f4a80ad64b1b241cce94c11c112ea58308
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e5c517bbf7df35bab1765d85565757cd9e244da0f7efe1ba9adc577491b2c3e
-# Content sha256: 2b72760c8c5d455e49fb2d5c82e8823e696d5a042ecebc287c6ca5eb9929b193
+# Inputs sha256: 1eeaa9c74d17d3ba0440ab1c4e8a07b4d064b8cc47f3991fac7cd4694347e8b3
+# Content sha256: fa41364efbc7f16e44be4acf2dccf7993f70ed2b5ca40e43ea8882fd5d7e669c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

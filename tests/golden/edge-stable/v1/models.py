@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 90457eda3a34c5169ff6b799040d5a4bb00ed9a588cdfbaad5f3b37bdc739a8d
-# Content sha256: 2cfa8fb1d223c2c54321ec186624f2f3a41b39be848cea89e8fc52bd5010a78e
+# Inputs sha256: 9529c98cd70a3562fd5ebdb7f540f3cbea4fbc25e9c6f6c02c340866d4c165d5
+# Content sha256: 903fe2d76704a5395f087033af059239ca21ab8bd76cb631038bdce07f8c7cd1
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c654ce9d5e6ca26bce717e89a93d4c7db007fc41630122fe5b3cd3a8951ade47
-# Content sha256: 8fb80d8a4df5bc29e27c7ed9bb177d5d01c5ddd363075635d16b888b4dfdfee9
+# Inputs sha256: 3be4e0d0444bfb1d19d5b8594495c355dd7d3b3227feddca3a2b4cef6d88ee61
+# Content sha256: 69367fa51d88c84a4cbcc7d4c5cef3eebbd50393433eaf17dba61b1ffa24f8c6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

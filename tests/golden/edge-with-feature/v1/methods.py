@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4c1d1d80f3bc823480f3135c20625e86dfdd58d2b6ccd261f874d6c3e6fafa5d
-# Content sha256: 084aa68626ff5e247e96218fa47c76713b5c2e684754c07adea3faf79a59a612
+# Inputs sha256: 58638a6f5a97c2700a7bb1998f2d0635de76cd85117b689c13fc9768d752ca54
+# Content sha256: 24f21b09552fb4cf59b586cf1a4533b4232cc2f5349094c2333e7637952fa17a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

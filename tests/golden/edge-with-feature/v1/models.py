@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54fa95cce6eb8cc0d387a65c897ca1d70575bc7feaa4603e9b9b4da1471a1f15
-# Content sha256: 5ba53039affd0c52523266ae4b32314a220b395177516bf98282b5319650ddd5
+# Inputs sha256: b62000c68f380e0b1ae4527c53308959bfc691660ecf46738adc05f01f5637ed
+# Content sha256: 3b76631ca800a809b148b1cee9adf359102a0d7f3d9f6acd244a1abcc939893b
 
 """Wire models of ACP protocol v1.
 

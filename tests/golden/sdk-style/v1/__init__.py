@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cf8a3496bb8069d103c9c7b57f6781f5cf5c629abf6aec236d48c3ada3c14916
-# Content sha256: 8feec32509400fd957c63ab4efbb572ca070e7fa566074d4ea59b1f011166282
+# Inputs sha256: a12c752db98d4421aa58cfb9a3649c2625cb26ed95055bbc8ebfed74700543ce
+# Content sha256: 6fc489e1fb174be59cd629ac9ee76378b5b1ff0e2c2cd410e930dbd4445eceac
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

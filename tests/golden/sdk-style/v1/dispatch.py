@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1343c14eacd2d08c177d8cc13f433296d661f56fd3637b3caea0d9399789550c
-# Content sha256: 8b24f22860bd4391ee78fbdc624779e4f321ca00ad00440437c46de57afdbd52
+# Inputs sha256: 0bed16937980626a3cbfdaaf1d63df4322a1598be67d29566264b4fef1d73f7d
+# Content sha256: c918d355f43da7f1a79a4722a02d0fa21d1cbb4211429bdb1f4ec38c57f62370
 
 """Method dispatch for the agent side of ACP protocol v1.
 

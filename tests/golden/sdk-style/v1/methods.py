@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f8cf980bbb1239ca40f4985197405d75d233df5d762cbb1b37a50b0c435e28a9
-# Content sha256: e6866d941a52f12375738b805b5fdd10296d85cd6fd524590b12ebd8d349c6a4
+# Inputs sha256: f00beb71db906e05339ebaaab97ea34f2c93c2cf03784d614db2a95262c8b951
+# Content sha256: 0750899e0281d52dd0f9489e18e07b8895d9e775c2eb883e2db6377136642e3f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 6842f6610c2d2aec86f77a35c5b7bb42407e78c4c232e5916212c5ef9eceb0c7
-# Content sha256: f4208b8f99d04bb2dbd946872c04dc84876d1a70cba8d4639829cc79ffd0ce90
+# Inputs sha256: 3d8b440b494bf853bef475f7f19836a868b932376ca96715e9f50f3fbef9b48c
+# Content sha256: ba923a88382f1e89b6d9199652be98cd6e99f8b89a36c50139f96463c3826f03
 
 """Wire models of ACP protocol v1.
 

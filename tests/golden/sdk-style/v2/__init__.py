@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c6dd8f42beafa8cd1e9bc1245311bb5736f8bebdd637bb1059210d1cb4307596
-# Content sha256: 7015f78df274c1702db71bd70adb08e2d98fcf0fbbf4a0337c21759ced187b16
+# Inputs sha256: df04c6689919fa6b1cbe4592248c916e08f9e2fd524a860780536cd4b7b43ea2
+# Content sha256: c7e1f5b00fc54534ca9ec5a516b344aba355a93f863ce68de6d08d503aee6715
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 670fa12d3b8c40e31e33db86ebba438171acb85addce8c154a7f0511924c51cd
-# Content sha256: f02f30e1b5f3c2ba70dbd3fc0c3d9b14ca11d5ffcd577aadb9253a021e7b1b8f
+# Inputs sha256: 4b733c567c2cd6aec64c1c4a996f42e8d44a83a47b7c551f442bd8b47106cfaf
+# Content sha256: 3fba07dfe84ebf81b766afd8555c860c881018f674e9857a0ced774d79f5d65f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

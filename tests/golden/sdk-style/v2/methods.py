@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 302ec52b71ff95d8304dd4a26c19d15e49602b14fcc0de3d73c3a57f34c5442a
-# Content sha256: d2cd8d74a38fba4a7d9a30eb5b68cc1e62ae4000653370f0f7d796d16e728794
+# Inputs sha256: 0fc24411d5462f2ef3be1e822ab30935f5fc57ac0f41b185cc5d6309c48bc78f
+# Content sha256: 5a3f7c0311e975a32ef1af402404af4d1893573e845359b5a435a7e3ac7d74d1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 358157ab7d357997dcd0e02f88a1b634ec40c63087b0c77de5cf524f5324fa63
-# Content sha256: 3c07e5b5e3c09e263843fd9743745e7a0b1383387d2acc678d15b7dc3335fe64
+# Inputs sha256: 8824249e21d90312df337b08fe562941a43a5c866c1570abf5bfda3a86a68a98
+# Content sha256: 5a309f096f4615027aed0e932c4a5ade3a6346cf9e9490732640c15cfe3f6e67
 
 """Wire models of ACP protocol v2.
 

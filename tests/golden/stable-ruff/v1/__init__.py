@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 0c6eb2f220a1b661b5ed4738bb62a8722da4ed630baa0954efdb8ec574a47d3c
-# Content sha256: d4da4f7ea5dafbed96a993f2973569e2fbe964fb64a0e6af5f2c5102df7c184a
+# Inputs sha256: 61ae261469c1cb91edd9e96693d3f7ffcc712c8802aefa2ac78e96ced046a6af
+# Content sha256: 694c31088dc57242099c6c0c3e0e0efb4e724ccf6645281de1324cbe540af885
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 85e2064053799cfd5678c1f6dafb762464b1be2f6f225a031c391063ebb09af9
-# Content sha256: d87aebd093bb0418813b1d41aa2f80ff66e132d5096c0d10682ec8167ba8a68b
+# Inputs sha256: f31a7b1c07d0f8a88b7132ebfe371bb6522777436200d78b18d6835ca7b2753d
+# Content sha256: 15a9c0f04c851b531baa37b0562dc5f5a8f7561983c9c75f2621ae61e8c3e3a7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f9c8ed952e0c17b18b8bd3c4a8966697dd7c3795c597ac3c3c91d0a6c8d6918e
-# Content sha256: 59ca3255a3a4a9ad9485cff82190da3b82948096624ed1c5bf7b43f5c8cade26
+# Inputs sha256: e50a4838117dfaed77d2ea6a5f75e2a2376d18a246d7fae6ac6942a38f4b1ea4
+# Content sha256: 6426a08d87b1fea866f67aa850697d9e4f5840b13c9a7ebe84245b6a217c401f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

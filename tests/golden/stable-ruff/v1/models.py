@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b9e3584d768dffcb4016e51c92dd77bcb5a56820a96b0a192ad23025cd4cf8c8
-# Content sha256: 3e9842637a3f6a4104320ce9067606e55eb09cd0cc1083d3f4617c77b4bb8ee6
+# Inputs sha256: 882d56350dcb78ade340379bc614760315e4d03e613a4198de10412c2ac284ef
+# Content sha256: c3352168e385ee8292bb4b0c2508660a464ce58f269957718809c189bf93d055
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 36e4f3d3fde0415a0df6382911dc7e6aa3e97d9db542a85cf0f10481f0d1efb6
-# Content sha256: 5e4b3ff62e665b62068a8ef7b33e3cb13b7cd8ef39f821f3c813af963b727b00
+# Inputs sha256: 433a418044e0ed494c814ff202ce4f9d9b2ad83f47cc0ac2b603a77fb99e92a3
+# Content sha256: 333f0f7ded2a79d167d8ab57b00441ed5e204097c5b17dfbb02808b4d2ae4765
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

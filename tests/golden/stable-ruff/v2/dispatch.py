@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 5a6aa9ffc15556e4c2a8676b3228d7c706bb9b7aff6bb3f99d9272db978100b5
-# Content sha256: fcaaa673f3e94051182b6645ee3b5e4a3c1db6c3d2fdf9c283949461c0c2b364
+# Inputs sha256: 4b16814ac8e3ffe4b22488d7020712a4c57f4a14f41aac727efe86d88ff389aa
+# Content sha256: 019b1580de69e27fdc4253c34b2edaf3a0c46fa5c2b0f5b5920c2d41a7163585
 
 """Method dispatch for the agent side of ACP protocol v2.
 

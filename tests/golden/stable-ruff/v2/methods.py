@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: cb2de06abb213755ecb6410d5d5b0ddf033392a3cb7caa066273c3877405421b
-# Content sha256: 1b259d000911ba1c2eddf2777acc121badc21ba03162e8c43c43088eb4c70e75
+# Inputs sha256: d67107da741a22e2f3dbae9977ecf459873ab05a67f8ade141edb293980dcde7
+# Content sha256: 827ff95fdcf917d190d5cd0bd52365ca6c3b5d17e52157083b4d4669fef1d542
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 70e4a13e2e01db041ab87444492938d971acc48fcba0eff6d46d5112e28a5972
-# Content sha256: f8dfb3fd2f2d3bc46d1e7e066ee14f6e676aa8745db91c895670abeef96986e3
+# Inputs sha256: 184dfce84d408fb574f0d95e4010e4570b9a7eebbcef8bca3cc076b45a16bca9
+# Content sha256: ea2fb5ee60753a69007b12f9ac3e5b04675f2d8a10f4664ce32f42c97aac4df0
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 526347493db8f4c7772b27a86bbb9b87ed8345b0188d298f924ca58948f2c01f
-# Content sha256: f08da5cda2d8a8c96d696b1805b47b86dd939fac7084872a3bef3f5adc654ee9
+# Inputs sha256: 3fbc430b4f0dd0c3b2bac8e5e845b36c87a324bb9836249c0232ddf89a5cc16b
+# Content sha256: 5b1830cb397256b157220f3d886e42a625ccf17627af97ad0ee169357630d8b6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

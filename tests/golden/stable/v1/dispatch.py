@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0496110a2139430a90a40ac4f9d3cb70e402e90fc7c31dd72be7cadd13d4407a
-# Content sha256: ebf0ac8edda6e1788f2a453e9d44e27409dfa66ce7a5c69eec12458e6fa36b1f
+# Inputs sha256: 4246abe9143c470cc4ef41de9a171e59b19d16ac6ec8d56e857937c268ba06b2
+# Content sha256: 35319e3a34a4af982b36d9b50364c5711935f64fc36a975482cf71f274fd736c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 03e56e7c28b9c1477a1a2a6a46663db5a07560afa39dc8aeb935c8b6f510e8e2
-# Content sha256: 4747e794152d6e0f5ff9ff6a5ca4fd1547931c02f075d2bbb3a68076ba5aa643
+# Inputs sha256: 305b8217b634204c3de04f1298a934ce404b3548494a8b070555bbbdc0794a41
+# Content sha256: 9cb7b82e4b8312428201cafe4f7db786d17bc46c8fd7ea3f301f2f6e513b6847
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71b246858c6f4c87a996e664ea88c2916e4ee81387a60ecaf1a6091cb29efbdb
-# Content sha256: a2442fdd7f211cbd6c346e2be131e7109155954081b91467fe4ff1dac0cf908b
+# Inputs sha256: d6e1db9233c1a7078a99e849669ec2196ea8744da52952a2621577b3852b0d5f
+# Content sha256: 80c51327db1e4aa58d44198b3fc59c2581c022045a24799a0cb1300a77c20ab3
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8c5a24000d95c1e5036f0fe783ec0422e8e471a3ff30faab99e17b205617392d
-# Content sha256: e97d39d9f9b8b9c3e1a6f59559efc5613c4f7afe33fbdfc311c05ec7f3299a88
+# Inputs sha256: a009d7176dd67a152fc3adfd89f615300b15c0d4a699d5eabf89e013c296a63f
+# Content sha256: c2b9a4874dc158331a1e815c61ec8a31965f3353d779ca0bd79a262a4d62a943
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 813cc79c276473512c9e0f04799cf710ebb251990ec917f11272b22786b281d6
-# Content sha256: eac14158ddba5ec2dd7ed775c9cf1bc97d408fcf8f3f3d1716d0ca7296a454bd
+# Inputs sha256: c92bc7c39ad51d08001c80f7d25dceb377bb06c6a03b06261fe65afae87a1218
+# Content sha256: a2a02b71daed07da3c63e41fde2e8737b65db18c1afb38785f9d278ae93c5551
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2244ded334f904de6ef63aace9391d8e4673610a914dc44245b49617eb6ad72d
-# Content sha256: 822d8d5ad679ee01d608a498cc6b7356aba4ee00719b13bb030800276eee0493
+# Inputs sha256: 42d873a93c126d4b60a58636ecb11ba737671e78dcdfcb267912e3dfe1325ae0
+# Content sha256: d2c86db925f60131b886d0572eb5c8a51288d77f796c6dd3a851ec9d2e8bf19e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 618add983c56b8232ee961d26b78a1da3bb0deb41b916d5f8a1015c0ae9f6405
-# Content sha256: 1cac438516de57deb3a370b184d5ce79f2994f802a6cd8a47a5fb13f98fe8877
+# Inputs sha256: 32d0e3a6816d81b331f8670986e46749ef58256c47382161aff27d7a012e6940
+# Content sha256: 3bb14809fa020fd591c7302852858a51fd05d207ae784cab7a98672d5c40c236
 
 """Wire models of ACP protocol v2.
 
