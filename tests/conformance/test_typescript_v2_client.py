@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, SHARED_UPSTREAM, TS_AGENT, fresh_venv, processes_naming
+from support import TS_AGENT, fresh_venv, processes_naming
 from support.acp_v2 import Message, V2Client, V2Schema
 from support.reference_data import require
-from support.sdk import adopted_with_v2, the_sdk_sdist, turn_agent
+from support.sdk import SDK_PIN, TURN_AGENT, V2_DRAFT, adopted_with_v2, the_sdk_sdist, turn_agent
 
 # A peer SDK from npm (npm ci of the pinned release): the ecosystem session's (nox -s ecosystem).
 pytestmark = [
@@ -37,9 +37,6 @@ pytestmark = [
     pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the processes left from /proc"),
 ]
 
-AGENT = ROOT / "tests" / "agents" / "sdk_turn_agent.py"
-SDK_PIN = "agent-client-protocol==0.12.1"
-V2_SCHEMA = SHARED_UPSTREAM / "2026-11" / "v2" / "schema.unstable.json"
 SCENARIOS = (
     "initialize",
     "new session",
@@ -95,7 +92,7 @@ def drive(agent: list[str], cwd: Path, env: dict[str, str] | None = None) -> tup
     lines = run.stdout.strip().splitlines()
     assert lines, f"the client printed nothing (exit {run.returncode}):\n{run.stderr[-5000:]}"
     seen = json.loads(lines[-1])
-    return seen, transcript_problems(V2Schema(require(V2_SCHEMA)), transcript)
+    return seen, transcript_problems(V2Schema(require(V2_DRAFT)), transcript)
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +133,7 @@ def test_the_adopted_sdk_agent_directly(ts_sdk: Path, adopted_sdk: tuple[Path, P
 
 
 def test_the_published_sdk_agent_behind_the_polyfill(ts_sdk: Path, published_sdk: Path, tmp_path: Path) -> None:
-    agent = [str(published_sdk / "python"), str(AGENT), "--store", str(tmp_path / "sessions.json")]
+    agent = [str(published_sdk / "python"), str(TURN_AGENT), "--store", str(tmp_path / "sessions.json")]
     polyfill = [str(published_sdk / "acp-codegen"), "polyfill", "--store", str(tmp_path / "state.sqlite3"), "--"]
     seen, problems = drive([*polyfill, *agent], tmp_path)
     assert_served(seen, problems)
