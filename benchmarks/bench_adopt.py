@@ -51,6 +51,23 @@ def _repository(at: Path, sdk: Path) -> Path:
     return at
 
 
+ADOPT = Namespace(module=Path("src/acp/schema.py"), version=1, python=None, dry_run=False)
+
+
+def adopted(at: Path, dry_run: bool = False) -> tuple[int, str]:
+    """``acp-codegen adopt src/acp/schema.py`` run in ``at`` (and back): its exit status and report."""
+    from acp_codegen.adopt.command import run as adopt
+
+    here = Path.cwd()
+    try:
+        os.chdir(at)
+        with contextlib.redirect_stdout(io.StringIO()) as report:
+            code = adopt(Namespace(**{**vars(ADOPT), "dry_run": dry_run}))
+    finally:
+        os.chdir(here)
+    return code, report.getvalue()
+
+
 def run() -> list[Ratio]:
     spec = importlib.util.find_spec("acp")
     if spec is None or not spec.submodule_search_locations:
@@ -59,47 +76,34 @@ def run() -> list[Ratio]:
     if not (BASE / "schema.unstable.json").is_file():
         print(f"A1   skipped: {missing(BASE / 'schema.unstable.json')}")
         return []
-    from acp_codegen.adopt.command import run as adopt
     from acp_codegen.config.table import generation_arguments, load_config
     from acp_codegen.generate.pipeline import generate
     from acp_codegen.resources import schema_location
 
     sdk = Path(next(iter(spec.submodule_search_locations)))
-    here = Path.cwd()
     with tempfile.TemporaryDirectory() as tmp:
         fresh = _repository(Path(tmp) / "fresh", sdk)
-        adopted = _repository(Path(tmp) / "adopted", sdk)
-        args = Namespace(module=Path("src/acp/schema.py"), version=1, python=None, dry_run=False)
-        try:
-            os.chdir(adopted)
-            with contextlib.redirect_stdout(io.StringIO()) as report:
-                code = adopt(args)
-            if code != 0 or "wired: 6 modules" not in report.getvalue():
-                print(f"A1   skipped: adopt exited {code} (or wired less):\n{report.getvalue()[-2000:]}")
-                return []
-            config = load_config(adopted)
+        written = _repository(Path(tmp) / "adopted", sdk)
+        code, report = adopted(written)
+        if code != 0 or "wired: 6 modules" not in report:
+            print(f"A1   skipped: adopt exited {code} (or wired less):\n{report[-2000:]}")
+            return []
+        config = load_config(written)
 
-            def subject() -> object:
-                os.chdir(fresh)
-                with contextlib.redirect_stdout(io.StringIO()):
-                    return adopt(Namespace(**{**vars(args), "dry_run": True}))
+        def baseline() -> object:
+            with schema_location(config.fragments) as schema_dir:
+                features = frozenset(config.features)
+                return generate(schema_dir, features, config.root, config.bases, **generation_arguments(config))
 
-            def baseline() -> object:
-                with schema_location(config.fragments) as schema_dir:
-                    features = frozenset(config.features)
-                    return generate(schema_dir, features, config.root, config.bases, **generation_arguments(config))
-
-            return [
-                compare(
-                    "A1",
-                    "adopt --dry-run (wiring included) of agent-client-protocol 0.12.1's acp/schema.py vs one generate",
-                    subject,
-                    baseline,
-                    target=3.0,
-                    repeat=5,
-                    sample_s=SAMPLE_S,
-                    children=True,
-                )
-            ]
-        finally:
-            os.chdir(here)
+        return [
+            compare(
+                "A1",
+                "adopt --dry-run (wiring included) of agent-client-protocol 0.12.1's acp/schema.py vs one generate",
+                lambda: adopted(fresh, dry_run=True),
+                baseline,
+                target=3.0,
+                repeat=5,
+                sample_s=SAMPLE_S,
+                children=True,
+            )
+        ]

@@ -75,9 +75,14 @@ agent.wait()
 
 
 class _Client:
-    def __init__(self, command: list[str], version: int = 1) -> None:
-        self.proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    """A client of ``command`` (``env``: its environment) whose turns stream ``updates``."""
+
+    def __init__(
+        self, command: list[str], version: int = 1, updates: int = UPDATES, env: dict[str, str] | None = None
+    ) -> None:
+        self.proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.ids = 0
+        self.updates = updates
         if version == 1:
             self.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         else:
@@ -102,7 +107,7 @@ class _Client:
 
     def turn(self) -> None:
         streamed = self.call("session/prompt", {"sessionId": "sess_bench", "prompt": PROMPT})
-        assert streamed == UPDATES, streamed
+        assert streamed == self.updates, streamed
 
     def bridged_turn(self) -> None:
         """v2: the prompt is answered at once; the turn ends with the idle state update."""
@@ -113,7 +118,7 @@ class _Client:
             if b'"state_update"' in line and json.loads(line)["params"]["update"]["state"] == "idle":
                 break
             streamed += 1
-        assert streamed == UPDATES + 2, streamed  # (the user message and the running state first)
+        assert streamed == self.updates + 2, streamed  # (the user message and the running state first)
 
     def close(self) -> None:
         assert self.proc.stdin is not None

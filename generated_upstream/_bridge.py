@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6aa4a74e0c2d95f691735f7294ffe9818104dfd253eecb43bfb9725544cb9ecd
-# Content sha256: 1aeaa4726afc11e79c6c8e0dfe94ebf95ecbb045b8c2584c33420eea1d4d890d
+# Inputs sha256: fff1e59c40fa08ff30211cd61201a7c424c4b5ccceb8ce50a4898895d32b1499
+# Content sha256: 02b2293cc588ffeec46d1203981ada4bd8060031ee03c55346f98fe0ffd551b5
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -254,6 +254,8 @@ class Bridge(AgentSide):
             return self._set_option(message, params, sid)
         if method == "session/close":
             return self._close_request(message, sid)
+        if method == "session/archive":
+            return self._archive_request(message, sid)
         v1 = self._to_v1(message)
         self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
         return [(AGENT, v1)]
@@ -416,6 +418,20 @@ class Bridge(AgentSide):
             set_mode = {**message, "method": "session/set_mode", "params": v1_params}
             return [(AGENT, set_mode)]
         self._expect(message["id"], lambda m: self._options_set(m, session))
+        return [(AGENT, self._to_v1(message))]
+
+    def _archive_request(self, message: dict[str, Any], sid: str) -> list[Action]:
+        """The RFD: archiving a session open on the connection closes it (its turn ends,
+        idle ``cancelled``, before the result; a prompt then is -32002 until a resume, which
+        an unarchive is not)."""
+
+        def archived(answer: dict[str, Any]) -> list[Action]:
+            session = self.sessions.known(sid)
+            if "result" not in answer or session is None or not session.open:
+                return self._to_client(answer, "session/archive")
+            return [*self._close(sid), *self._to_client(answer, "session/archive")]
+
+        self._expect(message["id"], archived)
         return [(AGENT, self._to_v1(message))]
 
     def _close_request(self, message: dict[str, Any], sid: str) -> list[Action]:

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b3afb61b83a5d086ab29cca27790f137822121aa28445de084f89d6db7520b0b
-# Content sha256: 009bdd5e7e09cd9e61babb3c7ad45963ffb8381abaff0d6d51302688b15f3abc
+# Inputs sha256: 29725540fb8bcb81b4d6263f90139bc33f02b4d72240976ff7c002a9d631c2bb
+# Content sha256: 7e1e6563831890b6ae4b6637c60a5a3e597eccc23bf4a7b7d1b93b6644fb647b
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

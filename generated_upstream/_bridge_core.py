@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 933aad5e2dd3096fb9d7f01519ffddf17f4b3db70c0da3bfe827be17dcaf6bf2
-# Content sha256: a29bee9b70f4e1a80bb27cd8d6214f37f2a120c4b4e1efa829e0ce78484dd586
+# Inputs sha256: 37a694bfd695f3d4fd8eb60197e8537c6e3c5b015133b343ad0b28e741583796
+# Content sha256: c6d660eccb737a14a9277603d2ccdbcfef0f2ac503ded78f0411ba4de52eafe9
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6b0d715f8421cc5d56e04c6dedfc867214353e8bc2f6f9e9fe16c0a5ff33869c
-# Content sha256: aca087a5e236a926079cf337dbd54240aa707f8f4e10b0e5f4d3f372f62a610f
+# Inputs sha256: 9e957f873d4ce3353ac53ec03b031581fe2fa19fd2c50b7299ee5abf578a861f
+# Content sha256: 1948e8928c3ae4385b08be90331e3d30f3e8dbb1eb33aeae34b264d6665dc5db
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc6ff3156bf933bc2f5e446c7eb63d911942b825f46a928b066d8d2cab635713
-# Content sha256: c99ef3513f310983bcd89c66789071d39c3794d31a90974c3c90435cc3587050
+# Inputs sha256: f0d9e9bd30a3789cdecc0e08eb53cbad0d84579389a81e8dba90dd2fbca2d2d3
+# Content sha256: c0bc169518038af4120219683117bd7d9361380657b2f2c058f4c2275baf1aa8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 165f7f81c661bcaca047ec9a910150afaf46a0121e2e49c547f6fe65e44c91b1
-# Content sha256: a7d6dbc4a1fe2b5bbc0f1637eb9701cf275d881e36ac69304bf27bf22d83fcee
+# Inputs sha256: de6cdf90f93050096eb2dc928f71d21bf7dede4eccb9f77575352b85d69e72f3
+# Content sha256: 0c53024d19c748f4ab1c14200edc798e6650e60e939536c891ea336825311eb8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bf151a57d45cd52739d3689747a980749052407a4b1945c8bd5fec528c28fea6
-# Content sha256: 2a020f967627ff09e3157a2a454911ba438df848d70fd52b9e9146f41630bf5b
+# Inputs sha256: 626dc7438c2b83df61b36abd71dcb2a36c38947c38759db4f91ac5988af3392e
+# Content sha256: bd65832e0c722b898ae6974713ba30817d7afb67575a5d8f697c9a7f90f51116
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

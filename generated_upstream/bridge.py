@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71a490bc88c01169f2a9e5cc6d0de79ebcdff567605f998390749234c62c6b3d
-# Content sha256: 6f78ca570b5ad843d4efaf09ae2dd35122c32890beb5c858edf5b248249a2f5d
+# Inputs sha256: 49afd9cb0bb54ac46ee06979ae8bd07b18f5b2e30592308a4a8a3e9e7b0eca3a
+# Content sha256: d1ccc760d42d0a292c65f77bf6903032aa88ad601026d13b7f7494141229e2f7
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.
@@ -28,10 +28,14 @@ a client first asks for protocol 2 (``tables``).
 from __future__ import annotations
 
 import functools
-from typing import Final
+from typing import Final, TypeVar
 
 from ._bridge import AGENT, CLIENT, Action, MemoryIndex, SessionIndex, Tables, encode
 from ._bridge import Bridge as _Bridge
+from ._bridge_asyncio import bridged_streams as _bridged_streams
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
 
 SERVES: Final = "v2 as of upstream's 2026-11 draft"
 """Which v2 the bridge speaks to the client."""
@@ -64,6 +68,15 @@ class Bridge(_Bridge):
         super().__init__(tables, agent_name, prefix, index)
 
 
+def bridged_streams(
+    first: _A, second: _B, *, agent: str | None = None
+) -> tuple[_A, _B]:
+    """The client's byte streams (reader and writer, in either order), as a connection of
+    protocol 1 is to use them, with a ``Bridge`` between: what an SDK's agent connection
+    runs, in process (``_bridge_asyncio``). Anything else comes back as it is."""
+    return _bridged_streams(first, second, agent=agent, bridge=Bridge)
+
+
 __all__ = [
     "AGENT",
     "CLIENT",
@@ -72,6 +85,7 @@ __all__ = [
     "Bridge",
     "MemoryIndex",
     "SessionIndex",
+    "bridged_streams",
     "encode",
     "tables",
 ]

@@ -63,11 +63,13 @@ SLOWEST_MODULES = (
     "tests/generate/test_releases.py",  # (ecosystem: every upstream release tag)
     "tests/adopt/test_sdk_rfd.py",  # (the SDK adopted with the feature: kit, client, its suite, its regeneration)
     "tests/conformance/test_conformance_kit.py",
+    "tests/polyfill/test_published_agents.py",  # (ecosystem: four agents, each in v1 and through the bridge)
     "tests/polyfill/test_polyfill_agents.py",  # (the kit through the polyfill, five agents)
     "tests/adopt/test_sdk_every_method.py",  # (0.12.1 adopted once more: every method reached; ecosystem: the move)
     "tests/generate/test_upstream.py",
     "tests/generated/test_convert_upstream.py",  # (six generations over upstream pairs, every method pair)
     "tests/conformance/test_typescript_sdk.py",  # (ecosystem)
+    "tests/conformance/test_typescript_v2_client.py",  # (ecosystem)
     "tests/conformance/test_conformance_agents.py",  # (ecosystem: agents from npm and PyPI, installed once)
     "tests/test_packaging.py",  # (before test_sdk_dropin: it builds the wheel both install)
     "tests/adopt/test_sdk_dropin.py",

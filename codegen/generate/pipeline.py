@@ -66,12 +66,20 @@ RUNTIME_FILES = (
     "_bridge_core.py",
     "_bridge_agent.py",
     "_bridge.py",
+    "_bridge_asyncio.py",
 )
 CONVERT_RUNTIME = ("_convert_rules.py", "_convert_runtime.py")  # only where convert.py is
 # Listed by ``plan`` wherever convert.py is; ``generate`` leaves them out where the bridge
 # plan does not serve the bridge (a function of the same inputs: ``up_to_date`` takes the
 # files present or absent together).
-BRIDGE_FILES = ("bridge.py", "_bridge_sessions.py", "_bridge_core.py", "_bridge_agent.py", "_bridge.py")
+BRIDGE_FILES = (
+    "bridge.py",
+    "_bridge_sessions.py",
+    "_bridge_core.py",
+    "_bridge_agent.py",
+    "_bridge.py",
+    "_bridge_asyncio.py",  # its asyncio host, which an SDK's agent connection runs (sdk/wire.py)
+)
 
 
 @dataclass(frozen=True)

@@ -245,6 +245,8 @@ class Bridge(AgentSide):
             return self._set_option(message, params, sid)
         if method == "session/close":
             return self._close_request(message, sid)
+        if method == "session/archive":
+            return self._archive_request(message, sid)
         v1 = self._to_v1(message)
         self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
         return [(AGENT, v1)]
@@ -407,6 +409,20 @@ class Bridge(AgentSide):
             set_mode = {**message, "method": "session/set_mode", "params": v1_params}
             return [(AGENT, set_mode)]
         self._expect(message["id"], lambda m: self._options_set(m, session))
+        return [(AGENT, self._to_v1(message))]
+
+    def _archive_request(self, message: dict[str, Any], sid: str) -> list[Action]:
+        """The RFD: archiving a session open on the connection closes it (its turn ends,
+        idle ``cancelled``, before the result; a prompt then is -32002 until a resume, which
+        an unarchive is not)."""
+
+        def archived(answer: dict[str, Any]) -> list[Action]:
+            session = self.sessions.known(sid)
+            if "result" not in answer or session is None or not session.open:
+                return self._to_client(answer, "session/archive")
+            return [*self._close(sid), *self._to_client(answer, "session/archive")]
+
+        self._expect(message["id"], archived)
         return [(AGENT, self._to_v1(message))]
 
     def _close_request(self, message: dict[str, Any], sid: str) -> list[Action]:

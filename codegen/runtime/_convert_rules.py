@@ -181,9 +181,16 @@ def _non_negative(value: int | None) -> int | None:
     return value
 
 
+def _positive(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise _fail(None, "v2 counts it from 1")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
 _UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
 _NON_NEGATIVE: Final = AfterValidator(_non_negative)
+_POSITIVE: Final = AfterValidator(_positive)
 
 
 def _omit(value: Any) -> Any:

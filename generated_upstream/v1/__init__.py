@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 097f64961d3e323210413c00bae4091e41e784312e3b6c890f88284c023d886b
-# Content sha256: eed4196219d0abd267696e904b743f09a894f1f4da234b4c9935da188e7aea8e
+# Inputs sha256: 98bc11532f4b14b654b4104b0bf0f31c44e697a593b82455d0cd460f2bcd7382
+# Content sha256: 4620a0b61cdc21370dbfbd653c9fc8e3b2b7616773515277ac1d40f65c70bd64
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 324bc54de9deeceda14cc3ea2d15ffdde09f7fd3daff8f75d4a225969a966de4
-# Content sha256: fa3d718d60c69c3af9a265a434c226f64ffae044465ec2303dc6473a8e737bbf
+# Inputs sha256: a5243d697e48b95c6ac5cc13077a68747a19ca3b2207d6e560145296943c3586
+# Content sha256: 7bbff20b24a940a04d874a4ee13f07ed416dc11aae6e7d27f9d215c867f40e5a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f8d15c279129f44fdcfffa8d728d5a2c4403b5b205ffbd706602ce87d2c4205f
-# Content sha256: a5b55c9c7b37419e1ea3c5460c86866c4d334cb2463758a268ae8343f4ec6e47
+# Inputs sha256: 98fab6ace0d112626062cd951937ca1cc55d4ca98875cadf332de61091a1fb5d
+# Content sha256: 8ea04b185ef67cc0d22c565c241361f13bb154857d845b983f0afe6dffae0d2b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

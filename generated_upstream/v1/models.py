@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e1f94dddcd1bd5a07100f0cffa9b0b22eba3d20b44ca065d3e14ef04777c5e64
-# Content sha256: 7d00dcac0bae6a334c1aac486866096c14136a4b6879c038f5b8a7fe9d95f55a
+# Inputs sha256: 6c8b86473eb10382780247688d89425ad6e4469e76fbcc73b62cdc89d59f3997
+# Content sha256: 2383f9d6550343ad17bb4f258721dad3cee923cd5193c6d9a5d88a47d2f5bfa6
 
 """Wire models of ACP protocol v1.
 

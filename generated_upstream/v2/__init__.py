@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 082dd6077625a51df4907ca2a97098fcdb26f7f18d7c17a4deff0399bd105a7d
-# Content sha256: 216ba0dd4cc550ac375579c5e1a93a1c8b9e140374237b67606c95b16e0b7a24
+# Inputs sha256: 137d9a622a4f4c3a5a023701da19030836fe25510eaeb2a465b4db6c811062c2
+# Content sha256: 15ce7d2eb477e47855ef35c985e39b7d75d9f3101b31239b4d1119c4b7ff61f8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

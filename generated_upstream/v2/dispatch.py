@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ad59cc2e7d5a9df7058c6b7d52e5e0cda24d8f7b7280533818d29263a1981ac6
-# Content sha256: f70718001ed7f98454ee58d57f33293ca5063102cf90dbcb91244a6660e30c1f
+# Inputs sha256: fbc33c50c899b48f0a00f0cb19b2c14510ecd0d58c05dfc7b6085d0ddd6ff454
+# Content sha256: abfdc2fdf023a98f7d56aec8f270780bbc319b7f09f5ec365841678c6c625121
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e7c24d698a6563bddb0e9b7feb859f38aba641249894dffa650ae8d1c3f3cce4
-# Content sha256: e28dda2ffa5c07cf9af0ed5ca2c5e94c723a24237d1b56489e8a6a9f02cc5f7c
+# Inputs sha256: 3b4e7172edf23e0010c6e9963e73fc02598ce0585bb626a7d4588b3c8d5d9425
+# Content sha256: d6f8b618fa9325d011c0d5a750d8d0319dbe7aa29f69f9d61e8918c2a81ac93f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 993a95c879e4f3aedcae11ba37126aaf3f2e7b26d1d68ae827e36ee8227ae12b
-# Content sha256: 22145bea3074a37c8a117f9566417ccb0685987928f7e1f500846f687f9c9b57
+# Inputs sha256: 33736b7c6aba53ea5ac59c1a7f9e2083610a4b3c7d2cb7f6b4c130cc70b738b9
+# Content sha256: 19870689e3faaa34745c43993f4a588ea8a42fab96112172dc1f345ca7c75426
 
 """Wire models of ACP protocol v2.
 

@@ -25,29 +25,29 @@ only: none is a dependency of the tool or of the generated package.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from support import FIXTURES, ROOT, SHARED_UPSTREAM, sdk_sdist
+from support import FIXTURES, ROOT, SHARED_UPSTREAM
 from support.reference_data import needs
+from support.sdk import (  # noqa: F401  (also what the other SDK tests import from here)
+    ENV,
+    FEATURE,
+    SDK_PIN,
+    SDK_TEST_PINS,
+    adopt,
+    repository,
+    run,
+    the_sdk_sdist,
+    tree,
+)
 
 # adopt from the wheel over SDK modules other than the one README's command adopts
 # (test_sdk_rfd.py: 0.12.1 with the wiring): the ecosystem session's (nox -s ecosystem).
 pytestmark = [pytest.mark.slow, pytest.mark.ecosystem]
 
-SDK_PIN = "agent-client-protocol==0.12.1"
-# What the SDK's own suite imports (its dev dependency group), pinned.
-SDK_TEST_PINS = (
-    "pytest-asyncio==1.5.0",
-    "httpx[http2]==0.28.1",
-    "websockets==17.4",
-    "uvicorn==0.54.0",
-    "python-dotenv==1.2.4",
-)
 GUIDE = ROOT / "docs" / "sdk-migration.md"
 GUIDE_MARK = "<!-- adopt-table: what `acp-codegen adopt` writes, checked by tests/adopt/test_sdk_dropin.py -->"
 # The table of every SDK release in the guide (tests/adopt/test_sdk_releases.py; this
@@ -60,55 +60,6 @@ V1_BASE = SHARED_UPSTREAM / "schema-v1.19.0" / "v1"
 V2_BASE = SHARED_UPSTREAM / "schema-v2.0.0-alpha.3" / "v2"
 NEWEST_V1 = SHARED_UPSTREAM / "2026-11" / "v1" / "schema.unstable.json"
 PEER_V2 = SHARED_UPSTREAM.parent / "peers" / "python-sdk-v2"
-TABLE = """
-[tool.acp-codegen]
-base-v{version} = "schema/schema.json"
-out = "{out}"
-features = {features}
-"""
-FEATURE = "unstable_session_archive"
-ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-
-
-def run(*command: str | Path, cwd: Path, check: bool = True, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        [str(c) for c in command], cwd=cwd, env=env or ENV, capture_output=True, text=True, check=False
-    )
-    if check:
-        assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stdout[-4000:]}{done.stderr[-3000:]}"
-    return done.stdout + done.stderr
-
-
-def repository(
-    at: Path, *, version: int, out: str, schema: Path, meta: Path | None = None, feature: bool = True
-) -> Path:
-    (at / "schema").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(schema, at / "schema" / "schema.json")
-    if meta is not None:
-        shutil.copyfile(meta, at / "schema" / "meta.json")
-    with open(at / "pyproject.toml", "a", encoding="utf-8") as table:
-        table.write(TABLE.format(version=version, out=out, features=json.dumps([FEATURE] if feature else [])))
-    run("git", "init", "--quiet", cwd=at)
-    run("git", "add", "--all", cwd=at)
-    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "before", cwd=at)
-    return at
-
-
-def tree(at: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(at).as_posix(): p.read_bytes()
-        for p in sorted(at.rglob("*"))
-        if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts
-    }
-
-
-def adopt(bin_dir: Path, at: Path, module: str, *args: str, twice: bool = False) -> str:
-    out = run(bin_dir / "acp-codegen", "adopt", module, *args, cwd=at)
-    if twice:  # a second run finds the same table and writes nothing
-        before = tree(at)
-        again = run(bin_dir / "acp-codegen", "adopt", module, *args, cwd=at)
-        assert tree(at) == before, again
-    return out
 
 
 def reproduced(report: str) -> tuple[int, int]:
@@ -225,10 +176,6 @@ def switched_row(
     results = (counts(before), counts(after)) if before else ("no tests in the sdist", "")
     on = "on" if feature else "off"
     return row(release, tag.group(1), on, f"{done} of {total}", *results, derived(sdk / "pyproject.toml"))
-
-
-def the_sdk_sdist(at: Path, bin_dir: Path, pin: str = SDK_PIN) -> Path:
-    return sdk_sdist(at, bin_dir, pin)
 
 
 def sdk_adopted(

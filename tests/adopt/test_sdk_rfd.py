@@ -49,6 +49,7 @@ import pytest
 from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, SHARED_UPSTREAM, run_kit
 from support.reference_data import require
+from support.sdk import sdk_env
 from test_sdk_dropin import (
     ENV,
     PEER_V2,
@@ -141,11 +142,6 @@ def adopted(request: pytest.FixtureRequest) -> Path:
     return older
 
 
-def sdk_env(sdk: Path) -> dict[str, str]:
-    """The environment of a process that imports the SDK copy ``sdk`` as ``acp``."""
-    return {**ENV, "PYTHONPATH": str(sdk / "src")}
-
-
 def assert_free_of_the_rfd(sdk: Path) -> None:
     """The wired files route, declare and send nothing of the RFD, and still the base's
     methods the SDK lacked (session/delete)."""
@@ -162,17 +158,31 @@ def changed(at: Path) -> list[str]:
 
 
 @V1
-def test_the_table_tested_is_readme_s_quickstart(sdist: Path, tmp_path: Path) -> None:
-    """The settings these tests adopt with are those README's quickstart writes, as written."""
+def test_the_table_tested_is_readme_s_quickstart_less_its_v2_base(sdist: Path, tmp_path: Path) -> None:
+    """The settings these tests adopt with are those README's quickstart writes, as written,
+    but its ``base-v2`` (test_sdk_v2.py adopts with that too): the SDK's v1 alone."""
+    at = sdk_copy(sdist, tmp_path / "sdk", feature=True)
+    tested = readme_table_of(at)
+    assert tested == {k: v for k, v in readme_table().items() if k != "base-v2"}
+    assert (at / tested["base-v1"]).is_file() and "stable-meta-v1" not in tested
+
+
+def readme_table() -> dict[str, Any]:
+    """The ``[tool.acp-codegen]`` README's quickstart appends to the SDK's pyproject.toml."""
     import tomllib
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"cat >> pyproject.toml <<'END'\n(.*?)\nEND\n", readme, re.S)
     assert block, "README.md has no quickstart table"
-    at = sdk_copy(sdist, tmp_path / "sdk", feature=True)
-    tested = tomllib.loads((at / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["acp-codegen"]
-    assert tested == tomllib.loads(block[1])["tool"]["acp-codegen"]
-    assert (at / tested["base-v1"]).is_file() and "stable-meta-v1" not in tested
+    table: dict[str, Any] = tomllib.loads(block[1])["tool"]["acp-codegen"]
+    return table
+
+
+def readme_table_of(sdk: Path) -> dict[str, Any]:
+    import tomllib
+
+    table: dict[str, Any] = tomllib.loads((sdk / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["acp-codegen"]
+    return table
 
 
 # -- the agent on the SDK and the kit ------------------------------------------------

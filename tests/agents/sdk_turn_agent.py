@@ -1,12 +1,17 @@
-"""An agent on the official Python SDK (``agent-client-protocol`` 0.12.1 as published, not
-adopted) that speaks protocol 1 only and does a whole turn of what protocol 1 has: thoughts,
-messages, a plan, an edit tool call with a diff, a permission request, a mode change. What
-the polyfill's version bridge turns into protocol 2.
+"""An agent on the official Python SDK (``agent-client-protocol`` 0.12.1, as published or as
+``acp-codegen adopt`` leaves it) that speaks protocol 1 only and does a whole turn of what
+protocol 1 has: thoughts, messages, a plan, an edit tool call with a diff, a permission
+request, a mode change. What the version bridge turns into protocol 2: the polyfill's in
+front of the published SDK, or, in process, the adopted SDK's own (``base-v2``).
 
-    python sdk_turn_agent.py --store SESSIONS.json
+    python sdk_turn_agent.py --store SESSIONS.json [--page-size N]
 
 - Capabilities: ``loadSession``, ``sessionCapabilities`` list, resume and close,
-  ``promptCapabilities`` image and embedded context. No archive, no delete.
+  ``promptCapabilities`` image and embedded context. No delete. The session archive where
+  the SDK has it (adopted with the feature ``unstable_session_archive``): ``archive`` too,
+  ``session/archive`` of an open session sends ``session_info_update`` ``archived: true``,
+  ends its turns and closes it, ``session/unarchive`` clears the mark, and ``session/list``
+  takes the ``archived`` filter (``exclude``, the default; ``include``; ``only``).
 - Sessions live in one JSON file (``--store``), rewritten whole after every change, so a
   restarted agent finds them. One process at a time. Each has a mode, ``ask`` (the first)
   or ``code``: the ``modes`` of the ``session/new``, ``session/load`` and ``session/resume``
@@ -29,13 +34,16 @@ the polyfill's version bridge turns into protocol 2.
   (``cancelled`` where the turn was cancelled). No ``messageId`` anywhere.
 - ``session/load`` replays the history: the user's prompts (``user_message_chunk``) and the
   agent's messages (``agent_message_chunk``), one chunk each.
-- ``session/list``: newest activity first, the ``cwd`` filter, no pages.
+- ``session/list``: newest activity first, the ``cwd`` filter, ``--page-size`` a page (1000
+  by default); the cursor names the filters it was made for (another's is -32602).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import json
 import re
 import uuid
 from pathlib import Path
@@ -83,8 +91,21 @@ from acp.schema import (
 )
 from sdk_plain_agent import PlainAgent  # (beside this file: the directory a script runs from is on the path)
 
+try:  # the session archive: where the SDK was adopted with the feature
+    from acp.schema import (
+        ArchiveSessionResponse,
+        SessionArchiveCapabilities,
+        SessionInfoUpdate,
+        UnarchiveSessionResponse,
+    )
+
+    ARCHIVES = True
+except ImportError:
+    ARCHIVES = False
+
 DELAY = re.compile(r"^/delay\s+(\d+(?:\.\d+)?)\s*")
 MODES = ("ask", "code")
+VIEWS = ("exclude", "include", "only")
 OLD_TEXT = "first line\nold line\nlast line\n"
 NEW_TEXT = "first line\nnew line\nlast line\n"
 
@@ -92,8 +113,8 @@ NEW_TEXT = "first line\nnew line\nlast line\n"
 class TurnAgent(PlainAgent):
     """The plain agent's sessions and store, with a whole turn, modes and commands."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, page_size=1000, lists=True, crash_on=None)
+    def __init__(self, path: Path, page_size: int = 1000) -> None:
+        super().__init__(path, page_size=page_size, lists=True, crash_on=None)
         self._turns: dict[str, set[asyncio.Event]] = {}  # type: ignore[assignment]  # each session's running turns
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -119,6 +140,7 @@ class TurnAgent(PlainAgent):
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    **({"archive": SessionArchiveCapabilities()} if ARCHIVES else {}),
                 ),
             ),
             agent_info=Implementation(name="sdk-turn-agent", title="SDK turn agent", version="1"),
@@ -149,13 +171,19 @@ class TurnAgent(PlainAgent):
         ]
         await self._update(session_id, update_available_commands(commands))
 
-    async def resume_session(self, cwd: str, session_id: str, **kwargs: Any) -> ResumeSessionResponse:
+    def _unarchived(self, session_id: str) -> dict[str, Any]:
         session = self._session(session_id)
+        if session.get("archived"):
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": "archived: unarchive it first"})
+        return session
+
+    async def resume_session(self, cwd: str, session_id: str, **kwargs: Any) -> ResumeSessionResponse:
+        session = self._unarchived(session_id)
         self._open.add(session_id)
         return ResumeSessionResponse(modes=self._modes(session))
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
-        session = self._session(session_id)
+        session = self._unarchived(session_id)
         for entry in session["history"]:
             if entry["role"] == "user":
                 await self._update(session_id, update_user_message_text(entry["text"]))
@@ -171,16 +199,56 @@ class TurnAgent(PlainAgent):
         self._open.discard(session_id)
         return CloseSessionResponse()
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> Any:
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, archived: str | None = None, **kwargs: Any
+    ) -> Any:
+        view = archived or "exclude"
+        if view not in VIEWS:
+            raise RequestError.invalid_params({"archived": archived, "expected": list(VIEWS)})
         matching = sorted(
-            ((s["activity"], sid, s) for sid, s in self._sessions.items() if cwd is None or s["cwd"] == cwd),
+            (
+                (s["activity"], sid, s)
+                for sid, s in self._sessions.items()
+                if (cwd is None or s["cwd"] == cwd)
+                and (view == "include" or s.get("archived", False) == (view == "only"))
+            ),
             reverse=True,
         )
+        if cursor is not None:  # (keyset: the page after the last one given, whatever came since)
+            try:
+                after, *made_for = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+            except ValueError:
+                after, made_for = None, []
+            if made_for != [cwd, view] or not isinstance(after, list):
+                raise RequestError.invalid_params({"cursor": cursor, "reason": "not a cursor of this listing"})
+            matching = [m for m in matching if [m[0], m[1]] < after]
         sessions = []
-        for _, sid, s in matching:
+        for _, sid, s in matching[: self._page_size]:
             prompts = [entry["text"] for entry in s["history"] if entry["role"] == "user"]
-            sessions.append(SessionInfo(session_id=sid, cwd=s["cwd"], title=prompts[0][:40] if prompts else None))
-        return ListSessionsResponse(sessions=sessions)
+            title = prompts[0][:40] if prompts else None
+            marked = {"archived": s.get("archived", False)} if ARCHIVES else {}
+            sessions.append(SessionInfo(session_id=sid, cwd=s["cwd"], title=title, **marked))
+        more = None
+        if len(matching) > self._page_size:
+            last = matching[self._page_size - 1]
+            more = base64.urlsafe_b64encode(json.dumps([[last[0], last[1]], cwd, view]).encode()).decode()
+        return ListSessionsResponse(sessions=sessions, next_cursor=more)
+
+    async def archive_session(self, session_id: str, **kwargs: Any) -> Any:
+        session = self._session(session_id)
+        session["archived"] = True  # (before any await: a turn ending now writes nothing)
+        self._save()
+        if session_id in self._open:
+            await self._update(session_id, SessionInfoUpdate(session_update="session_info_update", archived=True))
+            for turn in self._turns.get(session_id, ()):
+                turn.set()
+            self._open.discard(session_id)
+        return ArchiveSessionResponse()
+
+    async def unarchive_session(self, session_id: str, **kwargs: Any) -> Any:
+        self._session(session_id)["archived"] = False
+        self._save()
+        return UnarchiveSessionResponse()
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         session = self._session(session_id)
@@ -311,8 +379,9 @@ class TurnAgent(PlainAgent):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--page-size", type=int, default=1000)
     options = parser.parse_args()
-    asyncio.run(run_agent(TurnAgent(options.store), use_unstable_protocol=True))
+    asyncio.run(run_agent(TurnAgent(options.store, options.page_size), use_unstable_protocol=True))
 
 
 if __name__ == "__main__":

@@ -15,122 +15,38 @@ dependency of the tool):
   what it is: a protocol 2 client (every message checked against upstream's 2026-11 v2
   schema) initializes, makes a session and has a turn.
 
-Each is installed once into ``.agent_cache/`` beside this file (git-ignored), in a prefix
-of its own, and runs with a ``HOME`` of its own and no credentials. Where the registry
+Each is installed once into ``.agent_cache/`` beside this file (git-ignored; see
+``support.published_agents``), and runs with a ``HOME`` of its own and no credentials. Where the registry
 cannot be reached (or no Python the agent needs is at hand), the test is skipped saying so.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from acp_codegen.conformance.scenarios import SCENARIOS
 from support import SHARED_UPSTREAM, KitRun, fresh_venv, processes_naming, run_kit
 from support.acp_v2 import V2Client, V2Schema, is_state, update_of
+from support.published_agents import npm_agent, pypi_agent, setup_env
 from support.reference_data import require
 
 pytestmark = pytest.mark.ecosystem
 
-AGENT_CACHE = Path(__file__).resolve().parent / ".agent_cache"
 CODEX_ACP = ("@zed-industries/codex-acp", "0.16.0")
 FAST_AGENT = ("fast-agent-mcp", "0.10.48")
 FAST_AGENT_PYTHONS = ((3, 12), (3, 16))  # its Requires-Python: >=3.12, <3.16
-# Never handed to an agent: the runs are those of a user with no key at hand.
-CREDENTIALS = ("OPENAI_API_KEY", "CODEX_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY")
-NOT_INHERITED = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", *CREDENTIALS)
 SPEAKS_1_ONLY = "the agent speaks protocol 1 only (it answered protocolVersion 1 to an initialize for protocol 2)"
-
-
-@contextmanager
-def installing(name: str) -> Iterator[Path]:
-    """The prefix for one agent's install, locked while a test process fills it."""
-    AGENT_CACHE.mkdir(exist_ok=True)
-    with open(AGENT_CACHE / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield AGENT_CACHE / name
-
-
-def setup_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
-
-
-def unreachable_or_fail(what: str, output: str, probe: list[str]) -> None:
-    """A failed install: a skip where ``probe`` (a request to the registry alone) fails
-    too, else a failure with the installer's output."""
-    reached = subprocess.run(probe, capture_output=True, text=True, env=setup_env(), timeout=120)
-    if reached.returncode:
-        pytest.skip(f"cannot reach the registry for {what}: {(reached.stderr or reached.stdout).strip()[-300:]}")
-    pytest.fail(f"installing {what} failed:\n{output}")
 
 
 @pytest.fixture(scope="module")
 def codex_acp() -> Path:
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        pytest.skip(f"{' and '.join(missing)} not found on PATH: codex-acp is installed with npm")
-    package, version = CODEX_ACP
-    with installing(f"codex-acp-{version}") as prefix:
-        launcher = prefix / "node_modules" / ".bin" / "codex-acp"
-        if not launcher.exists():
-            cache = AGENT_CACHE / ".npm-cache"
-            command = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--cache", str(cache)]
-            done = subprocess.run(
-                [*command, "--fetch-retries", "1", f"{package}@{version}"],
-                capture_output=True,
-                text=True,
-                env=setup_env(),
-                timeout=600,
-            )
-            if done.returncode:
-                shutil.rmtree(prefix, ignore_errors=True)
-                output = done.stdout[-3000:] + done.stderr[-3000:]
-                unreachable_or_fail(f"{package}@{version}", output, ["npm", "ping", "--cache", str(cache)])
-    return launcher
-
-
-def newest_python(lowest: tuple[int, int], below: tuple[int, int]) -> str | None:
-    """The newest Python from ``lowest`` up to (not including) ``below`` on this machine,
-    never downloaded: ``python3.N`` on PATH, and each in pyenv's versions folder. Each
-    candidate is run: pyenv's shims on PATH fail for the versions it has not selected."""
-    on_path = (shutil.which(f"python3.{minor}") for minor in range(lowest[1], below[1]))
-    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    found = {}
-    for python in [*filter(None, on_path), *map(str, sorted(pyenv.glob("*/bin/python3")))]:
-        asked = subprocess.run(
-            [python, "-c", "import sys; print(*sys.version_info[:3])"], capture_output=True, text=True, env=setup_env()
-        )
-        version = tuple(map(int, asked.stdout.split())) if asked.returncode == 0 else ()
-        if lowest <= version[:2] < below:
-            found.setdefault(version, python)  # (PATH's first)
-    return found[max(found)] if found else None
+    return npm_agent(*CODEX_ACP, "codex-acp")
 
 
 @pytest.fixture(scope="module")
 def fast_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    package, version = FAST_AGENT
-    python = newest_python(*FAST_AGENT_PYTHONS)
-    if python is None:
-        lowest, below = (".".join(map(str, v)) for v in FAST_AGENT_PYTHONS)
-        pytest.skip(f"{package} {version} needs a Python >= {lowest}, < {below}: none on PATH or in pyenv's versions")
-    with installing(f"fast-agent-mcp-{version}") as prefix:
-        server = prefix / "bin" / "fast-agent-acp"
-        if not server.exists():
-            shutil.rmtree(prefix, ignore_errors=True)
-            try:
-                fresh_venv(prefix, f"{package}=={version}", python=python)
-            except AssertionError as failed:
-                shutil.rmtree(prefix, ignore_errors=True)  # (no half install taken next time)
-                pip = [python, "-m", "pip", "--disable-pip-version-check", "download", "--quiet", "--no-deps"]
-                probe = [*pip, "--retries", "1", "--timeout", "15", "--dest", str(tmp_path_factory.mktemp("probe"))]
-                unreachable_or_fail(f"{package}=={version}", str(failed), [*probe, f"{package}=={version}"])
-    return server
+    return pypi_agent(*FAST_AGENT, "fast-agent-acp", FAST_AGENT_PYTHONS, tmp_path_factory.mktemp("probe"))
 
 
 @pytest.fixture(scope="module")

@@ -305,3 +305,83 @@ def test_a_base_older_than_the_feature_lists_none_of_its_methods() -> None:
         "authenticate", "initialize", "session_cancel", "session_list", "session_load", "session_new",
         "session_prompt", "session_set_mode", "session_set_model",
     ]  # fmt: skip
+
+
+# -- the agent connection's hand-over to the version bridge (base-v2) -----------------------
+
+AGENT_CONNECTION = '''\
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..connection import Connection
+from .router import build_agent_router
+
+
+class AgentSideConnection:
+    """The agent's side."""
+
+    def __init__(self, to_agent: Any, input_stream: Any, output_stream: Any = None, **kwargs: Any) -> None:
+        agent = to_agent(self) if callable(to_agent) else to_agent
+        handler = build_agent_router(agent)
+        if output_stream is None:
+            self._conn = Connection(handler, input_stream, **kwargs)
+        else:
+            if not isinstance(input_stream, asyncio.StreamWriter):
+                raise TypeError("streams")
+            # The byte streams.
+            self._conn = Connection(handler, input_stream, output_stream, **kwargs)
+
+    async def listen(self) -> None:
+        await self._conn.main_loop()
+'''
+HOOKED = """\
+            # acp-codegen: a client of protocol 2 is served through the version bridge (base-v2).
+            from .._generated.bridge import bridged_streams
+
+            input_stream, output_stream = bridged_streams(input_stream, output_stream)
+            # The byte streams.
+            self._conn = Connection(handler, input_stream, output_stream, **kwargs)
+"""
+
+
+def test_the_agent_connection_hands_its_streams_to_the_bridge_and_back(tmp_path: Path) -> None:
+    """Where the package serves protocol 2, the class hands the two streams it builds its
+    connection on to the host, right before (the transport branch, one stream, is left
+    alone); the import is local, the text as the SDK's ruff lays it out; again: nothing
+    changes; without the bridge: the SDK's file byte for byte."""
+    from acp_codegen.errors import AdoptError
+    from acp_codegen.generate.sdk.bridge import bridge_hook
+    from acp_codegen.generate.sdk.edits import Edit
+
+    path = tmp_path / "connection.py"
+    hooked = Edit(path, AGENT_CONNECTION)
+    bridge_hook(hooked, "AgentSideConnection", ".._generated.bridge")
+    text = hooked.module.code
+    assert text == AGENT_CONNECTION.replace(
+        "            # The byte streams.\n"
+        "            self._conn = Connection(handler, input_stream, output_stream, **kwargs)\n",
+        HOOKED,
+    )
+    assert hooked.changes == [
+        "AgentSideConnection serves protocol 2 through the version bridge (input_stream, output_stream)"
+    ]
+    path.write_text(text, encoding="utf-8")
+    for fix in (["format"], ["check", "--fix", "--select", "I,E,W,F"]):
+        subprocess.run([sys.executable, "-m", "ruff", *fix, "--line-length", "120", str(path)], check=True)
+    assert path.read_text(encoding="utf-8") == text
+    again = Edit(path, text)
+    bridge_hook(again, "AgentSideConnection", ".._generated.bridge")
+    assert again.module.code == text and again.changes == []
+    off = Edit(path, text)
+    bridge_hook(off, "AgentSideConnection", None)
+    assert off.module.code == AGENT_CONNECTION
+    assert off.changes == ["AgentSideConnection no longer serves protocol 2 through the version bridge"]
+    unhooked = Edit(path, AGENT_CONNECTION)
+    bridge_hook(unhooked, "AgentSideConnection", None)
+    assert unhooked.module.code == AGENT_CONNECTION and unhooked.changes == []
+    # A connection built on no two of its parameters: said, not guessed.
+    single = Edit(path, AGENT_CONNECTION.replace("input_stream, output_stream, **kwargs)", "input_stream, **kwargs)"))
+    with pytest.raises(AdoptError, match=r"AgentSideConnection\.__init__ passes no two of its parameters"):
+        bridge_hook(single, "AgentSideConnection", ".._generated.bridge")

@@ -32,12 +32,23 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from acp_codegen.conformance.scenarios import SCENARIOS
 from support import ROOT, SHARED_UPSTREAM, fresh_venv, processes_naming, run_kit
-from support.acp_v2 import V1_ONLY_UPDATES, Message, V2Client, V2Schema, is_response, is_state, update_of
+from support.acp_v2 import (
+    V1_ONLY_UPDATES,
+    Message,
+    V2Client,
+    V2Schema,
+    allow,
+    is_response,
+    is_state,
+    kinds,
+    mode_option,
+    new_session,
+    update_of,
+)
 from support.reference_data import require
 
 pytestmark = [
@@ -91,35 +102,6 @@ def client(schema: V2Schema, venv: Path, tmp_path: Path) -> Iterator[V2Client]:
         yield talking
         assert talking.close() == 0
     assert gone_soon(str(tmp_path)) == []
-
-
-def new_session(client: V2Client, cwd: Path) -> tuple[str, dict[str, Any]]:
-    result = client.result("session/new", {"cwd": str(cwd)})
-    return result["sessionId"], result
-
-
-def mode_option(result: dict[str, Any]) -> dict[str, Any]:
-    (option,) = [o for o in result.get("configOptions", []) if o.get("category") == "mode"]
-    return option
-
-
-def allow(request: Message) -> dict[str, Any]:
-    assert request["method"] == "session/request_permission", request
-    return {"outcome": {"outcome": "selected", "optionId": "allow"}}
-
-
-def kinds(messages: list[Message]) -> list[str]:
-    """The ``sessionUpdate`` of each update (``state_update:<state>``), and the methods and
-    ``response`` of the others: what a failing assertion shows."""
-    shown = []
-    for m in messages:
-        update = update_of(m)
-        if update is not None:
-            kind = update.get("sessionUpdate")
-            shown.append(f"{kind}:{update.get('state')}" if kind == "state_update" else str(kind))
-        else:
-            shown.append(m.get("method", "response"))
-    return shown
 
 
 def test_initialize_and_session_new_are_protocol_2(client: V2Client, tmp_path: Path) -> None:

@@ -486,3 +486,22 @@ def test_an_agent_that_advertises_resume_but_has_none_is_resumed_another_way(loa
     assert state["params"]["update"] == {"sessionUpdate": "state_update", "state": "idle"}
     assert answer["id"] == 5 and "result" in answer, answer
     valid_v2(answer, "session/resume")
+
+
+def test_archive_closes_an_open_session_before_its_result() -> None:
+    """The RFD: archiving a session open on the connection ends its turn and closes it (the
+    idle ``cancelled`` before the result); a prompt then is -32002, and unarchive does not
+    reopen it: a resume does. An agent's refusal closes nothing."""
+    bridge = bridged()
+    prompt(bridge)
+    (sent,) = to("agent", bridge.from_client(request(9, "session/archive", {"sessionId": SID})))
+    refused = {"jsonrpc": "2.0", "id": sent["id"], "error": {"code": -32603, "message": "no"}}
+    assert [m.get("error", {}).get("code") for m in to("client", bridge.from_agent(refused))] == [-32603]
+    (sent,) = to("agent", bridge.from_client(request(10, "session/archive", {"sessionId": SID})))
+    idle, archived = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": sent["id"], "result": {}}))
+    assert idle["params"]["update"] == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
+    assert archived == {"jsonrpc": "2.0", "id": 10, "result": {}}
+    (sent,) = to("agent", bridge.from_client(request(11, "session/unarchive", {"sessionId": SID})))
+    assert to("client", bridge.from_agent({"jsonrpc": "2.0", "id": sent["id"], "result": {}}))[0]["result"] == {}
+    (closed,) = to("client", bridge.from_client(request(12, "session/prompt", {"sessionId": SID, "prompt": [TEXT]})))
+    assert closed["error"]["code"] == -32002, closed

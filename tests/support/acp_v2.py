@@ -374,3 +374,35 @@ def update_of(message: Message, kind: str | None = None) -> dict[str, Any] | Non
 def is_state(message: Message, state: str) -> bool:
     update = update_of(message, "state_update")
     return update is not None and update.get("state") == state
+
+
+def new_session(client: V2Client, cwd: Path) -> tuple[str, dict[str, Any]]:
+    """``session/new`` in ``cwd``: the session's id and the result."""
+    result = client.result("session/new", {"cwd": str(cwd)})
+    return result["sessionId"], result
+
+
+def mode_option(result: dict[str, Any]) -> dict[str, Any]:
+    """The config option of category ``mode`` (a v1 agent's modes, as the bridge shows them)."""
+    (option,) = [o for o in result.get("configOptions", []) if o.get("category") == "mode"]
+    return option
+
+
+def allow(request: Message) -> dict[str, Any]:
+    """The answer to a permission request: the option ``allow``."""
+    assert request["method"] == "session/request_permission", request
+    return {"outcome": {"outcome": "selected", "optionId": "allow"}}
+
+
+def kinds(messages: list[Message]) -> list[str]:
+    """The ``sessionUpdate`` of each update (``state_update:<state>``), and the methods and
+    ``response`` of the others: what a failing assertion shows."""
+    shown = []
+    for m in messages:
+        update = update_of(m)
+        if update is not None:
+            kind = update.get("sessionUpdate")
+            shown.append(f"{kind}:{update.get('state')}" if kind == "state_update" else str(kind))
+        else:
+            shown.append(m.get("method", "response"))
+    return shown

@@ -419,7 +419,7 @@ def add_imports(edit: Edit, root: Path, schema: str, removable: set[str], where:
         line = body[at] if at is not None else None
         if at is None or not isinstance(line, cst.SimpleStatementLine):
             last = max((i for i, n in enumerate(body) if _is_import(n)), default=-1)
-            body.insert(last + 1, _unlaid(edit, _import_statement(_relative(source, here), names)))
+            body.insert(last + 1, _unlaid(edit, _import_statement(relative(source, here), names)))
         else:
             body[at] = _unlaid(edit, _rewritten(line, add=names))
     for i, node in enumerate(body):
@@ -444,7 +444,7 @@ def _is_import(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.SimpleStatementLine) and isinstance(node.body[0], (cst.Import, cst.ImportFrom))
 
 
-def _relative(home: str, here: str) -> str:
+def relative(home: str, here: str) -> str:
     """``home`` as a relative import from module ``here``, where they share a package."""
     a, b = home.split("."), here.split(".")[:-1]
     common = 0

@@ -39,6 +39,7 @@ from ...code_text import Code
 from ...config.settings import ModelOptions
 from ...config.table import Config, generation_arguments
 from ...errors import AdoptError, ConfigError, SchemaError
+from ...plan.bridge import BridgePlan
 from ...protocol.features import gated_off
 from ...protocol.ir import Protocol
 from ...render.formatting import format_modules
@@ -46,7 +47,8 @@ from ...render.templates import environment
 from ...resources import TEMPLATES, display_name, schema_location
 from ...style import Style
 from ..pipeline import Generation, load_protocols
-from .edits import Edit, add_imports, locate, merge_class, merge_function, module_of
+from .bridge import BRIDGE_HOST, bridge_hook
+from .edits import Edit, add_imports, locate, merge_class, merge_function, module_of, relative
 from .edits import laid_out as laid_out_anew
 from .gates import chosen_names, disagreements, stable_methods
 from .methods import SdkMethod, meta_listing, method_table
@@ -77,6 +79,7 @@ class Wiring:
     routes: dict[str, str] = field(default_factory=dict)  # meta key -> wire name, the features' agent methods
     added: list[str] = field(default_factory=list)  # "wire name -> Python name (side)" of each method wired anew
     notes: list[str] = field(default_factory=list)  # where the SDK and the base disagree; nothing changed
+    serves: str = ""  # which protocol versions the SDK's agent serves, where the package has v2 (the bridge)
 
     def write(self) -> None:
         for path, text in self.texts.items():
@@ -90,6 +93,8 @@ class Wiring:
             routed = f"; routes {', '.join(self.routes.values())}" if self.routes else ""
             lines.append(f"wired: {len(self.modules)} modules of the SDK ({', '.join(self.modules)}){routed}")
             lines += [f"  {change}" for change in self.changes]
+        if self.serves:
+            lines.append(self.serves)
         if self.added:
             lines.append(f"methods wired anew, {len(self.added)}: {', '.join(self.added)}")
         lines += self.notes
@@ -158,12 +163,29 @@ def wiring_of(config: Config, version: int, generation: Generation) -> Wiring | 
     src, _ = locate(models)
     stable, gate_note = stable_methods(config, version)
     options = settings.of(version).options
-    sdk = Sdk(config.root, src, models, written, options, arguments["style"], stable, chosen_names(config))
+    served = _bridge_plan(generation, version, written)
+    host = f"{module_of(config.out.absolute(), src)}.{BRIDGE_HOST}" if served and served.served else None
+    sdk = Sdk(config.root, src, models, written, options, arguments["style"], stable, chosen_names(config), host)
     out = wire(sdk, complete, selected, meta, off)
+    if served is not None:
+        out.serves = (
+            f"serves: protocol 1, and 2 through the version bridge ({served.why})"
+            if served.served
+            else f"serves: protocol 1 only, no version bridge ({served.why})"
+        )
     # said where the listing was read: a method wired anew, or a route the SDK gates itself
     if gate_note and (out.added or out.notes):
         out.notes.insert(0, gate_note)
     return out
+
+
+def _bridge_plan(generation: Generation, version: int, written: Mapping[str, str]) -> BridgePlan | None:
+    """Whether the SDK's agent connection (of protocol 1, which the agent speaks) serves a
+    client of protocol 2 through the generated package's version bridge; None where the
+    package has no v2 or the SDK no agent connection, and nothing is said."""
+    if version != 1 or len(generation.protocols) < 2 or "agent-connection" not in written:
+        return None
+    return generation.bridge
 
 
 def _context(before: str) -> dict[str, Any]:
@@ -193,6 +215,7 @@ class Sdk:
     style: Style
     stable: frozenset[tuple[str, str]] | None = None  # the base's stable methods (gates.stable_methods)
     names: Mapping[str, str] = field(default_factory=dict)  # method-names: wire name -> Python name
+    bridge: str | None = None  # the version bridge's host the agent connection hands its streams to (dotted)
 
 
 def wire(
@@ -379,6 +402,8 @@ def _merged(
     else:
         for side, name in found.classes.get(role, {}).items():
             merge_class(edit, source, name, side, table)
+            if role == "agent-connection":
+                bridge_hook(edit, name, relative(sdk.bridge, module_of(path, sdk.src)) if sdk.bridge else None)
     if edit.changes:
         add_imports(edit, sdk.src, imports.schema, imports.removable, imports.home)
     return edit

@@ -188,6 +188,8 @@ class Comparison:
             d = by_v1.get(f1.name)
             if d is not None and d.v2 is not None and d.v2 not in names2 and "." not in d.v2 and f1.name in names2:
                 d = replace(d, v2=f1.name)  # a rename this pair does not have: both kept the name
+            if d is not None and d.v2 is None and f1.name in names2:
+                d = None  # declared v1-only for pairs that lack it in v2 (one file, several pairs): this one has it
             name2 = d.v2 if d is not None else f1.name
             if d is not None and name2 is not None and "." in name2:  # moved into a nested object
                 if name2.split(".")[0] in names2:
@@ -196,11 +198,8 @@ class Comparison:
                 continue
             f2 = next((f for f in fields2 if f.name == name2), None) if name2 is not None else None
             if d is not None and d.v2 is None:
-                if f1.name in names2:
-                    self.declared("fields", d.index, f"{td1.name}.{f1.name} is declared v1-only, but v2 has it too")
-                else:
-                    self.used.add(("fields", d.index))
-                    pairs.append(FieldPair(f1, None, d))
+                self.used.add(("fields", d.index))
+                pairs.append(FieldPair(f1, None, d))
                 continue
             if f2 is None:
                 if f1.name in through[1]:

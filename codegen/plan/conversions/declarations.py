@@ -38,6 +38,7 @@ VALUE_RULES: dict[str, dict[tuple[int, int], str]] = {
     "non-empty": {(1, 2): "_NON_EMPTY"},  # a list the target requires to have an item
     "unit-interval": {(1, 2): "_UNIT_INTERVAL"},  # a number the target bounds to 0..1
     "non-negative": {(1, 2): "_NON_NEGATIVE"},  # a number the target requires to be >= 0
+    "positive": {(1, 2): "_POSITIVE"},  # a number the target requires to be >= 1 (a line number)
 }
 
 
@@ -61,7 +62,8 @@ STATED_BY: dict[str, Callable[[Mapping[str, Any]], bool]] = {
 }
 LEAF_RULES = frozenset({"absolute-path", "date-time", "uri", "regex", "currency"})
 WHOLE_VALUE_RULES = frozenset({"marker", "env-list", "tag"})
-WRAPPING_RULES = frozenset({"non-empty", "unit-interval", "non-negative"})  # checks added to the field's own annotation
+# Checks added to the field's own annotation.
+WRAPPING_RULES = frozenset({"non-empty", "unit-interval", "non-negative", "positive"})
 
 # Transforms: a type whose shape differs beyond fields, converted by a function of the
 # runtime (by direction: the declaration names the source version).

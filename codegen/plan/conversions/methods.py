@@ -88,18 +88,26 @@ def check_methods(cmp: Comparison) -> list[MethodMap]:
 
 
 def one_version_only(decl: Declarations, v1: Protocol, v2: Protocol, m: Method, version: int) -> bool:
-    """A method declared of one version only. One declared so for both versions is so only
-    where the two differ (in that kind)."""
+    """A method declared of one version only, where the other version lacks it in that kind
+    or has it in another shape (mcp/message: schema-v1.19.0's request on a connection, 2026-11's
+    v2 request naming its server, declared for both). Where a pair has it alike in both versions
+    it converts: one file declares what older releases lack (2026-11's session/status before v1
+    had it) without refusing it between newer ones."""
     if (version, m.name) not in decl.methods_only_in:
         return False
-    if (3 - version, m.name) not in decl.methods_only_in:
-        return True
     other = next((o for o in (v2 if version == 1 else v1).methods if (o.name, o.kind) == (m.name, m.kind)), None)
     if other is None:
         return True
     one, two = (m, other) if version == 1 else (other, m)
     mapped = (decl.type_name(2, one.params), decl.type_name(2, one.result) if one.result else None)
-    return mapped != (two.params, two.result)
+    # (the types' kinds too: schema-v1.19.0's mcp/message answers any value, 2026-11's a union of two)
+    kinds = [tuple(_kind(p, t) for t in (x.params, x.result)) for p, x in ((v1, one), (v2, two))]
+    return mapped != (two.params, two.result) or kinds[0] != kinds[1]
+
+
+def _kind(proto: Protocol, name: str | None) -> str | None:
+    found = proto.types.get(name or "")
+    return found.kind if found is not None else None
 
 
 def _declared_alone(decl: Declarations, m: Method, version: int) -> tuple[int, str] | None:

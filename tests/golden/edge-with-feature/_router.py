@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e2f5cac19e2c6ba7b5edfaaca4c13ec74447a797ccb6f1e5e5f685e033660ae7
-# Content sha256: 76a80f91e0b2a9c0b8533e6f110a69018432d04bb9c3d4f2e985be265cd00989
+# Inputs sha256: 225a1b284eee5d1d03cf8936b88443af7dde70b3a5c2233407e2c75724883048
+# Content sha256: 0544b04f4b45aa03c780f55183bf0d0526553efeeafd1bbff265fe9454e3f5bb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

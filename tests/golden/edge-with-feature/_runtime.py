@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bddbe94ea405fb5cb40f41abeee5ec367b8109c923179c9d1216ee62364b707b
-# Content sha256: cb6f90de530fffcdcd279a75cf812f10b125843f70ded9e53993208e74ec9043
+# Inputs sha256: 1537b11d2b70148cf5948c80c3053687a693f17ff9d63059505d5bff9fe62ec7
+# Content sha256: ba87600bfa62c131616a3041c03bdc852c82041987c5c40783e20d72a31b53b2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a5e0b3a2001799bc8056841db4e057bb03a1afc730dc97d58ed4f83be6948b6f
-# Content sha256: 5adbd785a7dbdab25b85e2b935a46fcdcbd36af867bf1a3671035e7a6c4931a5
+# Inputs sha256: 1a5c44cb64c01e99a99bc5237bbd202ccd30a0e9c659468ec5a6f5eb8b9272a2
+# Content sha256: a4eaeeade2e518b3811eb9585ab12994abbe46768121f95016aa6a46e647d0fb
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 2845838adc918a76b3c595feadbf92c23aefe0c1aaddb626a0e04d25005c94c6
-# Content sha256: fa0b4989365da14c1286bb40bf05fdd3a9233a509352863a75953b009640e310
+# Inputs sha256: 719521be4c924659a9be176a7c0aa90872e1d5de652d1566015d2c971b31c9cc
+# Content sha256: b6563c9486e65b25e81ad26a4ff94e4d4d4711f8eee46a4acb2f3a2c06589be1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

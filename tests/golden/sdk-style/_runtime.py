@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b3541bf40da00f6d4b9618abfc5a3c03f976f2b1e96dbe06c0b72817fe0c2651
-# Content sha256: 907caae99634a1836747e1fdacb0c711df0d8e5bbee8e555ccfd55236fe91af9
+# Inputs sha256: cc300ad28d46710b3fb5be4d7c45a714c95957fc995a43fac7f578f27902ee93
+# Content sha256: fdf6e591f634cbab52d09b496986a7903ca2f92d9902e6b11927565bce848402
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

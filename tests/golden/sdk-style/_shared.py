@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 35e3cd14f1adb98db6a223e0b7537acf1dd9e5b1bc4739b03ea764c94375a991
-# Content sha256: 7f308dc753c83a15466f98163695d1237cdf1cbc894132473ddc35c3029c18c2
+# Inputs sha256: 745e710863c4757a6bfc9a8883033f932c6ebad031e27f26fad8279e343c9d99
+# Content sha256: f763e64f0ce175a01fc474b812a6407122db08034f89e76c81a2689522f728f1
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3795608c6cfb5dfe82154455cf763b8fb4d4d41a4b1e61217e42c28b5aec634c
-# Content sha256: 992d7b732f045a9697de221f7aca4b1cfec85b2947236df0aa54c332580b8e35
+# Inputs sha256: bd8ab4ccd573242933a26df3285d3150022b31bd2d03cee97e076476f1c3e735
+# Content sha256: 1ed04450b3516126b88aa9503a1fd30e1240645263620d336b17e03a6dd2024d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

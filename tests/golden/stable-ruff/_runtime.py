@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 22309b3b34eb3be7191f53c37ffd66c66ee59753978676eb85e329bab5a1df20
-# Content sha256: a04dba0a8033551339215ce5614610493c289a173d2d75c2c69367682637b9e9
+# Inputs sha256: a9bbfb5d9f1dba8495cbff354924c196e427f39ec3beac27f76c3e7a500b2ae4
+# Content sha256: 349416aa46a0bea56936173a956b298f3f822be9a9623f1c54787579bfcf947a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

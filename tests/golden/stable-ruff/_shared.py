@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1dd4c6cf406673fdbb940ac83755feabd1215f07a7d9462f0a17226bc74d3366
-# Content sha256: 78963b331c5dd78c8fe7563099b717c3437674d7e955f24120a1099201b2d4e9
+# Inputs sha256: 9324dca403dce35b98552d04c7891dd5cb0da6cd43b0c91bf885e38d6f4a9efa
+# Content sha256: d9b37065fd9c7810749edab2604ce81fba853e8e066a6936dad37c483ccb4432
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

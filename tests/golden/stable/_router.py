@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0f319221758691d8201bdc48929c39ba047bd172ea5a15a21a079e7b2c26280d
-# Content sha256: 1e8095a087fbaf23b85e500e88c8353addcb003867c735d44b72dff135cb3f24
+# Inputs sha256: b85a9e563ef8a1e7aa0578042315f33b0157be4a51b3e4fd4df96cd0a7c898d2
+# Content sha256: b4c9e2afa92ff030b097b38aea5a9f785253e965765a69964e849e78da2004f1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 957dfb42ed704057f9984aaa157e26266fb79cc9ae68f06b6607587e5936b209
-# Content sha256: 0a1fc90c060c3651fa1d337c8493564396395ee7bdd9faa30db2d15f0525bfde
+# Inputs sha256: 736c1ae0dec01ec833155edc21a67658eddb5b88a706862d65b945744a885044
+# Content sha256: 8916de3125890c32b16465177b3d98f48d9e69f492fcbfe6421819f06f696863
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

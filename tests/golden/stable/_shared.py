@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8cff89f9e8a503ef32a70b2f857c836d4b083b95067e32ab8ce381967c0ab720
-# Content sha256: 3403e4738cc0fdbe232e79a1f222076ce20655e9e282979b996581010e8553a9
+# Inputs sha256: 7521a9825a9365e5690fbceeb52441b039ff16cf89843dc61aa7f5888f006deb
+# Content sha256: ed82e26016fbaee7fe73ea29bc2decc510ec27f1fd87d422a1e186b58854aa09
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 71fd349dd1f31d2cb4c982ba2283e0069ca3d8a8ce35605ac1cd3b4e036481b3
-# Content sha256: 7f6908a59a9aba9b30c060a0231188208cc374c51c0aca54924b79e9189fffef
+# Inputs sha256: 39b804de5a3ec99875d345c986e0865732adc6ea7edd31c5c47db2b1abebb804
+# Content sha256: 9ddf771e54ce351e5ec8263769b46e6869b238bda1838d37e8d4d3bf05185785
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -38,17 +38,15 @@ from pydantic import (
     model_validator,
 )
 
-from ._convert_rules import (
-    _AbsolutePathIn,
-    _Iso8601In,
-    _Rfc3339,
-)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
+    _AbsolutePathIn,
     _check_fields,
     _Converter,
+    _Iso8601In,
+    _Rfc3339,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b7b06e6aab9c26eb9dbc01910b6dfc5e841dd8ece58a49a9cf88a940d17c7f6a
-# Content sha256: 1a2521716a389cb2e38921cd10c4adf7d4e2308e686c2c0794b7fd55f1539d73
+# Inputs sha256: 8059ad7fa5d82c7894432d914aa6ee2e179b054696c93276fffa943a11965b4b
+# Content sha256: 3c9f707b95c56862bdb304db30b3890cdd5a058cc407291c946363f6254a0d62
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -40,17 +40,15 @@ from pydantic import (
     model_validator,
 )
 
-from ._convert_rules import (
-    _AbsolutePathIn,
-    _Iso8601In,
-    _Rfc3339,
-)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
+    _AbsolutePathIn,
     _check_fields,
     _Converter,
+    _Iso8601In,
+    _Rfc3339,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2

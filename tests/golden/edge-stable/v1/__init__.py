@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8b765f982076888f552d4f5df146fd6d78fa8bb74233dbd8cc355d9ceb85bad2
-# Content sha256: ec3873842d0349868529122ad0adb2d630edfda1e56f423abd5840093bd85d83
+# Inputs sha256: 66d451eee9a474f649f421fda144303b693f4df1b072c36aedd29fef3db4740b
+# Content sha256: a67abf8def59e05f867b05a87ebe3ac0d6a784e4ad168a0a34f7c84f295e9827
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 99895daa55b60f6145b8e0b9cea0bed475debff475b3a862aef01334ca179d6d
-# Content sha256: df430906ce346438e7969ce6d4909aa2d16f4437ab31495f0df3751d06a33aee
+# Inputs sha256: dfe1f96821039239cc45fbd27d4c71d65bf1ce1140f961cbc6117736abf2d483
+# Content sha256: 75463868a05dff020ea619c48331f8f4a80ad64b1b241cce94c11c112ea58308
 
 """Method dispatch for the agent side of ACP protocol v1.
 

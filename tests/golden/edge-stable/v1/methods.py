@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 04f0f3fc1d3dccba66a46026533ebe7b8a9569e3cf1e98708496586d21c4050f
-# Content sha256: 654cf7cf5728f4ffdc5e6a564404dd3580f1b6b6346ad012bed57830d8851bc0
+# Inputs sha256: 1eeaa9c74d17d3ba0440ab1c4e8a07b4d064b8cc47f3991fac7cd4694347e8b3
+# Content sha256: fa41364efbc7f16e44be4acf2dccf7993f70ed2b5ca40e43ea8882fd5d7e669c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

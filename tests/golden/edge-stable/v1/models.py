@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 139c516a5a602d4985a296923efb4593efbb910437f06b55d076af0007517f00
-# Content sha256: 3a3345737a2ac23c9bcc99530586108be87e210dd38607a50af2422138a1e1ad
+# Inputs sha256: 9529c98cd70a3562fd5ebdb7f540f3cbea4fbc25e9c6f6c02c340866d4c165d5
+# Content sha256: 903fe2d76704a5395f087033af059239ca21ab8bd76cb631038bdce07f8c7cd1
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5e4e59bc4613b920f700be0a317d08a48a391a0918215d792a8271022c300bc0
-# Content sha256: f2a6ca4f52c22f7c1ecb6780758877436201dcc5340eedc1d349e168653656c0
+# Inputs sha256: 3be4e0d0444bfb1d19d5b8594495c355dd7d3b3227feddca3a2b4cef6d88ee61
+# Content sha256: 69367fa51d88c84a4cbcc7d4c5cef3eebbd50393433eaf17dba61b1ffa24f8c6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9f2e8059e383d995d5f7f8d03c4bf14b8f3c8f8f6fd7898295e3d32f73d305e0
-# Content sha256: 8439f9513633f68b0eaf2df31913e985dcd69947b08fe1a8e244ff6bae3378cb
+# Inputs sha256: 58638a6f5a97c2700a7bb1998f2d0635de76cd85117b689c13fc9768d752ca54
+# Content sha256: 24f21b09552fb4cf59b586cf1a4533b4232cc2f5349094c2333e7637952fa17a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

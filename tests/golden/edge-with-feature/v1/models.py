@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 70b8b8043feaaa22cf555e1559a7764d9979feb4038f5c8dd7fad1e98cda9a30
-# Content sha256: 05a30c2d44a85da1963be9152ecd4f9a971b48b4d3fd834ed9271e90dec18dff
+# Inputs sha256: b62000c68f380e0b1ae4527c53308959bfc691660ecf46738adc05f01f5637ed
+# Content sha256: 3b76631ca800a809b148b1cee9adf359102a0d7f3d9f6acd244a1abcc939893b
 
 """Wire models of ACP protocol v1.
 

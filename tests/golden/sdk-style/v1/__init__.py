@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b84794fdc8088b67538ebbe9d2f84a8eb9a9a26a1d59fcd790cca54a38f2214a
-# Content sha256: 48eb669cdae0f4f33ce3405f13eb6b5da6a7cae04fc5f12825661039d979bec5
+# Inputs sha256: a12c752db98d4421aa58cfb9a3649c2625cb26ed95055bbc8ebfed74700543ce
+# Content sha256: 6fc489e1fb174be59cd629ac9ee76378b5b1ff0e2c2cd410e930dbd4445eceac
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

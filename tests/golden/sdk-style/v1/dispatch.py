@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ee2919bedf34fdd742e347fee51cc69a829f04311bb3ad355046b9af1cb5e2b7
-# Content sha256: 617544b6e92abbb691c84c79c33aa330f9fb9d44b4d16cf7de000ac5555bf5d3
+# Inputs sha256: 0bed16937980626a3cbfdaaf1d63df4322a1598be67d29566264b4fef1d73f7d
+# Content sha256: c918d355f43da7f1a79a4722a02d0fa21d1cbb4211429bdb1f4ec38c57f62370
 
 """Method dispatch for the agent side of ACP protocol v1.
 

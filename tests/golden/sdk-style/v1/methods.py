@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 982266e775f562ea01d89ca16cd759acfbb83dcf4eb71fc5b739e4367c6cc2b8
-# Content sha256: 2b84d4f9d1c023679fec15ebc7409aebbfc916c2f5b412e1e4d8605d1ce95026
+# Inputs sha256: f00beb71db906e05339ebaaab97ea34f2c93c2cf03784d614db2a95262c8b951
+# Content sha256: 0750899e0281d52dd0f9489e18e07b8895d9e775c2eb883e2db6377136642e3f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: d5811e9f95366a7a4e92ef6740a0d1a77cb3f387a0e35eb21089bf4dd9899a2d
-# Content sha256: b431379f5895d872a89d83cdb43050a7781af5052c69fab7e1ccc00dec257207
+# Inputs sha256: 3d8b440b494bf853bef475f7f19836a868b932376ca96715e9f50f3fbef9b48c
+# Content sha256: ba923a88382f1e89b6d9199652be98cd6e99f8b89a36c50139f96463c3826f03
 
 """Wire models of ACP protocol v1.
 

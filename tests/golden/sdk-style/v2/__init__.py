@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: b6da479a5141918047af5479bc00b825aca7b2c06de02aa25637893e83535fee
-# Content sha256: 7df0a81061c2b1faa64afc0d8c4c9c2cc0eadd88f7483d31bab5f5ce3536e646
+# Inputs sha256: df04c6689919fa6b1cbe4592248c916e08f9e2fd524a860780536cd4b7b43ea2
+# Content sha256: c7e1f5b00fc54534ca9ec5a516b344aba355a93f863ce68de6d08d503aee6715
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

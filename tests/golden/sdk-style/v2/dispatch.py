@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a405fed7eaf0331acb2658b0d676ae6b3548a4b72fc036eae77e8b751c5d8445
-# Content sha256: 3e676e636b1d6b9d1f8d547db0d8562412a7e439f141b82b50d9a8ceceb9dce4
+# Inputs sha256: 4b733c567c2cd6aec64c1c4a996f42e8d44a83a47b7c551f442bd8b47106cfaf
+# Content sha256: 3fba07dfe84ebf81b766afd8555c860c881018f674e9857a0ced774d79f5d65f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f812e3ff5b1a058b09db811ff8ad5d3ce5e7d19464abb3066b67726246ece854
-# Content sha256: 0c3abb05cc8f97a1620b69303baaad0a25e012c0e0396cc98e205132102f7bcf
+# Inputs sha256: 0fc24411d5462f2ef3be1e822ab30935f5fc57ac0f41b185cc5d6309c48bc78f
+# Content sha256: 5a3f7c0311e975a32ef1af402404af4d1893573e845359b5a435a7e3ac7d74d1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: dccef8ae4c208cca42114a0d01e36df18dbe92f3bb9497f38ae57f87d7d45287
-# Content sha256: 44f0c64af0835b1d9f75d72f34d99787884314b870390e4694854454ed6bf1f3
+# Inputs sha256: 8824249e21d90312df337b08fe562941a43a5c866c1570abf5bfda3a86a68a98
+# Content sha256: 5a309f096f4615027aed0e932c4a5ade3a6346cf9e9490732640c15cfe3f6e67
 
 """Wire models of ACP protocol v2.
 

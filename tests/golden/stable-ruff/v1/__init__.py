@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bf2b8827839ab0392a4da82f0def680d3eafda8f9cd473eaf81ed7cbeacaa9c3
-# Content sha256: fc74cf8a97750fdf69d3dbf342dfd306ad13b0750a317437b860d10d49d95421
+# Inputs sha256: 61ae261469c1cb91edd9e96693d3f7ffcc712c8802aefa2ac78e96ced046a6af
+# Content sha256: 694c31088dc57242099c6c0c3e0e0efb4e724ccf6645281de1324cbe540af885
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

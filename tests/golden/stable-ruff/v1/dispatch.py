@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c12ba9b563b48fec05a8572843c27901bd0d3b2e40c44d0f1329b353a4e55a88
-# Content sha256: f00fc6fd2bc40624ea82b8a6fbccba5dd27227c25d4396322204b6973c4faa55
+# Inputs sha256: f31a7b1c07d0f8a88b7132ebfe371bb6522777436200d78b18d6835ca7b2753d
+# Content sha256: 15a9c0f04c851b531baa37b0562dc5f5a8f7561983c9c75f2621ae61e8c3e3a7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f1c539b4c568609447fbe4c4cb6a24265a34727aae745c75344a2f22f6f83664
-# Content sha256: adb61c0de2c352a1ea616b5c4daf419fd961d54f60c69c5e0409f91825872c8b
+# Inputs sha256: e50a4838117dfaed77d2ea6a5f75e2a2376d18a246d7fae6ac6942a38f4b1ea4
+# Content sha256: 6426a08d87b1fea866f67aa850697d9e4f5840b13c9a7ebe84245b6a217c401f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 1e36e35b747449dfe5baa1c857b553ae8462fab0e04416bdae0bb1f3e1a78c50
-# Content sha256: 9bc9e1b04c4522e9efe2eb0ad1de8164e3a234a479c5cadcbf9af1876cd7bcfb
+# Inputs sha256: 882d56350dcb78ade340379bc614760315e4d03e613a4198de10412c2ac284ef
+# Content sha256: c3352168e385ee8292bb4b0c2508660a464ce58f269957718809c189bf93d055
 
 """Wire models of ACP protocol v1.
 

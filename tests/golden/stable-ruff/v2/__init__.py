@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: c24bd3b74a5d7735fc61631c66bb03bb6c3d67b633c74203709fb1d97a8b8e72
-# Content sha256: 750b49f24178c19827bf4a4d255cef0ea692d562be5990eacff4455cb0103017
+# Inputs sha256: 433a418044e0ed494c814ff202ce4f9d9b2ad83f47cc0ac2b603a77fb99e92a3
+# Content sha256: 333f0f7ded2a79d167d8ab57b00441ed5e204097c5b17dfbb02808b4d2ae4765
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eca7e40f2040fe1b7d1a3a859820867dd299431bca216847d84d780d6c832ca6
-# Content sha256: 420fbaf3f6bffed97e0a5d4c419b182372bb5d2015c6f69819275e9592578c96
+# Inputs sha256: 4b16814ac8e3ffe4b22488d7020712a4c57f4a14f41aac727efe86d88ff389aa
+# Content sha256: 019b1580de69e27fdc4253c34b2edaf3a0c46fa5c2b0f5b5920c2d41a7163585
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fe082295f8a091ee5cf8ad1107bb3c2b6adc60843b9a91343ca21aa248353a17
-# Content sha256: 165669359ee7c3b45d432bf0476a7ad452fbd2e100afdd84c5d8fa15e2626c49
+# Inputs sha256: d67107da741a22e2f3dbae9977ecf459873ab05a67f8ade141edb293980dcde7
+# Content sha256: 827ff95fdcf917d190d5cd0bd52365ca6c3b5d17e52157083b4d4669fef1d542
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

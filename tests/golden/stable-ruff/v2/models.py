@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: eb5844eef84e6386affc92cb12c1354bbb5a45da522d13ab98b9e856e9e2672a
-# Content sha256: 2d11e99952e290e8f5c0a7e7f8d606a7601f54af1cea2a5eac363376da527ad3
+# Inputs sha256: 184dfce84d408fb574f0d95e4010e4570b9a7eebbcef8bca3cc076b45a16bca9
+# Content sha256: ea2fb5ee60753a69007b12f9ac3e5b04675f2d8a10f4664ce32f42c97aac4df0
 
 """Wire models of ACP protocol v2.
 

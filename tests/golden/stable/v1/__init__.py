@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 20237cdc51f73d5bbbbf6cb182e169a657a2a3fb94c78d2ea1f3600e3840be76
-# Content sha256: 46fc11b2ec89b1d04095769e300ed09378438626e490c9a16b786df78aa31646
+# Inputs sha256: 3fbc430b4f0dd0c3b2bac8e5e845b36c87a324bb9836249c0232ddf89a5cc16b
+# Content sha256: 5b1830cb397256b157220f3d886e42a625ccf17627af97ad0ee169357630d8b6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

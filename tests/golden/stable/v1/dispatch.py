@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1b6e483ea7b05de4a7ad19a1a0ffab2fc7047571bef3b4bb5c5d39ee3f1fadbf
-# Content sha256: b4fffb51bdf7b1b72a7fb190b66b482fe7e8333f93b7a3dda560dabb49ea6f6d
+# Inputs sha256: 4246abe9143c470cc4ef41de9a171e59b19d16ac6ec8d56e857937c268ba06b2
+# Content sha256: 35319e3a34a4af982b36d9b50364c5711935f64fc36a975482cf71f274fd736c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d5af4cafcad8ebd995523db1a0a6f0f49e3a098849a6d3e5c320a3f0755483a6
-# Content sha256: 8afaa97086a455d8dea7972d2a250ac0c4c7c7c9de37a625032cb0d1d0a781fb
+# Inputs sha256: 305b8217b634204c3de04f1298a934ce404b3548494a8b070555bbbdc0794a41
+# Content sha256: 9cb7b82e4b8312428201cafe4f7db786d17bc46c8fd7ea3f301f2f6e513b6847
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2c9c4249df02776c8d01bb94f24687d67f2499ad9c409954d5bbe2cb473e2537
-# Content sha256: e072c9bd5e71b649f5c6733de20be712134831a515d1e9f76ad982247f18acc5
+# Inputs sha256: d6e1db9233c1a7078a99e849669ec2196ea8744da52952a2621577b3852b0d5f
+# Content sha256: 80c51327db1e4aa58d44198b3fc59c2581c022045a24799a0cb1300a77c20ab3
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fefa7b8d511c98818c0694e9a4d1affe84d929710dd9bab4c42a12150168c50e
-# Content sha256: efff78da0d368075638b215d8c80bfef00e22aecbd8b9e2dbdcd8336ce0845e8
+# Inputs sha256: a009d7176dd67a152fc3adfd89f615300b15c0d4a699d5eabf89e013c296a63f
+# Content sha256: c2b9a4874dc158331a1e815c61ec8a31965f3353d779ca0bd79a262a4d62a943
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 41cb31a1adfbf69da1d1c155d370a60f185f0764f2312966da054e81d21c9ac5
-# Content sha256: 067b529471894943228f9acf09a7b55c5242d108ac0df228fc47e328d4afe4f0
+# Inputs sha256: c92bc7c39ad51d08001c80f7d25dceb377bb06c6a03b06261fe65afae87a1218
+# Content sha256: a2a02b71daed07da3c63e41fde2e8737b65db18c1afb38785f9d278ae93c5551
 
 """Method dispatch for the agent side of ACP protocol v2.
 

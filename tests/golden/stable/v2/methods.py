@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 30c14688286dd35bc64d6a9bf18086107bc1eccef7cdbfe0affbbdf4b1dd5eff
-# Content sha256: 722ec8b012f4c72374bd8a3afd3d68926b417f1f14d0cf24b69f7b94315ff841
+# Inputs sha256: 42d873a93c126d4b60a58636ecb11ba737671e78dcdfcb267912e3dfe1325ae0
+# Content sha256: d2c86db925f60131b886d0572eb5c8a51288d77f796c6dd3a851ec9d2e8bf19e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 559e03c2e38adb96c5d57a3df86615157e9afe8581042e0544acffd23610856e
-# Content sha256: c67fba08cb42abcddb2004f9e741030ef7e4d7511532abf481220e989890b685
+# Inputs sha256: 32d0e3a6816d81b331f8670986e46749ef58256c47382161aff27d7a012e6940
+# Content sha256: 3bb14809fa020fd591c7302852858a51fd05d207ae784cab7a98672d5c40c236
 
 """Wire models of ACP protocol v2.
 
