@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 25f27e46e502b87a121931525d4624433701162ef9a0a5c08ddfde63b2c7035d
-# Content sha256: f996299c88eb6a511b4bea47b52f2b3de003e38f3b4c011ec5204bdf3920d361
+# Inputs sha256: 29725540fb8bcb81b4d6263f90139bc33f02b4d72240976ff7c002a9d631c2bb
+# Content sha256: 7e1e6563831890b6ae4b6637c60a5a3e597eccc23bf4a7b7d1b93b6644fb647b
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0d46f5254f141d7f02e71cc3990c6811e089dc12e3a2770c21ad9db2446e5752
-# Content sha256: 0d78dc1b04d1804aba309bbd990e6e5bb46334cef8da51e145a30235ceb13bfc
+# Inputs sha256: 9e957f873d4ce3353ac53ec03b031581fe2fa19fd2c50b7299ee5abf578a861f
+# Content sha256: 1948e8928c3ae4385b08be90331e3d30f3e8dbb1eb33aeae34b264d6665dc5db
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

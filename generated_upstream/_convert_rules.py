@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8f1281d2140de615fda6106735165b2c2c24e4d0b197ea7014eda7deb162da16
-# Content sha256: cffb73cdcd08f834821341724939fcae35152d9f9d871f3ae988aa637c59c1cf
+# Inputs sha256: 2bd65cb2d924972f1c935692d6b1c496cec82d18757be44b6d4723df42696e75
+# Content sha256: 9f326bafc3615c94051424ae57bb02250199d2f533f07a7c78cc41321d0e0005
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 233aa0e4c23f5253913dadec80e8b4faba7ccaf3db1a5e1580430fd47ceae147
-# Content sha256: ee76626eeb02e7af84565820f0f8c1a6699a8b8462da67548ec842377a68af8d
+# Inputs sha256: 888e200c9bd7078f4131a9ac1841829f3b41fdacce1dee8bd431d8052b5b6510
+# Content sha256: eeee4f1f93ba16ab299e0be643c08ac78f090f38ba1c1aeaef107bccf02f0170
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39da03110e78f8c6f5b87f1a10e2acb3a9ecbb15ff15e6a73338a34ce28e1428
-# Content sha256: ef5a526ad1dced438ddef79f4f99919872fada99f9d10fba9efe0528a0433125
+# Inputs sha256: f0d9e9bd30a3789cdecc0e08eb53cbad0d84579389a81e8dba90dd2fbca2d2d3
+# Content sha256: c0bc169518038af4120219683117bd7d9361380657b2f2c058f4c2275baf1aa8
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 93be13d00eb4ac90597c00b4b2514e2fe5284d2ddcb8f27d82428e60ea0460f8
-# Content sha256: d6fc6e1ce39520dd89b891caa5b604ef7dc5ed6275b6607dfbb1e398f78973a4
+# Inputs sha256: de6cdf90f93050096eb2dc928f71d21bf7dede4eccb9f77575352b85d69e72f3
+# Content sha256: 0c53024d19c748f4ab1c14200edc798e6650e60e939536c891ea336825311eb8
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e10fc8f70c54380039352969b998e937f033eb191485bcca40fbb6951b785010
-# Content sha256: 7c9d3d4a1353ebed81aee99f2080f0d7fe494d007cfe1cfc11b1ac38c693cc8c
+# Inputs sha256: 626dc7438c2b83df61b36abd71dcb2a36c38947c38759db4f91ac5988af3392e
+# Content sha256: bd65832e0c722b898ae6974713ba30817d7afb67575a5d8f697c9a7f90f51116
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 31800d14e3989b87d2758fdadc981930e622208006825bd5d59e42e7314fa1e7
-# Content sha256: ae2da8e18821d9df37936c5cb8a0dd8a4238fe663ea673411cf748ee05ae46de
+# Inputs sha256: 17e087f5a675bb03347eef69489ff199f906946c6609e40c5bd9c5e8d633c9ba
+# Content sha256: 0fb5df09e8dbcb387b88df5af7184323a59f124362c7a3c9021fbba1a393682b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbde00e4694b86f640596fb105002598fe9bc74aa7290b32c8b19b9295d036c3
-# Content sha256: 402ceacd51eb9f8c098903e2948072955a20b55bb86262f8b7e0509cbb8cb67e
+# Inputs sha256: 98bc11532f4b14b654b4104b0bf0f31c44e697a593b82455d0cd460f2bcd7382
+# Content sha256: 4620a0b61cdc21370dbfbd653c9fc8e3b2b7616773515277ac1d40f65c70bd64
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b6dd1d827abeb9aff0eede1c6607f17a24c4ea6f34ba611f42e7760ff10c7d4d
-# Content sha256: dfacb99fd869101e6b8e0722b2c093a783e1538f68146638bfe6d11378d2b715
+# Inputs sha256: a5243d697e48b95c6ac5cc13077a68747a19ca3b2207d6e560145296943c3586
+# Content sha256: 7bbff20b24a940a04d874a4ee13f07ed416dc11aae6e7d27f9d215c867f40e5a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bc434b388bcdb6ca3b3e083153f7bc69950dc9c509e54a745681e182cf24a0c8
-# Content sha256: f254ac86895e98ceb8e0eafd2cfd065625e6a2f417030eb21745610a8ec8ca10
+# Inputs sha256: 98fab6ace0d112626062cd951937ca1cc55d4ca98875cadf332de61091a1fb5d
+# Content sha256: 8ea04b185ef67cc0d22c565c241361f13bb154857d845b983f0afe6dffae0d2b
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

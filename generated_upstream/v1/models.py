@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 50db03a57cf6637e8ed57cb9015afaa4ae256f52a2575da5b1c45e20b89ec29b
-# Content sha256: b3c85514327f6bfc5b2ed0b1861403fc3aa3e71393444f572a5fce4d4381c071
+# Inputs sha256: 6c8b86473eb10382780247688d89425ad6e4469e76fbcc73b62cdc89d59f3997
+# Content sha256: 2383f9d6550343ad17bb4f258721dad3cee923cd5193c6d9a5d88a47d2f5bfa6
 
 """Wire models of ACP protocol v1.
 

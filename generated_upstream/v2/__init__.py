@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f9948d7b770ebd69d987002d7bf65e61ee869a1848711a6b699dc045e87b4eac
-# Content sha256: 709a64fb3187f6e8f0f9e759284bf0cf1c5bb54330066f90291470078f3d9260
+# Inputs sha256: 137d9a622a4f4c3a5a023701da19030836fe25510eaeb2a465b4db6c811062c2
+# Content sha256: 15ce7d2eb477e47855ef35c985e39b7d75d9f3101b31239b4d1119c4b7ff61f8
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 75215d1dae9e34a35324653262d78f1e0055cd0817727a19f4b112fbe3ef07ff
-# Content sha256: 4c32b9a2391659a1cffdac4556ed2554273dd9072d58d56074ebd1046894d627
+# Inputs sha256: fbc33c50c899b48f0a00f0cb19b2c14510ecd0d58c05dfc7b6085d0ddd6ff454
+# Content sha256: abfdc2fdf023a98f7d56aec8f270780bbc319b7f09f5ec365841678c6c625121
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9d62ff526a4ffaf9fbaae3992930ff8af8fa4f6ac334bc515d0f9400be146139
-# Content sha256: 7e5647462342f2c43dc8a8693cb04f0bf6b6196140dd2433e2a3288bd3bc16f2
+# Inputs sha256: 3b4e7172edf23e0010c6e9963e73fc02598ce0585bb626a7d4588b3c8d5d9425
+# Content sha256: d6f8b618fa9325d011c0d5a750d8d0319dbe7aa29f69f9d61e8918c2a81ac93f
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5bfcc897b0935438188bc2e52d5f4b51f6ed3807dbad4c0bd5f7929a741fbcf1
-# Content sha256: 3d0e7cb9e4439945eef640855d961dbe4d2a69e2e91295b400c8451e4c63c645
+# Inputs sha256: 33736b7c6aba53ea5ac59c1a7f9e2083610a4b3c7d2cb7f6b4c130cc70b738b9
+# Content sha256: 19870689e3faaa34745c43993f4a588ea8a42fab96112172dc1f345ca7c75426
 
 """Wire models of ACP protocol v2.
 

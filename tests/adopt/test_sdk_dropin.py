@@ -35,6 +35,7 @@ from support.reference_data import needs
 from support.sdk import (  # noqa: F401  (also what the other SDK tests import from here)
     ENV,
     FEATURE,
+    PIP_OFFLINE_FAST,
     SDK_PIN,
     SDK_TEST_PINS,
     adopt,
