@@ -81,6 +81,7 @@ def fake_previous_output(out: Path) -> None:
 def expected_files(versions: tuple[int, ...]) -> set[str]:
     """What a generation without conversions writes: the pipeline's own table, nothing else."""
     from acp_codegen.generate.pipeline import (
+        BRIDGE_FILES,
         CONVERT_RUNTIME,
         CONVERT_TEMPLATE,
         MODELS,
@@ -89,8 +90,8 @@ def expected_files(versions: tuple[int, ...]) -> set[str]:
         VERSION_TEMPLATES,
     )
 
-    package = {path for template, path in PACKAGE_TEMPLATES if template != CONVERT_TEMPLATE}
-    package |= {name for name in RUNTIME_FILES if name not in CONVERT_RUNTIME}
+    package = {path for template, path in PACKAGE_TEMPLATES if template != CONVERT_TEMPLATE} - set(BRIDGE_FILES)
+    package |= {name for name in RUNTIME_FILES if name not in (*CONVERT_RUNTIME, *BRIDGE_FILES)}
     names = {MODELS, *(name for _, name in VERSION_TEMPLATES)}
     return package | {f"v{v}/{name}" for v in versions for name in names}
 

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e28f643930a405f93cd943dbcc31113097dd2cf6f3dcfcb83292e35265398c9
-# Content sha256: 33add830a80338fc0272e03db25c50c2794492120a6a85b2c4a1486684c78c3c
+# Inputs sha256: 2d56ac603dde2a1eaa9f7a79a896e55e56ff979da89b7cfe3b590e5cd0f02cd3
+# Content sha256: 2e6398b2d0806c84221a4316d72845c9ef1048f7a02499b5c0c3de935baa90d0
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -126,7 +126,9 @@ class _V2ToV1Widget(_Converter):
     """``Widget`` (v2) as ``Widget`` (v1)."""
 
     f_widget_id: str = Field(alias="widgetId")
-    f_location: str = Field(validation_alias="location", serialization_alias="path")
+    f_location: _AbsolutePathIn = Field(
+        validation_alias="location", serialization_alias="path"
+    )
     f_seen_at: _Rfc3339 | None = Field(_ABSENT, alias="seenAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6d99b94718086aaeda5268a2d06e89dcf67ec64affbc28a6bf3100c77c66e475
-# Content sha256: 5c64baf785654304f63663fa6533de5c624a3d343b068d88255ac93a8f40e00c
+# Inputs sha256: 9fe69773511ee7d527d0cabad15a69c810ff69175e2e40d5fdb8952e805d3284
+# Content sha256: 88bc0473f33fc261184954fbe3941117e24bf04478bb587a7cc7d5a58f8b2d2a
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -137,7 +137,9 @@ class _V2ToV1Widget(_Converter):
     """``Widget`` (v2) as ``Widget`` (v1)."""
 
     f_widget_id: str = Field(alias="widgetId")
-    f_location: str = Field(validation_alias="location", serialization_alias="path")
+    f_location: _AbsolutePathIn = Field(
+        validation_alias="location", serialization_alias="path"
+    )
     f_seen_at: _Rfc3339 | None = Field(_ABSENT, alias="seenAt")
     f_pinned: bool | None = Field(_ABSENT, alias="pinned")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
