@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 97495052e72532eb0e05ef80179d701ebead0cededbba50c5b6ff99a1a86062a
-# Content sha256: 8e15172d8bffb2d893e8aa65a8892f01c8a0c49551e33c5d8008b766e135c7a2
+# Inputs sha256: b85a9e563ef8a1e7aa0578042315f33b0157be4a51b3e4fd4df96cd0a7c898d2
+# Content sha256: b4c9e2afa92ff030b097b38aea5a9f785253e965765a69964e849e78da2004f1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

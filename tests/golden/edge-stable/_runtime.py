@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 54b54175ef652d733b63d880631df8b53521c20209c52d535aa3278644b3f918
-# Content sha256: e0014908955844e0f27a1fae34e2b576fc22b01ebc4f0a885cc8234ead1a0357
+# Inputs sha256: 736c1ae0dec01ec833155edc21a67658eddb5b88a706862d65b945744a885044
+# Content sha256: 8916de3125890c32b16465177b3d98f48d9e69f492fcbfe6421819f06f696863
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

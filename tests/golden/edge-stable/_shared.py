@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7995e662908eea2eea6611d1d6f043eea8c09622195dc4a17257a3a9fb6bfcfc
-# Content sha256: 849664943c91d0966fee948013ad13bf795ac0d109d0bd2324fa9fb229d34e83
+# Inputs sha256: 1f0de9e2827f72c023ab6092f1ffd62873eab65db4bfc065ad41f317848774f5
+# Content sha256: 68e6db7b3930abd45d11f7983f2b6813b4d674544904532c465c213e1522fe1a
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

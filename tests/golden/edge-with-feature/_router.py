@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 815a8b750fb4e21fb08edf677962d16c8d061baa0eb0e312c1b35d87aa41a009
-# Content sha256: c42bb34388d57ecf921a5b41c151178058961c9859b9c6993d2d8650f27d782c
+# Inputs sha256: 225a1b284eee5d1d03cf8936b88443af7dde70b3a5c2233407e2c75724883048
+# Content sha256: 0544b04f4b45aa03c780f55183bf0d0526553efeeafd1bbff265fe9454e3f5bb
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

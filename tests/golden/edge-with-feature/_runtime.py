@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6eab4cef493d47373727032ae63b39011a9cd7e6cc8a0681ee6f75b81a44803a
-# Content sha256: cf83690de8d11cf1a937accfa6fdf63e242f124878de8afa554af33a83dfc3b4
+# Inputs sha256: 1537b11d2b70148cf5948c80c3053687a693f17ff9d63059505d5bff9fe62ec7
+# Content sha256: ba87600bfa62c131616a3041c03bdc852c82041987c5c40783e20d72a31b53b2
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

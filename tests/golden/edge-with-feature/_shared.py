@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72a4e0332fe57ccb2db756719bbd1af45fed9e05633694193e8592ae26ef20aa
-# Content sha256: 32d08253a7d8c4d28964d339c4034e3394465e0e3c9191babf0c6a295c321f46
+# Inputs sha256: 1a5c44cb64c01e99a99bc5237bbd202ccd30a0e9c659468ec5a6f5eb8b9272a2
+# Content sha256: a4eaeeade2e518b3811eb9585ab12994abbe46768121f95016aa6a46e647d0fb
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8ab3579d96e5b09906e1f77e24b4e90e1521b703a5e4aa31225f1268bae86d11
-# Content sha256: 05b1e98b7b215df23278262a28ae486a729a5d343308ea5a183b8c46bad06ab0
+# Inputs sha256: 719521be4c924659a9be176a7c0aa90872e1d5de652d1566015d2c971b31c9cc
+# Content sha256: b6563c9486e65b25e81ad26a4ff94e4d4d4711f8eee46a4acb2f3a2c06589be1
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

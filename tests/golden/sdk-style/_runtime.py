@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3a7bbfa2a65bba08c6192e94e0f3e55c564b9c87dcf7ddf7bb5d31865ebb88ce
-# Content sha256: 3e3338062122eea2b4699da65438d7afacd15ab2c8d0eebd518b54a21c1168a1
+# Inputs sha256: cc300ad28d46710b3fb5be4d7c45a714c95957fc995a43fac7f578f27902ee93
+# Content sha256: fdf6e591f634cbab52d09b496986a7903ca2f92d9902e6b11927565bce848402
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 37c60a21830ee7e225af987b8c2621f342d98939b303d49d01405eac747fcd12
-# Content sha256: d968f396451fec27705550fc45a48d179aa1f1390165ad0f24f05f13117ee117
+# Inputs sha256: 14801ad8da9860ece8900ada19b8bff93b151ebdf05cf97b0e08dd16b57fa316
+# Content sha256: 7d58a1553d5bf495b3f5e83f21326540c92452b62e8fcaf4853056db1f7ae4f4
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -99,9 +99,16 @@ def _non_negative(value: int | None) -> int | None:
     return value
 
 
+def _positive(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise _fail(None, "v2 counts it from 1")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
 _UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
 _NON_NEGATIVE: Final = AfterValidator(_non_negative)
+_POSITIVE: Final = AfterValidator(_positive)
 
 
 def _as_is(value: Any) -> Any:

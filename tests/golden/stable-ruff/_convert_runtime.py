@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7ac7654795cf847b9abec5e9a89ed860e2314b25eb26531817bdbfedf17d07e6
-# Content sha256: 000def763c7d67fd06819499cc54d12c16ea3a8b4a2c7d92d502080c3bc49b63
+# Inputs sha256: 6e2e54bbf16b7d0170c77f4feaf6cc4a7f1f25ef83deedf2d5fb9bab23a0bf43
+# Content sha256: f1649f004dd6800f334346a91f7fbcba35522ae7fa4edecfc69e32050068d888
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6a178b7f1daa397b8cbf7c3c2714234e583e984997f5133c708db6e70b464efc
-# Content sha256: a9ac842c8d3b70a22a8d0801d9120866e75caec57c8d5793cb3c6dad18a875e9
+# Inputs sha256: bd8ab4ccd573242933a26df3285d3150022b31bd2d03cee97e076476f1c3e735
+# Content sha256: 1ed04450b3516126b88aa9503a1fd30e1240645263620d336b17e03a6dd2024d
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 7c63774c31f8fbbdfae4a07039b83e73301e728c8cf75673eb79a7ec93f0e426
-# Content sha256: b5ae3c50aaf807ffbf27c90ea2f8c9f45c2c6b32fc82df9446af5050bb90212a
+# Inputs sha256: a9bbfb5d9f1dba8495cbff354924c196e427f39ec3beac27f76c3e7a500b2ae4
+# Content sha256: 349416aa46a0bea56936173a956b298f3f822be9a9623f1c54787579bfcf947a
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 09017109e4ec5c90414dff6b3b2f672247ed80373c7d646c2f1cbe0e6363760f
-# Content sha256: 4c38f3ac5932a9a82161d0885cf4689c1e1e44f8dbe29246bbf7885b18dab18c
+# Inputs sha256: 9324dca403dce35b98552d04c7891dd5cb0da6cd43b0c91bf885e38d6f4a9efa
+# Content sha256: d9b37065fd9c7810749edab2604ce81fba853e8e066a6936dad37c483ccb4432
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

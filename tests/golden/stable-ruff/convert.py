@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 59fab5e344c3ee315dda61a5b462d5df7dc9f79924641382a11fe99dfc363a8f
-# Content sha256: a37a1ecf038ba2844c3bd00423d8f6224cb63f9c7f1e8f5ce3893070787f0444
+# Inputs sha256: fcddbb1866f44137be41e96ae6de97b170517f8cefb55d89650165de044475b6
+# Content sha256: 9e50542d7e348507951354eb22f0b0e5320f82958d66f9446b7c4aa6fba2217b
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ec7e3cec49318070a699339c4e6e459e09597bf785fa42ff31922fb3a79095ae
-# Content sha256: 41a15ce8e25ec51f8b0a00c57ecba9460f930d7bb65d1fe73e6262bf5689c933
+# Inputs sha256: 200dfa0a721efff6e5c2b1e50426cac351e7b7137a409346438e98ab51b73b7a
+# Content sha256: 323f3f54d1622c141f8d87fe53da02579152fd1b54b1832af5b022cc575feab2
 
 """The value rules and transforms of the generated ``convert`` module beyond paths and
 dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
@@ -101,9 +101,16 @@ def _non_negative(value: int | None) -> int | None:
     return value
 
 
+def _positive(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise _fail(None, "v2 counts it from 1")
+    return value
+
+
 _NON_EMPTY: Final = AfterValidator(_non_empty)
 _UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
 _NON_NEGATIVE: Final = AfterValidator(_non_negative)
+_POSITIVE: Final = AfterValidator(_positive)
 
 
 def _as_is(value: Any) -> Any:

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 57bb79641cebb38ee829d64b48da108741e54ab30730ec6be87e2ca13da63e91
-# Content sha256: 0cb05faddeb335afec5c2dc77f996317dcc7041ead0b65f679cddb9683cc8e4e
+# Inputs sha256: 93175fa5f29809b6299ea6cb6ce7c3386fd7ea58e26b8c9f0ed160f5923d243d
+# Content sha256: 2f66909ce3842aadcc71b639cdd72d71eab2c2fa240fa00390f1614efc888cd0
 
 """The fixed part of the generated ``convert`` module: errors, value rules, the base of
 every converter model and the entry points; the module itself holds only the converters

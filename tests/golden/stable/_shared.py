@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: eb38f66836fd09f4194e4f9645d6ea0887013ced78aa0f680e70430289dbd3ef
-# Content sha256: 0e3547237c0c8cbc1e7b809c62a7a51804a346f237184e6b9f0ddad31d3e86dc
+# Inputs sha256: 7521a9825a9365e5690fbceeb52441b039ff16cf89843dc61aa7f5888f006deb
+# Content sha256: ed82e26016fbaee7fe73ea29bc2decc510ec27f1fd87d422a1e186b58854aa09
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

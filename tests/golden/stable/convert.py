@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e79fa95dd4e1cd7eb601dc4de61f79b57df81afdc8e0dedf580be24abc4ac9e7
-# Content sha256: cd6edf634512d058f523250893531c433bc547c8193a693eb44e717a8c32b7b2
+# Inputs sha256: 4f89025b6b00f4b1072ce51eeddb84b8d76f68d67846bca99ac9163010d8c3d8
+# Content sha256: 13c1ee07f6d93cba3c4d92479f295dbb28dc4f55521f4d3e6c6511d96c69070c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2d56ac603dde2a1eaa9f7a79a896e55e56ff979da89b7cfe3b590e5cd0f02cd3
-# Content sha256: 2e6398b2d0806c84221a4316d72845c9ef1048f7a02499b5c0c3de935baa90d0
+# Inputs sha256: 39b804de5a3ec99875d345c986e0865732adc6ea7edd31c5c47db2b1abebb804
+# Content sha256: 9ddf771e54ce351e5ec8263769b46e6869b238bda1838d37e8d4d3bf05185785
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

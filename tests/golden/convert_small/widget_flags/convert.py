@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9fe69773511ee7d527d0cabad15a69c810ff69175e2e40d5fdb8952e805d3284
-# Content sha256: 88bc0473f33fc261184954fbe3941117e24bf04478bb587a7cc7d5a58f8b2d2a
+# Inputs sha256: 8059ad7fa5d82c7894432d914aa6ee2e179b054696c93276fffa943a11965b4b
+# Content sha256: 3c9f707b95c56862bdb304db30b3890cdd5a058cc407291c946363f6254a0d62
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 000b50e7d80f7426522d801e326849854e1866915258794096742547527a08c5
-# Content sha256: ba4b2bd109e75626f4d7bf117f22e06ab058af7d7a202955f1aa4c797533e7fe
+# Inputs sha256: 66d451eee9a474f649f421fda144303b693f4df1b072c36aedd29fef3db4740b
+# Content sha256: a67abf8def59e05f867b05a87ebe3ac0d6a784e4ad168a0a34f7c84f295e9827
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

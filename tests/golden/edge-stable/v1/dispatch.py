@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d25a70844c9b0f9e9399ebbac27160a1105917da30174025341c20b5b03bb9b4
-# Content sha256: 21e18289dddfd4e9c5b78fa431c09dfdb7f959f9029d5024a0e1076e391cb61b
+# Inputs sha256: dfe1f96821039239cc45fbd27d4c71d65bf1ce1140f961cbc6117736abf2d483
+# Content sha256: 75463868a05dff020ea619c48331f8f4a80ad64b1b241cce94c11c112ea58308
 
 """Method dispatch for the agent side of ACP protocol v1.
 

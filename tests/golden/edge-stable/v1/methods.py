@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a4bd483f88a4307706c8a3da6e91af69094947d141e09cd439e5a78424bf8871
-# Content sha256: f44de9f24e7cc04e423bee7ae6faa376c3e25c1331f67ff79defec4d2769d5e3
+# Inputs sha256: 1eeaa9c74d17d3ba0440ab1c4e8a07b4d064b8cc47f3991fac7cd4694347e8b3
+# Content sha256: fa41364efbc7f16e44be4acf2dccf7993f70ed2b5ca40e43ea8882fd5d7e669c
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fb449b791a2b8412f9289503b91b6eb251543a9b8274f2d4308125b29b334d2e
-# Content sha256: d0254fbab0378c31bc2556664adc4f5689c2b69b6edb1569a507f0e79e102ebd
+# Inputs sha256: 9529c98cd70a3562fd5ebdb7f540f3cbea4fbc25e9c6f6c02c340866d4c165d5
+# Content sha256: 903fe2d76704a5395f087033af059239ca21ab8bd76cb631038bdce07f8c7cd1
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39babccec6247540f5d6aa2b473e8cb7ff9439b68502187a8593886a9b0967d0
-# Content sha256: 057f35d5f2325a466b8f04b2627b3771163be7762e9160d5c265171e6d8c4696
+# Inputs sha256: 46ba46090a0c44e7e8edbca0d0d6d0ef39a23b38654193d5a67de90d546323f2
+# Content sha256: 10ffe99c8945c0331f2edd36f4f4e2b7a4ff6367b84d2d707aa9d7fe98499422
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c2f412e21d1290066ca624785ef9544f960f423c48b0296f849c18ab85db745
-# Content sha256: 11310edc884ef40679dfc45d228d43ae27aff7040af8304efa94d4fa92016dd0
+# Inputs sha256: 3be4e0d0444bfb1d19d5b8594495c355dd7d3b3227feddca3a2b4cef6d88ee61
+# Content sha256: 69367fa51d88c84a4cbcc7d4c5cef3eebbd50393433eaf17dba61b1ffa24f8c6
 
 """Method dispatch for the agent side of ACP protocol v1.
 

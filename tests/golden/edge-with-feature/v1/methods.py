@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 031ab8b8cc689a81d5ac9a8249333998a1a38aad04f70da42cbeb87b1874b2d3
-# Content sha256: 3ba91c90d4db2d8304ea145707b079fce7f185dba9c13f57cd27ffbbca653160
+# Inputs sha256: 58638a6f5a97c2700a7bb1998f2d0635de76cd85117b689c13fc9768d752ca54
+# Content sha256: 24f21b09552fb4cf59b586cf1a4533b4232cc2f5349094c2333e7637952fa17a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 349c181408f91a2bf801865902bea44908001f4ab848f5c1d7d87546952d9f69
-# Content sha256: 13df4f3de65a52e9e6be52e88a83655de5f47c22d85ef5e26fa9ef2cbce140b9
+# Inputs sha256: b62000c68f380e0b1ae4527c53308959bfc691660ecf46738adc05f01f5637ed
+# Content sha256: 3b76631ca800a809b148b1cee9adf359102a0d7f3d9f6acd244a1abcc939893b
 
 """Wire models of ACP protocol v1.
 

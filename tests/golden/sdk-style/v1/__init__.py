@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c5bde98114c520e6bc89f17cfd1aa989940475056c5f90cdebdd89b19c0c0674
-# Content sha256: f0332e91b5d20322cd4ce8b4c926e7b8136659f9b7ae87ab27761309586e3863
+# Inputs sha256: a12c752db98d4421aa58cfb9a3649c2625cb26ed95055bbc8ebfed74700543ce
+# Content sha256: 6fc489e1fb174be59cd629ac9ee76378b5b1ff0e2c2cd410e930dbd4445eceac
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 438c4dcc3a7a554c5bb48f7ccc2cd64ab77d98b3a6847631a52c6ef4692ff483
-# Content sha256: 85671f902766a6d5a1880391c684d39f77afd86504eb49cfe696187617052af3
+# Inputs sha256: 0bed16937980626a3cbfdaaf1d63df4322a1598be67d29566264b4fef1d73f7d
+# Content sha256: c918d355f43da7f1a79a4722a02d0fa21d1cbb4211429bdb1f4ec38c57f62370
 
 """Method dispatch for the agent side of ACP protocol v1.
 

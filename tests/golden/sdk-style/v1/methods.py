@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8be74feb145fafbd3429f09e260caf8d315e7fbbdf2be4add6a01887db857ab9
-# Content sha256: 965728f23507256bd0cf24f71eebcd0abbf14d519bc62a45fd769a17960931e6
+# Inputs sha256: f00beb71db906e05339ebaaab97ea34f2c93c2cf03784d614db2a95262c8b951
+# Content sha256: 0750899e0281d52dd0f9489e18e07b8895d9e775c2eb883e2db6377136642e3f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a54ef8d4c4fbde288dbf49b2a860518b0ffe63145bf6076038092380cd1e9ea8
-# Content sha256: 6d482c02ec637a9d5bd467f23e67984eb6d3f5ebb23e942ec20f656cee4bf2d4
+# Inputs sha256: 3d8b440b494bf853bef475f7f19836a868b932376ca96715e9f50f3fbef9b48c
+# Content sha256: ba923a88382f1e89b6d9199652be98cd6e99f8b89a36c50139f96463c3826f03
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 1a6eec69a205b47226776a311cd612d26b4aec3dadcdc70ced39ec3813c7e3dd
-# Content sha256: 1214eba6284749b345c66b01d6eb3c271e10b9b30318a668dd44c7985a442167
+# Inputs sha256: df04c6689919fa6b1cbe4592248c916e08f9e2fd524a860780536cd4b7b43ea2
+# Content sha256: c7e1f5b00fc54534ca9ec5a516b344aba355a93f863ce68de6d08d503aee6715
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 56f0c228c9ac50f25f16b6c424b6645e1c029a83e794dfc42c2d3813b629c156
-# Content sha256: 6aa3e5606a739ff462d12b8038f5d0d62147e14adc765c6dd78de819c443d6e2
+# Inputs sha256: 4b733c567c2cd6aec64c1c4a996f42e8d44a83a47b7c551f442bd8b47106cfaf
+# Content sha256: 3fba07dfe84ebf81b766afd8555c860c881018f674e9857a0ced774d79f5d65f
 
 """Method dispatch for the agent side of ACP protocol v2.
 

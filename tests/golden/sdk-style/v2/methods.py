@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: afc25db8cdbdcdc09bc6d81c79b0822aa171cec973ae32e5e403af9b1f58069c
-# Content sha256: 8619f7ea2a61fa1864cf1e6e459ca3b5517f71ac53b718eb829504830a54b189
+# Inputs sha256: 0fc24411d5462f2ef3be1e822ab30935f5fc57ac0f41b185cc5d6309c48bc78f
+# Content sha256: 5a3f7c0311e975a32ef1af402404af4d1893573e845359b5a435a7e3ac7d74d1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a31c3b90741dac451bf1d4054958e2c5d2b39d10573ee302b66532834485cd83
-# Content sha256: f60fcd02ee37d55361efe343d8f0c50fb43d8540369a146ab73bf95514b59c3a
+# Inputs sha256: 8824249e21d90312df337b08fe562941a43a5c866c1570abf5bfda3a86a68a98
+# Content sha256: 5a309f096f4615027aed0e932c4a5ade3a6346cf9e9490732640c15cfe3f6e67
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b95be724dc5235781e4373c6e4f154d09cbabf71e2936562dca9ae7605fcff60
-# Content sha256: fc311db96e6a496458a416a5c276814d5fe376b8b8734af8044e736e39ce8a54
+# Inputs sha256: 61ae261469c1cb91edd9e96693d3f7ffcc712c8802aefa2ac78e96ced046a6af
+# Content sha256: 694c31088dc57242099c6c0c3e0e0efb4e724ccf6645281de1324cbe540af885
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

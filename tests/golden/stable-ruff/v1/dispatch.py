@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: dcbbf7fcf1f97e74cca6f0b9e2a84b0bc963197a8d5300422e9bcf112d5787b1
-# Content sha256: 1ded7ba997dade26f3cc02ac9ccafa09a9ce0df2b1962017a7fe5e633b3ff399
+# Inputs sha256: f31a7b1c07d0f8a88b7132ebfe371bb6522777436200d78b18d6835ca7b2753d
+# Content sha256: 15a9c0f04c851b531baa37b0562dc5f5a8f7561983c9c75f2621ae61e8c3e3a7
 
 """Method dispatch for the agent side of ACP protocol v1.
 

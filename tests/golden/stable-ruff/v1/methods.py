@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 545b7345eb0a93e2efca72555f3be3653b6e53436c6dd390e2c19207e9666adc
-# Content sha256: 6c6c772ab581b80923e53e29cedb9f2628759a9f473f59cca830b13c3b95aacd
+# Inputs sha256: e50a4838117dfaed77d2ea6a5f75e2a2376d18a246d7fae6ac6942a38f4b1ea4
+# Content sha256: 6426a08d87b1fea866f67aa850697d9e4f5840b13c9a7ebe84245b6a217c401f
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 67a515fd006125948ff3c8086ea2e730f66f8f9e7e7a09ba52770beb2eecc89e
-# Content sha256: 3aa6d13cd6842e156c9b906e898758e98f886bc76ba2e040b84842f54efd7df0
+# Inputs sha256: 882d56350dcb78ade340379bc614760315e4d03e613a4198de10412c2ac284ef
+# Content sha256: c3352168e385ee8292bb4b0c2508660a464ce58f269957718809c189bf93d055
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 104125844e86c35764c7a1fc1f723420e7a85260c6ac7e8d447994db6c19668c
-# Content sha256: 14ae4292dcd1571e76e8fbbe097a1c4861ca1dce073cd3f466929e7502b39626
+# Inputs sha256: 433a418044e0ed494c814ff202ce4f9d9b2ad83f47cc0ac2b603a77fb99e92a3
+# Content sha256: 333f0f7ded2a79d167d8ab57b00441ed5e204097c5b17dfbb02808b4d2ae4765
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 34a575f0f0a11f55e180a2eda5e35afa909c5c816b97bc3cf1e0bd8d1b23c212
-# Content sha256: efcac1cec3931dcf06bb483b3ab2a7f379b6face513f24532f4e952aea1f031a
+# Inputs sha256: 4b16814ac8e3ffe4b22488d7020712a4c57f4a14f41aac727efe86d88ff389aa
+# Content sha256: 019b1580de69e27fdc4253c34b2edaf3a0c46fa5c2b0f5b5920c2d41a7163585
 
 """Method dispatch for the agent side of ACP protocol v2.
 

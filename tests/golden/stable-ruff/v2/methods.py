@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4af82668fdda12d910a5d368cc8ba3ddc696998335cb2d9b8c4a0aae07e05280
-# Content sha256: a0588986fb977107afe50fbb065f18719a0e873000cf66751d23f15c375f11aa
+# Inputs sha256: d67107da741a22e2f3dbae9977ecf459873ab05a67f8ade141edb293980dcde7
+# Content sha256: 827ff95fdcf917d190d5cd0bd52365ca6c3b5d17e52157083b4d4669fef1d542
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b7e9384d9e5ccfc3019178001dc6497ddf636b46cd04b3493394e72407c874e5
-# Content sha256: fa28232831809a7c1696c004412f7bcd2ed08703a14711a5d00f19940cec313f
+# Inputs sha256: 184dfce84d408fb574f0d95e4010e4570b9a7eebbcef8bca3cc076b45a16bca9
+# Content sha256: ea2fb5ee60753a69007b12f9ac3e5b04675f2d8a10f4664ce32f42c97aac4df0
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9b12d67f751f1785e420d105d0b55bbec7bf4726b5ad46437cc29b5982d054c0
-# Content sha256: d76ab65d11c1d0b2551a0bcafd5208c8f24434e86cf61a77f7e9d512f125ce4e
+# Inputs sha256: 3fbc430b4f0dd0c3b2bac8e5e845b36c87a324bb9836249c0232ddf89a5cc16b
+# Content sha256: 5b1830cb397256b157220f3d886e42a625ccf17627af97ad0ee169357630d8b6
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c62b43afe01258d93d0e30a665936cf4e2d9791c35fbf76080e207418fe11069
-# Content sha256: a0c1ad42deb3084a573a047474ebb0eeac2e7c676e6f3961985f78d1a38dc1d5
+# Inputs sha256: 4246abe9143c470cc4ef41de9a171e59b19d16ac6ec8d56e857937c268ba06b2
+# Content sha256: 35319e3a34a4af982b36d9b50364c5711935f64fc36a975482cf71f274fd736c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 45301055b910e2aee8d79478d905cb8ea4b839dab22080cff880afecd0f2585c
-# Content sha256: b0cca356cf04976ac67650324d889dbed7c2f0f556e5af4adf8d6058c1b5f277
+# Inputs sha256: 305b8217b634204c3de04f1298a934ce404b3548494a8b070555bbbdc0794a41
+# Content sha256: 9cb7b82e4b8312428201cafe4f7db786d17bc46c8fd7ea3f301f2f6e513b6847
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

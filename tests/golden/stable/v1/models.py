@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1ef2492e2c9c9004dd2078a3bb49cddbcb9b73a4d0c62ad6e61605de1be310a2
-# Content sha256: 4a596ccdcb9c2f655b8adb34883ea03ab66c196ce0aa8efa6633b006f7953d39
+# Inputs sha256: d6e1db9233c1a7078a99e849669ec2196ea8744da52952a2621577b3852b0d5f
+# Content sha256: 80c51327db1e4aa58d44198b3fc59c2581c022045a24799a0cb1300a77c20ab3
 
 """Wire models of ACP protocol v1.
 

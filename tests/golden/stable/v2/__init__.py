@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fcb1d51a26d593d142eee23293e81ac44db0831aa7b25022ea1a68dd5eabaa46
-# Content sha256: 02450f96225b851d78734392e413fa364884c53a030ca176b62127b6aa9f3e8f
+# Inputs sha256: a009d7176dd67a152fc3adfd89f615300b15c0d4a699d5eabf89e013c296a63f
+# Content sha256: c2b9a4874dc158331a1e815c61ec8a31965f3353d779ca0bd79a262a4d62a943
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

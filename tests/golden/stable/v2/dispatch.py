@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f71636925a7f71ee32cdcf94175dc2a644631d2d96817ebe730244697ebc56b5
-# Content sha256: 17bd422b4930b1fef8a631e95da1be4eb76efb59287ae4006e7bc97deaddcaaf
+# Inputs sha256: c92bc7c39ad51d08001c80f7d25dceb377bb06c6a03b06261fe65afae87a1218
+# Content sha256: a2a02b71daed07da3c63e41fde2e8737b65db18c1afb38785f9d278ae93c5551
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: bb7ad4298403cf4b38330e2420beb0d170de0d327ae8d884dd19805d62e40fbc
-# Content sha256: 019bedaf15e54fbd95f780566c57547cd0d84c76862906a74d84bdeafbfb6d37
+# Inputs sha256: 42d873a93c126d4b60a58636ecb11ba737671e78dcdfcb267912e3dfe1325ae0
+# Content sha256: d2c86db925f60131b886d0572eb5c8a51288d77f796c6dd3a851ec9d2e8bf19e
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7ef86f358687d4975b70885677b9c3d8518ffdf11a5280eaa90f8ba5d32203f0
-# Content sha256: 5704a80a8fdf81c9d697db44b13022814e199ab505548a74a000ed46982506f2
+# Inputs sha256: 32d0e3a6816d81b331f8670986e46749ef58256c47382161aff27d7a012e6940
+# Content sha256: 3bb14809fa020fd591c7302852858a51fd05d207ae784cab7a98672d5c40c236
 
 """Wire models of ACP protocol v2.
 
