@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fff1e59c40fa08ff30211cd61201a7c424c4b5ccceb8ce50a4898895d32b1499
-# Content sha256: 02b2293cc588ffeec46d1203981ada4bd8060031ee03c55346f98fe0ffd551b5
+# Inputs sha256: b5048f1895f47b0c2fdfeab684a1c71eb2bf84b68d32bae48879ff4402322241
+# Content sha256: b1b959cef8421624e320787c582d274fcbe8c8b10100b25c9434fdaac5a04691
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -254,8 +254,8 @@ class Bridge(AgentSide):
             return self._set_option(message, params, sid)
         if method == "session/close":
             return self._close_request(message, sid)
-        if method == "session/archive":
-            return self._archive_request(message, sid)
+        if method in self.tables.closing:
+            return self._closing_request(message, method, sid)
         v1 = self._to_v1(message)
         self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
         return [(AGENT, v1)]
@@ -420,18 +420,20 @@ class Bridge(AgentSide):
         self._expect(message["id"], lambda m: self._options_set(m, session))
         return [(AGENT, self._to_v1(message))]
 
-    def _archive_request(self, message: dict[str, Any], sid: str) -> list[Action]:
-        """The RFD: archiving a session open on the connection closes it (its turn ends,
-        idle ``cancelled``, before the result; a prompt then is -32002 until a resume, which
-        an unarchive is not)."""
+    def _closing_request(
+        self, message: dict[str, Any], method: str, sid: str
+    ) -> list[Action]:
+        """A method that closes a session open on the connection when it succeeds (the RFD:
+        archiving it): its turn ends, idle ``cancelled``, before the result; a prompt then is
+        -32002 until a resume (an unarchive is none)."""
 
-        def archived(answer: dict[str, Any]) -> list[Action]:
+        def closed(answer: dict[str, Any]) -> list[Action]:
             session = self.sessions.known(sid)
             if "result" not in answer or session is None or not session.open:
-                return self._to_client(answer, "session/archive")
-            return [*self._close(sid), *self._to_client(answer, "session/archive")]
+                return self._to_client(answer, method)
+            return [*self._close(sid), *self._to_client(answer, method)]
 
-        self._expect(message["id"], archived)
+        self._expect(message["id"], closed)
         return [(AGENT, self._to_v1(message))]
 
     def _close_request(self, message: dict[str, Any], sid: str) -> list[Action]:

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5371780fafa81a6b868fdf7849409bf1bbaa11fab1b7304c41c836238e5ee9c9
-# Content sha256: bde0de9d2914da5512af1ced66db598d9a4fe45bf9422f8153a0e6ead3e4969e
+# Inputs sha256: ebc0d7f794216941a47424f8979f08153397d4458c0f440732f6ac480b0546dd
+# Content sha256: a778a66b4737f7481fd432adf11d5257a0384f6cf2a10134da5abe7bf6b555eb
 
 """The version bridge's asyncio host: a connection written for protocol 1 (an SDK's agent
 side, say) serves a client that speaks protocol 2, in process.
@@ -92,24 +92,35 @@ def bridged_streams(
     the program's). Called with the event loop running: the task that reads the client
     starts here."""
     name = agent or os.path.basename(sys.argv[0]) or "agent"
-    if isinstance(first, asyncio.StreamReader) and isinstance(second, asyncio.StreamWriter):
+    if isinstance(first, asyncio.StreamReader) and isinstance(
+        second, asyncio.StreamWriter
+    ):
         host = _Host(first, second, bridge(name))
         return cast(_A, host.agent_reader), cast(_B, host.agent_writer)
-    if isinstance(first, asyncio.StreamWriter) and isinstance(second, asyncio.StreamReader):
+    if isinstance(first, asyncio.StreamWriter) and isinstance(
+        second, asyncio.StreamReader
+    ):
         host = _Host(second, first, bridge(name))
         return cast(_A, host.agent_writer), cast(_B, host.agent_reader)
     return first, second
 
 
 class _Host:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, bridge: BridgeLike) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        bridge: BridgeLike,
+    ) -> None:
         self.bridge = bridge
         self.client_reader, self.client_writer = reader, writer
         loop = asyncio.get_running_loop()
         self.limit: int = getattr(reader, "_limit", DEFAULT_LIMIT)
         self.agent_reader = asyncio.StreamReader(limit=self.limit)
         self.transport = _AgentTransport(self)
-        self.agent_writer = asyncio.StreamWriter(self.transport, _AgentProtocol(self, loop), None, loop)
+        self.agent_writer = asyncio.StreamWriter(
+            self.transport, _AgentProtocol(self, loop), None, loop
+        )
         self.rest = b""  # the start of a line the connection has not ended yet
         self.midline = False  # a line passed on unread is not ended yet
         self.closed = False
@@ -124,7 +135,9 @@ class _Host:
                 self.from_client(line)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # (the client's stream failed: the connection hears it as it would)
+        except (
+            Exception
+        ) as exc:  # (the client's stream failed: the connection hears it as it would)
             self.agent_reader.set_exception(exc)
             return
         self.agent_reader.feed_eof()
@@ -145,7 +158,9 @@ class _Host:
     def from_client(self, line: bytes) -> None:
         try:
             actions = self.bridge.from_client_line(line)
-        except Exception:  # a bug of the bridge's must not cost the client its answer, nor the session
+        except (
+            Exception
+        ):  # a bug of the bridge's must not cost the client its answer, nor the session
             logger.exception("version bridge: the client's line failed: %.200r", line)
             try:
                 request = json.loads(line)
@@ -153,7 +168,9 @@ class _Host:
                 return
             if isinstance(request, dict) and "id" in request and "method" in request:
                 error = {"code": INTERNAL_ERROR, "message": "Internal error"}
-                self.to_client(encode({"jsonrpc": "2.0", "id": request["id"], "error": error}))
+                self.to_client(
+                    encode({"jsonrpc": "2.0", "id": request["id"], "error": error})
+                )
             return
         self._run(actions)
 
@@ -166,7 +183,9 @@ class _Host:
             if where == CLIENT:
                 self.to_client(encode(payload))
                 continue
-            if isinstance(payload, dict):  # (said before the connection can read the message)
+            if isinstance(
+                payload, dict
+            ):  # (said before the connection can read the message)
                 self._run(self.bridge.forwarded(payload))
             self.agent_reader.feed_data(encode(payload))
 
@@ -193,7 +212,11 @@ class _Host:
         if not data:
             return
         # (a connection writes a message a write, as the SDKs do: one line is the cheaper look)
-        whole = self.bridge.fast(data) if data.find(b"\n") + 1 == end else self.bridge.fast_lines(data)
+        whole = (
+            self.bridge.fast(data)
+            if data.find(b"\n") + 1 == end
+            else self.bridge.fast_lines(data)
+        )
         if whole is not None:
             self.to_client(whole)
             return
@@ -221,7 +244,9 @@ class _Host:
         try:
             self._run(self.bridge.from_agent(message))
         except Exception:
-            logger.exception("version bridge: the connection's message failed: %.200r", line)
+            logger.exception(
+                "version bridge: the connection's message failed: %.200r", line
+            )
 
     def close(self) -> None:
         if self.closed:
@@ -266,7 +291,8 @@ class _AgentTransport(asyncio.WriteTransport):
 
 class _AgentProtocol(asyncio.BaseProtocol):
     """The flow control ``asyncio.StreamWriter`` asks of its protocol: the connection's
-    ``drain()`` waits for the client's, and ``wait_closed()`` for the client's writer."""
+    ``drain()`` waits for the client's, and ``wait_closed()`` for the client's writer.
+    """
 
     def __init__(self, host: _Host, loop: asyncio.AbstractEventLoop) -> None:
         self.host = host

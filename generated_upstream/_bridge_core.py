@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 37a694bfd695f3d4fd8eb60197e8537c6e3c5b015133b343ad0b28e741583796
-# Content sha256: c6d660eccb737a14a9277603d2ccdbcfef0f2ac503ded78f0411ba4de52eafe9
+# Inputs sha256: d039806301e73315c7e9e2d6a8741d023ab431f953f5630566562b3a640af0de
+# Content sha256: 52b5f4d8cc11474a768630b0f8445baa8d8623d16150164473a2e4b43df1bd42
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -47,12 +47,15 @@ class Tables:
     """What the bridge runs on, from one generated package: its ``convert`` module's
     ``Conversions``, the methods a v2 client sends (``v2.methods.AGENT_METHODS``: their
     params models) and a v1 agent sends (``v1.methods.CLIENT_METHODS``), and the methods
-    of one version only, with why (``convert``'s)."""
+    of one version only, with why (``convert``'s); ``closing``: the methods whose success
+    closes the session on the connection besides ``session/close`` (the session archive's,
+    where the package has it)."""
 
     conversions: Any
     client_methods: Mapping[str, Any]
     agent_methods: Mapping[str, Any]
     one_version_only: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    closing: frozenset[str] = frozenset()
     _adapters: dict[Any, TypeAdapter[Any]] = field(default_factory=dict, compare=False)
 
     def adapter(self, model: Any) -> TypeAdapter[Any]:

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 49afd9cb0bb54ac46ee06979ae8bd07b18f5b2e30592308a4a8a3e9e7b0eca3a
-# Content sha256: d1ccc760d42d0a292c65f77bf6903032aa88ad601026d13b7f7494141229e2f7
+# Inputs sha256: ba65282ec29c8fc984df6c52dbcf5008866db19e445e8c30cbb4972f6bb801e6
+# Content sha256: 1a5a6066bb0cf83402bb93699f791af3588f0d339d7b90c034ae561d34448e4e
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.
@@ -53,6 +53,8 @@ def tables() -> Tables:
         v2.AGENT_METHODS,
         v1.CLIENT_METHODS,
         convert._ONE_VERSION_ONLY,
+        # (the session archive: archiving a session closes it)
+        closing=frozenset({"session/archive"}),
     )
 
 

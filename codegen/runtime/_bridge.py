@@ -245,8 +245,8 @@ class Bridge(AgentSide):
             return self._set_option(message, params, sid)
         if method == "session/close":
             return self._close_request(message, sid)
-        if method == "session/archive":
-            return self._archive_request(message, sid)
+        if method in self.tables.closing:
+            return self._closing_request(message, method, sid)
         v1 = self._to_v1(message)
         self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
         return [(AGENT, v1)]
@@ -411,18 +411,20 @@ class Bridge(AgentSide):
         self._expect(message["id"], lambda m: self._options_set(m, session))
         return [(AGENT, self._to_v1(message))]
 
-    def _archive_request(self, message: dict[str, Any], sid: str) -> list[Action]:
-        """The RFD: archiving a session open on the connection closes it (its turn ends,
-        idle ``cancelled``, before the result; a prompt then is -32002 until a resume, which
-        an unarchive is not)."""
+    def _closing_request(
+        self, message: dict[str, Any], method: str, sid: str
+    ) -> list[Action]:
+        """A method that closes a session open on the connection when it succeeds (the RFD:
+        archiving it): its turn ends, idle ``cancelled``, before the result; a prompt then is
+        -32002 until a resume (an unarchive is none)."""
 
-        def archived(answer: dict[str, Any]) -> list[Action]:
+        def closed(answer: dict[str, Any]) -> list[Action]:
             session = self.sessions.known(sid)
             if "result" not in answer or session is None or not session.open:
-                return self._to_client(answer, "session/archive")
-            return [*self._close(sid), *self._to_client(answer, "session/archive")]
+                return self._to_client(answer, method)
+            return [*self._close(sid), *self._to_client(answer, method)]
 
-        self._expect(message["id"], archived)
+        self._expect(message["id"], closed)
         return [(AGENT, self._to_v1(message))]
 
     def _close_request(self, message: dict[str, Any], sid: str) -> list[Action]:

@@ -38,12 +38,15 @@ class Tables:
     """What the bridge runs on, from one generated package: its ``convert`` module's
     ``Conversions``, the methods a v2 client sends (``v2.methods.AGENT_METHODS``: their
     params models) and a v1 agent sends (``v1.methods.CLIENT_METHODS``), and the methods
-    of one version only, with why (``convert``'s)."""
+    of one version only, with why (``convert``'s); ``closing``: the methods whose success
+    closes the session on the connection besides ``session/close`` (the session archive's,
+    where the package has it)."""
 
     conversions: Any
     client_methods: Mapping[str, Any]
     agent_methods: Mapping[str, Any]
     one_version_only: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    closing: frozenset[str] = frozenset()
     _adapters: dict[Any, TypeAdapter[Any]] = field(default_factory=dict, compare=False)
 
     def adapter(self, model: Any) -> TypeAdapter[Any]:
