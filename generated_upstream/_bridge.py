@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b5048f1895f47b0c2fdfeab684a1c71eb2bf84b68d32bae48879ff4402322241
-# Content sha256: b1b959cef8421624e320787c582d274fcbe8c8b10100b25c9434fdaac5a04691
+# Inputs sha256: 02a99591bdcf95fa4895b0fdb68c0fc5fbfcb53f9437b0481ebb3e198075006b
+# Content sha256: 570bbceb1fb73fca532bf363331b78a313e4a0fb26854e1fe62746cf1c6bc2fa
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 29725540fb8bcb81b4d6263f90139bc33f02b4d72240976ff7c002a9d631c2bb
-# Content sha256: 7e1e6563831890b6ae4b6637c60a5a3e597eccc23bf4a7b7d1b93b6644fb647b
+# Inputs sha256: 8197695226bc073a4631a8bf1e57197b877c9d3d20593f1c335879870efb5236
+# Content sha256: 0660066c3dbe2f1bb5bba5704d13ed20098e00dbf0596dbfcbd69a64b6296368
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

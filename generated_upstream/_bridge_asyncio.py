@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ebc0d7f794216941a47424f8979f08153397d4458c0f440732f6ac480b0546dd
-# Content sha256: a778a66b4737f7481fd432adf11d5257a0384f6cf2a10134da5abe7bf6b555eb
+# Inputs sha256: 6c524772ba211e9ec41f9d8599a98a18630566e6d551359c11c8dd5370b4640a
+# Content sha256: 401a3e0e1c1ffbbfdb9aab637582688f3e98cab91380f7463964f561a8ee11e5
 
 """The version bridge's asyncio host: a connection written for protocol 1 (an SDK's agent
 side, say) serves a client that speaks protocol 2, in process.

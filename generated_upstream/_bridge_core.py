@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d039806301e73315c7e9e2d6a8741d023ab431f953f5630566562b3a640af0de
-# Content sha256: 52b5f4d8cc11474a768630b0f8445baa8d8623d16150164473a2e4b43df1bd42
+# Inputs sha256: f473a2e84e082f35542cce94d7677aa094cc392e65526ce429f136af17ce5505
+# Content sha256: f47792fef2c5a3176199be0006f660c4647bb439ac12dd525639777d37cddac6
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both

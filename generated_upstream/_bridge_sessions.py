@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9e957f873d4ce3353ac53ec03b031581fe2fa19fd2c50b7299ee5abf578a861f
-# Content sha256: 1948e8928c3ae4385b08be90331e3d30f3e8dbb1eb33aeae34b264d6665dc5db
+# Inputs sha256: 11840040aafbc04236c1567ea34248ed76f9541cf6aa9d1a9c2ce82f351a1d97
+# Content sha256: dbaed2bab9d03917c2f79cf5676910f5f800760e2ce8d57953324f85cc278695
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

@@ -4,13 +4,14 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2bd65cb2d924972f1c935692d6b1c496cec82d18757be44b6d4723df42696e75
-# Content sha256: 9f326bafc3615c94051424ae57bb02250199d2f533f07a7c78cc41321d0e0005
+# Inputs sha256: 2084a7f59b068781d42112b296a9e8bc47a8c34335d2c557c69118de3d2003a3
+# Content sha256: b00a099bed8a4aabed88342aa9b334e0843625a85a3b81c4a0ad4e1a4ab2c16e
 
-"""The value rules and transforms of the generated ``convert`` module beyond paths and
-dates: URIs, regular expressions, support markers, environment lists, tags, refusals, one
-version's union variants, a v1 diff as a v2 git patch, and the target's shape (fields moved
-into nested objects, fills, supplied values). Nothing here depends on the schema.
+"""The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
+regular expressions, support markers, environment lists, tags, refusals, values the target
+reads as its default, one version's union variants, a v1 diff as a v2 git patch, and the
+target's shape (fields moved into nested objects, fills, supplied values). Nothing here
+depends on the schema.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     Discriminator,
+    Field,
     PlainSerializer,
     SerializationInfo,
     StringConstraints,
     ValidationInfo,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, PydanticOmit
 
-# A POSIX root, a Windows drive root or a UNC path (as _convert_runtime's absolute-path rule).
+# Value rule `absolute-path`: a POSIX root, a Windows drive root or a UNC path.
 _ABSOLUTE_PATH: Final = r"^(?:/|[A-Za-z]:[\\/]|\\\\)"
 _ABSOLUTE_PATH_REASON: Final = "a relative path cannot become a v2 AbsolutePath"
 
@@ -43,6 +45,93 @@ def _fail(field: str | None, reason: str) -> PydanticCustomError:
     return PydanticCustomError(
         "acp_conversion", "{reason}", {"reason": reason, "field": field}
     )
+
+
+# RFC 3339 date-time. The pattern is the fast path (checked in pydantic-core); it leaves
+# out February 29th, which the Python fallback checks against the calendar.
+_RFC3339: Final = (
+    r"^[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+    r"[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+_ISO8601_EXTENDED: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?"
+    r"([Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?\Z"
+)
+_ISO8601_BASIC: Final = re.compile(
+    r"([0-9]{4})([0-9]{2})([0-9]{2})[Tt]([0-9]{2})([0-9]{2})(?:([0-9]{2})(?:[.,]([0-9]+))?)?"
+    r"([Zz]|[+-][0-9]{2}(?:[0-9]{2})?)?\Z"
+)
+_RFC3339_FORM: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
+)
+
+
+_OFFSET: Final = re.compile(r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
+
+
+def _iso8601_to_rfc3339(value: str, info: ValidationInfo | None) -> str:
+    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; one without an offset
+    takes the offset the caller supplies (``utcOffset``: an RFC 3339 offset, or ``local``,
+    this machine's time zone); refuse anything else."""
+    match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
+    if match is None:
+        raise _fail(
+            None,
+            "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time",
+        )
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    if zone is None:
+        zone = _supply(info).get("utcOffset")
+        if zone == "local":
+            zone = _local_offset(year, month, day, hour, minute, second)
+        if not isinstance(zone, str) or _OFFSET.match(zone) is None:
+            raise _fail(
+                None,
+                "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339"
+                " date-time; pass its offset as supply={'utcOffset': ...}",
+            )
+    offset = (
+        "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
+    )
+    try:
+        # A leap second (60) is valid RFC 3339; datetime cannot hold it.
+        datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            min(int(second or 0), 59),
+        )
+        if offset != "Z" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
+            raise ValueError(offset)
+    except ValueError:
+        raise _fail(
+            None,
+            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
+        ) from None
+    return f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'.' + fraction if fraction else ''}{offset}"
+
+
+def _check_rfc3339(value: str) -> str:
+    """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
+    if _RFC3339_FORM.match(value) is None:
+        raise _fail(None, "not an RFC 3339 date-time")
+    _iso8601_to_rfc3339(value, None)
+    return value
+
+
+_AbsolutePathIn: TypeAlias = Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
+_Rfc3339: TypeAlias = Annotated[
+    Annotated[str, StringConstraints(pattern=_RFC3339)]
+    | Annotated[str, AfterValidator(_check_rfc3339)],
+    Field(union_mode="left_to_right"),
+]
+_Iso8601In: TypeAlias = Annotated[
+    Annotated[str, StringConstraints(pattern=_RFC3339)]
+    | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
+    Field(union_mode="left_to_right"),
+]
 
 
 # Value rule `uri`: RFC 3986 requires a scheme; checked in pydantic-core.
@@ -111,6 +200,19 @@ _NON_EMPTY: Final = AfterValidator(_non_empty)
 _UNIT_INTERVAL: Final = AfterValidator(_unit_interval)
 _NON_NEGATIVE: Final = AfterValidator(_non_negative)
 _POSITIVE: Final = AfterValidator(_positive)
+
+
+def _omit(value: Any) -> Any:
+    raise PydanticOmit
+
+
+# A field the target reads as its default where its value is invalid (x-deserialize-default-
+# on-error): the rule's annotation first, else the value as the source types it, omitted (the
+# field, or the item where the target skips invalid items). Omitted, not null: in an update,
+# null clears a value and omitting it leaves it. The rule's branch is checked in pydantic-core
+# alone; the other runs only where the rule refused the value.
+_FIRST_VALID: Final = Field(union_mode="left_to_right")
+_DEFAULT_OMITTED: Final = AfterValidator(_omit)
 
 
 def _as_is(value: Any) -> Any:
@@ -182,7 +284,8 @@ def _variants(
 
 def _tagged(tag: str, classes: Mapping[Any, str]) -> Discriminator:
     """The variant of a union, by its tag (read from the input, or from the converter class
-    when writing), so that one variant is tried rather than all."""
+    when writing), so that one variant is tried rather than all. A tag that names none is
+    refused at the tag."""
 
     def pick(value: Any) -> str | None:
         if isinstance(value, dict):
@@ -190,7 +293,12 @@ def _tagged(tag: str, classes: Mapping[Any, str]) -> Discriminator:
             return found if isinstance(found, str) else None
         return classes.get(type(value))
 
-    return Discriminator(pick)
+    return Discriminator(
+        pick,
+        custom_error_type="acp_tag",
+        custom_error_message="`{field}` is missing or names none of its variants",
+        custom_error_context={"field": tag},
+    )
 
 
 def _git_patch(path: str, old: str | None, new: str) -> str:

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f0d9e9bd30a3789cdecc0e08eb53cbad0d84579389a81e8dba90dd2fbca2d2d3
-# Content sha256: c0bc169518038af4120219683117bd7d9361380657b2f2c058f4c2275baf1aa8
+# Inputs sha256: 347e6eff178b4c3f56451dc355e9ed043094dfce16f25daf394c30035f921e7a
+# Content sha256: c394bff02d74eb47583f313fa89469741d60f1875f3104dfd3d850f9804b7f70
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

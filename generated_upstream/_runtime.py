@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: de6cdf90f93050096eb2dc928f71d21bf7dede4eccb9f77575352b85d69e72f3
-# Content sha256: 0c53024d19c748f4ab1c14200edc798e6650e60e939536c891ea336825311eb8
+# Inputs sha256: 83ed36f414764b8bce15764cabe4baa4a9cf8ae9ee552a9d88649e0ab4ac7267
+# Content sha256: 38aaf47e57201b5c5af9577e2e8a30306b9d0c9072017e6945107114d695c703
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 626dc7438c2b83df61b36abd71dcb2a36c38947c38759db4f91ac5988af3392e
-# Content sha256: bd65832e0c722b898ae6974713ba30817d7afb67575a5d8f697c9a7f90f51116
+# Inputs sha256: 28430e1ba5e88827a106791366a86c1ebc2a9838e4d8862a3bbd7b5deed3bca4
+# Content sha256: c12a248d7fbb51ee5475f040a718aee347758f1ff28c7823d0d8baae4e156e3f
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: ba65282ec29c8fc984df6c52dbcf5008866db19e445e8c30cbb4972f6bb801e6
-# Content sha256: 1a5a6066bb0cf83402bb93699f791af3588f0d339d7b90c034ae561d34448e4e
+# Inputs sha256: 9ba46bc65ef3ec245a51fb74a099d5167e7a720fa2838c8ef95a79af8a4a4465
+# Content sha256: f752242ee6c0a197f3a7dcea97eb4c043c59512de2aef6d4b45eb9046b963a11
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 17e087f5a675bb03347eef69489ff199f906946c6609e40c5bd9c5e8d633c9ba
-# Content sha256: 0fb5df09e8dbcb387b88df5af7184323a59f124362c7a3c9021fbba1a393682b
+# Inputs sha256: c051a5363391a20a22fcc50afd27f350bf2d7c10aa3b350e16ca5b9040dcfa4a
+# Content sha256: f8dafb98744418fa29f6bd097eac26ffd0f9da7bca3b4f85194d148bafd7fb82
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -49,20 +49,24 @@ from pydantic import (
 
 from ._convert_rules import (
     _AS_IS,
+    _DEFAULT_OMITTED,
+    _FIRST_VALID,
     _NON_EMPTY,
     _NON_NEGATIVE,
     _POSITIVE,
     _UNIT_INTERVAL,
-    _CurrencyIn,
+    _AbsolutePathIn,
     _diff_to_git_patch,
     _EnvListIn,
     _EnvMapIn,
+    _Iso8601In,
     _MarkerIn,
     _MarkerOut,
     _not_one_of,
     _refuse,
     _RegexIn,
     _reshape,
+    _Rfc3339,
     _tagged,
     _to,
     _UriIn,
@@ -72,11 +76,9 @@ from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
+    _keep_omitted,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2
@@ -167,11 +169,15 @@ class _V1ToV2Annotations(_Converter):
     f_audience: list[Literal["assistant", "user"]] | None = Field(
         _ABSENT, alias="audience"
     )
-    f_last_modified: _Iso8601In | None = Field(_ABSENT, alias="lastModified")
-    f_priority: Annotated[float | None, _UNIT_INTERVAL] = Field(
-        _ABSENT, alias="priority"
-    )
+    f_last_modified: str | None = Field(_ABSENT, alias="lastModified")
+    f_priority: Annotated[
+        Annotated[float, _UNIT_INTERVAL] | Annotated[float, _DEFAULT_OMITTED] | None,
+        _FIRST_VALID,
+    ] = Field(_ABSENT, alias="priority")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_priority",))
 
 
 class _V1ToV2ArchiveSessionRequest(_Converter):
@@ -479,14 +485,22 @@ class _V1ToV2ImageContent(_Converter):
     f_annotations: _V1ToV2Annotations | None = Field(_ABSENT, alias="annotations")
     f_data: str = Field(alias="data")
     f_mime_type: str = Field(alias="mimeType")
-    f_uri: _UriIn | None = Field(_ABSENT, alias="uri")
+    f_uri: Annotated[_UriIn | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID] = (
+        Field(_ABSENT, alias="uri")
+    )
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_uri",))
 
 
 class _V1ToV2ContentBlockImage(_V1ToV2ImageContent):
     """``ContentBlockImage`` (v1) as ``ContentBlockImage`` (v2)."""
 
     f_type: Literal["image"] = Field(alias="type")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_uri",))
 
 
 class _V1ToV2EmbeddedResource(_Converter):
@@ -510,7 +524,10 @@ class _V1ToV2ResourceLink(_Converter):
     f_description: str | None = Field(_ABSENT, alias="description")
     f_mime_type: str | None = Field(_ABSENT, alias="mimeType")
     f_name: str = Field(alias="name")
-    f_size: Annotated[int | None, _NON_NEGATIVE] = Field(_ABSENT, alias="size")
+    f_size: Annotated[
+        Annotated[int, _NON_NEGATIVE] | Annotated[int, _DEFAULT_OMITTED] | None,
+        _FIRST_VALID,
+    ] = Field(_ABSENT, alias="size")
     f_title: str | None = Field(_ABSENT, alias="title")
     f_uri: _UriIn = Field(alias="uri")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
@@ -523,6 +540,9 @@ class _V1ToV2ResourceLink(_Converter):
             collisions=frozenset(("icons",)),
         )
         return self
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_size",))
 
 
 class _V1ToV2ContentBlockResourceLink(_V1ToV2ResourceLink):
@@ -538,6 +558,9 @@ class _V1ToV2ContentBlockResourceLink(_V1ToV2ResourceLink):
             collisions=frozenset(("icons",)),
         )
         return self
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_size",))
 
 
 class _V1ToV2TextContent(_Converter):
@@ -585,7 +608,7 @@ class _V1ToV2Cost(_Converter):
     """``Cost`` (v1) as ``Cost`` (v2)."""
 
     f_amount: float = Field(alias="amount")
-    f_currency: _CurrencyIn = Field(alias="currency")
+    f_currency: str = Field(alias="currency")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -1283,6 +1306,14 @@ class _V1ToV2McpCapabilities(_Converter):
         return self
 
 
+class _V1ToV2McpError(_Converter):
+    """``McpError`` (v1) as ``McpError`` (v2)."""
+
+    f_code: int = Field(alias="code")
+    f_message: str = Field(alias="message")
+    f_data: Any = Field(_ABSENT, alias="data")
+
+
 class _V1ToV2McpServerAcp(_Converter):
     """``McpServerAcp`` (v1) as ``McpServerAcp`` (v2)."""
 
@@ -1346,6 +1377,30 @@ class _V1ToV2MessageMcpNotification(_Converter):
     f_request_id: str = Field(alias="requestId")
     f_method: str = Field(alias="method")
     f_params: dict[str, Any] | None = Field(_ABSENT, alias="params")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V1ToV2MessageMcpRequest(_Converter):
+    """``MessageMcpRequest`` (v1) as ``MessageMcpRequest`` (v2)."""
+
+    f_server_id: str = Field(alias="serverId")
+    f_request_id: str = Field(alias="requestId")
+    f_method: str = Field(alias="method")
+    f_params: dict[str, Any] | None = Field(_ABSENT, alias="params")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V1ToV2MessageMcpResponseError(_Converter):
+    """``MessageMcpResponseError`` (v1) as ``MessageMcpResponseError`` (v2)."""
+
+    f_error: _V1ToV2McpError = Field(alias="error")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V1ToV2MessageMcpResponseResult(_Converter):
+    """``MessageMcpResponseResult`` (v1) as ``MessageMcpResponseResult`` (v2)."""
+
+    f_result: Any = Field(alias="result")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -1561,6 +1616,14 @@ class _V1ToV2ProviderInfo(_Converter):
 class _V1ToV2ProvidersCapabilities(_Converter):
     """``ProvidersCapabilities`` (v1) as ``ProvidersCapabilities`` (v2)."""
 
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V1ToV2ProxySuccessorNotification(_Converter):
+    """``ProxySuccessorNotification`` (v1) as ``ProxySuccessorNotification`` (v2)."""
+
+    f_method: str = Field(alias="method")
+    f_params: Any = Field(_ABSENT, alias="params")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -1924,18 +1987,28 @@ class _V1ToV2SessionInfo(_Converter):
         _ABSENT, alias="additionalDirectories"
     )
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2)."""
 
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_archived: bool | None = Field(_ABSENT, alias="archived")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionMessage(_Converter):
@@ -2186,6 +2259,9 @@ class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
     f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionUpdateSessionMessage(_V1ToV2SessionMessage):
@@ -3825,6 +3901,14 @@ class _V2ToV1McpCapabilities(_Converter):
         return self
 
 
+class _V2ToV1McpError(_Converter):
+    """``McpError`` (v2) as ``McpError`` (v1)."""
+
+    f_code: int = Field(alias="code")
+    f_message: str = Field(alias="message")
+    f_data: Any = Field(_ABSENT, alias="data")
+
+
 class _V2ToV1McpServerAcp(_Converter):
     """``McpServerAcp`` (v2) as ``McpServerAcp`` (v1)."""
 
@@ -3899,6 +3983,30 @@ class _V2ToV1MessageMcpNotification(_Converter):
     f_request_id: str = Field(alias="requestId")
     f_method: str = Field(alias="method")
     f_params: dict[str, Any] | None = Field(_ABSENT, alias="params")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V2ToV1MessageMcpRequest(_Converter):
+    """``MessageMcpRequest`` (v2) as ``MessageMcpRequest`` (v1)."""
+
+    f_server_id: str = Field(alias="serverId")
+    f_request_id: str = Field(alias="requestId")
+    f_method: str = Field(alias="method")
+    f_params: dict[str, Any] | None = Field(_ABSENT, alias="params")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V2ToV1MessageMcpResponseError(_Converter):
+    """``MessageMcpResponseError`` (v2) as ``MessageMcpResponseError`` (v1)."""
+
+    f_error: _V2ToV1McpError = Field(alias="error")
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V2ToV1MessageMcpResponseResult(_Converter):
+    """``MessageMcpResponseResult`` (v2) as ``MessageMcpResponseResult`` (v1)."""
+
+    f_result: Any = Field(alias="result")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -4134,6 +4242,14 @@ class _V2ToV1ProviderInfo(_Converter):
 class _V2ToV1ProvidersCapabilities(_Converter):
     """``ProvidersCapabilities`` (v2) as ``ProvidersCapabilities`` (v1)."""
 
+    f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+
+class _V2ToV1ProxySuccessorNotification(_Converter):
+    """``ProxySuccessorNotification`` (v2) as ``ProxySuccessorNotification`` (v1)."""
+
+    f_method: str = Field(alias="method")
+    f_params: Any = Field(_ABSENT, alias="params")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
 
 
@@ -5009,6 +5125,9 @@ _V1ToV2McpServer: TypeAlias = Annotated[
         "McpServer",
     ),
 ]
+_V1ToV2MessageMcpResponse: TypeAlias = (
+    _V1ToV2MessageMcpResponseResult | _V1ToV2MessageMcpResponseError
+)
 _V1ToV2MultiSelectItems: TypeAlias = (
     _V1ToV2MultiSelectItemsString
     | _V1ToV2MultiSelectItemsOther
@@ -5027,7 +5146,9 @@ _V1ToV2PlanUpdateContent: TypeAlias = Annotated[
         },
     ),
 ]
-_V1ToV2RequestId: TypeAlias = int | str
+_V1ToV2RequestId: TypeAlias = (
+    int | str | Annotated[None, AfterValidator(_refuse("null has no form in v2 here"))]
+)
 _V1ToV2RequestPermissionOutcome: TypeAlias = Annotated[
     Annotated[_V1ToV2RequestPermissionOutcomeCancelled, Tag("cancelled")]
     | Annotated[_V1ToV2RequestPermissionOutcomeSelected, Tag("selected")],
@@ -5203,7 +5324,10 @@ _V2ToV1AuthMethod: TypeAlias = Annotated[
         "AuthMethod",
     ),
 ]
-_V2ToV1AvailableCommandInput: TypeAlias = _V2ToV1AvailableCommandInputText
+_V2ToV1AvailableCommandInput: TypeAlias = Annotated[
+    _V2ToV1AvailableCommandInputText,
+    _variants("type", frozenset(("text",)), {}, 1, "AvailableCommandInput"),
+]
 _V2ToV1ContentBlock: TypeAlias = Annotated[
     Annotated[_V2ToV1ContentBlockText, Tag("text")]
     | Annotated[_V2ToV1ContentBlockImage, Tag("image")]
@@ -5250,7 +5374,14 @@ _V2ToV1CreateElicitationResponse: TypeAlias = (
     | _V2ToV1CreateElicitationResponseCancel
     | _V2ToV1CreateElicitationResponseOther
 )
-_V2ToV1ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+_V2ToV1ElicitationContentValue: TypeAlias = (
+    str
+    | int
+    | float
+    | bool
+    | list[str]
+    | Annotated[Any, AfterValidator(_refuse("any has no form in v1 here"))]
+)
 _V2ToV1ElicitationPropertySchema: TypeAlias = (
     _V2ToV1ElicitationPropertySchemaString
     | _V2ToV1ElicitationPropertySchemaNumber
@@ -5272,6 +5403,9 @@ _V2ToV1ErrorCode: TypeAlias = (
     | Literal[-32000]
     | Literal[-32002]
     | int
+    | Annotated[
+        Literal[-32022], AfterValidator(_refuse("-32022 has no form in v1 here"))
+    ]
 )
 _V2ToV1McpServer: TypeAlias = Annotated[
     Annotated[_V2ToV1McpServerHttpTagged, Tag("http")]
@@ -5299,6 +5433,9 @@ _V2ToV1McpServer: TypeAlias = Annotated[
         "McpServer",
     ),
 ]
+_V2ToV1MessageMcpResponse: TypeAlias = (
+    _V2ToV1MessageMcpResponseResult | _V2ToV1MessageMcpResponseError
+)
 _V2ToV1MultiSelectItems: TypeAlias = (
     _V2ToV1MultiSelectItemsString
     | _V2ToV1MultiSelectItemsOther
@@ -5622,12 +5759,16 @@ _V1ToV2ListSessionsResponse.model_rebuild()
 _V1ToV2LogoutRequest.model_rebuild()
 _V1ToV2LogoutResponse.model_rebuild()
 _V1ToV2McpCapabilities.model_rebuild()
+_V1ToV2McpError.model_rebuild()
 _V1ToV2McpServerAcp.model_rebuild()
 _V1ToV2McpServerAcpTagged.model_rebuild()
 _V1ToV2McpServerHttp.model_rebuild()
 _V1ToV2McpServerHttpTagged.model_rebuild()
 _V1ToV2McpServerStdio.model_rebuild()
 _V1ToV2MessageMcpNotification.model_rebuild()
+_V1ToV2MessageMcpRequest.model_rebuild()
+_V1ToV2MessageMcpResponseError.model_rebuild()
+_V1ToV2MessageMcpResponseResult.model_rebuild()
 _V1ToV2MultiSelectItemsOther.model_rebuild()
 _V1ToV2StringMultiSelectItems.model_rebuild()
 _V1ToV2MultiSelectItemsString.model_rebuild()
@@ -5650,6 +5791,7 @@ _V1ToV2PromptResponse.model_rebuild()
 _V1ToV2ProviderCurrentConfig.model_rebuild()
 _V1ToV2ProviderInfo.model_rebuild()
 _V1ToV2ProvidersCapabilities.model_rebuild()
+_V1ToV2ProxySuccessorNotification.model_rebuild()
 _V1ToV2ProxySuccessorRequest.model_rebuild()
 _V1ToV2RequestPermissionOutcomeCancelled.model_rebuild()
 _V1ToV2SelectedPermissionOutcome.model_rebuild()
@@ -5840,12 +5982,16 @@ _V2ToV1LoginAuthResponse.model_rebuild()
 _V2ToV1LogoutAuthRequest.model_rebuild()
 _V2ToV1LogoutAuthResponse.model_rebuild()
 _V2ToV1McpCapabilities.model_rebuild()
+_V2ToV1McpError.model_rebuild()
 _V2ToV1McpServerAcp.model_rebuild()
 _V2ToV1McpServerAcpTagged.model_rebuild()
 _V2ToV1McpServerHttp.model_rebuild()
 _V2ToV1McpServerHttpTagged.model_rebuild()
 _V2ToV1McpServerStdioTagged.model_rebuild()
 _V2ToV1MessageMcpNotification.model_rebuild()
+_V2ToV1MessageMcpRequest.model_rebuild()
+_V2ToV1MessageMcpResponseError.model_rebuild()
+_V2ToV1MessageMcpResponseResult.model_rebuild()
 _V2ToV1MultiSelectItemsOther.model_rebuild()
 _V2ToV1StringMultiSelectItems.model_rebuild()
 _V2ToV1MultiSelectItemsString.model_rebuild()
@@ -5868,6 +6014,7 @@ _V2ToV1PromptResponse.model_rebuild()
 _V2ToV1ProviderCurrentConfig.model_rebuild()
 _V2ToV1ProviderInfo.model_rebuild()
 _V2ToV1ProvidersCapabilities.model_rebuild()
+_V2ToV1ProxySuccessorNotification.model_rebuild()
 _V2ToV1ProxySuccessorRequest.model_rebuild()
 _V2ToV1RequestPermissionOutcomeCancelled.model_rebuild()
 _V2ToV1SelectedPermissionOutcome.model_rebuild()
@@ -6095,12 +6242,16 @@ _ADAPTERS: Final[dict[tuple[int, int], dict[str, TypeAdapter[Any]]]] = {
         "LogoutRequest": TypeAdapter(_V1ToV2LogoutRequest),
         "LogoutResponse": TypeAdapter(_V1ToV2LogoutResponse),
         "McpCapabilities": TypeAdapter(_V1ToV2McpCapabilities),
+        "McpError": TypeAdapter(_V1ToV2McpError),
         "McpServerAcp": TypeAdapter(_V1ToV2McpServerAcp),
         "McpServerAcpTagged": TypeAdapter(_V1ToV2McpServerAcpTagged),
         "McpServerHttp": TypeAdapter(_V1ToV2McpServerHttp),
         "McpServerHttpTagged": TypeAdapter(_V1ToV2McpServerHttpTagged),
         "McpServerStdio": TypeAdapter(_V1ToV2McpServerStdio),
         "MessageMcpNotification": TypeAdapter(_V1ToV2MessageMcpNotification),
+        "MessageMcpRequest": TypeAdapter(_V1ToV2MessageMcpRequest),
+        "MessageMcpResponseError": TypeAdapter(_V1ToV2MessageMcpResponseError),
+        "MessageMcpResponseResult": TypeAdapter(_V1ToV2MessageMcpResponseResult),
         "MultiSelectItemsOther": TypeAdapter(_V1ToV2MultiSelectItemsOther),
         "StringMultiSelectItems": TypeAdapter(_V1ToV2StringMultiSelectItems),
         "MultiSelectItemsString": TypeAdapter(_V1ToV2MultiSelectItemsString),
@@ -6123,6 +6274,7 @@ _ADAPTERS: Final[dict[tuple[int, int], dict[str, TypeAdapter[Any]]]] = {
         "ProviderCurrentConfig": TypeAdapter(_V1ToV2ProviderCurrentConfig),
         "ProviderInfo": TypeAdapter(_V1ToV2ProviderInfo),
         "ProvidersCapabilities": TypeAdapter(_V1ToV2ProvidersCapabilities),
+        "ProxySuccessorNotification": TypeAdapter(_V1ToV2ProxySuccessorNotification),
         "ProxySuccessorRequest": TypeAdapter(_V1ToV2ProxySuccessorRequest),
         "RequestPermissionOutcomeCancelled": TypeAdapter(
             _V1ToV2RequestPermissionOutcomeCancelled
@@ -6263,6 +6415,7 @@ _ADAPTERS: Final[dict[tuple[int, int], dict[str, TypeAdapter[Any]]]] = {
         "EmbeddedResourceResource": TypeAdapter(_V1ToV2EmbeddedResourceResource),
         "ErrorCode": TypeAdapter(_V1ToV2ErrorCode),
         "McpServer": TypeAdapter(_V1ToV2McpServer),
+        "MessageMcpResponse": TypeAdapter(_V1ToV2MessageMcpResponse),
         "MultiSelectItems": TypeAdapter(_V1ToV2MultiSelectItems),
         "PlanUpdateContent": TypeAdapter(_V1ToV2PlanUpdateContent),
         "RequestId": TypeAdapter(_V1ToV2RequestId),
@@ -6418,12 +6571,16 @@ _ADAPTERS: Final[dict[tuple[int, int], dict[str, TypeAdapter[Any]]]] = {
         "LogoutAuthRequest": TypeAdapter(_V2ToV1LogoutAuthRequest),
         "LogoutAuthResponse": TypeAdapter(_V2ToV1LogoutAuthResponse),
         "McpCapabilities": TypeAdapter(_V2ToV1McpCapabilities),
+        "McpError": TypeAdapter(_V2ToV1McpError),
         "McpServerAcp": TypeAdapter(_V2ToV1McpServerAcp),
         "McpServerAcpTagged": TypeAdapter(_V2ToV1McpServerAcpTagged),
         "McpServerHttp": TypeAdapter(_V2ToV1McpServerHttp),
         "McpServerHttpTagged": TypeAdapter(_V2ToV1McpServerHttpTagged),
         "McpServerStdioTagged": TypeAdapter(_V2ToV1McpServerStdioTagged),
         "MessageMcpNotification": TypeAdapter(_V2ToV1MessageMcpNotification),
+        "MessageMcpRequest": TypeAdapter(_V2ToV1MessageMcpRequest),
+        "MessageMcpResponseError": TypeAdapter(_V2ToV1MessageMcpResponseError),
+        "MessageMcpResponseResult": TypeAdapter(_V2ToV1MessageMcpResponseResult),
         "MultiSelectItemsOther": TypeAdapter(_V2ToV1MultiSelectItemsOther),
         "StringMultiSelectItems": TypeAdapter(_V2ToV1StringMultiSelectItems),
         "MultiSelectItemsString": TypeAdapter(_V2ToV1MultiSelectItemsString),
@@ -6446,6 +6603,7 @@ _ADAPTERS: Final[dict[tuple[int, int], dict[str, TypeAdapter[Any]]]] = {
         "ProviderCurrentConfig": TypeAdapter(_V2ToV1ProviderCurrentConfig),
         "ProviderInfo": TypeAdapter(_V2ToV1ProviderInfo),
         "ProvidersCapabilities": TypeAdapter(_V2ToV1ProvidersCapabilities),
+        "ProxySuccessorNotification": TypeAdapter(_V2ToV1ProxySuccessorNotification),
         "ProxySuccessorRequest": TypeAdapter(_V2ToV1ProxySuccessorRequest),
         "RequestPermissionOutcomeCancelled": TypeAdapter(
             _V2ToV1RequestPermissionOutcomeCancelled
@@ -6583,6 +6741,7 @@ _ADAPTERS: Final[dict[tuple[int, int], dict[str, TypeAdapter[Any]]]] = {
         "EmbeddedResourceResource": TypeAdapter(_V2ToV1EmbeddedResourceResource),
         "ErrorCode": TypeAdapter(_V2ToV1ErrorCode),
         "McpServer": TypeAdapter(_V2ToV1McpServer),
+        "MessageMcpResponse": TypeAdapter(_V2ToV1MessageMcpResponse),
         "MultiSelectItems": TypeAdapter(_V2ToV1MultiSelectItems),
         "PlanUpdateContent": TypeAdapter(_V2ToV1PlanUpdateContent),
         "RequestId": TypeAdapter(_V2ToV1RequestId),
@@ -6617,7 +6776,7 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
         ),
         "initialize": ("request", "InitializeRequest", "InitializeResponse"),
         "logout": ("request", "LogoutRequest", "LogoutResponse"),
-        "mcp/message": ("notification", "MessageMcpNotification", None),
+        "mcp/message": ("request", "MessageMcpRequest", "MessageMcpResponse"),
         "providers/disable": (
             "request",
             "DisableProviderRequest",
@@ -6688,7 +6847,7 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
             "CreateElicitationResponse",
         ),
         "initialize": ("request", "InitializeRequest", "InitializeResponse"),
-        "mcp/message": ("notification", "MessageMcpNotification", None),
+        "mcp/message": ("request", "MessageMcpRequest", "MessageMcpResponse"),
         "providers/disable": (
             "request",
             "DisableProviderRequest",
@@ -6745,6 +6904,18 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
 }
 """Methods both versions define: wire name -> (kind, params type, result type)."""
 
+_OTHER_KINDS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
+    1: {
+        "mcp/message": ("notification", "MessageMcpNotification", None),
+        "proxy/successor": ("notification", "ProxySuccessorNotification", None),
+    },
+    2: {
+        "mcp/message": ("notification", "MessageMcpNotification", None),
+        "proxy/successor": ("notification", "ProxySuccessorNotification", None),
+    },
+}
+"""Methods both versions define in a second kind too (a request and a notification), that kind."""
+
 
 _RENAMED: Final[dict[int, dict[str, str]]] = {
     1: {
@@ -6761,7 +6932,6 @@ _ONE_VERSION_ONLY: Final[dict[int, dict[str, str]]] = {
     1: {
         "fs/read_text_file": "v2 removed the client file system; offer files through an MCP server",
         "fs/write_text_file": "v2 removed the client file system; offer files through an MCP server",
-        "mcp/message": "v1's mcp/message (a notification, or schema-v1.19.0's request on a connection) and 2026-11's request naming its server cannot answer one another",
         "session/load": 'v2 replays with `session/resume` and `replayFrom: {"type": "start"}`, which needs the session\'s state',
         "session/set_mode": "v2 has no modes: set the mode's config option with `session/set_config_option`, which needs its config id",
         "terminal/create": "v2 removed client terminals; offer them through an MCP server",
@@ -6771,7 +6941,6 @@ _ONE_VERSION_ONLY: Final[dict[int, dict[str, str]]] = {
         "terminal/wait_for_exit": "v2 removed client terminals; offer them through an MCP server",
     },
     2: {
-        "mcp/message": "2026-11's mcp/message names its server; v1's (a notification, or schema-v1.19.0's request on a connection) cannot answer it",
         "terminal/cancel": "v1 terminals are the client's; an agent-owned display terminal is v2's",
         "tool_call/cancel": "v1 has no cancelling of one tool call",
     },
@@ -6789,6 +6958,7 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
             "promptCapabilities",
             "sessionCapabilities",
         ),
+        "Annotations": ("priority",),
         "AuthCapabilities": ("terminal",),
         "ClientCapabilities": (
             "fs",
@@ -6799,11 +6969,14 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
             "subagents",
             "terminal",
         ),
+        "ContentBlockImage": ("uri",),
+        "ContentBlockResourceLink": ("size",),
         "Diff": ("*",),
         "ForkSessionResponse": (
             "configOptions",
             "modes",
         ),
+        "ImageContent": ("uri",),
         "InitializeRequest": ("clientInfo",),
         "InitializeResponse": ("agentInfo",),
         "LoadSessionResponse": (
@@ -6830,6 +7003,7 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
             "usage",
         ),
         "RequestPermissionRequest": ("toolCall",),
+        "ResourceLink": ("size",),
         "ResumeSessionResponse": (
             "configOptions",
             "modes",
@@ -6839,10 +7013,13 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
             "list",
             "resume",
         ),
+        "SessionInfo": ("updatedAt",),
+        "SessionInfoUpdate": ("updatedAt",),
         "SessionUpdatePlan": (
             "entries",
             "sessionUpdate",
         ),
+        "SessionUpdateSessionInfoUpdate": ("updatedAt",),
         "SessionUpdateToolCall": ("sessionUpdate",),
     },
     (2, 1): {
@@ -6928,7 +7105,11 @@ LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
 
 
 _CONVERSIONS: Final = Conversions(
-    _ADAPTERS, _METHODS, renamed=_RENAMED, refused=_ONE_VERSION_ONLY
+    _ADAPTERS,
+    _METHODS,
+    renamed=_RENAMED,
+    refused=_ONE_VERSION_ONLY,
+    other_kinds=_OTHER_KINDS,
 )
 convert = _CONVERSIONS.convert
 convert_json = _CONVERSIONS.convert_json
@@ -7954,6 +8135,12 @@ def mcp_capabilities_v1_to_v2(value: _m1.McpCapabilities) -> _m2.McpCapabilities
     return cast("_m2.McpCapabilities", converted)
 
 
+def mcp_error_v1_to_v2(value: _m1.McpError) -> _m2.McpError:
+    """``McpError`` (v1) as ``McpError`` (v2); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model("McpError", value, _m2.McpError, 1, 2)
+    return cast("_m2.McpError", converted)
+
+
 def mcp_server_acp_v1_to_v2(value: _m1.McpServerAcp) -> _m2.McpServerAcp:
     """``McpServerAcp`` (v1) as ``McpServerAcp`` (v2); raises ``ConversionError``."""
     converted = _CONVERSIONS.convert_model(
@@ -8006,6 +8193,34 @@ def message_mcp_notification_v1_to_v2(
         "MessageMcpNotification", value, _m2.MessageMcpNotification, 1, 2
     )
     return cast("_m2.MessageMcpNotification", converted)
+
+
+def message_mcp_request_v1_to_v2(value: _m1.MessageMcpRequest) -> _m2.MessageMcpRequest:
+    """``MessageMcpRequest`` (v1) as ``MessageMcpRequest`` (v2); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpRequest", value, _m2.MessageMcpRequest, 1, 2
+    )
+    return cast("_m2.MessageMcpRequest", converted)
+
+
+def message_mcp_response_error_v1_to_v2(
+    value: _m1.MessageMcpResponseError,
+) -> _m2.MessageMcpResponseError:
+    """``MessageMcpResponseError`` (v1) as ``MessageMcpResponseError`` (v2); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpResponseError", value, _m2.MessageMcpResponseError, 1, 2
+    )
+    return cast("_m2.MessageMcpResponseError", converted)
+
+
+def message_mcp_response_result_v1_to_v2(
+    value: _m1.MessageMcpResponseResult,
+) -> _m2.MessageMcpResponseResult:
+    """``MessageMcpResponseResult`` (v1) as ``MessageMcpResponseResult`` (v2); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpResponseResult", value, _m2.MessageMcpResponseResult, 1, 2
+    )
+    return cast("_m2.MessageMcpResponseResult", converted)
 
 
 def multi_select_items_other_v1_to_v2(
@@ -8190,6 +8405,16 @@ def providers_capabilities_v1_to_v2(
         "ProvidersCapabilities", value, _m2.ProvidersCapabilities, 1, 2
     )
     return cast("_m2.ProvidersCapabilities", converted)
+
+
+def proxy_successor_notification_v1_to_v2(
+    value: _m1.ProxySuccessorNotification,
+) -> _m2.ProxySuccessorNotification:
+    """``ProxySuccessorNotification`` (v1) as ``ProxySuccessorNotification`` (v2); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "ProxySuccessorNotification", value, _m2.ProxySuccessorNotification, 1, 2
+    )
+    return cast("_m2.ProxySuccessorNotification", converted)
 
 
 def proxy_successor_request_v1_to_v2(
@@ -9184,6 +9409,16 @@ def mcp_server_v1_to_v2(value: _m1.McpServer) -> _m2.McpServer:
     """``McpServer`` (v1) as ``McpServer`` (v2); raises ``ConversionError``."""
     converted = _CONVERSIONS.convert_model("McpServer", value, _m2.McpServer, 1, 2)
     return cast("_m2.McpServer", converted)
+
+
+def message_mcp_response_v1_to_v2(
+    value: _m1.MessageMcpResponse,
+) -> _m2.MessageMcpResponse:
+    """``MessageMcpResponse`` (v1) as ``MessageMcpResponse`` (v2); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpResponse", value, _m2.MessageMcpResponse, 1, 2
+    )
+    return cast("_m2.MessageMcpResponse", converted)
 
 
 def multi_select_items_v1_to_v2(value: _m1.MultiSelectItems) -> _m2.MultiSelectItems:
@@ -10282,6 +10517,12 @@ def mcp_capabilities_v2_to_v1(value: _m2.McpCapabilities) -> _m1.McpCapabilities
     return cast("_m1.McpCapabilities", converted)
 
 
+def mcp_error_v2_to_v1(value: _m2.McpError) -> _m1.McpError:
+    """``McpError`` (v2) as ``McpError`` (v1); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model("McpError", value, _m1.McpError, 2, 1)
+    return cast("_m1.McpError", converted)
+
+
 def mcp_server_acp_v2_to_v1(value: _m2.McpServerAcp) -> _m1.McpServerAcp:
     """``McpServerAcp`` (v2) as ``McpServerAcp`` (v1); raises ``ConversionError``."""
     converted = _CONVERSIONS.convert_model(
@@ -10336,6 +10577,34 @@ def message_mcp_notification_v2_to_v1(
         "MessageMcpNotification", value, _m1.MessageMcpNotification, 2, 1
     )
     return cast("_m1.MessageMcpNotification", converted)
+
+
+def message_mcp_request_v2_to_v1(value: _m2.MessageMcpRequest) -> _m1.MessageMcpRequest:
+    """``MessageMcpRequest`` (v2) as ``MessageMcpRequest`` (v1); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpRequest", value, _m1.MessageMcpRequest, 2, 1
+    )
+    return cast("_m1.MessageMcpRequest", converted)
+
+
+def message_mcp_response_error_v2_to_v1(
+    value: _m2.MessageMcpResponseError,
+) -> _m1.MessageMcpResponseError:
+    """``MessageMcpResponseError`` (v2) as ``MessageMcpResponseError`` (v1); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpResponseError", value, _m1.MessageMcpResponseError, 2, 1
+    )
+    return cast("_m1.MessageMcpResponseError", converted)
+
+
+def message_mcp_response_result_v2_to_v1(
+    value: _m2.MessageMcpResponseResult,
+) -> _m1.MessageMcpResponseResult:
+    """``MessageMcpResponseResult`` (v2) as ``MessageMcpResponseResult`` (v1); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpResponseResult", value, _m1.MessageMcpResponseResult, 2, 1
+    )
+    return cast("_m1.MessageMcpResponseResult", converted)
 
 
 def multi_select_items_other_v2_to_v1(
@@ -10520,6 +10789,16 @@ def providers_capabilities_v2_to_v1(
         "ProvidersCapabilities", value, _m1.ProvidersCapabilities, 2, 1
     )
     return cast("_m1.ProvidersCapabilities", converted)
+
+
+def proxy_successor_notification_v2_to_v1(
+    value: _m2.ProxySuccessorNotification,
+) -> _m1.ProxySuccessorNotification:
+    """``ProxySuccessorNotification`` (v2) as ``ProxySuccessorNotification`` (v1); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "ProxySuccessorNotification", value, _m1.ProxySuccessorNotification, 2, 1
+    )
+    return cast("_m1.ProxySuccessorNotification", converted)
 
 
 def proxy_successor_request_v2_to_v1(
@@ -11486,6 +11765,16 @@ def mcp_server_v2_to_v1(value: _m2.McpServer) -> _m1.McpServer:
     return cast("_m1.McpServer", converted)
 
 
+def message_mcp_response_v2_to_v1(
+    value: _m2.MessageMcpResponse,
+) -> _m1.MessageMcpResponse:
+    """``MessageMcpResponse`` (v2) as ``MessageMcpResponse`` (v1); raises ``ConversionError``."""
+    converted = _CONVERSIONS.convert_model(
+        "MessageMcpResponse", value, _m1.MessageMcpResponse, 2, 1
+    )
+    return cast("_m1.MessageMcpResponse", converted)
+
+
 def multi_select_items_v2_to_v1(value: _m2.MultiSelectItems) -> _m1.MultiSelectItems:
     """``MultiSelectItems`` (v2) as ``MultiSelectItems`` (v1); raises ``ConversionError``."""
     converted = _CONVERSIONS.convert_model(
@@ -11771,6 +12060,8 @@ __all__ = [
     "logout_response_v1_to_v2",
     "mcp_capabilities_v1_to_v2",
     "mcp_capabilities_v2_to_v1",
+    "mcp_error_v1_to_v2",
+    "mcp_error_v2_to_v1",
     "mcp_server_acp_tagged_v1_to_v2",
     "mcp_server_acp_tagged_v2_to_v1",
     "mcp_server_acp_v1_to_v2",
@@ -11785,6 +12076,14 @@ __all__ = [
     "mcp_server_v2_to_v1",
     "message_mcp_notification_v1_to_v2",
     "message_mcp_notification_v2_to_v1",
+    "message_mcp_request_v1_to_v2",
+    "message_mcp_request_v2_to_v1",
+    "message_mcp_response_error_v1_to_v2",
+    "message_mcp_response_error_v2_to_v1",
+    "message_mcp_response_result_v1_to_v2",
+    "message_mcp_response_result_v2_to_v1",
+    "message_mcp_response_v1_to_v2",
+    "message_mcp_response_v2_to_v1",
     "multi_select_items_other_v1_to_v2",
     "multi_select_items_other_v2_to_v1",
     "multi_select_items_string_v1_to_v2",
@@ -11835,6 +12134,8 @@ __all__ = [
     "provider_info_v2_to_v1",
     "providers_capabilities_v1_to_v2",
     "providers_capabilities_v2_to_v1",
+    "proxy_successor_notification_v1_to_v2",
+    "proxy_successor_notification_v2_to_v1",
     "proxy_successor_request_v1_to_v2",
     "proxy_successor_request_v2_to_v1",
     "request_permission_outcome_cancelled_v1_to_v2",

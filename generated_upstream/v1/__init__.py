@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 98bc11532f4b14b654b4104b0bf0f31c44e697a593b82455d0cd460f2bcd7382
-# Content sha256: 4620a0b61cdc21370dbfbd653c9fc8e3b2b7616773515277ac1d40f65c70bd64
+# Inputs sha256: 192d43b0c2ef62873ae2d438904119e8732a25010bbc8aa90773c3b558551c84
+# Content sha256: c94dd0a36d5859f388c68886e342656d1a16a39b7deb00d970396e51cac63961
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a5243d697e48b95c6ac5cc13077a68747a19ca3b2207d6e560145296943c3586
-# Content sha256: 7bbff20b24a940a04d874a4ee13f07ed416dc11aae6e7d27f9d215c867f40e5a
+# Inputs sha256: 11bb8d5264d0b424483f6d072990371e9c6b1555ef392f56603f210bdaefd904
+# Content sha256: 7197f20b849add59b39aa3fe3fb1110793c9d78020ccf35a0f4521a0fc0f5e6c
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 98fab6ace0d112626062cd951937ca1cc55d4ca98875cadf332de61091a1fb5d
-# Content sha256: 8ea04b185ef67cc0d22c565c241361f13bb154857d845b983f0afe6dffae0d2b
+# Inputs sha256: da3edf91cc61ab6e27508714f12b4fa4ac25d34e8115b40ca6e48988cfb9344a
+# Content sha256: 71d9f6210cf7e2794c10a69e97eb56b893f779a3bb089483bafb477bb863dbd3
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c8b86473eb10382780247688d89425ad6e4469e76fbcc73b62cdc89d59f3997
-# Content sha256: 2383f9d6550343ad17bb4f258721dad3cee923cd5193c6d9a5d88a47d2f5bfa6
+# Inputs sha256: 88ceb58404b8f4aa88adc8996014c54b7b137b4d742ba5bed203f8681ef53f04
+# Content sha256: 5cf6f5c22acb54413715e02527923a8c185f267cc976299d72a9feef7e6fcd76
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 137d9a622a4f4c3a5a023701da19030836fe25510eaeb2a465b4db6c811062c2
-# Content sha256: 15ce7d2eb477e47855ef35c985e39b7d75d9f3101b31239b4d1119c4b7ff61f8
+# Inputs sha256: 91379a82b063a23448de0b26de893bda39e7ce829a919967c20830074bbadd90
+# Content sha256: dc4c7cf02d4d441923cde3d38bc73739f877c2efd19a3462afd3eaa4bba48054
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbc33c50c899b48f0a00f0cb19b2c14510ecd0d58c05dfc7b6085d0ddd6ff454
-# Content sha256: abfdc2fdf023a98f7d56aec8f270780bbc319b7f09f5ec365841678c6c625121
+# Inputs sha256: 152234b94dec13a83aa632ac3697daaeaf4208e4d437a5f2d820d34a15050d07
+# Content sha256: b425bbb7259a5ec0e9f9b248b5ca23b19b22941bb0b4da8c7d5ae4536d0ee3ed
 
 """Method dispatch for the agent side of ACP protocol v2.
 

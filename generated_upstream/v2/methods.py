@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3b4e7172edf23e0010c6e9963e73fc02598ce0585bb626a7d4588b3c8d5d9425
-# Content sha256: d6f8b618fa9325d011c0d5a750d8d0319dbe7aa29f69f9d61e8918c2a81ac93f
+# Inputs sha256: 0059633c70933e5b417bfd67d0d7129cf3029535f0958348dfe556226eeb1107
+# Content sha256: 0ae8f7be5c03e344343f75d60c9e8d3c8d7bcc7e9886b9d0fe434f694da454a8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

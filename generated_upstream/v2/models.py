@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 33736b7c6aba53ea5ac59c1a7f9e2083610a4b3c7d2cb7f6b4c130cc70b738b9
-# Content sha256: 19870689e3faaa34745c43993f4a588ea8a42fab96112172dc1f345ca7c75426
+# Inputs sha256: 9c403376373694101a4caa892473347d235225425a487122acfa8687becaf5ad
+# Content sha256: 5a13b10705b8b2fecf3fe5f2f5d256880e11dc63782d6ac58764358c307f0aa2
 
 """Wire models of ACP protocol v2.
 

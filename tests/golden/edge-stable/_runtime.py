@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 736c1ae0dec01ec833155edc21a67658eddb5b88a706862d65b945744a885044
-# Content sha256: 8916de3125890c32b16465177b3d98f48d9e69f492fcbfe6421819f06f696863
+# Inputs sha256: 8e66e6459f6f99246a69bef1a0064ad1b2caa0c3c4f37af51b005509a2395a2b
+# Content sha256: 0442199460572a350b3e34a712de2a1ee90ff2d63fc4384ac0e59a2cf327c554
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1f0de9e2827f72c023ab6092f1ffd62873eab65db4bfc065ad41f317848774f5
-# Content sha256: 68e6db7b3930abd45d11f7983f2b6813b4d674544904532c465c213e1522fe1a
+# Inputs sha256: 8f1a645b3c8c010f03932cc24e24a1fa134d77e1ac0e4f4a6d86c4aea5f7516d
+# Content sha256: 0c25cb9fbf47a49bd828a6959428b553aa3304d91bc9e169564d12b855f9b2b7
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

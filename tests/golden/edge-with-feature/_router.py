@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 225a1b284eee5d1d03cf8936b88443af7dde70b3a5c2233407e2c75724883048
-# Content sha256: 0544b04f4b45aa03c780f55183bf0d0526553efeeafd1bbff265fe9454e3f5bb
+# Inputs sha256: 8425c1a715e2f5999ff42202587940937c4836cf35ac0d0be2e7329e7e015ebf
+# Content sha256: 36008436e7e957340217ce2d4c4d2298640dc64a44553b68ab16a31d9ad6324c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

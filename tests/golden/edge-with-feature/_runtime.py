@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1537b11d2b70148cf5948c80c3053687a693f17ff9d63059505d5bff9fe62ec7
-# Content sha256: ba87600bfa62c131616a3041c03bdc852c82041987c5c40783e20d72a31b53b2
+# Inputs sha256: e3ed6c2b65c6b9cec2dfec830147376fa55e9a2a9a7d4dfe092558676d3e20bf
+# Content sha256: 1b16c7b5729b992992ba7921cf77a0742799e973362b66ba3994ab361d0abde5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1a5c44cb64c01e99a99bc5237bbd202ccd30a0e9c659468ec5a6f5eb8b9272a2
-# Content sha256: a4eaeeade2e518b3811eb9585ab12994abbe46768121f95016aa6a46e647d0fb
+# Inputs sha256: 15f6d166a6010a698eec60111e0e804c7478ad0deff454aa1ef3a2c33520d0ba
+# Content sha256: 89a77387c4342b3a562b293c793989c4ed7696a713add8889a4f06742d66e836
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

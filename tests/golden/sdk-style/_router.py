@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 719521be4c924659a9be176a7c0aa90872e1d5de652d1566015d2c971b31c9cc
-# Content sha256: b6563c9486e65b25e81ad26a4ff94e4d4d4711f8eee46a4acb2f3a2c06589be1
+# Inputs sha256: a2499c9add1ebabf4f359158e0467844ae1be4666d99095e3260403ceb03ab14
+# Content sha256: 7c29b047ca866eb090bfd7dcdad46253e5abec6a9b52efc0dc523e71b7e25bef
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

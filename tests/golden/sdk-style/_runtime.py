@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: cc300ad28d46710b3fb5be4d7c45a714c95957fc995a43fac7f578f27902ee93
-# Content sha256: fdf6e591f634cbab52d09b496986a7903ca2f92d9902e6b11927565bce848402
+# Inputs sha256: 0287d6d54c3f7d0b576854cce9b682cbc572b84fdc578a88d573dd616416dde4
+# Content sha256: 4eea13412221fd901de839ed10d0a1314d3ef339fe232fc1134c49da2fae2d97
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 745e710863c4757a6bfc9a8883033f932c6ebad031e27f26fad8279e343c9d99
-# Content sha256: f763e64f0ce175a01fc474b812a6407122db08034f89e76c81a2689522f728f1
+# Inputs sha256: 45b062027b67304d3c777a7ac190cc73e47f5562b61538376b36084a2a140865
+# Content sha256: 2849681578f173bf3907df3824ddf4b52ab8d1c3020e1fc5635372058822d88b
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -4,34 +4,30 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6e2e54bbf16b7d0170c77f4feaf6cc4a7f1f25ef83deedf2d5fb9bab23a0bf43
-# Content sha256: f1649f004dd6800f334346a91f7fbcba35522ae7fa4edecfc69e32050068d888
+# Inputs sha256: ba1640089e30dd91ef81d6495e7829ccac8f547e6b90f9afb9ac738c66b07bea
+# Content sha256: 3bc44e519695d84e7083329cd29fcd1417e867668b82be8bcd5b82ecfd4161ea
 
-"""The fixed part of the generated ``convert`` module: errors, value rules, the base of
-every converter model and the entry points; the module itself holds only the converters
-derived from the schema and their tables. Nothing here depends on the schema.
+"""The fixed part of the generated ``convert`` module: errors and where they point, the
+checks a converter declares, the base of every converter model and the entry points (the
+value rules are ``_convert_rules``'s); the module itself holds only the converters derived
+from the schema and their tables. Nothing here depends on the schema.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Mapping
-from datetime import datetime
-from typing import Annotated, Any, Final, TypeAlias
+from typing import Any, Final
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
-    Field,
-    StringConstraints,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import from_json, to_json
+from pydantic_core import ErrorDetails, from_json, to_json
 
 from ._convert_rules import (
     _ABSOLUTE_PATH,
@@ -41,10 +37,8 @@ from ._convert_rules import (
     _URI,
     _URI_REASON,
     _fail,
-    _local_offset,
     _supply,
 )
-from ._runtime import wire_path
 
 
 class ConversionError(ValueError):
@@ -59,91 +53,6 @@ class ConversionError(ValueError):
     def pointer(self) -> str:
         """``path`` as an RFC 6901 JSON pointer."""
         return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path)
-
-
-# RFC 3339 date-time. The pattern is the fast path (checked in pydantic-core); it leaves
-# out February 29th, which the Python fallback checks against the calendar.
-_RFC3339: Final = (
-    r"^[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
-    r"[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
-)
-_ISO8601_EXTENDED: Final = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?"
-    r"([Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?\Z"
-)
-_ISO8601_BASIC: Final = re.compile(
-    r"([0-9]{4})([0-9]{2})([0-9]{2})[Tt]([0-9]{2})([0-9]{2})(?:([0-9]{2})(?:[.,]([0-9]+))?)?"
-    r"([Zz]|[+-][0-9]{2}(?:[0-9]{2})?)?\Z"
-)
-_RFC3339_FORM: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
-)
-
-
-_OFFSET: Final = re.compile(r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
-
-
-def _iso8601_to_rfc3339(value: str, info: ValidationInfo | None) -> str:
-    """Rewrite an ISO 8601 date-time with a UTC offset as RFC 3339; one without an offset
-    takes the offset the caller supplies (``utcOffset``: an RFC 3339 offset, or ``local``,
-    this machine's time zone); refuse anything else."""
-    match = _ISO8601_EXTENDED.match(value) or _ISO8601_BASIC.match(value)
-    if match is None:
-        raise _fail(
-            None,
-            "not an ISO 8601 date and time of day, so it cannot become an RFC 3339 date-time",
-        )
-    year, month, day, hour, minute, second, fraction, zone = match.groups()
-    if zone is None:
-        zone = _supply(info).get("utcOffset")
-        if zone == "local":
-            zone = _local_offset(year, month, day, hour, minute, second)
-        if not isinstance(zone, str) or _OFFSET.match(zone) is None:
-            raise _fail(
-                None,
-                "an ISO 8601 date-time without a UTC offset cannot become an RFC 3339"
-                " date-time; pass its offset as supply={'utcOffset': ...}",
-            )
-    offset = "Z" if zone in ("Z", "z") else zone[:3] + ":" + (zone[3:].lstrip(":") or "00")
-    try:
-        # A leap second (60) is valid RFC 3339; datetime cannot hold it.
-        datetime(
-            int(year),
-            int(month),
-            int(day),
-            int(hour),
-            int(minute),
-            min(int(second or 0), 59),
-        )
-        if offset != "Z" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
-            raise ValueError(offset)
-    except ValueError:
-        raise _fail(
-            None,
-            "not a valid calendar date-time, so it cannot become an RFC 3339 date-time",
-        ) from None
-    return f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'.' + fraction if fraction else ''}{offset}"
-
-
-def _check_rfc3339(value: str) -> str:
-    """The slow path of ``_Rfc3339``: an RFC 3339 spelling whose date is on the calendar."""
-    if _RFC3339_FORM.match(value) is None:
-        raise _fail(None, "not an RFC 3339 date-time")
-    _iso8601_to_rfc3339(value, None)
-    return value
-
-
-_AbsolutePathIn: TypeAlias = Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
-_Rfc3339: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)]
-    | Annotated[str, AfterValidator(_check_rfc3339)],
-    Field(union_mode="left_to_right"),
-]
-_Iso8601In: TypeAlias = Annotated[
-    Annotated[str, StringConstraints(pattern=_RFC3339)]
-    | Annotated[str, AfterValidator(_iso8601_to_rfc3339)],
-    Field(union_mode="left_to_right"),
-]
 
 
 def _check_fields(
@@ -199,6 +108,15 @@ def _check_fields(
             )
 
 
+def _keep_omitted(model: BaseModel, attrs: tuple[str, ...]) -> None:
+    """The attributes a value rule's default omitted (``_DEFAULT_OMITTED``) made all the same,
+    unset (a union's serializer counts a model's attributes)."""
+    values = model.__dict__
+    if len(values) < len(type(model).model_fields):
+        for attr in attrs:
+            values.setdefault(attr, None)
+
+
 # Default of every optional field. Never written out (conversions dump with
 # exclude_unset), so it needs no type of its own.
 _ABSENT: Any = None
@@ -210,17 +128,80 @@ class _Converter(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
 
+Loc = tuple[int | str, ...]
+
+
+def _walk(data: Any, loc: Loc, missing: bool, i: int = 0) -> tuple[int, Loc, tuple[int, ...]]:
+    """A pydantic error location walked through the value as sent: (how many of its parts
+    are keys or indexes there, those parts (the wire path), the places of the parts that are
+    not: the tags of the union members the error went through). A member's tag can be a key
+    too (a text block's tag `text`): the reading that follows more of the location into the
+    value wins. With ``missing``, the last part is the key the value lacks."""
+    if i == len(loc):
+        return 0, (), ()
+    part = loc[i]
+    options = []
+    if isinstance(data, Mapping) and part in data:
+        n, path, members = _walk(data[part], loc, missing, i + 1)
+        options.append((n + 1, (part, *path), members))
+    elif isinstance(data, list) and type(part) is int and 0 <= part < len(data):
+        n, path, members = _walk(data[part], loc, missing, i + 1)
+        options.append((n + 1, (part, *path), members))
+    elif missing and i == len(loc) - 1 and isinstance(data, Mapping):
+        options.append((1, (part,), ()))
+    if not options or (isinstance(part, str) and isinstance(data, Mapping)):
+        n, path, members = _walk(data, loc, missing, i + 1)
+        options.append((n, path, (i, *members)))
+    return max(options, key=lambda option: option[0])  # (the first: a key, where as good)
+
+
+# Errors of a value whose shape is right and which the conversion refuses; the rest say that
+# the value is not of that shape (of that union member) at all.
+_REFUSALS: Final = frozenset({"acp_conversion", "string_pattern_mismatch"})
+Located = tuple[tuple[int, ...], ErrorDetails]  # (the places of its members' tags, the error)
+
+
+def _fit(errors: list[Located]) -> tuple[int, int, int, int]:
+    """How badly a union member fits a value, by its errors: keys the value lacks, values
+    not of the member's shape, all of them, those without a conversion's own reason (less
+    is better; the last prefers, of two members a value fails alike, the one that says why,
+    as a date-time's own check does after its pattern)."""
+    missing = sum(e["type"] == "missing" for _, e in errors)
+    shape = sum(e["type"] not in _REFUSALS for _, e in errors)
+    unexplained = sum(e["type"] != "acp_conversion" for _, e in errors)
+    return missing, shape, len(errors), unexplained
+
+
+def _best_member(errors: list[Located]) -> list[Located]:
+    """The errors of the union members the value fits best, at every union the errors went
+    through (a union that fails reports every member's errors); the first where as good.
+    """
+    out = [(members, e) for members, e in errors if not members]
+    unions: dict[Loc, dict[Any, list[Located]]] = {}
+    for members, e in errors:
+        if members:  # a union: the location up to its member's tag
+            loc = tuple(e["loc"])
+            by_member = unions.setdefault(loc[: members[0]], {})
+            by_member.setdefault(loc[members[0]], []).append((members[1:], e))
+    for by_member in unions.values():
+        out += _best_member(min(by_member.values(), key=_fit))
+    return out
+
+
 def _error(
     exc: ValidationError, value: Any, prefix: tuple[str | int, ...], version: int
 ) -> ConversionError:
+    """The refusal of the value that decided it: within a union, the member the value fits
+    best (the one its tag names, where it has one); a conversion's own reason before a
+    value that is not valid in its version."""
     errors = exc.errors(include_url=False)
-    chosen = next((e for e in errors if e["type"] == "acp_conversion"), errors[0])
-    path = wire_path(value, tuple(chosen["loc"]))
+    located = [(_walk(value, tuple(e["loc"]), e["type"] == "missing")[2], e) for e in errors]
+    best = [e for _, e in _best_member(located)] or errors
+    chosen = next((e for e in best if e["type"] == "acp_conversion"), best[0])
+    path = _walk(value, tuple(chosen["loc"]), chosen["type"] == "missing")[1]
     ctx = chosen.get("ctx") or {}
     if ctx.get("field") is not None:  # (a dotted field lives in nested objects)
         path += tuple(str(ctx["field"]).split("."))
-    elif chosen["type"] == "missing" and chosen["loc"]:
-        path += (chosen["loc"][-1],)
     if chosen["type"] == "acp_conversion":
         reason = str(ctx["reason"])
     elif chosen["type"] == "string_pattern_mismatch" and ctx.get("pattern") == _ABSOLUTE_PATH:
@@ -257,11 +238,15 @@ class Conversions:
         methods: Methods,
         renamed: Names | None = None,
         refused: Names | None = None,
+        other_kinds: Methods | None = None,
     ) -> None:
         self._adapters = adapters
         self._methods = methods
         self._renamed = renamed or {}  # version -> method -> its name in the other version
-        self._refused = refused or {}  # version -> method of that version only -> why
+        # version -> method of that version only (or of a kind of it only) -> why
+        self._refused = refused or {}
+        # version -> method -> its second kind (a request and a notification at once)
+        self._other_kinds = other_kinds or {}
         self._targets: dict[Any, TypeAdapter[Any]] = {}
 
     def _adapter(self, type_name: str, source: int, target: int) -> TypeAdapter[Any]:
@@ -337,19 +322,32 @@ class Conversions:
         except (RecursionError, ValueError) as exc:
             raise ConversionError((), f"the value cannot be converted: {exc}") from None
 
-    def _method(self, name: Any, source: int) -> tuple[str, str, str | None]:
-        spec = self._methods.get(source, {}).get(name) if isinstance(name, str) else None
-        if spec is None:
-            why = self._refused.get(source, {}).get(name) if isinstance(name, str) else None
+    def _method(self, name: Any, source: int, kind: str) -> tuple[str, str, str | None]:
+        """The method's ``kind`` (request, notification) in ``source``: (kind, params type,
+        result type); refused where the method, or that kind of it, does not convert."""
+        tables = (self._methods, self._other_kinds) if isinstance(name, str) else ()
+        found = [spec for table in tables if (spec := table.get(source, {}).get(name)) is not None]
+        spec = next((s for s in found if s[0] == kind), None)
+        if spec is not None:
+            return spec
+        why = self._refused.get(source, {}).get(name) if isinstance(name, str) else None
+        if found and why:  # it converts in its other kind
             raise ConversionError(
-                ("method",),
-                (
-                    f"method {name!r} exists in v{source} only: {why}"
-                    if why
-                    else f"method {name!r} is not covered by the v{source} schema; it cannot be converted"
-                ),
+                ("method",), f"{name} as a {kind} exists in v{source} only: {why}"
             )
-        return spec
+        if found:
+            raise ConversionError(
+                (),
+                f"{name} is a {found[0][0]}; the message {'has' if kind == 'request' else 'lacks'} an id",
+            )
+        raise ConversionError(
+            ("method",),
+            (
+                f"method {name!r} exists in v{source} only: {why}"
+                if why
+                else f"method {name!r} is not covered by the v{source} schema; it cannot be converted"
+            ),
+        )
 
     def convert_message(
         self,
@@ -399,12 +397,8 @@ class Conversions:
             name = message["method"]
             if method is not None and method != name:
                 raise ConversionError(("method",), f"the message is {name!r}, not {method!r}")
-            kind, params, _ = self._method(name, source)
-            if ("id" in message) != (kind == "request"):
-                raise ConversionError(
-                    (),
-                    f"{name} is a {kind}; the message {'has' if 'id' in message else 'lacks'} an id",
-                )
+            kind = "request" if "id" in message else "notification"
+            _, params, _ = self._method(name, source, kind)
             if "params" in message:
                 out["params"] = self._convert(
                     params, message["params"], source, target, ("params",), supply
@@ -418,7 +412,12 @@ class Conversions:
                 raise ConversionError(
                     (), "a response converts by the method of its request: pass method="
                 )
-            _, _, result = self._method(method, source)
+            try:
+                _, _, result = self._method(method, source, "request")
+            except ConversionError as exc:
+                if exc.path:  # not a method of the version, or its request is of it only
+                    raise
+                result = None
             if result is None:
                 raise ConversionError((), f"{method} is a notification; it has no response")
             if "result" in message and "error" in message:

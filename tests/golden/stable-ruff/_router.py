@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: bd8ab4ccd573242933a26df3285d3150022b31bd2d03cee97e076476f1c3e735
-# Content sha256: 1ed04450b3516126b88aa9503a1fd30e1240645263620d336b17e03a6dd2024d
+# Inputs sha256: 91c71a5d4353f159597c380d1662e2c914993de90cfc64340e1c0ffdf97cf1f4
+# Content sha256: e1d0d950f5819ef824c31e5a267f3aa737c4106a3edf9f4daf632decb2fe5681
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a9bbfb5d9f1dba8495cbff354924c196e427f39ec3beac27f76c3e7a500b2ae4
-# Content sha256: 349416aa46a0bea56936173a956b298f3f822be9a9623f1c54787579bfcf947a
+# Inputs sha256: 830863ff3bda51f61db79f81d280f9950f2b28c31a419033992bf9ce8393dd67
+# Content sha256: 7ab21b023b4570b4bf71503475f0c929f4d8390f515e4ddbe5b045795f7646ae
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

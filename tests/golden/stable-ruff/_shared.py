@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 9324dca403dce35b98552d04c7891dd5cb0da6cd43b0c91bf885e38d6f4a9efa
-# Content sha256: d9b37065fd9c7810749edab2604ce81fba853e8e066a6936dad37c483ccb4432
+# Inputs sha256: 4fca39bc7656aacda91630feb473b7a310ec91871f34a7431804b0dfc9bc26ff
+# Content sha256: 431c28da080fa3ba79abb1afd2127704bc6eca0cd8b3872f5670135d2ed7fcca
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fcddbb1866f44137be41e96ae6de97b170517f8cefb55d89650165de044475b6
-# Content sha256: 9e50542d7e348507951354eb22f0b0e5320f82958d66f9446b7c4aa6fba2217b
+# Inputs sha256: de5b982c62a65a17a6070ac7cfd1b4fb82fc85c012a032b2e561f2be994eb04a
+# Content sha256: 0e711529d6926e97c90f20c82f94e17eb9e9fdcd8b0e271fe09b4d765f40d413
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -30,7 +30,7 @@ target version cannot say ``null`` (then it is omitted: the two mean the same).
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Annotated, Any, Final, Literal, TypeAlias, cast
 
 from pydantic import (
     Field,
@@ -38,15 +38,20 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _DEFAULT_OMITTED,
+    _FIRST_VALID,
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
+    _keep_omitted,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2
@@ -147,18 +152,30 @@ class _V1ToV2SessionInfo(_Converter):
 
     f_session_id: str = Field(alias="sessionId")
     f_cwd: _AbsolutePathIn = Field(alias="cwd")
-    f_additional_directories: list[_AbsolutePathIn] = Field(_ABSENT, alias="additionalDirectories")
+    f_additional_directories: list[
+        Annotated[_AbsolutePathIn | Annotated[str, _DEFAULT_OMITTED], _FIRST_VALID]
+    ] = Field(_ABSENT, alias="additionalDirectories")
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[_Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID] = (
+        Field(_ABSENT, alias="updatedAt")
+    )
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2)."""
 
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[_Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID] = (
+        Field(_ABSENT, alias="updatedAt")
+    )
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionListCapabilities(_Converter):
@@ -179,6 +196,9 @@ class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
     f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V2ToV1AgentCapabilities(_Converter):
@@ -394,6 +414,20 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
     },
 }
 """Methods both versions define: wire name -> (kind, params type, result type)."""
+
+
+LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
+    (1, 2): {
+        "SessionInfo": (
+            "additionalDirectories",
+            "updatedAt",
+        ),
+        "SessionInfoUpdate": ("updatedAt",),
+        "SessionUpdateSessionInfoUpdate": ("updatedAt",),
+    },
+    (2, 1): {},
+}
+"""By direction and source type, the fields whose values a round trip may not give back ("*": the whole value)."""
 
 
 _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)

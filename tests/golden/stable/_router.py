@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b85a9e563ef8a1e7aa0578042315f33b0157be4a51b3e4fd4df96cd0a7c898d2
-# Content sha256: b4c9e2afa92ff030b097b38aea5a9f785253e965765a69964e849e78da2004f1
+# Inputs sha256: f541e363f1206da0db097034fb006da48ed30ab825036ed571f9e43b36860841
+# Content sha256: df1fe9a56d106476d23fe0d3075277a0e5f00875e5dd250abb9480e090090577
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

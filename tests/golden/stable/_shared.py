@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7521a9825a9365e5690fbceeb52441b039ff16cf89843dc61aa7f5888f006deb
-# Content sha256: ed82e26016fbaee7fe73ea29bc2decc510ec27f1fd87d422a1e186b58854aa09
+# Inputs sha256: 2598790c550b5bda5952ecd4d76fc3e70ed587426ef0ada31e4a37b2fd9c4e9d
+# Content sha256: bbfff816923f4c1471cc4d7bd41e95676a3e7646cf43c4e93ee2783b4e89e7f4
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

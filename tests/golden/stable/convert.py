@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4f89025b6b00f4b1072ce51eeddb84b8d76f68d67846bca99ac9163010d8c3d8
-# Content sha256: 13c1ee07f6d93cba3c4d92479f295dbb28dc4f55521f4d3e6c6511d96c69070c
+# Inputs sha256: 2abfc0aac537744f7675fda120b4f277848ddb25b643363e7d0fb4ebc2cbc84b
+# Content sha256: 3337baa9e70c540ccc78d351bc4be72129889d86fc876aa13d9874f0a4b1611e
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -30,7 +30,7 @@ target version cannot say ``null`` (then it is omitted: the two mean the same).
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Annotated, Any, Final, Literal, TypeAlias, cast
 
 from pydantic import (
     Field,
@@ -38,15 +38,20 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _DEFAULT_OMITTED,
+    _FIRST_VALID,
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
+    _keep_omitted,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2
@@ -153,20 +158,30 @@ class _V1ToV2SessionInfo(_Converter):
 
     f_session_id: str = Field(alias="sessionId")
     f_cwd: _AbsolutePathIn = Field(alias="cwd")
-    f_additional_directories: list[_AbsolutePathIn] = Field(
-        _ABSENT, alias="additionalDirectories"
-    )
+    f_additional_directories: list[
+        Annotated[_AbsolutePathIn | Annotated[str, _DEFAULT_OMITTED], _FIRST_VALID]
+    ] = Field(_ABSENT, alias="additionalDirectories")
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionInfoUpdate(_Converter):
     """``SessionInfoUpdate`` (v1) as ``SessionInfoUpdate`` (v2)."""
 
     f_title: str | None = Field(_ABSENT, alias="title")
-    f_updated_at: _Iso8601In | None = Field(_ABSENT, alias="updatedAt")
+    f_updated_at: Annotated[
+        _Iso8601In | Annotated[str, _DEFAULT_OMITTED] | None, _FIRST_VALID
+    ] = Field(_ABSENT, alias="updatedAt")
     f_meta: dict[str, Any] | None = Field(_ABSENT, alias="_meta")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V1ToV2SessionListCapabilities(_Converter):
@@ -187,6 +202,9 @@ class _V1ToV2SessionUpdateSessionInfoUpdate(_V1ToV2SessionInfoUpdate):
     """``SessionUpdateSessionInfoUpdate`` (v1) as ``SessionUpdateSessionInfoUpdate`` (v2)."""
 
     f_session_update: Literal["session_info_update"] = Field(alias="sessionUpdate")
+
+    def model_post_init(self, context: Any, /) -> None:
+        _keep_omitted(self, ("f_updated_at",))
 
 
 class _V2ToV1AgentCapabilities(_Converter):
@@ -412,6 +430,20 @@ _METHODS: Final[dict[int, dict[str, tuple[str, str, str | None]]]] = {
     },
 }
 """Methods both versions define: wire name -> (kind, params type, result type)."""
+
+
+LOSSY: Final[dict[tuple[int, int], dict[str, tuple[str, ...]]]] = {
+    (1, 2): {
+        "SessionInfo": (
+            "additionalDirectories",
+            "updatedAt",
+        ),
+        "SessionInfoUpdate": ("updatedAt",),
+        "SessionUpdateSessionInfoUpdate": ("updatedAt",),
+    },
+    (2, 1): {},
+}
+"""By direction and source type, the fields whose values a round trip may not give back ("*": the whole value)."""
 
 
 _CONVERSIONS: Final = Conversions(_ADAPTERS, _METHODS)

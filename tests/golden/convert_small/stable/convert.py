@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 39b804de5a3ec99875d345c986e0865732adc6ea7edd31c5c47db2b1abebb804
-# Content sha256: 9ddf771e54ce351e5ec8263769b46e6869b238bda1838d37e8d4d3bf05185785
+# Inputs sha256: d6301482b63917d34f42e890e63af422a849c0c927bc71fb2f2b9a0c7d1b1838
+# Content sha256: ad6976c38fecd18e9eaf6fe3cf5fb487a83412c5d48acc24139b490aef9a8ad2
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -38,15 +38,17 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8059ad7fa5d82c7894432d914aa6ee2e179b054696c93276fffa943a11965b4b
-# Content sha256: 3c9f707b95c56862bdb304db30b3890cdd5a058cc407291c946363f6254a0d62
+# Inputs sha256: 9547ac958fe77349816d5803f493344c2f2e6bc5bd5bbc6f678b7506cb06ae0d
+# Content sha256: 80e1b555dc0b328a23814e9a367a8224c109b9f3726e2d1afd72a2d673627561
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.
@@ -40,15 +40,17 @@ from pydantic import (
     model_validator,
 )
 
+from ._convert_rules import (
+    _AbsolutePathIn,
+    _Iso8601In,
+    _Rfc3339,
+)
 from ._convert_runtime import (
     _ABSENT,
     ConversionError,
     Conversions,
-    _AbsolutePathIn,
     _check_fields,
     _Converter,
-    _Iso8601In,
-    _Rfc3339,
 )
 from .v1 import models as _m1
 from .v2 import models as _m2

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 66d451eee9a474f649f421fda144303b693f4df1b072c36aedd29fef3db4740b
-# Content sha256: a67abf8def59e05f867b05a87ebe3ac0d6a784e4ad168a0a34f7c84f295e9827
+# Inputs sha256: 42959cadb32755fff9042fe32edc12084c62ba5345f08faa5c1d11e1eb9f2684
+# Content sha256: 8142bd9e6ffa86cfeed6c3ca9cbf5c286403f8f627c2af21e08a01654a0d987a
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: dfe1f96821039239cc45fbd27d4c71d65bf1ce1140f961cbc6117736abf2d483
-# Content sha256: 75463868a05dff020ea619c48331f8f4a80ad64b1b241cce94c11c112ea58308
+# Inputs sha256: 6463c178163fad936faab6d8f98daa1dace8e9dcde493df6a91630d3c8a464d0
+# Content sha256: bc2331a88318b8d17888ccb265663c4accef32087604075d9d421196841f5590
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 1eeaa9c74d17d3ba0440ab1c4e8a07b4d064b8cc47f3991fac7cd4694347e8b3
-# Content sha256: fa41364efbc7f16e44be4acf2dccf7993f70ed2b5ca40e43ea8882fd5d7e669c
+# Inputs sha256: 41ab858c8c46a99fc3a5d465b185783fb9c282eadba17d5321f9dd1ede6e17ac
+# Content sha256: d766f391ab582de3b2bf5ea41bf84eab1e9a16718827d4f7f628d6d17808dbef
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

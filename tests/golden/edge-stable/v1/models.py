@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9529c98cd70a3562fd5ebdb7f540f3cbea4fbc25e9c6f6c02c340866d4c165d5
-# Content sha256: 903fe2d76704a5395f087033af059239ca21ab8bd76cb631038bdce07f8c7cd1
+# Inputs sha256: 7e5a1785c90771eba63da81a6ff888c36541ddb0315b263c18990aabac08c332
+# Content sha256: 086d911d207f746c0ec7a576f50fe779a8b6d30d81efbbf8633cf12b5cc66ba2
 
 """Wire models of ACP protocol v1.
 

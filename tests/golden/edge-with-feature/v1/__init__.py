@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 46ba46090a0c44e7e8edbca0d0d6d0ef39a23b38654193d5a67de90d546323f2
-# Content sha256: 10ffe99c8945c0331f2edd36f4f4e2b7a4ff6367b84d2d707aa9d7fe98499422
+# Inputs sha256: 4381073d4cb9a917d69f340d913f86bf9fa89b9e76daae809ce743dc7d2401b1
+# Content sha256: 5026762d0abc659aa932713c7736104eddb4ecc8e3d664ec18b7e18dcd92e4c9
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3be4e0d0444bfb1d19d5b8594495c355dd7d3b3227feddca3a2b4cef6d88ee61
-# Content sha256: 69367fa51d88c84a4cbcc7d4c5cef3eebbd50393433eaf17dba61b1ffa24f8c6
+# Inputs sha256: 334da7c11524a8e7b1bc717e57acd53ddb8e90eb4e09a95a3769c049c1969c9a
+# Content sha256: 78e810f809a0dd04bd7793ce2cc74d1ee4133950826e52358f0d173711eab033
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 58638a6f5a97c2700a7bb1998f2d0635de76cd85117b689c13fc9768d752ca54
-# Content sha256: 24f21b09552fb4cf59b586cf1a4533b4232cc2f5349094c2333e7637952fa17a
+# Inputs sha256: 72f9b7591aae6ddebe7708e8365f1b56de7422e981e1adf037c065b8e883402a
+# Content sha256: 6b7bd1a51a96b5de94f41861badd60597d2b36da037048be3838277f0852aeef
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

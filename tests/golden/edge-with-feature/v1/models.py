@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b62000c68f380e0b1ae4527c53308959bfc691660ecf46738adc05f01f5637ed
-# Content sha256: 3b76631ca800a809b148b1cee9adf359102a0d7f3d9f6acd244a1abcc939893b
+# Inputs sha256: 83fa3efcde6d67e1804c2ac29932031c1da1b0999ce0e78922f169c9202a2650
+# Content sha256: c2736224569c76294584effd17fe2ad0609c0500e98be2d119ac48be87d2b154
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a12c752db98d4421aa58cfb9a3649c2625cb26ed95055bbc8ebfed74700543ce
-# Content sha256: 6fc489e1fb174be59cd629ac9ee76378b5b1ff0e2c2cd410e930dbd4445eceac
+# Inputs sha256: a0462cda4b226e5994b8f2f18d2404449daf78cd4a14600fcdcc9324c260a146
+# Content sha256: 0e2313bf70263255381ae0c8f093fa923fc08f95161273288e90398386a3371c
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0bed16937980626a3cbfdaaf1d63df4322a1598be67d29566264b4fef1d73f7d
-# Content sha256: c918d355f43da7f1a79a4722a02d0fa21d1cbb4211429bdb1f4ec38c57f62370
+# Inputs sha256: c88a54dd4ae16daa4edb085324cc6991715ab8ce16dbf7ebb4321017e87958cb
+# Content sha256: db770e36809732d15ead6485c1ebce48a70b0d038dd1499e0c94f1b4e3b0c0c2
 
 """Method dispatch for the agent side of ACP protocol v1.
 

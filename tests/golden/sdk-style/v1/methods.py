@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f00beb71db906e05339ebaaab97ea34f2c93c2cf03784d614db2a95262c8b951
-# Content sha256: 0750899e0281d52dd0f9489e18e07b8895d9e775c2eb883e2db6377136642e3f
+# Inputs sha256: 4379200abe33c546968a47b59c8bd3b4d8b8bdc530fb982c1bba9825a3745ae0
+# Content sha256: 67704e7fae3f0d6cae0884eb59ebdf44f8c8164c4aff3395a18577500d7dde9a
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 3d8b440b494bf853bef475f7f19836a868b932376ca96715e9f50f3fbef9b48c
-# Content sha256: ba923a88382f1e89b6d9199652be98cd6e99f8b89a36c50139f96463c3826f03
+# Inputs sha256: ea9c769e4924bc72d162f10f86715365b002ea9453b582ec3274e97f0a5a49da
+# Content sha256: baee3565f8688d0bac2ffaa31b3fdb186114f80bfb966d4647251ee7c004b3ce
 
 """Wire models of ACP protocol v1.
 

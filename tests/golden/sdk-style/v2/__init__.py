@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: df04c6689919fa6b1cbe4592248c916e08f9e2fd524a860780536cd4b7b43ea2
-# Content sha256: c7e1f5b00fc54534ca9ec5a516b344aba355a93f863ce68de6d08d503aee6715
+# Inputs sha256: 4055e6058945ab7d37351f898d143f94cfd399a182827ce4621fb153fb86291d
+# Content sha256: 330e645ee7b3511aae98c6a642edb80e172535f2e6298e631837a28d7a443915
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4b733c567c2cd6aec64c1c4a996f42e8d44a83a47b7c551f442bd8b47106cfaf
-# Content sha256: 3fba07dfe84ebf81b766afd8555c860c881018f674e9857a0ced774d79f5d65f
+# Inputs sha256: 179ee333ab7c737773492fd40c31a193a2f580680370afcf476e546eac361c4d
+# Content sha256: 4b8e7912d65722574f34f9d93f45c330fb5c1912324d223e2191bff5531c54ee
 
 """Method dispatch for the agent side of ACP protocol v2.
 

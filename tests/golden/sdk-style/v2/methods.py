@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0fc24411d5462f2ef3be1e822ab30935f5fc57ac0f41b185cc5d6309c48bc78f
-# Content sha256: 5a3f7c0311e975a32ef1af402404af4d1893573e845359b5a435a7e3ac7d74d1
+# Inputs sha256: f39c650c1d722777830be70bfad014c9ff9a47ca2dbf5acb5494f9c94ba2a906
+# Content sha256: 8032a9884a59887a268192bc66486461750e369c3eccf7f71605547f244b9210
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 8824249e21d90312df337b08fe562941a43a5c866c1570abf5bfda3a86a68a98
-# Content sha256: 5a309f096f4615027aed0e932c4a5ade3a6346cf9e9490732640c15cfe3f6e67
+# Inputs sha256: ce5172a04898c340bdb1f29af29c4dad2cd14ce5ebbc3ad693c51a115dfdacdc
+# Content sha256: 3ffe0e420906dee09cc60e80a1abd67e4cfd1ea106de6aa02ec099594b9353e1
 
 """Wire models of ACP protocol v2.
 

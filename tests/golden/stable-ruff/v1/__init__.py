@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 61ae261469c1cb91edd9e96693d3f7ffcc712c8802aefa2ac78e96ced046a6af
-# Content sha256: 694c31088dc57242099c6c0c3e0e0efb4e724ccf6645281de1324cbe540af885
+# Inputs sha256: a3434ee03603a7be2191b688fff07dc3e99b2058b437e90c006c6dfdac2d985b
+# Content sha256: fb9c3ec61d6788154776a70b2caae908f882d8141daa7f523cff520bbcf6d333
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: f31a7b1c07d0f8a88b7132ebfe371bb6522777436200d78b18d6835ca7b2753d
-# Content sha256: 15a9c0f04c851b531baa37b0562dc5f5a8f7561983c9c75f2621ae61e8c3e3a7
+# Inputs sha256: 2781f450044a7b5112b34069c1aa5fd66a75b4c4ec2763672af38b7e4ab13d5e
+# Content sha256: e97004c5edb547beba51ae952e9637849bbb5e5453a8056a35f9fccae2d40c3a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: e50a4838117dfaed77d2ea6a5f75e2a2376d18a246d7fae6ac6942a38f4b1ea4
-# Content sha256: 6426a08d87b1fea866f67aa850697d9e4f5840b13c9a7ebe84245b6a217c401f
+# Inputs sha256: 669c35302e17ab73b7d0dbfd59d1f56a5c7a0ea0c8a6fed0586061b77b449bca
+# Content sha256: 2c01c6fe6535692c743048924ef5b8d8ff986064c9bed1efe0780786d15a3151
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

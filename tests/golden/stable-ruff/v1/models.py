@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 882d56350dcb78ade340379bc614760315e4d03e613a4198de10412c2ac284ef
-# Content sha256: c3352168e385ee8292bb4b0c2508660a464ce58f269957718809c189bf93d055
+# Inputs sha256: 565c126beeff0f3b5eaaefe47e1de360d21a3d5be8fb7202992310675bdf7c16
+# Content sha256: 465fa7add7fbc6c27917b70d1a567d79a0ef8b39efeef3448c22195541f685d6
 
 """Wire models of ACP protocol v1.
 

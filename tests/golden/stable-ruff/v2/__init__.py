@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 433a418044e0ed494c814ff202ce4f9d9b2ad83f47cc0ac2b603a77fb99e92a3
-# Content sha256: 333f0f7ded2a79d167d8ab57b00441ed5e204097c5b17dfbb02808b4d2ae4765
+# Inputs sha256: 3dbd6b916d20df748ddc71325224aeabd3dc86997681cc78ac68f4dcd2d1981b
+# Content sha256: 793882d00b414e1f47ff4fed93ff41b5896a88b6185094f3a2fa58b6be3512ec
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

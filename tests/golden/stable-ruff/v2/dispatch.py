@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4b16814ac8e3ffe4b22488d7020712a4c57f4a14f41aac727efe86d88ff389aa
-# Content sha256: 019b1580de69e27fdc4253c34b2edaf3a0c46fa5c2b0f5b5920c2d41a7163585
+# Inputs sha256: 388e598e3e024a6cd7c57dcf87bf169481b08d8da5bb4a125f93c931236824b9
+# Content sha256: d15cfc17233c0116b84983541469da61cbba5925af6d6797a2e626f9b18978c0
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: d67107da741a22e2f3dbae9977ecf459873ab05a67f8ade141edb293980dcde7
-# Content sha256: 827ff95fdcf917d190d5cd0bd52365ca6c3b5d17e52157083b4d4669fef1d542
+# Inputs sha256: fb06501f7c5c6ff78f6fc84c0eb112cede63a0b24a26f4f0b244df2bbbf88b81
+# Content sha256: 833c308eecb3ee67bb31bc1fb2bfe47f528b3ce8cd8deaf4b3d00bee963f90a1
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

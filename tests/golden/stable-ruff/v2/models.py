@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 184dfce84d408fb574f0d95e4010e4570b9a7eebbcef8bca3cc076b45a16bca9
-# Content sha256: ea2fb5ee60753a69007b12f9ac3e5b04675f2d8a10f4664ce32f42c97aac4df0
+# Inputs sha256: 4192827ccf90b89ef63f891594a0e98b3e0e55bc0135a90331705c9b1f479dfb
+# Content sha256: 45372ab41aa3bb9ea475acdb42b0553b63fdd46e3449e458b2679a952ebe2cd9
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3fbc430b4f0dd0c3b2bac8e5e845b36c87a324bb9836249c0232ddf89a5cc16b
-# Content sha256: 5b1830cb397256b157220f3d886e42a625ccf17627af97ad0ee169357630d8b6
+# Inputs sha256: d6ed4c1a5f093bb6d4e8ecb055152537b137853ba856895b77e88b12d2522183
+# Content sha256: 055a1ef5c0c4df9343fc4159d674752fb38b3ad1e3f72aa5386d0fb70064483b
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4246abe9143c470cc4ef41de9a171e59b19d16ac6ec8d56e857937c268ba06b2
-# Content sha256: 35319e3a34a4af982b36d9b50364c5711935f64fc36a975482cf71f274fd736c
+# Inputs sha256: b61fd09e1aa2ea3314533ab92cb692f9a26bdb01c135c81025ba52187fc11b89
+# Content sha256: 98134f376ab4683217ed660f6cea0b08ee63158506e4aabc0762168c91f8a72e
 
 """Method dispatch for the agent side of ACP protocol v1.
 

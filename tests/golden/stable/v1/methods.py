@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 305b8217b634204c3de04f1298a934ce404b3548494a8b070555bbbdc0794a41
-# Content sha256: 9cb7b82e4b8312428201cafe4f7db786d17bc46c8fd7ea3f301f2f6e513b6847
+# Inputs sha256: 7c08ff8344efac5ed517ae0989b695fa284a8b5408003391279d736ddecbba69
+# Content sha256: 12d53352b77cc5a5371345bf59a0f41b5fd38b4488bb8180b7766cf0c50162b5
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

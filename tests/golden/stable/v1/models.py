@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d6e1db9233c1a7078a99e849669ec2196ea8744da52952a2621577b3852b0d5f
-# Content sha256: 80c51327db1e4aa58d44198b3fc59c2581c022045a24799a0cb1300a77c20ab3
+# Inputs sha256: 7c925eb553d9402bed4087b8ca5935beb1bf66f93866f0eaf36af0fd9111a35d
+# Content sha256: 941e887fb3203d1aa0b5cc6275cde4449967c05cca0f2678a30141c652277c41
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a009d7176dd67a152fc3adfd89f615300b15c0d4a699d5eabf89e013c296a63f
-# Content sha256: c2b9a4874dc158331a1e815c61ec8a31965f3353d779ca0bd79a262a4d62a943
+# Inputs sha256: 89f2a544d9d3d01da83f0761cb63ffaed04bbff6e0126ab862e6e4f8138f2231
+# Content sha256: 062964b41a0cd058598ae0b5750541463be8105b412e99098120abe950bd9784
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c92bc7c39ad51d08001c80f7d25dceb377bb06c6a03b06261fe65afae87a1218
-# Content sha256: a2a02b71daed07da3c63e41fde2e8737b65db18c1afb38785f9d278ae93c5551
+# Inputs sha256: 822fd43577c369156a3b76fc0b154b6789cbb1734a68f3bb3265a0eaa8ffac92
+# Content sha256: d5e09d1f6233be4b08f528fff53765cd1f88104b266c86f298bbd3bfc6add4bf
 
 """Method dispatch for the agent side of ACP protocol v2.
 

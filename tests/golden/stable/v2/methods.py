@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 42d873a93c126d4b60a58636ecb11ba737671e78dcdfcb267912e3dfe1325ae0
-# Content sha256: d2c86db925f60131b886d0572eb5c8a51288d77f796c6dd3a851ec9d2e8bf19e
+# Inputs sha256: 940803c508c778191e6e3c95d2bf2ca43ee7d7544f988987bf82cf051279420d
+# Content sha256: bf644e2e3ae2ce417c1e7b85fb37170d7ecf7473c779436dda98d9a16d84d99b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

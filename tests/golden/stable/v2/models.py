@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 32d0e3a6816d81b331f8670986e46749ef58256c47382161aff27d7a012e6940
-# Content sha256: 3bb14809fa020fd591c7302852858a51fd05d207ae784cab7a98672d5c40c236
+# Inputs sha256: 5595b6e5af600e15794e10d8663797115a65f1a5155af35ae52b3c01dd42604d
+# Content sha256: 338d5608b4e4fe2a8fc39d3dbcac679d07d7575e8186f80e6ed0547a4e03e4ca
 
 """Wire models of ACP protocol v2.
 
