@@ -35,9 +35,9 @@ from pathlib import Path
 import pytest
 from support import NOT_SOURCE, ROOT, SHARED_UPSTREAM, run_script, sdk_sdist
 from support.reference_data import require
+from support.sdk import SDK_PIN  # the official Python SDK the blocks adopt, as published
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-SDK_PIN = "agent-client-protocol==0.12.1"  # the official Python SDK the blocks adopt, as published
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 PLACEHOLDER = re.compile(r"<[A-Za-z][\w.-]*>")
 SHELLS = {"bash", "shell", "console", "zsh", "shell-session"}

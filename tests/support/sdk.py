@@ -14,10 +14,7 @@ import json
 import os
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
-
-import pytest
 
 from . import ROOT, SHARED_UPSTREAM, sdk_sdist
 from .reference_data import require
