@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f473a2e84e082f35542cce94d7677aa094cc392e65526ce429f136af17ce5505
-# Content sha256: f47792fef2c5a3176199be0006f660c4647bb439ac12dd525639777d37cddac6
+# Inputs sha256: a786f50eb660679e629aa88413afa56c2a7479a1b15cdfd80d42143a4ced4236
+# Content sha256: 1d0f82d69f70a0700c66fe7b03996de4d6bfcafd0b5c8b06a312c52e36a4fee9
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -303,8 +303,14 @@ class BridgeCore:
         method: str | None = None,
         supply: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """``message`` in the other version, through the package's conversions."""
+        """``message`` in the other version, through the package's conversions. The agent's
+        paths relative to its session's working directory are taken as its (v2 requires
+        absolute ones; an agent that sends a relative diff path means the one in its cwd)."""
         target = 2 if source == 1 else 1
+        if source == 1:
+            session = self.sessions.known(as_object(message.get("params")).get("sessionId"))
+            if session is not None and session.cwd is not None:
+                supply = {"cwd": session.cwd, **(supply or {})}
         convert = self.tables.conversions.convert_message
         out: dict[str, Any] = convert(
             message, source=source, target=target, method=method, supply=supply

@@ -294,8 +294,14 @@ class BridgeCore:
         method: str | None = None,
         supply: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """``message`` in the other version, through the package's conversions."""
+        """``message`` in the other version, through the package's conversions. The agent's
+        paths relative to its session's working directory are taken as its (v2 requires
+        absolute ones; an agent that sends a relative diff path means the one in its cwd)."""
         target = 2 if source == 1 else 1
+        if source == 1:
+            session = self.sessions.known(as_object(message.get("params")).get("sessionId"))
+            if session is not None and session.cwd is not None:
+                supply = {"cwd": session.cwd, **(supply or {})}
         convert = self.tables.conversions.convert_message
         out: dict[str, Any] = convert(
             message, source=source, target=target, method=method, supply=supply

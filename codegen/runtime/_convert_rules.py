@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import difflib
+import ntpath
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -112,7 +114,23 @@ def _check_rfc3339(value: str) -> str:
     return value
 
 
-_AbsolutePathIn: TypeAlias = Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
+def _resolved_path(value: str, info: ValidationInfo | None) -> str:
+    """A relative path resolved against the directory the caller supplies (``cwd``: the
+    session's working directory, which an agent naming a file relative to it means);
+    refused without one."""
+    cwd = _supply(info).get("cwd")
+    if not value or not isinstance(cwd, str) or re.match(_ABSOLUTE_PATH, cwd) is None:
+        raise _fail(None, _ABSOLUTE_PATH_REASON)
+    flavour = posixpath if cwd.startswith("/") else ntpath
+    return flavour.normpath(flavour.join(cwd, value))
+
+
+# (the pattern is the fast path, checked in pydantic-core)
+_AbsolutePathIn: TypeAlias = Annotated[
+    Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
+    | Annotated[str, AfterValidator(_resolved_path)],
+    Field(union_mode="left_to_right"),
+]
 _Rfc3339: TypeAlias = Annotated[
     Annotated[str, StringConstraints(pattern=_RFC3339)]
     | Annotated[str, AfterValidator(_check_rfc3339)],
@@ -313,14 +331,18 @@ def _git_patch(path: str, old: str | None, new: str) -> str:
     return "".join(head + lines)
 
 
-def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
+def _diff_to_git_patch(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
     """A v1 diff (`path`, `oldText`, `newText`) as v2's: one change (`add` without old
-    text, else `modify`) and the whole-file patch in `git_patch` format."""
+    text, else `modify`) and the whole-file patch in `git_patch` format; a relative path as
+    `_resolved_path` takes it."""
     path, old, new = value.get("path"), value.get("oldText"), value.get("newText")
     if not isinstance(path, str):
         raise _fail("path", "a diff needs its path, a string")
     if re.match(_ABSOLUTE_PATH, path) is None:
-        raise _fail("path", _ABSOLUTE_PATH_REASON)
+        try:
+            path = _resolved_path(path, info)
+        except PydanticCustomError:
+            raise _fail("path", _ABSOLUTE_PATH_REASON) from None
     if not isinstance(new, str):
         raise _fail("newText", "a diff needs its new text, a string")
     if old is not None and not isinstance(old, str):

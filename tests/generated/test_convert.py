@@ -245,6 +245,22 @@ def test_relative_cwd_cannot_become_an_absolute_path(cwd: str) -> None:
     assert "relative path" in info.value.reason
 
 
+@pytest.mark.parametrize(
+    ("cwd", "path", "resolved"),
+    [("/w", "a.txt", "/w/a.txt"), ("/w/p", "../x/./a", "/w/x/a"), ("C:\\w", "src\\a.py", "C:\\w\\src\\a.py")],
+)
+def test_a_relative_path_is_taken_as_the_supplied_directorys(cwd: str, path: str, resolved: str) -> None:
+    message = {"jsonrpc": "2.0", "id": 9, "result": {"sessions": [{"sessionId": "b", "cwd": path}]}}
+    out = convert.convert_message(message, source=1, target=2, method="session/list", supply={"cwd": cwd})
+    assert out["result"]["sessions"][0]["cwd"] == resolved
+    # An empty path, or a supplied directory that is itself relative, resolves nothing.
+    for bad_path, bad_cwd in (("", cwd), (path, "w")):
+        spoilt = {**message, "result": {"sessions": [{"sessionId": "b", "cwd": bad_path}]}}
+        with pytest.raises(ConversionError) as info:
+            convert.convert_message(spoilt, source=1, target=2, method="session/list", supply={"cwd": bad_cwd})
+        assert info.value.pointer == "/result/sessions/0/cwd" and "relative path" in info.value.reason
+
+
 def test_a_relative_additional_directory_is_left_out_as_v2_skips_invalid_items() -> None:
     """v2 reads additionalDirectories skipping an invalid item (x-deserialize-skip-invalid-items):
     the conversion leaves the relative one out, the rest kept in order, and LOSSY says so."""

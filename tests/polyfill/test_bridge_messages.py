@@ -134,6 +134,25 @@ def test_a_permission_request_waits_as_requires_action_and_runs_again_once_answe
     assert [u["state"] for u in updates(actions)] == ["running"]
 
 
+def test_the_agents_paths_relative_to_its_sessions_cwd_become_absolute_there() -> None:
+    """v2 requires absolute paths; a v1 agent that names a file relative to the session's
+    working directory (qwen-code's completed write) means the one there: its update is passed
+    on with the path resolved, not dropped."""
+    bridge = bridged()  # (cwd /w)
+    diff = {"type": "diff", "path": "standin.txt", "oldText": None, "newText": "x\n"}
+    done = update("tool_call_update", toolCallId="t1", status="completed", content=[diff], locations=[{"path": "a/../b"}])
+    (call,) = updates(bridge.from_agent(done))
+    assert call["content"][0]["changes"] == [{"operation": "add", "path": "/w/standin.txt"}]
+    assert call["locations"] == [{"path": "/w/b"}]
+    prompt(bridge)
+    tool = {"toolCallId": "t2", "title": "Edit", "locations": [{"path": "src/x.py"}]}
+    options = [{"optionId": "y", "name": "Yes", "kind": "allow_once"}]
+    asked = request("a1", "session/request_permission", {"sessionId": SID, "toolCall": tool, "options": options})
+    _, forwarded = to("client", bridge.from_agent(asked))
+    valid_v2(forwarded)
+    assert forwarded["params"]["subject"]["toolCall"]["locations"] == [{"path": "/w/src/x.py"}]
+
+
 def test_tool_call_diffs_plans_commands_and_modes_take_their_v2_form() -> None:
     bridge = bridged()
     diff = {"type": "diff", "path": "/w/a.txt", "oldText": "a\n", "newText": "b\n"}

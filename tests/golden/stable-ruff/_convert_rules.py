@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4600ccb59cb263f4ebdbe1da8abfd2872ad9d88b08ee5f0efd7ca519ec119c94
-# Content sha256: 225591aec828562e3e4d295b8425bac3effab3f73fec419251d1033759c7496f
+# Inputs sha256: b565668def23ce037811d4eb95cf6870ba1e5ff08f66fcdab5ef268db010ac5b
+# Content sha256: cf4a73dd8dfddbc05af9c0bcd10f3bd840c6ab31d228b6616ee5e5a4051fe1f5
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import copy
 import difflib
+import ntpath
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -117,7 +119,23 @@ def _check_rfc3339(value: str) -> str:
     return value
 
 
-_AbsolutePathIn: TypeAlias = Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
+def _resolved_path(value: str, info: ValidationInfo | None) -> str:
+    """A relative path resolved against the directory the caller supplies (``cwd``: the
+    session's working directory, which an agent naming a file relative to it means);
+    refused without one."""
+    cwd = _supply(info).get("cwd")
+    if not value or not isinstance(cwd, str) or re.match(_ABSOLUTE_PATH, cwd) is None:
+        raise _fail(None, _ABSOLUTE_PATH_REASON)
+    flavour = posixpath if cwd.startswith("/") else ntpath
+    return flavour.normpath(flavour.join(cwd, value))
+
+
+# (the pattern is the fast path, checked in pydantic-core)
+_AbsolutePathIn: TypeAlias = Annotated[
+    Annotated[str, StringConstraints(pattern=_ABSOLUTE_PATH)]
+    | Annotated[str, AfterValidator(_resolved_path)],
+    Field(union_mode="left_to_right"),
+]
 _Rfc3339: TypeAlias = Annotated[
     Annotated[str, StringConstraints(pattern=_RFC3339)]
     | Annotated[str, AfterValidator(_check_rfc3339)],
@@ -314,14 +332,18 @@ def _git_patch(path: str, old: str | None, new: str) -> str:
     return "".join(head + lines)
 
 
-def _diff_to_git_patch(value: dict[str, Any]) -> dict[str, Any]:
+def _diff_to_git_patch(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
     """A v1 diff (`path`, `oldText`, `newText`) as v2's: one change (`add` without old
-    text, else `modify`) and the whole-file patch in `git_patch` format."""
+    text, else `modify`) and the whole-file patch in `git_patch` format; a relative path as
+    `_resolved_path` takes it."""
     path, old, new = value.get("path"), value.get("oldText"), value.get("newText")
     if not isinstance(path, str):
         raise _fail("path", "a diff needs its path, a string")
     if re.match(_ABSOLUTE_PATH, path) is None:
-        raise _fail("path", _ABSOLUTE_PATH_REASON)
+        try:
+            path = _resolved_path(path, info)
+        except PydanticCustomError:
+            raise _fail("path", _ABSOLUTE_PATH_REASON) from None
     if not isinstance(new, str):
         raise _fail("newText", "a diff needs its new text, a string")
     if old is not None and not isinstance(old, str):
