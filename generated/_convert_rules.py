@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a30bd8e4d8d6b4baa1b3dff1cc9d58a8f1972cc05a2be7c396d9885cc7a79864
-# Content sha256: fec05b1aa5497b2739bc28cd7db55fe110f595af8db40ddf2b02e7302da882c7
+# Inputs sha256: f9e88770b8d51fc901ae378725b041cc9610301d31a620e9ff53c95c2e559e2f
+# Content sha256: 7ec7c92a2291df36e0551fafc6c10ee92cc8a869af5d42a29037c9a9b77c23ac
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target
@@ -130,8 +130,9 @@ def _resolved_path(value: str, info: ValidationInfo | None) -> str:
     cwd = _supply(info).get("cwd")
     if not value or not isinstance(cwd, str) or re.match(_ABSOLUTE_PATH, cwd) is None:
         raise _fail(None, _ABSOLUTE_PATH_REASON)
-    flavour = posixpath if cwd.startswith("/") else ntpath
-    return flavour.normpath(flavour.join(cwd, value))
+    if cwd.startswith("/"):
+        return posixpath.normpath(posixpath.join(cwd, value))
+    return ntpath.normpath(ntpath.join(cwd, value))
 
 
 # (the pattern is the fast path, checked in pydantic-core)

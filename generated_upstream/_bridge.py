@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 02a99591bdcf95fa4895b0fdb68c0fc5fbfcb53f9437b0481ebb3e198075006b
-# Content sha256: 570bbceb1fb73fca532bf363331b78a313e4a0fb26854e1fe62746cf1c6bc2fa
+# Inputs sha256: c8d45c04f1a2c03d1e5424ec9a17429801bb4d2c83f80e5c79bdc16397ca1953
+# Content sha256: 1f890179bb112ce24558baa5bddfbc333dd0f5147da68607f7323f460243d072
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -127,6 +127,9 @@ class Bridge(AgentSide):
 
     def from_client_line(self, line: bytes) -> list[Action]:
         """One line the client wrote, as read."""
+        if self._initialize is not None:
+            self._held.append(line)
+            return []
         if not self.active:
             try:
                 message = json.loads(line)
@@ -148,7 +151,22 @@ class Bridge(AgentSide):
 
     def from_client(self, message: Any) -> list[Action]:
         """One message the client sent, decoded."""
+        if self._initialize is not None:
+            self._held.append(message)
+            return []
         return self._out(self._from_client(message))
+
+    def _initialized(self, message: dict[str, Any]) -> list[Action]:
+        """The agent's answer to the initialize, then what the client sent before it, now
+        that the answer tells which version the connection speaks."""
+        actions = super()._initialized(message)
+        held, self._held = self._held, []
+        for item in held:
+            if isinstance(item, bytes):
+                actions += self.from_client_line(item)
+            else:
+                actions += self.from_client(item)
+        return actions
 
     def _from_client(self, message: Any) -> list[Action]:
         if not self.active:

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8197695226bc073a4631a8bf1e57197b877c9d3d20593f1c335879870efb5236
-# Content sha256: 0660066c3dbe2f1bb5bba5704d13ed20098e00dbf0596dbfcbd69a64b6296368
+# Inputs sha256: a4a4dc982def07ce30c203661d664bcf3774188360fe81f48b702c57e0c7cd0a
+# Content sha256: 17828c970650e3b22aa8293dc220763a32828ecbe4f651f46103c7631c2e0b57
 
 """The version bridge (``_bridge``): the v1 side's messages (the agent's, or what answers
 in its stead) for the v2 client. Nothing here depends on the schema.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6c524772ba211e9ec41f9d8599a98a18630566e6d551359c11c8dd5370b4640a
-# Content sha256: 401a3e0e1c1ffbbfdb9aab637582688f3e98cab91380f7463964f561a8ee11e5
+# Inputs sha256: e96ecc823a0b7022cc38e4e5197348c6e8e0a5ef1b39970dd89a4e8e69aa2276
+# Content sha256: 60b333e128b60ccf22838a4311d47d99a495b7c859cde0508e07bd54e02b24b2
 
 """The version bridge's asyncio host: a connection written for protocol 1 (an SDK's agent
 side, say) serves a client that speaks protocol 2, in process.

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: a786f50eb660679e629aa88413afa56c2a7479a1b15cdfd80d42143a4ced4236
-# Content sha256: 1d0f82d69f70a0700c66fe7b03996de4d6bfcafd0b5c8b06a312c52e36a4fee9
+# Inputs sha256: 2f0819c3195f132a9c1e04fa3e0731b22edd0d1af58b609caaaa803bd40220cf
+# Content sha256: b54f1ee936a15e5a0883a7a3eed498be37e602e2f2a6f7a764a45e1dc7f56df2
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -231,6 +231,9 @@ class BridgeCore:
         self._initialize: str | None = (
             None  # the key of the client's v2 initialize request
         )
+        # What the client sent while the agent had not answered that initialize: which
+        # version the connection speaks is not known yet (lines as read, or messages).
+        self._held: list[Any] = []
         self._caps: dict[str, bool] = {}
         # Forwarded request id -> its answer's conversion.
         self._answers: dict[str, Answer] = {}
@@ -305,10 +308,13 @@ class BridgeCore:
     ) -> dict[str, Any]:
         """``message`` in the other version, through the package's conversions. The agent's
         paths relative to its session's working directory are taken as its (v2 requires
-        absolute ones; an agent that sends a relative diff path means the one in its cwd)."""
+        absolute ones; an agent that sends a relative diff path means the one in its cwd).
+        """
         target = 2 if source == 1 else 1
         if source == 1:
-            session = self.sessions.known(as_object(message.get("params")).get("sessionId"))
+            session = self.sessions.known(
+                as_object(message.get("params")).get("sessionId")
+            )
             if session is not None and session.cwd is not None:
                 supply = {"cwd": session.cwd, **(supply or {})}
         convert = self.tables.conversions.convert_message

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 11840040aafbc04236c1567ea34248ed76f9541cf6aa9d1a9c2ce82f351a1d97
-# Content sha256: dbaed2bab9d03917c2f79cf5676910f5f800760e2ce8d57953324f85cc278695
+# Inputs sha256: 7f938af3a6ae7264a94c34f2fdc3e335085193c72eaed000d9b741f6008ec0ea
+# Content sha256: f86f0c77ebe87aa6118536339a63ade91d599c7e039857bbe77095227417426a
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions

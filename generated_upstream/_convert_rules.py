@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 264129b57d4c10dc9e241e729f1106b5959e24edcbf0c93ccb4716ec784758ed
-# Content sha256: e86f497fd88922add70164a5df460a3a784734be2b8745b82e3e33ffa2f40212
+# Inputs sha256: 2d7e793073adc7fe13f4cc89321764e2c3a4da147c6940b32f888e8cbcf7d46e
+# Content sha256: 5dcab82754d8a8a4e7c71a2cf9cae1e0c1f2f7536d15b5463772599e415035fa
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target
@@ -130,8 +130,9 @@ def _resolved_path(value: str, info: ValidationInfo | None) -> str:
     cwd = _supply(info).get("cwd")
     if not value or not isinstance(cwd, str) or re.match(_ABSOLUTE_PATH, cwd) is None:
         raise _fail(None, _ABSOLUTE_PATH_REASON)
-    flavour = posixpath if cwd.startswith("/") else ntpath
-    return flavour.normpath(flavour.join(cwd, value))
+    if cwd.startswith("/"):
+        return posixpath.normpath(posixpath.join(cwd, value))
+    return ntpath.normpath(ntpath.join(cwd, value))
 
 
 # (the pattern is the fast path, checked in pydantic-core)

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fbaa445ea3bda860f1e16cb9e279ba4b7d9b7f80a9d2764383c017e104afb3dc
-# Content sha256: d6947d22f1355b4afdc75b87fe871136f62ca62757ac7e2377866cb971d27c5f
+# Inputs sha256: c910cec88e87ee234ad72756ec519599bb5547dc30d9888f27f71f131c83e8c9
+# Content sha256: 73051110efbb0861f5d803df9258318c6ae41497d7a8c3d736560f2e74cb3548
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the

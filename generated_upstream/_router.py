@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 347e6eff178b4c3f56451dc355e9ed043094dfce16f25daf394c30035f921e7a
-# Content sha256: c394bff02d74eb47583f313fa89469741d60f1875f3104dfd3d850f9804b7f70
+# Inputs sha256: ef9a91ab17e6a27ae5ca7493d1025e9733f82804c08133b22760582465005fe8
+# Content sha256: 311b5a0fc39ca17e4fa3c55d137cd1471fefd9b183a258c18f7fa4271afa0972
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

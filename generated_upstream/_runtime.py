@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 83ed36f414764b8bce15764cabe4baa4a9cf8ae9ee552a9d88649e0ab4ac7267
-# Content sha256: 38aaf47e57201b5c5af9577e2e8a30306b9d0c9072017e6945107114d695c703
+# Inputs sha256: 1e33a1eb38977ed4730cd7e7517d686c945d44b41f45f804899a145f0ea3d09c
+# Content sha256: df51cd6d5c956d8c6e9ede97d19ba6dce9cd1ce41655d032371d55c31dc18a7b
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

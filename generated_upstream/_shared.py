@@ -10,8 +10,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 28430e1ba5e88827a106791366a86c1ebc2a9838e4d8862a3bbd7b5deed3bca4
-# Content sha256: c12a248d7fbb51ee5475f040a718aee347758f1ff28c7823d0d8baae4e156e3f
+# Inputs sha256: de1d1a6d0f452d277cedb85f4dd46db3c9e62619aefed4668aa6ee7cb58db7cb
+# Content sha256: f11bd25f2aee9135a24edf7f4d1d572bc9f44e18e6772aa7ec182c21a8c275df
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9ba46bc65ef3ec245a51fb74a099d5167e7a720fa2838c8ef95a79af8a4a4465
-# Content sha256: f752242ee6c0a197f3a7dcea97eb4c043c59512de2aef6d4b45eb9046b963a11
+# Inputs sha256: a7ff3569c12d69c93da8d4d148e32fde22004d9295677ec31aad52489c0218a9
+# Content sha256: 4b3796fee084b62d245700ec09a6399a2936bf2ba756ac5acaf5f9fb27ae1fc6
 
 """The version bridge of this package: a client of protocol 2 in front of an agent of
 protocol 1 (SERVES), on this package's v2 models and ``convert`` module.

@@ -12,8 +12,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c051a5363391a20a22fcc50afd27f350bf2d7c10aa3b350e16ca5b9040dcfa4a
-# Content sha256: f8dafb98744418fa29f6bd097eac26ffd0f9da7bca3b4f85194d148bafd7fb82
+# Inputs sha256: 2c3627247b0b4e3e10e2422f32c4f2737a1ef14b20c63a10e920dcab2632cd00
+# Content sha256: 6710811ef0ff40e92a0cde6762c9a35c1de9a472b95c6d94189ea39d82cfe0ba
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

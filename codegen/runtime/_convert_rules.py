@@ -121,8 +121,9 @@ def _resolved_path(value: str, info: ValidationInfo | None) -> str:
     cwd = _supply(info).get("cwd")
     if not value or not isinstance(cwd, str) or re.match(_ABSOLUTE_PATH, cwd) is None:
         raise _fail(None, _ABSOLUTE_PATH_REASON)
-    flavour = posixpath if cwd.startswith("/") else ntpath
-    return flavour.normpath(flavour.join(cwd, value))
+    if cwd.startswith("/"):
+        return posixpath.normpath(posixpath.join(cwd, value))
+    return ntpath.normpath(ntpath.join(cwd, value))
 
 
 # (the pattern is the fast path, checked in pydantic-core)

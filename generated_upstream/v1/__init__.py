@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 192d43b0c2ef62873ae2d438904119e8732a25010bbc8aa90773c3b558551c84
-# Content sha256: c94dd0a36d5859f388c68886e342656d1a16a39b7deb00d970396e51cac63961
+# Inputs sha256: 24f1692ab86325417b7cf141f4be9e5746255a429121add34bae068abd0aaf90
+# Content sha256: f011fbe64d8b06ad29cf3ac50fd256ac484655c17ed6c01812ccc9bc23e28ad1
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 11bb8d5264d0b424483f6d072990371e9c6b1555ef392f56603f210bdaefd904
-# Content sha256: 7197f20b849add59b39aa3fe3fb1110793c9d78020ccf35a0f4521a0fc0f5e6c
+# Inputs sha256: da691f3111b83b917c97b8c2fca873199cea0d119c0f46b2a8e37afcdac2736e
+# Content sha256: 6d650cb44b7df9767b503a147a0dc6179d0e1f46f9a98d7938afb76e73d2c11a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

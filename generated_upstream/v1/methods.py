@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: da3edf91cc61ab6e27508714f12b4fa4ac25d34e8115b40ca6e48988cfb9344a
-# Content sha256: 71d9f6210cf7e2794c10a69e97eb56b893f779a3bb089483bafb477bb863dbd3
+# Inputs sha256: 36db78f9044c3394d2a8613ba19bb19fff6aa0999800f6e47a4b0560b9b2f91e
+# Content sha256: 50318bc79e7e70da9ae9a11deed417ffe13808536b5f23a1d0bfb794f16547c0
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 88ceb58404b8f4aa88adc8996014c54b7b137b4d742ba5bed203f8681ef53f04
-# Content sha256: 5cf6f5c22acb54413715e02527923a8c185f267cc976299d72a9feef7e6fcd76
+# Inputs sha256: 28ab1746586bf7f482115b0489ce3735ea5d79d58ad0e1aed6d5d70657091f1c
+# Content sha256: aada73300a4e01a56af3ce35eeab5ee9f25b3315efad2190fe63a51a432cfc73
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 91379a82b063a23448de0b26de893bda39e7ce829a919967c20830074bbadd90
-# Content sha256: dc4c7cf02d4d441923cde3d38bc73739f877c2efd19a3462afd3eaa4bba48054
+# Inputs sha256: c55b778b7ce38251c2fb146ece4d0356eca622a72cc7b895821df4161139629d
+# Content sha256: c2688f0abcc5b5427b49c14f406c8f34024a515a3e0c2693d4250af57dcbfa1e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 152234b94dec13a83aa632ac3697daaeaf4208e4d437a5f2d820d34a15050d07
-# Content sha256: b425bbb7259a5ec0e9f9b248b5ca23b19b22941bb0b4da8c7d5ae4536d0ee3ed
+# Inputs sha256: be2258fd78365fd01fa39408d92bb059a66d46b60564e4a741bd6c2fd8437699
+# Content sha256: de1da37ac044c212a495c7cd30f4f00948253f73e5a9a39848c1420bd5a2b7b5
 
 """Method dispatch for the agent side of ACP protocol v2.
 

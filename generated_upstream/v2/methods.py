@@ -7,8 +7,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 0059633c70933e5b417bfd67d0d7129cf3029535f0958348dfe556226eeb1107
-# Content sha256: 0ae8f7be5c03e344343f75d60c9e8d3c8d7bcc7e9886b9d0fe434f694da454a8
+# Inputs sha256: 2ab230c915e7cb9fd003bc6a73b9ab94c5342a60701246c0a04f5480a1604d40
+# Content sha256: d6bada797421fd18feea7c4676eced699383f1eea08c39c2411d5f5e762b73c8
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

@@ -9,8 +9,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9c403376373694101a4caa892473347d235225425a487122acfa8687becaf5ad
-# Content sha256: 5a13b10705b8b2fecf3fe5f2f5d256880e11dc63782d6ac58764358c307f0aa2
+# Inputs sha256: 4a03afd5a7770ebafbdc31be7283f1f63ec56a56ac5318917234fe28b1834069
+# Content sha256: 1fd36b18c07f93448c2b4020a2c5a10fb9b58683ed7838d26f8bd1c54f6d7120
 
 """Wire models of ACP protocol v2.
 

@@ -100,14 +100,19 @@ def one_version_only(decl: Declarations, v1: Protocol, v2: Protocol, m: Method, 
         return True
     one, two = (m, other) if version == 1 else (other, m)
     mapped = (decl.type_name(2, one.params), decl.type_name(2, one.result) if one.result else None)
-    # (the types' kinds too: schema-v1.19.0's mcp/message answers any value, 2026-11's a union of two)
-    kinds = [tuple(_kind(p, t) for t in (x.params, x.result)) for p, x in ((v1, one), (v2, two))]
-    return mapped != (two.params, two.result) or kinds[0] != kinds[1]
+    # The types' kinds too (schema-v1.19.0's mcp/message answers any value, 2026-11's a union of
+    # two); declared of both versions, their fields too (schema-v1.19.0's mcp/message names a
+    # connection, 2026-11's a server and a request; 2026-11's own v1 and v2 alike convert).
+    both = (3 - version, m.name) in decl.methods_only_in
+    shapes = [tuple(_shape(p, t, both) for t in (x.params, x.result)) for p, x in ((v1, one), (v2, two))]
+    return mapped != (two.params, two.result) or shapes[0] != shapes[1]
 
 
-def _kind(proto: Protocol, name: str | None) -> str | None:
+def _shape(proto: Protocol, name: str | None, fields: bool) -> tuple[str, tuple[str, ...]] | None:
     found = proto.types.get(name or "")
-    return found.kind if found is not None else None
+    if found is None:
+        return None
+    return found.kind, tuple(sorted(f.name for f in found.fields)) if fields else ()
 
 
 def _declared_alone(decl: Declarations, m: Method, version: int) -> tuple[int, str] | None:

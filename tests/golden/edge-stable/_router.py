@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: f541e363f1206da0db097034fb006da48ed30ab825036ed571f9e43b36860841
-# Content sha256: df1fe9a56d106476d23fe0d3075277a0e5f00875e5dd250abb9480e090090577
+# Inputs sha256: 33c41fd0633dea9c211126c2217487e49c1c77a5640d0c94c7905aa992d16ca0
+# Content sha256: 527183332bdd8f53349c6346b3130fbfb77f38a011d5565691528bbc4169aec3
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8e66e6459f6f99246a69bef1a0064ad1b2caa0c3c4f37af51b005509a2395a2b
-# Content sha256: 0442199460572a350b3e34a712de2a1ee90ff2d63fc4384ac0e59a2cf327c554
+# Inputs sha256: ce50c3586d68ca737baa27903266fb5140a7b3fe92e8f5ec4f10574f0463a91a
+# Content sha256: 24ff4f46c1271dc4d1118656538fc2e2ed40ba5a490f8f808fa15ce247e187e5
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8f1a645b3c8c010f03932cc24e24a1fa134d77e1ac0e4f4a6d86c4aea5f7516d
-# Content sha256: 0c25cb9fbf47a49bd828a6959428b553aa3304d91bc9e169564d12b855f9b2b7
+# Inputs sha256: 12cc82758089ca2ed2f5fd0a995414b16cbbad083dea19dcfbdd3c9c8fd259fa
+# Content sha256: 5383ef11a8ee25ea26592f5faba93bc51368b59a50c0c46bbf776e4e03d7ff14
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 8425c1a715e2f5999ff42202587940937c4836cf35ac0d0be2e7329e7e015ebf
-# Content sha256: 36008436e7e957340217ce2d4c4d2298640dc64a44553b68ab16a31d9ad6324c
+# Inputs sha256: 50ec1096dc66d86d9184004e19f9b04333faceb25d29847de2fa31a41eb342d9
+# Content sha256: 791e885e6a01df441f7643a3b870c8ce943a55b37815f0f0771e2624f0be0eae
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

@@ -4,8 +4,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e3ed6c2b65c6b9cec2dfec830147376fa55e9a2a9a7d4dfe092558676d3e20bf
-# Content sha256: 1b16c7b5729b992992ba7921cf77a0742799e973362b66ba3994ab361d0abde5
+# Inputs sha256: 4cf6e9b98e99a2fb3a4d4ab458f87546f2cf9d7bd4ba2d2844a941cd99410710
+# Content sha256: 22615576341fb8fc80d10a6d3818d12790e3f02ac960a357a9bbcb9a134a6414
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 15f6d166a6010a698eec60111e0e804c7478ad0deff454aa1ef3a2c33520d0ba
-# Content sha256: 89a77387c4342b3a562b293c793989c4ed7696a713add8889a4f06742d66e836
+# Inputs sha256: c93e45adb8fc1d78c7fc6c9c3e6dbeebb74cd132fd1eb71a2828e48f10924f17
+# Content sha256: 03b79d46ca5301e3b1a6a936786aa02f494446bd6024e1ab555f2dfd4f97327c
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

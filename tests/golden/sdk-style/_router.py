@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a2499c9add1ebabf4f359158e0467844ae1be4666d99095e3260403ceb03ab14
-# Content sha256: 7c29b047ca866eb090bfd7dcdad46253e5abec6a9b52efc0dc523e71b7e25bef
+# Inputs sha256: f742ac4b179e141c3140af5957b3ad620411ca196ee9c63abc80f65bb874b8a2
+# Content sha256: 4b213a22313882bf31a42c7ed8b76e2bc65d4856709879ffb5709e06f5c1f8c9
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

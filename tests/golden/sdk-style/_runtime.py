@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 0287d6d54c3f7d0b576854cce9b682cbc572b84fdc578a88d573dd616416dde4
-# Content sha256: 4eea13412221fd901de839ed10d0a1314d3ef339fe232fc1134c49da2fae2d97
+# Inputs sha256: d09fc05ebb0ab63d98cec0f0ec244e25e838f600f0b046b9a8de7591a2e33177
+# Content sha256: 153f80768d522ec3dce095287c0afa82f4a80a243856fdce20d74f0ce6a42c5f
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

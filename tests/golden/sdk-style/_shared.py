@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 45b062027b67304d3c777a7ac190cc73e47f5562b61538376b36084a2a140865
-# Content sha256: 2849681578f173bf3907df3824ddf4b52ab8d1c3020e1fc5635372058822d88b
+# Inputs sha256: 925daa6754517443eb371a9ece0149bc6ae89589b17c11eecd9f12d34332c0b8
+# Content sha256: c7de3e1c57d5c4efc2df19a20525f3f1ef1ba1e4a0bf26ab55315d32f5047bf8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

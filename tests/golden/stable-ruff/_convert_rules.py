@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: b565668def23ce037811d4eb95cf6870ba1e5ff08f66fcdab5ef268db010ac5b
-# Content sha256: cf4a73dd8dfddbc05af9c0bcd10f3bd840c6ab31d228b6616ee5e5a4051fe1f5
+# Inputs sha256: 2ae0a07115fb8f1535beb994fbfd5c0d634629fd556a0c2a5eef3548da8f9c41
+# Content sha256: dc925380e8c4832904914aecfc3eda4596c27834466bbb6db6fe6ff3cee4d37a
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target
@@ -126,8 +126,9 @@ def _resolved_path(value: str, info: ValidationInfo | None) -> str:
     cwd = _supply(info).get("cwd")
     if not value or not isinstance(cwd, str) or re.match(_ABSOLUTE_PATH, cwd) is None:
         raise _fail(None, _ABSOLUTE_PATH_REASON)
-    flavour = posixpath if cwd.startswith("/") else ntpath
-    return flavour.normpath(flavour.join(cwd, value))
+    if cwd.startswith("/"):
+        return posixpath.normpath(posixpath.join(cwd, value))
+    return ntpath.normpath(ntpath.join(cwd, value))
 
 
 # (the pattern is the fast path, checked in pydantic-core)

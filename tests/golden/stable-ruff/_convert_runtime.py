@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: ba1640089e30dd91ef81d6495e7829ccac8f547e6b90f9afb9ac738c66b07bea
-# Content sha256: 3bc44e519695d84e7083329cd29fcd1417e867668b82be8bcd5b82ecfd4161ea
+# Inputs sha256: 0e1c18e3f19b7f33136f0ce14017fea798824bd248c9ebc9eec67ef11844ba57
+# Content sha256: aecd1c0ca98a84965f930c7dbedcc0d7bff844b3b75bd959c90211e407362341
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the

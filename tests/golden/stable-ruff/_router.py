@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 91c71a5d4353f159597c380d1662e2c914993de90cfc64340e1c0ffdf97cf1f4
-# Content sha256: e1d0d950f5819ef824c31e5a267f3aa737c4106a3edf9f4daf632decb2fe5681
+# Inputs sha256: f415c3962153cc3d22657eb6ccdbd4b76fbd42a83783ae029ba071368080d67f
+# Content sha256: 4ca60b39434b55b31578774b4ff9baac12011b553722994b759889fd23218a3c
 
 """JSON-RPC 2.0 machinery shared by every version's ``dispatch.Router``.
 

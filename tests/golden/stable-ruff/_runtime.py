@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 830863ff3bda51f61db79f81d280f9950f2b28c31a419033992bf9ce8393dd67
-# Content sha256: 7ab21b023b4570b4bf71503475f0c929f4d8390f515e4ddbe5b045795f7646ae
+# Inputs sha256: 50219300d912097a454e402a70f967d0f1dfd25b3ebfced3e34b092a332cfdb4
+# Content sha256: f812ecff515d2e8ed023c3cbaac73d9b6b652d9d0e5132fb7cf99c3757ed950e
 
 """Runtime helpers shared by every module of the generated package: JSON-RPC errors,
 error paths in wire terms, and the validators behind upstream's lenient-deserialisation

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4fca39bc7656aacda91630feb473b7a310ec91871f34a7431804b0dfc9bc26ff
-# Content sha256: 431c28da080fa3ba79abb1afd2127704bc6eca0cd8b3872f5670135d2ed7fcca
+# Inputs sha256: 51dcef018394784591a6b237d69f30db3af17dc921d5810b20398f904d6c27b2
+# Content sha256: c552ad8e55a41607faf6ad4733e6579352e56db1f7118acf3e2258b4d29512e8
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there."""

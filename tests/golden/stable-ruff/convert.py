@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: de5b982c62a65a17a6070ac7cfd1b4fb82fc85c012a032b2e561f2be994eb04a
-# Content sha256: 0e711529d6926e97c90f20c82f94e17eb9e9fdcd8b0e271fe09b4d765f40d413
+# Inputs sha256: 9301552e29ffd74a7703f523a7f5f0a145dd4abcc7f510f7d769abe40ab9a11d
+# Content sha256: 39b5326313b749cf0274d917d943a05390c205a33460307a6062332d76f0f3a6
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 3ea009e2d6d860a13e98e1802bd4b63b8099952b256e996b4744055b46d7cd7c
-# Content sha256: 70344fad1ca3cc996cd5b07bbd734a48d1f8463097c286c3754c2e8cd58984c2
+# Inputs sha256: f1819bf402c306ffe227ee5e5920dd7be30f851144a4fd2332fa2b3b746da763
+# Content sha256: 16931afbaacb3484079f865189ab1c7ba601a0fdac6551581c252cfeb01cd7df
 
 """The value rules and transforms of the generated ``convert`` module: paths, dates, URIs,
 regular expressions, support markers, environment lists, tags, refusals, values the target
@@ -130,8 +130,9 @@ def _resolved_path(value: str, info: ValidationInfo | None) -> str:
     cwd = _supply(info).get("cwd")
     if not value or not isinstance(cwd, str) or re.match(_ABSOLUTE_PATH, cwd) is None:
         raise _fail(None, _ABSOLUTE_PATH_REASON)
-    flavour = posixpath if cwd.startswith("/") else ntpath
-    return flavour.normpath(flavour.join(cwd, value))
+    if cwd.startswith("/"):
+        return posixpath.normpath(posixpath.join(cwd, value))
+    return ntpath.normpath(ntpath.join(cwd, value))
 
 
 # (the pattern is the fast path, checked in pydantic-core)

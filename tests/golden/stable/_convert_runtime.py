@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b8f0a735b05837116746bea871203d70e9dc97348abc801c9edd2d4d521e9a42
-# Content sha256: 9716303538bf8e21a37f4328a12660fb391be1e6fe63b21efd32380482bd02dc
+# Inputs sha256: 0d23e509f4542b965046ac5a3c403be55086065e22081999d3df47d37d3f2e31
+# Content sha256: 5f35b7b8c799f54fbe5cabef415b04beafb53db65eb2bcf978d24236bd2e2922
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the

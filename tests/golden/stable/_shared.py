@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2598790c550b5bda5952ecd4d76fc3e70ed587426ef0ada31e4a37b2fd9c4e9d
-# Content sha256: bbfff816923f4c1471cc4d7bd41e95676a3e7646cf43c4e93ee2783b4e89e7f4
+# Inputs sha256: 897db3f3d9cd81764c4af4b835900152417bc7f6a233549a5cd249d59b859a68
+# Content sha256: 578a288d5d5400f7ddf81fe3164b6b1750170840e3f54d2e4a7bdd5f7925ef30
 
 """Types shared by every protocol version of the generated package. The JSON-RPC errors
 and their codes are defined in ``_runtime`` (they need no schema): import them from there.

@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2abfc0aac537744f7675fda120b4f277848ddb25b643363e7d0fb4ebc2cbc84b
-# Content sha256: 3337baa9e70c540ccc78d351bc4be72129889d86fc876aa13d9874f0a4b1611e
+# Inputs sha256: 5bdaaf42a4b3d75b8e4bec67b4dc39f0d752bdcf4ccf34515eb3e589af8aba32
+# Content sha256: c407743659f23e60a4bd1d2b1dcf04cd3b4dadba1d8e9d764a88215487a12a73
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

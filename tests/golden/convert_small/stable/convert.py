@@ -9,8 +9,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d6301482b63917d34f42e890e63af422a849c0c927bc71fb2f2b9a0c7d1b1838
-# Content sha256: ad6976c38fecd18e9eaf6fe3cf5fb487a83412c5d48acc24139b490aef9a8ad2
+# Inputs sha256: ac57e0d967c64854c3d04928480ebd8bcd0d14a47e3c36997a7f062694d95169
+# Content sha256: ac35e564880e6bdca464e9970bfabff2731f27397940418d72723f8365455454
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -9,8 +9,8 @@
 # Features: widget_flags
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 9547ac958fe77349816d5803f493344c2f2e6bc5bd5bbc6f678b7506cb06ae0d
-# Content sha256: 80e1b555dc0b328a23814e9a367a8224c109b9f3726e2d1afd72a2d673627561
+# Inputs sha256: b16349e59b33182e951381a375341919ff2859bced09af8622b5bcb26c5b4755
+# Content sha256: 33f5e9c2eeff63e589d2db36863f855acb6a804eeeae175cd31a27cd5b576a7c
 
 """Conversions between ACP protocol v1 and v2, derived from the declared differences
 in ``schema/conversions.json`` and the two versions' schemas.

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 42959cadb32755fff9042fe32edc12084c62ba5345f08faa5c1d11e1eb9f2684
-# Content sha256: 8142bd9e6ffa86cfeed6c3ca9cbf5c286403f8f627c2af21e08a01654a0d987a
+# Inputs sha256: f7141c378d28c1fc9c9e222f037ac23227eab62fd76dc36b07cd14881977deda
+# Content sha256: 6972c1b96a6b223b8205a6c27ea418434e270f052048c93eb3a490b7970677a7
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 6463c178163fad936faab6d8f98daa1dace8e9dcde493df6a91630d3c8a464d0
-# Content sha256: bc2331a88318b8d17888ccb265663c4accef32087604075d9d421196841f5590
+# Inputs sha256: f8d36ae79e1be147950a1bc5ba4f23c6103cf248b7c7018caf0366bd9e5db716
+# Content sha256: 46d35f1b332a9ecbf73dd01e02ffcddea649bc471928d2e29883b7005df7a7be
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 41ab858c8c46a99fc3a5d465b185783fb9c282eadba17d5321f9dd1ede6e17ac
-# Content sha256: d766f391ab582de3b2bf5ea41bf84eab1e9a16718827d4f7f628d6d17808dbef
+# Inputs sha256: f0485b8270685e39878590c8c0f7b54720441595ddbce851c0752acfa4ad3fc3
+# Content sha256: 306b7562b158fb071ec969843e055973ec07e4ccbbce4d05d40c342b5b615806
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

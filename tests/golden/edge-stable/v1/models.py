@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7e5a1785c90771eba63da81a6ff888c36541ddb0315b263c18990aabac08c332
-# Content sha256: 086d911d207f746c0ec7a576f50fe779a8b6d30d81efbbf8633cf12b5cc66ba2
+# Inputs sha256: d3b8b6e5dcdbd075f294bf913314f605edf32f19266717da83eced3eaca173e5
+# Content sha256: b2737d07d841813a93dbcb7fe479cdfeff281d4f59935158513e09c7c75206ea
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 4381073d4cb9a917d69f340d913f86bf9fa89b9e76daae809ce743dc7d2401b1
-# Content sha256: 5026762d0abc659aa932713c7736104eddb4ecc8e3d664ec18b7e18dcd92e4c9
+# Inputs sha256: b0c72a9a3f8e1b57c90b7e08d7e8c7a205ac604efe46bcef20e62dd442bcb43d
+# Content sha256: 4eda42ad6f9a7ed35bd321f3e2103137facf8c53e8ef7fd61ff2cc6e8243fc14
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

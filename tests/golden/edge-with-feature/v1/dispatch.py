@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 334da7c11524a8e7b1bc717e57acd53ddb8e90eb4e09a95a3769c049c1969c9a
-# Content sha256: 78e810f809a0dd04bd7793ce2cc74d1ee4133950826e52358f0d173711eab033
+# Inputs sha256: b5136f1067ea01332ff4fa937b7807bbc745f804338be6042a61808daac62a25
+# Content sha256: d595d30a61e7b5cebf00556bd9fb64d043904672388bdf10e56c12957caed1c1
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 72f9b7591aae6ddebe7708e8365f1b56de7422e981e1adf037c065b8e883402a
-# Content sha256: 6b7bd1a51a96b5de94f41861badd60597d2b36da037048be3838277f0852aeef
+# Inputs sha256: ca0965de78ff20c5c2d10ad1590abda106c25a769b75a47c2dca7e7218ddc5b2
+# Content sha256: 79c70de42d9ef50b4fd44d19fdf08c91a48fc7b95e5cf6198d4fd248aceb4872
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

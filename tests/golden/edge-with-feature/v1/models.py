@@ -8,8 +8,8 @@
 # Features: edge_feature
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 83fa3efcde6d67e1804c2ac29932031c1da1b0999ce0e78922f169c9202a2650
-# Content sha256: c2736224569c76294584effd17fe2ad0609c0500e98be2d119ac48be87d2b154
+# Inputs sha256: f085a4718b5fcd231f8c8b507e03d83cbc08b95af3f126853ed538e0eb06fc27
+# Content sha256: ceb93b410d08de41d37bc1cb41100e7d7d4ce50f1f76a2bff765b5cfad268c50
 
 """Wire models of ACP protocol v1.
 

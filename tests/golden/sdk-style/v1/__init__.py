@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: a0462cda4b226e5994b8f2f18d2404449daf78cd4a14600fcdcc9324c260a146
-# Content sha256: 0e2313bf70263255381ae0c8f093fa923fc08f95161273288e90398386a3371c
+# Inputs sha256: b9ece388c8e3305c6a1534185dc7d5f668befe233c2feb3acfd9e14e97b5771a
+# Content sha256: 45e4304508fb72c92212067ce4cfa21a88fc6466e861af008b81a607b8dfbe2d
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

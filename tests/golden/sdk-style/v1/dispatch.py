@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: c88a54dd4ae16daa4edb085324cc6991715ab8ce16dbf7ebb4321017e87958cb
-# Content sha256: db770e36809732d15ead6485c1ebce48a70b0d038dd1499e0c94f1b4e3b0c0c2
+# Inputs sha256: b18de25840b94fe07c7701edc8a1f3d5aa9bb9ce91b73c15010ceb11798876c8
+# Content sha256: ecdb692640255a3ea39fd61bb69413fbd980709689c961e8a853c9c448a3ea8a
 
 """Method dispatch for the agent side of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4379200abe33c546968a47b59c8bd3b4d8b8bdc530fb982c1bba9825a3745ae0
-# Content sha256: 67704e7fae3f0d6cae0884eb59ebdf44f8c8164c4aff3395a18577500d7dde9a
+# Inputs sha256: fa1049b10fd49df7c72ac18fc3fff664209a5941ed4434a739045a98b7d8e7f1
+# Content sha256: f21f51753637b64b48d45a66b4c5487255cfa34d59d48ec02187a5b532fe03ff
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

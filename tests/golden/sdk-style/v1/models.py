@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ea9c769e4924bc72d162f10f86715365b002ea9453b582ec3274e97f0a5a49da
-# Content sha256: baee3565f8688d0bac2ffaa31b3fdb186114f80bfb966d4647251ee7c004b3ce
+# Inputs sha256: 149c2e2ee31cf6d90df10fec8b4d0528bedb05ffc848d6b87998a21d219b4a20
+# Content sha256: 731f7cd4fed2e3f01902c819492a8cdd59388a0efce0f5b58bc896dbb12f0ce4
 
 """Wire models of ACP protocol v1.
 

@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 4055e6058945ab7d37351f898d143f94cfd399a182827ce4621fb153fb86291d
-# Content sha256: 330e645ee7b3511aae98c6a642edb80e172535f2e6298e631837a28d7a443915
+# Inputs sha256: f93a8d0e92d5d7d9096c22e58da691bdd00e1af88d509e0e007de55a587f3d99
+# Content sha256: d030f8102b3f1fabc56e73ad551ba9581be83360ecf62cd0396d1de43974b5b4
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

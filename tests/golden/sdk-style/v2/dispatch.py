@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: 179ee333ab7c737773492fd40c31a193a2f580680370afcf476e546eac361c4d
-# Content sha256: 4b8e7912d65722574f34f9d93f45c330fb5c1912324d223e2191bff5531c54ee
+# Inputs sha256: e2c93215a685a86423082b2d947d8d886cf1bec3e1c7be4e610f9c3d03f539d3
+# Content sha256: d2cc5c01dfb2e6216ff6b0e15433eefa08809a0a29a05e9874caf1737531e8fd
 
 """Method dispatch for the agent side of ACP protocol v2.
 

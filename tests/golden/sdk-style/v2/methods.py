@@ -7,8 +7,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: f39c650c1d722777830be70bfad014c9ff9a47ca2dbf5acb5494f9c94ba2a906
-# Content sha256: 8032a9884a59887a268192bc66486461750e369c3eccf7f71605547f244b9210
+# Inputs sha256: 3900b6108d45c7202a5e63c042992e233253c06ee4de3a7ddc8d1fb1873c53dc
+# Content sha256: 9bf4d3f05e1b6b19461b3995d383ee7ecd99fb4595d02c9c778c59d2bd0da405
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

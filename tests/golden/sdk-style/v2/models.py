@@ -9,8 +9,8 @@
 # Class names chosen: 1 (in the class_names argument)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 120
-# Inputs sha256: ce5172a04898c340bdb1f29af29c4dad2cd14ce5ebbc3ad693c51a115dfdacdc
-# Content sha256: 3ffe0e420906dee09cc60e80a1abd67e4cfd1ea106de6aa02ec099594b9353e1
+# Inputs sha256: caaed986773cdea56a31f595ab9730be44c193ddc655edec3759de8e20cbc83d
+# Content sha256: fef8880dcac65f0bb26205aeef2e83ea6d66df92a9338cc905563132618fb9ad
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: a3434ee03603a7be2191b688fff07dc3e99b2058b437e90c006c6dfdac2d985b
-# Content sha256: fb9c3ec61d6788154776a70b2caae908f882d8141daa7f523cff520bbcf6d333
+# Inputs sha256: 55712b6657dd9269989e5ae60d859ea2a1028d3892643d1f0471d4c5893ac4da
+# Content sha256: 1a54de45720a2afbae58ac67fab50b87b7064362b315b890e7d3122bf835d837
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

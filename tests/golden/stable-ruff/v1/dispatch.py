@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 2781f450044a7b5112b34069c1aa5fd66a75b4c4ec2763672af38b7e4ab13d5e
-# Content sha256: e97004c5edb547beba51ae952e9637849bbb5e5453a8056a35f9fccae2d40c3a
+# Inputs sha256: 9d49e14dc7602d5febc0c6a11a63eed95af404967597de19e106b18d2d89505f
+# Content sha256: ad967a889705d357447f2de6b822d595199e91cb73e9e03ba860f7cd62efe2e3
 
 """Method dispatch for the agent side of ACP protocol v1.
 

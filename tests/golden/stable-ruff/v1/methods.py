@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 669c35302e17ab73b7d0dbfd59d1f56a5c7a0ea0c8a6fed0586061b77b449bca
-# Content sha256: 2c01c6fe6535692c743048924ef5b8d8ff986064c9bed1efe0780786d15a3151
+# Inputs sha256: a4fdb8b4f08d80dca5bfbe6bece8a98bc1dd9d692ca781276259ad07f3f63ba8
+# Content sha256: c2b856eca6298d62a5dbd648689449e64eab3b0a5ab93f6b87ff6d60ecbdb130
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 565c126beeff0f3b5eaaefe47e1de360d21a3d5be8fb7202992310675bdf7c16
-# Content sha256: 465fa7add7fbc6c27917b70d1a567d79a0ef8b39efeef3448c22195541f685d6
+# Inputs sha256: 25fc61a563b43457eb1e6f95511831098560ef4839ad4b4b9846878ef0e48d30
+# Content sha256: 13a139420a2a98f7b4ac3463c1859716b7c90b7c51c4f86ab4f42f4252e2c06e
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 3dbd6b916d20df748ddc71325224aeabd3dc86997681cc78ac68f4dcd2d1981b
-# Content sha256: 793882d00b414e1f47ff4fed93ff41b5896a88b6185094f3a2fa58b6be3512ec
+# Inputs sha256: 78bf7f26be10d4671802002778551389efb33f679ca1ef690c4f1bee7349779b
+# Content sha256: 2efe4d30075a11ce87db3f2cf665bf069a00480380941a7fbed3e39f24be144e
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

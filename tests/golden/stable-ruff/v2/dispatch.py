@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 388e598e3e024a6cd7c57dcf87bf169481b08d8da5bb4a125f93c931236824b9
-# Content sha256: d15cfc17233c0116b84983541469da61cbba5925af6d6797a2e626f9b18978c0
+# Inputs sha256: c2918a83e0c6d93d59501d8c9ae6d72d685bb8039b7eb0ebc4d66fc3bf8f2bd5
+# Content sha256: 0364118a25cb655a97202d1ef68f692ea0eafa4d0ea7a443097c1353acb6ef2d
 
 """Method dispatch for the agent side of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: fb06501f7c5c6ff78f6fc84c0eb112cede63a0b24a26f4f0b244df2bbbf88b81
-# Content sha256: 833c308eecb3ee67bb31bc1fb2bfe47f528b3ce8cd8deaf4b3d00bee963f90a1
+# Inputs sha256: ed06e17402c5de0cf7ad3a8bba174d9643334875d0655358f0020cdd2d98b5e1
+# Content sha256: 6417d482bcfc5834db83af776ef0c3414268be0b1152143b650fe4f02fafa816
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

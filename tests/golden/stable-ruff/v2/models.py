@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 4192827ccf90b89ef63f891594a0e98b3e0e55bc0135a90331705c9b1f479dfb
-# Content sha256: 45372ab41aa3bb9ea475acdb42b0553b63fdd46e3449e458b2679a952ebe2cd9
+# Inputs sha256: 9750f1a0217a01baf8a1e56093f76e9444b7f8ae4a5c31861173fc6d076190cb
+# Content sha256: 513b22578c017358fb914a18c6fb9fdea238db46414c9ffbf811a5a95bf36bac
 
 """Wire models of ACP protocol v2.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: d6ed4c1a5f093bb6d4e8ecb055152537b137853ba856895b77e88b12d2522183
-# Content sha256: 055a1ef5c0c4df9343fc4159d674752fb38b3ad1e3f72aa5386d0fb70064483b
+# Inputs sha256: ff7146b8b2363b3895c97039eaa3482705e5e36197bb8de3dfc8924c89ae43b4
+# Content sha256: 444adbb609591b2dc3a9705931bd305b0d32ce19cf02bc565a7763f615dbed41
 
 """ACP protocol v1: ``models`` (pydantic) and ``methods`` (the method table)."""
 

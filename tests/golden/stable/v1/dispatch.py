@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: b61fd09e1aa2ea3314533ab92cb692f9a26bdb01c135c81025ba52187fc11b89
-# Content sha256: 98134f376ab4683217ed660f6cea0b08ee63158506e4aabc0762168c91f8a72e
+# Inputs sha256: 15cd7f81eff61d63da77ac4af9eb8072c5d0cea7df6475f6600e94ba3fec80a5
+# Content sha256: 50c1f5b68fbc91f8a7c18851d48337ee7170705c0196d72ca20ff835a026f759
 
 """Method dispatch for the agent side of ACP protocol v1.
 

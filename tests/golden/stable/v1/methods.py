@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c08ff8344efac5ed517ae0989b695fa284a8b5408003391279d736ddecbba69
-# Content sha256: 12d53352b77cc5a5371345bf59a0f41b5fd38b4488bb8180b7766cf0c50162b5
+# Inputs sha256: 1af97cc67e40daaf787d47335a9331d6c36f3d76219de104035db8dd7fa0ea37
+# Content sha256: d9a9625af072a9ebb267f5050431471aae977c56e25710b1f19ea7de8f2a10e2
 
 """JSON-RPC methods of ACP protocol v1: wire name -> models."""
 

@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7c925eb553d9402bed4087b8ca5935beb1bf66f93866f0eaf36af0fd9111a35d
-# Content sha256: 941e887fb3203d1aa0b5cc6275cde4449967c05cca0f2678a30141c652277c41
+# Inputs sha256: 8db530eea8944d951921ff3d266262eb74f02afbcff537b2a49f2d1f2ea46a89
+# Content sha256: d476bd3992053ffdb34d37bbdb267c58e41e18998f92a18291de9196cf0e0285
 
 """Wire models of ACP protocol v1.
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 89f2a544d9d3d01da83f0761cb63ffaed04bbff6e0126ab862e6e4f8138f2231
-# Content sha256: 062964b41a0cd058598ae0b5750541463be8105b412e99098120abe950bd9784
+# Inputs sha256: daee615e2628ed5d34834db8c6847287594a0192d44c33e7610ec83746984a44
+# Content sha256: b454a1ff9429a4858eb041b47e8bf04c0da557be3f4b3657dcb83a859c7c8551
 
 """ACP protocol v2: ``models`` (pydantic) and ``methods`` (the method table)."""
 

@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 822fd43577c369156a3b76fc0b154b6789cbb1734a68f3bb3265a0eaa8ffac92
-# Content sha256: d5e09d1f6233be4b08f528fff53765cd1f88104b266c86f298bbd3bfc6add4bf
+# Inputs sha256: a6ba8d92cebc4a7566853a1a1807698807ebba49c848fba695167ebc3488d470
+# Content sha256: 78c0c68acc43d097c43f671637a47ad1dc8ead6a374bda89620cab2746ea8d5b
 
 """Method dispatch for the agent side of ACP protocol v2.
 

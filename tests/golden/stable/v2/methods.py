@@ -6,8 +6,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 940803c508c778191e6e3c95d2bf2ca43ee7d7544f988987bf82cf051279420d
-# Content sha256: bf644e2e3ae2ce417c1e7b85fb37170d7ecf7473c779436dda98d9a16d84d99b
+# Inputs sha256: c8a322c454e8663687c1a1850978030688566bc9415a6003581e86c14309e476
+# Content sha256: 02e2c572ace9093dea00616fc9ced75b12e035b5067a3547f9a582fdf557a46b
 
 """JSON-RPC methods of ACP protocol v2: wire name -> models."""
 

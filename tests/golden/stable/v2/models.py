@@ -8,8 +8,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 5595b6e5af600e15794e10d8663797115a65f1a5155af35ae52b3c01dd42604d
-# Content sha256: 338d5608b4e4fe2a8fc39d3dbcac679d07d7575e8186f80e6ed0547a4e03e4ca
+# Inputs sha256: 83c15edbddac4c251220d06a3795f4464798b00cdd3b563a28593658ee3ea5fa
+# Content sha256: ca4c48da7a71adc61a91cb418b48313c59582cd45a80e4be40aad104380027a5
 
 """Wire models of ACP protocol v2.
 
