@@ -118,6 +118,9 @@ class Bridge(AgentSide):
 
     def from_client_line(self, line: bytes) -> list[Action]:
         """One line the client wrote, as read."""
+        if self._initialize is not None:
+            self._held.append(line)
+            return []
         if not self.active:
             try:
                 message = json.loads(line)
@@ -139,7 +142,22 @@ class Bridge(AgentSide):
 
     def from_client(self, message: Any) -> list[Action]:
         """One message the client sent, decoded."""
+        if self._initialize is not None:
+            self._held.append(message)
+            return []
         return self._out(self._from_client(message))
+
+    def _initialized(self, message: dict[str, Any]) -> list[Action]:
+        """The agent's answer to the initialize, then what the client sent before it, now
+        that the answer tells which version the connection speaks."""
+        actions = super()._initialized(message)
+        held, self._held = self._held, []
+        for item in held:
+            if isinstance(item, bytes):
+                actions += self.from_client_line(item)
+            else:
+                actions += self.from_client(item)
+        return actions
 
     def _from_client(self, message: Any) -> list[Action]:
         if not self.active:

@@ -222,6 +222,9 @@ class BridgeCore:
         self._initialize: str | None = (
             None  # the key of the client's v2 initialize request
         )
+        # What the client sent while the agent had not answered that initialize: which
+        # version the connection speaks is not known yet (lines as read, or messages).
+        self._held: list[Any] = []
         self._caps: dict[str, bool] = {}
         # Forwarded request id -> its answer's conversion.
         self._answers: dict[str, Answer] = {}
@@ -296,10 +299,13 @@ class BridgeCore:
     ) -> dict[str, Any]:
         """``message`` in the other version, through the package's conversions. The agent's
         paths relative to its session's working directory are taken as its (v2 requires
-        absolute ones; an agent that sends a relative diff path means the one in its cwd)."""
+        absolute ones; an agent that sends a relative diff path means the one in its cwd).
+        """
         target = 2 if source == 1 else 1
         if source == 1:
-            session = self.sessions.known(as_object(message.get("params")).get("sessionId"))
+            session = self.sessions.known(
+                as_object(message.get("params")).get("sessionId")
+            )
             if session is not None and session.cwd is not None:
                 supply = {"cwd": session.cwd, **(supply or {})}
         convert = self.tables.conversions.convert_message

@@ -46,6 +46,26 @@ def test_initialize_becomes_v2_and_the_bridge_speaks_only_to_a_v1_agent() -> Non
         assert not other.active
 
 
+def test_what_the_client_sends_before_the_agent_answers_initialize_waits_for_the_answer() -> None:
+    """A client that writes on without waiting for initialize's answer (a shell's printf)
+    gets its messages bridged, not passed to the agent in v2's form."""
+    bridge = Bridge("agent-cmd", prefix="bridge-")
+    params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
+    (sent,) = to("agent", bridge.from_client(request(0, "initialize", params)))
+    early = json.dumps(request(1, "session/new", {"cwd": "/w"})).encode() + b"\n"
+    assert bridge.from_client_line(early) == []
+    assert bridge.from_client_line(b"[]\n") == []
+    actions = bridge.from_agent({"jsonrpc": "2.0", "id": 0, "result": V1_INIT})
+    assert [where for where, _ in actions] == ["client", "agent", "client"]
+    assert actions[0][1]["result"]["protocolVersion"] == 2
+    assert actions[1][1] == request(1, "session/new", {"cwd": "/w", "mcpServers": []})
+    assert actions[2][1]["error"]["code"] == -32600  # (the empty batch, in its turn)
+    # A v1 client is not held: its lines reach the agent as written.
+    plain = Bridge("agent-cmd")
+    plain.from_client(request(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}))
+    assert plain.from_client_line(early) == [("agent", early)]
+
+
 def test_info_is_supplied_where_the_v1_agent_gives_none() -> None:
     bridge = Bridge("agent-cmd")
     params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
