@@ -51,7 +51,7 @@ def test_what_the_client_sends_before_the_agent_answers_initialize_waits_for_the
     gets its messages bridged, not passed to the agent in v2's form."""
     bridge = Bridge("agent-cmd", prefix="bridge-")
     params = {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}
-    (sent,) = to("agent", bridge.from_client(request(0, "initialize", params)))
+    assert len(to("agent", bridge.from_client(request(0, "initialize", params)))) == 1
     early = json.dumps(request(1, "session/new", {"cwd": "/w"})).encode() + b"\n"
     assert bridge.from_client_line(early) == []
     assert bridge.from_client_line(b"[]\n") == []
@@ -160,7 +160,9 @@ def test_the_agents_paths_relative_to_its_sessions_cwd_become_absolute_there() -
     on with the path resolved, not dropped."""
     bridge = bridged()  # (cwd /w)
     diff = {"type": "diff", "path": "standin.txt", "oldText": None, "newText": "x\n"}
-    done = update("tool_call_update", toolCallId="t1", status="completed", content=[diff], locations=[{"path": "a/../b"}])
+    done = update(
+        "tool_call_update", toolCallId="t1", status="completed", content=[diff], locations=[{"path": "a/../b"}]
+    )
     (call,) = updates(bridge.from_agent(done))
     assert call["content"][0]["changes"] == [{"operation": "add", "path": "/w/standin.txt"}]
     assert call["locations"] == [{"path": "/w/b"}]
