@@ -71,6 +71,10 @@ class Polyfill:
         self.turns: dict[str, threading.Event] = {}  # v1: set once the prompt's response went out
         self._numbers = itertools.count()
         self.workers: list[threading.Thread] = []
+        # The client's messages while the agent has not answered initialize: whether the
+        # polyfill serves archive is not known yet (a shell writes every line at once).
+        self._held: list[dict[str, Any]] | None = None
+        self._releasing: int | None = None  # the thread that forwards them, in order
 
     # -- initialize ------------------------------------------------------------------------
 
@@ -97,14 +101,31 @@ class Polyfill:
         session["archive"] = {}
         return message
 
+    def _release(self) -> None:
+        """Once the initialize answer has gone to the client: what was held, in order."""
+        self._releasing = threading.get_ident()
+        while True:
+            with self._lock:
+                if not self._held:
+                    self._held = self._releasing = None
+                    return
+                message = self._held.pop(0)
+            self.relay.forward(message)
+
     # -- the client's messages -------------------------------------------------------------
 
     def client_message(self, message: dict[str, Any]) -> bool:
         method = message["method"]
         has_id = "id" in message
         if method == "initialize" and has_id:
-            self.relay.watch(message["id"], self.initialized)
+            with self._lock:
+                self._held = self._held if self._held is not None else []
+            self.relay.watch(message["id"], self.initialized, self._release)
             return False
+        with self._lock:
+            if self._held is not None and threading.get_ident() != self._releasing:
+                self._held.append(message)
+                return True
         if not self.active:
             return False
         params = message.get("params")

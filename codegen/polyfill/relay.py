@@ -229,6 +229,10 @@ class Relay:
             actions = bridge.from_client_line(line)
         self._run(actions)
 
+    def forward(self, message: dict[str, Any]) -> None:
+        """A client's message the hook held, on its way to the agent now (the hook sees it again)."""
+        self._forward(message, encode(message))
+
     def _forward(self, message: Any, line: bytes, accepted: Callable[[], None] | None = None) -> None:
         """The client's message on its way to the agent (``line`` as written), unless the
         hook takes it; ``accepted`` is called right before it is written."""

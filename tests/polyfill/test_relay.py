@@ -7,10 +7,13 @@ import json
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from acp_codegen.polyfill.archive import Polyfill
 from acp_codegen.polyfill.relay import AgentGone, Relay
+from acp_codegen.polyfill.store import Store
 
 
 class Wire:
@@ -135,3 +138,34 @@ def test_a_gone_agent_fails_the_pending_client_requests_and_the_proxys(wire: Wir
     with pytest.raises(AgentGone):
         wire.relay.request("session/list", {})
     wire.agent = open(os.devnull, "wb")  # (closed above)
+
+
+def test_what_the_client_sends_before_initialize_is_answered_waits_for_the_answer(wire: Wire, tmp_path: Path) -> None:
+    """A client that writes every line at once (a shell's printf): its archive request waits
+    until the agent's answer says whether the polyfill serves archive, then is served by it
+    (the agent lists and lacks archive), never sent to the agent."""
+    Polyfill(wire.relay, Store(tmp_path / "s.sqlite3", ["agent"], "/w"))
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    archive = {"jsonrpc": "2.0", "id": 1, "method": "session/archive", "params": {"sessionId": "s1"}}
+    new = {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}
+    for message in (init, archive, new):
+        wire.send(wire.client, json.dumps(message).encode() + b"\n")
+    assert json.loads(wire.to_agent.readline())["method"] == "initialize"
+    caps = {"sessionCapabilities": {"list": {}}}
+    wire.send(
+        wire.agent,
+        json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1, "agentCapabilities": caps}}).encode()
+        + b"\n",
+    )
+    answer = json.loads(wire.to_client.readline())
+    assert answer["result"]["agentCapabilities"]["sessionCapabilities"]["archive"] == {}
+    # The archive is the polyfill's: it looks the session up in the agent's list (in a thread
+    # of its own, so the two lines come in either order); session/new goes on to the agent.
+    lines = [json.loads(wire.to_agent.readline()) for _ in range(2)]
+    (asked,) = [m for m in lines if m["method"] == "session/list"]
+    assert [m for m in lines if m is not asked] == [new]
+    wire.send(
+        wire.agent, json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": {"sessions": []}}).encode() + b"\n"
+    )
+    served = json.loads(wire.to_client.readline())
+    assert served["id"] == 1 and served["error"]["code"] == -32002, served  # (not the agent's -32601)
