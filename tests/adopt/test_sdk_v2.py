@@ -41,6 +41,7 @@ from support.acp_v2 import (
     V2Client,
     V2Schema,
     allow,
+    archive_and_unarchive,
     is_response,
     is_state,
     kinds,
@@ -285,17 +286,8 @@ def test_list_close_resume_archive_unarchive_and_an_unknown_method(client: V2Cli
     assert user == "/turn" and "".join(agent) == "I will edit notes.txt.Done: notes.txt edited.", texts
     assert is_state(replay[-1], "idle"), kinds(replay)
 
-    # Archive and unarchive: the agent's own, through the bridge.
-    assert client.result("session/archive", {"sessionId": sid}) == {}
-    only = client.result("session/list", {"cwd": str(tmp_path), "archived": "only"})["sessions"]
-    assert [(s["sessionId"], s["archived"]) for s in only] == [(sid, True)], only
-    assert client.result("session/list", {"cwd": str(tmp_path)})["sessions"] == []
-    assert client.result("session/unarchive", {"sessionId": sid}) == {}
-    listed = client.result("session/list", {"cwd": str(tmp_path), "archived": "exclude"})["sessions"]
-    assert [(s["sessionId"], s["archived"]) for s in listed] == [(sid, False)], listed
-
-    unknown = client.call("foo/bar", {})[0]
-    assert unknown["error"]["code"] == -32601, unknown
+    # Archive and unarchive (the agent's own, through the bridge), and an unknown method.
+    archive_and_unarchive(client, sid, tmp_path)
 
 
 def test_bad_input_is_answered_and_the_agent_still_serves(client: V2Client, tmp_path: Path) -> None:

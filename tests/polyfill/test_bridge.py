@@ -42,6 +42,7 @@ from support.acp_v2 import (
     V2Client,
     V2Schema,
     allow,
+    archive_and_unarchive,
     is_response,
     is_state,
     kinds,
@@ -438,17 +439,8 @@ def test_list_close_resume_with_replay_archive_and_an_unknown_method(client: V2C
     assert user == "/turn" and "".join(agent) == "I will edit notes.txt.Done: notes.txt edited.", by_id
     assert len(agent) in (1, 2) and all(by_id), by_id
 
-    # Archive and unarchive.
-    assert client.result("session/archive", {"sessionId": sid}) == {}
-    only = client.result("session/list", {"cwd": str(tmp_path), "archived": "only"})["sessions"]
-    assert [(s["sessionId"], s["archived"]) for s in only] == [(sid, True)], only
-    assert client.result("session/list", {"cwd": str(tmp_path)})["sessions"] == []
-    assert client.result("session/unarchive", {"sessionId": sid}) == {}
-    listed = client.result("session/list", {"cwd": str(tmp_path), "archived": "exclude"})["sessions"]
-    assert [(s["sessionId"], s["archived"]) for s in listed] == [(sid, False)], listed
-
-    unknown = client.call("foo/bar", {})[0]
-    assert unknown["error"]["code"] == -32601, unknown
+    # Archive and unarchive, and an unknown method.
+    archive_and_unarchive(client, sid, tmp_path)
 
 
 def test_the_conformance_kit_passes_protocol_2_through_the_bridge(venv: Path, tmp_path: Path) -> None:

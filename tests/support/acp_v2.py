@@ -406,3 +406,17 @@ def kinds(messages: list[Message]) -> list[str]:
         else:
             shown.append(m.get("method", "response"))
     return shown
+
+
+def archive_and_unarchive(client: V2Client, sid: str, cwd: Path) -> None:
+    """The session archived, listed as archived only, unarchived, listed again; then an
+    unknown method, -32601."""
+    assert client.result("session/archive", {"sessionId": sid}) == {}
+    only = client.result("session/list", {"cwd": str(cwd), "archived": "only"})["sessions"]
+    assert [(s["sessionId"], s["archived"]) for s in only] == [(sid, True)], only
+    assert client.result("session/list", {"cwd": str(cwd)})["sessions"] == []
+    assert client.result("session/unarchive", {"sessionId": sid}) == {}
+    listed = client.result("session/list", {"cwd": str(cwd), "archived": "exclude"})["sessions"]
+    assert [(s["sessionId"], s["archived"]) for s in listed] == [(sid, False)], listed
+    unknown = client.call("foo/bar", {})[0]
+    assert unknown["error"]["code"] == -32601, unknown
