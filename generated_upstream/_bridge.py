@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: c8d45c04f1a2c03d1e5424ec9a17429801bb4d2c83f80e5c79bdc16397ca1953
-# Content sha256: 1f890179bb112ce24558baa5bddfbc333dd0f5147da68607f7323f460243d072
+# Inputs sha256: 44e561f659d32cb4589f4171d5c9e3b16e597f405bcbfeb326f462ce9fa3ba05
+# Content sha256: d474ba437316d7a1b6c612e0843e4ee1b3ce76edf4728fbf8d9950262836e745
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -76,6 +76,7 @@ from ._bridge_sessions import (
     MemoryIndex,
     SessionIndex,
     Turn,
+    listed_page,
     modes_shown,
     v1_options,
 )
@@ -88,9 +89,6 @@ from ._runtime import (
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
 )
-
-# Sessions in one page of a list the bridge serves.
-PAGE_SIZE = 50
 
 __all__ = [
     "AGENT",
@@ -127,8 +125,7 @@ class Bridge(AgentSide):
 
     def from_client_line(self, line: bytes) -> list[Action]:
         """One line the client wrote, as read."""
-        if self._initialize is not None:
-            self._held.append(line)
+        if self._holds(line):
             return []
         if not self.active:
             try:
@@ -151,8 +148,7 @@ class Bridge(AgentSide):
 
     def from_client(self, message: Any) -> list[Action]:
         """One message the client sent, decoded."""
-        if self._initialize is not None:
-            self._held.append(message)
+        if self._holds(message):
             return []
         return self._out(self._from_client(message))
 
@@ -301,25 +297,10 @@ class Bridge(AgentSide):
             self._expect(message["id"], lambda m: self._to_client(m, "session/list"))
             return [(AGENT, self._to_v1(message))]
         # The agent cannot list: the sessions opened through the bridge.
-        cwd, cursor = params.get("cwd"), params.get("cursor")
-        listed = [
-            s for s in self.index.sessions() if cwd is None or s.get("cwd") == cwd
-        ]
-        start = 0
-        if cursor is not None:
-            start = (
-                int(cursor[4:])
-                if cursor.startswith("idx:") and cursor[4:].isdigit()
-                else -1
-            )
-            if not 0 <= start <= len(listed):
-                reason = "not a cursor of this list"
-                raise Refused(
-                    INVALID_PARAMS, "Invalid params", problem(["cursor"], reason)
-                )
-        result: dict[str, Any] = {"sessions": listed[start : start + PAGE_SIZE]}
-        if start + PAGE_SIZE < len(listed):
-            result["nextCursor"] = f"idx:{start + PAGE_SIZE}"
+        result = listed_page(self.index, params.get("cwd"), params.get("cursor"))
+        if result is None:
+            data = problem(["cursor"], "not a cursor of this list")
+            raise Refused(INVALID_PARAMS, "Invalid params", data)
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         return self._to_client(answer, "session/list")
 

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 2f0819c3195f132a9c1e04fa3e0731b22edd0d1af58b609caaaa803bd40220cf
-# Content sha256: b54f1ee936a15e5a0883a7a3eed498be37e602e2f2a6f7a764a45e1dc7f56df2
+# Inputs sha256: 113dd5c3e9f7b41142cd7ec1aebc064e0225b800fd93bdf6be0e7cb3f21a6bc8
+# Content sha256: 0840b7b6a54b25a9da17ba348094134e0265f3910f1933df3b76c6f3de6e8794
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -262,6 +262,22 @@ class BridgeCore:
         """A read of whole lines, marked without decoding where each is a plain chunk of
         one session and kind; None where its lines must be looked at one by one."""
         return self.sessions.chunk_read(data)
+
+    def _holds(self, item: Any) -> bool:
+        """Whether the client's line or message waits for the agent's answer to its v2
+        initialize (``_held``); another initialize does not (the answer may be lost)."""
+        if self._initialize is None:
+            return False
+        message = item
+        if isinstance(item, bytes) and b"initialize" in item:
+            try:
+                message = json.loads(item)
+            except (ValueError, RecursionError):
+                pass  # (held: answered -32700 in its turn)
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            return False
+        self._held.append(item)
+        return True
 
     def _out(self, actions: list[Action]) -> list[Action]:
         """Answers to the requests of an open batch are held, and sent as one array once

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 7f938af3a6ae7264a94c34f2fdc3e335085193c72eaed000d9b741f6008ec0ea
-# Content sha256: f86f0c77ebe87aa6118536339a63ade91d599c7e039857bbe77095227417426a
+# Inputs sha256: cf1bee9194d708c617bb6b38812fea3f50714029e641897e4908971ec3dbd23d
+# Content sha256: 3486942db6bf2dc37b5d3b42da0d411992a825672bb5ef6c2e22543ea6ec16b0
 
 """What the version bridge (``_bridge``) keeps of each session: its turns, message ids, modes
 and config options (a v1 agent's modes stand as a ``mode`` config option), the sessions
@@ -258,6 +258,30 @@ class MemoryIndex:
 
     def sessions(self) -> list[dict[str, Any]]:
         return list(reversed(self._sessions.values()))
+
+
+# Sessions in one page of a list the bridge serves.
+PAGE_SIZE = 50
+
+
+def listed_page(index: SessionIndex, cwd: Any, cursor: Any) -> dict[str, Any] | None:
+    """A v1 ``session/list`` result of the sessions in ``index`` (in ``cwd`` where given)
+    from ``cursor``; None for a cursor this list does not give."""
+    listed = [s for s in index.sessions() if cwd is None or s.get("cwd") == cwd]
+    start = 0
+    if cursor is not None:
+        valid = (
+            isinstance(cursor, str)
+            and cursor.startswith("idx:")
+            and cursor[4:].isdigit()
+        )
+        start = int(cursor[4:]) if valid else -1
+        if not 0 <= start <= len(listed):
+            return None
+    result: dict[str, Any] = {"sessions": listed[start : start + PAGE_SIZE]}
+    if start + PAGE_SIZE < len(listed):
+        result["nextCursor"] = f"idx:{start + PAGE_SIZE}"
+    return result
 
 
 def now() -> str:

@@ -67,6 +67,7 @@ from ._bridge_sessions import (
     MemoryIndex,
     SessionIndex,
     Turn,
+    listed_page,
     modes_shown,
     v1_options,
 )
@@ -79,9 +80,6 @@ from ._runtime import (
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
 )
-
-# Sessions in one page of a list the bridge serves.
-PAGE_SIZE = 50
 
 __all__ = [
     "AGENT",
@@ -118,8 +116,7 @@ class Bridge(AgentSide):
 
     def from_client_line(self, line: bytes) -> list[Action]:
         """One line the client wrote, as read."""
-        if self._initialize is not None:
-            self._held.append(line)
+        if self._holds(line):
             return []
         if not self.active:
             try:
@@ -142,8 +139,7 @@ class Bridge(AgentSide):
 
     def from_client(self, message: Any) -> list[Action]:
         """One message the client sent, decoded."""
-        if self._initialize is not None:
-            self._held.append(message)
+        if self._holds(message):
             return []
         return self._out(self._from_client(message))
 
@@ -292,25 +288,10 @@ class Bridge(AgentSide):
             self._expect(message["id"], lambda m: self._to_client(m, "session/list"))
             return [(AGENT, self._to_v1(message))]
         # The agent cannot list: the sessions opened through the bridge.
-        cwd, cursor = params.get("cwd"), params.get("cursor")
-        listed = [
-            s for s in self.index.sessions() if cwd is None or s.get("cwd") == cwd
-        ]
-        start = 0
-        if cursor is not None:
-            start = (
-                int(cursor[4:])
-                if cursor.startswith("idx:") and cursor[4:].isdigit()
-                else -1
-            )
-            if not 0 <= start <= len(listed):
-                reason = "not a cursor of this list"
-                raise Refused(
-                    INVALID_PARAMS, "Invalid params", problem(["cursor"], reason)
-                )
-        result: dict[str, Any] = {"sessions": listed[start : start + PAGE_SIZE]}
-        if start + PAGE_SIZE < len(listed):
-            result["nextCursor"] = f"idx:{start + PAGE_SIZE}"
+        result = listed_page(self.index, params.get("cwd"), params.get("cursor"))
+        if result is None:
+            data = problem(["cursor"], "not a cursor of this list")
+            raise Refused(INVALID_PARAMS, "Invalid params", data)
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         return self._to_client(answer, "session/list")
 

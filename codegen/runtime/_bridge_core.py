@@ -254,6 +254,22 @@ class BridgeCore:
         one session and kind; None where its lines must be looked at one by one."""
         return self.sessions.chunk_read(data)
 
+    def _holds(self, item: Any) -> bool:
+        """Whether the client's line or message waits for the agent's answer to its v2
+        initialize (``_held``); another initialize does not (the answer may be lost)."""
+        if self._initialize is None:
+            return False
+        message = item
+        if isinstance(item, bytes) and b"initialize" in item:
+            try:
+                message = json.loads(item)
+            except (ValueError, RecursionError):
+                pass  # (held: answered -32700 in its turn)
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            return False
+        self._held.append(item)
+        return True
+
     def _out(self, actions: list[Action]) -> list[Action]:
         """Answers to the requests of an open batch are held, and sent as one array once
         the batch has them all."""

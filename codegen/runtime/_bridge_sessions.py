@@ -251,6 +251,30 @@ class MemoryIndex:
         return list(reversed(self._sessions.values()))
 
 
+# Sessions in one page of a list the bridge serves.
+PAGE_SIZE = 50
+
+
+def listed_page(index: SessionIndex, cwd: Any, cursor: Any) -> dict[str, Any] | None:
+    """A v1 ``session/list`` result of the sessions in ``index`` (in ``cwd`` where given)
+    from ``cursor``; None for a cursor this list does not give."""
+    listed = [s for s in index.sessions() if cwd is None or s.get("cwd") == cwd]
+    start = 0
+    if cursor is not None:
+        valid = (
+            isinstance(cursor, str)
+            and cursor.startswith("idx:")
+            and cursor[4:].isdigit()
+        )
+        start = int(cursor[4:]) if valid else -1
+        if not 0 <= start <= len(listed):
+            return None
+    result: dict[str, Any] = {"sessions": listed[start : start + PAGE_SIZE]}
+    if start + PAGE_SIZE < len(listed):
+        result["nextCursor"] = f"idx:{start + PAGE_SIZE}"
+    return result
+
+
 def now() -> str:
     """This moment as RFC 3339 (UTC)."""
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
