@@ -341,7 +341,10 @@ def _conversions(schema_dir: Path, config: Config, protocols: Any, sources: Any)
         )
         conversion_plan(protocols, sources, declared, DEFAULT_SETTINGS)
     except SchemaError as exc:
-        return str(exc.problems[0])
+        # The differences themselves, not only the summary that asks to declare them.
+        found = [p for p in exc.problems if p.pointer not in ("", "/")] or list(exc.problems)
+        more = f"; and {len(found) - 3} more (`acp-codegen generate` over both bases lists them)"
+        return f"{len(found)} undeclared: " + "; ".join(map(str, found[:3])) + (more if len(found) > 3 else "")
     return None
 
 
