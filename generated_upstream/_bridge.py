@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 44e561f659d32cb4589f4171d5c9e3b16e597f405bcbfeb326f462ce9fa3ba05
-# Content sha256: d474ba437316d7a1b6c612e0843e4ee1b3ce76edf4728fbf8d9950262836e745
+# Inputs sha256: c8fda7061cb6a3241604562516ad032cab7291c83beb2dca639da0103f5de347
+# Content sha256: f3bdd0627e6de6739fc0319117042e3ed74925837b3ecca70138f62041d6a9c4
 
 """The version bridge: a client that speaks protocol 2 in front of an agent that speaks 1,
 on the generated package's own v2 models (validation) and ``convert`` module (every value
@@ -33,10 +33,8 @@ passes through unchanged. Then, the state v2 needs and v1 does not carry lives h
   after the client's ``session/cancel``: v1 asks agents to say ``cancelled`` there, and
   some fail with the aborted request instead); the agent's echo of a live prompt
   (``user_message_chunk`` during the turn) is not shown twice;
-- message ids (``_bridge_sessions``), each session's plan id, modes (a ``mode`` config
-  option) and config options;
-- a prompt sent while another runs goes to the agent too; the session is idle once the
-  agent has answered every prompt;
+- message ids (``_bridge_sessions``), plan ids, modes (a ``mode`` config option), config
+  options; a prompt while another runs goes to the agent too (idle once all are answered);
 - the v2 baseline, whatever the agent lacks of it: ``session/list`` from the sessions
   opened through the bridge (``SessionIndex``), ``session/close`` by ending the session's
   turns (idle ``cancelled`` before the result, waiting permission requests answered
@@ -64,6 +62,7 @@ from ._bridge_core import (
     error,
     id_key,
     logger,
+    named,
     no_method,
     not_open,
     problem,
@@ -271,7 +270,9 @@ class Bridge(AgentSide):
         if method in self.tables.closing:
             return self._closing_request(message, method, sid)
         v1 = self._to_v1(message)
-        self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
+        self._expect(
+            request_id, lambda m: self._to_client(named(m, method), v1["method"])
+        )
         return [(AGENT, v1)]
 
     def _client_notification(

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: 113dd5c3e9f7b41142cd7ec1aebc064e0225b800fd93bdf6be0e7cb3f21a6bc8
-# Content sha256: 0840b7b6a54b25a9da17ba348094134e0265f3910f1933df3b76c6f3de6e8794
+# Inputs sha256: fa2bca587721f8e5d8db5f58b730be75495bd4ce9ee7fb8797d51ca20fe06b03
+# Content sha256: b44e6d73c1cee7b2325bc8582ed34d88980b941f807ab8110519671212099ab0
 
 """The core of the version bridge (``_bridge``): what it runs on (``Tables``), the wire
 (JSON-RPC errors, what is no request, batches, lines), and the state and conversions both
@@ -205,6 +205,18 @@ def error_answer(message: dict[str, Any]) -> dict[str, Any]:
     failure = message.get("error")
     said = error_object(failure)
     return message if said is failure else {**message, "error": said}
+
+
+def named(answer: dict[str, Any], method: str) -> dict[str, Any]:
+    """The agent's -32601 to a request under its v1 name (``logout``) naming the client's
+    v2 method (``auth/logout``) instead."""
+    failure = answer.get("error")
+    if not isinstance(failure, dict) or failure.get("code") != METHOD_NOT_FOUND:
+        return answer
+    data = failure.get("data", {})
+    if not isinstance(data, dict):
+        return answer
+    return {**answer, "error": {**failure, "data": {**data, "method": method}}}
 
 
 # What the v1 side answers to a request the bridge forwarded becomes the client's answer.

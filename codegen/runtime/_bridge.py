@@ -24,10 +24,8 @@ passes through unchanged. Then, the state v2 needs and v1 does not carry lives h
   after the client's ``session/cancel``: v1 asks agents to say ``cancelled`` there, and
   some fail with the aborted request instead); the agent's echo of a live prompt
   (``user_message_chunk`` during the turn) is not shown twice;
-- message ids (``_bridge_sessions``), each session's plan id, modes (a ``mode`` config
-  option) and config options;
-- a prompt sent while another runs goes to the agent too; the session is idle once the
-  agent has answered every prompt;
+- message ids (``_bridge_sessions``), plan ids, modes (a ``mode`` config option), config
+  options; a prompt while another runs goes to the agent too (idle once all are answered);
 - the v2 baseline, whatever the agent lacks of it: ``session/list`` from the sessions
   opened through the bridge (``SessionIndex``), ``session/close`` by ending the session's
   turns (idle ``cancelled`` before the result, waiting permission requests answered
@@ -55,6 +53,7 @@ from ._bridge_core import (
     error,
     id_key,
     logger,
+    named,
     no_method,
     not_open,
     problem,
@@ -262,7 +261,9 @@ class Bridge(AgentSide):
         if method in self.tables.closing:
             return self._closing_request(message, method, sid)
         v1 = self._to_v1(message)
-        self._expect(request_id, lambda m: self._to_client(m, v1["method"]))
+        self._expect(
+            request_id, lambda m: self._to_client(named(m, method), v1["method"])
+        )
         return [(AGENT, v1)]
 
     def _client_notification(

@@ -198,6 +198,18 @@ def error_answer(message: dict[str, Any]) -> dict[str, Any]:
     return message if said is failure else {**message, "error": said}
 
 
+def named(answer: dict[str, Any], method: str) -> dict[str, Any]:
+    """The agent's -32601 to a request under its v1 name (``logout``) naming the client's
+    v2 method (``auth/logout``) instead."""
+    failure = answer.get("error")
+    if not isinstance(failure, dict) or failure.get("code") != METHOD_NOT_FOUND:
+        return answer
+    data = failure.get("data", {})
+    if not isinstance(data, dict):
+        return answer
+    return {**answer, "error": {**failure, "data": {**data, "method": method}}}
+
+
 # What the v1 side answers to a request the bridge forwarded becomes the client's answer.
 Answer = Callable[[dict[str, Any]], list[Action]]
 

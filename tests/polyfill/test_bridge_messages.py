@@ -272,6 +272,11 @@ def test_what_v1_cannot_say_is_refused_to_the_side_that_said_it() -> None:
     assert error["id"] == "f" and error["error"]["code"] == -32601
     (login,) = to("agent", bridge.from_client(request(3, "auth/login", {"methodId": "login"})))
     assert login["method"] == "authenticate"
+    # An agent without v1's logout answers it -32601 naming `logout`: the client hears of its own method.
+    (logout,) = to("agent", bridge.from_client(request(5, "auth/logout", {})))
+    refusal = {"code": -32601, "message": "Method not found", "data": {"method": "logout"}}
+    (answer,) = to("client", bridge.from_agent({"jsonrpc": "2.0", "id": logout["id"], "error": refusal}))
+    assert answer["error"] == {**refusal, "data": {"method": "auth/logout"}}
     unknown = request(4, "foo/bar", {})
     assert to("agent", bridge.from_client(unknown)) == [unknown]  # the agent's own -32601 comes back as it is
 
