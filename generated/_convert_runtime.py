@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: fc918344338f248ae33613a9c2efaf5db3553cc748dfc976790167b1c26e20b0
-# Content sha256: 962415dcd29b2df56e1e7c78fde00ac345fed6f3120f8d22705012c26ef18dd4
+# Inputs sha256: 367a30ba071ed60f71147e8a879be8f8e2812ebec16083e9b83d3f7c666c0e0f
+# Content sha256: 71b9fd190519e9e987d1d45a2cd2b12f3326ad63d44a5c8d4d5751fe2984054d
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the
@@ -259,9 +259,7 @@ class Conversions:
     ) -> None:
         self._adapters = adapters
         self._methods = methods
-        self._renamed = (
-            renamed or {}
-        )  # version -> method -> its name in the other version
+        self._renamed = renamed or {}  # version -> method -> its other version's name
         # version -> method of that version only (or of a kind of it only) -> why
         self._refused = refused or {}
         # version -> method -> its second kind (a request and a notification at once)
@@ -292,8 +290,7 @@ class Conversions:
         adapter = self._adapter(type_name, source, target)
         context = {"supply": supply} if supply else None
         try:
-            # pydantic-core's validator and serializer themselves: TypeAdapter's wrappers
-            # cost a tenth of a small message's conversion.
+            # (pydantic-core's own: TypeAdapter's wrappers cost a tenth of a small message)
             return adapter.serializer.to_python(
                 adapter.validator.validate_python(value, context=context),
                 mode="json",

@@ -4,8 +4,8 @@
 # Features: unstable_session_archive
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: e75f9e6e2818039e3090116ad04b48b9f6eaae8aa442edd9cce67de938fed556
-# Content sha256: f77dceccae353b7c8c5d2db0e6abb9d48f49e6d96c8297c4387a409aa84c6712
+# Inputs sha256: 3971ee34d42209d00336dcdcb3cd627fcf32607832e402043b2e20d49292db81
+# Content sha256: 96e44c444cbaaaf9d8e677824edb4526fc9bcb9faa9f639443d62e458ba44303
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the
@@ -259,9 +259,7 @@ class Conversions:
     ) -> None:
         self._adapters = adapters
         self._methods = methods
-        self._renamed = (
-            renamed or {}
-        )  # version -> method -> its name in the other version
+        self._renamed = renamed or {}  # version -> method -> its other version's name
         # version -> method of that version only (or of a kind of it only) -> why
         self._refused = refused or {}
         # version -> method -> its second kind (a request and a notification at once)
@@ -292,8 +290,7 @@ class Conversions:
         adapter = self._adapter(type_name, source, target)
         context = {"supply": supply} if supply else None
         try:
-            # pydantic-core's validator and serializer themselves: TypeAdapter's wrappers
-            # cost a tenth of a small message's conversion.
+            # (pydantic-core's own: TypeAdapter's wrappers cost a tenth of a small message)
             return adapter.serializer.to_python(
                 adapter.validator.validate_python(value, context=context),
                 mode="json",

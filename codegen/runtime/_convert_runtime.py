@@ -250,9 +250,7 @@ class Conversions:
     ) -> None:
         self._adapters = adapters
         self._methods = methods
-        self._renamed = (
-            renamed or {}
-        )  # version -> method -> its name in the other version
+        self._renamed = renamed or {}  # version -> method -> its other version's name
         # version -> method of that version only (or of a kind of it only) -> why
         self._refused = refused or {}
         # version -> method -> its second kind (a request and a notification at once)
@@ -283,8 +281,7 @@ class Conversions:
         adapter = self._adapter(type_name, source, target)
         context = {"supply": supply} if supply else None
         try:
-            # pydantic-core's validator and serializer themselves: TypeAdapter's wrappers
-            # cost a tenth of a small message's conversion.
+            # (pydantic-core's own: TypeAdapter's wrappers cost a tenth of a small message)
             return adapter.serializer.to_python(
                 adapter.validator.validate_python(value, context=context),
                 mode="json",

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: ruff, line length 100
-# Inputs sha256: 6ac6265db85d546b2cd9560b656da77329a25dcae9f6ef1723454f991dd226c0
-# Content sha256: 79976c7aac26be7cfa1749b900b5fb8035ca549e35dfb928d52c54a7e97b2d2a
+# Inputs sha256: 61230e38cac76851596f2a0bdfd73276942da1ae53b6a3d553fd64cf444b1fa4
+# Content sha256: ce9c4af4d2087b95f2db34008bf730c76198e1ae2874087e171e4f6330ceadf7
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the
@@ -242,7 +242,7 @@ class Conversions:
     ) -> None:
         self._adapters = adapters
         self._methods = methods
-        self._renamed = renamed or {}  # version -> method -> its name in the other version
+        self._renamed = renamed or {}  # version -> method -> its other version's name
         # version -> method of that version only (or of a kind of it only) -> why
         self._refused = refused or {}
         # version -> method -> its second kind (a request and a notification at once)
@@ -273,8 +273,7 @@ class Conversions:
         adapter = self._adapter(type_name, source, target)
         context = {"supply": supply} if supply else None
         try:
-            # pydantic-core's validator and serializer themselves: TypeAdapter's wrappers
-            # cost a tenth of a small message's conversion.
+            # (pydantic-core's own: TypeAdapter's wrappers cost a tenth of a small message)
             return adapter.serializer.to_python(
                 adapter.validator.validate_python(value, context=context),
                 mode="json",

@@ -4,8 +4,8 @@
 # Features: (none: stable surface)
 # Tools: black 26.10.1, datamodel-code-generator 0.97.0, jinja2 3.1.6, ruff 0.17.6
 # Formatter: black, line length 88
-# Inputs sha256: db2bcdcaa39e71a5c802a9bc1f24899c68e4833f7ffb653362c26b7c715ae8d8
-# Content sha256: a3b66e39c5ea42c780ae21d3a72a03b6bfda90cef6e7ec123d934f905e07b08d
+# Inputs sha256: e184e078c79948f32f82d3ff375e948f1b9a6b0446e552c34cd279e5dbacf891
+# Content sha256: f140edd2de7db2580518eac41e259498650353f89d3fb5106f3476a96e3f9b58
 
 """The fixed part of the generated ``convert`` module: errors and where they point, the
 checks a converter declares, the base of every converter model and the entry points (the
@@ -259,9 +259,7 @@ class Conversions:
     ) -> None:
         self._adapters = adapters
         self._methods = methods
-        self._renamed = (
-            renamed or {}
-        )  # version -> method -> its name in the other version
+        self._renamed = renamed or {}  # version -> method -> its other version's name
         # version -> method of that version only (or of a kind of it only) -> why
         self._refused = refused or {}
         # version -> method -> its second kind (a request and a notification at once)
@@ -292,8 +290,7 @@ class Conversions:
         adapter = self._adapter(type_name, source, target)
         context = {"supply": supply} if supply else None
         try:
-            # pydantic-core's validator and serializer themselves: TypeAdapter's wrappers
-            # cost a tenth of a small message's conversion.
+            # (pydantic-core's own: TypeAdapter's wrappers cost a tenth of a small message)
             return adapter.serializer.to_python(
                 adapter.validator.validate_python(value, context=context),
                 mode="json",
